@@ -1,0 +1,130 @@
+# pcprof: one non-recursive Makefile.
+#   make            build/libpc.so
+#   make check      unit tests (Check) and end-to-end tests under LD_PRELOAD
+#   make demo       profile a bundled program and print gprof's flat profile
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make bench      overhead, accuracy and size figures
+# DEVELOPER=1 turns warnings into errors; SANITIZE=address,undefined builds
+# the gmon/ and tools/ code of the unit tests with sanitizers; V=1 shows
+# command lines. Local settings go in config.mak.
+
+-include config.mak
+
+PREFIX	?= /usr/local
+BINDIR	?= $(PREFIX)/bin
+LIBDIR	?= $(PREFIX)/lib
+MANDIR	?= $(PREFIX)/share/man
+DESTDIR	?=
+CC	?= cc
+PKG_CONFIG ?= pkg-config
+PYTHON	?= python3
+B	:= build
+
+BASE_CFLAGS := -std=gnu11 -O2 -g -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64
+ifeq ($(DEVELOPER),1)
+BASE_CFLAGS += -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
+	-Wvla -Wwrite-strings -Wshadow -Wno-unused-parameter
+else
+BASE_CFLAGS += -Wall
+endif
+ifneq ($(SANITIZE),)
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+endif
+
+ifeq ($(V),1)
+Q :=
+say :=
+else
+Q := @
+say = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
+# ---------------------------------------------------------------- libpc.so
+PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
+	preload/dump.c preload/lifecycle.c gmon/write.c
+PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
+PRELOAD_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread $(CFLAGS)
+
+all: $(B)/libpc.so
+
+$(B)/pic/%.o: %.c gmon/gmon.h preload/pc.h preload/profil.h preload/banned.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PRELOAD_CFLAGS) -c -o $@ $<
+
+$(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
+	$(call say,LD,$@)$(CC) -shared -pthread -o $@ $(PRELOAD_OBJ) \
+		-Wl,--version-script=preload/libpc.map -Wl,--no-undefined \
+		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl
+
+# ---------------------------------------------------------------- tests
+HOST_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
+CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+
+UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c \
+	gmon/read.c gmon/write.c
+UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o)
+
+$(B)/host/%.o: %.c gmon/gmon.h preload/profil.h tests/unit.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(HOST_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+$(B)/tests/unit: $(UNIT_OBJ)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_OBJ) $(CHECK_LIBS) $(LDFLAGS)
+
+# Programs the end-to-end tests run, each in the variants they need.
+P := $(B)/tests/progs
+PROG_CFLAGS := -O2 -g -pthread -Wall
+PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
+	$(P)/hot $(P)/behave $(P)/oldsym $(P)/forker $(P)/syscalls $(P)/demo
+
+$(P)/three-pie: tests/progs/three.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIE -pie -o $@ $<
+$(P)/three-nopie: tests/progs/three.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-pie -no-pie -o $@ $<
+$(P)/three-O0: tests/progs/three.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -O0 -fPIE -pie -o $@ $<
+$(P)/%: tests/progs/%.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
+
+check: deps-check all $(B)/tests/unit $(PROGS)
+	$(B)/tests/unit
+	$(PYTHON) tests/e2e/run.py --build $(B)
+
+deps-check:
+	@sh scripts/deps.sh check
+
+# ---------------------------------------------------------------- demo
+demo: deps-demo all $(P)/demo
+	@echo '$$ LD_PRELOAD=$(B)/libpc.so $(P)/demo'
+	@cd $(B) && LD_PRELOAD=$(CURDIR)/$(B)/libpc.so PC_VERBOSE=1 $(CURDIR)/$(P)/demo
+	@echo
+	@echo '$$ gprof -b -p $(P)/demo $(B)/gmon.out'
+	@gprof -b -p $(P)/demo $(B)/gmon.out
+
+deps-demo:
+	@sh scripts/deps.sh demo
+
+# ---------------------------------------------------------------- bench
+bench: all $(PROGS)
+	$(PYTHON) bench/run.py --build $(B)
+
+# ---------------------------------------------------------------- install
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man7
+	install -m 0755 $(B)/libpc.so $(DESTDIR)$(LIBDIR)/libpc.so
+	install -m 0644 docs/libpc.7 $(DESTDIR)$(MANDIR)/man7/libpc.7
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libpc.so $(DESTDIR)$(MANDIR)/man7/libpc.7
+
+clean:
+	rm -rf $(B)
+
+.PHONY: all check demo bench install uninstall clean deps-check deps-demo
+.DELETE_ON_ERROR:

@@ -1,0 +1,143 @@
+/*
+ * The gmon.out format as GNU gprof reads it: constants, records, and the
+ * writer (used by libpc.so, async-signal-safe) and reader (used by pcprof).
+ * Every function returns 0 or a negative errno and never prints.
+ */
+#ifndef PC_GMON_H
+#define PC_GMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GMON_MAGIC		"gmon"
+#define GMON_VERSION		1
+#define GMON_HEADER_SIZE	20	/* magic, version, 12 spare bytes */
+#define GMON_SPARE_SIZE		12
+
+#define GMON_TAG_TIME_HIST	0
+#define GMON_TAG_CG_ARC		1
+#define GMON_TAG_BB_COUNT	2	/* never written: see GMON.md */
+
+/* Histogram record after the tag: low, high, size, rate, dimen, abbrev. */
+#define GMON_HIST_HDR_SIZE	(8 + 8 + 4 + 4 + 15 + 1)
+#define GMON_ARC_SIZE		(8 + 8 + 4)
+#define GMON_DIMEN_SIZE		15
+#define GMON_COUNT_MAX		65535u	/* a histogram count is 16 bits */
+
+/*
+ * libpc marks its files in the spare header bytes, which gprof ignores:
+ * "pc", a format byte, the log2 of the bin size, then the first 8 bytes of
+ * the executable's GNU build-id (zeros when it has none).
+ */
+#define GMON_PC_MARK0		'p'
+#define GMON_PC_MARK1		'c'
+#define GMON_PC_FORMAT		1
+#define GMON_BUILDID_OFF	4
+#define GMON_BUILDID_SIZE	8
+
+/* ---------------------------------------------------------------- writer */
+
+/*
+ * A buffered sink over a file descriptor. No allocation, no stdio, no locks:
+ * every writer function is async-signal-safe. The first error sticks in
+ * ->error and later calls do nothing.
+ */
+struct gmon_sink {
+	int fd;
+	int error;		/* 0 or a negative errno */
+	uint64_t bytes;		/* written so far, flushed or not */
+	size_t len;
+	unsigned char buf[8192];
+};
+
+/* Start a sink on fd. AS-safe. */
+void gmon_sink_init(struct gmon_sink *s, int fd);
+
+/* Write the file header; spare may be NULL (zeros). AS-safe. */
+int gmon_sink_header(struct gmon_sink *s, const uint8_t spare[GMON_SPARE_SIZE]);
+
+/*
+ * Write one histogram record covering [low, high) with nbins 16-bit counts,
+ * given as 32-bit values already reduced to at most GMON_COUNT_MAX. AS-safe.
+ */
+int gmon_sink_hist(struct gmon_sink *s, uint64_t low, uint64_t high,
+		   uint32_t rate, const uint16_t *counts, uint32_t nbins);
+
+/* Write one call-graph arc record. AS-safe. */
+int gmon_sink_arc(struct gmon_sink *s, uint64_t from_pc, uint64_t self_pc,
+		  uint32_t count);
+
+/* Write out what is buffered; returns s->error. AS-safe. */
+int gmon_sink_flush(struct gmon_sink *s);
+
+/*
+ * Write histogram records for the nonzero parts of counts[0..n), where
+ * counts[i] covers [low + i*bin, low + (i+1)*bin). bin is 2 or 4 (or any power
+ * of two) and low a multiple of it. Runs of zero bins longer than a record
+ * header are left out; counts above 65535 are carried in extra records for
+ * the same range, which gprof sums. Ranges written by one call never overlap
+ * and never leave [low, low + n*bin). Returns the number of records written
+ * or a negative errno. AS-safe.
+ */
+long gmon_sink_counts(struct gmon_sink *s, uint64_t low, unsigned bin,
+		      uint32_t rate, const uint32_t *counts, size_t n);
+
+/* ---------------------------------------------------------------- reader */
+
+struct gmon_hist {
+	uint64_t low, high;	/* link-time addresses, [low, high) */
+	uint32_t nbins;
+	uint32_t rate;
+	char dimen[GMON_DIMEN_SIZE + 1];
+	char abbrev;
+	uint64_t *counts;	/* nbins counts, summed over equal records */
+};
+
+struct gmon_arc {
+	uint64_t from_pc, self_pc;
+	uint64_t count;
+};
+
+struct gmon_profile {
+	uint32_t version;
+	uint8_t spare[GMON_SPARE_SIZE];
+	struct gmon_hist *hists;	/* sorted by low, disjoint */
+	size_t nhists;
+	struct gmon_arc *arcs;		/* as read; equal pairs not merged */
+	size_t narcs;
+	int nbbrecords;			/* tag-2 records seen and skipped */
+};
+
+/* Where parsing stopped and why, for a one-line message. */
+struct gmon_error {
+	uint64_t offset;
+	char what[96];
+};
+
+/*
+ * Parse a whole gmon file held in memory. Records of the same range are
+ * summed into 64-bit counts; partly overlapping ranges, a different bin
+ * size or dimension for a range, bad tags and truncation are errors, as in
+ * gprof. Allocation is bounded by len. Returns 0, -EINVAL (bad data,
+ * err filled in) or -ENOMEM. Not AS-safe.
+ */
+int gmon_parse(const void *buf, size_t len, struct gmon_profile *p,
+	       struct gmon_error *err);
+
+/*
+ * Add the records of q into p (both parsed). Ranges that match are summed,
+ * disjoint ones added; a partial overlap is -EINVAL. Not AS-safe.
+ */
+int gmon_profile_add(struct gmon_profile *p, const struct gmon_profile *q,
+		     struct gmon_error *err);
+
+/* Total of every histogram count. */
+uint64_t gmon_profile_samples(const struct gmon_profile *p);
+
+/* Release what gmon_parse allocated; p may be reparsed afterwards. */
+void gmon_profile_release(struct gmon_profile *p);
+
+/* True when the header carries libpc's mark; fills build_id (8 bytes). */
+int gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id);
+
+#endif

@@ -1,0 +1,269 @@
+/*
+ * Writing gmon.out: a small buffered sink over a file descriptor, and the
+ * layout of 32-bit counters into gprof's 16-bit histogram records. Called by
+ * libpc.so at exit and from signal handlers, so everything here is
+ * async-signal-safe: no allocation, no stdio, no locks, only write(2).
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gmon.h"
+
+/* A gap of zero bins shorter than this costs less than a new record. */
+#define GAP_BINS	((1 + GMON_HIST_HDR_SIZE) / 2 + 1)
+
+void
+gmon_sink_init(struct gmon_sink *s, int fd)
+{
+	s->fd = fd;
+	s->error = 0;
+	s->bytes = 0;
+	s->len = 0;
+}
+
+int
+gmon_sink_flush(struct gmon_sink *s)
+{
+	size_t off = 0;
+
+	while (!s->error && off < s->len) {
+		ssize_t n = write(s->fd, s->buf + off, s->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			s->error = -errno;
+		else if (n == 0)
+			s->error = -EIO;
+		else
+			off += (size_t)n;
+	}
+	s->len = 0;
+	return s->error;
+}
+
+static void
+put_bytes(struct gmon_sink *s, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (!s->error && n > 0) {
+		size_t room = sizeof(s->buf) - s->len;
+		size_t k = n < room ? n : room;
+
+		memcpy(s->buf + s->len, c, k);
+		s->len += k;
+		s->bytes += k;
+		c += k;
+		n -= k;
+		if (s->len == sizeof(s->buf))
+			gmon_sink_flush(s);
+	}
+}
+
+/* gprof reads fields in the byte order of the ELF it is given: x86_64 is
+ * little-endian, and so is every target libpc supports today. */
+static void
+put_u8(struct gmon_sink *s, unsigned v)
+{
+	unsigned char b = (unsigned char)v;
+
+	put_bytes(s, &b, 1);
+}
+
+static void
+put_u16(struct gmon_sink *s, unsigned v)
+{
+	unsigned char b[2] = { (unsigned char)v, (unsigned char)(v >> 8) };
+
+	put_bytes(s, b, 2);
+}
+
+static void
+put_u32(struct gmon_sink *s, uint32_t v)
+{
+	unsigned char b[4];
+
+	for (int i = 0; i < 4; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	put_bytes(s, b, 4);
+}
+
+static void
+put_u64(struct gmon_sink *s, uint64_t v)
+{
+	unsigned char b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	put_bytes(s, b, 8);
+}
+
+int
+gmon_sink_header(struct gmon_sink *s, const uint8_t spare[GMON_SPARE_SIZE])
+{
+	static const uint8_t zero[GMON_SPARE_SIZE];
+
+	put_bytes(s, GMON_MAGIC, 4);
+	put_u32(s, GMON_VERSION);
+	put_bytes(s, spare ? spare : zero, GMON_SPARE_SIZE);
+	return s->error;
+}
+
+static void
+put_hist_header(struct gmon_sink *s, uint64_t low, uint64_t high,
+		uint32_t rate, uint32_t nbins)
+{
+	char dimen[GMON_DIMEN_SIZE] = "seconds";
+
+	put_u8(s, GMON_TAG_TIME_HIST);
+	put_u64(s, low);
+	put_u64(s, high);
+	put_u32(s, nbins);
+	put_u32(s, rate);
+	put_bytes(s, dimen, sizeof(dimen));
+	put_u8(s, 's');
+}
+
+int
+gmon_sink_hist(struct gmon_sink *s, uint64_t low, uint64_t high,
+	       uint32_t rate, const uint16_t *counts, uint32_t nbins)
+{
+	put_hist_header(s, low, high, rate, nbins);
+	for (uint32_t i = 0; i < nbins; i++)
+		put_u16(s, counts[i]);
+	return s->error;
+}
+
+int
+gmon_sink_arc(struct gmon_sink *s, uint64_t from_pc, uint64_t self_pc,
+	      uint32_t count)
+{
+	put_u8(s, GMON_TAG_CG_ARC);
+	put_u64(s, from_pc);
+	put_u64(s, self_pc);
+	put_u32(s, count);
+	return s->error;
+}
+
+/*
+ * Records for counts[a, b): the part of each count between level*65535 and
+ * (level+1)*65535, one record per level, all with the same range so that
+ * gprof adds them up.
+ */
+static long
+put_segment(struct gmon_sink *s, uint64_t low, unsigned bin, uint32_t rate,
+	    const uint32_t *counts, size_t a, size_t b)
+{
+	uint32_t max = 0;
+	long records = 0;
+
+	for (size_t i = a; i < b; i++)
+		if (counts[i] > max)
+			max = counts[i];
+	for (uint32_t level = 0; level == 0 || level < (max + GMON_COUNT_MAX - 1) / GMON_COUNT_MAX; level++) {
+		uint64_t floor = (uint64_t)level * GMON_COUNT_MAX;
+
+		put_hist_header(s, low + a * bin, low + b * bin, rate,
+				(uint32_t)(b - a));
+		for (size_t i = a; i < b; i++) {
+			uint64_t c = counts[i] > floor ? counts[i] - floor : 0;
+
+			put_u16(s, c > GMON_COUNT_MAX ? GMON_COUNT_MAX : (unsigned)c);
+		}
+		if (s->error)
+			return s->error;
+		records++;
+	}
+	return records;
+}
+
+/*
+ * One run of bins, split so that bins above 65535 (rare: a hot loop at a
+ * high rate) sit in short segments of their own and do not make the whole
+ * run repeat.
+ */
+static long
+put_run(struct gmon_sink *s, uint64_t low, unsigned bin, uint32_t rate,
+	const uint32_t *counts, size_t a, size_t b)
+{
+	size_t start = a;
+	long records = 0;
+
+	for (size_t i = a; i < b; i++) {
+		size_t j;
+		long r;
+
+		if (counts[i] <= GMON_COUNT_MAX)
+			continue;
+		/* a tall zone: tall bins with short gaps between them */
+		j = i + 1;
+		for (size_t k = j; k < b; k++) {
+			if (counts[k] > GMON_COUNT_MAX)
+				j = k + 1;
+			else if (k + 1 - j >= GAP_BINS)
+				break;
+		}
+		if (i > start) {
+			r = put_segment(s, low, bin, rate, counts, start, i);
+			if (r < 0)
+				return r;
+			records += r;
+		}
+		r = put_segment(s, low, bin, rate, counts, i, j);
+		if (r < 0)
+			return r;
+		records += r;
+		start = j;
+		i = j - 1;
+	}
+	if (start < b) {
+		long r = put_segment(s, low, bin, rate, counts, start, b);
+
+		if (r < 0)
+			return r;
+		records += r;
+	}
+	return records;
+}
+
+long
+gmon_sink_counts(struct gmon_sink *s, uint64_t low, unsigned bin,
+		 uint32_t rate, const uint32_t *counts, size_t n)
+{
+	/* gprof's bin count is 32 bits; keep each record well inside it */
+	const size_t max_run = (size_t)1 << 30;
+		long records = 0;
+	size_t i = 0;
+
+	if (bin == 0 || (bin & (bin - 1)) || low % bin)
+		return -EINVAL;
+	while (i < n) {
+		size_t a, b, zeros;
+		long r;
+
+		while (i < n && counts[i] == 0)
+			i++;
+		if (i == n)
+			break;
+		a = i;
+		b = i;
+		zeros = 0;
+		/* extend the run while the zero gaps stay short */
+		for (; i < n && b - a < max_run; i++) {
+			if (counts[i]) {
+				b = i + 1;
+				zeros = 0;
+			} else if (++zeros >= GAP_BINS) {
+				break;
+			}
+		}
+		i = b;
+		r = put_run(s, low, bin, rate, counts, a, b);
+		if (r < 0)
+			return r;
+		records += r;
+	}
+	return s->error ? s->error : records;
+}

@@ -1,0 +1,32 @@
+/*
+ * Included last by files whose code runs inside the sampling signal handler:
+ * turns calls that are not async-signal-safe into compile errors (git's
+ * banned.h idea).
+ */
+#ifndef PC_BANNED_H
+#define PC_BANNED_H
+
+#define PC_BANNED(f) sorry_##f##_is_not_async_signal_safe
+
+#undef malloc
+#define malloc(...)	PC_BANNED(malloc)
+#undef calloc
+#define calloc(...)	PC_BANNED(calloc)
+#undef realloc
+#define realloc(...)	PC_BANNED(realloc)
+#undef free
+#define free(...)	PC_BANNED(free)
+#undef printf
+#define printf(...)	PC_BANNED(printf)
+#undef fprintf
+#define fprintf(...)	PC_BANNED(fprintf)
+#undef snprintf
+#define snprintf(...)	PC_BANNED(snprintf)
+#undef sprintf
+#define sprintf(...)	PC_BANNED(sprintf)
+#undef pthread_mutex_lock
+#define pthread_mutex_lock(...)	PC_BANNED(pthread_mutex_lock)
+#undef dlsym
+#define dlsym(...)	PC_BANNED(dlsym)
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * Writing the profile: freeze-independent, async-signal-safe code that lays
+ * the counters out as gmon.out records (gmon/write.c) in a temporary file
+ * beside the target and renames it into place, so a reader never sees half
+ * a file and a symlink at the target is never followed. Called at exit, and
+ * written AS-safe so that signal paths can call it too.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>		/* rename(2), which is AS-safe; nothing else */
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pc.h"
+#include "banned.h"
+
+/* A line built without stdio. */
+struct line {
+	char buf[PATH_MAX + 512];
+	size_t len;
+};
+
+static void
+line_str(struct line *l, const char *s)
+{
+	while (*s && l->len < sizeof(l->buf) - 1)
+		l->buf[l->len++] = *s++;
+}
+
+static void
+line_u64(struct line *l, uint64_t v)
+{
+	char t[24];
+	int n = 0;
+
+	do
+		t[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n > 0 && l->len < sizeof(l->buf) - 1)
+		l->buf[l->len++] = t[--n];
+}
+
+/* v with one decimal, rounded */
+static void
+line_fixed1(struct line *l, double v)
+{
+	uint64_t t = (uint64_t)(v * 10 + 0.5);
+
+	line_u64(l, t / 10);
+	line_str(l, ".");
+	line_u64(l, t % 10);
+}
+
+static void
+line_out(struct line *l)
+{
+	size_t off = 0;
+
+	l->buf[l->len++] = '\n';
+	while (off < l->len) {
+		ssize_t n = write(STDERR_FILENO, l->buf + off, l->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+}
+
+/* "dir/.base.<pid>.tmp" for "dir/base" */
+static int
+temp_name(char *dst, size_t size, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	struct line l;
+
+	l.len = 0;
+	line_str(&l, ".");
+	line_str(&l, path + dirlen);
+	line_str(&l, ".");
+	line_u64(&l, (uint64_t)getpid());
+	line_str(&l, ".tmp");
+	if (dirlen + l.len + 1 > size)
+		return -ENAMETOOLONG;
+	memcpy(dst, path, dirlen);
+	memcpy(dst + dirlen, l.buf, l.len);
+	dst[dirlen + l.len] = 0;
+	return 0;
+}
+
+/*
+ * The counters of one text segment, page by page: mincore() tells which
+ * pages of the anonymous mapping a sample ever touched, so untouched text
+ * is skipped without reading (and faulting in) its zero pages.
+ */
+static int
+write_text(struct gmon_sink *s, const struct pc_text *t)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t per_page = page / sizeof(uint32_t);
+	const unsigned bin = pc_profil_bin_bytes(t->prof.scale);
+	const size_t nbins = t->prof.bufsiz / sizeof(uint32_t);
+	const size_t npages = t->map_len / page;
+	unsigned char vec[1024];
+
+	for (size_t p0 = 0; p0 < npages; p0 += sizeof(vec)) {
+		size_t n = npages - p0 < sizeof(vec) ? npages - p0 : sizeof(vec);
+
+		if (mincore((char *)t->prof.buf + p0 * page, n * page, vec))
+			memset(vec, 1, n);	/* cannot tell: read them all */
+		for (size_t i = 0; i < n; i++) {
+			size_t j = i, a, b;
+			long r;
+
+			if (!(vec[i] & 1))
+				continue;
+			while (j + 1 < n && (vec[j + 1] & 1))
+				j++;
+			a = (p0 + i) * per_page;
+			b = (p0 + j + 1) * per_page;
+			if (b > nbins)
+				b = nbins;
+			if (a < b) {
+				r = gmon_sink_counts(s, t->link_low + a * bin, bin,
+						     (uint32_t)pc.hz,
+						     t->prof.buf + a, b - a);
+				if (r < 0)
+					return (int)r;
+			}
+			i = j;
+		}
+	}
+	return s->error;
+}
+
+int
+pc_dump(const char *path)
+{
+	char tmp[PATH_MAX];
+	struct gmon_sink sink;
+	struct stat st;
+	int fd, r;
+
+	/* refuse a symlink or a directory rather than replace it */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
+	r = temp_name(tmp, sizeof(tmp), path);
+	if (r)
+		return r;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0 && errno == EEXIST) {
+		/* left by an earlier process with our pid that died mid-write */
+		unlink(tmp);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	}
+	if (fd < 0)
+		return -errno;
+	gmon_sink_init(&sink, fd);
+	gmon_sink_header(&sink, pc.spare);
+	for (int i = 0; i < pc.ntext && !sink.error; i++)
+		write_text(&sink, &pc.text[i]);
+	r = gmon_sink_flush(&sink);
+	if (close(fd) && !r && errno != EINTR)
+		r = -errno;
+	if (!r && rename(tmp, path))
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	return r;
+}
+
+static const char *
+error_text(int err)
+{
+	switch (-err) {
+	case ELOOP:	return "it is a symbolic link";
+	case EISDIR:	return "it is a directory";
+	case ENOSPC:	return "no space left on the device";
+	case EDQUOT:	return "disk quota exceeded";
+	case EACCES:	return "permission denied";
+	case EPERM:	return "operation not permitted";
+	case EROFS:	return "read-only file system";
+	case ENOENT:	return "no such directory";
+	case ENAMETOOLONG: return "file name too long";
+	case EMFILE: case ENFILE: return "too many open files";
+	default:	return "write failed";
+	}
+}
+
+void
+pc_dump_summary(const char *path, int err)
+{
+	struct timespec ts;
+	double cpu = 0;
+	struct line l;
+
+	if (err) {
+		l.len = 0;
+		line_str(&l, "libpc: cannot write '");
+		line_str(&l, path);
+		line_str(&l, "': ");
+		line_str(&l, error_text(err));
+		line_str(&l, "; profile not written");
+		line_out(&l);
+	}
+	if (!pc.verbose)
+		return;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+		cpu = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	l.len = 0;
+	line_str(&l, "libpc: ");
+	line_str(&l, err ? "not written " : "wrote ");
+	line_str(&l, path);
+	line_str(&l, ": ");
+	line_u64(&l, pc.samples);
+	line_str(&l, " samples (");
+	line_u64(&l, pc.signals);
+	line_str(&l, " signals) in ");
+	line_fixed1(&l, cpu);
+	line_str(&l, " s CPU; rate ");
+	line_u64(&l, (uint64_t)pc.hz);
+	line_str(&l, " Hz requested, ");
+	line_u64(&l, cpu > 0 ? (uint64_t)(pc.samples / cpu + 0.5) : 0);
+	line_str(&l, " Hz effective, ");
+	line_u64(&l, cpu > 0 ? (uint64_t)(pc.signals / cpu + 0.5) : 0);
+	line_str(&l, " signals/s; ");
+	line_u64(&l, pc.threads);
+	line_str(&l, " threads; ");
+	line_u64(&l, pc.outside);
+	line_str(&l, " samples outside the text");
+	if (pc.timer_failures) {
+		line_str(&l, "; ");
+		line_u64(&l, pc.timer_failures);
+		line_str(&l, " threads unsampled (no timer)");
+	}
+	if (pc.foreign) {
+		line_str(&l, "; ");
+		line_u64(&l, pc.foreign);
+		line_str(&l, " foreign signals passed on");
+	}
+	line_out(&l);
+}

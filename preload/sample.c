@@ -1,0 +1,113 @@
+/*
+ * The sampling signal handler and nothing else: it runs on every tick of a
+ * thread's CPU-time timer, at any instruction of the host program.
+ *
+ * Rules for everything in this file:
+ *  - only async-signal-safe calls (signal-safety(7)); no malloc, no stdio,
+ *    no locks: banned.h turns the common ones into compile errors;
+ *  - all memory was mapped at start-up; counters are bumped with relaxed
+ *    atomics because every thread's timer runs this handler concurrently;
+ *  - errno is saved and restored;
+ *  - the same signal is blocked while the handler runs (no SA_NODEFER), so
+ *    it never nests in one thread.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "pc.h"
+#include "banned.h"
+
+/* The interrupted program counter. AS-safe. */
+static uintptr_t
+interrupted_pc_from_handler(const ucontext_t *uc)
+{
+#if defined(__x86_64__)
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__i386__)
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_EIP];
+#elif defined(__aarch64__)
+	return (uintptr_t)uc->uc_mcontext.pc;
+#else
+#error "libpc: no program counter in ucontext for this architecture"
+#endif
+}
+
+/*
+ * A signal that is not our timer's (kill(1), the program's own use): hand it
+ * to the disposition we replaced, as if we were not here. AS-safe.
+ */
+static void
+forward_from_handler(int sig, siginfo_t *si, void *uc)
+{
+	const struct sigaction *old = &pc.old_action;
+
+	__atomic_fetch_add(&pc.foreign, 1, __ATOMIC_RELAXED);
+	if (old->sa_flags & SA_SIGINFO) {
+		old->sa_sigaction(sig, si, uc);
+	} else if (old->sa_handler == SIG_DFL) {
+		/* default action: let the kernel take it once we return */
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigaction(sig, &dfl, NULL);
+		raise(sig);
+	} else if (old->sa_handler != SIG_IGN) {
+		old->sa_handler(sig);
+	}
+}
+
+static void
+sample_from_handler(int sig, siginfo_t *si, void *ucv)
+{
+	int saved = errno;
+	uintptr_t ip;
+	uint32_t weight;
+
+	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &pc) {
+		forward_from_handler(sig, si, ucv);
+		goto out;
+	}
+	if (!pc.running)
+		goto out;
+	/* expirations the kernel folded into this one signal each stand for
+	 * an interval of CPU time spent here: count them, or seconds shrink
+	 * to the kernel tick's rate */
+	weight = 1 + (si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0);
+	ip = interrupted_pc_from_handler(ucv);
+	__atomic_fetch_add(&pc.signals, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc.samples, weight, __ATOMIC_RELAXED);
+	for (int i = 0; i < pc.ntext; i++) {
+		size_t k = pc_profil_index(&pc.text[i].prof, ip);
+
+		if (k != (size_t)-1) {
+			__atomic_fetch_add(&pc.text[i].prof.buf[k], weight,
+					   __ATOMIC_RELAXED);
+			goto out;
+		}
+	}
+	__atomic_fetch_add(&pc.outside, weight, __ATOMIC_RELAXED);
+out:
+	errno = saved;
+}
+
+int
+pc_sample_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sample_from_handler;
+	/* SA_RESTART: a read() interrupted by a sample resumes, as it would
+	 * have without us */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(pc.sig, &sa, &pc.old_action))
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,320 @@
+/*
+ * libpc.so start-up: read the environment, find the main program's text and
+ * load bias with dl_iterate_phdr, map the counters, install the sampler and
+ * arm the main thread's timer. Runs once, from the library's constructor,
+ * before main(). Nothing here may abort the host program: a bad setting gets
+ * a warning and a default, a failure switches profiling off.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "pc.h"
+
+struct pc_state pc PC_HIDDEN;
+
+void
+pc_say(const char *a, const char *b, const char *c)
+{
+	char line[1024];
+	size_t n = 0;
+	const char *parts[] = { "libpc: ", a, b, c, "\n" };
+	int saved = errno;
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		for (const char *p = parts[i]; p && *p && n < sizeof(line) - 1; p++)
+			line[n++] = *p;
+	if (line[n - 1] != '\n')
+		line[n++] = '\n';
+	while (write(STDERR_FILENO, line, n) < 0 && errno == EINTR)
+		;
+	errno = saved;
+}
+
+/* ------------------------------------------------------------ settings */
+
+static int
+parse_long(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "SIGPROF", "PROF", "27", "SIGRTMIN+2", "RTMAX-1" */
+static int
+parse_signal(const char *s)
+{
+	static const struct { const char *name; int sig; } names[] = {
+		{ "PROF", SIGPROF }, { "VTALRM", SIGVTALRM }, { "ALRM", SIGALRM },
+		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "URG", SIGURG },
+		{ "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
+	};
+	long v;
+
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i].name))
+			return names[i].sig;
+	if (!strncmp(s, "RTMIN", 5) || !strncmp(s, "RTMAX", 5)) {
+		int base = s[3] == 'I' ? SIGRTMIN : SIGRTMAX;
+
+		if (s[5] == 0)
+			return base;
+		if ((s[5] == '+' || s[5] == '-') && !parse_long(s + 6, &v) &&
+		    v >= 0 && v <= 64) {
+			v = s[5] == '+' ? base + v : base - v;
+			return v >= SIGRTMIN && v <= SIGRTMAX ? (int)v : -1;
+		}
+		return -1;
+	}
+	if (parse_long(s, &v) || v < 1 || v >= NSIG)
+		return -1;
+	/* signals whose default meaning the host relies on, or that the
+	 * kernel will not let us catch */
+	switch (v) {
+	case SIGKILL: case SIGSTOP: case SIGSEGV: case SIGBUS: case SIGFPE:
+	case SIGILL: case SIGABRT: case SIGTRAP: case SIGCHLD: case SIGCONT:
+	case SIGTSTP: case SIGTTIN: case SIGTTOU: case SIGSYS:
+		return -1;
+	}
+	return (int)v;
+}
+
+/* Make path absolute against the working directory at start-up. */
+static int
+absolute(char *dst, size_t size, const char *path, const char *suffix)
+{
+	size_t n = 0, k;
+
+	if (path[0] != '/') {
+		if (!getcwd(dst, size))
+			return -1;
+		n = strlen(dst);
+		if (n + 1 >= size)
+			return -1;
+		if (n > 1 || dst[0] != '/')
+			dst[n++] = '/';
+	}
+	k = strlen(path);
+	if (n + k + strlen(suffix) >= size)
+		return -1;
+	memcpy(dst + n, path, k);
+	strcpy(dst + n + k, suffix);
+	return 0;
+}
+
+/* Decimal digits of v into buf (at least 21 bytes). AS-safe. */
+static void
+fmt_pid(char *buf, long v)
+{
+	char t[24];
+	int n = 0;
+
+	buf[0] = '.';
+	do
+		t[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	for (int i = 0; i < n; i++)
+		buf[1 + i] = t[n - 1 - i];
+	buf[1 + n] = 0;
+}
+
+/* Output name: PC_OUT, else GMON_OUT_PREFIX.<pid> as glibc, else gmon.out. */
+static int
+read_output(void)
+{
+	const char *out = getenv("PC_OUT");
+	const char *prefix = getenv("GMON_OUT_PREFIX");
+	char pid[24];
+
+	fmt_pid(pid, (long)getpid());
+	pc.prefix[0] = 0;
+	if (out && *out)
+		return absolute(pc.path, sizeof(pc.path), out, "");
+	if (prefix && *prefix) {
+		if (absolute(pc.prefix, sizeof(pc.prefix), prefix, ""))
+			return -1;
+		return absolute(pc.path, sizeof(pc.path), prefix, pid);
+	}
+	return absolute(pc.path, sizeof(pc.path), "gmon.out", "");
+}
+
+static void
+read_settings(void)
+{
+	const char *s;
+	long v;
+
+	pc.hz = PC_DEFAULT_HZ;
+	if ((s = getenv("PC_HZ")) && *s) {
+		if (parse_long(s, &v) || v < 1 || v > PC_MAX_HZ)
+			pc_say("PC_HZ='", s, "' is not a rate from 1 to 1000000; using 1000");
+		else
+			pc.hz = v;
+	}
+	pc.interval_ns = 1000000000L / pc.hz;
+
+	pc.sig = SIGPROF;
+	if ((s = getenv("PC_SIGNAL")) && *s) {
+		int sig = parse_signal(s);
+
+		if (sig < 0)
+			pc_say("PC_SIGNAL='", s, "' is not a signal libpc can use; using SIGPROF");
+		else
+			pc.sig = sig;
+	}
+
+	pc.verbose = 0;
+	if ((s = getenv("PC_VERBOSE")) && *s) {
+		if (!strcmp(s, "1"))
+			pc.verbose = 1;
+		else if (strcmp(s, "0"))
+			pc_say("PC_VERBOSE='", s, "' is not 0 or 1; using 0");
+	}
+}
+
+/* --------------------------------------------------------- the program */
+
+struct find {
+	int found;
+	int too_many;
+};
+
+static void
+read_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) *ph)
+{
+	const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+	const unsigned char *end = p + ph->p_filesz;
+	size_t align = ph->p_align == 8 ? 8 : 4;
+
+	while (p + sizeof(ElfW(Nhdr)) <= end) {
+		const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+		const unsigned char *name = p + sizeof(*n);
+		const unsigned char *desc = name + ((n->n_namesz + align - 1) & ~(align - 1));
+
+		if (desc + n->n_descsz > end)
+			return;
+		if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+		    !memcmp(name, "GNU", 4)) {
+			size_t k = n->n_descsz < GMON_BUILDID_SIZE ? n->n_descsz : GMON_BUILDID_SIZE;
+
+			memcpy(pc.spare + GMON_BUILDID_OFF, desc, k);
+			return;
+		}
+		p = desc + ((n->n_descsz + align - 1) & ~(align - 1));
+	}
+}
+
+/* The first object dl_iterate_phdr reports is the main program. */
+static int
+find_main(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct find *f = data;
+	const uintptr_t bin = pc_profil_bin_bytes(PC_SCALE);
+
+	(void)size;
+	pc.bias = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		struct pc_text *t;
+
+		if (ph->p_type == PT_NOTE) {
+			read_build_id(info, ph);
+			continue;
+		}
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !ph->p_memsz)
+			continue;
+		if (pc.ntext == PC_MAX_TEXT) {
+			f->too_many = 1;
+			continue;
+		}
+		t = &pc.text[pc.ntext++];
+		t->link_low = ph->p_vaddr & ~(bin - 1);
+		t->prof.offset = info->dlpi_addr + t->link_low;
+		t->prof.scale = PC_SCALE;
+		/* bins for [link_low, p_vaddr + p_memsz) rounded up to a bin */
+		t->prof.bufsiz = (ph->p_vaddr + ph->p_memsz - t->link_low + bin - 1) /
+				 bin * sizeof(uint32_t);
+	}
+	f->found = 1;
+	return 1;	/* stop after the first */
+}
+
+/*
+ * Counters live in anonymous memory: the kernel gives a page only when a
+ * sample first lands in it, so text that never runs costs address space and
+ * nothing else, and the writer can skip it with mincore().
+ */
+static int
+map_counters(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (int i = 0; i < pc.ntext; i++) {
+		struct pc_text *t = &pc.text[i];
+		void *m;
+
+		t->map_len = (t->prof.bufsiz + (size_t)page - 1) & ~((size_t)page - 1);
+		m = mmap(NULL, t->map_len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m == MAP_FAILED)
+			return -errno;
+		t->prof.buf = m;
+	}
+	return 0;
+}
+
+__attribute__((constructor)) static void
+pc_start(void)
+{
+	struct find f = { 0, 0 };
+	int saved = errno;
+
+	pc.spare[0] = GMON_PC_MARK0;
+	pc.spare[1] = GMON_PC_MARK1;
+	pc.spare[2] = GMON_PC_FORMAT;
+	pc.spare[3] = (uint8_t)__builtin_ctz(pc_profil_bin_bytes(PC_SCALE));
+	read_settings();
+	if (read_output()) {
+		pc_say("cannot form the output path; profiling is off", "", "");
+		goto out;
+	}
+	dl_iterate_phdr(find_main, &f);
+	if (!f.found || pc.ntext == 0) {
+		pc_say("cannot find the program's executable segment; profiling is off", "", "");
+		goto out;
+	}
+	if (f.too_many)
+		pc_say("the program has more than 8 executable segments; later ones are not profiled", "", "");
+	if (map_counters()) {
+		pc_say("cannot map memory for the histogram; profiling is off", "", "");
+		goto out;
+	}
+	if (pc_sample_install()) {
+		pc_say("cannot install the sampling signal handler; profiling is off", "", "");
+		goto out;
+	}
+	pc_threads_init();
+	pc_lifecycle_init();
+	pc.running = 1;
+	if (pc_thread_arm())
+		pc_say("cannot create a CPU-time timer for the main thread; it is not sampled", "", "");
+out:
+	errno = saved;
+}

@@ -1,0 +1,172 @@
+/*
+ * Per-thread sampling: every thread gets a POSIX timer on its own CPU-time
+ * clock that signals that thread alone (SIGEV_THREAD_ID), so each thread is
+ * sampled in proportion to the CPU it uses, on every kernel. The main thread
+ * is armed at start-up; others through the interposed pthread_create, and
+ * each timer is deleted when its thread ends.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pc.h"
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+/* initial-exec: reading these must never allocate, even in a handler */
+#define PC_TLS __thread __attribute__((tls_model("initial-exec")))
+
+static PC_TLS timer_t thread_timer;
+static PC_TLS int thread_armed;
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
+			 void *(*)(void *), void *);
+static create_fn real_create;
+static pthread_key_t exit_key;
+static int have_exit_key;
+
+int
+pc_thread_arm(void)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+	clockid_t clock;
+	int saved = errno;
+	int r = 0;
+
+	if (thread_armed || !pc.running)
+		return 0;
+	if (pthread_getcpuclockid(pthread_self(), &clock))
+		clock = CLOCK_THREAD_CPUTIME_ID;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = pc.sig;
+	sev.sigev_value.sival_ptr = &pc;	/* tells our ticks from kill(2)'s */
+	sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+	if (timer_create(clock, &sev, &thread_timer)) {
+		r = -errno;
+		__atomic_fetch_add(&pc.timer_failures, 1, __ATOMIC_RELAXED);
+		goto out;
+	}
+	its.it_interval.tv_sec = pc.interval_ns / 1000000000L;
+	its.it_interval.tv_nsec = pc.interval_ns % 1000000000L;
+	its.it_value = its.it_interval;
+	if (timer_settime(thread_timer, 0, &its, NULL)) {
+		r = -errno;
+		timer_delete(thread_timer);
+		__atomic_fetch_add(&pc.timer_failures, 1, __ATOMIC_RELAXED);
+		goto out;
+	}
+	thread_armed = 1;
+	__atomic_fetch_add(&pc.threads, 1, __ATOMIC_RELAXED);
+out:
+	errno = saved;
+	return r;
+}
+
+void
+pc_thread_disarm(void)
+{
+	int saved = errno;
+
+	if (thread_armed) {
+		thread_armed = 0;
+		timer_delete(thread_timer);
+	}
+	errno = saved;
+}
+
+/* Forget the timer without deleting it: after fork, the child inherits the
+ * thread-local word but not the kernel timer it named. */
+void pc_thread_forget(void) PC_HIDDEN;
+void
+pc_thread_forget(void)
+{
+	thread_armed = 0;
+}
+
+/* Runs at thread exit, by return or pthread_exit or cancellation. */
+static void
+thread_exit(void *unused)
+{
+	(void)unused;
+	pc_thread_disarm();
+}
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *
+thread_start(void *p)
+{
+	struct start st = *(struct start *)p;
+
+	free(p);
+	if (have_exit_key)
+		pthread_setspecific(exit_key, &exit_key);	/* any non-NULL */
+	pc_thread_arm();
+	return st.fn(st.arg);
+}
+
+static create_fn
+resolve_create(void)
+{
+	create_fn f = real_create;
+
+	if (!f) {
+		/* the default version: GLIBC_2.34 on glibc >= 2.34, the only
+		 * one before; the older GLIBC_2.2.5 is the same function */
+		f = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		__atomic_store_n(&real_create, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+/*
+ * Exported without a symbol version, so it takes every versioned reference
+ * programs make (pthread_create@GLIBC_2.2.5 from programs built before glibc
+ * 2.34, @GLIBC_2.34 from newer ones): the dynamic linker accepts an
+ * unversioned definition for a versioned reference.
+ */
+__attribute__((visibility("default"))) int
+pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+	       void *(*fn)(void *), void *arg)
+{
+	create_fn create = resolve_create();
+	struct start *st;
+	int r;
+
+	if (!create)
+		return EAGAIN;
+	if (!pc.running || !(st = malloc(sizeof(*st))))
+		return create(thread, attr, fn, arg);
+	st->fn = fn;
+	st->arg = arg;
+	r = create(thread, attr, thread_start, st);
+	if (r)
+		free(st);
+	return r;
+}
+
+int
+pc_threads_init(void)
+{
+	resolve_create();
+	if (pthread_key_create(&exit_key, thread_exit))
+		return -EAGAIN;
+	have_exit_key = 1;
+	return 0;
+}
