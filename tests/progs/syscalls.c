@@ -1,9 +1,9 @@
 /*
  * Blocking system calls in sampled threads must never fail with EINTR where
  * the unprofiled program would not. Threads burn CPU (so their timers fire)
- * between short blocking calls: nanosleep, poll, read from a pipe, select,
- * and a condition-variable wait; the program counts every EINTR and exits 1
- * if it saw one. Usage: syscalls SECONDS
+ * between short blocking calls (nanosleep, poll, select, read from a pipe)
+ * for SECONDS of wall-clock time; the program counts every EINTR and exits
+ * 1 if it saw one. Usage: syscalls SECONDS
  */
 #include <errno.h>
 #include <poll.h>
@@ -15,7 +15,16 @@
 
 #include "truth.h"
 
-static double seconds;
+static double seconds, deadline;
+
+static double
+wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 static long eintr[4], calls[4];
 static volatile uint64_t sink;
 static int pipefd[2];
@@ -31,7 +40,7 @@ sleeper(void *arg)
 {
 	struct timespec ts = { 0, 20000 };
 
-	while (thread_cpu() < seconds) {
+	while (wall() < deadline) {
 		burn();
 		calls[0]++;
 		if (nanosleep(&ts, NULL) && errno == EINTR)
@@ -43,7 +52,7 @@ sleeper(void *arg)
 static void *
 poller(void *arg)
 {
-	while (thread_cpu() < seconds) {
+	while (wall() < deadline) {
 		struct timeval tv = { 0, 20 };
 
 		burn();
@@ -77,7 +86,7 @@ reader(void *arg)
 {
 	char c;
 
-	while (thread_cpu() < seconds) {
+	while (wall() < deadline) {
 		burn();
 		calls[2]++;
 		if (read(pipefd[0], &c, 1) < 0 && errno == EINTR)
@@ -94,6 +103,7 @@ main(int argc, char **argv)
 	long total = 0, bad = 0;
 
 	seconds = argc > 1 ? atof(argv[1]) : 1.0;
+	deadline = wall() + seconds;
 	if (pipe(pipefd))
 		return 2;
 	pthread_create(&t[3], NULL, writer, NULL);

@@ -1,0 +1,46 @@
+#!/bin/sh
+# What `make check` and `make demo` need, and how to get it: installs the
+# missing Debian packages when run as root with apt-get, otherwise names them
+# in one line and fails.
+# Usage: scripts/deps.sh check|demo|ci
+set -u
+
+need=""
+want() {	# want PACKAGE TEST...: PACKAGE is needed unless TEST succeeds
+	pkg=$1
+	shift
+	if ! "$@" >/dev/null 2>&1; then
+		case " $need " in *" $pkg "*) ;; *) need="$need $pkg" ;; esac
+	fi
+}
+
+mode=${1:-check}
+want gcc command -v cc
+want make command -v make
+want binutils command -v gprof
+case $mode in
+check|ci)
+	want pkg-config command -v pkg-config
+	want check pkg-config --exists check
+	want python3 command -v python3
+	;;
+esac
+case $mode in
+ci)
+	# what the fuzz run and its sanitizers need
+	want clang command -v clang
+	want libclang-rt-14-dev sh -c 'ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a'
+	;;
+esac
+
+[ -z "$need" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	echo "pcprof: installing:$need"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null &&
+		apt-get install -y -qq --no-install-recommends $need >/dev/null ||
+		{ echo "pcprof: apt-get install$need failed" >&2; exit 1; }
+	exit 0
+fi
+echo "pcprof: missing$need; install with: sudo apt-get install$need" >&2
+exit 1

@@ -1,0 +1,152 @@
+"""Helpers for the end-to-end tests: run a program under libpc.so, read the
+result with the real gprof, and judge shares with tolerances derived from
+sampling statistics."""
+
+import json
+import math
+import os
+import re
+import struct
+import subprocess
+import tempfile
+
+BUILD = os.environ.get("PC_BUILD", "build")
+
+
+def lib():
+    return os.path.abspath(os.path.join(BUILD, "libpc.so"))
+
+
+def prog(name):
+    return os.path.abspath(os.path.join(BUILD, "tests", "progs", name))
+
+
+class Run:
+    """One program run: its output, status, and where its profile went."""
+
+    def __init__(self, argv, cwd, env, proc):
+        self.argv = argv
+        self.cwd = cwd
+        self.env = env
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.status = proc.returncode
+
+    def truth(self):
+        for line in self.stdout.splitlines():
+            if line.startswith("truth: "):
+                return json.loads(line[7:])
+        raise AssertionError("no truth line in output of %s" % self.argv[0])
+
+    def summary(self):
+        """The PC_VERBOSE line, as numbers."""
+        m = re.search(r"libpc: wrote (\S+): (\d+) samples \((\d+) signals\)"
+                      r" in ([\d.]+) s CPU; rate (\d+) Hz requested, (\d+) Hz"
+                      r" effective, (\d+) signals/s; (\d+) threads; (\d+)"
+                      r" samples outside", self.stderr)
+        if not m:
+            raise AssertionError("no libpc summary on stderr: %r" % self.stderr)
+        keys = ("path", "samples", "signals", "cpu", "hz", "effective_hz",
+                "signal_rate", "threads", "outside")
+        vals = [m.group(1)] + [float(g) for g in m.groups()[1:]]
+        return dict(zip(keys, vals))
+
+    def path(self, name="gmon.out"):
+        return os.path.join(self.cwd, name)
+
+
+def run(argv, env=None, cwd=None, profiled=True, verbose=True, timeout=120,
+        stdin=None):
+    cwd = cwd or tempfile.mkdtemp(prefix="pc-e2e-")
+    e = dict(os.environ)
+    for k in list(e):
+        if k.startswith("PC_") or k in ("GMON_OUT_PREFIX", "LD_PRELOAD"):
+            del e[k]
+    if profiled:
+        e["LD_PRELOAD"] = lib()
+        if verbose:
+            e["PC_VERBOSE"] = "1"
+    e.update(env or {})
+    p = subprocess.run(argv, cwd=cwd, env=e, capture_output=True, text=True,
+                       timeout=timeout, input=stdin)
+    return Run(argv, cwd, e, p)
+
+
+def gprof_flat(exe, *gmon):
+    """gprof's flat profile: {name: self seconds}, and the total."""
+    p = subprocess.run(["gprof", "-b", "-p", exe] + list(gmon),
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode:
+        raise AssertionError("gprof failed (%d): %s" % (p.returncode, p.stderr))
+    funcs = {}
+    for line in p.stdout.splitlines():
+        f = line.split()
+        # "%time cumulative self [calls self/call total/call] name"
+        if len(f) >= 4 and re.match(r"^[\d.]+$", f[0]) and \
+                re.match(r"^[\d.]+$", f[2]):
+            funcs[f[-1]] = funcs.get(f[-1], 0.0) + float(f[2])
+    return funcs, sum(funcs.values()), p.stdout
+
+
+def tolerance(p, n, systematic=0.01):
+    """How far a share measured from n independent samples may stray from
+    p: four standard errors of a binomial proportion, plus an allowance for
+    what sampling cannot see (timing calls, loop overhead in main)."""
+    return 4.0 * math.sqrt(max(p * (1 - p), 0.0025) / max(n, 1)) + systematic
+
+
+def check_shares(truth, funcs, n, names):
+    """Every named function's share of the named functions' seconds must
+    match the truth's within tolerance(); returns the worst gap."""
+    tt = sum(truth[k] for k in names)
+    tm = sum(funcs.get(k, 0.0) for k in names)
+    assert tm > 0, "gprof shows none of %s: %s" % (names, funcs)
+    worst = 0.0
+    for k in names:
+        want = truth[k] / tt
+        got = funcs.get(k, 0.0) / tm
+        tol = tolerance(want, n)
+        assert abs(got - want) <= tol, \
+            "%s: share %.3f, truth %.3f, tolerance %.3f (n=%d signals)" % \
+            (k, got, want, tol, n)
+        worst = max(worst, abs(got - want))
+    return worst
+
+
+def read_gmon(path):
+    """A minimal independent reader: histogram records and arcs, as written."""
+    with open(path, "rb") as f:
+        b = f.read()
+    assert b[:4] == b"gmon", "%s: bad magic" % path
+    version, = struct.unpack_from("<I", b, 4)
+    spare = b[8:20]
+    off = 20
+    hists, arcs = [], []
+    while off < len(b):
+        tag = b[off]
+        off += 1
+        if tag == 0:
+            low, high, n, rate = struct.unpack_from("<QQII", b, off)
+            dimen = b[off + 24:off + 39].rstrip(b"\0")
+            off += 40
+            counts = struct.unpack_from("<%dH" % n, b, off)
+            off += 2 * n
+            hists.append((low, high, n, rate, dimen, counts))
+        elif tag == 1:
+            arcs.append(struct.unpack_from("<QQI", b, off))
+            off += 20
+        else:
+            raise AssertionError("%s: tag %d at %d" % (path, tag, off - 1))
+    return {"version": version, "spare": spare, "hists": hists, "arcs": arcs}
+
+
+def nm(exe):
+    """{name: address} of the functions in exe."""
+    out = subprocess.run(["nm", "--defined-only", exe], capture_output=True,
+                         text=True, check=True).stdout
+    syms = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] in "tTwW":
+            syms[f[2]] = int(f[0], 16)
+    return syms
