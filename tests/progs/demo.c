@@ -56,19 +56,22 @@ fnv_hash(const unsigned char *p, size_t n)
 int
 main(void)
 {
-	static uint32_t a[40000];
+	static uint32_t a[80000];
 	static unsigned char buf[1 << 20];
 	uint64_t h = 0;
 	uint32_t x = 12345;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("primes below 3000000: %ld\n", count_primes(3000000));
 	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++)
 		a[i] = x = x * 1103515245 + 12345;
 	insertion_sort(a, sizeof(a) / sizeof(a[0]));
-	printf("sorted 40000 numbers: smallest %u\n", a[0]);
+	printf("sorted 80000 numbers: smallest %u\n", a[0]);
 	memset(buf, 'p', sizeof(buf));
-	for (int i = 0; i < 300; i++)
-		h ^= fnv_hash(buf, sizeof(buf));
+	for (int i = 0; i < 300; i++) {
+		buf[i] ^= (unsigned char)i;	/* a different input each time */
+		h = h * 31 + fnv_hash(buf, sizeof(buf));
+	}
 	printf("hashed 300 MiB: %016llx\n", (unsigned long long)h);
 	return 0;
 }
