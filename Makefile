@@ -77,7 +77,8 @@ $(B)/tests/unit: $(UNIT_OBJ)
 P := $(B)/tests/progs
 PROG_CFLAGS := -O2 -g -pthread -Wall
 PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
-	$(P)/hot $(P)/behave $(P)/oldsym $(P)/forker $(P)/syscalls $(P)/demo
+	$(P)/behave $(P)/oldsym $(P)/forker $(P)/syscalls $(P)/manythreads \
+	$(P)/demo
 
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)

@@ -221,3 +221,24 @@ def test_unwritable_output_says_why_and_keeps_status():
     lines = [l for l in r.stderr.splitlines() if l.startswith("libpc:")]
     assert len(lines) == 1 and "no/such/dir/gmon.out" in lines[0], r.stderr
     assert os.listdir(r.cwd) == [], os.listdir(r.cwd)
+
+
+def test_short_lived_threads_leave_no_timers_behind():
+    exe = prog("manythreads")
+    r = run([exe, "3000"])
+    assert r.status == 0, r.stderr
+    s = r.summary()
+    # the main thread's timer and the long-lived worker's, nothing else
+    assert "timers: 2\n" in r.stdout, r.stdout
+    assert s["threads"] == 3002, s
+    truth = r.truth()
+    funcs, total, _ = gprof_flat(exe, r.path())
+    # the long-lived worker loses no samples to the churn: its seconds match
+    # its own thread CPU time within four standard errors of a Poisson count
+    # of its signals (one per 4 ms kernel tick)
+    want = truth["long_worker"]
+    got = funcs.get("long_worker", 0)
+    ticks = want * 250
+    tol = 4 * ticks ** 0.5 / 250 + 0.01
+    assert abs(got - want) <= tol, (got, want, tol, funcs)
+    return "long_worker %.3f s in gprof, %.3f s of thread CPU" % (got, want)
