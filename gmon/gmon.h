@@ -82,6 +82,10 @@ int gmon_sink_flush(struct gmon_sink *s);
 long gmon_sink_counts(struct gmon_sink *s, uint64_t low, unsigned bin,
 		      uint32_t rate, const uint32_t *counts, size_t n);
 
+/* The same for 64-bit counts (pcprof merge's sums). AS-safe. */
+long gmon_sink_counts64(struct gmon_sink *s, uint64_t low, unsigned bin,
+			uint32_t rate, const uint64_t *counts, size_t n);
+
 /* ---------------------------------------------------------------- reader */
 
 struct gmon_hist {
@@ -116,9 +120,9 @@ struct gmon_error {
 
 /*
  * Parse a whole gmon file held in memory. Records of the same range are
- * summed into 64-bit counts; partly overlapping ranges, a different bin
- * size or dimension for a range, bad tags and truncation are errors, as in
- * gprof. Allocation is bounded by len. Returns 0, -EINVAL (bad data,
+ * summed into 64-bit counts; partly overlapping ranges, a bin size or
+ * dimension unlike the first record's, bad tags and truncation are errors,
+ * as in gprof. Allocation is bounded by len. Returns 0, -EINVAL (bad data,
  * err filled in) or -ENOMEM. Not AS-safe.
  */
 int gmon_parse(const void *buf, size_t len, struct gmon_profile *p,

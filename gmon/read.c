@@ -16,6 +16,8 @@ struct rawhist {
 	uint64_t low, high;
 	uint32_t nbins, rate;
 	uint64_t offset;		/* of the tag byte, for messages */
+	char dimen[GMON_DIMEN_SIZE + 1];
+	char abbrev;
 	const unsigned char *counts;	/* 2 * nbins bytes in the buffer */
 };
 
@@ -83,7 +85,8 @@ build_hists(struct gmon_profile *p, struct rawhist *raw, size_t nraw,
 {
 	size_t n = 0;
 
-	qsort(raw, nraw, sizeof(*raw), cmp_raw);
+	if (nraw)
+		qsort(raw, nraw, sizeof(*raw), cmp_raw);
 	p->hists = calloc(nraw ? nraw : 1, sizeof(*p->hists));
 	if (!p->hists)
 		return -ENOMEM;
@@ -103,8 +106,8 @@ build_hists(struct gmon_profile *p, struct rawhist *raw, size_t nraw,
 			h->high = r->high;
 			h->nbins = r->nbins;
 			h->rate = r->rate;
-			strcpy(h->dimen, "seconds");
-			h->abbrev = 's';
+			memcpy(h->dimen, r->dimen, sizeof(h->dimen));
+			h->abbrev = r->abbrev;
 			h->counts = calloc(r->nbins, sizeof(*h->counts));
 			if (!h->counts)
 				return -ENOMEM;
@@ -117,15 +120,45 @@ build_hists(struct gmon_profile *p, struct rawhist *raw, size_t nraw,
 	return 0;
 }
 
+/* Bytes of text per bin; gmon_parse has checked that it is whole. */
+static uint64_t
+bin_size(uint64_t low, uint64_t high, uint32_t nbins)
+{
+	return (high - low) / nbins;
+}
+
+/*
+ * gprof takes the dimension, its abbreviation and the bin size from the
+ * first histogram record and rejects any later record that differs, even
+ * one for a disjoint range ("different scales in histogram records").
+ */
+static int
+check_like_first(const struct rawhist *f, const struct rawhist *h,
+		 struct gmon_error *err)
+{
+	uint64_t fb = bin_size(f->low, f->high, f->nbins);
+	uint64_t hb = bin_size(h->low, h->high, h->nbins);
+
+	if (strcmp(f->dimen, h->dimen))
+		return fail(err, h->offset, "histogram records with different dimensions");
+	if (f->abbrev != h->abbrev)
+		return fail(err, h->offset, "histogram records with different dimension abbreviations");
+	if (fb != hb)
+		return fail(err, h->offset, "histogram records with different bin sizes (%llu and %llu bytes)",
+			    (unsigned long long)fb, (unsigned long long)hb);
+	return 0;
+}
+
+/*
+ * Records go straight into *rawp, which the caller frees whatever happens,
+ * so that no error path can leak them.
+ */
 static int
 parse(const unsigned char *b, size_t len, struct gmon_profile *p,
       struct gmon_error *err, struct rawhist **rawp)
 {
-	struct rawhist *raw = NULL;
 	size_t nraw = 0, rawcap = 0, arccap = 0;
 	size_t off = GMON_HEADER_SIZE;
-	char dimen[GMON_DIMEN_SIZE + 1] = "";
-	uint32_t first_rate = 0;
 	int r;
 
 	if (len < 4 || memcmp(b, GMON_MAGIC, 4))
@@ -145,7 +178,6 @@ parse(const unsigned char *b, size_t len, struct gmon_profile *p,
 		switch (tag) {
 		case GMON_TAG_TIME_HIST: {
 			struct rawhist h;
-			char d[GMON_DIMEN_SIZE + 1];
 
 			if (left < GMON_HIST_HDR_SIZE)
 				return fail(err, off, "truncated histogram record");
@@ -153,8 +185,9 @@ parse(const unsigned char *b, size_t len, struct gmon_profile *p,
 			h.high = get_le(q + 8, 8);
 			h.nbins = (uint32_t)get_le(q + 16, 4);
 			h.rate = (uint32_t)get_le(q + 20, 4);
-			memcpy(d, q + 24, GMON_DIMEN_SIZE);
-			d[GMON_DIMEN_SIZE] = 0;
+			memcpy(h.dimen, q + 24, GMON_DIMEN_SIZE);
+			h.dimen[GMON_DIMEN_SIZE] = 0;
+			h.abbrev = (char)q[24 + GMON_DIMEN_SIZE];
 			h.offset = off;
 			h.counts = q + GMON_HIST_HDR_SIZE;
 			if ((left - GMON_HIST_HDR_SIZE) / 2 < h.nbins)
@@ -164,17 +197,13 @@ parse(const unsigned char *b, size_t len, struct gmon_profile *p,
 				return fail(err, off, "empty histogram range");
 			if ((h.high - h.low) % h.nbins)
 				return fail(err, off, "histogram bin size is not a whole number of bytes");
-			if (nraw == 0) {
-				memcpy(dimen, d, sizeof(d));
-				first_rate = h.rate;
-			} else if (strcmp(dimen, d)) {
-				return fail(err, off, "histogram records with different dimensions");
-			}
-			if (first_rate == 0)
+			if (nraw == 0 && h.rate == 0)
 				return fail(err, off, "histogram with a sampling rate of 0");
-			if ((r = grow(&raw, &rawcap, nraw + 1, sizeof(*raw))))
-				goto out;
-			raw[nraw++] = h;
+			if (nraw && (r = check_like_first(&(*rawp)[0], &h, err)))
+				return r;
+			if ((r = grow(rawp, &rawcap, nraw + 1, sizeof(**rawp))))
+				return r;
+			(*rawp)[nraw++] = h;
 			off += 1 + GMON_HIST_HDR_SIZE + 2 * (size_t)h.nbins;
 			break;
 		}
@@ -182,7 +211,7 @@ parse(const unsigned char *b, size_t len, struct gmon_profile *p,
 			if (left < GMON_ARC_SIZE)
 				return fail(err, off, "truncated arc record");
 			if ((r = grow(&p->arcs, &arccap, p->narcs + 1, sizeof(*p->arcs))))
-				goto out;
+				return r;
 			p->arcs[p->narcs].from_pc = get_le(q, 8);
 			p->arcs[p->narcs].self_pc = get_le(q + 8, 8);
 			p->arcs[p->narcs].count = get_le(q + 16, 4);
@@ -205,11 +234,7 @@ parse(const unsigned char *b, size_t len, struct gmon_profile *p,
 			return fail(err, off, "unknown record tag %u", tag);
 		}
 	}
-	*rawp = raw;
-	return build_hists(p, raw, nraw, err);
-out:
-	*rawp = raw;
-	return r;
+	return build_hists(p, *rawp, nraw, err);
 }
 
 int
@@ -237,67 +262,117 @@ cmp_hist(const void *a, const void *b)
 	return x->low < y->low ? -1 : x->low > y->low;
 }
 
+/*
+ * Where x falls among p's records, which are sorted and disjoint: 1 and *at
+ * for an equal range, 0 for no overlap, -1 for a partial overlap.
+ */
+static int
+find_range(const struct gmon_profile *p, const struct gmon_hist *x, size_t *at)
+{
+	size_t lo = 0, hi = p->nhists;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->hists[mid].high <= x->low)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	if (lo == p->nhists || p->hists[lo].low >= x->high)
+		return 0;
+	if (p->hists[lo].low != x->low || p->hists[lo].high != x->high)
+		return -1;
+	return 1;
+}
+
+/* Everything gmon_profile_add can reject, checked before p is changed. */
+static int
+check_add(const struct gmon_profile *p, const struct gmon_profile *q,
+	  struct gmon_error *err, size_t *nnew)
+{
+	const struct gmon_hist *f = p->nhists ? &p->hists[0] :
+		q->nhists ? &q->hists[0] : NULL;
+
+	*nnew = 0;
+	for (size_t j = 0; j < q->nhists; j++) {
+		const struct gmon_hist *x = &q->hists[j];
+		size_t at;
+		int k;
+
+		if (x->nbins == 0 || x->high <= x->low || (j && q->hists[j - 1].high > x->low))
+			return fail(err, 0, "histogram records not sorted and disjoint");
+		if (strcmp(f->dimen, x->dimen) || f->abbrev != x->abbrev)
+			return fail(err, 0, "histogram records with different dimensions");
+		if (bin_size(f->low, f->high, f->nbins) != bin_size(x->low, x->high, x->nbins))
+			return fail(err, 0, "different bin sizes for range 0x%llx-0x%llx",
+				    (unsigned long long)x->low, (unsigned long long)x->high);
+		k = find_range(p, x, &at);
+		if (k < 0)
+			return fail(err, 0, "histogram ranges overlap (0x%llx-0x%llx)",
+				    (unsigned long long)x->low, (unsigned long long)x->high);
+		if (k == 0)
+			(*nnew)++;
+	}
+	return 0;
+}
+
+/*
+ * All checks and allocations come before the first count is added, so that
+ * on any error p is left as it was. p and q may be the same profile: every
+ * read of q goes through q after p's arrays have been moved.
+ */
 int
 gmon_profile_add(struct gmon_profile *p, const struct gmon_profile *q,
 		 struct gmon_error *err)
 {
-	size_t n = p->nhists;
+	size_t n = p->nhists, nnew, qn = q->nhists, qarcs = q->narcs;
 	struct gmon_hist *h;
-	struct gmon_arc *a;
+	int r;
 
-	h = realloc(p->hists, (p->nhists + q->nhists + 1) * sizeof(*h));
+	if ((r = check_add(p, q, err, &nnew)))
+		return r;
+	h = realloc(p->hists, (n + nnew + 1) * sizeof(*h));
 	if (!h)
 		return -ENOMEM;
 	p->hists = h;
-	for (size_t j = 0; j < q->nhists; j++) {
+	if (qarcs) {
+		struct gmon_arc *a = realloc(p->arcs, (p->narcs + qarcs) * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		p->arcs = a;
+	}
+	for (size_t j = 0; j < qn; j++) {
 		const struct gmon_hist *x = &q->hists[j];
-		struct gmon_hist *same = NULL;
+		size_t at;
 
-		/* p's original records are sorted and disjoint: bisect */
-		size_t lo = 0, hi = p->nhists;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-
-			if (h[mid].high <= x->low)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < p->nhists && h[lo].low < x->high) {
-			if (h[lo].low != x->low || h[lo].high != x->high)
-				return fail(err, 0, "histogram ranges overlap (0x%llx-0x%llx)",
-					    (unsigned long long)x->low, (unsigned long long)x->high);
-			if (h[lo].nbins != x->nbins)
-				return fail(err, 0, "different bin sizes for range 0x%llx-0x%llx",
-					    (unsigned long long)x->low, (unsigned long long)x->high);
-			same = &h[lo];
-		}
-		if (same) {
-			for (uint32_t k = 0; k < x->nbins; k++)
-				same->counts[k] += x->counts[k];
+		if (find_range(p, x, &at))
 			continue;
-		}
-		for (size_t k = p->nhists; k < n; k++)
-			if (h[k].low < x->high && x->low < h[k].high)
-				return fail(err, 0, "histogram ranges overlap (0x%llx-0x%llx)",
-					    (unsigned long long)x->low, (unsigned long long)x->high);
 		h[n] = *x;
 		h[n].counts = malloc(x->nbins * sizeof(*x->counts));
-		if (!h[n].counts)
+		if (!h[n].counts) {
+			while (n > p->nhists)
+				free(h[--n].counts);
 			return -ENOMEM;
+		}
 		memcpy(h[n].counts, x->counts, x->nbins * sizeof(*x->counts));
 		n++;
 	}
+	for (size_t j = 0; j < qn; j++) {
+		const struct gmon_hist *x = &q->hists[j];
+		size_t at;
+
+		if (find_range(p, x, &at) == 1)
+			for (uint32_t k = 0; k < x->nbins; k++)
+				h[at].counts[k] += x->counts[k];
+	}
 	p->nhists = n;
 	qsort(p->hists, p->nhists, sizeof(*p->hists), cmp_hist);
-	if (q->narcs) {
-		a = realloc(p->arcs, (p->narcs + q->narcs) * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		memcpy(a + p->narcs, q->arcs, q->narcs * sizeof(*a));
-		p->arcs = a;
-		p->narcs += q->narcs;
-	}
+	if (qarcs)
+		memcpy(p->arcs + p->narcs, q->arcs, qarcs * sizeof(*p->arcs));
+	p->narcs += qarcs;
 	return 0;
 }
 

@@ -147,6 +147,18 @@ gmon_sink_arc(struct gmon_sink *s, uint64_t from_pc, uint64_t self_pc,
 	return s->error;
 }
 
+/* Counters of either width, read as 64-bit values. */
+struct counts {
+	const uint32_t *c32;
+	const uint64_t *c64;
+};
+
+static inline uint64_t
+get(const struct counts *c, size_t i)
+{
+	return c->c32 ? c->c32[i] : c->c64[i];
+}
+
 /*
  * Records for counts[a, b): the part of each count between level*65535 and
  * (level+1)*65535, one record per level, all with the same range so that
@@ -154,21 +166,26 @@ gmon_sink_arc(struct gmon_sink *s, uint64_t from_pc, uint64_t self_pc,
  */
 static long
 put_segment(struct gmon_sink *s, uint64_t low, unsigned bin, uint32_t rate,
-	    const uint32_t *counts, size_t a, size_t b)
+	    const struct counts *counts, size_t a, size_t b)
 {
-	uint32_t max = 0;
+	uint64_t max = 0;
+	uint64_t levels;
 	long records = 0;
 
 	for (size_t i = a; i < b; i++)
-		if (counts[i] > max)
-			max = counts[i];
-	for (uint32_t level = 0; level == 0 || level < (max + GMON_COUNT_MAX - 1) / GMON_COUNT_MAX; level++) {
+		if (get(counts, i) > max)
+			max = get(counts, i);
+	levels = max / GMON_COUNT_MAX + (max % GMON_COUNT_MAX != 0);
+	if (levels == 0)
+		levels = 1;
+	for (uint64_t level = 0; level < levels; level++) {
 		uint64_t floor = (uint64_t)level * GMON_COUNT_MAX;
 
 		put_hist_header(s, low + a * bin, low + b * bin, rate,
 				(uint32_t)(b - a));
 		for (size_t i = a; i < b; i++) {
-			uint64_t c = counts[i] > floor ? counts[i] - floor : 0;
+			uint64_t v = get(counts, i);
+			uint64_t c = v > floor ? v - floor : 0;
 
 			put_u16(s, c > GMON_COUNT_MAX ? GMON_COUNT_MAX : (unsigned)c);
 		}
@@ -186,7 +203,7 @@ put_segment(struct gmon_sink *s, uint64_t low, unsigned bin, uint32_t rate,
  */
 static long
 put_run(struct gmon_sink *s, uint64_t low, unsigned bin, uint32_t rate,
-	const uint32_t *counts, size_t a, size_t b)
+	const struct counts *counts, size_t a, size_t b)
 {
 	size_t start = a;
 	long records = 0;
@@ -195,12 +212,12 @@ put_run(struct gmon_sink *s, uint64_t low, unsigned bin, uint32_t rate,
 		size_t j;
 		long r;
 
-		if (counts[i] <= GMON_COUNT_MAX)
+		if (get(counts, i) <= GMON_COUNT_MAX)
 			continue;
 		/* a tall zone: tall bins with short gaps between them */
 		j = i + 1;
 		for (size_t k = j; k < b; k++) {
-			if (counts[k] > GMON_COUNT_MAX)
+			if (get(counts, k) > GMON_COUNT_MAX)
 				j = k + 1;
 			else if (k + 1 - j >= GAP_BINS)
 				break;
@@ -228,13 +245,13 @@ put_run(struct gmon_sink *s, uint64_t low, unsigned bin, uint32_t rate,
 	return records;
 }
 
-long
-gmon_sink_counts(struct gmon_sink *s, uint64_t low, unsigned bin,
-		 uint32_t rate, const uint32_t *counts, size_t n)
+static long
+put_counts(struct gmon_sink *s, uint64_t low, unsigned bin, uint32_t rate,
+	   const struct counts *counts, size_t n)
 {
 	/* gprof's bin count is 32 bits; keep each record well inside it */
 	const size_t max_run = (size_t)1 << 30;
-		long records = 0;
+	long records = 0;
 	size_t i = 0;
 
 	if (bin == 0 || (bin & (bin - 1)) || low % bin)
@@ -243,7 +260,7 @@ gmon_sink_counts(struct gmon_sink *s, uint64_t low, unsigned bin,
 		size_t a, b, zeros;
 		long r;
 
-		while (i < n && counts[i] == 0)
+		while (i < n && get(counts, i) == 0)
 			i++;
 		if (i == n)
 			break;
@@ -252,7 +269,7 @@ gmon_sink_counts(struct gmon_sink *s, uint64_t low, unsigned bin,
 		zeros = 0;
 		/* extend the run while the zero gaps stay short */
 		for (; i < n && b - a < max_run; i++) {
-			if (counts[i]) {
+			if (get(counts, i)) {
 				b = i + 1;
 				zeros = 0;
 			} else if (++zeros >= GAP_BINS) {
@@ -266,4 +283,22 @@ gmon_sink_counts(struct gmon_sink *s, uint64_t low, unsigned bin,
 		records += r;
 	}
 	return s->error ? s->error : records;
+}
+
+long
+gmon_sink_counts(struct gmon_sink *s, uint64_t low, unsigned bin,
+		 uint32_t rate, const uint32_t *counts, size_t n)
+{
+	struct counts c = { counts, NULL };
+
+	return put_counts(s, low, bin, rate, &c, n);
+}
+
+long
+gmon_sink_counts64(struct gmon_sink *s, uint64_t low, unsigned bin,
+		   uint32_t rate, const uint64_t *counts, size_t n)
+{
+	struct counts c = { NULL, counts };
+
+	return put_counts(s, low, bin, rate, &c, n);
 }

@@ -26,7 +26,9 @@ static inline size_t
 pc_profil_index(const struct pc_profil *p, uintptr_t pc)
 {
 	uintptr_t d = pc - p->offset;	/* wraps for pc < offset: rejected below */
-	uint64_t i = ((uint64_t)(d / 2) * p->scale) >> 16;
+	uint64_t u = (uint64_t)(d / 2);
+	/* split so that u * scale cannot wrap, whatever the distance */
+	uint64_t i = (u >> 16) * p->scale + (((u & 0xffff) * p->scale) >> 16);
 
 	if (pc < p->offset || i >= p->bufsiz / sizeof(uint32_t))
 		return (size_t)-1;
