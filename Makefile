@@ -16,6 +16,7 @@ LIBDIR	?= $(PREFIX)/lib
 MANDIR	?= $(PREFIX)/share/man
 DESTDIR	?=
 CC	?= cc
+CXX	?= c++
 PKG_CONFIG ?= pkg-config
 PYTHON	?= python3
 B	:= build
@@ -56,6 +57,28 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 		-Wl,--version-script=preload/libpc.map -Wl,--no-undefined \
 		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl
 
+# ---------------------------------------------------------------- pcprof
+TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
+	tools/merge.c tools/symtab.c gmon/read.c gmon/write.c
+TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o)
+ELF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libelf 2>/dev/null)
+ELF_LIBS = $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf)
+TOOLS_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(ELF_CFLAGS) \
+	-DPC_LIBDIR='"$(LIBDIR)"' $(CFLAGS)
+
+all: $(B)/pcprof
+
+$(TOOLS_OBJ): | deps-build
+deps-build:
+	@sh scripts/deps.sh build
+
+$(B)/tool/%.o: %.c gmon/gmon.h tools/pcprof.h tools/symtab.h tools/options.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(TOOLS_CFLAGS) -c -o $@ $<
+
+$(B)/pcprof: $(TOOLS_OBJ)
+	$(call say,LD,$@)$(CC) $(TOOLS_CFLAGS) -o $@ $(TOOLS_OBJ) $(ELF_LIBS) -ldl $(LDFLAGS)
+
 # ---------------------------------------------------------------- tests
 HOST_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
@@ -78,7 +101,7 @@ P := $(B)/tests/progs
 PROG_CFLAGS := -O2 -g -pthread -Wall
 PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/behave $(P)/oldsym $(P)/forker $(P)/syscalls $(P)/manythreads \
-	$(P)/demo
+	$(P)/demo $(P)/pieces $(P)/libcall $(P)/cxx $(P)/three-static
 
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
@@ -89,6 +112,15 @@ $(P)/three-nopie: tests/progs/three.c tests/progs/truth.h
 $(P)/three-O0: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -O0 -fPIE -pie -o $@ $<
+$(P)/three-static: tests/progs/three.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -static -o $@ $<
+$(P)/libcall: tests/progs/libcall.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-builtin -o $@ $<
+$(P)/cxx: tests/progs/cxx.cc tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CXX,$@)$(CXX) -O2 -g -Wall -o $@ $<
 $(P)/%: tests/progs/%.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
@@ -127,5 +159,5 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all check demo bench install uninstall clean deps-check deps-demo
+.PHONY: all check demo bench install uninstall clean deps-build deps-check deps-demo
 .DELETE_ON_ERROR:

@@ -2,7 +2,7 @@
 # What `make check` and `make demo` need, and how to get it: installs the
 # missing Debian packages when run as root with apt-get, otherwise names them
 # in one line and fails.
-# Usage: scripts/deps.sh check|demo|ci
+# Usage: scripts/deps.sh build|demo|check|ci
 set -u
 
 need=""
@@ -17,10 +17,16 @@ want() {	# want PACKAGE TEST...: PACKAGE is needed unless TEST succeeds
 mode=${1:-check}
 want gcc command -v cc
 want make command -v make
-want binutils command -v gprof
+want pkg-config command -v pkg-config
+want libelf-dev pkg-config --exists libelf
+case $mode in
+demo|check|ci)
+	want binutils command -v gprof
+	;;
+esac
 case $mode in
 check|ci)
-	want pkg-config command -v pkg-config
+	want g++ command -v c++
 	want check pkg-config --exists check
 	want python3 command -v python3
 	;;

@@ -1,0 +1,294 @@
+"""End-to-end tests of the pcprof command: real profiles of real programs,
+compared with gprof and with the programs' own measurements."""
+
+import json
+import os
+import shutil
+import stat
+import struct
+import subprocess
+import tempfile
+
+from pctest import (BUILD, check_shares, gprof_flat, prog, read_gmon, run,
+                    tolerance)
+
+
+def pcprof(*args, cwd=None, timeout=60, env=None):
+    e = dict(os.environ)
+    for k in list(e):
+        if k.startswith("PC_") or k in ("GMON_OUT_PREFIX", "LD_PRELOAD"):
+            del e[k]
+    e.update(env or {})
+    return subprocess.run([os.path.join(os.path.abspath(BUILD), "pcprof")] +
+                          list(args), cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=e)
+
+
+def report_json(exe, *files, extra=()):
+    p = pcprof("report", "--format", "json", *extra, exe, *files)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_report_counts_agree_with_gprof_sample_for_sample():
+    # at 100 Hz gprof's two-decimal seconds are exact sample counts
+    notes = []
+    for name, args in (("three-pie", ["2"]), ("threads", ["2"]),
+                       ("three-nopie", ["1"])):
+        exe = prog(name)
+        r = run([exe] + args, env={"PC_HZ": "100"}, verbose=False)
+        funcs, total, _ = gprof_flat(exe, r.path())
+        rep = report_json(exe, r.path())
+        ours = {f["name"]: f["self_samples"] for f in rep["functions"]}
+        theirs = {k: round(v * 100) for k, v in funcs.items() if v > 0}
+        assert ours == theirs, "%s: pcprof %s, gprof %s" % (name, ours, theirs)
+        assert rep["unattributed_samples"] == 0
+        notes.append("%s %d functions" % (name, len(ours)))
+    return ", ".join(notes)
+
+
+def test_report_json_shape_and_shares():
+    exe = prog("three-pie")
+    r = run([exe, "1"])
+    rep = report_json(exe, r.path())
+    for k in ("executable", "rate_hz", "total_seconds", "total_samples",
+              "functions", "unattributed_samples"):
+        assert k in rep, k
+    assert rep["rate_hz"] == 1000
+    fs = rep["functions"]
+    assert [f["self_samples"] for f in fs] == \
+        sorted((f["self_samples"] for f in fs), reverse=True)
+    total = sum(f["self_samples"] for f in fs) + rep["unattributed_samples"]
+    assert abs(total - rep["total_samples"]) < 1e-6
+    assert abs(sum(f["share"] for f in fs) + rep["unattributed_samples"] /
+               rep["total_samples"] - 1) < 1e-4
+    truth = r.truth()
+    funcs = {f["name"]: f["self_seconds"] for f in fs}
+    check_shares(truth, funcs, r.summary()["signals"],
+                 ["work_alpha", "work_beta", "work_gamma"])
+    assert abs(rep["total_seconds"] - truth["cpu"]) < 0.05 * truth["cpu"]
+    top = report_json(exe, r.path(), extra=("--top", "1"))
+    assert [f["name"] for f in top["functions"]] == ["work_alpha"]
+
+
+def test_report_text_and_csv():
+    exe = prog("three-pie")
+    r = run([exe, "0.5"], verbose=False)
+    p = pcprof("report", exe, r.path())
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("Flat profile of %s" % exe), lines[0]
+    assert lines[3].split()[-1] == "work_alpha", lines
+    p = pcprof("report", "--format", "csv", exe, r.path())
+    rows = [l.split(",") for l in p.stdout.splitlines()]
+    assert rows[0] == ["function", "self_seconds", "self_samples", "share",
+                       "cumulative_share"]
+    assert rows[1][0] == "work_alpha" and abs(float(rows[-1][4]) - 1) < 1e-4
+
+
+def test_several_profiles_are_summed_without_16_bit_truncation():
+    exe = prog("three-pie")
+    r = run([exe, "0.6"], env={"PC_HZ": "1000000"}, verbose=False)
+    one = report_json(exe, r.path())
+    three = report_json(exe, r.path(), r.path(), r.path())
+    assert three["total_samples"] == 3 * one["total_samples"]
+    assert one["total_samples"] > 3 * 65535
+    out = os.path.join(r.cwd, "merged.gmon")
+    p = pcprof("merge", "-o", out, r.path(), r.path(), r.path())
+    assert p.returncode == 0, p.stderr
+    merged = report_json(exe, out)
+    assert merged["functions"] == three["functions"]
+    funcs, total, _ = gprof_flat(exe, out)
+    # gprof reads the merged file right: three times the seconds
+    assert abs(total - 3 * one["total_seconds"]) < 0.02 * total, \
+        (total, one["total_seconds"])
+    return "merged %d samples, gprof %.3f s" % (merged["total_samples"], total)
+
+
+def test_run_passes_output_and_status_through():
+    exe = prog("behave")
+    plain = run([exe, "7"], profiled=False)
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    p = pcprof("run", "--", exe, "7", cwd=d)
+    assert p.returncode == 7, p.stderr
+    assert p.stdout == plain.stdout
+    assert p.stderr.startswith(plain.stderr), p.stderr
+    assert "Flat profile of %s" % exe in p.stderr
+    rep = os.path.join(d, "r.json")
+    p = pcprof("run", "-o", "x.gmon", "--hz", "500", "--report", rep,
+               "--format", "json", "--", "three-pie", "0.3", cwd=d,
+               env={"PATH": os.path.dirname(exe) + ":" + os.environ["PATH"]})
+    assert p.returncode == 0, p.stderr
+    j = json.load(open(rep))
+    assert j["rate_hz"] == 500 and j["functions"][0]["name"] == "work_alpha"
+    assert os.path.exists(os.path.join(d, "x.gmon"))
+
+
+def test_run_appends_to_an_existing_ld_preload():
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    p = pcprof("run", "--", "sh", "-c", 'echo "$LD_PRELOAD"', cwd=d,
+               env={"LD_PRELOAD": "libm.so.6"})
+    assert p.stdout.startswith("libm.so.6:") and \
+        p.stdout.strip().endswith("/libpc.so"), p.stdout
+
+
+def test_run_explains_static_and_setuid_programs():
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    p = pcprof("run", "--", prog("three-static"), "0.1", cwd=d)
+    assert p.returncode == 0
+    msgs = [l for l in p.stderr.splitlines() if l.startswith("pcprof:")]
+    assert len(msgs) == 1 and "statically linked" in msgs[0], p.stderr
+    assert not os.path.exists(os.path.join(d, "gmon.out"))
+    if os.geteuid() == 0:
+        suid = os.path.join(d, "suid")
+        shutil.copy(prog("behave"), suid)
+        os.chown(suid, 65534, 65534)
+        os.chmod(suid, 0o4755)
+        p = pcprof("run", "--", suid, "0", cwd=d)
+        assert p.returncode == 0
+        assert "setuid" in p.stderr, p.stderr
+
+
+def test_run_reports_a_missing_profile_and_unknown_command():
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    p = pcprof("run", "--", "no-such-command-here", cwd=d)
+    assert p.returncode == 127 and "command not found" in p.stderr
+
+
+def test_split_pieces_are_folded_into_their_function():
+    exe = prog("pieces")
+    syms = subprocess.run(["nm", exe], capture_output=True, text=True).stdout
+    assert "split_work.cold" in syms, "no .cold piece: test is moot"
+    r = run([exe, "2"])
+    truth = r.truth()
+    rep = report_json(exe, r.path())
+    funcs = {f["name"]: f["self_seconds"] for f in rep["functions"]}
+    check_shares(truth, funcs, r.summary()["signals"], ["split_work", "plain_work"])
+    kept = report_json(exe, r.path(), extra=("--keep-pieces",))
+    names = {f["name"] for f in kept["functions"]}
+    assert "split_work.cold" in names, names
+    g, total, _ = gprof_flat(exe, r.path())
+    return "pcprof split_work %.2f s (truth %.2f s); gprof split_work %.2f s, " \
+        "note_rare %.2f s" % (funcs["split_work"], truth["split_work"],
+                              g.get("split_work", 0), g.get("note_rare", 0))
+
+
+def test_plt_stubs_are_named():
+    exe = prog("libcall")
+    r = run([exe, "300000000"], verbose=False)
+    rep = report_json(exe, r.path())
+    names = [f["name"] for f in rep["functions"]]
+    assert "labs@plt" in names, names
+    assert rep["unattributed_samples"] == 0
+
+
+def test_cxx_names_are_demangled():
+    exe = prog("cxx")
+    r = run([exe, "0.6"], verbose=False)
+    names = [f["name"] for f in report_json(exe, r.path())["functions"]]
+    assert "shapes::Circle::area(unsigned long) const" in names, names
+    assert "unsigned long shapes::accumulate<int>(int, unsigned long)" in names
+    raw = [f["name"] for f in report_json(exe, r.path(),
+                                          extra=("--no-demangle",))["functions"]]
+    assert any(n.startswith("_ZNK6shapes6Circle4area") for n in raw), raw
+
+
+def test_stripped_binary_finds_its_debug_file():
+    exe = prog("three-pie")
+    r = run([exe, "0.5"], verbose=False)
+    want = report_json(exe, r.path())["functions"]
+    d = r.cwd
+    dbg = os.path.join(d, "three.debug")
+    stripped = os.path.join(d, "three")
+    subprocess.run(["objcopy", "--only-keep-debug", exe, dbg], check=True)
+    subprocess.run(["objcopy", "--strip-all", "--add-gnu-debuglink=" + dbg,
+                    exe, stripped], check=True)
+    # beside the binary, then in .debug/, then by build-id under a root
+    got = report_json(stripped, r.path())
+    assert got["functions"] == want and got["symbols"] == "debug file"
+    os.makedirs(os.path.join(d, ".debug"))
+    os.rename(dbg, os.path.join(d, ".debug", "three.debug"))
+    assert report_json(stripped, r.path())["functions"] == want
+    bid = subprocess.run(["readelf", "-n", exe], capture_output=True,
+                         text=True).stdout.split("Build ID: ")[1].split()[0]
+    root = os.path.join(d, "root", ".build-id", bid[:2])
+    os.makedirs(root)
+    os.rename(os.path.join(d, ".debug", "three.debug"),
+              os.path.join(root, bid[2:] + ".debug"))
+    got = report_json(stripped, r.path(),
+                      extra=("--debug-dir", os.path.join(d, "root")))
+    assert got["functions"] == want
+    p = pcprof("report", stripped, r.path())
+    assert p.returncode == 2 and "debug" in p.stderr, p.stderr
+
+
+def test_wrong_binary_is_detected_and_gprof_still_reads_the_file():
+    r = run([prog("three-pie"), "0.3"], verbose=False)
+    assert read_gmon(r.path())["spare"][:2] == b"pc"
+    p = pcprof("report", prog("three-nopie"), r.path())
+    assert p.returncode == 0
+    assert "is not the program that was profiled" in p.stderr, p.stderr
+    p = pcprof("report", prog("three-pie"), r.path())
+    assert "not the program" not in p.stderr
+
+
+def hist_record(low, high, counts, rate=1000, dimen=b"seconds", abbrev=b"s"):
+    return b"\0" + struct.pack("<QQII", low, high, len(counts), rate) + \
+        dimen.ljust(15, b"\0") + abbrev + struct.pack("<%dH" % len(counts), *counts)
+
+
+HEADER = b"gmon" + struct.pack("<I", 1) + b"\0" * 12
+
+
+def test_bad_input_gets_one_line_and_status_2():
+    # Each case: (what, file bytes or a maker, expected words in the message).
+    # Covered: empty, every truncation point of a real file, bad magic,
+    # version 2, a huge bin count, overlapping records, an unknown tag, a
+    # directory, a FIFO, a non-ELF and a foreign-architecture executable.
+    d = tempfile.mkdtemp(prefix="pc-bad-")
+    exe = prog("three-pie")
+    good = run([exe, "0.2"], cwd=d, verbose=False).path()
+    data = open(good, "rb").read()
+    cases = [
+        ("empty", b"", "empty file"),
+        ("magic", b"GMON" + data[4:], "bad magic"),
+        ("version", b"gmon" + struct.pack("<I", 2) + data[8:], "version"),
+        ("hugebins", HEADER + b"\0" + struct.pack("<QQII", 0, 2 ** 33, 2 ** 32 - 1, 1000)
+         + b"seconds".ljust(15, b"\0") + b"s", "truncated histogram"),
+        ("overlap", HEADER + hist_record(0x1000, 0x1010, [1] * 8) +
+         hist_record(0x1008, 0x1018, [1] * 8), "overlaps"),
+        ("tag", data + b"\x07", "unknown record tag 7"),
+    ]
+    for cut in sorted({1, 4, 8, 19, 20, 21, 40, 61, len(data) - 1}):
+        if cut < len(data):
+            cases.append(("cut%d" % cut, data[:cut], "truncated|bad magic|no histogram"))
+    seen = 0
+    for name, content, words in cases:
+        path = os.path.join(d, name)
+        open(path, "wb").write(content)
+        p = pcprof("report", exe, path, timeout=10)
+        lines = p.stderr.splitlines()
+        assert p.returncode == 2, (name, p.returncode, p.stderr)
+        assert len(lines) == 1 and lines[0].startswith("pcprof: '%s': " % path), \
+            (name, p.stderr)
+        assert any(w in lines[0] for w in words.split("|")), (name, lines[0])
+        seen += 1
+    os.mkfifo(os.path.join(d, "fifo"))
+    os.mkdir(os.path.join(d, "dir"))
+    notelf = os.path.join(d, "notelf")
+    open(notelf, "w").write("#!/bin/sh\n")
+    foreign = os.path.join(d, "foreign")
+    b = bytearray(open(exe, "rb").read())
+    b[18:20] = struct.pack("<H", 40)        # e_machine = EM_ARM
+    open(foreign, "wb").write(b)
+    for args, words in (((exe, os.path.join(d, "fifo")), "not a regular file"),
+                        ((exe, os.path.join(d, "dir")), "is a directory"),
+                        ((notelf, good), "not an ELF file"),
+                        ((foreign, good), "foreign ELF"),
+                        ((os.path.join(d, "dir"), good), "is a directory")):
+        p = pcprof("report", *args, timeout=10)
+        lines = p.stderr.splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and words in lines[0], \
+            (args, p.stderr)
+        seen += 1
+    return "%d bad inputs" % seen

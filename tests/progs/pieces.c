@@ -1,0 +1,55 @@
+/*
+ * A function that GCC splits: the branch that calls a cold function goes to
+ * split_work.cold, which gprof credits to whatever symbol precedes it and
+ * pcprof folds back into split_work. The truth is split_work's own time,
+ * cold part included. Usage: pieces SECONDS
+ */
+#include <stdlib.h>
+
+#include "truth.h"
+
+static volatile int rare_calls;
+
+__attribute__((cold, noinline)) void
+note_rare(void)
+{
+	rare_calls++;
+}
+
+/* The rare branch is taken on every other call: a cold piece that runs. */
+__attribute__((noinline)) uint64_t
+split_work(uint64_t x, int rare)
+{
+	if (rare) {
+		note_rare();
+		return spin(x, 3 * SPIN_UNIT);
+	}
+	return spin(x, SPIN_UNIT);
+}
+
+__attribute__((noinline)) uint64_t
+plain_work(uint64_t x)
+{
+	return spin(x, 2 * SPIN_UNIT);
+}
+
+int
+main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+	double t[2] = { 0, 0 }, t0, start = process_cpu();
+	uint64_t x = 1;
+
+	while (process_cpu() - start < seconds) {
+		t0 = thread_cpu();
+		x = split_work(x, 1);
+		x = split_work(x, 0);
+		t[0] += thread_cpu() - t0;
+		t0 = thread_cpu();
+		x = plain_work(x);
+		t[1] += thread_cpu() - t0;
+	}
+	printf("truth: {\"split_work\": %.6f, \"plain_work\": %.6f, \"cpu\": %.6f, \"x\": %llu}\n",
+	       t[0], t[1], process_cpu(), (unsigned long long)x);
+	return 0;
+}

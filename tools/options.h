@@ -1,0 +1,42 @@
+/* The report options that `pcprof report` and `pcprof run` share. */
+#ifndef PC_OPTIONS_H
+#define PC_OPTIONS_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "pcprof.h"
+
+enum {
+	OPT_FORMAT = 256, OPT_TOP, OPT_KEEP_PIECES, OPT_NO_DEMANGLE,
+	OPT_DEBUG_DIR,
+};
+
+#define REPORT_LONGOPTS							\
+	{ "format", required_argument, NULL, OPT_FORMAT },		\
+	{ "top", required_argument, NULL, OPT_TOP },			\
+	{ "keep-pieces", no_argument, NULL, OPT_KEEP_PIECES },		\
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },		\
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR }
+
+#define REPORT_OPTIONS_HELP						\
+"Report options:\n"							\
+"  --format FMT     text (default), json or csv\n"			\
+"  --top N          the N functions with most samples (0: all)\n"	\
+"  --keep-pieces    show foo.cold, foo.part.N, foo.isra.N and\n"	\
+"                   foo.constprop.N apart from foo (default: folded)\n"\
+"  --no-demangle    print C++ names as the symbol table has them\n"	\
+"  --debug-dir DIR  look for separate debug files under DIR\n"		\
+"                   (default /usr/lib/debug)\n"
+
+/* 1 if c was a report option (and is applied), 0 if not. */
+int report_option(int c, const char *arg, struct report_opts *r,
+		  struct symtab_opts *s);
+
+/* Load symbols and profiles and print the report; exits on bad input. */
+int report_files(const char *exe, char **files, int nfiles,
+		 struct report_opts *r, const struct symtab_opts *s, FILE *out);
+
+void report_usage(FILE *out, const char *text);
+
+#endif

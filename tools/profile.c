@@ -1,0 +1,229 @@
+/*
+ * Loading profiles and symbols for the subcommands, with one-line messages
+ * that name the file, and the flat profile: samples credited to functions.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pcprof.h"
+
+void
+pc_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("pcprof: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void
+pc_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("pcprof: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_BAD_INPUT);
+}
+
+/* The whole file, or exit: never blocks on a FIFO, never reads a directory. */
+static unsigned char *
+slurp(const char *path, size_t *len)
+{
+	struct stat sb;
+	unsigned char *buf;
+	size_t off = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		pc_fatal("'%s': %s", path, strerror(errno));
+	if (fstat(fd, &sb))
+		pc_fatal("'%s': %s", path, strerror(errno));
+	if (S_ISDIR(sb.st_mode))
+		pc_fatal("'%s': is a directory", path);
+	if (!S_ISREG(sb.st_mode))
+		pc_fatal("'%s': not a regular file", path);
+	if (sb.st_size == 0)
+		pc_fatal("'%s': empty file", path);
+	buf = malloc((size_t)sb.st_size);
+	if (!buf)
+		pc_fatal("'%s': out of memory for %lld bytes", path, (long long)sb.st_size);
+	while (off < (size_t)sb.st_size) {
+		ssize_t n = read(fd, buf + off, (size_t)sb.st_size - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			pc_fatal("'%s': %s", path, strerror(errno));
+		if (n == 0)
+			break;	/* shrank under us: parse what there is */
+		off += (size_t)n;
+	}
+	close(fd);
+	*len = off;
+	return buf;
+}
+
+static void
+load_one(struct gmon_profile *p, const char *path)
+{
+	struct gmon_error err;
+	size_t len;
+	unsigned char *buf = slurp(path, &len);
+	int r = gmon_parse(buf, len, p, &err);
+
+	free(buf);
+	if (r == -ENOMEM)
+		pc_fatal("'%s': out of memory", path);
+	if (r)
+		pc_fatal("'%s': %s at byte %llu", path, err.what,
+			 (unsigned long long)err.offset);
+	if (p->nhists == 0)
+		pc_fatal("'%s': no histogram in the profile", path);
+}
+
+static const char *
+hex(const uint8_t *b, size_t n, char *buf)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(buf + 2 * i, "%02x", b[i]);
+	buf[2 * n] = 0;
+	return buf;
+}
+
+void
+profiles_load(struct gmon_profile *p, char **paths, int n)
+{
+	uint8_t id0[GMON_BUILDID_SIZE], id[GMON_BUILDID_SIZE];
+	int pc0;
+
+	load_one(p, paths[0]);
+	pc0 = gmon_profile_is_libpc(p, id0);
+	for (int i = 1; i < n; i++) {
+		struct gmon_profile q;
+		struct gmon_error err;
+		char a[32], b[32];
+		int r;
+
+		load_one(&q, paths[i]);
+		if (q.hists[0].rate != p->hists[0].rate)
+			pc_fatal("'%s': sampled at %u Hz, '%s' at %u Hz: profiles at different rates cannot be summed",
+				 paths[i], q.hists[0].rate, paths[0], p->hists[0].rate);
+		if (pc0 && gmon_profile_is_libpc(&q, id) && memcmp(id0, id, sizeof(id)))
+			pc_fatal("'%s': from another executable than '%s' (build-id %s..., not %s...)",
+				 paths[i], paths[0], hex(id, sizeof(id), a), hex(id0, sizeof(id0), b));
+		r = gmon_profile_add(p, &q, &err);
+		if (r == -ENOMEM)
+			pc_fatal("'%s': out of memory", paths[i]);
+		if (r)
+			pc_fatal("'%s': cannot be added to '%s': %s", paths[i], paths[0], err.what);
+		gmon_profile_release(&q);
+	}
+}
+
+void
+symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o)
+{
+	char err[512];
+
+	if (symtab_load(st, exe, o, err, sizeof(err)))
+		pc_fatal("'%s': %s", exe, err);
+}
+
+void
+check_build_id(const struct gmon_profile *p, const struct symtab *st,
+	       const char *exe)
+{
+	static const uint8_t zero[GMON_BUILDID_SIZE];
+	uint8_t id[GMON_BUILDID_SIZE];
+	char a[32], b[32];
+
+	if (!gmon_profile_is_libpc(p, id) || !memcmp(id, zero, sizeof(id)))
+		return;
+	if (st->build_id_len < GMON_BUILDID_SIZE)
+		return;
+	if (memcmp(id, st->build_id, GMON_BUILDID_SIZE))
+		pc_warn("warning: '%s' is not the program that was profiled "
+			"(build-id %s..., the profile's is %s...); names may be wrong",
+			exe, hex(st->build_id, GMON_BUILDID_SIZE, a),
+			hex(id, sizeof(id), b));
+}
+
+static int
+cmp_rows(const void *a, const void *b)
+{
+	const struct flat_row *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+void
+flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p)
+{
+	double *per = calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*per));
+
+	if (!per)
+		pc_fatal("out of memory");
+	memset(f, 0, sizeof(*f));
+	f->rate = p->nhists ? p->hists[0].rate : 0;
+	for (size_t h = 0; h < p->nhists; h++) {
+		const struct gmon_hist *hist = &p->hists[h];
+		uint64_t bin = (hist->high - hist->low) / hist->nbins;
+		size_t s = symtab_first_after(st, hist->low);
+
+		for (uint32_t k = 0; k < hist->nbins; k++) {
+			uint64_t a = hist->low + k * bin, e = a + bin, covered = 0;
+			double c = (double)hist->counts[k];
+
+			if (!hist->counts[k])
+				continue;
+			f->total += c;
+			while (s < st->nsyms && st->syms[s].hi <= a)
+				s++;
+			for (size_t i = s; i < st->nsyms && st->syms[i].lo < e; i++) {
+				uint64_t lo = st->syms[i].lo > a ? st->syms[i].lo : a;
+				uint64_t hi = st->syms[i].hi < e ? st->syms[i].hi : e;
+
+				if (hi > lo) {
+					per[st->syms[i].func] += c * (double)(hi - lo) / (double)bin;
+					covered += hi - lo;
+				}
+			}
+			if (covered < bin)
+				f->unknown += c * (double)(bin - covered) / (double)bin;
+		}
+	}
+	f->rows = malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*f->rows));
+	if (!f->rows)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < st->nfuncs; i++)
+		if (per[i] > 0) {
+			f->rows[f->nrows].func = (uint32_t)i;
+			f->rows[f->nrows].samples = per[i];
+			f->nrows++;
+		}
+	qsort(f->rows, f->nrows, sizeof(*f->rows), cmp_rows);
+	free(per);
+}
+
+void
+flat_release(struct flat *f)
+{
+	free(f->rows);
+	memset(f, 0, sizeof(*f));
+}

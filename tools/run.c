@@ -1,0 +1,251 @@
+/*
+ * pcprof run: start a program with libpc.so preloaded, wait for it, pass
+ * its exit status through, and print the report of the profile it wrote.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "options.h"
+
+#ifndef PC_LIBDIR
+#define PC_LIBDIR "/usr/local/lib"
+#endif
+
+static const char usage_run[] =
+"usage: pcprof run [OPTIONS] -- CMD [ARGS...]\n"
+"\n"
+"Run CMD with libpc.so preloaded (appended to any LD_PRELOAD), wait for it,\n"
+"then print the flat profile it wrote on standard error. The exit status is\n"
+"CMD's; a CMD killed by a signal makes pcprof die of the same signal.\n"
+"\n"
+"Run options:\n"
+"  -o, --output FILE  where CMD writes its profile (PC_OUT; default gmon.out)\n"
+"  --hz N             samples per second of thread CPU time (PC_HZ; 1000)\n"
+"  --signal SIG       the sampling signal (PC_SIGNAL; SIGPROF)\n"
+"  --report FILE      write the report to FILE instead of standard error\n"
+"  --no-report        write the profile only\n"
+"  -v, --verbose      libpc's summary line at exit (PC_VERBOSE=1)\n"
+"\n"
+REPORT_OPTIONS_HELP
+"\n"
+"Environment read by libpc.so in CMD (see libpc(7)):\n"
+"  PC_OUT           output file, relative to CMD's starting directory\n"
+"  GMON_OUT_PREFIX  write PREFIX.<pid> as glibc does (when PC_OUT is unset)\n"
+"  PC_HZ            sampling rate per thread CPU second, 1 to 1000000\n"
+"  PC_SIGNAL        sampling signal: SIGPROF, SIGRTMIN+N, a number\n"
+"  PC_VERBOSE       1: one summary line on stderr at exit\n"
+"\n"
+"libpc.so is looked for beside the pcprof binary, then in " PC_LIBDIR ".\n";
+
+enum { OPT_HZ = 300, OPT_SIGNAL, OPT_REPORT, OPT_NO_REPORT };
+
+/* libpc.so beside this pcprof (the build tree), else the installed one. */
+static int
+find_libpc(char *out, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n > 0) {
+		self[n] = 0;
+		if ((slash = strrchr(self, '/'))) {
+			*slash = 0;
+			if ((size_t)snprintf(out, size, "%s/libpc.so", self) < size &&
+			    access(out, R_OK) == 0)
+				return 0;
+		}
+	}
+	snprintf(out, size, "%s/libpc.so", PC_LIBDIR);
+	return access(out, R_OK);
+}
+
+/* The file execvp would run for cmd. */
+static int
+find_command(const char *cmd, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+	const char *p;
+
+	if (strchr(cmd, '/')) {
+		snprintf(out, size, "%s", cmd);
+		return access(out, X_OK);
+	}
+	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; ; p++) {
+		const char *end = strchr(p, ':');
+		size_t k = end ? (size_t)(end - p) : strlen(p);
+
+		snprintf(out, size, "%.*s%s%s", (int)k, p, k ? "/" : "", cmd);
+		if (access(out, X_OK) == 0) {
+			struct stat sb;
+
+			if (stat(out, &sb) == 0 && S_ISREG(sb.st_mode))
+				return 0;
+		}
+		if (!end)
+			return -1;
+		p = end;
+	}
+}
+
+/* Why LD_PRELOAD would do nothing for this program, or NULL. */
+static const char *
+why_unprofilable(const char *path)
+{
+	struct stat sb;
+
+	if (stat(path, &sb))
+		return NULL;
+	if (((sb.st_mode & S_ISUID) && sb.st_uid != geteuid()) ||
+	    ((sb.st_mode & S_ISGID) && sb.st_gid != getegid()))
+		return "it is setuid or setgid, and the dynamic linker ignores LD_PRELOAD for such programs";
+	if (elf_probe_dynamic(path) == 0)
+		return "it is statically linked, so there is no dynamic linker to load libpc.so";
+	return NULL;
+}
+
+static void
+setenv_or_die(const char *k, const char *v)
+{
+	if (setenv(k, v, 1))
+		pc_fatal("cannot set %s: %s", k, strerror(errno));
+}
+
+int
+cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		REPORT_LONGOPTS,
+		{ "output", required_argument, NULL, 'o' },
+		{ "hz", required_argument, NULL, OPT_HZ },
+		{ "signal", required_argument, NULL, OPT_SIGNAL },
+		{ "report", required_argument, NULL, OPT_REPORT },
+		{ "no-report", no_argument, NULL, OPT_NO_REPORT },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0, 0, 0, 0 }
+	};
+	struct report_opts r = { FORMAT_TEXT, 0, NULL, NULL, 0 };
+	struct symtab_opts s = { 0, 0, NULL };
+	const char *output = "gmon.out", *report_to = NULL, *why;
+	char lib[PATH_MAX], exe[PATH_MAX], *preload;
+	int c, no_report = 0, status;
+	struct stat before, after;
+	int had_before;
+	struct sigaction ign, old_int, old_quit;
+	pid_t pid;
+	FILE *out = stderr;
+	char *files[1];
+
+	while ((c = getopt_long(argc, argv, "+ho:v", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			report_usage(stdout, usage_run);
+			return 0;
+		case 'o':
+			output = optarg;
+			break;
+		case OPT_HZ:
+			setenv_or_die("PC_HZ", optarg);
+			break;
+		case OPT_SIGNAL:
+			setenv_or_die("PC_SIGNAL", optarg);
+			break;
+		case OPT_REPORT:
+			report_to = optarg;
+			break;
+		case OPT_NO_REPORT:
+			no_report = 1;
+			break;
+		case 'v':
+			setenv_or_die("PC_VERBOSE", "1");
+			break;
+		default:
+			if (!report_option(c, optarg, &r, &s)) {
+				report_usage(stderr, usage_run);
+				return EXIT_BAD_INPUT;
+			}
+		}
+	}
+	if (optind >= argc) {
+		report_usage(stderr, usage_run);
+		return EXIT_BAD_INPUT;
+	}
+	if (find_command(argv[optind], exe, sizeof(exe))) {
+		pc_warn("'%s': command not found", argv[optind]);
+		return 127;
+	}
+	if (find_libpc(lib, sizeof(lib)))
+		pc_fatal("cannot find libpc.so beside pcprof or in %s", PC_LIBDIR);
+	if ((why = why_unprofilable(exe))) {
+		pc_warn("'%s' cannot be profiled: %s; running it unprofiled", exe, why);
+		no_report = 1;
+	}
+	preload = getenv("LD_PRELOAD");
+	if (preload && *preload) {
+		char *v = malloc(strlen(preload) + strlen(lib) + 2);
+
+		if (!v)
+			pc_fatal("out of memory");
+		sprintf(v, "%s:%s", preload, lib);
+		setenv_or_die("LD_PRELOAD", v);
+		free(v);
+	} else {
+		setenv_or_die("LD_PRELOAD", lib);
+	}
+	setenv_or_die("PC_OUT", output);
+	unsetenv("GMON_OUT_PREFIX");
+	had_before = stat(output, &before) == 0;
+
+	/* like time(1): the terminal's ^C and ^\ are for the program */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		pc_fatal("cannot fork: %s", strerror(errno));
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		execv(exe, argv + optind);
+		pc_warn("'%s': %s", exe, strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			pc_fatal("waitpid: %s", strerror(errno));
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+
+	if (!no_report) {
+		if (stat(output, &after) || (had_before && after.st_ino == before.st_ino &&
+		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev)) {
+			pc_warn("'%s': no profile was written (%s)", output,
+				WIFSIGNALED(status) ? "the program was killed by a signal" :
+				"the program did not return from main or call exit");
+		} else {
+			if (report_to && !(out = fopen(report_to, "w")))
+				pc_fatal("'%s': %s", report_to, strerror(errno));
+			files[0] = strdup(output);
+			report_files(exe, files, 1, &r, &s, out);
+			free(files[0]);
+			if (out != stderr && fclose(out))
+				pc_fatal("'%s': %s", report_to, strerror(errno));
+		}
+	}
+	if (WIFSIGNALED(status)) {
+		signal(WTERMSIG(status), SIG_DFL);
+		fflush(NULL);
+		kill(getpid(), WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	return WEXITSTATUS(status);
+}

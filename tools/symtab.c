@@ -1,0 +1,718 @@
+/*
+ * Symbols for pcprof, from ELF files through libelf: .symtab, else a
+ * separate debug file (build-id path or .gnu_debuglink), else .dynsym.
+ * The ELF file may be hostile: libelf bounds every section, and every index
+ * or string taken from the file is checked before it is used.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symtab.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+#ifndef R_X86_64_JUMP_SLOT
+#define R_X86_64_JUMP_SLOT 7
+#endif
+
+/* A symbol as read, before duplicates are dropped and extents settled. */
+struct raw {
+	uint64_t lo, size;
+	char *name;		/* owned */
+	int prio;		/* which of several names at one address wins */
+};
+
+struct rawvec {
+	struct raw *v;
+	size_t n, cap;
+};
+
+/* What one ELF file offers. */
+struct elfinfo {
+	int machine;
+	int has_symtab;
+	uint8_t build_id[20];
+	size_t build_id_len;
+	char debuglink[256];
+	uint64_t text_end;	/* end of the last executable section */
+};
+
+static int
+fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int
+raw_push(struct rawvec *rv, uint64_t lo, uint64_t size, const char *name, int prio)
+{
+	if (rv->n == rv->cap) {
+		size_t cap = rv->cap ? rv->cap * 2 : 1024;
+		struct raw *v = realloc(rv->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		rv->v = v;
+		rv->cap = cap;
+	}
+	if (!(rv->v[rv->n].name = strdup(name)))
+		return -1;
+	rv->v[rv->n].lo = lo;
+	rv->v[rv->n].size = size;
+	rv->v[rv->n].prio = prio;
+	rv->n++;
+	return 0;
+}
+
+static void
+raw_free(struct rawvec *rv)
+{
+	for (size_t i = 0; i < rv->n; i++)
+		free(rv->v[i].name);
+	free(rv->v);
+	memset(rv, 0, sizeof(*rv));
+}
+
+static int
+is_exec_section(Elf *e, size_t shndx)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return 0;
+	scn = elf_getscn(e, shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
+/* Function symbols of one symbol section. */
+static int
+read_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct rawvec *rv)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t n;
+
+	if (!d || !sh->sh_entsize)
+		return 0;
+	n = d->d_size / sh->sh_entsize;
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym s;
+		const char *name;
+		int type, bind, prio;
+
+		if (!gelf_getsym(d, (int)i, &s))
+			break;
+		type = GELF_ST_TYPE(s.st_info);
+		bind = GELF_ST_BIND(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !s.st_value)
+			continue;
+		if (!is_exec_section(e, s.st_shndx))
+			continue;
+		name = elf_strptr(e, sh->sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		prio = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
+		if (raw_push(rv, s.st_value, s.st_size, name, prio))
+			return -1;
+	}
+	return 0;
+}
+
+static Elf_Scn *
+section_named(Elf *e, const char *want, GElf_Shdr *out)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, out))
+			continue;
+		name = elf_strptr(e, shstrndx, out->sh_name);
+		if (name && !strcmp(name, want))
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * name@plt for each lazy-binding slot: x86-64 lays PLT entries out in the
+ * order of .rela.plt, 16 bytes each, in .plt.sec when the binary has one
+ * (IBT) and otherwise in .plt after its 16-byte header.
+ */
+static int
+read_plt(Elf *e, struct rawvec *rv)
+{
+	GElf_Shdr rsh, psh, dsh;
+	Elf_Scn *rel = section_named(e, ".rela.plt", &rsh);
+	Elf_Scn *plt = section_named(e, ".plt.sec", &psh);
+	Elf_Scn *dyn;
+	Elf_Data *rd;
+	uint64_t base;
+	size_t n;
+
+	if (!rel || rsh.sh_type != SHT_RELA || !rsh.sh_entsize)
+		return 0;
+	if (plt) {
+		base = psh.sh_addr;
+	} else if ((plt = section_named(e, ".plt", &psh))) {
+		base = psh.sh_addr + 16;
+	} else {
+		return 0;
+	}
+	if (psh.sh_type != SHT_PROGBITS && psh.sh_type != SHT_NOBITS)
+		return 0;
+	dyn = elf_getscn(e, rsh.sh_link);
+	if (!dyn || !gelf_getshdr(dyn, &dsh) || dsh.sh_type != SHT_DYNSYM)
+		return 0;
+	rd = elf_getdata(rel, NULL);
+	if (!rd)
+		return 0;
+	n = rd->d_size / rsh.sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		Elf_Data *dd = elf_getdata(dyn, NULL);
+		GElf_Rela r;
+		GElf_Sym s;
+		const char *name;
+		char buf[512];
+
+		if (!gelf_getrela(rd, (int)i, &r) || !dd)
+			break;
+		if (GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT)
+			continue;
+		if (base + 16 * (i + 1) > psh.sh_addr + psh.sh_size)
+			break;
+		if (!gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &s))
+			continue;
+		name = elf_strptr(e, dsh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		snprintf(buf, sizeof(buf), "%s@plt", name);
+		if (raw_push(rv, base + 16 * i, 16, buf, 0))
+			return -1;
+	}
+	return 0;
+}
+
+static void
+read_notes(Elf *e, struct elfinfo *info)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+		size_t off = 0, noff, doff;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		if (!(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + noff, "GNU", 4) &&
+			    nh.n_descsz > 0) {
+				size_t k = nh.n_descsz < sizeof(info->build_id) ?
+					   nh.n_descsz : sizeof(info->build_id);
+
+				memcpy(info->build_id, (char *)d->d_buf + doff, k);
+				info->build_id_len = k;
+				return;
+			}
+		}
+	}
+}
+
+/* Everything one ELF image offers: notes, debuglink, symbols. */
+static int
+read_elf(Elf *e, struct elfinfo *info, struct rawvec *symtab,
+	 struct rawvec *dynsym, struct rawvec *plt, char *err, size_t errlen)
+{
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	memset(info, 0, sizeof(*info));
+	if (elf_kind(e) != ELF_K_ELF)
+		return fail(err, errlen, "not an ELF file");
+	if (!gelf_getehdr(e, &eh))
+		return fail(err, errlen, "bad ELF header: %s", elf_errmsg(-1));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64))
+		return fail(err, errlen, "foreign ELF file (class %d, data %d, machine %d): "
+			    "pcprof reads 64-bit little-endian x86-64 and AArch64 files",
+			    eh.e_ident[EI_CLASS], eh.e_ident[EI_DATA], eh.e_machine);
+	info->machine = eh.e_machine;
+	read_notes(e, info);
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			return fail(err, errlen, "bad section header: %s", elf_errmsg(-1));
+		if ((sh.sh_flags & SHF_EXECINSTR) && sh.sh_addr + sh.sh_size > info->text_end)
+			info->text_end = sh.sh_addr + sh.sh_size;
+		if (sh.sh_type == SHT_SYMTAB) {
+			info->has_symtab = 1;
+			if (symtab && read_symbols(e, scn, &sh, symtab))
+				return fail(err, errlen, "out of memory");
+		} else if (sh.sh_type == SHT_DYNSYM && dynsym) {
+			if (read_symbols(e, scn, &sh, dynsym))
+				return fail(err, errlen, "out of memory");
+		}
+	}
+	if ((scn = section_named(e, ".gnu_debuglink", &sh)) && sh.sh_type != SHT_NOBITS) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+
+		if (d && d->d_size > 0 && memchr(d->d_buf, 0, d->d_size) &&
+		    strlen(d->d_buf) < sizeof(info->debuglink) && !strchr(d->d_buf, '/'))
+			strcpy(info->debuglink, d->d_buf);
+	}
+	if (plt && info->machine == EM_X86_64 && read_plt(e, plt))
+		return fail(err, errlen, "out of memory");
+	return 0;
+}
+
+/* ------------------------------------------------------- names */
+
+/* The function a compiler-split piece belongs to: foo.cold, foo.part.0,
+ * foo.isra.0, foo.constprop.0.isra.0 and the like all give foo. */
+static size_t
+base_len(const char *name)
+{
+	static const char *const tags[] = {
+		"cold", "part", "isra", "constprop", "lto_priv", "localalias",
+	};
+	const char *dot = strchr(name + 1, '.');
+
+	while (dot) {
+		const char *p = dot;
+		int ok = 1;
+
+		while (ok && *p == '.') {
+			size_t k;
+
+			p++;
+			ok = 0;
+			for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
+				k = strlen(tags[i]);
+				if (!strncmp(p, tags[i], k) && (p[k] == '.' || !p[k])) {
+					p += k;
+					ok = 1;
+					break;
+				}
+			}
+			if (!ok && *p >= '0' && *p <= '9') {
+				while (*p >= '0' && *p <= '9')
+					p++;
+				ok = *p == '.' || !*p;
+			}
+		}
+		if (ok && !*p)
+			return (size_t)(dot - name);
+		dot = strchr(dot + 1, '.');
+	}
+	return strlen(name);
+}
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+/* libstdc++'s demangler, found at run time so that pcprof builds and runs
+ * without a C++ toolchain; NULL when it is absent. */
+static demangle_fn
+demangler(void)
+{
+	static int tried;
+	static demangle_fn fn;
+	void *h;
+
+	if (!tried) {
+		tried = 1;
+		h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		if (h)
+			fn = (demangle_fn)dlsym(h, "__cxa_demangle");
+	}
+	return fn;
+}
+
+static char *
+display_name(const char *name, const struct symtab_opts *o)
+{
+	size_t k = o->keep_pieces ? strlen(name) : base_len(name);
+	char *base = strndup(name, k);
+	demangle_fn dm;
+	char *d;
+	int status = -1;
+
+	if (!base || o->no_demangle || strncmp(base, "_Z", 2) || !(dm = demangler()))
+		return base;
+	d = dm(base, NULL, NULL, &status);
+	if (status == 0 && d) {
+		free(base);
+		return d;
+	}
+	free(d);
+	return base;
+}
+
+/* Open-addressed table of display names, giving each a function index. */
+struct names {
+	uint32_t *slot;		/* func index + 1, or 0 */
+	size_t mask;
+};
+
+static uint64_t
+hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static long
+intern(struct symtab *st, struct names *nt, char *name)
+{
+	size_t i = hash_str(name) & nt->mask;
+
+	while (nt->slot[i]) {
+		uint32_t f = nt->slot[i] - 1;
+
+		if (!strcmp(st->funcs[f], name)) {
+			free(name);
+			return f;
+		}
+		i = (i + 1) & nt->mask;
+	}
+	st->funcs[st->nfuncs] = name;
+	nt->slot[i] = (uint32_t)++st->nfuncs;
+	return (long)st->nfuncs - 1;
+}
+
+static int
+cmp_raw(const void *a, const void *b)
+{
+	const struct raw *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->prio != y->prio)
+		return y->prio - x->prio;
+	/* a sized symbol says more than a bare label */
+	if ((x->size != 0) != (y->size != 0))
+		return x->size ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Settle extents (st_size, else up to the next symbol) and names. */
+static int
+build(struct symtab *st, struct rawvec *rv, uint64_t text_end,
+      const struct symtab_opts *o)
+{
+	struct names nt = { NULL, 0 };
+	size_t n = 0, cap = 16;
+
+	qsort(rv->v, rv->n, sizeof(*rv->v), cmp_raw);
+	while (cap < 2 * rv->n)
+		cap *= 2;
+	nt.slot = calloc(cap, sizeof(*nt.slot));
+	nt.mask = cap - 1;
+	st->syms = calloc(rv->n ? rv->n : 1, sizeof(*st->syms));
+	st->funcs = calloc(rv->n ? rv->n : 1, sizeof(*st->funcs));
+	if (!nt.slot || !st->syms || !st->funcs) {
+		free(nt.slot);
+		return -1;
+	}
+	for (size_t i = 0; i < rv->n; i++) {
+		struct raw *r = &rv->v[i];
+		uint64_t next = UINT64_MAX, hi;
+		char *name;
+		long f;
+
+		if (i > 0 && rv->v[i - 1].lo == r->lo)
+			continue;	/* an alias of the one kept */
+		for (size_t j = i + 1; j < rv->n; j++)
+			if (rv->v[j].lo > r->lo) {
+				next = rv->v[j].lo;
+				break;
+			}
+		if (r->size)
+			hi = r->lo + r->size;
+		else
+			hi = next != UINT64_MAX ? next : (text_end > r->lo ? text_end : r->lo + 1);
+		if (hi > next)
+			hi = next;
+		if (hi <= r->lo)
+			continue;
+		if (!(name = display_name(r->name, o)))
+			goto nomem;
+		f = intern(st, &nt, name);
+		st->syms[n].lo = r->lo;
+		st->syms[n].hi = hi;
+		st->syms[n].func = (uint32_t)f;
+		n++;
+	}
+	st->nsyms = n;
+	free(nt.slot);
+	return 0;
+nomem:
+	free(nt.slot);
+	return -1;
+}
+
+/* ------------------------------------------------------- debug files */
+
+static Elf *
+open_elf(const char *path, int *fdp, char *err, size_t errlen)
+{
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	Elf *e;
+
+	if (fd < 0) {
+		fail(err, errlen, "%s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		fail(err, errlen, S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
+		close(fd);
+		return NULL;
+	}
+	if (sb.st_size == 0) {
+		fail(err, errlen, "empty file");
+		close(fd);
+		return NULL;
+	}
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e) {
+		fail(err, errlen, "cannot read as ELF: %s", elf_errmsg(-1));
+		close(fd);
+		return NULL;
+	}
+	*fdp = fd;
+	return e;
+}
+
+/* Symbols from a separate debug file whose build-id matches, if any. */
+static int
+try_debug_file(struct symtab *st, const char *path, const struct elfinfo *want,
+	       struct rawvec *rv)
+{
+	struct elfinfo info;
+	char err[256];
+	int fd;
+	Elf *e = open_elf(path, &fd, err, sizeof(err));
+	int ok = 0;
+
+	if (!e)
+		return 0;
+	if (read_elf(e, &info, rv, NULL, NULL, err, sizeof(err)) == 0 &&
+	    info.has_symtab && rv->n > 0 &&
+	    (!want->build_id_len || (info.build_id_len == want->build_id_len &&
+	     !memcmp(info.build_id, want->build_id, info.build_id_len)))) {
+		ok = 1;
+		st->debug_path = strdup(path);
+	} else {
+		raw_free(rv);
+	}
+	elf_end(e);
+	close(fd);
+	return ok;
+}
+
+static int
+find_debug_file(struct symtab *st, const char *exe, const struct elfinfo *info,
+		const struct symtab_opts *o, struct rawvec *rv)
+{
+	const char *root = o->debug_root ? o->debug_root : "/usr/lib/debug";
+	char path[PATH_MAX * 2], dir[PATH_MAX];
+	char *slash;
+
+	if (info->build_id_len >= 2) {
+		int n = snprintf(path, sizeof(path), "%s/.build-id/%02x/", root,
+				 info->build_id[0]);
+
+		for (size_t i = 1; i < info->build_id_len && n < (int)sizeof(path) - 8; i++)
+			n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", info->build_id[i]);
+		snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+		if (try_debug_file(st, path, info, rv))
+			return 1;
+	}
+	if (!info->debuglink[0] || !realpath(exe, dir))
+		return 0;
+	if ((slash = strrchr(dir, '/')))
+		*slash = 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, info->debuglink);
+	if (strcmp(path, exe) && try_debug_file(st, path, info, rv))
+		return 1;
+	snprintf(path, sizeof(path), "%s/.debug/%s", dir, info->debuglink);
+	if (try_debug_file(st, path, info, rv))
+		return 1;
+	snprintf(path, sizeof(path), "%s%s/%s", root, dir, info->debuglink);
+	return try_debug_file(st, path, info, rv);
+}
+
+/* ------------------------------------------------------- loading */
+
+static int
+load(struct symtab *st, Elf *e, const char *path, const struct symtab_opts *opts,
+     char *err, size_t errlen)
+{
+	static const struct symtab_opts none;
+	const struct symtab_opts *o = opts ? opts : &none;
+	struct rawvec symtab = { 0 }, dynsym = { 0 }, plt = { 0 }, dbg = { 0 };
+	struct rawvec *use;
+	struct elfinfo info;
+	int r = -1;
+
+	memset(st, 0, sizeof(*st));
+	if (read_elf(e, &info, &symtab, &dynsym, &plt, err, errlen))
+		goto out;
+	memcpy(st->build_id, info.build_id, sizeof(st->build_id));
+	st->build_id_len = info.build_id_len;
+	if (symtab.n) {
+		use = &symtab;
+		strcpy(st->source, ".symtab");
+	} else if (path && find_debug_file(st, path, &info, o, &dbg)) {
+		use = &dbg;
+		strcpy(st->source, "debug file");
+	} else if (dynsym.n) {
+		use = &dynsym;
+		strcpy(st->source, ".dynsym");
+	} else {
+		fail(err, errlen, "no symbols (stripped?); profile an unstripped build, "
+		     "or install its debug symbols (the -dbgsym package, under /usr/lib/debug)");
+		goto out;
+	}
+	for (size_t i = 0; i < plt.n; i++)
+		if (raw_push(use, plt.v[i].lo, plt.v[i].size, plt.v[i].name, 0))
+			goto nomem;
+	if (build(st, use, info.text_end, o))
+		goto nomem;
+	r = 0;
+	goto out;
+nomem:
+	fail(err, errlen, "out of memory");
+out:
+	raw_free(&symtab);
+	raw_free(&dynsym);
+	raw_free(&plt);
+	raw_free(&dbg);
+	if (r)
+		symtab_release(st);
+	return r;
+}
+
+int
+symtab_load(struct symtab *st, const char *path, const struct symtab_opts *opts,
+	    char *err, size_t errlen)
+{
+	int fd, r;
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	memset(st, 0, sizeof(*st));
+	if (!(e = open_elf(path, &fd, err, errlen)))
+		return -1;
+	r = load(st, e, path, opts, err, errlen);
+	elf_end(e);
+	close(fd);
+	return r;
+}
+
+int
+symtab_load_mem(struct symtab *st, const void *buf, size_t len,
+		const struct symtab_opts *opts, char *err, size_t errlen)
+{
+	Elf *e;
+	int r;
+
+	elf_version(EV_CURRENT);
+	memset(st, 0, sizeof(*st));
+	if (!(e = elf_memory((char *)buf, len)))
+		return fail(err, errlen, "cannot read as ELF: %s", elf_errmsg(-1));
+	r = load(st, e, NULL, opts, err, errlen);
+	elf_end(e);
+	return r;
+}
+
+size_t
+symtab_first_after(const struct symtab *st, uint64_t addr)
+{
+	size_t lo = 0, hi = st->nsyms;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->syms[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+long
+symtab_find(const struct symtab *st, uint64_t addr)
+{
+	size_t i = symtab_first_after(st, addr);
+
+	return i < st->nsyms && st->syms[i].lo <= addr ? (long)i : -1;
+}
+
+void
+symtab_release(struct symtab *st)
+{
+	for (size_t i = 0; i < st->nfuncs; i++)
+		free(st->funcs[i]);
+	free(st->funcs);
+	free(st->syms);
+	free(st->debug_path);
+	memset(st, 0, sizeof(*st));
+}
+
+int
+elf_probe_dynamic(const char *path)
+{
+	char err[256];
+	size_t n;
+	int fd, r = 0;
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	if (!(e = open_elf(path, &fd, err, sizeof(err))))
+		return -1;
+	if (elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &n)) {
+		r = -1;
+		goto out;
+	}
+	/* LD_PRELOAD is the dynamic linker's: no PT_INTERP, no preloading
+	 * (this covers static-pie too) */
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+			r = 1;
+	}
+out:
+	elf_end(e);
+	close(fd);
+	return r;
+}

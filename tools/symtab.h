@@ -1,0 +1,60 @@
+/*
+ * Function symbols of an executable or shared object, read with libelf
+ * (symtab.c is the only file that includes <gelf.h>): sorted, with extents,
+ * compiler-split pieces folded into their function, PLT stubs named.
+ */
+#ifndef PC_SYMTAB_H
+#define PC_SYMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym {
+	uint64_t lo, hi;	/* link-time address range [lo, hi) */
+	uint32_t func;		/* index into symtab->funcs */
+};
+
+struct symtab {
+	struct sym *syms;	/* sorted by lo, disjoint */
+	size_t nsyms;
+	char **funcs;		/* display names: demangled, pieces folded */
+	size_t nfuncs;
+	uint8_t build_id[20];
+	size_t build_id_len;
+	char source[64];	/* ".symtab", ".dynsym", "debug file" */
+	char *debug_path;	/* separate debug file used, or NULL */
+};
+
+/* Options for symtab_load. */
+struct symtab_opts {
+	int keep_pieces;	/* show foo.cold apart from foo */
+	int no_demangle;
+	const char *debug_root;	/* "/usr/lib/debug" unless set */
+};
+
+/*
+ * Load the symbols of the ELF file at path. On failure returns -1 with a
+ * one-line reason in err (without the file name). Not AS-safe.
+ */
+int symtab_load(struct symtab *st, const char *path,
+		const struct symtab_opts *opts, char *err, size_t errlen);
+
+/* The same from an ELF image in memory (no debug-file search); for fuzzing. */
+int symtab_load_mem(struct symtab *st, const void *buf, size_t len,
+		    const struct symtab_opts *opts, char *err, size_t errlen);
+
+/* Index of the symbol containing addr, or -1. */
+long symtab_find(const struct symtab *st, uint64_t addr);
+
+/* Index of the first symbol whose hi is above addr (nsyms if none). */
+size_t symtab_first_after(const struct symtab *st, uint64_t addr);
+
+void symtab_release(struct symtab *st);
+
+/*
+ * Whether the ELF file at path has a dynamic linker (PT_INTERP), so that
+ * LD_PRELOAD can work: 1 yes, 0 no (static or static-pie), -1 not ELF.
+ */
+int elf_probe_dynamic(const char *path);
+
+#endif
