@@ -19,6 +19,7 @@ CC	?= cc
 CXX	?= c++
 PKG_CONFIG ?= pkg-config
 PYTHON	?= python3
+SHELL	:= /bin/bash
 B	:= build
 
 BASE_CFLAGS := -std=gnu11 -O2 -g -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64
@@ -128,9 +129,41 @@ $(P)/%: tests/progs/%.c tests/progs/truth.h
 check: deps-check all $(B)/tests/unit $(PROGS)
 	$(B)/tests/unit
 	$(PYTHON) tests/e2e/run.py --build $(B)
+	@$(MAKE) --no-print-directory fuzz-if-possible
 
 deps-check:
 	@sh scripts/deps.sh check
+
+# libFuzzer targets for the two parsers; `make check` runs each briefly when
+# clang's fuzzer runtime is installed (FUZZ_SECONDS each).
+FUZZ_SECONDS ?= 10
+FUZZ_CC ?= clang
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE
+$(B)/fuzz/fuzz_gmon: tests/fuzz/fuzz_gmon.c gmon/read.c gmon/write.c gmon/gmon.h
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -Igmon -o $@ tests/fuzz/fuzz_gmon.c gmon/read.c gmon/write.c
+$(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c tools/symtab.c tools/symtab.h
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
+		tests/fuzz/fuzz_symtab.c tools/symtab.c $(ELF_LIBS) -ldl
+
+fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(P)/libcall $(P)/cxx
+	@mkdir -p $(B)/fuzz/gmon $(B)/fuzz/elf $(B)/fuzz/crash
+	@cp -f tests/fuzz/corpus/* $(B)/fuzz/gmon/
+	@strip -o $(B)/fuzz/elf/libcall $(P)/libcall; strip -g -o $(B)/fuzz/elf/cxx $(P)/cxx
+	$(B)/fuzz/fuzz_gmon -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/gmon 2>&1 | \
+		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
+	$(B)/fuzz/fuzz_symtab -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=1024 \
+		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/elf 2>&1 | \
+		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
+
+fuzz-if-possible:
+	@if $(FUZZ_CC) -fsanitize=fuzzer -x c /dev/null -o /dev/null 2>/dev/null || \
+	    echo 'int LLVMFuzzerTestOneInput(const char *d, long n){return 0;}' | \
+	    $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null; then \
+		$(MAKE) --no-print-directory fuzz; \
+	else echo "fuzz: skipped (no clang with libFuzzer; apt-get install clang libclang-rt-14-dev)"; fi
 
 # ---------------------------------------------------------------- demo
 demo: deps-demo all $(P)/demo
@@ -159,5 +192,5 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all check demo bench install uninstall clean deps-build deps-check deps-demo
+.PHONY: all check demo bench install uninstall clean deps-build deps-check deps-demo fuzz fuzz-if-possible
 .DELETE_ON_ERROR:
