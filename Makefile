@@ -2,7 +2,7 @@
 #   make            build/libpc.so
 #   make check      unit tests (Check) and end-to-end tests under LD_PRELOAD
 #   make demo       profile a bundled program and print gprof's flat profile
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (pcprof, libpc.so, man pages)
 #   make bench      overhead, accuracy and size figures
 # DEVELOPER=1 turns warnings into errors; SANITIZE=address,undefined builds
 # the gmon/ and tools/ code of the unit tests with sanitizers; V=1 shows
@@ -64,8 +64,7 @@ TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o)
 ELF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libelf 2>/dev/null)
 ELF_LIBS = $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf)
-TOOLS_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(ELF_CFLAGS) \
-	-DPC_LIBDIR='"$(LIBDIR)"' $(CFLAGS)
+TOOLS_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(ELF_CFLAGS) -I$(B) $(CFLAGS)
 
 all: $(B)/pcprof
 
@@ -76,6 +75,15 @@ deps-build:
 $(B)/tool/%.o: %.c gmon/gmon.h tools/pcprof.h tools/symtab.h tools/options.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(TOOLS_CFLAGS) -c -o $@ $<
+
+# where `pcprof run` looks for an installed libpc.so; rewritten only when
+# LIBDIR changes, so that `make install PREFIX=...` rebuilds what it must
+$(B)/config.h: FORCE
+	@mkdir -p $(B)
+	@echo '#define PC_LIBDIR "$(LIBDIR)"' > $@.new
+	@cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
+$(B)/tool/tools/run.o: $(B)/config.h
+FORCE:
 
 $(B)/pcprof: $(TOOLS_OBJ)
 	$(call say,LD,$@)$(CC) $(TOOLS_CFLAGS) -o $@ $(TOOLS_OBJ) $(ELF_LIBS) -ldl $(LDFLAGS)
@@ -182,12 +190,16 @@ bench: all $(PROGS)
 
 # ---------------------------------------------------------------- install
 install: all
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man7
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -m 0755 $(B)/pcprof $(DESTDIR)$(BINDIR)/pcprof
 	install -m 0755 $(B)/libpc.so $(DESTDIR)$(LIBDIR)/libpc.so
+	install -m 0644 docs/pcprof.1 $(DESTDIR)$(MANDIR)/man1/pcprof.1
 	install -m 0644 docs/libpc.7 $(DESTDIR)$(MANDIR)/man7/libpc.7
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/libpc.so $(DESTDIR)$(MANDIR)/man7/libpc.7
+	rm -f $(DESTDIR)$(BINDIR)/pcprof $(DESTDIR)$(LIBDIR)/libpc.so \
+		$(DESTDIR)$(MANDIR)/man1/pcprof.1 $(DESTDIR)$(MANDIR)/man7/libpc.7
 
 clean:
 	rm -rf $(B)

@@ -11,11 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config.h"	/* PC_LIBDIR, written by the Makefile */
 #include "options.h"
-
-#ifndef PC_LIBDIR
-#define PC_LIBDIR "/usr/local/lib"
-#endif
 
 static const char usage_run[] =
 "usage: pcprof run [OPTIONS] -- CMD [ARGS...]\n"
