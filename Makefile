@@ -43,20 +43,26 @@ endif
 
 # ---------------------------------------------------------------- libpc.so
 PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
-	preload/dump.c preload/lifecycle.c gmon/write.c
+	preload/dump.c preload/lifecycle.c preload/unwind.c \
+	preload/unwind_setup.c preload/arcs.c \
+	gmon/write.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
-PRELOAD_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread $(CFLAGS)
+UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
+PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
+	$(UNWIND_CFLAGS) $(CFLAGS)
 
 all: $(B)/libpc.so
 
-$(B)/pic/%.o: %.c gmon/gmon.h preload/pc.h preload/profil.h preload/banned.h
+$(PRELOAD_OBJ): | deps-build
+$(B)/pic/%.o: %.c gmon/gmon.h preload/pc.h preload/profil.h preload/banned.h \
+		preload/unwind.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PRELOAD_CFLAGS) -c -o $@ $<
 
 $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 	$(call say,LD,$@)$(CC) -shared -pthread -o $@ $(PRELOAD_OBJ) \
 		-Wl,--version-script=preload/libpc.map -Wl,--no-undefined \
-		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl
+		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl -lgcc_s
 
 # ---------------------------------------------------------------- pcprof
 TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
@@ -110,7 +116,8 @@ P := $(B)/tests/progs
 PROG_CFLAGS := -O2 -g -pthread -Wall
 PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/behave $(P)/oldsym $(P)/forker $(P)/syscalls $(P)/manythreads \
-	$(P)/demo $(P)/pieces $(P)/libcall $(P)/cxx $(P)/three-static
+	$(P)/demo $(P)/pieces $(P)/libcall $(P)/cxx $(P)/three-static \
+	$(P)/callers $(P)/callers-fp $(P)/stress $(P)/plugin.so $(P)/recurse
 
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
@@ -130,6 +137,12 @@ $(P)/libcall: tests/progs/libcall.c
 $(P)/cxx: tests/progs/cxx.cc tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) -O2 -g -Wall -o $@ $<
+$(P)/callers-fp: tests/progs/callers.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-omit-frame-pointer -o $@ $<
+$(P)/plugin.so: tests/progs/plugin.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
 $(P)/%: tests/progs/%.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<

@@ -167,6 +167,8 @@ pc_dump(const char *path)
 	gmon_sink_header(&sink, pc.spare);
 	for (int i = 0; i < pc.ntext && !sink.error; i++)
 		write_text(&sink, &pc.text[i]);
+	if (pc.callgraph)
+		pc_arcs_write(&sink);
 	r = gmon_sink_flush(&sink);
 	if (close(fd) && !r && errno != EINTR)
 		r = -errno;
@@ -236,6 +238,16 @@ pc_dump_summary(const char *path, int err)
 	line_str(&l, " threads; ");
 	line_u64(&l, pc.outside);
 	line_str(&l, " samples outside the text");
+	if (pc.callgraph) {
+		line_str(&l, "; call graph: ");
+		line_u64(&l, pc.stacks_walked ? pc.frames / pc.stacks_walked : 0);
+		line_str(&l, " frames a stack (");
+		line_str(&l, pc.unwinder == PC_UNWIND_FP ? "fp" :
+			     pc.unwinder == PC_UNWIND_LIBUNWIND ? "libunwind" : "dwarf");
+		line_str(&l, "), ");
+		line_u64(&l, pc.arcs_dropped);
+		line_str(&l, " arc samples dropped (table full)");
+	}
 	if (pc.timer_failures) {
 		line_str(&l, "; ");
 		line_u64(&l, pc.timer_failures);

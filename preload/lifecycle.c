@@ -74,6 +74,8 @@ after_fork_child(void)
 		return;
 	for (int i = 0; i < pc.ntext; i++)
 		madvise(pc.text[i].prof.buf, pc.text[i].map_len, MADV_DONTNEED);
+	pc_arcs_clear();
+	pc.stacks_walked = pc.frames = pc.arcs_dropped = pc.stacks_dropped = 0;
 	pc.signals = pc.samples = pc.outside = pc.foreign = 0;
 	pc.threads = pc.timer_failures = 0;
 	child_path();

@@ -8,7 +8,9 @@
 
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <ucontext.h>
 
 #include "../gmon/gmon.h"
 #include "profil.h"
@@ -18,6 +20,28 @@
 #define PC_DEFAULT_HZ	1000
 #define PC_MAX_HZ	1000000
 #define PC_SCALE	0x10000		/* 2-byte bins: exact at any alignment */
+
+#define PC_DEFAULT_DEPTH 128		/* frames walked per sample */
+#define PC_MAX_DEPTH	256		/* 4 KB of the interrupted stack */
+#define PC_DEFAULT_ARCS	65536		/* distinct caller->callee arcs */
+
+enum pc_unwinder {
+	PC_UNWIND_AUTO, PC_UNWIND_DWARF, PC_UNWIND_FP, PC_UNWIND_LIBUNWIND,
+};
+
+/* One frame of a sampled stack: the PC (return address above frame 0) and
+ * the function's entry point where the unwinder knows it, else 0. */
+struct pc_frame {
+	uintptr_t site;
+	uintptr_t entry;
+};
+
+/* One caller->callee arc, at link-time addresses. */
+struct pc_arc {
+	uint64_t from, self;
+	uint64_t count;
+	uint32_t state;		/* 0 empty, 1 being claimed, 2 ready */
+};
 
 /* One executable segment of the main program and its counters. */
 struct pc_text {
@@ -40,6 +64,18 @@ struct pc_state {
 	uint64_t foreign;		/* signals that were not our timer's */
 	uint64_t threads;		/* threads whose timer was armed */
 	uint64_t timer_failures;	/* threads left unsampled */
+	uint64_t stacks_walked;		/* samples whose stack was walked */
+	uint64_t arcs_dropped;		/* weighted edges lost to a full table */
+	uint64_t stacks_dropped;	/* weighted stacks lost to a full table */
+	uint64_t frames;		/* frames walked, in all */
+
+	/* call graph: a bounded open-addressing table, see arcs.c */
+	int callgraph;
+	enum pc_unwinder unwinder;
+	int depth;
+	struct pc_arc *arcs;
+	size_t arcs_mask;		/* slots - 1 */
+	size_t arcs_map_len;
 
 	/* configuration, fixed after start-up */
 	long hz;
@@ -65,6 +101,22 @@ int pc_thread_arm(void) PC_HIDDEN;
 void pc_thread_disarm(void) PC_HIDDEN;
 /* threads.c: set up pthread_create interposition. Not AS-safe. */
 int pc_threads_init(void) PC_HIDDEN;
+
+/* unwind.c: walk the interrupted stack into f[0..max). AS-safe. */
+int pc_unwind_from_handler(ucontext_t *uc, uintptr_t ip, struct pc_frame *f,
+			   int max) PC_HIDDEN;
+/* unwind.c: pick and prepare the unwinder; per-thread set-up. Not AS-safe. */
+int pc_unwind_init(void) PC_HIDDEN;
+void pc_unwind_thread_init(void) PC_HIDDEN;
+
+/* arcs.c: map the arc table; 0 or -errno. Not AS-safe. */
+int pc_arcs_init(size_t nslots) PC_HIDDEN;
+/* arcs.c: count the edges of one sampled stack; rewrites f. AS-safe. */
+void pc_arcs_add_from_handler(struct pc_frame *f, int n, uint32_t weight) PC_HIDDEN;
+/* arcs.c: write the arcs as gmon records. AS-safe. */
+int pc_arcs_write(struct gmon_sink *s) PC_HIDDEN;
+/* arcs.c: forget every arc (fork child). Not AS-safe. */
+void pc_arcs_clear(void) PC_HIDDEN;
 
 /* dump.c: write pc's histogram to path atomically. AS-safe; 0 or -errno. */
 int pc_dump(const char *path) PC_HIDDEN;

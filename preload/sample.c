@@ -88,10 +88,19 @@ sample_from_handler(int sig, siginfo_t *si, void *ucv)
 		if (k != (size_t)-1) {
 			__atomic_fetch_add(&pc.text[i].prof.buf[k], weight,
 					   __ATOMIC_RELAXED);
-			goto out;
+			goto walk;
 		}
 	}
 	__atomic_fetch_add(&pc.outside, weight, __ATOMIC_RELAXED);
+walk:
+	if (pc.callgraph) {
+		struct pc_frame f[PC_MAX_DEPTH];
+		int n = pc_unwind_from_handler(ucv, ip, f, pc.depth);
+
+		__atomic_fetch_add(&pc.stacks_walked, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc.frames, (uint64_t)n, __ATOMIC_RELAXED);
+		pc_arcs_add_from_handler(f, n, weight);
+	}
 out:
 	errno = saved;
 }

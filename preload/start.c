@@ -155,6 +155,8 @@ read_output(void)
 	return absolute(pc.path, sizeof(pc.path), "gmon.out", "");
 }
 
+static size_t arcs;	/* PC_ARCS */
+
 static void
 read_settings(void)
 {
@@ -178,6 +180,42 @@ read_settings(void)
 			pc_say("PC_SIGNAL='", s, "' is not a signal libpc can use; using SIGPROF");
 		else
 			pc.sig = sig;
+	}
+
+	pc.callgraph = 1;
+	if ((s = getenv("PC_CALLGRAPH")) && *s) {
+		if (!strcmp(s, "0"))
+			pc.callgraph = 0;
+		else if (strcmp(s, "1"))
+			pc_say("PC_CALLGRAPH='", s, "' is not 0 or 1; using 1");
+	}
+
+	pc.unwinder = PC_UNWIND_AUTO;
+	if ((s = getenv("PC_UNWIND")) && *s) {
+		if (!strcmp(s, "dwarf"))
+			pc.unwinder = PC_UNWIND_DWARF;
+		else if (!strcmp(s, "fp"))
+			pc.unwinder = PC_UNWIND_FP;
+		else if (!strcmp(s, "libunwind"))
+			pc.unwinder = PC_UNWIND_LIBUNWIND;
+		else if (strcmp(s, "auto"))
+			pc_say("PC_UNWIND='", s, "' is not auto, dwarf, fp or libunwind; using auto");
+	}
+
+	pc.depth = PC_DEFAULT_DEPTH;
+	if ((s = getenv("PC_DEPTH")) && *s) {
+		if (parse_long(s, &v) || v < 2 || v > PC_MAX_DEPTH)
+			pc_say("PC_DEPTH='", s, "' is not a depth from 2 to 256; using 128");
+		else
+			pc.depth = (int)v;
+	}
+
+	arcs = PC_DEFAULT_ARCS;
+	if ((s = getenv("PC_ARCS")) && *s) {
+		if (parse_long(s, &v) || v < 1024 || v > (1L << 26))
+			pc_say("PC_ARCS='", s, "' is not a count from 1024 to 67108864; using 65536");
+		else
+			arcs = (size_t)v;
 	}
 
 	pc.verbose = 0;
@@ -305,6 +343,10 @@ pc_start(void)
 	if (map_counters()) {
 		pc_say("cannot map memory for the histogram; profiling is off", "", "");
 		goto out;
+	}
+	if (pc.callgraph && (pc_unwind_init() || pc_arcs_init(arcs))) {
+		pc_say("cannot set up call graphs; recording the flat profile only", "", "");
+		pc.callgraph = 0;
 	}
 	if (pc_sample_install()) {
 		pc_say("cannot install the sampling signal handler; profiling is off", "", "");

@@ -47,6 +47,8 @@ pc_thread_arm(void)
 
 	if (thread_armed || !pc.running)
 		return 0;
+	if (pc.callgraph)
+		pc_unwind_thread_init();
 	if (pthread_getcpuclockid(pthread_self(), &clock))
 		clock = CLOCK_THREAD_CPUTIME_ID;
 	memset(&sev, 0, sizeof(sev));

@@ -150,3 +150,27 @@ def nm(exe):
         if len(f) == 3 and f[1] in "tTwW":
             syms[f[2]] = int(f[0], 16)
     return syms
+
+
+def gprof_callers(exe, gmon, callee):
+    """From gprof's call graph: {caller: arc count} for callee."""
+    p = subprocess.run(["gprof", "-b", "-q", exe, gmon], capture_output=True,
+                       text=True, timeout=120)
+    if p.returncode:
+        raise AssertionError("gprof -q failed (%d): %s" % (p.returncode, p.stderr))
+    callers = {}
+    for block in p.stdout.split("-----------------------------------------------"):
+        lines = block.strip("\n").splitlines()
+        primary = [i for i, l in enumerate(lines)
+                   if re.match(r"^\[\d+\]", l) and
+                   re.search(r"\s%s \[\d+\]\s*$" % re.escape(callee), l)]
+        if not primary:
+            continue
+        for l in lines[:primary[0]]:
+            # "self children called/total name [i]", or for a recursive
+            # call "called name [i]"
+            m = re.search(r"(\d+)/(\d+)\s+(\S+) \[\d+\]\s*$", l) or \
+                re.search(r"^\s+(\d+)()\s+(\S+) \[\d+\]\s*$", l)
+            if m:
+                callers[m.group(3)] = callers.get(m.group(3), 0) + int(m.group(1))
+    return callers, p.stdout

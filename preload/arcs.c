@@ -1,0 +1,175 @@
+/*
+ * The call graph: each sampled stack's caller->callee edges counted into a
+ * bounded open-addressing table, once per sample, at link-time addresses.
+ * Frames outside the program's text (libc's qsort calling back into the
+ * program, say) are transparent: the program's frames on either side of
+ * them are joined, so the program's own edges survive.
+ *
+ * pc_arcs_add_from_handler runs in the signal handler: lock-free (slots are
+ * claimed with compare-and-swap), no allocation, bounded work. A full table
+ * counts what it drops.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "pc.h"
+#include "banned.h"
+
+#define MAX_PROBE 64
+
+int
+pc_arcs_init(size_t nslots)
+{
+	size_t n = 1024;
+	void *m;
+
+	while (n < nslots)
+		n *= 2;
+	pc.arcs_map_len = n * sizeof(struct pc_arc);
+	m = mmap(NULL, pc.arcs_map_len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	pc.arcs = m;
+	pc.arcs_mask = n - 1;
+	return 0;
+}
+
+void
+pc_arcs_clear(void)
+{
+	if (pc.arcs)
+		madvise(pc.arcs, pc.arcs_map_len, MADV_DONTNEED);
+}
+
+/* Link-time address of a in the program's text, or 0. AS-safe. */
+static uint64_t
+link_addr(uintptr_t a)
+{
+	for (int i = 0; i < pc.ntext; i++)
+		if (pc_profil_index(&pc.text[i].prof, a) != (size_t)-1)
+			return a - pc.bias;
+	return 0;
+}
+
+static uint64_t
+mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static void
+arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
+{
+	uint64_t h = mix(from * 0x9e3779b97f4a7c15ULL ^ self);
+
+	for (size_t probe = 0; probe < MAX_PROBE; probe++) {
+		struct pc_arc *a = &pc.arcs[(h + probe) & pc.arcs_mask];
+		uint32_t st = __atomic_load_n(&a->state, __ATOMIC_ACQUIRE);
+
+		if (st == 0) {
+			if (__atomic_compare_exchange_n(&a->state, &st, 1, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+				a->from = from;
+				a->self = self;
+				a->count = w;
+				__atomic_store_n(&a->state, 2, __ATOMIC_RELEASE);
+				return;
+			}
+		}
+		if (st == 2 && a->from == from && a->self == self) {
+			__atomic_fetch_add(&a->count, w, __ATOMIC_RELAXED);
+			return;
+		}
+		/* taken by another arc, or being filled in by another thread
+		 * (which may be this very arc: a duplicate entry is harmless,
+		 * gprof adds arcs with the same ends) */
+	}
+	__atomic_fetch_add(&pc.arcs_dropped, w, __ATOMIC_RELAXED);
+}
+
+/*
+ * The callee of the direct call that returns to ra (e8 rel32 just before
+ * it), when it lies in the program's text; 0 otherwise. Gives the frame
+ * walkers that do not know entry points one address per function.
+ */
+static uint64_t
+call_target(uintptr_t ra)
+{
+	const unsigned char *p = (const unsigned char *)ra;
+	int32_t rel;
+
+	if (!link_addr(ra - 5) || p[-5] != 0xe8)
+		return 0;
+	memcpy(&rel, p - 4, 4);
+	return link_addr(ra + (uintptr_t)(intptr_t)rel);
+}
+
+void
+pc_arcs_add_from_handler(struct pc_frame *f, int n, uint32_t w)
+{
+	int m = 0, skipped = 0;
+
+	/* keep the program's frames, in place: site becomes the link-time PC
+	 * (inside the call instruction above frame 0, so that a call at the
+	 * very end of a function stays in it), entry the function's
+	 * link-time entry or 0 */
+	for (int i = 0; i < n; i++) {
+		uintptr_t raw = f[i].site;
+		uint64_t site = link_addr(raw - (i ? 1 : 0));
+		uint64_t entry = f[i].entry ? link_addr(f[i].entry) : 0;
+
+		if (!site) {
+			skipped = 1;
+			continue;
+		}
+		/* a direct call from this frame names the entry of the one
+		 * below it, for walkers that do not know entry points */
+		if (m > 0 && !f[m - 1].entry && !skipped)
+			f[m - 1].entry = call_target(raw);
+		f[m].site = site;
+		f[m].entry = entry;
+		skipped = 0;
+		m++;
+	}
+	for (int j = 1; j < m; j++) {
+		uint64_t caller = f[j].entry ? f[j].entry : f[j].site;
+		uint64_t callee = f[j - 1].entry ? f[j - 1].entry : f[j - 1].site;
+		int seen = 0;
+
+		/* once per sample: recursion puts the same edge on the stack
+		 * many times */
+		for (int i = 1; i < j && !seen; i++)
+			seen = (f[i].entry ? f[i].entry : f[i].site) == caller &&
+			       (f[i - 1].entry ? f[i - 1].entry : f[i - 1].site) == callee;
+		if (!seen)
+			arc_add_from_handler(f[j].site, callee, w);
+	}
+}
+
+int
+pc_arcs_write(struct gmon_sink *s)
+{
+	if (!pc.arcs)
+		return 0;
+	for (size_t i = 0; i <= pc.arcs_mask && !s->error; i++) {
+		struct pc_arc *a = &pc.arcs[i];
+		uint64_t c;
+
+		if (__atomic_load_n(&a->state, __ATOMIC_ACQUIRE) != 2)
+			continue;
+		/* gprof's arc counts are 32 bits and it adds arcs with the
+		 * same ends, so a larger count goes in several records */
+		for (c = a->count; c > UINT32_MAX; c -= UINT32_MAX)
+			gmon_sink_arc(s, a->from, a->self, UINT32_MAX);
+		gmon_sink_arc(s, a->from, a->self, (uint32_t)c);
+	}
+	return s->error;
+}

@@ -1,0 +1,36 @@
+/*
+ * What the stack walkers (unwind.c, in the signal handler) share with their
+ * set-up (unwind_setup.c): libgcc's and libunwind's entry points and the
+ * thread's stack bounds.
+ */
+#ifndef PC_UNWIND_H
+#define PC_UNWIND_H
+
+#include <stdint.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "pc.h"
+
+/* libgcc's unwinder, declared here rather than through <unwind.h>, which
+ * libunwind-dev replaces with its own */
+struct _Unwind_Context;
+typedef int (*trace_fn)(struct _Unwind_Context *, void *);
+extern int _Unwind_Backtrace(trace_fn, void *);
+extern uintptr_t _Unwind_GetIPInfo(struct _Unwind_Context *, int *);
+extern uintptr_t _Unwind_GetRegionStart(struct _Unwind_Context *);
+#define URC_NO_REASON	0
+#define URC_NORMAL_STOP	4
+
+/* initial-exec: reading these in a handler must never allocate */
+#define PC_TLS_MODEL __attribute__((tls_model("initial-exec")))
+
+extern int (*pc_unw_init2)(unw_cursor_t *, unw_context_t *, int) PC_HIDDEN;
+extern int (*pc_unw_step)(unw_cursor_t *) PC_HIDDEN;
+extern int (*pc_unw_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *) PC_HIDDEN;
+extern int (*pc_unw_get_proc_info)(unw_cursor_t *, unw_proc_info_t *) PC_HIDDEN;
+extern __thread uintptr_t pc_stack_lo PC_HIDDEN PC_TLS_MODEL;
+extern __thread uintptr_t pc_stack_hi PC_HIDDEN PC_TLS_MODEL;
+
+#endif

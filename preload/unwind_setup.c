@@ -1,0 +1,85 @@
+/*
+ * Choosing and preparing the stack walker of unwind.c, outside any signal
+ * handler: libunwind is loaded with dlopen only when PC_UNWIND asks for it,
+ * libgcc's unwinder is run once so that its one-time set-up (which takes a
+ * lock) never happens in a handler, and each thread notes its stack bounds
+ * for the frame-pointer walk.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <gnu/libc-version.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "unwind.h"
+
+void
+pc_unwind_thread_init(void)
+{
+	pthread_attr_t attr;
+	void *base;
+	size_t size;
+
+	if (pc.unwinder != PC_UNWIND_FP || pc_stack_hi)
+		return;
+	if (pthread_getattr_np(pthread_self(), &attr))
+		return;
+	if (pthread_attr_getstack(&attr, &base, &size) == 0) {
+		pc_stack_lo = (uintptr_t)base;
+		pc_stack_hi = (uintptr_t)base + size;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static int
+warm_up(struct _Unwind_Context *ctx, void *arg)
+{
+	(void)ctx;
+	(void)arg;
+	return URC_NORMAL_STOP;
+}
+
+/* glibc 2.35 brought _dl_find_object; before it libgcc's unwinder takes
+ * the loader's lock like libunwind does. */
+static int
+have_dl_find_object(void)
+{
+	const char *v = gnu_get_libc_version();
+	long major = strtol(v, (char **)&v, 10), minor = 0;
+
+	if (*v == '.')
+		minor = strtol(v + 1, NULL, 10);
+	return major > 2 || (major == 2 && minor >= 35);
+}
+
+int
+pc_unwind_init(void)
+{
+	void *h;
+
+	if (pc.unwinder == PC_UNWIND_AUTO)
+		pc.unwinder = have_dl_find_object() ? PC_UNWIND_DWARF : PC_UNWIND_FP;
+	if (pc.unwinder == PC_UNWIND_LIBUNWIND) {
+		h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+		if (h) {
+			pc_unw_init2 = (int (*)(unw_cursor_t *, unw_context_t *, int))
+				dlsym(h, "_ULx86_64_init_local2");
+			pc_unw_step = (int (*)(unw_cursor_t *))dlsym(h, "_ULx86_64_step");
+			pc_unw_get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))
+				dlsym(h, "_ULx86_64_get_reg");
+			pc_unw_get_proc_info = (int (*)(unw_cursor_t *, unw_proc_info_t *))
+				dlsym(h, "_ULx86_64_get_proc_info");
+		}
+		if (!pc_unw_init2 || !pc_unw_step || !pc_unw_get_reg || !pc_unw_get_proc_info) {
+			pc_say("PC_UNWIND=libunwind: cannot load libunwind.so.8; using dwarf", "", "");
+			pc.unwinder = PC_UNWIND_DWARF;
+		}
+	}
+	/* libgcc sets up its register tables with pthread_once on first use:
+	 * do that here, not inside a signal handler */
+	_Unwind_Backtrace(warm_up, NULL);
+	pc_unwind_thread_init();
+	return 0;
+}

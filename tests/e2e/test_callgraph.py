@@ -1,0 +1,115 @@
+"""End-to-end tests of call graphs from sampled stacks: gprof's call graph
+on libpc's gmon.out splits a function's time among its callers by time."""
+
+import os
+import subprocess
+
+from pctest import gprof_callers, gprof_flat, prog, read_gmon, run
+
+
+def caller_split(exe, unwinder, seconds="3"):
+    r = run([prog(exe), seconds], env={"PC_UNWIND": unwinder})
+    assert r.status == 0, r.stderr
+    truth = r.truth()
+    want = truth["leaf_in_a"] / (truth["leaf_in_a"] + truth["leaf_in_b"])
+    callers, text = gprof_callers(prog(exe), r.path(), "leaf")
+    a, b = callers.get("caller_a", 0), callers.get("caller_b", 0)
+    assert a + b > 0, text
+    got = a / (a + b)
+    # by call counts the split would be 50:50; by time it is ~85:15
+    assert abs(got - want) <= 0.05, \
+        "%s/%s: caller_a has %.3f of leaf, truth %.3f (%d:%d)" % \
+        (exe, unwinder, got, want, a, b)
+    return "caller_a %.1f%% of leaf, truth %.1f%%" % (100 * got, 100 * want)
+
+
+def test_caller_split_follows_time_with_dwarf_unwinding():
+    return caller_split("callers", "dwarf")
+
+
+def test_caller_split_follows_time_with_frame_pointers():
+    return caller_split("callers-fp", "fp")
+
+
+def test_caller_of_frameless_leaf_found_without_frame_pointers():
+    # leaf() is frameless at -O2: the frame-pointer walk must take its
+    # caller from the top of the stack
+    return caller_split("callers", "fp")
+
+
+def test_caller_split_with_libunwind():
+    return caller_split("callers", "libunwind", "2")
+
+
+def test_chain_through_qsort_keeps_program_edges():
+    r = run([prog("callers"), "2"])
+    callers, text = gprof_callers(prog("callers"), r.path(), "by_key")
+    assert callers.get("sort_items", 0) > 0, text
+    assert set(callers) == {"sort_items"}, callers
+
+
+def test_deep_recursion_is_bounded_and_counted_once_per_sample():
+    exe = prog("recurse")
+    r = run([exe, "1"], timeout=60)
+    assert r.status == 0, r.stderr
+    s = r.summary()
+    g = read_gmon(r.path())
+    self_arcs = [c for f, t, c in g["arcs"] if c and f != t]
+    rec = gprof_callers(exe, r.path(), "descend")[0]
+    # descend -> descend appears 128 times on each stack but counts once
+    assert rec.get("descend", 0) <= s["samples"], (rec, s)
+    assert rec.get("descend", 0) >= 0.9 * s["samples"], (rec, s)
+    funcs, total, _ = gprof_flat(exe, r.path())
+    assert funcs.get("bottom_work", 0) / total > 0.95, funcs
+    assert "frames a stack" in r.stderr
+    return "%d samples, descend->descend %d, %d arcs" % \
+        (s["samples"], rec.get("descend", 0), len(self_arcs))
+
+
+def test_unwinding_survives_dlopen_and_malloc_storms():
+    exe = prog("stress")
+    plugin = prog("plugin.so")
+    r = run([exe, "20", plugin], env={"PC_HZ": "1000000"}, timeout=90)
+    assert r.status == 0, r.stderr
+    assert r.stdout.startswith("loads: "), r.stdout
+    loads = int(r.stdout.split()[1])
+    s = r.summary()
+    assert s["threads"] == 5, s
+    funcs, total, _ = gprof_flat(exe, r.path())
+    assert "burn_leaf" in funcs, funcs
+    callers, _ = gprof_callers(exe, r.path(), "burn_leaf")
+    assert callers.get("burn_middle", 0) > 0, callers
+    return "%d dlopen/dlclose, %d signals, no deadlock" % (loads, s["signals"])
+
+
+def test_full_arc_table_drops_and_says_so():
+    # 30 call chains of 100 distinct functions: every sample walks 100
+    # edges, and 3000 distinct edges do not fit a 1024-slot table
+    d = run(["true"], profiled=False).cwd
+    src = os.path.join(d, "chains.c")
+    with open(src, "w") as f:
+        f.write('#include "%s"\n' % os.path.abspath(
+            os.path.join(os.path.dirname(__file__), "..", "progs", "truth.h")))
+        f.write("#include <stdlib.h>\nstatic volatile uint64_t s;\n")
+        for k in range(30):
+            f.write("__attribute__((noinline)) void c%d_99(void) "
+                    "{ s = spin(s, 20000); }\n" % k)
+            for i in range(98, -1, -1):
+                f.write("__attribute__((noinline)) void c%d_%d(void) "
+                        "{ c%d_%d(); __asm__ volatile(\"\"); }\n" % (k, i, k, i + 1))
+        f.write("int main(int c, char **v) { double t = atof(v[1]);\n"
+                " while (process_cpu() < t) {\n")
+        for k in range(30):
+            f.write("  c%d_0();\n" % k)
+        f.write(" }\n return 0;\n}\n")
+    exe = os.path.join(d, "chains")
+    subprocess.run(["cc", "-O1", "-o", exe, src], check=True)
+    r = run([exe, "1"], env={"PC_ARCS": "1024"})
+    assert r.status == 0, r.stderr
+    dropped = int(r.stderr.split(" arc samples dropped")[0].split()[-1])
+    assert dropped > 0, r.stderr
+    g = read_gmon(r.path())
+    assert 0 < len(g["arcs"]) <= 1024
+    funcs, total, _ = gprof_flat(exe, r.path())
+    assert len(funcs) >= 25, funcs
+    return "%d arcs kept, %d samples' edges dropped" % (len(g["arcs"]), dropped)
