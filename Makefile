@@ -44,7 +44,7 @@ endif
 # ---------------------------------------------------------------- libpc.so
 PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/dump.c preload/lifecycle.c preload/unwind.c \
-	preload/unwind_setup.c preload/arcs.c \
+	preload/unwind_setup.c preload/arcs.c preload/stacks.c \
 	gmon/write.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
@@ -66,7 +66,8 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 
 # ---------------------------------------------------------------- pcprof
 TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
-	tools/merge.c tools/symtab.c gmon/read.c gmon/write.c
+	tools/merge.c tools/symtab.c tools/callgraph.c tools/stackfile.c \
+	tools/flame.c gmon/read.c gmon/write.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o)
 ELF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libelf 2>/dev/null)
 ELF_LIBS = $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf)
@@ -78,7 +79,8 @@ $(TOOLS_OBJ): | deps-build
 deps-build:
 	@sh scripts/deps.sh build
 
-$(B)/tool/%.o: %.c gmon/gmon.h tools/pcprof.h tools/symtab.h tools/options.h
+$(B)/tool/%.o: %.c gmon/gmon.h tools/pcprof.h tools/symtab.h tools/options.h \
+		tools/flame.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(TOOLS_CFLAGS) -c -o $@ $<
 

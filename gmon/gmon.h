@@ -86,6 +86,57 @@ long gmon_sink_counts(struct gmon_sink *s, uint64_t low, unsigned bin,
 long gmon_sink_counts64(struct gmon_sink *s, uint64_t low, unsigned bin,
 			uint32_t rate, const uint64_t *counts, size_t n);
 
+/* ---------------------------------------------------------------- stacks */
+
+/*
+ * Sampled stacks, deduplicated with counts: libpc writes them beside the
+ * gmon.out when asked (PC_STACKS), for flame graphs. gprof never reads it.
+ *   header: "pcstacks", u32 version (1), u32 rate, 8 bytes of build-id,
+ *           u32 flags (0), u32 reserved
+ *   record: u64 count, u32 depth, u32 flags, depth x u64 addresses, leaf
+ *           first, at link-time addresses of the executable; 0 stands for
+ *           one or more frames outside it (shared libraries, vDSO)
+ * Record flag GMON_STACK_TRUNCATED: the walk stopped at its depth limit,
+ * so the outermost callers are missing.
+ */
+#define GMON_STACKS_MAGIC	"pcstacks"
+#define GMON_STACKS_VERSION	1
+#define GMON_STACKS_HEADER_SIZE	32
+#define GMON_STACK_TRUNCATED	1u
+#define GMON_STACK_MAX_DEPTH	4096
+
+struct gmon_error;
+
+/* Write the stacks header. AS-safe. */
+int gmon_sink_stacks_header(struct gmon_sink *s, uint32_t rate,
+			    const uint8_t build_id[GMON_BUILDID_SIZE]);
+/* Write one stack record. AS-safe. */
+int gmon_sink_stack(struct gmon_sink *s, uint64_t count, uint32_t flags,
+		    const uint64_t *pcs, uint32_t depth);
+
+struct gmon_stack {
+	uint64_t count;
+	uint32_t depth;
+	uint32_t flags;
+	const uint64_t *pcs;	/* into gmon_stacks->pool */
+};
+
+struct gmon_stacks {
+	uint32_t rate;
+	uint8_t build_id[GMON_BUILDID_SIZE];
+	struct gmon_stack *v;
+	size_t n;
+	uint64_t *pool;
+};
+
+/*
+ * Parse a stacks file held in memory; allocation is bounded by len.
+ * Returns 0, -EINVAL (err filled in) or -ENOMEM. Not AS-safe.
+ */
+int gmon_stacks_parse(const void *buf, size_t len, struct gmon_stacks *st,
+		      struct gmon_error *err);
+void gmon_stacks_release(struct gmon_stacks *st);
+
 /* ---------------------------------------------------------------- reader */
 
 struct gmon_hist {

@@ -406,3 +406,66 @@ gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id)
 		memcpy(build_id, p->spare + GMON_BUILDID_OFF, GMON_BUILDID_SIZE);
 	return 1;
 }
+
+int
+gmon_stacks_parse(const void *buf, size_t len, struct gmon_stacks *st,
+		  struct gmon_error *err)
+{
+	const unsigned char *b = buf;
+	size_t off = GMON_STACKS_HEADER_SIZE, n = 0, words = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (len < 8 || memcmp(b, GMON_STACKS_MAGIC, 8))
+		return fail(err, 0, "not a pcprof stacks file (bad magic)");
+	if (len < GMON_STACKS_HEADER_SIZE)
+		return fail(err, len, "truncated header");
+	if (get_le(b + 8, 4) != GMON_STACKS_VERSION)
+		return fail(err, 8, "unsupported stacks version %u", (unsigned)get_le(b + 8, 4));
+	st->rate = (uint32_t)get_le(b + 12, 4);
+	memcpy(st->build_id, b + 16, GMON_BUILDID_SIZE);
+	/* first pass: check every record and count, so that the second
+	 * allocates exactly what the file holds */
+	while (off < len) {
+		uint64_t depth;
+
+		if (len - off < 16)
+			return fail(err, off, "truncated stack record");
+		depth = get_le(b + off + 8, 4);
+		if (depth == 0 || depth > GMON_STACK_MAX_DEPTH)
+			return fail(err, off, "stack of depth %llu", (unsigned long long)depth);
+		if ((len - off - 16) / 8 < depth)
+			return fail(err, off, "truncated stack record");
+		off += 16 + 8 * depth;
+		words += depth;
+		n++;
+	}
+	st->v = calloc(n ? n : 1, sizeof(*st->v));
+	st->pool = calloc(words ? words : 1, sizeof(*st->pool));
+	if (!st->v || !st->pool) {
+		gmon_stacks_release(st);
+		return -ENOMEM;
+	}
+	off = GMON_STACKS_HEADER_SIZE;
+	words = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct gmon_stack *k = &st->v[i];
+
+		k->count = get_le(b + off, 8);
+		k->depth = (uint32_t)get_le(b + off + 8, 4);
+		k->flags = (uint32_t)get_le(b + off + 12, 4);
+		k->pcs = st->pool + words;
+		for (uint32_t d = 0; d < k->depth; d++)
+			st->pool[words++] = get_le(b + off + 16 + 8 * d, 8);
+		off += 16 + 8 * (size_t)k->depth;
+	}
+	st->n = n;
+	return 0;
+}
+
+void
+gmon_stacks_release(struct gmon_stacks *st)
+{
+	free(st->v);
+	free(st->pool);
+	memset(st, 0, sizeof(*st));
+}

@@ -302,3 +302,30 @@ gmon_sink_counts64(struct gmon_sink *s, uint64_t low, unsigned bin,
 
 	return put_counts(s, low, bin, rate, &c, n);
 }
+
+int
+gmon_sink_stacks_header(struct gmon_sink *s, uint32_t rate,
+			const uint8_t build_id[GMON_BUILDID_SIZE])
+{
+	static const uint8_t zero[GMON_BUILDID_SIZE];
+
+	put_bytes(s, GMON_STACKS_MAGIC, 8);
+	put_u32(s, GMON_STACKS_VERSION);
+	put_u32(s, rate);
+	put_bytes(s, build_id ? build_id : zero, GMON_BUILDID_SIZE);
+	put_u32(s, 0);
+	put_u32(s, 0);
+	return s->error;
+}
+
+int
+gmon_sink_stack(struct gmon_sink *s, uint64_t count, uint32_t flags,
+		const uint64_t *pcs, uint32_t depth)
+{
+	put_u64(s, count);
+	put_u32(s, depth);
+	put_u32(s, flags);
+	for (uint32_t i = 0; i < depth; i++)
+		put_u64(s, pcs[i]);
+	return s->error;
+}

@@ -141,8 +141,20 @@ write_text(struct gmon_sink *s, const struct pc_text *t)
 	return s->error;
 }
 
-int
-pc_dump(const char *path)
+static int
+write_gmon(struct gmon_sink *s)
+{
+	gmon_sink_header(s, pc.spare);
+	for (int i = 0; i < pc.ntext && !s->error; i++)
+		write_text(s, &pc.text[i]);
+	if (pc.callgraph)
+		pc_arcs_write(s);
+	return s->error;
+}
+
+/* Write body's output to path through a temporary file and rename. */
+static int
+dump_file(const char *path, int (*body)(struct gmon_sink *))
 {
 	char tmp[PATH_MAX];
 	struct gmon_sink sink;
@@ -164,11 +176,7 @@ pc_dump(const char *path)
 	if (fd < 0)
 		return -errno;
 	gmon_sink_init(&sink, fd);
-	gmon_sink_header(&sink, pc.spare);
-	for (int i = 0; i < pc.ntext && !sink.error; i++)
-		write_text(&sink, &pc.text[i]);
-	if (pc.callgraph)
-		pc_arcs_write(&sink);
+	body(&sink);
 	r = gmon_sink_flush(&sink);
 	if (close(fd) && !r && errno != EINTR)
 		r = -errno;
@@ -176,6 +184,39 @@ pc_dump(const char *path)
 		r = -errno;
 	if (r)
 		unlink(tmp);
+	return r;
+}
+
+/* PC_STACKS=1: the profile's name with ".stacks" added. */
+static const char *
+stacks_path(const char *path, char *buf, size_t size)
+{
+	size_t n = strlen(path);
+
+	if (pc.stacks_path[0])
+		return pc.stacks_path;
+	if (n + 8 > size)
+		return NULL;
+	memcpy(buf, path, n);
+	memcpy(buf + n, ".stacks", 8);
+	return buf;
+}
+
+int
+pc_dump(const char *path)
+{
+	char buf[PATH_MAX];
+	const char *sp;
+	int r = dump_file(path, write_gmon);
+
+	if (!r && pc.stacks && pc.callgraph) {
+		if (!(sp = stacks_path(path, buf, sizeof(buf))))
+			return -ENAMETOOLONG;
+		r = dump_file(sp, pc_stacks_write);
+		if (r)
+			pc_dump_summary(sp, r);
+		r = 0;	/* the profile itself was written */
+	}
 	return r;
 }
 
@@ -247,6 +288,11 @@ pc_dump_summary(const char *path, int err)
 		line_str(&l, "), ");
 		line_u64(&l, pc.arcs_dropped);
 		line_str(&l, " arc samples dropped (table full)");
+		if (pc.stacks) {
+			line_str(&l, ", ");
+			line_u64(&l, pc.stacks_dropped);
+			line_str(&l, " stack samples dropped");
+		}
 	}
 	if (pc.timer_failures) {
 		line_str(&l, "; ");

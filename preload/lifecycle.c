@@ -59,6 +59,9 @@ child_path(void)
 		memmove(pc.path, base, k);
 		strcpy(pc.path + k, pid);
 	}
+	k = strlen(pc.stacks_path);
+	if (k && k + strlen(pid) < sizeof(pc.stacks_path))
+		strcpy(pc.stacks_path + k, pid);
 }
 
 /*
@@ -75,6 +78,7 @@ after_fork_child(void)
 	for (int i = 0; i < pc.ntext; i++)
 		madvise(pc.text[i].prof.buf, pc.text[i].map_len, MADV_DONTNEED);
 	pc_arcs_clear();
+	pc_stacks_clear();
 	pc.stacks_walked = pc.frames = pc.arcs_dropped = pc.stacks_dropped = 0;
 	pc.signals = pc.samples = pc.outside = pc.foreign = 0;
 	pc.threads = pc.timer_failures = 0;

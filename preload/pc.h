@@ -85,6 +85,8 @@ struct pc_state {
 	uint8_t spare[GMON_SPARE_SIZE];
 	char path[PATH_MAX];		/* absolute output path */
 	char prefix[PATH_MAX];		/* GMON_OUT_PREFIX, absolute, or "" */
+	int stacks;			/* PC_STACKS: write the stacks file */
+	char stacks_path[PATH_MAX];	/* absolute, or "" for path + ".stacks" */
 	struct sigaction old_action;	/* the disposition we replaced */
 };
 
@@ -118,7 +120,18 @@ int pc_arcs_write(struct gmon_sink *s) PC_HIDDEN;
 /* arcs.c: forget every arc (fork child). Not AS-safe. */
 void pc_arcs_clear(void) PC_HIDDEN;
 
-/* dump.c: write pc's histogram to path atomically. AS-safe; 0 or -errno. */
+/* stacks.c: map the stack table; 0 or -errno. Not AS-safe. */
+int pc_stacks_init(size_t megabytes) PC_HIDDEN;
+/* stacks.c: count one sampled stack (before arcs rewrite f). AS-safe. */
+void pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
+				uint32_t weight) PC_HIDDEN;
+/* stacks.c: write the stacks file's contents. AS-safe. */
+int pc_stacks_write(struct gmon_sink *s) PC_HIDDEN;
+/* stacks.c: forget every stack (fork child). Not AS-safe. */
+void pc_stacks_clear(void) PC_HIDDEN;
+
+/* dump.c: write the profile (and the stacks file, when asked for) to
+ * their paths atomically. AS-safe; 0 or -errno. */
 int pc_dump(const char *path) PC_HIDDEN;
 /* dump.c: the closing summary line for PC_VERBOSE. AS-safe. */
 void pc_dump_summary(const char *path, int err) PC_HIDDEN;

@@ -68,6 +68,7 @@ sample_from_handler(int sig, siginfo_t *si, void *ucv)
 	int saved = errno;
 	uintptr_t ip;
 	uint32_t weight;
+	int in_text = 0;
 
 	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &pc) {
 		forward_from_handler(sig, si, ucv);
@@ -88,6 +89,7 @@ sample_from_handler(int sig, siginfo_t *si, void *ucv)
 		if (k != (size_t)-1) {
 			__atomic_fetch_add(&pc.text[i].prof.buf[k], weight,
 					   __ATOMIC_RELAXED);
+			in_text = 1;
 			goto walk;
 		}
 	}
@@ -99,7 +101,13 @@ walk:
 
 		__atomic_fetch_add(&pc.stacks_walked, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&pc.frames, (uint64_t)n, __ATOMIC_RELAXED);
-		pc_arcs_add_from_handler(f, n, weight);
+		if (pc.stacks)
+			pc_stacks_add_from_handler(f, n, n >= pc.depth, weight);
+		/* arcs only for samples the histogram holds, so that a
+		 * function's callees never add up to more time than the
+		 * flat profile has; stacks keep library time as well */
+		if (in_text)
+			pc_arcs_add_from_handler(f, n, weight);
 	}
 out:
 	errno = saved;

@@ -155,7 +155,8 @@ read_output(void)
 	return absolute(pc.path, sizeof(pc.path), "gmon.out", "");
 }
 
-static size_t arcs;	/* PC_ARCS */
+static size_t arcs;		/* PC_ARCS */
+static size_t stacks_mb;	/* PC_STACKS_MB */
 
 static void
 read_settings(void)
@@ -216,6 +217,24 @@ read_settings(void)
 			pc_say("PC_ARCS='", s, "' is not a count from 1024 to 67108864; using 65536");
 		else
 			arcs = (size_t)v;
+	}
+
+	pc.stacks = 0;
+	pc.stacks_path[0] = 0;
+	if ((s = getenv("PC_STACKS")) && *s && strcmp(s, "0")) {
+		pc.stacks = 1;
+		if (strcmp(s, "1") && absolute(pc.stacks_path, sizeof(pc.stacks_path), s, "")) {
+			pc_say("PC_STACKS='", s, "' is too long a path; writing beside the profile");
+			pc.stacks_path[0] = 0;
+		}
+	}
+
+	stacks_mb = 32;
+	if ((s = getenv("PC_STACKS_MB")) && *s) {
+		if (parse_long(s, &v) || v < 1 || v > 4096)
+			pc_say("PC_STACKS_MB='", s, "' is not a size from 1 to 4096; using 32");
+		else
+			stacks_mb = (size_t)v;
 	}
 
 	pc.verbose = 0;
@@ -347,6 +366,14 @@ pc_start(void)
 	if (pc.callgraph && (pc_unwind_init() || pc_arcs_init(arcs))) {
 		pc_say("cannot set up call graphs; recording the flat profile only", "", "");
 		pc.callgraph = 0;
+	}
+	if (pc.stacks && !pc.callgraph) {
+		pc_say("PC_STACKS needs call graphs (PC_CALLGRAPH=1); no stacks file", "", "");
+		pc.stacks = 0;
+	}
+	if (pc.stacks && pc_stacks_init(stacks_mb)) {
+		pc_say("cannot map memory for stacks; no stacks file", "", "");
+		pc.stacks = 0;
 	}
 	if (pc_sample_install()) {
 		pc_say("cannot install the sampling signal handler; profiling is off", "", "");

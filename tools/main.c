@@ -21,6 +21,7 @@ static const char usage_main[] =
 "                                   (default GMON: gmon.out)\n"
 "  run [OPTIONS] -- CMD [ARGS...]   run CMD under libpc.so, then report\n"
 "  merge -o OUT GMON...             sum profiles into one gmon.out\n"
+"  flame -o SVG EXE [GMON...]       interactive flame graph of the stacks\n"
 "\n"
 "`pcprof COMMAND --help` describes each command. Exit status: 0 success,\n"
 "2 bad input or usage; run passes the program's own status through.\n";
@@ -31,7 +32,10 @@ static const char usage_report[] =
 "Print the flat profile of EXE from one or more gmon.out files (default\n"
 "gmon.out), summed without 16-bit truncation: each function's self\n"
 "seconds, its share of all samples, the cumulative share and the samples,\n"
-"most first. Samples in no symbol are one [unknown] line.\n"
+"most first. Samples in no symbol are one [unknown] line. With --callgraph,\n"
+"each function's callers and callees follow, with the samples in which\n"
+"each edge was on the stack. --format folded prints the collapsed stacks\n"
+"of GMON.stacks (written with PC_STACKS=1) for flame graph tools.\n"
 "\n"
 REPORT_OPTIONS_HELP;
 
@@ -55,8 +59,16 @@ report_option(int c, const char *arg, struct report_opts *r,
 			r->format = FORMAT_JSON;
 		else if (!strcmp(arg, "csv"))
 			r->format = FORMAT_CSV;
+		else if (!strcmp(arg, "folded"))
+			r->format = FORMAT_FOLDED;
 		else
-			pc_fatal("--format '%s': not text, json or csv", arg);
+			pc_fatal("--format '%s': not text, json, csv or folded", arg);
+		return 1;
+	case OPT_CALLGRAPH:
+		r->callgraph = 1;
+		return 1;
+	case OPT_STACKS:
+		r->stacks = arg;
 		return 1;
 	case OPT_TOP:
 		r->top = strtol(arg, &end, 10);
@@ -83,6 +95,7 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 	static char gmon_out[] = "gmon.out";
 	char *deflt[] = { gmon_out };
 	struct gmon_profile p;
+	struct callgraph cg;
 	struct symtab st;
 	struct flat f;
 
@@ -96,11 +109,24 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 	symbols_load(&st, exe, s);
 	profiles_load(&p, files, nfiles);
 	check_build_id(&p, &st, exe);
+	if (r->format == FORMAT_FOLDED) {
+		struct folded_set fs;
+
+		folded_build(&fs, &st, files, nfiles, r->stacks);
+		folded_print(out, &fs);
+		folded_release(&fs);
+		goto out;
+	}
 	flat_build(&f, &st, &p);
 	if (f.total == 0)
 		pc_warn("warning: '%s': the profile holds no samples", files[0]);
-	report_print(out, &f, &st, r);
+	if (p.narcs)
+		callgraph_build(&cg, &st, &p, &f);
+	report_print(out, &f, &st, p.narcs ? &cg : NULL, r);
+	if (p.narcs)
+		callgraph_release(&cg);
 	flat_release(&f);
+out:
 	symtab_release(&st);
 	gmon_profile_release(&p);
 	return 0;
@@ -114,7 +140,7 @@ cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
-	struct report_opts r = { FORMAT_TEXT, 0, NULL, NULL, 0 };
+	struct report_opts r = { FORMAT_TEXT, 0, 0, NULL, NULL, NULL, 0 };
 	struct symtab_opts s = { 0, 0, NULL };
 	int c;
 
@@ -155,6 +181,8 @@ main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "merge"))
 		return cmd_merge(argc - 1, argv + 1);
+	if (!strcmp(cmd, "flame"))
+		return cmd_flame(argc - 1, argv + 1);
 	pc_warn("'%s': not a command; try pcprof --help", cmd);
 	return EXIT_BAD_INPUT;
 }

@@ -9,7 +9,7 @@
 
 enum {
 	OPT_FORMAT = 256, OPT_TOP, OPT_KEEP_PIECES, OPT_NO_DEMANGLE,
-	OPT_DEBUG_DIR,
+	OPT_DEBUG_DIR, OPT_CALLGRAPH, OPT_STACKS,
 };
 
 #define REPORT_LONGOPTS							\
@@ -17,11 +17,17 @@ enum {
 	{ "top", required_argument, NULL, OPT_TOP },			\
 	{ "keep-pieces", no_argument, NULL, OPT_KEEP_PIECES },		\
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },		\
-	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR }
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },		\
+	{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },		\
+	{ "stacks", required_argument, NULL, OPT_STACKS }
 
 #define REPORT_OPTIONS_HELP						\
 "Report options:\n"							\
-"  --format FMT     text (default), json or csv\n"			\
+"  --format FMT     text (default), json, csv, or folded (collapsed\n"	\
+"                   stacks from GMON.stacks, for flame graph tools)\n"	\
+"  --callgraph      text: each function's callers and callees too\n"	\
+"  --stacks FILE    the stacks file for --format folded\n"		\
+"                   (default: GMON.stacks)\n"				\
 "  --top N          the N functions with most samples (0: all)\n"	\
 "  --keep-pieces    show foo.cold, foo.part.N, foo.isra.N and\n"	\
 "                   foo.constprop.N apart from foo (default: folded)\n"\

@@ -53,21 +53,62 @@ void flat_build(struct flat *f, const struct symtab *st,
 		const struct gmon_profile *p);
 void flat_release(struct flat *f);
 
-enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
+/* Arcs mapped to functions and summed (callgraph.c). */
+struct cg_arc {
+	uint32_t caller, callee;	/* symtab->funcs indexes */
+	double samples;
+};
+
+struct callgraph {
+	struct cg_arc *arcs;	/* sorted by caller, callee */
+	size_t narcs;
+	double *total;		/* per function: self plus callees, samples */
+	double unresolved;	/* arc samples whose ends are in no symbol */
+};
+
+void callgraph_build(struct callgraph *cg, const struct symtab *st,
+		     const struct gmon_profile *p, const struct flat *f);
+void callgraph_print(FILE *out, const struct callgraph *cg,
+		     const struct flat *f, const struct symtab *st, long top);
+void callgraph_release(struct callgraph *cg);
+
+/* Collapsed stacks (stackfile.c). */
+struct folded {
+	char *line;		/* "root;...;leaf" */
+	double count;
+};
+
+struct folded_set {
+	struct folded *v;	/* sorted by line, distinct */
+	size_t n;
+	double total;
+	uint32_t rate;
+};
+
+/* Read GMON.stacks for each of gmons[0..n) (or stacks_file alone). */
+void folded_build(struct folded_set *fs, const struct symtab *st, char **gmons,
+		  int n, const char *stacks_file);
+void folded_print(FILE *out, const struct folded_set *fs);
+void folded_release(struct folded_set *fs);
+
+enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_FOLDED };
 
 struct report_opts {
 	enum format format;
 	long top;		/* rows to print; 0 for all */
+	int callgraph;		/* text: print the call graph too */
+	const char *stacks;	/* --stacks FILE for the folded format */
 	const char *exe;
 	char **files;
 	int nfiles;
 };
 
 void report_print(FILE *out, const struct flat *f, const struct symtab *st,
-		  const struct report_opts *o);
+		  const struct callgraph *cg, const struct report_opts *o);
 
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
 
 #endif

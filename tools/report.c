@@ -92,7 +92,7 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 
 static void
 print_json(FILE *out, const struct flat *f, const struct symtab *st,
-	   size_t shown, const struct report_opts *o)
+	   const struct callgraph *cg, size_t shown, const struct report_opts *o)
 {
 	fputs("{\"executable\": ", out);
 	json_string(out, o->exe);
@@ -103,7 +103,7 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 	}
 	fprintf(out, "], \"rate_hz\": %u, \"total_seconds\": %.6f, \"total_samples\": %.0f, "
 		"\"symbols\": ", f->rate, f->total / f->rate, f->total);
-	json_string(out, st->source);
+	json_string(out, st->debug_path ? st->debug_path : st->source);
 	fputs(", \"functions\": [", out);
 	for (size_t i = 0; i < shown && i < f->nrows; i++) {
 		const struct flat_row *r = &f->rows[i];
@@ -111,11 +111,49 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 		fputs(i ? ",\n  " : "\n  ", out);
 		fputs("{\"name\": ", out);
 		json_string(out, st->funcs[r->func]);
-		fprintf(out, ", \"self_seconds\": %.6f, \"self_samples\": %.6g, \"share\": %.6f}",
+		fprintf(out, ", \"self_seconds\": %.6f, \"self_samples\": %.6g, \"share\": %.6f",
 			r->samples / f->rate, r->samples, r->samples / f->total);
+		if (cg)
+			fprintf(out, ", \"total_seconds\": %.6f", cg->total[r->func] / f->rate);
+		fputc('}', out);
 	}
-	fprintf(out, "%s], \"unattributed_samples\": %.6g, \"unattributed_share\": %.6f}\n",
+	/* with a call graph, callers with no time of their own come last,
+	 * so that their total_seconds can be found too */
+	if (cg && o->top <= 0) {
+		char *listed = calloc(st->nfuncs ? st->nfuncs : 1, 1);
+		size_t k = f->nrows;
+
+		if (!listed)
+			pc_fatal("out of memory");
+		for (size_t i = 0; i < f->nrows; i++)
+			listed[f->rows[i].func] = 1;
+		for (size_t i = 0; i < st->nfuncs; i++) {
+			if (listed[i] || cg->total[i] <= 0)
+				continue;
+			fputs(k++ ? ",\n  " : "\n  ", out);
+			fputs("{\"name\": ", out);
+			json_string(out, st->funcs[i]);
+			fprintf(out, ", \"self_seconds\": 0, \"self_samples\": 0, \"share\": 0, "
+				"\"total_seconds\": %.6f}", cg->total[i] / f->rate);
+		}
+		free(listed);
+	}
+	fprintf(out, "%s], \"unattributed_samples\": %.6g, \"unattributed_share\": %.6f",
 		f->nrows ? "\n" : "", f->unknown, f->total ? f->unknown / f->total : 0);
+	if (cg) {
+		fputs(", \"arcs\": [", out);
+		for (size_t i = 0; i < cg->narcs; i++) {
+			fputs(i ? ",\n  " : "\n  ", out);
+			fputs("{\"caller\": ", out);
+			json_string(out, st->funcs[cg->arcs[i].caller]);
+			fputs(", \"callee\": ", out);
+			json_string(out, st->funcs[cg->arcs[i].callee]);
+			fprintf(out, ", \"samples\": %.6g}", cg->arcs[i].samples);
+		}
+		fprintf(out, "%s], \"unresolved_arc_samples\": %.6g", cg->narcs ? "\n" : "",
+			cg->unresolved);
+	}
+	fputs("}\n", out);
 }
 
 static void
@@ -136,7 +174,7 @@ print_csv(FILE *out, const struct flat *f, const struct line *l, size_t shown)
 
 void
 report_print(FILE *out, const struct flat *f, const struct symtab *st,
-	     const struct report_opts *o)
+	     const struct callgraph *cg, const struct report_opts *o)
 {
 	struct line *l = malloc((f->nrows + 1) * sizeof(*l));
 	size_t n, shown;
@@ -148,13 +186,20 @@ report_print(FILE *out, const struct flat *f, const struct symtab *st,
 	switch (o->format) {
 	case FORMAT_TEXT:
 		print_text(out, f, l, n, shown, o);
+		if (o->callgraph && cg)
+			callgraph_print(out, cg, f, st, o->top);
+		else if (o->callgraph)
+			fputs("\nNo call graph: the profile holds no arcs "
+			      "(recorded with PC_CALLGRAPH=0?).\n", out);
 		break;
 	case FORMAT_JSON:
-		print_json(out, f, st, o->top > 0 ? (size_t)o->top : f->nrows, o);
+		print_json(out, f, st, cg, o->top > 0 ? (size_t)o->top : f->nrows, o);
 		break;
 	case FORMAT_CSV:
 		print_csv(out, f, l, shown);
 		break;
+	case FORMAT_FOLDED:
+		break;		/* report_files prints it from the stacks */
 	}
 	free(l);
 }

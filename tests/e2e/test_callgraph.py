@@ -1,8 +1,10 @@
 """End-to-end tests of call graphs from sampled stacks: gprof's call graph
 on libpc's gmon.out splits a function's time among its callers by time."""
 
+import json
 import os
 import subprocess
+import xml.etree.ElementTree as ET
 
 from pctest import gprof_callers, gprof_flat, prog, read_gmon, run
 
@@ -113,3 +115,59 @@ def test_full_arc_table_drops_and_says_so():
     funcs, total, _ = gprof_flat(exe, r.path())
     assert len(funcs) >= 25, funcs
     return "%d arcs kept, %d samples' edges dropped" % (len(g["arcs"]), dropped)
+
+
+def pcprof_cmd(*args):
+    from test_cli import pcprof
+    return pcprof(*args)
+
+
+def test_pcprof_callgraph_text_json_follow_time():
+    exe = prog("callers")
+    r = run([exe, "3"])
+    truth = r.truth()
+    want = truth["leaf_in_a"] / (truth["leaf_in_a"] + truth["leaf_in_b"])
+    p = pcprof_cmd("report", "--format", "json", exe, r.path())
+    assert p.returncode == 0, p.stderr
+    j = json.loads(p.stdout)
+    arcs = {(a["caller"], a["callee"]): a["samples"] for a in j["arcs"]}
+    a, b = arcs[("caller_a", "leaf")], arcs[("caller_b", "leaf")]
+    assert abs(a / (a + b) - want) <= 0.05, (a, b, want)
+    assert arcs[("sort_items", "by_key")] > 0
+    funcs = {f["name"]: f for f in j["functions"]}
+    # total = self + callees: main holds (nearly) everything
+    assert funcs["main"]["total_seconds"] >= 0.97 * j["total_seconds"], funcs["main"]
+    assert abs(funcs["caller_a"]["total_seconds"] -
+               (funcs["caller_a"]["self_seconds"] + a / j["rate_hz"])) < 1e-6
+    # the same split in the text call graph
+    p = pcprof_cmd("report", "--callgraph", exe, r.path())
+    block = p.stdout.split("] leaf\n")[1].split("\n\n")[0]
+    assert "caller_a" in block and "caller_b" in block, block
+    pct = float(block.split("%  caller_a")[0].split()[-1])
+    assert abs(pct / 100 - want) <= 0.05, (pct, want)
+    return "caller_a %.1f%% (truth %.1f%%)" % (100 * a / (a + b), 100 * want)
+
+
+def test_folded_stacks_and_flame_graph():
+    exe = prog("callers")
+    r = run([exe, "1"], env={"PC_STACKS": "1"})
+    assert os.path.exists(r.path("gmon.out.stacks"))
+    p = pcprof_cmd("report", "--format", "folded", exe, r.path())
+    assert p.returncode == 0, p.stderr
+    lines = {l.rsplit(" ", 1)[0]: int(l.rsplit(" ", 1)[1])
+             for l in p.stdout.splitlines()}
+    hot = [k for k in lines if k.endswith(";main;caller_a;leaf")]
+    assert hot, lines
+    total = sum(lines.values())
+    s = r.summary()
+    assert total == s["samples"], (total, s)   # every sample, libraries too
+    assert any(k.endswith(";sort_items;[libraries];by_key") for k in lines), lines
+    svg = r.path("flame.svg")
+    p = pcprof_cmd("flame", "-o", svg, exe, r.path())
+    assert p.returncode == 0, p.stderr
+    root = ET.parse(svg).getroot()
+    titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    leaf = [t for t in titles if t.startswith("leaf (")]
+    assert leaf, titles[:20]
+    assert any(t.startswith("caller_a (") for t in titles)
+    return "%d distinct stacks, %d samples; %s" % (len(lines), total, leaf[0])

@@ -1,0 +1,666 @@
+/*
+ * Flame graphs as SVG: stacks are sorted, merged into a tree built in
+ * pre-order, laid out without recursion and written with a small embedded
+ * script for zooming. Called by whatever pcprof subcommand has stacks.
+ */
+#include <errno.h>
+#include <float.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flame.h"
+
+/* Layout in pixels; the script below repeats XPAD, WIDTH and CHAR_W. */
+#define IMAGE_W		1200
+#define XPAD		10
+#define WIDTH		(IMAGE_W - 2 * XPAD)
+#define FRAME_H		16		/* one level: a 15 px box and a 1 px gap */
+#define TOP		40		/* title and "Reset zoom" */
+#define BOTTOM		30		/* the details line */
+#define CHAR_W		7.44		/* 12 px monospace, with a margin */
+#define MIN_SHARE	0.001		/* narrower frames are left out */
+
+#define FG_NS		"urn:x-pcprof:flame"
+
+/*
+ * A frame of the merged tree. Nodes are stored in pre-order with siblings
+ * in name order, so a parent always comes before its children.
+ */
+struct node {
+	const char *name;
+	double value;		/* samples here and in all callees */
+	double x;		/* samples left of this frame on its level */
+	uint32_t px1, px2;	/* its edges, in hundredths of a pixel */
+	size_t parent;
+	size_t level;		/* 0 for the root, "all" */
+};
+
+struct tree {
+	struct node *nodes;
+	size_t n, cap;
+	size_t maxlevel;
+};
+
+static const char *
+frame_name(const char *s)
+{
+	return s ? s : "[unknown]";
+}
+
+static int
+name_cmp(const char *a, const char *b)
+{
+	/* Interned names make pointer equality the common case. */
+	if (a == b)
+		return 0;
+	return strcmp(frame_name(a), frame_name(b));
+}
+
+/*
+ * Lexicographic on the frames, a prefix before its extensions; equal stacks
+ * by count, so that their counts are added in the same order whatever the
+ * order of the input.
+ */
+static int
+stack_cmp(const void *pa, const void *pb)
+{
+	const struct flame_stack *a = *(const struct flame_stack *const *)pa;
+	const struct flame_stack *b = *(const struct flame_stack *const *)pb;
+	size_t n = a->depth < b->depth ? a->depth : b->depth;
+
+	for (size_t i = 0; i < n; i++) {
+		int c = name_cmp(a->frames[i], b->frames[i]);
+
+		if (c)
+			return c;
+	}
+	if (a->depth != b->depth)
+		return a->depth < b->depth ? -1 : 1;
+	if (a->count < b->count)
+		return -1;
+	return a->count > b->count;
+}
+
+static size_t
+common_prefix(const struct flame_stack *a, const struct flame_stack *b)
+{
+	size_t n = a->depth < b->depth ? a->depth : b->depth, i;
+
+	for (i = 0; i < n; i++)
+		if (name_cmp(a->frames[i], b->frames[i]))
+			break;
+	return i;
+}
+
+static int
+node_add(struct tree *t, const char *name, size_t parent, size_t level)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct node *p;
+
+		if (cap > SIZE_MAX / sizeof *p) {
+			errno = ENOMEM;
+			return -1;
+		}
+		p = realloc(t->nodes, cap * sizeof *p);
+		if (!p)
+			return -1;
+		t->nodes = p;
+		t->cap = cap;
+	}
+	t->nodes[t->n] = (struct node){ name, 0, 0, 0, 0, parent, level };
+	t->n++;
+	if (level > t->maxlevel)
+		t->maxlevel = level;
+	return 0;
+}
+
+/*
+ * Build the tree from the stacks sorted: each stack shares with the one
+ * before it exactly the nodes of their common prefix, and its remaining
+ * frames are new nodes, which come out in pre-order and sorted by name.
+ * Counts go to the last frame, then are summed up into the parents by
+ * walking the nodes backwards (children always follow their parent).
+ */
+static int
+tree_build(struct tree *t, const struct flame_stack *stacks, size_t n)
+{
+	const struct flame_stack **order = NULL, *prev = NULL;
+	size_t *path = NULL, pathcap = 0, m = 0;
+	int ret = -1;
+
+	if (n > SIZE_MAX / sizeof *order) {
+		errno = ENOMEM;
+		return -1;
+	}
+	order = malloc((n ? n : 1) * sizeof *order);
+	if (!order)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		/* Also drops NaN and infinity. */
+		if (stacks[i].count > 0 && stacks[i].count <= DBL_MAX)
+			order[m++] = &stacks[i];
+	}
+	qsort(order, m, sizeof *order, stack_cmp);
+
+	if (node_add(t, "all", 0, 0))
+		goto out;
+	for (size_t i = 0; i < m; i++) {
+		const struct flame_stack *s = order[i];
+		size_t k = prev ? common_prefix(prev, s) : 0;
+
+		if (s->depth >= pathcap) {
+			size_t cap = s->depth + 1 > 2 * pathcap ?
+				s->depth + 1 : 2 * pathcap;
+			size_t *p;
+
+			if (cap > SIZE_MAX / sizeof *p) {
+				errno = ENOMEM;
+				goto out;
+			}
+			p = realloc(path, cap * sizeof *p);
+			if (!p)
+				goto out;
+			path = p;
+			pathcap = cap;
+		}
+		path[0] = 0;
+		for (size_t d = k; d < s->depth; d++) {
+			if (node_add(t, frame_name(s->frames[d]), path[d], d + 1))
+				goto out;
+			path[d + 1] = t->n - 1;
+		}
+		t->nodes[path[s->depth]].value += s->count;
+		prev = s;
+	}
+	for (size_t i = t->n - 1; i > 0; i--)
+		t->nodes[t->nodes[i].parent].value += t->nodes[i].value;
+	if (!(t->nodes[0].value <= DBL_MAX)) {
+		errno = ERANGE;
+		goto out;
+	}
+	ret = 0;
+out:
+	free(path);
+	free(order);
+	return ret;
+}
+
+/* Non-negative v rounded to hundredths, kept as an integer. */
+static uint32_t
+hundredths(double v)
+{
+	return (uint32_t)(v * 100 + 0.5);
+}
+
+/*
+ * Place each frame after its earlier siblings. In pre-order, when a node of
+ * level L is reached, next[L] holds where it starts: its parent reset it
+ * and only its earlier siblings have moved it since. Edges are rounded
+ * rather than widths, and kept within the parent's, so that children never
+ * add up to more than their parent however the sums round.
+ */
+static int
+tree_layout(struct tree *t)
+{
+	double *next = malloc((t->maxlevel + 2) * sizeof *next);
+	double total = t->nodes[0].value;
+
+	if (!next)
+		return -1;
+	next[0] = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		struct node *nd = &t->nodes[i];
+		const struct node *up = &t->nodes[nd->parent];
+
+		nd->x = next[nd->level];
+		next[nd->level] += nd->value;
+		next[nd->level + 1] = nd->x;
+		if (!(total > 0))
+			continue;
+		nd->px1 = hundredths(XPAD + nd->x / total * WIDTH);
+		nd->px2 = hundredths(XPAD + (nd->x + nd->value) / total * WIDTH);
+		if (i && nd->px1 < up->px1)
+			nd->px1 = up->px1;
+		if (i && nd->px2 > up->px2)
+			nd->px2 = up->px2;
+		if (nd->px2 < nd->px1)
+			nd->px2 = nd->px1;
+	}
+	free(next);
+	return 0;
+}
+
+/*
+ * Decode one UTF-8 character at p into *cp and return its length; a byte
+ * that does not start a valid, shortest-form sequence gives *cp = -1 and
+ * length 1. Stops at a NUL, which is never a continuation byte.
+ */
+static size_t
+utf8_next(const unsigned char *p, long *cp)
+{
+	size_t len;
+	long v, min;
+
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	}
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		len = 2;
+		v = p[0] & 0x1f;
+		min = 0x80;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		len = 3;
+		v = p[0] & 0x0f;
+		min = 0x800;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		len = 4;
+		v = p[0] & 0x07;
+		min = 0x10000;
+	} else {
+		*cp = -1;
+		return 1;
+	}
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80) {
+			*cp = -1;
+			return 1;
+		}
+		v = v << 6 | (p[i] & 0x3f);
+	}
+	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) {
+		*cp = -1;
+		return 1;
+	}
+	*cp = v;
+	return len;
+}
+
+/* Characters in s, counting no further than limit. */
+static size_t
+utf8_count(const char *s, size_t limit)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 0;
+	long cp;
+
+	while (*p && n < limit) {
+		p += utf8_next(p, &cp);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Write the first max characters of s as XML text or attribute value.
+ * Invalid UTF-8 and the characters XML 1.0 forbids even as references
+ * become U+FFFD, so the document stays well-formed whatever names hold.
+ */
+static void
+xml_put(FILE *out, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	long cp;
+
+	for (size_t i = 0; *p && i < max; i++) {
+		size_t len = utf8_next(p, &cp);
+
+		switch (cp) {
+		case '&':
+			fputs("&amp;", out);
+			break;
+		case '<':
+			fputs("&lt;", out);
+			break;
+		case '>':
+			fputs("&gt;", out);
+			break;
+		case '"':
+			fputs("&quot;", out);
+			break;
+		case '\'':
+			fputs("&apos;", out);
+			break;
+		case '\t':
+		case '\n':
+		case '\r':
+			fprintf(out, "&#%ld;", cp);
+			break;
+		default:
+			if (cp < 0x20 || cp == 0xfffe || cp == 0xffff)
+				fputs("\xef\xbf\xbd", out);
+			else
+				fwrite(p, 1, len, out);
+		}
+		p += len;
+	}
+}
+
+/*
+ * A count as printf's %.15g would, but with '.' whatever LC_NUMERIC says:
+ * XML, the script and the tests all read a full stop.
+ */
+static void
+put_num(FILE *out, double v)
+{
+	char buf[64];
+	int sep = 0;
+
+	snprintf(buf, sizeof buf, "%.15g", v);
+	for (const char *p = buf; *p; p++) {
+		if ((*p >= '0' && *p <= '9') || *p == '-' || *p == '+' ||
+		    *p == 'e') {
+			if (sep)
+				fputc('.', out);
+			sep = 0;
+			fputc(*p, out);
+		} else {
+			sep = 1;
+		}
+	}
+}
+
+static void
+put_fixed(FILE *out, uint32_t h)
+{
+	fprintf(out, "%u.%02u", (unsigned)(h / 100), (unsigned)(h % 100));
+}
+
+/* A warm colour that depends only on the name: FNV-1a, then mixed. */
+static void
+put_colour(FILE *out, const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	fprintf(out, "rgb(%u,%u,%u)", 205 + h % 51, (h >> 8) % 231,
+		(h >> 16) % 56);
+}
+
+static void
+put_header(FILE *out, size_t height, const char *title)
+{
+	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%d\" height=\"%zu\""
+		" viewBox=\"0 0 %d %zu\" xmlns=\"http://www.w3.org/2000/svg\""
+		" xmlns:fg=\"" FG_NS "\">\n",
+		IMAGE_W, height, IMAGE_W, height);
+	fputs("<defs><linearGradient id=\"background\" x1=\"0\" y1=\"0\""
+	      " x2=\"0\" y2=\"1\"><stop offset=\"5%\" stop-color=\"#eeeeee\"/>"
+	      "<stop offset=\"95%\" stop-color=\"#eeeeb0\"/></linearGradient>"
+	      "</defs>\n"
+	      "<style type=\"text/css\">\n"
+	      "text { font-family: monospace; font-size: 12px; fill: #000; }\n"
+	      "#title { font-size: 17px; text-anchor: middle; }\n"
+	      "#unzoom { cursor: pointer; }\n"
+	      ".frame { cursor: pointer; }\n"
+	      ".frame:hover rect { stroke: #000; stroke-width: 0.5; }\n"
+	      ".parent { opacity: 0.5; }\n"
+	      "</style>\n", out);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%zu\""
+		" fill=\"url(#background)\"/>\n", IMAGE_W, height);
+	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\">", IMAGE_W / 2);
+	xml_put(out, title, SIZE_MAX);
+	fputs("</text>\n", out);
+}
+
+/*
+ * The zoom script. It reads each frame's place in samples from fg:x, fg:w
+ * and its level from fg:l, its name from its <title>, and uses only DOM
+ * calls that every SVG viewer with scripting has. Labels are fitted the way
+ * put_frame fits them; a <text> is made when a frame first has room.
+ */
+static const char *const script[] = {
+	"'use strict';",
+	"var SVGNS = 'http://www.w3.org/2000/svg', FGNS = '" FG_NS "';",
+	"var XPAD = 10, WIDTH = 1180, CHARW = 7.44;",
+	"var frames = [], root = null, details = null, unzoom = null;",
+	"",
+	"function fit(name, w) {",
+	"	var n = Math.floor((w - 6) / CHARW), c;",
+	"	if (n < 3)",
+	"		return '';",
+	"	if (name.length <= n)",
+	"		return name;",
+	"	c = n - 2;",
+	"	if (name.charCodeAt(c - 1) >= 0xd800 && name.charCodeAt(c - 1) <= 0xdbff)",
+	"		c--;",
+	"	return name.substring(0, c) + '..';",
+	"}",
+	"",
+	"function px(v) {",
+	"	return Math.round(v * 100) / 100;",
+	"}",
+	"",
+	"function place(f, x1, x2, cls) {",
+	"	var label = fit(f.name, x2 - x1);",
+	"	f.g.setAttribute('display', 'inline');",
+	"	f.g.setAttribute('class', cls);",
+	"	f.rect.setAttribute('x', x1.toFixed(2));",
+	"	f.rect.setAttribute('width', (x2 - x1).toFixed(2));",
+	"	if (label && !f.text) {",
+	"		f.text = document.createElementNS(SVGNS, 'text');",
+	"		f.text.setAttribute('y', (parseFloat(f.rect.getAttribute('y')) + 11).toFixed(2));",
+	"		f.g.appendChild(f.text);",
+	"	}",
+	"	if (f.text) {",
+	"		f.text.setAttribute('x', (x1 + 3).toFixed(2));",
+	"		f.text.textContent = label;",
+	"	}",
+	"}",
+	"",
+	"/* z fills the width, its callers stay full width, the rest hides. */",
+	"function zoom(z) {",
+	"	var eps = root.w * 1e-9, zend = z.x + z.w, i, f;",
+	"	for (i = 0; i < frames.length; i++) {",
+	"		f = frames[i];",
+	"		if (f.level < z.level) {",
+	"			if (f.x <= z.x + eps && f.x + f.w >= zend - eps)",
+	"				place(f, XPAD, XPAD + WIDTH, f === root ? 'frame' : 'frame parent');",
+	"			else",
+	"				f.g.setAttribute('display', 'none');",
+	"		} else if (f.x >= z.x - eps && f.x + f.w <= zend + eps) {",
+	"			place(f, px(XPAD + (f.x - z.x) / z.w * WIDTH),",
+	"			      px(XPAD + (f.x + f.w - z.x) / z.w * WIDTH), 'frame');",
+	"		} else {",
+	"			f.g.setAttribute('display', 'none');",
+	"		}",
+	"	}",
+	"	unzoom.setAttribute('display', z === root ? 'none' : 'inline');",
+	"}",
+	"",
+	"function frameOf(n) {",
+	"	for (; n; n = n.parentNode)",
+	"		if (n.fgFrame)",
+	"			return n.fgFrame;",
+	"	return null;",
+	"}",
+	"",
+	"function init() {",
+	"	var box = document.getElementById('frames');",
+	"	var gs = box.getElementsByTagName('g'), i, g, t, f;",
+	"	details = document.getElementById('details');",
+	"	unzoom = document.getElementById('unzoom');",
+	"	for (i = 0; i < gs.length; i++) {",
+	"		g = gs[i];",
+	"		t = g.getElementsByTagName('title')[0].textContent;",
+	"		f = {",
+	"			g: g,",
+	"			rect: g.getElementsByTagName('rect')[0],",
+	"			text: g.getElementsByTagName('text')[0] || null,",
+	"			title: t,",
+	"			name: t.substring(0, t.lastIndexOf(' (')),",
+	"			x: parseFloat(g.getAttributeNS(FGNS, 'x')),",
+	"			w: parseFloat(g.getAttributeNS(FGNS, 'w')),",
+	"			level: parseInt(g.getAttributeNS(FGNS, 'l'), 10)",
+	"		};",
+	"		g.fgFrame = f;",
+	"		frames.push(f);",
+	"		if (f.level === 0)",
+	"			root = f;",
+	"	}",
+	"	box.addEventListener('click', function (e) {",
+	"		var f = frameOf(e.target);",
+	"		if (f)",
+	"			zoom(f);",
+	"	});",
+	"	box.addEventListener('mouseover', function (e) {",
+	"		var f = frameOf(e.target);",
+	"		if (f)",
+	"			details.textContent = f.title;",
+	"	});",
+	"	box.addEventListener('mouseout', function () {",
+	"		details.textContent = ' ';",
+	"	});",
+	"	unzoom.addEventListener('click', function () {",
+	"		zoom(root);",
+	"	});",
+	"	document.addEventListener('keydown', function (e) {",
+	"		if (e.key === 'Escape' && root)",
+	"			zoom(root);",
+	"	});",
+	"}",
+	"",
+	"init();",
+};
+
+static void
+put_script(FILE *out)
+{
+	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", out);
+	for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) {
+		fputs(script[i], out);
+		fputc('\n', out);
+	}
+	fputs("]]></script>\n", out);
+}
+
+/*
+ * One frame: a <g> holding the <title> that viewers show on hover, the box,
+ * and a label cut to the box (or none).
+ */
+static void
+put_frame(FILE *out, const struct node *nd, double total, size_t height,
+	  const char *unit)
+{
+	uint32_t x1 = nd->px1, x2 = nd->px2;
+	double room = (double)(x2 - x1) / 100 - 6;
+	size_t fits = room > 0 ? (size_t)(room / CHAR_W) : 0;
+	size_t y = height - BOTTOM - (nd->level + 1) * FRAME_H;
+
+	fputs("<g class=\"frame\" fg:x=\"", out);
+	put_num(out, nd->x);
+	fputs("\" fg:w=\"", out);
+	put_num(out, nd->value);
+	fprintf(out, "\" fg:l=\"%zu\"><title>", nd->level);
+	xml_put(out, nd->name, SIZE_MAX);
+	fputs(" (", out);
+	put_num(out, nd->value);
+	fputc(' ', out);
+	xml_put(out, unit, SIZE_MAX);
+	fputs(", ", out);
+	put_fixed(out, hundredths(nd->value / total * 100));
+	fputs("%)</title><rect x=\"", out);
+	put_fixed(out, x1);
+	fprintf(out, "\" y=\"%zu\" width=\"", y);
+	put_fixed(out, x2 - x1);
+	fprintf(out, "\" height=\"%d\" rx=\"2\" ry=\"2\" fill=\"", FRAME_H - 1);
+	put_colour(out, nd->name);
+	fputs("\"/>", out);
+	if (fits >= 3) {
+		fputs("<text x=\"", out);
+		put_fixed(out, x1 + 300);
+		fprintf(out, "\" y=\"%zu\">", y + 11);
+		if (utf8_count(nd->name, fits + 1) <= fits) {
+			xml_put(out, nd->name, SIZE_MAX);
+		} else {
+			xml_put(out, nd->name, fits - 2);
+			fputs("..", out);
+		}
+		fputs("</text>", out);
+	}
+	fputs("</g>\n", out);
+}
+
+static void
+put_graph(FILE *out, const struct tree *t, const char *title,
+	  const char *unit)
+{
+	double total = t->nodes[0].value;
+	size_t levels = 0, height;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (t->nodes[i].value >= total * MIN_SHARE &&
+		    t->nodes[i].level >= levels)
+			levels = t->nodes[i].level + 1;
+	height = TOP + levels * FRAME_H + BOTTOM;
+
+	put_header(out, height, title);
+	fprintf(out, "<text id=\"unzoom\" x=\"%d\" y=\"24\" display=\"none\">"
+		"Reset zoom</text>\n", XPAD);
+	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%zu\"> </text>\n",
+		XPAD, height - 10);
+	fputs("<g id=\"frames\">\n", out);
+	for (size_t i = 0; i < t->n; i++)
+		if (t->nodes[i].value >= total * MIN_SHARE)
+			put_frame(out, &t->nodes[i], total, height, unit);
+	fputs("</g>\n", out);
+	put_script(out);
+	fputs("</svg>\n", out);
+}
+
+static void
+put_empty(FILE *out, const char *title)
+{
+	put_header(out, 100, title);
+	fprintf(out, "<text x=\"%d\" y=\"64\" text-anchor=\"middle\">"
+		"no samples</text>\n</svg>\n", IMAGE_W / 2);
+}
+
+int
+flame_write_svg(FILE *out, const struct flame_stack *stacks, size_t n,
+		const char *title, const char *unit)
+{
+	struct tree t = { 0 };
+	int ret = -1;
+
+	if (!out || (n && !stacks)) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (stacks[i].depth && !stacks[i].frames) {
+			errno = EINVAL;
+			return -1;
+		}
+	}
+	if (!title)
+		title = "Flame Graph";
+	if (!unit)
+		unit = "samples";
+
+	if (tree_build(&t, stacks, n) || tree_layout(&t))
+		goto out;
+	if (t.nodes[0].value > 0)
+		put_graph(out, &t, title, unit);
+	else
+		put_empty(out, title);
+	if (fflush(out) == EOF || ferror(out)) {
+		if (!errno)
+			errno = EIO;
+		goto out;
+	}
+	ret = 0;
+out:
+	free(t.nodes);
+	return ret;
+}

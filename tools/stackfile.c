@@ -1,0 +1,263 @@
+/*
+ * Sampled stacks for pictures: the stacks files libpc writes beside its
+ * profiles (PC_STACKS), symbolized and merged into collapsed stacks
+ * ("main;caller;leaf 123", the format FlameGraph, speedscope and inferno
+ * read) or handed to the flame graph writer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "flame.h"
+#include "pcprof.h"
+
+#define OUTSIDE_NAME	"[libraries]"
+
+static unsigned char *
+slurp_stacks(const char *path, size_t *len)
+{
+	struct stat sb;
+	unsigned char *buf;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		pc_fatal("'%s': %s%s", path, strerror(errno), errno == ENOENT ?
+			 " (profile with PC_STACKS=1, or pcprof run --stacks)" : "");
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode))
+		pc_fatal("'%s': not a regular file", path);
+	buf = malloc((size_t)sb.st_size + 1);
+	if (!buf)
+		pc_fatal("'%s': out of memory", path);
+	n = read(fd, buf, (size_t)sb.st_size);
+	if (n < 0)
+		pc_fatal("'%s': %s", path, strerror(errno));
+	close(fd);
+	*len = (size_t)n;
+	return buf;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	const struct folded *x = a, *y = b;
+
+	return strcmp(x->line, y->line);
+}
+
+/* "root;...;leaf" for one stack; the caller frees it. */
+static char *
+fold_one(const struct gmon_stack *k, const struct symtab *st)
+{
+	size_t cap = 64, len = 0;
+	char *s = malloc(cap);
+
+	if (!s)
+		pc_fatal("out of memory");
+	s[0] = 0;
+	if (k->flags & GMON_STACK_TRUNCATED) {
+		strcpy(s, "[truncated]");
+		len = strlen(s);
+	}
+	for (uint32_t d = k->depth; d-- > 0; ) {
+		const char *name = OUTSIDE_NAME;
+		size_t nl;
+
+		if (k->pcs[d]) {
+			long i = symtab_find(st, k->pcs[d]);
+
+			name = i < 0 ? "[unknown]" : st->funcs[st->syms[i].func];
+		}
+		/* consecutive frames of one function (a folded piece) are one */
+		nl = strlen(name);
+		if (len >= nl && !strcmp(s + len - nl, name) &&
+		    (len == nl || s[len - nl - 1] == ';'))
+			continue;
+		while (len + nl + 2 > cap) {
+			cap *= 2;
+			if (!(s = realloc(s, cap)))
+				pc_fatal("out of memory");
+		}
+		if (len)
+			s[len++] = ';';
+		memcpy(s + len, name, nl + 1);
+		len += nl;
+	}
+	return s;
+}
+
+void
+folded_build(struct folded_set *fs, const struct symtab *st, char **gmons,
+	     int n, const char *stacks_file)
+{
+	size_t cap = 0, k = 0;
+
+	memset(fs, 0, sizeof(*fs));
+	for (int i = 0; i < (stacks_file ? 1 : n); i++) {
+		char path[4096];
+		struct gmon_stacks ss;
+		struct gmon_error err;
+		unsigned char *buf;
+		size_t len;
+		int r;
+
+		if (stacks_file)
+			snprintf(path, sizeof(path), "%s", stacks_file);
+		else
+			snprintf(path, sizeof(path), "%s.stacks", gmons[i]);
+		buf = slurp_stacks(path, &len);
+		r = gmon_stacks_parse(buf, len, &ss, &err);
+		free(buf);
+		if (r == -ENOMEM)
+			pc_fatal("'%s': out of memory", path);
+		if (r)
+			pc_fatal("'%s': %s at byte %llu", path, err.what,
+				 (unsigned long long)err.offset);
+		if (!fs->rate)
+			fs->rate = ss.rate;
+		if (ss.rate != fs->rate)
+			pc_fatal("'%s': sampled at %u Hz, not %u Hz", path, ss.rate, fs->rate);
+		for (size_t j = 0; j < ss.n; j++) {
+			if (k == cap) {
+				cap = cap ? 2 * cap : 1024;
+				fs->v = realloc(fs->v, cap * sizeof(*fs->v));
+				if (!fs->v)
+					pc_fatal("out of memory");
+			}
+			fs->v[k].line = fold_one(&ss.v[j], st);
+			fs->v[k].count = (double)ss.v[j].count;
+			fs->total += fs->v[k].count;
+			k++;
+		}
+		gmon_stacks_release(&ss);
+	}
+	/* the same names from different addresses are one stack */
+	qsort(fs->v, k, sizeof(*fs->v), cmp_str);
+	fs->n = 0;
+	for (size_t j = 0; j < k; j++) {
+		if (fs->n && !strcmp(fs->v[fs->n - 1].line, fs->v[j].line)) {
+			fs->v[fs->n - 1].count += fs->v[j].count;
+			free(fs->v[j].line);
+		} else {
+			fs->v[fs->n++] = fs->v[j];
+		}
+	}
+}
+
+void
+folded_print(FILE *out, const struct folded_set *fs)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		fprintf(out, "%s %.0f\n", fs->v[i].line, fs->v[i].count);
+}
+
+void
+folded_release(struct folded_set *fs)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		free(fs->v[i].line);
+	free(fs->v);
+	memset(fs, 0, sizeof(*fs));
+}
+
+static const char usage_flame[] =
+"usage: pcprof flame -o SVG [--title TEXT] [--stacks FILE] EXE [GMON...]\n"
+"\n"
+"Write an interactive flame graph of the stacks that libpc recorded beside\n"
+"GMON (GMON.stacks, written with PC_STACKS=1; default GMON: gmon.out) as a\n"
+"self-contained SVG: hover over a frame for its name, samples and share,\n"
+"click to zoom into it. Open it in a web browser.\n";
+
+int
+cmd_flame(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "title", required_argument, NULL, 't' },
+		{ "stacks", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0, 0, 0, 0 }
+	};
+	static char gmon_out[] = "gmon.out";
+	const char *out = NULL, *title = NULL, *stacks = NULL;
+	char *deflt[] = { gmon_out }, **files;
+	struct symtab_opts so = { 0, 0, NULL };
+	struct flame_stack *fl;
+	struct folded_set fs;
+	struct symtab st;
+	char tbuf[512];
+	int c, nfiles;
+	FILE *f;
+
+	while ((c = getopt_long(argc, argv, "+ho:t:s:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(usage_flame, stdout);
+			return 0;
+		case 'o':
+			out = optarg;
+			break;
+		case 't':
+			title = optarg;
+			break;
+		case 's':
+			stacks = optarg;
+			break;
+		default:
+			fputs(usage_flame, stderr);
+			return EXIT_BAD_INPUT;
+		}
+	}
+	if (!out || optind >= argc) {
+		fputs(usage_flame, stderr);
+		return EXIT_BAD_INPUT;
+	}
+	files = optind + 1 < argc ? argv + optind + 1 : deflt;
+	nfiles = optind + 1 < argc ? argc - optind - 1 : 1;
+	symbols_load(&st, argv[optind], &so);
+	folded_build(&fs, &st, files, nfiles, stacks);
+	fl = calloc(fs.n ? fs.n : 1, sizeof(*fl));
+	if (!fl)
+		pc_fatal("out of memory");
+	/* split each collapsed line back into its frames, in place */
+	for (size_t i = 0; i < fs.n; i++) {
+		size_t depth = 1;
+		char **frames;
+		char *p;
+
+		for (p = fs.v[i].line; *p; p++)
+			depth += *p == ';';
+		frames = malloc(depth * sizeof(*frames));
+		if (!frames)
+			pc_fatal("out of memory");
+		depth = 0;
+		frames[depth++] = fs.v[i].line;
+		for (p = fs.v[i].line; *p; p++)
+			if (*p == ';') {
+				*p = 0;
+				frames[depth++] = p + 1;
+			}
+		fl[i].frames = (const char *const *)frames;
+		fl[i].depth = depth;
+		fl[i].count = fs.v[i].count;
+	}
+	if (!title) {
+		snprintf(tbuf, sizeof(tbuf), "%s: %.0f samples at %u Hz", argv[optind],
+			 fs.total, fs.rate);
+		title = tbuf;
+	}
+	if (!(f = fopen(out, "w")))
+		pc_fatal("'%s': %s", out, strerror(errno));
+	if (flame_write_svg(f, fl, fs.n, title, "samples") || fclose(f))
+		pc_fatal("'%s': %s", out, strerror(errno));
+	for (size_t i = 0; i < fs.n; i++)
+		free((void *)fl[i].frames);
+	free(fl);
+	folded_release(&fs);
+	symtab_release(&st);
+	return 0;
+}
