@@ -1,67 +1,101 @@
 /*
- * The ends of a profiled process's life: the profile is written when the
- * program exits (from libpc's destructor, so the program's own atexit
- * handlers and destructors are still sampled), and a forked child starts
- * over with empty counters, a timer of its own and a file of its own.
+ * The ends of a profiled process's life. The profile is written once: from
+ * libpc's destructor at exit (after the program's own atexit handlers and
+ * destructors, which are sampled too), from _exit and _Exit, before an exec
+ * replaces the image, and from the fatal-signal handlers of signals.c. A
+ * forked child starts over with empty counters, a timer and a name of its
+ * own. A vfork child shares its parent's memory, so it must touch nothing:
+ * every path here first checks that the calling process owns the state.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "pc.h"
 
 void pc_thread_forget(void) PC_HIDDEN;
 
-static int written;
+#define EXPORT __attribute__((visibility("default")))
 
-__attribute__((destructor)) static void
-pc_stop(void)
+/* Take the right to write; a snapshot may hold it for a moment. AS-safe. */
+static void
+lock_dump(void)
 {
+	for (int i = 0; i < 2000; i++) {
+		if (!__atomic_exchange_n(&pc.dumping, 1, __ATOMIC_ACQUIRE))
+			return;
+		sched_yield();
+	}
+	/* a snapshot stuck in this very thread (a crash inside it): go on */
+}
+
+static void
+unlock_dump(void)
+{
+	__atomic_store_n(&pc.dumping, 0, __ATOMIC_RELEASE);
+}
+
+void
+pc_finish(void)
+{
+	char other[PATH_MAX];
+	const char *path = pc.path;
 	int saved = errno;
 	int r;
 
-	if (!pc.running || written)
+	if (getpid() != pc.pid || !pc.ntext)
 		goto out;
-	/* freeze: other threads may still be running, and their ticks are
-	 * dropped from here on so the file is a consistent snapshot */
+	if (__atomic_exchange_n(&pc.finished, 1, __ATOMIC_ACQ_REL))
+		goto out;
+	/* freeze: other threads may still be running; their ticks are
+	 * dropped from here on, so the file is one consistent snapshot */
 	pc.running = 0;
-	written = 1;
 	pc_thread_disarm();
-	r = pc_dump(pc.path);
-	pc_dump_summary(pc.path, r);
+	lock_dump();
+	/* gmon.out written while we ran by a process started under us (or
+	 * by glibc's -pg writer) is not ours to replace */
+	if (pc.root && pc_name_taken(path) &&
+	    pc_name(other, sizeof(other), PC_NAME_OTHER) == 0)
+		path = other;
+	r = pc_dump(path);
+	unlock_dump();
+	pc_dump_summary(path, r);
 out:
 	errno = saved;
 }
 
-/* path + "." + pid, or GMON_OUT_PREFIX + "." + pid */
-static void
-child_path(void)
+void
+pc_snapshot(void)
 {
-	char pid[24], t[24];
-	const char *base = pc.prefix[0] ? pc.prefix : pc.path;
-	size_t n = 0, k;
-	long v = (long)getpid();
+	int saved = errno;
 
-	pid[0] = '.';
-	do
-		t[n++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	for (k = 0; k < n; k++)
-		pid[1 + k] = t[n - 1 - k];
-	pid[1 + n] = 0;
-	k = strlen(base);
-	if (k + strlen(pid) < sizeof(pc.path)) {
-		memmove(pc.path, base, k);
-		strcpy(pc.path + k, pid);
+	if (getpid() != pc.pid || pc.finished || !pc.running)
+		goto out;
+	if (__atomic_exchange_n(&pc.dumping, 1, __ATOMIC_ACQUIRE))
+		goto out;	/* one is being written right now */
+	if (!(pc.root && pc_name_taken(pc.path)) && pc_dump(pc.path) == 0) {
+		pc.wrote_own = 1;
+		__atomic_fetch_add(&pc.snapshots, 1, __ATOMIC_RELAXED);
 	}
-	k = strlen(pc.stacks_path);
-	if (k && k + strlen(pid) < sizeof(pc.stacks_path))
-		strcpy(pc.stacks_path + k, pid);
+	unlock_dump();
+out:
+	errno = saved;
+}
+
+__attribute__((destructor)) static void
+pc_stop(void)
+{
+	pc_finish();
 }
 
 /*
@@ -81,8 +115,25 @@ after_fork_child(void)
 	pc_stacks_clear();
 	pc.stacks_walked = pc.frames = pc.arcs_dropped = pc.stacks_dropped = 0;
 	pc.signals = pc.samples = pc.outside = pc.foreign = 0;
-	pc.threads = pc.timer_failures = 0;
-	child_path();
+	pc.threads = pc.timer_failures = pc.snapshots = pc.lost_blocked = 0;
+	pc_names_forked();
+	if (pc.stacks_path[0]) {
+		char pid[24];
+		size_t k = strlen(pc.stacks_path);
+		long v = (long)getpid();
+		int n = 0;
+		char t[24];
+
+		do
+			t[n++] = (char)('0' + v % 10);
+		while ((v /= 10));
+		pid[0] = '.';
+		for (int i = 0; i < n; i++)
+			pid[1 + i] = t[n - 1 - i];
+		pid[1 + n] = 0;
+		if (k + strlen(pid) < sizeof(pc.stacks_path))
+			strcpy(pc.stacks_path + k, pid);
+	}
 	pc_thread_forget();
 	pc_thread_arm();
 }
@@ -91,4 +142,209 @@ void
 pc_lifecycle_init(void)
 {
 	pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+/* ------------------------------------------------------------ _exit */
+
+typedef void (*exit_fn)(int);
+
+static exit_fn
+real_exit_fn(const char *name)
+{
+	return (exit_fn)dlsym(RTLD_NEXT, name);
+}
+
+/* _exit and _Exit skip atexit and destructors: write the profile here. */
+EXPORT void
+_exit(int status)
+{
+	static exit_fn real;
+
+	pc_finish();
+	if (!real)
+		real = real_exit_fn("_exit");
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	for (;;)
+		;
+}
+
+EXPORT void
+_Exit(int status)
+{
+	_exit(status);
+}
+
+/* ------------------------------------------------------------ exec */
+
+static char exec_path[PATH_MAX];
+
+/*
+ * Before the image is replaced: write what this image sampled under the
+ * name BASE.prog.pid, leaving the usual name to the next image (which loads
+ * libpc again through the environment and has the same pid). Nothing is
+ * written for an image that took no sample (a fork child about to exec).
+ */
+static int
+before_exec(void)
+{
+	int r;
+
+	if (getpid() != pc.pid || !pc.running || pc.finished)
+		return 0;
+	if (__atomic_exchange_n(&pc.finished, 1, __ATOMIC_ACQ_REL))
+		return 0;
+	pc.running = 0;
+	if (!pc.samples)
+		return 1;
+	lock_dump();
+	exec_path[0] = 0;
+	if (pc_name(exec_path, sizeof(exec_path), PC_NAME_OTHER) == 0) {
+		r = pc_dump(exec_path);
+		pc_dump_summary(exec_path, r);
+		if (r)
+			exec_path[0] = 0;
+	}
+	unlock_dump();
+	return 1;
+}
+
+/* The exec failed and this image runs on: take the file back and resume. */
+static void
+exec_failed(int stopped)
+{
+	int saved = errno;
+
+	if (!stopped)
+		return;
+	if (exec_path[0])
+		unlink(exec_path);
+	exec_path[0] = 0;
+	pc.finished = 0;
+	pc.running = 1;
+	errno = saved;
+}
+
+#define REAL(name, type)						\
+	static type real_##name;					\
+	if (!real_##name)						\
+		real_##name = (type)dlsym(RTLD_NEXT, #name);		\
+	if (!real_##name) {						\
+		errno = ENOSYS;						\
+		return -1;						\
+	}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+
+EXPORT int
+execve(const char *path, char *const argv[], char *const envp[])
+{
+	int stopped, r;
+	REAL(execve, execve_fn)
+
+	stopped = before_exec();
+	r = real_execve(path, argv, envp);
+	exec_failed(stopped);
+	return r;
+}
+
+EXPORT int
+execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+EXPORT int
+execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	int stopped, r;
+	REAL(execvpe, execvpe_fn)
+
+	stopped = before_exec();
+	r = real_execvpe(file, argv, envp);
+	exec_failed(stopped);
+	return r;
+}
+
+EXPORT int
+execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+EXPORT int
+fexecve(int fd, char *const argv[], char *const envp[])
+{
+	int stopped, r;
+	REAL(fexecve, fexecve_fn)
+
+	stopped = before_exec();
+	r = real_fexecve(fd, argv, envp);
+	exec_failed(stopped);
+	return r;
+}
+
+EXPORT int
+execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+	 int flags)
+{
+	int stopped, r;
+	REAL(execveat, execveat_fn)
+
+	stopped = before_exec();
+	r = real_execveat(dirfd, path, argv, envp, flags);
+	exec_failed(stopped);
+	return r;
+}
+
+/* The execl family: the arguments gathered into an array on the stack. */
+#define GATHER(arg0, ap, argv, extra)					\
+	size_t n_ = 1;							\
+	va_list cp_;							\
+	va_copy(cp_, ap);						\
+	while (va_arg(cp_, char *))					\
+		n_++;							\
+	va_end(cp_);							\
+	char **argv = __builtin_alloca((n_ + 1) * sizeof(char *));	\
+	argv[0] = (char *)(arg0);					\
+	for (size_t i_ = 1; i_ <= n_; i_++)				\
+		argv[i_] = va_arg(ap, char *);				\
+	extra
+
+EXPORT int
+execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+
+	va_start(ap, arg);
+	GATHER(arg, ap, argv, ;);
+	va_end(ap);
+	return execve(path, argv, environ);
+}
+
+EXPORT int
+execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+
+	va_start(ap, arg);
+	GATHER(arg, ap, argv, ;);
+	va_end(ap);
+	return execvpe(file, argv, environ);
+}
+
+EXPORT int
+execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char **envp;
+
+	va_start(ap, arg);
+	GATHER(arg, ap, argv, envp = va_arg(ap, char **););
+	va_end(ap);
+	return execve(path, argv, envp);
 }

@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 #include <ucontext.h>
 
 #include "../gmon/gmon.h"
@@ -83,14 +85,63 @@ struct pc_state {
 	int verbose;
 	uintptr_t bias;
 	uint8_t spare[GMON_SPARE_SIZE];
-	char path[PATH_MAX];		/* absolute output path */
-	char prefix[PATH_MAX];		/* GMON_OUT_PREFIX, absolute, or "" */
+	char path[PATH_MAX];		/* this process's output path */
+	char base[PATH_MAX];		/* PC_OUT, gmon.out or GMON_OUT_PREFIX, absolute */
+	int prefix_mode;		/* base is GMON_OUT_PREFIX */
+	int root;			/* the run's first process: path is base */
+	char prog[64];			/* the program's file name, for names */
+	pid_t pid;			/* whose state this is (not a vfork child's) */
+	struct timespec start;		/* CLOCK_REALTIME at start or fork */
+	int wrote_own;			/* path holds a snapshot of ours */
+	int finished;			/* the final profile is written */
+	int dumping;			/* a write is under way (atomic) */
 	int stacks;			/* PC_STACKS: write the stacks file */
 	char stacks_path[PATH_MAX];	/* absolute, or "" for path + ".stacks" */
-	struct sigaction old_action;	/* the disposition we replaced */
+	struct sigaction prog_action[NSIG];	/* what the program believes is installed */
+	unsigned char owned[NSIG];	/* PC_OWN_*: signals libpc handles */
+	uint64_t lost_blocked;		/* foreign signals deferred while blocked */
+	int snapshot_sig;		/* PC_SNAPSHOT_SIGNAL, or 0 */
+	long snapshot_interval_ms;	/* PC_SNAPSHOT_INTERVAL, or 0 */
+	uint64_t snapshots;
 };
 
 extern struct pc_state pc PC_HIDDEN;
+
+#define PC_NAME_OWN	0	/* this process's usual name */
+#define PC_NAME_OTHER	1	/* BASE.prog.pid: before an exec, or to avoid a clobber */
+
+#define PC_OWN_SAMPLING	1	/* the sampling signal */
+#define PC_OWN_FATAL	2	/* default-action fatal signal: write, then die */
+#define PC_OWN_SNAPSHOT	3	/* write a snapshot */
+
+/* names.c: set up naming (reads/sets PC_ROOT). Not AS-safe. */
+int pc_names_init(const char *base, int prefix_mode) PC_HIDDEN;
+/* names.c: a forked child's name. AS-safe. */
+void pc_names_forked(void) PC_HIDDEN;
+/* names.c: build a name of the given kind. AS-safe. */
+int pc_name(char *dst, size_t n, int kind) PC_HIDDEN;
+/* names.c: path was written by someone else while we ran. AS-safe. */
+int pc_name_taken(const char *path) PC_HIDDEN;
+
+/* lifecycle.c: write the final profile once and stop sampling; why is
+ * for PC_VERBOSE. AS-safe. */
+void pc_finish(void) PC_HIDDEN;
+/* lifecycle.c: write a snapshot without stopping. AS-safe. */
+void pc_snapshot(void) PC_HIDDEN;
+
+/* signals.c: the fatal and snapshot handlers; sigaction interposition. */
+void pc_signals_init(void) PC_HIDDEN;
+/* signals.c: the real sigaction, for libpc's own use. AS-safe. */
+int pc_real_sigaction(int sig, const struct sigaction *act,
+		      struct sigaction *old) PC_HIDDEN;
+/* signals.c: the program blocked pc.sig in this thread (then counts one
+ * deferred signal). AS-safe. */
+int pc_prog_blocked_from_handler(void) PC_HIDDEN;
+/* signals.c: a new thread starts with its creator's view of the mask. */
+void pc_thread_inherit_block(int blocked) PC_HIDDEN;
+int pc_thread_prog_blocked(void) PC_HIDDEN;
+/* sample.c: a signal on pc.sig that is not a sample. AS-safe. */
+void pc_forward_from_handler(int sig, siginfo_t *si, void *uc) PC_HIDDEN;
 
 /* start.c: a fixed message on stderr, prefixed "libpc: ". AS-safe. */
 void pc_say(const char *a, const char *b, const char *c) PC_HIDDEN;

@@ -37,28 +37,48 @@ interrupted_pc_from_handler(const ucontext_t *uc)
 #endif
 }
 
-/*
- * A signal that is not our timer's (kill(1), the program's own use): hand it
- * to the disposition we replaced, as if we were not here. AS-safe.
- */
-static void
-forward_from_handler(int sig, siginfo_t *si, void *uc)
+/* Signals whose default action is to end the process. */
+static int
+default_kills(int sig)
 {
-	const struct sigaction *old = &pc.old_action;
+	switch (sig) {
+	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * A signal on our signal that is not a sample (kill(1), the program's own
+ * ITIMER_PROF): hand it to the disposition the program believes it has
+ * installed, as if we were not here. AS-safe.
+ */
+void
+pc_forward_from_handler(int sig, siginfo_t *si, void *uc)
+{
+	const struct sigaction *act = &pc.prog_action[sig];
 
 	__atomic_fetch_add(&pc.foreign, 1, __ATOMIC_RELAXED);
-	if (old->sa_flags & SA_SIGINFO) {
-		old->sa_sigaction(sig, si, uc);
-	} else if (old->sa_handler == SIG_DFL) {
-		/* default action: let the kernel take it once we return */
-		struct sigaction dfl;
+	if (pc_prog_blocked_from_handler()) {
+		/* the program has it blocked: it gets it when it unblocks */
+		__atomic_fetch_add(&pc.lost_blocked, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (act->sa_flags & SA_SIGINFO) {
+		act->sa_sigaction(sig, si, uc);
+	} else if (act->sa_handler == SIG_DFL) {
+		if (default_kills(sig)) {
+			/* the program dies of it: write the profile first */
+			struct sigaction dfl;
 
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
-		sigaction(sig, &dfl, NULL);
-		raise(sig);
-	} else if (old->sa_handler != SIG_IGN) {
-		old->sa_handler(sig);
+			pc_finish();
+			memset(&dfl, 0, sizeof(dfl));
+			dfl.sa_handler = SIG_DFL;
+			pc_real_sigaction(sig, &dfl, NULL);
+			raise(sig);
+		}
+	} else if (act->sa_handler != SIG_IGN) {
+		act->sa_handler(sig);
 	}
 }
 
@@ -70,8 +90,12 @@ sample_from_handler(int sig, siginfo_t *si, void *ucv)
 	uint32_t weight;
 	int in_text = 0;
 
+	if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc.snapshots) {
+		pc_snapshot();		/* PC_SNAPSHOT_INTERVAL's timer */
+		goto out;
+	}
 	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &pc) {
-		forward_from_handler(sig, si, ucv);
+		pc_forward_from_handler(sig, si, ucv);
 		goto out;
 	}
 	if (!pc.running)
@@ -124,7 +148,8 @@ pc_sample_install(void)
 	 * have without us */
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(pc.sig, &sa, &pc.old_action))
+	if (pc_real_sigaction(pc.sig, &sa, &pc.prog_action[pc.sig]))
 		return -errno;
+	pc.owned[pc.sig] = PC_OWN_SAMPLING;
 	return 0;
 }

@@ -119,40 +119,26 @@ absolute(char *dst, size_t size, const char *path, const char *suffix)
 	return 0;
 }
 
-/* Decimal digits of v into buf (at least 21 bytes). AS-safe. */
-static void
-fmt_pid(char *buf, long v)
-{
-	char t[24];
-	int n = 0;
-
-	buf[0] = '.';
-	do
-		t[n++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	for (int i = 0; i < n; i++)
-		buf[1 + i] = t[n - 1 - i];
-	buf[1 + n] = 0;
-}
-
-/* Output name: PC_OUT, else GMON_OUT_PREFIX.<pid> as glibc, else gmon.out. */
+/* Output name: PC_OUT, else GMON_OUT_PREFIX as glibc, else gmon.out. */
 static int
 read_output(void)
 {
 	const char *out = getenv("PC_OUT");
 	const char *prefix = getenv("GMON_OUT_PREFIX");
-	char pid[24];
+	char base[PATH_MAX];
+	int prefix_mode = 0;
 
-	fmt_pid(pid, (long)getpid());
-	pc.prefix[0] = 0;
-	if (out && *out)
-		return absolute(pc.path, sizeof(pc.path), out, "");
-	if (prefix && *prefix) {
-		if (absolute(pc.prefix, sizeof(pc.prefix), prefix, ""))
+	if (out && *out) {
+		if (absolute(base, sizeof(base), out, ""))
 			return -1;
-		return absolute(pc.path, sizeof(pc.path), prefix, pid);
+	} else if (prefix && *prefix) {
+		if (absolute(base, sizeof(base), prefix, ""))
+			return -1;
+		prefix_mode = 1;
+	} else if (absolute(base, sizeof(base), "gmon.out", "")) {
+		return -1;
 	}
-	return absolute(pc.path, sizeof(pc.path), "gmon.out", "");
+	return pc_names_init(base, prefix_mode);
 }
 
 static size_t arcs;		/* PC_ARCS */
@@ -235,6 +221,28 @@ read_settings(void)
 			pc_say("PC_STACKS_MB='", s, "' is not a size from 1 to 4096; using 32");
 		else
 			stacks_mb = (size_t)v;
+	}
+
+	pc.snapshot_sig = 0;
+	if ((s = getenv("PC_SNAPSHOT_SIGNAL")) && *s) {
+		int sig = parse_signal(s);
+
+		if (sig < 0 || sig == pc.sig)
+			pc_say("PC_SNAPSHOT_SIGNAL='", s, "' is not a signal libpc can use; no snapshots on a signal");
+		else
+			pc.snapshot_sig = sig;
+	}
+	pc.snapshot_interval_ms = 0;
+	if ((s = getenv("PC_SNAPSHOT_INTERVAL")) && *s) {
+		char *end;
+		double sec;
+
+		errno = 0;
+		sec = strtod(s, &end);
+		if (errno || end == s || *end || !(sec >= 0.01 && sec <= 86400))
+			pc_say("PC_SNAPSHOT_INTERVAL='", s, "' is not seconds from 0.01 to 86400; no periodic snapshots");
+		else
+			pc.snapshot_interval_ms = (long)(sec * 1000 + 0.5);
 	}
 
 	pc.verbose = 0;
@@ -381,6 +389,7 @@ pc_start(void)
 	}
 	pc_threads_init();
 	pc_lifecycle_init();
+	pc_signals_init();
 	pc.running = 1;
 	if (pc_thread_arm())
 		pc_say("cannot create a CPU-time timer for the main thread; it is not sampled", "", "");

@@ -109,6 +109,7 @@ thread_exit(void *unused)
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	int prog_blocked;	/* the creator's view of the sampling signal */
 };
 
 static void *
@@ -117,6 +118,7 @@ thread_start(void *p)
 	struct start st = *(struct start *)p;
 
 	free(p);
+	pc_thread_inherit_block(st.prog_blocked);
 	if (have_exit_key)
 		pthread_setspecific(exit_key, &exit_key);	/* any non-NULL */
 	pc_thread_arm();
@@ -157,6 +159,7 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		return create(thread, attr, fn, arg);
 	st->fn = fn;
 	st->arg = arg;
+	st->prog_blocked = pc_thread_prog_blocked();
 	r = create(thread, attr, thread_start, st);
 	if (r)
 		free(st);

@@ -103,7 +103,11 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 	}
 	fprintf(out, "], \"rate_hz\": %u, \"total_seconds\": %.6f, \"total_samples\": %.0f, "
 		"\"symbols\": ", f->rate, f->total / f->rate, f->total);
-	json_string(out, st->debug_path ? st->debug_path : st->source);
+	json_string(out, st->source);
+	if (st->debug_path) {
+		fputs(", \"debug_file\": ", out);
+		json_string(out, st->debug_path);
+	}
 	fputs(", \"functions\": [", out);
 	for (size_t i = 0; i < shown && i < f->nrows; i++) {
 		const struct flat_row *r = &f->rows[i];

@@ -130,7 +130,7 @@ def test_forked_child_writes_its_own_profile():
     assert r.status == 0, r.stderr
     child = int(r.stdout.split("child: ")[1].split()[0])
     parent, ptotal, _ = gprof_flat(exe, r.path())
-    kid, ktotal, _ = gprof_flat(exe, r.path("gmon.out.%d" % child))
+    kid, ktotal, _ = gprof_flat(exe, r.path("gmon.out.forker.%d" % child))
     # the parent spent 1 s in parent_work, the child 0.5 s in child_work
     assert "child_work" not in parent, parent
     assert "parent_work" not in kid, kid
