@@ -120,7 +120,8 @@ PROG_CFLAGS := -O2 -g -pthread -Wall
 PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/behave $(P)/oldsym $(P)/forker $(P)/syscalls $(P)/manythreads \
 	$(P)/demo $(P)/pieces $(P)/libcall $(P)/cxx $(P)/three-static \
-	$(P)/callers $(P)/callers-fp $(P)/stress $(P)/plugin.so $(P)/recurse
+	$(P)/callers $(P)/callers-fp $(P)/stress $(P)/plugin.so $(P)/recurse \
+	$(P)/endings $(P)/execer $(P)/spawner $(P)/coexist $(P)/pgbuilt
 
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
@@ -143,6 +144,9 @@ $(P)/cxx: tests/progs/cxx.cc tests/progs/truth.h
 $(P)/callers-fp: tests/progs/callers.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-omit-frame-pointer -o $@ $<
+$(P)/pgbuilt: tests/progs/three.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -pg -o $@ $<
 $(P)/plugin.so: tests/progs/plugin.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<

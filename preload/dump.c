@@ -294,6 +294,20 @@ pc_dump_summary(const char *path, int err)
 			line_str(&l, " stack samples dropped");
 		}
 	}
+	line_str(&l, "; signal ");
+	line_u64(&l, (uint64_t)pc.sig);
+	if (pc.pg_built)
+		line_str(&l, " (not SIGPROF: the program is built with -pg)");
+	if (pc.snapshots) {
+		line_str(&l, "; ");
+		line_u64(&l, pc.snapshots);
+		line_str(&l, " snapshots");
+	}
+	if (pc.lost_blocked) {
+		line_str(&l, "; ");
+		line_u64(&l, pc.lost_blocked);
+		line_str(&l, " of the program's own signals held while it blocked them");
+	}
 	if (pc.timer_failures) {
 		line_str(&l, "; ");
 		line_u64(&l, pc.timer_failures);

@@ -101,6 +101,7 @@ struct pc_state {
 	unsigned char owned[NSIG];	/* PC_OWN_*: signals libpc handles */
 	uint64_t lost_blocked;		/* foreign signals deferred while blocked */
 	int snapshot_sig;		/* PC_SNAPSHOT_SIGNAL, or 0 */
+	int pg_built;			/* the program imports mcount (-pg) */
 	long snapshot_interval_ms;	/* PC_SNAPSHOT_INTERVAL, or 0 */
 	uint64_t snapshots;
 };

@@ -147,7 +147,15 @@ pc_sample_install(void)
 	/* SA_RESTART: a read() interrupted by a sample resumes, as it would
 	 * have without us */
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
+	/* Block the other signals while a sample is taken: a program's own
+	 * ITIMER_PROF (or glibc's -pg profil) fires on the same kernel tick as
+	 * our timers, and a handler nested on top of ours would see our code
+	 * as the interrupted PC, and ours theirs. Faults stay unblocked. */
+	sigfillset(&sa.sa_mask);
+	sigdelset(&sa.sa_mask, SIGSEGV);
+	sigdelset(&sa.sa_mask, SIGBUS);
+	sigdelset(&sa.sa_mask, SIGILL);
+	sigdelset(&sa.sa_mask, SIGFPE);
 	if (pc_real_sigaction(pc.sig, &sa, &pc.prog_action[pc.sig]))
 		return -errno;
 	pc.owned[pc.sig] = PC_OWN_SAMPLING;

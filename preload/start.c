@@ -142,6 +142,7 @@ read_output(void)
 }
 
 static size_t arcs;		/* PC_ARCS */
+static int sig_chosen;		/* PC_SIGNAL was given */
 static size_t stacks_mb;	/* PC_STACKS_MB */
 
 static void
@@ -160,13 +161,16 @@ read_settings(void)
 	pc.interval_ns = 1000000000L / pc.hz;
 
 	pc.sig = SIGPROF;
+	sig_chosen = 0;
 	if ((s = getenv("PC_SIGNAL")) && *s) {
 		int sig = parse_signal(s);
 
-		if (sig < 0)
+		if (sig < 0) {
 			pc_say("PC_SIGNAL='", s, "' is not a signal libpc can use; using SIGPROF");
-		else
+		} else {
 			pc.sig = sig;
+			sig_chosen = 1;
+		}
 	}
 
 	pc.callgraph = 1;
@@ -286,6 +290,43 @@ read_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) *ph)
 	}
 }
 
+/*
+ * Whether the program was built with -pg: it imports mcount. glibc's -pg
+ * runtime then installs its own SIGPROF handler with an internal call that
+ * no interposition sees, so libpc must sample on another signal.
+ */
+static void
+read_pg(const struct dl_phdr_info *info, const ElfW(Phdr) *ph)
+{
+	const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	const ElfW(Rela) *rel[2] = { NULL, NULL };
+	size_t relsz[2] = { 0, 0 };
+
+	for (; d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB: symtab = (const ElfW(Sym) *)d->d_un.d_ptr; break;
+		case DT_STRTAB: strtab = (const char *)d->d_un.d_ptr; break;
+		case DT_JMPREL: rel[0] = (const ElfW(Rela) *)d->d_un.d_ptr; break;
+		case DT_PLTRELSZ: relsz[0] = d->d_un.d_val; break;
+		case DT_RELA: rel[1] = (const ElfW(Rela) *)d->d_un.d_ptr; break;
+		case DT_RELASZ: relsz[1] = d->d_un.d_val; break;
+		}
+	}
+	if (!symtab || !strtab)
+		return;
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; rel[k] && i < relsz[k] / sizeof(ElfW(Rela)); i++) {
+			size_t sym = ELF64_R_SYM(rel[k][i].r_info);
+			const char *name = sym ? strtab + symtab[sym].st_name : "";
+
+			if (!strcmp(name, "mcount") || !strcmp(name, "_mcount") ||
+			    !strcmp(name, "__monstartup"))
+				pc.pg_built = 1;
+		}
+}
+
 /* The first object dl_iterate_phdr reports is the main program. */
 static int
 find_main(struct dl_phdr_info *info, size_t size, void *data)
@@ -301,6 +342,10 @@ find_main(struct dl_phdr_info *info, size_t size, void *data)
 
 		if (ph->p_type == PT_NOTE) {
 			read_build_id(info, ph);
+			continue;
+		}
+		if (ph->p_type == PT_DYNAMIC) {
+			read_pg(info, ph);
 			continue;
 		}
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !ph->p_memsz)
@@ -367,6 +412,18 @@ pc_start(void)
 	}
 	if (f.too_many)
 		pc_say("the program has more than 8 executable segments; later ones are not profiled", "", "");
+	if (pc.pg_built && !sig_chosen) {
+		/* step aside from glibc's SIGPROF onto a free real-time signal */
+		for (int sig = SIGRTMIN + 2; sig <= SIGRTMAX - 2; sig++) {
+			struct sigaction old;
+
+			if (pc_real_sigaction(sig, NULL, &old) == 0 &&
+			    !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
+				pc.sig = sig;
+				break;
+			}
+		}
+	}
 	if (map_counters()) {
 		pc_say("cannot map memory for the histogram; profiling is off", "", "");
 		goto out;

@@ -1,0 +1,58 @@
+/*
+ * Spins in before_exec_work, then replaces itself with another program by
+ * the exec function its argument names; the profile of the first image
+ * must be written before it goes, and the new image's beside it.
+ * Usage: execer HOW PROGRAM [ARGS...]   (HOW: execv execvp execve execl
+ *        execlp execle fexecve fail)
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "truth.h"
+
+extern char **environ;
+static volatile uint64_t sink;
+
+__attribute__((noinline)) void
+before_exec_work(void)
+{
+	double t0 = thread_cpu();
+
+	while (thread_cpu() - t0 < 0.3)
+		sink = spin(sink, SPIN_UNIT);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *how = argv[1];
+	char *prog = argv[2];
+	char **args = argv + 2;
+
+	if (argc < 3)
+		return 2;
+	before_exec_work();
+	if (!strcmp(how, "execv"))
+		execv(prog, args);
+	else if (!strcmp(how, "execvp"))
+		execvp(prog, args);
+	else if (!strcmp(how, "execve"))
+		execve(prog, args, environ);
+	else if (!strcmp(how, "execl"))
+		execl(prog, prog, argc > 3 ? argv[3] : NULL, (char *)NULL);
+	else if (!strcmp(how, "execlp"))
+		execlp(prog, prog, argc > 3 ? argv[3] : NULL, (char *)NULL);
+	else if (!strcmp(how, "execle"))
+		execle(prog, prog, argc > 3 ? argv[3] : NULL, (char *)NULL, environ);
+	else if (!strcmp(how, "fexecve"))
+		fexecve(open(prog, O_RDONLY | O_CLOEXEC), args, environ);
+	else if (!strcmp(how, "fail")) {
+		execv("/nonexistent/program", args);
+		/* the exec failed: this image runs on and ends normally */
+		before_exec_work();
+		return 7;
+	}
+	return 1;
+}
