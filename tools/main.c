@@ -2,9 +2,15 @@
  * pcprof: the command line. Dispatches to report, run and merge; parses
  * the options they share; prints usage.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pcprof.h"
 #include "options.h"
@@ -17,7 +23,7 @@ static const char usage_main[] =
 "usage: pcprof COMMAND [OPTIONS] [ARGS]\n"
 "\n"
 "Commands:\n"
-"  report [OPTIONS] EXE [GMON...]   flat profile of EXE from its profiles\n"
+"  report [OPTIONS] EXE [GMON|DIR...]  flat profile of EXE from its profiles\n"
 "                                   (default GMON: gmon.out)\n"
 "  run [OPTIONS] -- CMD [ARGS...]   run CMD under libpc.so, then report\n"
 "  merge -o OUT GMON...             sum profiles into one gmon.out\n"
@@ -27,7 +33,7 @@ static const char usage_main[] =
 "2 bad input or usage; run passes the program's own status through.\n";
 
 static const char usage_report[] =
-"usage: pcprof report [OPTIONS] EXE [GMON...]\n"
+"usage: pcprof report [OPTIONS] EXE [GMON|DIR...]\n"
 "\n"
 "Print the flat profile of EXE from one or more gmon.out files (default\n"
 "gmon.out), summed without 16-bit truncation: each function's self\n"
@@ -36,6 +42,9 @@ static const char usage_report[] =
 "each function's callers and callees follow, with the samples in which\n"
 "each edge was on the stack. --format folded prints the collapsed stacks\n"
 "of GMON.stacks (written with PC_STACKS=1) for flame graph tools.\n"
+"A directory stands for the profiles in it that libpc wrote for EXE (the\n"
+"files of a multi-process run); of several files, those that libpc\n"
+"recorded for another program are left out.\n"
 "\n"
 REPORT_OPTIONS_HELP;
 
@@ -88,6 +97,111 @@ report_option(int c, const char *arg, struct report_opts *r,
 	return 0;
 }
 
+/* The libpc build-id in a file's header: 1 marked, 0 not, -1 unreadable. */
+static int
+peek_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE])
+{
+	unsigned char h[GMON_HEADER_SIZE];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat sb;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	n = read(fd, h, sizeof(h));
+	close(fd);
+	if (n != (ssize_t)sizeof(h) || memcmp(h, GMON_MAGIC, 4))
+		return -1;
+	if (h[8] != GMON_PC_MARK0 || h[9] != GMON_PC_MARK1)
+		return 0;
+	memcpy(id, h + 8 + GMON_BUILDID_OFF, GMON_BUILDID_SIZE);
+	return 1;
+}
+
+static int
+cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The profiles to read: each directory stands for the gmon files in it
+ * that libpc wrote for exe (the files of one multi-process run), and of
+ * several files those recorded for another program are left out.
+ */
+static char **
+select_files(const struct symtab *st, char **files, int nfiles, int *nout)
+{
+	static const uint8_t zero[GMON_BUILDID_SIZE];
+	int known = st->build_id_len >= GMON_BUILDID_SIZE;
+	size_t cap = 16, n = 0, skipped = 0;
+	char **v = malloc(cap * sizeof(*v));
+	int many = nfiles > 1;
+
+	if (!v)
+		pc_fatal("out of memory");
+	for (int i = 0; i < nfiles; i++) {
+		struct stat sb;
+		char **names = NULL;
+		size_t nn = 0;
+		int dir = stat(files[i], &sb) == 0 && S_ISDIR(sb.st_mode);
+
+		if (dir) {
+			DIR *d = opendir(files[i]);
+			struct dirent *e;
+
+			if (!d)
+				pc_fatal("'%s': %s", files[i], strerror(errno));
+			while ((e = readdir(d))) {
+				if (e->d_name[0] == '.')
+					continue;
+				names = realloc(names, (nn + 1) * sizeof(*names));
+				if (!names || asprintf(&names[nn], "%s/%s", files[i], e->d_name) < 0)
+					pc_fatal("out of memory");
+				nn++;
+			}
+			closedir(d);
+			qsort(names, nn, sizeof(*names), cmp_name);
+			many = 1;
+		} else {
+			names = malloc(sizeof(*names));
+			if (!names || !(names[0] = strdup(files[i])))
+				pc_fatal("out of memory");
+			nn = 1;
+		}
+		for (size_t k = 0; k < nn; k++) {
+			uint8_t id[GMON_BUILDID_SIZE];
+			int m = peek_build_id(names[k], id);
+
+			if (dir && (m != 1 || (known && memcmp(id, st->build_id, sizeof(id))))) {
+				free(names[k]);		/* not a profile of exe */
+				continue;
+			}
+			if (!dir && many && m == 1 && known && memcmp(id, zero, sizeof(id)) &&
+			    memcmp(id, st->build_id, sizeof(id))) {
+				skipped++;
+				free(names[k]);
+				continue;
+			}
+			if (n == cap && !(v = realloc(v, (cap *= 2) * sizeof(*v))))
+				pc_fatal("out of memory");
+			v[n++] = names[k];
+		}
+		free(names);
+	}
+	if (skipped)
+		pc_warn("note: left out %zu profile%s of other programs", skipped,
+			skipped == 1 ? "" : "s");
+	if (n == 0)
+		pc_fatal("'%s': no profile of this program there", files[0]);
+	*nout = (int)n;
+	return v;
+}
+
 int
 report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 	     const struct symtab_opts *s, FILE *out)
@@ -103,10 +217,11 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 		files = deflt;
 		nfiles = 1;
 	}
+	symbols_load(&st, exe, s);
+	files = select_files(&st, files, nfiles, &nfiles);
 	r->exe = exe;
 	r->files = files;
 	r->nfiles = nfiles;
-	symbols_load(&st, exe, s);
 	profiles_load(&p, files, nfiles);
 	check_build_id(&p, &st, exe);
 	if (r->format == FORMAT_FOLDED) {
@@ -127,6 +242,9 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 		callgraph_release(&cg);
 	flat_release(&f);
 out:
+	for (int i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
 	symtab_release(&st);
 	gmon_profile_release(&p);
 	return 0;

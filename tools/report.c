@@ -71,9 +71,11 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 {
 	double cum = 0, rest = 0;
 
-	fprintf(out, "Flat profile of %s from %s%s: %.0f samples at %u Hz, %.3f s\n\n",
-		o->exe, o->files[0], o->nfiles > 1 ? " and others" : "",
-		f->total, f->rate, f->total / f->rate);
+	fprintf(out, "Flat profile of %s from %s", o->exe, o->files[0]);
+	if (o->nfiles > 1)
+		fprintf(out, " and %d more", o->nfiles - 1);
+	fprintf(out, ": %.0f samples at %u Hz, %.3f s\n\n", f->total, f->rate,
+		f->total / f->rate);
 	fprintf(out, "%10s %7s %7s %10s  %s\n", "self s", "share", "cum", "samples", "function");
 	for (size_t i = 0; i < shown; i++) {
 		double share = l[i].samples / f->total;

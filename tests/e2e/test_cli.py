@@ -293,3 +293,24 @@ def test_bad_input_gets_one_line_and_status_2():
             (args, p.stderr)
         seen += 1
     return "%d bad inputs" % seen
+
+
+def test_report_picks_a_programs_files_from_a_directory():
+    spawner, three = prog("spawner"), prog("three-pie")
+    r = run([spawner, three, "0.2"], verbose=False)
+    assert r.status == 0, r.stderr
+    files = sorted(f for f in os.listdir(r.cwd) if f.startswith("gmon.out"))
+    mine = [f for f in files if f.startswith("gmon.out.three-pie.")]
+    assert len(mine) == 4, files
+    each = [report_json(three, os.path.join(r.cwd, f))["total_samples"] for f in mine]
+    rep = report_json(three, r.cwd)
+    assert rep["total_samples"] == sum(each), (rep["total_samples"], each)
+    assert sorted(os.path.basename(p) for p in rep["profiles"]) == mine
+    # a list of every file: the other programs' profiles are left out
+    p = pcprof("report", "--format", "json", spawner,
+               *[os.path.join(r.cwd, f) for f in files])
+    assert p.returncode == 0, p.stderr
+    assert "left out 6 profiles of other programs" in p.stderr, p.stderr
+    names = {f["name"] for f in json.loads(p.stdout)["functions"]}
+    assert {"spawner_work", "forked_work"} <= names, names
+    return "%d files in the run, 4 of three-pie summed" % len(files)
