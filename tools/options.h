@@ -19,14 +19,14 @@ enum {
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },		\
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },		\
 	{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },		\
-	{ "stacks", required_argument, NULL, OPT_STACKS }
+	{ "stacks-file", required_argument, NULL, OPT_STACKS }
 
 #define REPORT_OPTIONS_HELP						\
 "Report options:\n"							\
 "  --format FMT     text (default), json, csv, or folded (collapsed\n"	\
 "                   stacks from GMON.stacks, for flame graph tools)\n"	\
 "  --callgraph      text: each function's callers and callees too\n"	\
-"  --stacks FILE    the stacks file for --format folded\n"		\
+"  --stacks-file F  the stacks file for --format folded\n"		\
 "                   (default: GMON.stacks)\n"				\
 "  --top N          the N functions with most samples (0: all)\n"	\
 "  --keep-pieces    show foo.cold, foo.part.N, foo.isra.N and\n"	\

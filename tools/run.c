@@ -27,20 +27,34 @@ static const char usage_run[] =
 "  --signal SIG       the sampling signal (PC_SIGNAL; SIGPROF)\n"
 "  --report FILE      write the report to FILE instead of standard error\n"
 "  --no-report        write the profile only\n"
+"  --stacks           also write GMON.stacks for flame graphs (PC_STACKS=1)\n"
+"  --no-callgraph     record the flat profile only (PC_CALLGRAPH=0)\n"
 "  -v, --verbose      libpc's summary line at exit (PC_VERBOSE=1)\n"
 "\n"
 REPORT_OPTIONS_HELP
 "\n"
 "Environment read by libpc.so in CMD (see libpc(7)):\n"
-"  PC_OUT           output file, relative to CMD's starting directory\n"
+"  PC_OUT           output file, relative to CMD's starting directory;\n"
+"                   processes started under CMD write PC_OUT.<prog>.<pid>\n"
 "  GMON_OUT_PREFIX  write PREFIX.<pid> as glibc does (when PC_OUT is unset)\n"
-"  PC_HZ            sampling rate per thread CPU second, 1 to 1000000\n"
-"  PC_SIGNAL        sampling signal: SIGPROF, SIGRTMIN+N, a number\n"
+"  PC_HZ            sampling rate per thread CPU second, 1 to 1000000 (1000)\n"
+"  PC_SIGNAL        sampling signal: SIGPROF, SIGRTMIN+N, a number (SIGPROF;\n"
+"                   a free real-time signal for programs built with -pg)\n"
 "  PC_VERBOSE       1: one summary line on stderr at exit\n"
+"  PC_CALLGRAPH     0: no call graph (default 1)\n"
+"  PC_UNWIND        dwarf (default), fp or libunwind\n"
+"  PC_DEPTH         frames walked per sample, 2 to 256 (128)\n"
+"  PC_ARCS          size of the arc table, 1024 to 67108864 (65536)\n"
+"  PC_STACKS        1 or a path: write sampled stacks for flame graphs\n"
+"  PC_STACKS_MB     memory for distinct stacks, 1 to 4096 (32)\n"
+"  PC_SNAPSHOT_SIGNAL    a signal that writes a snapshot of the profile\n"
+"  PC_SNAPSHOT_INTERVAL  seconds between snapshots\n"
+"  PC_ROOT          set by libpc: the pid of the run's first process\n"
 "\n"
 "libpc.so is looked for beside the pcprof binary, then in " PC_LIBDIR ".\n";
 
-enum { OPT_HZ = 300, OPT_SIGNAL, OPT_REPORT, OPT_NO_REPORT };
+enum { OPT_HZ = 300, OPT_SIGNAL, OPT_REPORT, OPT_NO_REPORT, OPT_STACKS_ON,
+	OPT_NO_CALLGRAPH };
 
 /* libpc.so beside this pcprof (the build tree), else the installed one. */
 static int
@@ -124,6 +138,8 @@ cmd_run(int argc, char **argv)
 		{ "signal", required_argument, NULL, OPT_SIGNAL },
 		{ "report", required_argument, NULL, OPT_REPORT },
 		{ "no-report", no_argument, NULL, OPT_NO_REPORT },
+		{ "stacks", no_argument, NULL, OPT_STACKS_ON },
+		{ "no-callgraph", no_argument, NULL, OPT_NO_CALLGRAPH },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
@@ -159,6 +175,12 @@ cmd_run(int argc, char **argv)
 			break;
 		case OPT_NO_REPORT:
 			no_report = 1;
+			break;
+		case OPT_STACKS_ON:
+			setenv_or_die("PC_STACKS", "1");
+			break;
+		case OPT_NO_CALLGRAPH:
+			setenv_or_die("PC_CALLGRAPH", "0");
 			break;
 		case 'v':
 			setenv_or_die("PC_VERBOSE", "1");

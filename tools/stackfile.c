@@ -165,7 +165,7 @@ folded_release(struct folded_set *fs)
 }
 
 static const char usage_flame[] =
-"usage: pcprof flame -o SVG [--title TEXT] [--stacks FILE] EXE [GMON...]\n"
+"usage: pcprof flame -o SVG [--title TEXT] [--stacks-file FILE] EXE [GMON...]\n"
 "\n"
 "Write an interactive flame graph of the stacks that libpc recorded beside\n"
 "GMON (GMON.stacks, written with PC_STACKS=1; default GMON: gmon.out) as a\n"
@@ -178,7 +178,7 @@ cmd_flame(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "title", required_argument, NULL, 't' },
-		{ "stacks", required_argument, NULL, 's' },
+		{ "stacks-file", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
