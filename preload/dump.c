@@ -60,18 +60,8 @@ line_fixed1(struct line *l, double v)
 static void
 line_out(struct line *l)
 {
-	size_t off = 0;
-
 	l->buf[l->len++] = '\n';
-	while (off < l->len) {
-		ssize_t n = write(STDERR_FILENO, l->buf + off, l->len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
+	pc_write_err(l->buf, l->len);
 }
 
 /* "dir/.base.<pid>.tmp" for "dir/base" */
@@ -256,8 +246,10 @@ pc_dump_summary(const char *path, int err)
 	}
 	if (!pc.verbose)
 		return;
+	/* this image's CPU only: an exec keeps the process's clock going */
 	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
-		cpu = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+		cpu = (double)(ts.tv_sec - pc.cpu_start.tv_sec) +
+		      (double)(ts.tv_nsec - pc.cpu_start.tv_nsec) / 1e9;
 	l.len = 0;
 	line_str(&l, "libpc: ");
 	line_str(&l, err ? "not written " : "wrote ");
@@ -276,7 +268,14 @@ pc_dump_summary(const char *path, int err)
 	line_u64(&l, cpu > 0 ? (uint64_t)(pc.signals / cpu + 0.5) : 0);
 	line_str(&l, " signals/s; ");
 	line_u64(&l, pc.threads);
-	line_str(&l, " threads; ");
+	line_str(&l, " threads; timer ");
+	line_str(&l, pc.timer_kind == PC_TIMER_TASKCLOCK ? "taskclock" : "posix");
+	if (pc.timer_refused) {
+		line_str(&l, " (task-clock refused: errno ");
+		line_u64(&l, (uint64_t)pc.timer_refused);
+		line_str(&l, ")");
+	}
+	line_str(&l, "; ");
 	line_u64(&l, pc.outside);
 	line_str(&l, " samples outside the text");
 	if (pc.callgraph) {

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pc.h"
@@ -117,6 +118,7 @@ after_fork_child(void)
 	pc.signals = pc.samples = pc.outside = pc.foreign = 0;
 	pc.threads = pc.timer_failures = pc.snapshots = pc.lost_blocked = 0;
 	pc_names_forked();
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_start);
 	if (pc.stacks_path[0]) {
 		char pid[24];
 		size_t k = strlen(pc.stacks_path);

@@ -27,6 +27,8 @@
 #define PC_MAX_DEPTH	256		/* 4 KB of the interrupted stack */
 #define PC_DEFAULT_ARCS	65536		/* distinct caller->callee arcs */
 
+enum pc_timer_kind { PC_TIMER_POSIX, PC_TIMER_TASKCLOCK };
+
 enum pc_unwinder {
 	PC_UNWIND_AUTO, PC_UNWIND_DWARF, PC_UNWIND_FP, PC_UNWIND_LIBUNWIND,
 };
@@ -82,6 +84,9 @@ struct pc_state {
 	/* configuration, fixed after start-up */
 	long hz;
 	long interval_ns;
+	enum pc_timer_kind timer_kind;	/* what new threads get */
+	int timer_auto;			/* PC_TIMER=auto: fall back quietly */
+	int timer_refused;		/* errno of the refused perf_event_open */
 	int verbose;
 	uintptr_t bias;
 	uint8_t spare[GMON_SPARE_SIZE];
@@ -92,6 +97,7 @@ struct pc_state {
 	char prog[64];			/* the program's file name, for names */
 	pid_t pid;			/* whose state this is (not a vfork child's) */
 	struct timespec start;		/* CLOCK_REALTIME at start or fork */
+	struct timespec cpu_start;	/* process CPU time when this image began */
 	int wrote_own;			/* path holds a snapshot of ours */
 	int finished;			/* the final profile is written */
 	int dumping;			/* a write is under way (atomic) */
@@ -144,6 +150,8 @@ int pc_thread_prog_blocked(void) PC_HIDDEN;
 /* sample.c: a signal on pc.sig that is not a sample. AS-safe. */
 void pc_forward_from_handler(int sig, siginfo_t *si, void *uc) PC_HIDDEN;
 
+/* start.c: write to the program's original standard error. AS-safe. */
+void pc_write_err(const char *buf, size_t n) PC_HIDDEN;
 /* start.c: a fixed message on stderr, prefixed "libpc: ". AS-safe. */
 void pc_say(const char *a, const char *b, const char *c) PC_HIDDEN;
 
@@ -153,6 +161,10 @@ int pc_sample_install(void) PC_HIDDEN;
 /* threads.c: arm/disarm the calling thread's CPU-time timer. AS-safe. */
 int pc_thread_arm(void) PC_HIDDEN;
 void pc_thread_disarm(void) PC_HIDDEN;
+/* threads.c: this thread's task-clock event descriptor, or -1. AS-safe. */
+int pc_thread_perf_fd_from_handler(void) PC_HIDDEN;
+/* threads.c: periods of CPU time since the last task-clock sample. AS-safe. */
+uint32_t pc_thread_perf_weight_from_handler(int fd) PC_HIDDEN;
 /* threads.c: set up pthread_create interposition. Not AS-safe. */
 int pc_threads_init(void) PC_HIDDEN;
 

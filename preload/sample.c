@@ -88,22 +88,29 @@ sample_from_handler(int sig, siginfo_t *si, void *ucv)
 	int saved = errno;
 	uintptr_t ip;
 	uint32_t weight;
-	int in_text = 0;
+	int in_text = 0, perf_fd = -1;
 
 	if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc.snapshots) {
 		pc_snapshot();		/* PC_SNAPSHOT_INTERVAL's timer */
 		goto out;
 	}
-	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &pc) {
+	if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP &&
+	    si->si_fd >= 0 && si->si_fd == (perf_fd = pc_thread_perf_fd_from_handler())) {
+		/* a task-clock overflow: the periods since the last one */
+		weight = pc_thread_perf_weight_from_handler(perf_fd);
+		if (!weight)
+			goto out;
+	} else if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc) {
+		/* expirations the kernel folded into this one signal each
+		 * stand for an interval of CPU time spent here: count them,
+		 * or seconds shrink to the kernel tick's rate */
+		weight = 1 + (si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0);
+	} else {
 		pc_forward_from_handler(sig, si, ucv);
 		goto out;
 	}
 	if (!pc.running)
 		goto out;
-	/* expirations the kernel folded into this one signal each stand for
-	 * an interval of CPU time spent here: count them, or seconds shrink
-	 * to the kernel tick's rate */
-	weight = 1 + (si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0);
 	ip = interrupted_pc_from_handler(ucv);
 	__atomic_fetch_add(&pc.signals, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&pc.samples, weight, __ATOMIC_RELAXED);

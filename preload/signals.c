@@ -119,6 +119,24 @@ start_interval_snapshots(void)
 	timer_settime(t, 0, &its, NULL);
 }
 
+static int
+is_fatal(int sig)
+{
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		if (fatal_signals[i] == sig)
+			return 1;
+	return 0;
+}
+
+static void
+fatal_action(struct sigaction *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sa_sigaction = fatal_from_handler;
+	sa->sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
+	sigemptyset(&sa->sa_mask);
+}
+
 void
 pc_signals_init(void)
 {
@@ -133,10 +151,7 @@ pc_signals_init(void)
 		if (real_sigaction(sig, NULL, &old) || (old.sa_flags & SA_SIGINFO) ||
 		    old.sa_handler != SIG_DFL)
 			continue;	/* ignored or handled: not ours to take */
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = fatal_from_handler;
-		sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
-		sigemptyset(&sa.sa_mask);
+		fatal_action(&sa);
 		pc.prog_action[sig] = old;
 		if (real_sigaction(sig, &sa, NULL) == 0)
 			pc.owned[sig] = PC_OWN_FATAL;
@@ -158,11 +173,27 @@ pc_signals_init(void)
 EXPORT int
 sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	struct sigaction was;
+	struct sigaction was, ours;
 	sigset_t one, prev;
 	int r = 0;
 
 	resolve();
+	/* a fatal signal the program handled and now puts back to its
+	 * default (to die of it, as sort(1) does on SIGPIPE): take it again,
+	 * so that the profile is written before the process goes */
+	if (sig > 0 && sig < NSIG && !pc.owned[sig] && pc.running && act &&
+	    !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL &&
+	    is_fatal(sig) && sig != pc.sig && sig != pc.snapshot_sig) {
+		fatal_action(&ours);
+		r = real_sigaction(sig, &ours, &was);
+		if (r)
+			return r;
+		pc.prog_action[sig] = *act;
+		pc.owned[sig] = PC_OWN_FATAL;
+		if (old)
+			*old = was;
+		return 0;
+	}
 	if (sig <= 0 || sig >= NSIG || !pc.owned[sig])
 		return real_sigaction(sig, act, old);
 	/* the handler reads prog_action: keep it out while it changes */

@@ -14,12 +14,63 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pc.h"
 
 struct pc_state pc PC_HIDDEN;
+
+/*
+ * libpc's messages go to the standard error the program was started with,
+ * through a copy of it taken at start-up: at exit the program may have
+ * closed descriptor 2, or opened a file of its own there. The copy is used
+ * only while it still is the same file (a daemon may have closed it and
+ * reused the number). AS-safe.
+ */
+static int err_fd = -1;
+static dev_t err_dev;
+static ino_t err_ino;
+
+static void
+save_stderr(void)
+{
+	struct stat st;
+	int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 200);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return;
+	}
+	err_fd = fd;
+	err_dev = st.st_dev;
+	err_ino = st.st_ino;
+}
+
+void
+pc_write_err(const char *buf, size_t n)
+{
+	struct stat st;
+	size_t off = 0;
+	int fd = err_fd;
+
+	if (fd < 0 || fstat(fd, &st) || st.st_dev != err_dev || st.st_ino != err_ino)
+		return;
+	while (off < n) {
+		ssize_t k = write(fd, buf + off, n - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		off += (size_t)k;
+	}
+}
 
 void
 pc_say(const char *a, const char *b, const char *c)
@@ -34,8 +85,9 @@ pc_say(const char *a, const char *b, const char *c)
 			line[n++] = *p;
 	if (line[n - 1] != '\n')
 		line[n++] = '\n';
-	while (write(STDERR_FILENO, line, n) < 0 && errno == EINTR)
-		;
+	if (err_fd < 0)
+		save_stderr();
+	pc_write_err(line, n);
 	errno = saved;
 }
 
@@ -159,6 +211,19 @@ read_settings(void)
 			pc.hz = v;
 	}
 	pc.interval_ns = 1000000000L / pc.hz;
+
+	pc.timer_kind = PC_TIMER_TASKCLOCK;
+	pc.timer_auto = 1;
+	if ((s = getenv("PC_TIMER")) && *s) {
+		if (!strcmp(s, "posix")) {
+			pc.timer_kind = PC_TIMER_POSIX;
+			pc.timer_auto = 0;
+		} else if (!strcmp(s, "taskclock")) {
+			pc.timer_auto = 0;
+		} else if (strcmp(s, "auto")) {
+			pc_say("PC_TIMER='", s, "' is not auto, taskclock or posix; using auto");
+		}
+	}
 
 	pc.sig = SIGPROF;
 	sig_chosen = 0;
@@ -396,6 +461,8 @@ pc_start(void)
 	struct find f = { 0, 0 };
 	int saved = errno;
 
+	save_stderr();
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_start);
 	pc.spare[0] = GMON_PC_MARK0;
 	pc.spare[1] = GMON_PC_MARK1;
 	pc.spare[2] = GMON_PC_FORMAT;

@@ -1,19 +1,26 @@
 /*
- * Per-thread sampling: every thread gets a POSIX timer on its own CPU-time
- * clock that signals that thread alone (SIGEV_THREAD_ID), so each thread is
- * sampled in proportion to the CPU it uses, on every kernel. The main thread
- * is armed at start-up; others through the interposed pthread_create, and
- * each timer is deleted when its thread ends.
+ * Per-thread sampling: every thread gets a timer on its own CPU time that
+ * signals that thread alone, so each thread is sampled in proportion to the
+ * CPU it uses, on every kernel. Two kinds: the kernel's software task-clock
+ * event (perf_event_open, for the calling thread only, its overflow sent as
+ * our signal with F_SETOWN_EX), which is not limited to the kernel tick;
+ * and a POSIX timer on the thread's CPU clock (SIGEV_THREAD_ID), which
+ * fires at most once a tick but works where perf events are refused. The
+ * main thread is armed at start-up; others through the interposed
+ * pthread_create, and each timer is deleted when its thread ends.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,7 +35,77 @@
 #define PC_TLS __thread __attribute__((tls_model("initial-exec")))
 
 static PC_TLS timer_t thread_timer;
-static PC_TLS int thread_armed;
+static PC_TLS int thread_armed;		/* 1: POSIX timer, 2: perf event */
+static PC_TLS int thread_perf_fd = -1;
+static PC_TLS uint64_t thread_perf_seen;	/* event count already sampled */
+
+/*
+ * The calling thread's task-clock event, overflowing every interval_ns of
+ * its CPU time; every overflow is sent as our signal to this thread (the
+ * kernel queues a POLL_IN for each, with no ring buffer needed). Samples
+ * are taken in user mode only (exclude_kernel: what perf_event_paranoid 2
+ * allows an ordinary process), but the count runs on in the kernel, and
+ * the handler weighs each sample by the count since the last one. 0 or
+ * -errno.
+ */
+static int
+arm_perf(pid_t tid)
+{
+	struct perf_event_attr attr;
+	struct f_owner_ex owner;
+	int fd;
+
+	if (getenv("PC_TEST_REFUSE_PERF"))
+		return -EACCES;		/* the test suite's stand-in for a refusal */
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.size = sizeof(attr);
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	/* above 10 kHz the signals would crowd out the program: sample at
+	 * 10 kHz and let the weights carry the rate asked for */
+	attr.sample_period = (uint64_t)(pc.interval_ns < 100000 ? 100000 : pc.interval_ns);
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	owner.type = F_OWNER_TID;
+	owner.pid = tid;
+	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, pc.sig) ||
+	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	thread_perf_fd = fd;
+	thread_perf_seen = 0;
+	return 0;
+}
+
+uint32_t
+pc_thread_perf_weight_from_handler(int fd)
+{
+	uint64_t count, total;
+	uint32_t w;
+
+	if (fd != thread_perf_fd || read(fd, &count, sizeof(count)) != sizeof(count))
+		return 1;
+	/* periods since the last sample, the remainder carried: exact even
+	 * when the kernel merges two signals, or samples in the kernel are
+	 * skipped */
+	total = count - thread_perf_seen;
+	w = (uint32_t)(total / (uint64_t)pc.interval_ns);
+	thread_perf_seen += (uint64_t)w * (uint64_t)pc.interval_ns;
+	return w;
+}
+
+int
+pc_thread_perf_fd_from_handler(void)
+{
+	return thread_perf_fd;
+}
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
 			 void *(*)(void *), void *);
@@ -49,6 +126,20 @@ pc_thread_arm(void)
 		return 0;
 	if (pc.callgraph)
 		pc_unwind_thread_init();
+	if (pc.timer_kind == PC_TIMER_TASKCLOCK) {
+		r = arm_perf((pid_t)syscall(SYS_gettid));
+		if (r == 0) {
+			thread_armed = 2;
+			__atomic_fetch_add(&pc.threads, 1, __ATOMIC_RELAXED);
+			goto out;
+		}
+		/* refused (or out of descriptors): this thread gets a POSIX
+		 * timer; if the very first is refused, every thread will */
+		if (!pc.threads && pc.timer_auto) {
+			pc.timer_kind = PC_TIMER_POSIX;
+			pc.timer_refused = -r;
+		}
+	}
 	if (pthread_getcpuclockid(pthread_self(), &clock))
 		clock = CLOCK_THREAD_CPUTIME_ID;
 	memset(&sev, 0, sizeof(sev));
@@ -82,10 +173,15 @@ pc_thread_disarm(void)
 {
 	int saved = errno;
 
-	if (thread_armed) {
-		thread_armed = 0;
+	if (thread_armed == 1)
 		timer_delete(thread_timer);
+	if (thread_armed == 2) {
+		int fd = thread_perf_fd;
+
+		thread_perf_fd = -1;
+		close(fd);
 	}
+	thread_armed = 0;
 	errno = saved;
 }
 
@@ -95,6 +191,10 @@ void pc_thread_forget(void) PC_HIDDEN;
 void
 pc_thread_forget(void)
 {
+	/* the descriptor is a copy of the parent thread's event: let it go */
+	if (thread_armed == 2 && thread_perf_fd >= 0)
+		close(thread_perf_fd);
+	thread_perf_fd = -1;
 	thread_armed = 0;
 }
 

@@ -42,7 +42,7 @@ class Run:
         """The PC_VERBOSE line, as numbers."""
         m = re.search(r"libpc: wrote (\S+): (\d+) samples \((\d+) signals\)"
                       r" in ([\d.]+) s CPU; rate (\d+) Hz requested, (\d+) Hz"
-                      r" effective, (\d+) signals/s; (\d+) threads; (\d+)"
+                      r" effective, (\d+) signals/s; (\d+) threads;[^;]*; (\d+)"
                       r" samples outside", self.stderr)
         if not m:
             raise AssertionError("no libpc summary on stderr: %r" % self.stderr)

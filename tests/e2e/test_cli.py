@@ -283,10 +283,11 @@ def test_bad_input_gets_one_line_and_status_2():
     b[18:20] = struct.pack("<H", 40)        # e_machine = EM_ARM
     open(foreign, "wb").write(b)
     for args, words in (((exe, os.path.join(d, "fifo")), "not a regular file"),
-                        ((exe, os.path.join(d, "dir")), "is a directory"),
                         ((notelf, good), "not an ELF file"),
                         ((foreign, good), "foreign ELF"),
-                        ((os.path.join(d, "dir"), good), "is a directory")):
+                        ((os.path.join(d, "dir"), good), "is a directory"),
+                        # a directory of profiles, none of them this program's
+                        ((exe, os.path.join(d, "dir")), "no profile of this program")):
         p = pcprof("report", *args, timeout=10)
         lines = p.stderr.splitlines()
         assert p.returncode == 2 and len(lines) == 1 and words in lines[0], \

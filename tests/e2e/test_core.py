@@ -228,7 +228,8 @@ def test_short_lived_threads_leave_no_timers_behind():
     r = run([exe, "3000"])
     assert r.status == 0, r.stderr
     s = r.summary()
-    # the main thread's timer and the long-lived worker's, nothing else
+    # the main thread's timer and the long-lived worker's (POSIX timers or
+    # task-clock events), nothing else
     assert "timers: 2\n" in r.stdout, r.stdout
     assert s["threads"] == 3002, s
     truth = r.truth()

@@ -1,8 +1,9 @@
 /*
  * Thousands of short-lived threads, created and joined or detached: each
  * gets a timer while it lives, and none may outlive its thread. Prints the
- * number of POSIX timers left in the process (from /proc/self/timers) while
- * a long-lived worker keeps spinning, and that worker's CPU time.
+ * number of POSIX timers (from /proc/self/timers) and task-clock perf event
+ * descriptors left in the process while a long-lived worker keeps
+ * spinning, and that worker's CPU time.
  * Usage: manythreads COUNT
  */
 #include <pthread.h>
@@ -53,6 +54,25 @@ count_timers(void)
 	return n;
 }
 
+static int
+count_perf_fds(void)
+{
+	char path[64], link[128];
+	int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++) {
+		ssize_t k;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		k = readlink(path, link, sizeof(link) - 1);
+		if (k <= 0)
+			continue;
+		link[k] = 0;
+		n += strstr(link, "perf_event") != NULL;
+	}
+	return n;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -73,7 +93,7 @@ main(int argc, char **argv)
 		pthread_join(t, NULL);
 	}
 	usleep(200000);		/* let the detached ones finish */
-	printf("timers: %d\n", count_timers());
+	printf("timers: %d\n", count_timers() + count_perf_fds());
 	stop = 1;
 	pthread_join(w, NULL);
 	printf("truth: {\"long_worker\": %.6f, \"cpu\": %.6f}\n", worker_cpu, process_cpu());

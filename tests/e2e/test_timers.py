@@ -1,0 +1,64 @@
+"""End-to-end tests of the two timer backends: the task-clock perf event
+(default where the kernel allows it) and POSIX CPU-time timers."""
+
+from pctest import check_shares, gprof_flat, prog, run
+
+THREE = ["work_alpha", "work_beta", "work_gamma"]
+
+
+def test_taskclock_is_not_limited_to_the_kernel_tick():
+    exe = prog("three-pie")
+    r = run([exe, "2"], env={"PC_HZ": "4000", "PC_TIMER": "taskclock"})
+    s = r.summary()
+    assert "timer taskclock" in r.stderr, r.stderr
+    per_cpu_second = s["signals"] / r.truth()["cpu"]
+    assert per_cpu_second >= 3000, s
+    funcs, total, _ = gprof_flat(exe, r.path())
+    assert abs(total - r.truth()["cpu"]) <= 0.05 * r.truth()["cpu"], (total, r.truth())
+    worst = check_shares(r.truth(), funcs, s["signals"], THREE)
+    return "%.0f signals per CPU second, worst share error %.1f pts" % \
+        (per_cpu_second, 100 * worst)
+
+
+def test_posix_timers_keep_seconds_true_at_4000_hz():
+    exe = prog("three-pie")
+    r = run([exe, "2"], env={"PC_HZ": "4000", "PC_TIMER": "posix"})
+    s = r.summary()
+    assert "timer posix" in r.stderr, r.stderr
+    funcs, total, _ = gprof_flat(exe, r.path())
+    cpu = r.truth()["cpu"]
+    assert abs(total - cpu) <= 0.05 * cpu, (total, cpu)
+    check_shares(r.truth(), funcs, s["signals"], THREE)
+    return "%.0f signals/s (tick-bound), gprof %.3f s vs CPU %.3f s" % \
+        (s["signal_rate"], total, cpu)
+
+
+def test_four_threads_with_posix_timers():
+    exe = prog("threads")
+    r = run([exe, "2"], env={"PC_TIMER": "posix"})
+    s = r.summary()
+    names = ["thread_one", "thread_two", "thread_three", "thread_four"]
+    funcs, total, _ = gprof_flat(exe, r.path())
+    worst = check_shares(r.truth(), funcs, s["signals"], names)
+    return "worst share error %.1f pts over %d signals" % (100 * worst, s["signals"])
+
+
+def test_refused_task_clock_falls_back_to_posix_timers():
+    exe = prog("threads")
+    r = run([exe, "2"], env={"PC_TEST_REFUSE_PERF": "1"})
+    s = r.summary()
+    assert "timer posix (task-clock refused" in r.stderr, r.stderr
+    assert s["threads"] == 5, s
+    names = ["thread_one", "thread_two", "thread_three", "thread_four"]
+    funcs, total, _ = gprof_flat(exe, r.path())
+    check_shares(r.truth(), funcs, s["signals"], names)
+
+
+def test_blocking_calls_never_see_eintr_with_either_timer():
+    notes = []
+    for timer in ("taskclock", "posix"):
+        r = run([prog("syscalls"), "2"], env={"PC_TIMER": timer})
+        assert r.status == 0, (timer, r.stdout, r.stderr)
+        assert "timer " + timer in r.stderr
+        notes.append("%s: %s" % (timer, r.stdout.strip()))
+    return "; ".join(notes)
