@@ -12,17 +12,23 @@
 
 #include "pcprof.h"
 
+static void
+vwarn(const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fputs("pcprof: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void
 pc_warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fputs("pcprof: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void
@@ -30,12 +36,9 @@ pc_fatal(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fputs("pcprof: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(EXIT_BAD_INPUT);
 }
 
