@@ -45,7 +45,7 @@ def test_four_threads_with_posix_timers():
 
 def test_refused_task_clock_falls_back_to_posix_timers():
     exe = prog("threads")
-    r = run([exe, "2"], env={"PC_TEST_REFUSE_PERF": "1"})
+    r = run([exe, "2"], env={"PC_TIMER": "auto", "PC_TEST_REFUSE_PERF": "1"})
     s = r.summary()
     assert "timer posix (task-clock refused" in r.stderr, r.stderr
     assert s["threads"] == 5, s
