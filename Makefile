@@ -68,7 +68,7 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 # ---------------------------------------------------------------- pcprof
 TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
 	tools/merge.c tools/symtab.c tools/callgraph.c tools/stackfile.c \
-	tools/flame.c gmon/read.c gmon/write.c
+	tools/flame.c tools/diff.c gmon/read.c gmon/write.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o)
 ELF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libelf 2>/dev/null)
 ELF_LIBS = $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf)
@@ -95,7 +95,7 @@ $(B)/tool/tools/run.o: $(B)/config.h
 FORCE:
 
 $(B)/pcprof: $(TOOLS_OBJ)
-	$(call say,LD,$@)$(CC) $(TOOLS_CFLAGS) -o $@ $(TOOLS_OBJ) $(ELF_LIBS) -ldl $(LDFLAGS)
+	$(call say,LD,$@)$(CC) $(TOOLS_CFLAGS) -o $@ $(TOOLS_OBJ) $(ELF_LIBS) -ldl -lm $(LDFLAGS)
 
 # ---------------------------------------------------------------- tests
 HOST_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
@@ -121,7 +121,8 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/behave $(P)/oldsym $(P)/forker $(P)/syscalls $(P)/manythreads \
 	$(P)/demo $(P)/pieces $(P)/libcall $(P)/cxx $(P)/three-static \
 	$(P)/callers $(P)/callers-fp $(P)/stress $(P)/plugin.so $(P)/recurse \
-	$(P)/endings $(P)/execer $(P)/spawner $(P)/coexist $(P)/pgbuilt
+	$(P)/endings $(P)/execer $(P)/spawner $(P)/coexist $(P)/pgbuilt \
+	$(P)/regress-base $(P)/regress-slow $(P)/regress-fast
 
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
@@ -147,6 +148,15 @@ $(P)/callers-fp: tests/progs/callers.c tests/progs/truth.h
 $(P)/pgbuilt: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -pg -o $@ $<
+$(P)/regress-base: tests/progs/regress.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
+$(P)/regress-slow: tests/progs/regress.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DSLOW=1 -o $@ $<
+$(P)/regress-fast: tests/progs/regress.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DFAST=1 -o $@ $<
 $(P)/plugin.so: tests/progs/plugin.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<

@@ -28,6 +28,7 @@ static const char usage_main[] =
 "  run [OPTIONS] -- CMD [ARGS...]   run CMD under libpc.so, then report\n"
 "  merge -o OUT GMON...             sum profiles into one gmon.out\n"
 "  flame -o SVG EXE [GMON...]       interactive flame graph of the stacks\n"
+"  diff --base EXE GMON... --new EXE GMON...  CI gate: exit 1 on a regression\n"
 "\n"
 "`pcprof COMMAND --help` describes each command. Exit status: 0 success,\n"
 "2 bad input or usage; run passes the program's own status through.\n";
@@ -133,7 +134,7 @@ cmp_name(const void *a, const void *b)
  * that libpc wrote for exe (the files of one multi-process run), and of
  * several files those recorded for another program are left out.
  */
-static char **
+char **
 select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
@@ -301,6 +302,8 @@ main(int argc, char **argv)
 		return cmd_merge(argc - 1, argv + 1);
 	if (!strcmp(cmd, "flame"))
 		return cmd_flame(argc - 1, argv + 1);
+	if (!strcmp(cmd, "diff"))
+		return cmd_diff(argc - 1, argv + 1);
 	pc_warn("'%s': not a command; try pcprof --help", cmd);
 	return EXIT_BAD_INPUT;
 }

@@ -28,6 +28,17 @@ void profiles_load(struct gmon_profile *p, char **paths, int n);
 /* Load exe's symbols or exit with a message naming it. */
 void symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o);
 
+/*
+ * The profiles to read for files[0..nfiles) (main.c): a directory stands
+ * for the gmon files in it that libpc wrote for st's executable, and of
+ * several files those recorded for another program are left out. Returns
+ * malloc'ed copies (*nout of them); exits if none is left.
+ */
+char **select_files(const struct symtab *st, char **files, int nfiles, int *nout);
+
+/* Write s as a JSON string, quoted and escaped (report.c). */
+void json_string(FILE *out, const char *s);
+
 /* Warn when p carries a build-id that is not exe's. */
 void check_build_id(const struct gmon_profile *p, const struct symtab *st,
 		    const char *exe);
@@ -109,6 +120,7 @@ void report_print(FILE *out, const struct flat *f, const struct symtab *st,
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 
 #endif

@@ -8,7 +8,7 @@
 
 #include "pcprof.h"
 
-static void
+void
 json_string(FILE *out, const char *s)
 {
 	fputc('"', out);

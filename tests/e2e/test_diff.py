@@ -1,0 +1,363 @@
+"""End-to-end tests of pcprof diff, the CI regression gate: real profiles of
+tests/progs/regress.c built three ways (regress-base; regress-slow, whose
+stage_transform does 20 % more work, 40 % of the whole; regress-fast, where
+it does 40 % less), compared as a CI job would."""
+
+import itertools
+import json
+import math
+import os
+import re
+import struct
+import subprocess
+import tempfile
+
+from pctest import prog, run
+from test_cli import pcprof
+
+# Each run: 2 threads doing SCALE units of work (about SCALE s of CPU each).
+# At 1 the 20 % slowdown is about 7.5 standard errors, where Holm's
+# threshold over the 4 functions is t = 4 on 8 degrees of freedom: missed
+# about once in several thousand runs of the test.
+SCALE = 1.0
+RUNS = {}
+
+
+def runs(variant, n):
+    """n profiles of regress-VARIANT, made once for all the tests here. The
+    three builds' runs are made in turns, as docs/ci.md advises, so that a
+    machine that slows down or speeds up meanwhile weighs on each alike."""
+    if not RUNS.get("base"):
+        scale = str(SCALE * tick_factor())
+        for v in ["base", "slow", "fast", "base"] * 3:
+            r = run([prog("regress-" + v), scale, "2"], verbose=False)
+            assert r.status == 0, r.stderr
+            RUNS.setdefault(v, []).append(r.path())
+    assert len(RUNS[variant]) >= n
+    return RUNS[variant][:n]
+
+
+def tick_factor():
+    """How much longer runs must be for the same power: 1 with a timer that
+    samples at the requested rate, 3 where CPU-time timers are held to the
+    kernel tick and a signal carries several samples (PC_TIMER=posix, or no
+    perf events), so that a run holds a third as many observations."""
+    if "tick" not in RUNS:
+        r = run([prog("regress-base"), "0.1", "1"])
+        m = re.search(r"(\d+) samples \((\d+) signals\)", r.stderr)
+        assert m, r.stderr
+        RUNS["tick"] = 3 if int(m.group(1)) > 1.5 * int(m.group(2)) else 1
+    return RUNS["tick"]
+
+
+def diff(*args):
+    return pcprof("diff", *args)
+
+
+def diff_json(*args):
+    p = diff("--format", "json", *args)
+    assert p.returncode in (0, 1), p.stderr
+    return p.returncode, json.loads(p.stdout)
+
+
+def sides(base, new, base_exe="regress-base", new_exe="regress-base"):
+    return ["--base", prog(base_exe)] + list(base) + \
+        ["--new", prog(new_exe)] + list(new)
+
+
+# ------------------------------------------------------------ distributions
+
+def ibeta(a, b, x):
+    """I_x(a, b) by its power series (the C code uses the continued
+    fraction): x^a (1-x)^b / (a B(a,b)) * (1 + sum of terms)."""
+    if x <= 0 or x >= 1:
+        return 0.0 if x <= 0 else 1.0
+    if x > a / (a + b):
+        return 1 - ibeta(b, a, 1 - x)
+    lbeta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) - lbeta) / a
+    term, total, n = 1.0, 1.0, 0
+    while abs(term) > 1e-17 * total and n < 100000:
+        term *= x * (a + b + n) / (a + n + 1)
+        total += term
+        n += 1
+    return front * total
+
+
+def t_two_sided(t, df):
+    if math.isinf(df) or df > 1e7:
+        return math.erfc(abs(t) / math.sqrt(2))
+    return ibeta(df / 2, 0.5, df / (df + t * t))
+
+
+def test_diff_distributions_match_independent_values():
+    p = diff("--self-test")
+    assert p.returncode == 0, p.stderr
+    checked = 0
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if f[0] == "ibeta":
+            a, b, x, got = map(float, f[1:])
+            want = ibeta(a, b, x)
+        else:
+            t, df, got = map(float, f[1:])
+            want = t_two_sided(t, df)
+            # closed forms and table values, beside the series
+            if df == 1:
+                assert abs(got - (1 - 2 / math.pi * math.atan(abs(t)))) < 1e-9
+            if df == 4 and abs(t - 2.776445105) < 1e-6:
+                assert abs(got - 0.05) < 1e-8
+            if df == 4 and abs(t - 4.604094871) < 1e-6:
+                assert abs(got - 0.01) < 1e-8
+        assert abs(got - want) <= 1e-9 * max(abs(want), 1e-20) + 1e-14, \
+            (line, want)
+        checked += 1
+    assert checked >= 15, p.stdout
+    return "%d values" % checked
+
+
+# ------------------------------------------------------------ the gate
+
+def test_diff_flags_a_20_percent_slowdown_first_and_exits_1():
+    base, slow = runs("base", 3), runs("slow", 3)
+    p = diff(*sides(base, slow, new_exe="regress-slow"))
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    first = p.stdout.splitlines()[0]
+    assert first.startswith("pcprof diff: regression: stage_transform "), first
+    rc, j = diff_json(*sides(base, slow, new_exe="regress-slow"))
+    assert rc == 1 and j["verdict"] == "regression" and j["exit_status"] == 1
+    top = j["functions"][0]
+    assert top["name"] == "stage_transform" and top["status"] == "slower", top
+    assert 0.1 < top["change"] < 0.3, top
+    assert j["regressions"] == 1, [f for f in j["functions"] if f["significant"]]
+    return "stage_transform %+.1f%%, p %.2g (Holm, %d functions)" % (
+        100 * top["change"], top["p_adjusted"], j["family_size"])
+
+
+def test_diff_false_alarms_on_identical_builds_stay_under_alpha():
+    # Same build profiled 6 times: each of the 20 ways to split the runs
+    # into 3 base and 3 new is one repetition of "profile twice, compare".
+    pool = runs("base", 6)
+    alarms = alarms_raw = 0
+    smallest = 1.0
+    splits = list(itertools.combinations(range(6), 3))
+    assert len(splits) == 20
+    for left in splits:
+        base = [pool[i] for i in left]
+        new = [pool[i] for i in range(6) if i not in left]
+        rc, j = diff_json("--alpha", "0.01", *sides(base, new))
+        alarms += rc == 1
+        # the statistics alone, without the minimum effect
+        rc, j = diff_json("--alpha", "0.01", "--threshold", "0",
+                          "--min-seconds", "0", *sides(base, new))
+        alarms_raw += rc == 1
+        smallest = min([smallest] + [f["p_adjusted"] for f in j["functions"]
+                                     if f["p_adjusted"] is not None])
+    # expected at most 0.2 of 20 at alpha 0.01: one is already 5 %
+    assert alarms <= 1 and alarms_raw <= 1, (alarms, alarms_raw)
+    return "%d of 20 false alarms (%d without the minimum effect); smallest " \
+        "adjusted p %.2g" % (alarms, alarms_raw, smallest)
+
+
+def test_diff_reports_an_improvement_and_exits_0():
+    base, fast = runs("base", 3), runs("fast", 3)
+    rc, j = diff_json(*sides(base, fast, new_exe="regress-fast"))
+    assert rc == 0 and j["verdict"] == "pass" and j["regressions"] == 0, j
+    top = j["functions"][0]
+    assert top["name"] == "stage_transform" and top["status"] == "faster", top
+    assert -0.5 < top["change"] < -0.3, top
+    p = diff(*sides(base, fast, new_exe="regress-fast"))
+    assert p.returncode == 0
+    assert p.stdout.startswith("pcprof diff: no significant regression: "
+                               "1 function significantly faster"), p.stdout
+    # reversed, the same change is a regression
+    p = diff(*sides(fast, base, "regress-fast", "regress-base"))
+    assert p.returncode == 1, p.stdout
+    return "stage_transform %+.1f%%" % (100 * top["change"])
+
+
+def test_diff_metrics_total_and_program():
+    base, slow = runs("base", 3), runs("slow", 3)
+    args = sides(base, slow, new_exe="regress-slow")
+    _, self_ = diff_json(*args)
+    rc, total = diff_json("--metric", "total", *args)
+    assert rc == 1 and total["metric"] == "total"
+    # the function where the time went comes first, not its callers
+    assert total["functions"][0]["name"] == "stage_transform", total["functions"][0]
+    by = {f["name"]: f for f in total["functions"]}
+    own = {f["name"]: f for f in self_["functions"]}
+    # a leaf's total is its self time; worker, under all the work of both
+    # threads, has no time of its own and the whole program's below it
+    assert abs(by["stage_transform"]["new_seconds"] -
+               own["stage_transform"]["new_seconds"]) < 1e-6
+    assert abs(by["worker"]["base_seconds"] - total["base"]["program_seconds"]) < 0.01
+    _, prog_ = diff_json("--metric", "program", *args)
+    assert [f["name"] for f in prog_["functions"]] == ["[program]"]
+    p = prog_["functions"][0]
+    # the program's change is its functions' changes, added up, as measured
+    _, raw = diff_json("--absolute", *args)
+    assert raw["absolute"] and raw["speed_ratio"] == 1
+    parts = sum(f["change_seconds"] for f in raw["functions"])
+    assert abs(p["change_seconds"] - parts) < 0.01, (p, parts)
+    assert p["p_value"] is not None and p["df"] > 0
+    return "program %+.1f%% (%s)" % (100 * p["change"], p["status"])
+
+
+def test_diff_lists_functions_that_appear_or_go():
+    base, new = runs("base", 6)[:3], runs("base", 6)[3:]
+    d = tempfile.mkdtemp(prefix="pc-diff-")
+    renamed = os.path.join(d, "regress-renamed")
+    # the same code with stage_emit renamed, as a refactoring would
+    subprocess.run(["objcopy", "--redefine-sym", "stage_emit=stage_write",
+                    prog("regress-base"), renamed], check=True)
+    p = diff("--format", "json", "--base", prog("regress-base"), *base,
+             "--new", renamed, *new)
+    assert p.returncode == 0, p.stderr
+    st = {f["name"]: f for f in json.loads(p.stdout)["functions"]}
+    assert st["stage_emit"]["status"] == "gone", st["stage_emit"]
+    assert st["stage_write"]["status"] == "appeared", st["stage_write"]
+    assert st["stage_write"]["change"] is None
+    p = diff("--format", "markdown", "--base", prog("regress-base"), *base,
+             "--new", renamed, *new)
+    assert "Appeared: `stage_write`" in p.stdout, p.stdout
+    assert "Gone: `stage_emit`" in p.stdout, p.stdout
+    # one run a side, in the short form: sampling noise only, said so
+    p = diff(prog("regress-base"), base[0], new[0])
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "One run a side" in p.stdout, p.stdout
+
+
+def with_rate(path, rate, out):
+    """A copy of the profile at path that claims another sampling rate: its
+    every second longer or shorter alike, as on a slower or faster machine."""
+    b = bytearray(open(path, "rb").read())
+    off = 20
+    while off < len(b):
+        tag = b[off]
+        if tag == 0:
+            n, = struct.unpack_from("<I", b, off + 17)
+            struct.pack_into("<I", b, off + 21, rate)
+            off += 1 + 40 + 2 * n
+        elif tag == 1:
+            off += 1 + 20
+        else:
+            raise AssertionError("%s: tag %d" % (path, tag))
+    open(out, "wb").write(b)
+    return out
+
+
+def test_diff_allows_for_a_slower_machine():
+    base, new = runs("base", 6)[:3], runs("base", 6)[3:]
+    d = tempfile.mkdtemp(prefix="pc-diff-")
+    # the same runs on a machine 15 % slower throughout: 1000 Hz read as 870
+    slower = [with_rate(f, 870, os.path.join(d, "slow%d" % i))
+              for i, f in enumerate(new)]
+    _, same = diff_json(*sides(base, new))
+    rc, j = diff_json(*sides(base, slower))
+    assert rc == 0 and j["regressions"] == 0, [f for f in j["functions"]
+                                               if f["significant"]]
+    assert j["speed_judged"], j
+    assert abs(j["speed_ratio"] / same["speed_ratio"] - 1000 / 870) < 1e-3, \
+        (j["speed_ratio"], same["speed_ratio"])
+    p = diff(*sides(base, slower))
+    assert "% slower than base by the median function" in p.stdout, p.stdout
+    # as measured, every function takes 1000/870 times the seconds
+    _, raw = diff_json("--absolute", *sides(base, new))
+    _, rawslow = diff_json("--absolute", *sides(base, slower))
+    assert rawslow["speed_ratio"] == 1 and not rawslow["speed_judged"]
+    slowed = {g["name"]: g for g in rawslow["functions"]}
+    for f in raw["functions"]:
+        g = slowed[f["name"]]
+        assert abs(g["new_seconds"] - f["new_seconds"] * 1000 / 870) < 1e-5, (f, g)
+    # and a real slowdown still shows through the allowance
+    slow = [with_rate(f, 870, os.path.join(d, "slower%d" % i))
+            for i, f in enumerate(runs("slow", 3))]
+    rc, j = diff_json(*sides(base, slow, new_exe="regress-slow"))
+    assert rc == 1 and j["functions"][0]["name"] == "stage_transform"
+    assert 0.1 < j["functions"][0]["change"] < 0.3, j["functions"][0]
+    return "speed ratio %.3f allowed for; stage_transform %+.1f%% through it" % (
+        j["speed_ratio"], 100 * j["functions"][0]["change"])
+
+
+def test_diff_json_and_markdown_shapes():
+    base, slow = runs("base", 3), runs("slow", 3)
+    rc, j = diff_json(*sides(base, slow, new_exe="regress-slow"))
+    for k in ("verdict", "exit_status", "regressions", "improvements", "metric",
+              "alpha", "threshold", "min_seconds", "family_size", "base",
+              "new", "model", "functions"):
+        assert k in j, k
+    assert j["base"]["runs"] == 3 and len(j["base"]["profiles"]) == 3
+    assert j["base"]["rate_hz"] == 1000 and j["alpha"] == 0.01
+    for f in j["functions"]:
+        for k in ("name", "status", "significant", "base_seconds", "base_share",
+                  "new_seconds", "new_share", "change_seconds", "change",
+                  "p_value", "p_adjusted"):
+            assert k in f, (k, f)
+    fitted = j["model"]
+    assert fitted["fitted"] and fitted["seconds_per_observation"] >= 0.001
+    p = diff("--format", "markdown", *sides(base, slow, new_exe="regress-slow"))
+    assert p.returncode == 1
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("**pcprof diff: regression**: `stage_transform` "), lines
+    table = [l for l in lines if l.startswith("|")]
+    assert table[0] == "| function | base s | new s | change | p |", table
+    assert len(table) == 2 + j["regressions"] + j["improvements"], table
+    assert table[2].startswith("| `stage_transform` | "), table
+    p = diff("--format", "markdown", *sides(base, runs("base", 6)[3:]))
+    assert p.returncode == 0
+    assert p.stdout.startswith("**pcprof diff: no significant regression**")
+    assert "No significant change." in p.stdout and "|" not in p.stdout
+
+
+def test_diff_bad_inputs_get_one_line_and_status_2():
+    # Covered: a missing, an empty, a truncated file; a directory with no
+    # profile of the program; a FIFO; a non-ELF executable; a profile of
+    # another program; runs of one side at two rates; two programs with
+    # nothing in common; --metric total without call graphs; --metric
+    # program on single runs; bad option values.
+    d = tempfile.mkdtemp(prefix="pc-diff-bad-")
+    exe = prog("regress-base")
+    good = runs("base", 3)
+    empty = os.path.join(d, "empty")
+    open(empty, "w").close()
+    cut = os.path.join(d, "cut")
+    open(cut, "wb").write(open(good[0], "rb").read()[:30])
+    os.mkfifo(os.path.join(d, "fifo"))
+    os.mkdir(os.path.join(d, "nothing"))
+    notelf = os.path.join(d, "notelf")
+    open(notelf, "w").write("#!/bin/sh\n")
+    three = run([prog("three-pie"), "0.1"], verbose=False).path()
+    slowhz = run([exe, "0.05", "1"], env={"PC_HZ": "500"}, verbose=False).path()
+    flat = run([exe, "0.05", "1"], env={"PC_CALLGRAPH": "0"}, verbose=False).path()
+    cases = [
+        (sides([os.path.join(d, "missing")], good), "No such file"),
+        (sides(good, [empty]), "empty file"),
+        (sides(good, [cut]), "truncated"),
+        (sides(good, [os.path.join(d, "nothing")]), "no profile of this program"),
+        (sides(good, [os.path.join(d, "fifo")]), "not a regular file"),
+        (["--base", notelf] + good + ["--new", exe] + good, "not an ELF file"),
+        (sides(good, [three]), "not a profile of"),
+        (sides(good, [good[0], slowhz]), "must share a rate"),
+        (["--base", prog("three-pie"), three, "--new", exe] + good,
+         "no function has samples on both sides"),
+        (["--metric", "total"] + sides(good, [flat]), "no call graph"),
+        (["--metric", "program"] + sides(good[:1], good[1:2]), "two runs or more"),
+        (["--alpha", "2"] + sides(good, good), "--alpha"),
+        (["--alpha", "x"] + sides(good, good), "--alpha"),
+        (["--threshold", "-5"] + sides(good, good), "--threshold"),
+        (["--format", "xml"] + sides(good, good), "--format"),
+        (["--metric", "wall"] + sides(good, good), "--metric"),
+        (["--base", exe] + good + ["--base", exe], "twice"),
+    ]
+    for args, words in cases:
+        p = diff(*args)
+        lines = p.stderr.splitlines()
+        assert p.returncode == 2, (args, p.returncode, p.stdout, p.stderr)
+        assert len(lines) == 1 and lines[0].startswith("pcprof: ") and \
+            words in lines[0], (args, p.stderr)
+        assert p.stdout == "", (args, p.stdout)
+    # usage errors: the usage, status 2
+    for args in (["--base", exe] + good, good[:2], []):
+        p = diff(*args)
+        assert p.returncode == 2 and "usage: pcprof diff" in p.stderr, (args, p.stderr)
+    return "%d bad inputs" % len(cases)
