@@ -1,6 +1,6 @@
 /*
- * pcprof: the command line. Dispatches to report, run and merge; parses
- * the options they share; prints usage.
+ * pcprof: the command line. Dispatches to report, run, merge, flame and
+ * diff; parses the options report and run share; prints usage.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -31,7 +31,8 @@ static const char usage_main[] =
 "  diff --base EXE GMON... --new EXE GMON...  CI gate: exit 1 on a regression\n"
 "\n"
 "`pcprof COMMAND --help` describes each command. Exit status: 0 success,\n"
-"2 bad input or usage; run passes the program's own status through.\n";
+"2 bad input or usage; run passes the program's own status through; diff\n"
+"exits 1 on a significant regression.\n";
 
 static const char usage_report[] =
 "usage: pcprof report [OPTIONS] EXE [GMON|DIR...]\n"
