@@ -122,6 +122,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/demo $(P)/pieces $(P)/libcall $(P)/cxx $(P)/three-static \
 	$(P)/callers $(P)/callers-fp $(P)/stress $(P)/plugin.so $(P)/recurse \
 	$(P)/endings $(P)/execer $(P)/spawner $(P)/coexist $(P)/pgbuilt \
+	$(P)/early.so \
 	$(P)/regress-base $(P)/regress-slow $(P)/regress-fast
 
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
@@ -157,6 +158,9 @@ $(P)/regress-slow: tests/progs/regress.c tests/progs/truth.h
 $(P)/regress-fast: tests/progs/regress.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DFAST=1 -o $@ $<
+$(P)/early.so: tests/progs/early.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
 $(P)/plugin.so: tests/progs/plugin.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<

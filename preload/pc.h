@@ -165,6 +165,8 @@ void pc_thread_disarm(void) PC_HIDDEN;
 int pc_thread_perf_fd_from_handler(void) PC_HIDDEN;
 /* threads.c: periods of CPU time since the last task-clock sample. AS-safe. */
 uint32_t pc_thread_perf_weight_from_handler(int fd) PC_HIDDEN;
+/* threads.c: timers for threads that ran before the constructor. */
+void pc_threads_adopt(void) PC_HIDDEN;
 /* threads.c: set up pthread_create interposition. Not AS-safe. */
 int pc_threads_init(void) PC_HIDDEN;
 

@@ -520,6 +520,7 @@ pc_start(void)
 	pc.running = 1;
 	if (pc_thread_arm())
 		pc_say("cannot create a CPU-time timer for the main thread; it is not sampled", "", "");
+	pc_threads_adopt();
 out:
 	errno = saved;
 }

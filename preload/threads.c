@@ -266,6 +266,65 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	return r;
 }
 
+/*
+ * Threads that were running before our constructor (started by another
+ * preloaded library's constructor) never pass through our pthread_create:
+ * give each a POSIX timer on its CPU clock, aimed at it by thread id. No
+ * hook of ours runs when such a thread ends, so its timer stays until the
+ * process ends (it no longer fires); there are few such threads.
+ */
+void
+pc_threads_adopt(void)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	char buf[4096];
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long n;
+
+	if (fd < 0)
+		return;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n; ) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+			long tid = strtol(d->name, NULL, 10);
+			struct sigevent sev;
+			struct itimerspec its;
+			timer_t t;
+			/* the kernel's CPU clock of one thread: CPUCLOCK_SCHED of
+			 * a PERTHREAD clock, by tid */
+			clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
+
+			off += d->reclen;
+			if (tid <= 0 || tid == self)
+				continue;
+			memset(&sev, 0, sizeof(sev));
+			sev.sigev_notify = SIGEV_THREAD_ID;
+			sev.sigev_signo = pc.sig;
+			sev.sigev_value.sival_ptr = &pc;
+			sev.sigev_notify_thread_id = (pid_t)tid;
+			if (timer_create(clock, &sev, &t)) {
+				__atomic_fetch_add(&pc.timer_failures, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			its.it_interval.tv_sec = pc.interval_ns / 1000000000L;
+			its.it_interval.tv_nsec = pc.interval_ns % 1000000000L;
+			its.it_value = its.it_interval;
+			if (timer_settime(t, 0, &its, NULL)) {
+				timer_delete(t);
+				continue;
+			}
+			__atomic_fetch_add(&pc.threads, 1, __ATOMIC_RELAXED);
+		}
+	}
+	close(fd);
+}
+
 int
 pc_threads_init(void)
 {

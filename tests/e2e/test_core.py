@@ -5,7 +5,7 @@ import os
 import stat
 import subprocess
 
-from pctest import (check_shares, gprof_flat, nm, prog, read_gmon, run,
+from pctest import (check_shares, gprof_flat, lib, nm, prog, read_gmon, run,
                     tolerance)
 
 THREE = ["work_alpha", "work_beta", "work_gamma"]
@@ -243,3 +243,22 @@ def test_short_lived_threads_leave_no_timers_behind():
     tol = 4 * ticks ** 0.5 / 250 + 0.01
     assert abs(got - want) <= tol, (got, want, tol, funcs)
     return "long_worker %.3f s in gprof, %.3f s of thread CPU" % (got, want)
+
+
+def test_thread_started_before_libpc_is_sampled():
+    # another preloaded library's constructor starts a spinning thread; in
+    # either order of LD_PRELOAD it must be sampled (its time is in that
+    # library, so it shows as samples outside the program's text)
+    exe, early = prog("three-pie"), prog("early.so")
+    notes = []
+    for order in ((early, lib()), (lib(), early)):
+        r = run([exe, "1"], env={"LD_PRELOAD": ":".join(order)})
+        assert r.status == 0, r.stderr
+        s = r.summary()
+        assert s["threads"] == 2, (order, s)
+        # three-pie stops at 1 s of process CPU, which the worker shares:
+        # unsampled, the worker would leave nothing outside the text
+        share = s["outside"] / s["samples"]
+        assert share > 0.2, (order, s)
+        notes.append("%.0f%% of samples in the early thread" % (100 * share))
+    return ", ".join(notes)
