@@ -47,9 +47,8 @@ pc_arcs_clear(void)
 		madvise(pc.arcs, pc.arcs_map_len, MADV_DONTNEED);
 }
 
-/* Link-time address of a in the program's text, or 0. AS-safe. */
-static uint64_t
-link_addr(uintptr_t a)
+uint64_t
+pc_link_addr(uintptr_t a)
 {
 	for (int i = 0; i < pc.ntext; i++)
 		if (pc_profil_index(&pc.text[i].prof, a) != (size_t)-1)
@@ -107,10 +106,10 @@ call_target(uintptr_t ra)
 	const unsigned char *p = (const unsigned char *)ra;
 	int32_t rel;
 
-	if (!link_addr(ra - 5) || p[-5] != 0xe8)
+	if (!pc_link_addr(ra - 5) || p[-5] != 0xe8)
 		return 0;
 	memcpy(&rel, p - 4, 4);
-	return link_addr(ra + (uintptr_t)(intptr_t)rel);
+	return pc_link_addr(ra + (uintptr_t)(intptr_t)rel);
 }
 
 void
@@ -124,8 +123,8 @@ pc_arcs_add_from_handler(struct pc_frame *f, int n, uint32_t w)
 	 * link-time entry or 0 */
 	for (int i = 0; i < n; i++) {
 		uintptr_t raw = f[i].site;
-		uint64_t site = link_addr(raw - (i ? 1 : 0));
-		uint64_t entry = f[i].entry ? link_addr(f[i].entry) : 0;
+		uint64_t site = pc_link_addr(raw - (i ? 1 : 0));
+		uint64_t entry = f[i].entry ? pc_link_addr(f[i].entry) : 0;
 
 		if (!site) {
 			skipped = 1;

@@ -122,17 +122,9 @@ after_fork_child(void)
 	if (pc.stacks_path[0]) {
 		char pid[24];
 		size_t k = strlen(pc.stacks_path);
-		long v = (long)getpid();
-		int n = 0;
-		char t[24];
 
-		do
-			t[n++] = (char)('0' + v % 10);
-		while ((v /= 10));
 		pid[0] = '.';
-		for (int i = 0; i < n; i++)
-			pid[1 + i] = t[n - 1 - i];
-		pid[1 + n] = 0;
+		pc_decimal(pid + 1, (unsigned long)getpid());
 		if (k + strlen(pid) < sizeof(pc.stacks_path))
 			strcpy(pc.stacks_path + k, pid);
 	}

@@ -33,8 +33,8 @@ cat(char *dst, size_t n, const char *s)
 	return 0;
 }
 
-static void
-decimal(char *buf, unsigned long v)
+void
+pc_decimal(char *buf, unsigned long v)
 {
 	char t[24];
 	int n = 0;
@@ -52,7 +52,7 @@ pc_name(char *dst, size_t n, int kind)
 {
 	char pid[24];
 
-	decimal(pid, (unsigned long)getpid());
+	pc_decimal(pid, (unsigned long)getpid());
 	dst[0] = 0;
 	if (cat(dst, n, pc.base))
 		return -ENAMETOOLONG;
@@ -113,7 +113,7 @@ pc_names_init(const char *base, int prefix_mode)
 	pc.prefix_mode = prefix_mode;
 	pc.pid = getpid();
 	read_prog();
-	decimal(pid, (unsigned long)pc.pid);
+	pc_decimal(pid, (unsigned long)pc.pid);
 	r = root ? strtol(root, NULL, 10) : 0;
 	/* no root yet, or the root's own image after an exec */
 	pc.root = !root || r == (long)pc.pid;

@@ -121,6 +121,8 @@ extern struct pc_state pc PC_HIDDEN;
 #define PC_OWN_FATAL	2	/* default-action fatal signal: write, then die */
 #define PC_OWN_SNAPSHOT	3	/* write a snapshot */
 
+/* names.c: v in decimal into buf (24 bytes are enough). AS-safe. */
+void pc_decimal(char *buf, unsigned long v) PC_HIDDEN;
 /* names.c: set up naming (reads/sets PC_ROOT). Not AS-safe. */
 int pc_names_init(const char *base, int prefix_mode) PC_HIDDEN;
 /* names.c: a forked child's name. AS-safe. */
@@ -177,6 +179,9 @@ int pc_unwind_from_handler(ucontext_t *uc, uintptr_t ip, struct pc_frame *f,
 int pc_unwind_init(void) PC_HIDDEN;
 void pc_unwind_thread_init(void) PC_HIDDEN;
 
+/* arcs.c: the link-time address of a runtime PC in the program's text,
+ * or 0 outside it. AS-safe. */
+uint64_t pc_link_addr(uintptr_t a) PC_HIDDEN;
 /* arcs.c: map the arc table; 0 or -errno. Not AS-safe. */
 int pc_arcs_init(size_t nslots) PC_HIDDEN;
 /* arcs.c: count the edges of one sampled stack; rewrites f. AS-safe. */

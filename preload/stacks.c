@@ -69,16 +69,12 @@ pc_stacks_clear(void)
 	arena_used = 1;
 }
 
-/* Link-time address of frame i, 0 outside the program. AS-safe. */
+/* Link-time address of frame i (inside the call instruction above frame
+ * 0), 0 outside the program. AS-safe. */
 static uint64_t
 frame_addr(const struct pc_frame *f, int i)
 {
-	uintptr_t a = f[i].site - (i ? 1 : 0);
-
-	for (int t = 0; t < pc.ntext; t++)
-		if (pc_profil_index(&pc.text[t].prof, a) != (size_t)-1)
-			return a - pc.bias;
-	return 0;
+	return pc_link_addr(f[i].site - (i ? 1 : 0));
 }
 
 /* The stack as stored: the program's frames, with each run of frames

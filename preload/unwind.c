@@ -73,15 +73,6 @@ walk_dwarf_from_handler(uintptr_t ip, struct pc_frame *f, int max)
 
 /* ------------------------------------------------------------ fp */
 
-static int
-in_text(uintptr_t a)
-{
-	for (int i = 0; i < pc.ntext; i++)
-		if (pc_profil_index(&pc.text[i].prof, a) != (size_t)-1)
-			return 1;
-	return 0;
-}
-
 /* A return address is in the program's text right after a call: e8 rel32,
  * or ff /2 in its 2- to 7-byte forms. Reading the text is safe: it is
  * mapped for as long as the program runs. */
@@ -90,7 +81,7 @@ after_call(uintptr_t ra)
 {
 	const unsigned char *p = (const unsigned char *)ra;
 
-	if (!in_text(ra - 7))
+	if (!pc_link_addr(ra - 7))
 		return 0;
 	if (p[-5] == 0xe8)
 		return 1;

@@ -18,6 +18,10 @@ void pc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, then exit(2). */
 void pc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* The whole file, or exit with a message: never blocks on a FIFO, never
+ * reads a directory or an empty file. */
+unsigned char *pc_slurp(const char *path, size_t *len);
+
 /*
  * Read and sum the profiles at paths[0..n) into p; they must agree on rate
  * and on the executable they came from. Exits with a message naming the

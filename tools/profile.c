@@ -42,9 +42,8 @@ pc_fatal(const char *fmt, ...)
 	exit(EXIT_BAD_INPUT);
 }
 
-/* The whole file, or exit: never blocks on a FIFO, never reads a directory. */
-static unsigned char *
-slurp(const char *path, size_t *len)
+unsigned char *
+pc_slurp(const char *path, size_t *len)
 {
 	struct stat sb;
 	unsigned char *buf;
@@ -85,7 +84,7 @@ load_one(struct gmon_profile *p, const char *path)
 {
 	struct gmon_error err;
 	size_t len;
-	unsigned char *buf = slurp(path, &len);
+	unsigned char *buf = pc_slurp(path, &len);
 	int r = gmon_parse(buf, len, p, &err);
 
 	free(buf);

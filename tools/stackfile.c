@@ -20,25 +20,10 @@
 static unsigned char *
 slurp_stacks(const char *path, size_t *len)
 {
-	struct stat sb;
-	unsigned char *buf;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
-	if (fd < 0)
+	if (access(path, F_OK))
 		pc_fatal("'%s': %s%s", path, strerror(errno), errno == ENOENT ?
 			 " (profile with PC_STACKS=1, or pcprof run --stacks)" : "");
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode))
-		pc_fatal("'%s': not a regular file", path);
-	buf = malloc((size_t)sb.st_size + 1);
-	if (!buf)
-		pc_fatal("'%s': out of memory", path);
-	n = read(fd, buf, (size_t)sb.st_size);
-	if (n < 0)
-		pc_fatal("'%s': %s", path, strerror(errno));
-	close(fd);
-	*len = (size_t)n;
-	return buf;
+	return pc_slurp(path, len);
 }
 
 static int
