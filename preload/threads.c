@@ -101,6 +101,38 @@ pc_thread_perf_weight_from_handler(int fd)
 	return w;
 }
 
+/*
+ * A POSIX timer on clock (a thread's CPU clock) that signals thread tid
+ * every interval_ns; the signal's value tells our ticks from kill(2)'s.
+ * 0 or -errno, counted as a timer failure.
+ */
+static int
+arm_posix(clockid_t clock, pid_t tid, timer_t *t)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+	int r;
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = pc.sig;
+	sev.sigev_value.sival_ptr = &pc;
+	sev.sigev_notify_thread_id = tid;
+	if (timer_create(clock, &sev, t))
+		goto fail;
+	its.it_interval.tv_sec = pc.interval_ns / 1000000000L;
+	its.it_interval.tv_nsec = pc.interval_ns % 1000000000L;
+	its.it_value = its.it_interval;
+	if (timer_settime(*t, 0, &its, NULL) == 0)
+		return 0;
+	r = -errno;
+	timer_delete(*t);
+	errno = -r;
+fail:
+	__atomic_fetch_add(&pc.timer_failures, 1, __ATOMIC_RELAXED);
+	return -errno;
+}
+
 int
 pc_thread_perf_fd_from_handler(void)
 {
@@ -116,8 +148,6 @@ static int have_exit_key;
 int
 pc_thread_arm(void)
 {
-	struct sigevent sev;
-	struct itimerspec its;
 	clockid_t clock;
 	int saved = errno;
 	int r = 0;
@@ -142,25 +172,9 @@ pc_thread_arm(void)
 	}
 	if (pthread_getcpuclockid(pthread_self(), &clock))
 		clock = CLOCK_THREAD_CPUTIME_ID;
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = pc.sig;
-	sev.sigev_value.sival_ptr = &pc;	/* tells our ticks from kill(2)'s */
-	sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
-	if (timer_create(clock, &sev, &thread_timer)) {
-		r = -errno;
-		__atomic_fetch_add(&pc.timer_failures, 1, __ATOMIC_RELAXED);
+	r = arm_posix(clock, (pid_t)syscall(SYS_gettid), &thread_timer);
+	if (r)
 		goto out;
-	}
-	its.it_interval.tv_sec = pc.interval_ns / 1000000000L;
-	its.it_interval.tv_nsec = pc.interval_ns % 1000000000L;
-	its.it_value = its.it_interval;
-	if (timer_settime(thread_timer, 0, &its, NULL)) {
-		r = -errno;
-		timer_delete(thread_timer);
-		__atomic_fetch_add(&pc.timer_failures, 1, __ATOMIC_RELAXED);
-		goto out;
-	}
 	thread_armed = 1;
 	__atomic_fetch_add(&pc.threads, 1, __ATOMIC_RELAXED);
 out:
@@ -293,32 +307,14 @@ pc_threads_adopt(void)
 				char name[];
 			} *d = (void *)(buf + off);
 			long tid = strtol(d->name, NULL, 10);
-			struct sigevent sev;
-			struct itimerspec its;
 			timer_t t;
 			/* the kernel's CPU clock of one thread: CPUCLOCK_SCHED of
 			 * a PERTHREAD clock, by tid */
 			clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
 
 			off += d->reclen;
-			if (tid <= 0 || tid == self)
+			if (tid <= 0 || tid == self || arm_posix(clock, (pid_t)tid, &t))
 				continue;
-			memset(&sev, 0, sizeof(sev));
-			sev.sigev_notify = SIGEV_THREAD_ID;
-			sev.sigev_signo = pc.sig;
-			sev.sigev_value.sival_ptr = &pc;
-			sev.sigev_notify_thread_id = (pid_t)tid;
-			if (timer_create(clock, &sev, &t)) {
-				__atomic_fetch_add(&pc.timer_failures, 1, __ATOMIC_RELAXED);
-				continue;
-			}
-			its.it_interval.tv_sec = pc.interval_ns / 1000000000L;
-			its.it_interval.tv_nsec = pc.interval_ns % 1000000000L;
-			its.it_value = its.it_interval;
-			if (timer_settime(t, 0, &its, NULL)) {
-				timer_delete(t);
-				continue;
-			}
 			__atomic_fetch_add(&pc.threads, 1, __ATOMIC_RELAXED);
 		}
 	}

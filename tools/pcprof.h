@@ -22,6 +22,10 @@ void pc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretur
  * reads a directory or an empty file. */
 unsigned char *pc_slurp(const char *path, size_t *len);
 
+/* Exit with the one-line message for a failed gmon_parse or
+ * gmon_stacks_parse (r), if it failed. */
+void pc_parse_fatal(const char *path, int r, const struct gmon_error *err);
+
 /*
  * Read and sum the profiles at paths[0..n) into p; they must agree on rate
  * and on the executable they came from. Exits with a message naming the

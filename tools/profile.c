@@ -79,6 +79,16 @@ pc_slurp(const char *path, size_t *len)
 	return buf;
 }
 
+void
+pc_parse_fatal(const char *path, int r, const struct gmon_error *err)
+{
+	if (r == -ENOMEM)
+		pc_fatal("'%s': out of memory", path);
+	if (r)
+		pc_fatal("'%s': %s at byte %llu", path, err->what,
+			 (unsigned long long)err->offset);
+}
+
 static void
 load_one(struct gmon_profile *p, const char *path)
 {
@@ -88,11 +98,7 @@ load_one(struct gmon_profile *p, const char *path)
 	int r = gmon_parse(buf, len, p, &err);
 
 	free(buf);
-	if (r == -ENOMEM)
-		pc_fatal("'%s': out of memory", path);
-	if (r)
-		pc_fatal("'%s': %s at byte %llu", path, err.what,
-			 (unsigned long long)err.offset);
+	pc_parse_fatal(path, r, &err);
 	if (p->nhists == 0)
 		pc_fatal("'%s': no histogram in the profile", path);
 }

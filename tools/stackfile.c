@@ -97,11 +97,7 @@ folded_build(struct folded_set *fs, const struct symtab *st, char **gmons,
 		buf = slurp_stacks(path, &len);
 		r = gmon_stacks_parse(buf, len, &ss, &err);
 		free(buf);
-		if (r == -ENOMEM)
-			pc_fatal("'%s': out of memory", path);
-		if (r)
-			pc_fatal("'%s': %s at byte %llu", path, err.what,
-				 (unsigned long long)err.offset);
+		pc_parse_fatal(path, r, &err);
 		if (!fs->rate)
 			fs->rate = ss.rate;
 		if (ss.rate != fs->rate)

@@ -55,17 +55,23 @@ class Run:
         return os.path.join(self.cwd, name)
 
 
-def run(argv, env=None, cwd=None, profiled=True, verbose=True, timeout=120,
-        stdin=None):
-    cwd = cwd or tempfile.mkdtemp(prefix="pc-e2e-")
+def clean_env(extra=None, profiled=True):
+    """This environment without libpc's variables, with LD_PRELOAD=libpc.so
+    when profiled, and extra on top."""
     e = dict(os.environ)
     for k in list(e):
         if k.startswith("PC_") or k in ("GMON_OUT_PREFIX", "LD_PRELOAD"):
             del e[k]
     if profiled:
         e["LD_PRELOAD"] = lib()
-        if verbose:
-            e["PC_VERBOSE"] = "1"
+    e.update(extra or {})
+    return e
+
+
+def run(argv, env=None, cwd=None, profiled=True, verbose=True, timeout=120,
+        stdin=None):
+    cwd = cwd or tempfile.mkdtemp(prefix="pc-e2e-")
+    e = clean_env({"PC_VERBOSE": "1"} if profiled and verbose else None, profiled)
     e.update(env or {})
     p = subprocess.run(argv, cwd=cwd, env=e, capture_output=True, text=True,
                        timeout=timeout, input=stdin)

@@ -9,16 +9,13 @@ import struct
 import subprocess
 import tempfile
 
-from pctest import (BUILD, check_shares, gprof_flat, prog, read_gmon, run,
+from pctest import (BUILD, check_shares, clean_env, gprof_flat, prog,
+                    read_gmon, run,
                     tolerance)
 
 
 def pcprof(*args, cwd=None, timeout=60, env=None):
-    e = dict(os.environ)
-    for k in list(e):
-        if k.startswith("PC_") or k in ("GMON_OUT_PREFIX", "LD_PRELOAD"):
-            del e[k]
-    e.update(env or {})
+    e = clean_env(env, profiled=False)
     return subprocess.run([os.path.join(os.path.abspath(BUILD), "pcprof")] +
                           list(args), cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=e)

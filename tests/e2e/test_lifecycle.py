@@ -16,7 +16,7 @@ import tempfile
 import time
 
 import pctest
-from pctest import check_shares, gprof_flat, lib, prog, read_gmon, run
+from pctest import check_shares, clean_env, gprof_flat, lib, prog, read_gmon, run
 
 THREE = ["work_alpha", "work_beta", "work_gamma"]
 # CPU-time timers fire at most once per kernel tick: 250 signals a second
@@ -49,18 +49,6 @@ def summaries(stderr):
 
 def wrote_paths(stderr):
     return re.findall(r"^libpc: wrote (\S+):", stderr, re.M)
-
-
-def clean_env(extra=None, profiled=True):
-    """The environment pctest.run builds, for programs started by hand."""
-    e = dict(os.environ)
-    for k in list(e):
-        if k.startswith("PC_") or k in ("GMON_OUT_PREFIX", "LD_PRELOAD"):
-            del e[k]
-    if profiled:
-        e["LD_PRELOAD"] = lib()
-    e.update(extra or {})
-    return e
 
 
 class Done:
