@@ -9,7 +9,6 @@ Usage: cli.py [--build DIR] [--functions N] [--runs R]"""
 
 import argparse
 import os
-import resource
 import statistics
 import struct
 import subprocess

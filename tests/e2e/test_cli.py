@@ -4,14 +4,12 @@ compared with gprof and with the programs' own measurements."""
 import json
 import os
 import shutil
-import stat
 import struct
 import subprocess
 import tempfile
 
 from pctest import (BUILD, check_shares, clean_env, gprof_flat, prog,
-                    read_gmon, run,
-                    tolerance)
+                    read_gmon, run)
 
 
 def pcprof(*args, cwd=None, timeout=60, env=None):

@@ -5,8 +5,7 @@ import os
 import stat
 import subprocess
 
-from pctest import (check_shares, gprof_flat, lib, nm, prog, read_gmon, run,
-                    tolerance)
+from pctest import check_shares, gprof_flat, lib, nm, prog, read_gmon, run
 
 THREE = ["work_alpha", "work_beta", "work_gamma"]
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 
 import pctest
-from pctest import check_shares, clean_env, gprof_flat, lib, prog, read_gmon, run
+from pctest import check_shares, clean_env, gprof_flat, prog, read_gmon, run
 
 THREE = ["work_alpha", "work_beta", "work_gamma"]
 # CPU-time timers fire at most once per kernel tick: 250 signals a second
