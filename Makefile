@@ -45,7 +45,7 @@ endif
 PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/dump.c preload/lifecycle.c preload/unwind.c \
 	preload/unwind_setup.c preload/arcs.c preload/stacks.c \
-	preload/names.c preload/signals.c \
+	preload/names.c preload/signals.c preload/objects.c preload/objfind.c \
 	gmon/write.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
@@ -68,7 +68,8 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 # ---------------------------------------------------------------- pcprof
 TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
 	tools/merge.c tools/symtab.c tools/callgraph.c tools/stackfile.c \
-	tools/flame.c tools/diff.c gmon/read.c gmon/write.c
+	tools/flame.c tools/diff.c tools/whole.c gmon/read.c gmon/write.c \
+	gmon/objects.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o)
 ELF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libelf 2>/dev/null)
 ELF_LIBS = $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf)

@@ -67,6 +67,9 @@ int gmon_sink_hist(struct gmon_sink *s, uint64_t low, uint64_t high,
 int gmon_sink_arc(struct gmon_sink *s, uint64_t from_pc, uint64_t self_pc,
 		  uint32_t count);
 
+/* Write n raw bytes (libpc's text manifest). AS-safe. */
+int gmon_sink_bytes(struct gmon_sink *s, const void *p, size_t n);
+
 /* Write out what is buffered; returns s->error. AS-safe. */
 int gmon_sink_flush(struct gmon_sink *s);
 
@@ -194,5 +197,44 @@ void gmon_profile_release(struct gmon_profile *p);
 
 /* True when the header carries libpc's mark; fills build_id (8 bytes). */
 int gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id);
+
+/* --------------------------------------------------------------- objects */
+
+/*
+ * The manifest libpc writes beside a profile with PC_SCOPE=all (PATH.objects):
+ * every shared object of the process, its own gmon file, and the arcs
+ * between objects. Text, one record a line; see preload/objfind.c.
+ */
+#define GMON_OBJECTS_MAGIC	"pcprof-objects 1"
+#define GMON_OBJECTS_MAX	65535	/* object indexes fit in 16 bits */
+#define GMON_OBJ_SHIFT		48	/* arc ends: index << 48 | address */
+
+struct gmon_object {
+	int loaded;
+	uint64_t samples;
+	uint8_t build_id[20];
+	size_t build_id_len;
+	char *file;		/* a name in the manifest's directory, or NULL */
+	char *path;		/* the object's path when it ran */
+};
+
+struct gmon_objects {
+	uint32_t rate;
+	uint64_t no_object;	/* samples in no object */
+	struct gmon_object *v;	/* v[i] is object i; v[0] the main program */
+	size_t n;
+	struct gmon_arc *arcs;	/* between objects, ends encoded */
+	size_t narcs;
+};
+
+/*
+ * Parse a manifest held in memory. Object lines must come in index order
+ * from 0; a FILE must be a plain name (no '/', not "." or ".."); arc ends
+ * must name listed objects. Allocation is bounded by len. Returns 0,
+ * -EINVAL (err filled in, offset is the line number) or -ENOMEM.
+ */
+int gmon_objects_parse(const void *buf, size_t len, struct gmon_objects *o,
+		       struct gmon_error *err);
+void gmon_objects_release(struct gmon_objects *o);
 
 #endif

@@ -62,6 +62,13 @@ put_bytes(struct gmon_sink *s, const void *p, size_t n)
 	}
 }
 
+int
+gmon_sink_bytes(struct gmon_sink *s, const void *p, size_t n)
+{
+	put_bytes(s, p, n);
+	return s->error;
+}
+
 /* gprof reads fields in the byte order of the ELF it is given: x86_64 is
  * little-endian, and so is every target libpc supports today. */
 static void

@@ -50,9 +50,19 @@ pc_arcs_clear(void)
 uint64_t
 pc_link_addr(uintptr_t a)
 {
+	uint64_t link;
+	uint32_t obj, seg;
+
 	for (int i = 0; i < pc.ntext; i++)
 		if (pc_profil_index(&pc.text[i].prof, a) != (size_t)-1)
 			return a - pc.bias;
+	if (!pc.scope_all)
+		return 0;
+	if ((obj = pc_object_find_from_handler(a, &link, &seg)))
+		return (uint64_t)obj << PC_OBJ_SHIFT | link;
+	/* loaded since the last inventory: kept as is until it is taken */
+	if (a <= PC_OBJ_MASK && pc_object_unplaced_from_handler(a))
+		return (uint64_t)PC_OBJ_RAW << PC_OBJ_SHIFT | a;
 	return 0;
 }
 
@@ -65,8 +75,8 @@ mix(uint64_t x)
 	return x;
 }
 
-static void
-arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
+void
+pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 {
 	uint64_t h = mix(from * 0x9e3779b97f4a7c15ULL ^ self);
 
@@ -150,22 +160,21 @@ pc_arcs_add_from_handler(struct pc_frame *f, int n, uint32_t w)
 			seen = (f[i].entry ? f[i].entry : f[i].site) == caller &&
 			       (f[i - 1].entry ? f[i - 1].entry : f[i - 1].site) == callee;
 		if (!seen)
-			arc_add_from_handler(f[j].site, callee, w);
+			pc_arc_add_from_handler(f[j].site, callee, w);
 	}
 }
 
-int
-pc_arcs_write(struct gmon_sink *s)
+void
+pc_arcs_each(void (*fn)(uint64_t, uint64_t, uint64_t, void *), void *arg)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	const size_t per_page = page / sizeof(struct pc_arc);
 	unsigned char resident = 1;
 
 	if (!pc.arcs)
-		return 0;
-	for (size_t i = 0; i <= pc.arcs_mask && !s->error; i++) {
+		return;
+	for (size_t i = 0; i <= pc.arcs_mask; i++) {
 		struct pc_arc *a = &pc.arcs[i];
-		uint64_t c;
 
 		/* skip the pages no arc ever touched without faulting them in:
 		 * most of a 2 MiB table, in a short-lived process */
@@ -178,11 +187,63 @@ pc_arcs_write(struct gmon_sink *s)
 		}
 		if (__atomic_load_n(&a->state, __ATOMIC_ACQUIRE) != 2)
 			continue;
-		/* gprof's arc counts are 32 bits and it adds arcs with the
-		 * same ends, so a larger count goes in several records */
-		for (c = a->count; c > UINT32_MAX; c -= UINT32_MAX)
-			gmon_sink_arc(s, a->from, a->self, UINT32_MAX);
-		gmon_sink_arc(s, a->from, a->self, (uint32_t)c);
+		fn(a->from, a->self, __atomic_load_n(&a->count, __ATOMIC_RELAXED), arg);
 	}
+}
+
+struct own_arcs {
+	struct gmon_sink *s;
+	uint64_t obj;
+};
+
+static void
+write_own_arc(uint64_t from, uint64_t self, uint64_t c, void *arg)
+{
+	struct own_arcs *o = arg;
+
+	/* arcs between two objects go in the manifest (objfind.c) */
+	if (!c || from >> PC_OBJ_SHIFT != o->obj || self >> PC_OBJ_SHIFT != o->obj)
+		return;
+	from &= PC_OBJ_MASK;
+	self &= PC_OBJ_MASK;
+	/* gprof's arc counts are 32 bits and it adds arcs with the same
+	 * ends, so a larger count goes in several records */
+	for (; c > UINT32_MAX; c -= UINT32_MAX)
+		gmon_sink_arc(o->s, from, self, UINT32_MAX);
+	gmon_sink_arc(o->s, from, self, (uint32_t)c);
+}
+
+int
+pc_arcs_write(struct gmon_sink *s, uint32_t obj)
+{
+	struct own_arcs o = { s, obj };
+
+	pc_arcs_each(write_own_arc, &o);
 	return s->error;
+}
+
+void
+pc_arcs_place(uint64_t (*place)(uint64_t addr))
+{
+	if (!pc.arcs)
+		return;
+	for (size_t i = 0; i <= pc.arcs_mask; i++) {
+		struct pc_arc *a = &pc.arcs[i];
+		uint64_t from, self, c;
+
+		if (__atomic_load_n(&a->state, __ATOMIC_ACQUIRE) != 2 ||
+		    (a->from >> PC_OBJ_SHIFT != PC_OBJ_RAW &&
+		     a->self >> PC_OBJ_SHIFT != PC_OBJ_RAW))
+			continue;
+		from = place(a->from);
+		self = place(a->self);
+		if (!from || !self || from >> PC_OBJ_SHIFT == PC_OBJ_RAW ||
+		    self >> PC_OBJ_SHIFT == PC_OBJ_RAW)
+			continue;
+		for (c = __atomic_exchange_n(&a->count, 0, __ATOMIC_RELAXED);
+		     c > UINT32_MAX; c -= UINT32_MAX)
+			pc_arc_add_from_handler(from, self, UINT32_MAX);
+		if (c)
+			pc_arc_add_from_handler(from, self, (uint32_t)c);
+	}
 }

@@ -91,8 +91,8 @@ temp_name(char *dst, size_t size, const char *path)
  * pages of the anonymous mapping a sample ever touched, so untouched text
  * is skipped without reading (and faulting in) its zero pages.
  */
-static int
-write_text(struct gmon_sink *s, const struct pc_text *t)
+int
+pc_dump_text(struct gmon_sink *s, const struct pc_text *t)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	const size_t per_page = page / sizeof(uint32_t);
@@ -131,20 +131,38 @@ write_text(struct gmon_sink *s, const struct pc_text *t)
 	return s->error;
 }
 
+int
+pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n)
+{
+	uint64_t before = s->bytes;
+
+	for (int i = 0; i < n && !s->error; i++)
+		pc_dump_text(s, &t[i]);
+	if (s->bytes == before && n > 0) {
+		/* no sample here: one empty bin says which text this is, and
+		 * readers expect a histogram */
+		static const uint16_t zero;
+
+		gmon_sink_hist(s, t[0].link_low,
+			       t[0].link_low + pc_profil_bin_bytes(t[0].prof.scale),
+			       (uint32_t)pc.hz, &zero, 1);
+	}
+	return s->error;
+}
+
 static int
 write_gmon(struct gmon_sink *s)
 {
 	gmon_sink_header(s, pc.spare);
-	for (int i = 0; i < pc.ntext && !s->error; i++)
-		write_text(s, &pc.text[i]);
+	pc_dump_texts(s, pc.text, pc.ntext);
 	if (pc.callgraph)
-		pc_arcs_write(s);
+		pc_arcs_write(s, 0);
 	return s->error;
 }
 
 /* Write body's output to path through a temporary file and rename. */
-static int
-dump_file(const char *path, int (*body)(struct gmon_sink *))
+int
+pc_dump_file(const char *path, int (*body)(struct gmon_sink *))
 {
 	char tmp[PATH_MAX];
 	struct gmon_sink sink;
@@ -197,16 +215,18 @@ pc_dump(const char *path)
 {
 	char buf[PATH_MAX];
 	const char *sp;
-	int r = dump_file(path, write_gmon);
+	int r = pc_dump_file(path, write_gmon);
 
 	if (!r && pc.stacks && pc.callgraph) {
 		if (!(sp = stacks_path(path, buf, sizeof(buf))))
 			return -ENAMETOOLONG;
-		r = dump_file(sp, pc_stacks_write);
+		r = pc_dump_file(sp, pc_stacks_write);
 		if (r)
 			pc_dump_summary(sp, r);
 		r = 0;	/* the profile itself was written */
 	}
+	if (!r)
+		pc_objects_dump(path);
 	return r;
 }
 

@@ -96,6 +96,9 @@ out:
 __attribute__((destructor)) static void
 pc_stop(void)
 {
+	/* place what code loaded since the last inventory took; not on the
+	 * other paths to pc_finish, which may be in a signal handler */
+	pc_objects_scan();
 	pc_finish();
 }
 
@@ -114,6 +117,7 @@ after_fork_child(void)
 		madvise(pc.text[i].prof.buf, pc.text[i].map_len, MADV_DONTNEED);
 	pc_arcs_clear();
 	pc_stacks_clear();
+	pc_objects_clear();
 	pc.stacks_walked = pc.frames = pc.arcs_dropped = pc.stacks_dropped = 0;
 	pc.signals = pc.samples = pc.outside = pc.foreign = 0;
 	pc.threads = pc.timer_failures = pc.snapshots = pc.lost_blocked = 0;

@@ -27,6 +27,15 @@
 #define PC_MAX_DEPTH	256		/* 4 KB of the interrupted stack */
 #define PC_DEFAULT_ARCS	65536		/* distinct caller->callee arcs */
 
+/* PC_SCOPE=all: every shared object gets a histogram of its own */
+#define PC_MAX_OBJECTS	1024		/* objects one process ever loads */
+#define PC_OBJ_TEXT	4		/* executable segments of one object */
+#define PC_OBJ_SHIFT	48		/* arcs: object index above the address */
+#define PC_OBJ_MASK	((UINT64_C(1) << PC_OBJ_SHIFT) - 1)
+#define PC_MAX_RANGES	(PC_MAX_OBJECTS * PC_OBJ_TEXT)
+#define PC_PENDING	65536		/* PCs sampled in not-yet-known objects */
+#define PC_OBJ_RAW	0xffffu		/* arcs: a runtime address, not yet placed */
+
 enum pc_timer_kind { PC_TIMER_POSIX, PC_TIMER_TASKCLOCK };
 
 enum pc_unwinder {
@@ -52,6 +61,40 @@ struct pc_text {
 	struct pc_profil prof;		/* runtime offset, counters */
 	uintptr_t link_low;		/* prof.offset - load bias */
 	size_t map_len;			/* bytes mapped for prof.buf */
+};
+
+/*
+ * A shared object (PC_SCOPE=all). Index 0 is the main program, whose text
+ * is pc.text; objects 1.. are libraries, the vDSO and dlopen'ed code. An
+ * entry is never removed: after dlclose its counters stay to be written,
+ * and loading the same file again takes the same entry back.
+ */
+struct pc_object {
+	char *path;			/* absolute; "[vdso]" for the vDSO */
+	char file[96];			/* output suffix: "libz.so.1", "x.so~2" */
+	uintptr_t bias;			/* load bias, while loaded */
+	int loaded;
+	int vdso;
+	int ntext;
+	struct pc_text text[PC_OBJ_TEXT];
+	uint64_t samples;		/* weighted */
+	uint8_t build_id[20];
+	int build_id_len;
+	int seen;			/* found by the current scan */
+};
+
+/* One executable segment of a loaded object, for the handler's search. */
+struct pc_range {
+	uintptr_t lo, hi;		/* runtime [lo, hi) */
+	uintptr_t bias;
+	uint32_t obj, seg;
+};
+
+/* A PC in no known object, kept until a scan may place it. */
+struct pc_pending {
+	uintptr_t pc;
+	uint64_t count;
+	uint32_t state;			/* 0 empty, 1 being claimed, 2 ready */
 };
 
 struct pc_state {
@@ -80,6 +123,20 @@ struct pc_state {
 	struct pc_arc *arcs;
 	size_t arcs_mask;		/* slots - 1 */
 	size_t arcs_map_len;
+
+	/* PC_SCOPE=all: the other objects, see objects.c */
+	int scope_all;
+	struct pc_object *objs;		/* PC_MAX_OBJECTS entries, [0] unused */
+	int nobjs;			/* entries used, including [0] */
+	struct pc_range *ranges[2];	/* sorted by lo; one is current */
+	uint32_t nranges[2];
+	uint32_t range_seq[2];		/* odd while that copy is rewritten */
+	int range_cur;
+	struct pc_pending *pending;
+	uint64_t no_object;		/* weighted samples in no object */
+	uint64_t pending_dropped;	/* weighted: the pending table was full */
+	void *find_object;		/* glibc's _dl_find_object, or NULL */
+	char exe[PATH_MAX];		/* the main program's path, for the manifest */
 
 	/* configuration, fixed after start-up */
 	long hz;
@@ -180,14 +237,18 @@ int pc_unwind_init(void) PC_HIDDEN;
 void pc_unwind_thread_init(void) PC_HIDDEN;
 
 /* arcs.c: the link-time address of a runtime PC in the program's text,
- * or 0 outside it. AS-safe. */
+ * or 0 outside it; with PC_SCOPE=all, in another object the object's index
+ * above PC_OBJ_SHIFT and its link-time address below. AS-safe. */
 uint64_t pc_link_addr(uintptr_t a) PC_HIDDEN;
 /* arcs.c: map the arc table; 0 or -errno. Not AS-safe. */
 int pc_arcs_init(size_t nslots) PC_HIDDEN;
+/* arcs.c: call fn on every arc (encoded ends, see PC_OBJ_SHIFT). AS-safe. */
+void pc_arcs_each(void (*fn)(uint64_t from, uint64_t self, uint64_t count,
+			     void *arg), void *arg) PC_HIDDEN;
 /* arcs.c: count the edges of one sampled stack; rewrites f. AS-safe. */
 void pc_arcs_add_from_handler(struct pc_frame *f, int n, uint32_t weight) PC_HIDDEN;
-/* arcs.c: write the arcs as gmon records. AS-safe. */
-int pc_arcs_write(struct gmon_sink *s) PC_HIDDEN;
+/* arcs.c: write object obj's own arcs as gmon records. AS-safe. */
+int pc_arcs_write(struct gmon_sink *s, uint32_t obj) PC_HIDDEN;
 /* arcs.c: forget every arc (fork child). Not AS-safe. */
 void pc_arcs_clear(void) PC_HIDDEN;
 
@@ -206,6 +267,43 @@ void pc_stacks_clear(void) PC_HIDDEN;
 int pc_dump(const char *path) PC_HIDDEN;
 /* dump.c: the closing summary line for PC_VERBOSE. AS-safe. */
 void pc_dump_summary(const char *path, int err) PC_HIDDEN;
+
+/* objects.c: set up PC_SCOPE=all and take the first inventory; 0 or
+ * -errno. Not AS-safe. */
+int pc_objects_init(void) PC_HIDDEN;
+/* objects.c: take a new inventory after objects were loaded or unloaded,
+ * and place pending samples. Not AS-safe (takes the loader's lock). */
+void pc_objects_scan(void) PC_HIDDEN;
+/* objfind.c: credit pending samples and arcs to the objects now known.
+ * Called with the inventory's lock held. Not AS-safe. */
+void pc_objects_place_pending(void) PC_HIDDEN;
+/* objfind.c: the object holding runtime address a (1..), its link-time
+ * address in *link and segment in *seg; 0 when none. AS-safe. */
+uint32_t pc_object_find_from_handler(uintptr_t a, uint64_t *link,
+				     uint32_t *seg) PC_HIDDEN;
+/* objfind.c: count a sample at ip outside the main program; 1 when it is
+ * in some object (now or once placed). AS-safe. */
+int pc_objects_sample_from_handler(uintptr_t ip, uint32_t weight) PC_HIDDEN;
+/* objfind.c: ip is in an object the inventory has not seen yet. AS-safe. */
+int pc_object_unplaced_from_handler(uintptr_t ip) PC_HIDDEN;
+/* arcs.c: give arcs with runtime ends (PC_OBJ_RAW) the ends place()
+ * returns for them, where it knows both. Not AS-safe. */
+void pc_arcs_place(uint64_t (*place)(uint64_t addr)) PC_HIDDEN;
+/* arcs.c: count w on the arc from -> self (encoded ends). AS-safe. */
+void pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w) PC_HIDDEN;
+/* objfind.c: write the objects' files beside path and the manifest
+ * path.objects (or remove a stale one). AS-safe. */
+int pc_objects_dump(const char *path) PC_HIDDEN;
+/* objects.c: forget the counts (fork child). Not AS-safe. */
+void pc_objects_clear(void) PC_HIDDEN;
+
+/* dump.c: write a file through a temporary and rename. AS-safe. */
+int pc_dump_file(const char *path, int (*body)(struct gmon_sink *)) PC_HIDDEN;
+/* dump.c: the counters of one segment as histogram records. AS-safe. */
+int pc_dump_text(struct gmon_sink *s, const struct pc_text *t) PC_HIDDEN;
+/* dump.c: the same for n segments, with one empty bin if none has a
+ * sample. AS-safe. */
+int pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n) PC_HIDDEN;
 
 /* lifecycle.c: at-exit and fork handling. Not AS-safe. */
 void pc_lifecycle_init(void) PC_HIDDEN;

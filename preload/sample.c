@@ -125,6 +125,8 @@ sample_from_handler(int sig, siginfo_t *si, void *ucv)
 		}
 	}
 	__atomic_fetch_add(&pc.outside, weight, __ATOMIC_RELAXED);
+	if (pc.scope_all)
+		in_text = pc_objects_sample_from_handler(ip, weight);
 walk:
 	if (pc.callgraph) {
 		struct pc_frame f[PC_MAX_DEPTH];
@@ -134,7 +136,7 @@ walk:
 		__atomic_fetch_add(&pc.frames, (uint64_t)n, __ATOMIC_RELAXED);
 		if (pc.stacks)
 			pc_stacks_add_from_handler(f, n, n >= pc.depth, weight);
-		/* arcs only for samples the histogram holds, so that a
+		/* arcs only for samples a histogram holds, so that a
 		 * function's callees never add up to more time than the
 		 * flat profile has; stacks keep library time as well */
 		if (in_text)

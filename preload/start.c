@@ -196,6 +196,7 @@ read_output(void)
 static size_t arcs;		/* PC_ARCS */
 static int sig_chosen;		/* PC_SIGNAL was given */
 static size_t stacks_mb;	/* PC_STACKS_MB */
+static int scope_all;		/* PC_SCOPE=all */
 
 static void
 read_settings(void)
@@ -315,6 +316,14 @@ read_settings(void)
 			pc_say("PC_SNAPSHOT_INTERVAL='", s, "' is not seconds from 0.01 to 86400; no periodic snapshots");
 		else
 			pc.snapshot_interval_ms = (long)(sec * 1000 + 0.5);
+	}
+
+	scope_all = 0;
+	if ((s = getenv("PC_SCOPE")) && *s) {
+		if (!strcmp(s, "all"))
+			scope_all = 1;
+		else if (strcmp(s, "main"))
+			pc_say("PC_SCOPE='", s, "' is not main or all; using main");
 	}
 
 	pc.verbose = 0;
@@ -509,6 +518,13 @@ pc_start(void)
 	if (pc.stacks && pc_stacks_init(stacks_mb)) {
 		pc_say("cannot map memory for stacks; no stacks file", "", "");
 		pc.stacks = 0;
+	}
+	if (scope_all) {
+		ssize_t n = readlink("/proc/self/exe", pc.exe, sizeof(pc.exe) - 1);
+
+		pc.exe[n > 0 ? n : 0] = 0;
+		if (pc_objects_init())
+			pc_say("cannot map memory for PC_SCOPE=all; profiling the program only", "", "");
 	}
 	if (pc_sample_install()) {
 		pc_say("cannot install the sampling signal handler; profiling is off", "", "");

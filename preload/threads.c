@@ -274,6 +274,7 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	st->fn = fn;
 	st->arg = arg;
 	st->prog_blocked = pc_thread_prog_blocked();
+	pc_objects_scan();	/* PC_SCOPE=all: a cheap moment for an inventory */
 	r = create(thread, attr, thread_start, st);
 	if (r)
 		free(st);

@@ -111,9 +111,11 @@ print_side(FILE *out, const char *label, const struct cg_arc **v, size_t n,
 	qsort(v, n, sizeof(*v), cmp_samples);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t g = callers ? v[i]->caller : v[i]->callee;
+		char buf[1024];
 
 		fprintf(out, "      %-9s %10.0f %6.1f%%  %s [%ld]\n", i ? "" : label,
-			v[i]->samples, 100 * v[i]->samples / sum, st->funcs[g], index[g]);
+			v[i]->samples, 100 * v[i]->samples / sum,
+			func_label(st, g, buf, sizeof(buf)), index[g]);
 	}
 }
 
@@ -148,8 +150,10 @@ callgraph_print(FILE *out, const struct callgraph *cg, const struct flat *f,
 		uint32_t g = order[i];
 		size_t k = 0;
 
+		char buf[1024];
+
 		fprintf(out, "\n[%zu] %s\n      total %.3f s (%.1f%%), self %.3f s\n",
-			i + 1, st->funcs[g], cg->total[g] / f->rate,
+			i + 1, func_label(st, g, buf, sizeof(buf)), cg->total[g] / f->rate,
 			100 * cg->total[g] / f->total, self[g] / f->rate);
 		for (size_t a = 0; a < cg->narcs; a++)
 			if (cg->arcs[a].callee == g && cg->arcs[a].caller != g)

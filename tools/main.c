@@ -78,6 +78,9 @@ report_option(int c, const char *arg, struct report_opts *r,
 	case OPT_CALLGRAPH:
 		r->callgraph = 1;
 		return 1;
+	case OPT_BY_OBJECT:
+		r->by_object = 1;
+		return 1;
 	case OPT_STACKS:
 		r->stacks = arg;
 		return 1;
@@ -219,13 +222,17 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 		files = deflt;
 		nfiles = 1;
 	}
-	symbols_load(&st, exe, s);
+	symbols_load_whole(&st, exe, s, files[0]);
 	files = select_files(&st, files, nfiles, &nfiles);
 	r->exe = exe;
 	r->files = files;
 	r->nfiles = nfiles;
 	profiles_load(&p, files, nfiles);
 	check_build_id(&p, &st, exe);
+	whole_load(&st, &p, files, nfiles, exe, s);
+	if (r->by_object && !st.nobjs)
+		pc_fatal("'%s': no objects manifest beside it (record with PC_SCOPE=all "
+			 "for --by-object)", files[0]);
 	if (r->format == FORMAT_FOLDED) {
 		struct folded_set fs;
 
@@ -249,6 +256,7 @@ out:
 	free(files);
 	symtab_release(&st);
 	gmon_profile_release(&p);
+	whole_release();
 	return 0;
 }
 
@@ -260,7 +268,7 @@ cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
-	struct report_opts r = { FORMAT_TEXT, 0, 0, NULL, NULL, NULL, 0 };
+	struct report_opts r = { .format = FORMAT_TEXT };
 	struct symtab_opts s = { 0, 0, NULL };
 	int c;
 

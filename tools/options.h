@@ -9,7 +9,7 @@
 
 enum {
 	OPT_FORMAT = 256, OPT_TOP, OPT_KEEP_PIECES, OPT_NO_DEMANGLE,
-	OPT_DEBUG_DIR, OPT_CALLGRAPH, OPT_STACKS,
+	OPT_DEBUG_DIR, OPT_CALLGRAPH, OPT_STACKS, OPT_BY_OBJECT,
 };
 
 #define REPORT_LONGOPTS							\
@@ -19,7 +19,8 @@ enum {
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },		\
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },		\
 	{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },		\
-	{ "stacks-file", required_argument, NULL, OPT_STACKS }
+	{ "stacks-file", required_argument, NULL, OPT_STACKS },		\
+	{ "by-object", no_argument, NULL, OPT_BY_OBJECT }
 
 #define REPORT_OPTIONS_HELP						\
 "Report options:\n"							\
@@ -29,6 +30,8 @@ enum {
 "  --stacks-file F  the stacks file for --format folded\n"		\
 "                   (default: GMON.stacks)\n"				\
 "  --top N          the N functions with most samples (0: all)\n"	\
+"  --by-object      one line per shared object instead of per\n"	\
+"                   function (profiles recorded with PC_SCOPE=all)\n"	\
 "  --keep-pieces    show foo.cold, foo.part.N, foo.isra.N and\n"	\
 "                   foo.constprop.N apart from foo (default: folded)\n"\
 "  --no-demangle    print C++ names as the symbol table has them\n"	\

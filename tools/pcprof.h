@@ -35,6 +35,10 @@ void profiles_load(struct gmon_profile *p, char **paths, int n);
 
 /* Load exe's symbols or exit with a message naming it. */
 void symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o);
+/* The same, but when gmon has an objects manifest beside it (PC_SCOPE=all),
+ * an executable with no symbols is a warning and an empty table. */
+void symbols_load_whole(struct symtab *st, const char *exe,
+			const struct symtab_opts *o, const char *gmon);
 
 /*
  * The profiles to read for files[0..nfiles) (main.c): a directory stands
@@ -43,6 +47,22 @@ void symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *
  * malloc'ed copies (*nout of them); exits if none is left.
  */
 char **select_files(const struct symtab *st, char **files, int nfiles, int *nout);
+
+/*
+ * PC_SCOPE=all (whole.c): for each of files[0..nfiles) with a manifest
+ * (FILE.objects) beside it, add every object's symbols to st and its
+ * samples and arcs to p, at object << 48 | address. Returns how many
+ * manifests were read; exits with a message on bad input.
+ */
+int whole_load(struct symtab *st, struct gmon_profile *p, char **files, int nfiles,
+	       const char *exe, const struct symtab_opts *so);
+/* An address in the stacks of files[file], in whole_load's numbering. */
+uint64_t whole_addr(int file, uint64_t a);
+void whole_release(void);
+
+/* A function's name for the call graph: "name (object)" outside the
+ * executable (report.c). buf is used when needed. */
+const char *func_label(const struct symtab *st, uint32_t func, char *buf, size_t size);
 
 /* Write s as a JSON string, quoted and escaped (report.c). */
 void json_string(FILE *out, const char *s);
@@ -116,6 +136,7 @@ struct report_opts {
 	enum format format;
 	long top;		/* rows to print; 0 for all */
 	int callgraph;		/* text: print the call graph too */
+	int by_object;		/* one row per object */
 	const char *stacks;	/* --stacks FILE for the folded format */
 	const char *exe;
 	char **files;

@@ -152,6 +152,31 @@ symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o)
 }
 
 void
+symbols_load_whole(struct symtab *st, const char *exe, const struct symtab_opts *o,
+		   const char *gmon)
+{
+	char err[512], *manifest;
+	struct stat sb;
+	int whole;
+
+	if (symtab_load(st, exe, o, err, sizeof(err)) == 0)
+		return;
+	if (asprintf(&manifest, "%s.objects", gmon) < 0)
+		pc_fatal("out of memory");
+	whole = stat(gmon, &sb) == 0 && S_ISREG(sb.st_mode) && stat(manifest, &sb) == 0;
+	free(manifest);
+	if (!whole)
+		pc_fatal("'%s': %s", exe, err);
+	/* the whole process was profiled: the rest of it can still be shown */
+	pc_warn("warning: '%s': %s", exe, err);
+	memset(st, 0, sizeof(*st));
+	st->syms = calloc(1, sizeof(*st->syms));
+	st->funcs = calloc(1, sizeof(*st->funcs));
+	if (!st->syms || !st->funcs)
+		pc_fatal("out of memory");
+}
+
+void
 check_build_id(const struct gmon_profile *p, const struct symtab *st,
 	       const char *exe)
 {

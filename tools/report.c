@@ -3,6 +3,7 @@
  * files, as text for people, JSON for scripts, or CSV for spreadsheets.
  */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,27 +42,79 @@ csv_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-/* A row of the report: a function, or the samples in no symbol. */
+/* A row of the report: a function, the samples in no symbol, or (with
+ * --by-object) an object. */
 struct line {
 	const char *name;
 	double samples;
+	const char *object;	/* NULL for one executable */
+	size_t functions;	/* --by-object: functions with samples */
 };
+
+static const char *
+object_of(const struct symtab *st, uint32_t func)
+{
+	return st->nobjs ? st->objnames[st->func_obj[func]] : NULL;
+}
+
+const char *
+func_label(const struct symtab *st, uint32_t func, char *buf, size_t size)
+{
+	if (!st->nobjs || st->func_obj[func] == 0 || st->funcs[func][0] == '[')
+		return st->funcs[func];
+	snprintf(buf, size, "%s (%s)", st->funcs[func], st->objnames[st->func_obj[func]]);
+	return buf;
+}
 
 static size_t
 lines_of(const struct flat *f, const struct symtab *st, struct line *l)
 {
+	const char *main_obj = st->nobjs ? st->objnames[0] : NULL;
 	size_t n = 0;
 	int unknown_done = f->unknown <= 0;
 
 	for (size_t i = 0; i < f->nrows; i++) {
 		if (!unknown_done && f->unknown > f->rows[i].samples) {
-			l[n++] = (struct line){ "[unknown]", f->unknown };
+			l[n++] = (struct line){ "[unknown]", f->unknown, main_obj, 0 };
 			unknown_done = 1;
 		}
-		l[n++] = (struct line){ st->funcs[f->rows[i].func], f->rows[i].samples };
+		l[n++] = (struct line){ st->funcs[f->rows[i].func], f->rows[i].samples,
+					object_of(st, f->rows[i].func), 0 };
 	}
 	if (!unknown_done)
-		l[n++] = (struct line){ "[unknown]", f->unknown };
+		l[n++] = (struct line){ "[unknown]", f->unknown, main_obj, 0 };
+	return n;
+}
+
+static int
+cmp_lines(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* --by-object: the flat profile summed per object, most first. */
+static size_t
+object_lines(const struct flat *f, const struct symtab *st, struct line *l)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < st->nobjs; k++)
+		l[k] = (struct line){ st->objnames[k], 0, st->objnames[k], 0 };
+	l[0].samples = f->unknown;	/* the executable's gaps */
+	for (size_t i = 0; i < f->nrows; i++) {
+		uint32_t k = st->func_obj[f->rows[i].func];
+
+		l[k].samples += f->rows[i].samples;
+		l[k].functions++;
+	}
+	for (size_t k = 0; k < st->nobjs; k++)
+		if (l[k].samples > 0)
+			l[n++] = l[k];
+	qsort(l, n, sizeof(*l), cmp_lines);
 	return n;
 }
 
@@ -76,20 +129,34 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 		fprintf(out, " and %d more", o->nfiles - 1);
 	fprintf(out, ": %.0f samples at %u Hz, %.3f s\n\n", f->total, f->rate,
 		f->total / f->rate);
-	fprintf(out, "%10s %7s %7s %10s  %s\n", "self s", "share", "cum", "samples", "function");
+	if (o->by_object)
+		fprintf(out, "%10s %7s %7s %10s %9s  %s\n", "self s", "share", "cum",
+			"samples", "functions", "object");
+	else if (l[0].object || (n > 0 && l[n - 1].object))
+		fprintf(out, "%10s %7s %7s %10s  %-20s %s\n", "self s", "share", "cum",
+			"samples", "object", "function");
+	else
+		fprintf(out, "%10s %7s %7s %10s  %s\n", "self s", "share", "cum",
+			"samples", "function");
 	for (size_t i = 0; i < shown; i++) {
 		double share = l[i].samples / f->total;
 
 		cum += share;
-		fprintf(out, "%10.3f %6.2f%% %6.2f%% %10.0f  %s\n",
-			l[i].samples / f->rate, 100 * share, 100 * cum,
-			l[i].samples, l[i].name);
+		fprintf(out, "%10.3f %6.2f%% %6.2f%% %10.0f  ",
+			l[i].samples / f->rate, 100 * share, 100 * cum, l[i].samples);
+		if (o->by_object)
+			fprintf(out, "%8zu  %s\n", l[i].functions, l[i].name);
+		else if (l[i].object)
+			fprintf(out, "%-20s %s\n", l[i].object, l[i].name);
+		else
+			fprintf(out, "%s\n", l[i].name);
 	}
 	for (size_t i = shown; i < n; i++)
 		rest += l[i].samples;
 	if (shown < n)
-		fprintf(out, "%10.3f %6.2f%% %7s %10.0f  (%zu more functions)\n",
-			rest / f->rate, 100 * rest / f->total, "", rest, n - shown);
+		fprintf(out, "%10.3f %6.2f%% %7s %10.0f  (%zu more %s)\n",
+			rest / f->rate, 100 * rest / f->total, "", rest, n - shown,
+			o->by_object ? "objects" : "functions");
 }
 
 static void
@@ -117,6 +184,10 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 		fputs(i ? ",\n  " : "\n  ", out);
 		fputs("{\"name\": ", out);
 		json_string(out, st->funcs[r->func]);
+		if (st->nobjs) {
+			fputs(", \"object\": ", out);
+			json_string(out, object_of(st, r->func));
+		}
 		fprintf(out, ", \"self_seconds\": %.6f, \"self_samples\": %.6g, \"share\": %.6f",
 			r->samples / f->rate, r->samples, r->samples / f->total);
 		if (cg)
@@ -139,6 +210,10 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 			fputs(k++ ? ",\n  " : "\n  ", out);
 			fputs("{\"name\": ", out);
 			json_string(out, st->funcs[i]);
+			if (st->nobjs) {
+				fputs(", \"object\": ", out);
+				json_string(out, object_of(st, (uint32_t)i));
+			}
 			fprintf(out, ", \"self_seconds\": 0, \"self_samples\": 0, \"share\": 0, "
 				"\"total_seconds\": %.6f}", cg->total[i] / f->rate);
 		}
@@ -146,6 +221,26 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 	}
 	fprintf(out, "%s], \"unattributed_samples\": %.6g, \"unattributed_share\": %.6f",
 		f->nrows ? "\n" : "", f->unknown, f->total ? f->unknown / f->total : 0);
+	if (st->nobjs) {
+		struct line *l = malloc(st->nobjs * sizeof(*l));
+		size_t n;
+
+		if (!l)
+			pc_fatal("out of memory");
+		n = object_lines(f, st, l);
+		fputs(", \"objects\": [", out);
+		for (size_t i = 0; i < n; i++) {
+			fputs(i ? ",\n  " : "\n  ", out);
+			fputs("{\"name\": ", out);
+			json_string(out, l[i].name);
+			fprintf(out, ", \"self_seconds\": %.6f, \"self_samples\": %.6g, "
+				"\"share\": %.6f, \"functions\": %zu}", l[i].samples / f->rate,
+				l[i].samples, f->total ? l[i].samples / f->total : 0,
+				l[i].functions);
+		}
+		fputs(n ? "\n]" : "]", out);
+		free(l);
+	}
 	if (cg) {
 		fputs(", \"arcs\": [", out);
 		for (size_t i = 0; i < cg->narcs; i++) {
@@ -154,6 +249,12 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 			json_string(out, st->funcs[cg->arcs[i].caller]);
 			fputs(", \"callee\": ", out);
 			json_string(out, st->funcs[cg->arcs[i].callee]);
+			if (st->nobjs) {
+				fputs(", \"caller_object\": ", out);
+				json_string(out, object_of(st, cg->arcs[i].caller));
+				fputs(", \"callee_object\": ", out);
+				json_string(out, object_of(st, cg->arcs[i].callee));
+			}
 			fprintf(out, ", \"samples\": %.6g}", cg->arcs[i].samples);
 		}
 		fprintf(out, "%s], \"unresolved_arc_samples\": %.6g", cg->narcs ? "\n" : "",
@@ -163,15 +264,26 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 }
 
 static void
-print_csv(FILE *out, const struct flat *f, const struct line *l, size_t shown)
+print_csv(FILE *out, const struct flat *f, const struct line *l, size_t shown,
+	  const struct report_opts *o)
 {
 	double cum = 0;
+	int objects = shown > 0 && l[0].object;
 
-	fputs("function,self_seconds,self_samples,share,cumulative_share\n", out);
+	if (o->by_object)
+		fputs("object,self_seconds,self_samples,share,cumulative_share\n", out);
+	else if (objects)
+		fputs("object,function,self_seconds,self_samples,share,cumulative_share\n", out);
+	else
+		fputs("function,self_seconds,self_samples,share,cumulative_share\n", out);
 	for (size_t i = 0; i < shown; i++) {
 		double share = l[i].samples / f->total;
 
 		cum += share;
+		if (objects && !o->by_object) {
+			csv_string(out, l[i].object);
+			fputc(',', out);
+		}
 		csv_string(out, l[i].name);
 		fprintf(out, ",%.6f,%.6g,%.6f,%.6f\n", l[i].samples / f->rate,
 			l[i].samples, share, cum);
@@ -182,16 +294,18 @@ void
 report_print(FILE *out, const struct flat *f, const struct symtab *st,
 	     const struct callgraph *cg, const struct report_opts *o)
 {
-	struct line *l = malloc((f->nrows + 1) * sizeof(*l));
+	struct line *l = malloc((f->nrows + 1 + st->nobjs) * sizeof(*l));
 	size_t n, shown;
 
 	if (!l)
 		pc_fatal("out of memory");
-	n = lines_of(f, st, l);
+	n = o->by_object ? object_lines(f, st, l) : lines_of(f, st, l);
 	shown = o->top > 0 && (size_t)o->top < n ? (size_t)o->top : n;
 	switch (o->format) {
 	case FORMAT_TEXT:
 		print_text(out, f, l, n, shown, o);
+		if (o->by_object)
+			break;
 		if (o->callgraph && cg)
 			callgraph_print(out, cg, f, st, o->top);
 		else if (o->callgraph)
@@ -202,7 +316,7 @@ report_print(FILE *out, const struct flat *f, const struct symtab *st,
 		print_json(out, f, st, cg, o->top > 0 ? (size_t)o->top : f->nrows, o);
 		break;
 	case FORMAT_CSV:
-		print_csv(out, f, l, shown);
+		print_csv(out, f, l, shown, o);
 		break;
 	case FORMAT_FOLDED:
 		break;		/* report_files prints it from the stacks */

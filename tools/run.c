@@ -144,7 +144,7 @@ cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
-	struct report_opts r = { FORMAT_TEXT, 0, 0, NULL, NULL, NULL, 0 };
+	struct report_opts r = { .format = FORMAT_TEXT };
 	struct symtab_opts s = { 0, 0, NULL };
 	const char *output = "gmon.out", *report_to = NULL, *why;
 	char lib[PATH_MAX], exe[PATH_MAX], *preload;

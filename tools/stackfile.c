@@ -36,7 +36,7 @@ cmp_str(const void *a, const void *b)
 
 /* "root;...;leaf" for one stack; the caller frees it. */
 static char *
-fold_one(const struct gmon_stack *k, const struct symtab *st)
+fold_one(const struct gmon_stack *k, const struct symtab *st, int file)
 {
 	size_t cap = 64, len = 0;
 	char *s = malloc(cap);
@@ -53,7 +53,7 @@ fold_one(const struct gmon_stack *k, const struct symtab *st)
 		size_t nl;
 
 		if (k->pcs[d]) {
-			long i = symtab_find(st, k->pcs[d]);
+			long i = symtab_find(st, whole_addr(file, k->pcs[d]));
 
 			name = i < 0 ? "[unknown]" : st->funcs[st->syms[i].func];
 		}
@@ -109,7 +109,7 @@ folded_build(struct folded_set *fs, const struct symtab *st, char **gmons,
 				if (!fs->v)
 					pc_fatal("out of memory");
 			}
-			fs->v[k].line = fold_one(&ss.v[j], st);
+			fs->v[k].line = fold_one(&ss.v[j], st, i);
 			fs->v[k].count = (double)ss.v[j].count;
 			fs->total += fs->v[k].count;
 			k++;

@@ -351,15 +351,35 @@ demangler(void)
 	return fn;
 }
 
+/* The length of name without a symbol version ("memcpy@@GLIBC_2.14",
+ * "memcpy@GLIBC_2.2.5"), as .symtab of a shared library spells them. */
+static size_t
+unversioned_len(const char *name)
+{
+	const char *at = strchr(name, '@');
+
+	if (!at || at == name)
+		return strlen(name);
+	if (at[1] == '@')
+		at++;
+	return at[1] >= 'A' && at[1] <= 'Z' ? (size_t)(strchr(name, '@') - name) : strlen(name);
+}
+
 static char *
 display_name(const char *name, const struct symtab_opts *o)
 {
-	size_t k = o->keep_pieces ? strlen(name) : base_len(name);
-	char *base = strndup(name, k);
+	char *plain = strndup(name, unversioned_len(name));
+	size_t k;
+	char *base;
 	demangle_fn dm;
 	char *d;
 	int status = -1;
 
+	if (!plain)
+		return NULL;
+	k = o->keep_pieces ? strlen(plain) : base_len(plain);
+	base = strndup(plain, k);
+	free(plain);
 	if (!base || o->no_demangle || strncmp(base, "_Z", 2) || !(dm = demangler()))
 		return base;
 	d = dm(base, NULL, NULL, &status);
@@ -685,6 +705,10 @@ symtab_release(struct symtab *st)
 	free(st->funcs);
 	free(st->syms);
 	free(st->debug_path);
+	free(st->func_obj);
+	for (size_t i = 0; i < st->nobjs; i++)
+		free(st->objnames[i]);
+	free(st->objnames);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -715,4 +739,91 @@ out:
 	elf_end(e);
 	close(fd);
 	return r;
+}
+
+static int
+push_name(struct symtab *st, const char *name)
+{
+	char **v = realloc(st->objnames, (st->nobjs + 1) * sizeof(*v));
+
+	if (!v)
+		return -1;
+	st->objnames = v;
+	if (!(v[st->nobjs] = strdup(name)))
+		return -1;
+	st->nobjs++;
+	return 0;
+}
+
+int
+symtab_objects_begin(struct symtab *st, const char *name)
+{
+	if (st->nobjs)
+		return 0;
+	st->func_obj = calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*st->func_obj));
+	if (!st->func_obj)
+		return -1;
+	return push_name(st, name);
+}
+
+int
+symtab_objects_add(struct symtab *st, struct symtab *src, const char *name,
+		   int shift, int fill_gaps, uint32_t *objp)
+{
+	uint32_t obj = (uint32_t)st->nobjs;
+	uint64_t base = (uint64_t)obj << shift, end = base + (UINT64_C(1) << shift);
+	size_t ns = src ? src->nsyms : 0, nf = src ? src->nfuncs : 0;
+	size_t room = st->nsyms + 2 * ns + 1;
+	struct sym *syms;
+	char **funcs;
+	uint32_t *fo, gap = 0;
+	uint64_t at = base;
+
+	if (push_name(st, name))
+		return -1;
+	syms = realloc(st->syms, room * sizeof(*syms));
+	if (syms)
+		st->syms = syms;
+	funcs = realloc(st->funcs, (st->nfuncs + nf + 1) * sizeof(*funcs));
+	if (funcs)
+		st->funcs = funcs;
+	fo = realloc(st->func_obj, (st->nfuncs + nf + 1) * sizeof(*fo));
+	if (fo)
+		st->func_obj = fo;
+	if (!syms || !funcs || !fo)
+		return -1;
+	if (fill_gaps) {
+		char *g = malloc(strlen(name) + 3);
+
+		if (!g)
+			return -1;
+		sprintf(g, "[%s]", name);
+		gap = (uint32_t)st->nfuncs;
+		st->funcs[st->nfuncs] = g;
+		st->func_obj[st->nfuncs++] = obj;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		uint64_t lo = base + src->syms[i].lo, hi = base + src->syms[i].hi;
+
+		if (src->syms[i].hi > end - base || lo < at)
+			continue;	/* past the object's room, or overlapping */
+		if (fill_gaps && lo > at)
+			st->syms[st->nsyms++] = (struct sym){ at, lo, gap };
+		st->syms[st->nsyms++] = (struct sym){ lo, hi,
+			(uint32_t)st->nfuncs + src->syms[i].func };
+		at = hi;
+	}
+	if (fill_gaps && at < end)
+		st->syms[st->nsyms++] = (struct sym){ at, end, gap };
+	for (size_t i = 0; i < nf; i++) {
+		st->funcs[st->nfuncs + i] = src->funcs[i];
+		st->func_obj[st->nfuncs + i] = obj;
+		src->funcs[i] = NULL;
+	}
+	st->nfuncs += nf;
+	if (src)
+		symtab_release(src);
+	if (objp)
+		*objp = obj;
+	return 0;
 }

@@ -23,6 +23,12 @@ struct symtab {
 	size_t build_id_len;
 	char source[64];	/* ".symtab", ".dynsym", "debug file" */
 	char *debug_path;	/* separate debug file used, or NULL */
+
+	/* a whole process (PC_SCOPE=all): object k's symbols are at
+	 * k << 48 | address; NULL and 0 for one executable */
+	uint32_t *func_obj;	/* nfuncs object indexes */
+	char **objnames;	/* nobjs display names: "libz.so.1" */
+	size_t nobjs;
 };
 
 /* Options for symtab_load. */
@@ -50,6 +56,16 @@ long symtab_find(const struct symtab *st, uint64_t addr);
 size_t symtab_first_after(const struct symtab *st, uint64_t addr);
 
 void symtab_release(struct symtab *st);
+
+/* Start a whole-process table: st (the executable, object 0) is object
+ * name. 0 or -1 (out of memory). */
+int symtab_objects_begin(struct symtab *st, const char *name);
+/* Add an object named name (index st->nobjs, returned in *obj) with the
+ * symbols of src moved in at obj << shift; src may be NULL for an object
+ * with no symbols. Its gaps up to the next object get the function
+ * "[name]" when fill_gaps. src is released. 0 or -1. */
+int symtab_objects_add(struct symtab *st, struct symtab *src, const char *name,
+		       int shift, int fill_gaps, uint32_t *obj);
 
 /*
  * Whether the ELF file at path has a dynamic linker (PT_INTERP), so that

@@ -1,0 +1,386 @@
+/*
+ * PC_SCOPE=all, the inventory: which shared objects the process has, where
+ * their text is, and a histogram for each. An inventory is taken with
+ * dl_iterate_phdr at start-up, when a thread is created, around dlclose,
+ * and before a profile is written at exit or exec. Objects loaded in
+ * between are sampled all the same: the handler asks glibc's lock-free
+ * _dl_find_object whether an address is in some object, and keeps such
+ * PCs (and arcs ending there) at their runtime addresses until the next
+ * inventory places them.
+ *
+ * dlopen itself is not interposed: glibc searches the caller's RUNPATH and
+ * uses the caller's namespace, which a wrapper in libpc would change.
+ * dlclose takes a handle only, so a wrapper around it changes nothing.
+ *
+ * Nothing here runs in the signal handler; the handler's side (finding an
+ * object for a PC, counting, writing) is objfind.c.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "pc.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+static int objects_full;	/* said once: the table is full */
+
+static void *
+map_zero(size_t len)
+{
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* The first GNU build-id note of an object, from its PT_NOTE segments. */
+static int
+note_build_id(const struct dl_phdr_info *info, uint8_t *id, size_t max)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const unsigned char *p, *end;
+		size_t align;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_filesz;
+		align = ph->p_align == 8 ? 8 : 4;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const unsigned char *name = p + sizeof(*n);
+			const unsigned char *desc = name + ((n->n_namesz + align - 1) & ~(align - 1));
+
+			if (desc + n->n_descsz > end)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4)) {
+				size_t k = n->n_descsz < max ? n->n_descsz : max;
+
+				memcpy(id, desc, k);
+				return (int)k;
+			}
+			p = desc + ((n->n_descsz + align - 1) & ~(align - 1));
+		}
+	}
+	return 0;
+}
+
+static int
+is_vdso(const struct dl_phdr_info *info)
+{
+	uintptr_t ehdr = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+
+	/* the vDSO's program headers are those of the image the kernel
+	 * mapped at AT_SYSINFO_EHDR */
+	return ehdr && (uintptr_t)info->dlpi_phdr ==
+		       ehdr + ((const ElfW(Ehdr) *)ehdr)->e_phoff;
+}
+
+/* name made absolute against the working directory; malloc'ed. */
+static char *
+absolute_name(const char *name)
+{
+	char cwd[PATH_MAX], *s;
+	size_t a, b;
+
+	if (name[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return strdup(name);
+	a = strlen(cwd);
+	b = strlen(name);
+	if (name[0] == '.' && name[1] == '/')
+		name += 2, b -= 2;
+	s = malloc(a + b + 2);
+	if (!s)
+		return NULL;
+	memcpy(s, cwd, a);
+	s[a] = '/';
+	memcpy(s + a + 1, name, b + 1);
+	return s;
+}
+
+/* "libz.so.1" for "/usr/lib/x86_64-linux-gnu/libz.so.1", made safe for a
+ * file name and distinct from every other object's. */
+static void
+file_suffix(struct pc_object *o, int self)
+{
+	const char *base = strrchr(o->path, '/');
+	size_t n = 0;
+
+	base = base ? base + 1 : o->path;
+	for (const char *p = base; *p && n < sizeof(o->file) - 8; p++) {
+		char c = *p;
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' || c == '+'))
+			c = '_';
+		o->file[n++] = c;
+	}
+	if (n == 0 || o->file[0] == '.')
+		o->file[n++] = '_';
+	o->file[n] = 0;
+	for (int k = 2;; k++) {
+		int clash = 0;
+
+		for (int i = 1; i < self && !clash; i++)
+			clash = !strcmp(pc.objs[i].file, o->file);
+		if (!clash)
+			return;
+		o->file[n] = '~';
+		pc_decimal(o->file + n + 1, (unsigned long)k);
+	}
+}
+
+struct seg {
+	uintptr_t vaddr, memsz;
+};
+
+static int
+same_layout(const struct pc_object *o, const struct seg *s, int ns)
+{
+	const uintptr_t bin = pc_profil_bin_bytes(PC_SCALE);
+
+	if (o->ntext != ns)
+		return 0;
+	for (int i = 0; i < ns; i++)
+		if (o->text[i].link_low != (s[i].vaddr & ~(bin - 1)) ||
+		    o->text[i].prof.bufsiz != (s[i].vaddr + s[i].memsz -
+					       o->text[i].link_low + bin - 1) / bin * sizeof(uint32_t))
+			return 0;
+	return 1;
+}
+
+static void
+set_offsets(struct pc_object *o, uintptr_t bias)
+{
+	o->bias = bias;
+	for (int i = 0; i < o->ntext; i++)
+		o->text[i].prof.offset = bias + o->text[i].link_low;
+}
+
+static int
+scan_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const uintptr_t bin = pc_profil_bin_bytes(PC_SCALE);
+	int *first = data;
+	struct seg s[PC_OBJ_TEXT];
+	uint8_t id[20];
+	int ns = 0, idlen, vdso;
+	struct pc_object *o;
+	char *path;
+
+	(void)size;
+	if (*first) {
+		*first = 0;		/* the main program: pc.text */
+		return 0;
+	}
+	for (int i = 0; i < info->dlpi_phnum && ns < PC_OBJ_TEXT; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz)
+			s[ns++] = (struct seg){ ph->p_vaddr, ph->p_memsz };
+	}
+	if (!ns)
+		return 0;
+	vdso = is_vdso(info);
+	idlen = note_build_id(info, id, sizeof(id));
+	path = vdso ? strdup("[vdso]") :
+	       absolute_name(info->dlpi_name && info->dlpi_name[0] ?
+			     info->dlpi_name : "[anonymous]");
+	if (!path)
+		return 0;
+	/* the same file loaded again (dlclose, then dlopen) takes its entry
+	 * back: its link-time addresses, and so its counters, are the same */
+	for (int i = 1; i < pc.nobjs; i++) {
+		o = &pc.objs[i];
+		if (o->seen || strcmp(o->path, path) || o->build_id_len != idlen ||
+		    memcmp(o->build_id, id, (size_t)idlen) || !same_layout(o, s, ns))
+			continue;
+		free(path);
+		set_offsets(o, info->dlpi_addr);
+		o->loaded = o->seen = 1;
+		return 0;
+	}
+	if (pc.nobjs == PC_MAX_OBJECTS) {
+		if (!objects_full++)
+			pc_say("more than 1024 shared objects; later ones are not profiled", "", "");
+		free(path);
+		return 0;
+	}
+	o = &pc.objs[pc.nobjs];
+	memset(o, 0, sizeof(*o));
+	for (int i = 0; i < ns; i++) {
+		struct pc_text *t = &o->text[i];
+		long page = sysconf(_SC_PAGESIZE);
+
+		t->link_low = s[i].vaddr & ~(bin - 1);
+		t->prof.scale = PC_SCALE;
+		t->prof.bufsiz = (s[i].vaddr + s[i].memsz - t->link_low + bin - 1) /
+				 bin * sizeof(uint32_t);
+		t->map_len = (t->prof.bufsiz + (size_t)page - 1) & ~((size_t)page - 1);
+		t->prof.buf = map_zero(t->map_len);
+		if (!t->prof.buf) {
+			for (int k = 0; k < i; k++)
+				munmap(o->text[k].prof.buf, o->text[k].map_len);
+			free(path);
+			return 0;
+		}
+	}
+	o->ntext = ns;
+	o->path = path;
+	o->vdso = vdso;
+	memcpy(o->build_id, id, (size_t)idlen);
+	o->build_id_len = idlen;
+	file_suffix(o, pc.nobjs);
+	set_offsets(o, info->dlpi_addr);
+	o->loaded = o->seen = 1;
+	/* the handler reads entries below nobjs only through the ranges,
+	 * which are published after this */
+	pc.nobjs++;
+	return 0;
+}
+
+static int
+cmp_range(const void *a, const void *b)
+{
+	const struct pc_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * Publish the loaded objects' segments for the handler: fill the copy it is
+ * not reading, then make it current. The sequence count makes a handler
+ * that still reads that copy from an earlier switch notice and retry.
+ */
+static void
+publish(void)
+{
+	int c = !__atomic_load_n(&pc.range_cur, __ATOMIC_RELAXED);
+	struct pc_range *r = pc.ranges[c];
+	uint32_t n = 0;
+
+	__atomic_fetch_add(&pc.range_seq[c], 1, __ATOMIC_RELEASE);	/* odd */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (int i = 1; i < pc.nobjs; i++) {
+		const struct pc_object *o = &pc.objs[i];
+
+		if (!o->loaded)
+			continue;
+		for (int k = 0; k < o->ntext && n < PC_MAX_RANGES; k++) {
+			const struct pc_text *t = &o->text[k];
+
+			r[n++] = (struct pc_range){
+				t->prof.offset,
+				t->prof.offset + t->prof.bufsiz / sizeof(uint32_t) *
+						 pc_profil_bin_bytes(t->prof.scale),
+				o->bias, (uint32_t)i, (uint32_t)k };
+		}
+	}
+	qsort(r, n, sizeof(*r), cmp_range);
+	__atomic_store_n(&pc.nranges[c], n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc.range_seq[c], 1, __ATOMIC_RELEASE);	/* even */
+	__atomic_store_n(&pc.range_cur, c, __ATOMIC_RELEASE);
+}
+
+void
+pc_objects_scan(void)
+{
+	sigset_t one, prev;
+	int first = 1, saved = errno;
+
+	if (!pc.scope_all || getpid() != pc.pid)
+		return;
+	/* our own signal is held while the table changes under this thread */
+	sigemptyset(&one);
+	sigaddset(&one, pc.sig);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, &prev, _NSIG / 8);
+	pthread_mutex_lock(&scan_lock);
+	for (int i = 1; i < pc.nobjs; i++)
+		pc.objs[i].seen = 0;
+	dl_iterate_phdr(scan_one, &first);
+	for (int i = 1; i < pc.nobjs; i++)
+		if (!pc.objs[i].seen)
+			pc.objs[i].loaded = 0;
+	publish();
+	pc_objects_place_pending();
+	pthread_mutex_unlock(&scan_lock);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &prev, NULL, _NSIG / 8);
+	errno = saved;
+}
+
+int
+pc_objects_init(void)
+{
+	pc.objs = map_zero(PC_MAX_OBJECTS * sizeof(struct pc_object));
+	pc.ranges[0] = map_zero(PC_MAX_RANGES * sizeof(struct pc_range));
+	pc.ranges[1] = map_zero(PC_MAX_RANGES * sizeof(struct pc_range));
+	pc.pending = map_zero(PC_PENDING * sizeof(struct pc_pending));
+	if (!pc.objs || !pc.ranges[0] || !pc.ranges[1] || !pc.pending)
+		return -ENOMEM;
+	pc.find_object = (int (*)(void *, struct dl_find_object *))
+		dlsym(RTLD_DEFAULT, "_dl_find_object");
+	pc.nobjs = 1;
+	pc.scope_all = 1;
+	pc_objects_scan();
+	return 0;
+}
+
+void
+pc_objects_clear(void)
+{
+	if (!pc.scope_all)
+		return;
+	pthread_mutex_init(&scan_lock, NULL);	/* a fork may have caught it held */
+	for (int i = 1; i < pc.nobjs; i++) {
+		struct pc_object *o = &pc.objs[i];
+
+		for (int k = 0; k < o->ntext; k++)
+			madvise(o->text[k].prof.buf, o->text[k].map_len, MADV_DONTNEED);
+		o->samples = 0;
+	}
+	madvise(pc.pending, PC_PENDING * sizeof(struct pc_pending), MADV_DONTNEED);
+	pc.no_object = pc.pending_dropped = 0;
+}
+
+/*
+ * dlclose: before, an inventory, so that the object's pending samples are
+ * placed while it is still mapped; after, another, so that its address
+ * range is not credited to it once something else is loaded there. Its
+ * counters stay and are written at exit.
+ */
+EXPORT int
+dlclose(void *handle)
+{
+	static int (*real)(void *);
+	int r;
+
+	if (!real)
+		real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	if (!real)
+		return -1;
+	pc_objects_scan();
+	r = real(handle);
+	if (r == 0) {
+		int saved = errno;
+
+		pc_objects_scan();
+		errno = saved;
+	}
+	return r;
+}

@@ -1,0 +1,423 @@
+/*
+ * PC_SCOPE=all, the handler's side: find the object of a PC in the
+ * published ranges without a lock, count the sample in that object's
+ * histogram, keep PCs of objects the inventory has not seen yet, and write
+ * each object's gmon file and the run's manifest. Everything here except
+ * pc_objects_place_pending is async-signal-safe.
+ *
+ * The manifest, PATH.objects, is text, one record a line:
+ *   pcprof-objects 1
+ *   rate HZ
+ *   no-object SAMPLES          samples in no object (JIT code, ...)
+ *   object INDEX LOADED SAMPLES BUILD-ID FILE PATH
+ *                              FILE: "gmon.out+libz.so.1", beside this one
+ *   arc FROM SELF COUNT        between two objects, INDEX<<48 | address
+ * INDEX 0 is the main program and FILE its gmon file; FILE is "-" for an
+ * object with no file (nothing sampled, or the vDSO); BUILD-ID is hex or
+ * "-"; PATH is last on the line, with bytes below 0x21, '%' and 0x7f
+ * written as %XX.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pc.h"
+#include "banned.h"
+
+uint32_t
+pc_object_find_from_handler(uintptr_t a, uint64_t *link, uint32_t *seg)
+{
+	for (int tries = 0; tries < 3; tries++) {
+		int c = __atomic_load_n(&pc.range_cur, __ATOMIC_ACQUIRE);
+		uint32_t s0 = __atomic_load_n(&pc.range_seq[c], __ATOMIC_ACQUIRE);
+		const volatile struct pc_range *r = pc.ranges[c];
+		uint32_t n = __atomic_load_n(&pc.nranges[c], __ATOMIC_RELAXED);
+		size_t lo = 0, hi;
+		struct pc_range got = { 0, 0, 0, 0, 0 };
+
+		if (s0 & 1)
+			continue;
+		hi = n < PC_MAX_RANGES ? n : PC_MAX_RANGES;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (r[mid].lo <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo) {
+			got.lo = r[lo - 1].lo;
+			got.hi = r[lo - 1].hi;
+			got.bias = r[lo - 1].bias;
+			got.obj = r[lo - 1].obj;
+			got.seg = r[lo - 1].seg;
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&pc.range_seq[c], __ATOMIC_RELAXED) != s0)
+			continue;	/* rewritten under us: look again */
+		if (!lo || a < got.lo || a >= got.hi || got.obj == 0 ||
+		    got.obj >= PC_MAX_OBJECTS || got.seg >= PC_OBJ_TEXT)
+			return 0;
+		*link = a - got.bias;
+		*seg = got.seg;
+		return got.obj;
+	}
+	return 0;
+}
+
+int
+pc_object_unplaced_from_handler(uintptr_t ip)
+{
+	struct dl_find_object r;
+	int (*find)(void *, struct dl_find_object *) =
+		(int (*)(void *, struct dl_find_object *))pc.find_object;
+
+	return find && find((void *)ip, &r) == 0;
+}
+
+/* Credit w samples at link-time address link of segment seg. AS-safe. */
+static int
+count_in(uint32_t obj, uint32_t seg, uint64_t link, uint64_t w)
+{
+	struct pc_object *o = &pc.objs[obj];
+	struct pc_text *t = &o->text[seg];
+	unsigned bin = pc_profil_bin_bytes(t->prof.scale);
+	uint64_t k;
+
+	if (seg >= (uint32_t)o->ntext || link < t->link_low)
+		return 0;
+	k = (link - t->link_low) / bin;
+	if (k >= t->prof.bufsiz / sizeof(uint32_t))
+		return 0;
+	/* 32-bit counters, as the main program's; the writer carries */
+	__atomic_fetch_add(&t->prof.buf[k], (uint32_t)w, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&o->samples, w, __ATOMIC_RELAXED);
+	return 1;
+}
+
+static uint64_t
+mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Keep a sample at a PC of an object not in the inventory yet. AS-safe. */
+static void
+pending_add(uintptr_t ip, uint32_t w)
+{
+	uint64_t h = mix(ip);
+
+	for (size_t probe = 0; probe < 64; probe++) {
+		struct pc_pending *p = &pc.pending[(h + probe) & (PC_PENDING - 1)];
+		uint32_t st = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
+
+		if (st == 0 && __atomic_compare_exchange_n(&p->state, &st, 1, 0,
+							   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			p->pc = ip;
+			p->count = w;
+			__atomic_store_n(&p->state, 2, __ATOMIC_RELEASE);
+			return;
+		}
+		if (st == 2 && p->pc == ip) {
+			__atomic_fetch_add(&p->count, w, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+	__atomic_fetch_add(&pc.pending_dropped, w, __ATOMIC_RELAXED);
+}
+
+int
+pc_objects_sample_from_handler(uintptr_t ip, uint32_t w)
+{
+	uint64_t link;
+	uint32_t seg, obj = pc_object_find_from_handler(ip, &link, &seg);
+
+	if (obj && count_in(obj, seg, link, w))
+		return 1;
+	if (pc_object_unplaced_from_handler(ip)) {
+		pending_add(ip, w);
+		return 1;
+	}
+	__atomic_fetch_add(&pc.no_object, w, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* The encoded address of a runtime address an inventory has now placed. */
+static uint64_t
+place(uint64_t v)
+{
+	uint64_t link;
+	uint32_t seg, obj;
+
+	if (v >> PC_OBJ_SHIFT != PC_OBJ_RAW)
+		return v;
+	if (!(obj = pc_object_find_from_handler((uintptr_t)(v & PC_OBJ_MASK), &link, &seg)))
+		return v;
+	return (uint64_t)obj << PC_OBJ_SHIFT | link;
+}
+
+void
+pc_objects_place_pending(void)
+{
+	for (size_t i = 0; i < PC_PENDING; i++) {
+		struct pc_pending *p = &pc.pending[i];
+		uint64_t link, c;
+		uint32_t seg, obj;
+
+		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 2 ||
+		    !__atomic_load_n(&p->count, __ATOMIC_RELAXED))
+			continue;
+		if (!(obj = pc_object_find_from_handler(p->pc, &link, &seg)))
+			continue;
+		c = __atomic_exchange_n(&p->count, 0, __ATOMIC_RELAXED);
+		if (c && !count_in(obj, seg, link, c))
+			__atomic_fetch_add(&pc.no_object, c, __ATOMIC_RELAXED);
+	}
+	if (pc.callgraph)
+		pc_arcs_place(place);
+}
+
+/* ------------------------------------------------------------- writing */
+
+/* Text built without stdio. */
+struct text {
+	char buf[PATH_MAX * 3 + 256];
+	size_t len;
+};
+
+static void
+text_str(struct text *t, const char *s)
+{
+	while (*s && t->len < sizeof(t->buf) - 1)
+		t->buf[t->len++] = *s++;
+}
+
+static void
+text_u64(struct text *t, uint64_t v)
+{
+	char d[24];
+
+	pc_decimal(d, (unsigned long)v);
+	text_str(t, d);
+}
+
+static void
+text_hex(struct text *t, const uint8_t *b, size_t n)
+{
+	static const char x[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n && t->len + 2 < sizeof(t->buf); i++) {
+		t->buf[t->len++] = x[b[i] >> 4];
+		t->buf[t->len++] = x[b[i] & 15];
+	}
+}
+
+static void
+text_x64(struct text *t, uint64_t v)
+{
+	static const char x[] = "0123456789abcdef";
+	char d[20];
+	int n = 0;
+
+	do
+		d[n++] = x[v & 15];
+	while ((v >>= 4));
+	text_str(t, "0x");
+	while (n > 0 && t->len < sizeof(t->buf) - 1)
+		t->buf[t->len++] = d[--n];
+}
+
+static void
+text_escaped(struct text *t, const char *s)
+{
+	static const char x[] = "0123456789ABCDEF";
+
+	for (; *s && t->len + 3 < sizeof(t->buf); s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c <= 0x20 || c == '%' || c == 0x7f) {
+			t->buf[t->len++] = '%';
+			t->buf[t->len++] = x[c >> 4];
+			t->buf[t->len++] = x[c & 15];
+		} else {
+			t->buf[t->len++] = (char)c;
+		}
+	}
+}
+
+/* "PATH" + suffix into dst; 0 or -ENAMETOOLONG. */
+static int
+join(char *dst, size_t size, const char *path, const char *a, const char *b)
+{
+	size_t n = strlen(path), k = strlen(a), m = strlen(b);
+
+	if (n + k + m + 1 > size)
+		return -ENAMETOOLONG;
+	memcpy(dst, path, n);
+	memcpy(dst + n, a, k);
+	memcpy(dst + n + k, b, m + 1);
+	return 0;
+}
+
+static uint32_t writing;	/* the object write_object writes */
+static unsigned char has_arcs[PC_MAX_OBJECTS / 8];
+
+static void
+mark_arc(uint64_t from, uint64_t self, uint64_t c, void *arg)
+{
+	uint64_t a = from >> PC_OBJ_SHIFT, b = self >> PC_OBJ_SHIFT;
+
+	(void)arg;
+	if (c && a == b && a < PC_MAX_OBJECTS)
+		has_arcs[a / 8] |= (unsigned char)(1u << (a % 8));
+}
+
+static int
+write_object(struct gmon_sink *s)
+{
+	const struct pc_object *o = &pc.objs[writing];
+	uint8_t spare[GMON_SPARE_SIZE];
+	size_t k = (size_t)o->build_id_len < GMON_BUILDID_SIZE ?
+		   (size_t)o->build_id_len : GMON_BUILDID_SIZE;
+
+	memcpy(spare, pc.spare, GMON_BUILDID_OFF);
+	memset(spare + GMON_BUILDID_OFF, 0, GMON_SPARE_SIZE - GMON_BUILDID_OFF);
+	memcpy(spare + GMON_BUILDID_OFF, o->build_id, k);
+	gmon_sink_header(s, spare);
+	pc_dump_texts(s, o->text, o->ntext);
+	if (pc.callgraph)
+		pc_arcs_write(s, writing);
+	return s->error;
+}
+
+static const char *manifest_main;	/* the main gmon file's path */
+static int wrote[PC_MAX_OBJECTS / 8 * 8];
+
+static void
+write_cross_arc(uint64_t from, uint64_t self, uint64_t c, void *arg)
+{
+	struct gmon_sink *s = arg;
+	struct text t;
+
+	if (!c || from >> PC_OBJ_SHIFT == self >> PC_OBJ_SHIFT ||
+	    from >> PC_OBJ_SHIFT >= PC_MAX_OBJECTS || self >> PC_OBJ_SHIFT >= PC_MAX_OBJECTS)
+		return;		/* own arcs are in the gmon files; unplaced ones are lost */
+	t.len = 0;
+	text_str(&t, "arc ");
+	text_x64(&t, from);
+	text_str(&t, " ");
+	text_x64(&t, self);
+	text_str(&t, " ");
+	text_u64(&t, c);
+	text_str(&t, "\n");
+	gmon_sink_bytes(s, t.buf, t.len);
+}
+
+static void
+object_line(struct gmon_sink *s, int i, int loaded, uint64_t samples,
+	    const uint8_t *id, int idlen, const char *prefix, const char *file,
+	    const char *path)
+{
+	struct text t;
+
+	t.len = 0;
+	text_str(&t, "object ");
+	text_u64(&t, (uint64_t)i);
+	text_str(&t, loaded ? " 1 " : " 0 ");
+	text_u64(&t, samples);
+	text_str(&t, " ");
+	if (idlen > 0)
+		text_hex(&t, id, (size_t)idlen);
+	else
+		text_str(&t, "-");
+	text_str(&t, " ");
+	if (file && *file && prefix) {
+		text_escaped(&t, prefix);
+		text_str(&t, "+");
+	}
+	text_escaped(&t, file && *file ? file : "-");
+	text_str(&t, " ");
+	text_escaped(&t, path && *path ? path : "-");
+	text_str(&t, "\n");
+	gmon_sink_bytes(s, t.buf, t.len);
+}
+
+static int
+write_manifest(struct gmon_sink *s)
+{
+	const char *base = strrchr(manifest_main, '/');
+	uint64_t unplaced = pc.pending_dropped + pc.no_object;
+	struct text t;
+
+	for (size_t i = 0; i < PC_PENDING; i++)
+		if (__atomic_load_n(&pc.pending[i].state, __ATOMIC_ACQUIRE) == 2)
+			unplaced += __atomic_load_n(&pc.pending[i].count, __ATOMIC_RELAXED);
+	t.len = 0;
+	text_str(&t, "pcprof-objects 1\nrate ");
+	text_u64(&t, (uint64_t)pc.hz);
+	text_str(&t, "\nno-object ");
+	text_u64(&t, unplaced);
+	text_str(&t, "\n");
+	gmon_sink_bytes(s, t.buf, t.len);
+	object_line(s, 0, 1, pc.samples - pc.outside, pc.spare + GMON_BUILDID_OFF,
+		    GMON_BUILDID_SIZE, NULL, base ? base + 1 : manifest_main, pc.exe);
+	for (int i = 1; i < pc.nobjs; i++) {
+		const struct pc_object *o = &pc.objs[i];
+
+		object_line(s, i, o->loaded, o->samples, o->build_id, o->build_id_len,
+			    base ? base + 1 : manifest_main, wrote[i] ? o->file : NULL, o->path);
+	}
+	if (pc.callgraph)
+		pc_arcs_each(write_cross_arc, s);
+	return s->error;
+}
+
+int
+pc_objects_dump(const char *path)
+{
+	char name[PATH_MAX];
+	struct stat st;
+	int r;
+
+	if (join(name, sizeof(name), path, ".objects", ""))
+		return -ENAMETOOLONG;
+	if (!pc.scope_all) {
+		/* a manifest from an earlier PC_SCOPE=all run is not this one's */
+		if (lstat(name, &st) == 0 && S_ISREG(st.st_mode))
+			unlink(name);
+		return 0;
+	}
+	memset(has_arcs, 0, sizeof(has_arcs));
+	if (pc.callgraph)
+		pc_arcs_each(mark_arc, NULL);
+	for (int i = 1; i < pc.nobjs; i++) {
+		const struct pc_object *o = &pc.objs[i];
+		char file[PATH_MAX];
+
+		wrote[i] = 0;
+		if (o->vdso || (!o->samples && !(has_arcs[i / 8] & (1u << (i % 8)))))
+			continue;
+		if (join(file, sizeof(file), path, "+", o->file))
+			continue;
+		writing = (uint32_t)i;
+		r = pc_dump_file(file, write_object);
+		if (r)
+			pc_dump_summary(file, r);
+		else
+			wrote[i] = 1;
+	}
+	manifest_main = path;
+	r = pc_dump_file(name, write_manifest);
+	if (r)
+		pc_dump_summary(name, r);
+	return r;
+}

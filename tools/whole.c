@@ -1,0 +1,319 @@
+/*
+ * The whole process (PC_SCOPE=all): beside each profile libpc wrote a
+ * manifest, PROFILE.objects, that lists every shared object, names each
+ * one's own gmon file and holds the arcs between objects. Here they are
+ * folded into one address space that the rest of pcprof reads as if it
+ * were one executable: object k's symbols, histograms and arc ends move to
+ * k << 48 | link-time address, and every function knows its object.
+ * Objects are the same across processes when their path and build-id are.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pcprof.h"
+
+#define SHIFT GMON_OBJ_SHIFT
+#define LOW_MASK ((UINT64_C(1) << SHIFT) - 1)
+
+struct gobj {
+	char *path;
+	uint8_t id[20];
+	size_t idlen;
+	uint32_t index;
+};
+
+static struct gobj *gobjs;
+static size_t ngobjs;
+static uint32_t no_object_index = UINT32_MAX;
+
+/* Per profile file: its manifest's object k is object remap[k] here. */
+static uint32_t **remaps;
+static size_t *nremap;
+static int nfiles_seen;
+
+static const char *
+base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+static int
+newer_or_same(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
+}
+
+static uint32_t
+object_index(struct symtab *st, const struct gmon_object *ob,
+	     const struct symtab_opts *so, const char *manifest)
+{
+	struct symtab os;
+	char err[512];
+	const char *name;
+	uint32_t g;
+	int pseudo = ob->path[0] == '[', have = 0;
+
+	for (size_t i = 0; i < ngobjs; i++)
+		if (!strcmp(gobjs[i].path, ob->path) && gobjs[i].idlen == ob->build_id_len &&
+		    !memcmp(gobjs[i].id, ob->build_id, ob->build_id_len))
+			return gobjs[i].index;
+	name = pseudo ? ob->path : base_name(ob->path);
+	memset(&os, 0, sizeof(os));
+	if (!pseudo && ob->file) {
+		if (!(have = !symtab_load(&os, ob->path, so, err, sizeof(err)))) {
+			pc_warn("warning: '%s' (listed in '%s'): %s; its samples are shown as [%s]",
+				ob->path, manifest, err, name);
+			memset(&os, 0, sizeof(os));
+		} else if (ob->build_id_len && os.build_id_len &&
+			   (os.build_id_len != ob->build_id_len ||
+			    memcmp(os.build_id, ob->build_id, ob->build_id_len))) {
+			pc_warn("warning: '%s' is not the file that was profiled "
+				"(its build-id changed); names may be wrong", ob->path);
+		}
+	}
+	if (pseudo) {
+		/* "[vdso]": the object and its one function have that name */
+		char bare[64];
+		size_t k = strlen(name);
+
+		snprintf(bare, sizeof(bare), "%.*s", (int)(k > 2 ? k - 2 : 0), name + 1);
+		if (symtab_objects_add(st, NULL, bare, SHIFT, 1, &g))
+			pc_fatal("out of memory");
+		free(st->objnames[g]);
+		if (!(st->objnames[g] = strdup(name)))
+			pc_fatal("out of memory");
+	} else if (symtab_objects_add(st, have ? &os : NULL, name, SHIFT, 1, &g)) {
+		pc_fatal("out of memory");
+	}
+	if (g > GMON_OBJECTS_MAX)
+		pc_fatal("'%s': more objects than pcprof can place", manifest);
+	gobjs = realloc(gobjs, (ngobjs + 1) * sizeof(*gobjs));
+	if (!gobjs || !(gobjs[ngobjs].path = strdup(ob->path)))
+		pc_fatal("out of memory");
+	memcpy(gobjs[ngobjs].id, ob->build_id, ob->build_id_len);
+	gobjs[ngobjs].idlen = ob->build_id_len;
+	gobjs[ngobjs].index = g;
+	ngobjs++;
+	return g;
+}
+
+/* One histogram bin of n samples at the start of object g's room. */
+static void
+add_samples(struct gmon_profile *p, uint32_t g, uint64_t n, const char *manifest)
+{
+	struct gmon_profile q;
+	struct gmon_hist h;
+	struct gmon_error err;
+	uint64_t count = n;
+
+	memset(&q, 0, sizeof(q));
+	h = p->hists[0];
+	h.low = (uint64_t)g << SHIFT;
+	h.high = h.low + (p->hists[0].high - p->hists[0].low) / p->hists[0].nbins;
+	h.nbins = 1;
+	h.counts = &count;
+	q.hists = &h;
+	q.nhists = 1;
+	if (gmon_profile_add(p, &q, &err))
+		pc_fatal("'%s': cannot add its samples: %s", manifest, err.what);
+}
+
+static void
+add_object_file(struct gmon_profile *p, const char *dir, const struct gmon_object *ob,
+		uint32_t g, const char *manifest)
+{
+	struct gmon_profile q;
+	struct gmon_error err;
+	uint8_t id[GMON_BUILDID_SIZE];
+	unsigned char *buf;
+	char *path;
+	size_t len;
+	int r;
+
+	if (asprintf(&path, "%s/%s", dir, ob->file) < 0)
+		pc_fatal("out of memory");
+	buf = pc_slurp(path, &len);
+	r = gmon_parse(buf, len, &q, &err);
+	free(buf);
+	pc_parse_fatal(path, r, &err);
+	if (gmon_profile_is_libpc(&q, id) && ob->build_id_len >= GMON_BUILDID_SIZE &&
+	    memcmp(id, ob->build_id, GMON_BUILDID_SIZE))
+		pc_fatal("'%s': not the profile of '%s' that '%s' lists", path, ob->path, manifest);
+	if (q.nhists && q.hists[0].rate != p->hists[0].rate)
+		pc_fatal("'%s': sampled at %u Hz, not %u Hz", path, q.hists[0].rate,
+			 p->hists[0].rate);
+	for (size_t i = 0; i < q.nhists; i++) {
+		if (q.hists[i].high > LOW_MASK)
+			pc_fatal("'%s': histogram beyond the addresses an object can have", path);
+		q.hists[i].low |= (uint64_t)g << SHIFT;
+		q.hists[i].high |= (uint64_t)g << SHIFT;
+	}
+	for (size_t i = 0; i < q.narcs; i++) {
+		if (q.arcs[i].from_pc > LOW_MASK || q.arcs[i].self_pc > LOW_MASK)
+			pc_fatal("'%s': arc beyond the addresses an object can have", path);
+		q.arcs[i].from_pc |= (uint64_t)g << SHIFT;
+		q.arcs[i].self_pc |= (uint64_t)g << SHIFT;
+	}
+	r = gmon_profile_add(p, &q, &err);
+	if (r == -ENOMEM)
+		pc_fatal("'%s': out of memory", path);
+	if (r)
+		pc_fatal("'%s': cannot be added: %s", path, err.what);
+	gmon_profile_release(&q);
+	free(path);
+}
+
+static void
+add_arcs(struct gmon_profile *p, const struct gmon_objects *o, const uint32_t *map)
+{
+	struct gmon_arc *v = realloc(p->arcs, (p->narcs + o->narcs + 1) * sizeof(*v));
+
+	if (!v)
+		pc_fatal("out of memory");
+	p->arcs = v;
+	for (size_t i = 0; i < o->narcs; i++) {
+		struct gmon_arc a = o->arcs[i];
+
+		a.from_pc = (uint64_t)map[a.from_pc >> SHIFT] << SHIFT | (a.from_pc & LOW_MASK);
+		a.self_pc = (uint64_t)map[a.self_pc >> SHIFT] << SHIFT | (a.self_pc & LOW_MASK);
+		p->arcs[p->narcs++] = a;
+	}
+}
+
+static int
+load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
+	      const char *exe, const struct symtab_opts *so, int file)
+{
+	struct gmon_objects o;
+	struct gmon_error err;
+	struct stat ms, gs;
+	unsigned char *buf;
+	char *manifest, *dircopy;
+	const char *dir;
+	size_t len;
+	uint32_t *map;
+	int r;
+
+	if (asprintf(&manifest, "%s.objects", gmon) < 0)
+		pc_fatal("out of memory");
+	if (stat(manifest, &ms)) {
+		free(manifest);
+		return 0;
+	}
+	if (stat(gmon, &gs) == 0 && !newer_or_same(&ms.st_mtim, &gs.st_mtim)) {
+		pc_warn("note: '%s' is older than '%s' (from an earlier run); not used",
+			manifest, gmon);
+		free(manifest);
+		return 0;
+	}
+	buf = pc_slurp(manifest, &len);
+	r = gmon_objects_parse(buf, len, &o, &err);
+	free(buf);
+	if (r == -ENOMEM)
+		pc_fatal("'%s': out of memory", manifest);
+	if (r)
+		pc_fatal("'%s': %s at line %llu", manifest, err.what,
+			 (unsigned long long)err.offset);
+	if (o.rate != p->hists[0].rate)
+		pc_fatal("'%s': sampled at %u Hz, '%s' at %u Hz", manifest, o.rate, gmon,
+			 p->hists[0].rate);
+	if (!st->nobjs && symtab_objects_begin(st, base_name(exe)))
+		pc_fatal("out of memory");
+	if (st->nsyms == 0 && st->nfuncs == 0) {
+		/* a stripped executable: its samples are "[name]" */
+		char *g;
+
+		if (asprintf(&g, "[%s]", base_name(exe)) < 0)
+			pc_fatal("out of memory");
+		st->funcs[0] = g;
+		st->func_obj[0] = 0;
+		st->nfuncs = 1;
+		st->syms[0] = (struct sym){ 0, UINT64_C(1) << SHIFT, 0 };
+		st->nsyms = 1;
+	}
+	if (!(map = calloc(o.n, sizeof(*map))) || !(dircopy = strdup(gmon)))
+		pc_fatal("out of memory");
+	dir = dirname(dircopy);
+	map[0] = 0;
+	for (size_t k = 1; k < o.n; k++) {
+		const struct gmon_object *ob = &o.v[k];
+
+		map[k] = object_index(st, ob, so, manifest);
+		if (ob->file)
+			add_object_file(p, dir, ob, map[k], manifest);
+		else if (ob->samples)
+			add_samples(p, map[k], ob->samples, manifest);	/* the vDSO */
+	}
+	if (o.no_object) {
+		if (no_object_index == UINT32_MAX) {
+			if (symtab_objects_add(st, NULL, "no object", SHIFT, 1, &no_object_index))
+				pc_fatal("out of memory");
+			free(st->objnames[no_object_index]);
+			if (!(st->objnames[no_object_index] = strdup("[no object]")))
+				pc_fatal("out of memory");
+		}
+		add_samples(p, no_object_index, o.no_object, manifest);
+	}
+	add_arcs(p, &o, map);
+	remaps = realloc(remaps, (size_t)(file + 1) * sizeof(*remaps));
+	nremap = realloc(nremap, (size_t)(file + 1) * sizeof(*nremap));
+	if (!remaps || !nremap)
+		pc_fatal("out of memory");
+	for (int i = nfiles_seen; i <= file; i++) {
+		remaps[i] = NULL;
+		nremap[i] = 0;
+	}
+	nfiles_seen = file + 1;
+	remaps[file] = map;
+	nremap[file] = o.n;
+	gmon_objects_release(&o);
+	free(dircopy);
+	free(manifest);
+	return 1;
+}
+
+int
+whole_load(struct symtab *st, struct gmon_profile *p, char **files, int nfiles,
+	   const char *exe, const struct symtab_opts *so)
+{
+	int n = 0;
+
+	for (int i = 0; i < nfiles; i++)
+		n += load_manifest(st, p, files[i], exe, so, i);
+	return n;
+}
+
+uint64_t
+whole_addr(int file, uint64_t a)
+{
+	uint64_t k = a >> SHIFT;
+
+	if (!k || file >= nfiles_seen || !remaps[file])
+		return a;
+	if (k >= nremap[file])
+		return UINT64_MAX;	/* in no object pcprof knows */
+	return (uint64_t)remaps[file][k] << SHIFT | (a & LOW_MASK);
+}
+
+void
+whole_release(void)
+{
+	for (size_t i = 0; i < ngobjs; i++)
+		free(gobjs[i].path);
+	free(gobjs);
+	gobjs = NULL;
+	ngobjs = 0;
+	for (int i = 0; i < nfiles_seen; i++)
+		free(remaps[i]);
+	free(remaps);
+	free(nremap);
+	remaps = NULL;
+	nremap = NULL;
+	nfiles_seen = 0;
+	no_object_index = UINT32_MAX;
+}
