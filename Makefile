@@ -103,7 +103,7 @@ HOST_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
-UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c \
+UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c gmon/objects.c \
 	gmon/read.c gmon/write.c
 UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o)
 
@@ -124,7 +124,8 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/callers $(P)/callers-fp $(P)/stress $(P)/plugin.so $(P)/recurse \
 	$(P)/endings $(P)/execer $(P)/spawner $(P)/coexist $(P)/pgbuilt \
 	$(P)/early.so \
-	$(P)/regress-base $(P)/regress-slow $(P)/regress-fast
+	$(P)/regress-base $(P)/regress-slow $(P)/regress-fast \
+	$(P)/libhot.so $(P)/uselib $(P)/plugspin.so $(P)/plugrun
 
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
@@ -162,6 +163,18 @@ $(P)/regress-fast: tests/progs/regress.c tests/progs/truth.h
 $(P)/early.so: tests/progs/early.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
+$(P)/libhot.so: tests/progs/libhot.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -Wl,-soname,libhot.so -o $@ $<
+$(P)/uselib: tests/progs/uselib.c tests/progs/truth.h $(P)/libhot.so
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< -L$(P) -lhot -Wl,-rpath,'$$ORIGIN'
+$(P)/plugspin.so: tests/progs/plugspin.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
+$(P)/plugrun: tests/progs/plugrun.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
 $(P)/plugin.so: tests/progs/plugin.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
@@ -185,20 +198,27 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE
 $(B)/fuzz/fuzz_gmon: tests/fuzz/fuzz_gmon.c gmon/read.c gmon/write.c gmon/gmon.h
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -Igmon -o $@ tests/fuzz/fuzz_gmon.c gmon/read.c gmon/write.c
+$(B)/fuzz/fuzz_objects: tests/fuzz/fuzz_objects.c gmon/objects.c gmon/gmon.h
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -Igmon -o $@ tests/fuzz/fuzz_objects.c gmon/objects.c
 $(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c tools/symtab.c tools/symtab.h
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
 		tests/fuzz/fuzz_symtab.c tools/symtab.c $(ELF_LIBS) -ldl
 
-fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(P)/libcall $(P)/cxx
-	@mkdir -p $(B)/fuzz/gmon $(B)/fuzz/elf $(B)/fuzz/crash
+fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(P)/libcall $(P)/cxx
+	@mkdir -p $(B)/fuzz/gmon $(B)/fuzz/elf $(B)/fuzz/objects $(B)/fuzz/crash
 	@cp -f tests/fuzz/corpus/* $(B)/fuzz/gmon/
+	@cp -f tests/fuzz/objects/* $(B)/fuzz/objects/
 	@strip -o $(B)/fuzz/elf/libcall $(P)/libcall; strip -g -o $(B)/fuzz/elf/cxx $(P)/cxx
 	$(B)/fuzz/fuzz_gmon -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/gmon 2>&1 | \
 		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
 	$(B)/fuzz/fuzz_symtab -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=1024 \
 		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/elf 2>&1 | \
+		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
+	$(B)/fuzz/fuzz_objects -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
+		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/objects 2>&1 | \
 		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
 
 fuzz-if-possible:

@@ -80,6 +80,9 @@ pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 {
 	uint64_t h = mix(from * 0x9e3779b97f4a7c15ULL ^ self);
 
+	if (from >> PC_OBJ_SHIFT == PC_OBJ_RAW || self >> PC_OBJ_SHIFT == PC_OBJ_RAW)
+		__atomic_fetch_add(&pc.unplaced, 1, __ATOMIC_RELAXED);
+
 	for (size_t probe = 0; probe < MAX_PROBE; probe++) {
 		struct pc_arc *a = &pc.arcs[(h + probe) & pc.arcs_mask];
 		uint32_t st = __atomic_load_n(&a->state, __ATOMIC_ACQUIRE);

@@ -298,6 +298,13 @@ pc_dump_summary(const char *path, int err)
 	line_str(&l, "; ");
 	line_u64(&l, pc.outside);
 	line_str(&l, " samples outside the text");
+	if (pc.scope_all) {
+		line_str(&l, "; scope all: ");
+		line_u64(&l, (uint64_t)(pc.nobjs - 1));
+		line_str(&l, " other objects, ");
+		line_u64(&l, pc.no_object);
+		line_str(&l, " samples in none");
+	}
 	if (pc.callgraph) {
 		line_str(&l, "; call graph: ");
 		line_u64(&l, pc.stacks_walked ? pc.frames / pc.stacks_walked : 0);

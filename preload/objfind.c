@@ -125,10 +125,12 @@ pending_add(uintptr_t ip, uint32_t w)
 			p->pc = ip;
 			p->count = w;
 			__atomic_store_n(&p->state, 2, __ATOMIC_RELEASE);
+			__atomic_fetch_add(&pc.unplaced, 1, __ATOMIC_RELAXED);
 			return;
 		}
 		if (st == 2 && p->pc == ip) {
 			__atomic_fetch_add(&p->count, w, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc.unplaced, 1, __ATOMIC_RELAXED);
 			return;
 		}
 	}
@@ -168,6 +170,9 @@ place(uint64_t v)
 void
 pc_objects_place_pending(void)
 {
+	/* most inventories find nothing to place: skip the tables then */
+	if (!__atomic_exchange_n(&pc.unplaced, 0, __ATOMIC_ACQ_REL))
+		return;
 	for (size_t i = 0; i < PC_PENDING; i++) {
 		struct pc_pending *p = &pc.pending[i];
 		uint64_t link, c;

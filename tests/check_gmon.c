@@ -1299,6 +1299,77 @@ START_TEST(test_gprof_reads_counts_above_65535)
 }
 END_TEST
 
+/* ------------------------------------------------ the objects manifest */
+
+static const char manifest_ok[] =
+	"pcprof-objects 1\n"
+	"rate 1000\n"
+	"no-object 3\n"
+	"object 0 1 597 c5a09cc747ba300b gmon.out /work/a%20b/uselib\n"
+	"object 1 1 29 b0af71 - [vdso]\n"
+	"object 2 0 1374 ea9d gmon.out+libhot.so /x/libhot.so\n"
+	"arc 0x11ad 0x2000000001130 981\n";
+
+START_TEST(test_objects_parse_reads_every_record)
+{
+	struct gmon_objects o;
+	struct gmon_error err;
+
+	ck_assert_int_eq(gmon_objects_parse(manifest_ok, strlen(manifest_ok), &o, &err), 0);
+	ck_assert_uint_eq(o.rate, 1000);
+	ck_assert_uint_eq(o.no_object, 3);
+	ck_assert_uint_eq(o.n, 3);
+	ck_assert_str_eq(o.v[0].path, "/work/a b/uselib");
+	ck_assert_str_eq(o.v[0].file, "gmon.out");
+	ck_assert_uint_eq(o.v[0].build_id_len, 8);
+	ck_assert_ptr_null(o.v[1].file);
+	ck_assert_int_eq(o.v[2].loaded, 0);
+	ck_assert_uint_eq(o.v[2].samples, 1374);
+	ck_assert_uint_eq(o.narcs, 1);
+	ck_assert_uint_eq(o.arcs[0].self_pc, 0x2000000001130ULL);
+	ck_assert_uint_eq(o.arcs[0].count, 981);
+	gmon_objects_release(&o);
+}
+END_TEST
+
+/* Each edit of the good manifest must be refused, with a message. */
+static void
+objects_refused(const char *from, const char *to, const char *what)
+{
+	char buf[1024];
+	const char *at = strstr(manifest_ok, from);
+	struct gmon_objects o;
+	struct gmon_error err;
+	size_t k;
+
+	ck_assert_ptr_nonnull(at);
+	k = (size_t)(at - manifest_ok);
+	memcpy(buf, manifest_ok, k);
+	strcpy(buf + k, to);
+	strcat(buf, at + strlen(from));
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(gmon_objects_parse(buf, strlen(buf), &o, &err), -EINVAL);
+	ck_assert_msg(strstr(err.what, what), "'%s' for %s", err.what, to);
+}
+
+START_TEST(test_objects_parse_refuses_bad_input)
+{
+	objects_refused("pcprof-objects 1", "pcprof-objects 2", "not a pcprof");
+	objects_refused("gmon.out+libhot.so", "../gmon.out", "bad file name");
+	objects_refused("gmon.out+libhot.so", "..", "bad file name");
+	objects_refused("a%20b", "a%2", "bad path");
+	objects_refused("a%20b", "a%00b", "bad path");
+	objects_refused("object 2 ", "object 5 ", "out of order");
+	objects_refused("0x2000000001130", "0x5000000001130", "not listed");
+	objects_refused("rate 1000", "rate 0", "bad rate");
+	objects_refused("rate 1000", "rate 99999999999999999999", "bad rate");
+	objects_refused("b0af71", "b0af7", "bad build-id");
+	objects_refused("981\n", "981", "truncated");
+	objects_refused("no-object 3", "hello 3", "unknown record");
+	objects_refused("/x/libhot.so", "/x/libhot.so extra", "extra fields");
+}
+END_TEST
+
 Suite *
 gmon_suite(void)
 {
@@ -1355,6 +1426,8 @@ gmon_suite(void)
 	tcase_add_test(p, test_is_libpc_false_without_mark);
 	suite_add_tcase(s, p);
 
+	tcase_add_test(p, test_objects_parse_reads_every_record);
+	tcase_add_test(p, test_objects_parse_refuses_bad_input);
 	tcase_add_test(g, test_gprof_reads_counts_above_65535);
 	tcase_set_timeout(g, 60);
 	suite_add_tcase(s, g);

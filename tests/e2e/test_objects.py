@@ -1,0 +1,240 @@
+"""PC_SCOPE=all: shared libraries and dlopen'ed code, each object in a gmon
+file of its own that gprof reads, and pcprof's merged view of the whole
+process, checked against the programs' own truth and against perf."""
+
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from pctest import (check_shares, clean_env, gprof_callers, gprof_flat, lib,
+                    prog, read_gmon, run, tolerance)
+
+ALL = {"PC_SCOPE": "all"}
+
+
+def pcprof(*args, cwd=None):
+    return subprocess.run([os.path.join(os.path.dirname(lib()), "pcprof")] +
+                          list(args), capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+
+
+def report_json(exe, *files, extra=()):
+    p = pcprof("report", "--format", "json", *extra, exe, *files)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def manifest(path):
+    objs = {}
+    for line in open(path):
+        f = line.split()
+        if f[0] == "object":
+            objs[os.path.basename(f[6])] = {"index": int(f[1]), "loaded": f[2] == "1",
+                                            "samples": int(f[3]), "file": f[5]}
+    return objs
+
+
+def test_own_library_gets_a_gmon_file_gprof_reads_and_a_merged_view():
+    exe = prog("uselib")
+    r = run([exe, "3"], env=ALL)
+    assert r.status == 0, r.stderr
+    truth, s = r.truth(), r.summary()
+    objs = manifest(r.path("gmon.out.objects"))
+    assert objs["libhot.so"]["file"] == "gmon.out+libhot.so", objs
+    libfile = r.path("gmon.out+libhot.so")
+    libso = prog("libhot.so")
+
+    # gprof, one object at a time, at each object's link-time addresses
+    lf, ltotal, _ = gprof_flat(libso, libfile)
+    check_shares(truth, lf, s["signals"], ["lib_hot", "lib_inner"])
+    mf, mtotal, _ = gprof_flat(exe, r.path())
+    assert mf.get("main_work", 0) > 0.9 * mtotal, mf
+    want = truth["lib_hot"] + truth["lib_inner"] + truth["main_work"]
+    assert abs(ltotal + mtotal - want) <= 0.05 * want + 0.05, \
+        "gprof %.3f + %.3f s, truth %.3f s" % (ltotal, mtotal, want)
+    # an arc inside the library: lib_warm -> lib_inner, in gprof's call graph
+    assert "lib_warm" in gprof_callers(libso, libfile, "lib_inner")[0]
+
+    # pcprof: one flat profile of the whole process, with an object column
+    j = report_json(exe, r.path())
+    funcs = {f["name"]: f["self_seconds"] for f in j["functions"]}
+    where = {f["name"]: f["object"] for f in j["functions"]}
+    names = ["main_work", "lib_hot", "lib_inner"]
+    worst = check_shares(truth, funcs, s["signals"], names)
+    assert where["lib_hot"] == "libhot.so" and where["main_work"] == "uselib", where
+    # shares of the whole process, not of one object
+    share = {f["name"]: f["share"] for f in j["functions"]}
+    p = truth["lib_hot"] / truth["cpu"]
+    assert abs(share["lib_hot"] - p) <= tolerance(p, s["signals"], 0.03), (share, p)
+    arcs = {(a["caller"], a["callee"]): a for a in j["arcs"]}
+    a = arcs[("main", "lib_hot")]
+    assert a["caller_object"] == "uselib" and a["callee_object"] == "libhot.so", a
+    assert ("lib_warm", "lib_inner") in arcs
+    # --by-object sums them per object
+    byobj = {o["name"]: o["share"] for o in j["objects"]}
+    p = (truth["lib_hot"] + truth["lib_inner"]) / truth["cpu"]
+    assert abs(byobj["libhot.so"] - p) <= tolerance(p, s["signals"], 0.03), (byobj, p)
+    t = pcprof("report", "--by-object", exe, r.path())
+    assert t.returncode == 0 and re.search(r"%\s+\d+\s+\d+\s+libhot\.so\n", t.stdout), t.stdout
+    t = pcprof("report", exe, r.path())
+    assert re.search(r"libhot\.so\s+lib_hot\n", t.stdout), t.stdout
+    return "worst share error %.1f pts over %d signals; gprof %.2f s lib + %.2f s main" % (
+        100 * worst, s["signals"], ltotal, mtotal)
+
+
+def test_dlopened_plugin_keeps_its_samples_after_dlclose():
+    exe = prog("plugrun")
+    r = run([exe, prog("plugspin.so"), "1.5"], env=ALL)
+    assert r.status == 0, r.stderr
+    truth, s = r.truth(), r.summary()
+    objs = manifest(r.path("gmon.out.objects"))
+    plug = objs["plugspin.so"]
+    assert not plug["loaded"] and plug["file"] == "gmon.out+plugspin.so", plug
+    pf, ptotal, _ = gprof_flat(prog("plugspin.so"), r.path(plug["file"]))
+    assert pf.get("plugin_spin", 0) >= 0.9 * ptotal, pf
+    j = report_json(exe, r.path())
+    funcs = {f["name"]: f["self_seconds"] for f in j["functions"]}
+    where = {f["name"]: f["object"] for f in j["functions"]}
+    assert where.get("plugin_spin") == "plugspin.so", where
+    worst = check_shares(truth, funcs, s["signals"], ["plugin_spin", "main_after"])
+    arcs = {(a["caller"], a["callee"]) for a in j["arcs"]}
+    assert ("main", "plugin_spin") in arcs, sorted(arcs)
+    return "plugin %.2f s (truth %.2f s), worst share error %.1f pts" % (
+        funcs["plugin_spin"], truth["plugin_spin"], 100 * worst)
+
+
+def test_dlopen_dlclose_loop_reuses_one_entry_and_stays_alive():
+    # the stress program opens and closes a plugin in a loop on 3 threads
+    exe = prog("stress")
+    r = run([exe, "2", prog("plugin.so")], env=ALL, timeout=120)
+    assert r.status == 0, r.stderr
+    objs = manifest(r.path("gmon.out.objects"))
+    names = [n for n in objs if n.startswith("plugin.so")]
+    assert names == ["plugin.so"], "entries for the plugin: %s" % names
+    return "%d objects listed" % len(objs)
+
+
+def test_scope_main_is_the_default_and_clears_a_stale_manifest():
+    exe = prog("uselib")
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    r = run([exe, "0.3"], env=ALL, cwd=d)
+    assert os.path.exists(os.path.join(d, "gmon.out.objects"))
+    r = run([exe, "0.3"], cwd=d)
+    assert r.status == 0, r.stderr
+    assert not os.path.exists(os.path.join(d, "gmon.out.objects"))
+    t = pcprof("report", exe, r.path())
+    assert t.returncode == 0 and "object" not in t.stdout.splitlines()[2], t.stdout
+    t = pcprof("report", "--by-object", exe, r.path())
+    assert t.returncode == 2 and "PC_SCOPE=all" in t.stderr, t.stderr
+
+
+def test_bad_manifests_get_one_line_and_status_2():
+    exe = prog("uselib")
+    r = run([exe, "0.3"], env=ALL)
+    good = open(r.path("gmon.out.objects")).read()
+    cases = {
+        "garbage": "not a manifest\n",
+        "truncated": good[:len(good) // 2].rstrip("\n") + " x",
+        "order": good.replace("object 1 ", "object 7 ", 1),
+        "escape": good.replace("gmon.out+libhot.so", "../../etc/passwd", 1),
+        "arc": good + "arc 0x999000000001000 0x10 5\n",
+        "number": good.replace("rate 1000", "rate 99999999999999999999999", 1),
+    }
+    for name, text in cases.items():
+        with open(r.path("gmon.out.objects"), "w") as f:
+            f.write(text)
+        p = pcprof("report", exe, r.path())
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and "gmon.out.objects" in lines[0], \
+            "%s: status %d, %r" % (name, p.returncode, p.stderr)
+    return "%d kinds" % len(cases)
+
+
+def perf_available():
+    if not shutil.which("perf"):
+        return False
+    p = subprocess.run(["perf", "record", "-q", "-e", "task-clock", "-o", "/dev/null",
+                        "--", "true"], capture_output=True, text=True)
+    return p.returncode == 0
+
+
+def perf_dso_shares(data, comm):
+    """perf's samples per user-space object (not the kernel, not libpc,
+    which libpc cannot see itself), as {name: samples}."""
+    p = subprocess.run(["perf", "report", "-i", data, "--stdio", "--sort", "dso", "-q",
+                        "-n", "--comm", comm], capture_output=True, text=True, timeout=120)
+    out = {}
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0].endswith("%") and not f[2].startswith("[") and \
+                f[2] != "libpc.so":
+            out[f[2]] = int(f[1])
+    return out
+
+
+def test_xz_time_in_liblzma_agrees_with_perf_on_the_same_run():
+    """A program no one here wrote: Debian's xz spends its time in liblzma.
+    The run is recorded by perf (task-clock) and profiled by libpc at once;
+    the objects' shares and, inside stripped liblzma, the share of every
+    4 KiB page of its text must agree."""
+    if not perf_available():
+        raise AssertionError("perf cannot record task-clock here (install linux-perf)")
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    data = os.path.join(d, "in.txt")
+    with open(data, "wb") as f:
+        for i in range(60000):
+            f.write(b"%d %x line of text that compresses somewhat %d\n" % (i, i * 7919, i % 97))
+    env = clean_env(profiled=False)
+    xz = shutil.which("xz")
+    p = subprocess.run(["perf", "record", "-q", "-e", "task-clock", "-F", "1000", "-o",
+                        os.path.join(d, "perf.data"), "--", "env", "LD_PRELOAD=" + lib(),
+                        "PC_SCOPE=all", xz, "-6", "-T1", "-c", data],
+                       cwd=d, env=env, capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    perf = perf_dso_shares(os.path.join(d, "perf.data"), "xz")
+    n_perf = sum(perf.values())
+    lzma_perf = sum(v for k, v in perf.items() if k.startswith("liblzma.so")) / n_perf
+    j = report_json(xz, os.path.join(d, "gmon.out"))
+    objs = {o["name"]: o for o in j["objects"]}
+    n_pc = j["total_samples"]
+    lzma_pc = objs["liblzma.so.5"]["self_samples"] / n_pc
+    tol = tolerance(lzma_perf, min(n_perf, n_pc), 0.02)
+    assert abs(lzma_pc - lzma_perf) <= tol, \
+        "liblzma: pcprof %.3f, perf %.3f (tolerance %.3f)" % (lzma_pc, lzma_perf, tol)
+    # inside liblzma, page by page: perf's addresses are file offsets,
+    # which for its text are the link-time addresses libpc wrote
+    q = subprocess.run(["perf", "report", "-i", os.path.join(d, "perf.data"), "--stdio",
+                        "--sort", "dso,sym", "-q", "-n", "--comm", "xz"],
+                       capture_output=True, text=True, timeout=120)
+    pages_perf = {}
+    for line in q.stdout.splitlines():
+        m = re.match(r"\s*[\d.]+%\s+(\d+)\s+liblzma\S*\s+\[\.\]\s+0x([0-9a-f]+)", line)
+        if m:
+            pg = int(m.group(2), 16) >> 12
+            pages_perf[pg] = pages_perf.get(pg, 0) + int(m.group(1))
+    g = read_gmon(os.path.join(d, "gmon.out+liblzma.so.5"))
+    pages_pc = {}
+    for low, high, _, _, _, counts in g["hists"]:
+        bin_ = (high - low) // len(counts)
+        for k, c in enumerate(counts):
+            if c:
+                pg = (low + k * bin_) >> 12
+                pages_pc[pg] = pages_pc.get(pg, 0) + c
+    assert pages_perf and pages_pc, (len(pages_perf), len(pages_pc))
+    a, b = sum(pages_perf.values()), sum(pages_pc.values())
+    tvd = 0.5 * sum(abs(pages_perf.get(k, 0) / a - pages_pc.get(k, 0) / b)
+                    for k in set(pages_perf) | set(pages_pc))
+    # two samplers of one run: each page's share differs by sampling
+    # alone with a spread of sqrt(p (1/a + 1/b)); expect half the sum of
+    # the mean absolute differences, allow 2.5 times that and 2 points for
+    # what each sampler cannot see. A wrong offset would give ~100 %.
+    expect = 0.5 * sum(math.sqrt(2 / math.pi) *
+                       math.sqrt(max(pages_perf.get(k, 0) / a, 1 / a) * (1 / a + 1 / b))
+                       for k in set(pages_perf) | set(pages_pc))
+    assert tvd < 2.5 * expect + 0.02, "page-level distance %.3f, expected %.3f" % (tvd, expect)
+    return "liblzma %.1f %% (perf %.1f %%), page TVD %.3f (chance %.3f) over %d+%d samples" % (
+        100 * lzma_pc, 100 * lzma_perf, tvd, expect, n_pc, n_perf)

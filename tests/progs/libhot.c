@@ -1,0 +1,29 @@
+/*
+ * The shared library of the uselib test program: a hot exported function,
+ * and one that spends its time in a static helper (an arc inside the
+ * library). Built as libhot.so and linked normally.
+ */
+#include <stdint.h>
+
+#include "truth.h"
+
+uint64_t lib_hot(uint64_t x);
+uint64_t lib_warm(uint64_t x);
+
+__attribute__((noinline)) static uint64_t
+lib_inner(uint64_t x)
+{
+	return spin(x ^ 0x77, 2 * SPIN_UNIT);
+}
+
+__attribute__((noinline)) uint64_t
+lib_hot(uint64_t x)
+{
+	return spin(x, 5 * SPIN_UNIT);
+}
+
+__attribute__((noinline)) uint64_t
+lib_warm(uint64_t x)
+{
+	return lib_inner(x) + 1;
+}

@@ -1,0 +1,45 @@
+/*
+ * Work split between the executable and its own shared library (libhot.so,
+ * linked normally): main_work 3 units, lib_hot 5, lib_warm (through its
+ * static helper lib_inner) 2. Each call is timed with the thread CPU clock.
+ * Usage: uselib SECONDS
+ */
+#include <stdlib.h>
+
+#include "truth.h"
+
+uint64_t lib_hot(uint64_t x);
+uint64_t lib_warm(uint64_t x);
+
+static volatile uint64_t sink;
+
+__attribute__((noinline)) uint64_t
+main_work(uint64_t x)
+{
+	return spin(x + 3, 3 * SPIN_UNIT);
+}
+
+int
+main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+	double t[3] = { 0, 0, 0 }, t0, start = process_cpu();
+	uint64_t x = 1;
+
+	while (process_cpu() - start < seconds) {
+		t0 = thread_cpu();
+		x = main_work(x);
+		t[0] += thread_cpu() - t0;
+		t0 = thread_cpu();
+		x = lib_hot(x);
+		t[1] += thread_cpu() - t0;
+		t0 = thread_cpu();
+		x = lib_warm(x);
+		t[2] += thread_cpu() - t0;
+	}
+	sink = x;
+	printf("truth: {\"main_work\": %.6f, \"lib_hot\": %.6f, "
+	       "\"lib_inner\": %.6f, \"cpu\": %.6f}\n",
+	       t[0], t[1], t[2], process_cpu());
+	return 0;
+}
