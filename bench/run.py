@@ -742,8 +742,120 @@ def bench_size(ctx):
 
 # ----------------------------------------------------------------- main
 
+# ----------------------------------------------------------------- objects
+
+NLIBS = 100
+
+
+def objects_program(ctx):
+    """A program linked with NLIBS generated shared libraries, calling a
+    spinning function in each in turn: most samples land in a library, so
+    the handler's object search runs on nearly every one. Returns the
+    executable (argument: rounds of calls)."""
+    d = os.path.join(ctx.out, "objlibs")
+    os.makedirs(d, exist_ok=True)
+    jobs = []
+    for i in range(NLIBS):
+        src = os.path.join(d, "o%03d.c" % i)
+        text = ("#include <stdint.h>\nuint64_t f%03d(uint64_t x);\n"
+                "uint64_t f%03d(uint64_t x) { for (int i = 0; i < 20000; i++) "
+                "{ x = x * 6364136223846793005ULL + %d; __asm__ volatile(\"\" : \"+r\"(x)); }"
+                " return x; }\n" % (i, i, 2 * i + 1))
+        if not os.path.exists(src) or open(src).read() != text:
+            with open(src, "w") as f:
+                f.write(text)
+        jobs.append((src, "objlibs/libo%03d.so" % i,
+                     ["-O2", "-shared", "-fPIC", "-Wl,-soname,libo%03d.so" % i]))
+    compile_many(ctx, jobs)
+    main = os.path.join(d, "main.c")
+    text = ["#include <stdint.h>", "#include <stdio.h>", "#include <stdlib.h>"]
+    text += ["uint64_t f%03d(uint64_t);" % i for i in range(NLIBS)]
+    text.append("static uint64_t (*const fs[])(uint64_t) = {%s};"
+                % ", ".join("f%03d" % i for i in range(NLIBS)))
+    text.append("int main(int argc, char **argv) { long n = argc > 1 ? atol(argv[1]) : 100;"
+                " uint64_t x = 1; for (long r = 0; r < n; r++) for (int i = 0; i < %d; i++)"
+                " x = fs[i](x); printf(\"%%llu\\n\", (unsigned long long)x); return 0; }"
+                % NLIBS)
+    text = "\n".join(text) + "\n"
+    if not os.path.exists(main) or open(main).read() != text:
+        with open(main, "w") as f:
+            f.write(text)
+    flags = ["-O2", "-L" + d, "-Wl,-rpath," + d] + \
+        ["-lo%03d" % i for i in range(NLIBS)]
+    # the libraries go after the source on the link line
+    exe = os.path.join(ctx.out, "objmain")
+    p = subprocess.run([CC, "-O2", "-o", exe, main] + flags[1:], capture_output=True,
+                       text=True)
+    if p.returncode:
+        die("linking the %d-library program failed:\n%s" % (NLIBS, p.stderr))
+    return exe
+
+
+def bench_objects(ctx):
+    """PC_SCOPE=all against main: CPU overhead on a program that spends its
+    time in the executable (cpuloop) and on one that spends it in 100 shared
+    libraries, and the memory and files of the latter."""
+    a = ctx.args
+    ctx.need(ctx.built_lib, "build/libpc.so")
+    loop, _ = compile_c(ctx, os.path.join(HERE, "cpuloop.c"), "cpuloop", ["-O2", "-Wall"])
+    many = objects_program(ctx)
+    plain = base_env()
+    scopes = [("main", {}), ("all", {"PC_SCOPE": "all"})]
+    for label, exe, n0 in (("CPU-bound loop in the executable (bench/cpuloop.c)", loop,
+                            100000000),
+                           ("%d shared libraries, each called in turn" % NLIBS, many, 10)):
+        n = calibrate(exe, n0, a.seconds, plain)
+        measure = Measure()
+        ratios = {s: [] for s, _ in scopes}
+        base = []
+        note("objects: %s, argument %d, %d rounds" % (label, n, a.runs))
+        for _ in range(a.runs):
+            b_prev, _, _ = measure([exe, str(n)], plain)
+            base.append(b_prev)
+            for sname, extra in scopes:
+                env = libpc_env(ctx, os.path.join(ctx.tmp, "objects.gmon"), "default", extra)
+                cpu, _, _ = measure([exe, str(n)], env)
+                b_next, _, _ = measure([exe, str(n)], plain)
+                base.append(b_next)
+                ratios[sname].append(cpu / ((b_prev + b_next) / 2))
+                b_prev = b_next
+        print()
+        print("objects: %s, argument %d; unprofiled CPU median %.3f s over %d runs"
+              % (label, n, median(base), len(base)))
+        rows = []
+        for sname, _ in scopes:
+            ov = [(x - 1) * 100 for x in ratios[sname]]
+            rows.append(["PC_SCOPE=" + sname, pct(median(ov)),
+                         "%s .. %s" % (pct(min(ov)), pct(max(ov)))])
+        print(table(["libpc", "CPU overhead", "min .. max"], rows, ["<", ">", ">"]))
+        print("runs repeated once because another process shared the CPU: %d of %d"
+              % (measure.retried, measure.runs))
+    # memory and files of the 100-library program, one short run each
+    n = calibrate(many, 10, 0.5, plain)
+    rows = []
+    rss0, _, _, _ = run_rusage(ctx, [many, str(n)], plain)
+    rows.append(["unprofiled", kib(rss0 * 1024), "-", "-", "-"])
+    for sname, extra in scopes:
+        d = tempfile.mkdtemp(dir=ctx.tmp)
+        out = os.path.join(d, "gmon.out")
+        env = libpc_env(ctx, out, "default", extra)
+        rss, cpu, _, err = run_rusage(ctx, [many, str(n)], env)
+        files = [f for f in os.listdir(d) if not f.startswith(".")]
+        size = sum(os.path.getsize(os.path.join(d, f)) for f in files)
+        summ = libpc_summary(err)
+        rows.append(["PC_SCOPE=" + sname, kib(rss * 1024), "%+d KiB" % (rss - rss0),
+                     "%d files, %s" % (len(files), kib(size)), str(summ["samples"])])
+    print()
+    print("memory: the %d-library program, %.1f s of CPU (max RSS from wait4)"
+          % (NLIBS, 0.5))
+    print(table(["libpc", "max RSS", "added", "written", "samples"], rows,
+                ["<", ">", ">", ">", ">"]))
+    sys.stdout.flush()
+
+
+
 BENCHES = {"overhead": bench_overhead, "accuracy": bench_accuracy,
-           "size": bench_size}
+           "size": bench_size, "objects": bench_objects}
 
 
 def main():

@@ -56,6 +56,8 @@ char **select_files(const struct symtab *st, char **files, int nfiles, int *nout
  */
 int whole_load(struct symtab *st, struct gmon_profile *p, char **files, int nfiles,
 	       const char *exe, const struct symtab_opts *so);
+/* Whether gmon has a manifest beside it. */
+int whole_has_manifest(const char *gmon);
 /* An address in the stacks of files[file], in whole_load's numbering. */
 uint64_t whole_addr(int file, uint64_t a);
 void whole_release(void);

@@ -29,6 +29,8 @@ static const char usage_run[] =
 "  --no-report        write the profile only\n"
 "  --stacks           also write GMON.stacks for flame graphs (PC_STACKS=1)\n"
 "  --no-callgraph     record the flat profile only (PC_CALLGRAPH=0)\n"
+"  --all-objects      profile shared libraries and dlopen'ed code too\n"
+"                     (PC_SCOPE=all); the report gets an object column\n"
 "  -v, --verbose      libpc's summary line at exit (PC_VERBOSE=1)\n"
 "\n"
 REPORT_OPTIONS_HELP
@@ -42,6 +44,8 @@ REPORT_OPTIONS_HELP
 "                   a free real-time signal for programs built with -pg)\n"
 "  PC_VERBOSE       1: one summary line on stderr at exit\n"
 "  PC_CALLGRAPH     0: no call graph (default 1)\n"
+"  PC_SCOPE         main (default): the executable; all: every shared\n"
+"                   object, each in PC_OUT+NAME, listed in PC_OUT.objects\n"
 "  PC_UNWIND        dwarf (default), fp or libunwind\n"
 "  PC_DEPTH         frames walked per sample, 2 to 256 (128)\n"
 "  PC_ARCS          size of the arc table, 1024 to 67108864 (65536)\n"
@@ -54,7 +58,7 @@ REPORT_OPTIONS_HELP
 "libpc.so is looked for beside the pcprof binary, then in " PC_LIBDIR ".\n";
 
 enum { OPT_HZ = 300, OPT_SIGNAL, OPT_REPORT, OPT_NO_REPORT, OPT_STACKS_ON,
-	OPT_NO_CALLGRAPH };
+	OPT_NO_CALLGRAPH, OPT_ALL_OBJECTS };
 
 /* libpc.so beside this pcprof (the build tree), else the installed one. */
 static int
@@ -140,6 +144,7 @@ cmd_run(int argc, char **argv)
 		{ "no-report", no_argument, NULL, OPT_NO_REPORT },
 		{ "stacks", no_argument, NULL, OPT_STACKS_ON },
 		{ "no-callgraph", no_argument, NULL, OPT_NO_CALLGRAPH },
+		{ "all-objects", no_argument, NULL, OPT_ALL_OBJECTS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
@@ -181,6 +186,9 @@ cmd_run(int argc, char **argv)
 			break;
 		case OPT_NO_CALLGRAPH:
 			setenv_or_die("PC_CALLGRAPH", "0");
+			break;
+		case OPT_ALL_OBJECTS:
+			setenv_or_die("PC_SCOPE", "all");
 			break;
 		case 'v':
 			setenv_or_die("PC_VERBOSE", "1");

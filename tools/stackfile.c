@@ -170,6 +170,7 @@ cmd_flame(int argc, char **argv)
 	struct flame_stack *fl;
 	struct folded_set fs;
 	struct symtab st;
+	struct gmon_profile prof;
 	char tbuf[512];
 	int c, nfiles;
 	FILE *f;
@@ -199,7 +200,13 @@ cmd_flame(int argc, char **argv)
 	}
 	files = optind + 1 < argc ? argv + optind + 1 : deflt;
 	nfiles = optind + 1 < argc ? argc - optind - 1 : 1;
-	symbols_load(&st, argv[optind], &so);
+	memset(&prof, 0, sizeof(prof));
+	symbols_load_whole(&st, argv[optind], &so, files[0]);
+	if (!stacks && whole_has_manifest(files[0])) {
+		/* PC_SCOPE=all: name the frames in every object */
+		profiles_load(&prof, files, nfiles);
+		whole_load(&st, &prof, files, nfiles, argv[optind], &so);
+	}
 	folded_build(&fs, &st, files, nfiles, stacks);
 	fl = calloc(fs.n ? fs.n : 1, sizeof(*fl));
 	if (!fl)
@@ -240,5 +247,7 @@ cmd_flame(int argc, char **argv)
 	free(fl);
 	folded_release(&fs);
 	symtab_release(&st);
+	gmon_profile_release(&prof);
+	whole_release();
 	return 0;
 }
