@@ -172,25 +172,31 @@ pc_arcs_each(void (*fn)(uint64_t, uint64_t, uint64_t, void *), void *arg)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	const size_t per_page = page / sizeof(struct pc_arc);
-	unsigned char resident = 1;
+	const size_t npages = pc.arcs_map_len / page;
+	unsigned char vec[1024];
 
-	if (!pc.arcs)
+	if (!pc.arcs || per_page == 0)
 		return;
-	for (size_t i = 0; i <= pc.arcs_mask; i++) {
-		struct pc_arc *a = &pc.arcs[i];
+	/* skip the pages no arc ever touched without faulting them in (most
+	 * of a 2 MiB table, in a short-lived process), asking the kernel
+	 * about 1024 pages at a time */
+	for (size_t p0 = 0; p0 < npages; p0 += sizeof(vec)) {
+		size_t n = npages - p0 < sizeof(vec) ? npages - p0 : sizeof(vec);
 
-		/* skip the pages no arc ever touched without faulting them in:
-		 * most of a 2 MiB table, in a short-lived process */
-		if (i % per_page == 0 && (per_page == 0 ||
-		    mincore(a, page, &resident) != 0))
-			resident = 1;
-		if (!(resident & 1)) {
-			i += per_page - 1;
-			continue;
+		if (mincore((char *)pc.arcs + p0 * page, n * page, vec))
+			memset(vec, 1, n);
+		for (size_t k = 0; k < n; k++) {
+			if (!(vec[k] & 1))
+				continue;
+			for (size_t i = (p0 + k) * per_page; i < (p0 + k + 1) * per_page; i++) {
+				struct pc_arc *a = &pc.arcs[i];
+
+				if (__atomic_load_n(&a->state, __ATOMIC_ACQUIRE) != 2)
+					continue;
+				fn(a->from, a->self, __atomic_load_n(&a->count, __ATOMIC_RELAXED),
+				   arg);
+			}
 		}
-		if (__atomic_load_n(&a->state, __ATOMIC_ACQUIRE) != 2)
-			continue;
-		fn(a->from, a->self, __atomic_load_n(&a->count, __ATOMIC_RELAXED), arg);
 	}
 }
 

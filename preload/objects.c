@@ -355,7 +355,7 @@ pc_objects_clear(void)
 		o->samples = 0;
 	}
 	madvise(pc.pending, PC_PENDING * sizeof(struct pc_pending), MADV_DONTNEED);
-	pc.no_object = pc.pending_dropped = 0;
+	pc.no_object = pc.pending_dropped = pc.pending_samples = pc.unplaced = 0;
 }
 
 /*

@@ -126,11 +126,13 @@ pending_add(uintptr_t ip, uint32_t w)
 			p->count = w;
 			__atomic_store_n(&p->state, 2, __ATOMIC_RELEASE);
 			__atomic_fetch_add(&pc.unplaced, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc.pending_samples, w, __ATOMIC_RELAXED);
 			return;
 		}
 		if (st == 2 && p->pc == ip) {
 			__atomic_fetch_add(&p->count, w, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&pc.unplaced, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc.pending_samples, w, __ATOMIC_RELAXED);
 			return;
 		}
 	}
@@ -184,6 +186,7 @@ pc_objects_place_pending(void)
 		if (!(obj = pc_object_find_from_handler(p->pc, &link, &seg)))
 			continue;
 		c = __atomic_exchange_n(&p->count, 0, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&pc.pending_samples, c, __ATOMIC_RELAXED);
 		if (c && !count_in(obj, seg, link, c))
 			__atomic_fetch_add(&pc.no_object, c, __ATOMIC_RELAXED);
 	}
@@ -299,7 +302,8 @@ write_object(struct gmon_sink *s)
 	memcpy(spare + GMON_BUILDID_OFF, o->build_id, k);
 	gmon_sink_header(s, spare);
 	pc_dump_texts(s, o->text, o->ntext);
-	if (pc.callgraph)
+	/* one pass over the arc table per object that has arcs of its own */
+	if (pc.callgraph && (has_arcs[writing / 8] & (1u << (writing % 8))))
 		pc_arcs_write(s, writing);
 	return s->error;
 }
@@ -360,12 +364,10 @@ static int
 write_manifest(struct gmon_sink *s)
 {
 	const char *base = strrchr(manifest_main, '/');
-	uint64_t unplaced = pc.pending_dropped + pc.no_object;
+	uint64_t unplaced = pc.pending_dropped + pc.no_object +
+			    __atomic_load_n(&pc.pending_samples, __ATOMIC_RELAXED);
 	struct text t;
 
-	for (size_t i = 0; i < PC_PENDING; i++)
-		if (__atomic_load_n(&pc.pending[i].state, __ATOMIC_ACQUIRE) == 2)
-			unplaced += __atomic_load_n(&pc.pending[i].count, __ATOMIC_RELAXED);
 	t.len = 0;
 	text_str(&t, "pcprof-objects 1\nrate ");
 	text_u64(&t, (uint64_t)pc.hz);
