@@ -30,6 +30,9 @@ check|ci)
 	want g++ command -v c++
 	want check pkg-config --exists check
 	want python3 command -v python3
+	# the PC_SCOPE=all test compares Debian's xz with perf on one run
+	want xz-utils command -v xz
+	want linux-perf command -v perf
 	;;
 esac
 case $mode in

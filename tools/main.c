@@ -47,6 +47,10 @@ static const char usage_report[] =
 "A directory stands for the profiles in it that libpc wrote for EXE (the\n"
 "files of a multi-process run); of several files, those that libpc\n"
 "recorded for another program are left out.\n"
+"A profile recorded with PC_SCOPE=all has a manifest, GMON.objects, beside\n"
+"it: the report then covers every shared object of the process, named\n"
+"with each object's own symbols, with an object column (--by-object for\n"
+"one line per object).\n"
 "\n"
 REPORT_OPTIONS_HELP;
 
