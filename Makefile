@@ -125,7 +125,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/endings $(P)/execer $(P)/spawner $(P)/coexist $(P)/pgbuilt \
 	$(P)/early.so \
 	$(P)/regress-base $(P)/regress-slow $(P)/regress-fast \
-	$(P)/libhot.so $(P)/uselib $(P)/plugspin.so $(P)/plugrun
+	$(P)/libhot.so $(P)/uselib $(P)/plugspin.so $(P)/plugrun $(P)/jit
 
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)

@@ -107,6 +107,23 @@ def test_dlopened_plugin_keeps_its_samples_after_dlclose():
         funcs["plugin_spin"], truth["plugin_spin"], 100 * worst)
 
 
+def test_code_in_no_object_is_counted_and_shown():
+    exe = prog("jit")
+    r = run([exe, "1"], env=ALL)
+    assert r.status == 0, r.stderr
+    truth, s = r.truth(), r.summary()
+    j = report_json(exe, r.path(), extra=("--by-object",))
+    objs = {o["name"]: o for o in j["objects"]}
+    assert "[no object]" in objs, sorted(objs)
+    p = truth["jit"] / truth["cpu"]
+    got = objs["[no object]"]["share"]
+    tol = tolerance(p, s["signals"], 0.03)
+    assert abs(got - p) <= tol, "[no object] %.3f, truth %.3f, tolerance %.3f" % (got, p, tol)
+    m = re.search(r"samples in none", r.stderr)
+    assert m, r.stderr
+    return "[no object] %.1f %%, truth %.1f %%" % (100 * got, 100 * p)
+
+
 def test_dlopen_dlclose_loop_reuses_one_entry_and_stays_alive():
     # the stress program opens and closes a plugin in a loop on 3 threads
     exe = prog("stress")

@@ -1,0 +1,56 @@
+/*
+ * Code in no object: a few instructions copied into an anonymous
+ * executable mapping (as a JIT compiler would) and run for SECONDS of CPU,
+ * then main_work for as long. Both are timed with the thread CPU clock.
+ * Usage: jit SECONDS
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "truth.h"
+
+static volatile uint64_t sink;
+
+__attribute__((noinline)) uint64_t
+main_work(uint64_t x)
+{
+	return spin(x + 5, 2 * SPIN_UNIT);
+}
+
+int
+main(int argc, char **argv)
+{
+	/* mov rcx, rdi; 1: dec rcx; jnz 1b; mov rax, rcx; ret */
+	static const unsigned char code[] = {
+		0x48, 0x89, 0xf9, 0x48, 0xff, 0xc9, 0x75, 0xfb, 0x48, 0x89, 0xc8, 0xc3,
+	};
+	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+	double t[2] = { 0, 0 }, t0, start;
+	uint64_t (*fn)(uint64_t);
+	uint64_t x = 1;
+	void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return 1;
+	memcpy(m, code, sizeof(code));
+	if (mprotect(m, 4096, PROT_READ | PROT_EXEC))
+		return 1;
+	fn = (uint64_t (*)(uint64_t))m;
+	start = process_cpu();
+	while (process_cpu() - start < seconds) {
+		t0 = thread_cpu();
+		x += fn(300000);
+		t[0] += thread_cpu() - t0;
+	}
+	start = process_cpu();
+	while (process_cpu() - start < seconds) {
+		t0 = thread_cpu();
+		x = main_work(x);
+		t[1] += thread_cpu() - t0;
+	}
+	sink = x;
+	printf("truth: {\"jit\": %.6f, \"main_work\": %.6f, \"cpu\": %.6f}\n",
+	       t[0], t[1], process_cpu());
+	return 0;
+}
