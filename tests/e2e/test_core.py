@@ -137,7 +137,8 @@ def test_forked_child_writes_its_own_profile():
 
 
 def test_blocking_calls_never_see_eintr():
-    r = run([prog("syscalls"), "3"])
+    # 5 s: threads that mostly wait get few ticks while they run
+    r = run([prog("syscalls"), "5"])
     assert r.status == 0, r.stdout + r.stderr
     s = r.summary()
     # samples outside the program's text are in libc, mostly at the return

@@ -153,6 +153,7 @@ def test_exec_writes_the_old_image_and_the_new_one_takes_gmon_out():
     execer, three = prog("execer"), prog("three-pie")
     path_env = {"PATH": os.path.dirname(three) + ":" + os.environ.get("PATH", "")}
     notes = []
+    all_truth, all_funcs, all_signals = {}, {}, 0
     for how in EXEC_HOWS:
         target = "three-pie" if how in ("execvp", "execlp") else three
         argv = [execer, how, target, "0.3"]
@@ -170,7 +171,13 @@ def test_exec_writes_the_old_image_and_the_new_one_takes_gmon_out():
             "%s: %s, want gmon.out and %s" % (how, files(r.cwd), old)
         sig = summaries(r.stderr)
         funcs, total, _ = gprof_flat(three, r.path())
-        check_shares(truth, funcs, sig[r.path()], THREE)
+        # shares are judged over all the exec'd images together below: one
+        # 0.3 s image has ~75 ticks, and three-pie's 1 ms cycle can stay
+        # in phase with a 4 ms tick for that long
+        for k in THREE:
+            all_truth[k] = all_truth.get(k, 0.0) + truth[k]
+            all_funcs[k] = all_funcs.get(k, 0.0) + funcs.get(k, 0.0)
+        all_signals += sig[r.path()]
         work = sum(truth[k] for k in THREE)
         assert abs(total - work) <= seconds_tolerance(work), \
             "%s: new image %.3f s in gprof, %.3f s of work" % (how, total, work)
@@ -179,7 +186,9 @@ def test_exec_writes_the_old_image_and_the_new_one_takes_gmon_out():
         assert_seconds(ofuncs, "before_exec_work", 0.3, how + ": ")
         assert not set(ofuncs) & set(THREE), ofuncs
         notes.append("%s %.2f+%.2f" % (how, ototal, total))
-    return "old+new image s: " + ", ".join(notes)
+    worst = check_shares(all_truth, all_funcs, all_signals, THREE)
+    return "old+new image s: %s; shares over all new images within %.1f pts (%d signals)" % (
+        ", ".join(notes), 100 * worst, all_signals)
 
 
 def test_failed_exec_takes_its_file_back_and_runs_on():
