@@ -66,19 +66,10 @@ pc_link_addr(uintptr_t a)
 	return 0;
 }
 
-static uint64_t
-mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
-
 void
 pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 {
-	uint64_t h = mix(from * 0x9e3779b97f4a7c15ULL ^ self);
+	uint64_t h = pc_mix(from * 0x9e3779b97f4a7c15ULL ^ self);
 
 	if (from >> PC_OBJ_SHIFT == PC_OBJ_RAW || self >> PC_OBJ_SHIFT == PC_OBJ_RAW)
 		__atomic_fetch_add(&pc.unplaced, 1, __ATOMIC_RELAXED);

@@ -20,21 +20,15 @@
 #include "pc.h"
 #include "banned.h"
 
-/* A line built without stdio. */
-struct line {
-	char buf[PATH_MAX + 512];
-	size_t len;
-};
-
-static void
-line_str(struct line *l, const char *s)
+void
+pc_line_str(struct pc_line *l, const char *s)
 {
-	while (*s && l->len < sizeof(l->buf) - 1)
+	while (*s && l->len < l->size - 1)
 		l->buf[l->len++] = *s++;
 }
 
-static void
-line_u64(struct line *l, uint64_t v)
+void
+pc_line_u64(struct pc_line *l, uint64_t v)
 {
 	char t[24];
 	int n = 0;
@@ -42,23 +36,23 @@ line_u64(struct line *l, uint64_t v)
 	do
 		t[n++] = (char)('0' + v % 10);
 	while ((v /= 10));
-	while (n > 0 && l->len < sizeof(l->buf) - 1)
+	while (n > 0 && l->len < l->size - 1)
 		l->buf[l->len++] = t[--n];
 }
 
 /* v with one decimal, rounded */
 static void
-line_fixed1(struct line *l, double v)
+line_fixed1(struct pc_line *l, double v)
 {
 	uint64_t t = (uint64_t)(v * 10 + 0.5);
 
-	line_u64(l, t / 10);
-	line_str(l, ".");
-	line_u64(l, t % 10);
+	pc_line_u64(l, t / 10);
+	pc_line_str(l, ".");
+	pc_line_u64(l, t % 10);
 }
 
 static void
-line_out(struct line *l)
+line_out(struct pc_line *l)
 {
 	l->buf[l->len++] = '\n';
 	pc_write_err(l->buf, l->len);
@@ -70,14 +64,15 @@ temp_name(char *dst, size_t size, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-	struct line l;
+	char lbuf[PATH_MAX + 512];
+	struct pc_line l = { lbuf, sizeof(lbuf), 0 };
 
 	l.len = 0;
-	line_str(&l, ".");
-	line_str(&l, path + dirlen);
-	line_str(&l, ".");
-	line_u64(&l, (uint64_t)getpid());
-	line_str(&l, ".tmp");
+	pc_line_str(&l, ".");
+	pc_line_str(&l, path + dirlen);
+	pc_line_str(&l, ".");
+	pc_line_u64(&l, (uint64_t)getpid());
+	pc_line_str(&l, ".tmp");
 	if (dirlen + l.len + 1 > size)
 		return -ENAMETOOLONG;
 	memcpy(dst, path, dirlen);
@@ -253,15 +248,16 @@ pc_dump_summary(const char *path, int err)
 {
 	struct timespec ts;
 	double cpu = 0;
-	struct line l;
+	char lbuf[PATH_MAX + 512];
+	struct pc_line l = { lbuf, sizeof(lbuf), 0 };
 
 	if (err) {
 		l.len = 0;
-		line_str(&l, "libpc: cannot write '");
-		line_str(&l, path);
-		line_str(&l, "': ");
-		line_str(&l, error_text(err));
-		line_str(&l, "; profile not written");
+		pc_line_str(&l, "libpc: cannot write '");
+		pc_line_str(&l, path);
+		pc_line_str(&l, "': ");
+		pc_line_str(&l, error_text(err));
+		pc_line_str(&l, "; profile not written");
 		line_out(&l);
 	}
 	if (!pc.verbose)
@@ -271,78 +267,78 @@ pc_dump_summary(const char *path, int err)
 		cpu = (double)(ts.tv_sec - pc.cpu_start.tv_sec) +
 		      (double)(ts.tv_nsec - pc.cpu_start.tv_nsec) / 1e9;
 	l.len = 0;
-	line_str(&l, "libpc: ");
-	line_str(&l, err ? "not written " : "wrote ");
-	line_str(&l, path);
-	line_str(&l, ": ");
-	line_u64(&l, pc.samples);
-	line_str(&l, " samples (");
-	line_u64(&l, pc.signals);
-	line_str(&l, " signals) in ");
+	pc_line_str(&l, "libpc: ");
+	pc_line_str(&l, err ? "not written " : "wrote ");
+	pc_line_str(&l, path);
+	pc_line_str(&l, ": ");
+	pc_line_u64(&l, pc.samples);
+	pc_line_str(&l, " samples (");
+	pc_line_u64(&l, pc.signals);
+	pc_line_str(&l, " signals) in ");
 	line_fixed1(&l, cpu);
-	line_str(&l, " s CPU; rate ");
-	line_u64(&l, (uint64_t)pc.hz);
-	line_str(&l, " Hz requested, ");
-	line_u64(&l, cpu > 0 ? (uint64_t)(pc.samples / cpu + 0.5) : 0);
-	line_str(&l, " Hz effective, ");
-	line_u64(&l, cpu > 0 ? (uint64_t)(pc.signals / cpu + 0.5) : 0);
-	line_str(&l, " signals/s; ");
-	line_u64(&l, pc.threads);
-	line_str(&l, " threads; timer ");
-	line_str(&l, pc.timer_kind == PC_TIMER_TASKCLOCK ? "taskclock" : "posix");
+	pc_line_str(&l, " s CPU; rate ");
+	pc_line_u64(&l, (uint64_t)pc.hz);
+	pc_line_str(&l, " Hz requested, ");
+	pc_line_u64(&l, cpu > 0 ? (uint64_t)(pc.samples / cpu + 0.5) : 0);
+	pc_line_str(&l, " Hz effective, ");
+	pc_line_u64(&l, cpu > 0 ? (uint64_t)(pc.signals / cpu + 0.5) : 0);
+	pc_line_str(&l, " signals/s; ");
+	pc_line_u64(&l, pc.threads);
+	pc_line_str(&l, " threads; timer ");
+	pc_line_str(&l, pc.timer_kind == PC_TIMER_TASKCLOCK ? "taskclock" : "posix");
 	if (pc.timer_refused) {
-		line_str(&l, " (task-clock refused: errno ");
-		line_u64(&l, (uint64_t)pc.timer_refused);
-		line_str(&l, ")");
+		pc_line_str(&l, " (task-clock refused: errno ");
+		pc_line_u64(&l, (uint64_t)pc.timer_refused);
+		pc_line_str(&l, ")");
 	}
-	line_str(&l, "; ");
-	line_u64(&l, pc.outside);
-	line_str(&l, " samples outside the text");
+	pc_line_str(&l, "; ");
+	pc_line_u64(&l, pc.outside);
+	pc_line_str(&l, " samples outside the text");
 	if (pc.scope_all) {
-		line_str(&l, "; scope all: ");
-		line_u64(&l, (uint64_t)(pc.nobjs - 1));
-		line_str(&l, " other objects, ");
-		line_u64(&l, pc.no_object);
-		line_str(&l, " samples in none");
+		pc_line_str(&l, "; scope all: ");
+		pc_line_u64(&l, (uint64_t)(pc.nobjs - 1));
+		pc_line_str(&l, " other objects, ");
+		pc_line_u64(&l, pc.no_object);
+		pc_line_str(&l, " samples in none");
 	}
 	if (pc.callgraph) {
-		line_str(&l, "; call graph: ");
-		line_u64(&l, pc.stacks_walked ? pc.frames / pc.stacks_walked : 0);
-		line_str(&l, " frames a stack (");
-		line_str(&l, pc.unwinder == PC_UNWIND_FP ? "fp" :
+		pc_line_str(&l, "; call graph: ");
+		pc_line_u64(&l, pc.stacks_walked ? pc.frames / pc.stacks_walked : 0);
+		pc_line_str(&l, " frames a stack (");
+		pc_line_str(&l, pc.unwinder == PC_UNWIND_FP ? "fp" :
 			     pc.unwinder == PC_UNWIND_LIBUNWIND ? "libunwind" : "dwarf");
-		line_str(&l, "), ");
-		line_u64(&l, pc.arcs_dropped);
-		line_str(&l, " arc samples dropped (table full)");
+		pc_line_str(&l, "), ");
+		pc_line_u64(&l, pc.arcs_dropped);
+		pc_line_str(&l, " arc samples dropped (table full)");
 		if (pc.stacks) {
-			line_str(&l, ", ");
-			line_u64(&l, pc.stacks_dropped);
-			line_str(&l, " stack samples dropped");
+			pc_line_str(&l, ", ");
+			pc_line_u64(&l, pc.stacks_dropped);
+			pc_line_str(&l, " stack samples dropped");
 		}
 	}
-	line_str(&l, "; signal ");
-	line_u64(&l, (uint64_t)pc.sig);
+	pc_line_str(&l, "; signal ");
+	pc_line_u64(&l, (uint64_t)pc.sig);
 	if (pc.pg_built)
-		line_str(&l, " (not SIGPROF: the program is built with -pg)");
+		pc_line_str(&l, " (not SIGPROF: the program is built with -pg)");
 	if (pc.snapshots) {
-		line_str(&l, "; ");
-		line_u64(&l, pc.snapshots);
-		line_str(&l, " snapshots");
+		pc_line_str(&l, "; ");
+		pc_line_u64(&l, pc.snapshots);
+		pc_line_str(&l, " snapshots");
 	}
 	if (pc.lost_blocked) {
-		line_str(&l, "; ");
-		line_u64(&l, pc.lost_blocked);
-		line_str(&l, " of the program's own signals held while it blocked them");
+		pc_line_str(&l, "; ");
+		pc_line_u64(&l, pc.lost_blocked);
+		pc_line_str(&l, " of the program's own signals held while it blocked them");
 	}
 	if (pc.timer_failures) {
-		line_str(&l, "; ");
-		line_u64(&l, pc.timer_failures);
-		line_str(&l, " threads unsampled (no timer)");
+		pc_line_str(&l, "; ");
+		pc_line_u64(&l, pc.timer_failures);
+		pc_line_str(&l, " threads unsampled (no timer)");
 	}
 	if (pc.foreign) {
-		line_str(&l, "; ");
-		line_u64(&l, pc.foreign);
-		line_str(&l, " foreign signals passed on");
+		pc_line_str(&l, "; ");
+		pc_line_u64(&l, pc.foreign);
+		pc_line_str(&l, " foreign signals passed on");
 	}
 	line_out(&l);
 }

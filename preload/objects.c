@@ -48,8 +48,8 @@ map_zero(size_t len)
 }
 
 /* The first GNU build-id note of an object, from its PT_NOTE segments. */
-static int
-note_build_id(const struct dl_phdr_info *info, uint8_t *id, size_t max)
+int
+pc_note_build_id(const struct dl_phdr_info *info, uint8_t *id, size_t max)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -198,7 +198,7 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	if (!ns)
 		return 0;
 	vdso = is_vdso(info);
-	idlen = note_build_id(info, id, sizeof(id));
+	idlen = pc_note_build_id(info, id, sizeof(id));
 	path = vdso ? strdup("[vdso]") :
 	       absolute_name(info->dlpi_name && info->dlpi_name[0] ?
 			     info->dlpi_name : "[anonymous]");

@@ -101,20 +101,11 @@ count_in(uint32_t obj, uint32_t seg, uint64_t link, uint64_t w)
 	return 1;
 }
 
-static uint64_t
-mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
-
 /* Keep a sample at a PC of an object not in the inventory yet. AS-safe. */
 static void
 pending_add(uintptr_t ip, uint32_t w)
 {
-	uint64_t h = mix(ip);
+	uint64_t h = pc_mix(ip);
 
 	for (size_t probe = 0; probe < 64; probe++) {
 		struct pc_pending *p = &pc.pending[(h + probe) & (PC_PENDING - 1)];
@@ -196,41 +187,31 @@ pc_objects_place_pending(void)
 
 /* ------------------------------------------------------------- writing */
 
-/* Text built without stdio. */
-struct text {
-	char buf[PATH_MAX * 3 + 256];
-	size_t len;
-};
+/* One manifest line at a time: writing is serialized (pc.dumping), and a
+ * static buffer keeps a fatal signal's alternate stack small. */
+static char text_buf[PATH_MAX * 3 + 256];
 
 static void
-text_str(struct text *t, const char *s)
+text_start(struct pc_line *t)
 {
-	while (*s && t->len < sizeof(t->buf) - 1)
-		t->buf[t->len++] = *s++;
+	t->buf = text_buf;
+	t->size = sizeof(text_buf);
+	t->len = 0;
 }
 
 static void
-text_u64(struct text *t, uint64_t v)
-{
-	char d[24];
-
-	pc_decimal(d, (unsigned long)v);
-	text_str(t, d);
-}
-
-static void
-text_hex(struct text *t, const uint8_t *b, size_t n)
+text_hex(struct pc_line *t, const uint8_t *b, size_t n)
 {
 	static const char x[] = "0123456789abcdef";
 
-	for (size_t i = 0; i < n && t->len + 2 < sizeof(t->buf); i++) {
+	for (size_t i = 0; i < n && t->len + 2 < t->size; i++) {
 		t->buf[t->len++] = x[b[i] >> 4];
 		t->buf[t->len++] = x[b[i] & 15];
 	}
 }
 
 static void
-text_x64(struct text *t, uint64_t v)
+text_x64(struct pc_line *t, uint64_t v)
 {
 	static const char x[] = "0123456789abcdef";
 	char d[20];
@@ -239,17 +220,17 @@ text_x64(struct text *t, uint64_t v)
 	do
 		d[n++] = x[v & 15];
 	while ((v >>= 4));
-	text_str(t, "0x");
-	while (n > 0 && t->len < sizeof(t->buf) - 1)
+	pc_line_str(t, "0x");
+	while (n > 0 && t->len < t->size - 1)
 		t->buf[t->len++] = d[--n];
 }
 
 static void
-text_escaped(struct text *t, const char *s)
+text_escaped(struct pc_line *t, const char *s)
 {
 	static const char x[] = "0123456789ABCDEF";
 
-	for (; *s && t->len + 3 < sizeof(t->buf); s++) {
+	for (; *s && t->len + 3 < t->size; s++) {
 		unsigned char c = (unsigned char)*s;
 
 		if (c <= 0x20 || c == '%' || c == 0x7f) {
@@ -315,19 +296,19 @@ static void
 write_cross_arc(uint64_t from, uint64_t self, uint64_t c, void *arg)
 {
 	struct gmon_sink *s = arg;
-	struct text t;
+	struct pc_line t;
 
 	if (!c || from >> PC_OBJ_SHIFT == self >> PC_OBJ_SHIFT ||
 	    from >> PC_OBJ_SHIFT >= PC_MAX_OBJECTS || self >> PC_OBJ_SHIFT >= PC_MAX_OBJECTS)
 		return;		/* own arcs are in the gmon files; unplaced ones are lost */
-	t.len = 0;
-	text_str(&t, "arc ");
+	text_start(&t);
+	pc_line_str(&t, "arc ");
 	text_x64(&t, from);
-	text_str(&t, " ");
+	pc_line_str(&t, " ");
 	text_x64(&t, self);
-	text_str(&t, " ");
-	text_u64(&t, c);
-	text_str(&t, "\n");
+	pc_line_str(&t, " ");
+	pc_line_u64(&t, c);
+	pc_line_str(&t, "\n");
 	gmon_sink_bytes(s, t.buf, t.len);
 }
 
@@ -336,27 +317,27 @@ object_line(struct gmon_sink *s, int i, int loaded, uint64_t samples,
 	    const uint8_t *id, int idlen, const char *prefix, const char *file,
 	    const char *path)
 {
-	struct text t;
+	struct pc_line t;
 
-	t.len = 0;
-	text_str(&t, "object ");
-	text_u64(&t, (uint64_t)i);
-	text_str(&t, loaded ? " 1 " : " 0 ");
-	text_u64(&t, samples);
-	text_str(&t, " ");
+	text_start(&t);
+	pc_line_str(&t, "object ");
+	pc_line_u64(&t, (uint64_t)i);
+	pc_line_str(&t, loaded ? " 1 " : " 0 ");
+	pc_line_u64(&t, samples);
+	pc_line_str(&t, " ");
 	if (idlen > 0)
 		text_hex(&t, id, (size_t)idlen);
 	else
-		text_str(&t, "-");
-	text_str(&t, " ");
+		pc_line_str(&t, "-");
+	pc_line_str(&t, " ");
 	if (file && *file && prefix) {
 		text_escaped(&t, prefix);
-		text_str(&t, "+");
+		pc_line_str(&t, "+");
 	}
 	text_escaped(&t, file && *file ? file : "-");
-	text_str(&t, " ");
+	pc_line_str(&t, " ");
 	text_escaped(&t, path && *path ? path : "-");
-	text_str(&t, "\n");
+	pc_line_str(&t, "\n");
 	gmon_sink_bytes(s, t.buf, t.len);
 }
 
@@ -366,14 +347,14 @@ write_manifest(struct gmon_sink *s)
 	const char *base = strrchr(manifest_main, '/');
 	uint64_t unplaced = pc.pending_dropped + pc.no_object +
 			    __atomic_load_n(&pc.pending_samples, __ATOMIC_RELAXED);
-	struct text t;
+	struct pc_line t;
 
-	t.len = 0;
-	text_str(&t, "pcprof-objects 1\nrate ");
-	text_u64(&t, (uint64_t)pc.hz);
-	text_str(&t, "\nno-object ");
-	text_u64(&t, unplaced);
-	text_str(&t, "\n");
+	text_start(&t);
+	pc_line_str(&t, "pcprof-objects 1\nrate ");
+	pc_line_u64(&t, (uint64_t)pc.hz);
+	pc_line_str(&t, "\nno-object ");
+	pc_line_u64(&t, unplaced);
+	pc_line_str(&t, "\n");
 	gmon_sink_bytes(s, t.buf, t.len);
 	object_line(s, 0, 1, pc.samples - pc.outside, pc.spare + GMON_BUILDID_OFF,
 		    GMON_BUILDID_SIZE, NULL, base ? base + 1 : manifest_main, pc.exe);

@@ -300,6 +300,29 @@ int pc_objects_dump(const char *path) PC_HIDDEN;
 /* objects.c: forget the counts (fork child). Not AS-safe. */
 void pc_objects_clear(void) PC_HIDDEN;
 
+/* dump.c: text built without stdio, into buf[0..size). AS-safe. */
+struct pc_line {
+	char *buf;
+	size_t size, len;
+};
+void pc_line_str(struct pc_line *l, const char *s) PC_HIDDEN;
+void pc_line_u64(struct pc_line *l, uint64_t v) PC_HIDDEN;
+
+/* A 64-bit mix for the handler's hash tables. */
+static inline uint64_t
+pc_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* objects.c: the first GNU build-id note of an object: its length, with
+ * up to max bytes of it in id; 0 when it has none. Not AS-safe. */
+struct dl_phdr_info;
+int pc_note_build_id(const struct dl_phdr_info *info, uint8_t *id, size_t max) PC_HIDDEN;
+
 /* dump.c: write a file through a temporary and rename. AS-safe. */
 int pc_dump_file(const char *path, int (*body)(struct gmon_sink *)) PC_HIDDEN;
 /* dump.c: the counters of one segment as histogram records. AS-safe. */

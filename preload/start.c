@@ -342,31 +342,6 @@ struct find {
 	int too_many;
 };
 
-static void
-read_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) *ph)
-{
-	const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
-	const unsigned char *end = p + ph->p_filesz;
-	size_t align = ph->p_align == 8 ? 8 : 4;
-
-	while (p + sizeof(ElfW(Nhdr)) <= end) {
-		const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
-		const unsigned char *name = p + sizeof(*n);
-		const unsigned char *desc = name + ((n->n_namesz + align - 1) & ~(align - 1));
-
-		if (desc + n->n_descsz > end)
-			return;
-		if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-		    !memcmp(name, "GNU", 4)) {
-			size_t k = n->n_descsz < GMON_BUILDID_SIZE ? n->n_descsz : GMON_BUILDID_SIZE;
-
-			memcpy(pc.spare + GMON_BUILDID_OFF, desc, k);
-			return;
-		}
-		p = desc + ((n->n_descsz + align - 1) & ~(align - 1));
-	}
-}
-
 /*
  * Whether the program was built with -pg: it imports mcount. glibc's -pg
  * runtime then installs its own SIGPROF handler with an internal call that
@@ -413,14 +388,11 @@ find_main(struct dl_phdr_info *info, size_t size, void *data)
 
 	(void)size;
 	pc.bias = info->dlpi_addr;
+	pc_note_build_id(info, pc.spare + GMON_BUILDID_OFF, GMON_BUILDID_SIZE);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		struct pc_text *t;
 
-		if (ph->p_type == PT_NOTE) {
-			read_build_id(info, ph);
-			continue;
-		}
 		if (ph->p_type == PT_DYNAMIC) {
 			read_pg(info, ph);
 			continue;
