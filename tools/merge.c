@@ -101,6 +101,12 @@ cmd_merge(int argc, char **argv)
 		return EXIT_BAD_INPUT;
 	}
 	profiles_load(&p, argv + optind, argc - optind);
+	for (int i = optind; i < argc; i++)
+		if (whole_has_manifest(argv[i])) {
+			pc_warn("note: '%s' has an objects manifest (PC_SCOPE=all); only the "
+				"executable's profiles are merged", argv[i]);
+			break;
+		}
 	if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", out, (long)getpid()) >= (int)sizeof(tmp))
 		pc_fatal("'%s': name too long", out);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
