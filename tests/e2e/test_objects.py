@@ -124,6 +124,24 @@ def test_code_in_no_object_is_counted_and_shown():
     return "[no object] %.1f %%, truth %.1f %%" % (100 * got, 100 * p)
 
 
+def test_processes_of_a_run_each_write_their_objects_and_are_summed():
+    exe = prog("forker")
+    r = run([exe, "0.5"], env=ALL, verbose=False)
+    assert r.status == 0, r.stderr
+    child = int(r.stdout.split("child: ")[1].split()[0])
+    kid = "gmon.out.forker.%d" % child
+    names = sorted(os.listdir(r.cwd))
+    assert "gmon.out.objects" in names and kid + ".objects" in names, names
+    j = report_json(exe, r.cwd)
+    funcs = {f["name"]: f["self_seconds"] for f in j["functions"]}
+    # the parent spent 1 s in parent_work, the child 0.5 s in child_work
+    assert abs(funcs.get("parent_work", 0) - 1.0) < 0.1, funcs
+    assert abs(funcs.get("child_work", 0) - 0.5) < 0.1, funcs
+    objs = [o["name"] for o in j["objects"]]
+    assert len(objs) == len(set(objs)), "an object listed twice: %s" % objs
+    return "%d files; objects %s" % (len(names), ", ".join(objs))
+
+
 def test_dlopen_dlclose_loop_reuses_one_entry_and_stays_alive():
     # the stress program opens and closes a plugin in a loop on 3 threads
     exe = prog("stress")
