@@ -142,6 +142,31 @@ def test_processes_of_a_run_each_write_their_objects_and_are_summed():
     return "%d files; objects %s" % (len(names), ", ".join(objs))
 
 
+def test_stripped_library_is_named_from_its_debug_file_by_build_id():
+    # a stripped copy of libhot.so beside a copy of uselib (RUNPATH
+    # $ORIGIN), its debug file only under a --debug-dir root by build-id
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    lib_, exe = os.path.join(d, "libhot.so"), os.path.join(d, "uselib")
+    shutil.copy(prog("uselib"), exe)
+    subprocess.run(["objcopy", "--strip-all", prog("libhot.so"), lib_], check=True)
+    bid = subprocess.run(["readelf", "-n", prog("libhot.so")], capture_output=True,
+                         text=True).stdout.split("Build ID: ")[1].split()[0]
+    root = os.path.join(d, "root")
+    os.makedirs(os.path.join(root, ".build-id", bid[:2]))
+    subprocess.run(["objcopy", "--only-keep-debug", prog("libhot.so"),
+                    os.path.join(root, ".build-id", bid[:2], bid[2:] + ".debug")], check=True)
+    r = run([exe, "1"], env=ALL, cwd=d)
+    assert r.status == 0, r.stderr
+    without = report_json(exe, r.path())
+    names = {f["name"] for f in without["functions"] if f["object"] == "libhot.so"}
+    # .dynsym names the exported functions; the static lib_inner is not in it
+    assert "lib_hot" in names and "lib_inner" not in names, names
+    got = report_json(exe, r.path(), extra=("--debug-dir", root))
+    names = {f["name"] for f in got["functions"] if f["object"] == "libhot.so"}
+    assert {"lib_hot", "lib_inner"} <= names, names
+    return "libhot.so: %s" % ", ".join(sorted(names))
+
+
 def test_dlopen_dlclose_loop_reuses_one_entry_and_stays_alive():
     # the stress program opens and closes a plugin in a loop on 3 threads
     exe = prog("stress")
