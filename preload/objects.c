@@ -92,6 +92,39 @@ is_vdso(const struct dl_phdr_info *info)
 		       ehdr + ((const ElfW(Ehdr) *)ehdr)->e_phoff;
 }
 
+/*
+ * The vDSO is a whole ELF file in memory, section headers and symbols
+ * included: written beside its profile (PROFILE+vdso.so), it names the
+ * functions there. Its extent is where its section headers end, if that
+ * lies within the pages of its first loaded segment.
+ */
+static void
+vdso_image(struct pc_object *o, const struct dl_phdr_info *info)
+{
+	const ElfW(Ehdr) *e = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
+	size_t len;
+
+	if (!e || memcmp(e->e_ident, ELFMAG, SELFMAG) || e->e_shentsize != sizeof(ElfW(Shdr)))
+		return;
+	len = (size_t)e->e_shoff + (size_t)e->e_shnum * e->e_shentsize;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && ph->p_offset == 0) {
+			/* the section headers follow the loaded part, in the
+			 * same pages: the kernel maps the whole image */
+			size_t page = (size_t)sysconf(_SC_PAGESIZE);
+			size_t mapped = (ph->p_filesz + page - 1) & ~(page - 1);
+
+			if (len <= mapped && len <= (1u << 20)) {
+				o->image = e;
+				o->image_len = len;
+			}
+			return;
+		}
+	}
+}
+
 /* name made absolute against the working directory; malloc'ed. */
 static char *
 absolute_name(const char *name)
@@ -244,9 +277,14 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	o->ntext = ns;
 	o->path = path;
 	o->vdso = vdso;
+	if (vdso)
+		vdso_image(o, info);
 	memcpy(o->build_id, id, (size_t)idlen);
 	o->build_id_len = idlen;
-	file_suffix(o, pc.nobjs);
+	if (vdso)
+		strcpy(o->file, "vdso");
+	else
+		file_suffix(o, pc.nobjs);
 	set_offsets(o, info->dlpi_addr);
 	o->loaded = o->seen = 1;
 	/* the handler reads entries below nobjs only through the ranges,

@@ -13,7 +13,8 @@
  *                              FILE: "gmon.out+libz.so.1", beside this one
  *   arc FROM SELF COUNT        between two objects, INDEX<<48 | address
  * INDEX 0 is the main program and FILE its gmon file; FILE is "-" for an
- * object with no file (nothing sampled, or the vDSO); BUILD-ID is hex or
+ * object with no file (nothing sampled); the vDSO's image is written too,
+ * as FILE.so, to name its functions by; BUILD-ID is hex or
  * "-"; PATH is last on the line, with bytes below 0x21, '%' and 0x7f
  * written as %XX.
  */
@@ -289,6 +290,14 @@ write_object(struct gmon_sink *s)
 	return s->error;
 }
 
+static int
+write_image(struct gmon_sink *s)
+{
+	const struct pc_object *o = &pc.objs[writing];
+
+	return gmon_sink_bytes(s, o->image, o->image_len);
+}
+
 static const char *manifest_main;	/* the main gmon file's path */
 static int wrote[PC_MAX_OBJECTS / 8 * 8];
 
@@ -392,7 +401,8 @@ pc_objects_dump(const char *path)
 		char file[PATH_MAX];
 
 		wrote[i] = 0;
-		if (o->vdso || (!o->samples && !(has_arcs[i / 8] & (1u << (i % 8)))))
+		if ((o->vdso && !o->image) ||
+		    (!o->samples && !(has_arcs[i / 8] & (1u << (i % 8)))))
 			continue;
 		if (join(file, sizeof(file), path, "+", o->file))
 			continue;
@@ -402,6 +412,10 @@ pc_objects_dump(const char *path)
 			pc_dump_summary(file, r);
 		else
 			wrote[i] = 1;
+		/* the vDSO's image, to name its functions by */
+		if (!r && o->vdso && join(file, sizeof(file), path, "+", "vdso.so") == 0 &&
+		    (r = pc_dump_file(file, write_image)))
+			pc_dump_summary(file, r);
 	}
 	manifest_main = path;
 	r = pc_dump_file(name, write_manifest);

@@ -81,6 +81,8 @@ struct pc_object {
 	uint8_t build_id[20];
 	int build_id_len;
 	int seen;			/* found by the current scan */
+	const void *image;		/* the vDSO: its ELF image in memory */
+	size_t image_len;
 };
 
 /* One executable segment of a loaded object, for the handler's search. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "pcprof.h"
 
@@ -50,7 +51,7 @@ newer_or_same(const struct timespec *a, const struct timespec *b)
 
 static uint32_t
 object_index(struct symtab *st, const struct gmon_object *ob,
-	     const struct symtab_opts *so, const char *manifest)
+	     const struct symtab_opts *so, const char *manifest, const char *dir)
 {
 	struct symtab os;
 	char err[512];
@@ -77,12 +78,19 @@ object_index(struct symtab *st, const struct gmon_object *ob,
 		}
 	}
 	if (pseudo) {
-		/* "[vdso]": the object and its one function have that name */
-		char bare[64];
+		/* "[vdso]": the object has that name, and so has the code no
+		 * symbol covers; libpc wrote the vDSO's image beside its
+		 * profile (PROFILE+vdso.so) to name the rest */
+		char bare[64], *image = NULL;
 		size_t k = strlen(name);
 
+		if (ob->file && asprintf(&image, "%s/%s.so", dir, ob->file) < 0)
+			pc_fatal("out of memory");
+		have = image && access(image, F_OK) == 0 &&
+		       !symtab_load(&os, image, so, err, sizeof(err));
+		free(image);
 		snprintf(bare, sizeof(bare), "%.*s", (int)(k > 2 ? k - 2 : 0), name + 1);
-		if (symtab_objects_add(st, NULL, bare, SHIFT, 1, &g))
+		if (symtab_objects_add(st, have ? &os : NULL, bare, SHIFT, 1, &g))
 			pc_fatal("out of memory");
 		free(st->objnames[g]);
 		if (!(st->objnames[g] = strdup(name)))
@@ -243,7 +251,7 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 	for (size_t k = 1; k < o.n; k++) {
 		const struct gmon_object *ob = &o.v[k];
 
-		map[k] = object_index(st, ob, so, manifest);
+		map[k] = object_index(st, ob, so, manifest, dir);
 		if (ob->file)
 			add_object_file(p, dir, ob, map[k], manifest);
 		else if (ob->samples)
