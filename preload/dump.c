@@ -134,13 +134,15 @@ pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n)
 	for (int i = 0; i < n && !s->error; i++)
 		pc_dump_text(s, &t[i]);
 	if (s->bytes == before && n > 0) {
-		/* no sample here: one empty bin says which text this is, and
-		 * readers expect a histogram */
+		/* no sample here, but readers expect a histogram (and its
+		 * rate): one empty bin just past the text, where no record of
+		 * another run's file can reach, so that files still add up
+		 * (gprof and pcprof refuse records that partly overlap) */
 		static const uint16_t zero;
+		const unsigned bin = pc_profil_bin_bytes(t[n - 1].prof.scale);
+		uint64_t end = t[n - 1].link_low + t[n - 1].prof.bufsiz / sizeof(uint32_t) * bin;
 
-		gmon_sink_hist(s, t[0].link_low,
-			       t[0].link_low + pc_profil_bin_bytes(t[0].prof.scale),
-			       (uint32_t)pc.hz, &zero, 1);
+		gmon_sink_hist(s, end, end + bin, (uint32_t)pc.hz, &zero, 1);
 	}
 	return s->error;
 }
