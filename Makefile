@@ -125,7 +125,8 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/endings $(P)/execer $(P)/spawner $(P)/coexist $(P)/pgbuilt \
 	$(P)/early.so \
 	$(P)/regress-base $(P)/regress-slow $(P)/regress-fast \
-	$(P)/libhot.so $(P)/uselib $(P)/plugspin.so $(P)/plugrun $(P)/jit
+	$(P)/libhot.so $(P)/slowlib/libhot.so $(P)/uselib $(P)/plugspin.so \
+	$(P)/plugrun $(P)/jit
 
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
@@ -166,6 +167,9 @@ $(P)/early.so: tests/progs/early.c
 $(P)/libhot.so: tests/progs/libhot.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -Wl,-soname,libhot.so -o $@ $<
+$(P)/slowlib/libhot.so: tests/progs/libhot.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DHOT_UNITS=7 -shared -fPIC -Wl,-soname,libhot.so -o $@ $<
 $(P)/uselib: tests/progs/uselib.c tests/progs/truth.h $(P)/libhot.so
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< -L$(P) -lhot -Wl,-rpath,'$$ORIGIN'

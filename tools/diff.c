@@ -237,33 +237,55 @@ static void
 side_load(struct side *s, const struct symtab_opts *so, int need_total)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
+	struct gmon_profile *prof = calloc((size_t)s->nruns, sizeof(*prof));
 	size_t nf;
 
-	symbols_load(&s->st, s->exe, so);
-	nf = s->st.nfuncs ? s->st.nfuncs : 1;
+	if (!prof)
+		pc_fatal("out of memory");
+	symbols_load_whole(&s->st, s->exe, so, s->args[0]);
 	s->files = calloc((size_t)s->nruns, sizeof(*s->files));
 	s->nfiles = calloc((size_t)s->nruns, sizeof(*s->nfiles));
-	s->self = calloc((size_t)s->nruns * nf, sizeof(*s->self));
-	s->program = calloc((size_t)s->nruns, sizeof(*s->program));
-	if (need_total)
-		s->total = calloc((size_t)s->nruns * nf, sizeof(*s->total));
-	if (!s->files || !s->nfiles || !s->self || !s->program ||
-	    (need_total && !s->total))
+	if (!s->files || !s->nfiles)
 		pc_fatal("out of memory");
+	/* every run's profiles first: with PC_SCOPE=all their manifests add
+	 * the other objects' functions to the table */
 	for (int r = 0; r < s->nruns; r++) {
-		struct gmon_profile p;
 		uint8_t id[GMON_BUILDID_SIZE];
-		struct flat f;
-		double *self = s->self + (size_t)r * nf;
 
 		s->files[r] = select_files(&s->st, &s->args[r], 1, &s->nfiles[r]);
-		profiles_load(&p, s->files[r], s->nfiles[r]);
+		profiles_load(&prof[r], s->files[r], s->nfiles[r]);
 		/* a gate must not compare names read with the wrong symbols */
-		if (gmon_profile_is_libpc(&p, id) && memcmp(id, zero, sizeof(id)) &&
+		if (gmon_profile_is_libpc(&prof[r], id) && memcmp(id, zero, sizeof(id)) &&
 		    s->st.build_id_len >= GMON_BUILDID_SIZE &&
 		    memcmp(id, s->st.build_id, sizeof(id)))
 			pc_fatal("'%s': not a profile of '%s' (another build-id)",
 				 s->files[r][0], s->exe);
+		whole_load(&s->st, &prof[r], s->files[r], s->nfiles[r], s->exe, so);
+	}
+	whole_release();
+	/* functions of one name in two objects stay apart: "name (object)" */
+	for (size_t f = 0; s->st.nobjs && f < s->st.nfuncs; f++) {
+		char buf[1024];
+		const char *l = func_label(&s->st, (uint32_t)f, buf, sizeof(buf));
+
+		if (l == buf) {
+			free(s->st.funcs[f]);
+			if (!(s->st.funcs[f] = strdup(buf)))
+				pc_fatal("out of memory");
+		}
+	}
+	nf = s->st.nfuncs ? s->st.nfuncs : 1;
+	s->self = calloc((size_t)s->nruns * nf, sizeof(*s->self));
+	s->program = calloc((size_t)s->nruns, sizeof(*s->program));
+	if (need_total)
+		s->total = calloc((size_t)s->nruns * nf, sizeof(*s->total));
+	if (!s->self || !s->program || (need_total && !s->total))
+		pc_fatal("out of memory");
+	for (int r = 0; r < s->nruns; r++) {
+		struct gmon_profile p = prof[r];
+		struct flat f;
+		double *self = s->self + (size_t)r * nf;
+
 		if (r == 0)
 			s->rate = p.hists[0].rate;
 		else if (p.hists[0].rate != s->rate)
@@ -292,6 +314,7 @@ side_load(struct side *s, const struct symtab_opts *so, int need_total)
 		flat_release(&f);
 		gmon_profile_release(&p);
 	}
+	free(prof);
 }
 
 static void
@@ -1279,6 +1302,10 @@ cmd_diff(int argc, char **argv)
 	}
 	side_load(&sides[0], &so, o.metric == METRIC_TOTAL);
 	side_load(&sides[1], &so, o.metric == METRIC_TOTAL);
+	if (!sides[0].st.nobjs != !sides[1].st.nobjs)
+		pc_warn("note: only the %s side was recorded with PC_SCOPE=all: its shared "
+			"libraries' time has nothing to be compared with",
+			sides[0].st.nobjs ? "base" : "new");
 	compare(&res, &sides[0], &sides[1], &o);
 	for (size_t i = 0; i < res.nrows; i++)
 		tested += (size_t)res.rows[i].tested;

@@ -268,15 +268,18 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 		add_samples(p, no_object_index, o.no_object, manifest);
 	}
 	add_arcs(p, &o, map);
-	remaps = realloc(remaps, (size_t)(file + 1) * sizeof(*remaps));
-	nremap = realloc(nremap, (size_t)(file + 1) * sizeof(*nremap));
-	if (!remaps || !nremap)
-		pc_fatal("out of memory");
-	for (int i = nfiles_seen; i <= file; i++) {
-		remaps[i] = NULL;
-		nremap[i] = 0;
+	if (file >= nfiles_seen) {
+		remaps = realloc(remaps, (size_t)(file + 1) * sizeof(*remaps));
+		nremap = realloc(nremap, (size_t)(file + 1) * sizeof(*nremap));
+		if (!remaps || !nremap)
+			pc_fatal("out of memory");
+		for (int i = nfiles_seen; i <= file; i++) {
+			remaps[i] = NULL;
+			nremap[i] = 0;
+		}
+		nfiles_seen = file + 1;
 	}
-	nfiles_seen = file + 1;
+	free(remaps[file]);	/* an earlier call's file of that number */
 	remaps[file] = map;
 	nremap[file] = o.n;
 	gmon_objects_release(&o);

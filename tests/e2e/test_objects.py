@@ -171,6 +171,30 @@ def test_stripped_library_is_named_from_its_debug_file_by_build_id():
     return "libhot.so: %s" % ", ".join(sorted(names))
 
 
+def test_diff_of_whole_processes_finds_the_slower_library_function():
+    """pcprof diff with PC_SCOPE=all: the same executable, its library
+    swapped (LD_LIBRARY_PATH) for one whose lib_hot does 40 % more work."""
+    exe = prog("uselib")
+    files = {"base": [], "new": []}
+    for i in range(3):
+        for side in ("base", "new"):
+            env = dict(ALL)
+            if side == "new":
+                env["LD_LIBRARY_PATH"] = os.path.dirname(prog("slowlib/libhot.so"))
+            r = run([exe, "1"], env=env, verbose=False)
+            assert r.status == 0, r.stderr
+            files[side].append(r.path())
+    p = pcprof("diff", "--format", "json", "--base", exe, *files["base"],
+               "--new", exe, *files["new"])
+    assert p.returncode == 1, (p.returncode, p.stdout[:400], p.stderr)
+    j = json.loads(p.stdout)
+    sig = [f["name"] for f in j["functions"] if f["significant"]]
+    assert sig == ["lib_hot (libhot.so)"], sig
+    top = j["functions"][0]
+    assert 0.25 < top["change"] < 0.55, top
+    return "%s %+.0f %%, p %.2g" % (top["name"], 100 * top["change"], top["p_adjusted"])
+
+
 def test_dlopen_dlclose_loop_reuses_one_entry_and_stays_alive():
     # the stress program opens and closes a plugin in a loop on 3 threads
     exe = prog("stress")
