@@ -94,6 +94,10 @@ def test_dlopened_plugin_keeps_its_samples_after_dlclose():
     exe = prog("plugrun")
     r = run([exe, prog("plugspin.so"), "1.5"], env=ALL)
     assert r.status == 0, r.stderr
+    plain = run([exe, prog("plugspin.so"), "0.1"], profiled=False)
+    seen = [l for l in r.stdout.splitlines() if l.startswith("after dlclose")]
+    assert seen and seen == [l for l in plain.stdout.splitlines()
+                             if l.startswith("after dlclose")], (r.stdout, plain.stdout)
     truth, s = r.truth(), r.summary()
     objs = manifest(r.path("gmon.out.objects"))
     plug = objs["plugspin.so"]
@@ -193,6 +197,16 @@ def test_diff_of_whole_processes_finds_the_slower_library_function():
     top = j["functions"][0]
     assert 0.25 < top["change"] < 0.55, top
     return "%s %+.0f %%, p %.2g" % (top["name"], 100 * top["change"], top["p_adjusted"])
+
+
+def test_program_output_status_and_signals_are_unchanged_with_scope_all():
+    exe = prog("behave")
+    plain = run([exe, "3"], profiled=False)
+    prof = run([exe, "3"], env=ALL, verbose=False)
+    assert plain.status == prof.status == 3, (plain.status, prof.status)
+    assert plain.stdout == prof.stdout, (plain.stdout, prof.stdout)
+    assert plain.stderr == prof.stderr, (plain.stderr, prof.stderr)
+    assert "alarms seen: some" in prof.stdout
 
 
 def test_dlopen_dlclose_loop_reuses_one_entry_and_stays_alive():

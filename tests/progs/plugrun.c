@@ -5,6 +5,7 @@
  * Usage: plugrun PLUGIN.so SECONDS
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdlib.h>
 
 #include "truth.h"
@@ -39,8 +40,11 @@ main(int argc, char **argv)
 		x = fn(x);
 		t[0] += thread_cpu() - t0;
 	}
+	/* what the program can see of dlclose must not change under libpc */
+	errno = 77;
 	if (dlclose(h))
 		return 1;
+	printf("after dlclose: errno %d, dlerror %s\n", errno, dlerror() ? "set" : "clear");
 	start = process_cpu();
 	while (process_cpu() - start < seconds) {
 		t0 = thread_cpu();
