@@ -287,9 +287,9 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 		file_suffix(o, pc.nobjs);
 	set_offsets(o, info->dlpi_addr);
 	o->loaded = o->seen = 1;
-	/* the handler reads entries below nobjs only through the ranges,
-	 * which are published after this */
-	pc.nobjs++;
+	/* complete before it is counted: a snapshot written from a signal
+	 * handler reads every entry below nobjs */
+	__atomic_store_n(&pc.nobjs, pc.nobjs + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 

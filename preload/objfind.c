@@ -299,6 +299,7 @@ write_image(struct gmon_sink *s)
 }
 
 static const char *manifest_main;	/* the main gmon file's path */
+static int dump_nobjs;			/* the objects this write covers */
 static int wrote[PC_MAX_OBJECTS / 8 * 8];
 
 static void
@@ -354,6 +355,7 @@ static int
 write_manifest(struct gmon_sink *s)
 {
 	const char *base = strrchr(manifest_main, '/');
+	int nobjs = dump_nobjs;
 	uint64_t unplaced = pc.pending_dropped + pc.no_object +
 			    __atomic_load_n(&pc.pending_samples, __ATOMIC_RELAXED);
 	struct pc_line t;
@@ -367,7 +369,7 @@ write_manifest(struct gmon_sink *s)
 	gmon_sink_bytes(s, t.buf, t.len);
 	object_line(s, 0, 1, pc.samples - pc.outside, pc.spare + GMON_BUILDID_OFF,
 		    GMON_BUILDID_SIZE, NULL, base ? base + 1 : manifest_main, pc.exe);
-	for (int i = 1; i < pc.nobjs; i++) {
+	for (int i = 1; i < nobjs; i++) {
 		const struct pc_object *o = &pc.objs[i];
 
 		object_line(s, i, o->loaded, o->samples, o->build_id, o->build_id_len,
@@ -387,6 +389,8 @@ pc_objects_dump(const char *path)
 
 	if (join(name, sizeof(name), path, ".objects", ""))
 		return -ENAMETOOLONG;
+	int nobjs = dump_nobjs = __atomic_load_n(&pc.nobjs, __ATOMIC_ACQUIRE);
+
 	if (!pc.scope_all) {
 		/* a manifest from an earlier PC_SCOPE=all run is not this one's */
 		if (lstat(name, &st) == 0 && S_ISREG(st.st_mode))
@@ -396,7 +400,7 @@ pc_objects_dump(const char *path)
 	memset(has_arcs, 0, sizeof(has_arcs));
 	if (pc.callgraph)
 		pc_arcs_each(mark_arc, NULL);
-	for (int i = 1; i < pc.nobjs; i++) {
+	for (int i = 1; i < nobjs; i++) {
 		const struct pc_object *o = &pc.objs[i];
 		char file[PATH_MAX];
 

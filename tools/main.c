@@ -131,6 +131,41 @@ peek_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE])
 	return 1;
 }
 
+/* A PC_SCOPE=all manifest (a shell glob like gmon.out.* takes them in). */
+static int
+is_manifest(const char *path)
+{
+	char head[sizeof(GMON_OBJECTS_MAGIC)];
+	size_t n = strlen(path);
+	int fd, r = 0;
+
+	if (n < 8 || strcmp(path + n - 8, ".objects"))
+		return 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return 0;
+	r = read(fd, head, sizeof(head) - 1) == (ssize_t)sizeof(head) - 1 &&
+	    !memcmp(head, GMON_OBJECTS_MAGIC, sizeof(head) - 1);
+	close(fd);
+	return r;
+}
+
+/* PROFILE+NAME, where PROFILE is among files[0..n) and has a manifest:
+ * part of a PC_SCOPE=all run, read through that manifest. */
+static int
+is_object_file(const char *path, char **files, int n)
+{
+	const char *plus = strrchr(path, '+');
+	size_t k;
+
+	if (!plus || strchr(plus, '/'))
+		return 0;
+	k = (size_t)(plus - path);
+	for (int i = 0; i < n; i++)
+		if (strlen(files[i]) == k && !strncmp(files[i], path, k))
+			return whole_has_manifest(files[i]);
+	return 0;
+}
+
 static int
 cmp_name(const void *a, const void *b)
 {
@@ -188,6 +223,11 @@ select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 
 			if (dir && (m != 1 || (known && memcmp(id, st->build_id, sizeof(id))))) {
 				free(names[k]);		/* not a profile of exe */
+				continue;
+			}
+			if (!dir && ((m == -1 && is_manifest(names[k])) ||
+				     is_object_file(names[k], files, nfiles))) {
+				free(names[k]);	/* read with its profile */
 				continue;
 			}
 			if (!dir && many && m == 1 && known && memcmp(id, zero, sizeof(id)) &&

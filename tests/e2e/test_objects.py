@@ -147,6 +147,12 @@ def test_processes_of_a_run_each_write_their_objects_and_are_summed():
     assert abs(funcs.get("child_work", 0) - 0.5) < 0.1, funcs
     objs = [o["name"] for o in j["objects"]]
     assert len(objs) == len(set(objs)), "an object listed twice: %s" % objs
+    # a shell glob takes in the objects' files and manifests too: they are
+    # read through their profiles' manifests, with nothing to note
+    import glob
+    p = pcprof("report", "--format", "json", exe, *sorted(glob.glob(r.path("gmon.out*"))))
+    assert p.returncode == 0 and not p.stderr, p.stderr
+    assert json.loads(p.stdout)["total_samples"] == j["total_samples"]
     return "%d files; objects %s" % (len(names), ", ".join(objs))
 
 
