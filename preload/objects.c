@@ -24,6 +24,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -293,6 +294,24 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+static unsigned long long last_adds, last_subs;
+static int counted;		/* last_adds and last_subs are known */
+
+static int
+counts_moved(struct dl_phdr_info *info, size_t size, void *data)
+{
+	int *moved = data;
+
+	/* dlpi_adds and dlpi_subs follow dlpi_phnum (glibc 2.4 and later) */
+	if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+		return 1;
+	*moved = !counted || info->dlpi_adds != last_adds || info->dlpi_subs != last_subs;
+	last_adds = info->dlpi_adds;
+	last_subs = info->dlpi_subs;
+	counted = 1;
+	return 1;	/* the first object is enough */
+}
+
 static int
 cmp_range(const void *a, const void *b)
 {
@@ -340,7 +359,7 @@ void
 pc_objects_scan(void)
 {
 	sigset_t one, prev;
-	int first = 1, saved = errno;
+	int first = 1, moved = 1, saved = errno;
 
 	if (!pc.scope_all || getpid() != pc.pid)
 		return;
@@ -349,13 +368,19 @@ pc_objects_scan(void)
 	sigaddset(&one, pc.sig);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, &prev, _NSIG / 8);
 	pthread_mutex_lock(&scan_lock);
-	for (int i = 1; i < pc.nobjs; i++)
-		pc.objs[i].seen = 0;
-	dl_iterate_phdr(scan_one, &first);
-	for (int i = 1; i < pc.nobjs; i++)
-		if (!pc.objs[i].seen)
-			pc.objs[i].loaded = 0;
-	publish();
+	/* the loader counts the objects it adds and removes: when neither
+	 * count moved since the last inventory, nothing changed (the common
+	 * case at pthread_create), and the first object tells */
+	dl_iterate_phdr(counts_moved, &moved);
+	if (moved) {
+		for (int i = 1; i < pc.nobjs; i++)
+			pc.objs[i].seen = 0;
+		dl_iterate_phdr(scan_one, &first);
+		for (int i = 1; i < pc.nobjs; i++)
+			if (!pc.objs[i].seen)
+				pc.objs[i].loaded = 0;
+		publish();
+	}
 	pc_objects_place_pending();
 	pthread_mutex_unlock(&scan_lock);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &prev, NULL, _NSIG / 8);
@@ -385,6 +410,7 @@ pc_objects_clear(void)
 	if (!pc.scope_all)
 		return;
 	pthread_mutex_init(&scan_lock, NULL);	/* a fork may have caught it held */
+	counted = 0;
 	for (int i = 1; i < pc.nobjs; i++) {
 		struct pc_object *o = &pc.objs[i];
 
