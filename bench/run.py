@@ -850,6 +850,26 @@ def bench_objects(ctx):
           % (NLIBS, 0.5))
     print(table(["libpc", "max RSS", "added", "written", "samples"], rows,
                 ["<", ">", ">", ">", ">"]))
+    # thread creation: each pthread_create takes an inventory with all
+    d = os.path.join(ctx.out, "objlibs")
+    spawn = os.path.join(ctx.out, "spawn")
+    p = subprocess.run([CC, "-O2", "-pthread", "-o", spawn, os.path.join(HERE, "spawn.c"),
+                        "-L" + d, "-Wl,-rpath," + d, "-Wl,--no-as-needed"] +
+                       ["-lo%03d" % i for i in range(NLIBS)], capture_output=True, text=True)
+    if p.returncode:
+        die("linking bench/spawn.c failed:\n" + p.stderr)
+    rows = []
+    cpu0 = median([run_cpu([spawn, "3000"], plain)[0] for _ in range(a.runs)])
+    rows.append(["unprofiled", "%.1f ms" % (1000 * cpu0), "-"])
+    for sname, extra in scopes:
+        env = libpc_env(ctx, os.path.join(ctx.tmp, "spawn.gmon"), "default", extra)
+        cpu = median([run_cpu([spawn, "3000"], env)[0] for _ in range(a.runs)])
+        rows.append(["PC_SCOPE=" + sname, "%.1f ms" % (1000 * cpu),
+                     "%+.1f us a thread" % (1e6 * (cpu - cpu0) / 3000)])
+    print()
+    print("thread creation: 3000 threads created and joined with %d libraries loaded "
+          "(bench/spawn.c), median CPU of %d runs" % (NLIBS, a.runs))
+    print(table(["libpc", "CPU", "added"], rows, ["<", ">", ">"]))
     sys.stdout.flush()
 
 

@@ -363,15 +363,20 @@ pc_objects_scan(void)
 
 	if (!pc.scope_all || getpid() != pc.pid)
 		return;
-	/* our own signal is held while the table changes under this thread */
-	sigemptyset(&one);
-	sigaddset(&one, pc.sig);
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, &prev, _NSIG / 8);
 	pthread_mutex_lock(&scan_lock);
 	/* the loader counts the objects it adds and removes: when neither
 	 * count moved since the last inventory, nothing changed (the common
 	 * case at pthread_create), and the first object tells */
 	dl_iterate_phdr(counts_moved, &moved);
+	if (!moved && !__atomic_load_n(&pc.unplaced, __ATOMIC_RELAXED)) {
+		pthread_mutex_unlock(&scan_lock);
+		errno = saved;
+		return;
+	}
+	/* our own signal is held while the table changes under this thread */
+	sigemptyset(&one);
+	sigaddset(&one, pc.sig);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, &prev, _NSIG / 8);
 	if (moved) {
 		for (int i = 1; i < pc.nobjs; i++)
 			pc.objs[i].seen = 0;
