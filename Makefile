@@ -3,7 +3,7 @@
 #   make check      unit tests (Check) and end-to-end tests under LD_PRELOAD
 #   make demo       profile a bundled program and print gprof's flat profile
 #   make install    PREFIX=/usr/local DESTDIR= (pcprof, libpc.so, man pages)
-#   make bench      overhead, accuracy and size figures
+#   make bench      overhead, accuracy, size and PC_SCOPE=all figures
 # DEVELOPER=1 turns warnings into errors; SANITIZE=address,undefined builds
 # the gmon/ and tools/ code of the unit tests with sanitizers; V=1 shows
 # command lines. Local settings go in config.mak.

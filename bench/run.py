@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""pcprof benchmarks: overhead, accuracy and gmon.out size.
+"""pcprof benchmarks: overhead, accuracy, gmon.out size, and PC_SCOPE=all.
 
-    python3 bench/run.py --build build               # all three
+    python3 bench/run.py --build build               # all four
     python3 bench/run.py --build build overhead      # one of them
     python3 bench/run.py --help                      # options
 
 Needs build/libpc.so and build/tests/progs/three-pie (`make bench` builds
 them). The benchmark programs in bench/*.c (and a generated program for the
-size benchmark) are compiled here with `cc` into BUILD/bench/. Tables go to
+size benchmark, and 100 libraries for the objects benchmark) are compiled
+here with `cc` into BUILD/bench/. Tables go to
 stdout, progress to stderr. Python 3 standard library only.
 """
 
@@ -880,7 +881,7 @@ BENCHES = {"overhead": bench_overhead, "accuracy": bench_accuracy,
 
 def main():
     ap = argparse.ArgumentParser(
-        description="pcprof benchmarks: overhead, accuracy, gmon.out size.")
+        description="pcprof benchmarks: overhead, accuracy, gmon.out size, PC_SCOPE=all.")
     ap.add_argument("bench", nargs="*", metavar="BENCH",
                     help="benchmarks to run (default: all, in this order: "
                     + ", ".join(BENCHES) + ")")
