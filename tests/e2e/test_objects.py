@@ -344,5 +344,18 @@ def test_xz_time_in_liblzma_agrees_with_perf_on_the_same_run():
                        math.sqrt(max(pages_perf.get(k, 0) / a, 1 / a) * (1 / a + 1 / b))
                        for k in set(pages_perf) | set(pages_pc))
     assert tvd < 2.5 * expect + 0.02, "page-level distance %.3f, expected %.3f" % (tvd, expect)
+    # gprof reads the stripped library's file too, given its exported
+    # symbols in nm's format
+    lzma = [l for l in j["objects"] if l["name"] == "liblzma.so.5"]
+    so = subprocess.run(["ldd", xz], capture_output=True, text=True).stdout
+    path = re.search(r"liblzma\.so\.5 => (\S+)", so).group(1)
+    nmf = os.path.join(d, "lzma.nm")
+    with open(nmf, "w") as f:
+        subprocess.run(["nm", "-D", "--defined-only", path], stdout=f, check=True)
+    g = subprocess.run(["gprof", "-b", "-p", "--external-symbol-table=" + nmf, path,
+                        os.path.join(d, "gmon.out+liblzma.so.5")],
+                       capture_output=True, text=True, timeout=120)
+    assert g.returncode == 0 and re.search(r"\blzma_\w+", g.stdout), g.stdout + g.stderr
+    assert lzma, j["objects"]
     return "liblzma %.1f %% (perf %.1f %%), page TVD %.3f (chance %.3f) over %d+%d samples" % (
         100 * lzma_pc, 100 * lzma_perf, tvd, expect, n_pc, n_perf)
