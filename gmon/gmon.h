@@ -206,7 +206,7 @@ int gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id);
  * between objects. Text, one record a line; see preload/objfind.c.
  */
 #define GMON_OBJECTS_MAGIC	"pcprof-objects 1"
-#define GMON_OBJECTS_MAX	65535	/* object indexes fit in 16 bits */
+#define GMON_OBJECTS_MAX	4096	/* libpc lists at most 1024 */
 #define GMON_OBJ_SHIFT		48	/* arc ends: index << 48 | address */
 
 struct gmon_object {

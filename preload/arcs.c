@@ -48,14 +48,22 @@ pc_arcs_clear(void)
 }
 
 uint64_t
+pc_main_addr(uintptr_t a)
+{
+	for (int i = 0; i < pc.ntext; i++)
+		if (pc_profil_index(&pc.text[i].prof, a) != (size_t)-1)
+			return a - pc.bias;
+	return 0;
+}
+
+uint64_t
 pc_link_addr(uintptr_t a)
 {
 	uint64_t link;
 	uint32_t obj, seg;
 
-	for (int i = 0; i < pc.ntext; i++)
-		if (pc_profil_index(&pc.text[i].prof, a) != (size_t)-1)
-			return a - pc.bias;
+	if ((link = pc_main_addr(a)))
+		return link;
 	if (!pc.scope_all)
 		return 0;
 	if ((obj = pc_object_find_from_handler(a, &link, &seg)))
@@ -102,7 +110,11 @@ pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 /*
  * The callee of the direct call that returns to ra (e8 rel32 just before
  * it), when it lies in the program's text; 0 otherwise. Gives the frame
- * walkers that do not know entry points one address per function.
+ * walkers that do not know entry points one address per function. Only
+ * the main program's text is read: it is mapped for as long as the
+ * program runs, where another object's may be unmapped by a dlclose in
+ * another thread at any moment (the arc then keeps the call site, which
+ * names the same function).
  */
 static uint64_t
 call_target(uintptr_t ra)
@@ -110,7 +122,7 @@ call_target(uintptr_t ra)
 	const unsigned char *p = (const unsigned char *)ra;
 	int32_t rel;
 
-	if (!pc_link_addr(ra - 5) || p[-5] != 0xe8)
+	if (!pc_main_addr(ra - 5) || p[-5] != 0xe8)
 		return 0;
 	memcpy(&rel, p - 4, 4);
 	return pc_link_addr(ra + (uintptr_t)(intptr_t)rel);

@@ -28,16 +28,33 @@ void pc_thread_forget(void) PC_HIDDEN;
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* Take the right to write; a snapshot may hold it for a moment. AS-safe. */
+/*
+ * Take the right to write, holding the thread's id in pc.dumping; a
+ * snapshot in another thread may hold it for as long as it takes to write
+ * its files. AS-safe.
+ */
 static void
 lock_dump(void)
 {
-	for (int i = 0; i < 2000; i++) {
-		if (!__atomic_exchange_n(&pc.dumping, 1, __ATOMIC_ACQUIRE))
+	int self = (int)syscall(SYS_gettid);
+	struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < 30000; i++) {
+		int holder = 0;
+
+		if (__atomic_compare_exchange_n(&pc.dumping, &holder, self, 0,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			return;
-		sched_yield();
+		/* a write interrupted in this very thread (a crash inside
+		 * it) will never finish: go on */
+		if (holder == self)
+			return;
+		if (i < 100)
+			sched_yield();
+		else
+			nanosleep(&ms, NULL);
 	}
-	/* a snapshot stuck in this very thread (a crash inside it): go on */
+	/* 30 s: a writer that cannot finish (a full, stalled disk) */
 }
 
 static void
@@ -82,7 +99,8 @@ pc_snapshot(void)
 
 	if (getpid() != pc.pid || pc.finished || !pc.running)
 		goto out;
-	if (__atomic_exchange_n(&pc.dumping, 1, __ATOMIC_ACQUIRE))
+	if (!__atomic_compare_exchange_n(&pc.dumping, &(int){ 0 }, (int)syscall(SYS_gettid), 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		goto out;	/* one is being written right now */
 	if (!(pc.root && pc_name_taken(pc.path)) && pc_dump(pc.path) == 0) {
 		pc.wrote_own = 1;

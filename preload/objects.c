@@ -2,11 +2,19 @@
  * PC_SCOPE=all, the inventory: which shared objects the process has, where
  * their text is, and a histogram for each. An inventory is taken with
  * dl_iterate_phdr at start-up, when a thread is created, around dlclose,
- * and before a profile is written at exit or exec. Objects loaded in
+ * and before the profile is written at exit (not at _exit, an exec or a
+ * fatal signal, which may be in a signal handler). Objects loaded in
  * between are sampled all the same: the handler asks glibc's lock-free
  * _dl_find_object whether an address is in some object, and keeps such
  * PCs (and arcs ending there) at their runtime addresses until the next
  * inventory places them.
+ *
+ * A forked child takes no inventory: glibc does not reset the loader's
+ * lock that dl_iterate_phdr takes in the child, so a fork that caught
+ * another thread inside dl_iterate_phdr would hang the child's. Code a
+ * child loads after the fork is counted under no object. Around fork,
+ * libpc holds its own inventory lock, so that it never is the thread
+ * caught there.
  *
  * dlopen itself is not interposed: glibc searches the caller's RUNPATH and
  * uses the caller's namespace, which a wrapper in libpc would change.
@@ -37,6 +45,11 @@
 #define EXPORT __attribute__((visibility("default")))
 
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+static int forked;		/* a fork child: no more inventories */
+static int fork_held;		/* prepare took scan_lock */
+
+static void fork_prepare(void);
+static void fork_parent(void);
 static int objects_full;	/* said once: the table is full */
 
 static void *
@@ -361,7 +374,7 @@ pc_objects_scan(void)
 	sigset_t one, prev;
 	int first = 1, moved = 1, saved = errno;
 
-	if (!pc.scope_all || getpid() != pc.pid)
+	if (!pc.scope_all || getpid() != pc.pid || forked)
 		return;
 	pthread_mutex_lock(&scan_lock);
 	/* the loader counts the objects it adds and removes: when neither
@@ -405,8 +418,37 @@ pc_objects_init(void)
 		dlsym(RTLD_DEFAULT, "_dl_find_object");
 	pc.nobjs = 1;
 	pc.scope_all = 1;
+	pthread_atfork(fork_prepare, fork_parent, NULL);
 	pc_objects_scan();
 	return 0;
+}
+
+/*
+ * Before fork: wait for an inventory under way in another thread to end,
+ * so that the child's loader lock is not held by libpc. Bounded: a fork
+ * from a signal handler that interrupted this thread's own inventory
+ * cannot wait for it (the child takes no inventory either way).
+ */
+static void
+fork_prepare(void)
+{
+	struct timespec t = { 0, 100000 };
+
+	fork_held = 0;
+	for (int i = 0; i < 2000 && !fork_held; i++) {
+		if (pthread_mutex_trylock(&scan_lock) == 0)
+			fork_held = 1;
+		else
+			nanosleep(&t, NULL);
+	}
+}
+
+static void
+fork_parent(void)
+{
+	if (fork_held)
+		pthread_mutex_unlock(&scan_lock);
+	fork_held = 0;
 }
 
 void
@@ -415,7 +457,11 @@ pc_objects_clear(void)
 	if (!pc.scope_all)
 		return;
 	pthread_mutex_init(&scan_lock, NULL);	/* a fork may have caught it held */
-	counted = 0;
+	fork_held = 0;
+	forked = 1;
+	/* a copy caught half rewritten by the fork stays unused */
+	for (int c = 0; c < 2; c++)
+		pc.range_seq[c] = (pc.range_seq[c] + 1) & ~1u;
 	for (int i = 1; i < pc.nobjs; i++) {
 		struct pc_object *o = &pc.objs[i];
 

@@ -114,17 +114,19 @@ pending_add(uintptr_t ip, uint32_t w)
 
 		if (st == 0 && __atomic_compare_exchange_n(&p->state, &st, 1, 0,
 							   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			/* the total first: placing subtracts what it takes
+			 * from a count, which must never exceed the total */
+			__atomic_fetch_add(&pc.pending_samples, w, __ATOMIC_RELAXED);
 			p->pc = ip;
 			p->count = w;
 			__atomic_store_n(&p->state, 2, __ATOMIC_RELEASE);
 			__atomic_fetch_add(&pc.unplaced, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&pc.pending_samples, w, __ATOMIC_RELAXED);
 			return;
 		}
 		if (st == 2 && p->pc == ip) {
+			__atomic_fetch_add(&pc.pending_samples, w, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&p->count, w, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&pc.unplaced, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&pc.pending_samples, w, __ATOMIC_RELAXED);
 			return;
 		}
 	}
@@ -190,7 +192,7 @@ pc_objects_place_pending(void)
 
 /* One manifest line at a time: writing is serialized (pc.dumping), and a
  * static buffer keeps a fatal signal's alternate stack small. */
-static char text_buf[PATH_MAX * 3 + 256];
+static char text_buf[PATH_MAX * 4 + 1024];
 
 static void
 text_start(struct pc_line *t)
@@ -347,7 +349,8 @@ object_line(struct gmon_sink *s, int i, int loaded, uint64_t samples,
 	text_escaped(&t, file && *file ? file : "-");
 	pc_line_str(&t, " ");
 	text_escaped(&t, path && *path ? path : "-");
-	pc_line_str(&t, "\n");
+	t.len = t.len < t.size - 1 ? t.len : t.size - 1;
+	t.buf[t.len++] = '\n';	/* whatever came before, the record ends */
 	gmon_sink_bytes(s, t.buf, t.len);
 }
 

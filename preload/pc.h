@@ -162,7 +162,7 @@ struct pc_state {
 	struct timespec cpu_start;	/* process CPU time when this image began */
 	int wrote_own;			/* path holds a snapshot of ours */
 	int finished;			/* the final profile is written */
-	int dumping;			/* a write is under way (atomic) */
+	int dumping;			/* the thread id of a write under way, or 0 */
 	int stacks;			/* PC_STACKS: write the stacks file */
 	char stacks_path[PATH_MAX];	/* absolute, or "" for path + ".stacks" */
 	struct sigaction prog_action[NSIG];	/* what the program believes is installed */
@@ -241,6 +241,9 @@ int pc_unwind_from_handler(ucontext_t *uc, uintptr_t ip, struct pc_frame *f,
 int pc_unwind_init(void) PC_HIDDEN;
 void pc_unwind_thread_init(void) PC_HIDDEN;
 
+/* arcs.c: the link-time address of a runtime PC in the main program's
+ * text, or 0 outside it: the only code libpc ever reads. AS-safe. */
+uint64_t pc_main_addr(uintptr_t a) PC_HIDDEN;
 /* arcs.c: the link-time address of a runtime PC in the program's text,
  * or 0 outside it; with PC_SCOPE=all, in another object the object's index
  * above PC_OBJ_SHIFT and its link-time address below. AS-safe. */

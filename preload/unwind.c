@@ -75,13 +75,14 @@ walk_dwarf_from_handler(uintptr_t ip, struct pc_frame *f, int max)
 
 /* A return address is in the program's text right after a call: e8 rel32,
  * or ff /2 in its 2- to 7-byte forms. Reading the text is safe: it is
- * mapped for as long as the program runs. */
+ * mapped for as long as the program runs (unlike a shared object's, which
+ * a dlclose in another thread may unmap at any moment). */
 static int
 after_call(uintptr_t ra)
 {
 	const unsigned char *p = (const unsigned char *)ra;
 
-	if (!pc_link_addr(ra - 7))
+	if (!pc_main_addr(ra - 7))
 		return 0;
 	if (p[-5] == 0xe8)
 		return 1;

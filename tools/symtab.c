@@ -779,6 +779,8 @@ symtab_objects_add(struct symtab *st, struct symtab *src, const char *name,
 	uint32_t *fo, gap = 0;
 	uint64_t at = base;
 
+	if (shift < 1 || shift > 63 || (uint64_t)obj >= UINT64_C(1) << (64 - shift))
+		return -1;	/* no room for another object */
 	if (push_name(st, name))
 		return -1;
 	syms = realloc(st->syms, room * sizeof(*syms));

@@ -63,6 +63,8 @@ object_index(struct symtab *st, const struct gmon_object *ob,
 		if (!strcmp(gobjs[i].path, ob->path) && gobjs[i].idlen == ob->build_id_len &&
 		    !memcmp(gobjs[i].id, ob->build_id, ob->build_id_len))
 			return gobjs[i].index;
+	if (st->nobjs > GMON_OBJECTS_MAX)
+		pc_fatal("'%s': more objects than pcprof can place", manifest);
 	name = pseudo ? ob->path : base_name(ob->path);
 	memset(&os, 0, sizeof(os));
 	if (!pseudo && ob->file) {
@@ -259,6 +261,8 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 	}
 	if (o.no_object) {
 		if (no_object_index == UINT32_MAX) {
+			if (st->nobjs > GMON_OBJECTS_MAX)
+				pc_fatal("'%s': more objects than pcprof can place", manifest);
 			if (symtab_objects_add(st, NULL, "no object", SHIFT, 1, &no_object_index))
 				pc_fatal("out of memory");
 			free(st->objnames[no_object_index]);
