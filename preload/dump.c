@@ -86,8 +86,8 @@ temp_name(char *dst, size_t size, const char *path)
  * pages of the anonymous mapping a sample ever touched, so untouched text
  * is skipped without reading (and faulting in) its zero pages.
  */
-int
-pc_dump_text(struct gmon_sink *s, const struct pc_text *t)
+static int
+write_text(struct gmon_sink *s, const struct pc_text *t)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	const size_t per_page = page / sizeof(uint32_t);
@@ -132,7 +132,7 @@ pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n)
 	uint64_t before = s->bytes;
 
 	for (int i = 0; i < n && !s->error; i++)
-		pc_dump_text(s, &t[i]);
+		write_text(s, &t[i]);
 	if (s->bytes == before && n > 0) {
 		/* no sample here, but readers expect a histogram (and its
 		 * rate): one empty bin just past the text, where no record of

@@ -330,10 +330,8 @@ int pc_note_build_id(const struct dl_phdr_info *info, uint8_t *id, size_t max) P
 
 /* dump.c: write a file through a temporary and rename. AS-safe. */
 int pc_dump_file(const char *path, int (*body)(struct gmon_sink *)) PC_HIDDEN;
-/* dump.c: the counters of one segment as histogram records. AS-safe. */
-int pc_dump_text(struct gmon_sink *s, const struct pc_text *t) PC_HIDDEN;
-/* dump.c: the same for n segments, with one empty bin if none has a
- * sample. AS-safe. */
+/* dump.c: the counters of n segments as histogram records, with one
+ * empty bin if none has a sample. AS-safe. */
 int pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n) PC_HIDDEN;
 
 /* lifecycle.c: at-exit and fork handling. Not AS-safe. */

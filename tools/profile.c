@@ -155,17 +155,12 @@ void
 symbols_load_whole(struct symtab *st, const char *exe, const struct symtab_opts *o,
 		   const char *gmon)
 {
-	char err[512], *manifest;
+	char err[512];
 	struct stat sb;
-	int whole;
 
 	if (symtab_load(st, exe, o, err, sizeof(err)) == 0)
 		return;
-	if (asprintf(&manifest, "%s.objects", gmon) < 0)
-		pc_fatal("out of memory");
-	whole = stat(gmon, &sb) == 0 && S_ISREG(sb.st_mode) && stat(manifest, &sb) == 0;
-	free(manifest);
-	if (!whole)
+	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || !whole_has_manifest(gmon))
 		pc_fatal("'%s': %s", exe, err);
 	/* the whole process was profiled: the rest of it can still be shown */
 	pc_warn("warning: '%s': %s", exe, err);

@@ -768,7 +768,7 @@ symtab_objects_begin(struct symtab *st, const char *name)
 
 int
 symtab_objects_add(struct symtab *st, struct symtab *src, const char *name,
-		   int shift, int fill_gaps, uint32_t *objp)
+		   const char *gap_name, int shift, uint32_t *objp)
 {
 	uint32_t obj = (uint32_t)st->nobjs;
 	uint64_t base = (uint64_t)obj << shift, end = base + (UINT64_C(1) << shift);
@@ -794,28 +794,22 @@ symtab_objects_add(struct symtab *st, struct symtab *src, const char *name,
 		st->func_obj = fo;
 	if (!syms || !funcs || !fo)
 		return -1;
-	if (fill_gaps) {
-		char *g = malloc(strlen(name) + 3);
-
-		if (!g)
-			return -1;
-		sprintf(g, "[%s]", name);
-		gap = (uint32_t)st->nfuncs;
-		st->funcs[st->nfuncs] = g;
-		st->func_obj[st->nfuncs++] = obj;
-	}
+	gap = (uint32_t)st->nfuncs;
+	if (!(st->funcs[st->nfuncs] = strdup(gap_name)))
+		return -1;
+	st->func_obj[st->nfuncs++] = obj;
 	for (size_t i = 0; i < ns; i++) {
 		uint64_t lo = base + src->syms[i].lo, hi = base + src->syms[i].hi;
 
 		if (src->syms[i].hi > end - base || lo < at)
 			continue;	/* past the object's room, or overlapping */
-		if (fill_gaps && lo > at)
+		if (lo > at)
 			st->syms[st->nsyms++] = (struct sym){ at, lo, gap };
 		st->syms[st->nsyms++] = (struct sym){ lo, hi,
 			(uint32_t)st->nfuncs + src->syms[i].func };
 		at = hi;
 	}
-	if (fill_gaps && at < end)
+	if (at < end)
 		st->syms[st->nsyms++] = (struct sym){ at, end, gap };
 	for (size_t i = 0; i < nf; i++) {
 		st->funcs[st->nfuncs + i] = src->funcs[i];

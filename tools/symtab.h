@@ -62,10 +62,10 @@ void symtab_release(struct symtab *st);
 int symtab_objects_begin(struct symtab *st, const char *name);
 /* Add an object named name (index st->nobjs, returned in *obj) with the
  * symbols of src moved in at obj << shift; src may be NULL for an object
- * with no symbols. Its gaps up to the next object get the function
- * "[name]" when fill_gaps. src is released. 0 or -1. */
+ * with no symbols. The code no symbol covers, up to the next object, is
+ * the function gap ("[libz.so.1]"). src is released. 0 or -1. */
 int symtab_objects_add(struct symtab *st, struct symtab *src, const char *name,
-		       int shift, int fill_gaps, uint32_t *obj);
+		       const char *gap, int shift, uint32_t *obj);
 
 /*
  * Whether the ELF file at path has a dynamic linker (PT_INTERP), so that

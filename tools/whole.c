@@ -49,6 +49,20 @@ newer_or_same(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
 }
 
+/* Object st->nobjs, or exit: named name, its uncovered code gap. */
+static uint32_t
+add_object(struct symtab *st, struct symtab *src, const char *name,
+	   const char *gap, const char *manifest)
+{
+	uint32_t g;
+
+	if (st->nobjs > GMON_OBJECTS_MAX)
+		pc_fatal("'%s': more objects than pcprof can place", manifest);
+	if (symtab_objects_add(st, src, name, gap, SHIFT, &g))
+		pc_fatal("out of memory");
+	return g;
+}
+
 static uint32_t
 object_index(struct symtab *st, const struct gmon_object *ob,
 	     const struct symtab_opts *so, const char *manifest, const char *dir)
@@ -63,8 +77,6 @@ object_index(struct symtab *st, const struct gmon_object *ob,
 		if (!strcmp(gobjs[i].path, ob->path) && gobjs[i].idlen == ob->build_id_len &&
 		    !memcmp(gobjs[i].id, ob->build_id, ob->build_id_len))
 			return gobjs[i].index;
-	if (st->nobjs > GMON_OBJECTS_MAX)
-		pc_fatal("'%s': more objects than pcprof can place", manifest);
 	name = pseudo ? ob->path : base_name(ob->path);
 	memset(&os, 0, sizeof(os));
 	if (!pseudo && ob->file) {
@@ -83,25 +95,22 @@ object_index(struct symtab *st, const struct gmon_object *ob,
 		/* "[vdso]": the object has that name, and so has the code no
 		 * symbol covers; libpc wrote the vDSO's image beside its
 		 * profile (PROFILE+vdso.so) to name the rest */
-		char bare[64], *image = NULL;
-		size_t k = strlen(name);
+		char *image = NULL;
 
 		if (ob->file && asprintf(&image, "%s/%s.so", dir, ob->file) < 0)
 			pc_fatal("out of memory");
 		have = image && access(image, F_OK) == 0 &&
 		       !symtab_load(&os, image, so, err, sizeof(err));
 		free(image);
-		snprintf(bare, sizeof(bare), "%.*s", (int)(k > 2 ? k - 2 : 0), name + 1);
-		if (symtab_objects_add(st, have ? &os : NULL, bare, SHIFT, 1, &g))
+		g = add_object(st, have ? &os : NULL, name, name, manifest);
+	} else {
+		char *gap;
+
+		if (asprintf(&gap, "[%s]", name) < 0)
 			pc_fatal("out of memory");
-		free(st->objnames[g]);
-		if (!(st->objnames[g] = strdup(name)))
-			pc_fatal("out of memory");
-	} else if (symtab_objects_add(st, have ? &os : NULL, name, SHIFT, 1, &g)) {
-		pc_fatal("out of memory");
+		g = add_object(st, have ? &os : NULL, name, gap, manifest);
+		free(gap);
 	}
-	if (g > GMON_OBJECTS_MAX)
-		pc_fatal("'%s': more objects than pcprof can place", manifest);
 	gobjs = realloc(gobjs, (ngobjs + 1) * sizeof(*gobjs));
 	if (!gobjs || !(gobjs[ngobjs].path = strdup(ob->path)))
 		pc_fatal("out of memory");
@@ -260,15 +269,9 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 			add_samples(p, map[k], ob->samples, manifest);	/* the vDSO */
 	}
 	if (o.no_object) {
-		if (no_object_index == UINT32_MAX) {
-			if (st->nobjs > GMON_OBJECTS_MAX)
-				pc_fatal("'%s': more objects than pcprof can place", manifest);
-			if (symtab_objects_add(st, NULL, "no object", SHIFT, 1, &no_object_index))
-				pc_fatal("out of memory");
-			free(st->objnames[no_object_index]);
-			if (!(st->objnames[no_object_index] = strdup("[no object]")))
-				pc_fatal("out of memory");
-		}
+		if (no_object_index == UINT32_MAX)
+			no_object_index = add_object(st, NULL, "[no object]", "[no object]",
+						     manifest);
 		add_samples(p, no_object_index, o.no_object, manifest);
 	}
 	add_arcs(p, &o, map);
