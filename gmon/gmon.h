@@ -183,8 +183,11 @@ int gmon_parse(const void *buf, size_t len, struct gmon_profile *p,
 	       struct gmon_error *err);
 
 /*
- * Add the records of q into p (both parsed). Ranges that match are summed,
- * disjoint ones added; a partial overlap is -EINVAL. Not AS-safe.
+ * Add the records of q into p (both parsed). Records that overlap are
+ * summed over their union (two processes' files may cut the same text
+ * differently), disjoint ones added; a different bin size or bins that
+ * fall between another record's are -EINVAL, and leave p as it was.
+ * Not AS-safe.
  */
 int gmon_profile_add(struct gmon_profile *p, const struct gmon_profile *q,
 		     struct gmon_error *err);

@@ -254,52 +254,16 @@ gmon_parse(const void *buf, size_t len, struct gmon_profile *p,
 	return r;
 }
 
-static int
-cmp_hist(const void *a, const void *b)
-{
-	const struct gmon_hist *x = a, *y = b;
-
-	return x->low < y->low ? -1 : x->low > y->low;
-}
-
-/*
- * Where x falls among p's records, which are sorted and disjoint: 1 and *at
- * for an equal range, 0 for no overlap, -1 for a partial overlap.
- */
-static int
-find_range(const struct gmon_profile *p, const struct gmon_hist *x, size_t *at)
-{
-	size_t lo = 0, hi = p->nhists;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->hists[mid].high <= x->low)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*at = lo;
-	if (lo == p->nhists || p->hists[lo].low >= x->high)
-		return 0;
-	if (p->hists[lo].low != x->low || p->hists[lo].high != x->high)
-		return -1;
-	return 1;
-}
-
 /* Everything gmon_profile_add can reject, checked before p is changed. */
 static int
 check_add(const struct gmon_profile *p, const struct gmon_profile *q,
-	  struct gmon_error *err, size_t *nnew)
+	  struct gmon_error *err)
 {
 	const struct gmon_hist *f = p->nhists ? &p->hists[0] :
 		q->nhists ? &q->hists[0] : NULL;
 
-	*nnew = 0;
 	for (size_t j = 0; j < q->nhists; j++) {
 		const struct gmon_hist *x = &q->hists[j];
-		size_t at;
-		int k;
 
 		if (x->nbins == 0 || x->high <= x->low || (j && q->hists[j - 1].high > x->low))
 			return fail(err, 0, "histogram records not sorted and disjoint");
@@ -308,68 +272,93 @@ check_add(const struct gmon_profile *p, const struct gmon_profile *q,
 		if (bin_size(f->low, f->high, f->nbins) != bin_size(x->low, x->high, x->nbins))
 			return fail(err, 0, "different bin sizes for range 0x%llx-0x%llx",
 				    (unsigned long long)x->low, (unsigned long long)x->high);
-		k = find_range(p, x, &at);
-		if (k < 0)
-			return fail(err, 0, "histogram ranges overlap (0x%llx-0x%llx)",
+		if (x->low % bin_size(f->low, f->high, f->nbins) !=
+		    f->low % bin_size(f->low, f->high, f->nbins))
+			return fail(err, 0, "bins of range 0x%llx-0x%llx fall between another's",
 				    (unsigned long long)x->low, (unsigned long long)x->high);
-		if (k == 0)
-			(*nnew)++;
 	}
 	return 0;
 }
 
 /*
- * All checks and allocations come before the first count is added, so that
- * on any error p is left as it was. p and q may be the same profile: every
- * read of q goes through q after p's arrays have been moved.
+ * All checks and allocations come before p is changed, so that on any
+ * error p is left as it was. p and q may be the same profile: the sum is
+ * built in new arrays and p's old ones are freed last.
+ *
+ * Each file has disjoint records, but two files' records need not be the
+ * same where they meet: libpc writes the runs of bins each process
+ * sampled, so one process's record may cover part of another's. Records
+ * that overlap are summed into one over their union (gprof refuses such
+ * files; pcprof merge writes their sum as one it reads).
  */
 int
 gmon_profile_add(struct gmon_profile *p, const struct gmon_profile *q,
 		 struct gmon_error *err)
 {
-	size_t n = p->nhists, nnew, qn = q->nhists, qarcs = q->narcs;
-	struct gmon_hist *h;
+	size_t n = p->nhists + q->nhists, nout = 0, qarcs = q->narcs;
+	const struct gmon_hist **v;
+	struct gmon_hist *out;
+	uint64_t bin;
 	int r;
 
-	if ((r = check_add(p, q, err, &nnew)))
+	if ((r = check_add(p, q, err)))
 		return r;
-	h = realloc(p->hists, (n + nnew + 1) * sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	p->hists = h;
 	if (qarcs) {
 		struct gmon_arc *a = realloc(p->arcs, (p->narcs + qarcs) * sizeof(*a));
 
 		if (!a)
 			return -ENOMEM;
-		p->arcs = a;
+		p->arcs = a;	/* more room; p's arcs are unchanged */
 	}
-	for (size_t j = 0; j < qn; j++) {
-		const struct gmon_hist *x = &q->hists[j];
-		size_t at;
+	if (n == 0)
+		goto arcs;
+	v = malloc(n * sizeof(*v));
+	out = calloc(n, sizeof(*out));
+	if (!v || !out) {
+		free(v);
+		free(out);
+		return -ENOMEM;
+	}
+	/* both lists are sorted: merge them by low */
+	for (size_t a = 0, b = 0, k = 0; k < n; k++)
+		v[k] = b == q->nhists || (a < p->nhists && p->hists[a].low <= q->hists[b].low) ?
+		       &p->hists[a++] : &q->hists[b++];
+	bin = bin_size(v[0]->low, v[0]->high, v[0]->nbins);
+	for (size_t k = 0; k < n; ) {
+		size_t e = k + 1;
+		uint64_t low = v[k]->low, high = v[k]->high;
+		struct gmon_hist *h = &out[nout];
 
-		if (find_range(p, x, &at))
-			continue;
-		h[n] = *x;
-		h[n].counts = malloc(x->nbins * sizeof(*x->counts));
-		if (!h[n].counts) {
-			while (n > p->nhists)
-				free(h[--n].counts);
-			return -ENOMEM;
+		while (e < n && v[e]->low < high) {
+			if (v[e]->high > high)
+				high = v[e]->high;
+			e++;
 		}
-		memcpy(h[n].counts, x->counts, x->nbins * sizeof(*x->counts));
-		n++;
+		*h = *v[k];
+		h->high = high;
+		h->nbins = (uint32_t)((high - low) / bin);
+		if ((high - low) / bin > UINT32_MAX ||
+		    !(h->counts = calloc(h->nbins, sizeof(*h->counts)))) {
+			while (nout > 0)
+				free(out[--nout].counts);
+			free(out);
+			free(v);
+			return (high - low) / bin > UINT32_MAX ?
+			       fail(err, 0, "summed range 0x%llx-0x%llx too long",
+				    (unsigned long long)low, (unsigned long long)high) : -ENOMEM;
+		}
+		for (; k < e; k++)
+			for (uint32_t i = 0; i < v[k]->nbins; i++)
+				h->counts[(v[k]->low - low) / bin + i] += v[k]->counts[i];
+		nout++;
 	}
-	for (size_t j = 0; j < qn; j++) {
-		const struct gmon_hist *x = &q->hists[j];
-		size_t at;
-
-		if (find_range(p, x, &at) == 1)
-			for (uint32_t k = 0; k < x->nbins; k++)
-				h[at].counts[k] += x->counts[k];
-	}
-	p->nhists = n;
-	qsort(p->hists, p->nhists, sizeof(*p->hists), cmp_hist);
+	free(v);
+	for (size_t i = 0; i < p->nhists; i++)
+		free(p->hists[i].counts);
+	free(p->hists);
+	p->hists = out;
+	p->nhists = nout;
+arcs:
 	if (qarcs)
 		memcpy(p->arcs + p->narcs, q->arcs, qarcs * sizeof(*p->arcs));
 	p->narcs += qarcs;

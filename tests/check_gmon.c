@@ -1024,7 +1024,7 @@ START_TEST(test_add_inserts_disjoint_ranges_sorted)
 }
 END_TEST
 
-START_TEST(test_add_rejects_partial_overlap_and_leaves_profile_alone)
+START_TEST(test_add_sums_partial_overlap_over_the_union)
 {
 	struct bytes f;
 	struct gmon_profile p, q;
@@ -1035,18 +1035,37 @@ START_TEST(test_add_rejects_partial_overlap_and_leaves_profile_alone)
 	file_hist(&f, 0x2000, 0x2008, 4, 100, "seconds", 's', 4);
 	file_arc(&f, 1, 2, 3);
 	parse_bytes(&f, &p);
-	/* an equal range, a new one, then a partial overlap */
+	/* an equal range, a new one, then a partial overlap, as two
+	 * processes' files cut the same text differently */
 	file_header(&f, 1);
 	file_hist(&f, 0x1000, 0x1008, 4, 100, "seconds", 's', 4);
 	file_hist(&f, 0x1800, 0x1802, 1, 100, "seconds", 's', 1);
 	file_hist(&f, 0x2004, 0x200c, 4, 100, "seconds", 's', 4);
 	file_arc(&f, 4, 5, 6);
 	parse_bytes(&f, &q);
+	ck_assert_int_eq(gmon_profile_add(&p, &q, &err), 0);
+	ck_assert_uint_eq(p.nhists, 3);
+	ck_assert_uint_eq(p.narcs, 2);
+	ck_assert_uint_eq(gmon_profile_samples(&p), 41);
+	/* 0x2000-0x2008 (1 2 3 4) and 0x2004-0x200c (1 2 3 4), bin by bin */
+	ck_assert_uint_eq(p.hists[2].low, 0x2000);
+	ck_assert_uint_eq(p.hists[2].high, 0x200c);
+	ck_assert_uint_eq(p.hists[2].nbins, 6);
+	{
+		static const uint64_t want[6] = { 1, 2, 4, 6, 3, 4 };
+
+		for (int i = 0; i < 6; i++)
+			ck_assert_uint_eq(p.hists[2].counts[i], want[i]);
+	}
+	gmon_profile_release(&q);
+	/* bins that fall between another record's: refused, p left alone */
+	file_header(&f, 1);
+	file_hist(&f, 0x2003, 0x2005, 1, 100, "seconds", 's', 1);
+	parse_bytes(&f, &q);
 	ck_assert_int_eq(gmon_profile_add(&p, &q, &err), -EINVAL);
-	ck_assert_msg(strstr(err.what, "overlap (0x2004-0x200c)"), "%s", err.what);
-	ck_assert_uint_eq(p.nhists, 2);
-	ck_assert_uint_eq(p.narcs, 1);
-	ck_assert_uint_eq(gmon_profile_samples(&p), 20);
+	ck_assert_msg(strstr(err.what, "fall between"), "%s", err.what);
+	ck_assert_uint_eq(p.nhists, 3);
+	ck_assert_uint_eq(gmon_profile_samples(&p), 41);
 	gmon_profile_release(&p);
 	gmon_profile_release(&q);
 }
@@ -1417,7 +1436,7 @@ gmon_suite(void)
 
 	tcase_add_test(p, test_add_sums_equal_ranges);
 	tcase_add_test(p, test_add_inserts_disjoint_ranges_sorted);
-	tcase_add_test(p, test_add_rejects_partial_overlap_and_leaves_profile_alone);
+	tcase_add_test(p, test_add_sums_partial_overlap_over_the_union);
 	tcase_add_test(p, test_add_rejects_different_bin_size);
 	tcase_add_test(p, test_add_concatenates_arcs);
 	tcase_add_test(p, test_add_into_empty_profile_copies);
