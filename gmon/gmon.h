@@ -16,7 +16,8 @@
 
 #define GMON_TAG_TIME_HIST	0
 #define GMON_TAG_CG_ARC		1
-#define GMON_TAG_BB_COUNT	2	/* never written: see GMON.md */
+#define GMON_TAG_BB_COUNT	2	/* basic-block counts: never
+					   written; gmon/read.c skips them */
 
 /* Histogram record after the tag: low, high, size, rate, dimen, abbrev. */
 #define GMON_HIST_HDR_SIZE	(8 + 8 + 4 + 4 + 15 + 1)

@@ -7,4 +7,10 @@
 Suite *gmon_suite(void);
 Suite *profil_suite(void);
 
+/* Whether the shell command shell_test succeeds (it is run with system(3)). */
+int unit_have(const char *shell_test);
+
+/* Notes that a suite left test out, and why; tests/unit.c reports it. */
+void unit_skip(const char *test, const char *reason);
+
 #endif

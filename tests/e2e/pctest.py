@@ -6,11 +6,30 @@ import json
 import math
 import os
 import re
+import shutil
 import struct
 import subprocess
 import tempfile
 
 BUILD = os.environ.get("PC_BUILD", "build")
+
+
+class Skip(Exception):
+    """A test that cannot run here, and why. run.py reports it as skipped,
+    and under CI=true as failed."""
+
+
+def skip(reason):
+    raise Skip(reason)
+
+
+def need(*tools):
+    """The path of the first of tools on PATH; skips the test when none is."""
+    for t in tools:
+        path = shutil.which(t)
+        if path:
+            return path
+    skip("%s not found on PATH" % " or ".join(tools))
 
 
 def lib():
@@ -78,6 +97,24 @@ def run(argv, env=None, cwd=None, profiled=True, verbose=True, timeout=120,
     return Run(argv, cwd, e, p)
 
 
+_ticks = {}
+
+
+def tick_factor(env):
+    """How much longer runs under env must be for the same statistical
+    power: 1 with a timer that samples at the requested rate, 3 where
+    CPU-time timers are held to the kernel tick and a signal carries
+    several samples (PC_TIMER=posix, or auto without perf events), so that
+    a run holds a third as many independent observations."""
+    key = tuple(sorted(env.items()))
+    if key not in _ticks:
+        r = run([prog("regress-base"), "0.1", "1"], env=env)
+        m = re.search(r"(\d+) samples \((\d+) signals\)", r.stderr)
+        assert m, r.stderr
+        _ticks[key] = 3 if int(m.group(1)) > 1.5 * int(m.group(2)) else 1
+    return _ticks[key]
+
+
 def gprof_flat(exe, *gmon):
     """gprof's flat profile: {name: self seconds}, and the total."""
     p = subprocess.run(["gprof", "-b", "-p", exe] + list(gmon),
@@ -117,6 +154,18 @@ def check_shares(truth, funcs, n, names):
             (k, got, want, tol, n)
         worst = max(worst, abs(got - want))
     return worst
+
+
+def clear_order(truth, names, n, gaps=3.0):
+    """The pairs (a, b) of names whose true shares differ by at least gaps
+    tolerances at n signals, a the larger: a measured profile must rank a
+    above b. Pairs closer than that are left out: their order is not
+    asserted."""
+    tt = sum(truth[k] for k in names)
+    share = {k: truth[k] / tt for k in names}
+    return [(a, b) for a in names for b in names
+            if share[a] - share[b] >= gaps * max(tolerance(share[a], n),
+                                                 tolerance(share[b], n))]
 
 
 def read_gmon(path):

@@ -142,8 +142,11 @@ def test_blocking_calls_never_see_eintr():
     assert r.status == 0, r.stdout + r.stderr
     s = r.summary()
     # samples outside the program's text are in libc, mostly at the return
-    # of a system call: the ones that could have interrupted it
-    assert s["signals"] > 100 and s["outside"] > 0.2 * s["samples"], \
+    # of a system call: the ones that could have interrupted it. How many
+    # there are depends on how the threads are scheduled (15 to 30 % of the
+    # samples here, fewer on a busy machine); the test means something
+    # once a few hundred signals came in and some tens of those in libc.
+    assert s["signals"] > 100 and s["outside"] >= 40, \
         "too few samples near system calls to mean anything: %s" % s
     return r.stdout.strip() + ", %d signals, %d%% of samples in libc" % \
         (s["signals"], 100 * s["outside"] / s["samples"])

@@ -12,7 +12,7 @@ import struct
 import subprocess
 import tempfile
 
-from pctest import prog, run
+from pctest import prog, run, tick_factor
 from test_cli import pcprof
 
 # Each run: 2 threads doing SCALE units of work (about SCALE s of CPU each).
@@ -20,6 +20,8 @@ from test_cli import pcprof
 # threshold over the 4 functions is t = 4 on 8 degrees of freedom: missed
 # about once in several thousand runs of the test.
 SCALE = 1.0
+# the tests here share RUNS: run.py runs them in one worker, in order
+SHARED = True
 RUNS = {}
 
 
@@ -32,7 +34,7 @@ def runs(variant, n):
     three builds' runs are made in turns, as docs/ci.md advises, so that a
     machine that slows down or speeds up meanwhile weighs on each alike."""
     if not RUNS.get("base"):
-        scale = str(SCALE * tick_factor())
+        scale = str(SCALE * tick_factor(TIMER))
         for v in ["base", "slow", "fast", "base"] * 3:
             r = run([prog("regress-" + v), scale, "2"], verbose=False,
                     env=TIMER)
@@ -40,19 +42,6 @@ def runs(variant, n):
             RUNS.setdefault(v, []).append(r.path())
     assert len(RUNS[variant]) >= n
     return RUNS[variant][:n]
-
-
-def tick_factor():
-    """How much longer runs must be for the same power: 1 with a timer that
-    samples at the requested rate, 3 where CPU-time timers are held to the
-    kernel tick and a signal carries several samples (PC_TIMER=posix, or no
-    perf events), so that a run holds a third as many observations."""
-    if "tick" not in RUNS:
-        r = run([prog("regress-base"), "0.1", "1"], env=TIMER)
-        m = re.search(r"(\d+) samples \((\d+) signals\)", r.stderr)
-        assert m, r.stderr
-        RUNS["tick"] = 3 if int(m.group(1)) > 1.5 * int(m.group(2)) else 1
-    return RUNS["tick"]
 
 
 def diff(*args):

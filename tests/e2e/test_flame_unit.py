@@ -1,7 +1,9 @@
-"""Tests of tools/flame.c, the SVG flame graph writer: a small C driver,
-compiled here because the Makefile does not build the module yet, writes
-graphs of known stacks, which are read back with ElementTree and, when Node.js
-is installed, clicked through the embedded zoom script on a minimal DOM."""
+"""Tests of tools/flame.c, the SVG flame graph writer, on its own: the
+Makefile links flame.c into pcprof, and a small C driver compiled here
+against flame.c alone feeds it stacks that no real profile gives (NaN
+counts, 10,000 frames, bytes that are not UTF-8). The graphs are read back
+with ElementTree and clicked through the embedded zoom script in Node.js on
+a minimal DOM; without node that test is skipped."""
 
 import json
 import os
@@ -11,6 +13,8 @@ import subprocess
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+
+from pctest import need, skip
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -468,7 +472,7 @@ def test_flame_many_stacks_are_fast_and_nested():
 
 def test_flame_reports_write_errors():
     if not os.path.exists("/dev/full"):
-        return "no /dev/full"
+        skip("no /dev/full")
     p = subprocess.run([driver(), "full", "/dev/full"], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 0, p.stderr
@@ -482,9 +486,7 @@ def _to_json(el):
 
 
 def test_flame_script_zooms_and_resets():
-    node = shutil.which("node") or shutil.which("nodejs")
-    if not node:
-        return "node not found: zoom script not run"
+    node = need("node", "nodejs")
     data, _ = write("basic")
     root, height, frames = frames_of(data)
     script = root.find(SVG + "script").text

@@ -16,7 +16,7 @@ import tempfile
 import time
 
 import pctest
-from pctest import check_shares, clean_env, gprof_flat, prog, read_gmon, run
+from pctest import check_shares, clean_env, gprof_flat, prog, read_gmon, run, skip
 
 THREE = ["work_alpha", "work_beta", "work_gamma"]
 # CPU-time timers fire at most once per kernel tick: 250 signals a second
@@ -390,13 +390,13 @@ def test_unwritable_sys_path_warns_once_and_keeps_the_program_as_is():
 
 def test_full_disk_leaves_no_file_and_no_temporary():
     if os.geteuid() != 0:
-        return "skipped: cannot mount tmpfs (not root)"
+        skip("cannot mount a tmpfs: not root")
     d = tempfile.mkdtemp(prefix="pc-e2e-tmpfs-")
     p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", d],
                        capture_output=True, text=True)
     if p.returncode:
         os.rmdir(d)
-        return "skipped: cannot mount tmpfs (%s)" % p.stderr.strip()
+        skip("cannot mount a tmpfs: %s" % p.stderr.strip())
     try:
         # fill it: 14 KB, then as much more as it takes, so that less than
         # 100 bytes are free (tmpfs counts whole pages: usually none)

@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 
 from pctest import (check_shares, clean_env, gprof_callers, gprof_flat, lib,
-                    prog, read_gmon, run, tolerance)
+                    need, prog, read_gmon, run, skip, tick_factor, tolerance)
 
 ALL = {"PC_SCOPE": "all"}
 
@@ -186,12 +186,16 @@ def test_diff_of_whole_processes_finds_the_slower_library_function():
     swapped (LD_LIBRARY_PATH) for one whose lib_hot does 40 % more work."""
     exe = prog("uselib")
     files = {"base": [], "new": []}
+    # as docs/ci.md advises: the task-clock timer where perf events are
+    # allowed, and longer runs where they are not
+    timer = dict(ALL, PC_TIMER="auto")
+    seconds = str(tick_factor(timer))
     for i in range(3):
         for side in ("base", "new"):
-            env = dict(ALL)
+            env = dict(timer)
             if side == "new":
                 env["LD_LIBRARY_PATH"] = os.path.dirname(prog("slowlib/libhot.so"))
-            r = run([exe, "1"], env=env, verbose=False)
+            r = run([exe, seconds], env=env, verbose=False)
             assert r.status == 0, r.stderr
             files[side].append(r.path())
     p = pcprof("diff", "--format", "json", "--base", exe, *files["base"],
@@ -298,14 +302,14 @@ def test_xz_time_in_liblzma_agrees_with_perf_on_the_same_run():
     the objects' shares and, inside stripped liblzma, the share of every
     4 KiB page of its text must agree."""
     if not perf_available():
-        raise AssertionError("perf cannot record task-clock here (install linux-perf)")
+        skip("perf cannot record task-clock here (install linux-perf)")
     d = tempfile.mkdtemp(prefix="pc-e2e-")
     data = os.path.join(d, "in.txt")
     with open(data, "wb") as f:
         for i in range(60000):
             f.write(b"%d %x line of text that compresses somewhat %d\n" % (i, i * 7919, i % 97))
     env = clean_env(profiled=False)
-    xz = shutil.which("xz")
+    xz = need("xz")
     p = subprocess.run(["perf", "record", "-q", "-e", "task-clock", "-F", "1000", "-o",
                         os.path.join(d, "perf.data"), "--", "env", "LD_PRELOAD=" + lib(),
                         "PC_SCOPE=all", xz, "-6", "-T1", "-c", data],

@@ -50,25 +50,25 @@ units(uint64_t *r, long work)
 __attribute__((noinline)) uint64_t
 stage_parse(uint64_t x, uint64_t *r)
 {
-	return spin(x, units(r, OTHER_WORK(4)));
+	return spin_exact(x, units(r, OTHER_WORK(4)));
 }
 
 __attribute__((noinline)) uint64_t
 stage_transform(uint64_t x, uint64_t *r)
 {
-	return spin(x ^ 0x5555, units(r, TARGET_WORK));
+	return spin_exact(x ^ 0x5555, units(r, TARGET_WORK));
 }
 
 __attribute__((noinline)) uint64_t
 stage_hash(uint64_t x, uint64_t *r)
 {
-	return spin(x + 7, units(r, OTHER_WORK(3)));
+	return spin_exact(x + 7, units(r, OTHER_WORK(3)));
 }
 
 __attribute__((noinline)) uint64_t
 stage_emit(uint64_t x, uint64_t *r)
 {
-	return spin(x * 3, units(r, OTHER_WORK(3)));
+	return spin_exact(x * 3, units(r, OTHER_WORK(3)));
 }
 
 static void *

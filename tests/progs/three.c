@@ -1,6 +1,8 @@
 /*
- * Three hot functions with fixed shares of the work (5:3:2). Each call is
- * timed with the thread CPU clock; the totals are printed as the truth.
+ * Three hot functions with shares of the work of about 5:3:2, each call's
+ * size varied by spin() (truth.h) so that the loop has no fixed period.
+ * Each call is timed with the thread CPU clock; the totals are printed as
+ * the truth.
  * Usage: three SECONDS
  */
 #include <stdlib.h>

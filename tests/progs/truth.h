@@ -31,15 +31,48 @@ process_cpu(void)
 /* About 100 microseconds of integer work per unit that cannot be folded. */
 #define SPIN_UNIT 150000
 
+/*
+ * n varied by up to 25 % either way, drawn from a sequence that is the same
+ * in every run (each thread has its own, from the same seed). Work of a
+ * fixed size repeats with a fixed period, and a sampling timer that fires
+ * on the kernel tick can stay in phase with it for a whole run and see the
+ * same part of the loop every time; real programs' work varies. truth.h's
+ * spin() varies every call; spin_exact() is for the one program that is
+ * periodic on purpose (periodic.c) and for work varied by its caller.
+ */
+static __thread uint64_t truth_vary_state;
+
+static inline long
+vary(long n)
+{
+	uint64_t r = truth_vary_state ? truth_vary_state : 0x9e3779b97f4a7c15ULL;
+
+	/* xorshift64*: cheap, and plenty for spreading work sizes */
+	r ^= r >> 12;
+	r ^= r << 25;
+	r ^= r >> 27;
+	truth_vary_state = r;
+	r *= 0x2545f4914f6cdd1dULL;
+	/* 0.75 n + [0, 0.5 n] */
+	return n - n / 4 + (long)((r >> 11) % (uint64_t)(n / 2 + 1));
+}
+
 /* always_inline: at -O0 too, the work is done inside the caller */
 static inline __attribute__((always_inline)) uint64_t
-spin(uint64_t x, long n)
+spin_exact(uint64_t x, long n)
 {
 	for (long i = 0; i < n; i++) {
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 		__asm__ volatile("" : "+r"(x));
 	}
 	return x;
+}
+
+/* About n steps of work, varied from call to call (vary()). */
+static inline __attribute__((always_inline)) uint64_t
+spin(uint64_t x, long n)
+{
+	return spin_exact(x, vary(n));
 }
 
 #endif

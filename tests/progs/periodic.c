@@ -1,0 +1,57 @@
+/*
+ * Periodic on purpose: tests/progs/three.c without its variation. Every
+ * cycle does exactly the same work (5:3:2 units, about 1 ms in all), so a
+ * timer that fires on the kernel tick (4 ms at 250 Hz) can keep sampling
+ * the same phase of the cycle for as long as the ratio of the two periods
+ * holds still. test_timers.py uses it to document that aliasing: it is the
+ * only test program with a fixed period. Each call is timed with the thread
+ * CPU clock; the totals are printed as the truth. Usage: periodic SECONDS
+ */
+#include <stdlib.h>
+
+#include "truth.h"
+
+static volatile uint64_t sink;
+
+__attribute__((noinline)) uint64_t
+work_alpha(uint64_t x)
+{
+	return spin_exact(x, 5 * SPIN_UNIT);
+}
+
+__attribute__((noinline)) uint64_t
+work_beta(uint64_t x)
+{
+	return spin_exact(x ^ 0x5555, 3 * SPIN_UNIT);
+}
+
+__attribute__((noinline)) uint64_t
+work_gamma(uint64_t x)
+{
+	return spin_exact(x + 7, 2 * SPIN_UNIT);
+}
+
+int
+main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+	double t[3] = { 0, 0, 0 }, t0, start = process_cpu();
+	uint64_t x = 1;
+
+	while (process_cpu() - start < seconds) {
+		t0 = thread_cpu();
+		x = work_alpha(x);
+		t[0] += thread_cpu() - t0;
+		t0 = thread_cpu();
+		x = work_beta(x);
+		t[1] += thread_cpu() - t0;
+		t0 = thread_cpu();
+		x = work_gamma(x);
+		t[2] += thread_cpu() - t0;
+	}
+	sink = x;
+	printf("truth: {\"work_alpha\": %.6f, \"work_beta\": %.6f, "
+	       "\"work_gamma\": %.6f, \"cpu\": %.6f}\n",
+	       t[0], t[1], t[2], process_cpu());
+	return 0;
+}
