@@ -4,7 +4,8 @@
 #   make demo       profile a bundled program and print gprof's flat profile
 #   make install    PREFIX=/usr/local DESTDIR= (pcprof, libpc.so, man pages)
 #   make bench      overhead, accuracy, size and PC_SCOPE=all figures
-# DEVELOPER=1 turns warnings into errors; SANITIZE=address,undefined builds
+# E2E_JOBS=N runs the end-to-end tests in N workers (default: one per idle
+# core). DEVELOPER=1 turns warnings into errors; SANITIZE=address,undefined builds
 # the gmon/ and tools/ code of the unit tests with sanitizers; V=1 shows
 # command lines. Local settings go in config.mak.
 
@@ -188,7 +189,7 @@ $(P)/%: tests/progs/%.c tests/progs/truth.h
 
 check: deps-check all $(B)/tests/unit $(PROGS)
 	$(B)/tests/unit
-	$(PYTHON) tests/e2e/run.py --build $(B)
+	$(PYTHON) tests/e2e/run.py --build $(B) $(if $(E2E_JOBS),-j $(E2E_JOBS))
 	@$(MAKE) --no-print-directory fuzz-if-possible
 
 deps-check:

@@ -33,6 +33,8 @@ check|ci)
 	# the PC_SCOPE=all test compares Debian's xz with perf on one run
 	want xz-utils command -v xz
 	want linux-perf command -v perf
+	# the flame graph's zoom script is clicked through in node
+	want nodejs sh -c 'command -v node || command -v nodejs'
 	;;
 esac
 case $mode in

@@ -21,6 +21,7 @@ import importlib
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import time
 import traceback
@@ -118,7 +119,20 @@ def order(todo, build):
     return sorted(todo, key=lambda u: -sum(last.get(t, 0) for t in u[1]))
 
 
+def default_signals():
+    """A shell that starts a command in the background without job control
+    (`make check &` in a script) ignores SIGINT and SIGQUIT in it, and
+    ignored signals stay ignored across exec: the test programs that end by
+    those signals would not. They start with the dispositions a program
+    normally gets."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def main():
+    default_signals()
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("-k", default="", help="run tests whose name contains this")
@@ -163,8 +177,8 @@ def main():
                                        ": " + r["note"])))
     failed = counts["fail"] + (counts["skip"] if ci else 0)
     skipped = 0 if ci else counts["skip"]
-    print("ran %d tests in %.0f s with %d workers" % (
-        sum(counts.values()), time.time() - t0, jobs))
+    print("ran %d tests in %.0f s with %d worker%s" % (
+        sum(counts.values()), time.time() - t0, jobs, "s" if jobs > 1 else ""))
     print("e2e: %d passed, %d failed, %d skipped" % (counts["ok"], failed, skipped))
     return 1 if failed else 0
 
