@@ -127,7 +127,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/early.so \
 	$(P)/regress-base $(P)/regress-slow $(P)/regress-fast \
 	$(P)/libhot.so $(P)/slowlib/libhot.so $(P)/uselib $(P)/plugspin.so \
-	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic
+	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails
 
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)

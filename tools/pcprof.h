@@ -87,8 +87,10 @@ struct flat {
 };
 
 /*
- * Credit each bin's samples to the functions it covers; a bin that
- * straddles two functions is split in proportion, as gprof does.
+ * Credit each bin's samples to the functions it covers: all of them to a
+ * function whose code shares the bin only with padding, and in proportion
+ * to their bytes to two functions that share it. A bin no symbol covers
+ * is unknown.
  */
 void flat_build(struct flat *f, const struct symtab *st,
 		const struct gmon_profile *p);

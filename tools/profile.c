@@ -200,6 +200,16 @@ cmp_rows(const void *a, const void *b)
 	return x->func < y->func ? -1 : x->func > y->func;
 }
 
+/* How many bytes of [a, e) the symbol covers. */
+static uint64_t
+overlap(const struct sym *sym, uint64_t a, uint64_t e)
+{
+	uint64_t lo = sym->lo > a ? sym->lo : a;
+	uint64_t hi = sym->hi < e ? sym->hi : e;
+
+	return hi > lo ? hi - lo : 0;
+}
+
 void
 flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p)
 {
@@ -217,23 +227,29 @@ flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p
 		for (uint32_t k = 0; k < hist->nbins; k++) {
 			uint64_t a = hist->low + k * bin, e = a + bin, covered = 0;
 			double c = (double)hist->counts[k];
+			size_t i;
 
 			if (!hist->counts[k])
 				continue;
 			f->total += c;
 			while (s < st->nsyms && st->syms[s].hi <= a)
 				s++;
-			for (size_t i = s; i < st->nsyms && st->syms[i].lo < e; i++) {
-				uint64_t lo = st->syms[i].lo > a ? st->syms[i].lo : a;
-				uint64_t hi = st->syms[i].hi < e ? st->syms[i].hi : e;
-
-				if (hi > lo) {
-					per[st->syms[i].func] += c * (double)(hi - lo) / (double)bin;
-					covered += hi - lo;
-				}
+			for (i = s; i < st->nsyms && st->syms[i].lo < e; i++)
+				covered += overlap(&st->syms[i], a, e);
+			if (!covered) {
+				f->unknown += c;
+				continue;
 			}
-			if (covered < bin)
-				f->unknown += c * (double)(bin - covered) / (double)bin;
+			/*
+			 * The samples were taken in code, not in the padding
+			 * that may share the bin: the bin holding a function's
+			 * last instruction is its alone, as gprof (whose
+			 * functions reach to the next symbol) has it. A bin
+			 * across two functions is split by their bytes in it.
+			 */
+			for (i = s; i < st->nsyms && st->syms[i].lo < e; i++)
+				per[st->syms[i].func] += c * (double)overlap(&st->syms[i], a, e) /
+							 (double)covered;
 		}
 	}
 	f->rows = malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*f->rows));
