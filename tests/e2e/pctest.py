@@ -7,6 +7,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import tempfile
@@ -74,6 +75,16 @@ class Run:
         return os.path.join(self.cwd, name)
 
 
+def default_signals():
+    """preexec_fn for the programs the tests run: the signal dispositions a
+    program normally starts with. A shell without job control starts a
+    background command (`make check &`) with SIGINT and SIGQUIT ignored,
+    nohup ignores SIGHUP, and ignored signals stay ignored across exec: the
+    test programs that end by those signals would not."""
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def clean_env(extra=None, profiled=True):
     """This environment without libpc's variables, with LD_PRELOAD=libpc.so
     when profiled, and extra on top."""
@@ -93,7 +104,7 @@ def run(argv, env=None, cwd=None, profiled=True, verbose=True, timeout=120,
     e = clean_env({"PC_VERBOSE": "1"} if profiled and verbose else None, profiled)
     e.update(env or {})
     p = subprocess.run(argv, cwd=cwd, env=e, capture_output=True, text=True,
-                       timeout=timeout, input=stdin)
+                       timeout=timeout, input=stdin, preexec_fn=default_signals)
     return Run(argv, cwd, e, p)
 
 

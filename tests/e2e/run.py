@@ -21,7 +21,6 @@ import importlib
 import json
 import multiprocessing
 import os
-import signal
 import sys
 import time
 import traceback
@@ -119,20 +118,7 @@ def order(todo, build):
     return sorted(todo, key=lambda u: -sum(last.get(t, 0) for t in u[1]))
 
 
-def default_signals():
-    """A shell that starts a command in the background without job control
-    (`make check &` in a script) ignores SIGINT and SIGQUIT in it, and
-    ignored signals stay ignored across exec: the test programs that end by
-    those signals would not. They start with the dispositions a program
-    normally gets."""
-    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    if signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
-        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
-
-
 def main():
-    default_signals()
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("-k", default="", help="run tests whose name contains this")

@@ -9,8 +9,8 @@ import struct
 import subprocess
 import tempfile
 
-from pctest import (BUILD, check_shares, clean_env, clear_order, gprof_flat,
-                    prog, read_gmon, run)
+from pctest import (BUILD, check_shares, clean_env, clear_order,
+                    default_signals, gprof_flat, prog, read_gmon, run)
 
 THREE = ["work_alpha", "work_beta", "work_gamma"]
 
@@ -19,7 +19,7 @@ def pcprof(*args, cwd=None, timeout=60, env=None):
     e = clean_env(env, profiled=False)
     return subprocess.run([os.path.join(os.path.abspath(BUILD), "pcprof")] +
                           list(args), cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=e)
+                          timeout=timeout, env=e, preexec_fn=default_signals)
 
 
 def report_json(exe, *files, extra=()):

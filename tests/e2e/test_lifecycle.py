@@ -462,7 +462,7 @@ def pcprof_run(argv, cwd):
         e.pop(k, None)
     argv = [pcprof, "run", "-v", "--no-report", "--"] + argv
     p = subprocess.run(argv, cwd=cwd, env=e, capture_output=True, text=True,
-                       timeout=120)
+                       timeout=120, preexec_fn=pctest.default_signals)
     return pctest.Run(argv, cwd, e, p)
 
 
