@@ -109,6 +109,29 @@ find_command(const char *cmd, char *out, size_t size)
 	}
 }
 
+/* Why a profile could not be written at path, or NULL. */
+static const char *
+why_unwritable(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat sb;
+
+	if (!slash)
+		return NULL;
+	if ((size_t)(slash - path) >= sizeof(dir))
+		return "the name is too long";
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = 0;
+	if (!dir[0])
+		return NULL;	/* "/name" */
+	if (stat(dir, &sb))
+		return errno == ENOENT ? "its directory does not exist" : strerror(errno);
+	if (!S_ISDIR(sb.st_mode))
+		return "its directory is not a directory";
+	return NULL;
+}
+
 /* Why LD_PRELOAD would do nothing for this program, or NULL. */
 static const char *
 why_unprofilable(const char *path)
@@ -123,6 +146,46 @@ why_unprofilable(const char *path)
 	if (elf_probe_dynamic(path) == 0)
 		return "it is statically linked, so there is no dynamic linker to load libpc.so";
 	return NULL;
+}
+
+/*
+ * The report of the run, made in a child process: whatever goes wrong in
+ * it (a profile it cannot read, a report file it cannot write, even a
+ * crash) is said on one line there and never changes the exit status,
+ * which is the program's.
+ */
+static void
+report_apart(const char *exe, const char *output, const char *report_to,
+	     struct report_opts *r, const struct symtab_opts *s)
+{
+	pid_t pid;
+	int status;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		pc_warn("cannot fork for the report: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		FILE *out = stderr;
+		char *files[1];
+
+		if (report_to && !(out = fopen(report_to, "w")))
+			pc_fatal("'%s': %s", report_to, strerror(errno));
+		if (!(files[0] = strdup(output)))
+			pc_fatal("out of memory");
+		report_files(exe, files, 1, r, s, out);
+		if (fflush(out) || (out != stderr && fclose(out)))
+			pc_fatal("'%s': %s", report_to ? report_to : "standard error",
+				 strerror(errno));
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return;
+	if (WIFSIGNALED(status))
+		pc_warn("the report of '%s' failed: %s", output, strsignal(WTERMSIG(status)));
 }
 
 static void
@@ -153,13 +216,11 @@ cmd_run(int argc, char **argv)
 	struct symtab_opts s = { 0, 0, NULL };
 	const char *output = "gmon.out", *report_to = NULL, *why;
 	char lib[PATH_MAX], exe[PATH_MAX], *preload;
-	int c, no_report = 0, status;
+	int c, no_report = 0, unprofiled = 0, status;
 	struct stat before, after;
 	int had_before;
 	struct sigaction ign, old_int, old_quit;
 	pid_t pid;
-	FILE *out = stderr;
-	char *files[1];
 
 	while ((c = getopt_long(argc, argv, "+ho:v", longopts, NULL)) != -1) {
 		switch (c) {
@@ -213,9 +274,14 @@ cmd_run(int argc, char **argv)
 	if ((why = why_unprofilable(exe))) {
 		pc_warn("'%s' cannot be profiled: %s; running it unprofiled", exe, why);
 		no_report = 1;
+	} else if ((why = why_unwritable(output))) {
+		pc_warn("'%s': %s; running '%s' unprofiled", output, why, argv[optind]);
+		no_report = unprofiled = 1;
 	}
 	preload = getenv("LD_PRELOAD");
-	if (preload && *preload) {
+	if (unprofiled) {
+		/* nothing to preload */
+	} else if (preload && *preload) {
 		char *v = malloc(strlen(preload) + strlen(lib) + 2);
 
 		if (!v)
@@ -254,19 +320,12 @@ cmd_run(int argc, char **argv)
 
 	if (!no_report) {
 		if (stat(output, &after) || (had_before && after.st_ino == before.st_ino &&
-		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev)) {
+		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))
 			pc_warn("'%s': no profile was written (%s)", output,
 				WIFSIGNALED(status) ? "the program was killed by a signal" :
 				"the program did not return from main or call exit");
-		} else {
-			if (report_to && !(out = fopen(report_to, "w")))
-				pc_fatal("'%s': %s", report_to, strerror(errno));
-			files[0] = strdup(output);
-			report_files(exe, files, 1, &r, &s, out);
-			free(files[0]);
-			if (out != stderr && fclose(out))
-				pc_fatal("'%s': %s", report_to, strerror(errno));
-		}
+		else
+			report_apart(exe, output, report_to, &r, &s);
 	}
 	if (WIFSIGNALED(status)) {
 		signal(WTERMSIG(status), SIG_DFL);
