@@ -72,8 +72,10 @@ TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
 	tools/flame.c tools/diff.c tools/whole.c gmon/read.c gmon/write.c \
 	gmon/objects.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o)
-ELF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libelf 2>/dev/null)
-ELF_LIBS = $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf)
+# libelf reads symbols; libdw (elfutils too) reads unwind tables for the
+# function extents of stripped code
+ELF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libelf libdw 2>/dev/null)
+ELF_LIBS = $(shell $(PKG_CONFIG) --libs libelf libdw 2>/dev/null || echo -ldw -lelf)
 TOOLS_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(ELF_CFLAGS) -I$(B) $(CFLAGS)
 
 all: $(B)/pcprof

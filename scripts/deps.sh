@@ -19,6 +19,7 @@ want gcc command -v cc
 want make command -v make
 want pkg-config command -v pkg-config
 want libelf-dev pkg-config --exists libelf
+want libdw-dev pkg-config --exists libdw
 want libunwind-dev pkg-config --exists libunwind
 case $mode in
 demo|check|ci)

@@ -304,6 +304,11 @@ report_print(FILE *out, const struct flat *f, const struct symtab *st,
 	switch (o->format) {
 	case FORMAT_TEXT:
 		print_text(out, f, l, n, shown, o);
+		if (strcmp(st->source, ".symtab") && strcmp(st->source, "debug file"))
+			fprintf(out, "\nNote: %s has no symbol table: its functions are\n"
+				"named from its unwind tables (OBJECT+0xOFFSET). Its debug symbols\n"
+				"(Debian's -dbgsym package, under /usr/lib/debug) would name them.\n",
+				o->exe);
 		if (o->by_object)
 			break;
 		if (o->callgraph && cg)

@@ -1,10 +1,14 @@
 /*
  * Symbols for pcprof, from ELF files through libelf: .symtab, else a
- * separate debug file (build-id path or .gnu_debuglink), else .dynsym.
+ * separate debug file (build-id path or .gnu_debuglink), else .dynsym; where
+ * only .dynsym is there (a stripped program or library), the code it does
+ * not cover gets functions from the unwind tables (one FDE, one function,
+ * its extent from elfutils' libdw), named OBJECT+0xOFFSET.
  * The ELF file may be hostile: libelf bounds every section, and every index
  * or string taken from the file is checked before it is used.
  */
 #include <dlfcn.h>
+#include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -29,8 +33,11 @@
 struct raw {
 	uint64_t lo, size;
 	char *name;		/* owned */
-	int prio;		/* which of several names at one address wins */
+	int prio;		/* which of several names at one address wins;
+				 * PRIO_LITERAL: a made-up name, shown as it is */
 };
+
+#define PRIO_LITERAL	(-1)
 
 struct rawvec {
 	struct raw *v;
@@ -45,6 +52,7 @@ struct elfinfo {
 	size_t build_id_len;
 	char debuglink[256];
 	uint64_t text_end;	/* end of the last executable section */
+	uint64_t base;		/* lowest PT_LOAD address: offsets count from it */
 };
 
 static int
@@ -263,6 +271,22 @@ read_elf(Elf *e, struct elfinfo *info, struct rawvec *symtab,
 			    eh.e_ident[EI_CLASS], eh.e_ident[EI_DATA], eh.e_machine);
 	info->machine = eh.e_machine;
 	read_notes(e, info);
+	info->base = UINT64_MAX;
+	{
+		size_t nph = 0;
+
+		if (elf_getphdrnum(e, &nph))
+			nph = 0;
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    ph.p_vaddr < info->base)
+				info->base = ph.p_vaddr;
+		}
+		if (info->base == UINT64_MAX)
+			info->base = 0;
+	}
 	while ((scn = elf_nextscn(e, scn))) {
 		if (!gelf_getshdr(scn, &sh))
 			return fail(err, errlen, "bad section header: %s", elf_errmsg(-1));
@@ -449,7 +473,8 @@ build(struct symtab *st, struct rawvec *rv, uint64_t text_end,
 	struct names nt = { NULL, 0 };
 	size_t n = 0, cap = 16;
 
-	qsort(rv->v, rv->n, sizeof(*rv->v), cmp_raw);
+	if (rv->n)
+		qsort(rv->v, rv->n, sizeof(*rv->v), cmp_raw);
 	while (cap < 2 * rv->n)
 		cap *= 2;
 	nt.slot = calloc(cap, sizeof(*nt.slot));
@@ -481,7 +506,8 @@ build(struct symtab *st, struct rawvec *rv, uint64_t text_end,
 			hi = next;
 		if (hi <= r->lo)
 			continue;
-		if (!(name = display_name(r->name, o)))
+		name = r->prio == PRIO_LITERAL ? strdup(r->name) : display_name(r->name, o);
+		if (!name)
 			goto nomem;
 		f = intern(st, &nt, name);
 		st->syms[n].lo = r->lo;
@@ -495,6 +521,195 @@ build(struct symtab *st, struct rawvec *rv, uint64_t text_end,
 nomem:
 	free(nt.slot);
 	return -1;
+}
+
+/* ------------------------------------------------------- unwind tables */
+
+/*
+ * One DW_EH_PE-encoded value of .eh_frame_hdr at *p, which lies at address
+ * at; datarel counts from the header's address hdr. Only the encodings
+ * that linkers write there (4- and 8-byte, absolute, pc- or data-relative)
+ * are read; 0, or -1 for anything else or a value past end.
+ */
+static int
+eh_value(const unsigned char **p, const unsigned char *end, unsigned enc,
+	 uint64_t at, uint64_t hdr, uint64_t *out)
+{
+	uint64_t v = 0, base;
+	size_t len;
+
+	switch (enc & 0x0f) {
+	case 0x03: case 0x0b: len = 4; break;	/* udata4, sdata4 */
+	case 0x04: case 0x0c: len = 8; break;	/* udata8, sdata8 */
+	default: return -1;
+	}
+	switch (enc & 0x70) {
+	case 0x00: base = 0; break;		/* absptr */
+	case 0x10: base = at; break;		/* pcrel */
+	case 0x30: base = hdr; break;		/* datarel */
+	default: return -1;
+	}
+	if ((size_t)(end - *p) < len)
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		v |= (uint64_t)(*p)[i] << (8 * i);
+	if ((enc & 0x0f) == 0x0b)
+		v = (uint64_t)(int64_t)(int32_t)(uint32_t)v;
+	*p += len;
+	*out = base + v;
+	return 0;
+}
+
+/* The symbol in sorted rv that covers addr, or the last one before it. */
+static const struct raw *
+raw_before(const struct rawvec *rv, uint64_t addr)
+{
+	size_t lo = 0, hi = rv->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rv->v[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &rv->v[lo - 1] : NULL;
+}
+
+/* Whether libdw's CFI covers addr. */
+static int
+cfi_covers(Dwarf_CFI *cfi, uint64_t addr)
+{
+	Dwarf_Frame *fr = NULL;
+	int ok = dwarf_cfi_addrframe(cfi, addr, &fr) == 0 && fr;
+
+	free(fr);
+	return ok;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The FDE starts listed in .eh_frame_hdr's search table, sorted; their
+ * number in *np. NULL with *np 0 where there is no table that can be read,
+ * or when out of memory (*np 1).
+ */
+static uint64_t *
+eh_starts(Elf *e, size_t *np)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = section_named(e, ".eh_frame_hdr", &sh);
+	Elf_Data *d;
+	const unsigned char *p, *q, *end;
+	uint64_t ptr, count, fde, *v;
+	size_t n = 0, entry;
+
+	*np = 0;
+	if (!scn || sh.sh_type != SHT_PROGBITS || !(d = elf_getdata(scn, NULL)) ||
+	    !d->d_buf || d->d_size < 4)
+		return NULL;
+	p = d->d_buf;
+	end = p + d->d_size;
+	if (p[0] != 1 || p[2] == 0xff || p[3] == 0xff)
+		return NULL;	/* version 1, with a count and a table */
+	q = p + 4;
+	if (eh_value(&q, end, p[1], sh.sh_addr + 4, sh.sh_addr, &ptr) ||
+	    eh_value(&q, end, p[2], sh.sh_addr + (uint64_t)(q - p), sh.sh_addr, &count))
+		return NULL;
+	entry = (p[3] & 0x0f) == 0x04 || (p[3] & 0x0f) == 0x0c ? 16 : 8;
+	if (count > (uint64_t)(end - q) / entry)
+		count = (uint64_t)(end - q) / entry;	/* the table is shorter */
+	if (!(v = malloc((count ? count : 1) * sizeof(*v)))) {
+		*np = 1;
+		return NULL;
+	}
+	while (n < count &&
+	       eh_value(&q, end, p[3], sh.sh_addr + (uint64_t)(q - p), sh.sh_addr, &v[n]) == 0 &&
+	       eh_value(&q, end, p[3], sh.sh_addr + (uint64_t)(q - p), sh.sh_addr, &fde) == 0)
+		n++;
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_u64);	/* sorted already, unless hostile */
+	*np = n;
+	return v;
+}
+
+/*
+ * Functions for the code that the symbols in rv (sorted) do not cover,
+ * from the unwind tables: each FDE is one function. .eh_frame_hdr's
+ * sorted table gives the starts; an FDE ends where libdw's CFI stops
+ * covering the code before the next one starts (what lies between is
+ * padding), found by bisection. Each is named OBJ+0xOFFSET, with the
+ * exported symbol before it as a hint. Pushed onto out; 0, or -1 when out
+ * of memory (tables that cannot be read give no functions).
+ */
+static int
+read_fdes(Elf *e, const char *obj, uint64_t base, uint64_t text_end,
+	  const struct rawvec *rv, const struct symtab_opts *o, struct rawvec *out)
+{
+	size_t n;
+	uint64_t *starts = eh_starts(e, &n);
+	Dwarf_CFI *cfi;
+	int r = 0;
+
+	if (!starts)
+		return n ? -1 : 0;
+	if (!(cfi = dwarf_getcfi_elf(e))) {
+		free(starts);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t start = starts[i], lo, hi, limit;
+		const struct raw *near = raw_before(rv, start);
+		char name[512];
+
+		if (i + 1 < n && starts[i + 1] == start)
+			continue;	/* listed twice */
+		if (near && (near->lo == start || start - near->lo < near->size))
+			continue;	/* a symbol has it */
+		limit = i + 1 < n ? starts[i + 1] : text_end;
+		if (limit <= start || limit - start > (UINT64_C(1) << 32) ||
+		    !cfi_covers(cfi, start))
+			continue;
+		/* [start, lo] is covered and hi is not: the end is in between */
+		lo = start;
+		hi = limit;
+		if (cfi_covers(cfi, hi - 1))
+			lo = hi - 1;
+		while (hi - lo > 1) {
+			uint64_t mid = lo + (hi - lo) / 2;
+
+			if (cfi_covers(cfi, mid))
+				lo = mid;
+			else
+				hi = mid;
+		}
+		if (near && near->prio > 0) {
+			char *hint = display_name(near->name, o);
+
+			if (!hint) {
+				r = -1;
+				break;
+			}
+			snprintf(name, sizeof(name), "%s+0x%llx (after %.200s)", obj,
+				 (unsigned long long)(start - base), hint);
+			free(hint);
+		} else {
+			snprintf(name, sizeof(name), "%s+0x%llx", obj,
+				 (unsigned long long)(start - base));
+		}
+		if ((r = raw_push(out, start, hi - start, name, PRIO_LITERAL)))
+			break;
+	}
+	dwarf_cfi_end(cfi);
+	free(starts);
+	return r;
 }
 
 /* ------------------------------------------------------- debug files */
@@ -597,7 +812,7 @@ load(struct symtab *st, Elf *e, const char *path, const struct symtab_opts *opts
 {
 	static const struct symtab_opts none;
 	const struct symtab_opts *o = opts ? opts : &none;
-	struct rawvec symtab = { 0 }, dynsym = { 0 }, plt = { 0 }, dbg = { 0 };
+	struct rawvec symtab = { 0 }, dynsym = { 0 }, plt = { 0 }, dbg = { 0 }, fdes = { 0 };
 	struct rawvec *use;
 	struct elfinfo info;
 	int r = -1;
@@ -613,17 +828,31 @@ load(struct symtab *st, Elf *e, const char *path, const struct symtab_opts *opts
 	} else if (path && find_debug_file(st, path, &info, o, &dbg)) {
 		use = &dbg;
 		strcpy(st->source, "debug file");
-	} else if (dynsym.n) {
-		use = &dynsym;
-		strcpy(st->source, ".dynsym");
 	} else {
-		fail(err, errlen, "no symbols (stripped?); profile an unstripped build, "
-		     "or install its debug symbols (the -dbgsym package, under /usr/lib/debug)");
-		goto out;
+		/* stripped: the exported functions, if any, and the rest
+		 * from the unwind tables below */
+		use = &dynsym;
+		strcpy(st->source, dynsym.n ? ".dynsym" : "no symbols");
 	}
 	for (size_t i = 0; i < plt.n; i++)
 		if (raw_push(use, plt.v[i].lo, plt.v[i].size, plt.v[i].name, 0))
 			goto nomem;
+	if (use == &dynsym) {
+		const char *slash = path ? strrchr(path, '/') : NULL;
+		const char *obj = slash ? slash + 1 : path ? path : "[memory]";
+
+		if (use->n)
+			qsort(use->v, use->n, sizeof(*use->v), cmp_raw);
+		if (read_fdes(e, obj, info.base, info.text_end, use, o, &fdes))
+			goto nomem;
+		for (size_t i = 0; i < fdes.n; i++)
+			if (raw_push(use, fdes.v[i].lo, fdes.v[i].size, fdes.v[i].name,
+				     PRIO_LITERAL))
+				goto nomem;
+		if (fdes.n)
+			strcpy(st->source, dynsym.n ? ".dynsym and unwind tables" :
+			       "unwind tables");
+	}
 	if (build(st, use, info.text_end, o))
 		goto nomem;
 	r = 0;
@@ -635,6 +864,7 @@ out:
 	raw_free(&dynsym);
 	raw_free(&plt);
 	raw_free(&dbg);
+	raw_free(&fdes);
 	if (r)
 		symtab_release(st);
 	return r;

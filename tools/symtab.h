@@ -21,7 +21,7 @@ struct symtab {
 	size_t nfuncs;
 	uint8_t build_id[20];
 	size_t build_id_len;
-	char source[64];	/* ".symtab", ".dynsym", "debug file" */
+	char source[64];	/* ".symtab", "debug file", ".dynsym", "unwind tables"... */
 	char *debug_path;	/* separate debug file used, or NULL */
 
 	/* a whole process (PC_SCOPE=all): object k's symbols are at

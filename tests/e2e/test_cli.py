@@ -10,16 +10,17 @@ import subprocess
 import tempfile
 
 from pctest import (BUILD, check_shares, clean_env, clear_order,
-                    default_signals, gprof_flat, prog, read_gmon, run)
+                    default_signals, gprof_flat, nm, prog, read_gmon, run)
 
 THREE = ["work_alpha", "work_beta", "work_gamma"]
 
 
-def pcprof(*args, cwd=None, timeout=60, env=None):
+def pcprof(*args, cwd=None, timeout=60, env=None, stdin=None):
     e = clean_env(env, profiled=False)
     return subprocess.run([os.path.join(os.path.abspath(BUILD), "pcprof")] +
                           list(args), cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=e, preexec_fn=default_signals)
+                          timeout=timeout, env=e, preexec_fn=default_signals,
+                          input=stdin)
 
 
 def report_json(exe, *files, extra=()):
@@ -250,8 +251,18 @@ def test_stripped_binary_finds_its_debug_file():
     got = report_json(stripped, r.path(),
                       extra=("--debug-dir", os.path.join(d, "root")))
     assert got["functions"] == want
+    # without it: functions from the unwind tables, and a note that the
+    # debug file would name them
     p = pcprof("report", stripped, r.path())
-    assert p.returncode == 2 and "debug" in p.stderr, p.stderr
+    assert p.returncode == 0 and "debug symbols" in p.stdout, (p.returncode, p.stderr)
+    got = report_json(stripped, r.path())
+    assert got["symbols"].endswith("unwind tables"), got["symbols"]
+    # the same functions, by their start addresses
+    addr = {n: a for n, a in nm(exe).items()}
+    byname = {f["name"]: f["self_samples"] for f in want if f["self_samples"]}
+    byaddr = {int(f["name"].split("+0x")[1].split()[0], 16): f["self_samples"]
+              for f in got["functions"] if f["self_samples"]}
+    assert byaddr == {addr[n]: c for n, c in byname.items()}, (byaddr, byname)
 
 
 def test_wrong_binary_is_detected_and_gprof_still_reads_the_file():

@@ -1,0 +1,184 @@
+"""End-to-end tests on Debian's own programs as they are shipped: stripped,
+written by no one here. Their code is profiled by functions taken from the
+unwind tables (one FDE, one function), checked against readelf's reading of
+those tables and against perf on the same run; and `pcprof run` keeps each
+program's output and exit status."""
+
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import tempfile
+
+from pctest import clean_env, lib, need, run, skip
+from test_cli import pcprof
+from test_objects import perf_available
+
+
+def text_file(path, mbytes, seed=7):
+    """mbytes of made-up text that compresses about 3:1, the same bytes
+    every time."""
+    rnd = random.Random(seed)
+    words = ["".join(rnd.choice("etaoinshrdlucmfwyp") for _ in range(rnd.randint(2, 9)))
+             for _ in range(4000)]
+    with open(path, "w") as f:
+        n = 0
+        while n < mbytes << 20:
+            line = " ".join(rnd.choice(words) for _ in range(12)) + "\n"
+            f.write(line)
+            n += len(line)
+
+
+def fde_ranges(exe):
+    """[(start, end)] of every FDE in exe, as binutils' readelf reads them."""
+    out = subprocess.run(["readelf", "--debug-dump=frames", exe], capture_output=True,
+                         text=True, timeout=60).stdout
+    return sorted((int(a, 16), int(b, 16)) for a, b in
+                  re.findall(r"FDE cie=\S+ pc=([0-9a-f]+)\.\.([0-9a-f]+)", out))
+
+
+def stripped(exe):
+    out = subprocess.run(["readelf", "-S", "-W", exe], capture_output=True, text=True).stdout
+    return ".symtab" not in out
+
+
+def test_stripped_gzip_gets_its_functions_from_unwind_tables_as_perf_sees_them():
+    """Debian's gzip has no symbols of its own. perf (task-clock) records
+    the run that libpc profiles; perf's sampled addresses, put into the
+    FDEs that readelf lists, and pcprof's functions must give the same
+    distribution within sampling error, and pcprof must leave next to
+    nothing unnamed."""
+    gzip = need("gzip")
+    if not stripped(gzip):
+        skip("%s has a symbol table: not the stripped case" % gzip)
+    if not perf_available():
+        skip("perf cannot record task-clock here (install linux-perf)")
+    fdes = fde_ranges(gzip)
+    assert len(fdes) > 50, "readelf lists %d FDEs in %s" % (len(fdes), gzip)
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    data = os.path.join(d, "in.txt")
+    text_file(data, 24)
+    env = clean_env(profiled=False)
+    with open(os.path.join(d, "out.gz"), "wb") as out:
+        p = subprocess.run(["perf", "record", "-q", "-e", "task-clock", "-F", "1000", "-o",
+                            os.path.join(d, "perf.data"), "--", "env", "LD_PRELOAD=" + lib(),
+                            "PC_VERBOSE=1", gzip, "-9", "-c", data],
+                           cwd=d, env=env, stdout=out, stderr=subprocess.PIPE, timeout=300)
+    assert p.returncode == 0, p.stderr
+    m = re.search(rb"\((\d+) signals\)", p.stderr)
+    assert m, p.stderr
+    signals = int(m.group(1))
+    q = pcprof("report", "--format", "json", "--top", "0", gzip, os.path.join(d, "gmon.out"))
+    assert q.returncode == 0, q.stderr
+    j = json.loads(q.stdout)
+    assert j["total_samples"] > 0, j
+    unknown = j["unattributed_samples"] / j["total_samples"]
+    assert unknown < 0.01, "%.1f %% of gzip's samples in no function" % (100 * unknown)
+    starts = {a for a, _ in fdes}
+    ours = {}
+    for f in j["functions"]:
+        m = re.match(r"^gzip\+0x([0-9a-f]+)", f["name"])
+        if not m:
+            assert f["name"].endswith("@plt"), f["name"]
+            continue
+        start = int(m.group(1), 16)
+        assert start in starts, "%s starts at no FDE readelf lists" % f["name"]
+        ours[start] = ours.get(start, 0) + f["self_samples"]
+    # perf's addresses in gzip (a PIE: file-relative, as the FDEs are)
+    r = subprocess.run(["perf", "report", "-i", os.path.join(d, "perf.data"), "--stdio",
+                        "--sort", "dso,sym", "-q", "-n", "--comm", "gzip"],
+                       capture_output=True, text=True, timeout=120)
+    theirs = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s*[\d.]+%\s+(\d+)\s+gzip\s+\[\.\]\s+0x([0-9a-f]+)", line)
+        if m:
+            addr = int(m.group(2), 16)
+            for a, b in fdes:
+                if a <= addr < b:
+                    theirs[a] = theirs.get(a, 0) + int(m.group(1))
+                    break
+    assert ours and theirs, (ours, r.stdout[:2000])
+    a, b = sum(theirs.values()), sum(ours.values())
+    keys = set(ours) | set(theirs)
+    tvd = 0.5 * sum(abs(theirs.get(k, 0) / a - ours.get(k, 0) / b) for k in keys)
+    # each function's share differs by sampling alone with a spread of
+    # sqrt(p (1/a + 1/n)), n libpc's signals (its independent samples)
+    expect = 0.5 * sum(math.sqrt(2 / math.pi) *
+                       math.sqrt(max(theirs.get(k, 0) / a, 1 / a) * (1 / a + 1 / signals))
+                       for k in keys)
+    assert tvd < 2.5 * expect + 0.02, \
+        "function-level distance %.3f, expected %.3f; pcprof %s, perf %s" % (
+            tvd, expect, sorted(ours.items()), sorted(theirs.items()))
+    return "%d FDE functions with samples, TVD %.3f (chance %.3f) over %d signals and " \
+        "%d perf samples; %.2f %% unnamed" % (len(ours), tvd, expect, signals, a, 100 * unknown)
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def plain_and_run(argv, stdin=None, cwd=None, written=None):
+    """argv run bare, and under `pcprof run`, in the same directory; and
+    the bytes of the file written after each, when one is named."""
+    cwd = cwd or tempfile.mkdtemp(prefix="pc-e2e-")
+    plain = run(argv, profiled=False, cwd=cwd, stdin=stdin)
+    bare = read_bytes(written) if written else None
+    rep = os.path.join(cwd, "report.json")
+    prof = pcprof("run", "--report", rep, "--format", "json", "--", *argv, cwd=cwd,
+                  stdin=stdin)
+    return plain, prof, rep, (bare, read_bytes(written) if written else None)
+
+
+def test_pcprof_run_keeps_status_and_output_of_stripped_programs():
+    """Each ends as it does bare, its stdout (and what gzip writes) byte for
+    byte, and gets a report (exit 2 and "no symbols" was what these gave
+    before)."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    data = os.path.join(d, "in.txt")
+    text_file(data, 2)
+    cases = [
+        ([need("false")], None, 1, None),
+        ([need("true")], None, 0, None),
+        ([need("gzip"), "-9", "-n", "-k", "-f", data], None, 0, data + ".gz"),
+        ([need("bc"), "-l"], "scale=1200; 4*a(1)\n", 0, None),
+        ([need("awk"), "BEGIN { for (i = 0; i < 300000; i++) s += i % 7; print s }"],
+         None, 0, None),
+        ([need("sort"), "-r", data], None, 0, None),
+        ([need("gzip"), "-d", "-c", os.path.join(d, "missing.gz")], None, 1, None),
+    ]
+    notes = []
+    for argv, stdin, status, written in cases:
+        plain, prof, rep, (bare, profiled) = plain_and_run(argv, stdin, d, written)
+        name = os.path.basename(argv[0])
+        assert plain.status == status, (name, plain.status, plain.stderr)
+        assert prof.returncode == status, (name, prof.returncode, prof.stderr)
+        assert prof.stdout == plain.stdout, "%s: stdout differs" % name
+        assert bare == profiled, "%s: %s differs" % (name, written)
+        assert "pcprof:" not in prof.stderr.replace("pcprof: warning: ", ""), prof.stderr
+        j = json.load(open(rep))
+        named = sum(f["self_samples"] for f in j["functions"])
+        notes.append("%s %d (%d samples)" % (name, status, j["total_samples"]))
+        if j["total_samples"] > 50:
+            # the program's own code gets functions, not [unknown]
+            assert named >= 0.98 * j["total_samples"], (name, j["unattributed_samples"],
+                                                          j["total_samples"])
+    return ", ".join(notes)
+
+
+def test_pcprof_run_keeps_the_status_when_the_report_fails():
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    p = pcprof("run", "--report", os.path.join(d, "no", "such", "dir.txt"), "--",
+               need("false"), cwd=d)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    lines = [l for l in p.stderr.splitlines() if l.startswith("pcprof:")]
+    assert len(lines) == 1 and "dir.txt" in lines[0], p.stderr
+    # -o into a directory that is not there: one line, and the program runs
+    p = pcprof("run", "-o", "nodir/x.gmon", "--", "sh", "-c", "echo ran; exit 3", cwd=d)
+    assert p.returncode == 3 and p.stdout == "ran\n", (p.returncode, p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "nodir/x.gmon" in lines[0] and \
+        "directory does not exist" in lines[0], p.stderr
+    return lines[0]
