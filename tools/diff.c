@@ -45,7 +45,7 @@ static const char usage_diff[] =
 "                     0: all)\n"
 "  --absolute         compare seconds as measured: no allowance for runs or\n"
 "                     sides on a faster or slower machine (see below)\n"
-"  --keep-pieces, --no-demangle, --debug-dir DIR   as for report\n"
+"  --keep-pieces, --no-demangle, --full-names, --debug-dir DIR   as for report\n"
 "\n"
 "Seconds are compared at one machine speed: each run is scaled by its\n"
 "side's mean program seconds over its own, and the new side by the median\n"
@@ -1013,6 +1013,7 @@ parse_args(int argc, char **argv, struct diff_opts *o, struct symtab_opts *so,
 		{ "absolute", no_argument, NULL, OPT_ABSOLUTE },
 		{ "keep-pieces", no_argument, NULL, OPT_KEEP_PIECES },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "self-test", no_argument, NULL, OPT_SELF_TEST },
 		{ "help", no_argument, NULL, 'h' },
@@ -1080,6 +1081,9 @@ parse_args(int argc, char **argv, struct diff_opts *o, struct symtab_opts *so,
 			break;
 		case OPT_NO_DEMANGLE:
 			so->no_demangle = 1;
+			break;
+		case OPT_FULL_NAMES:
+			so->full_names = 1;
 			break;
 		case OPT_DEBUG_DIR:
 			so->debug_root = optarg;

@@ -99,6 +99,9 @@ report_option(int c, const char *arg, struct report_opts *r,
 	case OPT_NO_DEMANGLE:
 		s->no_demangle = 1;
 		return 1;
+	case OPT_FULL_NAMES:
+		s->full_names = 1;
+		return 1;
 	case OPT_DEBUG_DIR:
 		s->debug_root = arg;
 		return 1;

@@ -9,7 +9,7 @@
 
 enum {
 	OPT_FORMAT = 256, OPT_TOP, OPT_KEEP_PIECES, OPT_NO_DEMANGLE,
-	OPT_DEBUG_DIR, OPT_CALLGRAPH, OPT_STACKS, OPT_BY_OBJECT,
+	OPT_DEBUG_DIR, OPT_CALLGRAPH, OPT_STACKS, OPT_BY_OBJECT, OPT_FULL_NAMES,
 };
 
 #define REPORT_LONGOPTS							\
@@ -17,6 +17,7 @@ enum {
 	{ "top", required_argument, NULL, OPT_TOP },			\
 	{ "keep-pieces", no_argument, NULL, OPT_KEEP_PIECES },		\
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },		\
+	{ "full-names", no_argument, NULL, OPT_FULL_NAMES },		\
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },		\
 	{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },		\
 	{ "stacks-file", required_argument, NULL, OPT_STACKS },		\
@@ -34,6 +35,8 @@ enum {
 "                   function (profiles recorded with PC_SCOPE=all)\n"	\
 "  --keep-pieces    show foo.cold, foo.part.N, foo.isra.N and\n"	\
 "                   foo.constprop.N apart from foo (default: folded)\n"\
+"  --full-names     C++ names with their template arguments and\n"	\
+"                   parameters (default: std::vector::push_back)\n"	\
 "  --no-demangle    print C++ names as the symbol table has them\n"	\
 "  --debug-dir DIR  look for separate debug files under DIR\n"		\
 "                   (default /usr/lib/debug)\n"

@@ -154,9 +154,9 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 	for (size_t i = shown; i < n; i++)
 		rest += l[i].samples;
 	if (shown < n)
-		fprintf(out, "%10.3f %6.2f%% %7s %10.0f  (%zu more %s)\n",
+		fprintf(out, "%10.3f %6.2f%% %7s %10.0f  (%zu more %s%s)\n",
 			rest / f->rate, 100 * rest / f->total, "", rest, n - shown,
-			o->by_object ? "objects" : "functions");
+			o->by_object ? "object" : "function", n - shown == 1 ? "" : "s");
 }
 
 static void

@@ -18,8 +18,10 @@ static const char usage_run[] =
 "usage: pcprof run [OPTIONS] -- CMD [ARGS...]\n"
 "\n"
 "Run CMD with libpc.so preloaded (appended to any LD_PRELOAD), wait for it,\n"
-"then print the flat profile it wrote on standard error. The exit status is\n"
-"CMD's; a CMD killed by a signal makes pcprof die of the same signal.\n"
+"then print the flat profile it wrote on standard error: the 25 functions\n"
+"with most samples and one line for the rest (--top 0: all of them). The\n"
+"exit status is CMD's, whatever becomes of the report; a CMD killed by a\n"
+"signal makes pcprof die of the same signal.\n"
 "\n"
 "Run options:\n"
 "  -o, --output FILE  where CMD writes its profile (PC_OUT; default gmon.out)\n"
@@ -56,6 +58,9 @@ REPORT_OPTIONS_HELP
 "  PC_ROOT          set by libpc: the pid of the run's first process\n"
 "\n"
 "libpc.so is looked for beside the pcprof binary, then in " PC_LIBDIR ".\n";
+
+/* functions in the text report of `pcprof run` unless --top says */
+#define RUN_TOP	25
 
 enum { OPT_HZ = 300, OPT_SIGNAL, OPT_REPORT, OPT_NO_REPORT, OPT_STACKS_ON,
 	OPT_NO_CALLGRAPH, OPT_ALL_OBJECTS };
@@ -212,7 +217,7 @@ cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
-	struct report_opts r = { .format = FORMAT_TEXT };
+	struct report_opts r = { .format = FORMAT_TEXT, .top = -1 };
 	struct symtab_opts s = { 0, 0, NULL };
 	const char *output = "gmon.out", *report_to = NULL, *why;
 	char lib[PATH_MAX], exe[PATH_MAX], *preload;
@@ -265,6 +270,9 @@ cmd_run(int argc, char **argv)
 		report_usage(stderr, usage_run);
 		return EXIT_BAD_INPUT;
 	}
+	/* a screenful for people; everything for machines */
+	if (r.top < 0)
+		r.top = r.format == FORMAT_TEXT ? RUN_TOP : 0;
 	if (find_command(argv[optind], exe, sizeof(exe))) {
 		pc_warn("'%s': command not found", argv[optind]);
 		return 127;

@@ -408,11 +408,150 @@ display_name(const char *name, const struct symtab_opts *o)
 		return base;
 	d = dm(base, NULL, NULL, &status);
 	if (status == 0 && d) {
+		char *sh = o->full_names ? d : symtab_short_name(d);
+
 		free(base);
-		return d;
+		if (sh != d)
+			free(d);
+		return sh;
 	}
 	free(d);
 	return base;
+}
+
+/* Whether name[i] starts the word "operator" (not part of a longer name). */
+static int
+at_operator(const char *name, size_t i)
+{
+	return !strncmp(name + i, "operator", 8) &&
+	       (i == 0 || name[i - 1] == ':' || name[i - 1] == ' ') &&
+	       !((name[i + 8] >= 'a' && name[i + 8] <= 'z') ||
+		 (name[i + 8] >= 'A' && name[i + 8] <= 'Z') ||
+		 (name[i + 8] >= '0' && name[i + 8] <= '9') || name[i + 8] == '_');
+}
+
+/*
+ * What is left of a name once its brackets are gone is words: a return
+ * type before the name ("unsigned long shapes::accumulate"), qualifiers
+ * after it ("area const"), or an operator spelled with a word ("operator
+ * new", "operator unsigned long"). Keeps the name, in place.
+ */
+static char *
+short_words(char *out, size_t k)
+{
+	static const char *const quals[] = { "const", "volatile", "&", "&&", "noexcept" };
+	size_t from = 0;
+	char *sp;
+
+	/* trailing qualifiers */
+	while ((sp = strrchr(out, ' '))) {
+		int q = 0;
+
+		for (size_t i = 0; i < sizeof(quals) / sizeof(quals[0]); i++)
+			q |= !strcmp(sp + 1, quals[i]);
+		if (!q)
+			break;
+		*sp = 0;
+	}
+	k = strlen(out);
+	/* the name is the last word, or everything from "operator" on; the
+	 * spaces of "(anonymous namespace)" and "{lambda(int, int)#1}" do not
+	 * separate words */
+	for (size_t i = 0, depth = 0; i < k; i++) {
+		if (out[i] == '(' || out[i] == '{')
+			depth++;
+		else if ((out[i] == ')' || out[i] == '}') && depth)
+			depth--;
+		if (depth)
+			continue;
+		if (at_operator(out, i)) {
+			from = i;
+			while (from > 0 && out[from - 1] != ' ')
+				from--;
+			break;
+		}
+		if (out[i] == ' ')
+			from = i + 1;
+	}
+	if (from && from < k)
+		memmove(out, out + from, k - from + 1);
+	return out;
+}
+
+char *
+symtab_short_name(const char *name)
+{
+	size_t n = strlen(name), k = 0;
+	char *out = malloc(n + 1);
+	int angle = 0, paren = 0;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!angle && !paren && at_operator(name, i)) {
+			/* operator<, operator(), operator new: the symbols are
+			 * the name; copy them and what follows up to the
+			 * parameter list */
+			size_t j = i + 8;
+
+			if (name[j] == '(' && name[j + 1] == ')')
+				j += 2;
+			while (j < n && name[j] != '(' && name[j] != '<')
+				j++;
+			while (j < n && name[j] == '<' && (name[j + 1] == '<' || name[j + 1] == '(' ||
+							 name[j + 1] == '=' || j == i + 8))
+				j++;
+			memcpy(out + k, name + i, j - i);
+			k += j - i;
+			i = j - 1;
+			continue;
+		}
+		if (c == '<' && !paren) {
+			angle++;
+			continue;
+		}
+		if (c == '>' && angle && !paren) {
+			angle--;
+			continue;
+		}
+		if (angle)
+			continue;
+		if (c == '(') {
+			/* a component, not a parameter list */
+			if (!paren && !strncmp(name + i, "(anonymous namespace)", 21)) {
+				memcpy(out + k, name + i, 21);
+				k += 21;
+				i += 20;
+				continue;
+			}
+			paren++;
+			continue;
+		}
+		if (c == ')' && paren) {
+			paren--;
+			continue;
+		}
+		if (paren)
+			continue;
+		if (c == '{') {
+			/* {lambda(int)#1}: kept whole */
+			size_t j = i;
+			int depth = 0;
+
+			do {
+				depth += name[j] == '{';
+				depth -= name[j] == '}';
+				out[k++] = name[j++];
+			} while (j < n && depth > 0);
+			i = j - 1;
+			continue;
+		}
+		out[k++] = c;
+	}
+	out[k] = 0;
+	return short_words(out, k);
 }
 
 /* Open-addressed table of display names, giving each a function index. */

@@ -36,6 +36,7 @@ struct symtab_opts {
 	int keep_pieces;	/* show foo.cold apart from foo */
 	int no_demangle;
 	const char *debug_root;	/* "/usr/lib/debug" unless set */
+	int full_names;		/* C++: keep template arguments, parameters */
 };
 
 /*
@@ -48,6 +49,14 @@ int symtab_load(struct symtab *st, const char *path,
 /* The same from an ELF image in memory (no debug-file search); for fuzzing. */
 int symtab_load_mem(struct symtab *st, const void *buf, size_t len,
 		    const struct symtab_opts *opts, char *err, size_t errlen);
+
+/*
+ * A demangled C++ name shortened as perf and pprof show them: template
+ * arguments, parameter lists, qualifiers after them and the return type
+ * left out ("std::vector<int>::push_back(int const&)" is
+ * "std::vector::push_back"). malloc'd; NULL when out of memory.
+ */
+char *symtab_short_name(const char *name);
 
 /* Index of the symbol containing addr, or -1. */
 long symtab_find(const struct symtab *st, uint64_t addr);

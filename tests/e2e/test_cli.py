@@ -218,7 +218,11 @@ def test_plt_stubs_are_named():
 def test_cxx_names_are_demangled():
     exe = prog("cxx")
     r = run([exe, "0.6"], verbose=False)
+    # shortened by default, as perf and pprof show them
     names = [f["name"] for f in report_json(exe, r.path())["functions"]]
+    assert "shapes::Circle::area" in names and "shapes::accumulate" in names, names
+    names = [f["name"] for f in report_json(exe, r.path(),
+                                            extra=("--full-names",))["functions"]]
     assert "shapes::Circle::area(unsigned long) const" in names, names
     assert "unsigned long shapes::accumulate<int>(int, unsigned long)" in names
     raw = [f["name"] for f in report_json(exe, r.path(),

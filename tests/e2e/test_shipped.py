@@ -182,3 +182,50 @@ def test_pcprof_run_keeps_the_status_when_the_report_fails():
     assert len(lines) == 1 and "nodir/x.gmon" in lines[0] and \
         "directory does not exist" in lines[0], p.stderr
     return lines[0]
+
+
+PY_WORK = """
+import json, re
+d = [{"k": i, "v": str(i) * 3} for i in range(300000)]
+s = json.dumps(d)
+json.loads(s)
+print(len(sorted(re.findall(r"\\d+", s[:3000000]))))
+"""
+
+
+def debian_python():
+    """Debian's own python3.11 (stripped, libpython linked in), not one
+    that PATH may find first."""
+    for p in ("/usr/bin/python3.11", "/usr/bin/python3"):
+        if os.path.exists(p):
+            return os.path.realpath(p)
+    skip("Debian's python3 is not installed")
+
+
+def test_pcprof_run_shows_a_screenful_and_one_line_for_the_rest():
+    """Debian's python3.11 spreads its time over many functions: with
+    --all-objects the text report has 25 function rows, then one line for
+    the rest, and the rows and that line add up to all samples; --top 0
+    shows every function."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    py = debian_python()
+    p = pcprof("run", "--all-objects", "--", py, "-c", PY_WORK, cwd=d)
+    assert p.returncode == 0, p.stderr
+    rows = [l.split() for l in p.stderr.splitlines()
+            if re.match(r"^\s+[\d.]+\s+[\d.]+%", l)]
+    head = p.stderr.splitlines()[0]
+    total = float(re.search(r": (\d+) samples", head).group(1))
+    more = [r for r in rows if "more" in r]
+    funcs = [r for r in rows if "more" not in r]
+    assert len(funcs) == 25 and len(more) == 1, p.stderr
+    assert abs(sum(float(r[3]) for r in funcs) + float(more[0][2]) - total) < 1, p.stderr
+    # the interpreter's loop is named from python's exported symbols
+    names = " ".join(r[-1] for r in funcs)
+    assert "_PyEval_EvalFrameDefault" in names, names
+    q = pcprof("report", "--top", "0", py, os.path.join(d, "gmon.out"))
+    assert q.returncode == 0, q.stderr
+    assert "more function" not in q.stdout, q.stdout
+    n = len([l for l in q.stdout.splitlines() if re.match(r"^\s+[\d.]+\s+[\d.]+%", l)])
+    assert n > 25, q.stdout
+    return "%s: 25 rows and %s; %d with --top 0" % (head.split(": ")[1],
+                                                     " ".join(more[0][3:]), n)
