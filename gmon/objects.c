@@ -232,6 +232,13 @@ gmon_objects_parse(const void *buf, size_t len, struct gmon_objects *o,
 			}
 			o->rate = (uint32_t)v;
 			have_rate = 1;
+		} else if (n == 3 && !memcmp(f, "pid", 3)) {
+			n = field(&p, nl, &f);
+			if (number(f, n, UINT32_MAX, &o->pid) || o->pid == 0 ||
+			    field(&p, nl, &f)) {
+				r = fail(err, line, "bad pid");
+				break;
+			}
 		} else if (n == 9 && !memcmp(f, "no-object", 9)) {
 			n = field(&p, nl, &f);
 			if (number(f, n, UINT64_MAX, &o->no_object) || field(&p, nl, &f)) {

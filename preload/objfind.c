@@ -8,6 +8,7 @@
  * The manifest, PATH.objects, is text, one record a line:
  *   pcprof-objects 1
  *   rate HZ
+ *   pid PID                    the process that wrote it
  *   no-object SAMPLES          samples in no object (JIT code, ...)
  *   object INDEX LOADED SAMPLES BUILD-ID FILE PATH
  *                              FILE: "gmon.out+libz.so.1", beside this one
@@ -366,6 +367,8 @@ write_manifest(struct gmon_sink *s)
 	text_start(&t);
 	pc_line_str(&t, "pcprof-objects 1\nrate ");
 	pc_line_u64(&t, (uint64_t)pc.hz);
+	pc_line_str(&t, "\npid ");
+	pc_line_u64(&t, (uint64_t)getpid());
 	pc_line_str(&t, "\nno-object ");
 	pc_line_u64(&t, unplaced);
 	pc_line_str(&t, "\n");

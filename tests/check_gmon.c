@@ -1319,6 +1319,7 @@ END_TEST
 static const char manifest_ok[] =
 	"pcprof-objects 1\n"
 	"rate 1000\n"
+	"pid 4242\n"
 	"no-object 3\n"
 	"object 0 1 597 c5a09cc747ba300b gmon.out /work/a%20b/uselib\n"
 	"object 1 1 29 b0af71 - [vdso]\n"
@@ -1332,6 +1333,7 @@ START_TEST(test_objects_parse_reads_every_record)
 
 	ck_assert_int_eq(gmon_objects_parse(manifest_ok, strlen(manifest_ok), &o, &err), 0);
 	ck_assert_uint_eq(o.rate, 1000);
+	ck_assert_uint_eq(o.pid, 4242);
 	ck_assert_uint_eq(o.no_object, 3);
 	ck_assert_uint_eq(o.n, 3);
 	ck_assert_str_eq(o.v[0].path, "/work/a b/uselib");
@@ -1377,6 +1379,9 @@ START_TEST(test_objects_parse_refuses_bad_input)
 	objects_refused("object 2 ", "object 5 ", "out of order");
 	objects_refused("0x2000000001130", "0x5000000001130", "not listed");
 	objects_refused("rate 1000", "rate 0", "bad rate");
+	objects_refused("pid 4242", "pid 0", "bad pid");
+	objects_refused("pid 4242", "pid 4242 1", "bad pid");
+	objects_refused("pid 4242", "pid 99999999999", "bad pid");
 	objects_refused("rate 1000", "rate 99999999999999999999", "bad rate");
 	objects_refused("b0af71", "b0af7", "bad build-id");
 	objects_refused("981\n", "981", "truncated");

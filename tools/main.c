@@ -36,6 +36,7 @@ static const char usage_main[] =
 
 static const char usage_report[] =
 "usage: pcprof report [OPTIONS] EXE [GMON|DIR...]\n"
+"       pcprof report [OPTIONS] DIR|GMON...\n"
 "\n"
 "Print the flat profile of EXE from one or more gmon.out files (default\n"
 "gmon.out), summed without 16-bit truncation: each function's self\n"
@@ -51,6 +52,10 @@ static const char usage_report[] =
 "it: the report then covers every shared object of the process, named\n"
 "with each object's own symbols, with an object column (--by-object for\n"
 "one line per object).\n"
+"With no EXE, the report is of the whole run that the directories (or\n"
+"the profiles) hold: each profile recorded with PC_SCOPE=all names its\n"
+"program in its manifest. One line per process (CPU seconds, share, pid,\n"
+"program), then the functions summed over all processes, by object.\n"
 "\n"
 REPORT_OPTIONS_HELP;
 
@@ -84,6 +89,9 @@ report_option(int c, const char *arg, struct report_opts *r,
 		return 1;
 	case OPT_BY_OBJECT:
 		r->by_object = 1;
+		return 1;
+	case OPT_PROCESS:
+		r->process = arg;
 		return 1;
 	case OPT_STACKS:
 		r->stacks = arg;
@@ -333,6 +341,12 @@ cmd_report(int argc, char **argv)
 		report_usage(stderr, usage_report);
 		return EXIT_BAD_INPUT;
 	}
+	/* a profile or a directory first: the whole run, its programs
+	 * named by the manifests */
+	if (runview_is_profile(argv[optind]))
+		return runview_report(argv + optind, argc - optind, &r, &s, stdout);
+	if (r.process)
+		pc_fatal("--process: name no EXE, only the run's directory or profiles");
 	return report_files(argv[optind], argv + optind + 1, argc - optind - 1,
 			    &r, &s, stdout);
 }

@@ -10,6 +10,7 @@
 enum {
 	OPT_FORMAT = 256, OPT_TOP, OPT_KEEP_PIECES, OPT_NO_DEMANGLE,
 	OPT_DEBUG_DIR, OPT_CALLGRAPH, OPT_STACKS, OPT_BY_OBJECT, OPT_FULL_NAMES,
+	OPT_PROCESS,
 };
 
 #define REPORT_LONGOPTS							\
@@ -21,7 +22,8 @@ enum {
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },		\
 	{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },		\
 	{ "stacks-file", required_argument, NULL, OPT_STACKS },		\
-	{ "by-object", no_argument, NULL, OPT_BY_OBJECT }
+	{ "by-object", no_argument, NULL, OPT_BY_OBJECT },		\
+	{ "process", required_argument, NULL, OPT_PROCESS }
 
 #define REPORT_OPTIONS_HELP						\
 "Report options:\n"							\
@@ -33,6 +35,8 @@ enum {
 "  --top N          the N functions with most samples (0: all)\n"	\
 "  --by-object      one line per shared object instead of per\n"	\
 "                   function (profiles recorded with PC_SCOPE=all)\n"	\
+"  --process P      of a whole run, only the process whose pid or\n"	\
+"                   program name is P\n"				\
 "  --keep-pieces    show foo.cold, foo.part.N, foo.isra.N and\n"	\
 "                   foo.constprop.N apart from foo (default: folded)\n"\
 "  --full-names     C++ names with their template arguments and\n"	\

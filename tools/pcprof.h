@@ -95,6 +95,8 @@ struct flat {
 void flat_build(struct flat *f, const struct symtab *st,
 		const struct gmon_profile *p);
 void flat_release(struct flat *f);
+/* qsort order of flat rows: most samples first, then by function. */
+int flat_row_cmp(const void *a, const void *b);
 
 /* Arcs mapped to functions and summed (callgraph.c). */
 struct cg_arc {
@@ -145,10 +147,22 @@ struct report_opts {
 	const char *exe;
 	char **files;
 	int nfiles;
+	const char *process;	/* --process PID|NAME (runview.c) */
 };
 
 void report_print(FILE *out, const struct flat *f, const struct symtab *st,
 		  const struct callgraph *cg, const struct report_opts *o);
+
+/*
+ * A whole run (runview.c): whether path is a profile or a directory of
+ * them rather than an executable; and the report of every process that
+ * paths[0..n) hold (directories, or profiles with a manifest beside them),
+ * one line per process, then the functions summed over the processes.
+ * Exits on bad input.
+ */
+int runview_is_profile(const char *path);
+int runview_report(char **paths, int npaths, struct report_opts *r,
+		   const struct symtab_opts *so, FILE *out);
 
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);

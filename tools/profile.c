@@ -190,8 +190,8 @@ check_build_id(const struct gmon_profile *p, const struct symtab *st,
 			hex(id, sizeof(id), b));
 }
 
-static int
-cmp_rows(const void *a, const void *b)
+int
+flat_row_cmp(const void *a, const void *b)
 {
 	const struct flat_row *x = a, *y = b;
 
@@ -261,7 +261,7 @@ flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p
 			f->rows[f->nrows].samples = per[i];
 			f->nrows++;
 		}
-	qsort(f->rows, f->nrows, sizeof(*f->rows), cmp_rows);
+	qsort(f->rows, f->nrows, sizeof(*f->rows), flat_row_cmp);
 	free(per);
 }
 

@@ -229,3 +229,85 @@ def test_pcprof_run_shows_a_screenful_and_one_line_for_the_rest():
     assert n > 25, q.stdout
     return "%s: 25 rows and %s; %d with --top 0" % (head.split(": ")[1],
                                                      " ".join(more[0][3:]), n)
+
+
+def big_c(path, n=400, main=True):
+    """A C file that keeps cc1 busy for about a second at -O2."""
+    tag = os.path.basename(path).split(".")[0]
+    with open(path, "w") as f:
+        for i in range(n):
+            f.write("int %s%d(int *a, int n) { int s = 0; for (int i = 0; i < n; i++)"
+                    " { s += a[i] * %d; if (s > %d) s ^= a[(i * 7) %% n]; } return s; }\n"
+                    % (tag, i, i + 3, 1000 + i))
+        if main:
+            f.write("int main(void) { return 0; }\n")
+
+
+def test_a_process_tree_is_one_report_with_a_line_per_process():
+    """make -j2 building two files with Debian's gcc: every process of the
+    tree (make, gcc, cc1, as, collect2, ld) writes its whole-process
+    profile into one directory, and `pcprof report DIR` names each one's
+    program from its manifest. The per-process lines and the functions
+    both add up to all the CPU sampled, which perf, recording the same
+    run, sees within sampling error; --process picks one program."""
+    if not perf_available():
+        skip("perf cannot record task-clock here (install linux-perf)")
+    make, cc = need("make"), need("cc")
+    d = tempfile.mkdtemp(prefix="pc-e2e-tree-")
+    big_c(os.path.join(d, "a.c"), 150)
+    big_c(os.path.join(d, "b.c"), 100, main=False)
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write("all: a.o b.o\n\t%s -o prog a.o b.o\n%%.o: %%.c\n\t%s -O2 -c -o $@ $<\n"
+                % (cc, cc))
+    out = os.path.join(d, "run")
+    os.mkdir(out)
+    env = clean_env(profiled=False)
+    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
+        env.pop(k, None)
+    p = subprocess.run(["perf", "record", "-q", "-e", "task-clock", "-F", "1000", "-o",
+                        os.path.join(d, "perf.data"), "--", "env", "LD_PRELOAD=" + lib(),
+                        "PC_SCOPE=all", "PC_OUT=" + os.path.join(out, "gmon.out"),
+                        make, "-j2"], cwd=d, env=env, capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    q = pcprof("report", "--format", "json", out)
+    assert q.returncode == 0, q.stderr
+    j = json.loads(q.stdout)
+    procs = j["processes"]
+    programs = {x["program"] for x in procs}
+    assert {"make", "cc1"} <= programs, programs
+    assert any(x.startswith("ld") or "-ld" in x for x in programs), programs
+    total = j["cpu_seconds"]
+    assert abs(sum(x["cpu_seconds"] for x in procs) - total) < 1e-3, (procs, total)
+    prof = j["profile"]
+    funcs = sum(f["self_seconds"] for f in prof["functions"]) + \
+        prof["unattributed_samples"] / prof["rate_hz"]
+    assert abs(funcs - total) < 0.01 * total + 0.002, (funcs, total)
+    # every pid is told, and each is a process perf saw
+    assert all(x["pid"] > 0 for x in procs), procs
+    r = subprocess.run(["perf", "report", "-i", os.path.join(d, "perf.data"), "--stdio",
+                        "-q", "-n", "--sort", "pid"], capture_output=True, text=True,
+                       timeout=120)
+    perf_pids = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s*[\d.]+%\s+(\d+)\s+(\d+):", line)
+        if m:
+            perf_pids[int(m.group(2))] = int(m.group(1))
+    perf_total = sum(perf_pids.values()) / 1000.0
+    cc1 = [x for x in procs if x["program"] == "cc1"]
+    assert len(cc1) == 2 and all(x["pid"] in perf_pids for x in cc1), (cc1, perf_pids)
+    # CPU-time timers and task-clock count the same CPU; a signal's share
+    # of it is its own, so the spread is that of libpc's signals
+    signals = sum(x["samples"] for x in procs) / 4  # 1000 Hz asked, 250 signals/s
+    tol = 4 * math.sqrt(max(signals, 1)) / max(signals, 1) + 0.02
+    assert abs(total / perf_total - 1) < tol, (total, perf_total, tol)
+    q = pcprof("report", "--format", "json", "--process", "cc1", out)
+    assert q.returncode == 0, q.stderr
+    one = json.loads(q.stdout)
+    assert {x["program"] for x in one["processes"]} == {"cc1"}, one["processes"]
+    assert abs(one["cpu_seconds"] - sum(x["cpu_seconds"] for x in cc1)) < 1e-6
+    t = pcprof("report", out)
+    assert t.returncode == 0 and re.search(r"^\s+[\d.]+\s+[\d.]+%\s+\d+\s+cc1$", t.stdout,
+                                           re.M), t.stdout
+    return "%d processes, %.2f s (perf %.2f s); %s" % (
+        len(procs), total, perf_total,
+        ", ".join("%s %.2f" % (x["program"], x["cpu_seconds"]) for x in procs[:4]))

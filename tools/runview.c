@@ -1,0 +1,434 @@
+/*
+ * pcprof report with no EXE: the whole of a run, every process of it. Each
+ * profile recorded with PC_SCOPE=all has its manifest beside it, which
+ * names the program and the process; each is read as `pcprof report EXE
+ * GMON` would read it, and the functions are summed over the processes by
+ * object and name. The report opens with one line per process.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "options.h"
+
+struct proc {
+	char *profile;		/* the process's gmon file */
+	char *exe;		/* its program, as its manifest records it */
+	const char *program;	/* the program's file name, in exe */
+	uint64_t pid;		/* 0 where not known */
+	double seconds;		/* CPU seconds sampled, all objects */
+	double samples;
+	uint32_t rate;
+};
+
+struct row {
+	char *name, *object;
+	double samples, seconds;
+};
+
+struct view {
+	struct proc *procs;
+	size_t nprocs;
+	struct row *rows;
+	size_t nrows, cap;
+	size_t left_out;	/* profiles with no manifest */
+};
+
+static int
+has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static const char *
+base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+/* The pid in a file named PREFIX.PROG.PID, or 0. */
+static uint64_t
+pid_of_name(const char *path)
+{
+	const char *dot = strrchr(base_name(path), '.');
+	char *end;
+	unsigned long v;
+
+	if (!dot || !dot[1])
+		return 0;
+	v = strtoul(dot + 1, &end, 10);
+	return *end ? 0 : v;
+}
+
+int
+runview_is_profile(const char *path)
+{
+	struct stat sb;
+	unsigned char h[4];
+	FILE *f;
+	int r;
+
+	if (stat(path, &sb))
+		return 0;
+	if (S_ISDIR(sb.st_mode))
+		return 1;
+	if (!S_ISREG(sb.st_mode) || !(f = fopen(path, "rb")))
+		return 0;
+	r = fread(h, 1, 4, f) == 4 && !memcmp(h, GMON_MAGIC, 4);
+	fclose(f);
+	return r;
+}
+
+/* One process from profile, whose manifest is beside it. */
+static void
+add_proc(struct view *v, const char *profile)
+{
+	struct gmon_objects o;
+	struct gmon_error err;
+	struct proc *p;
+	char *manifest;
+	unsigned char *buf;
+	size_t len;
+	int r;
+
+	if (asprintf(&manifest, "%s.objects", profile) < 0)
+		pc_fatal("out of memory");
+	buf = pc_slurp(manifest, &len);
+	r = gmon_objects_parse(buf, len, &o, &err);
+	free(buf);
+	if (r == -ENOMEM)
+		pc_fatal("'%s': out of memory", manifest);
+	if (r)
+		pc_fatal("'%s': %s at line %llu", manifest, err.what,
+			 (unsigned long long)err.offset);
+	if (o.n == 0)
+		pc_fatal("'%s': no program listed", manifest);
+	if (!(v->procs = realloc(v->procs, (v->nprocs + 1) * sizeof(*v->procs))))
+		pc_fatal("out of memory");
+	p = &v->procs[v->nprocs++];
+	memset(p, 0, sizeof(*p));
+	if (!(p->profile = strdup(profile)) || !(p->exe = strdup(o.v[0].path)))
+		pc_fatal("out of memory");
+	p->program = base_name(p->exe);
+	p->pid = o.pid ? o.pid : pid_of_name(profile);
+	p->rate = o.rate;
+	gmon_objects_release(&o);
+	free(manifest);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every profile with a manifest in dir, in name order. */
+static void
+add_dir(struct view *v, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0;
+
+	if (!d)
+		pc_fatal("'%s': %s", dir, strerror(errno));
+	while ((e = readdir(d))) {
+		char *path;
+
+		if (e->d_name[0] == '.' || has_suffix(e->d_name, ".objects") ||
+		    has_suffix(e->d_name, ".stacks") || strchr(e->d_name, '+'))
+			continue;
+		if (asprintf(&path, "%s/%s", dir, e->d_name) < 0)
+			pc_fatal("out of memory");
+		if (!runview_is_profile(path)) {
+			free(path);
+			continue;
+		}
+		if (!(names = realloc(names, (n + 1) * sizeof(*names))))
+			pc_fatal("out of memory");
+		names[n++] = path;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		if (whole_has_manifest(names[i]))
+			add_proc(v, names[i]);
+		else
+			v->left_out++;
+		free(names[i]);
+	}
+	free(names);
+}
+
+static void
+add_row(struct view *v, const char *name, const char *object, double samples,
+	uint32_t rate)
+{
+	struct row *r;
+
+	if (v->nrows == v->cap) {
+		v->cap = v->cap ? 2 * v->cap : 256;
+		if (!(v->rows = realloc(v->rows, v->cap * sizeof(*v->rows))))
+			pc_fatal("out of memory");
+	}
+	r = &v->rows[v->nrows++];
+	if (!(r->name = strdup(name)) || !(r->object = strdup(object)))
+		pc_fatal("out of memory");
+	r->samples = samples;
+	r->seconds = samples / rate;
+}
+
+/* Read one process and add its functions' samples to the view. */
+static void
+read_proc(struct view *v, struct proc *pr, const struct symtab_opts *so)
+{
+	struct gmon_profile p;
+	struct symtab st;
+	struct flat f;
+
+	symbols_load_whole(&st, pr->exe, so, pr->profile);
+	profiles_load(&p, &pr->profile, 1);
+	check_build_id(&p, &st, pr->exe);
+	whole_load(&st, &p, &pr->profile, 1, pr->exe, so);
+	flat_build(&f, &st, &p);
+	if (!f.rate)
+		f.rate = pr->rate ? pr->rate : 1;
+	pr->rate = f.rate;
+	pr->samples = f.total;
+	pr->seconds = f.total / f.rate;
+	for (size_t i = 0; i < f.nrows; i++) {
+		uint32_t fn = f.rows[i].func;
+		const char *obj = st.nobjs ? st.objnames[st.func_obj[fn]] : pr->program;
+
+		add_row(v, st.funcs[fn], obj, f.rows[i].samples, f.rate);
+	}
+	if (f.unknown > 0)
+		add_row(v, "[unknown]", pr->program, f.unknown, f.rate);
+	flat_release(&f);
+	gmon_profile_release(&p);
+	symtab_release(&st);
+	whole_release();
+}
+
+static int
+cmp_key(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int c = strcmp(x->object, y->object);
+
+	return c ? c : strcmp(x->name, y->name);
+}
+
+/* Sum the rows of one object and name. */
+static void
+merge_rows(struct view *v)
+{
+	size_t n = 0;
+
+	if (!v->nrows)
+		return;
+	qsort(v->rows, v->nrows, sizeof(*v->rows), cmp_key);
+	for (size_t i = 0; i < v->nrows; i++) {
+		if (n && !cmp_key(&v->rows[n - 1], &v->rows[i])) {
+			v->rows[n - 1].samples += v->rows[i].samples;
+			v->rows[n - 1].seconds += v->rows[i].seconds;
+			free(v->rows[i].name);
+			free(v->rows[i].object);
+			continue;
+		}
+		v->rows[n++] = v->rows[i];
+	}
+	v->nrows = n;
+}
+
+/* Whether process p is the one --process names (a pid or a program). */
+static int
+chosen(const struct proc *p, const char *which)
+{
+	char *end;
+	unsigned long pid;
+
+	if (!which)
+		return 1;
+	pid = strtoul(which, &end, 10);
+	if (!*end && end != which)
+		return p->pid == pid;
+	return !strcmp(p->program, which);
+}
+
+static int
+cmp_proc(const void *a, const void *b)
+{
+	const struct proc *x = a, *y = b;
+
+	if (x->seconds != y->seconds)
+		return x->seconds > y->seconds ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/*
+ * The summed rows as a symbol table and a flat profile, so that the
+ * report's own writers print them: function i is row i, in its object.
+ */
+static void
+as_flat(const struct view *v, struct symtab *st, struct flat *f, uint32_t rate)
+{
+	memset(st, 0, sizeof(*st));
+	memset(f, 0, sizeof(*f));
+	strcpy(st->source, ".symtab");
+	st->nfuncs = v->nrows;
+	st->funcs = calloc(v->nrows + 1, sizeof(*st->funcs));
+	st->func_obj = calloc(v->nrows + 1, sizeof(*st->func_obj));
+	st->objnames = calloc(v->nrows + 1, sizeof(*st->objnames));
+	f->rows = calloc(v->nrows + 1, sizeof(*f->rows));
+	if (!st->funcs || !st->func_obj || !st->objnames || !f->rows)
+		pc_fatal("out of memory");
+	f->rate = rate;
+	for (size_t i = 0; i < v->nrows; i++) {
+		/* rows are sorted by object: a new object starts a name */
+		if (!st->nobjs || strcmp(st->objnames[st->nobjs - 1], v->rows[i].object))
+			st->objnames[st->nobjs++] = v->rows[i].object;
+		st->funcs[i] = v->rows[i].name;
+		st->func_obj[i] = (uint32_t)(st->nobjs - 1);
+		f->rows[f->nrows].func = (uint32_t)i;
+		f->rows[f->nrows].samples = v->rows[i].seconds * rate;
+		f->total += f->rows[f->nrows].samples;
+		f->nrows++;
+	}
+	qsort(f->rows, f->nrows, sizeof(*f->rows), flat_row_cmp);
+}
+
+static void
+print_procs_text(FILE *out, const struct view *v, const char *where, double total)
+{
+	fprintf(out, "Run in %s: %zu process%s, %.3f s of CPU sampled\n\n", where,
+		v->nprocs, v->nprocs == 1 ? "" : "es", total);
+	fprintf(out, "%10s %7s %8s  %s\n", "CPU s", "share", "pid", "program");
+	for (size_t i = 0; i < v->nprocs; i++) {
+		const struct proc *p = &v->procs[i];
+
+		fprintf(out, "%10.3f %6.2f%% ", p->seconds, total ? 100 * p->seconds / total : 0);
+		if (p->pid)
+			fprintf(out, "%8llu", (unsigned long long)p->pid);
+		else
+			fprintf(out, "%8s", "-");
+		fprintf(out, "  %s\n", p->program);
+	}
+	fputc('\n', out);
+}
+
+static void
+print_procs_json(FILE *out, const struct view *v, double total)
+{
+	fputs("{\"processes\": [", out);
+	for (size_t i = 0; i < v->nprocs; i++) {
+		const struct proc *p = &v->procs[i];
+
+		fputs(i ? ",\n  " : "\n  ", out);
+		fputs("{\"program\": ", out);
+		json_string(out, p->program);
+		fputs(", \"path\": ", out);
+		json_string(out, p->exe);
+		fputs(", \"profile\": ", out);
+		json_string(out, p->profile);
+		fprintf(out, ", \"pid\": %llu, \"cpu_seconds\": %.6f, \"samples\": %.6g, "
+			"\"share\": %.6f}", (unsigned long long)p->pid, p->seconds, p->samples,
+			total ? p->seconds / total : 0);
+	}
+	fprintf(out, "%s], \"cpu_seconds\": %.6f, \"profile\": ", v->nprocs ? "\n" : "",
+		total);
+}
+
+int
+runview_report(char **paths, int npaths, struct report_opts *r,
+	       const struct symtab_opts *so, FILE *out)
+{
+	struct view v = { 0 };
+	struct symtab st;
+	struct flat f;
+	double total = 0;
+	uint32_t rate = 0;
+	size_t keep = 0;
+
+	if (r->format == FORMAT_FOLDED || r->callgraph)
+		pc_fatal("%s of a whole run: name the executable (pcprof report EXE GMON)",
+			 r->format == FORMAT_FOLDED ? "--format folded" : "--callgraph");
+	for (int i = 0; i < npaths; i++) {
+		struct stat sb;
+
+		if (stat(paths[i], &sb))
+			pc_fatal("'%s': %s", paths[i], strerror(errno));
+		if (S_ISDIR(sb.st_mode))
+			add_dir(&v, paths[i]);
+		else if (whole_has_manifest(paths[i]))
+			add_proc(&v, paths[i]);
+		else
+			pc_fatal("'%s': no manifest beside it (%s.objects) to name its program: "
+				 "name the executable (pcprof report EXE %s), or record with "
+				 "PC_SCOPE=all", paths[i], paths[i], paths[i]);
+	}
+	if (v.left_out)
+		pc_warn("note: left out %zu profile%s recorded without PC_SCOPE=all "
+			"(pcprof report EXE DIR reads them)", v.left_out,
+			v.left_out == 1 ? "" : "s");
+	for (size_t i = 0; i < v.nprocs; i++) {
+		if (!chosen(&v.procs[i], r->process)) {
+			free(v.procs[i].profile);
+			free(v.procs[i].exe);
+			continue;
+		}
+		v.procs[keep++] = v.procs[i];
+	}
+	v.nprocs = keep;
+	if (!v.nprocs)
+		pc_fatal(r->process ? "'%s': no process %s in the run" :
+			 "'%s': no profile recorded with PC_SCOPE=all there%s",
+			 paths[0], r->process ? r->process : "");
+	for (size_t i = 0; i < v.nprocs; i++) {
+		read_proc(&v, &v.procs[i], so);
+		total += v.procs[i].seconds;
+		if (!rate)
+			rate = v.procs[i].rate;
+		else if (rate != v.procs[i].rate)
+			rate = 1000000;	/* mixed rates: count in microseconds */
+	}
+	qsort(v.procs, v.nprocs, sizeof(*v.procs), cmp_proc);
+	merge_rows(&v);
+	as_flat(&v, &st, &f, rate);
+	r->exe = "the run";
+	r->files = paths;
+	r->nfiles = npaths;
+	if (r->format == FORMAT_TEXT)
+		print_procs_text(out, &v, paths[0], total);
+	else if (r->format == FORMAT_JSON)
+		print_procs_json(out, &v, total);
+	if (f.total == 0)
+		pc_warn("warning: '%s': the profiles hold no samples", paths[0]);
+	report_print(out, &f, &st, NULL, r);
+	if (r->format == FORMAT_JSON)
+		fputs("}\n", out);
+	/* the names belong to the rows */
+	free(st.funcs);
+	free(st.func_obj);
+	free(st.objnames);
+	free(f.rows);
+	for (size_t i = 0; i < v.nrows; i++) {
+		free(v.rows[i].name);
+		free(v.rows[i].object);
+	}
+	free(v.rows);
+	for (size_t i = 0; i < v.nprocs; i++) {
+		free(v.procs[i].profile);
+		free(v.procs[i].exe);
+	}
+	free(v.procs);
+	return 0;
+}
