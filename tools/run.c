@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"	/* PC_LIBDIR, written by the Makefile */
@@ -18,21 +19,27 @@ static const char usage_run[] =
 "usage: pcprof run [OPTIONS] -- CMD [ARGS...]\n"
 "\n"
 "Run CMD with libpc.so preloaded (appended to any LD_PRELOAD), wait for it,\n"
-"then print the flat profile it wrote on standard error: the 25 functions\n"
-"with most samples and one line for the rest (--top 0: all of them). The\n"
-"exit status is CMD's, whatever becomes of the report; a CMD killed by a\n"
-"signal makes pcprof die of the same signal.\n"
+"then print its profile on standard error. The whole run is profiled: every\n"
+"process CMD starts and every shared object, dlopen'ed plugin and the vDSO\n"
+"in each (PC_SCOPE=all), all into one run directory, pcprof-PROG-DATE-TIME\n"
+"unless -o names one. The report has one line per process, then the 25\n"
+"functions with most samples over the whole run and one line for the rest\n"
+"(--top 0: all of them); pcprof report DIR prints it again. The exit status\n"
+"is CMD's, whatever becomes of the report; a CMD killed by a signal makes\n"
+"pcprof die of the same signal.\n"
 "\n"
 "Run options:\n"
-"  -o, --output FILE  where CMD writes its profile (PC_OUT; default gmon.out)\n"
+"  -o, --output DIR   the run directory, made if it is not there (its parent\n"
+"                     must be); the first process writes DIR/gmon.out\n"
 "  --hz N             samples per second of thread CPU time (PC_HZ; 1000)\n"
 "  --signal SIG       the sampling signal (PC_SIGNAL; SIGPROF)\n"
 "  --report FILE      write the report to FILE instead of standard error\n"
 "  --no-report        write the profile only\n"
 "  --stacks           also write GMON.stacks for flame graphs (PC_STACKS=1)\n"
 "  --no-callgraph     record the flat profile only (PC_CALLGRAPH=0)\n"
-"  --all-objects      profile shared libraries and dlopen'ed code too\n"
-"                     (PC_SCOPE=all); the report gets an object column\n"
+"  --main-only        profile the executable's own code only (PC_SCOPE=main):\n"
+"                     the report is of the first process, and time outside\n"
+"                     the executable is not seen\n"
 "  -v, --verbose      libpc's summary line at exit (PC_VERBOSE=1)\n"
 "\n"
 REPORT_OPTIONS_HELP
@@ -63,7 +70,7 @@ REPORT_OPTIONS_HELP
 #define RUN_TOP	25
 
 enum { OPT_HZ = 300, OPT_SIGNAL, OPT_REPORT, OPT_NO_REPORT, OPT_STACKS_ON,
-	OPT_NO_CALLGRAPH, OPT_ALL_OBJECTS };
+	OPT_NO_CALLGRAPH, OPT_ALL_OBJECTS, OPT_MAIN_ONLY };
 
 /* libpc.so beside this pcprof (the build tree), else the installed one. */
 static int
@@ -114,27 +121,43 @@ find_command(const char *cmd, char *out, size_t size)
 	}
 }
 
-/* Why a profile could not be written at path, or NULL. */
+/*
+ * The run directory in dir: want, made if it is not there, or a new
+ * pcprof-PROG-YYYYMMDD-HHMMSS[-N] in the current directory. NULL, or why
+ * there can be none.
+ */
 static const char *
-why_unwritable(const char *path)
+run_dir(const char *want, const char *exe, char *dir, size_t size)
 {
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
+	const char *prog = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
 	struct stat sb;
 
-	if (!slash)
-		return NULL;
-	if ((size_t)(slash - path) >= sizeof(dir))
-		return "the name is too long";
-	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash - path] = 0;
-	if (!dir[0])
-		return NULL;	/* "/name" */
-	if (stat(dir, &sb))
-		return errno == ENOENT ? "its directory does not exist" : strerror(errno);
-	if (!S_ISDIR(sb.st_mode))
-		return "its directory is not a directory";
-	return NULL;
+	if (want) {
+		snprintf(dir, size, "%s", want);
+		if (strlen(want) >= size - 16)
+			return "the name is too long";
+		if (stat(want, &sb) == 0)
+			return S_ISDIR(sb.st_mode) ? NULL : "not a directory";
+		if (mkdir(want, 0777) == 0)
+			return NULL;
+		return errno == ENOENT ? "its parent directory does not exist" : strerror(errno);
+	}
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	for (int i = 1; i < 1000; i++) {
+		if (i == 1)
+			snprintf(dir, size, "pcprof-%.100s-%s", prog, stamp);
+		else
+			snprintf(dir, size, "pcprof-%.100s-%s-%d", prog, stamp, i);
+		if (mkdir(dir, 0777) == 0)
+			return NULL;
+		if (errno != EEXIST)
+			return strerror(errno);
+	}
+	return "too many run directories of this second";
 }
 
 /* Why LD_PRELOAD would do nothing for this program, or NULL. */
@@ -160,7 +183,7 @@ why_unprofilable(const char *path)
  * which is the program's.
  */
 static void
-report_apart(const char *exe, const char *output, const char *report_to,
+report_apart(const char *exe, const char *output, int main_only, const char *report_to,
 	     struct report_opts *r, const struct symtab_opts *s)
 {
 	pid_t pid;
@@ -180,7 +203,12 @@ report_apart(const char *exe, const char *output, const char *report_to,
 			pc_fatal("'%s': %s", report_to, strerror(errno));
 		if (!(files[0] = strdup(output)))
 			pc_fatal("out of memory");
-		report_files(exe, files, 1, r, s, out);
+		if (main_only)
+			report_files(exe, files, 1, r, s, out);
+		else
+			runview_report(files, 1, r, s, out);
+		if (out == stderr && !main_only)
+			pc_warn("profiles in '%s' (pcprof report %s)", output, output);
 		if (fflush(out) || (out != stderr && fclose(out)))
 			pc_fatal("'%s': %s", report_to ? report_to : "standard error",
 				 strerror(errno));
@@ -212,16 +240,18 @@ cmd_run(int argc, char **argv)
 		{ "no-report", no_argument, NULL, OPT_NO_REPORT },
 		{ "stacks", no_argument, NULL, OPT_STACKS_ON },
 		{ "no-callgraph", no_argument, NULL, OPT_NO_CALLGRAPH },
-		{ "all-objects", no_argument, NULL, OPT_ALL_OBJECTS },
+		{ "all-objects", no_argument, NULL, OPT_ALL_OBJECTS },	/* the default */
+		{ "main-only", no_argument, NULL, OPT_MAIN_ONLY },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
 	struct report_opts r = { .format = FORMAT_TEXT, .top = -1 };
 	struct symtab_opts s = { 0, 0, NULL };
-	const char *output = "gmon.out", *report_to = NULL, *why;
+	const char *outdir = NULL, *report_to = NULL, *why;
 	char lib[PATH_MAX], exe[PATH_MAX], *preload;
-	int c, no_report = 0, unprofiled = 0, status;
+	int c, no_report = 0, unprofiled = 0, main_only = 0, status;
+	char dir[PATH_MAX] = "", output[PATH_MAX + 16];
 	struct stat before, after;
 	int had_before;
 	struct sigaction ign, old_int, old_quit;
@@ -233,7 +263,7 @@ cmd_run(int argc, char **argv)
 			report_usage(stdout, usage_run);
 			return 0;
 		case 'o':
-			output = optarg;
+			outdir = optarg;
 			break;
 		case OPT_HZ:
 			setenv_or_die("PC_HZ", optarg);
@@ -254,7 +284,10 @@ cmd_run(int argc, char **argv)
 			setenv_or_die("PC_CALLGRAPH", "0");
 			break;
 		case OPT_ALL_OBJECTS:
-			setenv_or_die("PC_SCOPE", "all");
+			main_only = 0;
+			break;
+		case OPT_MAIN_ONLY:
+			main_only = 1;
 			break;
 		case 'v':
 			setenv_or_die("PC_VERBOSE", "1");
@@ -282,8 +315,9 @@ cmd_run(int argc, char **argv)
 	if ((why = why_unprofilable(exe))) {
 		pc_warn("'%s' cannot be profiled: %s; running it unprofiled", exe, why);
 		no_report = 1;
-	} else if ((why = why_unwritable(output))) {
-		pc_warn("'%s': %s; running '%s' unprofiled", output, why, argv[optind]);
+	} else if ((why = run_dir(outdir, exe, dir, sizeof(dir)))) {
+		pc_warn("'%s': %s; running '%s' unprofiled", outdir ? outdir : dir, why,
+			argv[optind]);
 		no_report = unprofiled = 1;
 	}
 	preload = getenv("LD_PRELOAD");
@@ -300,7 +334,17 @@ cmd_run(int argc, char **argv)
 	} else {
 		setenv_or_die("LD_PRELOAD", lib);
 	}
+	if (dir[0]) {
+		/* absolute: processes that change directory write here too */
+		char abs[PATH_MAX];
+
+		snprintf(output, sizeof(output), "%s/gmon.out",
+			 !unprofiled && realpath(dir, abs) ? abs : dir);
+	} else {
+		snprintf(output, sizeof(output), "gmon.out");
+	}
 	setenv_or_die("PC_OUT", output);
+	setenv_or_die("PC_SCOPE", main_only ? "main" : "all");
 	unsetenv("GMON_OUT_PREFIX");
 	had_before = stat(output, &before) == 0;
 
@@ -333,7 +377,7 @@ cmd_run(int argc, char **argv)
 				WIFSIGNALED(status) ? "the program was killed by a signal" :
 				"the program did not return from main or call exit");
 		else
-			report_apart(exe, output, report_to, &r, &s);
+			report_apart(exe, main_only ? output : dir, main_only, report_to, &r, &s);
 	}
 	if (WIFSIGNALED(status)) {
 		signal(WTERMSIG(status), SIG_DFL);

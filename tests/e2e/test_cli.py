@@ -142,19 +142,26 @@ def test_run_passes_output_and_status_through():
     assert p.returncode == 7, p.stderr
     assert p.stdout == plain.stdout
     assert p.stderr.startswith(plain.stderr), p.stderr
-    assert "Flat profile of %s" % exe in p.stderr
+    # the whole run, in a directory of its own: one process here
+    assert re.search(r"^Run in pcprof-behave-[\d-]+: 1 process,", p.stderr, re.M), p.stderr
+    assert re.search(r"^\s+[\d.]+\s+[\d.]+%\s+\d+\s+behave$", p.stderr, re.M), p.stderr
+    runs = [n for n in os.listdir(d) if n.startswith("pcprof-behave-")]
+    assert len(runs) == 1 and os.path.exists(os.path.join(d, runs[0], "gmon.out")), runs
+    assert os.path.exists(os.path.join(d, runs[0], "gmon.out.objects")), runs
     rep = os.path.join(d, "r.json")
-    p = pcprof("run", "-v", "-o", "x.gmon", "--hz", "500", "--report", rep,
+    p = pcprof("run", "-v", "-o", "xrun", "--hz", "500", "--report", rep,
                "--format", "json", "--", "three-pie", "0.3", cwd=d,
                env={"PATH": os.path.dirname(exe) + ":" + os.environ["PATH"]})
     assert p.returncode == 0, p.stderr
     j = json.load(open(rep))
+    assert [x["program"] for x in j["processes"]] == ["three-pie"], j["processes"]
+    j = j["profile"]
     assert j["rate_hz"] == 500, j["rate_hz"]
     truth = json.loads(p.stdout.split("truth: ")[1].splitlines()[0])
     signals = int(re.search(r"\d+ samples \((\d+) signals\)", p.stderr).group(1))
     check_shares(truth, {f["name"]: f["self_seconds"] for f in j["functions"]},
                  signals, THREE)
-    assert os.path.exists(os.path.join(d, "x.gmon"))
+    assert os.path.exists(os.path.join(d, "xrun", "gmon.out"))
 
 
 def test_run_appends_to_an_existing_ld_preload():

@@ -453,14 +453,15 @@ PROJECT = {
 
 
 def pcprof_run(argv, cwd):
-    """`pcprof run -v --no-report -- argv` in cwd, with the environment
+    """`pcprof run -v --no-report --main-only -o cwd -- argv` in cwd (the
+    run directory is cwd), with the environment
     pctest.run gives an unprofiled program and no outer make's settings
     (make check runs these tests from a recipe)."""
     pcprof = os.path.abspath(os.path.join(pctest.BUILD, "pcprof"))
     e = clean_env(profiled=False)
     for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
         e.pop(k, None)
-    argv = [pcprof, "run", "-v", "--no-report", "--"] + argv
+    argv = [pcprof, "run", "-v", "--no-report", "--main-only", "-o", cwd, "--"] + argv
     p = subprocess.run(argv, cwd=cwd, env=e, capture_output=True, text=True,
                        timeout=120, preexec_fn=pctest.default_signals)
     return pctest.Run(argv, cwd, e, p)

@@ -159,6 +159,9 @@ def test_pcprof_run_keeps_status_and_output_of_stripped_programs():
         assert bare == profiled, "%s: %s differs" % (name, written)
         assert "pcprof:" not in prof.stderr.replace("pcprof: warning: ", ""), prof.stderr
         j = json.load(open(rep))
+        assert j["processes"][0]["program"] == os.path.basename(os.path.realpath(argv[0])), \
+            j["processes"]
+        j = j["profile"]
         named = sum(f["self_samples"] for f in j["functions"])
         notes.append("%s %d (%d samples)" % (name, status, j["total_samples"]))
         if j["total_samples"] > 50:
@@ -204,25 +207,27 @@ def debian_python():
 
 def test_pcprof_run_shows_a_screenful_and_one_line_for_the_rest():
     """Debian's python3.11 spreads its time over many functions: with
-    --all-objects the text report has 25 function rows, then one line for
+    the whole run profiled (the default) the text report has 25 function rows, then one line for
     the rest, and the rows and that line add up to all samples; --top 0
     shows every function."""
     d = tempfile.mkdtemp(prefix="pc-e2e-")
     py = debian_python()
-    p = pcprof("run", "--all-objects", "--", py, "-c", PY_WORK, cwd=d)
+    p = pcprof("run", "-o", "run", "--", py, "-c", PY_WORK, cwd=d)
     assert p.returncode == 0, p.stderr
-    rows = [l.split() for l in p.stderr.splitlines()
-            if re.match(r"^\s+[\d.]+\s+[\d.]+%", l)]
-    head = p.stderr.splitlines()[0]
+    lines = p.stderr.splitlines()
+    start = [i for i, l in enumerate(lines) if l.startswith("Flat profile of the run")]
+    assert start, p.stderr
+    rows = [l.split() for l in lines[start[0]:] if re.match(r"^\s+[\d.]+\s+[\d.]+%", l)]
+    head = lines[start[0]]
     total = float(re.search(r": (\d+) samples", head).group(1))
     more = [r for r in rows if "more" in r]
     funcs = [r for r in rows if "more" not in r]
     assert len(funcs) == 25 and len(more) == 1, p.stderr
     assert abs(sum(float(r[3]) for r in funcs) + float(more[0][2]) - total) < 1, p.stderr
-    # the interpreter's loop is named from python's exported symbols
-    names = " ".join(r[-1] for r in funcs)
-    assert "_PyEval_EvalFrameDefault" in names, names
-    q = pcprof("report", "--top", "0", py, os.path.join(d, "gmon.out"))
+    # python's own code is named from its exported symbols
+    names = " ".join(" ".join(r[4:]) for r in funcs)
+    assert re.search(r"\b_?Py[A-Z]\w+", names), names
+    q = pcprof("report", "--top", "0", py, os.path.join(d, "run", "gmon.out"))
     assert q.returncode == 0, q.stderr
     assert "more function" not in q.stdout, q.stdout
     n = len([l for l in q.stdout.splitlines() if re.match(r"^\s+[\d.]+\s+[\d.]+%", l)])
