@@ -96,7 +96,7 @@ long gmon_sink_counts64(struct gmon_sink *s, uint64_t low, unsigned bin,
  * Sampled stacks, deduplicated with counts: libpc writes them beside the
  * gmon.out when asked (PC_STACKS), for flame graphs. gprof never reads it.
  *   header: "pcstacks", u32 version (1), u32 rate, 8 bytes of build-id,
- *           u32 flags (0), u32 reserved
+ *           u32 flags (0), u32 pid of the writer (0 in older files)
  *   record: u64 count, u32 depth, u32 flags, depth x u64 addresses, leaf
  *           first, at link-time addresses of the executable; 0 stands for
  *           one or more frames outside it (shared libraries, vDSO)
@@ -113,7 +113,7 @@ struct gmon_error;
 
 /* Write the stacks header. AS-safe. */
 int gmon_sink_stacks_header(struct gmon_sink *s, uint32_t rate,
-			    const uint8_t build_id[GMON_BUILDID_SIZE]);
+			    const uint8_t build_id[GMON_BUILDID_SIZE], uint32_t pid);
 /* Write one stack record. AS-safe. */
 int gmon_sink_stack(struct gmon_sink *s, uint64_t count, uint32_t flags,
 		    const uint64_t *pcs, uint32_t depth);
@@ -127,6 +127,7 @@ struct gmon_stack {
 
 struct gmon_stacks {
 	uint32_t rate;
+	uint32_t pid;		/* the process that wrote it; 0 if not said */
 	uint8_t build_id[GMON_BUILDID_SIZE];
 	struct gmon_stack *v;
 	size_t n;

@@ -412,6 +412,7 @@ gmon_stacks_parse(const void *buf, size_t len, struct gmon_stacks *st,
 		return fail(err, 8, "unsupported stacks version %u", (unsigned)get_le(b + 8, 4));
 	st->rate = (uint32_t)get_le(b + 12, 4);
 	memcpy(st->build_id, b + 16, GMON_BUILDID_SIZE);
+	st->pid = (uint32_t)get_le(b + 28, 4);
 	/* first pass: check every record and count, so that the second
 	 * allocates exactly what the file holds */
 	while (off < len) {

@@ -312,7 +312,7 @@ gmon_sink_counts64(struct gmon_sink *s, uint64_t low, unsigned bin,
 
 int
 gmon_sink_stacks_header(struct gmon_sink *s, uint32_t rate,
-			const uint8_t build_id[GMON_BUILDID_SIZE])
+			const uint8_t build_id[GMON_BUILDID_SIZE], uint32_t pid)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
 
@@ -321,7 +321,7 @@ gmon_sink_stacks_header(struct gmon_sink *s, uint32_t rate,
 	put_u32(s, rate);
 	put_bytes(s, build_id ? build_id : zero, GMON_BUILDID_SIZE);
 	put_u32(s, 0);
-	put_u32(s, 0);
+	put_u32(s, pid);
 	return s->error;
 }
 

@@ -14,6 +14,7 @@
 #endif
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/mman.h>
 
 #include "pc.h"
@@ -162,7 +163,8 @@ pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 int
 pc_stacks_write(struct gmon_sink *s)
 {
-	gmon_sink_stacks_header(s, (uint32_t)pc.hz, pc.spare + GMON_BUILDID_OFF);
+	gmon_sink_stacks_header(s, (uint32_t)pc.hz, pc.spare + GMON_BUILDID_OFF,
+				(uint32_t)getpid());
 	for (size_t i = 0; i <= index_mask && !s->error; i++) {
 		uint32_t cur = __atomic_load_n(&index_slots[i], __ATOMIC_ACQUIRE);
 		const uint64_t *e;

@@ -17,6 +17,60 @@
 
 #define OUTSIDE_NAME	"[libraries]"
 
+/* The pid in the manifest beside gmon, or 0. */
+static uint64_t
+manifest_pid(const char *gmon)
+{
+	struct gmon_objects o;
+	struct gmon_error err;
+	unsigned char *buf;
+	uint64_t pid = 0;
+	size_t len;
+	char *path;
+
+	if (!gmon || !whole_has_manifest(gmon))
+		return 0;
+	if (asprintf(&path, "%s.objects", gmon) < 0)
+		pc_fatal("out of memory");
+	buf = pc_slurp(path, &len);
+	if (gmon_objects_parse(buf, len, &o, &err) == 0) {
+		pid = o.pid;
+		gmon_objects_release(&o);
+	}
+	free(buf);
+	free(path);
+	return pid;
+}
+
+/*
+ * A stacks file left from another run must not be drawn under this one's
+ * name: its build-id must be the program's, and its pid the profile's
+ * where both are recorded.
+ */
+static void
+stacks_check_run(const char *path, const struct gmon_stacks *ss,
+		 const struct symtab *st, const char *gmon)
+{
+	static const uint8_t zero[GMON_BUILDID_SIZE];
+	uint64_t pid;
+
+	if (st->build_id_len >= GMON_BUILDID_SIZE && memcmp(ss->build_id, zero, sizeof(zero)) &&
+	    memcmp(ss->build_id, st->build_id, GMON_BUILDID_SIZE)) {
+		char a[2 * GMON_BUILDID_SIZE + 1], b[2 * GMON_BUILDID_SIZE + 1];
+
+		for (int k = 0; k < GMON_BUILDID_SIZE; k++) {
+			sprintf(a + 2 * k, "%02x", ss->build_id[k]);
+			sprintf(b + 2 * k, "%02x", st->build_id[k]);
+		}
+		pc_fatal("'%s': stacks of another program (build-id %s..., the executable's "
+			 "is %s...): a file left from another run?", path, a, b);
+	}
+	pid = manifest_pid(gmon);
+	if (pid && ss->pid && pid != ss->pid)
+		pc_fatal("'%s': stacks of another run (process %u, the profile's is %llu)",
+			 path, ss->pid, (unsigned long long)pid);
+}
+
 static unsigned char *
 slurp_stacks(const char *path, size_t *len)
 {
@@ -98,6 +152,7 @@ folded_build(struct folded_set *fs, const struct symtab *st, char **gmons,
 		r = gmon_stacks_parse(buf, len, &ss, &err);
 		free(buf);
 		pc_parse_fatal(path, r, &err);
+		stacks_check_run(path, &ss, st, stacks_file ? NULL : gmons[i]);
 		if (!fs->rate)
 			fs->rate = ss.rate;
 		if (ss.rate != fs->rate)

@@ -368,3 +368,34 @@ def test_report_picks_a_programs_files_from_a_directory():
     names = {f["name"] for f in json.loads(p.stdout)["functions"]}
     assert {"spawner_work", "forked_work"} <= names, names
     return "%d files in the run, 4 of three-pie summed" % len(files)
+
+
+def test_stale_stacks_of_another_program_or_run_are_refused():
+    """gmon.out.stacks left by one program must not be drawn under
+    another's name, nor under another run's of the same program."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    r = run([prog("three-pie"), "0.3"], env={"PC_STACKS": "1"}, cwd=d, verbose=False)
+    assert r.status == 0 and os.path.exists(r.path("gmon.out.stacks")), os.listdir(d)
+    exe = prog("callers")
+    run([exe, "0.3"], cwd=d, verbose=False)      # a new gmon.out, no stacks
+    for args in (("report", "--format", "folded", exe, r.path()),
+                 ("flame", "-o", os.path.join(d, "f.svg"), exe, r.path())):
+        p = pcprof(*args)
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and "gmon.out.stacks" in lines[0] and \
+            "another program" in lines[0], (args[0], p.returncode, p.stderr)
+    assert not os.path.exists(os.path.join(d, "f.svg"))
+    # the same program, two whole-process runs: the second's stacks are
+    # not the first's
+    exe = prog("three-pie")
+    a = run([exe, "0.2"], env={"PC_STACKS": "1", "PC_SCOPE": "all"}, verbose=False)
+    b = run([exe, "0.2"], env={"PC_SCOPE": "all"}, cwd=a.cwd, verbose=False)
+    assert b.status == 0
+    p = pcprof("report", "--format", "folded", exe, a.path())
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1 and "another run" in lines[0], p.stderr
+    # and its own stacks are read
+    c = run([exe, "0.2"], env={"PC_STACKS": "1", "PC_SCOPE": "all"}, cwd=a.cwd, verbose=False)
+    p = pcprof("report", "--format", "folded", exe, c.path())
+    assert p.returncode == 0 and "work_alpha" in p.stdout, p.stderr
+    return lines[0]
