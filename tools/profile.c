@@ -200,6 +200,14 @@ flat_row_cmp(const void *a, const void *b)
 	return x->func < y->func ? -1 : x->func > y->func;
 }
 
+/* Whether symbol i stands for code no symbol covers: pcprof's own names
+ * ("[libz.so.1]", "[no object]") are in brackets; a C name never is. */
+static int
+is_gap(const struct symtab *st, size_t i)
+{
+	return st->funcs[st->syms[i].func][0] == '[';
+}
+
 /* How many bytes of [a, e) the symbol covers. */
 static uint64_t
 overlap(const struct sym *sym, uint64_t a, uint64_t e)
@@ -228,6 +236,7 @@ flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p
 			uint64_t a = hist->low + k * bin, e = a + bin, covered = 0;
 			double c = (double)hist->counts[k];
 			size_t i;
+			int gaps;
 
 			if (!hist->counts[k])
 				continue;
@@ -235,6 +244,12 @@ flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p
 			while (s < st->nsyms && st->syms[s].hi <= a)
 				s++;
 			for (i = s; i < st->nsyms && st->syms[i].lo < e; i++)
+				if (!is_gap(st, i))
+					covered += overlap(&st->syms[i], a, e);
+			/* code no symbol covers ("[libz.so.1]", the rest of an
+			 * object) takes a bin only where no function does */
+			gaps = !covered;
+			for (i = s; gaps && i < st->nsyms && st->syms[i].lo < e; i++)
 				covered += overlap(&st->syms[i], a, e);
 			if (!covered) {
 				f->unknown += c;
@@ -248,8 +263,9 @@ flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p
 			 * across two functions is split by their bytes in it.
 			 */
 			for (i = s; i < st->nsyms && st->syms[i].lo < e; i++)
-				per[st->syms[i].func] += c * (double)overlap(&st->syms[i], a, e) /
-							 (double)covered;
+				if (gaps || !is_gap(st, i))
+					per[st->syms[i].func] += c *
+						(double)overlap(&st->syms[i], a, e) / (double)covered;
 		}
 	}
 	f->rows = malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*f->rows));

@@ -304,11 +304,15 @@ report_print(FILE *out, const struct flat *f, const struct symtab *st,
 	switch (o->format) {
 	case FORMAT_TEXT:
 		print_text(out, f, l, n, shown, o);
-		if (strcmp(st->source, ".symtab") && strcmp(st->source, "debug file"))
+		if (strstr(st->source, "unwind tables"))
 			fprintf(out, "\nNote: %s has no symbol table: its functions are\n"
 				"named from its unwind tables (OBJECT+0xOFFSET). Its debug symbols\n"
 				"(Debian's -dbgsym package, under /usr/lib/debug) would name them.\n",
 				o->exe);
+		else if (!strcmp(st->source, "no symbols") || !st->source[0])
+			fprintf(out, "\nNote: %s has no symbols that pcprof could read, nor\n"
+				"unwind tables: its own code is [unknown]. Its debug symbols (Debian's\n"
+				"-dbgsym package, under /usr/lib/debug) would name it.\n", o->exe);
 		if (o->by_object)
 			break;
 		if (o->callgraph && cg)

@@ -139,8 +139,11 @@ run_dir(const char *want, const char *exe, char *dir, size_t size)
 		snprintf(dir, size, "%s", want);
 		if (strlen(want) >= size - 16)
 			return "the name is too long";
-		if (stat(want, &sb) == 0)
-			return S_ISDIR(sb.st_mode) ? NULL : "not a directory";
+		if (stat(want, &sb) == 0) {
+			if (!S_ISDIR(sb.st_mode))
+				return "not a directory";
+			return access(want, W_OK | X_OK) ? "cannot write there" : NULL;
+		}
 		if (mkdir(want, 0777) == 0)
 			return NULL;
 		return errno == ENOENT ? "its parent directory does not exist" : strerror(errno);

@@ -408,7 +408,7 @@ display_name(const char *name, const struct symtab_opts *o)
 		return base;
 	d = dm(base, NULL, NULL, &status);
 	if (status == 0 && d) {
-		char *sh = o->full_names ? d : symtab_short_name(d);
+		char *sh = o->full_names ? d : symtab_short_name(d, o->keep_pieces);
 
 		free(base);
 		if (sh != d)
@@ -436,11 +436,11 @@ at_operator(const char *name, size_t i)
  * after it ("area const"), or an operator spelled with a word ("operator
  * new", "operator unsigned long"). Keeps the name, in place.
  */
-static char *
-short_words(char *out, size_t k)
+static void
+short_words(char *out)
 {
 	static const char *const quals[] = { "const", "volatile", "&", "&&", "noexcept" };
-	size_t from = 0;
+	size_t from = 0, k;
 	char *sp;
 
 	/* trailing qualifiers */
@@ -454,9 +454,9 @@ short_words(char *out, size_t k)
 		*sp = 0;
 	}
 	k = strlen(out);
-	/* the name is the last word, or everything from "operator" on; the
-	 * spaces of "(anonymous namespace)" and "{lambda(int, int)#1}" do not
-	 * separate words */
+	/* the name is the last word, or everything from the word that holds
+	 * "operator" on; the spaces of "(anonymous namespace)" and
+	 * "{lambda(int, int)#1}" do not separate words */
 	for (size_t i = 0, depth = 0; i < k; i++) {
 		if (out[i] == '(' || out[i] == '{')
 			depth++;
@@ -464,76 +464,95 @@ short_words(char *out, size_t k)
 			depth--;
 		if (depth)
 			continue;
-		if (at_operator(out, i)) {
-			from = i;
-			while (from > 0 && out[from - 1] != ' ')
-				from--;
+		if (at_operator(out, i))
 			break;
-		}
 		if (out[i] == ' ')
 			from = i + 1;
 	}
 	if (from && from < k)
 		memmove(out, out + from, k - from + 1);
-	return out;
+}
+
+/* The length of the operator's own symbols at name + j ("<<=", "()"). */
+static size_t
+operator_len(const char *name, size_t j, size_t end)
+{
+	static const char *const lt[] = { "<<=", "<=>", "<<", "<=", "<" };
+	size_t start = j;
+
+	if (name[j] == '(' && name[j + 1] == ')')
+		return 2;
+	if (name[j] == '<') {
+		/* the longest that the parameters, a space or the template
+		 * arguments follow: "operator<<std::string>" is operator<
+		 * with arguments, "operator<< <T>" is operator<< */
+		for (size_t i = 0; i < sizeof(lt) / sizeof(lt[0]); i++) {
+			size_t l = strlen(lt[i]);
+			char next = name[j + l];
+
+			if (!strncmp(name + j, lt[i], l) &&
+			    (next == '(' || next == ' ' || !next || (l == 1 && next == '<')))
+				return l;
+		}
+		return 1;
+	}
+	/* ==, +, ->, [], " new[]", " unsigned long": up to the parameters
+	 * or the template arguments */
+	while (j < end && name[j] != '(' && name[j] != '<')
+		j++;
+	return j - start;
 }
 
 char *
-symtab_short_name(const char *name)
+symtab_short_name(const char *name, int keep_clones)
 {
-	size_t n = strlen(name), k = 0;
+	size_t n = strlen(name), k = 0, end = n;
+	const char *clone = strstr(name, " [clone ");
 	char *out = malloc(n + 1);
 	int angle = 0, paren = 0;
 
 	if (!out)
 		return NULL;
-	for (size_t i = 0; i < n; i++) {
+	if (clone)
+		end = (size_t)(clone - name);	/* foo() [clone .cold] */
+	for (size_t i = 0; i < end; i++) {
 		char c = name[i];
 
 		if (!angle && !paren && at_operator(name, i)) {
-			/* operator<, operator(), operator new: the symbols are
-			 * the name; copy them and what follows up to the
-			 * parameter list */
-			size_t j = i + 8;
+			size_t j = i + 8 + operator_len(name, i + 8, end);
 
-			if (name[j] == '(' && name[j + 1] == ')')
-				j += 2;
-			while (j < n && name[j] != '(' && name[j] != '<')
-				j++;
-			while (j < n && name[j] == '<' && (name[j + 1] == '<' || name[j + 1] == '(' ||
-							 name[j + 1] == '=' || j == i + 8))
-				j++;
 			memcpy(out + k, name + i, j - i);
 			k += j - i;
+			while (k && out[k - 1] == ' ')
+				k--;	/* "operator> <int>" */
+			while (j < end && name[j] == ' ')
+				j++;
 			i = j - 1;
 			continue;
 		}
-		if (c == '<' && !paren) {
-			angle++;
+		if (!angle && !paren && !strncmp(name + i, "(anonymous namespace)", 21)) {
+			memcpy(out + k, name + i, 21);	/* a component */
+			k += 21;
+			i += 20;
 			continue;
 		}
-		if (c == '>' && angle && !paren) {
-			angle--;
-			continue;
-		}
-		if (angle)
-			continue;
 		if (c == '(') {
-			/* a component, not a parameter list */
-			if (!paren && !strncmp(name + i, "(anonymous namespace)", 21)) {
-				memcpy(out + k, name + i, 21);
-				k += 21;
-				i += 20;
-				continue;
-			}
-			paren++;
+			paren++;	/* parameters, or parentheses in arguments */
 			continue;
 		}
 		if (c == ')' && paren) {
 			paren--;
 			continue;
 		}
-		if (paren)
+		if (c == '<' && !paren) {
+			angle++;
+			continue;
+		}
+		if (c == '>' && !paren && angle) {
+			angle--;
+			continue;
+		}
+		if (angle || paren)
 			continue;
 		if (c == '{') {
 			/* {lambda(int)#1}: kept whole */
@@ -544,14 +563,28 @@ symtab_short_name(const char *name)
 				depth += name[j] == '{';
 				depth -= name[j] == '}';
 				out[k++] = name[j++];
-			} while (j < n && depth > 0);
+			} while (j < end && depth > 0);
 			i = j - 1;
 			continue;
 		}
 		out[k++] = c;
 	}
 	out[k] = 0;
-	return short_words(out, k);
+	short_words(out);
+	k = strlen(out);
+	/* what cannot be shortened safely (a function returning a function
+	 * pointer, a conversion to one) is shown whole */
+	if (!k || out[k - 1] == ' ' ||
+	    !((out[0] >= 'a' && out[0] <= 'z') || (out[0] >= 'A' && out[0] <= 'Z') ||
+	      out[0] == '_' || out[0] == '~' || out[0] == '(' || out[0] == '{')) {
+		free(out);
+		return strdup(name);
+	}
+	if (clone && keep_clones) {
+		memmove(out + k, clone, n - end);	/* fits: k <= end */
+		out[k + n - end] = 0;
+	}
+	return out;
 }
 
 /* Open-addressed table of display names, giving each a function index. */
@@ -699,9 +732,13 @@ eh_value(const unsigned char **p, const unsigned char *end, unsigned enc,
 	return 0;
 }
 
-/* The symbol in sorted rv that covers addr, or the last one before it. */
+/*
+ * The symbol in sorted rv that starts last at or before addr: of aliases
+ * at one address, the first in cmp_raw's order (the name shown), and in
+ * *size the largest extent any of them gives.
+ */
 static const struct raw *
-raw_before(const struct rawvec *rv, uint64_t addr)
+raw_before(const struct rawvec *rv, uint64_t addr, uint64_t *size)
 {
 	size_t lo = 0, hi = rv->n;
 
@@ -713,7 +750,15 @@ raw_before(const struct rawvec *rv, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo ? &rv->v[lo - 1] : NULL;
+	if (!lo)
+		return NULL;
+	*size = 0;
+	while (lo > 1 && rv->v[lo - 2].lo == rv->v[lo - 1].lo)
+		lo--;
+	for (size_t i = lo - 1; i < rv->n && rv->v[i].lo == rv->v[lo - 1].lo; i++)
+		if (rv->v[i].size > *size)
+			*size = rv->v[i].size;
+	return &rv->v[lo - 1];
 }
 
 /* Whether libdw's CFI covers addr. */
@@ -751,8 +796,9 @@ eh_starts(Elf *e, size_t *np)
 	size_t n = 0, entry;
 
 	*np = 0;
-	if (!scn || sh.sh_type != SHT_PROGBITS || !(d = elf_getdata(scn, NULL)) ||
-	    !d->d_buf || d->d_size < 4)
+	/* lld types it SHT_X86_64_UNWIND */
+	if (!scn || (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) ||
+	    !(d = elf_getdata(scn, NULL)) || !d->d_buf || d->d_size < 4)
 		return NULL;
 	p = d->d_buf;
 	end = p + d->d_size;
@@ -804,13 +850,13 @@ read_fdes(Elf *e, const char *obj, uint64_t base, uint64_t text_end,
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
-		uint64_t start = starts[i], lo, hi, limit;
-		const struct raw *near = raw_before(rv, start);
+		uint64_t start = starts[i], lo, hi, limit, size = 0;
+		const struct raw *near = raw_before(rv, start, &size);
 		char name[512];
 
 		if (i + 1 < n && starts[i + 1] == start)
 			continue;	/* listed twice */
-		if (near && (near->lo == start || start - near->lo < near->size))
+		if (near && (near->lo == start || start - near->lo < size))
 			continue;	/* a symbol has it */
 		limit = i + 1 < n ? starts[i + 1] : text_end;
 		if (limit <= start || limit - start > (UINT64_C(1) << 32) ||

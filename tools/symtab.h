@@ -51,12 +51,14 @@ int symtab_load_mem(struct symtab *st, const void *buf, size_t len,
 		    const struct symtab_opts *opts, char *err, size_t errlen);
 
 /*
- * A demangled C++ name shortened as perf and pprof show them: template
- * arguments, parameter lists, qualifiers after them and the return type
- * left out ("std::vector<int>::push_back(int const&)" is
- * "std::vector::push_back"). malloc'd; NULL when out of memory.
+ * A demangled C++ name shortened as pprof shows them: template arguments,
+ * parameter lists, qualifiers after them, the return type and " [clone
+ * .cold]" suffixes (kept when keep_clones) left out:
+ * "std::vector<int>::push_back(int const&)" is "std::vector::push_back".
+ * A name that cannot be shortened safely comes back whole. malloc'd; NULL
+ * when out of memory.
  */
-char *symtab_short_name(const char *name);
+char *symtab_short_name(const char *name, int keep_clones);
 
 /* Index of the symbol containing addr, or -1. */
 long symtab_find(const struct symtab *st, uint64_t addr);

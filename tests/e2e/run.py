@@ -123,7 +123,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("-k", default="", help="run tests whose name contains this")
     ap.add_argument("-j", type=int, default=0,
-                    help="worker processes (default: one per core)")
+                    help="worker processes (default: one per idle core)")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     os.environ["PC_BUILD"] = build

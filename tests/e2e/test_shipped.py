@@ -223,7 +223,10 @@ def test_pcprof_run_shows_a_screenful_and_one_line_for_the_rest():
     more = [r for r in rows if "more" in r]
     funcs = [r for r in rows if "more" not in r]
     assert len(funcs) == 25 and len(more) == 1, p.stderr
-    assert abs(sum(float(r[3]) for r in funcs) + float(more[0][2]) - total) < 1, p.stderr
+    # each row's samples are printed rounded, and a bin split between two
+    # functions gives halves
+    assert abs(sum(float(r[3]) for r in funcs) + float(more[0][2]) - total) <= \
+        0.5 * (len(funcs) + 1), p.stderr
     # python's own code is named from its exported symbols
     names = " ".join(" ".join(r[4:]) for r in funcs)
     assert re.search(r"\b_?Py[A-Z]\w+", names), names
@@ -271,7 +274,7 @@ def test_a_process_tree_is_one_report_with_a_line_per_process():
         env.pop(k, None)
     p = subprocess.run(["perf", "record", "-q", "-e", "task-clock", "-F", "1000", "-o",
                         os.path.join(d, "perf.data"), "--", "env", "LD_PRELOAD=" + lib(),
-                        "PC_SCOPE=all", "PC_OUT=" + os.path.join(out, "gmon.out"),
+                        "PC_SCOPE=all", "PC_VERBOSE=1", "PC_OUT=" + os.path.join(out, "gmon.out"),
                         make, "-j2"], cwd=d, env=env, capture_output=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     q = pcprof("report", "--format", "json", out)
@@ -302,7 +305,7 @@ def test_a_process_tree_is_one_report_with_a_line_per_process():
     assert len(cc1) == 2 and all(x["pid"] in perf_pids for x in cc1), (cc1, perf_pids)
     # CPU-time timers and task-clock count the same CPU; a signal's share
     # of it is its own, so the spread is that of libpc's signals
-    signals = sum(x["samples"] for x in procs) / 4  # 1000 Hz asked, 250 signals/s
+    signals = sum(int(n) for n in re.findall(rb"\((\d+) signals\)", p.stderr))
     tol = 4 * math.sqrt(max(signals, 1)) / max(signals, 1) + 0.02
     assert abs(total / perf_total - 1) < tol, (total, perf_total, tol)
     q = pcprof("report", "--format", "json", "--process", "cc1", out)

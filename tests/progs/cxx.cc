@@ -15,6 +15,18 @@ struct Circle {
 	}
 };
 
+}
+
+namespace {
+struct Scale {
+	__attribute__((noinline)) uint64_t operator()(uint64_t x, int k) const
+	{
+		return spin(x + (uint64_t)k, SPIN_UNIT);
+	}
+};
+}
+
+namespace shapes {
 template <typename T>
 __attribute__((noinline)) uint64_t
 accumulate(T v, uint64_t x)
@@ -28,11 +40,18 @@ main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
 	shapes::Circle c;
+	Scale scale;
 	uint64_t x = 1;
+	auto mix = [](uint64_t v, int k) __attribute__((noinline)) {
+		return spin(v ^ (uint64_t)k, SPIN_UNIT);
+	};
+	uint64_t (*volatile call_mix)(uint64_t, int) = mix;
 
 	while (process_cpu() < seconds) {
 		x = c.area(x);
 		x = shapes::accumulate<int>(3, x);
+		x = scale(x, 2);
+		x = call_mix(x, 5);
 	}
 	std::printf("%llu\n", (unsigned long long)x);
 	return 0;
