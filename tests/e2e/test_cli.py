@@ -340,7 +340,10 @@ def test_bad_input_gets_one_line_and_status_2():
     for args, words in (((exe, os.path.join(d, "fifo")), "not a regular file"),
                         ((notelf, good), "not an ELF file"),
                         ((foreign, good), "foreign ELF"),
-                        ((os.path.join(d, "dir"), good), "is a directory"),
+                        # a directory first is a whole run: an empty one,
+                        # then a profile whose manifest is not there
+                        ((os.path.join(d, "dir"),), "no profile recorded with PC_SCOPE=all"),
+                        ((os.path.join(d, "dir"), good), "no manifest beside it"),
                         # a directory of profiles, none of them this program's
                         ((exe, os.path.join(d, "dir")), "no profile of this program")):
         p = pcprof("report", *args, timeout=10)
