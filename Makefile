@@ -73,9 +73,10 @@ TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
 	gmon/objects.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o)
 # libelf reads symbols; libdw (elfutils too) reads unwind tables for the
-# function extents of stripped code
-ELF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libelf libdw 2>/dev/null)
-ELF_LIBS = $(shell $(PKG_CONFIG) --libs libelf libdw 2>/dev/null || echo -ldw -lelf)
+# function extents of stripped code; libdebuginfod fetches debug files
+ELF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libelf libdw libdebuginfod 2>/dev/null)
+ELF_LIBS = $(shell $(PKG_CONFIG) --libs libelf libdw libdebuginfod 2>/dev/null || \
+	echo -ldebuginfod -ldw -lelf)
 TOOLS_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(ELF_CFLAGS) -I$(B) $(CFLAGS)
 
 all: $(B)/pcprof

@@ -20,6 +20,7 @@ want make command -v make
 want pkg-config command -v pkg-config
 want libelf-dev pkg-config --exists libelf
 want libdw-dev pkg-config --exists libdw
+want libdebuginfod-dev pkg-config --exists libdebuginfod
 want libunwind-dev pkg-config --exists libunwind
 case $mode in
 demo|check|ci)
@@ -36,6 +37,9 @@ check|ci)
 	want linux-perf command -v perf
 	# the flame graph's zoom script is clicked through in node
 	want nodejs sh -c 'command -v node || command -v nodejs'
+	# a real debuginfod server, on loopback, serves the test programs'
+	# debug files
+	want debuginfod command -v debuginfod
 	;;
 esac
 case $mode in

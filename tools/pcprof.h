@@ -33,6 +33,9 @@ void pc_parse_fatal(const char *path, int r, const struct gmon_error *err);
  */
 void profiles_load(struct gmon_profile *p, char **paths, int n);
 
+/* Print the symbol loader's note (a debuginfod server not reached), once. */
+void symbols_notes(void);
+
 /* Load exe's symbols or exit with a message naming it. */
 void symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o);
 /* The same, but when gmon has an objects manifest beside it (PC_SCOPE=all),

@@ -143,12 +143,22 @@ profiles_load(struct gmon_profile *p, char **paths, int n)
 }
 
 void
+symbols_notes(void)
+{
+	const char *note = symtab_take_note();
+
+	if (note)
+		pc_warn("note: %s", note);
+}
+
+void
 symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o)
 {
 	char err[512];
 
 	if (symtab_load(st, exe, o, err, sizeof(err)))
 		pc_fatal("'%s': %s", exe, err);
+	symbols_notes();
 }
 
 void
@@ -158,8 +168,10 @@ symbols_load_whole(struct symtab *st, const char *exe, const struct symtab_opts 
 	char err[512];
 	struct stat sb;
 
-	if (symtab_load(st, exe, o, err, sizeof(err)) == 0)
+	if (symtab_load(st, exe, o, err, sizeof(err)) == 0) {
+		symbols_notes();
 		return;
+	}
 	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || !whole_has_manifest(gmon))
 		pc_fatal("'%s': %s", exe, err);
 	/* the whole process was profiled: the rest of it can still be shown */

@@ -3,11 +3,14 @@
  * separate debug file (build-id path or .gnu_debuglink), else .dynsym; where
  * only .dynsym is there (a stripped program or library), the code it does
  * not cover gets functions from the unwind tables (one FDE, one function,
- * its extent from elfutils' libdw), named OBJECT+0xOFFSET.
+ * its extent from elfutils' libdw), named OBJECT+0xOFFSET. Debug files are
+ * looked for by build-id and .gnu_debuglink, then on the debuginfod
+ * servers of DEBUGINFOD_URLS (libdebuginfod).
  * The ELF file may be hostile: libelf bounds every section, and every index
  * or string taken from the file is checked before it is used.
  */
 #include <dlfcn.h>
+#include <elfutils/debuginfod.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -989,6 +992,79 @@ find_debug_file(struct symtab *st, const char *exe, const struct elfinfo *info,
 	return try_debug_file(st, path, info, rv);
 }
 
+/* ------------------------------------------------------- debuginfod */
+
+static debuginfod_client *dfd_client;
+static int dfd_down;		/* a server could not be reached: ask no more */
+static char dfd_note[512];	/* for symtab_take_note */
+
+/* Whether an error from libdebuginfod means its server was not reached,
+ * rather than that it has no such file. */
+static int
+unreachable(int r)
+{
+	return r == -ECONNREFUSED || r == -ETIMEDOUT || r == -EHOSTUNREACH ||
+	       r == -ENETUNREACH || r == -ECONNRESET || r == -EHOSTDOWN ||
+	       r == -ENETDOWN || r == -EADDRNOTAVAIL || r == -EPROTO ||
+	       r == -ECONNABORTED || r == -EAGAIN || r == -ETIME;
+}
+
+/*
+ * The debug file of build-id from the debuginfod servers in
+ * DEBUGINFOD_URLS, through elfutils' libdebuginfod and its cache
+ * (DEBUGINFOD_CACHE_PATH). A server that cannot be reached is noted once
+ * and not asked again; DEBUGINFOD_TIMEOUT bounds each wait, and
+ * DEBUGINFOD_RETRY_LIMIT the tries (5 s and 1 retry unless they are set).
+ */
+static int
+debuginfod_file(struct symtab *st, const struct elfinfo *info, struct rawvec *rv)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	char *path = NULL;
+	int fd, ok = 0;
+
+	if (!urls || !*urls || dfd_down || info->build_id_len < 2)
+		return 0;
+	if (!dfd_client) {
+		/* a server that does not answer holds a report up for at
+		 * most twice the timeout */
+		setenv("DEBUGINFOD_TIMEOUT", "5", 0);
+		setenv("DEBUGINFOD_RETRY_LIMIT", "1", 0);
+		if (!(dfd_client = debuginfod_begin())) {
+			dfd_down = 1;
+			snprintf(dfd_note, sizeof(dfd_note), "debuginfod: cannot start a client");
+			return 0;
+		}
+	}
+	fd = debuginfod_find_debuginfo(dfd_client, info->build_id, (int)info->build_id_len,
+				       &path);
+	if (fd >= 0) {
+		close(fd);
+		ok = try_debug_file(st, path, info, rv);
+	} else if (unreachable(fd)) {
+		const char *url = debuginfod_get_url(dfd_client);
+
+		dfd_down = 1;
+		snprintf(dfd_note, sizeof(dfd_note), "debuginfod: cannot reach %.300s: %s; "
+			 "symbols from the files on this machine only", url ? url : urls,
+			 strerror(-fd));
+	}
+	free(path);
+	return ok;
+}
+
+const char *
+symtab_take_note(void)
+{
+	static char note[sizeof(dfd_note)];
+
+	if (!dfd_note[0])
+		return NULL;
+	memcpy(note, dfd_note, sizeof(note));
+	dfd_note[0] = 0;
+	return note;
+}
+
 /* ------------------------------------------------------- loading */
 
 static int
@@ -1013,6 +1089,9 @@ load(struct symtab *st, Elf *e, const char *path, const struct symtab_opts *opts
 	} else if (path && find_debug_file(st, path, &info, o, &dbg)) {
 		use = &dbg;
 		strcpy(st->source, "debug file");
+	} else if (path && debuginfod_file(st, &info, &dbg)) {
+		use = &dbg;
+		strcpy(st->source, "debuginfod");
 	} else {
 		/* stripped: the exported functions, if any, and the rest
 		 * from the unwind tables below */

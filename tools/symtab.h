@@ -21,7 +21,8 @@ struct symtab {
 	size_t nfuncs;
 	uint8_t build_id[20];
 	size_t build_id_len;
-	char source[64];	/* ".symtab", "debug file", ".dynsym", "unwind tables"... */
+	char source[64];	/* ".symtab", "debug file", "debuginfod", ".dynsym",
+				 * "unwind tables"... */
 	char *debug_path;	/* separate debug file used, or NULL */
 
 	/* a whole process (PC_SCOPE=all): object k's symbols are at
@@ -59,6 +60,12 @@ int symtab_load_mem(struct symtab *st, const void *buf, size_t len,
  * when out of memory.
  */
 char *symtab_short_name(const char *name, int keep_clones);
+
+/*
+ * A line to tell the user about the loads so far (a debuginfod server that
+ * could not be reached), once; NULL when there is none.
+ */
+const char *symtab_take_note(void);
 
 /* Index of the symbol containing addr, or -1. */
 long symtab_find(const struct symtab *st, uint64_t addr);

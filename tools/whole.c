@@ -317,6 +317,7 @@ whole_load(struct symtab *st, struct gmon_profile *p, char **files, int nfiles,
 
 	for (int i = 0; i < nfiles; i++)
 		n += load_manifest(st, p, files[i], exe, so, i);
+	symbols_notes();
 	return n;
 }
 

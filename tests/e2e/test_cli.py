@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 
 from pctest import (BUILD, check_shares, clean_env, clear_order,
-                    default_signals, gprof_flat, nm, prog, read_gmon, run)
+                    default_signals, gprof_flat, need, nm, prog, read_gmon, run)
 
 THREE = ["work_alpha", "work_beta", "work_gamma"]
 
@@ -404,3 +404,87 @@ def test_stale_stacks_of_another_program_or_run_are_refused():
     p = pcprof("report", "--format", "folded", exe, c.path())
     assert p.returncode == 0 and "work_alpha" in p.stdout, p.stderr
     return lines[0]
+
+
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_debuginfod_names_a_stripped_program_and_a_stopped_server_is_one_line():
+    """A real debuginfod server on loopback serves three-pie's debug file;
+    pcprof, given only the stripped program, names its functions from it,
+    as from the unstripped one. With the server stopped (and the cache
+    empty) the report still comes, from the unwind tables, with one line
+    saying the server could not be reached, and no long wait."""
+    import signal as sig
+    import time
+    import urllib.request
+    server = need("debuginfod")
+    exe = prog("three-pie")
+    d = tempfile.mkdtemp(prefix="pc-e2e-dfd-")
+    r = run([exe, "0.3"], cwd=d, verbose=False)
+    want = report_json(exe, r.path())["functions"]
+    stripped = os.path.join(d, "three")
+    subprocess.run(["objcopy", "--strip-all", exe, stripped], check=True)
+    os.makedirs(os.path.join(d, "served"))
+    subprocess.run(["objcopy", "--only-keep-debug", exe,
+                    os.path.join(d, "served", "three.debug")], check=True)
+    bid = subprocess.run(["readelf", "-n", exe], capture_output=True,
+                         text=True).stdout.split("Build ID: ")[1].split()[0]
+    port = free_port()
+    log = open(os.path.join(d, "debuginfod.log"), "w")
+    srv = subprocess.Popen([server, "-p", str(port), "-d", os.path.join(d, "db.sqlite"),
+                            "-F", os.path.join(d, "served"), "-t", "1"],
+                           stdout=log, stderr=log, preexec_fn=os.setsid)
+    url = "http://127.0.0.1:%d" % port
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                with urllib.request.urlopen("%s/buildid/%s/debuginfo" % (url, bid),
+                                            timeout=2) as f:
+                    if f.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.time() < deadline, open(os.path.join(d, "debuginfod.log")).read()
+            time.sleep(0.2)
+        env = {"DEBUGINFOD_URLS": url, "DEBUGINFOD_CACHE_PATH": os.path.join(d, "cache")}
+        p = pcprof("report", "--format", "json", stripped, r.path(), env=env)
+        assert p.returncode == 0, p.stderr
+        got = json.loads(p.stdout)
+        assert got["symbols"] == "debuginfod" and got["functions"] == want, (got, p.stderr)
+    finally:
+        os.killpg(srv.pid, sig.SIGTERM)
+        srv.wait(timeout=30)
+        log.close()
+    shutil.rmtree(os.path.join(d, "cache"))
+    t0 = time.time()
+    p = pcprof("report", stripped, r.path(), env=env)
+    took = time.time() - t0
+    lines = [l for l in p.stderr.splitlines() if l.startswith("pcprof:")]
+    assert p.returncode == 0 and "three+0x" in p.stdout, (p.returncode, p.stdout, p.stderr)
+    assert len(lines) == 1 and "cannot reach" in lines[0] and "127.0.0.1" in lines[0], p.stderr
+    assert took < 10, took
+    # a server that takes the connection and never answers: the wait is
+    # bounded by DEBUGINFOD_TIMEOUT, with one retry
+    import socket
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(8)
+    env = dict(env, DEBUGINFOD_URLS="http://127.0.0.1:%d" % hole.getsockname()[1],
+               DEBUGINFOD_TIMEOUT="1")
+    t0 = time.time()
+    p = pcprof("report", stripped, r.path(), env=env, timeout=60)
+    hung = time.time() - t0
+    hole.close()
+    lines2 = [l for l in p.stderr.splitlines() if l.startswith("pcprof:")]
+    assert p.returncode == 0 and len(lines2) == 1 and "cannot reach" in lines2[0], p.stderr
+    assert hung < 2 * 1 + 3, hung
+    return "%s; %.2f s with the server stopped, %.1f s with one that never answers" % (
+        lines[0], took, hung)
