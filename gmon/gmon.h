@@ -223,6 +223,12 @@ struct gmon_object {
 	char *path;		/* the object's path when it ran */
 };
 
+/* Samples at a PC in no object (JIT code): pcprof names them from the
+ * process's /tmp/perf-PID.map. */
+struct gmon_anon {
+	uint64_t pc, count;
+};
+
 struct gmon_objects {
 	uint32_t rate;
 	uint64_t pid;		/* the process that wrote it; 0 if not said */
@@ -231,6 +237,8 @@ struct gmon_objects {
 	size_t n;
 	struct gmon_arc *arcs;	/* between objects, ends encoded */
 	size_t narcs;
+	struct gmon_anon *anon;	/* part of no_object, by PC */
+	size_t nanon;
 };
 
 /*

@@ -198,7 +198,8 @@ gmon_objects_parse(const void *buf, size_t len, struct gmon_objects *o,
 		return fail(err, lines + 1, "truncated (no newline at the end)");
 	o->v = calloc(lines, sizeof(*o->v));
 	o->arcs = calloc(lines, sizeof(*o->arcs));
-	if (!o->v || !o->arcs) {
+	o->anon = calloc(lines, sizeof(*o->anon));
+	if (!o->v || !o->arcs || !o->anon) {
 		gmon_objects_release(o);
 		return -ENOMEM;
 	}
@@ -270,6 +271,20 @@ gmon_objects_parse(const void *buf, size_t len, struct gmon_objects *o,
 				break;
 			}
 			o->narcs++;
+		} else if (n == 4 && !memcmp(f, "anon", 4)) {
+			struct gmon_anon *a = &o->anon[o->nanon];
+
+			n = field(&p, nl, &f);
+			if (number(f, n, UINT64_MAX, &a->pc)) {
+				r = fail(err, line, "bad anon record");
+				break;
+			}
+			n = field(&p, nl, &f);
+			if (number(f, n, UINT64_MAX, &a->count) || !a->count || field(&p, nl, &f)) {
+				r = fail(err, line, "bad anon record");
+				break;
+			}
+			o->nanon++;
 		} else {
 			r = fail(err, line, "unknown record");
 			break;
@@ -298,5 +313,6 @@ gmon_objects_release(struct gmon_objects *o)
 	}
 	free(o->v);
 	free(o->arcs);
+	free(o->anon);
 	memset(o, 0, sizeof(*o));
 }

@@ -103,9 +103,14 @@ count_in(uint32_t obj, uint32_t seg, uint64_t link, uint64_t w)
 	return 1;
 }
 
-/* Keep a sample at a PC of an object not in the inventory yet. AS-safe. */
+/*
+ * Keep a sample at a PC of an object not in the inventory yet (unplaced:
+ * the next inventory will place it), or of code in no object at all (JIT
+ * code in anonymous memory: written as it is, for pcprof to name from the
+ * process's /tmp/perf-PID.map). AS-safe.
+ */
 static void
-pending_add(uintptr_t ip, uint32_t w)
+pending_add(uintptr_t ip, uint32_t w, int unplaced)
 {
 	uint64_t h = pc_mix(ip);
 
@@ -121,13 +126,15 @@ pending_add(uintptr_t ip, uint32_t w)
 			p->pc = ip;
 			p->count = w;
 			__atomic_store_n(&p->state, 2, __ATOMIC_RELEASE);
-			__atomic_fetch_add(&pc.unplaced, 1, __ATOMIC_RELAXED);
+			if (unplaced)
+				__atomic_fetch_add(&pc.unplaced, 1, __ATOMIC_RELAXED);
 			return;
 		}
 		if (st == 2 && p->pc == ip) {
 			__atomic_fetch_add(&pc.pending_samples, w, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&p->count, w, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&pc.unplaced, 1, __ATOMIC_RELAXED);
+			if (unplaced)
+				__atomic_fetch_add(&pc.unplaced, 1, __ATOMIC_RELAXED);
 			return;
 		}
 	}
@@ -143,10 +150,10 @@ pc_objects_sample_from_handler(uintptr_t ip, uint32_t w)
 	if (obj && count_in(obj, seg, link, w))
 		return 1;
 	if (pc_object_unplaced_from_handler(ip)) {
-		pending_add(ip, w);
+		pending_add(ip, w, 1);
 		return 1;
 	}
-	__atomic_fetch_add(&pc.no_object, w, __ATOMIC_RELAXED);
+	pending_add(ip, w, 0);
 	return 0;
 }
 
@@ -383,6 +390,22 @@ write_manifest(struct gmon_sink *s)
 	}
 	if (pc.callgraph)
 		pc_arcs_each(write_cross_arc, s);
+	/* samples at PCs in no object, by PC */
+	for (size_t i = 0; i < PC_PENDING && !s->error; i++) {
+		const struct pc_pending *p = &pc.pending[i];
+		uint64_t c;
+
+		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 2 ||
+		    !(c = __atomic_load_n(&p->count, __ATOMIC_RELAXED)))
+			continue;
+		text_start(&t);
+		pc_line_str(&t, "anon ");
+		text_x64(&t, (uint64_t)p->pc);
+		pc_line_str(&t, " ");
+		pc_line_u64(&t, c);
+		pc_line_str(&t, "\n");
+		gmon_sink_bytes(s, t.buf, t.len);
+	}
 	return s->error;
 }
 

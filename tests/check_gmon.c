@@ -1324,7 +1324,8 @@ static const char manifest_ok[] =
 	"object 0 1 597 c5a09cc747ba300b gmon.out /work/a%20b/uselib\n"
 	"object 1 1 29 b0af71 - [vdso]\n"
 	"object 2 0 1374 ea9d gmon.out+libhot.so /x/libhot.so\n"
-	"arc 0x11ad 0x2000000001130 981\n";
+	"arc 0x11ad 0x2000000001130 981\n"
+	"anon 0x7f3a00001040 2\n";
 
 START_TEST(test_objects_parse_reads_every_record)
 {
@@ -1345,6 +1346,9 @@ START_TEST(test_objects_parse_reads_every_record)
 	ck_assert_uint_eq(o.narcs, 1);
 	ck_assert_uint_eq(o.arcs[0].self_pc, 0x2000000001130ULL);
 	ck_assert_uint_eq(o.arcs[0].count, 981);
+	ck_assert_uint_eq(o.nanon, 1);
+	ck_assert_uint_eq(o.anon[0].pc, 0x7f3a00001040ULL);
+	ck_assert_uint_eq(o.anon[0].count, 2);
 	gmon_objects_release(&o);
 }
 END_TEST
@@ -1380,11 +1384,14 @@ START_TEST(test_objects_parse_refuses_bad_input)
 	objects_refused("0x2000000001130", "0x5000000001130", "not listed");
 	objects_refused("rate 1000", "rate 0", "bad rate");
 	objects_refused("pid 4242", "pid 0", "bad pid");
+	objects_refused("0x7f3a00001040 2", "0x7f3a00001040 0", "bad anon");
+	objects_refused("0x7f3a00001040 2", "0x7f3a0000104g 2", "bad anon");
+	objects_refused("0x7f3a00001040 2", "0x7f3a00001040", "bad anon");
 	objects_refused("pid 4242", "pid 4242 1", "bad pid");
 	objects_refused("pid 4242", "pid 99999999999", "bad pid");
 	objects_refused("rate 1000", "rate 99999999999999999999", "bad rate");
 	objects_refused("b0af71", "b0af7", "bad build-id");
-	objects_refused("981\n", "981", "truncated");
+	objects_refused("040 2\n", "040 2", "truncated");
 	objects_refused("no-object 3", "hello 3", "unknown record");
 	objects_refused("/x/libhot.so", "/x/libhot.so extra", "extra fields");
 }

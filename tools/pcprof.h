@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "../gmon/gmon.h"
 #include "symtab.h"
@@ -59,6 +60,14 @@ char **select_files(const struct symtab *st, char **files, int nfiles, int *nout
  */
 int whole_load(struct symtab *st, struct gmon_profile *p, char **files, int nfiles,
 	       const char *exe, const struct symtab_opts *so);
+/*
+ * The functions of /tmp/perf-PID.map (jitmap.c) into st, when the file is
+ * a plain one of user uid that no one else may write (else one note line);
+ * the number of functions, or -1 where there is none to believe. path is
+ * the map's name.
+ */
+int jitmap_load(uint64_t pid, uid_t uid, struct symtab *st, char *path, size_t pathlen);
+
 /* Whether gmon has a manifest beside it. */
 int whole_has_manifest(const char *gmon);
 /* An address in the stacks of files[file], in whole_load's numbering. */

@@ -187,6 +187,79 @@ add_object_file(struct gmon_profile *p, const char *dir, const struct gmon_objec
 	free(path);
 }
 
+static int
+cmp_anon(const void *a, const void *b)
+{
+	const struct gmon_anon *x = a, *y = b;
+
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+/*
+ * Samples in no object that the process's perf map names (JIT code): an
+ * object "[jit]" of its functions, the PCs no function covers its
+ * "[anonymous code]". Returns the samples placed there (0 without a map
+ * that can be believed), each cluster of PCs one histogram record.
+ */
+static uint64_t
+jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
+	    const char *manifest, const struct stat *ms)
+{
+	const uint64_t bin = (p->hists[0].high - p->hists[0].low) / p->hists[0].nbins;
+	struct symtab js;
+	struct gmon_profile q;
+	struct gmon_error err;
+	char path[64];
+	uint64_t placed = 0, total = 0;
+	uint32_t g;
+	size_t i = 0;
+
+	if (!o->nanon || !o->pid || !bin)
+		return 0;
+	for (size_t k = 0; k < o->nanon; k++)
+		total += o->anon[k].count;
+	if (total > o->no_object)
+		pc_fatal("'%s': more samples by PC than in no object", manifest);
+	if (jitmap_load(o->pid, ms->st_uid, &js, path, sizeof(path)) <= 0) {
+		symtab_release(&js);
+		return 0;
+	}
+	g = add_object(st, &js, "[jit]", "[anonymous code]", manifest);
+	qsort(o->anon, o->nanon, sizeof(*o->anon), cmp_anon);
+	memset(&q, 0, sizeof(q));
+	while (i < o->nanon) {
+		/* PCs less than 64 KiB apart share a record */
+		size_t j = i + 1;
+		uint64_t lo, hi, *counts;
+		struct gmon_hist h;
+
+		while (j < o->nanon && o->anon[j].pc - o->anon[j - 1].pc < 65536 &&
+		       o->anon[j].pc - o->anon[i].pc < (UINT64_C(1) << 24))
+			j++;
+		lo = o->anon[i].pc / bin * bin;
+		hi = o->anon[j - 1].pc / bin * bin + bin;
+		if (hi > (UINT64_C(1) << SHIFT) || !(counts = calloc((hi - lo) / bin, sizeof(*counts))))
+			pc_fatal("'%s': a JIT address past what pcprof can place, or out of memory",
+				 manifest);
+		for (size_t k = i; k < j; k++) {
+			counts[(o->anon[k].pc - lo) / bin] += o->anon[k].count;
+			placed += o->anon[k].count;
+		}
+		h = p->hists[0];
+		h.low = (uint64_t)g << SHIFT | lo;
+		h.high = (uint64_t)g << SHIFT | hi;
+		h.nbins = (uint32_t)((hi - lo) / bin);
+		h.counts = counts;
+		q.hists = &h;
+		q.nhists = 1;
+		if (gmon_profile_add(p, &q, &err))
+			pc_fatal("'%s': cannot add its JIT samples: %s", manifest, err.what);
+		free(counts);
+		i = j;
+	}
+	return placed;
+}
+
 static void
 add_arcs(struct gmon_profile *p, const struct gmon_objects *o, const uint32_t *map)
 {
@@ -269,10 +342,13 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 			add_samples(p, map[k], ob->samples, manifest);	/* the vDSO */
 	}
 	if (o.no_object) {
-		if (no_object_index == UINT32_MAX)
-			no_object_index = add_object(st, NULL, "[no object]", "[no object]",
-						     manifest);
-		add_samples(p, no_object_index, o.no_object, manifest);
+		uint64_t left = o.no_object - jit_samples(st, p, &o, manifest, &ms);
+
+		if (left && no_object_index == UINT32_MAX)
+			no_object_index = add_object(st, NULL, "[anonymous code]",
+						     "[anonymous code]", manifest);
+		if (left)
+			add_samples(p, no_object_index, left, manifest);
 	}
 	add_arcs(p, &o, map);
 	if (file >= nfiles_seen) {

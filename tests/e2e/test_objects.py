@@ -127,14 +127,63 @@ def test_code_in_no_object_is_counted_and_shown():
     truth, s = r.truth(), r.summary()
     j = report_json(exe, r.path(), extra=("--by-object",))
     objs = {o["name"]: o for o in j["objects"]}
-    assert "[no object]" in objs, sorted(objs)
+    assert "[anonymous code]" in objs, sorted(objs)
     p = truth["jit"] / truth["cpu"]
-    got = objs["[no object]"]["share"]
+    got = objs["[anonymous code]"]["share"]
     tol = tolerance(p, s["signals"], 0.03)
-    assert abs(got - p) <= tol, "[no object] %.3f, truth %.3f, tolerance %.3f" % (got, p, tol)
+    assert abs(got - p) <= tol, "[anonymous code] %.3f, truth %.3f, tolerance %.3f" % (
+        got, p, tol)
     m = re.search(r"samples in none", r.stderr)
     assert m, r.stderr
-    return "[no object] %.1f %%, truth %.1f %%" % (100 * got, 100 * p)
+    return "[anonymous code] %.1f %%, truth %.1f %%" % (100 * got, 100 * p)
+
+
+def test_jit_code_is_named_from_a_perf_map_that_can_be_believed():
+    """jit writes /tmp/perf-PID.map for its code, as JIT compilers do: its
+    samples go to jit_countdown in [jit], with the truth's share. A map
+    that others may write, that belongs to another user, or that is a
+    symbolic link is ignored, with one line saying so."""
+    exe = prog("jit")
+    r = run([exe, "1", "map"], env=ALL)
+    assert r.status == 0, r.stderr
+    truth, s = r.truth(), r.summary()
+    pid = int(open(r.path("gmon.out.objects")).read().split("\npid ")[1].split()[0])
+    mp = "/tmp/perf-%d.map" % pid
+    try:
+        j = report_json(exe, r.path())
+        funcs = {f["name"]: f for f in j["functions"]}
+        assert "jit_countdown" in funcs and funcs["jit_countdown"]["object"] == "[jit]", funcs
+        p = truth["jit"] / truth["cpu"]
+        got = funcs["jit_countdown"]["share"]
+        tol = tolerance(p, s["signals"], 0.03)
+        assert abs(got - p) <= tol, (got, p, tol)
+        notes = []
+        os.chmod(mp, 0o666)
+        for why, fix in (("others may write", lambda: os.chmod(mp, 0o644)),
+                         ("another user", None), ("symbolic link", None)):
+            if why == "another user":
+                if os.geteuid() != 0:
+                    continue
+                os.chown(mp, 65534, 65534)
+            if why == "symbolic link":
+                os.chown(mp, os.geteuid(), os.getegid())
+                real = mp + ".real"
+                os.rename(mp, real)
+                os.symlink(real, mp)
+            p2 = pcprof("report", "--format", "json", exe, r.path())
+            lines = p2.stderr.strip().splitlines()
+            assert p2.returncode == 0 and len(lines) == 1 and why in lines[0] and \
+                mp in lines[0], (why, p2.stderr)
+            names = {f["name"] for f in json.loads(p2.stdout)["functions"]}
+            assert "jit_countdown" not in names and "[anonymous code]" in names, names
+            notes.append(lines[0].split(": ", 1)[1])
+            if fix:
+                fix()
+    finally:
+        for f in (mp, mp + ".real"):
+            if os.path.lexists(f):
+                os.unlink(f)
+    return "jit_countdown %.1f %% (truth %.1f %%); %s" % (100 * got, 100 * p, "; ".join(notes))
 
 
 def test_processes_of_a_run_each_write_their_objects_and_are_summed():

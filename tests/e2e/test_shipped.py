@@ -12,7 +12,7 @@ import re
 import subprocess
 import tempfile
 
-from pctest import clean_env, lib, need, run, skip
+from pctest import clean_env, lib, need, run, skip, tolerance
 from test_cli import pcprof
 from test_objects import perf_available
 
@@ -319,3 +319,70 @@ def test_a_process_tree_is_one_report_with_a_line_per_process():
     return "%d processes, %.2f s (perf %.2f s); %s" % (
         len(procs), total, perf_total,
         ", ".join("%s %.2f" % (x["program"], x["cpu_seconds"]) for x in procs[:4]))
+
+
+HOT_JS = """
+function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+function work() { let s = 0; for (let i = 0; i < 27; i++) s += fib(i); return s; }
+let t = 0;
+const t0 = process.cpuUsage();
+while (process.cpuUsage(t0).user < 1.2e6) t += work();
+console.log(t > 0 ? "ok" : "no");
+"""
+
+
+def test_node_jit_functions_are_named_and_their_share_matches_perf():
+    """Debian's node with --perf-basic-prof writes /tmp/perf-PID.map; perf
+    (task-clock) records the run that libpc profiles whole. The JIT's
+    functions are named (fib), and the JIT's share of the process matches
+    perf's within the sampling error of libpc's signals (under 3 points
+    with the task-clock timer) and a point for what either cannot see."""
+    node = need("node", "nodejs")
+    if not perf_available():
+        skip("perf cannot record task-clock here (install linux-perf)")
+    d = tempfile.mkdtemp(prefix="pc-e2e-node-")
+    js = os.path.join(d, "hot.js")
+    with open(js, "w") as f:
+        f.write(HOT_JS)
+    env = clean_env(profiled=False)
+    p = subprocess.run(["perf", "record", "-q", "-e", "task-clock", "-F", "1000", "-o",
+                        os.path.join(d, "perf.data"), "--", "env", "LD_PRELOAD=" + lib(),
+                        "PC_SCOPE=all", "PC_VERBOSE=1", "PC_TIMER=auto", "PC_HZ=4000",
+                        node, "--perf-basic-prof", js],
+                       cwd=d, env=env, capture_output=True, timeout=300)
+    assert p.returncode == 0 and p.stdout == b"ok\n", p.stderr[-2000:]
+    q = pcprof("report", "--format", "json", os.path.join(d, "gmon.out"))
+    assert q.returncode == 0, q.stderr
+    j = json.loads(q.stdout)
+    pid = j["processes"][0]["pid"]
+    try:
+        prof = j["profile"]
+        funcs = prof["functions"]
+        jit = sum(f["self_samples"] for f in funcs if f["object"] == "[jit]")
+        share = jit / prof["total_samples"]
+        named = [f for f in funcs if f["object"] == "[jit]" and "fib" in f["name"]]
+        assert named, [f for f in funcs[:10]]
+        r = subprocess.run(["perf", "report", "-i", os.path.join(d, "perf.data"), "--stdio",
+                            "-q", "-n", "--sort", "dso", "--comm", "node"],
+                           capture_output=True, text=True, timeout=120)
+        dsos = {}
+        for line in r.stdout.splitlines():
+            m = re.match(r"\s*[\d.]+%\s+(\d+)\s+(.+?)\s*$", line)
+            if m:
+                dsos[m.group(2)] = int(m.group(1))
+        perf_jit = sum(v for k, v in dsos.items() if k.startswith("perf-") or "JIT" in k or
+                       k.startswith("[anon"))
+        perf_user = sum(v for k, v in dsos.items() if not k.startswith("[kernel"))
+        assert perf_user > 0, r.stdout
+        perf_share = perf_jit / perf_user
+        signals = sum(int(n) for n in re.findall(rb"\((\d+) signals\)", p.stderr))
+        # the task-clock timer where it is allowed, for signals enough
+        # that the sampling error is within the 3 points asked for
+        tol = tolerance(perf_share, signals, 0.01)
+        assert abs(share - perf_share) <= tol, (share, perf_share, tol, dsos)
+    finally:
+        mp = "/tmp/perf-%d.map" % pid
+        if os.path.exists(mp):
+            os.unlink(mp)
+    return "JIT %.1f %% (perf %.1f %%, tolerance %.1f) over %d signals; %s" % (
+        100 * share, 100 * perf_share, 100 * tol, signals, named[0]["name"])

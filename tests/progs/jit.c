@@ -2,11 +2,14 @@
  * Code in no object: a few instructions copied into an anonymous
  * executable mapping (as a JIT compiler would) and run for SECONDS of CPU,
  * then main_work for as long. Both are timed with the thread CPU clock.
- * Usage: jit SECONDS
+ * With "map", it writes /tmp/perf-PID.map naming its code jit_countdown,
+ * as JIT compilers do for perf (and removes it with "unmap" at the end).
+ * Usage: jit SECONDS [map [unmap]]
  */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "truth.h"
 
@@ -37,6 +40,16 @@ main(int argc, char **argv)
 	if (mprotect(m, 4096, PROT_READ | PROT_EXEC))
 		return 1;
 	fn = (uint64_t (*)(uint64_t))m;
+	if (argc > 2 && !strcmp(argv[2], "map")) {
+		char path[64];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+		if (!(f = fopen(path, "w")))
+			return 1;
+		fprintf(f, "%lx %zx jit_countdown\n", (unsigned long)m, sizeof(code));
+		fclose(f);
+	}
 	start = process_cpu();
 	while (process_cpu() - start < seconds) {
 		t0 = thread_cpu();

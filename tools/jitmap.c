@@ -1,0 +1,174 @@
+/*
+ * Names for JIT code: the perf map a process writes, /tmp/perf-PID.map,
+ * one "START SIZE NAME" line (hexadecimal, no 0x) per function it
+ * compiled, as node --perf-basic-prof, LuaJIT and the Java agents write
+ * them. /tmp is anyone's to write in, so a map is believed only when it is
+ * a plain file of the profiled process's user that no one else may write,
+ * as perf checks. The file may be huge or hostile: its size is bounded
+ * and every line is checked.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pcprof.h"
+
+#define JIT_MAP_MAX	(256u << 20)	/* bytes of map read at most */
+
+struct jline {
+	uint64_t lo, hi;
+	size_t order;		/* later lines win where two overlap */
+	char *name;
+};
+
+static int
+cmp_jline(const void *a, const void *b)
+{
+	const struct jline *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->order > y->order ? -1 : x->order < y->order;
+}
+
+/* One hexadecimal field of [*p, end), advanced past; -1 if none. */
+static int
+hex_field(const char **p, const char *end, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int n = 0;
+
+	if (end - s > 1 && s[0] == '0' && s[1] == 'x')
+		s += 2;
+	for (; s < end && n < 17; s++, n++) {
+		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ?
+			*s - 'a' + 10 : *s >= 'A' && *s <= 'F' ? *s - 'A' + 10 : -1;
+
+		if (d < 0)
+			break;
+		v = v << 4 | (uint64_t)d;
+	}
+	if (!n || n > 16 || s >= end || *s != ' ')
+		return -1;
+	*p = s + 1;
+	*out = v;
+	return 0;
+}
+
+/* Why the map at path is not to be believed for uid, or NULL. */
+static const char *
+untrusted(int fd, uid_t uid)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb))
+		return strerror(errno);
+	if (!S_ISREG(sb.st_mode))
+		return "not a regular file";
+	if (sb.st_uid != uid)
+		return "owned by another user than the profiled process's";
+	if (sb.st_mode & (S_IWGRP | S_IWOTH))
+		return "others may write to it";
+	return NULL;
+}
+
+int
+jitmap_load(uint64_t pid, uid_t uid, struct symtab *st, char *path, size_t pathlen)
+{
+	const char *why;
+	unsigned char *buf;
+	struct jline *v;
+	size_t n = 0, cap, len = 0, lines = 0;
+	int fd;
+
+	memset(st, 0, sizeof(*st));
+	snprintf(path, pathlen, "/tmp/perf-%llu.map", (unsigned long long)pid);
+	/* never through a symlink someone else planted */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0) {
+		if (errno == ENOENT)
+			return -1;
+		pc_warn("note: '%s': %s; JIT code left unnamed", path,
+			errno == ELOOP ? "a symbolic link" : strerror(errno));
+		return -1;
+	}
+	if ((why = untrusted(fd, uid))) {
+		pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path, why);
+		close(fd);
+		return -1;
+	}
+	if (!(buf = malloc(JIT_MAP_MAX)))
+		pc_fatal("out of memory");
+	for (;;) {
+		ssize_t r = read(fd, buf + len, JIT_MAP_MAX - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		if (len == JIT_MAP_MAX)
+			break;	/* the rest is not read */
+	}
+	close(fd);
+	for (size_t i = 0; i < len; i++)
+		lines += buf[i] == '\n';
+	cap = lines ? lines : 1;
+	if (!(v = calloc(cap, sizeof(*v))))
+		pc_fatal("out of memory");
+	for (const char *s = (const char *)buf, *end = s + len; s < end && n < cap;) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s)), *p = s;
+		uint64_t lo, size;
+
+		if (!nl)
+			break;	/* a line being written */
+		if (!hex_field(&p, nl, &lo) && !hex_field(&p, nl, &size) && size &&
+		    lo + size > lo && p < nl && !memchr(p, 0, (size_t)(nl - p))) {
+			v[n].lo = lo;
+			v[n].hi = lo + size;
+			v[n].order = n;
+			if (!(v[n].name = strndup(p, (size_t)(nl - p > 512 ? 512 : nl - p))))
+				pc_fatal("out of memory");
+			n++;
+		}
+		s = nl + 1;
+	}
+	free(buf);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_jline);
+	st->syms = calloc(n ? n : 1, sizeof(*st->syms));
+	st->funcs = calloc(n ? n : 1, sizeof(*st->funcs));
+	if (!st->syms || !st->funcs)
+		pc_fatal("out of memory");
+	strcpy(st->source, "perf map");
+	/* disjoint: where functions overlap (code moved and reused), the one
+	 * that starts later takes over; of two at one address the later line */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t hi = v[i].hi;
+
+		if (i > 0 && v[i].lo == v[i - 1].lo) {
+			free(v[i].name);
+			continue;
+		}
+		for (size_t j = i + 1; j < n; j++)
+			if (v[j].lo > v[i].lo) {
+				if (v[j].lo < hi)
+					hi = v[j].lo;
+				break;
+			}
+		if (st->nsyms && st->syms[st->nsyms - 1].hi > v[i].lo) {
+			free(v[i].name);
+			continue;
+		}
+		st->syms[st->nsyms].lo = v[i].lo;
+		st->syms[st->nsyms].hi = hi;
+		st->syms[st->nsyms].func = (uint32_t)st->nfuncs;
+		st->funcs[st->nfuncs++] = v[i].name;
+		st->nsyms++;
+	}
+	free(v);
+	return (int)st->nsyms;
+}
