@@ -33,6 +33,17 @@
 #define GMON_PC_MARK0		'p'
 #define GMON_PC_MARK1		'c'
 #define GMON_PC_FORMAT		1
+
+/*
+ * A libpc file of the executable alone (PC_SCOPE=main) also says how many
+ * samples fell outside the executable's text (shared libraries, the vDSO,
+ * JIT code), so that a report can account for all the time sampled: as
+ * call-graph arcs from address 0 to address 1, whose counts add up. No
+ * ELF file has a function at either address, and gprof leaves arcs it
+ * cannot place out of both its flat profile and its call graph.
+ */
+#define GMON_OUTSIDE_FROM	0
+#define GMON_OUTSIDE_SELF	1
 #define GMON_BUILDID_OFF	4
 #define GMON_BUILDID_SIZE	8
 
@@ -199,6 +210,12 @@ uint64_t gmon_profile_samples(const struct gmon_profile *p);
 
 /* Release what gmon_parse allocated; p may be reparsed afterwards. */
 void gmon_profile_release(struct gmon_profile *p);
+
+/* Whether arc a of p says samples outside the executable (a libpc file of
+ * PC_SCOPE=main, see GMON_OUTSIDE_FROM); and how many of p's arcs do, with
+ * their samples summed in *samples. */
+int gmon_arc_is_outside(const struct gmon_profile *p, const struct gmon_arc *a);
+size_t gmon_profile_outside(const struct gmon_profile *p, uint64_t *samples);
 
 /* True when the header carries libpc's mark; fills build_id (8 bytes). */
 int gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id);

@@ -387,6 +387,27 @@ gmon_profile_release(struct gmon_profile *p)
 }
 
 int
+gmon_arc_is_outside(const struct gmon_profile *p, const struct gmon_arc *a)
+{
+	return a->from_pc == GMON_OUTSIDE_FROM && a->self_pc == GMON_OUTSIDE_SELF &&
+	       gmon_profile_is_libpc(p, NULL);
+}
+
+size_t
+gmon_profile_outside(const struct gmon_profile *p, uint64_t *samples)
+{
+	size_t n = 0;
+
+	*samples = 0;
+	for (size_t i = 0; i < p->narcs; i++)
+		if (gmon_arc_is_outside(p, &p->arcs[i])) {
+			*samples += p->arcs[i].count;
+			n++;
+		}
+	return n;
+}
+
+int
 gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id)
 {
 	if (p->spare[0] != GMON_PC_MARK0 || p->spare[1] != GMON_PC_MARK1)

@@ -34,6 +34,8 @@ callgraph_build(struct callgraph *cg, const struct symtab *st,
 		long a = symtab_find(st, p->arcs[i].from_pc);
 		long b = symtab_find(st, p->arcs[i].self_pc);
 
+		if (gmon_arc_is_outside(p, &p->arcs[i]))
+			continue;	/* samples, not an arc */
 		if (a < 0 || b < 0) {
 			cg->unresolved += (double)p->arcs[i].count;
 			continue;

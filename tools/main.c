@@ -272,6 +272,7 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 	struct callgraph cg;
 	struct symtab st;
 	struct flat f;
+	int arcs;
 
 	if (nfiles == 0) {
 		files = deflt;
@@ -299,10 +300,16 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 	flat_build(&f, &st, &p);
 	if (f.total == 0)
 		pc_warn("warning: '%s': the profile holds no samples", files[0]);
-	if (p.narcs)
+	{
+		uint64_t outside;
+
+		/* arcs, not the records that count samples outside */
+		arcs = p.narcs > gmon_profile_outside(&p, &outside);
+	}
+	if (arcs)
 		callgraph_build(&cg, &st, &p, &f);
-	report_print(out, &f, &st, p.narcs ? &cg : NULL, r);
-	if (p.narcs)
+	report_print(out, &f, &st, arcs ? &cg : NULL, r);
+	if (arcs)
 		callgraph_release(&cg);
 	flat_release(&f);
 out:

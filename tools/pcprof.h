@@ -93,6 +93,8 @@ struct flat_row {
 struct flat {
 	double total;		/* every sample in the profile */
 	double unknown;		/* samples in no symbol */
+	double outside;		/* outside the executable, where only it
+				 * was recorded (PC_SCOPE=main) */
 	uint32_t rate;
 	struct flat_row *rows;	/* functions with samples, most first */
 	size_t nrows;

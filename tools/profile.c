@@ -280,6 +280,13 @@ flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p
 						(double)overlap(&st->syms[i], a, e) / (double)covered;
 		}
 	}
+	{
+		uint64_t out;
+
+		gmon_profile_outside(p, &out);
+		f->outside = (double)out;
+		f->total += f->outside;
+	}
 	f->rows = malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*f->rows));
 	if (!f->rows)
 		pc_fatal("out of memory");

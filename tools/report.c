@@ -51,6 +51,8 @@ struct line {
 	size_t functions;	/* --by-object: functions with samples */
 };
 
+#define OUTSIDE "[outside the executable]"
+
 static const char *
 object_of(const struct symtab *st, uint32_t func)
 {
@@ -73,7 +75,13 @@ lines_of(const struct flat *f, const struct symtab *st, struct line *l)
 	size_t n = 0;
 	int unknown_done = f->unknown <= 0;
 
+	int outside_done = f->outside <= 0;
+
 	for (size_t i = 0; i < f->nrows; i++) {
+		if (!outside_done && f->outside > f->rows[i].samples) {
+			l[n++] = (struct line){ OUTSIDE, f->outside, main_obj, 0 };
+			outside_done = 1;
+		}
 		if (!unknown_done && f->unknown > f->rows[i].samples) {
 			l[n++] = (struct line){ "[unknown]", f->unknown, main_obj, 0 };
 			unknown_done = 1;
@@ -81,6 +89,8 @@ lines_of(const struct flat *f, const struct symtab *st, struct line *l)
 		l[n++] = (struct line){ st->funcs[f->rows[i].func], f->rows[i].samples,
 					object_of(st, f->rows[i].func), 0 };
 	}
+	if (!outside_done)
+		l[n++] = (struct line){ OUTSIDE, f->outside, main_obj, 0 };
 	if (!unknown_done)
 		l[n++] = (struct line){ "[unknown]", f->unknown, main_obj, 0 };
 	return n;
@@ -221,6 +231,8 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 	}
 	fprintf(out, "%s], \"unattributed_samples\": %.6g, \"unattributed_share\": %.6f",
 		f->nrows ? "\n" : "", f->unknown, f->total ? f->unknown / f->total : 0);
+	fprintf(out, ", \"outside_samples\": %.6g, \"outside_share\": %.6f",
+		f->outside, f->total ? f->outside / f->total : 0);
 	if (st->nobjs) {
 		struct line *l = malloc(st->nobjs * sizeof(*l));
 		size_t n;
@@ -294,7 +306,7 @@ void
 report_print(FILE *out, const struct flat *f, const struct symtab *st,
 	     const struct callgraph *cg, const struct report_opts *o)
 {
-	struct line *l = malloc((f->nrows + 1 + st->nobjs) * sizeof(*l));
+	struct line *l = malloc((f->nrows + 2 + st->nobjs) * sizeof(*l));
 	size_t n, shown;
 
 	if (!l)
@@ -304,6 +316,11 @@ report_print(FILE *out, const struct flat *f, const struct symtab *st,
 	switch (o->format) {
 	case FORMAT_TEXT:
 		print_text(out, f, l, n, shown, o);
+		if (f->outside > 0)
+			fprintf(out, "\n%s: %.1f %% of the samples were in code outside %s\n"
+				"(its shared libraries, the vDSO, JIT code), recorded without detail;\n"
+				"pcprof run, or PC_SCOPE=all, records the whole process.\n",
+				OUTSIDE, 100 * f->outside / f->total, o->exe);
 		if (strstr(st->source, "unwind tables"))
 			fprintf(out, "\nNote: %s has no symbol table: its functions are\n"
 				"named from its unwind tables (OBJECT+0xOFFSET). Its debug symbols\n"

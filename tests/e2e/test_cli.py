@@ -10,7 +10,8 @@ import subprocess
 import tempfile
 
 from pctest import (BUILD, check_shares, clean_env, clear_order,
-                    default_signals, gprof_flat, need, nm, prog, read_gmon, run)
+                    default_signals, gprof_flat, need, nm, prog, read_gmon, run,
+                    tolerance)
 
 THREE = ["work_alpha", "work_beta", "work_gamma"]
 
@@ -64,10 +65,13 @@ def test_report_json_shape_and_shares():
     fs = rep["functions"]
     assert [f["self_samples"] for f in fs] == \
         sorted((f["self_samples"] for f in fs), reverse=True)
-    total = sum(f["self_samples"] for f in fs) + rep["unattributed_samples"]
+    # every sample is accounted for: in a function, in no symbol, or
+    # outside the executable
+    total = sum(f["self_samples"] for f in fs) + rep["unattributed_samples"] + \
+        rep["outside_samples"]
     assert abs(total - rep["total_samples"]) < 1e-6
-    assert abs(sum(f["share"] for f in fs) + rep["unattributed_samples"] /
-               rep["total_samples"] - 1) < 1e-4
+    assert abs(sum(f["share"] for f in fs) + rep["unattributed_share"] +
+               rep["outside_share"] - 1) < 1e-4
     truth = r.truth()
     funcs = {f["name"]: f["self_seconds"] for f in fs}
     check_shares(truth, funcs, r.summary()["signals"],
@@ -488,3 +492,33 @@ def test_debuginfod_names_a_stripped_program_and_a_stopped_server_is_one_line():
     assert hung < 2 * 1 + 3, hung
     return "%s; %.2f s with the server stopped, %.1f s with one that never answers" % (
         lines[0], took, hung)
+
+
+def test_time_outside_the_executable_is_one_line_and_shares_are_of_everything():
+    """Plain LD_PRELOAD records the executable's code alone; the time in
+    libraries is still counted (as samples outside), so that the report
+    accounts for every sample libpc took, and gprof reads the same file as
+    before. uselib spends most of its time in its own library."""
+    exe = prog("uselib")
+    r = run([exe, "1"])
+    assert r.status == 0, r.stderr
+    s = r.summary()
+    assert s["outside"] > 0.3 * s["samples"], s
+    rep = report_json(exe, r.path())
+    assert abs(rep["outside_samples"] - s["outside"]) < 1e-6, (rep["outside_samples"], s)
+    assert abs(rep["total_samples"] - s["samples"]) < 1e-6, (rep["total_samples"], s)
+    # shares of everything: main_work's is its part of the whole CPU time
+    truth = r.truth()
+    share = {f["name"]: f["share"] for f in rep["functions"]}
+    p = truth["main_work"] / truth["cpu"]
+    assert abs(share["main_work"] - p) <= tolerance(p, s["signals"], 0.02), (share, p)
+    t = pcprof("report", exe, r.path())
+    assert t.returncode == 0, t.stderr
+    row = [l for l in t.stdout.splitlines() if l.endswith("[outside the executable]")]
+    assert len(row) == 1 and "PC_SCOPE=all" in t.stdout, t.stdout
+    # gprof: the same functions and seconds as without the extra records
+    funcs, total, _ = gprof_flat(exe, r.path())
+    assert "main_work" in funcs and abs(total - share["main_work"] * rep["total_seconds"]) < \
+        0.02 + 0.02 * total, (funcs, total, rep["total_seconds"])
+    return "%.1f %% outside, main_work %.1f %% (truth %.1f %%)" % (
+        100 * rep["outside_share"], 100 * share["main_work"], 100 * p)
