@@ -169,9 +169,10 @@ def measure(name, argv, stdin, build, d, reps):
     p = subprocess.run(["perf", "record", "-q", "-e", "task-clock", "-F", "1000", "-o", pdata,
                         "--", "env", "LD_PRELOAD=" + lib, "PC_SCOPE=all",
                         "PC_OUT=" + os.path.join(run_dir, "gmon.out")] + argv,
-                       input=stdin, text=True, env=env, capture_output=True, timeout=900)
+                       input=stdin.encode() if stdin else None, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=900)
     if p.returncode:
-        note("%s: exit %d: %s" % (name, p.returncode, p.stderr[-500:]))
+        note("%s: exit %d: %s" % (name, p.returncode, p.stderr[-500:].decode(errors="replace")))
     q = subprocess.run([pcprof, "report", "--format", "json", run_dir], capture_output=True,
                        text=True, timeout=600)
     if q.returncode:
