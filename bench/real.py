@@ -4,7 +4,8 @@
     python3 bench/real.py --build build            # every program
     python3 bench/real.py --build build xz sqlite  # some of them
 
-For each program, one run is recorded by perf (task-clock, 1000 Hz) and
+For each program, one run is recorded by perf (task-clock, 1000 Hz, with
+call chains) and
 profiled whole by libpc at once (PC_SCOPE=all, every process), and
 separate runs time the bare command and `pcprof run`. Printed per program:
 
@@ -17,8 +18,9 @@ separate runs time the bare command and `pcprof run`. Printed per program:
     wall      pcprof run's wall time over the bare command's (median of 3)
 
 perf counts kernel time where it is spent ([kernel.kallsyms]); libpc
-credits it to the user code the system call returns to. Both sides are
-compared over user-space objects only, each normalised to its own total.
+credits it to the user code the system call or page fault returns to. So
+a perf sample in the kernel is counted at the first user-space frame of
+its call chain; each side is normalised to its own total.
 Needs perf, the programs, and build/libpc.so and build/pcprof. Python 3
 standard library only. Tables go to stdout, progress to stderr.
 """
@@ -129,18 +131,40 @@ def unnamed(name):
 
 
 def perf_table(data):
-    """{(object, symbol): samples} of perf's user-space samples."""
-    r = subprocess.run(["perf", "report", "-i", data, "--stdio", "-q", "-n",
-                        "--sort", "dso,sym"], capture_output=True, text=True, timeout=600)
+    """{(object, symbol): samples} from perf's samples, as libpc counts
+    them: a sample in the kernel goes to the first user-space frame of its
+    call chain (the code the system call or fault returns to), as libpc's
+    signal lands there; a kernel sample with no user frame is left out."""
+    r = subprocess.run(["perf", "script", "-i", data, "-F", "ip,sym,dso"],
+                       capture_output=True, text=True, timeout=900)
     out = {}
+
+    def flush(frames):
+        for sym, dso in frames:
+            if dso.startswith("[kernel") or dso == "[unknown]":
+                continue
+            obj = os.path.basename(dso)
+            if obj.startswith("perf-") and obj.endswith(".map"):
+                obj = "[jit]"
+            out[(obj, sym)] = out.get((obj, sym), 0) + 1
+            return
+
+    frames = []
     for line in r.stdout.splitlines():
-        m = re.match(r"\s*[\d.]+%\s+(\d+)\s+(\S+)\s+\[(.)\]\s+(.*?)\s*$", line)
-        if not m or m.group(3) == "k" or m.group(2).startswith("[kernel"):
+        line = line.strip()
+        if not line:
+            if frames:
+                flush(frames)
+            frames = []
             continue
-        obj = m.group(2)
-        if obj.startswith("perf-") and obj.endswith(".map"):
-            obj = "[jit]"
-        out[(obj, m.group(4))] = out.get((obj, m.group(4)), 0) + int(m.group(1))
+        ip, _, rest = line.partition(" ")
+        k = rest.rfind(" (")
+        if k < 0 or not rest.endswith(")"):
+            continue
+        sym = re.sub(r"\+0x[0-9a-f]+$", "", rest[:k].strip())
+        frames.append((sym, rest[k + 2:-1]))
+    if frames:
+        flush(frames)
     return out
 
 
@@ -166,7 +190,7 @@ def measure(name, argv, stdin, build, d, reps):
     shutil.rmtree(run_dir, ignore_errors=True)
     os.makedirs(run_dir)
     pdata = os.path.join(d, "perf.data")
-    p = subprocess.run(["perf", "record", "-q", "-e", "task-clock", "-F", "1000", "-o", pdata,
+    p = subprocess.run(["perf", "record", "-q", "-g", "-e", "task-clock", "-F", "1000", "-o", pdata,
                         "--", "env", "LD_PRELOAD=" + lib, "PC_SCOPE=all",
                         "PC_OUT=" + os.path.join(run_dir, "gmon.out")] + argv,
                        input=stdin.encode() if stdin else None, env=env,
