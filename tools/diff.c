@@ -1294,7 +1294,7 @@ int
 cmd_diff(int argc, char **argv)
 {
 	struct diff_opts o = { METRIC_SELF, DIFF_TEXT, 0.01, 0.05, 0.01, 10, 0 };
-	struct symtab_opts so = { 0, 0, NULL };
+	struct symtab_opts so = { 0, 0, NULL, 0 };
 	struct side sides[2];
 	struct result res;
 	size_t tested = 0;

@@ -76,47 +76,38 @@ untrusted(int fd, uid_t uid)
 	return NULL;
 }
 
-int
-jitmap_load(uint64_t pid, uid_t uid, struct symtab *st, char *path, size_t pathlen)
+/* Up to JIT_MAP_MAX bytes of fd; their number in *len. */
+static unsigned char *
+read_bounded(int fd, size_t *len)
 {
-	const char *why;
-	unsigned char *buf;
-	struct jline *v;
-	size_t n = 0, cap, len = 0, lines = 0;
-	int fd;
+	unsigned char *buf = malloc(JIT_MAP_MAX);
 
-	memset(st, 0, sizeof(*st));
-	snprintf(path, pathlen, "/tmp/perf-%llu.map", (unsigned long long)pid);
-	/* never through a symlink someone else planted */
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0) {
-		if (errno == ENOENT)
-			return -1;
-		pc_warn("note: '%s': %s; JIT code left unnamed", path,
-			errno == ELOOP ? "a symbolic link" : strerror(errno));
-		return -1;
-	}
-	if ((why = untrusted(fd, uid))) {
-		pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path, why);
-		close(fd);
-		return -1;
-	}
-	if (!(buf = malloc(JIT_MAP_MAX)))
+	if (!buf)
 		pc_fatal("out of memory");
+	*len = 0;
 	for (;;) {
-		ssize_t r = read(fd, buf + len, JIT_MAP_MAX - len);
+		ssize_t r = read(fd, buf + *len, JIT_MAP_MAX - *len);
 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
-		len += (size_t)r;
-		if (len == JIT_MAP_MAX)
+		*len += (size_t)r;
+		if (*len == JIT_MAP_MAX)
 			break;	/* the rest is not read */
 	}
-	close(fd);
+	return buf;
+}
+
+/* The well-formed lines of buf, in file order; their number in *np. */
+static struct jline *
+parse_lines(const unsigned char *buf, size_t len, size_t *np)
+{
+	size_t n = 0, cap = 1;
+	struct jline *v;
+
 	for (size_t i = 0; i < len; i++)
-		lines += buf[i] == '\n';
-	cap = lines ? lines : 1;
+		cap += buf[i] == '\n';
 	if (!(v = calloc(cap, sizeof(*v))))
 		pc_fatal("out of memory");
 	for (const char *s = (const char *)buf, *end = s + len; s < end && n < cap;) {
@@ -136,7 +127,18 @@ jitmap_load(uint64_t pid, uid_t uid, struct symtab *st, char *path, size_t pathl
 		}
 		s = nl + 1;
 	}
-	free(buf);
+	*np = n;
+	return v;
+}
+
+/*
+ * v[0..n) as disjoint functions of st: where two overlap (code moved and
+ * its memory reused), the one that starts later takes over; of two at one
+ * address, the later line. Takes the names.
+ */
+static void
+disjoint(struct jline *v, size_t n, struct symtab *st)
+{
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_jline);
 	st->syms = calloc(n ? n : 1, sizeof(*st->syms));
@@ -144,12 +146,11 @@ jitmap_load(uint64_t pid, uid_t uid, struct symtab *st, char *path, size_t pathl
 	if (!st->syms || !st->funcs)
 		pc_fatal("out of memory");
 	strcpy(st->source, "perf map");
-	/* disjoint: where functions overlap (code moved and reused), the one
-	 * that starts later takes over; of two at one address the later line */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t hi = v[i].hi;
 
-		if (i > 0 && v[i].lo == v[i - 1].lo) {
+		if ((i > 0 && v[i].lo == v[i - 1].lo) ||
+		    (st->nsyms && st->syms[st->nsyms - 1].hi > v[i].lo)) {
 			free(v[i].name);
 			continue;
 		}
@@ -159,16 +160,43 @@ jitmap_load(uint64_t pid, uid_t uid, struct symtab *st, char *path, size_t pathl
 					hi = v[j].lo;
 				break;
 			}
-		if (st->nsyms && st->syms[st->nsyms - 1].hi > v[i].lo) {
-			free(v[i].name);
-			continue;
-		}
 		st->syms[st->nsyms].lo = v[i].lo;
 		st->syms[st->nsyms].hi = hi;
 		st->syms[st->nsyms].func = (uint32_t)st->nfuncs;
 		st->funcs[st->nfuncs++] = v[i].name;
 		st->nsyms++;
 	}
+}
+
+int
+jitmap_load(uint64_t pid, uid_t uid, struct symtab *st, char *path, size_t pathlen)
+{
+	const char *why;
+	unsigned char *buf;
+	struct jline *v;
+	size_t n, len;
+	int fd;
+
+	memset(st, 0, sizeof(*st));
+	snprintf(path, pathlen, "/tmp/perf-%llu.map", (unsigned long long)pid);
+	/* never through a symlink someone else planted */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0) {
+		if (errno == ENOENT)
+			return -1;
+		pc_warn("note: '%s': %s; JIT code left unnamed", path,
+			errno == ELOOP ? "a symbolic link" : strerror(errno));
+		return -1;
+	}
+	if ((why = untrusted(fd, uid))) {
+		pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path, why);
+		close(fd);
+		return -1;
+	}
+	buf = read_bounded(fd, &len);
+	close(fd);
+	v = parse_lines(buf, len, &n);
+	free(buf);
+	disjoint(v, n, st);
 	free(v);
 	return (int)st->nsyms;
 }

@@ -331,7 +331,7 @@ cmd_report(int argc, char **argv)
 		{ 0, 0, 0, 0 }
 	};
 	struct report_opts r = { .format = FORMAT_TEXT };
-	struct symtab_opts s = { 0, 0, NULL };
+	struct symtab_opts s = { 0, 0, NULL, 0 };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {

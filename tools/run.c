@@ -250,7 +250,7 @@ cmd_run(int argc, char **argv)
 		{ 0, 0, 0, 0 }
 	};
 	struct report_opts r = { .format = FORMAT_TEXT, .top = -1 };
-	struct symtab_opts s = { 0, 0, NULL };
+	struct symtab_opts s = { 0, 0, NULL, 0 };
 	const char *outdir = NULL, *report_to = NULL, *why;
 	char lib[PATH_MAX], exe[PATH_MAX], *preload;
 	int c, no_report = 0, unprofiled = 0, main_only = 0, status;

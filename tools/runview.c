@@ -264,6 +264,39 @@ chosen(const struct proc *p, const char *which)
 	return !strcmp(p->program, which);
 }
 
+/* Only the processes that --process names. */
+static void
+keep_chosen(struct view *v, const char *which)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < v->nprocs; i++) {
+		if (!chosen(&v->procs[i], which)) {
+			free(v->procs[i].profile);
+			free(v->procs[i].exe);
+			continue;
+		}
+		v->procs[keep++] = v->procs[i];
+	}
+	v->nprocs = keep;
+}
+
+static void
+view_release(struct view *v)
+{
+	for (size_t i = 0; i < v->nrows; i++) {
+		free(v->rows[i].name);
+		free(v->rows[i].object);
+	}
+	free(v->rows);
+	for (size_t i = 0; i < v->nprocs; i++) {
+		free(v->procs[i].profile);
+		free(v->procs[i].exe);
+	}
+	free(v->procs);
+	memset(v, 0, sizeof(*v));
+}
+
 static int
 cmp_proc(const void *a, const void *b)
 {
@@ -356,7 +389,6 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	struct flat f;
 	double total = 0;
 	uint32_t rate = 0;
-	size_t keep = 0;
 
 	if (r->format == FORMAT_FOLDED || r->callgraph)
 		pc_fatal("%s of a whole run: name the executable (pcprof report EXE GMON)",
@@ -379,15 +411,7 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 		pc_warn("note: left out %zu profile%s recorded without PC_SCOPE=all "
 			"(pcprof report EXE DIR reads them)", v.left_out,
 			v.left_out == 1 ? "" : "s");
-	for (size_t i = 0; i < v.nprocs; i++) {
-		if (!chosen(&v.procs[i], r->process)) {
-			free(v.procs[i].profile);
-			free(v.procs[i].exe);
-			continue;
-		}
-		v.procs[keep++] = v.procs[i];
-	}
-	v.nprocs = keep;
+	keep_chosen(&v, r->process);
 	if (!v.nprocs)
 		pc_fatal(r->process ? "'%s': no process %s in the run" :
 			 "'%s': no profile recorded with PC_SCOPE=all there%s",
@@ -420,15 +444,6 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	free(st.func_obj);
 	free(st.objnames);
 	free(f.rows);
-	for (size_t i = 0; i < v.nrows; i++) {
-		free(v.rows[i].name);
-		free(v.rows[i].object);
-	}
-	free(v.rows);
-	for (size_t i = 0; i < v.nprocs; i++) {
-		free(v.procs[i].profile);
-		free(v.procs[i].exe);
-	}
-	free(v.procs);
+	view_release(&v);
 	return 0;
 }

@@ -221,7 +221,7 @@ cmd_flame(int argc, char **argv)
 	static char gmon_out[] = "gmon.out";
 	const char *out = NULL, *title = NULL, *stacks = NULL;
 	char *deflt[] = { gmon_out }, **files;
-	struct symtab_opts so = { 0, 0, NULL };
+	struct symtab_opts so = { 0, 0, NULL, 0 };
 	struct flame_stack *fl;
 	struct folded_set fs;
 	struct symtab st;
