@@ -138,6 +138,9 @@ $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 $(P)/three-nopie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-pie -no-pie -o $@ $<
+$(P)/periodic: tests/progs/three.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DPERIODIC=1 -o $@ $<
 $(P)/three-O0: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -O0 -fPIE -pie -o $@ $<

@@ -68,6 +68,9 @@ int whole_load(struct symtab *st, struct gmon_profile *p, char **files, int nfil
  */
 int jitmap_load(uint64_t pid, uid_t uid, struct symtab *st, char *path, size_t pathlen);
 
+/* Parse the manifest at path into o, or exit with one line naming it. */
+void manifest_read(const char *path, struct gmon_objects *o);
+
 /* Whether gmon has a manifest beside it. */
 int whole_has_manifest(const char *gmon);
 /* An address in the stacks of files[file], in whole_load's numbering. */

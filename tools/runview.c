@@ -90,23 +90,12 @@ static void
 add_proc(struct view *v, const char *profile)
 {
 	struct gmon_objects o;
-	struct gmon_error err;
 	struct proc *p;
 	char *manifest;
-	unsigned char *buf;
-	size_t len;
-	int r;
 
 	if (asprintf(&manifest, "%s.objects", profile) < 0)
 		pc_fatal("out of memory");
-	buf = pc_slurp(manifest, &len);
-	r = gmon_objects_parse(buf, len, &o, &err);
-	free(buf);
-	if (r == -ENOMEM)
-		pc_fatal("'%s': out of memory", manifest);
-	if (r)
-		pc_fatal("'%s': %s at line %llu", manifest, err.what,
-			 (unsigned long long)err.offset);
+	manifest_read(manifest, &o);
 	if (o.n == 0)
 		pc_fatal("'%s': no program listed", manifest);
 	if (!(v->procs = realloc(v->procs, (v->nprocs + 1) * sizeof(*v->procs))))

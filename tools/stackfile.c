@@ -22,22 +22,16 @@ static uint64_t
 manifest_pid(const char *gmon)
 {
 	struct gmon_objects o;
-	struct gmon_error err;
-	unsigned char *buf;
-	uint64_t pid = 0;
-	size_t len;
+	uint64_t pid;
 	char *path;
 
 	if (!gmon || !whole_has_manifest(gmon))
 		return 0;
 	if (asprintf(&path, "%s.objects", gmon) < 0)
 		pc_fatal("out of memory");
-	buf = pc_slurp(path, &len);
-	if (gmon_objects_parse(buf, len, &o, &err) == 0) {
-		pid = o.pid;
-		gmon_objects_release(&o);
-	}
-	free(buf);
+	manifest_read(path, &o);
+	pid = o.pid;
+	gmon_objects_release(&o);
 	free(path);
 	return pid;
 }

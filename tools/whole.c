@@ -282,14 +282,10 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 	      const char *exe, const struct symtab_opts *so, int file)
 {
 	struct gmon_objects o;
-	struct gmon_error err;
 	struct stat ms, gs;
-	unsigned char *buf;
 	char *manifest, *dircopy;
 	const char *dir;
-	size_t len;
 	uint32_t *map;
-	int r;
 
 	if (asprintf(&manifest, "%s.objects", gmon) < 0)
 		pc_fatal("out of memory");
@@ -303,14 +299,7 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 		free(manifest);
 		return 0;
 	}
-	buf = pc_slurp(manifest, &len);
-	r = gmon_objects_parse(buf, len, &o, &err);
-	free(buf);
-	if (r == -ENOMEM)
-		pc_fatal("'%s': out of memory", manifest);
-	if (r)
-		pc_fatal("'%s': %s at line %llu", manifest, err.what,
-			 (unsigned long long)err.offset);
+	manifest_read(manifest, &o);
 	if (o.rate != p->hists[0].rate)
 		pc_fatal("'%s': sampled at %u Hz, '%s' at %u Hz", manifest, o.rate, gmon,
 			 p->hists[0].rate);
@@ -369,6 +358,24 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 	free(dircopy);
 	free(manifest);
 	return 1;
+}
+
+void
+manifest_read(const char *manifest, struct gmon_objects *o)
+{
+	struct gmon_error err;
+	unsigned char *buf;
+	size_t len;
+	int r;
+
+	buf = pc_slurp(manifest, &len);
+	r = gmon_objects_parse(buf, len, o, &err);
+	free(buf);
+	if (r == -ENOMEM)
+		pc_fatal("'%s': out of memory", manifest);
+	if (r)
+		pc_fatal("'%s': %s at line %llu", manifest, err.what,
+			 (unsigned long long)err.offset);
 }
 
 int

@@ -74,7 +74,7 @@ def share_errors(truth, funcs, names):
 
 
 def test_periodic_program_and_the_two_timers():
-    """Aliasing, documented. periodic.c repeats exactly the same cycle of
+    """Aliasing, documented. periodic (three.c built -DPERIODIC) repeats exactly the same cycle of
     about 1 ms (5:3:2 units), the one test program with a fixed period.
     POSIX timers sample on the kernel tick, a rigid 4 ms grid, and a grid
     that stays near a whole number of cycles keeps landing on the same

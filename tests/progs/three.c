@@ -3,30 +3,42 @@
  * size varied by spin() (truth.h) so that the loop has no fixed period.
  * Each call is timed with the thread CPU clock; the totals are printed as
  * the truth.
+ * Built with -DPERIODIC as tests/progs/periodic: periodic on purpose, every
+ * cycle exactly the same work (about 1 ms), so that a timer that fires on
+ * the kernel tick (4 ms at 250 Hz) can keep sampling the same phase of the
+ * cycle for as long as the ratio of the two periods holds still;
+ * test_timers.py documents that aliasing with it. It is the only test
+ * program with a fixed period.
  * Usage: three SECONDS
  */
 #include <stdlib.h>
 
 #include "truth.h"
 
+#if PERIODIC
+#define WORK spin_exact
+#else
+#define WORK spin
+#endif
+
 static volatile uint64_t sink;
 
 __attribute__((noinline)) uint64_t
 work_alpha(uint64_t x)
 {
-	return spin(x, 5 * SPIN_UNIT);
+	return WORK(x, 5 * SPIN_UNIT);
 }
 
 __attribute__((noinline)) uint64_t
 work_beta(uint64_t x)
 {
-	return spin(x ^ 0x5555, 3 * SPIN_UNIT);
+	return WORK(x ^ 0x5555, 3 * SPIN_UNIT);
 }
 
 __attribute__((noinline)) uint64_t
 work_gamma(uint64_t x)
 {
-	return spin(x + 7, 2 * SPIN_UNIT);
+	return WORK(x + 7, 2 * SPIN_UNIT);
 }
 
 int

@@ -38,7 +38,8 @@ process_cpu(void)
  * on the kernel tick can stay in phase with it for a whole run and see the
  * same part of the loop every time; real programs' work varies. truth.h's
  * spin() varies every call; spin_exact() is for the one program that is
- * periodic on purpose (periodic.c) and for work varied by its caller.
+ * periodic on purpose (three.c built -DPERIODIC) and for work varied by
+ * its caller.
  */
 static __thread uint64_t truth_vary_state;
 
