@@ -38,8 +38,8 @@ static const char usage_run[] =
 "  --stacks           also write GMON.stacks for flame graphs (PC_STACKS=1)\n"
 "  --no-callgraph     record the flat profile only (PC_CALLGRAPH=0)\n"
 "  --main-only        profile the executable's own code only (PC_SCOPE=main):\n"
-"                     the report is of the first process, and time outside\n"
-"                     the executable is not seen\n"
+"                     the report is of the first process, and its time in\n"
+"                     libraries is one [outside the executable] line\n"
 "  -v, --verbose      libpc's summary line at exit (PC_VERBOSE=1)\n"
 "\n"
 REPORT_OPTIONS_HELP
