@@ -249,6 +249,7 @@ struct gmon_anon {
 struct gmon_objects {
 	uint32_t rate;
 	uint64_t pid;		/* the process that wrote it; 0 if not said */
+	uint64_t threads;	/* threads it sampled; 0 if not said */
 	uint64_t no_object;	/* samples in no object */
 	struct gmon_object *v;	/* v[i] is object i; v[0] the main program */
 	size_t n;

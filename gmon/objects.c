@@ -240,6 +240,12 @@ gmon_objects_parse(const void *buf, size_t len, struct gmon_objects *o,
 				r = fail(err, line, "bad pid");
 				break;
 			}
+		} else if (n == 7 && !memcmp(f, "threads", 7)) {
+			n = field(&p, nl, &f);
+			if (number(f, n, UINT32_MAX, &o->threads) || field(&p, nl, &f)) {
+				r = fail(err, line, "bad thread count");
+				break;
+			}
 		} else if (n == 9 && !memcmp(f, "no-object", 9)) {
 			n = field(&p, nl, &f);
 			if (number(f, n, UINT64_MAX, &o->no_object) || field(&p, nl, &f)) {

@@ -9,6 +9,7 @@
  *   pcprof-objects 1
  *   rate HZ
  *   pid PID                    the process that wrote it
+ *   threads N                  threads sampled
  *   no-object SAMPLES          samples in no object (JIT code, ...)
  *   object INDEX LOADED SAMPLES BUILD-ID FILE PATH
  *                              FILE: "gmon.out+libz.so.1", beside this one
@@ -376,6 +377,8 @@ write_manifest(struct gmon_sink *s)
 	pc_line_u64(&t, (uint64_t)pc.hz);
 	pc_line_str(&t, "\npid ");
 	pc_line_u64(&t, (uint64_t)getpid());
+	pc_line_str(&t, "\nthreads ");
+	pc_line_u64(&t, __atomic_load_n(&pc.threads, __ATOMIC_RELAXED));
 	pc_line_str(&t, "\nno-object ");
 	pc_line_u64(&t, unplaced);
 	pc_line_str(&t, "\n");

@@ -1320,6 +1320,7 @@ static const char manifest_ok[] =
 	"pcprof-objects 1\n"
 	"rate 1000\n"
 	"pid 4242\n"
+	"threads 3\n"
 	"no-object 3\n"
 	"object 0 1 597 c5a09cc747ba300b gmon.out /work/a%20b/uselib\n"
 	"object 1 1 29 b0af71 - [vdso]\n"
@@ -1335,6 +1336,7 @@ START_TEST(test_objects_parse_reads_every_record)
 	ck_assert_int_eq(gmon_objects_parse(manifest_ok, strlen(manifest_ok), &o, &err), 0);
 	ck_assert_uint_eq(o.rate, 1000);
 	ck_assert_uint_eq(o.pid, 4242);
+	ck_assert_uint_eq(o.threads, 3);
 	ck_assert_uint_eq(o.no_object, 3);
 	ck_assert_uint_eq(o.n, 3);
 	ck_assert_str_eq(o.v[0].path, "/work/a b/uselib");
@@ -1384,6 +1386,7 @@ START_TEST(test_objects_parse_refuses_bad_input)
 	objects_refused("0x2000000001130", "0x5000000001130", "not listed");
 	objects_refused("rate 1000", "rate 0", "bad rate");
 	objects_refused("pid 4242", "pid 0", "bad pid");
+	objects_refused("threads 3", "threads x", "bad thread count");
 	objects_refused("0x7f3a00001040 2", "0x7f3a00001040 0", "bad anon");
 	objects_refused("0x7f3a00001040 2", "0x7f3a0000104g 2", "bad anon");
 	objects_refused("0x7f3a00001040 2", "0x7f3a00001040", "bad anon");

@@ -18,6 +18,7 @@ struct proc {
 	char *exe;		/* its program, as its manifest records it */
 	const char *program;	/* the program's file name, in exe */
 	uint64_t pid;		/* 0 where not known */
+	uint64_t threads;	/* 0 where not known */
 	double seconds;		/* CPU seconds sampled, all objects */
 	double samples;
 	uint32_t rate;
@@ -106,6 +107,7 @@ add_proc(struct view *v, const char *profile)
 		pc_fatal("out of memory");
 	p->program = base_name(p->exe);
 	p->pid = o.pid ? o.pid : pid_of_name(profile);
+	p->threads = o.threads;
 	p->rate = o.rate;
 	gmon_objects_release(&o);
 	free(manifest);
@@ -333,7 +335,7 @@ print_procs_text(FILE *out, const struct view *v, const char *where, double tota
 {
 	fprintf(out, "Run in %s: %zu process%s, %.3f s of CPU sampled\n\n", where,
 		v->nprocs, v->nprocs == 1 ? "" : "es", total);
-	fprintf(out, "%10s %7s %8s  %s\n", "CPU s", "share", "pid", "program");
+	fprintf(out, "%10s %7s %8s %7s  %s\n", "CPU s", "share", "pid", "threads", "program");
 	for (size_t i = 0; i < v->nprocs; i++) {
 		const struct proc *p = &v->procs[i];
 
@@ -342,6 +344,10 @@ print_procs_text(FILE *out, const struct view *v, const char *where, double tota
 			fprintf(out, "%8llu", (unsigned long long)p->pid);
 		else
 			fprintf(out, "%8s", "-");
+		if (p->threads)
+			fprintf(out, " %7llu", (unsigned long long)p->threads);
+		else
+			fprintf(out, " %7s", "-");
 		fprintf(out, "  %s\n", p->program);
 	}
 	fputc('\n', out);
@@ -361,8 +367,9 @@ print_procs_json(FILE *out, const struct view *v, double total)
 		json_string(out, p->exe);
 		fputs(", \"profile\": ", out);
 		json_string(out, p->profile);
-		fprintf(out, ", \"pid\": %llu, \"cpu_seconds\": %.6f, \"samples\": %.6g, "
-			"\"share\": %.6f}", (unsigned long long)p->pid, p->seconds, p->samples,
+		fprintf(out, ", \"pid\": %llu, \"threads\": %llu, \"cpu_seconds\": %.6f, "
+			"\"samples\": %.6g, \"share\": %.6f}", (unsigned long long)p->pid,
+			(unsigned long long)p->threads, p->seconds, p->samples,
 			total ? p->seconds / total : 0);
 	}
 	fprintf(out, "%s], \"cpu_seconds\": %.6f, \"profile\": ", v->nprocs ? "\n" : "",

@@ -148,7 +148,8 @@ def test_run_passes_output_and_status_through():
     assert p.stderr.startswith(plain.stderr), p.stderr
     # the whole run, in a directory of its own: one process here
     assert re.search(r"^Run in pcprof-behave-[\d-]+: 1 process,", p.stderr, re.M), p.stderr
-    assert re.search(r"^\s+[\d.]+\s+[\d.]+%\s+\d+\s+behave$", p.stderr, re.M), p.stderr
+    # CPU s, share, pid, threads (behave has one), program
+    assert re.search(r"^\s+[\d.]+\s+[\d.]+%\s+\d+\s+1\s+behave$", p.stderr, re.M), p.stderr
     runs = [n for n in os.listdir(d) if n.startswith("pcprof-behave-")]
     assert len(runs) == 1 and os.path.exists(os.path.join(d, runs[0], "gmon.out")), runs
     assert os.path.exists(os.path.join(d, runs[0], "gmon.out.objects")), runs
@@ -159,6 +160,7 @@ def test_run_passes_output_and_status_through():
     assert p.returncode == 0, p.stderr
     j = json.load(open(rep))
     assert [x["program"] for x in j["processes"]] == ["three-pie"], j["processes"]
+    assert j["processes"][0]["threads"] == 1, j["processes"]
     j = j["profile"]
     assert j["rate_hz"] == 500, j["rate_hz"]
     truth = json.loads(p.stdout.split("truth: ")[1].splitlines()[0])
@@ -522,3 +524,21 @@ def test_time_outside_the_executable_is_one_line_and_shares_are_of_everything():
         0.02 + 0.02 * total, (funcs, total, rep["total_seconds"])
     return "%.1f %% outside, main_work %.1f %% (truth %.1f %%)" % (
         100 * rep["outside_share"], 100 * share["main_work"], 100 * p)
+
+
+def test_run_report_gives_each_process_its_threads():
+    """threads runs four workers beside its main thread: its line in the
+    report of the run says 5 threads, and the four workers' functions
+    are there."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    rep = os.path.join(d, "r.json")
+    p = pcprof("run", "--report", rep, "--format", "json", "--", prog("threads"), "0.5",
+               cwd=d)
+    assert p.returncode == 0, p.stderr
+    j = json.load(open(rep))
+    assert [(x["program"], x["threads"]) for x in j["processes"]] == [("threads", 5)], \
+        j["processes"]
+    names = {f["name"] for f in j["profile"]["functions"]}
+    assert {"thread_one", "thread_two", "thread_three", "thread_four"} <= names, names
+    p = pcprof("report", os.path.join(d, [n for n in os.listdir(d) if n.startswith("pcprof-")][0]))
+    assert re.search(r"^\s+[\d.]+\s+[\d.]+%\s+\d+\s+5\s+threads$", p.stdout, re.M), p.stdout

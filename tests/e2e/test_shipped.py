@@ -314,8 +314,9 @@ def test_a_process_tree_is_one_report_with_a_line_per_process():
     assert {x["program"] for x in one["processes"]} == {"cc1"}, one["processes"]
     assert abs(one["cpu_seconds"] - sum(x["cpu_seconds"] for x in cc1)) < 1e-6
     t = pcprof("report", out)
-    assert t.returncode == 0 and re.search(r"^\s+[\d.]+\s+[\d.]+%\s+\d+\s+cc1$", t.stdout,
-                                           re.M), t.stdout
+    assert t.returncode == 0 and re.search(r"^\s+[\d.]+\s+[\d.]+%\s+\d+\s+\d+\s+cc1$",
+                                           t.stdout, re.M), t.stdout
+    assert all(x["threads"] >= 1 for x in procs), procs
     return "%d processes, %.2f s (perf %.2f s); %s" % (
         len(procs), total, perf_total,
         ", ".join("%s %.2f" % (x["program"], x["cpu_seconds"]) for x in procs[:4]))
