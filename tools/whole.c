@@ -228,19 +228,24 @@ jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
 	qsort(o->anon, o->nanon, sizeof(*o->anon), cmp_anon);
 	memset(&q, 0, sizeof(q));
 	while (i < o->nanon) {
-		/* PCs less than 64 KiB apart share a record */
+		/* PCs less than 64 KiB apart share a record of at most 1 MiB */
 		size_t j = i + 1;
 		uint64_t lo, hi, *counts;
 		struct gmon_hist h;
 
-		while (j < o->nanon && o->anon[j].pc - o->anon[j - 1].pc < 65536 &&
-		       o->anon[j].pc - o->anon[i].pc < (UINT64_C(1) << 24))
+		if (o->anon[i].pc >= (UINT64_C(1) << SHIFT) - bin) {
+			/* past an object's room (5-level paging): left unnamed */
+			i++;
+			continue;
+		}
+		while (j < o->nanon && o->anon[j].pc < (UINT64_C(1) << SHIFT) - bin &&
+		       o->anon[j].pc - o->anon[j - 1].pc < 65536 &&
+		       o->anon[j].pc - o->anon[i].pc < (UINT64_C(1) << 20))
 			j++;
 		lo = o->anon[i].pc / bin * bin;
 		hi = o->anon[j - 1].pc / bin * bin + bin;
-		if (hi > (UINT64_C(1) << SHIFT) || !(counts = calloc((hi - lo) / bin, sizeof(*counts))))
-			pc_fatal("'%s': a JIT address past what pcprof can place, or out of memory",
-				 manifest);
+		if (!(counts = calloc((hi - lo) / bin, sizeof(*counts))))
+			pc_fatal("out of memory");
 		for (size_t k = i; k < j; k++) {
 			counts[(o->anon[k].pc - lo) / bin] += o->anon[k].count;
 			placed += o->anon[k].count;
