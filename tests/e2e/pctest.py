@@ -180,14 +180,16 @@ def clear_order(truth, names, n, gaps=3.0):
 
 
 def read_gmon(path):
-    """A minimal independent reader: histogram records and arcs, as written."""
+    """A minimal independent reader: histogram records and arcs, as written.
+    In a libpc file, arcs from address 0 to 1 count the samples outside the
+    executable (gmon.h): they are summed in "outside", not listed."""
     with open(path, "rb") as f:
         b = f.read()
     assert b[:4] == b"gmon", "%s: bad magic" % path
     version, = struct.unpack_from("<I", b, 4)
     spare = b[8:20]
     off = 20
-    hists, arcs = [], []
+    hists, arcs, outside = [], [], 0
     while off < len(b):
         tag = b[off]
         off += 1
@@ -199,11 +201,16 @@ def read_gmon(path):
             off += 2 * n
             hists.append((low, high, n, rate, dimen, counts))
         elif tag == 1:
-            arcs.append(struct.unpack_from("<QQI", b, off))
+            arc = struct.unpack_from("<QQI", b, off)
+            if arc[:2] == (0, 1) and spare[:2] == b"pc":
+                outside += arc[2]
+            else:
+                arcs.append(arc)
             off += 20
         else:
             raise AssertionError("%s: tag %d at %d" % (path, tag, off - 1))
-    return {"version": version, "spare": spare, "hists": hists, "arcs": arcs}
+    return {"version": version, "spare": spare, "hists": hists, "arcs": arcs,
+            "outside": outside}
 
 
 def nm(exe):

@@ -508,6 +508,8 @@ def test_time_outside_the_executable_is_one_line_and_shares_are_of_everything():
     assert s["outside"] > 0.3 * s["samples"], s
     rep = report_json(exe, r.path())
     assert abs(rep["outside_samples"] - s["outside"]) < 1e-6, (rep["outside_samples"], s)
+    # as an independent reader of the file finds them
+    assert read_gmon(r.path())["outside"] == s["outside"], s
     assert abs(rep["total_samples"] - s["samples"]) < 1e-6, (rep["total_samples"], s)
     # shares of everything: main_work's is its part of the whole CPU time
     truth = r.truth()
