@@ -309,7 +309,9 @@ pc_dump_summary(const char *path, int err)
 		pc_line_str(&l, "; scope all: ");
 		pc_line_u64(&l, (uint64_t)(pc.nobjs - 1));
 		pc_line_str(&l, " other objects, ");
-		pc_line_u64(&l, pc.no_object);
+		/* as the manifest counts them: JIT code's are kept by PC */
+		pc_line_u64(&l, pc.pending_dropped + pc.no_object +
+				__atomic_load_n(&pc.pending_samples, __ATOMIC_RELAXED));
 		pc_line_str(&l, " samples in none");
 	}
 	if (pc.callgraph) {

@@ -305,7 +305,11 @@ side_load(struct side *s, const struct symtab_opts *so, int need_total)
 			struct callgraph cg;
 			double *total = s->total + (size_t)r * nf;
 
-			if (!p.narcs)
+			uint64_t outside;
+
+			/* the records of samples outside the executable are
+			 * not arcs */
+			if (p.narcs <= gmon_profile_outside(&p, &outside))
 				pc_fatal("'%s': no call graph in the profile (recorded with PC_CALLGRAPH=0?); --metric total needs one",
 					 s->files[r][0]);
 			callgraph_build(&cg, &s->st, &p, &f);

@@ -3,8 +3,8 @@
  * one "START SIZE NAME" line (hexadecimal, no 0x) per function it
  * compiled, as node --perf-basic-prof, LuaJIT and the Java agents write
  * them. /tmp is anyone's to write in, so a map is believed only when it is
- * a plain file of the profiled process's user that no one else may write,
- * as perf checks. The file may be huge or hostile: its size is bounded
+ * a plain file of the profiled process's user that no one else may write
+ * (its group included). The file may be huge or hostile: its size is bounded
  * and every line is checked.
  */
 #include <errno.h>
@@ -72,29 +72,31 @@ untrusted(int fd, uid_t uid)
 	if (sb.st_uid != uid)
 		return "owned by another user than the profiled process's";
 	if (sb.st_mode & (S_IWGRP | S_IWOTH))
-		return "others may write to it";
+		return "its group or others may write to it";
 	return NULL;
 }
 
-/* Up to JIT_MAP_MAX bytes of fd; their number in *len. */
+/* Up to JIT_MAP_MAX bytes of fd (a file of size bytes now); their number
+ * in *len. */
 static unsigned char *
-read_bounded(int fd, size_t *len)
+read_bounded(int fd, size_t size, size_t *len)
 {
-	unsigned char *buf = malloc(JIT_MAP_MAX);
+	size_t cap = size < JIT_MAP_MAX ? size + 1 : JIT_MAP_MAX;
+	unsigned char *buf = malloc(cap);
 
 	if (!buf)
 		pc_fatal("out of memory");
 	*len = 0;
 	for (;;) {
-		ssize_t r = read(fd, buf + *len, JIT_MAP_MAX - *len);
+		ssize_t r = read(fd, buf + *len, cap - *len);
 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		*len += (size_t)r;
-		if (*len == JIT_MAP_MAX)
-			break;	/* the rest is not read */
+		if (*len == cap)
+			break;	/* the rest (written since) is not read */
 	}
 	return buf;
 }
@@ -192,7 +194,11 @@ jitmap_load(uint64_t pid, uid_t uid, struct symtab *st, char *path, size_t pathl
 		close(fd);
 		return -1;
 	}
-	buf = read_bounded(fd, &len);
+	{
+		struct stat sb;
+
+		buf = read_bounded(fd, fstat(fd, &sb) ? 0 : (size_t)sb.st_size, &len);
+	}
 	close(fd);
 	v = parse_lines(buf, len, &n);
 	free(buf);

@@ -57,7 +57,8 @@ static const char usage_report[] =
 "With no EXE, the report is of the whole run that the directories (or\n"
 "the profiles) hold: each profile recorded with PC_SCOPE=all names its\n"
 "program in its manifest. One line per process (CPU seconds, share, pid,\n"
-"program), then the functions summed over all processes, by object.\n"
+"threads, program), then the functions summed over all processes, by\n"
+"object.\n"
 "\n"
 REPORT_OPTIONS_HELP;
 

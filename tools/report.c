@@ -142,7 +142,7 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 	if (o->by_object)
 		fprintf(out, "%10s %7s %7s %10s %9s  %s\n", "self s", "share", "cum",
 			"samples", "functions", "object");
-	else if (l[0].object || (n > 0 && l[n - 1].object))
+	else if (n > 0 && (l[0].object || l[n - 1].object))
 		fprintf(out, "%10s %7s %7s %10s  %-20s %s\n", "self s", "share", "cum",
 			"samples", "object", "function");
 	else

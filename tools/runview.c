@@ -86,6 +86,27 @@ runview_is_profile(const char *path)
 	return r;
 }
 
+/*
+ * Whether path is PROFILE+NAME, an object's file of a profile with a
+ * manifest: "gmon.out.g++.42" is a profile of its own (g++), and
+ * "gmon.out.g++.42+libc.so.6" one of its objects.
+ */
+static int
+is_object_of_a_profile(const char *path)
+{
+	const char *plus = strrchr(path, '+');
+	char *profile;
+	int r;
+
+	if (!plus || strchr(plus, '/'))
+		return 0;
+	if (!(profile = strndup(path, (size_t)(plus - path))))
+		pc_fatal("out of memory");
+	r = whole_has_manifest(profile);
+	free(profile);
+	return r;
+}
+
 /* One process from profile, whose manifest is beside it. */
 static void
 add_proc(struct view *v, const char *profile)
@@ -134,10 +155,14 @@ add_dir(struct view *v, const char *dir)
 		char *path;
 
 		if (e->d_name[0] == '.' || has_suffix(e->d_name, ".objects") ||
-		    has_suffix(e->d_name, ".stacks") || strchr(e->d_name, '+'))
+		    has_suffix(e->d_name, ".stacks"))
 			continue;
 		if (asprintf(&path, "%s/%s", dir, e->d_name) < 0)
 			pc_fatal("out of memory");
+		if (is_object_of_a_profile(path)) {
+			free(path);	/* PROFILE+libc.so.6: read with PROFILE */
+			continue;
+		}
 		if (!runview_is_profile(path)) {
 			free(path);
 			continue;
@@ -203,6 +228,8 @@ read_proc(struct view *v, struct proc *pr, const struct symtab_opts *so)
 	}
 	if (f.unknown > 0)
 		add_row(v, "[unknown]", pr->program, f.unknown, f.rate);
+	if (f.outside > 0)
+		add_row(v, "[outside the executable]", pr->program, f.outside, f.rate);
 	flat_release(&f);
 	gmon_profile_release(&p);
 	symtab_release(&st);

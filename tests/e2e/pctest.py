@@ -90,7 +90,8 @@ def clean_env(extra=None, profiled=True):
     when profiled, and extra on top."""
     e = dict(os.environ)
     for k in list(e):
-        if k.startswith("PC_") or k in ("GMON_OUT_PREFIX", "LD_PRELOAD"):
+        if k.startswith("PC_") or k.startswith("DEBUGINFOD_") or \
+                k in ("GMON_OUT_PREFIX", "LD_PRELOAD"):
             del e[k]
     if profiled:
         e["LD_PRELOAD"] = lib()

@@ -544,3 +544,21 @@ def test_run_report_gives_each_process_its_threads():
     assert {"thread_one", "thread_two", "thread_three", "thread_four"} <= names, names
     p = pcprof("report", os.path.join(d, [n for n in os.listdir(d) if n.startswith("pcprof-")][0]))
     assert re.search(r"^\s+[\d.]+\s+[\d.]+%\s+\d+\s+5\s+threads$", p.stdout, re.M), p.stdout
+
+
+def test_run_report_keeps_programs_with_a_plus_in_their_name():
+    """A child whose program is named like g++ writes gmon.out.x++.PID,
+    and its objects gmon.out.x++.PID+libc.so.6: the report of the run has
+    the process, and its objects only within it."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    plus = os.path.join(d, "x++")
+    shutil.copy(prog("three-pie"), plus)
+    rep = os.path.join(d, "r.json")
+    p = pcprof("run", "-o", "run", "--report", rep, "--format", "json", "--",
+               "sh", "-c", "'%s' 0.3" % plus, cwd=d)
+    assert p.returncode == 0, p.stderr
+    j = json.load(open(rep))
+    programs = sorted(x["program"] for x in j["processes"])
+    assert "x++" in programs and len(programs) == 2, (programs, os.listdir(os.path.join(d, "run")))
+    x = [x for x in j["processes"] if x["program"] == "x++"][0]
+    assert x["cpu_seconds"] > 0.25, x
