@@ -251,6 +251,11 @@ struct gmon_objects {
 	uint64_t pid;		/* the process that wrote it; 0 if not said */
 	uint64_t threads;	/* threads it sampled; 0 if not said */
 	uint64_t no_object;	/* samples in no object */
+	uint64_t started;	/* CLOCK_REALTIME ns at the image's start; 0 if not said */
+	int have_cpu;		/* the cpu line was there: */
+	uint64_t cpu_start;	/* the process CPU clock (ns) at the image's start, */
+	uint64_t cpu_stop;	/* when sampling stopped */
+	uint64_t cpu_write;	/* and when the manifest was written */
 	struct gmon_object *v;	/* v[i] is object i; v[0] the main program */
 	size_t n;
 	struct gmon_arc *arcs;	/* between objects, ends encoded */

@@ -252,6 +252,27 @@ gmon_objects_parse(const void *buf, size_t len, struct gmon_objects *o,
 				r = fail(err, line, "bad no-object count");
 				break;
 			}
+		} else if (n == 7 && !memcmp(f, "started", 7)) {
+			n = field(&p, nl, &f);
+			if (number(f, n, UINT64_MAX, &o->started) || field(&p, nl, &f)) {
+				r = fail(err, line, "bad start time");
+				break;
+			}
+		} else if (n == 3 && !memcmp(f, "cpu", 3)) {
+			uint64_t *c[3] = { &o->cpu_start, &o->cpu_stop, &o->cpu_write };
+			int bad = 0;
+
+			for (int k = 0; k < 3 && !bad; k++) {
+				n = field(&p, nl, &f);
+				bad = number(f, n, UINT64_MAX, c[k]);
+			}
+			/* one clock, read three times in order */
+			if (bad || field(&p, nl, &f) || o->cpu_start > o->cpu_stop ||
+			    o->cpu_stop > o->cpu_write) {
+				r = fail(err, line, "bad cpu record");
+				break;
+			}
+			o->have_cpu = 1;
 		} else if (n == 6 && !memcmp(f, "object", 6)) {
 			if ((r = parse_object(o, p, nl, line, err)))
 				break;

@@ -78,6 +78,7 @@ pc_finish(void)
 	/* freeze: other threads may still be running; their ticks are
 	 * dropped from here on, so the file is one consistent snapshot */
 	pc.running = 0;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_stop);
 	pc_thread_disarm();
 	lock_dump();
 	/* gmon.out written while we ran by a process started under us (or
@@ -141,6 +142,7 @@ after_fork_child(void)
 	pc.threads = pc.timer_failures = pc.snapshots = pc.lost_blocked = 0;
 	pc_names_forked();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_start);
+	pc.cpu_stop = (struct timespec){ 0, 0 };
 	if (pc.stacks_path[0]) {
 		char pid[24];
 		size_t k = strlen(pc.stacks_path);
@@ -212,6 +214,11 @@ before_exec(void)
 	if (__atomic_exchange_n(&pc.finished, 1, __ATOMIC_ACQ_REL))
 		return 0;
 	pc.running = 0;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_stop);
+	/* this thread's timer stops here: a signal of it must not reach the
+	 * next image before it has a handler (the exec ends the other
+	 * threads, and their timers) */
+	pc_thread_disarm();
 	if (!pc.samples)
 		return 1;
 	lock_dump();
@@ -237,8 +244,10 @@ exec_failed(int stopped)
 	if (exec_path[0])
 		unlink(exec_path);
 	exec_path[0] = 0;
+	pc.cpu_stop = (struct timespec){ 0, 0 };
 	pc.finished = 0;
 	pc.running = 1;
+	pc_thread_arm();
 	errno = saved;
 }
 

@@ -11,6 +11,11 @@
  *   pid PID                    the process that wrote it
  *   threads N                  threads sampled
  *   no-object SAMPLES          samples in no object (JIT code, ...)
+ *   started NS                 CLOCK_REALTIME when this image began (or
+ *                              its process forked), in nanoseconds
+ *   cpu START STOP WRITE       the process's CPU clock, in nanoseconds, when
+ *                              this image began, when sampling stopped and
+ *                              when this manifest was written
  *   object INDEX LOADED SAMPLES BUILD-ID FILE PATH
  *                              FILE: "gmon.out+libz.so.1", beside this one
  *   arc FROM SELF COUNT        between two objects, INDEX<<48 | address
@@ -363,6 +368,12 @@ object_line(struct gmon_sink *s, int i, int loaded, uint64_t samples,
 	gmon_sink_bytes(s, t.buf, t.len);
 }
 
+static uint64_t
+ns_of(struct timespec t)
+{
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static int
 write_manifest(struct gmon_sink *s)
 {
@@ -370,8 +381,12 @@ write_manifest(struct gmon_sink *s)
 	int nobjs = dump_nobjs;
 	uint64_t unplaced = pc.pending_dropped + pc.no_object +
 			    __atomic_load_n(&pc.pending_samples, __ATOMIC_RELAXED);
+	struct timespec now, stop;
 	struct pc_line t;
 
+	/* AS-safe; a snapshot's sampling has not stopped: now, for both */
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+	stop = pc.cpu_stop.tv_sec || pc.cpu_stop.tv_nsec ? pc.cpu_stop : now;
 	text_start(&t);
 	pc_line_str(&t, "pcprof-objects 1\nrate ");
 	pc_line_u64(&t, (uint64_t)pc.hz);
@@ -381,6 +396,14 @@ write_manifest(struct gmon_sink *s)
 	pc_line_u64(&t, __atomic_load_n(&pc.threads, __ATOMIC_RELAXED));
 	pc_line_str(&t, "\nno-object ");
 	pc_line_u64(&t, unplaced);
+	pc_line_str(&t, "\nstarted ");
+	pc_line_u64(&t, ns_of(pc.start));
+	pc_line_str(&t, "\ncpu ");
+	pc_line_u64(&t, ns_of(pc.cpu_start));
+	pc_line_str(&t, " ");
+	pc_line_u64(&t, ns_of(stop));
+	pc_line_str(&t, " ");
+	pc_line_u64(&t, ns_of(now));
 	pc_line_str(&t, "\n");
 	gmon_sink_bytes(s, t.buf, t.len);
 	object_line(s, 0, 1, pc.samples - pc.outside, pc.spare + GMON_BUILDID_OFF,

@@ -160,6 +160,7 @@ struct pc_state {
 	pid_t pid;			/* whose state this is (not a vfork child's) */
 	struct timespec start;		/* CLOCK_REALTIME at start or fork */
 	struct timespec cpu_start;	/* process CPU time when this image began */
+	struct timespec cpu_stop;	/* process CPU time when sampling stopped, or 0 */
 	int wrote_own;			/* path holds a snapshot of ours */
 	int finished;			/* the final profile is written */
 	int dumping;			/* the thread id of a write under way, or 0 */
@@ -225,6 +226,7 @@ int pc_sample_install(void) PC_HIDDEN;
 /* threads.c: arm/disarm the calling thread's CPU-time timer. AS-safe. */
 int pc_thread_arm(void) PC_HIDDEN;
 void pc_thread_disarm(void) PC_HIDDEN;
+int pc_thread_perf_retired_from_handler(void) PC_HIDDEN;
 /* threads.c: this thread's task-clock event descriptor, or -1. AS-safe. */
 int pc_thread_perf_fd_from_handler(void) PC_HIDDEN;
 /* threads.c: periods of CPU time since the last task-clock sample. AS-safe. */

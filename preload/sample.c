@@ -100,6 +100,9 @@ sample_from_handler(int sig, siginfo_t *si, void *ucv)
 		weight = pc_thread_perf_weight_from_handler(perf_fd);
 		if (!weight)
 			goto out;
+	} else if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP && si->si_fd >= 0 &&
+		   si->si_fd == pc_thread_perf_retired_from_handler()) {
+		goto out;	/* from this thread's event, stopped since */
 	} else if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc) {
 		/* expirations the kernel folded into this one signal each
 		 * stand for an interval of CPU time spent here: count them,

@@ -38,15 +38,20 @@ static PC_TLS timer_t thread_timer;
 static PC_TLS int thread_armed;		/* 1: POSIX timer, 2: perf event */
 static PC_TLS int thread_perf_fd = -1;
 static PC_TLS uint64_t thread_perf_seen;	/* event count already sampled */
+static PC_TLS int thread_perf_retired = -1;	/* see pc_thread_perf_retired_from_handler */
 
 /*
  * The calling thread's task-clock event, overflowing every interval_ns of
  * its CPU time; every overflow is sent as our signal to this thread (the
  * kernel queues a POLL_IN for each, with no ring buffer needed). Samples
- * are taken in user mode only (exclude_kernel: what perf_event_paranoid 2
- * allows an ordinary process), but the count runs on in the kernel, and
- * the handler weighs each sample by the count since the last one. 0 or
- * -errno.
+ * are taken in user mode only (exclude_kernel): an overflow in the kernel
+ * would signal a thread inside a system call, and poll, select and
+ * nanosleep would fail with EINTR, which the program never saw before
+ * (and perf_event_paranoid 2 allows an ordinary process no more). The
+ * count runs on in the kernel, and the handler weighs each sample by the
+ * count since the last one: the seconds stay true, but the kernel's time
+ * goes to the next user code sampled, not to the call that spent it, as a
+ * POSIX CPU-time timer's would. 0 or -errno.
  */
 static int
 arm_perf(pid_t tid)
@@ -139,6 +144,14 @@ pc_thread_perf_fd_from_handler(void)
 	return thread_perf_fd;
 }
 
+/* The descriptor of this thread's last event, closed since (its signals
+ * may still be on their way), or -1. AS-safe. */
+int
+pc_thread_perf_retired_from_handler(void)
+{
+	return thread_perf_retired;
+}
+
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
 			 void *(*)(void *), void *);
 static create_fn real_create;
@@ -192,6 +205,10 @@ pc_thread_disarm(void)
 	if (thread_armed == 2) {
 		int fd = thread_perf_fd;
 
+		/* stop it first, then close: a signal of its still on the way
+		 * is known by the retired descriptor */
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		thread_perf_retired = fd;
 		thread_perf_fd = -1;
 		close(fd);
 	}

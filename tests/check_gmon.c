@@ -1322,6 +1322,8 @@ static const char manifest_ok[] =
 	"pid 4242\n"
 	"threads 3\n"
 	"no-object 3\n"
+	"started 1764582000123456789\n"
+	"cpu 1200000 91000000 93500000\n"
 	"object 0 1 597 c5a09cc747ba300b gmon.out /work/a%20b/uselib\n"
 	"object 1 1 29 b0af71 - [vdso]\n"
 	"object 2 0 1374 ea9d gmon.out+libhot.so /x/libhot.so\n"
@@ -1338,6 +1340,11 @@ START_TEST(test_objects_parse_reads_every_record)
 	ck_assert_uint_eq(o.pid, 4242);
 	ck_assert_uint_eq(o.threads, 3);
 	ck_assert_uint_eq(o.no_object, 3);
+	ck_assert_uint_eq(o.started, 1764582000123456789ULL);
+	ck_assert_int_eq(o.have_cpu, 1);
+	ck_assert_uint_eq(o.cpu_start, 1200000);
+	ck_assert_uint_eq(o.cpu_stop, 91000000);
+	ck_assert_uint_eq(o.cpu_write, 93500000);
 	ck_assert_uint_eq(o.n, 3);
 	ck_assert_str_eq(o.v[0].path, "/work/a b/uselib");
 	ck_assert_str_eq(o.v[0].file, "gmon.out");
@@ -1397,6 +1404,12 @@ START_TEST(test_objects_parse_refuses_bad_input)
 	objects_refused("040 2\n", "040 2", "truncated");
 	objects_refused("no-object 3", "hello 3", "unknown record");
 	objects_refused("/x/libhot.so", "/x/libhot.so extra", "extra fields");
+	/* the three readings of one clock come in order */
+	objects_refused("cpu 1200000 91000000", "cpu 92000000 91000000", "bad cpu");
+	objects_refused("91000000 93500000", "91000000 90000000", "bad cpu");
+	objects_refused("cpu 1200000 91000000 93500000", "cpu 1200000 91000000", "bad cpu");
+	objects_refused("93500000\n", "93500000 1\n", "bad cpu");
+	objects_refused("started 1764582000123456789", "started x", "bad start");
 }
 END_TEST
 
