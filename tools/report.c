@@ -106,24 +106,36 @@ cmp_lines(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* --by-object: the flat profile summed per object, most first. */
+/*
+ * --by-object: the flat profile summed per object, most first; without a
+ * manifest, the executable (exe) is the one object. Time outside the
+ * executable, recorded without detail, is a row of its own.
+ */
 static size_t
-object_lines(const struct flat *f, const struct symtab *st, struct line *l)
+object_lines(const struct flat *f, const struct symtab *st, const char *exe, struct line *l)
 {
-	size_t n = 0;
+	size_t n = 0, nobjs = st->nobjs ? st->nobjs : 1;
+	const char *slash = exe ? strrchr(exe, '/') : NULL;
+	const char *main_name = st->nobjs ? st->objnames[0] : slash ? slash + 1 :
+				exe ? exe : "[executable]";
 
-	for (size_t k = 0; k < st->nobjs; k++)
-		l[k] = (struct line){ st->objnames[k], 0, st->objnames[k], 0 };
+	for (size_t k = 0; k < nobjs; k++) {
+		const char *name = k ? st->objnames[k] : main_name;
+
+		l[k] = (struct line){ name, 0, name, 0 };
+	}
 	l[0].samples = f->unknown;	/* the executable's gaps */
 	for (size_t i = 0; i < f->nrows; i++) {
-		uint32_t k = st->func_obj[f->rows[i].func];
+		uint32_t k = st->nobjs ? st->func_obj[f->rows[i].func] : 0;
 
 		l[k].samples += f->rows[i].samples;
 		l[k].functions++;
 	}
-	for (size_t k = 0; k < st->nobjs; k++)
+	for (size_t k = 0; k < nobjs; k++)
 		if (l[k].samples > 0)
 			l[n++] = l[k];
+	if (f->outside > 0)
+		l[n++] = (struct line){ OUTSIDE, f->outside, OUTSIDE, 0 };
 	qsort(l, n, sizeof(*l), cmp_lines);
 	return n;
 }
@@ -233,13 +245,13 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 		f->nrows ? "\n" : "", f->unknown, f->total ? f->unknown / f->total : 0);
 	fprintf(out, ", \"outside_samples\": %.6g, \"outside_share\": %.6f",
 		f->outside, f->total ? f->outside / f->total : 0);
-	if (st->nobjs) {
-		struct line *l = malloc(st->nobjs * sizeof(*l));
+	{
+		struct line *l = malloc((st->nobjs + 2) * sizeof(*l));
 		size_t n;
 
 		if (!l)
 			pc_fatal("out of memory");
-		n = object_lines(f, st, l);
+		n = object_lines(f, st, o->exe, l);
 		fputs(", \"objects\": [", out);
 		for (size_t i = 0; i < n; i++) {
 			fputs(i ? ",\n  " : "\n  ", out);
@@ -311,7 +323,7 @@ report_print(FILE *out, const struct flat *f, const struct symtab *st,
 
 	if (!l)
 		pc_fatal("out of memory");
-	n = o->by_object ? object_lines(f, st, l) : lines_of(f, st, l);
+	n = o->by_object ? object_lines(f, st, o->exe, l) : lines_of(f, st, l);
 	shown = o->top > 0 && (size_t)o->top < n ? (size_t)o->top : n;
 	switch (o->format) {
 	case FORMAT_TEXT:

@@ -22,6 +22,13 @@ struct proc {
 	double seconds;		/* CPU seconds sampled, all objects */
 	double samples;
 	uint32_t rate;
+	/* the process's CPU clock as the manifest read it (have_cpu): */
+	int have_cpu;
+	uint64_t started, cpu_start, cpu_stop, cpu_write;
+	/* CPU seconds not sampled: before libpc started in this image (the
+	 * exec and the dynamic loader), after each thread's last sample,
+	 * and while libpc wrote the profile */
+	double before, tail, writing;
 };
 
 struct row {
@@ -130,6 +137,11 @@ add_proc(struct view *v, const char *profile)
 	p->pid = o.pid ? o.pid : pid_of_name(profile);
 	p->threads = o.threads;
 	p->rate = o.rate;
+	p->have_cpu = o.have_cpu;
+	p->started = o.started;
+	p->cpu_start = o.cpu_start;
+	p->cpu_stop = o.cpu_stop;
+	p->cpu_write = o.cpu_write;
 	gmon_objects_release(&o);
 	free(manifest);
 }
@@ -229,7 +241,8 @@ read_proc(struct view *v, struct proc *pr, const struct symtab_opts *so)
 	if (f.unknown > 0)
 		add_row(v, "[unknown]", pr->program, f.unknown, f.rate);
 	if (f.outside > 0)
-		add_row(v, "[outside the executable]", pr->program, f.outside, f.rate);
+		add_row(v, "[outside the executable]", "[outside the executable]", f.outside,
+			f.rate);
 	flat_release(&f);
 	gmon_profile_release(&p);
 	symtab_release(&st);
@@ -265,6 +278,63 @@ merge_rows(struct view *v)
 		v->rows[n++] = v->rows[i];
 	}
 	v->nrows = n;
+}
+
+static int
+cmp_image(const void *a, const void *b)
+{
+	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->started != y->started)
+		return x->started < y->started ? -1 : 1;
+	return x->cpu_start < y->cpu_start ? -1 : x->cpu_start > y->cpu_start;
+}
+
+/*
+ * The CPU each image spent before libpc started in it. An exec keeps the
+ * process's CPU clock, so an image's start counts from where the image
+ * before it, of the same pid, finished writing; the first image of a
+ * process counts from 0 (a process's clock starts at its fork). Done over
+ * every process, before --process picks some.
+ */
+static void
+time_before_start(struct view *v)
+{
+	struct proc **by = calloc(v->nprocs + 1, sizeof(*by));
+
+	if (!by)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < v->nprocs; i++)
+		by[i] = &v->procs[i];
+	qsort(by, v->nprocs, sizeof(*by), cmp_image);
+	for (size_t i = 0; i < v->nprocs; i++) {
+		const struct proc *prev = i ? by[i - 1] : NULL;
+		struct proc *p = by[i];
+		uint64_t from = 0;
+
+		if (!p->have_cpu)
+			continue;
+		/* the same process, unless its clock went back (a pid reused) */
+		if (prev && prev->have_cpu && p->pid && prev->pid == p->pid &&
+		    prev->cpu_write <= p->cpu_start)
+			from = prev->cpu_write;
+		p->before = (double)(p->cpu_start - from) / 1e9;
+	}
+	free(by);
+}
+
+/* What the clock saw of p after its start and the samples did not. */
+static void
+time_unsampled(struct proc *p)
+{
+	double ran = (double)(p->cpu_stop - p->cpu_start) / 1e9;
+
+	if (!p->have_cpu)
+		return;
+	p->tail = ran > p->seconds ? ran - p->seconds : 0;
+	p->writing = (double)(p->cpu_write - p->cpu_stop) / 1e9;
 }
 
 /* Whether process p is the one --process names (a pid or a program). */
@@ -357,6 +427,48 @@ as_flat(const struct view *v, struct symtab *st, struct flat *f, uint32_t rate)
 	qsort(f->rows, f->nrows, sizeof(*f->rows), flat_row_cmp);
 }
 
+struct unsampled {
+	double before, tail, writing;
+	int known;		/* processes whose manifest has their clocks */
+};
+
+static struct unsampled
+unsampled_sum(const struct view *v)
+{
+	struct unsampled u = { 0, 0, 0, 0 };
+
+	for (size_t i = 0; i < v->nprocs; i++) {
+		u.before += v->procs[i].before;
+		u.tail += v->procs[i].tail;
+		u.writing += v->procs[i].writing;
+		u.known += v->procs[i].have_cpu;
+	}
+	return u;
+}
+
+/*
+ * The CPU time the processes' clocks measured and no sample saw: one
+ * line, so that the report accounts for all of it. Shares stay shares of
+ * what was sampled.
+ */
+static void
+print_unsampled_text(FILE *out, const struct view *v, double sampled)
+{
+	struct unsampled u = unsampled_sum(v);
+	double all = sampled + u.before + u.tail + u.writing;
+
+	if (!u.known)
+		return;
+	fprintf(out, "Not sampled, by the processes' CPU clocks: %.3f s of %.3f s (%.1f%%): "
+		"%.3f s before\nlibpc started (exec, dynamic loading), %.3f s after threads' "
+		"last samples, %.3f s writing\n",
+		all - sampled, all, all > 0 ? 100 * (all - sampled) / all : 0,
+		u.before, u.tail, u.writing);
+	if ((size_t)u.known < v->nprocs)
+		fprintf(out, "(%zu of the %zu processes' profiles do not record their clocks)\n",
+			v->nprocs - (size_t)u.known, v->nprocs);
+}
+
 static void
 print_procs_text(FILE *out, const struct view *v, const char *where, double total)
 {
@@ -377,6 +489,7 @@ print_procs_text(FILE *out, const struct view *v, const char *where, double tota
 			fprintf(out, " %7s", "-");
 		fprintf(out, "  %s\n", p->program);
 	}
+	print_unsampled_text(out, v, total);
 	fputc('\n', out);
 }
 
@@ -395,12 +508,24 @@ print_procs_json(FILE *out, const struct view *v, double total)
 		fputs(", \"profile\": ", out);
 		json_string(out, p->profile);
 		fprintf(out, ", \"pid\": %llu, \"threads\": %llu, \"cpu_seconds\": %.6f, "
-			"\"samples\": %.6g, \"share\": %.6f}", (unsigned long long)p->pid,
+			"\"samples\": %.6g, \"share\": %.6f", (unsigned long long)p->pid,
 			(unsigned long long)p->threads, p->seconds, p->samples,
 			total ? p->seconds / total : 0);
+		if (p->have_cpu)
+			fprintf(out, ", \"not_sampled\": {\"before_start\": %.6f, "
+				"\"after_last_sample\": %.6f, \"writing\": %.6f}",
+				p->before, p->tail, p->writing);
+		fputc('}', out);
 	}
-	fprintf(out, "%s], \"cpu_seconds\": %.6f, \"profile\": ", v->nprocs ? "\n" : "",
-		total);
+	fprintf(out, "%s], \"cpu_seconds\": %.6f, ", v->nprocs ? "\n" : "", total);
+	{
+		struct unsampled u = unsampled_sum(v);
+
+		fprintf(out, "\"not_sampled\": {\"before_start\": %.6f, \"after_last_sample\": "
+			"%.6f, \"writing\": %.6f, \"processes_with_clocks\": %d}, ",
+			u.before, u.tail, u.writing, u.known);
+	}
+	fputs("\"profile\": ", out);
 }
 
 int
@@ -434,6 +559,7 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 		pc_warn("note: left out %zu profile%s recorded without PC_SCOPE=all "
 			"(pcprof report EXE DIR reads them)", v.left_out,
 			v.left_out == 1 ? "" : "s");
+	time_before_start(&v);
 	keep_chosen(&v, r->process);
 	if (!v.nprocs)
 		pc_fatal(r->process ? "'%s': no process %s in the run" :
@@ -441,6 +567,7 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 			 paths[0], r->process ? r->process : "");
 	for (size_t i = 0; i < v.nprocs; i++) {
 		read_proc(&v, &v.procs[i], so);
+		time_unsampled(&v.procs[i]);
 		total += v.procs[i].seconds;
 		if (!rate)
 			rate = v.procs[i].rate;

@@ -535,6 +535,10 @@ def test_time_outside_the_executable_is_one_line_and_shares_are_of_everything():
     assert t.returncode == 0, t.stderr
     row = [l for l in t.stdout.splitlines() if l.endswith("[outside the executable]")]
     assert len(row) == 1 and "PC_SCOPE=all" in t.stdout, t.stdout
+    # by object too: the executable and the rest, all the samples
+    objs = {o["name"]: o["self_samples"] for o in rep["objects"]}
+    assert objs.get("[outside the executable]") == s["outside"], objs
+    assert abs(sum(objs.values()) - s["samples"]) < 1e-6, (objs, s)
     # gprof: the same functions and seconds as without the extra records
     funcs, total, _ = gprof_flat(exe, r.path())
     assert "main_work" in funcs and abs(total - share["main_work"] * rep["total_seconds"]) < \
@@ -577,3 +581,43 @@ def test_run_report_keeps_programs_with_a_plus_in_their_name():
     assert "x++" in programs and len(programs) == 2, (programs, os.listdir(os.path.join(d, "run")))
     x = [x for x in j["processes"] if x["program"] == "x++"][0]
     assert x["cpu_seconds"] > 0.25, x
+
+
+def test_run_report_accounts_for_the_cpu_no_sample_saw():
+    """A shell that works for a while, then execs another program: two
+    images of one process. The report's "not sampled" line counts, per
+    image, the CPU from the image before it (or the fork) to libpc's start,
+    the CPU after each thread's last sample, and the writing; so the
+    exec'd image's start-up is its own, not the shell's sampled time
+    again. Sampled and not sampled add up to the CPU time the kernel
+    measured for the run."""
+    import resource
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = pcprof("run", "--no-report", "-o", "run", "--", "sh", "-c",
+               "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exec %s 0.3"
+               % prog("three-pie"), cwd=d, timeout=120)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert p.returncode == 0, p.stderr
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    q = pcprof("report", "--format", "json", os.path.join(d, "run"))
+    assert q.returncode == 0, q.stderr
+    j = json.loads(q.stdout)
+    procs = {x["program"]: x for x in j["processes"]}
+    assert set(procs) == {"dash", "three-pie"} or set(procs) == {"sh", "three-pie"}, procs
+    sh = procs.get("dash") or procs["sh"]
+    three = procs["three-pie"]
+    assert sh["pid"] == three["pid"], j["processes"]
+    assert sh["cpu_seconds"] > 0.05, sh
+    # three-pie's start-up is the exec and its loader, not the shell's loop
+    assert three["not_sampled"]["before_start"] < 0.03, three
+    ns = j["not_sampled"]
+    unsampled = ns["before_start"] + ns["after_last_sample"] + ns["writing"]
+    accounted = j["cpu_seconds"] + unsampled
+    # what the kernel measured includes pcprof run itself (a few ms)
+    assert 0.97 * cpu - 0.01 <= accounted <= cpu + 0.005, (accounted, cpu, ns)
+    t = pcprof("report", os.path.join(d, "run"))
+    line = [l for l in t.stdout.splitlines() if l.startswith("Not sampled")]
+    assert t.returncode == 0 and len(line) == 1, t.stdout
+    return "%.3f s sampled + %.3f s not, of %.3f s measured; %s" % (
+        j["cpu_seconds"], unsampled, cpu, line[0])
