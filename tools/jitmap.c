@@ -61,9 +61,10 @@ hex_field(const char **p, const char *end, uint64_t *out)
 
 /* Why the map at path is not to be believed for uid, or NULL. */
 static const char *
-untrusted(int fd, uid_t uid)
+untrusted(int fd, uid_t uid, uint64_t started)
 {
 	struct stat sb;
+	uint64_t mtime;
 
 	if (fstat(fd, &sb))
 		return strerror(errno);
@@ -73,6 +74,12 @@ untrusted(int fd, uid_t uid)
 		return "owned by another user than the profiled process's";
 	if (sb.st_mode & (S_IWGRP | S_IWOTH))
 		return "its group or others may write to it";
+	/* a process writes its map while it runs: one last written before
+	 * the process started is an earlier process's of the same pid (file
+	 * times lag the clock by a tick; a second's grace) */
+	mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec;
+	if (started && mtime + 1000000000u < started)
+		return "last written before the process started (an earlier process's)";
 	return NULL;
 }
 
@@ -171,7 +178,8 @@ disjoint(struct jline *v, size_t n, struct symtab *st)
 }
 
 int
-jitmap_load(uint64_t pid, uid_t uid, struct symtab *st, char *path, size_t pathlen)
+jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *path,
+	    size_t pathlen)
 {
 	const char *why;
 	unsigned char *buf;
@@ -189,7 +197,7 @@ jitmap_load(uint64_t pid, uid_t uid, struct symtab *st, char *path, size_t pathl
 			errno == ELOOP ? "a symbolic link" : strerror(errno));
 		return -1;
 	}
-	if ((why = untrusted(fd, uid))) {
+	if ((why = untrusted(fd, uid, started))) {
 		pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path, why);
 		close(fd);
 		return -1;

@@ -66,7 +66,8 @@ int whole_load(struct symtab *st, struct gmon_profile *p, char **files, int nfil
  * the number of functions, or -1 where there is none to believe. path is
  * the map's name.
  */
-int jitmap_load(uint64_t pid, uid_t uid, struct symtab *st, char *path, size_t pathlen);
+int jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *path,
+		size_t pathlen);
 
 /* Parse the manifest at path into o, or exit with one line naming it. */
 void manifest_read(const char *path, struct gmon_objects *o);

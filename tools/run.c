@@ -2,6 +2,7 @@
  * pcprof run: start a program with libpc.so preloaded, wait for it, pass
  * its exit status through, and print the report of the profile it wrote.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -121,10 +122,26 @@ find_command(const char *cmd, char *out, size_t size)
 	}
 }
 
+/* Whether dir holds a file that libpc writes (gmon.out and its kin). */
+static int
+holds_a_profile(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int r = 0;
+
+	if (!d)
+		return 0;
+	while (!r && (e = readdir(d)))
+		r = !strncmp(e->d_name, "gmon.out", 8);
+	closedir(d);
+	return r;
+}
+
 /*
  * The run directory in dir: want, made if it is not there, or a new
- * pcprof-PROG-YYYYMMDD-HHMMSS[-N] in the current directory. NULL, or why
- * there can be none.
+ * pcprof-PROG-YYYYMMDD-HHMMSS[-N] in the current directory. An existing want must
+ * hold no profile yet. NULL, or why there can be none.
  */
 static const char *
 run_dir(const char *want, const char *exe, char *dir, size_t size)
@@ -142,7 +159,13 @@ run_dir(const char *want, const char *exe, char *dir, size_t size)
 		if (stat(want, &sb) == 0) {
 			if (!S_ISDIR(sb.st_mode))
 				return "not a directory";
-			return access(want, W_OK | X_OK) ? "cannot write there" : NULL;
+			if (access(want, W_OK | X_OK))
+				return "cannot write there";
+			/* one run a directory: two runs' processes would
+			 * read as one run's */
+			return holds_a_profile(want) ?
+			       "holds an earlier run's profiles (remove them or name another "
+			       "directory)" : NULL;
 		}
 		if (mkdir(want, 0777) == 0)
 			return NULL;

@@ -1104,6 +1104,11 @@ load(struct symtab *st, Elf *e, const char *path, const struct symtab_opts *opts
 	if (use == &dynsym) {
 		const char *slash = path ? strrchr(path, '/') : NULL;
 		const char *obj = slash ? slash + 1 : path ? path : "[memory]";
+		size_t k = strlen(obj);
+
+		/* libpc's copy of the vDSO, PROFILE+vdso.so, is the vDSO */
+		if (k > 8 && !strcmp(obj + k - 8, "+vdso.so"))
+			obj = "[vdso]";
 
 		if (use->n)
 			qsort(use->v, use->n, sizeof(*use->v), cmp_raw);

@@ -142,9 +142,21 @@ add_samples(struct gmon_profile *p, uint32_t g, uint64_t n, const char *manifest
 		pc_fatal("'%s': cannot add its samples: %s", manifest, err.what);
 }
 
+/* Whether the file at path was last written before started (ns of
+ * CLOCK_REALTIME, 0 if not known), a second's grace for file times. */
+static int
+written_before(const char *path, uint64_t started)
+{
+	struct stat sb;
+
+	return started && stat(path, &sb) == 0 &&
+	       (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec +
+	       1000000000u < started;
+}
+
 static void
 add_object_file(struct gmon_profile *p, const char *dir, const struct gmon_object *ob,
-		uint32_t g, const char *manifest)
+		uint32_t g, const char *manifest, uint64_t started)
 {
 	struct gmon_profile q;
 	struct gmon_error err;
@@ -156,6 +168,11 @@ add_object_file(struct gmon_profile *p, const char *dir, const struct gmon_objec
 
 	if (asprintf(&path, "%s/%s", dir, ob->file) < 0)
 		pc_fatal("out of memory");
+	/* libpc writes an object's file after the image starts, and its
+	 * manifest last */
+	if (written_before(path, started))
+		pc_fatal("'%s': written before the process that '%s' records started "
+			 "(an earlier run's file)", path, manifest);
 	buf = pc_slurp(path, &len);
 	r = gmon_parse(buf, len, &q, &err);
 	free(buf);
@@ -222,7 +239,7 @@ jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
 		total = o->anon[k].count > UINT64_MAX - total ? UINT64_MAX : total + o->anon[k].count;
 	if (total > o->no_object)
 		o->no_object = total;
-	if (jitmap_load(o->pid, ms->st_uid, &js, path, sizeof(path)) <= 0) {
+	if (jitmap_load(o->pid, ms->st_uid, o->started, &js, path, sizeof(path)) <= 0) {
 		symtab_release(&js);
 		return 0;
 	}
@@ -333,7 +350,7 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 
 		map[k] = object_index(st, ob, so, manifest, dir);
 		if (ob->file)
-			add_object_file(p, dir, ob, map[k], manifest);
+			add_object_file(p, dir, ob, map[k], manifest, o.started);
 		else if (ob->samples)
 			add_samples(p, map[k], ob->samples, manifest);	/* the vDSO */
 	}

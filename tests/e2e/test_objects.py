@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import tempfile
 
+import shipped
 from pctest import (check_shares, clean_env, gprof_callers, gprof_flat, lib,
                     need, prog, read_gmon, run, skip, tick_factor, tolerance)
 
@@ -133,9 +134,12 @@ def test_code_in_no_object_is_counted_and_shown():
     tol = tolerance(p, s["signals"], 0.03)
     assert abs(got - p) <= tol, "[anonymous code] %.3f, truth %.3f, tolerance %.3f" % (
         got, p, tol)
-    m = re.search(r"samples in none", r.stderr)
+    # libpc's count of samples in no object is the report's, each one
+    m = re.search(r"(\d+) samples in none", r.stderr)
     assert m, r.stderr
-    return "[anonymous code] %.1f %%, truth %.1f %%" % (100 * got, 100 * p)
+    assert objs["[anonymous code]"]["self_samples"] == int(m.group(1)), (
+        objs["[anonymous code]"], m.group(0))
+    return "[anonymous code] %.1f %%, truth %.1f %%; %s" % (100 * got, 100 * p, m.group(0))
 
 
 def test_jit_code_is_named_from_a_perf_map_that_can_be_believed():
@@ -179,6 +183,20 @@ def test_jit_code_is_named_from_a_perf_map_that_can_be_believed():
             notes.append(lines[0].split(": ", 1)[1])
             if fix:
                 fix()
+        # a map last written before the process started is an earlier
+        # process's of the same pid
+        os.unlink(mp)
+        os.rename(mp + ".real", mp)
+        started = int(open(r.path("gmon.out.objects")).read().split("\nstarted ")[1].split()[0])
+        old = started / 1e9 - 60
+        os.utime(mp, (old, old))
+        p2 = pcprof("report", "--format", "json", exe, r.path())
+        lines = p2.stderr.strip().splitlines()
+        assert p2.returncode == 0 and len(lines) == 1 and "before the process started" in \
+            lines[0] and mp in lines[0], p2.stderr
+        names = {f["name"] for f in json.loads(p2.stdout)["functions"]}
+        assert "jit_countdown" not in names and "[anonymous code]" in names, names
+        notes.append(lines[0].split(": ", 1)[1])
     finally:
         for f in (mp, mp + ".real"):
             if os.path.lexists(f):
@@ -306,6 +324,26 @@ def test_scope_main_is_the_default_and_clears_a_stale_manifest():
     assert t.returncode == 2 and "PC_SCOPE=all" in t.stderr, t.stderr
 
 
+def test_an_objects_file_older_than_its_process_is_refused():
+    """Each object's file is written after its process started, and the
+    manifest records when that was: a file older than that (copied in
+    from an earlier run) is refused with one line naming it."""
+    exe = prog("uselib")
+    r = run([exe, "0.3"], env=ALL)
+    assert r.status == 0, r.stderr
+    started = int(open(r.path("gmon.out.objects")).read().split("\nstarted ")[1].split()[0])
+    assert abs(started / 1e9 - os.path.getmtime(r.path("gmon.out.objects"))) < 60, started
+    lib_file = r.path("gmon.out+libhot.so")
+    assert report_json(exe, r.path())["total_samples"] > 0
+    old = started / 1e9 - 60
+    os.utime(lib_file, (old, old))
+    p = pcprof("report", exe, r.path())
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1 and "gmon.out+libhot.so" in lines[0] and \
+        "earlier run" in lines[0], (p.returncode, p.stderr)
+    return lines[0]
+
+
 def test_bad_manifests_get_one_line_and_status_2():
     exe = prog("uselib")
     r = run([exe, "0.3"], env=ALL)
@@ -329,11 +367,7 @@ def test_bad_manifests_get_one_line_and_status_2():
 
 
 def perf_available():
-    if not shutil.which("perf"):
-        return False
-    p = subprocess.run(["perf", "record", "-q", "-e", "task-clock", "-o", "/dev/null",
-                        "--", "true"], capture_output=True, text=True)
-    return p.returncode == 0
+    return shipped.available()
 
 
 def perf_dso_shares(data, comm):
