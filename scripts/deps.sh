@@ -35,6 +35,11 @@ check|ci)
 	# the PC_SCOPE=all test compares Debian's xz with perf on one run
 	want xz-utils command -v xz
 	want linux-perf command -v perf
+	# Debian's own programs, profiled as shipped against perf
+	want sqlite3 command -v sqlite3
+	want git command -v git
+	want bc command -v bc
+	want python3.11 test -x /usr/bin/python3.11
 	# the flame graph's zoom script is clicked through in node
 	want nodejs sh -c 'command -v node || command -v nodejs'
 	# a real debuginfod server, on loopback, serves the test programs'

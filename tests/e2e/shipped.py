@@ -1,0 +1,266 @@
+"""Debian's own programs, and perf, the peer pcprof is measured against on
+them: shared by tests/e2e/test_shipped.py and bench/real.py. The programs
+and their inputs (in two sizes: a few seconds for the tests, longer for
+the benchmark), whether perf can record here, its command line, and its
+samples read the way libpc counts them. Python 3 standard library only."""
+
+import os
+import random
+import re
+import shutil
+import subprocess
+
+_usable = None
+
+
+def available():
+    """Whether perf can record task-clock here (it may be missing, or
+    perf_event_paranoid may refuse)."""
+    global _usable
+    if _usable is None:
+        _usable = False
+        if shutil.which("perf"):
+            p = subprocess.run(["perf", "record", "-q", "-e", "task-clock", "-o", "/dev/null",
+                                "--", "true"], capture_output=True, text=True)
+            _usable = p.returncode == 0
+    return _usable
+
+
+def record_argv(data, callgraph=True, hz=1000):
+    """The perf record command line to put before `-- COMMAND`: task-clock
+    at hz (one sample each 1/hz of CPU time), with frame-pointer call
+    chains when callgraph."""
+    return ["perf", "record", "-q"] + (["-g"] if callgraph else []) + \
+        ["-e", "task-clock", "-F", str(hz), "-o", data]
+
+
+def _frame(line):
+    """(symbol, object) of one call-chain line "ADDR SYM+0xOFF (DSO)"."""
+    k = line.rfind(" (")
+    if k < 0 or not line.endswith(")"):
+        return None
+    _, _, sym = line[:k].strip().partition(" ")
+    return re.sub(r"\+0x[0-9a-f]+$", "", sym.strip()), line[k + 2:-1]
+
+
+def obj_name(dso):
+    """perf's object as pcprof names it: the file name, "[jit]" for a
+    perf map's code."""
+    base = os.path.basename(dso)
+    if base.startswith("perf-") and base.endswith(".map"):
+        return "[jit]"
+    return base
+
+
+def samples(data, skip_comms=()):
+    """perf's samples of data as libpc counts them, skipping the
+    processes named in skip_comms: {(object, symbol): CPU seconds}, a
+    sample in the kernel counted at the first user-space frame of its call
+    chain (the code that the system call or fault returns to, where
+    libpc's signal lands); and the CPU seconds of every sample, those with
+    no user frame included (the kernel's exec, an exit)."""
+    r = subprocess.run(["perf", "script", "-i", data, "-F", "comm,period,ip,sym,dso"],
+                       capture_output=True, text=True, timeout=900)
+    out, total = {}, 0.0
+    head, frames = None, []
+
+    def flush():
+        nonlocal total
+        if head is None or head[0] in skip_comms:
+            return
+        total += head[1]
+        for sym, dso in frames:
+            if dso.startswith("[kernel") or dso == "[unknown]" or dso.startswith("[guest"):
+                continue
+            k = (obj_name(dso), sym)
+            out[k] = out.get(k, 0.0) + head[1]
+            return
+
+    for line in r.stdout.splitlines() + [""]:
+        if not line.strip():
+            flush()
+            head, frames = None, []
+            continue
+        # "COMM PERIOD", perf right-aligning COMM (which may hold spaces);
+        # without -g the one frame follows on the line
+        one = re.match(r"^\s*(\S.*?)\s+(\d+)\s*:?\s+([0-9a-f]+\s.*\))$", line)
+        m = one or re.match(r"^\s*(\S.*?)\s+(\d+)\s*:?\s*$", line)
+        if m:
+            flush()
+            head, frames = (m.group(1), int(m.group(2)) / 1e9), []
+            if one:
+                f = _frame(" " + one.group(3))
+                if f:
+                    frames.append(f)
+            continue
+        f = _frame(line.strip())
+        if f and head is not None:
+            frames.append(f)
+    return out, total
+
+
+def by_object(table):
+    """{object: value} of a {(object, name): value} table."""
+    out = {}
+    for (o, _), v in table.items():
+        out[o] = out.get(o, 0) + v
+    return out
+
+
+def tvd(a, b):
+    """Total variation distance between two tables of counts, each taken
+    as a distribution."""
+    ta, tb = sum(a.values()), sum(b.values())
+    if not ta or not tb:
+        return float("nan")
+    return 0.5 * sum(abs(a.get(k, 0) / ta - b.get(k, 0) / tb) for k in set(a) | set(b))
+
+
+def chance_tvd(a, n_a, b, n_b):
+    """The total variation distance that sampling alone gives, on average,
+    between two samplers of one run with n_a and n_b independent samples,
+    where a and b are their tables: half the sum of each share's mean
+    absolute difference, sqrt(2/pi) sqrt(p (1/n_a + 1/n_b))."""
+    ta, tb = sum(a.values()), sum(b.values())
+    keys = set(a) | set(b)
+    if not ta or not tb or not n_a or not n_b:
+        return float("nan")
+    out = 0.0
+    for k in keys:
+        p = max((a.get(k, 0) / ta + b.get(k, 0) / tb) / 2, 1 / max(n_a, n_b))
+        out += (2 / 3.141592653589793) ** 0.5 * (p * (1 / n_a + 1 / n_b)) ** 0.5
+    return out / 2
+
+
+def unnamed(name):
+    """Whether a function's name is no name: an address, OBJ+0xOFFSET, or
+    a [pseudo] row."""
+    return name.startswith("[") or bool(re.search(r"\+0x[0-9a-f]+", name)) or \
+        bool(re.match(r"^0x[0-9a-f]+$", name))
+
+
+def norm_obj(name):
+    """liblzma.so.5.4.1 and liblzma.so.5 are one object."""
+    m = re.match(r"^(.*?\.so(?:\.\d+)?)", name)
+    return m.group(1) if m else name
+
+
+def text_file(path, mbytes, seed=7):
+    """mbytes of made-up text that compresses about 3:1, the same bytes
+    every time."""
+    rnd = random.Random(seed)
+    words = ["".join(rnd.choice("etaoinshrdlucmfwyp") for _ in range(rnd.randint(2, 9)))
+             for _ in range(4000)]
+    with open(path, "w") as f:
+        n = 0
+        while n < mbytes << 20:
+            line = " ".join(rnd.choice(words) for _ in range(12)) + "\n"
+            f.write(line)
+            n += len(line)
+
+
+CXX_EXC = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <stdexcept>
+#include <string>
+static int parse(const std::string &s) {
+    if (s.size() % 7 == 0) throw std::runtime_error("bad " + s);
+    return (int)s.size();
+}
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 400000;
+    std::map<std::string, int> m;
+    long caught = 0, sum = 0;
+    for (long i = 0; i < n; i++) {
+        std::string k = std::to_string(i * 2654435761u % 100003);
+        try { sum += parse(k); m[k] += 1; } catch (const std::exception &) { caught++; }
+    }
+    std::printf("%ld %ld %zu\n", sum, caught, m.size());
+    return 0;
+}
+"""
+
+PY_JSON = "import json; d=[{'k': i, 'v': str(i)*3} for i in range(%d)]; " \
+    "print(len(json.loads(json.dumps(d))))"
+
+
+class Program:
+    """One command: its argv, its stdin, and what must exist first."""
+
+    def __init__(self, name, argv, stdin=None, setup=None, needs=(), same_output=True):
+        self.name, self.argv, self.stdin, self.setup = name, argv, stdin, setup
+        self.needs = needs or (argv[0],)
+        # False where the output tells measured times, not the same twice
+        self.same_output = same_output
+
+
+def programs(d, build, top, big=False):
+    """The programs of issue 13, working in directory d, as {name: Program}:
+    a few seconds each, or with big the benchmark's longer runs."""
+    data = os.path.join(d, "text.txt")
+    part = os.path.join(d, "part.txt")
+    shim = os.path.join(d, "python3")
+    repo = os.path.join(d, "repo")
+    mb = 24 if big else 6
+
+    def setup_text():
+        if not os.path.exists(data):
+            text_file(data, mb)
+
+    def setup_part():
+        # xz -6 takes about a second a megabyte here
+        if not os.path.exists(part):
+            text_file(part, mb if big else 2)
+
+    def setup_shim():
+        with open(shim, "w") as f:
+            f.write("#!/bin/sh\nexec /usr/bin/python3.11 \"$@\"\n")
+        os.chmod(shim, 0o755)
+
+    def setup_repo():
+        if os.path.exists(repo):
+            shutil.rmtree(repo)
+        subprocess.run(["git", "clone", "-q", "--no-local", top, repo], check=True,
+                       capture_output=True, timeout=300)
+
+    def setup_cxx():
+        src = os.path.join(d, "exc.cc")
+        with open(src, "w") as f:
+            f.write(CXX_EXC)
+        subprocess.run(["c++", "-O2", "-g", "-o", os.path.join(d, "exc"), src], check=True,
+                       timeout=300)
+
+    py = PY_JSON % (300000 if big else 200000)
+    rows = 1000000
+    v = [
+        Program("xz", ["xz", "-9" if big else "-6", "-k", "-T1", "-c", part], setup=setup_part),
+        Program("gzip", ["gzip", "-9", "-c", data], setup=setup_text),
+        Program("sort", ["sort", "-f", data, data], setup=setup_text),
+        Program("sqlite3", ["sqlite3", ":memory:",
+                            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c "
+                            "WHERE x < %d) SELECT sum(x), count(*) FROM c;" % rows]),
+        Program("python3.11", ["/usr/bin/python3.11", "-c", py]),
+        Program("python3.11 through a shim", [shim, "-c", py], setup=setup_shim,
+                needs=("/usr/bin/python3.11", "sh")),
+        Program("git gc", ["git", "-C", repo, "gc", "--aggressive", "-q"], setup=setup_repo,
+                needs=("git",)),
+        Program("bc", ["bc", "-l"], stdin="scale=%d; 4*a(1)\n" % (1500 if big else 1000)),
+        Program("awk", ["awk", "{ n += length($0); w[$1]++ } END { print n, length(w) }"] +
+                [data] * (2 if big else 6), setup=setup_text),
+        Program("c++ exceptions", [os.path.join(d, "exc"), "1200000"],
+                setup=setup_cxx, needs=("c++",)),
+        Program("4 threads", [os.path.join(build, "tests", "progs", "threads"),
+                              "2" if big else "1"],
+                needs=(os.path.join(build, "tests", "progs", "threads"),), same_output=False),
+    ]
+    return {p.name: p for p in v}
+
+
+def missing(prog):
+    """The first of prog's needs that is not here, or None."""
+    for n in prog.needs:
+        if not (shutil.which(n) if "/" not in n else os.path.exists(n)):
+            return n
+    return None
