@@ -63,6 +63,17 @@ stacks_check_run(const char *path, const struct gmon_stacks *ss,
 	if (pid && ss->pid && pid != ss->pid)
 		pc_fatal("'%s': stacks of another run (process %u, the profile's is %llu)",
 			 path, ss->pid, (unsigned long long)pid);
+	/* libpc writes the stacks right after their profile: stacks older
+	 * than the profile beside them are an earlier run's (a plain
+	 * LD_PRELOAD run has no manifest to tell the pid by) */
+	if (gmon) {
+		struct stat a, b;
+
+		if (stat(path, &a) == 0 && stat(gmon, &b) == 0 &&
+		    (a.st_mtim.tv_sec < b.st_mtim.tv_sec ||
+		     (a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec < b.st_mtim.tv_nsec)))
+			pc_fatal("'%s': stacks of another run (older than '%s')", path, gmon);
+	}
 }
 
 static unsigned char *

@@ -424,7 +424,14 @@ def test_stale_stacks_of_another_program_or_run_are_refused():
     c = run([exe, "0.2"], env={"PC_STACKS": "1", "PC_SCOPE": "all"}, cwd=a.cwd, verbose=False)
     p = pcprof("report", "--format", "folded", exe, c.path())
     assert p.returncode == 0 and "work_alpha" in p.stdout, p.stderr
-    return lines[0]
+    # plain LD_PRELOAD, no manifest: the earlier run's stacks are older
+    # than the new profile
+    e = run([exe, "0.2"], env={"PC_STACKS": "1"}, verbose=False)
+    run([exe, "0.2"], cwd=e.cwd, verbose=False)
+    p = pcprof("report", "--format", "folded", exe, e.path())
+    plain = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(plain) == 1 and "another run" in plain[0], p.stderr
+    return "%s; %s" % (lines[0], plain[0])
 
 
 def free_port():
