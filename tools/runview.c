@@ -459,10 +459,10 @@ print_unsampled_text(FILE *out, const struct view *v, double sampled)
 
 	if (!u.known)
 		return;
-	fprintf(out, "Not sampled, by the processes' CPU clocks: %.3f s of %.3f s (%.1f%%): "
-		"%.3f s before\nlibpc started (exec, dynamic loading), %.3f s after threads' "
+	fprintf(out, "Not sampled: %.3f s (%.1f%%) of the %.3f s that the processes' CPU clocks "
+		"measured:\n%.3f s before libpc started (exec, loading), %.3f s after threads' "
 		"last samples, %.3f s writing\n",
-		all - sampled, all, all > 0 ? 100 * (all - sampled) / all : 0,
+		all - sampled, all > 0 ? 100 * (all - sampled) / all : 0, all,
 		u.before, u.tail, u.writing);
 	if ((size_t)u.known < v->nprocs)
 		fprintf(out, "(%zu of the %zu processes' profiles do not record their clocks)\n",
