@@ -246,6 +246,8 @@ struct gmon_anon {
 	uint64_t pc, count;
 };
 
+enum { GMON_ENDED_NOT_SAID, GMON_ENDED_EXIT, GMON_ENDED_EXEC };
+
 struct gmon_objects {
 	uint32_t rate;
 	uint64_t pid;		/* the process that wrote it; 0 if not said */
@@ -256,6 +258,7 @@ struct gmon_objects {
 	uint64_t cpu_start;	/* the process CPU clock (ns) at the image's start, */
 	uint64_t cpu_stop;	/* when sampling stopped */
 	uint64_t cpu_write;	/* and when the manifest was written */
+	int ended;		/* GMON_ENDED_*: how the image ended */
 	struct gmon_object *v;	/* v[i] is object i; v[0] the main program */
 	size_t n;
 	struct gmon_arc *arcs;	/* between objects, ends encoded */

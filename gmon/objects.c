@@ -273,6 +273,18 @@ gmon_objects_parse(const void *buf, size_t len, struct gmon_objects *o,
 				break;
 			}
 			o->have_cpu = 1;
+		} else if (n == 5 && !memcmp(f, "ended", 5)) {
+			n = field(&p, nl, &f);
+			if (n == 4 && !memcmp(f, "exec", 4))
+				o->ended = GMON_ENDED_EXEC;
+			else if (n == 4 && !memcmp(f, "exit", 4))
+				o->ended = GMON_ENDED_EXIT;
+			else
+				n = 0;
+			if (!n || field(&p, nl, &f)) {
+				r = fail(err, line, "bad ending");
+				break;
+			}
 		} else if (n == 6 && !memcmp(f, "object", 6)) {
 			if ((r = parse_object(o, p, nl, line, err)))
 				break;

@@ -78,7 +78,7 @@ pc_finish(void)
 	/* freeze: other threads may still be running; their ticks are
 	 * dropped from here on, so the file is one consistent snapshot */
 	pc.running = 0;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_stop);
+	pc_note_cpu_stop();
 	pc_thread_disarm();
 	lock_dump();
 	/* gmon.out written while we ran by a process started under us (or
@@ -86,6 +86,7 @@ pc_finish(void)
 	if (pc.root && pc_name_taken(path) &&
 	    pc_name(other, sizeof(other), PC_NAME_OTHER) == 0)
 		path = other;
+	pc.ending = PC_END_EXIT;
 	r = pc_dump(path);
 	unlock_dump();
 	pc_dump_summary(path, r);
@@ -142,7 +143,7 @@ after_fork_child(void)
 	pc.threads = pc.timer_failures = pc.snapshots = pc.lost_blocked = 0;
 	pc_names_forked();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_start);
-	pc.cpu_stop = (struct timespec){ 0, 0 };
+	__atomic_store_n(&pc.cpu_stop_ns, 0, __ATOMIC_RELEASE);
 	if (pc.stacks_path[0]) {
 		char pid[24];
 		size_t k = strlen(pc.stacks_path);
@@ -214,16 +215,17 @@ before_exec(void)
 	if (__atomic_exchange_n(&pc.finished, 1, __ATOMIC_ACQ_REL))
 		return 0;
 	pc.running = 0;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_stop);
-	/* this thread's timer stops here: a signal of it must not reach the
-	 * next image before it has a handler (the exec ends the other
-	 * threads, and their timers) */
-	pc_thread_disarm();
+	pc_note_cpu_stop();
+	/* this thread's task-clock event stops here: a signal of it must
+	 * not reach the next image before it has a handler (the exec ends
+	 * the other threads and their events, and closes this one) */
+	pc_thread_hold(1);
 	if (!pc.samples)
 		return 1;
 	lock_dump();
 	exec_path[0] = 0;
 	if (pc_name(exec_path, sizeof(exec_path), PC_NAME_OTHER) == 0) {
+		pc.ending = PC_END_EXEC;
 		r = pc_dump(exec_path);
 		pc_dump_summary(exec_path, r);
 		if (r)
@@ -241,13 +243,24 @@ exec_failed(int stopped)
 
 	if (!stopped)
 		return;
-	if (exec_path[0])
+	if (exec_path[0]) {
+		char sp[PATH_MAX + 8];
+		size_t k = strlen(exec_path);
+
 		unlink(exec_path);
+		if (pc.stacks && !pc.stacks_path[0] && k + 8 <= sizeof(sp)) {
+			memcpy(sp, exec_path, k);
+			memcpy(sp + k, ".stacks", 8);
+			unlink(sp);
+		}
+		pc_objects_unlink(exec_path);
+	}
 	exec_path[0] = 0;
-	pc.cpu_stop = (struct timespec){ 0, 0 };
+	__atomic_store_n(&pc.cpu_stop_ns, 0, __ATOMIC_RELEASE);
 	pc.finished = 0;
+	pc.ending = PC_END_RUNNING;
 	pc.running = 1;
-	pc_thread_arm();
+	pc_thread_hold(0);
 	errno = saved;
 }
 

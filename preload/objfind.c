@@ -16,6 +16,7 @@
  *   cpu START STOP WRITE       the process's CPU clock, in nanoseconds, when
  *                              this image began, when sampling stopped and
  *                              when this manifest was written
+ *   ended exec|exit            how the image ended (none: a snapshot)
  *   object INDEX LOADED SAMPLES BUILD-ID FILE PATH
  *                              FILE: "gmon.out+libz.so.1", beside this one
  *   arc FROM SELF COUNT        between two objects, INDEX<<48 | address
@@ -374,6 +375,15 @@ ns_of(struct timespec t)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+void
+pc_note_cpu_stop(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	__atomic_store_n(&pc.cpu_stop_ns, ns_of(ts), __ATOMIC_RELEASE);
+}
+
 static int
 write_manifest(struct gmon_sink *s)
 {
@@ -381,12 +391,17 @@ write_manifest(struct gmon_sink *s)
 	int nobjs = dump_nobjs;
 	uint64_t unplaced = pc.pending_dropped + pc.no_object +
 			    __atomic_load_n(&pc.pending_samples, __ATOMIC_RELAXED);
-	struct timespec now, stop;
+	/* the stop first, then the clock: a stop noted by a thread that
+	 * ends sampling while a snapshot is written is never after now; a
+	 * snapshot's sampling has not stopped (0): now, for both */
+	uint64_t stop = __atomic_load_n(&pc.cpu_stop_ns, __ATOMIC_ACQUIRE), now;
+	struct timespec ts;
 	struct pc_line t;
 
-	/* AS-safe; a snapshot's sampling has not stopped: now, for both */
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
-	stop = pc.cpu_stop.tv_sec || pc.cpu_stop.tv_nsec ? pc.cpu_stop : now;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	now = ns_of(ts);
+	if (!stop || stop > now)
+		stop = now;
 	text_start(&t);
 	pc_line_str(&t, "pcprof-objects 1\nrate ");
 	pc_line_u64(&t, (uint64_t)pc.hz);
@@ -401,9 +416,13 @@ write_manifest(struct gmon_sink *s)
 	pc_line_str(&t, "\ncpu ");
 	pc_line_u64(&t, ns_of(pc.cpu_start));
 	pc_line_str(&t, " ");
-	pc_line_u64(&t, ns_of(stop));
+	pc_line_u64(&t, stop);
 	pc_line_str(&t, " ");
-	pc_line_u64(&t, ns_of(now));
+	pc_line_u64(&t, now);
+	/* how the image ends: an exec's next image, of the same pid, counts
+	 * its start-up from here */
+	if (pc.ending != PC_END_RUNNING)
+		pc_line_str(&t, pc.ending == PC_END_EXEC ? "\nended exec" : "\nended exit");
 	pc_line_str(&t, "\n");
 	gmon_sink_bytes(s, t.buf, t.len);
 	object_line(s, 0, 1, pc.samples - pc.outside, pc.spare + GMON_BUILDID_OFF,
@@ -433,6 +452,27 @@ write_manifest(struct gmon_sink *s)
 		gmon_sink_bytes(s, t.buf, t.len);
 	}
 	return s->error;
+}
+
+void
+pc_objects_unlink(const char *path)
+{
+	char name[PATH_MAX];
+	int nobjs = dump_nobjs;
+
+	if (!pc.scope_all)
+		return;
+	for (int i = 1; i < nobjs; i++) {
+		if (!wrote[i])
+			continue;
+		if (!join(name, sizeof(name), path, "+", pc.objs[i].file))
+			unlink(name);
+		if (pc.objs[i].vdso && !join(name, sizeof(name), path, "+", "vdso.so"))
+			unlink(name);
+		wrote[i] = 0;
+	}
+	if (!join(name, sizeof(name), path, ".objects", ""))
+		unlink(name);
 }
 
 int

@@ -99,6 +99,8 @@ struct pc_pending {
 	uint32_t state;			/* 0 empty, 1 being claimed, 2 ready */
 };
 
+enum { PC_END_RUNNING, PC_END_EXIT, PC_END_EXEC };
+
 struct pc_state {
 	/* read by the signal handler */
 	volatile int running;		/* 0: samples are dropped */
@@ -160,7 +162,8 @@ struct pc_state {
 	pid_t pid;			/* whose state this is (not a vfork child's) */
 	struct timespec start;		/* CLOCK_REALTIME at start or fork */
 	struct timespec cpu_start;	/* process CPU time when this image began */
-	struct timespec cpu_stop;	/* process CPU time when sampling stopped, or 0 */
+	uint64_t cpu_stop_ns;		/* process CPU ns when sampling stopped, or 0 (atomic) */
+	int ending;			/* PC_END_*: how the image being written ends */
 	int wrote_own;			/* path holds a snapshot of ours */
 	int finished;			/* the final profile is written */
 	int dumping;			/* the thread id of a write under way, or 0 */
@@ -227,6 +230,10 @@ int pc_sample_install(void) PC_HIDDEN;
 int pc_thread_arm(void) PC_HIDDEN;
 void pc_thread_disarm(void) PC_HIDDEN;
 int pc_thread_perf_retired_from_handler(void) PC_HIDDEN;
+/* Stop (1) or restart (0) the calling thread's task-clock event, around
+ * an exec: the kernel's exec may not signal the next image before it has
+ * a handler (POSIX timers' signals are flushed at exec). */
+void pc_thread_hold(int hold) PC_HIDDEN;
 /* threads.c: this thread's task-clock event descriptor, or -1. AS-safe. */
 int pc_thread_perf_fd_from_handler(void) PC_HIDDEN;
 /* threads.c: periods of CPU time since the last task-clock sample. AS-safe. */
@@ -304,6 +311,10 @@ void pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w) PC_HIDDEN
 /* objfind.c: write the objects' files beside path and the manifest
  * path.objects (or remove a stale one). AS-safe. */
 int pc_objects_dump(const char *path) PC_HIDDEN;
+/* Remove the files pc_objects_dump(path) wrote (an exec that failed). */
+void pc_objects_unlink(const char *path) PC_HIDDEN;
+/* Note the process CPU clock as the moment sampling stopped. AS-safe. */
+void pc_note_cpu_stop(void) PC_HIDDEN;
 /* objects.c: forget the counts (fork child). Not AS-safe. */
 void pc_objects_clear(void) PC_HIDDEN;
 

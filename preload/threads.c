@@ -39,6 +39,18 @@ static PC_TLS int thread_armed;		/* 1: POSIX timer, 2: perf event */
 static PC_TLS int thread_perf_fd = -1;
 static PC_TLS uint64_t thread_perf_seen;	/* event count already sampled */
 static PC_TLS int thread_perf_retired = -1;	/* see pc_thread_perf_retired_from_handler */
+static PC_TLS uint64_t thread_perf_id;	/* the kernel's id of that event */
+
+/* Whether thread_perf_fd is still our event: the program may have closed
+ * the number, or dup2'ed its own file onto it. */
+static int
+perf_fd_ours(void)
+{
+	uint64_t id;
+
+	return thread_perf_fd >= 0 && ioctl(thread_perf_fd, PERF_EVENT_IOC_ID, &id) == 0 &&
+	       id == thread_perf_id;
+}
 
 /*
  * The calling thread's task-clock event, overflowing every interval_ns of
@@ -75,10 +87,20 @@ arm_perf(pid_t tid)
 	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	{
+		/* out of the low numbers that shells and programs dup2 onto */
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 200);
+
+		if (hi >= 0) {
+			close(fd);
+			fd = hi;
+		}
+	}
 	owner.type = F_OWNER_TID;
 	owner.pid = tid;
 	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, pc.sig) ||
-	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_ID, &thread_perf_id) ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
 		int e = -errno;
 
 		close(fd);
@@ -203,16 +225,29 @@ pc_thread_disarm(void)
 	if (thread_armed == 1)
 		timer_delete(thread_timer);
 	if (thread_armed == 2) {
-		int fd = thread_perf_fd;
+		int fd = thread_perf_fd, ours = perf_fd_ours();
 
 		/* stop it first, then close: a signal of its still on the way
-		 * is known by the retired descriptor */
-		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		 * is known by the retired descriptor. A number that is no
+		 * longer our event is the program's: left alone. */
+		if (ours)
+			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 		thread_perf_retired = fd;
 		thread_perf_fd = -1;
-		close(fd);
+		if (ours)
+			close(fd);
 	}
 	thread_armed = 0;
+	errno = saved;
+}
+
+void
+pc_thread_hold(int hold)
+{
+	int saved = errno;
+
+	if (thread_armed == 2 && perf_fd_ours())
+		ioctl(thread_perf_fd, hold ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
 	errno = saved;
 }
 
@@ -222,8 +257,9 @@ void pc_thread_forget(void) PC_HIDDEN;
 void
 pc_thread_forget(void)
 {
-	/* the descriptor is a copy of the parent thread's event: let it go */
-	if (thread_armed == 2 && thread_perf_fd >= 0)
+	/* the descriptor is a copy of the parent thread's event: let it go,
+	 * unless the number is the program's by now */
+	if (thread_armed == 2 && perf_fd_ours())
 		close(thread_perf_fd);
 	thread_perf_fd = -1;
 	thread_armed = 0;

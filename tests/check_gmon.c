@@ -1324,6 +1324,7 @@ static const char manifest_ok[] =
 	"no-object 3\n"
 	"started 1764582000123456789\n"
 	"cpu 1200000 91000000 93500000\n"
+	"ended exec\n"
 	"object 0 1 597 c5a09cc747ba300b gmon.out /work/a%20b/uselib\n"
 	"object 1 1 29 b0af71 - [vdso]\n"
 	"object 2 0 1374 ea9d gmon.out+libhot.so /x/libhot.so\n"
@@ -1345,6 +1346,7 @@ START_TEST(test_objects_parse_reads_every_record)
 	ck_assert_uint_eq(o.cpu_start, 1200000);
 	ck_assert_uint_eq(o.cpu_stop, 91000000);
 	ck_assert_uint_eq(o.cpu_write, 93500000);
+	ck_assert_int_eq(o.ended, GMON_ENDED_EXEC);
 	ck_assert_uint_eq(o.n, 3);
 	ck_assert_str_eq(o.v[0].path, "/work/a b/uselib");
 	ck_assert_str_eq(o.v[0].file, "gmon.out");
@@ -1410,6 +1412,9 @@ START_TEST(test_objects_parse_refuses_bad_input)
 	objects_refused("cpu 1200000 91000000 93500000", "cpu 1200000 91000000", "bad cpu");
 	objects_refused("93500000\n", "93500000 1\n", "bad cpu");
 	objects_refused("started 1764582000123456789", "started x", "bad start");
+	objects_refused("ended exec", "ended", "bad ending");
+	objects_refused("ended exec", "ended fork", "bad ending");
+	objects_refused("ended exec", "ended exec 1", "bad ending");
 }
 END_TEST
 

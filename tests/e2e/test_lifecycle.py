@@ -202,6 +202,54 @@ def test_failed_exec_takes_its_file_back_and_runs_on():
     assert_seconds(funcs, "before_exec_work", 0.6)
 
 
+def test_descriptors_the_program_reuses_are_never_closed_under_it():
+    """With the task-clock timer each thread holds an event descriptor.
+    A program may dup2 its own files onto any number: a shell's `exec
+    3>log`, or a number libpc's event had. Across an exec and a fork the
+    program's file stays open and gets its output, as it does bare; and
+    failed execs (a PATH search) neither count the thread again nor leave
+    it unsampled."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    py = "/usr/bin/python3.11" if os.path.exists("/usr/bin/python3.11") else \
+        pctest.need("python3")
+    taskclock = {"PC_TIMER": "taskclock", "PC_SCOPE": "all"}
+    cases = [
+        ("exec", ["sh", "-c", 'exec 3>log; exec sh -c "echo hi >&3"'], "hi\n"),
+        ("fork", ["sh", "-c", "exec 3>log; (echo sub >&3)"], "sub\n"),
+        # onto every number libpc's event may have, then an exec
+        ("dup2", [py, "-c", "import os\nfd = os.open('log', os.O_WRONLY | os.O_CREAT, 0o644)\n"
+                  "for n in range(200, 216): os.dup2(fd, n)\n"
+                  "os.execv(%r, [%r, '-c', 'import os; os.write(207, b\"ok\\\\n\")'])"
+                  % (py, py)], "ok\n"),
+    ]
+    for name, argv, want in cases:
+        for env, how in ((None, "bare"), (taskclock, "libpc")):
+            log = os.path.join(d, "log")
+            if os.path.exists(log):
+                os.unlink(log)
+            r = run(argv, env=env, cwd=d, profiled=how == "libpc", verbose=False)
+            assert r.status == 0, (name, how, r.stderr)
+            assert open(log).read() == want, (name, how, open(log).read(), r.stderr)
+    # three failed execs, then work: one thread, sampled throughout, and
+    # only the process's own files
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    r = run([py, "-c", "import os\nfor i in range(3):\n    try: os.execv('/no/such/%d' % i, "
+             "['x'])\n    except OSError: pass\n"
+             "import time\nt = time.process_time()\n"
+             "while time.process_time() - t < 0.3: pass\n"], env=taskclock, cwd=d)
+    assert r.status == 0, r.stderr
+    # each failed exec wrote a file and took it back; the last line is
+    # the process's own
+    last = re.findall(r"libpc: wrote \S+: (\d+) samples .*?; (\d+) threads;", r.stderr)[-1]
+    samples, threads = int(last[0]), int(last[1])
+    assert threads == 1, r.stderr
+    assert samples >= 0.2 * 1000, r.stderr
+    assert sorted(os.listdir(d)) == ["gmon.out"] + \
+        sorted(f for f in os.listdir(d) if f.startswith("gmon.out+")) + ["gmon.out.objects"], \
+        os.listdir(d)
+    return "%d threads, %d samples after 3 failed execs" % (threads, samples)
+
+
 # ------------------------------------------------------------- children
 
 def test_every_kind_of_child_leaves_its_own_file():
