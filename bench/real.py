@@ -95,7 +95,7 @@ def measure(prog, build, d, reps, hz):
         k = (shipped.norm_obj(o), n)
         theirs[k] = theirs.get(k, 0) + v
     ns = j["not_sampled"]
-    unsampled = ns["before_start"] + ns["after_last_sample"] + ns["writing"]
+    unsampled = ns["before_start"] + ns["while_sampling"] + ns["writing"]
     pc_cpu = j["cpu_seconds"]
     signals = sum(int(n) for n in re.findall(rb"\((\d+) signals\)", p.stderr))
     named = lambda t: sum(c for (_, n), c in t.items() if not shipped.unnamed(n)) / \

@@ -76,9 +76,9 @@ untrusted(int fd, uid_t uid, uint64_t started)
 		return "its group or others may write to it";
 	/* a process writes its map while it runs: one last written before
 	 * the process started is an earlier process's of the same pid (file
-	 * times lag the clock by a tick; a second's grace) */
+	 * times lag the clock by a tick; 3 s of grace, as for objects' files) */
 	mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec;
-	if (started && mtime + 1000000000u < started)
+	if (started && mtime + UINT64_C(3000000000) < started)
 		return "last written before the process started (an earlier process's)";
 	return NULL;
 }

@@ -23,10 +23,11 @@ struct proc {
 	double samples;
 	uint32_t rate;
 	/* the process's CPU clock as the manifest read it (have_cpu): */
-	int have_cpu;
+	int have_cpu, ended;
 	uint64_t started, cpu_start, cpu_stop, cpu_write;
 	/* CPU seconds not sampled: before libpc started in this image (the
-	 * exec and the dynamic loader), after each thread's last sample,
+	 * exec and the dynamic loader, or the fork), while sampling ran but
+	 * in no sample (each thread's last tick, mostly; any signal lost),
 	 * and while libpc wrote the profile */
 	double before, tail, writing;
 };
@@ -142,6 +143,7 @@ add_proc(struct view *v, const char *profile)
 	p->cpu_start = o.cpu_start;
 	p->cpu_stop = o.cpu_stop;
 	p->cpu_write = o.cpu_write;
+	p->ended = o.ended;
 	gmon_objects_release(&o);
 	free(manifest);
 }
@@ -295,9 +297,11 @@ cmp_image(const void *a, const void *b)
 /*
  * The CPU each image spent before libpc started in it. An exec keeps the
  * process's CPU clock, so an image's start counts from where the image
- * before it, of the same pid, finished writing; the first image of a
- * process counts from 0 (a process's clock starts at its fork). Done over
- * every process, before --process picks some.
+ * before it, of the same pid, that ended in an exec began writing its
+ * manifest; the first image of a process counts from 0 (a process's clock
+ * starts at its fork), and so does one whose predecessor took no sample
+ * and wrote nothing, whose time is then part of this one's start. Done
+ * over every process, before --process picks some.
  */
 static void
 time_before_start(struct view *v)
@@ -316,9 +320,10 @@ time_before_start(struct view *v)
 
 		if (!p->have_cpu)
 			continue;
-		/* the same process, unless its clock went back (a pid reused) */
-		if (prev && prev->have_cpu && p->pid && prev->pid == p->pid &&
-		    prev->cpu_write <= p->cpu_start)
+		/* the same process: an exec, and its clock went on (not a pid
+		 * reused) */
+		if (prev && prev->have_cpu && prev->ended == GMON_ENDED_EXEC && p->pid &&
+		    prev->pid == p->pid && prev->cpu_write <= p->cpu_start)
 			from = prev->cpu_write;
 		p->before = (double)(p->cpu_start - from) / 1e9;
 	}
@@ -460,8 +465,8 @@ print_unsampled_text(FILE *out, const struct view *v, double sampled)
 	if (!u.known)
 		return;
 	fprintf(out, "Not sampled: %.3f s (%.1f%%) of the %.3f s that the processes' CPU clocks "
-		"measured:\n%.3f s before libpc started (exec, loading), %.3f s after threads' "
-		"last samples, %.3f s writing\n",
+		"measured:\n%.3f s before libpc started (exec, loading), %.3f s in no sample "
+		"(threads' last ticks), %.3f s writing\n",
 		all - sampled, all > 0 ? 100 * (all - sampled) / all : 0, all,
 		u.before, u.tail, u.writing);
 	if ((size_t)u.known < v->nprocs)
@@ -513,7 +518,7 @@ print_procs_json(FILE *out, const struct view *v, double total)
 			total ? p->seconds / total : 0);
 		if (p->have_cpu)
 			fprintf(out, ", \"not_sampled\": {\"before_start\": %.6f, "
-				"\"after_last_sample\": %.6f, \"writing\": %.6f}",
+				"\"while_sampling\": %.6f, \"writing\": %.6f}",
 				p->before, p->tail, p->writing);
 		fputc('}', out);
 	}
@@ -521,7 +526,7 @@ print_procs_json(FILE *out, const struct view *v, double total)
 	{
 		struct unsampled u = unsampled_sum(v);
 
-		fprintf(out, "\"not_sampled\": {\"before_start\": %.6f, \"after_last_sample\": "
+		fprintf(out, "\"not_sampled\": {\"before_start\": %.6f, \"while_sampling\": "
 			"%.6f, \"writing\": %.6f, \"processes_with_clocks\": %d}, ",
 			u.before, u.tail, u.writing, u.known);
 	}

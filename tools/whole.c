@@ -143,7 +143,8 @@ add_samples(struct gmon_profile *p, uint32_t g, uint64_t n, const char *manifest
 }
 
 /* Whether the file at path was last written before started (ns of
- * CLOCK_REALTIME, 0 if not known), a second's grace for file times. */
+ * CLOCK_REALTIME, 0 if not known), with 3 s of grace: file times lag the
+ * clock by a tick, and an archive may keep them to 2 s. */
 static int
 written_before(const char *path, uint64_t started)
 {
@@ -151,7 +152,7 @@ written_before(const char *path, uint64_t started)
 
 	return started && stat(path, &sb) == 0 &&
 	       (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec +
-	       1000000000u < started;
+	       UINT64_C(3000000000) < started;
 }
 
 static void

@@ -35,17 +35,24 @@ def record_argv(data, callgraph=True, hz=1000):
 
 
 def _frame(line):
-    """(symbol, object) of one call-chain line "ADDR SYM+0xOFF (DSO)"."""
+    """(symbol, object, address) of one call-chain line "ADDR SYM+0xOFF
+    (DSO)"."""
     k = line.rfind(" (")
     if k < 0 or not line.endswith(")"):
         return None
-    _, _, sym = line[:k].strip().partition(" ")
-    return re.sub(r"\+0x[0-9a-f]+$", "", sym.strip()), line[k + 2:-1]
+    addr, _, sym = line[:k].strip().partition(" ")
+    try:
+        ip = int(addr, 16)
+    except ValueError:
+        return None
+    return re.sub(r"\+0x[0-9a-f]+$", "", sym.strip()), line[k + 2:-1], ip
 
 
 def obj_name(dso):
     """perf's object as pcprof names it: the file name, "[jit]" for a
-    perf map's code."""
+    perf map's code, perf's own names ([vdso], //anon) as they are."""
+    if dso.startswith("[") or dso.startswith("//"):
+        return dso
     base = os.path.basename(dso)
     if base.startswith("perf-") and base.endswith(".map"):
         return "[jit]"
@@ -69,10 +76,13 @@ def samples(data, skip_comms=()):
         if head is None or head[0] in skip_comms:
             return
         total += head[1]
-        for sym, dso in frames:
-            if dso.startswith("[kernel") or dso == "[unknown]" or dso.startswith("[guest"):
-                continue
-            k = (obj_name(dso), sym)
+        for sym, dso, ip in frames:
+            if ip == 0 or ip >= 1 << 47 or dso.startswith("[kernel") or \
+                    dso.startswith("[guest"):
+                continue	# the kernel's, or the end of a chain
+            # user code in no file perf knows: JIT code with no map
+            k = ("[anonymous code]", "[anonymous code]") if dso == "[unknown]" else \
+                (obj_name(dso), sym)
             out[k] = out.get(k, 0.0) + head[1]
             return
 

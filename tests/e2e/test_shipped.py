@@ -373,17 +373,19 @@ def test_node_jit_functions_are_named_and_their_share_matches_perf():
         # libpc cannot sample its own handler (libpc.so, and libgcc_s's
         # unwinder under it): that time falls to whatever it samples next
         perf_jit = sum(v for k, v in dsos.items() if k == "[jit]" or "JIT" in k or
-                       k.startswith("//anon") or k.startswith("[anon"))
+                       k.startswith("//anon") or k == "[anonymous code]")
         perf_all = sum(v for k, v in dsos.items() if k not in ("libpc.so", "libgcc_s.so.1"))
         assert perf_all > 0, dsos
         perf_share = perf_jit / perf_all
         signals = sum(int(n) for n in re.findall(rb"\((\d+) signals\)", p.stderr))
         # the task-clock timer where it is allowed, for signals enough
-        # that the sampling error is under 2 points; and 2.5 points for
-        # what the two do not see alike: on an idle machine they agreed
-        # within 1.2 points, with another process busy on the second core
-        # pcprof's share came out 3.2 to 3.3 points lower
-        tol = tolerance(perf_share, signals, 0.025)
+        # that the sampling error is under 2 points; and the 3 points the
+        # issue allows for what the two do not see alike (the task-clock
+        # timer gives kernel time to the next user code): on an idle
+        # machine they agreed within 1.2 points, with another process
+        # busy on the second core pcprof's share came out 3.2 to 3.3
+        # points lower
+        tol = tolerance(perf_share, signals, 0.03)
         assert abs(share - perf_share) <= tol, (share, perf_share, tol, dsos)
     finally:
         mp = "/tmp/perf-%d.map" % pid
@@ -399,9 +401,10 @@ def against_perf(name):
     program's exit status and stdout are those of a bare run, byte for
     byte. The report accounts for at least 98 % of the CPU seconds perf
     measured (what was sampled, and the one line of what the processes'
-    clocks measured and no sample saw); by object it comes within 3 points
-    of perf (total variation distance) beside what sampling alone gives;
-    and it puts as much time on real function names as perf does, less 2
+    clocks measured and no sample saw), and the samples miss no more than
+    each thread's last tick; by object it comes within 3 points
+    of perf (total variation distance) beside three times what sampling
+    alone gives on average; and it puts as much time on real function names as perf does, less 2
     points and the sampling error. libpc samples as pcprof run does by
     default: POSIX CPU-time timers, which credit the kernel's time to the
     call that spent it as perf does (the task-clock timer samples in user
@@ -462,21 +465,28 @@ def against_perf(name):
     for k in [k for k in theirs if k[0] in ("libpc.so", "libgcc_s.so.1")]:
         del theirs[k]
     ns = j["not_sampled"]
-    unsampled = ns["before_start"] + ns["after_last_sample"] + ns["writing"]
+    unsampled = ns["before_start"] + ns["while_sampling"] + ns["writing"]
     sampled = j["cpu_seconds"]
     assert ns["processes_with_clocks"] == len(j["processes"]), j["processes"]
     shown = (sampled + unsampled) / perf_cpu
     # both count CPU time by clocks; perf's last partial period of each
     # process is what it cannot see, a millisecond at most
-    assert shown >= 0.98 - 0.001 * len(j["processes"]) / perf_cpu, \
+    assert 0.98 - 0.001 * len(j["processes"]) / perf_cpu <= shown <= 1.02, \
         "%s: %.3f s sampled and %.3f s not, perf %.3f s" % (name, sampled, unsampled, perf_cpu)
+    # what sampling ran through and missed is each thread's last partial
+    # period, up to a kernel tick (4 ms here) with POSIX timers, and a
+    # period's remainder: the samples themselves cover the rest
+    threads = sum(max(x["threads"], 1) for x in j["processes"])
+    assert ns["while_sampling"] <= 0.0055 * threads + 0.002, (name, ns, threads)
     n_perf = round(perf_cpu * 1000)
     # libpc's independent samples: a POSIX timer's signal may carry several
     signals = max(1, sum(int(n) for n in re.findall(rb"\((\d+) signals\)", p.stderr)))
     a, b = shipped.by_object(ours), shipped.by_object(theirs)
     tvd = shipped.tvd(a, b)
     chance = shipped.chance_tvd(a, signals, b, n_perf)
-    assert tvd <= 0.03 + 2.5 * chance, "%s: TVD by object %.3f (chance %.3f); pcprof %s, " \
+    # chance is the average distance that sampling alone gives; three
+    # times it is beyond what one run in a hundred reaches
+    assert tvd <= 0.03 + 3 * chance, "%s: TVD by object %.3f (chance %.3f); pcprof %s, " \
         "perf %s" % (name, tvd, chance, sorted(a.items(), key=lambda x: -x[1])[:8],
                      sorted(b.items(), key=lambda x: -x[1])[:8])
     named_pc = sum(v for (_, n), v in ours.items() if not shipped.unnamed(n)) / sum(ours.values())
