@@ -182,14 +182,91 @@ parse_object(struct gmon_objects *o, const char *p, const char *end,
 	return 0;
 }
 
+/* Exactly n numbers in [p, end), each at most max[i], into out[i]; -1 if
+ * a field is missing, bad or one too many. */
+static int
+numbers(const char *p, const char *end, int n, const uint64_t *max, uint64_t *out)
+{
+	const char *f;
+	size_t k;
+
+	for (int i = 0; i < n; i++) {
+		k = field(&p, end, &f);
+		if (number(f, k, max[i], &out[i]))
+			return -1;
+	}
+	return field(&p, end, &f) ? -1 : 0;
+}
+
+/* One record after the first line: its word, then its fields. */
+static int
+parse_record(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
+	     struct gmon_error *err)
+{
+	static const uint64_t any[3] = { UINT64_MAX, UINT64_MAX, UINT64_MAX };
+	static const uint64_t u32[1] = { UINT32_MAX }, hz[1] = { 1000000 };
+	const uint64_t arc_max = ((uint64_t)GMON_OBJECTS_MAX << GMON_OBJ_SHIFT) |
+				 ((UINT64_C(1) << GMON_OBJ_SHIFT) - 1);
+	const uint64_t arc[3] = { arc_max, arc_max, UINT64_MAX };
+	uint64_t v[3];
+	const char *f;
+	size_t n = field(&p, nl, &f);
+
+#define IS(word) (n == sizeof(word) - 1 && !memcmp(f, word, n))
+	if (IS("rate")) {
+		if (numbers(p, nl, 1, hz, v) || !v[0])
+			return fail(err, line, "bad rate");
+		o->rate = (uint32_t)v[0];
+	} else if (IS("pid")) {
+		if (numbers(p, nl, 1, u32, &o->pid) || !o->pid)
+			return fail(err, line, "bad pid");
+	} else if (IS("threads")) {
+		if (numbers(p, nl, 1, u32, &o->threads))
+			return fail(err, line, "bad thread count");
+	} else if (IS("no-object")) {
+		if (numbers(p, nl, 1, any, &o->no_object))
+			return fail(err, line, "bad no-object count");
+	} else if (IS("started")) {
+		if (numbers(p, nl, 1, any, &o->started))
+			return fail(err, line, "bad start time");
+	} else if (IS("cpu")) {
+		/* one clock, read three times in order */
+		if (numbers(p, nl, 3, any, v) || v[0] > v[1] || v[1] > v[2])
+			return fail(err, line, "bad cpu record");
+		o->cpu_start = v[0];
+		o->cpu_stop = v[1];
+		o->cpu_write = v[2];
+		o->have_cpu = 1;
+	} else if (IS("ended")) {
+		n = field(&p, nl, &f);
+		o->ended = IS("exec") ? GMON_ENDED_EXEC : IS("exit") ? GMON_ENDED_EXIT : 0;
+		if (!o->ended || field(&p, nl, &f))
+			return fail(err, line, "bad ending");
+	} else if (IS("object")) {
+		return parse_object(o, p, nl, line, err);
+	} else if (IS("arc")) {
+		if (numbers(p, nl, 3, arc, v))
+			return fail(err, line, "bad arc");
+		o->arcs[o->narcs++] = (struct gmon_arc){ v[0], v[1], v[2] };
+	} else if (IS("anon")) {
+		if (numbers(p, nl, 2, any, v) || !v[1])
+			return fail(err, line, "bad anon record");
+		o->anon[o->nanon++] = (struct gmon_anon){ v[0], v[1] };
+	} else {
+		return fail(err, line, "unknown record");
+	}
+#undef IS
+	return 0;
+}
+
 int
 gmon_objects_parse(const void *buf, size_t len, struct gmon_objects *o,
 		   struct gmon_error *err)
 {
 	const char *s = buf, *end = s + len;
-	size_t lines = 0, nobj = 0;
+	size_t lines = 0;
 	uint64_t line = 0;
-	int r = 0, have_rate = 0;
+	int r = 0;
 
 	memset(o, 0, sizeof(*o));
 	for (size_t i = 0; i < len; i++)
@@ -205,8 +282,7 @@ gmon_objects_parse(const void *buf, size_t len, struct gmon_objects *o,
 	}
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
-		const char *p = s, *f;
-		size_t n;
+		const char *p = s;
 
 		line++;
 		if (memchr(s, 0, (size_t)(nl - s))) {
@@ -222,117 +298,13 @@ gmon_objects_parse(const void *buf, size_t len, struct gmon_objects *o,
 			s = nl + 1;
 			continue;
 		}
-		n = field(&p, nl, &f);
-		if (n == 4 && !memcmp(f, "rate", 4)) {
-			uint64_t v;
-
-			n = field(&p, nl, &f);
-			if (number(f, n, 1000000, &v) || v == 0 || field(&p, nl, &f)) {
-				r = fail(err, line, "bad rate");
-				break;
-			}
-			o->rate = (uint32_t)v;
-			have_rate = 1;
-		} else if (n == 3 && !memcmp(f, "pid", 3)) {
-			n = field(&p, nl, &f);
-			if (number(f, n, UINT32_MAX, &o->pid) || o->pid == 0 ||
-			    field(&p, nl, &f)) {
-				r = fail(err, line, "bad pid");
-				break;
-			}
-		} else if (n == 7 && !memcmp(f, "threads", 7)) {
-			n = field(&p, nl, &f);
-			if (number(f, n, UINT32_MAX, &o->threads) || field(&p, nl, &f)) {
-				r = fail(err, line, "bad thread count");
-				break;
-			}
-		} else if (n == 9 && !memcmp(f, "no-object", 9)) {
-			n = field(&p, nl, &f);
-			if (number(f, n, UINT64_MAX, &o->no_object) || field(&p, nl, &f)) {
-				r = fail(err, line, "bad no-object count");
-				break;
-			}
-		} else if (n == 7 && !memcmp(f, "started", 7)) {
-			n = field(&p, nl, &f);
-			if (number(f, n, UINT64_MAX, &o->started) || field(&p, nl, &f)) {
-				r = fail(err, line, "bad start time");
-				break;
-			}
-		} else if (n == 3 && !memcmp(f, "cpu", 3)) {
-			uint64_t *c[3] = { &o->cpu_start, &o->cpu_stop, &o->cpu_write };
-			int bad = 0;
-
-			for (int k = 0; k < 3 && !bad; k++) {
-				n = field(&p, nl, &f);
-				bad = number(f, n, UINT64_MAX, c[k]);
-			}
-			/* one clock, read three times in order */
-			if (bad || field(&p, nl, &f) || o->cpu_start > o->cpu_stop ||
-			    o->cpu_stop > o->cpu_write) {
-				r = fail(err, line, "bad cpu record");
-				break;
-			}
-			o->have_cpu = 1;
-		} else if (n == 5 && !memcmp(f, "ended", 5)) {
-			n = field(&p, nl, &f);
-			if (n == 4 && !memcmp(f, "exec", 4))
-				o->ended = GMON_ENDED_EXEC;
-			else if (n == 4 && !memcmp(f, "exit", 4))
-				o->ended = GMON_ENDED_EXIT;
-			else
-				n = 0;
-			if (!n || field(&p, nl, &f)) {
-				r = fail(err, line, "bad ending");
-				break;
-			}
-		} else if (n == 6 && !memcmp(f, "object", 6)) {
-			if ((r = parse_object(o, p, nl, line, err)))
-				break;
-			nobj = o->n;
-		} else if (n == 3 && !memcmp(f, "arc", 3)) {
-			struct gmon_arc *a = &o->arcs[o->narcs];
-			const uint64_t max = ((uint64_t)GMON_OBJECTS_MAX << GMON_OBJ_SHIFT) |
-					     ((UINT64_C(1) << GMON_OBJ_SHIFT) - 1);
-
-			n = field(&p, nl, &f);
-			if (number(f, n, max, &a->from_pc)) {
-				r = fail(err, line, "bad arc");
-				break;
-			}
-			n = field(&p, nl, &f);
-			if (number(f, n, max, &a->self_pc)) {
-				r = fail(err, line, "bad arc");
-				break;
-			}
-			n = field(&p, nl, &f);
-			if (number(f, n, UINT64_MAX, &a->count) || field(&p, nl, &f)) {
-				r = fail(err, line, "bad arc");
-				break;
-			}
-			o->narcs++;
-		} else if (n == 4 && !memcmp(f, "anon", 4)) {
-			struct gmon_anon *a = &o->anon[o->nanon];
-
-			n = field(&p, nl, &f);
-			if (number(f, n, UINT64_MAX, &a->pc)) {
-				r = fail(err, line, "bad anon record");
-				break;
-			}
-			n = field(&p, nl, &f);
-			if (number(f, n, UINT64_MAX, &a->count) || !a->count || field(&p, nl, &f)) {
-				r = fail(err, line, "bad anon record");
-				break;
-			}
-			o->nanon++;
-		} else {
-			r = fail(err, line, "unknown record");
+		if ((r = parse_record(o, p, nl, line, err)))
 			break;
-		}
 		s = nl + 1;
 	}
-	if (!r && !have_rate)
+	if (!r && !o->rate)
 		r = fail(err, line, "no rate");
-	if (!r && nobj == 0)
+	if (!r && o->n == 0)
 		r = fail(err, line, "no objects");
 	for (size_t i = 0; !r && i < o->narcs; i++)
 		if (o->arcs[i].from_pc >> GMON_OBJ_SHIFT >= o->n ||
