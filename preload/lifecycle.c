@@ -257,9 +257,12 @@ exec_failed(int stopped)
 	}
 	exec_path[0] = 0;
 	__atomic_store_n(&pc.cpu_stop_ns, 0, __ATOMIC_RELEASE);
-	pc.finished = 0;
 	pc.ending = PC_END_RUNNING;
-	pc.running = 1;
+	/* from here another thread's exit may finish the profile: sampling
+	 * resumes only if none has */
+	__atomic_store_n(&pc.finished, 0, __ATOMIC_RELEASE);
+	if (!__atomic_load_n(&pc.finished, __ATOMIC_ACQUIRE))
+		pc.running = 1;
 	pc_thread_hold(0);
 	errno = saved;
 }

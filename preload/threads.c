@@ -88,8 +88,9 @@ arm_perf(pid_t tid)
 	if (fd < 0)
 		return -errno;
 	{
-		/* out of the low numbers that shells and programs dup2 onto */
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 200);
+		/* out of the numbers that shells and programs dup2 onto (200 is
+		 * flock(1)'s idiom's) */
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 600);
 
 		if (hi >= 0) {
 			close(fd);
@@ -114,15 +115,24 @@ arm_perf(pid_t tid)
 uint32_t
 pc_thread_perf_weight_from_handler(int fd)
 {
-	uint64_t count, total;
+	uint64_t count, total, id;
 	uint32_t w;
 
-	if (fd != thread_perf_fd || read(fd, &count, sizeof(count)) != sizeof(count))
+	if (fd != thread_perf_fd)
+		return 1;
+	/* a shell that redirects onto our number keeps the event open in a
+	 * saved copy, and its signals still carry the number: read only
+	 * our event, never the program's file (its input would be eaten) */
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) || id != thread_perf_id)
+		return 0;	/* the report counts it as not sampled */
+	if (read(fd, &count, sizeof(count)) != sizeof(count))
 		return 1;
 	/* periods since the last sample, the remainder carried: exact even
 	 * when the kernel merges two signals, or samples in the kernel are
 	 * skipped */
 	total = count - thread_perf_seen;
+	if (total / (uint64_t)pc.interval_ns > UINT32_MAX)
+		total = (uint64_t)UINT32_MAX * (uint64_t)pc.interval_ns;
 	w = (uint32_t)(total / (uint64_t)pc.interval_ns);
 	thread_perf_seen += (uint64_t)w * (uint64_t)pc.interval_ns;
 	return w;

@@ -320,10 +320,11 @@ time_before_start(struct view *v)
 
 		if (!p->have_cpu)
 			continue;
-		/* the same process: an exec, and its clock went on (not a pid
-		 * reused) */
-		if (prev && prev->have_cpu && prev->ended == GMON_ENDED_EXEC && p->pid &&
-		    prev->pid == p->pid && prev->cpu_write <= p->cpu_start)
+		/* the same process: an exec (or a manifest that does not say),
+		 * and its clock went on (not a pid reused) */
+		if (prev && prev->have_cpu && p->pid && prev->pid == p->pid &&
+		    prev->cpu_write <= p->cpu_start &&
+		    (prev->ended == GMON_ENDED_EXEC || prev->ended == GMON_ENDED_NOT_SAID))
 			from = prev->cpu_write;
 		p->before = (double)(p->cpu_start - from) / 1e9;
 	}

@@ -51,6 +51,8 @@ def _frame(line):
 def obj_name(dso):
     """perf's object as pcprof names it: the file name, "[jit]" for a
     perf map's code, perf's own names ([vdso], //anon) as they are."""
+    if dso.startswith("//anon"):
+        return "[anonymous code]"	# as pcprof names it
     if dso.startswith("[") or dso.startswith("//"):
         return dso
     base = os.path.basename(dso)
@@ -77,7 +79,7 @@ def samples(data, skip_comms=()):
             return
         total += head[1]
         for sym, dso, ip in frames:
-            if ip == 0 or ip >= 1 << 47 or dso.startswith("[kernel") or \
+            if ip == 0 or ip >> 63 or dso.startswith("[kernel") or \
                     dso.startswith("[guest"):
                 continue	# the kernel's, or the end of a chain
             # user code in no file perf knows: JIT code with no map

@@ -341,7 +341,8 @@ def test_node_jit_functions_are_named_and_their_share_matches_perf():
     process matches perf's, counted as libpc counts (kernel time at the
     user code it returns to; libpc's own handler spread), within the
     sampling error of libpc's signals (under 3 points with the task-clock
-    timer) and a point for what either cannot see."""
+    timer) and the 3 points the issue allows for what the two do not see
+    alike."""
     node = need("node", "nodejs")
     if not perf_available():
         skip("perf cannot record task-clock here (install linux-perf)")
@@ -471,13 +472,14 @@ def against_perf(name):
     shown = (sampled + unsampled) / perf_cpu
     # both count CPU time by clocks; perf's last partial period of each
     # process is what it cannot see, a millisecond at most
-    assert 0.98 - 0.001 * len(j["processes"]) / perf_cpu <= shown <= 1.02, \
+    threads = sum(max(x["threads"], 1) for x in j["processes"])
+    assert 0.98 <= shown <= 1.02 + 0.001 * threads / perf_cpu, \
         "%s: %.3f s sampled and %.3f s not, perf %.3f s" % (name, sampled, unsampled, perf_cpu)
     # what sampling ran through and missed is each thread's last partial
-    # period, up to a kernel tick (4 ms here) with POSIX timers, and a
-    # period's remainder: the samples themselves cover the rest
-    threads = sum(max(x["threads"], 1) for x in j["processes"])
-    assert ns["while_sampling"] <= 0.0055 * threads + 0.002, (name, ns, threads)
+    # period: with POSIX timers what it ran since the last kernel tick that
+    # found it running (a few ticks of 4 ms here, when it shares a core);
+    # the samples themselves cover the rest
+    assert ns["while_sampling"] <= 0.012 * threads + 0.03 * perf_cpu, (name, ns, threads)
     n_perf = round(perf_cpu * 1000)
     # libpc's independent samples: a POSIX timer's signal may carry several
     signals = max(1, sum(int(n) for n in re.findall(rb"\((\d+) signals\)", p.stderr)))
