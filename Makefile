@@ -222,6 +222,7 @@ fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(P)/libc
 	@cp -f tests/fuzz/corpus/* $(B)/fuzz/gmon/
 	@cp -f tests/fuzz/objects/* $(B)/fuzz/objects/
 	@strip -o $(B)/fuzz/elf/libcall $(P)/libcall; strip -g -o $(B)/fuzz/elf/cxx $(P)/cxx
+	@cp -f tests/fuzz/elf/* $(B)/fuzz/elf/
 	$(B)/fuzz/fuzz_gmon -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/gmon 2>&1 | \
 		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0

@@ -701,10 +701,10 @@ nomem:
 /* ------------------------------------------------------- unwind tables */
 
 /*
- * One DW_EH_PE-encoded value of .eh_frame_hdr at *p, which lies at address
- * at; datarel counts from the header's address hdr. Only the encodings
- * that linkers write there (4- and 8-byte, absolute, pc- or data-relative)
- * are read; 0, or -1 for anything else or a value past end.
+ * One DW_EH_PE-encoded value of .eh_frame at *p, which lies at address at;
+ * datarel counts from hdr. Only the encodings that compilers write there
+ * (4- and 8-byte, absolute, pc- or data-relative) are read; 0, or -1 for
+ * anything else or a value past end.
  */
 static int
 eh_value(const unsigned char **p, const unsigned char *end, unsigned enc,
@@ -715,7 +715,7 @@ eh_value(const unsigned char **p, const unsigned char *end, unsigned enc,
 
 	switch (enc & 0x0f) {
 	case 0x03: case 0x0b: len = 4; break;	/* udata4, sdata4 */
-	case 0x04: case 0x0c: len = 8; break;	/* udata8, sdata8 */
+	case 0x00: case 0x04: case 0x0c: len = 8; break;	/* absptr, udata8, sdata8 */
 	default: return -1;
 	}
 	switch (enc & 0x70) {
@@ -764,120 +764,200 @@ raw_before(const struct rawvec *rv, uint64_t addr, uint64_t *size)
 	return &rv->v[lo - 1];
 }
 
-/* Whether libdw's CFI covers addr. */
-static int
-cfi_covers(Dwarf_CFI *cfi, uint64_t addr)
-{
-	Dwarf_Frame *fr = NULL;
-	int ok = dwarf_cfi_addrframe(cfi, addr, &fr) == 0 && fr;
+struct fde_range {
+	uint64_t lo, hi;
+};
 
-	free(fr);
-	return ok;
+static int
+cmp_range(const void *a, const void *b)
+{
+	const struct fde_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi > y->hi ? -1 : x->hi < y->hi;	/* the widest first */
 }
 
-static int
-cmp_u64(const void *a, const void *b)
+/* The size of a pointer of encoding enc in augmentation data, or 0 for
+ * one that cannot be skipped. */
+static size_t
+enc_size(unsigned enc)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	switch (enc & 0x0f) {
+	case 0x00: return 8;			/* absptr */
+	case 0x02: case 0x0a: return 2;
+	case 0x03: case 0x0b: return 4;
+	case 0x04: case 0x0c: return 8;
+	default: return 0;
+	}
+}
 
-	return x < y ? -1 : x > y;
+/* How a CIE's FDEs encode their addresses (its 'R'), or -1 where its
+ * augmentation is not understood. */
+static int
+fde_encoding(const Dwarf_CIE *cie)
+{
+	const char *a = cie->augmentation;
+	const uint8_t *d = cie->augmentation_data;
+	size_t k = 0, n = cie->augmentation_data_size;
+	int enc = 0x00;		/* absptr when there is no 'R' */
+
+	if (!a || !a[0])
+		return enc;
+	if (a[0] != 'z' || (n && !d))
+		return -1;
+	for (a++; *a; a++) {
+		switch (*a) {
+		case 'R':
+			if (k >= n)
+				return -1;
+			enc = d[k++];
+			break;
+		case 'L':
+			k++;
+			break;
+		case 'P': {
+			size_t sz;
+
+			if (k >= n || !(sz = enc_size(d[k])))
+				return -1;
+			k += 1 + sz;
+			break;
+		}
+		case 'S': case 'B':
+			break;
+		default:
+			return -1;
+		}
+		if (k > n)
+			return -1;
+	}
+	return enc;
 }
 
 /*
- * The FDE starts listed in .eh_frame_hdr's search table, sorted; their
- * number in *np. NULL with *np 0 where there is no table that can be read,
- * or when out of memory (*np 1).
+ * Every FDE's [initial_location, +address_range) in .eh_frame, sorted; their
+ * number in *np. Only the entries' headers are read (libdw's
+ * dwarf_next_cfi): executing their instructions, as dwarf_cfi_addrframe
+ * does, allocates by the register numbers they name, which a hostile file
+ * sets at will (100 million: 1.6 GB, as fuzz_symtab found). NULL with *np
+ * 0 where there is nothing to read, or when out of memory (*np 1).
  */
-static uint64_t *
-eh_starts(Elf *e, size_t *np)
+static struct fde_range *
+eh_fdes(Elf *e, size_t *np)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = section_named(e, ".eh_frame_hdr", &sh);
+	Elf_Scn *scn = section_named(e, ".eh_frame", &sh);
+	const unsigned char *ident = (const unsigned char *)elf_getident(e, NULL);
+	struct { Dwarf_Off off; int enc; } *cies = NULL;
+	struct fde_range *v = NULL;
+	size_t n = 0, cap = 0, ncies = 0, ciecap = 0;
+	Dwarf_Off off = 0, next;
 	Elf_Data *d;
-	const unsigned char *p, *q, *end;
-	uint64_t ptr, count, fde, *v;
-	size_t n = 0, entry;
 
 	*np = 0;
 	/* lld types it SHT_X86_64_UNWIND */
-	if (!scn || (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) ||
-	    !(d = elf_getdata(scn, NULL)) || !d->d_buf || d->d_size < 4)
+	if (!scn || !ident || (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) ||
+	    !(d = elf_getdata(scn, NULL)) || !d->d_buf || !d->d_size)
 		return NULL;
-	p = d->d_buf;
-	end = p + d->d_size;
-	if (p[0] != 1 || p[2] == 0xff || p[3] == 0xff)
-		return NULL;	/* version 1, with a count and a table */
-	q = p + 4;
-	if (eh_value(&q, end, p[1], sh.sh_addr + 4, sh.sh_addr, &ptr) ||
-	    eh_value(&q, end, p[2], sh.sh_addr + (uint64_t)(q - p), sh.sh_addr, &count))
-		return NULL;
-	entry = (p[3] & 0x0f) == 0x04 || (p[3] & 0x0f) == 0x0c ? 16 : 8;
-	if (count > (uint64_t)(end - q) / entry)
-		count = (uint64_t)(end - q) / entry;	/* the table is shorter */
-	if (!(v = malloc((count ? count : 1) * sizeof(*v)))) {
-		*np = 1;
-		return NULL;
+	while (off < d->d_size) {
+		Dwarf_CFI_Entry en;
+		int r = dwarf_next_cfi(ident, d, 1, off, &next, &en);
+
+		if (r == 1 || (r < 0 && (next == (Dwarf_Off)-1 || next <= off)))
+			break;
+		if (r == 0 && dwarf_cfi_cie_p(&en)) {
+			if (ncies == ciecap) {
+				void *g = realloc(cies, (ciecap = ciecap ? 2 * ciecap : 16) *
+						  sizeof(*cies));
+
+				if (!g)
+					goto nomem;
+				cies = g;
+			}
+			cies[ncies].off = off;
+			cies[ncies++].enc = fde_encoding(&en.cie);
+		} else if (r == 0) {
+			/* CIEs come in section order: search them */
+			size_t lo = 0, hi = ncies;
+			const unsigned char *q = en.fde.start, *end = en.fde.end;
+			uint64_t at = sh.sh_addr + (uint64_t)(q - (const unsigned char *)d->d_buf);
+			uint64_t loc, len;
+
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (cies[mid].off < en.fde.CIE_pointer)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < ncies && cies[lo].off == en.fde.CIE_pointer && cies[lo].enc >= 0 &&
+			    eh_value(&q, end, (unsigned)cies[lo].enc, at, sh.sh_addr, &loc) == 0 &&
+			    eh_value(&q, end, (unsigned)cies[lo].enc & 0x0f, 0, 0, &len) == 0 &&
+			    len && loc + len > loc) {
+				if (n == cap) {
+					void *g = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*v));
+
+					if (!g)
+						goto nomem;
+					v = g;
+				}
+				v[n++] = (struct fde_range){ loc, loc + len };
+			}
+		}
+		off = next;
 	}
-	while (n < count &&
-	       eh_value(&q, end, p[3], sh.sh_addr + (uint64_t)(q - p), sh.sh_addr, &v[n]) == 0 &&
-	       eh_value(&q, end, p[3], sh.sh_addr + (uint64_t)(q - p), sh.sh_addr, &fde) == 0)
-		n++;
+	free(cies);
 	if (n)
-		qsort(v, n, sizeof(*v), cmp_u64);	/* sorted already, unless hostile */
+		qsort(v, n, sizeof(*v), cmp_range);
+	else {
+		free(v);
+		v = NULL;
+	}
 	*np = n;
 	return v;
+nomem:
+	free(cies);
+	free(v);
+	*np = 1;
+	return NULL;
 }
 
 /*
  * Functions for the code that the symbols in rv (sorted) do not cover,
- * from the unwind tables: each FDE is one function. .eh_frame_hdr's
- * sorted table gives the starts; an FDE ends where libdw's CFI stops
- * covering the code before the next one starts (what lies between is
- * padding), found by bisection. Each is named OBJ+0xOFFSET, with the
- * exported symbol before it as a hint. Pushed onto out; 0, or -1 when out
- * of memory (tables that cannot be read give no functions).
+ * from the unwind tables: each FDE is one function, over the range its
+ * header gives (what lies between two is padding), cut at the next one's
+ * start. Each is named OBJ+0xOFFSET, with the exported symbol before it as
+ * a hint. Pushed onto out; 0, or -1 when out of memory (tables that cannot
+ * be read give no functions).
  */
 static int
 read_fdes(Elf *e, const char *obj, uint64_t base, uint64_t text_end,
 	  const struct rawvec *rv, const struct symtab_opts *o, struct rawvec *out)
 {
 	size_t n;
-	uint64_t *starts = eh_starts(e, &n);
-	Dwarf_CFI *cfi;
+	struct fde_range *fdes = eh_fdes(e, &n);
 	int r = 0;
 
-	if (!starts)
+	if (!fdes)
 		return n ? -1 : 0;
-	if (!(cfi = dwarf_getcfi_elf(e))) {
-		free(starts);
-		return 0;
-	}
 	for (size_t i = 0; i < n; i++) {
-		uint64_t start = starts[i], lo, hi, limit, size = 0;
+		uint64_t start = fdes[i].lo, hi = fdes[i].hi, size = 0;
 		const struct raw *near = raw_before(rv, start, &size);
 		char name[512];
 
-		if (i + 1 < n && starts[i + 1] == start)
-			continue;	/* listed twice */
+		if (i > 0 && fdes[i - 1].lo == start)
+			continue;	/* listed twice: the widest came first */
 		if (near && (near->lo == start || start - near->lo < size))
 			continue;	/* a symbol has it */
-		limit = i + 1 < n ? starts[i + 1] : text_end;
-		if (limit <= start || limit - start > (UINT64_C(1) << 32) ||
-		    !cfi_covers(cfi, start))
+		/* never into the next function, nor past the code */
+		if (i + 1 < n && fdes[i + 1].lo < hi)
+			hi = fdes[i + 1].lo;
+		if (text_end && hi > text_end)
+			hi = text_end;
+		if (hi <= start || hi - start > (UINT64_C(1) << 32))
 			continue;
-		/* [start, lo] is covered and hi is not: the end is in between */
-		lo = start;
-		hi = limit;
-		if (cfi_covers(cfi, hi - 1))
-			lo = hi - 1;
-		while (hi - lo > 1) {
-			uint64_t mid = lo + (hi - lo) / 2;
-
-			if (cfi_covers(cfi, mid))
-				lo = mid;
-			else
-				hi = mid;
-		}
 		if (near && near->prio > 0) {
 			char *hint = display_name(near->name, o);
 
@@ -895,8 +975,7 @@ read_fdes(Elf *e, const char *obj, uint64_t base, uint64_t text_end,
 		if ((r = raw_push(out, start, hi - start, name, PRIO_LITERAL)))
 			break;
 	}
-	dwarf_cfi_end(cfi);
-	free(starts);
+	free(fdes);
 	return r;
 }
 
