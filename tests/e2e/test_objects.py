@@ -277,8 +277,15 @@ def test_diff_of_whole_processes_finds_the_slower_library_function():
     sig = [f["name"] for f in j["functions"] if f["significant"]]
     assert sig == ["lib_hot (libhot.so)"], sig
     top = j["functions"][0]
-    assert 0.25 < top["change"] < 0.55, top
-    return "%s %+.0f %%, p %.2g" % (top["name"], 100 * top["change"], top["p_adjusted"])
+    # lib_hot does 40 % more work a call: the change, corrected for the
+    # machine's speed, within 4 of its own standard errors (the diff's t
+    # gives them, from the runs' spread) and 8 points for the correction,
+    # which scales by the median function (0.31 to 0.40 in six runs, idle
+    # and under a hog; 0.248 once under a hog, where 0.25 was the bound)
+    se = top["change_seconds"] / top["t"] / top["base_seconds"]
+    assert abs(top["change"] - 0.40) <= 4 * se + 0.08, (top, se)
+    return "%s %+.0f %% (standard error %.0f points), p %.2g" % (
+        top["name"], 100 * top["change"], 100 * se, top["p_adjusted"])
 
 
 def test_program_output_status_and_signals_are_unchanged_with_scope_all():
