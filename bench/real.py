@@ -80,22 +80,8 @@ def measure(prog, build, d, reps, hz):
         note("%s: pcprof report: %s" % (prog.name, q.stderr))
         return None
     j = json.loads(q.stdout)
-    prof = j["profile"]
-    ours = {}
-    for f in prof["functions"]:
-        k = (shipped.norm_obj(f["object"]), f["name"])
-        ours[k] = ours.get(k, 0) + f["self_samples"]
-    if prof["unattributed_samples"]:
-        ours[("?", "[unknown]")] = prof["unattributed_samples"]
-    table, perf_cpu = shipped.samples(pdata, skip_comms=("pcprof",))
-    theirs = {}
-    for (o, n), v in table.items():
-        if o in ("libpc.so", "libgcc_s.so.1"):
-            continue	# libpc's handler, which libpc cannot sample
-        k = (shipped.norm_obj(o), n)
-        theirs[k] = theirs.get(k, 0) + v
-    ns = j["not_sampled"]
-    unsampled = ns["before_start"] + ns["while_sampling"] + ns["writing"]
+    ours, unsampled = shipped.pcprof_table(j)
+    theirs, perf_cpu = shipped.perf_table(pdata)
     pc_cpu = j["cpu_seconds"]
     signals = sum(int(n) for n in re.findall(rb"\((\d+) signals\)", p.stderr))
     named = lambda t: sum(c for (_, n), c in t.items() if not shipped.unnamed(n)) / \

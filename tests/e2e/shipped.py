@@ -111,6 +111,37 @@ def samples(data, skip_comms=()):
     return out, total
 
 
+def pcprof_table(report):
+    """{(object, function): samples} of a `pcprof report --format json`
+    of a run, what no function holds as ("?", "[unknown]"); and the
+    seconds that the report's not-sampled line counts."""
+    prof = report["profile"]
+    out = {}
+    for f in prof["functions"]:
+        k = (norm_obj(f["object"]), f["name"])
+        out[k] = out.get(k, 0) + f["self_samples"]
+    if prof["unattributed_samples"]:
+        out[("?", "[unknown]")] = prof["unattributed_samples"]
+    ns = report["not_sampled"]
+    return out, ns["before_start"] + ns["while_sampling"] + ns["writing"]
+
+
+def perf_table(data):
+    """perf's samples of data as in samples(), with pcprof's own processes
+    (run's parent, its child before the exec) left out, and libpc's
+    handler (libpc.so, libgcc_s's unwinder under it), which libpc cannot
+    sample: perf's time there falls to what libpc samples next. Objects
+    named as norm_obj names them; and perf's CPU seconds."""
+    table, cpu = samples(data, skip_comms=("pcprof",))
+    out = {}
+    for (o, n), v in table.items():
+        if o in ("libpc.so", "libgcc_s.so.1"):
+            continue
+        k = (norm_obj(o), n)
+        out[k] = out.get(k, 0) + v
+    return out, cpu
+
+
 def by_object(table):
     """{object: value} of a {(object, name): value} table."""
     out = {}

@@ -447,26 +447,9 @@ def against_perf(name):
     q = pcprof("report", "--format", "json", "--top", "0", rdir, timeout=300)
     assert q.returncode == 0, q.stderr
     j = json.loads(q.stdout)
-    prof = j["profile"]
-    ours = {}
-    for f in prof["functions"]:
-        k = (shipped.norm_obj(f["object"]), f["name"])
-        ours[k] = ours.get(k, 0) + f["self_samples"]
-    if prof["unattributed_samples"]:
-        ours[("?", "[unknown]")] = prof["unattributed_samples"]
-    # pcprof's own processes (run's parent, its child before the exec)
-    # are not the program's
-    table, perf_cpu = shipped.samples(data, skip_comms=("pcprof",))
-    theirs = {}
-    for (o, n), v in table.items():
-        k = (shipped.norm_obj(o), n)
-        theirs[k] = theirs.get(k, 0) + v
-    # libpc cannot sample its own handler: perf's samples there (and in
-    # libgcc_s's unwinder under it) fall to what libpc samples next
-    for k in [k for k in theirs if k[0] in ("libpc.so", "libgcc_s.so.1")]:
-        del theirs[k]
+    ours, unsampled = shipped.pcprof_table(j)
+    theirs, perf_cpu = shipped.perf_table(data)
     ns = j["not_sampled"]
-    unsampled = ns["before_start"] + ns["while_sampling"] + ns["writing"]
     sampled = j["cpu_seconds"]
     assert ns["processes_with_clocks"] == len(j["processes"]), j["processes"]
     shown = (sampled + unsampled) / perf_cpu
