@@ -130,7 +130,8 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/early.so \
 	$(P)/regress-base $(P)/regress-slow $(P)/regress-fast \
 	$(P)/libhot.so $(P)/slowlib/libhot.so $(P)/uselib $(P)/plugspin.so \
-	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails
+	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails \
+	$(P)/three-percall
 
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
@@ -141,6 +142,9 @@ $(P)/three-nopie: tests/progs/three.c tests/progs/truth.h
 $(P)/periodic: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DPERIODIC=1 -o $@ $<
+$(P)/three-percall: tests/progs/three.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DTRUTH_BLOCK=1 -o $@ $<
 $(P)/three-O0: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -O0 -fPIE -pie -o $@ $<

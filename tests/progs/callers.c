@@ -21,20 +21,16 @@ leaf(uint64_t x, long n)
 __attribute__((noinline)) uint64_t
 caller_a(uint64_t x)
 {
-	double t0 = thread_cpu();
-
 	x = leaf(x, 17 * SPIN_UNIT / 10);
-	leaf_in_a += thread_cpu() - t0;
+	__asm__ volatile("" : "+r"(x));	/* no tail call: stay on the stack */
 	return x;
 }
 
 __attribute__((noinline)) uint64_t
 caller_b(uint64_t x)
 {
-	double t0 = thread_cpu();
-
 	x = leaf(x, 3 * SPIN_UNIT / 10);
-	leaf_in_b += thread_cpu() - t0;
+	__asm__ volatile("" : "+r"(x));	/* no tail call: stay on the stack */
 	return x;
 }
 
@@ -63,13 +59,17 @@ main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
 	uint64_t x = 1;
-	int round = 0;
 
+	/*
+	 * 512 calls a block, timed a block at a time (truth.h), so that even
+	 * caller_b's block, of cheap calls, lasts several ticks
+	 */
 	while (process_cpu() < seconds) {
-		x = caller_a(x);
-		x = caller_b(x);
-		if (++round % 8 == 0)
-			sort_items(x);
+		TIMED_CALLS(leaf_in_a, 512, x = caller_a(x));
+		TIMED_CALLS(leaf_in_b, 512, x = caller_b(x));
+		/* one sort per 8 pairs of calls */
+		for (int i = 0; i < 512 / 8; i++)
+			sort_items(x + (uint64_t)i);
 	}
 	sink = x;
 	printf("truth: {\"leaf_in_a\": %.6f, \"leaf_in_b\": %.6f, \"cpu\": %.6f}\n",

@@ -21,7 +21,7 @@ ending_work(void)
 	double t0 = thread_cpu();
 
 	while (thread_cpu() - t0 < seconds)
-		sink = spin(sink, SPIN_UNIT);
+		sink = spin(sink, TRUTH_BLOCK * SPIN_UNIT);
 }
 
 __attribute__((noinline)) void
@@ -30,7 +30,7 @@ atexit_work(void)
 	double t0 = thread_cpu();
 
 	while (thread_cpu() - t0 < seconds)
-		sink = spin(sink, SPIN_UNIT);
+		sink = spin(sink, TRUTH_BLOCK * SPIN_UNIT);
 }
 
 static void

@@ -21,7 +21,7 @@ before_exec_work(void)
 	double t0 = thread_cpu();
 
 	while (thread_cpu() - t0 < 0.3)
-		sink = spin(sink, SPIN_UNIT);
+		sink = spin(sink, TRUTH_BLOCK * SPIN_UNIT);
 }
 
 int

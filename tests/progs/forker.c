@@ -18,7 +18,7 @@ parent_work(double seconds)
 	double t0 = thread_cpu();
 
 	while (thread_cpu() - t0 < seconds)
-		x = spin(x, SPIN_UNIT);
+		x = spin(x, TRUTH_BLOCK * SPIN_UNIT);
 	sink = x;
 }
 
@@ -29,7 +29,7 @@ child_work(double seconds)
 	double t0 = thread_cpu();
 
 	while (thread_cpu() - t0 < seconds)
-		x = spin(x, SPIN_UNIT);
+		x = spin(x, TRUTH_BLOCK * SPIN_UNIT);
 	sink = x;
 }
 

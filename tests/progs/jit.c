@@ -30,7 +30,7 @@ main(int argc, char **argv)
 		0x48, 0x89, 0xf9, 0x48, 0xff, 0xc9, 0x75, 0xfb, 0x48, 0x89, 0xc8, 0xc3,
 	};
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
-	double t[2] = { 0, 0 }, t0, start;
+	double t[2] = { 0, 0 }, start;
 	uint64_t (*fn)(uint64_t);
 	uint64_t x = 1;
 	void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -54,15 +54,11 @@ main(int argc, char **argv)
 	}
 	start = process_cpu();
 	while (process_cpu() - start < seconds) {
-		t0 = thread_cpu();
-		x += fn(300000);
-		t[0] += thread_cpu() - t0;
+		TIMED_BLOCK(t[0], x += fn(300000));
 	}
 	start = process_cpu();
 	while (process_cpu() - start < seconds) {
-		t0 = thread_cpu();
-		x = main_work(x);
-		t[1] += thread_cpu() - t0;
+		TIMED_BLOCK(t[1], x = main_work(x));
 	}
 	sink = x;
 	printf("truth: {\"jit\": %.6f, \"main_work\": %.6f, \"cpu\": %.6f}\n",

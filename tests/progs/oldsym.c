@@ -21,7 +21,7 @@ old_worker(void *arg)
 	uint64_t x = 3;
 
 	while (thread_cpu() < seconds)
-		x = spin(x, SPIN_UNIT);
+		x = spin(x, TRUTH_BLOCK * SPIN_UNIT);
 	sink = x;
 	cpu = thread_cpu();
 	return arg;

@@ -37,17 +37,12 @@ int
 main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
-	double t[2] = { 0, 0 }, t0, start = process_cpu();
+	double t[2] = { 0, 0 }, start = process_cpu();
 	uint64_t x = 1;
 
 	while (process_cpu() - start < seconds) {
-		t0 = thread_cpu();
-		x = split_work(x, 1);
-		x = split_work(x, 0);
-		t[0] += thread_cpu() - t0;
-		t0 = thread_cpu();
-		x = plain_work(x);
-		t[1] += thread_cpu() - t0;
+		TIMED_BLOCK(t[0], x = split_work(split_work(x, 1), 0));
+		TIMED_BLOCK(t[1], x = plain_work(x));
 	}
 	printf("truth: {\"split_work\": %.6f, \"plain_work\": %.6f, \"cpu\": %.6f, \"x\": %llu}\n",
 	       t[0], t[1], process_cpu(), (unsigned long long)x);

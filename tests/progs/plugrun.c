@@ -22,7 +22,7 @@ int
 main(int argc, char **argv)
 {
 	double seconds = argc > 2 ? atof(argv[2]) : 1.0;
-	double t[2] = { 0, 0 }, t0, start;
+	double t[2] = { 0, 0 }, start;
 	uint64_t (*fn)(uint64_t);
 	uint64_t x = 1;
 	void *h;
@@ -36,9 +36,7 @@ main(int argc, char **argv)
 		return 1;
 	start = process_cpu();
 	while (process_cpu() - start < seconds) {
-		t0 = thread_cpu();
-		x = fn(x);
-		t[0] += thread_cpu() - t0;
+		TIMED_BLOCK(t[0], x = fn(x));
 	}
 	/* what the program can see of dlclose must not change under libpc */
 	errno = 77;
@@ -47,9 +45,7 @@ main(int argc, char **argv)
 	printf("after dlclose: errno %d, dlerror %s\n", errno, dlerror() ? "set" : "clear");
 	start = process_cpu();
 	while (process_cpu() - start < seconds) {
-		t0 = thread_cpu();
-		x = main_after(x);
-		t[1] += thread_cpu() - t0;
+		TIMED_BLOCK(t[1], x = main_after(x));
 	}
 	sink = x;
 	printf("truth: {\"plugin_spin\": %.6f, \"main_after\": %.6f, \"cpu\": %.6f}\n",

@@ -21,7 +21,7 @@ spawner_work(void)
 	double t0 = thread_cpu();
 
 	while (thread_cpu() - t0 < 0.2)
-		sink = spin(sink, SPIN_UNIT);
+		sink = spin(sink, TRUTH_BLOCK * SPIN_UNIT);
 }
 
 __attribute__((noinline)) void
@@ -30,7 +30,7 @@ forked_work(void)
 	double t0 = thread_cpu();
 
 	while (thread_cpu() - t0 < 0.2)
-		sink = spin(sink, SPIN_UNIT);
+		sink = spin(sink, TRUTH_BLOCK * SPIN_UNIT);
 }
 
 int

@@ -1,8 +1,10 @@
 /*
  * Three hot functions with shares of the work of about 5:3:2, each call's
  * size varied by spin() (truth.h) so that the loop has no fixed period.
- * Each call is timed with the thread CPU clock; the totals are printed as
- * the truth.
+ * Each block of TRUTH_BLOCK calls is timed with the thread CPU clock; the
+ * totals are printed as the truth. Built with -DTRUTH_BLOCK=1 as
+ * tests/progs/three-percall, each call is timed, and the clock reads between
+ * calls are where a shared CPU switches (truth.h).
  * Built with -DPERIODIC as tests/progs/periodic: periodic on purpose, every
  * cycle exactly the same work (about 1 ms), so that a timer that fires on
  * the kernel tick (4 ms at 250 Hz) can keep sampling the same phase of the
@@ -13,6 +15,9 @@
  */
 #include <stdlib.h>
 
+#if PERIODIC
+#define TRUTH_BLOCK 1	/* the 1 ms cycle is the point */
+#endif
 #include "truth.h"
 
 #if PERIODIC
@@ -45,19 +50,13 @@ int
 main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
-	double t[3] = { 0, 0, 0 }, t0, start = process_cpu();
+	double t[3] = { 0, 0, 0 }, start = process_cpu();
 	uint64_t x = 1;
 
 	while (process_cpu() - start < seconds) {
-		t0 = thread_cpu();
-		x = work_alpha(x);
-		t[0] += thread_cpu() - t0;
-		t0 = thread_cpu();
-		x = work_beta(x);
-		t[1] += thread_cpu() - t0;
-		t0 = thread_cpu();
-		x = work_gamma(x);
-		t[2] += thread_cpu() - t0;
+		TIMED_BLOCK(t[0], x = work_alpha(x));
+		TIMED_BLOCK(t[1], x = work_beta(x));
+		TIMED_BLOCK(t[2], x = work_gamma(x));
 	}
 	sink = x;
 	printf("truth: {\"work_alpha\": %.6f, \"work_beta\": %.6f, "

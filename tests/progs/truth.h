@@ -28,6 +28,41 @@ process_cpu(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * Calls that are timed for the truth are timed in blocks of calls of one
+ * function, not one by one, and loops that run for a time read the clock
+ * once per block of work. Reading a CPU clock is a system call that brings
+ * the task's runtime up to date, and on a shared CPU the scheduler (EEVDF,
+ * Linux 6.6 and later) preempts the task right there once its slice is
+ * spent. The task then resumes at another task's kernel tick, so the next
+ * tick-driven sample falls one tick of CPU time after that call, not at a
+ * random point. With a clock read around every call, CPU-time POSIX timers
+ * (and gprof -pg's ITIMER_PROF) gave one of three functions 5 to 15 points
+ * too much on a CPU shared with one busy process; blocks of 16 calls and
+ * more left about 1 point (three.c, with `yes`, both pinned with taskset).
+ * test_timers.py's test_clock_reads_on_a_shared_cpu_and_the_two_timers
+ * keeps the per-call form, built as three-percall, to document it.
+ */
+#ifndef TRUTH_BLOCK
+#define TRUTH_BLOCK 64
+#endif
+
+/*
+ * Runs stmt n times and adds the thread CPU time it took to acc. A block
+ * must be long against the 4 ms tick too, or the sample after a switch at
+ * its start falls past its end: 64 calls of at least 100 us.
+ */
+#define TIMED_CALLS(acc, n, stmt)					\
+	do {								\
+		double t0_ = thread_cpu();				\
+		for (long k_ = 0; k_ < (n); k_++) {			\
+			stmt;						\
+		}							\
+		(acc) += thread_cpu() - t0_;				\
+	} while (0)
+
+#define TIMED_BLOCK(acc, stmt) TIMED_CALLS(acc, TRUTH_BLOCK, stmt)
+
 /* About 100 microseconds of integer work per unit that cannot be folded. */
 #define SPIN_UNIT 150000
 

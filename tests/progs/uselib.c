@@ -2,7 +2,7 @@
  * Work split between the executable and its own shared library (libhot.so,
  * linked normally): main_work 3 units, lib_hot 5, lib_warm (through its
  * static helper lib_inner) 2, and read_clock about 1, nearly all of it in
- * the vDSO's clock_gettime. Each call is timed with the thread CPU clock.
+ * the vDSO's clock_gettime. Each block of calls is timed with the thread CPU clock (truth.h).
  * Usage: uselib SECONDS
  */
 #include <stdlib.h>
@@ -37,22 +37,14 @@ int
 main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
-	double t[4] = { 0, 0, 0, 0 }, t0, start = process_cpu();
+	double t[4] = { 0, 0, 0, 0 }, start = process_cpu();
 	uint64_t x = 1;
 
 	while (process_cpu() - start < seconds) {
-		t0 = thread_cpu();
-		x = main_work(x);
-		t[0] += thread_cpu() - t0;
-		t0 = thread_cpu();
-		x = lib_hot(x);
-		t[1] += thread_cpu() - t0;
-		t0 = thread_cpu();
-		x = lib_warm(x);
-		t[2] += thread_cpu() - t0;
-		t0 = thread_cpu();
-		x = read_clock(x);
-		t[3] += thread_cpu() - t0;
+		TIMED_BLOCK(t[0], x = main_work(x));
+		TIMED_BLOCK(t[1], x = lib_hot(x));
+		TIMED_BLOCK(t[2], x = lib_warm(x));
+		TIMED_BLOCK(t[3], x = read_clock(x));
 	}
 	sink = x;
 	printf("truth: {\"main_work\": %.6f, \"lib_hot\": %.6f, "
