@@ -47,33 +47,6 @@ pc_arcs_clear(void)
 		madvise(pc.arcs, pc.arcs_map_len, MADV_DONTNEED);
 }
 
-uint64_t
-pc_main_addr(uintptr_t a)
-{
-	for (int i = 0; i < pc.ntext; i++)
-		if (pc_profil_index(&pc.text[i].prof, a) != (size_t)-1)
-			return a - pc.bias;
-	return 0;
-}
-
-uint64_t
-pc_link_addr(uintptr_t a)
-{
-	uint64_t link;
-	uint32_t obj, seg;
-
-	if ((link = pc_main_addr(a)))
-		return link;
-	if (!pc.scope_all)
-		return 0;
-	if ((obj = pc_object_find_from_handler(a, &link, &seg)))
-		return (uint64_t)obj << PC_OBJ_SHIFT | link;
-	/* loaded since the last inventory: kept as is until it is taken */
-	if (a <= PC_OBJ_MASK && pc_object_unplaced_from_handler(a))
-		return (uint64_t)PC_OBJ_RAW << PC_OBJ_SHIFT | a;
-	return 0;
-}
-
 void
 pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 {

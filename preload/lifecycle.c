@@ -24,12 +24,10 @@
 
 #include "pc.h"
 
-void pc_thread_forget(void) PC_HIDDEN;
 
-#define EXPORT __attribute__((visibility("default")))
 
 /*
- * Take the right to write, holding the thread's id in pc.dumping; a
+ * Take the right to write, holding the thread's id in pc.writer; a
  * snapshot in another thread may hold it for as long as it takes to write
  * its files. AS-safe.
  */
@@ -42,7 +40,7 @@ lock_dump(void)
 	for (int i = 0; i < 30000; i++) {
 		int holder = 0;
 
-		if (__atomic_compare_exchange_n(&pc.dumping, &holder, self, 0,
+		if (__atomic_compare_exchange_n(&pc.writer, &holder, self, 0,
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			return;
 		/* a write interrupted in this very thread (a crash inside
@@ -60,7 +58,7 @@ lock_dump(void)
 static void
 unlock_dump(void)
 {
-	__atomic_store_n(&pc.dumping, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&pc.writer, 0, __ATOMIC_RELEASE);
 }
 
 void
@@ -73,11 +71,10 @@ pc_finish(void)
 
 	if (getpid() != pc.pid || !pc.ntext)
 		goto out;
-	if (__atomic_exchange_n(&pc.finished, 1, __ATOMIC_ACQ_REL))
-		goto out;
 	/* freeze: other threads may still be running; their ticks are
 	 * dropped from here on, so the file is one consistent snapshot */
-	pc.running = 0;
+	if (!pc_phase_move(PC_ON, PC_DONE))
+		goto out;
 	pc_note_cpu_stop();
 	pc_thread_disarm();
 	lock_dump();
@@ -99,9 +96,9 @@ pc_snapshot(void)
 {
 	int saved = errno;
 
-	if (getpid() != pc.pid || pc.finished || !pc.running)
+	if (getpid() != pc.pid || !pc_on())
 		goto out;
-	if (!__atomic_compare_exchange_n(&pc.dumping, &(int){ 0 }, (int)syscall(SYS_gettid), 0,
+	if (!__atomic_compare_exchange_n(&pc.writer, &(int){ 0 }, (int)syscall(SYS_gettid), 0,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		goto out;	/* one is being written right now */
 	if (!(pc.root && pc_name_taken(pc.path)) && pc_dump(pc.path) == 0) {
@@ -131,7 +128,7 @@ pc_stop(void)
 static void
 after_fork_child(void)
 {
-	if (!pc.running)
+	if (!pc_on())
 		return;
 	for (int i = 0; i < pc.ntext; i++)
 		madvise(pc.text[i].prof.buf, pc.text[i].map_len, MADV_DONTNEED);
@@ -174,7 +171,7 @@ real_exit_fn(const char *name)
 }
 
 /* _exit and _Exit skip atexit and destructors: write the profile here. */
-EXPORT void
+PC_EXPORT void
 _exit(int status)
 {
 	static exit_fn real;
@@ -189,7 +186,7 @@ _exit(int status)
 		;
 }
 
-EXPORT void
+PC_EXPORT void
 _Exit(int status)
 {
 	_exit(status);
@@ -210,11 +207,8 @@ before_exec(void)
 {
 	int r;
 
-	if (getpid() != pc.pid || !pc.running || pc.finished)
+	if (getpid() != pc.pid || !pc_phase_move(PC_ON, PC_DONE))
 		return 0;
-	if (__atomic_exchange_n(&pc.finished, 1, __ATOMIC_ACQ_REL))
-		return 0;
-	pc.running = 0;
 	pc_note_cpu_stop();
 	/* this thread's task-clock event stops here: a signal of it must
 	 * not reach the next image before it has a handler (the exec ends
@@ -258,11 +252,9 @@ exec_failed(int stopped)
 	exec_path[0] = 0;
 	__atomic_store_n(&pc.cpu_stop_ns, 0, __ATOMIC_RELEASE);
 	pc.ending = PC_END_RUNNING;
-	/* from here another thread's exit may finish the profile: sampling
-	 * resumes only if none has */
-	__atomic_store_n(&pc.finished, 0, __ATOMIC_RELEASE);
-	if (!__atomic_load_n(&pc.finished, __ATOMIC_ACQUIRE))
-		pc.running = 1;
+	/* sampling resumes; from here another thread's exit may finish the
+	 * profile again */
+	pc_phase_move(PC_DONE, PC_ON);
 	pc_thread_hold(0);
 	errno = saved;
 }
@@ -281,7 +273,7 @@ typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 
-EXPORT int
+PC_EXPORT int
 execve(const char *path, char *const argv[], char *const envp[])
 {
 	int stopped, r;
@@ -293,13 +285,13 @@ execve(const char *path, char *const argv[], char *const envp[])
 	return r;
 }
 
-EXPORT int
+PC_EXPORT int
 execv(const char *path, char *const argv[])
 {
 	return execve(path, argv, environ);
 }
 
-EXPORT int
+PC_EXPORT int
 execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	int stopped, r;
@@ -311,13 +303,13 @@ execvpe(const char *file, char *const argv[], char *const envp[])
 	return r;
 }
 
-EXPORT int
+PC_EXPORT int
 execvp(const char *file, char *const argv[])
 {
 	return execvpe(file, argv, environ);
 }
 
-EXPORT int
+PC_EXPORT int
 fexecve(int fd, char *const argv[], char *const envp[])
 {
 	int stopped, r;
@@ -329,7 +321,7 @@ fexecve(int fd, char *const argv[], char *const envp[])
 	return r;
 }
 
-EXPORT int
+PC_EXPORT int
 execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
 	 int flags)
 {
@@ -356,7 +348,7 @@ execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
 		argv[i_] = va_arg(ap, char *);				\
 	extra
 
-EXPORT int
+PC_EXPORT int
 execl(const char *path, const char *arg, ...)
 {
 	va_list ap;
@@ -367,7 +359,7 @@ execl(const char *path, const char *arg, ...)
 	return execve(path, argv, environ);
 }
 
-EXPORT int
+PC_EXPORT int
 execlp(const char *file, const char *arg, ...)
 {
 	va_list ap;
@@ -378,7 +370,7 @@ execlp(const char *file, const char *arg, ...)
 	return execvpe(file, argv, environ);
 }
 
-EXPORT int
+PC_EXPORT int
 execle(const char *path, const char *arg, ...)
 {
 	va_list ap;

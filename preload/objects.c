@@ -42,7 +42,6 @@
 
 #include "pc.h"
 
-#define EXPORT __attribute__((visibility("default")))
 
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 static int forked;		/* a fork child: no more inventories */
@@ -399,7 +398,9 @@ pc_objects_scan(void)
 				pc.objs[i].loaded = 0;
 		publish();
 	}
-	pc_objects_place_pending();
+	/* the arcs' runtime ends too, if any sample was left to place */
+	if (pc_objects_place_pending() && pc.callgraph)
+		pc_arcs_place(pc_object_place);
 	pthread_mutex_unlock(&scan_lock);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &prev, NULL, _NSIG / 8);
 	errno = saved;
@@ -479,7 +480,7 @@ pc_objects_clear(void)
  * range is not credited to it once something else is loaded there. Its
  * counters stay and are written at exit.
  */
-EXPORT int
+PC_EXPORT int
 dlclose(void *handle)
 {
 	static int (*real)(void *);

@@ -18,6 +18,11 @@
 #include "profil.h"
 
 #define PC_HIDDEN	__attribute__((visibility("hidden")))
+/* the program-facing functions libpc interposes (libpc.map lists them) */
+#define PC_EXPORT	__attribute__((visibility("default")))
+/* initial-exec: reading libpc's thread-locals must never allocate, not
+ * even in a signal handler */
+#define PC_TLS		__thread __attribute__((tls_model("initial-exec")))
 #define PC_MAX_TEXT	8		/* executable PT_LOADs of the main program */
 #define PC_DEFAULT_HZ	1000
 #define PC_MAX_HZ	1000000
@@ -103,7 +108,7 @@ enum { PC_END_RUNNING, PC_END_EXIT, PC_END_EXEC };
 
 struct pc_state {
 	/* read by the signal handler */
-	volatile int running;		/* 0: samples are dropped */
+	int phase;			/* enum pc_phase (atomic) */
 	int sig;			/* sampling signal */
 	int ntext;
 	struct pc_text text[PC_MAX_TEXT];
@@ -165,8 +170,8 @@ struct pc_state {
 	uint64_t cpu_stop_ns;		/* process CPU ns when sampling stopped, or 0 (atomic) */
 	int ending;			/* PC_END_*: how the image being written ends */
 	int wrote_own;			/* path holds a snapshot of ours */
-	int finished;			/* the final profile is written */
-	int dumping;			/* the thread id of a write under way, or 0 */
+	int writer;			/* the writer lock: the thread id of a
+					 * write under way, or 0 (atomic) */
 	int stacks;			/* PC_STACKS: write the stacks file */
 	char stacks_path[PATH_MAX];	/* absolute, or "" for path + ".stacks" */
 	struct sigaction prog_action[NSIG];	/* what the program believes is installed */
@@ -180,12 +185,135 @@ struct pc_state {
 
 extern struct pc_state pc PC_HIDDEN;
 
+/*
+ * The profile's phase, one word that moves only so:
+ *   PC_OFF  -> PC_ON    start-up has set everything up (start.c);
+ *   PC_ON   -> PC_DONE  the final profile is taken, at exit, at a fatal
+ *                       signal or before an exec (lifecycle.c): one thread
+ *                       wins the move and writes;
+ *   PC_DONE -> PC_ON    the exec failed and this image runs on.
+ * Samples are counted only while PC_ON. Writes are serialized apart from it
+ * by the writer lock (pc.writer), because a snapshot writes while sampling
+ * goes on.
+ */
+enum pc_phase { PC_OFF, PC_ON, PC_DONE };
+
+/* Sampling is on. AS-safe. */
+static inline int
+pc_on(void)
+{
+	return __atomic_load_n(&pc.phase, __ATOMIC_ACQUIRE) == PC_ON;
+}
+
+/* Move the phase from one state to another; 0 if it was not in from.
+ * AS-safe. */
+static inline int
+pc_phase_move(int from, int to)
+{
+	return __atomic_compare_exchange_n(&pc.phase, &from, to, 0,
+					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
 #define PC_NAME_OWN	0	/* this process's usual name */
 #define PC_NAME_OTHER	1	/* BASE.prog.pid: before an exec, or to avoid a clobber */
 
 #define PC_OWN_SAMPLING	1	/* the sampling signal */
 #define PC_OWN_FATAL	2	/* default-action fatal signal: write, then die */
 #define PC_OWN_SNAPSHOT	3	/* write a snapshot */
+
+/*
+ * The functions the files call in each other, by layer. A file calls only
+ * its own layer's files below it and the layers below: the handler's path
+ * at the bottom, then the inventory, the writer and the messages, then
+ * start-up, lifecycle, threads and signals at the top. Each says whether it
+ * is async-signal-safe (callable from a signal handler).
+ */
+
+/* ---------------------------------------------- 1. the handler's path */
+
+/* A 64-bit mix for the handler's hash tables. AS-safe. */
+static inline uint64_t
+pc_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* sample.c: record a sample of weight at the PC in ucontext ucv (stack
+ * and arcs too, with call graphs on). AS-safe. */
+void pc_sample_from_handler(void *ucv, uint32_t weight) PC_HIDDEN;
+
+/* unwind.c: walk the interrupted stack into f[0..max). AS-safe. */
+int pc_unwind_from_handler(ucontext_t *uc, uintptr_t ip, struct pc_frame *f,
+			   int max) PC_HIDDEN;
+/* unwind_setup.c: pick and prepare the unwinder; per-thread set-up. Not
+ * AS-safe (the first call of a thread is made outside any handler). */
+int pc_unwind_init(void) PC_HIDDEN;
+void pc_unwind_thread_init(void) PC_HIDDEN;
+
+/* stacks.c: map the stack table; 0 or -errno. Not AS-safe. */
+int pc_stacks_init(size_t megabytes) PC_HIDDEN;
+/* stacks.c: count one sampled stack (before arcs rewrite f). AS-safe. */
+void pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
+				uint32_t weight) PC_HIDDEN;
+/* stacks.c: write the stacks file's contents. AS-safe. */
+int pc_stacks_write(struct gmon_sink *s) PC_HIDDEN;
+/* stacks.c: forget every stack (fork child). Not AS-safe. */
+void pc_stacks_clear(void) PC_HIDDEN;
+
+/* arcs.c: map the arc table; 0 or -errno. Not AS-safe. */
+int pc_arcs_init(size_t nslots) PC_HIDDEN;
+/* arcs.c: count the edges of one sampled stack; rewrites f. AS-safe. */
+void pc_arcs_add_from_handler(struct pc_frame *f, int n, uint32_t weight) PC_HIDDEN;
+/* arcs.c: count w on the arc from -> self (encoded ends). AS-safe. */
+void pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w) PC_HIDDEN;
+/* arcs.c: call fn on every arc (encoded ends, see PC_OBJ_SHIFT). AS-safe. */
+void pc_arcs_each(void (*fn)(uint64_t from, uint64_t self, uint64_t count,
+			     void *arg), void *arg) PC_HIDDEN;
+/* arcs.c: write object obj's own arcs as gmon records. AS-safe. */
+int pc_arcs_write(struct gmon_sink *s, uint32_t obj) PC_HIDDEN;
+/* arcs.c: give arcs with runtime ends (PC_OBJ_RAW) the ends place()
+ * returns for them, where it knows both. Not AS-safe. */
+void pc_arcs_place(uint64_t (*place)(uint64_t addr)) PC_HIDDEN;
+/* arcs.c: forget every arc (fork child). Not AS-safe. */
+void pc_arcs_clear(void) PC_HIDDEN;
+
+/* objfind.c: the link-time address of a runtime PC in the main program's
+ * text, or 0 outside it: the only code libpc ever reads. AS-safe. */
+uint64_t pc_main_addr(uintptr_t a) PC_HIDDEN;
+/* objfind.c: the link-time address of a runtime PC in the program's text,
+ * or 0 outside it; with PC_SCOPE=all, in another object the object's index
+ * above PC_OBJ_SHIFT and its link-time address below. AS-safe. */
+uint64_t pc_link_addr(uintptr_t a) PC_HIDDEN;
+/* objfind.c: the object holding runtime address a (1..), its link-time
+ * address in *link and segment in *seg; 0 when none. AS-safe. */
+uint32_t pc_object_find_from_handler(uintptr_t a, uint64_t *link,
+				     uint32_t *seg) PC_HIDDEN;
+/* objfind.c: count a sample at ip outside the main program; 1 when it is
+ * in some object (now or once placed). AS-safe. */
+int pc_objects_sample_from_handler(uintptr_t ip, uint32_t weight) PC_HIDDEN;
+/* objfind.c: ip is in an object the inventory has not seen yet. AS-safe. */
+int pc_object_unplaced_from_handler(uintptr_t ip) PC_HIDDEN;
+/* objfind.c: credit pending samples to the objects now known; 1 when
+ * anything was left to place (then arcs may be too: pc_arcs_place with
+ * pc_object_place). Called with the inventory's lock held. Not AS-safe. */
+int pc_objects_place_pending(void) PC_HIDDEN;
+/* objfind.c: an encoded arc end with a runtime address (PC_OBJ_RAW) as
+ * its object and link-time address, where the inventory now knows it.
+ * AS-safe. */
+uint64_t pc_object_place(uint64_t v) PC_HIDDEN;
+
+/* ------------------ 2. the inventory, the writer and the messages */
+
+/* msg.c: keep a copy of the standard error the program started with.
+ * AS-safe. */
+void pc_msg_init(void) PC_HIDDEN;
+/* msg.c: write to the program's original standard error. AS-safe. */
+void pc_write_err(const char *buf, size_t n) PC_HIDDEN;
+/* msg.c: a fixed message on stderr, prefixed "libpc: ". AS-safe. */
+void pc_say(const char *a, const char *b, const char *c) PC_HIDDEN;
 
 /* names.c: v in decimal into buf (24 bytes are enough). AS-safe. */
 void pc_decimal(char *buf, unsigned long v) PC_HIDDEN;
@@ -198,155 +326,101 @@ int pc_name(char *dst, size_t n, int kind) PC_HIDDEN;
 /* names.c: path was written by someone else while we ran. AS-safe. */
 int pc_name_taken(const char *path) PC_HIDDEN;
 
-/* lifecycle.c: write the final profile once and stop sampling; why is
- * for PC_VERBOSE. AS-safe. */
-void pc_finish(void) PC_HIDDEN;
-/* lifecycle.c: write a snapshot without stopping. AS-safe. */
-void pc_snapshot(void) PC_HIDDEN;
-
-/* signals.c: the fatal and snapshot handlers; sigaction interposition. */
-void pc_signals_init(void) PC_HIDDEN;
-/* signals.c: the real sigaction, for libpc's own use. AS-safe. */
-int pc_real_sigaction(int sig, const struct sigaction *act,
-		      struct sigaction *old) PC_HIDDEN;
-/* signals.c: the program blocked pc.sig in this thread (then counts one
- * deferred signal). AS-safe. */
-int pc_prog_blocked_from_handler(void) PC_HIDDEN;
-/* signals.c: a new thread starts with its creator's view of the mask. */
-void pc_thread_inherit_block(int blocked) PC_HIDDEN;
-int pc_thread_prog_blocked(void) PC_HIDDEN;
-/* sample.c: a signal on pc.sig that is not a sample. AS-safe. */
-void pc_forward_from_handler(int sig, siginfo_t *si, void *uc) PC_HIDDEN;
-
-/* start.c: write to the program's original standard error. AS-safe. */
-void pc_write_err(const char *buf, size_t n) PC_HIDDEN;
-/* start.c: a fixed message on stderr, prefixed "libpc: ". AS-safe. */
-void pc_say(const char *a, const char *b, const char *c) PC_HIDDEN;
-
-/* sample.c: install the handler for pc.sig. Not AS-safe; 0 or -errno. */
-int pc_sample_install(void) PC_HIDDEN;
-
-/* threads.c: arm/disarm the calling thread's CPU-time timer. AS-safe. */
-int pc_thread_arm(void) PC_HIDDEN;
-void pc_thread_disarm(void) PC_HIDDEN;
-int pc_thread_perf_retired_from_handler(void) PC_HIDDEN;
-/* Stop (1) or restart (0) the calling thread's task-clock event, around
- * an exec: the kernel's exec may not signal the next image before it has
- * a handler (POSIX timers' signals are flushed at exec). */
-void pc_thread_hold(int hold) PC_HIDDEN;
-/* threads.c: this thread's task-clock event descriptor, or -1. AS-safe. */
-int pc_thread_perf_fd_from_handler(void) PC_HIDDEN;
-/* threads.c: periods of CPU time since the last task-clock sample. AS-safe. */
-uint32_t pc_thread_perf_weight_from_handler(int fd) PC_HIDDEN;
-/* threads.c: timers for threads that ran before the constructor. */
-void pc_threads_adopt(void) PC_HIDDEN;
-/* threads.c: set up pthread_create interposition. Not AS-safe. */
-int pc_threads_init(void) PC_HIDDEN;
-
-/* unwind.c: walk the interrupted stack into f[0..max). AS-safe. */
-int pc_unwind_from_handler(ucontext_t *uc, uintptr_t ip, struct pc_frame *f,
-			   int max) PC_HIDDEN;
-/* unwind.c: pick and prepare the unwinder; per-thread set-up. Not AS-safe. */
-int pc_unwind_init(void) PC_HIDDEN;
-void pc_unwind_thread_init(void) PC_HIDDEN;
-
-/* arcs.c: the link-time address of a runtime PC in the main program's
- * text, or 0 outside it: the only code libpc ever reads. AS-safe. */
-uint64_t pc_main_addr(uintptr_t a) PC_HIDDEN;
-/* arcs.c: the link-time address of a runtime PC in the program's text,
- * or 0 outside it; with PC_SCOPE=all, in another object the object's index
- * above PC_OBJ_SHIFT and its link-time address below. AS-safe. */
-uint64_t pc_link_addr(uintptr_t a) PC_HIDDEN;
-/* arcs.c: map the arc table; 0 or -errno. Not AS-safe. */
-int pc_arcs_init(size_t nslots) PC_HIDDEN;
-/* arcs.c: call fn on every arc (encoded ends, see PC_OBJ_SHIFT). AS-safe. */
-void pc_arcs_each(void (*fn)(uint64_t from, uint64_t self, uint64_t count,
-			     void *arg), void *arg) PC_HIDDEN;
-/* arcs.c: count the edges of one sampled stack; rewrites f. AS-safe. */
-void pc_arcs_add_from_handler(struct pc_frame *f, int n, uint32_t weight) PC_HIDDEN;
-/* arcs.c: write object obj's own arcs as gmon records. AS-safe. */
-int pc_arcs_write(struct gmon_sink *s, uint32_t obj) PC_HIDDEN;
-/* arcs.c: forget every arc (fork child). Not AS-safe. */
-void pc_arcs_clear(void) PC_HIDDEN;
-
-/* stacks.c: map the stack table; 0 or -errno. Not AS-safe. */
-int pc_stacks_init(size_t megabytes) PC_HIDDEN;
-/* stacks.c: count one sampled stack (before arcs rewrite f). AS-safe. */
-void pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
-				uint32_t weight) PC_HIDDEN;
-/* stacks.c: write the stacks file's contents. AS-safe. */
-int pc_stacks_write(struct gmon_sink *s) PC_HIDDEN;
-/* stacks.c: forget every stack (fork child). Not AS-safe. */
-void pc_stacks_clear(void) PC_HIDDEN;
-
-/* dump.c: write the profile (and the stacks file, when asked for) to
- * their paths atomically. AS-safe; 0 or -errno. */
-int pc_dump(const char *path) PC_HIDDEN;
-/* dump.c: the closing summary line for PC_VERBOSE. AS-safe. */
-void pc_dump_summary(const char *path, int err) PC_HIDDEN;
-
 /* objects.c: set up PC_SCOPE=all and take the first inventory; 0 or
  * -errno. Not AS-safe. */
 int pc_objects_init(void) PC_HIDDEN;
 /* objects.c: take a new inventory after objects were loaded or unloaded,
  * and place pending samples. Not AS-safe (takes the loader's lock). */
 void pc_objects_scan(void) PC_HIDDEN;
-/* objfind.c: credit pending samples and arcs to the objects now known.
- * Called with the inventory's lock held. Not AS-safe. */
-void pc_objects_place_pending(void) PC_HIDDEN;
-/* objfind.c: the object holding runtime address a (1..), its link-time
- * address in *link and segment in *seg; 0 when none. AS-safe. */
-uint32_t pc_object_find_from_handler(uintptr_t a, uint64_t *link,
-				     uint32_t *seg) PC_HIDDEN;
-/* objfind.c: count a sample at ip outside the main program; 1 when it is
- * in some object (now or once placed). AS-safe. */
-int pc_objects_sample_from_handler(uintptr_t ip, uint32_t weight) PC_HIDDEN;
-/* objfind.c: ip is in an object the inventory has not seen yet. AS-safe. */
-int pc_object_unplaced_from_handler(uintptr_t ip) PC_HIDDEN;
-/* arcs.c: give arcs with runtime ends (PC_OBJ_RAW) the ends place()
- * returns for them, where it knows both. Not AS-safe. */
-void pc_arcs_place(uint64_t (*place)(uint64_t addr)) PC_HIDDEN;
-/* arcs.c: count w on the arc from -> self (encoded ends). AS-safe. */
-void pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w) PC_HIDDEN;
-/* objfind.c: write the objects' files beside path and the manifest
- * path.objects (or remove a stale one). AS-safe. */
-int pc_objects_dump(const char *path) PC_HIDDEN;
-/* Remove the files pc_objects_dump(path) wrote (an exec that failed). */
-void pc_objects_unlink(const char *path) PC_HIDDEN;
-/* Note the process CPU clock as the moment sampling stopped. AS-safe. */
-void pc_note_cpu_stop(void) PC_HIDDEN;
 /* objects.c: forget the counts (fork child). Not AS-safe. */
 void pc_objects_clear(void) PC_HIDDEN;
+/* objects.c: the first GNU build-id note of an object: its length, with
+ * up to max bytes of it in id; 0 when it has none. Not AS-safe. */
+struct dl_phdr_info;
+int pc_note_build_id(const struct dl_phdr_info *info, uint8_t *id, size_t max) PC_HIDDEN;
 
-/* dump.c: text built without stdio, into buf[0..size). AS-safe. */
+/* out.c: text built without stdio, into buf[0..size). AS-safe. */
 struct pc_line {
 	char *buf;
 	size_t size, len;
 };
 void pc_line_str(struct pc_line *l, const char *s) PC_HIDDEN;
 void pc_line_u64(struct pc_line *l, uint64_t v) PC_HIDDEN;
-
-/* A 64-bit mix for the handler's hash tables. */
-static inline uint64_t
-pc_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
-
-/* objects.c: the first GNU build-id note of an object: its length, with
- * up to max bytes of it in id; 0 when it has none. Not AS-safe. */
-struct dl_phdr_info;
-int pc_note_build_id(const struct dl_phdr_info *info, uint8_t *id, size_t max) PC_HIDDEN;
-
-/* dump.c: write a file through a temporary and rename. AS-safe. */
+/* out.c: write a file through a temporary and rename. AS-safe. */
 int pc_dump_file(const char *path, int (*body)(struct gmon_sink *)) PC_HIDDEN;
-/* dump.c: the counters of n segments as histogram records, with one
+/* out.c: the counters of n segments as histogram records, with one
  * empty bin if none has a sample. AS-safe. */
 int pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n) PC_HIDDEN;
 
+/* summary.c: the closing summary line for PC_VERBOSE, or the reason a
+ * write failed. AS-safe. */
+void pc_dump_summary(const char *path, int err) PC_HIDDEN;
+
+/* objwrite.c: write the objects' files beside path and the manifest
+ * path.objects (or remove a stale one). AS-safe. */
+int pc_objects_dump(const char *path) PC_HIDDEN;
+/* objwrite.c: remove the files pc_objects_dump(path) wrote (an exec that
+ * failed). AS-safe. */
+void pc_objects_unlink(const char *path) PC_HIDDEN;
+/* objwrite.c: note the process CPU clock as the moment sampling stopped.
+ * AS-safe. */
+void pc_note_cpu_stop(void) PC_HIDDEN;
+
+/* dump.c: write the profile (and the stacks file, when asked for) to
+ * their paths atomically. AS-safe; 0 or -errno. */
+int pc_dump(const char *path) PC_HIDDEN;
+
+/* ------------- 3. start-up, lifecycle, timers, threads and signals */
+
+/* timer.c: arm/disarm the calling thread's CPU-time timer. AS-safe. */
+int pc_thread_arm(void) PC_HIDDEN;
+void pc_thread_disarm(void) PC_HIDDEN;
+/* timer.c: stop (1) or restart (0) the calling thread's task-clock event,
+ * around an exec: the kernel's exec may not signal the next image before
+ * it has a handler (POSIX timers' signals are flushed at exec). AS-safe. */
+void pc_thread_hold(int hold) PC_HIDDEN;
+/* timer.c: forget the timer without deleting it: after fork, the child
+ * inherits the thread-local word but not the kernel timer it named.
+ * AS-safe. */
+void pc_thread_forget(void) PC_HIDDEN;
+/* timer.c: this thread's task-clock event descriptor, or -1. AS-safe. */
+int pc_thread_perf_fd_from_handler(void) PC_HIDDEN;
+/* timer.c: the descriptor of this thread's last stopped event, whose late
+ * signals are dropped, or -1. AS-safe. */
+int pc_thread_perf_retired_from_handler(void) PC_HIDDEN;
+/* timer.c: periods of CPU time since the last task-clock sample. AS-safe. */
+uint32_t pc_thread_perf_weight_from_handler(int fd) PC_HIDDEN;
+/* timer.c: timers for threads that ran before the constructor. Not
+ * AS-safe (start-up only). */
+void pc_threads_adopt(void) PC_HIDDEN;
+
+/* handler.c: install the handler for pc.sig. Not AS-safe; 0 or -errno. */
+int pc_sample_install(void) PC_HIDDEN;
+
+/* signals.c: the fatal and snapshot handlers; sigaction interposition.
+ * Not AS-safe. */
+void pc_signals_init(void) PC_HIDDEN;
+/* signals.c: the real sigaction, for libpc's own use. AS-safe. */
+int pc_real_sigaction(int sig, const struct sigaction *act,
+		      struct sigaction *old) PC_HIDDEN;
+/* signals.c: a signal on pc.sig that is not a sample, handed to the
+ * program's own disposition. AS-safe. */
+void pc_forward_from_handler(int sig, siginfo_t *si, void *uc) PC_HIDDEN;
+/* signals.c: the program blocked pc.sig in this thread (then counts one
+ * deferred signal). AS-safe. */
+int pc_prog_blocked_from_handler(void) PC_HIDDEN;
+/* signals.c: the calling thread's view of whether the program blocked
+ * pc.sig, and a new thread's start with its creator's view. AS-safe. */
+int pc_signals_prog_blocked(void) PC_HIDDEN;
+void pc_signals_inherit_block(int blocked) PC_HIDDEN;
+
+/* threads.c: set up pthread_create interposition. Not AS-safe. */
+int pc_threads_init(void) PC_HIDDEN;
+
+/* lifecycle.c: write the final profile once and stop sampling. AS-safe. */
+void pc_finish(void) PC_HIDDEN;
+/* lifecycle.c: write a snapshot without stopping. AS-safe. */
+void pc_snapshot(void) PC_HIDDEN;
 /* lifecycle.c: at-exit and fork handling. Not AS-safe. */
 void pc_lifecycle_init(void) PC_HIDDEN;
 

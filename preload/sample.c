@@ -1,6 +1,8 @@
 /*
- * The sampling signal handler and nothing else: it runs on every tick of a
- * thread's CPU-time timer, at any instruction of the host program.
+ * One sample, recorded: the bottom of the handler's path (handler.c decides
+ * what a signal is and what it weighs). It runs on every tick of a thread's
+ * CPU-time timer, at any instruction of the host program, and calls only
+ * the handler's path below it: objfind, unwind, stacks and arcs.
  *
  * Rules for everything in this file:
  *  - only async-signal-safe calls (signal-safety(7)); no malloc, no stdio,
@@ -14,9 +16,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <errno.h>
 #include <signal.h>
-#include <string.h>
 #include <ucontext.h>
 
 #include "pc.h"
@@ -37,83 +37,19 @@ interrupted_pc_from_handler(const ucontext_t *uc)
 #endif
 }
 
-/* Signals whose default action is to end the process. */
-static int
-default_kills(int sig)
-{
-	switch (sig) {
-	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
-		return 0;
-	}
-	return 1;
-}
-
 /*
- * A signal on our signal that is not a sample (kill(1), the program's own
- * ITIMER_PROF): hand it to the disposition the program believes it has
- * installed, as if we were not here. AS-safe.
+ * Record one sample of the given weight at the interrupted PC: the
+ * histogram of the text or object holding it, and with call graphs on the
+ * stack walked from there (stacks and arcs). AS-safe.
  */
 void
-pc_forward_from_handler(int sig, siginfo_t *si, void *uc)
+pc_sample_from_handler(void *ucv, uint32_t weight)
 {
-	const struct sigaction *act = &pc.prog_action[sig];
-
-	__atomic_fetch_add(&pc.foreign, 1, __ATOMIC_RELAXED);
-	if (pc_prog_blocked_from_handler()) {
-		/* the program has it blocked: it gets it when it unblocks */
-		__atomic_fetch_add(&pc.lost_blocked, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	if (act->sa_flags & SA_SIGINFO) {
-		act->sa_sigaction(sig, si, uc);
-	} else if (act->sa_handler == SIG_DFL) {
-		if (default_kills(sig)) {
-			/* the program dies of it: write the profile first */
-			struct sigaction dfl;
-
-			pc_finish();
-			memset(&dfl, 0, sizeof(dfl));
-			dfl.sa_handler = SIG_DFL;
-			pc_real_sigaction(sig, &dfl, NULL);
-			raise(sig);
-		}
-	} else if (act->sa_handler != SIG_IGN) {
-		act->sa_handler(sig);
-	}
-}
-
-static void
-sample_from_handler(int sig, siginfo_t *si, void *ucv)
-{
-	int saved = errno;
 	uintptr_t ip;
-	uint32_t weight;
-	int in_text = 0, perf_fd = -1;
+	int in_text = 0;
 
-	if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc.snapshots) {
-		pc_snapshot();		/* PC_SNAPSHOT_INTERVAL's timer */
-		goto out;
-	}
-	if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP &&
-	    si->si_fd >= 0 && si->si_fd == (perf_fd = pc_thread_perf_fd_from_handler())) {
-		/* a task-clock overflow: the periods since the last one */
-		weight = pc_thread_perf_weight_from_handler(perf_fd);
-		if (!weight)
-			goto out;
-	} else if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP && si->si_fd >= 0 &&
-		   si->si_fd == pc_thread_perf_retired_from_handler()) {
-		goto out;	/* from this thread's event, stopped since */
-	} else if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc) {
-		/* expirations the kernel folded into this one signal each
-		 * stand for an interval of CPU time spent here: count them,
-		 * or seconds shrink to the kernel tick's rate */
-		weight = 1 + (si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0);
-	} else {
-		pc_forward_from_handler(sig, si, ucv);
-		goto out;
-	}
-	if (!pc.running)
-		goto out;
+	if (!pc_on())
+		return;
 	ip = interrupted_pc_from_handler(ucv);
 	__atomic_fetch_add(&pc.signals, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&pc.samples, weight, __ATOMIC_RELAXED);
@@ -145,31 +81,4 @@ walk:
 		if (in_text)
 			pc_arcs_add_from_handler(f, n, weight);
 	}
-out:
-	errno = saved;
-}
-
-int
-pc_sample_install(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = sample_from_handler;
-	/* SA_RESTART: a read() interrupted by a sample resumes, as it would
-	 * have without us */
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	/* Block the other signals while a sample is taken: a program's own
-	 * ITIMER_PROF (or glibc's -pg profil) fires on the same kernel tick as
-	 * our timers, and a handler nested on top of ours would see our code
-	 * as the interrupted PC, and ours theirs. Faults stay unblocked. */
-	sigfillset(&sa.sa_mask);
-	sigdelset(&sa.sa_mask, SIGSEGV);
-	sigdelset(&sa.sa_mask, SIGBUS);
-	sigdelset(&sa.sa_mask, SIGILL);
-	sigdelset(&sa.sa_mask, SIGFPE);
-	if (pc_real_sigaction(pc.sig, &sa, &pc.prog_action[pc.sig]))
-		return -errno;
-	pc.owned[pc.sig] = PC_OWN_SAMPLING;
-	return 0;
 }

@@ -21,8 +21,6 @@
 
 #include "pc.h"
 
-#define EXPORT __attribute__((visibility("default")))
-#define PC_TLS __thread __attribute__((tls_model("initial-exec")))
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
@@ -87,15 +85,60 @@ pc_prog_blocked_from_handler(void)
 }
 
 void
-pc_thread_inherit_block(int blocked)
+pc_signals_inherit_block(int blocked)
 {
 	prog_blocked = blocked;
 }
 
 int
-pc_thread_prog_blocked(void)
+pc_signals_prog_blocked(void)
 {
 	return prog_blocked;
+}
+
+/* Signals whose default action is to end the process. */
+static int
+default_kills(int sig)
+{
+	switch (sig) {
+	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * A signal on our signal that is not a sample (kill(1), the program's own
+ * ITIMER_PROF): hand it to the disposition the program believes it has
+ * installed, as if we were not here. AS-safe.
+ */
+void
+pc_forward_from_handler(int sig, siginfo_t *si, void *uc)
+{
+	const struct sigaction *act = &pc.prog_action[sig];
+
+	__atomic_fetch_add(&pc.foreign, 1, __ATOMIC_RELAXED);
+	if (pc_prog_blocked_from_handler()) {
+		/* the program has it blocked: it gets it when it unblocks */
+		__atomic_fetch_add(&pc.lost_blocked, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (act->sa_flags & SA_SIGINFO) {
+		act->sa_sigaction(sig, si, uc);
+	} else if (act->sa_handler == SIG_DFL) {
+		if (default_kills(sig)) {
+			/* the program dies of it: write the profile first */
+			struct sigaction dfl;
+
+			pc_finish();
+			memset(&dfl, 0, sizeof(dfl));
+			dfl.sa_handler = SIG_DFL;
+			pc_real_sigaction(sig, &dfl, NULL);
+			raise(sig);
+		}
+	} else if (act->sa_handler != SIG_IGN) {
+		act->sa_handler(sig);
+	}
 }
 
 static void
@@ -170,7 +213,7 @@ pc_signals_init(void)
 
 /* ------------------------------------------------------------ sigaction */
 
-EXPORT int
+PC_EXPORT int
 sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	struct sigaction was, ours;
@@ -181,7 +224,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	/* a fatal signal the program handled and now puts back to its
 	 * default (to die of it, as sort(1) does on SIGPIPE): take it again,
 	 * so that the profile is written before the process goes */
-	if (sig > 0 && sig < NSIG && !pc.owned[sig] && pc.running && act &&
+	if (sig > 0 && sig < NSIG && !pc.owned[sig] && pc_on() && act &&
 	    !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL &&
 	    is_fatal(sig) && sig != pc.sig && sig != pc.snapshot_sig) {
 		fatal_action(&ours);
@@ -234,7 +277,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	return 0;
 }
 
-EXPORT sighandler_t
+PC_EXPORT sighandler_t
 signal(int sig, sighandler_t handler)
 {
 	struct sigaction sa, old;
@@ -262,7 +305,7 @@ filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 	int was = prog_blocked, r;
 	sigset_t s;
 
-	if (!pc.running || !pc.owned[pc.sig] || !set)
+	if (!pc_on() || !pc.owned[pc.sig] || !set)
 		goto pass;
 	s = *set;
 	if (how == SIG_BLOCK && sigismember(&s, pc.sig))
@@ -294,14 +337,14 @@ pass:
 	return r;
 }
 
-EXPORT int
+PC_EXPORT int
 pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	resolve();
 	return filter_mask(real_pthread_sigmask, how, set, old);
 }
 
-EXPORT int
+PC_EXPORT int
 sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	resolve();

@@ -24,73 +24,6 @@
 
 struct pc_state pc PC_HIDDEN;
 
-/*
- * libpc's messages go to the standard error the program was started with,
- * through a copy of it taken at start-up: at exit the program may have
- * closed descriptor 2, or opened a file of its own there. The copy is used
- * only while it still is the same file (a daemon may have closed it and
- * reused the number). AS-safe.
- */
-static int err_fd = -1;
-static dev_t err_dev;
-static ino_t err_ino;
-
-static void
-save_stderr(void)
-{
-	struct stat st;
-	int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 200);
-
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st)) {
-		close(fd);
-		return;
-	}
-	err_fd = fd;
-	err_dev = st.st_dev;
-	err_ino = st.st_ino;
-}
-
-void
-pc_write_err(const char *buf, size_t n)
-{
-	struct stat st;
-	size_t off = 0;
-	int fd = err_fd;
-
-	if (fd < 0 || fstat(fd, &st) || st.st_dev != err_dev || st.st_ino != err_ino)
-		return;
-	while (off < n) {
-		ssize_t k = write(fd, buf + off, n - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		off += (size_t)k;
-	}
-}
-
-void
-pc_say(const char *a, const char *b, const char *c)
-{
-	char line[1024];
-	size_t n = 0;
-	const char *parts[] = { "libpc: ", a, b, c, "\n" };
-	int saved = errno;
-
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-		for (const char *p = parts[i]; p && *p && n < sizeof(line) - 1; p++)
-			line[n++] = *p;
-	if (line[n - 1] != '\n')
-		line[n++] = '\n';
-	if (err_fd < 0)
-		save_stderr();
-	pc_write_err(line, n);
-	errno = saved;
-}
-
 /* ------------------------------------------------------------ settings */
 
 static int
@@ -445,7 +378,7 @@ pc_start(void)
 	struct find f = { 0, 0 };
 	int saved = errno;
 
-	save_stderr();
+	pc_msg_init();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_start);
 	pc.spare[0] = GMON_PC_MARK0;
 	pc.spare[1] = GMON_PC_MARK1;
@@ -505,7 +438,7 @@ pc_start(void)
 	pc_threads_init();
 	pc_lifecycle_init();
 	pc_signals_init();
-	pc.running = 1;
+	pc_phase_move(PC_OFF, PC_ON);
 	if (pc_thread_arm())
 		pc_say("cannot create a CPU-time timer for the main thread; it is not sampled", "", "");
 	pc_threads_adopt();

@@ -1,279 +1,24 @@
 /*
- * Per-thread sampling: every thread gets a timer on its own CPU time that
- * signals that thread alone, so each thread is sampled in proportion to the
- * CPU it uses, on every kernel. Two kinds: the kernel's software task-clock
- * event (perf_event_open, for the calling thread only, its overflow sent as
- * our signal with F_SETOWN_EX), which is not limited to the kernel tick;
- * and a POSIX timer on the thread's CPU clock (SIGEV_THREAD_ID), which
- * fires at most once a tick but works where perf events are refused. The
- * main thread is armed at start-up; others through the interposed
- * pthread_create, and each timer is deleted when its thread ends.
+ * pthread_create, interposed: every thread the program starts gets its
+ * timer (timer.c) armed as it begins, with its creator's view of the
+ * sampling signal's mask, and disarmed when it ends (a thread-specific key's
+ * destructor).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/perf_event.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "pc.h"
-
-#ifndef sigev_notify_thread_id
-#define sigev_notify_thread_id _sigev_un._tid
-#endif
-
-/* initial-exec: reading these must never allocate, even in a handler */
-#define PC_TLS __thread __attribute__((tls_model("initial-exec")))
-
-static PC_TLS timer_t thread_timer;
-static PC_TLS int thread_armed;		/* 1: POSIX timer, 2: perf event */
-static PC_TLS int thread_perf_fd = -1;
-static PC_TLS uint64_t thread_perf_seen;	/* event count already sampled */
-static PC_TLS int thread_perf_retired = -1;	/* see pc_thread_perf_retired_from_handler */
-static PC_TLS uint64_t thread_perf_id;	/* the kernel's id of that event */
-
-/* Whether thread_perf_fd is still our event: the program may have closed
- * the number, or dup2'ed its own file onto it. */
-static int
-perf_fd_ours(void)
-{
-	uint64_t id;
-
-	return thread_perf_fd >= 0 && ioctl(thread_perf_fd, PERF_EVENT_IOC_ID, &id) == 0 &&
-	       id == thread_perf_id;
-}
-
-/*
- * The calling thread's task-clock event, overflowing every interval_ns of
- * its CPU time; every overflow is sent as our signal to this thread (the
- * kernel queues a POLL_IN for each, with no ring buffer needed). Samples
- * are taken in user mode only (exclude_kernel): an overflow in the kernel
- * would signal a thread inside a system call, and poll, select and
- * nanosleep would fail with EINTR, which the program never saw before
- * (and perf_event_paranoid 2 allows an ordinary process no more). The
- * count runs on in the kernel, and the handler weighs each sample by the
- * count since the last one: the seconds stay true, but the kernel's time
- * goes to the next user code sampled, not to the call that spent it, as a
- * POSIX CPU-time timer's would. 0 or -errno.
- */
-static int
-arm_perf(pid_t tid)
-{
-	struct perf_event_attr attr;
-	struct f_owner_ex owner;
-	int fd;
-
-	if (getenv("PC_TEST_REFUSE_PERF"))
-		return -EACCES;		/* the test suite's stand-in for a refusal */
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.size = sizeof(attr);
-	attr.config = PERF_COUNT_SW_TASK_CLOCK;
-	/* above 10 kHz the signals would crowd out the program: sample at
-	 * 10 kHz and let the weights carry the rate asked for */
-	attr.sample_period = (uint64_t)(pc.interval_ns < 100000 ? 100000 : pc.interval_ns);
-	attr.disabled = 1;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	{
-		/* out of the numbers that shells and programs dup2 onto (200 is
-		 * flock(1)'s idiom's) */
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 600);
-
-		if (hi >= 0) {
-			close(fd);
-			fd = hi;
-		}
-	}
-	owner.type = F_OWNER_TID;
-	owner.pid = tid;
-	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, pc.sig) ||
-	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_ID, &thread_perf_id) ||
-	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	thread_perf_fd = fd;
-	thread_perf_seen = 0;
-	return 0;
-}
-
-uint32_t
-pc_thread_perf_weight_from_handler(int fd)
-{
-	uint64_t count, total, id;
-	uint32_t w;
-
-	if (fd != thread_perf_fd)
-		return 1;
-	/* a shell that redirects onto our number keeps the event open in a
-	 * saved copy, and its signals still carry the number: read only
-	 * our event, never the program's file (its input would be eaten) */
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) || id != thread_perf_id)
-		return 0;	/* the report counts it as not sampled */
-	if (read(fd, &count, sizeof(count)) != sizeof(count))
-		return 1;
-	/* periods since the last sample, the remainder carried: exact even
-	 * when the kernel merges two signals, or samples in the kernel are
-	 * skipped */
-	total = count - thread_perf_seen;
-	if (total / (uint64_t)pc.interval_ns > UINT32_MAX)
-		total = (uint64_t)UINT32_MAX * (uint64_t)pc.interval_ns;
-	w = (uint32_t)(total / (uint64_t)pc.interval_ns);
-	thread_perf_seen += (uint64_t)w * (uint64_t)pc.interval_ns;
-	return w;
-}
-
-/*
- * A POSIX timer on clock (a thread's CPU clock) that signals thread tid
- * every interval_ns; the signal's value tells our ticks from kill(2)'s.
- * 0 or -errno, counted as a timer failure.
- */
-static int
-arm_posix(clockid_t clock, pid_t tid, timer_t *t)
-{
-	struct sigevent sev;
-	struct itimerspec its;
-	int r;
-
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = pc.sig;
-	sev.sigev_value.sival_ptr = &pc;
-	sev.sigev_notify_thread_id = tid;
-	if (timer_create(clock, &sev, t))
-		goto fail;
-	its.it_interval.tv_sec = pc.interval_ns / 1000000000L;
-	its.it_interval.tv_nsec = pc.interval_ns % 1000000000L;
-	its.it_value = its.it_interval;
-	if (timer_settime(*t, 0, &its, NULL) == 0)
-		return 0;
-	r = -errno;
-	timer_delete(*t);
-	errno = -r;
-fail:
-	__atomic_fetch_add(&pc.timer_failures, 1, __ATOMIC_RELAXED);
-	return -errno;
-}
-
-int
-pc_thread_perf_fd_from_handler(void)
-{
-	return thread_perf_fd;
-}
-
-/* The descriptor of this thread's last event, closed since (its signals
- * may still be on their way), or -1. AS-safe. */
-int
-pc_thread_perf_retired_from_handler(void)
-{
-	return thread_perf_retired;
-}
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
 			 void *(*)(void *), void *);
 static create_fn real_create;
 static pthread_key_t exit_key;
 static int have_exit_key;
-
-int
-pc_thread_arm(void)
-{
-	clockid_t clock;
-	int saved = errno;
-	int r = 0;
-
-	if (thread_armed || !pc.running)
-		return 0;
-	if (pc.callgraph)
-		pc_unwind_thread_init();
-	if (pc.timer_kind == PC_TIMER_TASKCLOCK) {
-		r = arm_perf((pid_t)syscall(SYS_gettid));
-		if (r == 0) {
-			thread_armed = 2;
-			__atomic_fetch_add(&pc.threads, 1, __ATOMIC_RELAXED);
-			goto out;
-		}
-		/* refused (or out of descriptors): this thread gets a POSIX
-		 * timer; if the very first is refused, every thread will */
-		if (!pc.threads && pc.timer_auto) {
-			pc.timer_kind = PC_TIMER_POSIX;
-			pc.timer_refused = -r;
-		}
-	}
-	if (pthread_getcpuclockid(pthread_self(), &clock))
-		clock = CLOCK_THREAD_CPUTIME_ID;
-	r = arm_posix(clock, (pid_t)syscall(SYS_gettid), &thread_timer);
-	if (r)
-		goto out;
-	thread_armed = 1;
-	__atomic_fetch_add(&pc.threads, 1, __ATOMIC_RELAXED);
-out:
-	errno = saved;
-	return r;
-}
-
-void
-pc_thread_disarm(void)
-{
-	int saved = errno;
-
-	if (thread_armed == 1)
-		timer_delete(thread_timer);
-	if (thread_armed == 2) {
-		int fd = thread_perf_fd, ours = perf_fd_ours();
-
-		/* stop it first, then close: a signal of its still on the way
-		 * is known by the retired descriptor. A number that is no
-		 * longer our event is the program's: left alone. */
-		if (ours)
-			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-		thread_perf_retired = fd;
-		thread_perf_fd = -1;
-		if (ours)
-			close(fd);
-	}
-	thread_armed = 0;
-	errno = saved;
-}
-
-void
-pc_thread_hold(int hold)
-{
-	int saved = errno;
-
-	if (thread_armed == 2 && perf_fd_ours())
-		ioctl(thread_perf_fd, hold ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
-	errno = saved;
-}
-
-/* Forget the timer without deleting it: after fork, the child inherits the
- * thread-local word but not the kernel timer it named. */
-void pc_thread_forget(void) PC_HIDDEN;
-void
-pc_thread_forget(void)
-{
-	/* the descriptor is a copy of the parent thread's event: let it go,
-	 * unless the number is the program's by now */
-	if (thread_armed == 2 && perf_fd_ours())
-		close(thread_perf_fd);
-	thread_perf_fd = -1;
-	thread_armed = 0;
-}
 
 /* Runs at thread exit, by return or pthread_exit or cancellation. */
 static void
@@ -295,7 +40,7 @@ thread_start(void *p)
 	struct start st = *(struct start *)p;
 
 	free(p);
-	pc_thread_inherit_block(st.prog_blocked);
+	pc_signals_inherit_block(st.prog_blocked);
 	if (have_exit_key)
 		pthread_setspecific(exit_key, &exit_key);	/* any non-NULL */
 	pc_thread_arm();
@@ -322,7 +67,7 @@ resolve_create(void)
  * 2.34, @GLIBC_2.34 from newer ones): the dynamic linker accepts an
  * unversioned definition for a versioned reference.
  */
-__attribute__((visibility("default"))) int
+PC_EXPORT int
 pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	       void *(*fn)(void *), void *arg)
 {
@@ -332,57 +77,16 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 
 	if (!create)
 		return EAGAIN;
-	if (!pc.running || !(st = malloc(sizeof(*st))))
+	if (!pc_on() || !(st = malloc(sizeof(*st))))
 		return create(thread, attr, fn, arg);
 	st->fn = fn;
 	st->arg = arg;
-	st->prog_blocked = pc_thread_prog_blocked();
+	st->prog_blocked = pc_signals_prog_blocked();
 	pc_objects_scan();	/* PC_SCOPE=all: a cheap moment for an inventory */
 	r = create(thread, attr, thread_start, st);
 	if (r)
 		free(st);
 	return r;
-}
-
-/*
- * Threads that were running before our constructor (started by another
- * preloaded library's constructor) never pass through our pthread_create:
- * give each a POSIX timer on its CPU clock, aimed at it by thread id. No
- * hook of ours runs when such a thread ends, so its timer stays until the
- * process ends (it no longer fires); there are few such threads.
- */
-void
-pc_threads_adopt(void)
-{
-	pid_t self = (pid_t)syscall(SYS_gettid);
-	char buf[4096];
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	long n;
-
-	if (fd < 0)
-		return;
-	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < n; ) {
-			struct {
-				uint64_t ino;
-				int64_t off;
-				unsigned short reclen;
-				unsigned char type;
-				char name[];
-			} *d = (void *)(buf + off);
-			long tid = strtol(d->name, NULL, 10);
-			timer_t t;
-			/* the kernel's CPU clock of one thread: CPUCLOCK_SCHED of
-			 * a PERTHREAD clock, by tid */
-			clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
-
-			off += d->reclen;
-			if (tid <= 0 || tid == self || arm_posix(clock, (pid_t)tid, &t))
-				continue;
-			__atomic_fetch_add(&pc.threads, 1, __ATOMIC_RELAXED);
-		}
-	}
-	close(fd);
 }
 
 int

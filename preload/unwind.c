@@ -28,8 +28,8 @@ int (*pc_unw_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *) PC_HIDDEN;
 int (*pc_unw_get_proc_info)(unw_cursor_t *, unw_proc_info_t *) PC_HIDDEN;
 
 /* the thread's stack, for the frame-pointer walk; set by unwind_setup.c */
-__thread uintptr_t pc_stack_lo PC_HIDDEN PC_TLS_MODEL;
-__thread uintptr_t pc_stack_hi PC_HIDDEN PC_TLS_MODEL;
+PC_TLS uintptr_t pc_stack_lo PC_HIDDEN;
+PC_TLS uintptr_t pc_stack_hi PC_HIDDEN;
 
 /* ------------------------------------------------------------ dwarf */
 

@@ -23,14 +23,11 @@ extern uintptr_t _Unwind_GetRegionStart(struct _Unwind_Context *);
 #define URC_NO_REASON	0
 #define URC_NORMAL_STOP	4
 
-/* initial-exec: reading these in a handler must never allocate */
-#define PC_TLS_MODEL __attribute__((tls_model("initial-exec")))
-
 extern int (*pc_unw_init2)(unw_cursor_t *, unw_context_t *, int) PC_HIDDEN;
 extern int (*pc_unw_step)(unw_cursor_t *) PC_HIDDEN;
 extern int (*pc_unw_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *) PC_HIDDEN;
 extern int (*pc_unw_get_proc_info)(unw_cursor_t *, unw_proc_info_t *) PC_HIDDEN;
-extern __thread uintptr_t pc_stack_lo PC_HIDDEN PC_TLS_MODEL;
-extern __thread uintptr_t pc_stack_hi PC_HIDDEN PC_TLS_MODEL;
+extern PC_TLS uintptr_t pc_stack_lo PC_HIDDEN;
+extern PC_TLS uintptr_t pc_stack_hi PC_HIDDEN;
 
 #endif

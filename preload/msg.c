@@ -1,0 +1,82 @@
+/*
+ * libpc's message channel: one "libpc: " line at a time to the standard
+ * error the program was started with. Everything here is AS-safe; it calls
+ * nothing else in libpc.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pc.h"
+#include "banned.h"
+
+/*
+ * libpc's messages go to the standard error the program was started with,
+ * through a copy of it taken at start-up: at exit the program may have
+ * closed descriptor 2, or opened a file of its own there. The copy is used
+ * only while it still is the same file (a daemon may have closed it and
+ * reused the number). AS-safe.
+ */
+static int err_fd = -1;
+static dev_t err_dev;
+static ino_t err_ino;
+
+void
+pc_msg_init(void)
+{
+	struct stat st;
+	int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 200);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return;
+	}
+	err_fd = fd;
+	err_dev = st.st_dev;
+	err_ino = st.st_ino;
+}
+
+void
+pc_write_err(const char *buf, size_t n)
+{
+	struct stat st;
+	size_t off = 0;
+	int fd = err_fd;
+
+	if (fd < 0 || fstat(fd, &st) || st.st_dev != err_dev || st.st_ino != err_ino)
+		return;
+	while (off < n) {
+		ssize_t k = write(fd, buf + off, n - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		off += (size_t)k;
+	}
+}
+
+void
+pc_say(const char *a, const char *b, const char *c)
+{
+	char line[1024];
+	size_t n = 0;
+	const char *parts[] = { "libpc: ", a, b, c, "\n" };
+	int saved = errno;
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		for (const char *p = parts[i]; p && *p && n < sizeof(line) - 1; p++)
+			line[n++] = *p;
+	if (line[n - 1] != '\n')
+		line[n++] = '\n';
+	if (err_fd < 0)
+		pc_msg_init();
+	pc_write_err(line, n);
+	errno = saved;
+}

@@ -1,0 +1,356 @@
+/*
+ * PC_SCOPE=all, the writer's side: each object's gmon file, the vDSO's
+ * image, and the run's manifest. AS-safe: it runs at exit, at exec and from
+ * fatal-signal handlers, serialized by the lifecycle's state.
+ *
+ * The manifest, PATH.objects, is text, one record a line:
+ *   pcprof-objects 1
+ *   rate HZ
+ *   pid PID                    the process that wrote it
+ *   threads N                  threads sampled
+ *   no-object SAMPLES          samples in no object (JIT code, ...)
+ *   started NS                 CLOCK_REALTIME when this image began (or
+ *                              its process forked), in nanoseconds
+ *   cpu START STOP WRITE       the process's CPU clock, in nanoseconds, when
+ *                              this image began, when sampling stopped and
+ *                              when this manifest was written
+ *   ended exec|exit            how the image ended (none: a snapshot)
+ *   object INDEX LOADED SAMPLES BUILD-ID FILE PATH
+ *                              FILE: "gmon.out+libz.so.1", beside this one
+ *   arc FROM SELF COUNT        between two objects, INDEX<<48 | address
+ * INDEX 0 is the main program and FILE its gmon file; FILE is "-" for an
+ * object with no file (nothing sampled); the vDSO's image is written too,
+ * as FILE.so, to name its functions by; BUILD-ID is hex or
+ * "-"; PATH is last on the line, with bytes below 0x21, '%' and 0x7f
+ * written as %XX.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pc.h"
+#include "banned.h"
+
+/* ------------------------------------------------------------- writing */
+
+/* One manifest line at a time: writing is serialized (pc.writer), and a
+ * static buffer keeps a fatal signal's alternate stack small. */
+static char text_buf[PATH_MAX * 4 + 1024];
+
+static void
+text_start(struct pc_line *t)
+{
+	t->buf = text_buf;
+	t->size = sizeof(text_buf);
+	t->len = 0;
+}
+
+static void
+text_hex(struct pc_line *t, const uint8_t *b, size_t n)
+{
+	static const char x[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n && t->len + 2 < t->size; i++) {
+		t->buf[t->len++] = x[b[i] >> 4];
+		t->buf[t->len++] = x[b[i] & 15];
+	}
+}
+
+static void
+text_x64(struct pc_line *t, uint64_t v)
+{
+	static const char x[] = "0123456789abcdef";
+	char d[20];
+	int n = 0;
+
+	do
+		d[n++] = x[v & 15];
+	while ((v >>= 4));
+	pc_line_str(t, "0x");
+	while (n > 0 && t->len < t->size - 1)
+		t->buf[t->len++] = d[--n];
+}
+
+static void
+text_escaped(struct pc_line *t, const char *s)
+{
+	static const char x[] = "0123456789ABCDEF";
+
+	for (; *s && t->len + 3 < t->size; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c <= 0x20 || c == '%' || c == 0x7f) {
+			t->buf[t->len++] = '%';
+			t->buf[t->len++] = x[c >> 4];
+			t->buf[t->len++] = x[c & 15];
+		} else {
+			t->buf[t->len++] = (char)c;
+		}
+	}
+}
+
+/* "PATH" + suffix into dst; 0 or -ENAMETOOLONG. */
+static int
+join(char *dst, size_t size, const char *path, const char *a, const char *b)
+{
+	size_t n = strlen(path), k = strlen(a), m = strlen(b);
+
+	if (n + k + m + 1 > size)
+		return -ENAMETOOLONG;
+	memcpy(dst, path, n);
+	memcpy(dst + n, a, k);
+	memcpy(dst + n + k, b, m + 1);
+	return 0;
+}
+
+static uint32_t writing;	/* the object write_object writes */
+static unsigned char has_arcs[PC_MAX_OBJECTS / 8];
+
+static void
+mark_arc(uint64_t from, uint64_t self, uint64_t c, void *arg)
+{
+	uint64_t a = from >> PC_OBJ_SHIFT, b = self >> PC_OBJ_SHIFT;
+
+	(void)arg;
+	if (c && a == b && a < PC_MAX_OBJECTS)
+		has_arcs[a / 8] |= (unsigned char)(1u << (a % 8));
+}
+
+static int
+write_object(struct gmon_sink *s)
+{
+	const struct pc_object *o = &pc.objs[writing];
+	uint8_t spare[GMON_SPARE_SIZE];
+	size_t k = (size_t)o->build_id_len < GMON_BUILDID_SIZE ?
+		   (size_t)o->build_id_len : GMON_BUILDID_SIZE;
+
+	memcpy(spare, pc.spare, GMON_BUILDID_OFF);
+	memset(spare + GMON_BUILDID_OFF, 0, GMON_SPARE_SIZE - GMON_BUILDID_OFF);
+	memcpy(spare + GMON_BUILDID_OFF, o->build_id, k);
+	gmon_sink_header(s, spare);
+	pc_dump_texts(s, o->text, o->ntext);
+	/* one pass over the arc table per object that has arcs of its own */
+	if (pc.callgraph && (has_arcs[writing / 8] & (1u << (writing % 8))))
+		pc_arcs_write(s, writing);
+	return s->error;
+}
+
+static int
+write_image(struct gmon_sink *s)
+{
+	const struct pc_object *o = &pc.objs[writing];
+
+	return gmon_sink_bytes(s, o->image, o->image_len);
+}
+
+static const char *manifest_main;	/* the main gmon file's path */
+static int dump_nobjs;			/* the objects this write covers */
+static int wrote[PC_MAX_OBJECTS / 8 * 8];
+
+static void
+write_cross_arc(uint64_t from, uint64_t self, uint64_t c, void *arg)
+{
+	struct gmon_sink *s = arg;
+	struct pc_line t;
+
+	if (!c || from >> PC_OBJ_SHIFT == self >> PC_OBJ_SHIFT ||
+	    from >> PC_OBJ_SHIFT >= PC_MAX_OBJECTS || self >> PC_OBJ_SHIFT >= PC_MAX_OBJECTS)
+		return;		/* own arcs are in the gmon files; unplaced ones are lost */
+	text_start(&t);
+	pc_line_str(&t, "arc ");
+	text_x64(&t, from);
+	pc_line_str(&t, " ");
+	text_x64(&t, self);
+	pc_line_str(&t, " ");
+	pc_line_u64(&t, c);
+	pc_line_str(&t, "\n");
+	gmon_sink_bytes(s, t.buf, t.len);
+}
+
+static void
+object_line(struct gmon_sink *s, int i, int loaded, uint64_t samples,
+	    const uint8_t *id, int idlen, const char *prefix, const char *file,
+	    const char *path)
+{
+	struct pc_line t;
+
+	text_start(&t);
+	pc_line_str(&t, "object ");
+	pc_line_u64(&t, (uint64_t)i);
+	pc_line_str(&t, loaded ? " 1 " : " 0 ");
+	pc_line_u64(&t, samples);
+	pc_line_str(&t, " ");
+	if (idlen > 0)
+		text_hex(&t, id, (size_t)idlen);
+	else
+		pc_line_str(&t, "-");
+	pc_line_str(&t, " ");
+	if (file && *file && prefix) {
+		text_escaped(&t, prefix);
+		pc_line_str(&t, "+");
+	}
+	text_escaped(&t, file && *file ? file : "-");
+	pc_line_str(&t, " ");
+	text_escaped(&t, path && *path ? path : "-");
+	t.len = t.len < t.size - 1 ? t.len : t.size - 1;
+	t.buf[t.len++] = '\n';	/* whatever came before, the record ends */
+	gmon_sink_bytes(s, t.buf, t.len);
+}
+
+static uint64_t
+ns_of(struct timespec t)
+{
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void
+pc_note_cpu_stop(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	__atomic_store_n(&pc.cpu_stop_ns, ns_of(ts), __ATOMIC_RELEASE);
+}
+
+static int
+write_manifest(struct gmon_sink *s)
+{
+	const char *base = strrchr(manifest_main, '/');
+	int nobjs = dump_nobjs;
+	uint64_t unplaced = pc.pending_dropped + pc.no_object +
+			    __atomic_load_n(&pc.pending_samples, __ATOMIC_RELAXED);
+	/* the stop first, then the clock: a stop noted by a thread that
+	 * ends sampling while a snapshot is written is never after now; a
+	 * snapshot's sampling has not stopped (0): now, for both */
+	uint64_t stop = __atomic_load_n(&pc.cpu_stop_ns, __ATOMIC_ACQUIRE), now;
+	struct timespec ts;
+	struct pc_line t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	now = ns_of(ts);
+	if (!stop || stop > now)
+		stop = now;
+	text_start(&t);
+	pc_line_str(&t, "pcprof-objects 1\nrate ");
+	pc_line_u64(&t, (uint64_t)pc.hz);
+	pc_line_str(&t, "\npid ");
+	pc_line_u64(&t, (uint64_t)getpid());
+	pc_line_str(&t, "\nthreads ");
+	pc_line_u64(&t, __atomic_load_n(&pc.threads, __ATOMIC_RELAXED));
+	pc_line_str(&t, "\nno-object ");
+	pc_line_u64(&t, unplaced);
+	pc_line_str(&t, "\nstarted ");
+	pc_line_u64(&t, ns_of(pc.start));
+	pc_line_str(&t, "\ncpu ");
+	pc_line_u64(&t, ns_of(pc.cpu_start));
+	pc_line_str(&t, " ");
+	pc_line_u64(&t, stop);
+	pc_line_str(&t, " ");
+	pc_line_u64(&t, now);
+	/* how the image ends: an exec's next image, of the same pid, counts
+	 * its start-up from here */
+	if (pc.ending != PC_END_RUNNING)
+		pc_line_str(&t, pc.ending == PC_END_EXEC ? "\nended exec" : "\nended exit");
+	pc_line_str(&t, "\n");
+	gmon_sink_bytes(s, t.buf, t.len);
+	object_line(s, 0, 1, pc.samples - pc.outside, pc.spare + GMON_BUILDID_OFF,
+		    GMON_BUILDID_SIZE, NULL, base ? base + 1 : manifest_main, pc.exe);
+	for (int i = 1; i < nobjs; i++) {
+		const struct pc_object *o = &pc.objs[i];
+
+		object_line(s, i, o->loaded, o->samples, o->build_id, o->build_id_len,
+			    base ? base + 1 : manifest_main, wrote[i] ? o->file : NULL, o->path);
+	}
+	if (pc.callgraph)
+		pc_arcs_each(write_cross_arc, s);
+	/* samples at PCs in no object, by PC */
+	for (size_t i = 0; i < PC_PENDING && !s->error; i++) {
+		const struct pc_pending *p = &pc.pending[i];
+		uint64_t c;
+
+		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 2 ||
+		    !(c = __atomic_load_n(&p->count, __ATOMIC_RELAXED)))
+			continue;
+		text_start(&t);
+		pc_line_str(&t, "anon ");
+		text_x64(&t, (uint64_t)p->pc);
+		pc_line_str(&t, " ");
+		pc_line_u64(&t, c);
+		pc_line_str(&t, "\n");
+		gmon_sink_bytes(s, t.buf, t.len);
+	}
+	return s->error;
+}
+
+void
+pc_objects_unlink(const char *path)
+{
+	char name[PATH_MAX];
+	int nobjs = dump_nobjs;
+
+	if (!pc.scope_all)
+		return;
+	for (int i = 1; i < nobjs; i++) {
+		if (!wrote[i])
+			continue;
+		if (!join(name, sizeof(name), path, "+", pc.objs[i].file))
+			unlink(name);
+		if (pc.objs[i].vdso && !join(name, sizeof(name), path, "+", "vdso.so"))
+			unlink(name);
+		wrote[i] = 0;
+	}
+	if (!join(name, sizeof(name), path, ".objects", ""))
+		unlink(name);
+}
+
+int
+pc_objects_dump(const char *path)
+{
+	char name[PATH_MAX];
+	struct stat st;
+	int r;
+
+	if (join(name, sizeof(name), path, ".objects", ""))
+		return -ENAMETOOLONG;
+	int nobjs = dump_nobjs = __atomic_load_n(&pc.nobjs, __ATOMIC_ACQUIRE);
+
+	if (!pc.scope_all) {
+		/* a manifest from an earlier PC_SCOPE=all run is not this one's */
+		if (lstat(name, &st) == 0 && S_ISREG(st.st_mode))
+			unlink(name);
+		return 0;
+	}
+	memset(has_arcs, 0, sizeof(has_arcs));
+	if (pc.callgraph)
+		pc_arcs_each(mark_arc, NULL);
+	for (int i = 1; i < nobjs; i++) {
+		const struct pc_object *o = &pc.objs[i];
+		char file[PATH_MAX];
+
+		wrote[i] = 0;
+		if ((o->vdso && !o->image) ||
+		    (!o->samples && !(has_arcs[i / 8] & (1u << (i % 8)))))
+			continue;
+		if (join(file, sizeof(file), path, "+", o->file))
+			continue;
+		writing = (uint32_t)i;
+		r = pc_dump_file(file, write_object);
+		if (r)
+			pc_dump_summary(file, r);
+		else
+			wrote[i] = 1;
+		/* the vDSO's image, to name its functions by */
+		if (!r && o->vdso && join(file, sizeof(file), path, "+", "vdso.so") == 0 &&
+		    (r = pc_dump_file(file, write_image)))
+			pc_dump_summary(file, r);
+	}
+	manifest_main = path;
+	r = pc_dump_file(name, write_manifest);
+	if (r)
+		pc_dump_summary(name, r);
+	return r;
+}

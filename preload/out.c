@@ -1,0 +1,163 @@
+/*
+ * The writer's primitives: a file written through a temporary beside its
+ * target and renamed into place (a reader never sees half a file, and a
+ * symlink at the target is never followed), text segments' counters as
+ * histogram records, and text lines built without stdio. All AS-safe.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>		/* rename(2), which is AS-safe; nothing else */
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pc.h"
+#include "banned.h"
+
+void
+pc_line_str(struct pc_line *l, const char *s)
+{
+	while (*s && l->len < l->size - 1)
+		l->buf[l->len++] = *s++;
+}
+
+void
+pc_line_u64(struct pc_line *l, uint64_t v)
+{
+	char t[24];
+	int n = 0;
+
+	do
+		t[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n > 0 && l->len < l->size - 1)
+		l->buf[l->len++] = t[--n];
+}
+
+/* "dir/.base.<pid>.tmp" for "dir/base" */
+static int
+temp_name(char *dst, size_t size, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	char lbuf[PATH_MAX + 512];
+	struct pc_line l = { lbuf, sizeof(lbuf), 0 };
+
+	l.len = 0;
+	pc_line_str(&l, ".");
+	pc_line_str(&l, path + dirlen);
+	pc_line_str(&l, ".");
+	pc_line_u64(&l, (uint64_t)getpid());
+	pc_line_str(&l, ".tmp");
+	if (dirlen + l.len + 1 > size)
+		return -ENAMETOOLONG;
+	memcpy(dst, path, dirlen);
+	memcpy(dst + dirlen, l.buf, l.len);
+	dst[dirlen + l.len] = 0;
+	return 0;
+}
+
+/*
+ * The counters of one text segment, page by page: mincore() tells which
+ * pages of the anonymous mapping a sample ever touched, so untouched text
+ * is skipped without reading (and faulting in) its zero pages.
+ */
+static int
+write_text(struct gmon_sink *s, const struct pc_text *t)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t per_page = page / sizeof(uint32_t);
+	const unsigned bin = pc_profil_bin_bytes(t->prof.scale);
+	const size_t nbins = t->prof.bufsiz / sizeof(uint32_t);
+	const size_t npages = t->map_len / page;
+	unsigned char vec[1024];
+
+	for (size_t p0 = 0; p0 < npages; p0 += sizeof(vec)) {
+		size_t n = npages - p0 < sizeof(vec) ? npages - p0 : sizeof(vec);
+
+		if (mincore((char *)t->prof.buf + p0 * page, n * page, vec))
+			memset(vec, 1, n);	/* cannot tell: read them all */
+		for (size_t i = 0; i < n; i++) {
+			size_t j = i, a, b;
+			long r;
+
+			if (!(vec[i] & 1))
+				continue;
+			while (j + 1 < n && (vec[j + 1] & 1))
+				j++;
+			a = (p0 + i) * per_page;
+			b = (p0 + j + 1) * per_page;
+			if (b > nbins)
+				b = nbins;
+			if (a < b) {
+				r = gmon_sink_counts(s, t->link_low + a * bin, bin,
+						     (uint32_t)pc.hz,
+						     t->prof.buf + a, b - a);
+				if (r < 0)
+					return (int)r;
+			}
+			i = j;
+		}
+	}
+	return s->error;
+}
+
+int
+pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n)
+{
+	uint64_t before = s->bytes;
+
+	for (int i = 0; i < n && !s->error; i++)
+		write_text(s, &t[i]);
+	if (s->bytes == before && n > 0) {
+		/* no sample here, but readers expect a histogram (and its
+		 * rate): one empty bin just past the text, where no record of
+		 * another run's file can reach, so that files still add up
+		 * (gprof and pcprof refuse records that partly overlap) */
+		static const uint16_t zero;
+		const unsigned bin = pc_profil_bin_bytes(t[n - 1].prof.scale);
+		uint64_t end = t[n - 1].link_low + t[n - 1].prof.bufsiz / sizeof(uint32_t) * bin;
+
+		gmon_sink_hist(s, end, end + bin, (uint32_t)pc.hz, &zero, 1);
+	}
+	return s->error;
+}
+
+/* Write body's output to path through a temporary file and rename. */
+int
+pc_dump_file(const char *path, int (*body)(struct gmon_sink *))
+{
+	char tmp[PATH_MAX];
+	struct gmon_sink sink;
+	struct stat st;
+	int fd, r;
+
+	/* refuse a symlink or a directory rather than replace it */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
+	r = temp_name(tmp, sizeof(tmp), path);
+	if (r)
+		return r;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0 && errno == EEXIST) {
+		/* left by an earlier process with our pid that died mid-write */
+		unlink(tmp);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	}
+	if (fd < 0)
+		return -errno;
+	gmon_sink_init(&sink, fd);
+	body(&sink);
+	r = gmon_sink_flush(&sink);
+	if (close(fd) && !r && errno != EINTR)
+		r = -errno;
+	if (!r && rename(tmp, path))
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	return r;
+}

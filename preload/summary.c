@@ -1,0 +1,152 @@
+/*
+ * PC_VERBOSE's closing line for each file written, and the one-line reason
+ * when a write failed (always printed). AS-safe.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pc.h"
+#include "banned.h"
+
+/* v with one decimal, rounded */
+static void
+line_fixed1(struct pc_line *l, double v)
+{
+	uint64_t t = (uint64_t)(v * 10 + 0.5);
+
+	pc_line_u64(l, t / 10);
+	pc_line_str(l, ".");
+	pc_line_u64(l, t % 10);
+}
+
+static void
+line_out(struct pc_line *l)
+{
+	l->buf[l->len++] = '\n';
+	pc_write_err(l->buf, l->len);
+}
+
+static const char *
+error_text(int err)
+{
+	switch (-err) {
+	case ELOOP:	return "it is a symbolic link";
+	case EISDIR:	return "it is a directory";
+	case ENOSPC:	return "no space left on the device";
+	case EDQUOT:	return "disk quota exceeded";
+	case EACCES:	return "permission denied";
+	case EPERM:	return "operation not permitted";
+	case EROFS:	return "read-only file system";
+	case ENOENT:	return "no such directory";
+	case ENAMETOOLONG: return "file name too long";
+	case EMFILE: case ENFILE: return "too many open files";
+	default:	return "write failed";
+	}
+}
+
+void
+pc_dump_summary(const char *path, int err)
+{
+	struct timespec ts;
+	double cpu = 0;
+	char lbuf[PATH_MAX + 512];
+	struct pc_line l = { lbuf, sizeof(lbuf), 0 };
+
+	if (err) {
+		l.len = 0;
+		pc_line_str(&l, "libpc: cannot write '");
+		pc_line_str(&l, path);
+		pc_line_str(&l, "': ");
+		pc_line_str(&l, error_text(err));
+		pc_line_str(&l, "; profile not written");
+		line_out(&l);
+	}
+	if (!pc.verbose)
+		return;
+	/* this image's CPU only: an exec keeps the process's clock going */
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+		cpu = (double)(ts.tv_sec - pc.cpu_start.tv_sec) +
+		      (double)(ts.tv_nsec - pc.cpu_start.tv_nsec) / 1e9;
+	l.len = 0;
+	pc_line_str(&l, "libpc: ");
+	pc_line_str(&l, err ? "not written " : "wrote ");
+	pc_line_str(&l, path);
+	pc_line_str(&l, ": ");
+	pc_line_u64(&l, pc.samples);
+	pc_line_str(&l, " samples (");
+	pc_line_u64(&l, pc.signals);
+	pc_line_str(&l, " signals) in ");
+	line_fixed1(&l, cpu);
+	pc_line_str(&l, " s CPU; rate ");
+	pc_line_u64(&l, (uint64_t)pc.hz);
+	pc_line_str(&l, " Hz requested, ");
+	pc_line_u64(&l, cpu > 0 ? (uint64_t)(pc.samples / cpu + 0.5) : 0);
+	pc_line_str(&l, " Hz effective, ");
+	pc_line_u64(&l, cpu > 0 ? (uint64_t)(pc.signals / cpu + 0.5) : 0);
+	pc_line_str(&l, " signals/s; ");
+	pc_line_u64(&l, pc.threads);
+	pc_line_str(&l, " threads; timer ");
+	pc_line_str(&l, pc.timer_kind == PC_TIMER_TASKCLOCK ? "taskclock" : "posix");
+	if (pc.timer_refused) {
+		pc_line_str(&l, " (task-clock refused: errno ");
+		pc_line_u64(&l, (uint64_t)pc.timer_refused);
+		pc_line_str(&l, ")");
+	}
+	pc_line_str(&l, "; ");
+	pc_line_u64(&l, pc.outside);
+	pc_line_str(&l, " samples outside the text");
+	if (pc.scope_all) {
+		pc_line_str(&l, "; scope all: ");
+		pc_line_u64(&l, (uint64_t)(pc.nobjs - 1));
+		pc_line_str(&l, " other objects, ");
+		/* as the manifest counts them: JIT code's are kept by PC */
+		pc_line_u64(&l, pc.pending_dropped + pc.no_object +
+				__atomic_load_n(&pc.pending_samples, __ATOMIC_RELAXED));
+		pc_line_str(&l, " samples in none");
+	}
+	if (pc.callgraph) {
+		pc_line_str(&l, "; call graph: ");
+		pc_line_u64(&l, pc.stacks_walked ? pc.frames / pc.stacks_walked : 0);
+		pc_line_str(&l, " frames a stack (");
+		pc_line_str(&l, pc.unwinder == PC_UNWIND_FP ? "fp" :
+			     pc.unwinder == PC_UNWIND_LIBUNWIND ? "libunwind" : "dwarf");
+		pc_line_str(&l, "), ");
+		pc_line_u64(&l, pc.arcs_dropped);
+		pc_line_str(&l, " arc samples dropped (table full)");
+		if (pc.stacks) {
+			pc_line_str(&l, ", ");
+			pc_line_u64(&l, pc.stacks_dropped);
+			pc_line_str(&l, " stack samples dropped");
+		}
+	}
+	pc_line_str(&l, "; signal ");
+	pc_line_u64(&l, (uint64_t)pc.sig);
+	if (pc.pg_built)
+		pc_line_str(&l, " (not SIGPROF: the program is built with -pg)");
+	if (pc.snapshots) {
+		pc_line_str(&l, "; ");
+		pc_line_u64(&l, pc.snapshots);
+		pc_line_str(&l, " snapshots");
+	}
+	if (pc.lost_blocked) {
+		pc_line_str(&l, "; ");
+		pc_line_u64(&l, pc.lost_blocked);
+		pc_line_str(&l, " of the program's own signals held while it blocked them");
+	}
+	if (pc.timer_failures) {
+		pc_line_str(&l, "; ");
+		pc_line_u64(&l, pc.timer_failures);
+		pc_line_str(&l, " threads unsampled (no timer)");
+	}
+	if (pc.foreign) {
+		pc_line_str(&l, "; ");
+		pc_line_u64(&l, pc.foreign);
+		pc_line_str(&l, " foreign signals passed on");
+	}
+	line_out(&l);
+}
