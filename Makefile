@@ -71,7 +71,9 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 # ---------------------------------------------------------------- pcprof
 TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
 	tools/merge.c tools/symtab.c tools/callgraph.c tools/stackfile.c \
-	tools/flame.c tools/diff.c tools/whole.c tools/runview.c tools/jitmap.c gmon/read.c gmon/write.c \
+	tools/flame.c tools/diff.c tools/whole.c tools/runview.c tools/jitmap.c \
+	tools/files.c tools/symbols.c tools/label.c tools/cmd_report.c tools/inputs.c \
+	gmon/read.c gmon/write.c \
 	gmon/objects.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o)
 # libelf reads symbols; libdw (elfutils too) reads unwind tables for the

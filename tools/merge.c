@@ -102,7 +102,7 @@ cmd_merge(int argc, char **argv)
 	}
 	profiles_load(&p, argv + optind, argc - optind);
 	for (int i = optind; i < argc; i++)
-		if (whole_has_manifest(argv[i])) {
+		if (files_have_manifest(argv[i])) {
 			pc_warn("note: '%s' has an objects manifest (PC_SCOPE=all); only the "
 				"executable's profiles are merged", argv[i]);
 			break;

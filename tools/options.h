@@ -45,14 +45,16 @@ enum {
 "  --debug-dir DIR  look for separate debug files under DIR\n"		\
 "                   (default /usr/lib/debug)\n"
 
-/* 1 if c was a report option (and is applied), 0 if not. */
+/* inputs.c: 1 if c was a report option (and is applied), 0 if not. */
 int report_option(int c, const char *arg, struct report_opts *r,
 		  struct symtab_opts *s);
 
-/* Load symbols and profiles and print the report; exits on bad input. */
+/* inputs.c: load symbols and profiles and print the report; exits on
+ * bad input. */
 int report_files(const char *exe, char **files, int nfiles,
 		 struct report_opts *r, const struct symtab_opts *s, FILE *out);
 
+/* inputs.c: a command's usage text, on out. */
 void report_usage(FILE *out, const char *text);
 
 #endif

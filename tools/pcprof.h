@@ -14,30 +14,37 @@
 
 #define EXIT_BAD_INPUT	2
 
-/* "pcprof: " + message + newline on stderr. */
+/* files.c: "pcprof: " + message + newline on stderr. */
 void pc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, then exit(2). */
 void pc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-/* The whole file, or exit with a message: never blocks on a FIFO, never
- * reads a directory or an empty file. */
+/* files.c: the whole file, or exit with a message: never blocks on a
+ * FIFO, never reads a directory or an empty file. */
 unsigned char *pc_slurp(const char *path, size_t *len);
 
-/* Exit with the one-line message for a failed gmon_parse or
+/* files.c: exit with the one-line message for a failed gmon_parse or
  * gmon_stacks_parse (r), if it failed. */
 void pc_parse_fatal(const char *path, int r, const struct gmon_error *err);
 
+/* files.c: b[0..n) in hex into buf (2n + 1 bytes); buf. */
+const char *pc_hex(const uint8_t *b, size_t n, char *buf);
+
+/* files.c: whether gmon has a manifest (gmon.objects) beside it. */
+int files_have_manifest(const char *gmon);
+
 /*
- * Read and sum the profiles at paths[0..n) into p; they must agree on rate
+ * profile.c: read and sum the profiles at paths[0..n) into p; they must agree on rate
  * and on the executable they came from. Exits with a message naming the
  * file on any bad input.
  */
 void profiles_load(struct gmon_profile *p, char **paths, int n);
 
-/* Print the symbol loader's note (a debuginfod server not reached), once. */
+/* symbols.c: print the symbol loader's note (a debuginfod server not
+ * reached), once. */
 void symbols_notes(void);
 
-/* Load exe's symbols or exit with a message naming it. */
+/* symbols.c: load exe's symbols or exit with a message naming it. */
 void symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o);
 /* The same, but when gmon has an objects manifest beside it (PC_SCOPE=all),
  * an executable with no symbols is a warning and an empty table. */
@@ -45,7 +52,7 @@ void symbols_load_whole(struct symtab *st, const char *exe,
 			const struct symtab_opts *o, const char *gmon);
 
 /*
- * The profiles to read for files[0..nfiles) (main.c): a directory stands
+ * The profiles to read for files[0..nfiles) (inputs.c): a directory stands
  * for the gmon files in it that libpc wrote for st's executable, and of
  * several files those recorded for another program are left out. Returns
  * malloc'ed copies (*nout of them); exits if none is left.
@@ -72,20 +79,18 @@ int jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, ch
 /* Parse the manifest at path into o, or exit with one line naming it. */
 void manifest_read(const char *path, struct gmon_objects *o);
 
-/* Whether gmon has a manifest beside it. */
-int whole_has_manifest(const char *gmon);
 /* An address in the stacks of files[file], in whole_load's numbering. */
 uint64_t whole_addr(int file, uint64_t a);
 void whole_release(void);
 
 /* A function's name for the call graph: "name (object)" outside the
- * executable (report.c). buf is used when needed. */
+ * executable (label.c). buf is used when needed. */
 const char *func_label(const struct symtab *st, uint32_t func, char *buf, size_t size);
 
-/* Write s as a JSON string, quoted and escaped (report.c). */
+/* Write s as a JSON string, quoted and escaped (label.c). */
 void json_string(FILE *out, const char *s);
 
-/* Warn when p carries a build-id that is not exe's. */
+/* symbols.c: warn when p carries a build-id that is not exe's. */
 void check_build_id(const struct gmon_profile *p, const struct symtab *st,
 		    const char *exe);
 

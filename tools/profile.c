@@ -13,83 +13,6 @@
 #include "pcprof.h"
 
 static void
-vwarn(const char *fmt, va_list ap)
-{
-	fflush(stdout);
-	fputs("pcprof: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-}
-
-void
-pc_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vwarn(fmt, ap);
-	va_end(ap);
-}
-
-void
-pc_fatal(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vwarn(fmt, ap);
-	va_end(ap);
-	exit(EXIT_BAD_INPUT);
-}
-
-unsigned char *
-pc_slurp(const char *path, size_t *len)
-{
-	struct stat sb;
-	unsigned char *buf;
-	size_t off = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
-	if (fd < 0)
-		pc_fatal("'%s': %s", path, strerror(errno));
-	if (fstat(fd, &sb))
-		pc_fatal("'%s': %s", path, strerror(errno));
-	if (S_ISDIR(sb.st_mode))
-		pc_fatal("'%s': is a directory", path);
-	if (!S_ISREG(sb.st_mode))
-		pc_fatal("'%s': not a regular file", path);
-	if (sb.st_size == 0)
-		pc_fatal("'%s': empty file", path);
-	buf = malloc((size_t)sb.st_size);
-	if (!buf)
-		pc_fatal("'%s': out of memory for %lld bytes", path, (long long)sb.st_size);
-	while (off < (size_t)sb.st_size) {
-		ssize_t n = read(fd, buf + off, (size_t)sb.st_size - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			pc_fatal("'%s': %s", path, strerror(errno));
-		if (n == 0)
-			break;	/* shrank under us: parse what there is */
-		off += (size_t)n;
-	}
-	close(fd);
-	*len = off;
-	return buf;
-}
-
-void
-pc_parse_fatal(const char *path, int r, const struct gmon_error *err)
-{
-	if (r == -ENOMEM)
-		pc_fatal("'%s': out of memory", path);
-	if (r)
-		pc_fatal("'%s': %s at byte %llu", path, err->what,
-			 (unsigned long long)err->offset);
-}
-
-static void
 load_one(struct gmon_profile *p, const char *path)
 {
 	struct gmon_error err;
@@ -101,15 +24,6 @@ load_one(struct gmon_profile *p, const char *path)
 	pc_parse_fatal(path, r, &err);
 	if (p->nhists == 0)
 		pc_fatal("'%s': no histogram in the profile", path);
-}
-
-static const char *
-hex(const uint8_t *b, size_t n, char *buf)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(buf + 2 * i, "%02x", b[i]);
-	buf[2 * n] = 0;
-	return buf;
 }
 
 void
@@ -132,7 +46,7 @@ profiles_load(struct gmon_profile *p, char **paths, int n)
 				 paths[i], q.hists[0].rate, paths[0], p->hists[0].rate);
 		if (pc0 && gmon_profile_is_libpc(&q, id) && memcmp(id0, id, sizeof(id)))
 			pc_fatal("'%s': from another executable than '%s' (build-id %s..., not %s...)",
-				 paths[i], paths[0], hex(id, sizeof(id), a), hex(id0, sizeof(id0), b));
+				 paths[i], paths[0], pc_hex(id, sizeof(id), a), pc_hex(id0, sizeof(id0), b));
 		r = gmon_profile_add(p, &q, &err);
 		if (r == -ENOMEM)
 			pc_fatal("'%s': out of memory", paths[i]);
@@ -140,66 +54,6 @@ profiles_load(struct gmon_profile *p, char **paths, int n)
 			pc_fatal("'%s': cannot be added to '%s': %s", paths[i], paths[0], err.what);
 		gmon_profile_release(&q);
 	}
-}
-
-void
-symbols_notes(void)
-{
-	const char *note = symtab_take_note();
-
-	if (note)
-		pc_warn("note: %s", note);
-}
-
-void
-symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o)
-{
-	char err[512];
-
-	if (symtab_load(st, exe, o, err, sizeof(err)))
-		pc_fatal("'%s': %s", exe, err);
-	symbols_notes();
-}
-
-void
-symbols_load_whole(struct symtab *st, const char *exe, const struct symtab_opts *o,
-		   const char *gmon)
-{
-	char err[512];
-	struct stat sb;
-
-	if (symtab_load(st, exe, o, err, sizeof(err)) == 0) {
-		symbols_notes();
-		return;
-	}
-	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || !whole_has_manifest(gmon))
-		pc_fatal("'%s': %s", exe, err);
-	/* the whole process was profiled: the rest of it can still be shown */
-	pc_warn("warning: '%s': %s", exe, err);
-	memset(st, 0, sizeof(*st));
-	st->syms = calloc(1, sizeof(*st->syms));
-	st->funcs = calloc(1, sizeof(*st->funcs));
-	if (!st->syms || !st->funcs)
-		pc_fatal("out of memory");
-}
-
-void
-check_build_id(const struct gmon_profile *p, const struct symtab *st,
-	       const char *exe)
-{
-	static const uint8_t zero[GMON_BUILDID_SIZE];
-	uint8_t id[GMON_BUILDID_SIZE];
-	char a[32], b[32];
-
-	if (!gmon_profile_is_libpc(p, id) || !memcmp(id, zero, sizeof(id)))
-		return;
-	if (st->build_id_len < GMON_BUILDID_SIZE)
-		return;
-	if (memcmp(id, st->build_id, GMON_BUILDID_SIZE))
-		pc_warn("warning: '%s' is not the program that was profiled "
-			"(build-id %s..., the profile's is %s...); names may be wrong",
-			exe, hex(st->build_id, GMON_BUILDID_SIZE, a),
-			hex(id, sizeof(id), b));
 }
 
 int

@@ -9,23 +9,6 @@
 
 #include "pcprof.h"
 
-void
-json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 static void
 csv_string(FILE *out, const char *s)
 {
@@ -57,15 +40,6 @@ static const char *
 object_of(const struct symtab *st, uint32_t func)
 {
 	return st->nobjs ? st->objnames[st->func_obj[func]] : NULL;
-}
-
-const char *
-func_label(const struct symtab *st, uint32_t func, char *buf, size_t size)
-{
-	if (!st->nobjs || st->func_obj[func] == 0 || st->funcs[func][0] == '[')
-		return st->funcs[func];
-	snprintf(buf, size, "%s (%s)", st->funcs[func], st->objnames[st->func_obj[func]]);
-	return buf;
 }
 
 static size_t

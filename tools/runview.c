@@ -110,7 +110,7 @@ is_object_of_a_profile(const char *path)
 		return 0;
 	if (!(profile = strndup(path, (size_t)(plus - path))))
 		pc_fatal("out of memory");
-	r = whole_has_manifest(profile);
+	r = files_have_manifest(profile);
 	free(profile);
 	return r;
 }
@@ -189,7 +189,7 @@ add_dir(struct view *v, const char *dir)
 	if (n)
 		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
-		if (whole_has_manifest(names[i]))
+		if (files_have_manifest(names[i]))
 			add_proc(v, names[i]);
 		else
 			v->left_out++;
@@ -554,7 +554,7 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 			pc_fatal("'%s': %s", paths[i], strerror(errno));
 		if (S_ISDIR(sb.st_mode))
 			add_dir(&v, paths[i]);
-		else if (whole_has_manifest(paths[i]))
+		else if (files_have_manifest(paths[i]))
 			add_proc(&v, paths[i]);
 		else
 			pc_fatal("'%s': no manifest beside it (%s.objects) to name its program: "

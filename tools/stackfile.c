@@ -25,7 +25,7 @@ manifest_pid(const char *gmon)
 	uint64_t pid;
 	char *path;
 
-	if (!gmon || !whole_has_manifest(gmon))
+	if (!gmon || !files_have_manifest(gmon))
 		return 0;
 	if (asprintf(&path, "%s.objects", gmon) < 0)
 		pc_fatal("out of memory");
@@ -262,7 +262,7 @@ cmd_flame(int argc, char **argv)
 	nfiles = optind + 1 < argc ? argc - optind - 1 : 1;
 	memset(&prof, 0, sizeof(prof));
 	symbols_load_whole(&st, argv[optind], &so, files[0]);
-	if (!stacks && whole_has_manifest(files[0])) {
+	if (!stacks && files_have_manifest(files[0])) {
 		/* PC_SCOPE=all: name the frames in every object */
 		profiles_load(&prof, files, nfiles);
 		whole_load(&st, &prof, files, nfiles, argv[optind], &so);

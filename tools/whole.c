@@ -404,20 +404,6 @@ manifest_read(const char *manifest, struct gmon_objects *o)
 }
 
 int
-whole_has_manifest(const char *gmon)
-{
-	struct stat sb;
-	char *manifest;
-	int r;
-
-	if (asprintf(&manifest, "%s.objects", gmon) < 0)
-		pc_fatal("out of memory");
-	r = stat(manifest, &sb) == 0;
-	free(manifest);
-	return r;
-}
-
-int
 whole_load(struct symtab *st, struct gmon_profile *p, char **files, int nfiles,
 	   const char *exe, const struct symtab_opts *so)
 {

@@ -1,0 +1,119 @@
+/*
+ * The bottom of pcprof: one-line messages that name the file (err(3)
+ * style, exit status 2 for bad input), whole files read with every refusal
+ * a reader needs, and whether a profile has a manifest beside it. Calls
+ * nothing else in pcprof.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE		/* asprintf */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pcprof.h"
+
+static void
+vwarn(const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fputs("pcprof: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void
+pc_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+}
+
+void
+pc_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+	exit(EXIT_BAD_INPUT);
+}
+
+unsigned char *
+pc_slurp(const char *path, size_t *len)
+{
+	struct stat sb;
+	unsigned char *buf;
+	size_t off = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		pc_fatal("'%s': %s", path, strerror(errno));
+	if (fstat(fd, &sb))
+		pc_fatal("'%s': %s", path, strerror(errno));
+	if (S_ISDIR(sb.st_mode))
+		pc_fatal("'%s': is a directory", path);
+	if (!S_ISREG(sb.st_mode))
+		pc_fatal("'%s': not a regular file", path);
+	if (sb.st_size == 0)
+		pc_fatal("'%s': empty file", path);
+	buf = malloc((size_t)sb.st_size);
+	if (!buf)
+		pc_fatal("'%s': out of memory for %lld bytes", path, (long long)sb.st_size);
+	while (off < (size_t)sb.st_size) {
+		ssize_t n = read(fd, buf + off, (size_t)sb.st_size - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			pc_fatal("'%s': %s", path, strerror(errno));
+		if (n == 0)
+			break;	/* shrank under us: parse what there is */
+		off += (size_t)n;
+	}
+	close(fd);
+	*len = off;
+	return buf;
+}
+
+void
+pc_parse_fatal(const char *path, int r, const struct gmon_error *err)
+{
+	if (r == -ENOMEM)
+		pc_fatal("'%s': out of memory", path);
+	if (r)
+		pc_fatal("'%s': %s at byte %llu", path, err->what,
+			 (unsigned long long)err->offset);
+}
+
+int
+files_have_manifest(const char *gmon)
+{
+	struct stat sb;
+	char *manifest;
+	int r;
+
+	if (asprintf(&manifest, "%s.objects", gmon) < 0)
+		pc_fatal("out of memory");
+	r = stat(manifest, &sb) == 0;
+	free(manifest);
+	return r;
+}
+
+const char *
+pc_hex(const uint8_t *b, size_t n, char *buf)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(buf + 2 * i, "%02x", b[i]);
+	buf[2 * n] = 0;
+	return buf;
+}
