@@ -73,6 +73,7 @@ TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
 	tools/merge.c tools/symtab.c tools/callgraph.c tools/stackfile.c \
 	tools/flame.c tools/diff.c tools/whole.c tools/runview.c tools/jitmap.c \
 	tools/files.c tools/symbols.c tools/label.c tools/cmd_report.c tools/inputs.c \
+	tools/stats.c \
 	gmon/read.c gmon/write.c \
 	gmon/objects.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o)
@@ -112,10 +113,10 @@ CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c gmon/objects.c \
-	gmon/read.c gmon/write.c
+	gmon/read.c gmon/write.c tests/check_stats.c tools/stats.c
 UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o)
 
-$(B)/host/%.o: %.c gmon/gmon.h preload/profil.h tests/unit.h
+$(B)/host/%.o: %.c gmon/gmon.h preload/profil.h tests/unit.h tools/stats.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(HOST_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 

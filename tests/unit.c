@@ -33,6 +33,7 @@ main(void)
 	int failed;
 
 	srunner_add_suite(sr, profil_suite());
+	srunner_add_suite(sr, stats_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -6,6 +6,7 @@
 
 Suite *gmon_suite(void);
 Suite *profil_suite(void);
+Suite *stats_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
 int unit_have(const char *shell_test);

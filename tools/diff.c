@@ -12,6 +12,7 @@
 
 #include "pcprof.h"
 #include "options.h"
+#include "stats.h"
 
 #define EXIT_REGRESSION	1
 
@@ -139,99 +140,6 @@ struct result {
 				   function's; 1 when not judged */
 	int speed_judged;
 };
-
-/* ---------------------------------------------------------- distributions */
-
-/* Continued fraction of the incomplete beta function (modified Lentz). */
-static double
-beta_cf(double a, double b, double x)
-{
-	const double tiny = 1e-300;
-	double c = 1, d = 1 - (a + b) * x / (a + 1), h;
-
-	if (fabs(d) < tiny)
-		d = tiny;
-	d = 1 / d;
-	h = d;
-	for (int m = 1; m <= 1000; m++) {
-		double m2 = 2.0 * m, num, del;
-
-		num = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-		d = 1 + num * d;
-		c = 1 + num / c;
-		d = 1 / (fabs(d) < tiny ? tiny : d);
-		c = fabs(c) < tiny ? tiny : c;
-		h *= d * c;
-		num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-		d = 1 + num * d;
-		c = 1 + num / c;
-		d = 1 / (fabs(d) < tiny ? tiny : d);
-		c = fabs(c) < tiny ? tiny : c;
-		del = d * c;
-		h *= del;
-		if (fabs(del - 1) < 1e-15)
-			break;
-	}
-	return h;
-}
-
-/* The regularized incomplete beta function I_x(a, b), a, b > 0. */
-static double
-ibeta(double a, double b, double x)
-{
-	double front;
-
-	if (x <= 0)
-		return 0;
-	if (x >= 1)
-		return 1;
-	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) +
-		    b * log1p(-x));
-	/* the fraction converges fast on the side of the mean */
-	if (x < (a + 1) / (a + b + 2))
-		return front * beta_cf(a, b, x) / a;
-	return 1 - front * beta_cf(b, a, 1 - x) / b;
-}
-
-/*
- * Two-sided p-value of t under Student's t with df degrees of freedom
- * (any real df > 0); df = INFINITY is the normal distribution.
- */
-static double
-t_two_sided(double t, double df)
-{
-	if (isnan(t))
-		return 1;
-	if (isinf(df) || df > 1e7)
-		return erfc(fabs(t) / sqrt(2));
-	if (isinf(t))
-		return 0;
-	return ibeta(df / 2, 0.5, df / (df + t * t));
-}
-
-/* For the tests: values the Python suite checks against its own. */
-static int
-self_test(void)
-{
-	static const double b[][3] = {
-		{ 0.5, 0.5, 0.3 }, { 2, 3, 0.4 }, { 1, 1, 0.77 },
-		{ 10, 0.5, 0.9 }, { 0.5, 10, 0.01 }, { 30, 40, 0.45 },
-		{ 2.25, 0.5, 0.999 },
-	};
-	static const double t[][2] = {
-		{ 2.776445105, 4 }, { 63.65674116, 1 }, { 4.604094871, 4 },
-		{ 1.0, 2.5 }, { 3.3, 7.3 }, { 0.0, 3 }, { 12.0, 5 },
-		{ 2.0, 1e9 }, { 2.575829304, INFINITY }, { 40.0, 30 },
-	};
-
-	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
-		printf("ibeta %g %g %g %.12g\n", b[i][0], b[i][1], b[i][2],
-		       ibeta(b[i][0], b[i][1], b[i][2]));
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		printf("t %.10g %g %.12g\n", t[i][0], t[i][1],
-		       t_two_sided(t[i][0], t[i][1]));
-	return 0;
-}
 
 /* ---------------------------------------------------------- loading */
 
@@ -513,7 +421,7 @@ test_row(struct row *w, const struct model *mo, const struct side *b,
 	}
 	se2 = psi * (pb / b->nruns + pn / n->nruns);
 	w->t = se2 > 0 ? (w->mn - w->mb) / sqrt(se2) : (w->mn == w->mb ? 0 : INFINITY);
-	w->p = t_two_sided(w->t, w->df);
+	w->p = stats_t_two_sided(w->t, w->df);
 	w->tested = 1;
 }
 
@@ -546,7 +454,7 @@ test_program(struct row *w, const struct model *mo, const struct side *b,
 	se2 = vb + vn;
 	w->df = se2 * se2 / (vb * vb / dfb + vn * vn / dfn);
 	w->t = (w->mn - w->mb) / sqrt(se2);
-	w->p = t_two_sided(w->t, w->df);
+	w->p = stats_t_two_sided(w->t, w->df);
 	w->tested = 1;
 }
 
@@ -961,7 +869,7 @@ print_json(FILE *out, const struct result *res, const struct side *b,
 
 enum {
 	OPT_BASE = 512, OPT_NEW, OPT_METRIC, OPT_ALPHA, OPT_THRESHOLD,
-	OPT_MIN_SECONDS, OPT_DFORMAT, OPT_DTOP, OPT_SELF_TEST, OPT_ABSOLUTE,
+	OPT_MIN_SECONDS, OPT_DFORMAT, OPT_DTOP, OPT_ABSOLUTE,
 };
 
 static double
@@ -1019,7 +927,6 @@ parse_args(int argc, char **argv, struct diff_opts *o, struct symtab_opts *so,
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
-		{ "self-test", no_argument, NULL, OPT_SELF_TEST },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
@@ -1092,9 +999,6 @@ parse_args(int argc, char **argv, struct diff_opts *o, struct symtab_opts *so,
 		case OPT_DEBUG_DIR:
 			so->debug_root = optarg;
 			break;
-		case OPT_SELF_TEST:
-			free(loose.args);
-			return self_test();
 		case 'h':
 			free(loose.args);
 			fputs(usage_diff, stdout);
