@@ -61,14 +61,14 @@ main(int argc, char **argv)
 	uint64_t x = 1;
 
 	/*
-	 * 512 calls a block, timed a block at a time (truth.h), so that even
+	 * 128 calls a block, timed a block at a time (truth.h), so that even
 	 * caller_b's block, of cheap calls, lasts several ticks
 	 */
 	while (process_cpu() < seconds) {
-		TIMED_CALLS(leaf_in_a, 512, x = caller_a(x));
-		TIMED_CALLS(leaf_in_b, 512, x = caller_b(x));
+		TIMED_CALLS(leaf_in_a, 128, x = caller_a(x));
+		TIMED_CALLS(leaf_in_b, 128, x = caller_b(x));
 		/* one sort per 8 pairs of calls */
-		for (int i = 0; i < 512 / 8; i++)
+		for (int i = 0; i < 128 / 8; i++)
 			sort_items(x + (uint64_t)i);
 	}
 	sink = x;

@@ -44,13 +44,13 @@ process_cpu(void)
  * keeps the per-call form, built as three-percall, to document it.
  */
 #ifndef TRUTH_BLOCK
-#define TRUTH_BLOCK 64
+#define TRUTH_BLOCK 16
 #endif
 
 /*
  * Runs stmt n times and adds the thread CPU time it took to acc. A block
  * must be long against the 4 ms tick too, or the sample after a switch at
- * its start falls past its end: 64 calls of at least 100 us.
+ * its start falls past its end: 16 calls of a unit (SPIN_UNIT) or more.
  */
 #define TIMED_CALLS(acc, n, stmt)					\
 	do {								\
@@ -63,7 +63,9 @@ process_cpu(void)
 
 #define TIMED_BLOCK(acc, stmt) TIMED_CALLS(acc, TRUTH_BLOCK, stmt)
 
-/* About 100 microseconds of integer work per unit that cannot be folded. */
+/* Integer work that cannot be folded, per unit: about 0.25 ms of CPU on
+ * the 2-core VM the tests run on (one round of three.c, its three
+ * 16-call blocks of 5, 3 and 2 units, is 40 ms). */
 #define SPIN_UNIT 150000
 
 /*
