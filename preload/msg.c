@@ -8,6 +8,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,19 +63,34 @@ pc_write_err(const char *buf, size_t n)
 	}
 }
 
+/* Append s to line[*n..end), at most max bytes of it. AS-safe. */
+static void
+put(char *line, size_t *n, size_t end, const char *s, size_t max)
+{
+	for (; s && *s && max && *n < end; s++, max--)
+		line[(*n)++] = *s;
+}
+
 void
 pc_say(const char *a, const char *b, const char *c)
 {
 	char line[1024];
-	size_t n = 0;
-	const char *parts[] = { "libpc: ", a, b, c, "\n" };
+	const size_t end = sizeof(line) - 1;	/* room for the newline */
+	size_t n = 0, tail = c ? strlen(c) : 0;
 	int saved = errno;
 
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-		for (const char *p = parts[i]; p && *p && n < sizeof(line) - 1; p++)
-			line[n++] = *p;
-	if (line[n - 1] != '\n')
-		line[n++] = '\n';
+	put(line, &n, end, "libpc: ", (size_t)-1);
+	put(line, &n, end, a, (size_t)-1);
+	/* b is the variable part (a value, a path): it gives way, so that
+	 * the reason after it always fits */
+	if (b && strlen(b) + tail > end - n && end - n > tail + 3) {
+		put(line, &n, end, b, end - n - tail - 3);
+		put(line, &n, end, "...", 3);
+	} else {
+		put(line, &n, end, b, (size_t)-1);
+	}
+	put(line, &n, end, c, (size_t)-1);
+	line[n++] = '\n';
 	if (err_fd < 0)
 		pc_msg_init();
 	pc_write_err(line, n);

@@ -131,141 +131,169 @@ static int sig_chosen;		/* PC_SIGNAL was given */
 static size_t stacks_mb;	/* PC_STACKS_MB */
 static int scope_all;		/* PC_SCOPE=all */
 
+/*
+ * The settings, one entry each: the variable, how its value is read, its
+ * bounds or words, its default, the value a bad one gets, and the end of
+ * the warning a bad one prints ("libpc: NAME='VALUE' " + want). parse
+ * stores the value in *v and returns 0, or -1 for a bad value.
+ */
+struct setting {
+	const char *name;
+	int (*parse)(const struct setting *, const char *s, long *v);
+	long min, max;			/* parse_range, parse_ms */
+	const char *const *words;	/* parse_word: the value is the index */
+	long dflt, bad;
+	const char *want;
+};
+
+enum {
+	S_HZ, S_TIMER, S_SIGNAL, S_CALLGRAPH, S_UNWIND, S_DEPTH, S_ARCS,
+	S_STACKS, S_STACKS_MB, S_SNAPSHOT_SIGNAL, S_SNAPSHOT_INTERVAL, S_SCOPE,
+	S_VERBOSE, S_COUNT
+};
+
+static long value[S_COUNT];
+static const struct setting settings[S_COUNT];
+
+static int
+parse_range(const struct setting *e, const char *s, long *v)
+{
+	return parse_long(s, v) || *v < e->min || *v > e->max ? -1 : 0;
+}
+
+static int
+parse_word(const struct setting *e, const char *s, long *v)
+{
+	for (long i = 0; e->words[i]; i++)
+		if (!strcmp(s, e->words[i])) {
+			*v = i;
+			return 0;
+		}
+	return -1;
+}
+
+/* A signal; the snapshot signal must not be the sampling one. */
+static int
+parse_sig(const struct setting *e, const char *s, long *v)
+{
+	*v = parse_signal(s);
+	if (e == &settings[S_SNAPSHOT_SIGNAL] && *v == value[S_SIGNAL])
+		return -1;
+	return *v < 0 ? -1 : 0;
+}
+
+/* Seconds, to milliseconds within [min, max]. */
+static int
+parse_ms(const struct setting *e, const char *s, long *v)
+{
+	char *end;
+	double sec;
+
+	errno = 0;
+	sec = strtod(s, &end);
+	if (errno || end == s || *end || !(sec * 1000 >= (double)e->min &&
+					   sec * 1000 <= (double)e->max))
+		return -1;
+	*v = (long)(sec * 1000 + 0.5);
+	return 0;
+}
+
+/* PC_STACKS: 0 (none), 1 (beside the profile) or a path (2). */
+static int
+parse_stacks(const struct setting *e, const char *s, long *v)
+{
+	(void)e;
+	*v = !strcmp(s, "0") ? 0 : !strcmp(s, "1") ? 1 : 2;
+	if (*v == 2 && absolute(pc.stacks_path, sizeof(pc.stacks_path), s, "")) {
+		pc.stacks_path[0] = 0;
+		return -1;
+	}
+	return 0;
+}
+
+static const char *const timer_words[] = { "posix", "taskclock", "auto", NULL };
+static const char *const bit_words[] = { "0", "1", NULL };
+static const char *const unwind_words[] = {	/* enum pc_unwinder's order */
+	"auto", "dwarf", "fp", "libunwind", NULL
+};
+static const char *const scope_words[] = { "main", "all", NULL };
+
+static const struct setting settings[S_COUNT] = {
+	[S_HZ] = { "PC_HZ", parse_range, 1, PC_MAX_HZ, NULL, PC_DEFAULT_HZ,
+		   PC_DEFAULT_HZ, "is not a rate from 1 to 1000000; using 1000" },
+	/* POSIX timers by default: a task-clock sample costs about 65 us in
+	 * a virtual machine like the one the benchmarks ran on (+7 % at
+	 * 1000 Hz against +0.4 %; docs/benchmarks.md) */
+	[S_TIMER] = { "PC_TIMER", parse_word, 0, 0, timer_words, 0, 0,
+		      "is not posix, auto or taskclock; using posix" },
+	[S_SIGNAL] = { "PC_SIGNAL", parse_sig, 0, 0, NULL, SIGPROF, SIGPROF,
+		       "is not a signal libpc can use; using SIGPROF" },
+	[S_CALLGRAPH] = { "PC_CALLGRAPH", parse_word, 0, 0, bit_words, 1, 1,
+			  "is not 0 or 1; using 1" },
+	[S_UNWIND] = { "PC_UNWIND", parse_word, 0, 0, unwind_words,
+		       PC_UNWIND_AUTO, PC_UNWIND_AUTO,
+		       "is not auto, dwarf, fp or libunwind; using auto" },
+	[S_DEPTH] = { "PC_DEPTH", parse_range, 2, PC_MAX_DEPTH, NULL,
+		      PC_DEFAULT_DEPTH, PC_DEFAULT_DEPTH,
+		      "is not a depth from 2 to 256; using 128" },
+	[S_ARCS] = { "PC_ARCS", parse_range, 1024, 1L << 26, NULL,
+		     PC_DEFAULT_ARCS, PC_DEFAULT_ARCS,
+		     "is not a count from 1024 to 67108864; using 65536" },
+	[S_STACKS] = { "PC_STACKS", parse_stacks, 0, 0, NULL, 0, 1,
+		       "is too long a path; writing beside the profile" },
+	[S_STACKS_MB] = { "PC_STACKS_MB", parse_range, 1, 4096, NULL, 32, 32,
+			  "is not a size from 1 to 4096; using 32" },
+	[S_SNAPSHOT_SIGNAL] = { "PC_SNAPSHOT_SIGNAL", parse_sig, 0, 0, NULL, 0, 0,
+				"is not a signal libpc can use; no snapshots on a signal" },
+	[S_SNAPSHOT_INTERVAL] = { "PC_SNAPSHOT_INTERVAL", parse_ms, 10, 86400000,
+				  NULL, 0, 0,
+				  "is not seconds from 0.01 to 86400; no periodic snapshots" },
+	[S_SCOPE] = { "PC_SCOPE", parse_word, 0, 0, scope_words, 0, 0,
+		      "is not main or all; using main" },
+	[S_VERBOSE] = { "PC_VERBOSE", parse_word, 0, 0, bit_words, 0, 0,
+			"is not 0 or 1; using 0" },
+};
+
+/* Read every setting from the environment; a bad one gets its warning
+ * and the value the table gives it. */
 static void
 read_settings(void)
 {
-	const char *s;
-	long v;
+	for (int i = 0; i < S_COUNT; i++) {
+		const struct setting *e = &settings[i];
+		const char *s = getenv(e->name);
+		char name[32], why[128];
+		size_t n = strlen(e->name), k = strlen(e->want);
 
-	pc.hz = PC_DEFAULT_HZ;
-	if ((s = getenv("PC_HZ")) && *s) {
-		if (parse_long(s, &v) || v < 1 || v > PC_MAX_HZ)
-			pc_say("PC_HZ='", s, "' is not a rate from 1 to 1000000; using 1000");
-		else
-			pc.hz = v;
+		value[i] = e->dflt;
+		if (!s || !*s)
+			continue;
+		if (e->parse(e, s, &value[i]) == 0) {
+			sig_chosen |= i == S_SIGNAL;
+			continue;
+		}
+		value[i] = e->bad;
+		memcpy(name, e->name, n);
+		memcpy(name + n, "='", 3);
+		memcpy(why, "' ", 2);
+		memcpy(why + 2, e->want, k + 1);
+		pc_say(name, s, why);
 	}
+	pc.hz = value[S_HZ];
 	pc.interval_ns = 1000000000L / pc.hz;
-
-	/* POSIX timers by default: a task-clock sample costs about 65 us in a
-	 * virtual machine like the one the benchmarks ran on (+7 % at 1000 Hz
-	 * against +0.4 %; docs/benchmarks.md) */
-	pc.timer_kind = PC_TIMER_POSIX;
-	pc.timer_auto = 0;
-	if ((s = getenv("PC_TIMER")) && *s) {
-		if (!strcmp(s, "auto")) {
-			pc.timer_kind = PC_TIMER_TASKCLOCK;
-			pc.timer_auto = 1;
-		} else if (!strcmp(s, "taskclock")) {
-			pc.timer_kind = PC_TIMER_TASKCLOCK;
-		} else if (strcmp(s, "posix")) {
-			pc_say("PC_TIMER='", s, "' is not posix, auto or taskclock; using posix");
-		}
-	}
-
-	pc.sig = SIGPROF;
-	sig_chosen = 0;
-	if ((s = getenv("PC_SIGNAL")) && *s) {
-		int sig = parse_signal(s);
-
-		if (sig < 0) {
-			pc_say("PC_SIGNAL='", s, "' is not a signal libpc can use; using SIGPROF");
-		} else {
-			pc.sig = sig;
-			sig_chosen = 1;
-		}
-	}
-
-	pc.callgraph = 1;
-	if ((s = getenv("PC_CALLGRAPH")) && *s) {
-		if (!strcmp(s, "0"))
-			pc.callgraph = 0;
-		else if (strcmp(s, "1"))
-			pc_say("PC_CALLGRAPH='", s, "' is not 0 or 1; using 1");
-	}
-
-	pc.unwinder = PC_UNWIND_AUTO;
-	if ((s = getenv("PC_UNWIND")) && *s) {
-		if (!strcmp(s, "dwarf"))
-			pc.unwinder = PC_UNWIND_DWARF;
-		else if (!strcmp(s, "fp"))
-			pc.unwinder = PC_UNWIND_FP;
-		else if (!strcmp(s, "libunwind"))
-			pc.unwinder = PC_UNWIND_LIBUNWIND;
-		else if (strcmp(s, "auto"))
-			pc_say("PC_UNWIND='", s, "' is not auto, dwarf, fp or libunwind; using auto");
-	}
-
-	pc.depth = PC_DEFAULT_DEPTH;
-	if ((s = getenv("PC_DEPTH")) && *s) {
-		if (parse_long(s, &v) || v < 2 || v > PC_MAX_DEPTH)
-			pc_say("PC_DEPTH='", s, "' is not a depth from 2 to 256; using 128");
-		else
-			pc.depth = (int)v;
-	}
-
-	arcs = PC_DEFAULT_ARCS;
-	if ((s = getenv("PC_ARCS")) && *s) {
-		if (parse_long(s, &v) || v < 1024 || v > (1L << 26))
-			pc_say("PC_ARCS='", s, "' is not a count from 1024 to 67108864; using 65536");
-		else
-			arcs = (size_t)v;
-	}
-
-	pc.stacks = 0;
-	pc.stacks_path[0] = 0;
-	if ((s = getenv("PC_STACKS")) && *s && strcmp(s, "0")) {
-		pc.stacks = 1;
-		if (strcmp(s, "1") && absolute(pc.stacks_path, sizeof(pc.stacks_path), s, "")) {
-			pc_say("PC_STACKS='", s, "' is too long a path; writing beside the profile");
-			pc.stacks_path[0] = 0;
-		}
-	}
-
-	stacks_mb = 32;
-	if ((s = getenv("PC_STACKS_MB")) && *s) {
-		if (parse_long(s, &v) || v < 1 || v > 4096)
-			pc_say("PC_STACKS_MB='", s, "' is not a size from 1 to 4096; using 32");
-		else
-			stacks_mb = (size_t)v;
-	}
-
-	pc.snapshot_sig = 0;
-	if ((s = getenv("PC_SNAPSHOT_SIGNAL")) && *s) {
-		int sig = parse_signal(s);
-
-		if (sig < 0 || sig == pc.sig)
-			pc_say("PC_SNAPSHOT_SIGNAL='", s, "' is not a signal libpc can use; no snapshots on a signal");
-		else
-			pc.snapshot_sig = sig;
-	}
-	pc.snapshot_interval_ms = 0;
-	if ((s = getenv("PC_SNAPSHOT_INTERVAL")) && *s) {
-		char *end;
-		double sec;
-
-		errno = 0;
-		sec = strtod(s, &end);
-		if (errno || end == s || *end || !(sec >= 0.01 && sec <= 86400))
-			pc_say("PC_SNAPSHOT_INTERVAL='", s, "' is not seconds from 0.01 to 86400; no periodic snapshots");
-		else
-			pc.snapshot_interval_ms = (long)(sec * 1000 + 0.5);
-	}
-
-	scope_all = 0;
-	if ((s = getenv("PC_SCOPE")) && *s) {
-		if (!strcmp(s, "all"))
-			scope_all = 1;
-		else if (strcmp(s, "main"))
-			pc_say("PC_SCOPE='", s, "' is not main or all; using main");
-	}
-
-	pc.verbose = 0;
-	if ((s = getenv("PC_VERBOSE")) && *s) {
-		if (!strcmp(s, "1"))
-			pc.verbose = 1;
-		else if (strcmp(s, "0"))
-			pc_say("PC_VERBOSE='", s, "' is not 0 or 1; using 0");
-	}
+	pc.timer_kind = value[S_TIMER] ? PC_TIMER_TASKCLOCK : PC_TIMER_POSIX;
+	pc.timer_auto = value[S_TIMER] == 2;
+	pc.sig = (int)value[S_SIGNAL];
+	pc.callgraph = (int)value[S_CALLGRAPH];
+	pc.unwinder = (enum pc_unwinder)value[S_UNWIND];
+	pc.depth = (int)value[S_DEPTH];
+	arcs = (size_t)value[S_ARCS];
+	pc.stacks = value[S_STACKS] != 0;
+	stacks_mb = (size_t)value[S_STACKS_MB];
+	pc.snapshot_sig = (int)value[S_SNAPSHOT_SIGNAL];
+	pc.snapshot_interval_ms = value[S_SNAPSHOT_INTERVAL];
+	scope_all = value[S_SCOPE] == 1;
+	pc.verbose = (int)value[S_VERBOSE];
 }
 
 /* --------------------------------------------------------- the program */
@@ -372,46 +400,29 @@ map_counters(void)
 	return 0;
 }
 
-__attribute__((constructor)) static void
-pc_start(void)
+/* Step aside from glibc's SIGPROF (a -pg program's) onto a free real-time
+ * signal, unless PC_SIGNAL chose one. */
+static void
+avoid_pg_signal(void)
 {
-	struct find f = { 0, 0 };
-	int saved = errno;
+	if (!pc.pg_built || sig_chosen)
+		return;
+	for (int sig = SIGRTMIN + 2; sig <= SIGRTMAX - 2; sig++) {
+		struct sigaction old;
 
-	pc_msg_init();
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_start);
-	pc.spare[0] = GMON_PC_MARK0;
-	pc.spare[1] = GMON_PC_MARK1;
-	pc.spare[2] = GMON_PC_FORMAT;
-	pc.spare[3] = (uint8_t)__builtin_ctz(pc_profil_bin_bytes(PC_SCALE));
-	read_settings();
-	if (read_output()) {
-		pc_say("cannot form the output path; profiling is off", "", "");
-		goto out;
-	}
-	dl_iterate_phdr(find_main, &f);
-	if (!f.found || pc.ntext == 0) {
-		pc_say("cannot find the program's executable segment; profiling is off", "", "");
-		goto out;
-	}
-	if (f.too_many)
-		pc_say("the program has more than 8 executable segments; later ones are not profiled", "", "");
-	if (pc.pg_built && !sig_chosen) {
-		/* step aside from glibc's SIGPROF onto a free real-time signal */
-		for (int sig = SIGRTMIN + 2; sig <= SIGRTMAX - 2; sig++) {
-			struct sigaction old;
-
-			if (pc_real_sigaction(sig, NULL, &old) == 0 &&
-			    !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
-				pc.sig = sig;
-				break;
-			}
+		if (pc_real_sigaction(sig, NULL, &old) == 0 &&
+		    !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
+			pc.sig = sig;
+			return;
 		}
 	}
-	if (map_counters()) {
-		pc_say("cannot map memory for the histogram; profiling is off", "", "");
-		goto out;
-	}
+}
+
+/* What can fail and leave the flat profile: call graphs, stacks and the
+ * other objects, each switched off with its line. */
+static void
+set_up_extras(void)
+{
 	if (pc.callgraph && (pc_unwind_init() || pc_arcs_init(arcs))) {
 		pc_say("cannot set up call graphs; recording the flat profile only", "", "");
 		pc.callgraph = 0;
@@ -431,9 +442,47 @@ pc_start(void)
 		if (pc_objects_init())
 			pc_say("cannot map memory for PC_SCOPE=all; profiling the program only", "", "");
 	}
-	if (pc_sample_install()) {
-		pc_say("cannot install the sampling signal handler; profiling is off", "", "");
-		goto out;
+}
+
+/* Everything the flat profile needs; a reason not to profile, or NULL. */
+static const char *
+set_up(void)
+{
+	struct find f = { 0, 0 };
+
+	read_settings();
+	if (read_output())
+		return "cannot form the output path; profiling is off";
+	dl_iterate_phdr(find_main, &f);
+	if (!f.found || pc.ntext == 0)
+		return "cannot find the program's executable segment; profiling is off";
+	if (f.too_many)
+		pc_say("the program has more than 8 executable segments; later ones are not profiled", "", "");
+	avoid_pg_signal();
+	if (map_counters())
+		return "cannot map memory for the histogram; profiling is off";
+	set_up_extras();
+	if (pc_sample_install())
+		return "cannot install the sampling signal handler; profiling is off";
+	return NULL;
+}
+
+__attribute__((constructor)) static void
+pc_start(void)
+{
+	const char *why;
+	int saved = errno;
+
+	pc_msg_init();
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_start);
+	pc.spare[0] = GMON_PC_MARK0;
+	pc.spare[1] = GMON_PC_MARK1;
+	pc.spare[2] = GMON_PC_FORMAT;
+	pc.spare[3] = (uint8_t)__builtin_ctz(pc_profil_bin_bytes(PC_SCALE));
+	if ((why = set_up())) {
+		pc_say(why, "", "");
+		errno = saved;
+		return;
 	}
 	pc_threads_init();
 	pc_lifecycle_init();
@@ -442,6 +491,5 @@ pc_start(void)
 	if (pc_thread_arm())
 		pc_say("cannot create a CPU-time timer for the main thread; it is not sampled", "", "");
 	pc_threads_adopt();
-out:
 	errno = saved;
 }

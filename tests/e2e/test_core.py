@@ -164,6 +164,43 @@ def test_bad_settings_warn_once_and_use_defaults():
     assert {h[3] for h in g["hists"]} == {1000}
 
 
+# Every setting with a value libpc cannot use: the one warning line it
+# gets, word for word (preload/start.c's table), and the run goes on.
+BAD_SETTINGS = [
+    ("PC_HZ", "0", "is not a rate from 1 to 1000000; using 1000"),
+    ("PC_TIMER", "hrtimer", "is not posix, auto or taskclock; using posix"),
+    ("PC_SIGNAL", "SIGSEGV", "is not a signal libpc can use; using SIGPROF"),
+    ("PC_CALLGRAPH", "yes", "is not 0 or 1; using 1"),
+    ("PC_UNWIND", "lbr", "is not auto, dwarf, fp or libunwind; using auto"),
+    ("PC_DEPTH", "1", "is not a depth from 2 to 256; using 128"),
+    ("PC_ARCS", "1023", "is not a count from 1024 to 67108864; using 65536"),
+    ("PC_STACKS", "/" + "x" * 5000, "is too long a path; writing beside the profile"),
+    ("PC_STACKS_MB", "4097", "is not a size from 1 to 4096; using 32"),
+    ("PC_SNAPSHOT_SIGNAL", "SIGPROF",
+     "is not a signal libpc can use; no snapshots on a signal"),
+    ("PC_SNAPSHOT_INTERVAL", "0.001",
+     "is not seconds from 0.01 to 86400; no periodic snapshots"),
+    ("PC_SCOPE", "everything", "is not main or all; using main"),
+    ("PC_VERBOSE", "2", "is not 0 or 1; using 0"),
+]
+
+
+def test_every_bad_setting_gets_its_own_warning():
+    exe = prog("three-pie")
+    for name, bad, why in BAD_SETTINGS:
+        r = run([exe, "0.05"], verbose=False, env={name: bad})
+        assert r.status == 0, (name, r.stderr)
+        want = "libpc: %s='%s' %s" % (name, bad, why)
+        got = r.stderr.splitlines()
+        if len(want) > 1023:
+            # a value too long for the line gives way to the reason
+            keep = 1023 - len("' " + why) - 3
+            want = want[:keep] + "..." + "' " + why
+        assert got == [want], (name, r.stderr[:200], r.stderr[-200:])
+        assert os.path.exists(r.path()), (name, os.listdir(r.cwd))
+    return "%d settings" % len(BAD_SETTINGS)
+
+
 def test_rate_and_signal_are_honoured():
     exe = prog("three-pie")
     r = run([exe, "1"], env={"PC_HZ": "100", "PC_SIGNAL": "SIGRTMIN+3"})
