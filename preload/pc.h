@@ -403,9 +403,6 @@ void pc_signals_init(void) PC_HIDDEN;
 /* signals.c: the real sigaction, for libpc's own use. AS-safe. */
 int pc_real_sigaction(int sig, const struct sigaction *act,
 		      struct sigaction *old) PC_HIDDEN;
-/* signals.c: a signal on pc.sig that is not a sample, handed to the
- * program's own disposition. AS-safe. */
-void pc_forward_from_handler(int sig, siginfo_t *si, void *uc) PC_HIDDEN;
 /* signals.c: the program blocked pc.sig in this thread (then counts one
  * deferred signal). AS-safe. */
 int pc_prog_blocked_from_handler(void) PC_HIDDEN;

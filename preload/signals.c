@@ -96,51 +96,6 @@ pc_signals_prog_blocked(void)
 	return prog_blocked;
 }
 
-/* Signals whose default action is to end the process. */
-static int
-default_kills(int sig)
-{
-	switch (sig) {
-	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
-		return 0;
-	}
-	return 1;
-}
-
-/*
- * A signal on our signal that is not a sample (kill(1), the program's own
- * ITIMER_PROF): hand it to the disposition the program believes it has
- * installed, as if we were not here. AS-safe.
- */
-void
-pc_forward_from_handler(int sig, siginfo_t *si, void *uc)
-{
-	const struct sigaction *act = &pc.prog_action[sig];
-
-	__atomic_fetch_add(&pc.foreign, 1, __ATOMIC_RELAXED);
-	if (pc_prog_blocked_from_handler()) {
-		/* the program has it blocked: it gets it when it unblocks */
-		__atomic_fetch_add(&pc.lost_blocked, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	if (act->sa_flags & SA_SIGINFO) {
-		act->sa_sigaction(sig, si, uc);
-	} else if (act->sa_handler == SIG_DFL) {
-		if (default_kills(sig)) {
-			/* the program dies of it: write the profile first */
-			struct sigaction dfl;
-
-			pc_finish();
-			memset(&dfl, 0, sizeof(dfl));
-			dfl.sa_handler = SIG_DFL;
-			pc_real_sigaction(sig, &dfl, NULL);
-			raise(sig);
-		}
-	} else if (act->sa_handler != SIG_IGN) {
-		act->sa_handler(sig);
-	}
-}
-
 static void
 start_interval_snapshots(void)
 {

@@ -49,6 +49,76 @@ error_text(int err)
 	}
 }
 
+/* "; N text" when n is not 0. */
+static void
+line_count(struct pc_line *l, uint64_t n, const char *text)
+{
+	if (!n)
+		return;
+	pc_line_str(l, "; ");
+	pc_line_u64(l, n);
+	pc_line_str(l, text);
+}
+
+/* The samples, the rates over cpu seconds, the threads and the timer. */
+static void
+line_rates(struct pc_line *l, double cpu)
+{
+	pc_line_u64(l, pc.samples);
+	pc_line_str(l, " samples (");
+	pc_line_u64(l, pc.signals);
+	pc_line_str(l, " signals) in ");
+	line_fixed1(l, cpu);
+	pc_line_str(l, " s CPU; rate ");
+	pc_line_u64(l, (uint64_t)pc.hz);
+	pc_line_str(l, " Hz requested, ");
+	pc_line_u64(l, cpu > 0 ? (uint64_t)(pc.samples / cpu + 0.5) : 0);
+	pc_line_str(l, " Hz effective, ");
+	pc_line_u64(l, cpu > 0 ? (uint64_t)(pc.signals / cpu + 0.5) : 0);
+	pc_line_str(l, " signals/s; ");
+	pc_line_u64(l, pc.threads);
+	pc_line_str(l, " threads; timer ");
+	pc_line_str(l, pc.timer_kind == PC_TIMER_TASKCLOCK ? "taskclock" : "posix");
+	if (pc.timer_refused) {
+		pc_line_str(l, " (task-clock refused: errno ");
+		pc_line_u64(l, (uint64_t)pc.timer_refused);
+		pc_line_str(l, ")");
+	}
+}
+
+/* Where the samples outside the text went, and the call graph's counts. */
+static void
+line_scope_and_graph(struct pc_line *l)
+{
+	pc_line_str(l, "; ");
+	pc_line_u64(l, pc.outside);
+	pc_line_str(l, " samples outside the text");
+	if (pc.scope_all) {
+		pc_line_str(l, "; scope all: ");
+		pc_line_u64(l, (uint64_t)(pc.nobjs - 1));
+		pc_line_str(l, " other objects, ");
+		/* as the manifest counts them: JIT code's are kept by PC */
+		pc_line_u64(l, pc.pending_dropped + pc.no_object +
+				__atomic_load_n(&pc.pending_samples, __ATOMIC_RELAXED));
+		pc_line_str(l, " samples in none");
+	}
+	if (!pc.callgraph)
+		return;
+	pc_line_str(l, "; call graph: ");
+	pc_line_u64(l, pc.stacks_walked ? pc.frames / pc.stacks_walked : 0);
+	pc_line_str(l, " frames a stack (");
+	pc_line_str(l, pc.unwinder == PC_UNWIND_FP ? "fp" :
+		     pc.unwinder == PC_UNWIND_LIBUNWIND ? "libunwind" : "dwarf");
+	pc_line_str(l, "), ");
+	pc_line_u64(l, pc.arcs_dropped);
+	pc_line_str(l, " arc samples dropped (table full)");
+	if (pc.stacks) {
+		pc_line_str(l, ", ");
+		pc_line_u64(l, pc.stacks_dropped);
+		pc_line_str(l, " stack samples dropped");
+	}
+}
+
 void
 pc_dump_summary(const char *path, int err)
 {
@@ -77,76 +147,16 @@ pc_dump_summary(const char *path, int err)
 	pc_line_str(&l, err ? "not written " : "wrote ");
 	pc_line_str(&l, path);
 	pc_line_str(&l, ": ");
-	pc_line_u64(&l, pc.samples);
-	pc_line_str(&l, " samples (");
-	pc_line_u64(&l, pc.signals);
-	pc_line_str(&l, " signals) in ");
-	line_fixed1(&l, cpu);
-	pc_line_str(&l, " s CPU; rate ");
-	pc_line_u64(&l, (uint64_t)pc.hz);
-	pc_line_str(&l, " Hz requested, ");
-	pc_line_u64(&l, cpu > 0 ? (uint64_t)(pc.samples / cpu + 0.5) : 0);
-	pc_line_str(&l, " Hz effective, ");
-	pc_line_u64(&l, cpu > 0 ? (uint64_t)(pc.signals / cpu + 0.5) : 0);
-	pc_line_str(&l, " signals/s; ");
-	pc_line_u64(&l, pc.threads);
-	pc_line_str(&l, " threads; timer ");
-	pc_line_str(&l, pc.timer_kind == PC_TIMER_TASKCLOCK ? "taskclock" : "posix");
-	if (pc.timer_refused) {
-		pc_line_str(&l, " (task-clock refused: errno ");
-		pc_line_u64(&l, (uint64_t)pc.timer_refused);
-		pc_line_str(&l, ")");
-	}
-	pc_line_str(&l, "; ");
-	pc_line_u64(&l, pc.outside);
-	pc_line_str(&l, " samples outside the text");
-	if (pc.scope_all) {
-		pc_line_str(&l, "; scope all: ");
-		pc_line_u64(&l, (uint64_t)(pc.nobjs - 1));
-		pc_line_str(&l, " other objects, ");
-		/* as the manifest counts them: JIT code's are kept by PC */
-		pc_line_u64(&l, pc.pending_dropped + pc.no_object +
-				__atomic_load_n(&pc.pending_samples, __ATOMIC_RELAXED));
-		pc_line_str(&l, " samples in none");
-	}
-	if (pc.callgraph) {
-		pc_line_str(&l, "; call graph: ");
-		pc_line_u64(&l, pc.stacks_walked ? pc.frames / pc.stacks_walked : 0);
-		pc_line_str(&l, " frames a stack (");
-		pc_line_str(&l, pc.unwinder == PC_UNWIND_FP ? "fp" :
-			     pc.unwinder == PC_UNWIND_LIBUNWIND ? "libunwind" : "dwarf");
-		pc_line_str(&l, "), ");
-		pc_line_u64(&l, pc.arcs_dropped);
-		pc_line_str(&l, " arc samples dropped (table full)");
-		if (pc.stacks) {
-			pc_line_str(&l, ", ");
-			pc_line_u64(&l, pc.stacks_dropped);
-			pc_line_str(&l, " stack samples dropped");
-		}
-	}
+	line_rates(&l, cpu);
+	line_scope_and_graph(&l);
 	pc_line_str(&l, "; signal ");
 	pc_line_u64(&l, (uint64_t)pc.sig);
 	if (pc.pg_built)
 		pc_line_str(&l, " (not SIGPROF: the program is built with -pg)");
-	if (pc.snapshots) {
-		pc_line_str(&l, "; ");
-		pc_line_u64(&l, pc.snapshots);
-		pc_line_str(&l, " snapshots");
-	}
-	if (pc.lost_blocked) {
-		pc_line_str(&l, "; ");
-		pc_line_u64(&l, pc.lost_blocked);
-		pc_line_str(&l, " of the program's own signals held while it blocked them");
-	}
-	if (pc.timer_failures) {
-		pc_line_str(&l, "; ");
-		pc_line_u64(&l, pc.timer_failures);
-		pc_line_str(&l, " threads unsampled (no timer)");
-	}
-	if (pc.foreign) {
-		pc_line_str(&l, "; ");
-		pc_line_u64(&l, pc.foreign);
-		pc_line_str(&l, " foreign signals passed on");
-	}
+	line_count(&l, pc.snapshots, " snapshots");
+	line_count(&l, pc.lost_blocked,
+		   " of the program's own signals held while it blocked them");
+	line_count(&l, pc.timer_failures, " threads unsampled (no timer)");
+	line_count(&l, pc.foreign, " foreign signals passed on");
 	line_out(&l);
 }
