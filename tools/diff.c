@@ -905,6 +905,93 @@ usage_error(void)
 	return EXIT_BAD_INPUT;
 }
 
+/* The index of arg in words (NULL-ended), or exit naming opt and want. */
+static int
+pick(const char *opt, const char *arg, const char *const *words, const char *want)
+{
+	for (int i = 0; words[i]; i++)
+		if (!strcmp(arg, words[i]))
+			return i;
+	pc_fatal("--%s '%s': not %s", opt, arg, want);
+}
+
+/* Apply one of diff's own value options; 0 when c is not one. */
+static int
+diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
+{
+	static const char *const metrics[] = { "self", "total", "program", NULL };
+	static const char *const formats[] = { "text", "json", "markdown", NULL };
+	char *end;
+
+	switch (c) {
+	case OPT_METRIC:	/* enum metric's order */
+		o->metric = (enum metric)pick("metric", arg, metrics,
+					      "self, total or program");
+		return 1;
+	case OPT_ALPHA:
+		o->alpha = parse_number("--alpha", arg, 0);
+		if (o->alpha <= 0 || o->alpha >= 1)
+			pc_fatal("--alpha '%s': not between 0 and 1", arg);
+		return 1;
+	case OPT_THRESHOLD:
+		o->threshold = parse_number("--threshold", arg, 1);
+		return 1;
+	case OPT_MIN_SECONDS:
+		o->min_seconds = parse_number("--min-seconds", arg, 0);
+		return 1;
+	case OPT_DFORMAT:	/* enum diff_format's order */
+		o->format = (enum diff_format)pick("format", arg, formats,
+						   "text, json or markdown");
+		return 1;
+	case OPT_DTOP:
+		o->top = strtol(arg, &end, 10);
+		if (*end || end == arg || o->top < 0)
+			pc_fatal("--top '%s': not a count", arg);
+		return 1;
+	case OPT_ABSOLUTE:
+		o->absolute = 1;
+		return 1;
+	case OPT_KEEP_PIECES:
+		so->keep_pieces = 1;
+		return 1;
+	case OPT_NO_DEMANGLE:
+		so->no_demangle = 1;
+		return 1;
+	case OPT_FULL_NAMES:
+		so->full_names = 1;
+		return 1;
+	case OPT_DEBUG_DIR:
+		so->debug_root = arg;
+		return 1;
+	}
+	return 0;
+}
+
+/* The sides once every argument is read: loose holds profiles named before
+ * --base or --new, which only "EXE BASE NEW" may have. -1 when both sides
+ * are complete, or the status to exit with. */
+static int
+sides_finish(struct side *b, struct side *nw, struct side *loose)
+{
+	if (!b->exe && !nw->exe && loose->nruns == 3) {
+		/* pcprof diff EXE BASE NEW: one build, one run a side */
+		b->exe = nw->exe = loose->args[0];
+		add_arg(b, loose->args[1]);
+		add_arg(nw, loose->args[2]);
+	} else if (loose->nruns) {
+		pc_warn("'%s': a profile before --base or --new", loose->args[0]);
+		free(loose->args);
+		return usage_error();
+	}
+	free(loose->args);
+	if (!b->exe || !nw->exe || !b->nruns || !nw->nruns) {
+		pc_warn("%s", !b->exe || !nw->exe ? "--base EXE and --new EXE are both needed" :
+			"each side needs one profile or more");
+		return usage_error();
+	}
+	return -1;
+}
+
 /*
  * Fill the two sides from the command line: --base EXE runs... --new EXE
  * runs..., or EXE BASE NEW. Returns -1 to go on, or an exit status.
@@ -930,104 +1017,31 @@ parse_args(int argc, char **argv, struct diff_opts *o, struct symtab_opts *so,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
-	struct side *cur = NULL, *b = &sides[0], *nw = &sides[1], loose;
-	char *end;
+	struct side *cur = NULL, loose;
 	int c;
 
 	memset(&loose, 0, sizeof(loose));
 	/* "-": profiles come back in order as option 1, for the side named last */
 	while ((c = getopt_long(argc, argv, "-h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 1:
+		if (c == 1) {
 			add_arg(cur ? cur : &loose, optarg);
-			break;
-		case OPT_BASE:
-		case OPT_NEW:
+		} else if (c == OPT_BASE || c == OPT_NEW) {
 			cur = &sides[c == OPT_NEW];
 			if (cur->exe)
 				pc_fatal("--%s given twice", c == OPT_NEW ? "new" : "base");
 			cur->exe = optarg;
-			break;
-		case OPT_METRIC:
-			if (!strcmp(optarg, "self"))
-				o->metric = METRIC_SELF;
-			else if (!strcmp(optarg, "total"))
-				o->metric = METRIC_TOTAL;
-			else if (!strcmp(optarg, "program"))
-				o->metric = METRIC_PROGRAM;
-			else
-				pc_fatal("--metric '%s': not self, total or program", optarg);
-			break;
-		case OPT_ALPHA:
-			o->alpha = parse_number("--alpha", optarg, 0);
-			if (o->alpha <= 0 || o->alpha >= 1)
-				pc_fatal("--alpha '%s': not between 0 and 1", optarg);
-			break;
-		case OPT_THRESHOLD:
-			o->threshold = parse_number("--threshold", optarg, 1);
-			break;
-		case OPT_MIN_SECONDS:
-			o->min_seconds = parse_number("--min-seconds", optarg, 0);
-			break;
-		case OPT_DFORMAT:
-			if (!strcmp(optarg, "text"))
-				o->format = DIFF_TEXT;
-			else if (!strcmp(optarg, "json"))
-				o->format = DIFF_JSON;
-			else if (!strcmp(optarg, "markdown"))
-				o->format = DIFF_MARKDOWN;
-			else
-				pc_fatal("--format '%s': not text, json or markdown", optarg);
-			break;
-		case OPT_DTOP:
-			o->top = strtol(optarg, &end, 10);
-			if (*end || end == optarg || o->top < 0)
-				pc_fatal("--top '%s': not a count", optarg);
-			break;
-		case OPT_ABSOLUTE:
-			o->absolute = 1;
-			break;
-		case OPT_KEEP_PIECES:
-			so->keep_pieces = 1;
-			break;
-		case OPT_NO_DEMANGLE:
-			so->no_demangle = 1;
-			break;
-		case OPT_FULL_NAMES:
-			so->full_names = 1;
-			break;
-		case OPT_DEBUG_DIR:
-			so->debug_root = optarg;
-			break;
-		case 'h':
+		} else if (!diff_option(c, optarg, o, so)) {
 			free(loose.args);
+			if (c != 'h')
+				return usage_error();
 			fputs(usage_diff, stdout);
 			return 0;
-		default:
-			free(loose.args);
-			return usage_error();
 		}
 	}
 	/* what "--" left, for the side being filled */
 	for (; optind < argc; optind++)
 		add_arg(cur ? cur : &loose, argv[optind]);
-	if (!b->exe && !nw->exe && loose.nruns == 3) {
-		/* pcprof diff EXE BASE NEW: one build, one run a side */
-		b->exe = nw->exe = loose.args[0];
-		add_arg(b, loose.args[1]);
-		add_arg(nw, loose.args[2]);
-	} else if (loose.nruns) {
-		pc_warn("'%s': a profile before --base or --new", loose.args[0]);
-		free(loose.args);
-		return usage_error();
-	}
-	free(loose.args);
-	if (!b->exe || !nw->exe || !b->nruns || !nw->nruns) {
-		pc_warn("%s", !b->exe || !nw->exe ? "--base EXE and --new EXE are both needed" :
-			"each side needs one profile or more");
-		return usage_error();
-	}
-	return -1;
+	return sides_finish(&sides[0], &sides[1], &loose);
 }
 
 /* ---------------------------------------------------------- speed */

@@ -117,3 +117,13 @@ pc_hex(const uint8_t *b, size_t n, char *buf)
 	buf[2 * n] = 0;
 	return buf;
 }
+
+void *
+pc_realloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		pc_fatal("out of memory");
+	return q;
+}

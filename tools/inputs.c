@@ -173,8 +173,8 @@ select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 			while ((e = readdir(d))) {
 				if (e->d_name[0] == '.')
 					continue;
-				names = realloc(names, (nn + 1) * sizeof(*names));
-				if (!names || asprintf(&names[nn], "%s/%s", files[i], e->d_name) < 0)
+				names = pc_realloc(names, (nn + 1) * sizeof(*names));
+				if (asprintf(&names[nn], "%s/%s", files[i], e->d_name) < 0)
 					pc_fatal("out of memory");
 				nn++;
 			}
@@ -206,8 +206,8 @@ select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 				free(names[k]);
 				continue;
 			}
-			if (n == cap && !(v = realloc(v, (cap *= 2) * sizeof(*v))))
-				pc_fatal("out of memory");
+			if (n == cap)
+				v = pc_realloc(v, (cap *= 2) * sizeof(*v));
 			v[n++] = names[k];
 		}
 		free(names);

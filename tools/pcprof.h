@@ -27,6 +27,9 @@ unsigned char *pc_slurp(const char *path, size_t *len);
  * gmon_stacks_parse (r), if it failed. */
 void pc_parse_fatal(const char *path, int r, const struct gmon_error *err);
 
+/* files.c: realloc, or exit with "out of memory". */
+void *pc_realloc(void *p, size_t n);
+
 /* files.c: b[0..n) in hex into buf (2n + 1 bytes); buf. */
 const char *pc_hex(const uint8_t *b, size_t n, char *buf);
 

@@ -155,6 +155,81 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 			o->by_object ? "object" : "function", n - shown == 1 ? "" : "s");
 }
 
+/* JSON: the callers with no time of their own, after the k functions
+ * listed, so that their total_seconds can be found too. */
+static void
+json_callers_only(FILE *out, const struct flat *f, const struct symtab *st,
+		  const struct callgraph *cg, size_t k)
+{
+	char *listed = calloc(st->nfuncs ? st->nfuncs : 1, 1);
+
+	if (!listed)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < f->nrows; i++)
+		listed[f->rows[i].func] = 1;
+	for (size_t i = 0; i < st->nfuncs; i++) {
+		if (listed[i] || cg->total[i] <= 0)
+			continue;
+		fputs(k++ ? ",\n  " : "\n  ", out);
+		fputs("{\"name\": ", out);
+		json_string(out, st->funcs[i]);
+		if (st->nobjs) {
+			fputs(", \"object\": ", out);
+			json_string(out, object_of(st, (uint32_t)i));
+		}
+		fprintf(out, ", \"self_seconds\": 0, \"self_samples\": 0, \"share\": 0, "
+			"\"total_seconds\": %.6f}", cg->total[i] / f->rate);
+	}
+	free(listed);
+}
+
+/* JSON: the objects' rows, the executable's and outside it included. */
+static void
+json_objects(FILE *out, const struct flat *f, const struct symtab *st, const char *exe)
+{
+	struct line *l = malloc((st->nobjs + 2) * sizeof(*l));
+	size_t n;
+
+	if (!l)
+		pc_fatal("out of memory");
+	n = object_lines(f, st, exe, l);
+	fputs(", \"objects\": [", out);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ",\n  " : "\n  ", out);
+		fputs("{\"name\": ", out);
+		json_string(out, l[i].name);
+		fprintf(out, ", \"self_seconds\": %.6f, \"self_samples\": %.6g, "
+			"\"share\": %.6f, \"functions\": %zu}", l[i].samples / f->rate,
+			l[i].samples, f->total ? l[i].samples / f->total : 0,
+			l[i].functions);
+	}
+	fputs(n ? "\n]" : "]", out);
+	free(l);
+}
+
+/* JSON: the call graph's arcs. */
+static void
+json_arcs(FILE *out, const struct symtab *st, const struct callgraph *cg)
+{
+	fputs(", \"arcs\": [", out);
+	for (size_t i = 0; i < cg->narcs; i++) {
+		fputs(i ? ",\n  " : "\n  ", out);
+		fputs("{\"caller\": ", out);
+		json_string(out, st->funcs[cg->arcs[i].caller]);
+		fputs(", \"callee\": ", out);
+		json_string(out, st->funcs[cg->arcs[i].callee]);
+		if (st->nobjs) {
+			fputs(", \"caller_object\": ", out);
+			json_string(out, object_of(st, cg->arcs[i].caller));
+			fputs(", \"callee_object\": ", out);
+			json_string(out, object_of(st, cg->arcs[i].callee));
+		}
+		fprintf(out, ", \"samples\": %.6g}", cg->arcs[i].samples);
+	}
+	fprintf(out, "%s], \"unresolved_arc_samples\": %.6g", cg->narcs ? "\n" : "",
+		cg->unresolved);
+}
+
 static void
 print_json(FILE *out, const struct flat *f, const struct symtab *st,
 	   const struct callgraph *cg, size_t shown, const struct report_opts *o)
@@ -190,74 +265,15 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 			fprintf(out, ", \"total_seconds\": %.6f", cg->total[r->func] / f->rate);
 		fputc('}', out);
 	}
-	/* with a call graph, callers with no time of their own come last,
-	 * so that their total_seconds can be found too */
-	if (cg && o->top <= 0) {
-		char *listed = calloc(st->nfuncs ? st->nfuncs : 1, 1);
-		size_t k = f->nrows;
-
-		if (!listed)
-			pc_fatal("out of memory");
-		for (size_t i = 0; i < f->nrows; i++)
-			listed[f->rows[i].func] = 1;
-		for (size_t i = 0; i < st->nfuncs; i++) {
-			if (listed[i] || cg->total[i] <= 0)
-				continue;
-			fputs(k++ ? ",\n  " : "\n  ", out);
-			fputs("{\"name\": ", out);
-			json_string(out, st->funcs[i]);
-			if (st->nobjs) {
-				fputs(", \"object\": ", out);
-				json_string(out, object_of(st, (uint32_t)i));
-			}
-			fprintf(out, ", \"self_seconds\": 0, \"self_samples\": 0, \"share\": 0, "
-				"\"total_seconds\": %.6f}", cg->total[i] / f->rate);
-		}
-		free(listed);
-	}
+	if (cg && o->top <= 0)
+		json_callers_only(out, f, st, cg, f->nrows);
 	fprintf(out, "%s], \"unattributed_samples\": %.6g, \"unattributed_share\": %.6f",
 		f->nrows ? "\n" : "", f->unknown, f->total ? f->unknown / f->total : 0);
 	fprintf(out, ", \"outside_samples\": %.6g, \"outside_share\": %.6f",
 		f->outside, f->total ? f->outside / f->total : 0);
-	{
-		struct line *l = malloc((st->nobjs + 2) * sizeof(*l));
-		size_t n;
-
-		if (!l)
-			pc_fatal("out of memory");
-		n = object_lines(f, st, o->exe, l);
-		fputs(", \"objects\": [", out);
-		for (size_t i = 0; i < n; i++) {
-			fputs(i ? ",\n  " : "\n  ", out);
-			fputs("{\"name\": ", out);
-			json_string(out, l[i].name);
-			fprintf(out, ", \"self_seconds\": %.6f, \"self_samples\": %.6g, "
-				"\"share\": %.6f, \"functions\": %zu}", l[i].samples / f->rate,
-				l[i].samples, f->total ? l[i].samples / f->total : 0,
-				l[i].functions);
-		}
-		fputs(n ? "\n]" : "]", out);
-		free(l);
-	}
-	if (cg) {
-		fputs(", \"arcs\": [", out);
-		for (size_t i = 0; i < cg->narcs; i++) {
-			fputs(i ? ",\n  " : "\n  ", out);
-			fputs("{\"caller\": ", out);
-			json_string(out, st->funcs[cg->arcs[i].caller]);
-			fputs(", \"callee\": ", out);
-			json_string(out, st->funcs[cg->arcs[i].callee]);
-			if (st->nobjs) {
-				fputs(", \"caller_object\": ", out);
-				json_string(out, object_of(st, cg->arcs[i].caller));
-				fputs(", \"callee_object\": ", out);
-				json_string(out, object_of(st, cg->arcs[i].callee));
-			}
-			fprintf(out, ", \"samples\": %.6g}", cg->arcs[i].samples);
-		}
-		fprintf(out, "%s], \"unresolved_arc_samples\": %.6g", cg->narcs ? "\n" : "",
-			cg->unresolved);
-	}
+	json_objects(out, f, st, o->exe);
+	if (cg)
+		json_arcs(out, st, cg);
 	fputs("}\n", out);
 }
 

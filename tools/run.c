@@ -256,8 +256,38 @@ setenv_or_die(const char *k, const char *v)
 		pc_fatal("cannot set %s: %s", k, strerror(errno));
 }
 
-int
-cmd_run(int argc, char **argv)
+/* What pcprof run was asked for. */
+struct run_opts {
+	struct report_opts r;
+	struct symtab_opts s;
+	const char *outdir, *report_to;
+	int no_report, main_only;
+};
+
+/* An option that is a libpc setting: set its variable to its value (or
+ * the option's argument); 0 when c is not one. */
+static int
+env_option(int c, const char *arg)
+{
+	static const struct { int opt; const char *var, *value; } env[] = {
+		{ OPT_HZ, "PC_HZ", NULL }, { OPT_SIGNAL, "PC_SIGNAL", NULL },
+		{ OPT_STACKS_ON, "PC_STACKS", "1" },
+		{ OPT_NO_CALLGRAPH, "PC_CALLGRAPH", "0" },
+		{ 'v', "PC_VERBOSE", "1" },
+	};
+
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++)
+		if (c == env[i].opt) {
+			setenv_or_die(env[i].var, env[i].value ? env[i].value : arg);
+			return 1;
+		}
+	return 0;
+}
+
+/* Parse the options into o (libpc's settings go to the environment);
+ * -1 to go on, or the status to exit with. */
+static int
+run_options(int argc, char **argv, struct run_opts *o)
 {
 	static const struct option longopts[] = {
 		REPORT_LONGOPTS,
@@ -274,54 +304,30 @@ cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
-	struct report_opts r = { .format = FORMAT_TEXT, .top = -1 };
-	struct symtab_opts s = { 0, 0, NULL, 0 };
-	const char *outdir = NULL, *report_to = NULL, *why;
-	char lib[PATH_MAX], exe[PATH_MAX], *preload;
-	int c, no_report = 0, unprofiled = 0, main_only = 0, status;
-	char dir[PATH_MAX] = "", output[PATH_MAX + 16];
-	struct stat before, after;
-	int had_before;
-	struct sigaction ign, old_int, old_quit;
-	pid_t pid;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "+ho:v", longopts, NULL)) != -1) {
+		if (env_option(c, optarg))
+			continue;
 		switch (c) {
 		case 'h':
 			report_usage(stdout, usage_run);
 			return 0;
 		case 'o':
-			outdir = optarg;
-			break;
-		case OPT_HZ:
-			setenv_or_die("PC_HZ", optarg);
-			break;
-		case OPT_SIGNAL:
-			setenv_or_die("PC_SIGNAL", optarg);
+			o->outdir = optarg;
 			break;
 		case OPT_REPORT:
-			report_to = optarg;
+			o->report_to = optarg;
 			break;
 		case OPT_NO_REPORT:
-			no_report = 1;
-			break;
-		case OPT_STACKS_ON:
-			setenv_or_die("PC_STACKS", "1");
-			break;
-		case OPT_NO_CALLGRAPH:
-			setenv_or_die("PC_CALLGRAPH", "0");
+			o->no_report = 1;
 			break;
 		case OPT_ALL_OBJECTS:
-			main_only = 0;
-			break;
 		case OPT_MAIN_ONLY:
-			main_only = 1;
-			break;
-		case 'v':
-			setenv_or_die("PC_VERBOSE", "1");
+			o->main_only = c == OPT_MAIN_ONLY;
 			break;
 		default:
-			if (!report_option(c, optarg, &r, &s)) {
+			if (!report_option(c, optarg, &o->r, &o->s)) {
 				report_usage(stderr, usage_run);
 				return EXIT_BAD_INPUT;
 			}
@@ -332,23 +338,20 @@ cmd_run(int argc, char **argv)
 		return EXIT_BAD_INPUT;
 	}
 	/* a screenful for people; everything for machines */
-	if (r.top < 0)
-		r.top = r.format == FORMAT_TEXT ? RUN_TOP : 0;
-	if (find_command(argv[optind], exe, sizeof(exe))) {
-		pc_warn("'%s': command not found", argv[optind]);
-		return 127;
-	}
-	if (find_libpc(lib, sizeof(lib)))
-		pc_fatal("cannot find libpc.so beside pcprof or in %s", PC_LIBDIR);
-	if ((why = why_unprofilable(exe))) {
-		pc_warn("'%s' cannot be profiled: %s; running it unprofiled", exe, why);
-		no_report = 1;
-	} else if ((why = run_dir(outdir, exe, dir, sizeof(dir)))) {
-		pc_warn("'%s': %s; running '%s' unprofiled", outdir ? outdir : dir, why,
-			argv[optind]);
-		no_report = unprofiled = 1;
-	}
-	preload = getenv("LD_PRELOAD");
+	if (o->r.top < 0)
+		o->r.top = o->r.format == FORMAT_TEXT ? RUN_TOP : 0;
+	return -1;
+}
+
+/* The child's environment: libpc preloaded (after what is preloaded
+ * already) unless unprofiled, writing output (PATH_MAX + 16 bytes) in dir
+ * or, with no dir, gmon.out here. */
+static void
+set_environment(const char *lib, int unprofiled, int main_only, const char *dir,
+		char *output)
+{
+	const char *preload = getenv("LD_PRELOAD");
+
 	if (unprofiled) {
 		/* nothing to preload */
 	} else if (preload && *preload) {
@@ -366,17 +369,25 @@ cmd_run(int argc, char **argv)
 		/* absolute: processes that change directory write here too */
 		char abs[PATH_MAX];
 
-		snprintf(output, sizeof(output), "%s/gmon.out",
+		snprintf(output, PATH_MAX + 16, "%s/gmon.out",
 			 !unprofiled && realpath(dir, abs) ? abs : dir);
 	} else {
-		snprintf(output, sizeof(output), "gmon.out");
+		snprintf(output, PATH_MAX + 16, "gmon.out");
 	}
 	setenv_or_die("PC_OUT", output);
 	setenv_or_die("PC_SCOPE", main_only ? "main" : "all");
 	unsetenv("GMON_OUT_PREFIX");
-	had_before = stat(output, &before) == 0;
+}
 
-	/* like time(1): the terminal's ^C and ^\ are for the program */
+/* Run exe with argv and wait for it, like time(1): the terminal's ^C and
+ * ^\ are for the program. Its wait status. */
+static int
+run_child(const char *exe, char **argv)
+{
+	struct sigaction ign, old_int, old_quit;
+	int status;
+	pid_t pid;
+
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &ign, &old_int);
@@ -388,7 +399,7 @@ cmd_run(int argc, char **argv)
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
-		execv(exe, argv + optind);
+		execv(exe, argv);
 		pc_warn("'%s': %s", exe, strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
@@ -397,16 +408,13 @@ cmd_run(int argc, char **argv)
 			pc_fatal("waitpid: %s", strerror(errno));
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
+	return status;
+}
 
-	if (!no_report) {
-		if (stat(output, &after) || (had_before && after.st_ino == before.st_ino &&
-		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))
-			pc_warn("'%s': no profile was written (%s)", output,
-				WIFSIGNALED(status) ? "the program was killed by a signal" :
-				"the program did not return from main or call exit");
-		else
-			report_apart(exe, main_only ? output : dir, main_only, report_to, &r, &s);
-	}
+/* End as the program did: its exit status, or its signal. */
+static int
+exit_like(int status)
+{
 	if (WIFSIGNALED(status)) {
 		signal(WTERMSIG(status), SIG_DFL);
 		fflush(NULL);
@@ -414,4 +422,46 @@ cmd_run(int argc, char **argv)
 		return 128 + WTERMSIG(status);
 	}
 	return WEXITSTATUS(status);
+}
+
+int
+cmd_run(int argc, char **argv)
+{
+	struct run_opts o = { .r = { .format = FORMAT_TEXT, .top = -1 } };
+	const char *why;
+	char lib[PATH_MAX], exe[PATH_MAX];
+	char dir[PATH_MAX] = "", output[PATH_MAX + 16];
+	int unprofiled = 0, status, had_before;
+	struct stat before, after;
+
+	if ((status = run_options(argc, argv, &o)) >= 0)
+		return status;
+	if (find_command(argv[optind], exe, sizeof(exe))) {
+		pc_warn("'%s': command not found", argv[optind]);
+		return 127;
+	}
+	if (find_libpc(lib, sizeof(lib)))
+		pc_fatal("cannot find libpc.so beside pcprof or in %s", PC_LIBDIR);
+	if ((why = why_unprofilable(exe))) {
+		pc_warn("'%s' cannot be profiled: %s; running it unprofiled", exe, why);
+		o.no_report = 1;
+	} else if ((why = run_dir(o.outdir, exe, dir, sizeof(dir)))) {
+		pc_warn("'%s': %s; running '%s' unprofiled", o.outdir ? o.outdir : dir,
+			why, argv[optind]);
+		o.no_report = unprofiled = 1;
+	}
+	set_environment(lib, unprofiled, o.main_only, dir, output);
+	had_before = stat(output, &before) == 0;
+	status = run_child(exe, argv + optind);
+	if (!o.no_report) {
+		if (stat(output, &after) || (had_before && after.st_ino == before.st_ino &&
+		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))
+			pc_warn("'%s': no profile was written (%s)", output,
+				WIFSIGNALED(status) ? "the program was killed by a signal" :
+				"the program did not return from main or call exit");
+		else
+			report_apart(exe, o.main_only ? output : dir, o.main_only,
+				     o.report_to, &o.r, &o.s);
+	}
+	return exit_like(status);
 }

@@ -181,8 +181,7 @@ add_dir(struct view *v, const char *dir)
 			free(path);
 			continue;
 		}
-		if (!(names = realloc(names, (n + 1) * sizeof(*names))))
-			pc_fatal("out of memory");
+		names = pc_realloc(names, (n + 1) * sizeof(*names));
 		names[n++] = path;
 	}
 	closedir(d);

@@ -123,8 +123,7 @@ fold_one(const struct gmon_stack *k, const struct symtab *st, int file)
 			continue;
 		while (len + nl + 2 > cap) {
 			cap *= 2;
-			if (!(s = realloc(s, cap)))
-				pc_fatal("out of memory");
+			s = pc_realloc(s, cap);
 		}
 		if (len)
 			s[len++] = ';';
@@ -213,6 +212,47 @@ static const char usage_flame[] =
 "self-contained SVG: hover over a frame for its name, samples and share,\n"
 "click to zoom into it. Open it in a web browser.\n";
 
+/* The collapsed lines of fs split back into their frames, in place: one
+ * flame_stack a line, its frames malloc'ed (flame_stacks_free). */
+static struct flame_stack *
+flame_stacks(struct folded_set *fs)
+{
+	struct flame_stack *fl = calloc(fs->n ? fs->n : 1, sizeof(*fl));
+
+	if (!fl)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < fs->n; i++) {
+		size_t depth = 1;
+		char **frames;
+		char *p;
+
+		for (p = fs->v[i].line; *p; p++)
+			depth += *p == ';';
+		frames = malloc(depth * sizeof(*frames));
+		if (!frames)
+			pc_fatal("out of memory");
+		depth = 0;
+		frames[depth++] = fs->v[i].line;
+		for (p = fs->v[i].line; *p; p++)
+			if (*p == ';') {
+				*p = 0;
+				frames[depth++] = p + 1;
+			}
+		fl[i].frames = (const char *const *)frames;
+		fl[i].depth = depth;
+		fl[i].count = fs->v[i].count;
+	}
+	return fl;
+}
+
+static void
+flame_stacks_free(struct flame_stack *fl, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((void *)fl[i].frames);
+	free(fl);
+}
+
 int
 cmd_flame(int argc, char **argv)
 {
@@ -236,23 +276,12 @@ cmd_flame(int argc, char **argv)
 	FILE *f;
 
 	while ((c = getopt_long(argc, argv, "+ho:t:s:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			fputs(usage_flame, stdout);
-			return 0;
-		case 'o':
-			out = optarg;
-			break;
-		case 't':
-			title = optarg;
-			break;
-		case 's':
-			stacks = optarg;
-			break;
-		default:
-			fputs(usage_flame, stderr);
-			return EXIT_BAD_INPUT;
+		if (c == 'o' || c == 't' || c == 's') {
+			*(c == 'o' ? &out : c == 't' ? &title : &stacks) = optarg;
+			continue;
 		}
+		fputs(usage_flame, c == 'h' ? stdout : stderr);
+		return c == 'h' ? 0 : EXIT_BAD_INPUT;
 	}
 	if (!out || optind >= argc) {
 		fputs(usage_flame, stderr);
@@ -268,31 +297,7 @@ cmd_flame(int argc, char **argv)
 		whole_load(&st, &prof, files, nfiles, argv[optind], &so);
 	}
 	folded_build(&fs, &st, files, nfiles, stacks);
-	fl = calloc(fs.n ? fs.n : 1, sizeof(*fl));
-	if (!fl)
-		pc_fatal("out of memory");
-	/* split each collapsed line back into its frames, in place */
-	for (size_t i = 0; i < fs.n; i++) {
-		size_t depth = 1;
-		char **frames;
-		char *p;
-
-		for (p = fs.v[i].line; *p; p++)
-			depth += *p == ';';
-		frames = malloc(depth * sizeof(*frames));
-		if (!frames)
-			pc_fatal("out of memory");
-		depth = 0;
-		frames[depth++] = fs.v[i].line;
-		for (p = fs.v[i].line; *p; p++)
-			if (*p == ';') {
-				*p = 0;
-				frames[depth++] = p + 1;
-			}
-		fl[i].frames = (const char *const *)frames;
-		fl[i].depth = depth;
-		fl[i].count = fs.v[i].count;
-	}
+	fl = flame_stacks(&fs);
 	if (!title) {
 		snprintf(tbuf, sizeof(tbuf), "%s: %.0f samples at %u Hz", argv[optind],
 			 fs.total, fs.rate);
@@ -302,9 +307,7 @@ cmd_flame(int argc, char **argv)
 		pc_fatal("'%s': %s", out, strerror(errno));
 	if (flame_write_svg(f, fl, fs.n, title, "samples") || fclose(f))
 		pc_fatal("'%s': %s", out, strerror(errno));
-	for (size_t i = 0; i < fs.n; i++)
-		free((void *)fl[i].frames);
-	free(fl);
+	flame_stacks_free(fl, fs.n);
 	folded_release(&fs);
 	symtab_release(&st);
 	gmon_profile_release(&prof);

@@ -111,8 +111,8 @@ object_index(struct symtab *st, const struct gmon_object *ob,
 		g = add_object(st, have ? &os : NULL, name, gap, manifest);
 		free(gap);
 	}
-	gobjs = realloc(gobjs, (ngobjs + 1) * sizeof(*gobjs));
-	if (!gobjs || !(gobjs[ngobjs].path = strdup(ob->path)))
+	gobjs = pc_realloc(gobjs, (ngobjs + 1) * sizeof(*gobjs));
+	if (!(gobjs[ngobjs].path = strdup(ob->path)))
 		pc_fatal("out of memory");
 	memcpy(gobjs[ngobjs].id, ob->build_id, ob->build_id_len);
 	gobjs[ngobjs].idlen = ob->build_id_len;
@@ -366,10 +366,8 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 	}
 	add_arcs(p, &o, map);
 	if (file >= nfiles_seen) {
-		remaps = realloc(remaps, (size_t)(file + 1) * sizeof(*remaps));
-		nremap = realloc(nremap, (size_t)(file + 1) * sizeof(*nremap));
-		if (!remaps || !nremap)
-			pc_fatal("out of memory");
+		remaps = pc_realloc(remaps, (size_t)(file + 1) * sizeof(*remaps));
+		nremap = pc_realloc(nremap, (size_t)(file + 1) * sizeof(*nremap));
 		for (int i = nfiles_seen; i <= file; i++) {
 			remaps[i] = NULL;
 			nremap[i] = 0;
