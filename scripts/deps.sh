@@ -2,7 +2,7 @@
 # What `make check` and `make demo` need, and how to get it: installs the
 # missing Debian packages when run as root with apt-get, otherwise names them
 # in one line and fails.
-# Usage: scripts/deps.sh build|demo|check|ci
+# Usage: scripts/deps.sh build|demo|check|lint|ci
 set -u
 
 need=""
@@ -45,6 +45,13 @@ check|ci)
 	# a real debuginfod server, on loopback, serves the test programs'
 	# debug files
 	want debuginfod command -v debuginfod
+	;;
+esac
+case $mode in
+lint|ci)
+	# make lint: cppcheck, and structure.py's Universal Ctags
+	want cppcheck command -v cppcheck
+	want universal-ctags sh -c 'ctags --version | grep -q "Universal Ctags"'
 	;;
 esac
 case $mode in
