@@ -118,6 +118,23 @@ unescape(const char *s, size_t n, int *nomem)
 	return d;
 }
 
+/* The build-id in hex, f[0..n), into ob; -1 when it is not one. */
+static int
+parse_build_id(struct gmon_object *ob, const char *f, size_t n)
+{
+	if (n == 0 || n % 2 || n > 2 * sizeof(ob->build_id))
+		return -1;
+	for (size_t i = 0; i < n; i += 2) {
+		int a = hexval(f[i]), b = hexval(f[i + 1]);
+
+		if (a < 0 || b < 0)
+			return -1;
+		ob->build_id[i / 2] = (uint8_t)(a * 16 + b);
+	}
+	ob->build_id_len = n / 2;
+	return 0;
+}
+
 static int
 parse_object(struct gmon_objects *o, const char *p, const char *end,
 	     uint64_t line, struct gmon_error *err)
@@ -140,18 +157,8 @@ parse_object(struct gmon_objects *o, const char *p, const char *end,
 	if (number(f, n, UINT64_MAX, &ob->samples))
 		return fail(err, line, "bad sample count");
 	n = field(&p, end, &f);
-	if (!(n == 1 && f[0] == '-')) {
-		if (n == 0 || n % 2 || n > 2 * sizeof(ob->build_id))
-			return fail(err, line, "bad build-id");
-		for (size_t i = 0; i < n; i += 2) {
-			int a = hexval(f[i]), b = hexval(f[i + 1]);
-
-			if (a < 0 || b < 0)
-				return fail(err, line, "bad build-id");
-			ob->build_id[i / 2] = (uint8_t)(a * 16 + b);
-		}
-		ob->build_id_len = n / 2;
-	}
+	if (!(n == 1 && f[0] == '-') && parse_build_id(ob, f, n))
+		return fail(err, line, "bad build-id");
 	n = field(&p, end, &f);
 	if (n == 0)
 		return fail(err, line, "no file name");

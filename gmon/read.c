@@ -151,7 +151,10 @@ check_like_first(const struct rawhist *f, const struct rawhist *h,
 
 /*
  * Records go straight into *rawp, which the caller frees whatever happens,
- * so that no error path can leak them.
+ * so that no error path can leak them. Over 60 lines, and kept whole: one
+ * case a tag, each checking its record against the bytes left, reads as
+ * the format does (GMON.md's table), and the cases share the offset and
+ * the growing arrays that a function per tag would pass around.
  */
 static int
 parse(const unsigned char *b, size_t len, struct gmon_profile *p,
@@ -281,39 +284,20 @@ check_add(const struct gmon_profile *p, const struct gmon_profile *q,
 }
 
 /*
- * All checks and allocations come before p is changed, so that on any
- * error p is left as it was. p and q may be the same profile: the sum is
- * built in new arrays and p's old ones are freed last.
- *
- * Each file has disjoint records, but two files' records need not be the
- * same where they meet: libpc writes the runs of bins each process
- * sampled, so one process's record may cover part of another's. Records
- * that overlap are summed into one over their union (gprof refuses such
- * files; pcprof merge writes their sum as one it reads).
+ * p's and q's histograms (n of them, at least one), merged into *outp
+ * (*noutp records): records that overlap or touch become one, their
+ * counts summed. p is unchanged. 0, -ENOMEM, or -EINVAL when a summed
+ * record would be too long.
  */
-int
-gmon_profile_add(struct gmon_profile *p, const struct gmon_profile *q,
-		 struct gmon_error *err)
+static int
+merge_hists(const struct gmon_profile *p, const struct gmon_profile *q, size_t n,
+	    struct gmon_hist **outp, size_t *noutp, struct gmon_error *err)
 {
-	size_t n = p->nhists + q->nhists, nout = 0, qarcs = q->narcs;
-	const struct gmon_hist **v;
-	struct gmon_hist *out;
+	const struct gmon_hist **v = malloc(n * sizeof(*v));
+	struct gmon_hist *out = calloc(n, sizeof(*out));
+	size_t nout = 0;
 	uint64_t bin;
-	int r;
 
-	if ((r = check_add(p, q, err)))
-		return r;
-	if (qarcs) {
-		struct gmon_arc *a = realloc(p->arcs, (p->narcs + qarcs) * sizeof(*a));
-
-		if (!a)
-			return -ENOMEM;
-		p->arcs = a;	/* more room; p's arcs are unchanged */
-	}
-	if (n == 0)
-		goto arcs;
-	v = malloc(n * sizeof(*v));
-	out = calloc(n, sizeof(*out));
 	if (!v || !out) {
 		free(v);
 		free(out);
@@ -353,12 +337,48 @@ gmon_profile_add(struct gmon_profile *p, const struct gmon_profile *q,
 		nout++;
 	}
 	free(v);
-	for (size_t i = 0; i < p->nhists; i++)
-		free(p->hists[i].counts);
-	free(p->hists);
-	p->hists = out;
-	p->nhists = nout;
-arcs:
+	*outp = out;
+	*noutp = nout;
+	return 0;
+}
+
+/*
+ * All checks and allocations come before p is changed, so that on any
+ * error p is left as it was. p and q may be the same profile: the sum is
+ * built in new arrays and p's old ones are freed last.
+ *
+ * Each file has disjoint records, but two files' records need not be the
+ * same where they meet: libpc writes the runs of bins each process
+ * sampled, so one process's record may cover part of another's. Records
+ * that overlap are summed into one over their union (gprof refuses such
+ * files; pcprof merge writes their sum as one it reads).
+ */
+int
+gmon_profile_add(struct gmon_profile *p, const struct gmon_profile *q,
+		 struct gmon_error *err)
+{
+	size_t n = p->nhists + q->nhists, nout = 0, qarcs = q->narcs;
+	struct gmon_hist *out = NULL;
+	int r;
+
+	if ((r = check_add(p, q, err)))
+		return r;
+	if (qarcs) {
+		struct gmon_arc *a = realloc(p->arcs, (p->narcs + qarcs) * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		p->arcs = a;	/* more room; p's arcs are unchanged */
+	}
+	if (n) {
+		if ((r = merge_hists(p, q, n, &out, &nout, err)))
+			return r;
+		for (size_t i = 0; i < p->nhists; i++)
+			free(p->hists[i].counts);
+		free(p->hists);
+		p->hists = out;
+		p->nhists = nout;
+	}
 	if (qarcs)
 		memcpy(p->arcs + p->narcs, q->arcs, qarcs * sizeof(*p->arcs));
 	p->narcs += qarcs;

@@ -219,14 +219,82 @@ set_offsets(struct pc_object *o, uintptr_t bias)
 		o->text[i].prof.offset = bias + o->text[i].link_low;
 }
 
+/* The object's name for the manifest, malloc'ed: "[vdso]", its absolute
+ * path, or "[anonymous]"; NULL when memory runs out. */
+static char *
+object_path(const struct dl_phdr_info *info, int vdso)
+{
+	if (vdso)
+		return strdup("[vdso]");
+	return absolute_name(info->dlpi_name && info->dlpi_name[0] ?
+			     info->dlpi_name : "[anonymous]");
+}
+
+/* The object's executable segments (at most PC_OBJ_TEXT) into s; how
+ * many. */
+static int
+exec_segments(const struct dl_phdr_info *info, struct seg *s)
+{
+	int ns = 0;
+
+	for (int i = 0; i < info->dlpi_phnum && ns < PC_OBJ_TEXT; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz)
+			s[ns++] = (struct seg){ ph->p_vaddr, ph->p_memsz };
+	}
+	return ns;
+}
+
+/* The entry, not yet seen by this scan, of the object at path with this
+ * build-id and these segments, or NULL. */
+static struct pc_object *
+known_entry(const char *path, const uint8_t *id, int idlen, const struct seg *s,
+	    int ns)
+{
+	for (int i = 1; i < pc.nobjs; i++) {
+		struct pc_object *o = &pc.objs[i];
+
+		if (!o->seen && !strcmp(o->path, path) && o->build_id_len == idlen &&
+		    !memcmp(o->build_id, id, (size_t)idlen) && same_layout(o, s, ns))
+			return o;
+	}
+	return NULL;
+}
+
+/* Counters for each of the ns executable segments s of a new object o;
+ * -1, with none left mapped, when memory runs out. */
+static int
+map_texts(struct pc_object *o, const struct seg *s, int ns)
+{
+	const uintptr_t bin = pc_profil_bin_bytes(PC_SCALE);
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	for (int i = 0; i < ns; i++) {
+		struct pc_text *t = &o->text[i];
+
+		t->link_low = s[i].vaddr & ~(bin - 1);
+		t->prof.scale = PC_SCALE;
+		t->prof.bufsiz = (s[i].vaddr + s[i].memsz - t->link_low + bin - 1) /
+				 bin * sizeof(uint32_t);
+		t->map_len = (t->prof.bufsiz + page - 1) & ~(page - 1);
+		t->prof.buf = map_zero(t->map_len);
+		if (!t->prof.buf) {
+			for (int k = 0; k < i; k++)
+				munmap(o->text[k].prof.buf, o->text[k].map_len);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int
 scan_one(struct dl_phdr_info *info, size_t size, void *data)
 {
-	const uintptr_t bin = pc_profil_bin_bytes(PC_SCALE);
 	int *first = data;
 	struct seg s[PC_OBJ_TEXT];
 	uint8_t id[20];
-	int ns = 0, idlen, vdso;
+	int ns, idlen, vdso;
 	struct pc_object *o;
 	char *path;
 
@@ -235,28 +303,15 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 		*first = 0;		/* the main program: pc.text */
 		return 0;
 	}
-	for (int i = 0; i < info->dlpi_phnum && ns < PC_OBJ_TEXT; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz)
-			s[ns++] = (struct seg){ ph->p_vaddr, ph->p_memsz };
-	}
-	if (!ns)
+	if (!(ns = exec_segments(info, s)))
 		return 0;
 	vdso = is_vdso(info);
 	idlen = pc_note_build_id(info, id, sizeof(id));
-	path = vdso ? strdup("[vdso]") :
-	       absolute_name(info->dlpi_name && info->dlpi_name[0] ?
-			     info->dlpi_name : "[anonymous]");
-	if (!path)
+	if (!(path = object_path(info, vdso)))
 		return 0;
 	/* the same file loaded again (dlclose, then dlopen) takes its entry
 	 * back: its link-time addresses, and so its counters, are the same */
-	for (int i = 1; i < pc.nobjs; i++) {
-		o = &pc.objs[i];
-		if (o->seen || strcmp(o->path, path) || o->build_id_len != idlen ||
-		    memcmp(o->build_id, id, (size_t)idlen) || !same_layout(o, s, ns))
-			continue;
+	if ((o = known_entry(path, id, idlen, s, ns))) {
 		free(path);
 		set_offsets(o, info->dlpi_addr);
 		o->loaded = o->seen = 1;
@@ -270,34 +325,21 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	o = &pc.objs[pc.nobjs];
 	memset(o, 0, sizeof(*o));
-	for (int i = 0; i < ns; i++) {
-		struct pc_text *t = &o->text[i];
-		long page = sysconf(_SC_PAGESIZE);
-
-		t->link_low = s[i].vaddr & ~(bin - 1);
-		t->prof.scale = PC_SCALE;
-		t->prof.bufsiz = (s[i].vaddr + s[i].memsz - t->link_low + bin - 1) /
-				 bin * sizeof(uint32_t);
-		t->map_len = (t->prof.bufsiz + (size_t)page - 1) & ~((size_t)page - 1);
-		t->prof.buf = map_zero(t->map_len);
-		if (!t->prof.buf) {
-			for (int k = 0; k < i; k++)
-				munmap(o->text[k].prof.buf, o->text[k].map_len);
-			free(path);
-			return 0;
-		}
+	if (map_texts(o, s, ns)) {
+		free(path);
+		return 0;
 	}
 	o->ntext = ns;
 	o->path = path;
 	o->vdso = vdso;
-	if (vdso)
-		vdso_image(o, info);
 	memcpy(o->build_id, id, (size_t)idlen);
 	o->build_id_len = idlen;
-	if (vdso)
+	if (vdso) {
+		vdso_image(o, info);
 		strcpy(o->file, "vdso");
-	else
+	} else {
 		file_suffix(o, pc.nobjs);
+	}
 	set_offsets(o, info->dlpi_addr);
 	o->loaded = o->seen = 1;
 	/* complete before it is counted: a snapshot written from a signal

@@ -216,11 +216,11 @@ pc_note_cpu_stop(void)
 	__atomic_store_n(&pc.cpu_stop_ns, ns_of(ts), __ATOMIC_RELEASE);
 }
 
-static int
-write_manifest(struct gmon_sink *s)
+/* The manifest's header: rate, pid, threads, the samples in no object,
+ * the clocks and how the image ended. */
+static void
+manifest_header(struct gmon_sink *s)
 {
-	const char *base = strrchr(manifest_main, '/');
-	int nobjs = dump_nobjs;
 	uint64_t unplaced = pc.pending_dropped + pc.no_object +
 			    __atomic_load_n(&pc.pending_samples, __ATOMIC_RELAXED);
 	/* the stop first, then the clock: a stop noted by a thread that
@@ -257,17 +257,14 @@ write_manifest(struct gmon_sink *s)
 		pc_line_str(&t, pc.ending == PC_END_EXEC ? "\nended exec" : "\nended exit");
 	pc_line_str(&t, "\n");
 	gmon_sink_bytes(s, t.buf, t.len);
-	object_line(s, 0, 1, pc.samples - pc.outside, pc.spare + GMON_BUILDID_OFF,
-		    GMON_BUILDID_SIZE, NULL, base ? base + 1 : manifest_main, pc.exe);
-	for (int i = 1; i < nobjs; i++) {
-		const struct pc_object *o = &pc.objs[i];
+}
 
-		object_line(s, i, o->loaded, o->samples, o->build_id, o->build_id_len,
-			    base ? base + 1 : manifest_main, wrote[i] ? o->file : NULL, o->path);
-	}
-	if (pc.callgraph)
-		pc_arcs_each(write_cross_arc, s);
-	/* samples at PCs in no object, by PC */
+/* The samples at PCs in no object, by PC: "anon PC COUNT" lines. */
+static void
+manifest_anon(struct gmon_sink *s)
+{
+	struct pc_line t;
+
 	for (size_t i = 0; i < PC_PENDING && !s->error; i++) {
 		const struct pc_pending *p = &pc.pending[i];
 		uint64_t c;
@@ -283,6 +280,26 @@ write_manifest(struct gmon_sink *s)
 		pc_line_str(&t, "\n");
 		gmon_sink_bytes(s, t.buf, t.len);
 	}
+}
+
+static int
+write_manifest(struct gmon_sink *s)
+{
+	const char *base = strrchr(manifest_main, '/');
+	int nobjs = dump_nobjs;
+
+	manifest_header(s);
+	object_line(s, 0, 1, pc.samples - pc.outside, pc.spare + GMON_BUILDID_OFF,
+		    GMON_BUILDID_SIZE, NULL, base ? base + 1 : manifest_main, pc.exe);
+	for (int i = 1; i < nobjs; i++) {
+		const struct pc_object *o = &pc.objs[i];
+
+		object_line(s, i, o->loaded, o->samples, o->build_id, o->build_id_len,
+			    base ? base + 1 : manifest_main, wrote[i] ? o->file : NULL, o->path);
+	}
+	if (pc.callgraph)
+		pc_arcs_each(write_cross_arc, s);
+	manifest_anon(s);
 	return s->error;
 }
 

@@ -168,6 +168,39 @@ pc_signals_init(void)
 
 /* ------------------------------------------------------------ sigaction */
 
+/* The program sets act for a signal libpc owns (pc.owned[sig]): what it
+ * believes is installed changes, or it takes the signal back. 0 or -1. */
+static int
+take_owned(int sig, const struct sigaction *act)
+{
+	int r = 0;
+
+	switch (pc.owned[sig]) {
+	case PC_OWN_SAMPLING:
+		pc.prog_action[sig] = *act;
+		break;
+	case PC_OWN_FATAL:
+		if (!(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
+			pc.prog_action[sig] = *act;
+			break;
+		}
+		/* the program's own handler (or SIG_IGN) takes over */
+		r = real_sigaction(sig, act, NULL);
+		if (r == 0)
+			pc.owned[sig] = 0;
+		break;
+	case PC_OWN_SNAPSHOT:
+		r = real_sigaction(sig, act, NULL);
+		if (r == 0) {
+			pc.owned[sig] = 0;
+			pc_say("the program took PC_SNAPSHOT_SIGNAL for itself; "
+			       "no more snapshots on it", "", "");
+		}
+		break;
+	}
+	return r;
+}
+
 PC_EXPORT int
 sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
@@ -199,31 +232,8 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	sigaddset(&one, sig);
 	real_pthread_sigmask(SIG_BLOCK, &one, &prev);
 	was = pc.prog_action[sig];
-	if (act) {
-		switch (pc.owned[sig]) {
-		case PC_OWN_SAMPLING:
-			pc.prog_action[sig] = *act;
-			break;
-		case PC_OWN_FATAL:
-			if (!(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
-				pc.prog_action[sig] = *act;
-				break;
-			}
-			/* the program's own handler (or SIG_IGN) takes over */
-			r = real_sigaction(sig, act, NULL);
-			if (r == 0)
-				pc.owned[sig] = 0;
-			break;
-		case PC_OWN_SNAPSHOT:
-			r = real_sigaction(sig, act, NULL);
-			if (r == 0) {
-				pc.owned[sig] = 0;
-				pc_say("the program took PC_SNAPSHOT_SIGNAL for itself; "
-				       "no more snapshots on it", "", "");
-			}
-			break;
-		}
-	}
+	if (act)
+		r = take_owned(sig, act);
 	real_pthread_sigmask(SIG_SETMASK, &prev, NULL);
 	if (r)
 		return r;

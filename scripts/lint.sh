@@ -22,7 +22,8 @@ if ! cppcheck -q --error-exitcode=1 --enable=warning,portability --std=c11 \
 fi
 
 # No circle of more than 2 files; no more functions over 60 lines than
-# LONG_FUNCTIONS, which only ever goes down (each is a candidate to split).
+# LONG_FUNCTIONS (2: gmon/read.c's parse and symtab.c's eh_fdes, each of
+# which says why it is kept whole).
 python3 scripts/structure.py --json preload gmon tools | python3 -c '
 import json, sys
 LONG_FUNCTIONS = int(sys.argv[1])
@@ -41,6 +42,6 @@ if n > LONG_FUNCTIONS:
 print("lint: structure: %d files, %d circles (largest %d), %d functions over 60 lines" %
       (m["files"], len(m["circles"]), m["largest_circle"], n))
 sys.exit(bad)
-' 17 || fail=1
+' 2 || fail=1
 
 exit $fail

@@ -143,22 +143,14 @@ struct result {
 
 /* ---------------------------------------------------------- loading */
 
+/* Every run's profiles, checked against the side's executable: with
+ * PC_SCOPE=all their manifests add the other objects' functions to the
+ * table. */
 static void
-side_load(struct side *s, const struct symtab_opts *so, int need_total)
+side_read_runs(struct side *s, const struct symtab_opts *so, struct gmon_profile *prof)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
-	struct gmon_profile *prof = calloc((size_t)s->nruns, sizeof(*prof));
-	size_t nf;
 
-	if (!prof)
-		pc_fatal("out of memory");
-	symbols_load_whole(&s->st, s->exe, so, s->args[0]);
-	s->files = calloc((size_t)s->nruns, sizeof(*s->files));
-	s->nfiles = calloc((size_t)s->nruns, sizeof(*s->nfiles));
-	if (!s->files || !s->nfiles)
-		pc_fatal("out of memory");
-	/* every run's profiles first: with PC_SCOPE=all their manifests add
-	 * the other objects' functions to the table */
 	for (int r = 0; r < s->nruns; r++) {
 		uint8_t id[GMON_BUILDID_SIZE];
 
@@ -184,6 +176,40 @@ side_load(struct side *s, const struct symtab_opts *so, int need_total)
 				pc_fatal("out of memory");
 		}
 	}
+}
+
+/* Run r's total seconds per function, from its call graph, into total. */
+static void
+side_totals(const struct side *s, int r, const struct gmon_profile *p,
+	    const struct flat *f, double *total)
+{
+	struct callgraph cg;
+	uint64_t outside;
+
+	/* the records of samples outside the executable are not arcs */
+	if (p->narcs <= gmon_profile_outside(p, &outside))
+		pc_fatal("'%s': no call graph in the profile (recorded with PC_CALLGRAPH=0?); --metric total needs one",
+			 s->files[r][0]);
+	callgraph_build(&cg, &s->st, p, f);
+	for (size_t i = 0; i < s->st.nfuncs; i++)
+		total[i] = cg.total[i] / s->rate;
+	callgraph_release(&cg);
+}
+
+static void
+side_load(struct side *s, const struct symtab_opts *so, int need_total)
+{
+	struct gmon_profile *prof = calloc((size_t)s->nruns, sizeof(*prof));
+	size_t nf;
+
+	if (!prof)
+		pc_fatal("out of memory");
+	symbols_load_whole(&s->st, s->exe, so, s->args[0]);
+	s->files = calloc((size_t)s->nruns, sizeof(*s->files));
+	s->nfiles = calloc((size_t)s->nruns, sizeof(*s->nfiles));
+	if (!s->files || !s->nfiles)
+		pc_fatal("out of memory");
+	side_read_runs(s, so, prof);
 	nf = s->st.nfuncs ? s->st.nfuncs : 1;
 	s->self = calloc((size_t)s->nruns * nf, sizeof(*s->self));
 	s->program = calloc((size_t)s->nruns, sizeof(*s->program));
@@ -209,22 +235,8 @@ side_load(struct side *s, const struct symtab_opts *so, int need_total)
 		for (size_t i = 0; i < f.nrows; i++)
 			self[f.rows[i].func] = f.rows[i].samples / s->rate;
 		s->program[r] = f.total / s->rate;
-		if (need_total) {
-			struct callgraph cg;
-			double *total = s->total + (size_t)r * nf;
-
-			uint64_t outside;
-
-			/* the records of samples outside the executable are
-			 * not arcs */
-			if (p.narcs <= gmon_profile_outside(&p, &outside))
-				pc_fatal("'%s': no call graph in the profile (recorded with PC_CALLGRAPH=0?); --metric total needs one",
-					 s->files[r][0]);
-			callgraph_build(&cg, &s->st, &p, &f);
-			for (size_t i = 0; i < s->st.nfuncs; i++)
-				total[i] = cg.total[i] / s->rate;
-			callgraph_release(&cg);
-		}
+		if (need_total)
+			side_totals(s, r, &p, &f, s->total + (size_t)r * nf);
 		flat_release(&f);
 		gmon_profile_release(&p);
 	}
@@ -1146,13 +1158,52 @@ model_build(struct model *mo, const struct side *b, const struct side *n)
 	free(obs);
 }
 
-/* Test every function with time on both sides; decide what is significant. */
+/* Test every function that both sides ran; each enters Holm's family if
+ * it could show a change of min_seconds (chosen on the two sides' sum,
+ * which says nearly nothing of their difference under no change). */
+static void
+test_functions(struct result *res, struct side *b, struct side *n,
+	       const struct diff_opts *o)
+{
+	res->rows = match(b, n, o->metric, &res->nrows);
+	for (struct row *w = res->rows; w < res->rows + res->nrows; w++) {
+		if (w->mb <= 0 || w->mn <= 0) {
+			w->status = w->mb > 0 ? ST_GONE : ST_APPEARED;
+			continue;
+		}
+		test_row(w, &res->model, b, n, res->model.d0);
+		w->family = w->mb + w->mn >= o->min_seconds;
+		res->family += (size_t)w->family;
+	}
+}
+
+/* The verdict of each tested row, after Holm's correction. */
+static void
+judge(struct result *res, const struct diff_opts *o)
+{
+	holm(res->rows, res->nrows);
+	for (struct row *w = res->rows; w < res->rows + res->nrows; w++) {
+		double d = w->mn - w->mb;
+
+		if (!w->tested)
+			continue;
+		if (!w->family) {
+			w->status = ST_SMALL;
+			continue;
+		}
+		w->status = ST_SAME;
+		if (w->padj <= o->alpha && fabs(d) >= o->min_seconds &&
+		    fabs(d) >= o->threshold * w->mb)
+			w->status = d > 0 ? ST_SLOWER : ST_FASTER;
+		res->nslow += w->status == ST_SLOWER;
+		res->nfast += w->status == ST_FASTER;
+	}
+}
+
 static void
 compare(struct result *res, struct side *b, struct side *n,
 	const struct diff_opts *o)
 {
-	struct row *w;
-
 	memset(res, 0, sizeof(*res));
 	res->speed = 1;
 	if (!o->absolute && o->metric != METRIC_PROGRAM) {
@@ -1174,40 +1225,9 @@ compare(struct result *res, struct side *b, struct side *n,
 		res->rows[0].family = 1;
 		res->family = 1;
 	} else {
-		res->rows = match(b, n, o->metric, &res->nrows);
-		for (w = res->rows; w < res->rows + res->nrows; w++) {
-			if (w->mb <= 0 || w->mn <= 0) {
-				w->status = w->mb > 0 ? ST_GONE : ST_APPEARED;
-				continue;
-			}
-			test_row(w, &res->model, b, n, res->model.d0);
-			/*
-			 * Only functions that could show a change of min_seconds
-			 * enter the family: chosen on the two sides' sum, which
-			 * says (nearly) nothing of their difference under no
-			 * change.
-			 */
-			w->family = w->mb + w->mn >= o->min_seconds;
-			res->family += (size_t)w->family;
-		}
+		test_functions(res, b, n, o);
 	}
-	holm(res->rows, res->nrows);
-	for (w = res->rows; w < res->rows + res->nrows; w++) {
-		double d = w->mn - w->mb;
-
-		if (!w->tested)
-			continue;
-		if (!w->family) {
-			w->status = ST_SMALL;
-			continue;
-		}
-		w->status = ST_SAME;
-		if (w->padj <= o->alpha && fabs(d) >= o->min_seconds &&
-		    fabs(d) >= o->threshold * w->mb)
-			w->status = d > 0 ? ST_SLOWER : ST_FASTER;
-		res->nslow += w->status == ST_SLOWER;
-		res->nfast += w->status == ST_FASTER;
-	}
+	judge(res, o);
 	by_relative = o->metric == METRIC_TOTAL;
 	qsort(res->rows, res->nrows, sizeof(*res->rows), cmp_rows);
 }

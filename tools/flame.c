@@ -117,6 +117,26 @@ node_add(struct tree *t, const char *name, size_t parent, size_t level)
 	return 0;
 }
 
+/* Room for at least need entries in *path (*cap of them now); -1 with
+ * errno set when there is none. */
+static int
+path_room(size_t **path, size_t *cap, size_t need)
+{
+	size_t c = need > 2 * *cap ? need : 2 * *cap;
+	size_t *p;
+
+	if (c > SIZE_MAX / sizeof *p) {
+		errno = ENOMEM;
+		return -1;
+	}
+	p = realloc(*path, c * sizeof *p);
+	if (!p)
+		return -1;
+	*path = p;
+	*cap = c;
+	return 0;
+}
+
 /*
  * Build the tree from the stacks sorted: each stack shares with the one
  * before it exactly the nodes of their common prefix, and its remaining
@@ -151,21 +171,8 @@ tree_build(struct tree *t, const struct flame_stack *stacks, size_t n)
 		const struct flame_stack *s = order[i];
 		size_t k = prev ? common_prefix(prev, s) : 0;
 
-		if (s->depth >= pathcap) {
-			size_t cap = s->depth + 1 > 2 * pathcap ?
-				s->depth + 1 : 2 * pathcap;
-			size_t *p;
-
-			if (cap > SIZE_MAX / sizeof *p) {
-				errno = ENOMEM;
-				goto out;
-			}
-			p = realloc(path, cap * sizeof *p);
-			if (!p)
-				goto out;
-			path = p;
-			pathcap = cap;
-		}
+		if (s->depth >= pathcap && path_room(&path, &pathcap, s->depth + 1))
+			goto out;
 		path[0] = 0;
 		for (size_t d = k; d < s->depth; d++) {
 			if (node_add(t, frame_name(s->frames[d]), path[d], d + 1))

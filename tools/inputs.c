@@ -142,6 +142,53 @@ cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The names in directory path (not its dot files), sorted; *nn of them. */
+static char **
+dir_names(const char *path, size_t *nn)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	char **names = NULL;
+
+	*nn = 0;
+	if (!d)
+		pc_fatal("'%s': %s", path, strerror(errno));
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		names = pc_realloc(names, (*nn + 1) * sizeof(*names));
+		if (asprintf(&names[*nn], "%s/%s", path, e->d_name) < 0)
+			pc_fatal("out of memory");
+		(*nn)++;
+	}
+	closedir(d);
+	if (*nn)
+		qsort(names, *nn, sizeof(*names), cmp_name);
+	return names;
+}
+
+/* Whether name, found in a directory (dir) or named among files[0..nfiles),
+ * is a profile to read for st: 1 to read, 0 to leave out, 2 to leave out
+ * and count as another program's. */
+static int
+keep_file(const struct symtab *st, const char *name, int dir, int many,
+	  char **files, int nfiles)
+{
+	static const uint8_t zero[GMON_BUILDID_SIZE];
+	int known = st->build_id_len >= GMON_BUILDID_SIZE;
+	uint8_t id[GMON_BUILDID_SIZE];
+	int m = peek_build_id(name, id);
+
+	if (dir)	/* only profiles of exe */
+		return m == 1 && !(known && memcmp(id, st->build_id, sizeof(id)));
+	if ((m == -1 && is_manifest(name)) || is_object_file(name, files, nfiles))
+		return 0;	/* read with its profile */
+	if (many && m == 1 && known && memcmp(id, zero, sizeof(id)) &&
+	    memcmp(id, st->build_id, sizeof(id)))
+		return 2;
+	return 1;
+}
+
 /*
  * The profiles to read: each directory stands for the gmon files in it
  * that libpc wrote for exe (the files of one multi-process run), and of
@@ -150,8 +197,6 @@ cmp_name(const void *a, const void *b)
 char **
 select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 {
-	static const uint8_t zero[GMON_BUILDID_SIZE];
-	int known = st->build_id_len >= GMON_BUILDID_SIZE;
 	size_t cap = 16, n = 0, skipped = 0;
 	char **v = malloc(cap * sizeof(*v));
 	int many = nfiles > 1;
@@ -160,49 +205,22 @@ select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 		pc_fatal("out of memory");
 	for (int i = 0; i < nfiles; i++) {
 		struct stat sb;
-		char **names = NULL;
-		size_t nn = 0;
+		char **names;
+		size_t nn = 1;
 		int dir = stat(files[i], &sb) == 0 && S_ISDIR(sb.st_mode);
 
 		if (dir) {
-			DIR *d = opendir(files[i]);
-			struct dirent *e;
-
-			if (!d)
-				pc_fatal("'%s': %s", files[i], strerror(errno));
-			while ((e = readdir(d))) {
-				if (e->d_name[0] == '.')
-					continue;
-				names = pc_realloc(names, (nn + 1) * sizeof(*names));
-				if (asprintf(&names[nn], "%s/%s", files[i], e->d_name) < 0)
-					pc_fatal("out of memory");
-				nn++;
-			}
-			closedir(d);
-			qsort(names, nn, sizeof(*names), cmp_name);
+			names = dir_names(files[i], &nn);
 			many = 1;
-		} else {
-			names = malloc(sizeof(*names));
-			if (!names || !(names[0] = strdup(files[i])))
-				pc_fatal("out of memory");
-			nn = 1;
+		} else if (!(names = malloc(sizeof(*names))) ||
+			   !(names[0] = strdup(files[i]))) {
+			pc_fatal("out of memory");
 		}
 		for (size_t k = 0; k < nn; k++) {
-			uint8_t id[GMON_BUILDID_SIZE];
-			int m = peek_build_id(names[k], id);
+			int keep = keep_file(st, names[k], dir, many, files, nfiles);
 
-			if (dir && (m != 1 || (known && memcmp(id, st->build_id, sizeof(id))))) {
-				free(names[k]);		/* not a profile of exe */
-				continue;
-			}
-			if (!dir && ((m == -1 && is_manifest(names[k])) ||
-				     is_object_file(names[k], files, nfiles))) {
-				free(names[k]);	/* read with its profile */
-				continue;
-			}
-			if (!dir && many && m == 1 && known && memcmp(id, zero, sizeof(id)) &&
-			    memcmp(id, st->build_id, sizeof(id))) {
-				skipped++;
+			if (keep != 1) {
+				skipped += keep == 2;
 				free(names[k]);
 				continue;
 			}

@@ -84,10 +84,44 @@ overlap(const struct sym *sym, uint64_t a, uint64_t e)
 	return hi > lo ? hi - lo : 0;
 }
 
+/*
+ * Credit c samples of the bin [a, e) to the functions whose symbols,
+ * from st->syms[s] on, cover it; 0 when none does. The samples were taken
+ * in code, not in the padding that may share the bin: the bin holding a
+ * function's last instruction is its alone, as gprof (whose functions reach
+ * to the next symbol) has it. A bin across two functions is split by their
+ * bytes in it.
+ */
+static int
+credit_bin(const struct symtab *st, size_t s, uint64_t a, uint64_t e, double c,
+	   double *per)
+{
+	uint64_t covered = 0;
+	size_t i;
+	int gaps;
+
+	for (i = s; i < st->nsyms && st->syms[i].lo < e; i++)
+		if (!is_gap(st, i))
+			covered += overlap(&st->syms[i], a, e);
+	/* code no symbol covers ("[libz.so.1]", the rest of an object)
+	 * takes a bin only where no function does */
+	gaps = !covered;
+	for (i = s; gaps && i < st->nsyms && st->syms[i].lo < e; i++)
+		covered += overlap(&st->syms[i], a, e);
+	if (!covered)
+		return 0;
+	for (i = s; i < st->nsyms && st->syms[i].lo < e; i++)
+		if (gaps || !is_gap(st, i))
+			per[st->syms[i].func] += c *
+				(double)overlap(&st->syms[i], a, e) / (double)covered;
+	return 1;
+}
+
 void
 flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p)
 {
 	double *per = calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*per));
+	uint64_t out;
 
 	if (!per)
 		pc_fatal("out of memory");
@@ -99,48 +133,21 @@ flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p
 		size_t s = symtab_first_after(st, hist->low);
 
 		for (uint32_t k = 0; k < hist->nbins; k++) {
-			uint64_t a = hist->low + k * bin, e = a + bin, covered = 0;
+			uint64_t a = hist->low + k * bin;
 			double c = (double)hist->counts[k];
-			size_t i;
-			int gaps;
 
 			if (!hist->counts[k])
 				continue;
 			f->total += c;
 			while (s < st->nsyms && st->syms[s].hi <= a)
 				s++;
-			for (i = s; i < st->nsyms && st->syms[i].lo < e; i++)
-				if (!is_gap(st, i))
-					covered += overlap(&st->syms[i], a, e);
-			/* code no symbol covers ("[libz.so.1]", the rest of an
-			 * object) takes a bin only where no function does */
-			gaps = !covered;
-			for (i = s; gaps && i < st->nsyms && st->syms[i].lo < e; i++)
-				covered += overlap(&st->syms[i], a, e);
-			if (!covered) {
+			if (!credit_bin(st, s, a, a + bin, c, per))
 				f->unknown += c;
-				continue;
-			}
-			/*
-			 * The samples were taken in code, not in the padding
-			 * that may share the bin: the bin holding a function's
-			 * last instruction is its alone, as gprof (whose
-			 * functions reach to the next symbol) has it. A bin
-			 * across two functions is split by their bytes in it.
-			 */
-			for (i = s; i < st->nsyms && st->syms[i].lo < e; i++)
-				if (gaps || !is_gap(st, i))
-					per[st->syms[i].func] += c *
-						(double)overlap(&st->syms[i], a, e) / (double)covered;
 		}
 	}
-	{
-		uint64_t out;
-
-		gmon_profile_outside(p, &out);
-		f->outside = (double)out;
-		f->total += f->outside;
-	}
+	gmon_profile_outside(p, &out);
+	f->outside = (double)out;
+	f->total += f->outside;
 	f->rows = malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*f->rows));
 	if (!f->rows)
 		pc_fatal("out of memory");

@@ -533,6 +533,50 @@ print_procs_json(FILE *out, const struct view *v, double total)
 	fputs("\"profile\": ", out);
 }
 
+/* The processes that paths[0..npaths) hold (directories, or profiles
+ * with a manifest beside them) into v. */
+static void
+gather(struct view *v, char **paths, int npaths)
+{
+	for (int i = 0; i < npaths; i++) {
+		struct stat sb;
+
+		if (stat(paths[i], &sb))
+			pc_fatal("'%s': %s", paths[i], strerror(errno));
+		if (S_ISDIR(sb.st_mode))
+			add_dir(v, paths[i]);
+		else if (files_have_manifest(paths[i]))
+			add_proc(v, paths[i]);
+		else
+			pc_fatal("'%s': no manifest beside it (%s.objects) to name its program: "
+				 "name the executable (pcprof report EXE %s), or record with "
+				 "PC_SCOPE=all", paths[i], paths[i], paths[i]);
+	}
+	if (v->left_out)
+		pc_warn("note: left out %zu profile%s recorded without PC_SCOPE=all "
+			"(pcprof report EXE DIR reads them)", v->left_out,
+			v->left_out == 1 ? "" : "s");
+}
+
+/* Read every process of v; their CPU seconds in *total, and the rate
+ * they share (1000000, microseconds, when they differ). */
+static uint32_t
+read_procs(struct view *v, const struct symtab_opts *so, double *total)
+{
+	uint32_t rate = 0;
+
+	for (size_t i = 0; i < v->nprocs; i++) {
+		read_proc(v, &v->procs[i], so);
+		time_unsampled(&v->procs[i]);
+		*total += v->procs[i].seconds;
+		if (!rate)
+			rate = v->procs[i].rate;
+		else if (rate != v->procs[i].rate)
+			rate = 1000000;	/* mixed rates: count in microseconds */
+	}
+	return rate;
+}
+
 int
 runview_report(char **paths, int npaths, struct report_opts *r,
 	       const struct symtab_opts *so, FILE *out)
@@ -541,44 +585,19 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	struct symtab st;
 	struct flat f;
 	double total = 0;
-	uint32_t rate = 0;
+	uint32_t rate;
 
 	if (r->format == FORMAT_FOLDED || r->callgraph)
 		pc_fatal("%s of a whole run: name the executable (pcprof report EXE GMON)",
 			 r->format == FORMAT_FOLDED ? "--format folded" : "--callgraph");
-	for (int i = 0; i < npaths; i++) {
-		struct stat sb;
-
-		if (stat(paths[i], &sb))
-			pc_fatal("'%s': %s", paths[i], strerror(errno));
-		if (S_ISDIR(sb.st_mode))
-			add_dir(&v, paths[i]);
-		else if (files_have_manifest(paths[i]))
-			add_proc(&v, paths[i]);
-		else
-			pc_fatal("'%s': no manifest beside it (%s.objects) to name its program: "
-				 "name the executable (pcprof report EXE %s), or record with "
-				 "PC_SCOPE=all", paths[i], paths[i], paths[i]);
-	}
-	if (v.left_out)
-		pc_warn("note: left out %zu profile%s recorded without PC_SCOPE=all "
-			"(pcprof report EXE DIR reads them)", v.left_out,
-			v.left_out == 1 ? "" : "s");
+	gather(&v, paths, npaths);
 	time_before_start(&v);
 	keep_chosen(&v, r->process);
 	if (!v.nprocs)
 		pc_fatal(r->process ? "'%s': no process %s in the run" :
 			 "'%s': no profile recorded with PC_SCOPE=all there%s",
 			 paths[0], r->process ? r->process : "");
-	for (size_t i = 0; i < v.nprocs; i++) {
-		read_proc(&v, &v.procs[i], so);
-		time_unsampled(&v.procs[i]);
-		total += v.procs[i].seconds;
-		if (!rate)
-			rate = v.procs[i].rate;
-		else if (rate != v.procs[i].rate)
-			rate = 1000000;	/* mixed rates: count in microseconds */
-	}
+	rate = read_procs(&v, so, &total);
 	qsort(v.procs, v.nprocs, sizeof(*v.procs), cmp_proc);
 	merge_rows(&v);
 	as_flat(&v, &st, &f, rate);

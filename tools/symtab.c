@@ -506,6 +506,66 @@ operator_len(const char *name, size_t j, size_t end)
 	return j - start;
 }
 
+/* Follow c into or out of template arguments and parentheses (parameters,
+ * or parentheses in arguments); 0 when it is neither. */
+static int
+nest(char c, int *angle, int *paren)
+{
+	if (c == '(')
+		(*paren)++;
+	else if (c == ')' && *paren)
+		(*paren)--;
+	else if (c == '<' && !*paren)
+		(*angle)++;
+	else if (c == '>' && !*paren && *angle)
+		(*angle)--;
+	else
+		return 0;
+	return 1;
+}
+
+/* Copy the operator's name at name[i..) ("operator>", "operator new[]") to
+ * out at *k, without the spaces around it; the index after them. */
+static size_t
+copy_operator(const char *name, size_t i, size_t end, char *out, size_t *k)
+{
+	size_t j = i + 8 + operator_len(name, i + 8, end);
+
+	memcpy(out + *k, name + i, j - i);
+	*k += j - i;
+	while (*k && out[*k - 1] == ' ')
+		(*k)--;	/* "operator> <int>" */
+	while (j < end && name[j] == ' ')
+		j++;
+	return j;
+}
+
+/* Copy name[i..) up to its matching '}' (or end) to out at *k; the index
+ * after it. */
+static size_t
+copy_braces(const char *name, size_t i, size_t end, char *out, size_t *k)
+{
+	int depth = 0;
+
+	do {
+		depth += name[i] == '{';
+		depth -= name[i] == '}';
+		out[(*k)++] = name[i++];
+	} while (i < end && depth > 0);
+	return i;
+}
+
+/* Whether a shortened name of k bytes can stand for the whole: not what
+ * cannot be shortened safely (a function returning a function pointer, a
+ * conversion to one), which is shown whole. */
+static int
+shortened_well(const char *out, size_t k)
+{
+	return k && out[k - 1] != ' ' &&
+	       ((out[0] >= 'a' && out[0] <= 'z') || (out[0] >= 'A' && out[0] <= 'Z') ||
+		out[0] == '_' || out[0] == '~' || out[0] == '(' || out[0] == '{');
+}
+
 char *
 symtab_short_name(const char *name, int keep_clones)
 {
@@ -522,15 +582,7 @@ symtab_short_name(const char *name, int keep_clones)
 		char c = name[i];
 
 		if (!angle && !paren && at_operator(name, i)) {
-			size_t j = i + 8 + operator_len(name, i + 8, end);
-
-			memcpy(out + k, name + i, j - i);
-			k += j - i;
-			while (k && out[k - 1] == ' ')
-				k--;	/* "operator> <int>" */
-			while (j < end && name[j] == ' ')
-				j++;
-			i = j - 1;
+			i = copy_operator(name, i, end, out, &k) - 1;
 			continue;
 		}
 		if (!angle && !paren && !strncmp(name + i, "(anonymous namespace)", 21)) {
@@ -539,35 +591,13 @@ symtab_short_name(const char *name, int keep_clones)
 			i += 20;
 			continue;
 		}
-		if (c == '(') {
-			paren++;	/* parameters, or parentheses in arguments */
+		if (nest(c, &angle, &paren))
 			continue;
-		}
-		if (c == ')' && paren) {
-			paren--;
-			continue;
-		}
-		if (c == '<' && !paren) {
-			angle++;
-			continue;
-		}
-		if (c == '>' && !paren && angle) {
-			angle--;
-			continue;
-		}
 		if (angle || paren)
 			continue;
 		if (c == '{') {
 			/* {lambda(int)#1}: kept whole */
-			size_t j = i;
-			int depth = 0;
-
-			do {
-				depth += name[j] == '{';
-				depth -= name[j] == '}';
-				out[k++] = name[j++];
-			} while (j < end && depth > 0);
-			i = j - 1;
+			i = copy_braces(name, i, end, out, &k) - 1;
 			continue;
 		}
 		out[k++] = c;
@@ -575,11 +605,7 @@ symtab_short_name(const char *name, int keep_clones)
 	out[k] = 0;
 	short_words(out);
 	k = strlen(out);
-	/* what cannot be shortened safely (a function returning a function
-	 * pointer, a conversion to one) is shown whole */
-	if (!k || out[k - 1] == ' ' ||
-	    !((out[0] >= 'a' && out[0] <= 'z') || (out[0] >= 'A' && out[0] <= 'Z') ||
-	      out[0] == '_' || out[0] == '~' || out[0] == '(' || out[0] == '{')) {
+	if (!shortened_well(out, k)) {
 		free(out);
 		return strdup(name);
 	}
@@ -842,6 +868,9 @@ fde_encoding(const Dwarf_CIE *cie)
  * does, allocates by the register numbers they name, which a hostile file
  * sets at will (100 million: 1.6 GB, as fuzz_symtab found). NULL with *np
  * 0 where there is nothing to read, or when out of memory (*np 1).
+ * Over 60 lines, and kept whole: one walk of the entries, in which each
+ * CIE's pointer encoding is kept for the FDEs that follow it, and the
+ * array grows as they come; fde_encoding reads the encoding apart.
  */
 static struct fde_range *
 eh_fdes(Elf *e, size_t *np)
@@ -1146,6 +1175,39 @@ symtab_take_note(void)
 
 /* ------------------------------------------------------- loading */
 
+/*
+ * A stripped object's functions from its unwind tables, added to use (its
+ * exported symbols, if any), through fdes; st->source says so: ".dynsym
+ * and unwind tables", or "unwind tables" for an object that exports none
+ * (before, the exported count was taken after the unwind tables' functions
+ * were added, and the second label never showed). -1 when memory runs out.
+ */
+static int
+add_fdes(struct symtab *st, Elf *e, const char *path, const struct elfinfo *info,
+	 const struct symtab_opts *o, struct rawvec *use, struct rawvec *fdes)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	const char *obj = slash ? slash + 1 : path ? path : "[memory]";
+	size_t k = strlen(obj);
+	int exported = !strcmp(st->source, ".dynsym");	/* else "no symbols" */
+
+	/* libpc's copy of the vDSO, PROFILE+vdso.so, is the vDSO */
+	if (k > 8 && !strcmp(obj + k - 8, "+vdso.so"))
+		obj = "[vdso]";
+	if (use->n)
+		qsort(use->v, use->n, sizeof(*use->v), cmp_raw);
+	if (read_fdes(e, obj, info->base, info->text_end, use, o, fdes))
+		return -1;
+	for (size_t i = 0; i < fdes->n; i++)
+		if (raw_push(use, fdes->v[i].lo, fdes->v[i].size, fdes->v[i].name,
+			     PRIO_LITERAL))
+			return -1;
+	if (fdes->n)
+		strcpy(st->source, exported ? ".dynsym and unwind tables" :
+		       "unwind tables");
+	return 0;
+}
+
 static int
 load(struct symtab *st, Elf *e, const char *path, const struct symtab_opts *opts,
      char *err, size_t errlen)
@@ -1180,27 +1242,8 @@ load(struct symtab *st, Elf *e, const char *path, const struct symtab_opts *opts
 	for (size_t i = 0; i < plt.n; i++)
 		if (raw_push(use, plt.v[i].lo, plt.v[i].size, plt.v[i].name, 0))
 			goto nomem;
-	if (use == &dynsym) {
-		const char *slash = path ? strrchr(path, '/') : NULL;
-		const char *obj = slash ? slash + 1 : path ? path : "[memory]";
-		size_t k = strlen(obj);
-
-		/* libpc's copy of the vDSO, PROFILE+vdso.so, is the vDSO */
-		if (k > 8 && !strcmp(obj + k - 8, "+vdso.so"))
-			obj = "[vdso]";
-
-		if (use->n)
-			qsort(use->v, use->n, sizeof(*use->v), cmp_raw);
-		if (read_fdes(e, obj, info.base, info.text_end, use, o, &fdes))
-			goto nomem;
-		for (size_t i = 0; i < fdes.n; i++)
-			if (raw_push(use, fdes.v[i].lo, fdes.v[i].size, fdes.v[i].name,
-				     PRIO_LITERAL))
-				goto nomem;
-		if (fdes.n)
-			strcpy(st->source, dynsym.n ? ".dynsym and unwind tables" :
-			       "unwind tables");
-	}
+	if (use == &dynsym && add_fdes(st, e, path, &info, o, use, &fdes))
+		goto nomem;
 	if (build(st, use, info.text_end, o))
 		goto nomem;
 	r = 0;

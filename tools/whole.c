@@ -213,6 +213,38 @@ cmp_anon(const void *a, const void *b)
 	return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
+/* Add the samples of anon[0..n), PCs close together, to p as one
+ * histogram record of object g, bins of bin bytes; their count. */
+static uint64_t
+jit_cluster(struct gmon_profile *p, uint32_t g, const struct gmon_anon *anon,
+	    size_t n, uint64_t bin, const char *manifest)
+{
+	uint64_t lo = anon[0].pc / bin * bin, hi = anon[n - 1].pc / bin * bin + bin;
+	uint64_t placed = 0, *counts = calloc((hi - lo) / bin, sizeof(*counts));
+	struct gmon_profile q;
+	struct gmon_error err;
+	struct gmon_hist h;
+
+	if (!counts)
+		pc_fatal("out of memory");
+	for (size_t k = 0; k < n; k++) {
+		counts[(anon[k].pc - lo) / bin] += anon[k].count;
+		placed += anon[k].count;
+	}
+	memset(&q, 0, sizeof(q));
+	h = p->hists[0];
+	h.low = (uint64_t)g << SHIFT | lo;
+	h.high = (uint64_t)g << SHIFT | hi;
+	h.nbins = (uint32_t)((hi - lo) / bin);
+	h.counts = counts;
+	q.hists = &h;
+	q.nhists = 1;
+	if (gmon_profile_add(p, &q, &err))
+		pc_fatal("'%s': cannot add its JIT samples: %s", manifest, err.what);
+	free(counts);
+	return placed;
+}
+
 /*
  * Samples in no object that the process's perf map names (JIT code): an
  * object "[jit]" of its functions, the PCs no function covers its
@@ -225,8 +257,6 @@ jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
 {
 	const uint64_t bin = (p->hists[0].high - p->hists[0].low) / p->hists[0].nbins;
 	struct symtab js;
-	struct gmon_profile q;
-	struct gmon_error err;
 	char path[64];
 	uint64_t placed = 0, total = 0;
 	uint32_t g;
@@ -246,12 +276,9 @@ jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
 	}
 	g = add_object(st, &js, "[jit]", "[anonymous code]", manifest);
 	qsort(o->anon, o->nanon, sizeof(*o->anon), cmp_anon);
-	memset(&q, 0, sizeof(q));
 	while (i < o->nanon) {
 		/* PCs less than 64 KiB apart share a record of at most 1 MiB */
 		size_t j = i + 1;
-		uint64_t lo, hi, *counts;
-		struct gmon_hist h;
 
 		if (o->anon[i].pc >= (UINT64_C(1) << SHIFT) - bin) {
 			/* past an object's room (5-level paging): left unnamed */
@@ -262,24 +289,7 @@ jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
 		       o->anon[j].pc - o->anon[j - 1].pc < 65536 &&
 		       o->anon[j].pc - o->anon[i].pc < (UINT64_C(1) << 20))
 			j++;
-		lo = o->anon[i].pc / bin * bin;
-		hi = o->anon[j - 1].pc / bin * bin + bin;
-		if (!(counts = calloc((hi - lo) / bin, sizeof(*counts))))
-			pc_fatal("out of memory");
-		for (size_t k = i; k < j; k++) {
-			counts[(o->anon[k].pc - lo) / bin] += o->anon[k].count;
-			placed += o->anon[k].count;
-		}
-		h = p->hists[0];
-		h.low = (uint64_t)g << SHIFT | lo;
-		h.high = (uint64_t)g << SHIFT | hi;
-		h.nbins = (uint32_t)((hi - lo) / bin);
-		h.counts = counts;
-		q.hists = &h;
-		q.nhists = 1;
-		if (gmon_profile_add(p, &q, &err))
-			pc_fatal("'%s': cannot add its JIT samples: %s", manifest, err.what);
-		free(counts);
+		placed += jit_cluster(p, g, o->anon + i, j - i, bin, manifest);
 		i = j;
 	}
 	return placed;
@@ -300,6 +310,40 @@ add_arcs(struct gmon_profile *p, const struct gmon_objects *o, const uint32_t *m
 		a.self_pc = (uint64_t)map[a.self_pc >> SHIFT] << SHIFT | (a.self_pc & LOW_MASK);
 		p->arcs[p->narcs++] = a;
 	}
+}
+
+/* A stripped executable's table: its samples are one "[name]". */
+static void
+stripped_exe(struct symtab *st, const char *exe)
+{
+	char *g;
+
+	if (asprintf(&g, "[%s]", base_name(exe)) < 0)
+		pc_fatal("out of memory");
+	st->funcs[0] = g;
+	st->func_obj[0] = 0;
+	st->nfuncs = 1;
+	st->syms[0] = (struct sym){ 0, UINT64_C(1) << SHIFT, 0 };
+	st->nsyms = 1;
+}
+
+/* Keep file's map of manifest indexes to table objects (n of them), for
+ * whole_addr. */
+static void
+keep_remap(int file, uint32_t *map, size_t n)
+{
+	if (file >= nfiles_seen) {
+		remaps = pc_realloc(remaps, (size_t)(file + 1) * sizeof(*remaps));
+		nremap = pc_realloc(nremap, (size_t)(file + 1) * sizeof(*nremap));
+		for (int i = nfiles_seen; i <= file; i++) {
+			remaps[i] = NULL;
+			nremap[i] = 0;
+		}
+		nfiles_seen = file + 1;
+	}
+	free(remaps[file]);	/* an earlier call's file of that number */
+	remaps[file] = map;
+	nremap[file] = n;
 }
 
 static int
@@ -330,18 +374,8 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 			 p->hists[0].rate);
 	if (!st->nobjs && symtab_objects_begin(st, base_name(exe)))
 		pc_fatal("out of memory");
-	if (st->nsyms == 0 && st->nfuncs == 0) {
-		/* a stripped executable: its samples are "[name]" */
-		char *g;
-
-		if (asprintf(&g, "[%s]", base_name(exe)) < 0)
-			pc_fatal("out of memory");
-		st->funcs[0] = g;
-		st->func_obj[0] = 0;
-		st->nfuncs = 1;
-		st->syms[0] = (struct sym){ 0, UINT64_C(1) << SHIFT, 0 };
-		st->nsyms = 1;
-	}
+	if (st->nsyms == 0 && st->nfuncs == 0)
+		stripped_exe(st, exe);
 	if (!(map = calloc(o.n, sizeof(*map))) || !(dircopy = strdup(gmon)))
 		pc_fatal("out of memory");
 	dir = dirname(dircopy);
@@ -365,18 +399,7 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 			add_samples(p, no_object_index, left, manifest);
 	}
 	add_arcs(p, &o, map);
-	if (file >= nfiles_seen) {
-		remaps = pc_realloc(remaps, (size_t)(file + 1) * sizeof(*remaps));
-		nremap = pc_realloc(nremap, (size_t)(file + 1) * sizeof(*nremap));
-		for (int i = nfiles_seen; i <= file; i++) {
-			remaps[i] = NULL;
-			nremap[i] = 0;
-		}
-		nfiles_seen = file + 1;
-	}
-	free(remaps[file]);	/* an earlier call's file of that number */
-	remaps[file] = map;
-	nremap[file] = o.n;
+	keep_remap(file, map, o.n);
 	gmon_objects_release(&o);
 	free(dircopy);
 	free(manifest);
