@@ -48,7 +48,15 @@ def test_report_counts_agree_with_gprof_sample_for_sample():
         ours = {f["name"]: f["self_samples"] for f in rep["functions"]
                 if f["self_samples"] > 0}
         theirs = {k: round(v * 100) for k, v in funcs.items() if v > 0}
-        assert ours == theirs, "%s: pcprof %s, gprof %s" % (name, ours, theirs)
+        # gprof has no symbols for PLT stubs: a sample in one (the loop's
+        # clock_gettime call) goes to the symbol before them, _init, where
+        # pcprof names the stub; those must be the same samples
+        plt = sum(v for k, v in ours.items() if k.endswith("@plt"))
+        named = {k: v for k, v in ours.items() if not k.endswith("@plt")}
+        extra = {k: v for k, v in theirs.items() if k not in named}
+        assert {k: theirs[k] for k in named if k in theirs} == named and \
+            sum(extra.values()) == plt and set(extra) <= {"_init"}, \
+            "%s: pcprof %s, gprof %s" % (name, ours, theirs)
         assert rep["unattributed_samples"] == 0
         notes.append("%s %d functions" % (name, len(ours)))
     return ", ".join(notes) + "; odd ends: " + ", ".join(ends)
