@@ -340,8 +340,7 @@ def test_node_jit_functions_are_named_and_their_share_matches_perf():
     whole. The JIT's functions are named (fib), and the JIT's share of the
     process matches perf's, counted as libpc counts (kernel time at the
     user code it returns to; libpc's own handler spread), within the
-    sampling error of libpc's signals (under 3 points with the task-clock
-    timer) and the 3 points the issue allows for what the two do not see
+    sampling error of libpc's signals and perf's samples together and the 3 points the issue allows for what the two do not see
     alike."""
     node = need("node", "nodejs")
     if not perf_available():
@@ -386,7 +385,12 @@ def test_node_jit_functions_are_named_and_their_share_matches_perf():
         # machine they agreed within 1.2 points, with another process
         # busy on the second core pcprof's share came out 3.2 to 3.3
         # points lower
-        tol = tolerance(perf_share, signals, 0.03)
+        # both shares are estimates: perf's ~1400 samples at 1000 Hz add
+        # their own sampling error to libpc's (the two failures seen, 5.7
+        # and 5.2 points, were perf's share moving, 80 and 92 %, with
+        # pcprof's at 86)
+        both = 1.0 / (1.0 / max(signals, 1) + 1.0 / perf_all)
+        tol = tolerance(perf_share, both, 0.03)
         assert abs(share - perf_share) <= tol, (share, perf_share, tol, dsos)
     finally:
         mp = "/tmp/perf-%d.map" % pid
