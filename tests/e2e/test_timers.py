@@ -76,6 +76,19 @@ def share_errors(truth, funcs, names):
     return {k: funcs.get(k, 0.0) / tm - truth[k] / tt for k in names}
 
 
+def timer_run(argv, exe, timer, hz):
+    """Run argv (exe, or exe under taskset) with the given timer and rate:
+    the run, its summary, gprof's functions and total, and the worst share
+    error of THREE against the program's truth."""
+    r = run(argv, env={"PC_TIMER": timer, "PC_HZ": hz})
+    assert r.status == 0, r.stderr
+    s = r.summary()
+    assert "timer " + timer in r.stderr, r.stderr
+    funcs, total, _ = gprof_flat(exe, r.path())
+    worst = max(abs(e) for e in share_errors(r.truth(), funcs, THREE).values())
+    return r, s, funcs, total, worst
+
+
 def test_periodic_program_and_the_two_timers():
     """Aliasing, documented. periodic (three.c built -DPERIODIC) repeats exactly the same cycle of
     about 1 ms (5:3:2 units), the one test program with a fixed period.
@@ -89,13 +102,7 @@ def test_periodic_program_and_the_two_timers():
     exe = prog("periodic")
     notes = []
     for timer, hz in (("taskclock", "4000"), ("posix", "1000")):
-        r = run([exe, "1.5"], env={"PC_TIMER": timer, "PC_HZ": hz})
-        assert r.status == 0, r.stderr
-        s = r.summary()
-        assert "timer " + timer in r.stderr, r.stderr
-        funcs, _, _ = gprof_flat(exe, r.path())
-        errs = share_errors(r.truth(), funcs, THREE)
-        worst = max(abs(e) for e in errs.values())
+        r, s, funcs, _, worst = timer_run([exe, "1.5"], exe, timer, hz)
         if timer == "taskclock":
             check_shares(r.truth(), funcs, s["signals"], THREE)
         notes.append("%s worst %.1f pts over %d signals (tolerance %.1f)" % (
@@ -127,14 +134,8 @@ def test_clock_reads_on_a_shared_cpu_and_the_two_timers():
                 ("three-percall", "posix", "1000", False),
                 ("three-pie", "posix", "1000", True)):
             exe = prog(name)
-            r = run(["taskset", "-c", one, exe, "1.5"],
-                    env={"PC_TIMER": timer, "PC_HZ": hz})
-            assert r.status == 0, r.stderr
-            s = r.summary()
-            assert "timer " + timer in r.stderr, r.stderr
-            funcs, total, _ = gprof_flat(exe, r.path())
-            errs = share_errors(r.truth(), funcs, THREE)
-            worst = max(abs(e) for e in errs.values())
+            r, s, funcs, total, worst = timer_run(
+                ["taskset", "-c", one, exe, "1.5"], exe, timer, hz)
             cpu = r.truth()["cpu"]
             if assert_it:
                 check_shares(r.truth(), funcs, s["signals"], THREE)
