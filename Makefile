@@ -76,6 +76,7 @@ TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
 	tools/stats.c \
 	gmon/read.c gmon/write.c \
 	gmon/objects.c
+TOOLS_SRC += tools/diff_side.c tools/diff_model.c tools/diff_compare.c tools/diff_out.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o)
 # libelf reads symbols; libdw (elfutils too) reads unwind tables for the
 # function extents of stripped code; libdebuginfod fetches debug files
@@ -91,7 +92,7 @@ deps-build:
 	@sh scripts/deps.sh build
 
 $(B)/tool/%.o: %.c gmon/gmon.h tools/pcprof.h tools/symtab.h tools/options.h \
-		tools/flame.h
+		tools/flame.h tools/diff.h tools/stats.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(TOOLS_CFLAGS) -c -o $@ $<
 

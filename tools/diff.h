@@ -1,0 +1,127 @@
+/*
+ * What the files of pcprof diff share: the two sides, the variance model,
+ * the compared rows and the options. diff.c reads the command line and
+ * calls diff_side.c (loading), diff_compare.c (comparing, with the model of
+ * diff_model.c) and diff_out.c (printing, which reads diff_compare.c's
+ * rows); no file calls back up that line. None of it is AS-safe.
+ */
+#ifndef PC_DIFF_H
+#define PC_DIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "symtab.h"
+
+#define EXIT_REGRESSION	1
+
+/* --format, in the order of its words */
+enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_MARKDOWN };
+/* --metric, in the order of its words (diff_out.c names them) */
+enum metric { METRIC_SELF, METRIC_TOTAL, METRIC_PROGRAM };
+
+/* One build: its symbols and, for every run, every function's seconds. */
+struct side {
+	const char *exe;
+	char **args;		/* one run each */
+	int nruns;
+	struct symtab st;
+	uint32_t rate;
+	char ***files;		/* per run: the profiles summed into it */
+	int *nfiles;
+	double *self;		/* nruns x st.nfuncs, seconds */
+	double *total;		/* the same for total time, or NULL */
+	double *program;	/* per run: every sample, seconds */
+};
+
+/*
+ * The variance of a function's seconds in one run, a m + k m^2 for a mean
+ * of m seconds: a is what one independent observation is worth in seconds
+ * (sampling noise, Poisson-like), k the squared relative run-to-run noise.
+ * Fitted to all functions at once, three ways (both terms; a alone; k alone
+ * with a at its floor), and a function's prior variance is the largest of
+ * the three at its m: when the functions' means span a narrow range the
+ * two terms cannot be told apart, and whichever extrapolates higher is
+ * kept. One fit:
+ */
+struct fit {
+	double a, k;
+};
+
+/* The fits by kind, in model.fit[]. */
+enum { FIT_JOINT, FIT_A, FIT_K };
+
+/* The model of both sides, from diff_model_build(). */
+struct model {
+	struct fit fit[3];	/* joint, a alone, k alone */
+	double d0;		/* the prior's degrees of freedom */
+	double pooled_df;	/* run-to-run degrees of freedom behind the fits */
+	double amin_all;	/* the smallest floor of a over the sides */
+	int fitted;
+};
+
+/* A row's verdict: ST_SMALL is a row too small to enter Holm's family. */
+enum status { ST_SLOWER, ST_FASTER, ST_SAME, ST_SMALL, ST_APPEARED, ST_GONE };
+
+/* One function (or the whole program) compared: both sides' means and the test. */
+struct row {
+	const char *name;
+	double mb, mn;		/* mean seconds a run */
+	double vb, vn;		/* variance of a run's seconds, as estimated */
+	double t, df, p, padj;
+	int tested, family;
+	enum status status;
+};
+
+/* The command line's choices, other than the sides and symbol options. */
+struct diff_opts {
+	enum metric metric;
+	enum diff_format format;
+	double alpha, threshold, min_seconds;
+	long top;
+	int absolute;		/* no allowance for the machine's speed */
+};
+
+/* The comparison: rows sorted for printing, and the verdict's counts. */
+struct result {
+	struct row *rows;
+	size_t nrows;
+	size_t family;		/* rows in Holm's correction */
+	int nslow, nfast;	/* significant regressions, improvements */
+	struct row prog;	/* the whole program's seconds */
+	struct model model;
+	double speed;		/* new runs' seconds / base runs', the median
+				   function's; 1 when not judged */
+	int speed_judged;
+};
+
+/* diff_side.c: load s's runs (s->exe and s->args set) into its symbols and
+ * seconds, with total time if need_total; exits with a message on bad
+ * input. */
+void diff_side_load(struct side *s, const struct symtab_opts *so, int need_total);
+/* diff_side.c: free what diff_side_load() allocated (not s->args). */
+void diff_side_release(struct side *s);
+
+/* diff_model.c: the mean and unbiased variance (0 for one value) of v[0],
+ * v[stride], ... (n values) into *mean and *var. */
+void diff_mean_var(const double *v, int n, size_t stride, double *mean, double *var);
+/* diff_model.c: fill mo from every function's self time on b and n. */
+void diff_model_build(struct model *mo, const struct side *b, const struct side *n);
+/* diff_model.c: the prior variance of a run's seconds for a mean of m
+ * seconds, a at least amin. */
+double diff_model_var(const struct model *mo, double m, double amin);
+
+/* diff_compare.c: compare b and n (scaling their seconds to one machine
+ * speed unless o says not to) into res, whose rows are malloc'ed. */
+void diff_compare(struct result *res, struct side *b, struct side *n,
+		  const struct diff_opts *o);
+/* diff_compare.c: a row's change in seconds, or its seconds when it
+ * appeared or is gone. */
+double diff_row_size(const struct row *w);
+
+/* diff_out.c: print res to out in o->format. */
+void diff_print(FILE *out, const struct result *res, const struct side *b,
+		const struct side *nw, const struct diff_opts *o);
+
+#endif

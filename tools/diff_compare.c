@@ -1,0 +1,358 @@
+/*
+ * pcprof diff: the comparison of two loaded sides. Allows for the machine's
+ * speed, tests every function matched by name (or the whole program) against
+ * the variance model, corrects for their number (Holm) and sorts the rows
+ * for printing. Called by diff.c; calls diff_model.c.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pcprof.h"
+#include "stats.h"
+#include "diff.h"
+
+/*
+ * The test of one function. Its prior variance on each side comes from the
+ * model at that side's mean; its own dispersion, the ratio of its runs'
+ * variance to the prior, is pooled over both sides (the same function,
+ * measured the same way) and moderated by the prior's d0 degrees of
+ * freedom; the variance of the difference is the prior's times it.
+ */
+static void
+test_row(struct row *w, const struct model *mo, const struct side *b,
+	 const struct side *n, double d0)
+{
+	double pb = diff_model_var(mo, w->mb, 1.0 / b->rate);
+	double pn = diff_model_var(mo, w->mn, 1.0 / n->rate);
+	double db = b->nruns - 1, dn = n->nruns - 1, d = db + dn;
+	double psi = 1, se2;
+
+	w->df = INFINITY;
+	if (d > 0 && !isinf(d0)) {
+		double own = (db * w->vb / pb + dn * w->vn / pn) / d;
+
+		psi = (d * own + d0) / (d + d0);
+		w->df = d + d0;
+	}
+	se2 = psi * (pb / b->nruns + pn / n->nruns);
+	w->t = se2 > 0 ? (w->mn - w->mb) / sqrt(se2) : (w->mn == w->mb ? 0 : INFINITY);
+	w->p = stats_t_two_sided(w->t, w->df);
+	w->tested = 1;
+}
+
+/*
+ * The whole program's seconds have no sampling noise to speak of (they are
+ * the CPU time), so only the runs' own variance counts: Welch's test, a
+ * side with one run borrowing the other side's relative variance.
+ */
+static void
+test_program(struct row *w, const struct model *mo, const struct side *b,
+	     const struct side *n)
+{
+	double cvb = w->mb > 0 ? w->vb / (w->mb * w->mb) : 0;
+	double cvn = w->mn > 0 ? w->vn / (w->mn * w->mn) : 0;
+	double dfb = b->nruns > 1 ? b->nruns - 1 : n->nruns - 1;
+	double dfn = n->nruns > 1 ? n->nruns - 1 : b->nruns - 1;
+	double vb, vn, se2;
+
+	if (b->nruns < 2 && n->nruns < 2)
+		pc_fatal("--metric program needs two runs or more on a side: the whole program's time varies only from run to run");
+	if (b->nruns < 2)
+		w->vb = cvn * w->mb * w->mb;
+	if (n->nruns < 2)
+		w->vn = cvb * w->mn * w->mn;
+	/* floors: the functions' relative run-to-run noise, and a sample */
+	vb = fmax(w->vb, mo->fit[FIT_K].k * w->mb * w->mb +
+		  1.0 / ((double)b->rate * b->rate)) / b->nruns;
+	vn = fmax(w->vn, mo->fit[FIT_K].k * w->mn * w->mn +
+		  1.0 / ((double)n->rate * n->rate)) / n->nruns;
+	se2 = vb + vn;
+	w->df = se2 * se2 / (vb * vb / dfb + vn * vn / dfn);
+	w->t = (w->mn - w->mb) / sqrt(se2);
+	w->p = stats_t_two_sided(w->t, w->df);
+	w->tested = 1;
+}
+
+static int
+cmp_p(const void *x, const void *y)
+{
+	const struct row *a = *(struct row *const *)x, *b = *(struct row *const *)y;
+
+	if (a->p != b->p)
+		return a->p < b->p ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* Holm's step-down adjustment over the rows in the family. */
+static void
+holm(struct row *rows, size_t n)
+{
+	struct row **v = malloc((n ? n : 1) * sizeof(*v));
+	size_t m = 0;
+	double run = 0;
+
+	if (!v)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].family)
+			v[m++] = &rows[i];
+	qsort(v, m, sizeof(*v), cmp_p);
+	for (size_t j = 0; j < m; j++) {
+		double adj = fmin(1, (double)(m - j) * v[j]->p);
+
+		run = fmax(run, adj);
+		v[j]->padj = run;
+	}
+	free(v);
+}
+
+static int
+rank(const struct row *w)
+{
+	switch (w->status) {
+	case ST_SLOWER:
+		return 0;
+	case ST_FASTER:
+		return 1;
+	case ST_SAME:
+		return 2;
+	case ST_APPEARED:
+	case ST_GONE:
+		return 3;
+	default:
+		return 4;
+	}
+}
+
+double
+diff_row_size(const struct row *w)
+{
+	if (w->status == ST_APPEARED)
+		return w->mn;
+	if (w->status == ST_GONE)
+		return w->mb;
+	return fabs(w->mn - w->mb);
+}
+
+static int by_relative;		/* sort changes by ratio, not by seconds */
+
+/*
+ * Significant regressions first, then improvements, then the rest, each
+ * the largest change first: in seconds, or for total time as a ratio (a
+ * caller's total grows by at least its callee's seconds, but by a smaller
+ * part of itself, so the function where the time went comes first).
+ */
+static int
+cmp_rows(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+	double sa = diff_row_size(a), sb = diff_row_size(b);
+
+	if (rank(a) != rank(b))
+		return rank(a) < rank(b) ? -1 : 1;
+	if (by_relative && a->tested && b->tested) {
+		sa /= a->mb;
+		sb /= b->mb;
+	}
+	if (sa != sb)
+		return sa > sb ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+struct name_ix {
+	const char *name;
+	uint32_t ix;
+};
+
+static int
+cmp_name_ix(const void *x, const void *y)
+{
+	return strcmp(((const struct name_ix *)x)->name, ((const struct name_ix *)y)->name);
+}
+
+/* Functions with time in the metric on either side, matched by name. */
+static struct row *
+match(const struct side *b, const struct side *n, enum metric metric,
+      size_t *nrows)
+{
+	size_t nb = b->st.nfuncs, nn = n->st.nfuncs, k = 0;
+	struct name_ix *ib = malloc((nb ? nb : 1) * sizeof(*ib));
+	struct name_ix *in = malloc((nn ? nn : 1) * sizeof(*in));
+	struct row *rows = calloc(nb + nn + 1, sizeof(*rows));
+	size_t i = 0, j = 0;
+
+	if (!ib || !in || !rows)
+		pc_fatal("out of memory");
+	for (size_t f = 0; f < nb; f++)
+		ib[f] = (struct name_ix){ b->st.funcs[f], (uint32_t)f };
+	for (size_t f = 0; f < nn; f++)
+		in[f] = (struct name_ix){ n->st.funcs[f], (uint32_t)f };
+	qsort(ib, nb, sizeof(*ib), cmp_name_ix);
+	qsort(in, nn, sizeof(*in), cmp_name_ix);
+	while (i < nb || j < nn) {
+		int c = i == nb ? 1 : j == nn ? -1 : strcmp(ib[i].name, in[j].name);
+		const double *vb = metric == METRIC_TOTAL ? b->total : b->self;
+		const double *vn = metric == METRIC_TOTAL ? n->total : n->self;
+		struct row *w = &rows[k];
+
+		memset(w, 0, sizeof(*w));
+		w->name = c <= 0 ? ib[i].name : in[j].name;
+		if (c <= 0)
+			diff_mean_var(vb + ib[i].ix, b->nruns, nb, &w->mb, &w->vb);
+		if (c >= 0)
+			diff_mean_var(vn + in[j].ix, n->nruns, nn, &w->mn, &w->vn);
+		i += c <= 0;
+		j += c >= 0;
+		if (w->mb > 0 || w->mn > 0)
+			k++;
+	}
+	free(ib);
+	free(in);
+	*nrows = k;
+	return rows;
+}
+
+/*
+ * Scale each run's function seconds by the side's mean program seconds
+ * over the run's: the runs of one build do the same work, so a run that
+ * took longer as a whole ran on a slower machine (a busy neighbour, a
+ * lower clock), and the variation between runs that is left is the
+ * functions' own. The program's own seconds are kept as measured.
+ */
+static void
+side_normalize(struct side *s)
+{
+	size_t nf = s->st.nfuncs ? s->st.nfuncs : 1;
+	double mean = 0;
+
+	for (int r = 0; r < s->nruns; r++)
+		mean += s->program[r] / s->nruns;
+	for (int r = 0; r < s->nruns; r++) {
+		double f = mean / s->program[r];
+
+		for (size_t i = 0; i < s->st.nfuncs; i++) {
+			s->self[(size_t)r * nf + i] *= f;
+			if (s->total)
+				s->total[(size_t)r * nf + i] *= f;
+		}
+	}
+}
+
+static int
+cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * How much slower the new runs' machine was than the base runs': the
+ * median, over the functions with 20 samples a run or more on both sides,
+ * of their seconds' ratio. Most functions of a change do not change, so
+ * the median is the machine; with fewer than three such functions there is
+ * no telling, and 1 is returned. The new side is then scaled to the base's
+ * speed.
+ */
+static double
+speed_ratio(struct side *b, struct side *n, int *judged)
+{
+	size_t nrows, k = 0, nf = n->st.nfuncs ? n->st.nfuncs : 1;
+	struct row *rows = match(b, n, METRIC_SELF, &nrows);
+	double *ratio = malloc((nrows ? nrows : 1) * sizeof(*ratio)), rho = 1;
+
+	if (!ratio)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < nrows; i++)
+		if (rows[i].mb * b->rate >= 20 && rows[i].mn * n->rate >= 20)
+			ratio[k++] = rows[i].mn / rows[i].mb;
+	*judged = k >= 3;
+	if (*judged) {
+		qsort(ratio, k, sizeof(*ratio), cmp_double);
+		rho = k % 2 ? ratio[k / 2] : (ratio[k / 2 - 1] + ratio[k / 2]) / 2;
+		for (size_t i = 0; i < (size_t)n->nruns * nf; i++) {
+			n->self[i] /= rho;
+			if (n->total)
+				n->total[i] /= rho;
+		}
+	}
+	free(ratio);
+	free(rows);
+	return rho;
+}
+
+/* Test every function that both sides ran; each enters Holm's family if
+ * it could show a change of min_seconds (chosen on the two sides' sum,
+ * which says nearly nothing of their difference under no change). */
+static void
+test_functions(struct result *res, struct side *b, struct side *n,
+	       const struct diff_opts *o)
+{
+	res->rows = match(b, n, o->metric, &res->nrows);
+	for (struct row *w = res->rows; w < res->rows + res->nrows; w++) {
+		if (w->mb <= 0 || w->mn <= 0) {
+			w->status = w->mb > 0 ? ST_GONE : ST_APPEARED;
+			continue;
+		}
+		test_row(w, &res->model, b, n, res->model.d0);
+		w->family = w->mb + w->mn >= o->min_seconds;
+		res->family += (size_t)w->family;
+	}
+}
+
+/* The verdict of each tested row, after Holm's correction. */
+static void
+judge(struct result *res, const struct diff_opts *o)
+{
+	holm(res->rows, res->nrows);
+	for (struct row *w = res->rows; w < res->rows + res->nrows; w++) {
+		double d = w->mn - w->mb;
+
+		if (!w->tested)
+			continue;
+		if (!w->family) {
+			w->status = ST_SMALL;
+			continue;
+		}
+		w->status = ST_SAME;
+		if (w->padj <= o->alpha && fabs(d) >= o->min_seconds &&
+		    fabs(d) >= o->threshold * w->mb)
+			w->status = d > 0 ? ST_SLOWER : ST_FASTER;
+		res->nslow += w->status == ST_SLOWER;
+		res->nfast += w->status == ST_FASTER;
+	}
+}
+
+/* The comparison of b and n, both loaded, into res. */
+void
+diff_compare(struct result *res, struct side *b, struct side *n,
+	     const struct diff_opts *o)
+{
+	memset(res, 0, sizeof(*res));
+	res->speed = 1;
+	if (!o->absolute && o->metric != METRIC_PROGRAM) {
+		side_normalize(b);
+		side_normalize(n);
+		res->speed = speed_ratio(b, n, &res->speed_judged);
+	}
+	diff_model_build(&res->model, b, n);
+	diff_mean_var(b->program, b->nruns, 1, &res->prog.mb, &res->prog.vb);
+	diff_mean_var(n->program, n->nruns, 1, &res->prog.mn, &res->prog.vn);
+	res->prog.name = "[program]";
+	if (o->metric == METRIC_PROGRAM) {
+		res->rows = malloc(sizeof(*res->rows));
+		if (!res->rows)
+			pc_fatal("out of memory");
+		res->rows[0] = res->prog;
+		res->nrows = 1;
+		test_program(&res->rows[0], &res->model, b, n);
+		res->rows[0].family = 1;
+		res->family = 1;
+	} else {
+		test_functions(res, b, n, o);
+	}
+	judge(res, o);
+	by_relative = o->metric == METRIC_TOTAL;
+	qsort(res->rows, res->nrows, sizeof(*res->rows), cmp_rows);
+}

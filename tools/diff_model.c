@@ -1,0 +1,194 @@
+/*
+ * pcprof diff: the variance model of a function's seconds a run, fitted to
+ * every function of both sides at once (struct model in diff.h). Called by
+ * diff_compare.c.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pcprof.h"
+#include "diff.h"
+
+/*
+ * The prior weighs as much as PRIOR_DF degrees of freedom of a function's
+ * own runs (d0). Functions differ in dispersion (a timer that falls in step
+ * with a loop, a function the neighbours' caches hurt) in ways a handful of
+ * runs cannot show; on real profiles, trusting the fit further let false
+ * alarms pass the nominal rate with the tick-limited timer (docs/ci.md).
+ */
+#define PRIOR_DF	4.0
+
+/* Mean and unbiased variance of v[0], v[stride], ... (n values). */
+void
+diff_mean_var(const double *v, int n, size_t stride, double *mean, double *var)
+{
+	double m = 0, ss = 0;
+
+	for (int i = 0; i < n; i++)
+		m += v[(size_t)i * stride];
+	m /= n;
+	for (int i = 0; i < n; i++) {
+		double d = v[(size_t)i * stride] - m;
+
+		ss += d * d;
+	}
+	*mean = m;
+	*var = n > 1 ? ss / (n - 1) : 0;
+}
+
+/* A function on a side with several runs: its mean, variance and df. */
+struct obs {
+	double m, v, d, amin;
+};
+
+static size_t
+collect_obs(const struct side *s, struct obs *o, size_t n)
+{
+	if (s->nruns < 2)
+		return n;
+	for (size_t i = 0; i < s->st.nfuncs; i++) {
+		double m, v;
+
+		diff_mean_var(s->self + i, s->nruns, s->st.nfuncs ? s->st.nfuncs : 1, &m, &v);
+		if (m > 0)
+			o[n++] = (struct obs){ m, v, s->nruns - 1, 1.0 / s->rate };
+	}
+	return n;
+}
+
+static double
+fit_var(const struct fit *f, double m, double amin)
+{
+	return (f->a > amin ? f->a : amin) * m + f->k * m * m;
+}
+
+/* The prior variance of a run's seconds for a mean of m seconds. */
+double
+diff_model_var(const struct model *mo, double m, double amin)
+{
+	double v = 0;
+
+	for (int i = 0; i < 3; i++)
+		v = fmax(v, fit_var(&mo->fit[i], m, amin));
+	return v;
+}
+
+/* Weighted squared error of a fit, for choosing between candidates. */
+static double
+fit_loss(const struct fit *f, const struct obs *o, size_t n, const double *w)
+{
+	double loss = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double e = o[i].v - fit_var(f, o[i].m, o[i].amin);
+
+		loss += w[i] * e * e;
+	}
+	return loss;
+}
+
+/*
+ * Fit a and k by iteratively reweighted least squares: a sample variance
+ * with d degrees of freedom has variance 2 var^2 / d, so each function is
+ * weighted by d / var^2 of the current fit. a is never below one sample's
+ * worth (1/rate): fewer than one independent observation per sample would
+ * claim more precision than sampling gives, even where the timer's
+ * regularity makes the counts steadier than Poisson.
+ */
+static void
+fit_run(struct fit *f, int kind, const struct obs *o, size_t n, double amin,
+	double *w)
+{
+	f->a = amin;
+	f->k = 0;
+	for (int it = 0; it < 100 && n; it++) {
+		double s22 = 0, s23 = 0, s24 = 0, y2 = 0, y3 = 0, det;
+		struct fit c[3] = { *f, *f, *f };
+		int best = -1;
+
+		for (size_t i = 0; i < n; i++) {
+			double var = fit_var(f, o[i].m, o[i].amin), m = o[i].m;
+
+			w[i] = o[i].d / (var * var);
+			s22 += w[i] * m * m;
+			s23 += w[i] * m * m * m;
+			s24 += w[i] * m * m * m * m;
+			y2 += w[i] * o[i].v * m;
+			y3 += w[i] * o[i].v * m * m;
+		}
+		/* a alone, k alone, then both if the system is well posed */
+		c[0].k = 0;
+		c[0].a = fmax(amin, y2 / s22);
+		c[1].a = amin;
+		c[1].k = fmax(0, (y3 - amin * s23) / s24);
+		det = s22 * s24 - s23 * s23;
+		c[2].a = -1;
+		if (kind == FIT_JOINT && det > 1e-9 * s22 * s24) {
+			c[2].a = (y2 * s24 - y3 * s23) / det;
+			c[2].k = (s22 * y3 - s23 * y2) / det;
+		}
+		for (int j = 0; j < 3; j++) {
+			if ((kind == FIT_A && j != 0) || (kind == FIT_K && j != 1) ||
+			    c[j].a < amin || c[j].k < 0)
+				continue;
+			if (best < 0 || fit_loss(&c[j], o, n, w) < fit_loss(&c[best], o, n, w))
+				best = j;
+		}
+		if (fabs(c[best].a - f->a) <= 1e-10 * f->a &&
+		    fabs(c[best].k - f->k) <= 1e-10 * f->k + 1e-300) {
+			*f = c[best];
+			break;
+		}
+		*f = c[best];
+	}
+}
+
+static void
+model_fit(struct model *mo, const struct obs *o, size_t n)
+{
+	double *w = malloc((n ? n : 1) * sizeof(*w));
+
+	if (!w)
+		pc_fatal("out of memory");
+	mo->pooled_df = 0;
+	mo->amin_all = INFINITY;
+	for (size_t i = 0; i < n; i++) {
+		mo->amin_all = fmin(mo->amin_all, o[i].amin);
+		mo->pooled_df += o[i].d;
+	}
+	for (int kind = FIT_JOINT; kind <= FIT_K; kind++)
+		fit_run(&mo->fit[kind], kind, o, n, mo->amin_all, w);
+	free(w);
+}
+
+/* The variance model, from every function's self time on either side. */
+void
+diff_model_build(struct model *mo, const struct side *b, const struct side *n)
+{
+	struct obs *obs = malloc((b->st.nfuncs + n->st.nfuncs + 1) * sizeof(*obs));
+	size_t nobs = 0;
+
+	if (!obs)
+		pc_fatal("out of memory");
+	memset(mo, 0, sizeof(*mo));
+	nobs = collect_obs(b, obs, nobs);
+	nobs = collect_obs(n, obs, nobs);
+	if (nobs) {
+		model_fit(mo, obs, nobs);
+		mo->d0 = fmin(PRIOR_DF, mo->pooled_df);
+		mo->fitted = 1;
+	} else {
+		/*
+		 * One run a side: sampling noise alone, each observation worth
+		 * a 250 Hz kernel tick (CPU-time timers fire at most once a
+		 * tick; a signal then carries several samples).
+		 */
+		double a = fmax(1.0 / 250, fmax(1.0 / b->rate, 1.0 / n->rate));
+
+		for (int i = 0; i < 3; i++)
+			mo->fit[i] = (struct fit){ a, 0 };
+		mo->d0 = INFINITY;
+	}
+	free(obs);
+}

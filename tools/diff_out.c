@@ -1,0 +1,299 @@
+/*
+ * pcprof diff: printing a comparison as text, as markdown for a pull-request
+ * comment, or as json. Called by diff.c; calls diff_compare.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "pcprof.h"
+#include "diff.h"
+
+static const char *const metric_names[] = { "self", "total", "program" };
+
+static const char *const status_names[] = {
+	"slower", "faster", "unchanged", "unchanged", "appeared", "gone",
+};
+
+static double
+pct(double x)
+{
+	return 100 * x;
+}
+
+static void
+print_side_text(FILE *out, const char *label, const struct side *s, double mean)
+{
+	fprintf(out, "%-5s %s: %d run%s, %.3f s a run at %u Hz\n", label, s->exe,
+		s->nruns, s->nruns == 1 ? "" : "s", mean, s->rate);
+}
+
+/* "stage_x 20.1% slower (0.452 -> 0.544 s a run, p 3.1e-09)" */
+static void
+describe(FILE *out, const struct row *w, int md)
+{
+	const char *q = md ? (strchr(w->name, '`') ? "" : "`") : "";
+
+	fprintf(out, "%s%s%s %.1f%% %s (%.3f -> %.3f s a run, p %.2g)", q, w->name, q,
+		pct(fabs(w->mn - w->mb) / w->mb),
+		w->status == ST_SLOWER ? "slower" : "faster", w->mb, w->mn, w->padj);
+}
+
+static void
+verdict(FILE *out, const struct result *res, int md)
+{
+	int nslow = res->nslow, nfast = res->nfast;
+
+	if (nslow) {
+		fputs(md ? "**pcprof diff: regression**: " : "pcprof diff: regression: ", out);
+		describe(out, &res->rows[0], md);
+		if (nslow > 1)
+			fprintf(out, ", and %d more function%s slower", nslow - 1,
+				nslow == 2 ? "" : "s");
+	} else {
+		fputs(md ? "**pcprof diff: no significant regression**" :
+		      "pcprof diff: no significant regression", out);
+	}
+	if (nfast)
+		fprintf(out, "%s%d function%s significantly faster",
+			nslow ? "; " : ": ", nfast, nfast == 1 ? "" : "s");
+	fputc('\n', out);
+}
+
+/* "new runs 3.1% slower than base by the median function, allowed for" */
+static void
+describe_speed(FILE *out, const struct result *res, const struct diff_opts *o)
+{
+	if (o->metric == METRIC_PROGRAM)
+		fputs("measured, no allowance for machine speed", out);
+	else if (o->absolute)
+		fputs("as measured (--absolute)", out);
+	else if (!res->speed_judged)
+		fputs("each run at its side's mean speed; sides not compared (fewer "
+		      "than 3 functions with 20 samples a run)", out);
+	else
+		fprintf(out, "new runs %.1f%% %s than base by the median function, "
+			"allowed for", pct(fabs(res->speed - 1)),
+			res->speed >= 1 ? "slower" : "faster");
+}
+
+static void
+print_text(FILE *out, const struct result *res, const struct side *b,
+	   const struct side *nw, const struct diff_opts *o)
+{
+	static const char *const mdesc[] = {
+		"self seconds", "total seconds (self and callees)",
+		"the whole program's CPU seconds",
+	};
+	const struct row *prog = &res->prog;
+	double ntotal = prog->mn / res->speed;	/* at the base's speed */
+	size_t shown = 0, rest = 0;
+
+	verdict(out, res, 0);
+	print_side_text(out, "base", b, prog->mb);
+	print_side_text(out, "new", nw, prog->mn);
+	fprintf(out, "compared: %s a run; alpha %g over %zu function%s (Holm); "
+		"changes of %g%% and %g s at least\n", mdesc[o->metric], o->alpha,
+		res->family, res->family == 1 ? "" : "s", pct(o->threshold),
+		o->min_seconds);
+	fputs("speed: ", out);
+	describe_speed(out, res, o);
+	fputs("\n\n", out);
+	fprintf(out, "%9s %6s %9s %6s %8s %8s  %-13s %s\n", "base s", "share", "new s",
+		"share", "change", "p", "verdict", "function");
+	for (size_t i = 0; i < res->nrows; i++) {
+		const struct row *w = &res->rows[i];
+		int sig = w->status == ST_SLOWER || w->status == ST_FASTER;
+
+		/* appeared or gone below the minimum: noise, counted only */
+		if (!sig && ((o->top > 0 && shown >= (size_t)o->top) ||
+			     (!w->tested && diff_row_size(w) < o->min_seconds))) {
+			rest++;
+			continue;
+		}
+		shown += !sig;
+		if (w->status == ST_APPEARED)
+			fprintf(out, "%9s %6s %9.3f %5.1f%% %8s %8s  %-13s %s\n", "-", "-",
+				w->mn, pct(w->mn / ntotal), "", "", "appeared", w->name);
+		else if (w->status == ST_GONE)
+			fprintf(out, "%9.3f %5.1f%% %9s %6s %8s %8s  %-13s %s\n", w->mb,
+				pct(w->mb / prog->mb), "-", "-", "", "", "gone", w->name);
+		else if (w->status == ST_SMALL)
+			fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %+7.1f%% %8s  %-13s %s\n",
+				w->mb, pct(w->mb / prog->mb), w->mn, pct(w->mn / ntotal),
+				pct((w->mn - w->mb) / w->mb), "-", "(small)", w->name);
+		else
+			fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %+7.1f%% %8.2g  %-13s %s\n",
+				w->mb, pct(w->mb / prog->mb), w->mn, pct(w->mn / ntotal),
+				pct((w->mn - w->mb) / w->mb), w->padj,
+				sig ? status_names[w->status] : "", w->name);
+	}
+	if (rest)
+		fprintf(out, "(%zu more function%s, none significant)\n",
+			rest, rest == 1 ? "" : "s");
+	if (b->nruns < 2 && nw->nruns < 2)
+		fputs("\nOne run a side: only sampling noise is allowed for, not the "
+		      "variation between runs;\nrun the benchmark several times a side.\n", out);
+}
+
+static void
+md_name(FILE *out, const char *s)
+{
+	int tick = !strchr(s, '`');
+
+	if (tick)
+		fputc('`', out);
+	for (; *s; s++) {
+		if (*s == '|')
+			fputc('\\', out);
+		fputc(*s == '\n' ? ' ' : *s, out);
+	}
+	if (tick)
+		fputc('`', out);
+}
+
+static void
+print_markdown(FILE *out, const struct result *res, const struct side *b,
+	       const struct side *nw, const struct diff_opts *o)
+{
+	const struct row *rows = res->rows;
+	int nsig = res->nslow + res->nfast;
+
+	verdict(out, res, 1);
+	fprintf(out, "\n%s time a run, %d base run%s against %d new run%s; alpha %g "
+		"(Holm), changes of %g%% and %g s at least; speed: ", metric_names[o->metric],
+		b->nruns, b->nruns == 1 ? "" : "s", nw->nruns, nw->nruns == 1 ? "" : "s",
+		o->alpha, pct(o->threshold), o->min_seconds);
+	describe_speed(out, res, o);
+	fputs(".\n\n", out);
+	if (nsig) {
+		fputs("| function | base s | new s | change | p |\n"
+		      "|---|---:|---:|---:|---:|\n", out);
+		for (int i = 0; i < nsig; i++) {
+			fputs("| ", out);
+			md_name(out, rows[i].name);
+			fprintf(out, " | %.3f | %.3f | %+.1f%% | %.2g |\n", rows[i].mb,
+				rows[i].mn, pct((rows[i].mn - rows[i].mb) / rows[i].mb),
+				rows[i].padj);
+		}
+	} else {
+		fputs("No significant change.\n", out);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		enum status want = pass ? ST_GONE : ST_APPEARED;
+		size_t k = 0;
+
+		for (size_t i = 0; i < res->nrows; i++) {
+			if (rows[i].status != want || diff_row_size(&rows[i]) < o->min_seconds)
+				continue;
+			fputs(k++ ? ", " : pass ? "\nGone: " : "\nAppeared: ", out);
+			md_name(out, rows[i].name);
+			fprintf(out, " (%.3f s)", diff_row_size(&rows[i]));
+		}
+		if (k)
+			fputs(".\n", out);
+	}
+}
+
+static void
+json_side(FILE *out, const char *key, const struct side *s, double mean)
+{
+	fprintf(out, "\"%s\": {\"executable\": ", key);
+	json_string(out, s->exe);
+	fprintf(out, ", \"runs\": %d, \"rate_hz\": %u, \"program_seconds\": %.6f, "
+		"\"profiles\": [", s->nruns, s->rate, mean);
+	for (int r = 0; r < s->nruns; r++) {
+		fputs(r ? ", [" : "[", out);
+		for (int i = 0; i < s->nfiles[r]; i++) {
+			fputs(i ? ", " : "", out);
+			json_string(out, s->files[r][i]);
+		}
+		fputc(']', out);
+	}
+	fputs("]}", out);
+}
+
+static void
+json_number(FILE *out, double x)
+{
+	if (isfinite(x))
+		fprintf(out, "%.6g", x);
+	else
+		fputs("null", out);
+}
+
+static void
+print_json(FILE *out, const struct result *res, const struct side *b,
+	   const struct side *nw, const struct diff_opts *o)
+{
+	const struct row *prog = &res->prog;
+	const struct model *mo = &res->model;
+	double ntotal = prog->mn / res->speed;	/* at the base's speed */
+	int nslow = res->nslow;
+
+	fprintf(out, "{\"verdict\": \"%s\", \"exit_status\": %d, \"regressions\": %d, "
+		"\"improvements\": %d, \"metric\": \"%s\", \"alpha\": %g, "
+		"\"threshold\": %g, \"min_seconds\": %g, \"family_size\": %zu, "
+		"\"absolute\": %s, \"speed_ratio\": %.6g, \"speed_judged\": %s,\n ",
+		nslow ? "regression" : "pass", nslow ? EXIT_REGRESSION : 0, nslow,
+		res->nfast, metric_names[o->metric], o->alpha, o->threshold,
+		o->min_seconds, res->family, o->absolute ? "true" : "false", res->speed,
+		res->speed_judged ? "true" : "false");
+	json_side(out, "base", b, prog->mb);
+	fputs(",\n ", out);
+	json_side(out, "new", nw, prog->mn);
+	fprintf(out, ",\n \"model\": {\"fitted\": %s, \"seconds_per_observation\": ",
+		mo->fitted ? "true" : "false");
+	json_number(out, mo->fit[FIT_A].a);
+	fputs(", \"relative_run_noise\": ", out);
+	json_number(out, sqrt(mo->fit[FIT_K].k));
+	fputs(", \"joint\": {\"seconds_per_observation\": ", out);
+	json_number(out, mo->fit[FIT_JOINT].a);
+	fputs(", \"relative_run_noise\": ", out);
+	json_number(out, sqrt(mo->fit[FIT_JOINT].k));
+	fputs("}, \"prior_df\": ", out);
+	json_number(out, mo->d0);
+	fprintf(out, ", \"pooled_df\": %g},\n \"functions\": [", mo->pooled_df);
+	for (size_t i = 0; i < res->nrows; i++) {
+		const struct row *w = &res->rows[i];
+		int cmp = w->status != ST_APPEARED && w->status != ST_GONE;
+
+		fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
+		json_string(out, w->name);
+		fprintf(out, ", \"status\": \"%s\", \"significant\": %s, "
+			"\"base_seconds\": %.6f, \"base_share\": %.6f, "
+			"\"new_seconds\": %.6f, \"new_share\": %.6f, \"change_seconds\": %.6f, "
+			"\"change\": ", status_names[w->status],
+			w->status <= ST_FASTER ? "true" : "false",
+			w->mb, w->mb / prog->mb, w->mn,
+			w->mn / ntotal, w->mn - w->mb);
+		json_number(out, cmp ? (w->mn - w->mb) / w->mb : NAN);
+		fputs(", \"p_value\": ", out);
+		json_number(out, cmp ? w->p : NAN);
+		fputs(", \"p_adjusted\": ", out);
+		json_number(out, cmp && w->family ? w->padj : NAN);
+		fputs(", \"t\": ", out);
+		json_number(out, cmp ? w->t : NAN);
+		fputs(", \"df\": ", out);
+		json_number(out, cmp ? w->df : NAN);
+		fputc('}', out);
+	}
+	fprintf(out, "%s]}\n", res->nrows ? "\n " : "");
+}
+
+/* The comparison in the format of o. */
+void
+diff_print(FILE *out, const struct result *res, const struct side *b,
+	   const struct side *nw, const struct diff_opts *o)
+{
+	switch (o->format) {
+	case DIFF_TEXT:
+		print_text(out, res, b, nw, o);
+		break;
+	case DIFF_JSON:
+		print_json(out, res, b, nw, o);
+		break;
+	case DIFF_MARKDOWN:
+		print_markdown(out, res, b, nw, o);
+		break;
+	}
+}
