@@ -22,6 +22,11 @@
 
 #define MAX_PROBE 64
 
+/* The table, mapped once at start-up (then only its slots change). */
+static struct pc_arc *table;
+static size_t table_mask;	/* slots - 1 */
+static size_t table_len;	/* bytes mapped */
+
 int
 pc_arcs_init(size_t nslots)
 {
@@ -30,21 +35,21 @@ pc_arcs_init(size_t nslots)
 
 	while (n < nslots)
 		n *= 2;
-	pc.arcs_map_len = n * sizeof(struct pc_arc);
-	m = mmap(NULL, pc.arcs_map_len, PROT_READ | PROT_WRITE,
+	table_len = n * sizeof(struct pc_arc);
+	m = mmap(NULL, table_len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return -errno;
-	pc.arcs = m;
-	pc.arcs_mask = n - 1;
+	table = m;
+	table_mask = n - 1;
 	return 0;
 }
 
 void
 pc_arcs_clear(void)
 {
-	if (pc.arcs)
-		madvise(pc.arcs, pc.arcs_map_len, MADV_DONTNEED);
+	if (table)
+		madvise(table, table_len, MADV_DONTNEED);
 }
 
 void
@@ -53,10 +58,10 @@ pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 	uint64_t h = pc_mix(from * 0x9e3779b97f4a7c15ULL ^ self);
 
 	if (from >> PC_OBJ_SHIFT == PC_OBJ_RAW || self >> PC_OBJ_SHIFT == PC_OBJ_RAW)
-		__atomic_fetch_add(&pc.unplaced, 1, __ATOMIC_RELAXED);
+		pc_objects_note_unplaced();
 
 	for (size_t probe = 0; probe < MAX_PROBE; probe++) {
-		struct pc_arc *a = &pc.arcs[(h + probe) & pc.arcs_mask];
+		struct pc_arc *a = &table[(h + probe) & table_mask];
 		uint32_t st = __atomic_load_n(&a->state, __ATOMIC_ACQUIRE);
 
 		if (st == 0) {
@@ -77,7 +82,7 @@ pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 		 * (which may be this very arc: a duplicate entry is harmless,
 		 * gprof adds arcs with the same ends) */
 	}
-	__atomic_fetch_add(&pc.arcs_dropped, w, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats.arcs_dropped, w, __ATOMIC_RELAXED);
 }
 
 /*
@@ -148,10 +153,10 @@ pc_arcs_each(void (*fn)(uint64_t, uint64_t, uint64_t, void *), void *arg)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	const size_t per_page = page / sizeof(struct pc_arc);
-	const size_t npages = pc.arcs_map_len / page;
+	const size_t npages = table_len / page;
 	unsigned char vec[1024];
 
-	if (!pc.arcs || per_page == 0)
+	if (!table || per_page == 0)
 		return;
 	/* skip the pages no arc ever touched without faulting them in (most
 	 * of a 2 MiB table, in a short-lived process), asking the kernel
@@ -159,13 +164,13 @@ pc_arcs_each(void (*fn)(uint64_t, uint64_t, uint64_t, void *), void *arg)
 	for (size_t p0 = 0; p0 < npages; p0 += sizeof(vec)) {
 		size_t n = npages - p0 < sizeof(vec) ? npages - p0 : sizeof(vec);
 
-		if (mincore((char *)pc.arcs + p0 * page, n * page, vec))
+		if (mincore((char *)table + p0 * page, n * page, vec))
 			memset(vec, 1, n);
 		for (size_t k = 0; k < n; k++) {
 			if (!(vec[k] & 1))
 				continue;
 			for (size_t i = (p0 + k) * per_page; i < (p0 + k + 1) * per_page; i++) {
-				struct pc_arc *a = &pc.arcs[i];
+				struct pc_arc *a = &table[i];
 
 				if (__atomic_load_n(&a->state, __ATOMIC_ACQUIRE) != 2)
 					continue;
@@ -210,10 +215,10 @@ pc_arcs_write(struct gmon_sink *s, uint32_t obj)
 void
 pc_arcs_place(uint64_t (*place)(uint64_t addr))
 {
-	if (!pc.arcs)
+	if (!table)
 		return;
-	for (size_t i = 0; i <= pc.arcs_mask; i++) {
-		struct pc_arc *a = &pc.arcs[i];
+	for (size_t i = 0; i <= table_mask; i++) {
+		struct pc_arc *a = &table[i];
 		uint64_t from, self, c;
 
 		if (__atomic_load_n(&a->state, __ATOMIC_ACQUIRE) != 2 ||

@@ -16,13 +16,13 @@
 static int
 write_gmon(struct gmon_sink *s)
 {
-	gmon_sink_header(s, pc.spare);
+	gmon_sink_header(s, pc_cfg->spare);
 	pc_dump_texts(s, pc.text, pc.ntext);
-	if (pc.callgraph)
+	if (pc_cfg->callgraph)
 		pc_arcs_write(s, 0);
-	if (!pc.scope_all) {
+	if (!pc_cfg->scope_all) {
 		/* the samples outside the executable (gmon.h) */
-		uint64_t c = __atomic_load_n(&pc.outside, __ATOMIC_RELAXED);
+		uint64_t c = __atomic_load_n(&pc_stats.outside, __ATOMIC_RELAXED);
 
 		for (; c > UINT32_MAX; c -= UINT32_MAX)
 			gmon_sink_arc(s, GMON_OUTSIDE_FROM, GMON_OUTSIDE_SELF, UINT32_MAX);
@@ -54,7 +54,7 @@ pc_dump(const char *path)
 	const char *sp;
 	int r = pc_dump_file(path, write_gmon);
 
-	if (!r && pc.stacks && pc.callgraph) {
+	if (!r && pc_cfg->stacks && pc_cfg->callgraph) {
 		if (!(sp = stacks_path(path, buf, sizeof(buf))))
 			return -ENAMETOOLONG;
 		r = pc_dump_file(sp, pc_stacks_write);

@@ -42,10 +42,10 @@ forward_from_handler(int sig, siginfo_t *si, void *uc)
 {
 	const struct sigaction *act = &pc.prog_action[sig];
 
-	__atomic_fetch_add(&pc.foreign, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats.foreign, 1, __ATOMIC_RELAXED);
 	if (pc_prog_blocked_from_handler()) {
 		/* the program has it blocked: it gets it when it unblocks */
-		__atomic_fetch_add(&pc.lost_blocked, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc_stats.lost_blocked, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	if (act->sa_flags & SA_SIGINFO) {
@@ -73,7 +73,7 @@ signal_from_handler(int sig, siginfo_t *si, void *ucv)
 	uint32_t weight;
 	int perf_fd = -1;
 
-	if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc.snapshots) {
+	if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc_stats.snapshots) {
 		pc_snapshot();		/* PC_SNAPSHOT_INTERVAL's timer */
 		goto out;
 	}
@@ -120,8 +120,8 @@ pc_sample_install(void)
 	sigdelset(&sa.sa_mask, SIGBUS);
 	sigdelset(&sa.sa_mask, SIGILL);
 	sigdelset(&sa.sa_mask, SIGFPE);
-	if (pc_real_sigaction(pc.sig, &sa, &pc.prog_action[pc.sig]))
+	if (pc_real_sigaction(pc_cfg->sig, &sa, &pc.prog_action[pc_cfg->sig]))
 		return -errno;
-	pc.owned[pc.sig] = PC_OWN_SAMPLING;
+	pc.owned[pc_cfg->sig] = PC_OWN_SAMPLING;
 	return 0;
 }

@@ -103,7 +103,7 @@ pc_snapshot(void)
 		goto out;	/* one is being written right now */
 	if (!(pc.root && pc_name_taken(pc.path)) && pc_dump(pc.path) == 0) {
 		pc.wrote_own = 1;
-		__atomic_fetch_add(&pc.snapshots, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc_stats.snapshots, 1, __ATOMIC_RELAXED);
 	}
 	unlock_dump();
 out:
@@ -135,9 +135,7 @@ after_fork_child(void)
 	pc_arcs_clear();
 	pc_stacks_clear();
 	pc_objects_clear();
-	pc.stacks_walked = pc.frames = pc.arcs_dropped = pc.stacks_dropped = 0;
-	pc.signals = pc.samples = pc.outside = pc.foreign = 0;
-	pc.threads = pc.timer_failures = pc.snapshots = pc.lost_blocked = 0;
+	memset(&pc_stats, 0, sizeof(pc_stats));
 	pc_names_forked();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_start);
 	__atomic_store_n(&pc.cpu_stop_ns, 0, __ATOMIC_RELEASE);
@@ -214,7 +212,7 @@ before_exec(void)
 	 * not reach the next image before it has a handler (the exec ends
 	 * the other threads and their events, and closes this one) */
 	pc_thread_hold(1);
-	if (!pc.samples)
+	if (!pc_stats.samples)
 		return 1;
 	lock_dump();
 	exec_path[0] = 0;
@@ -242,7 +240,7 @@ exec_failed(int stopped)
 		size_t k = strlen(exec_path);
 
 		unlink(exec_path);
-		if (pc.stacks && !pc.stacks_path[0] && k + 8 <= sizeof(sp)) {
+		if (pc_cfg->stacks && !pc.stacks_path[0] && k + 8 <= sizeof(sp)) {
 			memcpy(sp, exec_path, k);
 			memcpy(sp + k, ".stacks", 8);
 			unlink(sp);

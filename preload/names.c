@@ -21,6 +21,11 @@
 
 #include "pc.h"
 
+/* Set by pc_names_init, at start-up only. */
+static char base_path[PATH_MAX];	/* PC_OUT, gmon.out or GMON_OUT_PREFIX, absolute */
+static int prefix_mode;			/* base_path is GMON_OUT_PREFIX */
+static char prog[64];			/* the program's file name, tamed */
+
 /* Append s to dst (of size n) or fail. AS-safe. */
 static int
 cat(char *dst, size_t n, const char *s)
@@ -54,12 +59,12 @@ pc_name(char *dst, size_t n, int kind)
 
 	pc_decimal(pid, (unsigned long)getpid());
 	dst[0] = 0;
-	if (cat(dst, n, pc.base))
+	if (cat(dst, n, base_path))
 		return -ENAMETOOLONG;
-	if (kind == PC_NAME_OWN && pc.root && !pc.prefix_mode)
+	if (kind == PC_NAME_OWN && pc.root && !prefix_mode)
 		return 0;
-	if (kind == PC_NAME_OTHER || !pc.prefix_mode)
-		if (cat(dst, n, ".") || cat(dst, n, pc.prog))
+	if (kind == PC_NAME_OTHER || !prefix_mode)
+		if (cat(dst, n, ".") || cat(dst, n, prog))
 			return -ENAMETOOLONG;
 	if (cat(dst, n, ".") || cat(dst, n, pid))
 		return -ENAMETOOLONG;
@@ -94,23 +99,23 @@ read_prog(void)
 		b = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 	}
 	/* keep names tame: no dots (they separate the parts), no oddities */
-	for (; *b && j < sizeof(pc.prog) - 1; b++)
-		pc.prog[j++] = (*b == '.' || *b == '/' || (unsigned char)*b < 0x21) ? '_' : *b;
-	pc.prog[j] = 0;
+	for (; *b && j < sizeof(prog) - 1; b++)
+		prog[j++] = (*b == '.' || *b == '/' || (unsigned char)*b < 0x21) ? '_' : *b;
+	prog[j] = 0;
 }
 
 int
-pc_names_init(const char *base, int prefix_mode)
+pc_names_init(const char *base, int prefix)
 {
 	const char *root = getenv("PC_ROOT");
 	char pid[24];
 	long r;
 
 	clock_gettime(CLOCK_REALTIME, &pc.start);
-	if (strlen(base) >= sizeof(pc.base))
+	if (strlen(base) >= sizeof(base_path))
 		return -ENAMETOOLONG;
-	strcpy(pc.base, base);
-	pc.prefix_mode = prefix_mode;
+	strcpy(base_path, base);
+	prefix_mode = prefix;
 	pc.pid = getpid();
 	read_prog();
 	pc_decimal(pid, (unsigned long)pc.pid);

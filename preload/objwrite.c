@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "objects.h"
 #include "banned.h"
 
 /* ------------------------------------------------------------- writing */
@@ -123,18 +124,18 @@ mark_arc(uint64_t from, uint64_t self, uint64_t c, void *arg)
 static int
 write_object(struct gmon_sink *s)
 {
-	const struct pc_object *o = &pc.objs[writing];
+	const struct pc_object *o = &pc_objs.objs[writing];
 	uint8_t spare[GMON_SPARE_SIZE];
 	size_t k = (size_t)o->build_id_len < GMON_BUILDID_SIZE ?
 		   (size_t)o->build_id_len : GMON_BUILDID_SIZE;
 
-	memcpy(spare, pc.spare, GMON_BUILDID_OFF);
+	memcpy(spare, pc_cfg->spare, GMON_BUILDID_OFF);
 	memset(spare + GMON_BUILDID_OFF, 0, GMON_SPARE_SIZE - GMON_BUILDID_OFF);
 	memcpy(spare + GMON_BUILDID_OFF, o->build_id, k);
 	gmon_sink_header(s, spare);
 	pc_dump_texts(s, o->text, o->ntext);
 	/* one pass over the arc table per object that has arcs of its own */
-	if (pc.callgraph && (has_arcs[writing / 8] & (1u << (writing % 8))))
+	if (pc_cfg->callgraph && (has_arcs[writing / 8] & (1u << (writing % 8))))
 		pc_arcs_write(s, writing);
 	return s->error;
 }
@@ -142,7 +143,7 @@ write_object(struct gmon_sink *s)
 static int
 write_image(struct gmon_sink *s)
 {
-	const struct pc_object *o = &pc.objs[writing];
+	const struct pc_object *o = &pc_objs.objs[writing];
 
 	return gmon_sink_bytes(s, o->image, o->image_len);
 }
@@ -221,8 +222,8 @@ pc_note_cpu_stop(void)
 static void
 manifest_header(struct gmon_sink *s)
 {
-	uint64_t unplaced = pc.pending_dropped + pc.no_object +
-			    __atomic_load_n(&pc.pending_samples, __ATOMIC_RELAXED);
+	uint64_t unplaced = pc_objs.pending_dropped + pc_objs.no_object +
+			    __atomic_load_n(&pc_objs.pending_samples, __ATOMIC_RELAXED);
 	/* the stop first, then the clock: a stop noted by a thread that
 	 * ends sampling while a snapshot is written is never after now; a
 	 * snapshot's sampling has not stopped (0): now, for both */
@@ -236,11 +237,11 @@ manifest_header(struct gmon_sink *s)
 		stop = now;
 	text_start(&t);
 	pc_line_str(&t, "pcprof-objects 1\nrate ");
-	pc_line_u64(&t, (uint64_t)pc.hz);
+	pc_line_u64(&t, (uint64_t)pc_cfg->hz);
 	pc_line_str(&t, "\npid ");
 	pc_line_u64(&t, (uint64_t)getpid());
 	pc_line_str(&t, "\nthreads ");
-	pc_line_u64(&t, __atomic_load_n(&pc.threads, __ATOMIC_RELAXED));
+	pc_line_u64(&t, __atomic_load_n(&pc_stats.threads, __ATOMIC_RELAXED));
 	pc_line_str(&t, "\nno-object ");
 	pc_line_u64(&t, unplaced);
 	pc_line_str(&t, "\nstarted ");
@@ -266,7 +267,7 @@ manifest_anon(struct gmon_sink *s)
 	struct pc_line t;
 
 	for (size_t i = 0; i < PC_PENDING && !s->error; i++) {
-		const struct pc_pending *p = &pc.pending[i];
+		const struct pc_pending *p = &pc_objs.pending[i];
 		uint64_t c;
 
 		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 2 ||
@@ -289,15 +290,15 @@ write_manifest(struct gmon_sink *s)
 	int nobjs = dump_nobjs;
 
 	manifest_header(s);
-	object_line(s, 0, 1, pc.samples - pc.outside, pc.spare + GMON_BUILDID_OFF,
-		    GMON_BUILDID_SIZE, NULL, base ? base + 1 : manifest_main, pc.exe);
+	object_line(s, 0, 1, pc_stats.samples - pc_stats.outside, pc_cfg->spare + GMON_BUILDID_OFF,
+		    GMON_BUILDID_SIZE, NULL, base ? base + 1 : manifest_main, pc_cfg->exe);
 	for (int i = 1; i < nobjs; i++) {
-		const struct pc_object *o = &pc.objs[i];
+		const struct pc_object *o = &pc_objs.objs[i];
 
 		object_line(s, i, o->loaded, o->samples, o->build_id, o->build_id_len,
 			    base ? base + 1 : manifest_main, wrote[i] ? o->file : NULL, o->path);
 	}
-	if (pc.callgraph)
+	if (pc_cfg->callgraph)
 		pc_arcs_each(write_cross_arc, s);
 	manifest_anon(s);
 	return s->error;
@@ -309,14 +310,14 @@ pc_objects_unlink(const char *path)
 	char name[PATH_MAX];
 	int nobjs = dump_nobjs;
 
-	if (!pc.scope_all)
+	if (!pc_cfg->scope_all)
 		return;
 	for (int i = 1; i < nobjs; i++) {
 		if (!wrote[i])
 			continue;
-		if (!join(name, sizeof(name), path, "+", pc.objs[i].file))
+		if (!join(name, sizeof(name), path, "+", pc_objs.objs[i].file))
 			unlink(name);
-		if (pc.objs[i].vdso && !join(name, sizeof(name), path, "+", "vdso.so"))
+		if (pc_objs.objs[i].vdso && !join(name, sizeof(name), path, "+", "vdso.so"))
 			unlink(name);
 		wrote[i] = 0;
 	}
@@ -333,19 +334,19 @@ pc_objects_dump(const char *path)
 
 	if (join(name, sizeof(name), path, ".objects", ""))
 		return -ENAMETOOLONG;
-	int nobjs = dump_nobjs = __atomic_load_n(&pc.nobjs, __ATOMIC_ACQUIRE);
+	int nobjs = dump_nobjs = __atomic_load_n(&pc_objs.nobjs, __ATOMIC_ACQUIRE);
 
-	if (!pc.scope_all) {
+	if (!pc_cfg->scope_all) {
 		/* a manifest from an earlier PC_SCOPE=all run is not this one's */
 		if (lstat(name, &st) == 0 && S_ISREG(st.st_mode))
 			unlink(name);
 		return 0;
 	}
 	memset(has_arcs, 0, sizeof(has_arcs));
-	if (pc.callgraph)
+	if (pc_cfg->callgraph)
 		pc_arcs_each(mark_arc, NULL);
 	for (int i = 1; i < nobjs; i++) {
-		const struct pc_object *o = &pc.objs[i];
+		const struct pc_object *o = &pc_objs.objs[i];
 		char file[PATH_MAX];
 
 		wrote[i] = 0;

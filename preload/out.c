@@ -95,7 +95,7 @@ write_text(struct gmon_sink *s, const struct pc_text *t)
 				b = nbins;
 			if (a < b) {
 				r = gmon_sink_counts(s, t->link_low + a * bin, bin,
-						     (uint32_t)pc.hz,
+						     (uint32_t)pc_cfg->hz,
 						     t->prof.buf + a, b - a);
 				if (r < 0)
 					return (int)r;
@@ -122,7 +122,7 @@ pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n)
 		const unsigned bin = pc_profil_bin_bytes(t[n - 1].prof.scale);
 		uint64_t end = t[n - 1].link_low + t[n - 1].prof.bufsiz / sizeof(uint32_t) * bin;
 
-		gmon_sink_hist(s, end, end + bin, (uint32_t)pc.hz, &zero, 1);
+		gmon_sink_hist(s, end, end + bin, (uint32_t)pc_cfg->hz, &zero, 1);
 	}
 	return s->error;
 }

@@ -90,7 +90,8 @@ struct pc_object {
 	size_t image_len;
 };
 
-/* One executable segment of a loaded object, for the handler's search. */
+/* One executable segment of a loaded object, for the handler's search
+ * (objects.h holds the module's state). */
 struct pc_range {
 	uintptr_t lo, hi;		/* runtime [lo, hi) */
 	uintptr_t bias;
@@ -109,11 +110,31 @@ enum { PC_END_RUNNING, PC_END_EXIT, PC_END_EXEC };
 struct pc_state {
 	/* read by the signal handler */
 	int phase;			/* enum pc_phase (atomic) */
-	int sig;			/* sampling signal */
 	int ntext;
 	struct pc_text text[PC_MAX_TEXT];
 
-	/* statistics, updated with relaxed atomics */
+	/* this process and its files */
+	char path[PATH_MAX];		/* this process's output path */
+	int root;			/* the run's first process: path is base */
+	pid_t pid;			/* whose state this is (not a vfork child's) */
+	struct timespec start;		/* CLOCK_REALTIME at start or fork */
+	struct timespec cpu_start;	/* process CPU time when this image began */
+	uint64_t cpu_stop_ns;		/* process CPU ns when sampling stopped, or 0 (atomic) */
+	int ending;			/* PC_END_*: how the image being written ends */
+	int wrote_own;			/* path holds a snapshot of ours */
+	int writer;			/* the writer lock: the thread id of a
+					 * write under way, or 0 (atomic) */
+	char stacks_path[PATH_MAX];	/* absolute, or "" for path + ".stacks" */
+	struct sigaction prog_action[NSIG];	/* what the program believes is installed */
+	unsigned char owned[NSIG];	/* PC_OWN_*: signals libpc handles */
+};
+
+extern struct pc_state pc PC_HIDDEN;
+
+/* What the summary line reports, counted where it happens with relaxed
+ * atomics (the handler's included), read at the end; zeroed in a fork
+ * child (lifecycle.c). */
+struct pc_stats {
 	uint64_t signals;		/* handler runs for our timer */
 	uint64_t samples;		/* sum of 1 + si_overrun */
 	uint64_t outside;		/* weighted samples outside the text */
@@ -124,66 +145,60 @@ struct pc_state {
 	uint64_t arcs_dropped;		/* weighted edges lost to a full table */
 	uint64_t stacks_dropped;	/* weighted stacks lost to a full table */
 	uint64_t frames;		/* frames walked, in all */
-
-	/* call graph: a bounded open-addressing table, see arcs.c */
-	int callgraph;
-	enum pc_unwinder unwinder;
-	int depth;
-	struct pc_arc *arcs;
-	size_t arcs_mask;		/* slots - 1 */
-	size_t arcs_map_len;
-
-	/* PC_SCOPE=all: the other objects, see objects.c */
-	int scope_all;
-	struct pc_object *objs;		/* PC_MAX_OBJECTS entries, [0] unused */
-	int nobjs;			/* entries used, including [0] */
-	struct pc_range *ranges[2];	/* sorted by lo; one is current */
-	uint32_t nranges[2];
-	uint32_t range_seq[2];		/* odd while that copy is rewritten */
-	int range_cur;
-	struct pc_pending *pending;
-	uint64_t no_object;		/* weighted samples in no object */
-	uint64_t pending_dropped;	/* weighted: the pending table was full */
-	uint64_t pending_samples;	/* weighted, in the pending table */
-	uint64_t unplaced;		/* pending samples or arcs added since the
-					 * last placement: 0 spares the scan */
-	void *find_object;		/* glibc's _dl_find_object, or NULL */
-	char exe[PATH_MAX];		/* the main program's path, for the manifest */
-
-	/* configuration, fixed after start-up */
-	long hz;
-	long interval_ns;
-	enum pc_timer_kind timer_kind;	/* what new threads get */
-	int timer_auto;			/* PC_TIMER=auto: fall back quietly */
-	int timer_refused;		/* errno of the refused perf_event_open */
-	int verbose;
-	uintptr_t bias;
-	uint8_t spare[GMON_SPARE_SIZE];
-	char path[PATH_MAX];		/* this process's output path */
-	char base[PATH_MAX];		/* PC_OUT, gmon.out or GMON_OUT_PREFIX, absolute */
-	int prefix_mode;		/* base is GMON_OUT_PREFIX */
-	int root;			/* the run's first process: path is base */
-	char prog[64];			/* the program's file name, for names */
-	pid_t pid;			/* whose state this is (not a vfork child's) */
-	struct timespec start;		/* CLOCK_REALTIME at start or fork */
-	struct timespec cpu_start;	/* process CPU time when this image began */
-	uint64_t cpu_stop_ns;		/* process CPU ns when sampling stopped, or 0 (atomic) */
-	int ending;			/* PC_END_*: how the image being written ends */
-	int wrote_own;			/* path holds a snapshot of ours */
-	int writer;			/* the writer lock: the thread id of a
-					 * write under way, or 0 (atomic) */
-	int stacks;			/* PC_STACKS: write the stacks file */
-	char stacks_path[PATH_MAX];	/* absolute, or "" for path + ".stacks" */
-	struct sigaction prog_action[NSIG];	/* what the program believes is installed */
-	unsigned char owned[NSIG];	/* PC_OWN_*: signals libpc handles */
 	uint64_t lost_blocked;		/* foreign signals deferred while blocked */
-	int snapshot_sig;		/* PC_SNAPSHOT_SIGNAL, or 0 */
-	int pg_built;			/* the program imports mcount (-pg) */
-	long snapshot_interval_ms;	/* PC_SNAPSHOT_INTERVAL, or 0 */
-	uint64_t snapshots;
+	uint64_t snapshots;		/* snapshots written */
 };
 
-extern struct pc_state pc PC_HIDDEN;
+extern struct pc_stats pc_stats PC_HIDDEN;
+
+/* What the environment asks for: settings.c reads it, start.c makes the
+ * configuration of it. */
+struct pc_settings {
+	long hz;			/* PC_HZ */
+	int timer;			/* PC_TIMER: 0 posix, 1 taskclock, 2 auto */
+	int sig, sig_chosen;		/* PC_SIGNAL, and whether it was given */
+	int callgraph;			/* PC_CALLGRAPH */
+	enum pc_unwinder unwinder;	/* PC_UNWIND */
+	int depth;			/* PC_DEPTH */
+	size_t arcs;			/* PC_ARCS */
+	int stacks;			/* PC_STACKS: 0 none, 1 beside the
+					 * profile, 2 at stacks_path */
+	char stacks_path[PATH_MAX];	/* absolute */
+	size_t stacks_mb;		/* PC_STACKS_MB */
+	int snapshot_sig;		/* PC_SNAPSHOT_SIGNAL, or 0 */
+	long snapshot_interval_ms;	/* PC_SNAPSHOT_INTERVAL, or 0 */
+	int scope_all;			/* PC_SCOPE=all */
+	int verbose;			/* PC_VERBOSE */
+};
+
+/*
+ * The configuration: what the settings asked for as start-up could grant
+ * it, and what start-up found. start.c alone writes it, and only while the
+ * constructor runs; then it makes the page read-only, so that a write
+ * from anywhere later faults instead of changing what the handler reads.
+ */
+struct pc_config {
+	long hz;
+	long interval_ns;		/* 1 s / hz */
+	int sig;			/* the sampling signal */
+	int timer;			/* asked for: 0 posix, 1 taskclock, 2 auto
+					 * (timer.c knows what threads got) */
+	int verbose;
+	int callgraph;			/* arcs are recorded */
+	enum pc_unwinder unwinder;	/* never PC_UNWIND_AUTO once set up */
+	int depth;			/* frames walked per sample */
+	int stacks;			/* the stacks file is written */
+	int scope_all;			/* every object is profiled */
+	int snapshot_sig;		/* 0 for none */
+	long snapshot_interval_ms;	/* 0 for none */
+	int pg_built;			/* the program imports mcount (-pg) */
+	uintptr_t bias;			/* the main program's load bias */
+	uint8_t spare[GMON_SPARE_SIZE];	/* the gmon header's spare bytes */
+	char exe[PATH_MAX];		/* the main program's path (PC_SCOPE=all) */
+};
+
+/* start.c: the configuration. AS-safe to read. */
+extern const struct pc_config *const pc_cfg PC_HIDDEN;
 
 /*
  * The profile's phase, one word that moves only so:
@@ -248,9 +263,11 @@ void pc_sample_from_handler(void *ucv, uint32_t weight) PC_HIDDEN;
 /* unwind.c: walk the interrupted stack into f[0..max). AS-safe. */
 int pc_unwind_from_handler(ucontext_t *uc, uintptr_t ip, struct pc_frame *f,
 			   int max) PC_HIDDEN;
-/* unwind_setup.c: pick and prepare the unwinder; per-thread set-up. Not
- * AS-safe (the first call of a thread is made outside any handler). */
-int pc_unwind_init(void) PC_HIDDEN;
+/* unwind_setup.c: pick the unwinder (*u: PC_UNWIND_AUTO becomes the one
+ * to use, libunwind falls back to dwarf) and prepare it; per-thread
+ * set-up. Not AS-safe (the first call of a thread is made outside any
+ * handler). */
+int pc_unwind_init(enum pc_unwinder *u) PC_HIDDEN;
 void pc_unwind_thread_init(void) PC_HIDDEN;
 
 /* stacks.c: map the stack table; 0 or -errno. Not AS-safe. */
@@ -296,6 +313,9 @@ uint32_t pc_object_find_from_handler(uintptr_t a, uint64_t *link,
 int pc_objects_sample_from_handler(uintptr_t ip, uint32_t weight) PC_HIDDEN;
 /* objfind.c: ip is in an object the inventory has not seen yet. AS-safe. */
 int pc_object_unplaced_from_handler(uintptr_t ip) PC_HIDDEN;
+/* objfind.c: an arc with a runtime end was counted: the next inventory
+ * has something to place. AS-safe. */
+void pc_objects_note_unplaced(void) PC_HIDDEN;
 /* objfind.c: credit pending samples to the objects now known; 1 when
  * anything was left to place (then arcs may be too: pc_arcs_place with
  * pc_object_place). Called with the inventory's lock held. Not AS-safe. */
@@ -306,6 +326,16 @@ int pc_objects_place_pending(void) PC_HIDDEN;
 uint64_t pc_object_place(uint64_t v) PC_HIDDEN;
 
 /* ------------------ 2. the inventory, the writer and the messages */
+
+/* settings.c: read every PC_* setting through get (getenv); a bad one is
+ * warned about through say, as pc_say, and gets the table's value for
+ * it. Not AS-safe. */
+void pc_settings_read(struct pc_settings *s, char *(*get)(const char *),
+		      void (*say)(const char *, const char *, const char *)) PC_HIDDEN;
+/* settings.c: path made absolute against the working directory, suffix
+ * appended, into dst[0..size); 0, or -1 when it does not fit. Not
+ * AS-safe. */
+int pc_absolute(char *dst, size_t size, const char *path, const char *suffix) PC_HIDDEN;
 
 /* msg.c: keep a copy of the standard error the program started with.
  * AS-safe. */
@@ -332,6 +362,13 @@ int pc_objects_init(void) PC_HIDDEN;
 /* objects.c: take a new inventory after objects were loaded or unloaded,
  * and place pending samples. Not AS-safe (takes the loader's lock). */
 void pc_objects_scan(void) PC_HIDDEN;
+/* objects.c: the other objects (all but the program) and the weighted
+ * samples in none of them, pending ones included. AS-safe. */
+struct pc_object_counts {
+	uint64_t others;
+	uint64_t in_none;
+};
+void pc_objects_counts(struct pc_object_counts *n) PC_HIDDEN;
 /* objects.c: forget the counts (fork child). Not AS-safe. */
 void pc_objects_clear(void) PC_HIDDEN;
 /* objects.c: the first GNU build-id note of an object: its length, with
@@ -372,6 +409,11 @@ int pc_dump(const char *path) PC_HIDDEN;
 
 /* ------------- 3. start-up, lifecycle, timers, threads and signals */
 
+/* timer.c: the timer threads get now (PC_TIMER=auto falls back to
+ * POSIX when the first task-clock event is refused), and the errno of
+ * that refusal or 0. AS-safe. */
+enum pc_timer_kind pc_timer_kind(void) PC_HIDDEN;
+int pc_timer_refused(void) PC_HIDDEN;
 /* timer.c: arm/disarm the calling thread's CPU-time timer. AS-safe. */
 int pc_thread_arm(void) PC_HIDDEN;
 void pc_thread_disarm(void) PC_HIDDEN;

@@ -51,8 +51,8 @@ pc_sample_from_handler(void *ucv, uint32_t weight)
 	if (!pc_on())
 		return;
 	ip = interrupted_pc_from_handler(ucv);
-	__atomic_fetch_add(&pc.signals, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&pc.samples, weight, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats.signals, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats.samples, weight, __ATOMIC_RELAXED);
 	for (int i = 0; i < pc.ntext; i++) {
 		size_t k = pc_profil_index(&pc.text[i].prof, ip);
 
@@ -63,18 +63,18 @@ pc_sample_from_handler(void *ucv, uint32_t weight)
 			goto walk;
 		}
 	}
-	__atomic_fetch_add(&pc.outside, weight, __ATOMIC_RELAXED);
-	if (pc.scope_all)
+	__atomic_fetch_add(&pc_stats.outside, weight, __ATOMIC_RELAXED);
+	if (pc_cfg->scope_all)
 		in_text = pc_objects_sample_from_handler(ip, weight);
 walk:
-	if (pc.callgraph) {
+	if (pc_cfg->callgraph) {
 		struct pc_frame f[PC_MAX_DEPTH];
-		int n = pc_unwind_from_handler(ucv, ip, f, pc.depth);
+		int n = pc_unwind_from_handler(ucv, ip, f, pc_cfg->depth);
 
-		__atomic_fetch_add(&pc.stacks_walked, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&pc.frames, (uint64_t)n, __ATOMIC_RELAXED);
-		if (pc.stacks)
-			pc_stacks_add_from_handler(f, n, n >= pc.depth, weight);
+		__atomic_fetch_add(&pc_stats.stacks_walked, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc_stats.frames, (uint64_t)n, __ATOMIC_RELAXED);
+		if (pc_cfg->stacks)
+			pc_stacks_add_from_handler(f, n, n >= pc_cfg->depth, weight);
 		/* arcs only for samples a histogram holds, so that a
 		 * function's callees never add up to more time than the
 		 * flat profile has; stacks keep library time as well */

@@ -105,14 +105,14 @@ start_interval_snapshots(void)
 
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_SIGNAL;	/* any thread will do */
-	sev.sigev_signo = pc.sig;
-	sev.sigev_value.sival_ptr = &pc.snapshots;
+	sev.sigev_signo = pc_cfg->sig;
+	sev.sigev_value.sival_ptr = &pc_stats.snapshots;
 	if (timer_create(CLOCK_MONOTONIC, &sev, &t)) {
 		pc_say("cannot create the PC_SNAPSHOT_INTERVAL timer; no periodic snapshots", "", "");
 		return;
 	}
-	its.it_interval.tv_sec = pc.snapshot_interval_ms / 1000;
-	its.it_interval.tv_nsec = pc.snapshot_interval_ms % 1000 * 1000000L;
+	its.it_interval.tv_sec = pc_cfg->snapshot_interval_ms / 1000;
+	its.it_interval.tv_nsec = pc_cfg->snapshot_interval_ms % 1000 * 1000000L;
 	its.it_value = its.it_interval;
 	timer_settime(t, 0, &its, NULL);
 }
@@ -144,7 +144,7 @@ pc_signals_init(void)
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
 		int sig = fatal_signals[i];
 
-		if (sig == pc.sig || sig == pc.snapshot_sig)
+		if (sig == pc_cfg->sig || sig == pc_cfg->snapshot_sig)
 			continue;
 		if (real_sigaction(sig, NULL, &old) || (old.sa_flags & SA_SIGINFO) ||
 		    old.sa_handler != SIG_DFL)
@@ -154,15 +154,15 @@ pc_signals_init(void)
 		if (real_sigaction(sig, &sa, NULL) == 0)
 			pc.owned[sig] = PC_OWN_FATAL;
 	}
-	if (pc.snapshot_sig) {
+	if (pc_cfg->snapshot_sig) {
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = snapshot_from_handler;
 		sa.sa_flags = SA_RESTART;
 		sigemptyset(&sa.sa_mask);
-		if (real_sigaction(pc.snapshot_sig, &sa, &pc.prog_action[pc.snapshot_sig]) == 0)
-			pc.owned[pc.snapshot_sig] = PC_OWN_SNAPSHOT;
+		if (real_sigaction(pc_cfg->snapshot_sig, &sa, &pc.prog_action[pc_cfg->snapshot_sig]) == 0)
+			pc.owned[pc_cfg->snapshot_sig] = PC_OWN_SNAPSHOT;
 	}
-	if (pc.snapshot_interval_ms)
+	if (pc_cfg->snapshot_interval_ms)
 		start_interval_snapshots();
 }
 
@@ -214,7 +214,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	 * so that the profile is written before the process goes */
 	if (sig > 0 && sig < NSIG && !pc.owned[sig] && pc_on() && act &&
 	    !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL &&
-	    is_fatal(sig) && sig != pc.sig && sig != pc.snapshot_sig) {
+	    is_fatal(sig) && sig != pc_cfg->sig && sig != pc_cfg->snapshot_sig) {
 		fatal_action(&ours);
 		r = real_sigaction(sig, &ours, &was);
 		if (r)
@@ -270,35 +270,35 @@ filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 	int was = prog_blocked, r;
 	sigset_t s;
 
-	if (!pc_on() || !pc.owned[pc.sig] || !set)
+	if (!pc_on() || !pc.owned[pc_cfg->sig] || !set)
 		goto pass;
 	s = *set;
-	if (how == SIG_BLOCK && sigismember(&s, pc.sig))
+	if (how == SIG_BLOCK && sigismember(&s, pc_cfg->sig))
 		prog_blocked = 1;
-	else if (how == SIG_UNBLOCK && sigismember(&s, pc.sig))
+	else if (how == SIG_UNBLOCK && sigismember(&s, pc_cfg->sig))
 		prog_blocked = 0;
 	else if (how == SIG_SETMASK)
-		prog_blocked = sigismember(&s, pc.sig);
+		prog_blocked = sigismember(&s, pc_cfg->sig);
 	/* never block the samples */
 	if (how != SIG_UNBLOCK)
-		sigdelset(&s, pc.sig);
+		sigdelset(&s, pc_cfg->sig);
 	r = real(how, &s, old);
 	if (r) {
 		prog_blocked = was;
 		return r;
 	}
 	if (old && was)
-		sigaddset(old, pc.sig);
+		sigaddset(old, pc_cfg->sig);
 	if (!prog_blocked && deferred) {
 		/* what arrived for the program while it had it blocked */
 		deferred = 0;
-		raise(pc.sig);
+		raise(pc_cfg->sig);
 	}
 	return 0;
 pass:
 	r = real(how, set, old);
 	if (!r && old && was)
-		sigaddset(old, pc.sig);
+		sigaddset(old, pc_cfg->sig);
 	return r;
 }
 

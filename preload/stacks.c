@@ -157,13 +157,13 @@ pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 			return;
 		}
 	}
-	__atomic_fetch_add(&pc.stacks_dropped, weight, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats.stacks_dropped, weight, __ATOMIC_RELAXED);
 }
 
 int
 pc_stacks_write(struct gmon_sink *s)
 {
-	gmon_sink_stacks_header(s, (uint32_t)pc.hz, pc.spare + GMON_BUILDID_OFF,
+	gmon_sink_stacks_header(s, (uint32_t)pc_cfg->hz, pc_cfg->spare + GMON_BUILDID_OFF,
 				(uint32_t)getpid());
 	for (size_t i = 0; i <= index_mask && !s->error; i++) {
 		uint32_t cur = __atomic_load_n(&index_slots[i], __ATOMIC_ACQUIRE);

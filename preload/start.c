@@ -23,85 +23,30 @@
 #include "pc.h"
 
 struct pc_state pc PC_HIDDEN;
+struct pc_stats pc_stats PC_HIDDEN;
 
-/* ------------------------------------------------------------ settings */
+/*
+ * The configuration, in pages of its own: pc_start makes them read-only
+ * when it ends, so that nothing can change what the handler reads. A page
+ * size above CONFIG_ALIGN leaves them writable (nothing else differs).
+ */
+#define CONFIG_ALIGN 4096
+static union {
+	struct pc_config c;
+	unsigned char pages[(sizeof(struct pc_config) + CONFIG_ALIGN - 1) /
+			    CONFIG_ALIGN * CONFIG_ALIGN];
+} store __attribute__((aligned(CONFIG_ALIGN)));
+static struct pc_config *const config = &store.c;
+const struct pc_config *const pc_cfg PC_HIDDEN = &store.c;
 
-static int
-parse_long(const char *s, long *out)
+/* Make the configuration read-only: start-up is over. */
+static void
+config_seal(void)
 {
-	char *end;
-	long v;
+	long page = sysconf(_SC_PAGESIZE);
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* "SIGPROF", "PROF", "27", "SIGRTMIN+2", "RTMAX-1" */
-static int
-parse_signal(const char *s)
-{
-	static const struct { const char *name; int sig; } names[] = {
-		{ "PROF", SIGPROF }, { "VTALRM", SIGVTALRM }, { "ALRM", SIGALRM },
-		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "URG", SIGURG },
-		{ "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
-	};
-	long v;
-
-	if (!strncmp(s, "SIG", 3))
-		s += 3;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(s, names[i].name))
-			return names[i].sig;
-	if (!strncmp(s, "RTMIN", 5) || !strncmp(s, "RTMAX", 5)) {
-		int base = s[3] == 'I' ? SIGRTMIN : SIGRTMAX;
-
-		if (s[5] == 0)
-			return base;
-		if ((s[5] == '+' || s[5] == '-') && !parse_long(s + 6, &v) &&
-		    v >= 0 && v <= 64) {
-			v = s[5] == '+' ? base + v : base - v;
-			return v >= SIGRTMIN && v <= SIGRTMAX ? (int)v : -1;
-		}
-		return -1;
-	}
-	if (parse_long(s, &v) || v < 1 || v >= NSIG)
-		return -1;
-	/* signals whose default meaning the host relies on, or that the
-	 * kernel will not let us catch */
-	switch (v) {
-	case SIGKILL: case SIGSTOP: case SIGSEGV: case SIGBUS: case SIGFPE:
-	case SIGILL: case SIGABRT: case SIGTRAP: case SIGCHLD: case SIGCONT:
-	case SIGTSTP: case SIGTTIN: case SIGTTOU: case SIGSYS:
-		return -1;
-	}
-	return (int)v;
-}
-
-/* Make path absolute against the working directory at start-up. */
-static int
-absolute(char *dst, size_t size, const char *path, const char *suffix)
-{
-	size_t n = 0, k;
-
-	if (path[0] != '/') {
-		if (!getcwd(dst, size))
-			return -1;
-		n = strlen(dst);
-		if (n + 1 >= size)
-			return -1;
-		if (n > 1 || dst[0] != '/')
-			dst[n++] = '/';
-	}
-	k = strlen(path);
-	if (n + k + strlen(suffix) >= size)
-		return -1;
-	memcpy(dst + n, path, k);
-	strcpy(dst + n + k, suffix);
-	return 0;
+	if (page > 0 && CONFIG_ALIGN % page == 0)
+		mprotect(&store, sizeof(store), PROT_READ);
 }
 
 /* Output name: PC_OUT, else GMON_OUT_PREFIX as glibc, else gmon.out. */
@@ -114,186 +59,39 @@ read_output(void)
 	int prefix_mode = 0;
 
 	if (out && *out) {
-		if (absolute(base, sizeof(base), out, ""))
+		if (pc_absolute(base, sizeof(base), out, ""))
 			return -1;
 	} else if (prefix && *prefix) {
-		if (absolute(base, sizeof(base), prefix, ""))
+		if (pc_absolute(base, sizeof(base), prefix, ""))
 			return -1;
 		prefix_mode = 1;
-	} else if (absolute(base, sizeof(base), "gmon.out", "")) {
+	} else if (pc_absolute(base, sizeof(base), "gmon.out", "")) {
 		return -1;
 	}
 	return pc_names_init(base, prefix_mode);
 }
 
-static size_t arcs;		/* PC_ARCS */
-static int sig_chosen;		/* PC_SIGNAL was given */
-static size_t stacks_mb;	/* PC_STACKS_MB */
-static int scope_all;		/* PC_SCOPE=all */
+static struct pc_settings want;	/* what the environment asks for */
 
-/*
- * The settings, one entry each: the variable, how its value is read, its
- * bounds or words, its default, the value a bad one gets, and the end of
- * the warning a bad one prints ("libpc: NAME='VALUE' " + want). parse
- * stores the value in *v and returns 0, or -1 for a bad value.
- */
-struct setting {
-	const char *name;
-	int (*parse)(const struct setting *, const char *s, long *v);
-	long min, max;			/* parse_range, parse_ms */
-	const char *const *words;	/* parse_word: the value is the index */
-	long dflt, bad;
-	const char *want;
-};
-
-enum {
-	S_HZ, S_TIMER, S_SIGNAL, S_CALLGRAPH, S_UNWIND, S_DEPTH, S_ARCS,
-	S_STACKS, S_STACKS_MB, S_SNAPSHOT_SIGNAL, S_SNAPSHOT_INTERVAL, S_SCOPE,
-	S_VERBOSE, S_COUNT
-};
-
-static long value[S_COUNT];
-static const struct setting settings[S_COUNT];
-
-static int
-parse_range(const struct setting *e, const char *s, long *v)
-{
-	return parse_long(s, v) || *v < e->min || *v > e->max ? -1 : 0;
-}
-
-static int
-parse_word(const struct setting *e, const char *s, long *v)
-{
-	for (long i = 0; e->words[i]; i++)
-		if (!strcmp(s, e->words[i])) {
-			*v = i;
-			return 0;
-		}
-	return -1;
-}
-
-/* A signal; the snapshot signal must not be the sampling one. */
-static int
-parse_sig(const struct setting *e, const char *s, long *v)
-{
-	*v = parse_signal(s);
-	if (e == &settings[S_SNAPSHOT_SIGNAL] && *v == value[S_SIGNAL])
-		return -1;
-	return *v < 0 ? -1 : 0;
-}
-
-/* Seconds, to milliseconds within [min, max]. */
-static int
-parse_ms(const struct setting *e, const char *s, long *v)
-{
-	char *end;
-	double sec;
-
-	errno = 0;
-	sec = strtod(s, &end);
-	if (errno || end == s || *end || !(sec * 1000 >= (double)e->min &&
-					   sec * 1000 <= (double)e->max))
-		return -1;
-	*v = (long)(sec * 1000 + 0.5);
-	return 0;
-}
-
-/* PC_STACKS: 0 (none), 1 (beside the profile) or a path (2). */
-static int
-parse_stacks(const struct setting *e, const char *s, long *v)
-{
-	(void)e;
-	*v = !strcmp(s, "0") ? 0 : !strcmp(s, "1") ? 1 : 2;
-	if (*v == 2 && absolute(pc.stacks_path, sizeof(pc.stacks_path), s, "")) {
-		pc.stacks_path[0] = 0;
-		return -1;
-	}
-	return 0;
-}
-
-static const char *const timer_words[] = { "posix", "taskclock", "auto", NULL };
-static const char *const bit_words[] = { "0", "1", NULL };
-static const char *const unwind_words[] = {	/* enum pc_unwinder's order */
-	"auto", "dwarf", "fp", "libunwind", NULL
-};
-static const char *const scope_words[] = { "main", "all", NULL };
-
-static const struct setting settings[S_COUNT] = {
-	[S_HZ] = { "PC_HZ", parse_range, 1, PC_MAX_HZ, NULL, PC_DEFAULT_HZ,
-		   PC_DEFAULT_HZ, "is not a rate from 1 to 1000000; using 1000" },
-	/* POSIX timers by default: a task-clock sample costs about 65 us in
-	 * a virtual machine like the one the benchmarks ran on (+7 % at
-	 * 1000 Hz against +0.4 %; docs/benchmarks.md) */
-	[S_TIMER] = { "PC_TIMER", parse_word, 0, 0, timer_words, 0, 0,
-		      "is not posix, auto or taskclock; using posix" },
-	[S_SIGNAL] = { "PC_SIGNAL", parse_sig, 0, 0, NULL, SIGPROF, SIGPROF,
-		       "is not a signal libpc can use; using SIGPROF" },
-	[S_CALLGRAPH] = { "PC_CALLGRAPH", parse_word, 0, 0, bit_words, 1, 1,
-			  "is not 0 or 1; using 1" },
-	[S_UNWIND] = { "PC_UNWIND", parse_word, 0, 0, unwind_words,
-		       PC_UNWIND_AUTO, PC_UNWIND_AUTO,
-		       "is not auto, dwarf, fp or libunwind; using auto" },
-	[S_DEPTH] = { "PC_DEPTH", parse_range, 2, PC_MAX_DEPTH, NULL,
-		      PC_DEFAULT_DEPTH, PC_DEFAULT_DEPTH,
-		      "is not a depth from 2 to 256; using 128" },
-	[S_ARCS] = { "PC_ARCS", parse_range, 1024, 1L << 26, NULL,
-		     PC_DEFAULT_ARCS, PC_DEFAULT_ARCS,
-		     "is not a count from 1024 to 67108864; using 65536" },
-	[S_STACKS] = { "PC_STACKS", parse_stacks, 0, 0, NULL, 0, 1,
-		       "is too long a path; writing beside the profile" },
-	[S_STACKS_MB] = { "PC_STACKS_MB", parse_range, 1, 4096, NULL, 32, 32,
-			  "is not a size from 1 to 4096; using 32" },
-	[S_SNAPSHOT_SIGNAL] = { "PC_SNAPSHOT_SIGNAL", parse_sig, 0, 0, NULL, 0, 0,
-				"is not a signal libpc can use; no snapshots on a signal" },
-	[S_SNAPSHOT_INTERVAL] = { "PC_SNAPSHOT_INTERVAL", parse_ms, 10, 86400000,
-				  NULL, 0, 0,
-				  "is not seconds from 0.01 to 86400; no periodic snapshots" },
-	[S_SCOPE] = { "PC_SCOPE", parse_word, 0, 0, scope_words, 0, 0,
-		      "is not main or all; using main" },
-	[S_VERBOSE] = { "PC_VERBOSE", parse_word, 0, 0, bit_words, 0, 0,
-			"is not 0 or 1; using 0" },
-};
-
-/* Read every setting from the environment; a bad one gets its warning
- * and the value the table gives it. */
+/* The settings into the configuration; a bad one gets its warning and the
+ * value the table gives it. */
 static void
 read_settings(void)
 {
-	for (int i = 0; i < S_COUNT; i++) {
-		const struct setting *e = &settings[i];
-		const char *s = getenv(e->name);
-		char name[32], why[128];
-		size_t n = strlen(e->name), k = strlen(e->want);
-
-		value[i] = e->dflt;
-		if (!s || !*s)
-			continue;
-		if (e->parse(e, s, &value[i]) == 0) {
-			sig_chosen |= i == S_SIGNAL;
-			continue;
-		}
-		value[i] = e->bad;
-		memcpy(name, e->name, n);
-		memcpy(name + n, "='", 3);
-		memcpy(why, "' ", 2);
-		memcpy(why + 2, e->want, k + 1);
-		pc_say(name, s, why);
-	}
-	pc.hz = value[S_HZ];
-	pc.interval_ns = 1000000000L / pc.hz;
-	pc.timer_kind = value[S_TIMER] ? PC_TIMER_TASKCLOCK : PC_TIMER_POSIX;
-	pc.timer_auto = value[S_TIMER] == 2;
-	pc.sig = (int)value[S_SIGNAL];
-	pc.callgraph = (int)value[S_CALLGRAPH];
-	pc.unwinder = (enum pc_unwinder)value[S_UNWIND];
-	pc.depth = (int)value[S_DEPTH];
-	arcs = (size_t)value[S_ARCS];
-	pc.stacks = value[S_STACKS] != 0;
-	stacks_mb = (size_t)value[S_STACKS_MB];
-	pc.snapshot_sig = (int)value[S_SNAPSHOT_SIGNAL];
-	pc.snapshot_interval_ms = value[S_SNAPSHOT_INTERVAL];
-	scope_all = value[S_SCOPE] == 1;
-	pc.verbose = (int)value[S_VERBOSE];
+	pc_settings_read(&want, getenv, pc_say);
+	config->hz = want.hz;
+	config->interval_ns = 1000000000L / want.hz;
+	config->timer = want.timer;
+	config->sig = want.sig;
+	config->callgraph = want.callgraph;
+	config->unwinder = want.unwinder;
+	config->depth = want.depth;
+	config->stacks = want.stacks != 0;
+	if (want.stacks == 2)
+		strcpy(pc.stacks_path, want.stacks_path);
+	config->snapshot_sig = want.snapshot_sig;
+	config->snapshot_interval_ms = want.snapshot_interval_ms;
+	config->verbose = want.verbose;
 }
 
 /* --------------------------------------------------------- the program */
@@ -336,7 +134,7 @@ read_pg(const struct dl_phdr_info *info, const ElfW(Phdr) *ph)
 
 			if (!strcmp(name, "mcount") || !strcmp(name, "_mcount") ||
 			    !strcmp(name, "__monstartup"))
-				pc.pg_built = 1;
+				config->pg_built = 1;
 		}
 }
 
@@ -348,8 +146,8 @@ find_main(struct dl_phdr_info *info, size_t size, void *data)
 	const uintptr_t bin = pc_profil_bin_bytes(PC_SCALE);
 
 	(void)size;
-	pc.bias = info->dlpi_addr;
-	pc_note_build_id(info, pc.spare + GMON_BUILDID_OFF, GMON_BUILDID_SIZE);
+	config->bias = info->dlpi_addr;
+	pc_note_build_id(info, config->spare + GMON_BUILDID_OFF, GMON_BUILDID_SIZE);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		struct pc_text *t;
@@ -405,14 +203,14 @@ map_counters(void)
 static void
 avoid_pg_signal(void)
 {
-	if (!pc.pg_built || sig_chosen)
+	if (!config->pg_built || want.sig_chosen)
 		return;
 	for (int sig = SIGRTMIN + 2; sig <= SIGRTMAX - 2; sig++) {
 		struct sigaction old;
 
 		if (pc_real_sigaction(sig, NULL, &old) == 0 &&
 		    !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
-			pc.sig = sig;
+			config->sig = sig;
 			return;
 		}
 	}
@@ -423,24 +221,29 @@ avoid_pg_signal(void)
 static void
 set_up_extras(void)
 {
-	if (pc.callgraph && (pc_unwind_init() || pc_arcs_init(arcs))) {
+	if (config->callgraph && (pc_unwind_init(&config->unwinder) ||
+				  pc_arcs_init(want.arcs))) {
 		pc_say("cannot set up call graphs; recording the flat profile only", "", "");
-		pc.callgraph = 0;
+		config->callgraph = 0;
 	}
-	if (pc.stacks && !pc.callgraph) {
+	if (config->stacks && !config->callgraph) {
 		pc_say("PC_STACKS needs call graphs (PC_CALLGRAPH=1); no stacks file", "", "");
-		pc.stacks = 0;
+		config->stacks = 0;
 	}
-	if (pc.stacks && pc_stacks_init(stacks_mb)) {
+	if (config->stacks && pc_stacks_init(want.stacks_mb)) {
 		pc_say("cannot map memory for stacks; no stacks file", "", "");
-		pc.stacks = 0;
+		config->stacks = 0;
 	}
-	if (scope_all) {
-		ssize_t n = readlink("/proc/self/exe", pc.exe, sizeof(pc.exe) - 1);
+	if (want.scope_all) {
+		ssize_t n = readlink("/proc/self/exe", config->exe, sizeof(config->exe) - 1);
 
-		pc.exe[n > 0 ? n : 0] = 0;
-		if (pc_objects_init())
+		config->exe[n > 0 ? n : 0] = 0;
+		/* on before the first inventory, which pc_objects_init takes */
+		config->scope_all = 1;
+		if (pc_objects_init()) {
+			config->scope_all = 0;
 			pc_say("cannot map memory for PC_SCOPE=all; profiling the program only", "", "");
+		}
 	}
 }
 
@@ -475,15 +278,17 @@ pc_start(void)
 
 	pc_msg_init();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_start);
-	pc.spare[0] = GMON_PC_MARK0;
-	pc.spare[1] = GMON_PC_MARK1;
-	pc.spare[2] = GMON_PC_FORMAT;
-	pc.spare[3] = (uint8_t)__builtin_ctz(pc_profil_bin_bytes(PC_SCALE));
+	config->spare[0] = GMON_PC_MARK0;
+	config->spare[1] = GMON_PC_MARK1;
+	config->spare[2] = GMON_PC_FORMAT;
+	config->spare[3] = (uint8_t)__builtin_ctz(pc_profil_bin_bytes(PC_SCALE));
 	if ((why = set_up())) {
+		config_seal();
 		pc_say(why, "", "");
 		errno = saved;
 		return;
 	}
+	config_seal();
 	pc_threads_init();
 	pc_lifecycle_init();
 	pc_signals_init();

@@ -64,24 +64,24 @@ line_count(struct pc_line *l, uint64_t n, const char *text)
 static void
 line_rates(struct pc_line *l, double cpu)
 {
-	pc_line_u64(l, pc.samples);
+	pc_line_u64(l, pc_stats.samples);
 	pc_line_str(l, " samples (");
-	pc_line_u64(l, pc.signals);
+	pc_line_u64(l, pc_stats.signals);
 	pc_line_str(l, " signals) in ");
 	line_fixed1(l, cpu);
 	pc_line_str(l, " s CPU; rate ");
-	pc_line_u64(l, (uint64_t)pc.hz);
+	pc_line_u64(l, (uint64_t)pc_cfg->hz);
 	pc_line_str(l, " Hz requested, ");
-	pc_line_u64(l, cpu > 0 ? (uint64_t)(pc.samples / cpu + 0.5) : 0);
+	pc_line_u64(l, cpu > 0 ? (uint64_t)(pc_stats.samples / cpu + 0.5) : 0);
 	pc_line_str(l, " Hz effective, ");
-	pc_line_u64(l, cpu > 0 ? (uint64_t)(pc.signals / cpu + 0.5) : 0);
+	pc_line_u64(l, cpu > 0 ? (uint64_t)(pc_stats.signals / cpu + 0.5) : 0);
 	pc_line_str(l, " signals/s; ");
-	pc_line_u64(l, pc.threads);
+	pc_line_u64(l, pc_stats.threads);
 	pc_line_str(l, " threads; timer ");
-	pc_line_str(l, pc.timer_kind == PC_TIMER_TASKCLOCK ? "taskclock" : "posix");
-	if (pc.timer_refused) {
+	pc_line_str(l, pc_timer_kind() == PC_TIMER_TASKCLOCK ? "taskclock" : "posix");
+	if (pc_timer_refused()) {
 		pc_line_str(l, " (task-clock refused: errno ");
-		pc_line_u64(l, (uint64_t)pc.timer_refused);
+		pc_line_u64(l, (uint64_t)pc_timer_refused());
 		pc_line_str(l, ")");
 	}
 }
@@ -91,30 +91,32 @@ static void
 line_scope_and_graph(struct pc_line *l)
 {
 	pc_line_str(l, "; ");
-	pc_line_u64(l, pc.outside);
+	pc_line_u64(l, pc_stats.outside);
 	pc_line_str(l, " samples outside the text");
-	if (pc.scope_all) {
+	if (pc_cfg->scope_all) {
+		struct pc_object_counts n;
+
+		pc_objects_counts(&n);
 		pc_line_str(l, "; scope all: ");
-		pc_line_u64(l, (uint64_t)(pc.nobjs - 1));
+		pc_line_u64(l, n.others);
 		pc_line_str(l, " other objects, ");
 		/* as the manifest counts them: JIT code's are kept by PC */
-		pc_line_u64(l, pc.pending_dropped + pc.no_object +
-				__atomic_load_n(&pc.pending_samples, __ATOMIC_RELAXED));
+		pc_line_u64(l, n.in_none);
 		pc_line_str(l, " samples in none");
 	}
-	if (!pc.callgraph)
+	if (!pc_cfg->callgraph)
 		return;
 	pc_line_str(l, "; call graph: ");
-	pc_line_u64(l, pc.stacks_walked ? pc.frames / pc.stacks_walked : 0);
+	pc_line_u64(l, pc_stats.stacks_walked ? pc_stats.frames / pc_stats.stacks_walked : 0);
 	pc_line_str(l, " frames a stack (");
-	pc_line_str(l, pc.unwinder == PC_UNWIND_FP ? "fp" :
-		     pc.unwinder == PC_UNWIND_LIBUNWIND ? "libunwind" : "dwarf");
+	pc_line_str(l, pc_cfg->unwinder == PC_UNWIND_FP ? "fp" :
+		     pc_cfg->unwinder == PC_UNWIND_LIBUNWIND ? "libunwind" : "dwarf");
 	pc_line_str(l, "), ");
-	pc_line_u64(l, pc.arcs_dropped);
+	pc_line_u64(l, pc_stats.arcs_dropped);
 	pc_line_str(l, " arc samples dropped (table full)");
-	if (pc.stacks) {
+	if (pc_cfg->stacks) {
 		pc_line_str(l, ", ");
-		pc_line_u64(l, pc.stacks_dropped);
+		pc_line_u64(l, pc_stats.stacks_dropped);
 		pc_line_str(l, " stack samples dropped");
 	}
 }
@@ -136,7 +138,7 @@ pc_dump_summary(const char *path, int err)
 		pc_line_str(&l, "; profile not written");
 		line_out(&l);
 	}
-	if (!pc.verbose)
+	if (!pc_cfg->verbose)
 		return;
 	/* this image's CPU only: an exec keeps the process's clock going */
 	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
@@ -150,13 +152,13 @@ pc_dump_summary(const char *path, int err)
 	line_rates(&l, cpu);
 	line_scope_and_graph(&l);
 	pc_line_str(&l, "; signal ");
-	pc_line_u64(&l, (uint64_t)pc.sig);
-	if (pc.pg_built)
+	pc_line_u64(&l, (uint64_t)pc_cfg->sig);
+	if (pc_cfg->pg_built)
 		pc_line_str(&l, " (not SIGPROF: the program is built with -pg)");
-	line_count(&l, pc.snapshots, " snapshots");
-	line_count(&l, pc.lost_blocked,
+	line_count(&l, pc_stats.snapshots, " snapshots");
+	line_count(&l, pc_stats.lost_blocked,
 		   " of the program's own signals held while it blocked them");
-	line_count(&l, pc.timer_failures, " threads unsampled (no timer)");
-	line_count(&l, pc.foreign, " foreign signals passed on");
+	line_count(&l, pc_stats.timer_failures, " threads unsampled (no timer)");
+	line_count(&l, pc_stats.foreign, " foreign signals passed on");
 	line_out(&l);
 }

@@ -41,6 +41,23 @@ static PC_TLS uint64_t thread_perf_seen;	/* event count already sampled */
 static PC_TLS int thread_perf_retired = -1;	/* see pc_thread_perf_retired_from_handler */
 static PC_TLS uint64_t thread_perf_id;	/* the kernel's id of that event */
 
+/* PC_TIMER=auto and the first task-clock event was refused: its errno
+ * (atomic). Every thread then gets a POSIX timer. */
+static int taskclock_refused;
+
+enum pc_timer_kind
+pc_timer_kind(void)
+{
+	return pc_cfg->timer && !__atomic_load_n(&taskclock_refused, __ATOMIC_RELAXED) ?
+	       PC_TIMER_TASKCLOCK : PC_TIMER_POSIX;
+}
+
+int
+pc_timer_refused(void)
+{
+	return __atomic_load_n(&taskclock_refused, __ATOMIC_RELAXED);
+}
+
 /* Whether thread_perf_fd is still our event: the program may have closed
  * the number, or dup2'ed its own file onto it. */
 static int
@@ -80,7 +97,7 @@ arm_perf(pid_t tid)
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
 	/* above 10 kHz the signals would crowd out the program: sample at
 	 * 10 kHz and let the weights carry the rate asked for */
-	attr.sample_period = (uint64_t)(pc.interval_ns < 100000 ? 100000 : pc.interval_ns);
+	attr.sample_period = (uint64_t)(pc_cfg->interval_ns < 100000 ? 100000 : pc_cfg->interval_ns);
 	attr.disabled = 1;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
@@ -99,7 +116,7 @@ arm_perf(pid_t tid)
 	}
 	owner.type = F_OWNER_TID;
 	owner.pid = tid;
-	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, pc.sig) ||
+	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, pc_cfg->sig) ||
 	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_ID, &thread_perf_id) ||
 	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
 		int e = -errno;
@@ -131,10 +148,10 @@ pc_thread_perf_weight_from_handler(int fd)
 	 * when the kernel merges two signals, or samples in the kernel are
 	 * skipped */
 	total = count - thread_perf_seen;
-	if (total / (uint64_t)pc.interval_ns > UINT32_MAX)
-		total = (uint64_t)UINT32_MAX * (uint64_t)pc.interval_ns;
-	w = (uint32_t)(total / (uint64_t)pc.interval_ns);
-	thread_perf_seen += (uint64_t)w * (uint64_t)pc.interval_ns;
+	if (total / (uint64_t)pc_cfg->interval_ns > UINT32_MAX)
+		total = (uint64_t)UINT32_MAX * (uint64_t)pc_cfg->interval_ns;
+	w = (uint32_t)(total / (uint64_t)pc_cfg->interval_ns);
+	thread_perf_seen += (uint64_t)w * (uint64_t)pc_cfg->interval_ns;
 	return w;
 }
 
@@ -152,13 +169,13 @@ arm_posix(clockid_t clock, pid_t tid, timer_t *t)
 
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = pc.sig;
+	sev.sigev_signo = pc_cfg->sig;
 	sev.sigev_value.sival_ptr = &pc;
 	sev.sigev_notify_thread_id = tid;
 	if (timer_create(clock, &sev, t))
 		goto fail;
-	its.it_interval.tv_sec = pc.interval_ns / 1000000000L;
-	its.it_interval.tv_nsec = pc.interval_ns % 1000000000L;
+	its.it_interval.tv_sec = pc_cfg->interval_ns / 1000000000L;
+	its.it_interval.tv_nsec = pc_cfg->interval_ns % 1000000000L;
 	its.it_value = its.it_interval;
 	if (timer_settime(*t, 0, &its, NULL) == 0)
 		return 0;
@@ -166,7 +183,7 @@ arm_posix(clockid_t clock, pid_t tid, timer_t *t)
 	timer_delete(*t);
 	errno = -r;
 fail:
-	__atomic_fetch_add(&pc.timer_failures, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats.timer_failures, 1, __ATOMIC_RELAXED);
 	return -errno;
 }
 
@@ -193,21 +210,19 @@ pc_thread_arm(void)
 
 	if (thread_armed || !pc_on())
 		return 0;
-	if (pc.callgraph)
+	if (pc_cfg->callgraph)
 		pc_unwind_thread_init();
-	if (pc.timer_kind == PC_TIMER_TASKCLOCK) {
+	if (pc_timer_kind() == PC_TIMER_TASKCLOCK) {
 		r = arm_perf((pid_t)syscall(SYS_gettid));
 		if (r == 0) {
 			thread_armed = 2;
-			__atomic_fetch_add(&pc.threads, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc_stats.threads, 1, __ATOMIC_RELAXED);
 			goto out;
 		}
 		/* refused (or out of descriptors): this thread gets a POSIX
 		 * timer; if the very first is refused, every thread will */
-		if (!pc.threads && pc.timer_auto) {
-			pc.timer_kind = PC_TIMER_POSIX;
-			pc.timer_refused = -r;
-		}
+		if (!pc_stats.threads && pc_cfg->timer == 2)
+			__atomic_store_n(&taskclock_refused, -r, __ATOMIC_RELAXED);
 	}
 	if (pthread_getcpuclockid(pthread_self(), &clock))
 		clock = CLOCK_THREAD_CPUTIME_ID;
@@ -215,7 +230,7 @@ pc_thread_arm(void)
 	if (r)
 		goto out;
 	thread_armed = 1;
-	__atomic_fetch_add(&pc.threads, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats.threads, 1, __ATOMIC_RELAXED);
 out:
 	errno = saved;
 	return r;
@@ -303,7 +318,7 @@ pc_threads_adopt(void)
 			off += d->reclen;
 			if (tid <= 0 || tid == self || arm_posix(clock, (pid_t)tid, &t))
 				continue;
-			__atomic_fetch_add(&pc.threads, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc_stats.threads, 1, __ATOMIC_RELAXED);
 		}
 	}
 	close(fd);

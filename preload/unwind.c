@@ -163,7 +163,7 @@ walk_libunwind_from_handler(ucontext_t *uc, struct pc_frame *f, int max)
 int
 pc_unwind_from_handler(ucontext_t *uc, uintptr_t ip, struct pc_frame *f, int max)
 {
-	switch (pc.unwinder) {
+	switch (pc_cfg->unwinder) {
 	case PC_UNWIND_AUTO:
 	case PC_UNWIND_DWARF:
 		return walk_dwarf_from_handler(ip, f, max);

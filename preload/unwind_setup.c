@@ -22,7 +22,7 @@ pc_unwind_thread_init(void)
 	void *base;
 	size_t size;
 
-	if (pc.unwinder != PC_UNWIND_FP || pc_stack_hi)
+	if (pc_cfg->unwinder != PC_UNWIND_FP || pc_stack_hi)
 		return;
 	if (pthread_getattr_np(pthread_self(), &attr))
 		return;
@@ -55,13 +55,13 @@ have_dl_find_object(void)
 }
 
 int
-pc_unwind_init(void)
+pc_unwind_init(enum pc_unwinder *u)
 {
 	void *h;
 
-	if (pc.unwinder == PC_UNWIND_AUTO)
-		pc.unwinder = have_dl_find_object() ? PC_UNWIND_DWARF : PC_UNWIND_FP;
-	if (pc.unwinder == PC_UNWIND_LIBUNWIND) {
+	if (*u == PC_UNWIND_AUTO)
+		*u = have_dl_find_object() ? PC_UNWIND_DWARF : PC_UNWIND_FP;
+	if (*u == PC_UNWIND_LIBUNWIND) {
 		h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 		if (h) {
 			pc_unw_init2 = (int (*)(unw_cursor_t *, unw_context_t *, int))
@@ -74,7 +74,7 @@ pc_unwind_init(void)
 		}
 		if (!pc_unw_init2 || !pc_unw_step || !pc_unw_get_reg || !pc_unw_get_proc_info) {
 			pc_say("PC_UNWIND=libunwind: cannot load libunwind.so.8; using dwarf", "", "");
-			pc.unwinder = PC_UNWIND_DWARF;
+			*u = PC_UNWIND_DWARF;
 		}
 	}
 	/* libgcc sets up its register tables with pthread_once on first use:

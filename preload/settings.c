@@ -1,0 +1,273 @@
+/*
+ * The PC_* settings: one table (the variable, how its value is read, its
+ * bounds or words, its default, the value a bad one gets, and the end of
+ * the warning a bad one prints) and the reader that walks it. It touches no
+ * libpc state: start.c turns what it reads into the configuration, and the
+ * unit tests (tests/check_settings.c) call it with their own environment.
+ * Start-up only; not AS-safe.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pc.h"
+
+static int
+parse_long(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "SIGPROF", "PROF", "27", "SIGRTMIN+2", "RTMAX-1" */
+static int
+parse_signal(const char *s)
+{
+	static const struct { const char *name; int sig; } names[] = {
+		{ "PROF", SIGPROF }, { "VTALRM", SIGVTALRM }, { "ALRM", SIGALRM },
+		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "URG", SIGURG },
+		{ "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
+	};
+	long v;
+
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i].name))
+			return names[i].sig;
+	if (!strncmp(s, "RTMIN", 5) || !strncmp(s, "RTMAX", 5)) {
+		int base = s[3] == 'I' ? SIGRTMIN : SIGRTMAX;
+
+		if (s[5] == 0)
+			return base;
+		if ((s[5] == '+' || s[5] == '-') && !parse_long(s + 6, &v) &&
+		    v >= 0 && v <= 64) {
+			v = s[5] == '+' ? base + v : base - v;
+			return v >= SIGRTMIN && v <= SIGRTMAX ? (int)v : -1;
+		}
+		return -1;
+	}
+	if (parse_long(s, &v) || v < 1 || v >= NSIG)
+		return -1;
+	/* signals whose default meaning the host relies on, or that the
+	 * kernel will not let us catch */
+	switch (v) {
+	case SIGKILL: case SIGSTOP: case SIGSEGV: case SIGBUS: case SIGFPE:
+	case SIGILL: case SIGABRT: case SIGTRAP: case SIGCHLD: case SIGCONT:
+	case SIGTSTP: case SIGTTIN: case SIGTTOU: case SIGSYS:
+		return -1;
+	}
+	return (int)v;
+}
+
+int
+pc_absolute(char *dst, size_t size, const char *path, const char *suffix)
+{
+	size_t n = 0, k;
+
+	if (path[0] != '/') {
+		if (!getcwd(dst, size))
+			return -1;
+		n = strlen(dst);
+		if (n + 1 >= size)
+			return -1;
+		if (n > 1 || dst[0] != '/')
+			dst[n++] = '/';
+	}
+	k = strlen(path);
+	if (n + k + strlen(suffix) >= size)
+		return -1;
+	memcpy(dst + n, path, k);
+	strcpy(dst + n + k, suffix);
+	return 0;
+}
+
+enum {
+	S_HZ, S_TIMER, S_SIGNAL, S_CALLGRAPH, S_UNWIND, S_DEPTH, S_ARCS,
+	S_STACKS, S_STACKS_MB, S_SNAPSHOT_SIGNAL, S_SNAPSHOT_INTERVAL, S_SCOPE,
+	S_VERBOSE, S_COUNT
+};
+
+/* One reading of the settings: the values so far, and where PC_STACKS's
+ * path goes. */
+struct reading {
+	long value[S_COUNT];
+	struct pc_settings *out;
+};
+
+/* parse stores the value in *v and returns 0, or -1 for a bad value. */
+struct setting {
+	const char *name;
+	int (*parse)(const struct setting *, const char *s, long *v, struct reading *r);
+	long min, max;			/* parse_range, parse_ms */
+	const char *const *words;	/* parse_word: the value is the index */
+	long dflt, bad;
+	const char *want;
+};
+
+static int
+parse_range(const struct setting *e, const char *s, long *v, struct reading *r)
+{
+	(void)r;
+	return parse_long(s, v) || *v < e->min || *v > e->max ? -1 : 0;
+}
+
+static int
+parse_word(const struct setting *e, const char *s, long *v, struct reading *r)
+{
+	(void)r;
+	for (long i = 0; e->words[i]; i++)
+		if (!strcmp(s, e->words[i])) {
+			*v = i;
+			return 0;
+		}
+	return -1;
+}
+
+/* A signal; the snapshot signal must not be the sampling one (which the
+ * table reads first). */
+static int
+parse_sig(const struct setting *e, const char *s, long *v, struct reading *r)
+{
+	*v = parse_signal(s);
+	if (!strcmp(e->name, "PC_SNAPSHOT_SIGNAL") && *v == r->value[S_SIGNAL])
+		return -1;
+	return *v < 0 ? -1 : 0;
+}
+
+/* Seconds, to milliseconds within [min, max]. */
+static int
+parse_ms(const struct setting *e, const char *s, long *v, struct reading *r)
+{
+	char *end;
+	double sec;
+
+	(void)r;
+	errno = 0;
+	sec = strtod(s, &end);
+	if (errno || end == s || *end || !(sec * 1000 >= (double)e->min &&
+					   sec * 1000 <= (double)e->max))
+		return -1;
+	*v = (long)(sec * 1000 + 0.5);
+	return 0;
+}
+
+/* PC_STACKS: 0 (none), 1 (beside the profile) or a path (2). */
+static int
+parse_stacks(const struct setting *e, const char *s, long *v, struct reading *r)
+{
+	char *path = r->out->stacks_path;
+
+	(void)e;
+	*v = !strcmp(s, "0") ? 0 : !strcmp(s, "1") ? 1 : 2;
+	if (*v == 2 && pc_absolute(path, sizeof(r->out->stacks_path), s, "")) {
+		path[0] = 0;
+		return -1;
+	}
+	return 0;
+}
+
+static const char *const timer_words[] = { "posix", "taskclock", "auto", NULL };
+static const char *const bit_words[] = { "0", "1", NULL };
+static const char *const unwind_words[] = {	/* enum pc_unwinder's order */
+	"auto", "dwarf", "fp", "libunwind", NULL
+};
+static const char *const scope_words[] = { "main", "all", NULL };
+
+/* In the order they are read: PC_SIGNAL before PC_SNAPSHOT_SIGNAL. */
+static const struct setting settings[S_COUNT] = {
+	[S_HZ] = { "PC_HZ", parse_range, 1, PC_MAX_HZ, NULL, PC_DEFAULT_HZ,
+		   PC_DEFAULT_HZ, "is not a rate from 1 to 1000000; using 1000" },
+	/* POSIX timers by default: a task-clock sample costs about 65 us in
+	 * a virtual machine like the one the benchmarks ran on (+7 % at
+	 * 1000 Hz against +0.4 %; docs/benchmarks.md) */
+	[S_TIMER] = { "PC_TIMER", parse_word, 0, 0, timer_words, 0, 0,
+		      "is not posix, auto or taskclock; using posix" },
+	[S_SIGNAL] = { "PC_SIGNAL", parse_sig, 0, 0, NULL, SIGPROF, SIGPROF,
+		       "is not a signal libpc can use; using SIGPROF" },
+	[S_CALLGRAPH] = { "PC_CALLGRAPH", parse_word, 0, 0, bit_words, 1, 1,
+			  "is not 0 or 1; using 1" },
+	[S_UNWIND] = { "PC_UNWIND", parse_word, 0, 0, unwind_words,
+		       PC_UNWIND_AUTO, PC_UNWIND_AUTO,
+		       "is not auto, dwarf, fp or libunwind; using auto" },
+	[S_DEPTH] = { "PC_DEPTH", parse_range, 2, PC_MAX_DEPTH, NULL,
+		      PC_DEFAULT_DEPTH, PC_DEFAULT_DEPTH,
+		      "is not a depth from 2 to 256; using 128" },
+	[S_ARCS] = { "PC_ARCS", parse_range, 1024, 1L << 26, NULL,
+		     PC_DEFAULT_ARCS, PC_DEFAULT_ARCS,
+		     "is not a count from 1024 to 67108864; using 65536" },
+	[S_STACKS] = { "PC_STACKS", parse_stacks, 0, 0, NULL, 0, 1,
+		       "is too long a path; writing beside the profile" },
+	[S_STACKS_MB] = { "PC_STACKS_MB", parse_range, 1, 4096, NULL, 32, 32,
+			  "is not a size from 1 to 4096; using 32" },
+	[S_SNAPSHOT_SIGNAL] = { "PC_SNAPSHOT_SIGNAL", parse_sig, 0, 0, NULL, 0, 0,
+				"is not a signal libpc can use; no snapshots on a signal" },
+	[S_SNAPSHOT_INTERVAL] = { "PC_SNAPSHOT_INTERVAL", parse_ms, 10, 86400000,
+				  NULL, 0, 0,
+				  "is not seconds from 0.01 to 86400; no periodic snapshots" },
+	[S_SCOPE] = { "PC_SCOPE", parse_word, 0, 0, scope_words, 0, 0,
+		      "is not main or all; using main" },
+	[S_VERBOSE] = { "PC_VERBOSE", parse_word, 0, 0, bit_words, 0, 0,
+			"is not 0 or 1; using 0" },
+};
+
+/* The values into s, by name. */
+static void
+settings_store(struct pc_settings *s, const long *value)
+{
+	s->hz = value[S_HZ];
+	s->timer = (int)value[S_TIMER];
+	s->sig = (int)value[S_SIGNAL];
+	s->callgraph = (int)value[S_CALLGRAPH];
+	s->unwinder = (enum pc_unwinder)value[S_UNWIND];
+	s->depth = (int)value[S_DEPTH];
+	s->arcs = (size_t)value[S_ARCS];
+	s->stacks = (int)value[S_STACKS];
+	s->stacks_mb = (size_t)value[S_STACKS_MB];
+	s->snapshot_sig = (int)value[S_SNAPSHOT_SIGNAL];
+	s->snapshot_interval_ms = value[S_SNAPSHOT_INTERVAL];
+	s->scope_all = value[S_SCOPE] == 1;
+	s->verbose = (int)value[S_VERBOSE];
+}
+
+void
+pc_settings_read(struct pc_settings *s, char *(*get)(const char *),
+		 void (*say)(const char *, const char *, const char *))
+{
+	struct reading r = { .out = s };
+
+	memset(s, 0, sizeof(*s));
+	for (int i = 0; i < S_COUNT; i++) {
+		const struct setting *e = &settings[i];
+		const char *v = get(e->name);
+		char name[32], why[128];
+		size_t n = strlen(e->name), k = strlen(e->want);
+
+		r.value[i] = e->dflt;
+		if (!v || !*v)
+			continue;
+		if (e->parse(e, v, &r.value[i], &r) == 0) {
+			s->sig_chosen |= i == S_SIGNAL;
+			continue;
+		}
+		r.value[i] = e->bad;
+		memcpy(name, e->name, n);
+		memcpy(name + n, "='", 3);
+		memcpy(why, "' ", 2);
+		memcpy(why + 2, e->want, k + 1);
+		say(name, v, why);
+	}
+	settings_store(s, r.value);
+}
