@@ -1,6 +1,7 @@
 /*
- * pcprof report: its usage and options; the work is inputs.c's
- * report_files, or runview.c's for a whole run.
+ * pcprof report: its usage and options, and the report of an executable's
+ * profiles (report_files, which pcprof run calls too), read through
+ * inputs.c; runview.c makes the report of a whole run.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -35,6 +36,53 @@ static const char usage_report[] =
 "object.\n"
 "\n"
 REPORT_OPTIONS_HELP;
+
+int
+report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
+	     const struct symtab_opts *s, FILE *out)
+{
+	struct pc_inputs in;
+	struct gmon_profile *p;
+	struct callgraph cg;
+	struct flat f;
+	int arcs;
+
+	inputs_open(&in, exe, files, nfiles, s, 0);
+	inputs_load(&in, s, 0);
+	p = &in.runs[0].prof;
+	r->exe = exe;
+	r->files = in.runs[0].files;
+	r->nfiles = in.runs[0].nfiles;
+	if (r->by_object && !in.st.nobjs)
+		pc_fatal("'%s': no objects manifest beside it (record with PC_SCOPE=all "
+			 "for --by-object)", r->files[0]);
+	if (r->format == FORMAT_FOLDED) {
+		struct folded_set fs;
+
+		folded_build(&fs, &in, r->stacks);
+		folded_print(out, &fs);
+		folded_release(&fs);
+		goto out;
+	}
+	flat_build(&f, &in.st, p);
+	if (f.total == 0)
+		pc_warn("warning: '%s': the profile holds no samples", r->files[0]);
+	{
+		uint64_t outside;
+
+		/* arcs, not the records that count samples outside */
+		arcs = p->narcs > gmon_profile_outside(p, &outside);
+	}
+	if (arcs)
+		callgraph_build(&cg, &in.st, p, &f);
+	report_print(out, &f, &in.st, arcs ? &cg : NULL, r);
+	if (arcs)
+		callgraph_release(&cg);
+	flat_release(&f);
+out:
+	inputs_close(&in);
+	return 0;
+}
 
 int
 cmd_report(int argc, char **argv)

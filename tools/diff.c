@@ -251,10 +251,10 @@ cmd_diff(int argc, char **argv)
 	}
 	diff_side_load(&sides[0], &so, o.metric == METRIC_TOTAL);
 	diff_side_load(&sides[1], &so, o.metric == METRIC_TOTAL);
-	if (!sides[0].st.nobjs != !sides[1].st.nobjs)
+	if (!sides[0].in.st.nobjs != !sides[1].in.st.nobjs)
 		pc_warn("note: only the %s side was recorded with PC_SCOPE=all: its shared "
 			"libraries' time has nothing to be compared with",
-			sides[0].st.nobjs ? "base" : "new");
+			sides[0].in.st.nobjs ? "base" : "new");
 	diff_compare(&res, &sides[0], &sides[1], &o);
 	for (size_t i = 0; i < res.nrows; i++)
 		tested += (size_t)res.rows[i].tested;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "symtab.h"
+#include "pcprof.h"
 
 #define EXIT_REGRESSION	1
 
@@ -21,16 +21,15 @@ enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_MARKDOWN };
 /* --metric, in the order of its words (diff_out.c names them) */
 enum metric { METRIC_SELF, METRIC_TOTAL, METRIC_PROGRAM };
 
-/* One build: its symbols and, for every run, every function's seconds. */
+/* One build: its runs' profiles and symbols (in.runs[r], in.st) and, for
+ * every run, every function's seconds. */
 struct side {
 	const char *exe;
 	char **args;		/* one run each */
 	int nruns;
-	struct symtab st;
+	struct pc_inputs in;
 	uint32_t rate;
-	char ***files;		/* per run: the profiles summed into it */
-	int *nfiles;
-	double *self;		/* nruns x st.nfuncs, seconds */
+	double *self;		/* nruns x in.st.nfuncs, seconds */
 	double *total;		/* the same for total time, or NULL */
 	double *program;	/* per run: every sample, seconds */
 };

@@ -135,18 +135,18 @@ diff_row_size(const struct row *w)
 	return fabs(w->mn - w->mb);
 }
 
-static int by_relative;		/* sort changes by ratio, not by seconds */
-
 /*
  * Significant regressions first, then improvements, then the rest, each
  * the largest change first: in seconds, or for total time as a ratio (a
  * caller's total grows by at least its callee's seconds, but by a smaller
- * part of itself, so the function where the time went comes first).
+ * part of itself, so the function where the time went comes first). arg
+ * points to an int, set for the ratio.
  */
 static int
-cmp_rows(const void *x, const void *y)
+cmp_rows(const void *x, const void *y, void *arg)
 {
 	const struct row *a = x, *b = y;
+	int by_relative = *(const int *)arg;
 	double sa = diff_row_size(a), sb = diff_row_size(b);
 
 	if (rank(a) != rank(b))
@@ -176,7 +176,7 @@ static struct row *
 match(const struct side *b, const struct side *n, enum metric metric,
       size_t *nrows)
 {
-	size_t nb = b->st.nfuncs, nn = n->st.nfuncs, k = 0;
+	size_t nb = b->in.st.nfuncs, nn = n->in.st.nfuncs, k = 0;
 	struct name_ix *ib = malloc((nb ? nb : 1) * sizeof(*ib));
 	struct name_ix *in = malloc((nn ? nn : 1) * sizeof(*in));
 	struct row *rows = calloc(nb + nn + 1, sizeof(*rows));
@@ -185,9 +185,9 @@ match(const struct side *b, const struct side *n, enum metric metric,
 	if (!ib || !in || !rows)
 		pc_fatal("out of memory");
 	for (size_t f = 0; f < nb; f++)
-		ib[f] = (struct name_ix){ b->st.funcs[f], (uint32_t)f };
+		ib[f] = (struct name_ix){ b->in.st.funcs[f], (uint32_t)f };
 	for (size_t f = 0; f < nn; f++)
-		in[f] = (struct name_ix){ n->st.funcs[f], (uint32_t)f };
+		in[f] = (struct name_ix){ n->in.st.funcs[f], (uint32_t)f };
 	qsort(ib, nb, sizeof(*ib), cmp_name_ix);
 	qsort(in, nn, sizeof(*in), cmp_name_ix);
 	while (i < nb || j < nn) {
@@ -223,7 +223,7 @@ match(const struct side *b, const struct side *n, enum metric metric,
 static void
 side_normalize(struct side *s)
 {
-	size_t nf = s->st.nfuncs ? s->st.nfuncs : 1;
+	size_t nf = s->in.st.nfuncs ? s->in.st.nfuncs : 1;
 	double mean = 0;
 
 	for (int r = 0; r < s->nruns; r++)
@@ -231,7 +231,7 @@ side_normalize(struct side *s)
 	for (int r = 0; r < s->nruns; r++) {
 		double f = mean / s->program[r];
 
-		for (size_t i = 0; i < s->st.nfuncs; i++) {
+		for (size_t i = 0; i < s->in.st.nfuncs; i++) {
 			s->self[(size_t)r * nf + i] *= f;
 			if (s->total)
 				s->total[(size_t)r * nf + i] *= f;
@@ -258,7 +258,7 @@ cmp_double(const void *x, const void *y)
 static double
 speed_ratio(struct side *b, struct side *n, int *judged)
 {
-	size_t nrows, k = 0, nf = n->st.nfuncs ? n->st.nfuncs : 1;
+	size_t nrows, k = 0, nf = n->in.st.nfuncs ? n->in.st.nfuncs : 1;
 	struct row *rows = match(b, n, METRIC_SELF, &nrows);
 	double *ratio = malloc((nrows ? nrows : 1) * sizeof(*ratio)), rho = 1;
 
@@ -329,6 +329,8 @@ void
 diff_compare(struct result *res, struct side *b, struct side *n,
 	     const struct diff_opts *o)
 {
+	int by_relative;	/* sort changes by ratio, not by seconds */
+
 	memset(res, 0, sizeof(*res));
 	res->speed = 1;
 	if (!o->absolute && o->metric != METRIC_PROGRAM) {
@@ -354,5 +356,5 @@ diff_compare(struct result *res, struct side *b, struct side *n,
 	}
 	judge(res, o);
 	by_relative = o->metric == METRIC_TOTAL;
-	qsort(res->rows, res->nrows, sizeof(*res->rows), cmp_rows);
+	qsort_r(res->rows, res->nrows, sizeof(*res->rows), cmp_rows, &by_relative);
 }

@@ -47,10 +47,10 @@ collect_obs(const struct side *s, struct obs *o, size_t n)
 {
 	if (s->nruns < 2)
 		return n;
-	for (size_t i = 0; i < s->st.nfuncs; i++) {
+	for (size_t i = 0; i < s->in.st.nfuncs; i++) {
 		double m, v;
 
-		diff_mean_var(s->self + i, s->nruns, s->st.nfuncs ? s->st.nfuncs : 1, &m, &v);
+		diff_mean_var(s->self + i, s->nruns, s->in.st.nfuncs ? s->in.st.nfuncs : 1, &m, &v);
 		if (m > 0)
 			o[n++] = (struct obs){ m, v, s->nruns - 1, 1.0 / s->rate };
 	}
@@ -166,7 +166,7 @@ model_fit(struct model *mo, const struct obs *o, size_t n)
 void
 diff_model_build(struct model *mo, const struct side *b, const struct side *n)
 {
-	struct obs *obs = malloc((b->st.nfuncs + n->st.nfuncs + 1) * sizeof(*obs));
+	struct obs *obs = malloc((b->in.st.nfuncs + n->in.st.nfuncs + 1) * sizeof(*obs));
 	size_t nobs = 0;
 
 	if (!obs)

@@ -203,9 +203,9 @@ json_side(FILE *out, const char *key, const struct side *s, double mean)
 		"\"profiles\": [", s->nruns, s->rate, mean);
 	for (int r = 0; r < s->nruns; r++) {
 		fputs(r ? ", [" : "[", out);
-		for (int i = 0; i < s->nfiles[r]; i++) {
+		for (int i = 0; i < s->in.runs[r].nfiles; i++) {
 			fputs(i ? ", " : "", out);
-			json_string(out, s->files[r][i]);
+			json_string(out, s->in.runs[r].files[i]);
 		}
 		fputc(']', out);
 	}

@@ -1,9 +1,11 @@
 /*
- * What report and run share on the way from the command line to a report:
- * the report options, the files to read for an executable (a directory
- * stands for the gmon files in it that libpc wrote for that executable,
- * and files recorded for another program are left out), and the report of
- * an executable's profiles.
+ * From the command line to what a command reads: the report options that
+ * report and run share, and the inputs (struct pc_inputs), resolved once:
+ * the executable's symbols, the profiles its operands stand for (a
+ * directory for the gmon files in it that libpc wrote for that
+ * executable; of several files, those recorded for another program are
+ * left out), whether each has a manifest, then the profiles read and the
+ * manifests' objects added (whole.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -194,7 +196,7 @@ keep_file(const struct symtab *st, const char *name, int dir, int many,
  * that libpc wrote for exe (the files of one multi-process run), and of
  * several files those recorded for another program are left out.
  */
-char **
+static char **
 select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 {
 	size_t cap = 16, n = 0, skipped = 0;
@@ -239,62 +241,103 @@ select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 	return v;
 }
 
-int
-report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
-	     const struct symtab_opts *s, FILE *out)
+/* A profile (a plain file) with a manifest beside it: PC_SCOPE=all. */
+static int
+whole_profile(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && files_have_manifest(path);
+}
+
+/* Run r of in: files[0..n) as given, or the profiles they stand for. */
+static void
+open_run(struct pc_inputs *in, struct pc_run *run, char **files, int n, int flags)
+{
+	if (flags & INPUTS_AS_GIVEN) {
+		run->files = pc_realloc(NULL, (size_t)n * sizeof(*run->files));
+		for (int i = 0; i < n; i++)
+			if (!(run->files[i] = strdup(files[i])))
+				pc_fatal("out of memory");
+		run->nfiles = n;
+	} else {
+		run->files = select_files(&in->st, files, n, &run->nfiles);
+	}
+	run->manifest = pc_realloc(NULL, (size_t)run->nfiles);
+	for (int i = 0; i < run->nfiles; i++) {
+		run->manifest[i] = (unsigned char)files_have_manifest(run->files[i]);
+		in->whole |= run->manifest[i];
+	}
+}
+
+void
+inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
+	    const struct symtab_opts *so, int flags)
 {
 	static char gmon_out[] = "gmon.out";
 	char *deflt[] = { gmon_out };
-	struct gmon_profile p;
-	struct callgraph cg;
-	struct symtab st;
-	struct flat f;
-	int arcs;
+	int each = flags & INPUTS_EACH_RUN;
 
-	if (nfiles == 0) {
-		files = deflt;
-		nfiles = 1;
+	memset(in, 0, sizeof(*in));
+	if (n == 0) {
+		operands = deflt;
+		n = 1;
 	}
-	symbols_load_whole(&st, exe, s, files[0]);
-	files = select_files(&st, files, nfiles, &nfiles);
-	r->exe = exe;
-	r->files = files;
-	r->nfiles = nfiles;
-	profiles_load(&p, files, nfiles);
-	check_build_id(&p, &st, exe);
-	whole_load(&st, &p, files, nfiles, exe, s);
-	if (r->by_object && !st.nobjs)
-		pc_fatal("'%s': no objects manifest beside it (record with PC_SCOPE=all "
-			 "for --by-object)", files[0]);
-	if (r->format == FORMAT_FOLDED) {
-		struct folded_set fs;
+	in->exe = exe;
+	/* an executable with no symbols is no error where its profile
+	 * covers the whole process: the rest of it can still be named */
+	symbols_load_whole(&in->st, exe, so, whole_profile(operands[0]));
+	in->nruns = each ? n : 1;
+	if (!(in->runs = calloc((size_t)in->nruns, sizeof(*in->runs))))
+		pc_fatal("out of memory");
+	for (int r = 0; r < in->nruns; r++)
+		open_run(in, &in->runs[r], each ? operands + r : operands, each ? 1 : n, flags);
+	in->objects = whole_new();
+}
 
-		folded_build(&fs, &st, files, nfiles, r->stacks);
-		folded_print(out, &fs);
-		folded_release(&fs);
-		goto out;
-	}
-	flat_build(&f, &st, &p);
-	if (f.total == 0)
-		pc_warn("warning: '%s': the profile holds no samples", files[0]);
-	{
-		uint64_t outside;
+void
+inputs_load(struct pc_inputs *in, const struct symtab_opts *so, int flags)
+{
+	static const uint8_t zero[GMON_BUILDID_SIZE];
 
-		/* arcs, not the records that count samples outside */
-		arcs = p.narcs > gmon_profile_outside(&p, &outside);
+	for (int r = 0; r < in->nruns; r++) {
+		struct pc_run *run = &in->runs[r];
+		uint8_t id[GMON_BUILDID_SIZE];
+
+		profiles_load(&run->prof, run->files, run->nfiles);
+		if (!(flags & INPUTS_STRICT))
+			check_build_id(&run->prof, &in->st, in->exe);
+		/* a gate must not compare names read with the wrong symbols */
+		else if (gmon_profile_is_libpc(&run->prof, id) && memcmp(id, zero, sizeof(id)) &&
+			 in->st.build_id_len >= GMON_BUILDID_SIZE &&
+			 memcmp(id, in->st.build_id, sizeof(id)))
+			pc_fatal("'%s': not a profile of '%s' (another build-id)",
+				 run->files[0], in->exe);
+		whole_load(in->objects, &in->st, &run->prof, run->files, run->manifest,
+			   run->nfiles, in->exe, so);
 	}
-	if (arcs)
-		callgraph_build(&cg, &st, &p, &f);
-	report_print(out, &f, &st, arcs ? &cg : NULL, r);
-	if (arcs)
-		callgraph_release(&cg);
-	flat_release(&f);
-out:
-	for (int i = 0; i < nfiles; i++)
-		free(files[i]);
-	free(files);
-	symtab_release(&st);
-	gmon_profile_release(&p);
-	whole_release();
-	return 0;
+}
+
+uint64_t
+inputs_addr(const struct pc_inputs *in, int file, uint64_t a)
+{
+	return whole_addr(in->objects, file, a);
+}
+
+void
+inputs_close(struct pc_inputs *in)
+{
+	for (int r = 0; r < in->nruns; r++) {
+		struct pc_run *run = &in->runs[r];
+
+		for (int i = 0; i < run->nfiles; i++)
+			free(run->files[i]);
+		free(run->files);
+		free(run->manifest);
+		gmon_profile_release(&run->prof);
+	}
+	free(in->runs);
+	symtab_release(&in->st);
+	whole_free(in->objects);
+	memset(in, 0, sizeof(*in));
 }

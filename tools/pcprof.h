@@ -49,27 +49,72 @@ void symbols_notes(void);
 
 /* symbols.c: load exe's symbols or exit with a message naming it. */
 void symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o);
-/* The same, but when gmon has an objects manifest beside it (PC_SCOPE=all),
- * an executable with no symbols is a warning and an empty table. */
+/* The same, but when whole (its profile has an objects manifest beside it:
+ * PC_SCOPE=all), an executable with no symbols is a warning and an empty
+ * table. */
 void symbols_load_whole(struct symtab *st, const char *exe,
-			const struct symtab_opts *o, const char *gmon);
+			const struct symtab_opts *o, int whole);
 
 /*
- * The profiles to read for files[0..nfiles) (inputs.c): a directory stands
- * for the gmon files in it that libpc wrote for st's executable, and of
- * several files those recorded for another program are left out. Returns
- * malloc'ed copies (*nout of them); exits if none is left.
+ * PC_SCOPE=all (whole.c): the objects that manifests list, placed in one
+ * symbol table's address space at object << 48 | address. A struct whole
+ * is kept for as long as that table: an object that several manifests
+ * list is placed once.
  */
-char **select_files(const struct symtab *st, char **files, int nfiles, int *nout);
+struct whole;
+struct whole *whole_new(void);
+/*
+ * For each of files[0..nfiles) whose manifest[] is set (FILE.objects is
+ * beside it), add every object's symbols to st and its samples and arcs
+ * to p. Returns how many manifests were read; exits with a message on bad
+ * input.
+ */
+int whole_load(struct whole *w, struct symtab *st, struct gmon_profile *p, char **files,
+	       const unsigned char *manifest, int nfiles, const char *exe,
+	       const struct symtab_opts *so);
+/* An address in the stacks of the latest whole_load's files[file], in
+ * st's numbering (as it is where w is NULL or that file had no manifest). */
+uint64_t whole_addr(const struct whole *w, int file, uint64_t a);
+void whole_free(struct whole *w);
+
+/* The profiles of one run of a command's inputs. */
+struct pc_run {
+	char **files;			/* the gmon files summed into it */
+	unsigned char *manifest;	/* per file: FILE.objects is beside it */
+	int nfiles;
+	struct gmon_profile prof;	/* once inputs_load has read them */
+};
 
 /*
- * PC_SCOPE=all (whole.c): for each of files[0..nfiles) with a manifest
- * (FILE.objects) beside it, add every object's symbols to st and its
- * samples and arcs to p, at object << 48 | address. Returns how many
- * manifests were read; exits with a message on bad input.
+ * What a command reads, resolved once from its operands (inputs.c): the
+ * executable and its symbols, and one or more runs of profiles. A
+ * directory stands for the profiles in it that libpc wrote for the
+ * executable, and of several files those recorded for another program are
+ * left out; whether each profile has a manifest beside it is asked here
+ * and nowhere after. inputs_load then reads each run's profiles, checks
+ * their build-id, and through the manifests adds every object's symbols
+ * and samples to the one table.
  */
-int whole_load(struct symtab *st, struct gmon_profile *p, char **files, int nfiles,
-	       const char *exe, const struct symtab_opts *so);
+struct pc_inputs {
+	const char *exe;
+	struct symtab st;
+	struct pc_run *runs;
+	int nruns;
+	int whole;			/* some profile has a manifest */
+	struct whole *objects;		/* the manifests' objects */
+};
+
+#define INPUTS_AS_GIVEN	1	/* the operands are the profiles, as they are */
+#define INPUTS_EACH_RUN	2	/* each operand is a run of its own (diff) */
+#define INPUTS_STRICT	4	/* another build-id's profile is an error */
+
+/* No operands means gmon.out. Exits with a message on bad input. */
+void inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
+		 const struct symtab_opts *so, int flags);
+void inputs_load(struct pc_inputs *in, const struct symtab_opts *so, int flags);
+/* An address in the stacks of run 0's files[file], in in->st's numbering. */
+uint64_t inputs_addr(const struct pc_inputs *in, int file, uint64_t a);
+void inputs_close(struct pc_inputs *in);
 /*
  * The functions of /tmp/perf-PID.map (jitmap.c) into st, when the file is
  * a plain one of user uid that no one else may write (else one note line);
@@ -81,10 +126,6 @@ int jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, ch
 
 /* Parse the manifest at path into o, or exit with one line naming it. */
 void manifest_read(const char *path, struct gmon_objects *o);
-
-/* An address in the stacks of files[file], in whole_load's numbering. */
-uint64_t whole_addr(int file, uint64_t a);
-void whole_release(void);
 
 /* A function's name for the call graph: "name (object)" outside the
  * executable (label.c). buf is used when needed. */
@@ -156,9 +197,10 @@ struct folded_set {
 	uint32_t rate;
 };
 
-/* Read GMON.stacks for each of gmons[0..n) (or stacks_file alone). */
-void folded_build(struct folded_set *fs, const struct symtab *st, char **gmons,
-		  int n, const char *stacks_file);
+/* Read FILE.stacks for each of run 0's files in in (or stacks_file
+ * alone), named with in's symbols. */
+void folded_build(struct folded_set *fs, const struct pc_inputs *in,
+		  const char *stacks_file);
 void folded_print(FILE *out, const struct folded_set *fs);
 void folded_release(struct folded_set *fs);
 

@@ -219,15 +219,13 @@ add_row(struct view *v, const char *name, const char *object, double samples,
 static void
 read_proc(struct view *v, struct proc *pr, const struct symtab_opts *so)
 {
-	struct gmon_profile p;
-	struct symtab st;
+	struct pc_inputs in;
+	struct symtab *st = &in.st;
 	struct flat f;
 
-	symbols_load_whole(&st, pr->exe, so, pr->profile);
-	profiles_load(&p, &pr->profile, 1);
-	check_build_id(&p, &st, pr->exe);
-	whole_load(&st, &p, &pr->profile, 1, pr->exe, so);
-	flat_build(&f, &st, &p);
+	inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN);
+	inputs_load(&in, so, 0);
+	flat_build(&f, st, &in.runs[0].prof);
 	if (!f.rate)
 		f.rate = pr->rate ? pr->rate : 1;
 	pr->rate = f.rate;
@@ -235,9 +233,9 @@ read_proc(struct view *v, struct proc *pr, const struct symtab_opts *so)
 	pr->seconds = f.total / f.rate;
 	for (size_t i = 0; i < f.nrows; i++) {
 		uint32_t fn = f.rows[i].func;
-		const char *obj = st.nobjs ? st.objnames[st.func_obj[fn]] : pr->program;
+		const char *obj = st->nobjs ? st->objnames[st->func_obj[fn]] : pr->program;
 
-		add_row(v, st.funcs[fn], obj, f.rows[i].samples, f.rate);
+		add_row(v, st->funcs[fn], obj, f.rows[i].samples, f.rate);
 	}
 	if (f.unknown > 0)
 		add_row(v, "[unknown]", pr->program, f.unknown, f.rate);
@@ -245,9 +243,7 @@ read_proc(struct view *v, struct proc *pr, const struct symtab_opts *so)
 		add_row(v, "[outside the executable]", "[outside the executable]", f.outside,
 			f.rate);
 	flat_release(&f);
-	gmon_profile_release(&p);
-	symtab_release(&st);
-	whole_release();
+	inputs_close(&in);
 }
 
 static int

@@ -17,7 +17,7 @@
 
 #define OUTSIDE_NAME	"[libraries]"
 
-/* The pid in the manifest beside gmon, or 0. */
+/* The pid in the manifest beside gmon (which has one), or 0. */
 static uint64_t
 manifest_pid(const char *gmon)
 {
@@ -25,8 +25,6 @@ manifest_pid(const char *gmon)
 	uint64_t pid;
 	char *path;
 
-	if (!gmon || !files_have_manifest(gmon))
-		return 0;
 	if (asprintf(&path, "%s.objects", gmon) < 0)
 		pc_fatal("out of memory");
 	manifest_read(path, &o);
@@ -39,11 +37,12 @@ manifest_pid(const char *gmon)
 /*
  * A stacks file left from another run must not be drawn under this one's
  * name: its build-id must be the program's, and its pid the profile's
- * where both are recorded.
+ * where both are recorded (the profile gmon has a manifest when
+ * manifest).
  */
 static void
 stacks_check_run(const char *path, const struct gmon_stacks *ss,
-		 const struct symtab *st, const char *gmon)
+		 const struct symtab *st, const char *gmon, int manifest)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
 	uint64_t pid;
@@ -59,7 +58,7 @@ stacks_check_run(const char *path, const struct gmon_stacks *ss,
 		pc_fatal("'%s': stacks of another program (build-id %s..., the executable's "
 			 "is %s...): a file left from another run?", path, a, b);
 	}
-	pid = manifest_pid(gmon);
+	pid = gmon && manifest ? manifest_pid(gmon) : 0;
 	if (pid && ss->pid && pid != ss->pid)
 		pc_fatal("'%s': stacks of another run (process %u, the profile's is %llu)",
 			 path, ss->pid, (unsigned long long)pid);
@@ -95,8 +94,9 @@ cmp_str(const void *a, const void *b)
 
 /* "root;...;leaf" for one stack; the caller frees it. */
 static char *
-fold_one(const struct gmon_stack *k, const struct symtab *st, int file)
+fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 {
+	const struct symtab *st = &in->st;
 	size_t cap = 64, len = 0;
 	char *s = malloc(cap);
 
@@ -112,7 +112,7 @@ fold_one(const struct gmon_stack *k, const struct symtab *st, int file)
 		size_t nl;
 
 		if (k->pcs[d]) {
-			long i = symtab_find(st, whole_addr(file, k->pcs[d]));
+			long i = symtab_find(st, inputs_addr(in, file, k->pcs[d]));
 
 			name = i < 0 ? "[unknown]" : st->funcs[st->syms[i].func];
 		}
@@ -134,9 +134,11 @@ fold_one(const struct gmon_stack *k, const struct symtab *st, int file)
 }
 
 void
-folded_build(struct folded_set *fs, const struct symtab *st, char **gmons,
-	     int n, const char *stacks_file)
+folded_build(struct folded_set *fs, const struct pc_inputs *in, const char *stacks_file)
 {
+	const struct pc_run *run = &in->runs[0];
+	char **gmons = run->files;
+	int n = run->nfiles;
 	size_t cap = 0, k = 0;
 
 	memset(fs, 0, sizeof(*fs));
@@ -156,7 +158,8 @@ folded_build(struct folded_set *fs, const struct symtab *st, char **gmons,
 		r = gmon_stacks_parse(buf, len, &ss, &err);
 		free(buf);
 		pc_parse_fatal(path, r, &err);
-		stacks_check_run(path, &ss, st, stacks_file ? NULL : gmons[i]);
+		stacks_check_run(path, &ss, &in->st, stacks_file ? NULL : gmons[i],
+				 !stacks_file && run->manifest[i]);
 		if (!fs->rate)
 			fs->rate = ss.rate;
 		if (ss.rate != fs->rate)
@@ -168,7 +171,7 @@ folded_build(struct folded_set *fs, const struct symtab *st, char **gmons,
 				if (!fs->v)
 					pc_fatal("out of memory");
 			}
-			fs->v[k].line = fold_one(&ss.v[j], st, i);
+			fs->v[k].line = fold_one(&ss.v[j], in, i);
 			fs->v[k].count = (double)ss.v[j].count;
 			fs->total += fs->v[k].count;
 			k++;
@@ -263,16 +266,13 @@ cmd_flame(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
-	static char gmon_out[] = "gmon.out";
 	const char *out = NULL, *title = NULL, *stacks = NULL;
-	char *deflt[] = { gmon_out }, **files;
 	struct symtab_opts so = { 0, 0, NULL, 0 };
 	struct flame_stack *fl;
 	struct folded_set fs;
-	struct symtab st;
-	struct gmon_profile prof;
+	struct pc_inputs in;
 	char tbuf[512];
-	int c, nfiles;
+	int c;
 	FILE *f;
 
 	while ((c = getopt_long(argc, argv, "+ho:t:s:", longopts, NULL)) != -1) {
@@ -287,16 +287,12 @@ cmd_flame(int argc, char **argv)
 		fputs(usage_flame, stderr);
 		return EXIT_BAD_INPUT;
 	}
-	files = optind + 1 < argc ? argv + optind + 1 : deflt;
-	nfiles = optind + 1 < argc ? argc - optind - 1 : 1;
-	memset(&prof, 0, sizeof(prof));
-	symbols_load_whole(&st, argv[optind], &so, files[0]);
-	if (!stacks && files_have_manifest(files[0])) {
-		/* PC_SCOPE=all: name the frames in every object */
-		profiles_load(&prof, files, nfiles);
-		whole_load(&st, &prof, files, nfiles, argv[optind], &so);
-	}
-	folded_build(&fs, &st, files, nfiles, stacks);
+	inputs_open(&in, argv[optind], argv + optind + 1, argc - optind - 1, &so,
+		    INPUTS_AS_GIVEN);
+	/* PC_SCOPE=all: the profiles place the frames in every object */
+	if (!stacks && in.runs[0].manifest[0])
+		inputs_load(&in, &so, 0);
+	folded_build(&fs, &in, stacks);
 	fl = flame_stacks(&fs);
 	if (!title) {
 		snprintf(tbuf, sizeof(tbuf), "%s: %.0f samples at %u Hz", argv[optind],
@@ -309,8 +305,6 @@ cmd_flame(int argc, char **argv)
 		pc_fatal("'%s': %s", out, strerror(errno));
 	flame_stacks_free(fl, fs.n);
 	folded_release(&fs);
-	symtab_release(&st);
-	gmon_profile_release(&prof);
-	whole_release();
+	inputs_close(&in);
 	return 0;
 }

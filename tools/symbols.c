@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "pcprof.h"
 
@@ -31,16 +30,15 @@ symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o)
 
 void
 symbols_load_whole(struct symtab *st, const char *exe, const struct symtab_opts *o,
-		   const char *gmon)
+		   int whole)
 {
 	char err[512];
-	struct stat sb;
 
 	if (symtab_load(st, exe, o, err, sizeof(err)) == 0) {
 		symbols_notes();
 		return;
 	}
-	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || !files_have_manifest(gmon))
+	if (!whole)
 		pc_fatal("'%s': %s", exe, err);
 	/* the whole process was profiled: the rest of it can still be shown */
 	pc_warn("warning: '%s': %s", exe, err);

@@ -26,14 +26,20 @@ struct gobj {
 	uint32_t index;
 };
 
-static struct gobj *gobjs;
-static size_t ngobjs;
-static uint32_t no_object_index = UINT32_MAX;
-
-/* Per profile file: its manifest's object k is object remap[k] here. */
-static uint32_t **remaps;
-static size_t *nremap;
-static int nfiles_seen;
+/*
+ * The objects of one symbol table's address space, kept across the
+ * manifests that whole_load reads into it: an object two manifests list is
+ * placed once. For each profile of the latest call, its manifest's object
+ * k is object remap[k] here (whole_addr).
+ */
+struct whole {
+	struct gobj *gobjs;
+	size_t ngobjs;
+	uint32_t no_object_index;	/* "[anonymous code]", or UINT32_MAX */
+	uint32_t **remaps;
+	size_t *nremap;
+	int nfiles;
+};
 
 static const char *
 base_name(const char *path)
@@ -64,7 +70,7 @@ add_object(struct symtab *st, struct symtab *src, const char *name,
 }
 
 static uint32_t
-object_index(struct symtab *st, const struct gmon_object *ob,
+object_index(struct whole *w, struct symtab *st, const struct gmon_object *ob,
 	     const struct symtab_opts *so, const char *manifest, const char *dir)
 {
 	struct symtab os;
@@ -73,10 +79,13 @@ object_index(struct symtab *st, const struct gmon_object *ob,
 	uint32_t g;
 	int pseudo = ob->path[0] == '[', have = 0;
 
-	for (size_t i = 0; i < ngobjs; i++)
-		if (!strcmp(gobjs[i].path, ob->path) && gobjs[i].idlen == ob->build_id_len &&
-		    !memcmp(gobjs[i].id, ob->build_id, ob->build_id_len))
-			return gobjs[i].index;
+	for (size_t i = 0; i < w->ngobjs; i++) {
+		const struct gobj *o = &w->gobjs[i];
+
+		if (!strcmp(o->path, ob->path) && o->idlen == ob->build_id_len &&
+		    !memcmp(o->id, ob->build_id, ob->build_id_len))
+			return o->index;
+	}
 	name = pseudo ? ob->path : base_name(ob->path);
 	memset(&os, 0, sizeof(os));
 	if (!pseudo && ob->file) {
@@ -111,13 +120,13 @@ object_index(struct symtab *st, const struct gmon_object *ob,
 		g = add_object(st, have ? &os : NULL, name, gap, manifest);
 		free(gap);
 	}
-	gobjs = pc_realloc(gobjs, (ngobjs + 1) * sizeof(*gobjs));
-	if (!(gobjs[ngobjs].path = strdup(ob->path)))
+	w->gobjs = pc_realloc(w->gobjs, (w->ngobjs + 1) * sizeof(*w->gobjs));
+	if (!(w->gobjs[w->ngobjs].path = strdup(ob->path)))
 		pc_fatal("out of memory");
-	memcpy(gobjs[ngobjs].id, ob->build_id, ob->build_id_len);
-	gobjs[ngobjs].idlen = ob->build_id_len;
-	gobjs[ngobjs].index = g;
-	ngobjs++;
+	memcpy(w->gobjs[w->ngobjs].id, ob->build_id, ob->build_id_len);
+	w->gobjs[w->ngobjs].idlen = ob->build_id_len;
+	w->gobjs[w->ngobjs].index = g;
+	w->ngobjs++;
 	return g;
 }
 
@@ -330,24 +339,24 @@ stripped_exe(struct symtab *st, const char *exe)
 /* Keep file's map of manifest indexes to table objects (n of them), for
  * whole_addr. */
 static void
-keep_remap(int file, uint32_t *map, size_t n)
+keep_remap(struct whole *w, int file, uint32_t *map, size_t n)
 {
-	if (file >= nfiles_seen) {
-		remaps = pc_realloc(remaps, (size_t)(file + 1) * sizeof(*remaps));
-		nremap = pc_realloc(nremap, (size_t)(file + 1) * sizeof(*nremap));
-		for (int i = nfiles_seen; i <= file; i++) {
-			remaps[i] = NULL;
-			nremap[i] = 0;
+	if (file >= w->nfiles) {
+		w->remaps = pc_realloc(w->remaps, (size_t)(file + 1) * sizeof(*w->remaps));
+		w->nremap = pc_realloc(w->nremap, (size_t)(file + 1) * sizeof(*w->nremap));
+		for (int i = w->nfiles; i <= file; i++) {
+			w->remaps[i] = NULL;
+			w->nremap[i] = 0;
 		}
-		nfiles_seen = file + 1;
+		w->nfiles = file + 1;
 	}
-	free(remaps[file]);	/* an earlier call's file of that number */
-	remaps[file] = map;
-	nremap[file] = n;
+	free(w->remaps[file]);	/* an earlier call's file of that number */
+	w->remaps[file] = map;
+	w->nremap[file] = n;
 }
 
 static int
-load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
+load_manifest(struct whole *w, struct symtab *st, struct gmon_profile *p, const char *gmon,
 	      const char *exe, const struct symtab_opts *so, int file)
 {
 	struct gmon_objects o;
@@ -383,7 +392,7 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 	for (size_t k = 1; k < o.n; k++) {
 		const struct gmon_object *ob = &o.v[k];
 
-		map[k] = object_index(st, ob, so, manifest, dir);
+		map[k] = object_index(w, st, ob, so, manifest, dir);
 		if (ob->file)
 			add_object_file(p, dir, ob, map[k], manifest, o.started);
 		else if (ob->samples)
@@ -392,14 +401,14 @@ load_manifest(struct symtab *st, struct gmon_profile *p, const char *gmon,
 	if (o.no_object) {
 		uint64_t left = o.no_object - jit_samples(st, p, &o, manifest, &ms);
 
-		if (left && no_object_index == UINT32_MAX)
-			no_object_index = add_object(st, NULL, "[anonymous code]",
-						     "[anonymous code]", manifest);
+		if (left && w->no_object_index == UINT32_MAX)
+			w->no_object_index = add_object(st, NULL, "[anonymous code]",
+							"[anonymous code]", manifest);
 		if (left)
-			add_samples(p, no_object_index, left, manifest);
+			add_samples(p, w->no_object_index, left, manifest);
 	}
 	add_arcs(p, &o, map);
-	keep_remap(file, map, o.n);
+	keep_remap(w, file, map, o.n);
 	gmon_objects_release(&o);
 	free(dircopy);
 	free(manifest);
@@ -424,44 +433,54 @@ manifest_read(const char *manifest, struct gmon_objects *o)
 			 (unsigned long long)err.offset);
 }
 
+struct whole *
+whole_new(void)
+{
+	struct whole *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		pc_fatal("out of memory");
+	w->no_object_index = UINT32_MAX;
+	return w;
+}
+
 int
-whole_load(struct symtab *st, struct gmon_profile *p, char **files, int nfiles,
-	   const char *exe, const struct symtab_opts *so)
+whole_load(struct whole *w, struct symtab *st, struct gmon_profile *p, char **files,
+	   const unsigned char *manifest, int nfiles, const char *exe,
+	   const struct symtab_opts *so)
 {
 	int n = 0;
 
 	for (int i = 0; i < nfiles; i++)
-		n += load_manifest(st, p, files[i], exe, so, i);
+		if (manifest[i])
+			n += load_manifest(w, st, p, files[i], exe, so, i);
 	symbols_notes();
 	return n;
 }
 
 uint64_t
-whole_addr(int file, uint64_t a)
+whole_addr(const struct whole *w, int file, uint64_t a)
 {
 	uint64_t k = a >> SHIFT;
 
-	if (!k || file >= nfiles_seen || !remaps[file])
+	if (!w || !k || file >= w->nfiles || !w->remaps[file])
 		return a;
-	if (k >= nremap[file])
+	if (k >= w->nremap[file])
 		return UINT64_MAX;	/* in no object pcprof knows */
-	return (uint64_t)remaps[file][k] << SHIFT | (a & LOW_MASK);
+	return (uint64_t)w->remaps[file][k] << SHIFT | (a & LOW_MASK);
 }
 
 void
-whole_release(void)
+whole_free(struct whole *w)
 {
-	for (size_t i = 0; i < ngobjs; i++)
-		free(gobjs[i].path);
-	free(gobjs);
-	gobjs = NULL;
-	ngobjs = 0;
-	for (int i = 0; i < nfiles_seen; i++)
-		free(remaps[i]);
-	free(remaps);
-	free(nremap);
-	remaps = NULL;
-	nremap = NULL;
-	nfiles_seen = 0;
-	no_object_index = UINT32_MAX;
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->ngobjs; i++)
+		free(w->gobjs[i].path);
+	free(w->gobjs);
+	for (int i = 0; i < w->nfiles; i++)
+		free(w->remaps[i]);
+	free(w->remaps);
+	free(w->nremap);
+	free(w);
 }
