@@ -93,8 +93,9 @@ cmd_report(int argc, char **argv)
 		{ 0, 0, 0, 0 }
 	};
 	struct report_opts r = { .format = FORMAT_TEXT };
-	struct symtab_opts s = { 0, 0, NULL, 0 };
-	int c;
+	struct symtab_fetch fetch = { 0 };
+	struct symtab_opts s = { .fetch = &fetch };
+	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		if (c == 'h') {
@@ -112,10 +113,14 @@ cmd_report(int argc, char **argv)
 	}
 	/* a profile or a directory first: the whole run, its programs
 	 * named by the manifests */
-	if (runview_is_profile(argv[optind]))
-		return runview_report(argv + optind, argc - optind, &r, &s, stdout);
-	if (r.process)
-		pc_fatal("--process: name no EXE, only the run's directory or profiles");
-	return report_files(argv[optind], argv + optind + 1, argc - optind - 1,
-			    &r, &s, stdout);
+	if (runview_is_profile(argv[optind])) {
+		rc = runview_report(argv + optind, argc - optind, &r, &s, stdout);
+	} else {
+		if (r.process)
+			pc_fatal("--process: name no EXE, only the run's directory or profiles");
+		rc = report_files(argv[optind], argv + optind + 1, argc - optind - 1,
+				  &r, &s, stdout);
+	}
+	symtab_fetch_end(&fetch);
+	return rc;
 }

@@ -237,7 +237,8 @@ int
 cmd_diff(int argc, char **argv)
 {
 	struct diff_opts o = { METRIC_SELF, DIFF_TEXT, 0.01, 0.05, 0.01, 10, 0 };
-	struct symtab_opts so = { 0, 0, NULL, 0 };
+	struct symtab_fetch fetch = { 0 };
+	struct symtab_opts so = { .fetch = &fetch };
 	struct side sides[2];
 	struct result res;
 	size_t tested = 0;
@@ -269,5 +270,6 @@ cmd_diff(int argc, char **argv)
 		diff_side_release(&sides[s]);
 		free(sides[s].args);
 	}
+	symtab_fetch_end(&fetch);
 	return res.nslow ? EXIT_REGRESSION : 0;
 }

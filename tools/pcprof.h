@@ -43,9 +43,9 @@ int files_have_manifest(const char *gmon);
  */
 void profiles_load(struct gmon_profile *p, char **paths, int n);
 
-/* symbols.c: print the symbol loader's note (a debuginfod server not
+/* symbols.c: print the note of o's debuginfod session (a server not
  * reached), once. */
-void symbols_notes(void);
+void symbols_notes(const struct symtab_opts *o);
 
 /* symbols.c: load exe's symbols or exit with a message naming it. */
 void symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o);

@@ -427,7 +427,9 @@ exit_like(int status)
 int
 cmd_run(int argc, char **argv)
 {
-	struct run_opts o = { .r = { .format = FORMAT_TEXT, .top = -1 } };
+	struct symtab_fetch fetch = { 0 };	/* the report's, in its child */
+	struct run_opts o = { .r = { .format = FORMAT_TEXT, .top = -1 },
+			      .s = { .fetch = &fetch } };
 	const char *why;
 	char lib[PATH_MAX], exe[PATH_MAX];
 	char dir[PATH_MAX] = "", output[PATH_MAX + 16];

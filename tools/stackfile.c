@@ -267,7 +267,8 @@ cmd_flame(int argc, char **argv)
 		{ 0, 0, 0, 0 }
 	};
 	const char *out = NULL, *title = NULL, *stacks = NULL;
-	struct symtab_opts so = { 0, 0, NULL, 0 };
+	struct symtab_fetch fetch = { 0 };
+	struct symtab_opts so = { .fetch = &fetch };
 	struct flame_stack *fl;
 	struct folded_set fs;
 	struct pc_inputs in;
@@ -306,5 +307,6 @@ cmd_flame(int argc, char **argv)
 	flame_stacks_free(fl, fs.n);
 	folded_release(&fs);
 	inputs_close(&in);
+	symtab_fetch_end(&fetch);
 	return 0;
 }

@@ -10,9 +10,9 @@
 #include "pcprof.h"
 
 void
-symbols_notes(void)
+symbols_notes(const struct symtab_opts *o)
 {
-	const char *note = symtab_take_note();
+	const char *note = symtab_fetch_note(o ? o->fetch : NULL);
 
 	if (note)
 		pc_warn("note: %s", note);
@@ -25,7 +25,7 @@ symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o)
 
 	if (symtab_load(st, exe, o, err, sizeof(err)))
 		pc_fatal("'%s': %s", exe, err);
-	symbols_notes();
+	symbols_notes(o);
 }
 
 void
@@ -35,7 +35,7 @@ symbols_load_whole(struct symtab *st, const char *exe, const struct symtab_opts 
 	char err[512];
 
 	if (symtab_load(st, exe, o, err, sizeof(err)) == 0) {
-		symbols_notes();
+		symbols_notes(o);
 		return;
 	}
 	if (!whole)

@@ -1102,9 +1102,6 @@ find_debug_file(struct symtab *st, const char *exe, const struct elfinfo *info,
 
 /* ------------------------------------------------------- debuginfod */
 
-static debuginfod_client *dfd_client;
-static int dfd_down;		/* a server could not be reached: ask no more */
-static char dfd_note[512];	/* for symtab_take_note */
 
 /* Whether an error from libdebuginfod means its server was not reached,
  * rather than that it has no such file. */
@@ -1125,35 +1122,36 @@ unreachable(int r)
  * DEBUGINFOD_RETRY_LIMIT the tries (5 s and 1 retry unless they are set).
  */
 static int
-debuginfod_file(struct symtab *st, const struct elfinfo *info, struct rawvec *rv)
+debuginfod_file(struct symtab *st, const struct elfinfo *info, struct rawvec *rv,
+		struct symtab_fetch *f)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	char *path = NULL;
 	int fd, ok = 0;
 
-	if (!urls || !*urls || dfd_down || info->build_id_len < 2)
+	if (!f || !urls || !*urls || f->down || info->build_id_len < 2)
 		return 0;
-	if (!dfd_client) {
+	if (!f->client) {
 		/* a server that does not answer holds a report up for at
 		 * most twice the timeout */
 		setenv("DEBUGINFOD_TIMEOUT", "5", 0);
 		setenv("DEBUGINFOD_RETRY_LIMIT", "1", 0);
-		if (!(dfd_client = debuginfod_begin())) {
-			dfd_down = 1;
-			snprintf(dfd_note, sizeof(dfd_note), "debuginfod: cannot start a client");
+		if (!(f->client = debuginfod_begin())) {
+			f->down = 1;
+			snprintf(f->note, sizeof(f->note), "debuginfod: cannot start a client");
 			return 0;
 		}
 	}
-	fd = debuginfod_find_debuginfo(dfd_client, info->build_id, (int)info->build_id_len,
+	fd = debuginfod_find_debuginfo(f->client, info->build_id, (int)info->build_id_len,
 				       &path);
 	if (fd >= 0) {
 		close(fd);
 		ok = try_debug_file(st, path, info, rv);
 	} else if (unreachable(fd)) {
-		const char *url = debuginfod_get_url(dfd_client);
+		const char *url = debuginfod_get_url(f->client);
 
-		dfd_down = 1;
-		snprintf(dfd_note, sizeof(dfd_note), "debuginfod: cannot reach %.300s: %s; "
+		f->down = 1;
+		snprintf(f->note, sizeof(f->note), "debuginfod: cannot reach %.300s: %s; "
 			 "symbols from the files on this machine only", url ? url : urls,
 			 strerror(-fd));
 	}
@@ -1162,15 +1160,21 @@ debuginfod_file(struct symtab *st, const struct elfinfo *info, struct rawvec *rv
 }
 
 const char *
-symtab_take_note(void)
+symtab_fetch_note(struct symtab_fetch *f)
 {
-	static char note[sizeof(dfd_note)];
-
-	if (!dfd_note[0])
+	if (!f || !f->note[0] || f->noted)
 		return NULL;
-	memcpy(note, dfd_note, sizeof(note));
-	dfd_note[0] = 0;
-	return note;
+	f->noted = 1;
+	return f->note;
+}
+
+void
+symtab_fetch_end(struct symtab_fetch *f)
+{
+	if (f && f->client) {
+		debuginfod_end(f->client);
+		f->client = NULL;
+	}
 }
 
 /* ------------------------------------------------------- loading */
@@ -1230,7 +1234,7 @@ load(struct symtab *st, Elf *e, const char *path, const struct symtab_opts *opts
 	} else if (path && find_debug_file(st, path, &info, o, &dbg)) {
 		use = &dbg;
 		strcpy(st->source, "debug file");
-	} else if (path && debuginfod_file(st, &info, &dbg)) {
+	} else if (path && debuginfod_file(st, &info, &dbg, o->fetch)) {
 		use = &dbg;
 		strcpy(st->source, "debuginfod");
 	} else {

@@ -38,6 +38,19 @@ struct symtab_opts {
 	int no_demangle;
 	const char *debug_root;	/* "/usr/lib/debug" unless set */
 	int full_names;		/* C++: keep template arguments, parameters */
+	struct symtab_fetch *fetch;	/* debuginfod, or NULL for none */
+};
+
+/*
+ * A command's debuginfod session (symtab_fetch_*): libdebuginfod's client,
+ * opened on the first debug file asked for when DEBUGINFOD_URLS is set,
+ * and what it could not reach. One a command, shared by every load.
+ */
+struct symtab_fetch {
+	void *client;		/* debuginfod_client, or NULL */
+	int down;		/* a server could not be reached: ask no more */
+	char note[512];		/* for symtab_fetch_note */
+	int noted;		/* symtab_fetch_note has told it */
 };
 
 /*
@@ -62,10 +75,12 @@ int symtab_load_mem(struct symtab *st, const void *buf, size_t len,
 char *symtab_short_name(const char *name, int keep_clones);
 
 /*
- * A line to tell the user about the loads so far (a debuginfod server that
- * could not be reached), once; NULL when there is none.
+ * A line to tell the user about f's loads so far (a debuginfod server that
+ * could not be reached), once; NULL when there is none (or no f).
  */
-const char *symtab_take_note(void);
+const char *symtab_fetch_note(struct symtab_fetch *f);
+/* Close f's client. */
+void symtab_fetch_end(struct symtab_fetch *f);
 
 /* Index of the symbol containing addr, or -1. */
 long symtab_find(const struct symtab *st, uint64_t addr);

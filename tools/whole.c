@@ -454,7 +454,7 @@ whole_load(struct whole *w, struct symtab *st, struct gmon_profile *p, char **fi
 	for (int i = 0; i < nfiles; i++)
 		if (manifest[i])
 			n += load_manifest(w, st, p, files[i], exe, so, i);
-	symbols_notes();
+	symbols_notes(so);
 	return n;
 }
 
