@@ -73,7 +73,7 @@ TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
 	tools/merge.c tools/symtab.c tools/callgraph.c tools/stackfile.c \
 	tools/flame.c tools/diff.c tools/whole.c tools/runview.c tools/jitmap.c \
 	tools/files.c tools/symbols.c tools/label.c tools/cmd_report.c tools/inputs.c \
-	tools/stats.c \
+	tools/stats.c tools/findexe.c \
 	gmon/read.c gmon/write.c \
 	gmon/objects.c
 TOOLS_SRC += tools/diff_side.c tools/diff_model.c tools/diff_compare.c tools/diff_out.c

@@ -4,7 +4,9 @@
  * inputs.c; runview.c makes the report of a whole run.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "pcprof.h"
 #include "options.h"
@@ -33,7 +35,9 @@ static const char usage_report[] =
 "the profiles) hold: each profile recorded with PC_SCOPE=all names its\n"
 "program in its manifest. One line per process (CPU seconds, share, pid,\n"
 "threads, program), then the functions summed over all processes, by\n"
-"object.\n"
+"object. A profile with no manifest (a plain LD_PRELOAD run) is read as\n"
+"the program's whose build-id its header records, when that executable\n"
+"is beside it or in the current directory.\n"
 "\n"
 REPORT_OPTIONS_HELP;
 
@@ -84,6 +88,33 @@ out:
 	return 0;
 }
 
+/*
+ * A plain profile first (a regular file with no manifest: PC_SCOPE=main)
+ * is read as EXE's when findexe finds the executable by its build-id; 1
+ * then, with its path in exe. A plain profile of libpc's whose program
+ * is not found is an error; anything else is the run view's to read.
+ */
+static int
+plain_exe(const char *gmon, char *exe, size_t size)
+{
+	uint8_t id[GMON_BUILDID_SIZE];
+	struct stat sb;
+
+	char hex[2 * GMON_BUILDID_SIZE + 1];
+
+	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || files_have_manifest(gmon) ||
+	    inputs_build_id(gmon, id) != 1)
+		return 0;
+	if (findexe(gmon, id, exe, size))
+		pc_fatal("'%s': no manifest beside it (%s.objects) to name its program, and no "
+			 "executable with its build-id (%s...) beside it or in the current "
+			 "directory: name the executable (pcprof report EXE %s)", gmon, gmon,
+			 pc_hex(id, sizeof(id), hex), gmon);
+	pc_warn("note: '%s' is a profile of '%s' (the executable with its build-id)", gmon,
+		exe);
+	return 1;
+}
+
 int
 cmd_report(int argc, char **argv)
 {
@@ -114,7 +145,12 @@ cmd_report(int argc, char **argv)
 	/* a profile or a directory first: the whole run, its programs
 	 * named by the manifests */
 	if (runview_is_profile(argv[optind])) {
-		rc = runview_report(argv + optind, argc - optind, &r, &s, stdout);
+		char exe[PATH_MAX];
+
+		if (plain_exe(argv[optind], exe, sizeof(exe)))
+			rc = report_files(exe, argv + optind, argc - optind, &r, &s, stdout);
+		else
+			rc = runview_report(argv + optind, argc - optind, &r, &s, stdout);
 	} else {
 		if (r.process)
 			pc_fatal("--process: name no EXE, only the run's directory or profiles");

@@ -78,9 +78,8 @@ report_option(int c, const char *arg, struct report_opts *r,
 	return 0;
 }
 
-/* The libpc build-id in a file's header: 1 marked, 0 not, -1 unreadable. */
-static int
-peek_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE])
+int
+inputs_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE])
 {
 	unsigned char h[GMON_HEADER_SIZE];
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -179,7 +178,7 @@ keep_file(const struct symtab *st, const char *name, int dir, int many,
 	static const uint8_t zero[GMON_BUILDID_SIZE];
 	int known = st->build_id_len >= GMON_BUILDID_SIZE;
 	uint8_t id[GMON_BUILDID_SIZE];
-	int m = peek_build_id(name, id);
+	int m = inputs_build_id(name, id);
 
 	if (dir)	/* only profiles of exe */
 		return m == 1 && !(known && memcmp(id, st->build_id, sizeof(id)));

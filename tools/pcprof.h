@@ -108,6 +108,16 @@ struct pc_inputs {
 #define INPUTS_EACH_RUN	2	/* each operand is a run of its own (diff) */
 #define INPUTS_STRICT	4	/* another build-id's profile is an error */
 
+/* inputs.c: the build-id bytes that libpc wrote into the header of the
+ * profile at path: 1 when it is libpc's, 0 when not, -1 when it is not
+ * a gmon file one can read. */
+int inputs_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE]);
+/* findexe.c: the executable whose build-id starts with id, looked for
+ * beside the profile gmon and in the current directory; its path into
+ * out. 0 when found. */
+int findexe(const char *gmon, const uint8_t id[GMON_BUILDID_SIZE], char *out,
+	    size_t size);
+
 /* No operands means gmon.out. Exits with a message on bad input. */
 void inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
 		 const struct symtab_opts *so, int flags);

@@ -1366,6 +1366,28 @@ out:
 	return r;
 }
 
+int
+elf_build_id(const char *path, uint8_t *id, size_t max)
+{
+	struct elfinfo info;
+	char err[256];
+	int fd;
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	if (!(e = open_elf(path, &fd, err, sizeof(err))))
+		return -1;
+	memset(&info, 0, sizeof(info));
+	if (elf_kind(e) == ELF_K_ELF)
+		read_notes(e, &info);
+	elf_end(e);
+	close(fd);
+	if (info.build_id_len > max)
+		info.build_id_len = max;
+	memcpy(id, info.build_id, info.build_id_len);
+	return (int)info.build_id_len;
+}
+
 static int
 push_name(struct symtab *st, const char *name)
 {

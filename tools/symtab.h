@@ -106,4 +106,9 @@ int symtab_objects_add(struct symtab *st, struct symtab *src, const char *name,
  */
 int elf_probe_dynamic(const char *path);
 
+/* The GNU build-id of the ELF file at path: its length (up to max bytes
+ * into id), 0 when it has none, -1 when it is not an ELF file one can
+ * read. */
+int elf_build_id(const char *path, uint8_t *id, size_t max);
+
 #endif

@@ -383,6 +383,44 @@ def test_bad_input_gets_one_line_and_status_2():
     return "%d bad inputs" % seen
 
 
+def test_plain_profile_finds_its_executable_by_build_id():
+    """A plain LD_PRELOAD run writes gmon.out alone (gprof's file, no
+    manifest), whose header carries the program's build-id: pcprof report
+    GMON with no EXE takes the executable with that build-id beside the
+    profile or in the current directory, says which on one line, and
+    reports exactly what naming it gives. A program of another build-id
+    is never taken for it, whatever its name; where none matches, one line
+    and status 2."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-plain-")
+    app = os.path.join(d, "app")
+    shutil.copy(prog("three-pie"), app)
+    # a decoy that sorts first, another program's build-id
+    shutil.copy(prog("three-nopie"), os.path.join(d, "a-decoy"))
+    r = run([app, "0.2"], cwd=d, verbose=False)
+    assert r.status == 0 and os.listdir(d) and \
+        sorted(f for f in os.listdir(d) if f.startswith("gmon")) == ["gmon.out"], r.stderr
+    named = pcprof("report", "--format", "json", app, "gmon.out", cwd=d)
+    assert named.returncode == 0, named.stderr
+    sub = os.path.join(d, "sub")
+    os.mkdir(sub)
+    for cwd, gmon in ((d, "gmon.out"), (sub, "../gmon.out"), ("/", r.path())):
+        p = pcprof("report", "--format", "json", gmon, cwd=cwd)
+        assert p.returncode == 0, (cwd, p.stderr)
+        found = os.path.join(os.path.dirname(gmon) or ".", "app")
+        assert p.stderr == "pcprof: note: '%s' is a profile of '%s' (the executable " \
+            "with its build-id)\n" % (gmon, found), p.stderr
+        a, b = json.loads(p.stdout), json.loads(named.stdout)
+        assert a["functions"] == b["functions"] and a["total_samples"] == b["total_samples"] > 0
+    # the executable is in neither place: one line naming the profile
+    os.rename(app, os.path.join(sub, "elsewhere"))
+    p = pcprof("report", "gmon.out", cwd=d)
+    lines = p.stderr.splitlines()
+    assert p.returncode == 2 and len(lines) == 1 and \
+        lines[0].startswith("pcprof: 'gmon.out': no manifest beside it") and \
+        "no executable with its build-id" in lines[0], p.stderr
+    return "found beside the profile, from a directory below and from /; refused when moved"
+
+
 def test_report_picks_a_programs_files_from_a_directory():
     spawner, three = prog("spawner"), prog("three-pie")
     r = run([spawner, three, "0.2"], verbose=False)
