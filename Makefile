@@ -113,17 +113,23 @@ HOST_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
-UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c gmon/objects.c \
-	gmon/read.c gmon/write.c tests/check_stats.c tools/stats.c
-UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o)
+# the suites, linked with every tools/ and gmon/ object of pcprof but its
+# main(), built as pcprof's are (SANITIZE included), and libpc's settings
+# reader, which touches no libpc state
+UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_stats.c \
+	tests/check_flat.c tests/check_symtab.c tests/check_callgraph.c tests/check_flame.c \
+	tests/check_settings.c preload/settings.c
+UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/main.o,$(TOOLS_OBJ))
 
-$(B)/host/%.o: %.c gmon/gmon.h preload/profil.h tests/unit.h tools/stats.h
+$(B)/host/%.o: %.c gmon/gmon.h preload/profil.h preload/pc.h tests/unit.h tools/stats.h \
+		tools/pcprof.h tools/symtab.h tools/flame.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(HOST_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
 $(B)/tests/unit: $(UNIT_OBJ)
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_OBJ) $(CHECK_LIBS) -lm $(LDFLAGS)
+	$(call say,LD,$@)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_OBJ) $(CHECK_LIBS) $(ELF_LIBS) \
+		-ldl -lm $(LDFLAGS)
 
 # Programs the end-to-end tests run, each in the variants they need.
 P := $(B)/tests/progs

@@ -1,17 +1,49 @@
-/* The Check suites, one per module, collected by tests/unit.c. */
+/* The Check suites, one per module, collected by tests/unit.c, and the
+ * hand-made inputs that several of them share. */
 #ifndef PC_UNIT_H
 #define PC_UNIT_H
 
 #include <check.h>
+#include <stddef.h>
+#include <stdint.h>
 
 Suite *gmon_suite(void);
 Suite *profil_suite(void);
 Suite *stats_suite(void);
+Suite *flat_suite(void);
+Suite *symtab_suite(void);
+Suite *callgraph_suite(void);
+Suite *flame_suite(void);
+Suite *settings_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
 int unit_have(const char *shell_test);
 
 /* Notes that a suite left test out, and why; tests/unit.c reports it. */
 void unit_skip(const char *test, const char *reason);
+
+struct symtab;
+struct gmon_profile;
+
+/* One symbol of a hand-made table: [lo, hi), named name; symbols of one
+ * name are pieces of one function, as symtab_load folds foo.cold. */
+struct unit_sym {
+	uint64_t lo, hi;
+	const char *name;
+};
+
+/* Fill st with v[0..n) (sorted by lo, disjoint), functions numbered in
+ * order of first appearance; symtab_release frees it. */
+void unit_symtab(struct symtab *st, const struct unit_sym *v, size_t n);
+
+/* Start p empty; with libpc set, marked as libpc's (PC_SCOPE=main), so
+ * that its arcs from 0 to 1 are samples outside the executable. */
+void unit_profile(struct gmon_profile *p, int libpc);
+/* Add to p a histogram record of counts[0..nbins) over [low, high). */
+void unit_hist(struct gmon_profile *p, uint64_t low, uint64_t high,
+	       uint32_t rate, const uint64_t *counts, uint32_t nbins);
+/* Add to p an arc from from_pc to self_pc. */
+void unit_arc(struct gmon_profile *p, uint64_t from_pc, uint64_t self_pc,
+	      uint64_t count);
 
 #endif

@@ -1,0 +1,254 @@
+/*
+ * The settings reader (preload/settings.c) with an environment of the
+ * test's own: every default, good values of each kind, and for each bad
+ * value the exact warning and the value the table gives it.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../preload/pc.h"
+#include "unit.h"
+
+/* The environment a test sets: NULL-terminated name, value pairs. */
+static const char *const *env;
+static char said[8][256];
+static int nsaid;
+
+static char *
+fake_getenv(const char *name)
+{
+	for (int i = 0; env && env[i]; i += 2)
+		if (!strcmp(env[i], name))
+			return (char *)env[i + 1];
+	return NULL;
+}
+
+/* As pc_say: a line of the three parts (the variable one cut at 64 bytes,
+ * as pc_say shortens it to fit). */
+static void
+fake_say(const char *a, const char *b, const char *c)
+{
+	if (nsaid < 8)
+		snprintf(said[nsaid], sizeof(said[0]), "libpc: %s%.64s%s", a, b, c);
+	nsaid++;
+}
+
+static void
+read_with(struct pc_settings *s, const char *const *e)
+{
+	env = e;
+	nsaid = 0;
+	memset(said, 0, sizeof(said));
+	pc_settings_read(s, fake_getenv, fake_say);
+}
+
+START_TEST(test_defaults_without_warnings)
+{
+	static const char *const none[] = { NULL };
+	static const char *const empty[] = { "PC_HZ", "", "PC_SIGNAL", "", NULL };
+	struct pc_settings s;
+
+	for (int k = 0; k < 2; k++) {
+		read_with(&s, k ? empty : none);
+		ck_assert_int_eq(nsaid, 0);
+		ck_assert_int_eq(s.hz, PC_DEFAULT_HZ);
+		ck_assert_int_eq(s.timer, 0);
+		ck_assert_int_eq(s.sig, SIGPROF);
+		ck_assert_int_eq(s.sig_chosen, 0);
+		ck_assert_int_eq(s.callgraph, 1);
+		ck_assert_int_eq(s.unwinder, PC_UNWIND_AUTO);
+		ck_assert_int_eq(s.depth, PC_DEFAULT_DEPTH);
+		ck_assert_uint_eq(s.arcs, PC_DEFAULT_ARCS);
+		ck_assert_int_eq(s.stacks, 0);
+		ck_assert_uint_eq(s.stacks_mb, 32);
+		ck_assert_int_eq(s.snapshot_sig, 0);
+		ck_assert_int_eq(s.snapshot_interval_ms, 0);
+		ck_assert_int_eq(s.scope_all, 0);
+		ck_assert_int_eq(s.verbose, 0);
+	}
+}
+END_TEST
+
+START_TEST(test_good_values_of_every_kind)
+{
+	static const char *const e[] = {
+		"PC_HZ", "4000", "PC_TIMER", "auto", "PC_SIGNAL", "SIGRTMIN+2",
+		"PC_CALLGRAPH", "0", "PC_UNWIND", "libunwind", "PC_DEPTH", "256",
+		"PC_ARCS", "1024", "PC_STACKS", "/tmp/st", "PC_STACKS_MB", "4096",
+		"PC_SNAPSHOT_SIGNAL", "USR2", "PC_SNAPSHOT_INTERVAL", "0.0105",
+		"PC_SCOPE", "all", "PC_VERBOSE", "1", NULL
+	};
+	struct pc_settings s;
+
+	read_with(&s, e);
+	ck_assert_int_eq(nsaid, 0);
+	ck_assert_int_eq(s.hz, 4000);
+	ck_assert_int_eq(s.timer, 2);
+	ck_assert_int_eq(s.sig, SIGRTMIN + 2);
+	ck_assert_int_eq(s.sig_chosen, 1);
+	ck_assert_int_eq(s.callgraph, 0);
+	ck_assert_int_eq(s.unwinder, PC_UNWIND_LIBUNWIND);
+	ck_assert_int_eq(s.depth, 256);
+	ck_assert_uint_eq(s.arcs, 1024);
+	ck_assert_int_eq(s.stacks, 2);
+	ck_assert_str_eq(s.stacks_path, "/tmp/st");
+	ck_assert_uint_eq(s.stacks_mb, 4096);
+	ck_assert_int_eq(s.snapshot_sig, SIGUSR2);
+	ck_assert_int_eq(s.snapshot_interval_ms, 11);	/* 10.5 ms rounds up */
+	ck_assert_int_eq(s.scope_all, 1);
+	ck_assert_int_eq(s.verbose, 1);
+}
+END_TEST
+
+/* Signals by name, number and real-time offset, with or without SIG. */
+START_TEST(test_signal_spellings)
+{
+	static const struct { const char *v; int sig; } ok[] = {
+		{ "PROF", SIGPROF }, { "SIGVTALRM", SIGVTALRM }, { "12", 12 },
+		{ "RTMIN", 0 }, { "SIGRTMAX-1", 1 }, { "RTMIN+0", 0 },
+	};
+	struct pc_settings s;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		const char *e[] = { "PC_SIGNAL", ok[i].v, NULL };
+		int want = ok[i].sig;
+
+		if (!strcmp(ok[i].v, "RTMIN") || !strcmp(ok[i].v, "RTMIN+0"))
+			want = SIGRTMIN;
+		else if (!strcmp(ok[i].v, "SIGRTMAX-1"))
+			want = SIGRTMAX - 1;
+		read_with(&s, e);
+		ck_assert_msg(nsaid == 0, "%s: %s", ok[i].v, said[0]);
+		ck_assert_int_eq(s.sig, want);
+	}
+}
+END_TEST
+
+/* Each bad value: the variable, the value and the table's reason on one
+ * line, and the table's value for it. */
+START_TEST(test_bad_values_warn_and_get_the_tables_value)
+{
+	static const struct {
+		const char *name, *value, *want;
+	} bad[] = {
+		{ "PC_HZ", "0", "is not a rate from 1 to 1000000; using 1000" },
+		{ "PC_HZ", "1000001", "is not a rate from 1 to 1000000; using 1000" },
+		{ "PC_HZ", "12abc", "is not a rate from 1 to 1000000; using 1000" },
+		{ "PC_HZ", "99999999999999999999", "is not a rate from 1 to 1000000; using 1000" },
+		{ "PC_TIMER", "perf", "is not posix, auto or taskclock; using posix" },
+		{ "PC_SIGNAL", "SIGKILL", "is not a signal libpc can use; using SIGPROF" },
+		{ "PC_SIGNAL", "9", "is not a signal libpc can use; using SIGPROF" },
+		{ "PC_SIGNAL", "17", "is not a signal libpc can use; using SIGPROF" },
+		{ "PC_SIGNAL", "RTMAX+1", "is not a signal libpc can use; using SIGPROF" },
+		{ "PC_SIGNAL", "65", "is not a signal libpc can use; using SIGPROF" },
+		{ "PC_CALLGRAPH", "yes", "is not 0 or 1; using 1" },
+		{ "PC_UNWIND", "frame", "is not auto, dwarf, fp or libunwind; using auto" },
+		{ "PC_DEPTH", "1", "is not a depth from 2 to 256; using 128" },
+		{ "PC_ARCS", "1023", "is not a count from 1024 to 67108864; using 65536" },
+		{ "PC_STACKS_MB", "0", "is not a size from 1 to 4096; using 32" },
+		{ "PC_SNAPSHOT_SIGNAL", "STOP", "is not a signal libpc can use; no snapshots on a signal" },
+		{ "PC_SNAPSHOT_INTERVAL", "0.001", "is not seconds from 0.01 to 86400; no periodic snapshots" },
+		{ "PC_SNAPSHOT_INTERVAL", "nan", "is not seconds from 0.01 to 86400; no periodic snapshots" },
+		{ "PC_SCOPE", "everything", "is not main or all; using main" },
+		{ "PC_VERBOSE", "2", "is not 0 or 1; using 0" },
+	};
+	struct pc_settings s, d;
+	static const char *const none[] = { NULL };
+
+	read_with(&d, none);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *e[] = { bad[i].name, bad[i].value, NULL };
+		char line[256];
+
+		read_with(&s, e);
+		snprintf(line, sizeof(line), "libpc: %s='%s' %s", bad[i].name, bad[i].value,
+			 bad[i].want);
+		ck_assert_int_eq(nsaid, 1);
+		ck_assert_str_eq(said[0], line);
+		/* every bad value here gets its default */
+		ck_assert_msg(!memcmp(&s, &d, sizeof(s)), "%s='%s' left a value other than "
+			      "the default", bad[i].name, bad[i].value);
+	}
+}
+END_TEST
+
+/* The snapshot signal may not be the sampling one, whichever that is. */
+START_TEST(test_snapshot_signal_is_not_the_sampling_signal)
+{
+	static const char *const same[] = {
+		"PC_SIGNAL", "USR1", "PC_SNAPSHOT_SIGNAL", "SIGUSR1", NULL
+	};
+	static const char *const deflt[] = { "PC_SNAPSHOT_SIGNAL", "PROF", NULL };
+	struct pc_settings s;
+
+	read_with(&s, same);
+	ck_assert_int_eq(nsaid, 1);
+	ck_assert_int_eq(s.sig, SIGUSR1);
+	ck_assert_int_eq(s.snapshot_sig, 0);
+	read_with(&s, deflt);
+	ck_assert_int_eq(nsaid, 1);
+	ck_assert_int_eq(s.snapshot_sig, 0);
+}
+END_TEST
+
+/* PC_STACKS: 0, 1, an absolute path, a relative one made absolute, and
+ * one too long to hold, which writes beside the profile. */
+START_TEST(test_stacks_paths)
+{
+	static char longpath[PATH_MAX + 10];
+	const char *rel[] = { "PC_STACKS", "st/x", NULL };
+	const char *lng[] = { "PC_STACKS", longpath, NULL };
+	const char *one[] = { "PC_STACKS", "1", NULL };
+	char cwd[PATH_MAX], want[PATH_MAX + 8];
+	struct pc_settings s;
+
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	read_with(&s, one);
+	ck_assert_int_eq(s.stacks, 1);
+	ck_assert_str_eq(s.stacks_path, "");
+	read_with(&s, rel);
+	snprintf(want, sizeof(want), "%s%sst/x", cwd, strcmp(cwd, "/") ? "/" : "");
+	ck_assert_int_eq(s.stacks, 2);
+	ck_assert_str_eq(s.stacks_path, want);
+	memset(longpath, 'a', sizeof(longpath) - 1);
+	longpath[0] = '/';
+	read_with(&s, lng);
+	ck_assert_int_eq(nsaid, 1);
+	ck_assert_ptr_nonnull(strstr(said[0], "' is too long a path; writing beside the profile"));
+	ck_assert_int_eq(s.stacks, 1);
+	ck_assert_str_eq(s.stacks_path, "");
+}
+END_TEST
+
+START_TEST(test_absolute)
+{
+	char buf[16];
+
+	ck_assert_int_eq(pc_absolute(buf, sizeof(buf), "/a/b", ".x"), 0);
+	ck_assert_str_eq(buf, "/a/b.x");
+	ck_assert_int_eq(pc_absolute(buf, sizeof(buf), "/0123456789abcd", ""), 0);
+	ck_assert_int_eq(pc_absolute(buf, sizeof(buf), "/0123456789abcde", ""), -1);
+	ck_assert_int_eq(pc_absolute(buf, sizeof(buf), "/0123456789ab", ".xy"), -1);
+}
+END_TEST
+
+Suite *
+settings_suite(void)
+{
+	Suite *s = suite_create("settings");
+	TCase *t = tcase_create("read");
+
+	tcase_add_test(t, test_defaults_without_warnings);
+	tcase_add_test(t, test_good_values_of_every_kind);
+	tcase_add_test(t, test_signal_spellings);
+	tcase_add_test(t, test_bad_values_warn_and_get_the_tables_value);
+	tcase_add_test(t, test_snapshot_signal_is_not_the_sampling_signal);
+	tcase_add_test(t, test_stacks_paths);
+	tcase_add_test(t, test_absolute);
+	suite_add_tcase(s, t);
+	return s;
+}
