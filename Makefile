@@ -73,7 +73,7 @@ TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
 	tools/merge.c tools/symtab.c tools/callgraph.c tools/stackfile.c \
 	tools/flame.c tools/diff.c tools/whole.c tools/runview.c tools/jitmap.c \
 	tools/files.c tools/symbols.c tools/label.c tools/cmd_report.c tools/inputs.c \
-	tools/stats.c tools/findexe.c \
+	tools/stats.c tools/findexe.c tools/lines.c tools/lines_out.c tools/annotate.c tools/dwlines.c \
 	gmon/read.c gmon/write.c \
 	gmon/objects.c
 TOOLS_SRC += tools/diff_side.c tools/diff_model.c tools/diff_compare.c tools/diff_out.c
@@ -92,7 +92,7 @@ deps-build:
 	@sh scripts/deps.sh build
 
 $(B)/tool/%.o: %.c gmon/gmon.h tools/pcprof.h tools/symtab.h tools/options.h \
-		tools/flame.h tools/diff.h tools/stats.h
+		tools/flame.h tools/diff.h tools/stats.h tools/lines.h tools/dwlines.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(TOOLS_CFLAGS) -c -o $@ $<
 
@@ -143,8 +143,11 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/regress-base $(P)/regress-slow $(P)/regress-fast \
 	$(P)/libhot.so $(P)/slowlib/libhot.so $(P)/uselib $(P)/plugspin.so \
 	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails \
-	$(P)/three-percall
+	$(P)/three-percall $(P)/loops $(P)/loops-noinline
 
+$(P)/loops-noinline: tests/progs/loops.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DNO_INLINE=1 -o $@ $<
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIE -pie -o $@ $<
@@ -233,7 +236,13 @@ $(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c tools/symtab.c tools/symtab.h
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
 		tests/fuzz/fuzz_symtab.c tools/symtab.c $(ELF_LIBS) -ldl
 
-fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(P)/libcall $(P)/cxx
+$(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c tools/dwlines.c tools/dwlines.h tools/files.c
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
+		tests/fuzz/fuzz_lines.c tools/dwlines.c tools/files.c $(ELF_LIBS) -ldl
+
+fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz/fuzz_lines \
+		$(P)/libcall $(P)/cxx $(P)/loops
 	@mkdir -p $(B)/fuzz/gmon $(B)/fuzz/elf $(B)/fuzz/objects $(B)/fuzz/crash
 	@cp -f tests/fuzz/corpus/* $(B)/fuzz/gmon/
 	@cp -f tests/fuzz/objects/* $(B)/fuzz/objects/
@@ -247,6 +256,12 @@ fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(P)/libc
 		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
 	$(B)/fuzz/fuzz_objects -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
 		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/objects 2>&1 | \
+		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
+	@mkdir -p $(B)/fuzz/lines
+	@cp -f $(P)/loops $(B)/fuzz/lines/loops; cp -f $(P)/cxx $(B)/fuzz/lines/cxx
+	LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp \
+		$(B)/fuzz/fuzz_lines -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=1024 \
+		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/lines 2>&1 | \
 		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
 
 fuzz-if-possible:

@@ -221,7 +221,7 @@ pc_thread_arm(void)
 		}
 		/* refused (or out of descriptors): this thread gets a POSIX
 		 * timer; if the very first is refused, every thread will */
-		if (!pc_stats.threads && pc_cfg->timer == 2)
+		if (!__atomic_load_n(&pc_stats.threads, __ATOMIC_RELAXED) && pc_cfg->timer == 2)
 			__atomic_store_n(&taskclock_refused, -r, __ATOMIC_RELAXED);
 	}
 	if (pthread_getcpuclockid(pthread_self(), &clock))

@@ -6,9 +6,11 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "pcprof.h"
+#include "lines.h"
 #include "options.h"
 
 static const char usage_report[] =
@@ -60,6 +62,18 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 	if (r->by_object && !in.st.nobjs)
 		pc_fatal("'%s': no objects manifest beside it (record with PC_SCOPE=all "
 			 "for --by-object)", r->files[0]);
+	if (r->lines) {
+		struct lines L;
+
+		if (r->format == FORMAT_FOLDED || r->callgraph || r->by_object)
+			pc_fatal("--lines: a profile of lines, not with %s",
+				 r->by_object ? "--by-object" : r->callgraph ? "--callgraph" :
+				 "--format folded");
+		lines_build(&L, &in, p, s);
+		lines_print(out, &L, &in.st, r);
+		lines_release(&L);
+		goto out;
+	}
 	if (r->format == FORMAT_FOLDED) {
 		struct folded_set fs;
 
@@ -97,14 +111,18 @@ out:
 static int
 plain_exe(const char *gmon, char *exe, size_t size)
 {
+	static const uint8_t zero[GMON_BUILDID_SIZE];
+	char hex[2 * GMON_BUILDID_SIZE + 1];
 	uint8_t id[GMON_BUILDID_SIZE];
 	struct stat sb;
-
-	char hex[2 * GMON_BUILDID_SIZE + 1];
 
 	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || files_have_manifest(gmon) ||
 	    inputs_build_id(gmon, id) != 1)
 		return 0;
+	if (!memcmp(id, zero, sizeof(id)))
+		pc_fatal("'%s': no manifest beside it (%s.objects) to name its program, which "
+			 "has no build-id to find it by: name the executable (pcprof report EXE "
+			 "%s)", gmon, gmon, gmon);
 	if (findexe(gmon, id, exe, size))
 		pc_fatal("'%s': no manifest beside it (%s.objects) to name its program, and no "
 			 "executable with its build-id (%s...) beside it or in the current "

@@ -51,6 +51,9 @@ report_option(int c, const char *arg, struct report_opts *r,
 	case OPT_BY_OBJECT:
 		r->by_object = 1;
 		return 1;
+	case OPT_LINES:
+		r->lines = 1;
+		return 1;
 	case OPT_PROCESS:
 		r->process = arg;
 		return 1;

@@ -10,7 +10,7 @@
 enum {
 	OPT_FORMAT = 256, OPT_TOP, OPT_KEEP_PIECES, OPT_NO_DEMANGLE,
 	OPT_DEBUG_DIR, OPT_CALLGRAPH, OPT_STACKS, OPT_BY_OBJECT, OPT_FULL_NAMES,
-	OPT_PROCESS,
+	OPT_PROCESS, OPT_LINES,
 };
 
 #define REPORT_LONGOPTS							\
@@ -23,7 +23,8 @@ enum {
 	{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },		\
 	{ "stacks-file", required_argument, NULL, OPT_STACKS },		\
 	{ "by-object", no_argument, NULL, OPT_BY_OBJECT },		\
-	{ "process", required_argument, NULL, OPT_PROCESS }
+	{ "process", required_argument, NULL, OPT_PROCESS },		\
+	{ "lines", no_argument, NULL, OPT_LINES }
 
 #define REPORT_OPTIONS_HELP						\
 "Report options:\n"							\
@@ -33,6 +34,8 @@ enum {
 "  --stacks-file F  the stacks file for --format folded\n"		\
 "                   (default: GMON.stacks)\n"				\
 "  --top N          the N functions with most samples (0: all)\n"	\
+"  --lines          one line per source line instead of per function\n"\
+"                   (file:line, from the debug information)\n"	\
 "  --by-object      one line per shared object instead of per\n"	\
 "                   function (profiles recorded with PC_SCOPE=all)\n"	\
 "  --process P      of a whole run, only the process whose pid or\n"	\

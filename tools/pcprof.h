@@ -75,6 +75,10 @@ int whole_load(struct whole *w, struct symtab *st, struct gmon_profile *p, char 
 /* An address in the stacks of the latest whole_load's files[file], in
  * st's numbering (as it is where w is NULL or that file had no manifest). */
 uint64_t whole_addr(const struct whole *w, int file, uint64_t a);
+/* The file and build-id of object obj (1..) of the table, as its manifest
+ * lists it; NULL for none or one with no file ("[vdso]", "[jit]"). */
+const char *whole_object(const struct whole *w, uint32_t obj, const uint8_t **id,
+			 size_t *idlen);
 void whole_free(struct whole *w);
 
 /* The profiles of one run of a command's inputs. */
@@ -171,6 +175,15 @@ struct flat {
  */
 void flat_build(struct flat *f, const struct symtab *st,
 		const struct gmon_profile *p);
+/*
+ * The walk under flat_build: every sampled bin of p, each symbol's share
+ * of it given as give(arg, symbol index, lo, hi, samples), [lo, hi) the
+ * symbol's bytes in the bin; the samples of bins no symbol covers are
+ * added to *unknown. Returns the samples of every bin.
+ */
+typedef void flat_give_fn(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples);
+double flat_walk(const struct symtab *st, const struct gmon_profile *p, flat_give_fn *give,
+		 void *arg, double *unknown);
 void flat_release(struct flat *f);
 /* qsort order of flat rows: most samples first, then by function. */
 int flat_row_cmp(const void *a, const void *b);
@@ -221,6 +234,7 @@ struct report_opts {
 	long top;		/* rows to print; 0 for all */
 	int callgraph;		/* text: print the call graph too */
 	int by_object;		/* one row per object */
+	int lines;		/* one row per source line (lines.c) */
 	const char *stacks;	/* --stacks FILE for the folded format */
 	const char *exe;
 	char **files;
@@ -247,5 +261,6 @@ int cmd_run(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 
 #endif

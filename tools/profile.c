@@ -85,16 +85,16 @@ overlap(const struct sym *sym, uint64_t a, uint64_t e)
 }
 
 /*
- * Credit c samples of the bin [a, e) to the functions whose symbols,
- * from st->syms[s] on, cover it; 0 when none does. The samples were taken
- * in code, not in the padding that may share the bin: the bin holding a
- * function's last instruction is its alone, as gprof (whose functions reach
- * to the next symbol) has it. A bin across two functions is split by their
- * bytes in it.
+ * Give c samples of the bin [a, e) to the symbols, from st->syms[s] on,
+ * that cover it; 0 when none does. The samples were taken in code, not in
+ * the padding that may share the bin: the bin holding a function's last
+ * instruction is its alone, as gprof (whose functions reach to the next
+ * symbol) has it. A bin across two functions is split by their bytes in
+ * it.
  */
 static int
 credit_bin(const struct symtab *st, size_t s, uint64_t a, uint64_t e, double c,
-	   double *per)
+	   flat_give_fn *give, void *arg)
 {
 	uint64_t covered = 0;
 	size_t i;
@@ -110,23 +110,23 @@ credit_bin(const struct symtab *st, size_t s, uint64_t a, uint64_t e, double c,
 		covered += overlap(&st->syms[i], a, e);
 	if (!covered)
 		return 0;
-	for (i = s; i < st->nsyms && st->syms[i].lo < e; i++)
-		if (gaps || !is_gap(st, i))
-			per[st->syms[i].func] += c *
-				(double)overlap(&st->syms[i], a, e) / (double)covered;
+	for (i = s; i < st->nsyms && st->syms[i].lo < e; i++) {
+		const struct sym *y = &st->syms[i];
+		uint64_t n = overlap(y, a, e);
+
+		if (n && (gaps || !is_gap(st, i)))
+			give(arg, i, y->lo > a ? y->lo : a, y->hi < e ? y->hi : e,
+			     c * (double)n / (double)covered);
+	}
 	return 1;
 }
 
-void
-flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p)
+double
+flat_walk(const struct symtab *st, const struct gmon_profile *p, flat_give_fn *give,
+	  void *arg, double *unknown)
 {
-	double *per = calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*per));
-	uint64_t out;
+	double total = 0;
 
-	if (!per)
-		pc_fatal("out of memory");
-	memset(f, 0, sizeof(*f));
-	f->rate = p->nhists ? p->hists[0].rate : 0;
 	for (size_t h = 0; h < p->nhists; h++) {
 		const struct gmon_hist *hist = &p->hists[h];
 		uint64_t bin = (hist->high - hist->low) / hist->nbins;
@@ -138,13 +138,43 @@ flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p
 
 			if (!hist->counts[k])
 				continue;
-			f->total += c;
+			total += c;
 			while (s < st->nsyms && st->syms[s].hi <= a)
 				s++;
-			if (!credit_bin(st, s, a, a + bin, c, per))
-				f->unknown += c;
+			if (!credit_bin(st, s, a, a + bin, c, give, arg))
+				*unknown += c;
 		}
 	}
+	return total;
+}
+
+struct per_func {
+	const struct symtab *st;
+	double *per;
+};
+
+static void
+give_func(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
+{
+	struct per_func *pf = arg;
+
+	(void)lo;
+	(void)hi;
+	pf->per[pf->st->syms[sym].func] += samples;
+}
+
+void
+flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p)
+{
+	double *per = calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*per));
+	struct per_func pf = { st, per };
+	uint64_t out;
+
+	if (!per)
+		pc_fatal("out of memory");
+	memset(f, 0, sizeof(*f));
+	f->rate = p->nhists ? p->hists[0].rate : 0;
+	f->total = flat_walk(st, p, give_func, &pf, &f->unknown);
 	gmon_profile_outside(p, &out);
 	f->outside = (double)out;
 	f->total += f->outside;

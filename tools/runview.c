@@ -583,9 +583,10 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	double total = 0;
 	uint32_t rate;
 
-	if (r->format == FORMAT_FOLDED || r->callgraph)
+	if (r->format == FORMAT_FOLDED || r->callgraph || r->lines)
 		pc_fatal("%s of a whole run: name the executable (pcprof report EXE GMON)",
-			 r->format == FORMAT_FOLDED ? "--format folded" : "--callgraph");
+			 r->format == FORMAT_FOLDED ? "--format folded" :
+			 r->callgraph ? "--callgraph" : "--lines");
 	gather(&v, paths, npaths);
 	time_before_start(&v);
 	keep_chosen(&v, r->process);

@@ -1366,6 +1366,35 @@ out:
 	return r;
 }
 
+char *
+symtab_debug_file_of(const char *path, const struct symtab_opts *o)
+{
+	static const struct symtab_opts none;
+	struct rawvec a = { 0 }, b = { 0 }, c = { 0 }, dbg = { 0 };
+	struct symtab tmp;
+	struct elfinfo info;
+	char err[256], *found = NULL;
+	int fd;
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	if (!(e = open_elf(path, &fd, err, sizeof(err))))
+		return NULL;
+	memset(&tmp, 0, sizeof(tmp));
+	if (read_elf(e, &info, &a, &b, &c, err, sizeof(err)) == 0 &&
+	    find_debug_file(&tmp, path, &info, o ? o : &none, &dbg)) {
+		found = tmp.debug_path;
+		tmp.debug_path = NULL;
+	}
+	raw_free(&a);
+	raw_free(&b);
+	raw_free(&c);
+	raw_free(&dbg);
+	elf_end(e);
+	close(fd);
+	return found;
+}
+
 int
 elf_build_id(const char *path, uint8_t *id, size_t max)
 {

@@ -470,6 +470,20 @@ whole_addr(const struct whole *w, int file, uint64_t a)
 	return (uint64_t)w->remaps[file][k] << SHIFT | (a & LOW_MASK);
 }
 
+const char *
+whole_object(const struct whole *w, uint32_t obj, const uint8_t **id, size_t *idlen)
+{
+	for (size_t i = 0; w && i < w->ngobjs; i++)
+		if (w->gobjs[i].index == obj) {
+			*id = w->gobjs[i].id;
+			*idlen = w->gobjs[i].idlen;
+			return w->gobjs[i].path[0] == '[' ? NULL : w->gobjs[i].path;
+		}
+	*id = NULL;
+	*idlen = 0;
+	return NULL;
+}
+
 void
 whole_free(struct whole *w)
 {

@@ -1,0 +1,353 @@
+/*
+ * Source lines of addresses, from an object's DWARF line tables
+ * (elfutils' libdw), for lines.c and annotate.c. A unit's table is read
+ * when one of its addresses is first asked for: a big binary costs what
+ * was asked of it. Of the rows at one address the table's last is the one
+ * in effect, and a row of line 0 (or less, in a corrupt table) is no
+ * line; relative file names are joined to the unit's DW_AT_comp_dir;
+ * the function inlined at an address is the innermost
+ * DW_TAG_inlined_subroutine of its scopes.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pcprof.h"
+#include "dwlines.h"
+
+/* One row of a compile unit's line table, sorted by address. */
+struct lrow {
+	uint64_t addr;
+	const char *file;	/* libdw's, for as long as the Dwarf is open */
+	int line;
+	int end;		/* the end of a sequence: no line from here */
+	size_t ord;		/* its place in the table */
+	int scoped;		/* inl is known */
+	const char *inl;	/* the function inlined here, or NULL */
+	Dwarf_Die cu;
+};
+
+struct unit {
+	Dwarf_Off off;		/* the unit's DIE */
+	struct lrow *rows;
+	size_t n;
+	/* file names made absolute against the unit's DW_AT_comp_dir */
+	const char **raw;
+	char **joined;
+	size_t nnames;
+};
+
+/* The file name f of unit u as a path: relative names (DWARF 5 gives
+ * them against the compilation directory) joined to comp_dir. */
+static const char *
+unit_path(struct unit *u, const char *f, const char *comp_dir)
+{
+	if (!f || !f[0])
+		return "??";
+	if (f[0] == '/' || !comp_dir)
+		return f;
+	for (size_t i = 0; i < u->nnames; i++)
+		if (u->raw[i] == f)
+			return u->joined[i];
+	u->raw = pc_realloc(u->raw, (u->nnames + 1) * sizeof(*u->raw));
+	u->joined = pc_realloc(u->joined, (u->nnames + 1) * sizeof(*u->joined));
+	u->raw[u->nnames] = f;
+	if (asprintf(&u->joined[u->nnames], "%s/%s", comp_dir, f) < 0)
+		pc_fatal("out of memory");
+	return u->joined[u->nnames++];
+}
+
+/* A unit's address range, for objects with no .debug_aranges (clang's
+ * default): built from the units' DW_AT_ranges when first needed. */
+struct curange {
+	uint64_t lo, hi;
+	Dwarf_Off die;
+};
+
+#define MAX_RANGES	(1u << 20)
+
+struct dwlines {
+	int fd;
+	Elf *elf;
+	Dwarf *dw;
+	struct unit *units;
+	size_t nunits;
+	struct curange *ranges;
+	size_t nranges;
+	int ranged;		/* ranges built */
+};
+
+/* m with elf: whether it has DWARF with a unit that libdw can read. */
+static struct dwlines *
+with_dwarf(Elf *elf, int fd)
+{
+	Dwarf_Off next;
+	size_t hsize;
+	struct dwlines *m;
+	Dwarf *dw = NULL;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF ||
+	    !(dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL)) ||
+	    dwarf_nextcu(dw, 0, &next, &hsize, NULL, NULL, NULL) != 0) {
+		if (dw)
+			dwarf_end(dw);
+		if (elf)
+			elf_end(elf);
+		return NULL;
+	}
+	if (!(m = calloc(1, sizeof(*m))))
+		pc_fatal("out of memory");
+	m->fd = fd;
+	m->elf = elf;
+	m->dw = dw;
+	return m;
+}
+
+struct dwlines *
+dwlines_open(const char *path)
+{
+	struct dwlines *m;
+	int fd;
+
+	if (!path || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	if (!(m = with_dwarf(elf_begin(fd, ELF_C_READ_MMAP, NULL), fd)))
+		close(fd);
+	return m;
+}
+
+struct dwlines *
+dwlines_open_mem(const void *buf, size_t len)
+{
+	elf_version(EV_CURRENT);
+	return with_dwarf(elf_memory((char *)buf, len), -1);
+}
+
+void
+dwlines_close(struct dwlines *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nunits; i++) {
+		for (size_t j = 0; j < m->units[i].nnames; j++)
+			free(m->units[i].joined[j]);
+		free(m->units[i].joined);
+		free(m->units[i].raw);
+		free(m->units[i].rows);
+	}
+	free(m->units);
+	free(m->ranges);
+	dwarf_end(m->dw);
+	elf_end(m->elf);
+	if (m->fd >= 0)
+		close(m->fd);
+	free(m);
+}
+
+size_t
+dwlines_units(const struct dwlines *m)
+{
+	return m ? m->nunits : 0;
+}
+
+static int
+cmp_lrow(const void *a, const void *b)
+{
+	const struct lrow *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* a sequence's end before the next sequence's start at its address;
+	 * of rows at one address the table's last is the one in effect */
+	if (x->end != y->end)
+		return x->end ? -1 : 1;
+	return x->ord < y->ord ? -1 : x->ord > y->ord;
+}
+
+/* The line table of the unit whose DIE is cu, sorted; NULL if it has none. */
+static struct unit *
+unit_of(struct dwlines *m, Dwarf_Die *cu)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	Dwarf_Attribute at;
+	const char *comp_dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &at));
+	Dwarf_Lines *dl;
+	struct unit *u;
+	size_t n;
+
+	for (size_t i = 0; i < m->nunits; i++)
+		if (m->units[i].off == off)
+			return m->units[i].rows ? &m->units[i] : NULL;
+	m->units = pc_realloc(m->units, (m->nunits + 1) * sizeof(*m->units));
+	u = &m->units[m->nunits++];
+	memset(u, 0, sizeof(*u));
+	u->off = off;
+	if (dwarf_getsrclines(cu, &dl, &n) || n == 0)
+		return NULL;
+	u->rows = calloc(n, sizeof(*u->rows));
+	if (!u->rows)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(dl, i);
+		struct lrow *r = &u->rows[u->n];
+		Dwarf_Addr a;
+		bool end = false;
+
+		if (!l || dwarf_lineaddr(l, &a) || dwarf_lineno(l, &r->line))
+			continue;
+		dwarf_lineendsequence(l, &end);
+		r->addr = a;
+		r->end = end;
+		r->ord = i;
+		r->file = unit_path(u, dwarf_linesrc(l, NULL, NULL), comp_dir);
+		r->cu = *cu;
+		u->n++;
+	}
+	qsort(u->rows, u->n, sizeof(*u->rows), cmp_lrow);
+	return u->n ? u : NULL;
+}
+
+/* The function inlined at r's address, innermost, or NULL. */
+static const char *
+inlined_at(struct lrow *r, uint64_t addr)
+{
+	Dwarf_Die *scopes = NULL;
+	int n;
+
+	if (r->scoped)
+		return r->inl;
+	r->scoped = 1;
+	n = dwarf_getscopes(&r->cu, addr, &scopes);
+	for (int i = 0; i < n; i++) {
+		Dwarf_Attribute at;
+		const char *name;
+
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		if (dwarf_attr_integrate(&scopes[i], DW_AT_name, &at) &&
+		    (name = dwarf_formstring(&at)))
+			r->inl = name;
+		break;
+	}
+	free(scopes);
+	return r->inl;
+}
+
+static int
+cmp_range(const void *a, const void *b)
+{
+	const struct curange *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every unit's ranges, sorted: at most MAX_RANGES of them. */
+static void
+build_ranges(struct dwlines *m)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+
+	m->ranged = 1;
+	while (dwarf_nextcu(m->dw, off, &next, &hsize, NULL, NULL, NULL) == 0 &&
+	       m->nranges < MAX_RANGES) {
+		Dwarf_Die cu;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t o = 0;
+
+		if (dwarf_offdie(m->dw, off + hsize, &cu))
+			while ((o = dwarf_ranges(&cu, o, &base, &lo, &hi)) > 0 &&
+			       m->nranges < MAX_RANGES) {
+				if (hi <= lo)
+					continue;
+				if (m->nranges == cap) {
+					cap = cap ? 2 * cap : 64;
+					m->ranges = pc_realloc(m->ranges, cap * sizeof(*m->ranges));
+				}
+				m->ranges[m->nranges++] = (struct curange){ lo, hi, off + hsize };
+			}
+		off = next;
+	}
+	if (m->nranges)
+		qsort(m->ranges, m->nranges, sizeof(*m->ranges), cmp_range);
+}
+
+/* The unit that addr is in: by .debug_aranges, else by the units' own
+ * ranges. */
+static int
+unit_at(struct dwlines *m, uint64_t addr, Dwarf_Die *cu)
+{
+	size_t lo = 0, hi;
+
+	if (dwarf_addrdie(m->dw, addr, cu))
+		return 1;
+	if (!m->ranged)
+		build_ranges(m);
+	hi = m->nranges;
+	while (lo < hi) {	/* the first range starting above addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges may nest or overlap in a strange file: the nearest below */
+	return lo > 0 && addr < m->ranges[lo - 1].hi &&
+	       dwarf_offdie(m->dw, m->ranges[lo - 1].die, cu) != NULL;
+}
+
+/*
+ * The row in effect at addr in object m, with *end the address where it
+ * stops being so (the next row's); NULL where no line covers addr, *end
+ * then the next row's address or 0 for none.
+ */
+static struct lrow *
+row_at(struct dwlines *m, uint64_t addr, uint64_t *end)
+{
+	Dwarf_Die cu;
+	struct unit *u;
+	size_t lo = 0, hi;
+
+	*end = 0;
+	if (!unit_at(m, addr, &cu) || !(u = unit_of(m, &cu)))
+		return NULL;
+	hi = u->n;
+	while (lo < hi) {	/* the first row above addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u->rows[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < u->n)
+		*end = u->rows[lo].addr;
+	if (lo == 0 || u->rows[lo - 1].end)
+		return NULL;
+	return &u->rows[lo - 1];
+}
+
+int
+dwlines_at(struct dwlines *m, uint64_t addr, struct dwline *out, uint64_t *end)
+{
+	struct lrow *r;
+	uint64_t e;
+
+	/* line 0 is code that no source line stands for (DWARF 5, 6.2.5.1) */
+	if (!(r = row_at(m, addr, &e)) || r->line <= 0) {
+		if (end)
+			*end = e;
+		return 0;
+	}
+	if (end)
+		*end = e;
+	out->file = r->file;
+	out->line = r->line;
+	out->inlined = inlined_at(r, addr);
+	return 1;
+}

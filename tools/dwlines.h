@@ -1,0 +1,34 @@
+/*
+ * Source lines of addresses in one object's DWARF (dwlines.c, libdw).
+ * Not AS-safe; one thread.
+ */
+#ifndef PC_DWLINES_H
+#define PC_DWLINES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct dwlines;
+
+/* A line: its strings live as long as the struct dwlines. */
+struct dwline {
+	const char *file;	/* a path, as the unit names it */
+	int line;
+	const char *inlined;	/* the function inlined there, or NULL */
+};
+
+/* The DWARF of the ELF file at path (or image buf[0..len), which must
+ * outlive it), or NULL where there is none that libdw can read. */
+struct dwlines *dwlines_open(const char *path);
+struct dwlines *dwlines_open_mem(const void *buf, size_t len);
+void dwlines_close(struct dwlines *m);
+
+/* The line in effect at link-time address addr: 1 with *out set, 0 where
+ * no line covers it. *end (if not NULL) is where the row found, or the
+ * next row, ends: 0 when not known. */
+int dwlines_at(struct dwlines *m, uint64_t addr, struct dwline *out, uint64_t *end);
+
+/* The units whose line tables were read so far. */
+size_t dwlines_units(const struct dwlines *m);
+
+#endif
