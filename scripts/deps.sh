@@ -45,6 +45,9 @@ check|ci)
 	# a real debuginfod server, on loopback, serves the test programs'
 	# debug files
 	want debuginfod command -v debuginfod
+	# libc's debug file: pcprof report --lines and annotate of Debian's
+	# sort, in libc, against perf annotate
+	want libc6-dbg sh -c "dpkg-query -W -f='\${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed'"
 	;;
 esac
 case $mode in

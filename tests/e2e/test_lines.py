@@ -11,7 +11,10 @@ import shutil
 import subprocess
 import tempfile
 
-from pctest import gprof_flat, need, prog, run, tolerance
+import random
+
+import shipped
+from pctest import BUILD, need, prog, run, skip, tolerance
 from test_cli import pcprof
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -254,3 +257,75 @@ def test_lines_of_a_clang_build_without_aranges():
     return "%s; heavy loop %.0f of %d samples" % (
         "no .debug_aranges" if ".debug_aranges" not in aranges else "with .debug_aranges",
         heavy, rep["total_samples"])
+
+
+def perf_lines(data, symbol):
+    """perf annotate's lines of symbol on data: {(file, line): percent}, and
+    the samples it counted."""
+    p = subprocess.run(["perf", "annotate", "-i", data, "--stdio", "-l", "--no-source",
+                        symbol], capture_output=True, text=True, timeout=300)
+    lines = {}
+    for m in re.finditer(r"^\s+([\d.]+) (\S+):(\d+)$", p.stdout, re.M):
+        key = (m.group(2), int(m.group(3)))
+        lines[key] = lines.get(key, 0) + float(m.group(1)) / 100
+    n = re.search(r"\((\d+) samples", p.stdout)
+    return lines, int(n.group(1)) if n else 0
+
+
+def test_debians_sort_in_libc_by_line_against_perf_annotate():
+    """Debian's sort (LC_ALL=C: its time in libc's memcmp) under pcprof run
+    and perf record on the same run, libc's lines from libc6-dbg's debug
+    file: the hottest line of libc's hottest function by --lines is perf
+    annotate's hottest, or within the two tools' sampling error of it; and
+    annotate --asm of that function adds up to its samples."""
+    need("perf", "sort", "objdump")
+    if not shipped.available():
+        skip("perf cannot record task-clock here (install linux-perf)")
+    if not os.path.isdir("/usr/lib/debug/.build-id"):
+        skip("libc6-dbg is not installed")
+    d = tempfile.mkdtemp(prefix="pc-e2e-sortlines-")
+    words = os.path.join(d, "in.txt")
+    rnd = random.Random(7)
+    letters = bytes(97 + b % 26 for b in range(256))
+    with open(words, "wb") as f:
+        raw = rnd.randbytes(600000 * 24).translate(letters)
+        at = 0
+        for _ in range(600000):
+            n = rnd.randint(5, 40)
+            f.write(raw[at:at + n] + b"\n")
+            at = (at + n) % (len(raw) - 41)
+    data, rdir = os.path.join(d, "perf.data"), os.path.join(d, "run")
+    env = dict(os.environ, LC_ALL="C")
+    for k in list(env):
+        if k.startswith("PC_") or k == "LD_PRELOAD":
+            del env[k]
+    p = subprocess.run(shipped.record_argv(data, callgraph=False) +
+                       ["--", os.path.join(os.path.abspath(BUILD), "pcprof"), "run",
+                        "--no-report", "-o", rdir, "--", "sort", words],
+                       env=env, capture_output=True, timeout=300, cwd=d)
+    assert p.returncode == 0, p.stderr[-2000:]
+    sort = shutil.which("sort")
+    flat = json.loads(pcprof("report", "--format", "json", "--top", "0", sort, rdir).stdout)
+    libc = [f for f in flat["functions"] if f.get("object", "").startswith("libc.so")]
+    assert libc, flat["functions"][:5]
+    fn = libc[0]["name"]
+    rows = [x for x in lines_json(sort, rdir)["lines"] if x["function"] == fn and x["file"]]
+    assert rows, "no lines for %s: is libc6-dbg installed?" % fn
+    ours = max(rows, key=lambda x: x["self_samples"])
+    theirs, n_perf = perf_lines(data, fn)
+    assert theirs, "perf annotate found no lines for %s" % fn
+    top = max(theirs.values())
+    mine = theirs.get((os.path.basename(ours["file"]), ours["line"]), 0)
+    n_ours = sum(x["self_samples"] for x in rows)
+    # both shares of the function are sampled: allow for both errors
+    tol = tolerance(top, 1 / (1 / max(n_perf, 1) + 1 / max(n_ours, 1)), 0.0)
+    assert mine >= top - tol, (fn, ours, sorted(theirs.items(), key=lambda x: -x[1])[:4],
+                               tol)
+    a = pcprof("annotate", "--asm", sort, rdir, fn)
+    assert a.returncode == 0, a.stderr
+    head = re.match(r"\S+ in \S+: ([\d.]+) samples", a.stdout)
+    insns = parse_annotate(a.stdout)
+    assert head and insns and abs(sum(s for s, _, _ in insns) - float(head.group(1))) < 0.05, \
+        a.stdout[:2000]
+    return "%s: hottest line %s:%d (perf %.1f %% there, its top %.1f %%); %d instructions" % (
+        fn, os.path.basename(ours["file"]), ours["line"], 100 * mine, 100 * top, len(insns))
