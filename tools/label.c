@@ -1,8 +1,9 @@
 /*
  * How reports write names: a function as "name (object)" outside the
- * executable, and strings as JSON.
+ * executable, and strings as JSON and as CSV fields.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "pcprof.h"
 
@@ -19,6 +20,22 @@ json_string(FILE *out, const char *s)
 			fprintf(out, "\\u%04x", c);
 		else
 			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+void
+csv_string(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
 	}
 	fputc('"', out);
 }

@@ -98,14 +98,28 @@ module(struct lines *L, uint32_t obj)
 	return m->dw;
 }
 
+/* A row of samples of symbol sym from address a: on line l, or where l
+ * is NULL at a's offset in the symbol, with no line. */
 static void
-add(struct lines *L, const struct line_row *r)
+add(struct lines *L, size_t sym, const struct dwline *l, uint64_t a, double samples)
 {
+	const struct symtab *st = &L->in->st;
+	struct line_row *r;
+
 	if (L->nrows == L->cap) {
 		L->cap = L->cap ? 2 * L->cap : 1024;
 		L->rows = pc_realloc(L->rows, L->cap * sizeof(*L->rows));
 	}
-	L->rows[L->nrows++] = *r;
+	r = &L->rows[L->nrows++];
+	*r = (struct line_row){ NULL, 0, st->syms[sym].func, NULL, 0, samples };
+	if (l) {
+		r->file = l->file;
+		r->line = l->line;
+		r->inlined = l->inlined;
+	} else {
+		r->offset = a - st->syms[sym].lo;
+		L->nolines += samples;
+	}
 }
 
 /*
@@ -119,25 +133,13 @@ static void
 give_span(struct lines *L, size_t sym, struct dwlines *m, uint64_t base, uint64_t lo,
 	  uint64_t hi, double samples)
 {
-	const struct symtab *st = &L->in->st;
-
 	for (uint64_t a = lo; a < hi; ) {
-		struct line_row row = { NULL, 0, st->syms[sym].func, NULL, 0, 0 };
 		struct dwline l;
 		uint64_t end = 0, b;
 		int have = m && dwlines_at(m, a - base, &l, &end);
 
 		b = end && base + end > a && base + end < hi ? base + end : hi;
-		row.samples = samples * (double)(b - a) / (double)(hi - lo);
-		if (have) {
-			row.file = l.file;
-			row.line = l.line;
-			row.inlined = l.inlined;
-		} else {
-			row.offset = a - st->syms[sym].lo;
-			L->nolines += row.samples;
-		}
-		add(L, &row);
+		add(L, sym, have ? &l : NULL, a, samples * (double)(b - a) / (double)(hi - lo));
 		a = b;
 	}
 }
@@ -167,19 +169,10 @@ give_lines(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
 	}
 	for (uint64_t u = lo & ~UINT64_C(1); u < hi; u += 2) {
 		uint64_t a = u > lo ? u : lo, b = u + 2 < hi ? u + 2 : hi;
-		struct line_row row = { NULL, 0, func, NULL, 0, 0 };
 		struct dwline l;
+		int have = m && dwlines_at(m, b - 1 - base, &l, NULL);
 
-		row.samples = samples * (double)(b - a) / (double)(hi - lo);
-		if (m && dwlines_at(m, b - 1 - base, &l, NULL)) {
-			row.file = l.file;
-			row.line = l.line;
-			row.inlined = l.inlined;
-		} else {
-			row.offset = a - st->syms[sym].lo;
-			L->nolines += row.samples;
-		}
-		add(L, &row);
+		add(L, sym, have ? &l : NULL, a, samples * (double)(b - a) / (double)(hi - lo));
 	}
 }
 

@@ -170,22 +170,6 @@ print_json(FILE *out, const struct lines *L, const struct symtab *st, size_t sho
 }
 
 static void
-csv_field(FILE *out, const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
-static void
 print_csv(FILE *out, const struct lines *L, const struct symtab *st,
 	  const struct lrow_out *o, size_t shown)
 {
@@ -195,17 +179,17 @@ print_csv(FILE *out, const struct lines *L, const struct symtab *st,
 
 		if (!r) {
 			fprintf(out, ",,");
-			csv_field(out, o[i].pseudo);
+			csv_string(out, o[i].pseudo);
 			fputs(",,", out);
 		} else {
-			csv_field(out, r->file ? r->file : "");
+			csv_string(out, r->file ? r->file : "");
 			if (r->file)
 				fprintf(out, ",%d,", r->line);
 			else
 				fputs(",,", out);
-			csv_field(out, st->funcs[r->func]);
+			csv_string(out, st->funcs[r->func]);
 			fputc(',', out);
-			csv_field(out, r->inlined ? r->inlined : "");
+			csv_string(out, r->inlined ? r->inlined : "");
 			if (!r->file)
 				fprintf(out, ",%llu", (unsigned long long)r->offset);
 			else

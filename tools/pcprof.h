@@ -147,6 +147,9 @@ const char *func_label(const struct symtab *st, uint32_t func, char *buf, size_t
 
 /* Write s as a JSON string, quoted and escaped (label.c). */
 void json_string(FILE *out, const char *s);
+/* Write s as a CSV field, quoted where it holds a comma, quote or newline
+ * (label.c). */
+void csv_string(FILE *out, const char *s);
 
 /* symbols.c: warn when p carries a build-id that is not exe's. */
 void check_build_id(const struct gmon_profile *p, const struct symtab *st,

@@ -9,22 +9,6 @@
 
 #include "pcprof.h"
 
-static void
-csv_string(FILE *out, const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
 /* A row of the report: a function, the samples in no symbol, or (with
  * --by-object) an object. */
 struct line {
