@@ -555,6 +555,7 @@ cmd_annotate(int argc, char **argv)
 				       &v->line.inlined);
 		have_lines |= v->has_line;
 	}
+	lines_check(&L);
 	printf("%s%s%s: %.1f samples of %.0f (%.2f %%) at %u Hz, in %s\n\n",
 	       in.st.funcs[an.func], in.st.nobjs ? " in " : "",
 	       in.st.nobjs ? in.st.objnames[an.obj] : "", an.samples, an.total,

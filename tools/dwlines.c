@@ -10,6 +10,8 @@
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,11 +80,42 @@ struct dwlines {
 	struct curange *ranges;
 	size_t nranges;
 	int ranged;		/* ranges built */
+	char error[200];	/* the first corrupt part found, or "" */
 };
 
-/* m with elf: whether it has DWARF with a unit that libdw can read. */
+/* Note the first corrupt part of the DWARF (dwlines_error). */
+static void
+corrupt(struct dwlines *m, const char *what, Dwarf_Off off)
+{
+	if (!m->error[0])
+		snprintf(m->error, sizeof(m->error), "corrupt DWARF: %s at offset %#llx: %s",
+			 what, (unsigned long long)off, dwarf_errmsg(-1));
+}
+
+/* Whether elf has a section named name. */
+static int
+has_section(Elf *elf, const char *name)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, name))
+			return 1;
+	}
+	return 0;
+}
+
+/* m with elf: whether it has DWARF with a unit that libdw can read. A
+ * .debug_info that libdw cannot read is said in err. */
 static struct dwlines *
-with_dwarf(Elf *elf, int fd)
+with_dwarf(Elf *elf, int fd, char *err, size_t errlen)
 {
 	Dwarf_Off next;
 	size_t hsize;
@@ -92,6 +125,10 @@ with_dwarf(Elf *elf, int fd)
 	if (!elf || elf_kind(elf) != ELF_K_ELF ||
 	    !(dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL)) ||
 	    dwarf_nextcu(dw, 0, &next, &hsize, NULL, NULL, NULL) != 0) {
+		/* a .debug_info with no unit libdw can read: corrupt */
+		if (err && elf && elf_kind(elf) == ELF_K_ELF && has_section(elf, ".debug_info"))
+			snprintf(err, errlen, "corrupt DWARF: .debug_info cannot be read: %s",
+				 dwarf_errmsg(-1));
 		if (dw)
 			dwarf_end(dw);
 		if (elf)
@@ -107,15 +144,17 @@ with_dwarf(Elf *elf, int fd)
 }
 
 struct dwlines *
-dwlines_open(const char *path)
+dwlines_open(const char *path, char *err, size_t errlen)
 {
 	struct dwlines *m;
 	int fd;
 
+	if (err && errlen)
+		err[0] = 0;
 	if (!path || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return NULL;
 	elf_version(EV_CURRENT);
-	if (!(m = with_dwarf(elf_begin(fd, ELF_C_READ_MMAP, NULL), fd)))
+	if (!(m = with_dwarf(elf_begin(fd, ELF_C_READ_MMAP, NULL), fd, err, errlen)))
 		close(fd);
 	return m;
 }
@@ -124,7 +163,13 @@ struct dwlines *
 dwlines_open_mem(const void *buf, size_t len)
 {
 	elf_version(EV_CURRENT);
-	return with_dwarf(elf_memory((char *)buf, len), -1);
+	return with_dwarf(elf_memory((char *)buf, len), -1, NULL, 0);
+}
+
+const char *
+dwlines_error(const struct dwlines *m)
+{
+	return m && m->error[0] ? m->error : NULL;
 }
 
 void
@@ -186,8 +231,12 @@ unit_of(struct dwlines *m, Dwarf_Die *cu)
 	u = &m->units[m->nunits++];
 	memset(u, 0, sizeof(*u));
 	u->off = off;
-	if (dwarf_getsrclines(cu, &dl, &n) || n == 0)
+	if (dwarf_getsrclines(cu, &dl, &n) || n == 0) {
+		/* a unit that points at a line table libdw cannot read */
+		if (dwarf_hasattr(cu, DW_AT_stmt_list))
+			corrupt(m, "the line table of the unit", off);
 		return NULL;
+	}
 	u->rows = calloc(n, sizeof(*u->rows));
 	if (!u->rows)
 		pc_fatal("out of memory");
@@ -259,7 +308,9 @@ build_ranges(struct dwlines *m)
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t o = 0;
 
-		if (dwarf_offdie(m->dw, off + hsize, &cu))
+		if (!dwarf_offdie(m->dw, off + hsize, &cu))
+			corrupt(m, "the unit", off);
+		else
 			while ((o = dwarf_ranges(&cu, o, &base, &lo, &hi)) > 0 &&
 			       m->nranges < MAX_RANGES) {
 				if (hi <= lo)
@@ -272,6 +323,8 @@ build_ranges(struct dwlines *m)
 			}
 		off = next;
 	}
+	if (dwarf_nextcu(m->dw, off, &next, &hsize, NULL, NULL, NULL) < 0)
+		corrupt(m, "the unit header", off);
 	if (m->nranges)
 		qsort(m->ranges, m->nranges, sizeof(*m->ranges), cmp_range);
 }

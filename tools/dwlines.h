@@ -18,9 +18,13 @@ struct dwline {
 };
 
 /* The DWARF of the ELF file at path (or image buf[0..len), which must
- * outlive it), or NULL where there is none that libdw can read. */
-struct dwlines *dwlines_open(const char *path);
+ * outlive it), or NULL where there is none that libdw can read; a
+ * .debug_info that is there but corrupt is said in err (else ""). */
+struct dwlines *dwlines_open(const char *path, char *err, size_t errlen);
 struct dwlines *dwlines_open_mem(const void *buf, size_t len);
+/* The first corrupt part of m's DWARF that a lookup met (a line table
+ * libdw cannot read), or NULL. Such a part has no lines. */
+const char *dwlines_error(const struct dwlines *m);
 void dwlines_close(struct dwlines *m);
 
 /* The line in effect at link-time address addr: 1 with *out set, 0 where

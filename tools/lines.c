@@ -26,6 +26,8 @@
 struct lines_module {
 	int tried;
 	struct dwlines *dw;
+	char *path;		/* the file dw reads, or the corrupt one */
+	char error[256];	/* its DWARF could not be read */
 };
 
 #define LOW_MASK ((UINT64_C(1) << GMON_OBJ_SHIFT) - 1)
@@ -85,12 +87,15 @@ module(struct lines *L, uint32_t obj)
 
 		m->tried = 1;
 		candidates(L, obj, cand);
-		for (int i = 0; i < 2 && !m->dw; i++)
-			m->dw = dwlines_open(cand[i]);
-		if (!m->dw && cand[1])
-			cand[2] = symtab_debug_file_of(cand[1], L->so);
-		if (!m->dw)
-			m->dw = dwlines_open(cand[2]);
+		for (int i = 0; i < 3 && !m->dw && !m->error[0]; i++) {
+			if (i == 2 && cand[1])
+				cand[2] = symtab_debug_file_of(cand[1], L->so);
+			m->dw = dwlines_open(cand[i], m->error, sizeof(m->error));
+			if (m->dw || m->error[0]) {
+				m->path = cand[i];
+				cand[i] = NULL;
+			}
+		}
 		for (int i = 0; i < 3; i++)
 			free(cand[i]);
 		L->have_lines |= m->dw != NULL;
@@ -254,13 +259,28 @@ lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profi
 	L->nrows = n;
 	if (n)
 		qsort(L->rows, n, sizeof(*L->rows), cmp_samples);
+	lines_check(L);
+}
+
+void
+lines_check(const struct lines *L)
+{
+	for (size_t k = 0; k < L->nmods; k++) {
+		const struct lines_module *m = &L->mods[k];
+		const char *e = m->error[0] ? m->error : dwlines_error(m->dw);
+
+		if (e)
+			pc_fatal("'%s': %s", m->path, e);
+	}
 }
 
 void
 lines_release(struct lines *L)
 {
-	for (size_t k = 0; k < L->nmods; k++)
+	for (size_t k = 0; k < L->nmods; k++) {
 		dwlines_close(L->mods[k].dw);
+		free(L->mods[k].path);
+	}
 	free(L->mods);
 	free(L->rows);
 	memset(L, 0, sizeof(*L));

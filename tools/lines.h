@@ -47,6 +47,9 @@ struct lines {
 void lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profile *p,
 		 const struct symtab_opts *so);
 void lines_release(struct lines *L);
+/* Exit with one line naming the file if an object's DWARF that L read
+ * (or lines_at looked in since) is corrupt. lines_build checks it. */
+void lines_check(const struct lines *L);
 /* The line of link-time address addr of object obj (0: the executable),
  * as lines_build credits it: 1 with *file, *line and *inlined (or NULL)
  * set, 0 where no line covers it. */

@@ -329,3 +329,33 @@ def test_debians_sort_in_libc_by_line_against_perf_annotate():
         a.stdout[:2000]
     return "%s: hottest line %s:%d (perf %.1f %% there, its top %.1f %%); %d instructions" % (
         fn, os.path.basename(ours["file"]), ours["line"], 100 * mine, 100 * top, len(insns))
+
+
+def test_corrupt_line_tables_are_one_line_and_status_2():
+    """A copy of loops whose .debug_line, or whose .debug_info, has a unit
+    of an impossible DWARF version: --lines and annotate say so on one line
+    naming the file, with status 2 (the fuzz target fuzz_lines runs the
+    same path on arbitrary bytes)."""
+    exe = prog("loops")
+    r = run([exe, "0.2"], verbose=False)
+    d = tempfile.mkdtemp(prefix="pc-e2e-badline-")
+    heads = subprocess.run(["readelf", "-SW", exe], capture_output=True, text=True,
+                           check=True).stdout
+    seen = []
+    for name in (".debug_line", ".debug_info"):
+        m = re.search(r"\]\s+%s\s+\S+\s+[0-9a-f]+\s+([0-9a-f]+)" % re.escape(name), heads)
+        assert m, heads
+        b = bytearray(open(exe, "rb").read())
+        at = int(m.group(1), 16) + 4          # the first unit's version
+        b[at:at + 2] = b"\x63\x00"
+        bad = os.path.join(d, "loops" + name.replace(".", "-"))
+        open(bad, "wb").write(b)
+        os.chmod(bad, 0o755)
+        for argv in (("report", "--lines", bad, r.path()),
+                     ("annotate", bad, r.path(), "two_loops")):
+            p = pcprof(*argv)
+            lines = p.stderr.splitlines()
+            assert p.returncode == 2 and len(lines) == 1 and \
+                lines[0].startswith("pcprof: '%s': corrupt DWARF" % bad), (argv, p.stderr)
+        seen.append(lines[0].split(": ", 2)[2])
+    return "; ".join(seen)
