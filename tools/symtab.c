@@ -1381,8 +1381,11 @@ symtab_debug_file_of(const char *path, const struct symtab_opts *o)
 	if (!(e = open_elf(path, &fd, err, sizeof(err))))
 		return NULL;
 	memset(&tmp, 0, sizeof(tmp));
+	if (!o)
+		o = &none;
 	if (read_elf(e, &info, &a, &b, &c, err, sizeof(err)) == 0 &&
-	    find_debug_file(&tmp, path, &info, o ? o : &none, &dbg)) {
+	    (find_debug_file(&tmp, path, &info, o, &dbg) ||
+	     debuginfod_file(&tmp, &info, &dbg, o->fetch))) {
 		found = tmp.debug_path;
 		tmp.debug_path = NULL;
 	}

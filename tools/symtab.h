@@ -106,9 +106,9 @@ int symtab_objects_add(struct symtab *st, struct symtab *src, const char *name,
  */
 int elf_probe_dynamic(const char *path);
 
-/* The separate debug file of the ELF file at path, found as its symbols'
- * would be (by build-id under o->debug_root, then .gnu_debuglink);
- * malloc'ed, or NULL for none. */
+/* The separate debug file of the ELF file at path, found as its symbols
+ * would be (by build-id under o->debug_root, then .gnu_debuglink, then
+ * from o->fetch's debuginfod servers); malloc'ed, or NULL for none. */
 char *symtab_debug_file_of(const char *path, const struct symtab_opts *o);
 
 /* The GNU build-id of the ELF file at path: its length (up to max bytes

@@ -492,7 +492,7 @@ def free_port():
 def test_debuginfod_names_a_stripped_program_and_a_stopped_server_is_one_line():
     """A real debuginfod server on loopback serves three-pie's debug file;
     pcprof, given only the stripped program, names its functions from it,
-    as from the unstripped one. With the server stopped (and the cache
+    as from the unstripped one, and report --lines gives the same lines. With the server stopped (and the cache
     empty) the report still comes, from the unwind tables, with one line
     saying the server could not be reached, and no long wait."""
     import signal as sig
@@ -533,6 +533,12 @@ def test_debuginfod_names_a_stripped_program_and_a_stopped_server_is_one_line():
         assert p.returncode == 0, p.stderr
         got = json.loads(p.stdout)
         assert got["symbols"] == "debuginfod" and got["functions"] == want, (got, p.stderr)
+        # and its lines (report --lines) from the DWARF of the same file
+        def rows(out):
+            return [(x["line"], x["self_samples"]) for x in json.loads(out)["lines"]]
+        q = pcprof("report", "--lines", "--format", "json", stripped, r.path(), env=env)
+        assert q.returncode == 0 and rows(q.stdout) == rows(pcprof(
+            "report", "--lines", "--format", "json", exe, r.path()).stdout), q.stderr
     finally:
         os.killpg(srv.pid, sig.SIGTERM)
         srv.wait(timeout=30)
