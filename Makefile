@@ -77,13 +77,20 @@ TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
 	gmon/read.c gmon/write.c \
 	gmon/objects.c
 TOOLS_SRC += tools/diff_side.c tools/diff_model.c tools/diff_compare.c tools/diff_out.c
-TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o)
+TOOLS_SRC += tools/export.c tools/export_pprof.c tools/export_text.c
+TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o) $(B)/tool/gen/profile.pb-c.o
 # libelf reads symbols; libdw (elfutils too) reads unwind tables for the
 # function extents of stripped code; libdebuginfod fetches debug files
 ELF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libelf libdw libdebuginfod 2>/dev/null)
 ELF_LIBS = $(shell $(PKG_CONFIG) --libs libelf libdw libdebuginfod 2>/dev/null || \
 	echo -ldebuginfod -ldw -lelf)
-TOOLS_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(ELF_CFLAGS) -I$(B) $(CFLAGS)
+# pprof's format: the C code for tools/profile.proto is generated with
+# protoc-c and runs on libprotobuf-c; zlib gzips it, as pprof files are
+PROTO_CFLAGS = $(shell $(PKG_CONFIG) --cflags libprotobuf-c zlib 2>/dev/null)
+PROTO_LIBS = $(shell $(PKG_CONFIG) --libs libprotobuf-c zlib 2>/dev/null || \
+	echo -lprotobuf-c -lz)
+TOOLS_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(ELF_CFLAGS) $(PROTO_CFLAGS) -I$(B) -I$(B)/gen \
+	$(CFLAGS)
 
 all: $(B)/pcprof
 
@@ -92,9 +99,21 @@ deps-build:
 	@sh scripts/deps.sh build
 
 $(B)/tool/%.o: %.c gmon/gmon.h tools/pcprof.h tools/symtab.h tools/options.h \
-		tools/flame.h tools/diff.h tools/stats.h tools/lines.h tools/dwlines.h
+		tools/flame.h tools/diff.h tools/stats.h tools/lines.h tools/dwlines.h \
+		tools/export.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(TOOLS_CFLAGS) -c -o $@ $<
+
+$(B)/gen/profile.pb-c.c: tools/profile.proto | deps-build
+	@mkdir -p $(dir $@)
+	$(call say,PROTOC,$@)protoc-c --proto_path=tools --c_out=$(B)/gen tools/profile.proto
+$(B)/gen/profile.pb-c.h: $(B)/gen/profile.pb-c.c
+# generated code: built without -Werror, whose warnings are not ours
+$(B)/tool/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) -std=gnu11 -O2 -g $(SAN_FLAGS) $(PROTO_CFLAGS) -I$(B)/gen \
+		$(CFLAGS) -c -o $@ $<
+$(B)/tool/tools/export_pprof.o: $(B)/gen/profile.pb-c.h
 
 # where `pcprof run` looks for an installed libpc.so; rewritten only when
 # LIBDIR changes, so that `make install PREFIX=...` rebuilds what it must
@@ -106,7 +125,8 @@ $(B)/tool/tools/run.o: $(B)/config.h
 FORCE:
 
 $(B)/pcprof: $(TOOLS_OBJ)
-	$(call say,LD,$@)$(CC) $(TOOLS_CFLAGS) -o $@ $(TOOLS_OBJ) $(ELF_LIBS) -ldl -lm $(LDFLAGS)
+	$(call say,LD,$@)$(CC) $(TOOLS_CFLAGS) -o $@ $(TOOLS_OBJ) $(ELF_LIBS) $(PROTO_LIBS) \
+		-ldl -lm $(LDFLAGS)
 
 # ---------------------------------------------------------------- tests
 HOST_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
@@ -129,7 +149,7 @@ $(B)/host/%.o: %.c gmon/gmon.h preload/profil.h preload/pc.h tests/unit.h tools/
 $(B)/tests/unit: $(UNIT_OBJ)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_OBJ) $(CHECK_LIBS) $(ELF_LIBS) \
-		-ldl -lm $(LDFLAGS)
+		$(PROTO_LIBS) -ldl -lm $(LDFLAGS)
 
 # Programs the end-to-end tests run, each in the variants they need.
 P := $(B)/tests/progs
@@ -218,7 +238,7 @@ check: deps-check all $(B)/tests/unit $(PROGS)
 	@$(MAKE) --no-print-directory fuzz-if-possible
 
 deps-check:
-	@sh scripts/deps.sh check
+	@sh scripts/deps.sh check $(B)/npm
 
 # libFuzzer targets for the two parsers; `make check` runs each briefly when
 # clang's fuzzer runtime is installed (FUZZ_SECONDS each).

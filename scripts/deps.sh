@@ -2,7 +2,7 @@
 # What `make check` and `make demo` need, and how to get it: installs the
 # missing Debian packages when run as root with apt-get, otherwise names them
 # in one line and fails.
-# Usage: scripts/deps.sh build|demo|check|lint|ci
+# Usage: scripts/deps.sh build|demo|check|lint|ci [NPM_DIR]
 set -u
 
 need=""
@@ -22,6 +22,11 @@ want libelf-dev pkg-config --exists libelf
 want libdw-dev pkg-config --exists libdw
 want libdebuginfod-dev pkg-config --exists libdebuginfod
 want libunwind-dev pkg-config --exists libunwind
+# --format pprof: protoc-c generates the profile.proto code, libprotobuf-c
+# runs it, zlib gzips it
+want protobuf-c-compiler command -v protoc-c
+want libprotobuf-c-dev pkg-config --exists libprotobuf-c
+want zlib1g-dev pkg-config --exists zlib
 case $mode in
 demo|check|ci)
 	want binutils command -v gprof
@@ -47,6 +52,12 @@ check|ci)
 	want debuginfod command -v debuginfod
 	# libc's debug file: pcprof report --lines and annotate of Debian's
 	# sort, in libc, against perf annotate
+	# the exporters' real consumers: go tool pprof, callgrind_annotate,
+	# and speedscope's app in headless Chromium (npm packages below)
+	want golang-go command -v go
+	want valgrind command -v callgrind_annotate
+	want chromium command -v chromium
+	want npm command -v npm
 	want libc6-dbg sh -c "dpkg-query -W -f='\${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed'"
 	;;
 esac
@@ -65,13 +76,33 @@ ci)
 	;;
 esac
 
-[ -z "$need" ] && exit 0
+# The browser tests' npm packages, pinned, into NPM_DIR (the second
+# argument; the Makefile gives $(B)/npm): speedscope's app, and
+# playwright-core to drive Debian's chromium (it downloads no browser).
+npm_dir=${2:-build/npm}
+npm_pkgs="speedscope@1.25.0 playwright-core@1.65.1"
+npm_install() {
+	case $mode in check|ci) ;; *) return 0 ;; esac
+	[ -f "$npm_dir/node_modules/speedscope/package.json" ] &&
+		[ -f "$npm_dir/node_modules/playwright-core/package.json" ] && return 0
+	command -v npm >/dev/null 2>&1 || return 0	# said with the packages above
+	echo "pcprof: installing from npm into $npm_dir: $npm_pkgs"
+	mkdir -p "$npm_dir" &&
+		npm install --prefix "$npm_dir" --no-audit --no-fund --silent $npm_pkgs >/dev/null ||
+		{ echo "pcprof: npm install $npm_pkgs failed" >&2; exit 1; }
+}
+
+if [ -z "$need" ]; then
+	npm_install
+	exit 0
+fi
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "pcprof: installing:$need"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq >/dev/null &&
 		apt-get install -y -qq --no-install-recommends $need >/dev/null ||
 		{ echo "pcprof: apt-get install$need failed" >&2; exit 1; }
+	npm_install
 	exit 0
 fi
 echo "pcprof: missing$need; install with: sudo apt-get install$need" >&2

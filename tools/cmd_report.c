@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "pcprof.h"
+#include "export.h"
 #include "lines.h"
 #include "options.h"
 
@@ -40,8 +41,52 @@ static const char usage_report[] =
 "object. A profile with no manifest (a plain LD_PRELOAD run) is read as\n"
 "the program's whose build-id its header records, when that executable\n"
 "is beside it or in the current directory.\n"
+"--format pprof, speedscope or callgrind write the profile for those\n"
+"tools: from GMON.stacks where it was recorded (PC_STACKS=1), each\n"
+"sampled stack; otherwise each sampled address alone (callgrind: with\n"
+"the call-graph arcs). Every process of a run is in the one file.\n"
 "\n"
+"  -o, --output FILE  write to FILE (written whole, then renamed into\n"
+"                     place) instead of standard output\n"
 REPORT_OPTIONS_HELP;
+
+/* The executable's profiles for another tool (export.h). */
+static void
+export_inputs(const struct pc_inputs *in, const struct report_opts *r,
+	      const struct symtab_opts *s, FILE *out)
+{
+	const char *base = strrchr(in->exe, '/');
+	struct export x;
+
+	export_refuse(r);
+	export_init(&x);
+	export_add(&x, in, s, r->stacks, base && base[1] ? base + 1 : in->exe, 0);
+	export_print(&x, r->format, out, in->exe);
+	export_release(&x);
+}
+
+/* The flat profile, and the call graph where there are arcs. */
+static void
+print_flat(const struct pc_inputs *in, const struct report_opts *r, FILE *out)
+{
+	const struct gmon_profile *p = &in->runs[0].prof;
+	struct callgraph cg;
+	struct flat f;
+	uint64_t outside;
+	int arcs;
+
+	flat_build(&f, &in->st, p);
+	if (f.total == 0)
+		pc_warn("warning: '%s': the profile holds no samples", r->files[0]);
+	/* arcs, not the records that count samples outside */
+	arcs = p->narcs > gmon_profile_outside(p, &outside);
+	if (arcs)
+		callgraph_build(&cg, &in->st, p, &f);
+	report_print(out, &f, &in->st, arcs ? &cg : NULL, r);
+	if (arcs)
+		callgraph_release(&cg);
+	flat_release(&f);
+}
 
 int
 report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
@@ -49,9 +94,6 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 {
 	struct pc_inputs in;
 	struct gmon_profile *p;
-	struct callgraph cg;
-	struct flat f;
-	int arcs;
 
 	inputs_open(&in, exe, files, nfiles, s, 0);
 	inputs_load(&in, s, 0);
@@ -62,6 +104,10 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 	if (r->by_object && !in.st.nobjs)
 		pc_fatal("'%s': no objects manifest beside it (record with PC_SCOPE=all "
 			 "for --by-object)", r->files[0]);
+	if (FORMAT_IS_EXPORT(r->format)) {
+		export_inputs(&in, r, s, out);
+		goto out;
+	}
 	if (r->lines) {
 		struct lines L;
 
@@ -82,21 +128,7 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 		folded_release(&fs);
 		goto out;
 	}
-	flat_build(&f, &in.st, p);
-	if (f.total == 0)
-		pc_warn("warning: '%s': the profile holds no samples", r->files[0]);
-	{
-		uint64_t outside;
-
-		/* arcs, not the records that count samples outside */
-		arcs = p->narcs > gmon_profile_outside(p, &outside);
-	}
-	if (arcs)
-		callgraph_build(&cg, &in.st, p, &f);
-	report_print(out, &f, &in.st, arcs ? &cg : NULL, r);
-	if (arcs)
-		callgraph_release(&cg);
-	flat_release(&f);
+	print_flat(&in, r, out);
 out:
 	inputs_close(&in);
 	return 0;
@@ -138,18 +170,26 @@ cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		REPORT_LONGOPTS,
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
 	struct report_opts r = { .format = FORMAT_TEXT };
 	struct symtab_fetch fetch = { 0 };
 	struct symtab_opts s = { .fetch = &fetch };
+	const char *output = NULL;
+	struct out_file of;
+	FILE *out;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			report_usage(stdout, usage_report);
 			return 0;
+		}
+		if (c == 'o') {
+			output = optarg;
+			continue;
 		}
 		if (!report_option(c, optarg, &r, &s)) {
 			report_usage(stderr, usage_report);
@@ -160,21 +200,26 @@ cmd_report(int argc, char **argv)
 		report_usage(stderr, usage_report);
 		return EXIT_BAD_INPUT;
 	}
+	/* -o FILE is a temporary file until the report is whole: bad input
+	 * leaves no file */
 	/* a profile or a directory first: the whole run, its programs
 	 * named by the manifests */
 	if (runview_is_profile(argv[optind])) {
 		char exe[PATH_MAX];
 
+		out = out_open(&of, output);
 		if (plain_exe(argv[optind], exe, sizeof(exe)))
-			rc = report_files(exe, argv + optind, argc - optind, &r, &s, stdout);
+			rc = report_files(exe, argv + optind, argc - optind, &r, &s, out);
 		else
-			rc = runview_report(argv + optind, argc - optind, &r, &s, stdout);
+			rc = runview_report(argv + optind, argc - optind, &r, &s, out);
 	} else {
 		if (r.process)
 			pc_fatal("--process: name no EXE, only the run's directory or profiles");
+		out = out_open(&of, output);
 		rc = report_files(argv[optind], argv + optind + 1, argc - optind - 1,
-				  &r, &s, stdout);
+				  &r, &s, out);
 	}
+	out_commit(&of);
 	symtab_fetch_end(&fetch);
 	return rc;
 }

@@ -29,6 +29,8 @@ struct lrow {
 	size_t ord;		/* its place in the table */
 	int scoped;		/* inl is known */
 	const char *inl;	/* the function inlined here, or NULL */
+	const char *call_file;	/* where the outermost inlined function is */
+	int call_line;		/* called from, or NULL and 0 */
 	Dwarf_Die cu;
 };
 
@@ -260,9 +262,83 @@ unit_of(struct dwlines *m, Dwarf_Die *cu)
 	return u->n ? u : NULL;
 }
 
-/* The function inlined at r's address, innermost, or NULL. */
+/*
+ * The outermost inlined call that holds addr, in the subprogram that holds
+ * it: found by descending from the unit through the DIEs whose ranges hold
+ * addr (dwarf_getscopes goes from an inlined instance to its abstract
+ * definition, not to its caller), into namespaces and classes on the way
+ * to the subprogram. 1 with *out set, else 0. At most 64 levels and
+ * MAX_SCAN DIEs, for a strange file.
+ */
+#define MAX_SCAN	200000
+
+static int
+outer_inlined(Dwarf_Die *parent, uint64_t addr, int in_sub, int depth, long *scanned,
+	      Dwarf_Die *out)
+{
+	Dwarf_Die kid;
+
+	if (depth > 64 || dwarf_child(parent, &kid) != 0)
+		return 0;
+	do {
+		if (++*scanned > MAX_SCAN)
+			return 0;
+		switch (dwarf_tag(&kid)) {
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			if (!in_sub && outer_inlined(&kid, addr, 0, depth + 1, scanned, out))
+				return 1;
+			break;
+		case DW_TAG_subprogram:
+		case DW_TAG_lexical_block:
+			if (dwarf_haspc(&kid, addr) == 1)
+				return outer_inlined(&kid, addr, 1, depth + 1, scanned, out);
+			break;
+		case DW_TAG_inlined_subroutine:
+			if (in_sub && dwarf_haspc(&kid, addr) == 1) {
+				*out = kid;
+				return 1;
+			}
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&kid, &kid) == 0);
+	return 0;
+}
+
+/* Where the outermost function inlined at addr is called from: r's
+ * call_file and call_line. */
+static void
+call_site(struct unit *u, struct lrow *r, uint64_t addr)
+{
+	Dwarf_Attribute at, cd;
+	Dwarf_Word line = 0, file = 0;
+	Dwarf_Files *files;
+	Dwarf_Die outer;
+	size_t nfiles;
+	const char *f;
+	long scanned = 0;
+
+	if (!outer_inlined(&r->cu, addr, 0, 0, &scanned, &outer))
+		return;
+	if (dwarf_formudata(dwarf_attr(&outer, DW_AT_call_line, &at), &line) == 0 &&
+	    line > 0 && line < INT32_MAX &&
+	    dwarf_formudata(dwarf_attr(&outer, DW_AT_call_file, &at), &file) == 0 &&
+	    dwarf_getsrcfiles(&r->cu, &files, &nfiles) == 0 && file < nfiles &&
+	    (f = dwarf_filesrc(files, file, NULL, NULL))) {
+		r->call_line = (int)line;
+		r->call_file = unit_path(u, f, dwarf_formstring(dwarf_attr(&r->cu,
+					 DW_AT_comp_dir, &cd)));
+	}
+}
+
+/* The function inlined at r's address, innermost, or NULL; and where the
+ * outermost function inlined there is called (call_site). */
 static const char *
-inlined_at(struct lrow *r, uint64_t addr)
+inlined_at(struct unit *u, struct lrow *r, uint64_t addr)
 {
 	Dwarf_Die *scopes = NULL;
 	int n;
@@ -283,6 +359,8 @@ inlined_at(struct lrow *r, uint64_t addr)
 		break;
 	}
 	free(scopes);
+	if (r->inl)
+		call_site(u, r, addr);
 	return r->inl;
 }
 
@@ -360,7 +438,7 @@ unit_at(struct dwlines *m, uint64_t addr, Dwarf_Die *cu)
  * then the next row's address or 0 for none.
  */
 static struct lrow *
-row_at(struct dwlines *m, uint64_t addr, uint64_t *end)
+row_at(struct dwlines *m, uint64_t addr, uint64_t *end, struct unit **up)
 {
 	Dwarf_Die cu;
 	struct unit *u;
@@ -380,6 +458,7 @@ row_at(struct dwlines *m, uint64_t addr, uint64_t *end)
 	}
 	if (lo < u->n)
 		*end = u->rows[lo].addr;
+	*up = u;
 	if (lo == 0 || u->rows[lo - 1].end)
 		return NULL;
 	return &u->rows[lo - 1];
@@ -388,11 +467,12 @@ row_at(struct dwlines *m, uint64_t addr, uint64_t *end)
 int
 dwlines_at(struct dwlines *m, uint64_t addr, struct dwline *out, uint64_t *end)
 {
+	struct unit *u = NULL;
 	struct lrow *r;
 	uint64_t e;
 
 	/* line 0 is code that no source line stands for (DWARF 5, 6.2.5.1) */
-	if (!(r = row_at(m, addr, &e)) || r->line <= 0) {
+	if (!(r = row_at(m, addr, &e, &u)) || r->line <= 0) {
 		if (end)
 			*end = e;
 		return 0;
@@ -401,6 +481,8 @@ dwlines_at(struct dwlines *m, uint64_t addr, struct dwline *out, uint64_t *end)
 		*end = e;
 	out->file = r->file;
 	out->line = r->line;
-	out->inlined = inlined_at(r, addr);
+	out->inlined = inlined_at(u, r, addr);
+	out->call_file = r->call_file;
+	out->call_line = r->call_line;
 	return 1;
 }

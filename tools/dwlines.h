@@ -15,6 +15,10 @@ struct dwline {
 	const char *file;	/* a path, as the unit names it */
 	int line;
 	const char *inlined;	/* the function inlined there, or NULL */
+	/* inlined: where the outermost function inlined there is called
+	 * from, in the function that holds it all; NULL and 0 if not known */
+	const char *call_file;
+	int call_line;
 };
 
 /* The DWARF of the ELF file at path (or image buf[0..len), which must

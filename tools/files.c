@@ -127,3 +127,87 @@ pc_realloc(void *p, size_t n)
 		pc_fatal("out of memory");
 	return q;
 }
+
+/*
+ * Output files (out_open, out_commit). A regular file, or a name not there
+ * yet, is written under a temporary name beside it and renamed over it
+ * when whole, so that a failure leaves no partial file and a symlink there
+ * is replaced, not written through. A device or FIFO (/dev/stdout,
+ * /dev/full) is written as it is. A failure after out_open exits through
+ * pc_fatal, and the temporary file goes with it.
+ */
+static char *pending_tmp;
+
+static mode_t
+umask_now(void)
+{
+	mode_t m = umask(0);
+
+	umask(m);
+	return m;
+}
+
+static void
+drop_pending(void)
+{
+	if (pending_tmp)
+		unlink(pending_tmp);
+}
+
+FILE *
+out_open(struct out_file *o, const char *path)
+{
+	static int registered;
+	struct stat sb;
+	int fd;
+
+	memset(o, 0, sizeof(*o));
+	o->path = path;
+	if (!path || !strcmp(path, "-")) {
+		o->path = "standard output";
+		o->f = stdout;
+		return o->f;
+	}
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		if (S_ISDIR(sb.st_mode))
+			pc_fatal("'%s': is a directory", path);
+		if (!(o->f = fopen(path, "w")))
+			pc_fatal("'%s': %s", path, strerror(errno));
+		return o->f;
+	}
+	if (asprintf(&o->tmp, "%s.XXXXXX", path) < 0)
+		pc_fatal("out of memory");
+	if ((fd = mkostemp(o->tmp, O_CLOEXEC)) < 0)
+		pc_fatal("'%s': %s", path, strerror(errno));
+	if (!registered) {
+		atexit(drop_pending);
+		registered = 1;
+	}
+	pending_tmp = o->tmp;
+	fchmod(fd, 0644 & ~umask_now());
+	if (!(o->f = fdopen(fd, "w")))
+		pc_fatal("'%s': %s", path, strerror(errno));
+	return o->f;
+}
+
+void
+out_commit(struct out_file *o)
+{
+	int bad = ferror(o->f);
+
+	if (o->f == stdout) {
+		if (fflush(stdout) || bad)
+			pc_fatal("%s: %s", o->path, strerror(errno ? errno : EIO));
+		return;
+	}
+	if (fclose(o->f) || bad)
+		pc_fatal("'%s': %s", o->path, strerror(errno ? errno : EIO));
+	o->f = NULL;
+	if (o->tmp) {
+		if (rename(o->tmp, o->path))
+			pc_fatal("'%s': %s", o->path, strerror(errno));
+		pending_tmp = NULL;
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+}

@@ -42,8 +42,15 @@ report_option(int c, const char *arg, struct report_opts *r,
 			r->format = FORMAT_CSV;
 		else if (!strcmp(arg, "folded"))
 			r->format = FORMAT_FOLDED;
+		else if (!strcmp(arg, "pprof"))
+			r->format = FORMAT_PPROF;
+		else if (!strcmp(arg, "speedscope"))
+			r->format = FORMAT_SPEEDSCOPE;
+		else if (!strcmp(arg, "callgrind"))
+			r->format = FORMAT_CALLGRIND;
 		else
-			pc_fatal("--format '%s': not text, json, csv or folded", arg);
+			pc_fatal("--format '%s': not text, json, csv, folded, pprof, speedscope "
+				 "or callgrind", arg);
 		return 1;
 	case OPT_CALLGRAPH:
 		r->callgraph = 1;

@@ -182,13 +182,20 @@ give_lines(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
 }
 
 int
+lines_line_at(struct lines *L, uint32_t obj, uint64_t addr, struct dwline *out)
+{
+	struct dwlines *m = module(L, obj);
+
+	return m && dwlines_at(m, addr, out, NULL);
+}
+
+int
 lines_at(struct lines *L, uint32_t obj, uint64_t addr, const char **file, int *line,
 	 const char **inlined)
 {
-	struct dwlines *m = module(L, obj);
 	struct dwline l;
 
-	if (!m || !dwlines_at(m, addr, &l, NULL))
+	if (!lines_line_at(L, obj, addr, &l))
 		return 0;
 	*file = l.file;
 	*line = l.line;

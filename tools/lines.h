@@ -55,6 +55,9 @@ void lines_check(const struct lines *L);
  * set, 0 where no line covers it. */
 int lines_at(struct lines *L, uint32_t obj, uint64_t addr, const char **file, int *line,
 	     const char **inlined);
+/* The same, the whole line (dwlines.h): with where inlined code is called. */
+struct dwline;
+int lines_line_at(struct lines *L, uint32_t obj, uint64_t addr, struct dwline *out);
 
 /* lines_out.c: print L as ro->format (text, json or csv), ro->top rows. */
 struct symtab;

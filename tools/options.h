@@ -29,7 +29,10 @@ enum {
 #define REPORT_OPTIONS_HELP						\
 "Report options:\n"							\
 "  --format FMT     text (default), json, csv, or folded (collapsed\n"	\
-"                   stacks from GMON.stacks, for flame graph tools)\n"	\
+"                   stacks from GMON.stacks, for flame graph tools);\n"	\
+"                   for other tools: pprof (go tool pprof, Pyroscope,\n"	\
+"                   Parca; gzipped protobuf), speedscope (JSON) or\n"	\
+"                   callgrind (callgrind_annotate, KCachegrind)\n"	\
 "  --callgraph      text: each function's callers and callees too\n"	\
 "  --stacks-file F  the stacks file for --format folded\n"		\
 "                   (default: GMON.stacks)\n"				\

@@ -33,6 +33,19 @@ void *pc_realloc(void *p, size_t n);
 /* files.c: b[0..n) in hex into buf (2n + 1 bytes); buf. */
 const char *pc_hex(const uint8_t *b, size_t n, char *buf);
 
+/* files.c: an output file, written whole or not at all (out_open). */
+struct out_file {
+	FILE *f;
+	const char *path;	/* as given, or "standard output" */
+	char *tmp;		/* the temporary name, renamed at commit */
+};
+/* Open path for writing (NULL or "-": standard output); exits with one
+ * line naming it on failure. */
+FILE *out_open(struct out_file *o, const char *path);
+/* Flush and close o, and put it in place; exits with one line naming the
+ * file on a write error, leaving no partial file. */
+void out_commit(struct out_file *o);
+
 /* files.c: whether gmon has a manifest (gmon.objects) beside it. */
 int files_have_manifest(const char *gmon);
 
@@ -210,6 +223,14 @@ void callgraph_print(FILE *out, const struct callgraph *cg,
 		     const struct flat *f, const struct symtab *st, long top);
 void callgraph_release(struct callgraph *cg);
 
+/* stackfile.c: the stacks of run 0's files[file] (FILE.stacks), or of
+ * stacks_file where it is given, read into ss and checked to be of that
+ * run: 0; or 1 where there is no such file and it is not required. Exits
+ * with one line on bad input. */
+struct gmon_stacks;
+int stacks_load(const struct pc_inputs *in, int file, const char *stacks_file, int required,
+		struct gmon_stacks *ss);
+
 /* Collapsed stacks (stackfile.c). */
 struct folded {
 	char *line;		/* "root;...;leaf" */
@@ -230,7 +251,12 @@ void folded_build(struct folded_set *fs, const struct pc_inputs *in,
 void folded_print(FILE *out, const struct folded_set *fs);
 void folded_release(struct folded_set *fs);
 
-enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_FOLDED };
+enum format {
+	FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_FOLDED,
+	/* for other tools (export.h) */
+	FORMAT_PPROF, FORMAT_SPEEDSCOPE, FORMAT_CALLGRIND,
+};
+#define FORMAT_IS_EXPORT(f)	((f) >= FORMAT_PPROF)
 
 struct report_opts {
 	enum format format;

@@ -331,7 +331,10 @@ report_print(FILE *out, const struct flat *f, const struct symtab *st,
 		print_csv(out, f, l, shown, o);
 		break;
 	case FORMAT_FOLDED:
-		break;		/* report_files prints it from the stacks */
+	case FORMAT_PPROF:
+	case FORMAT_SPEEDSCOPE:
+	case FORMAT_CALLGRIND:
+		break;		/* report_files writes them (stackfile.c, export.h) */
 	}
 	free(l);
 }

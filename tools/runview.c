@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "options.h"
+#include "export.h"
 
 struct proc {
 	char *profile;		/* the process's gmon file */
@@ -573,6 +574,29 @@ read_procs(struct view *v, const struct symtab_opts *so, double *total)
 	return rate;
 }
 
+/* Every process of the run into one file for another tool (export.h), in
+ * the order of their profiles' names. */
+static void
+export_run(const struct view *v, const struct report_opts *r, const struct symtab_opts *so,
+	   FILE *out, const char *title)
+{
+	struct export x;
+
+	export_refuse(r);
+	export_init(&x);
+	for (size_t i = 0; i < v->nprocs; i++) {
+		const struct proc *pr = &v->procs[i];
+		struct pc_inputs in;
+
+		inputs_open(&in, pr->exe, (char **)&pr->profile, 1, so, INPUTS_AS_GIVEN);
+		inputs_load(&in, so, 0);
+		export_add(&x, &in, so, NULL, pr->program, pr->pid);
+		inputs_close(&in);
+	}
+	export_print(&x, r->format, out, title);
+	export_release(&x);
+}
+
 int
 runview_report(char **paths, int npaths, struct report_opts *r,
 	       const struct symtab_opts *so, FILE *out)
@@ -583,7 +607,8 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	double total = 0;
 	uint32_t rate;
 
-	if (r->format == FORMAT_FOLDED || r->callgraph || r->lines)
+	if (!FORMAT_IS_EXPORT(r->format) && (r->format == FORMAT_FOLDED || r->callgraph ||
+					      r->lines))
 		pc_fatal("%s of a whole run: name the executable (pcprof report EXE GMON)",
 			 r->format == FORMAT_FOLDED ? "--format folded" :
 			 r->callgraph ? "--callgraph" : "--lines");
@@ -594,6 +619,11 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 		pc_fatal(r->process ? "'%s': no process %s in the run" :
 			 "'%s': no profile recorded with PC_SCOPE=all there%s",
 			 paths[0], r->process ? r->process : "");
+	if (FORMAT_IS_EXPORT(r->format)) {
+		export_run(&v, r, so, out, paths[0]);
+		view_release(&v);
+		return 0;
+	}
 	rate = read_procs(&v, so, &total);
 	qsort(v.procs, v.nprocs, sizeof(*v.procs), cmp_proc);
 	merge_rows(&v);

@@ -133,37 +133,49 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 	return s;
 }
 
+int
+stacks_load(const struct pc_inputs *in, int file, const char *stacks_file, int required,
+	    struct gmon_stacks *ss)
+{
+	const struct pc_run *run = &in->runs[0];
+	struct gmon_error err;
+	char path[4096];
+	unsigned char *buf;
+	size_t len;
+	int r;
+
+	if (stacks_file)
+		snprintf(path, sizeof(path), "%s", stacks_file);
+	else
+		snprintf(path, sizeof(path), "%s.stacks", run->files[file]);
+	if (!required && access(path, F_OK) && errno == ENOENT)
+		return 1;
+	buf = slurp_stacks(path, &len);
+	r = gmon_stacks_parse(buf, len, ss, &err);
+	free(buf);
+	pc_parse_fatal(path, r, &err);
+	stacks_check_run(path, ss, &in->st, stacks_file ? NULL : run->files[file],
+			 !stacks_file && run->manifest[file]);
+	return 0;
+}
+
 void
 folded_build(struct folded_set *fs, const struct pc_inputs *in, const char *stacks_file)
 {
-	const struct pc_run *run = &in->runs[0];
-	char **gmons = run->files;
-	int n = run->nfiles;
+	int n = in->runs[0].nfiles;
 	size_t cap = 0, k = 0;
 
 	memset(fs, 0, sizeof(*fs));
 	for (int i = 0; i < (stacks_file ? 1 : n); i++) {
-		char path[4096];
 		struct gmon_stacks ss;
-		struct gmon_error err;
-		unsigned char *buf;
-		size_t len;
-		int r;
 
-		if (stacks_file)
-			snprintf(path, sizeof(path), "%s", stacks_file);
-		else
-			snprintf(path, sizeof(path), "%s.stacks", gmons[i]);
-		buf = slurp_stacks(path, &len);
-		r = gmon_stacks_parse(buf, len, &ss, &err);
-		free(buf);
-		pc_parse_fatal(path, r, &err);
-		stacks_check_run(path, &ss, &in->st, stacks_file ? NULL : gmons[i],
-				 !stacks_file && run->manifest[i]);
+		stacks_load(in, i, stacks_file, 1, &ss);
 		if (!fs->rate)
 			fs->rate = ss.rate;
 		if (ss.rate != fs->rate)
-			pc_fatal("'%s': sampled at %u Hz, not %u Hz", path, ss.rate, fs->rate);
+			pc_fatal("'%s%s': sampled at %u Hz, not %u Hz",
+				 stacks_file ? stacks_file : in->runs[0].files[i],
+				 stacks_file ? "" : ".stacks", ss.rate, fs->rate);
 		for (size_t j = 0; j < ss.n; j++) {
 			if (k == cap) {
 				cap = cap ? 2 * cap : 1024;

@@ -1,0 +1,324 @@
+"""End-to-end tests of pcprof report --format pprof, speedscope and
+callgrind, each read by the tool people read it with: go tool pprof,
+callgrind_annotate, and speedscope's own app in headless Chromium
+(test_browser.py). The profile is of a process tree of Debian's own
+programs as shipped: sh running xz (its time in liblzma) and then sort
+(in itself and libc), recorded whole by pcprof run --stacks."""
+
+import functools
+import http.server
+import json
+import os
+import pty
+import re
+import subprocess
+import tempfile
+import threading
+import urllib.parse
+
+import shipped
+from pctest import BUILD, clean_env, need, prog, run, skip
+from test_cli import pcprof
+
+SHARED = True	# one recorded run serves every test here
+HERE = os.path.dirname(os.path.abspath(__file__))
+_tree = {}
+
+
+def tree():
+    """{"dir": the run directory, "report": its JSON report, "d": a scratch
+    directory}, recorded once."""
+    if not _tree:
+        need("xz", "sort", "sh")
+        d = tempfile.mkdtemp(prefix="pc-e2e-export-")
+        part = os.path.join(d, "part.txt")
+        shipped.text_file(part, 2)
+        rdir = os.path.join(d, "run")
+        cmd = "xz -6 -k -T1 -c {0} > /dev/null; sort -f {0} {0} {0} > /dev/null".format(part)
+        p = pcprof("run", "--stacks", "--no-report", "-o", rdir, "--", "sh", "-c", cmd,
+                   timeout=300)
+        assert p.returncode == 0, p.stderr
+        r = pcprof("report", "--format", "json", "--top", "0", rdir)
+        assert r.returncode == 0, r.stderr
+        _tree.update(dir=rdir, d=d, report=json.loads(r.stdout))
+    return _tree
+
+
+def export(fmt, *args):
+    """Export the tree's run as fmt; the file's path."""
+    t = tree()
+    out = os.path.join(t["d"], "tree." + fmt)
+    p = pcprof("report", "--format", fmt, "-o", out, *args, t["dir"])
+    assert p.returncode == 0, p.stderr
+    assert os.path.getsize(out) > 0
+    return out
+
+
+def by_name(functions, key="self_samples"):
+    """{function name: samples}, summed over objects."""
+    out = {}
+    for f in functions:
+        out[f["name"]] = out.get(f["name"], 0) + f[key]
+    return out
+
+
+def pprof(*args):
+    go = need("go")
+    p = subprocess.run([go, "tool", "pprof"] + list(args), capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, PPROF_BINARY_PATH="/nonexistent"))
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def pprof_top(path, *extra):
+    """{function: flat samples} from go tool pprof -top, every node."""
+    out = pprof("-top", "-sample_index=samples", "-nodecount=1000000", "-nodefraction=0",
+                *extra, path)
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.+?)\s*$", line)
+        if m:
+            name = re.sub(r" \(inline\)$", "", m.group(3))
+            rows[name] = rows.get(name, 0) + int(m.group(1))
+    return rows, out
+
+
+def test_pprof_top_matches_the_report_on_a_process_tree():
+    """go tool pprof -top reads the file: every function's flat samples are
+    pcprof report's (the stacks' leaves are the samples the histograms
+    counted), its header has the run's duration, and its process tags hold
+    each process's samples as the report's process lines do."""
+    t = tree()
+    path = export("pprof")
+    with open(path, "rb") as f:
+        assert f.read(2) == b"\x1f\x8b", "not gzipped"
+    rows, out = pprof_top(path, "-noinlines")
+    want = by_name(t["report"]["profile"]["functions"])
+    top = sorted(want, key=lambda n: -want[n])[:10]
+    assert top and all(rows.get(n) == want[n] for n in top), \
+        ([(n, want[n], rows.get(n)) for n in top], out[:3000])
+    total = t["report"]["profile"]["total_samples"]
+    assert sum(rows.values()) == total, (sum(rows.values()), total)
+    assert re.search(r"Duration: [\d.]+m?s, Total samples = %d\b" % total, out), out[:600]
+    tags = pprof("-tags", "-sample_index=samples", path)
+    for pr in t["report"]["processes"]:
+        if pr["samples"]:
+            assert re.search(r"\b%d(?:\.0)? \([\d.]+%%\): %s\b" % (
+                pr["samples"], re.escape(pr["program"])), tags), (pr, tags)
+            assert re.search(r"\b%d(?:\.0)? \([\d.]+%%\): %d\b" % (pr["samples"], pr["pid"]), tags), \
+                (pr, tags)
+    return "%d samples; top %s %d; processes %s" % (
+        total, top[0], want[top[0]],
+        ", ".join("%s %d" % (p["program"], p["samples"]) for p in t["report"]["processes"]))
+
+
+def test_pprof_traces_are_the_recorded_stacks():
+    """go tool pprof -traces shows whole stacks: xz's hottest liblzma code
+    under lzma_code, under main's caller __libc_start_main, in process xz;
+    and the file's mappings carry each object's GNU build-id."""
+    path = export("pprof")
+    out = pprof("-traces", path)
+    traces = out.split("-----------+")
+    xz = [tr for tr in traces if re.search(r"process:\s+xz\b", tr) and "lzma_code" in tr]
+    assert xz, out[:3000]
+    assert all("__libc_start_main" in tr for tr in xz[:20]), xz[:3]
+    raw = pprof("-raw", path)
+    ids = re.findall(r"^\s*\d+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+) ([0-9a-f]{40})",
+                     raw, re.M)
+    assert ids, raw[-3000:]
+    for f, bid in ids:
+        if os.path.isabs(f) and os.path.exists(f):
+            got = subprocess.run(["readelf", "-n", f], capture_output=True, text=True).stdout
+            assert bid in got, (f, bid)
+    return "%d stacks of xz through lzma_code; %d mappings with build-ids" % (len(xz), len(ids))
+
+
+def test_pprof_lines_and_inlined_code_of_a_program_with_debug_information():
+    """Of three-pie (-O2 -g, work_alpha's work is an inlined helper):
+    go tool pprof -list work_alpha shows its samples at the source line
+    that calls the helper; -top, inlines counted apart, names the helper;
+    with -noinlines, work_alpha has the report's samples. Without stacks,
+    each sampled address is a location of its own."""
+    r = run([prog("three-pie"), "1"], verbose=False)
+    assert r.status == 0, r.stderr
+    gmon = r.path()
+    out = os.path.join(r.cwd, "three.pb.gz")
+    p = pcprof("report", "--format", "pprof", "-o", out, prog("three-pie"), gmon)
+    assert p.returncode == 0, p.stderr
+    rep = json.loads(pcprof("report", "--format", "json", prog("three-pie"), gmon).stdout)
+    want = by_name(rep["functions"])
+    rows, top = pprof_top(out, "-noinlines")
+    for n in ("work_alpha", "work_beta", "work_gamma"):
+        assert abs(rows.get(n, 0) - want[n]) <= 1, (n, rows.get(n), want[n], top)
+    listing = pprof("-list", "^work_alpha$", "-sample_index=samples", out)
+    src = open(os.path.join(os.path.dirname(__file__), "..", "progs", "three.c")).read()
+    call = [i for i, l in enumerate(src.splitlines(), 1)
+            if "WORK(x, 5 * SPIN_UNIT)" in l]
+    assert call, "three.c changed"
+    m = re.search(r"^\s+\.\s+(\d+)\s+%d:" % call[0], listing, re.M)
+    assert m and abs(int(m.group(1)) - want["work_alpha"]) <= 1, listing
+    inl, _ = pprof_top(out)
+    assert "spin_exact" in inl or "vary" in inl, inl
+    addrs = pprof("-traces", out).count("-----------+")
+    assert addrs > 3, "one location per sampled address"
+    return "work_alpha %d samples at three.c:%d; %d address samples" % (
+        want["work_alpha"], call[0], addrs)
+
+
+def annotate_self(path):
+    """{function: self samples} from callgrind_annotate, every function,
+    summed over the files its lines are in."""
+    ca = need("callgrind_annotate")
+    p = subprocess.run([ca, "--threshold=100", path], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    rows = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(?:\S*?):(.+?)(?: \[[^\]]*\])?\s*$", line)
+        if m and "PROGRAM TOTALS" not in line:
+            rows[m.group(2)] = rows.get(m.group(2), 0) + int(m.group(1).replace(",", ""))
+    return rows, p.stdout
+
+
+def test_callgrind_annotate_reads_the_same_self_samples():
+    """callgrind_annotate (valgrind's) prints each function with the
+    report's self samples, and its inclusive view gives main's the whole
+    of xz's time through the calls the stacks hold."""
+    t = tree()
+    path = export("callgrind")
+    head = open(path).read(200)
+    assert head.startswith("# callgrind format\n"), head
+    rows, out = annotate_self(path)
+    want = by_name(t["report"]["profile"]["functions"])
+    top = sorted(want, key=lambda n: -want[n])[:10]
+    assert all(rows.get(n) == want[n] for n in top), \
+        ([(n, want[n], rows.get(n)) for n in top], out[:3000])
+    ca = need("callgrind_annotate")
+    inc = subprocess.run([ca, "--inclusive=yes", "--threshold=100", path],
+                         capture_output=True, text=True, timeout=120).stdout
+    xz = [p for p in t["report"]["processes"] if p["program"] == "xz"][0]
+    m = re.search(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+\S*:lzma_code\b", inc, re.M)
+    assert m and int(m.group(1).replace(",", "")) >= 0.95 * xz["samples"], (xz, inc[:3000])
+    return "%d functions; lzma_code inclusive %s of xz's %d" % (
+        len(rows), m.group(1), xz["samples"])
+
+
+def test_exporters_refuse_bad_input_and_leave_no_partial_file():
+    """Each exporter, given an empty profile, a corrupt one, or an output
+    it cannot write (/dev/full), says one line naming the file and exits
+    2; and the output file it was to write is not there."""
+    t = tree()
+    d = tempfile.mkdtemp(prefix="pc-e2e-export-bad-")
+    empty = os.path.join(d, "empty.gmon")
+    open(empty, "w").close()
+    junk = os.path.join(d, "junk.gmon")
+    with open(junk, "wb") as f:
+        f.write(b"gmon\x01\x00\x00\x00" + b"\xff" * 300)
+    cases = 0
+    for fmt in ("pprof", "speedscope", "callgrind"):
+        for bad, what in ((empty, "empty"), (junk, "")):
+            out = os.path.join(d, "out." + fmt)
+            p = pcprof("report", "--format", fmt, "-o", out, prog("three-pie"), bad)
+            assert p.returncode == 2, (fmt, bad, p.returncode, p.stderr)
+            lines = p.stderr.strip().splitlines()
+            assert len(lines) == 1 and bad in lines[0] and what in lines[0], (fmt, p.stderr)
+            assert not os.path.exists(out), (fmt, os.listdir(d))
+            cases += 1
+        p = pcprof("report", "--format", fmt, "-o", "/dev/full", t["dir"])
+        assert p.returncode == 2, (fmt, p.returncode, p.stderr)
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and "/dev/full" in lines[0] and "No space" in lines[0], \
+            (fmt, p.stderr)
+        cases += 1
+    assert sorted(os.listdir(d)) == ["empty.gmon", "junk.gmon"], os.listdir(d)
+    # pprof's binary is not written to a terminal
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.run([os.path.join(os.path.abspath(BUILD), "pcprof"), "report",
+                            "--format", "pprof", t["dir"]], stdout=slave,
+                           stderr=subprocess.PIPE, text=True, timeout=60,
+                           env=clean_env(profiled=False))
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert p.returncode == 2 and "-o FILE" in p.stderr, p.stderr
+    return "%d refusals, one line each, no file left" % (cases + 1)
+
+
+def browser():
+    """(node, the node_modules that hold playwright-core and speedscope),
+    or skip: make check installs them (scripts/deps.sh)."""
+    node = need("node", "nodejs")
+    need("chromium")
+    mods = os.path.join(os.path.abspath(BUILD), "npm", "node_modules")
+    for m in ("playwright-core", "speedscope"):
+        if not os.path.exists(os.path.join(mods, m, "package.json")):
+            skip("%s is not in %s (make check installs it: scripts/deps.sh)" % (m, mods))
+    return node, mods
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def serve(root):
+    """An HTTP server of directory root on a free loopback port, in a
+    thread; the caller shuts it down."""
+    srv = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Quiet, directory=root))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def artifacts(name):
+    """The directory a test keeps its screenshots in, under the build."""
+    d = os.path.join(os.path.abspath(BUILD), "test-artifacts", name)
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def drive(*args):
+    node, mods = browser()
+    p = subprocess.run([node, os.path.join(HERE, "browser.js")] + list(args),
+                       capture_output=True, text=True, timeout=180,
+                       env=dict(os.environ, NODE_PATH=mods))
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_speedscope_app_loads_the_profile_in_chromium():
+    """speedscope's own app (the npm package), served on loopback, loads
+    the exported file in headless Chromium: the Sandwich view's table
+    names the run's hottest function, no request leaves loopback, and the
+    page raises no error. Screenshots are kept in
+    BUILD/test-artifacts/speedscope."""
+    t = tree()
+    _, mods = browser()
+    path = export("speedscope")
+    doc = json.load(open(path))
+    names = [p["name"] for p in doc["profiles"]]
+    assert any(n.startswith("xz (pid ") for n in names), names
+    assert any(n.startswith("sort (pid ") for n in names), names
+    shown = doc["profiles"][doc["activeProfileIndex"]]
+    assert shown["name"].startswith("xz"), shown["name"]
+    want = by_name(t["report"]["profile"]["functions"])
+    hot = max(want, key=lambda n: want[n])
+    root = tempfile.mkdtemp(prefix="pc-e2e-speedscope-")
+    os.symlink(os.path.join(mods, "speedscope", "dist", "release"), os.path.join(root, "app"))
+    os.symlink(path, os.path.join(root, "profile.json"))
+    srv = serve(root)
+    try:
+        base = "http://127.0.0.1:%d" % srv.server_address[1]
+        url = "%s/app/index.html#profileURL=%s&title=pcprof" % (
+            base, urllib.parse.quote(base + "/profile.json", safe=""))
+        shots = artifacts("speedscope")
+        r = drive("speedscope", url, shots, hot)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert r["found"], (hot, r["text"][:2000])
+    assert not r["blocked"] and not r["errors"], (r["blocked"], r["errors"])
+    assert os.path.getsize(os.path.join(shots, "speedscope-sandwich.png")) > 1000
+    return "%s shown in the Sandwich view; %d profiles; screenshots in %s" % (
+        hot, len(names), shots)

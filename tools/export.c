@@ -1,0 +1,613 @@
+/*
+ * The neutral profile that the exporters write (export.h), built from
+ * loaded inputs: strings, objects, functions and locations interned in
+ * hash tables, samples as runs of location indexes in one pool.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE		/* asprintf */
+#endif
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "export.h"
+#include "lines.h"
+#include "dwlines.h"
+
+#define LOW_MASK	((UINT64_C(1) << GMON_OBJ_SHIFT) - 1)
+#define NO_STACK_NAME	"[no stack recorded]"
+#define OUTSIDE_NAME	"[outside the executable]"
+#define LIBRARIES_NAME	"[libraries]"
+#define UNKNOWN_NAME	"[unknown]"
+
+/* An open-addressing table of indexes + 1, keyed by a hash the caller
+ * computes and compared by the caller. */
+struct table {
+	uint32_t *slot;
+	uint64_t *hash;
+	size_t mask, used;
+};
+
+struct xp_index {
+	struct table strs, maps, funcs, locs;
+	uint32_t *objmap;	/* per object of the current input: 1 + map */
+	size_t nobjmap;
+};
+
+static uint64_t
+mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdULL;
+}
+
+static uint64_t
+hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static void *
+grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return p;
+	while (*cap < need)
+		*cap = *cap ? 2 * *cap : 256;
+	return pc_realloc(p, *cap * size);
+}
+
+static void
+table_grow(struct table *t)
+{
+	size_t n = t->mask ? 2 * (t->mask + 1) : 1024;
+	uint32_t *slot = calloc(n, sizeof(*slot));
+	uint64_t *hash = calloc(n, sizeof(*hash));
+
+	if (!slot || !hash)
+		pc_fatal("out of memory");
+	for (size_t i = 0; t->mask && i <= t->mask; i++) {
+		size_t j;
+
+		if (!t->slot[i])
+			continue;
+		for (j = t->hash[i] & (n - 1); slot[j]; j = (j + 1) & (n - 1))
+			;
+		slot[j] = t->slot[i];
+		hash[j] = t->hash[i];
+	}
+	free(t->slot);
+	free(t->hash);
+	t->slot = slot;
+	t->hash = hash;
+	t->mask = n - 1;
+}
+
+/* The slot for h where same(arg, index) holds, or the empty one to fill. */
+static uint32_t *
+table_find(struct table *t, uint64_t h, int (*same)(const void *, uint32_t), const void *arg,
+	   uint64_t **hp)
+{
+	size_t i;
+
+	if (2 * (t->used + 1) > (t->mask ? t->mask + 1 : 0))
+		table_grow(t);
+	for (i = h & t->mask; t->slot[i]; i = (i + 1) & t->mask)
+		if (t->hash[i] == h && same(arg, t->slot[i] - 1))
+			break;
+	*hp = &t->hash[i];
+	return &t->slot[i];
+}
+
+static void
+table_free(struct table *t)
+{
+	free(t->slot);
+	free(t->hash);
+}
+
+/* --------------------------------------------------------------- interning */
+
+struct str_key {
+	const struct export *x;
+	const char *s;
+};
+
+static int
+same_str(const void *arg, uint32_t i)
+{
+	const struct str_key *k = arg;
+
+	return !strcmp(k->x->strs[i], k->s);
+}
+
+static uint32_t
+intern(struct export *x, const char *s)
+{
+	struct str_key k = { x, s ? s : "" };
+	uint64_t h = hash_str(k.s), *hp;
+	uint32_t *slot = table_find(&x->ix->strs, h, same_str, &k, &hp);
+
+	if (*slot)
+		return *slot - 1;
+	x->strs = grow(x->strs, &x->cap_strs, x->nstrs + 1, sizeof(*x->strs));
+	if (!(x->strs[x->nstrs] = strdup(k.s)))
+		pc_fatal("out of memory");
+	*slot = (uint32_t)++x->nstrs;
+	*hp = h;
+	x->ix->strs.used++;
+	return (uint32_t)x->nstrs - 1;
+}
+
+struct map_key {
+	const struct export *x;
+	uint32_t file, build_id;
+};
+
+static int
+same_map(const void *arg, uint32_t i)
+{
+	const struct map_key *k = arg;
+
+	return k->x->maps[i].file == k->file && k->x->maps[i].build_id == k->build_id;
+}
+
+/* 1 + the map of the object at path with build-id id. */
+static uint32_t
+map_intern(struct export *x, const char *path, const uint8_t *id, size_t idlen)
+{
+	char hex[2 * 64 + 1] = "";
+	struct map_key k = { x, 0, 0 };
+	uint64_t h, *hp;
+	uint32_t *slot;
+
+	if (idlen > 64)
+		idlen = 64;
+	k.file = intern(x, path);
+	k.build_id = idlen ? intern(x, pc_hex(id, idlen, hex)) : 0;
+	h = mix(k.file, k.build_id);
+	slot = table_find(&x->ix->maps, h, same_map, &k, &hp);
+	if (*slot != 0)
+		return *slot;	/* 1 + its index */
+	x->maps = grow(x->maps, &x->cap_maps, x->nmaps + 1, sizeof(*x->maps));
+	x->maps[x->nmaps] = (struct xp_map){ k.file, k.build_id, UINT64_MAX, 0, 0 };
+	*slot = (uint32_t)++x->nmaps;
+	*hp = h;
+	x->ix->maps.used++;
+	return *slot;
+}
+
+struct func_key {
+	const struct export *x;
+	uint32_t name, map;
+};
+
+static int
+same_func(const void *arg, uint32_t i)
+{
+	const struct func_key *k = arg;
+
+	return k->x->funcs[i].name == k->name && k->x->funcs[i].map == k->map;
+}
+
+static uint32_t
+func_intern(struct export *x, const char *name, uint32_t map)
+{
+	struct func_key k = { x, intern(x, name), map };
+	uint64_t h = mix(k.name, k.map), *hp;
+	uint32_t *slot = table_find(&x->ix->funcs, h, same_func, &k, &hp);
+
+	if (*slot)
+		return *slot - 1;
+	x->funcs = grow(x->funcs, &x->cap_funcs, x->nfuncs + 1, sizeof(*x->funcs));
+	x->funcs[x->nfuncs] = (struct xp_func){ k.name, map, 0, 0 };
+	*slot = (uint32_t)++x->nfuncs;
+	*hp = h;
+	x->ix->funcs.used++;
+	return (uint32_t)x->nfuncs - 1;
+}
+
+struct loc_key {
+	const struct export *x;
+	uint32_t map, func;
+	uint64_t addr;
+};
+
+static int
+same_loc(const void *arg, uint32_t i)
+{
+	const struct loc_key *k = arg;
+	const struct xp_loc *l = &k->x->locs[i];
+
+	return l->map == k->map && l->addr == k->addr && l->func == k->func;
+}
+
+/* --------------------------------------------------------------- building */
+
+/* What export_add reads one input through. */
+struct source {
+	struct export *x;
+	const struct pc_inputs *in;
+	struct lines *L;	/* NULL where no object has lines */
+};
+
+/* 1 + the map of object obj of the input. */
+static uint32_t
+map_of(struct source *s, uint32_t obj)
+{
+	struct xp_index *ix = s->x->ix;
+	const struct symtab *st = &s->in->st;
+
+	if (obj >= ix->nobjmap) {
+		size_t n = obj + 1;
+
+		ix->objmap = pc_realloc(ix->objmap, n * sizeof(*ix->objmap));
+		memset(ix->objmap + ix->nobjmap, 0, (n - ix->nobjmap) * sizeof(*ix->objmap));
+		ix->nobjmap = n;
+	}
+	if (!ix->objmap[obj]) {
+		const uint8_t *id = NULL;
+		size_t idlen = 0;
+		const char *path = NULL;
+
+		if (obj == 0) {
+			path = s->in->exe;
+			id = st->build_id;
+			idlen = st->build_id_len;
+		} else {
+			path = whole_object(s->in->objects, obj, &id, &idlen);
+			if (!path)	/* "[vdso]", "[jit]": no file */
+				path = obj < st->nobjs ? st->objnames[obj] : "[no object]";
+		}
+		ix->objmap[obj] = map_intern(s->x, path, id, idlen);
+	}
+	return ix->objmap[obj];
+}
+
+/* The location of a pseudo function (no object, no address). */
+static uint32_t
+pseudo_loc(struct export *x, const char *name)
+{
+	uint32_t f = func_intern(x, name, 0);
+	struct loc_key k = { x, 0, f, 0 };
+	uint64_t h = mix(mix(0, 0), f), *hp;
+	uint32_t *slot = table_find(&x->ix->locs, h, same_loc, &k, &hp);
+
+	if (*slot)
+		return *slot - 1;
+	x->locs = grow(x->locs, &x->cap_locs, x->nlocs + 1, sizeof(*x->locs));
+	x->locs[x->nlocs] = (struct xp_loc){ 0, 0, f, 0, 0, 0, 0, 0 };
+	*slot = (uint32_t)++x->nlocs;
+	*hp = h;
+	x->ix->locs.used++;
+	return (uint32_t)x->nlocs - 1;
+}
+
+/* A function's source file is that of the first of its lines seen. */
+static void
+first_line(struct export *x, uint32_t f, uint32_t file, int line)
+{
+	if (!x->funcs[f].file) {
+		x->funcs[f].file = file;
+		x->funcs[f].line = line;
+	}
+}
+
+/* The location of address a of the input's symbol table. */
+static uint32_t
+loc_of(struct source *s, uint64_t a)
+{
+	struct export *x = s->x;
+	const struct symtab *st = &s->in->st;
+	uint32_t obj = st->nobjs ? (uint32_t)(a >> GMON_OBJ_SHIFT) : 0;
+	uint64_t link = st->nobjs ? a & LOW_MASK : a;
+	long sym = symtab_find(st, a);
+	struct loc_key k = { x, 0, 0, link };
+	uint64_t h, *hp;
+	uint32_t *slot;
+	struct xp_loc *l;
+	struct xp_map *m;
+	struct dwline dl;
+
+	if (sym < 0)
+		return pseudo_loc(x, UNKNOWN_NAME);
+	k.map = map_of(s, obj);
+	k.func = func_intern(x, st->funcs[st->syms[sym].func], k.map);
+	h = mix(mix(k.map, link), k.func);
+	slot = table_find(&x->ix->locs, h, same_loc, &k, &hp);
+	if (*slot)
+		return *slot - 1;
+	x->locs = grow(x->locs, &x->cap_locs, x->nlocs + 1, sizeof(*x->locs));
+	l = &x->locs[x->nlocs];
+	*l = (struct xp_loc){ k.map, link, k.func, 0, 0, 0, 0, 0 };
+	*slot = (uint32_t)++x->nlocs;
+	*hp = h;
+	x->ix->locs.used++;
+	m = &x->maps[k.map - 1];
+	if (link < m->lo)
+		m->lo = link;
+	if (link >= m->hi)
+		m->hi = link + 1;
+	if (s->L && lines_line_at(s->L, obj, link, &dl)) {
+		l->file = intern(x, dl.file);
+		l->line = dl.line;
+		m->has_lines = 1;
+		if (dl.inlined) {
+			uint32_t f = func_intern(x, dl.inlined, k.map);
+
+			l->inlined = f + 1;
+			/* the line of the function that holds it: the call */
+			l->call_file = dl.call_file ? intern(x, dl.call_file) : 0;
+			l->call_line = dl.call_line;
+			first_line(x, f, l->file, dl.line);
+			if (dl.call_file)
+				first_line(x, k.func, l->call_file, dl.call_line);
+		} else {
+			first_line(x, k.func, l->file, dl.line);
+		}
+	}
+	return (uint32_t)x->nlocs - 1;
+}
+
+static void
+add_sample(struct export *x, const uint32_t *locs, uint32_t depth, double count)
+{
+	struct xp_sample *sm;
+
+	if (!(count > 0))
+		return;
+	x->samples = grow(x->samples, &x->cap_samples, x->nsamples + 1, sizeof(*x->samples));
+	x->pool = grow(x->pool, &x->cap_pool, x->npool + depth, sizeof(*x->pool));
+	sm = &x->samples[x->nsamples++];
+	sm->first = x->npool;
+	sm->depth = depth;
+	sm->group = (uint32_t)x->ngroups - 1;
+	sm->count = count;
+	memcpy(x->pool + x->npool, locs, depth * sizeof(*locs));
+	x->npool += depth;
+	x->groups[x->ngroups - 1].samples += count;
+	x->total += count;
+}
+
+/* flat_walk's give: one location per sampled address (the bin's part of
+ * the symbol). */
+static void
+give_loc(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
+{
+	struct source *s = arg;
+	uint32_t loc;
+
+	(void)sym;
+	(void)hi;
+	loc = loc_of(s, lo);
+	add_sample(s->x, &loc, 1, samples);
+}
+
+/* The call-graph arcs of the profile, between the export's functions. */
+static void
+add_arcs(struct source *s, const struct gmon_profile *p)
+{
+	const struct symtab *st = &s->in->st;
+	struct export *x = s->x;
+	struct callgraph cg;
+	struct flat f;
+
+	flat_build(&f, st, p);
+	callgraph_build(&cg, st, p, &f);
+	for (size_t i = 0; i < cg.narcs; i++) {
+		const struct cg_arc *a = &cg.arcs[i];
+		uint32_t from = st->nobjs ? st->func_obj[a->caller] : 0;
+		uint32_t to = st->nobjs ? st->func_obj[a->callee] : 0;
+		struct xp_arc *xa;
+
+		if (!(a->samples > 0))
+			continue;
+		x->arcs = grow(x->arcs, &x->cap_arcs, x->narcs + 1, sizeof(*x->arcs));
+		xa = &x->arcs[x->narcs++];
+		xa->caller = func_intern(x, st->funcs[a->caller], map_of(s, from));
+		xa->callee = func_intern(x, st->funcs[a->callee], map_of(s, to));
+		xa->samples = a->samples;
+	}
+	callgraph_release(&cg);
+	flat_release(&f);
+}
+
+/* The samples of the input's stacks files; how many there were, or -1
+ * where it has none. */
+static double
+add_stacks(struct source *s, const char *stacks_file)
+{
+	const struct pc_run *run = &s->in->runs[0];
+	uint32_t *locs = NULL;
+	size_t cap = 0;
+	double n = -1;
+
+	for (int i = 0; i < (stacks_file ? 1 : run->nfiles); i++) {
+		struct gmon_stacks ss;
+
+		if (stacks_load(s->in, i, stacks_file, stacks_file != NULL, &ss))
+			continue;
+		if (n < 0)
+			n = 0;
+		for (size_t j = 0; j < ss.n; j++) {
+			const struct gmon_stack *k = &ss.v[j];
+			uint32_t d = 0;
+
+			locs = grow(locs, &cap, k->depth + 1, sizeof(*locs));
+			for (uint32_t f = 0; f < k->depth; f++)
+				locs[d++] = k->pcs[f] ? loc_of(s, inputs_addr(s->in, i, k->pcs[f]))
+						      : pseudo_loc(s->x, LIBRARIES_NAME);
+			if (k->flags & GMON_STACK_TRUNCATED)
+				locs[d++] = pseudo_loc(s->x, "[truncated]");
+			add_sample(s->x, locs, d, (double)k->count);
+			n += (double)k->count;
+		}
+		gmon_stacks_release(&ss);
+	}
+	free(locs);
+	return n;
+}
+
+/* When the process started and when its profile was written, from the
+ * manifest and the file: for pprof's time and duration. */
+static void
+add_times(struct export *x, const struct pc_run *run, struct xp_group *g)
+{
+	for (int i = 0; i < run->nfiles; i++) {
+		struct gmon_objects o;
+		struct stat sb;
+		uint64_t end;
+		char *path;
+
+		if (!run->manifest[i] || stat(run->files[i], &sb))
+			continue;
+		if (asprintf(&path, "%s.objects", run->files[i]) < 0)
+			pc_fatal("out of memory");
+		manifest_read(path, &o);
+		free(path);
+		end = (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec;
+		if (o.started && (!x->time_ns || o.started < x->time_ns))
+			x->time_ns = o.started;
+		if (end > x->end_ns)
+			x->end_ns = end;
+		if (!g->pid && run->nfiles == 1)
+			g->pid = o.pid;
+		gmon_objects_release(&o);
+	}
+	x->duration_ns = x->time_ns && x->end_ns > x->time_ns ? x->end_ns - x->time_ns : 0;
+}
+
+static void
+give_none(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
+{
+	(void)arg;
+	(void)sym;
+	(void)lo;
+	(void)hi;
+	(void)samples;
+}
+
+void
+export_init(struct export *x)
+{
+	memset(x, 0, sizeof(*x));
+	if (!(x->ix = calloc(1, sizeof(*x->ix))))
+		pc_fatal("out of memory");
+	intern(x, "");
+	/* the writers' own strings */
+	intern(x, "samples");
+	intern(x, "count");
+	intern(x, "cpu");
+	intern(x, "nanoseconds");
+	intern(x, "process");
+	intern(x, "pid");
+}
+
+const char *
+export_format_name(enum format format)
+{
+	return format == FORMAT_PPROF ? "pprof" : format == FORMAT_SPEEDSCOPE ? "speedscope" :
+	       "callgrind";
+}
+
+void
+export_refuse(const struct report_opts *r)
+{
+	if (r->callgraph || r->by_object || r->lines)
+		pc_fatal("--format %s: every function, its lines and its stacks, not with %s",
+			 export_format_name(r->format), r->by_object ? "--by-object" :
+			 r->callgraph ? "--callgraph" : "--lines");
+}
+
+void
+export_print(const struct export *x, enum format format, FILE *out, const char *title)
+{
+	int r;
+
+	if (format == FORMAT_PPROF && isatty(fileno(out)))
+		pc_fatal("--format pprof: a gzipped protobuf file, not for a terminal: name "
+			 "the file with -o FILE");
+	if (format == FORMAT_PPROF)
+		r = export_pprof(x, out);
+	else if (format == FORMAT_SPEEDSCOPE)
+		r = export_speedscope(x, out, title);
+	else
+		r = export_callgrind(x, out, title);
+	if (r && errno == ENOMEM)
+		pc_fatal("out of memory");
+	/* a write error is the caller's to tell, from ferror(out) */
+}
+
+void
+export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opts *so,
+	   const char *stacks_file, const char *program, uint64_t pid)
+{
+	const struct gmon_profile *p = &in->runs[0].prof;
+	struct source s = { x, in, NULL };
+	struct xp_group *g;
+	struct lines L;
+	double unknown = 0, total, stacked;
+	uint64_t outside;
+
+	x->groups = grow(x->groups, &x->cap_groups, x->ngroups + 1, sizeof(*x->groups));
+	g = &x->groups[x->ngroups++];
+	*g = (struct xp_group){ intern(x, program), pid, p->nhists ? p->hists[0].rate : 0, 0 };
+	free(x->ix->objmap);
+	x->ix->objmap = NULL;
+	x->ix->nobjmap = 0;
+	map_of(&s, 0);		/* the program's object first: pprof's "File:" */
+	lines_build(&L, in, p, so);
+	if (L.have_lines)
+		s.L = &L;
+	gmon_profile_outside(p, &outside);
+	stacked = add_stacks(&s, stacks_file);
+	if (stacked >= 0) {
+		x->stacks = 1;
+		total = flat_walk(&in->st, p, give_none, NULL, &unknown) + (double)outside;
+		if (total > stacked)
+			add_sample(x, (uint32_t[]){ pseudo_loc(x, NO_STACK_NAME) }, 1,
+				   total - stacked);
+	} else {
+		flat_walk(&in->st, p, give_loc, &s, &unknown);
+		add_sample(x, (uint32_t[]){ pseudo_loc(x, UNKNOWN_NAME) }, 1, unknown);
+		add_sample(x, (uint32_t[]){ pseudo_loc(x, OUTSIDE_NAME) }, 1, (double)outside);
+		add_arcs(&s, p);
+	}
+	g = &x->groups[x->ngroups - 1];
+	if (!g->rate)
+		g->rate = 1;
+	add_times(x, &in->runs[0], g);
+	lines_check(&L);
+	lines_release(&L);
+}
+
+void
+export_release(struct export *x)
+{
+	for (size_t i = 0; i < x->nstrs; i++)
+		free(x->strs[i]);
+	free(x->strs);
+	free(x->maps);
+	free(x->funcs);
+	free(x->locs);
+	free(x->samples);
+	free(x->pool);
+	free(x->groups);
+	free(x->arcs);
+	if (x->ix) {
+		table_free(&x->ix->strs);
+		table_free(&x->ix->maps);
+		table_free(&x->ix->funcs);
+		table_free(&x->ix->locs);
+		free(x->ix->objmap);
+		free(x->ix);
+	}
+	memset(x, 0, sizeof(*x));
+}

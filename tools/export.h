@@ -1,0 +1,123 @@
+/*
+ * Profiles for the tools people already read them in (export.c): the
+ * samples of one process, or of every process of a run, as a neutral set
+ * of stacks of locations (an address in an object, its function and
+ * source line) with counts, by process. export_pprof.c, export_text.c
+ * write it as go tool pprof, speedscope and callgrind_annotate read it.
+ *
+ * Nothing is left out: the samples no symbol covers are "[unknown]", those
+ * of a PC_SCOPE=main profile outside the executable "[outside the
+ * executable]", and where stacks were recorded the samples that have none
+ * (a full stacks table) "[no stack recorded]".
+ */
+#ifndef PC_EXPORT_H
+#define PC_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pcprof.h"
+
+struct xp_map {			/* an object */
+	uint32_t file;		/* string: its path, or its name */
+	uint32_t build_id;	/* string: hex; 0 for none */
+	uint64_t lo, hi;	/* its locations' link-time addresses */
+	int has_lines;		/* some location has a source line */
+};
+
+struct xp_func {
+	uint32_t name;		/* string */
+	uint32_t map;		/* 1 + index into maps; 0 for none */
+	uint32_t file;		/* string: the source file of its first line
+				 * seen; 0 where not known */
+	int line;		/* that line */
+};
+
+struct xp_loc {
+	uint32_t map;		/* 1 + index into maps; 0 for none */
+	uint64_t addr;		/* link-time address in the object */
+	uint32_t func;		/* the function whose symbol holds it */
+	uint32_t file;		/* string: its source file; 0 where not known */
+	int line;
+	uint32_t inlined;	/* 1 + the function inlined there, or 0 */
+	uint32_t call_file;	/* inlined: where func calls it (string, 0 if */
+	int call_line;		/* not known) */
+};
+
+struct xp_sample {
+	size_t first;		/* into pool: location indexes, the leaf first */
+	uint32_t depth;
+	uint32_t group;
+	double count;		/* samples */
+};
+
+struct xp_group {		/* a process */
+	uint32_t name;		/* string: "PROGRAM" */
+	uint64_t pid;		/* 0 where not known */
+	uint32_t rate;		/* samples per CPU second */
+	double samples;
+};
+
+struct xp_arc {			/* a call-graph arc, where there are no stacks */
+	uint32_t caller, callee;	/* funcs */
+	double samples;		/* with the arc on the stack */
+};
+
+struct xp_index;
+
+struct export {
+	char **strs;		/* strs[0] is "" */
+	size_t nstrs;
+	struct xp_map *maps;
+	size_t nmaps;
+	struct xp_func *funcs;
+	size_t nfuncs;
+	struct xp_loc *locs;
+	size_t nlocs;
+	struct xp_sample *samples;
+	size_t nsamples;
+	uint32_t *pool;
+	size_t npool;
+	struct xp_group *groups;
+	size_t ngroups;
+	struct xp_arc *arcs;
+	size_t narcs;
+	int stacks;		/* some group's samples are whole stacks */
+	uint64_t time_ns;	/* when the first process started; 0 if not known */
+	uint64_t duration_ns;	/* from then to the last profile's writing */
+	double total;		/* samples */
+	/* private */
+	struct xp_index *ix;
+	uint64_t end_ns;
+	size_t cap_strs, cap_maps, cap_funcs, cap_locs, cap_samples, cap_pool,
+	       cap_groups, cap_arcs;
+};
+
+void export_init(struct export *x);
+/*
+ * Add the samples of in's run 0 (loaded: inputs_load) as one group, named
+ * program with pid: from its stacks files (FILE.stacks, or stacks_file)
+ * where there are any, else one location per sampled address and the
+ * call-graph arcs. Source lines come from the objects' DWARF (lines.c),
+ * separate debug files looked for as so says. Exits on bad input.
+ */
+void export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opts *so,
+		const char *stacks_file, const char *program, uint64_t pid);
+void export_release(struct export *x);
+
+/* The writers: 0, or -1 with errno on a write error. */
+int export_pprof(const struct export *x, FILE *out);		/* export_pprof.c */
+int export_speedscope(const struct export *x, FILE *out, const char *title);
+int export_callgrind(const struct export *x, FILE *out, const char *title);
+
+/* Write x as format (an export format) onto out; a write error is left in
+ * ferror(out). pprof is not written to a terminal. */
+void export_print(const struct export *x, enum format format, FILE *out, const char *title);
+/* Exit with one line if r asks for what an export does not take
+ * (--callgraph, --by-object, --lines: it holds them all). */
+struct report_opts;
+void export_refuse(const struct report_opts *r);
+/* "pprof", "speedscope" or "callgrind". */
+const char *export_format_name(enum format format);
+
+#endif

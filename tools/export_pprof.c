@@ -1,0 +1,281 @@
+/*
+ * pprof's format: the export as a gzipped perftools.profiles.Profile, the
+ * message that go tool pprof, Grafana Pyroscope and Parca read. The
+ * protobuf code is generated from tools/profile.proto by protoc-c
+ * (protobuf-c, Debian's libprotobuf-c) and the gzip stream is zlib's.
+ *
+ * Two sample types, samples/count and cpu/nanoseconds (the period is a
+ * group's 1e9 / rate), as Go's own CPU profiles have them. Each sample
+ * carries its process as the labels "process" (the program) and "pid".
+ * Addresses are link-time addresses in their object, one mapping an
+ * object, and every location already has its function: no tool need
+ * symbolize the file again.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "export.h"
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__ValueType ValueType;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Label Label;
+typedef Perftools__Profiles__Mapping Mapping;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Line Line;
+typedef Perftools__Profiles__Function Function;
+
+static void *
+alloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p)
+		pc_fatal("out of memory");
+	return p;
+}
+
+/* The index of s in the export's strings, which must hold it. */
+static int64_t
+str_of(const struct export *x, const char *s)
+{
+	for (size_t i = 0; i < x->nstrs; i++)
+		if (!strcmp(x->strs[i], s))
+			return (int64_t)i;
+	return 0;
+}
+
+/* Everything the message points at, freed together. */
+struct pieces {
+	ValueType vt[3];
+	ValueType *vtp[2];
+	Mapping *maps, **mapp;
+	Function *funcs, **funcp;
+	Location *locs, **locp;
+	Line *lines, **linep;
+	Sample *samples, **samplep;
+	Label *labels, **labelp;
+	uint64_t *locids;
+	int64_t *values;
+};
+
+static void
+build_maps(const struct export *x, Profile *pr, struct pieces *pc)
+{
+	pc->maps = alloc(x->nmaps, sizeof(*pc->maps));
+	pc->mapp = alloc(x->nmaps, sizeof(*pc->mapp));
+	for (size_t i = 0; i < x->nmaps; i++) {
+		const struct xp_map *m = &x->maps[i];
+		Mapping *o = &pc->maps[i];
+
+		perftools__profiles__mapping__init(o);
+		o->id = i + 1;
+		o->memory_start = m->lo == UINT64_MAX ? 0 : m->lo;
+		o->memory_limit = m->hi;
+		o->filename = m->file;
+		o->build_id = m->build_id;
+		o->has_functions = 1;
+		o->has_filenames = o->has_line_numbers = o->has_inline_frames = m->has_lines;
+		pc->mapp[i] = o;
+	}
+	pr->n_mapping = x->nmaps;
+	pr->mapping = pc->mapp;
+	pc->funcs = alloc(x->nfuncs, sizeof(*pc->funcs));
+	pc->funcp = alloc(x->nfuncs, sizeof(*pc->funcp));
+	for (size_t i = 0; i < x->nfuncs; i++) {
+		Function *o = &pc->funcs[i];
+
+		perftools__profiles__function__init(o);
+		o->id = i + 1;
+		o->name = o->system_name = x->funcs[i].name;
+		o->filename = x->funcs[i].file;
+		pc->funcp[i] = o;
+	}
+	pr->n_function = x->nfuncs;
+	pr->function = pc->funcp;
+}
+
+static void
+build_locations(const struct export *x, Profile *pr, struct pieces *pc)
+{
+	size_t nlines = 0;
+
+	for (size_t i = 0; i < x->nlocs; i++)
+		nlines += 1 + (x->locs[i].inlined != 0);
+	pc->locs = alloc(x->nlocs, sizeof(*pc->locs));
+	pc->locp = alloc(x->nlocs, sizeof(*pc->locp));
+	pc->lines = alloc(nlines, sizeof(*pc->lines));
+	pc->linep = alloc(nlines, sizeof(*pc->linep));
+	nlines = 0;
+	for (size_t i = 0; i < x->nlocs; i++) {
+		const struct xp_loc *l = &x->locs[i];
+		Location *o = &pc->locs[i];
+		Line *ln = &pc->lines[nlines];
+
+		perftools__profiles__location__init(o);
+		o->id = i + 1;
+		o->mapping_id = l->map;
+		o->address = l->addr;
+		o->line = &pc->linep[nlines];
+		/* the inlined function first, at its line; then the function
+		 * it was inlined into, at the line that calls it */
+		perftools__profiles__line__init(ln);
+		ln->function_id = (l->inlined ? l->inlined - 1 : l->func) + 1;
+		ln->line = l->line;
+		pc->linep[nlines++] = ln;
+		if (l->inlined) {
+			ln = &pc->lines[nlines];
+			perftools__profiles__line__init(ln);
+			ln->function_id = l->func + 1;
+			ln->line = l->call_line;
+			pc->linep[nlines++] = ln;
+		}
+		o->n_line = (size_t)(&pc->linep[nlines] - o->line);
+		pc->locp[i] = o;
+	}
+	pr->n_location = x->nlocs;
+	pr->location = pc->locp;
+}
+
+static void
+build_samples(const struct export *x, Profile *pr, struct pieces *pc)
+{
+	int64_t process = str_of(x, "process"), pid = str_of(x, "pid");
+
+	pc->samples = alloc(x->nsamples, sizeof(*pc->samples));
+	pc->samplep = alloc(x->nsamples, sizeof(*pc->samplep));
+	pc->labels = alloc(2 * x->nsamples, sizeof(*pc->labels));
+	pc->labelp = alloc(2 * x->nsamples, sizeof(*pc->labelp));
+	pc->locids = alloc(x->npool, sizeof(*pc->locids));
+	pc->values = alloc(2 * x->nsamples, sizeof(*pc->values));
+	for (size_t i = 0; i < x->npool; i++)
+		pc->locids[i] = x->pool[i] + 1;
+	for (size_t i = 0; i < x->nsamples; i++) {
+		const struct xp_sample *s = &x->samples[i];
+		const struct xp_group *g = &x->groups[s->group];
+		Sample *o = &pc->samples[i];
+		Label *lb = &pc->labels[2 * i];
+
+		perftools__profiles__sample__init(o);
+		o->n_location_id = s->depth;
+		o->location_id = pc->locids + s->first;
+		o->n_value = 2;
+		o->value = pc->values + 2 * i;
+		o->value[0] = llround(s->count);
+		o->value[1] = llround(s->count * 1e9 / g->rate);
+		perftools__profiles__label__init(&lb[0]);
+		lb[0].key = process;
+		lb[0].str = g->name;
+		pc->labelp[2 * i] = &lb[0];
+		o->n_label = 1;
+		if (g->pid) {
+			perftools__profiles__label__init(&lb[1]);
+			lb[1].key = pid;
+			lb[1].num = (int64_t)g->pid;
+			pc->labelp[2 * i + 1] = &lb[1];
+			o->n_label = 2;
+		}
+		o->label = &pc->labelp[2 * i];
+		pc->samplep[i] = o;
+	}
+	pr->n_sample = x->nsamples;
+	pr->sample = pc->samplep;
+}
+
+static void
+pieces_free(struct pieces *pc)
+{
+	free(pc->maps);
+	free(pc->mapp);
+	free(pc->funcs);
+	free(pc->funcp);
+	free(pc->locs);
+	free(pc->locp);
+	free(pc->lines);
+	free(pc->linep);
+	free(pc->samples);
+	free(pc->samplep);
+	free(pc->labels);
+	free(pc->labelp);
+	free(pc->locids);
+	free(pc->values);
+}
+
+/* buf[0..len) gzipped onto out. */
+static int
+gzip_out(const uint8_t *buf, size_t len, FILE *out)
+{
+	static unsigned char chunk[65536];
+	z_stream z;
+	int r;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		errno = ENOMEM;
+		return -1;
+	}
+	z.next_in = (unsigned char *)buf;
+	do {
+		size_t n = len - (size_t)(z.next_in - buf);
+
+		z.avail_in = n > UINT32_MAX ? UINT32_MAX : (uInt)n;
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		r = deflate(&z, z.avail_in == n ? Z_FINISH : Z_NO_FLUSH);
+		if (fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out) !=
+		    sizeof(chunk) - z.avail_out) {
+			deflateEnd(&z);
+			return -1;
+		}
+	} while (r == Z_OK || r == Z_BUF_ERROR);
+	deflateEnd(&z);
+	if (r != Z_STREAM_END) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+int
+export_pprof(const struct export *x, FILE *out)
+{
+	Profile pr = PERFTOOLS__PROFILES__PROFILE__INIT;
+	struct pieces pc;
+	uint32_t rate = x->ngroups ? x->groups[0].rate : 1;
+	uint8_t *buf;
+	size_t len;
+	int r;
+
+	memset(&pc, 0, sizeof(pc));
+	for (int i = 0; i < 3; i++)
+		perftools__profiles__value_type__init(&pc.vt[i]);
+	pc.vt[0].type = str_of(x, "samples");
+	pc.vt[0].unit = str_of(x, "count");
+	pc.vt[1].type = pc.vt[2].type = str_of(x, "cpu");
+	pc.vt[1].unit = pc.vt[2].unit = str_of(x, "nanoseconds");
+	pc.vtp[0] = &pc.vt[0];
+	pc.vtp[1] = &pc.vt[1];
+	pr.n_sample_type = 2;
+	pr.sample_type = pc.vtp;
+	pr.period_type = &pc.vt[2];
+	pr.period = (int64_t)(1e9 / (rate ? rate : 1) + 0.5);
+	pr.time_nanos = (int64_t)x->time_ns;
+	pr.duration_nanos = (int64_t)x->duration_ns;
+	pr.n_string_table = x->nstrs;
+	pr.string_table = x->strs;
+	build_maps(x, &pr, &pc);
+	build_locations(x, &pr, &pc);
+	build_samples(x, &pr, &pc);
+	len = perftools__profiles__profile__get_packed_size(&pr);
+	buf = alloc(len, 1);
+	perftools__profiles__profile__pack(&pr, buf);
+	pieces_free(&pc);
+	r = gzip_out(buf, len, out);
+	free(buf);
+	return r;
+}

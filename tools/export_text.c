@@ -1,0 +1,289 @@
+/*
+ * The export in the text formats of two viewers:
+ *
+ * speedscope's file format (https://www.speedscope.app/file-format-schema.json):
+ * one sampled profile per process, each sample a stack of indexes into the
+ * shared frames (the root first) weighed in seconds.
+ *
+ * callgrind's format, as callgrind_annotate and KCachegrind read it: each
+ * function's self samples by source line, and its calls with the samples
+ * in which each was on the stack (inclusive cost) at the calling line.
+ * Stacks give the calls; without them, the call-graph arcs do, at line 0.
+ * A sampling profiler counts no calls: every calls= line says 1.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+
+/* The function of location l (the one whose symbol holds it). */
+static uint32_t
+func_at(const struct export *x, uint32_t l)
+{
+	return x->locs[l].func;
+}
+
+/* ------------------------------------------------------------- speedscope */
+
+static void
+speedscope_profile(const struct export *x, FILE *out, uint32_t g)
+{
+	const struct xp_group *gr = &x->groups[g];
+	uint32_t *fr = NULL;
+	size_t cap = 0;
+	int first = 1;
+
+	fputs("{\"type\":\"sampled\",\"name\":", out);
+	{
+		char name[600];
+
+		if (gr->pid)
+			snprintf(name, sizeof(name), "%s (pid %llu)", x->strs[gr->name],
+				 (unsigned long long)gr->pid);
+		else
+			snprintf(name, sizeof(name), "%s", x->strs[gr->name]);
+		json_string(out, name);
+	}
+	fprintf(out, ",\"unit\":\"seconds\",\"startValue\":0,\"endValue\":%.9g,\"samples\":[",
+		gr->samples / gr->rate);
+	for (size_t i = 0; i < x->nsamples; i++) {
+		const struct xp_sample *s = &x->samples[i];
+		size_t n = 0;
+
+		if (s->group != g)
+			continue;
+		if (s->depth > cap) {
+			cap = s->depth;
+			fr = pc_realloc(fr, cap * sizeof(*fr));
+		}
+		/* the root first; consecutive frames of one function are one,
+		 * as in pcprof's folded stacks */
+		for (uint32_t d = s->depth; d-- > 0; ) {
+			uint32_t f = func_at(x, x->pool[s->first + d]);
+
+			if (!n || fr[n - 1] != f)
+				fr[n++] = f;
+		}
+		fputs(first ? "[" : ",[", out);
+		for (size_t k = 0; k < n; k++)
+			fprintf(out, k ? ",%u" : "%u", fr[k]);
+		fputc(']', out);
+		first = 0;
+	}
+	fputs("],\"weights\":[", out);
+	first = 1;
+	for (size_t i = 0; i < x->nsamples; i++)
+		if (x->samples[i].group == g) {
+			fprintf(out, first ? "%.9g" : ",%.9g", x->samples[i].count / gr->rate);
+			first = 0;
+		}
+	fputs("]}", out);
+	free(fr);
+}
+
+/* Whether group g has a profile of its own: it has samples, or no group
+ * has and it is the first. */
+static int
+listed(const struct export *x, uint32_t g)
+{
+	return x->groups[g].samples > 0 || (g == 0 && !(x->total > 0));
+}
+
+int
+export_speedscope(const struct export *x, FILE *out, const char *title)
+{
+	uint32_t active = 0, shown = 0;
+
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+	      "\"exporter\":\"pcprof\",\"name\":", out);
+	json_string(out, title);
+	/* the process with most samples is shown first; processes with none
+	 * have no profile (but a file has one) */
+	for (uint32_t g = 0; g < x->ngroups; g++)
+		if (x->groups[g].samples > x->groups[active].samples)
+			active = g;
+	for (uint32_t g = 0; g < active; g++)
+		shown += listed(x, g);
+	fprintf(out, ",\"activeProfileIndex\":%u,\"shared\":{\"frames\":[", shown);
+	for (size_t i = 0; i < x->nfuncs; i++) {
+		const struct xp_func *f = &x->funcs[i];
+
+		fputs(i ? ",{\"name\":" : "{\"name\":", out);
+		json_string(out, x->strs[f->name]);
+		if (f->file) {
+			fputs(",\"file\":", out);
+			json_string(out, x->strs[f->file]);
+			fprintf(out, ",\"line\":%d", f->line);
+		}
+		fputc('}', out);
+	}
+	fputs("]},\"profiles\":[", out);
+	for (uint32_t g = 0, n = 0; g < x->ngroups; g++) {
+		if (!listed(x, g))
+			continue;
+		if (n++)
+			fputc(',', out);
+		speedscope_profile(x, out, g);
+	}
+	fputs("]}\n", out);
+	return ferror(out) ? -1 : 0;
+}
+
+/* -------------------------------------------------------------- callgrind */
+
+struct cost {			/* self: callee is UINT32_MAX */
+	uint32_t func, file;	/* where the cost is: function, source file */
+	int line;
+	uint32_t callee;
+	double samples;
+};
+
+struct costs {
+	struct cost *v;
+	size_t n, cap;
+};
+
+static void
+cost_add(struct costs *c, uint32_t func, uint32_t file, int line, uint32_t callee,
+	 double samples)
+{
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 1024;
+		c->v = pc_realloc(c->v, c->cap * sizeof(*c->v));
+	}
+	c->v[c->n++] = (struct cost){ func, file, line, callee, samples };
+}
+
+static int
+cmp_cost(const void *a, const void *b)
+{
+	const struct cost *x = a, *y = b;
+
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	if (x->callee != y->callee)	/* self (UINT32_MAX) last */
+		return x->callee < y->callee ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+/* Sum the costs of the same place. */
+static void
+costs_merge(struct costs *c, size_t from)
+{
+	size_t n = from;
+
+	qsort(c->v + from, c->n - from, sizeof(*c->v), cmp_cost);
+	for (size_t i = from; i < c->n; i++) {
+		if (n > from && !cmp_cost(&c->v[n - 1], &c->v[i]))
+			c->v[n - 1].samples += c->v[i].samples;
+		else
+			c->v[n++] = c->v[i];
+	}
+	c->n = n;
+}
+
+/* Each sample's self cost at its leaf and, once a sample, each call on
+ * its stack (a function calling itself is not a call here). */
+static void
+gather(const struct export *x, struct costs *c)
+{
+	for (size_t i = 0; i < x->nsamples; i++) {
+		const struct xp_sample *s = &x->samples[i];
+		const uint32_t *l = x->pool + s->first;
+		size_t from;
+
+		if (!s->depth)
+			continue;
+		cost_add(c, func_at(x, l[0]), x->locs[l[0]].file, x->locs[l[0]].line,
+			 UINT32_MAX, s->count);
+		from = c->n;
+		for (uint32_t d = 1; d < s->depth; d++) {
+			uint32_t caller = func_at(x, l[d]), callee = func_at(x, l[d - 1]);
+
+			if (caller != callee)
+				cost_add(c, caller, x->locs[l[d]].file, x->locs[l[d]].line, callee,
+					 1);
+		}
+		/* once a sample: the calls of this stack merged, then weighed */
+		costs_merge(c, from);
+		for (size_t k = from; k < c->n; k++)
+			c->v[k].samples = s->count;
+	}
+	for (size_t i = 0; i < x->narcs; i++)
+		cost_add(c, x->arcs[i].caller, x->funcs[x->arcs[i].caller].file, 0,
+			 x->arcs[i].callee, x->arcs[i].samples);
+	costs_merge(c, 0);
+}
+
+/* Callgrind's name compression: "(id) name" the first time, "(id)" after. */
+static void
+name(FILE *out, const char *key, const struct export *x, uint32_t s, unsigned char *seen)
+{
+	const char *str = s ? x->strs[s] : "???";
+
+	if (seen[s])
+		fprintf(out, "%s=(%u)\n", key, s + 1);
+	else
+		fprintf(out, "%s=(%u) %s\n", key, s + 1, str);
+	seen[s] = 1;
+}
+
+static uint32_t
+map_file(const struct export *x, uint32_t func)
+{
+	uint32_t m = x->funcs[func].map;
+
+	return m ? x->maps[m - 1].file : 0;
+}
+
+int
+export_callgrind(const struct export *x, FILE *out, const char *title)
+{
+	unsigned char *obs = calloc(x->nstrs, 1), *files = calloc(x->nstrs, 1),
+		      *fns = calloc(x->nstrs, 1);
+	struct costs c = { 0 };
+	uint32_t cur = UINT32_MAX, curfile = 0;
+
+	if (!obs || !files || !fns)
+		pc_fatal("out of memory");
+	gather(x, &c);
+	fprintf(out, "# callgrind format\nversion: 1\ncreator: pcprof\ncmd: %s\n"
+		"positions: line\nevents: Samples\nsummary: %.0f\n\n", title, x->total);
+	for (size_t i = 0; i < c.n; i++) {
+		const struct cost *k = &c.v[i];
+		long long v = llround(k->samples);
+
+		if (k->func != cur) {
+			cur = k->func;
+			curfile = x->funcs[cur].file;
+			fputc('\n', out);
+			name(out, "ob", x, map_file(x, cur), obs);
+			name(out, "fl", x, curfile, files);
+			name(out, "fn", x, x->funcs[cur].name, fns);
+		}
+		if (k->callee == UINT32_MAX) {
+			if (k->file != curfile) {
+				name(out, "fi", x, k->file, files);
+				curfile = k->file;
+			}
+			fprintf(out, "%d %lld\n", k->line, v);
+			continue;
+		}
+		if (k->file != curfile) {
+			name(out, "fi", x, k->file, files);
+			curfile = k->file;
+		}
+		name(out, "cob", x, map_file(x, k->callee), obs);
+		name(out, "cfi", x, x->funcs[k->callee].file, files);
+		name(out, "cfn", x, x->funcs[k->callee].name, fns);
+		fprintf(out, "calls=1 %d\n%d %lld\n", x->funcs[k->callee].line, k->line, v);
+	}
+	free(c.v);
+	free(obs);
+	free(files);
+	free(fns);
+	return ferror(out) ? -1 : 0;
+}
