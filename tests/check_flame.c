@@ -47,12 +47,12 @@ static const char *const s_ign[] = { "main", "ignored" };
  * -3, NaN and infinity, which do not count.
  */
 static const struct flame_stack basic[] = {
-	{ s_hot, 3, 30 }, { s_hot, 3, 30 }, { s_cold, 3, 10 },
-	{ s_bar, 2, 8 }, { s_unk, 3, 5 }, { s_zz, 3, 2 },
-	{ s_cxx, 2, 5 }, { s_weird, 2, 5 }, { s_tiny, 2, 0.0625 },
-	{ s_hot, 1, 4.9375 },
-	{ s_ign, 2, 0 }, { s_ign, 2, -3 }, { s_ign, 2, NAN },
-	{ s_ign, 2, INFINITY },
+	{ s_hot, 3, 30, NULL }, { s_hot, 3, 30, NULL }, { s_cold, 3, 10, NULL },
+	{ s_bar, 2, 8, NULL }, { s_unk, 3, 5, NULL }, { s_zz, 3, 2, NULL },
+	{ s_cxx, 2, 5, NULL }, { s_weird, 2, 5, NULL }, { s_tiny, 2, 0.0625, NULL },
+	{ s_hot, 1, 4.9375, NULL },
+	{ s_ign, 2, 0, NULL }, { s_ign, 2, -3, NULL }, { s_ign, 2, NAN, NULL },
+	{ s_ign, 2, INFINITY, NULL },
 };
 #define NBASIC	N(basic)
 #define NIGNORED	4
@@ -362,7 +362,7 @@ START_TEST(test_flame_merges_stacks_and_sums_callees)
 	ck_assert(frame(&g, "hot")->x > frame(&g, COLD)->x);
 	ck_assert(frame(&g, "zz")->x > frame(&g, "[unknown]")->x);
 	/* 4 levels under the title and above the details line */
-	ck_assert(g.height == 40 + 4 * 16 + 30);
+	ck_assert(g.height == 48 + 4 * 16 + 30);
 	ck_assert_str_eq(g.title, TITLE);
 	ck_assert_ptr_nonnull(strstr(g.buf, "<title>hot (60 samples, 60.00%)</title>"));
 	svg_release(&g);
@@ -501,7 +501,7 @@ START_TEST(test_flame_adds_equal_stacks_in_one_order)
 
 	for (size_t k = 0; k < N(at); k++) {
 		for (size_t i = 0; i < N(st); i++)
-			st[i] = (struct flame_stack){ a, 2, i == at[k] ? 0x1p53 : 1 };
+			st[i] = (struct flame_stack){ a, 2, i == at[k] ? 0x1p53 : 1, NULL };
 		draw(k ? &g : &first, st, N(st), NULL, NULL, NULL);
 		if (!k)
 			continue;
@@ -521,8 +521,8 @@ END_TEST
 START_TEST(test_flame_leaves_out_tiny_frames)
 {
 	static const char *const a[] = { "main", "a" }, *const b[] = { "main", "b" };
-	const struct flame_stack at[] = { { a, 2, 999 }, { b, 2, 1 } };
-	const struct flame_stack under[] = { { a, 2, 1000 }, { b, 2, 1 } };
+	const struct flame_stack at[] = { { a, 2, 999, NULL }, { b, 2, 1, NULL } };
+	const struct flame_stack under[] = { { a, 2, 1000, NULL }, { b, 2, 1, NULL } };
 	struct svg g;
 
 	draw_basic(&g, NULL);
@@ -576,9 +576,9 @@ END_TEST
 START_TEST(test_flame_rejects_bad_arguments)
 {
 	static const char *const m[] = { "main" };
-	const struct flame_stack no_frames[] = { { NULL, 2, 1 } };
-	const struct flame_stack huge[] = { { m, 1, DBL_MAX }, { m, 1, DBL_MAX } };
-	const struct flame_stack rootless[] = { { NULL, 0, 5 } };
+	const struct flame_stack no_frames[] = { { NULL, 2, 1, NULL } };
+	const struct flame_stack huge[] = { { m, 1, DBL_MAX, NULL }, { m, 1, DBL_MAX, NULL } };
+	const struct flame_stack rootless[] = { { NULL, 0, 5, NULL } };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&buf, &len);
@@ -620,11 +620,11 @@ START_TEST(test_flame_deep_recursion_is_bounded)
 	deep[0] = "main";
 	for (size_t i = 1; i < N(deep); i++)
 		deep[i] = "recurse";
-	two[0] = (struct flame_stack){ deep, N(deep), 100 };
-	two[1] = (struct flame_stack){ hot, 2, 100 };
+	two[0] = (struct flame_stack){ deep, N(deep), 100, NULL };
+	two[1] = (struct flame_stack){ hot, 2, 100, NULL };
 	draw(&g, two, 2, "Deep", "samples", "deep");
 	ck_assert_uint_eq(g.n, 10002);
-	ck_assert(g.height == 40 + 10001 * 16 + 30);
+	ck_assert(g.height == 48 + 10001 * 16 + 30);
 	for (size_t i = 0; i < g.n; i++)
 		if (!strcmp(g.f[i].name, "recurse")) {
 			ck_assert(g.f[i].samples == 100 && g.f[i].share == 50);
@@ -641,7 +641,7 @@ START_TEST(test_flame_deep_recursion_is_bounded)
 	ck_assert_uint_eq(g.n, 3);
 	ck_assert_ptr_nonnull(frame(&g, "hot"));
 	ck_assert(frame(&g, "main")->samples == 100001);
-	ck_assert(g.height == 40 + 3 * 16 + 30);
+	ck_assert(g.height == 48 + 3 * 16 + 30);
 	svg_release(&g);
 }
 END_TEST

@@ -11,12 +11,13 @@
 
 #include "flame.h"
 
-/* Layout in pixels; the script below repeats XPAD, WIDTH and CHAR_W. */
+/* Layout in pixels; the script below repeats XPAD, WIDTH, CHAR_W, FRAME_H,
+ * TOP and BOTTOM. */
 #define IMAGE_W		1200
 #define XPAD		10
 #define WIDTH		(IMAGE_W - 2 * XPAD)
 #define FRAME_H		16		/* one level: a 15 px box and a 1 px gap */
-#define TOP		40		/* title and "Reset zoom" */
+#define TOP		48		/* title, buttons, legend */
 #define BOTTOM		30		/* the details line */
 #define CHAR_W		7.44		/* 12 px monospace, with a margin */
 #define MIN_SHARE	0.001		/* narrower frames are left out */
@@ -34,6 +35,7 @@ struct node {
 	uint32_t px1, px2;	/* its edges, in hundredths of a pixel */
 	size_t parent;
 	size_t level;		/* 0 for the root, "all" */
+	unsigned char kind;	/* enum flame_kind */
 };
 
 struct tree {
@@ -94,7 +96,7 @@ common_prefix(const struct flame_stack *a, const struct flame_stack *b)
 }
 
 static int
-node_add(struct tree *t, const char *name, size_t parent, size_t level)
+node_add(struct tree *t, const char *name, size_t parent, size_t level, unsigned char kind)
 {
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 256;
@@ -110,7 +112,7 @@ node_add(struct tree *t, const char *name, size_t parent, size_t level)
 		t->nodes = p;
 		t->cap = cap;
 	}
-	t->nodes[t->n] = (struct node){ name, 0, 0, 0, 0, parent, level };
+	t->nodes[t->n] = (struct node){ name, 0, 0, 0, 0, parent, level, kind };
 	t->n++;
 	if (level > t->maxlevel)
 		t->maxlevel = level;
@@ -165,7 +167,7 @@ tree_build(struct tree *t, const struct flame_stack *stacks, size_t n)
 	}
 	qsort(order, m, sizeof *order, stack_cmp);
 
-	if (node_add(t, "all", 0, 0))
+	if (node_add(t, "all", 0, 0, FLAME_KIND_NONE))
 		goto out;
 	for (size_t i = 0; i < m; i++) {
 		const struct flame_stack *s = order[i];
@@ -175,7 +177,10 @@ tree_build(struct tree *t, const struct flame_stack *stacks, size_t n)
 			goto out;
 		path[0] = 0;
 		for (size_t d = k; d < s->depth; d++) {
-			if (node_add(t, frame_name(s->frames[d]), path[d], d + 1))
+			unsigned char kind = s->kinds && s->kinds[d] <= FLAME_KIND_ANON ?
+					     s->kinds[d] : FLAME_KIND_NONE;
+
+			if (node_add(t, frame_name(s->frames[d]), path[d], d + 1, kind))
 				goto out;
 			path[d + 1] = t->n - 1;
 		}
@@ -377,8 +382,9 @@ put_fixed(FILE *out, uint32_t h)
 }
 
 /* A warm colour that depends only on the name: FNV-1a, then mixed. */
+/* The colour of a frame: its kind's hue, its name's shade within it. */
 static void
-put_colour(FILE *out, const char *name)
+put_colour(FILE *out, const char *name, unsigned char kind)
 {
 	uint32_t h = 2166136261u;
 
@@ -389,8 +395,43 @@ put_colour(FILE *out, const char *name)
 	h ^= h >> 13;
 	h *= 0xc2b2ae35u;
 	h ^= h >> 16;
-	fprintf(out, "rgb(%u,%u,%u)", 205 + h % 51, (h >> 8) % 231,
-		(h >> 16) % 56);
+	switch (kind) {
+	case FLAME_KIND_LIBC:		/* blues */
+		fprintf(out, "rgb(%u,%u,%u)", 80 + h % 60, 150 + (h >> 8) % 60, 230 + (h >> 16) % 26);
+		break;
+	case FLAME_KIND_LIB:		/* greens */
+		fprintf(out, "rgb(%u,%u,%u)", 60 + h % 60, 190 + (h >> 8) % 56, 80 + (h >> 16) % 60);
+		break;
+	case FLAME_KIND_ANON:		/* greys */
+		fprintf(out, "rgb(%u,%u,%u)", 170 + h % 30, 170 + h % 30, 170 + h % 30);
+		break;
+	default:			/* the executable, or not said: warm */
+		fprintf(out, "rgb(%u,%u,%u)", 205 + h % 51, (h >> 8) % 231, (h >> 16) % 56);
+	}
+}
+
+/* The legend of the kinds, where the frames have them. */
+static void
+put_legend(FILE *out, const struct tree *t)
+{
+	static const char *const label[] = {
+		NULL, "executable", "libc", "other libraries", "no object"
+	};
+	static const char *const sample[] = {
+		NULL, "rgb(230,110,30)", "rgb(110,180,243)", "rgb(90,218,110)", "rgb(185,185,185)"
+	};
+	int seen[FLAME_KIND_ANON + 1] = { 0 }, x = IMAGE_W - XPAD - 560;
+
+	for (size_t i = 0; i < t->n; i++)
+		seen[t->nodes[i].kind] = 1;
+	for (int k = FLAME_KIND_EXE; k <= FLAME_KIND_ANON; k++) {
+		if (!seen[k])
+			continue;
+		fprintf(out, "<rect class=\"legend\" x=\"%d\" y=\"30\" width=\"10\" "
+			"height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"39\">%s</text>\n",
+			x, sample[k], x + 14, label[k]);
+		x += 14 + (int)(strlen(label[k]) * CHAR_W) + 16;
+	}
 }
 
 static void
@@ -408,7 +449,8 @@ put_header(FILE *out, size_t height, const char *title)
 	      "<style type=\"text/css\">\n"
 	      "text { font-family: monospace; font-size: 12px; fill: #000; }\n"
 	      "#title { font-size: 17px; text-anchor: middle; }\n"
-	      "#unzoom { cursor: pointer; }\n"
+	      "#unzoom, #search, #invert { cursor: pointer; }\n"
+	      "#matched { text-anchor: end; }\n"
 	      ".frame { cursor: pointer; }\n"
 	      ".frame:hover rect { stroke: #000; stroke-width: 0.5; }\n"
 	      ".parent { opacity: 0.5; }\n"
@@ -429,8 +471,9 @@ put_header(FILE *out, size_t height, const char *title)
 static const char *const script[] = {
 	"'use strict';",
 	"var SVGNS = 'http://www.w3.org/2000/svg', FGNS = '" FG_NS "';",
-	"var XPAD = 10, WIDTH = 1180, CHARW = 7.44;",
-	"var frames = [], root = null, details = null, unzoom = null;",
+	"var XPAD = 10, WIDTH = 1180, CHARW = 7.44, FRAMEH = 16, TOP = 48, BOTTOM = 30;",
+	"var frames = [], root = null, details = null, unzoom = null, matched = null;",
+	"var inverted = false, height = 0, MATCH = 'rgb(230,0,230)';",
 	"",
 	"function fit(name, w) {",
 	"	var n = Math.floor((w - 6) / CHARW), c;",
@@ -485,6 +528,52 @@ static const char *const script[] = {
 	"	unzoom.setAttribute('display', z === root ? 'none' : 'inline');",
 	"}",
 	"",
+	"/* The frames whose name matches re highlighted; their share of all",
+	" * samples, a frame inside another that matches counted once. */",
+	"function search(re) {",
+	"	var spans = [], i, f, end = -1, sum = 0, n = 0;",
+	"	for (i = 0; i < frames.length; i++) {",
+	"		f = frames[i];",
+	"		if (f !== root && re && re.test(f.name)) {",
+	"			f.rect.setAttribute('fill', MATCH);",
+	"			f.g.setAttribute('fg:match', '1');",
+	"			spans.push([f.x, f.x + f.w]);",
+	"			n++;",
+	"		} else {",
+	"			f.rect.setAttribute('fill', f.fill);",
+	"			f.g.removeAttribute('fg:match');",
+	"		}",
+	"	}",
+	"	spans.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });",
+	"	for (i = 0; i < spans.length; i++) {",
+	"		if (spans[i][0] >= end) {",
+	"			sum += spans[i][1] - spans[i][0];",
+	"			end = spans[i][1];",
+	"		} else if (spans[i][1] > end) {",
+	"			sum += spans[i][1] - end;",
+	"			end = spans[i][1];",
+	"		}",
+	"	}",
+	"	matched.textContent = re ? 'Matched: ' + n + ' frames, ' +",
+	"		(100 * sum / root.w).toFixed(1) + '%' : ' ';",
+	"	matched.setAttribute('fg:frames', String(n));",
+	"	matched.setAttribute('fg:share', re ? String(sum / root.w) : '0');",
+	"}",
+	"",
+	"/* Root at the bottom (a flame) or at the top (an icicle). */",
+	"function flip() {",
+	"	var i, f, y;",
+	"	inverted = !inverted;",
+	"	for (i = 0; i < frames.length; i++) {",
+	"		f = frames[i];",
+	"		y = inverted ? TOP + f.level * FRAMEH : height - BOTTOM - (f.level + 1) * FRAMEH;",
+	"		f.rect.setAttribute('y', String(y));",
+	"		if (f.text)",
+	"			f.text.setAttribute('y', String(y + 11));",
+	"	}",
+	"	document.documentElement.setAttribute('fg:inverted', inverted ? '1' : '0');",
+	"}",
+	"",
 	"function frameOf(n) {",
 	"	for (; n; n = n.parentNode)",
 	"		if (n.fgFrame)",
@@ -492,11 +581,27 @@ static const char *const script[] = {
 	"	return null;",
 	"}",
 	"",
+	"/* A regular expression from the user; an empty one clears. */",
+	"function ask() {",
+	"	var term = window.prompt('Search for (a regular expression):', ''), re = null;",
+	"	if (term === null)",
+	"		return;",
+	"	try {",
+	"		re = term ? new RegExp(term) : null;",
+	"	} catch (err) {",
+	"		matched.textContent = 'Not a regular expression: ' + term;",
+	"		return;",
+	"	}",
+	"	search(re);",
+	"}",
+	"",
 	"function init() {",
 	"	var box = document.getElementById('frames');",
 	"	var gs = box.getElementsByTagName('g'), i, g, t, f;",
 	"	details = document.getElementById('details');",
 	"	unzoom = document.getElementById('unzoom');",
+	"	matched = document.getElementById('matched');",
+	"	height = parseFloat(document.documentElement.getAttribute('height'));",
 	"	for (i = 0; i < gs.length; i++) {",
 	"		g = gs[i];",
 	"		t = g.getElementsByTagName('title')[0].textContent;",
@@ -510,6 +615,7 @@ static const char *const script[] = {
 	"			w: parseFloat(g.getAttributeNS(FGNS, 'w')),",
 	"			level: parseInt(g.getAttributeNS(FGNS, 'l'), 10)",
 	"		};",
+	"		f.fill = f.rect.getAttribute('fill');",
 	"		g.fgFrame = f;",
 	"		frames.push(f);",
 	"		if (f.level === 0)",
@@ -531,9 +637,16 @@ static const char *const script[] = {
 	"	unzoom.addEventListener('click', function () {",
 	"		zoom(root);",
 	"	});",
+	"	document.getElementById('search').addEventListener('click', ask);",
+	"	document.getElementById('invert').addEventListener('click', flip);",
 	"	document.addEventListener('keydown', function (e) {",
-	"		if (e.key === 'Escape' && root)",
+	"		if (e.key === 'Escape' && root) {",
 	"			zoom(root);",
+	"			search(null);",
+	"		} else if ((e.ctrlKey || e.metaKey) && e.key === 'f') {",
+	"			e.preventDefault();",
+	"			ask();",
+	"		}",
 	"	});",
 	"}",
 	"",
@@ -581,7 +694,7 @@ put_frame(FILE *out, const struct node *nd, double total, size_t height,
 	fprintf(out, "\" y=\"%zu\" width=\"", y);
 	put_fixed(out, x2 - x1);
 	fprintf(out, "\" height=\"%d\" rx=\"2\" ry=\"2\" fill=\"", FRAME_H - 1);
-	put_colour(out, nd->name);
+	put_colour(out, nd->name, nd->kind);
 	fputs("\"/>", out);
 	if (fits >= 3) {
 		fputs("<text x=\"", out);
@@ -614,6 +727,13 @@ put_graph(FILE *out, const struct tree *t, const char *title,
 	put_header(out, height, title);
 	fprintf(out, "<text id=\"unzoom\" x=\"%d\" y=\"24\" display=\"none\">"
 		"Reset zoom</text>\n", XPAD);
+	fprintf(out, "<text id=\"search\" x=\"%d\" y=\"24\">Search</text>\n",
+		IMAGE_W - XPAD - 120);
+	fprintf(out, "<text id=\"invert\" x=\"%d\" y=\"24\">Invert</text>\n",
+		IMAGE_W - XPAD - 56);
+	fprintf(out, "<text id=\"matched\" x=\"%d\" y=\"%zu\"> </text>\n",
+		IMAGE_W - XPAD, height - 10);
+	put_legend(out, t);
 	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%zu\"> </text>\n",
 		XPAD, height - 10);
 	fputs("<g id=\"frames\">\n", out);

@@ -9,16 +9,32 @@
 #include <stdio.h>
 #include <stddef.h>
 
+/* What a frame's code is, for its colour: by object. */
+enum flame_kind {
+	FLAME_KIND_NONE,		/* not said: coloured by its name */
+	FLAME_KIND_EXE,			/* the executable */
+	FLAME_KIND_LIBC,		/* libc.so */
+	FLAME_KIND_LIB,			/* another shared object */
+	FLAME_KIND_ANON,		/* no object: [anonymous code], [unknown] */
+};
+
 /* One call stack and how often it was seen. */
 struct flame_stack {
 	const char *const *frames;	/* function names, root (outermost caller) first */
 	size_t depth;
 	double count;			/* samples */
+	const unsigned char *kinds;	/* per frame, enum flame_kind; or NULL */
 };
 
 /*
  * Write a self-contained interactive SVG flame graph of stacks[0..n) to out.
  * title is shown at the top. Returns 0, or -1 with errno on a write error.
+ * The page's script zooms into a frame clicked, searches (a regular
+ * expression: the frames that match are highlighted and their share of
+ * the samples shown, nested matches counted once) and flips the graph
+ * into an icicle, its root at the top. Frames are coloured by kind where
+ * the stacks say it (the first stack to reach a frame does), with a
+ * legend; otherwise by a hash of the name.
  *
  * Identical prefixes merge; siblings are sorted by name, so the same stacks
  * in any order give the same bytes. Stacks whose count is not positive and

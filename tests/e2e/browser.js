@@ -53,7 +53,78 @@ async function speedscope(url, shots, name) {
 	return out;
 }
 
-const modes = { speedscope };
+/* The state of pcprof's flame graph, read from its DOM. */
+function flameState() {
+	const fr = [...document.querySelectorAll('#frames g')].map((g) => {
+		const r = g.querySelector('rect');
+		const t = g.querySelector('title').textContent;
+		return {
+			name: t.substring(0, t.lastIndexOf(' (')),
+			shown: g.getAttribute('display') !== 'none',
+			x: parseFloat(r.getAttribute('x')),
+			y: parseFloat(r.getAttribute('y')),
+			w: parseFloat(r.getAttribute('width')),
+			fill: r.getAttribute('fill'),
+			match: g.getAttribute('fg:match') === '1',
+			level: parseInt(g.getAttribute('fg:l'), 10),
+		};
+	});
+	const m = document.getElementById('matched');
+	const u = document.getElementById('unzoom');
+	return {
+		frames: fr,
+		matched: m.textContent,
+		matchedFrames: m.getAttribute('fg:frames'),
+		matchedShare: m.getAttribute('fg:share'),
+		unzoom: u.getAttribute('display'),
+		inverted: document.documentElement.getAttribute('fg:inverted'),
+	};
+}
+
+async function clickFrame(page, name) {
+	const box = await page.evaluate((n) => {
+		for (const g of document.querySelectorAll('#frames g')) {
+			const t = g.querySelector('title').textContent;
+			if (t.substring(0, t.lastIndexOf(' (')) === n) {
+				const b = g.querySelector('rect').getBoundingClientRect();
+				return { x: b.x + b.width / 2, y: b.y + b.height / 2 };
+			}
+		}
+		return null;
+	}, name);
+	if (!box)
+		throw new Error('no frame ' + name);
+	await page.mouse.click(box.x, box.y);
+}
+
+async function flame(url, shots, term, frame) {
+	const { browser, page, blocked, errors } = await open(url);
+	const out = { blocked, errors, steps: {} };
+	const t0 = Date.now();
+	await page.waitForSelector('#frames g');
+	out.loadedMs = Date.now() - t0;
+	out.paint = await page.evaluate(() => {
+		const p = performance.getEntriesByType('paint');
+		return p.map((e) => ({ name: e.name, ms: e.startTime }));
+	});
+	page.once('dialog', (d) => d.accept(term));
+	await page.click('#search');
+	await page.waitForFunction(() => document.getElementById('matched').getAttribute('fg:frames'));
+	out.steps.search = await page.evaluate(flameState);
+	await page.screenshot({ path: shots + '/flame-search.png' });
+	await clickFrame(page, frame);
+	out.steps.zoom = await page.evaluate(flameState);
+	await page.screenshot({ path: shots + '/flame-zoom.png' });
+	await page.click('#unzoom');
+	out.steps.reset = await page.evaluate(flameState);
+	await page.click('#invert');
+	out.steps.invert = await page.evaluate(flameState);
+	await page.screenshot({ path: shots + '/flame-inverted.png' });
+	await browser.close();
+	return out;
+}
+
+const modes = { speedscope, flame };
 
 (async () => {
 	const [mode, ...args] = process.argv.slice(2);

@@ -11,10 +11,12 @@ import json
 import os
 import pty
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
 import urllib.parse
+import xml.etree.ElementTree as ET
 
 import shipped
 from pctest import BUILD, clean_env, need, prog, run, skip
@@ -322,3 +324,102 @@ def test_speedscope_app_loads_the_profile_in_chromium():
     assert os.path.getsize(os.path.join(shots, "speedscope-sandwich.png")) > 1000
     return "%s shown in the Sandwich view; %d profiles; screenshots in %s" % (
         hot, len(names), shots)
+
+
+def svg_frames(path):
+    """[(name, x, w, level)] of the frames in a flame graph SVG."""
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    fg = "{urn:x-pcprof:flame}"
+    out = []
+    for g in ET.parse(path).getroot().iterfind(".//s:g[@id='frames']/s:g", ns):
+        t = g.find("s:title", ns).text
+        out.append((t[:t.rindex(" (")], float(g.get(fg + "x")), float(g.get(fg + "w")),
+                    int(g.get(fg + "l"))))
+    return out
+
+
+def union_share(spans, total):
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    end, covered = -1.0, 0.0
+    for a, b in spans:
+        if b > end:
+            covered += b - max(a, end)
+            end = b
+    return covered / total
+
+
+def rgb(fill):
+    return tuple(int(v) for v in re.match(r"rgb\((\d+),(\d+),(\d+)\)", fill).groups())
+
+
+def test_flame_graph_in_chromium_searches_zooms_resets_and_inverts():
+    """pcprof flame's SVG of Debian's xz, opened in headless Chromium and
+    driven as a user would (playwright-core): Search for "mf_is" highlights
+    exactly the frames whose names match and shows their share, nested
+    matches counted once; a click on a frame of part of the width zooms it
+    to the full width, keeps its callers and what is under it and hides
+    the rest; Reset zoom brings every frame back;
+    Invert puts the root at the top. Frames are coloured by object: libc
+    blue, liblzma green, xz's own warm. Screenshots in
+    BUILD/test-artifacts/flame."""
+    t = tree()
+    browser()
+    xz = [p for p in t["report"]["processes"] if p["program"] == "xz"][0]
+    svg = os.path.join(t["d"], "xz.svg")
+    p = pcprof("flame", "-o", svg, shutil.which("xz"), xz["profile"])
+    assert p.returncode == 0, p.stderr
+    frames = svg_frames(svg)
+    total = max(w for _, _, w, lvl in frames if lvl == 0)
+    term = "mf_is"
+    want = [(x, x + w) for n, x, w, lvl in frames if lvl > 0 and term in n]
+    share = union_share(list(want), total)
+    assert want and 0.05 < share < 0.95, (term, share)
+    # zoom into a frame of a part of the width, one of its name
+    names = [n for n, _, _, _ in frames]
+    part = [f for f in frames if f[3] >= 2 and 0.1 < f[2] / total < 0.9 and
+            names.count(f[0]) == 1]
+    assert part, frames
+    zname, zx, zw, zlevel = max(part, key=lambda f: f[3])
+    shots = artifacts("flame")
+    r = drive("flame", "file://" + svg, shots, term, zname)
+    assert not r["blocked"] and not r["errors"], (r["blocked"], r["errors"])
+    s = r["steps"]["search"]
+    hit = [f for f in s["frames"] if f["match"]]
+    assert len(hit) == len(want) == int(s["matchedFrames"]), (len(hit), len(want), s["matched"])
+    assert all(f["fill"] == "rgb(230,0,230)" and term in f["name"] for f in hit)
+    assert abs(float(s["matchedShare"]) - share) < 1e-9, (s["matchedShare"], share)
+    assert ("%.1f%%" % (100 * share)) in s["matched"], s["matched"]
+    kinds = {}
+    for f in s["frames"]:
+        if not f["match"]:
+            kinds.setdefault(f["name"], rgb(f["fill"]))
+    libc = kinds.get("__libc_start_main")
+    assert libc and libc[2] >= 230 and libc[0] < 140, libc
+    own = [c for n, c in kinds.items() if n.startswith("xz+0x")]
+    assert own and all(c[0] >= 205 and c[2] < 56 for c in own), own
+    lzma = [c for n, c in kinds.items() if n.startswith("liblzma")]
+    assert lzma and all(c[1] >= 190 and c[0] < 120 for c in lzma), lzma
+    z = r["steps"]["zoom"]
+    code = [f for f in z["frames"] if f["name"] == zname][0]
+    assert abs(code["x"] - 10) < 0.02 and abs(code["w"] - 1180) < 0.02, code
+    assert z["unzoom"] == "inline"
+    eps = total * 1e-9
+    for (n, x, w, lvl), f in zip(frames, z["frames"]):
+        assert f["name"] == n
+        if lvl >= zlevel:
+            under = x >= zx - eps and x + w <= zx + zw + eps
+        else:
+            under = x <= zx + eps and x + w >= zx + zw - eps
+        assert f["shown"] == under, (zname, n, f["shown"])
+    hidden = sum(not f["shown"] for f in z["frames"])
+    assert hidden, "the zoom hid nothing"
+    back = r["steps"]["reset"]
+    assert back["unzoom"] == "none" and all(f["shown"] for f in back["frames"])
+    inv = r["steps"]["invert"]
+    root = [f for f in inv["frames"] if f["level"] == 0][0]
+    one = [f for f in inv["frames"] if f["level"] == 1][0]
+    assert inv["inverted"] == "1" and root["y"] == 48 and one["y"] == 64, (root, one)
+    return "%d frames; search %s: %d frames, %.1f %%; zoom into %s hid %d; reset, " \
+        "invert; first paint %s; screenshots in %s" % (
+            len(frames), term, len(hit), 100 * share, zname, hidden,
+            ", ".join("%s %.0f ms" % (e["name"], e["ms"]) for e in r["paint"]), shots)

@@ -63,6 +63,7 @@ class El {
 	}
 	getAttribute(n) { return n in this.attrs ? this.attrs[n] : null; }
 	setAttribute(n, v) { this.attrs[n] = String(v); }
+	removeAttribute(n) { delete this.attrs[n]; }
 	getAttributeNS(ns, n) {
 		const k = '{' + ns + '}' + n;
 		return k in this.attrs ? this.attrs[k] : null;
@@ -101,6 +102,7 @@ function build(j) {
 const svg = build(tree);
 const doc = new El('#document', {}, '');
 doc.appendChild(svg);
+doc.documentElement = svg;
 doc.getElementById = (id) => ids[id] || null;
 doc.createElementNS = (ns, t) => new El(t, {}, '');
 globalThis.document = doc;
@@ -305,7 +307,7 @@ def test_flame_deep_stack_is_bounded():
     data = write("deep")
     _, height, frames = frames_of(data)
     assert len(frames) == 10002, len(frames)
-    assert height == 40 + 10001 * 16 + 30
+    assert height == 48 + 10001 * 16 + 30
     rec = [f for f in frames if f["name"] == "recurse"]
     assert len(rec) == 9999 and all(f["samples"] == 100 for f in rec)
     assert all(f["share"] == 50 for f in rec)
@@ -314,7 +316,7 @@ def test_flame_deep_stack_is_bounded():
     data = write("deeptiny")
     _, height, frames = frames_of(data)
     assert sorted(f["name"] for f in frames) == ["all", "hot", "main"]
-    assert height == 40 + 3 * 16 + 30
+    assert height == 48 + 3 * 16 + 30
     return "deep: %d frames, %d KiB" % (10002, size // 1024)
 
 
