@@ -123,7 +123,7 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 	if (r->format == FORMAT_FOLDED) {
 		struct folded_set fs;
 
-		folded_build(&fs, &in, r->stacks);
+		folded_build(&fs, &in, 0, r->stacks);
 		folded_print(out, &fs);
 		folded_release(&fs);
 		goto out;

@@ -15,6 +15,7 @@
 #include "pcprof.h"
 #include "options.h"
 #include "diff.h"
+#include "flame.h"
 
 static const char usage_diff[] =
 "usage: pcprof diff [OPTIONS] --base EXE GMON|DIR... --new EXE GMON|DIR...\n"
@@ -46,6 +47,10 @@ static const char usage_diff[] =
 "                     0: all)\n"
 "  --absolute         compare seconds as measured: no allowance for runs or\n"
 "                     sides on a faster or slower machine (see below)\n"
+"  --flame FILE       write a differential flame graph (SVG): the stacks of\n"
+"                     the new side's last run (recorded with PC_STACKS=1),\n"
+"                     each function red where significantly slower, blue\n"
+"                     where faster, grey where not significantly changed\n"
 "  --keep-pieces, --no-demangle, --full-names, --debug-dir DIR   as for report\n"
 "\n"
 "Seconds are compared at one machine speed: each run is scaled by its\n"
@@ -58,7 +63,7 @@ static const char usage_diff[] =
 
 enum {
 	OPT_BASE = 512, OPT_NEW, OPT_METRIC, OPT_ALPHA, OPT_THRESHOLD,
-	OPT_MIN_SECONDS, OPT_DFORMAT, OPT_DTOP, OPT_ABSOLUTE,
+	OPT_MIN_SECONDS, OPT_DFORMAT, OPT_DTOP, OPT_ABSOLUTE, OPT_FLAME,
 };
 
 static double
@@ -137,6 +142,9 @@ diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
 		if (*end || end == arg || o->top < 0)
 			pc_fatal("--top '%s': not a count", arg);
 		return 1;
+	case OPT_FLAME:
+		o->flame = arg;
+		return 1;
 	case OPT_ABSOLUTE:
 		o->absolute = 1;
 		return 1;
@@ -199,6 +207,7 @@ parse_args(int argc, char **argv, struct diff_opts *o, struct symtab_opts *so,
 		{ "format", required_argument, NULL, OPT_DFORMAT },
 		{ "top", required_argument, NULL, OPT_DTOP },
 		{ "absolute", no_argument, NULL, OPT_ABSOLUTE },
+		{ "flame", required_argument, NULL, OPT_FLAME },
 		{ "keep-pieces", no_argument, NULL, OPT_KEEP_PIECES },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
@@ -233,10 +242,67 @@ parse_args(int argc, char **argv, struct diff_opts *o, struct symtab_opts *so,
 	return sides_finish(&sides[0], &sides[1], &loose);
 }
 
+/* A function's change, as the flame graph colours it; sorted by name. */
+struct verdict {
+	const char *name;
+	enum status status;
+};
+
+struct verdicts {
+	struct verdict *v;
+	size_t n;
+};
+
+static int
+cmp_verdict(const void *a, const void *b)
+{
+	return strcmp(((const struct verdict *)a)->name, ((const struct verdict *)b)->name);
+}
+
+static unsigned char
+verdict_kind(const char *name, void *arg)
+{
+	const struct verdicts *vs = arg;
+	struct verdict key = { name, ST_SAME }, *v;
+
+	v = bsearch(&key, vs->v, vs->n, sizeof(key), cmp_verdict);
+	if (!v)
+		return FLAME_KIND_SAME;
+	return v->status == ST_SLOWER ? FLAME_KIND_SLOWER :
+	       v->status == ST_FASTER ? FLAME_KIND_FASTER : FLAME_KIND_SAME;
+}
+
+/* The new side's last run's stacks, coloured by the comparison. Written
+ * before the verdict is printed: a graph that cannot be made is bad
+ * input (exit 2), not a verdict. */
+static void
+diff_flame(const struct result *res, const struct side *n, const struct diff_opts *o)
+{
+	struct verdicts vs = { malloc((res->nrows ? res->nrows : 1) * sizeof(*vs.v)),
+			       res->nrows };
+	struct out_file of;
+	char title[600];
+	FILE *f;
+
+	if (!vs.v)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < res->nrows; i++)
+		vs.v[i] = (struct verdict){ res->rows[i].name, res->rows[i].status };
+	qsort(vs.v, vs.n, sizeof(*vs.v), cmp_verdict);
+	snprintf(title, sizeof(title), "%s against its base: %d function%s slower, %d faster "
+		 "(alpha %g)", n->exe, res->nslow, res->nslow == 1 ? "" : "s", res->nfast,
+		 o->alpha);
+	f = out_open(&of, o->flame);
+	if (flame_of_run(f, &n->in, n->nruns - 1, NULL, title, verdict_kind, &vs))
+		pc_fatal("'%s': %s", o->flame, strerror(errno));
+	out_commit(&of);
+	free(vs.v);
+}
+
 int
 cmd_diff(int argc, char **argv)
 {
-	struct diff_opts o = { METRIC_SELF, DIFF_TEXT, 0.01, 0.05, 0.01, 10, 0 };
+	struct diff_opts o = { METRIC_SELF, DIFF_TEXT, 0.01, 0.05, 0.01, 10, 0, NULL };
 	struct symtab_fetch fetch = { 0 };
 	struct symtab_opts so = { .fetch = &fetch };
 	struct side sides[2];
@@ -262,6 +328,8 @@ cmd_diff(int argc, char **argv)
 	if (!tested)
 		pc_fatal("'%s' and '%s': no function has samples on both sides; not builds of one program?",
 			 sides[0].exe, sides[1].exe);
+	if (o.flame)
+		diff_flame(&res, &sides[1], &o);
 	diff_print(stdout, &res, &sides[0], &sides[1], &o);
 	if (fflush(stdout) || ferror(stdout))
 		pc_fatal("standard output: %s", strerror(errno));

@@ -80,6 +80,7 @@ struct diff_opts {
 	double alpha, threshold, min_seconds;
 	long top;
 	int absolute;		/* no allowance for the machine's speed */
+	const char *flame;	/* --flame FILE: the differential flame graph */
 };
 
 /* The comparison: rows sorted for printing, and the verdict's counts. */

@@ -432,7 +432,7 @@ add_stacks(struct source *s, const char *stacks_file)
 	for (int i = 0; i < (stacks_file ? 1 : run->nfiles); i++) {
 		struct gmon_stacks ss;
 
-		if (stacks_load(s->in, i, stacks_file, stacks_file != NULL, &ss))
+		if (stacks_load(s->in, 0, i, stacks_file, stacks_file != NULL, &ss))
 			continue;
 		if (n < 0)
 			n = 0;

@@ -177,7 +177,7 @@ tree_build(struct tree *t, const struct flame_stack *stacks, size_t n)
 			goto out;
 		path[0] = 0;
 		for (size_t d = k; d < s->depth; d++) {
-			unsigned char kind = s->kinds && s->kinds[d] <= FLAME_KIND_ANON ?
+			unsigned char kind = s->kinds && s->kinds[d] < FLAME_KINDS ?
 					     s->kinds[d] : FLAME_KIND_NONE;
 
 			if (node_add(t, frame_name(s->frames[d]), path[d], d + 1, kind))
@@ -405,6 +405,15 @@ put_colour(FILE *out, const char *name, unsigned char kind)
 	case FLAME_KIND_ANON:		/* greys */
 		fprintf(out, "rgb(%u,%u,%u)", 170 + h % 30, 170 + h % 30, 170 + h % 30);
 		break;
+	case FLAME_KIND_SLOWER:
+		fprintf(out, "rgb(%u,%u,%u)", 225 + h % 31, 40 + (h >> 8) % 40, 40 + (h >> 8) % 40);
+		break;
+	case FLAME_KIND_FASTER:
+		fprintf(out, "rgb(%u,%u,%u)", 40 + (h >> 8) % 40, 90 + (h >> 8) % 40, 225 + h % 31);
+		break;
+	case FLAME_KIND_SAME:
+		fprintf(out, "rgb(%u,%u,%u)", 200 + h % 20, 200 + h % 20, 200 + h % 20);
+		break;
 	default:			/* the executable, or not said: warm */
 		fprintf(out, "rgb(%u,%u,%u)", 205 + h % 51, (h >> 8) % 231, (h >> 16) % 56);
 	}
@@ -414,17 +423,19 @@ put_colour(FILE *out, const char *name, unsigned char kind)
 static void
 put_legend(FILE *out, const struct tree *t)
 {
-	static const char *const label[] = {
-		NULL, "executable", "libc", "other libraries", "no object"
+	static const char *const label[FLAME_KINDS] = {
+		NULL, "executable", "libc", "other libraries", "no object",
+		"slower", "faster", "no significant change"
 	};
-	static const char *const sample[] = {
-		NULL, "rgb(230,110,30)", "rgb(110,180,243)", "rgb(90,218,110)", "rgb(185,185,185)"
+	static const char *const sample[FLAME_KINDS] = {
+		NULL, "rgb(230,110,30)", "rgb(110,180,243)", "rgb(90,218,110)", "rgb(185,185,185)",
+		"rgb(240,60,60)", "rgb(60,110,240)", "rgb(210,210,210)"
 	};
-	int seen[FLAME_KIND_ANON + 1] = { 0 }, x = IMAGE_W - XPAD - 560;
+	int seen[FLAME_KINDS] = { 0 }, x = IMAGE_W - XPAD - 560;
 
 	for (size_t i = 0; i < t->n; i++)
 		seen[t->nodes[i].kind] = 1;
-	for (int k = FLAME_KIND_EXE; k <= FLAME_KIND_ANON; k++) {
+	for (int k = FLAME_KIND_EXE; k < FLAME_KINDS; k++) {
 		if (!seen[k])
 			continue;
 		fprintf(out, "<rect class=\"legend\" x=\"%d\" y=\"30\" width=\"10\" "

@@ -9,13 +9,18 @@
 #include <stdio.h>
 #include <stddef.h>
 
-/* What a frame's code is, for its colour: by object. */
+/* What a frame's code is, for its colour: by object, or by its change. */
 enum flame_kind {
 	FLAME_KIND_NONE,		/* not said: coloured by its name */
 	FLAME_KIND_EXE,			/* the executable */
 	FLAME_KIND_LIBC,		/* libc.so */
 	FLAME_KIND_LIB,			/* another shared object */
 	FLAME_KIND_ANON,		/* no object: [anonymous code], [unknown] */
+	/* a differential graph's: the function's change (pcprof diff) */
+	FLAME_KIND_SLOWER,		/* significantly slower: red */
+	FLAME_KIND_FASTER,		/* significantly faster: blue */
+	FLAME_KIND_SAME,		/* no significant change: grey */
+	FLAME_KINDS
 };
 
 /* One call stack and how often it was seen. */

@@ -223,13 +223,13 @@ void callgraph_print(FILE *out, const struct callgraph *cg,
 		     const struct flat *f, const struct symtab *st, long top);
 void callgraph_release(struct callgraph *cg);
 
-/* stackfile.c: the stacks of run 0's files[file] (FILE.stacks), or of
+/* stackfile.c: the stacks of run's files[file] (FILE.stacks), or of
  * stacks_file where it is given, read into ss and checked to be of that
  * run: 0; or 1 where there is no such file and it is not required. Exits
  * with one line on bad input. */
 struct gmon_stacks;
-int stacks_load(const struct pc_inputs *in, int file, const char *stacks_file, int required,
-		struct gmon_stacks *ss);
+int stacks_load(const struct pc_inputs *in, int run, int file, const char *stacks_file,
+		int required, struct gmon_stacks *ss);
 
 /* Collapsed stacks (stackfile.c). */
 struct folded {
@@ -244,10 +244,18 @@ struct folded_set {
 	uint32_t rate;
 };
 
-/* Read FILE.stacks for each of run 0's files in in (or stacks_file
- * alone), named with in's symbols. */
-void folded_build(struct folded_set *fs, const struct pc_inputs *in,
+/* Read FILE.stacks for each of run's files in in (or stacks_file
+ * alone), named with in's symbols. Of profiles with manifests, only the
+ * last run that inputs_load read can be placed (inputs_addr). */
+void folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 		  const char *stacks_file);
+
+/* stackfile.c: the flame graph of folded_build's stacks onto out, titled
+ * title (NULL: the executable, its samples and rate); each frame coloured by kind(name, arg) (enum flame_kind), or by
+ * its object where kind is NULL. 0, or -1 with errno on a write error. */
+int flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_file,
+		 const char *title, unsigned char (*kind)(const char *name, void *arg),
+		 void *arg);
 void folded_print(FILE *out, const struct folded_set *fs);
 void folded_release(struct folded_set *fs);
 

@@ -134,10 +134,10 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 }
 
 int
-stacks_load(const struct pc_inputs *in, int file, const char *stacks_file, int required,
-	    struct gmon_stacks *ss)
+stacks_load(const struct pc_inputs *in, int runi, int file, const char *stacks_file,
+	    int required, struct gmon_stacks *ss)
 {
-	const struct pc_run *run = &in->runs[0];
+	const struct pc_run *run = &in->runs[runi];
 	struct gmon_error err;
 	char path[4096];
 	unsigned char *buf;
@@ -160,21 +160,22 @@ stacks_load(const struct pc_inputs *in, int file, const char *stacks_file, int r
 }
 
 void
-folded_build(struct folded_set *fs, const struct pc_inputs *in, const char *stacks_file)
+folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
+	     const char *stacks_file)
 {
-	int n = in->runs[0].nfiles;
+	int n = in->runs[run].nfiles;
 	size_t cap = 0, k = 0;
 
 	memset(fs, 0, sizeof(*fs));
 	for (int i = 0; i < (stacks_file ? 1 : n); i++) {
 		struct gmon_stacks ss;
 
-		stacks_load(in, i, stacks_file, 1, &ss);
+		stacks_load(in, run, i, stacks_file, 1, &ss);
 		if (!fs->rate)
 			fs->rate = ss.rate;
 		if (ss.rate != fs->rate)
 			pc_fatal("'%s%s': sampled at %u Hz, not %u Hz",
-				 stacks_file ? stacks_file : in->runs[0].files[i],
+				 stacks_file ? stacks_file : in->runs[run].files[i],
 				 stacks_file ? "" : ".stacks", ss.rate, fs->rate);
 		for (size_t j = 0; j < ss.n; j++) {
 			if (k == cap) {
@@ -285,7 +286,8 @@ kind_find(const struct kind_of *k, size_t n, const char *name)
 /* The collapsed lines of fs split back into their frames, in place: one
  * flame_stack a line, its frames and kinds malloc'ed (flame_stacks_free). */
 static struct flame_stack *
-flame_stacks(struct folded_set *fs, const struct symtab *st)
+flame_stacks(struct folded_set *fs, const struct symtab *st,
+	     unsigned char (*kindf)(const char *name, void *arg), void *arg)
 {
 	struct flame_stack *fl = calloc(fs->n ? fs->n : 1, sizeof(*fl));
 	struct kind_of *kinds = kinds_build(st);
@@ -312,7 +314,8 @@ flame_stacks(struct folded_set *fs, const struct symtab *st)
 				frames[depth++] = p + 1;
 			}
 		for (size_t d = 0; d < depth; d++)
-			kind[d] = kind_find(kinds, st->nfuncs, frames[d]);
+			kind[d] = kindf ? kindf(frames[d], arg) :
+				  kind_find(kinds, st->nfuncs, frames[d]);
 		fl[i].frames = (const char *const *)frames;
 		fl[i].depth = depth;
 		fl[i].count = fs->v[i].count;
@@ -333,6 +336,28 @@ flame_stacks_free(struct flame_stack *fl, size_t n)
 }
 
 int
+flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_file,
+	     const char *title, unsigned char (*kind)(const char *name, void *arg), void *arg)
+{
+	struct flame_stack *fl;
+	struct folded_set fs;
+	char tbuf[512];
+	int r;
+
+	folded_build(&fs, in, run, stacks_file);
+	if (!title) {
+		snprintf(tbuf, sizeof(tbuf), "%s: %.0f samples at %u Hz", in->exe, fs.total,
+			 fs.rate);
+		title = tbuf;
+	}
+	fl = flame_stacks(&fs, &in->st, kind, arg);
+	r = flame_write_svg(out, fl, fs.n, title, "samples");
+	flame_stacks_free(fl, fs.n);
+	folded_release(&fs);
+	return r;
+}
+
+int
 cmd_flame(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -345,10 +370,8 @@ cmd_flame(int argc, char **argv)
 	const char *out = NULL, *title = NULL, *stacks = NULL;
 	struct symtab_fetch fetch = { 0 };
 	struct symtab_opts so = { .fetch = &fetch };
-	struct flame_stack *fl;
-	struct folded_set fs;
+	struct out_file of;
 	struct pc_inputs in;
-	char tbuf[512];
 	int c;
 	FILE *f;
 
@@ -369,19 +392,10 @@ cmd_flame(int argc, char **argv)
 	/* PC_SCOPE=all: the profiles place the frames in every object */
 	if (!stacks && in.runs[0].manifest[0])
 		inputs_load(&in, &so, 0);
-	folded_build(&fs, &in, stacks);
-	fl = flame_stacks(&fs, &in.st);
-	if (!title) {
-		snprintf(tbuf, sizeof(tbuf), "%s: %.0f samples at %u Hz", argv[optind],
-			 fs.total, fs.rate);
-		title = tbuf;
-	}
-	if (!(f = fopen(out, "w")))
+	f = out_open(&of, out);
+	if (flame_of_run(f, &in, 0, stacks, title, NULL, NULL))
 		pc_fatal("'%s': %s", out, strerror(errno));
-	if (flame_write_svg(f, fl, fs.n, title, "samples") || fclose(f))
-		pc_fatal("'%s': %s", out, strerror(errno));
-	flame_stacks_free(fl, fs.n);
-	folded_release(&fs);
+	out_commit(&of);
 	inputs_close(&in);
 	symtab_fetch_end(&fetch);
 	return 0;

@@ -10,6 +10,7 @@ import re
 import struct
 import subprocess
 import tempfile
+import xml.etree.ElementTree as ET
 
 from pctest import prog, run, tick_factor
 from test_cli import pcprof
@@ -35,8 +36,9 @@ def runs(variant, n):
     if not RUNS.get("base"):
         scale = str(SCALE * tick_factor(TIMER))
         for v in ["base", "slow", "fast", "base"] * 3:
+            # with stacks, for the differential flame graph
             r = run([prog("regress-" + v), scale, "2"], verbose=False,
-                    env=TIMER)
+                    env=dict(TIMER, PC_STACKS="1"))
             assert r.status == 0, r.stderr
             RUNS.setdefault(v, []).append(r.path())
     assert len(RUNS[variant]) >= n
@@ -313,3 +315,38 @@ def test_diff_bad_inputs_get_one_line_and_status_2():
         p = diff(*args)
         assert p.returncode == 2 and "usage: pcprof diff" in p.stderr, (args, p.stderr)
     return "%d bad inputs" % len(cases)
+
+
+def test_diff_flame_graph_colours_the_slowed_function_red():
+    """pcprof diff --flame on regress-base against regress-slow (20 % more
+    work in stage_transform): in the SVG of the new side's stacks, the
+    frames of stage_transform, which the diff finds significantly slower,
+    are red, and those of the functions it finds unchanged grey; the
+    verdict and the exit status are those of the diff without it. Bad
+    output: one line and exit 2, no file."""
+    base, slow = runs("base", 3), runs("slow", 3)
+    d = tempfile.mkdtemp(prefix="pc-diff-flame-")
+    out = os.path.join(d, "diff.svg")
+    p = diff("--flame", out, *sides(base, slow, new_exe="regress-slow"))
+    rc, j = diff_json(*sides(base, slow, new_exe="regress-slow"))
+    assert p.returncode == rc == 1, (p.returncode, rc, p.stderr)
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    fills = {}
+    for g in ET.parse(out).getroot().iterfind(".//s:g[@id='frames']/s:g", ns):
+        t = g.find("s:title", ns).text
+        fill = g.find("s:rect", ns).get("fill")
+        fills.setdefault(t[:t.rindex(" (")], set()).add(
+            tuple(int(v) for v in re.match(r"rgb\((\d+),(\d+),(\d+)\)", fill).groups()))
+    verdict = {f["name"]: f for f in j["functions"]}
+    slower = [n for n, f in verdict.items() if f["significant"] and f["status"] == "slower"]
+    same = [n for n, f in verdict.items() if not f["significant"] and n in fills]
+    assert "stage_transform" in slower, slower
+    for n in slower:
+        assert all(r >= 225 and g < 80 and b < 80 for r, g, b in fills[n]), (n, fills[n])
+    assert same, verdict
+    for n in same:
+        assert all(r == g == b and r >= 200 for r, g, b in fills[n]), (n, fills[n])
+    bad = diff("--flame", "/dev/full", *sides(base, slow, new_exe="regress-slow"))
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and \
+        "/dev/full" in bad.stderr and not bad.stdout, (bad.returncode, bad.stderr)
+    return "red: %s; grey: %s" % (", ".join(slower), ", ".join(same))
