@@ -205,7 +205,8 @@ pieces_free(struct pieces *pc)
 	free(pc->values);
 }
 
-/* buf[0..len) gzipped onto out. */
+/* buf[0..len) gzipped onto out, at the fastest level (as Go writes its own
+ * profiles): a third of the time, a few percent more bytes. */
 static int
 gzip_out(const uint8_t *buf, size_t len, FILE *out)
 {
@@ -214,7 +215,7 @@ gzip_out(const uint8_t *buf, size_t len, FILE *out)
 	int r;
 
 	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK) {
 		errno = ENOMEM;
 		return -1;

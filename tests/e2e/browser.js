@@ -7,6 +7,8 @@
 //   the Sandwich view, wait for NAME in the page; print what was found.
 // usage: node browser.js flame URL SHOTS SEARCH FRAME
 //   Drive pcprof's flame graph: search, zoom into FRAME, reset, invert.
+// usage: node browser.js paint URL SHOTS
+//   Load a page; how long it took, its paint times, its frames.
 //
 // Screenshots go to the directory SHOTS. The result is one JSON line.
 'use strict';
@@ -124,7 +126,22 @@ async function flame(url, shots, term, frame) {
 	return out;
 }
 
-const modes = { speedscope, flame };
+/* How long a page takes to load and paint (bench/export.py). */
+async function paint(url, shots) {
+	const t0 = Date.now();
+	const { browser, page, blocked, errors } = await open(url);
+	const out = { blocked, errors };
+	await page.waitForLoadState('load');
+	out.loadedMs = Date.now() - t0;
+	out.paint = await page.evaluate(() =>
+		performance.getEntriesByType('paint').map((e) => ({ name: e.name, ms: e.startTime })));
+	out.frames = await page.evaluate(() => document.querySelectorAll('#frames g').length);
+	await page.screenshot({ path: shots + '/paint.png' });
+	await browser.close();
+	return out;
+}
+
+const modes = { speedscope, flame, paint };
 
 (async () => {
 	const [mode, ...args] = process.argv.slice(2);
