@@ -77,7 +77,7 @@ TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
 	gmon/read.c gmon/write.c \
 	gmon/objects.c
 TOOLS_SRC += tools/diff_side.c tools/diff_model.c tools/diff_compare.c tools/diff_out.c
-TOOLS_SRC += tools/export.c tools/export_pprof.c tools/export_text.c
+TOOLS_SRC += tools/export.c tools/export_pprof.c tools/export_text.c tools/export_threads.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o) $(B)/tool/gen/profile.pb-c.o
 # libelf reads symbols; libdw (elfutils too) reads unwind tables for the
 # function extents of stripped code; libdebuginfod fetches debug files
@@ -163,7 +163,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/regress-base $(P)/regress-slow $(P)/regress-fast \
 	$(P)/libhot.so $(P)/slowlib/libhot.so $(P)/uselib $(P)/plugspin.so \
 	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails \
-	$(P)/three-percall $(P)/loops $(P)/loops-noinline
+	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads
 
 $(P)/loops-noinline: tests/progs/loops.c tests/progs/truth.h
 	@mkdir -p $(dir $@)

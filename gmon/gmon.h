@@ -106,34 +106,49 @@ long gmon_sink_counts64(struct gmon_sink *s, uint64_t low, unsigned bin,
 /*
  * Sampled stacks, deduplicated with counts: libpc writes them beside the
  * gmon.out when asked (PC_STACKS), for flame graphs. gprof never reads it.
- *   header: "pcstacks", u32 version (1), u32 rate, 8 bytes of build-id,
+ *   header: "pcstacks", u32 version (2), u32 rate, 8 bytes of build-id,
  *           u32 flags (0), u32 pid of the writer (0 in older files)
- *   record: u64 count, u32 depth, u32 flags, depth x u64 addresses, leaf
- *           first, at link-time addresses of the executable; 0 stands for
- *           one or more frames outside it (shared libraries, vDSO)
+ *   record: u64 count, u32 depth, u32 flags, u32 tid, u32 0, then depth x
+ *           u64 addresses, leaf first, at link-time addresses of the
+ *           executable; 0 stands for one or more frames outside it
+ *           (shared libraries, vDSO). Version 1 records have no tid and
+ *           its 0 (16 bytes before the addresses), and are still read.
  * Record flag GMON_STACK_TRUNCATED: the walk stopped at its depth limit,
- * so the outermost callers are missing.
+ * so the outermost callers are missing. Record flag GMON_STACK_THREAD: not
+ * a stack but thread tid's name, the last libpc saw: count 0, depth 2,
+ * the 16 bytes of the name (NUL-padded) as the two words.
  */
 #define GMON_STACKS_MAGIC	"pcstacks"
-#define GMON_STACKS_VERSION	1
+#define GMON_STACKS_VERSION	2
 #define GMON_STACKS_HEADER_SIZE	32
 #define GMON_STACK_TRUNCATED	1u
+#define GMON_STACK_THREAD	2u
 #define GMON_STACK_MAX_DEPTH	4096
+#define GMON_THREAD_NAME_SIZE	16
 
 struct gmon_error;
 
 /* Write the stacks header. AS-safe. */
 int gmon_sink_stacks_header(struct gmon_sink *s, uint32_t rate,
 			    const uint8_t build_id[GMON_BUILDID_SIZE], uint32_t pid);
-/* Write one stack record. AS-safe. */
-int gmon_sink_stack(struct gmon_sink *s, uint64_t count, uint32_t flags,
+/* Write thread tid's name record. AS-safe. */
+int gmon_sink_thread(struct gmon_sink *s, uint32_t tid,
+		     const char name[GMON_THREAD_NAME_SIZE]);
+/* Write one stack record, of thread tid (0: not known). AS-safe. */
+int gmon_sink_stack(struct gmon_sink *s, uint64_t count, uint32_t flags, uint32_t tid,
 		    const uint64_t *pcs, uint32_t depth);
 
 struct gmon_stack {
 	uint64_t count;
 	uint32_t depth;
 	uint32_t flags;
+	uint32_t tid;		/* the thread sampled; 0 where not recorded */
 	const uint64_t *pcs;	/* into gmon_stacks->pool */
+};
+
+struct gmon_thread {
+	uint32_t tid;
+	char name[GMON_THREAD_NAME_SIZE + 1];	/* NUL-terminated */
 };
 
 struct gmon_stacks {
@@ -143,6 +158,8 @@ struct gmon_stacks {
 	struct gmon_stack *v;
 	size_t n;
 	uint64_t *pool;
+	struct gmon_thread *threads;	/* names of the threads, by record */
+	size_t nthreads;
 };
 
 /*

@@ -437,59 +437,98 @@ gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id)
 	return 1;
 }
 
+/* Check every record of a stacks file; count its stacks, thread records
+ * and stack words. 0, or -EINVAL with err filled in. */
+static int
+stacks_count(const unsigned char *b, size_t len, uint32_t version, size_t head, size_t *n,
+	     size_t *nthreads, size_t *words, struct gmon_error *err)
+{
+	size_t off = GMON_STACKS_HEADER_SIZE;
+
+	while (off < len) {
+		uint64_t depth;
+		uint32_t flags;
+
+		if (len - off < head)
+			return fail(err, off, "truncated stack record");
+		depth = get_le(b + off + 8, 4);
+		flags = (uint32_t)get_le(b + off + 12, 4);
+		if (version > 1 && (flags & GMON_STACK_THREAD) && depth != 2)
+			return fail(err, off, "thread record of %llu words",
+				    (unsigned long long)depth);
+		if (depth == 0 || depth > GMON_STACK_MAX_DEPTH)
+			return fail(err, off, "stack of depth %llu", (unsigned long long)depth);
+		if ((len - off - head) / 8 < depth)
+			return fail(err, off, "truncated stack record");
+		if (version > 1 && (flags & GMON_STACK_THREAD)) {
+			(*nthreads)++;
+		} else {
+			*words += depth;
+			(*n)++;
+		}
+		off += head + 8 * depth;
+	}
+	return 0;
+}
+
 int
 gmon_stacks_parse(const void *buf, size_t len, struct gmon_stacks *st,
 		  struct gmon_error *err)
 {
 	const unsigned char *b = buf;
-	size_t off = GMON_STACKS_HEADER_SIZE, n = 0, words = 0;
+	size_t off = GMON_STACKS_HEADER_SIZE, n = 0, nthreads = 0, words = 0, head;
+	uint32_t version;
 
 	memset(st, 0, sizeof(*st));
 	if (len < 8 || memcmp(b, GMON_STACKS_MAGIC, 8))
 		return fail(err, 0, "not a pcprof stacks file (bad magic)");
 	if (len < GMON_STACKS_HEADER_SIZE)
 		return fail(err, len, "truncated header");
-	if (get_le(b + 8, 4) != GMON_STACKS_VERSION)
-		return fail(err, 8, "unsupported stacks version %u", (unsigned)get_le(b + 8, 4));
+	version = (uint32_t)get_le(b + 8, 4);
+	if (version != 1 && version != GMON_STACKS_VERSION)
+		return fail(err, 8, "unsupported stacks version %u", (unsigned)version);
+	head = version == 1 ? 16 : 24;	/* a record's bytes before its words */
 	st->rate = (uint32_t)get_le(b + 12, 4);
 	memcpy(st->build_id, b + 16, GMON_BUILDID_SIZE);
 	st->pid = (uint32_t)get_le(b + 28, 4);
 	/* first pass: check every record and count, so that the second
 	 * allocates exactly what the file holds */
-	while (off < len) {
-		uint64_t depth;
-
-		if (len - off < 16)
-			return fail(err, off, "truncated stack record");
-		depth = get_le(b + off + 8, 4);
-		if (depth == 0 || depth > GMON_STACK_MAX_DEPTH)
-			return fail(err, off, "stack of depth %llu", (unsigned long long)depth);
-		if ((len - off - 16) / 8 < depth)
-			return fail(err, off, "truncated stack record");
-		off += 16 + 8 * depth;
-		words += depth;
-		n++;
-	}
+	if (stacks_count(b, len, version, head, &n, &nthreads, &words, err))
+		return -EINVAL;
 	st->v = calloc(n ? n : 1, sizeof(*st->v));
 	st->pool = calloc(words ? words : 1, sizeof(*st->pool));
-	if (!st->v || !st->pool) {
+	st->threads = calloc(nthreads ? nthreads : 1, sizeof(*st->threads));
+	if (!st->v || !st->pool || !st->threads) {
 		gmon_stacks_release(st);
 		return -ENOMEM;
 	}
 	off = GMON_STACKS_HEADER_SIZE;
 	words = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct gmon_stack *k = &st->v[i];
+	while (off < len) {
+		uint32_t depth = (uint32_t)get_le(b + off + 8, 4);
+		uint32_t flags = (uint32_t)get_le(b + off + 12, 4);
+		uint32_t tid = head > 16 ? (uint32_t)get_le(b + off + 16, 4) : 0;
 
-		k->count = get_le(b + off, 8);
-		k->depth = (uint32_t)get_le(b + off + 8, 4);
-		k->flags = (uint32_t)get_le(b + off + 12, 4);
-		k->pcs = st->pool + words;
-		for (uint32_t d = 0; d < k->depth; d++)
-			st->pool[words++] = get_le(b + off + 16 + 8 * d, 8);
-		off += 16 + 8 * (size_t)k->depth;
+		if (version > 1 && (flags & GMON_STACK_THREAD)) {
+			struct gmon_thread *t = &st->threads[st->nthreads++];
+
+			t->tid = tid;
+			memcpy(t->name, b + off + head, GMON_THREAD_NAME_SIZE);
+			t->name[GMON_THREAD_NAME_SIZE] = 0;
+		} else {
+			struct gmon_stack *k = &st->v[st->n++];
+
+			k->count = get_le(b + off, 8);
+			k->depth = depth;
+			/* version 1 had no thread records: not its flag */
+			k->flags = version == 1 ? flags & ~GMON_STACK_THREAD : flags;
+			k->tid = tid;
+			k->pcs = st->pool + words;
+			for (uint32_t d = 0; d < depth; d++)
+				st->pool[words++] = get_le(b + off + head + 8 * d, 8);
+		}
+		off += head + 8 * (size_t)depth;
 	}
-	st->n = n;
 	return 0;
 }
 
@@ -498,5 +537,6 @@ gmon_stacks_release(struct gmon_stacks *st)
 {
 	free(st->v);
 	free(st->pool);
+	free(st->threads);
 	memset(st, 0, sizeof(*st));
 }

@@ -326,12 +326,26 @@ gmon_sink_stacks_header(struct gmon_sink *s, uint32_t rate,
 }
 
 int
-gmon_sink_stack(struct gmon_sink *s, uint64_t count, uint32_t flags,
+gmon_sink_thread(struct gmon_sink *s, uint32_t tid, const char name[GMON_THREAD_NAME_SIZE])
+{
+	put_u64(s, 0);
+	put_u32(s, 2);
+	put_u32(s, GMON_STACK_THREAD);
+	put_u32(s, tid);
+	put_u32(s, 0);
+	put_bytes(s, name, GMON_THREAD_NAME_SIZE);
+	return s->error;
+}
+
+int
+gmon_sink_stack(struct gmon_sink *s, uint64_t count, uint32_t flags, uint32_t tid,
 		const uint64_t *pcs, uint32_t depth)
 {
 	put_u64(s, count);
 	put_u32(s, depth);
 	put_u32(s, flags);
+	put_u32(s, tid);
+	put_u32(s, 0);
 	for (uint32_t i = 0; i < depth; i++)
 		put_u64(s, pcs[i]);
 	return s->error;

@@ -8,6 +8,13 @@
  * compare-and-swap on its index slot, so no lock is held and two threads
  * racing on the same new stack at worst store it twice (pcprof adds them).
  * A full arena or index counts what it drops.
+ *
+ * Each stack is of one thread: its tid is part of the key. The threads'
+ * names are kept in a table of their own, read with PR_GET_NAME at a
+ * thread's first sample and every 64th after, so that a name set later
+ * (pthread_setname_np, often by the thread's creator) is seen: the file
+ * has the last name seen of each tid. A full name table keeps the tids
+ * sampled without a name.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -16,12 +23,21 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include "pc.h"
 #include "banned.h"
 
 #define MAX_PROBE	128
-#define ENTRY_WORDS	3	/* hash, count, depth | flags << 32 */
+#define ENTRY_WORDS	4	/* hash, count, depth | flags << 32, tid */
+#define THREAD_SLOTS	4096	/* threads whose names are kept */
+#define NAME_EVERY	64	/* a thread's name is read again each 64 samples */
+
+struct thread_name {
+	uint32_t tid;		/* 0: free */
+	uint64_t name[2];	/* GMON_THREAD_NAME_SIZE bytes */
+};
 
 static uint64_t *arena;		/* entries: ENTRY_WORDS + depth words */
 static size_t arena_words;
@@ -29,6 +45,9 @@ static uint64_t arena_used;	/* words handed out, atomically */
 static uint32_t *index_slots;	/* arena offset + 1, or 0 */
 static size_t index_mask;
 static size_t arena_len, index_len;
+static struct thread_name *names;	/* THREAD_SLOTS of them */
+static PC_TLS uint32_t my_tid;		/* this thread's, once known */
+static PC_TLS uint32_t my_samples;
 
 int
 pc_stacks_init(size_t megabytes)
@@ -53,6 +72,14 @@ pc_stacks_init(size_t megabytes)
 		munmap(a, arena_len);
 		return -errno;
 	}
+	names = mmap(NULL, THREAD_SLOTS * sizeof(*names), PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (names == MAP_FAILED) {
+		names = NULL;
+		munmap(a, arena_len);
+		munmap(x, index_len);
+		return -errno;
+	}
 	arena = a;
 	index_slots = x;
 	index_mask = slots - 1;
@@ -67,7 +94,53 @@ pc_stacks_clear(void)
 		return;
 	madvise(arena, arena_len, MADV_DONTNEED);
 	madvise(index_slots, index_len, MADV_DONTNEED);
+	madvise(names, THREAD_SLOTS * sizeof(*names), MADV_DONTNEED);
 	arena_used = 1;
+	/* the fork child's one thread has a tid of its own */
+	my_tid = 0;
+	my_samples = 0;
+}
+
+/* Keep thread tid's name as it is now. AS-safe: one prctl, no lock; two
+ * threads never share a tid, so a slot once claimed has one writer. */
+static void
+note_name_from_handler(uint32_t tid)
+{
+	union {
+		char c[GMON_THREAD_NAME_SIZE + 1];
+		uint64_t w[3];
+	} buf = { .w = { 0, 0, 0 } };
+
+	if (prctl(PR_GET_NAME, buf.c, 0, 0, 0))
+		return;
+	for (uint32_t probe = 0; probe < 64; probe++) {
+		struct thread_name *t = &names[(tid * 2654435761u + probe) % THREAD_SLOTS];
+		uint32_t cur = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
+
+		/* a free slot is claimed; a failed claim leaves in cur who
+		 * took it meanwhile */
+		if (cur == 0 && __atomic_compare_exchange_n(&t->tid, &cur, tid, 0,
+							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			cur = tid;
+		if (cur != tid)
+			continue;
+		__atomic_store_n(&t->name[0], buf.w[0], __ATOMIC_RELAXED);
+		__atomic_store_n(&t->name[1], buf.w[1], __ATOMIC_RELAXED);
+		return;
+	}
+}
+
+/* This thread's tid, its name noted now and then. AS-safe. */
+static uint32_t
+thread_from_handler(void)
+{
+	uint32_t tid = my_tid;
+
+	if (!tid)
+		tid = my_tid = (uint32_t)syscall(SYS_gettid);
+	if (my_samples++ % NAME_EVERY == 0)
+		note_name_from_handler(tid);
+	return tid;
 }
 
 /* Link-time address of frame i (inside the call instruction above frame
@@ -94,12 +167,12 @@ frame_addr(const struct pc_frame *f, int i)
 
 static int
 same_from_handler(const uint64_t *e, const struct pc_frame *f, int n,
-		  uint32_t depth, uint32_t flags)
+		  uint32_t depth, uint32_t flags, uint32_t tid)
 {
 	uint32_t k = 0;
 	int same = 1;
 
-	if ((uint32_t)e[2] != depth || (uint32_t)(e[2] >> 32) != flags)
+	if ((uint32_t)e[2] != depth || (uint32_t)(e[2] >> 32) != flags || e[3] != tid)
 		return 0;
 	FOR_EACH_WORD(f, n, w, { if (same && e[ENTRY_WORDS + k++] != w) same = 0; });
 	return same;
@@ -110,11 +183,13 @@ pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 			   uint32_t weight)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ULL;
-	uint32_t depth = 0, flags = truncated ? GMON_STACK_TRUNCATED : 0;
+	uint32_t depth = 0, flags = truncated ? GMON_STACK_TRUNCATED : 0, tid;
 	uint64_t off, *e;
 
 	if (!arena || n <= 0)
 		return;
+	tid = thread_from_handler();
+	h = (h ^ tid) * 0x100000001b3ULL;
 	FOR_EACH_WORD(f, n, w, { h = (h ^ w) * 0x100000001b3ULL; depth++; });
 	h ^= h >> 29;
 	off = 0;
@@ -124,7 +199,7 @@ pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 
 		if (cur) {
 			e = arena + (cur - 1);
-			if (e[0] == h && same_from_handler(e, f, n, depth, flags)) {
+			if (e[0] == h && same_from_handler(e, f, n, depth, flags, tid)) {
 				__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
 				return;
 			}
@@ -140,6 +215,7 @@ pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 			e[0] = h;
 			e[1] = weight;
 			e[2] = depth | (uint64_t)flags << 32;
+			e[3] = tid;
 			{
 				uint32_t k = 0;
 
@@ -152,7 +228,7 @@ pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 		/* another thread took the slot first: if it is this stack,
 		 * add to it (our entry stays unused) */
 		e = arena + (cur - 1);
-		if (e[0] == h && same_from_handler(e, f, n, depth, flags)) {
+		if (e[0] == h && same_from_handler(e, f, n, depth, flags, tid)) {
 			__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
 			return;
 		}
@@ -165,6 +241,16 @@ pc_stacks_write(struct gmon_sink *s)
 {
 	gmon_sink_stacks_header(s, (uint32_t)pc_cfg->hz, pc_cfg->spare + GMON_BUILDID_OFF,
 				(uint32_t)getpid());
+	for (size_t i = 0; names && i < THREAD_SLOTS && !s->error; i++) {
+		uint32_t tid = __atomic_load_n(&names[i].tid, __ATOMIC_ACQUIRE);
+		uint64_t w[2];
+
+		if (!tid)
+			continue;
+		w[0] = __atomic_load_n(&names[i].name[0], __ATOMIC_RELAXED);
+		w[1] = __atomic_load_n(&names[i].name[1], __ATOMIC_RELAXED);
+		gmon_sink_thread(s, tid, (const char *)w);
+	}
 	for (size_t i = 0; i <= index_mask && !s->error; i++) {
 		uint32_t cur = __atomic_load_n(&index_slots[i], __ATOMIC_ACQUIRE);
 		const uint64_t *e;
@@ -173,7 +259,8 @@ pc_stacks_write(struct gmon_sink *s)
 			continue;
 		e = arena + (cur - 1);
 		gmon_sink_stack(s, __atomic_load_n(&e[1], __ATOMIC_RELAXED),
-				(uint32_t)(e[2] >> 32), e + ENTRY_WORDS, (uint32_t)e[2]);
+				(uint32_t)(e[2] >> 32), (uint32_t)e[3], e + ENTRY_WORDS,
+				(uint32_t)e[2]);
 	}
 	return s->error;
 }

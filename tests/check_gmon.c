@@ -1418,6 +1418,132 @@ START_TEST(test_objects_parse_refuses_bad_input)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------ stacks */
+
+/* A stacks file written through a sink into a memfd, as libpc writes it. */
+static unsigned char *
+stacks_capture(void (*write)(struct gmon_sink *), size_t *len)
+{
+	struct gmon_sink sink;
+	unsigned char *buf;
+	int fd = memfd_create("stacks", 0);
+
+	ck_assert_int_ge(fd, 0);
+	gmon_sink_init(&sink, fd);
+	write(&sink);
+	ck_assert_int_eq(gmon_sink_flush(&sink), 0);
+	*len = (size_t)sink.bytes;
+	buf = malloc(*len);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(pread(fd, buf, *len, 0), (ssize_t)*len);
+	close(fd);
+	return buf;
+}
+
+static void
+write_two_threads(struct gmon_sink *s)
+{
+	static const uint8_t id[GMON_BUILDID_SIZE] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	static const uint64_t a[3] = { 0x1140, 0x1180, 0 }, b[1] = { 0x2000 };
+	char one[GMON_THREAD_NAME_SIZE] = "pc-one", full[GMON_THREAD_NAME_SIZE];
+
+	memset(full, 'x', sizeof(full));	/* 16 bytes, no NUL */
+	ck_assert_int_eq(gmon_sink_stacks_header(s, 4000, id, 4242), 0);
+	ck_assert_int_eq(gmon_sink_thread(s, 101, one), 0);
+	ck_assert_int_eq(gmon_sink_thread(s, 102, full), 0);
+	ck_assert_int_eq(gmon_sink_stack(s, 7, 0, 101, a, 3), 0);
+	ck_assert_int_eq(gmon_sink_stack(s, 1ull << 40, GMON_STACK_TRUNCATED, 102, b, 1), 0);
+}
+
+START_TEST(test_stacks_round_trip_keeps_threads_and_tids)
+{
+	struct gmon_stacks st;
+	struct gmon_error err;
+	size_t len;
+	unsigned char *buf = stacks_capture(write_two_threads, &len);
+
+	ck_assert_int_eq(gmon_stacks_parse(buf, len, &st, &err), 0);
+	ck_assert_uint_eq(st.rate, 4000);
+	ck_assert_uint_eq(st.pid, 4242);
+	ck_assert_uint_eq(st.build_id[7], 8);
+	ck_assert_uint_eq(st.n, 2);
+	ck_assert_uint_eq(st.nthreads, 2);
+	ck_assert_uint_eq(st.threads[0].tid, 101);
+	ck_assert_str_eq(st.threads[0].name, "pc-one");
+	ck_assert_uint_eq(st.threads[1].tid, 102);
+	ck_assert_str_eq(st.threads[1].name, "xxxxxxxxxxxxxxxx");
+	ck_assert_uint_eq(st.v[0].count, 7);
+	ck_assert_uint_eq(st.v[0].tid, 101);
+	ck_assert_uint_eq(st.v[0].depth, 3);
+	ck_assert_uint_eq(st.v[0].pcs[1], 0x1180);
+	ck_assert_uint_eq(st.v[0].pcs[2], 0);
+	ck_assert_uint_eq(st.v[1].count, 1ull << 40);
+	ck_assert_uint_eq(st.v[1].flags, GMON_STACK_TRUNCATED);
+	ck_assert_uint_eq(st.v[1].tid, 102);
+	ck_assert_uint_eq(st.v[1].pcs[0], 0x2000);
+	gmon_stacks_release(&st);
+	/* every cut short of the end is refused, never read past */
+	for (size_t cut = GMON_STACKS_HEADER_SIZE + 1; cut < len; cut++)
+		if (cut != GMON_STACKS_HEADER_SIZE + 40 && cut != GMON_STACKS_HEADER_SIZE + 80 &&
+		    cut != GMON_STACKS_HEADER_SIZE + 80 + 48)
+			ck_assert_int_eq(gmon_stacks_parse(buf, cut, &st, &err), -EINVAL);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_stacks_reads_version_1_without_tids)
+{
+	struct bytes b = { .len = 0 };
+	struct gmon_stacks st;
+	struct gmon_error err;
+
+	put_raw(&b, "pcstacks", 8);
+	put_le(&b, 1, 4);
+	put_le(&b, 1000, 4);
+	put_raw(&b, "\0\0\0\0\0\0\0\0", 8);
+	put_le(&b, 0, 4);
+	put_le(&b, 99, 4);
+	put_le(&b, 5, 8);	/* count, depth 2, flags 2: in version 1 a stack */
+	put_le(&b, 2, 4);
+	put_le(&b, GMON_STACK_THREAD, 4);
+	put_le(&b, 0x1140, 8);
+	put_le(&b, 0x1180, 8);
+	ck_assert_int_eq(gmon_stacks_parse(b.b, b.len, &st, &err), 0);
+	ck_assert_uint_eq(st.n, 1);
+	ck_assert_uint_eq(st.nthreads, 0);
+	ck_assert_uint_eq(st.v[0].tid, 0);
+	ck_assert_uint_eq(st.v[0].flags, 0);
+	ck_assert_uint_eq(st.v[0].pcs[1], 0x1180);
+	gmon_stacks_release(&st);
+}
+END_TEST
+
+START_TEST(test_stacks_rejects_a_thread_record_of_other_size)
+{
+	struct bytes b = { .len = 0 };
+	struct gmon_stacks st;
+	struct gmon_error err;
+
+	put_raw(&b, "pcstacks", 8);
+	put_le(&b, 2, 4);
+	put_le(&b, 1000, 4);
+	put_raw(&b, "\0\0\0\0\0\0\0\0", 8);
+	put_le(&b, 0, 4);
+	put_le(&b, 99, 4);
+	put_le(&b, 0, 8);
+	put_le(&b, 3, 4);
+	put_le(&b, GMON_STACK_THREAD, 4);
+	put_le(&b, 7, 4);
+	put_le(&b, 0, 4);
+	put_raw(&b, "abcdefghabcdefghabcdefgh", 24);
+	ck_assert_int_eq(gmon_stacks_parse(b.b, b.len, &st, &err), -EINVAL);
+	ck_assert_str_eq(err.what, "thread record of 3 words");
+	ck_assert_uint_eq(err.offset, GMON_STACKS_HEADER_SIZE);
+	ck_assert_ptr_null(st.v);
+}
+END_TEST
+
 Suite *
 gmon_suite(void)
 {
@@ -1460,6 +1586,9 @@ gmon_suite(void)
 	tcase_add_test(r, test_read_rejects_different_dimen);
 	tcase_add_test(r, test_read_rejects_truncated_arc);
 	tcase_add_test(r, test_read_rejects_truncated_bb_record);
+	tcase_add_test(r, test_stacks_round_trip_keeps_threads_and_tids);
+	tcase_add_test(r, test_stacks_reads_version_1_without_tids);
+	tcase_add_test(r, test_stacks_rejects_a_thread_record_of_other_size);
 	suite_add_tcase(s, r);
 
 	tcase_add_test(p, test_add_sums_equal_ranges);

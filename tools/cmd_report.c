@@ -61,7 +61,7 @@ export_inputs(const struct pc_inputs *in, const struct report_opts *r,
 	export_refuse(r);
 	export_init(&x);
 	export_add(&x, in, s, r->stacks, base && base[1] ? base + 1 : in->exe, 0);
-	export_print(&x, r->format, out, in->exe);
+	export_finish(&x, r, out, in->exe);
 	export_release(&x);
 }
 
@@ -104,7 +104,7 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 	if (r->by_object && !in.st.nobjs)
 		pc_fatal("'%s': no objects manifest beside it (record with PC_SCOPE=all "
 			 "for --by-object)", r->files[0]);
-	if (FORMAT_IS_EXPORT(r->format)) {
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread) {
 		export_inputs(&in, r, s, out);
 		goto out;
 	}

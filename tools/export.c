@@ -357,7 +357,8 @@ loc_of(struct source *s, uint64_t a)
 }
 
 static void
-add_sample(struct export *x, const uint32_t *locs, uint32_t depth, double count)
+add_sample_of(struct export *x, const uint32_t *locs, uint32_t depth, double count,
+	      uint32_t thread)
 {
 	struct xp_sample *sm;
 
@@ -369,11 +370,42 @@ add_sample(struct export *x, const uint32_t *locs, uint32_t depth, double count)
 	sm->first = x->npool;
 	sm->depth = depth;
 	sm->group = (uint32_t)x->ngroups - 1;
+	sm->thread = thread;
 	sm->count = count;
 	memcpy(x->pool + x->npool, locs, depth * sizeof(*locs));
 	x->npool += depth;
 	x->groups[x->ngroups - 1].samples += count;
+	if (thread)
+		x->threads[thread - 1].samples += count;
 	x->total += count;
+}
+
+static void
+add_sample(struct export *x, const uint32_t *locs, uint32_t depth, double count)
+{
+	add_sample_of(x, locs, depth, count, 0);
+}
+
+/* 1 + the thread tid of the current group, named from ss's records. */
+static uint32_t
+thread_of(struct export *x, uint32_t tid, const struct gmon_stacks *ss)
+{
+	uint32_t g = (uint32_t)x->ngroups - 1;
+	const char *name = NULL;
+
+	if (!tid)
+		return 0;
+	/* a group's threads are the last added: look back to its first */
+	for (size_t i = x->nthreads; i-- > 0 && x->threads[i].group == g; )
+		if (x->threads[i].tid == tid)
+			return (uint32_t)i + 1;
+	for (size_t i = 0; i < ss->nthreads; i++)
+		if (ss->threads[i].tid == tid)
+			name = ss->threads[i].name;
+	x->threads = grow(x->threads, &x->cap_threads, x->nthreads + 1, sizeof(*x->threads));
+	x->threads[x->nthreads] = (struct xp_thread){ g, tid, name && name[0] ? intern(x, name) : 0,
+						      0 };
+	return (uint32_t)++x->nthreads;
 }
 
 /* flat_walk's give: one location per sampled address (the bin's part of
@@ -436,6 +468,8 @@ add_stacks(struct source *s, const char *stacks_file)
 			continue;
 		if (n < 0)
 			n = 0;
+		if (!s->x->groups[s->x->ngroups - 1].pid)
+			s->x->groups[s->x->ngroups - 1].pid = ss.pid;
 		for (size_t j = 0; j < ss.n; j++) {
 			const struct gmon_stack *k = &ss.v[j];
 			uint32_t d = 0;
@@ -446,7 +480,8 @@ add_stacks(struct source *s, const char *stacks_file)
 						      : pseudo_loc(s->x, LIBRARIES_NAME);
 			if (k->flags & GMON_STACK_TRUNCATED)
 				locs[d++] = pseudo_loc(s->x, "[truncated]");
-			add_sample(s->x, locs, d, (double)k->count);
+			add_sample_of(s->x, locs, d, (double)k->count,
+				      thread_of(s->x, k->tid, &ss));
 			n += (double)k->count;
 		}
 		gmon_stacks_release(&ss);
@@ -508,6 +543,8 @@ export_init(struct export *x)
 	intern(x, "nanoseconds");
 	intern(x, "process");
 	intern(x, "pid");
+	intern(x, "thread");
+	intern(x, "tid");
 }
 
 const char *
@@ -518,10 +555,36 @@ export_format_name(enum format format)
 }
 
 void
+export_finish(struct export *x, const struct report_opts *r, FILE *out, const char *title)
+{
+	if (r->thread)
+		export_keep_thread(x, r->thread);
+	if (r->by_thread) {
+		export_print_threads(x, FORMAT_IS_EXPORT(r->format) ? FORMAT_TEXT : r->format,
+				     out, title);
+	} else if (FORMAT_IS_EXPORT(r->format)) {
+		export_print(x, r->format, out, title);
+	} else {
+		struct symtab st;
+		struct flat f;
+		struct report_opts ro = *r;
+
+		export_flat(x, &st, &f);
+		ro.exe = title;
+		report_print(out, &f, &st, NULL, &ro);
+		export_flat_release(&st, &f);
+	}
+}
+
+void
 export_refuse(const struct report_opts *r)
 {
+	if (r->by_thread && FORMAT_IS_EXPORT(r->format))
+		pc_fatal("--by-thread: a table, in text, json or csv; the formats for other "
+			 "tools hold every thread already");
 	if (r->callgraph || r->by_object || r->lines)
-		pc_fatal("--format %s: every function, its lines and its stacks, not with %s",
+		pc_fatal("%s%s: not with %s", r->by_thread || r->thread ? "--by-thread or " :
+			 "--format ", r->by_thread || r->thread ? "--thread" :
 			 export_format_name(r->format), r->by_object ? "--by-object" :
 			 r->callgraph ? "--callgraph" : "--lines");
 }
@@ -601,6 +664,7 @@ export_release(struct export *x)
 	free(x->pool);
 	free(x->groups);
 	free(x->arcs);
+	free(x->threads);
 	if (x->ix) {
 		table_free(&x->ix->strs);
 		table_free(&x->ix->maps);

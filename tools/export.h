@@ -48,7 +48,15 @@ struct xp_sample {
 	size_t first;		/* into pool: location indexes, the leaf first */
 	uint32_t depth;
 	uint32_t group;
+	uint32_t thread;	/* 1 + index into threads; 0 where not known */
 	double count;		/* samples */
+};
+
+struct xp_thread {		/* a thread of a process, from its stacks */
+	uint32_t group;
+	uint64_t tid;
+	uint32_t name;		/* string: the last name libpc saw; 0 if none */
+	double samples;
 };
 
 struct xp_group {		/* a process */
@@ -82,6 +90,8 @@ struct export {
 	size_t ngroups;
 	struct xp_arc *arcs;
 	size_t narcs;
+	struct xp_thread *threads;
+	size_t nthreads;
 	int stacks;		/* some group's samples are whole stacks */
 	uint64_t time_ns;	/* when the first process started; 0 if not known */
 	uint64_t duration_ns;	/* from then to the last profile's writing */
@@ -90,7 +100,7 @@ struct export {
 	struct xp_index *ix;
 	uint64_t end_ns;
 	size_t cap_strs, cap_maps, cap_funcs, cap_locs, cap_samples, cap_pool,
-	       cap_groups, cap_arcs;
+	       cap_groups, cap_arcs, cap_threads;
 };
 
 void export_init(struct export *x);
@@ -105,6 +115,19 @@ void export_add(struct export *x, const struct pc_inputs *in, const struct symta
 		const char *stacks_file, const char *program, uint64_t pid);
 void export_release(struct export *x);
 
+/* Keep only the samples of the threads that which names (a tid, or a
+ * thread name); exits with one line when none is. */
+void export_keep_thread(struct export *x, const char *which);
+/* One line per thread (samples, share, tid, name, process) as format
+ * (text, json or csv) onto out; exits where no thread was recorded. */
+void export_print_threads(const struct export *x, enum format format, FILE *out,
+			  const char *title);
+/* The export's leaves as a flat profile of its own symbol table (function
+ * i is funcs[i], in its object), for report_print. The names stay x's;
+ * export_flat_release frees the rest. */
+void export_flat(const struct export *x, struct symtab *st, struct flat *f);
+void export_flat_release(struct symtab *st, struct flat *f);
+
 /* The writers: 0, or -1 with errno on a write error. */
 int export_pprof(const struct export *x, FILE *out);		/* export_pprof.c */
 int export_speedscope(const struct export *x, FILE *out, const char *title);
@@ -113,6 +136,11 @@ int export_callgrind(const struct export *x, FILE *out, const char *title);
 /* Write x as format (an export format) onto out; a write error is left in
  * ferror(out). pprof is not written to a terminal. */
 void export_print(const struct export *x, enum format format, FILE *out, const char *title);
+/* What report asks of an export: --thread's samples only, then the
+ * threads (--by-thread), the file for another tool (--format), or the
+ * flat profile of what is kept (report.c's writers). */
+void export_finish(struct export *x, const struct report_opts *r, FILE *out,
+		   const char *title);
 /* Exit with one line if r asks for what an export does not take
  * (--callgraph, --by-object, --lines: it holds them all). */
 struct report_opts;

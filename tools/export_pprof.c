@@ -6,7 +6,9 @@
  *
  * Two sample types, samples/count and cpu/nanoseconds (the period is a
  * group's 1e9 / rate), as Go's own CPU profiles have them. Each sample
- * carries its process as the labels "process" (the program) and "pid".
+ * carries its process as the labels "process" (the program) and "pid",
+ * and where the stacks recorded it its thread as "thread" (its name) and
+ * "tid".
  * Addresses are link-time addresses in their object, one mapping an
  * object, and every location already has its function: no tool need
  * symbolize the file again.
@@ -141,15 +143,48 @@ build_locations(const struct export *x, Profile *pr, struct pieces *pc)
 	pr->location = pc->locp;
 }
 
+/* A sample's labels: its process (program and pid) and its thread (name
+ * and tid), where known. */
+static size_t
+put_labels(const struct export *x, const struct xp_sample *s, Label *lb, Label **lp)
+{
+	static const char *const keys[] = { "process", "pid", "thread", "tid" };
+	const struct xp_group *g = &x->groups[s->group];
+	const struct xp_thread *t = s->thread ? &x->threads[s->thread - 1] : NULL;
+	size_t n = 0;
+
+	for (int k = 0; k < 4; k++) {
+		int64_t str = 0, num = 0;
+
+		if (k == 0)
+			str = g->name;
+		else if (k == 1)
+			num = (int64_t)g->pid;
+		else if (k == 2 && t)
+			str = t->name;
+		else if (k == 3 && t)
+			num = (int64_t)t->tid;
+		if (!str && !num)
+			continue;
+		perftools__profiles__label__init(&lb[n]);
+		lb[n].key = str_of(x, keys[k]);
+		lb[n].str = str;
+		lb[n].num = num;
+		lp[n] = &lb[n];
+		n++;
+	}
+	return n;
+}
+
 static void
 build_samples(const struct export *x, Profile *pr, struct pieces *pc)
 {
-	int64_t process = str_of(x, "process"), pid = str_of(x, "pid");
+	size_t used = 0;
 
 	pc->samples = alloc(x->nsamples, sizeof(*pc->samples));
 	pc->samplep = alloc(x->nsamples, sizeof(*pc->samplep));
-	pc->labels = alloc(2 * x->nsamples, sizeof(*pc->labels));
-	pc->labelp = alloc(2 * x->nsamples, sizeof(*pc->labelp));
+	pc->labels = alloc(4 * x->nsamples, sizeof(*pc->labels));
+	pc->labelp = alloc(4 * x->nsamples, sizeof(*pc->labelp));
 	pc->locids = alloc(x->npool, sizeof(*pc->locids));
 	pc->values = alloc(2 * x->nsamples, sizeof(*pc->values));
 	for (size_t i = 0; i < x->npool; i++)
@@ -157,9 +192,11 @@ build_samples(const struct export *x, Profile *pr, struct pieces *pc)
 	for (size_t i = 0; i < x->nsamples; i++) {
 		const struct xp_sample *s = &x->samples[i];
 		const struct xp_group *g = &x->groups[s->group];
-		Sample *o = &pc->samples[i];
-		Label *lb = &pc->labels[2 * i];
+		Sample *o;
 
+		if (!(s->count > 0))	/* left out (--thread) */
+			continue;
+		o = &pc->samples[used];
 		perftools__profiles__sample__init(o);
 		o->n_location_id = s->depth;
 		o->location_id = pc->locids + s->first;
@@ -167,22 +204,11 @@ build_samples(const struct export *x, Profile *pr, struct pieces *pc)
 		o->value = pc->values + 2 * i;
 		o->value[0] = llround(s->count);
 		o->value[1] = llround(s->count * 1e9 / g->rate);
-		perftools__profiles__label__init(&lb[0]);
-		lb[0].key = process;
-		lb[0].str = g->name;
-		pc->labelp[2 * i] = &lb[0];
-		o->n_label = 1;
-		if (g->pid) {
-			perftools__profiles__label__init(&lb[1]);
-			lb[1].key = pid;
-			lb[1].num = (int64_t)g->pid;
-			pc->labelp[2 * i + 1] = &lb[1];
-			o->n_label = 2;
-		}
-		o->label = &pc->labelp[2 * i];
-		pc->samplep[i] = o;
+		o->label = &pc->labelp[4 * i];
+		o->n_label = put_labels(x, s, &pc->labels[4 * i], o->label);
+		pc->samplep[used++] = o;
 	}
-	pr->n_sample = x->nsamples;
+	pr->n_sample = used;
 	pr->sample = pc->samplep;
 }
 

@@ -2,8 +2,9 @@
  * The export in the text formats of two viewers:
  *
  * speedscope's file format (https://www.speedscope.app/file-format-schema.json):
- * one sampled profile per process, each sample a stack of indexes into the
- * shared frames (the root first) weighed in seconds.
+ * one sampled profile per process, or per thread where the stacks recorded
+ * threads, each sample a stack of indexes into the shared frames (the root
+ * first) weighed in seconds.
  *
  * callgrind's format, as callgrind_annotate and KCachegrind read it: each
  * function's self samples by source line, and its calls with the samples
@@ -26,32 +27,52 @@ func_at(const struct export *x, uint32_t l)
 
 /* ------------------------------------------------------------- speedscope */
 
-static void
-speedscope_profile(const struct export *x, FILE *out, uint32_t g)
+/* A speedscope profile: a process's samples, or where its stacks
+ * recorded threads one thread's (thread: 1 + index; 0 the samples of no
+ * thread). */
+struct track {
+	uint32_t group, thread;
+	double samples;
+};
+
+static int
+in_track(const struct xp_sample *s, const struct track *t, int by_thread)
 {
-	const struct xp_group *gr = &x->groups[g];
+	return s->group == t->group && (!by_thread || s->thread == t->thread);
+}
+
+static void
+speedscope_profile(const struct export *x, FILE *out, const struct track *t, int by_thread)
+{
+	const struct xp_group *gr = &x->groups[t->group];
 	uint32_t *fr = NULL;
 	size_t cap = 0;
 	int first = 1;
+	char name[600];
+	int k;
 
-	fputs("{\"type\":\"sampled\",\"name\":", out);
-	{
-		char name[600];
+	k = snprintf(name, sizeof(name), "%s", x->strs[gr->name]);
+	if (gr->pid && k >= 0 && (size_t)k < sizeof(name))
+		k += snprintf(name + k, sizeof(name) - (size_t)k, " (pid %llu)",
+			      (unsigned long long)gr->pid);
+	if (by_thread && k >= 0 && (size_t)k < sizeof(name)) {
+		const struct xp_thread *th = t->thread ? &x->threads[t->thread - 1] : NULL;
 
-		if (gr->pid)
-			snprintf(name, sizeof(name), "%s (pid %llu)", x->strs[gr->name],
-				 (unsigned long long)gr->pid);
+		if (!th)
+			snprintf(name + k, sizeof(name) - (size_t)k, " [no thread recorded]");
 		else
-			snprintf(name, sizeof(name), "%s", x->strs[gr->name]);
-		json_string(out, name);
+			snprintf(name + k, sizeof(name) - (size_t)k, " %s (tid %llu)",
+				 th->name ? x->strs[th->name] : "", (unsigned long long)th->tid);
 	}
+	fputs("{\"type\":\"sampled\",\"name\":", out);
+	json_string(out, name);
 	fprintf(out, ",\"unit\":\"seconds\",\"startValue\":0,\"endValue\":%.9g,\"samples\":[",
-		gr->samples / gr->rate);
+		t->samples / gr->rate);
 	for (size_t i = 0; i < x->nsamples; i++) {
 		const struct xp_sample *s = &x->samples[i];
 		size_t n = 0;
 
-		if (s->group != g)
+		if (!in_track(s, t, by_thread) || !(s->count > 0))
 			continue;
 		if (s->depth > cap) {
 			cap = s->depth;
@@ -66,15 +87,15 @@ speedscope_profile(const struct export *x, FILE *out, uint32_t g)
 				fr[n++] = f;
 		}
 		fputs(first ? "[" : ",[", out);
-		for (size_t k = 0; k < n; k++)
-			fprintf(out, k ? ",%u" : "%u", fr[k]);
+		for (size_t j = 0; j < n; j++)
+			fprintf(out, j ? ",%u" : "%u", fr[j]);
 		fputc(']', out);
 		first = 0;
 	}
 	fputs("],\"weights\":[", out);
 	first = 1;
 	for (size_t i = 0; i < x->nsamples; i++)
-		if (x->samples[i].group == g) {
+		if (in_track(&x->samples[i], t, by_thread) && x->samples[i].count > 0) {
 			fprintf(out, first ? "%.9g" : ",%.9g", x->samples[i].count / gr->rate);
 			first = 0;
 		}
@@ -82,30 +103,51 @@ speedscope_profile(const struct export *x, FILE *out, uint32_t g)
 	free(fr);
 }
 
-/* Whether group g has a profile of its own: it has samples, or no group
- * has and it is the first. */
-static int
-listed(const struct export *x, uint32_t g)
+/* The profiles: each process's, or each of its threads' where known;
+ * those with no samples left out (but a file has one). */
+static struct track *
+tracks(const struct export *x, size_t *n)
 {
-	return x->groups[g].samples > 0 || (g == 0 && !(x->total > 0));
+	struct track *t = pc_realloc(NULL, (x->ngroups * 2 + x->nthreads + 1) * sizeof(*t));
+	size_t k = 0;
+
+	for (uint32_t g = 0; g < x->ngroups; g++) {
+		size_t from = k;
+
+		for (size_t i = 0; i < x->nthreads; i++)
+			if (x->threads[i].group == g)
+				t[k++] = (struct track){ g, (uint32_t)i + 1, 0 };
+		t[k++] = (struct track){ g, 0, 0 };
+		for (size_t i = 0; i < x->nsamples; i++)
+			for (size_t j = from; j < k; j++)
+				if (x->samples[i].group == g &&
+				    (k - from == 1 || x->samples[i].thread == t[j].thread))
+					t[j].samples += x->samples[i].count;
+	}
+	*n = 0;
+	for (size_t j = 0; j < k; j++)
+		if (t[j].samples > 0)
+			t[(*n)++] = t[j];
+	if (!*n && k)
+		t[(*n)++] = t[0];
+	return t;
 }
 
 int
 export_speedscope(const struct export *x, FILE *out, const char *title)
 {
-	uint32_t active = 0, shown = 0;
+	size_t n, active = 0;
+	struct track *t = tracks(x, &n);
+	int by_thread = x->nthreads > 0;
 
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
 	      "\"exporter\":\"pcprof\",\"name\":", out);
 	json_string(out, title);
-	/* the process with most samples is shown first; processes with none
-	 * have no profile (but a file has one) */
-	for (uint32_t g = 0; g < x->ngroups; g++)
-		if (x->groups[g].samples > x->groups[active].samples)
-			active = g;
-	for (uint32_t g = 0; g < active; g++)
-		shown += listed(x, g);
-	fprintf(out, ",\"activeProfileIndex\":%u,\"shared\":{\"frames\":[", shown);
+	/* the busiest is shown first */
+	for (size_t j = 0; j < n; j++)
+		if (t[j].samples > t[active].samples)
+			active = j;
+	fprintf(out, ",\"activeProfileIndex\":%zu,\"shared\":{\"frames\":[", active);
 	for (size_t i = 0; i < x->nfuncs; i++) {
 		const struct xp_func *f = &x->funcs[i];
 
@@ -119,14 +161,13 @@ export_speedscope(const struct export *x, FILE *out, const char *title)
 		fputc('}', out);
 	}
 	fputs("]},\"profiles\":[", out);
-	for (uint32_t g = 0, n = 0; g < x->ngroups; g++) {
-		if (!listed(x, g))
-			continue;
-		if (n++)
+	for (size_t j = 0; j < n; j++) {
+		if (j)
 			fputc(',', out);
-		speedscope_profile(x, out, g);
+		speedscope_profile(x, out, &t[j], by_thread);
 	}
 	fputs("]}\n", out);
+	free(t);
 	return ferror(out) ? -1 : 0;
 }
 

@@ -26,6 +26,21 @@ report_usage(FILE *out, const char *text)
 	fputs(text, out);
 }
 
+/* --format's word, in enum format's order. */
+static enum format
+format_named(const char *arg)
+{
+	static const char *const words[] = {
+		"text", "json", "csv", "folded", "pprof", "speedscope", "callgrind"
+	};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(arg, words[i]))
+			return (enum format)i;
+	pc_fatal("--format '%s': not text, json, csv, folded, pprof, speedscope or callgrind",
+		 arg);
+}
+
 int
 report_option(int c, const char *arg, struct report_opts *r,
 	      struct symtab_opts *s)
@@ -34,23 +49,7 @@ report_option(int c, const char *arg, struct report_opts *r,
 
 	switch (c) {
 	case OPT_FORMAT:
-		if (!strcmp(arg, "text"))
-			r->format = FORMAT_TEXT;
-		else if (!strcmp(arg, "json"))
-			r->format = FORMAT_JSON;
-		else if (!strcmp(arg, "csv"))
-			r->format = FORMAT_CSV;
-		else if (!strcmp(arg, "folded"))
-			r->format = FORMAT_FOLDED;
-		else if (!strcmp(arg, "pprof"))
-			r->format = FORMAT_PPROF;
-		else if (!strcmp(arg, "speedscope"))
-			r->format = FORMAT_SPEEDSCOPE;
-		else if (!strcmp(arg, "callgrind"))
-			r->format = FORMAT_CALLGRIND;
-		else
-			pc_fatal("--format '%s': not text, json, csv, folded, pprof, speedscope "
-				 "or callgrind", arg);
+		r->format = format_named(arg);
 		return 1;
 	case OPT_CALLGRAPH:
 		r->callgraph = 1;
@@ -63,6 +62,12 @@ report_option(int c, const char *arg, struct report_opts *r,
 		return 1;
 	case OPT_PROCESS:
 		r->process = arg;
+		return 1;
+	case OPT_BY_THREAD:
+		r->by_thread = 1;
+		return 1;
+	case OPT_THREAD:
+		r->thread = arg;
 		return 1;
 	case OPT_STACKS:
 		r->stacks = arg;

@@ -10,7 +10,7 @@
 enum {
 	OPT_FORMAT = 256, OPT_TOP, OPT_KEEP_PIECES, OPT_NO_DEMANGLE,
 	OPT_DEBUG_DIR, OPT_CALLGRAPH, OPT_STACKS, OPT_BY_OBJECT, OPT_FULL_NAMES,
-	OPT_PROCESS, OPT_LINES,
+	OPT_PROCESS, OPT_LINES, OPT_BY_THREAD, OPT_THREAD,
 };
 
 #define REPORT_LONGOPTS							\
@@ -24,7 +24,9 @@ enum {
 	{ "stacks-file", required_argument, NULL, OPT_STACKS },		\
 	{ "by-object", no_argument, NULL, OPT_BY_OBJECT },		\
 	{ "process", required_argument, NULL, OPT_PROCESS },		\
-	{ "lines", no_argument, NULL, OPT_LINES }
+	{ "lines", no_argument, NULL, OPT_LINES },			\
+	{ "by-thread", no_argument, NULL, OPT_BY_THREAD },		\
+	{ "thread", required_argument, NULL, OPT_THREAD }
 
 #define REPORT_OPTIONS_HELP						\
 "Report options:\n"							\
@@ -43,6 +45,10 @@ enum {
 "                   function (profiles recorded with PC_SCOPE=all)\n"	\
 "  --process P      of a whole run, only the process whose pid or\n"	\
 "                   program name is P\n"				\
+"  --by-thread      one line per thread (from the stacks: recorded\n"	\
+"                   with PC_STACKS=1 or pcprof run --stacks)\n"	\
+"  --thread T       only the samples of the thread whose tid or name\n"\
+"                   is T (from the stacks)\n"				\
 "  --keep-pieces    show foo.cold, foo.part.N, foo.isra.N and\n"	\
 "                   foo.constprop.N apart from foo (default: folded)\n"\
 "  --full-names     C++ names with their template arguments and\n"	\

@@ -277,6 +277,8 @@ struct report_opts {
 	char **files;
 	int nfiles;
 	const char *process;	/* --process PID|NAME (runview.c) */
+	int by_thread;		/* --by-thread: one row per thread (stacks) */
+	const char *thread;	/* --thread TID|NAME: only its samples */
 };
 
 void report_print(FILE *out, const struct flat *f, const struct symtab *st,

@@ -593,7 +593,7 @@ export_run(const struct view *v, const struct report_opts *r, const struct symta
 		export_add(&x, &in, so, NULL, pr->program, pr->pid);
 		inputs_close(&in);
 	}
-	export_print(&x, r->format, out, title);
+	export_finish(&x, r, out, title);
 	export_release(&x);
 }
 
@@ -607,8 +607,8 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	double total = 0;
 	uint32_t rate;
 
-	if (!FORMAT_IS_EXPORT(r->format) && (r->format == FORMAT_FOLDED || r->callgraph ||
-					      r->lines))
+	if (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread &&
+	    (r->format == FORMAT_FOLDED || r->callgraph || r->lines))
 		pc_fatal("%s of a whole run: name the executable (pcprof report EXE GMON)",
 			 r->format == FORMAT_FOLDED ? "--format folded" :
 			 r->callgraph ? "--callgraph" : "--lines");
@@ -619,7 +619,7 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 		pc_fatal(r->process ? "'%s': no process %s in the run" :
 			 "'%s': no profile recorded with PC_SCOPE=all there%s",
 			 paths[0], r->process ? r->process : "");
-	if (FORMAT_IS_EXPORT(r->format)) {
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread) {
 		export_run(&v, r, so, out, paths[0]);
 		view_release(&v);
 		return 0;

@@ -105,9 +105,9 @@ def test_pprof_top_matches_the_report_on_a_process_tree():
     tags = pprof("-tags", "-sample_index=samples", path)
     for pr in t["report"]["processes"]:
         if pr["samples"]:
-            assert re.search(r"\b%d(?:\.0)? \([\d.]+%%\): %s\b" % (
+            assert re.search(r"\b%d(?:\.0)? \(\s*[\d.]+%%\): %s\b" % (
                 pr["samples"], re.escape(pr["program"])), tags), (pr, tags)
-            assert re.search(r"\b%d(?:\.0)? \([\d.]+%%\): %d\b" % (pr["samples"], pr["pid"]), tags), \
+            assert re.search(r"\b%d(?:\.0)? \(\s*[\d.]+%%\): %d\b" % (pr["samples"], pr["pid"]), tags), \
                 (pr, tags)
     return "%d samples; top %s %d; processes %s" % (
         total, top[0], want[top[0]],

@@ -1,7 +1,8 @@
 /*
  * libFuzzer target for gmon/read.c: parse arbitrary bytes and, when they
  * parse, copy the profile with gmon_profile_add, add it again and to itself,
- * and abort if any total disagrees.
+ * and abort if any total disagrees. The same bytes are parsed as a stacks
+ * file too (version 1 and 2), whose records must stay inside the input.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Igmon \
  *	tests/fuzz/fuzz_gmon.c gmon/read.c gmon/write.c -o /tmp/fuzz_gmon
@@ -16,6 +17,30 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void
+stacks(const uint8_t *data, size_t size)
+{
+	struct gmon_stacks st;
+	struct gmon_error err;
+	size_t words = 0;
+
+	if (gmon_stacks_parse(data, size, &st, &err))
+		return;
+	for (size_t i = 0; i < st.n; i++) {
+		if (st.v[i].depth == 0 || st.v[i].depth > GMON_STACK_MAX_DEPTH ||
+		    (st.v[i].flags & GMON_STACK_THREAD))
+			abort();
+		words += st.v[i].depth;
+	}
+	/* every word and name came from the input */
+	if (8 * words + 16 * st.nthreads > size)
+		abort();
+	for (size_t i = 0; i < st.nthreads; i++)
+		if (strlen(st.threads[i].name) > GMON_THREAD_NAME_SIZE)
+			abort();
+	gmon_stacks_release(&st);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,6 +48,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gmon_error err;
 	uint64_t total;
 
+	stacks(data, size);
 	if (gmon_parse(data, size, &p, &err))
 		return 0;
 	total = gmon_profile_samples(&p);
