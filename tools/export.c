@@ -468,7 +468,8 @@ add_stacks(struct source *s, const char *stacks_file)
 			continue;
 		if (n < 0)
 			n = 0;
-		if (!s->x->groups[s->x->ngroups - 1].pid)
+		/* one process's stacks: the pid they record is the group's */
+		if (!s->x->groups[s->x->ngroups - 1].pid && (stacks_file || run->nfiles == 1))
 			s->x->groups[s->x->ngroups - 1].pid = ss.pid;
 		for (size_t j = 0; j < ss.n; j++) {
 			const struct gmon_stack *k = &ss.v[j];
@@ -582,6 +583,9 @@ export_refuse(const struct report_opts *r)
 	if (r->by_thread && FORMAT_IS_EXPORT(r->format))
 		pc_fatal("--by-thread: a table, in text, json or csv; the formats for other "
 			 "tools hold every thread already");
+	if ((r->by_thread || r->thread) && r->format == FORMAT_FOLDED)
+		pc_fatal("%s: not with --format folded (--format speedscope or pprof keep the "
+			 "threads' stacks)", r->by_thread ? "--by-thread" : "--thread");
 	if (r->callgraph || r->by_object || r->lines)
 		pc_fatal("%s%s: not with %s", r->by_thread || r->thread ? "--by-thread or " :
 			 "--format ", r->by_thread || r->thread ? "--thread" :
@@ -619,6 +623,8 @@ export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opt
 	double unknown = 0, total, stacked;
 	uint64_t outside;
 
+	if (!x->source && !(x->source = strdup(in->runs[0].files[0])))
+		pc_fatal("out of memory");
 	x->groups = grow(x->groups, &x->cap_groups, x->ngroups + 1, sizeof(*x->groups));
 	g = &x->groups[x->ngroups++];
 	*g = (struct xp_group){ intern(x, program), pid, p->nhists ? p->hists[0].rate : 0, 0 };
@@ -665,6 +671,7 @@ export_release(struct export *x)
 	free(x->groups);
 	free(x->arcs);
 	free(x->threads);
+	free(x->source);
 	if (x->ix) {
 		table_free(&x->ix->strs);
 		table_free(&x->ix->maps);

@@ -96,6 +96,7 @@ struct export {
 	uint64_t time_ns;	/* when the first process started; 0 if not known */
 	uint64_t duration_ns;	/* from then to the last profile's writing */
 	double total;		/* samples */
+	char *source;		/* the first profile read, for messages */
 	/* private */
 	struct xp_index *ix;
 	uint64_t end_ns;

@@ -180,6 +180,7 @@ static void
 build_samples(const struct export *x, Profile *pr, struct pieces *pc)
 {
 	size_t used = 0;
+	double sum = 0;
 
 	pc->samples = alloc(x->nsamples, sizeof(*pc->samples));
 	pc->samplep = alloc(x->nsamples, sizeof(*pc->samplep));
@@ -202,8 +203,11 @@ build_samples(const struct export *x, Profile *pr, struct pieces *pc)
 		o->location_id = pc->locids + s->first;
 		o->n_value = 2;
 		o->value = pc->values + 2 * i;
-		o->value[0] = llround(s->count);
-		o->value[1] = llround(s->count * 1e9 / g->rate);
+		/* whole samples that add up: a bin two functions share gives
+		 * each a fraction, and the rounding is carried */
+		o->value[0] = llround(sum + s->count) - llround(sum);
+		sum += s->count;
+		o->value[1] = llround((double)o->value[0] * 1e9 / g->rate);
 		o->label = &pc->labelp[4 * i];
 		o->n_label = put_labels(x, s, &pc->labels[4 * i], o->label);
 		pc->samplep[used++] = o;

@@ -287,6 +287,7 @@ export_callgrind(const struct export *x, FILE *out, const char *title)
 		      *fns = calloc(x->nstrs, 1);
 	struct costs c = { 0 };
 	uint32_t cur = UINT32_MAX, curfile = 0;
+	double self = 0;
 
 	if (!obs || !files || !fns)
 		pc_fatal("out of memory");
@@ -296,6 +297,13 @@ export_callgrind(const struct export *x, FILE *out, const char *title)
 	for (size_t i = 0; i < c.n; i++) {
 		const struct cost *k = &c.v[i];
 		long long v = llround(k->samples);
+
+		/* self costs in whole samples that add up to the summary: the
+		 * rounding of fractions (a bin two functions share) is carried */
+		if (k->callee == UINT32_MAX) {
+			v = llround(self + k->samples) - llround(self);
+			self += k->samples;
+		}
 
 		if (k->func != cur) {
 			cur = k->func;

@@ -27,15 +27,18 @@ export_keep_thread(struct export *x, const char *which)
 	int any = 0;
 
 	if (!x->nthreads)
-		pc_fatal("--thread %s: no thread recorded (threads are recorded with the "
-			 "stacks: PC_STACKS=1, pcprof run --stacks)", which);
+		pc_fatal("'%s': no thread recorded for --thread %s (threads are recorded with "
+			 "the stacks: PC_STACKS=1, pcprof run --stacks)", x->source, which);
 	for (size_t i = 0; i < x->nthreads; i++)
 		any |= thread_is(x, &x->threads[i], which);
 	if (!any)
-		pc_fatal("--thread %s: no thread of that tid or name in the profile", which);
+		pc_fatal("'%s': no thread of tid or name %s", x->source, which);
 	x->total = 0;
 	for (size_t g = 0; g < x->ngroups; g++)
 		x->groups[g].samples = 0;
+	for (size_t i = 0; i < x->nthreads; i++)
+		if (!thread_is(x, &x->threads[i], which))
+			x->threads[i].samples = 0;
 	for (size_t i = 0; i < x->nsamples; i++) {
 		struct xp_sample *s = &x->samples[i];
 
@@ -57,6 +60,37 @@ cmp_thread(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* One thread's row; first: the first row of the JSON array. */
+static void
+print_thread(const struct export *x, const struct xp_thread *t, enum format format, FILE *out,
+	     int first)
+{
+	const struct xp_group *g = &x->groups[t->group];
+	const char *name = t->name ? x->strs[t->name] : "";
+	double share = x->total > 0 ? t->samples / x->total : 0;
+
+	if (format == FORMAT_TEXT) {
+		fprintf(out, "%10.3f %7.2f%% %10llu %8llu  %-16s  %s\n", t->samples / g->rate,
+			100 * share, (unsigned long long)t->tid, (unsigned long long)g->pid, name,
+			x->strs[g->name]);
+	} else if (format == FORMAT_CSV) {
+		fprintf(out, "%.6f,%.6f,%.0f,%llu,%llu,", t->samples / g->rate, share, t->samples,
+			(unsigned long long)t->tid, (unsigned long long)g->pid);
+		csv_string(out, name);
+		fputc(',', out);
+		csv_string(out, x->strs[g->name]);
+		fputc('\n', out);
+	} else if (format == FORMAT_JSON) {
+		fprintf(out, "%s\n  {\"tid\": %llu, \"name\": ", first ? "" : ",",
+			(unsigned long long)t->tid);
+		json_string(out, name);
+		fprintf(out, ", \"pid\": %llu, \"program\": ", (unsigned long long)g->pid);
+		json_string(out, x->strs[g->name]);
+		fprintf(out, ", \"cpu_seconds\": %.6f, \"samples\": %.0f, \"share\": %.6f}",
+			t->samples / g->rate, t->samples, share);
+	}
+}
+
 void
 export_print_threads(const struct export *x, enum format format, FILE *out,
 		     const char *title)
@@ -67,8 +101,8 @@ export_print_threads(const struct export *x, enum format format, FILE *out,
 	if (!v)
 		pc_fatal("out of memory");
 	if (!x->nthreads)
-		pc_fatal("--by-thread: no thread recorded in '%s' (threads are recorded with "
-			 "the stacks: PC_STACKS=1, pcprof run --stacks)", title);
+		pc_fatal("'%s': no thread recorded for --by-thread (threads are recorded with "
+			 "the stacks: PC_STACKS=1, pcprof run --stacks)", x->source);
 	for (size_t i = 0; i < x->nthreads; i++) {
 		v[i] = &x->threads[i];
 		unknown -= v[i]->samples;
@@ -79,35 +113,11 @@ export_print_threads(const struct export *x, enum format format, FILE *out,
 			title, x->total, "CPU s", "share", "tid", "pid", "thread", "program");
 	else if (format == FORMAT_CSV)
 		fputs("cpu_seconds,share,samples,tid,pid,thread,program\n", out);
-	else
+	else if (format == FORMAT_JSON)
 		fputs("{\"threads\": [", out);
-	for (size_t i = 0; i < x->nthreads; i++) {
-		const struct xp_thread *t = v[i];
-		const struct xp_group *g = &x->groups[t->group];
-		const char *name = t->name ? x->strs[t->name] : "";
-		double share = x->total > 0 ? t->samples / x->total : 0;
-
-		if (format == FORMAT_TEXT) {
-			fprintf(out, "%10.3f %7.2f%% %10llu %8llu  %-16s  %s\n", t->samples / g->rate,
-				100 * share, (unsigned long long)t->tid,
-				(unsigned long long)g->pid, name, x->strs[g->name]);
-		} else if (format == FORMAT_CSV) {
-			fprintf(out, "%.6f,%.6f,%.0f,%llu,%llu,", t->samples / g->rate, share,
-				t->samples, (unsigned long long)t->tid, (unsigned long long)g->pid);
-			csv_string(out, name);
-			fputc(',', out);
-			csv_string(out, x->strs[g->name]);
-			fputc('\n', out);
-		} else {
-			fprintf(out, "%s\n  {\"tid\": %llu, \"name\": ", i ? "," : "",
-				(unsigned long long)t->tid);
-			json_string(out, name);
-			fprintf(out, ", \"pid\": %llu, \"program\": ", (unsigned long long)g->pid);
-			json_string(out, x->strs[g->name]);
-			fprintf(out, ", \"cpu_seconds\": %.6f, \"samples\": %.0f, \"share\": %.6f}",
-				t->samples / g->rate, t->samples, share);
-		}
-	}
+	for (size_t i = 0; i < x->nthreads; i++)
+		if (v[i]->samples > 0)	/* none: left out by --thread */
+			print_thread(x, v[i], format, out, i == 0);
 	if (format == FORMAT_TEXT && unknown > 0.5)
 		fprintf(out, "%10s %7.2f%% %10s %8s  %-16s\n", "", 100 * unknown / x->total, "",
 			"", "[no thread recorded]");

@@ -9,6 +9,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,11 +133,12 @@ pc_realloc(void *p, size_t n)
  * Output files (out_open, out_commit). A regular file, or a name not there
  * yet, is written under a temporary name beside it and renamed over it
  * when whole, so that a failure leaves no partial file and a symlink there
- * is replaced, not written through. A device or FIFO (/dev/stdout,
- * /dev/full) is written as it is. A failure after out_open exits through
- * pc_fatal, and the temporary file goes with it.
+ * is replaced, not written through; a file replaced keeps its mode. A
+ * device or FIFO (/dev/stdout, /dev/full) is written as it is. A failure
+ * after out_open exits through pc_fatal, and the temporary file goes with
+ * it, as it does on SIGINT, SIGTERM, SIGHUP or SIGPIPE.
  */
-static char *pending_tmp;
+static char *volatile pending_tmp;	/* read by drop_pending_and_die */
 
 static mode_t
 umask_now(void)
@@ -154,11 +156,22 @@ drop_pending(void)
 		unlink(pending_tmp);
 }
 
+/* A signal that ends pcprof while it writes takes the temporary file with
+ * it, then ends pcprof as it would have. AS-safe: unlink, signal, raise. */
+static void
+drop_pending_and_die(int sig)
+{
+	drop_pending();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 FILE *
 out_open(struct out_file *o, const char *path)
 {
 	static int registered;
 	struct stat sb;
+	mode_t mode;
 	int fd;
 
 	memset(o, 0, sizeof(*o));
@@ -168,23 +181,39 @@ out_open(struct out_file *o, const char *path)
 		o->f = stdout;
 		return o->f;
 	}
-	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+	/* lstat: a symlink is replaced, never written through */
+	if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode)) {
 		if (S_ISDIR(sb.st_mode))
 			pc_fatal("'%s': is a directory", path);
 		if (!(o->f = fopen(path, "w")))
 			pc_fatal("'%s': %s", path, strerror(errno));
 		return o->f;
 	}
+	/* a file replaced keeps its permissions; a new one has the umask's */
+	mode = lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? sb.st_mode & 07777 :
+	       0666 & ~umask_now();
 	if (asprintf(&o->tmp, "%s.XXXXXX", path) < 0)
 		pc_fatal("out of memory");
-	if ((fd = mkostemp(o->tmp, O_CLOEXEC)) < 0)
-		pc_fatal("'%s': %s", path, strerror(errno));
 	if (!registered) {
+		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
 		atexit(drop_pending);
+		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+			struct sigaction sa, old;
+
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = drop_pending_and_die;
+			sigemptyset(&sa.sa_mask);
+			/* a signal the caller ignores stays ignored */
+			if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+				sigaction(sigs[i], &sa, NULL);
+		}
 		registered = 1;
 	}
+	if ((fd = mkostemp(o->tmp, O_CLOEXEC)) < 0)
+		pc_fatal("'%s': %s", path, strerror(errno));
 	pending_tmp = o->tmp;
-	fchmod(fd, 0644 & ~umask_now());
+	fchmod(fd, mode);
 	if (!(o->f = fdopen(fd, "w")))
 		pc_fatal("'%s': %s", path, strerror(errno));
 	return o->f;

@@ -15,6 +15,7 @@
 
 #include "config.h"	/* PC_LIBDIR, written by the Makefile */
 #include "options.h"
+#include "export.h"
 
 static const char usage_run[] =
 "usage: pcprof run [OPTIONS] -- CMD [ARGS...]\n"
@@ -37,6 +38,8 @@ static const char usage_run[] =
 "  --hz N             samples per second of thread CPU time (PC_HZ; 1000)\n"
 "  --signal SIG       the sampling signal (PC_SIGNAL; SIGPROF)\n"
 "  --report FILE      write the report to FILE instead of standard error\n"
+"                     (whole or not at all; --format pprof, speedscope and\n"
+"                     callgrind need it)\n"
 "  --no-report        write the profile only\n"
 "  --stacks           also write GMON.stacks for flame graphs (PC_STACKS=1)\n"
 "  --no-callgraph     record the flat profile only (PC_CALLGRAPH=0)\n"
@@ -225,10 +228,12 @@ report_apart(const char *exe, const char *output, int main_only, const char *rep
 	}
 	if (pid == 0) {
 		FILE *out = stderr;
+		struct out_file of;
 		char *files[1];
 
-		if (report_to && !(out = fopen(report_to, "w")))
-			pc_fatal("'%s': %s", report_to, strerror(errno));
+		/* --report FILE: whole or not at all (files.c) */
+		if (report_to)
+			out = out_open(&of, report_to);
 		if (!(files[0] = strdup(output)))
 			pc_fatal("out of memory");
 		if (main_only)
@@ -237,10 +242,11 @@ report_apart(const char *exe, const char *output, int main_only, const char *rep
 			runview_report(files, 1, r, s, out);
 		if (out == stderr && !main_only)
 			pc_warn("profiles in '%s' (pcprof report %s)", output, output);
-		if (fflush(out) || (out != stderr && fclose(out)))
-			pc_fatal("'%s': %s", report_to ? report_to : "standard error",
-				 strerror(errno));
-		_exit(0);
+		if (report_to)
+			out_commit(&of);
+		else if (fflush(out))
+			pc_fatal("standard error: %s", strerror(errno));
+		exit(0);	/* atexit: a temporary file is never left */
 	}
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
@@ -337,6 +343,11 @@ run_options(int argc, char **argv, struct run_opts *o)
 		report_usage(stderr, usage_run);
 		return EXIT_BAD_INPUT;
 	}
+	/* a file for another tool goes to a file, not into the program's
+	 * standard error */
+	if (FORMAT_IS_EXPORT(o->r.format) && !o->report_to && !o->no_report)
+		pc_fatal("--format %s: a file for another tool: name it with --report FILE",
+			 export_format_name(o->r.format));
 	/* a screenful for people; everything for machines */
 	if (o->r.top < 0)
 		o->r.top = o->r.format == FORMAT_TEXT ? RUN_TOP : 0;

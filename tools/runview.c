@@ -619,6 +619,9 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 		pc_fatal(r->process ? "'%s': no process %s in the run" :
 			 "'%s': no profile recorded with PC_SCOPE=all there%s",
 			 paths[0], r->process ? r->process : "");
+	r->exe = "the run";
+	r->files = paths;
+	r->nfiles = npaths;
 	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread) {
 		export_run(&v, r, so, out, paths[0]);
 		view_release(&v);
@@ -628,9 +631,6 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	qsort(v.procs, v.nprocs, sizeof(*v.procs), cmp_proc);
 	merge_rows(&v);
 	as_flat(&v, &st, &f, rate);
-	r->exe = "the run";
-	r->files = paths;
-	r->nfiles = npaths;
 	if (r->format == FORMAT_TEXT)
 		print_procs_text(out, &v, paths[0], total);
 	else if (r->format == FORMAT_JSON)

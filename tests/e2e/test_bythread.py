@@ -10,6 +10,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 
 from pctest import need, prog, run, tolerance
 from test_cli import pcprof
@@ -101,3 +102,30 @@ def test_by_thread_needs_the_stacks_and_says_so():
     p = pcprof("report", "--by-thread", "--format", "pprof", "-o", "/dev/null", exe, r.path())
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
     return "4 refusals"
+
+
+def test_threads_of_a_whole_run_and_the_two_options_together():
+    """pcprof run --stacks records the threads of every process: report
+    --by-thread DIR lists the four workers, --thread NAME DIR prints that
+    thread's functions, --by-thread --thread NAME gives it alone at 100 %,
+    and folded output, which has no threads, is refused with one line."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-bythread-")
+    rdir = os.path.join(d, "run")
+    p = pcprof("run", "--stacks", "--no-report", "-o", rdir, "--", prog("namedthreads"), "1",
+               timeout=120)
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(pcprof("report", "--by-thread", "--format", "json", rdir).stdout)
+    names = {t["name"]: t for t in rows["threads"]}
+    assert set(NAMES) <= set(names), rows
+    one = pcprof("report", "--thread", "pc-two", rdir)
+    assert one.returncode == 0 and re.search(r"\bworker\b", one.stdout), one.stderr
+    m = re.search(r"(\d+) samples at", one.stdout)
+    assert m and int(m.group(1)) == names["pc-two"]["samples"], one.stdout[:500]
+    both = json.loads(pcprof("report", "--by-thread", "--thread", "pc-two", "--format",
+                             "json", rdir).stdout)
+    assert [t["name"] for t in both["threads"]] == ["pc-two"], both
+    assert both["threads"][0]["share"] == 1.0, both
+    for args in (["--by-thread"], ["--thread", "pc-two"]):
+        p = pcprof("report", *args, "--format", "folded", rdir)
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    return "pc-two: %d samples, alone at 100 %%" % names["pc-two"]["samples"]

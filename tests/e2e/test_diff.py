@@ -7,6 +7,7 @@ import itertools
 import json
 import os
 import re
+import shutil
 import struct
 import subprocess
 import tempfile
@@ -342,6 +343,7 @@ def test_diff_flame_graph_colours_the_slowed_function_red():
     same = [n for n, f in verdict.items() if not f["significant"] and n in fills]
     assert "stage_transform" in slower, slower
     for n in slower:
+        assert n in fills, (n, "no frame of it in the graph")
         assert all(r >= 225 and g < 80 and b < 80 for r, g, b in fills[n]), (n, fills[n])
     assert same, verdict
     for n in same:
@@ -349,4 +351,14 @@ def test_diff_flame_graph_colours_the_slowed_function_red():
     bad = diff("--flame", "/dev/full", *sides(base, slow, new_exe="regress-slow"))
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and \
         "/dev/full" in bad.stderr and not bad.stdout, (bad.returncode, bad.stderr)
+    # a new side with no stacks: one line, and neither the graph nor its
+    # temporary file is left
+    bare = os.path.join(d, "bare")
+    os.mkdir(bare)
+    shutil.copy(slow[-1], os.path.join(bare, "gmon.out"))
+    out2 = os.path.join(d, "none.svg")
+    bad = diff("--flame", out2, *sides(base, slow[:-1] + [os.path.join(bare, "gmon.out")],
+                                       new_exe="regress-slow"))
+    assert bad.returncode == 2 and "stacks" in bad.stderr and not bad.stdout, bad.stderr
+    assert sorted(os.listdir(d)) == ["bare", "diff.svg"], os.listdir(d)
     return "red: %s; grey: %s" % (", ".join(slower), ", ".join(same))

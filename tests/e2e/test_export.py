@@ -233,6 +233,25 @@ def test_exporters_refuse_bad_input_and_leave_no_partial_file():
             (fmt, p.stderr)
         cases += 1
     assert sorted(os.listdir(d)) == ["empty.gmon", "junk.gmon"], os.listdir(d)
+    # a file replaced keeps its mode; a symlink is replaced, not written
+    # through
+    keep = os.path.join(d, "keep.json")
+    with open(keep, "w") as f:
+        f.write("old")
+    os.chmod(keep, 0o600)
+    target = os.path.join(d, "target")
+    with open(target, "w") as f:
+        f.write("untouched")
+    link = os.path.join(d, "link.json")
+    os.symlink(target, link)
+    for out in (keep, link):
+        p = pcprof("report", "--format", "speedscope", "-o", out, t["dir"])
+        assert p.returncode == 0, p.stderr
+    assert os.stat(keep).st_mode & 0o777 == 0o600 and open(keep).read(1) == "{"
+    assert not os.path.islink(link) and open(link).read(1) == "{"
+    assert open(target).read() == "untouched"
+    for n in ("keep.json", "link.json", "target"):
+        os.unlink(os.path.join(d, n))
     # pprof's binary is not written to a terminal
     master, slave = pty.openpty()
     try:
