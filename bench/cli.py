@@ -25,6 +25,18 @@ def generate(path, n):
         f.write("int main(void) { return f0(1) == 0; }\n")
 
 
+def executable(d, n):
+    """The executable of n functions in directory d, compiled once."""
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(d, "many.c")
+    exe = os.path.join(d, "many-%d" % n)
+    if not os.path.exists(exe):
+        generate(src, n)
+        print("compiling %d functions..." % n, flush=True)
+        subprocess.run(["cc", "-O1", "-fno-ipa-icf", "-o", exe, src], check=True)
+    return exe
+
+
 def functions(exe):
     out = subprocess.run(["nm", "--defined-only", exe], capture_output=True,
                          text=True, check=True).stdout
@@ -71,13 +83,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     a = ap.parse_args()
     d = os.path.join(a.build, "bench")
-    os.makedirs(d, exist_ok=True)
-    src = os.path.join(d, "many.c")
-    exe = os.path.join(d, "many-%d" % a.functions)
-    if not os.path.exists(exe):
-        generate(src, a.functions)
-        print("compiling %d functions..." % a.functions, flush=True)
-        subprocess.run(["cc", "-O1", "-fno-ipa-icf", "-o", exe, src], check=True)
+    exe = executable(d, a.functions)
     addrs = functions(exe)
     gmon = os.path.join(d, "many.gmon")
     samples = write_profile(gmon, addrs)

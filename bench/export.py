@@ -63,13 +63,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
     d = os.path.join(a.build, "bench")
-    os.makedirs(d, exist_ok=True)
-    exe = os.path.join(d, "many-%d" % a.functions)
-    if not os.path.exists(exe):
-        cli.generate(os.path.join(d, "many.c"), a.functions)
-        print("compiling %d functions..." % a.functions, flush=True)
-        subprocess.run(["cc", "-O1", "-fno-ipa-icf", "-o", exe, os.path.join(d, "many.c")],
-                       check=True)
+    exe = cli.executable(d, a.functions)
     addrs = cli.functions(exe)
     pcprof = os.path.join(a.build, "pcprof")
     for stacks in (False, True):
