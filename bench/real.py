@@ -66,7 +66,7 @@ def measure(prog, build, d, reps, hz):
     pdata = os.path.join(d, "perf.data")
     penv = dict(env, PC_VERBOSE="1")
     if hz:
-        penv.update(PC_TIMER="auto", PC_HZ=str(hz))
+        penv.update(PC_TIMER="taskclock", PC_HZ=str(hz))
     p = subprocess.run(shipped.record_argv(pdata) + ["--", pcprof, "run", "--no-report",
                                                     "-o", rdir, "--"] + prog.argv,
                        input=stdin, env=penv, stdout=subprocess.DEVNULL,
@@ -124,7 +124,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--reps", type=int, default=3, help="timed runs of each side")
     ap.add_argument("--hz", type=int, default=0,
-                    help="record with PC_TIMER=auto PC_HZ=HZ (default: pcprof run's own)")
+                    help="record with PC_TIMER=taskclock PC_HZ=HZ (default: pcprof run's own)")
     ap.add_argument("--small", action="store_true", help="the tests' shorter runs")
     ap.add_argument("only", nargs="*", help="programs whose name contains one of these")
     a = ap.parse_args()

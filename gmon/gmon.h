@@ -264,6 +264,14 @@ struct gmon_anon {
 };
 
 enum { GMON_ENDED_NOT_SAID, GMON_ENDED_EXIT, GMON_ENDED_EXEC };
+/* The manifest's "timer KIND HOW COST": what the threads got (posix,
+ * taskclock), why (asked: PC_TIMER named it; measured: chosen by the
+ * measured cost of a task-clock sample, COST ns; refused: task-clock was
+ * refused, so POSIX) */
+enum { GMON_TIMER_NOT_SAID, GMON_TIMER_POSIX, GMON_TIMER_TASKCLOCK };
+enum { GMON_TIMER_ASKED = 1, GMON_TIMER_MEASURED, GMON_TIMER_REFUSED };
+/* under this cost (ns) of a task-clock sample, PC_TIMER=auto takes it */
+#define GMON_TASKCLOCK_CHEAP_NS	5000
 
 struct gmon_objects {
 	uint32_t rate;
@@ -276,6 +284,9 @@ struct gmon_objects {
 	uint64_t cpu_stop;	/* when sampling stopped */
 	uint64_t cpu_write;	/* and when the manifest was written */
 	int ended;		/* GMON_ENDED_*: how the image ended */
+	int timer;		/* GMON_TIMER_*: what the threads got; 0 if not said */
+	int timer_how;		/* GMON_TIMER_ASKED, ...: why */
+	uint64_t timer_cost;	/* a task-clock sample's measured cost, ns; 0: not measured */
 	struct gmon_object *v;	/* v[i] is object i; v[0] the main program */
 	size_t n;
 	struct gmon_arc *arcs;	/* between objects, ends encoded */

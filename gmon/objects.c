@@ -205,6 +205,26 @@ numbers(const char *p, const char *end, int n, const uint64_t *max, uint64_t *ou
 	return field(&p, end, &f) ? -1 : 0;
 }
 
+/* "timer KIND HOW COST". */
+static int
+parse_timer(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
+	    struct gmon_error *err)
+{
+	static const uint64_t any[1] = { UINT64_MAX };
+	const char *f;
+	size_t n = field(&p, nl, &f);
+
+#define IS(word) (n == sizeof(word) - 1 && !memcmp(f, word, n))
+	o->timer = IS("posix") ? GMON_TIMER_POSIX : IS("taskclock") ? GMON_TIMER_TASKCLOCK : 0;
+	n = field(&p, nl, &f);
+	o->timer_how = IS("asked") ? GMON_TIMER_ASKED : IS("measured") ? GMON_TIMER_MEASURED :
+		       IS("refused") ? GMON_TIMER_REFUSED : 0;
+#undef IS
+	if (!o->timer || !o->timer_how || numbers(p, nl, 1, any, &o->timer_cost))
+		return fail(err, line, "bad timer record");
+	return 0;
+}
+
 /* One record after the first line: its word, then its fields. */
 static int
 parse_record(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
@@ -249,6 +269,8 @@ parse_record(struct gmon_objects *o, const char *p, const char *nl, uint64_t lin
 		o->ended = IS("exec") ? GMON_ENDED_EXEC : IS("exit") ? GMON_ENDED_EXIT : 0;
 		if (!o->ended || field(&p, nl, &f))
 			return fail(err, line, "bad ending");
+	} else if (IS("timer")) {
+		return parse_timer(o, p, nl, line, err);
 	} else if (IS("object")) {
 		return parse_object(o, p, nl, line, err);
 	} else if (IS("arc")) {

@@ -15,6 +15,11 @@
  *                              this image began, when sampling stopped and
  *                              when this manifest was written
  *   ended exec|exit            how the image ended (none: a snapshot)
+ *   timer KIND HOW COST        the timer threads got (posix, taskclock),
+ *                              why (asked: PC_TIMER; measured: chosen by
+ *                              a task-clock sample's cost, COST ns;
+ *                              refused: task-clock was), COST 0 if not
+ *                              measured
  *   object INDEX LOADED SAMPLES BUILD-ID FILE PATH
  *                              FILE: "gmon.out+libz.so.1", beside this one
  *   arc FROM SELF COUNT        between two objects, INDEX<<48 | address
@@ -256,6 +261,11 @@ manifest_header(struct gmon_sink *s)
 	 * its start-up from here */
 	if (pc.ending != PC_END_RUNNING)
 		pc_line_str(&t, pc.ending == PC_END_EXEC ? "\nended exec" : "\nended exit");
+	pc_line_str(&t, pc_timer_kind() == PC_TIMER_TASKCLOCK ? "\ntimer taskclock " :
+		    "\ntimer posix ");
+	pc_line_str(&t, pc_timer_refused() ? "refused " :
+		    pc_cfg->timer_how == GMON_TIMER_MEASURED ? "measured " : "asked ");
+	pc_line_u64(&t, (uint64_t)pc_cfg->timer_cost_ns);
 	pc_line_str(&t, "\n");
 	gmon_sink_bytes(s, t.buf, t.len);
 }

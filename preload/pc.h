@@ -181,8 +181,14 @@ struct pc_config {
 	long hz;
 	long interval_ns;		/* 1 s / hz */
 	int sig;			/* the sampling signal */
-	int timer;			/* asked for: 0 posix, 1 taskclock, 2 auto
-					 * (timer.c knows what threads got) */
+	int timer;			/* 0 posix, 1 taskclock, 2 taskclock
+					 * falling back to posix, as PC_TIMER
+					 * asked or its cost chose (timer.c
+					 * knows what threads got) */
+	int timer_how;			/* GMON_TIMER_ASKED or _MEASURED */
+	long timer_cost_ns;		/* a task-clock sample's, measured; 0
+					 * when not */
+	int timer_cost_earlier;		/* measured earlier this boot */
 	int verbose;
 	int callgraph;			/* arcs are recorded */
 	enum pc_unwinder unwinder;	/* never PC_UNWIND_AUTO once set up */
@@ -414,6 +420,20 @@ int pc_dump(const char *path) PC_HIDDEN;
  * that refusal or 0. AS-safe. */
 enum pc_timer_kind pc_timer_kind(void) PC_HIDDEN;
 int pc_timer_refused(void) PC_HIDDEN;
+/* timer.c: note that task-clock was refused (err, an errno) before any
+ * thread was armed. */
+void pc_timer_note_refused(int err) PC_HIDDEN;
+/* timercost.c: what one task-clock sample costs this thread, in ns
+ * (PC_TEST_TIMER_COST_NS fakes it), or -errno where the event is
+ * refused; *earlier is set when it was measured earlier in this boot
+ * (and kept in /dev/shm). About 4 ms the first time; the constructor's
+ * only. */
+long pc_taskclock_cost_ns(int *earlier) PC_HIDDEN;
+/* start.c: under this cost (ns), PC_TIMER=auto takes task-clock: 5 us
+ * a sample is 0.5 % of the CPU at the default 1000 Hz, 4 times the
+ * independent samples of a 250 Hz tick, where POSIX timers cost about
+ * 0.4 %. */
+#define PC_TASKCLOCK_CHEAP_NS	GMON_TASKCLOCK_CHEAP_NS
 /* timer.c: arm/disarm the calling thread's CPU-time timer. AS-safe. */
 int pc_thread_arm(void) PC_HIDDEN;
 void pc_thread_disarm(void) PC_HIDDEN;

@@ -190,11 +190,12 @@ static const char *const scope_words[] = { "main", "all", NULL };
 static const struct setting settings[S_COUNT] = {
 	[S_HZ] = { "PC_HZ", parse_range, 1, PC_MAX_HZ, NULL, PC_DEFAULT_HZ,
 		   PC_DEFAULT_HZ, "is not a rate from 1 to 1000000; using 1000" },
-	/* POSIX timers by default: a task-clock sample costs about 65 us in
-	 * a virtual machine like the one the benchmarks ran on (+7 % at
-	 * 1000 Hz against +0.4 %; docs/benchmarks.md) */
-	[S_TIMER] = { "PC_TIMER", parse_word, 0, 0, timer_words, 0, 0,
-		      "is not posix, auto or taskclock; using posix" },
+	/* auto by default: task-clock where its sample is cheap (start.c
+	 * measures it), POSIX timers where it is dear, as in a virtual
+	 * machine like the one the benchmarks ran on (+7 % at 1000 Hz
+	 * against +0.4 %; docs/benchmarks.md) */
+	[S_TIMER] = { "PC_TIMER", parse_word, 0, 0, timer_words, 2, 2,
+		      "is not posix, auto or taskclock; using auto" },
 	[S_SIGNAL] = { "PC_SIGNAL", parse_sig, 0, 0, NULL, SIGPROF, SIGPROF,
 		       "is not a signal libpc can use; using SIGPROF" },
 	[S_CALLGRAPH] = { "PC_CALLGRAPH", parse_word, 0, 0, bit_words, 1, 1,

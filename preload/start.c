@@ -94,6 +94,31 @@ read_settings(void)
 	config->verbose = want.verbose;
 }
 
+/*
+ * PC_TIMER=auto (the default): task-clock where a sample of it is cheap,
+ * as measured here, else POSIX timers (cheap, but at most one signal a
+ * kernel tick). PC_TIMER=posix or taskclock is taken as asked.
+ */
+static void
+choose_timer(void)
+{
+	long cost;
+
+	config->timer_how = GMON_TIMER_ASKED;
+	if (want.timer != 2)
+		return;
+	cost = pc_taskclock_cost_ns(&config->timer_cost_earlier);
+	if (cost < 0) {
+		config->timer = 0;
+		config->timer_how = GMON_TIMER_REFUSED;
+		pc_timer_note_refused((int)-cost);
+		return;
+	}
+	config->timer_how = GMON_TIMER_MEASURED;
+	config->timer_cost_ns = cost;
+	config->timer = cost < PC_TASKCLOCK_CHEAP_NS ? 2 : 0;
+}
+
 /* --------------------------------------------------------- the program */
 
 struct find {
@@ -265,6 +290,7 @@ set_up(void)
 	if (map_counters())
 		return "cannot map memory for the histogram; profiling is off";
 	set_up_extras();
+	choose_timer();
 	if (pc_sample_install())
 		return "cannot install the sampling signal handler; profiling is off";
 	return NULL;

@@ -60,6 +60,38 @@ line_count(struct pc_line *l, uint64_t n, const char *text)
 	pc_line_str(l, text);
 }
 
+/* Microseconds with one decimal. */
+static void
+line_us(struct pc_line *l, long ns)
+{
+	pc_line_u64(l, (uint64_t)(ns + 50) / 1000);
+	pc_line_str(l, ".");
+	pc_line_u64(l, (uint64_t)((ns + 50) / 100 % 10));
+	pc_line_str(l, " us");
+}
+
+/* Why the timer is what it is: " (task-clock refused: errno 13)", or
+ * " (chosen: a task-clock sample costs 18.2 us here, over 5.0 us)". */
+static void
+line_timer_why(struct pc_line *l)
+{
+	if (pc_timer_refused()) {
+		pc_line_str(l, " (task-clock refused: errno ");
+		pc_line_u64(l, (uint64_t)pc_timer_refused());
+		pc_line_str(l, ")");
+	} else if (pc_cfg->timer_how == GMON_TIMER_MEASURED) {
+		pc_line_str(l, " (chosen: a task-clock sample costs ");
+		line_us(l, pc_cfg->timer_cost_ns);
+		pc_line_str(l, pc_cfg->timer_cost_ns < PC_TASKCLOCK_CHEAP_NS ? " here, under " :
+			    " here, over ");
+		line_us(l, PC_TASKCLOCK_CHEAP_NS);
+		pc_line_str(l, pc_cfg->timer_cost_earlier ? ", as measured earlier this boot)" :
+			    ")");
+	} else {
+		pc_line_str(l, " (PC_TIMER)");
+	}
+}
+
 /* The samples, the rates over cpu seconds, the threads and the timer. */
 static void
 line_rates(struct pc_line *l, double cpu)
@@ -79,11 +111,7 @@ line_rates(struct pc_line *l, double cpu)
 	pc_line_u64(l, pc_stats.threads);
 	pc_line_str(l, " threads; timer ");
 	pc_line_str(l, pc_timer_kind() == PC_TIMER_TASKCLOCK ? "taskclock" : "posix");
-	if (pc_timer_refused()) {
-		pc_line_str(l, " (task-clock refused: errno ");
-		pc_line_u64(l, (uint64_t)pc_timer_refused());
-		pc_line_str(l, ")");
-	}
+	line_timer_why(l);
 }
 
 /* Where the samples outside the text went, and the call graph's counts. */

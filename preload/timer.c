@@ -41,8 +41,8 @@ static PC_TLS uint64_t thread_perf_seen;	/* event count already sampled */
 static PC_TLS int thread_perf_retired = -1;	/* see pc_thread_perf_retired_from_handler */
 static PC_TLS uint64_t thread_perf_id;	/* the kernel's id of that event */
 
-/* PC_TIMER=auto and the first task-clock event was refused: its errno
- * (atomic). Every thread then gets a POSIX timer. */
+/* The first task-clock event was refused (or PC_TIMER=auto's probe of
+ * one): its errno (atomic). Every thread then gets a POSIX timer. */
 static int taskclock_refused;
 
 enum pc_timer_kind
@@ -56,6 +56,12 @@ int
 pc_timer_refused(void)
 {
 	return __atomic_load_n(&taskclock_refused, __ATOMIC_RELAXED);
+}
+
+void
+pc_timer_note_refused(int err)
+{
+	__atomic_store_n(&taskclock_refused, err, __ATOMIC_RELAXED);
 }
 
 /* Whether thread_perf_fd is still our event: the program may have closed
@@ -221,7 +227,7 @@ pc_thread_arm(void)
 		}
 		/* refused (or out of descriptors): this thread gets a POSIX
 		 * timer; if the very first is refused, every thread will */
-		if (!__atomic_load_n(&pc_stats.threads, __ATOMIC_RELAXED) && pc_cfg->timer == 2)
+		if (!__atomic_load_n(&pc_stats.threads, __ATOMIC_RELAXED))
 			__atomic_store_n(&taskclock_refused, -r, __ATOMIC_RELAXED);
 	}
 	if (pthread_getcpuclockid(pthread_self(), &clock))

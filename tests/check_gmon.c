@@ -1325,6 +1325,7 @@ static const char manifest_ok[] =
 	"started 1764582000123456789\n"
 	"cpu 1200000 91000000 93500000\n"
 	"ended exec\n"
+	"timer posix measured 18250\n"
 	"object 0 1 597 c5a09cc747ba300b gmon.out /work/a%20b/uselib\n"
 	"object 1 1 29 b0af71 - [vdso]\n"
 	"object 2 0 1374 ea9d gmon.out+libhot.so /x/libhot.so\n"
@@ -1347,6 +1348,9 @@ START_TEST(test_objects_parse_reads_every_record)
 	ck_assert_uint_eq(o.cpu_stop, 91000000);
 	ck_assert_uint_eq(o.cpu_write, 93500000);
 	ck_assert_int_eq(o.ended, GMON_ENDED_EXEC);
+	ck_assert_int_eq(o.timer, GMON_TIMER_POSIX);
+	ck_assert_int_eq(o.timer_how, GMON_TIMER_MEASURED);
+	ck_assert_uint_eq(o.timer_cost, 18250);
 	ck_assert_uint_eq(o.n, 3);
 	ck_assert_str_eq(o.v[0].path, "/work/a b/uselib");
 	ck_assert_str_eq(o.v[0].file, "gmon.out");
@@ -1415,6 +1419,11 @@ START_TEST(test_objects_parse_refuses_bad_input)
 	objects_refused("ended exec", "ended", "bad ending");
 	objects_refused("ended exec", "ended fork", "bad ending");
 	objects_refused("ended exec", "ended exec 1", "bad ending");
+	objects_refused("timer posix", "timer hrtimer", "bad timer");
+	objects_refused("posix measured", "posix guessed", "bad timer");
+	objects_refused("measured 18250", "measured", "bad timer");
+	objects_refused("measured 18250", "measured 18250 1", "bad timer");
+	objects_refused("measured 18250", "measured -1", "bad timer");
 }
 END_TEST
 

@@ -56,7 +56,7 @@ START_TEST(test_defaults_without_warnings)
 		read_with(&s, k ? empty : none);
 		ck_assert_int_eq(nsaid, 0);
 		ck_assert_int_eq(s.hz, PC_DEFAULT_HZ);
-		ck_assert_int_eq(s.timer, 0);
+		ck_assert_int_eq(s.timer, 2);	/* auto: chosen by its cost */
 		ck_assert_int_eq(s.sig, SIGPROF);
 		ck_assert_int_eq(s.sig_chosen, 0);
 		ck_assert_int_eq(s.callgraph, 1);
@@ -76,7 +76,7 @@ END_TEST
 START_TEST(test_good_values_of_every_kind)
 {
 	static const char *const e[] = {
-		"PC_HZ", "4000", "PC_TIMER", "auto", "PC_SIGNAL", "SIGRTMIN+2",
+		"PC_HZ", "4000", "PC_TIMER", "taskclock", "PC_SIGNAL", "SIGRTMIN+2",
 		"PC_CALLGRAPH", "0", "PC_UNWIND", "libunwind", "PC_DEPTH", "256",
 		"PC_ARCS", "1024", "PC_STACKS", "/tmp/st", "PC_STACKS_MB", "4096",
 		"PC_SNAPSHOT_SIGNAL", "USR2", "PC_SNAPSHOT_INTERVAL", "0.0105",
@@ -87,7 +87,7 @@ START_TEST(test_good_values_of_every_kind)
 	read_with(&s, e);
 	ck_assert_int_eq(nsaid, 0);
 	ck_assert_int_eq(s.hz, 4000);
-	ck_assert_int_eq(s.timer, 2);
+	ck_assert_int_eq(s.timer, 1);
 	ck_assert_int_eq(s.sig, SIGRTMIN + 2);
 	ck_assert_int_eq(s.sig_chosen, 1);
 	ck_assert_int_eq(s.callgraph, 0);
@@ -139,7 +139,7 @@ START_TEST(test_bad_values_warn_and_get_the_tables_value)
 		{ "PC_HZ", "1000001", "is not a rate from 1 to 1000000; using 1000" },
 		{ "PC_HZ", "12abc", "is not a rate from 1 to 1000000; using 1000" },
 		{ "PC_HZ", "99999999999999999999", "is not a rate from 1 to 1000000; using 1000" },
-		{ "PC_TIMER", "perf", "is not posix, auto or taskclock; using posix" },
+		{ "PC_TIMER", "perf", "is not posix, auto or taskclock; using auto" },
 		{ "PC_SIGNAL", "SIGKILL", "is not a signal libpc can use; using SIGPROF" },
 		{ "PC_SIGNAL", "9", "is not a signal libpc can use; using SIGPROF" },
 		{ "PC_SIGNAL", "17", "is not a signal libpc can use; using SIGPROF" },

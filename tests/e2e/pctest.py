@@ -116,7 +116,7 @@ def tick_factor(env):
     """How much longer runs under env must be for the same statistical
     power: 1 with a timer that samples at the requested rate, 3 where
     CPU-time timers are held to the kernel tick and a signal carries
-    several samples (PC_TIMER=posix, or auto without perf events), so that
+    several samples (PC_TIMER=posix, or taskclock without perf events), so that
     a run holds a third as many independent observations."""
     key = tuple(sorted(env.items()))
     if key not in _ticks:

@@ -168,7 +168,7 @@ def test_bad_settings_warn_once_and_use_defaults():
 # gets, word for word (preload/start.c's table), and the run goes on.
 BAD_SETTINGS = [
     ("PC_HZ", "0", "is not a rate from 1 to 1000000; using 1000"),
-    ("PC_TIMER", "hrtimer", "is not posix, auto or taskclock; using posix"),
+    ("PC_TIMER", "hrtimer", "is not posix, auto or taskclock; using auto"),
     ("PC_SIGNAL", "SIGSEGV", "is not a signal libpc can use; using SIGPROF"),
     ("PC_CALLGRAPH", "yes", "is not 0 or 1; using 1"),
     ("PC_UNWIND", "lbr", "is not auto, dwarf, fp or libunwind; using auto"),

@@ -352,7 +352,7 @@ def test_node_jit_functions_are_named_and_their_share_matches_perf():
     env = clean_env(profiled=False)
     p = subprocess.run(["perf", "record", "-q", "-g", "-e", "task-clock", "-F", "1000", "-o",
                         os.path.join(d, "perf.data"), "--", "env", "LD_PRELOAD=" + lib(),
-                        "PC_SCOPE=all", "PC_VERBOSE=1", "PC_TIMER=auto", "PC_HZ=4000",
+                        "PC_SCOPE=all", "PC_VERBOSE=1", "PC_TIMER=taskclock", "PC_HZ=4000",
                         node, "--perf-basic-prof", js],
                        cwd=d, env=env, capture_output=True, timeout=300)
     assert p.returncode == 0 and p.stdout == b"ok\n", p.stderr[-2000:]

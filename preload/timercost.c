@@ -1,0 +1,254 @@
+/*
+ * What a task-clock sample costs on this machine, measured at start-up for
+ * PC_TIMER=auto: the same fixed work is timed with no event, then with a
+ * task-clock event that overflows every PROBE_PERIOD_NS of the thread's
+ * CPU time, three times each, alternately; the cheapest of each is kept,
+ * and the difference over the overflows is one sample's cost. On bare
+ * metal it is a microsecond or two; in a virtual machine, where every
+ * timer interrupt exits to the hypervisor, tens of microseconds. About
+ * 4 ms in all. The event sends no signal (the overflow's interrupt is
+ * the cost; a signal's delivery adds about a microsecond), so the probe
+ * touches nothing of the program's. Runs in the constructor only.
+ *
+ * The cost is kept for the rest of the boot in /dev/shm/pcprof-timer-cost.UID
+ * ("BOOT-ID NS"), so that the processes of a build or a script pay the 4 ms
+ * once: read only when it is a regular file of this user that no one else
+ * may write, never through a symlink, and replaced atomically; kept only
+ * when every round agreed (a round preempted by another task would not).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>		/* rename */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pc.h"
+
+#define PROBE_PERIOD_NS	50000	/* 20 kHz: the overflows outnumber the noise */
+#define PROBE_WORK_NS	400000	/* each timing's work, about */
+#define PROBE_ROUNDS	3
+
+/* where the work's result goes, so that it is done */
+static volatile uint64_t probe_sink;
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A fixed amount of work the compiler cannot drop. */
+static uint64_t
+work(long n, uint64_t x)
+{
+	for (long i = 0; i < n; i++)
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return x;
+}
+
+static int
+open_event(void)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.size = sizeof(attr);
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.sample_period = PROBE_PERIOD_NS;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+#define CACHE_DIR	"/dev/shm"
+
+/* This boot's id (36 characters) into id[37]; 0, or -1. */
+static int
+boot_id(char id[37])
+{
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, id, 36) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	id[n == 36 ? 36 : 0] = 0;
+	return n == 36 ? 0 : -1;
+}
+
+static void
+cache_path(char *path, size_t size, const char *suffix)
+{
+	struct pc_line l = { path, size, 0 };
+
+	pc_line_str(&l, CACHE_DIR "/pcprof-timer-cost.");
+	pc_line_u64(&l, (uint64_t)geteuid());
+	pc_line_str(&l, suffix);
+	path[l.len < size ? l.len : size - 1] = 0;
+}
+
+/* The cost measured earlier in this boot, or -1. */
+static long
+cache_read(const char *id)
+{
+	char path[128], buf[64];
+	int fd;
+	struct stat sb;
+	ssize_t n;
+	long v = 0;
+
+	cache_path(path, sizeof(path), "");
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return -1;
+	n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
+	    !(sb.st_mode & 022) ? read(fd, buf, sizeof(buf) - 1) : -1;
+	close(fd);
+	if (n < 39 || memcmp(buf, id, 36) || buf[36] != ' ')
+		return -1;
+	for (ssize_t i = 37; i < n && buf[i] != '\n'; i++) {
+		if (buf[i] < '0' || buf[i] > '9' || v > 100000000)
+			return -1;
+		v = v * 10 + (buf[i] - '0');
+	}
+	return v;
+}
+
+static void
+cache_write(const char *id, long cost)
+{
+	char path[128], tmp[160], buf[64];
+	struct pc_line l = { buf, sizeof(buf), 0 };
+	int fd, ok;
+
+	cache_path(path, sizeof(path), "");
+	cache_path(tmp, sizeof(tmp), ".");
+	{
+		struct pc_line t = { tmp, sizeof(tmp), strlen(tmp) };
+
+		pc_line_u64(&t, (uint64_t)getpid());
+		tmp[t.len < sizeof(tmp) ? t.len : sizeof(tmp) - 1] = 0;
+	}
+	pc_line_str(&l, id);
+	pc_line_str(&l, " ");
+	pc_line_u64(&l, (uint64_t)cost);
+	pc_line_str(&l, "\n");
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	ok = write(fd, buf, l.len) == (ssize_t)l.len;
+	if (close(fd) || !ok || rename(tmp, path))
+		unlink(tmp);
+}
+
+/* The time of n steps of work, with the event counting into *count if
+ * fd >= 0; 0 if an ioctl fails. */
+static uint64_t
+timed(int fd, long n, uint64_t *x, uint64_t *count)
+{
+	uint64_t t;
+
+	if (fd >= 0 && (ioctl(fd, PERF_EVENT_IOC_RESET, 0) || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)))
+		return 0;
+	t = now_ns();
+	*x = work(n, *x);
+	t = now_ns() - t;
+	if (fd >= 0 && (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) ||
+			read(fd, count, sizeof(*count)) != sizeof(*count)))
+		return 0;
+	return t ? t : 1;
+}
+
+/*
+ * The measurement itself: the cost in ns, or -errno. *sure is set when
+ * every round had overflows enough and came to the same side of the
+ * threshold: only such a cost is kept for the boot.
+ */
+static long
+measure(int fd, int *sure)
+{
+	uint64_t bare = UINT64_MAX, with[PROBE_ROUNDS], fires[PROBE_ROUNDS], cal = UINT64_MAX;
+	uint64_t x = 1, count = 0;
+	long n, cost = 0;
+	int best = 0, cheap = 0;
+
+	/* how much work PROBE_WORK_NS is, from the quickest of three timings */
+	for (int r = 0; r < 3; r++) {
+		uint64_t t = timed(-1, 20000, &x, &count);
+
+		cal = t < cal ? t : cal;
+	}
+	n = (long)(20000.0 * PROBE_WORK_NS / (double)cal);
+	for (int r = 0; r < PROBE_ROUNDS; r++) {
+		uint64_t t = timed(-1, n, &x, &count);
+
+		bare = t < bare ? t : bare;
+		if (!(with[r] = timed(fd, n, &x, &count)))
+			return errno ? -errno : -EIO;
+		fires[r] = count / PROBE_PERIOD_NS;
+		if (with[r] < with[best])
+			best = r;
+	}
+	probe_sink = x;
+	*sure = 1;
+	for (int r = 0; r < PROBE_ROUNDS; r++) {
+		long c = with[r] > bare && fires[r] ? (long)((with[r] - bare) / fires[r]) : 0;
+
+		if (r == best)
+			cost = c;
+		if (fires[r] < 4 || (r && (c < PC_TASKCLOCK_CHEAP_NS) != cheap))
+			*sure = 0;
+		cheap = c < PC_TASKCLOCK_CHEAP_NS;
+	}
+	return cost;
+}
+
+long
+pc_taskclock_cost_ns(int *earlier)
+{
+	const char *fake = getenv("PC_TEST_TIMER_COST_NS");
+	char id[37];
+	long cost;
+	int fd, saved = errno, have_id;
+
+	*earlier = 0;
+	if (getenv("PC_TEST_REFUSE_PERF"))
+		return -EACCES;		/* the test suite's stand-in for a refusal */
+	if ((fd = open_event()) < 0) {
+		cost = -errno;
+		errno = saved;
+		return cost;
+	}
+	if (fake && *fake) {
+		/* the test suite's stand-in for a machine's cost, in ns */
+		close(fd);
+		cost = strtol(fake, NULL, 10);
+		errno = saved;
+		return cost < 0 ? 0 : cost;
+	}
+	have_id = boot_id(id) == 0;
+	if (have_id && (cost = cache_read(id)) >= 0) {
+		*earlier = 1;
+	} else {
+		int sure = 0;
+
+		cost = measure(fd, &sure);
+		if (have_id && sure && cost >= 0)
+			cache_write(id, cost);
+	}
+	close(fd);
+	errno = saved;
+	return cost;
+}
