@@ -127,6 +127,41 @@ START_TEST(test_t_edges)
 }
 END_TEST
 
+/* The machine-speed allowance of pcprof diff: a robust mean that rejects
+ * the values far from the rest, weighs the precise ones more, pins none,
+ * and moves with the values. */
+START_TEST(test_robust_mean)
+{
+	const double one[5] = { 0.01, 0.01, 0.01, 0.01, 0.01 };
+	const double out[5] = { 0, 0.002, -0.002, 0.001, 0.3 };
+	const double pin[4] = { 0.01, -0.005, 0.002, 0.2 };
+	const double two[2] = { 0, 1 }, se2[2] = { 0.01, 10 };
+	double x[5], m, shifted;
+
+	/* one value far out weighs nothing: the mean of the rest */
+	ck_assert_int_eq(stats_robust_mean(out, one, 5, &m), 0);
+	ck_assert(fabs(m - 0.00025) < 1e-5);
+	/* no value is the answer, as the median would be */
+	ck_assert_int_eq(stats_robust_mean(pin, one, 4, &m), 0);
+	for (int i = 0; i < 4; i++)
+		ck_assert(fabs(m - pin[i]) > 1e-4);
+	ck_assert(fabs(m - (0.01 - 0.005 + 0.002) / 3) < 2e-4);
+	/* equivariant: every value moved by c moves the mean by c */
+	for (int i = 0; i < 5; i++)
+		x[i] = out[i] + 0.7;
+	ck_assert_int_eq(stats_robust_mean(x, one, 5, &shifted), 0);
+	ck_assert_int_eq(stats_robust_mean(out, one, 5, &m), 0);
+	near(shifted - m, 0.7, 1e-9);
+	/* the precise value wins */
+	ck_assert_int_eq(stats_robust_mean(two, se2, 2, &m), 0);
+	ck_assert(fabs(m) < 0.01);
+	/* one value is itself; none is no mean */
+	ck_assert_int_eq(stats_robust_mean(out + 4, one, 1, &m), 0);
+	near(m, 0.3, 1e-12);
+	ck_assert_int_eq(stats_robust_mean(out, one, 0, &m), -1);
+}
+END_TEST
+
 Suite *
 stats_suite(void)
 {
@@ -139,6 +174,7 @@ stats_suite(void)
 	tcase_add_test(t, test_t_closed_forms);
 	tcase_add_test(t, test_t_tables_and_normal);
 	tcase_add_test(t, test_t_edges);
+	tcase_add_test(t, test_robust_mean);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -54,17 +54,13 @@ static const char usage_diff[] =
 "  --keep-pieces, --no-demangle, --full-names, --debug-dir DIR   as for report\n"
 "\n"
 "Seconds are compared at one machine speed: each run is scaled by its\n"
-"side's mean program seconds over its own, and the new side by the median\n"
-"function's ratio of new to base seconds (a uniform slowdown of every\n"
-"function is the machine's; --metric program or --absolute sees it).\n"
+"side's mean program seconds over its own, and the new side by a robust\n"
+"mean of the functions' ratios of new to base seconds, which the functions\n"
+"that changed do not move (a uniform slowdown of every function is the\n"
+"machine's; --metric program or --absolute sees it).\n"
 "\n"
 "Exit status: 0 no significant regression, 1 a significant regression,\n"
 "2 bad input or usage.\n";
-
-enum {
-	OPT_BASE = 512, OPT_NEW, OPT_METRIC, OPT_ALPHA, OPT_THRESHOLD,
-	OPT_MIN_SECONDS, OPT_DFORMAT, OPT_DTOP, OPT_ABSOLUTE, OPT_FLAME,
-};
 
 static double
 parse_number(const char *opt, const char *arg, int percent)
@@ -110,7 +106,7 @@ pick(const char *opt, const char *arg, const char *const *words, const char *wan
 }
 
 /* Apply one of diff's own value options; 0 when c is not one. */
-static int
+int
 diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
 {
 	static const char *const metrics[] = { "self", "total", "program", NULL };
@@ -200,18 +196,8 @@ parse_args(int argc, char **argv, struct diff_opts *o, struct symtab_opts *so,
 	static const struct option longopts[] = {
 		{ "base", required_argument, NULL, OPT_BASE },
 		{ "new", required_argument, NULL, OPT_NEW },
-		{ "metric", required_argument, NULL, OPT_METRIC },
-		{ "alpha", required_argument, NULL, OPT_ALPHA },
-		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-		{ "min-seconds", required_argument, NULL, OPT_MIN_SECONDS },
-		{ "format", required_argument, NULL, OPT_DFORMAT },
-		{ "top", required_argument, NULL, OPT_DTOP },
-		{ "absolute", no_argument, NULL, OPT_ABSOLUTE },
+		DIFF_LONGOPTS,
 		{ "flame", required_argument, NULL, OPT_FLAME },
-		{ "keep-pieces", no_argument, NULL, OPT_KEEP_PIECES },
-		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
-		{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
-		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
@@ -272,15 +258,17 @@ verdict_kind(const char *name, void *arg)
 	       v->status == ST_FASTER ? FLAME_KIND_FASTER : FLAME_KIND_SAME;
 }
 
-/* The new side's last run's stacks, coloured by the comparison. Written
- * before the verdict is printed: a graph that cannot be made is bad
- * input (exit 2), not a verdict. */
+/* The new side's last run's stacks, coloured by the comparison, into
+ * the temporary file of of. Written before the verdict is printed (a
+ * graph that cannot be made is bad input, exit 2, not a verdict) and
+ * put in place after it (a verdict that cannot be printed leaves no
+ * graph). */
 static void
-diff_flame(const struct result *res, const struct side *n, const struct diff_opts *o)
+diff_flame(const struct result *res, const struct side *n, const struct diff_opts *o,
+	   struct out_file *of)
 {
 	struct verdicts vs = { malloc((res->nrows ? res->nrows : 1) * sizeof(*vs.v)),
 			       res->nrows };
-	struct out_file of;
 	char title[600];
 	FILE *f;
 
@@ -292,22 +280,52 @@ diff_flame(const struct result *res, const struct side *n, const struct diff_opt
 	snprintf(title, sizeof(title), "%s against its base: %d function%s slower, %d faster "
 		 "(alpha %g)", n->exe, res->nslow, res->nslow == 1 ? "" : "s", res->nfast,
 		 o->alpha);
-	f = out_open(&of, o->flame);
-	if (flame_of_run(f, &n->in, n->nruns - 1, NULL, title, verdict_kind, &vs))
-		pc_fatal("'%s': %s", o->flame, strerror(errno));
-	out_commit(&of);
+	f = out_open(of, o->flame);
+	if (flame_of_run(f, &n->in, n->nruns - 1, NULL, title, verdict_kind, &vs) ||
+	    fflush(f) || ferror(f))
+		pc_fatal("'%s': %s", o->flame, strerror(errno ? errno : EIO));
 	free(vs.v);
+}
+
+int
+diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_opts *so)
+{
+	struct out_file of;
+	struct result res;
+	size_t tested = 0;
+
+	diff_side_load(&sides[0], so, o->metric == METRIC_TOTAL);
+	diff_side_load(&sides[1], so, o->metric == METRIC_TOTAL);
+	if (!sides[0].in.st.nobjs != !sides[1].in.st.nobjs)
+		pc_warn("note: only the %s side was recorded with PC_SCOPE=all: its shared "
+			"libraries' time has nothing to be compared with",
+			sides[0].in.st.nobjs ? "base" : "new");
+	diff_compare(&res, &sides[0], &sides[1], o);
+	for (size_t i = 0; i < res.nrows; i++)
+		tested += (size_t)res.rows[i].tested;
+	if (!tested)
+		pc_fatal("'%s' and '%s': no function has samples on both sides; not builds of one program?",
+			 sides[0].exe, sides[1].exe);
+	if (o->flame)
+		diff_flame(&res, &sides[1], o, &of);
+	diff_print(stdout, &res, &sides[0], &sides[1], o);
+	if (fflush(stdout) || ferror(stdout))
+		pc_fatal("standard output: %s", strerror(errno));
+	if (o->flame)
+		out_commit(&of);
+	free(res.rows);
+	for (int s = 0; s < 2; s++)
+		diff_side_release(&sides[s]);
+	return res.nslow ? EXIT_REGRESSION : 0;
 }
 
 int
 cmd_diff(int argc, char **argv)
 {
-	struct diff_opts o = { METRIC_SELF, DIFF_TEXT, 0.01, 0.05, 0.01, 10, 0, NULL };
+	struct diff_opts o = DIFF_OPTS_DEFAULT;
 	struct symtab_fetch fetch = { 0 };
 	struct symtab_opts so = { .fetch = &fetch };
 	struct side sides[2];
-	struct result res;
-	size_t tested = 0;
 	int r;
 
 	memset(sides, 0, sizeof(sides));
@@ -316,28 +334,9 @@ cmd_diff(int argc, char **argv)
 		free(sides[1].args);
 		return r;
 	}
-	diff_side_load(&sides[0], &so, o.metric == METRIC_TOTAL);
-	diff_side_load(&sides[1], &so, o.metric == METRIC_TOTAL);
-	if (!sides[0].in.st.nobjs != !sides[1].in.st.nobjs)
-		pc_warn("note: only the %s side was recorded with PC_SCOPE=all: its shared "
-			"libraries' time has nothing to be compared with",
-			sides[0].in.st.nobjs ? "base" : "new");
-	diff_compare(&res, &sides[0], &sides[1], &o);
-	for (size_t i = 0; i < res.nrows; i++)
-		tested += (size_t)res.rows[i].tested;
-	if (!tested)
-		pc_fatal("'%s' and '%s': no function has samples on both sides; not builds of one program?",
-			 sides[0].exe, sides[1].exe);
-	if (o.flame)
-		diff_flame(&res, &sides[1], &o);
-	diff_print(stdout, &res, &sides[0], &sides[1], &o);
-	if (fflush(stdout) || ferror(stdout))
-		pc_fatal("standard output: %s", strerror(errno));
-	free(res.rows);
-	for (int s = 0; s < 2; s++) {
-		diff_side_release(&sides[s]);
+	r = diff_gate(sides, &o, &so);
+	for (int s = 0; s < 2; s++)
 		free(sides[s].args);
-	}
 	symtab_fetch_end(&fetch);
-	return res.nslow ? EXIT_REGRESSION : 0;
+	return r;
 }

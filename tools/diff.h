@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "pcprof.h"
+#include "options.h"
 
 #define EXIT_REGRESSION	1
 
@@ -73,6 +74,25 @@ struct row {
 	enum status status;
 };
 
+/*
+ * pcprof compare's experiment (compare.c), printed with the verdict:
+ * index 0 is the base side, 1 the new.
+ */
+struct experiment {
+	int runs;		/* measured runs a side, after the warm-up pair */
+	int repeated[2];	/* disturbed runs made again */
+	double budget;		/* seconds a side asked for; 0 with --runs */
+	double wall[2];		/* a measured run's mean wall seconds */
+	double cpu[2];		/* and CPU seconds (its processes' rusage) */
+	double cpu_warmup;	/* the base warm-up run's CPU seconds */
+	double elapsed;		/* wall seconds of all the runs, warm-up too */
+	const char *timer;	/* the timer libpc used: "taskclock", "posix" */
+	const char *timer_note;	/* why, or NULL */
+	long hz;		/* the rate asked of libpc */
+	const char *dir;	/* where the runs are kept, or NULL */
+	const char *cmd[2];	/* the commands, as one line each */
+};
+
 /* The command line's choices, other than the sides and symbol options. */
 struct diff_opts {
 	enum metric metric;
@@ -81,7 +101,40 @@ struct diff_opts {
 	long top;
 	int absolute;		/* no allowance for the machine's speed */
 	const char *flame;	/* --flame FILE: the differential flame graph */
+	const struct experiment *exp;	/* pcprof compare's, or NULL */
+	const char *who;	/* "pcprof diff" or "pcprof compare" */
 };
+
+#define DIFF_OPTS_DEFAULT { METRIC_SELF, DIFF_TEXT, 0.01, 0.05, 0.01, 10, 0, NULL, NULL, \
+			    "pcprof diff" }
+
+/* The options diff and compare share, after options.h's. */
+enum {
+	OPT_BASE = 512, OPT_NEW, OPT_METRIC, OPT_ALPHA, OPT_THRESHOLD,
+	OPT_MIN_SECONDS, OPT_DFORMAT, OPT_DTOP, OPT_ABSOLUTE, OPT_FLAME,
+};
+
+#define DIFF_LONGOPTS \
+	{ "metric", required_argument, NULL, OPT_METRIC }, \
+	{ "alpha", required_argument, NULL, OPT_ALPHA }, \
+	{ "threshold", required_argument, NULL, OPT_THRESHOLD }, \
+	{ "min-seconds", required_argument, NULL, OPT_MIN_SECONDS }, \
+	{ "format", required_argument, NULL, OPT_DFORMAT }, \
+	{ "top", required_argument, NULL, OPT_DTOP }, \
+	{ "absolute", no_argument, NULL, OPT_ABSOLUTE }, \
+	{ "keep-pieces", no_argument, NULL, OPT_KEEP_PIECES }, \
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE }, \
+	{ "full-names", no_argument, NULL, OPT_FULL_NAMES }, \
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR }
+
+/* diff.c: apply one of DIFF_LONGOPTS (or --flame) to o and so; 0 when c
+ * is not one. Exits with a message on a bad value. */
+int diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so);
+/* diff.c: load both sides (exe and args set), compare them, write the
+ * flame graph o asks for and print the comparison on standard output;
+ * the exit status, 0 or EXIT_REGRESSION (bad input exits 2). Releases
+ * what it loaded, not the sides' args. */
+int diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_opts *so);
 
 /* The comparison: rows sorted for printing, and the verdict's counts. */
 struct result {
@@ -91,9 +144,10 @@ struct result {
 	int nslow, nfast;	/* significant regressions, improvements */
 	struct row prog;	/* the whole program's seconds */
 	struct model model;
-	double speed;		/* new runs' seconds / base runs', the median
-				   function's; 1 when not judged */
+	double speed;		/* new runs' seconds / base runs', the robust
+				   mean of the functions'; 1 when not judged */
 	int speed_judged;
+	size_t speed_functions;	/* the functions it was judged on */
 };
 
 /* diff_side.c: load s's runs (s->exe and s->args set) into its symbols and

@@ -239,45 +239,56 @@ side_normalize(struct side *s)
 	}
 }
 
-static int
-cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 /*
- * How much slower the new runs' machine was than the base runs': the
- * median, over the functions with 20 samples a run or more on both sides,
- * of their seconds' ratio. Most functions of a change do not change, so
- * the median is the machine; with fewer than three such functions there is
- * no telling, and 1 is returned. The new side is then scaled to the base's
- * speed.
+ * How much slower the new runs' machine was than the base runs': a robust
+ * mean of the log ratios of new to base seconds over the functions with
+ * 20 samples a run or more on both sides, each weighted by its precision
+ * (its samples, or its runs' spread where that is larger), the functions
+ * that did change rejected by the biweight (stats.c). Most functions of a
+ * change do not change, so what the rest agree on is the machine; no one
+ * function is the reference, so none shows a change of exactly 0. With
+ * fewer than three such functions there is no telling, and 1 is returned.
+ * The new side is then scaled to the base's speed; *nused says how many
+ * functions were weighed.
  */
 static double
-speed_ratio(struct side *b, struct side *n, int *judged)
+speed_ratio(struct side *b, struct side *n, int *judged, size_t *nused)
 {
 	size_t nrows, k = 0, nf = n->in.st.nfuncs ? n->in.st.nfuncs : 1;
 	struct row *rows = match(b, n, METRIC_SELF, &nrows);
-	double *ratio = malloc((nrows ? nrows : 1) * sizeof(*ratio)), rho = 1;
+	double *lr = malloc((nrows ? nrows : 1) * sizeof(*lr));
+	double *se = malloc((nrows ? nrows : 1) * sizeof(*se));
+	double rho = 1, mu;
 
-	if (!ratio)
+	if (!lr || !se)
 		pc_fatal("out of memory");
-	for (size_t i = 0; i < nrows; i++)
-		if (rows[i].mb * b->rate >= 20 && rows[i].mn * n->rate >= 20)
-			ratio[k++] = rows[i].mn / rows[i].mb;
+	for (size_t i = 0; i < nrows; i++) {
+		const struct row *w = &rows[i];
+		double sb, sn;
+
+		if (w->mb * b->rate < 20 || w->mn * n->rate < 20)
+			continue;
+		/* the relative variance of a side's mean: its samples', or
+		 * its runs' own */
+		sb = fmax(1 / (w->mb * b->rate), w->vb / (w->mb * w->mb)) / b->nruns;
+		sn = fmax(1 / (w->mn * n->rate), w->vn / (w->mn * w->mn)) / n->nruns;
+		lr[k] = log(w->mn / w->mb);
+		se[k++] = sqrt(sb + sn);
+	}
 	*judged = k >= 3;
+	*nused = k;
+	if (*judged && stats_robust_mean(lr, se, k, &mu))
+		pc_fatal("out of memory");
 	if (*judged) {
-		qsort(ratio, k, sizeof(*ratio), cmp_double);
-		rho = k % 2 ? ratio[k / 2] : (ratio[k / 2 - 1] + ratio[k / 2]) / 2;
+		rho = exp(mu);
 		for (size_t i = 0; i < (size_t)n->nruns * nf; i++) {
 			n->self[i] /= rho;
 			if (n->total)
 				n->total[i] /= rho;
 		}
 	}
-	free(ratio);
+	free(lr);
+	free(se);
 	free(rows);
 	return rho;
 }
@@ -336,7 +347,7 @@ diff_compare(struct result *res, struct side *b, struct side *n,
 	if (!o->absolute && o->metric != METRIC_PROGRAM) {
 		side_normalize(b);
 		side_normalize(n);
-		res->speed = speed_ratio(b, n, &res->speed_judged);
+		res->speed = speed_ratio(b, n, &res->speed_judged, &res->speed_functions);
 	}
 	diff_model_build(&res->model, b, n);
 	diff_mean_var(b->program, b->nruns, 1, &res->prog.mb, &res->prog.vb);

@@ -39,19 +39,19 @@ describe(FILE *out, const struct row *w, int md)
 }
 
 static void
-verdict(FILE *out, const struct result *res, int md)
+verdict(FILE *out, const struct result *res, const struct diff_opts *o, int md)
 {
 	int nslow = res->nslow, nfast = res->nfast;
+	const char *b = md ? "**" : "";
 
 	if (nslow) {
-		fputs(md ? "**pcprof diff: regression**: " : "pcprof diff: regression: ", out);
+		fprintf(out, "%s%s: regression%s: ", b, o->who, b);
 		describe(out, &res->rows[0], md);
 		if (nslow > 1)
 			fprintf(out, ", and %d more function%s slower", nslow - 1,
 				nslow == 2 ? "" : "s");
 	} else {
-		fputs(md ? "**pcprof diff: no significant regression**" :
-		      "pcprof diff: no significant regression", out);
+		fprintf(out, "%s%s: no significant regression%s", b, o->who, b);
 	}
 	if (nfast)
 		fprintf(out, "%s%d function%s significantly faster",
@@ -59,7 +59,8 @@ verdict(FILE *out, const struct result *res, int md)
 	fputc('\n', out);
 }
 
-/* "new runs 3.1% slower than base by the median function, allowed for" */
+/* "new runs 3.1% slower than base (a robust mean over 12 functions),
+ * allowed for" */
 static void
 describe_speed(FILE *out, const struct result *res, const struct diff_opts *o)
 {
@@ -71,9 +72,47 @@ describe_speed(FILE *out, const struct result *res, const struct diff_opts *o)
 		fputs("each run at its side's mean speed; sides not compared (fewer "
 		      "than 3 functions with 20 samples a run)", out);
 	else
-		fprintf(out, "new runs %.1f%% %s than base by the median function, "
-			"allowed for", pct(fabs(res->speed - 1)),
-			res->speed >= 1 ? "slower" : "faster");
+		fprintf(out, "new runs %.1f%% %s than base (a robust mean over %zu "
+			"functions), allowed for", pct(fabs(res->speed - 1)),
+			res->speed >= 1 ? "slower" : "faster", res->speed_functions);
+}
+
+/* "8 runs a side in turns after a warm-up pair, 0.61 s and 0.66 s a run" */
+static void
+describe_runs(FILE *out, const struct experiment *e)
+{
+	int again = e->repeated[0] + e->repeated[1];
+
+	fprintf(out, "%d runs a side in turns after a warm-up pair, %.2f s (base) and "
+		"%.2f s (new) of wall time a run", e->runs, e->wall[0], e->wall[1]);
+	if (e->budget > 0)
+		fprintf(out, " (budget %g s a side)", e->budget);
+	if (again)
+		fprintf(out, "; %d disturbed run%s made again (%d base, %d new)", again,
+			again == 1 ? "" : "s", e->repeated[0], e->repeated[1]);
+	else
+		fputs("; no run disturbed", out);
+}
+
+static void
+describe_timer(FILE *out, const struct experiment *e)
+{
+	fprintf(out, "%s at %ld Hz", e->timer, e->hz);
+	if (e->timer_note)
+		fprintf(out, " (%s)", e->timer_note);
+}
+
+static void
+print_experiment_text(FILE *out, const struct experiment *e)
+{
+	fputs("runs: ", out);
+	describe_runs(out, e);
+	fputs("\ntimer: ", out);
+	describe_timer(out, e);
+	fprintf(out, "\ntook: %.1f s for every run, warm-up included", e->elapsed);
+	if (e->dir)
+		fprintf(out, "; the runs are in %s", e->dir);
+	fputc('\n', out);
 }
 
 static void
@@ -88,7 +127,9 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 	double ntotal = prog->mn / res->speed;	/* at the base's speed */
 	size_t shown = 0, rest = 0;
 
-	verdict(out, res, 0);
+	verdict(out, res, o, 0);
+	if (o->exp)
+		print_experiment_text(out, o->exp);
 	print_side_text(out, "base", b, prog->mb);
 	print_side_text(out, "new", nw, prog->mn);
 	fprintf(out, "compared: %s a run; alpha %g over %zu function%s (Holm); "
@@ -158,13 +199,21 @@ print_markdown(FILE *out, const struct result *res, const struct side *b,
 	const struct row *rows = res->rows;
 	int nsig = res->nslow + res->nfast;
 
-	verdict(out, res, 1);
-	fprintf(out, "\n%s time a run, %d base run%s against %d new run%s; alpha %g "
-		"(Holm), changes of %g%% and %g s at least; speed: ", metric_names[o->metric],
+	verdict(out, res, o, 1);
+	fputc('\n', out);
+	if (o->exp) {
+		fputs("- runs: ", out);
+		describe_runs(out, o->exp);
+		fputs("\n- timer: ", out);
+		describe_timer(out, o->exp);
+		fputc('\n', out);
+	}
+	fprintf(out, "- compared: %s time a run, %d base run%s against %d new run%s; alpha %g "
+		"(Holm), changes of %g%% and %g s at least\n- speed: ", metric_names[o->metric],
 		b->nruns, b->nruns == 1 ? "" : "s", nw->nruns, nw->nruns == 1 ? "" : "s",
 		o->alpha, pct(o->threshold), o->min_seconds);
 	describe_speed(out, res, o);
-	fputs(".\n\n", out);
+	fputs("\n\n", out);
 	if (nsig) {
 		fputs("| function | base s | new s | change | p |\n"
 		      "|---|---:|---:|---:|---:|\n", out);
@@ -222,6 +271,33 @@ json_number(FILE *out, double x)
 }
 
 static void
+json_experiment(FILE *out, const struct experiment *e)
+{
+	fprintf(out, "\"experiment\": {\"runs\": %d, \"warmup_pairs\": 1, "
+		"\"repeated\": {\"base\": %d, \"new\": %d}, \"budget_seconds\": ",
+		e->runs, e->repeated[0], e->repeated[1]);
+	json_number(out, e->budget > 0 ? e->budget : NAN);
+	fprintf(out, ", \"wall_seconds\": {\"base\": %.6f, \"new\": %.6f}, "
+		"\"cpu_seconds\": {\"base\": %.6f, \"new\": %.6f}, \"elapsed_seconds\": %.3f, "
+		"\"timer\": \"%s\", \"timer_note\": ", e->wall[0], e->wall[1], e->cpu[0],
+		e->cpu[1], e->elapsed, e->timer);
+	if (e->timer_note)
+		json_string(out, e->timer_note);
+	else
+		fputs("null", out);
+	fprintf(out, ", \"hz\": %ld, \"directory\": ", e->hz);
+	if (e->dir)
+		json_string(out, e->dir);
+	else
+		fputs("null", out);
+	fputs(", \"commands\": {\"base\": ", out);
+	json_string(out, e->cmd[0]);
+	fputs(", \"new\": ", out);
+	json_string(out, e->cmd[1]);
+	fputs("}},\n ", out);
+}
+
+static void
 print_json(FILE *out, const struct result *res, const struct side *b,
 	   const struct side *nw, const struct diff_opts *o)
 {
@@ -233,11 +309,14 @@ print_json(FILE *out, const struct result *res, const struct side *b,
 	fprintf(out, "{\"verdict\": \"%s\", \"exit_status\": %d, \"regressions\": %d, "
 		"\"improvements\": %d, \"metric\": \"%s\", \"alpha\": %g, "
 		"\"threshold\": %g, \"min_seconds\": %g, \"family_size\": %zu, "
-		"\"absolute\": %s, \"speed_ratio\": %.6g, \"speed_judged\": %s,\n ",
+		"\"absolute\": %s, \"speed_ratio\": %.6g, \"speed_judged\": %s, "
+		"\"speed_functions\": %zu,\n ",
 		nslow ? "regression" : "pass", nslow ? EXIT_REGRESSION : 0, nslow,
 		res->nfast, metric_names[o->metric], o->alpha, o->threshold,
 		o->min_seconds, res->family, o->absolute ? "true" : "false", res->speed,
-		res->speed_judged ? "true" : "false");
+		res->speed_judged ? "true" : "false", res->speed_functions);
+	if (o->exp)
+		json_experiment(out, o->exp);
 	json_side(out, "base", b, prog->mb);
 	fputs(",\n ", out);
 	json_side(out, "new", nw, prog->mn);

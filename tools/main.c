@@ -1,6 +1,6 @@
 /*
- * pcprof: the command line. Dispatches to report, run, merge, flame, diff
- * and annotate, and prints the usage of pcprof itself; nothing else.
+ * pcprof: the command line. Dispatches to report, run, merge, flame, diff,
+ * compare and annotate, and prints the usage of pcprof itself; nothing else.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,12 +28,14 @@ static const char usage_main[] =
 "  merge -o OUT GMON...             sum profiles into one gmon.out\n"
 "  flame -o SVG EXE [GMON...]       interactive flame graph of the stacks\n"
 "  diff --base EXE GMON... --new EXE GMON...  CI gate: exit 1 on a regression\n"
+"  compare [OPTIONS] --base CMD [ARGS...] --new CMD [ARGS...]\n"
+"                                   run both in turns, then gate as diff does\n"
 "  annotate [--asm|--source] EXE [GMON|DIR...] FUNCTION\n"
 "                                   one function by instruction and line\n"
 "\n"
 "`pcprof COMMAND --help` describes each command. Exit status: 0 success,\n"
 "2 bad input or usage; run passes the program's own status through; diff\n"
-"exits 1 on a significant regression.\n";
+"and compare exit 1 on a significant regression.\n";
 
 int
 main(int argc, char **argv)
@@ -58,6 +60,8 @@ main(int argc, char **argv)
 		return cmd_flame(argc - 1, argv + 1);
 	if (!strcmp(cmd, "diff"))
 		return cmd_diff(argc - 1, argv + 1);
+	if (!strcmp(cmd, "compare"))
+		return cmd_compare(argc - 1, argv + 1);
 	if (!strcmp(cmd, "annotate"))
 		return cmd_annotate(argc - 1, argv + 1);
 	pc_warn("'%s': not a command; try pcprof --help", cmd);

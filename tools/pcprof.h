@@ -295,10 +295,19 @@ int runview_is_profile(const char *path);
 int runview_report(char **paths, int npaths, struct report_opts *r,
 		   const struct symtab_opts *so, FILE *out);
 
+/* run.c: libpc.so beside this pcprof, else the installed one (0, or -1
+ * when neither is readable); the file execvp would run for cmd (0, or -1
+ * when there is none); why LD_PRELOAD would do nothing for the program
+ * at path (setuid, static), or NULL. */
+int run_find_libpc(char *out, size_t size);
+int run_find_command(const char *cmd, char *out, size_t size);
+const char *run_why_unprofilable(const char *path);
+
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
 

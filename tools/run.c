@@ -55,6 +55,9 @@ REPORT_OPTIONS_HELP
 "                   processes started under CMD write PC_OUT.<prog>.<pid>\n"
 "  GMON_OUT_PREFIX  write PREFIX.<pid> as glibc does (when PC_OUT is unset)\n"
 "  PC_HZ            sampling rate per thread CPU second, 1 to 1000000 (1000)\n"
+"  PC_TIMER         auto (default: task-clock where a sample of it costs under\n"
+"                   5 us, as measured once a boot, else POSIX timers), posix\n"
+"                   or taskclock\n"
 "  PC_SIGNAL        sampling signal: SIGPROF, SIGRTMIN+N, a number (SIGPROF;\n"
 "                   a free real-time signal for programs built with -pg)\n"
 "  PC_VERBOSE       1: one summary line on stderr at exit\n"
@@ -79,8 +82,8 @@ enum { OPT_HZ = 300, OPT_SIGNAL, OPT_REPORT, OPT_NO_REPORT, OPT_STACKS_ON,
 	OPT_NO_CALLGRAPH, OPT_ALL_OBJECTS, OPT_MAIN_ONLY };
 
 /* libpc.so beside this pcprof (the build tree), else the installed one. */
-static int
-find_libpc(char *out, size_t size)
+int
+run_find_libpc(char *out, size_t size)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -100,8 +103,8 @@ find_libpc(char *out, size_t size)
 }
 
 /* The file execvp would run for cmd. */
-static int
-find_command(const char *cmd, char *out, size_t size)
+int
+run_find_command(const char *cmd, char *out, size_t size)
 {
 	const char *path = getenv("PATH");
 	const char *p;
@@ -192,8 +195,8 @@ run_dir(const char *want, const char *exe, char *dir, size_t size)
 }
 
 /* Why LD_PRELOAD would do nothing for this program, or NULL. */
-static const char *
-why_unprofilable(const char *path)
+const char *
+run_why_unprofilable(const char *path)
 {
 	struct stat sb;
 
@@ -449,13 +452,13 @@ cmd_run(int argc, char **argv)
 
 	if ((status = run_options(argc, argv, &o)) >= 0)
 		return status;
-	if (find_command(argv[optind], exe, sizeof(exe))) {
+	if (run_find_command(argv[optind], exe, sizeof(exe))) {
 		pc_warn("'%s': command not found", argv[optind]);
 		return 127;
 	}
-	if (find_libpc(lib, sizeof(lib)))
+	if (run_find_libpc(lib, sizeof(lib)))
 		pc_fatal("cannot find libpc.so beside pcprof or in %s", PC_LIBDIR);
-	if ((why = why_unprofilable(exe))) {
+	if ((why = run_why_unprofilable(exe))) {
 		pc_warn("'%s' cannot be profiled: %s; running it unprofiled", exe, why);
 		o.no_report = 1;
 	} else if ((why = run_dir(o.outdir, exe, dir, sizeof(dir)))) {

@@ -2,6 +2,8 @@
 #ifndef PC_STATS_H
 #define PC_STATS_H
 
+#include <stddef.h>
+
 /* The regularized incomplete beta function I_x(a, b), for a, b > 0; 0 at
  * x <= 0 and 1 at x >= 1. */
 double stats_ibeta(double a, double b, double x);
@@ -12,5 +14,14 @@ double stats_ibeta(double a, double b, double x);
  * distribution. 1 for a NaN t.
  */
 double stats_t_two_sided(double t, double df);
+
+/*
+ * A robust weighted mean of x[0..n), each value with its standard error
+ * se[i] > 0: Tukey's biweight M-estimate of location, started at the
+ * median, so that a few values far from the rest (functions that did
+ * change) weigh nothing and no single value is the answer. 0, or -1 for
+ * n = 0 or no memory.
+ */
+int stats_robust_mean(const double *x, const double *se, size_t n, double *mean);
 
 #endif

@@ -1,0 +1,236 @@
+"""End-to-end tests of pcprof compare, the CI gate in one command: it runs
+tests/progs/regress.c's builds in turns under libpc.so and gates on them.
+regress-slow's stage_transform (40 % of the work) does 20 % more;
+regress-again is regress-base built a second time from the same source."""
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+from pctest import prog, tick_factor
+from test_cli import pcprof
+
+# the tests here run pcprof compare, whose runs are timed: one worker, in order
+SHARED = True
+
+# A run: one thread, SCALE s of CPU or so (about 0.4 s of wall time at the
+# 10 kHz pcprof compare samples at here). With 4 s a side, 10 runs: the 20 %
+# slowdown is about 10 standard errors, where Holm's threshold over the
+# functions is 3.2.
+SCALE = 0.25
+
+
+def scale():
+    """SCALE, 3 times as long where task-clock is refused and the timer is
+    held to the kernel tick (a third of the independent samples)."""
+    return "%g" % (SCALE * tick_factor({"PC_TIMER": "taskclock"}))
+
+
+def compare(*args, tmp=None, timeout=180):
+    """pcprof compare with TMPDIR a fresh directory (returned), to see what
+    it leaves behind there."""
+    tmp = tmp or tempfile.mkdtemp(prefix="pc-e2e-compare-tmp-")
+    t0 = time.monotonic()
+    p = pcprof("compare", *args, env={"TMPDIR": tmp}, timeout=timeout)
+    p.wall = time.monotonic() - t0
+    p.tmp = tmp
+    return p
+
+
+def frame_fills(svg):
+    """{function: {(r, g, b)}} of an SVG flame graph's frames."""
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    fills = {}
+    for g in ET.parse(svg).getroot().iterfind(".//s:g[@id='frames']/s:g", ns):
+        t = g.find("s:title", ns).text
+        fill = g.find("s:rect", ns).get("fill")
+        fills.setdefault(t[:t.rindex(" (")], set()).add(
+            tuple(int(v) for v in re.match(r"rgb\((\d+),(\d+),(\d+)\)", fill).groups()))
+    return fills
+
+
+def test_compare_flags_the_slower_stage_first_with_exit_1_in_under_30_s():
+    """regress-base against regress-slow with a 4 s budget a side: exit 1,
+    stage_transform first, in under 30 s of wall time; the runs were made in turns after a warm-up pair, the speed
+    allowance is its own figure, no function shows a change of exactly 0,
+    the differential flame graph has stage_transform red, and the
+    temporary runs are gone."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-compare-")
+    svg = os.path.join(d, "diff.svg")
+    s = scale()
+    p = compare("--budget", "4s", "--format", "json", "--flame", svg,
+                "--base", prog("regress-base"), s, "--new", prog("regress-slow"), s)
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    assert p.wall < 30, p.wall
+    j = json.loads(p.stdout)
+    top = j["functions"][0]
+    assert top["name"] == "stage_transform" and top["status"] == "slower", top
+    assert 0.1 < top["change"] < 0.3 and j["regressions"] >= 1, j["functions"][:3]
+    e = j["experiment"]
+    assert e["warmup_pairs"] == 1 and e["runs"] >= 3 and e["budget_seconds"] == 4, e
+    assert j["base"]["runs"] == j["new"]["runs"] == e["runs"], (j["base"], j["new"])
+    assert e["timer"] in ("taskclock", "posix") and e["directory"] is None, e
+    assert j["speed_judged"] and j["speed_functions"] >= 3, j
+    # no function is the speed's reference, pinned at exactly 0
+    for f in j["functions"]:
+        if f["p_adjusted"] is not None:
+            assert f["change"] != 0, f
+    # red where the verdict is slower, grey where it found no change
+    fills = frame_fills(svg)
+    assert all(r >= 225 and g < 80 and b < 80 for r, g, b in fills["stage_transform"]), fills
+    same = [f["name"] for f in j["functions"] if not f["significant"] and f["name"] in fills]
+    assert same, fills
+    for n in same:
+        assert all(r == g == b for r, g, b in fills[n]), (n, fills[n])
+    assert os.listdir(p.tmp) == [], os.listdir(p.tmp)
+    return "stage_transform %+.1f%% (p %.2g) in %d runs a side; %.1f s of wall time" % (
+        100 * top["change"], top["p_adjusted"], e["runs"], p.wall)
+
+
+def test_compare_of_two_builds_of_one_source_stays_quiet_and_keeps_its_runs():
+    """regress-base against regress-again (the same source, built twice):
+    exit 0; the markdown verdict for a pull request, with the runs, the
+    timer and the speed allowance on lines of their own; -o keeps every
+    run, in turns, with the program's output beside each. At --alpha
+    0.001, a false alarm here is one in a thousand or rarer."""
+    d = os.path.join(tempfile.mkdtemp(prefix="pc-e2e-compare-"), "runs")
+    s = scale()
+    p = compare("--runs", "6", "--alpha", "0.001", "--format", "markdown", "-o", d,
+                "--base", prog("regress-base"), s, "--new", prog("regress-again"), s)
+    assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+    lines = p.stdout.splitlines()
+    assert lines[0] == "**pcprof compare: no significant regression**", lines
+    runs = [l for l in lines if l.startswith("- runs: ")]
+    assert runs and runs[0].startswith("- runs: 6 runs a side in turns after a warm-up pair"), lines
+    assert any(l.startswith("- timer: ") for l in lines), lines
+    speed = [l for l in lines if l.startswith("- speed: ")]
+    assert speed and re.match(r"- speed: new runs [\d.]+% (slower|faster) than base \(a "
+                              r"robust mean over \d+ functions\), allowed for$", speed[0]), lines
+    assert "No significant change." in p.stdout
+    names = sorted(os.listdir(d))
+    assert names == sorted(["warmup-base", "warmup-new"] +
+                           ["%s-%03d" % (side, i) for side in ("base", "new")
+                            for i in range(1, 7)]), names
+    for n in names:
+        assert os.path.exists(os.path.join(d, n, "gmon.out")), n
+        out = open(os.path.join(d, n, "output")).read()
+        assert out.startswith("regress: "), (n, out)
+    # in turns, one after the other: each run's output was last written
+    # (when it ended) after the run before it in the order
+    # warm-up pair, base-001, new-001, base-002, ...
+    ends = {n: os.stat(os.path.join(d, n, "output")).st_mtime_ns for n in names}
+    order = ["warmup-base", "warmup-new"] + ["%s-%03d" % (side, i) for i in range(1, 7)
+                                             for side in ("base", "new")]
+    assert all(ends[x] <= ends[y] for x, y in zip(order, order[1:])), \
+        sorted(ends, key=ends.get)
+    assert p.stderr.startswith("pcprof: compare: warm-up pair "), p.stderr
+    # a second comparison into the same directory is refused: its runs
+    # would mix with these
+    again = compare("--runs", "2", "-o", d, "--base", prog("regress-base"), "0.01",
+                    "--new", prog("regress-again"), "0.01")
+    assert again.returncode == 2 and "not empty" in again.stderr, again.stderr
+    return "%s; %d runs kept" % (speed[0][9:], len(names))
+
+
+def test_compare_text_output_names_the_experiment():
+    s = "0.05"
+    p = compare("--runs", "2", "-q", "--base", prog("regress-base"), s,
+                "--new", prog("regress-again"), s)
+    assert p.returncode in (0, 1), p.stderr
+    assert p.stderr == "", p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("pcprof compare: "), lines
+    assert lines[1].startswith("runs: 2 runs a side in turns after a warm-up pair, "), lines
+    assert re.match(r"timer: (taskclock|posix) at \d+ Hz", lines[2]), lines
+    assert lines[3].startswith("took: ") and "the runs are in" not in lines[3], lines
+    assert any(l.startswith("speed: ") for l in lines), lines
+
+
+def test_compare_program_run_by_a_script():
+    """--program: the commands are shell scripts that run the benchmark, a
+    build of it in each of two directories; the gate compares the
+    benchmark's processes, named from each side's runs, and not the
+    shell's."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-compare-")
+    for side in ("old", "new"):
+        os.mkdir(os.path.join(d, side))
+        shutil.copy(prog("regress-base" if side == "old" else "regress-again"),
+                    os.path.join(d, side, "bench"))
+    p = compare("--runs", "2", "-q", "--format", "json", "--program", "bench",
+                "--base", "sh", "-c", "%s/old/bench 0.1 && true" % d,
+                "--new", "sh", "-c", "%s/new/bench 0.1 && true" % d)
+    assert p.returncode in (0, 1), p.stderr
+    j = json.loads(p.stdout)
+    assert j["base"]["executable"] == os.path.join(d, "old", "bench"), j["base"]
+    assert j["new"]["executable"] == os.path.join(d, "new", "bench"), j["new"]
+    names = [f["name"] for f in j["functions"]]
+    assert "stage_transform" in names, names
+    # each run's profiles are the benchmark's, not the shell's gmon.out
+    for side in ("base", "new"):
+        for files in j[side]["profiles"]:
+            assert files and all(os.path.basename(f).startswith("gmon.out.bench.")
+                                 for f in files), files
+    p = compare("--runs", "2", "--program", "nothing-of-the-kind",
+                "--base", "sh", "-c", "%s/old/bench 0.01" % d,
+                "--new", "sh", "-c", "%s/new/bench 0.01" % d)
+    failed(p, "--program 'nothing-of-the-kind': the base command ran no such program")
+
+
+def failed(p, *want):
+    """One line on standard error holding each of want, exit 2, nothing
+    on standard output, and nothing left in TMPDIR."""
+    err = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(err) == 1, (p.returncode, p.stderr)
+    for w in want:
+        assert w in err[0], (w, err[0])
+    assert p.stdout == "", p.stdout
+    assert os.listdir(p.tmp) == [], os.listdir(p.tmp)
+    return err[0]
+
+
+def test_compare_failures_get_one_line_exit_2_and_leave_nothing():
+    """A command that exits non-zero, one killed by a signal, a missing
+    command, a static program, a command that exits without writing a
+    profile, bad usage: one line naming the command and what went wrong,
+    exit 2, and neither the runs' directory (-o) nor the flame graph nor
+    anything in TMPDIR left behind."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-compare-")
+    runs, svg = os.path.join(d, "runs"), os.path.join(d, "g.svg")
+    base = ["--base", prog("regress-base"), "0.02"]
+    keep = ["-o", runs, "--flame", svg]
+    said = []
+    p = compare(*keep, *base, "--new", "sh", "-c", "echo nope >&2; exit 3")
+    said.append(failed(p, "the new command (warmup-new) exited with status 3",
+                       "sh -c 'echo nope >&2; exit 3'", '"nope"'))
+    p = compare(*keep, *base, "--new", "sh", "-c", "kill -TERM $$")
+    said.append(failed(p, "was killed by signal 15 (Terminated)"))
+    p = compare(*keep, *base, "--new", "/nonexistent/regress")
+    said.append(failed(p, "the new command '/nonexistent/regress': command not found"))
+    p = compare(*keep, "--base", prog("three-static"), "0.01", "--new", prog("regress-base"))
+    said.append(failed(p, "cannot be profiled: it is statically linked"))
+    # exits 0 by the exit_group system call: no atexit, no _exit, no profile
+    p = compare(*keep, *base, "--new", sys.executable, "-c",
+                "import ctypes; ctypes.CDLL(None).syscall(231, 0)")
+    said.append(failed(p, "the new command (warmup-new) wrote no profile"))
+    assert not os.path.exists(runs) and not os.path.exists(svg), os.listdir(d)
+    # an empty -o directory is kept, and left empty
+    os.mkdir(runs)
+    p = compare("-o", runs, *base, "--new", "sh", "-c", "exit 1")
+    failed(p, "exited with status 1")
+    assert os.listdir(runs) == [], os.listdir(runs)
+    for args, want in ((base, "no --new command after --base"),
+                       (["--new", "true"], "no --base command"),
+                       (["--budget", "soon", *base, "--new", "true"], "--budget 'soon'"),
+                       (["--runs", "1", *base, "--new", "true"], "--runs '1'"),
+                       (["--timer", "hrtimer", *base, "--new", "true"], "--timer 'hrtimer'"),
+                       ([*base, "--new"], "--new names no command")):
+        p = compare(*args)
+        assert p.returncode == 2 and p.stdout == "", (args, p.returncode, p.stdout)
+        assert want in p.stderr.splitlines()[0], (args, p.stderr)
+        assert os.listdir(p.tmp) == [], (args, os.listdir(p.tmp))
+    return "; ".join(s[s.index("compare: ") + 9:][:60] for s in said)
