@@ -3,12 +3,13 @@
  * PC_TIMER=auto: the same fixed work is timed with no event, then with a
  * task-clock event that overflows every PROBE_PERIOD_NS of the thread's
  * CPU time, three times each, alternately; the cheapest of each is kept,
- * and the difference over the overflows is one sample's cost. On bare
- * metal it is a microsecond or two; in a virtual machine, where every
- * timer interrupt exits to the hypervisor, tens of microseconds. About
- * 4 ms in all. The event sends no signal (the overflow's interrupt is
- * the cost; a signal's delivery adds about a microsecond), so the probe
- * touches nothing of the program's. Runs in the constructor only.
+ * and the difference over the overflows is one sample's cost: a few
+ * microseconds on bare metal; in a virtual machine, where every timer
+ * interrupt exits to the hypervisor, more (13 to 21 on the one the
+ * benchmarks ran on). About 4 ms in all. The event sends no signal (the
+ * overflow's interrupt is the cost; a signal's delivery adds about a
+ * microsecond), so the probe touches nothing of the program's. Runs in
+ * the constructor only.
  *
  * The cost is kept for the rest of the boot in /dev/shm/pcprof-timer-cost.UID
  * ("BOOT-ID NS"), so that the processes of a build or a script pay the 4 ms

@@ -115,10 +115,20 @@ print_experiment_text(FILE *out, const struct experiment *e)
 	fputc('\n', out);
 }
 
+/* A change in percent, one decimal, or two where one would read 0.0 (a
+ * change too small to see is not no change). */
+static const char *
+change_text(char *buf, size_t size, double x)
+{
+	snprintf(buf, size, fabs(pct(x)) < 0.05 ? "%+.2f" : "%+.1f", pct(x));
+	return buf;
+}
+
 static void
 print_text(FILE *out, const struct result *res, const struct side *b,
 	   const struct side *nw, const struct diff_opts *o)
 {
+	char chg[32];
 	static const char *const mdesc[] = {
 		"self seconds", "total seconds (self and callees)",
 		"the whole program's CPU seconds",
@@ -133,7 +143,7 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 	print_side_text(out, "base", b, prog->mb);
 	print_side_text(out, "new", nw, prog->mn);
 	fprintf(out, "compared: %s a run; alpha %g over %zu function%s (Holm); "
-		"changes of %g%% and %g s at least\n", mdesc[o->metric], o->alpha,
+		"changes of %g%% and %.3g s at least\n", mdesc[o->metric], o->alpha,
 		res->family, res->family == 1 ? "" : "s", pct(o->threshold),
 		o->min_seconds);
 	fputs("speed: ", out);
@@ -163,9 +173,9 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 				w->mb, pct(w->mb / prog->mb), w->mn, pct(w->mn / ntotal),
 				pct((w->mn - w->mb) / w->mb), "-", "(small)", w->name);
 		else
-			fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %+7.1f%% %8.2g  %-13s %s\n",
+			fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %7s%% %8.2g  %-13s %s\n",
 				w->mb, pct(w->mb / prog->mb), w->mn, pct(w->mn / ntotal),
-				pct((w->mn - w->mb) / w->mb), w->padj,
+				change_text(chg, sizeof(chg), (w->mn - w->mb) / w->mb), w->padj,
 				sig ? status_names[w->status] : "", w->name);
 	}
 	if (rest)
@@ -209,7 +219,7 @@ print_markdown(FILE *out, const struct result *res, const struct side *b,
 		fputc('\n', out);
 	}
 	fprintf(out, "- compared: %s time a run, %d base run%s against %d new run%s; alpha %g "
-		"(Holm), changes of %g%% and %g s at least\n- speed: ", metric_names[o->metric],
+		"(Holm), changes of %g%% and %.3g s at least\n- speed: ", metric_names[o->metric],
 		b->nruns, b->nruns == 1 ? "" : "s", nw->nruns, nw->nruns == 1 ? "" : "s",
 		o->alpha, pct(o->threshold), o->min_seconds);
 	describe_speed(out, res, o);
