@@ -3,13 +3,13 @@
  * PC_TIMER=auto: the same fixed work is timed with no event, then with a
  * task-clock event that overflows every PROBE_PERIOD_NS of the thread's
  * CPU time, three times each, alternately; the cheapest of each is kept,
- * and the difference over the overflows is one sample's cost: a few
- * microseconds on bare metal; in a virtual machine, where every timer
- * interrupt exits to the hypervisor, more (13 to 21 on the one the
- * benchmarks ran on). About 4 ms in all. The event sends no signal (the
- * overflow's interrupt is the cost; a signal's delivery adds about a
- * microsecond), so the probe touches nothing of the program's. Runs in
- * the constructor only.
+ * and the difference over the overflows is one sample's cost: in a
+ * virtual machine, where every timer interrupt exits to the hypervisor,
+ * 13 to 21 us on the one the benchmarks ran on (bare metal, said to cost
+ * a few, was not at hand). About 4 ms in all. The event sends no signal
+ * (the overflow's interrupt is what costs; a signal's delivery, the same
+ * for either timer, is not counted), so the probe touches nothing of the
+ * program's. Runs in the constructor only.
  *
  * The cost is kept for the rest of the boot in /dev/shm/pcprof-timer-cost.UID
  * ("BOOT-ID NS"), so that the processes of a build or a script pay the 4 ms
@@ -196,8 +196,9 @@ measure(int fd, int *sure)
 		uint64_t t = timed(-1, n, &x, &count);
 
 		bare = t < bare ? t : bare;
+		errno = 0;
 		if (!(with[r] = timed(fd, n, &x, &count)))
-			return errno ? -errno : -EIO;
+			return errno ? -errno : -EIO;	/* a short read: EIO */
 		fires[r] = count / PROBE_PERIOD_NS;
 		if (with[r] < with[best])
 			best = r;

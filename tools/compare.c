@@ -48,7 +48,7 @@ static const char usage_compare[] =
 "\n"
 "Options:\n"
 "  --budget TIME      wall time of each side's measured runs: 60 (seconds),\n"
-"                     90s, 2m (default 60s; 3 to 1000 runs a side)\n"
+"                     90s, 2m, 1h (default 60s; 3 to 1000 runs a side)\n"
 "  --runs N           N runs a side instead, 2 to 1000\n"
 "  -o, --output DIR   keep the runs in DIR (made if missing, else empty):\n"
 "                     DIR/base-001, DIR/new-001, ... (default: a temporary\n"
@@ -103,7 +103,7 @@ struct compare {
 	struct experiment e;
 	struct command cmd[2];
 	double budget;
-	int runs, quiet, taskclock;
+	int runs, quiet, taskclock, budget_given;
 	long hz;
 	const char *program;
 	char lib[PATH_MAX];
@@ -179,10 +179,21 @@ note_made(const char *name)
 	nmade++;
 }
 
+/* The process group of the run under way, 0 between runs. */
+static volatile sig_atomic_t child_group;
+
+/* A stop asked for: the run under way is ended from here (no wake-up to
+ * lose), with SIGKILL at the second asking. AS-safe. */
 static void
 on_signal(int sig)
 {
+	int saved = errno;
+	pid_t g = (pid_t)child_group;
+
+	if (g > 0)
+		kill(-g, stop_sig ? SIGKILL : SIGTERM);
 	stop_sig = sig;
+	errno = saved;
 }
 
 /* "60", "90s", "2m", "1h": seconds. */
@@ -202,7 +213,7 @@ parse_budget(const char *arg)
 		if (!strcmp(end, "h"))
 			return 3600 * x;
 	}
-	pc_fatal("--budget '%s': not a time (60, 90s, 2m)", arg);
+	pc_fatal("--budget '%s': not a time (60, 90s, 2m, 1h)", arg);
 }
 
 static long
@@ -225,11 +236,14 @@ compare_option(struct compare *c, int opt, const char *arg)
 	switch (opt) {
 	case OPT_BUDGET:
 		c->budget = parse_budget(arg);
+		c->budget_given = 1;
 		return 1;
 	case OPT_RUNS:
 		c->runs = (int)parse_count("--runs", arg, 2, MAX_RUNS);
 		return 1;
 	case 'o':
+		if (!*arg || strlen(arg) >= sizeof(c->dir) - 64)
+			pc_fatal("-o '%s': %s", arg, *arg ? "the name is too long" : "no name");
 		snprintf(c->dir, sizeof(c->dir), "%s", arg);
 		return 1;
 	case OPT_PROGRAM:
@@ -280,6 +294,9 @@ parse_options(struct compare *c, int argc, char **argv)
 		fputs(usage_compare, stderr);
 		return EXIT_BAD_INPUT;
 	}
+	if (c->runs && c->budget_given)
+		pc_fatal("compare: --budget and --runs: give one (the runs a side, or the time "
+			 "to fill with them)");
 	if (optind < argc) {
 		pc_warn("compare: '%s': an argument before --base", argv[optind]);
 		fputs(usage_compare, stderr);
@@ -362,7 +379,7 @@ parse_args(struct compare *c, int argc, char **argv)
 	if ((r = parse_options(c, ib, argv)) >= 0)
 		return r;
 	if (in < 0) {
-		pc_warn("compare: %s", ib < 0 ? "no --base command" : "no --new command after --base");
+		pc_warn("compare: no --new command after --base");
 		fputs(usage_compare, stderr);
 		return EXIT_BAD_INPUT;
 	}
@@ -493,6 +510,15 @@ child(const struct command *cmd, const char *out, const char *log, const sigset_
 
 	setpgid(0, 0);
 	sigaction(SIGPIPE, &pipe_as_found, NULL);
+	/* compare's handlers are not the command's: until exec resets them,
+	 * a stop must end it */
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+
+		if (sigismember(&stop_set, sig) == 1 && sigaction(sig, NULL, &sa) == 0 &&
+		    sa.sa_handler == on_signal)
+			signal(sig, SIG_DFL);
+	}
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	if (in < 0 || lf < 0 || onto(in, 0) || onto(lf, 1) || onto(lf, 2))
 		_exit(126);
@@ -609,17 +635,14 @@ run_once(struct compare *c, int side, const char *name, double *wall, double *cp
 	if (pid == 0)
 		child(&c->cmd[side], out, log, &old);
 	setpgid(pid, pid);	/* either may run first */
+	child_group = pid;
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	for (int killed = 0; ; ) {
-		if (stop_sig && !killed) {
-			kill(-pid, SIGTERM);	/* the command and what it started */
-			killed = 1;
-		}
-		if (wait4(pid, &status, 0, &ru) == pid)
-			break;
+	if (stop_sig)		/* asked before the group was known */
+		kill(-pid, SIGTERM);
+	while (wait4(pid, &status, 0, &ru) != pid)
 		if (errno != EINTR)
 			pc_fatal("wait4: %s", strerror(errno));
-	}
+	child_group = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (stop_sig)
 		stop_now();
@@ -691,9 +714,15 @@ kept_run(struct compare *c, int side, int i)
 		run_once(c, side, name, &wall, &cpu);
 		q = cpu > 0 ? wall / cpu : 0;
 		ref = median_ratio(c, side);
-		if (i < 0 || again >= AGAIN_MAX || !(q > 0 && ref > 0) || q <= DISTURBED * ref ||
-		    wall - ref * cpu < 0.01)
+		if (i < 0 || !(q > 0 && ref > 0) || q <= DISTURBED * ref || wall - ref * cpu < 0.01)
 			break;
+		if (again >= AGAIN_MAX) {
+			if (!c->quiet)
+				pc_warn("compare: %s was disturbed %d times in a row (%.2f times its "
+					"CPU time in wall time, the side's runs %.2f); kept", name,
+					again + 1, q, ref);
+			break;
+		}
 		c->e.repeated[side]++;
 		if (!c->quiet)
 			pc_warn("compare: %s was disturbed (%.2f s of wall time for %.2f s of CPU, "
@@ -820,22 +849,27 @@ experiment(struct compare *c)
 	c->e.elapsed = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 }
 
+/* SIGINT, SIGTERM and SIGHUP stop compare (unless they were ignored when
+ * it started); SIGPIPE is ignored, as found kept for the commands. */
 static void
-catch_signals(void)
+catch_signals(int flags)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction ign;
 
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &ign, &pipe_as_found);
+	if (!flags) {
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		sigaction(SIGPIPE, &ign, &pipe_as_found);
+	}
 	sigemptyset(&stop_set);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		struct sigaction sa, old;
 
 		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_signal;	/* no SA_RESTART: wait4 returns */
-		sigemptyset(&sa.sa_mask);
+		sa.sa_handler = on_signal;
+		sa.sa_flags = flags;
+		sigfillset(&sa.sa_mask);
 		sigaddset(&stop_set, sigs[i]);
 		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
 			sigaction(sigs[i], &sa, NULL);
@@ -874,8 +908,11 @@ cmd_compare(int argc, char **argv)
 	make_dir(&c);
 	c.e.dir = keep ? c.dir : NULL;
 	set_environment(&c);
-	catch_signals();
+	catch_signals(0);
 	experiment(&c);
+	/* the analysis: a stop is taken once the verdict is out, and no
+	 * read or write of it fails with EINTR meanwhile */
+	catch_signals(SA_RESTART);
 	c.d.exp = &c.e;
 	memset(sides, 0, sizeof(sides));
 	for (int s = 0; s < 2; s++) {

@@ -204,8 +204,10 @@ out_open(struct out_file *o, const char *path)
 			memset(&sa, 0, sizeof(sa));
 			sa.sa_handler = drop_pending_and_die;
 			sigemptyset(&sa.sa_mask);
-			/* a signal the caller ignores stays ignored */
-			if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			/* a signal the caller ignores stays ignored, and one a
+			 * command catches (compare: to clean its runs up) is
+			 * left to it */
+			if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
 				sigaction(sigs[i], &sa, NULL);
 		}
 		registered = 1;

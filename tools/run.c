@@ -56,7 +56,7 @@ REPORT_OPTIONS_HELP
 "  GMON_OUT_PREFIX  write PREFIX.<pid> as glibc does (when PC_OUT is unset)\n"
 "  PC_HZ            sampling rate per thread CPU second, 1 to 1000000 (1000)\n"
 "  PC_TIMER         auto (default: task-clock where a sample of it costs under\n"
-"                   5 us, as measured once a boot, else POSIX timers), posix\n"
+"                   5 us, as measured at start-up, else POSIX timers), posix\n"
 "                   or taskclock\n"
 "  PC_SIGNAL        sampling signal: SIGPROF, SIGRTMIN+N, a number (SIGPROF;\n"
 "                   a free real-time signal for programs built with -pg)\n"

@@ -7,12 +7,14 @@ import json
 import os
 import re
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-from pctest import prog, tick_factor
+from pctest import BUILD, clean_env, prog, tick_factor
 from test_cli import pcprof
 
 # the tests here run pcprof compare, whose runs are timed: one worker, in order
@@ -181,6 +183,46 @@ def test_compare_program_run_by_a_script():
     failed(p, "--program 'nothing-of-the-kind': the base command ran no such program")
 
 
+def running(marker):
+    """The pids of processes whose command line holds marker."""
+    pids = []
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                if marker.encode() in f.read().split(b"\0"):
+                    pids.append(int(d))
+        except (OSError, ValueError):
+            pass
+    return pids
+
+
+def test_compare_stopped_by_a_signal_stops_its_command_and_leaves_nothing():
+    """SIGTERM to pcprof compare in the middle of a run: the command (its
+    whole process group) is stopped, the runs are removed, and compare
+    ends by the same signal."""
+    tmp = tempfile.mkdtemp(prefix="pc-e2e-compare-tmp-")
+    marker = "29.0625"	# a scale no other test runs, to find the command by
+    p = subprocess.Popen([os.path.join(os.path.abspath(BUILD), "pcprof"), "compare",
+                          "--runs", "2", "--base", prog("regress-base"), marker,
+                          "--new", prog("regress-base"), marker],
+                         env=clean_env({"TMPDIR": tmp}, profiled=False),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    t0 = time.monotonic()
+    while not running(marker) and time.monotonic() - t0 < 20:
+        time.sleep(0.05)
+    assert running(marker), "the command never started"
+    p.send_signal(signal.SIGTERM)
+    rc = p.wait(timeout=30)
+    took = time.monotonic() - t0
+    assert rc == -signal.SIGTERM, (rc, p.stderr.read())
+    t1 = time.monotonic()
+    while running(marker) and time.monotonic() - t1 < 5:
+        time.sleep(0.05)
+    assert not running(marker), "the command outlived compare"
+    assert os.listdir(tmp) == [], os.listdir(tmp)
+    return "stopped in %.1f s of a 29 s run" % took
+
+
 def failed(p, *want):
     """One line on standard error holding each of want, exit 2, nothing
     on standard output, and nothing left in TMPDIR."""
@@ -228,6 +270,8 @@ def test_compare_failures_get_one_line_exit_2_and_leave_nothing():
                        (["--budget", "soon", *base, "--new", "true"], "--budget 'soon'"),
                        (["--runs", "1", *base, "--new", "true"], "--runs '1'"),
                        (["--timer", "hrtimer", *base, "--new", "true"], "--timer 'hrtimer'"),
+                       (["--runs", "3", "--budget", "5s", *base, "--new", "true"],
+                        "--budget and --runs"),
                        ([*base, "--new"], "--new names no command")):
         p = compare(*args)
         assert p.returncode == 2 and p.stdout == "", (args, p.returncode, p.stdout)
