@@ -16,6 +16,11 @@ program.
    times each, as the worst share error over the tolerance its signals
    allow (3 standard errors): a timer in step with the cycle would be off
    by many tolerances, run after run.
+3. pcprof compare's recording against perf: regress-base 2 unprofiled,
+   under libpc with compare's settings (PC_TIMER=taskclock PC_HZ=10000
+   PC_CALLGRAPH=0 PC_SCOPE=all) and under `perf record -e task-clock -F
+   10000` (where perf is installed): each one's wall time, and the four
+   stages' shares from pcprof report and perf report.
 Python 3 standard library only; tables on stdout.
 """
 
@@ -25,6 +30,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -118,6 +124,49 @@ def phase(a):
                                      " ".join("%.2f" % w for w, _ in res)))
 
 
+STAGES = ("stage_transform", "stage_parse", "stage_hash", "stage_emit")
+
+
+def wall(argv, **kw):
+    t0 = time.monotonic()
+    p = subprocess.run(argv, capture_output=True, text=True, **kw)
+    if p.returncode:
+        sys.exit("timer_choice: %s failed: %s" % (argv[0], p.stderr[-500:]))
+    return time.monotonic() - t0, p
+
+
+def against_perf(a):
+    print("3. pcprof compare's recording against perf: regress-base 2")
+    exe = os.path.join(os.path.dirname(a.periodic), "regress-base")
+    bare, _ = wall([exe, "2"], env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"})
+    d = tempfile.mkdtemp(prefix="pc-timer-")
+    t, _ = wall([exe, "2"], env=env(a, PC_TIMER="taskclock", PC_HZ="10000", PC_CALLGRAPH="0",
+                                    PC_SCOPE="all", PC_OUT=d + "/gmon.out"))
+    q = subprocess.run([a.pcprof, "report", "--format", "json", d], capture_output=True,
+                       text=True)
+    j = json.loads(q.stdout)
+    f = {x["name"]: x["share"] for x in j["profile"]["functions"]} \
+        if "profile" in j else {x["name"]: x["share"] for x in j["functions"]}
+    print("   unprofiled %.2f s of wall time; libpc (compare's settings) %.2f s: %s" % (
+        bare, t, ", ".join("%s %.2f%%" % (n, 100 * f.get(n, 0)) for n in STAGES)))
+    perf = shutil.which("perf")
+    if not perf:
+        print("   perf: not installed")
+        return
+    data = os.path.join(d, "perf.data")
+    t, _ = wall([perf, "record", "-q", "-e", "task-clock", "-F", "10000", "-o", data, exe, "2"],
+                env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"})
+    r = subprocess.run([perf, "report", "-i", data, "--stdio", "--sort", "sym"],
+                       capture_output=True, text=True)
+    pf = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s*([\d.]+)%\s+\[\.\]\s+(\S+)", line)
+        if m:
+            pf[m.group(2)] = float(m.group(1))
+    print("   perf record -e task-clock -F 10000 %.2f s: %s" % (
+        t, ", ".join("%s %.2f%%" % (n, pf.get(n, 0)) for n in STAGES)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default="build")
@@ -133,6 +182,7 @@ def main():
     print("timer_choice: %d CPUs, Linux %s" % (os.cpu_count(), os.uname().release))
     probe(a)
     phase(a)
+    against_perf(a)
 
 
 if __name__ == "__main__":
