@@ -135,7 +135,11 @@ START_TEST(test_robust_mean)
 	const double one[5] = { 0.01, 0.01, 0.01, 0.01, 0.01 };
 	const double out[5] = { 0, 0.002, -0.002, 0.001, 0.3 };
 	const double pin[4] = { 0.01, -0.005, 0.002, 0.2 };
-	const double two[2] = { 0, 1 }, se2[2] = { 0.01, 10 };
+	const double three[3] = { 0.002, 0, 0.01 }, se3[3] = { 0.001, 0.01, 0.01 };
+	/* pcprof diff's case that the median-scaled version got wrong: three
+	 * unchanged functions and one 16 % slower, 5 standard errors out */
+	const double four[4] = { 0, 0.03, -0.02, 0.15 }, se4[4] = { 0.04, 0.04, 0.04, 0.029 };
+	double many[12], se12[12];
 	double x[5], m, shifted;
 
 	/* one value far out weighs nothing: the mean of the rest */
@@ -152,9 +156,21 @@ START_TEST(test_robust_mean)
 	ck_assert_int_eq(stats_robust_mean(x, one, 5, &shifted), 0);
 	ck_assert_int_eq(stats_robust_mean(out, one, 5, &m), 0);
 	near(shifted - m, 0.7, 1e-9);
-	/* the precise value wins */
-	ck_assert_int_eq(stats_robust_mean(two, se2, 2, &m), 0);
-	ck_assert(fabs(m) < 0.01);
+	/* the precise value weighs most */
+	ck_assert_int_eq(stats_robust_mean(three, se3, 3, &m), 0);
+	ck_assert(fabs(m - 0.002) < 2e-4);
+	/* a changed value among few is rejected, not weighed in part */
+	ck_assert_int_eq(stats_robust_mean(four, se4, 4, &m), 0);
+	ck_assert(fabs(m - 0.01 / 3) < 0.002);
+	/* among many, values all 6 of their errors apart still count (their
+	 * mean, 0.0115), where one scale of 1 would reject them all and
+	 * leave the median (0.0065) */
+	for (int i = 0; i < 12; i++) {
+		many[i] = i % 2 ? 0.06 + 0.003 * i : -0.06 + 0.001 * i;
+		se12[i] = 0.01;
+	}
+	ck_assert_int_eq(stats_robust_mean(many, se12, 12, &m), 0);
+	ck_assert(fabs(m - 0.0115) < 0.002);
 	/* one value is itself; none is no mean */
 	ck_assert_int_eq(stats_robust_mean(out + 4, one, 1, &m), 0);
 	near(m, 0.3, 1e-12);

@@ -95,11 +95,16 @@ median_of(double *v, size_t n)
 
 /*
  * Tukey's biweight, with c = 4.685 (95 % efficiency at the normal), on
- * residuals in units of each value's standard error times one robust
- * scale s: the median absolute residual from the median over 0.6745, and
- * never below 1 (the values cannot agree better than their errors). From
- * the median, reweighted to a fixed point.
+ * residuals in units of each value's standard error, from the median (of
+ * the values, not weighted: a value that holds most of the precision must
+ * not be the start), reweighted to a fixed point. With ROBUST_SCALE_MIN
+ * values or more the residuals are also divided by one robust scale, the
+ * median absolute residual over 0.6745, never below 1, so that values
+ * that all disagree by more than their errors still weigh; with fewer,
+ * that scale would be set by the very values to be rejected (of 4, one
+ * 5 standard errors out kept a fifth of its weight), and it is 1.
  */
+#define ROBUST_SCALE_MIN	8
 int
 stats_robust_mean(const double *x, const double *se, size_t n, double *mean)
 {
@@ -117,7 +122,7 @@ stats_robust_mean(const double *x, const double *se, size_t n, double *mean)
 	mu = median_of(u, n);
 	for (size_t i = 0; i < n; i++)
 		u[i] = fabs(x[i] - mu) / se[i];
-	s = fmax(1, median_of(u, n) / 0.6745);
+	s = n >= ROBUST_SCALE_MIN ? fmax(1, median_of(u, n) / 0.6745) : 1;
 	for (int it = 0; it < 100; it++) {
 		double sw = 0, swx = 0, next;
 

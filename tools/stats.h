@@ -19,7 +19,8 @@ double stats_t_two_sided(double t, double df);
  * A robust weighted mean of x[0..n), each value with its standard error
  * se[i] > 0: Tukey's biweight M-estimate of location, started at the
  * median, so that a few values far from the rest (functions that did
- * change) weigh nothing and no single value is the answer. 0, or -1 for
+ * change) weigh nothing and no single value is the answer; the residuals
+ * are scaled by their spread only among 8 values or more. 0, or -1 for
  * n = 0 or no memory.
  */
 int stats_robust_mean(const double *x, const double *se, size_t n, double *mean);
