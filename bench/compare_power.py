@@ -32,17 +32,17 @@ stdout, progress on stderr. Python 3 standard library only.
 import argparse
 import glob
 import json
-import math
 import os
 import random
 import shutil
 import subprocess
 import sys
 import time
+import types
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.join(HERE, "..", "tests", "progs", "regress.c")
-CC = os.environ.get("CC", "cc")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import diff_power  # noqa: E402  (its build of regress.c)
+
 
 
 def note(msg):
@@ -55,19 +55,9 @@ def die(msg):
 
 
 def build(out, name, flags):
-    exe = os.path.join(out, name)
-    cmd = [CC, "-O2", "-g", "-pthread"] + flags + ["-o", exe, SRC]
-    stamp = exe + ".cmd"
-    if os.path.exists(exe) and os.path.exists(stamp) and \
-            open(stamp).read() == " ".join(cmd) and \
-            os.path.getmtime(exe) >= os.path.getmtime(SRC):
-        return exe
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode:
-        die("compiling failed:\n" + p.stderr)
-    with open(stamp, "w") as f:
-        f.write(" ".join(cmd))
-    return exe
+    """regress.c built with flags into out/name, as diff_power.py builds it
+    (again only when the command or the source changed)."""
+    return diff_power.build(types.SimpleNamespace(out=out), name, flags)
 
 
 def builds(a):
@@ -139,18 +129,8 @@ def record(a, exes):
             hog.wait()
 
 
-def wilson(k, n, z=1.96):
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
-
-
 def rate(k, n):
-    lo, hi = wilson(k, n)
+    lo, hi = diff_power.wilson(k, n)
     return "%5.1f%% (%d/%d; %.1f-%.1f)" % (100.0 * k / n if n else 0, k, n,
                                           100 * lo, 100 * hi)
 

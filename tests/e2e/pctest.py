@@ -11,6 +11,7 @@ import signal
 import struct
 import subprocess
 import tempfile
+import xml.etree.ElementTree as ET
 
 BUILD = os.environ.get("PC_BUILD", "build")
 
@@ -248,3 +249,16 @@ def gprof_callers(exe, gmon, callee):
             if m:
                 callers[m.group(3)] = callers.get(m.group(3), 0) + int(m.group(1))
     return callers, p.stdout
+
+
+def flame_fills(svg):
+    """{function: {(r, g, b)}}: the fill colours of an SVG flame graph's
+    frames (pcprof flame, diff --flame), by the function each names."""
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    fills = {}
+    for g in ET.parse(svg).getroot().iterfind(".//s:g[@id='frames']/s:g", ns):
+        t = g.find("s:title", ns).text
+        fill = g.find("s:rect", ns).get("fill")
+        fills.setdefault(t[:t.rindex(" (")], set()).add(
+            tuple(int(v) for v in re.match(r"rgb\((\d+),(\d+),(\d+)\)", fill).groups()))
+    return fills

@@ -12,9 +12,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 
-from pctest import BUILD, clean_env, prog, tick_factor
+from pctest import BUILD, clean_env, flame_fills, prog, tick_factor
 from test_cli import pcprof
 
 # the tests here run pcprof compare, whose runs are timed: one worker, in order
@@ -44,18 +43,6 @@ def compare(*args, tmp=None, timeout=180):
     return p
 
 
-def frame_fills(svg):
-    """{function: {(r, g, b)}} of an SVG flame graph's frames."""
-    ns = {"s": "http://www.w3.org/2000/svg"}
-    fills = {}
-    for g in ET.parse(svg).getroot().iterfind(".//s:g[@id='frames']/s:g", ns):
-        t = g.find("s:title", ns).text
-        fill = g.find("s:rect", ns).get("fill")
-        fills.setdefault(t[:t.rindex(" (")], set()).add(
-            tuple(int(v) for v in re.match(r"rgb\((\d+),(\d+),(\d+)\)", fill).groups()))
-    return fills
-
-
 def test_compare_flags_the_slower_stage_first_with_exit_1_in_under_30_s():
     """regress-base against regress-slow with a 4 s budget a side: exit 1,
     stage_transform first, in under 30 s of wall time; the runs were made in turns after a warm-up pair, the speed
@@ -83,7 +70,7 @@ def test_compare_flags_the_slower_stage_first_with_exit_1_in_under_30_s():
         if f["p_adjusted"] is not None:
             assert f["change"] != 0, f
     # red where the verdict is slower, grey where it found no change
-    fills = frame_fills(svg)
+    fills = flame_fills(svg)
     assert all(r >= 225 and g < 80 and b < 80 for r, g, b in fills["stage_transform"]), fills
     same = [f["name"] for f in j["functions"] if not f["significant"] and f["name"] in fills]
     assert same, fills

@@ -11,9 +11,8 @@ import shutil
 import struct
 import subprocess
 import tempfile
-import xml.etree.ElementTree as ET
 
-from pctest import prog, run, tick_factor
+from pctest import flame_fills, prog, run, tick_factor
 from test_cli import pcprof
 
 # Each run: 2 threads doing SCALE units of work (about SCALE s of CPU each).
@@ -332,13 +331,7 @@ def test_diff_flame_graph_colours_the_slowed_function_red():
     p = diff("--flame", out, *sides(base, slow, new_exe="regress-slow"))
     rc, j = diff_json(*sides(base, slow, new_exe="regress-slow"))
     assert p.returncode == rc == 1, (p.returncode, rc, p.stderr)
-    ns = {"s": "http://www.w3.org/2000/svg"}
-    fills = {}
-    for g in ET.parse(out).getroot().iterfind(".//s:g[@id='frames']/s:g", ns):
-        t = g.find("s:title", ns).text
-        fill = g.find("s:rect", ns).get("fill")
-        fills.setdefault(t[:t.rindex(" (")], set()).add(
-            tuple(int(v) for v in re.match(r"rgb\((\d+),(\d+),(\d+)\)", fill).groups()))
+    fills = flame_fills(out)
     verdict = {f["name"]: f for f in j["functions"]}
     slower = [n for n, f in verdict.items() if f["significant"] and f["status"] == "slower"]
     same = [n for n, f in verdict.items() if not f["significant"] and n in fills]
