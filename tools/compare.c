@@ -30,6 +30,7 @@
 #include "pcprof.h"
 #include "options.h"
 #include "diff.h"
+#include "stats.h"
 
 static const char usage_compare[] =
 "usage: pcprof compare [OPTIONS] --base CMD [ARGS...] --new CMD [ARGS...]\n"
@@ -128,7 +129,9 @@ static int cleanup_self;
 static char **made;		/* names of run directories in cleanup_dir */
 static size_t nmade;
 static volatile sig_atomic_t stop_sig;
-static sigset_t stop_set;	/* the signals that stop compare */
+static sigset_t stop_set;	/* the signals that stop compare: */
+static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+#define NSTOP (sizeof(stop_sigs) / sizeof(stop_sigs[0]))
 
 /* Remove run directory name from the directory open as top. */
 static void
@@ -512,12 +515,11 @@ child(const struct command *cmd, const char *out, const char *log, const sigset_
 	sigaction(SIGPIPE, &pipe_as_found, NULL);
 	/* compare's handlers are not the command's: until exec resets them,
 	 * a stop must end it */
-	for (int sig = 1; sig < NSIG; sig++) {
+	for (size_t i = 0; i < NSTOP; i++) {
 		struct sigaction sa;
 
-		if (sigismember(&stop_set, sig) == 1 && sigaction(sig, NULL, &sa) == 0 &&
-		    sa.sa_handler == on_signal)
-			signal(sig, SIG_DFL);
+		if (sigaction(stop_sigs[i], NULL, &sa) == 0 && sa.sa_handler == on_signal)
+			signal(stop_sigs[i], SIG_DFL);
 	}
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	if (in < 0 || lf < 0 || onto(in, 0) || onto(lf, 1) || onto(lf, 2))
@@ -652,14 +654,6 @@ run_once(struct compare *c, int side, const char *name, double *wall, double *cp
 	check_run(c, side, name, status, out, log);
 }
 
-static int
-cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 /* The median wall / CPU of side's kept measured runs, the warm-up's with
  * them while there are fewer than two (q[side][0] is the warm-up's), or
  * 0 with none. */
@@ -674,8 +668,7 @@ median_ratio(const struct compare *c, int side)
 	if (!(v = malloc((size_t)n * sizeof(*v))))
 		pc_fatal("out of memory");
 	memcpy(v, c->q[side] + from, (size_t)n * sizeof(*v));
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	m = stats_median(v, (size_t)n);
 	free(v);
 	return m;
 }
@@ -854,7 +847,6 @@ experiment(struct compare *c)
 static void
 catch_signals(int flags)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction ign;
 
 	if (!flags) {
@@ -863,16 +855,16 @@ catch_signals(int flags)
 		sigaction(SIGPIPE, &ign, &pipe_as_found);
 	}
 	sigemptyset(&stop_set);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+	for (size_t i = 0; i < NSTOP; i++) {
 		struct sigaction sa, old;
 
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_signal;
 		sa.sa_flags = flags;
 		sigfillset(&sa.sa_mask);
-		sigaddset(&stop_set, sigs[i]);
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-			sigaction(sigs[i], &sa, NULL);
+		sigaddset(&stop_set, stop_sigs[i]);
+		if (sigaction(stop_sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(stop_sigs[i], &sa, NULL);
 	}
 }
 

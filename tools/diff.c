@@ -144,20 +144,8 @@ diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
 	case OPT_ABSOLUTE:
 		o->absolute = 1;
 		return 1;
-	case OPT_KEEP_PIECES:
-		so->keep_pieces = 1;
-		return 1;
-	case OPT_NO_DEMANGLE:
-		so->no_demangle = 1;
-		return 1;
-	case OPT_FULL_NAMES:
-		so->full_names = 1;
-		return 1;
-	case OPT_DEBUG_DIR:
-		so->debug_root = arg;
-		return 1;
 	}
-	return 0;
+	return symtab_option(c, arg, so);
 }
 
 /* The sides once every argument is read: loose holds profiles named before

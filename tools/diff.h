@@ -122,10 +122,7 @@ enum {
 	{ "format", required_argument, NULL, OPT_DFORMAT }, \
 	{ "top", required_argument, NULL, OPT_DTOP }, \
 	{ "absolute", no_argument, NULL, OPT_ABSOLUTE }, \
-	{ "keep-pieces", no_argument, NULL, OPT_KEEP_PIECES }, \
-	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE }, \
-	{ "full-names", no_argument, NULL, OPT_FULL_NAMES }, \
-	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR }
+	SYMTAB_LONGOPTS
 
 /* diff.c: apply one of DIFF_LONGOPTS (or --flame) to o and so; 0 when c
  * is not one. Exits with a message on a bad value. */

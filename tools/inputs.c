@@ -77,6 +77,14 @@ report_option(int c, const char *arg, struct report_opts *r,
 		if (*end || end == arg || r->top < 0)
 			pc_fatal("--top '%s': not a count", arg);
 		return 1;
+	}
+	return symtab_option(c, arg, s);
+}
+
+int
+symtab_option(int c, const char *arg, struct symtab_opts *s)
+{
+	switch (c) {
 	case OPT_KEEP_PIECES:
 		s->keep_pieces = 1;
 		return 1;

@@ -13,13 +13,18 @@ enum {
 	OPT_PROCESS, OPT_LINES, OPT_BY_THREAD, OPT_THREAD,
 };
 
-#define REPORT_LONGOPTS							\
-	{ "format", required_argument, NULL, OPT_FORMAT },		\
-	{ "top", required_argument, NULL, OPT_TOP },			\
+/* The options of how symbols are read and named, which report, run, diff
+ * and compare share (symtab_option applies them). */
+#define SYMTAB_LONGOPTS							\
 	{ "keep-pieces", no_argument, NULL, OPT_KEEP_PIECES },		\
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },		\
 	{ "full-names", no_argument, NULL, OPT_FULL_NAMES },		\
-	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },		\
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR }
+
+#define REPORT_LONGOPTS							\
+	{ "format", required_argument, NULL, OPT_FORMAT },		\
+	{ "top", required_argument, NULL, OPT_TOP },			\
+	SYMTAB_LONGOPTS,						\
 	{ "callgraph", no_argument, NULL, OPT_CALLGRAPH },		\
 	{ "stacks-file", required_argument, NULL, OPT_STACKS },		\
 	{ "by-object", no_argument, NULL, OPT_BY_OBJECT },		\
@@ -58,6 +63,8 @@ enum {
 "                   (default /usr/lib/debug)\n"
 
 /* inputs.c: 1 if c was a report option (and is applied), 0 if not. */
+/* inputs.c: apply one of SYMTAB_LONGOPTS to s; 0 when c is not one. */
+int symtab_option(int c, const char *arg, struct symtab_opts *s);
 int report_option(int c, const char *arg, struct report_opts *r,
 		  struct symtab_opts *s);
 

@@ -85,9 +85,8 @@ cmp_double(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* The median of v[0..n), n >= 1, which it sorts. */
-static double
-median_of(double *v, size_t n)
+double
+stats_median(double *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -119,10 +118,10 @@ stats_robust_mean(const double *x, const double *se, size_t n, double *mean)
 		return -1;
 	}
 	memcpy(u, x, n * sizeof(*u));
-	mu = median_of(u, n);
+	mu = stats_median(u, n);
 	for (size_t i = 0; i < n; i++)
 		u[i] = fabs(x[i] - mu) / se[i];
-	s = n >= ROBUST_SCALE_MIN ? fmax(1, median_of(u, n) / 0.6745) : 1;
+	s = n >= ROBUST_SCALE_MIN ? fmax(1, stats_median(u, n) / 0.6745) : 1;
 	for (int it = 0; it < 100; it++) {
 		double sw = 0, swx = 0, next;
 

@@ -15,6 +15,9 @@ double stats_ibeta(double a, double b, double x);
  */
 double stats_t_two_sided(double t, double df);
 
+/* The median of v[0..n), n >= 1, which it sorts in place. */
+double stats_median(double *v, size_t n);
+
 /*
  * A robust weighted mean of x[0..n), each value with its standard error
  * se[i] > 0: Tukey's biweight M-estimate of location, started at the
