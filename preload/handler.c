@@ -33,37 +33,71 @@ default_kills(int sig)
 }
 
 /*
- * A signal on our signal that is not a sample (kill(1), the program's own
- * ITIMER_PROF): hand it to the disposition the program believes it has
- * installed, as if we were not here. AS-safe.
+ * A signal on our signal that is not a sample (kill(1), or a program that
+ * uses the signal libpc chose, or PC_SIGNAL gave it): hand it to the
+ * disposition the program believes it has installed, as the kernel would
+ * have: with its mask (the program's sa_mask, and the signal itself unless
+ * SA_NODEFER) in force while its handler runs, and SA_RESETHAND putting the
+ * default back first. AS-safe.
  */
 static void
-forward_from_handler(int sig, siginfo_t *si, void *uc)
+forward_from_handler(int sig, siginfo_t *si, ucontext_t *uc)
 {
-	const struct sigaction *act = &pc.prog_action[sig];
+	struct sigaction act;
+	sigset_t mask, entry;
+	unsigned view;
 
 	__atomic_fetch_add(&pc_stats.foreign, 1, __ATOMIC_RELAXED);
-	if (pc_prog_blocked_from_handler()) {
+	if (pc_prog_blocked_from_handler(sig)) {
 		/* the program has it blocked: it gets it when it unblocks */
 		__atomic_fetch_add(&pc_stats.lost_blocked, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (act->sa_flags & SA_SIGINFO) {
-		act->sa_sigaction(sig, si, uc);
-	} else if (act->sa_handler == SIG_DFL) {
+	if (pc_prog_action_from_handler(sig, &act))
+		return;		/* a writer stalled half-way: lost */
+	if (!(act.sa_flags & SA_SIGINFO) && act.sa_handler == SIG_IGN)
+		return;
+	if (!(act.sa_flags & SA_SIGINFO) && act.sa_handler == SIG_DFL) {
 		if (default_kills(sig)) {
 			/* the program dies of it: write the profile first */
 			struct sigaction dfl;
 
-			pc_finish();
+			if (pc_stack_room_from_handler(uc) >= PC_WRITER_STACK)
+				pc_finish();
 			memset(&dfl, 0, sizeof(dfl));
 			dfl.sa_handler = SIG_DFL;
 			pc_real_sigaction(sig, &dfl, NULL);
 			raise(sig);
 		}
-	} else if (act->sa_handler != SIG_IGN) {
-		act->sa_handler(sig);
+		return;
 	}
+	if (act.sa_flags & SA_RESETHAND) {
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		pc_prog_action_store(sig, &dfl);
+	}
+	/* the mask the kernel would have set for the program's handler; the
+	 * program's view of libpc's own signals goes with it */
+	pc_real_sigmask(SIG_SETMASK, NULL, &entry);
+	mask = uc->uc_sigmask;
+	for (int s = 1; s < NSIG; s++)
+		if (sigismember(&act.sa_mask, s) == 1)
+			sigaddset(&mask, s);
+	view = pc_signals_prog_blocked();
+	if (!(act.sa_flags & SA_NODEFER)) {
+		sigaddset(&mask, sig);
+		pc_signals_view_set(view | pc_signals_view_bit(sig));
+	}
+	pc_real_sigmask(SIG_SETMASK, &mask, NULL);
+	if (act.sa_flags & SA_SIGINFO)
+		act.sa_sigaction(sig, si, uc);
+	else
+		act.sa_handler(sig);
+	pc_signals_view_set(view);
+	/* back to the handler's own mask until it returns */
+	pc_real_sigmask(SIG_SETMASK, &entry, NULL);
 }
 
 static void
@@ -73,10 +107,6 @@ signal_from_handler(int sig, siginfo_t *si, void *ucv)
 	uint32_t weight;
 	int perf_fd = -1;
 
-	if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc_stats.snapshots) {
-		pc_snapshot();		/* PC_SNAPSHOT_INTERVAL's timer */
-		goto out;
-	}
 	if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP &&
 	    si->si_fd >= 0 && si->si_fd == (perf_fd = pc_thread_perf_fd_from_handler())) {
 		/* a task-clock overflow: the periods since the last one */
@@ -109,8 +139,11 @@ pc_sample_install(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = signal_from_handler;
 	/* SA_RESTART: a read() interrupted by a sample resumes, as it would
-	 * have without us */
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	 * have without us. SA_ONSTACK: where a thread has an alternate
+	 * stack, the handler runs there (Go's runtime requires it of every
+	 * handler, and a goroutine's stack is too small for it); sample.c
+	 * measures the room it has either way. */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	/* Block the other signals while a sample is taken: a program's own
 	 * ITIMER_PROF (or glibc's -pg profil) fires on the same kernel tick as
 	 * our timers, and a handler nested on top of ours would see our code
@@ -122,6 +155,7 @@ pc_sample_install(void)
 	sigdelset(&sa.sa_mask, SIGFPE);
 	if (pc_real_sigaction(pc_cfg->sig, &sa, &pc.prog_action[pc_cfg->sig]))
 		return -errno;
+	pc_signals_take_sampling();
 	pc.owned[pc_cfg->sig] = PC_OWN_SAMPLING;
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "pc.h"
@@ -61,6 +62,60 @@ unlock_dump(void)
 	__atomic_store_n(&pc.writer, 0, __ATOMIC_RELEASE);
 }
 
+/*
+ * The writer runs on a stack of libpc's own, whatever called it: a thread
+ * of the program may have a small stack, and a fatal signal's handler may
+ * run on a small alternate stack, where writing the files (about 31 KiB of
+ * stack with PC_SCOPE=all and stacks, measured) would overflow it. Writes
+ * are serialized by the writer lock, so one stack serves them all; its
+ * pages are touched only when a write happens. AS-safe: makecontext and
+ * swapcontext touch no lock.
+ */
+#define WRITER_STACK (128 * 1024)
+static char writer_stack[WRITER_STACK] __attribute__((aligned(64)));
+static ucontext_t writer_caller, writer_ctx;
+static const char *writer_path;
+static int writer_result;
+
+static void
+writer_run(void)
+{
+	writer_result = pc_dump(writer_path);
+}
+
+/* pc_dump(path) on the writer's stack; the writer lock must be held. */
+static int
+dump_on_own_stack(const char *path)
+{
+	writer_path = path;
+	writer_result = -EINVAL;
+	if (getcontext(&writer_ctx))
+		return pc_dump(path);
+	writer_ctx.uc_stack.ss_sp = writer_stack;
+	writer_ctx.uc_stack.ss_size = sizeof(writer_stack);
+	writer_ctx.uc_link = &writer_caller;
+	makecontext(&writer_ctx, writer_run, 0);
+	if (swapcontext(&writer_caller, &writer_ctx))
+		return pc_dump(path);
+	return writer_result;
+}
+
+/* Another thread is writing the final profile: wait until it is done,
+ * before this one ends the process (or replaces the image) under it. */
+static void
+wait_for_writer(void)
+{
+	int self = (int)syscall(SYS_gettid), holder;
+	struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < 30000; i++) {
+		holder = __atomic_load_n(&pc.writer, __ATOMIC_ACQUIRE);
+		if (!holder || holder == self)
+			return;
+		nanosleep(&ms, NULL);
+	}
+}
+
 void
 pc_finish(void)
 {
@@ -73,8 +128,10 @@ pc_finish(void)
 		goto out;
 	/* freeze: other threads may still be running; their ticks are
 	 * dropped from here on, so the file is one consistent snapshot */
-	if (!pc_phase_move(PC_ON, PC_DONE))
+	if (!pc_phase_move(PC_ON, PC_DONE)) {
+		wait_for_writer();
 		goto out;
+	}
 	pc_note_cpu_stop();
 	pc_thread_disarm();
 	lock_dump();
@@ -84,7 +141,7 @@ pc_finish(void)
 	    pc_name(other, sizeof(other), PC_NAME_OTHER) == 0)
 		path = other;
 	pc.ending = PC_END_EXIT;
-	r = pc_dump(path);
+	r = dump_on_own_stack(path);
 	unlock_dump();
 	pc_dump_summary(path, r);
 out:
@@ -101,7 +158,7 @@ pc_snapshot(void)
 	if (!__atomic_compare_exchange_n(&pc.writer, &(int){ 0 }, (int)syscall(SYS_gettid), 0,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		goto out;	/* one is being written right now */
-	if (!(pc.root && pc_name_taken(pc.path)) && pc_dump(pc.path) == 0) {
+	if (!(pc.root && pc_name_taken(pc.path)) && dump_on_own_stack(pc.path) == 0) {
 		pc.wrote_own = 1;
 		__atomic_fetch_add(&pc_stats.snapshots, 1, __ATOMIC_RELAXED);
 	}
@@ -125,9 +182,12 @@ pc_stop(void)
  * copy (MADV_DONTNEED gives zero pages back), take a name of our own and arm
  * the only thread there is.
  */
+static int exit_caller;		/* the thread id of exit()'s first caller */
+
 static void
 after_fork_child(void)
 {
+	exit_caller = 0;
 	if (!pc_on())
 		return;
 	for (int i = 0; i < pc.ntext; i++)
@@ -150,6 +210,7 @@ after_fork_child(void)
 	}
 	pc_thread_forget();
 	pc_thread_arm();
+	pc_snapshots_forked();
 }
 
 void
@@ -158,7 +219,7 @@ pc_lifecycle_init(void)
 	pthread_atfork(NULL, NULL, after_fork_child);
 }
 
-/* ------------------------------------------------------------ _exit */
+/* ------------------------------------------------------------ exit */
 
 typedef void (*exit_fn)(int);
 
@@ -168,7 +229,38 @@ real_exit_fn(const char *name)
 	return (exit_fn)dlsym(RTLD_NEXT, name);
 }
 
-/* _exit and _Exit skip atexit and destructors: write the profile here. */
+/*
+ * exit(), interposed to make one thread the one that ends the process.
+ * Threads that call exit() at the same moment would each run the exit
+ * handlers, and the first to reach _exit would end the process while
+ * another is writing the profile from libpc's destructor. The first
+ * caller goes on; a later one waits for it to end the process, as glibc
+ * 2.41 makes exit() do itself. A call from inside an exit handler of the
+ * same thread goes on too.
+ */
+PC_EXPORT void
+exit(int status)
+{
+	static exit_fn real;
+	int self = (int)syscall(SYS_gettid), first = 0;
+
+	/* not in a vfork child, which shares this word with its parent */
+	if (getpid() == pc.pid &&
+	    !__atomic_compare_exchange_n(&exit_caller, &first, self, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE) && first != self)
+		for (;;)
+			pause();
+	if (!real)
+		real = real_exit_fn("exit");
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	for (;;)
+		;
+}
+
+/* _exit and _Exit skip atexit and destructors: write the profile here
+ * (or wait for the thread writing it). */
 PC_EXPORT void
 _exit(int status)
 {
@@ -205,20 +297,25 @@ before_exec(void)
 {
 	int r;
 
-	if (getpid() != pc.pid || !pc_phase_move(PC_ON, PC_DONE))
+	if (getpid() != pc.pid) {
+		pc_signals_before_exec(1);	/* a vfork child */
+		return 0;
+	}
+	if (!pc_phase_move(PC_ON, PC_DONE))
 		return 0;
 	pc_note_cpu_stop();
 	/* this thread's task-clock event stops here: a signal of it must
 	 * not reach the next image before it has a handler (the exec ends
 	 * the other threads and their events, and closes this one) */
 	pc_thread_hold(1);
+	pc_signals_before_exec(0);
 	if (!pc_stats.samples)
 		return 1;
 	lock_dump();
 	exec_path[0] = 0;
 	if (pc_name(exec_path, sizeof(exec_path), PC_NAME_OTHER) == 0) {
 		pc.ending = PC_END_EXEC;
-		r = pc_dump(exec_path);
+		r = dump_on_own_stack(exec_path);
 		pc_dump_summary(exec_path, r);
 		if (r)
 			exec_path[0] = 0;
@@ -235,6 +332,7 @@ exec_failed(int stopped)
 
 	if (!stopped)
 		return;
+	pc_signals_exec_failed();
 	if (exec_path[0]) {
 		char sp[PATH_MAX + 8];
 		size_t k = strlen(exec_path);

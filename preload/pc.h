@@ -7,6 +7,7 @@
 #define PC_PC_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -146,6 +147,8 @@ struct pc_stats {
 	uint64_t stacks_dropped;	/* weighted stacks lost to a full table */
 	uint64_t frames;		/* frames walked, in all */
 	uint64_t lost_blocked;		/* foreign signals deferred while blocked */
+	uint64_t no_room;		/* weighted samples whose stack had no
+					 * room for the walk */
 	uint64_t snapshots;		/* snapshots written */
 };
 
@@ -266,13 +269,28 @@ pc_mix(uint64_t x)
  * and arcs too, with call graphs on). AS-safe. */
 void pc_sample_from_handler(void *ucv, uint32_t weight) PC_HIDDEN;
 
+/*
+ * The handler's stack budget, measured (docs/benchmarks.md): what the
+ * walk of a sample's call chain takes at most below the handler's frame
+ * (its frame array and libgcc's unwinder), and what writing the profile
+ * from a fatal signal takes. A sample on a stack with less room keeps its
+ * PC and loses its call chain; a fatal signal with less room leaves the
+ * profile in its file for pcprof to finish.
+ */
+#define PC_WALK_STACK	(12 * 1024)
+#define PC_WRITER_STACK	(64 * 1024)
+/* sample.c: the bytes left below the handler's frame on the stack it runs
+ * on (the thread's or its alternate stack), or 0 where libpc does not know
+ * that stack. AS-safe. */
+size_t pc_stack_room_from_handler(const void *ucv) PC_HIDDEN;
+
 /* unwind.c: walk the interrupted stack into f[0..max). AS-safe. */
 int pc_unwind_from_handler(ucontext_t *uc, uintptr_t ip, struct pc_frame *f,
 			   int max) PC_HIDDEN;
 /* unwind_setup.c: pick the unwinder (*u: PC_UNWIND_AUTO becomes the one
  * to use, libunwind falls back to dwarf) and prepare it; per-thread
- * set-up. Not AS-safe (the first call of a thread is made outside any
- * handler). */
+ * set-up: the thread's stack bounds (pc_stack_lo, pc_stack_hi). Not
+ * AS-safe (the first call of a thread is made outside any handler). */
 int pc_unwind_init(enum pc_unwinder *u) PC_HIDDEN;
 void pc_unwind_thread_init(void) PC_HIDDEN;
 
@@ -459,22 +477,57 @@ void pc_threads_adopt(void) PC_HIDDEN;
 /* handler.c: install the handler for pc.sig. Not AS-safe; 0 or -errno. */
 int pc_sample_install(void) PC_HIDDEN;
 
-/* signals.c: the fatal and snapshot handlers; sigaction interposition.
- * Not AS-safe. */
+/* signals.c: take the fatal signals the program leaves at their
+ * default. Not AS-safe. */
 void pc_signals_init(void) PC_HIDDEN;
-/* signals.c: the real sigaction, for libpc's own use. AS-safe. */
+/* signals.c: the real sigaction and pthread_sigmask, for libpc's own use.
+ * AS-safe. */
 int pc_real_sigaction(int sig, const struct sigaction *act,
 		      struct sigaction *old) PC_HIDDEN;
-/* signals.c: the program blocked pc.sig in this thread (then counts one
- * deferred signal). AS-safe. */
-int pc_prog_blocked_from_handler(void) PC_HIDDEN;
-/* signals.c: the calling thread's view of whether the program blocked
- * pc.sig, and a new thread's start with its creator's view. AS-safe. */
-int pc_signals_prog_blocked(void) PC_HIDDEN;
-void pc_signals_inherit_block(int blocked) PC_HIDDEN;
+int pc_real_sigmask(int how, const sigset_t *set, sigset_t *old) PC_HIDDEN;
+/* signals.c: set the disposition the program believes sig has (one of
+ * libpc's signals); writers take turns, every signal blocked meanwhile.
+ * AS-safe. */
+void pc_prog_action_store(int sig, const struct sigaction *act) PC_HIDDEN;
+/* signals.c: a consistent copy of it; 0, or -1 when a writer on another
+ * CPU never finished. AS-safe. */
+int pc_prog_action_from_handler(int sig, struct sigaction *out) PC_HIDDEN;
+/* signals.c: the program blocked libpc's signal sig in this thread (then
+ * counts one deferred signal). AS-safe. */
+int pc_prog_blocked_from_handler(int sig) PC_HIDDEN;
+/* signals.c: the calling thread's view of which of libpc's signals the
+ * program blocked (a bit set), a new thread's start with its creator's
+ * view, the bit of one signal, and a view set for a while (the handler
+ * forwarding a signal). AS-safe. */
+unsigned pc_signals_prog_blocked(void) PC_HIDDEN;
+void pc_signals_inherit_block(unsigned blocked) PC_HIDDEN;
+unsigned pc_signals_view_bit(int sig) PC_HIDDEN;
+unsigned pc_signals_view_set(unsigned blocked) PC_HIDDEN;
+/* signals.c: the sampling signal's handler is installed: let it through
+ * the starting thread's mask, the program's view keeping it as it was;
+ * the snapshot signal's: block it for real in this thread (and so in
+ * every thread started from it). Not AS-safe. */
+void pc_signals_take_sampling(void) PC_HIDDEN;
+void pc_signals_take_snapshot(void) PC_HIDDEN;
+/* signals.c: just before an exec, make the program's view of libpc's
+ * signals real (SIG_IGN, the mask), so that the next image inherits it
+ * (in a vfork child, remembering nothing); undo that when the exec
+ * failed. AS-safe. */
+void pc_signals_before_exec(int vfork_child) PC_HIDDEN;
+void pc_signals_exec_failed(void) PC_HIDDEN;
+
+/* snapshot.c: start libpc's snapshot thread, when PC_SNAPSHOT_SIGNAL or
+ * PC_SNAPSHOT_INTERVAL asks for snapshots; again in a fork child. Not
+ * AS-safe. */
+void pc_snapshots_start(void) PC_HIDDEN;
+void pc_snapshots_forked(void) PC_HIDDEN;
 
 /* threads.c: set up pthread_create interposition. Not AS-safe. */
 int pc_threads_init(void) PC_HIDDEN;
+/* threads.c: the real pthread_create, for libpc's own thread. Not
+ * AS-safe. */
+int pc_real_pthread_create(pthread_t *t, const pthread_attr_t *attr,
+			   void *(*fn)(void *), void *arg) PC_HIDDEN;
 
 /* lifecycle.c: write the final profile once and stop sampling. AS-safe. */
 void pc_finish(void) PC_HIDDEN;

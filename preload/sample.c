@@ -20,6 +20,7 @@
 #include <ucontext.h>
 
 #include "pc.h"
+#include "unwind.h"
 #include "banned.h"
 
 /* The interrupted program counter. AS-safe. */
@@ -37,10 +38,48 @@ interrupted_pc_from_handler(const ucontext_t *uc)
 #endif
 }
 
+size_t
+pc_stack_room_from_handler(const void *ucv)
+{
+	const ucontext_t *uc = ucv;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp;
+
+	/* the kernel saved the thread's alternate stack in the context */
+	if (!(uc->uc_stack.ss_flags & SS_DISABLE) && uc->uc_stack.ss_size &&
+	    sp > lo && sp - lo <= uc->uc_stack.ss_size)
+		return sp - lo;
+	if (pc_stack_lo && sp > pc_stack_lo && sp <= pc_stack_hi)
+		return sp - pc_stack_lo;
+	return 0;	/* a stack libpc does not know (a coroutine's): no room */
+}
+
+/* The call chain of one sample: stacks and arcs. Apart from
+ * pc_sample_from_handler so that its frame array takes stack only when
+ * there is room for the walk. AS-safe. */
+static __attribute__((noinline)) void
+walk_from_handler(void *ucv, uintptr_t ip, int in_text, uint32_t weight)
+{
+	struct pc_frame f[PC_MAX_DEPTH];
+	int n = pc_unwind_from_handler(ucv, ip, f, pc_cfg->depth);
+
+	__atomic_fetch_add(&pc_stats.stacks_walked, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats.frames, (uint64_t)n, __ATOMIC_RELAXED);
+	if (pc_cfg->stacks)
+		pc_stacks_add_from_handler(f, n, n >= pc_cfg->depth, weight);
+	/* arcs only for samples a histogram holds, so that a function's
+	 * callees never add up to more time than the flat profile has;
+	 * stacks keep library time as well */
+	if (in_text)
+		pc_arcs_add_from_handler(f, n, weight);
+}
+
 /*
  * Record one sample of the given weight at the interrupted PC: the
  * histogram of the text or object holding it, and with call graphs on the
- * stack walked from there (stacks and arcs). AS-safe.
+ * stack walked from there (stacks and arcs), where the stack the handler
+ * runs on has room for the walk (PC_WALK_STACK); a sample without that
+ * room keeps its PC and is counted. AS-safe.
  */
 void
 pc_sample_from_handler(void *ucv, uint32_t weight)
@@ -67,18 +106,11 @@ pc_sample_from_handler(void *ucv, uint32_t weight)
 	if (pc_cfg->scope_all)
 		in_text = pc_objects_sample_from_handler(ip, weight);
 walk:
-	if (pc_cfg->callgraph) {
-		struct pc_frame f[PC_MAX_DEPTH];
-		int n = pc_unwind_from_handler(ucv, ip, f, pc_cfg->depth);
-
-		__atomic_fetch_add(&pc_stats.stacks_walked, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&pc_stats.frames, (uint64_t)n, __ATOMIC_RELAXED);
-		if (pc_cfg->stacks)
-			pc_stacks_add_from_handler(f, n, n >= pc_cfg->depth, weight);
-		/* arcs only for samples a histogram holds, so that a
-		 * function's callees never add up to more time than the
-		 * flat profile has; stacks keep library time as well */
-		if (in_text)
-			pc_arcs_add_from_handler(f, n, weight);
+	if (!pc_cfg->callgraph)
+		return;
+	if (pc_stack_room_from_handler(ucv) < PC_WALK_STACK) {
+		__atomic_fetch_add(&pc_stats.no_room, weight, __ATOMIC_RELAXED);
+		return;
 	}
+	walk_from_handler(ucv, ip, in_text, weight);
 }

@@ -31,7 +31,7 @@ parse_long(const char *s, long *out)
 	return 0;
 }
 
-/* "SIGPROF", "PROF", "27", "SIGRTMIN+2", "RTMAX-1" */
+/* "SIGPROF", "PROF", "27", "SIGRTMIN+2", "RTMAX-1"; "auto" is 0 */
 static int
 parse_signal(const char *s)
 {
@@ -42,6 +42,8 @@ parse_signal(const char *s)
 	};
 	long v;
 
+	if (!strcmp(s, "auto"))
+		return 0;
 	if (!strncmp(s, "SIG", 3))
 		s += 3;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -142,7 +144,8 @@ static int
 parse_sig(const struct setting *e, const char *s, long *v, struct reading *r)
 {
 	*v = parse_signal(s);
-	if (!strcmp(e->name, "PC_SNAPSHOT_SIGNAL") && *v == r->value[S_SIGNAL])
+	if (!strcmp(e->name, "PC_SNAPSHOT_SIGNAL") &&
+	    (*v == 0 || *v == r->value[S_SIGNAL]))
 		return -1;
 	return *v < 0 ? -1 : 0;
 }
@@ -196,8 +199,11 @@ static const struct setting settings[S_COUNT] = {
 	 * against +0.4 %; docs/benchmarks.md) */
 	[S_TIMER] = { "PC_TIMER", parse_word, 0, 0, timer_words, 2, 2,
 		      "is not posix, auto or taskclock; using auto" },
-	[S_SIGNAL] = { "PC_SIGNAL", parse_sig, 0, 0, NULL, SIGPROF, SIGPROF,
-		       "is not a signal libpc can use; using SIGPROF" },
+	/* auto (0) by default: a real-time signal the program leaves alone,
+	 * so that SIGPROF and its masks stay entirely the program's
+	 * (start.c chooses it) */
+	[S_SIGNAL] = { "PC_SIGNAL", parse_sig, 0, 0, NULL, 0, 0,
+		       "is not a signal libpc can use; using auto" },
 	[S_CALLGRAPH] = { "PC_CALLGRAPH", parse_word, 0, 0, bit_words, 1, 1,
 			  "is not 0 or 1; using 1" },
 	[S_UNWIND] = { "PC_UNWIND", parse_word, 0, 0, unwind_words,

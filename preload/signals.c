@@ -1,14 +1,36 @@
 /*
- * libpc and the program's own signals. At start-up libpc takes the fatal
- * signals the program leaves at their default action, so that a program
- * killed by one writes its profile and then dies the same way. It also
- * interposes sigaction() and signal(): for the signals it holds, the
- * program sees and sets its own disposition (the sampling handler passes
- * the program's own SIGPROF ticks on to it), and a handler the program
- * installs for a fatal signal replaces libpc's, untouched.
- * pthread_sigmask() and sigprocmask() never block the sampling signal, so a
- * thread is still sampled while the program believes it blocked; signals
- * meant for the program wait until it unblocks them.
+ * libpc and the program's own signals.
+ *
+ * libpc samples on a signal of its own: by default a real-time signal that
+ * the program left at its default action and unblocked when libpc started
+ * (start.c chooses it). Every other signal, SIGPROF included, stays the
+ * program's: its dispositions, flags, masks, sigsuspend, the sigwait
+ * family, and what exec hands on are the kernel's business, untouched.
+ *
+ * For libpc's own signals (the sampling signal, and PC_SNAPSHOT_SIGNAL
+ * when it is set), this file keeps the program's view apart from what is
+ * installed, the way glibc keeps its own SIGCANCEL out of the program's
+ * reach:
+ *  - sigaction() and signal() show and set the program's disposition; its
+ *    handler gets what arrives on the signal that is not libpc's, with the
+ *    flags it asked for (handler.c);
+ *  - pthread_sigmask() and sigprocmask() never block the sampling signal
+ *    (a thread is sampled while the program believes it blocked it) and
+ *    never unblock the snapshot signal (only libpc's thread takes it, so
+ *    that no call of the program's is interrupted); the program sees the
+ *    mask it set;
+ *  - the sigwait family and signalfd never take them;
+ *  - before an exec the program's view is made real, so that the next
+ *    image inherits what the program set: SIG_IGN and a blocked mask.
+ *
+ * Handlers the program installs with SA_ONSTACK get the sampling signal
+ * added to their mask: alternate stacks are small, and a sample nested on
+ * top of such a handler could overflow one.
+ *
+ * At start-up libpc also takes the fatal signals the program leaves at
+ * their default action, so that a program killed by one writes its
+ * profile and then dies the same way; a handler the program installs for
+ * one replaces libpc's, untouched.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -17,35 +39,56 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <time.h>
 
 #include "pc.h"
 
-
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
+typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *, const struct timespec *);
+typedef int (*sigwait_fn)(const sigset_t *, int *);
+typedef int (*signalfd_fn)(int, const sigset_t *, int);
 
 static sigaction_fn real_sigaction;
 static sigmask_fn real_pthread_sigmask, real_sigprocmask;
 
-/* what this thread's program code asked for the sampling signal */
-static PC_TLS int prog_blocked;
+/* The program's view, in this thread, of libpc's signals: PC_HIDE_* bits
+ * for "blocked". */
+#define HIDE_SAMPLE	1u
+#define HIDE_SNAPSHOT	2u
+static PC_TLS unsigned prog_blocked;
 static PC_TLS int deferred;
+
+/* Handlers the program installed with SA_ONSTACK, whose mask libpc gave
+ * the sampling signal: their view leaves it out again. */
+static unsigned char mask_added[NSIG];
+
+/* prog_action's writers take turns (pc_prog_action_store); readers in
+ * handlers copy an entry under its sequence number. */
+static unsigned act_seq[NSIG];
+static int act_lock;
 
 static const int fatal_signals[] = {
 	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE,
 	SIGILL, SIGPIPE, SIGXCPU, SIGXFSZ,
 };
 
+static void *
+next(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
 static void
 resolve(void)
 {
 	if (!real_sigaction)
-		real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+		real_sigaction = (sigaction_fn)next("sigaction");
 	if (!real_pthread_sigmask)
-		real_pthread_sigmask = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
+		real_pthread_sigmask = (sigmask_fn)next("pthread_sigmask");
 	if (!real_sigprocmask)
-		real_sigprocmask = (sigmask_fn)dlsym(RTLD_NEXT, "sigprocmask");
+		real_sigprocmask = (sigmask_fn)next("sigprocmask");
 }
 
 int
@@ -55,6 +98,58 @@ pc_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	return real_sigaction(sig, act, old);
 }
 
+int
+pc_real_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	resolve();
+	return real_pthread_sigmask(how, set, old);
+}
+
+/* ------------------------------------------------ the program's actions */
+
+void
+pc_prog_action_store(int sig, const struct sigaction *act)
+{
+	sigset_t all, prev;
+	unsigned s;
+
+	/* every signal blocked: a handler of this thread never finds the
+	 * lock taken by the code it interrupted */
+	sigfillset(&all);
+	real_pthread_sigmask(SIG_SETMASK, &all, &prev);
+	while (__atomic_exchange_n(&act_lock, 1, __ATOMIC_ACQUIRE))
+		;
+	s = __atomic_load_n(&act_seq[sig], __ATOMIC_RELAXED);
+	__atomic_store_n(&act_seq[sig], s + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	pc.prog_action[sig] = *act;
+	__atomic_store_n(&act_seq[sig], s + 2, __ATOMIC_RELEASE);
+	__atomic_store_n(&act_lock, 0, __ATOMIC_RELEASE);
+	real_pthread_sigmask(SIG_SETMASK, &prev, NULL);
+}
+
+int
+pc_prog_action_from_handler(int sig, struct sigaction *out)
+{
+	for (int tries = 0; tries < 100000; tries++) {
+		unsigned s = __atomic_load_n(&act_seq[sig], __ATOMIC_ACQUIRE);
+		const volatile unsigned char *src;
+		unsigned char *dst = (unsigned char *)out;
+
+		if (s & 1)
+			continue;	/* a writer on another CPU is half-way */
+		src = (const volatile unsigned char *)&pc.prog_action[sig];
+		for (size_t i = 0; i < sizeof(*out); i++)
+			dst[i] = src[i];
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&act_seq[sig], __ATOMIC_RELAXED) == s)
+			return 0;
+	}
+	return -1;
+}
+
+/* ------------------------------------------------ fatal signals */
+
 /* Write the profile, then die of sig as the program would have: the
  * handler was installed with SA_RESETHAND | SA_NODEFER, so the default
  * action is back and raise() delivers at once. AS-safe. */
@@ -62,59 +157,11 @@ static void
 fatal_from_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)si;
-	(void)uc;
-	pc_finish();
+	if (pc_stack_room_from_handler(uc) >= PC_WRITER_STACK)
+		pc_finish();
+	/* else: the file the counters live in keeps them (pcprof run and
+	 * pcprof report finish it) */
 	raise(sig);
-}
-
-static void
-snapshot_from_handler(int sig)
-{
-	(void)sig;
-	pc_snapshot();
-}
-
-/* Whether the program wants the sampling signal blocked in this thread;
- * for the handler, which then holds the program's own signal back. */
-int
-pc_prog_blocked_from_handler(void)
-{
-	if (prog_blocked)
-		deferred++;
-	return prog_blocked;
-}
-
-void
-pc_signals_inherit_block(int blocked)
-{
-	prog_blocked = blocked;
-}
-
-int
-pc_signals_prog_blocked(void)
-{
-	return prog_blocked;
-}
-
-static void
-start_interval_snapshots(void)
-{
-	struct sigevent sev;
-	struct itimerspec its;
-	timer_t t;
-
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_SIGNAL;	/* any thread will do */
-	sev.sigev_signo = pc_cfg->sig;
-	sev.sigev_value.sival_ptr = &pc_stats.snapshots;
-	if (timer_create(CLOCK_MONOTONIC, &sev, &t)) {
-		pc_say("cannot create the PC_SNAPSHOT_INTERVAL timer; no periodic snapshots", "", "");
-		return;
-	}
-	its.it_interval.tv_sec = pc_cfg->snapshot_interval_ms / 1000;
-	its.it_interval.tv_nsec = pc_cfg->snapshot_interval_ms % 1000 * 1000000L;
-	its.it_value = its.it_interval;
-	timer_settime(t, 0, &its, NULL);
 }
 
 static int
@@ -133,6 +180,13 @@ fatal_action(struct sigaction *sa)
 	sa->sa_sigaction = fatal_from_handler;
 	sa->sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
 	sigemptyset(&sa->sa_mask);
+}
+
+static int
+hidden_sig(int sig)
+{
+	return sig > 0 && sig < NSIG &&
+	       (pc.owned[sig] == PC_OWN_SAMPLING || pc.owned[sig] == PC_OWN_SNAPSHOT);
 }
 
 void
@@ -154,16 +208,102 @@ pc_signals_init(void)
 		if (real_sigaction(sig, &sa, NULL) == 0)
 			pc.owned[sig] = PC_OWN_FATAL;
 	}
-	if (pc_cfg->snapshot_sig) {
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = snapshot_from_handler;
-		sa.sa_flags = SA_RESTART;
-		sigemptyset(&sa.sa_mask);
-		if (real_sigaction(pc_cfg->snapshot_sig, &sa, &pc.prog_action[pc_cfg->snapshot_sig]) == 0)
-			pc.owned[pc_cfg->snapshot_sig] = PC_OWN_SNAPSHOT;
+}
+
+/* The sampling signal was blocked in the thread that ran the constructor
+ * (inherited through exec): the program's view keeps it blocked, while
+ * the samples are let through. */
+void
+pc_signals_take_sampling(void)
+{
+	sigset_t cur, one;
+
+	resolve();
+	if (real_pthread_sigmask(SIG_SETMASK, NULL, &cur) || !sigismember(&cur, pc_cfg->sig))
+		return;
+	prog_blocked |= HIDE_SAMPLE;
+	sigemptyset(&one);
+	sigaddset(&one, pc_cfg->sig);
+	real_pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+}
+
+/* The snapshot signal is blocked in this thread for real (and so in every
+ * thread it starts); the program's view keeps what it was. */
+void
+pc_signals_take_snapshot(void)
+{
+	sigset_t cur, one;
+
+	resolve();
+	real_pthread_sigmask(SIG_SETMASK, NULL, &cur);
+	if (sigismember(&cur, pc_cfg->snapshot_sig))
+		prog_blocked |= HIDE_SNAPSHOT;
+	sigemptyset(&one);
+	sigaddset(&one, pc_cfg->snapshot_sig);
+	real_pthread_sigmask(SIG_BLOCK, &one, NULL);
+}
+
+/* ------------------------------------------------ exec */
+
+static struct sigaction exec_saved;
+static int exec_ignored, exec_masked, exec_unmasked;
+
+void
+pc_signals_before_exec(int vfork_child)
+{
+	int s = pc_cfg->sig, n = pc_cfg->snapshot_sig;
+	int ignored = 0, masked = 0, unmasked = 0;
+	struct sigaction view, ign, saved;
+	sigset_t one;
+
+	if (pc.owned[s] != PC_OWN_SAMPLING)
+		return;
+	/* an ignored signal stays ignored across exec: make it so; a
+	 * handler is reset to the default by exec itself */
+	if (pc_prog_action_from_handler(s, &view) == 0 && !(view.sa_flags & SA_SIGINFO) &&
+	    view.sa_handler == SIG_IGN) {
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		ignored = real_sigaction(s, &ign, &saved) == 0;
 	}
-	if (pc_cfg->snapshot_interval_ms)
-		start_interval_snapshots();
+	if (prog_blocked & HIDE_SAMPLE) {
+		sigemptyset(&one);
+		sigaddset(&one, s);
+		masked = real_pthread_sigmask(SIG_BLOCK, &one, NULL) == 0;
+	}
+	if (n && pc.owned[n] == PC_OWN_SNAPSHOT && !(prog_blocked & HIDE_SNAPSHOT)) {
+		sigemptyset(&one);
+		sigaddset(&one, n);
+		unmasked = real_pthread_sigmask(SIG_UNBLOCK, &one, NULL) == 0;
+	}
+	/* a vfork child has its own dispositions and mask but shares the
+	 * parent's memory: it must not write what the parent will read */
+	if (vfork_child)
+		return;
+	exec_saved = saved;
+	exec_ignored = ignored;
+	exec_masked = masked;
+	exec_unmasked = unmasked;
+}
+
+void
+pc_signals_exec_failed(void)
+{
+	sigset_t one;
+
+	if (exec_ignored)
+		real_sigaction(pc_cfg->sig, &exec_saved, NULL);
+	if (exec_masked) {
+		sigemptyset(&one);
+		sigaddset(&one, pc_cfg->sig);
+		real_pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	}
+	if (exec_unmasked) {
+		sigemptyset(&one);
+		sigaddset(&one, pc_cfg->snapshot_sig);
+		real_pthread_sigmask(SIG_BLOCK, &one, NULL);
+	}
+	exec_ignored = exec_masked = exec_unmasked = 0;
 }
 
 /* ------------------------------------------------------------ sigaction */
@@ -177,11 +317,12 @@ take_owned(int sig, const struct sigaction *act)
 
 	switch (pc.owned[sig]) {
 	case PC_OWN_SAMPLING:
-		pc.prog_action[sig] = *act;
+	case PC_OWN_SNAPSHOT:
+		pc_prog_action_store(sig, act);
 		break;
 	case PC_OWN_FATAL:
 		if (!(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
-			pc.prog_action[sig] = *act;
+			pc_prog_action_store(sig, act);
 			break;
 		}
 		/* the program's own handler (or SIG_IGN) takes over */
@@ -189,24 +330,35 @@ take_owned(int sig, const struct sigaction *act)
 		if (r == 0)
 			pc.owned[sig] = 0;
 		break;
-	case PC_OWN_SNAPSHOT:
-		r = real_sigaction(sig, act, NULL);
-		if (r == 0) {
-			pc.owned[sig] = 0;
-			pc_say("the program took PC_SNAPSHOT_SIGNAL for itself; "
-			       "no more snapshots on it", "", "");
-		}
-		break;
 	}
 	return r;
+}
+
+/* A handler on an alternate stack gets the sampling signal in its mask,
+ * remembered so that the program's view leaves it out. */
+static const struct sigaction *
+onstack_masked(int sig, const struct sigaction *act, struct sigaction *copy)
+{
+	int s = pc_cfg->sig;
+
+	if (!act || !(act->sa_flags & SA_ONSTACK) || pc.owned[s] != PC_OWN_SAMPLING ||
+	    (!(act->sa_flags & SA_SIGINFO) &&
+	     (act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN))) {
+		if (act)
+			mask_added[sig] = 0;
+		return act;
+	}
+	*copy = *act;
+	mask_added[sig] = !sigismember(&copy->sa_mask, s);
+	sigaddset(&copy->sa_mask, s);
+	return copy;
 }
 
 PC_EXPORT int
 sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	struct sigaction was, ours;
-	sigset_t one, prev;
-	int r = 0;
+	struct sigaction was, ours, copy;
+	int r = 0, added;
 
 	resolve();
 	/* a fatal signal the program handled and now puts back to its
@@ -219,22 +371,25 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 		r = real_sigaction(sig, &ours, &was);
 		if (r)
 			return r;
-		pc.prog_action[sig] = *act;
+		pc_prog_action_store(sig, act);
 		pc.owned[sig] = PC_OWN_FATAL;
+		mask_added[sig] = 0;
 		if (old)
 			*old = was;
 		return 0;
 	}
-	if (sig <= 0 || sig >= NSIG || !pc.owned[sig])
-		return real_sigaction(sig, act, old);
-	/* the handler reads prog_action: keep it out while it changes */
-	sigemptyset(&one);
-	sigaddset(&one, sig);
-	real_pthread_sigmask(SIG_BLOCK, &one, &prev);
-	was = pc.prog_action[sig];
+	if (sig <= 0 || sig >= NSIG || !pc.owned[sig]) {
+		added = sig > 0 && sig < NSIG && mask_added[sig];
+		r = real_sigaction(sig, sig > 0 && sig < NSIG ? onstack_masked(sig, act, &copy) : act,
+				   old);
+		if (r == 0 && old && added)
+			sigdelset(&old->sa_mask, pc_cfg->sig);
+		return r;
+	}
+	if (pc_prog_action_from_handler(sig, &was))
+		was = pc.prog_action[sig];
 	if (act)
 		r = take_owned(sig, act);
-	real_pthread_sigmask(SIG_SETMASK, &prev, NULL);
 	if (r)
 		return r;
 	if (old)
@@ -252,11 +407,11 @@ signal(int sig, sighandler_t handler)
 	sa.sa_handler = handler;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, sig);
 	if (sig <= 0 || sig >= NSIG) {
 		errno = EINVAL;
 		return SIG_ERR;
 	}
+	sigaddset(&sa.sa_mask, sig);
 	if (sigaction(sig, &sa, &old))
 		return SIG_ERR;
 	return old.sa_handler;
@@ -264,42 +419,122 @@ signal(int sig, sighandler_t handler)
 
 /* ------------------------------------------------------------ masks */
 
+/* What the program believes of sig in this thread, for the handler: 1
+ * when it blocked it (then a forwarded signal is held back, and counted). */
+int
+pc_prog_blocked_from_handler(int sig)
+{
+	unsigned bit = sig == pc_cfg->sig ? HIDE_SAMPLE : HIDE_SNAPSHOT;
+
+	if (!(prog_blocked & bit))
+		return 0;
+	if (bit == HIDE_SAMPLE)
+		deferred++;
+	return 1;
+}
+
+unsigned
+pc_signals_prog_blocked(void)
+{
+	return prog_blocked;
+}
+
+void
+pc_signals_inherit_block(unsigned blocked)
+{
+	prog_blocked = blocked;
+}
+
+unsigned
+pc_signals_view_bit(int sig)
+{
+	return sig == pc_cfg->sig ? HIDE_SAMPLE : sig == pc_cfg->snapshot_sig ? HIDE_SNAPSHOT : 0;
+}
+
+unsigned
+pc_signals_view_set(unsigned blocked)
+{
+	unsigned was = prog_blocked;
+
+	prog_blocked = blocked;
+	return was;
+}
+
+/* The program's view of its mask: libpc's signals as it set them. */
+static void
+view_of(sigset_t *set, unsigned blocked)
+{
+	int s = pc_cfg->sig, n = pc_cfg->snapshot_sig;
+
+	if (pc.owned[s] == PC_OWN_SAMPLING) {
+		if (blocked & HIDE_SAMPLE)
+			sigaddset(set, s);
+		else
+			sigdelset(set, s);
+	}
+	if (n && pc.owned[n] == PC_OWN_SNAPSHOT) {
+		if (blocked & HIDE_SNAPSHOT)
+			sigaddset(set, n);
+		else
+			sigdelset(set, n);
+	}
+}
+
+/* One of libpc's signals in the set the program passes: its view moves
+ * as it asks; what is installed is libpc's (the sampling signal never
+ * blocked, the snapshot signal always). */
+static unsigned
+hide(int how, sigset_t *s, int sig, unsigned bit, int keep_blocked, unsigned now)
+{
+	int member = sigismember(s, sig) == 1;
+
+	if ((how == SIG_BLOCK && member) || (how == SIG_SETMASK && member))
+		now |= bit;
+	else if ((how == SIG_UNBLOCK && member) || how == SIG_SETMASK)
+		now &= ~bit;
+	if (keep_blocked) {
+		if (how == SIG_SETMASK)
+			sigaddset(s, sig);
+		else if (how == SIG_UNBLOCK)
+			sigdelset(s, sig);
+	} else if (how != SIG_UNBLOCK) {
+		sigdelset(s, sig);
+	}
+	return now;
+}
+
 static int
 filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 {
-	int was = prog_blocked, r;
-	sigset_t s;
+	unsigned was = prog_blocked, now = was;
+	int s = pc_cfg->sig, n = pc_cfg->snapshot_sig, r;
+	sigset_t copy;
 
-	if (!pc_on() || !pc.owned[pc_cfg->sig] || !set)
-		goto pass;
-	s = *set;
-	if (how == SIG_BLOCK && sigismember(&s, pc_cfg->sig))
-		prog_blocked = 1;
-	else if (how == SIG_UNBLOCK && sigismember(&s, pc_cfg->sig))
-		prog_blocked = 0;
-	else if (how == SIG_SETMASK)
-		prog_blocked = sigismember(&s, pc_cfg->sig);
-	/* never block the samples */
-	if (how != SIG_UNBLOCK)
-		sigdelset(&s, pc_cfg->sig);
-	r = real(how, &s, old);
-	if (r) {
-		prog_blocked = was;
+	if (!set) {
+		r = real(how, set, old);
+		if (r == 0 && old)
+			view_of(old, was);
 		return r;
 	}
-	if (old && was)
-		sigaddset(old, pc_cfg->sig);
-	if (!prog_blocked && deferred) {
+	if (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
+		return real(how, set, old);	/* EINVAL, as the kernel says */
+	copy = *set;
+	if (pc.owned[s] == PC_OWN_SAMPLING)
+		now = hide(how, &copy, s, HIDE_SAMPLE, 0, now);
+	if (n && pc.owned[n] == PC_OWN_SNAPSHOT)
+		now = hide(how, &copy, n, HIDE_SNAPSHOT, 1, now);
+	r = real(how, &copy, old);
+	if (r)
+		return r;
+	prog_blocked = now;
+	if (old)
+		view_of(old, was);
+	if (!(now & HIDE_SAMPLE) && deferred) {
 		/* what arrived for the program while it had it blocked */
 		deferred = 0;
-		raise(pc_cfg->sig);
+		raise(s);
 	}
 	return 0;
-pass:
-	r = real(how, set, old);
-	if (!r && old && was)
-		sigaddset(old, pc_cfg->sig);
-	return r;
 }
 
 PC_EXPORT int
@@ -314,4 +549,62 @@ sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	resolve();
 	return filter_mask(real_sigprocmask, how, set, old);
+}
+
+/* --------------------------------------- the sigwait family and signalfd */
+
+/* set without libpc's signals, into copy; set itself when it holds none. */
+static const sigset_t *
+without_ours(const sigset_t *set, sigset_t *copy)
+{
+	int s = pc_cfg->sig, n = pc_cfg->snapshot_sig;
+
+	if (!set || (!(hidden_sig(s) && sigismember(set, s) == 1) &&
+		     !(hidden_sig(n) && sigismember(set, n) == 1)))
+		return set;
+	*copy = *set;
+	if (hidden_sig(s))
+		sigdelset(copy, s);
+	if (hidden_sig(n))
+		sigdelset(copy, n);
+	return copy;
+}
+
+PC_EXPORT int
+sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+	static sigtimedwait_fn real;
+	sigset_t copy;
+
+	if (!real)
+		real = (sigtimedwait_fn)next("sigtimedwait");
+	return real(without_ours(set, &copy), info, timeout);
+}
+
+PC_EXPORT int
+sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+	return sigtimedwait(set, info, NULL);
+}
+
+PC_EXPORT int
+sigwait(const sigset_t *set, int *sig)
+{
+	static sigwait_fn real;
+	sigset_t copy;
+
+	if (!real)
+		real = (sigwait_fn)next("sigwait");
+	return real(without_ours(set, &copy), sig);
+}
+
+PC_EXPORT int
+signalfd(int fd, const sigset_t *mask, int flags)
+{
+	static signalfd_fn real;
+	sigset_t copy;
+
+	if (!real)
+		real = (signalfd_fn)next("signalfd");
+	return real(fd, without_ours(mask, &copy), flags);
 }

@@ -223,22 +223,41 @@ map_counters(void)
 	return 0;
 }
 
-/* Step aside from glibc's SIGPROF (a -pg program's) onto a free real-time
- * signal, unless PC_SIGNAL chose one. */
+/*
+ * PC_SIGNAL=auto (the default): a real-time signal that the program has
+ * left at its default action, from the top of the range down (programs
+ * that use real-time signals take them from SIGRTMIN up), unblocked where
+ * one is, so that SIGPROF, its handlers, masks and timers stay the
+ * program's own. A -pg program's glibc profiler installs its SIGPROF
+ * handler with an internal call that no interposition sees, so an asked
+ * SIGPROF moves too. Start-up only.
+ */
 static void
-avoid_pg_signal(void)
+choose_signal(void)
 {
-	if (!config->pg_built || want.sig_chosen)
+	sigset_t cur;
+	int blocked = 0;
+
+	if (want.sig && !(config->pg_built && want.sig == SIGPROF))
 		return;
-	for (int sig = SIGRTMIN + 2; sig <= SIGRTMAX - 2; sig++) {
+	if (want.sig)
+		pc_say("the program is built with -pg, whose profiler takes SIGPROF; "
+		       "sampling on a real-time signal", "", "");
+	pc_real_sigmask(SIG_SETMASK, NULL, &cur);
+	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--) {
 		struct sigaction old;
 
-		if (pc_real_sigaction(sig, NULL, &old) == 0 &&
-		    !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
+		if (sig == want.snapshot_sig || pc_real_sigaction(sig, NULL, &old) ||
+		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+			continue;
+		if (sigismember(&cur, sig) != 1) {
 			config->sig = sig;
 			return;
 		}
+		if (!blocked)
+			blocked = sig;	/* signals.c lets it through */
 	}
+	config->sig = blocked ? blocked : SIGPROF;
 }
 
 /* What can fail and leave the flat profile: call graphs, stacks and the
@@ -286,7 +305,7 @@ set_up(void)
 		return "cannot find the program's executable segment; profiling is off";
 	if (f.too_many)
 		pc_say("the program has more than 8 executable segments; later ones are not profiled", "", "");
-	avoid_pg_signal();
+	choose_signal();
 	if (map_counters())
 		return "cannot map memory for the histogram; profiling is off";
 	set_up_extras();
@@ -319,6 +338,7 @@ pc_start(void)
 	pc_lifecycle_init();
 	pc_signals_init();
 	pc_phase_move(PC_OFF, PC_ON);
+	pc_snapshots_start();
 	if (pc_thread_arm())
 		pc_say("cannot create a CPU-time timer for the main thread; it is not sampled", "", "");
 	pc_threads_adopt();

@@ -182,11 +182,12 @@ pc_dump_summary(const char *path, int err)
 	pc_line_str(&l, "; signal ");
 	pc_line_u64(&l, (uint64_t)pc_cfg->sig);
 	if (pc_cfg->pg_built)
-		pc_line_str(&l, " (not SIGPROF: the program is built with -pg)");
+		pc_line_str(&l, " (the program is built with -pg: SIGPROF is glibc's)");
 	line_count(&l, pc_stats.snapshots, " snapshots");
 	line_count(&l, pc_stats.lost_blocked,
 		   " of the program's own signals held while it blocked them");
 	line_count(&l, pc_stats.timer_failures, " threads unsampled (no timer)");
+	line_count(&l, pc_stats.no_room, " samples without a call chain (no room on their stack)");
 	line_count(&l, pc_stats.foreign, " foreign signals passed on");
 	line_out(&l);
 }

@@ -31,7 +31,7 @@ thread_exit(void *unused)
 struct start {
 	void *(*fn)(void *);
 	void *arg;
-	int prog_blocked;	/* the creator's view of the sampling signal */
+	unsigned prog_blocked;	/* the creator's view of libpc's signals */
 };
 
 static void *
@@ -87,6 +87,15 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	if (r)
 		free(st);
 	return r;
+}
+
+int
+pc_real_pthread_create(pthread_t *t, const pthread_attr_t *attr,
+		       void *(*fn)(void *), void *arg)
+{
+	create_fn create = resolve_create();
+
+	return create ? create(t, attr, fn, arg) : EAGAIN;
 }
 
 int

@@ -216,8 +216,7 @@ pc_thread_arm(void)
 
 	if (thread_armed || !pc_on())
 		return 0;
-	if (pc_cfg->callgraph)
-		pc_unwind_thread_init();
+	pc_unwind_thread_init();
 	if (pc_timer_kind() == PC_TIMER_TASKCLOCK) {
 		r = arm_perf((pid_t)syscall(SYS_gettid));
 		if (r == 0) {

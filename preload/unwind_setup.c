@@ -3,7 +3,7 @@
  * handler: libunwind is loaded with dlopen only when PC_UNWIND asks for it,
  * libgcc's unwinder is run once so that its one-time set-up (which takes a
  * lock) never happens in a handler, and each thread notes its stack bounds
- * for the frame-pointer walk.
+ * for the frame-pointer walk and for the handler's measure of its room.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -22,7 +22,9 @@ pc_unwind_thread_init(void)
 	void *base;
 	size_t size;
 
-	if (pc_cfg->unwinder != PC_UNWIND_FP || pc_stack_hi)
+	/* every unwinder's: the handler measures the room it has left on the
+	 * thread's stack before it walks (sample.c) */
+	if (pc_stack_hi)
 		return;
 	if (pthread_getattr_np(pthread_self(), &attr))
 		return;

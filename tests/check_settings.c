@@ -57,7 +57,7 @@ START_TEST(test_defaults_without_warnings)
 		ck_assert_int_eq(nsaid, 0);
 		ck_assert_int_eq(s.hz, PC_DEFAULT_HZ);
 		ck_assert_int_eq(s.timer, 2);	/* auto: chosen by its cost */
-		ck_assert_int_eq(s.sig, SIGPROF);
+		ck_assert_int_eq(s.sig, 0);	/* auto: start.c chooses */
 		ck_assert_int_eq(s.sig_chosen, 0);
 		ck_assert_int_eq(s.callgraph, 1);
 		ck_assert_int_eq(s.unwinder, PC_UNWIND_AUTO);
@@ -109,7 +109,7 @@ START_TEST(test_signal_spellings)
 {
 	static const struct { const char *v; int sig; } ok[] = {
 		{ "PROF", SIGPROF }, { "SIGVTALRM", SIGVTALRM }, { "12", 12 },
-		{ "RTMIN", 0 }, { "SIGRTMAX-1", 1 }, { "RTMIN+0", 0 },
+		{ "RTMIN", 0 }, { "SIGRTMAX-1", 1 }, { "RTMIN+0", 0 }, { "auto", 0 },
 	};
 	struct pc_settings s;
 
@@ -140,11 +140,11 @@ START_TEST(test_bad_values_warn_and_get_the_tables_value)
 		{ "PC_HZ", "12abc", "is not a rate from 1 to 1000000; using 1000" },
 		{ "PC_HZ", "99999999999999999999", "is not a rate from 1 to 1000000; using 1000" },
 		{ "PC_TIMER", "perf", "is not posix, auto or taskclock; using auto" },
-		{ "PC_SIGNAL", "SIGKILL", "is not a signal libpc can use; using SIGPROF" },
-		{ "PC_SIGNAL", "9", "is not a signal libpc can use; using SIGPROF" },
-		{ "PC_SIGNAL", "17", "is not a signal libpc can use; using SIGPROF" },
-		{ "PC_SIGNAL", "RTMAX+1", "is not a signal libpc can use; using SIGPROF" },
-		{ "PC_SIGNAL", "65", "is not a signal libpc can use; using SIGPROF" },
+		{ "PC_SIGNAL", "SIGKILL", "is not a signal libpc can use; using auto" },
+		{ "PC_SIGNAL", "9", "is not a signal libpc can use; using auto" },
+		{ "PC_SIGNAL", "17", "is not a signal libpc can use; using auto" },
+		{ "PC_SIGNAL", "RTMAX+1", "is not a signal libpc can use; using auto" },
+		{ "PC_SIGNAL", "65", "is not a signal libpc can use; using auto" },
 		{ "PC_CALLGRAPH", "yes", "is not 0 or 1; using 1" },
 		{ "PC_UNWIND", "frame", "is not auto, dwarf, fp or libunwind; using auto" },
 		{ "PC_DEPTH", "1", "is not a depth from 2 to 256; using 128" },
@@ -183,13 +183,18 @@ START_TEST(test_snapshot_signal_is_not_the_sampling_signal)
 		"PC_SIGNAL", "USR1", "PC_SNAPSHOT_SIGNAL", "SIGUSR1", NULL
 	};
 	static const char *const deflt[] = { "PC_SNAPSHOT_SIGNAL", "PROF", NULL };
+	static const char *const autosig[] = { "PC_SNAPSHOT_SIGNAL", "auto", NULL };
 	struct pc_settings s;
 
 	read_with(&s, same);
 	ck_assert_int_eq(nsaid, 1);
 	ck_assert_int_eq(s.sig, SIGUSR1);
 	ck_assert_int_eq(s.snapshot_sig, 0);
+	/* the sampling signal is chosen apart from it by default */
 	read_with(&s, deflt);
+	ck_assert_int_eq(nsaid, 0);
+	ck_assert_int_eq(s.snapshot_sig, SIGPROF);
+	read_with(&s, autosig);
 	ck_assert_int_eq(nsaid, 1);
 	ck_assert_int_eq(s.snapshot_sig, 0);
 }

@@ -1,0 +1,174 @@
+/*
+ * Snapshots (PC_SNAPSHOT_SIGNAL, PC_SNAPSHOT_INTERVAL) are written by a
+ * thread of libpc's own, so that no thread of the program is ever
+ * signalled for one: a signal that ran a handler in a thread blocked in
+ * nanosleep, poll or select would make the call fail with EINTR. The
+ * interval is the thread's own sleep. The snapshot signal is blocked for
+ * real in every thread of the program (signals.c keeps the program's view
+ * of its mask), so the kernel leaves it pending for this thread, which
+ * takes it with sigtimedwait. Where the program installed a handler of
+ * its own for that signal, the thread runs it, with the program's mask.
+ * The thread is started with the real pthread_create and has no timer:
+ * the snapshots' cost is libpc's, not the program's profile.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pc.h"
+
+static int started;
+
+/* A stray snapshot signal, in a thread that ran before libpc's
+ * constructor and so does not block it. AS-safe. */
+static void
+snapshot_from_handler(int sig)
+{
+	(void)sig;
+	pc_snapshot();
+}
+
+static void
+add_ns(struct timespec *t, long ns)
+{
+	t->tv_nsec += ns % 1000000000L;
+	t->tv_sec += ns / 1000000000L + t->tv_nsec / 1000000000L;
+	t->tv_nsec %= 1000000000L;
+}
+
+/* The program's own handler for the snapshot signal, run here. */
+static int
+run_programs_handler(int sig, siginfo_t *si)
+{
+	struct sigaction act;
+
+	if (pc_prog_action_from_handler(sig, &act))
+		return 0;
+	if (!(act.sa_flags & SA_SIGINFO) &&
+	    (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN))
+		return act.sa_handler == SIG_IGN;
+	if (act.sa_flags & SA_RESETHAND) {
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		pc_prog_action_store(sig, &dfl);
+	}
+	/* every signal stays blocked in this thread while it runs: more
+	 * than the program's sa_mask, and nothing the program can tell */
+	if (act.sa_flags & SA_SIGINFO)
+		act.sa_sigaction(sig, si, NULL);
+	else
+		act.sa_handler(sig);
+	return 1;
+}
+
+static void *
+snapshot_thread(void *arg)
+{
+	const long every = pc_cfg->snapshot_interval_ms * 1000000L;
+	const int sig = pc_cfg->snapshot_sig;
+	struct timespec next, now, left;
+	sigset_t set;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "pc-snapshot", 0, 0, 0);
+	sigemptyset(&set);
+	if (sig)
+		sigaddset(&set, sig);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	add_ns(&next, every);
+	for (;;) {
+		siginfo_t si;
+		long r;
+
+		if (!sig) {
+			if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == 0) {
+				pc_snapshot();
+				add_ns(&next, every);
+			}
+			continue;
+		}
+		/* the raw call: libpc's own sigtimedwait hides this signal */
+		left.tv_sec = 3600;
+		left.tv_nsec = 0;
+		if (every) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left.tv_sec = next.tv_sec - now.tv_sec;
+			left.tv_nsec = next.tv_nsec - now.tv_nsec;
+			if (left.tv_nsec < 0) {
+				left.tv_sec--;
+				left.tv_nsec += 1000000000L;
+			}
+			if (left.tv_sec < 0) {
+				pc_snapshot();
+				add_ns(&next, every);
+				continue;
+			}
+		}
+		r = syscall(SYS_rt_sigtimedwait, &set, &si, &left, (size_t)(_NSIG / 8));
+		if (r == sig) {
+			if (!run_programs_handler(sig, &si))
+				pc_snapshot();
+		}
+	}
+	return NULL;
+}
+
+static void
+start_thread(void)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, prev;
+
+	/* the thread starts with every signal blocked: no signal of the
+	 * program's is ever delivered to it */
+	sigfillset(&all);
+	pc_real_sigmask(SIG_SETMASK, &all, &prev);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	if (pc_real_pthread_create(&t, &attr, snapshot_thread, NULL))
+		pc_say("cannot start the snapshot thread; no snapshots", "", "");
+	else
+		started = 1;
+	pthread_attr_destroy(&attr);
+	pc_real_sigmask(SIG_SETMASK, &prev, NULL);
+}
+
+void
+pc_snapshots_start(void)
+{
+	struct sigaction sa;
+	int sig = pc_cfg->snapshot_sig;
+
+	if (!sig && !pc_cfg->snapshot_interval_ms)
+		return;
+	if (sig) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = snapshot_from_handler;
+		sa.sa_flags = SA_RESTART | SA_ONSTACK;
+		sigemptyset(&sa.sa_mask);
+		if (pc_real_sigaction(sig, &sa, &pc.prog_action[sig]) == 0) {
+			pc.owned[sig] = PC_OWN_SNAPSHOT;
+			pc_signals_take_snapshot();
+		}
+	}
+	start_thread();
+}
+
+void
+pc_snapshots_forked(void)
+{
+	if (started)
+		start_thread();
+}
