@@ -62,8 +62,7 @@ forward_from_handler(int sig, siginfo_t *si, ucontext_t *uc)
 			/* the program dies of it: write the profile first */
 			struct sigaction dfl;
 
-			if (pc_stack_room_from_handler(uc) >= PC_WRITER_STACK)
-				pc_finish();
+			pc_finish();
 			memset(&dfl, 0, sizeof(dfl));
 			dfl.sa_handler = SIG_DFL;
 			pc_real_sigaction(sig, &dfl, NULL);

@@ -192,6 +192,7 @@ after_fork_child(void)
 		return;
 	for (int i = 0; i < pc.ntext; i++)
 		madvise(pc.text[i].prof.buf, pc.text[i].map_len, MADV_DONTNEED);
+	pc_sample_forked();
 	pc_arcs_clear();
 	pc_stacks_clear();
 	pc_objects_clear();

@@ -270,15 +270,20 @@ pc_mix(uint64_t x)
 void pc_sample_from_handler(void *ucv, uint32_t weight) PC_HIDDEN;
 
 /*
- * The handler's stack budget, measured (docs/benchmarks.md): what the
- * walk of a sample's call chain takes at most below the handler's frame
- * (its frame array and libgcc's unwinder), and what writing the profile
- * from a fatal signal takes. A sample on a stack with less room keeps its
- * PC and loses its call chain; a fatal signal with less room leaves the
- * profile in its file for pcprof to finish.
+ * The handler's stack budget for the walk of a sample's call chain, below
+ * the handler's frame (the frames themselves go to a pool, sample.c).
+ * Measured here (docs/benchmarks.md: 1.7 KiB with dwarf, 0.2 with fp, 3.1
+ * with libunwind), with 1 KiB or more to spare: an 8 KiB alternate stack
+ * has about 4.6 KiB left below the kernel's signal frame. A sample on a
+ * stack with less room keeps its PC and loses its call chain, counted.
  */
-#define PC_WALK_STACK	(12 * 1024)
-#define PC_WRITER_STACK	(64 * 1024)
+#define PC_WALK_STACK_DWARF	(4 * 1024)
+#define PC_WALK_STACK_FP	(1 * 1024)
+#define PC_WALK_STACK_LIBUNWIND	(5 * 1024)
+/* sample.c: map the pool of frame buffers the walks take turns in; 0 or
+ * -errno. Forget buffers held in the parent (fork child). Not AS-safe. */
+int pc_sample_init(void) PC_HIDDEN;
+void pc_sample_forked(void) PC_HIDDEN;
 /* sample.c: the bytes left below the handler's frame on the stack it runs
  * on (the thread's or its alternate stack), or 0 where libpc does not know
  * that stack. AS-safe. */

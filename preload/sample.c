@@ -16,7 +16,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
 #include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 
 #include "pc.h"
@@ -54,13 +57,79 @@ pc_stack_room_from_handler(const void *ucv)
 	return 0;	/* a stack libpc does not know (a coroutine's): no room */
 }
 
-/* The call chain of one sample: stacks and arcs. Apart from
- * pc_sample_from_handler so that its frame array takes stack only when
- * there is room for the walk. AS-safe. */
-static __attribute__((noinline)) void
-walk_from_handler(void *ucv, uintptr_t ip, int in_text, uint32_t weight)
+/*
+ * The frames of the samples being walked: a pool of buffers claimed with
+ * a compare-and-swap on a bit, so that a buffer of PC_MAX_DEPTH frames
+ * (4 KiB) never sits on the stack the handler runs on, which may be an
+ * alternate stack of 8 KiB. Handlers run one at a time in a thread, so
+ * FRAME_BUFS buffers serve as many threads inside the handler at once; a
+ * sample that finds none free keeps its PC, counted as one without room.
+ */
+#define FRAME_BUFS	256
+static struct pc_frame (*frame_bufs)[PC_MAX_DEPTH];
+static uint64_t frame_busy[FRAME_BUFS / 64];
+
+int
+pc_sample_init(void)
 {
-	struct pc_frame f[PC_MAX_DEPTH];
+	void *m = mmap(NULL, FRAME_BUFS * sizeof(*frame_bufs), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (m == MAP_FAILED)
+		return -errno;
+	frame_bufs = m;
+	return 0;
+}
+
+void
+pc_sample_forked(void)
+{
+	/* buffers held by threads the child does not have */
+	memset(frame_busy, 0, sizeof(frame_busy));
+}
+
+static int
+frames_claim_from_handler(void)
+{
+	for (int i = 0; i < FRAME_BUFS / 64; i++) {
+		uint64_t w = __atomic_load_n(&frame_busy[i], __ATOMIC_RELAXED);
+
+		while (~w) {
+			int bit = __builtin_ctzll(~w);
+
+			if (__atomic_compare_exchange_n(&frame_busy[i], &w, w | (UINT64_C(1) << bit),
+							0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				return i * 64 + bit;
+		}
+	}
+	return -1;
+}
+
+static void
+frames_release_from_handler(int k)
+{
+	__atomic_fetch_and(&frame_busy[k / 64], ~(UINT64_C(1) << (k % 64)), __ATOMIC_RELEASE);
+}
+
+/* The room the walk needs (pc.h). AS-safe. */
+static size_t
+walk_budget(void)
+{
+	switch (pc_cfg->unwinder) {
+	case PC_UNWIND_FP:
+		return PC_WALK_STACK_FP;
+	case PC_UNWIND_LIBUNWIND:
+		return PC_WALK_STACK_LIBUNWIND;
+	default:
+		return PC_WALK_STACK_DWARF;
+	}
+}
+
+/* The call chain of one sample into buffer k: stacks and arcs. AS-safe. */
+static void
+walk_from_handler(void *ucv, uintptr_t ip, int in_text, uint32_t weight, int k)
+{
+	struct pc_frame *f = frame_bufs[k];
 	int n = pc_unwind_from_handler(ucv, ip, f, pc_cfg->depth);
 
 	__atomic_fetch_add(&pc_stats.stacks_walked, 1, __ATOMIC_RELAXED);
@@ -85,7 +154,7 @@ void
 pc_sample_from_handler(void *ucv, uint32_t weight)
 {
 	uintptr_t ip;
-	int in_text = 0;
+	int in_text = 0, buf;
 
 	if (!pc_on())
 		return;
@@ -108,9 +177,11 @@ pc_sample_from_handler(void *ucv, uint32_t weight)
 walk:
 	if (!pc_cfg->callgraph)
 		return;
-	if (pc_stack_room_from_handler(ucv) < PC_WALK_STACK) {
+	if (pc_stack_room_from_handler(ucv) < walk_budget() ||
+	    (buf = frames_claim_from_handler()) < 0) {
 		__atomic_fetch_add(&pc_stats.no_room, weight, __ATOMIC_RELAXED);
 		return;
 	}
-	walk_from_handler(ucv, ip, in_text, weight);
+	walk_from_handler(ucv, ip, in_text, weight, buf);
+	frames_release_from_handler(buf);
 }

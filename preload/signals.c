@@ -157,10 +157,8 @@ static void
 fatal_from_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)si;
-	if (pc_stack_room_from_handler(uc) >= PC_WRITER_STACK)
-		pc_finish();
-	/* else: the file the counters live in keeps them (pcprof run and
-	 * pcprof report finish it) */
+	(void)uc;
+	pc_finish();	/* on a stack of its own */
 	raise(sig);
 }
 

@@ -266,7 +266,7 @@ static void
 set_up_extras(void)
 {
 	if (config->callgraph && (pc_unwind_init(&config->unwinder) ||
-				  pc_arcs_init(want.arcs))) {
+				  pc_sample_init() || pc_arcs_init(want.arcs))) {
 		pc_say("cannot set up call graphs; recording the flat profile only", "", "");
 		config->callgraph = 0;
 	}
