@@ -82,7 +82,7 @@ pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 		 * (which may be this very arc: a duplicate entry is harmless,
 		 * gprof adds arcs with the same ends) */
 	}
-	__atomic_fetch_add(&pc_stats.arcs_dropped, w, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats->arcs_dropped, w, __ATOMIC_RELAXED);
 }
 
 /*

@@ -17,12 +17,12 @@ static int
 write_gmon(struct gmon_sink *s)
 {
 	gmon_sink_header(s, pc_cfg->spare);
-	pc_dump_texts(s, pc.text, pc.ntext);
+	pc_dump_texts(s, pc->text, pc->ntext);
 	if (pc_cfg->callgraph)
 		pc_arcs_write(s, 0);
 	if (!pc_cfg->scope_all) {
 		/* the samples outside the executable (gmon.h) */
-		uint64_t c = __atomic_load_n(&pc_stats.outside, __ATOMIC_RELAXED);
+		uint64_t c = __atomic_load_n(&pc_stats->outside, __ATOMIC_RELAXED);
 
 		for (; c > UINT32_MAX; c -= UINT32_MAX)
 			gmon_sink_arc(s, GMON_OUTSIDE_FROM, GMON_OUTSIDE_SELF, UINT32_MAX);
@@ -38,8 +38,8 @@ stacks_path(const char *path, char *buf, size_t size)
 {
 	size_t n = strlen(path);
 
-	if (pc.stacks_path[0])
-		return pc.stacks_path;
+	if (pc->stacks_path[0])
+		return pc->stacks_path;
 	if (n + 8 > size)
 		return NULL;
 	memcpy(buf, path, n);

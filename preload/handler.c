@@ -47,10 +47,10 @@ forward_from_handler(int sig, siginfo_t *si, ucontext_t *uc)
 	sigset_t mask, entry;
 	unsigned view;
 
-	__atomic_fetch_add(&pc_stats.foreign, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats->foreign, 1, __ATOMIC_RELAXED);
 	if (pc_prog_blocked_from_handler(sig)) {
 		/* the program has it blocked: it gets it when it unblocks */
-		__atomic_fetch_add(&pc_stats.lost_blocked, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc_stats->lost_blocked, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	if (pc_prog_action_from_handler(sig, &act))
@@ -115,7 +115,7 @@ signal_from_handler(int sig, siginfo_t *si, void *ucv)
 	} else if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP && si->si_fd >= 0 &&
 		   si->si_fd == pc_thread_perf_retired_from_handler()) {
 		goto out;	/* from this thread's event, stopped since */
-	} else if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc) {
+	} else if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc_timer_tag) {
 		/* expirations the kernel folded into this one signal each
 		 * stand for an interval of CPU time spent here: count them,
 		 * or seconds shrink to the kernel tick's rate */
@@ -152,9 +152,9 @@ pc_sample_install(void)
 	sigdelset(&sa.sa_mask, SIGBUS);
 	sigdelset(&sa.sa_mask, SIGILL);
 	sigdelset(&sa.sa_mask, SIGFPE);
-	if (pc_real_sigaction(pc_cfg->sig, &sa, &pc.prog_action[pc_cfg->sig]))
+	if (pc_real_sigaction(pc_cfg->sig, &sa, &pc->prog_action[pc_cfg->sig]))
 		return -errno;
 	pc_signals_take_sampling();
-	pc.owned[pc_cfg->sig] = PC_OWN_SAMPLING;
+	pc->owned[pc_cfg->sig] = PC_OWN_SAMPLING;
 	return 0;
 }

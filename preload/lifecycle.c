@@ -28,7 +28,7 @@
 
 
 /*
- * Take the right to write, holding the thread's id in pc.writer; a
+ * Take the right to write, holding the thread's id in pc->writer; a
  * snapshot in another thread may hold it for as long as it takes to write
  * its files. AS-safe.
  */
@@ -41,7 +41,7 @@ lock_dump(void)
 	for (int i = 0; i < 30000; i++) {
 		int holder = 0;
 
-		if (__atomic_compare_exchange_n(&pc.writer, &holder, self, 0,
+		if (__atomic_compare_exchange_n(&pc->writer, &holder, self, 0,
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			return;
 		/* a write interrupted in this very thread (a crash inside
@@ -59,7 +59,7 @@ lock_dump(void)
 static void
 unlock_dump(void)
 {
-	__atomic_store_n(&pc.writer, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&pc->writer, 0, __ATOMIC_RELEASE);
 }
 
 /*
@@ -109,7 +109,7 @@ wait_for_writer(void)
 	struct timespec ms = { 0, 1000000 };
 
 	for (int i = 0; i < 30000; i++) {
-		holder = __atomic_load_n(&pc.writer, __ATOMIC_ACQUIRE);
+		holder = __atomic_load_n(&pc->writer, __ATOMIC_ACQUIRE);
 		if (!holder || holder == self)
 			return;
 		nanosleep(&ms, NULL);
@@ -120,11 +120,11 @@ void
 pc_finish(void)
 {
 	char other[PATH_MAX];
-	const char *path = pc.path;
+	const char *path = pc->path;
 	int saved = errno;
 	int r;
 
-	if (getpid() != pc.pid || !pc.ntext)
+	if (getpid() != pc->pid || !pc->ntext)
 		goto out;
 	/* freeze: other threads may still be running; their ticks are
 	 * dropped from here on, so the file is one consistent snapshot */
@@ -137,10 +137,10 @@ pc_finish(void)
 	lock_dump();
 	/* gmon.out written while we ran by a process started under us (or
 	 * by glibc's -pg writer) is not ours to replace */
-	if (pc.root && pc_name_taken(path) &&
+	if (pc->root && pc_name_taken(path) &&
 	    pc_name(other, sizeof(other), PC_NAME_OTHER) == 0)
 		path = other;
-	pc.ending = PC_END_EXIT;
+	pc->ending = PC_END_EXIT;
 	r = dump_on_own_stack(path);
 	unlock_dump();
 	pc_dump_summary(path, r);
@@ -153,14 +153,14 @@ pc_snapshot(void)
 {
 	int saved = errno;
 
-	if (getpid() != pc.pid || !pc_on())
+	if (getpid() != pc->pid || !pc_on())
 		goto out;
-	if (!__atomic_compare_exchange_n(&pc.writer, &(int){ 0 }, (int)syscall(SYS_gettid), 0,
+	if (!__atomic_compare_exchange_n(&pc->writer, &(int){ 0 }, (int)syscall(SYS_gettid), 0,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		goto out;	/* one is being written right now */
-	if (!(pc.root && pc_name_taken(pc.path)) && dump_on_own_stack(pc.path) == 0) {
-		pc.wrote_own = 1;
-		__atomic_fetch_add(&pc_stats.snapshots, 1, __ATOMIC_RELAXED);
+	if (!(pc->root && pc_name_taken(pc->path)) && dump_on_own_stack(pc->path) == 0) {
+		pc->wrote_own = 1;
+		__atomic_fetch_add(&pc_stats->snapshots, 1, __ATOMIC_RELAXED);
 	}
 	unlock_dump();
 out:
@@ -190,24 +190,24 @@ after_fork_child(void)
 	exit_caller = 0;
 	if (!pc_on())
 		return;
-	for (int i = 0; i < pc.ntext; i++)
-		madvise(pc.text[i].prof.buf, pc.text[i].map_len, MADV_DONTNEED);
+	for (int i = 0; i < pc->ntext; i++)
+		madvise(pc->text[i].prof.buf, pc->text[i].map_len, MADV_DONTNEED);
 	pc_sample_forked();
 	pc_arcs_clear();
 	pc_stacks_clear();
 	pc_objects_clear();
-	memset(&pc_stats, 0, sizeof(pc_stats));
+	memset(pc_stats, 0, sizeof(*pc_stats));
 	pc_names_forked();
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_start);
-	__atomic_store_n(&pc.cpu_stop_ns, 0, __ATOMIC_RELEASE);
-	if (pc.stacks_path[0]) {
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc->cpu_start);
+	__atomic_store_n(&pc->cpu_stop_ns, 0, __ATOMIC_RELEASE);
+	if (pc->stacks_path[0]) {
 		char pid[24];
-		size_t k = strlen(pc.stacks_path);
+		size_t k = strlen(pc->stacks_path);
 
 		pid[0] = '.';
 		pc_decimal(pid + 1, (unsigned long)getpid());
-		if (k + strlen(pid) < sizeof(pc.stacks_path))
-			strcpy(pc.stacks_path + k, pid);
+		if (k + strlen(pid) < sizeof(pc->stacks_path))
+			strcpy(pc->stacks_path + k, pid);
 	}
 	pc_thread_forget();
 	pc_thread_arm();
@@ -246,7 +246,7 @@ exit(int status)
 	int self = (int)syscall(SYS_gettid), first = 0;
 
 	/* not in a vfork child, which shares this word with its parent */
-	if (getpid() == pc.pid &&
+	if (getpid() == pc->pid &&
 	    !__atomic_compare_exchange_n(&exit_caller, &first, self, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE) && first != self)
 		for (;;)
@@ -298,7 +298,7 @@ before_exec(void)
 {
 	int r;
 
-	if (getpid() != pc.pid) {
+	if (getpid() != pc->pid) {
 		pc_signals_before_exec(1);	/* a vfork child */
 		return 0;
 	}
@@ -310,12 +310,12 @@ before_exec(void)
 	 * the other threads and their events, and closes this one) */
 	pc_thread_hold(1);
 	pc_signals_before_exec(0);
-	if (!pc_stats.samples)
+	if (!pc_stats->samples)
 		return 1;
 	lock_dump();
 	exec_path[0] = 0;
 	if (pc_name(exec_path, sizeof(exec_path), PC_NAME_OTHER) == 0) {
-		pc.ending = PC_END_EXEC;
+		pc->ending = PC_END_EXEC;
 		r = dump_on_own_stack(exec_path);
 		pc_dump_summary(exec_path, r);
 		if (r)
@@ -339,7 +339,7 @@ exec_failed(int stopped)
 		size_t k = strlen(exec_path);
 
 		unlink(exec_path);
-		if (pc_cfg->stacks && !pc.stacks_path[0] && k + 8 <= sizeof(sp)) {
+		if (pc_cfg->stacks && !pc->stacks_path[0] && k + 8 <= sizeof(sp)) {
 			memcpy(sp, exec_path, k);
 			memcpy(sp + k, ".stacks", 8);
 			unlink(sp);
@@ -347,8 +347,8 @@ exec_failed(int stopped)
 		pc_objects_unlink(exec_path);
 	}
 	exec_path[0] = 0;
-	__atomic_store_n(&pc.cpu_stop_ns, 0, __ATOMIC_RELEASE);
-	pc.ending = PC_END_RUNNING;
+	__atomic_store_n(&pc->cpu_stop_ns, 0, __ATOMIC_RELEASE);
+	pc->ending = PC_END_RUNNING;
 	/* sampling resumes; from here another thread's exit may finish the
 	 * profile again */
 	pc_phase_move(PC_DONE, PC_ON);

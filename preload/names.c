@@ -61,7 +61,7 @@ pc_name(char *dst, size_t n, int kind)
 	dst[0] = 0;
 	if (cat(dst, n, base_path))
 		return -ENAMETOOLONG;
-	if (kind == PC_NAME_OWN && pc.root && !prefix_mode)
+	if (kind == PC_NAME_OWN && pc->root && !prefix_mode)
 		return 0;
 	if (kind == PC_NAME_OTHER || !prefix_mode)
 		if (cat(dst, n, ".") || cat(dst, n, prog))
@@ -78,11 +78,11 @@ pc_name_taken(const char *path)
 
 	/* a file written while we ran, by somebody else: a process started
 	 * under us, or glibc's -pg writer in this very process */
-	if (pc.wrote_own || lstat(path, &st) || !S_ISREG(st.st_mode))
+	if (pc->wrote_own || lstat(path, &st) || !S_ISREG(st.st_mode))
 		return 0;
-	return st.st_mtim.tv_sec > pc.start.tv_sec ||
-	       (st.st_mtim.tv_sec == pc.start.tv_sec &&
-		st.st_mtim.tv_nsec >= pc.start.tv_nsec);
+	return st.st_mtim.tv_sec > pc->start.tv_sec ||
+	       (st.st_mtim.tv_sec == pc->start.tv_sec &&
+		st.st_mtim.tv_nsec >= pc->start.tv_nsec);
 }
 
 /* The file name of the program, from /proc/self/exe, for names. */
@@ -111,28 +111,28 @@ pc_names_init(const char *base, int prefix)
 	char pid[24];
 	long r;
 
-	clock_gettime(CLOCK_REALTIME, &pc.start);
+	clock_gettime(CLOCK_REALTIME, &pc->start);
 	if (strlen(base) >= sizeof(base_path))
 		return -ENAMETOOLONG;
 	strcpy(base_path, base);
 	prefix_mode = prefix;
-	pc.pid = getpid();
+	pc->pid = getpid();
 	read_prog();
-	pc_decimal(pid, (unsigned long)pc.pid);
+	pc_decimal(pid, (unsigned long)pc->pid);
 	r = root ? strtol(root, NULL, 10) : 0;
 	/* no root yet, or the root's own image after an exec */
-	pc.root = !root || r == (long)pc.pid;
+	pc->root = !root || r == (long)pc->pid;
 	if (!root)
 		setenv("PC_ROOT", pid, 1);
-	return pc_name(pc.path, sizeof(pc.path), PC_NAME_OWN);
+	return pc_name(pc->path, sizeof(pc->path), PC_NAME_OWN);
 }
 
 void
 pc_names_forked(void)
 {
-	pc.pid = getpid();
-	pc.root = 0;
-	pc.wrote_own = 0;
-	clock_gettime(CLOCK_REALTIME, &pc.start);
-	pc_name(pc.path, sizeof(pc.path), PC_NAME_OWN);
+	pc->pid = getpid();
+	pc->root = 0;
+	pc->wrote_own = 0;
+	clock_gettime(CLOCK_REALTIME, &pc->start);
+	pc_name(pc->path, sizeof(pc->path), PC_NAME_OWN);
 }

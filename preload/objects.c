@@ -43,7 +43,8 @@
 #include "pc.h"
 #include "objects.h"
 
-struct pc_objects pc_objs PC_HIDDEN;
+static struct pc_objects boot_objs;
+struct pc_objects *pc_objs PC_HIDDEN = &boot_objs;
 
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 static int forked;		/* a fork child: no more inventories */
@@ -186,7 +187,7 @@ file_suffix(struct pc_object *o, int self)
 		int clash = 0;
 
 		for (int i = 1; i < self && !clash; i++)
-			clash = !strcmp(pc_objs.objs[i].file, o->file);
+			clash = !strcmp(pc_objs->objs[i].file, o->file);
 		if (!clash)
 			return;
 		o->file[n] = '~';
@@ -254,8 +255,8 @@ static struct pc_object *
 known_entry(const char *path, const uint8_t *id, int idlen, const struct seg *s,
 	    int ns)
 {
-	for (int i = 1; i < pc_objs.nobjs; i++) {
-		struct pc_object *o = &pc_objs.objs[i];
+	for (int i = 1; i < pc_objs->nobjs; i++) {
+		struct pc_object *o = &pc_objs->objs[i];
 
 		if (!o->seen && !strcmp(o->path, path) && o->build_id_len == idlen &&
 		    !memcmp(o->build_id, id, (size_t)idlen) && same_layout(o, s, ns))
@@ -302,7 +303,7 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 
 	(void)size;
 	if (*first) {
-		*first = 0;		/* the main program: pc.text */
+		*first = 0;		/* the main program: pc->text */
 		return 0;
 	}
 	if (!(ns = exec_segments(info, s)))
@@ -319,13 +320,13 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 		o->loaded = o->seen = 1;
 		return 0;
 	}
-	if (pc_objs.nobjs == PC_MAX_OBJECTS) {
+	if (pc_objs->nobjs == PC_MAX_OBJECTS) {
 		if (!objects_full++)
 			pc_say("more than 1024 shared objects; later ones are not profiled", "", "");
 		free(path);
 		return 0;
 	}
-	o = &pc_objs.objs[pc_objs.nobjs];
+	o = &pc_objs->objs[pc_objs->nobjs];
 	memset(o, 0, sizeof(*o));
 	if (map_texts(o, s, ns)) {
 		free(path);
@@ -340,13 +341,13 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 		vdso_image(o, info);
 		strcpy(o->file, "vdso");
 	} else {
-		file_suffix(o, pc_objs.nobjs);
+		file_suffix(o, pc_objs->nobjs);
 	}
 	set_offsets(o, info->dlpi_addr);
 	o->loaded = o->seen = 1;
 	/* complete before it is counted: a snapshot written from a signal
 	 * handler reads every entry below nobjs */
-	__atomic_store_n(&pc_objs.nobjs, pc_objs.nobjs + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&pc_objs->nobjs, pc_objs->nobjs + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -384,14 +385,14 @@ cmp_range(const void *a, const void *b)
 static void
 publish(void)
 {
-	int c = !__atomic_load_n(&pc_objs.range_cur, __ATOMIC_RELAXED);
-	struct pc_range *r = pc_objs.ranges[c];
+	int c = !__atomic_load_n(&pc_objs->range_cur, __ATOMIC_RELAXED);
+	struct pc_range *r = pc_objs->ranges[c];
 	uint32_t n = 0;
 
-	__atomic_fetch_add(&pc_objs.range_seq[c], 1, __ATOMIC_RELEASE);	/* odd */
+	__atomic_fetch_add(&pc_objs->range_seq[c], 1, __ATOMIC_RELEASE);	/* odd */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (int i = 1; i < pc_objs.nobjs; i++) {
-		const struct pc_object *o = &pc_objs.objs[i];
+	for (int i = 1; i < pc_objs->nobjs; i++) {
+		const struct pc_object *o = &pc_objs->objs[i];
 
 		if (!o->loaded)
 			continue;
@@ -406,9 +407,9 @@ publish(void)
 		}
 	}
 	qsort(r, n, sizeof(*r), cmp_range);
-	__atomic_store_n(&pc_objs.nranges[c], n, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&pc_objs.range_seq[c], 1, __ATOMIC_RELEASE);	/* even */
-	__atomic_store_n(&pc_objs.range_cur, c, __ATOMIC_RELEASE);
+	__atomic_store_n(&pc_objs->nranges[c], n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_objs->range_seq[c], 1, __ATOMIC_RELEASE);	/* even */
+	__atomic_store_n(&pc_objs->range_cur, c, __ATOMIC_RELEASE);
 }
 
 void
@@ -417,14 +418,14 @@ pc_objects_scan(void)
 	sigset_t one, prev;
 	int first = 1, moved = 1, saved = errno;
 
-	if (!pc_cfg->scope_all || getpid() != pc.pid || forked)
+	if (!pc_cfg->scope_all || getpid() != pc->pid || forked)
 		return;
 	pthread_mutex_lock(&scan_lock);
 	/* the loader counts the objects it adds and removes: when neither
 	 * count moved since the last inventory, nothing changed (the common
 	 * case at pthread_create), and the first object tells */
 	dl_iterate_phdr(counts_moved, &moved);
-	if (!moved && !__atomic_load_n(&pc_objs.unplaced, __ATOMIC_RELAXED)) {
+	if (!moved && !__atomic_load_n(&pc_objs->unplaced, __ATOMIC_RELAXED)) {
 		pthread_mutex_unlock(&scan_lock);
 		errno = saved;
 		return;
@@ -434,12 +435,12 @@ pc_objects_scan(void)
 	sigaddset(&one, pc_cfg->sig);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, &prev, _NSIG / 8);
 	if (moved) {
-		for (int i = 1; i < pc_objs.nobjs; i++)
-			pc_objs.objs[i].seen = 0;
+		for (int i = 1; i < pc_objs->nobjs; i++)
+			pc_objs->objs[i].seen = 0;
 		dl_iterate_phdr(scan_one, &first);
-		for (int i = 1; i < pc_objs.nobjs; i++)
-			if (!pc_objs.objs[i].seen)
-				pc_objs.objs[i].loaded = 0;
+		for (int i = 1; i < pc_objs->nobjs; i++)
+			if (!pc_objs->objs[i].seen)
+				pc_objs->objs[i].loaded = 0;
 		publish();
 	}
 	/* the arcs' runtime ends too, if any sample was left to place */
@@ -453,15 +454,15 @@ pc_objects_scan(void)
 int
 pc_objects_init(void)
 {
-	pc_objs.objs = map_zero(PC_MAX_OBJECTS * sizeof(struct pc_object));
-	pc_objs.ranges[0] = map_zero(PC_MAX_RANGES * sizeof(struct pc_range));
-	pc_objs.ranges[1] = map_zero(PC_MAX_RANGES * sizeof(struct pc_range));
-	pc_objs.pending = map_zero(PC_PENDING * sizeof(struct pc_pending));
-	if (!pc_objs.objs || !pc_objs.ranges[0] || !pc_objs.ranges[1] || !pc_objs.pending)
+	pc_objs->objs = map_zero(PC_MAX_OBJECTS * sizeof(struct pc_object));
+	pc_objs->ranges[0] = map_zero(PC_MAX_RANGES * sizeof(struct pc_range));
+	pc_objs->ranges[1] = map_zero(PC_MAX_RANGES * sizeof(struct pc_range));
+	pc_objs->pending = map_zero(PC_PENDING * sizeof(struct pc_pending));
+	if (!pc_objs->objs || !pc_objs->ranges[0] || !pc_objs->ranges[1] || !pc_objs->pending)
 		return -ENOMEM;
-	pc_objs.find_object = (int (*)(void *, struct dl_find_object *))
+	pc_objs->find_object = (int (*)(void *, struct dl_find_object *))
 		dlsym(RTLD_DEFAULT, "_dl_find_object");
-	pc_objs.nobjs = 1;
+	pc_objs->nobjs = 1;
 	pthread_atfork(fork_prepare, fork_parent, NULL);
 	pc_objects_scan();
 	return 0;
@@ -505,16 +506,16 @@ pc_objects_clear(void)
 	forked = 1;
 	/* a copy caught half rewritten by the fork stays unused */
 	for (int c = 0; c < 2; c++)
-		pc_objs.range_seq[c] = (pc_objs.range_seq[c] + 1) & ~1u;
-	for (int i = 1; i < pc_objs.nobjs; i++) {
-		struct pc_object *o = &pc_objs.objs[i];
+		pc_objs->range_seq[c] = (pc_objs->range_seq[c] + 1) & ~1u;
+	for (int i = 1; i < pc_objs->nobjs; i++) {
+		struct pc_object *o = &pc_objs->objs[i];
 
 		for (int k = 0; k < o->ntext; k++)
 			madvise(o->text[k].prof.buf, o->text[k].map_len, MADV_DONTNEED);
 		o->samples = 0;
 	}
-	madvise(pc_objs.pending, PC_PENDING * sizeof(struct pc_pending), MADV_DONTNEED);
-	pc_objs.no_object = pc_objs.pending_dropped = pc_objs.pending_samples = pc_objs.unplaced = 0;
+	madvise(pc_objs->pending, PC_PENDING * sizeof(struct pc_pending), MADV_DONTNEED);
+	pc_objs->no_object = pc_objs->pending_dropped = pc_objs->pending_samples = pc_objs->unplaced = 0;
 }
 
 /*
@@ -547,7 +548,7 @@ dlclose(void *handle)
 void
 pc_objects_counts(struct pc_object_counts *n)
 {
-	n->others = pc_objs.nobjs > 1 ? (uint64_t)(pc_objs.nobjs - 1) : 0;
-	n->in_none = pc_objs.pending_dropped + pc_objs.no_object +
-		     __atomic_load_n(&pc_objs.pending_samples, __ATOMIC_RELAXED);
+	n->others = pc_objs->nobjs > 1 ? (uint64_t)(pc_objs->nobjs - 1) : 0;
+	n->in_none = pc_objs->pending_dropped + pc_objs->no_object +
+		     __atomic_load_n(&pc_objs->pending_samples, __ATOMIC_RELAXED);
 }

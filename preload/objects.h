@@ -26,6 +26,6 @@ struct pc_objects {
 	void *find_object;		/* glibc's _dl_find_object, or NULL */
 };
 
-extern struct pc_objects pc_objs PC_HIDDEN;
+extern struct pc_objects *pc_objs PC_HIDDEN;
 
 #endif

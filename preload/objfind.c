@@ -21,8 +21,8 @@
 uint64_t
 pc_main_addr(uintptr_t a)
 {
-	for (int i = 0; i < pc.ntext; i++)
-		if (pc_profil_index(&pc.text[i].prof, a) != (size_t)-1)
+	for (int i = 0; i < pc->ntext; i++)
+		if (pc_profil_index(&pc->text[i].prof, a) != (size_t)-1)
 			return a - pc_cfg->bias;
 	return 0;
 }
@@ -49,10 +49,10 @@ uint32_t
 pc_object_find_from_handler(uintptr_t a, uint64_t *link, uint32_t *seg)
 {
 	for (int tries = 0; tries < 3; tries++) {
-		int c = __atomic_load_n(&pc_objs.range_cur, __ATOMIC_ACQUIRE);
-		uint32_t s0 = __atomic_load_n(&pc_objs.range_seq[c], __ATOMIC_ACQUIRE);
-		const volatile struct pc_range *r = pc_objs.ranges[c];
-		uint32_t n = __atomic_load_n(&pc_objs.nranges[c], __ATOMIC_RELAXED);
+		int c = __atomic_load_n(&pc_objs->range_cur, __ATOMIC_ACQUIRE);
+		uint32_t s0 = __atomic_load_n(&pc_objs->range_seq[c], __ATOMIC_ACQUIRE);
+		const volatile struct pc_range *r = pc_objs->ranges[c];
+		uint32_t n = __atomic_load_n(&pc_objs->nranges[c], __ATOMIC_RELAXED);
 		size_t lo = 0, hi;
 		struct pc_range got = { 0, 0, 0, 0, 0 };
 
@@ -75,7 +75,7 @@ pc_object_find_from_handler(uintptr_t a, uint64_t *link, uint32_t *seg)
 			got.seg = r[lo - 1].seg;
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&pc_objs.range_seq[c], __ATOMIC_RELAXED) != s0)
+		if (__atomic_load_n(&pc_objs->range_seq[c], __ATOMIC_RELAXED) != s0)
 			continue;	/* rewritten under us: look again */
 		if (!lo || a < got.lo || a >= got.hi || got.obj == 0 ||
 		    got.obj >= PC_MAX_OBJECTS || got.seg >= PC_OBJ_TEXT)
@@ -92,7 +92,7 @@ pc_object_unplaced_from_handler(uintptr_t ip)
 {
 	struct dl_find_object r;
 	int (*find)(void *, struct dl_find_object *) =
-		(int (*)(void *, struct dl_find_object *))pc_objs.find_object;
+		(int (*)(void *, struct dl_find_object *))pc_objs->find_object;
 
 	return find && find((void *)ip, &r) == 0;
 }
@@ -101,7 +101,7 @@ pc_object_unplaced_from_handler(uintptr_t ip)
 static int
 count_in(uint32_t obj, uint32_t seg, uint64_t link, uint64_t w)
 {
-	struct pc_object *o = &pc_objs.objs[obj];
+	struct pc_object *o = &pc_objs->objs[obj];
 	struct pc_text *t = &o->text[seg];
 	unsigned bin = pc_profil_bin_bytes(t->prof.scale);
 	uint64_t k;
@@ -129,30 +129,30 @@ pending_add(uintptr_t ip, uint32_t w, int unplaced)
 	uint64_t h = pc_mix(ip);
 
 	for (size_t probe = 0; probe < 64; probe++) {
-		struct pc_pending *p = &pc_objs.pending[(h + probe) & (PC_PENDING - 1)];
+		struct pc_pending *p = &pc_objs->pending[(h + probe) & (PC_PENDING - 1)];
 		uint32_t st = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
 
 		if (st == 0 && __atomic_compare_exchange_n(&p->state, &st, 1, 0,
 							   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			/* the total first: placing subtracts what it takes
 			 * from a count, which must never exceed the total */
-			__atomic_fetch_add(&pc_objs.pending_samples, w, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc_objs->pending_samples, w, __ATOMIC_RELAXED);
 			p->pc = ip;
 			p->count = w;
 			__atomic_store_n(&p->state, 2, __ATOMIC_RELEASE);
 			if (unplaced)
-				__atomic_fetch_add(&pc_objs.unplaced, 1, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&pc_objs->unplaced, 1, __ATOMIC_RELAXED);
 			return;
 		}
 		if (st == 2 && p->pc == ip) {
-			__atomic_fetch_add(&pc_objs.pending_samples, w, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc_objs->pending_samples, w, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&p->count, w, __ATOMIC_RELAXED);
 			if (unplaced)
-				__atomic_fetch_add(&pc_objs.unplaced, 1, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&pc_objs->unplaced, 1, __ATOMIC_RELAXED);
 			return;
 		}
 	}
-	__atomic_fetch_add(&pc_objs.pending_dropped, w, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_objs->pending_dropped, w, __ATOMIC_RELAXED);
 }
 
 int
@@ -188,10 +188,10 @@ int
 pc_objects_place_pending(void)
 {
 	/* most inventories find nothing to place: skip the tables then */
-	if (!__atomic_exchange_n(&pc_objs.unplaced, 0, __ATOMIC_ACQ_REL))
+	if (!__atomic_exchange_n(&pc_objs->unplaced, 0, __ATOMIC_ACQ_REL))
 		return 0;
 	for (size_t i = 0; i < PC_PENDING; i++) {
-		struct pc_pending *p = &pc_objs.pending[i];
+		struct pc_pending *p = &pc_objs->pending[i];
 		uint64_t link, c;
 		uint32_t seg, obj;
 
@@ -201,9 +201,9 @@ pc_objects_place_pending(void)
 		if (!(obj = pc_object_find_from_handler(p->pc, &link, &seg)))
 			continue;
 		c = __atomic_exchange_n(&p->count, 0, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&pc_objs.pending_samples, c, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&pc_objs->pending_samples, c, __ATOMIC_RELAXED);
 		if (c && !count_in(obj, seg, link, c))
-			__atomic_fetch_add(&pc_objs.no_object, c, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc_objs->no_object, c, __ATOMIC_RELAXED);
 	}
 	return 1;
 }
@@ -211,5 +211,5 @@ pc_objects_place_pending(void)
 void
 pc_objects_note_unplaced(void)
 {
-	__atomic_fetch_add(&pc_objs.unplaced, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_objs->unplaced, 1, __ATOMIC_RELAXED);
 }

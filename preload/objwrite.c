@@ -43,7 +43,7 @@
 
 /* ------------------------------------------------------------- writing */
 
-/* One manifest line at a time: writing is serialized (pc.writer), and a
+/* One manifest line at a time: writing is serialized (pc->writer), and a
  * static buffer keeps a fatal signal's alternate stack small. */
 static char text_buf[PATH_MAX * 4 + 1024];
 
@@ -129,7 +129,7 @@ mark_arc(uint64_t from, uint64_t self, uint64_t c, void *arg)
 static int
 write_object(struct gmon_sink *s)
 {
-	const struct pc_object *o = &pc_objs.objs[writing];
+	const struct pc_object *o = &pc_objs->objs[writing];
 	uint8_t spare[GMON_SPARE_SIZE];
 	size_t k = (size_t)o->build_id_len < GMON_BUILDID_SIZE ?
 		   (size_t)o->build_id_len : GMON_BUILDID_SIZE;
@@ -148,7 +148,7 @@ write_object(struct gmon_sink *s)
 static int
 write_image(struct gmon_sink *s)
 {
-	const struct pc_object *o = &pc_objs.objs[writing];
+	const struct pc_object *o = &pc_objs->objs[writing];
 
 	return gmon_sink_bytes(s, o->image, o->image_len);
 }
@@ -219,7 +219,7 @@ pc_note_cpu_stop(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	__atomic_store_n(&pc.cpu_stop_ns, ns_of(ts), __ATOMIC_RELEASE);
+	__atomic_store_n(&pc->cpu_stop_ns, ns_of(ts), __ATOMIC_RELEASE);
 }
 
 /* The manifest's header: rate, pid, threads, the samples in no object,
@@ -227,12 +227,12 @@ pc_note_cpu_stop(void)
 static void
 manifest_header(struct gmon_sink *s)
 {
-	uint64_t unplaced = pc_objs.pending_dropped + pc_objs.no_object +
-			    __atomic_load_n(&pc_objs.pending_samples, __ATOMIC_RELAXED);
+	uint64_t unplaced = pc_objs->pending_dropped + pc_objs->no_object +
+			    __atomic_load_n(&pc_objs->pending_samples, __ATOMIC_RELAXED);
 	/* the stop first, then the clock: a stop noted by a thread that
 	 * ends sampling while a snapshot is written is never after now; a
 	 * snapshot's sampling has not stopped (0): now, for both */
-	uint64_t stop = __atomic_load_n(&pc.cpu_stop_ns, __ATOMIC_ACQUIRE), now;
+	uint64_t stop = __atomic_load_n(&pc->cpu_stop_ns, __ATOMIC_ACQUIRE), now;
 	struct timespec ts;
 	struct pc_line t;
 
@@ -246,21 +246,21 @@ manifest_header(struct gmon_sink *s)
 	pc_line_str(&t, "\npid ");
 	pc_line_u64(&t, (uint64_t)getpid());
 	pc_line_str(&t, "\nthreads ");
-	pc_line_u64(&t, __atomic_load_n(&pc_stats.threads, __ATOMIC_RELAXED));
+	pc_line_u64(&t, __atomic_load_n(&pc_stats->threads, __ATOMIC_RELAXED));
 	pc_line_str(&t, "\nno-object ");
 	pc_line_u64(&t, unplaced);
 	pc_line_str(&t, "\nstarted ");
-	pc_line_u64(&t, ns_of(pc.start));
+	pc_line_u64(&t, ns_of(pc->start));
 	pc_line_str(&t, "\ncpu ");
-	pc_line_u64(&t, ns_of(pc.cpu_start));
+	pc_line_u64(&t, ns_of(pc->cpu_start));
 	pc_line_str(&t, " ");
 	pc_line_u64(&t, stop);
 	pc_line_str(&t, " ");
 	pc_line_u64(&t, now);
 	/* how the image ends: an exec's next image, of the same pid, counts
 	 * its start-up from here */
-	if (pc.ending != PC_END_RUNNING)
-		pc_line_str(&t, pc.ending == PC_END_EXEC ? "\nended exec" : "\nended exit");
+	if (pc->ending != PC_END_RUNNING)
+		pc_line_str(&t, pc->ending == PC_END_EXEC ? "\nended exec" : "\nended exit");
 	pc_line_str(&t, pc_timer_kind() == PC_TIMER_TASKCLOCK ? "\ntimer taskclock " :
 		    "\ntimer posix ");
 	pc_line_str(&t, pc_timer_refused() ? "refused " :
@@ -277,7 +277,7 @@ manifest_anon(struct gmon_sink *s)
 	struct pc_line t;
 
 	for (size_t i = 0; i < PC_PENDING && !s->error; i++) {
-		const struct pc_pending *p = &pc_objs.pending[i];
+		const struct pc_pending *p = &pc_objs->pending[i];
 		uint64_t c;
 
 		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 2 ||
@@ -300,10 +300,10 @@ write_manifest(struct gmon_sink *s)
 	int nobjs = dump_nobjs;
 
 	manifest_header(s);
-	object_line(s, 0, 1, pc_stats.samples - pc_stats.outside, pc_cfg->spare + GMON_BUILDID_OFF,
+	object_line(s, 0, 1, pc_stats->samples - pc_stats->outside, pc_cfg->spare + GMON_BUILDID_OFF,
 		    GMON_BUILDID_SIZE, NULL, base ? base + 1 : manifest_main, pc_cfg->exe);
 	for (int i = 1; i < nobjs; i++) {
-		const struct pc_object *o = &pc_objs.objs[i];
+		const struct pc_object *o = &pc_objs->objs[i];
 
 		object_line(s, i, o->loaded, o->samples, o->build_id, o->build_id_len,
 			    base ? base + 1 : manifest_main, wrote[i] ? o->file : NULL, o->path);
@@ -325,9 +325,9 @@ pc_objects_unlink(const char *path)
 	for (int i = 1; i < nobjs; i++) {
 		if (!wrote[i])
 			continue;
-		if (!join(name, sizeof(name), path, "+", pc_objs.objs[i].file))
+		if (!join(name, sizeof(name), path, "+", pc_objs->objs[i].file))
 			unlink(name);
-		if (pc_objs.objs[i].vdso && !join(name, sizeof(name), path, "+", "vdso.so"))
+		if (pc_objs->objs[i].vdso && !join(name, sizeof(name), path, "+", "vdso.so"))
 			unlink(name);
 		wrote[i] = 0;
 	}
@@ -344,7 +344,7 @@ pc_objects_dump(const char *path)
 
 	if (join(name, sizeof(name), path, ".objects", ""))
 		return -ENAMETOOLONG;
-	int nobjs = dump_nobjs = __atomic_load_n(&pc_objs.nobjs, __ATOMIC_ACQUIRE);
+	int nobjs = dump_nobjs = __atomic_load_n(&pc_objs->nobjs, __ATOMIC_ACQUIRE);
 
 	if (!pc_cfg->scope_all) {
 		/* a manifest from an earlier PC_SCOPE=all run is not this one's */
@@ -356,7 +356,7 @@ pc_objects_dump(const char *path)
 	if (pc_cfg->callgraph)
 		pc_arcs_each(mark_arc, NULL);
 	for (int i = 1; i < nobjs; i++) {
-		const struct pc_object *o = &pc_objs.objs[i];
+		const struct pc_object *o = &pc_objs->objs[i];
 		char file[PATH_MAX];
 
 		wrote[i] = 0;

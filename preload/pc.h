@@ -130,7 +130,7 @@ struct pc_state {
 	unsigned char owned[NSIG];	/* PC_OWN_*: signals libpc handles */
 };
 
-extern struct pc_state pc PC_HIDDEN;
+extern struct pc_state *pc PC_HIDDEN;
 
 /* What the summary line reports, counted where it happens with relaxed
  * atomics (the handler's included), read at the end; zeroed in a fork
@@ -152,7 +152,11 @@ struct pc_stats {
 	uint64_t snapshots;		/* snapshots written */
 };
 
-extern struct pc_stats pc_stats PC_HIDDEN;
+extern struct pc_stats *pc_stats PC_HIDDEN;
+
+/* start.c: the value our POSIX timers carry, which tells their signals
+ * from others. */
+extern const char pc_timer_tag PC_HIDDEN;
 
 /* What the environment asks for: settings.c reads it, start.c makes the
  * configuration of it. */
@@ -226,7 +230,7 @@ enum pc_phase { PC_OFF, PC_ON, PC_DONE };
 static inline int
 pc_on(void)
 {
-	return __atomic_load_n(&pc.phase, __ATOMIC_ACQUIRE) == PC_ON;
+	return __atomic_load_n(&pc->phase, __ATOMIC_ACQUIRE) == PC_ON;
 }
 
 /* Move the phase from one state to another; 0 if it was not in from.
@@ -234,7 +238,7 @@ pc_on(void)
 static inline int
 pc_phase_move(int from, int to)
 {
-	return __atomic_compare_exchange_n(&pc.phase, &from, to, 0,
+	return __atomic_compare_exchange_n(&pc->phase, &from, to, 0,
 					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 

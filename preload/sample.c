@@ -132,8 +132,8 @@ walk_from_handler(void *ucv, uintptr_t ip, int in_text, uint32_t weight, int k)
 	struct pc_frame *f = frame_bufs[k];
 	int n = pc_unwind_from_handler(ucv, ip, f, pc_cfg->depth);
 
-	__atomic_fetch_add(&pc_stats.stacks_walked, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&pc_stats.frames, (uint64_t)n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats->stacks_walked, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats->frames, (uint64_t)n, __ATOMIC_RELAXED);
 	if (pc_cfg->stacks)
 		pc_stacks_add_from_handler(f, n, n >= pc_cfg->depth, weight);
 	/* arcs only for samples a histogram holds, so that a function's
@@ -159,19 +159,19 @@ pc_sample_from_handler(void *ucv, uint32_t weight)
 	if (!pc_on())
 		return;
 	ip = interrupted_pc_from_handler(ucv);
-	__atomic_fetch_add(&pc_stats.signals, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&pc_stats.samples, weight, __ATOMIC_RELAXED);
-	for (int i = 0; i < pc.ntext; i++) {
-		size_t k = pc_profil_index(&pc.text[i].prof, ip);
+	__atomic_fetch_add(&pc_stats->signals, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats->samples, weight, __ATOMIC_RELAXED);
+	for (int i = 0; i < pc->ntext; i++) {
+		size_t k = pc_profil_index(&pc->text[i].prof, ip);
 
 		if (k != (size_t)-1) {
-			__atomic_fetch_add(&pc.text[i].prof.buf[k], weight,
+			__atomic_fetch_add(&pc->text[i].prof.buf[k], weight,
 					   __ATOMIC_RELAXED);
 			in_text = 1;
 			goto walk;
 		}
 	}
-	__atomic_fetch_add(&pc_stats.outside, weight, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats->outside, weight, __ATOMIC_RELAXED);
 	if (pc_cfg->scope_all)
 		in_text = pc_objects_sample_from_handler(ip, weight);
 walk:
@@ -179,7 +179,7 @@ walk:
 		return;
 	if (pc_stack_room_from_handler(ucv) < walk_budget() ||
 	    (buf = frames_claim_from_handler()) < 0) {
-		__atomic_fetch_add(&pc_stats.no_room, weight, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc_stats->no_room, weight, __ATOMIC_RELAXED);
 		return;
 	}
 	walk_from_handler(ucv, ip, in_text, weight, buf);

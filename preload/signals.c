@@ -122,7 +122,7 @@ pc_prog_action_store(int sig, const struct sigaction *act)
 	s = __atomic_load_n(&act_seq[sig], __ATOMIC_RELAXED);
 	__atomic_store_n(&act_seq[sig], s + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	pc.prog_action[sig] = *act;
+	pc->prog_action[sig] = *act;
 	__atomic_store_n(&act_seq[sig], s + 2, __ATOMIC_RELEASE);
 	__atomic_store_n(&act_lock, 0, __ATOMIC_RELEASE);
 	real_pthread_sigmask(SIG_SETMASK, &prev, NULL);
@@ -138,7 +138,7 @@ pc_prog_action_from_handler(int sig, struct sigaction *out)
 
 		if (s & 1)
 			continue;	/* a writer on another CPU is half-way */
-		src = (const volatile unsigned char *)&pc.prog_action[sig];
+		src = (const volatile unsigned char *)&pc->prog_action[sig];
 		for (size_t i = 0; i < sizeof(*out); i++)
 			dst[i] = src[i];
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -184,7 +184,7 @@ static int
 hidden_sig(int sig)
 {
 	return sig > 0 && sig < NSIG &&
-	       (pc.owned[sig] == PC_OWN_SAMPLING || pc.owned[sig] == PC_OWN_SNAPSHOT);
+	       (pc->owned[sig] == PC_OWN_SAMPLING || pc->owned[sig] == PC_OWN_SNAPSHOT);
 }
 
 void
@@ -202,9 +202,9 @@ pc_signals_init(void)
 		    old.sa_handler != SIG_DFL)
 			continue;	/* ignored or handled: not ours to take */
 		fatal_action(&sa);
-		pc.prog_action[sig] = old;
+		pc->prog_action[sig] = old;
 		if (real_sigaction(sig, &sa, NULL) == 0)
-			pc.owned[sig] = PC_OWN_FATAL;
+			pc->owned[sig] = PC_OWN_FATAL;
 	}
 }
 
@@ -254,7 +254,7 @@ pc_signals_before_exec(int vfork_child)
 	struct sigaction view, ign, saved;
 	sigset_t one;
 
-	if (pc.owned[s] != PC_OWN_SAMPLING)
+	if (pc->owned[s] != PC_OWN_SAMPLING)
 		return;
 	/* an ignored signal stays ignored across exec: make it so; a
 	 * handler is reset to the default by exec itself */
@@ -269,7 +269,7 @@ pc_signals_before_exec(int vfork_child)
 		sigaddset(&one, s);
 		masked = real_pthread_sigmask(SIG_BLOCK, &one, NULL) == 0;
 	}
-	if (n && pc.owned[n] == PC_OWN_SNAPSHOT && !(prog_blocked & HIDE_SNAPSHOT)) {
+	if (n && pc->owned[n] == PC_OWN_SNAPSHOT && !(prog_blocked & HIDE_SNAPSHOT)) {
 		sigemptyset(&one);
 		sigaddset(&one, n);
 		unmasked = real_pthread_sigmask(SIG_UNBLOCK, &one, NULL) == 0;
@@ -306,14 +306,14 @@ pc_signals_exec_failed(void)
 
 /* ------------------------------------------------------------ sigaction */
 
-/* The program sets act for a signal libpc owns (pc.owned[sig]): what it
+/* The program sets act for a signal libpc owns (pc->owned[sig]): what it
  * believes is installed changes, or it takes the signal back. 0 or -1. */
 static int
 take_owned(int sig, const struct sigaction *act)
 {
 	int r = 0;
 
-	switch (pc.owned[sig]) {
+	switch (pc->owned[sig]) {
 	case PC_OWN_SAMPLING:
 	case PC_OWN_SNAPSHOT:
 		pc_prog_action_store(sig, act);
@@ -326,7 +326,7 @@ take_owned(int sig, const struct sigaction *act)
 		/* the program's own handler (or SIG_IGN) takes over */
 		r = real_sigaction(sig, act, NULL);
 		if (r == 0)
-			pc.owned[sig] = 0;
+			pc->owned[sig] = 0;
 		break;
 	}
 	return r;
@@ -339,7 +339,7 @@ onstack_masked(int sig, const struct sigaction *act, struct sigaction *copy)
 {
 	int s = pc_cfg->sig;
 
-	if (!act || !(act->sa_flags & SA_ONSTACK) || pc.owned[s] != PC_OWN_SAMPLING ||
+	if (!act || !(act->sa_flags & SA_ONSTACK) || pc->owned[s] != PC_OWN_SAMPLING ||
 	    (!(act->sa_flags & SA_SIGINFO) &&
 	     (act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN))) {
 		if (act)
@@ -362,7 +362,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	/* a fatal signal the program handled and now puts back to its
 	 * default (to die of it, as sort(1) does on SIGPIPE): take it again,
 	 * so that the profile is written before the process goes */
-	if (sig > 0 && sig < NSIG && !pc.owned[sig] && pc_on() && act &&
+	if (sig > 0 && sig < NSIG && !pc->owned[sig] && pc_on() && act &&
 	    !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL &&
 	    is_fatal(sig) && sig != pc_cfg->sig && sig != pc_cfg->snapshot_sig) {
 		fatal_action(&ours);
@@ -370,13 +370,13 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 		if (r)
 			return r;
 		pc_prog_action_store(sig, act);
-		pc.owned[sig] = PC_OWN_FATAL;
+		pc->owned[sig] = PC_OWN_FATAL;
 		mask_added[sig] = 0;
 		if (old)
 			*old = was;
 		return 0;
 	}
-	if (sig <= 0 || sig >= NSIG || !pc.owned[sig]) {
+	if (sig <= 0 || sig >= NSIG || !pc->owned[sig]) {
 		added = sig > 0 && sig < NSIG && mask_added[sig];
 		r = real_sigaction(sig, sig > 0 && sig < NSIG ? onstack_masked(sig, act, &copy) : act,
 				   old);
@@ -385,7 +385,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 		return r;
 	}
 	if (pc_prog_action_from_handler(sig, &was))
-		was = pc.prog_action[sig];
+		was = pc->prog_action[sig];
 	if (act)
 		r = take_owned(sig, act);
 	if (r)
@@ -464,13 +464,13 @@ view_of(sigset_t *set, unsigned blocked)
 {
 	int s = pc_cfg->sig, n = pc_cfg->snapshot_sig;
 
-	if (pc.owned[s] == PC_OWN_SAMPLING) {
+	if (pc->owned[s] == PC_OWN_SAMPLING) {
 		if (blocked & HIDE_SAMPLE)
 			sigaddset(set, s);
 		else
 			sigdelset(set, s);
 	}
-	if (n && pc.owned[n] == PC_OWN_SNAPSHOT) {
+	if (n && pc->owned[n] == PC_OWN_SNAPSHOT) {
 		if (blocked & HIDE_SNAPSHOT)
 			sigaddset(set, n);
 		else
@@ -517,9 +517,9 @@ filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 	if (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
 		return real(how, set, old);	/* EINVAL, as the kernel says */
 	copy = *set;
-	if (pc.owned[s] == PC_OWN_SAMPLING)
+	if (pc->owned[s] == PC_OWN_SAMPLING)
 		now = hide(how, &copy, s, HIDE_SAMPLE, 0, now);
-	if (n && pc.owned[n] == PC_OWN_SNAPSHOT)
+	if (n && pc->owned[n] == PC_OWN_SNAPSHOT)
 		now = hide(how, &copy, n, HIDE_SNAPSHOT, 1, now);
 	r = real(how, &copy, old);
 	if (r)

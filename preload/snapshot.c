@@ -158,8 +158,8 @@ pc_snapshots_start(void)
 		sa.sa_handler = snapshot_from_handler;
 		sa.sa_flags = SA_RESTART | SA_ONSTACK;
 		sigemptyset(&sa.sa_mask);
-		if (pc_real_sigaction(sig, &sa, &pc.prog_action[sig]) == 0) {
-			pc.owned[sig] = PC_OWN_SNAPSHOT;
+		if (pc_real_sigaction(sig, &sa, &pc->prog_action[sig]) == 0) {
+			pc->owned[sig] = PC_OWN_SNAPSHOT;
 			pc_signals_take_snapshot();
 		}
 	}

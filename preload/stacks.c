@@ -233,7 +233,7 @@ pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 			return;
 		}
 	}
-	__atomic_fetch_add(&pc_stats.stacks_dropped, weight, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats->stacks_dropped, weight, __ATOMIC_RELAXED);
 }
 
 int

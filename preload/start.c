@@ -22,8 +22,12 @@
 
 #include "pc.h"
 
-struct pc_state pc PC_HIDDEN;
-struct pc_stats pc_stats PC_HIDDEN;
+static struct pc_state boot_state;
+static struct pc_stats boot_stats;
+/* in the live file once it exists (live.c) */
+struct pc_state *pc PC_HIDDEN = &boot_state;
+struct pc_stats *pc_stats PC_HIDDEN = &boot_stats;
+const char pc_timer_tag PC_HIDDEN;
 
 /*
  * The configuration, in pages of its own: pc_start makes them read-only
@@ -88,7 +92,7 @@ read_settings(void)
 	config->depth = want.depth;
 	config->stacks = want.stacks != 0;
 	if (want.stacks == 2)
-		strcpy(pc.stacks_path, want.stacks_path);
+		strcpy(pc->stacks_path, want.stacks_path);
 	config->snapshot_sig = want.snapshot_sig;
 	config->snapshot_interval_ms = want.snapshot_interval_ms;
 	config->verbose = want.verbose;
@@ -183,11 +187,11 @@ find_main(struct dl_phdr_info *info, size_t size, void *data)
 		}
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !ph->p_memsz)
 			continue;
-		if (pc.ntext == PC_MAX_TEXT) {
+		if (pc->ntext == PC_MAX_TEXT) {
 			f->too_many = 1;
 			continue;
 		}
-		t = &pc.text[pc.ntext++];
+		t = &pc->text[pc->ntext++];
 		t->link_low = ph->p_vaddr & ~(bin - 1);
 		t->prof.offset = info->dlpi_addr + t->link_low;
 		t->prof.scale = PC_SCALE;
@@ -209,8 +213,8 @@ map_counters(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
 
-	for (int i = 0; i < pc.ntext; i++) {
-		struct pc_text *t = &pc.text[i];
+	for (int i = 0; i < pc->ntext; i++) {
+		struct pc_text *t = &pc->text[i];
 		void *m;
 
 		t->map_len = (t->prof.bufsiz + (size_t)page - 1) & ~((size_t)page - 1);
@@ -301,7 +305,7 @@ set_up(void)
 	if (read_output())
 		return "cannot form the output path; profiling is off";
 	dl_iterate_phdr(find_main, &f);
-	if (!f.found || pc.ntext == 0)
+	if (!f.found || pc->ntext == 0)
 		return "cannot find the program's executable segment; profiling is off";
 	if (f.too_many)
 		pc_say("the program has more than 8 executable segments; later ones are not profiled", "", "");
@@ -322,7 +326,7 @@ pc_start(void)
 	int saved = errno;
 
 	pc_msg_init();
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc.cpu_start);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc->cpu_start);
 	config->spare[0] = GMON_PC_MARK0;
 	config->spare[1] = GMON_PC_MARK1;
 	config->spare[2] = GMON_PC_FORMAT;

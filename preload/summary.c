@@ -96,19 +96,19 @@ line_timer_why(struct pc_line *l)
 static void
 line_rates(struct pc_line *l, double cpu)
 {
-	pc_line_u64(l, pc_stats.samples);
+	pc_line_u64(l, pc_stats->samples);
 	pc_line_str(l, " samples (");
-	pc_line_u64(l, pc_stats.signals);
+	pc_line_u64(l, pc_stats->signals);
 	pc_line_str(l, " signals) in ");
 	line_fixed1(l, cpu);
 	pc_line_str(l, " s CPU; rate ");
 	pc_line_u64(l, (uint64_t)pc_cfg->hz);
 	pc_line_str(l, " Hz requested, ");
-	pc_line_u64(l, cpu > 0 ? (uint64_t)(pc_stats.samples / cpu + 0.5) : 0);
+	pc_line_u64(l, cpu > 0 ? (uint64_t)(pc_stats->samples / cpu + 0.5) : 0);
 	pc_line_str(l, " Hz effective, ");
-	pc_line_u64(l, cpu > 0 ? (uint64_t)(pc_stats.signals / cpu + 0.5) : 0);
+	pc_line_u64(l, cpu > 0 ? (uint64_t)(pc_stats->signals / cpu + 0.5) : 0);
 	pc_line_str(l, " signals/s; ");
-	pc_line_u64(l, pc_stats.threads);
+	pc_line_u64(l, pc_stats->threads);
 	pc_line_str(l, " threads; timer ");
 	pc_line_str(l, pc_timer_kind() == PC_TIMER_TASKCLOCK ? "taskclock" : "posix");
 	line_timer_why(l);
@@ -119,7 +119,7 @@ static void
 line_scope_and_graph(struct pc_line *l)
 {
 	pc_line_str(l, "; ");
-	pc_line_u64(l, pc_stats.outside);
+	pc_line_u64(l, pc_stats->outside);
 	pc_line_str(l, " samples outside the text");
 	if (pc_cfg->scope_all) {
 		struct pc_object_counts n;
@@ -135,16 +135,16 @@ line_scope_and_graph(struct pc_line *l)
 	if (!pc_cfg->callgraph)
 		return;
 	pc_line_str(l, "; call graph: ");
-	pc_line_u64(l, pc_stats.stacks_walked ? pc_stats.frames / pc_stats.stacks_walked : 0);
+	pc_line_u64(l, pc_stats->stacks_walked ? pc_stats->frames / pc_stats->stacks_walked : 0);
 	pc_line_str(l, " frames a stack (");
 	pc_line_str(l, pc_cfg->unwinder == PC_UNWIND_FP ? "fp" :
 		     pc_cfg->unwinder == PC_UNWIND_LIBUNWIND ? "libunwind" : "dwarf");
 	pc_line_str(l, "), ");
-	pc_line_u64(l, pc_stats.arcs_dropped);
+	pc_line_u64(l, pc_stats->arcs_dropped);
 	pc_line_str(l, " arc samples dropped (table full)");
 	if (pc_cfg->stacks) {
 		pc_line_str(l, ", ");
-		pc_line_u64(l, pc_stats.stacks_dropped);
+		pc_line_u64(l, pc_stats->stacks_dropped);
 		pc_line_str(l, " stack samples dropped");
 	}
 }
@@ -170,8 +170,8 @@ pc_dump_summary(const char *path, int err)
 		return;
 	/* this image's CPU only: an exec keeps the process's clock going */
 	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
-		cpu = (double)(ts.tv_sec - pc.cpu_start.tv_sec) +
-		      (double)(ts.tv_nsec - pc.cpu_start.tv_nsec) / 1e9;
+		cpu = (double)(ts.tv_sec - pc->cpu_start.tv_sec) +
+		      (double)(ts.tv_nsec - pc->cpu_start.tv_nsec) / 1e9;
 	l.len = 0;
 	pc_line_str(&l, "libpc: ");
 	pc_line_str(&l, err ? "not written " : "wrote ");
@@ -183,11 +183,11 @@ pc_dump_summary(const char *path, int err)
 	pc_line_u64(&l, (uint64_t)pc_cfg->sig);
 	if (pc_cfg->pg_built)
 		pc_line_str(&l, " (the program is built with -pg: SIGPROF is glibc's)");
-	line_count(&l, pc_stats.snapshots, " snapshots");
-	line_count(&l, pc_stats.lost_blocked,
+	line_count(&l, pc_stats->snapshots, " snapshots");
+	line_count(&l, pc_stats->lost_blocked,
 		   " of the program's own signals held while it blocked them");
-	line_count(&l, pc_stats.timer_failures, " threads unsampled (no timer)");
-	line_count(&l, pc_stats.no_room, " samples without a call chain (no room on their stack)");
-	line_count(&l, pc_stats.foreign, " foreign signals passed on");
+	line_count(&l, pc_stats->timer_failures, " threads unsampled (no timer)");
+	line_count(&l, pc_stats->no_room, " samples without a call chain (no room on their stack)");
+	line_count(&l, pc_stats->foreign, " foreign signals passed on");
 	line_out(&l);
 }

@@ -176,7 +176,7 @@ arm_posix(clockid_t clock, pid_t tid, timer_t *t)
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = pc_cfg->sig;
-	sev.sigev_value.sival_ptr = &pc;
+	sev.sigev_value.sival_ptr = (void *)&pc_timer_tag;
 	sev.sigev_notify_thread_id = tid;
 	if (timer_create(clock, &sev, t))
 		goto fail;
@@ -189,7 +189,7 @@ arm_posix(clockid_t clock, pid_t tid, timer_t *t)
 	timer_delete(*t);
 	errno = -r;
 fail:
-	__atomic_fetch_add(&pc_stats.timer_failures, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
 	return -errno;
 }
 
@@ -221,12 +221,12 @@ pc_thread_arm(void)
 		r = arm_perf((pid_t)syscall(SYS_gettid));
 		if (r == 0) {
 			thread_armed = 2;
-			__atomic_fetch_add(&pc_stats.threads, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc_stats->threads, 1, __ATOMIC_RELAXED);
 			goto out;
 		}
 		/* refused (or out of descriptors): this thread gets a POSIX
 		 * timer; if the very first is refused, every thread will */
-		if (!__atomic_load_n(&pc_stats.threads, __ATOMIC_RELAXED))
+		if (!__atomic_load_n(&pc_stats->threads, __ATOMIC_RELAXED))
 			__atomic_store_n(&taskclock_refused, -r, __ATOMIC_RELAXED);
 	}
 	if (pthread_getcpuclockid(pthread_self(), &clock))
@@ -235,7 +235,7 @@ pc_thread_arm(void)
 	if (r)
 		goto out;
 	thread_armed = 1;
-	__atomic_fetch_add(&pc_stats.threads, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats->threads, 1, __ATOMIC_RELAXED);
 out:
 	errno = saved;
 	return r;
@@ -323,7 +323,7 @@ pc_threads_adopt(void)
 			off += d->reclen;
 			if (tid <= 0 || tid == self || arm_posix(clock, (pid_t)tid, &t))
 				continue;
-			__atomic_fetch_add(&pc_stats.threads, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc_stats->threads, 1, __ATOMIC_RELAXED);
 		}
 	}
 	close(fd);
