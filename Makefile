@@ -49,7 +49,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/names.c preload/signals.c preload/objects.c preload/objfind.c \
 	preload/objwrite.c preload/msg.c preload/out.c preload/summary.c \
 	preload/timer.c preload/timercost.c preload/handler.c preload/settings.c \
-	preload/snapshot.c \
+	preload/snapshot.c preload/live.c preload/recover.c \
 	gmon/write.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
@@ -60,7 +60,7 @@ all: $(B)/libpc.so
 
 $(PRELOAD_OBJ): | deps-build
 $(B)/pic/%.o: %.c gmon/gmon.h preload/pc.h preload/profil.h preload/banned.h \
-		preload/unwind.h preload/objects.h
+		preload/unwind.h preload/objects.h preload/live.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PRELOAD_CFLAGS) -c -o $@ $<
 
@@ -78,7 +78,7 @@ TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
 	gmon/read.c gmon/write.c \
 	gmon/objects.c
 TOOLS_SRC += tools/diff_side.c tools/diff_model.c tools/diff_compare.c tools/diff_out.c \
-	tools/compare.c
+	tools/compare.c tools/recover.c
 TOOLS_SRC += tools/export.c tools/export_pprof.c tools/export_text.c tools/export_threads.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o) $(B)/tool/gen/profile.pb-c.o
 # libelf reads symbols; libdw (elfutils too) reads unwind tables for the

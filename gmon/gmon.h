@@ -263,7 +263,9 @@ struct gmon_anon {
 	uint64_t pc, count;
 };
 
-enum { GMON_ENDED_NOT_SAID, GMON_ENDED_EXIT, GMON_ENDED_EXEC };
+/* how an image ended: killed is a profile pcprof finished from libpc's
+ * live file, of a process that ended without writing it */
+enum { GMON_ENDED_NOT_SAID, GMON_ENDED_EXIT, GMON_ENDED_EXEC, GMON_ENDED_KILLED };
 /* The manifest's "timer KIND HOW COST": what the threads got (posix,
  * taskclock), why (asked: PC_TIMER named it; measured: chosen by the
  * measured cost of a task-clock sample, COST ns; refused: task-clock was

@@ -266,7 +266,8 @@ parse_record(struct gmon_objects *o, const char *p, const char *nl, uint64_t lin
 		o->have_cpu = 1;
 	} else if (IS("ended")) {
 		n = field(&p, nl, &f);
-		o->ended = IS("exec") ? GMON_ENDED_EXEC : IS("exit") ? GMON_ENDED_EXIT : 0;
+		o->ended = IS("exec") ? GMON_ENDED_EXEC : IS("exit") ? GMON_ENDED_EXIT :
+			   IS("killed") ? GMON_ENDED_KILLED : 0;
 		if (!o->ended || field(&p, nl, &f))
 			return fail(err, line, "bad ending");
 	} else if (IS("timer")) {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "live.h"
 #include "banned.h"
 
 #define MAX_PROBE 64
@@ -36,12 +37,24 @@ pc_arcs_init(size_t nslots)
 	while (n < nslots)
 		n *= 2;
 	table_len = n * sizeof(struct pc_arc);
-	m = mmap(NULL, table_len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (m == MAP_FAILED)
-		return -errno;
+	m = pc_live_alloc(table_len, 0);
+	if (!m)
+		return -ENOMEM;
 	table = m;
 	table_mask = n - 1;
+	pc_live_tables()->arcs = m;
+	pc_live_tables()->arcs_slots = n;
+	return 0;
+}
+
+int
+pc_arcs_recover(const struct pc_live_tables *t)
+{
+	if (!t->arcs_slots || (t->arcs_slots & (t->arcs_slots - 1)))
+		return -EINVAL;
+	table = t->arcs;
+	table_mask = t->arcs_slots - 1;
+	table_len = t->arcs_slots * sizeof(struct pc_arc);
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "live.h"
 
 
 
@@ -142,6 +143,8 @@ pc_finish(void)
 		path = other;
 	pc->ending = PC_END_EXIT;
 	r = dump_on_own_stack(path);
+	/* written, or said why not: a file nobody will finish goes too */
+	pc_live_done();
 	unlock_dump();
 	pc_dump_summary(path, r);
 out:
@@ -190,6 +193,9 @@ after_fork_child(void)
 	exit_caller = 0;
 	if (!pc_on())
 		return;
+	/* a file of its own before anything is written: until then pc is
+	 * the parent's, in a mapping the two share */
+	pc_live_forked();
 	for (int i = 0; i < pc->ntext; i++)
 		madvise(pc->text[i].prof.buf, pc->text[i].map_len, MADV_DONTNEED);
 	pc_sample_forked();
@@ -310,6 +316,9 @@ before_exec(void)
 	 * the other threads and their events, and closes this one) */
 	pc_thread_hold(1);
 	pc_signals_before_exec(0);
+	/* the live file is done with either way: the next image (the same
+	 * pid) removes it, or exec_failed takes it back */
+	pc_live_state(PC_LIVE_DONE);
 	if (!pc_stats->samples)
 		return 1;
 	lock_dump();
@@ -334,6 +343,7 @@ exec_failed(int stopped)
 	if (!stopped)
 		return;
 	pc_signals_exec_failed();
+	pc_live_state(PC_LIVE_RUNNING);
 	if (exec_path[0]) {
 		char sp[PATH_MAX + 8];
 		size_t k = strlen(exec_path);

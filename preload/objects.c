@@ -54,15 +54,6 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static int objects_full;	/* said once: the table is full */
 
-static void *
-map_zero(size_t len)
-{
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	return m == MAP_FAILED ? NULL : m;
-}
-
 /* The first GNU build-id note of an object, from its PT_NOTE segments. */
 int
 pc_note_build_id(const struct dl_phdr_info *info, uint8_t *id, size_t max)
@@ -133,7 +124,12 @@ vdso_image(struct pc_object *o, const struct dl_phdr_info *info)
 			size_t mapped = (ph->p_filesz + page - 1) & ~(page - 1);
 
 			if (len <= mapped && len <= (1u << 20)) {
-				o->image = e;
+				/* a copy in the live file, for pc_recover */
+				void *copy = pc_live_active() ? pc_live_alloc(len, 1) : NULL;
+
+				if (copy)
+					memcpy(copy, e, len);
+				o->image = copy ? copy : e;
 				o->image_len = len;
 			}
 			return;
@@ -141,26 +137,27 @@ vdso_image(struct pc_object *o, const struct dl_phdr_info *info)
 	}
 }
 
-/* name made absolute against the working directory; malloc'ed. */
-static char *
-absolute_name(const char *name)
+/* name made absolute against the working directory, into dst[size]; 0,
+ * or -1 when it does not fit. */
+static int
+absolute_name(char *dst, size_t size, const char *name)
 {
-	char cwd[PATH_MAX], *s;
-	size_t a, b;
+	size_t a, b = strlen(name);
 
-	if (name[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-		return strdup(name);
-	a = strlen(cwd);
-	b = strlen(name);
+	if (name[0] == '/' || !getcwd(dst, size)) {
+		if (b >= size)
+			return -1;
+		memcpy(dst, name, b + 1);
+		return 0;
+	}
+	a = strlen(dst);
 	if (name[0] == '.' && name[1] == '/')
 		name += 2, b -= 2;
-	s = malloc(a + b + 2);
-	if (!s)
-		return NULL;
-	memcpy(s, cwd, a);
-	s[a] = '/';
-	memcpy(s + a + 1, name, b + 1);
-	return s;
+	if (a + b + 2 > size)
+		return -1;
+	dst[a] = '/';
+	memcpy(dst + a + 1, name, b + 1);
+	return 0;
 }
 
 /* "libz.so.1" for "/usr/lib/x86_64-linux-gnu/libz.so.1", made safe for a
@@ -222,15 +219,21 @@ set_offsets(struct pc_object *o, uintptr_t bias)
 		o->text[i].prof.offset = bias + o->text[i].link_low;
 }
 
-/* The object's name for the manifest, malloc'ed: "[vdso]", its absolute
- * path, or "[anonymous]"; NULL when memory runs out. */
-static char *
-object_path(const struct dl_phdr_info *info, int vdso)
+/* The object's name for the manifest, into dst[size]: "[vdso]", its
+ * absolute path, or "[anonymous]"; 0, or -1 when it does not fit. */
+static int
+object_path(char *dst, size_t size, const struct dl_phdr_info *info, int vdso)
 {
-	if (vdso)
-		return strdup("[vdso]");
-	return absolute_name(info->dlpi_name && info->dlpi_name[0] ?
-			     info->dlpi_name : "[anonymous]");
+	const char *name = vdso ? "[vdso]" : info->dlpi_name && info->dlpi_name[0] ?
+			   info->dlpi_name : "[anonymous]";
+
+	if (name[0] == '[') {		/* not a file: no directory */
+		if (strlen(name) >= size)
+			return -1;
+		strcpy(dst, name);
+		return 0;
+	}
+	return absolute_name(dst, size, name);
 }
 
 /* The object's executable segments (at most PC_OBJ_TEXT) into s; how
@@ -281,12 +284,9 @@ map_texts(struct pc_object *o, const struct seg *s, int ns)
 		t->prof.bufsiz = (s[i].vaddr + s[i].memsz - t->link_low + bin - 1) /
 				 bin * sizeof(uint32_t);
 		t->map_len = (t->prof.bufsiz + page - 1) & ~(page - 1);
-		t->prof.buf = map_zero(t->map_len);
-		if (!t->prof.buf) {
-			for (int k = 0; k < i; k++)
-				munmap(o->text[k].prof.buf, o->text[k].map_len);
-			return -1;
-		}
+		t->prof.buf = pc_live_alloc(t->map_len, 0);
+		if (!t->prof.buf)
+			return -1;	/* what was taken stays taken */
 	}
 	return 0;
 }
@@ -299,7 +299,7 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	uint8_t id[20];
 	int ns, idlen, vdso;
 	struct pc_object *o;
-	char *path;
+	char path[PATH_MAX];
 
 	(void)size;
 	if (*first) {
@@ -310,12 +310,11 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	vdso = is_vdso(info);
 	idlen = pc_note_build_id(info, id, sizeof(id));
-	if (!(path = object_path(info, vdso)))
+	if (object_path(path, sizeof(path), info, vdso))
 		return 0;
 	/* the same file loaded again (dlclose, then dlopen) takes its entry
 	 * back: its link-time addresses, and so its counters, are the same */
 	if ((o = known_entry(path, id, idlen, s, ns))) {
-		free(path);
 		set_offsets(o, info->dlpi_addr);
 		o->loaded = o->seen = 1;
 		return 0;
@@ -323,17 +322,15 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	if (pc_objs->nobjs == PC_MAX_OBJECTS) {
 		if (!objects_full++)
 			pc_say("more than 1024 shared objects; later ones are not profiled", "", "");
-		free(path);
 		return 0;
 	}
 	o = &pc_objs->objs[pc_objs->nobjs];
 	memset(o, 0, sizeof(*o));
-	if (map_texts(o, s, ns)) {
-		free(path);
+	/* the path is kept in libpc's own memory, never malloc'ed: at
+	 * exit a leak checker must find nothing of libpc's */
+	if (map_texts(o, s, ns) || !(o->path = pc_live_strdup(path)))
 		return 0;
-	}
 	o->ntext = ns;
-	o->path = path;
 	o->vdso = vdso;
 	memcpy(o->build_id, id, (size_t)idlen);
 	o->build_id_len = idlen;
@@ -454,10 +451,13 @@ pc_objects_scan(void)
 int
 pc_objects_init(void)
 {
-	pc_objs->objs = map_zero(PC_MAX_OBJECTS * sizeof(struct pc_object));
-	pc_objs->ranges[0] = map_zero(PC_MAX_RANGES * sizeof(struct pc_range));
-	pc_objs->ranges[1] = map_zero(PC_MAX_RANGES * sizeof(struct pc_range));
-	pc_objs->pending = map_zero(PC_PENDING * sizeof(struct pc_pending));
+	/* the inventory first, the counters after: a fork child copies the
+	 * one and starts the other at zero (live.c) */
+	pc_objs->objs = pc_live_alloc(PC_MAX_OBJECTS * sizeof(struct pc_object), 1);
+	pc_objs->ranges[0] = pc_live_alloc(PC_MAX_RANGES * sizeof(struct pc_range), 1);
+	pc_objs->ranges[1] = pc_live_alloc(PC_MAX_RANGES * sizeof(struct pc_range), 1);
+	pc_live_strdup("");	/* the strings' region, before any counter */
+	pc_objs->pending = pc_live_alloc(PC_PENDING * sizeof(struct pc_pending), 0);
 	if (!pc_objs->objs || !pc_objs->ranges[0] || !pc_objs->ranges[1] || !pc_objs->pending)
 		return -ENOMEM;
 	pc_objs->find_object = (int (*)(void *, struct dl_find_object *))

@@ -244,23 +244,27 @@ manifest_header(struct gmon_sink *s)
 	pc_line_str(&t, "pcprof-objects 1\nrate ");
 	pc_line_u64(&t, (uint64_t)pc_cfg->hz);
 	pc_line_str(&t, "\npid ");
-	pc_line_u64(&t, (uint64_t)getpid());
+	pc_line_u64(&t, (uint64_t)pc->pid);
 	pc_line_str(&t, "\nthreads ");
 	pc_line_u64(&t, __atomic_load_n(&pc_stats->threads, __ATOMIC_RELAXED));
 	pc_line_str(&t, "\nno-object ");
 	pc_line_u64(&t, unplaced);
 	pc_line_str(&t, "\nstarted ");
 	pc_line_u64(&t, ns_of(pc->start));
-	pc_line_str(&t, "\ncpu ");
-	pc_line_u64(&t, ns_of(pc->cpu_start));
-	pc_line_str(&t, " ");
-	pc_line_u64(&t, stop);
-	pc_line_str(&t, " ");
-	pc_line_u64(&t, now);
+	/* a killed process's clock at its end is not known */
+	if (pc->ending != PC_END_KILLED) {
+		pc_line_str(&t, "\ncpu ");
+		pc_line_u64(&t, ns_of(pc->cpu_start));
+		pc_line_str(&t, " ");
+		pc_line_u64(&t, stop);
+		pc_line_str(&t, " ");
+		pc_line_u64(&t, now);
+	}
 	/* how the image ends: an exec's next image, of the same pid, counts
 	 * its start-up from here */
 	if (pc->ending != PC_END_RUNNING)
-		pc_line_str(&t, pc->ending == PC_END_EXEC ? "\nended exec" : "\nended exit");
+		pc_line_str(&t, pc->ending == PC_END_EXEC ? "\nended exec" :
+			    pc->ending == PC_END_KILLED ? "\nended killed" : "\nended exit");
 	pc_line_str(&t, pc_timer_kind() == PC_TIMER_TASKCLOCK ? "\ntimer taskclock " :
 		    "\ntimer posix ");
 	pc_line_str(&t, pc_timer_refused() ? "refused " :

@@ -106,7 +106,7 @@ struct pc_pending {
 	uint32_t state;			/* 0 empty, 1 being claimed, 2 ready */
 };
 
-enum { PC_END_RUNNING, PC_END_EXIT, PC_END_EXEC };
+enum { PC_END_RUNNING, PC_END_EXIT, PC_END_EXEC, PC_END_KILLED };
 
 struct pc_state {
 	/* read by the signal handler */
@@ -149,6 +149,7 @@ struct pc_stats {
 	uint64_t lost_blocked;		/* foreign signals deferred while blocked */
 	uint64_t no_room;		/* weighted samples whose stack had no
 					 * room for the walk */
+	uint64_t live_overflow;		/* regions the live file had no room for */
 	uint64_t snapshots;		/* snapshots written */
 };
 
@@ -408,6 +409,30 @@ void pc_objects_clear(void) PC_HIDDEN;
  * up to max bytes of it in id; 0 when it has none. Not AS-safe. */
 struct dl_phdr_info;
 int pc_note_build_id(const struct dl_phdr_info *info, uint8_t *id, size_t max) PC_HIDDEN;
+
+/* live.c: create the live file and move libpc's state into it, with
+ * room for text_bytes of the program's counters, an arc table, stacks and
+ * PC_SCOPE=all's objects; 0 or -errno (then memory is anonymous). Not
+ * AS-safe. */
+int pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all) PC_HIDDEN;
+/* live.c: len bytes of zeroed memory, page-aligned, from the live file
+ * where it has room, else anonymous; meta: part of the inventory a fork
+ * child keeps. NULL when memory runs out. Not AS-safe. */
+void *pc_live_alloc(size_t len, int meta) PC_HIDDEN;
+/* live.c: a string kept for the process's life, never malloc'ed. Not
+ * AS-safe. */
+char *pc_live_strdup(const char *s) PC_HIDDEN;
+/* live.c: keep a copy of the configuration for pc_recover. */
+void pc_live_seal(const struct pc_config *c) PC_HIDDEN;
+/* live.c: whether counters live in a file. AS-safe. */
+int pc_live_active(void) PC_HIDDEN;
+/* live.c: mark the file written (PC_LIVE_DONE: an exec is under way) or
+ * running again (the exec failed). AS-safe. */
+void pc_live_state(int state) PC_HIDDEN;
+/* live.c: the profile is written: the file goes. AS-safe. */
+void pc_live_done(void) PC_HIDDEN;
+/* live.c: a fork child's file of its own. Not AS-safe. */
+void pc_live_forked(void) PC_HIDDEN;
 
 /* out.c: text built without stdio, into buf[0..size). AS-safe. */
 struct pc_line {

@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 
 #include "pc.h"
+#include "live.h"
 #include "banned.h"
 
 #define MAX_PROBE	128
@@ -53,6 +54,7 @@ int
 pc_stacks_init(size_t megabytes)
 {
 	size_t slots = 1 << 16;
+	struct pc_live_tables *t;
 	void *a, *x;
 
 	arena_len = megabytes << 20;
@@ -62,28 +64,38 @@ pc_stacks_init(size_t megabytes)
 	while (slots < arena_words / 16)
 		slots *= 2;
 	index_len = slots * sizeof(uint32_t);
-	a = mmap(NULL, arena_len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (a == MAP_FAILED)
-		return -errno;
-	x = mmap(NULL, index_len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (x == MAP_FAILED) {
-		munmap(a, arena_len);
-		return -errno;
-	}
-	names = mmap(NULL, THREAD_SLOTS * sizeof(*names), PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (names == MAP_FAILED) {
+	a = pc_live_alloc(arena_len, 0);
+	x = pc_live_alloc(index_len, 0);
+	names = pc_live_alloc(THREAD_SLOTS * sizeof(*names), 0);
+	if (!a || !x || !names) {
 		names = NULL;
-		munmap(a, arena_len);
-		munmap(x, index_len);
-		return -errno;
+		return -ENOMEM;
 	}
 	arena = a;
 	index_slots = x;
 	index_mask = slots - 1;
 	arena_used = 1;		/* offset 0 would read as an empty slot */
+	t = pc_live_tables();
+	t->stacks_arena = a;
+	t->stacks_words = arena_words;
+	t->stacks_index = x;
+	t->stacks_slots = slots;
+	t->stacks_names = names;
+	t->stacks_names_len = THREAD_SLOTS * sizeof(*names);
+	return 0;
+}
+
+int
+pc_stacks_recover(const struct pc_live_tables *t)
+{
+	if (t->stacks_names_len != THREAD_SLOTS * sizeof(*names) ||
+	    !t->stacks_slots || (t->stacks_slots & (t->stacks_slots - 1)))
+		return -EINVAL;
+	arena = t->stacks_arena;
+	arena_words = t->stacks_words;
+	index_slots = t->stacks_index;
+	index_mask = t->stacks_slots - 1;
+	names = t->stacks_names;
 	return 0;
 }
 
@@ -240,7 +252,7 @@ int
 pc_stacks_write(struct gmon_sink *s)
 {
 	gmon_sink_stacks_header(s, (uint32_t)pc_cfg->hz, pc_cfg->spare + GMON_BUILDID_OFF,
-				(uint32_t)getpid());
+				(uint32_t)pc->pid);
 	for (size_t i = 0; names && i < THREAD_SLOTS && !s->error; i++) {
 		uint32_t tid = __atomic_load_n(&names[i].tid, __ATOMIC_ACQUIRE);
 		uint64_t w[2];
@@ -256,6 +268,11 @@ pc_stacks_write(struct gmon_sink *s)
 		const uint64_t *e;
 
 		if (!cur)
+			continue;
+		/* an entry inside the arena, whole (a file pc_recover reads
+		 * may be damaged) */
+		if (cur - 1 + (size_t)ENTRY_WORDS > arena_words ||
+		    (uint32_t)arena[cur - 1 + 2] > arena_words - (cur - 1) - ENTRY_WORDS)
 			continue;
 		e = arena + (cur - 1);
 		gmon_sink_stack(s, __atomic_load_n(&e[1], __ATOMIC_RELAXED),

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "live.h"
 
 static struct pc_state boot_state;
 static struct pc_stats boot_stats;
@@ -43,12 +44,19 @@ static union {
 static struct pc_config *const config = &store.c;
 const struct pc_config *const pc_cfg PC_HIDDEN = &store.c;
 
+void
+pc_config_recover(const struct pc_config *c)
+{
+	*config = *c;
+}
+
 /* Make the configuration read-only: start-up is over. */
 static void
 config_seal(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
 
+	pc_live_seal(config);
 	if (page > 0 && CONFIG_ALIGN % page == 0)
 		mprotect(&store, sizeof(store), PROT_READ);
 }
@@ -212,17 +220,22 @@ static int
 map_counters(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
+	size_t bytes = 0;
 
 	for (int i = 0; i < pc->ntext; i++) {
 		struct pc_text *t = &pc->text[i];
-		void *m;
 
 		t->map_len = (t->prof.bufsiz + (size_t)page - 1) & ~((size_t)page - 1);
-		m = mmap(NULL, t->map_len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (m == MAP_FAILED)
-			return -errno;
-		t->prof.buf = m;
+		bytes += t->map_len;
+	}
+	/* the live file first, sized for what start-up will ask of it */
+	pc_live_open(bytes, want.callgraph ? want.arcs : 0,
+		     want.callgraph && want.stacks ? want.stacks_mb : 0, want.scope_all);
+	for (int i = 0; i < pc->ntext; i++) {
+		struct pc_text *t = &pc->text[i];
+
+		if (!(t->prof.buf = pc_live_alloc(t->map_len, 0)))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -325,6 +338,10 @@ pc_start(void)
 	const char *why;
 	int saved = errno;
 
+	/* pcprof loads libpc to finish a live file (pc_recover), not to
+	 * profile itself */
+	if (getenv("PC_RECOVER"))
+		return;
 	pc_msg_init();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc->cpu_start);
 	config->spare[0] = GMON_PC_MARK0;

@@ -177,6 +177,7 @@ dir_names(const char *path, size_t *nn)
 	*nn = 0;
 	if (!d)
 		pc_fatal("'%s': %s", path, strerror(errno));
+	recover_dir(path);
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;

@@ -300,6 +300,9 @@ int runview_report(char **paths, int npaths, struct report_opts *r,
  * when there is none); why LD_PRELOAD would do nothing for the program
  * at path (setuid, static), or NULL. */
 int run_find_libpc(char *out, size_t size);
+/* recover.c: finish the profiles that processes left unfinished in dir
+ * (libpc's live files), with libpc's own writer; how many. */
+int recover_dir(const char *dir);
 int run_find_command(const char *cmd, char *out, size_t size);
 const char *run_why_unprofilable(const char *path);
 

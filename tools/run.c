@@ -469,6 +469,9 @@ cmd_run(int argc, char **argv)
 	set_environment(lib, unprofiled, o.main_only, dir, output);
 	had_before = stat(output, &before) == 0;
 	status = run_child(exe, argv + optind);
+	/* what processes that never wrote their profile left (killed) */
+	if (!unprofiled)
+		recover_dir(dir);
 	if (!o.no_report) {
 		if (stat(output, &after) || (had_before && after.st_ino == before.st_ino &&
 		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))

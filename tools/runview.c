@@ -171,6 +171,7 @@ add_dir(struct view *v, const char *dir)
 
 	if (!d)
 		pc_fatal("'%s': %s", dir, strerror(errno));
+	recover_dir(dir);
 	while ((e = readdir(d))) {
 		char *path;
 
@@ -535,7 +536,8 @@ print_procs_text(FILE *out, const struct view *v, const char *where, double tota
 			fprintf(out, " %7llu", (unsigned long long)p->threads);
 		else
 			fprintf(out, " %7s", "-");
-		fprintf(out, "  %s\n", p->program);
+		fprintf(out, "  %s%s\n", p->program,
+			p->ended == GMON_ENDED_KILLED ? " (killed: its profile was finished by pcprof)" : "");
 	}
 	print_unsampled_text(out, v, total);
 	fputc('\n', out);
@@ -566,6 +568,8 @@ print_procs_json(FILE *out, const struct view *v, double total)
 				"\"taskclock_cost_ns\": %llu}", timer_names[p->timer],
 				hows[p->timer_how], (unsigned long long)p->timer_cost);
 		}
+		if (p->ended == GMON_ENDED_KILLED)
+			fputs(", \"killed\": true", out);
 		if (p->have_cpu)
 			fprintf(out, ", \"not_sampled\": {\"before_start\": %.6f, "
 				"\"while_sampling\": %.6f, \"writing\": %.6f}",

@@ -1,0 +1,344 @@
+/*
+ * The live file: libpc's state, counts, histograms, arcs, stacks and
+ * object inventory live in one shared mapping of a file in the output
+ * directory, DIR/.pcprof.PID.live, from before the first sample. Whatever
+ * ends the process (exit_group, SIGKILL, the OOM killer, a runtime that
+ * replaced libpc's handlers), what was sampled is in the page cache, and
+ * pcprof finishes the file into the usual profile with pc_recover()
+ * (below), which runs libpc's own writer on it. The normal end writes the
+ * profile as before, then removes the file.
+ *
+ * The file is sized at start-up (the executable's text, the arc and stack
+ * tables, the objects loaded so far and room for more) and allocated on
+ * disk at once with fallocate: a page of a shared mapping that the disk
+ * cannot hold would kill the program with SIGBUS when a sample first
+ * touched it. Where the file cannot be made (no room, a read-only
+ * directory, a file system without fallocate), and for what no longer
+ * fits in it, libpc keeps its counters in anonymous memory as it always
+ * did, and a killed process leaves nothing of them.
+ *
+ * A fork child gets a file of its own, mapped over the same addresses:
+ * the inventory is copied, the counters start at zero. Nothing here runs
+ * in the signal handler; pc_live_done may run in one (a fatal signal).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <signal.h>
+#include <stdio.h>		/* rename */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pc.h"
+#include "objects.h"
+#include "live.h"
+
+static struct pc_live *live;		/* the header, at the mapping's start */
+static char live_path[PATH_MAX];
+static size_t page_size;
+
+/* Bytes of the regions before the counters: what a fork child copies. */
+#define STRINGS_BYTES	(256 * 1024)
+
+static size_t
+round_page(size_t n)
+{
+	return (n + page_size - 1) & ~(page_size - 1);
+}
+
+/* The executable segments' counters of every object loaded now, for the
+ * estimate of PC_SCOPE=all's size. */
+static int
+sum_objects(struct dl_phdr_info *info, size_t size, void *data)
+{
+	size_t *sum = data;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+			*sum += round_page(ph->p_memsz / pc_profil_bin_bytes(PC_SCALE) *
+					   sizeof(uint32_t) + page_size);
+	}
+	return 0;
+}
+
+/* "DIR/.pcprof.PID.live" for the output path "DIR/gmon.out". */
+static int
+live_name(char *dst, size_t size, const char *out, pid_t pid)
+{
+	const char *slash = strrchr(out, '/');
+	size_t dir = slash ? (size_t)(slash - out) + 1 : 0;
+	char num[24];
+	struct pc_line l = { dst, size, 0 };
+
+	if (dir + 40 > size)
+		return -ENAMETOOLONG;
+	memcpy(dst, out, dir);
+	l.len = dir;
+	pc_decimal(num, (unsigned long)pid);
+	pc_line_str(&l, ".pcprof.");
+	pc_line_str(&l, num);
+	pc_line_str(&l, ".live");
+	dst[l.len] = 0;
+	return 0;
+}
+
+/* A new file at live_path of len bytes, on disk; its descriptor or
+ * -errno. A file left there by an earlier image of this process (an exec
+ * libpc did not see) is moved aside for pcprof to finish. */
+static int
+create_file(size_t len)
+{
+	int fd = open(live_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	int r;
+
+	if (fd < 0 && errno == EEXIST) {
+		struct pc_live old;
+		int ofd = open(live_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		int done = ofd >= 0 && pread(ofd, &old, sizeof(old), 0) == (ssize_t)sizeof(old) &&
+			   old.state == PC_LIVE_DONE;
+
+		if (ofd >= 0)
+			close(ofd);
+		if (!done) {
+			char aside[PATH_MAX + 32], num[24];
+			struct timespec ts;
+			struct pc_line l = { aside, sizeof(aside), 0 };
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			pc_decimal(num, (unsigned long)ts.tv_nsec);
+			pc_line_str(&l, live_path);
+			pc_line_str(&l, ".");
+			pc_line_str(&l, num);
+			pc_line_str(&l, ".live");
+			aside[l.len] = 0;
+			rename(live_path, aside);
+		}
+		unlink(live_path);
+		fd = open(live_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	}
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)len) || (r = fallocate(fd, 0, 0, (off_t)len))) {
+		r = -errno;
+		close(fd);
+		unlink(live_path);
+		return r;
+	}
+	return fd;
+}
+
+int
+pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
+{
+	size_t len = round_page(sizeof(struct pc_live)), extra = 0;
+	int fd;
+	void *m;
+
+	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	len = round_page(sizeof(struct pc_live));
+	if (scope_all) {
+		len += round_page(PC_MAX_OBJECTS * sizeof(struct pc_object)) +
+		       2 * round_page(PC_MAX_RANGES * sizeof(struct pc_range)) +
+		       STRINGS_BYTES;
+		dl_iterate_phdr(sum_objects, &extra);
+		/* room for as much again loaded later, and 16 MiB more */
+		extra = extra * 2 + (16u << 20) +
+			round_page(PC_PENDING * sizeof(struct pc_pending));
+	}
+	len += round_page(text_bytes) + extra;
+	if (arcs)
+		len += round_page(arcs * sizeof(struct pc_arc)) + page_size;
+	if (stacks_mb)
+		len += (stacks_mb << 20) + (stacks_mb << 20) / 16 + (1u << 20);
+	if (live_name(live_path, sizeof(live_path), pc->path, getpid()))
+		return -ENAMETOOLONG;
+	fd = create_file(len);
+	if (fd < 0)
+		return fd;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		unlink(live_path);
+		return -ENOMEM;
+	}
+	live = m;
+	memcpy(live->magic, PC_LIVE_MAGIC, sizeof(PC_LIVE_MAGIC));
+	live->hdr_size = sizeof(struct pc_live);
+	live->pid = (int32_t)getpid();
+	live->base = (uint64_t)(uintptr_t)m;
+	live->size = len;
+	live->used = round_page(sizeof(struct pc_live));
+	/* libpc's state moves in: nothing samples yet, no thread reads it */
+	live->st = *pc;
+	live->stats = *pc_stats;
+	live->objs = *pc_objs;
+	pc = &live->st;
+	pc_stats = &live->stats;
+	pc_objs = &live->objs;
+	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void *
+pc_live_alloc(size_t len, int meta)
+{
+	size_t n = round_page(len);
+	uint64_t off;
+	void *m;
+
+	if (live) {
+		off = __atomic_fetch_add(&live->used, n, __ATOMIC_RELAXED);
+		if (off + n <= live->size) {
+			/* meta regions are taken at start-up and at scans,
+			 * one thread at a time */
+			if (meta && live->nmeta < 16) {
+				live->meta_off[live->nmeta] = off;
+				live->meta_len[live->nmeta] = n;
+				live->nmeta++;
+			}
+			return (char *)live + off;
+		}
+		__atomic_fetch_add(&pc_stats->live_overflow, 1, __ATOMIC_RELAXED);
+	}
+	if (!page_size)
+		page_size = (size_t)sysconf(_SC_PAGESIZE);
+	m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* A copy of s in the live file's string region (or anonymous memory):
+ * never freed, never malloc'ed (a leak checker has nothing to say). */
+char *
+pc_live_strdup(const char *s)
+{
+	static char *area;
+	static size_t used, size;
+	size_t n = strlen(s) + 1;
+
+	if (!area || used + n > size) {
+		size = n > STRINGS_BYTES ? round_page(n) : STRINGS_BYTES;
+		area = pc_live_alloc(size, 1);
+		used = 0;
+		if (!area)
+			return NULL;
+	}
+	memcpy(area + used, s, n);
+	used += n;
+	return area + used - n;
+}
+
+void
+pc_live_seal(const struct pc_config *c)
+{
+	if (live)
+		live->config = *c;
+}
+
+struct pc_live_tables *
+pc_live_tables(void)
+{
+	static struct pc_live_tables none;
+
+	return live ? &live->tables : &none;
+}
+
+int
+pc_live_active(void)
+{
+	return live != NULL;
+}
+
+void
+pc_live_state(int state)
+{
+	if (live && getpid() == pc->pid)
+		__atomic_store_n(&live->state, state, __ATOMIC_RELEASE);
+}
+
+void
+pc_live_done(void)
+{
+	if (!live || getpid() != pc->pid)
+		return;
+	__atomic_store_n(&live->state, PC_LIVE_DONE, __ATOMIC_RELEASE);
+	unlink(live_path);
+}
+
+/* Bytes [off, off + len) of the mapping into the same place of fd. */
+static int
+copy_region(int fd, uint64_t off, uint64_t len)
+{
+	for (uint64_t done = 0; done < len; ) {
+		ssize_t k = pwrite(fd, (char *)live + off + done, (size_t)(len - done),
+				   (off_t)(off + done));
+
+		if (k <= 0)
+			return -1;
+		done += (uint64_t)k;
+	}
+	return 0;
+}
+
+void
+pc_live_forked(void)
+{
+	char parent[PATH_MAX];
+	void *m;
+	int fd;
+
+	if (!live)
+		return;
+	memcpy(parent, live_path, sizeof(parent));
+	if (live_name(live_path, sizeof(live_path), pc->path, getpid()) ||
+	    (fd = create_file(live->size)) < 0)
+		goto anonymous;
+	/* the header and the inventory, as the parent has them; the
+	 * counters start at zero */
+	if (copy_region(fd, 0, round_page(sizeof(struct pc_live))))
+		goto failed;
+	for (uint32_t i = 0; i < live->nmeta && i < 16; i++)
+		if (copy_region(fd, live->meta_off[i], live->meta_len[i]))
+			goto failed;
+	m = mmap(live, live->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
+		 fd, 0);
+	close(fd);
+	if (m != live) {
+		/* MAP_FIXED failed: the parent's mapping is still there */
+		unlink(live_path);
+		goto anonymous;
+	}
+	live->pid = (int32_t)getpid();
+	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
+	return;
+failed:
+	close(fd);
+	unlink(live_path);
+anonymous:
+	/*
+	 * No file of its own: the child must not count into its parent's.
+	 * A private copy of the whole mapping, made in place, keeps every
+	 * address; the counters are zeroed after this by the fork handler.
+	 */
+	m = mmap(NULL, live->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
+	if (m != MAP_FAILED) {
+		memcpy(m, live, sizeof(struct pc_live));
+		for (uint32_t i = 0; i < live->nmeta && i < 16; i++)
+			memcpy((char *)m + live->meta_off[i], (char *)live + live->meta_off[i],
+			       live->meta_len[i]);
+		mremap(m, live->size, live->size, MREMAP_MAYMOVE | MREMAP_FIXED, live);
+	}
+	live_path[0] = 0;
+	live = NULL;
+}

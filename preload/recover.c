@@ -1,0 +1,252 @@
+/*
+ * pc_recover(): finish the live file (live.c) of a process that ended
+ * without writing its profile, killed by SIGKILL or the OOM killer, or
+ * ended by a raw exit_group, with libpc's own writer, so that the files
+ * are exactly those the process would have written, its manifest saying
+ * "ended killed". pcprof loads libpc.so with PC_RECOVER set (start.c's
+ * constructor then does nothing) and calls it for each live file it
+ * finds in a run directory.
+ *
+ * The file may be damaged or foreign, and the writer trusts what it
+ * reads: every table, every pointer and every string is checked to lie
+ * inside the mapping before the writer runs, and the pointers, which hold
+ * the dead process's addresses, are moved to this one's. What is written
+ * goes beside the live file, whatever path the file names.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pc.h"
+#include "objects.h"
+#include "live.h"
+
+/* The dead process's mapping, [lo, hi), and how far it moved. */
+struct span {
+	uintptr_t lo, hi;
+	uintptr_t delta;	/* new - old, modulo 2^64 */
+};
+
+/* Point *p, an address in the dead process of len bytes, into this one's
+ * copy; -1 when it does not lie wholly inside. */
+static int
+move(const struct span *s, void *pp, size_t len)
+{
+	void **p = pp;
+	uintptr_t v = (uintptr_t)*p;
+
+	if (v < s->lo || v >= s->hi || len > s->hi - v)
+		return -1;
+	*p = (void *)(v + s->delta);
+	return 0;
+}
+
+static int
+string_inside(const char *s, size_t max)
+{
+	return memchr(s, 0, max) != NULL;
+}
+
+/* A string in the dead process's memory, moved and checked. */
+static int
+move_string(const struct span *s, char **p)
+{
+	uintptr_t v = (uintptr_t)*p;
+
+	if (v < s->lo || v >= s->hi)
+		return -1;
+	*p = (char *)(v + s->delta);
+	return string_inside(*p, s->hi - v) ? 0 : -1;
+}
+
+static int
+check_texts(const struct span *s, struct pc_text *t, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (t[i].prof.scale != PC_SCALE || t[i].prof.bufsiz > t[i].map_len ||
+		    move(s, &t[i].prof.buf, t[i].map_len))
+			return -1;
+	}
+	return 0;
+}
+
+static int
+check_objects(const struct span *s, struct pc_objects *o)
+{
+	if (o->nobjs < 1 || o->nobjs > PC_MAX_OBJECTS ||
+	    move(s, &o->objs, PC_MAX_OBJECTS * sizeof(struct pc_object)) ||
+	    move(s, &o->pending, PC_PENDING * sizeof(struct pc_pending)))
+		return -1;
+	o->ranges[0] = o->ranges[1] = NULL;	/* the writer does not read them */
+	o->find_object = NULL;
+	for (int i = 1; i < o->nobjs; i++) {
+		struct pc_object *b = &o->objs[i];
+
+		if (b->ntext < 0 || b->ntext > PC_OBJ_TEXT || b->build_id_len < 0 ||
+		    b->build_id_len > (int)sizeof(b->build_id) ||
+		    !string_inside(b->file, sizeof(b->file)) || strchr(b->file, '/') ||
+		    !strcmp(b->file, "..") || move_string(s, &b->path) ||
+		    check_texts(s, b->text, b->ntext))
+			return -1;
+		/* the vDSO's image: its copy in the file, if it has one */
+		if (b->image && move(s, &b->image, b->image_len)) {
+			b->image = NULL;
+			b->image_len = 0;
+		}
+	}
+	return 0;
+}
+
+static int
+check_tables(const struct span *s, const struct pc_config *c, struct pc_live_tables *t)
+{
+	size_t room = s->hi - s->lo;
+
+	if (c->callgraph && (t->arcs_slots > room / sizeof(struct pc_arc) ||
+			     move(s, &t->arcs, t->arcs_slots * sizeof(struct pc_arc))))
+		return -1;
+	if (c->callgraph && c->stacks &&
+	    (t->stacks_words > room / 8 || t->stacks_slots > room / 4 ||
+	     move(s, &t->stacks_arena, t->stacks_words * 8) ||
+	     move(s, &t->stacks_index, t->stacks_slots * 4) ||
+	     move(s, &t->stacks_names, t->stacks_names_len)))
+		return -1;
+	return 0;
+}
+
+/* dst: the directory of the live file at live, and the last part of
+ * path; -1 when it does not fit or names nothing. */
+static int
+beside(char *dst, size_t size, const char *live, const char *path)
+{
+	const char *ls = strrchr(live, '/'), *base = strrchr(path, '/');
+	size_t dir = ls ? (size_t)(ls - live) + 1 : 0;
+
+	base = base ? base + 1 : path;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..") ||
+	    dir + strlen(base) + 1 > size)
+		return -1;
+	memcpy(dst, live, dir);
+	strcpy(dst + dir, base);
+	return 0;
+}
+
+/* The process pid maps the file with this inode: it still runs. */
+static int
+still_mapped(pid_t pid, ino_t ino)
+{
+	char maps[64], line[PATH_MAX + 256];
+	FILE *f;
+	int found = 0;
+
+	if (kill(pid, 0) && errno != EPERM)
+		return 0;
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(maps, "re")))
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long inode = 0;
+
+		if (sscanf(line, "%*s %*s %*s %*s %llu", &inode) == 1 && inode == (unsigned long long)ino)
+			found = strstr(line, ".live") != NULL;
+	}
+	fclose(f);
+	return found;
+}
+
+/* The header read and checked: 0, 1 for a file already written (removed
+ * here), or -errno. */
+static int
+read_header(int fd, const char *path, const struct stat *st, struct pc_live *h)
+{
+	if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h) ||
+	    memcmp(h->magic, PC_LIVE_MAGIC, sizeof(PC_LIVE_MAGIC)))
+		return -EINVAL;
+	if (h->hdr_size != sizeof(*h) || h->size != (uint64_t)st->st_size)
+		return -EPROTO;		/* another libpc's, or cut short */
+	if (h->state == PC_LIVE_DONE) {
+		unlink(path);
+		return 1;
+	}
+	if (h->state != PC_LIVE_RUNNING || h->pid <= 0)
+		return -EBADMSG;
+	if (still_mapped((pid_t)h->pid, st->st_ino))
+		return -EBUSY;
+	return 0;
+}
+
+PC_EXPORT int
+pc_recover(const char *path)
+{
+	struct pc_live head, *l;
+	struct pc_state *was_pc = pc;
+	struct pc_stats *was_stats = pc_stats;
+	struct pc_objects *was_objs = pc_objs;
+	struct pc_config was_cfg = *pc_cfg;
+	struct span s;
+	struct stat st;
+	char out[PATH_MAX];
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size < sizeof(struct pc_live)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if ((r = read_header(fd, path, &st, &head))) {
+		close(fd);
+		return r;
+	}
+	/* a private copy: the pointers are moved in it, the file stays */
+	l = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (l == MAP_FAILED)
+		return -ENOMEM;
+	s.lo = (uintptr_t)head.base;
+	s.hi = s.lo + (uintptr_t)st.st_size;
+	s.delta = (uintptr_t)l - s.lo;
+	r = -EBADMSG;
+	if (s.hi < s.lo || l->st.ntext < 1 || l->st.ntext > PC_MAX_TEXT ||
+	    l->config.hz < 1 || l->config.hz > PC_MAX_HZ ||
+	    !string_inside(l->st.path, sizeof(l->st.path)) ||
+	    !string_inside(l->st.stacks_path, sizeof(l->st.stacks_path)) ||
+	    check_texts(&s, l->st.text, l->st.ntext) ||
+	    check_tables(&s, &l->config, &l->tables) ||
+	    (l->config.scope_all && check_objects(&s, &l->objs)) ||
+	    beside(out, sizeof(out), path, l->st.path) ||
+	    (l->st.stacks_path[0] &&
+	     beside(l->st.stacks_path, sizeof(l->st.stacks_path), path, l->st.stacks_path)))
+		goto done;
+	pc_config_recover(&l->config);
+	pc = &l->st;
+	pc_stats = &l->stats;
+	pc_objs = &l->objs;
+	if ((l->config.callgraph && pc_arcs_recover(&l->tables)) ||
+	    (l->config.callgraph && l->config.stacks && pc_stacks_recover(&l->tables)))
+		goto done;
+	strcpy(pc->path, out);
+	pc->ending = PC_END_KILLED;
+	r = pc_dump(pc->path);
+	if (r == 0)
+		unlink(path);
+done:
+	/* this instance's own state back: at its exit, libpc's destructor
+	 * reads it */
+	pc = was_pc;
+	pc_stats = was_stats;
+	pc_objs = was_objs;
+	pc_config_recover(&was_cfg);
+	munmap(l, (size_t)st.st_size);
+	return r;
+}
