@@ -129,6 +129,12 @@ def tail(text, n=4):
     return " | ".join(lines[-n:]) if lines else "(nothing)"
 
 
+def first_error(text):
+    """A runtime's fatal error (Go's, a sanitizer's) and the last lines."""
+    m = re.search(r"^.*(fatal error|panic:|SIGSEGV|ERROR:).*$", text, re.M)
+    return (m.group(0) + " ... " if m else "") + tail(text, 2)
+
+
 def libpc_said(r):
     lines = [l for l in r.stderr.splitlines() if l.startswith("libpc:")]
     return " | ".join(lines[-3:]) if lines else "(nothing from libpc)"
@@ -732,7 +738,7 @@ def test_go_program_with_cgo_runs_five_times_under_pcprof_run():
         p = pcprof_run(out, [exe], d)
         stdout, err = finish(p, [exe], TIMEOUT, "pcprof run, run %d" % (i + 1))
         assert p.returncode == 0, "run %d of 5: %s; %s" % (
-            i + 1, status_text(p.returncode), tail(err))
+            i + 1, status_text(p.returncode), first_error(err))
         assert stdout == plain.stdout, (i + 1, stdout, plain.stdout)
         proc = process_entry(report_json(out), "gocgo")
         assert proc.get("samples", 0) > 0, "run %d of 5: %s" % (

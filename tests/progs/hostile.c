@@ -343,6 +343,8 @@ case_wait(int argc, char **argv)
 	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
 		if (!strcmp(argv[1], waits[i].name))
 			break;
+	if (i == sizeof(waits) / sizeof(waits[0]))
+		return 2;
 	hostile_burn(0.3);
 	own_prof(0);
 	sigemptyset(&prof);
@@ -575,6 +577,7 @@ case_resethand(int argc, char **argv)
 
 static sigset_t mask_seen;
 static volatile sig_atomic_t depth, nested, usr1_ran, usr1_at_once, nested_at_once;
+static volatile sig_atomic_t mask_runs;
 static int nodefer;
 
 static void
@@ -594,6 +597,7 @@ on_prof_mask(int sig, siginfo_t *si, void *uc)
 
 	(void)si;
 	(void)uc;
+	mask_runs++;
 	if (++depth > 1) {
 		nested++;
 		depth--;
@@ -625,14 +629,15 @@ mask_round(int flags, const char *what)
 	sigaddset(&sa.sa_mask, SIGUSR2);
 	sigaction(SIGPROF, &sa, NULL);
 	nodefer = flags & SA_NODEFER;
-	usr1_at_once = nested_at_once = 0;
+	usr1_at_once = nested_at_once = mask_runs = 0;
 	raise(SIGPROF);
 	say("handler (sa_mask SIGUSR2%s): blocked %s", what,
 	    sigset_list(&mask_seen, buf, sizeof(buf)));
 	say("  SIGUSR1 raised inside ran at once: %s", yes(usr1_at_once));
 	if (nodefer)
 		say("  SIGPROF raised inside ran at once: %s", yes(nested_at_once));
-	ok = sigismember(&mask_seen, SIGUSR2) == 1 &&
+	say("  handler ran %d times", (int)mask_runs);
+	ok = mask_runs == 1 + nodefer && sigismember(&mask_seen, SIGUSR2) == 1 &&
 	     sigismember(&mask_seen, SIGPROF) == want_prof && usr1_at_once &&
 	     (!nodefer || nested_at_once);
 	for (int s = 1; s <= 64; s++)
