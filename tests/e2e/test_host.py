@@ -546,7 +546,7 @@ def test_exit_racing_underscore_exit_leaves_one_whole_profile():
 
 
 def test_exit_while_snapshots_are_written_leaves_one_whole_profile():
-    return exits_many_times([hostile(), "exit-snapshot", "0.6"], 8, (4,),
+    return exits_many_times([hostile(), "exit-snapshot", "0.5"], 6, (4,),
                             env={"PC_SNAPSHOT_INTERVAL": "0.01"})
 
 
@@ -591,6 +591,19 @@ def thread_cpu(pid):
     count (ns): finer than process_cpu()."""
     with open("/proc/%d/schedstat" % pid) as f:
         return int(f.read().split()[0]) / 1e9
+
+
+def cpu_reached(p, pid, seconds, clock):
+    """A condition for wait_for(): pid has used seconds of CPU; pcprof run
+    (p) ending first is a failure."""
+    def cond():
+        assert p.poll() is None, "pcprof run ended (%s) before its command " \
+            "had used %.1f s of CPU" % (status_text(p.returncode), seconds)
+        try:
+            return clock(pid) >= seconds
+        except OSError:
+            return False
+    return cond
 
 
 def wait_for(cond, timeout, what):
@@ -644,7 +657,7 @@ def test_sigkilled_program_keeps_its_profile_and_says_it_was_killed():
     p = pcprof_run(out, argv, d)
     try:
         pid = command_of(p, "hostile")
-        wait_for(lambda: thread_cpu(pid) >= 2.0, 60, "2 s of the program's CPU")
+        wait_for(cpu_reached(p, pid, 2.0, thread_cpu), 60, "2 s of the program's CPU")
         at_kill = thread_cpu(pid)
         os.kill(pid, signal.SIGKILL)
         _, err = finish(p, argv, 60, "pcprof run")
@@ -672,7 +685,7 @@ NODE_BURN = "let x = 0; for (;;) { x = (x * 31 + 7) | 0; }"
 
 
 def interrupt_after(p, pid, seconds):
-    wait_for(lambda: process_cpu(pid) >= seconds, 60,
+    wait_for(cpu_reached(p, pid, seconds, process_cpu), 60,
              "%.1f s of the program's CPU" % seconds)
     os.kill(pid, signal.SIGINT)
 
