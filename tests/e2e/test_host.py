@@ -635,11 +635,11 @@ def pcprof_run(out, argv, cwd):
     return spawn([pcprof(), "run", "-o", out, "--"] + argv, cwd, e)
 
 
-def report_json(out):
+def report_json(out, what):
     p = subprocess.run([pcprof(), "report", "--format", "json", out],
                        capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, "pcprof report %s: status %d: %s" % (
-        out, p.returncode, tail(p.stderr))
+    assert p.returncode == 0, "%s: pcprof report of the run: status %d: %s" % (
+        what, p.returncode, tail(p.stderr))
     return json.loads(p.stdout)
 
 
@@ -669,7 +669,7 @@ def test_sigkilled_program_keeps_its_profile_and_says_it_was_killed():
     assert p.returncode in (-signal.SIGKILL, 128 + signal.SIGKILL), \
         "pcprof run: %s, want killed by SIGKILL (137); %s" % (
             status_text(p.returncode), tail(err))
-    report = report_json(out)
+    report = report_json(out, "SIGKILL after %.2f s of CPU" % at_kill)
     proc = process_entry(report, "hostile")
     rate = report.get("profile", {}).get("rate_hz") or 1000
     sampled = proc.get("samples", 0) / rate
@@ -718,7 +718,8 @@ def test_node_interrupted_keeps_its_status_and_profile():
     assert p.returncode in (plain_status, 128 + signal.SIGINT), \
         "node under pcprof run: %s, plain %s; %s" % (
             status_text(p.returncode), status_text(plain_status), tail(err))
-    proc = process_entry(report_json(out), os.path.basename(node))
+    proc = process_entry(report_json(out, "node ended by SIGINT"),
+                         os.path.basename(node))
     assert proc.get("samples", 0) > 0, json.dumps(proc)[:300]
     return "node %s, %d samples" % (status_text(p.returncode), proc["samples"])
 
@@ -753,7 +754,7 @@ def test_go_program_with_cgo_runs_five_times_under_pcprof_run():
         assert p.returncode == 0, "run %d of 5: %s; %s" % (
             i + 1, status_text(p.returncode), first_error(err))
         assert stdout == plain.stdout, (i + 1, stdout, plain.stdout)
-        proc = process_entry(report_json(out), "gocgo")
+        proc = process_entry(report_json(out, "run %d of 5" % (i + 1)), "gocgo")
         assert proc.get("samples", 0) > 0, "run %d of 5: %s" % (
             i + 1, json.dumps(proc)[:300])
         notes.append(str(proc["samples"]))
