@@ -359,8 +359,8 @@ def snapshots_interrupt_nothing(env, send_usr2):
     gm, seen, sent = os.path.join(cwd, "gmon.out"), False, 0
     try:
         t0 = time.time()
-        # the program's threads exist: libpc's constructor has run, and a
-        # signal it did not take would no longer kill the program
+        # once the program's threads exist, libpc's constructor has long
+        # run and taken SIGUSR2: before it, SIGUSR2 would kill the program
         while send_usr2 and threads_of(p.pid) < 6 and time.time() - t0 < 20:
             time.sleep(0.005)
         k = 0
