@@ -165,8 +165,13 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/regress-base $(P)/regress-again $(P)/regress-slow $(P)/regress-fast \
 	$(P)/libhot.so $(P)/slowlib/libhot.so $(P)/uselib $(P)/plugspin.so \
 	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails \
-	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads
+	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads \
+	$(P)/hostile $(P)/hostile-asan
 
+# test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
+$(P)/hostile-asan: tests/progs/hostile.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fsanitize=address -fno-omit-frame-pointer -o $@ $<
 $(P)/loops-noinline: tests/progs/loops.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DNO_INLINE=1 -o $@ $<
