@@ -101,22 +101,6 @@ dump_on_own_stack(const char *path)
 	return writer_result;
 }
 
-/* Another thread is writing the final profile: wait until it is done,
- * before this one ends the process (or replaces the image) under it. */
-static void
-wait_for_writer(void)
-{
-	int self = (int)syscall(SYS_gettid), holder;
-	struct timespec ms = { 0, 1000000 };
-
-	for (int i = 0; i < 30000; i++) {
-		holder = __atomic_load_n(&pc->writer, __ATOMIC_ACQUIRE);
-		if (!holder || holder == self)
-			return;
-		nanosleep(&ms, NULL);
-	}
-}
-
 void
 pc_finish(void)
 {
@@ -127,15 +111,18 @@ pc_finish(void)
 
 	if (getpid() != pc->pid || !pc->ntext)
 		goto out;
+	/* the writer's lock first, then the phase: a thread that ends the
+	 * process (_exit, exit_group through here) while another writes
+	 * waits in lock_dump until that write is whole */
+	lock_dump();
 	/* freeze: other threads may still be running; their ticks are
 	 * dropped from here on, so the file is one consistent snapshot */
 	if (!pc_phase_move(PC_ON, PC_DONE)) {
-		wait_for_writer();
+		unlock_dump();
 		goto out;
 	}
 	pc_note_cpu_stop();
 	pc_thread_disarm();
-	lock_dump();
 	/* gmon.out written while we ran by a process started under us (or
 	 * by glibc's -pg writer) is not ours to replace */
 	if (pc->root && pc_name_taken(path) &&
@@ -308,8 +295,12 @@ before_exec(void)
 		pc_signals_before_exec(1);	/* a vfork child */
 		return 0;
 	}
-	if (!pc_phase_move(PC_ON, PC_DONE))
+	/* as pc_finish: a write under way in another thread ends first */
+	lock_dump();
+	if (!pc_phase_move(PC_ON, PC_DONE)) {
+		unlock_dump();
 		return 0;
+	}
 	pc_note_cpu_stop();
 	/* this thread's task-clock event stops here: a signal of it must
 	 * not reach the next image before it has a handler (the exec ends
@@ -319,10 +310,11 @@ before_exec(void)
 	/* the live file is done with either way: the next image (the same
 	 * pid) removes it, or exec_failed takes it back */
 	pc_live_state(PC_LIVE_DONE);
-	if (!pc_stats->samples)
-		return 1;
-	lock_dump();
 	exec_path[0] = 0;
+	if (!pc_stats->samples) {
+		unlock_dump();
+		return 1;
+	}
 	if (pc_name(exec_path, sizeof(exec_path), PC_NAME_OTHER) == 0) {
 		pc->ending = PC_END_EXEC;
 		r = dump_on_own_stack(exec_path);

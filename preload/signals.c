@@ -69,9 +69,14 @@ static unsigned char mask_added[NSIG];
 static unsigned act_seq[NSIG];
 static int act_lock;
 
+/* Every signal whose default action ends the process and that a program
+ * may meet: dying of one writes the profile first. Not SIGTRAP (a
+ * debugger's) nor SIGSYS (a seccomp filter's, which may refuse the very
+ * calls that write). The real-time signals are taken too (start-up). */
 static const int fatal_signals[] = {
 	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE,
-	SIGILL, SIGPIPE, SIGXCPU, SIGXFSZ,
+	SIGILL, SIGPIPE, SIGXCPU, SIGXFSZ, SIGUSR1, SIGUSR2, SIGALRM,
+	SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSTKFLT,
 };
 
 static void *
@@ -165,6 +170,8 @@ fatal_from_handler(int sig, siginfo_t *si, void *uc)
 static int
 is_fatal(int sig)
 {
+	if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+		return 1;
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
 		if (fatal_signals[i] == sig)
 			return 1;
@@ -193,10 +200,8 @@ pc_signals_init(void)
 	struct sigaction sa, old;
 
 	resolve();
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
-		int sig = fatal_signals[i];
-
-		if (sig == pc_cfg->sig || sig == pc_cfg->snapshot_sig)
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (!is_fatal(sig) || sig == pc_cfg->sig || sig == pc_cfg->snapshot_sig)
 			continue;
 		if (real_sigaction(sig, NULL, &old) || (old.sa_flags & SA_SIGINFO) ||
 		    old.sa_handler != SIG_DFL)

@@ -179,7 +179,25 @@ def gmon_samples(path, what=""):
     return sum(sum(h[5]) for h in g["hists"]) + g["outside"]
 
 
-def holds_samples(r, name="gmon.out", what=""):
+def finish_live_files(r):
+    """What a process that died without writing left (libpc's live file,
+    .pcprof.PID.live), finished by pcprof as any command that reads the
+    directory does; the live files that were there."""
+    live = [f for f in os.listdir(r.cwd) if f.startswith(".pcprof.") and f.endswith(".live")]
+    if live:
+        subprocess.run([pcprof(), "report", r.cwd], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=60)
+        left = [f for f in os.listdir(r.cwd) if f in live]
+        assert not left, "pcprof left %s unfinished" % left
+    return live
+
+
+def holds_samples(r, name="gmon.out", what="", finished=False):
+    """The samples of r's profile; finished: the process died in a way no
+    code of libpc's sees, and pcprof finishes its live file first."""
+    if finished:
+        assert finish_live_files(r), "%sno live file for pcprof to finish: %s" % (
+            what, sorted(os.listdir(r.cwd)))
     path = r.path(name)
     assert os.path.exists(path), "%sno %s under libpc: the directory holds %s; %s" % (
         what, name, sorted(os.listdir(r.cwd)), libpc_said(r))
@@ -277,10 +295,13 @@ def test_sigprof_without_sa_restart_cuts_read_short_from_a_child():
 
 
 def test_sa_resethand_lets_the_second_sigprof_kill():
+    """The program's own handler, SA_RESETHAND, then the default kills:
+    no code of libpc's runs at that death, and its live file keeps the
+    samples for pcprof to finish."""
     prof, plain = both([hostile(), "resethand"])
     plain_ok(plain, -signal.SIGPROF, "resethand")
     same(prof, plain, "resethand")
-    return "%d samples" % holds_samples(prof)
+    return "%d samples, finished by pcprof" % holds_samples(prof, finished=True)
 
 
 def test_handler_mask_is_sa_mask_plus_sigprof_and_no_more():

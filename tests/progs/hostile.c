@@ -628,7 +628,7 @@ mask_round(int flags, const char *what)
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, SIGUSR2);
 	sigaction(SIGPROF, &sa, NULL);
-	nodefer = flags & SA_NODEFER;
+	nodefer = (flags & SA_NODEFER) != 0;
 	usr1_at_once = nested_at_once = mask_runs = 0;
 	raise(SIGPROF);
 	say("handler (sa_mask SIGUSR2%s): blocked %s", what,
