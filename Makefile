@@ -164,8 +164,13 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/regress-base $(P)/regress-again $(P)/regress-slow $(P)/regress-fast \
 	$(P)/libhot.so $(P)/slowlib/libhot.so $(P)/uselib $(P)/plugspin.so \
 	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails \
-	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads
+	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads \
+	$(P)/asanexit
 
+# links the ASan runtime, as gcc builds -fsanitize=address programs
+$(P)/asanexit: tests/progs/asanexit.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fsanitize=address -o $@ $<
 $(P)/loops-noinline: tests/progs/loops.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DNO_INLINE=1 -o $@ $<

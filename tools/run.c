@@ -29,7 +29,9 @@ static const char usage_run[] =
 "functions with most samples over the whole run and one line for the rest\n"
 "(--top 0: all of them); pcprof report DIR prints it again. The exit status\n"
 "is CMD's, whatever becomes of the report; a CMD killed by a signal makes\n"
-"pcprof die of the same signal.\n"
+"pcprof die of the same signal. A CMD linked with AddressSanitizer gets\n"
+"its runtime first in LD_PRELOAD; an ASan program that a script starts\n"
+"needs ASAN_OPTIONS=verify_asan_link_order=0.\n"
 "\n"
 "Run options:\n"
 "  -o, --output DIR   the run directory, made if it is not there (its parent\n"
@@ -357,28 +359,60 @@ run_options(int argc, char **argv, struct run_opts *o)
 	return -1;
 }
 
-/* The child's environment: libpc preloaded (after what is preloaded
- * already) unless unprofiled, writing output (PATH_MAX + 16 bytes) in dir
- * or, with no dir, gmon.out here. */
-static void
-set_environment(const char *lib, int unprofiled, int main_only, const char *dir,
-		char *output)
+/* The ASan runtime that exe links (a soname), malloc'ed, or NULL. */
+static char *
+asan_runtime(const char *exe)
 {
-	const char *preload = getenv("LD_PRELOAD");
+	char *needed = elf_needed(exe), *found = NULL;
 
-	if (unprofiled) {
-		/* nothing to preload */
-	} else if (preload && *preload) {
-		char *v = malloc(strlen(preload) + strlen(lib) + 2);
+	for (char *p = needed; p && *p && !found; p += strlen(p) + 1)
+		if (!strncmp(p, "libasan.so.", 11) || !strncmp(p, "libclang_rt.asan", 16))
+			found = p;
+	if (found && !(found = strdup(found)))
+		pc_fatal("out of memory");
+	free(needed);
+	return found;
+}
 
-		if (!v)
-			pc_fatal("out of memory");
-		sprintf(v, "%s:%s", preload, lib);
-		setenv_or_die("LD_PRELOAD", v);
-		free(v);
-	} else {
-		setenv_or_die("LD_PRELOAD", lib);
+/* LD_PRELOAD for exe: libpc after what is preloaded already, and before
+ * all of it the ASan runtime that exe links, unless it is first already.
+ * ASan refuses to start ("ASan runtime does not come first in initial
+ * library list") when another library comes before it; the dynamic
+ * linker finds a bare soname as it finds a DT_NEEDED one. */
+static void
+set_preload(const char *lib, const char *exe)
+{
+	const char *preload = getenv("LD_PRELOAD"), *base;
+	char *asan = asan_runtime(exe), *v;
+	size_t first;
+
+	if (!preload)
+		preload = "";
+	first = strcspn(preload, ": ");
+	for (base = preload + first; base > preload && base[-1] != '/'; base--)
+		;
+	if (asan && (size_t)(preload + first - base) == strlen(asan) &&
+	    !strncmp(base, asan, strlen(asan))) {
+		free(asan);
+		asan = NULL;	/* the user preloads it first already */
 	}
+	if (asprintf(&v, "%s%s%s%s%s", asan ? asan : "", asan ? ":" : "", preload,
+		     *preload ? ":" : "", lib) < 0)
+		pc_fatal("out of memory");
+	setenv_or_die("LD_PRELOAD", v);
+	free(v);
+	free(asan);
+}
+
+/* The child's environment: libpc preloaded (set_preload) unless
+ * unprofiled, writing output (PATH_MAX + 16 bytes) in dir or, with no
+ * dir, gmon.out here. */
+static void
+set_environment(const char *lib, int unprofiled, int main_only, const char *exe,
+		const char *dir, char *output)
+{
+	if (!unprofiled)
+		set_preload(lib, exe);
 	if (dir[0]) {
 		/* absolute: processes that change directory write here too */
 		char abs[PATH_MAX];
@@ -438,6 +472,27 @@ exit_like(int status)
 	return WEXITSTATUS(status);
 }
 
+/* One line on why the run's first process wrote no profile. */
+static void
+no_profile(const char *output, int status)
+{
+	if (WIFSIGNALED(status))
+		pc_warn("'%s': no profile was written (the program was killed by a signal)",
+			output);
+	/* ASan's status when it will not start behind libpc.so: set_preload
+	 * puts its runtime first only for a command that links it itself,
+	 * not for one that a script starts */
+	else if (WEXITSTATUS(status) == 1)
+		pc_warn("'%s': no profile was written (the program exited with status 1 "
+			"without returning from main or calling exit; if AddressSanitizer "
+			"refused to start above, run again with "
+			"ASAN_OPTIONS=verify_asan_link_order=0 or its runtime first in "
+			"LD_PRELOAD)", output);
+	else
+		pc_warn("'%s': no profile was written (the program did not return from main "
+			"or call exit)", output);
+}
+
 int
 cmd_run(int argc, char **argv)
 {
@@ -466,15 +521,13 @@ cmd_run(int argc, char **argv)
 			why, argv[optind]);
 		o.no_report = unprofiled = 1;
 	}
-	set_environment(lib, unprofiled, o.main_only, dir, output);
+	set_environment(lib, unprofiled, o.main_only, exe, dir, output);
 	had_before = stat(output, &before) == 0;
 	status = run_child(exe, argv + optind);
 	if (!o.no_report) {
 		if (stat(output, &after) || (had_before && after.st_ino == before.st_ino &&
 		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))
-			pc_warn("'%s': no profile was written (%s)", output,
-				WIFSIGNALED(status) ? "the program was killed by a signal" :
-				"the program did not return from main or call exit");
+			no_profile(output, status);
 		else
 			report_apart(exe, o.main_only ? output : dir, o.main_only,
 				     o.report_to, &o.r, &o.s);
