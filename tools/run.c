@@ -4,10 +4,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,7 +38,9 @@ static const char usage_run[] =
 "Run options:\n"
 "  -o, --output DIR   the run directory, made if it is not there (its parent\n"
 "                     must be) and refused if it holds an earlier run's\n"
-"                     profiles; the first process writes DIR/gmon.out\n"
+"                     profiles or another pcprof run is using it (CMD then\n"
+"                     runs unprofiled); the first process writes\n"
+"                     DIR/gmon.out\n"
 "  --hz N             samples per second of thread CPU time (PC_HZ; 1000)\n"
 "  --signal SIG       the sampling signal (PC_SIGNAL; SIGPROF)\n"
 "  --report FILE      write the report to FILE instead of standard error\n"
@@ -148,10 +152,43 @@ holds_a_profile(const char *dir)
 	return r;
 }
 
+/* The lock on the run directory, held until pcprof ends. */
+static int claim_fd = -1;
+
+/*
+ * dir for this run alone, or why not. The claim is an exclusive flock of
+ * the directory: two runs started at once cannot both hold it (the check
+ * for profiles alone let five runs share one directory), the kernel drops
+ * it when pcprof ends however it ends, so that no stale claim outlives a
+ * killed run, and it puts no file in dir for reports to pass over.
+ */
+static const char *
+claim(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return strerror(errno);
+	if (flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
+		close(fd);
+		return "another pcprof run is writing there";
+	}
+	/* (a file system without locks leaves the check below alone, as it
+	 * was.) Looked at under the lock: a run that held it wrote its
+	 * profiles before it let go. One run a directory: two runs'
+	 * processes would read as one run's. */
+	if (holds_a_profile(dir)) {
+		close(fd);
+		return "holds an earlier run's profiles (remove them or name another directory)";
+	}
+	claim_fd = fd;
+	return NULL;
+}
+
 /*
  * The run directory in dir: want, made if it is not there, or a new
- * pcprof-PROG-YYYYMMDD-HHMMSS[-N] in the current directory. An existing want must
- * hold no profile yet. NULL, or why there can be none.
+ * pcprof-PROG-YYYYMMDD-HHMMSS[-N] in the current directory. It must hold
+ * no profile yet, nor be another run's. NULL, or why there can be none.
  */
 static const char *
 run_dir(const char *want, const char *exe, char *dir, size_t size)
@@ -171,15 +208,12 @@ run_dir(const char *want, const char *exe, char *dir, size_t size)
 				return "not a directory";
 			if (access(want, W_OK | X_OK))
 				return "cannot write there";
-			/* one run a directory: two runs' processes would
-			 * read as one run's */
-			return holds_a_profile(want) ?
-			       "holds an earlier run's profiles (remove them or name another "
-			       "directory)" : NULL;
+		} else if (mkdir(want, 0777) && errno != EEXIST) {
+			/* (EEXIST: made by another run meanwhile) */
+			return errno == ENOENT ? "its parent directory does not exist" :
+			       strerror(errno);
 		}
-		if (mkdir(want, 0777) == 0)
-			return NULL;
-		return errno == ENOENT ? "its parent directory does not exist" : strerror(errno);
+		return claim(want);
 	}
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
@@ -189,7 +223,7 @@ run_dir(const char *want, const char *exe, char *dir, size_t size)
 		else
 			snprintf(dir, size, "pcprof-%.100s-%s-%d", prog, stamp, i);
 		if (mkdir(dir, 0777) == 0)
-			return NULL;
+			return claim(dir);
 		if (errno != EEXIST)
 			return strerror(errno);
 	}

@@ -1,8 +1,10 @@
-"""End-to-end tests of pcprof run as a command wrapper: an AddressSanitizer
-program runs, with its status."""
+"""End-to-end tests of pcprof run as a command wrapper: -o DIR is one
+run's; an AddressSanitizer program runs, with its status."""
 
+import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
 
@@ -15,6 +17,77 @@ def pcprof_path():
     return os.path.join(os.path.abspath(BUILD), "pcprof")
 
 
+def start(args, cwd, env=None, **kw):
+    """pcprof ARGS... started, its output piped; with no controlling
+    terminal (a session of its own) unless kw says otherwise."""
+    kw.setdefault("start_new_session", True)
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("preexec_fn", default_signals)
+    return subprocess.Popen([pcprof_path()] + list(args), cwd=cwd,
+                            env=clean_env(env, profiled=False),
+                            stderr=subprocess.PIPE, **kw)
+
+
+class Lines:
+    """The lines written to fd (a pipe or a terminal's master side), read
+    as they come, each awaited with a deadline."""
+
+    def __init__(self, fd):
+        self.fd, self.buf, self.seen = fd, b"", []
+
+    def _more(self, deadline):
+        r, _, _ = select.select([self.fd], [], [], max(0, deadline - time.monotonic()))
+        if not r:
+            return False
+        try:
+            b = os.read(self.fd, 4096)
+        except OSError:		# EIO: the terminal's last user is gone
+            b = b""
+        if not b:
+            return False
+        self.buf += b
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            self.seen.append(line.decode().rstrip("\r"))
+        return True
+
+    def wait_for(self, pattern):
+        """The first line seen that matches pattern: its match."""
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            for line in self.seen:
+                m = re.fullmatch(pattern, line)
+                if m:
+                    return m
+            if time.monotonic() > deadline or not self._more(deadline):
+                raise AssertionError("no line like %r; saw %r" % (pattern, self.seen))
+
+
+def alive(pid):
+    return os.path.exists("/proc/%d" % pid)
+
+
+def leave_nothing(p, pids=()):
+    """Kill what is left of p and of pids, so that a failed test leaves no
+    CPU burning."""
+    for pid in pids:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+
+
+def finish(p, pids=()):
+    """p's status and standard error, once it has ended; then
+    leave_nothing."""
+    try:
+        _, err = p.communicate(timeout=DEADLINE)
+        return p.returncode, err.decode()
+    finally:
+        leave_nothing(p, pids)
+
+
 def reported(err, dirname, program):
     """The report on standard error: the run's line and program's share
     of the samples (percent)."""
@@ -23,6 +96,50 @@ def reported(err, dirname, program):
                   err, re.M)
     assert m, err
     return float(m.group(1))
+
+
+def test_run_gives_one_directory_to_one_of_five_runs_started_at_once():
+    """Five pcprof run -o DIR started together, their commands held until
+    all five run: one run has DIR and reports its command alone; each of
+    the other four says so in one line naming DIR and runs its command
+    unprofiled, with its status, as a run into a directory that an earlier
+    run filled does."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    os.mkdir(os.path.join(d, "started"))
+    # each command notes its pid, then waits for all five (a deadline
+    # of 60 s, as the test's), so that every run claims DIR while the
+    # others' commands still run
+    cmd = ('echo > started/$$; n=0; until [ "$(ls started | wc -l)" -ge 5 ]; do '
+           'n=$((n + 1)); [ $n -lt 1200 ] || exit 99; sleep 0.05; done; '
+           "exec '%s' 0.2" % prog("three-pie"))
+    procs = [start(["run", "--report", "r%d.json" % i, "--format", "json", "-o", "DIR",
+                    "--", "sh", "-c", cmd], cwd=d, stdout=subprocess.DEVNULL)
+             for i in range(5)]
+    ends = [finish(p) for p in procs]
+    assert [rc for rc, _ in ends] == [0] * 5, ends
+    started = sorted(int(n) for n in os.listdir(os.path.join(d, "started")))
+    assert len(started) == 5, started
+    reports = [i for i in range(5) if os.path.exists(os.path.join(d, "r%d.json" % i))]
+    assert len(reports) == 1, (reports, ends)
+    said = []
+    for i, (rc, err) in enumerate(ends):
+        if i == reports[0]:
+            assert err.strip() == "", err
+            continue
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("pcprof: 'DIR': ") and \
+            lines[0].endswith("running 'sh' unprofiled"), err
+        said.append(lines[0])
+    # the report and DIR hold the winner's processes only
+    with open(os.path.join(d, "r%d.json" % reports[0])) as f:
+        j = json.load(f)
+    pids = [x["pid"] for x in j["processes"]]
+    assert len(set(pids) & set(started)) == 1, (pids, started)
+    assert "work_alpha" in [f["name"] for f in j["profile"]["functions"]], j
+    assert os.listdir(os.path.join(d, "DIR")) and not \
+        [n for n in os.listdir(os.path.join(d, "DIR")) if n.startswith(".")]
+    assert len(set(said)) == 1, said
+    return said[0]
 
 
 def test_run_starts_an_asan_program_with_its_runtime_first():
