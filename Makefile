@@ -69,7 +69,7 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl -lgcc_s
 
 # ---------------------------------------------------------------- pcprof
-TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
+TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c tools/run_exec.c \
 	tools/merge.c tools/symtab.c tools/callgraph.c tools/stackfile.c \
 	tools/flame.c tools/diff.c tools/whole.c tools/runview.c tools/jitmap.c \
 	tools/files.c tools/symbols.c tools/label.c tools/cmd_report.c tools/inputs.c \

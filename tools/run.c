@@ -31,9 +31,13 @@ static const char usage_run[] =
 "functions with most samples over the whole run and one line for the rest\n"
 "(--top 0: all of them); pcprof report DIR prints it again. The exit status\n"
 "is CMD's, whatever becomes of the report; a CMD killed by a signal makes\n"
-"pcprof die of the same signal. A CMD linked with AddressSanitizer gets\n"
-"its runtime first in LD_PRELOAD; an ASan program that a script starts\n"
-"needs ASAN_OPTIONS=verify_asan_link_order=0.\n"
+"pcprof die of the same signal. CMD is found and run as a shell does: 127\n"
+"when it is not found (nor its #! interpreter), 126 when it cannot be run;\n"
+"an executable file with no #! line is run by /bin/sh.\n"
+"\n"
+"A CMD linked with AddressSanitizer gets its runtime first in LD_PRELOAD;\n"
+"an ASan program that a script starts needs\n"
+"ASAN_OPTIONS=verify_asan_link_order=0.\n"
 "\n"
 "Run options:\n"
 "  -o, --output DIR   the run directory, made if it is not there (its parent\n"
@@ -108,34 +112,6 @@ run_find_libpc(char *out, size_t size)
 	return access(out, R_OK);
 }
 
-/* The file execvp would run for cmd. */
-int
-run_find_command(const char *cmd, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-	const char *p;
-
-	if (strchr(cmd, '/')) {
-		snprintf(out, size, "%s", cmd);
-		return access(out, X_OK);
-	}
-	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; ; p++) {
-		const char *end = strchr(p, ':');
-		size_t k = end ? (size_t)(end - p) : strlen(p);
-
-		snprintf(out, size, "%.*s%s%s", (int)k, p, k ? "/" : "", cmd);
-		if (access(out, X_OK) == 0) {
-			struct stat sb;
-
-			if (stat(out, &sb) == 0 && S_ISREG(sb.st_mode))
-				return 0;
-		}
-		if (!end)
-			return -1;
-		p = end;
-	}
-}
-
 /* Whether dir holds a file that libpc writes (gmon.out and its kin). */
 static int
 holds_a_profile(const char *dir)
@@ -187,11 +163,12 @@ claim(const char *dir)
 
 /*
  * The run directory in dir: want, made if it is not there, or a new
- * pcprof-PROG-YYYYMMDD-HHMMSS[-N] in the current directory. It must hold
- * no profile yet, nor be another run's. NULL, or why there can be none.
+ * pcprof-PROG-YYYYMMDD-HHMMSS[-N] in the current directory; *made when
+ * this run made it. It must hold no profile yet, nor be another run's.
+ * NULL, or why there can be none.
  */
 static const char *
-run_dir(const char *want, const char *exe, char *dir, size_t size)
+run_dir(const char *want, const char *exe, char *dir, size_t size, int *made)
 {
 	const char *prog = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 	char stamp[32];
@@ -208,8 +185,9 @@ run_dir(const char *want, const char *exe, char *dir, size_t size)
 				return "not a directory";
 			if (access(want, W_OK | X_OK))
 				return "cannot write there";
-		} else if (mkdir(want, 0777) && errno != EEXIST) {
-			/* (EEXIST: made by another run meanwhile) */
+		} else if (mkdir(want, 0777) == 0) {
+			*made = 1;
+		} else if (errno != EEXIST) {	/* made by another run meanwhile */
 			return errno == ENOENT ? "its parent directory does not exist" :
 			       strerror(errno);
 		}
@@ -222,8 +200,10 @@ run_dir(const char *want, const char *exe, char *dir, size_t size)
 			snprintf(dir, size, "pcprof-%.100s-%s", prog, stamp);
 		else
 			snprintf(dir, size, "pcprof-%.100s-%s-%d", prog, stamp, i);
-		if (mkdir(dir, 0777) == 0)
+		if (mkdir(dir, 0777) == 0) {
+			*made = 1;
 			return claim(dir);
+		}
 		if (errno != EEXIST)
 			return strerror(errno);
 	}
@@ -461,51 +441,6 @@ set_environment(const char *lib, int unprofiled, int main_only, const char *exe,
 	unsetenv("GMON_OUT_PREFIX");
 }
 
-/* Run exe with argv and wait for it, like time(1): the terminal's ^C and
- * ^\ are for the program. Its wait status. */
-static int
-run_child(const char *exe, char **argv)
-{
-	struct sigaction ign, old_int, old_quit;
-	int status;
-	pid_t pid;
-
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		pc_fatal("cannot fork: %s", strerror(errno));
-	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
-		execv(exe, argv);
-		pc_warn("'%s': %s", exe, strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			pc_fatal("waitpid: %s", strerror(errno));
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	return status;
-}
-
-/* End as the program did: its exit status, or its signal. */
-static int
-exit_like(int status)
-{
-	if (WIFSIGNALED(status)) {
-		signal(WTERMSIG(status), SIG_DFL);
-		fflush(NULL);
-		kill(getpid(), WTERMSIG(status));
-		return 128 + WTERMSIG(status);
-	}
-	return WEXITSTATUS(status);
-}
-
 /* One line on why the run's first process wrote no profile. */
 static void
 no_profile(const char *output, int status)
@@ -536,29 +471,30 @@ cmd_run(int argc, char **argv)
 	const char *why;
 	char lib[PATH_MAX], exe[PATH_MAX];
 	char dir[PATH_MAX] = "", output[PATH_MAX + 16];
-	int unprofiled = 0, status, had_before;
+	int unprofiled = 0, made = 0, status, had_before, err;
 	struct stat before, after;
 
 	if ((status = run_options(argc, argv, &o)) >= 0)
 		return status;
-	if (run_find_command(argv[optind], exe, sizeof(exe))) {
-		pc_warn("'%s': command not found", argv[optind]);
-		return 127;
-	}
+	/* found before anything is made: a mistyped command leaves nothing */
+	if ((err = run_find_command(argv[optind], exe, sizeof(exe))))
+		return run_not_found(argv[optind], exe, err);
 	if (run_find_libpc(lib, sizeof(lib)))
 		pc_fatal("cannot find libpc.so beside pcprof or in %s", PC_LIBDIR);
 	if ((why = run_why_unprofilable(exe))) {
 		pc_warn("'%s' cannot be profiled: %s; running it unprofiled", exe, why);
 		o.no_report = 1;
-	} else if ((why = run_dir(o.outdir, exe, dir, sizeof(dir)))) {
+	} else if ((why = run_dir(o.outdir, exe, dir, sizeof(dir), &made))) {
 		pc_warn("'%s': %s; running '%s' unprofiled", o.outdir ? o.outdir : dir,
 			why, argv[optind]);
 		o.no_report = unprofiled = 1;
 	}
 	set_environment(lib, unprofiled, o.main_only, exe, dir, output);
 	had_before = stat(output, &before) == 0;
-	status = run_child(exe, argv + optind);
-	if (!o.no_report) {
+	if (!run_command(exe, argv + optind, &status)) {
+		if (made)
+			rmdir(dir);	/* nothing ran to write in it */
+	} else if (!o.no_report) {
 		if (stat(output, &after) || (had_before && after.st_ino == before.st_ino &&
 		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))
 			no_profile(output, status);
@@ -566,5 +502,5 @@ cmd_run(int argc, char **argv)
 			report_apart(exe, o.main_only ? output : dir, o.main_only,
 				     o.report_to, &o.r, &o.s);
 	}
-	return exit_like(status);
+	return run_end_like(status);
 }

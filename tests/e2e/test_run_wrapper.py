@@ -1,14 +1,16 @@
 """End-to-end tests of pcprof run as a command wrapper: -o DIR is one
-run's; an AddressSanitizer program runs, with its status."""
+run's; a command that cannot run gets the status and the one line a shell
+gives it; an AddressSanitizer program runs, with its status."""
 
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
 
-from pctest import BUILD, clean_env, default_signals, prog
+from pctest import BUILD, clean_env, default_signals, need, prog
 
 DEADLINE = 60	# seconds for anything a busy machine may be slow to do
 
@@ -140,6 +142,66 @@ def test_run_gives_one_directory_to_one_of_five_runs_started_at_once():
         [n for n in os.listdir(os.path.join(d, "DIR")) if n.startswith(".")]
     assert len(set(said)) == 1, said
     return said[0]
+
+
+def bash_run(cmd, cwd, env):
+    return subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=DEADLINE, preexec_fn=default_signals)
+
+
+def test_run_gives_a_shells_statuses_to_commands_that_cannot_run():
+    """Compared with bash -c CMD: an executable script with no #! line runs
+    under /bin/sh (with its arguments, $0 its path) and is profiled; a file
+    that is not executable, a directory, a #! interpreter that is not
+    there: 126 or 127 as bash gives them; a missing command 127, from PATH
+    too, where a directory is passed over and a file that is not
+    executable is refused. One line each, and no run directory left."""
+    need("bash")
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    bindir = os.path.join(d, "bin")
+    os.mkdir(bindir)
+    os.mkdir(os.path.join(bindir, "adir"))
+    os.mkdir(os.path.join(d, "adir"))
+
+    def script(path, text, mode):
+        with open(os.path.join(d, path), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(d, path), mode)
+
+    body = 'echo "no #! line: $0 $# $1"; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 5\n'
+    script("plain", body, 0o755)
+    script("bin/inpath", body, 0o755)
+    script("unexec", "#!/bin/sh\necho ran\n", 0o644)
+    script("bin/unexec2", "#!/bin/sh\necho ran\n", 0o644)
+    script("badint", "#!/no/such/shell -e\necho ran\n", 0o755)
+    env = clean_env({"PATH": bindir + ":" + os.environ["PATH"]}, profiled=False)
+    cases = [("./plain a1", 5), ("inpath a1", 5), ("./unexec", 126), ("unexec2", 126),
+             ("./adir", 126), ("adir", 127), ("./badint", 127), ("./missing", 127),
+             ("no-such-command-here", 127)]
+    said = []
+    for cmd, want in cases:
+        b = bash_run(cmd, d, env)
+        p = subprocess.run([pcprof_path(), "run", "-o", "run", "--"] + cmd.split(), cwd=d,
+                           env=env, capture_output=True, text=True, timeout=DEADLINE,
+                           preexec_fn=default_signals)
+        assert b.returncode == want, (cmd, "bash", b.returncode, b.stderr)
+        assert p.returncode == want, (cmd, p.returncode, p.stderr)
+        assert p.stdout == b.stdout, (cmd, p.stdout, b.stdout)
+        if want == 5:
+            assert re.search(r"^Run in run: 1 process", p.stderr, re.M), p.stderr
+            assert os.path.exists(os.path.join(d, "run", "gmon.out")), cmd
+            shutil.rmtree(os.path.join(d, "run"))
+            continue
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("pcprof: '"), (cmd, p.stderr)
+        assert not os.path.exists(os.path.join(d, "run")), cmd
+        said.append(lines[0])
+    # what each says, as bash says it
+    assert "Permission denied" in said[0] and "'%s/bin/unexec2'" % d in said[1], said
+    assert "Is a directory" in said[2] and "command not found" in said[3], said
+    assert "'/no/such/shell'" in said[4] and "No such file" in said[5], said
+    assert "'no-such-command-here': command not found" in said[6], said
+    return "; ".join(s.replace(d, "D") for s in said)
 
 
 def test_run_starts_an_asan_program_with_its_runtime_first():
