@@ -165,7 +165,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/libhot.so $(P)/slowlib/libhot.so $(P)/uselib $(P)/plugspin.so \
 	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails \
 	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads \
-	$(P)/asanexit
+	$(P)/burn $(P)/asanexit
 
 # links the ASan runtime, as gcc builds -fsanitize=address programs
 $(P)/asanexit: tests/progs/asanexit.c tests/progs/truth.h

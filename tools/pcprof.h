@@ -306,9 +306,10 @@ const char *run_why_unprofilable(const char *path);
  * for cmd into out, 0, or why there is none (ENOENT; EACCES or EISDIR for
  * a file found that cannot be run, named in out). run_not_found: one line
  * on that, and the shell's status (127, 126). run_command: run exe with
- * argv and wait; 1 with its wait status, or 0 when it could not start
- * (said in one line, *status 126 or 127 as a shell has it).
- * run_end_like: end as status says; the exit code.
+ * argv, passing SIGINT, SIGTERM and SIGHUP sent to pcprof on to it, and
+ * wait; 1 with its wait status, or 0 when it could not start (said in
+ * one line, *status 126 or 127 as a shell has it). run_end_like: end by
+ * the signal pcprof was stopped by, else as status says; the exit code.
  * None is AS-safe.
  */
 int run_find_command(const char *cmd, char *out, size_t size);

@@ -1,14 +1,20 @@
-"""End-to-end tests of pcprof run as a command wrapper: -o DIR is one
-run's; a command that cannot run gets the status and the one line a shell
-gives it; an AddressSanitizer program runs, with its status."""
+"""End-to-end tests of pcprof run as a command wrapper: the signals that
+stop it reach the command (its process group) once, and it reports before
+it dies of them; -o DIR is one run's; a command that cannot run gets the
+status and the one line a shell gives it; an AddressSanitizer program
+runs, with its status."""
 
+import fcntl
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
 import tempfile
+import termios
+import time
 
 from pctest import BUILD, clean_env, default_signals, need, prog
 
@@ -65,6 +71,27 @@ class Lines:
                 raise AssertionError("no line like %r; saw %r" % (pattern, self.seen))
 
 
+def cpu_seconds(pid):
+    """User and system CPU seconds of process pid so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_cpu(pid, seconds):
+    deadline = time.monotonic() + DEADLINE
+    while cpu_seconds(pid) < seconds:
+        assert time.monotonic() < deadline, "pid %d: under %.1f s of CPU" % (pid, seconds)
+        time.sleep(0.02)
+
+
+def pending(pid, sig):
+    """Whether sig waits for delivery to process pid."""
+    with open("/proc/%d/status" % pid) as f:
+        masks = [int(l.split()[1], 16) for l in f if l.startswith(("SigPnd:", "ShdPnd:"))]
+    return any(m & (1 << (sig - 1)) for m in masks)
+
+
 def alive(pid):
     return os.path.exists("/proc/%d" % pid)
 
@@ -98,6 +125,145 @@ def reported(err, dirname, program):
                   err, re.M)
     assert m, err
     return float(m.group(1))
+
+
+def test_run_passes_a_stop_signal_on_and_dies_of_it_after_the_report():
+    """SIGTERM, SIGINT or SIGHUP sent to pcprof run alone (kill PID, not
+    the terminal), after 1 s of the command's CPU time: the command, in a
+    process group of its own as pcprof has no terminal, gets it and ends;
+    pcprof reports its profile, then dies of the same signal. No orphan."""
+    notes = []
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        d = tempfile.mkdtemp(prefix="pc-e2e-")
+        p = start(["run", "-o", "run", "--", prog("burn"), "60"], cwd=d)
+        pids = []
+        try:
+            pid = int(Lines(p.stdout.fileno()).wait_for(r"pid (\d+)").group(1))
+            pids.append(pid)
+            assert os.getpgid(pid) == pid, "the command is not in a group of its own"
+            wait_cpu(pid, 1.0)
+            p.send_signal(sig)
+        finally:
+            rc, err = finish(p, pids)
+        assert rc == -sig, (sig.name, rc, err)
+        assert not alive(pid), "%s: the command outlived pcprof run" % sig.name
+        share = reported(err, "run", "burn_work")
+        sampled = float(re.search(r"^Run in run: 1 process, ([\d.]+) s of CPU", err,
+                                  re.M).group(1))
+        assert share > 95 and sampled >= 0.9, (sig.name, share, sampled, err)
+        notes.append("%s %.2f s" % (sig.name, sampled))
+    return ", ".join(notes)
+
+
+def test_run_passes_a_stop_on_to_the_commands_whole_group():
+    """kill -TERM of pcprof run reaches every process of the command's
+    group: sh, and the burn and cat of its pipeline, which a signal to sh
+    alone would leave running. pcprof waits for sh, its command; burn
+    ends of the signal (libpc writes its profile) in its own time."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    p = start(["run", "-o", "run", "--", "sh", "-c", "'%s' 60 | cat" % prog("burn")], cwd=d)
+    pids = []
+    try:
+        pid = int(Lines(p.stdout.fileno()).wait_for(r"pid (\d+)").group(1))
+        pids.append(pid)
+        wait_cpu(pid, 0.5)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=DEADLINE)
+        deadline = time.monotonic() + DEADLINE
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        leave_nothing(p, pids)
+    rc, err = p.returncode, err.decode()
+    assert rc == -signal.SIGTERM, (rc, err)
+    assert not alive(pid), "burn, started by sh, outlived pcprof run"
+    assert re.search(r"^Run in run: \d+ process", err, re.M), err
+    again = subprocess.run([pcprof_path(), "report", "run"], cwd=d, capture_output=True,
+                           text=True, timeout=DEADLINE)
+    assert reported(again.stderr + again.stdout, "run", "burn_work") > 50, again
+
+
+def test_run_keeps_the_report_through_a_second_signal():
+    """Two SIGHUPs to pcprof run, then SIGTERM: each reaches the command
+    once (it counts them, and ends at SIGTERM with status 0); pcprof stays
+    for the report, then dies of the first signal it passed on."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-")
+    p = start(["run", "-o", "run", "--", prog("burn"), "60", "count"], cwd=d)
+    out = Lines(p.stdout.fileno())
+    pids = []
+    try:
+        pids.append(int(out.wait_for(r"pid (\d+)").group(1)))
+        wait_cpu(pids[0], 0.3)	# enough samples for a report to judge
+        p.send_signal(signal.SIGHUP)
+        out.wait_for(r"INT 0 HUP 1")
+        p.send_signal(signal.SIGHUP)
+        out.wait_for(r"INT 0 HUP 2")
+        p.send_signal(signal.SIGTERM)
+        out.wait_for(r"end INT 0 HUP 2")
+    finally:
+        rc, err = finish(p, pids)
+    assert rc == -signal.SIGHUP, (rc, err)
+    assert "INT 0 HUP 3" not in out.seen, out.seen
+    assert reported(err, "run", "burn_work") > 50, err
+
+
+def in_front_of_a_terminal():
+    """preexec_fn: a session of its own whose controlling terminal is its
+    standard input, a pseudo-terminal, with its group at the front, as a
+    shell starts a command typed at a terminal."""
+    default_signals()
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def test_run_at_a_terminal_leaves_its_ctrl_c_to_the_command():
+    """pcprof run at the front of a terminal keeps the command in its own
+    process group, which the terminal's ^C reaches whole. A command that
+    catches ^C gets it once, not again from pcprof, and runs on, and so
+    does pcprof; kill -TERM of pcprof then reaches the command once. A
+    command that does not catch ^C dies of it, and pcprof, after the
+    report, of the same signal."""
+    notes = []
+    for argv in ([prog("burn"), "60", "count"], [prog("burn"), "60"]):
+        master, slave = os.openpty()
+        attrs = termios.tcgetattr(slave)
+        attrs[3] &= ~termios.ECHO	# no "^C" echoed into the command's lines
+        termios.tcsetattr(slave, termios.TCSANOW, attrs)
+        d = tempfile.mkdtemp(prefix="pc-e2e-")
+        p = start(["run", "-o", "run", "--"] + argv, cwd=d, stdin=slave, stdout=slave,
+                  start_new_session=False, preexec_fn=in_front_of_a_terminal)
+        os.close(slave)
+        out, pids = Lines(master), []
+        try:
+            pid = int(out.wait_for(r"pid (\d+)").group(1))
+            pids.append(pid)
+            assert os.getpgid(pid) == p.pid, "the command left the terminal's group"
+            wait_cpu(pid, 0.2)
+            os.write(master, b"\x03")
+            if "count" in argv:
+                out.wait_for(r"INT \d+ HUP 0")
+                # the terminal sent pcprof its ^C with the command's:
+                # once pcprof has taken it, a second copy it passed on
+                # would reach the command before the SIGTERM below
+                deadline = time.monotonic() + DEADLINE
+                while pending(p.pid, signal.SIGINT):
+                    assert time.monotonic() < deadline, "pcprof never took its ^C"
+                    time.sleep(0.01)
+                p.send_signal(signal.SIGTERM)
+                out.wait_for(r"end INT (\d+) HUP 0")
+        finally:
+            rc, err = finish(p, pids)
+            os.close(master)
+        assert not alive(pid), "the command outlived pcprof run"
+        if "count" in argv:
+            assert "end INT 1 HUP 0" in out.seen, out.seen
+            assert rc == -signal.SIGTERM, (rc, err)
+        else:
+            assert rc == -signal.SIGINT, (rc, err)
+        assert reported(err, "run", "burn_work") > 80, err
+        notes.append("%s: %s" % (" ".join(os.path.basename(a) for a in argv),
+                                 signal.Signals(-rc).name))
+    return ", ".join(notes)
 
 
 def test_run_gives_one_directory_to_one_of_five_runs_started_at_once():
