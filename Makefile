@@ -70,7 +70,7 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl -lgcc_s
 
 # ---------------------------------------------------------------- pcprof
-TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c \
+TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c tools/run_exec.c \
 	tools/merge.c tools/symtab.c tools/callgraph.c tools/stackfile.c \
 	tools/flame.c tools/diff.c tools/whole.c tools/runview.c tools/jitmap.c \
 	tools/files.c tools/symbols.c tools/label.c tools/cmd_report.c tools/inputs.c \
@@ -166,12 +166,16 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/libhot.so $(P)/slowlib/libhot.so $(P)/uselib $(P)/plugspin.so \
 	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails \
 	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads \
-	$(P)/hostile $(P)/hostile-asan
+	$(P)/hostile $(P)/hostile-asan $(P)/burn $(P)/asanexit
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 $(P)/hostile-asan: tests/progs/hostile.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fsanitize=address -fno-omit-frame-pointer -o $@ $<
+# links the ASan runtime, as gcc builds -fsanitize=address programs
+$(P)/asanexit: tests/progs/asanexit.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fsanitize=address -o $@ $<
 $(P)/loops-noinline: tests/progs/loops.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DNO_INLINE=1 -o $@ $<

@@ -296,15 +296,29 @@ int runview_report(char **paths, int npaths, struct report_opts *r,
 		   const struct symtab_opts *so, FILE *out);
 
 /* run.c: libpc.so beside this pcprof, else the installed one (0, or -1
- * when neither is readable); the file execvp would run for cmd (0, or -1
- * when there is none); why LD_PRELOAD would do nothing for the program
- * at path (setuid, static), or NULL. */
+ * when neither is readable); why LD_PRELOAD would do nothing for the
+ * program at path (setuid, static), or NULL. */
 int run_find_libpc(char *out, size_t size);
 /* recover.c: finish the profiles that processes left unfinished in dir
  * (libpc's live files), with libpc's own writer; how many. */
 int recover_dir(const char *dir);
-int run_find_command(const char *cmd, char *out, size_t size);
 const char *run_why_unprofilable(const char *path);
+
+/*
+ * run_exec.c, the command as a shell runs it. run_find_command: the file
+ * for cmd into out, 0, or why there is none (ENOENT; EACCES or EISDIR for
+ * a file found that cannot be run, named in out). run_not_found: one line
+ * on that, and the shell's status (127, 126). run_command: run exe with
+ * argv, passing SIGINT, SIGTERM and SIGHUP sent to pcprof on to it, and
+ * wait; 1 with its wait status, or 0 when it could not start (said in
+ * one line, *status 126 or 127 as a shell has it). run_end_like: end by
+ * the signal pcprof was stopped by, else as status says; the exit code.
+ * None is AS-safe.
+ */
+int run_find_command(const char *cmd, char *out, size_t size);
+int run_not_found(const char *cmd, const char *file, int err);
+int run_command(const char *exe, char **argv, int *status);
+int run_end_like(int status);
 
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);

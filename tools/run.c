@@ -4,10 +4,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,12 +31,26 @@ static const char usage_run[] =
 "functions with most samples over the whole run and one line for the rest\n"
 "(--top 0: all of them); pcprof report DIR prints it again. The exit status\n"
 "is CMD's, whatever becomes of the report; a CMD killed by a signal makes\n"
-"pcprof die of the same signal.\n"
+"pcprof die of the same signal. CMD is found and run as a shell does: 127\n"
+"when it is not found (nor its #! interpreter), 126 when it cannot be run;\n"
+"an executable file with no #! line is run by /bin/sh.\n"
+"\n"
+"SIGINT, SIGTERM and SIGHUP sent to pcprof are passed on to CMD (to its\n"
+"whole process group, of its own, where pcprof is not in the foreground\n"
+"of a terminal); pcprof waits for CMD, reports, then dies of the first.\n"
+"The terminal's own ^C reaches CMD directly, and pcprof then ends as CMD\n"
+"does.\n"
+"\n"
+"A CMD linked with AddressSanitizer gets its runtime first in LD_PRELOAD;\n"
+"an ASan program that a script starts needs\n"
+"ASAN_OPTIONS=verify_asan_link_order=0.\n"
 "\n"
 "Run options:\n"
 "  -o, --output DIR   the run directory, made if it is not there (its parent\n"
 "                     must be) and refused if it holds an earlier run's\n"
-"                     profiles; the first process writes DIR/gmon.out\n"
+"                     profiles or another pcprof run is using it (CMD then\n"
+"                     runs unprofiled); the first process writes\n"
+"                     DIR/gmon.out\n"
 "  --hz N             samples per second of thread CPU time (PC_HZ; 1000)\n"
 "  --signal SIG       the sampling signal (PC_SIGNAL; SIGPROF)\n"
 "  --report FILE      write the report to FILE instead of standard error\n"
@@ -102,34 +118,6 @@ run_find_libpc(char *out, size_t size)
 	return access(out, R_OK);
 }
 
-/* The file execvp would run for cmd. */
-int
-run_find_command(const char *cmd, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-	const char *p;
-
-	if (strchr(cmd, '/')) {
-		snprintf(out, size, "%s", cmd);
-		return access(out, X_OK);
-	}
-	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; ; p++) {
-		const char *end = strchr(p, ':');
-		size_t k = end ? (size_t)(end - p) : strlen(p);
-
-		snprintf(out, size, "%.*s%s%s", (int)k, p, k ? "/" : "", cmd);
-		if (access(out, X_OK) == 0) {
-			struct stat sb;
-
-			if (stat(out, &sb) == 0 && S_ISREG(sb.st_mode))
-				return 0;
-		}
-		if (!end)
-			return -1;
-		p = end;
-	}
-}
-
 /* Whether dir holds a file that libpc writes (gmon.out and its kin). */
 static int
 holds_a_profile(const char *dir)
@@ -146,13 +134,47 @@ holds_a_profile(const char *dir)
 	return r;
 }
 
+/* The lock on the run directory, held until pcprof ends. */
+static int claim_fd = -1;
+
 /*
- * The run directory in dir: want, made if it is not there, or a new
- * pcprof-PROG-YYYYMMDD-HHMMSS[-N] in the current directory. An existing want must
- * hold no profile yet. NULL, or why there can be none.
+ * dir for this run alone, or why not. The claim is an exclusive flock of
+ * the directory: two runs started at once cannot both hold it (the check
+ * for profiles alone let five runs share one directory), the kernel drops
+ * it when pcprof ends however it ends, so that no stale claim outlives a
+ * killed run, and it puts no file in dir for reports to pass over.
  */
 static const char *
-run_dir(const char *want, const char *exe, char *dir, size_t size)
+claim(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return strerror(errno);
+	if (flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
+		close(fd);
+		return "another pcprof run is writing there";
+	}
+	/* (a file system without locks leaves the check below alone, as it
+	 * was.) Looked at under the lock: a run that held it wrote its
+	 * profiles before it let go. One run a directory: two runs'
+	 * processes would read as one run's. */
+	if (holds_a_profile(dir)) {
+		close(fd);
+		return "holds an earlier run's profiles (remove them or name another directory)";
+	}
+	claim_fd = fd;
+	return NULL;
+}
+
+/*
+ * The run directory in dir: want, made if it is not there, or a new
+ * pcprof-PROG-YYYYMMDD-HHMMSS[-N] in the current directory; *made when
+ * this run made it. It must hold no profile yet, nor be another run's.
+ * NULL, or why there can be none.
+ */
+static const char *
+run_dir(const char *want, const char *exe, char *dir, size_t size, int *made)
 {
 	const char *prog = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 	char stamp[32];
@@ -169,15 +191,13 @@ run_dir(const char *want, const char *exe, char *dir, size_t size)
 				return "not a directory";
 			if (access(want, W_OK | X_OK))
 				return "cannot write there";
-			/* one run a directory: two runs' processes would
-			 * read as one run's */
-			return holds_a_profile(want) ?
-			       "holds an earlier run's profiles (remove them or name another "
-			       "directory)" : NULL;
+		} else if (mkdir(want, 0777) == 0) {
+			*made = 1;
+		} else if (errno != EEXIST) {	/* made by another run meanwhile */
+			return errno == ENOENT ? "its parent directory does not exist" :
+			       strerror(errno);
 		}
-		if (mkdir(want, 0777) == 0)
-			return NULL;
-		return errno == ENOENT ? "its parent directory does not exist" : strerror(errno);
+		return claim(want);
 	}
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
@@ -186,8 +206,10 @@ run_dir(const char *want, const char *exe, char *dir, size_t size)
 			snprintf(dir, size, "pcprof-%.100s-%s", prog, stamp);
 		else
 			snprintf(dir, size, "pcprof-%.100s-%s-%d", prog, stamp, i);
-		if (mkdir(dir, 0777) == 0)
-			return NULL;
+		if (mkdir(dir, 0777) == 0) {
+			*made = 1;
+			return claim(dir);
+		}
 		if (errno != EEXIST)
 			return strerror(errno);
 	}
@@ -357,28 +379,60 @@ run_options(int argc, char **argv, struct run_opts *o)
 	return -1;
 }
 
-/* The child's environment: libpc preloaded (after what is preloaded
- * already) unless unprofiled, writing output (PATH_MAX + 16 bytes) in dir
- * or, with no dir, gmon.out here. */
-static void
-set_environment(const char *lib, int unprofiled, int main_only, const char *dir,
-		char *output)
+/* The ASan runtime that exe links (a soname), malloc'ed, or NULL. */
+static char *
+asan_runtime(const char *exe)
 {
-	const char *preload = getenv("LD_PRELOAD");
+	char *needed = elf_needed(exe), *found = NULL;
 
-	if (unprofiled) {
-		/* nothing to preload */
-	} else if (preload && *preload) {
-		char *v = malloc(strlen(preload) + strlen(lib) + 2);
+	for (char *p = needed; p && *p && !found; p += strlen(p) + 1)
+		if (!strncmp(p, "libasan.so.", 11) || !strncmp(p, "libclang_rt.asan", 16))
+			found = p;
+	if (found && !(found = strdup(found)))
+		pc_fatal("out of memory");
+	free(needed);
+	return found;
+}
 
-		if (!v)
-			pc_fatal("out of memory");
-		sprintf(v, "%s:%s", preload, lib);
-		setenv_or_die("LD_PRELOAD", v);
-		free(v);
-	} else {
-		setenv_or_die("LD_PRELOAD", lib);
+/* LD_PRELOAD for exe: libpc after what is preloaded already, and before
+ * all of it the ASan runtime that exe links, unless it is first already.
+ * ASan refuses to start ("ASan runtime does not come first in initial
+ * library list") when another library comes before it; the dynamic
+ * linker finds a bare soname as it finds a DT_NEEDED one. */
+static void
+set_preload(const char *lib, const char *exe)
+{
+	const char *preload = getenv("LD_PRELOAD"), *base;
+	char *asan = asan_runtime(exe), *v;
+	size_t first;
+
+	if (!preload)
+		preload = "";
+	first = strcspn(preload, ": ");
+	for (base = preload + first; base > preload && base[-1] != '/'; base--)
+		;
+	if (asan && (size_t)(preload + first - base) == strlen(asan) &&
+	    !strncmp(base, asan, strlen(asan))) {
+		free(asan);
+		asan = NULL;	/* the user preloads it first already */
 	}
+	if (asprintf(&v, "%s%s%s%s%s", asan ? asan : "", asan ? ":" : "", preload,
+		     *preload ? ":" : "", lib) < 0)
+		pc_fatal("out of memory");
+	setenv_or_die("LD_PRELOAD", v);
+	free(v);
+	free(asan);
+}
+
+/* The child's environment: libpc preloaded (set_preload) unless
+ * unprofiled, writing output (PATH_MAX + 16 bytes) in dir or, with no
+ * dir, gmon.out here. */
+static void
+set_environment(const char *lib, int unprofiled, int main_only, const char *exe,
+		const char *dir, char *output)
+{
+	if (!unprofiled)
+		set_preload(lib, exe);
 	if (dir[0]) {
 		/* absolute: processes that change directory write here too */
 		char abs[PATH_MAX];
@@ -393,49 +447,25 @@ set_environment(const char *lib, int unprofiled, int main_only, const char *dir,
 	unsetenv("GMON_OUT_PREFIX");
 }
 
-/* Run exe with argv and wait for it, like time(1): the terminal's ^C and
- * ^\ are for the program. Its wait status. */
-static int
-run_child(const char *exe, char **argv)
+/* One line on why the run's first process wrote no profile. */
+static void
+no_profile(const char *output, int status)
 {
-	struct sigaction ign, old_int, old_quit;
-	int status;
-	pid_t pid;
-
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		pc_fatal("cannot fork: %s", strerror(errno));
-	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
-		execv(exe, argv);
-		pc_warn("'%s': %s", exe, strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			pc_fatal("waitpid: %s", strerror(errno));
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	return status;
-}
-
-/* End as the program did: its exit status, or its signal. */
-static int
-exit_like(int status)
-{
-	if (WIFSIGNALED(status)) {
-		signal(WTERMSIG(status), SIG_DFL);
-		fflush(NULL);
-		kill(getpid(), WTERMSIG(status));
-		return 128 + WTERMSIG(status);
-	}
-	return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		pc_warn("'%s': no profile was written (the program was killed by a signal)",
+			output);
+	/* ASan's status when it will not start behind libpc.so: set_preload
+	 * puts its runtime first only for a command that links it itself,
+	 * not for one that a script starts */
+	else if (WEXITSTATUS(status) == 1)
+		pc_warn("'%s': no profile was written (the program exited with status 1 "
+			"without returning from main or calling exit; if AddressSanitizer "
+			"refused to start above, run again with "
+			"ASAN_OPTIONS=verify_asan_link_order=0 or its runtime first in "
+			"LD_PRELOAD)", output);
+	else
+		pc_warn("'%s': no profile was written (the program did not return from main "
+			"or call exit)", output);
 }
 
 int
@@ -447,40 +477,41 @@ cmd_run(int argc, char **argv)
 	const char *why;
 	char lib[PATH_MAX], exe[PATH_MAX];
 	char dir[PATH_MAX] = "", output[PATH_MAX + 16];
-	int unprofiled = 0, status, had_before;
+	int unprofiled = 0, made = 0, status, had_before, err;
 	struct stat before, after;
 
 	if ((status = run_options(argc, argv, &o)) >= 0)
 		return status;
-	if (run_find_command(argv[optind], exe, sizeof(exe))) {
-		pc_warn("'%s': command not found", argv[optind]);
-		return 127;
-	}
+	/* found before anything is made: a mistyped command leaves nothing */
+	if ((err = run_find_command(argv[optind], exe, sizeof(exe))))
+		return run_not_found(argv[optind], exe, err);
 	if (run_find_libpc(lib, sizeof(lib)))
 		pc_fatal("cannot find libpc.so beside pcprof or in %s", PC_LIBDIR);
 	if ((why = run_why_unprofilable(exe))) {
 		pc_warn("'%s' cannot be profiled: %s; running it unprofiled", exe, why);
 		o.no_report = 1;
-	} else if ((why = run_dir(o.outdir, exe, dir, sizeof(dir)))) {
+	} else if ((why = run_dir(o.outdir, exe, dir, sizeof(dir), &made))) {
 		pc_warn("'%s': %s; running '%s' unprofiled", o.outdir ? o.outdir : dir,
 			why, argv[optind]);
 		o.no_report = unprofiled = 1;
 	}
-	set_environment(lib, unprofiled, o.main_only, dir, output);
+	set_environment(lib, unprofiled, o.main_only, exe, dir, output);
 	had_before = stat(output, &before) == 0;
-	status = run_child(exe, argv + optind);
+	if (!run_command(exe, argv + optind, &status)) {
+		if (made)
+			rmdir(dir);	/* nothing ran to write in it */
+		return run_end_like(status);
+	}
 	/* what processes that never wrote their profile left (killed) */
 	if (!unprofiled)
 		recover_dir(dir);
 	if (!o.no_report) {
 		if (stat(output, &after) || (had_before && after.st_ino == before.st_ino &&
 		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))
-			pc_warn("'%s': no profile was written (%s)", output,
-				WIFSIGNALED(status) ? "the program was killed by a signal" :
-				"the program did not return from main or call exit");
+			no_profile(output, status);
 		else
 			report_apart(exe, o.main_only ? output : dir, o.main_only,
 				     o.report_to, &o.r, &o.s);
 	}
-	return exit_like(status);
+	return run_end_like(status);
 }

@@ -1367,6 +1367,50 @@ out:
 }
 
 char *
+elf_needed(const char *path)
+{
+	char err[256], *v = NULL;
+	size_t len = 0;
+	Elf_Scn *scn = NULL;
+	int fd;
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	if (!(e = open_elf(path, &fd, err, sizeof(err))))
+		return NULL;
+	while (elf_kind(e) == ELF_K_ELF && (scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+		GElf_Shdr sh;
+		GElf_Dyn dyn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    !(d = elf_getdata(scn, NULL)) || !sh.sh_entsize)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *name;
+			char *w;
+
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag != DT_NEEDED ||
+			    !(name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)))
+				continue;
+			if (!(w = realloc(v, len + strlen(name) + 2)))
+				break;
+			v = w;
+			strcpy(v + len, name);
+			len += strlen(name) + 1;
+		}
+		break;	/* one dynamic section */
+	}
+	if (v)
+		v[len] = 0;
+	elf_end(e);
+	close(fd);
+	return v;
+}
+
+char *
 symtab_debug_file_of(const char *path, const struct symtab_opts *o)
 {
 	static const struct symtab_opts none;

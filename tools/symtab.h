@@ -106,6 +106,11 @@ int symtab_objects_add(struct symtab *st, struct symtab *src, const char *name,
  */
 int elf_probe_dynamic(const char *path);
 
+/* The DT_NEEDED names of the ELF file at path, in its order, each ended by
+ * a NUL, the list by an empty name ("libasan.so.8\0libc.so.6\0\0");
+ * malloc'ed, or NULL for none (or not an ELF file with section headers). */
+char *elf_needed(const char *path);
+
 /* The separate debug file of the ELF file at path, found as its symbols
  * would be (by build-id under o->debug_root, then .gnu_debuglink, then
  * from o->fetch's debuginfod servers); malloc'ed, or NULL for none. */
