@@ -21,7 +21,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +46,60 @@ static PC_TLS uint64_t thread_perf_id;	/* the kernel's id of that event */
 /* The first task-clock event was refused (or PC_TIMER=auto's probe of
  * one): its errno (atomic). Every thread then gets a POSIX timer. */
 static int taskclock_refused;
+
+/*
+ * What libpc takes out of the program's own limits: a task-clock event
+ * holds a descriptor, a POSIX timer a pending-signal slot (the kernel
+ * preallocates its signal), one each a thread. Both are the program's to
+ * use, and RLIMIT_SIGPENDING counts every process of the user: libpc
+ * keeps to a small share of each limit, a 512th of RLIMIT_NOFILE (2 at
+ * the usual 1024) and a 40th of RLIMIT_SIGPENDING (7 at 300), and says
+ * once when a thread gets less: a POSIX timer instead of a task-clock
+ * event, or no timer at all.
+ */
+#define FD_SHARE	512
+#define SIGQ_SHARE	40
+static int perf_held, posix_held;	/* atomic */
+static int said_fds, said_slots;
+
+/* The share of a limit libpc may hold; at least 1. AS-safe. */
+static long
+share_of(int resource, long part)
+{
+	struct rlimit r;
+
+	if (getrlimit(resource, &r) || r.rlim_cur == RLIM_INFINITY ||
+	    r.rlim_cur / (rlim_t)part > (rlim_t)INT_MAX)
+		return INT_MAX;
+	return r.rlim_cur / (rlim_t)part > 0 ? (long)(r.rlim_cur / (rlim_t)part) : 1;
+}
+
+/* Take one of a budget; 0 when it is spent. AS-safe. */
+static int
+take(int *held, long budget)
+{
+	int n = __atomic_load_n(held, __ATOMIC_RELAXED);
+
+	do {
+		if (n >= budget)
+			return 0;
+	} while (!__atomic_compare_exchange_n(held, &n, n + 1, 0, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return 1;
+}
+
+static void
+give_back(int *held)
+{
+	__atomic_fetch_sub(held, 1, __ATOMIC_RELAXED);
+}
+
+static void
+say_once(int *said, const char *what)
+{
+	if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
+		pc_say(what, "", "");
+}
 
 enum pc_timer_kind
 pc_timer_kind(void)
@@ -178,8 +234,16 @@ arm_posix(clockid_t clock, pid_t tid, timer_t *t)
 	sev.sigev_signo = pc_cfg->sig;
 	sev.sigev_value.sival_ptr = (void *)&pc_timer_tag;
 	sev.sigev_notify_thread_id = tid;
-	if (timer_create(clock, &sev, t))
+	if (!take(&posix_held, share_of(RLIMIT_SIGPENDING, SIGQ_SHARE))) {
+		say_once(&said_slots, "the pending-signal limit (ulimit -i) leaves libpc no more "
+			 "timers; later threads are not sampled");
+		errno = EAGAIN;
 		goto fail;
+	}
+	if (timer_create(clock, &sev, t)) {
+		give_back(&posix_held);
+		goto fail;
+	}
 	its.it_interval.tv_sec = pc_cfg->interval_ns / 1000000000L;
 	its.it_interval.tv_nsec = pc_cfg->interval_ns % 1000000000L;
 	its.it_value = its.it_interval;
@@ -187,6 +251,7 @@ arm_posix(clockid_t clock, pid_t tid, timer_t *t)
 		return 0;
 	r = -errno;
 	timer_delete(*t);
+	give_back(&posix_held);
 	errno = -r;
 fail:
 	__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
@@ -217,8 +282,14 @@ pc_thread_arm(void)
 	if (thread_armed || !pc_on())
 		return 0;
 	pc_unwind_thread_init();
-	if (pc_timer_kind() == PC_TIMER_TASKCLOCK) {
+	if (pc_timer_kind() == PC_TIMER_TASKCLOCK &&
+	    !take(&perf_held, share_of(RLIMIT_NOFILE, FD_SHARE))) {
+		say_once(&said_fds, "the descriptor limit (ulimit -n) leaves libpc no more "
+			 "task-clock events; later threads get POSIX timers");
+	} else if (pc_timer_kind() == PC_TIMER_TASKCLOCK) {
 		r = arm_perf((pid_t)syscall(SYS_gettid));
+		if (r)
+			give_back(&perf_held);
 		if (r == 0) {
 			thread_armed = 2;
 			__atomic_fetch_add(&pc_stats->threads, 1, __ATOMIC_RELAXED);
@@ -246,9 +317,12 @@ pc_thread_disarm(void)
 {
 	int saved = errno;
 
-	if (thread_armed == 1)
+	if (thread_armed == 1) {
 		timer_delete(thread_timer);
+		give_back(&posix_held);
+	}
 	if (thread_armed == 2) {
+		give_back(&perf_held);
 		int fd = thread_perf_fd, ours = perf_fd_ours();
 
 		/* stop it first, then close: a signal of its still on the way
@@ -286,6 +360,8 @@ pc_thread_forget(void)
 		close(thread_perf_fd);
 	thread_perf_fd = -1;
 	thread_armed = 0;
+	/* the child's one thread is all it holds */
+	perf_held = posix_held = 0;
 }
 
 /*
