@@ -139,7 +139,7 @@ CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 # reader, which touches no libpc state
 UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_stats.c \
 	tests/check_flat.c tests/check_symtab.c tests/check_callgraph.c tests/check_flame.c \
-	tests/check_settings.c preload/settings.c
+	tests/check_settings.c tests/check_label.c preload/settings.c
 UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/main.o,$(TOOLS_OBJ))
 
 $(B)/host/%.o: %.c gmon/gmon.h preload/profil.h preload/pc.h tests/unit.h tools/stats.h \
