@@ -164,7 +164,8 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/regress-base $(P)/regress-again $(P)/regress-slow $(P)/regress-fast \
 	$(P)/libhot.so $(P)/slowlib/libhot.so $(P)/uselib $(P)/plugspin.so \
 	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails \
-	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads
+	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads \
+	$(P)/oddnames
 
 $(P)/loops-noinline: tests/progs/loops.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
@@ -261,10 +262,12 @@ $(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c tools/symtab.c tools/symtab.h
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
 		tests/fuzz/fuzz_symtab.c tools/symtab.c $(ELF_LIBS) -ldl
 
-$(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c tools/dwlines.c tools/dwlines.h tools/files.c
+$(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c tools/dwlines.c tools/dwlines.h tools/files.c \
+		tools/label.c
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
-		tests/fuzz/fuzz_lines.c tools/dwlines.c tools/files.c $(ELF_LIBS) -ldl
+		tests/fuzz/fuzz_lines.c tools/dwlines.c tools/files.c tools/label.c \
+		$(ELF_LIBS) -ldl
 
 fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz/fuzz_lines \
 		$(P)/libcall $(P)/cxx $(P)/loops

@@ -559,13 +559,11 @@ last_line(const char *log, char *buf, size_t size)
 		;
 	if (end == start)
 		return;
+	/* as it is, up to a NUL: pc_fatal's message escapes what it holds */
 	k = end - start < size - 3 ? end - start : size - 3;
+	k = strnlen(text + start, k);
 	buf[0] = '"';
-	for (size_t i = 0; i < k; i++) {
-		unsigned char ch = (unsigned char)text[start + i];
-
-		buf[1 + i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
-	}
+	memcpy(buf + 1, text + start, k);
 	buf[1 + k] = '"';
 	buf[2 + k] = 0;
 }

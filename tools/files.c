@@ -2,7 +2,7 @@
  * The bottom of pcprof: one-line messages that name the file (err(3)
  * style, exit status 2 for bad input), whole files read with every refusal
  * a reader needs, and whether a profile has a manifest beside it. Calls
- * nothing else in pcprof.
+ * nothing else in pcprof but label.c's escaping of names.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* asprintf */
@@ -19,13 +19,20 @@
 
 #include "pcprof.h"
 
+/* The message is one line whatever the names in it hold: all of it is
+ * escaped (label.c), so callers pass names as they are. */
 static void
 vwarn(const char *fmt, va_list ap)
 {
+	char *msg;
+
 	fflush(stdout);
-	fputs("pcprof: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fputs("pcprof: out of memory\n", stderr);
+		return;
+	}
+	fprintf(stderr, "pcprof: %s\n", text_name(msg));
+	free(msg);
 }
 
 void

@@ -518,8 +518,8 @@ print_timer_text(FILE *out, const struct view *v)
 static void
 print_procs_text(FILE *out, const struct view *v, const char *where, double total)
 {
-	fprintf(out, "Run in %s: %zu process%s, %.3f s of CPU sampled\n", where,
-		v->nprocs, v->nprocs == 1 ? "" : "es", total);
+	fprintf(out, "Run in %s: %zu process%s, %.3f s of CPU sampled\n",
+		text_name(where), v->nprocs, v->nprocs == 1 ? "" : "es", total);
 	print_timer_text(out, v);
 	fputc('\n', out);
 	fprintf(out, "%10s %7s %8s %7s  %s\n", "CPU s", "share", "pid", "threads", "program");
@@ -535,7 +535,7 @@ print_procs_text(FILE *out, const struct view *v, const char *where, double tota
 			fprintf(out, " %7llu", (unsigned long long)p->threads);
 		else
 			fprintf(out, " %7s", "-");
-		fprintf(out, "  %s\n", p->program);
+		fprintf(out, "  %s\n", text_name(p->program));
 	}
 	print_unsampled_text(out, v, total);
 	fputc('\n', out);

@@ -208,7 +208,7 @@ void
 folded_print(FILE *out, const struct folded_set *fs)
 {
 	for (size_t i = 0; i < fs->n; i++)
-		fprintf(out, "%s %.0f\n", fs->v[i].line, fs->v[i].count);
+		fprintf(out, "%s %.0f\n", text_name(fs->v[i].line), fs->v[i].count);
 }
 
 void
