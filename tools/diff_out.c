@@ -125,11 +125,36 @@ change_text(char *buf, size_t size, double x)
 	return buf;
 }
 
+/* A row of the text table, its shares of the base's program seconds
+ * (base) and of the new side's at the base's speed (ntotal); sig: a
+ * significant change, its verdict said. */
+static void
+print_row_text(FILE *out, const struct row *w, double base, double ntotal, int sig)
+{
+	char chg[32];
+
+	if (w->status == ST_APPEARED)
+		fprintf(out, "%9s %6s %9.3f %5.1f%% %8s %8s  %-13s ", "-", "-",
+			w->mn, pct(w->mn / ntotal), "", "", "appeared");
+	else if (w->status == ST_GONE)
+		fprintf(out, "%9.3f %5.1f%% %9s %6s %8s %8s  %-13s ", w->mb,
+			pct(w->mb / base), "-", "-", "", "", "gone");
+	else if (w->status == ST_SMALL)
+		fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %+7.1f%% %8s  %-13s ",
+			w->mb, pct(w->mb / base), w->mn, pct(w->mn / ntotal),
+			pct((w->mn - w->mb) / w->mb), "-", "(small)");
+	else
+		fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %7s%% %8.2g  %-13s ",
+			w->mb, pct(w->mb / base), w->mn, pct(w->mn / ntotal),
+			change_text(chg, sizeof(chg), (w->mn - w->mb) / w->mb), w->padj,
+			sig ? status_names[w->status] : "");
+	fprintf(out, "%s\n", text_name(w->name));
+}
+
 static void
 print_text(FILE *out, const struct result *res, const struct side *b,
 	   const struct side *nw, const struct diff_opts *o)
 {
-	char chg[32];
 	static const char *const mdesc[] = {
 		"self seconds", "total seconds (self and callees)",
 		"the whole program's CPU seconds",
@@ -155,7 +180,6 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 	for (size_t i = 0; i < res->nrows; i++) {
 		const struct row *w = &res->rows[i];
 		int sig = w->status == ST_SLOWER || w->status == ST_FASTER;
-		const char *name = text_name(w->name);
 
 		/* appeared or gone below the minimum: noise, counted only */
 		if (!sig && ((o->top > 0 && shown >= (size_t)o->top) ||
@@ -164,21 +188,7 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 			continue;
 		}
 		shown += !sig;
-		if (w->status == ST_APPEARED)
-			fprintf(out, "%9s %6s %9.3f %5.1f%% %8s %8s  %-13s %s\n", "-", "-",
-				w->mn, pct(w->mn / ntotal), "", "", "appeared", name);
-		else if (w->status == ST_GONE)
-			fprintf(out, "%9.3f %5.1f%% %9s %6s %8s %8s  %-13s %s\n", w->mb,
-				pct(w->mb / prog->mb), "-", "-", "", "", "gone", name);
-		else if (w->status == ST_SMALL)
-			fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %+7.1f%% %8s  %-13s %s\n",
-				w->mb, pct(w->mb / prog->mb), w->mn, pct(w->mn / ntotal),
-				pct((w->mn - w->mb) / w->mb), "-", "(small)", name);
-		else
-			fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %7s%% %8.2g  %-13s %s\n",
-				w->mb, pct(w->mb / prog->mb), w->mn, pct(w->mn / ntotal),
-				change_text(chg, sizeof(chg), (w->mn - w->mb) / w->mb), w->padj,
-				sig ? status_names[w->status] : "", name);
+		print_row_text(out, w, prog->mb, ntotal, sig);
 	}
 	if (rest)
 		fprintf(out, "(%zu more function%s, none significant)\n",
