@@ -262,12 +262,14 @@ $(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c tools/symtab.c tools/symtab.h
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
 		tests/fuzz/fuzz_symtab.c tools/symtab.c $(ELF_LIBS) -ldl
 
+# files.c reads libpc's files with gmon/'s parsers, and escapes names in
+# its messages with label.c
 $(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c tools/dwlines.c tools/dwlines.h tools/files.c \
-		tools/label.c
+		tools/label.c gmon/read.c gmon/objects.c gmon/gmon.h
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
 		tests/fuzz/fuzz_lines.c tools/dwlines.c tools/files.c tools/label.c \
-		$(ELF_LIBS) -ldl
+		gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl
 
 fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz/fuzz_lines \
 		$(P)/libcall $(P)/cxx $(P)/loops

@@ -762,7 +762,7 @@ side_program(const struct compare *c, int side, char *exe, size_t size)
 			continue;
 		if (asprintf(&m, "%s/%s", run, ent->d_name) < 0)
 			pc_fatal("out of memory");
-		manifest_read(m, &o);
+		pc_read_objects(m, &o);
 		if (o.n && !strcmp(strrchr(o.v[0].path, '/') ? strrchr(o.v[0].path, '/') + 1 :
 				   o.v[0].path, want))
 			snprintf(exe, size, "%s", o.v[0].path);
@@ -786,7 +786,7 @@ note_timer(struct compare *c)
 	snprintf(m, sizeof(m), "%s/warmup-new/gmon.out.objects", c->dir);
 	if (access(m, R_OK))
 		return;
-	manifest_read(m, &o);
+	pc_read_objects(m, &o);
 	if (c->taskclock && o.timer == GMON_TIMER_POSIX) {
 		c->e.timer = "posix";
 		c->e.timer_note = "task-clock refused in the commands: at most one signal a "

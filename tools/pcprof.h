@@ -19,13 +19,14 @@ void pc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, then exit(2). */
 void pc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-/* files.c: the whole file, or exit with a message: never blocks on a
- * FIFO, never reads a directory or an empty file. */
-unsigned char *pc_slurp(const char *path, size_t *len);
-
-/* files.c: exit with the one-line message for a failed gmon_parse or
- * gmon_stacks_parse (r), if it failed. */
-void pc_parse_fatal(const char *path, int r, const struct gmon_error *err);
+/* files.c: the gmon.out, stacks file or objects manifest at path parsed
+ * into its struct (gmon.h), or exit with one line naming the file: never
+ * blocks on a FIFO, never reads a directory or an empty file, and reads
+ * no more of a file than its beginning shows to be of the format (a
+ * 1 GiB file of zeros costs one read of 64 KiB). */
+void pc_read_gmon(const char *path, struct gmon_profile *p);
+void pc_read_stacks(const char *path, struct gmon_stacks *ss);
+void pc_read_objects(const char *path, struct gmon_objects *o);
 
 /* files.c: realloc, or exit with "out of memory". */
 void *pc_realloc(void *p, size_t n);
@@ -150,9 +151,6 @@ void inputs_close(struct pc_inputs *in);
  */
 int jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *path,
 		size_t pathlen);
-
-/* Parse the manifest at path into o, or exit with one line naming it. */
-void manifest_read(const char *path, struct gmon_objects *o);
 
 /* A function's name for the call graph: "name (object)" outside the
  * executable (label.c). buf is used when needed. */

@@ -128,7 +128,7 @@ add_proc(struct view *v, const char *profile)
 
 	if (asprintf(&manifest, "%s.objects", profile) < 0)
 		pc_fatal("out of memory");
-	manifest_read(manifest, &o);
+	pc_read_objects(manifest, &o);
 	if (o.n == 0)
 		pc_fatal("'%s': no program listed", manifest);
 	if (!(v->procs = realloc(v->procs, (v->nprocs + 1) * sizeof(*v->procs))))
