@@ -1,11 +1,13 @@
 """End-to-end tests of bounded reads: a file pcprof reads may be huge and
 still not what it should be, and pcprof finds that out from its beginning
 (tools/files.c reads libpc's files no further than they show themselves to
-be of their format; libelf maps ELF files). Each input kind is replaced by
-a sparse file of 1 GiB, all zeros or a valid beginning and then zeros, and
-pcprof report must answer within WALL seconds and PEAK_MIB of memory,
-measured for that one process with wait4: one line naming the file and
-what is wrong, and exit status 2."""
+be of their format; jitmap.c reads a perf map a chunk at a time; libelf
+maps ELF files). Each input kind is replaced by a sparse file of 1 GiB,
+all zeros or a valid beginning and then zeros, and pcprof report must
+answer within WALL seconds and PEAK_MIB of memory, measured for that one
+process with wait4: one line naming the file and what is wrong, and exit
+status 2, where the file is an input; a note, or nothing, and the report,
+where it is a helper (a perf map, a debug file)."""
 
 import os
 import shutil
@@ -17,7 +19,7 @@ from pctest import BUILD, clean_env, prog, run
 
 GIB = 1 << 30
 WALL = 2.0          # seconds: reading 1 GiB took 7 s here, 13 s on a busy machine
-PEAK_MIB = 100      # reading 1 GiB took 1 GiB
+PEAK_MIB = 100      # reading 1 GiB took 1 GiB; a perf map, 256 MiB
 
 
 def bounded(args, cwd):
@@ -105,3 +107,36 @@ def test_huge_files_of_each_kind_are_refused_from_their_beginning():
                        "executable"))
     return "; ".join(notes)
 
+
+def test_a_huge_debug_file_and_perf_map_are_passed_over():
+    """A 1 GiB debug file of zeros where a stripped program's debuglink
+    points (read for symbols and for --lines) is passed over: the report
+    names functions from the unwind tables. A 1 GiB perf map of zeros is
+    no perf map: one note, and the JIT code is [anonymous code]. Both
+    within the same bounds."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-big-")
+    exe = prog("three-pie")
+    r = run([exe, "0.2"], cwd=d, verbose=False)
+    dbg = os.path.join(d, "three.debug")
+    stripped = os.path.join(d, "three")
+    subprocess.run(["objcopy", "--only-keep-debug", exe, dbg], check=True)
+    subprocess.run(["objcopy", "--strip-all", "--add-gnu-debuglink=" + dbg, exe, stripped],
+                   check=True)
+    sparse(dbg)
+    notes = [check(["report", stripped, r.path()], d, 0, None, "debug file"),
+             check(["report", "--lines", stripped, r.path()], d, 0, None,
+                   "debug file, --lines")]
+    jit = prog("jit")
+    r = run([jit, "0.3", "map"], env={"PC_SCOPE": "all"}, verbose=False)
+    assert r.status == 0, r.stderr
+    pid = int(open(r.path("gmon.out.objects")).read().split("\npid ")[1].split()[0])
+    mp = "/tmp/perf-%d.map" % pid
+    try:
+        sparse(mp)
+        os.chmod(mp, 0o644)
+        notes.append(check(["report", jit, r.path()], r.cwd, 0,
+                           [mp, "not a perf map (a NUL byte)"], "perf map"))
+    finally:
+        if os.path.lexists(mp):
+            os.unlink(mp)
+    return "; ".join(notes)
