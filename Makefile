@@ -140,7 +140,7 @@ CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 # reader, which touches no libpc state
 UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_stats.c \
 	tests/check_flat.c tests/check_symtab.c tests/check_callgraph.c tests/check_flame.c \
-	tests/check_settings.c preload/settings.c
+	tests/check_settings.c tests/check_label.c preload/settings.c
 UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/main.o,$(TOOLS_OBJ))
 
 $(B)/host/%.o: %.c gmon/gmon.h preload/profil.h preload/pc.h tests/unit.h tools/stats.h \
@@ -166,7 +166,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/libhot.so $(P)/slowlib/libhot.so $(P)/uselib $(P)/plugspin.so \
 	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails \
 	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads \
-	$(P)/hostile $(P)/hostile-asan $(P)/burn $(P)/asanexit
+	$(P)/hostile $(P)/hostile-asan $(P)/burn $(P)/asanexit $(P)/oddnames
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 $(P)/hostile-asan: tests/progs/hostile.c tests/progs/truth.h
@@ -271,10 +271,14 @@ $(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c tools/symtab.c tools/symtab.h
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
 		tests/fuzz/fuzz_symtab.c tools/symtab.c $(ELF_LIBS) -ldl
 
-$(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c tools/dwlines.c tools/dwlines.h tools/files.c
+# files.c reads libpc's files with gmon/'s parsers, and escapes names in
+# its messages with label.c
+$(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c tools/dwlines.c tools/dwlines.h tools/files.c \
+		tools/label.c gmon/read.c gmon/objects.c gmon/gmon.h
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
-		tests/fuzz/fuzz_lines.c tools/dwlines.c tools/files.c $(ELF_LIBS) -ldl
+		tests/fuzz/fuzz_lines.c tools/dwlines.c tools/files.c tools/label.c \
+		gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl
 
 fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz/fuzz_lines \
 		$(P)/libcall $(P)/cxx $(P)/loops

@@ -168,6 +168,9 @@ struct gmon_stacks {
  */
 int gmon_stacks_parse(const void *buf, size_t len, struct gmon_stacks *st,
 		      struct gmon_error *err);
+/* The first have bytes of len, as gmon_parse_part (below). */
+int gmon_stacks_parse_part(const void *buf, size_t have, size_t len,
+			   struct gmon_stacks *st, struct gmon_error *err);
 void gmon_stacks_release(struct gmon_stacks *st);
 
 /* ---------------------------------------------------------------- reader */
@@ -199,6 +202,7 @@ struct gmon_profile {
 /* Where parsing stopped and why, for a one-line message. */
 struct gmon_error {
 	uint64_t offset;
+	uint64_t need;		/* -EAGAIN: the bytes to have read (_part) */
 	char what[96];
 };
 
@@ -211,6 +215,19 @@ struct gmon_error {
  */
 int gmon_parse(const void *buf, size_t len, struct gmon_profile *p,
 	       struct gmon_error *err);
+
+/*
+ * The parsers' _part forms read the first have bytes of a file of len
+ * bytes, so that a reader need not hold a file before it knows what the
+ * file is: a bad magic, a corrupt header or record, or a record longer
+ * than the file is the error that the whole file would give, found in
+ * what was read; where those bytes are a valid beginning, -EAGAIN, and
+ * err->need (more than have, at most len) is where the record they end
+ * in ends: read that far, or further, and parse again. With have = len,
+ * the same as the whole-file parser. Allocation is bounded by have.
+ */
+int gmon_parse_part(const void *buf, size_t have, size_t len, struct gmon_profile *p,
+		    struct gmon_error *err);
 
 /*
  * Add the records of q into p (both parsed). Records that overlap are
@@ -246,6 +263,7 @@ int gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id);
  */
 #define GMON_OBJECTS_MAGIC	"pcprof-objects 1"
 #define GMON_OBJECTS_MAX	4096	/* libpc lists at most 1024 */
+#define GMON_OBJECTS_LINE_MAX	32768	/* libpc writes lines under 17 KiB */
 #define GMON_OBJ_SHIFT		48	/* arc ends: index << 48 | address */
 
 struct gmon_object {
@@ -300,11 +318,16 @@ struct gmon_objects {
 /*
  * Parse a manifest held in memory. Object lines must come in index order
  * from 0; a FILE must be a plain name (no '/', not "." or ".."); arc ends
- * must name listed objects. Allocation is bounded by len. Returns 0,
+ * must name listed objects; no line may be longer than
+ * GMON_OBJECTS_LINE_MAX. Allocation is bounded by len. Returns 0,
  * -EINVAL (err filled in, offset is the line number) or -ENOMEM.
  */
 int gmon_objects_parse(const void *buf, size_t len, struct gmon_objects *o,
 		       struct gmon_error *err);
+/* The first have bytes of len, as gmon_parse_part; err->need is then
+ * have + 1, a line being unfinished. */
+int gmon_objects_parse_part(const void *buf, size_t have, size_t len,
+			    struct gmon_objects *o, struct gmon_error *err);
 void gmon_objects_release(struct gmon_objects *o);
 
 #endif

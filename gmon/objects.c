@@ -289,57 +289,106 @@ parse_record(struct gmon_objects *o, const char *p, const char *nl, uint64_t lin
 	return 0;
 }
 
+/*
+ * What line number line, [s, s + n), is refused for before its record is
+ * read, whether a newline ends it there (whole) or it goes on: the first
+ * line must be the magic; of another, a NUL byte in its first
+ * GMON_OBJECTS_LINE_MAX bytes, or more bytes than that. Each is decided
+ * by the bytes up to the point at issue, so that a line read in part is
+ * refused for what it is refused for whole.
+ */
+static int
+check_line(const char *s, size_t n, int whole, uint64_t line, struct gmon_error *err)
+{
+	size_t m = strlen(GMON_OBJECTS_MAGIC);
+
+	if (line == 1) {
+		int bad = (whole ? n != m : n > m) || memcmp(s, GMON_OBJECTS_MAGIC, n < m ? n : m);
+
+		return bad ? fail(err, line, "not a pcprof objects manifest") : 0;
+	}
+	if (memchr(s, 0, n < GMON_OBJECTS_LINE_MAX ? n : GMON_OBJECTS_LINE_MAX))
+		return fail(err, line, "NUL byte");
+	if (n > GMON_OBJECTS_LINE_MAX)
+		return fail(err, line, "line too long");
+	return 0;
+}
+
+/* One whole line [s, nl), number line: the magic, or a record. */
+static int
+parse_line(struct gmon_objects *o, const char *s, const char *nl, uint64_t line,
+	   struct gmon_error *err)
+{
+	int r = check_line(s, (size_t)(nl - s), 1, line, err);
+
+	return r || line == 1 ? r : parse_record(o, s, nl, line, err);
+}
+
+/* What only the whole manifest can tell: 0, or -EINVAL. */
+static int
+check_whole(const struct gmon_objects *o, uint64_t line, struct gmon_error *err)
+{
+	if (!o->rate)
+		return fail(err, line, "no rate");
+	if (o->n == 0)
+		return fail(err, line, "no objects");
+	for (size_t i = 0; i < o->narcs; i++)
+		if (o->arcs[i].from_pc >> GMON_OBJ_SHIFT >= o->n ||
+		    o->arcs[i].self_pc >> GMON_OBJ_SHIFT >= o->n)
+			return fail(err, line, "arc to an object not listed");
+	return 0;
+}
+
 int
 gmon_objects_parse(const void *buf, size_t len, struct gmon_objects *o,
 		   struct gmon_error *err)
 {
-	const char *s = buf, *end = s + len;
-	size_t lines = 0;
+	return gmon_objects_parse_part(buf, len, len, o, err);
+}
+
+int
+gmon_objects_parse_part(const void *buf, size_t have, size_t len, struct gmon_objects *o,
+			struct gmon_error *err)
+{
+	const char *s = buf, *nl;
+	size_t lines = 0, whole;
 	uint64_t line = 0;
 	int r = 0;
 
 	memset(o, 0, sizeof(*o));
-	for (size_t i = 0; i < len; i++)
+	if (len == 0)
+		return fail(err, 1, "truncated (no newline at the end)");
+	have = have < len ? have : len;
+	for (size_t i = 0; i < have; i++)
 		lines += s[i] == '\n';
-	if (len == 0 || s[len - 1] != '\n')
-		return fail(err, lines + 1, "truncated (no newline at the end)");
-	o->v = calloc(lines, sizeof(*o->v));
-	o->arcs = calloc(lines, sizeof(*o->arcs));
-	o->anon = calloc(lines, sizeof(*o->anon));
+	nl = memrchr(s, '\n', have);
+	whole = nl ? (size_t)(nl - s) + 1 : 0;
+	o->v = calloc(lines ? lines : 1, sizeof(*o->v));
+	o->arcs = calloc(lines ? lines : 1, sizeof(*o->arcs));
+	o->anon = calloc(lines ? lines : 1, sizeof(*o->anon));
 	if (!o->v || !o->arcs || !o->anon) {
 		gmon_objects_release(o);
 		return -ENOMEM;
 	}
-	while (s < end) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s));
-		const char *p = s;
-
-		line++;
-		if (memchr(s, 0, (size_t)(nl - s))) {
-			r = fail(err, line, "NUL byte");
-			break;
-		}
-		if (line == 1) {
-			if ((size_t)(nl - s) != strlen(GMON_OBJECTS_MAGIC) ||
-			    memcmp(s, GMON_OBJECTS_MAGIC, (size_t)(nl - s))) {
-				r = fail(err, line, "not a pcprof objects manifest");
-				break;
-			}
-			s = nl + 1;
-			continue;
-		}
-		if ((r = parse_record(o, p, nl, line, err)))
-			break;
-		s = nl + 1;
+	for (const char *p = s, *end = s + whole; !r && p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		r = parse_line(o, p, nl, ++line, err);
 	}
-	if (!r && !o->rate)
-		r = fail(err, line, "no rate");
-	if (!r && o->n == 0)
-		r = fail(err, line, "no objects");
-	for (size_t i = 0; !r && i < o->narcs; i++)
-		if (o->arcs[i].from_pc >> GMON_OBJ_SHIFT >= o->n ||
-		    o->arcs[i].self_pc >> GMON_OBJ_SHIFT >= o->n)
-			r = fail(err, line, "arc to an object not listed");
+	if (!r && whole < have)
+		r = check_line(s + whole, have - whole, 0, line + 1, err);
+	if (!r && whole < len && have == len)
+		r = fail(err, line + 1, "truncated (no newline at the end)");
+	if (!r && whole < len) {
+		/* a valid beginning: the rest of the file decides */
+		gmon_objects_release(o);
+		if (err) {
+			err->offset = err->need = have + 1;
+			snprintf(err->what, sizeof(err->what), "more to read");
+		}
+		return -EAGAIN;
+	}
+	if (!r)
+		r = check_whole(o, line, err);
 	if (r)
 		gmon_objects_release(o);
 	return r;

@@ -35,6 +35,19 @@ fail(struct gmon_error *err, uint64_t offset, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* The bytes read so far are a valid beginning that ends inside what
+ * comes next: -EAGAIN, and err->need, where that ends. */
+static int
+short_of(struct gmon_error *err, uint64_t need)
+{
+	if (err) {
+		err->offset = need;
+		err->need = need;
+		snprintf(err->what, sizeof(err->what), "more to read");
+	}
+	return -EAGAIN;
+}
+
 static uint64_t
 get_le(const unsigned char *p, int n)
 {
@@ -152,20 +165,23 @@ check_like_first(const struct rawhist *f, const struct rawhist *h,
 /*
  * Records go straight into *rawp, which the caller frees whatever happens,
  * so that no error path can leak them. Over 60 lines, and kept whole: one
- * case a tag, each checking its record against the bytes left, reads as
- * the format does (GMON.md's table), and the cases share the offset and
- * the growing arrays that a function per tag would pass around.
+ * case a tag, each checking its record against the bytes left in the file
+ * (len) and then against those read (have), reads as the format does
+ * (GMON.md's table), and the cases share the offset and the growing arrays
+ * that a function per tag would pass around.
  */
 static int
-parse(const unsigned char *b, size_t len, struct gmon_profile *p,
+parse(const unsigned char *b, size_t have, size_t len, struct gmon_profile *p,
       struct gmon_error *err, struct rawhist **rawp)
 {
 	size_t nraw = 0, rawcap = 0, arccap = 0;
 	size_t off = GMON_HEADER_SIZE;
 	int r;
 
-	if (len < 4 || memcmp(b, GMON_MAGIC, 4))
+	if (len < 4 || memcmp(b, GMON_MAGIC, have < 4 ? have : 4))
 		return fail(err, 0, "not a gmon.out file (bad magic)");
+	if (have < GMON_HEADER_SIZE && have < len)
+		return short_of(err, len < GMON_HEADER_SIZE ? len : GMON_HEADER_SIZE);
 	if (len < GMON_HEADER_SIZE)
 		return fail(err, len, "truncated header");
 	p->version = (uint32_t)get_le(b + 4, 4);
@@ -174,16 +190,22 @@ parse(const unsigned char *b, size_t len, struct gmon_profile *p,
 	memcpy(p->spare, b + 8, GMON_SPARE_SIZE);
 
 	while (off < len) {
-		unsigned tag = b[off];
-		size_t left = len - off - 1;
+		size_t left = len - off - 1, got;
 		const unsigned char *q = b + off + 1;
+		unsigned tag;
 
+		if (off >= have)
+			return short_of(err, off + 1);
+		tag = b[off];
+		got = have - off - 1;
 		switch (tag) {
 		case GMON_TAG_TIME_HIST: {
 			struct rawhist h;
 
 			if (left < GMON_HIST_HDR_SIZE)
 				return fail(err, off, "truncated histogram record");
+			if (got < GMON_HIST_HDR_SIZE)
+				return short_of(err, off + 1 + GMON_HIST_HDR_SIZE);
 			h.low = get_le(q, 8);
 			h.high = get_le(q + 8, 8);
 			h.nbins = (uint32_t)get_le(q + 16, 4);
@@ -204,6 +226,9 @@ parse(const unsigned char *b, size_t len, struct gmon_profile *p,
 				return fail(err, off, "histogram with a sampling rate of 0");
 			if (nraw && (r = check_like_first(&(*rawp)[0], &h, err)))
 				return r;
+			if ((got - GMON_HIST_HDR_SIZE) / 2 < h.nbins)
+				return short_of(err, off + 1 + GMON_HIST_HDR_SIZE +
+						2 * (uint64_t)h.nbins);
 			if ((r = grow(rawp, &rawcap, nraw + 1, sizeof(**rawp))))
 				return r;
 			(*rawp)[nraw++] = h;
@@ -213,6 +238,8 @@ parse(const unsigned char *b, size_t len, struct gmon_profile *p,
 		case GMON_TAG_CG_ARC:
 			if (left < GMON_ARC_SIZE)
 				return fail(err, off, "truncated arc record");
+			if (got < GMON_ARC_SIZE)
+				return short_of(err, off + 1 + GMON_ARC_SIZE);
 			if ((r = grow(&p->arcs, &arccap, p->narcs + 1, sizeof(*p->arcs))))
 				return r;
 			p->arcs[p->narcs].from_pc = get_le(q, 8);
@@ -226,9 +253,13 @@ parse(const unsigned char *b, size_t len, struct gmon_profile *p,
 
 			if (left < 4)
 				return fail(err, off, "truncated basic-block record");
+			if (got < 4)
+				return short_of(err, off + 1 + 4);
 			n = get_le(q, 4);
 			if ((left - 4) / 16 < n)
 				return fail(err, off, "truncated basic-block record");
+			if ((got - 4) / 16 < n)
+				return short_of(err, off + 1 + 4 + 16 * n);
 			p->nbbrecords++;
 			off += 1 + 4 + 16 * n;
 			break;
@@ -244,11 +275,18 @@ int
 gmon_parse(const void *buf, size_t len, struct gmon_profile *p,
 	   struct gmon_error *err)
 {
+	return gmon_parse_part(buf, len, len, p, err);
+}
+
+int
+gmon_parse_part(const void *buf, size_t have, size_t len, struct gmon_profile *p,
+		struct gmon_error *err)
+{
 	struct rawhist *raw = NULL;
 	int r;
 
 	memset(p, 0, sizeof(*p));
-	r = parse(buf, len, p, err, &raw);
+	r = parse(buf, have < len ? have : len, len, p, err, &raw);
 	free(raw);
 	if (r)
 		gmon_profile_release(p);
@@ -437,11 +475,12 @@ gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id)
 	return 1;
 }
 
-/* Check every record of a stacks file; count its stacks, thread records
- * and stack words. 0, or -EINVAL with err filled in. */
+/* Check every record of a stacks file of len bytes, have of them read;
+ * count its stacks, thread records and stack words. 0, -EINVAL with err
+ * filled in, or -EAGAIN (short_of). */
 static int
-stacks_count(const unsigned char *b, size_t len, uint32_t version, size_t head, size_t *n,
-	     size_t *nthreads, size_t *words, struct gmon_error *err)
+stacks_count(const unsigned char *b, size_t have, size_t len, uint32_t version, size_t head,
+	     size_t *n, size_t *nthreads, size_t *words, struct gmon_error *err)
 {
 	size_t off = GMON_STACKS_HEADER_SIZE;
 
@@ -451,6 +490,8 @@ stacks_count(const unsigned char *b, size_t len, uint32_t version, size_t head, 
 
 		if (len - off < head)
 			return fail(err, off, "truncated stack record");
+		if (have - off < head)
+			return short_of(err, off + head);
 		depth = get_le(b + off + 8, 4);
 		flags = (uint32_t)get_le(b + off + 12, 4);
 		if (version > 1 && (flags & GMON_STACK_THREAD) && depth != 2)
@@ -460,6 +501,8 @@ stacks_count(const unsigned char *b, size_t len, uint32_t version, size_t head, 
 			return fail(err, off, "stack of depth %llu", (unsigned long long)depth);
 		if ((len - off - head) / 8 < depth)
 			return fail(err, off, "truncated stack record");
+		if ((have - off - head) / 8 < depth)
+			return short_of(err, off + head + 8 * depth);
 		if (version > 1 && (flags & GMON_STACK_THREAD)) {
 			(*nthreads)++;
 		} else {
@@ -471,39 +514,14 @@ stacks_count(const unsigned char *b, size_t len, uint32_t version, size_t head, 
 	return 0;
 }
 
-int
-gmon_stacks_parse(const void *buf, size_t len, struct gmon_stacks *st,
-		  struct gmon_error *err)
+/* The second pass over a stacks file that stacks_count found whole and
+ * sound: its records into st, whose arrays it counted. */
+static void
+stacks_fill(const unsigned char *b, size_t len, uint32_t version, size_t head,
+	    struct gmon_stacks *st)
 {
-	const unsigned char *b = buf;
-	size_t off = GMON_STACKS_HEADER_SIZE, n = 0, nthreads = 0, words = 0, head;
-	uint32_t version;
+	size_t off = GMON_STACKS_HEADER_SIZE, words = 0;
 
-	memset(st, 0, sizeof(*st));
-	if (len < 8 || memcmp(b, GMON_STACKS_MAGIC, 8))
-		return fail(err, 0, "not a pcprof stacks file (bad magic)");
-	if (len < GMON_STACKS_HEADER_SIZE)
-		return fail(err, len, "truncated header");
-	version = (uint32_t)get_le(b + 8, 4);
-	if (version != 1 && version != GMON_STACKS_VERSION)
-		return fail(err, 8, "unsupported stacks version %u", (unsigned)version);
-	head = version == 1 ? 16 : 24;	/* a record's bytes before its words */
-	st->rate = (uint32_t)get_le(b + 12, 4);
-	memcpy(st->build_id, b + 16, GMON_BUILDID_SIZE);
-	st->pid = (uint32_t)get_le(b + 28, 4);
-	/* first pass: check every record and count, so that the second
-	 * allocates exactly what the file holds */
-	if (stacks_count(b, len, version, head, &n, &nthreads, &words, err))
-		return -EINVAL;
-	st->v = calloc(n ? n : 1, sizeof(*st->v));
-	st->pool = calloc(words ? words : 1, sizeof(*st->pool));
-	st->threads = calloc(nthreads ? nthreads : 1, sizeof(*st->threads));
-	if (!st->v || !st->pool || !st->threads) {
-		gmon_stacks_release(st);
-		return -ENOMEM;
-	}
-	off = GMON_STACKS_HEADER_SIZE;
-	words = 0;
 	while (off < len) {
 		uint32_t depth = (uint32_t)get_le(b + off + 8, 4);
 		uint32_t flags = (uint32_t)get_le(b + off + 12, 4);
@@ -529,6 +547,52 @@ gmon_stacks_parse(const void *buf, size_t len, struct gmon_stacks *st,
 		}
 		off += head + 8 * (size_t)depth;
 	}
+}
+
+int
+gmon_stacks_parse(const void *buf, size_t len, struct gmon_stacks *st,
+		  struct gmon_error *err)
+{
+	return gmon_stacks_parse_part(buf, len, len, st, err);
+}
+
+int
+gmon_stacks_parse_part(const void *buf, size_t have, size_t len, struct gmon_stacks *st,
+		       struct gmon_error *err)
+{
+	const unsigned char *b = buf;
+	size_t n = 0, nthreads = 0, words = 0, head;
+	uint32_t version;
+	int r;
+
+	memset(st, 0, sizeof(*st));
+	have = have < len ? have : len;
+	if (len < 8 || memcmp(b, GMON_STACKS_MAGIC, have < 8 ? have : 8))
+		return fail(err, 0, "not a pcprof stacks file (bad magic)");
+	if (have < GMON_STACKS_HEADER_SIZE && have < len)
+		return short_of(err, len < GMON_STACKS_HEADER_SIZE ? len :
+				GMON_STACKS_HEADER_SIZE);
+	if (len < GMON_STACKS_HEADER_SIZE)
+		return fail(err, len, "truncated header");
+	version = (uint32_t)get_le(b + 8, 4);
+	if (version != 1 && version != GMON_STACKS_VERSION)
+		return fail(err, 8, "unsupported stacks version %u", (unsigned)version);
+	head = version == 1 ? 16 : 24;	/* a record's bytes before its words */
+	st->rate = (uint32_t)get_le(b + 12, 4);
+	memcpy(st->build_id, b + 16, GMON_BUILDID_SIZE);
+	st->pid = (uint32_t)get_le(b + 28, 4);
+	/* first pass: check every record and count, so that the second
+	 * allocates exactly what the file holds; it ends with all of it read */
+	if ((r = stacks_count(b, have, len, version, head, &n, &nthreads, &words, err)))
+		return r;
+	st->v = calloc(n ? n : 1, sizeof(*st->v));
+	st->pool = calloc(words ? words : 1, sizeof(*st->pool));
+	st->threads = calloc(nthreads ? nthreads : 1, sizeof(*st->threads));
+	if (!st->v || !st->pool || !st->threads) {
+		gmon_stacks_release(st);
+		return -ENOMEM;
+	}
+	stacks_fill(b, len, version, head, st);
 	return 0;
 }
 

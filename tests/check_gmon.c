@@ -185,7 +185,7 @@ cmp_rec(const void *a, const void *b)
 static void
 parse_ok(const void *buf, size_t len, struct gmon_profile *p)
 {
-	struct gmon_error err = { 0, "" };
+	struct gmon_error err = { 0, 0, "" };
 	int r = gmon_parse(buf, len, p, &err);
 
 	ck_assert_msg(r == 0, "gmon_parse: %d at %llu: %s", r,
@@ -197,7 +197,7 @@ static void
 parse_bad(const void *buf, size_t len, uint64_t offset, const char *what)
 {
 	struct gmon_profile p;
-	struct gmon_error err = { 12345, "" };
+	struct gmon_error err = { 12345, 0, "" };
 
 	ck_assert_int_eq(gmon_parse(buf, len, &p, &err), -EINVAL);
 	ck_assert_msg(strstr(err.what, what), "message '%s' lacks '%s'",
@@ -1028,7 +1028,7 @@ START_TEST(test_add_sums_partial_overlap_over_the_union)
 {
 	struct bytes f;
 	struct gmon_profile p, q;
-	struct gmon_error err = { 0, "" };
+	struct gmon_error err = { 0, 0, "" };
 
 	file_header(&f, 1);
 	file_hist(&f, 0x1000, 0x1008, 4, 100, "seconds", 's', 4);
@@ -1075,7 +1075,7 @@ START_TEST(test_add_rejects_different_bin_size)
 {
 	struct bytes f;
 	struct gmon_profile p, q;
-	struct gmon_error err = { 0, "" };
+	struct gmon_error err = { 0, 0, "" };
 
 	file_header(&f, 1);
 	file_hist(&f, 0x1000, 0x1008, 4, 100, "seconds", 's', 4);
@@ -1553,6 +1553,200 @@ START_TEST(test_stacks_rejects_a_thread_record_of_other_size)
 }
 END_TEST
 
+/* ------------------------------------------------ reading part by part */
+
+enum { KIND_GMON, KIND_STACKS, KIND_OBJECTS };
+
+/* The kind's _part parser on have bytes of a file of len; on success, a
+ * digest of what it read in *sum. */
+static int
+parse_kind(int kind, const void *b, size_t have, size_t len, struct gmon_error *err,
+	   uint64_t *sum)
+{
+	struct gmon_profile p;
+	struct gmon_stacks st;
+	struct gmon_objects o;
+	int r;
+
+	if (kind == KIND_GMON) {
+		if (!(r = gmon_parse_part(b, have, len, &p, err))) {
+			*sum = gmon_profile_samples(&p) + 1000 * p.narcs + 1000000 * p.nhists;
+			gmon_profile_release(&p);
+		}
+	} else if (kind == KIND_STACKS) {
+		if (!(r = gmon_stacks_parse_part(b, have, len, &st, err))) {
+			*sum = st.n + 1000 * st.nthreads + (st.n ? st.v[st.n - 1].count : 0);
+			gmon_stacks_release(&st);
+		}
+	} else if (!(r = gmon_objects_parse_part(b, have, len, &o, err))) {
+		*sum = o.n + 1000 * o.narcs + 1000000 * o.nanon + o.rate;
+		gmon_objects_release(&o);
+	}
+	return r;
+}
+
+struct outcome {
+	int r;
+	uint64_t offset, sum;
+	char what[96];
+};
+
+/*
+ * What files.c's reader ends with, its first read first bytes: parse
+ * what was read (a copy of that much alone, so that a read past it is
+ * the sanitizers' to see) and, while the parser asks for more, read to
+ * what it needs and at least twice as far.
+ */
+static struct outcome
+read_in_parts(int kind, const unsigned char *b, size_t len, size_t first)
+{
+	struct gmon_error err = { 0, 0, "" };
+	struct outcome o = { 0, 0, 0, "" };
+	size_t have = first < len ? first : len;
+
+	for (;;) {
+		unsigned char *part = malloc(have ? have : 1);
+
+		ck_assert_ptr_nonnull(part);
+		memcpy(part, b, have);
+		o.r = parse_kind(kind, part, have, len, &err, &o.sum);
+		free(part);
+		if (o.r != -EAGAIN)
+			break;
+		ck_assert_msg(have < len && err.need > have && err.need <= len,
+			      "kind %d: need %llu with %zu of %zu read", kind,
+			      (unsigned long long)err.need, have, len);
+		have = have > len / 2 ? len : 2 * have;
+		have = err.need > have ? (size_t)err.need : have;
+	}
+	if (o.r) {
+		o.offset = err.offset;
+		memcpy(o.what, err.what, sizeof(o.what));
+	}
+	return o;
+}
+
+/* Read in parts from every first read in firsts, b ends as it does read
+ * whole. */
+static void
+parts_agree(int kind, const unsigned char *b, size_t len, const char *what)
+{
+	static const size_t firsts[] = { 1, 2, 4, 7, 8, 19, 20, 21, 33, 40, 61, 62, 100 };
+	struct outcome whole = read_in_parts(kind, b, len, len);
+
+	ck_assert_int_ne(whole.r, -EAGAIN);
+	for (size_t i = 0; i < sizeof(firsts) / sizeof(firsts[0]); i++) {
+		struct outcome o = read_in_parts(kind, b, len, firsts[i]);
+
+		ck_assert_msg(o.r == whole.r && o.offset == whole.offset &&
+			      o.sum == whole.sum && !strcmp(o.what, whole.what),
+			      "%s, first read %zu: %d '%s' at %llu, whole: %d '%s' at %llu",
+			      what, firsts[i], o.r, o.what, (unsigned long long)o.offset,
+			      whole.r, whole.what, (unsigned long long)whole.offset);
+	}
+}
+
+/* Each cut of b, and b with each byte set to each of set[]: read in
+ * parts, as read whole. */
+static void
+parts_agree_when_broken(int kind, const unsigned char *b, size_t len, const char *set,
+			size_t nset)
+{
+	unsigned char *c = malloc(len);
+
+	ck_assert_ptr_nonnull(c);
+	for (size_t cut = 1; cut <= len; cut++)
+		parts_agree(kind, b, cut, "cut");
+	for (size_t at = 0; at < len; at++)
+		for (size_t k = 0; k < nset; k++) {
+			memcpy(c, b, len);
+			c[at] = (unsigned char)set[k];
+			parts_agree(kind, c, len, "changed");
+		}
+	free(c);
+}
+
+/*
+ * The _part parsers, from any first read, end as the whole-file parsers
+ * do: a gmon file of every record kind, a stacks file and a manifest,
+ * each cut at every byte and with every byte changed to a few others
+ * (0, 0xff, a newline, a tag, a small count).
+ */
+START_TEST(test_part_reads_end_as_whole_reads_do)
+{
+	static const char set[] = { 0, (char)0xff, '\n', 1, 2, 'x' };
+	struct bytes f;
+	unsigned char *st;
+	size_t stlen;
+
+	file_header(&f, 1);
+	file_hist(&f, 0x1000, 0x1010, 8, 1000, "seconds", 's', 8);
+	file_arc(&f, 0x1002, 0x1008, 5);
+	put_le(&f, GMON_TAG_BB_COUNT, 1);
+	put_le(&f, 1, 4);
+	put_le(&f, 0x1004, 8);
+	put_le(&f, 3, 8);
+	file_hist(&f, 0x1020, 0x1028, 4, 1000, "seconds", 's', 4);
+	parts_agree_when_broken(KIND_GMON, f.b, f.len, set, sizeof(set));
+	st = stacks_capture(write_two_threads, &stlen);
+	parts_agree_when_broken(KIND_STACKS, st, stlen, set, sizeof(set));
+	free(st);
+	parts_agree_when_broken(KIND_OBJECTS, (const unsigned char *)manifest_ok,
+				strlen(manifest_ok), set, sizeof(set));
+}
+END_TEST
+
+/* Of a file of 1 GiB, what its first 64 KiB show: the magic, the first
+ * record, a record that claims more than the file holds, a manifest's
+ * first line, NUL byte or overlong line; refused from those bytes alone. */
+START_TEST(test_part_refuses_a_huge_file_from_its_beginning)
+{
+	static const struct {
+		int kind;
+		const char *head;
+		size_t headlen;
+		const char *what;
+		uint64_t offset;
+	} v[] = {
+		{ KIND_GMON, "", 0, "bad magic", 0 },
+		{ KIND_GMON, "gmon\1\0\0\0", 8, "empty histogram range", GMON_HEADER_SIZE },
+		{ KIND_STACKS, "", 0, "bad magic", 0 },
+		{ KIND_STACKS, "pcstacks\2\0\0\0", 12, "stack of depth 0",
+		  GMON_STACKS_HEADER_SIZE },
+		{ KIND_OBJECTS, "", 0, "not a pcprof objects manifest", 1 },
+		{ KIND_OBJECTS, "pcprof-objects 1\nrate 1000\n", 27, "NUL byte", 3 },
+		{ KIND_OBJECTS, "pcprof-objects 1\nrate 1000\n", 27, "line too long", 3 },
+	};
+	const size_t have = 64 << 10, len = (size_t)1 << 30;
+	unsigned char *b = malloc(have);
+
+	ck_assert_ptr_nonnull(b);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct gmon_error err = { 0, 0, "" };
+		uint64_t sum;
+
+		memset(b, strstr(v[i].what, "long") ? 'a' : 0, have);
+		memcpy(b, v[i].head, v[i].headlen);
+		ck_assert_int_eq(parse_kind(v[i].kind, b, have, len, &err, &sum), -EINVAL);
+		ck_assert_msg(strstr(err.what, v[i].what), "case %zu: '%s'", i, err.what);
+		ck_assert_uint_eq(err.offset, v[i].offset);
+	}
+	{
+		/* a histogram of 2^31 bins needs 4 GiB */
+		struct bytes f;
+		struct gmon_error err = { 0, 0, "" };
+		uint64_t sum;
+
+		file_header(&f, 1);
+		file_hist(&f, 0, (uint64_t)1 << 32, 1u << 31, 1000, "seconds", 's', 0);
+		ck_assert_int_eq(parse_kind(KIND_GMON, f.b, f.len, len, &err, &sum), -EINVAL);
+		ck_assert_str_eq(err.what, "truncated histogram record (2147483648 bins, "
+				 "1073741763 bytes left)");
+	}
+	free(b);
+}
+END_TEST
+
 Suite *
 gmon_suite(void)
 {
@@ -1598,6 +1792,8 @@ gmon_suite(void)
 	tcase_add_test(r, test_stacks_round_trip_keeps_threads_and_tids);
 	tcase_add_test(r, test_stacks_reads_version_1_without_tids);
 	tcase_add_test(r, test_stacks_rejects_a_thread_record_of_other_size);
+	tcase_add_test(r, test_part_reads_end_as_whole_reads_do);
+	tcase_add_test(r, test_part_refuses_a_huge_file_from_its_beginning);
 	suite_add_tcase(s, r);
 
 	tcase_add_test(p, test_add_sums_equal_ranges);

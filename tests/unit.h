@@ -15,6 +15,7 @@ Suite *symtab_suite(void);
 Suite *callgraph_suite(void);
 Suite *flame_suite(void);
 Suite *settings_suite(void);
+Suite *label_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
 int unit_have(const char *shell_test);

@@ -362,10 +362,10 @@ print_source_row(FILE *out, const struct annotation *an, double samples, const c
 	double share = an->samples > 0 ? samples / an->samples : 0;
 
 	fprintf(out, "%c %9.1f %6.2f%%  %s:%d%s%s%s", share >= HOT ? '*' : ' ', samples,
-		100 * share, base_of(path), line, inlined ? " [inlined: " : "",
-		inlined ? inlined : "", inlined ? "]" : "");
+		100 * share, text_name(base_of(path)), line, inlined ? " [inlined: " : "",
+		inlined ? text_name(inlined) : "", inlined ? "]" : "");
 	if (text)
-		fprintf(out, "\t%s", text);
+		fprintf(out, "\t%s", text_source(text));
 	fputc('\n', out);
 }
 
@@ -410,7 +410,7 @@ print_asm(FILE *out, struct annotation *an, const struct view_opts *vo)
 		}
 		fprintf(out, "%c %9.1f %6.2f%%  %c %8llx:  %s\n", share >= HOT ? '*' : ' ',
 			v->samples, 100 * share, v->target ? '>' : ' ',
-			(unsigned long long)v->addr, v->text);
+			(unsigned long long)v->addr, text_source(v->text));
 	}
 	cache_release(cache, ncache);
 }
@@ -557,9 +557,9 @@ cmd_annotate(int argc, char **argv)
 	}
 	lines_check(&L);
 	printf("%s%s%s: %.1f samples of %.0f (%.2f %%) at %u Hz, in %s\n\n",
-	       in.st.funcs[an.func], in.st.nobjs ? " in " : "",
-	       in.st.nobjs ? in.st.objnames[an.obj] : "", an.samples, an.total,
-	       an.total > 0 ? 100 * an.samples / an.total : 0, an.rate, path);
+	       text_name(in.st.funcs[an.func]), in.st.nobjs ? " in " : "",
+	       in.st.nobjs ? text_name(in.st.objnames[an.obj]) : "", an.samples, an.total,
+	       an.total > 0 ? 100 * an.samples / an.total : 0, an.rate, text_name(path));
 	printf("%c %9s %7s  %s\n", ' ', "samples", "share", vo.asm_ ? "line / instruction" :
 	       "line");
 	if (vo.asm_)

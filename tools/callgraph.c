@@ -117,7 +117,7 @@ print_side(FILE *out, const char *label, const struct cg_arc **v, size_t n,
 
 		fprintf(out, "      %-9s %10.0f %6.1f%%  %s [%ld]\n", i ? "" : label,
 			v[i]->samples, 100 * v[i]->samples / sum,
-			func_label(st, g, buf, sizeof(buf)), index[g]);
+			text_name(func_label(st, g, buf, sizeof(buf))), index[g]);
 	}
 }
 
@@ -155,7 +155,8 @@ callgraph_print(FILE *out, const struct callgraph *cg, const struct flat *f,
 		char buf[1024];
 
 		fprintf(out, "\n[%zu] %s\n      total %.3f s (%.1f%%), self %.3f s\n",
-			i + 1, func_label(st, g, buf, sizeof(buf)), cg->total[g] / f->rate,
+			i + 1, text_name(func_label(st, g, buf, sizeof(buf))),
+			cg->total[g] / f->rate,
 			100 * cg->total[g] / f->total, self[g] / f->rate);
 		for (size_t a = 0; a < cg->narcs; a++)
 			if (cg->arcs[a].callee == g && cg->arcs[a].caller != g)

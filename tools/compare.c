@@ -559,13 +559,11 @@ last_line(const char *log, char *buf, size_t size)
 		;
 	if (end == start)
 		return;
+	/* as it is, up to a NUL: pc_fatal's message escapes what it holds */
 	k = end - start < size - 3 ? end - start : size - 3;
+	k = strnlen(text + start, k);
 	buf[0] = '"';
-	for (size_t i = 0; i < k; i++) {
-		unsigned char ch = (unsigned char)text[start + i];
-
-		buf[1 + i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
-	}
+	memcpy(buf + 1, text + start, k);
 	buf[1 + k] = '"';
 	buf[2 + k] = 0;
 }
@@ -764,7 +762,7 @@ side_program(const struct compare *c, int side, char *exe, size_t size)
 			continue;
 		if (asprintf(&m, "%s/%s", run, ent->d_name) < 0)
 			pc_fatal("out of memory");
-		manifest_read(m, &o);
+		pc_read_objects(m, &o);
 		if (o.n && !strcmp(strrchr(o.v[0].path, '/') ? strrchr(o.v[0].path, '/') + 1 :
 				   o.v[0].path, want))
 			snprintf(exe, size, "%s", o.v[0].path);
@@ -788,7 +786,7 @@ note_timer(struct compare *c)
 	snprintf(m, sizeof(m), "%s/warmup-new/gmon.out.objects", c->dir);
 	if (access(m, R_OK))
 		return;
-	manifest_read(m, &o);
+	pc_read_objects(m, &o);
 	if (c->taskclock && o.timer == GMON_TIMER_POSIX) {
 		c->e.timer = "posix";
 		c->e.timer_note = "task-clock refused in the commands: at most one signal a "

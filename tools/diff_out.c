@@ -23,17 +23,18 @@ pct(double x)
 static void
 print_side_text(FILE *out, const char *label, const struct side *s, double mean)
 {
-	fprintf(out, "%-5s %s: %d run%s, %.3f s a run at %u Hz\n", label, s->exe,
-		s->nruns, s->nruns == 1 ? "" : "s", mean, s->rate);
+	fprintf(out, "%-5s %s: %d run%s, %.3f s a run at %u Hz\n", label,
+		text_name(s->exe), s->nruns, s->nruns == 1 ? "" : "s", mean, s->rate);
 }
 
 /* "stage_x 20.1% slower (0.452 -> 0.544 s a run, p 3.1e-09)" */
 static void
 describe(FILE *out, const struct row *w, int md)
 {
-	const char *q = md ? (strchr(w->name, '`') ? "" : "`") : "";
+	const char *name = text_name(w->name);
+	const char *q = md ? (strchr(name, '`') ? "" : "`") : "";
 
-	fprintf(out, "%s%s%s %.1f%% %s (%.3f -> %.3f s a run, p %.2g)", q, w->name, q,
+	fprintf(out, "%s%s%s %.1f%% %s (%.3f -> %.3f s a run, p %.2g)", q, name, q,
 		pct(fabs(w->mn - w->mb) / w->mb),
 		w->status == ST_SLOWER ? "slower" : "faster", w->mb, w->mn, w->padj);
 }
@@ -111,7 +112,7 @@ print_experiment_text(FILE *out, const struct experiment *e)
 	describe_timer(out, e);
 	fprintf(out, "\ntook: %.1f s for every run, warm-up included", e->elapsed);
 	if (e->dir)
-		fprintf(out, "; the runs are in %s", e->dir);
+		fprintf(out, "; the runs are in %s", text_name(e->dir));
 	fputc('\n', out);
 }
 
@@ -124,11 +125,36 @@ change_text(char *buf, size_t size, double x)
 	return buf;
 }
 
+/* A row of the text table, its shares of the base's program seconds
+ * (base) and of the new side's at the base's speed (ntotal); sig: a
+ * significant change, its verdict said. */
+static void
+print_row_text(FILE *out, const struct row *w, double base, double ntotal, int sig)
+{
+	char chg[32];
+
+	if (w->status == ST_APPEARED)
+		fprintf(out, "%9s %6s %9.3f %5.1f%% %8s %8s  %-13s ", "-", "-",
+			w->mn, pct(w->mn / ntotal), "", "", "appeared");
+	else if (w->status == ST_GONE)
+		fprintf(out, "%9.3f %5.1f%% %9s %6s %8s %8s  %-13s ", w->mb,
+			pct(w->mb / base), "-", "-", "", "", "gone");
+	else if (w->status == ST_SMALL)
+		fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %+7.1f%% %8s  %-13s ",
+			w->mb, pct(w->mb / base), w->mn, pct(w->mn / ntotal),
+			pct((w->mn - w->mb) / w->mb), "-", "(small)");
+	else
+		fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %7s%% %8.2g  %-13s ",
+			w->mb, pct(w->mb / base), w->mn, pct(w->mn / ntotal),
+			change_text(chg, sizeof(chg), (w->mn - w->mb) / w->mb), w->padj,
+			sig ? status_names[w->status] : "");
+	fprintf(out, "%s\n", text_name(w->name));
+}
+
 static void
 print_text(FILE *out, const struct result *res, const struct side *b,
 	   const struct side *nw, const struct diff_opts *o)
 {
-	char chg[32];
 	static const char *const mdesc[] = {
 		"self seconds", "total seconds (self and callees)",
 		"the whole program's CPU seconds",
@@ -162,21 +188,7 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 			continue;
 		}
 		shown += !sig;
-		if (w->status == ST_APPEARED)
-			fprintf(out, "%9s %6s %9.3f %5.1f%% %8s %8s  %-13s %s\n", "-", "-",
-				w->mn, pct(w->mn / ntotal), "", "", "appeared", w->name);
-		else if (w->status == ST_GONE)
-			fprintf(out, "%9.3f %5.1f%% %9s %6s %8s %8s  %-13s %s\n", w->mb,
-				pct(w->mb / prog->mb), "-", "-", "", "", "gone", w->name);
-		else if (w->status == ST_SMALL)
-			fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %+7.1f%% %8s  %-13s %s\n",
-				w->mb, pct(w->mb / prog->mb), w->mn, pct(w->mn / ntotal),
-				pct((w->mn - w->mb) / w->mb), "-", "(small)", w->name);
-		else
-			fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %7s%% %8.2g  %-13s %s\n",
-				w->mb, pct(w->mb / prog->mb), w->mn, pct(w->mn / ntotal),
-				change_text(chg, sizeof(chg), (w->mn - w->mb) / w->mb), w->padj,
-				sig ? status_names[w->status] : "", w->name);
+		print_row_text(out, w, prog->mb, ntotal, sig);
 	}
 	if (rest)
 		fprintf(out, "(%zu more function%s, none significant)\n",
@@ -186,9 +198,12 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 		      "variation between runs;\nrun the benchmark several times a side.\n", out);
 }
 
+/* A name in a markdown table's cell: escaped as text (no line break
+ * left), in a code span unless it holds a backtick, its | escaped. */
 static void
-md_name(FILE *out, const char *s)
+md_name(FILE *out, const char *name)
 {
+	const char *s = text_name(name);
 	int tick = !strchr(s, '`');
 
 	if (tick)
@@ -196,7 +211,7 @@ md_name(FILE *out, const char *s)
 	for (; *s; s++) {
 		if (*s == '|')
 			fputc('\\', out);
-		fputc(*s == '\n' ? ' ' : *s, out);
+		fputc(*s, out);
 	}
 	if (tick)
 		fputc('`', out);

@@ -506,7 +506,7 @@ add_times(struct export *x, const struct pc_run *run, struct xp_group *g)
 			continue;
 		if (asprintf(&path, "%s.objects", run->files[i]) < 0)
 			pc_fatal("out of memory");
-		manifest_read(path, &o);
+		pc_read_objects(path, &o);
 		free(path);
 		end = (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec;
 		if (o.started && (!x->time_ns || o.started < x->time_ns))

@@ -268,7 +268,7 @@ name(FILE *out, const char *key, const struct export *x, uint32_t s, unsigned ch
 	if (seen[s])
 		fprintf(out, "%s=(%u)\n", key, s + 1);
 	else
-		fprintf(out, "%s=(%u) %s\n", key, s + 1, str);
+		fprintf(out, "%s=(%u) %s\n", key, s + 1, text_name(str));
 	seen[s] = 1;
 }
 
@@ -293,7 +293,8 @@ export_callgrind(const struct export *x, FILE *out, const char *title)
 		pc_fatal("out of memory");
 	gather(x, &c);
 	fprintf(out, "# callgrind format\nversion: 1\ncreator: pcprof\ncmd: %s\n"
-		"positions: line\nevents: Samples\nsummary: %.0f\n\n", title, x->total);
+		"positions: line\nevents: Samples\nsummary: %.0f\n\n", text_name(title),
+		x->total);
 	for (size_t i = 0; i < c.n; i++) {
 		const struct cost *k = &c.v[i];
 		long long v = llround(k->samples);

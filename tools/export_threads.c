@@ -71,8 +71,8 @@ print_thread(const struct export *x, const struct xp_thread *t, enum format form
 
 	if (format == FORMAT_TEXT) {
 		fprintf(out, "%10.3f %7.2f%% %10llu %8llu  %-16s  %s\n", t->samples / g->rate,
-			100 * share, (unsigned long long)t->tid, (unsigned long long)g->pid, name,
-			x->strs[g->name]);
+			100 * share, (unsigned long long)t->tid, (unsigned long long)g->pid,
+			text_name(name), text_name(x->strs[g->name]));
 	} else if (format == FORMAT_CSV) {
 		fprintf(out, "%.6f,%.6f,%.0f,%llu,%llu,", t->samples / g->rate, share, t->samples,
 			(unsigned long long)t->tid, (unsigned long long)g->pid);
@@ -110,7 +110,8 @@ export_print_threads(const struct export *x, enum format format, FILE *out,
 	qsort(v, x->nthreads, sizeof(*v), cmp_thread);
 	if (format == FORMAT_TEXT)
 		fprintf(out, "Threads of %s: %.0f samples\n\n%10s %8s %10s %8s  %-16s  %s\n",
-			title, x->total, "CPU s", "share", "tid", "pid", "thread", "program");
+			text_name(title), x->total, "CPU s", "share", "tid", "pid", "thread",
+			"program");
 	else if (format == FORMAT_CSV)
 		fputs("cpu_seconds,share,samples,tid,pid,thread,program\n", out);
 	else if (format == FORMAT_JSON)

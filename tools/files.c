@@ -1,8 +1,9 @@
 /*
  * The bottom of pcprof: one-line messages that name the file (err(3)
- * style, exit status 2 for bad input), whole files read with every refusal
- * a reader needs, and whether a profile has a manifest beside it. Calls
- * nothing else in pcprof.
+ * style, exit status 2 for bad input), libpc's files read and parsed with
+ * every refusal a reader needs and no further than they show themselves to
+ * be what they should, and whether a profile has a manifest beside it.
+ * Calls nothing else in pcprof but label.c's escaping of names.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* asprintf */
@@ -19,13 +20,20 @@
 
 #include "pcprof.h"
 
+/* The message is one line whatever the names in it hold: all of it is
+ * escaped (label.c), so callers pass names as they are. */
 static void
 vwarn(const char *fmt, va_list ap)
 {
+	char *msg;
+
 	fflush(stdout);
-	fputs("pcprof: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fputs("pcprof: out of memory\n", stderr);
+		return;
+	}
+	fprintf(stderr, "pcprof: %s\n", text_name(msg));
+	free(msg);
 }
 
 void
@@ -49,12 +57,13 @@ pc_fatal(const char *fmt, ...)
 	exit(EXIT_BAD_INPUT);
 }
 
-unsigned char *
-pc_slurp(const char *path, size_t *len)
+/* The file at path opened for reading, its size in *size; exits with
+ * one line for what cannot be read: never blocks on a FIFO, never reads
+ * a directory or an empty file. */
+static int
+open_input(const char *path, size_t *size)
 {
 	struct stat sb;
-	unsigned char *buf;
-	size_t off = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
@@ -67,33 +76,120 @@ pc_slurp(const char *path, size_t *len)
 		pc_fatal("'%s': not a regular file", path);
 	if (sb.st_size == 0)
 		pc_fatal("'%s': empty file", path);
-	buf = malloc((size_t)sb.st_size);
-	if (!buf)
-		pc_fatal("'%s': out of memory for %lld bytes", path, (long long)sb.st_size);
-	while (off < (size_t)sb.st_size) {
-		ssize_t n = read(fd, buf + off, (size_t)sb.st_size - off);
+	if ((uint64_t)sb.st_size > SIZE_MAX)
+		pc_fatal("'%s': too large to read", path);
+	*size = (size_t)sb.st_size;
+	return fd;
+}
+
+/* Read fd into buf[*have..want); a file that shrank under us ends where
+ * it ends, its size, *len, now what was read. */
+static void
+read_upto(int fd, const char *path, unsigned char *buf, size_t *have, size_t want,
+	  size_t *len)
+{
+	while (*have < want) {
+		ssize_t n = read(fd, buf + *have, want - *have);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			pc_fatal("'%s': %s", path, strerror(errno));
-		if (n == 0)
-			break;	/* shrank under us: parse what there is */
-		off += (size_t)n;
+		if (n == 0) {
+			*len = *have;
+			return;
+		}
+		*have += (size_t)n;
 	}
-	close(fd);
-	*len = off;
-	return buf;
 }
 
-void
-pc_parse_fatal(const char *path, int r, const struct gmon_error *err)
+/* A format that files.c reads: its _part parser (gmon.h), and what the
+ * offset of its errors counts. */
+struct file_format {
+	int (*parse)(const void *buf, size_t have, size_t len, void *out,
+		     struct gmon_error *err);
+	const char *unit;
+};
+
+#define FIRST_READ	(64u << 10)	/* bytes read before the first parse */
+
+/*
+ * The file at path parsed into out, read no further than what was read
+ * of it shows to be a valid beginning: first FIRST_READ bytes, then, as
+ * long as the parser asks for more, to the end of the record they end in
+ * and at least twice as far, so that parsing it again and again costs no
+ * more than twice parsing it once. A file that is not of the format, or
+ * whose records claim more than it holds, costs one small read whatever
+ * its size. Exits with one line naming the file on any refusal.
+ */
+static void
+read_format(const char *path, const struct file_format *fmt, void *out)
 {
+	struct gmon_error err;
+	unsigned char *buf = NULL;
+	size_t have = 0, len, want;
+	int fd = open_input(path, &len), r;
+
+	want = len < FIRST_READ ? len : FIRST_READ;
+	for (;;) {
+		buf = pc_realloc(buf, want);
+		read_upto(fd, path, buf, &have, want, &len);
+		r = fmt->parse(buf, have, len, out, &err);
+		if (r != -EAGAIN || have >= len || err.need <= have)
+			break;
+		want = have > len / 2 ? len : 2 * have;
+		if (err.need > want)
+			want = err.need < len ? (size_t)err.need : len;
+	}
+	close(fd);
+	free(buf);
 	if (r == -ENOMEM)
 		pc_fatal("'%s': out of memory", path);
 	if (r)
-		pc_fatal("'%s': %s at byte %llu", path, err->what,
-			 (unsigned long long)err->offset);
+		pc_fatal("'%s': %s at %s %llu", path, r == -EAGAIN ? "cannot be read whole" :
+			 err.what, fmt->unit, (unsigned long long)err.offset);
+}
+
+static int
+parse_gmon(const void *buf, size_t have, size_t len, void *out, struct gmon_error *err)
+{
+	return gmon_parse_part(buf, have, len, out, err);
+}
+
+static int
+parse_stacks(const void *buf, size_t have, size_t len, void *out, struct gmon_error *err)
+{
+	return gmon_stacks_parse_part(buf, have, len, out, err);
+}
+
+static int
+parse_objects(const void *buf, size_t have, size_t len, void *out, struct gmon_error *err)
+{
+	return gmon_objects_parse_part(buf, have, len, out, err);
+}
+
+void
+pc_read_gmon(const char *path, struct gmon_profile *p)
+{
+	static const struct file_format f = { parse_gmon, "byte" };
+
+	read_format(path, &f, p);
+}
+
+void
+pc_read_stacks(const char *path, struct gmon_stacks *ss)
+{
+	static const struct file_format f = { parse_stacks, "byte" };
+
+	read_format(path, &f, ss);
+}
+
+void
+pc_read_objects(const char *path, struct gmon_objects *o)
+{
+	static const struct file_format f = { parse_objects, "line" };
+
+	read_format(path, &f, o);
 }
 
 int

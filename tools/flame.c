@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "flame.h"
+#include "pcprof.h"
 
 /* Layout in pixels; the script below repeats XPAD, WIDTH, CHAR_W, FRAME_H,
  * TOP and BOTTOM. */
@@ -243,52 +244,6 @@ tree_layout(struct tree *t)
 	}
 	free(next);
 	return 0;
-}
-
-/*
- * Decode one UTF-8 character at p into *cp and return its length; a byte
- * that does not start a valid, shortest-form sequence gives *cp = -1 and
- * length 1. Stops at a NUL, which is never a continuation byte.
- */
-static size_t
-utf8_next(const unsigned char *p, long *cp)
-{
-	size_t len;
-	long v, min;
-
-	if (p[0] < 0x80) {
-		*cp = p[0];
-		return 1;
-	}
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		len = 2;
-		v = p[0] & 0x1f;
-		min = 0x80;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		len = 3;
-		v = p[0] & 0x0f;
-		min = 0x800;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		len = 4;
-		v = p[0] & 0x07;
-		min = 0x10000;
-	} else {
-		*cp = -1;
-		return 1;
-	}
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80) {
-			*cp = -1;
-			return 1;
-		}
-		v = v << 6 | (p[i] & 0x3f);
-	}
-	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) {
-		*cp = -1;
-		return 1;
-	}
-	*cp = v;
-	return len;
 }
 
 /* Characters in s, counting no further than limit. */

@@ -4,8 +4,9 @@
  * compiled, as node --perf-basic-prof, LuaJIT and the Java agents write
  * them. /tmp is anyone's to write in, so a map is believed only when it is
  * a plain file of the profiled process's user that no one else may write
- * (its group included). The file may be huge or hostile: its size is bounded
- * and every line is checked.
+ * (its group included). The file may be huge or hostile: it is read a
+ * chunk at a time, up to a bound, every line is checked, and a NUL byte or
+ * an overlong line ends it as no map at all.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,8 @@
 #include "pcprof.h"
 
 #define JIT_MAP_MAX	(256u << 20)	/* bytes of map read at most */
+#define JIT_CHUNK	(64u << 10)	/* bytes read at a time */
+#define JIT_LINE_MAX	(64u << 10)	/* a longer line is no map's */
 
 struct jline {
 	uint64_t lo, hi;
@@ -83,61 +86,76 @@ untrusted(int fd, uid_t uid, uint64_t started)
 	return NULL;
 }
 
-/* Up to JIT_MAP_MAX bytes of fd (a file of size bytes now); their number
- * in *len. */
-static unsigned char *
-read_bounded(int fd, size_t size, size_t *len)
-{
-	size_t cap = size < JIT_MAP_MAX ? size + 1 : JIT_MAP_MAX;
-	unsigned char *buf = malloc(cap);
+/* The map's well-formed lines so far, in file order. */
+struct jlines {
+	struct jline *v;
+	size_t n, cap;
+};
 
-	if (!buf)
+/* Line [s, nl) into l when it is well-formed ("START SIZE NAME", its
+ * name cut at 512 bytes); -1 when it is not. */
+static int
+add_line(struct jlines *l, const char *s, const char *nl)
+{
+	const char *p = s;
+	uint64_t lo, size;
+	char *name;
+
+	if (hex_field(&p, nl, &lo) || hex_field(&p, nl, &size) || !size || lo + size <= lo ||
+	    p >= nl)
+		return -1;
+	if (!(name = strndup(p, (size_t)(nl - p > 512 ? 512 : nl - p))))
 		pc_fatal("out of memory");
-	*len = 0;
-	for (;;) {
-		ssize_t r = read(fd, buf + *len, cap - *len);
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 256;
+		l->v = pc_realloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n] = (struct jline){ lo, lo + size, l->n, name };
+	l->n++;
+	return 0;
+}
+
+/*
+ * The well-formed lines of the map open on fd into l, read JIT_CHUNK
+ * bytes at a time and up to JIT_MAP_MAX, so that what is kept is only
+ * what the map holds of functions; a line being written (no newline yet)
+ * at the end is left out. NULL, or why the map is no perf map, found in
+ * the bytes read so far: a NUL byte, a line over JIT_LINE_MAX bytes, or a
+ * first line that is not one.
+ */
+static const char *
+read_lines(int fd, struct jlines *l)
+{
+	char *buf = pc_realloc(NULL, JIT_LINE_MAX + JIT_CHUNK);
+	size_t len = 0, total = 0, lines = 0;
+	const char *why = NULL;
+
+	while (!why && total < JIT_MAP_MAX) {
+		size_t left = JIT_MAP_MAX - total;
+		ssize_t r = read(fd, buf + len, left < JIT_CHUNK ? left : JIT_CHUNK);
+		const char *s = buf, *nl;
 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
-		*len += (size_t)r;
-		if (*len == cap)
-			break;	/* the rest (written since) is not read */
-	}
-	return buf;
-}
-
-/* The well-formed lines of buf, in file order; their number in *np. */
-static struct jline *
-parse_lines(const unsigned char *buf, size_t len, size_t *np)
-{
-	size_t n = 0, cap = 1;
-	struct jline *v;
-
-	for (size_t i = 0; i < len; i++)
-		cap += buf[i] == '\n';
-	if (!(v = calloc(cap, sizeof(*v))))
-		pc_fatal("out of memory");
-	for (const char *s = (const char *)buf, *end = s + len; s < end && n < cap;) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s)), *p = s;
-		uint64_t lo, size;
-
-		if (!nl)
-			break;	/* a line being written */
-		if (!hex_field(&p, nl, &lo) && !hex_field(&p, nl, &size) && size &&
-		    lo + size > lo && p < nl && !memchr(p, 0, (size_t)(nl - p))) {
-			v[n].lo = lo;
-			v[n].hi = lo + size;
-			v[n].order = n;
-			if (!(v[n].name = strndup(p, (size_t)(nl - p > 512 ? 512 : nl - p))))
-				pc_fatal("out of memory");
-			n++;
+		if (memchr(buf + len, 0, (size_t)r)) {
+			why = "a NUL byte";
+			break;
 		}
-		s = nl + 1;
+		len += (size_t)r;
+		total += (size_t)r;
+		for (; !why && (nl = memchr(s, '\n', len - (size_t)(s - buf)));
+		     s = nl + 1, lines++)
+			if (add_line(l, s, nl) && lines == 0)
+				why = "its first line is not START SIZE NAME";
+		len -= (size_t)(s - buf);
+		memmove(buf, s, len);
+		if (len > JIT_LINE_MAX)
+			why = "a line of over 64 KiB";
 	}
-	*np = n;
-	return v;
+	free(buf);
+	return why;
 }
 
 /*
@@ -181,10 +199,8 @@ int
 jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *path,
 	    size_t pathlen)
 {
+	struct jlines l = { NULL, 0, 0 };
 	const char *why;
-	unsigned char *buf;
-	struct jline *v;
-	size_t n, len;
 	int fd;
 
 	memset(st, 0, sizeof(*st));
@@ -202,15 +218,17 @@ jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *
 		close(fd);
 		return -1;
 	}
-	{
-		struct stat sb;
-
-		buf = read_bounded(fd, fstat(fd, &sb) ? 0 : (size_t)sb.st_size, &len);
-	}
+	why = read_lines(fd, &l);
 	close(fd);
-	v = parse_lines(buf, len, &n);
-	free(buf);
-	disjoint(v, n, st);
-	free(v);
+	if (why) {
+		pc_warn("note: '%s' ignored: not a perf map (%s); JIT code left unnamed",
+			path, why);
+		for (size_t i = 0; i < l.n; i++)
+			free(l.v[i].name);
+		free(l.v);
+		return -1;
+	}
+	disjoint(l.v, l.n, st);
+	free(l.v);
 	return (int)st->nsyms;
 }

@@ -79,11 +79,12 @@ text_row(FILE *out, const struct symtab *st, const struct lrow_out *o)
 		fprintf(out, "%s\n", o->pseudo);
 		return;
 	}
-	fprintf(out, "%-28s %s", where(st, r, buf, sizeof(buf)), st->funcs[r->func]);
+	fprintf(out, "%-28s %s", text_name(where(st, r, buf, sizeof(buf))),
+		text_name(st->funcs[r->func]));
 	if (st->nobjs)
-		fprintf(out, " (%s)", st->objnames[st->func_obj[r->func]]);
+		fprintf(out, " (%s)", text_name(st->objnames[st->func_obj[r->func]]));
 	if (r->inlined)
-		fprintf(out, "  [inlined: %s]", r->inlined);
+		fprintf(out, "  [inlined: %s]", text_name(r->inlined));
 	fputc('\n', out);
 }
 
@@ -93,7 +94,7 @@ print_text(FILE *out, const struct lines *L, const struct symtab *st,
 {
 	double cum = 0, rest = 0;
 
-	fprintf(out, "Lines of %s from %s", ro->exe, ro->files[0]);
+	fprintf(out, "Lines of %s from %s", text_name(ro->exe), text_name(ro->files[0]));
 	if (ro->nfiles > 1)
 		fprintf(out, " and %d more", ro->nfiles - 1);
 	fprintf(out, ": %.0f samples at %u Hz, %.3f s\n\n", L->total, L->rate,
@@ -117,7 +118,7 @@ print_text(FILE *out, const struct lines *L, const struct symtab *st,
 	if (!L->have_lines && L->nolines > 0)
 		fprintf(out, "\nNote: no line information was found for %s (build with -g, or\n"
 			"install its debug file): its code is shown as function+0xOFFSET.\n",
-			ro->exe);
+			text_name(ro->exe));
 }
 
 static void

@@ -19,13 +19,14 @@ void pc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, then exit(2). */
 void pc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-/* files.c: the whole file, or exit with a message: never blocks on a
- * FIFO, never reads a directory or an empty file. */
-unsigned char *pc_slurp(const char *path, size_t *len);
-
-/* files.c: exit with the one-line message for a failed gmon_parse or
- * gmon_stacks_parse (r), if it failed. */
-void pc_parse_fatal(const char *path, int r, const struct gmon_error *err);
+/* files.c: the gmon.out, stacks file or objects manifest at path parsed
+ * into its struct (gmon.h), or exit with one line naming the file: never
+ * blocks on a FIFO, never reads a directory or an empty file, and reads
+ * no more of a file than its beginning shows to be of the format (a
+ * 1 GiB file of zeros costs one read of 64 KiB). */
+void pc_read_gmon(const char *path, struct gmon_profile *p);
+void pc_read_stacks(const char *path, struct gmon_stacks *ss);
+void pc_read_objects(const char *path, struct gmon_objects *o);
 
 /* files.c: realloc, or exit with "out of memory". */
 void *pc_realloc(void *p, size_t n);
@@ -151,17 +152,38 @@ void inputs_close(struct pc_inputs *in);
 int jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *path,
 		size_t pathlen);
 
-/* Parse the manifest at path into o, or exit with one line naming it. */
-void manifest_read(const char *path, struct gmon_objects *o);
-
 /* A function's name for the call graph: "name (object)" outside the
  * executable (label.c). buf is used when needed. */
 const char *func_label(const struct symtab *st, uint32_t func, char *buf, size_t size);
 
+/*
+ * Names are data (label.c): a thread, program or file name, a symbol or a
+ * path may hold bytes that a terminal acts on, and text and CSV show them
+ * escaped. text_escape writes s into buf (size bytes, NUL-terminated, as
+ * snprintf does) with each backslash as \\, a newline, carriage return
+ * or tab as \n, \r or \t, and each other C0 control, DEL, C1 control
+ * (U+0080..U+009F) and byte that is not part of valid UTF-8 as \xHH, one
+ * a byte; so that the text reads back to one name. Valid UTF-8 stays.
+ * Returns the length of the whole escaped text. TEXT_KEEP_TAB keeps tabs
+ * (a source line's indentation).
+ */
+#define TEXT_KEEP_TAB	1u
+size_t text_escape(char *buf, size_t size, const char *s, unsigned flags);
+/* s escaped (flags 0), for printf's %s, its width that of the escaped
+ * text: s itself where nothing needs escaping, else a buffer of
+ * label.c's that the 8th call after this one reuses. NULL stays NULL. */
+const char *text_name(const char *s);
+/* The same with TEXT_KEEP_TAB, for source and disassembly lines. */
+const char *text_source(const char *s);
+/* Decode one UTF-8 character at p into *cp and return its length; a byte
+ * that does not start a valid, shortest-form sequence gives *cp = -1 and
+ * length 1. Stops at a NUL, which is never a continuation byte. */
+size_t utf8_next(const unsigned char *p, long *cp);
+
 /* Write s as a JSON string, quoted and escaped (label.c). */
 void json_string(FILE *out, const char *s);
-/* Write s as a CSV field, quoted where it holds a comma, quote or newline
- * (label.c). */
+/* Write s as a CSV field, escaped as text_name does, then quoted where
+ * it holds a comma or a quote (label.c). */
 void csv_string(FILE *out, const char *s);
 
 /* symbols.c: warn when p carries a build-id that is not exe's. */

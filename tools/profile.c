@@ -15,13 +15,7 @@
 static void
 load_one(struct gmon_profile *p, const char *path)
 {
-	struct gmon_error err;
-	size_t len;
-	unsigned char *buf = pc_slurp(path, &len);
-	int r = gmon_parse(buf, len, p, &err);
-
-	free(buf);
-	pc_parse_fatal(path, r, &err);
+	pc_read_gmon(path, p);
 	if (p->nhists == 0)
 		pc_fatal("'%s': no histogram in the profile", path);
 }

@@ -104,7 +104,8 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 {
 	double cum = 0, rest = 0;
 
-	fprintf(out, "Flat profile of %s from %s", o->exe, o->files[0]);
+	fprintf(out, "Flat profile of %s from %s", text_name(o->exe),
+		text_name(o->files[0]));
 	if (o->nfiles > 1)
 		fprintf(out, " and %d more", o->nfiles - 1);
 	fprintf(out, ": %.0f samples at %u Hz, %.3f s\n\n", f->total, f->rate,
@@ -125,11 +126,12 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 		fprintf(out, "%10.3f %6.2f%% %6.2f%% %10.0f  ",
 			l[i].samples / f->rate, 100 * share, 100 * cum, l[i].samples);
 		if (o->by_object)
-			fprintf(out, "%8zu  %s\n", l[i].functions, l[i].name);
+			fprintf(out, "%8zu  %s\n", l[i].functions, text_name(l[i].name));
 		else if (l[i].object)
-			fprintf(out, "%-20s %s\n", l[i].object, l[i].name);
+			fprintf(out, "%-20s %s\n", text_name(l[i].object),
+				text_name(l[i].name));
 		else
-			fprintf(out, "%s\n", l[i].name);
+			fprintf(out, "%s\n", text_name(l[i].name));
 	}
 	for (size_t i = shown; i < n; i++)
 		rest += l[i].samples;
@@ -306,16 +308,17 @@ report_print(FILE *out, const struct flat *f, const struct symtab *st,
 			fprintf(out, "\n%s: %.1f %% of the samples were in code outside %s\n"
 				"(its shared libraries, the vDSO, JIT code), recorded without detail;\n"
 				"pcprof run, or PC_SCOPE=all, records the whole process.\n",
-				OUTSIDE, 100 * f->outside / f->total, o->exe);
+				OUTSIDE, 100 * f->outside / f->total, text_name(o->exe));
 		if (strstr(st->source, "unwind tables"))
 			fprintf(out, "\nNote: %s has no symbol table: its functions are\n"
 				"named from its unwind tables (OBJECT+0xOFFSET). Its debug symbols\n"
 				"(Debian's -dbgsym package, under /usr/lib/debug) would name them.\n",
-				o->exe);
+				text_name(o->exe));
 		else if (!strcmp(st->source, "no symbols") || !st->source[0])
 			fprintf(out, "\nNote: %s has no symbols that pcprof could read, nor\n"
 				"unwind tables: its own code is [unknown]. Its debug symbols (Debian's\n"
-				"-dbgsym package, under /usr/lib/debug) would name it.\n", o->exe);
+				"-dbgsym package, under /usr/lib/debug) would name it.\n",
+				text_name(o->exe));
 		if (o->by_object)
 			break;
 		if (o->callgraph && cg)

@@ -128,7 +128,7 @@ add_proc(struct view *v, const char *profile)
 
 	if (asprintf(&manifest, "%s.objects", profile) < 0)
 		pc_fatal("out of memory");
-	manifest_read(manifest, &o);
+	pc_read_objects(manifest, &o);
 	if (o.n == 0)
 		pc_fatal("'%s': no program listed", manifest);
 	if (!(v->procs = realloc(v->procs, (v->nprocs + 1) * sizeof(*v->procs))))
@@ -519,8 +519,8 @@ print_timer_text(FILE *out, const struct view *v)
 static void
 print_procs_text(FILE *out, const struct view *v, const char *where, double total)
 {
-	fprintf(out, "Run in %s: %zu process%s, %.3f s of CPU sampled\n", where,
-		v->nprocs, v->nprocs == 1 ? "" : "es", total);
+	fprintf(out, "Run in %s: %zu process%s, %.3f s of CPU sampled\n",
+		text_name(where), v->nprocs, v->nprocs == 1 ? "" : "es", total);
 	print_timer_text(out, v);
 	fputc('\n', out);
 	fprintf(out, "%10s %7s %8s %7s  %s\n", "CPU s", "share", "pid", "threads", "program");
@@ -536,7 +536,7 @@ print_procs_text(FILE *out, const struct view *v, const char *where, double tota
 			fprintf(out, " %7llu", (unsigned long long)p->threads);
 		else
 			fprintf(out, " %7s", "-");
-		fprintf(out, "  %s%s\n", p->program,
+		fprintf(out, "  %s%s\n", text_name(p->program),
 			p->ended == GMON_ENDED_KILLED ? " (killed: its profile was finished by pcprof)" : "");
 	}
 	print_unsampled_text(out, v, total);

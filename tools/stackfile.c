@@ -27,7 +27,7 @@ manifest_pid(const char *gmon)
 
 	if (asprintf(&path, "%s.objects", gmon) < 0)
 		pc_fatal("out of memory");
-	manifest_read(path, &o);
+	pc_read_objects(path, &o);
 	pid = o.pid;
 	gmon_objects_release(&o);
 	free(path);
@@ -75,13 +75,13 @@ stacks_check_run(const char *path, const struct gmon_stacks *ss,
 	}
 }
 
-static unsigned char *
-slurp_stacks(const char *path, size_t *len)
+static void
+read_stacks(const char *path, struct gmon_stacks *ss)
 {
 	if (access(path, F_OK))
 		pc_fatal("'%s': %s%s", path, strerror(errno), errno == ENOENT ?
 			 " (profile with PC_STACKS=1, or pcprof run --stacks)" : "");
-	return pc_slurp(path, len);
+	pc_read_stacks(path, ss);
 }
 
 static int
@@ -138,11 +138,7 @@ stacks_load(const struct pc_inputs *in, int runi, int file, const char *stacks_f
 	    int required, struct gmon_stacks *ss)
 {
 	const struct pc_run *run = &in->runs[runi];
-	struct gmon_error err;
 	char path[4096];
-	unsigned char *buf;
-	size_t len;
-	int r;
 
 	if (stacks_file)
 		snprintf(path, sizeof(path), "%s", stacks_file);
@@ -150,10 +146,7 @@ stacks_load(const struct pc_inputs *in, int runi, int file, const char *stacks_f
 		snprintf(path, sizeof(path), "%s.stacks", run->files[file]);
 	if (!required && access(path, F_OK) && errno == ENOENT)
 		return 1;
-	buf = slurp_stacks(path, &len);
-	r = gmon_stacks_parse(buf, len, ss, &err);
-	free(buf);
-	pc_parse_fatal(path, r, &err);
+	read_stacks(path, ss);
 	stacks_check_run(path, ss, &in->st, stacks_file ? NULL : run->files[file],
 			 !stacks_file && run->manifest[file]);
 	return 0;
@@ -208,7 +201,7 @@ void
 folded_print(FILE *out, const struct folded_set *fs)
 {
 	for (size_t i = 0; i < fs->n; i++)
-		fprintf(out, "%s %.0f\n", fs->v[i].line, fs->v[i].count);
+		fprintf(out, "%s %.0f\n", text_name(fs->v[i].line), fs->v[i].count);
 }
 
 void

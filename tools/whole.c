@@ -171,9 +171,7 @@ add_object_file(struct gmon_profile *p, const char *dir, const struct gmon_objec
 	struct gmon_profile q;
 	struct gmon_error err;
 	uint8_t id[GMON_BUILDID_SIZE];
-	unsigned char *buf;
 	char *path;
-	size_t len;
 	int r;
 
 	if (asprintf(&path, "%s/%s", dir, ob->file) < 0)
@@ -183,10 +181,7 @@ add_object_file(struct gmon_profile *p, const char *dir, const struct gmon_objec
 	if (written_before(path, started))
 		pc_fatal("'%s': written before the process that '%s' records started "
 			 "(an earlier run's file)", path, manifest);
-	buf = pc_slurp(path, &len);
-	r = gmon_parse(buf, len, &q, &err);
-	free(buf);
-	pc_parse_fatal(path, r, &err);
+	pc_read_gmon(path, &q);
 	if (gmon_profile_is_libpc(&q, id) && ob->build_id_len >= GMON_BUILDID_SIZE &&
 	    memcmp(id, ob->build_id, GMON_BUILDID_SIZE))
 		pc_fatal("'%s': not the profile of '%s' that '%s' lists", path, ob->path, manifest);
@@ -377,7 +372,7 @@ load_manifest(struct whole *w, struct symtab *st, struct gmon_profile *p, const 
 		free(manifest);
 		return 0;
 	}
-	manifest_read(manifest, &o);
+	pc_read_objects(manifest, &o);
 	if (o.rate != p->hists[0].rate)
 		pc_fatal("'%s': sampled at %u Hz, '%s' at %u Hz", manifest, o.rate, gmon,
 			 p->hists[0].rate);
@@ -413,24 +408,6 @@ load_manifest(struct whole *w, struct symtab *st, struct gmon_profile *p, const 
 	free(dircopy);
 	free(manifest);
 	return 1;
-}
-
-void
-manifest_read(const char *manifest, struct gmon_objects *o)
-{
-	struct gmon_error err;
-	unsigned char *buf;
-	size_t len;
-	int r;
-
-	buf = pc_slurp(manifest, &len);
-	r = gmon_objects_parse(buf, len, o, &err);
-	free(buf);
-	if (r == -ENOMEM)
-		pc_fatal("'%s': out of memory", manifest);
-	if (r)
-		pc_fatal("'%s': %s at line %llu", manifest, err.what,
-			 (unsigned long long)err.offset);
 }
 
 struct whole *
