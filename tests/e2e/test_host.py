@@ -248,6 +248,12 @@ def test_signalfd_reads_the_blocked_sigprof():
 # ------------------------------------------------------------- 2. stacks
 
 def small_stack(case, env):
+    """The program runs as plain and its time is all in the profile. On
+    the 16 KiB thread stack the samples land in the burn functions; in a
+    handler on the 8 KiB alternate stack they wait for the handler to
+    return (libpc adds its signal to the mask of every SA_ONSTACK handler,
+    so that no sample nests on a small alternate stack), and the whole
+    program's 0.6 s is counted."""
     exe = hostile()
     what = "%s%s" % (case, " with PC_STACKS=1" if env else "")
     prof, plain = both([exe, case], env=env)
@@ -258,6 +264,9 @@ def small_stack(case, env):
     # altstack case): four standard errors at 250 signals a second are
     # 0.18 s
     burn, total = burn_seconds(exe, prof.path())
+    if case == "altstack":
+        assert total >= 0.45, "%s: %.2f s in the profile, want 0.6" % (what, total)
+        return "%.2f s in the profile, %.2f s in the burn functions" % (total, burn)
     assert burn >= 0.3, "%s: %.2f s in the burn functions, want 0.5" % (what, burn)
     return "%.2f s burned in the program's work" % burn
 
