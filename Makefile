@@ -49,7 +49,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/names.c preload/signals.c preload/objects.c preload/objfind.c \
 	preload/objwrite.c preload/msg.c preload/out.c preload/summary.c \
 	preload/timer.c preload/timercost.c preload/handler.c preload/settings.c \
-	preload/snapshot.c preload/live.c preload/recover.c \
+	preload/snapshot.c preload/live.c preload/recover.c preload/finish.c \
 	gmon/write.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
@@ -123,7 +123,7 @@ $(B)/config.h: FORCE
 	@mkdir -p $(B)
 	@echo '#define PC_LIBDIR "$(LIBDIR)"' > $@.new
 	@cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
-$(B)/tool/tools/run.o $(B)/tool/tools/compare.o: $(B)/config.h
+$(B)/tool/tools/run.o $(B)/tool/tools/compare.o $(B)/tool/tools/recover.o: $(B)/config.h
 FORCE:
 
 $(B)/pcprof: $(TOOLS_OBJ)

@@ -226,6 +226,23 @@ parse_timer(struct gmon_objects *o, const char *p, const char *nl, uint64_t line
 }
 
 /* One record after the first line: its word, then its fields. */
+/* "ended exec|exit|killed" */
+static int
+parse_ending(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
+	     struct gmon_error *err)
+{
+	const char *f;
+	size_t n = field(&p, nl, &f);
+
+#define IS(word) (n == sizeof(word) - 1 && !memcmp(f, word, n))
+	o->ended = IS("exec") ? GMON_ENDED_EXEC : IS("exit") ? GMON_ENDED_EXIT :
+		   IS("killed") ? GMON_ENDED_KILLED : 0;
+#undef IS
+	if (!o->ended || field(&p, nl, &f))
+		return fail(err, line, "bad ending");
+	return 0;
+}
+
 static int
 parse_record(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
 	     struct gmon_error *err)
@@ -265,11 +282,7 @@ parse_record(struct gmon_objects *o, const char *p, const char *nl, uint64_t lin
 		o->cpu_write = v[2];
 		o->have_cpu = 1;
 	} else if (IS("ended")) {
-		n = field(&p, nl, &f);
-		o->ended = IS("exec") ? GMON_ENDED_EXEC : IS("exit") ? GMON_ENDED_EXIT :
-			   IS("killed") ? GMON_ENDED_KILLED : 0;
-		if (!o->ended || field(&p, nl, &f))
-			return fail(err, line, "bad ending");
+		return parse_ending(o, p, nl, line, err);
 	} else if (IS("timer")) {
 		return parse_timer(o, p, nl, line, err);
 	} else if (IS("object")) {

@@ -1,11 +1,13 @@
 /*
- * The ends of a profiled process's life. The profile is written once: from
- * libpc's destructor at exit (after the program's own atexit handlers and
- * destructors, which are sampled too), from _exit and _Exit, before an exec
- * replaces the image, and from the fatal-signal handlers of signals.c. A
- * forked child starts over with empty counters, a timer and a name of its
- * own. A vfork child shares its parent's memory, so it must touch nothing:
- * every path here first checks that the calling process owns the state.
+ * The ends of a profiled process's life, interposed: exit, _exit and _Exit,
+ * the exec family, fork (through pthread_atfork) and libpc's destructor.
+ * The profile is written once (finish.c): from the destructor at exit
+ * (after the program's own atexit handlers and destructors, which are
+ * sampled too), from _exit and _Exit, before an exec replaces the image,
+ * and from the fatal-signal handlers of signals.c. A forked child starts
+ * over with a live file, empty counters, a timer and a name of its own. A
+ * vfork child shares its parent's memory, so it must touch nothing: every
+ * path here first checks that the calling process owns the state.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -13,149 +15,18 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include "pc.h"
 #include "live.h"
 
 
-
-/*
- * Take the right to write, holding the thread's id in pc->writer; a
- * snapshot in another thread may hold it for as long as it takes to write
- * its files. AS-safe.
- */
-static void
-lock_dump(void)
-{
-	int self = (int)syscall(SYS_gettid);
-	struct timespec ms = { 0, 1000000 };
-
-	for (int i = 0; i < 30000; i++) {
-		int holder = 0;
-
-		if (__atomic_compare_exchange_n(&pc->writer, &holder, self, 0,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			return;
-		/* a write interrupted in this very thread (a crash inside
-		 * it) will never finish: go on */
-		if (holder == self)
-			return;
-		if (i < 100)
-			sched_yield();
-		else
-			nanosleep(&ms, NULL);
-	}
-	/* 30 s: a writer that cannot finish (a full, stalled disk) */
-}
-
-static void
-unlock_dump(void)
-{
-	__atomic_store_n(&pc->writer, 0, __ATOMIC_RELEASE);
-}
-
-/*
- * The writer runs on a stack of libpc's own, whatever called it: a thread
- * of the program may have a small stack, and a fatal signal's handler may
- * run on a small alternate stack, where writing the files (about 31 KiB of
- * stack with PC_SCOPE=all and stacks, measured) would overflow it. Writes
- * are serialized by the writer lock, so one stack serves them all; its
- * pages are touched only when a write happens. AS-safe: makecontext and
- * swapcontext touch no lock.
- */
-#define WRITER_STACK (128 * 1024)
-static char writer_stack[WRITER_STACK] __attribute__((aligned(64)));
-static ucontext_t writer_caller, writer_ctx;
-static const char *writer_path;
-static int writer_result;
-
-static void
-writer_run(void)
-{
-	writer_result = pc_dump(writer_path);
-}
-
-/* pc_dump(path) on the writer's stack; the writer lock must be held. */
-static int
-dump_on_own_stack(const char *path)
-{
-	writer_path = path;
-	writer_result = -EINVAL;
-	if (getcontext(&writer_ctx))
-		return pc_dump(path);
-	writer_ctx.uc_stack.ss_sp = writer_stack;
-	writer_ctx.uc_stack.ss_size = sizeof(writer_stack);
-	writer_ctx.uc_link = &writer_caller;
-	makecontext(&writer_ctx, writer_run, 0);
-	if (swapcontext(&writer_caller, &writer_ctx))
-		return pc_dump(path);
-	return writer_result;
-}
-
-void
-pc_finish(void)
-{
-	char other[PATH_MAX];
-	const char *path = pc->path;
-	int saved = errno;
-	int r;
-
-	if (getpid() != pc->pid || !pc->ntext)
-		goto out;
-	/* the writer's lock first, then the phase: a thread that ends the
-	 * process (_exit, exit_group through here) while another writes
-	 * waits in lock_dump until that write is whole */
-	lock_dump();
-	/* freeze: other threads may still be running; their ticks are
-	 * dropped from here on, so the file is one consistent snapshot */
-	if (!pc_phase_move(PC_ON, PC_DONE)) {
-		unlock_dump();
-		goto out;
-	}
-	pc_note_cpu_stop();
-	pc_thread_disarm();
-	/* gmon.out written while we ran by a process started under us (or
-	 * by glibc's -pg writer) is not ours to replace */
-	if (pc->root && pc_name_taken(path) &&
-	    pc_name(other, sizeof(other), PC_NAME_OTHER) == 0)
-		path = other;
-	pc->ending = PC_END_EXIT;
-	r = dump_on_own_stack(path);
-	/* written, or said why not: a file nobody will finish goes too */
-	pc_live_done();
-	unlock_dump();
-	pc_dump_summary(path, r);
-out:
-	errno = saved;
-}
-
-void
-pc_snapshot(void)
-{
-	int saved = errno;
-
-	if (getpid() != pc->pid || !pc_on())
-		goto out;
-	if (!__atomic_compare_exchange_n(&pc->writer, &(int){ 0 }, (int)syscall(SYS_gettid), 0,
-					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		goto out;	/* one is being written right now */
-	if (!(pc->root && pc_name_taken(pc->path)) && dump_on_own_stack(pc->path) == 0) {
-		pc->wrote_own = 1;
-		__atomic_fetch_add(&pc_stats->snapshots, 1, __ATOMIC_RELAXED);
-	}
-	unlock_dump();
-out:
-	errno = saved;
-}
 
 __attribute__((destructor)) static void
 pc_stop(void)
@@ -204,7 +75,6 @@ after_fork_child(void)
 	}
 	pc_thread_forget();
 	pc_thread_arm();
-	pc_snapshots_forked();
 }
 
 void
@@ -296,9 +166,9 @@ before_exec(void)
 		return 0;
 	}
 	/* as pc_finish: a write under way in another thread ends first */
-	lock_dump();
+	pc_write_lock();
 	if (!pc_phase_move(PC_ON, PC_DONE)) {
-		unlock_dump();
+		pc_write_unlock();
 		return 0;
 	}
 	pc_note_cpu_stop();
@@ -312,17 +182,17 @@ before_exec(void)
 	pc_live_state(PC_LIVE_DONE);
 	exec_path[0] = 0;
 	if (!pc_stats->samples) {
-		unlock_dump();
+		pc_write_unlock();
 		return 1;
 	}
 	if (pc_name(exec_path, sizeof(exec_path), PC_NAME_OTHER) == 0) {
 		pc->ending = PC_END_EXEC;
-		r = dump_on_own_stack(exec_path);
+		r = pc_write_on_own_stack(exec_path);
 		pc_dump_summary(exec_path, r);
 		if (r)
 			exec_path[0] = 0;
 	}
-	unlock_dump();
+	pc_write_unlock();
 	return 1;
 }
 

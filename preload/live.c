@@ -39,6 +39,7 @@
 #include "pc.h"
 #include "objects.h"
 #include "live.h"
+#include "banned.h"
 
 static struct pc_live *live;		/* the header, at the mapping's start */
 static char live_path[PATH_MAX];

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "banned.h"
 
 /* Set by pc_names_init, at start-up only. */
 static char base_path[PATH_MAX];	/* PC_OUT, gmon.out or GMON_OUT_PREFIX, absolute */

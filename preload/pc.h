@@ -551,10 +551,9 @@ void pc_signals_before_exec(int vfork_child) PC_HIDDEN;
 void pc_signals_exec_failed(void) PC_HIDDEN;
 
 /* snapshot.c: start libpc's snapshot thread, when PC_SNAPSHOT_SIGNAL or
- * PC_SNAPSHOT_INTERVAL asks for snapshots; again in a fork child. Not
- * AS-safe. */
+ * PC_SNAPSHOT_INTERVAL asks for snapshots (and again in a fork child).
+ * Not AS-safe. */
 void pc_snapshots_start(void) PC_HIDDEN;
-void pc_snapshots_forked(void) PC_HIDDEN;
 
 /* threads.c: set up pthread_create interposition. Not AS-safe. */
 int pc_threads_init(void) PC_HIDDEN;
@@ -563,10 +562,17 @@ int pc_threads_init(void) PC_HIDDEN;
 int pc_real_pthread_create(pthread_t *t, const pthread_attr_t *attr,
 			   void *(*fn)(void *), void *arg) PC_HIDDEN;
 
-/* lifecycle.c: write the final profile once and stop sampling. AS-safe. */
+/* finish.c: write the final profile once and stop sampling; a thread
+ * that comes second waits for the write under way. AS-safe. */
 void pc_finish(void) PC_HIDDEN;
-/* lifecycle.c: write a snapshot without stopping. AS-safe. */
+/* finish.c: write a snapshot without stopping. AS-safe. */
 void pc_snapshot(void) PC_HIDDEN;
+/* finish.c: take and give back the writer's lock (waiting for a write
+ * under way in another thread, up to 30 s); write the profile to path on
+ * libpc's own stack, with the lock held. AS-safe. */
+void pc_write_lock(void) PC_HIDDEN;
+void pc_write_unlock(void) PC_HIDDEN;
+int pc_write_on_own_stack(const char *path) PC_HIDDEN;
 /* lifecycle.c: at-exit and fork handling. Not AS-safe. */
 void pc_lifecycle_init(void) PC_HIDDEN;
 

@@ -139,6 +139,27 @@ beside(char *dst, size_t size, const char *live, const char *path)
 	return 0;
 }
 
+/* Everything the writer will read of the copy l of the live file at
+ * path, checked and moved; the profile's path into out. 0 or -1. */
+static int
+check_file(const struct span *s, struct pc_live *l, const char *path, char *out,
+	   size_t size)
+{
+	if (s->hi < s->lo || l->st.ntext < 1 || l->st.ntext > PC_MAX_TEXT ||
+	    l->config.hz < 1 || l->config.hz > PC_MAX_HZ ||
+	    !string_inside(l->st.path, sizeof(l->st.path)) ||
+	    !string_inside(l->st.stacks_path, sizeof(l->st.stacks_path)) ||
+	    check_texts(s, l->st.text, l->st.ntext) ||
+	    check_tables(s, &l->config, &l->tables) ||
+	    (l->config.scope_all && check_objects(s, &l->objs)) ||
+	    beside(out, size, path, l->st.path))
+		return -1;
+	if (l->st.stacks_path[0] &&
+	    beside(l->st.stacks_path, sizeof(l->st.stacks_path), path, l->st.stacks_path))
+		return -1;
+	return 0;
+}
+
 /* The process pid maps the file with this inode: it still runs. */
 static int
 still_mapped(pid_t pid, ino_t ino)
@@ -217,16 +238,7 @@ pc_recover(const char *path)
 	s.hi = s.lo + (uintptr_t)st.st_size;
 	s.delta = (uintptr_t)l - s.lo;
 	r = -EBADMSG;
-	if (s.hi < s.lo || l->st.ntext < 1 || l->st.ntext > PC_MAX_TEXT ||
-	    l->config.hz < 1 || l->config.hz > PC_MAX_HZ ||
-	    !string_inside(l->st.path, sizeof(l->st.path)) ||
-	    !string_inside(l->st.stacks_path, sizeof(l->st.stacks_path)) ||
-	    check_texts(&s, l->st.text, l->st.ntext) ||
-	    check_tables(&s, &l->config, &l->tables) ||
-	    (l->config.scope_all && check_objects(&s, &l->objs)) ||
-	    beside(out, sizeof(out), path, l->st.path) ||
-	    (l->st.stacks_path[0] &&
-	     beside(l->st.stacks_path, sizeof(l->st.stacks_path), path, l->st.stacks_path)))
+	if (check_file(&s, l, path, out, sizeof(out)))
 		goto done;
 	pc_config_recover(&l->config);
 	pc = &l->st;

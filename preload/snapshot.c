@@ -145,6 +145,14 @@ start_thread(void)
 	pc_real_sigmask(SIG_SETMASK, &prev, NULL);
 }
 
+/* A fork child has no thread of libpc's: start it again. */
+static void
+forked(void)
+{
+	if (started && pc_on())
+		start_thread();
+}
+
 void
 pc_snapshots_start(void)
 {
@@ -164,11 +172,5 @@ pc_snapshots_start(void)
 		}
 	}
 	start_thread();
-}
-
-void
-pc_snapshots_forked(void)
-{
-	if (started)
-		start_thread();
+	pthread_atfork(NULL, NULL, forked);
 }

@@ -350,6 +350,7 @@ pc_start(void)
 	config->spare[3] = (uint8_t)__builtin_ctz(pc_profil_bin_bytes(PC_SCALE));
 	if ((why = set_up())) {
 		config_seal();
+		pc_live_done();		/* a live file made before the failure */
 		pc_say(why, "", "");
 		errno = saved;
 		return;

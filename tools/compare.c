@@ -885,7 +885,7 @@ cmd_compare(int argc, char **argv)
 	if ((r = parse_args(&c, argc, argv)) >= 0)
 		return r;
 	keep = c.dir[0] != 0;
-	if (run_find_libpc(c.lib, sizeof(c.lib)))
+	if (libpc_find(c.lib, sizeof(c.lib)))
 		pc_fatal("cannot find libpc.so beside pcprof or in %s", PC_LIBDIR);
 	if (c.taskclock < 0)
 		c.taskclock = !taskclock_refused();

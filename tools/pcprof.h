@@ -317,13 +317,14 @@ int runview_is_profile(const char *path);
 int runview_report(char **paths, int npaths, struct report_opts *r,
 		   const struct symtab_opts *so, FILE *out);
 
-/* run.c: libpc.so beside this pcprof, else the installed one (0, or -1
- * when neither is readable); why LD_PRELOAD would do nothing for the
- * program at path (setuid, static), or NULL. */
-int run_find_libpc(char *out, size_t size);
-/* recover.c: finish the profiles that processes left unfinished in dir
- * (libpc's live files), with libpc's own writer; how many. */
+/* recover.c: libpc.so beside this pcprof, else the installed one (0, or
+ * -1 when neither is readable); and the profiles that processes left
+ * unfinished in dir (libpc's live files) finished with libpc's own
+ * writer: how many. */
+int libpc_find(char *out, size_t size);
 int recover_dir(const char *dir);
+/* run.c: why LD_PRELOAD would do nothing for the program at path
+ * (setuid, static), or NULL. */
 const char *run_why_unprofilable(const char *path);
 
 /*

@@ -8,15 +8,41 @@
  * set, so that it does not profile pcprof, and its pc_recover() called.
  * The profile's manifest then says the process was killed, and reports
  * mark it. A file whose process still runs is left alone and said so.
+ * Where libpc.so is, for this and for the commands that preload it, is
+ * here too.
  */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pcprof.h"
+#include "config.h"	/* PC_LIBDIR, written by the Makefile */
+
+/* libpc.so beside this pcprof (the build tree), else the installed one. */
+int
+libpc_find(char *out, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n > 0) {
+		self[n] = 0;
+		if ((slash = strrchr(self, '/'))) {
+			*slash = 0;
+			if ((size_t)snprintf(out, size, "%s/libpc.so", self) < size &&
+			    access(out, R_OK) == 0)
+				return 0;
+		}
+	}
+	snprintf(out, size, "%s/libpc.so", PC_LIBDIR);
+	return access(out, R_OK);
+}
 
 static int
 is_live(const char *name)
@@ -37,7 +63,7 @@ static int (*recover_fn(const char *dir))(const char *)
 	if (tried)
 		return fn;
 	tried = 1;
-	if (run_find_libpc(lib, sizeof(lib))) {
+	if (libpc_find(lib, sizeof(lib))) {
 		pc_warn("'%s': profiles of processes that ended without writing them are left "
 			"unfinished: cannot find libpc.so", dir);
 		return NULL;

@@ -52,7 +52,7 @@ static const char usage_run[] =
 "                     runs unprofiled); the first process writes\n"
 "                     DIR/gmon.out\n"
 "  --hz N             samples per second of thread CPU time (PC_HZ; 1000)\n"
-"  --signal SIG       the sampling signal (PC_SIGNAL; SIGPROF)\n"
+"  --signal SIG       the sampling signal (PC_SIGNAL; auto: a free real-time one)\n"
 "  --report FILE      write the report to FILE instead of standard error\n"
 "                     (whole or not at all; --format pprof, speedscope and\n"
 "                     callgrind need it)\n"
@@ -74,8 +74,8 @@ REPORT_OPTIONS_HELP
 "  PC_TIMER         auto (default: task-clock where a sample of it costs under\n"
 "                   5 us, as measured at start-up, else POSIX timers), posix\n"
 "                   or taskclock\n"
-"  PC_SIGNAL        sampling signal: SIGPROF, SIGRTMIN+N, a number (SIGPROF;\n"
-"                   a free real-time signal for programs built with -pg)\n"
+"  PC_SIGNAL        sampling signal: auto (default: a real-time signal the\n"
+"                   program leaves alone), SIGPROF, SIGRTMIN+N, a number\n"
 "  PC_VERBOSE       1: one summary line on stderr at exit\n"
 "  PC_CALLGRAPH     0: no call graph (default 1)\n"
 "  PC_SCOPE         main (default): the executable; all: every shared\n"
@@ -96,27 +96,6 @@ REPORT_OPTIONS_HELP
 
 enum { OPT_HZ = 300, OPT_SIGNAL, OPT_REPORT, OPT_NO_REPORT, OPT_STACKS_ON,
 	OPT_NO_CALLGRAPH, OPT_ALL_OBJECTS, OPT_MAIN_ONLY };
-
-/* libpc.so beside this pcprof (the build tree), else the installed one. */
-int
-run_find_libpc(char *out, size_t size)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	if (n > 0) {
-		self[n] = 0;
-		if ((slash = strrchr(self, '/'))) {
-			*slash = 0;
-			if ((size_t)snprintf(out, size, "%s/libpc.so", self) < size &&
-			    access(out, R_OK) == 0)
-				return 0;
-		}
-	}
-	snprintf(out, size, "%s/libpc.so", PC_LIBDIR);
-	return access(out, R_OK);
-}
 
 /* Whether dir holds a file that libpc writes (gmon.out and its kin). */
 static int
@@ -485,7 +464,7 @@ cmd_run(int argc, char **argv)
 	/* found before anything is made: a mistyped command leaves nothing */
 	if ((err = run_find_command(argv[optind], exe, sizeof(exe))))
 		return run_not_found(argv[optind], exe, err);
-	if (run_find_libpc(lib, sizeof(lib)))
+	if (libpc_find(lib, sizeof(lib)))
 		pc_fatal("cannot find libpc.so beside pcprof or in %s", PC_LIBDIR);
 	if ((why = run_why_unprofilable(exe))) {
 		pc_warn("'%s' cannot be profiled: %s; running it unprofiled", exe, why);
