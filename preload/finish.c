@@ -67,50 +67,64 @@ pc_write_unlock(void)
 static char writer_stack[WRITER_STACK] __attribute__((aligned(64)));
 static ucontext_t writer_caller, writer_ctx;
 static const char *writer_path;
-static int writer_result;
+static int writer_flags, writer_result;
+static char other[PATH_MAX];
 
+/* What the writer does, all of it on its own stack (the buffers of the
+ * name and of the summary line too): the name, the files, the live
+ * file's end, the summary. */
 static void
 writer_run(void)
 {
-	writer_result = pc_dump(writer_path);
+	const char *path = writer_path;
+
+	/* gmon.out written while we ran by a process started under us (or
+	 * by glibc's -pg writer) is not ours to replace */
+	if ((writer_flags & PC_WRITE_FINAL) && pc->root && pc_name_taken(path) &&
+	    pc_name(other, sizeof(other), PC_NAME_OTHER) == 0)
+		path = other;
+	writer_result = pc_dump(path);
+	/* written, or said why not: a file nobody will finish goes too */
+	if (writer_flags & PC_WRITE_FINAL)
+		pc_live_done();
+	if (writer_flags & PC_WRITE_SAY)
+		pc_dump_summary(path, writer_result);
 }
 
-/* pc_dump(path) on the writer's stack; the writer lock must be held. */
 int
-pc_write_on_own_stack(const char *path)
+pc_write_on_own_stack(const char *path, int flags)
 {
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t lo = (uintptr_t)writer_stack;
 
-	/* already on it: a fatal signal inside a write of this thread */
-	if (here >= lo && here < lo + sizeof(writer_stack))
-		return pc_dump(path);
 	writer_path = path;
+	writer_flags = flags;
 	writer_result = -EINVAL;
-	if (getcontext(&writer_ctx))
-		return pc_dump(path);
+	/* already on it (a fatal signal inside a write of this thread), or
+	 * no context to be had: here, then */
+	if ((here >= lo && here < lo + sizeof(writer_stack)) || getcontext(&writer_ctx)) {
+		writer_run();
+		return writer_result;
+	}
 	writer_ctx.uc_stack.ss_sp = writer_stack;
 	writer_ctx.uc_stack.ss_size = sizeof(writer_stack);
 	writer_ctx.uc_link = &writer_caller;
 	makecontext(&writer_ctx, writer_run, 0);
 	if (swapcontext(&writer_caller, &writer_ctx))
-		return pc_dump(path);
+		writer_run();
 	return writer_result;
 }
 
 void
 pc_finish(void)
 {
-	char other[PATH_MAX];
-	const char *path = pc->path;
 	int saved = errno;
-	int r;
 
 	if (getpid() != pc->pid || !pc->ntext)
 		goto out;
 	/* the writer's lock first, then the phase: a thread that ends the
 	 * process (_exit, exit_group through here) while another writes
-	 * waits in lock_dump until that write is whole */
+	 * waits in the lock until that write is whole */
 	pc_write_lock();
 	/* freeze: other threads may still be running; their ticks are
 	 * dropped from here on, so the file is one consistent snapshot */
@@ -120,17 +134,9 @@ pc_finish(void)
 	}
 	pc_note_cpu_stop();
 	pc_thread_disarm();
-	/* gmon.out written while we ran by a process started under us (or
-	 * by glibc's -pg writer) is not ours to replace */
-	if (pc->root && pc_name_taken(path) &&
-	    pc_name(other, sizeof(other), PC_NAME_OTHER) == 0)
-		path = other;
 	pc->ending = PC_END_EXIT;
-	r = pc_write_on_own_stack(path);
-	/* written, or said why not: a file nobody will finish goes too */
-	pc_live_done();
+	pc_write_on_own_stack(pc->path, PC_WRITE_FINAL | PC_WRITE_SAY);
 	pc_write_unlock();
-	pc_dump_summary(path, r);
 out:
 	errno = saved;
 }
@@ -145,7 +151,7 @@ pc_snapshot(void)
 	if (!__atomic_compare_exchange_n(&pc->writer, &(int){ 0 }, (int)syscall(SYS_gettid), 0,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		goto out;	/* one is being written right now */
-	if (!(pc->root && pc_name_taken(pc->path)) && pc_write_on_own_stack(pc->path) == 0) {
+	if (!(pc->root && pc_name_taken(pc->path)) && pc_write_on_own_stack(pc->path, 0) == 0) {
 		pc->wrote_own = 1;
 		__atomic_fetch_add(&pc_stats->snapshots, 1, __ATOMIC_RELAXED);
 	}

@@ -187,8 +187,7 @@ before_exec(void)
 	}
 	if (pc_name(exec_path, sizeof(exec_path), PC_NAME_OTHER) == 0) {
 		pc->ending = PC_END_EXEC;
-		r = pc_write_on_own_stack(exec_path);
-		pc_dump_summary(exec_path, r);
+		r = pc_write_on_own_stack(exec_path, PC_WRITE_SAY);
 		if (r)
 			exec_path[0] = 0;
 	}

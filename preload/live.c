@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>		/* rename */
 #include <stdlib.h>
 #include <string.h>
@@ -103,15 +104,19 @@ create_file(size_t len)
 	int r;
 
 	if (fd < 0 && errno == EEXIST) {
-		struct pc_live old;
+		/* the state word alone: a fork child's stack may be small */
+		uint32_t state = 0;
 		int ofd = open(live_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		int done = ofd >= 0 && pread(ofd, &old, sizeof(old), 0) == (ssize_t)sizeof(old) &&
-			   old.state == PC_LIVE_DONE;
+		int done = ofd >= 0 &&
+			   pread(ofd, &state, sizeof(state), offsetof(struct pc_live, state)) ==
+			   (ssize_t)sizeof(state) && state == PC_LIVE_DONE;
 
 		if (ofd >= 0)
 			close(ofd);
 		if (!done) {
-			char aside[PATH_MAX + 32], num[24];
+			/* static: a fork child's stack may be small */
+			static char aside[PATH_MAX + 32];
+			char num[24];
 			struct timespec ts;
 			struct pc_line l = { aside, sizeof(aside), 0 };
 
@@ -172,6 +177,10 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
 		unlink(live_path);
 		return -ENOMEM;
 	}
+	/* no read-around: a first touch fills one page of the page cache,
+	 * not 32 (24 MiB a process with stacks and every object, measured),
+	 * and mincore then tells the writer the pages samples touched */
+	madvise(m, len, MADV_RANDOM);
 	live = m;
 	memcpy(live->magic, PC_LIVE_MAGIC, sizeof(PC_LIVE_MAGIC));
 	live->hdr_size = sizeof(struct pc_live);
@@ -294,13 +303,11 @@ copy_region(int fd, uint64_t off, uint64_t len)
 void
 pc_live_forked(void)
 {
-	char parent[PATH_MAX];
 	void *m;
 	int fd;
 
 	if (!live)
 		return;
-	memcpy(parent, live_path, sizeof(parent));
 	if (live_name(live_path, sizeof(live_path), pc->path, getpid()) ||
 	    (fd = create_file(live->size)) < 0)
 		goto anonymous;
@@ -319,6 +326,7 @@ pc_live_forked(void)
 		unlink(live_path);
 		goto anonymous;
 	}
+	madvise(m, live->size, MADV_RANDOM);
 	live->pid = (int32_t)getpid();
 	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
 	return;

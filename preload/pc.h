@@ -569,10 +569,14 @@ void pc_finish(void) PC_HIDDEN;
 void pc_snapshot(void) PC_HIDDEN;
 /* finish.c: take and give back the writer's lock (waiting for a write
  * under way in another thread, up to 30 s); write the profile to path on
- * libpc's own stack, with the lock held. AS-safe. */
+ * libpc's own stack, with the lock held: with PC_WRITE_FINAL, under
+ * another name when someone else wrote path, and the live file's end;
+ * with PC_WRITE_SAY, the summary line. 0 or -errno. AS-safe. */
+#define PC_WRITE_FINAL	1
+#define PC_WRITE_SAY	2
 void pc_write_lock(void) PC_HIDDEN;
 void pc_write_unlock(void) PC_HIDDEN;
-int pc_write_on_own_stack(const char *path) PC_HIDDEN;
+int pc_write_on_own_stack(const char *path, int flags) PC_HIDDEN;
 /* lifecycle.c: at-exit and fork handling. Not AS-safe. */
 void pc_lifecycle_init(void) PC_HIDDEN;
 
