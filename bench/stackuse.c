@@ -24,6 +24,12 @@
  *	and ends with _exit(0), the parent waits for it and returns. The
  *	mark is the thread function's stack pointer; what is below it was
  *	written by the parent's fork handlers and the child's.
+ *   stackuse fatal FILE SECONDS
+ *	the main thread spins for SECONDS, then takes the stack as its
+ *	alternate signal stack (sigaltstack) and writes through a null
+ *	pointer: SIGSEGV, whose default action the program keeps, so that
+ *	only a profiler's handler runs there before the process dies. The
+ *	mark is the top of the alternate stack.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -152,15 +158,16 @@ main(int argc, char **argv)
 	pthread_t t;
 	clockid_t clock;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	int fd, exit_mode, fork_mode, sig_mode;
+	int fd, exit_mode, fork_mode, fatal_mode, sig_mode;
 	double seconds;
 	char *m;
 
 	if (argc < 4 || (strcmp(argv[1], "handler") && strcmp(argv[1], "exit") &&
-			 strcmp(argv[1], "fork"))) {
-		fprintf(stderr, "usage: stackuse handler|exit|fork FILE SECONDS [signal]\n");
+			 strcmp(argv[1], "fork") && strcmp(argv[1], "fatal"))) {
+		fprintf(stderr, "usage: stackuse handler|exit|fork|fatal FILE SECONDS [signal]\n");
 		return 2;
 	}
+	fatal_mode = !strcmp(argv[1], "fatal");
 	fork_mode = !strcmp(argv[1], "fork");
 	exit_mode = !strcmp(argv[1], "exit") || fork_mode;
 	sig_mode = argc > 4 && !strcmp(argv[4], "signal");
@@ -203,6 +210,26 @@ main(int argc, char **argv)
 	if (exit_mode && pipe(pipefd)) {
 		perror("stackuse: pipe");
 		return 2;
+	}
+	if (fatal_mode) {
+		volatile int *volatile null = NULL;
+		volatile uint64_t x = 1;
+		double start = cpu_of(CLOCK_THREAD_CPUTIME_ID);
+		stack_t ss;
+
+		while (cpu_of(CLOCK_THREAD_CPUTIME_ID) - start < seconds)
+			for (int i = 0; i < 100000; i++)
+				x = x * 6364136223846793005ULL + 1;
+		ss.ss_sp = stack;
+		ss.ss_size = STACK_BYTES;
+		ss.ss_flags = 0;
+		hdr->mark_off = hdr->stack_off + STACK_BYTES;
+		if (sigaltstack(&ss, NULL)) {
+			perror("stackuse: sigaltstack");
+			return 2;
+		}
+		*null = 1;
+		return 1;	/* a handler that returned and did not end us */
 	}
 	pthread_attr_init(&attr);
 	if (pthread_attr_setstack(&attr, stack, STACK_BYTES) ||
