@@ -29,8 +29,9 @@ tests/progs/three.c) are compiled with `cc` into BUILD/bench/.
    --kill-cpu seconds of its CPU time (its threads' schedstat), against
    the seconds `pcprof report --format json DIR` shows.
 5. stacks: the bytes below a thread's stack pointer that the sampling
-   signal writes (the kernel's frame and the handler's), and that exit()
-   and fork() take from the thread that calls them, with bench/stackuse.c.
+   signal writes (the kernel's frame and the handler's), that exit() and
+   fork() take from the thread that calls them, and that a fatal signal
+   takes of an alternate signal stack, with bench/stackuse.c.
 
 Every run is pinned to one CPU (--cpu) and the variants alternate within
 each round, so that other load on the machine falls on all of them alike.
@@ -46,6 +47,7 @@ import json
 import mmap
 import os
 import re
+import resource
 import shutil
 import signal
 import struct
@@ -121,17 +123,24 @@ def read_io(pid):
     return io
 
 
-def run_io(argv, env, cwd=None, while_running=None):
+def no_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def run_io(argv, env, cwd=None, while_running=None, expect=0):
     """Run argv to its end. /proc/PID/io is read when the process has ended
     but is not yet reaped (waitid WNOWAIT leaves a zombie whose counters are
     final), then wait4 reaps it. while_running(pid), if given, is called
-    once it has started. Returns a dict: cpu (user+sys s), wall (s),
+    once it has started; expect is the exit status expected (a negative
+    signal number for a death; no core dump then). Returns a dict: cpu
+    (user+sys s), wall (s),
     write_bytes, cancelled_write_bytes, out, err, and what while_running
     returned as "seen"."""
     with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
         t0 = time.monotonic()
         p = subprocess.Popen(argv, env=env, cwd=cwd, stdout=fo, stderr=fe,
-                             stdin=subprocess.DEVNULL)
+                             stdin=subprocess.DEVNULL,
+                             preexec_fn=no_core if expect < 0 else None)
         seen = while_running(p.pid) if while_running else None
         os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
         wall = time.monotonic() - t0
@@ -142,7 +151,7 @@ def run_io(argv, env, cwd=None, while_running=None):
         fe.seek(0)
         out = fo.read().decode(errors="replace")
         err = fe.read().decode(errors="replace")
-    if p.returncode:
+    if p.returncode != expect:
         die("%s exited with %d:\n%s" % (" ".join(argv), p.returncode, err))
     return {"cpu": ru.ru_utime + ru.ru_stime, "wall": wall,
             "write_bytes": io["write_bytes"],
@@ -659,7 +668,8 @@ HANDLER_CONFIGS = [
     ("PC_SCOPE=all PC_STACKS=1 (dwarf)", ALL_STACKS),
 ]
 END_CONFIGS = SETTINGS
-ENDS = {"exit": "exit()", "fork": "fork()"}
+ENDS = {"exit": "exit()", "fork": "fork()",
+        "fatal": "SIGSEGV on an alternate stack"}
 
 
 def bench_stacks(a, now_ctx, sides, tmp):
@@ -691,11 +701,13 @@ def bench_stacks(a, now_ctx, sides, tmp):
                 h[side.name, c].append(stack_depth(stk)[0])
                 unw[side.name, c] = unwinder(res["err"])
         for m in ENDS:
-            run_io([exe, m, stk, secs], plain)
+            expect = -signal.SIGSEGV if m == "fatal" else 0
+            run_io([exe, m, stk, secs], plain, expect=expect)
             e[m, None].append(stack_depth(stk)[0])
             for c, extra in END_CONFIGS:
                 for side in sides:
-                    run_io([exe, m, stk, secs], side.env(fresh(d), extra))
+                    run_io([exe, m, stk, secs], side.env(fresh(d), extra),
+                           expect=expect)
                     e[m, side.name, c].append(stack_depth(stk)[0])
         note("  round %d/%d done" % (r + 1, a.runs))
 
@@ -731,15 +743,20 @@ def bench_stacks(a, now_ctx, sides, tmp):
                 depth, more = cell(e[m, side.name, c], base)
                 rows.append(["", c + ", " + side.name, depth, more])
     print()
-    print("exit's and fork's stack use: bench/stackuse.c exit and fork, the "
-          "main thread spins %s s of CPU, then a thread on a pattern-filled"
+    print("exit(), fork() and a fatal signal: bench/stackuse.c exit, fork "
+          "and fatal; the main thread spins %s s of CPU, then a thread on a"
           % secs)
-    print("stack calls exit() (exit handlers, libpc's writer where it runs "
-          "there), or fork() (the fork handlers of the parent and of the "
-          "child,")
-    print("whose copy of the stack is read); bytes below the thread "
-          "function's stack pointer no longer the pattern, deepest of %d runs"
-          % a.runs)
+    print("pattern-filled stack calls exit() (the exit handlers, and libpc's "
+          "writer where it runs there) or fork() (the fork handlers of the "
+          "parent")
+    print("and the child, whose copy of the stack is read), or the main "
+          "thread takes that stack as its sigaltstack and writes through a "
+          "null pointer,")
+    print("SIGSEGV's default action kept (only a profiler's handler runs "
+          "there, the kernel's frame included); bytes below the thread "
+          "function's stack")
+    print("pointer, or the alternate stack's top, no longer the pattern, "
+          "deepest of %d runs" % a.runs)
     print(table(["call", "settings, build", "bytes", "beyond unprofiled"],
                 rows, ["<", "<", ">", ">"]))
     sys.stdout.flush()
