@@ -177,8 +177,7 @@ pc_arcs_each(void (*fn)(uint64_t, uint64_t, uint64_t, void *), void *arg)
 	for (size_t p0 = 0; p0 < npages; p0 += sizeof(vec)) {
 		size_t n = npages - p0 < sizeof(vec) ? npages - p0 : sizeof(vec);
 
-		if (mincore((char *)table + p0 * page, n * page, vec))
-			memset(vec, 1, n);
+		pc_live_resident((char *)table + p0 * page, n * page, vec);
 		for (size_t k = 0; k < n; k++) {
 			if (!(vec[k] & 1))
 				continue;

@@ -52,17 +52,20 @@ pc_dump(const char *path)
 {
 	char buf[PATH_MAX];
 	const char *sp;
-	int r = pc_dump_file(path, write_gmon);
+	int r;
 
+	pc_live_io(1);
+	r = pc_dump_file(path, write_gmon);
 	if (!r && pc_cfg->stacks && pc_cfg->callgraph) {
-		if (!(sp = stacks_path(path, buf, sizeof(buf))))
-			return -ENAMETOOLONG;
-		r = pc_dump_file(sp, pc_stacks_write);
-		if (r)
-			pc_dump_summary(sp, r);
-		r = 0;	/* the profile itself was written */
+		int rs = (sp = stacks_path(path, buf, sizeof(buf))) ?
+			 pc_dump_file(sp, pc_stacks_write) : -ENAMETOOLONG;
+
+		if (rs)
+			pc_dump_summary(sp ? sp : path, rs);
+		/* the profile itself was written */
 	}
 	if (!r)
 		pc_objects_dump(path);
+	pc_live_io(0);
 	return r;
 }

@@ -73,22 +73,30 @@ static char other[PATH_MAX];
 /* What the writer does, all of it on its own stack (the buffers of the
  * name and of the summary line too): the name, the files, the live
  * file's end, the summary. */
-static void
-writer_run(void)
+static int
+write_job(const char *path, int flags)
 {
-	const char *path = writer_path;
+	int r;
 
 	/* gmon.out written while we ran by a process started under us (or
 	 * by glibc's -pg writer) is not ours to replace */
-	if ((writer_flags & PC_WRITE_FINAL) && pc->root && pc_name_taken(path) &&
+	if ((flags & PC_WRITE_FINAL) && pc->root && pc_name_taken(path) &&
 	    pc_name(other, sizeof(other), PC_NAME_OTHER) == 0)
 		path = other;
-	writer_result = pc_dump(path);
-	/* written, or said why not: a file nobody will finish goes too */
-	if (writer_flags & PC_WRITE_FINAL)
+	r = pc_dump(path);
+	/* written, or said why not: a file nobody will finish goes too; a
+	 * disk that was full keeps it for pcprof to finish */
+	if ((flags & PC_WRITE_FINAL) && r != -ENOSPC && r != -EDQUOT && r != -EIO)
 		pc_live_done();
-	if (writer_flags & PC_WRITE_SAY)
-		pc_dump_summary(path, writer_result);
+	if (flags & PC_WRITE_SAY)
+		pc_dump_summary(path, r);
+	return r;
+}
+
+static void
+writer_run(void)
+{
+	writer_result = write_job(writer_path, writer_flags);
 }
 
 int
@@ -97,21 +105,22 @@ pc_write_on_own_stack(const char *path, int flags)
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t lo = (uintptr_t)writer_stack;
 
+	/* already on it (a fatal signal inside a write of this thread), not
+	 * the lock's holder (a lock given up on after 30 s: the stack may
+	 * be in use), or no context to be had: here, then */
+	if ((here >= lo && here < lo + sizeof(writer_stack)) ||
+	    __atomic_load_n(&pc->writer, __ATOMIC_RELAXED) != (int)syscall(SYS_gettid) ||
+	    getcontext(&writer_ctx))
+		return write_job(path, flags);
 	writer_path = path;
 	writer_flags = flags;
 	writer_result = -EINVAL;
-	/* already on it (a fatal signal inside a write of this thread), or
-	 * no context to be had: here, then */
-	if ((here >= lo && here < lo + sizeof(writer_stack)) || getcontext(&writer_ctx)) {
-		writer_run();
-		return writer_result;
-	}
 	writer_ctx.uc_stack.ss_sp = writer_stack;
 	writer_ctx.uc_stack.ss_size = sizeof(writer_stack);
 	writer_ctx.uc_link = &writer_caller;
 	makecontext(&writer_ctx, writer_run, 0);
 	if (swapcontext(&writer_caller, &writer_ctx))
-		writer_run();
+		return write_job(path, flags);
 	return writer_result;
 }
 

@@ -52,8 +52,11 @@ after_fork_child(void)
 	if (!pc_on())
 		return;
 	/* a file of its own before anything is written: until then pc is
-	 * the parent's, in a mapping the two share */
-	pc_live_forked();
+	 * the parent's, in a mapping the two share (a child that cannot
+	 * part from it does not sample, and writes nothing) */
+	if (pc_live_forked())
+		return;
+	pc_signals_forked();
 	for (int i = 0; i < pc->ntext; i++)
 		madvise(pc->text[i].prof.buf, pc->text[i].map_len, MADV_DONTNEED);
 	pc_sample_forked();
@@ -94,13 +97,12 @@ real_exit_fn(const char *name)
 }
 
 /*
- * exit(), interposed to make one thread the one that ends the process.
- * Threads that call exit() at the same moment would each run the exit
- * handlers, and the first to reach _exit would end the process while
- * another is writing the profile from libpc's destructor. The first
- * caller goes on; a later one waits for it to end the process, as glibc
- * 2.41 makes exit() do itself. A call from inside an exit handler of the
- * same thread goes on too.
+ * exit(), interposed so that a second thread's exit cannot end the
+ * process while the first writes the profile from libpc's destructor:
+ * each caller after the first finishes the profile itself first, which
+ * waits for a write under way (the writer's lock) and else writes it, and
+ * then goes on into exit as it would have. A return from main reaches
+ * glibc's exit without passing here, and ends in the destructor.
  */
 PC_EXPORT void
 exit(int status)
@@ -112,8 +114,7 @@ exit(int status)
 	if (getpid() == pc->pid &&
 	    !__atomic_compare_exchange_n(&exit_caller, &first, self, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE) && first != self)
-		for (;;)
-			pause();
+		pc_finish();
 	if (!real)
 		real = real_exit_fn("exit");
 	if (real)
@@ -177,11 +178,9 @@ before_exec(void)
 	 * the other threads and their events, and closes this one) */
 	pc_thread_hold(1);
 	pc_signals_before_exec(0);
-	/* the live file is done with either way: the next image (the same
-	 * pid) removes it, or exec_failed takes it back */
-	pc_live_state(PC_LIVE_DONE);
 	exec_path[0] = 0;
 	if (!pc_stats->samples) {
+		pc_live_done();
 		pc_write_unlock();
 		return 1;
 	}
@@ -191,6 +190,11 @@ before_exec(void)
 		if (r)
 			exec_path[0] = 0;
 	}
+	/* the live file goes now, whatever the next image is (one that
+	 * does not load libpc would leave it); an exec that fails goes on
+	 * counting into the mapping, which outlives the name, and writes
+	 * at its end as ever */
+	pc_live_done();
 	pc_write_unlock();
 	return 1;
 }
@@ -204,7 +208,6 @@ exec_failed(int stopped)
 	if (!stopped)
 		return;
 	pc_signals_exec_failed();
-	pc_live_state(PC_LIVE_RUNNING);
 	if (exec_path[0]) {
 		char sp[PATH_MAX + 8];
 		size_t k = strlen(exec_path);

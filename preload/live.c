@@ -18,8 +18,11 @@
  * did, and a killed process leaves nothing of them.
  *
  * A fork child gets a file of its own, mapped over the same addresses:
- * the inventory is copied, the counters start at zero. Nothing here runs
- * in the signal handler; pc_live_done may run in one (a fatal signal).
+ * the inventory is copied, the counters start at zero. Files are made
+ * under a temporary name and renamed to *.live once their header is
+ * whole, so that pcprof never takes one that is being made for a dead
+ * process's. Nothing here runs in the signal handler but pc_live_done and
+ * pc_live_resident, which may run in one (a fatal signal's writer).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -34,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +49,10 @@
 static struct pc_live *live;		/* the header, at the mapping's start */
 static char live_path[PATH_MAX];
 static size_t page_size;
+/* while a profile is written: the file, for pc_live_resident, and the
+ * mapping it stands for (the process's own, or pc_recover's copy) */
+static int live_fd = -1;
+static const char *span_lo, *span_hi;
 
 /* Bytes of the regions before the counters: what a fork child copies. */
 #define STRINGS_BYTES	(256 * 1024)
@@ -94,53 +102,71 @@ live_name(char *dst, size_t size, const char *out, pid_t pid)
 	return 0;
 }
 
-/* A new file at live_path of len bytes, on disk; its descriptor or
- * -errno. A file left there by an earlier image of this process (an exec
- * libpc did not see) is moved aside for pcprof to finish. */
+static char making[PATH_MAX + 8];	/* live_path while it is made */
+
+/* A new file of len bytes, on disk, at live_path with ".new" added (it
+ * becomes live_path once whole: publish()); its descriptor or -errno. A
+ * file over the program's RLIMIT_FSIZE is not made: the kernel would
+ * kill the program with SIGXFSZ. */
 static int
 create_file(size_t len)
 {
-	int fd = open(live_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-	int r;
+	size_t n = strlen(live_path);
+	struct rlimit fsize;
+	int fd, r;
 
+	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+	    (rlim_t)len > fsize.rlim_cur)
+		return -EFBIG;
+	if (n + 5 > sizeof(making))
+		return -ENAMETOOLONG;
+	memcpy(making, live_path, n);
+	memcpy(making + n, ".new", 5);
+	fd = open(making, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0 && errno == EEXIST) {
-		/* the state word alone: a fork child's stack may be small */
-		uint32_t state = 0;
-		int ofd = open(live_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		int done = ofd >= 0 &&
-			   pread(ofd, &state, sizeof(state), offsetof(struct pc_live, state)) ==
-			   (ssize_t)sizeof(state) && state == PC_LIVE_DONE;
-
-		if (ofd >= 0)
-			close(ofd);
-		if (!done) {
-			/* static: a fork child's stack may be small */
-			static char aside[PATH_MAX + 32];
-			char num[24];
-			struct timespec ts;
-			struct pc_line l = { aside, sizeof(aside), 0 };
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			pc_decimal(num, (unsigned long)ts.tv_nsec);
-			pc_line_str(&l, live_path);
-			pc_line_str(&l, ".");
-			pc_line_str(&l, num);
-			pc_line_str(&l, ".live");
-			aside[l.len] = 0;
-			rename(live_path, aside);
-		}
-		unlink(live_path);
-		fd = open(live_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		/* left by a process of this pid that died making it */
+		unlink(making);
+		fd = open(making, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	}
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, (off_t)len) || (r = fallocate(fd, 0, 0, (off_t)len))) {
+	if (ftruncate(fd, (off_t)len) || fallocate(fd, 0, 0, (off_t)len)) {
 		r = -errno;
 		close(fd);
-		unlink(live_path);
+		unlink(making);
 		return r;
 	}
 	return fd;
+}
+
+/*
+ * The file made whole: under its own name from here on. A file already
+ * there is an earlier image's of this pid that libpc did not see end (an
+ * exec through a raw system call): moved aside for pcprof to finish.
+ */
+static void
+publish(void)
+{
+	static char aside[PATH_MAX + 32];	/* static: a fork child's stack */
+	struct stat st;
+
+	if (lstat(live_path, &st) == 0) {
+		struct timespec ts;
+		char num[24];
+		struct pc_line l = { aside, sizeof(aside), 0 };
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		pc_decimal(num, (unsigned long)ts.tv_nsec);
+		pc_line_str(&l, live_path);
+		pc_line_str(&l, ".");
+		pc_line_str(&l, num);
+		pc_line_str(&l, ".live");
+		aside[l.len] = 0;
+		if (rename(live_path, aside))
+			unlink(live_path);
+	}
+	if (rename(making, live_path))
+		unlink(making);
 }
 
 int
@@ -174,7 +200,7 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED) {
-		unlink(live_path);
+		unlink(making);
 		return -ENOMEM;
 	}
 	/* no read-around: a first touch fills one page of the page cache,
@@ -182,6 +208,7 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
 	 * and mincore then tells the writer the pages samples touched */
 	madvise(m, len, MADV_RANDOM);
 	live = m;
+	live_fd = -1;
 	memcpy(live->magic, PC_LIVE_MAGIC, sizeof(PC_LIVE_MAGIC));
 	live->hdr_size = sizeof(struct pc_live);
 	live->pid = (int32_t)getpid();
@@ -196,6 +223,7 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
 	pc_stats = &live->stats;
 	pc_objs = &live->objs;
 	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
+	publish();
 	return 0;
 }
 
@@ -270,19 +298,78 @@ pc_live_active(void)
 }
 
 void
-pc_live_state(int state)
-{
-	if (live && getpid() == pc->pid)
-		__atomic_store_n(&live->state, state, __ATOMIC_RELEASE);
-}
-
-void
 pc_live_done(void)
 {
 	if (!live || getpid() != pc->pid)
 		return;
 	__atomic_store_n(&live->state, PC_LIVE_DONE, __ATOMIC_RELEASE);
 	unlink(live_path);
+}
+
+/*
+ * Which pages of [addr, addr + len) a sample touched, as mincore(2) puts
+ * it (bit 0 of each byte of vec): the writer skips the others without
+ * reading them. For anonymous memory that is mincore itself; for the live
+ * file it is not (a page written back and dropped from the page cache is
+ * still counts): there the file system says which parts hold data, with
+ * SEEK_DATA and SEEK_HOLE (an allocated but never written extent is a
+ * hole; one a page of which was written, or that is in the page cache, is
+ * data). Where it cannot say, every page is read. AS-safe.
+ */
+void
+pc_live_span(const void *lo, size_t len, int fd)
+{
+	span_lo = lo;
+	span_hi = lo ? (const char *)lo + len : NULL;
+	live_fd = fd;
+}
+
+void
+pc_live_io(int begin)
+{
+	if (!live)
+		return;		/* pc_recover sets its own span */
+	if (begin && live_path[0]) {
+		live_fd = open(live_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		span_lo = (const char *)live;
+		span_hi = span_lo + live->size;
+	} else if (!begin && live_fd >= 0) {
+		close(live_fd);
+		live_fd = -1;
+	}
+}
+
+void
+pc_live_resident(const void *addr, size_t len, unsigned char *vec)
+{
+	const char *a = addr;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), npages = (len + page - 1) / page;
+	off_t pos, end, d, h;
+
+	if (!(live && a >= (const char *)live && a < (const char *)live + live->size) &&
+	    !(span_lo && a >= span_lo && a < span_hi)) {
+		if (mincore((void *)addr, len, vec))
+			memset(vec, 1, npages);
+		return;
+	}
+	if (live_fd < 0) {
+		memset(vec, 1, npages);
+		return;
+	}
+	memset(vec, 0, npages);
+	pos = a - span_lo;
+	end = pos + (off_t)len;
+	while (pos < end) {
+		d = lseek(live_fd, pos, SEEK_DATA);
+		if (d < 0 || d >= end)
+			break;
+		h = lseek(live_fd, d, SEEK_HOLE);
+		if (h < 0 || h > end)
+			h = end;
+		for (off_t p = d; p < h; p += (off_t)page)
+			vec[(size_t)(p - (a - span_lo)) / page] = 1;
+		pos = h > d ? h : d + (off_t)page;
+	}
 }
 
 /* Bytes [off, off + len) of the mapping into the same place of fd. */
@@ -300,17 +387,19 @@ copy_region(int fd, uint64_t off, uint64_t len)
 	return 0;
 }
 
-void
+int
 pc_live_forked(void)
 {
 	void *m;
 	int fd;
 
 	if (!live)
-		return;
+		return 0;
 	if (live_name(live_path, sizeof(live_path), pc->path, getpid()) ||
 	    (fd = create_file(live->size)) < 0)
 		goto anonymous;
+	/* its own pid and a free writer's lock, before it is mapped: the
+	 * header copied is the parent's, as it is now */
 	/* the header and the inventory, as the parent has them; the
 	 * counters start at zero */
 	if (copy_region(fd, 0, round_page(sizeof(struct pc_live))))
@@ -323,16 +412,18 @@ pc_live_forked(void)
 	close(fd);
 	if (m != live) {
 		/* MAP_FIXED failed: the parent's mapping is still there */
-		unlink(live_path);
+		unlink(making);
 		goto anonymous;
 	}
 	madvise(m, live->size, MADV_RANDOM);
 	live->pid = (int32_t)getpid();
+	live->st.writer = 0;	/* a write of the parent's is not the child's */
 	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
-	return;
+	publish();
+	return 0;
 failed:
 	close(fd);
-	unlink(live_path);
+	unlink(making);
 anonymous:
 	/*
 	 * No file of its own: the child must not count into its parent's.
@@ -341,13 +432,23 @@ anonymous:
 	 */
 	m = mmap(NULL, live->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		 -1, 0);
-	if (m != MAP_FAILED) {
-		memcpy(m, live, sizeof(struct pc_live));
-		for (uint32_t i = 0; i < live->nmeta && i < 16; i++)
-			memcpy((char *)m + live->meta_off[i], (char *)live + live->meta_off[i],
-			       live->meta_len[i]);
-		mremap(m, live->size, live->size, MREMAP_MAYMOVE | MREMAP_FIXED, live);
+	if (m == MAP_FAILED)
+		goto detached;
+	memcpy(m, live, sizeof(struct pc_live));
+	for (uint32_t i = 0; i < live->nmeta && i < 16; i++)
+		memcpy((char *)m + live->meta_off[i], (char *)live + live->meta_off[i],
+		       live->meta_len[i]);
+	if (mremap(m, live->size, live->size, MREMAP_MAYMOVE | MREMAP_FIXED, live) == MAP_FAILED) {
+		munmap(m, live->size);
+		goto detached;
 	}
+	live->st.writer = 0;
 	live_path[0] = 0;
 	live = NULL;
+	return 0;
+detached:
+	/* still the parent's mapping: this child must not count or write */
+	live_path[0] = 0;
+	live = NULL;
+	return -1;
 }

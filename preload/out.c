@@ -62,9 +62,10 @@ temp_name(char *dst, size_t size, const char *path)
 }
 
 /*
- * The counters of one text segment, page by page: mincore() tells which
- * pages of the anonymous mapping a sample ever touched, so untouched text
- * is skipped without reading (and faulting in) its zero pages.
+ * The counters of one text segment, page by page: pc_live_resident tells
+ * which pages a sample ever touched (mincore for anonymous memory, the
+ * file system for the live file), so untouched text is skipped without
+ * reading (and faulting in) its zero pages.
  */
 static int
 write_text(struct gmon_sink *s, const struct pc_text *t)
@@ -79,8 +80,7 @@ write_text(struct gmon_sink *s, const struct pc_text *t)
 	for (size_t p0 = 0; p0 < npages; p0 += sizeof(vec)) {
 		size_t n = npages - p0 < sizeof(vec) ? npages - p0 : sizeof(vec);
 
-		if (mincore((char *)t->prof.buf + p0 * page, n * page, vec))
-			memset(vec, 1, n);	/* cannot tell: read them all */
+		pc_live_resident((char *)t->prof.buf + p0 * page, n * page, vec);
 		for (size_t i = 0; i < n; i++) {
 			size_t j = i, a, b;
 			long r;

@@ -426,13 +426,19 @@ char *pc_live_strdup(const char *s) PC_HIDDEN;
 void pc_live_seal(const struct pc_config *c) PC_HIDDEN;
 /* live.c: whether counters live in a file. AS-safe. */
 int pc_live_active(void) PC_HIDDEN;
-/* live.c: mark the file written (PC_LIVE_DONE: an exec is under way) or
- * running again (the exec failed). AS-safe. */
-void pc_live_state(int state) PC_HIDDEN;
 /* live.c: the profile is written: the file goes. AS-safe. */
 void pc_live_done(void) PC_HIDDEN;
-/* live.c: a fork child's file of its own. Not AS-safe. */
-void pc_live_forked(void) PC_HIDDEN;
+/* live.c: a fork child's file of its own; -1 when the child could not
+ * part from its parent's mapping (it must then not sample). Not AS-safe. */
+int pc_live_forked(void) PC_HIDDEN;
+/* live.c: open the live file for a write (begin 1) and close it (0);
+ * which pages of [addr, addr + len) hold samples, into vec as mincore(2)
+ * has it, from the file system for the live file's pages (written back
+ * pages are no longer resident, but hold samples); pc_recover's copy of a
+ * file and its descriptor. AS-safe. */
+void pc_live_io(int begin) PC_HIDDEN;
+void pc_live_resident(const void *addr, size_t len, unsigned char *vec) PC_HIDDEN;
+void pc_live_span(const void *lo, size_t len, int fd) PC_HIDDEN;
 
 /* out.c: text built without stdio, into buf[0..size). AS-safe. */
 struct pc_line {
@@ -549,6 +555,9 @@ void pc_signals_take_snapshot(void) PC_HIDDEN;
  * failed. AS-safe. */
 void pc_signals_before_exec(int vfork_child) PC_HIDDEN;
 void pc_signals_exec_failed(void) PC_HIDDEN;
+/* signals.c: a fork child's locks and sequence numbers, free. Not
+ * AS-safe. */
+void pc_signals_forked(void) PC_HIDDEN;
 
 /* snapshot.c: start libpc's snapshot thread, when PC_SNAPSHOT_SIGNAL or
  * PC_SNAPSHOT_INTERVAL asks for snapshots (and again in a fork child).

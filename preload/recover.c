@@ -29,21 +29,23 @@
 #include "objects.h"
 #include "live.h"
 
-/* The dead process's mapping, [lo, hi), and how far it moved. */
+/* The dead process's mapping, [lo, hi), and how far it moved. Every
+ * table lies past the header (data), so that moving a pointer never
+ * writes into what another check read. */
 struct span {
-	uintptr_t lo, hi;
+	uintptr_t lo, hi, data;
 	uintptr_t delta;	/* new - old, modulo 2^64 */
 };
 
 /* Point *p, an address in the dead process of len bytes, into this one's
- * copy; -1 when it does not lie wholly inside. */
+ * copy; -1 when it does not lie wholly inside, past the header. */
 static int
 move(const struct span *s, void *pp, size_t len)
 {
 	void **p = pp;
 	uintptr_t v = (uintptr_t)*p;
 
-	if (v < s->lo || v >= s->hi || len > s->hi - v)
+	if (v < s->data || v >= s->hi || len > s->hi - v)
 		return -1;
 	*p = (void *)(v + s->delta);
 	return 0;
@@ -61,7 +63,7 @@ move_string(const struct span *s, char **p)
 {
 	uintptr_t v = (uintptr_t)*p;
 
-	if (v < s->lo || v >= s->hi)
+	if (v < s->data || v >= s->hi)
 		return -1;
 	*p = (char *)(v + s->delta);
 	return string_inside(*p, s->hi - v) ? 0 : -1;
@@ -134,6 +136,9 @@ beside(char *dst, size_t size, const char *live, const char *path)
 	if (!*base || !strcmp(base, ".") || !strcmp(base, "..") ||
 	    dir + strlen(base) + 1 > size)
 		return -1;
+	for (const char *c = base; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return -1;	/* no name libpc would have made */
 	memcpy(dst, live, dir);
 	strcpy(dst + dir, base);
 	return 0;
@@ -157,6 +162,14 @@ check_file(const struct span *s, struct pc_live *l, const char *path, char *out,
 	if (l->st.stacks_path[0] &&
 	    beside(l->st.stacks_path, sizeof(l->st.stacks_path), path, l->st.stacks_path))
 		return -1;
+	/* once more, after every move: a path in the table of objects
+	 * itself could have lost its end to a pointer moved after it */
+	for (int i = 1; l->config.scope_all && i < l->objs.nobjs; i++) {
+		const char *p = l->objs.objs[i].path;
+
+		if (!string_inside(p, s->hi + s->delta - (uintptr_t)p))
+			return -1;
+	}
 	return 0;
 }
 
@@ -217,6 +230,9 @@ pc_recover(const char *path)
 	char out[PATH_MAX];
 	int fd, r;
 
+	/* not in a process libpc profiles: its state is in use */
+	if (pc->phase != PC_OFF)
+		return -EALREADY;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -231,11 +247,13 @@ pc_recover(const char *path)
 	}
 	/* a private copy: the pointers are moved in it, the file stays */
 	l = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (l == MAP_FAILED)
+	if (l == MAP_FAILED) {
+		close(fd);
 		return -ENOMEM;
+	}
 	s.lo = (uintptr_t)head.base;
 	s.hi = s.lo + (uintptr_t)st.st_size;
+	s.data = s.lo + sizeof(struct pc_live);
 	s.delta = (uintptr_t)l - s.lo;
 	r = -EBADMSG;
 	if (check_file(&s, l, path, out, sizeof(out)))
@@ -249,7 +267,10 @@ pc_recover(const char *path)
 		goto done;
 	strcpy(pc->path, out);
 	pc->ending = PC_END_KILLED;
+	/* the file says which of its pages hold samples (live.c) */
+	pc_live_span(l, (size_t)st.st_size, fd);
 	r = pc_dump(pc->path);
+	pc_live_span(NULL, 0, -1);
 	if (r == 0)
 		unlink(path);
 done:
@@ -260,5 +281,6 @@ done:
 	pc_objs = was_objs;
 	pc_config_recover(&was_cfg);
 	munmap(l, (size_t)st.st_size);
+	close(fd);
 	return r;
 }

@@ -153,6 +153,16 @@ pc_prog_action_from_handler(int sig, struct sigaction *out)
 	return -1;
 }
 
+void
+pc_signals_forked(void)
+{
+	/* a fork that caught another thread storing an action: the child
+	 * has no such thread */
+	act_lock = 0;
+	for (int sig = 0; sig < NSIG; sig++)
+		act_seq[sig] = (act_seq[sig] + 1) & ~1u;
+}
+
 /* ------------------------------------------------ fatal signals */
 
 /* Write the profile, then die of sig as the program would have: the
@@ -248,27 +258,39 @@ pc_signals_take_snapshot(void)
 
 /* ------------------------------------------------ exec */
 
-static struct sigaction exec_saved;
-static int exec_ignored, exec_masked, exec_unmasked;
+static struct sigaction exec_saved, exec_saved_n;
+static int exec_ignored, exec_ignored_n, exec_masked, exec_unmasked;
+
+/* sig as the program believes it is: ignored, made so for real (saving
+ * what was installed into *saved); 1 when it was. */
+static int
+ignore_if_ignored(int sig, struct sigaction *saved)
+{
+	struct sigaction view, ign;
+
+	if (pc_prog_action_from_handler(sig, &view) || (view.sa_flags & SA_SIGINFO) ||
+	    view.sa_handler != SIG_IGN)
+		return 0;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	return real_sigaction(sig, &ign, saved) == 0;
+}
 
 void
 pc_signals_before_exec(int vfork_child)
 {
 	int s = pc_cfg->sig, n = pc_cfg->snapshot_sig;
-	int ignored = 0, masked = 0, unmasked = 0;
-	struct sigaction view, ign, saved;
+	int ignored, ignored_n = 0, masked = 0, unmasked = 0;
+	struct sigaction saved, saved_n;
 	sigset_t one;
 
 	if (pc->owned[s] != PC_OWN_SAMPLING)
 		return;
 	/* an ignored signal stays ignored across exec: make it so; a
 	 * handler is reset to the default by exec itself */
-	if (pc_prog_action_from_handler(s, &view) == 0 && !(view.sa_flags & SA_SIGINFO) &&
-	    view.sa_handler == SIG_IGN) {
-		memset(&ign, 0, sizeof(ign));
-		ign.sa_handler = SIG_IGN;
-		ignored = real_sigaction(s, &ign, &saved) == 0;
-	}
+	ignored = ignore_if_ignored(s, &saved);
+	if (n && pc->owned[n] == PC_OWN_SNAPSHOT)
+		ignored_n = ignore_if_ignored(n, &saved_n);
 	if (prog_blocked & HIDE_SAMPLE) {
 		sigemptyset(&one);
 		sigaddset(&one, s);
@@ -284,7 +306,9 @@ pc_signals_before_exec(int vfork_child)
 	if (vfork_child)
 		return;
 	exec_saved = saved;
+	exec_saved_n = saved_n;
 	exec_ignored = ignored;
+	exec_ignored_n = ignored_n;
 	exec_masked = masked;
 	exec_unmasked = unmasked;
 }
@@ -296,6 +320,8 @@ pc_signals_exec_failed(void)
 
 	if (exec_ignored)
 		real_sigaction(pc_cfg->sig, &exec_saved, NULL);
+	if (exec_ignored_n)
+		real_sigaction(pc_cfg->snapshot_sig, &exec_saved_n, NULL);
 	if (exec_masked) {
 		sigemptyset(&one);
 		sigaddset(&one, pc_cfg->sig);
@@ -306,36 +332,10 @@ pc_signals_exec_failed(void)
 		sigaddset(&one, pc_cfg->snapshot_sig);
 		real_pthread_sigmask(SIG_BLOCK, &one, NULL);
 	}
-	exec_ignored = exec_masked = exec_unmasked = 0;
+	exec_ignored = exec_ignored_n = exec_masked = exec_unmasked = 0;
 }
 
 /* ------------------------------------------------------------ sigaction */
-
-/* The program sets act for a signal libpc owns (pc->owned[sig]): what it
- * believes is installed changes, or it takes the signal back. 0 or -1. */
-static int
-take_owned(int sig, const struct sigaction *act)
-{
-	int r = 0;
-
-	switch (pc->owned[sig]) {
-	case PC_OWN_SAMPLING:
-	case PC_OWN_SNAPSHOT:
-		pc_prog_action_store(sig, act);
-		break;
-	case PC_OWN_FATAL:
-		if (!(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
-			pc_prog_action_store(sig, act);
-			break;
-		}
-		/* the program's own handler (or SIG_IGN) takes over */
-		r = real_sigaction(sig, act, NULL);
-		if (r == 0)
-			pc->owned[sig] = 0;
-		break;
-	}
-	return r;
-}
 
 /* A handler on an alternate stack gets the sampling signal in its mask,
  * remembered so that the program's view leaves it out. */
@@ -355,6 +355,35 @@ onstack_masked(int sig, const struct sigaction *act, struct sigaction *copy)
 	mask_added[sig] = !sigismember(&copy->sa_mask, s);
 	sigaddset(&copy->sa_mask, s);
 	return copy;
+}
+
+/* The program sets act for a signal libpc owns (pc->owned[sig]): what it
+ * believes is installed changes, or it takes the signal back. 0 or -1. */
+static int
+take_owned(int sig, const struct sigaction *act)
+{
+	struct sigaction copy;
+	int r = 0;
+
+	switch (pc->owned[sig]) {
+	case PC_OWN_SAMPLING:
+	case PC_OWN_SNAPSHOT:
+		pc_prog_action_store(sig, act);
+		break;
+	case PC_OWN_FATAL:
+		if (!(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
+			pc_prog_action_store(sig, act);
+			break;
+		}
+		/* the program's own handler (or SIG_IGN) takes over, with the
+		 * sampling signal in its mask if it runs on an alternate
+		 * stack, as any other */
+		r = real_sigaction(sig, onstack_masked(sig, act, &copy), NULL);
+		if (r == 0)
+			pc->owned[sig] = 0;
+		break;
+	}
+	return r;
 }
 
 PC_EXPORT int

@@ -323,6 +323,8 @@ int runview_report(char **paths, int npaths, struct report_opts *r,
  * writer: how many. */
 int libpc_find(char *out, size_t size);
 int recover_dir(const char *dir);
+/* recover.c: pcprof __finish FILE, the process that finishes one. */
+int cmd_finish(int argc, char **argv);
 /* run.c: why LD_PRELOAD would do nothing for the program at path
  * (setuid, static), or NULL. */
 const char *run_why_unprofilable(const char *path);
