@@ -387,6 +387,39 @@ copy_region(int fd, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/*
+ * No file of its own for a fork child: it must not count into its
+ * parent's. A private copy of the whole mapping, made in place, keeps
+ * every address; the counters are zeroed after this by the fork handler.
+ * -1 when even that cannot be had.
+ */
+static int
+detach_private(void)
+{
+	void *m = mmap(NULL, live->size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (m == MAP_FAILED)
+		goto detached;
+	memcpy(m, live, sizeof(struct pc_live));
+	for (uint32_t i = 0; i < live->nmeta && i < 16; i++)
+		memcpy((char *)m + live->meta_off[i], (char *)live + live->meta_off[i],
+		       live->meta_len[i]);
+	if (mremap(m, live->size, live->size, MREMAP_MAYMOVE | MREMAP_FIXED, live) == MAP_FAILED) {
+		munmap(m, live->size);
+		goto detached;
+	}
+	live->st.writer = 0;
+	live_path[0] = 0;
+	live = NULL;
+	return 0;
+detached:
+	/* still the parent's mapping: this child must not count or write */
+	live_path[0] = 0;
+	live = NULL;
+	return -1;
+}
+
 int
 pc_live_forked(void)
 {
@@ -398,8 +431,6 @@ pc_live_forked(void)
 	if (live_name(live_path, sizeof(live_path), pc->path, getpid()) ||
 	    (fd = create_file(live->size)) < 0)
 		goto anonymous;
-	/* its own pid and a free writer's lock, before it is mapped: the
-	 * header copied is the parent's, as it is now */
 	/* the header and the inventory, as the parent has them; the
 	 * counters start at zero */
 	if (copy_region(fd, 0, round_page(sizeof(struct pc_live))))
@@ -425,30 +456,5 @@ failed:
 	close(fd);
 	unlink(making);
 anonymous:
-	/*
-	 * No file of its own: the child must not count into its parent's.
-	 * A private copy of the whole mapping, made in place, keeps every
-	 * address; the counters are zeroed after this by the fork handler.
-	 */
-	m = mmap(NULL, live->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		 -1, 0);
-	if (m == MAP_FAILED)
-		goto detached;
-	memcpy(m, live, sizeof(struct pc_live));
-	for (uint32_t i = 0; i < live->nmeta && i < 16; i++)
-		memcpy((char *)m + live->meta_off[i], (char *)live + live->meta_off[i],
-		       live->meta_len[i]);
-	if (mremap(m, live->size, live->size, MREMAP_MAYMOVE | MREMAP_FIXED, live) == MAP_FAILED) {
-		munmap(m, live->size);
-		goto detached;
-	}
-	live->st.writer = 0;
-	live_path[0] = 0;
-	live = NULL;
-	return 0;
-detached:
-	/* still the parent's mapping: this child must not count or write */
-	live_path[0] = 0;
-	live = NULL;
-	return -1;
+	return detach_private();
 }

@@ -96,3 +96,24 @@ pc_say(const char *a, const char *b, const char *c)
 	pc_write_err(line, n);
 	errno = saved;
 }
+
+/* Text built without stdio, for the manifest, the summary and names. */
+void
+pc_line_str(struct pc_line *l, const char *s)
+{
+	while (*s && l->len < l->size - 1)
+		l->buf[l->len++] = *s++;
+}
+
+void
+pc_line_u64(struct pc_line *l, uint64_t v)
+{
+	char t[24];
+	int n = 0;
+
+	do
+		t[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n > 0 && l->len < l->size - 1)
+		l->buf[l->len++] = t[--n];
+}

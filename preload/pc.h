@@ -440,7 +440,7 @@ void pc_live_io(int begin) PC_HIDDEN;
 void pc_live_resident(const void *addr, size_t len, unsigned char *vec) PC_HIDDEN;
 void pc_live_span(const void *lo, size_t len, int fd) PC_HIDDEN;
 
-/* out.c: text built without stdio, into buf[0..size). AS-safe. */
+/* msg.c: text built without stdio, into buf[0..size). AS-safe. */
 struct pc_line {
 	char *buf;
 	size_t size, len;

@@ -217,14 +217,44 @@ read_header(int fd, const char *path, const struct stat *st, struct pc_live *h)
 	return 0;
 }
 
-PC_EXPORT int
-pc_recover(const char *path)
+/* Write the profile of the checked copy l (of len bytes, file fd) to out,
+ * with libpc's writer pointed at it; libpc's own state back after. */
+static int
+write_copy(struct pc_live *l, size_t len, int fd, const char *out)
 {
-	struct pc_live head, *l;
 	struct pc_state *was_pc = pc;
 	struct pc_stats *was_stats = pc_stats;
 	struct pc_objects *was_objs = pc_objs;
 	struct pc_config was_cfg = *pc_cfg;
+	int r = -EBADMSG;
+
+	pc_config_recover(&l->config);
+	pc = &l->st;
+	pc_stats = &l->stats;
+	pc_objs = &l->objs;
+	if ((l->config.callgraph && pc_arcs_recover(&l->tables)) ||
+	    (l->config.callgraph && l->config.stacks && pc_stacks_recover(&l->tables)))
+		goto done;
+	strcpy(pc->path, out);
+	pc->ending = PC_END_KILLED;
+	/* the file says which of its pages hold samples (live.c) */
+	pc_live_span(l, len, fd);
+	r = pc_dump(pc->path);
+	pc_live_span(NULL, 0, -1);
+done:
+	/* this instance's own state back: at its exit, libpc's destructor
+	 * reads it */
+	pc = was_pc;
+	pc_stats = was_stats;
+	pc_objs = was_objs;
+	pc_config_recover(&was_cfg);
+	return r;
+}
+
+PC_EXPORT int
+pc_recover(const char *path)
+{
+	struct pc_live head, *l;
 	struct span s;
 	struct stat st;
 	char out[PATH_MAX];
@@ -255,31 +285,10 @@ pc_recover(const char *path)
 	s.hi = s.lo + (uintptr_t)st.st_size;
 	s.data = s.lo + sizeof(struct pc_live);
 	s.delta = (uintptr_t)l - s.lo;
-	r = -EBADMSG;
-	if (check_file(&s, l, path, out, sizeof(out)))
-		goto done;
-	pc_config_recover(&l->config);
-	pc = &l->st;
-	pc_stats = &l->stats;
-	pc_objs = &l->objs;
-	if ((l->config.callgraph && pc_arcs_recover(&l->tables)) ||
-	    (l->config.callgraph && l->config.stacks && pc_stacks_recover(&l->tables)))
-		goto done;
-	strcpy(pc->path, out);
-	pc->ending = PC_END_KILLED;
-	/* the file says which of its pages hold samples (live.c) */
-	pc_live_span(l, (size_t)st.st_size, fd);
-	r = pc_dump(pc->path);
-	pc_live_span(NULL, 0, -1);
+	r = check_file(&s, l, path, out, sizeof(out)) ? -EBADMSG :
+	    write_copy(l, (size_t)st.st_size, fd, out);
 	if (r == 0)
 		unlink(path);
-done:
-	/* this instance's own state back: at its exit, libpc's destructor
-	 * reads it */
-	pc = was_pc;
-	pc_stats = was_stats;
-	pc_objs = was_objs;
-	pc_config_recover(&was_cfg);
 	munmap(l, (size_t)st.st_size);
 	close(fd);
 	return r;
