@@ -26,11 +26,13 @@ def available():
     return _usable
 
 
-def record_argv(data, callgraph=True, hz=1000):
+def record_argv(data, callgraph=True, hz=1000, switches=False):
     """The perf record command line to put before `-- COMMAND`: task-clock
     at hz (one sample each 1/hz of CPU time), with frame-pointer call
-    chains when callgraph."""
+    chains when callgraph, and with switches a record of each time a
+    thread leaves a CPU or takes one (for switches())."""
     return ["perf", "record", "-q"] + (["-g"] if callgraph else []) + \
+        (["--switch-events"] if switches else []) + \
         ["-e", "task-clock", "-F", str(hz), "-o", data]
 
 
@@ -109,6 +111,62 @@ def samples(data, skip_comms=()):
         if f and head is not None:
             frames.append(f)
     return out, total
+
+
+def switches(data, period, skip_comms=()):
+    """What perf's record of its threads' context switches (data recorded
+    with switches=True, sampling every period seconds) says of its
+    samples, the processes named in skip_comms left out: (switches,
+    missed). switches: how many times a thread left a CPU. Around each
+    such switch, and the one that brings the thread back, perf's
+    task-clock and the thread's CPU clock part: perf counts from the
+    switch that brings a thread in to the one that takes it out, while
+    the scheduler charges the CPU clock from its run-queue clock, which it
+    does not read again at a switch that a wakeup asked for (the wakeup
+    read it), so the wakeup's interrupt and the switch itself count for
+    the thread preempted in perf's count and for the thread woken in the
+    CPU clocks. missed: the seconds that threads stayed on a CPU beyond
+    what their samples cover. perf samples task-clock with a timer on the
+    wall clock that runs while the thread is on a CPU; one that fires late
+    (the virtual CPU stopped by its host, say) takes one sample and skips
+    the periods it missed. A stretch on a CPU, from the switch that brings
+    the thread in to the one that takes it out, holds a sample every
+    period; what it lasts beyond its samples and one period (the part of
+    a period carried in from the stretch before) went unsampled. A
+    thread's first and last stretches have no switch to start or end
+    them: they count from their first sample to their last."""
+    r = subprocess.run(["perf", "script", "-i", data, "--show-switch-events",
+                        "-F", "comm,tid,time,event"], capture_output=True, text=True, timeout=900)
+    on = {}		# tid: [start, samples, last sample] of its stretch on a CPU
+    n, missed = 0, 0.0
+
+    def end(tid, t):
+        nonlocal missed
+        start, k, _ = on.pop(tid)
+        missed += max(0.0, t - start - (k + 1) * period)
+
+    for line in r.stdout.splitlines():
+        m = re.match(r"^\s*(\S.*?)\s+(\d+)\s+(\d+\.\d+):\s+(.*)$", line)
+        if not m or m.group(1) in skip_comms:
+            continue
+        tid, t, what = int(m.group(2)), float(m.group(3)), m.group(4)
+        if what.startswith("PERF_RECORD_SWITCH"):
+            if " OUT" not in what:
+                on[tid] = [t, 0, t]
+                continue
+            n += 1
+            if tid in on:
+                end(tid, t)
+        elif "task-clock" not in what:
+            continue
+        elif tid in on:
+            on[tid][1] += 1
+            on[tid][2] = t
+        else:
+            on[tid] = [t, 0, t]
+    for tid in list(on):
+        end(tid, on[tid][2])
+    return n, missed
 
 
 def pcprof_table(report):
