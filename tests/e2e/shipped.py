@@ -157,6 +157,8 @@ def switches(data, period, skip_comms=()):
             n += 1
             if tid in on:
                 end(tid, t)
+        elif "task-clock" not in what:
+            continue
         elif tid in on:
             on[tid][1] += 1
             on[tid][2] = t
