@@ -122,12 +122,7 @@ create_file(size_t len)
 		return -ENAMETOOLONG;
 	memcpy(making, live_path, n);
 	memcpy(making + n, ".new", 5);
-	fd = open(making, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-	if (fd < 0 && errno == EEXIST) {
-		/* left by a process of this pid that died making it */
-		unlink(making);
-		fd = open(making, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-	}
+	fd = pc_open_new(making, O_RDWR);
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, (off_t)len) || fallocate(fd, 0, 0, (off_t)len)) {

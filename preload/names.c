@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -84,6 +85,19 @@ pc_name_taken(const char *path)
 	return st.st_mtim.tv_sec > pc->start.tv_sec ||
 	       (st.st_mtim.tv_sec == pc->start.tv_sec &&
 		st.st_mtim.tv_nsec >= pc->start.tv_nsec);
+}
+
+int
+pc_open_new(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+
+	if (fd < 0 && errno == EEXIST) {
+		/* left by a process of this pid that died writing it */
+		unlink(path);
+		fd = open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	}
+	return fd;
 }
 
 /* The file name of the program, from /proc/self/exe, for names. */

@@ -122,12 +122,7 @@ pc_dump_file(const char *path, int (*body)(struct gmon_sink *))
 	r = temp_name(tmp, sizeof(tmp), path);
 	if (r)
 		return r;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-	if (fd < 0 && errno == EEXIST) {
-		/* left by an earlier process with our pid that died mid-write */
-		unlink(tmp);
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-	}
+	fd = pc_open_new(tmp, O_WRONLY);
 	if (fd < 0)
 		return -errno;
 	gmon_sink_init(&sink, fd);

@@ -387,6 +387,11 @@ int pc_names_init(const char *base, int prefix_mode) PC_HIDDEN;
 void pc_names_forked(void) PC_HIDDEN;
 /* names.c: build a name of the given kind. AS-safe. */
 int pc_name(char *dst, size_t n, int kind) PC_HIDDEN;
+/* names.c: path created anew, exclusively and never through a symlink
+ * (a file left there by a process of this pid that died writing it is
+ * replaced), opened with flags and close-on-exec; its descriptor or -1.
+ * AS-safe. */
+int pc_open_new(const char *path, int flags) PC_HIDDEN;
 /* names.c: path was written by someone else while we ran. AS-safe. */
 int pc_name_taken(const char *path) PC_HIDDEN;
 

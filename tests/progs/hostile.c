@@ -144,9 +144,10 @@ sigset_list(const sigset_t *set, char *buf, size_t size)
 	return n ? buf : "none";
 }
 
-/* Whether thread tid of process pid sleeps (state S in its stat). */
-static int
-task_sleeping(pid_t pid, pid_t tid)
+/* The state letter of thread tid of process pid (its stat's third
+ * field), or 0 when it cannot be read. */
+static char
+task_state(pid_t pid, pid_t tid)
 {
 	char path[64], buf[512], *p;
 	ssize_t n;
@@ -162,7 +163,14 @@ task_sleeping(pid_t pid, pid_t tid)
 		return 0;
 	buf[n] = '\0';
 	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'S';
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Whether thread tid of process pid sleeps (state S in its stat). */
+static int
+task_sleeping(pid_t pid, pid_t tid)
+{
+	return task_state(pid, tid) == 'S';
 }
 
 /* Waits (up to 5 s) until the thread sleeps, then 20 ms more, so that it
@@ -1123,21 +1131,9 @@ struct exiter {
 static int
 task_busy(pid_t tid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	char c = task_state(getpid(), tid);
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'R' || p[2] == 'D');
+	return c == 'R' || c == 'D';
 }
 
 /*
