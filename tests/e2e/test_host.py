@@ -73,10 +73,15 @@ def preexec(limits=(), newuser=False):
     starts at 0, whatever other processes of this user hold)."""
     def setup():
         pctest.default_signals()
-        for res, value in limits:
-            resource.setrlimit(res, (value, value))
+        # The namespace first: a new user namespace caps its owner's count
+        # in the parent namespace at the RLIMIT_SIGPENDING of the moment it
+        # is made, so a limit set before would cap the whole user's count
+        # and any other process of this user with queued signals or timers
+        # (another test running beside this one) would take its share.
         if newuser and _libc.unshare(CLONE_NEWUSER):
             raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER)")
+        for res, value in limits:
+            resource.setrlimit(res, (value, value))
     return setup
 
 
