@@ -24,6 +24,8 @@ SHELL	:= /bin/bash
 B	:= build
 
 BASE_CFLAGS := -std=gnu11 -O2 -g -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64
+# every object's headers, as the compiler saw them (-MMD), read back below
+DEP_FLAGS := -MMD -MP
 ifeq ($(DEVELOPER),1)
 BASE_CFLAGS += -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
 	-Wvla -Wwrite-strings -Wshadow -Wno-unused-parameter
@@ -59,10 +61,9 @@ PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
 all: $(B)/libpc.so
 
 $(PRELOAD_OBJ): | deps-build
-$(B)/pic/%.o: %.c gmon/gmon.h preload/pc.h preload/profil.h preload/banned.h \
-		preload/unwind.h preload/objects.h preload/live.h
+$(B)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) $(PRELOAD_CFLAGS) -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(PRELOAD_CFLAGS) $(DEP_FLAGS) -c -o $@ $<
 
 $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 	$(call say,LD,$@)$(CC) -shared -pthread -o $@ $(PRELOAD_OBJ) \
@@ -70,29 +71,24 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl -lgcc_s
 
 # ---------------------------------------------------------------- pcprof
-TOOLS_SRC := tools/main.c tools/profile.c tools/report.c tools/run.c tools/run_exec.c \
-	tools/merge.c tools/symtab.c tools/callgraph.c tools/stackfile.c \
-	tools/flame.c tools/diff.c tools/whole.c tools/runview.c tools/jitmap.c \
-	tools/files.c tools/symbols.c tools/label.c tools/cmd_report.c tools/inputs.c \
-	tools/stats.c tools/findexe.c tools/lines.c tools/lines_out.c tools/annotate.c tools/dwlines.c \
-	gmon/read.c gmon/write.c \
-	gmon/objects.c
-TOOLS_SRC += tools/diff_side.c tools/diff_model.c tools/diff_compare.c tools/diff_out.c \
-	tools/compare.c tools/recover.c
-TOOLS_SRC += tools/export.c tools/export_pprof.c tools/export_text.c tools/export_threads.c
+# tools/ follows the data (docs/ARCHITECTURE.md): inputs/, symbols/, model/,
+# writers/, commands/; every C file of each is pcprof's
+TOOLS_DIRS := inputs symbols model writers commands
+TOOLS_SRC := $(sort $(foreach d,$(TOOLS_DIRS),$(wildcard tools/$(d)/*.c))) \
+	gmon/read.c gmon/write.c gmon/objects.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o) $(B)/tool/gen/profile.pb-c.o
 # libelf reads symbols; libdw (elfutils too) reads unwind tables for the
 # function extents of stripped code; libdebuginfod fetches debug files
 ELF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libelf libdw libdebuginfod 2>/dev/null)
 ELF_LIBS = $(shell $(PKG_CONFIG) --libs libelf libdw libdebuginfod 2>/dev/null || \
 	echo -ldebuginfod -ldw -lelf)
-# pprof's format: the C code for tools/profile.proto is generated with
+# pprof's format: the C code for tools/writers/profile.proto is generated with
 # protoc-c and runs on libprotobuf-c; zlib gzips it, as pprof files are
 PROTO_CFLAGS = $(shell $(PKG_CONFIG) --cflags libprotobuf-c zlib 2>/dev/null)
 PROTO_LIBS = $(shell $(PKG_CONFIG) --libs libprotobuf-c zlib 2>/dev/null || \
 	echo -lprotobuf-c -lz)
-TOOLS_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(ELF_CFLAGS) $(PROTO_CFLAGS) -I$(B) -I$(B)/gen \
-	$(CFLAGS)
+TOOLS_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(ELF_CFLAGS) $(PROTO_CFLAGS) -Itools -I$(B) \
+	-I$(B)/gen $(CFLAGS)
 
 all: $(B)/pcprof
 
@@ -100,22 +96,21 @@ $(TOOLS_OBJ): | deps-build
 deps-build:
 	@sh scripts/deps.sh build
 
-$(B)/tool/%.o: %.c gmon/gmon.h tools/pcprof.h tools/symtab.h tools/options.h \
-		tools/flame.h tools/diff.h tools/stats.h tools/lines.h tools/dwlines.h \
-		tools/export.h
+$(B)/tool/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) $(TOOLS_CFLAGS) -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(TOOLS_CFLAGS) $(DEP_FLAGS) -c -o $@ $<
 
-$(B)/gen/profile.pb-c.c: tools/profile.proto | deps-build
+$(B)/gen/profile.pb-c.c: tools/writers/profile.proto | deps-build
 	@mkdir -p $(dir $@)
-	$(call say,PROTOC,$@)protoc-c --proto_path=tools --c_out=$(B)/gen tools/profile.proto
+	$(call say,PROTOC,$@)protoc-c --proto_path=tools/writers --c_out=$(B)/gen \
+		tools/writers/profile.proto
 $(B)/gen/profile.pb-c.h: $(B)/gen/profile.pb-c.c
 # generated code: built without -Werror, whose warnings are not ours
 $(B)/tool/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) -std=gnu11 -O2 -g $(SAN_FLAGS) $(PROTO_CFLAGS) -I$(B)/gen \
 		$(CFLAGS) -c -o $@ $<
-$(B)/tool/tools/export_pprof.o: $(B)/gen/profile.pb-c.h
+$(B)/tool/tools/writers/export_pprof.o: $(B)/gen/profile.pb-c.h
 
 # where `pcprof run` looks for an installed libpc.so; rewritten only when
 # LIBDIR changes, so that `make install PREFIX=...` rebuilds what it must
@@ -123,7 +118,8 @@ $(B)/config.h: FORCE
 	@mkdir -p $(B)
 	@echo '#define PC_LIBDIR "$(LIBDIR)"' > $@.new
 	@cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
-$(B)/tool/tools/run.o $(B)/tool/tools/compare.o $(B)/tool/tools/recover.o: $(B)/config.h
+$(B)/tool/tools/commands/run.o $(B)/tool/tools/commands/compare.o \
+	$(B)/tool/tools/inputs/recover.o: $(B)/config.h
 FORCE:
 
 $(B)/pcprof: $(TOOLS_OBJ)
@@ -141,12 +137,11 @@ CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_stats.c \
 	tests/check_flat.c tests/check_symtab.c tests/check_callgraph.c tests/check_flame.c \
 	tests/check_settings.c tests/check_label.c preload/settings.c
-UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/main.o,$(TOOLS_OBJ))
+UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/commands/main.o,$(TOOLS_OBJ))
 
-$(B)/host/%.o: %.c gmon/gmon.h preload/profil.h preload/pc.h tests/unit.h tools/stats.h \
-		tools/pcprof.h tools/symtab.h tools/flame.h
+$(B)/host/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) $(HOST_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(HOST_CFLAGS) $(CHECK_CFLAGS) -Itools $(DEP_FLAGS) -c -o $@ $<
 
 $(B)/tests/unit: $(UNIT_OBJ)
 	@mkdir -p $(dir $@)
@@ -266,18 +261,19 @@ $(B)/fuzz/fuzz_gmon: tests/fuzz/fuzz_gmon.c gmon/read.c gmon/write.c gmon/gmon.h
 $(B)/fuzz/fuzz_objects: tests/fuzz/fuzz_objects.c gmon/objects.c gmon/gmon.h
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -Igmon -o $@ tests/fuzz/fuzz_objects.c gmon/objects.c
-$(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c tools/symtab.c tools/symtab.h
+FUZZ_SYMTAB_SRC := $(wildcard tools/symbols/symtab*.c)
+$(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) tools/symbols/symtab.h
 	@mkdir -p $(dir $@)
-	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
-		tests/fuzz/fuzz_symtab.c tools/symtab.c $(ELF_LIBS) -ldl
+	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools/symbols -o $@ \
+		tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) $(ELF_LIBS) -ldl
 
 # files.c reads libpc's files with gmon/'s parsers, and escapes names in
 # its messages with label.c
-$(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c tools/dwlines.c tools/dwlines.h tools/files.c \
-		tools/label.c gmon/read.c gmon/objects.c gmon/gmon.h
+$(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/symbols/dwlines.h \
+		tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c gmon/gmon.h
 	@mkdir -p $(dir $@)
-	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
-		tests/fuzz/fuzz_lines.c tools/dwlines.c tools/files.c tools/label.c \
+	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -Itools/symbols -o $@ \
+		tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/inputs/files.c tools/writers/label.c \
 		gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl
 
 fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz/fuzz_lines \
@@ -347,6 +343,8 @@ uninstall:
 
 clean:
 	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
 
 .PHONY: all check demo lint bench install uninstall clean deps-build deps-check deps-demo deps-lint fuzz fuzz-if-possible
 .DELETE_ON_ERROR:

@@ -8,8 +8,8 @@ cc=$1
 shift
 fail=0
 
-for h in preload/*.h tools/*.h gmon/*.h; do
-	if ! printf '#include "%s"\n' "$h" | "$cc" "$@" -I. -fsyntax-only -x c -; then
+for h in preload/*.h tools/*.h tools/*/*.h gmon/*.h; do
+	if ! printf '#include "%s"\n' "$h" | "$cc" "$@" -I. -Itools -fsyntax-only -x c -; then
 		echo "lint: $h does not compile on its own"
 		fail=1
 	fi

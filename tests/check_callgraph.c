@@ -1,5 +1,5 @@
 /*
- * Check suite for the call graph (tools/callgraph.c) on arcs made by hand:
+ * Check suite for the call graph (tools/model/callgraph.c) on arcs made by hand:
  * arcs summed per pair of functions, ends in no symbol counted apart,
  * libpc's outside samples left out, totals that are self plus callees,
  * and the text view built from them.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tools/pcprof.h"
+#include "pcprof.h"
 #include "unit.h"
 
 #define N(a)	(sizeof(a) / sizeof((a)[0]))

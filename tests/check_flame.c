@@ -1,5 +1,5 @@
 /*
- * Check suite for the flame graph writer (tools/flame.c) on stacks that no
+ * Check suite for the flame graph writer (tools/writers/flame.c) on stacks that no
  * real profile gives: NaN counts, 10,000 frames, names that are not UTF-8.
  * The SVG is written to memory and read back here, frame by frame, so the
  * assertions are on the names, samples, shares and boxes the graph shows.
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../tools/flame.h"
+#include "writers/flame.h"
 #include "unit.h"
 
 #define N(a)	(sizeof(a) / sizeof((a)[0]))

@@ -1,5 +1,5 @@
 /*
- * Check suite for the flat profile (flat_build in tools/profile.c), on
+ * Check suite for the flat profile (flat_build in tools/model/profile.c), on
  * symbol tables and profiles made by hand: which function each bin's
  * samples go to, what is unknown, what was outside the executable, and
  * the order of the rows.
@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../tools/pcprof.h"
+#include "pcprof.h"
 #include "unit.h"
 
 #define N(a)	(sizeof(a) / sizeof((a)[0]))

@@ -1,5 +1,5 @@
 /*
- * Check suite for tools/label.c's writing of names: text_escape, the one
+ * Check suite for tools/writers/label.c's writing of names: text_escape, the one
  * escaper that text, CSV and messages go through, against a table of the
  * edge cases, read back by an unescaper of its own to show that the
  * mapping has one reading; and csv_string's quoting of what it escaped.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tools/pcprof.h"
+#include "pcprof.h"
 #include "unit.h"
 
 #define N(a)	(sizeof(a) / sizeof((a)[0]))

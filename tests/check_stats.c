@@ -1,12 +1,12 @@
 /*
- * Check suite for tools/stats.c, the distributions behind pcprof diff's
+ * Check suite for tools/model/stats.c, the distributions behind pcprof diff's
  * tests: the incomplete beta function against its closed forms and its
  * symmetry, and Student's t against closed forms (1 and 2 degrees of
  * freedom), printed tables (4) and the normal distribution.
  */
 #include <math.h>
 
-#include "../tools/stats.h"
+#include "model/stats.h"
 #include "unit.h"
 
 #define near(got, want, rel)						\

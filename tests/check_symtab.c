@@ -1,5 +1,5 @@
 /*
- * Check suite for the symbol tables (tools/symtab.c): on ELF files that cc
+ * Check suite for the symbol tables (tools/symbols/symtab.c): on ELF files that cc
  * builds into a temporary directory when the suite starts (functions laid
  * out in assembly, so that their addresses are known to the byte), on
  * stripped copies and separate debug files that strip and objcopy make of
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../tools/pcprof.h"
+#include "pcprof.h"
 #include "unit.h"
 
 #define N(a)	(sizeof(a) / sizeof((a)[0]))

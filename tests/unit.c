@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../gmon/gmon.h"
-#include "../tools/symtab.h"
+#include "symbols/symtab.h"
 #include "unit.h"
 
 static int nskipped;

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 #include "../gmon/gmon.h"
-#include "symtab.h"
+#include "symbols/symtab.h"
 
 #define EXIT_BAD_INPUT	2
 

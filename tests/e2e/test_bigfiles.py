@@ -1,6 +1,6 @@
 """End-to-end tests of bounded reads: a file pcprof reads may be huge and
 still not what it should be, and pcprof finds that out from its beginning
-(tools/files.c reads libpc's files no further than they show themselves to
+(tools/inputs/files.c reads libpc's files no further than they show themselves to
 be of their format; jitmap.c reads a perf map a chunk at a time; libelf
 maps ELF files). Each input kind is replaced by a sparse file of 1 GiB,
 all zeros or a valid beginning and then zeros, and pcprof report must

@@ -3,7 +3,7 @@
  * parse, copy the profile with gmon_profile_add, add it again and to itself,
  * and abort if any total disagrees. The same bytes are parsed as a stacks
  * file too (version 1 and 2), whose records must stay inside the input.
- * Both are also read part by part as pcprof reads files (tools/files.c),
+ * Both are also read part by part as pcprof reads files (tools/inputs/files.c),
  * which must end as the whole parse does.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Igmon \

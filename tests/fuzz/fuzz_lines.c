@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for tools/dwlines.c, the line-table path of pcprof
+ * libFuzzer target for tools/symbols/dwlines.c, the line-table path of pcprof
  * report --lines and annotate: arbitrary bytes as an ELF image whose DWARF
  * libdw reads; every unit's addresses (its low and high pc, and the bytes
  * after the low one) are looked up, and what comes back must be a line

@@ -3,7 +3,7 @@
  * parse arbitrary bytes and, when they parse, check what the parser
  * promises: objects in order with safe file names, arcs to listed objects.
  * The bytes are also read part by part as pcprof reads files
- * (tools/files.c), which must end as the whole parse does.
+ * (tools/inputs/files.c), which must end as the whole parse does.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Igmon \
  *	tests/fuzz/fuzz_objects.c gmon/objects.c -o /tmp/fuzz_objects

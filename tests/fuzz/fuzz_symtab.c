@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for tools/symtab.c: load symbols from arbitrary bytes as
+ * libFuzzer target for tools/symbols/symtab.c: load symbols from arbitrary bytes as
  * an ELF image, and check what comes back is sorted, disjoint and named.
  * `make fuzz` builds it and seeds it with the test programs.
  */

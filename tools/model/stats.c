@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
+#include "model/stats.h"
 
 /* Continued fraction of the incomplete beta function (modified Lentz). */
 static double

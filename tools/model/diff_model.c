@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "pcprof.h"
-#include "diff.h"
+#include "model/diff.h"
 
 /*
  * The prior weighs as much as PRIOR_DF degrees of freedom of a function's

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "pcprof.h"
-#include "stats.h"
-#include "diff.h"
+#include "model/stats.h"
+#include "model/diff.h"
 
 /*
  * The test of one function. Its prior variance on each side comes from the

@@ -1,7 +1,7 @@
 /*
  * pprof's format: the export as a gzipped perftools.profiles.Profile, the
  * message that go tool pprof, Grafana Pyroscope and Parca read. The
- * protobuf code is generated from tools/profile.proto by protoc-c
+ * protobuf code is generated from tools/writers/profile.proto by protoc-c
  * (protobuf-c, Debian's libprotobuf-c) and the gzip stream is zlib's.
  *
  * Two sample types, samples/count and cpu/nanoseconds (the period is a
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "export.h"
+#include "model/export.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;

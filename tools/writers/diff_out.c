@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "pcprof.h"
-#include "diff.h"
+#include "model/diff.h"
 
 static const char *const metric_names[] = { "self", "total", "program" };
 

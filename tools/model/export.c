@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "export.h"
-#include "lines.h"
-#include "dwlines.h"
+#include "model/export.h"
+#include "model/lines.h"
+#include "symbols/dwlines.h"
 
 #define LOW_MASK	((UINT64_C(1) << GMON_OBJ_SHIFT) - 1)
 #define NO_STACK_NAME	"[no stack recorded]"

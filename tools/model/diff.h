@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "pcprof.h"
-#include "options.h"
+#include "commands/options.h"
 
 #define EXIT_REGRESSION	1
 

@@ -28,9 +28,9 @@
 
 #include "config.h"	/* PC_LIBDIR, written by the Makefile */
 #include "pcprof.h"
-#include "options.h"
-#include "diff.h"
-#include "stats.h"
+#include "commands/options.h"
+#include "model/diff.h"
+#include "model/stats.h"
 
 static const char usage_compare[] =
 "usage: pcprof compare [OPTIONS] --base CMD [ARGS...] --new CMD [ARGS...]\n"

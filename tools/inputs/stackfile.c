@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "flame.h"
+#include "writers/flame.h"
 #include "pcprof.h"
 
 #define OUTSIDE_NAME	"[libraries]"

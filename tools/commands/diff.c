@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "pcprof.h"
-#include "options.h"
-#include "diff.h"
-#include "flame.h"
+#include "commands/options.h"
+#include "model/diff.h"
+#include "writers/flame.h"
 
 static const char usage_diff[] =
 "usage: pcprof diff [OPTIONS] --base EXE GMON|DIR... --new EXE GMON|DIR...\n"

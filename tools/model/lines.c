@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "pcprof.h"
-#include "lines.h"
-#include "dwlines.h"
+#include "model/lines.h"
+#include "symbols/dwlines.h"
 
 /* An object's DWARF, opened when first needed. */
 struct lines_module {

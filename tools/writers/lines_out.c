@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "pcprof.h"
-#include "lines.h"
+#include "model/lines.h"
 
 #define OUTSIDE "[outside the executable]"
 

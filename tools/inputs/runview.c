@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "options.h"
-#include "export.h"
+#include "commands/options.h"
+#include "model/export.h"
 
 struct proc {
 	char *profile;		/* the process's gmon file */

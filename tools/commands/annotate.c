@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "pcprof.h"
-#include "lines.h"
+#include "model/lines.h"
 
 #define LOW_MASK ((UINT64_C(1) << GMON_OBJ_SHIFT) - 1)
 #define HOT	0.05	/* a line or instruction with this share is marked */

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "pcprof.h"
-#include "dwlines.h"
+#include "symbols/dwlines.h"
 
 /* One row of a compile unit's line table, sorted by address. */
 struct lrow {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "pcprof.h"
-#include "diff.h"
+#include "model/diff.h"
 
 /* Functions of one name in two objects stay apart: "name (object)". */
 static void

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
+#include "model/export.h"
 
 /* Whether thread t is the one which names: a tid, or a name. */
 static int

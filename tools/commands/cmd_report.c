@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 
 #include "pcprof.h"
-#include "export.h"
-#include "lines.h"
-#include "options.h"
+#include "model/export.h"
+#include "model/lines.h"
+#include "commands/options.h"
 
 static const char usage_report[] =
 "usage: pcprof report [OPTIONS] EXE [GMON|DIR...]\n"

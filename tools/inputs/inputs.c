@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "pcprof.h"
-#include "options.h"
+#include "commands/options.h"
 
 void
 report_usage(FILE *out, const char *text)

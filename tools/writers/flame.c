@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flame.h"
+#include "writers/flame.h"
 #include "pcprof.h"
 
 /* Layout in pixels; the script below repeats XPAD, WIDTH, CHAR_W, FRAME_H,

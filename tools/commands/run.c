@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "config.h"	/* PC_LIBDIR, written by the Makefile */
-#include "options.h"
-#include "export.h"
+#include "commands/options.h"
+#include "model/export.h"
 
 static const char usage_run[] =
 "usage: pcprof run [OPTIONS] -- CMD [ARGS...]\n"
