@@ -111,6 +111,15 @@ $(B)/tool/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c
 	$(call say,CC,$@)$(CC) -std=gnu11 -O2 -g $(SAN_FLAGS) $(PROTO_CFLAGS) -I$(B)/gen \
 		$(CFLAGS) -c -o $@ $<
 $(B)/tool/tools/writers/export_pprof.o: $(B)/gen/profile.pb-c.h
+# the flame graph's zoom script: tools/writers/flame.js less its head comment
+# (line 1 to the first " */"), each line a C string, with sed alone
+$(B)/gen/flame_js.h: tools/writers/flame.js
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@){ echo '/* made from tools/writers/flame.js by the Makefile */'; \
+		echo 'static const char flame_js[] ='; \
+		sed -e '1,/^ \*\/$$/d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' \
+			-e 's/$$/\\n"/' tools/writers/flame.js; echo ';'; } > $@
+$(B)/tool/tools/writers/flame.o: $(B)/gen/flame_js.h
 
 # where `pcprof run` looks for an installed libpc.so; rewritten only when
 # LIBDIR changes, so that `make install PREFIX=...` rebuilds what it must

@@ -1,7 +1,8 @@
 #!/bin/sh
-# make lint: every header compiles on its own, cppcheck finds nothing, and
-# the structure keeps its limits (scripts/structure.py, a copy of the
-# project's shared tool: which file calls which, and function lengths).
+# make lint: every header compiles on its own, cppcheck finds nothing, the
+# flame graph's script parses (node --check), and the structure keeps its
+# limits (scripts/structure.py, a copy of the project's shared tool: which
+# file calls which, and function lengths).
 # Usage: scripts/lint.sh CC CFLAGS...
 set -u
 cc=$1
@@ -19,6 +20,20 @@ if ! cppcheck -q --error-exitcode=1 --enable=warning,portability --std=c11 \
 	-D__x86_64__ -D__linux__ --inline-suppr preload tools gmon; then
 	echo "lint: cppcheck found the problems above"
 	fail=1
+fi
+
+# The flame graph's zoom script is its own file (the Makefile makes it a C
+# string): node parses it. Without node this is skipped, but not in CI.
+if command -v node >/dev/null 2>&1; then
+	if ! node --check tools/writers/flame.js; then
+		echo "lint: tools/writers/flame.js does not parse"
+		fail=1
+	fi
+elif [ "${CI:-}" = true ]; then
+	echo "lint: node not found, so tools/writers/flame.js was not checked (CI needs it: apt-get install nodejs)"
+	fail=1
+else
+	echo "lint: skipped checking tools/writers/flame.js: node not found (apt-get install nodejs)"
 fi
 
 # No circle of files at all (issue 14 allowed 2; there are none left); no
