@@ -253,7 +253,9 @@ struct gmon_stacks;
 int stacks_load(const struct pc_inputs *in, int run, int file, const char *stacks_file,
 		int required, struct gmon_stacks *ss);
 
-/* Collapsed stacks (stackfile.c). */
+/* Collapsed stacks (stackfile.c). A pc outside the objects profiled is
+ * this frame. */
+#define FOLDED_OUTSIDE_NAME	"[libraries]"
 struct folded {
 	char *line;		/* "root;...;leaf" */
 	double count;
@@ -272,7 +274,7 @@ struct folded_set {
 void folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 		  const char *stacks_file);
 
-/* stackfile.c: the flame graph of folded_build's stacks onto out, titled
+/* commands/flame.c: the flame graph of folded_build's stacks onto out, titled
  * title (NULL: the executable, its samples and rate); each frame coloured by kind(name, arg) (enum flame_kind), or by
  * its object where kind is NULL. 0, or -1 with errno on a write error. */
 int flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_file,
