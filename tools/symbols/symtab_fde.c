@@ -146,6 +146,96 @@ fde_encoding(const Dwarf_CIE *cie)
 	return enc;
 }
 
+/* The CIEs met so far, in section order, each with the pointer encoding
+ * of the FDEs that name it (fde_encoding's, or -1). */
+struct cies {
+	struct { Dwarf_Off off; int enc; } *v;
+	size_t n, cap;
+};
+
+/* The FDEs' ranges, as they come. */
+struct ranges {
+	struct fde_range *v;
+	size_t n, cap;
+};
+
+/* v, an array of *cap elements of size of which n are used, with room for
+ * one more: v itself, a larger copy (its size in *cap, doubled from first),
+ * or NULL when out of memory (v still held). */
+static void *
+room(void *v, size_t n, size_t *cap, size_t first, size_t size)
+{
+	size_t want = *cap ? 2 * *cap : first;
+	void *g;
+
+	if (n < *cap)
+		return v;
+	if ((g = realloc(v, want * size)))
+		*cap = want;
+	return g;
+}
+
+static int
+cies_add(struct cies *c, Dwarf_Off off, const Dwarf_CIE *cie)
+{
+	void *g = room(c->v, c->n, &c->cap, 16, sizeof(*c->v));
+
+	if (!g)
+		return -1;
+	c->v = g;
+	c->v[c->n].off = off;
+	c->v[c->n++].enc = fde_encoding(cie);
+	return 0;
+}
+
+/* The encoding of the CIE at off, or -1 for none understood. An FDE's
+ * CIE comes before it, so the CIEs met are in order: search them. */
+static int
+cies_enc(const struct cies *c, Dwarf_Off off)
+{
+	size_t lo = 0, hi = c->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->v[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->n && c->v[lo].off == off ? c->v[lo].enc : -1;
+}
+
+static int
+ranges_add(struct ranges *r, struct fde_range x)
+{
+	void *g = room(r->v, r->n, &r->cap, 256, sizeof(*r->v));
+
+	if (!g)
+		return -1;
+	r->v = g;
+	r->v[r->n++] = x;
+	return 0;
+}
+
+/* The range an FDE's header gives, its pointers in encoding enc (-1: not
+ * understood), the header at address at in the section at hdr. 0, or -1
+ * where it cannot be read or covers nothing. */
+static int
+fde_range_of(const Dwarf_FDE *fde, int enc, uint64_t at, uint64_t hdr,
+	     struct fde_range *out)
+{
+	const unsigned char *q = fde->start;
+	uint64_t loc, len;
+
+	if (enc < 0 || eh_value(&q, fde->end, (unsigned)enc, at, hdr, &loc) ||
+	    eh_value(&q, fde->end, (unsigned)enc & 0x0f, 0, 0, &len) ||
+	    !len || loc + len <= loc)
+		return -1;
+	*out = (struct fde_range){ loc, loc + len };
+	return 0;
+}
+
 /*
  * Every FDE's [initial_location, +address_range) in .eh_frame, sorted; their
  * number in *np. Only the entries' headers are read (libdw's
@@ -153,9 +243,6 @@ fde_encoding(const Dwarf_CIE *cie)
  * does, allocates by the register numbers they name, which a hostile file
  * sets at will (100 million: 1.6 GB, as fuzz_symtab found). NULL with *np
  * 0 where there is nothing to read, or when out of memory (*np 1).
- * Over 60 lines, and kept whole: one walk of the entries, in which each
- * CIE's pointer encoding is kept for the FDEs that follow it, and the
- * array grows as they come; fde_encoding reads the encoding apart.
  */
 static struct fde_range *
 eh_fdes(Elf *e, size_t *np)
@@ -163,79 +250,43 @@ eh_fdes(Elf *e, size_t *np)
 	GElf_Shdr sh;
 	Elf_Scn *scn = sym_section(e, ".eh_frame", &sh);
 	const unsigned char *ident = (const unsigned char *)elf_getident(e, NULL);
-	struct { Dwarf_Off off; int enc; } *cies = NULL;
-	struct fde_range *v = NULL;
-	size_t n = 0, cap = 0, ncies = 0, ciecap = 0;
+	struct cies cies = { 0 };
+	struct ranges out = { 0 };
 	Dwarf_Off off = 0, next;
 	Elf_Data *d;
+	int nomem = 0;
 
 	*np = 0;
 	/* lld types it SHT_X86_64_UNWIND */
 	if (!scn || !ident || (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) ||
 	    !(d = elf_getdata(scn, NULL)) || !d->d_buf || !d->d_size)
 		return NULL;
-	while (off < d->d_size) {
+	while (!nomem && off < d->d_size) {
 		Dwarf_CFI_Entry en;
 		int r = dwarf_next_cfi(ident, d, 1, off, &next, &en);
+		struct fde_range x;
 
 		if (r == 1 || (r < 0 && (next == (Dwarf_Off)-1 || next <= off)))
 			break;
-		if (r == 0 && dwarf_cfi_cie_p(&en)) {
-			if (ncies == ciecap) {
-				void *g = realloc(cies, (ciecap = ciecap ? 2 * ciecap : 16) *
-						  sizeof(*cies));
-
-				if (!g)
-					goto nomem;
-				cies = g;
-			}
-			cies[ncies].off = off;
-			cies[ncies++].enc = fde_encoding(&en.cie);
-		} else if (r == 0) {
-			/* CIEs come in section order: search them */
-			size_t lo = 0, hi = ncies;
-			const unsigned char *q = en.fde.start, *end = en.fde.end;
-			uint64_t at = sh.sh_addr + (uint64_t)(q - (const unsigned char *)d->d_buf);
-			uint64_t loc, len;
-
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-
-				if (cies[mid].off < en.fde.CIE_pointer)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo < ncies && cies[lo].off == en.fde.CIE_pointer && cies[lo].enc >= 0 &&
-			    eh_value(&q, end, (unsigned)cies[lo].enc, at, sh.sh_addr, &loc) == 0 &&
-			    eh_value(&q, end, (unsigned)cies[lo].enc & 0x0f, 0, 0, &len) == 0 &&
-			    len && loc + len > loc) {
-				if (n == cap) {
-					void *g = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*v));
-
-					if (!g)
-						goto nomem;
-					v = g;
-				}
-				v[n++] = (struct fde_range){ loc, loc + len };
-			}
-		}
+		if (r == 0 && dwarf_cfi_cie_p(&en))
+			nomem = cies_add(&cies, off, &en.cie);
+		else if (r == 0 &&
+			 fde_range_of(&en.fde, cies_enc(&cies, en.fde.CIE_pointer),
+				      sh.sh_addr + (uint64_t)(en.fde.start -
+							      (const unsigned char *)d->d_buf),
+				      sh.sh_addr, &x) == 0)
+			nomem = ranges_add(&out, x);
 		off = next;
 	}
-	free(cies);
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_range);
-	else {
-		free(v);
-		v = NULL;
+	free(cies.v);
+	if (nomem || !out.n) {
+		free(out.v);
+		*np = (size_t)nomem;
+		return NULL;
 	}
-	*np = n;
-	return v;
-nomem:
-	free(cies);
-	free(v);
-	*np = 1;
-	return NULL;
+	qsort(out.v, out.n, sizeof(*out.v), cmp_range);
+	*np = out.n;
+	return out.v;
 }
 
 /*
