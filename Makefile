@@ -271,9 +271,10 @@ $(B)/fuzz/fuzz_objects: tests/fuzz/fuzz_objects.c gmon/objects.c gmon/gmon.h
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -Igmon -o $@ tests/fuzz/fuzz_objects.c gmon/objects.c
 FUZZ_SYMTAB_SRC := $(wildcard tools/symbols/symtab*.c)
-$(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) tools/symbols/symtab.h
+$(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) tools/symbols/symtab.h \
+		tools/symbols/symtab_int.h
 	@mkdir -p $(dir $@)
-	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools/symbols -o $@ \
+	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -Itools/symbols -o $@ \
 		tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) $(ELF_LIBS) -ldl
 
 # files.c reads libpc's files with gmon/'s parsers, and escapes names in

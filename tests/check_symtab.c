@@ -1,5 +1,5 @@
 /*
- * Check suite for the symbol tables (tools/symbols/symtab.c): on ELF files that cc
+ * Check suite for the symbol tables (tools/symbols/symtab*.c): on ELF files that cc
  * builds into a temporary directory when the suite starts (functions laid
  * out in assembly, so that their addresses are known to the byte), on
  * stripped copies and separate debug files that strip and objcopy make of

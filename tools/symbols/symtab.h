@@ -1,7 +1,8 @@
 /*
- * Function symbols of an executable or shared object, read with libelf
- * (symtab.c is the only file that includes <gelf.h>): sorted, with extents,
- * compiler-split pieces folded into their function, PLT stubs named.
+ * Function symbols of an executable or shared object, read with libelf by
+ * tools/symbols/symtab*.c (symtab_int.h says which file does what): sorted,
+ * with extents, compiler-split pieces folded into their function, PLT stubs
+ * named. Used by the commands, the models and the inputs.
  */
 #ifndef PC_SYMTAB_H
 #define PC_SYMTAB_H
