@@ -77,11 +77,16 @@ def test_own_library_gets_a_gmon_file_gprof_reads_and_a_merged_view():
     assert ("lib_warm", "lib_inner") in arcs
     # the program's clock_gettime calls run in the vDSO, whose image libpc
     # writes beside the profile so that its functions have names
-    # (read_clock: about a tenth of the time, nearly all of it there)
+    # (read_clock: about a tenth of the time, nearly all of it there). The
+    # program calls nothing else there; but a kernel's vDSO may keep the
+    # time code clock_gettime calls in a helper of its own that no symbol
+    # covers (6.18's at the start of .text), which only an address can name
     vdso = [f["name"] for f in j["functions"] if f["object"] == "[vdso]"]
-    assert vdso and all("clock_gettime" in n for n in vdso), vdso
+    assert any("clock_gettime" in n for n in vdso), vdso
+    assert all("clock_gettime" in n or re.fullmatch(r"\[vdso\]\+0x[0-9a-f]+", n)
+               for n in vdso), vdso
     clock = sum(f["share"] for f in j["functions"] if f["name"] == "read_clock" or
-                "clock_gettime" in f["name"])
+                f["object"] == "[vdso]")
     p = truth["read_clock"] / truth["cpu"]
     assert abs(clock - p) <= tolerance(p, s["signals"], 0.03), (clock, p)
     # --by-object sums them per object
