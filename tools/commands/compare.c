@@ -14,14 +14,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <linux/perf_event.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +29,7 @@
 #include "commands/options.h"
 #include "model/diff.h"
 #include "model/stats.h"
+#include "../preload/taskclock.h"
 
 static const char usage_compare[] =
 "usage: pcprof compare [OPTIONS] --base CMD [ARGS...] --new CMD [ARGS...]\n"
@@ -396,22 +395,10 @@ parse_args(struct compare *c, int argc, char **argv)
 static int
 taskclock_refused(void)
 {
-	struct perf_event_attr attr;
-	int fd;
+	int fd = pc_taskclock_open(100000);
 
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.size = sizeof(attr);
-	attr.config = PERF_COUNT_SW_TASK_CLOCK;
-	attr.sample_period = 100000;
-	attr.disabled = 1;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	if (getenv("PC_TEST_REFUSE_PERF"))
-		return EACCES;
-	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
-		return errno;
+		return -fd;
 	close(fd);
 	return 0;
 }
