@@ -26,6 +26,7 @@
 
 #include "config.h"	/* PC_LIBDIR, written by the Makefile */
 #include "pcprof.h"
+#include "commands/launch.h"
 #include "commands/options.h"
 #include "model/diff.h"
 #include "model/stats.h"
@@ -127,10 +128,6 @@ static const char *cleanup_dir;
 static int cleanup_self;
 static char **made;		/* names of run directories in cleanup_dir */
 static size_t nmade;
-static volatile sig_atomic_t stop_sig;
-static sigset_t stop_set;	/* the signals that stop compare: */
-static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
-#define NSTOP (sizeof(stop_sigs) / sizeof(stop_sigs[0]))
 
 /* Remove run directory name from the directory open as top. */
 static void
@@ -179,23 +176,6 @@ note_made(const char *name)
 		pc_fatal("out of memory");
 	made = v;
 	nmade++;
-}
-
-/* The process group of the run under way, 0 between runs. */
-static volatile sig_atomic_t child_group;
-
-/* A stop asked for: the run under way is ended from here (no wake-up to
- * lose), with SIGKILL at the second asking. AS-safe. */
-static void
-on_signal(int sig)
-{
-	int saved = errno;
-	pid_t g = (pid_t)child_group;
-
-	if (g > 0)
-		kill(-g, stop_sig ? SIGKILL : SIGTERM);
-	stop_sig = sig;
-	errno = saved;
 }
 
 /* "60", "90s", "2m", "1h": seconds. */
@@ -350,9 +330,9 @@ set_command(struct command *cmd, const char *side, char **argv, int from, int to
 		pc_fatal("out of memory");
 	memcpy(cmd->argv, argv + from, (size_t)cmd->argc * sizeof(*cmd->argv));
 	cmd->line = command_line(cmd->argv, cmd->argc);
-	if (run_find_command(cmd->argv[0], cmd->exe, sizeof(cmd->exe)))
+	if (launch_find(cmd->argv[0], cmd->exe, sizeof(cmd->exe)))
 		pc_fatal("compare: the %s command '%s': command not found", side, cmd->argv[0]);
-	if ((why = run_why_unprofilable(cmd->exe)))
+	if ((why = launch_why_unprofilable(cmd->exe)))
 		pc_fatal("compare: the %s command '%s' cannot be profiled: %s", side,
 			 cmd->exe, why);
 }
@@ -446,18 +426,13 @@ make_dir(struct compare *c)
 static void
 set_environment(const struct compare *c)
 {
-	const char *preload = getenv("LD_PRELOAD");
-	char hz[32], *v;
+	char hz[32];
 	int stacks = c->d.flame != NULL;
 
-	if (preload && *preload) {
-		if (asprintf(&v, "%s:%s", preload, c->lib) < 0)
-			pc_fatal("out of memory");
-	} else if (!(v = strdup(c->lib))) {
-		pc_fatal("out of memory");
-	}
 	snprintf(hz, sizeof(hz), "%ld", c->hz);
-	if (setenv("LD_PRELOAD", v, 1) || setenv("PC_SCOPE", "all", 1) ||
+	/* libpc after what is preloaded already; the ASan runtime is not put
+	 * first, as run does (launch_preload with no exe) */
+	if (launch_preload(c->lib, NULL) || setenv("PC_SCOPE", "all", 1) ||
 	    setenv("PC_TIMER", c->taskclock ? "taskclock" : "posix", 1) ||
 	    setenv("PC_HZ", hz, 1) ||
 	    /* stacks need the call graph; self time does not, and the walk
@@ -465,60 +440,10 @@ set_environment(const struct compare *c)
 	    setenv("PC_CALLGRAPH", stacks || c->d.metric == METRIC_TOTAL ? "1" : "0", 1) ||
 	    (stacks && setenv("PC_STACKS", "1", 1)))
 		pc_fatal("cannot set libpc's environment: %s", strerror(errno));
-	free(v);
 	unsetenv("GMON_OUT_PREFIX");
 	unsetenv("PC_OUT");
 	if (!stacks)
 		unsetenv("PC_STACKS");
-}
-
-/* SIGPIPE as compare found it, for the commands: compare ignores it, so
- * that a closed output fails its write (and the runs are cleaned up)
- * instead of killing it. */
-static struct sigaction pipe_as_found;
-
-/* fd onto want, with its close-on-exec flag clear: 0, or -1. */
-static int
-onto(int fd, int want)
-{
-	if (fd == want)
-		return fcntl(fd, F_SETFD, 0);
-	return dup2(fd, want) < 0 ? -1 : 0;
-}
-
-/*
- * The run's child: a process group of its own (compare stops all of it),
- * input from /dev/null, output to the run's log, the signals as compare
- * was given them (exec resets those compare catches; an ignored one
- * stays ignored, as it would have without compare).
- */
-static void __attribute__((noreturn))
-child(const struct command *cmd, const char *out, const char *log, const sigset_t *mask)
-{
-	int in = open("/dev/null", O_RDONLY);
-	int lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-
-	setpgid(0, 0);
-	sigaction(SIGPIPE, &pipe_as_found, NULL);
-	/* compare's handlers are not the command's: until exec resets them,
-	 * a stop must end it */
-	for (size_t i = 0; i < NSTOP; i++) {
-		struct sigaction sa;
-
-		if (sigaction(stop_sigs[i], NULL, &sa) == 0 && sa.sa_handler == on_signal)
-			signal(stop_sigs[i], SIG_DFL);
-	}
-	sigprocmask(SIG_SETMASK, mask, NULL);
-	if (in < 0 || lf < 0 || onto(in, 0) || onto(lf, 1) || onto(lf, 2))
-		_exit(126);
-	if (in > 2)
-		close(in);
-	if (lf > 2)
-		close(lf);
-	setenv("PC_OUT", out, 1);
-	execv(cmd->exe, cmd->argv);
-	fprintf(stderr, "pcprof compare: '%s': %s\n", cmd->exe, strerror(errno));
-	_exit(127);
 }
 
 /* The last line of the run's output (its last 4 KiB read), quoted, for
@@ -560,7 +485,7 @@ last_line(const char *log, char *buf, size_t size)
 static void
 stop_now(void)
 {
-	int sig = stop_sig;
+	int sig = launch_stopped();
 
 	cleanup();
 	cleanup_dir = NULL;
@@ -594,49 +519,39 @@ check_run(const struct compare *c, int side, const char *name, int status,
 		 sides[side], name, WEXITSTATUS(status), c->cmd[side].line, last);
 }
 
-/* One run of side's command into DIR/name: its wall and CPU seconds. */
+/*
+ * One run of side's command into DIR/name: its wall and CPU seconds. The
+ * command has a process group of its own (a stop ends all of it), input
+ * from /dev/null, output to the run's log, where an exec that fails says
+ * so.
+ */
 static void
 run_once(struct compare *c, int side, const char *name, double *wall, double *cpu)
 {
 	char run[PATH_MAX + 64], out[PATH_MAX + 80], log[PATH_MAX + 80];
+	struct launch l = { .exe = c->cmd[side].exe, .argv = c->cmd[side].argv,
+			    .group = LAUNCH_GROUP_OWN, .stops = LAUNCH_STOPS_END,
+			    .input = "/dev/null", .log = log, .pc_out = out,
+			    .say_as = "pcprof compare" };
 	struct timespec t0, t1;
-	struct rusage ru;
-	sigset_t old;
-	int status;
-	pid_t pid;
 
 	snprintf(run, sizeof(run), "%s/%s", c->dir, name);
 	snprintf(out, sizeof(out), "%s/gmon.out", run);
 	snprintf(log, sizeof(log), "%s/output", run);
-	if (stop_sig)
+	if (launch_stopped())
 		stop_now();
 	if (mkdir(run, 0777))
 		pc_fatal("'%s': %s", run, strerror(errno));
 	note_made(name);
-	fflush(NULL);
-	/* a stop asked for between here and the wait is seen after the fork */
-	sigprocmask(SIG_BLOCK, &stop_set, &old);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if ((pid = fork()) < 0)
-		pc_fatal("cannot fork: %s", strerror(errno));
-	if (pid == 0)
-		child(&c->cmd[side], out, log, &old);
-	setpgid(pid, pid);	/* either may run first */
-	child_group = pid;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (stop_sig)		/* asked before the group was known */
-		kill(-pid, SIGTERM);
-	while (wait4(pid, &status, 0, &ru) != pid)
-		if (errno != EINTR)
-			pc_fatal("wait4: %s", strerror(errno));
-	child_group = 0;
+	launch_run(&l);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (stop_sig)
+	if (launch_stopped())
 		stop_now();
 	*wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	*cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	check_run(c, side, name, status, out, log);
+	*cpu = (double)l.ru.ru_utime.tv_sec + (double)l.ru.ru_utime.tv_usec / 1e6 +
+	       (double)l.ru.ru_stime.tv_sec + (double)l.ru.ru_stime.tv_usec / 1e6;
+	check_run(c, side, name, l.status, out, log);
 }
 
 /* The median wall / CPU of side's kept measured runs, the warm-up's with
@@ -827,32 +742,6 @@ experiment(struct compare *c)
 	c->e.elapsed = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 }
 
-/* SIGINT, SIGTERM and SIGHUP stop compare (unless they were ignored when
- * it started); SIGPIPE is ignored, as found kept for the commands. */
-static void
-catch_signals(int flags)
-{
-	struct sigaction ign;
-
-	if (!flags) {
-		memset(&ign, 0, sizeof(ign));
-		ign.sa_handler = SIG_IGN;
-		sigaction(SIGPIPE, &ign, &pipe_as_found);
-	}
-	sigemptyset(&stop_set);
-	for (size_t i = 0; i < NSTOP; i++) {
-		struct sigaction sa, old;
-
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_signal;
-		sa.sa_flags = flags;
-		sigfillset(&sa.sa_mask);
-		sigaddset(&stop_set, stop_sigs[i]);
-		if (sigaction(stop_sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-			sigaction(stop_sigs[i], &sa, NULL);
-	}
-}
-
 int
 cmd_compare(int argc, char **argv)
 {
@@ -885,11 +774,14 @@ cmd_compare(int argc, char **argv)
 	make_dir(&c);
 	c.e.dir = keep ? c.dir : NULL;
 	set_environment(&c);
-	catch_signals(0);
+	/* SIGINT, SIGTERM and SIGHUP stop compare (unless they were ignored
+	 * when it started); SIGPIPE is ignored, as found kept for the
+	 * commands */
+	launch_catch_stops(0);
 	experiment(&c);
 	/* the analysis: a stop is taken once the verdict is out, and no
 	 * read or write of it fails with EINTR meanwhile */
-	catch_signals(SA_RESTART);
+	launch_catch_stops(SA_RESTART);
 	c.d.exp = &c.e;
 	memset(sides, 0, sizeof(sides));
 	for (int s = 0; s < 2; s++) {
@@ -899,7 +791,7 @@ cmd_compare(int argc, char **argv)
 	}
 	r = diff_gate(sides, &c.d, &c.s);
 	symtab_fetch_end(&fetch);
-	if (stop_sig)
+	if (launch_stopped())
 		stop_now();
 	if (keep)
 		cleanup_dir = NULL;
