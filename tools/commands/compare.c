@@ -8,28 +8,22 @@
  * length; then gates on the runs with pcprof diff's test (diff_gate), its
  * verdict headed by the experiment's figures. Exit 0, 1 (a significant
  * regression) or 2 (bad usage, a command that fails or writes no
- * profile); on 2 nothing it made is left behind.
+ * profile); on 2 nothing it made is left behind. This file is the
+ * command and its options; compare_runs.c makes the runs, compare_dir.c
+ * keeps their directory.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "config.h"	/* PC_LIBDIR, written by the Makefile */
-#include "pcprof.h"
+#include "commands/compare.h"
 #include "commands/launch.h"
 #include "commands/options.h"
-#include "model/diff.h"
-#include "model/stats.h"
 #include "../preload/taskclock.h"
 
 static const char usage_compare[] =
@@ -80,103 +74,6 @@ enum { OPT_BUDGET = 700, OPT_RUNS, OPT_PROGRAM, OPT_TIMER, OPT_HZ_C };
  * 0.1 % of the base warm-up run's CPU time (not pcprof diff's 5 % and
  * 0.01 s a run, which let a gate that runs short runs miss a 5 % slowdown) */
 #define COMPARE_THRESHOLD	0.02
-#define COMPARE_MIN_SHARE	0.001
-/* the fewest runs a side that measure run-to-run variation, by budget */
-#define MIN_RUNS	3
-/* and the most: a run shorter than a thousandth of the budget is a
- * benchmark too short to time */
-#define MAX_RUNS	1000
-/* a run whose wall / CPU is this much over its side's median was disturbed */
-#define DISTURBED	1.25
-/* and a disturbed run is made again this often in a row, at most */
-#define AGAIN_MAX	3
-
-struct command {
-	char **argv;
-	int argc;
-	char exe[PATH_MAX];
-	char *line;		/* argv as one line, for the output */
-};
-
-struct compare {
-	struct diff_opts d;
-	struct symtab_opts s;
-	struct experiment e;
-	struct command cmd[2];
-	double budget;
-	int runs, quiet, taskclock, budget_given;
-	long hz;
-	const char *program;
-	char lib[PATH_MAX];
-	char dir[PATH_MAX];	/* the runs' directory, absolute */
-	int made_dir;		/* it was made here (else it was empty) */
-	char **names[2];	/* the measured runs' directories */
-	char exe[2][PATH_MAX];	/* the program each side's runs compare */
-	double *q[2];		/* wall / CPU of a side's kept runs, the
-				 * warm-up's first */
-	int nq[2];
-};
-
-/*
- * What is removed at exit unless the runs are to be kept: the run
- * directories compare made in cleanup_dir, each with the files in it
- * (libpc writes files only), by descriptor and never through a symlink;
- * then cleanup_dir itself if compare made it and it is empty by then.
- * Nothing else in it is touched.
- */
-static const char *cleanup_dir;
-static int cleanup_self;
-static char **made;		/* names of run directories in cleanup_dir */
-static size_t nmade;
-
-/* Remove run directory name from the directory open as top. */
-static void
-remove_run_dir(int top, const char *name)
-{
-	int fd = openat(top, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d;
-	struct dirent *e;
-
-	if (fd >= 0 && (d = fdopendir(fd))) {
-		while ((e = readdir(d)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-				unlinkat(fd, e->d_name, 0);
-		closedir(d);
-	} else if (fd >= 0) {
-		close(fd);
-	}
-	unlinkat(top, name, AT_REMOVEDIR);
-}
-
-static void
-cleanup(void)
-{
-	int top;
-
-	if (!cleanup_dir)
-		return;
-	top = open(cleanup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (top < 0)
-		return;
-	for (size_t i = 0; i < nmade; i++)
-		if (made[i])
-			remove_run_dir(top, made[i]);
-	close(top);
-	if (cleanup_self)
-		rmdir(cleanup_dir);
-}
-
-/* Note a run directory made in cleanup_dir, to be removed on a failure. */
-static void
-note_made(const char *name)
-{
-	char **v = realloc(made, (nmade + 1) * sizeof(*v));
-
-	if (!v || !(v[nmade] = strdup(name)))
-		pc_fatal("out of memory");
-	made = v;
-	nmade++;
-}
 
 /* "60", "90s", "2m", "1h": seconds. */
 static double
@@ -383,45 +280,6 @@ taskclock_refused(void)
 	return 0;
 }
 
-/* The runs' directory: -o's, made or empty, or a new temporary one. */
-static void
-make_dir(struct compare *c)
-{
-	char abs[PATH_MAX];
-
-	if (!c->dir[0]) {
-		const char *t = getenv("TMPDIR");
-
-		snprintf(c->dir, sizeof(c->dir), "%s/pcprof-compare-XXXXXX", t && *t ? t : "/tmp");
-		if (!mkdtemp(c->dir))
-			pc_fatal("'%s': %s", c->dir, strerror(errno));
-		c->made_dir = 1;
-	} else if (mkdir(c->dir, 0777) == 0) {
-		c->made_dir = 1;
-	} else if (errno != EEXIST) {
-		pc_fatal("'%s': %s", c->dir, strerror(errno));
-	} else {
-		DIR *d = opendir(c->dir);
-		struct dirent *ent;
-		int n = 0;
-
-		if (!d)
-			pc_fatal("'%s': %s", c->dir, strerror(errno));
-		while ((ent = readdir(d)))
-			n += strcmp(ent->d_name, ".") && strcmp(ent->d_name, "..");
-		closedir(d);
-		if (n)
-			pc_fatal("'%s': not empty (name a new or an empty directory for the runs)",
-				 c->dir);
-	}
-	if (!realpath(c->dir, abs))
-		pc_fatal("'%s': %s", c->dir, strerror(errno));
-	snprintf(c->dir, sizeof(c->dir), "%s", abs);
-	cleanup_dir = c->dir;
-	cleanup_self = c->made_dir;
-	atexit(cleanup);
-}
-
 /* libpc's settings for every run; PC_OUT is set in each run's child. */
 static void
 set_environment(const struct compare *c)
@@ -446,306 +304,10 @@ set_environment(const struct compare *c)
 		unsetenv("PC_STACKS");
 }
 
-/* The last line of the run's output (its last 4 KiB read), quoted, for
- * the message of a failed run. */
-static void
-last_line(const char *log, char *buf, size_t size)
-{
-	char text[4096];
-	int fd = open(log, O_RDONLY | O_CLOEXEC);
-	struct stat sb;
-	ssize_t len = -1;
-	size_t end, start, k;
-
-	snprintf(buf, size, "none");
-	if (fd >= 0 && fstat(fd, &sb) == 0)
-		len = pread(fd, text, sizeof(text),
-			    sb.st_size > (off_t)sizeof(text) ? sb.st_size - (off_t)sizeof(text) : 0);
-	if (fd >= 0)
-		close(fd);
-	if (len <= 0)
-		return;
-	for (end = (size_t)len; end > 0 && (text[end - 1] == '\n' || text[end - 1] == ' '); end--)
-		;
-	for (start = end; start > 0 && text[start - 1] != '\n'; start--)
-		;
-	if (end == start)
-		return;
-	/* as it is, up to a NUL: pc_fatal's message escapes what it holds */
-	k = end - start < size - 3 ? end - start : size - 3;
-	k = strnlen(text + start, k);
-	buf[0] = '"';
-	memcpy(buf + 1, text + start, k);
-	buf[1 + k] = '"';
-	buf[2 + k] = 0;
-}
-
-/* A signal asked compare to stop: the command has ended; clean up and
- * end as the signal would have. */
-static void
-stop_now(void)
-{
-	int sig = launch_stopped();
-
-	cleanup();
-	cleanup_dir = NULL;
-	signal(sig, SIG_DFL);
-	raise(sig);
-	_exit(128 + sig);
-}
-
-/* A run that failed, or wrote no profile: exit with one line saying so. */
-static void
-check_run(const struct compare *c, int side, const char *name, int status,
-	  const char *out, const char *log)
-{
-	static const char *const sides[] = { "base", "new" };
-	char last[240];
-	struct stat sb;
-
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		if (stat(out, &sb) == 0 && S_ISREG(sb.st_mode))
-			return;
-		pc_fatal("compare: the %s command (%s) wrote no profile: '%s' exited 0 without "
-			 "returning from main or calling exit, or never ran under libpc.so",
-			 sides[side], name, c->cmd[side].line);
-	}
-	last_line(log, last, sizeof(last));
-	if (WIFSIGNALED(status))
-		pc_fatal("compare: the %s command (%s) was killed by signal %d (%s): '%s'; its "
-			 "last output: %s", sides[side], name, WTERMSIG(status),
-			 strsignal(WTERMSIG(status)), c->cmd[side].line, last);
-	pc_fatal("compare: the %s command (%s) exited with status %d: '%s'; its last output: %s",
-		 sides[side], name, WEXITSTATUS(status), c->cmd[side].line, last);
-}
-
-/*
- * One run of side's command into DIR/name: its wall and CPU seconds. The
- * command has a process group of its own (a stop ends all of it), input
- * from /dev/null, output to the run's log, where an exec that fails says
- * so.
- */
-static void
-run_once(struct compare *c, int side, const char *name, double *wall, double *cpu)
-{
-	char run[PATH_MAX + 64], out[PATH_MAX + 80], log[PATH_MAX + 80];
-	struct launch l = { .exe = c->cmd[side].exe, .argv = c->cmd[side].argv,
-			    .group = LAUNCH_GROUP_OWN, .stops = LAUNCH_STOPS_END,
-			    .input = "/dev/null", .log = log, .pc_out = out,
-			    .say_as = "pcprof compare" };
-	struct timespec t0, t1;
-
-	snprintf(run, sizeof(run), "%s/%s", c->dir, name);
-	snprintf(out, sizeof(out), "%s/gmon.out", run);
-	snprintf(log, sizeof(log), "%s/output", run);
-	if (launch_stopped())
-		stop_now();
-	if (mkdir(run, 0777))
-		pc_fatal("'%s': %s", run, strerror(errno));
-	note_made(name);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	launch_run(&l);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (launch_stopped())
-		stop_now();
-	*wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	*cpu = (double)l.ru.ru_utime.tv_sec + (double)l.ru.ru_utime.tv_usec / 1e6 +
-	       (double)l.ru.ru_stime.tv_sec + (double)l.ru.ru_stime.tv_usec / 1e6;
-	check_run(c, side, name, l.status, out, log);
-}
-
-/* The median wall / CPU of side's kept measured runs, the warm-up's with
- * them while there are fewer than two (q[side][0] is the warm-up's), or
- * 0 with none. */
-static double
-median_ratio(const struct compare *c, int side)
-{
-	int from = c->nq[side] >= 3 ? 1 : 0, n = c->nq[side] - from;
-	double *v, m;
-
-	if (n <= 0)
-		return 0;
-	if (!(v = malloc((size_t)n * sizeof(*v))))
-		pc_fatal("out of memory");
-	memcpy(v, c->q[side] + from, (size_t)n * sizeof(*v));
-	m = stats_median(v, (size_t)n);
-	free(v);
-	return m;
-}
-
-/* Remove a disturbed run's directory (the last one made). */
-static void
-remove_run(const struct compare *c, const char *name)
-{
-	int top = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (top >= 0) {
-		remove_run_dir(top, name);
-		close(top);
-	}
-	if (nmade && made[nmade - 1] && !strcmp(made[nmade - 1], name)) {
-		free(made[nmade - 1]);
-		made[--nmade] = NULL;
-	}
-}
-
-/* Run i of side (-1: the warm-up), made again while it was disturbed:
- * its wall time over its CPU time DISTURBED times the median of the
- * side's kept runs, and 10 ms over it at least. */
-static void
-kept_run(struct compare *c, int side, int i)
-{
-	static const char *const sides[] = { "base", "new" };
-	char name[64];
-	double wall, cpu, q, ref;
-
-	if (i < 0)
-		snprintf(name, sizeof(name), "warmup-%s", sides[side]);
-	else
-		snprintf(name, sizeof(name), "%s-%03d", sides[side], i + 1);
-	for (int again = 0; ; again++) {
-		run_once(c, side, name, &wall, &cpu);
-		q = cpu > 0 ? wall / cpu : 0;
-		ref = median_ratio(c, side);
-		if (i < 0 || !(q > 0 && ref > 0) || q <= DISTURBED * ref || wall - ref * cpu < 0.01)
-			break;
-		if (again >= AGAIN_MAX) {
-			if (!c->quiet)
-				pc_warn("compare: %s was disturbed %d times in a row (%.2f times its "
-					"CPU time in wall time, the side's runs %.2f); kept", name,
-					again + 1, q, ref);
-			break;
-		}
-		c->e.repeated[side]++;
-		if (!c->quiet)
-			pc_warn("compare: %s was disturbed (%.2f s of wall time for %.2f s of CPU, "
-				"%.2f times; the side's other runs: %.2f times); made again", name,
-				wall, cpu, q, ref);
-		remove_run(c, name);
-	}
-	c->q[side][c->nq[side]++] = q;
-	if (i >= 0) {
-		if (asprintf(&c->names[side][i], "%s/%s", c->dir, name) < 0)
-			pc_fatal("out of memory");
-		c->e.wall[side] += wall;
-		c->e.cpu[side] += cpu;
-	} else {
-		c->e.wall[side] = wall;		/* the warm-up's, until the runs */
-		if (side == 0)
-			c->e.cpu_warmup = cpu;
-	}
-}
-
-/* The executable side's runs are compared by: --program's process in the
- * warm-up run's manifests, or the command itself. */
-static void
-side_program(const struct compare *c, int side, char *exe, size_t size)
-{
-	static const char *const sides[] = { "base", "new" };
-	char run[PATH_MAX + 64];
-	DIR *d;
-	struct dirent *ent;
-	const char *want = c->program;
-
-	snprintf(exe, size, "%s", c->cmd[side].exe);
-	if (!want)
-		return;
-	want = strrchr(want, '/') ? strrchr(want, '/') + 1 : want;
-	snprintf(run, sizeof(run), "%s/warmup-%s", c->dir, sides[side]);
-	if (!(d = opendir(run)))
-		pc_fatal("'%s': %s", run, strerror(errno));
-	exe[0] = 0;
-	while (!exe[0] && (ent = readdir(d))) {
-		struct gmon_objects o;
-		char *m;
-		size_t k = strlen(ent->d_name);
-
-		if (k < 8 || strcmp(ent->d_name + k - 8, ".objects"))
-			continue;
-		if (asprintf(&m, "%s/%s", run, ent->d_name) < 0)
-			pc_fatal("out of memory");
-		pc_read_objects(m, &o);
-		if (o.n && !strcmp(strrchr(o.v[0].path, '/') ? strrchr(o.v[0].path, '/') + 1 :
-				   o.v[0].path, want))
-			snprintf(exe, size, "%s", o.v[0].path);
-		gmon_objects_release(&o);
-		free(m);
-	}
-	closedir(d);
-	if (!exe[0])
-		pc_fatal("compare: --program '%s': the %s command ran no such program",
-			 c->program, sides[side]);
-}
-
-/* What timer the warm-up runs got, from their first manifest. */
-static void
-note_timer(struct compare *c)
-{
-	char m[PATH_MAX + 80];
-	struct gmon_objects o;
-
-	c->e.timer = c->taskclock ? "taskclock" : "posix";
-	snprintf(m, sizeof(m), "%s/warmup-new/gmon.out.objects", c->dir);
-	if (access(m, R_OK))
-		return;
-	pc_read_objects(m, &o);
-	if (c->taskclock && o.timer == GMON_TIMER_POSIX) {
-		c->e.timer = "posix";
-		c->e.timer_note = "task-clock refused in the commands: at most one signal a "
-				  "kernel tick; give a larger budget";
-	}
-	gmon_objects_release(&o);
-}
-
-/* The warm-up pair, the number of runs, then the runs in turns. */
-static void
-experiment(struct compare *c)
-{
-	struct timespec t0, t1;
-	int n;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int s = 0; s < 2; s++)
-		if (!(c->q[s] = malloc((MAX_RUNS + 1) * sizeof(double))))
-			pc_fatal("out of memory");
-	kept_run(c, 0, -1);
-	kept_run(c, 1, -1);
-	note_timer(c);
-	for (int s = 0; s < 2; s++)
-		side_program(c, s, c->exe[s], sizeof(c->exe[s]));
-	if (c->d.min_seconds < 0)
-		c->d.min_seconds = COMPARE_MIN_SHARE * c->e.cpu_warmup;
-	n = c->runs;
-	if (!n) {
-		double longer = fmax(c->e.wall[0], c->e.wall[1]);
-
-		n = longer > 0 ? (int)fmin(MAX_RUNS, floor(c->budget / longer)) : MAX_RUNS;
-		n = n < MIN_RUNS ? MIN_RUNS : n;
-	}
-	if (!c->quiet)
-		pc_warn("compare: warm-up pair %.2f s and %.2f s: %d runs a side in turns%s",
-			c->e.wall[0], c->e.wall[1], n, c->runs ? "" : " to fill the budget");
-	c->e.runs = n;
-	c->e.wall[0] = c->e.wall[1] = 0;
-	for (int s = 0; s < 2; s++)
-		if (!(c->names[s] = calloc((size_t)n, sizeof(char *))))
-			pc_fatal("out of memory");
-	for (int i = 0; i < n; i++) {
-		kept_run(c, 0, i);
-		kept_run(c, 1, i);
-	}
-	for (int s = 0; s < 2; s++) {
-		c->e.wall[s] /= n;
-		c->e.cpu[s] /= n;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	c->e.elapsed = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-}
-
 int
 cmd_compare(int argc, char **argv)
 {
-	static struct compare c;	/* cleanup() reads its directory at exit */
+	static struct compare c;	/* compare_dir.c reads its directory at exit */
 	struct symtab_fetch fetch = { 0 };
 	struct side sides[2];
 	int r, keep;
@@ -771,14 +333,14 @@ cmd_compare(int argc, char **argv)
 	c.e.budget = c.runs ? 0 : c.budget;
 	c.e.cmd[0] = c.cmd[0].line;
 	c.e.cmd[1] = c.cmd[1].line;
-	make_dir(&c);
+	compare_make_dir(&c);
 	c.e.dir = keep ? c.dir : NULL;
 	set_environment(&c);
 	/* SIGINT, SIGTERM and SIGHUP stop compare (unless they were ignored
 	 * when it started); SIGPIPE is ignored, as found kept for the
 	 * commands */
 	launch_catch_stops(0);
-	experiment(&c);
+	compare_experiment(&c);
 	/* the analysis: a stop is taken once the verdict is out, and no
 	 * read or write of it fails with EINTR meanwhile */
 	launch_catch_stops(SA_RESTART);
@@ -792,8 +354,8 @@ cmd_compare(int argc, char **argv)
 	r = diff_gate(sides, &c.d, &c.s);
 	symtab_fetch_end(&fetch);
 	if (launch_stopped())
-		stop_now();
+		compare_stop_now();
 	if (keep)
-		cleanup_dir = NULL;
+		compare_keep_runs();
 	return r;
 }
