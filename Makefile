@@ -52,7 +52,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/objwrite.c preload/msg.c preload/out.c preload/summary.c \
 	preload/timer.c preload/timercost.c preload/handler.c preload/settings.c \
 	preload/snapshot.c preload/live.c preload/recover.c preload/finish.c \
-	gmon/write.c
+	preload/taskclock.c gmon/write.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
@@ -75,7 +75,7 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 # writers/, commands/; every C file of each is pcprof's
 TOOLS_DIRS := inputs symbols model writers commands
 TOOLS_SRC := $(sort $(foreach d,$(TOOLS_DIRS),$(wildcard tools/$(d)/*.c))) \
-	gmon/read.c gmon/write.c gmon/objects.c
+	gmon/read.c gmon/write.c gmon/objects.c preload/taskclock.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o) $(B)/tool/gen/profile.pb-c.o
 # libelf reads symbols; libdw (elfutils too) reads unwind tables for the
 # function extents of stripped code; libdebuginfod fetches debug files

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "taskclock.h"
 #include "banned.h"
 
 #ifndef sigev_notify_thread_id
@@ -147,25 +148,15 @@ perf_fd_ours(void)
 static int
 arm_perf(pid_t tid)
 {
-	struct perf_event_attr attr;
 	struct f_owner_ex owner;
 	int fd;
 
-	if (getenv("PC_TEST_REFUSE_PERF"))
-		return -EACCES;		/* the test suite's stand-in for a refusal */
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.size = sizeof(attr);
-	attr.config = PERF_COUNT_SW_TASK_CLOCK;
 	/* above 10 kHz the signals would crowd out the program: sample at
 	 * 10 kHz and let the weights carry the rate asked for */
-	attr.sample_period = (uint64_t)(pc_cfg->interval_ns < 100000 ? 100000 : pc_cfg->interval_ns);
-	attr.disabled = 1;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = pc_taskclock_open((uint64_t)(pc_cfg->interval_ns < 100000 ? 100000 :
+					  pc_cfg->interval_ns));
 	if (fd < 0)
-		return -errno;
+		return fd;
 	{
 		/* out of the numbers that shells and programs dup2 onto (200 is
 		 * flock(1)'s idiom's) */

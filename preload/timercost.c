@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "taskclock.h"
 
 #define PROBE_PERIOD_NS	50000	/* 20 kHz: the overflows outnumber the noise */
 #define PROBE_WORK_NS	400000	/* each timing's work, about */
@@ -57,22 +58,6 @@ work(long n, uint64_t x)
 	for (long i = 0; i < n; i++)
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 	return x;
-}
-
-static int
-open_event(void)
-{
-	struct perf_event_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.size = sizeof(attr);
-	attr.config = PERF_COUNT_SW_TASK_CLOCK;
-	attr.sample_period = PROBE_PERIOD_NS;
-	attr.disabled = 1;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 #define CACHE_DIR	"/dev/shm"
@@ -226,13 +211,8 @@ pc_taskclock_cost_ns(int *earlier)
 	int fd, saved = errno, have_id;
 
 	*earlier = 0;
-	if (getenv("PC_TEST_REFUSE_PERF"))
-		return -EACCES;		/* the test suite's stand-in for a refusal */
-	if ((fd = open_event()) < 0) {
-		cost = -errno;
-		errno = saved;
-		return cost;
-	}
+	if ((fd = pc_taskclock_open(PROBE_PERIOD_NS)) < 0)
+		return fd;
 	if (fake && *fake) {
 		/* the test suite's stand-in for a machine's cost, in ns */
 		close(fd);

@@ -327,25 +327,7 @@ int libpc_find(char *out, size_t size);
 int recover_dir(const char *dir);
 /* recover.c: pcprof __finish FILE, the process that finishes one. */
 int cmd_finish(int argc, char **argv);
-/* run.c: why LD_PRELOAD would do nothing for the program at path
- * (setuid, static), or NULL. */
-const char *run_why_unprofilable(const char *path);
-
-/*
- * run_exec.c, the command as a shell runs it. run_find_command: the file
- * for cmd into out, 0, or why there is none (ENOENT; EACCES or EISDIR for
- * a file found that cannot be run, named in out). run_not_found: one line
- * on that, and the shell's status (127, 126). run_command: run exe with
- * argv, passing SIGINT, SIGTERM and SIGHUP sent to pcprof on to it, and
- * wait; 1 with its wait status, or 0 when it could not start (said in
- * one line, *status 126 or 127 as a shell has it). run_end_like: end by
- * the signal pcprof was stopped by, else as status says; the exit code.
- * None is AS-safe.
- */
-int run_find_command(const char *cmd, char *out, size_t size);
-int run_not_found(const char *cmd, const char *file, int err);
-int run_command(const char *exe, char **argv, int *status);
-int run_end_like(int status);
+/* commands/launch.h: starting the commands of run and compare. */
 
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);

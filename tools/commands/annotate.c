@@ -18,7 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <spawn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +27,11 @@
 #include <unistd.h>
 
 #include "pcprof.h"
+#include "commands/launch.h"
 #include "model/lines.h"
 
 #define LOW_MASK ((UINT64_C(1) << GMON_OBJ_SHIFT) - 1)
 #define HOT	0.05	/* a line or instruction with this share is marked */
-
-extern char **environ;
 
 struct insn {
 	uint64_t addr;		/* link-time, within the object */
@@ -107,26 +106,19 @@ disassemble(struct annotation *an, const char *path, uint64_t lo, uint64_t hi)
 {
 	static char objdump[] = "objdump", d[] = "-d", w[] = "-w",
 		    raw[] = "--no-show-raw-insn", dashes[] = "--";
-	char start[32], stop[32], *line = NULL;
+	char start[32], stop[32], exe[PATH_MAX], *line = NULL;
 	char *argv[] = { objdump, d, w, raw, start, stop, dashes, (char *)path, NULL };
-	posix_spawn_file_actions_t fa;
+	struct launch l = { .exe = exe, .argv = argv, .capture = 1 };
 	size_t cap = 0;
-	int fd[2], status;
-	pid_t pid;
+	int err;
 	FILE *in;
 
 	snprintf(start, sizeof(start), "--start-address=0x%llx", (unsigned long long)lo);
 	snprintf(stop, sizeof(stop), "--stop-address=0x%llx", (unsigned long long)hi);
-	if (pipe2(fd, O_CLOEXEC))
-		pc_fatal("pipe: %s", strerror(errno));
-	/* the dup2 clears close-on-exec on objdump's standard output only */
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-	if ((errno = posix_spawnp(&pid, "objdump", &fa, NULL, argv, environ)))
-		pc_fatal("objdump: %s (install binutils)", strerror(errno));
-	posix_spawn_file_actions_destroy(&fa);
-	close(fd[1]);
-	if (!(in = fdopen(fd[0], "r")))
+	/* execvp(3) calls a directory on PATH EACCES */
+	if ((err = launch_find(objdump, exe, sizeof(exe))) || (err = launch_start(&l)))
+		pc_fatal("objdump: %s (install binutils)", strerror(err == EISDIR ? EACCES : err));
+	if (!(in = fdopen(l.output, "r")))
 		pc_fatal("out of memory");
 	while (getline(&line, &cap, in) > 0) {
 		char *end, *tab = strchr(line, '\t');
@@ -143,7 +135,7 @@ disassemble(struct annotation *an, const char *path, uint64_t lo, uint64_t hi)
 	}
 	free(line);
 	fclose(in);
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+	if (!launch_wait(&l) || !WIFEXITED(l.status) || WEXITSTATUS(l.status))
 		pc_fatal("'%s': objdump could not disassemble it", path);
 }
 

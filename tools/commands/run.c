@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"	/* PC_LIBDIR, written by the Makefile */
+#include "commands/launch.h"
 #include "commands/options.h"
 #include "model/export.h"
 
@@ -195,22 +196,6 @@ run_dir(const char *want, const char *exe, char *dir, size_t size, int *made)
 	return "too many run directories of this second";
 }
 
-/* Why LD_PRELOAD would do nothing for this program, or NULL. */
-const char *
-run_why_unprofilable(const char *path)
-{
-	struct stat sb;
-
-	if (stat(path, &sb))
-		return NULL;
-	if (((sb.st_mode & S_ISUID) && sb.st_uid != geteuid()) ||
-	    ((sb.st_mode & S_ISGID) && sb.st_gid != getegid()))
-		return "it is setuid or setgid, and the dynamic linker ignores LD_PRELOAD for such programs";
-	if (elf_probe_dynamic(path) == 0)
-		return "it is statically linked, so there is no dynamic linker to load libpc.so";
-	return NULL;
-}
-
 /*
  * The report of the run, made in a child process: whatever goes wrong in
  * it (a profile it cannot read, a report file it cannot write, even a
@@ -358,60 +343,16 @@ run_options(int argc, char **argv, struct run_opts *o)
 	return -1;
 }
 
-/* The ASan runtime that exe links (a soname), malloc'ed, or NULL. */
-static char *
-asan_runtime(const char *exe)
-{
-	char *needed = elf_needed(exe), *found = NULL;
-
-	for (char *p = needed; p && *p && !found; p += strlen(p) + 1)
-		if (!strncmp(p, "libasan.so.", 11) || !strncmp(p, "libclang_rt.asan", 16))
-			found = p;
-	if (found && !(found = strdup(found)))
-		pc_fatal("out of memory");
-	free(needed);
-	return found;
-}
-
-/* LD_PRELOAD for exe: libpc after what is preloaded already, and before
- * all of it the ASan runtime that exe links, unless it is first already.
- * ASan refuses to start ("ASan runtime does not come first in initial
- * library list") when another library comes before it; the dynamic
- * linker finds a bare soname as it finds a DT_NEEDED one. */
-static void
-set_preload(const char *lib, const char *exe)
-{
-	const char *preload = getenv("LD_PRELOAD"), *base;
-	char *asan = asan_runtime(exe), *v;
-	size_t first;
-
-	if (!preload)
-		preload = "";
-	first = strcspn(preload, ": ");
-	for (base = preload + first; base > preload && base[-1] != '/'; base--)
-		;
-	if (asan && (size_t)(preload + first - base) == strlen(asan) &&
-	    !strncmp(base, asan, strlen(asan))) {
-		free(asan);
-		asan = NULL;	/* the user preloads it first already */
-	}
-	if (asprintf(&v, "%s%s%s%s%s", asan ? asan : "", asan ? ":" : "", preload,
-		     *preload ? ":" : "", lib) < 0)
-		pc_fatal("out of memory");
-	setenv_or_die("LD_PRELOAD", v);
-	free(v);
-	free(asan);
-}
-
-/* The child's environment: libpc preloaded (set_preload) unless
+/* The child's environment: libpc preloaded (launch_preload, the ASan
+ * runtime first where exe links it) unless
  * unprofiled, writing output (PATH_MAX + 16 bytes) in dir or, with no
  * dir, gmon.out here. */
 static void
 set_environment(const char *lib, int unprofiled, int main_only, const char *exe,
 		const char *dir, char *output)
 {
-	if (!unprofiled)
-		set_preload(lib, exe);
+	if (!unprofiled && launch_preload(lib, exe))
+		pc_fatal("cannot set LD_PRELOAD: %s", strerror(errno));
 	if (dir[0]) {
 		/* absolute: processes that change directory write here too */
 		char abs[PATH_MAX];
@@ -433,7 +374,7 @@ no_profile(const char *output, int status)
 	if (WIFSIGNALED(status))
 		pc_warn("'%s': no profile was written (the program was killed by a signal)",
 			output);
-	/* ASan's status when it will not start behind libpc.so: set_preload
+	/* ASan's status when it will not start behind libpc.so: launch_preload
 	 * puts its runtime first only for a command that links it itself,
 	 * not for one that a script starts */
 	else if (WEXITSTATUS(status) == 1)
@@ -458,15 +399,17 @@ cmd_run(int argc, char **argv)
 	char dir[PATH_MAX] = "", output[PATH_MAX + 16];
 	int unprofiled = 0, made = 0, status, had_before, err;
 	struct stat before, after;
+	struct launch cmd = { .group = LAUNCH_GROUP_UNLESS_FRONT,
+			      .stops = LAUNCH_STOPS_PASS };
 
 	if ((status = run_options(argc, argv, &o)) >= 0)
 		return status;
 	/* found before anything is made: a mistyped command leaves nothing */
-	if ((err = run_find_command(argv[optind], exe, sizeof(exe))))
-		return run_not_found(argv[optind], exe, err);
+	if ((err = launch_find(argv[optind], exe, sizeof(exe))))
+		return launch_not_found(argv[optind], exe, err);
 	if (libpc_find(lib, sizeof(lib)))
 		pc_fatal("cannot find libpc.so beside pcprof or in %s", PC_LIBDIR);
-	if ((why = run_why_unprofilable(exe))) {
+	if ((why = launch_why_unprofilable(exe))) {
 		pc_warn("'%s' cannot be profiled: %s; running it unprofiled", exe, why);
 		o.no_report = 1;
 	} else if ((why = run_dir(o.outdir, exe, dir, sizeof(dir), &made))) {
@@ -474,13 +417,16 @@ cmd_run(int argc, char **argv)
 			why, argv[optind]);
 		o.no_report = unprofiled = 1;
 	}
+	cmd.exe = exe;
+	cmd.argv = argv + optind;
 	set_environment(lib, unprofiled, o.main_only, exe, dir, output);
 	had_before = stat(output, &before) == 0;
-	if (!run_command(exe, argv + optind, &status)) {
+	if (!launch_run(&cmd)) {
 		if (made)
 			rmdir(dir);	/* nothing ran to write in it */
-		return run_end_like(status);
+		return launch_end_like(cmd.status);
 	}
+	status = cmd.status;
 	/* what processes that never wrote their profile left (killed) */
 	if (!unprofiled)
 		recover_dir(dir);
@@ -492,5 +438,5 @@ cmd_run(int argc, char **argv)
 			report_apart(exe, o.main_only ? output : dir, o.main_only,
 				     o.report_to, &o.r, &o.s);
 	}
-	return run_end_like(status);
+	return launch_end_like(status);
 }

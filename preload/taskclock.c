@@ -1,0 +1,43 @@
+/*
+ * Opening a task-clock event, the one place that fills its attributes:
+ * libpc's timers (timer.c) and cost probe (timercost.c) and pcprof
+ * compare's check that the commands may have one all open it here, so
+ * that what compare finds allowed is what libpc will be allowed. It holds
+ * no libpc state, so pcprof links it too.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "taskclock.h"
+
+int
+pc_taskclock_open(uint64_t period_ns)
+{
+	struct perf_event_attr attr;
+	int fd, saved = errno;
+
+	if (getenv("PC_TEST_REFUSE_PERF"))
+		return -EACCES;		/* the test suite's stand-in for a refusal */
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.size = sizeof(attr);
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.sample_period = period_ns;
+	attr.disabled = 1;
+	/* user time only: an overflow in the kernel would signal a thread
+	 * inside a system call (timer.c says why that matters) */
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	errno = saved;
+	return fd;
+}

@@ -1,0 +1,24 @@
+/*
+ * The one way pcprof and libpc.so open a task-clock event, shared by both
+ * (taskclock.c is compiled into each): libpc's timers and its start-up
+ * cost probe (timer.c, timercost.c), and pcprof compare's check of whether
+ * the commands it runs may have one.
+ */
+#ifndef PC_TASKCLOCK_H
+#define PC_TASKCLOCK_H
+
+#include <stdint.h>
+
+/*
+ * A disabled task-clock event on the calling thread, counting its user
+ * time only (exclude_kernel, exclude_hv: what perf_event_paranoid 2 lets
+ * an ordinary process have), overflowing every period_ns, close-on-exec:
+ * the descriptor, or -errno where it is refused (perf_event_paranoid,
+ * seccomp); PC_TEST_REFUSE_PERF set in the environment refuses it with
+ * -EACCES, the test suite's stand-in. errno is preserved. Not AS-safe
+ * (getenv): called at start-up, as a thread starts and in a fork's child,
+ * never from a signal handler.
+ */
+int pc_taskclock_open(uint64_t period_ns);
+
+#endif
