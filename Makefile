@@ -80,8 +80,10 @@ TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o) $(B)/tool/gen/profile.pb-c.o
 # libelf reads symbols; libdw (elfutils too) reads unwind tables for the
 # function extents of stripped code; libdebuginfod fetches debug files
 ELF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libelf libdw libdebuginfod 2>/dev/null)
-ELF_LIBS = $(shell $(PKG_CONFIG) --libs libelf libdw libdebuginfod 2>/dev/null || \
-	echo -ldebuginfod -ldw -lelf)
+# (libdebuginfod's header only: symtab_debug.c loads the library when it
+# first fetches, so that its libcurl is not loaded by every command)
+ELF_LIBS = $(shell $(PKG_CONFIG) --libs libelf libdw 2>/dev/null || \
+	echo -ldw -lelf) -ldl
 # pprof's format: the C code for tools/writers/profile.proto is generated with
 # protoc-c and runs on libprotobuf-c; zlib gzips it, as pprof files are
 PROTO_CFLAGS = $(shell $(PKG_CONFIG) --cflags libprotobuf-c zlib 2>/dev/null)

@@ -4,6 +4,7 @@
  * of DEBUGINFOD_URLS (libdebuginfod). Called by symtab.c for a file without
  * .symtab, and through symtab.h by lines.c and the commands (the session).
  */
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <limits.h>
@@ -93,6 +94,39 @@ unreachable(int r)
  * and not asked again; DEBUGINFOD_TIMEOUT bounds each wait, and
  * DEBUGINFOD_RETRY_LIMIT the tries (5 s and 1 retry unless they are set).
  */
+/*
+ * libdebuginfod is loaded when a fetch is first wanted, as libdw loads it
+ * itself: linked, it brings libcurl and some thirty libraries with it, and
+ * every pcprof command paid their loading (about 10 ms of CPU, which
+ * `pcprof run` adds to the run it reports) though most never fetch.
+ */
+static struct {
+	int tried;
+	debuginfod_client *(*begin)(void);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+	const char *(*get_url)(debuginfod_client *);
+	void (*end)(debuginfod_client *);
+} dfd;
+
+static int
+debuginfod_load(void)
+{
+	void *h;
+
+	if (dfd.tried)
+		return dfd.begin != NULL;
+	dfd.tried = 1;
+	if (!(h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL)))
+		return 0;
+	*(void **)&dfd.begin = dlsym(h, "debuginfod_begin");
+	*(void **)&dfd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	*(void **)&dfd.get_url = dlsym(h, "debuginfod_get_url");
+	*(void **)&dfd.end = dlsym(h, "debuginfod_end");
+	if (!dfd.find_debuginfo || !dfd.get_url || !dfd.end)
+		dfd.begin = NULL;
+	return dfd.begin != NULL;
+}
+
 int
 sym_debuginfod(struct symtab *st, const struct elfinfo *info, struct rawvec *rv,
 		struct symtab_fetch *f)
@@ -108,19 +142,26 @@ sym_debuginfod(struct symtab *st, const struct elfinfo *info, struct rawvec *rv,
 		 * most twice the timeout */
 		setenv("DEBUGINFOD_TIMEOUT", "5", 0);
 		setenv("DEBUGINFOD_RETRY_LIMIT", "1", 0);
-		if (!(f->client = debuginfod_begin())) {
+		if (!debuginfod_load()) {
+			f->down = 1;
+			snprintf(f->note, sizeof(f->note), "debuginfod: cannot load "
+				 "libdebuginfod.so.1 (elfutils' libdebuginfod1); symbols "
+				 "from the files on this machine only");
+			return 0;
+		}
+		if (!(f->client = dfd.begin())) {
 			f->down = 1;
 			snprintf(f->note, sizeof(f->note), "debuginfod: cannot start a client");
 			return 0;
 		}
 	}
-	fd = debuginfod_find_debuginfo(f->client, info->build_id, (int)info->build_id_len,
+	fd = dfd.find_debuginfo(f->client, info->build_id, (int)info->build_id_len,
 				       &path);
 	if (fd >= 0) {
 		close(fd);
 		ok = try_debug_file(st, path, info, rv);
 	} else if (unreachable(fd)) {
-		const char *url = debuginfod_get_url(f->client);
+		const char *url = dfd.get_url(f->client);
 
 		f->down = 1;
 		snprintf(f->note, sizeof(f->note), "debuginfod: cannot reach %.300s: %s; "
@@ -144,7 +185,7 @@ void
 symtab_fetch_end(struct symtab_fetch *f)
 {
 	if (f && f->client) {
-		debuginfod_end(f->client);
+		dfd.end(f->client);
 		f->client = NULL;
 	}
 }
