@@ -16,6 +16,8 @@ Suite *callgraph_suite(void);
 Suite *flame_suite(void);
 Suite *settings_suite(void);
 Suite *label_suite(void);
+Suite *diff_model_suite(void);
+Suite *diff_compare_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
 int unit_have(const char *shell_test);
