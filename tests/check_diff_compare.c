@@ -64,6 +64,32 @@ opts(int absolute)
 	return o;
 }
 
+/* Compare one run a side, the new side's seconds factor times the base's
+ * vb[0..nf). */
+static void
+compare_scaled(struct result *res, struct side *b, struct side *n,
+	       const char *const *names, size_t nf, const double *vb, double factor,
+	       int absolute)
+{
+	struct diff_opts o = opts(absolute);
+	double vn[8];
+
+	ck_assert(nf <= 8);
+	for (size_t i = 0; i < nf; i++)
+		vn[i] = factor * vb[i];
+	side_make(b, 1, nf, names, vb);
+	side_make(n, 1, nf, names, vn);
+	diff_compare(res, b, n, &o);
+}
+
+static void
+compared_free(struct result *res, struct side *b, struct side *n)
+{
+	free(res->rows);
+	side_free(b);
+	side_free(n);
+}
+
 /*
  * The seconds a function must gain from mb for a test statistic of t with
  * one run a side: the model is then a kernel tick's worth a second (a =
@@ -145,9 +171,7 @@ START_TEST(test_holm_steps_down_and_stays_monotone)
 	ck_assert_str_eq(res.rows[4].name, "gone");
 	ck_assert_str_eq(res.rows[5].name, "new");
 	ck_assert_str_eq(res.rows[6].name, "tiny");
-	free(res.rows);
-	side_free(&b);
-	side_free(&n);
+	compared_free(&res, &b, &n);
 }
 END_TEST
 
@@ -160,35 +184,22 @@ START_TEST(test_all_functions_slower_alike_is_the_machine)
 {
 	static const char *const names[] = { "f0", "f1", "f2", "f3", "f4" };
 	const double vb[] = { 2, 3, 4, 5, 6 };
-	double vn[5];
 	struct side b, n;
 	struct result res;
-	struct diff_opts o = opts(0);
 
-	for (int i = 0; i < 5; i++)
-		vn[i] = 1.3 * vb[i];
-	side_make(&b, 1, 5, names, vb);
-	side_make(&n, 1, 5, names, vn);
-	diff_compare(&res, &b, &n, &o);
+	compare_scaled(&res, &b, &n, names, 5, vb, 1.3, 0);
 	ck_assert(res.speed_judged);
 	ck_assert_uint_eq(res.speed_functions, 5);
 	near(res.speed, 1.3, 1e-12);
 	ck_assert_int_eq(res.nslow + res.nfast, 0);
 	for (size_t i = 0; i < res.nrows; i++)
 		ck_assert_int_eq(res.rows[i].status, ST_SAME);
-	free(res.rows);
-	side_free(&b);
-	side_free(&n);
+	compared_free(&res, &b, &n);
 
-	o = opts(1);
-	side_make(&b, 1, 5, names, vb);
-	side_make(&n, 1, 5, names, vn);
-	diff_compare(&res, &b, &n, &o);
+	compare_scaled(&res, &b, &n, names, 5, vb, 1.3, 1);
 	ck_assert(!res.speed_judged && res.speed == 1);
 	ck_assert_int_eq(res.nslow, 5);
-	free(res.rows);
-	side_free(&b);
-	side_free(&n);
+	compared_free(&res, &b, &n);
 }
 END_TEST
 
@@ -220,9 +231,7 @@ START_TEST(test_speed_allowance_ignores_the_function_that_changed)
 	ck_assert_str_eq(res.rows[0].name, "f2");
 	ck_assert_int_eq(res.rows[0].status, ST_SLOWER);
 	near(res.rows[0].mn, 2.8, 1e-12);	/* at the base's speed */
-	free(res.rows);
-	side_free(&b);
-	side_free(&n);
+	compared_free(&res, &b, &n);
 }
 END_TEST
 
@@ -233,23 +242,15 @@ START_TEST(test_speed_needs_three_functions_of_twenty_samples)
 {
 	static const char *const names[] = { "big1", "big2", "small1", "small2" };
 	const double vb[] = { 2, 3, 0.01, 0.01 };
-	double vn[4];
 	struct side b, n;
 	struct result res;
-	struct diff_opts o = opts(0);
 
-	for (int i = 0; i < 4; i++)
-		vn[i] = 1.3 * vb[i];
-	side_make(&b, 1, 4, names, vb);
-	side_make(&n, 1, 4, names, vn);
-	diff_compare(&res, &b, &n, &o);
+	compare_scaled(&res, &b, &n, names, 4, vb, 1.3, 0);
 	ck_assert(!res.speed_judged && res.speed == 1);
 	ck_assert_uint_eq(res.speed_functions, 2);
 	ck_assert_int_eq(row_of(&res, "big1")->status, ST_SLOWER);
 	ck_assert_int_eq(row_of(&res, "big2")->status, ST_SLOWER);
-	free(res.rows);
-	side_free(&b);
-	side_free(&n);
+	compared_free(&res, &b, &n);
 }
 END_TEST
 
@@ -293,9 +294,7 @@ START_TEST(test_zero_variance_runs_are_moderated_by_the_prior)
 	ck_assert_int_eq(w->status, ST_SAME);
 	w = row_of(&res, "f1");
 	ck_assert(w->t == 0 && w->p == 1 && w->padj == 1);
-	free(res.rows);
-	side_free(&b);
-	side_free(&n);
+	compared_free(&res, &b, &n);
 }
 END_TEST
 
@@ -315,9 +314,7 @@ START_TEST(test_functions_without_time_are_no_rows)
 	ck_assert_str_eq(res.rows[0].name, "busy");
 	ck_assert(res.rows[0].p == 1 && res.rows[0].status == ST_SAME);
 	near(res.prog.mb, 1, 1e-15);
-	free(res.rows);
-	side_free(&b);
-	side_free(&n);
+	compared_free(&res, &b, &n);
 }
 END_TEST
 
