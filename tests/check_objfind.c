@@ -306,6 +306,8 @@ objfind_suite(void)
 	Suite *s = suite_create("objfind");
 	TCase *t = tcase_create("core");
 
+	/* a fixed amount of work, which a busy machine may take long over */
+	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_threads_count_every_sample_exactly);
 	tcase_add_test(t, test_full_pending_table_drops_and_counts);
 	tcase_add_test(t, test_late_object_is_placed_exactly);
