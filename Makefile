@@ -147,7 +147,8 @@ CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 # reader, which touches no libpc state
 UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_stats.c \
 	tests/check_flat.c tests/check_symtab.c tests/check_callgraph.c tests/check_flame.c \
-	tests/check_settings.c tests/check_label.c preload/settings.c
+	tests/check_settings.c tests/check_label.c tests/check_diff_model.c \
+	tests/check_diff_compare.c preload/settings.c
 UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/commands/main.o,$(TOOLS_OBJ))
 
 $(B)/host/%.o: %.c
@@ -158,6 +159,19 @@ $(B)/tests/unit: $(UNIT_OBJ)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_OBJ) $(CHECK_LIBS) $(ELF_LIBS) \
 		$(PROTO_LIBS) -ldl -lm $(LDFLAGS)
+
+# libpc's lock-free tables under threads: arcs.c, stacks.c and objfind.c
+# alone, with tests/unit_preload.c standing in for start-up and live.c
+# (libpc's state, its tables' memory) and gmon/ to write and read them back
+PRELOAD_UNIT_SRC := tests/unit_preload.c tests/check_arcs.c tests/check_stacks.c \
+	tests/check_objfind.c preload/arcs.c preload/stacks.c preload/objfind.c \
+	gmon/write.c gmon/read.c
+PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
+
+$(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(HOST_CFLAGS) -pthread -o $@ $(PRELOAD_UNIT_OBJ) \
+		$(CHECK_LIBS) -ldl $(LDFLAGS)
 
 # Programs the end-to-end tests run, each in the variants they need.
 P := $(B)/tests/progs
@@ -253,8 +267,9 @@ $(P)/%: tests/progs/%.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
 
-check: deps-check all $(B)/tests/unit $(PROGS)
+check: deps-check all $(B)/tests/unit $(B)/tests/unit-preload $(PROGS)
 	$(B)/tests/unit
+	$(B)/tests/unit-preload
 	$(PYTHON) tests/e2e/run.py --build $(B) $(if $(E2E_JOBS),-j $(E2E_JOBS))
 	@$(MAKE) --no-print-directory fuzz-if-possible
 

@@ -1,5 +1,6 @@
-/* The Check suites, one per module, collected by tests/unit.c, and the
- * hand-made inputs that several of them share. */
+/* The Check suites, one per module, collected by tests/unit.c (tools/ and
+ * gmon/) and tests/unit_preload.c (libpc's tables), and the hand-made
+ * inputs that several of them share. */
 #ifndef PC_UNIT_H
 #define PC_UNIT_H
 
@@ -16,6 +17,8 @@ Suite *callgraph_suite(void);
 Suite *flame_suite(void);
 Suite *settings_suite(void);
 Suite *label_suite(void);
+Suite *diff_model_suite(void);
+Suite *diff_compare_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
 int unit_have(const char *shell_test);
@@ -46,5 +49,36 @@ void unit_hist(struct gmon_profile *p, uint64_t low, uint64_t high,
 /* Add to p an arc from from_pc to self_pc. */
 void unit_arc(struct gmon_profile *p, uint64_t from_pc, uint64_t self_pc,
 	      uint64_t count);
+
+/* ------------------------------------ libpc's tables (tests/unit_preload.c) */
+
+Suite *arcs_suite(void);
+Suite *stacks_suite(void);
+Suite *objfind_suite(void);
+
+#define UNIT_TEXT_SIZE	(64 * 1024)	/* the main program's text, bytes */
+#define UNIT_TEXT_LINK	0x1000		/* its link-time address */
+#define UNIT_MAX_THREADS 16
+
+struct pc_config;
+struct pc_range;
+
+/* Start libpc's state afresh: sampling the text buffer (one segment, one
+ * counter per 2 bytes, linked at UNIT_TEXT_LINK), no tables, no counts. */
+void unit_preload_reset(void);
+/* The runtime address of byte off of the text, and the byte itself; the
+ * link-time address of off is UNIT_TEXT_LINK + off. */
+uintptr_t unit_text_at(size_t off);
+unsigned char *unit_text_bytes(size_t off);
+/* The configuration, writable here (libpc's is read-only after start-up). */
+struct pc_config *unit_config(void);
+/* PC_SCOPE=all: an empty inventory (object 0 only), then r[0..n), sorted
+ * by lo, made the ranges the handler searches, as objects.c publishes. */
+void unit_objects_init(void);
+void unit_objects_publish(const struct pc_range *r, uint32_t n);
+/* Run fn in n threads at once, thread i given args + i * size; join them.
+ * Each fn calls unit_threads_go first, which returns when all n have. */
+void unit_threads(int n, void *(*fn)(void *), void *args, size_t size);
+void unit_threads_go(void);
 
 #endif
