@@ -266,6 +266,18 @@ int gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id);
 #define GMON_OBJECTS_LINE_MAX	32768	/* libpc writes lines under 17 KiB */
 #define GMON_OBJ_SHIFT		48	/* arc ends: index << 48 | address */
 
+/*
+ * The names of the files libpc writes beside a profile PROFILE: its
+ * manifest, PROFILE.objects, and its stacks, PROFILE.stacks. Each is
+ * built here and nowhere else (write.c): into buf, size bytes, 0; or
+ * -ENAMETOOLONG where it does not fit, buf then "". AS-safe: libpc
+ * builds them while it writes at exit and from fatal-signal handlers.
+ */
+#define GMON_OBJECTS_SUFFIX	".objects"
+#define GMON_STACKS_SUFFIX	".stacks"
+int gmon_objects_name(char *buf, size_t size, const char *profile);
+int gmon_stacks_name(char *buf, size_t size, const char *profile);
+
 struct gmon_object {
 	int loaded;
 	uint64_t samples;
