@@ -12,10 +12,13 @@
 #include <sys/stat.h>
 
 #include "commands/options.h"
+#include "inputs/runfiles.h"
 #include "model/export.h"
 
 struct proc {
 	char *profile;		/* the process's gmon file */
+	struct gmon_objects *manifest;	/* its manifest, until read_proc's
+					 * inputs take it */
 	char *exe;		/* its program, as its manifest records it */
 	const char *program;	/* the program's file name, in exe */
 	uint64_t pid;		/* 0 where not known */
@@ -48,14 +51,6 @@ struct view {
 	size_t left_out;	/* profiles with no manifest */
 };
 
-static int
-has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n >= k && !strcmp(s + n - k, suffix);
-}
-
 static const char *
 base_name(const char *path)
 {
@@ -78,59 +73,19 @@ pid_of_name(const char *path)
 	return *end ? 0 : v;
 }
 
-int
-runview_is_profile(const char *path)
-{
-	struct stat sb;
-	unsigned char h[4];
-	FILE *f;
-	int r;
-
-	if (stat(path, &sb))
-		return 0;
-	if (S_ISDIR(sb.st_mode))
-		return 1;
-	if (!S_ISREG(sb.st_mode) || !(f = fopen(path, "rb")))
-		return 0;
-	r = fread(h, 1, 4, f) == 4 && !memcmp(h, GMON_MAGIC, 4);
-	fclose(f);
-	return r;
-}
-
-/*
- * Whether path is PROFILE+NAME, an object's file of a profile with a
- * manifest: "gmon.out.g++.42" is a profile of its own (g++), and
- * "gmon.out.g++.42+libc.so.6" one of its objects.
- */
-static int
-is_object_of_a_profile(const char *path)
-{
-	const char *plus = strrchr(path, '+');
-	char *profile;
-	int r;
-
-	if (!plus || strchr(plus, '/'))
-		return 0;
-	if (!(profile = strndup(path, (size_t)(plus - path))))
-		pc_fatal("out of memory");
-	r = files_have_manifest(profile);
-	free(profile);
-	return r;
-}
-
 /* One process from profile, whose manifest is beside it. */
 static void
 add_proc(struct view *v, const char *profile)
 {
 	struct gmon_objects o;
 	struct proc *p;
-	char *manifest;
 
-	if (asprintf(&manifest, "%s.objects", profile) < 0)
-		pc_fatal("out of memory");
-	pc_read_objects(manifest, &o);
-	if (o.n == 0)
+	runfiles_read_manifest(profile, &o);
+	if (o.n == 0) {
+		char *manifest = runfiles_manifest_name(profile);
+
 		pc_fatal("'%s': no program listed", manifest);
+	}
 	if (!(v->procs = realloc(v->procs, (v->nprocs + 1) * sizeof(*v->procs))))
 		pc_fatal("out of memory");
 	p = &v->procs[v->nprocs++];
@@ -150,55 +105,38 @@ add_proc(struct view *v, const char *profile)
 	p->timer = o.timer;
 	p->timer_how = o.timer_how;
 	p->timer_cost = o.timer_cost;
-	gmon_objects_release(&o);
-	free(manifest);
+	p->manifest = pc_realloc(NULL, sizeof(*p->manifest));
+	*p->manifest = o;
 }
 
-static int
-cmp_str(const void *a, const void *b)
+/* The manifest of process p, read by add_proc, to the run of in that
+ * reads p's profile: read once. */
+static void
+give_manifest(struct pc_inputs *in, struct proc *p)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	runfiles_adopt(&in->runs[0], 0, p->manifest);
+	p->manifest = NULL;
+}
+
+static void
+proc_release(struct proc *p)
+{
+	free(p->profile);
+	free(p->exe);
+	if (p->manifest)
+		gmon_objects_release(p->manifest);
+	free(p->manifest);
 }
 
 /* Every profile with a manifest in dir, in name order. */
 static void
 add_dir(struct view *v, const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char **names = NULL;
-	size_t n = 0;
+	size_t n;
+	char **names = runfiles_of_run(dir, &n, &v->left_out);
 
-	if (!d)
-		pc_fatal("'%s': %s", dir, strerror(errno));
-	recover_dir(dir);
-	while ((e = readdir(d))) {
-		char *path;
-
-		if (e->d_name[0] == '.' || has_suffix(e->d_name, ".objects") ||
-		    has_suffix(e->d_name, ".stacks"))
-			continue;
-		if (asprintf(&path, "%s/%s", dir, e->d_name) < 0)
-			pc_fatal("out of memory");
-		if (is_object_of_a_profile(path)) {
-			free(path);	/* PROFILE+libc.so.6: read with PROFILE */
-			continue;
-		}
-		if (!runview_is_profile(path)) {
-			free(path);
-			continue;
-		}
-		names = pc_realloc(names, (n + 1) * sizeof(*names));
-		names[n++] = path;
-	}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
-		if (files_have_manifest(names[i]))
-			add_proc(v, names[i]);
-		else
-			v->left_out++;
+		add_proc(v, names[i]);
 		free(names[i]);
 	}
 	free(names);
@@ -231,6 +169,7 @@ read_proc(struct view *v, struct proc *pr, const struct symtab_opts *so)
 	struct flat f;
 
 	inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN);
+	give_manifest(&in, pr);
 	inputs_load(&in, so, 0);
 	flat_build(&f, st, &in.runs[0].prof);
 	if (!f.rate)
@@ -368,8 +307,7 @@ keep_chosen(struct view *v, const char *which)
 
 	for (size_t i = 0; i < v->nprocs; i++) {
 		if (!chosen(&v->procs[i], which)) {
-			free(v->procs[i].profile);
-			free(v->procs[i].exe);
+			proc_release(&v->procs[i]);
 			continue;
 		}
 		v->procs[keep++] = v->procs[i];
@@ -385,10 +323,8 @@ view_release(struct view *v)
 		free(v->rows[i].object);
 	}
 	free(v->rows);
-	for (size_t i = 0; i < v->nprocs; i++) {
-		free(v->procs[i].profile);
-		free(v->procs[i].exe);
-	}
+	for (size_t i = 0; i < v->nprocs; i++)
+		proc_release(&v->procs[i]);
 	free(v->procs);
 	memset(v, 0, sizeof(*v));
 }
@@ -599,12 +535,13 @@ gather(struct view *v, char **paths, int npaths)
 			pc_fatal("'%s': %s", paths[i], strerror(errno));
 		if (S_ISDIR(sb.st_mode))
 			add_dir(v, paths[i]);
-		else if (files_have_manifest(paths[i]))
+		else if (runfiles_has_manifest(paths[i]))
 			add_proc(v, paths[i]);
 		else
-			pc_fatal("'%s': no manifest beside it (%s.objects) to name its program: "
+			pc_fatal("'%s': no manifest beside it (%s) to name its program: "
 				 "name the executable (pcprof report EXE %s), or record with "
-				 "PC_SCOPE=all", paths[i], paths[i], paths[i]);
+				 "PC_SCOPE=all", paths[i], runfiles_manifest_name(paths[i]),
+				 paths[i]);
 	}
 	if (v->left_out)
 		pc_warn("note: left out %zu profile%s recorded without PC_SCOPE=all "
@@ -634,7 +571,7 @@ read_procs(struct view *v, const struct symtab_opts *so, double *total)
 /* Every process of the run into one file for another tool (export.h), in
  * the order of their profiles' names. */
 static void
-export_run(const struct view *v, const struct report_opts *r, const struct symtab_opts *so,
+export_run(struct view *v, const struct report_opts *r, const struct symtab_opts *so,
 	   FILE *out, const char *title)
 {
 	struct export x;
@@ -642,10 +579,11 @@ export_run(const struct view *v, const struct report_opts *r, const struct symta
 	export_refuse(r);
 	export_init(&x);
 	for (size_t i = 0; i < v->nprocs; i++) {
-		const struct proc *pr = &v->procs[i];
+		struct proc *pr = &v->procs[i];
 		struct pc_inputs in;
 
-		inputs_open(&in, pr->exe, (char **)&pr->profile, 1, so, INPUTS_AS_GIVEN);
+		inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN);
+		give_manifest(&in, pr);
 		inputs_load(&in, so, 0);
 		export_add(&x, &in, so, NULL, pr->program, pr->pid);
 		inputs_close(&in);

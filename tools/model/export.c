@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "inputs/runfiles.h"
 #include "model/export.h"
 #include "model/lines.h"
 #include "symbols/dwlines.h"
@@ -497,25 +498,20 @@ static void
 add_times(struct export *x, const struct pc_run *run, struct xp_group *g)
 {
 	for (int i = 0; i < run->nfiles; i++) {
-		struct gmon_objects o;
+		const struct gmon_objects *o;
 		struct stat sb;
 		uint64_t end;
-		char *path;
 
 		if (!run->manifest[i] || stat(run->files[i], &sb))
 			continue;
-		if (asprintf(&path, "%s.objects", run->files[i]) < 0)
-			pc_fatal("out of memory");
-		pc_read_objects(path, &o);
-		free(path);
+		o = runfiles_manifest(run, i);
 		end = (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec;
-		if (o.started && (!x->time_ns || o.started < x->time_ns))
-			x->time_ns = o.started;
+		if (o->started && (!x->time_ns || o->started < x->time_ns))
+			x->time_ns = o->started;
 		if (end > x->end_ns)
 			x->end_ns = end;
 		if (!g->pid && run->nfiles == 1)
-			g->pid = o.pid;
-		gmon_objects_release(&o);
+			g->pid = o->pid;
 	}
 	x->duration_ns = x->time_ns && x->end_ns > x->time_ns ? x->end_ns - x->time_ns : 0;
 }
