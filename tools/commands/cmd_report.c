@@ -12,6 +12,7 @@
 #include "pcprof.h"
 #include "inputs/runfiles.h"
 #include "model/export.h"
+#include "writers/export_out.h"
 #include "model/lines.h"
 #include "commands/options.h"
 

@@ -14,6 +14,7 @@
 #include "commands/options.h"
 #include "inputs/runfiles.h"
 #include "model/export.h"
+#include "writers/export_out.h"
 
 struct proc {
 	char *profile;		/* the process's gmon file */

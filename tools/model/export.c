@@ -552,28 +552,6 @@ export_format_name(enum format format)
 }
 
 void
-export_finish(struct export *x, const struct report_opts *r, FILE *out, const char *title)
-{
-	if (r->thread)
-		export_keep_thread(x, r->thread);
-	if (r->by_thread) {
-		export_print_threads(x, FORMAT_IS_EXPORT(r->format) ? FORMAT_TEXT : r->format,
-				     out, title);
-	} else if (FORMAT_IS_EXPORT(r->format)) {
-		export_print(x, r->format, out, title);
-	} else {
-		struct symtab st;
-		struct flat f;
-		struct report_opts ro = *r;
-
-		export_flat(x, &st, &f);
-		ro.exe = title;
-		report_print(out, &f, &st, NULL, &ro);
-		export_flat_release(&st, &f);
-	}
-}
-
-void
 export_refuse(const struct report_opts *r)
 {
 	if (r->by_thread && FORMAT_IS_EXPORT(r->format))
@@ -587,25 +565,6 @@ export_refuse(const struct report_opts *r)
 			 "--format ", r->by_thread || r->thread ? "--thread" :
 			 export_format_name(r->format), r->by_object ? "--by-object" :
 			 r->callgraph ? "--callgraph" : "--lines");
-}
-
-void
-export_print(const struct export *x, enum format format, FILE *out, const char *title)
-{
-	int r;
-
-	if (format == FORMAT_PPROF && isatty(fileno(out)))
-		pc_fatal("--format pprof: a gzipped protobuf file, not for a terminal: name "
-			 "the file with -o FILE");
-	if (format == FORMAT_PPROF)
-		r = export_pprof(x, out);
-	else if (format == FORMAT_SPEEDSCOPE)
-		r = export_speedscope(x, out, title);
-	else
-		r = export_callgrind(x, out, title);
-	if (r && errno == ENOMEM)
-		pc_fatal("out of memory");
-	/* a write error is the caller's to tell, from ferror(out) */
 }
 
 void
