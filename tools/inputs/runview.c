@@ -3,9 +3,9 @@
  * profile recorded with PC_SCOPE=all has its manifest beside it, which
  * names the program and the process; each is read as `pcprof report EXE
  * GMON` would read it, and the functions are summed over the processes by
- * object and name. The report opens with one line per process.
+ * object and name. The report opens with one line per process, which
+ * runview_out.c prints.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,44 +13,10 @@
 
 #include "commands/options.h"
 #include "inputs/runfiles.h"
+#include "inputs/runview.h"
 #include "model/export.h"
 #include "writers/export_out.h"
-
-struct proc {
-	char *profile;		/* the process's gmon file */
-	struct gmon_objects *manifest;	/* its manifest, until read_proc's
-					 * inputs take it */
-	char *exe;		/* its program, as its manifest records it */
-	const char *program;	/* the program's file name, in exe */
-	uint64_t pid;		/* 0 where not known */
-	uint64_t threads;	/* 0 where not known */
-	double seconds;		/* CPU seconds sampled, all objects */
-	double samples;
-	uint32_t rate;
-	/* the process's CPU clock as the manifest read it (have_cpu): */
-	int have_cpu, ended;
-	uint64_t started, cpu_start, cpu_stop, cpu_write;
-	/* CPU seconds not sampled: before libpc started in this image (the
-	 * exec and the dynamic loader, or the fork), while sampling ran but
-	 * in no sample (each thread's last tick, mostly; any signal lost),
-	 * and while libpc wrote the profile */
-	double before, tail, writing;
-	int timer, timer_how;	/* GMON_TIMER_*, as the manifest says */
-	uint64_t timer_cost;	/* ns, 0 when not measured */
-};
-
-struct row {
-	char *name, *object;
-	double samples, seconds;
-};
-
-struct view {
-	struct proc *procs;
-	size_t nprocs;
-	struct row *rows;
-	size_t nrows, cap;
-	size_t left_out;	/* profiles with no manifest */
-};
+#include "writers/runview_out.h"
 
 static const char *
 base_name(const char *path)
@@ -76,10 +42,10 @@ pid_of_name(const char *path)
 
 /* One process from profile, whose manifest is beside it. */
 static void
-add_proc(struct view *v, const char *profile)
+add_proc(struct runview *v, const char *profile)
 {
 	struct gmon_objects o;
-	struct proc *p;
+	struct runview_proc *p;
 
 	runfiles_read_manifest(profile, &o);
 	if (o.n == 0) {
@@ -113,14 +79,14 @@ add_proc(struct view *v, const char *profile)
 /* The manifest of process p, read by add_proc, to the run of in that
  * reads p's profile: read once. */
 static void
-give_manifest(struct pc_inputs *in, struct proc *p)
+give_manifest(struct pc_inputs *in, struct runview_proc *p)
 {
 	runfiles_adopt(&in->runs[0], 0, p->manifest);
 	p->manifest = NULL;
 }
 
 static void
-proc_release(struct proc *p)
+proc_release(struct runview_proc *p)
 {
 	free(p->profile);
 	free(p->exe);
@@ -131,7 +97,7 @@ proc_release(struct proc *p)
 
 /* Every profile with a manifest in dir, in name order. */
 static void
-add_dir(struct view *v, const char *dir)
+add_dir(struct runview *v, const char *dir)
 {
 	size_t n;
 	char **names = runfiles_of_run(dir, &n, &v->left_out);
@@ -144,10 +110,10 @@ add_dir(struct view *v, const char *dir)
 }
 
 static void
-add_row(struct view *v, const char *name, const char *object, double samples,
+add_row(struct runview *v, const char *name, const char *object, double samples,
 	uint32_t rate)
 {
-	struct row *r;
+	struct runview_row *r;
 
 	if (v->nrows == v->cap) {
 		v->cap = v->cap ? 2 * v->cap : 256;
@@ -163,7 +129,7 @@ add_row(struct view *v, const char *name, const char *object, double samples,
 
 /* Read one process and add its functions' samples to the view. */
 static void
-read_proc(struct view *v, struct proc *pr, const struct symtab_opts *so)
+read_proc(struct runview *v, struct runview_proc *pr, const struct symtab_opts *so)
 {
 	struct pc_inputs in;
 	struct symtab *st = &in.st;
@@ -196,7 +162,7 @@ read_proc(struct view *v, struct proc *pr, const struct symtab_opts *so)
 static int
 cmp_key(const void *a, const void *b)
 {
-	const struct row *x = a, *y = b;
+	const struct runview_row *x = a, *y = b;
 	int c = strcmp(x->object, y->object);
 
 	return c ? c : strcmp(x->name, y->name);
@@ -204,7 +170,7 @@ cmp_key(const void *a, const void *b)
 
 /* Sum the rows of one object and name. */
 static void
-merge_rows(struct view *v)
+merge_rows(struct runview *v)
 {
 	size_t n = 0;
 
@@ -227,7 +193,7 @@ merge_rows(struct view *v)
 static int
 cmp_image(const void *a, const void *b)
 {
-	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
+	const struct runview_proc *x = *(struct runview_proc *const *)a, *y = *(struct runview_proc *const *)b;
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
@@ -246,9 +212,9 @@ cmp_image(const void *a, const void *b)
  * over every process, before --process picks some.
  */
 static void
-time_before_start(struct view *v)
+time_before_start(struct runview *v)
 {
-	struct proc **by = calloc(v->nprocs + 1, sizeof(*by));
+	struct runview_proc **by = calloc(v->nprocs + 1, sizeof(*by));
 
 	if (!by)
 		pc_fatal("out of memory");
@@ -256,8 +222,8 @@ time_before_start(struct view *v)
 		by[i] = &v->procs[i];
 	qsort(by, v->nprocs, sizeof(*by), cmp_image);
 	for (size_t i = 0; i < v->nprocs; i++) {
-		const struct proc *prev = i ? by[i - 1] : NULL;
-		struct proc *p = by[i];
+		const struct runview_proc *prev = i ? by[i - 1] : NULL;
+		struct runview_proc *p = by[i];
 		uint64_t from = 0;
 
 		if (!p->have_cpu)
@@ -275,7 +241,7 @@ time_before_start(struct view *v)
 
 /* What the clock saw of p after its start and the samples did not. */
 static void
-time_unsampled(struct proc *p)
+time_unsampled(struct runview_proc *p)
 {
 	double ran = (double)(p->cpu_stop - p->cpu_start) / 1e9;
 
@@ -287,7 +253,7 @@ time_unsampled(struct proc *p)
 
 /* Whether process p is the one --process names (a pid or a program). */
 static int
-chosen(const struct proc *p, const char *which)
+chosen(const struct runview_proc *p, const char *which)
 {
 	char *end;
 	unsigned long pid;
@@ -302,7 +268,7 @@ chosen(const struct proc *p, const char *which)
 
 /* Only the processes that --process names. */
 static void
-keep_chosen(struct view *v, const char *which)
+keep_chosen(struct runview *v, const char *which)
 {
 	size_t keep = 0;
 
@@ -317,7 +283,7 @@ keep_chosen(struct view *v, const char *which)
 }
 
 static void
-view_release(struct view *v)
+view_release(struct runview *v)
 {
 	for (size_t i = 0; i < v->nrows; i++) {
 		free(v->rows[i].name);
@@ -333,7 +299,7 @@ view_release(struct view *v)
 static int
 cmp_proc(const void *a, const void *b)
 {
-	const struct proc *x = a, *y = b;
+	const struct runview_proc *x = a, *y = b;
 
 	if (x->seconds != y->seconds)
 		return x->seconds > y->seconds ? -1 : 1;
@@ -345,7 +311,7 @@ cmp_proc(const void *a, const void *b)
  * report's own writers print them: function i is row i, in its object.
  */
 static void
-as_flat(const struct view *v, struct symtab *st, struct flat *f, uint32_t rate)
+as_flat(const struct runview *v, struct symtab *st, struct flat *f, uint32_t rate)
 {
 	memset(st, 0, sizeof(*st));
 	memset(f, 0, sizeof(*f));
@@ -372,162 +338,10 @@ as_flat(const struct view *v, struct symtab *st, struct flat *f, uint32_t rate)
 	qsort(f->rows, f->nrows, sizeof(*f->rows), flat_row_cmp);
 }
 
-struct unsampled {
-	double before, tail, writing;
-	int known;		/* processes whose manifest has their clocks */
-};
-
-static struct unsampled
-unsampled_sum(const struct view *v)
-{
-	struct unsampled u = { 0, 0, 0, 0 };
-
-	for (size_t i = 0; i < v->nprocs; i++) {
-		u.before += v->procs[i].before;
-		u.tail += v->procs[i].tail;
-		u.writing += v->procs[i].writing;
-		u.known += v->procs[i].have_cpu;
-	}
-	return u;
-}
-
-/*
- * The CPU time the processes' clocks measured and no sample saw: one
- * line, so that the report accounts for all of it. Shares stay shares of
- * what was sampled.
- */
-static void
-print_unsampled_text(FILE *out, const struct view *v, double sampled)
-{
-	struct unsampled u = unsampled_sum(v);
-	double all = sampled + u.before + u.tail + u.writing;
-
-	if (!u.known)
-		return;
-	fprintf(out, "Not sampled: %.3f s (%.1f%%) of the %.3f s that the processes' CPU clocks "
-		"measured:\n%.3f s before libpc started (exec, loading), %.3f s in no sample "
-		"(threads' last ticks), %.3f s writing\n",
-		all - sampled, all > 0 ? 100 * (all - sampled) / all : 0, all,
-		u.before, u.tail, u.writing);
-	if ((size_t)u.known < v->nprocs)
-		fprintf(out, "(%zu of the %zu processes' profiles do not record their clocks)\n",
-			v->nprocs - (size_t)u.known, v->nprocs);
-}
-
-static const char *const timer_names[] = { "not said", "posix", "taskclock" };
-
-/* "posix, chosen by its cost: a task-clock sample costs 18.9 us here, over
- * the 5.0 us under which libpc takes task-clock" */
-static void
-describe_timer(FILE *out, const struct proc *p)
-{
-	fputs(timer_names[p->timer], out);
-	if (p->timer_how == GMON_TIMER_ASKED)
-		fputs(", as PC_TIMER asked", out);
-	else if (p->timer_how == GMON_TIMER_REFUSED)
-		fputs(", task-clock refused (perf_event_paranoid, or seccomp)", out);
-	else if (p->timer_how == GMON_TIMER_MEASURED)
-		fprintf(out, ", chosen by its cost: a task-clock sample costs %.1f us here, %s "
-			"the %.1f us under which libpc takes task-clock", p->timer_cost / 1e3,
-			p->timer_cost < GMON_TASKCLOCK_CHEAP_NS ? "under" : "over",
-			GMON_TASKCLOCK_CHEAP_NS / 1e3);
-}
-
-/* The timer the processes got, when their manifests say: one line. */
-static void
-print_timer_text(FILE *out, const struct view *v)
-{
-	size_t n[3] = { 0, 0, 0 }, first = v->nprocs;
-
-	for (size_t i = 0; i < v->nprocs; i++) {
-		n[v->procs[i].timer]++;
-		if (v->procs[i].timer && first == v->nprocs)
-			first = i;
-	}
-	if (first == v->nprocs)
-		return;
-	fputs("Timer: ", out);
-	describe_timer(out, &v->procs[first]);
-	if (n[1] && n[2])
-		fprintf(out, " (posix in %zu processes, taskclock in %zu)", n[1], n[2]);
-	fputc('\n', out);
-}
-
-static void
-print_procs_text(FILE *out, const struct view *v, const char *where, double total)
-{
-	fprintf(out, "Run in %s: %zu process%s, %.3f s of CPU sampled\n",
-		text_name(where), v->nprocs, v->nprocs == 1 ? "" : "es", total);
-	print_timer_text(out, v);
-	fputc('\n', out);
-	fprintf(out, "%10s %7s %8s %7s  %s\n", "CPU s", "share", "pid", "threads", "program");
-	for (size_t i = 0; i < v->nprocs; i++) {
-		const struct proc *p = &v->procs[i];
-
-		fprintf(out, "%10.3f %6.2f%% ", p->seconds, total ? 100 * p->seconds / total : 0);
-		if (p->pid)
-			fprintf(out, "%8llu", (unsigned long long)p->pid);
-		else
-			fprintf(out, "%8s", "-");
-		if (p->threads)
-			fprintf(out, " %7llu", (unsigned long long)p->threads);
-		else
-			fprintf(out, " %7s", "-");
-		fprintf(out, "  %s%s\n", text_name(p->program),
-			p->ended == GMON_ENDED_KILLED ? " (killed: its profile was finished by pcprof)" : "");
-	}
-	print_unsampled_text(out, v, total);
-	fputc('\n', out);
-}
-
-static void
-print_procs_json(FILE *out, const struct view *v, double total)
-{
-	fputs("{\"processes\": [", out);
-	for (size_t i = 0; i < v->nprocs; i++) {
-		const struct proc *p = &v->procs[i];
-
-		fputs(i ? ",\n  " : "\n  ", out);
-		fputs("{\"program\": ", out);
-		json_string(out, p->program);
-		fputs(", \"path\": ", out);
-		json_string(out, p->exe);
-		fputs(", \"profile\": ", out);
-		json_string(out, p->profile);
-		fprintf(out, ", \"pid\": %llu, \"threads\": %llu, \"cpu_seconds\": %.6f, "
-			"\"samples\": %.6g, \"share\": %.6f", (unsigned long long)p->pid,
-			(unsigned long long)p->threads, p->seconds, p->samples,
-			total ? p->seconds / total : 0);
-		if (p->timer) {
-			static const char *const hows[] = { "", "asked", "measured", "refused" };
-
-			fprintf(out, ", \"timer\": {\"kind\": \"%s\", \"chosen\": \"%s\", "
-				"\"taskclock_cost_ns\": %llu}", timer_names[p->timer],
-				hows[p->timer_how], (unsigned long long)p->timer_cost);
-		}
-		if (p->ended == GMON_ENDED_KILLED)
-			fputs(", \"killed\": true", out);
-		if (p->have_cpu)
-			fprintf(out, ", \"not_sampled\": {\"before_start\": %.6f, "
-				"\"while_sampling\": %.6f, \"writing\": %.6f}",
-				p->before, p->tail, p->writing);
-		fputc('}', out);
-	}
-	fprintf(out, "%s], \"cpu_seconds\": %.6f, ", v->nprocs ? "\n" : "", total);
-	{
-		struct unsampled u = unsampled_sum(v);
-
-		fprintf(out, "\"not_sampled\": {\"before_start\": %.6f, \"while_sampling\": "
-			"%.6f, \"writing\": %.6f, \"processes_with_clocks\": %d}, ",
-			u.before, u.tail, u.writing, u.known);
-	}
-	fputs("\"profile\": ", out);
-}
-
 /* The processes that paths[0..npaths) hold (directories, or profiles
  * with a manifest beside them) into v. */
 static void
-gather(struct view *v, char **paths, int npaths)
+gather(struct runview *v, char **paths, int npaths)
 {
 	for (int i = 0; i < npaths; i++) {
 		struct stat sb;
@@ -553,7 +367,7 @@ gather(struct view *v, char **paths, int npaths)
 /* Read every process of v; their CPU seconds in *total, and the rate
  * they share (1000000, microseconds, when they differ). */
 static uint32_t
-read_procs(struct view *v, const struct symtab_opts *so, double *total)
+read_procs(struct runview *v, const struct symtab_opts *so, double *total)
 {
 	uint32_t rate = 0;
 
@@ -572,7 +386,7 @@ read_procs(struct view *v, const struct symtab_opts *so, double *total)
 /* Every process of the run into one file for another tool (export.h), in
  * the order of their profiles' names. */
 static void
-export_run(struct view *v, const struct report_opts *r, const struct symtab_opts *so,
+export_run(struct runview *v, const struct report_opts *r, const struct symtab_opts *so,
 	   FILE *out, const char *title)
 {
 	struct export x;
@@ -580,7 +394,7 @@ export_run(struct view *v, const struct report_opts *r, const struct symtab_opts
 	export_refuse(r);
 	export_init(&x);
 	for (size_t i = 0; i < v->nprocs; i++) {
-		struct proc *pr = &v->procs[i];
+		struct runview_proc *pr = &v->procs[i];
 		struct pc_inputs in;
 
 		inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN);
@@ -597,7 +411,7 @@ int
 runview_report(char **paths, int npaths, struct report_opts *r,
 	       const struct symtab_opts *so, FILE *out)
 {
-	struct view v = { 0 };
+	struct runview v = { 0 };
 	struct symtab st;
 	struct flat f;
 	double total = 0;
@@ -628,9 +442,9 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	merge_rows(&v);
 	as_flat(&v, &st, &f, rate);
 	if (r->format == FORMAT_TEXT)
-		print_procs_text(out, &v, paths[0], total);
+		runview_print_text(out, &v, paths[0], total);
 	else if (r->format == FORMAT_JSON)
-		print_procs_json(out, &v, total);
+		runview_print_json(out, &v, total);
 	if (f.total == 0)
 		pc_warn("warning: '%s': the profiles hold no samples", paths[0]);
 	report_print(out, &f, &st, NULL, r);
