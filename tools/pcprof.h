@@ -107,8 +107,8 @@ struct pc_run {
  * executable and its symbols, and one or more runs of profiles. A
  * directory stands for the profiles in it that libpc wrote for the
  * executable, and of several files those recorded for another program are
- * left out; whether each profile has a manifest beside it is asked here
- * and nowhere after. inputs_load then reads each run's profiles, checks
+ * left out (runfiles.c); whether each profile has a manifest beside it is
+ * asked there once, and its manifest read there once. inputs_load then reads each run's profiles, checks
  * their build-id, and through the manifests adds every object's symbols
  * and samples to the one table.
  */

@@ -92,12 +92,7 @@ runfiles_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE])
 	}
 	n = read(fd, h, sizeof(h));
 	close(fd);
-	if (n != (ssize_t)sizeof(h) || memcmp(h, GMON_MAGIC, 4))
-		return -1;
-	if (h[8] != GMON_PC_MARK0 || h[9] != GMON_PC_MARK1)
-		return 0;
-	memcpy(id, h + 8 + GMON_BUILDID_OFF, GMON_BUILDID_SIZE);
-	return 1;
+	return gmon_read_header(h, n > 0 ? (size_t)n : 0, id);
 }
 
 void
