@@ -256,7 +256,7 @@ int gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id);
 /* The first n bytes of a file, h, as a gmon header: -1 when they are not
  * one (too short, or not the magic); 0 when it is not libpc's; 1 when it
  * is, with the build-id bytes libpc wrote into it in build_id. For telling
- * a profile by its head without reading the whole file. */
+ * a profile by its head without reading the whole file. AS-safe. */
 int gmon_read_header(const void *h, size_t n, uint8_t build_id[GMON_BUILDID_SIZE]);
 
 /* --------------------------------------------------------------- objects */

@@ -1,6 +1,6 @@
 /*
  * Printing an export (export_out.c): the commands choose the writer here,
- * so that the model (export.c) never calls one.
+ * so that the model (export.c) never calls one. None is AS-safe.
  */
 #ifndef PC_EXPORT_OUT_H
 #define PC_EXPORT_OUT_H

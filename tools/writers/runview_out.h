@@ -1,7 +1,7 @@
 /*
  * The lines a whole run's report opens with (runview_out.c): one per
  * process, its timer, and the CPU time no sample saw. Called by
- * runview.c before the functions' rows (report.c). Not AS-safe.
+ * runview.c before the functions' rows (report.c). None is AS-safe.
  */
 #ifndef PC_RUNVIEW_OUT_H
 #define PC_RUNVIEW_OUT_H
