@@ -253,6 +253,11 @@ size_t gmon_profile_outside(const struct gmon_profile *p, uint64_t *samples);
 
 /* True when the header carries libpc's mark; fills build_id (8 bytes). */
 int gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id);
+/* The first n bytes of a file, h, as a gmon header: -1 when they are not
+ * one (too short, or not the magic); 0 when it is not libpc's; 1 when it
+ * is, with the build-id bytes libpc wrote into it in build_id. For telling
+ * a profile by its head without reading the whole file. AS-safe. */
+int gmon_read_header(const void *h, size_t n, uint8_t build_id[GMON_BUILDID_SIZE]);
 
 /* --------------------------------------------------------------- objects */
 
@@ -265,6 +270,18 @@ int gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id);
 #define GMON_OBJECTS_MAX	4096	/* libpc lists at most 1024 */
 #define GMON_OBJECTS_LINE_MAX	32768	/* libpc writes lines under 17 KiB */
 #define GMON_OBJ_SHIFT		48	/* arc ends: index << 48 | address */
+
+/*
+ * The names of the files libpc writes beside a profile PROFILE: its
+ * manifest, PROFILE.objects, and its stacks, PROFILE.stacks. Each is
+ * built here and nowhere else (write.c): into buf, size bytes, 0; or
+ * -ENAMETOOLONG where it does not fit, buf then "". AS-safe: libpc
+ * builds them while it writes at exit and from fatal-signal handlers.
+ */
+#define GMON_OBJECTS_SUFFIX	".objects"
+#define GMON_STACKS_SUFFIX	".stacks"
+int gmon_objects_name(char *buf, size_t size, const char *profile);
+int gmon_stacks_name(char *buf, size_t size, const char *profile);
 
 struct gmon_object {
 	int loaded;

@@ -475,6 +475,19 @@ gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id)
 	return 1;
 }
 
+int
+gmon_read_header(const void *h, size_t n, uint8_t build_id[GMON_BUILDID_SIZE])
+{
+	const unsigned char *b = h;
+
+	if (n < GMON_HEADER_SIZE || memcmp(b, GMON_MAGIC, 4))
+		return -1;
+	if (b[8] != GMON_PC_MARK0 || b[9] != GMON_PC_MARK1)
+		return 0;
+	memcpy(build_id, b + 8 + GMON_BUILDID_OFF, GMON_BUILDID_SIZE);
+	return 1;
+}
+
 /* Check every record of a stacks file of len bytes, have of them read;
  * count its stacks, thread records and stack words. 0, -EINVAL with err
  * filled in, or -EAGAIN (short_of). */

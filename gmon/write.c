@@ -1,6 +1,7 @@
 /*
- * Writing gmon.out: a small buffered sink over a file descriptor, and the
- * layout of 32-bit counters into gprof's 16-bit histogram records. Called by
+ * Writing gmon.out: a small buffered sink over a file descriptor, the
+ * layout of 32-bit counters into gprof's 16-bit histogram records, and the
+ * names of the files written beside a profile. Called by
  * libpc.so at exit and from signal handlers, so everything here is
  * async-signal-safe: no allocation, no stdio, no locks, only write(2).
  */
@@ -349,4 +350,32 @@ gmon_sink_stack(struct gmon_sink *s, uint64_t count, uint32_t flags, uint32_t ti
 	for (uint32_t i = 0; i < depth; i++)
 		put_u64(s, pcs[i]);
 	return s->error;
+}
+
+/* profile + suffix into buf (gmon_objects_name, gmon_stacks_name). */
+static int
+name_beside(char *buf, size_t size, const char *profile, const char *suffix)
+{
+	size_t n = strlen(profile), k = strlen(suffix);
+
+	if (n + k + 1 > size) {
+		if (size)
+			buf[0] = 0;
+		return -ENAMETOOLONG;
+	}
+	memcpy(buf, profile, n);
+	memcpy(buf + n, suffix, k + 1);
+	return 0;
+}
+
+int
+gmon_objects_name(char *buf, size_t size, const char *profile)
+{
+	return name_beside(buf, size, profile, GMON_OBJECTS_SUFFIX);
+}
+
+int
+gmon_stacks_name(char *buf, size_t size, const char *profile)
+{
+	return name_beside(buf, size, profile, GMON_STACKS_SUFFIX);
 }

@@ -241,7 +241,7 @@ manifest_header(struct gmon_sink *s)
 	if (!stop || stop > now)
 		stop = now;
 	text_start(&t);
-	pc_line_str(&t, "pcprof-objects 1\nrate ");
+	pc_line_str(&t, GMON_OBJECTS_MAGIC "\nrate ");
 	pc_line_u64(&t, (uint64_t)pc_cfg->hz);
 	pc_line_str(&t, "\npid ");
 	pc_line_u64(&t, (uint64_t)pc->pid);
@@ -335,7 +335,7 @@ pc_objects_unlink(const char *path)
 			unlink(name);
 		wrote[i] = 0;
 	}
-	if (!join(name, sizeof(name), path, ".objects", ""))
+	if (!gmon_objects_name(name, sizeof(name), path))
 		unlink(name);
 }
 
@@ -346,7 +346,7 @@ pc_objects_dump(const char *path)
 	struct stat st;
 	int r;
 
-	if (join(name, sizeof(name), path, ".objects", ""))
+	if (gmon_objects_name(name, sizeof(name), path))
 		return -ENAMETOOLONG;
 	int nobjs = dump_nobjs = __atomic_load_n(&pc_objs->nobjs, __ATOMIC_ACQUIRE);
 

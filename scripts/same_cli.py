@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 # Profiles recorded once: (name, argv, environment)
 RECORD = [
@@ -91,6 +92,16 @@ CASES = [
     ["diff", "--base", T], ["annotate", T, G], ["report", "nosuchdir/"],
     ["report", "--process", "nosuch", "run1"], ["report", "--thread", "nosuch", "threads"],
     ["report", "--stacks-file", "nosuch.stacks", "--format", "folded", T, G],
+    # how a run's files are found and its manifests read (runfiles.c)
+    ["report", "run2/gmon.out"], ["report", "P/cxx", "run2"],
+    ["report", "P/cxx", "run2/gmon.out"], ["report", "--format", "folded", "P/cxx", "run2"],
+    ["report", "--format", "pprof", "-o", "p3.pb.gz", "P/cxx", "run2/gmon.out"],
+    ["report", "--format", "speedscope", "-o", "s2.json", "run1"],
+    ["report", "P/three-pie", "three"], ["report", "three"], ["report", "three/gmon.out"],
+    ["report", "run1", "three/gmon.out"], ["report", "--process", "cxx", "run2"],
+    # a killed run: its live file finished by pcprof, then read
+    ["report", "killed"], ["report", "--format", "json", "killed"],
+    ["report", "P/three-pie", "killed"],
 ]
 
 
@@ -100,6 +111,21 @@ def sh(argv, cwd, env, bindir):
     e.update(env)
     e["PATH"] = bindir + ":" + e["PATH"]
     return subprocess.run(argv, cwd=cwd, env=e, capture_output=True, timeout=120)
+
+
+def record_killed(d, fix, after):
+    """A run SIGKILLed under PC_SCOPE=all: it leaves its live file, which
+    each command finishes in its own copy."""
+    os.makedirs(d)
+    e = dict(os.environ, LD_PRELOAD=os.path.abspath(os.path.join(after, "libpc.so")),
+             PC_SCOPE="all")
+    p = subprocess.Popen(fix(["P/three-pie", "30"]), cwd=d, env=e,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    p.kill()
+    p.wait()
+    if not any(n.endswith(".live") for n in os.listdir(d)):
+        sys.exit("same_cli: the killed run left no live file")
 
 
 def prepare(work, after, progs):
@@ -121,6 +147,7 @@ def prepare(work, after, progs):
         r = sh(fix(argv), d, e, bindir)
         if r.returncode != 0:
             sys.exit("same_cli: recording %s failed: %s" % (name, r.stderr.decode()))
+    record_killed(os.path.join(work, "killed"), fix, after)
     with open(os.path.join(work, "three/gmon.out"), "rb") as f:
         good = f.read()
     with open(os.path.join(work, "bad.out"), "wb") as f:

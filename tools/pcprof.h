@@ -47,9 +47,6 @@ FILE *out_open(struct out_file *o, const char *path);
  * file on a write error, leaving no partial file. */
 void out_commit(struct out_file *o);
 
-/* files.c: whether gmon has a manifest (gmon.objects) beside it. */
-int files_have_manifest(const char *gmon);
-
 /*
  * profile.c: read and sum the profiles at paths[0..n) into p; they must agree on rate
  * and on the executable they came from. Exits with a message naming the
@@ -78,14 +75,14 @@ void symbols_load_whole(struct symtab *st, const char *exe,
 struct whole;
 struct whole *whole_new(void);
 /*
- * For each of files[0..nfiles) whose manifest[] is set (FILE.objects is
- * beside it), add every object's symbols to st and its samples and arcs
- * to p. Returns how many manifests were read; exits with a message on bad
- * input.
+ * For each of run's files with a manifest beside it (runfiles_manifest),
+ * add every object's symbols to st and its samples and arcs to run's
+ * profile. Returns how many manifests were read; exits with a message on
+ * bad input.
  */
-int whole_load(struct whole *w, struct symtab *st, struct gmon_profile *p, char **files,
-	       const unsigned char *manifest, int nfiles, const char *exe,
-	       const struct symtab_opts *so);
+struct pc_run;
+int whole_load(struct whole *w, struct symtab *st, struct pc_run *run,
+	       const char *exe, const struct symtab_opts *so);
 /* An address in the stacks of the latest whole_load's files[file], in
  * st's numbering (as it is where w is NULL or that file had no manifest). */
 uint64_t whole_addr(const struct whole *w, int file, uint64_t a);
@@ -99,6 +96,8 @@ void whole_free(struct whole *w);
 struct pc_run {
 	char **files;			/* the gmon files summed into it */
 	unsigned char *manifest;	/* per file: FILE.objects is beside it */
+	struct gmon_objects **objects;	/* per file: its manifest, once read
+					 * (runfiles_manifest) */
 	int nfiles;
 	struct gmon_profile prof;	/* once inputs_load has read them */
 };
@@ -108,8 +107,8 @@ struct pc_run {
  * executable and its symbols, and one or more runs of profiles. A
  * directory stands for the profiles in it that libpc wrote for the
  * executable, and of several files those recorded for another program are
- * left out; whether each profile has a manifest beside it is asked here
- * and nowhere after. inputs_load then reads each run's profiles, checks
+ * left out (runfiles.c); whether each profile has a manifest beside it is
+ * asked there once, and its manifest read there once. inputs_load then reads each run's profiles, checks
  * their build-id, and through the manifests adds every object's symbols
  * and samples to the one table.
  */
@@ -126,10 +125,6 @@ struct pc_inputs {
 #define INPUTS_EACH_RUN	2	/* each operand is a run of its own (diff) */
 #define INPUTS_STRICT	4	/* another build-id's profile is an error */
 
-/* inputs.c: the build-id bytes that libpc wrote into the header of the
- * profile at path: 1 when it is libpc's, 0 when not, -1 when it is not
- * a gmon file one can read. */
-int inputs_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE]);
 /* findexe.c: the executable whose build-id starts with id, looked for
  * beside the profile gmon and in the current directory; its path into
  * out. 0 when found. */
@@ -309,13 +304,11 @@ void report_print(FILE *out, const struct flat *f, const struct symtab *st,
 		  const struct callgraph *cg, const struct report_opts *o);
 
 /*
- * A whole run (runview.c): whether path is a profile or a directory of
- * them rather than an executable; and the report of every process that
- * paths[0..n) hold (directories, or profiles with a manifest beside them),
- * one line per process, then the functions summed over the processes.
- * Exits on bad input.
+ * A whole run (runview.c): the report of every process that paths[0..n)
+ * hold (directories, or profiles with a manifest beside them), one line
+ * per process, then the functions summed over the processes. Exits on
+ * bad input.
  */
-int runview_is_profile(const char *path);
 int runview_report(char **paths, int npaths, struct report_opts *r,
 		   const struct symtab_opts *so, FILE *out);
 

@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 
 #include "pcprof.h"
+#include "inputs/runfiles.h"
 #include "model/export.h"
+#include "writers/export_out.h"
 #include "model/lines.h"
 #include "commands/options.h"
 
@@ -148,17 +150,18 @@ plain_exe(const char *gmon, char *exe, size_t size)
 	uint8_t id[GMON_BUILDID_SIZE];
 	struct stat sb;
 
-	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || files_have_manifest(gmon) ||
-	    inputs_build_id(gmon, id) != 1)
+	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || runfiles_has_manifest(gmon) ||
+	    runfiles_build_id(gmon, id) != 1)
 		return 0;
 	if (!memcmp(id, zero, sizeof(id)))
-		pc_fatal("'%s': no manifest beside it (%s.objects) to name its program, which "
+		pc_fatal("'%s': no manifest beside it (%s) to name its program, which "
 			 "has no build-id to find it by: name the executable (pcprof report EXE "
-			 "%s)", gmon, gmon, gmon);
+			 "%s)", gmon, runfiles_manifest_name(gmon), gmon);
 	if (findexe(gmon, id, exe, size))
-		pc_fatal("'%s': no manifest beside it (%s.objects) to name its program, and no "
+		pc_fatal("'%s': no manifest beside it (%s) to name its program, and no "
 			 "executable with its build-id (%s...) beside it or in the current "
-			 "directory: name the executable (pcprof report EXE %s)", gmon, gmon,
+			 "directory: name the executable (pcprof report EXE %s)", gmon,
+			 runfiles_manifest_name(gmon),
 			 pc_hex(id, sizeof(id), hex), gmon);
 	pc_warn("note: '%s' is a profile of '%s' (the executable with its build-id)", gmon,
 		exe);
@@ -204,7 +207,7 @@ cmd_report(int argc, char **argv)
 	 * leaves no file */
 	/* a profile or a directory first: the whole run, its programs
 	 * named by the manifests */
-	if (runview_is_profile(argv[optind])) {
+	if (runfiles_is_profile(argv[optind])) {
 		char exe[PATH_MAX];
 
 		out = out_open(&of, output);

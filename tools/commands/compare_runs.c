@@ -17,6 +17,7 @@
 
 #include "commands/compare.h"
 #include "commands/launch.h"
+#include "inputs/runfiles.h"
 #include "model/stats.h"
 
 /* The last line of the run's output (its last 4 KiB read), quoted, for
@@ -203,11 +204,14 @@ side_program(const struct compare *c, int side, char *exe, size_t size)
 		char *m;
 		size_t k = strlen(ent->d_name);
 
-		if (k < 8 || strcmp(ent->d_name + k - 8, ".objects"))
+		/* a manifest: the profile m it is beside names the program */
+		if (k < strlen(GMON_OBJECTS_SUFFIX) ||
+		    strcmp(ent->d_name + k - strlen(GMON_OBJECTS_SUFFIX), GMON_OBJECTS_SUFFIX))
 			continue;
-		if (asprintf(&m, "%s/%s", run, ent->d_name) < 0)
+		if (asprintf(&m, "%s/%.*s", run, (int)(k - strlen(GMON_OBJECTS_SUFFIX)),
+			     ent->d_name) < 0)
 			pc_fatal("out of memory");
-		pc_read_objects(m, &o);
+		runfiles_read_manifest(m, &o);
 		if (o.n && !strcmp(strrchr(o.v[0].path, '/') ? strrchr(o.v[0].path, '/') + 1 :
 				   o.v[0].path, want))
 			snprintf(exe, size, "%s", o.v[0].path);
@@ -224,14 +228,18 @@ side_program(const struct compare *c, int side, char *exe, size_t size)
 static void
 note_timer(struct compare *c)
 {
-	char m[PATH_MAX + 80];
+	char m[PATH_MAX + 80], *name;
 	struct gmon_objects o;
+	int r;
 
 	c->e.timer = c->taskclock ? "taskclock" : "posix";
-	snprintf(m, sizeof(m), "%s/warmup-new/gmon.out.objects", c->dir);
-	if (access(m, R_OK))
+	snprintf(m, sizeof(m), "%s/warmup-new/gmon.out", c->dir);
+	name = runfiles_manifest_name(m);
+	r = access(name, R_OK);
+	free(name);
+	if (r)
 		return;
-	pc_read_objects(m, &o);
+	runfiles_read_manifest(m, &o);
 	if (c->taskclock && o.timer == GMON_TIMER_POSIX) {
 		c->e.timer = "posix";
 		c->e.timer_note = "task-clock refused in the commands: at most one signal a "

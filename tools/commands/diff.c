@@ -14,7 +14,7 @@
 
 #include "pcprof.h"
 #include "commands/options.h"
-#include "model/diff.h"
+#include "writers/diff_out.h"
 #include "writers/flame.h"
 
 static const char usage_diff[] =

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "pcprof.h"
+#include "inputs/runfiles.h"
 
 static const char usage_merge[] =
 "usage: pcprof merge -o OUT GMON...\n"
@@ -102,7 +103,7 @@ cmd_merge(int argc, char **argv)
 	}
 	profiles_load(&p, argv + optind, argc - optind);
 	for (int i = optind; i < argc; i++)
-		if (files_have_manifest(argv[i])) {
+		if (runfiles_has_manifest(argv[i])) {
 			pc_warn("note: '%s' has an objects manifest (PC_SCOPE=all); only the "
 				"executable's profiles are merged", argv[i]);
 			break;

@@ -2,7 +2,7 @@
  * The bottom of pcprof: one-line messages that name the file (err(3)
  * style, exit status 2 for bad input), libpc's files read and parsed with
  * every refusal a reader needs and no further than they show themselves to
- * be what they should, and whether a profile has a manifest beside it.
+ * be what they should (a manifest is read through runfiles.c).
  * Calls nothing else in pcprof but label.c's escaping of names.
  */
 #ifndef _GNU_SOURCE
@@ -190,20 +190,6 @@ pc_read_objects(const char *path, struct gmon_objects *o)
 	static const struct file_format f = { parse_objects, "line" };
 
 	read_format(path, &f, o);
-}
-
-int
-files_have_manifest(const char *gmon)
-{
-	struct stat sb;
-	char *manifest;
-	int r;
-
-	if (asprintf(&manifest, "%s.objects", gmon) < 0)
-		pc_fatal("out of memory");
-	r = stat(manifest, &sb) == 0;
-	free(manifest);
-	return r;
 }
 
 const char *

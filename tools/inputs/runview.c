@@ -3,58 +3,20 @@
  * profile recorded with PC_SCOPE=all has its manifest beside it, which
  * names the program and the process; each is read as `pcprof report EXE
  * GMON` would read it, and the functions are summed over the processes by
- * object and name. The report opens with one line per process.
+ * object and name. The report opens with one line per process, which
+ * runview_out.c prints.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "commands/options.h"
+#include "inputs/runfiles.h"
+#include "inputs/runview.h"
 #include "model/export.h"
-
-struct proc {
-	char *profile;		/* the process's gmon file */
-	char *exe;		/* its program, as its manifest records it */
-	const char *program;	/* the program's file name, in exe */
-	uint64_t pid;		/* 0 where not known */
-	uint64_t threads;	/* 0 where not known */
-	double seconds;		/* CPU seconds sampled, all objects */
-	double samples;
-	uint32_t rate;
-	/* the process's CPU clock as the manifest read it (have_cpu): */
-	int have_cpu, ended;
-	uint64_t started, cpu_start, cpu_stop, cpu_write;
-	/* CPU seconds not sampled: before libpc started in this image (the
-	 * exec and the dynamic loader, or the fork), while sampling ran but
-	 * in no sample (each thread's last tick, mostly; any signal lost),
-	 * and while libpc wrote the profile */
-	double before, tail, writing;
-	int timer, timer_how;	/* GMON_TIMER_*, as the manifest says */
-	uint64_t timer_cost;	/* ns, 0 when not measured */
-};
-
-struct row {
-	char *name, *object;
-	double samples, seconds;
-};
-
-struct view {
-	struct proc *procs;
-	size_t nprocs;
-	struct row *rows;
-	size_t nrows, cap;
-	size_t left_out;	/* profiles with no manifest */
-};
-
-static int
-has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n >= k && !strcmp(s + n - k, suffix);
-}
+#include "writers/export_out.h"
+#include "writers/runview_out.h"
 
 static const char *
 base_name(const char *path)
@@ -78,59 +40,19 @@ pid_of_name(const char *path)
 	return *end ? 0 : v;
 }
 
-int
-runview_is_profile(const char *path)
-{
-	struct stat sb;
-	unsigned char h[4];
-	FILE *f;
-	int r;
-
-	if (stat(path, &sb))
-		return 0;
-	if (S_ISDIR(sb.st_mode))
-		return 1;
-	if (!S_ISREG(sb.st_mode) || !(f = fopen(path, "rb")))
-		return 0;
-	r = fread(h, 1, 4, f) == 4 && !memcmp(h, GMON_MAGIC, 4);
-	fclose(f);
-	return r;
-}
-
-/*
- * Whether path is PROFILE+NAME, an object's file of a profile with a
- * manifest: "gmon.out.g++.42" is a profile of its own (g++), and
- * "gmon.out.g++.42+libc.so.6" one of its objects.
- */
-static int
-is_object_of_a_profile(const char *path)
-{
-	const char *plus = strrchr(path, '+');
-	char *profile;
-	int r;
-
-	if (!plus || strchr(plus, '/'))
-		return 0;
-	if (!(profile = strndup(path, (size_t)(plus - path))))
-		pc_fatal("out of memory");
-	r = files_have_manifest(profile);
-	free(profile);
-	return r;
-}
-
 /* One process from profile, whose manifest is beside it. */
 static void
-add_proc(struct view *v, const char *profile)
+add_proc(struct runview *v, const char *profile)
 {
 	struct gmon_objects o;
-	struct proc *p;
-	char *manifest;
+	struct runview_proc *p;
 
-	if (asprintf(&manifest, "%s.objects", profile) < 0)
-		pc_fatal("out of memory");
-	pc_read_objects(manifest, &o);
-	if (o.n == 0)
+	runfiles_read_manifest(profile, &o);
+	if (o.n == 0) {
+		char *manifest = runfiles_manifest_name(profile);
+
 		pc_fatal("'%s': no program listed", manifest);
+	}
 	if (!(v->procs = realloc(v->procs, (v->nprocs + 1) * sizeof(*v->procs))))
 		pc_fatal("out of memory");
 	p = &v->procs[v->nprocs++];
@@ -150,65 +72,48 @@ add_proc(struct view *v, const char *profile)
 	p->timer = o.timer;
 	p->timer_how = o.timer_how;
 	p->timer_cost = o.timer_cost;
-	gmon_objects_release(&o);
-	free(manifest);
+	p->manifest = pc_realloc(NULL, sizeof(*p->manifest));
+	*p->manifest = o;
 }
 
-static int
-cmp_str(const void *a, const void *b)
+/* The manifest of process p, read by add_proc, to the run of in that
+ * reads p's profile: read once. */
+static void
+give_manifest(struct pc_inputs *in, struct runview_proc *p)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	runfiles_adopt(&in->runs[0], 0, p->manifest);
+	p->manifest = NULL;
+}
+
+static void
+proc_release(struct runview_proc *p)
+{
+	free(p->profile);
+	free(p->exe);
+	if (p->manifest)
+		gmon_objects_release(p->manifest);
+	free(p->manifest);
 }
 
 /* Every profile with a manifest in dir, in name order. */
 static void
-add_dir(struct view *v, const char *dir)
+add_dir(struct runview *v, const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char **names = NULL;
-	size_t n = 0;
+	size_t n;
+	char **names = runfiles_of_run(dir, &n, &v->left_out);
 
-	if (!d)
-		pc_fatal("'%s': %s", dir, strerror(errno));
-	recover_dir(dir);
-	while ((e = readdir(d))) {
-		char *path;
-
-		if (e->d_name[0] == '.' || has_suffix(e->d_name, ".objects") ||
-		    has_suffix(e->d_name, ".stacks"))
-			continue;
-		if (asprintf(&path, "%s/%s", dir, e->d_name) < 0)
-			pc_fatal("out of memory");
-		if (is_object_of_a_profile(path)) {
-			free(path);	/* PROFILE+libc.so.6: read with PROFILE */
-			continue;
-		}
-		if (!runview_is_profile(path)) {
-			free(path);
-			continue;
-		}
-		names = pc_realloc(names, (n + 1) * sizeof(*names));
-		names[n++] = path;
-	}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
-		if (files_have_manifest(names[i]))
-			add_proc(v, names[i]);
-		else
-			v->left_out++;
+		add_proc(v, names[i]);
 		free(names[i]);
 	}
 	free(names);
 }
 
 static void
-add_row(struct view *v, const char *name, const char *object, double samples,
+add_row(struct runview *v, const char *name, const char *object, double samples,
 	uint32_t rate)
 {
-	struct row *r;
+	struct runview_row *r;
 
 	if (v->nrows == v->cap) {
 		v->cap = v->cap ? 2 * v->cap : 256;
@@ -224,13 +129,14 @@ add_row(struct view *v, const char *name, const char *object, double samples,
 
 /* Read one process and add its functions' samples to the view. */
 static void
-read_proc(struct view *v, struct proc *pr, const struct symtab_opts *so)
+read_proc(struct runview *v, struct runview_proc *pr, const struct symtab_opts *so)
 {
 	struct pc_inputs in;
 	struct symtab *st = &in.st;
 	struct flat f;
 
 	inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN);
+	give_manifest(&in, pr);
 	inputs_load(&in, so, 0);
 	flat_build(&f, st, &in.runs[0].prof);
 	if (!f.rate)
@@ -256,7 +162,7 @@ read_proc(struct view *v, struct proc *pr, const struct symtab_opts *so)
 static int
 cmp_key(const void *a, const void *b)
 {
-	const struct row *x = a, *y = b;
+	const struct runview_row *x = a, *y = b;
 	int c = strcmp(x->object, y->object);
 
 	return c ? c : strcmp(x->name, y->name);
@@ -264,7 +170,7 @@ cmp_key(const void *a, const void *b)
 
 /* Sum the rows of one object and name. */
 static void
-merge_rows(struct view *v)
+merge_rows(struct runview *v)
 {
 	size_t n = 0;
 
@@ -287,7 +193,7 @@ merge_rows(struct view *v)
 static int
 cmp_image(const void *a, const void *b)
 {
-	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
+	const struct runview_proc *x = *(struct runview_proc *const *)a, *y = *(struct runview_proc *const *)b;
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
@@ -306,9 +212,9 @@ cmp_image(const void *a, const void *b)
  * over every process, before --process picks some.
  */
 static void
-time_before_start(struct view *v)
+time_before_start(struct runview *v)
 {
-	struct proc **by = calloc(v->nprocs + 1, sizeof(*by));
+	struct runview_proc **by = calloc(v->nprocs + 1, sizeof(*by));
 
 	if (!by)
 		pc_fatal("out of memory");
@@ -316,8 +222,8 @@ time_before_start(struct view *v)
 		by[i] = &v->procs[i];
 	qsort(by, v->nprocs, sizeof(*by), cmp_image);
 	for (size_t i = 0; i < v->nprocs; i++) {
-		const struct proc *prev = i ? by[i - 1] : NULL;
-		struct proc *p = by[i];
+		const struct runview_proc *prev = i ? by[i - 1] : NULL;
+		struct runview_proc *p = by[i];
 		uint64_t from = 0;
 
 		if (!p->have_cpu)
@@ -335,7 +241,7 @@ time_before_start(struct view *v)
 
 /* What the clock saw of p after its start and the samples did not. */
 static void
-time_unsampled(struct proc *p)
+time_unsampled(struct runview_proc *p)
 {
 	double ran = (double)(p->cpu_stop - p->cpu_start) / 1e9;
 
@@ -347,7 +253,7 @@ time_unsampled(struct proc *p)
 
 /* Whether process p is the one --process names (a pid or a program). */
 static int
-chosen(const struct proc *p, const char *which)
+chosen(const struct runview_proc *p, const char *which)
 {
 	char *end;
 	unsigned long pid;
@@ -362,14 +268,13 @@ chosen(const struct proc *p, const char *which)
 
 /* Only the processes that --process names. */
 static void
-keep_chosen(struct view *v, const char *which)
+keep_chosen(struct runview *v, const char *which)
 {
 	size_t keep = 0;
 
 	for (size_t i = 0; i < v->nprocs; i++) {
 		if (!chosen(&v->procs[i], which)) {
-			free(v->procs[i].profile);
-			free(v->procs[i].exe);
+			proc_release(&v->procs[i]);
 			continue;
 		}
 		v->procs[keep++] = v->procs[i];
@@ -378,17 +283,15 @@ keep_chosen(struct view *v, const char *which)
 }
 
 static void
-view_release(struct view *v)
+view_release(struct runview *v)
 {
 	for (size_t i = 0; i < v->nrows; i++) {
 		free(v->rows[i].name);
 		free(v->rows[i].object);
 	}
 	free(v->rows);
-	for (size_t i = 0; i < v->nprocs; i++) {
-		free(v->procs[i].profile);
-		free(v->procs[i].exe);
-	}
+	for (size_t i = 0; i < v->nprocs; i++)
+		proc_release(&v->procs[i]);
 	free(v->procs);
 	memset(v, 0, sizeof(*v));
 }
@@ -396,7 +299,7 @@ view_release(struct view *v)
 static int
 cmp_proc(const void *a, const void *b)
 {
-	const struct proc *x = a, *y = b;
+	const struct runview_proc *x = a, *y = b;
 
 	if (x->seconds != y->seconds)
 		return x->seconds > y->seconds ? -1 : 1;
@@ -408,7 +311,7 @@ cmp_proc(const void *a, const void *b)
  * report's own writers print them: function i is row i, in its object.
  */
 static void
-as_flat(const struct view *v, struct symtab *st, struct flat *f, uint32_t rate)
+as_flat(const struct runview *v, struct symtab *st, struct flat *f, uint32_t rate)
 {
 	memset(st, 0, sizeof(*st));
 	memset(f, 0, sizeof(*f));
@@ -435,162 +338,10 @@ as_flat(const struct view *v, struct symtab *st, struct flat *f, uint32_t rate)
 	qsort(f->rows, f->nrows, sizeof(*f->rows), flat_row_cmp);
 }
 
-struct unsampled {
-	double before, tail, writing;
-	int known;		/* processes whose manifest has their clocks */
-};
-
-static struct unsampled
-unsampled_sum(const struct view *v)
-{
-	struct unsampled u = { 0, 0, 0, 0 };
-
-	for (size_t i = 0; i < v->nprocs; i++) {
-		u.before += v->procs[i].before;
-		u.tail += v->procs[i].tail;
-		u.writing += v->procs[i].writing;
-		u.known += v->procs[i].have_cpu;
-	}
-	return u;
-}
-
-/*
- * The CPU time the processes' clocks measured and no sample saw: one
- * line, so that the report accounts for all of it. Shares stay shares of
- * what was sampled.
- */
-static void
-print_unsampled_text(FILE *out, const struct view *v, double sampled)
-{
-	struct unsampled u = unsampled_sum(v);
-	double all = sampled + u.before + u.tail + u.writing;
-
-	if (!u.known)
-		return;
-	fprintf(out, "Not sampled: %.3f s (%.1f%%) of the %.3f s that the processes' CPU clocks "
-		"measured:\n%.3f s before libpc started (exec, loading), %.3f s in no sample "
-		"(threads' last ticks), %.3f s writing\n",
-		all - sampled, all > 0 ? 100 * (all - sampled) / all : 0, all,
-		u.before, u.tail, u.writing);
-	if ((size_t)u.known < v->nprocs)
-		fprintf(out, "(%zu of the %zu processes' profiles do not record their clocks)\n",
-			v->nprocs - (size_t)u.known, v->nprocs);
-}
-
-static const char *const timer_names[] = { "not said", "posix", "taskclock" };
-
-/* "posix, chosen by its cost: a task-clock sample costs 18.9 us here, over
- * the 5.0 us under which libpc takes task-clock" */
-static void
-describe_timer(FILE *out, const struct proc *p)
-{
-	fputs(timer_names[p->timer], out);
-	if (p->timer_how == GMON_TIMER_ASKED)
-		fputs(", as PC_TIMER asked", out);
-	else if (p->timer_how == GMON_TIMER_REFUSED)
-		fputs(", task-clock refused (perf_event_paranoid, or seccomp)", out);
-	else if (p->timer_how == GMON_TIMER_MEASURED)
-		fprintf(out, ", chosen by its cost: a task-clock sample costs %.1f us here, %s "
-			"the %.1f us under which libpc takes task-clock", p->timer_cost / 1e3,
-			p->timer_cost < GMON_TASKCLOCK_CHEAP_NS ? "under" : "over",
-			GMON_TASKCLOCK_CHEAP_NS / 1e3);
-}
-
-/* The timer the processes got, when their manifests say: one line. */
-static void
-print_timer_text(FILE *out, const struct view *v)
-{
-	size_t n[3] = { 0, 0, 0 }, first = v->nprocs;
-
-	for (size_t i = 0; i < v->nprocs; i++) {
-		n[v->procs[i].timer]++;
-		if (v->procs[i].timer && first == v->nprocs)
-			first = i;
-	}
-	if (first == v->nprocs)
-		return;
-	fputs("Timer: ", out);
-	describe_timer(out, &v->procs[first]);
-	if (n[1] && n[2])
-		fprintf(out, " (posix in %zu processes, taskclock in %zu)", n[1], n[2]);
-	fputc('\n', out);
-}
-
-static void
-print_procs_text(FILE *out, const struct view *v, const char *where, double total)
-{
-	fprintf(out, "Run in %s: %zu process%s, %.3f s of CPU sampled\n",
-		text_name(where), v->nprocs, v->nprocs == 1 ? "" : "es", total);
-	print_timer_text(out, v);
-	fputc('\n', out);
-	fprintf(out, "%10s %7s %8s %7s  %s\n", "CPU s", "share", "pid", "threads", "program");
-	for (size_t i = 0; i < v->nprocs; i++) {
-		const struct proc *p = &v->procs[i];
-
-		fprintf(out, "%10.3f %6.2f%% ", p->seconds, total ? 100 * p->seconds / total : 0);
-		if (p->pid)
-			fprintf(out, "%8llu", (unsigned long long)p->pid);
-		else
-			fprintf(out, "%8s", "-");
-		if (p->threads)
-			fprintf(out, " %7llu", (unsigned long long)p->threads);
-		else
-			fprintf(out, " %7s", "-");
-		fprintf(out, "  %s%s\n", text_name(p->program),
-			p->ended == GMON_ENDED_KILLED ? " (killed: its profile was finished by pcprof)" : "");
-	}
-	print_unsampled_text(out, v, total);
-	fputc('\n', out);
-}
-
-static void
-print_procs_json(FILE *out, const struct view *v, double total)
-{
-	fputs("{\"processes\": [", out);
-	for (size_t i = 0; i < v->nprocs; i++) {
-		const struct proc *p = &v->procs[i];
-
-		fputs(i ? ",\n  " : "\n  ", out);
-		fputs("{\"program\": ", out);
-		json_string(out, p->program);
-		fputs(", \"path\": ", out);
-		json_string(out, p->exe);
-		fputs(", \"profile\": ", out);
-		json_string(out, p->profile);
-		fprintf(out, ", \"pid\": %llu, \"threads\": %llu, \"cpu_seconds\": %.6f, "
-			"\"samples\": %.6g, \"share\": %.6f", (unsigned long long)p->pid,
-			(unsigned long long)p->threads, p->seconds, p->samples,
-			total ? p->seconds / total : 0);
-		if (p->timer) {
-			static const char *const hows[] = { "", "asked", "measured", "refused" };
-
-			fprintf(out, ", \"timer\": {\"kind\": \"%s\", \"chosen\": \"%s\", "
-				"\"taskclock_cost_ns\": %llu}", timer_names[p->timer],
-				hows[p->timer_how], (unsigned long long)p->timer_cost);
-		}
-		if (p->ended == GMON_ENDED_KILLED)
-			fputs(", \"killed\": true", out);
-		if (p->have_cpu)
-			fprintf(out, ", \"not_sampled\": {\"before_start\": %.6f, "
-				"\"while_sampling\": %.6f, \"writing\": %.6f}",
-				p->before, p->tail, p->writing);
-		fputc('}', out);
-	}
-	fprintf(out, "%s], \"cpu_seconds\": %.6f, ", v->nprocs ? "\n" : "", total);
-	{
-		struct unsampled u = unsampled_sum(v);
-
-		fprintf(out, "\"not_sampled\": {\"before_start\": %.6f, \"while_sampling\": "
-			"%.6f, \"writing\": %.6f, \"processes_with_clocks\": %d}, ",
-			u.before, u.tail, u.writing, u.known);
-	}
-	fputs("\"profile\": ", out);
-}
-
 /* The processes that paths[0..npaths) hold (directories, or profiles
  * with a manifest beside them) into v. */
 static void
-gather(struct view *v, char **paths, int npaths)
+gather(struct runview *v, char **paths, int npaths)
 {
 	for (int i = 0; i < npaths; i++) {
 		struct stat sb;
@@ -599,12 +350,13 @@ gather(struct view *v, char **paths, int npaths)
 			pc_fatal("'%s': %s", paths[i], strerror(errno));
 		if (S_ISDIR(sb.st_mode))
 			add_dir(v, paths[i]);
-		else if (files_have_manifest(paths[i]))
+		else if (runfiles_has_manifest(paths[i]))
 			add_proc(v, paths[i]);
 		else
-			pc_fatal("'%s': no manifest beside it (%s.objects) to name its program: "
+			pc_fatal("'%s': no manifest beside it (%s) to name its program: "
 				 "name the executable (pcprof report EXE %s), or record with "
-				 "PC_SCOPE=all", paths[i], paths[i], paths[i]);
+				 "PC_SCOPE=all", paths[i], runfiles_manifest_name(paths[i]),
+				 paths[i]);
 	}
 	if (v->left_out)
 		pc_warn("note: left out %zu profile%s recorded without PC_SCOPE=all "
@@ -615,7 +367,7 @@ gather(struct view *v, char **paths, int npaths)
 /* Read every process of v; their CPU seconds in *total, and the rate
  * they share (1000000, microseconds, when they differ). */
 static uint32_t
-read_procs(struct view *v, const struct symtab_opts *so, double *total)
+read_procs(struct runview *v, const struct symtab_opts *so, double *total)
 {
 	uint32_t rate = 0;
 
@@ -634,7 +386,7 @@ read_procs(struct view *v, const struct symtab_opts *so, double *total)
 /* Every process of the run into one file for another tool (export.h), in
  * the order of their profiles' names. */
 static void
-export_run(const struct view *v, const struct report_opts *r, const struct symtab_opts *so,
+export_run(struct runview *v, const struct report_opts *r, const struct symtab_opts *so,
 	   FILE *out, const char *title)
 {
 	struct export x;
@@ -642,10 +394,11 @@ export_run(const struct view *v, const struct report_opts *r, const struct symta
 	export_refuse(r);
 	export_init(&x);
 	for (size_t i = 0; i < v->nprocs; i++) {
-		const struct proc *pr = &v->procs[i];
+		struct runview_proc *pr = &v->procs[i];
 		struct pc_inputs in;
 
-		inputs_open(&in, pr->exe, (char **)&pr->profile, 1, so, INPUTS_AS_GIVEN);
+		inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN);
+		give_manifest(&in, pr);
 		inputs_load(&in, so, 0);
 		export_add(&x, &in, so, NULL, pr->program, pr->pid);
 		inputs_close(&in);
@@ -658,7 +411,7 @@ int
 runview_report(char **paths, int npaths, struct report_opts *r,
 	       const struct symtab_opts *so, FILE *out)
 {
-	struct view v = { 0 };
+	struct runview v = { 0 };
 	struct symtab st;
 	struct flat f;
 	double total = 0;
@@ -689,9 +442,9 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	merge_rows(&v);
 	as_flat(&v, &st, &f, rate);
 	if (r->format == FORMAT_TEXT)
-		print_procs_text(out, &v, paths[0], total);
+		runview_print_text(out, &v, paths[0], total);
 	else if (r->format == FORMAT_JSON)
-		print_procs_json(out, &v, total);
+		runview_print_json(out, &v, total);
 	if (f.total == 0)
 		pc_warn("warning: '%s': the profiles hold no samples", paths[0]);
 	report_print(out, &f, &st, NULL, r);

@@ -13,35 +13,21 @@
 #include <unistd.h>
 
 #include "pcprof.h"
+#include "inputs/runfiles.h"
 
-/* The pid in the manifest beside gmon (which has one), or 0. */
-static uint64_t
-manifest_pid(const char *gmon)
-{
-	struct gmon_objects o;
-	uint64_t pid;
-	char *path;
-
-	if (asprintf(&path, "%s.objects", gmon) < 0)
-		pc_fatal("out of memory");
-	pc_read_objects(path, &o);
-	pid = o.pid;
-	gmon_objects_release(&o);
-	free(path);
-	return pid;
-}
 
 /*
  * A stacks file left from another run must not be drawn under this one's
  * name: its build-id must be the program's, and its pid the profile's
- * where both are recorded (the profile gmon has a manifest when
- * manifest).
+ * where both are recorded (the profile is run's files[file], or none
+ * where run is NULL).
  */
 static void
 stacks_check_run(const char *path, const struct gmon_stacks *ss,
-		 const struct symtab *st, const char *gmon, int manifest)
+		 const struct symtab *st, const struct pc_run *run, int file)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
+	const char *gmon = run ? run->files[file] : NULL;
 	uint64_t pid;
 
 	if (st->build_id_len >= GMON_BUILDID_SIZE && memcmp(ss->build_id, zero, sizeof(zero)) &&
@@ -55,7 +41,7 @@ stacks_check_run(const char *path, const struct gmon_stacks *ss,
 		pc_fatal("'%s': stacks of another program (build-id %s..., the executable's "
 			 "is %s...): a file left from another run?", path, a, b);
 	}
-	pid = gmon && manifest ? manifest_pid(gmon) : 0;
+	pid = gmon && run->manifest[file] ? runfiles_manifest(run, file)->pid : 0;
 	if (pid && ss->pid && pid != ss->pid)
 		pc_fatal("'%s': stacks of another run (process %u, the profile's is %llu)",
 			 path, ss->pid, (unsigned long long)pid);
@@ -135,17 +121,17 @@ stacks_load(const struct pc_inputs *in, int runi, int file, const char *stacks_f
 	    int required, struct gmon_stacks *ss)
 {
 	const struct pc_run *run = &in->runs[runi];
-	char path[4096];
+	char *path = stacks_file ? strdup(stacks_file) : runfiles_stacks_name(run->files[file]);
 
-	if (stacks_file)
-		snprintf(path, sizeof(path), "%s", stacks_file);
-	else
-		snprintf(path, sizeof(path), "%s.stacks", run->files[file]);
-	if (!required && access(path, F_OK) && errno == ENOENT)
+	if (!path)
+		pc_fatal("out of memory");
+	if (!required && access(path, F_OK) && errno == ENOENT) {
+		free(path);
 		return 1;
+	}
 	read_stacks(path, ss);
-	stacks_check_run(path, ss, &in->st, stacks_file ? NULL : run->files[file],
-			 !stacks_file && run->manifest[file]);
+	stacks_check_run(path, ss, &in->st, stacks_file ? NULL : run, file);
+	free(path);
 	return 0;
 }
 
@@ -166,7 +152,7 @@ folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 		if (ss.rate != fs->rate)
 			pc_fatal("'%s%s': sampled at %u Hz, not %u Hz",
 				 stacks_file ? stacks_file : in->runs[run].files[i],
-				 stacks_file ? "" : ".stacks", ss.rate, fs->rate);
+				 stacks_file ? "" : GMON_STACKS_SUFFIX, ss.rate, fs->rate);
 		for (size_t j = 0; j < ss.n; j++) {
 			if (k == cap) {
 				cap = cap ? 2 * cap : 1024;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "pcprof.h"
+#include "inputs/runfiles.h"
 
 #define SHIFT GMON_OBJ_SHIFT
 #define LOW_MASK ((UINT64_C(1) << SHIFT) - 1)
@@ -351,17 +352,17 @@ keep_remap(struct whole *w, int file, uint32_t *map, size_t n)
 }
 
 static int
-load_manifest(struct whole *w, struct symtab *st, struct gmon_profile *p, const char *gmon,
-	      const char *exe, const struct symtab_opts *so, int file)
+load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
+	      const char *exe, const struct symtab_opts *so)
 {
-	struct gmon_objects o;
+	struct gmon_profile *p = &run->prof;
+	const char *gmon = run->files[file];
+	struct gmon_objects *o;
 	struct stat ms, gs;
-	char *manifest, *dircopy;
+	char *manifest = runfiles_manifest_name(gmon), *dircopy;
 	const char *dir;
 	uint32_t *map;
 
-	if (asprintf(&manifest, "%s.objects", gmon) < 0)
-		pc_fatal("out of memory");
 	if (stat(manifest, &ms)) {
 		free(manifest);
 		return 0;
@@ -372,29 +373,29 @@ load_manifest(struct whole *w, struct symtab *st, struct gmon_profile *p, const 
 		free(manifest);
 		return 0;
 	}
-	pc_read_objects(manifest, &o);
-	if (o.rate != p->hists[0].rate)
-		pc_fatal("'%s': sampled at %u Hz, '%s' at %u Hz", manifest, o.rate, gmon,
+	o = runfiles_manifest(run, file);
+	if (o->rate != p->hists[0].rate)
+		pc_fatal("'%s': sampled at %u Hz, '%s' at %u Hz", manifest, o->rate, gmon,
 			 p->hists[0].rate);
 	if (!st->nobjs && symtab_objects_begin(st, base_name(exe)))
 		pc_fatal("out of memory");
 	if (st->nsyms == 0 && st->nfuncs == 0)
 		stripped_exe(st, exe);
-	if (!(map = calloc(o.n, sizeof(*map))) || !(dircopy = strdup(gmon)))
+	if (!(map = calloc(o->n, sizeof(*map))) || !(dircopy = strdup(gmon)))
 		pc_fatal("out of memory");
 	dir = dirname(dircopy);
 	map[0] = 0;
-	for (size_t k = 1; k < o.n; k++) {
-		const struct gmon_object *ob = &o.v[k];
+	for (size_t k = 1; k < o->n; k++) {
+		const struct gmon_object *ob = &o->v[k];
 
 		map[k] = object_index(w, st, ob, so, manifest, dir);
 		if (ob->file)
-			add_object_file(p, dir, ob, map[k], manifest, o.started);
+			add_object_file(p, dir, ob, map[k], manifest, o->started);
 		else if (ob->samples)
 			add_samples(p, map[k], ob->samples, manifest);	/* the vDSO */
 	}
-	if (o.no_object) {
-		uint64_t left = o.no_object - jit_samples(st, p, &o, manifest, &ms);
+	if (o->no_object) {
+		uint64_t left = o->no_object - jit_samples(st, p, o, manifest, &ms);
 
 		if (left && w->no_object_index == UINT32_MAX)
 			w->no_object_index = add_object(st, NULL, "[anonymous code]",
@@ -402,9 +403,8 @@ load_manifest(struct whole *w, struct symtab *st, struct gmon_profile *p, const 
 		if (left)
 			add_samples(p, w->no_object_index, left, manifest);
 	}
-	add_arcs(p, &o, map);
-	keep_remap(w, file, map, o.n);
-	gmon_objects_release(&o);
+	add_arcs(p, o, map);
+	keep_remap(w, file, map, o->n);
 	free(dircopy);
 	free(manifest);
 	return 1;
@@ -422,15 +422,14 @@ whole_new(void)
 }
 
 int
-whole_load(struct whole *w, struct symtab *st, struct gmon_profile *p, char **files,
-	   const unsigned char *manifest, int nfiles, const char *exe,
+whole_load(struct whole *w, struct symtab *st, struct pc_run *run, const char *exe,
 	   const struct symtab_opts *so)
 {
 	int n = 0;
 
-	for (int i = 0; i < nfiles; i++)
-		if (manifest[i])
-			n += load_manifest(w, st, p, files[i], exe, so, i);
+	for (int i = 0; i < run->nfiles; i++)
+		if (run->manifest[i])
+			n += load_manifest(w, st, run, i, exe, so);
 	symbols_notes(so);
 	return n;
 }

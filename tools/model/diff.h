@@ -171,8 +171,4 @@ void diff_compare(struct result *res, struct side *b, struct side *n,
  * appeared or is gone. */
 double diff_row_size(const struct row *w);
 
-/* diff_out.c: print res to out in o->format. */
-void diff_print(FILE *out, const struct result *res, const struct side *b,
-		const struct side *nw, const struct diff_opts *o);
-
 #endif

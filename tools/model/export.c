@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "inputs/runfiles.h"
 #include "model/export.h"
 #include "model/lines.h"
 #include "symbols/dwlines.h"
@@ -497,25 +498,20 @@ static void
 add_times(struct export *x, const struct pc_run *run, struct xp_group *g)
 {
 	for (int i = 0; i < run->nfiles; i++) {
-		struct gmon_objects o;
+		const struct gmon_objects *o;
 		struct stat sb;
 		uint64_t end;
-		char *path;
 
 		if (!run->manifest[i] || stat(run->files[i], &sb))
 			continue;
-		if (asprintf(&path, "%s.objects", run->files[i]) < 0)
-			pc_fatal("out of memory");
-		pc_read_objects(path, &o);
-		free(path);
+		o = runfiles_manifest(run, i);
 		end = (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec;
-		if (o.started && (!x->time_ns || o.started < x->time_ns))
-			x->time_ns = o.started;
+		if (o->started && (!x->time_ns || o->started < x->time_ns))
+			x->time_ns = o->started;
 		if (end > x->end_ns)
 			x->end_ns = end;
 		if (!g->pid && run->nfiles == 1)
-			g->pid = o.pid;
-		gmon_objects_release(&o);
+			g->pid = o->pid;
 	}
 	x->duration_ns = x->time_ns && x->end_ns > x->time_ns ? x->end_ns - x->time_ns : 0;
 }
@@ -556,28 +552,6 @@ export_format_name(enum format format)
 }
 
 void
-export_finish(struct export *x, const struct report_opts *r, FILE *out, const char *title)
-{
-	if (r->thread)
-		export_keep_thread(x, r->thread);
-	if (r->by_thread) {
-		export_print_threads(x, FORMAT_IS_EXPORT(r->format) ? FORMAT_TEXT : r->format,
-				     out, title);
-	} else if (FORMAT_IS_EXPORT(r->format)) {
-		export_print(x, r->format, out, title);
-	} else {
-		struct symtab st;
-		struct flat f;
-		struct report_opts ro = *r;
-
-		export_flat(x, &st, &f);
-		ro.exe = title;
-		report_print(out, &f, &st, NULL, &ro);
-		export_flat_release(&st, &f);
-	}
-}
-
-void
 export_refuse(const struct report_opts *r)
 {
 	if (r->by_thread && FORMAT_IS_EXPORT(r->format))
@@ -591,25 +565,6 @@ export_refuse(const struct report_opts *r)
 			 "--format ", r->by_thread || r->thread ? "--thread" :
 			 export_format_name(r->format), r->by_object ? "--by-object" :
 			 r->callgraph ? "--callgraph" : "--lines");
-}
-
-void
-export_print(const struct export *x, enum format format, FILE *out, const char *title)
-{
-	int r;
-
-	if (format == FORMAT_PPROF && isatty(fileno(out)))
-		pc_fatal("--format pprof: a gzipped protobuf file, not for a terminal: name "
-			 "the file with -o FILE");
-	if (format == FORMAT_PPROF)
-		r = export_pprof(x, out);
-	else if (format == FORMAT_SPEEDSCOPE)
-		r = export_speedscope(x, out, title);
-	else
-		r = export_callgrind(x, out, title);
-	if (r && errno == ENOMEM)
-		pc_fatal("out of memory");
-	/* a write error is the caller's to tell, from ferror(out) */
 }
 
 void

@@ -3,7 +3,8 @@
  * samples of one process, or of every process of a run, as a neutral set
  * of stacks of locations (an address in an object, its function and
  * source line) with counts, by process. export_pprof.c, export_text.c
- * write it as go tool pprof, speedscope and callgrind_annotate read it.
+ * write it as go tool pprof, speedscope and callgrind_annotate read it
+ * (writers/export_out.h).
  *
  * Nothing is left out: the samples no symbol covers are "[unknown]", those
  * of a PC_SCOPE=main profile outside the executable "[outside the
@@ -119,29 +120,12 @@ void export_release(struct export *x);
 /* Keep only the samples of the threads that which names (a tid, or a
  * thread name); exits with one line when none is. */
 void export_keep_thread(struct export *x, const char *which);
-/* One line per thread (samples, share, tid, name, process) as format
- * (text, json or csv) onto out; exits where no thread was recorded. */
-void export_print_threads(const struct export *x, enum format format, FILE *out,
-			  const char *title);
 /* The export's leaves as a flat profile of its own symbol table (function
  * i is funcs[i], in its object), for report_print. The names stay x's;
  * export_flat_release frees the rest. */
 void export_flat(const struct export *x, struct symtab *st, struct flat *f);
 void export_flat_release(struct symtab *st, struct flat *f);
 
-/* The writers: 0, or -1 with errno on a write error. */
-int export_pprof(const struct export *x, FILE *out);		/* export_pprof.c */
-int export_speedscope(const struct export *x, FILE *out, const char *title);
-int export_callgrind(const struct export *x, FILE *out, const char *title);
-
-/* Write x as format (an export format) onto out; a write error is left in
- * ferror(out). pprof is not written to a terminal. */
-void export_print(const struct export *x, enum format format, FILE *out, const char *title);
-/* What report asks of an export: --thread's samples only, then the
- * threads (--by-thread), the file for another tool (--format), or the
- * flat profile of what is kept (report.c's writers). */
-void export_finish(struct export *x, const struct report_opts *r, FILE *out,
-		   const char *title);
 /* Exit with one line if r asks for what an export does not take
  * (--callgraph, --by-object, --lines: it holds them all). */
 struct report_opts;

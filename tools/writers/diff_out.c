@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "pcprof.h"
-#include "model/diff.h"
+#include "writers/diff_out.h"
 
 static const char *const metric_names[] = { "self", "total", "program" };
 

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "model/export.h"
+#include "writers/export_out.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/export.h"
+#include "writers/export_out.h"
 
 /* The function of location l (the one whose symbol holds it). */
 static uint32_t

@@ -1,0 +1,358 @@
+/*
+ * A run's files: which files of a directory, or of a command line, are
+ * the profiles to read, and each profile's manifest (PC_SCOPE=all), asked
+ * after and read once. inputs.c opens its runs here, runview.c finds a
+ * whole run's processes here, and every reader of a manifest (whole.c,
+ * stackfile.c, export.c, compare.c) gets it from here.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "inputs/runfiles.h"
+
+/* name(buf, size, profile) into a buffer of its own. */
+static char *
+name_of(int (*name)(char *, size_t, const char *), const char *profile, size_t suffix)
+{
+	size_t size = strlen(profile) + suffix;
+	char *buf = pc_realloc(NULL, size);
+
+	name(buf, size, profile);
+	return buf;
+}
+
+char *
+runfiles_manifest_name(const char *profile)
+{
+	return name_of(gmon_objects_name, profile, sizeof(GMON_OBJECTS_SUFFIX));
+}
+
+char *
+runfiles_stacks_name(const char *profile)
+{
+	return name_of(gmon_stacks_name, profile, sizeof(GMON_STACKS_SUFFIX));
+}
+
+int
+runfiles_has_manifest(const char *profile)
+{
+	struct stat sb;
+	char *manifest = runfiles_manifest_name(profile);
+	int r = stat(manifest, &sb) == 0;
+
+	free(manifest);
+	return r;
+}
+
+int
+runfiles_is_whole(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && runfiles_has_manifest(path);
+}
+
+int
+runfiles_is_profile(const char *path)
+{
+	struct stat sb;
+	unsigned char h[4];
+	FILE *f;
+	int r;
+
+	if (stat(path, &sb))
+		return 0;
+	if (S_ISDIR(sb.st_mode))
+		return 1;
+	if (!S_ISREG(sb.st_mode) || !(f = fopen(path, "rb")))
+		return 0;
+	r = fread(h, 1, 4, f) == 4 && !memcmp(h, GMON_MAGIC, 4);
+	fclose(f);
+	return r;
+}
+
+int
+runfiles_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE])
+{
+	unsigned char h[GMON_HEADER_SIZE];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat sb;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	n = read(fd, h, sizeof(h));
+	close(fd);
+	return gmon_read_header(h, n > 0 ? (size_t)n : 0, id);
+}
+
+void
+runfiles_read_manifest(const char *profile, struct gmon_objects *o)
+{
+	char *manifest = runfiles_manifest_name(profile);
+
+	pc_read_objects(manifest, o);
+	free(manifest);
+}
+
+static int
+has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static int
+cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in directory path (not its dot files), sorted, once the
+ * processes' live files there are finished; *nn of them. */
+static char **
+dir_names(const char *path, size_t *nn)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	char **names = NULL;
+
+	*nn = 0;
+	if (!d)
+		pc_fatal("'%s': %s", path, strerror(errno));
+	recover_dir(path);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		names = pc_realloc(names, (*nn + 1) * sizeof(*names));
+		if (asprintf(&names[*nn], "%s/%s", path, e->d_name) < 0)
+			pc_fatal("out of memory");
+		(*nn)++;
+	}
+	closedir(d);
+	if (*nn)
+		qsort(names, *nn, sizeof(*names), cmp_name);
+	return names;
+}
+
+/*
+ * Whether path is PROFILE+NAME, an object's file of a profile with a
+ * manifest: "gmon.out.g++.42" is a profile of its own (g++), and
+ * "gmon.out.g++.42+libc.so.6" one of its objects. Where files is not
+ * NULL, PROFILE must be among files[0..n).
+ */
+static int
+is_object_file(const char *path, char **files, int n)
+{
+	const char *plus = strrchr(path, '+');
+	size_t k;
+	char *profile;
+	int r;
+
+	if (!plus || strchr(plus, '/'))
+		return 0;
+	k = (size_t)(plus - path);
+	for (int i = 0; files && i < n; i++)
+		if (strlen(files[i]) == k && !strncmp(files[i], path, k))
+			return runfiles_has_manifest(files[i]);
+	if (files)
+		return 0;
+	if (!(profile = strndup(path, k)))
+		pc_fatal("out of memory");
+	r = runfiles_has_manifest(profile);
+	free(profile);
+	return r;
+}
+
+/* Whether name, found in a whole run's directory, is one of its profiles. */
+static int
+of_run(const char *name)
+{
+	if (has_suffix(name, GMON_OBJECTS_SUFFIX) || has_suffix(name, GMON_STACKS_SUFFIX))
+		return 0;
+	/* PROFILE+libc.so.6: read with PROFILE */
+	return !is_object_file(name, NULL, 0) && runfiles_is_profile(name);
+}
+
+char **
+runfiles_of_run(const char *dir, size_t *n, size_t *left_out)
+{
+	size_t nn;
+	char **names = dir_names(dir, &nn);
+
+	*n = 0;
+	for (size_t i = 0; i < nn; i++) {
+		if (of_run(names[i]) && runfiles_has_manifest(names[i])) {
+			names[(*n)++] = names[i];
+			continue;
+		}
+		*left_out += of_run(names[i]);
+		free(names[i]);
+	}
+	return names;
+}
+
+/* A PC_SCOPE=all manifest (a shell glob like gmon.out.* takes them in). */
+static int
+is_manifest(const char *path)
+{
+	char head[sizeof(GMON_OBJECTS_MAGIC)];
+	int fd, r = 0;
+
+	if (!has_suffix(path, GMON_OBJECTS_SUFFIX))
+		return 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return 0;
+	r = read(fd, head, sizeof(head) - 1) == (ssize_t)sizeof(head) - 1 &&
+	    !memcmp(head, GMON_OBJECTS_MAGIC, sizeof(head) - 1);
+	close(fd);
+	return r;
+}
+
+/* Whether name, found in a directory (dir) or named among files[0..nfiles),
+ * is a profile to read for st: 1 to read, 0 to leave out, 2 to leave out
+ * and count as another program's. */
+static int
+keep_file(const struct symtab *st, const char *name, int dir, int many,
+	  char **files, int nfiles)
+{
+	static const uint8_t zero[GMON_BUILDID_SIZE];
+	int known = st->build_id_len >= GMON_BUILDID_SIZE;
+	uint8_t id[GMON_BUILDID_SIZE];
+	int m = runfiles_build_id(name, id);
+
+	if (dir)	/* only profiles of exe */
+		return m == 1 && !(known && memcmp(id, st->build_id, sizeof(id)));
+	if ((m == -1 && is_manifest(name)) || is_object_file(name, files, nfiles))
+		return 0;	/* read with its profile */
+	if (many && m == 1 && known && memcmp(id, zero, sizeof(id)) &&
+	    memcmp(id, st->build_id, sizeof(id)))
+		return 2;
+	return 1;
+}
+
+/* The names files[i] stands for: a directory's, or itself; *nn of them. */
+static char **
+names_of(const char *file, int dir, size_t *nn)
+{
+	char **names;
+
+	if (dir)
+		return dir_names(file, nn);
+	if (!(names = malloc(sizeof(*names))) || !(names[0] = strdup(file)))
+		pc_fatal("out of memory");
+	*nn = 1;
+	return names;
+}
+
+/*
+ * The profiles to read: each directory stands for the gmon files in it
+ * that libpc wrote for exe (the files of one multi-process run), and of
+ * several files those recorded for another program are left out.
+ */
+static char **
+select_files(const struct symtab *st, char **files, int nfiles, int *nout)
+{
+	size_t n = 0, skipped = 0;
+	char **v = NULL;
+	int many = nfiles > 1;
+
+	for (int i = 0; i < nfiles; i++) {
+		struct stat sb;
+		size_t nn;
+		int dir = stat(files[i], &sb) == 0 && S_ISDIR(sb.st_mode);
+		char **names = names_of(files[i], dir, &nn);
+
+		many |= dir;
+		for (size_t k = 0; k < nn; k++) {
+			int keep = keep_file(st, names[k], dir, many, files, nfiles);
+
+			if (keep != 1) {
+				skipped += keep == 2;
+				free(names[k]);
+				continue;
+			}
+			v = pc_realloc(v, (n + 1) * sizeof(*v));
+			v[n++] = names[k];
+		}
+		free(names);
+	}
+	if (skipped)
+		pc_warn("note: left out %zu profile%s of other programs", skipped,
+			skipped == 1 ? "" : "s");
+	if (n == 0)
+		pc_fatal("'%s': no profile of this program there", files[0]);
+	*nout = (int)n;
+	return v;
+}
+
+void
+runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
+	      int as_given)
+{
+	if (as_given) {
+		run->files = pc_realloc(NULL, (size_t)n * sizeof(*run->files));
+		for (int i = 0; i < n; i++)
+			if (!(run->files[i] = strdup(files[i])))
+				pc_fatal("out of memory");
+		run->nfiles = n;
+	} else {
+		run->files = select_files(st, files, n, &run->nfiles);
+	}
+	run->manifest = pc_realloc(NULL, (size_t)run->nfiles);
+	run->objects = calloc((size_t)run->nfiles, sizeof(*run->objects));
+	if (!run->objects)
+		pc_fatal("out of memory");
+	for (int i = 0; i < run->nfiles; i++)
+		run->manifest[i] = (unsigned char)runfiles_has_manifest(run->files[i]);
+}
+
+struct gmon_objects *
+runfiles_manifest(const struct pc_run *run, int file)
+{
+	if (!run->manifest[file])
+		return NULL;
+	if (!run->objects[file]) {
+		struct gmon_objects *o = pc_realloc(NULL, sizeof(*o));
+
+		runfiles_read_manifest(run->files[file], o);
+		run->objects[file] = o;
+	}
+	return run->objects[file];
+}
+
+void
+runfiles_adopt(struct pc_run *run, int file, struct gmon_objects *o)
+{
+	if (run->objects[file]) {
+		gmon_objects_release(run->objects[file]);
+		free(run->objects[file]);
+	}
+	run->objects[file] = o;
+}
+
+void
+runfiles_release(struct pc_run *run)
+{
+	for (int i = 0; i < run->nfiles; i++) {
+		free(run->files[i]);
+		if (run->objects[i])
+			gmon_objects_release(run->objects[i]);
+		free(run->objects[i]);
+	}
+	free(run->files);
+	free(run->manifest);
+	free(run->objects);
+	gmon_profile_release(&run->prof);
+	memset(run, 0, sizeof(*run));
+}

@@ -1,0 +1,16 @@
+/*
+ * Printing a comparison (diff_out.c): the command chooses the writer here,
+ * so that the diff model never calls one.
+ */
+#ifndef PC_DIFF_OUT_H
+#define PC_DIFF_OUT_H
+
+#include <stdio.h>
+
+#include "model/diff.h"
+
+/* res printed to out in o->format (text, markdown or json). Not AS-safe. */
+void diff_print(FILE *out, const struct result *res, const struct side *b,
+		const struct side *nw, const struct diff_opts *o);
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * Printing an export (export_out.c): the commands choose the writer here,
+ * so that the model (export.c) never calls one. None is AS-safe.
+ */
+#ifndef PC_EXPORT_OUT_H
+#define PC_EXPORT_OUT_H
+
+#include <stdio.h>
+
+#include "model/export.h"
+
+/* The writers: 0, or -1 with errno on a write error. */
+int export_pprof(const struct export *x, FILE *out);		/* export_pprof.c */
+int export_speedscope(const struct export *x, FILE *out, const char *title);
+int export_callgrind(const struct export *x, FILE *out, const char *title);
+
+/* One line per thread (samples, share, tid, name, process) as format
+ * (text, json or csv) onto out; exits where no thread was recorded. */
+void export_print_threads(const struct export *x, enum format format, FILE *out,
+			  const char *title);
+/* Write x as format (an export format) onto out; a write error is left in
+ * ferror(out). pprof is not written to a terminal. */
+void export_print(const struct export *x, enum format format, FILE *out, const char *title);
+/* What report asks of an export: --thread's samples only, then the
+ * threads (--by-thread), the file for another tool (--format), or the
+ * flat profile of what is kept (report.c's writers). */
+void export_finish(struct export *x, const struct report_opts *r, FILE *out,
+		   const char *title);
+
+#endif

@@ -1,0 +1,160 @@
+/*
+ * The lines a whole run's report opens with (runview_out.h): one per
+ * process, the timer the processes got, and the CPU time their clocks
+ * measured and no sample saw, as text or as JSON. Called by runview.c.
+ */
+#include <stdio.h>
+
+#include "writers/runview_out.h"
+
+struct unsampled {
+	double before, tail, writing;
+	int known;		/* processes whose manifest has their clocks */
+};
+
+static struct unsampled
+unsampled_sum(const struct runview *v)
+{
+	struct unsampled u = { 0, 0, 0, 0 };
+
+	for (size_t i = 0; i < v->nprocs; i++) {
+		u.before += v->procs[i].before;
+		u.tail += v->procs[i].tail;
+		u.writing += v->procs[i].writing;
+		u.known += v->procs[i].have_cpu;
+	}
+	return u;
+}
+
+/*
+ * The CPU time the processes' clocks measured and no sample saw: one
+ * line, so that the report accounts for all of it. Shares stay shares of
+ * what was sampled.
+ */
+static void
+print_unsampled_text(FILE *out, const struct runview *v, double sampled)
+{
+	struct unsampled u = unsampled_sum(v);
+	double all = sampled + u.before + u.tail + u.writing;
+
+	if (!u.known)
+		return;
+	fprintf(out, "Not sampled: %.3f s (%.1f%%) of the %.3f s that the processes' CPU clocks "
+		"measured:\n%.3f s before libpc started (exec, loading), %.3f s in no sample "
+		"(threads' last ticks), %.3f s writing\n",
+		all - sampled, all > 0 ? 100 * (all - sampled) / all : 0, all,
+		u.before, u.tail, u.writing);
+	if ((size_t)u.known < v->nprocs)
+		fprintf(out, "(%zu of the %zu processes' profiles do not record their clocks)\n",
+			v->nprocs - (size_t)u.known, v->nprocs);
+}
+
+static const char *const timer_names[] = { "not said", "posix", "taskclock" };
+
+/* "posix, chosen by its cost: a task-clock sample costs 18.9 us here, over
+ * the 5.0 us under which libpc takes task-clock" */
+static void
+describe_timer(FILE *out, const struct runview_proc *p)
+{
+	fputs(timer_names[p->timer], out);
+	if (p->timer_how == GMON_TIMER_ASKED)
+		fputs(", as PC_TIMER asked", out);
+	else if (p->timer_how == GMON_TIMER_REFUSED)
+		fputs(", task-clock refused (perf_event_paranoid, or seccomp)", out);
+	else if (p->timer_how == GMON_TIMER_MEASURED)
+		fprintf(out, ", chosen by its cost: a task-clock sample costs %.1f us here, %s "
+			"the %.1f us under which libpc takes task-clock", p->timer_cost / 1e3,
+			p->timer_cost < GMON_TASKCLOCK_CHEAP_NS ? "under" : "over",
+			GMON_TASKCLOCK_CHEAP_NS / 1e3);
+}
+
+/* The timer the processes got, when their manifests say: one line. */
+static void
+print_timer_text(FILE *out, const struct runview *v)
+{
+	size_t n[3] = { 0, 0, 0 }, first = v->nprocs;
+
+	for (size_t i = 0; i < v->nprocs; i++) {
+		n[v->procs[i].timer]++;
+		if (v->procs[i].timer && first == v->nprocs)
+			first = i;
+	}
+	if (first == v->nprocs)
+		return;
+	fputs("Timer: ", out);
+	describe_timer(out, &v->procs[first]);
+	if (n[1] && n[2])
+		fprintf(out, " (posix in %zu processes, taskclock in %zu)", n[1], n[2]);
+	fputc('\n', out);
+}
+
+void
+runview_print_text(FILE *out, const struct runview *v, const char *where, double total)
+{
+	fprintf(out, "Run in %s: %zu process%s, %.3f s of CPU sampled\n",
+		text_name(where), v->nprocs, v->nprocs == 1 ? "" : "es", total);
+	print_timer_text(out, v);
+	fputc('\n', out);
+	fprintf(out, "%10s %7s %8s %7s  %s\n", "CPU s", "share", "pid", "threads", "program");
+	for (size_t i = 0; i < v->nprocs; i++) {
+		const struct runview_proc *p = &v->procs[i];
+
+		fprintf(out, "%10.3f %6.2f%% ", p->seconds, total ? 100 * p->seconds / total : 0);
+		if (p->pid)
+			fprintf(out, "%8llu", (unsigned long long)p->pid);
+		else
+			fprintf(out, "%8s", "-");
+		if (p->threads)
+			fprintf(out, " %7llu", (unsigned long long)p->threads);
+		else
+			fprintf(out, " %7s", "-");
+		fprintf(out, "  %s%s\n", text_name(p->program),
+			p->ended == GMON_ENDED_KILLED ? " (killed: its profile was finished by pcprof)" : "");
+	}
+	print_unsampled_text(out, v, total);
+	fputc('\n', out);
+}
+
+void
+runview_print_json(FILE *out, const struct runview *v, double total)
+{
+	fputs("{\"processes\": [", out);
+	for (size_t i = 0; i < v->nprocs; i++) {
+		const struct runview_proc *p = &v->procs[i];
+
+		fputs(i ? ",\n  " : "\n  ", out);
+		fputs("{\"program\": ", out);
+		json_string(out, p->program);
+		fputs(", \"path\": ", out);
+		json_string(out, p->exe);
+		fputs(", \"profile\": ", out);
+		json_string(out, p->profile);
+		fprintf(out, ", \"pid\": %llu, \"threads\": %llu, \"cpu_seconds\": %.6f, "
+			"\"samples\": %.6g, \"share\": %.6f", (unsigned long long)p->pid,
+			(unsigned long long)p->threads, p->seconds, p->samples,
+			total ? p->seconds / total : 0);
+		if (p->timer) {
+			static const char *const hows[] = { "", "asked", "measured", "refused" };
+
+			fprintf(out, ", \"timer\": {\"kind\": \"%s\", \"chosen\": \"%s\", "
+				"\"taskclock_cost_ns\": %llu}", timer_names[p->timer],
+				hows[p->timer_how], (unsigned long long)p->timer_cost);
+		}
+		if (p->ended == GMON_ENDED_KILLED)
+			fputs(", \"killed\": true", out);
+		if (p->have_cpu)
+			fprintf(out, ", \"not_sampled\": {\"before_start\": %.6f, "
+				"\"while_sampling\": %.6f, \"writing\": %.6f}",
+				p->before, p->tail, p->writing);
+		fputc('}', out);
+	}
+	fprintf(out, "%s], \"cpu_seconds\": %.6f, ", v->nprocs ? "\n" : "", total);
+	{
+		struct unsampled u = unsampled_sum(v);
+
+		fprintf(out, "\"not_sampled\": {\"before_start\": %.6f, \"while_sampling\": "
+			"%.6f, \"writing\": %.6f, \"processes_with_clocks\": %d}, ",
+			u.before, u.tail, u.writing, u.known);
+	}
+	fputs("\"profile\": ", out);
+}
