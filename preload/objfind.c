@@ -213,3 +213,12 @@ pc_objects_note_unplaced(void)
 {
 	__atomic_fetch_add(&pc_objs->unplaced, 1, __ATOMIC_RELAXED);
 }
+
+/* For the writer, which may run in a fatal-signal handler. */
+void
+pc_objects_counts(struct pc_object_counts *n)
+{
+	n->others = pc_objs->nobjs > 1 ? (uint64_t)(pc_objs->nobjs - 1) : 0;
+	n->in_none = pc_objs->pending_dropped + pc_objs->no_object +
+		     __atomic_load_n(&pc_objs->pending_samples, __ATOMIC_RELAXED);
+}

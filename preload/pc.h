@@ -401,7 +401,7 @@ int pc_objects_init(void) PC_HIDDEN;
 /* objects.c: take a new inventory after objects were loaded or unloaded,
  * and place pending samples. Not AS-safe (takes the loader's lock). */
 void pc_objects_scan(void) PC_HIDDEN;
-/* objects.c: the other objects (all but the program) and the weighted
+/* objfind.c: the other objects (all but the program) and the weighted
  * samples in none of them, pending ones included. AS-safe. */
 struct pc_object_counts {
 	uint64_t others;
@@ -591,7 +591,13 @@ void pc_snapshot(void) PC_HIDDEN;
 void pc_write_lock(void) PC_HIDDEN;
 void pc_write_unlock(void) PC_HIDDEN;
 int pc_write_on_own_stack(const char *path, int flags) PC_HIDDEN;
-/* lifecycle.c: at-exit and fork handling. Not AS-safe. */
+/* lifecycle.c: at-exit and fork handling; resolves the real exit and
+ * _exit, so that _exit (which a program's handler may call) never looks
+ * them up in a handler. Not AS-safe. */
 void pc_lifecycle_init(void) PC_HIDDEN;
+/* next.c: the next definition of name after libpc's (dlsym RTLD_NEXT), or
+ * NULL. Not AS-safe: called at start-up, and by an interposer only before
+ * start-up resolved its function. */
+void *pc_next(const char *name) PC_HIDDEN;
 
 #endif

@@ -35,7 +35,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -43,6 +42,7 @@
 #include <time.h>
 
 #include "pc.h"
+#include "banned.h"
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
@@ -79,21 +79,15 @@ static const int fatal_signals[] = {
 	SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSTKFLT,
 };
 
-static void *
-next(const char *name)
-{
-	return dlsym(RTLD_NEXT, name);
-}
-
 static void
 resolve(void)
 {
 	if (!real_sigaction)
-		real_sigaction = (sigaction_fn)next("sigaction");
+		real_sigaction = (sigaction_fn)pc_next("sigaction");
 	if (!real_pthread_sigmask)
-		real_pthread_sigmask = (sigmask_fn)next("pthread_sigmask");
+		real_pthread_sigmask = (sigmask_fn)pc_next("pthread_sigmask");
 	if (!real_sigprocmask)
-		real_sigprocmask = (sigmask_fn)next("sigprocmask");
+		real_sigprocmask = (sigmask_fn)pc_next("sigprocmask");
 }
 
 int
@@ -609,7 +603,7 @@ sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeou
 	sigset_t copy;
 
 	if (!real)
-		real = (sigtimedwait_fn)next("sigtimedwait");
+		real = (sigtimedwait_fn)pc_next("sigtimedwait");
 	return real(without_ours(set, &copy), info, timeout);
 }
 
@@ -626,7 +620,7 @@ sigwait(const sigset_t *set, int *sig)
 	sigset_t copy;
 
 	if (!real)
-		real = (sigwait_fn)next("sigwait");
+		real = (sigwait_fn)pc_next("sigwait");
 	return real(without_ours(set, &copy), sig);
 }
 
@@ -637,6 +631,6 @@ signalfd(int fd, const sigset_t *mask, int flags)
 	sigset_t copy;
 
 	if (!real)
-		real = (signalfd_fn)next("signalfd");
+		real = (signalfd_fn)pc_next("signalfd");
 	return real(fd, without_ours(mask, &copy), flags);
 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "banned.h"
 
 static int started;
 
