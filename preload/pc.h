@@ -427,7 +427,8 @@ void *pc_live_alloc(size_t len, int meta) PC_HIDDEN;
 /* live.c: a string kept for the process's life, never malloc'ed. Not
  * AS-safe. */
 char *pc_live_strdup(const char *s) PC_HIDDEN;
-/* live.c: keep a copy of the configuration for pc_recover. */
+/* live.c: keep a copy of the configuration for pc_recover. AS-safe (a
+ * copy). */
 void pc_live_seal(const struct pc_config *c) PC_HIDDEN;
 /* live.c: whether counters live in a file. AS-safe. */
 int pc_live_active(void) PC_HIDDEN;
@@ -484,21 +485,26 @@ int pc_dump(const char *path) PC_HIDDEN;
 enum pc_timer_kind pc_timer_kind(void) PC_HIDDEN;
 int pc_timer_refused(void) PC_HIDDEN;
 /* timer.c: note that task-clock was refused (err, an errno) before any
- * thread was armed. */
+ * thread was armed. AS-safe. */
 void pc_timer_note_refused(int err) PC_HIDDEN;
 /* timercost.c: what one task-clock sample costs this thread, in ns
  * (PC_TEST_TIMER_COST_NS fakes it), or -errno where the event is
  * refused; *earlier is set when it was measured earlier in this boot
  * (and kept in /dev/shm). About 4 ms the first time; the constructor's
- * only. */
+ * only. Not AS-safe. */
 long pc_taskclock_cost_ns(int *earlier) PC_HIDDEN;
 /* start.c: under this cost (ns), PC_TIMER=auto takes task-clock: 5 us
  * a sample is 0.5 % of the CPU at the default 1000 Hz, 4 times the
  * independent samples of a 250 Hz tick, where POSIX timers cost about
  * 0.4 %. */
 #define PC_TASKCLOCK_CHEAP_NS	GMON_TASKCLOCK_CHEAP_NS
-/* timer.c: arm/disarm the calling thread's CPU-time timer. AS-safe. */
+/* timer.c: arm the calling thread's CPU-time timer; 0 or -errno. Not
+ * AS-safe (getenv, timer_create, pthread_getcpuclockid): thread start,
+ * start-up, a fork child, a failed exec. */
 int pc_thread_arm(void) PC_HIDDEN;
+/* timer.c: disarm it. AS-safe: pc_finish runs it in fatal-signal
+ * handlers; timer_delete is not on signal-safety(7)'s list, but for a
+ * SIGEV_THREAD_ID timer glibc's is the one system call. */
 void pc_thread_disarm(void) PC_HIDDEN;
 /* timer.c: stop (1) or restart (0) the calling thread's task-clock event,
  * around an exec: the kernel's exec may not signal the next image before
@@ -526,7 +532,8 @@ int pc_sample_install(void) PC_HIDDEN;
  * default. Not AS-safe. */
 void pc_signals_init(void) PC_HIDDEN;
 /* signals.c: the real sigaction and pthread_sigmask, for libpc's own use.
- * AS-safe. */
+ * AS-safe once pc_signals_init has run (a call before it may look them up
+ * with dlsym, which is not); handlers run only after. */
 int pc_real_sigaction(int sig, const struct sigaction *act,
 		      struct sigaction *old) PC_HIDDEN;
 int pc_real_sigmask(int how, const sigset_t *set, sigset_t *old) PC_HIDDEN;

@@ -7,9 +7,11 @@
  * and a POSIX timer on the thread's CPU clock (SIGEV_THREAD_ID), which
  * fires at most once a tick but works where perf events are refused. The
  * main thread is armed at start-up, others as they start (threads.c), and
- * each timer is deleted when its thread ends. Everything here is AS-safe:
- * the handler reads the accessors, and arming and disarming run at thread
- * start and exit, at fork and around exec.
+ * each timer is deleted when its thread ends. The handler's accessors
+ * (*_from_handler) and disarming, which pc_finish runs from fatal-signal
+ * handlers, are AS-safe; arming is not (getenv, timer_create and
+ * pthread_getcpuclockid are not on signal-safety(7)'s list) and runs only
+ * at start-up, thread start, in a fork child and after a failed exec.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
