@@ -19,6 +19,7 @@
 
 #include "pc.h"
 #include "live.h"
+#include "x86call.h"
 #include "banned.h"
 
 #define MAX_PROBE 64
@@ -110,13 +111,12 @@ pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 static uint64_t
 call_target(uintptr_t ra)
 {
-	const unsigned char *p = (const unsigned char *)ra;
-	int32_t rel;
+	uintptr_t target;
 
-	if (!pc_main_addr(ra - 5) || p[-5] != 0xe8)
+	/* only the e8's five bytes are known to be the program's */
+	if (!pc_main_addr(ra - 5) || pc_call_before(ra, 5, &target) != PC_CALL_DIRECT)
 		return 0;
-	memcpy(&rel, p - 4, 4);
-	return pc_link_addr(ra + (uintptr_t)(intptr_t)rel);
+	return pc_link_addr(target);
 }
 
 void
