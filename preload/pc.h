@@ -55,11 +55,53 @@ struct pc_frame {
 	uintptr_t entry;
 };
 
+/*
+ * A slot of the handler's lock-free tables (arcs, pending PCs): a handler
+ * claims an empty one with compare-and-swap, fills it in, and publishes it
+ * ready; readers and other claimants use only ready slots, whose key is
+ * then fixed. The values are in the live file, so they stay 0, 1, 2.
+ */
+enum pc_slot {
+	PC_SLOT_EMPTY = 0,
+	PC_SLOT_CLAIMING = 1,
+	PC_SLOT_READY = 2,
+};
+
+/* Claim the slot whose state word is *state if it is empty: 1 when the
+ * caller now fills it in (then pc_slot_publish), else 0 with the state it
+ * saw in *seen (PC_SLOT_READY: compare its key). AS-safe. */
+static inline int
+pc_slot_claim(uint32_t *state, uint32_t *seen)
+{
+	uint32_t st = __atomic_load_n(state, __ATOMIC_ACQUIRE);
+
+	if (st == PC_SLOT_EMPTY &&
+	    __atomic_compare_exchange_n(state, &st, PC_SLOT_CLAIMING, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 1;
+	*seen = st;
+	return 0;
+}
+
+/* The slot's fields are written: readers may use it. AS-safe. */
+static inline void
+pc_slot_publish(uint32_t *state)
+{
+	__atomic_store_n(state, PC_SLOT_READY, __ATOMIC_RELEASE);
+}
+
+/* Whether a slot is ready to read. AS-safe. */
+static inline int
+pc_slot_ready(const uint32_t *state)
+{
+	return __atomic_load_n(state, __ATOMIC_ACQUIRE) == PC_SLOT_READY;
+}
+
 /* One caller->callee arc, at link-time addresses. */
 struct pc_arc {
 	uint64_t from, self;
 	uint64_t count;
-	uint32_t state;		/* 0 empty, 1 being claimed, 2 ready */
+	uint32_t state;		/* enum pc_slot, atomic */
 };
 
 /* One executable segment of the main program and its counters. */
@@ -103,7 +145,7 @@ struct pc_range {
 struct pc_pending {
 	uintptr_t pc;
 	uint64_t count;
-	uint32_t state;			/* 0 empty, 1 being claimed, 2 ready */
+	uint32_t state;			/* enum pc_slot, atomic */
 };
 
 enum { PC_END_RUNNING, PC_END_EXIT, PC_END_EXEC, PC_END_KILLED };

@@ -39,7 +39,10 @@
 
 
 static PC_TLS timer_t thread_timer;
-static PC_TLS int thread_armed;		/* 1: POSIX timer, 2: perf event */
+/* What arms the calling thread: nothing, a POSIX timer (thread_timer) or
+ * a task-clock event (thread_perf_fd). */
+enum armed { ARMED_NONE, ARMED_POSIX, ARMED_PERF };
+static PC_TLS enum armed thread_armed;
 static PC_TLS int thread_perf_fd = -1;
 static PC_TLS uint64_t thread_perf_seen;	/* event count already sampled */
 static PC_TLS int thread_perf_retired = -1;	/* see pc_thread_perf_retired_from_handler */
@@ -281,7 +284,7 @@ pc_thread_arm(void)
 	int saved = errno;
 	int r = 0;
 
-	if (thread_armed || !pc_on())
+	if (thread_armed != ARMED_NONE || !pc_on())
 		return 0;
 	pc_unwind_thread_init();
 	if (pc_timer_kind() == PC_TIMER_TASKCLOCK &&
@@ -293,7 +296,7 @@ pc_thread_arm(void)
 		if (r)
 			give_back(&perf_held);
 		if (r == 0) {
-			thread_armed = 2;
+			thread_armed = ARMED_PERF;
 			__atomic_fetch_add(&pc_stats->threads, 1, __ATOMIC_RELAXED);
 			goto out;
 		}
@@ -307,7 +310,7 @@ pc_thread_arm(void)
 	r = arm_posix(clock, (pid_t)syscall(SYS_gettid), &thread_timer);
 	if (r)
 		goto out;
-	thread_armed = 1;
+	thread_armed = ARMED_POSIX;
 	__atomic_fetch_add(&pc_stats->threads, 1, __ATOMIC_RELAXED);
 out:
 	errno = saved;
@@ -319,11 +322,11 @@ pc_thread_disarm(void)
 {
 	int saved = errno;
 
-	if (thread_armed == 1) {
+	if (thread_armed == ARMED_POSIX) {
 		timer_delete(thread_timer);
 		give_back(&posix_held);
 	}
-	if (thread_armed == 2) {
+	if (thread_armed == ARMED_PERF) {
 		give_back(&perf_held);
 		int fd = thread_perf_fd, ours = perf_fd_ours();
 
@@ -337,7 +340,7 @@ pc_thread_disarm(void)
 		if (ours)
 			close(fd);
 	}
-	thread_armed = 0;
+	thread_armed = ARMED_NONE;
 	errno = saved;
 }
 
@@ -346,7 +349,7 @@ pc_thread_hold(int hold)
 {
 	int saved = errno;
 
-	if (thread_armed == 2 && perf_fd_ours())
+	if (thread_armed == ARMED_PERF && perf_fd_ours())
 		ioctl(thread_perf_fd, hold ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
 	errno = saved;
 }
@@ -358,10 +361,10 @@ pc_thread_forget(void)
 {
 	/* the descriptor is a copy of the parent thread's event: let it go,
 	 * unless the number is the program's by now */
-	if (thread_armed == 2 && perf_fd_ours())
+	if (thread_armed == ARMED_PERF && perf_fd_ours())
 		close(thread_perf_fd);
 	thread_perf_fd = -1;
-	thread_armed = 0;
+	thread_armed = ARMED_NONE;
 	/* the child's one thread is all it holds */
 	perf_held = posix_held = 0;
 }
