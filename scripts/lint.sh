@@ -60,10 +60,13 @@ done
 # Everything a handler can reach is under banned.h. From libpc's handler
 # entries (the sampling handler, the fatal-signal handler, the stray
 # snapshot signal's handler, the snapshot thread's pc_snapshot, pc_finish
-# as the exit paths run it, and _exit/_Exit, which a program's handler may
-# call) the names each function body uses are followed, function by
-# function, through preload/ and gmon/ (a file-level graph would take in
-# every start-up function beside a handler-reachable one). A preload/ file
+# as the exit paths run it, and _exit and _Exit, which a program's handler
+# may call; not yet execve, execle and fexecve, which signal-safety(7) lets
+# it call too but which look up the real function on their first call,
+# nor fork, whose child re-arms a timer) the names each function body uses
+# are followed, function by function, through preload/ and gmon/ (a
+# file-level graph would take in every start-up function beside a
+# handler-reachable one). A preload/ file
 # reached must include banned.h; a file elsewhere (gmon/write.c, which
 # cannot include libpc's header) must call none of the names banned.h bans.
 # NOT_IN_HANDLERS: functions the handler path names but never runs in a
@@ -71,7 +74,8 @@ done
 #   pc_next: looks up an interposed function only while it is unresolved;
 #   start-up resolves every one a handler path uses (pc_signals_init,
 #   pc_lifecycle_init) before libpc installs a handler.
-HANDLER_ENTRIES="signal_from_handler fatal_from_handler snapshot_from_handler pc_snapshot pc_finish _exit _Exit"
+HANDLER_ENTRIES="signal_from_handler fatal_from_handler snapshot_from_handler pc_snapshot
+	pc_finish _exit _Exit"
 NOT_IN_HANDLERS="pc_next"
 python3 - "$HANDLER_ENTRIES" "$NOT_IN_HANDLERS" <<'PY' || fail=1
 import re, sys
