@@ -19,6 +19,7 @@
 
 #include "pc.h"
 #include "live.h"
+#include "x86call.h"
 #include "banned.h"
 
 #define MAX_PROBE 64
@@ -75,19 +76,16 @@ pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 
 	for (size_t probe = 0; probe < MAX_PROBE; probe++) {
 		struct pc_arc *a = &table[(h + probe) & table_mask];
-		uint32_t st = __atomic_load_n(&a->state, __ATOMIC_ACQUIRE);
+		uint32_t st;
 
-		if (st == 0) {
-			if (__atomic_compare_exchange_n(&a->state, &st, 1, 0,
-							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-				a->from = from;
-				a->self = self;
-				a->count = w;
-				__atomic_store_n(&a->state, 2, __ATOMIC_RELEASE);
-				return;
-			}
+		if (pc_slot_claim(&a->state, &st)) {
+			a->from = from;
+			a->self = self;
+			a->count = w;
+			pc_slot_publish(&a->state);
+			return;
 		}
-		if (st == 2 && a->from == from && a->self == self) {
+		if (st == PC_SLOT_READY && a->from == from && a->self == self) {
 			__atomic_fetch_add(&a->count, w, __ATOMIC_RELAXED);
 			return;
 		}
@@ -110,13 +108,12 @@ pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 static uint64_t
 call_target(uintptr_t ra)
 {
-	const unsigned char *p = (const unsigned char *)ra;
-	int32_t rel;
+	uintptr_t target;
 
-	if (!pc_main_addr(ra - 5) || p[-5] != 0xe8)
+	/* only the e8's five bytes are known to be the program's */
+	if (!pc_main_addr(ra - 5) || pc_call_before(ra, 5, &target) != PC_CALL_DIRECT)
 		return 0;
-	memcpy(&rel, p - 4, 4);
-	return pc_link_addr(ra + (uintptr_t)(intptr_t)rel);
+	return pc_link_addr(target);
 }
 
 void
@@ -184,7 +181,7 @@ pc_arcs_each(void (*fn)(uint64_t, uint64_t, uint64_t, void *), void *arg)
 			for (size_t i = (p0 + k) * per_page; i < (p0 + k + 1) * per_page; i++) {
 				struct pc_arc *a = &table[i];
 
-				if (__atomic_load_n(&a->state, __ATOMIC_ACQUIRE) != 2)
+				if (!pc_slot_ready(&a->state))
 					continue;
 				fn(a->from, a->self, __atomic_load_n(&a->count, __ATOMIC_RELAXED),
 				   arg);
@@ -233,7 +230,7 @@ pc_arcs_place(uint64_t (*place)(uint64_t addr))
 		struct pc_arc *a = &table[i];
 		uint64_t from, self, c;
 
-		if (__atomic_load_n(&a->state, __ATOMIC_ACQUIRE) != 2 ||
+		if (!pc_slot_ready(&a->state) ||
 		    (a->from >> PC_OBJ_SHIFT != PC_OBJ_RAW &&
 		     a->self >> PC_OBJ_SHIFT != PC_OBJ_RAW))
 			continue;

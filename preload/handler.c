@@ -133,7 +133,7 @@ out:
 int
 pc_sample_install(void)
 {
-	struct sigaction sa;
+	struct sigaction sa, old;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = signal_from_handler;
@@ -152,8 +152,11 @@ pc_sample_install(void)
 	sigdelset(&sa.sa_mask, SIGBUS);
 	sigdelset(&sa.sa_mask, SIGILL);
 	sigdelset(&sa.sa_mask, SIGFPE);
-	if (pc_real_sigaction(pc_cfg->sig, &sa, &pc->prog_action[pc_cfg->sig]))
+	/* the program's action goes through the seqlock: the kernel's copy
+	 * into it may not be read half-way by a signal that comes at once */
+	if (pc_real_sigaction(pc_cfg->sig, &sa, &old))
 		return -errno;
+	pc_prog_action_store(pc_cfg->sig, &old);
 	pc_signals_take_sampling();
 	pc->owned[pc_cfg->sig] = PC_OWN_SAMPLING;
 	return 0;

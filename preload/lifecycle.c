@@ -12,7 +12,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -25,6 +24,7 @@
 
 #include "pc.h"
 #include "live.h"
+#include "banned.h"
 
 
 
@@ -80,20 +80,32 @@ after_fork_child(void)
 	pc_thread_arm();
 }
 
-void
-pc_lifecycle_init(void)
-{
-	pthread_atfork(NULL, NULL, after_fork_child);
-}
-
 /* ------------------------------------------------------------ exit */
 
 typedef void (*exit_fn)(int);
 
+/* Resolved at start-up (pc_lifecycle_init); looked up here only when a
+ * library's constructor exits before libpc's has run. */
+static exit_fn real_exit, real__exit;
+
 static exit_fn
-real_exit_fn(const char *name)
+real_exit_fn(exit_fn *real, const char *name)
 {
-	return (exit_fn)dlsym(RTLD_NEXT, name);
+	exit_fn f = __atomic_load_n(real, __ATOMIC_ACQUIRE);
+
+	if (!f) {
+		f = (exit_fn)pc_next(name);
+		__atomic_store_n(real, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+void
+pc_lifecycle_init(void)
+{
+	pthread_atfork(NULL, NULL, after_fork_child);
+	real_exit_fn(&real_exit, "exit");
+	real_exit_fn(&real__exit, "_exit");
 }
 
 /*
@@ -107,7 +119,7 @@ real_exit_fn(const char *name)
 PC_EXPORT void
 exit(int status)
 {
-	static exit_fn real;
+	exit_fn real;
 	int self = (int)syscall(SYS_gettid), first = 0;
 
 	/* not in a vfork child, which shares this word with its parent */
@@ -115,8 +127,7 @@ exit(int status)
 	    !__atomic_compare_exchange_n(&exit_caller, &first, self, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE) && first != self)
 		pc_finish();
-	if (!real)
-		real = real_exit_fn("exit");
+	real = real_exit_fn(&real_exit, "exit");
 	if (real)
 		real(status);
 	syscall(SYS_exit_group, status);
@@ -129,11 +140,10 @@ exit(int status)
 PC_EXPORT void
 _exit(int status)
 {
-	static exit_fn real;
+	exit_fn real;
 
 	pc_finish();
-	if (!real)
-		real = real_exit_fn("_exit");
+	real = real_exit_fn(&real__exit, "_exit");
 	if (real)
 		real(status);
 	syscall(SYS_exit_group, status);
@@ -233,7 +243,7 @@ exec_failed(int stopped)
 #define REAL(name, type)						\
 	static type real_##name;					\
 	if (!real_##name)						\
-		real_##name = (type)dlsym(RTLD_NEXT, #name);		\
+		real_##name = (type)pc_next(#name);			\
 	if (!real_##name) {						\
 		errno = ENOSYS;						\
 		return -1;						\

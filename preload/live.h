@@ -51,7 +51,8 @@ struct pc_live_tables *pc_live_tables(void) PC_HIDDEN;
  * 0, or -EINVAL for a table that cannot be theirs. Not AS-safe. */
 int pc_arcs_recover(const struct pc_live_tables *t) PC_HIDDEN;
 int pc_stacks_recover(const struct pc_live_tables *t) PC_HIDDEN;
-/* start.c: the configuration a live file records, for pc_recover. */
+/* start.c: the configuration a live file records, for pc_recover.
+ * AS-safe (a copy). */
 void pc_config_recover(const struct pc_config *c) PC_HIDDEN;
 
 /* recover.c: finish the live file at path into the profile beside it;

@@ -531,7 +531,7 @@ dlclose(void *handle)
 	int r;
 
 	if (!real)
-		real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+		real = (int (*)(void *))pc_next("dlclose");
 	if (!real)
 		return -1;
 	pc_objects_scan();
@@ -543,12 +543,4 @@ dlclose(void *handle)
 		errno = saved;
 	}
 	return r;
-}
-
-void
-pc_objects_counts(struct pc_object_counts *n)
-{
-	n->others = pc_objs->nobjs > 1 ? (uint64_t)(pc_objs->nobjs - 1) : 0;
-	n->in_none = pc_objs->pending_dropped + pc_objs->no_object +
-		     __atomic_load_n(&pc_objs->pending_samples, __ATOMIC_RELAXED);
 }

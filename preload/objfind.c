@@ -130,21 +130,20 @@ pending_add(uintptr_t ip, uint32_t w, int unplaced)
 
 	for (size_t probe = 0; probe < 64; probe++) {
 		struct pc_pending *p = &pc_objs->pending[(h + probe) & (PC_PENDING - 1)];
-		uint32_t st = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
+		uint32_t st;
 
-		if (st == 0 && __atomic_compare_exchange_n(&p->state, &st, 1, 0,
-							   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (pc_slot_claim(&p->state, &st)) {
 			/* the total first: placing subtracts what it takes
 			 * from a count, which must never exceed the total */
 			__atomic_fetch_add(&pc_objs->pending_samples, w, __ATOMIC_RELAXED);
 			p->pc = ip;
 			p->count = w;
-			__atomic_store_n(&p->state, 2, __ATOMIC_RELEASE);
+			pc_slot_publish(&p->state);
 			if (unplaced)
 				__atomic_fetch_add(&pc_objs->unplaced, 1, __ATOMIC_RELAXED);
 			return;
 		}
-		if (st == 2 && p->pc == ip) {
+		if (st == PC_SLOT_READY && p->pc == ip) {
 			__atomic_fetch_add(&pc_objs->pending_samples, w, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&p->count, w, __ATOMIC_RELAXED);
 			if (unplaced)
@@ -195,7 +194,7 @@ pc_objects_place_pending(void)
 		uint64_t link, c;
 		uint32_t seg, obj;
 
-		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 2 ||
+		if (!pc_slot_ready(&p->state) ||
 		    !__atomic_load_n(&p->count, __ATOMIC_RELAXED))
 			continue;
 		if (!(obj = pc_object_find_from_handler(p->pc, &link, &seg)))
@@ -212,4 +211,13 @@ void
 pc_objects_note_unplaced(void)
 {
 	__atomic_fetch_add(&pc_objs->unplaced, 1, __ATOMIC_RELAXED);
+}
+
+/* For the writer, which may run in a fatal-signal handler. */
+void
+pc_objects_counts(struct pc_object_counts *n)
+{
+	n->others = pc_objs->nobjs > 1 ? (uint64_t)(pc_objs->nobjs - 1) : 0;
+	n->in_none = pc_objs->pending_dropped + pc_objs->no_object +
+		     __atomic_load_n(&pc_objs->pending_samples, __ATOMIC_RELAXED);
 }

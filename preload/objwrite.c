@@ -284,7 +284,7 @@ manifest_anon(struct gmon_sink *s)
 		const struct pc_pending *p = &pc_objs->pending[i];
 		uint64_t c;
 
-		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 2 ||
+		if (!pc_slot_ready(&p->state) ||
 		    !(c = __atomic_load_n(&p->count, __ATOMIC_RELAXED)))
 			continue;
 		text_start(&t);

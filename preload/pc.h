@@ -55,11 +55,53 @@ struct pc_frame {
 	uintptr_t entry;
 };
 
+/*
+ * A slot of the handler's lock-free tables (arcs, pending PCs): a handler
+ * claims an empty one with compare-and-swap, fills it in, and publishes it
+ * ready; readers and other claimants use only ready slots, whose key is
+ * then fixed. The values are in the live file, so they stay 0, 1, 2.
+ */
+enum pc_slot {
+	PC_SLOT_EMPTY = 0,
+	PC_SLOT_CLAIMING = 1,
+	PC_SLOT_READY = 2,
+};
+
+/* Claim the slot whose state word is *state if it is empty: 1 when the
+ * caller now fills it in (then pc_slot_publish), else 0 with the state it
+ * saw in *seen (PC_SLOT_READY: compare its key). AS-safe. */
+static inline int
+pc_slot_claim(uint32_t *state, uint32_t *seen)
+{
+	uint32_t st = __atomic_load_n(state, __ATOMIC_ACQUIRE);
+
+	if (st == PC_SLOT_EMPTY &&
+	    __atomic_compare_exchange_n(state, &st, PC_SLOT_CLAIMING, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 1;
+	*seen = st;
+	return 0;
+}
+
+/* The slot's fields are written: readers may use it. AS-safe. */
+static inline void
+pc_slot_publish(uint32_t *state)
+{
+	__atomic_store_n(state, PC_SLOT_READY, __ATOMIC_RELEASE);
+}
+
+/* Whether a slot is ready to read. AS-safe. */
+static inline int
+pc_slot_ready(const uint32_t *state)
+{
+	return __atomic_load_n(state, __ATOMIC_ACQUIRE) == PC_SLOT_READY;
+}
+
 /* One caller->callee arc, at link-time addresses. */
 struct pc_arc {
 	uint64_t from, self;
 	uint64_t count;
-	uint32_t state;		/* 0 empty, 1 being claimed, 2 ready */
+	uint32_t state;		/* enum pc_slot, atomic */
 };
 
 /* One executable segment of the main program and its counters. */
@@ -103,7 +145,7 @@ struct pc_range {
 struct pc_pending {
 	uintptr_t pc;
 	uint64_t count;
-	uint32_t state;			/* 0 empty, 1 being claimed, 2 ready */
+	uint32_t state;			/* enum pc_slot, atomic */
 };
 
 enum { PC_END_RUNNING, PC_END_EXIT, PC_END_EXEC, PC_END_KILLED };
@@ -401,7 +443,7 @@ int pc_objects_init(void) PC_HIDDEN;
 /* objects.c: take a new inventory after objects were loaded or unloaded,
  * and place pending samples. Not AS-safe (takes the loader's lock). */
 void pc_objects_scan(void) PC_HIDDEN;
-/* objects.c: the other objects (all but the program) and the weighted
+/* objfind.c: the other objects (all but the program) and the weighted
  * samples in none of them, pending ones included. AS-safe. */
 struct pc_object_counts {
 	uint64_t others;
@@ -427,7 +469,8 @@ void *pc_live_alloc(size_t len, int meta) PC_HIDDEN;
 /* live.c: a string kept for the process's life, never malloc'ed. Not
  * AS-safe. */
 char *pc_live_strdup(const char *s) PC_HIDDEN;
-/* live.c: keep a copy of the configuration for pc_recover. */
+/* live.c: keep a copy of the configuration for pc_recover. AS-safe (a
+ * copy). */
 void pc_live_seal(const struct pc_config *c) PC_HIDDEN;
 /* live.c: whether counters live in a file. AS-safe. */
 int pc_live_active(void) PC_HIDDEN;
@@ -484,21 +527,26 @@ int pc_dump(const char *path) PC_HIDDEN;
 enum pc_timer_kind pc_timer_kind(void) PC_HIDDEN;
 int pc_timer_refused(void) PC_HIDDEN;
 /* timer.c: note that task-clock was refused (err, an errno) before any
- * thread was armed. */
+ * thread was armed. AS-safe. */
 void pc_timer_note_refused(int err) PC_HIDDEN;
 /* timercost.c: what one task-clock sample costs this thread, in ns
  * (PC_TEST_TIMER_COST_NS fakes it), or -errno where the event is
  * refused; *earlier is set when it was measured earlier in this boot
  * (and kept in /dev/shm). About 4 ms the first time; the constructor's
- * only. */
+ * only. Not AS-safe. */
 long pc_taskclock_cost_ns(int *earlier) PC_HIDDEN;
 /* start.c: under this cost (ns), PC_TIMER=auto takes task-clock: 5 us
  * a sample is 0.5 % of the CPU at the default 1000 Hz, 4 times the
  * independent samples of a 250 Hz tick, where POSIX timers cost about
  * 0.4 %. */
 #define PC_TASKCLOCK_CHEAP_NS	GMON_TASKCLOCK_CHEAP_NS
-/* timer.c: arm/disarm the calling thread's CPU-time timer. AS-safe. */
+/* timer.c: arm the calling thread's CPU-time timer; 0 or -errno. Not
+ * AS-safe (getenv, timer_create, pthread_getcpuclockid): thread start,
+ * start-up, a fork child, a failed exec. */
 int pc_thread_arm(void) PC_HIDDEN;
+/* timer.c: disarm it. AS-safe: pc_finish runs it in fatal-signal
+ * handlers; timer_delete is not on signal-safety(7)'s list, but for a
+ * SIGEV_THREAD_ID timer glibc's is the one system call. */
 void pc_thread_disarm(void) PC_HIDDEN;
 /* timer.c: stop (1) or restart (0) the calling thread's task-clock event,
  * around an exec: the kernel's exec may not signal the next image before
@@ -526,7 +574,8 @@ int pc_sample_install(void) PC_HIDDEN;
  * default. Not AS-safe. */
 void pc_signals_init(void) PC_HIDDEN;
 /* signals.c: the real sigaction and pthread_sigmask, for libpc's own use.
- * AS-safe. */
+ * AS-safe once pc_signals_init has run (a call before it may look them up
+ * with dlsym, which is not); handlers run only after. */
 int pc_real_sigaction(int sig, const struct sigaction *act,
 		      struct sigaction *old) PC_HIDDEN;
 int pc_real_sigmask(int how, const sigset_t *set, sigset_t *old) PC_HIDDEN;
@@ -591,7 +640,13 @@ void pc_snapshot(void) PC_HIDDEN;
 void pc_write_lock(void) PC_HIDDEN;
 void pc_write_unlock(void) PC_HIDDEN;
 int pc_write_on_own_stack(const char *path, int flags) PC_HIDDEN;
-/* lifecycle.c: at-exit and fork handling. Not AS-safe. */
+/* lifecycle.c: at-exit and fork handling; resolves the real exit and
+ * _exit, so that _exit (which a program's handler may call) never looks
+ * them up in a handler. Not AS-safe. */
 void pc_lifecycle_init(void) PC_HIDDEN;
+/* next.c: the next definition of name after libpc's (dlsym RTLD_NEXT), or
+ * NULL. Not AS-safe: called at start-up, and by an interposer only before
+ * start-up resolved its function. */
+void *pc_next(const char *name) PC_HIDDEN;
 
 #endif

@@ -35,7 +35,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -43,6 +42,7 @@
 #include <time.h>
 
 #include "pc.h"
+#include "banned.h"
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
@@ -79,21 +79,15 @@ static const int fatal_signals[] = {
 	SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSTKFLT,
 };
 
-static void *
-next(const char *name)
-{
-	return dlsym(RTLD_NEXT, name);
-}
-
 static void
 resolve(void)
 {
 	if (!real_sigaction)
-		real_sigaction = (sigaction_fn)next("sigaction");
+		real_sigaction = (sigaction_fn)pc_next("sigaction");
 	if (!real_pthread_sigmask)
-		real_pthread_sigmask = (sigmask_fn)next("pthread_sigmask");
+		real_pthread_sigmask = (sigmask_fn)pc_next("pthread_sigmask");
 	if (!real_sigprocmask)
-		real_sigprocmask = (sigmask_fn)next("sigprocmask");
+		real_sigprocmask = (sigmask_fn)pc_next("sigprocmask");
 }
 
 int
@@ -112,25 +106,52 @@ pc_real_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 /* ------------------------------------------------ the program's actions */
 
+/* The writers' turn, with every signal blocked: a handler of this thread
+ * never finds the lock taken by the code it interrupted. */
+static void
+act_lock_take(sigset_t *prev)
+{
+	sigset_t all;
+
+	resolve();
+	sigfillset(&all);
+	real_pthread_sigmask(SIG_SETMASK, &all, prev);
+	while (__atomic_exchange_n(&act_lock, 1, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void
+act_lock_give(const sigset_t *prev)
+{
+	__atomic_store_n(&act_lock, 0, __ATOMIC_RELEASE);
+	real_pthread_sigmask(SIG_SETMASK, prev, NULL);
+}
+
 void
 pc_prog_action_store(int sig, const struct sigaction *act)
 {
-	sigset_t all, prev;
+	sigset_t prev;
 	unsigned s;
 
-	/* every signal blocked: a handler of this thread never finds the
-	 * lock taken by the code it interrupted */
-	sigfillset(&all);
-	real_pthread_sigmask(SIG_SETMASK, &all, &prev);
-	while (__atomic_exchange_n(&act_lock, 1, __ATOMIC_ACQUIRE))
-		;
+	act_lock_take(&prev);
 	s = __atomic_load_n(&act_seq[sig], __ATOMIC_RELAXED);
 	__atomic_store_n(&act_seq[sig], s + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	pc->prog_action[sig] = *act;
 	__atomic_store_n(&act_seq[sig], s + 2, __ATOMIC_RELEASE);
-	__atomic_store_n(&act_lock, 0, __ATOMIC_RELEASE);
-	real_pthread_sigmask(SIG_SETMASK, &prev, NULL);
+	act_lock_give(&prev);
+}
+
+/* A copy outside handlers when the lock-free read gave up (a writer on
+ * another CPU stalled half-way): as a writer, it waits its turn. */
+static void
+prog_action_load(int sig, struct sigaction *out)
+{
+	sigset_t prev;
+
+	act_lock_take(&prev);
+	*out = pc->prog_action[sig];
+	act_lock_give(&prev);
 }
 
 int
@@ -217,7 +238,7 @@ pc_signals_init(void)
 		    old.sa_handler != SIG_DFL)
 			continue;	/* ignored or handled: not ours to take */
 		fatal_action(&sa);
-		pc->prog_action[sig] = old;
+		pc_prog_action_store(sig, &old);
 		if (real_sigaction(sig, &sa, NULL) == 0)
 			pc->owned[sig] = PC_OWN_FATAL;
 	}
@@ -419,7 +440,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 		return r;
 	}
 	if (pc_prog_action_from_handler(sig, &was))
-		was = pc->prog_action[sig];
+		prog_action_load(sig, &was);
 	if (act)
 		r = take_owned(sig, act);
 	if (r)
@@ -609,7 +630,7 @@ sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeou
 	sigset_t copy;
 
 	if (!real)
-		real = (sigtimedwait_fn)next("sigtimedwait");
+		real = (sigtimedwait_fn)pc_next("sigtimedwait");
 	return real(without_ours(set, &copy), info, timeout);
 }
 
@@ -626,7 +647,7 @@ sigwait(const sigset_t *set, int *sig)
 	sigset_t copy;
 
 	if (!real)
-		real = (sigwait_fn)next("sigwait");
+		real = (sigwait_fn)pc_next("sigwait");
 	return real(without_ours(set, &copy), sig);
 }
 
@@ -637,6 +658,6 @@ signalfd(int fd, const sigset_t *mask, int flags)
 	sigset_t copy;
 
 	if (!real)
-		real = (signalfd_fn)next("signalfd");
+		real = (signalfd_fn)pc_next("signalfd");
 	return real(fd, without_ours(mask, &copy), flags);
 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "banned.h"
 
 static int started;
 
@@ -156,7 +157,7 @@ forked(void)
 void
 pc_snapshots_start(void)
 {
-	struct sigaction sa;
+	struct sigaction sa, old;
 	int sig = pc_cfg->snapshot_sig;
 
 	if (!sig && !pc_cfg->snapshot_interval_ms)
@@ -166,7 +167,8 @@ pc_snapshots_start(void)
 		sa.sa_handler = snapshot_from_handler;
 		sa.sa_flags = SA_RESTART | SA_ONSTACK;
 		sigemptyset(&sa.sa_mask);
-		if (pc_real_sigaction(sig, &sa, &pc->prog_action[sig]) == 0) {
+		if (pc_real_sigaction(sig, &sa, &old) == 0) {
+			pc_prog_action_store(sig, &old);
 			pc->owned[sig] = PC_OWN_SNAPSHOT;
 			pc_signals_take_snapshot();
 		}

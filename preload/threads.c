@@ -7,7 +7,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -55,7 +54,7 @@ resolve_create(void)
 	if (!f) {
 		/* the default version: GLIBC_2.34 on glibc >= 2.34, the only
 		 * one before; the older GLIBC_2.2.5 is the same function */
-		f = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		f = (create_fn)pc_next("pthread_create");
 		__atomic_store_n(&real_create, f, __ATOMIC_RELEASE);
 	}
 	return f;

@@ -7,9 +7,11 @@
  * and a POSIX timer on the thread's CPU clock (SIGEV_THREAD_ID), which
  * fires at most once a tick but works where perf events are refused. The
  * main thread is armed at start-up, others as they start (threads.c), and
- * each timer is deleted when its thread ends. Everything here is AS-safe:
- * the handler reads the accessors, and arming and disarming run at thread
- * start and exit, at fork and around exec.
+ * each timer is deleted when its thread ends. The handler's accessors
+ * (*_from_handler) and disarming, which pc_finish runs from fatal-signal
+ * handlers, are AS-safe; arming is not (getenv, timer_create and
+ * pthread_getcpuclockid are not on signal-safety(7)'s list) and runs only
+ * at start-up, thread start, in a fork child and after a failed exec.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -38,7 +40,10 @@
 
 
 static PC_TLS timer_t thread_timer;
-static PC_TLS int thread_armed;		/* 1: POSIX timer, 2: perf event */
+/* What arms the calling thread: nothing, a POSIX timer (thread_timer) or
+ * a task-clock event (thread_perf_fd). */
+enum armed { ARMED_NONE, ARMED_POSIX, ARMED_PERF };
+static PC_TLS enum armed thread_armed;
 static PC_TLS int thread_perf_fd = -1;
 static PC_TLS uint64_t thread_perf_seen;	/* event count already sampled */
 static PC_TLS int thread_perf_retired = -1;	/* see pc_thread_perf_retired_from_handler */
@@ -270,7 +275,7 @@ pc_thread_arm(void)
 	int saved = errno;
 	int r = 0;
 
-	if (thread_armed || !pc_on())
+	if (thread_armed != ARMED_NONE || !pc_on())
 		return 0;
 	pc_unwind_thread_init();
 	if (pc_timer_kind() == PC_TIMER_TASKCLOCK &&
@@ -282,7 +287,7 @@ pc_thread_arm(void)
 		if (r)
 			give_back(&perf_held);
 		if (r == 0) {
-			thread_armed = 2;
+			thread_armed = ARMED_PERF;
 			__atomic_fetch_add(&pc_stats->threads, 1, __ATOMIC_RELAXED);
 			goto out;
 		}
@@ -296,7 +301,7 @@ pc_thread_arm(void)
 	r = arm_posix(clock, (pid_t)syscall(SYS_gettid), &thread_timer);
 	if (r)
 		goto out;
-	thread_armed = 1;
+	thread_armed = ARMED_POSIX;
 	__atomic_fetch_add(&pc_stats->threads, 1, __ATOMIC_RELAXED);
 out:
 	errno = saved;
@@ -308,11 +313,11 @@ pc_thread_disarm(void)
 {
 	int saved = errno;
 
-	if (thread_armed == 1) {
+	if (thread_armed == ARMED_POSIX) {
 		timer_delete(thread_timer);
 		give_back(&posix_held);
 	}
-	if (thread_armed == 2) {
+	if (thread_armed == ARMED_PERF) {
 		give_back(&perf_held);
 		int fd = thread_perf_fd, ours = perf_fd_ours();
 
@@ -326,7 +331,7 @@ pc_thread_disarm(void)
 		if (ours)
 			close(fd);
 	}
-	thread_armed = 0;
+	thread_armed = ARMED_NONE;
 	errno = saved;
 }
 
@@ -335,7 +340,7 @@ pc_thread_hold(int hold)
 {
 	int saved = errno;
 
-	if (thread_armed == 2 && perf_fd_ours())
+	if (thread_armed == ARMED_PERF && perf_fd_ours())
 		ioctl(thread_perf_fd, hold ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
 	errno = saved;
 }
@@ -347,10 +352,10 @@ pc_thread_forget(void)
 {
 	/* the descriptor is a copy of the parent thread's event: let it go,
 	 * unless the number is the program's by now */
-	if (thread_armed == 2 && perf_fd_ours())
+	if (thread_armed == ARMED_PERF && perf_fd_ours())
 		close(thread_perf_fd);
 	thread_perf_fd = -1;
-	thread_armed = 0;
+	thread_armed = ARMED_NONE;
 	/* the child's one thread is all it holds */
 	perf_held = posix_held = 0;
 }

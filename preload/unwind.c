@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "unwind.h"
+#include "x86call.h"
 #include "banned.h"
 
 /* libunwind, when PC_UNWIND=libunwind; set up by unwind_setup.c */
@@ -73,23 +74,17 @@ walk_dwarf_from_handler(uintptr_t ip, struct pc_frame *f, int max)
 
 /* ------------------------------------------------------------ fp */
 
-/* A return address is in the program's text right after a call: e8 rel32,
- * or ff /2 in its 2- to 7-byte forms. Reading the text is safe: it is
- * mapped for as long as the program runs (unlike a shared object's, which
- * a dlclose in another thread may unmap at any moment). */
+/* A return address is in the program's text right after a call (any form
+ * x86call.h decodes). Reading the text is safe: it is mapped for as long
+ * as the program runs (unlike a shared object's, which a dlclose in
+ * another thread may unmap at any moment). */
 static int
 after_call(uintptr_t ra)
 {
-	const unsigned char *p = (const unsigned char *)ra;
+	uintptr_t target;
 
-	if (!pc_main_addr(ra - 7))
-		return 0;
-	if (p[-5] == 0xe8)
-		return 1;
-	for (int k = 2; k <= 7; k++)
-		if (p[-k] == 0xff && ((p[-k + 1] >> 3) & 7) == 2)
-			return 1;
-	return 0;
+	return pc_main_addr(ra - PC_CALL_MAX_LEN) &&
+	       pc_call_before(ra, PC_CALL_MAX_LEN, &target) != PC_CALL_NONE;
 }
 
 static int

@@ -58,4 +58,97 @@ print("lint: structure: %d files, %d circles (largest %d), %d functions over 60 
 sys.exit(bad)
 ' 1 || fail=1
 
+# No C file of libpc, gmon or pcprof over 700 lines (tests/ is left out:
+# its suites are tables of cases). TOO_LONG lists the files being split
+# now, each allowed until its split lands; empty it then.
+TOO_LONG="tools/symbols/symtab.c tools/commands/compare.c tools/writers/flame.c tools/inputs/runview.c"
+for f in preload/*.c gmon/*.c tools/*/*.c; do
+	case " $TOO_LONG " in *" $f "*) continue ;; esac
+	n=$(wc -l < "$f")
+	if [ "$n" -gt 700 ]; then
+		echo "lint: $f has $n lines, more than 700"
+		fail=1
+	fi
+done
+
+# Everything a handler can reach is under banned.h. From libpc's handler
+# entries (the sampling handler, the fatal-signal handler, the stray
+# snapshot signal's handler, the snapshot thread's pc_snapshot, pc_finish
+# as the exit paths run it, and _exit and _Exit, which a program's handler
+# may call; not yet execve, execle and fexecve, which signal-safety(7) lets
+# it call too but which look up the real function on their first call,
+# nor fork, whose child re-arms a timer) the names each function body uses
+# are followed, function by function, through preload/ and gmon/ (a
+# file-level graph would take in every start-up function beside a
+# handler-reachable one). A preload/ file
+# reached must include banned.h; a file elsewhere (gmon/write.c, which
+# cannot include libpc's header) must call none of the names banned.h bans.
+# NOT_IN_HANDLERS: functions the handler path names but never runs in a
+# handler, each with why:
+#   pc_next: looks up an interposed function only while it is unresolved;
+#   start-up resolves every one a handler path uses (pc_signals_init,
+#   pc_lifecycle_init) before libpc installs a handler.
+HANDLER_ENTRIES="signal_from_handler fatal_from_handler snapshot_from_handler pc_snapshot
+	pc_finish _exit _Exit"
+NOT_IN_HANDLERS="pc_next"
+python3 - "$HANDLER_ENTRIES" "$NOT_IN_HANDLERS" <<'PY' || fail=1
+import re, sys
+sys.path.insert(0, "scripts")
+import structure
+entries, cut = sys.argv[1].split(), set(sys.argv[2].split())
+def blank(m):
+    return re.sub(r"[^\n]", " ", m.group(0))
+def strip(src):
+    src = re.sub(r"/\*.*?\*/", blank, src, flags=re.S)
+    src = re.sub(r"//[^\n]*", blank, src)
+    return re.sub(r'"(\\.|[^"\\\n])*"', blank, src)
+body, glob, local, text = {}, {}, set(), {}
+for f in structure.files(["preload", "gmon"]):
+    text[f] = open(f).read()
+    lines = strip(text[f]).split("\n")
+    for name, start, end, static in structure.tags(f):
+        body[(f, name)] = "\n".join(lines[start - 1:end])
+        if static:
+            local.add((f, name))
+        else:
+            glob.setdefault(name, (f, name))
+def used(key):
+    # names, not members (act.sa_sigaction) nor tags (struct sigaction)
+    for n in set(re.findall(r"(?<![\w.>])(?<!struct )([A-Za-z_]\w*)", body[key])):
+        if (key[0], n) in local:
+            yield (key[0], n)
+        elif n in glob and n not in cut and n != key[1]:
+            yield glob[n]
+todo = [k for k in body if k[1] in entries]
+gone = set(entries) - {k[1] for k in todo}
+if gone:
+    sys.exit("lint: handler entries gone: %s; update scripts/lint.sh" % " ".join(sorted(gone)))
+seen = dict.fromkeys(todo)
+while todo:
+    k = todo.pop()
+    for c in used(k):
+        if c not in seen:
+            seen[c] = k
+            todo.append(c)
+banned = re.findall(r"#define (\w+)\(\.\.\.\)", open("preload/banned.h").read())
+files = sorted({k[0] for k in seen})
+bad = 0
+for f in files:
+    reached = sorted(k[1] for k in seen if k[0] == f)
+    if f.startswith("preload/"):
+        if '#include "banned.h"' not in text[f]:
+            print("lint: %s lacks banned.h; a handler reaches %s" % (f, ", ".join(reached)))
+            bad = 1
+        continue
+    for name in reached:
+        for n in banned:
+            if re.search(r"\b%s\s*\(" % n, body[(f, name)]):
+                print("lint: %s:%s calls %s in a handler's reach" % (f, name, n))
+                bad = 1
+if not bad:
+    print("lint: handlers reach %d functions in %d files, all under banned.h" %
+          (len(seen), len(files)))
+sys.exit(bad)
+PY
+
 exit $fail
