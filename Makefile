@@ -68,7 +68,7 @@ $(B)/pic/%.o: %.c
 $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 	$(call say,LD,$@)$(CC) -shared -pthread -o $@ $(PRELOAD_OBJ) \
 		-Wl,--version-script=preload/libpc.map -Wl,--no-undefined \
-		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl -lgcc_s
+		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl
 
 # ---------------------------------------------------------------- pcprof
 # tools/ follows the data (docs/ARCHITECTURE.md): inputs/, symbols/, model/,
@@ -186,9 +186,14 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/libhot.so $(P)/slowlib/libhot.so $(P)/uselib $(P)/plugspin.so \
 	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails \
 	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads \
-	$(P)/hostile $(P)/hostile-asan $(P)/burn $(P)/asanexit $(P)/oddnames
+	$(P)/hostile $(P)/hostile-asan $(P)/burn $(P)/asanexit $(P)/oddnames \
+	$(P)/unwinder
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
+# links libunwind, whose _Unwind_Backtrace comes first in its global scope
+$(P)/unwinder: tests/progs/unwinder.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< -lunwind
 $(P)/hostile-asan: tests/progs/hostile.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fsanitize=address -fno-omit-frame-pointer -o $@ $<

@@ -28,6 +28,11 @@ int (*pc_unw_step)(unw_cursor_t *) PC_HIDDEN;
 int (*pc_unw_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *) PC_HIDDEN;
 int (*pc_unw_get_proc_info)(unw_cursor_t *, unw_proc_info_t *) PC_HIDDEN;
 
+/* libgcc_s's unwinder, when PC_UNWIND=dwarf; set up by unwind_setup.c */
+int (*pc_gcc_backtrace)(trace_fn, void *) PC_HIDDEN;
+uintptr_t (*pc_gcc_get_ip_info)(struct _Unwind_Context *, int *) PC_HIDDEN;
+uintptr_t (*pc_gcc_get_region_start)(struct _Unwind_Context *) PC_HIDDEN;
+
 /* the thread's stack, for the frame-pointer walk; set by unwind_setup.c */
 PC_TLS uintptr_t pc_stack_lo PC_HIDDEN;
 PC_TLS uintptr_t pc_stack_hi PC_HIDDEN;
@@ -46,7 +51,7 @@ dwarf_frame_from_handler(struct _Unwind_Context *ctx, void *arg)
 {
 	struct dwarf_walk *w = arg;
 	int before = 0;
-	uintptr_t ip = _Unwind_GetIPInfo(ctx, &before);
+	uintptr_t ip = pc_gcc_get_ip_info(ctx, &before);
 
 	/* the first frames are the handler's own and the signal trampoline */
 	if (!w->started) {
@@ -58,7 +63,7 @@ dwarf_frame_from_handler(struct _Unwind_Context *ctx, void *arg)
 	if (w->n >= w->max || !ip)
 		return URC_NORMAL_STOP;
 	w->f[w->n].site = ip;
-	w->f[w->n].entry = _Unwind_GetRegionStart(ctx);
+	w->f[w->n].entry = pc_gcc_get_region_start(ctx);
 	w->n++;
 	return URC_NO_REASON;
 }
@@ -68,7 +73,7 @@ walk_dwarf_from_handler(uintptr_t ip, struct pc_frame *f, int max)
 {
 	struct dwarf_walk w = { ip, 0, 0, max, f };
 
-	_Unwind_Backtrace(dwarf_frame_from_handler, &w);
+	pc_gcc_backtrace(dwarf_frame_from_handler, &w);
 	return w.started ? w.n : 0;
 }
 

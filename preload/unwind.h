@@ -17,11 +17,19 @@
  * libunwind-dev replaces with its own */
 struct _Unwind_Context;
 typedef int (*trace_fn)(struct _Unwind_Context *, void *);
-extern int _Unwind_Backtrace(trace_fn, void *);
-extern uintptr_t _Unwind_GetIPInfo(struct _Unwind_Context *, int *);
-extern uintptr_t _Unwind_GetRegionStart(struct _Unwind_Context *);
 #define URC_NO_REASON	0
 #define URC_NORMAL_STOP	4
+
+/*
+ * libgcc_s's own entry points, looked up in libgcc_s.so.1 at start-up
+ * (unwind_setup.c), never by name through the global scope: a program
+ * that links libunwind (perf does) puts libunwind's _Unwind_Backtrace
+ * there first, and that one takes a mutex, so a sample that lands while
+ * the program unwinds would wait for ever on its own thread's lock.
+ */
+extern int (*pc_gcc_backtrace)(trace_fn, void *) PC_HIDDEN;
+extern uintptr_t (*pc_gcc_get_ip_info)(struct _Unwind_Context *, int *) PC_HIDDEN;
+extern uintptr_t (*pc_gcc_get_region_start)(struct _Unwind_Context *) PC_HIDDEN;
 
 extern int (*pc_unw_init2)(unw_cursor_t *, unw_context_t *, int) PC_HIDDEN;
 extern int (*pc_unw_step)(unw_cursor_t *) PC_HIDDEN;

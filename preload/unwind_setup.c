@@ -56,6 +56,24 @@ have_dl_find_object(void)
 	return major > 2 || (major == 2 && minor >= 35);
 }
 
+/* libgcc_s's unwinder by its handle (unwind.h says why), loaded here if
+ * the program has not loaded it (as glibc itself does for backtrace and
+ * thread cancellation), and kept. 0, or -1 where it is not there. */
+static int
+gcc_unwinder(void)
+{
+	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return -1;
+	pc_gcc_backtrace = (int (*)(trace_fn, void *))dlsym(h, "_Unwind_Backtrace");
+	pc_gcc_get_ip_info = (uintptr_t (*)(struct _Unwind_Context *, int *))
+		dlsym(h, "_Unwind_GetIPInfo");
+	pc_gcc_get_region_start = (uintptr_t (*)(struct _Unwind_Context *))
+		dlsym(h, "_Unwind_GetRegionStart");
+	return pc_gcc_backtrace && pc_gcc_get_ip_info && pc_gcc_get_region_start ? 0 : -1;
+}
+
 int
 pc_unwind_init(enum pc_unwinder *u)
 {
@@ -63,6 +81,14 @@ pc_unwind_init(enum pc_unwinder *u)
 
 	if (*u == PC_UNWIND_AUTO)
 		*u = have_dl_find_object() ? PC_UNWIND_DWARF : PC_UNWIND_FP;
+	if (gcc_unwinder() < 0) {
+		pc_gcc_backtrace = NULL;
+		if (*u == PC_UNWIND_DWARF) {
+			pc_say("cannot find libgcc_s.so.1's unwinder; using frame pointers",
+			       "", "");
+			*u = PC_UNWIND_FP;
+		}
+	}
 	if (*u == PC_UNWIND_LIBUNWIND) {
 		h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 		if (h) {
@@ -81,7 +107,8 @@ pc_unwind_init(enum pc_unwinder *u)
 	}
 	/* libgcc sets up its register tables with pthread_once on first use:
 	 * do that here, not inside a signal handler */
-	_Unwind_Backtrace(warm_up, NULL);
+	if (pc_gcc_backtrace)
+		pc_gcc_backtrace(warm_up, NULL);
 	pc_unwind_thread_init();
 	return 0;
 }

@@ -20,6 +20,7 @@ import os
 import re
 import resource
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -294,6 +295,39 @@ def test_handler_on_an_8k_altstack_under_call_graphs():
 
 def test_handler_on_an_8k_altstack_with_stacks_recorded():
     return small_stack("altstack", {"PC_STACKS": "1"})
+
+
+def test_program_that_unwinds_with_libunwind_runs_as_plain():
+    """A program linked with libunwind, whose _Unwind_Backtrace (first in
+    its global scope) takes a mutex, unwinding all the time: a sample that
+    lands while it holds that mutex must not walk through libunwind's
+    _Unwind_Backtrace too, or the thread waits on its own lock for ever
+    (as perf did under libpc). libpc calls libgcc_s's by its handle."""
+    argv = [prog("unwinder"), "1"]
+    prof, plain = both(argv, timeout=60)
+    plain_ok(plain, 0, "unwinder")
+    same(prof, plain, "unwinder")
+    return "%d samples" % holds_samples(prof)
+
+
+def test_perf_record_runs_under_libpc_as_plain():
+    """Debian's perf, which links libunwind, recording a program with
+    libpc preloaded into both: status, its data file and the program's
+    own profile as plain."""
+    if not shutil.which("perf"):
+        pctest.skip("perf is not installed")
+    argv = ["perf", "record", "-q", "-F", "999", "-e", "task-clock", "-o", "perf.data",
+            "--", prog("three-pie"), "0.5"]
+    prof, plain = both(argv, timeout=60)
+    if plain.status != 0:
+        pctest.skip("perf record refused here: %s" % tail(plain.stderr))
+    same(prof, plain, "perf record", ignore=("truth:",))
+    assert os.path.getsize(prof.path("perf.data")) > 0, "perf wrote no data"
+    n = sum(gmon_samples(os.path.join(prof.cwd, f))
+            for f in os.listdir(prof.cwd) if f.startswith("gmon.out")
+            and "+" not in f and not f.endswith((".objects", ".stacks")))
+    assert n > 0, "no samples in %s" % sorted(os.listdir(prof.cwd))
+    return "%d samples in the profiles of perf and its program" % n
 
 
 # ------------------------------------------------------------- 3. disposition
