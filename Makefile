@@ -52,7 +52,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/objwrite.c preload/msg.c preload/out.c preload/summary.c \
 	preload/timer.c preload/timercost.c preload/handler.c preload/settings.c \
 	preload/snapshot.c preload/live.c preload/recover.c preload/finish.c \
-	preload/taskclock.c preload/next.c gmon/write.c
+	preload/taskclock.c preload/next.c preload/pages.c gmon/write.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
@@ -164,7 +164,7 @@ $(B)/tests/unit: $(UNIT_OBJ)
 # alone, with tests/unit_preload.c standing in for start-up and live.c
 # (libpc's state, its tables' memory) and gmon/ to write and read them back
 PRELOAD_UNIT_SRC := tests/unit_preload.c tests/check_arcs.c tests/check_stacks.c \
-	tests/check_objfind.c preload/arcs.c preload/stacks.c preload/objfind.c \
+	tests/check_objfind.c preload/arcs.c preload/stacks.c preload/objfind.c preload/pages.c \
 	gmon/write.c gmon/read.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 

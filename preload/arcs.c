@@ -158,36 +158,35 @@ pc_arcs_add_from_handler(struct pc_frame *f, int n, uint32_t w)
 	}
 }
 
+struct arcs_walk {
+	void (*fn)(uint64_t, uint64_t, uint64_t, void *);
+	void *arg;
+};
+
+static int
+arcs_in(size_t lo, size_t hi, void *arg)
+{
+	const struct arcs_walk *w = arg;
+
+	for (size_t i = lo / sizeof(struct pc_arc); i < hi / sizeof(struct pc_arc); i++) {
+		struct pc_arc *a = &table[i];
+
+		if (pc_slot_ready(&a->state))
+			w->fn(a->from, a->self, __atomic_load_n(&a->count, __ATOMIC_RELAXED),
+			      w->arg);
+	}
+	return 0;
+}
+
 void
 pc_arcs_each(void (*fn)(uint64_t, uint64_t, uint64_t, void *), void *arg)
 {
-	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	const size_t per_page = page / sizeof(struct pc_arc);
-	const size_t npages = table_len / page;
-	unsigned char vec[1024];
+	struct arcs_walk w = { fn, arg };
 
-	if (!table || per_page == 0)
-		return;
-	/* skip the pages no arc ever touched without faulting them in (most
-	 * of a 2 MiB table, in a short-lived process), asking the kernel
-	 * about 1024 pages at a time */
-	for (size_t p0 = 0; p0 < npages; p0 += sizeof(vec)) {
-		size_t n = npages - p0 < sizeof(vec) ? npages - p0 : sizeof(vec);
-
-		pc_live_resident((char *)table + p0 * page, n * page, vec);
-		for (size_t k = 0; k < n; k++) {
-			if (!(vec[k] & 1))
-				continue;
-			for (size_t i = (p0 + k) * per_page; i < (p0 + k + 1) * per_page; i++) {
-				struct pc_arc *a = &table[i];
-
-				if (!pc_slot_ready(&a->state))
-					continue;
-				fn(a->from, a->self, __atomic_load_n(&a->count, __ATOMIC_RELAXED),
-				   arg);
-			}
-		}
-	}
+	/* the pages no arc ever touched are skipped (most of a 2 MiB table,
+	 * in a short-lived process) */
+	if (table)
+		pc_live_each_written(table, table_len, arcs_in, &w);
 }
 
 struct own_arcs {

@@ -47,43 +47,37 @@ temp_name(char *dst, size_t size, const char *path)
  * file system for the live file), so untouched text is skipped without
  * reading (and faulting in) its zero pages.
  */
+struct text_run {
+	struct gmon_sink *s;
+	const struct pc_text *t;
+};
+
+static int
+write_bins(size_t lo, size_t hi, void *arg)
+{
+	const struct text_run *w = arg;
+	const struct pc_text *t = w->t;
+	const unsigned bin = pc_profil_bin_bytes(t->prof.scale);
+	const size_t nbins = t->prof.bufsiz / sizeof(uint32_t);
+	size_t a = lo / sizeof(uint32_t), b = hi / sizeof(uint32_t);
+	long r;
+
+	if (b > nbins)
+		b = nbins;
+	if (a >= b)
+		return 0;
+	r = gmon_sink_counts(w->s, t->link_low + a * bin, bin, (uint32_t)pc_cfg->hz,
+			     t->prof.buf + a, b - a);
+	return r < 0 ? (int)r : 0;
+}
+
 static int
 write_text(struct gmon_sink *s, const struct pc_text *t)
 {
-	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	const size_t per_page = page / sizeof(uint32_t);
-	const unsigned bin = pc_profil_bin_bytes(t->prof.scale);
-	const size_t nbins = t->prof.bufsiz / sizeof(uint32_t);
-	const size_t npages = t->map_len / page;
-	unsigned char vec[1024];
+	struct text_run w = { s, t };
+	int r = pc_live_each_written(t->prof.buf, t->map_len, write_bins, &w);
 
-	for (size_t p0 = 0; p0 < npages; p0 += sizeof(vec)) {
-		size_t n = npages - p0 < sizeof(vec) ? npages - p0 : sizeof(vec);
-
-		pc_live_resident((char *)t->prof.buf + p0 * page, n * page, vec);
-		for (size_t i = 0; i < n; i++) {
-			size_t j = i, a, b;
-			long r;
-
-			if (!(vec[i] & 1))
-				continue;
-			while (j + 1 < n && (vec[j + 1] & 1))
-				j++;
-			a = (p0 + i) * per_page;
-			b = (p0 + j + 1) * per_page;
-			if (b > nbins)
-				b = nbins;
-			if (a < b) {
-				r = gmon_sink_counts(s, t->link_low + a * bin, bin,
-						     (uint32_t)pc_cfg->hz,
-						     t->prof.buf + a, b - a);
-				if (r < 0)
-					return (int)r;
-			}
-			i = j;
-		}
-	}
-	return s->error;
+	return r ? r : s->error;
 }
 
 int

@@ -486,6 +486,13 @@ int pc_live_forked(void) PC_HIDDEN;
  * file and its descriptor. AS-safe. */
 void pc_live_io(int begin) PC_HIDDEN;
 void pc_live_resident(const void *addr, size_t len, unsigned char *vec) PC_HIDDEN;
+/* Calls fn(lo, hi, arg) for each run of pages of [addr, addr + len) that
+ * were ever written, in order, lo and hi byte offsets from addr (hi at most
+ * len); stops at the first fn that returns nonzero and returns its value,
+ * else 0. The pages never written are not read, so not faulted in: most of
+ * a table, in a short-lived process. AS-safe. */
+int pc_live_each_written(const void *addr, size_t len,
+			 int (*fn)(size_t lo, size_t hi, void *arg), void *arg) PC_HIDDEN;
 void pc_live_span(const void *lo, size_t len, int fd) PC_HIDDEN;
 
 /* msg.c: text built without stdio, into buf[0..size). AS-safe. */
