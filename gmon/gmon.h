@@ -270,6 +270,7 @@ int gmon_read_header(const void *h, size_t n, uint8_t build_id[GMON_BUILDID_SIZE
 #define GMON_OBJECTS_MAX	4096	/* libpc lists at most 1024 */
 #define GMON_OBJECTS_LINE_MAX	32768	/* libpc writes lines under 17 KiB */
 #define GMON_OBJ_SHIFT		48	/* arc ends: index << 48 | address */
+#define GMON_OBJ_ADDR_MASK	((UINT64_C(1) << GMON_OBJ_SHIFT) - 1)	/* the address */
 
 /*
  * The names of the files libpc writes beside a profile PROFILE: its

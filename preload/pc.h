@@ -36,8 +36,8 @@
 /* PC_SCOPE=all: every shared object gets a histogram of its own */
 #define PC_MAX_OBJECTS	1024		/* objects one process ever loads */
 #define PC_OBJ_TEXT	4		/* executable segments of one object */
-#define PC_OBJ_SHIFT	48		/* arcs: object index above the address */
-#define PC_OBJ_MASK	((UINT64_C(1) << PC_OBJ_SHIFT) - 1)
+#define PC_OBJ_SHIFT	GMON_OBJ_SHIFT	/* arcs: object index above the address */
+#define PC_OBJ_MASK	GMON_OBJ_ADDR_MASK
 #define PC_MAX_RANGES	(PC_MAX_OBJECTS * PC_OBJ_TEXT)
 #define PC_PENDING	65536		/* PCs sampled in not-yet-known objects */
 #define PC_OBJ_RAW	0xffffu		/* arcs: a runtime address, not yet placed */

@@ -30,7 +30,6 @@
 #include "commands/launch.h"
 #include "model/lines.h"
 
-#define LOW_MASK ((UINT64_C(1) << GMON_OBJ_SHIFT) - 1)
 #define HOT	0.05	/* a line or instruction with this share is marked */
 
 struct insn {
@@ -230,7 +229,7 @@ give_insns(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
 	if (w->st->syms[sym].func != w->an->func)
 		return;
 	w->an->samples += samples;
-	credit(w->an, lo & LOW_MASK, hi - (lo & ~LOW_MASK), samples);
+	credit(w->an, lo & GMON_OBJ_ADDR_MASK, hi - (lo & ~GMON_OBJ_ADDR_MASK), samples);
 }
 
 /* The function's instructions, from every piece of it, with their
@@ -245,8 +244,8 @@ build(struct annotation *an, const struct pc_inputs *in, const struct gmon_profi
 
 	for (size_t i = 0; i < st->nsyms; i++)
 		if (st->syms[i].func == an->func)
-			disassemble(an, path, st->syms[i].lo & LOW_MASK, st->syms[i].hi & LOW_MASK ?
-				    st->syms[i].hi & LOW_MASK : LOW_MASK);
+			disassemble(an, path, st->syms[i].lo & GMON_OBJ_ADDR_MASK, st->syms[i].hi & GMON_OBJ_ADDR_MASK ?
+				    st->syms[i].hi & GMON_OBJ_ADDR_MASK : GMON_OBJ_ADDR_MASK);
 	if (!an->n)
 		pc_fatal("'%s': objdump shows no instructions for %s", path, st->funcs[an->func]);
 	qsort(an->v, an->n, sizeof(*an->v), cmp_insn);

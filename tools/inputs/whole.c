@@ -17,8 +17,6 @@
 #include "pcprof.h"
 #include "inputs/runfiles.h"
 
-#define SHIFT GMON_OBJ_SHIFT
-#define LOW_MASK ((UINT64_C(1) << SHIFT) - 1)
 
 struct gobj {
 	char *path;
@@ -65,7 +63,7 @@ add_object(struct symtab *st, struct symtab *src, const char *name,
 
 	if (st->nobjs > GMON_OBJECTS_MAX)
 		pc_fatal("'%s': more objects than pcprof can place", manifest);
-	if (symtab_objects_add(st, src, name, gap, SHIFT, &g))
+	if (symtab_objects_add(st, src, name, gap, GMON_OBJ_SHIFT, &g))
 		pc_fatal("out of memory");
 	return g;
 }
@@ -142,7 +140,7 @@ add_samples(struct gmon_profile *p, uint32_t g, uint64_t n, const char *manifest
 
 	memset(&q, 0, sizeof(q));
 	h = p->hists[0];
-	h.low = (uint64_t)g << SHIFT;
+	h.low = (uint64_t)g << GMON_OBJ_SHIFT;
 	h.high = h.low + (p->hists[0].high - p->hists[0].low) / p->hists[0].nbins;
 	h.nbins = 1;
 	h.counts = &count;
@@ -190,16 +188,16 @@ add_object_file(struct gmon_profile *p, const char *dir, const struct gmon_objec
 		pc_fatal("'%s': sampled at %u Hz, not %u Hz", path, q.hists[0].rate,
 			 p->hists[0].rate);
 	for (size_t i = 0; i < q.nhists; i++) {
-		if (q.hists[i].high > LOW_MASK)
+		if (q.hists[i].high > GMON_OBJ_ADDR_MASK)
 			pc_fatal("'%s': histogram beyond the addresses an object can have", path);
-		q.hists[i].low |= (uint64_t)g << SHIFT;
-		q.hists[i].high |= (uint64_t)g << SHIFT;
+		q.hists[i].low |= (uint64_t)g << GMON_OBJ_SHIFT;
+		q.hists[i].high |= (uint64_t)g << GMON_OBJ_SHIFT;
 	}
 	for (size_t i = 0; i < q.narcs; i++) {
-		if (q.arcs[i].from_pc > LOW_MASK || q.arcs[i].self_pc > LOW_MASK)
+		if (q.arcs[i].from_pc > GMON_OBJ_ADDR_MASK || q.arcs[i].self_pc > GMON_OBJ_ADDR_MASK)
 			pc_fatal("'%s': arc beyond the addresses an object can have", path);
-		q.arcs[i].from_pc |= (uint64_t)g << SHIFT;
-		q.arcs[i].self_pc |= (uint64_t)g << SHIFT;
+		q.arcs[i].from_pc |= (uint64_t)g << GMON_OBJ_SHIFT;
+		q.arcs[i].self_pc |= (uint64_t)g << GMON_OBJ_SHIFT;
 	}
 	r = gmon_profile_add(p, &q, &err);
 	if (r == -ENOMEM)
@@ -238,8 +236,8 @@ jit_cluster(struct gmon_profile *p, uint32_t g, const struct gmon_anon *anon,
 	}
 	memset(&q, 0, sizeof(q));
 	h = p->hists[0];
-	h.low = (uint64_t)g << SHIFT | lo;
-	h.high = (uint64_t)g << SHIFT | hi;
+	h.low = (uint64_t)g << GMON_OBJ_SHIFT | lo;
+	h.high = (uint64_t)g << GMON_OBJ_SHIFT | hi;
 	h.nbins = (uint32_t)((hi - lo) / bin);
 	h.counts = counts;
 	q.hists = &h;
@@ -285,12 +283,12 @@ jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
 		/* PCs less than 64 KiB apart share a record of at most 1 MiB */
 		size_t j = i + 1;
 
-		if (o->anon[i].pc >= (UINT64_C(1) << SHIFT) - bin) {
+		if (o->anon[i].pc >= (UINT64_C(1) << GMON_OBJ_SHIFT) - bin) {
 			/* past an object's room (5-level paging): left unnamed */
 			i++;
 			continue;
 		}
-		while (j < o->nanon && o->anon[j].pc < (UINT64_C(1) << SHIFT) - bin &&
+		while (j < o->nanon && o->anon[j].pc < (UINT64_C(1) << GMON_OBJ_SHIFT) - bin &&
 		       o->anon[j].pc - o->anon[j - 1].pc < 65536 &&
 		       o->anon[j].pc - o->anon[i].pc < (UINT64_C(1) << 20))
 			j++;
@@ -311,8 +309,8 @@ add_arcs(struct gmon_profile *p, const struct gmon_objects *o, const uint32_t *m
 	for (size_t i = 0; i < o->narcs; i++) {
 		struct gmon_arc a = o->arcs[i];
 
-		a.from_pc = (uint64_t)map[a.from_pc >> SHIFT] << SHIFT | (a.from_pc & LOW_MASK);
-		a.self_pc = (uint64_t)map[a.self_pc >> SHIFT] << SHIFT | (a.self_pc & LOW_MASK);
+		a.from_pc = (uint64_t)map[a.from_pc >> GMON_OBJ_SHIFT] << GMON_OBJ_SHIFT | (a.from_pc & GMON_OBJ_ADDR_MASK);
+		a.self_pc = (uint64_t)map[a.self_pc >> GMON_OBJ_SHIFT] << GMON_OBJ_SHIFT | (a.self_pc & GMON_OBJ_ADDR_MASK);
 		p->arcs[p->narcs++] = a;
 	}
 }
@@ -328,7 +326,7 @@ stripped_exe(struct symtab *st, const char *exe)
 	st->funcs[0] = g;
 	st->func_obj[0] = 0;
 	st->nfuncs = 1;
-	st->syms[0] = (struct sym){ 0, UINT64_C(1) << SHIFT, 0 };
+	st->syms[0] = (struct sym){ 0, UINT64_C(1) << GMON_OBJ_SHIFT, 0 };
 	st->nsyms = 1;
 }
 
@@ -437,13 +435,13 @@ whole_load(struct whole *w, struct symtab *st, struct pc_run *run, const char *e
 uint64_t
 whole_addr(const struct whole *w, int file, uint64_t a)
 {
-	uint64_t k = a >> SHIFT;
+	uint64_t k = a >> GMON_OBJ_SHIFT;
 
 	if (!w || !k || file >= w->nfiles || !w->remaps[file])
 		return a;
 	if (k >= w->nremap[file])
 		return UINT64_MAX;	/* in no object pcprof knows */
-	return (uint64_t)w->remaps[file][k] << SHIFT | (a & LOW_MASK);
+	return (uint64_t)w->remaps[file][k] << GMON_OBJ_SHIFT | (a & GMON_OBJ_ADDR_MASK);
 }
 
 const char *

@@ -17,8 +17,8 @@
 #include "model/export.h"
 #include "model/lines.h"
 #include "symbols/dwlines.h"
+#include "symbols/symtab.h"
 
-#define LOW_MASK	((UINT64_C(1) << GMON_OBJ_SHIFT) - 1)
 #define NO_STACK_NAME	"[no stack recorded]"
 #define OUTSIDE_NAME	"[outside the executable]"
 #define LIBRARIES_NAME	"[libraries]"
@@ -43,16 +43,6 @@ mix(uint64_t h, uint64_t v)
 {
 	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
 	return h * 0xff51afd7ed558ccdULL;
-}
-
-static uint64_t
-hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
 }
 
 static void *
@@ -133,7 +123,7 @@ static uint32_t
 intern(struct export *x, const char *s)
 {
 	struct str_key k = { x, s ? s : "" };
-	uint64_t h = hash_str(k.s), *hp;
+	uint64_t h = symtab_hash_name(k.s), *hp;
 	uint32_t *slot = table_find(&x->ix->strs, h, same_str, &k, &hp);
 
 	if (*slot)
@@ -308,7 +298,7 @@ loc_of(struct source *s, uint64_t a)
 	struct export *x = s->x;
 	const struct symtab *st = &s->in->st;
 	uint32_t obj = st->nobjs ? (uint32_t)(a >> GMON_OBJ_SHIFT) : 0;
-	uint64_t link = st->nobjs ? a & LOW_MASK : a;
+	uint64_t link = st->nobjs ? a & GMON_OBJ_ADDR_MASK : a;
 	long sym = symtab_find(st, a);
 	struct loc_key k = { x, 0, 0, link };
 	uint64_t h, *hp;

@@ -30,7 +30,6 @@ struct lines_module {
 	char error[256];	/* its DWARF could not be read */
 };
 
-#define LOW_MASK ((UINT64_C(1) << GMON_OBJ_SHIFT) - 1)
 
 static char *
 dup0(const char *s)
@@ -165,7 +164,7 @@ give_lines(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
 	const struct symtab *st = &L->in->st;
 	uint32_t func = st->syms[sym].func;
 	uint32_t obj = st->nobjs ? st->func_obj[func] : 0;
-	uint64_t base = st->nobjs ? lo & ~LOW_MASK : 0;
+	uint64_t base = st->nobjs ? lo & ~GMON_OBJ_ADDR_MASK : 0;
 	struct dwlines *m = st->funcs[func][0] == '[' ? NULL : module(L, obj);
 
 	if (hi - lo > WIDE) {

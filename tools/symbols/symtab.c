@@ -18,8 +18,8 @@ struct names {
 	size_t mask;
 };
 
-static uint64_t
-hash_str(const char *s)
+uint64_t
+symtab_hash_name(const char *s)
 {
 	uint64_t h = 1469598103934665603ULL;
 
@@ -31,7 +31,7 @@ hash_str(const char *s)
 static long
 intern(struct symtab *st, struct names *nt, char *name)
 {
-	size_t i = hash_str(name) & nt->mask;
+	size_t i = symtab_hash_name(name) & nt->mask;
 
 	while (nt->slot[i]) {
 		uint32_t f = nt->slot[i] - 1;

@@ -122,4 +122,8 @@ char *symtab_debug_file_of(const char *path, const struct symtab_opts *o);
  * read. */
 int elf_build_id(const char *path, uint8_t *id, size_t max);
 
+/* FNV-1a of a name, for the tables that intern names (here and the
+ * export's). */
+uint64_t symtab_hash_name(const char *s);
+
 #endif
