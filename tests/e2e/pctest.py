@@ -57,7 +57,9 @@ class Run:
         for line in self.stdout.splitlines():
             if line.startswith("truth: "):
                 return json.loads(line[7:])
-        raise AssertionError("no truth line in output of %s" % self.argv[0])
+        raise AssertionError("no truth line in output of %s: status %s, stdout %r, "
+                             "stderr %r" % (self.argv[0], self.status,
+                                            self.stdout[-300:], self.stderr[-600:]))
 
     def summary(self):
         """The PC_VERBOSE line, as numbers."""
