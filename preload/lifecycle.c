@@ -219,15 +219,12 @@ exec_failed(int stopped)
 		return;
 	pc_signals_exec_failed();
 	if (exec_path[0]) {
-		char sp[PATH_MAX + 8];
-		size_t k = strlen(exec_path);
+		char sp[PATH_MAX + sizeof(GMON_STACKS_SUFFIX)];
 
 		unlink(exec_path);
-		if (pc_cfg->stacks && !pc->stacks_path[0] && k + 8 <= sizeof(sp)) {
-			memcpy(sp, exec_path, k);
-			memcpy(sp + k, ".stacks", 8);
+		if (pc_cfg->stacks && !pc->stacks_path[0] &&
+		    gmon_stacks_name(sp, sizeof(sp), exec_path) == 0)
 			unlink(sp);
-		}
 		pc_objects_unlink(exec_path);
 	}
 	exec_path[0] = 0;
