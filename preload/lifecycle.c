@@ -42,6 +42,22 @@ pc_stop(void)
  * the parent will write itself, and POSIX timers are not inherited. Drop the
  * copy (MADV_DONTNEED gives zero pages back), take a name of our own and arm
  * the only thread there is.
+ *
+ * fork is on signal-safety(7)'s list, so this may run in a child forked
+ * from the program's signal handler. What it calls is safe there in
+ * practice, though not all on the list: system calls (open, mmap, pwrite,
+ * madvise, getrlimit, perf_event_open, fcntl, ioctl), glibc's
+ * pthread_getcpuclockid (arithmetic on the thread's id) and timer_create,
+ * which for SIGEV_THREAD_ID is the system call alone (no lock, no malloc:
+ * only SIGEV_THREAD starts a helper); the task-clock refusal's getenv was
+ * read at start-up (taskclock.h). Not safe: pc_thread_arm's
+ * pthread_getattr_np (malloc, the thread's lock) when the forking thread
+ * is one libpc adopted at start-up (pc_threads_adopt), whose stack bounds
+ * were never taken; and, with PC_SNAPSHOT_SIGNAL or PC_SNAPSHOT_INTERVAL,
+ * snapshot.c's child handler, which starts the snapshot thread again
+ * (pthread_create allocates its stack and TLS). glibc's own fork takes
+ * malloc's and stdio's locks in a process of several threads, so a fork
+ * from a handler that interrupted malloc hangs before this runs anyway.
  */
 static int exit_caller;		/* the thread id of exit()'s first caller */
 
