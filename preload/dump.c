@@ -32,19 +32,14 @@ write_gmon(struct gmon_sink *s)
 	return s->error;
 }
 
-/* PC_STACKS=1: the profile's name with ".stacks" added. */
+/* PC_STACKS=PATH: that path; PC_STACKS=1: the profile's stacks file
+ * beside it (gmon_stacks_name). */
 static const char *
 stacks_path(const char *path, char *buf, size_t size)
 {
-	size_t n = strlen(path);
-
 	if (pc->stacks_path[0])
 		return pc->stacks_path;
-	if (n + 8 > size)
-		return NULL;
-	memcpy(buf, path, n);
-	memcpy(buf + n, ".stacks", 8);
-	return buf;
+	return gmon_stacks_name(buf, size, path) ? NULL : buf;
 }
 
 int

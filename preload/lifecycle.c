@@ -42,6 +42,22 @@ pc_stop(void)
  * the parent will write itself, and POSIX timers are not inherited. Drop the
  * copy (MADV_DONTNEED gives zero pages back), take a name of our own and arm
  * the only thread there is.
+ *
+ * fork is on signal-safety(7)'s list, so this may run in a child forked
+ * from the program's signal handler. What it calls is safe there in
+ * practice, though not all on the list: system calls (open, mmap, pwrite,
+ * madvise, getrlimit, perf_event_open, fcntl, ioctl), glibc's
+ * pthread_getcpuclockid (arithmetic on the thread's id) and timer_create,
+ * which for SIGEV_THREAD_ID is the system call alone (no lock, no malloc:
+ * only SIGEV_THREAD starts a helper); the task-clock refusal's getenv was
+ * read at start-up (taskclock.h). Not safe: pc_thread_arm's
+ * pthread_getattr_np (malloc, the thread's lock) when the forking thread
+ * is one libpc adopted at start-up (pc_threads_adopt), whose stack bounds
+ * were never taken; and, with PC_SNAPSHOT_SIGNAL or PC_SNAPSHOT_INTERVAL,
+ * snapshot.c's child handler, which starts the snapshot thread again
+ * (pthread_create allocates its stack and TLS). glibc's own fork takes
+ * malloc's and stdio's locks in a process of several threads, so a fork
+ * from a handler that interrupted malloc hangs before this runs anyway.
  */
 static int exit_caller;		/* the thread id of exit()'s first caller */
 
@@ -83,29 +99,49 @@ after_fork_child(void)
 /* ------------------------------------------------------------ exit */
 
 typedef void (*exit_fn)(int);
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 
-/* Resolved at start-up (pc_lifecycle_init); looked up here only when a
- * library's constructor exits before libpc's has run. */
-static exit_fn real_exit, real__exit;
+/*
+ * The functions interposed here, as the next library defines them.
+ * Resolved at start-up (pc_lifecycle_resolve), because a program may call
+ * _exit, execve, execl, execle, execv and fexecve from a signal handler or
+ * a vfork child (signal-safety(7)), where dlsym could deadlock on the
+ * loader's lock or allocate; looked up on a first call only when a
+ * library's constructor calls one before libpc's constructor has run.
+ */
+static void *next_exit, *next__exit, *next_execve, *next_execvpe, *next_fexecve,
+	    *next_execveat;
 
-static exit_fn
-real_exit_fn(exit_fn *real, const char *name)
+static void *
+real_fn(void **next, const char *name)
 {
-	exit_fn f = __atomic_load_n(real, __ATOMIC_ACQUIRE);
+	void *f = __atomic_load_n(next, __ATOMIC_ACQUIRE);
 
 	if (!f) {
-		f = (exit_fn)pc_next(name);
-		__atomic_store_n(real, f, __ATOMIC_RELEASE);
+		f = pc_next(name);
+		__atomic_store_n(next, f, __ATOMIC_RELEASE);
 	}
 	return f;
+}
+
+void
+pc_lifecycle_resolve(void)
+{
+	real_fn(&next_exit, "exit");
+	real_fn(&next__exit, "_exit");
+	real_fn(&next_execve, "execve");
+	real_fn(&next_execvpe, "execvpe");
+	real_fn(&next_fexecve, "fexecve");
+	real_fn(&next_execveat, "execveat");
 }
 
 void
 pc_lifecycle_init(void)
 {
 	pthread_atfork(NULL, NULL, after_fork_child);
-	real_exit_fn(&real_exit, "exit");
-	real_exit_fn(&real__exit, "_exit");
 }
 
 /*
@@ -127,7 +163,7 @@ exit(int status)
 	    !__atomic_compare_exchange_n(&exit_caller, &first, self, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE) && first != self)
 		pc_finish();
-	real = real_exit_fn(&real_exit, "exit");
+	real = (exit_fn)real_fn(&next_exit, "exit");
 	if (real)
 		real(status);
 	syscall(SYS_exit_group, status);
@@ -143,7 +179,7 @@ _exit(int status)
 	exit_fn real;
 
 	pc_finish();
-	real = real_exit_fn(&real__exit, "_exit");
+	real = (exit_fn)real_fn(&next__exit, "_exit");
 	if (real)
 		real(status);
 	syscall(SYS_exit_group, status);
@@ -219,15 +255,12 @@ exec_failed(int stopped)
 		return;
 	pc_signals_exec_failed();
 	if (exec_path[0]) {
-		char sp[PATH_MAX + 8];
-		size_t k = strlen(exec_path);
+		char sp[PATH_MAX + sizeof(GMON_STACKS_SUFFIX)];
 
 		unlink(exec_path);
-		if (pc_cfg->stacks && !pc->stacks_path[0] && k + 8 <= sizeof(sp)) {
-			memcpy(sp, exec_path, k);
-			memcpy(sp + k, ".stacks", 8);
+		if (pc_cfg->stacks && !pc->stacks_path[0] &&
+		    gmon_stacks_name(sp, sizeof(sp), exec_path) == 0)
 			unlink(sp);
-		}
 		pc_objects_unlink(exec_path);
 	}
 	exec_path[0] = 0;
@@ -240,19 +273,14 @@ exec_failed(int stopped)
 	errno = saved;
 }
 
+/* The next definition of name, as a function of type, in real_##name; an
+ * exec family interposer fails with ENOSYS where there is none. */
 #define REAL(name, type)						\
-	static type real_##name;					\
-	if (!real_##name)						\
-		real_##name = (type)pc_next(#name);			\
+	type real_##name = (type)real_fn(&next_##name, #name);		\
 	if (!real_##name) {						\
 		errno = ENOSYS;						\
 		return -1;						\
 	}
-
-typedef int (*execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
-typedef int (*fexecve_fn)(int, char *const[], char *const[]);
-typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 
 PC_EXPORT int
 execve(const char *path, char *const argv[], char *const envp[])

@@ -647,9 +647,12 @@ void pc_snapshot(void) PC_HIDDEN;
 void pc_write_lock(void) PC_HIDDEN;
 void pc_write_unlock(void) PC_HIDDEN;
 int pc_write_on_own_stack(const char *path, int flags) PC_HIDDEN;
-/* lifecycle.c: at-exit and fork handling; resolves the real exit and
- * _exit, so that _exit (which a program's handler may call) never looks
- * them up in a handler. Not AS-safe. */
+/* lifecycle.c: resolves the real exit, _exit and exec family, so that
+ * those a program's handler or vfork child may call (_exit, execve,
+ * execl, execle, execv, fexecve) never look them up there; the
+ * constructor's first step, whether or not profiling starts. Not AS-safe. */
+void pc_lifecycle_resolve(void) PC_HIDDEN;
+/* lifecycle.c: fork handling (the child's atfork handler). Not AS-safe. */
 void pc_lifecycle_init(void) PC_HIDDEN;
 /* next.c: the next definition of name after libpc's (dlsym RTLD_NEXT), or
  * NULL. Not AS-safe: called at start-up, and by an interposer only before

@@ -342,6 +342,7 @@ pc_start(void)
 	 * profile itself */
 	if (getenv("PC_RECOVER"))
 		return;
+	pc_lifecycle_resolve();
 	pc_msg_init();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc->cpu_start);
 	config->spare[0] = GMON_PC_MARK0;

@@ -15,9 +15,11 @@
  * an ordinary process have), overflowing every period_ns, close-on-exec:
  * the descriptor, or -errno where it is refused (perf_event_paranoid,
  * seccomp); PC_TEST_REFUSE_PERF set in the environment refuses it with
- * -EACCES, the test suite's stand-in. errno is preserved. Not AS-safe
- * (getenv): called at start-up, as a thread starts and in a fork's child,
- * never from a signal handler.
+ * -EACCES, the test suite's stand-in. errno is preserved. The environment
+ * is read on the first call only; after it, AS-safe (a system call): libpc
+ * makes its first call at start-up (the main thread's timer, PC_TIMER=auto's
+ * probe), so a fork child's, which may run in the program's signal handler,
+ * calls no getenv.
  */
 int pc_taskclock_open(uint64_t period_ns);
 

@@ -9,9 +9,11 @@
  * main thread is armed at start-up, others as they start (threads.c), and
  * each timer is deleted when its thread ends. The handler's accessors
  * (*_from_handler) and disarming, which pc_finish runs from fatal-signal
- * handlers, are AS-safe; arming is not (getenv, timer_create and
- * pthread_getcpuclockid are not on signal-safety(7)'s list) and runs only
- * at start-up, thread start, in a fork child and after a failed exec.
+ * handlers, are AS-safe; arming is not by the letter (timer_create and
+ * pthread_getcpuclockid are not on signal-safety(7)'s list, and a thread
+ * libpc adopted has its stack bounds taken by pthread_getattr_np) and runs
+ * only at start-up, thread start and in a fork child, which lifecycle.c's
+ * after_fork_child says is safe in practice.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -71,10 +71,11 @@ done
 # Everything a handler can reach is under banned.h. From libpc's handler
 # entries (the sampling handler, the fatal-signal handler, the stray
 # snapshot signal's handler, the snapshot thread's pc_snapshot, pc_finish
-# as the exit paths run it, and _exit and _Exit, which a program's handler
-# may call; not yet execve, execle and fexecve, which signal-safety(7) lets
-# it call too but which look up the real function on their first call,
-# nor fork, whose child re-arms a timer) the names each function body uses
+# as the exit paths run it, and what a program's handler may call by
+# signal-safety(7): _exit and _Exit, and execve, execl, execle, execv and
+# fexecve, whose real functions start-up resolves; not fork, whose child's
+# atfork handler re-arms a timer and restarts the snapshot thread, as
+# lifecycle.c's after_fork_child says) the names each function body uses
 # are followed, function by function, through preload/ and gmon/ (a
 # file-level graph would take in every start-up function beside a
 # handler-reachable one). A preload/ file
@@ -84,9 +85,10 @@ done
 # handler, each with why:
 #   pc_next: looks up an interposed function only while it is unresolved;
 #   start-up resolves every one a handler path uses (pc_signals_init,
-#   pc_lifecycle_init) before libpc installs a handler.
+#   pc_lifecycle_resolve) before libpc installs a handler or the program
+#   runs.
 HANDLER_ENTRIES="signal_from_handler fatal_from_handler snapshot_from_handler pc_snapshot
-	pc_finish _exit _Exit"
+	pc_finish _exit _Exit execve execl execle execv fexecve"
 NOT_IN_HANDLERS="pc_next"
 python3 - "$HANDLER_ENTRIES" "$NOT_IN_HANDLERS" <<'PY' || fail=1
 import re, sys
