@@ -3,14 +3,18 @@
  * no skipped outcome, so a suite leaves out a test whose tool is missing
  * (unit_skip), and this prints what was left out and why. Under CI=true a
  * skip is a failure: .ci/run installs every tool the tests use. Also the
- * symbol tables and profiles that suites make by hand (unit.h). Check's
- * CK_RUN_SUITE=NAME runs one suite alone.
+ * symbol tables and profiles that suites make by hand (unit.h), and the
+ * scratch directory of the suites that work on real files. Check's
+ * CK_RUN_SUITE=NAME runs one suite alone. Run as "unit __finish FILE" it
+ * is pcprof's finisher of a live file, as recover.c runs its own program.
  */
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../gmon/gmon.h"
+#include "pcprof.h"
 #include "symbols/symtab.h"
 #include "unit.h"
 
@@ -27,6 +31,31 @@ unit_skip(const char *test, const char *reason)
 {
 	fprintf(stderr, "unit: skip %s: %s\n", test, reason);
 	nskipped++;
+}
+
+char unit_base[64];
+
+void
+unit_base_make(void)
+{
+	strcpy(unit_base, "/tmp/pcprof-unit-XXXXXX");
+	if (!mkdtemp(unit_base)) {
+		perror("unit: mkdtemp");
+		exit(EXIT_FAILURE);
+	}
+}
+
+static int
+remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+void
+unit_base_remove(void)
+{
+	nftw(unit_base, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 void
@@ -97,12 +126,17 @@ unit_arc(struct gmon_profile *p, uint64_t from_pc, uint64_t self_pc, uint64_t co
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(gmon_suite());
+	SRunner *sr;
 	const char *ci = getenv("CI");
 	int failed;
 
+	/* recover.c finishes a live file by running this program as pcprof
+	 * __finish FILE (check_runfiles.c puts one in a run's directory) */
+	if (argc == 3 && !strcmp(argv[1], "__finish"))
+		return cmd_finish(argc - 1, argv + 1);
+	sr = srunner_create(gmon_suite());
 	srunner_add_suite(sr, profil_suite());
 	srunner_add_suite(sr, stats_suite());
 	srunner_add_suite(sr, flat_suite());
@@ -113,6 +147,8 @@ main(void)
 	srunner_add_suite(sr, label_suite());
 	srunner_add_suite(sr, diff_model_suite());
 	srunner_add_suite(sr, diff_compare_suite());
+	srunner_add_suite(sr, runfiles_suite());
+	srunner_add_suite(sr, launch_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -19,12 +19,21 @@ Suite *settings_suite(void);
 Suite *label_suite(void);
 Suite *diff_model_suite(void);
 Suite *diff_compare_suite(void);
+Suite *runfiles_suite(void);
+Suite *launch_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
 int unit_have(const char *shell_test);
 
 /* Notes that a suite left test out, and why; tests/unit.c reports it. */
 void unit_skip(const char *test, const char *reason);
+
+/* A fresh directory, /tmp/pcprof-unit-XXXXXX, named in unit_base, and it
+ * removed with all in it: a suite's unchecked fixture (made and removed in
+ * the runner's process, its tests' children working in it). */
+extern char unit_base[64];
+void unit_base_make(void);
+void unit_base_remove(void);
 
 struct symtab;
 struct gmon_profile;
