@@ -1794,6 +1794,9 @@ gmon_suite(void)
 	tcase_add_test(r, test_stacks_rejects_a_thread_record_of_other_size);
 	tcase_add_test(r, test_part_reads_end_as_whole_reads_do);
 	tcase_add_test(r, test_part_refuses_a_huge_file_from_its_beginning);
+	/* every byte of three files cut and changed, each parsed two ways: a few
+	 * seconds on a busy machine, over Check's default 4 s */
+	tcase_set_timeout(r, 60);
 	suite_add_tcase(s, r);
 
 	tcase_add_test(p, test_add_sums_equal_ranges);
