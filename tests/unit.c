@@ -111,6 +111,7 @@ main(void)
 	srunner_add_suite(sr, flame_suite());
 	srunner_add_suite(sr, settings_suite());
 	srunner_add_suite(sr, label_suite());
+	srunner_add_suite(sr, jitdump_suite());
 	srunner_add_suite(sr, diff_model_suite());
 	srunner_add_suite(sr, diff_compare_suite());
 	srunner_run_all(sr, CK_NORMAL);
