@@ -149,7 +149,7 @@ UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_sta
 	tests/check_flat.c tests/check_symtab.c tests/check_callgraph.c tests/check_flame.c \
 	tests/check_settings.c tests/check_label.c tests/check_diff_model.c \
 	tests/check_diff_compare.c tests/check_runfiles.c tests/check_launch.c \
-	preload/settings.c
+	tests/check_jitdump.c preload/settings.c
 UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/commands/main.o,$(TOOLS_OBJ))
 
 $(B)/host/%.o: %.c
@@ -309,8 +309,16 @@ $(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/symb
 		tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/inputs/files.c tools/writers/label.c \
 		gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl
 
+# jitmap.c holds what jitdump.c's functions become (jit_add, jit_disjoint)
+$(B)/fuzz/fuzz_jitdump: tests/fuzz/fuzz_jitdump.c tools/symbols/jitdump.c tools/symbols/jitmap.c \
+		tools/symbols/jit.h tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
+		tests/fuzz/fuzz_jitdump.c tools/symbols/jitdump.c tools/symbols/jitmap.c \
+		tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
+
 fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz/fuzz_lines \
-		$(P)/libcall $(P)/cxx $(P)/loops
+		$(B)/fuzz/fuzz_jitdump $(P)/libcall $(P)/cxx $(P)/loops
 	@mkdir -p $(B)/fuzz/gmon $(B)/fuzz/elf $(B)/fuzz/objects $(B)/fuzz/crash
 	@cp -f tests/fuzz/corpus/* $(B)/fuzz/gmon/
 	@cp -f tests/fuzz/objects/* $(B)/fuzz/objects/
@@ -330,6 +338,11 @@ fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz
 	LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp \
 		$(B)/fuzz/fuzz_lines -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=1024 \
 		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/lines 2>&1 | \
+		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
+	@mkdir -p $(B)/fuzz/jitdump
+	@cp -f tests/fuzz/jitdump/* $(B)/fuzz/jitdump/
+	$(B)/fuzz/fuzz_jitdump -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
+		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/jitdump 2>&1 | \
 		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
 
 fuzz-if-possible:

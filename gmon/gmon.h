@@ -111,8 +111,13 @@ long gmon_sink_counts64(struct gmon_sink *s, uint64_t low, unsigned bin,
  *   record: u64 count, u32 depth, u32 flags, u32 tid, u32 0, then depth x
  *           u64 addresses, leaf first, at link-time addresses of the
  *           executable; 0 stands for one or more frames outside it
- *           (shared libraries, vDSO). Version 1 records have no tid and
- *           its 0 (16 bytes before the addresses), and are still read.
+ *           (shared libraries, vDSO). With PC_SCOPE=all an address is
+ *           encoded as the manifest's arc ends are (index << 48 |
+ *           link-time address), and a frame in no object at all (JIT
+ *           code) is GMON_OBJ_ANON << 48 | its runtime address, for
+ *           pcprof to name from the process's perf map or jitdump.
+ *           Version 1 records have no tid and its 0 (16 bytes before the
+ *           addresses), and are still read.
  * Record flag GMON_STACK_TRUNCATED: the walk stopped at its depth limit,
  * so the outermost callers are missing. Record flag GMON_STACK_THREAD: not
  * a stack but thread tid's name, the last libpc saw: count 0, depth 2,
@@ -271,6 +276,7 @@ int gmon_read_header(const void *h, size_t n, uint8_t build_id[GMON_BUILDID_SIZE
 #define GMON_OBJECTS_LINE_MAX	32768	/* libpc writes lines under 17 KiB */
 #define GMON_OBJ_SHIFT		48	/* arc ends: index << 48 | address */
 #define GMON_OBJ_ADDR_MASK	((UINT64_C(1) << GMON_OBJ_SHIFT) - 1)	/* the address */
+#define GMON_OBJ_ANON		0xfffeu	/* a stack frame's index: in no object */
 
 /*
  * The names of the files libpc writes beside a profile PROFILE: its

@@ -156,11 +156,18 @@ thread_from_handler(void)
 }
 
 /* Link-time address of frame i (inside the call instruction above frame
- * 0), 0 outside the program. AS-safe. */
+ * 0), 0 outside the program; with PC_SCOPE=all, a frame in no object
+ * (JIT code) is its runtime address under GMON_OBJ_ANON, which pcprof
+ * names from the process's perf map or jitdump. AS-safe. */
 static uint64_t
 frame_addr(const struct pc_frame *f, int i)
 {
-	return pc_link_addr(f[i].site - (i ? 1 : 0));
+	uintptr_t a = f[i].site - (i ? 1 : 0);
+	uint64_t link = pc_link_addr(a);
+
+	if (!link && pc_cfg->scope_all && a && a <= PC_OBJ_MASK)
+		return (uint64_t)GMON_OBJ_ANON << PC_OBJ_SHIFT | a;
+	return link;
 }
 
 /* The stack as stored: the program's frames, with each run of frames

@@ -145,6 +145,7 @@ main(int argc, char **argv)
 	srunner_add_suite(sr, flame_suite());
 	srunner_add_suite(sr, settings_suite());
 	srunner_add_suite(sr, label_suite());
+	srunner_add_suite(sr, jitdump_suite());
 	srunner_add_suite(sr, diff_model_suite());
 	srunner_add_suite(sr, diff_compare_suite());
 	srunner_add_suite(sr, runfiles_suite());

@@ -17,6 +17,7 @@ Suite *callgraph_suite(void);
 Suite *flame_suite(void);
 Suite *settings_suite(void);
 Suite *label_suite(void);
+Suite *jitdump_suite(void);
 Suite *diff_model_suite(void);
 Suite *diff_compare_suite(void);
 Suite *runfiles_suite(void);

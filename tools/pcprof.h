@@ -146,6 +146,9 @@ void inputs_close(struct pc_inputs *in);
  */
 int jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *path,
 		size_t pathlen);
+/* The same from DIR/jit-PID.dump, a jitdump (jitdump.c). */
+int jitdump_load(const char *dir, uint64_t pid, uid_t uid, uint64_t started,
+		 struct symtab *st, char *path, size_t pathlen);
 
 /* A function's name for the call graph: "name (object)" outside the
  * executable (label.c). buf is used when needed. */

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -37,6 +38,7 @@ struct whole {
 	uint32_t no_object_index;	/* "[anonymous code]", or UINT32_MAX */
 	uint32_t **remaps;
 	size_t *nremap;
+	uint32_t *jit;		/* each file's "[jit]" object, or UINT32_MAX */
 	int nfiles;
 };
 
@@ -248,21 +250,42 @@ jit_cluster(struct gmon_profile *p, uint32_t g, const struct gmon_anon *anon,
 	return placed;
 }
 
+/* The process's JIT names into js: its perf map, else its jitdump beside
+ * the profile (dir) or in the current directory (where pcprof run ran
+ * it); 0, or -1 for none to believe. */
+static int
+jit_names(const struct gmon_objects *o, const struct stat *ms, const char *dir,
+	  struct symtab *js)
+{
+	char path[PATH_MAX];
+
+	if (jitmap_load(o->pid, ms->st_uid, o->started, js, path, sizeof(path)) > 0)
+		return 0;
+	symtab_release(js);
+	if (jitdump_load(dir, o->pid, ms->st_uid, o->started, js, path, sizeof(path)) > 0)
+		return 0;
+	symtab_release(js);
+	if (strcmp(dir, ".") &&
+	    jitdump_load(".", o->pid, ms->st_uid, o->started, js, path, sizeof(path)) > 0)
+		return 0;
+	symtab_release(js);
+	return -1;
+}
+
 /*
- * Samples in no object that the process's perf map names (JIT code): an
- * object "[jit]" of its functions, the PCs no function covers its
- * "[anonymous code]". Returns the samples placed there (0 without a map
- * that can be believed), each cluster of PCs one histogram record.
+ * Samples in no object that the process's perf map or jitdump names (JIT
+ * code): an object "[jit]" of its functions (*g), the PCs no function
+ * covers its "[anonymous code]". Returns the samples placed there (0
+ * without names that can be believed), each cluster of PCs one histogram
+ * record.
  */
 static uint64_t
 jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
-	    const char *manifest, const struct stat *ms)
+	    const char *manifest, const struct stat *ms, const char *dir, uint32_t *g)
 {
 	const uint64_t bin = (p->hists[0].high - p->hists[0].low) / p->hists[0].nbins;
 	struct symtab js;
-	char path[64];
 	uint64_t placed = 0, total = 0;
-	uint32_t g;
 	size_t i = 0;
 
 	if (!o->nanon || !o->pid || !bin)
@@ -273,11 +296,9 @@ jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
 		total = o->anon[k].count > UINT64_MAX - total ? UINT64_MAX : total + o->anon[k].count;
 	if (total > o->no_object)
 		o->no_object = total;
-	if (jitmap_load(o->pid, ms->st_uid, o->started, &js, path, sizeof(path)) <= 0) {
-		symtab_release(&js);
+	if (jit_names(o, ms, dir, &js))
 		return 0;
-	}
-	g = add_object(st, &js, "[jit]", "[anonymous code]", manifest);
+	*g = add_object(st, &js, "[jit]", "[anonymous code]", manifest);
 	qsort(o->anon, o->nanon, sizeof(*o->anon), cmp_anon);
 	while (i < o->nanon) {
 		/* PCs less than 64 KiB apart share a record of at most 1 MiB */
@@ -292,7 +313,7 @@ jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
 		       o->anon[j].pc - o->anon[j - 1].pc < 65536 &&
 		       o->anon[j].pc - o->anon[i].pc < (UINT64_C(1) << 20))
 			j++;
-		placed += jit_cluster(p, g, o->anon + i, j - i, bin, manifest);
+		placed += jit_cluster(p, *g, o->anon + i, j - i, bin, manifest);
 		i = j;
 	}
 	return placed;
@@ -330,23 +351,26 @@ stripped_exe(struct symtab *st, const char *exe)
 	st->nsyms = 1;
 }
 
-/* Keep file's map of manifest indexes to table objects (n of them), for
- * whole_addr. */
+/* Keep file's map of manifest indexes to table objects (n of them) and
+ * its JIT code's object, for whole_addr. */
 static void
-keep_remap(struct whole *w, int file, uint32_t *map, size_t n)
+keep_remap(struct whole *w, int file, uint32_t *map, size_t n, uint32_t jit)
 {
 	if (file >= w->nfiles) {
 		w->remaps = pc_realloc(w->remaps, (size_t)(file + 1) * sizeof(*w->remaps));
 		w->nremap = pc_realloc(w->nremap, (size_t)(file + 1) * sizeof(*w->nremap));
+		w->jit = pc_realloc(w->jit, (size_t)(file + 1) * sizeof(*w->jit));
 		for (int i = w->nfiles; i <= file; i++) {
 			w->remaps[i] = NULL;
 			w->nremap[i] = 0;
+			w->jit[i] = UINT32_MAX;
 		}
 		w->nfiles = file + 1;
 	}
 	free(w->remaps[file]);	/* an earlier call's file of that number */
 	w->remaps[file] = map;
 	w->nremap[file] = n;
+	w->jit[file] = jit;
 }
 
 static int
@@ -359,7 +383,7 @@ load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 	struct stat ms, gs;
 	char *manifest = runfiles_manifest_name(gmon), *dircopy;
 	const char *dir;
-	uint32_t *map;
+	uint32_t *map, jit = UINT32_MAX;
 
 	if (stat(manifest, &ms)) {
 		free(manifest);
@@ -393,7 +417,7 @@ load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 			add_samples(p, map[k], ob->samples, manifest);	/* the vDSO */
 	}
 	if (o->no_object) {
-		uint64_t left = o->no_object - jit_samples(st, p, o, manifest, &ms);
+		uint64_t left = o->no_object - jit_samples(st, p, o, manifest, &ms, dir, &jit);
 
 		if (left && w->no_object_index == UINT32_MAX)
 			w->no_object_index = add_object(st, NULL, "[anonymous code]",
@@ -402,7 +426,7 @@ load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 			add_samples(p, w->no_object_index, left, manifest);
 	}
 	add_arcs(p, o, map);
-	keep_remap(w, file, map, o->n);
+	keep_remap(w, file, map, o->n, jit);
 	free(dircopy);
 	free(manifest);
 	return 1;
@@ -439,6 +463,12 @@ whole_addr(const struct whole *w, int file, uint64_t a)
 
 	if (!w || !k || file >= w->nfiles || !w->remaps[file])
 		return a;
+	if (k == GMON_OBJ_ANON) {
+		/* a stack's frame in JIT code: its perf map's or jitdump's */
+		k = w->jit[file] != UINT32_MAX ? w->jit[file] : w->no_object_index;
+		return k == UINT32_MAX ? UINT64_MAX
+				       : (uint64_t)k << GMON_OBJ_SHIFT | (a & GMON_OBJ_ADDR_MASK);
+	}
 	if (k >= w->nremap[file])
 		return UINT64_MAX;	/* in no object pcprof knows */
 	return (uint64_t)w->remaps[file][k] << GMON_OBJ_SHIFT | (a & GMON_OBJ_ADDR_MASK);
@@ -470,5 +500,6 @@ whole_free(struct whole *w)
 		free(w->remaps[i]);
 	free(w->remaps);
 	free(w->nremap);
+	free(w->jit);
 	free(w);
 }

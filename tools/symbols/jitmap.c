@@ -16,16 +16,11 @@
 #include <unistd.h>
 
 #include "pcprof.h"
+#include "symbols/jit.h"
 
 #define JIT_MAP_MAX	(256u << 20)	/* bytes of map read at most */
 #define JIT_CHUNK	(64u << 10)	/* bytes read at a time */
 #define JIT_LINE_MAX	(64u << 10)	/* a longer line is no map's */
-
-struct jline {
-	uint64_t lo, hi;
-	size_t order;		/* later lines win where two overlap */
-	char *name;
-};
 
 static int
 cmp_jline(const void *a, const void *b)
@@ -62,9 +57,8 @@ hex_field(const char **p, const char *end, uint64_t *out)
 	return 0;
 }
 
-/* Why the map at path is not to be believed for uid, or NULL. */
-static const char *
-untrusted(int fd, uid_t uid, uint64_t started)
+const char *
+jit_untrusted(int fd, uid_t uid, uint64_t started)
 {
 	struct stat sb;
 	uint64_t mtime;
@@ -86,11 +80,29 @@ untrusted(int fd, uid_t uid, uint64_t started)
 	return NULL;
 }
 
-/* The map's well-formed lines so far, in file order. */
-struct jlines {
-	struct jline *v;
-	size_t n, cap;
-};
+void
+jit_add(struct jlines *l, uint64_t lo, uint64_t hi, const char *name, size_t len)
+{
+	char *copy = strndup(name, len > JIT_NAME_MAX ? JIT_NAME_MAX : len);
+
+	if (!copy)
+		pc_fatal("out of memory");
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 256;
+		l->v = pc_realloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n] = (struct jline){ lo, hi, l->n, copy };
+	l->n++;
+}
+
+void
+jit_free(struct jlines *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].name);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
 
 /* Line [s, nl) into l when it is well-formed ("START SIZE NAME", its
  * name cut at 512 bytes); -1 when it is not. */
@@ -99,19 +111,11 @@ add_line(struct jlines *l, const char *s, const char *nl)
 {
 	const char *p = s;
 	uint64_t lo, size;
-	char *name;
 
 	if (hex_field(&p, nl, &lo) || hex_field(&p, nl, &size) || !size || lo + size <= lo ||
 	    p >= nl)
 		return -1;
-	if (!(name = strndup(p, (size_t)(nl - p > 512 ? 512 : nl - p))))
-		pc_fatal("out of memory");
-	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 256;
-		l->v = pc_realloc(l->v, l->cap * sizeof(*l->v));
-	}
-	l->v[l->n] = (struct jline){ lo, lo + size, l->n, name };
-	l->n++;
+	jit_add(l, lo, lo + size, p, (size_t)(nl - p));
 	return 0;
 }
 
@@ -158,21 +162,19 @@ read_lines(int fd, struct jlines *l)
 	return why;
 }
 
-/*
- * v[0..n) as disjoint functions of st: where two overlap (code moved and
- * its memory reused), the one that starts later takes over; of two at one
- * address, the later line. Takes the names.
- */
-static void
-disjoint(struct jline *v, size_t n, struct symtab *st)
+void
+jit_disjoint(struct jlines *l, struct symtab *st, const char *source)
 {
+	struct jline *v = l->v;
+	size_t n = l->n;
+
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_jline);
 	st->syms = calloc(n ? n : 1, sizeof(*st->syms));
 	st->funcs = calloc(n ? n : 1, sizeof(*st->funcs));
 	if (!st->syms || !st->funcs)
 		pc_fatal("out of memory");
-	strcpy(st->source, "perf map");
+	snprintf(st->source, sizeof(st->source), "%s", source);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t hi = v[i].hi;
 
@@ -193,6 +195,8 @@ disjoint(struct jline *v, size_t n, struct symtab *st)
 		st->funcs[st->nfuncs++] = v[i].name;
 		st->nsyms++;
 	}
+	free(v);
+	memset(l, 0, sizeof(*l));
 }
 
 int
@@ -213,7 +217,7 @@ jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *
 			errno == ELOOP ? "a symbolic link" : strerror(errno));
 		return -1;
 	}
-	if ((why = untrusted(fd, uid, started))) {
+	if ((why = jit_untrusted(fd, uid, started))) {
 		pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path, why);
 		close(fd);
 		return -1;
@@ -223,12 +227,9 @@ jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *
 	if (why) {
 		pc_warn("note: '%s' ignored: not a perf map (%s); JIT code left unnamed",
 			path, why);
-		for (size_t i = 0; i < l.n; i++)
-			free(l.v[i].name);
-		free(l.v);
+		jit_free(&l);
 		return -1;
 	}
-	disjoint(l.v, l.n, st);
-	free(l.v);
+	jit_disjoint(&l, st, "perf map");
 	return (int)st->nsyms;
 }
