@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "pcprof.h"
+#include "inputs/runexe.h"
+#include "inputs/runfiles.h"
 #include "commands/options.h"
 #include "writers/diff_out.h"
 #include "writers/flame.h"
@@ -148,6 +150,26 @@ diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
 	return symtab_option(c, arg, so);
 }
 
+/* A side named by its run (--base DIR): the program that the run's
+ * manifests name, and the directory its first run. The program's path
+ * lives as long as the command. */
+static void
+side_of_run(struct side *s)
+{
+	struct runexe re;
+	char *run = (char *)s->exe;
+
+	if (!run || !runfiles_is_profile(run))
+		return;
+	runexe_resolve(&re, &run, 1, NULL);
+	add_arg(s, run);
+	memmove(s->args + 1, s->args, ((size_t)s->nruns - 1) * sizeof(*s->args));
+	s->args[0] = run;
+	s->exe = re.exe;
+	re.exe = NULL;
+	runexe_release(&re);
+}
+
 /* The sides once every argument is read: loose holds profiles named before
  * --base or --new, which only "EXE BASE NEW" may have. -1 when both sides
  * are complete, or the status to exit with. */
@@ -165,6 +187,8 @@ sides_finish(struct side *b, struct side *nw, struct side *loose)
 		return usage_error();
 	}
 	free(loose->args);
+	side_of_run(b);
+	side_of_run(nw);
 	if (!b->exe || !nw->exe || !b->nruns || !nw->nruns) {
 		pc_warn("%s", !b->exe || !nw->exe ? "--base EXE and --new EXE are both needed" :
 			"each side needs one profile or more");
