@@ -67,7 +67,10 @@ static const char usage_annotate[] =
 "(the default): each source line, then its instructions. Lines with 5 %\n"
 "of the function's samples or more are marked with *. Source files are\n"
 "found where the debug information says, or under --source-dir DIR\n"
-"(by name, then by their path under DIR).\n";
+"(by name, then by their path under DIR).\n"
+"With no EXE, the program is the one that the run's manifests name (DIR,\n"
+"as pcprof run left it), its processes merged; --process PID|NAME picks\n"
+"one of several programs. EXE may be a name the run recorded, or on PATH.\n";
 
 /* ----------------------------------------------------- the function */
 

@@ -21,12 +21,13 @@
 static const char usage_short[] =
 "usage: pcprof report [OPTIONS] DIR|GMON...      the whole run that pcprof run left\n"
 "       pcprof report [OPTIONS] EXE [GMON|DIR...] one program's profiles\n"
-"  e.g. pcprof report pcprof.out; pcprof report --callgraph --process NAME DIR\n"
+"  e.g. pcprof report DIR; pcprof report --callgraph --process NAME DIR\n"
 "pcprof report --help for more.\n";
 
 static const char usage_report[] =
 "usage: pcprof report [OPTIONS] EXE [GMON|DIR...]\n"
 "       pcprof report [OPTIONS] DIR|GMON...\n"
+"Options may come anywhere among the operands; -- ends them.\n"
 "\n"
 "Print the flat profile of EXE from one or more gmon.out files (default\n"
 "gmon.out), summed without 16-bit truncation: each function's self\n"
@@ -44,6 +45,10 @@ static const char usage_report[] =
 "it: the report then covers every shared object of the process, named\n"
 "with each object's own symbols, with an object column (--by-object for\n"
 "one line per object).\n"
+"EXE may be a program's name as the run recorded it, or a name on PATH.\n"
+"With no EXE, --callgraph, --lines and --format folded read the program\n"
+"that the run's manifests name, its processes merged (--process PID|NAME\n"
+"picks one of several programs).\n"
 "With no EXE, the report is of the whole run that the directories (or\n"
 "the profiles) hold: each profile recorded with PC_SCOPE=all names its\n"
 "program in its manifest. One line per process (CPU seconds, share, pid,\n"

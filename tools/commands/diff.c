@@ -20,7 +20,7 @@
 #include "writers/flame.h"
 
 static const char usage_diff[] =
-"usage: pcprof diff [OPTIONS] --base EXE GMON|DIR... --new EXE GMON|DIR...\n"
+"usage: pcprof diff [OPTIONS] --base [EXE] GMON|DIR... --new [EXE] GMON|DIR...\n"
 "       pcprof diff [OPTIONS] EXE BASE_GMON NEW_GMON\n"
 "\n"
 "Compare the profiles of a base and a new build, function by function\n"
@@ -31,6 +31,8 @@ static const char usage_diff[] =
 "reported and never fail; functions found on one side only are listed as\n"
 "appeared or gone. Runs recorded with PC_SCOPE=all are compared as whole\n"
 "processes, functions outside the executable named \"name (object)\".\n"
+"A side with no EXE (--base DIR, as pcprof run left it) is of the program\n"
+"that the run's manifests name.\n"
 "The statistics are described in docs/ci.md.\n"
 "\n"
 "Options:\n"
