@@ -91,6 +91,15 @@ def test_rundir_commands_need_no_exe():
         assert a == b and len(open(pa, "rb").read()) > 200, fmt
 
 
+def test_rundir_diff_of_two_runs():
+    d, exe = cxx_run(), prog("cxx")
+    p = pcprof("diff", "--base", d, "--new", d)
+    assert p.returncode == 0, p.stderr
+    assert "base  %s: 1 run" % exe in p.stdout and "new   %s: 1 run" % exe in p.stdout, \
+        p.stdout
+    assert p.stdout == ok("diff", "--base", exe, d, "--new", exe, d).stdout
+
+
 def test_rundir_exe_by_its_recorded_name():
     d, exe = cxx_run(), prog("cxx")
     a = ok("report", "--callgraph", "cxx", d).stdout
