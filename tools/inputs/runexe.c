@@ -98,6 +98,9 @@ runexe_unknown(const char *where, const char *which, char *const *exes, size_t n
 		at += (size_t)snprintf(list + at, len - at, "%s%s (%zu)", i ? ", " : "",
 				       text_name(names[i]), k - i);
 	}
+	if (!n && !which)
+		pc_fatal("'%s': no profile recorded with PC_SCOPE=all there (name the "
+			 "executable for a plain profile)", where);
 	if (which)
 		pc_fatal("'%s': no process %s in the run; its programs: %s (--process PID|NAME)",
 			 where, text_name(which), n ? list : "none");
@@ -247,11 +250,13 @@ plain_program(const char *gmon)
 }
 
 /* Of all's processes, those process names, into re; all's names are
- * re's or freed. The one program's path in *exe (where *exe is NULL). */
+ * re's or freed. Their one program's path in re->exe: none, or several
+ * programs, is an error that lists the programs there are. */
 static void
 choose(struct runexe *re, struct runexe *all, const char *process, const char *where)
 {
 	char **exes = pc_realloc(NULL, ((size_t)all->nfiles + 1) * sizeof(*exes));
+	char **kept = pc_realloc(NULL, ((size_t)all->nfiles + 1) * sizeof(*kept));
 	int nprogs = 0;
 
 	for (int i = 0; i < all->nfiles; i++) {
@@ -267,17 +272,22 @@ choose(struct runexe *re, struct runexe *all, const char *process, const char *w
 			free(o);
 			continue;
 		}
+		kept[re->nfiles] = exes[i];
 		add_file(re, all->files[i], o);
-		if (!re->exe || (strcmp(re->exe, exes[i]) && ++nprogs))
-			re->exe = re->exe ? re->exe : exes[i];
+		nprogs += !re->exe || strcmp(re->exe, exes[i]);
+		if (!re->exe)
+			re->exe = exes[i];
 	}
-	if (!re->nfiles || nprogs)
-		runexe_unknown(where, re->nfiles ? NULL : process, exes, (size_t)all->nfiles);
+	if (!re->nfiles)
+		runexe_unknown(where, process, exes, (size_t)all->nfiles);
+	if (nprogs > 1)
+		runexe_unknown(where, NULL, kept, (size_t)re->nfiles);
 	if (!(re->exe = strdup(re->exe)))
 		pc_fatal("out of memory");
 	for (int i = 0; i < all->nfiles; i++)
 		free(exes[i]);
 	free(exes);
+	free(kept);
 }
 
 /* The program that the run in paths[0..n) recorded as name, malloc'ed,
@@ -290,7 +300,7 @@ recorded(char **paths, int n, const char *name)
 
 	gather(&all, paths, n);
 	for (int i = 0; i < all.nfiles; i++)
-		if (!exe && all.man[i] && runexe_chosen(all.man[i]->v[0].path, 0, name) &&
+		if (!exe && all.man[i] && runexe_chosen(all.man[i]->v[0].path, UINT64_MAX, name) &&
 		    !(exe = strdup(all.man[i]->v[0].path)))
 			pc_fatal("out of memory");
 	runexe_release(&all);
