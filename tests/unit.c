@@ -113,6 +113,7 @@ main(void)
 	srunner_add_suite(sr, label_suite());
 	srunner_add_suite(sr, diff_model_suite());
 	srunner_add_suite(sr, diff_compare_suite());
+	srunner_add_suite(sr, runexe_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

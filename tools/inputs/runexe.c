@@ -114,7 +114,7 @@ static char *
 own_profile(const char *path)
 {
 	static const char *const suffixes[] = { GMON_OBJECTS_SUFFIX, GMON_STACKS_SUFFIX };
-	const char *plus = strrchr(path, '+');
+	const char *plus;
 	size_t n = strlen(path);
 	struct stat sb;
 	char *p;
@@ -131,7 +131,8 @@ own_profile(const char *path)
 			free(p);
 		}
 	}
-	if (plus && !strchr(plus, '/')) {
+	/* PROFILE+OBJECT, where OBJECT may hold a '+' (libstdc++.so.6) */
+	for (plus = strchr(base_name(path), '+'); plus; plus = strchr(plus + 1, '+')) {
 		p = pc_realloc(NULL, (size_t)(plus - path) + 1);
 		memcpy(p, path, (size_t)(plus - path));
 		p[plus - path] = 0;
