@@ -28,6 +28,7 @@
 
 #include "pcprof.h"
 #include "commands/launch.h"
+#include "inputs/runexe.h"
 #include "model/lines.h"
 
 #define HOT	0.05	/* a line or instruction with this share is marked */
@@ -54,7 +55,8 @@ struct annotation {
 };
 
 static const char usage_annotate[] =
-"usage: pcprof annotate [--asm|--source] [--source-dir DIR] EXE [GMON|DIR...] FUNCTION\n"
+"usage: pcprof annotate [--asm|--source] [--source-dir DIR] [--process PID|NAME]\n"
+"                       [EXE] [GMON|DIR...] FUNCTION\n"
 "\n"
 "One function's samples by instruction and by source line. FUNCTION is a\n"
 "name as pcprof report shows it (a demangled C++ name, short), or a\n"
@@ -65,7 +67,10 @@ static const char usage_annotate[] =
 "(the default): each source line, then its instructions. Lines with 5 %\n"
 "of the function's samples or more are marked with *. Source files are\n"
 "found where the debug information says, or under --source-dir DIR\n"
-"(by name, then by their path under DIR).\n";
+"(by name, then by their path under DIR).\n"
+"With no EXE, the program is the one that the run's manifests name (DIR,\n"
+"as pcprof run left it), its processes merged; --process PID|NAME picks\n"
+"one of several programs. EXE may be a name the run recorded, or on PATH.\n";
 
 /* ----------------------------------------------------- the function */
 
@@ -335,6 +340,7 @@ struct view_opts {
 	int asm_, source;
 	char **dirs;
 	int ndirs;
+	const char *process;	/* --process */
 };
 
 static const char *
@@ -483,6 +489,7 @@ annotate_options(int argc, char **argv, struct view_opts *vo, struct symtab_opts
 		{ "source", no_argument, NULL, 's' },
 		{ "source-dir", required_argument, NULL, 'd' },
 		{ "debug-dir", required_argument, NULL, 'D' },
+		{ "process", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
@@ -496,6 +503,8 @@ annotate_options(int argc, char **argv, struct view_opts *vo, struct symtab_opts
 			vo->dirs[vo->ndirs++] = optarg;
 		} else if (c == 'D') {
 			so->debug_root = optarg;
+		} else if (c == 'P') {
+			vo->process = optarg;
 		} else {
 			fputs(usage_annotate, c == 'h' ? stdout : stderr);
 			return c == 'h' ? 0 : EXIT_BAD_INPUT;
@@ -510,14 +519,25 @@ annotate_options(int argc, char **argv, struct view_opts *vo, struct symtab_opts
 	return -1;
 }
 
+/* The profiles of operands[0..n) ([EXE] [GMON|DIR...]), read. */
+static void
+open_inputs(struct pc_inputs *in, struct runexe *re, char **operands, int n,
+	    const struct view_opts *vo, const struct symtab_opts *so)
+{
+	runexe_resolve(re, operands, n, vo->process);
+	runexe_open(in, re, so, 0);
+	inputs_load(in, so, 0);
+}
+
 int
 cmd_annotate(int argc, char **argv)
 {
-	struct view_opts vo = { 0, 0, NULL, 0 };
+	struct view_opts vo = { 0, 0, NULL, 0, NULL };
 	struct symtab_fetch fetch = { 0 };
 	struct symtab_opts so = { .fetch = &fetch };
 	struct annotation an = { 0 };
 	struct pc_inputs in;
+	struct runexe re;
 	struct lines L;
 	struct flat f;
 	const char *name, *path;
@@ -528,8 +548,7 @@ cmd_annotate(int argc, char **argv)
 	if ((r = annotate_options(argc, argv, &vo, &so)) >= 0)
 		return r;
 	name = argv[argc - 1];
-	inputs_open(&in, argv[optind], argv + optind + 1, argc - optind - 2, &so, 0);
-	inputs_load(&in, &so, 0);
+	open_inputs(&in, &re, argv + optind, argc - optind - 1, &vo, &so);
 	flat_build(&f, &in.st, &in.runs[0].prof);
 	an.func = pick_function(&in.st, &f, name);
 	an.obj = in.st.nobjs ? in.st.func_obj[an.func] : 0;
@@ -567,6 +586,7 @@ cmd_annotate(int argc, char **argv)
 	lines_release(&L);
 	flat_release(&f);
 	inputs_close(&in);
+	runexe_release(&re);
 	symtab_fetch_end(&fetch);
 	return 0;
 }

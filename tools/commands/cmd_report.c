@@ -6,19 +6,28 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "pcprof.h"
+#include "inputs/runexe.h"
 #include "inputs/runfiles.h"
 #include "model/export.h"
 #include "writers/export_out.h"
 #include "model/lines.h"
 #include "commands/options.h"
 
+static const char usage_short[] =
+"usage: pcprof report [OPTIONS] DIR|GMON...      the whole run that pcprof run left\n"
+"       pcprof report [OPTIONS] EXE [GMON|DIR...] one program's profiles\n"
+"  e.g. pcprof report DIR; pcprof report --callgraph --process NAME DIR\n"
+"pcprof report --help for more.\n";
+
 static const char usage_report[] =
 "usage: pcprof report [OPTIONS] EXE [GMON|DIR...]\n"
 "       pcprof report [OPTIONS] DIR|GMON...\n"
+"Options may come anywhere among the operands; -- ends them.\n"
 "\n"
 "Print the flat profile of EXE from one or more gmon.out files (default\n"
 "gmon.out), summed without 16-bit truncation: each function's self\n"
@@ -36,6 +45,10 @@ static const char usage_report[] =
 "it: the report then covers every shared object of the process, named\n"
 "with each object's own symbols, with an object column (--by-object for\n"
 "one line per object).\n"
+"EXE may be a program's name as the run recorded it, or a name on PATH.\n"
+"With no EXE, --callgraph, --lines and --format folded read the program\n"
+"that the run's manifests name, its processes merged (--process PID|NAME\n"
+"picks one of several programs).\n"
 "With no EXE, the report is of the whole run that the directories (or\n"
 "the profiles) hold: each profile recorded with PC_SCOPE=all names its\n"
 "program in its manifest. One line per process (CPU seconds, share, pid,\n"
@@ -90,24 +103,23 @@ print_flat(const struct pc_inputs *in, const struct report_opts *r, FILE *out)
 	flat_release(&f);
 }
 
-int
-report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
-	     const struct symtab_opts *s, FILE *out)
+/* The report of in, opened: read here, closed here. */
+static int
+report_inputs(struct pc_inputs *in, struct report_opts *r, const struct symtab_opts *s,
+	      FILE *out)
 {
-	struct pc_inputs in;
 	struct gmon_profile *p;
 
-	inputs_open(&in, exe, files, nfiles, s, 0);
-	inputs_load(&in, s, 0);
-	p = &in.runs[0].prof;
-	r->exe = exe;
-	r->files = in.runs[0].files;
-	r->nfiles = in.runs[0].nfiles;
-	if (r->by_object && !in.st.nobjs)
+	inputs_load(in, s, 0);
+	p = &in->runs[0].prof;
+	r->exe = in->exe;
+	r->files = in->runs[0].files;
+	r->nfiles = in->runs[0].nfiles;
+	if (r->by_object && !in->st.nobjs)
 		pc_fatal("'%s': no objects manifest beside it (record with PC_SCOPE=all "
 			 "for --by-object)", r->files[0]);
 	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread) {
-		export_inputs(&in, r, s, out);
+		export_inputs(in, r, s, out);
 		goto out;
 	}
 	if (r->lines) {
@@ -117,23 +129,58 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 			pc_fatal("--lines: a profile of lines, not with %s",
 				 r->by_object ? "--by-object" : r->callgraph ? "--callgraph" :
 				 "--format folded");
-		lines_build(&L, &in, p, s);
-		lines_print(out, &L, &in.st, r);
+		lines_build(&L, in, p, s);
+		lines_print(out, &L, &in->st, r);
 		lines_release(&L);
 		goto out;
 	}
 	if (r->format == FORMAT_FOLDED) {
 		struct folded_set fs;
 
-		folded_build(&fs, &in, 0, r->stacks);
+		folded_build(&fs, in, 0, r->stacks);
 		folded_print(out, &fs);
 		folded_release(&fs);
 		goto out;
 	}
-	print_flat(&in, r, out);
+	print_flat(in, r, out);
 out:
-	inputs_close(&in);
+	inputs_close(in);
 	return 0;
+}
+
+int
+report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
+	     const struct symtab_opts *s, FILE *out)
+{
+	struct pc_inputs in;
+
+	inputs_open(&in, exe, files, nfiles, s, 0);
+	return report_inputs(&in, r, s, out);
+}
+
+/* The report of one program's profiles, EXE named or not (runexe.h). */
+static int
+report_program(char **operands, int n, struct report_opts *r, const struct symtab_opts *s,
+	       FILE *out)
+{
+	struct pc_inputs in;
+	struct runexe re;
+	int rc;
+
+	runexe_resolve(&re, operands, n, r->process);
+	runexe_open(&in, &re, s, 0);
+	rc = report_inputs(&in, r, s, out);
+	runexe_release(&re);
+	return rc;
+}
+
+/* Whether r reads one program's profiles (one symbol table), which the
+ * whole run's report does not give. */
+static int
+one_program(const struct report_opts *r)
+{
+	return !FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread &&
+	       (r->format == FORMAT_FOLDED || r->callgraph || r->lines);
 }
 
 /*
@@ -185,7 +232,7 @@ cmd_report(int argc, char **argv)
 	FILE *out;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			report_usage(stdout, usage_report);
 			return 0;
@@ -200,7 +247,7 @@ cmd_report(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		report_usage(stderr, usage_report);
+		fputs(usage_short, stderr);
 		return EXIT_BAD_INPUT;
 	}
 	/* -o FILE is a temporary file until the report is whole: bad input
@@ -208,19 +255,22 @@ cmd_report(int argc, char **argv)
 	/* a profile or a directory first: the whole run, its programs
 	 * named by the manifests */
 	if (runfiles_is_profile(argv[optind])) {
-		char exe[PATH_MAX];
+		int n;
+		char exe[PATH_MAX], **ops = runexe_operands(argv + optind, argc - optind, &n);
 
 		out = out_open(&of, output);
-		if (plain_exe(argv[optind], exe, sizeof(exe)))
-			rc = report_files(exe, argv + optind, argc - optind, &r, &s, out);
+		if (plain_exe(ops[0], exe, sizeof(exe)))
+			rc = report_files(exe, ops, n, &r, &s, out);
+		else if (one_program(&r))
+			rc = report_program(ops, n, &r, &s, out);
 		else
-			rc = runview_report(argv + optind, argc - optind, &r, &s, out);
+			rc = runview_report(ops, n, &r, &s, out);
+		while (n--)
+			free(ops[n]);
+		free(ops);
 	} else {
-		if (r.process)
-			pc_fatal("--process: name no EXE, only the run's directory or profiles");
 		out = out_open(&of, output);
-		rc = report_files(argv[optind], argv + optind + 1, argc - optind - 1,
-				  &r, &s, out);
+		rc = report_program(argv + optind, argc - optind, &r, &s, out);
 	}
 	out_commit(&of);
 	symtab_fetch_end(&fetch);

@@ -13,12 +13,14 @@
 #include <string.h>
 
 #include "pcprof.h"
+#include "inputs/runexe.h"
+#include "inputs/runfiles.h"
 #include "commands/options.h"
 #include "writers/diff_out.h"
 #include "writers/flame.h"
 
 static const char usage_diff[] =
-"usage: pcprof diff [OPTIONS] --base EXE GMON|DIR... --new EXE GMON|DIR...\n"
+"usage: pcprof diff [OPTIONS] --base [EXE] GMON|DIR... --new [EXE] GMON|DIR...\n"
 "       pcprof diff [OPTIONS] EXE BASE_GMON NEW_GMON\n"
 "\n"
 "Compare the profiles of a base and a new build, function by function\n"
@@ -29,6 +31,8 @@ static const char usage_diff[] =
 "reported and never fail; functions found on one side only are listed as\n"
 "appeared or gone. Runs recorded with PC_SCOPE=all are compared as whole\n"
 "processes, functions outside the executable named \"name (object)\".\n"
+"A side with no EXE (--base DIR, as pcprof run left it) is of the program\n"
+"that the run's manifests name.\n"
 "The statistics are described in docs/ci.md.\n"
 "\n"
 "Options:\n"
@@ -148,6 +152,26 @@ diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
 	return symtab_option(c, arg, so);
 }
 
+/* A side named by its run (--base DIR): the program that the run's
+ * manifests name, and the directory its first run. The program's path
+ * lives as long as the command. */
+static void
+side_of_run(struct side *s)
+{
+	struct runexe re;
+	char *run = (char *)s->exe;
+
+	if (!run || !runfiles_is_profile(run))
+		return;
+	runexe_resolve(&re, &run, 1, NULL);
+	add_arg(s, run);
+	memmove(s->args + 1, s->args, ((size_t)s->nruns - 1) * sizeof(*s->args));
+	s->args[0] = run;
+	s->exe = re.exe;
+	re.exe = NULL;
+	runexe_release(&re);
+}
+
 /* The sides once every argument is read: loose holds profiles named before
  * --base or --new, which only "EXE BASE NEW" may have. -1 when both sides
  * are complete, or the status to exit with. */
@@ -165,6 +189,8 @@ sides_finish(struct side *b, struct side *nw, struct side *loose)
 		return usage_error();
 	}
 	free(loose->args);
+	side_of_run(b);
+	side_of_run(nw);
 	if (!b->exe || !nw->exe || !b->nruns || !nw->nruns) {
 		pc_warn("%s", !b->exe || !nw->exe ? "--base EXE and --new EXE are both needed" :
 			"each side needs one profile or more");

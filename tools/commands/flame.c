@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inputs/runexe.h"
 #include "writers/flame.h"
 #include "pcprof.h"
 
 static const char usage_flame[] =
-"usage: pcprof flame -o SVG [--title TEXT] [--stacks-file FILE] EXE [GMON...]\n"
+"usage: pcprof flame -o SVG [--title TEXT] [--stacks-file FILE] [--process PID|NAME]\n"
+"                   [EXE] [GMON|DIR...]\n"
 "\n"
 "Write an interactive flame graph of the stacks that libpc recorded beside\n"
 "GMON (GMON.stacks, written with PC_STACKS=1; default GMON: gmon.out) as a\n"
@@ -22,7 +24,11 @@ static const char usage_flame[] =
 "their share; Invert turns it into an icicle, its root at the top.\n"
 "Frames are coloured by object: warm for the executable, blue for libc,\n"
 "green for other libraries, grey for code in no object. Open it in a web\n"
-"browser.\n";
+"browser.\n"
+"With no EXE, the program is the one that the run's manifests name (DIR,\n"
+"as pcprof run left it): its processes' stacks are merged, and --process\n"
+"PID|NAME keeps those of one pid or program. EXE may be a program's name\n"
+"as the run recorded it, or a name on PATH.\n";
 
 /* Each function's kind of object, by name, for the flame graph's colours. */
 struct kind_of {
@@ -155,20 +161,22 @@ cmd_flame(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "title", required_argument, NULL, 't' },
 		{ "stacks-file", required_argument, NULL, 's' },
+		{ "process", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
-	const char *out = NULL, *title = NULL, *stacks = NULL;
+	const char *out = NULL, *title = NULL, *stacks = NULL, *process = NULL;
 	struct symtab_fetch fetch = { 0 };
 	struct symtab_opts so = { .fetch = &fetch };
 	struct out_file of;
 	struct pc_inputs in;
+	struct runexe re;
 	int c;
 	FILE *f;
 
-	while ((c = getopt_long(argc, argv, "+ho:t:s:", longopts, NULL)) != -1) {
-		if (c == 'o' || c == 't' || c == 's') {
-			*(c == 'o' ? &out : c == 't' ? &title : &stacks) = optarg;
+	while ((c = getopt_long(argc, argv, "ho:t:s:", longopts, NULL)) != -1) {
+		if (c == 'o' || c == 't' || c == 's' || c == 'P') {
+			*(c == 'o' ? &out : c == 't' ? &title : c == 's' ? &stacks : &process) = optarg;
 			continue;
 		}
 		fputs(usage_flame, c == 'h' ? stdout : stderr);
@@ -178,8 +186,8 @@ cmd_flame(int argc, char **argv)
 		fputs(usage_flame, stderr);
 		return EXIT_BAD_INPUT;
 	}
-	inputs_open(&in, argv[optind], argv + optind + 1, argc - optind - 1, &so,
-		    INPUTS_AS_GIVEN);
+	runexe_resolve(&re, argv + optind, argc - optind, process);
+	runexe_open(&in, &re, &so, INPUTS_AS_GIVEN);
 	/* PC_SCOPE=all: the profiles place the frames in every object */
 	if (!stacks && in.runs[0].manifest[0])
 		inputs_load(&in, &so, 0);
@@ -188,6 +196,7 @@ cmd_flame(int argc, char **argv)
 		pc_fatal("'%s': %s", out, strerror(errno));
 	out_commit(&of);
 	inputs_close(&in);
+	runexe_release(&re);
 	symtab_fetch_end(&fetch);
 	return 0;
 }

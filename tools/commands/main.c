@@ -22,20 +22,22 @@ static const char usage_main[] =
 "usage: pcprof COMMAND [OPTIONS] [ARGS]\n"
 "\n"
 "Commands:\n"
-"  report [OPTIONS] EXE [GMON|DIR...]  flat profile of EXE from its profiles\n"
-"                                   (default GMON: gmon.out)\n"
+"  report [OPTIONS] [EXE] GMON|DIR... flat profile of a run, or of EXE from\n"
+"                                   its profiles (default GMON: gmon.out)\n"
 "  run [OPTIONS] -- CMD [ARGS...]   run CMD under libpc.so, then report\n"
-"  merge -o OUT GMON...             sum profiles into one gmon.out\n"
-"  flame -o SVG EXE [GMON...]       interactive flame graph of the stacks\n"
-"  diff --base EXE GMON... --new EXE GMON...  CI gate: exit 1 on a regression\n"
+"  merge -o OUT GMON|DIR...         sum profiles into gmon.out files for gprof\n"
+"  flame -o SVG [EXE] GMON|DIR...   interactive flame graph of the stacks\n"
+"  diff --base [EXE] GMON|DIR... --new [EXE] GMON|DIR...\n"
+"                                   CI gate: exit 1 on a regression\n"
 "  compare [OPTIONS] --base CMD [ARGS...] --new CMD [ARGS...]\n"
 "                                   run both in turns, then gate as diff does\n"
-"  annotate [--asm|--source] EXE [GMON|DIR...] FUNCTION\n"
+"  annotate [--asm|--source] [EXE] GMON|DIR... FUNCTION\n"
 "                                   one function by instruction and line\n"
 "\n"
-"`pcprof COMMAND --help` describes each command. Exit status: 0 success,\n"
-"2 bad input or usage; run passes the program's own status through; diff\n"
-"and compare exit 1 on a significant regression.\n";
+"EXE may be left out where DIR is what pcprof run left: the run's manifests\n"
+"name the program. `pcprof COMMAND --help` describes each command.\n"
+"Exit status: 0 success, 2 bad input or usage; run passes the program's own\n"
+"status through; diff and compare exit 1 on a significant regression.\n";
 
 int
 main(int argc, char **argv)

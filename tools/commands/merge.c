@@ -8,18 +8,27 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pcprof.h"
+#include "inputs/runexe.h"
 #include "inputs/runfiles.h"
 
 static const char usage_merge[] =
 "usage: pcprof merge -o OUT GMON...\n"
+"       pcprof merge -o OUTDIR [--process PID|NAME] DIR...\n"
 "\n"
 "Sum gmon.out files of the same executable, sampled at the same rate, into\n"
 "OUT. Counts are summed in 64 bits and written so that gprof reads them\n"
-"exactly; arcs between the same two addresses are added together.\n";
+"exactly; arcs between the same two addresses are added together.\n"
+"Of a run's directories (as pcprof run left them), OUTDIR gets what gprof\n"
+"reads for each program: gmon.out.PROG, its processes summed (gprof PROG\n"
+"OUTDIR/gmon.out.PROG), and gmon.out.PROG+OBJECT, each shared object's\n"
+"samples of them (gprof OBJECT OUTDIR/gmon.out.PROG+OBJECT); --process\n"
+"PID|NAME keeps those of one pid or program.\n";
 
 static int
 cmp_arc(const void *a, const void *b)
@@ -73,47 +82,19 @@ write_profile(int fd, const struct gmon_profile *p)
 	return (int)n;
 }
 
-int
-cmd_merge(int argc, char **argv)
+/* p written whole to out: a temporary file first, renamed into place. */
+static void
+write_to(const char *out, const struct gmon_profile *p)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0, 0, 0, 0 }
-	};
-	const char *out = NULL;
 	char tmp[PATH_MAX];
-	struct gmon_profile p;
-	int c, fd, r;
+	int fd, r;
 
-	while ((c = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(usage_merge, stdout);
-			return 0;
-		}
-		if (c != 'o') {
-			fputs(usage_merge, stderr);
-			return EXIT_BAD_INPUT;
-		}
-		out = optarg;
-	}
-	if (!out || optind >= argc) {
-		fputs(usage_merge, stderr);
-		return EXIT_BAD_INPUT;
-	}
-	profiles_load(&p, argv + optind, argc - optind);
-	for (int i = optind; i < argc; i++)
-		if (runfiles_has_manifest(argv[i])) {
-			pc_warn("note: '%s' has an objects manifest (PC_SCOPE=all); only the "
-				"executable's profiles are merged", argv[i]);
-			break;
-		}
 	if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", out, (long)getpid()) >= (int)sizeof(tmp))
 		pc_fatal("'%s': name too long", out);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		pc_fatal("'%s': %s", tmp, strerror(errno));
-	r = write_profile(fd, &p);
+	r = write_profile(fd, p);
 	if (close(fd) && !r)
 		r = -errno;
 	if (!r && rename(tmp, out))
@@ -122,6 +103,197 @@ cmd_merge(int argc, char **argv)
 		unlink(tmp);
 		pc_fatal("'%s': %s", out, strerror(-r));
 	}
+}
+
+/* The files of paths[0..n) summed into out/NAME. */
+static void
+merge_into(const char *out, const char *name, char **paths, int n)
+{
+	struct gmon_profile p;
+	char *path;
+
+	if (asprintf(&path, "%s/%s", out, name) < 0)
+		pc_fatal("out of memory");
+	profiles_load(&p, paths, n);
+	write_to(path, &p);
+	printf("%s: %d profile%s\n", text_name(path), n, n == 1 ? "" : "s");
+	gmon_profile_release(&p);
+	free(path);
+}
+
+static const char *
+file_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* The files of object obj (a file name) of the processes idx[0..ni) of
+ * all, one program's, summed into out/gmon.out.PROG+OBJ. */
+static void
+merge_object(const char *out, const char *prog, const struct runexe *all, const int *idx,
+	     int ni, const char *obj)
+{
+	char **files = NULL;
+	char *name;
+	int n = 0;
+
+	for (int i = 0; i < ni; i++) {
+		const struct gmon_objects *o = all->man[idx[i]];
+		const char *profile = all->files[idx[i]];
+		int dir = (int)(file_name(profile) - profile);
+
+		for (size_t k = 1; k < o->n; k++) {
+			if (!o->v[k].file || o->v[k].path[0] == '[' ||
+			    strcmp(file_name(o->v[k].path), obj))
+				continue;
+			files = pc_realloc(files, ((size_t)n + 1) * sizeof(*files));
+			if (asprintf(&files[n++], "%.*s%s", dir, profile, o->v[k].file) < 0)
+				pc_fatal("out of memory");
+		}
+	}
+	if (asprintf(&name, "gmon.out.%s+%s", prog, obj) < 0)
+		pc_fatal("out of memory");
+	if (n)
+		merge_into(out, name, files, n);
+	while (n--)
+		free(files[n]);
+	free(files);
+	free(name);
+}
+
+/* One program's processes idx[0..ni) of all: its profiles summed into
+ * out/gmon.out.PROG, and each object's files of them into
+ * out/gmon.out.PROG+OBJECT (the first process's objects, then any
+ * other's not seen yet). */
+static void
+merge_program(const char *out, const struct runexe *all, const int *idx, int ni)
+{
+	const char *prog = file_name(all->man[idx[0]]->v[0].path);
+	char **files = pc_realloc(NULL, (size_t)ni * sizeof(*files)), *name;
+	const char **seen = NULL;
+	size_t nseen = 0;
+
+	for (int i = 0; i < ni; i++)
+		files[i] = all->files[idx[i]];
+	if (asprintf(&name, "gmon.out.%s", prog) < 0)
+		pc_fatal("out of memory");
+	merge_into(out, name, files, ni);
+	for (int i = 0; i < ni; i++) {
+		const struct gmon_objects *o = all->man[idx[i]];
+
+		for (size_t k = 1; k < o->n; k++) {
+			const char *obj = file_name(o->v[k].path);
+			size_t j = 0;
+
+			while (j < nseen && strcmp(seen[j], obj))
+				j++;
+			if (j < nseen || !o->v[k].file || o->v[k].path[0] == '[')
+				continue;
+			seen = pc_realloc(seen, (nseen + 1) * sizeof(*seen));
+			seen[nseen++] = obj;
+			merge_object(out, prog, all, idx, ni, obj);
+		}
+	}
+	free(seen);
+	free(name);
+	free(files);
+}
+
+/*
+ * merge of a run (a directory among the operands): into directory out,
+ * for each program what gprof reads: gmon.out.PROG (its processes
+ * summed) and gmon.out.PROG+OBJECT for each object with a file.
+ */
+static int
+merge_run(const char *out, char **ops, int n, const char *process)
+{
+	struct runexe all;
+	struct stat sb;
+	char *done;
+	int *idx;
+
+	runexe_processes(&all, ops, n, process);
+	if (!all.nfiles)
+		pc_fatal("'%s': no profile recorded with PC_SCOPE=all there%s%s", ops[0],
+			 process ? " of " : "", process ? text_name(process) : "");
+	for (int i = 0; i < all.nfiles; i++)
+		if (!all.man[i])
+			pc_fatal("'%s': no manifest beside it: merge a run's directories, or "
+				 "plain profiles of one program, not both", all.files[i]);
+	if (mkdir(out, 0777) && (errno != EEXIST || stat(out, &sb) || !S_ISDIR(sb.st_mode)))
+		pc_fatal("'%s': %s", out, errno == EEXIST ? "not a directory" : strerror(errno));
+	done = pc_realloc(NULL, (size_t)all.nfiles);
+	memset(done, 0, (size_t)all.nfiles);
+	idx = pc_realloc(NULL, (size_t)all.nfiles * sizeof(*idx));
+	for (int i = 0; i < all.nfiles; i++) {
+		int ni = 0;
+
+		for (int j = done[i] ? all.nfiles : i; j < all.nfiles; j++)
+			if (!done[j] && !strcmp(all.man[j]->v[0].path, all.man[i]->v[0].path)) {
+				done[j] = 1;
+				idx[ni++] = j;
+			}
+		if (ni)
+			merge_program(out, &all, idx, ni);
+	}
+	free(idx);
+	free(done);
+	runexe_release(&all);
+	return 0;
+}
+
+/* Whether the operands name a run (a directory): merge_run's. */
+static int
+names_run(char **ops, int n)
+{
+	struct stat sb;
+
+	for (int i = 0; i < n; i++)
+		if (!stat(ops[i], &sb) && S_ISDIR(sb.st_mode))
+			return 1;
+	return 0;
+}
+
+int
+cmd_merge(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "process", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0, 0, 0, 0 }
+	};
+	const char *out = NULL, *process = NULL;
+	struct gmon_profile p;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage_merge, stdout);
+			return 0;
+		}
+		if (c != 'o' && c != 'P') {
+			fputs(usage_merge, stderr);
+			return EXIT_BAD_INPUT;
+		}
+		*(c == 'o' ? &out : &process) = optarg;
+	}
+	if (!out || optind >= argc) {
+		fputs(usage_merge, stderr);
+		return EXIT_BAD_INPUT;
+	}
+	if (process || names_run(argv + optind, argc - optind))
+		return merge_run(out, argv + optind, argc - optind, process);
+	profiles_load(&p, argv + optind, argc - optind);
+	for (int i = optind; i < argc; i++)
+		if (runfiles_has_manifest(argv[i])) {
+			pc_warn("note: '%s' has an objects manifest (PC_SCOPE=all); only the "
+				"executable's profiles are merged", argv[i]);
+			break;
+		}
+	write_to(out, &p);
 	gmon_profile_release(&p);
 	return 0;
 }

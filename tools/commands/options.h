@@ -48,8 +48,8 @@ enum {
 "                   (file:line, from the debug information)\n"	\
 "  --by-object      one line per shared object instead of per\n"	\
 "                   function (profiles recorded with PC_SCOPE=all)\n"	\
-"  --process P      of a whole run, only the process whose pid or\n"	\
-"                   program name is P\n"				\
+"  --process P      of a run, only the processes whose pid or program\n"	\
+"                   is P (its path, file name, or a name on PATH)\n"	\
 "  --by-thread      one line per thread (from the stacks: recorded\n"	\
 "                   with PC_STACKS=1 or pcprof run --stacks)\n"	\
 "  --thread T       only the samples of the thread whose tid or name\n"\

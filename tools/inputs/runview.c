@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "commands/options.h"
+#include "inputs/runexe.h"
 #include "inputs/runfiles.h"
 #include "inputs/runview.h"
 #include "model/export.h"
@@ -251,29 +252,24 @@ time_unsampled(struct runview_proc *p)
 	p->writing = (double)(p->cpu_write - p->cpu_stop) / 1e9;
 }
 
-/* Whether process p is the one --process names (a pid or a program). */
-static int
-chosen(const struct runview_proc *p, const char *which)
-{
-	char *end;
-	unsigned long pid;
-
-	if (!which)
-		return 1;
-	pid = strtoul(which, &end, 10);
-	if (!*end && end != which)
-		return p->pid == pid;
-	return !strcmp(p->program, which);
-}
-
 /* Only the processes that --process names. */
 static void
-keep_chosen(struct runview *v, const char *which)
+keep_chosen(struct runview *v, const char *which, const char *where)
 {
+	char **exes = pc_realloc(NULL, (v->nprocs + 1) * sizeof(*exes));
+
+	for (size_t i = 0; i < v->nprocs; i++)
+		exes[i] = v->procs[i].exe;
+	for (size_t i = 0; which && i < v->nprocs; i++)
+		if (runexe_chosen(exes[i], v->procs[i].pid, which))
+			break;
+		else if (i + 1 == v->nprocs)
+			runexe_unknown(where, which, exes, v->nprocs);
+	free(exes);
 	size_t keep = 0;
 
 	for (size_t i = 0; i < v->nprocs; i++) {
-		if (!chosen(&v->procs[i], which)) {
+		if (!runexe_chosen(v->procs[i].exe, v->procs[i].pid, which)) {
 			proc_release(&v->procs[i]);
 			continue;
 		}
@@ -424,7 +420,7 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 			 r->callgraph ? "--callgraph" : "--lines");
 	gather(&v, paths, npaths);
 	time_before_start(&v);
-	keep_chosen(&v, r->process);
+	keep_chosen(&v, r->process, paths[0]);
 	if (!v.nprocs)
 		pc_fatal(r->process ? "'%s': no process %s in the run" :
 			 "'%s': no profile recorded with PC_SCOPE=all there%s",

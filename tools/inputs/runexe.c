@@ -1,0 +1,396 @@
+/*
+ * The program a command's operands are of, where EXE may be left out
+ * (runexe.h): what `pcprof run` left is a directory of profiles whose
+ * manifests name each process's program by its path, so the commands that
+ * read one program (flame, annotate, merge, report --callgraph, --lines,
+ * folded, diff) take the directory alone, and --process narrows it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "inputs/runexe.h"
+#include "inputs/runfiles.h"
+
+static const char *
+base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+/* name (no '/') on PATH: an executable regular file, its path into out. */
+static int
+on_path(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	struct stat sb;
+
+	if (!*name || strchr(name, '/') || !path)
+		return 0;
+	for (p = path; ; p = end + 1) {
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		if (end > p && snprintf(out, size, "%.*s/%s", (int)(end - p), p, name) < (int)size &&
+		    !stat(out, &sb) && S_ISREG(sb.st_mode) && !access(out, X_OK))
+			return 1;
+		if (!*end)
+			return 0;
+	}
+}
+
+static int
+same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+int
+runexe_chosen(const char *exe, uint64_t pid, const char *which)
+{
+	char found[PATH_MAX];
+	char *end;
+	unsigned long long v;
+
+	if (!which)
+		return 1;
+	v = strtoull(which, &end, 10);
+	if (!*end && end != which)
+		return pid == v;
+	if (!strcmp(exe, which) || !strcmp(base_name(exe), base_name(which)))
+		return 1;
+	/* as typed or as run: objdump on PATH is x86_64-linux-gnu-objdump */
+	if (strchr(which, '/'))
+		return same_file(which, exe);
+	return on_path(which, found, sizeof(found)) && same_file(found, exe);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void
+runexe_unknown(const char *where, const char *which, char *const *exes, size_t n)
+{
+	const char **names = pc_realloc(NULL, (n + 1) * sizeof(*names));
+	size_t len = 1, at = 0;
+	char *list;
+
+	for (size_t i = 0; i < n; i++) {
+		names[i] = base_name(exes[i]);
+		len += strlen(text_name(names[i])) + 32;
+	}
+	qsort(names, n, sizeof(*names), cmp_str);
+	list = pc_realloc(NULL, len);
+	list[0] = 0;
+	for (size_t i = 0, k; i < n; i = k) {
+		for (k = i; k < n && !strcmp(names[k], names[i]); k++)
+			;
+		at += (size_t)snprintf(list + at, len - at, "%s%s (%zu)", i ? ", " : "",
+				       text_name(names[i]), k - i);
+	}
+	if (!n && !which)
+		pc_fatal("'%s': no profile recorded with PC_SCOPE=all there (name the "
+			 "executable for a plain profile)", where);
+	if (which)
+		pc_fatal("'%s': no process %s in the run; its programs: %s (--process PID|NAME)",
+			 where, text_name(which), n ? list : "none");
+	pc_fatal("'%s': profiles of %s: name one with --process NAME (or name the executable)",
+		 where, list);
+}
+
+/* The profile that path is a file of (PROFILE.objects, PROFILE.stacks,
+ * PROFILE+OBJECT), or path itself; malloc'ed. */
+static char *
+own_profile(const char *path)
+{
+	static const char *const suffixes[] = { GMON_OBJECTS_SUFFIX, GMON_STACKS_SUFFIX };
+	const char *plus;
+	size_t n = strlen(path);
+	struct stat sb;
+	char *p;
+
+	for (size_t i = 0; i < 2; i++) {
+		size_t k = strlen(suffixes[i]);
+
+		if (n > k && !strcmp(path + n - k, suffixes[i])) {
+			p = pc_realloc(NULL, n - k + 1);
+			memcpy(p, path, n - k);
+			p[n - k] = 0;
+			if (!stat(p, &sb) && S_ISREG(sb.st_mode) && runfiles_is_profile(p))
+				return p;
+			free(p);
+		}
+	}
+	/* PROFILE+OBJECT, where OBJECT may hold a '+' (libstdc++.so.6) */
+	for (plus = strchr(base_name(path), '+'); plus; plus = strchr(plus + 1, '+')) {
+		p = pc_realloc(NULL, (size_t)(plus - path) + 1);
+		memcpy(p, path, (size_t)(plus - path));
+		p[plus - path] = 0;
+		if (runfiles_is_whole(p))
+			return p;
+		free(p);
+	}
+	if (!(p = strdup(path)))
+		pc_fatal("out of memory");
+	return p;
+}
+
+char **
+runexe_operands(char **operands, int n, int *nout)
+{
+	char **v = pc_realloc(NULL, ((size_t)n + 1) * sizeof(*v));
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		char *p = own_profile(operands[i]);
+		int seen = 0;
+
+		for (int j = 0; j < k && !seen; j++)
+			seen = !strcmp(v[j], p);
+		if (seen)
+			free(p);
+		else
+			v[k++] = p;
+	}
+	*nout = k;
+	return v;
+}
+
+static void
+add_file(struct runexe *re, char *profile, struct gmon_objects *o)
+{
+	re->files = pc_realloc(re->files, ((size_t)re->nfiles + 1) * sizeof(*re->files));
+	re->man = pc_realloc(re->man, ((size_t)re->nfiles + 1) * sizeof(*re->man));
+	re->files[re->nfiles] = profile;
+	re->man[re->nfiles++] = o;
+}
+
+/* The processes that paths[0..n) hold: each profile with a manifest, and
+ * a plain profile whose program findexe finds by its build-id. */
+static void
+gather(struct runexe *all, char **paths, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct stat sb;
+		size_t nn, left = 0;
+		char **names;
+
+		if (stat(paths[i], &sb))
+			pc_fatal("'%s': %s", paths[i], strerror(errno));
+		if (S_ISDIR(sb.st_mode)) {
+			names = runfiles_of_run(paths[i], &nn, &left);
+		} else {
+			names = pc_realloc(NULL, sizeof(*names));
+			if (!(names[0] = strdup(paths[i])))
+				pc_fatal("out of memory");
+			nn = 1;
+		}
+		for (size_t k = 0; k < nn; k++) {
+			struct gmon_objects *o = pc_realloc(NULL, sizeof(*o));
+
+			if (runfiles_has_manifest(names[k])) {
+				runfiles_read_manifest(names[k], o);
+				if (o->n == 0)
+					pc_fatal("'%s': no program listed in its manifest", names[k]);
+			} else {
+				free(o);
+				o = NULL;
+			}
+			add_file(all, names[k], o);
+		}
+		free(names);
+	}
+}
+
+void
+runexe_processes(struct runexe *all, char **paths, int n, const char *process)
+{
+	int keep = 0;
+
+	memset(all, 0, sizeof(*all));
+	gather(all, paths, n);
+	for (int i = 0; i < all->nfiles; i++) {
+		struct gmon_objects *o = all->man[i];
+
+		if (o ? runexe_chosen(o->v[0].path, o->pid, process) : !process) {
+			all->files[keep] = all->files[i];
+			all->man[keep++] = o;
+			continue;
+		}
+		free(all->files[i]);
+		if (o)
+			gmon_objects_release(o);
+		free(o);
+	}
+	all->nfiles = keep;
+}
+
+/* The program of a plain profile (no manifest), by its build-id. */
+static char *
+plain_program(const char *gmon)
+{
+	uint8_t id[GMON_BUILDID_SIZE];
+	char exe[PATH_MAX], *p;
+
+	if (runfiles_build_id(gmon, id) != 1 || findexe(gmon, id, exe, sizeof(exe)))
+		pc_fatal("'%s': no manifest beside it to name its program: name the "
+			 "executable", gmon);
+	if (!(p = strdup(exe)))
+		pc_fatal("out of memory");
+	return p;
+}
+
+/* Of all's processes, those process names, into re; all's names are
+ * re's or freed. Their one program's path in re->exe: none, or several
+ * programs, is an error that lists the programs there are. */
+static void
+choose(struct runexe *re, struct runexe *all, const char *process, const char *where)
+{
+	char **exes = pc_realloc(NULL, ((size_t)all->nfiles + 1) * sizeof(*exes));
+	char **kept = pc_realloc(NULL, ((size_t)all->nfiles + 1) * sizeof(*kept));
+	int nprogs = 0;
+
+	for (int i = 0; i < all->nfiles; i++) {
+		struct gmon_objects *o = all->man[i];
+
+		exes[i] = o ? strdup(o->v[0].path) : plain_program(all->files[i]);
+		if (!exes[i])
+			pc_fatal("out of memory");
+		if (!runexe_chosen(exes[i], o ? o->pid : 0, process)) {
+			free(all->files[i]);
+			if (o)
+				gmon_objects_release(o);
+			free(o);
+			continue;
+		}
+		kept[re->nfiles] = exes[i];
+		add_file(re, all->files[i], o);
+		nprogs += !re->exe || strcmp(re->exe, exes[i]);
+		if (!re->exe)
+			re->exe = exes[i];
+	}
+	if (!re->nfiles)
+		runexe_unknown(where, process, exes, (size_t)all->nfiles);
+	if (nprogs > 1)
+		runexe_unknown(where, NULL, kept, (size_t)re->nfiles);
+	if (!(re->exe = strdup(re->exe)))
+		pc_fatal("out of memory");
+	for (int i = 0; i < all->nfiles; i++)
+		free(exes[i]);
+	free(exes);
+	free(kept);
+}
+
+/* The program that the run in paths[0..n) recorded as name, malloc'ed,
+ * or NULL. */
+static char *
+recorded(char **paths, int n, const char *name)
+{
+	struct runexe all = { 0 };
+	char *exe = NULL;
+
+	gather(&all, paths, n);
+	for (int i = 0; i < all.nfiles; i++)
+		if (!exe && all.man[i] && runexe_chosen(all.man[i]->v[0].path, UINT64_MAX, name) &&
+		    !(exe = strdup(all.man[i]->v[0].path)))
+			pc_fatal("out of memory");
+	runexe_release(&all);
+	return exe;
+}
+
+/* EXE as the command line names it: a file, a program of the run, or a
+ * name on PATH; malloc'ed. */
+static char *
+exe_named(const char *name, char **paths, int n)
+{
+	char found[PATH_MAX], *exe = NULL;
+	struct stat sb;
+
+	if (!stat(name, &sb) || strchr(name, '/'))
+		exe = strdup(name);
+	else if (!(exe = recorded(paths, n, name)))
+		exe = strdup(on_path(name, found, sizeof(found)) ? found : name);
+	if (!exe)
+		pc_fatal("out of memory");
+	return exe;
+}
+
+void
+runexe_resolve(struct runexe *re, char **operands, int n, const char *process)
+{
+	static char gmon_out[] = "gmon.out";
+	char *deflt[] = { gmon_out };
+	struct runexe all = { 0 };
+	char **ops;
+	int k, exe_first;
+
+	memset(re, 0, sizeof(*re));
+	ops = runexe_operands(n ? operands : deflt, n ? n : 1, &k);
+	exe_first = n && !runfiles_is_profile(ops[0]);
+	if (exe_first && !process) {
+		re->exe = exe_named(ops[0], ops + 1, k - 1);
+		free(ops[0]);
+		re->files = ops;
+		re->nfiles = k - 1;
+		memmove(ops, ops + 1, (size_t)re->nfiles * sizeof(*ops));
+		return;
+	}
+	if (exe_first && k == 1)
+		ops[k++] = strdup(gmon_out);
+	gather(&all, ops + exe_first, k - exe_first);
+	choose(re, &all, process, ops[exe_first]);
+	if (exe_first) {
+		free(re->exe);
+		re->exe = exe_named(ops[0], ops + 1, k - 1);
+	}
+	free(all.files);
+	free(all.man);
+	for (int i = 0; i < k; i++)
+		free(ops[i]);
+	free(ops);
+}
+
+void
+runexe_open(struct pc_inputs *in, struct runexe *re, const struct symtab_opts *so, int flags)
+{
+	struct stat sb;
+
+	if (re->man)
+		flags |= INPUTS_AS_GIVEN;
+	/* a directory stands for its profiles of the program */
+	for (int i = 0; i < re->nfiles; i++)
+		if (!stat(re->files[i], &sb) && S_ISDIR(sb.st_mode))
+			flags &= ~INPUTS_AS_GIVEN;
+	inputs_open(in, re->exe, re->files, re->nfiles, so, flags);
+	for (int i = 0; re->man && i < re->nfiles; i++)
+		if (re->man[i]) {
+			runfiles_adopt(&in->runs[0], i, re->man[i]);
+			re->man[i] = NULL;
+		}
+}
+
+void
+runexe_release(struct runexe *re)
+{
+	for (int i = 0; i < re->nfiles; i++) {
+		free(re->files[i]);
+		if (re->man && re->man[i]) {
+			gmon_objects_release(re->man[i]);
+			free(re->man[i]);
+		}
+	}
+	free(re->files);
+	free(re->man);
+	free(re->exe);
+	memset(re, 0, sizeof(*re));
+}

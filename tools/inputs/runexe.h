@@ -1,0 +1,58 @@
+/*
+ * The program a command's operands are of (runexe.c), where EXE may be
+ * left out: `pcprof flame -o f.svg DIR` reads the program that the run's
+ * manifests name, `pcprof flame -o f.svg clang DIR` the program the run
+ * recorded as clang (or clang on PATH). --process narrows a run to some of
+ * its processes. None is AS-safe; each exits with one line on bad input.
+ */
+#ifndef PC_RUNEXE_H
+#define PC_RUNEXE_H
+
+#include <stdint.h>
+
+#include "pcprof.h"
+
+struct runexe {
+	char *exe;		/* the executable's path */
+	char **files;		/* the profiles (or directories) to read */
+	int nfiles;
+	/* where the files came from a run's manifests (no EXE, or
+	 * --process): files[i]'s manifest, read once, until runexe_open
+	 * gives it to the inputs; NULL otherwise */
+	struct gmon_objects **man;
+};
+
+/*
+ * operands[0..n): [EXE] [GMON|DIR...]. A first operand that is a profile
+ * or a directory means no EXE: the profiles of the run's one program
+ * (several programs are an error that lists them; process picks one). An
+ * EXE that is no file is a program the run recorded by that name, or a
+ * name on PATH. A profile's own files among the operands (PROFILE.objects,
+ * PROFILE.stacks, PROFILE+OBJECT, as a glob takes them in) stand for
+ * PROFILE. n == 0 is no EXE and gmon.out.
+ */
+void runexe_resolve(struct runexe *re, char **operands, int n, const char *process);
+/* operands[0..n) with each profile's own files (PROFILE.objects,
+ * PROFILE.stacks, PROFILE+OBJECT) as their profile, once; *nout of them,
+ * malloc'ed. */
+char **runexe_operands(char **operands, int n, int *nout);
+/* Every profile that paths[0..n) hold (a directory's with a manifest, a
+ * file as it is), of the processes that process names (NULL: all), into
+ * all's files and their manifests (NULL for a plain profile); no exe. */
+void runexe_processes(struct runexe *all, char **paths, int n, const char *process);
+/* inputs_open on what re resolved, re's manifests given to the run. */
+void runexe_open(struct pc_inputs *in, struct runexe *re, const struct symtab_opts *so,
+		 int flags);
+void runexe_release(struct runexe *re);
+
+/* Whether a process of program exe (its path when it ran) and pid is one
+ * that --process which names: a pid, the program's path or file name, or
+ * a name on PATH that is the same file (objdump for
+ * x86_64-linux-gnu-objdump). */
+int runexe_chosen(const char *exe, uint64_t pid, const char *which);
+/* "'where': no process WHICH in the run; there are: NAME (COUNT), ..."
+ * for the programs exes[0..n) (repeats counted), and exit 2. */
+void runexe_unknown(const char *where, const char *which, char *const *exes, size_t n)
+	__attribute__((noreturn));
+
+#endif
