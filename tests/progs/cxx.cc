@@ -1,5 +1,5 @@
 // C++ functions whose symbols are mangled; pcprof prints them demangled.
-// With "lib", each round also formats a number with libstdc++'s streams,
+// With "lib", each round also formats numbers with libstdc++'s streams,
 // so that libstdc++.so.6 takes samples of its own.
 // Usage: cxx SECONDS [lib]
 #include <cstdio>
@@ -60,8 +60,8 @@ main(int argc, char **argv)
 		if (lib) {
 			std::ostringstream s;
 
-			for (int i = 0; i < 64; i++)
-				s << (double)(x >> (i % 40)) / 7.0 << ' ';
+			for (int i = 0; i < 4096; i++)
+				s << (x >> (i % 40)) << ' ';
 			x += s.str().size();
 		}
 	}
