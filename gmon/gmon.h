@@ -307,7 +307,12 @@ struct gmon_anon {
 
 /* how an image ended: killed is a profile pcprof finished from libpc's
  * live file, of a process that ended without writing it */
-enum { GMON_ENDED_NOT_SAID, GMON_ENDED_EXIT, GMON_ENDED_EXEC, GMON_ENDED_KILLED };
+/* a manifest says its timer's signals ("signals N SAMPLES") where each
+ * stood for more samples than this: a rate asked beyond what the timer
+ * gives */
+#define GMON_SAMPLES_A_SIGNAL	5
+enum { GMON_ENDED_NOT_SAID, GMON_ENDED_EXIT, GMON_ENDED_EXEC, GMON_ENDED_KILLED,
+       GMON_ENDED_SIGNAL };
 /* The manifest's "timer KIND HOW COST": what the threads got (posix,
  * taskclock), why (asked: PC_TIMER named it; measured: chosen by the
  * measured cost of a task-clock sample, COST ns; refused: task-clock was
@@ -328,6 +333,9 @@ struct gmon_objects {
 	uint64_t cpu_stop;	/* when sampling stopped */
 	uint64_t cpu_write;	/* and when the manifest was written */
 	int ended;		/* GMON_ENDED_*: how the image ended */
+	int end_signal;		/* GMON_ENDED_SIGNAL: the signal it died of */
+	uint64_t signals;	/* the timer's signals; 0 if not said */
+	uint64_t signal_samples;	/* the samples they stood for */
 	int timer;		/* GMON_TIMER_*: what the threads got; 0 if not said */
 	int timer_how;		/* GMON_TIMER_ASKED, ...: why */
 	uint64_t timer_cost;	/* a task-clock sample's measured cost, ns; 0: not measured */

@@ -226,20 +226,44 @@ parse_timer(struct gmon_objects *o, const char *p, const char *nl, uint64_t line
 }
 
 /* One record after the first line: its word, then its fields. */
-/* "ended exec|exit|killed" */
+/* "ended exec|exit|killed|signal N" */
 static int
 parse_ending(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
 	     struct gmon_error *err)
 {
+	static const uint64_t sig_max[1] = { 127 };
 	const char *f;
 	size_t n = field(&p, nl, &f);
+	uint64_t sig;
 
 #define IS(word) (n == sizeof(word) - 1 && !memcmp(f, word, n))
 	o->ended = IS("exec") ? GMON_ENDED_EXEC : IS("exit") ? GMON_ENDED_EXIT :
-		   IS("killed") ? GMON_ENDED_KILLED : 0;
+		   IS("killed") ? GMON_ENDED_KILLED : IS("signal") ? GMON_ENDED_SIGNAL : 0;
 #undef IS
+	if (o->ended == GMON_ENDED_SIGNAL) {
+		if (numbers(p, nl, 1, sig_max, &sig) || !sig)
+			return fail(err, line, "bad ending");
+		o->end_signal = (int)sig;
+		return 0;
+	}
 	if (!o->ended || field(&p, nl, &f))
 		return fail(err, line, "bad ending");
+	return 0;
+}
+
+/* "signals N SAMPLES": the timer's signals and the samples they stood
+ * for, never fewer. */
+static int
+parse_signals(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
+	      struct gmon_error *err)
+{
+	static const uint64_t any[2] = { UINT64_MAX, UINT64_MAX };
+	uint64_t v[2];
+
+	if (numbers(p, nl, 2, any, v) || v[0] > v[1])
+		return fail(err, line, "bad signals record");
+	o->signals = v[0];
+	o->signal_samples = v[1];
 	return 0;
 }
 
@@ -267,6 +291,8 @@ parse_record(struct gmon_objects *o, const char *p, const char *nl, uint64_t lin
 	} else if (IS("threads")) {
 		if (numbers(p, nl, 1, u32, &o->threads))
 			return fail(err, line, "bad thread count");
+	} else if (IS("signals")) {
+		return parse_signals(o, p, nl, line, err);
 	} else if (IS("no-object")) {
 		if (numbers(p, nl, 1, any, &o->no_object))
 			return fail(err, line, "bad no-object count");

@@ -127,6 +127,12 @@ pc_write_on_own_stack(const char *path, int flags)
 void
 pc_finish(void)
 {
+	pc_finish_signal(0);
+}
+
+void
+pc_finish_signal(int sig)
+{
 	int saved = errno;
 
 	if (getpid() != pc->pid || !pc->ntext)
@@ -143,7 +149,8 @@ pc_finish(void)
 	}
 	pc_note_cpu_stop();
 	pc_thread_disarm();
-	pc->ending = PC_END_EXIT;
+	pc->ending = sig ? PC_END_SIGNAL : PC_END_EXIT;
+	pc->end_signal = sig;
 	pc_write_on_own_stack(pc->path, PC_WRITE_FINAL | PC_WRITE_SAY);
 	pc_write_unlock();
 out:

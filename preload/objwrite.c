@@ -8,13 +8,19 @@
  *   rate HZ
  *   pid PID                    the process that wrote it
  *   threads N                  threads sampled
+ *   signals N SAMPLES          the timer's signals and the samples they
+ *                              stood for (1 + each one's overrun), where
+ *                              each stood for more than
+ *                              GMON_SAMPLES_A_SIGNAL (a rate asked beyond
+ *                              what the timer gives); else none
  *   no-object SAMPLES          samples in no object (JIT code, ...)
  *   started NS                 CLOCK_REALTIME when this image began (or
  *                              its process forked), in nanoseconds
  *   cpu START STOP WRITE       the process's CPU clock, in nanoseconds, when
  *                              this image began, when sampling stopped and
  *                              when this manifest was written
- *   ended exec|exit            how the image ended (none: a snapshot)
+ *   ended exec|exit|signal N   how the image ended (none: a snapshot;
+ *                              signal N: it died of signal N)
  *   timer KIND HOW COST        the timer threads got (posix, taskclock),
  *                              why (asked: PC_TIMER; measured: chosen by
  *                              a task-clock sample's cost, COST ns;
@@ -222,6 +228,24 @@ pc_note_cpu_stop(void)
 	__atomic_store_n(&pc->cpu_stop_ns, ns_of(ts), __ATOMIC_RELEASE);
 }
 
+/* "\nsignals N SAMPLES" where each of the timer's signals stood for more
+ * than GMON_SAMPLES_A_SIGNAL samples (a rate beyond what the timer gives,
+ * which pcprof then says); else nothing, and the manifest reads as it
+ * did to an older pcprof. */
+static void
+line_signals(struct pc_line *t)
+{
+	uint64_t signals = __atomic_load_n(&pc_stats->signals, __ATOMIC_RELAXED);
+	uint64_t samples = __atomic_load_n(&pc_stats->samples, __ATOMIC_RELAXED);
+
+	if (!signals || samples <= GMON_SAMPLES_A_SIGNAL * signals)
+		return;
+	pc_line_str(t, "\nsignals ");
+	pc_line_u64(t, signals);
+	pc_line_str(t, " ");
+	pc_line_u64(t, samples);
+}
+
 /* The manifest's header: rate, pid, threads, the samples in no object,
  * the clocks and how the image ended. */
 static void
@@ -247,6 +271,7 @@ manifest_header(struct gmon_sink *s)
 	pc_line_u64(&t, (uint64_t)pc->pid);
 	pc_line_str(&t, "\nthreads ");
 	pc_line_u64(&t, __atomic_load_n(&pc_stats->threads, __ATOMIC_RELAXED));
+	line_signals(&t);
 	pc_line_str(&t, "\nno-object ");
 	pc_line_u64(&t, unplaced);
 	pc_line_str(&t, "\nstarted ");
@@ -264,7 +289,10 @@ manifest_header(struct gmon_sink *s)
 	 * its start-up from here */
 	if (pc->ending != PC_END_RUNNING)
 		pc_line_str(&t, pc->ending == PC_END_EXEC ? "\nended exec" :
-			    pc->ending == PC_END_KILLED ? "\nended killed" : "\nended exit");
+			    pc->ending == PC_END_KILLED ? "\nended killed" :
+			    pc->ending == PC_END_SIGNAL ? "\nended signal " : "\nended exit");
+	if (pc->ending == PC_END_SIGNAL)
+		pc_line_u64(&t, (uint64_t)pc->end_signal);
 	pc_line_str(&t, pc_timer_kind() == PC_TIMER_TASKCLOCK ? "\ntimer taskclock " :
 		    "\ntimer posix ");
 	pc_line_str(&t, pc_timer_refused() ? "refused " :

@@ -148,7 +148,7 @@ struct pc_pending {
 	uint32_t state;			/* enum pc_slot, atomic */
 };
 
-enum { PC_END_RUNNING, PC_END_EXIT, PC_END_EXEC, PC_END_KILLED };
+enum { PC_END_RUNNING, PC_END_EXIT, PC_END_EXEC, PC_END_KILLED, PC_END_SIGNAL };
 
 struct pc_state {
 	/* read by the signal handler */
@@ -164,6 +164,7 @@ struct pc_state {
 	struct timespec cpu_start;	/* process CPU time when this image began */
 	uint64_t cpu_stop_ns;		/* process CPU ns when sampling stopped, or 0 (atomic) */
 	int ending;			/* PC_END_*: how the image being written ends */
+	int end_signal;			/* PC_END_SIGNAL: the fatal signal */
 	int wrote_own;			/* path holds a snapshot of ours */
 	int writer;			/* the writer lock: the thread id of a
 					 * write under way, or 0 (atomic) */
@@ -635,6 +636,9 @@ int pc_real_pthread_create(pthread_t *t, const pthread_attr_t *attr,
 /* finish.c: write the final profile once and stop sampling; a thread
  * that comes second waits for the write under way. AS-safe. */
 void pc_finish(void) PC_HIDDEN;
+/* finish.c: the same, for a process that dies of fatal signal sig (0:
+ * an exit), which the manifest records. AS-safe. */
+void pc_finish_signal(int sig) PC_HIDDEN;
 /* finish.c: write a snapshot without stopping. AS-safe. */
 void pc_snapshot(void) PC_HIDDEN;
 /* finish.c: take and give back the writer's lock (waiting for a write

@@ -194,7 +194,7 @@ fatal_from_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)si;
 	(void)uc;
-	pc_finish();	/* on a stack of its own */
+	pc_finish_signal(sig);	/* on a stack of its own */
 	raise(sig);
 }
 

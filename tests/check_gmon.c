@@ -1321,6 +1321,7 @@ static const char manifest_ok[] =
 	"rate 1000\n"
 	"pid 4242\n"
 	"threads 3\n"
+	"signals 133 501\n"
 	"no-object 3\n"
 	"started 1764582000123456789\n"
 	"cpu 1200000 91000000 93500000\n"
@@ -1342,6 +1343,8 @@ START_TEST(test_objects_parse_reads_every_record)
 	ck_assert_uint_eq(o.pid, 4242);
 	ck_assert_uint_eq(o.threads, 3);
 	ck_assert_uint_eq(o.no_object, 3);
+	ck_assert_uint_eq(o.signals, 133);
+	ck_assert_uint_eq(o.signal_samples, 501);
 	ck_assert_uint_eq(o.started, 1764582000123456789ULL);
 	ck_assert_int_eq(o.have_cpu, 1);
 	ck_assert_uint_eq(o.cpu_start, 1200000);
@@ -1424,6 +1427,31 @@ START_TEST(test_objects_parse_refuses_bad_input)
 	objects_refused("measured 18250", "measured", "bad timer");
 	objects_refused("measured 18250", "measured 18250 1", "bad timer");
 	objects_refused("measured 18250", "measured -1", "bad timer");
+	objects_refused("ended exec", "ended signal", "bad ending");
+	objects_refused("ended exec", "ended signal 0", "bad ending");
+	objects_refused("ended exec", "ended signal 200", "bad ending");
+	objects_refused("ended exec", "ended signal 2 3", "bad ending");
+	objects_refused("ended exec", "ended signal INT", "bad ending");
+	objects_refused("signals 133 501", "signals 133", "bad signals");
+	objects_refused("signals 133 501", "signals 600 501", "bad signals");
+}
+END_TEST
+
+/* A process that died of a fatal signal: "ended signal N". */
+START_TEST(test_objects_parse_reads_a_signal_death)
+{
+	char buf[1024];
+	const char *at = strstr(manifest_ok, "ended exec");
+	struct gmon_objects o;
+	struct gmon_error err;
+
+	memcpy(buf, manifest_ok, (size_t)(at - manifest_ok));
+	strcpy(buf + (at - manifest_ok), "ended signal 2");
+	strcat(buf, at + strlen("ended exec"));
+	ck_assert_int_eq(gmon_objects_parse(buf, strlen(buf), &o, &err), 0);
+	ck_assert_int_eq(o.ended, GMON_ENDED_SIGNAL);
+	ck_assert_int_eq(o.end_signal, 2);
+	gmon_objects_release(&o);
 }
 END_TEST
 
@@ -1812,6 +1840,7 @@ gmon_suite(void)
 
 	tcase_add_test(p, test_objects_parse_reads_every_record);
 	tcase_add_test(p, test_objects_parse_refuses_bad_input);
+	tcase_add_test(p, test_objects_parse_reads_a_signal_death);
 	if (unit_have("command -v gprof >/dev/null && command -v nm >/dev/null")) {
 		TCase *g = tcase_create("gprof");
 

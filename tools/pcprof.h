@@ -299,6 +299,7 @@ struct report_opts {
 	char **files;
 	int nfiles;
 	const char *process;	/* --process PID|NAME (runview.c) */
+	int all_processes;	/* --processes: of a whole run, a line for each */
 	int by_thread;		/* --by-thread: one row per thread (stacks) */
 	const char *thread;	/* --thread TID|NAME: only its samples */
 };
@@ -318,9 +319,14 @@ int runview_report(char **paths, int npaths, struct report_opts *r,
 /* recover.c: libpc.so beside this pcprof, else the installed one (0, or
  * -1 when neither is readable); and the profiles that processes left
  * unfinished in dir (libpc's live files) finished with libpc's own
- * writer: how many. */
+ * writer: how many. Those whose processes still run are left alone, and
+ * named in one line when say_running. */
 int libpc_find(char *out, size_t size);
-int recover_dir(const char *dir);
+int recover_dir(const char *dir, int say_running);
+/* recover.c: the processes that made a live file in dir and still run
+ * (a run's background processes), each checked to be the one that maps
+ * the file, not another that took its pid. */
+size_t recover_running(const char *dir);
 /* recover.c: pcprof __finish FILE, the process that finishes one. */
 int cmd_finish(int argc, char **argv);
 /* commands/launch.h: starting the commands of run and compare. */

@@ -127,6 +127,10 @@ const states = [];
 for (const c of clicks) {
 	if (c === null)
 		fire(ids.unzoom, 'click');
+	else if (c.startsWith('#search:')) {
+		globalThis.window = { prompt: () => c.substring(8) };
+		fire(ids.search, 'click');
+	}
 	else if (c === '#escape')
 		fire(doc, 'keydown');
 	else
@@ -139,6 +143,7 @@ for (const c of clicks) {
 		details: details,
 		after: ids.details.textContent,
 		unzoom: ids.unzoom.getAttribute('display'),
+		matched: ids.matched.getAttribute('fg:frames'),
 		frames: frames.map((g) => {
 			const t = g.getElementsByTagName('text')[0];
 			const r = g.getElementsByTagName('rect')[0];
@@ -149,6 +154,7 @@ for (const c of clicks) {
 				x: parseFloat(r.getAttribute('x')),
 				width: parseFloat(r.getAttribute('width')),
 				label: t ? t.textContent : '',
+				match: g.getAttribute('fg:match') === '1',
 			};
 		}),
 	});
@@ -337,17 +343,14 @@ def _to_json(el):
             "children": [_to_json(c) for c in el]}
 
 
-def test_flame_script_zooms_and_resets():
-    node = need("node", "nodejs")
-    data = write("basic")
-    root, height, frames = frames_of(data)
-    script = root.find(SVG + "script").text
+def _click_through(node, tree, script, clicks):
+    """The states of the graph (tree, as _to_json has it) after each of
+    clicks, run by the graph's script on the DOM above."""
     d = tempfile.mkdtemp(prefix="pc-flame-")
     paths = [os.path.join(d, n) for n in ("tree.json", "script.js",
                                           "clicks.json", "dom.js")]
-    clicks = ["foo", None, "bar", "all", CXX, "#escape"]
     try:
-        for path, text in zip(paths, (json.dumps(_to_json(root)), script,
+        for path, text in zip(paths, (json.dumps(tree), script,
                                       json.dumps(clicks), DOM)):
             with open(path, "w") as f:
                 f.write(text)
@@ -356,7 +359,16 @@ def test_flame_script_zooms_and_resets():
     finally:
         shutil.rmtree(d, ignore_errors=True)
     assert p.returncode == 0, p.stderr
-    states = json.loads(p.stdout)
+    return json.loads(p.stdout)
+
+
+def test_flame_script_zooms_and_resets():
+    node = need("node", "nodejs")
+    data = write("basic")
+    root, height, frames = frames_of(data)
+    script = root.find(SVG + "script").text
+    clicks = ["foo", None, "bar", "all", CXX, "#escape"]
+    states = _click_through(node, _to_json(root), script, clicks)
     orig = {f["name"]: f for f in frames}
 
     def named(state):
@@ -394,3 +406,52 @@ def test_flame_script_zooms_and_resets():
     assert cxx[CXX]["label"] == CXX and cxx[CXX]["width"] == 1180
     unzoomed(states[5])
     return "ran the script in node"
+
+
+def _titles(tree):
+    """The title elements of a tree as _to_json has it."""
+    if tree["tag"] == "title":
+        yield tree
+    for c in tree["children"]:
+        yield from _titles(c)
+
+
+def test_flame_search_matches_names_not_after_hints():
+    """A stripped function's frame is named "cc1+0x7ed990 (after
+    hash_table::expand)": the hint says where it is, and a search for
+    hash_table must not match it (cc1's graph matched 99 % for
+    malloc|hash_table, the hint being under almost every stack). The
+    basic graph's zz and bar frames are renamed so, and searched for by
+    the function the hint names, by their own name, and by both."""
+    node = need("node", "nodejs")
+    root, _, frames = frames_of(write("basic"))
+    tree = _to_json(root)
+    renamed = {"zz": "prog+0x7ed990 (after foo)",
+               "bar": "prog+0x10 (after hash_table::expand)"}
+    for t in _titles(tree):
+        name = t["text"][:t["text"].rfind(" (")]
+        if name in renamed:
+            t["text"] = renamed[name] + t["text"][len(name):]
+    script = root.find(SVG + "script").text
+    states = _click_through(node, tree, script,
+                            ["#search:foo", "#search:hash_table",
+                             "#search:prog\\+0x10$", "#search:foo|hash_table|0x7ed"])
+
+    def hits(state):
+        return sorted(f["title"][:f["title"].rindex(" (")]
+                      for f in state["frames"] if f["match"])
+
+    def named(pattern):
+        return sorted(renamed.get(f["name"], f["name"]) for f in frames
+                      if f["level"] > 0 and re.search(
+                          pattern, renamed.get(f["name"], f["name"]).split(" (after ")[0]))
+
+    foo, hash_, own, both = states
+    assert hits(foo) == named("foo") and hits(foo) and all(
+        "after" not in h for h in hits(foo)), hits(foo)
+    assert hits(hash_) == [] and hash_["matched"] == "0", hits(hash_)
+    assert hits(own) == [renamed["bar"]] * len(hits(own)) and hits(own), hits(own)
+    assert hits(both) == named("foo|hash_table|0x7ed") and \
+        renamed["zz"] in hits(both) and renamed["bar"] not in hits(both), hits(both)
+    return "foo: %d frames, hash_table: 0, foo|hash_table|0x7ed: %d" % (
+        len(hits(foo)), len(hits(both)))

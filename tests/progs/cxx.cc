@@ -1,7 +1,11 @@
 // C++ functions whose symbols are mangled; pcprof prints them demangled.
-// Usage: cxx SECONDS
+// With "lib", each round also formats numbers with libstdc++'s streams,
+// so that libstdc++.so.6 takes samples of its own.
+// Usage: cxx SECONDS [lib]
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <sstream>
 
 extern "C" {
 #include "truth.h"
@@ -46,12 +50,20 @@ main(int argc, char **argv)
 		return spin(v ^ (uint64_t)k, SPIN_UNIT);
 	};
 	uint64_t (*volatile call_mix)(uint64_t, int) = mix;
+	bool lib = argc > 2 && !std::strcmp(argv[2], "lib");
 
 	while (process_cpu() < seconds) {
 		x = c.area(x);
 		x = shapes::accumulate<int>(3, x);
 		x = scale(x, 2);
 		x = call_mix(x, 5);
+		if (lib) {
+			std::ostringstream s;
+
+			for (int i = 0; i < 4096; i++)
+				s << (x >> (i % 40)) << ' ';
+			x += s.str().size();
+		}
 	}
 	std::printf("%llu\n", (unsigned long long)x);
 	return 0;

@@ -10,7 +10,7 @@
 enum {
 	OPT_FORMAT = 256, OPT_TOP, OPT_KEEP_PIECES, OPT_NO_DEMANGLE,
 	OPT_DEBUG_DIR, OPT_CALLGRAPH, OPT_STACKS, OPT_BY_OBJECT, OPT_FULL_NAMES,
-	OPT_PROCESS, OPT_LINES, OPT_BY_THREAD, OPT_THREAD,
+	OPT_PROCESS, OPT_LINES, OPT_BY_THREAD, OPT_THREAD, OPT_PROCESSES,
 };
 
 /* The options of how symbols are read and named, which report, run, diff
@@ -29,6 +29,7 @@ enum {
 	{ "stacks-file", required_argument, NULL, OPT_STACKS },		\
 	{ "by-object", no_argument, NULL, OPT_BY_OBJECT },		\
 	{ "process", required_argument, NULL, OPT_PROCESS },		\
+	{ "processes", no_argument, NULL, OPT_PROCESSES },		\
 	{ "lines", no_argument, NULL, OPT_LINES },			\
 	{ "by-thread", no_argument, NULL, OPT_BY_THREAD },		\
 	{ "thread", required_argument, NULL, OPT_THREAD }
@@ -50,6 +51,8 @@ enum {
 "                   function (profiles recorded with PC_SCOPE=all)\n"	\
 "  --process P      of a run, only the processes whose pid or program\n"	\
 "                   is P (its path, file name, or a name on PATH)\n"	\
+"  --processes      of a whole run, a line for each process (more\n"\
+"                   than 10 are summed by program otherwise)\n"	\
 "  --by-thread      one line per thread (from the stacks: recorded\n"	\
 "                   with PC_STACKS=1 or pcprof run --stacks)\n"	\
 "  --thread T       only the samples of the thread whose tid or name\n"\

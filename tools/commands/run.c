@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -63,6 +64,8 @@ static const char usage_run[] =
 "  --main-only        profile the executable's own code only (PC_SCOPE=main):\n"
 "                     the report is of the first process, and its time in\n"
 "                     libraries is one [outside the executable] line\n"
+"  --wait             when CMD ends, wait for the processes of the run it left\n"
+"                     running (in the background) and report them too\n"
 "  -v, --verbose      libpc's summary line at exit (PC_VERBOSE=1)\n"
 "\n"
 REPORT_OPTIONS_HELP
@@ -96,7 +99,7 @@ REPORT_OPTIONS_HELP
 #define RUN_TOP	25
 
 enum { OPT_HZ = 300, OPT_SIGNAL, OPT_REPORT, OPT_NO_REPORT, OPT_STACKS_ON,
-	OPT_NO_CALLGRAPH, OPT_ALL_OBJECTS, OPT_MAIN_ONLY };
+	OPT_NO_CALLGRAPH, OPT_ALL_OBJECTS, OPT_MAIN_ONLY, OPT_WAIT };
 
 /* Whether dir holds a file that libpc writes (gmon.out and its kin). */
 static int
@@ -256,7 +259,7 @@ struct run_opts {
 	struct report_opts r;
 	struct symtab_opts s;
 	const char *outdir, *report_to;
-	int no_report, main_only;
+	int no_report, main_only, wait;
 };
 
 /* An option that is a libpc setting: set its variable to its value (or
@@ -279,29 +282,32 @@ env_option(int c, const char *arg)
 	return 0;
 }
 
+/* pcprof run's options: the report's and libpc's settings */
+static const struct option run_longopts[] = {
+	REPORT_LONGOPTS,
+	{ "output", required_argument, NULL, 'o' },
+	{ "hz", required_argument, NULL, OPT_HZ },
+	{ "signal", required_argument, NULL, OPT_SIGNAL },
+	{ "report", required_argument, NULL, OPT_REPORT },
+	{ "no-report", no_argument, NULL, OPT_NO_REPORT },
+	{ "stacks", no_argument, NULL, OPT_STACKS_ON },
+	{ "no-callgraph", no_argument, NULL, OPT_NO_CALLGRAPH },
+	{ "all-objects", no_argument, NULL, OPT_ALL_OBJECTS },	/* the default */
+	{ "main-only", no_argument, NULL, OPT_MAIN_ONLY },
+	{ "wait", no_argument, NULL, OPT_WAIT },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0, 0, 0, 0 }
+};
+
 /* Parse the options into o (libpc's settings go to the environment);
  * -1 to go on, or the status to exit with. */
 static int
 run_options(int argc, char **argv, struct run_opts *o)
 {
-	static const struct option longopts[] = {
-		REPORT_LONGOPTS,
-		{ "output", required_argument, NULL, 'o' },
-		{ "hz", required_argument, NULL, OPT_HZ },
-		{ "signal", required_argument, NULL, OPT_SIGNAL },
-		{ "report", required_argument, NULL, OPT_REPORT },
-		{ "no-report", no_argument, NULL, OPT_NO_REPORT },
-		{ "stacks", no_argument, NULL, OPT_STACKS_ON },
-		{ "no-callgraph", no_argument, NULL, OPT_NO_CALLGRAPH },
-		{ "all-objects", no_argument, NULL, OPT_ALL_OBJECTS },	/* the default */
-		{ "main-only", no_argument, NULL, OPT_MAIN_ONLY },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0, 0, 0, 0 }
-	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+ho:v", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ho:v", run_longopts, NULL)) != -1) {
 		if (env_option(c, optarg))
 			continue;
 		switch (c) {
@@ -315,7 +321,8 @@ run_options(int argc, char **argv, struct run_opts *o)
 			o->report_to = optarg;
 			break;
 		case OPT_NO_REPORT:
-			o->no_report = 1;
+		case OPT_WAIT:
+			*(c == OPT_WAIT ? &o->wait : &o->no_report) = 1;
 			break;
 		case OPT_ALL_OBJECTS:
 		case OPT_MAIN_ONLY:
@@ -388,6 +395,26 @@ no_profile(const char *output, int status)
 			"or call exit)", output);
 }
 
+/*
+ * --wait: the processes of the run that CMD left running, waited for
+ * until they end or pcprof is told to stop: CMD's orphans, which came to
+ * pcprof (a subreaper), reaped as they end, and any other process whose
+ * live file in dir says it still runs (one that left the tree).
+ */
+static void
+wait_for_the_rest(const char *dir)
+{
+	while (!launch_stopped()) {
+		pid_t p = waitpid(-1, NULL, WNOHANG);
+
+		if (p > 0)
+			continue;
+		if (p < 0 && errno == ECHILD && !recover_running(dir))
+			return;
+		nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+	}
+}
+
 int
 cmd_run(int argc, char **argv)
 {
@@ -417,6 +444,10 @@ cmd_run(int argc, char **argv)
 			why, argv[optind]);
 		o.no_report = unprofiled = 1;
 	}
+	/* --wait: CMD's orphans (its background processes) come to pcprof,
+	 * which waits for them after CMD */
+	if (o.wait && !unprofiled && prctl(PR_SET_CHILD_SUBREAPER, 1))
+		pc_warn("cannot wait for CMD's background processes: %s", strerror(errno));
 	cmd.exe = exe;
 	cmd.argv = argv + optind;
 	set_environment(lib, unprofiled, o.main_only, exe, dir, output);
@@ -427,9 +458,12 @@ cmd_run(int argc, char **argv)
 		return launch_end_like(cmd.status);
 	}
 	status = cmd.status;
-	/* what processes that never wrote their profile left (killed) */
+	if (!unprofiled && o.wait)
+		wait_for_the_rest(dir);
+	/* what processes that never wrote their profile left (killed); the
+	 * report names those still running, else here */
 	if (!unprofiled)
-		recover_dir(dir);
+		recover_dir(dir, o.no_report || o.main_only);
 	if (!o.no_report) {
 		if (stat(output, &after) || (had_before && after.st_ino == before.st_ino &&
 		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))

@@ -57,6 +57,9 @@ report_option(int c, const char *arg, struct report_opts *r,
 	case OPT_PROCESS:
 		r->process = arg;
 		return 1;
+	case OPT_PROCESSES:
+		r->all_processes = 1;
+		return 1;
 	case OPT_BY_THREAD:
 		r->by_thread = 1;
 		return 1;

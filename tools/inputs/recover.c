@@ -8,7 +8,8 @@
  * __finish FILE, loads libpc.so with PC_RECOVER set, so that it does not
  * profile itself, and calls its pc_recover().
  * The profile's manifest then says the process was killed, and reports
- * mark it. A file whose process still runs is left alone and said so.
+ * mark it. A file whose process still runs (a background process of the
+ * run) is left alone, and the processes are named, or waited for.
  * Where libpc.so is, for this and for the commands that preload it, is
  * here too.
  */
@@ -16,9 +17,11 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -115,26 +118,136 @@ finish_apart(const char *path)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : FIN_DAMAGED;
 }
 
-int
-recover_dir(const char *dir)
+/* The live files in dir, *n of them, malloc'ed: the names first, for
+ * finishing a file adds files to the directory, which a readdir under
+ * way may then skip or repeat. */
+static char **
+live_files(const char *dir, size_t *n)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	char **live = NULL;
-	size_t n = 0;
-	int done = 0, nolib = 0;
 
+	*n = 0;
 	if (!d)
-		return 0;	/* the reader says why */
-	/* the names first: finishing a file adds files to the directory,
-	 * which a readdir under way may then skip or repeat */
+		return NULL;	/* the reader says why */
 	while ((e = readdir(d)))
 		if (is_live(e->d_name)) {
-			live = pc_realloc(live, (n + 1) * sizeof(*live));
-			if (asprintf(&live[n++], "%s/%s", dir, e->d_name) < 0)
+			live = pc_realloc(live, (*n + 1) * sizeof(*live));
+			if (asprintf(&live[(*n)++], "%s/%s", dir, e->d_name) < 0)
 				pc_fatal("out of memory");
 		}
 	closedir(d);
+	return live;
+}
+
+/* The pid in DIR/.pcprof.PID.live. */
+static pid_t
+live_pid(const char *path)
+{
+	const char *s = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+	return (pid_t)strtol(s + 8, NULL, 10);
+}
+
+/*
+ * Whether the process that made live file path still runs: its pid is
+ * alive and maps the file (a pid reused by another process does not),
+ * as pc_recover asks before it finishes one.
+ */
+static int
+live_running(const char *path)
+{
+	pid_t pid = live_pid(path);
+	char maps[64], line[PATH_MAX + 256];
+	struct stat sb;
+	FILE *f;
+	int found = 0;
+
+	if (pid <= 0 || stat(path, &sb) || (kill(pid, 0) && errno != EPERM))
+		return 0;
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(maps, "re")))
+		return errno == EACCES;	/* alive, and not ours to read */
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long ino = 0;
+
+		found = sscanf(line, "%*s %*s %*s %*s %llu", &ino) == 1 &&
+			ino == (unsigned long long)sb.st_ino && strstr(line, ".live");
+	}
+	fclose(f);
+	return found;
+}
+
+/* The program that process pid runs, into buf: its executable's name, or
+ * its comm. */
+static void
+program_of(pid_t pid, char *buf, size_t size)
+{
+	char path[64], exe[PATH_MAX];
+	const char *base;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if ((n = readlink(path, exe, sizeof(exe) - 1)) > 0) {
+		exe[n] = 0;
+		base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+		memcpy(buf, base, strnlen(base, size - 1));
+		buf[strnlen(base, size - 1)] = 0;
+		return;
+	}
+	snprintf(buf, size, "?");
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(buf, (int)size, f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+	}
+}
+
+/* One line naming the processes of busy[0..n) that still run. */
+static void
+say_running(const char *dir, char **busy, size_t n)
+{
+	char list[512] = "", prog[256];
+	size_t len = 0;
+
+	for (size_t i = 0; i < n && i < 4; i++) {
+		pid_t pid = live_pid(busy[i]);
+
+		program_of(pid, prog, sizeof(prog));
+		len += (size_t)snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0,
+					"%spid %d, %s", i ? "; " : "", (int)pid,
+					text_name(prog));
+		if (len >= sizeof(list))
+			len = sizeof(list) - 1;
+	}
+	pc_warn("%zu process%s still running (%s%s); `pcprof report %s` when %s", n, n == 1 ? "" : "es", list, n > 4 ? "; ..." : "",
+		text_name(dir), n == 1 ? "it ends" : "they end");
+}
+
+size_t
+recover_running(const char *dir)
+{
+	size_t n, running = 0;
+	char **live = live_files(dir, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		running += live_running(live[i]);
+		free(live[i]);
+	}
+	free(live);
+	return running;
+}
+
+int
+recover_dir(const char *dir, int say)
+{
+	size_t n, nbusy = 0;
+	char **live = live_files(dir, &n), **busy = NULL;
+	int done = 0, nolib = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		char *path = live[i];
 		int r;
@@ -146,10 +259,11 @@ recover_dir(const char *dir)
 		r = finish_apart(path);
 		if (r == FIN_DONE)
 			done++;
-		else if (r == FIN_BUSY)
-			pc_warn("'%s': its process is still running; its profile is not "
-				"written yet", path);
-		else if (r == FIN_NOLIB)
+		else if (r == FIN_BUSY) {
+			busy = pc_realloc(busy, (nbusy + 1) * sizeof(*busy));
+			busy[nbusy++] = path;
+			continue;
+		} else if (r == FIN_NOLIB)
 			nolib = 1, pc_warn("'%s': profiles of processes that ended without "
 					   "writing them are left unfinished: cannot load libpc.so",
 					   dir);
@@ -159,6 +273,11 @@ recover_dir(const char *dir)
 				r == FIN_DAMAGED ? "damaged" : "cannot read it");
 		free(path);
 	}
+	if (nbusy && say)
+		say_running(dir, busy, nbusy);
+	for (size_t i = 0; i < nbusy; i++)
+		free(busy[i]);
+	free(busy);
 	free(live);
 	return done;
 }

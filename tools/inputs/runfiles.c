@@ -130,7 +130,7 @@ dir_names(const char *path, size_t *nn)
 	*nn = 0;
 	if (!d)
 		pc_fatal("'%s': %s", path, strerror(errno));
-	recover_dir(path);
+	recover_dir(path, 1);
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
@@ -145,23 +145,14 @@ dir_names(const char *path, size_t *nn)
 	return names;
 }
 
-/*
- * Whether path is PROFILE+NAME, an object's file of a profile with a
- * manifest: "gmon.out.g++.42" is a profile of its own (g++), and
- * "gmon.out.g++.42+libc.so.6" one of its objects. Where files is not
- * NULL, PROFILE must be among files[0..n).
- */
+/* Whether the first k bytes of path name a profile with a manifest: among
+ * files[0..n) where files is not NULL. */
 static int
-is_object_file(const char *path, char **files, int n)
+is_profile_prefix(const char *path, size_t k, char **files, int n)
 {
-	const char *plus = strrchr(path, '+');
-	size_t k;
 	char *profile;
 	int r;
 
-	if (!plus || strchr(plus, '/'))
-		return 0;
-	k = (size_t)(plus - path);
 	for (int i = 0; files && i < n; i++)
 		if (strlen(files[i]) == k && !strncmp(files[i], path, k))
 			return runfiles_has_manifest(files[i]);
@@ -172,6 +163,26 @@ is_object_file(const char *path, char **files, int n)
 	r = runfiles_has_manifest(profile);
 	free(profile);
 	return r;
+}
+
+/*
+ * Whether path is PROFILE+NAME, an object's file of a profile with a
+ * manifest: "gmon.out.g++.42" is a profile of its own (g++), and
+ * "gmon.out.g++.42+libstdc++.so.6" one of its objects. Either name may
+ * hold a '+', so each '+' of the file's name is tried, from the left,
+ * for a PROFILE before it. Where files is not NULL, PROFILE must be
+ * among files[0..n).
+ */
+static int
+is_object_file(const char *path, char **files, int n)
+{
+	const char *slash = strrchr(path, '/');
+	const char *plus = slash ? slash : path;
+
+	while ((plus = strchr(plus, '+')))
+		if (is_profile_prefix(path, (size_t)(plus++ - path), files, n))
+			return 1;
+	return 0;
 }
 
 /* Whether name, found in a whole run's directory, is one of its profiles. */

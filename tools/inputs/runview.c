@@ -70,6 +70,9 @@ add_proc(struct runview *v, const char *profile)
 	p->cpu_stop = o.cpu_stop;
 	p->cpu_write = o.cpu_write;
 	p->ended = o.ended;
+	p->end_signal = o.end_signal;
+	p->signals = o.signals;
+	p->signal_samples = o.signal_samples;
 	p->timer = o.timer;
 	p->timer_how = o.timer_how;
 	p->timer_cost = o.timer_cost;
@@ -433,6 +436,7 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 		view_release(&v);
 		return 0;
 	}
+	v.all_processes = r->all_processes;
 	rate = read_procs(&v, so, &total);
 	qsort(v.procs, v.nprocs, sizeof(*v.procs), cmp_proc);
 	merge_rows(&v);

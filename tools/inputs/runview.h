@@ -23,7 +23,9 @@ struct runview_proc {
 	double samples;
 	uint32_t rate;
 	/* the process's CPU clock as the manifest read it (have_cpu): */
-	int have_cpu, ended;
+	int have_cpu, ended, end_signal;
+	/* the timer's signals and the samples they stood for (0: not said) */
+	uint64_t signals, signal_samples;
 	uint64_t started, cpu_start, cpu_stop, cpu_write;
 	/* CPU seconds not sampled: before libpc started in this image (the
 	 * exec and the dynamic loader, or the fork), while sampling ran but
@@ -45,6 +47,7 @@ struct runview {
 	struct runview_row *rows;
 	size_t nrows, cap;
 	size_t left_out;	/* profiles with no manifest */
+	int all_processes;	/* --processes: a line for each, however many */
 };
 
 #endif

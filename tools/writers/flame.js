@@ -66,13 +66,21 @@ function zoom(z) {
 	unzoom.setAttribute('display', z === root ? 'none' : 'inline');
 }
 
+/* What a search matches of a frame's name: a stripped function's
+ * "cc1+0x7ed990 (after hash_table::expand)" is cc1+0x7ed990, for the
+ * "(after X)" is a hint at where it is, not a name: searching X must not
+ * match every frame of code that follows X. */
+function searchable(name) {
+	return name.replace(/^(.*\+0x[0-9a-f]+) \(after .*\)$/, '$1');
+}
+
 /* The frames whose name matches re highlighted; their share of all
  * samples, a frame inside another that matches counted once. */
 function search(re) {
 	var spans = [], i, f, end = -1, sum = 0, n = 0;
 	for (i = 0; i < frames.length; i++) {
 		f = frames[i];
-		if (f !== root && re && re.test(f.name)) {
+		if (f !== root && re && re.test(f.key)) {
 			f.rect.setAttribute('fill', MATCH);
 			f.g.setAttribute('fg:match', '1');
 			spans.push([f.x, f.x + f.w]);
@@ -153,6 +161,7 @@ function init() {
 			w: parseFloat(g.getAttributeNS(FGNS, 'w')),
 			level: parseInt(g.getAttributeNS(FGNS, 'l'), 10)
 		};
+		f.key = searchable(f.name);
 		f.fill = f.rect.getAttribute('fill');
 		g.fgFrame = f;
 		frames.push(f);

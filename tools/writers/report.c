@@ -98,11 +98,45 @@ object_lines(const struct flat *f, const struct symtab *st, const char *exe, str
 	return n;
 }
 
+/* Columns a name takes on a terminal: its escaped form's characters
+ * (UTF-8's continuation bytes take none). */
+static size_t
+text_width(const char *s)
+{
+	size_t w = 0;
+
+	for (s = text_name(s); *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+/* The object column's width: 20, or the widest object shown. */
+static int
+object_width(const struct line *l, size_t shown)
+{
+	size_t w = 20;
+
+	for (size_t i = 0; i < shown; i++)
+		if (l[i].object && text_width(l[i].object) > w)
+			w = text_width(l[i].object);
+	return w > 200 ? 200 : (int)w;
+}
+
+/* The spaces after s in a column of width w. */
+static int
+pad_to(int w, const char *s)
+{
+	size_t n = text_width(s);
+
+	return n < (size_t)w ? w - (int)n : 0;
+}
+
 static void
 print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 	   size_t shown, const struct report_opts *o)
 {
 	double cum = 0, rest = 0;
+	int ow = object_width(l, shown);
 
 	fprintf(out, "Flat profile of %s from %s", text_name(o->exe),
 		text_name(o->files[0]));
@@ -114,8 +148,8 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 		fprintf(out, "%10s %7s %7s %10s %9s  %s\n", "self s", "share", "cum",
 			"samples", "functions", "object");
 	else if (n > 0 && (l[0].object || l[n - 1].object))
-		fprintf(out, "%10s %7s %7s %10s  %-20s %s\n", "self s", "share", "cum",
-			"samples", "object", "function");
+		fprintf(out, "%10s %7s %7s %10s  %-*s %s\n", "self s", "share", "cum",
+			"samples", ow, "object", "function");
 	else
 		fprintf(out, "%10s %7s %7s %10s  %s\n", "self s", "share", "cum",
 			"samples", "function");
@@ -128,8 +162,8 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 		if (o->by_object)
 			fprintf(out, "%8zu  %s\n", l[i].functions, text_name(l[i].name));
 		else if (l[i].object)
-			fprintf(out, "%-20s %s\n", text_name(l[i].object),
-				text_name(l[i].name));
+			fprintf(out, "%s%*s %s\n", text_name(l[i].object),
+				pad_to(ow, l[i].object), "", text_name(l[i].name));
 		else
 			fprintf(out, "%s\n", text_name(l[i].name));
 	}

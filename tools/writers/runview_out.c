@@ -4,8 +4,16 @@
  * measured and no sample saw, as text or as JSON. Called by runview.c.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "writers/runview_out.h"
+
+/* Up to this many processes get a line each (more with --processes);
+ * more are summed by program, the busiest this many programs shown */
+#define PROCS_SHOWN	10
+/* the endings of this many processes, where the table sums them */
+#define ENDINGS_SHOWN	5
 
 struct unsampled {
 	double before, tail, writing;
@@ -88,13 +96,55 @@ print_timer_text(FILE *out, const struct runview *v)
 	fputc('\n', out);
 }
 
-void
-runview_print_text(FILE *out, const struct runview *v, const char *where, double total)
+/*
+ * Where the timer gave fewer signals than the rate asked, each standing
+ * for several samples (1 + its overrun): one note, for the samples are
+ * then fewer than they look. POSIX timers are held to the kernel tick.
+ */
+static void
+print_rate_note(FILE *out, const struct runview *v)
 {
-	fprintf(out, "Run in %s: %zu process%s, %.3f s of CPU sampled\n",
-		text_name(where), v->nprocs, v->nprocs == 1 ? "" : "es", total);
-	print_timer_text(out, v);
-	fputc('\n', out);
+	uint64_t signals = 0, samples = 0;
+	const struct runview_proc *first = NULL;
+
+	for (size_t i = 0; i < v->nprocs; i++)
+		if (v->procs[i].signals) {
+			signals += v->procs[i].signals;
+			samples += v->procs[i].signal_samples;
+			first = first ? first : &v->procs[i];
+		}
+	if (!signals || samples <= GMON_SAMPLES_A_SIGNAL * signals)
+		return;
+	fprintf(out, "note: rate %u Hz asked, %.0f signals/s given by the timer (%s): each "
+		"signal stands for ~%.0f samples\n", first->rate,
+		(double)first->rate * (double)signals / (double)samples,
+		first->timer == GMON_TIMER_TASKCLOCK ? "the task clock gives no more" :
+		"POSIX timers are held to the kernel tick", (double)samples / (double)signals);
+}
+
+/* " (killed by SIGINT)": how p ended, where that is not an exit. */
+static const char *
+ending_of(const struct runview_proc *p, char *buf, size_t size)
+{
+	const char *abbrev = p->end_signal ? sigabbrev_np(p->end_signal) : NULL;
+
+	if (p->ended == GMON_ENDED_KILLED)
+		return " (killed: its profile was finished by pcprof)";
+	if (p->ended != GMON_ENDED_SIGNAL)
+		return "";
+	if (abbrev)
+		snprintf(buf, size, " (killed by SIG%s)", abbrev);
+	else
+		snprintf(buf, size, " (killed by signal %d)", p->end_signal);
+	return buf;
+}
+
+/* One line a process. */
+static void
+print_procs(FILE *out, const struct runview *v, double total)
+{
+	char buf[64];
+
 	fprintf(out, "%10s %7s %8s %7s  %s\n", "CPU s", "share", "pid", "threads", "program");
 	for (size_t i = 0; i < v->nprocs; i++) {
 		const struct runview_proc *p = &v->procs[i];
@@ -108,9 +158,116 @@ runview_print_text(FILE *out, const struct runview *v, const char *where, double
 			fprintf(out, " %7llu", (unsigned long long)p->threads);
 		else
 			fprintf(out, " %7s", "-");
-		fprintf(out, "  %s%s\n", text_name(p->program),
-			p->ended == GMON_ENDED_KILLED ? " (killed: its profile was finished by pcprof)" : "");
+		fprintf(out, "  %s%s\n", text_name(p->program), ending_of(p, buf, sizeof(buf)));
 	}
+}
+
+/* A program's processes, summed. */
+struct program {
+	const char *name;
+	size_t procs;
+	double seconds;
+};
+
+static int
+cmp_program_name(const void *a, const void *b)
+{
+	return strcmp(((const struct program *)a)->name, ((const struct program *)b)->name);
+}
+
+static int
+cmp_program_cpu(const void *a, const void *b)
+{
+	const struct program *x = a, *y = b;
+
+	if (x->seconds != y->seconds)
+		return x->seconds > y->seconds ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The processes summed by program, busiest first: *n programs. */
+static struct program *
+programs_of(const struct runview *v, size_t *n)
+{
+	struct program *g = calloc(v->nprocs + 1, sizeof(*g));
+	size_t k = 0;
+
+	if (!g)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < v->nprocs; i++)
+		g[i] = (struct program){ v->procs[i].program, 1, v->procs[i].seconds };
+	qsort(g, v->nprocs, sizeof(*g), cmp_program_name);
+	for (size_t i = 0; i < v->nprocs; i++) {
+		if (k && !strcmp(g[k - 1].name, g[i].name)) {
+			g[k - 1].procs++;
+			g[k - 1].seconds += g[i].seconds;
+			continue;
+		}
+		g[k++] = g[i];
+	}
+	qsort(g, k, sizeof(*g), cmp_program_cpu);
+	*n = k;
+	return g;
+}
+
+/* The processes that did not end by an exit, where the table sums them. */
+static void
+print_endings(FILE *out, const struct runview *v)
+{
+	size_t n = 0;
+	char buf[64];
+
+	for (size_t i = 0; i < v->nprocs; i++) {
+		const struct runview_proc *p = &v->procs[i];
+
+		if (!*ending_of(p, buf, sizeof(buf)))
+			continue;
+		if (n++ < ENDINGS_SHOWN)
+			fprintf(out, "pid %llu, %s%s\n", (unsigned long long)p->pid,
+				text_name(p->program), ending_of(p, buf, sizeof(buf)));
+	}
+	if (n > ENDINGS_SHOWN)
+		fprintf(out, "(and %zu more that did not exit)\n", n - ENDINGS_SHOWN);
+}
+
+/* One line a program, the busiest PROCS_SHOWN, then one for the rest. */
+static void
+print_programs(FILE *out, const struct runview *v, double total)
+{
+	size_t n;
+	struct program *g = programs_of(v, &n);
+	double rest = 0;
+
+	fprintf(out, "%10s %7s %9s  %s\n", "CPU s", "share", "processes", "program");
+	for (size_t i = 0; i < n; i++) {
+		if (i >= PROCS_SHOWN) {
+			rest += g[i].seconds;
+			continue;
+		}
+		fprintf(out, "%10.3f %6.2f%% %9zu  %s\n", g[i].seconds,
+			total ? 100 * g[i].seconds / total : 0, g[i].procs, text_name(g[i].name));
+	}
+	if (n > PROCS_SHOWN)
+		fprintf(out, "%10.3f %6.2f%% %9s  (%zu more programs)\n", rest,
+			total ? 100 * rest / total : 0, "", n - PROCS_SHOWN);
+	fprintf(out, "(%zu processes of %zu program%s: --processes lists each)\n", v->nprocs,
+		n, n == 1 ? "" : "s");
+	free(g);
+	print_endings(out, v);
+}
+
+void
+runview_print_text(FILE *out, const struct runview *v, const char *where, double total)
+{
+	fprintf(out, "Run in %s: %zu process%s, %.3f s of CPU sampled\n",
+		text_name(where), v->nprocs, v->nprocs == 1 ? "" : "es", total);
+	print_timer_text(out, v);
+	print_rate_note(out, v);
+	fputc('\n', out);
+	if (v->nprocs > PROCS_SHOWN && !v->all_processes)
+		print_programs(out, v, total);
+	else
+		print_procs(out, v, total);
 	print_unsampled_text(out, v, total);
 	fputc('\n', out);
 }
@@ -142,6 +299,12 @@ runview_print_json(FILE *out, const struct runview *v, double total)
 		}
 		if (p->ended == GMON_ENDED_KILLED)
 			fputs(", \"killed\": true", out);
+		if (p->ended == GMON_ENDED_SIGNAL)
+			fprintf(out, ", \"signal\": %d", p->end_signal);
+		if (p->signals)
+			fprintf(out, ", \"timer_signals\": %llu, \"timer_samples\": %llu",
+				(unsigned long long)p->signals,
+				(unsigned long long)p->signal_samples);
 		if (p->have_cpu)
 			fprintf(out, ", \"not_sampled\": {\"before_start\": %.6f, "
 				"\"while_sampling\": %.6f, \"writing\": %.6f}",
