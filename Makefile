@@ -52,7 +52,8 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/objwrite.c preload/msg.c preload/out.c preload/summary.c \
 	preload/timer.c preload/timercost.c preload/handler.c preload/settings.c \
 	preload/snapshot.c preload/live.c preload/recover.c preload/finish.c \
-	preload/taskclock.c preload/next.c preload/pages.c gmon/write.c
+	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
+	gmon/write.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
