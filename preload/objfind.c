@@ -33,6 +33,7 @@ pc_link_addr(uintptr_t a)
 	uint64_t link;
 	uint32_t obj, seg;
 
+	a = pc_copy_original_from_handler(a);
 	if ((link = pc_main_addr(a)))
 		return link;
 	if (!pc_cfg->scope_all)
@@ -213,6 +214,26 @@ pc_objects_note_unplaced(void)
 	__atomic_fetch_add(&pc_objs->unplaced, 1, __ATOMIC_RELAXED);
 }
 
+int
+pc_object_bias_of_file(dev_t dev, ino_t ino, uintptr_t *bias)
+{
+	int n = __atomic_load_n(&pc_objs->nobjs, __ATOMIC_ACQUIRE);
+	struct stat sb;
+
+	/* by path, each time: a copy is mapped rarely (once per V8
+	 * isolate); stat is async-signal-safe */
+	for (int i = 1; i < n; i++) {
+		const struct pc_object *o = &pc_objs->objs[i];
+
+		if (o->loaded && !o->vdso && o->path[0] == '/' && stat(o->path, &sb) == 0 &&
+		    sb.st_dev == dev && sb.st_ino == ino) {
+			*bias = o->bias;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /* For the writer, which may run in a fatal-signal handler. */
 void
 pc_objects_counts(struct pc_object_counts *n)
@@ -220,4 +241,107 @@ pc_objects_counts(struct pc_object_counts *n)
 	n->others = pc_objs->nobjs > 1 ? (uint64_t)(pc_objs->nobjs - 1) : 0;
 	n->in_none = pc_objs->pending_dropped + pc_objs->no_object +
 		     __atomic_load_n(&pc_objs->pending_samples, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------- copies */
+
+/*
+ * Copies of a known object's code mapped from its file (mappings.c learns
+ * them). One copy: runtime [lo, hi), delta (original = pc + delta). Written
+ * under a sequence count, odd while a writer changes it; state says who
+ * may write: COPY_FREE, COPY_BUSY (one writer), COPY_LIVE.
+ */
+struct copy {
+	uintptr_t lo, hi, delta;
+	uint32_t seq, state;
+};
+
+enum { COPY_FREE, COPY_BUSY, COPY_LIVE };
+
+#define MAX_COPIES	PC_MAX_COPIES
+
+static struct copy copies[MAX_COPIES];
+static uint32_t used;		/* slots ever used: the handler's bound */
+static uint32_t live;		/* live copies: 0 spares the overlap check */
+
+/* The original of a PC in a copy, or the PC itself. AS-safe. */
+uintptr_t
+pc_copy_original_from_handler(uintptr_t pc)
+{
+	uint32_t n = __atomic_load_n(&used, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct copy *c = &copies[i];
+		uint32_t s = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
+		uintptr_t lo, hi, delta;
+
+		if (s & 1)
+			continue;	/* being written: no copy to run from yet */
+		lo = __atomic_load_n(&c->lo, __ATOMIC_RELAXED);
+		hi = __atomic_load_n(&c->hi, __ATOMIC_RELAXED);
+		delta = __atomic_load_n(&c->delta, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&c->seq, __ATOMIC_RELAXED) != s)
+			continue;
+		if (pc >= lo && pc < hi)
+			return pc + delta;
+	}
+	return pc;
+}
+
+static void
+copy_set(struct copy *c, uintptr_t lo, uintptr_t hi, uintptr_t delta)
+{
+	__atomic_fetch_add(&c->seq, 1, __ATOMIC_RELEASE);	/* odd */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->lo, lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->hi, hi, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->delta, delta, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->seq, 1, __ATOMIC_RELEASE);	/* even */
+}
+
+int
+pc_copy_add(uintptr_t lo, uintptr_t hi, uintptr_t delta)
+{
+	for (uint32_t i = 0; i < MAX_COPIES; i++) {
+		struct copy *c = &copies[i];
+		uint32_t st = COPY_FREE, n;
+
+		if (!__atomic_compare_exchange_n(&c->state, &st, COPY_BUSY, 0,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		copy_set(c, lo, hi, delta);
+		__atomic_store_n(&c->state, COPY_LIVE, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&live, 1, __ATOMIC_RELAXED);
+		n = __atomic_load_n(&used, __ATOMIC_RELAXED);
+		while (n < i + 1 &&
+		       !__atomic_compare_exchange_n(&used, &n, i + 1, 0, __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED))
+			;
+		return 0;
+	}
+	return -1;
+}
+
+void
+pc_copies_retire(uintptr_t a, size_t len)
+{
+	uint32_t n;
+
+	if (!__atomic_load_n(&live, __ATOMIC_RELAXED))
+		return;
+	n = __atomic_load_n(&used, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++) {
+		struct copy *c = &copies[i];
+		uint32_t st = COPY_LIVE;
+
+		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != COPY_LIVE ||
+		    !(c->lo < a + len && a < c->hi) ||
+		    !__atomic_compare_exchange_n(&c->state, &st, COPY_BUSY, 0,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		copy_set(c, 0, 0, 0);
+		__atomic_fetch_sub(&live, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->state, COPY_FREE, __ATOMIC_RELEASE);
+	}
 }

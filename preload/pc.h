@@ -402,6 +402,18 @@ int pc_objects_place_pending(void) PC_HIDDEN;
  * AS-safe. */
 uint64_t pc_object_place(uint64_t v) PC_HIDDEN;
 
+/* objfind.c: the PC in the loader's mapping of the same instruction, for
+ * a PC in a copy of a known object's code mapped from its file (V8's
+ * embedded builtins); any other PC as it is. AS-safe. */
+uintptr_t pc_copy_original_from_handler(uintptr_t pc) PC_HIDDEN;
+/* objfind.c: add a copy at runtime [lo, hi) whose PCs plus delta (mod
+ * 2^N) are the original's; 0, or -1 when PC_MAX_COPIES are in the table.
+ * Forget the copies that [a, a + len) touches (unmapped or replaced).
+ * Lock-free, from any thread. AS-safe. */
+#define PC_MAX_COPIES	64
+int pc_copy_add(uintptr_t lo, uintptr_t hi, uintptr_t delta) PC_HIDDEN;
+void pc_copies_retire(uintptr_t a, size_t len) PC_HIDDEN;
+
 /* ------------------ 2. the inventory, the writer and the messages */
 
 /* settings.c: read every PC_* setting through get (getenv); a bad one is
@@ -658,6 +670,15 @@ int pc_write_on_own_stack(const char *path, int flags) PC_HIDDEN;
 void pc_lifecycle_resolve(void) PC_HIDDEN;
 /* lifecycle.c: fork handling (the child's atfork handler). Not AS-safe. */
 void pc_lifecycle_init(void) PC_HIDDEN;
+/* mappings.c: resolve the next mmap, mmap64, munmap and mremap (first
+ * thing at start-up); learn copies from now on (once the configuration
+ * is sealed). Not AS-safe. */
+void pc_mappings_resolve(void) PC_HIDDEN;
+void pc_mappings_start(void) PC_HIDDEN;
+/* objfind.c: the load bias of the loaded object whose file is device
+ * dev, inode ino, in *bias; 0, or -1 when no loaded object is that file.
+ * Called from the mmap interposer, in any thread. AS-safe. */
+int pc_object_bias_of_file(dev_t dev, ino_t ino, uintptr_t *bias) PC_HIDDEN;
 /* next.c: the next definition of name after libpc's (dlsym RTLD_NEXT), or
  * NULL. Not AS-safe: called at start-up, and by an interposer only before
  * start-up resolved its function. */

@@ -158,7 +158,8 @@ pc_sample_from_handler(void *ucv, uint32_t weight)
 
 	if (!pc_on())
 		return;
-	ip = interrupted_pc_from_handler(ucv);
+	/* code run from a copy counts where its file's code is */
+	ip = pc_copy_original_from_handler(interrupted_pc_from_handler(ucv));
 	__atomic_fetch_add(&pc_stats->signals, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&pc_stats->samples, weight, __ATOMIC_RELAXED);
 	for (int i = 0; i < pc->ntext; i++) {

@@ -338,6 +338,8 @@ pc_start(void)
 	const char *why;
 	int saved = errno;
 
+	/* the interposed mmap's next definition, whatever follows */
+	pc_mappings_resolve();
 	/* pcprof loads libpc to finish a live file (pc_recover), not to
 	 * profile itself */
 	if (getenv("PC_RECOVER"))
@@ -357,6 +359,7 @@ pc_start(void)
 		return;
 	}
 	config_seal();
+	pc_mappings_start();
 	pc_threads_init();
 	pc_lifecycle_init();
 	pc_signals_init();

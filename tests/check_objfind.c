@@ -4,8 +4,9 @@
  * into the table of PCs in no known object lose and double nothing; a
  * full pending table counts what it drops; PCs and arcs of an object
  * loaded since the last inventory are placed, exactly, once it is known;
- * and a lookup racing a republication of the ranges answers right or
- * not at all, never with a torn range.
+ * a lookup racing a republication of the ranges answers right or not at
+ * all, never with a torn range; and so does the translation of a PC in a
+ * copy of code racing copies added and retired in the same slot.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -300,6 +301,81 @@ START_TEST(test_lookup_racing_a_republication_is_never_torn)
 }
 END_TEST
 
+START_TEST(test_copies_translate_retire_and_fill)
+{
+	unit_preload_reset();
+	ck_assert_uint_eq(pc_copy_original_from_handler(0x1100), 0x1100);
+	ck_assert_int_eq(pc_copy_add(0x1000, 0x2000, 0x10000), 0);
+	ck_assert_uint_eq(pc_copy_original_from_handler(0x1000), 0x11000);
+	ck_assert_uint_eq(pc_copy_original_from_handler(0x1fff), 0x11fff);
+	ck_assert_uint_eq(pc_copy_original_from_handler(0x2000), 0x2000);
+	/* a delta that takes the PC down, modulo the word */
+	ck_assert_int_eq(pc_copy_add(0x9000, 0xa000, (uintptr_t)-0x8000), 0);
+	ck_assert_uint_eq(pc_copy_original_from_handler(0x9010), 0x1010);
+	/* an munmap of one byte of it, or a mapping over its last page */
+	pc_copies_retire(0x1fff, 1);
+	ck_assert_uint_eq(pc_copy_original_from_handler(0x1100), 0x1100);
+	pc_copies_retire(0x8000, 0x1000);	/* ends where it starts */
+	ck_assert_uint_eq(pc_copy_original_from_handler(0x9010), 0x1010);
+	pc_copies_retire(0x9fff, 0x1000);
+	ck_assert_uint_eq(pc_copy_original_from_handler(0x9010), 0x9010);
+	for (int i = 0; i < PC_MAX_COPIES; i++)
+		ck_assert_int_eq(pc_copy_add(0x100000 + 0x1000 * (uintptr_t)i,
+					     0x101000 + 0x1000 * (uintptr_t)i, 1), 0);
+	ck_assert_int_eq(pc_copy_add(0x1000, 0x2000, 1), -1);
+	ck_assert_uint_eq(pc_copy_original_from_handler(0x100000 + 0x1000 * 63), 0x13f001);
+	pc_copies_retire(0x100000, 0x1000 * PC_MAX_COPIES);
+	ck_assert_int_eq(pc_copy_add(0x1000, 0x2000, 1), 0);
+}
+END_TEST
+
+/* One writer puts A = [0x1000, 0x2000) +0x10000 and B = [0x1800,
+ * 0x2800) +0x20000 in turn into the same slot; readers translate 0x1100
+ * (A's only) and 0x2700 (B's only): each answer is the copy's or the PC
+ * itself, never one copy's range with the other's delta. */
+static void *
+copy_race(void *arg)
+{
+	struct racer *r = arg;
+
+	unit_threads_go();
+	if (r->writer) {
+		while (__atomic_load_n(r->readers_left, __ATOMIC_ACQUIRE)) {
+			ck_assert_int_eq(pc_copy_add(0x1000, 0x2000, 0x10000), 0);
+			pc_copies_retire(0x1000, 0x1000);
+			ck_assert_int_eq(pc_copy_add(0x1800, 0x2800, 0x20000), 0);
+			pc_copies_retire(0x1800, 0x1000);
+		}
+		return NULL;
+	}
+	for (int i = 0; i < 100000; i++) {
+		uintptr_t a = pc_copy_original_from_handler(0x1100);
+		uintptr_t b = pc_copy_original_from_handler(0x2700);
+
+		r->right += (a == 0x11100) + (b == 0x22700);
+		r->none += (a == 0x1100) + (b == 0x2700);
+		r->wrong += (a != 0x11100 && a != 0x1100) + (b != 0x22700 && b != 0x2700);
+	}
+	__atomic_fetch_sub(r->readers_left, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+START_TEST(test_copy_lookup_racing_its_slot_reused_is_never_torn)
+{
+	int left = 3;
+	struct racer r[4];
+
+	unit_preload_reset();
+	for (int i = 0; i < 4; i++)
+		r[i] = (struct racer){ i == 0, &left, 0, 0, 0 };
+	unit_threads(4, copy_race, r, sizeof(r[0]));
+	for (int i = 1; i < 4; i++) {
+		ck_assert_uint_eq(r[i].wrong, 0);
+		ck_assert_uint_eq(r[i].right + r[i].none, 200000);
+	}
+}
+END_TEST
+
 Suite *
 objfind_suite(void)
 {
@@ -312,6 +388,8 @@ objfind_suite(void)
 	tcase_add_test(t, test_full_pending_table_drops_and_counts);
 	tcase_add_test(t, test_late_object_is_placed_exactly);
 	tcase_add_test(t, test_lookup_racing_a_republication_is_never_torn);
+	tcase_add_test(t, test_copies_translate_retire_and_fill);
+	tcase_add_test(t, test_copy_lookup_racing_its_slot_reused_is_never_torn);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -865,3 +865,29 @@ def test_programs_own_itimer_prof_ticks_are_all_delivered():
         holds_samples(prof, what=what + ": ")
         notes.append("%s %d/%d" % (env.get("PC_TIMER", "default"), got, want))
     return "own ticks under libpc/plain: " + ", ".join(notes)
+
+
+def test_mapping_and_unmapping_code_from_files_behaves_as_plain():
+    """copies maps a copy of its own code from its file 3000 times (libpc
+    learns each one), calls it, moves a third with mremap and maps a
+    third over with MAP_FIXED, and unmaps each; then makes mmap fail (a
+    bad descriptor, an odd offset) and munmap fail, printing the errno of
+    each: the same output and status under libpc and plain, for both
+    scopes. libpc's table holds 64 copies: copies left behind fill it,
+    and libpc says so (checked with 100 copies kept mapped), so that no
+    line shows that every unmapped one was forgotten."""
+    kept = host([prog("copies-pie"), "churn", "100", "keep"])
+    assert kept.status == 3 and "more than 64 copies of code" in kept.stderr, \
+        (kept.status, tail(kept.stderr))
+    notes = []
+    for env in ({}, {"PC_SCOPE": "all"}):
+        prof, plain = both([prog("copies-pie"), "churn", "3000"], env=env)
+        what = "copies churn%s" % (" with PC_SCOPE=all" if env else "")
+        plain_ok(plain, 3, what)
+        same(prof, plain, what)
+        assert "Bad file descriptor" in plain.stdout and \
+            "Invalid argument" in plain.stdout, plain.stdout
+        assert "copies of code" not in prof.stderr, tail(prof.stderr)
+        holds_samples(prof, what=what + ": ")
+        notes.append("%s %.2f s" % (env.get("PC_SCOPE", "main"), prof.cpu))
+    return "status 3 and the same errnos under libpc; CPU " + ", ".join(notes)

@@ -147,6 +147,39 @@ def test_code_in_no_object_is_counted_and_shown():
     return "[anonymous code] %.1f %%, truth %.1f %%; %s" % (100 * got, 100 * p, m.group(0))
 
 
+def test_code_run_from_a_copy_of_its_file_is_named():
+    """copies runs copied_work from a second mapping of its own file (as
+    V8 runs its builtins) and direct_work where the loader put it: under
+    `pcprof run` (PC_SCOPE=all) and with libpc alone (the main program
+    only), PIE and not, the copy's samples go to copied_work, each share
+    the truth's within the sampling error, and nothing is left in
+    [anonymous code] (where they all went before libpc learned copies)."""
+    notes = []
+    for build, how in (("copies-pie", "run"), ("copies-nopie", "run"),
+                       ("copies-pie", "preload")):
+        exe = prog(build)
+        if how == "run":
+            d = tempfile.mkdtemp(prefix="pc-e2e-copies-")
+            p = subprocess.run([os.path.join(os.path.dirname(lib()), "pcprof"), "run",
+                                "--no-report", "-o", os.path.join(d, "run"), "--", exe, "1.5"],
+                               cwd=d, env=clean_env({"PC_VERBOSE": "1"}, profiled=False),
+                               capture_output=True, text=True, timeout=120)
+            out, err, where = p.stdout, p.stderr, os.path.join(d, "run")
+        else:
+            r = run([exe, "1.5"])
+            out, err, where = r.stdout, r.stderr, r.path()
+        assert "truth: " in out, (build, how, out, err[-600:])
+        truth = json.loads(out.split("truth: ")[1].splitlines()[0])
+        signals = sum(int(n) for n in re.findall(r"\((\d+) signals\)", err))
+        j = report_json(exe, where)
+        funcs = {f["name"]: f["self_seconds"] for f in j["functions"]}
+        assert "[anonymous code]" not in funcs, (build, how, sorted(funcs.items())[:8])
+        worst = check_shares(truth, funcs, signals, ["copied_work", "direct_work"])
+        notes.append("%s %s: copied_work %.2f s (truth %.2f), worst %.1f pts" % (
+            build, how, funcs.get("copied_work", 0), truth["copied_work"], 100 * worst))
+    return "; ".join(notes)
+
+
 def test_jit_code_is_named_from_a_perf_map_that_can_be_believed():
     """jit writes /tmp/perf-PID.map for its code, as JIT compilers do: its
     samples go to jit_countdown in [jit], with the truth's share. A map
