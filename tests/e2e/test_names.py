@@ -141,3 +141,52 @@ def test_file_names_in_messages_are_escaped():
         assert want in lines[0], (args, want, lines[0])
         seen += 1
     return "%d messages" % seen
+
+
+def test_names_on_the_paths_issue_26_added_are_escaped():
+    """What issue 26 added prints names too: the commands on a run
+    directory with no EXE, an unknown --process (which lists the programs
+    there are), --processes, the table of many processes summed by
+    program, and the line that names a process still running. None lets a
+    control character through; each shows the program's name escaped."""
+    d, exe, gmon, _ = recorded()
+    rdir = os.path.dirname(gmon)
+    base = ESCAPED[EXE]
+    f = ESCAPED[FUNC]
+    outs = {}
+    for key, args, status in (
+            ("callgraph", ("report", "--callgraph", rdir), 0),
+            ("lines", ("report", "--lines", rdir), 0),
+            ("folded", ("report", "--format", "folded", rdir), 0),
+            ("annotate", ("annotate", "--asm", rdir, FUNC), 0),
+            ("processes", ("report", "--processes", rdir), 0),
+            ("unknown", ("report", "--process", "nosuch", rdir), 2)):
+        p = pcprof(*args, cwd=d)
+        assert p.returncode == status, (key, p.returncode, p.stderr)
+        assert not controls(p.stdout + p.stderr), (key, controls(p.stdout + p.stderr),
+                                                   p.stdout + p.stderr)
+        outs[key] = p.stdout + p.stderr
+    assert re.search(r"^\[\d+\] " + re.escape(f) + "$", outs["callgraph"], re.M), \
+        outs["callgraph"]
+    assert re.search(r"(^|;)" + re.escape(f) + r" \d+$", outs["folded"], re.M), outs["folded"]
+    assert outs["annotate"].startswith(f + " in " + base + ": "), outs["annotate"][:300]
+    assert base in outs["unknown"] and len(outs["unknown"].splitlines()) == 1, outs["unknown"]
+    # 12 processes: summed by program, the name once, escaped
+    many = os.path.join(d, "many")
+    p = pcprof("run", "-o", many, "--", "sh", "-c",
+               'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do "$0" 0.02; done', exe,
+               cwd=d, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert not controls(p.stderr), (controls(p.stderr), p.stderr)
+    assert re.search(r"\b12\s+" + re.escape(base) + "$", p.stderr, re.M), p.stderr
+    # a process left running: named on one line, escaped
+    bg = os.path.join(d, "bg")
+    # the shell ends once the child's libpc has made its live file
+    p = pcprof("run", "-o", bg, "--", "sh", "-c",
+               '"$0" 1 & until [ -e "$1/.pcprof.$!.live" ]; do sleep 0.05; done',
+               exe, bg, cwd=d, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert not controls(p.stderr), (controls(p.stderr), p.stderr)
+    running = [l for l in p.stderr.splitlines() if "still running" in l]
+    assert len(running) == 1 and base in running[0], p.stderr
+    return "%d outputs and the run tables; program %s" % (len(outs) + 2, base)

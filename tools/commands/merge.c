@@ -217,7 +217,7 @@ merge_run(const char *out, char **ops, int n, const char *process)
 	runexe_processes(&all, ops, n, process);
 	if (!all.nfiles)
 		pc_fatal("'%s': no profile recorded with PC_SCOPE=all there%s%s", ops[0],
-			 process ? " of " : "", process ? text_name(process) : "");
+			 process ? " of " : "", process ? process : "");
 	for (int i = 0; i < all.nfiles; i++)
 		if (!all.man[i])
 			pc_fatal("'%s': no manifest beside it: merge a run's directories, or "

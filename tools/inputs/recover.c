@@ -218,13 +218,14 @@ say_running(const char *dir, char **busy, size_t n)
 
 		program_of(pid, prog, sizeof(prog));
 		len += (size_t)snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0,
-					"%spid %d, %s", i ? "; " : "", (int)pid,
-					text_name(prog));
+					"%spid %d, %s", i ? "; " : "", (int)pid, prog);
 		if (len >= sizeof(list))
 			len = sizeof(list) - 1;
 	}
-	pc_warn("%zu process%s still running (%s%s); `pcprof report %s` when %s", n, n == 1 ? "" : "es", list, n > 4 ? "; ..." : "",
-		text_name(dir), n == 1 ? "it ends" : "they end");
+	/* raw names: pc_warn escapes the whole line once */
+	pc_warn("%zu process%s still running (%s%s); `pcprof report %s` when %s", n,
+		n == 1 ? "" : "es", list, n > 4 ? "; ..." : "", dir,
+		n == 1 ? "it ends" : "they end");
 }
 
 size_t

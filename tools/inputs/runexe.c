@@ -78,6 +78,7 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The names go in raw: pc_fatal escapes the whole line once. */
 void
 runexe_unknown(const char *where, const char *which, char *const *exes, size_t n)
 {
@@ -87,7 +88,7 @@ runexe_unknown(const char *where, const char *which, char *const *exes, size_t n
 
 	for (size_t i = 0; i < n; i++) {
 		names[i] = base_name(exes[i]);
-		len += strlen(text_name(names[i])) + 32;
+		len += strlen(names[i]) + 32;
 	}
 	qsort(names, n, sizeof(*names), cmp_str);
 	list = pc_realloc(NULL, len);
@@ -96,14 +97,14 @@ runexe_unknown(const char *where, const char *which, char *const *exes, size_t n
 		for (k = i; k < n && !strcmp(names[k], names[i]); k++)
 			;
 		at += (size_t)snprintf(list + at, len - at, "%s%s (%zu)", i ? ", " : "",
-				       text_name(names[i]), k - i);
+				       names[i], k - i);
 	}
 	if (!n && !which)
 		pc_fatal("'%s': no profile recorded with PC_SCOPE=all there (name the "
 			 "executable for a plain profile)", where);
 	if (which)
 		pc_fatal("'%s': no process %s in the run; its programs: %s (--process PID|NAME)",
-			 where, text_name(which), n ? list : "none");
+			 where, which, n ? list : "none");
 	pc_fatal("'%s': profiles of %s: name one with --process NAME (or name the executable)",
 		 where, list);
 }
