@@ -10,8 +10,10 @@ For a change that should not change behaviour (a refactor):
     make && python3 scripts/same_cli.py --before /tmp/before/build --after build
 
 Prints one line per command line that differs, and a count; exits 1 if any
-differs. The profiles are recorded with the --after build's libpc.so and
-test programs (`make check` builds them); both builds read the same files.
+differs. The profiles are recorded with the test programs (`make check`
+builds them) and the --before build's libpc.so and pcprof run, so that both
+builds read the same files, and files as the build before wrote them (what
+a newer pcprof must go on reading).
 """
 import argparse
 import os
@@ -128,11 +130,11 @@ def record_killed(d, fix, after):
         sys.exit("same_cli: the killed run left no live file")
 
 
-def prepare(work, after, progs):
-    """The inputs, recorded once with the --after build."""
+def prepare(work, before, progs):
+    """The inputs, recorded once with the --before build's libpc."""
     bindir = os.path.join(work, "bin-record")
     os.makedirs(bindir)
-    os.symlink(os.path.abspath(os.path.join(after, "pcprof")),
+    os.symlink(os.path.abspath(os.path.join(before, "pcprof")),
                os.path.join(bindir, "pcprof"))
     fix = lambda argv: [a.replace("P/", progs + "/", 1) if a.startswith("P/") else a
                         for a in argv]
@@ -143,11 +145,11 @@ def prepare(work, after, progs):
     for name, argv, env in SINGLE:
         d = os.path.join(work, name)
         os.makedirs(d)
-        e = dict(env, LD_PRELOAD=os.path.abspath(os.path.join(after, "libpc.so")))
+        e = dict(env, LD_PRELOAD=os.path.abspath(os.path.join(before, "libpc.so")))
         r = sh(fix(argv), d, e, bindir)
         if r.returncode != 0:
             sys.exit("same_cli: recording %s failed: %s" % (name, r.stderr.decode()))
-    record_killed(os.path.join(work, "killed"), fix, after)
+    record_killed(os.path.join(work, "killed"), fix, before)
     with open(os.path.join(work, "three/gmon.out"), "rb") as f:
         good = f.read()
     with open(os.path.join(work, "bad.out"), "wb") as f:
@@ -197,7 +199,7 @@ def main():
     work = tempfile.mkdtemp(prefix="same-cli-")
     inputs = os.path.join(work, "in")
     os.makedirs(inputs)
-    fix = prepare(inputs, a.after, os.path.abspath(a.progs))
+    fix = prepare(inputs, a.before, os.path.abspath(a.progs))
     differ = 0
     for argv in CASES:
         argv = fix(argv)
