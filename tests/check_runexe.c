@@ -84,11 +84,14 @@ START_TEST(test_a_profiles_files_stand_for_it)
 		argv[i] = a[i];
 	}
 	ops = runexe_operands(argv, 9, &n);
-	ck_assert_int_eq(n, 4);
+	/* the files beside a profile stand for it once, and not at all where
+	 * it is named; a profile named twice is read twice, as gprof sums it */
+	ck_assert_int_eq(n, 5);
 	ck_assert_str_eq(ops[0], a[1]);
 	ck_assert_str_eq(ops[1], a[5]);
 	ck_assert_str_eq(ops[2], a[6]);
 	ck_assert_str_eq(ops[3], a[7]);		/* no such profile: as given */
+	ck_assert_str_eq(ops[4], a[8]);
 	for (int i = 0; i < n; i++)
 		free(ops[i]);
 	free(ops);

@@ -146,6 +146,21 @@ own_profile(const char *path)
 	return p;
 }
 
+/* Whether the profile p is named among operands[0..n) by itself. */
+static int
+named(char **operands, int n, const char *p)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(operands[i], p))
+			return 1;
+	return 0;
+}
+
+/*
+ * A profile named twice is read twice, as gprof sums it; a file beside a
+ * profile (PROFILE.objects, .stacks, +OBJECT, as a glob catches them)
+ * stands for its profile once, and not at all where the profile is named.
+ */
 char **
 runexe_operands(char **operands, int n, int *nout)
 {
@@ -156,8 +171,11 @@ runexe_operands(char **operands, int n, int *nout)
 		char *p = own_profile(operands[i]);
 		int seen = 0;
 
-		for (int j = 0; j < k && !seen; j++)
-			seen = !strcmp(v[j], p);
+		if (strcmp(p, operands[i])) {
+			seen = named(operands, n, p);
+			for (int j = 0; j < k && !seen; j++)
+				seen = !strcmp(v[j], p);
+		}
 		if (seen)
 			free(p);
 		else
