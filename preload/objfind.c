@@ -326,10 +326,15 @@ pc_copy_add(uintptr_t lo, uintptr_t hi, uintptr_t delta)
 void
 pc_copies_retire(uintptr_t a, size_t len)
 {
+	/* munmap, mremap and MAP_FIXED act on whole pages, and a copy need not
+	 * start on one (a segment's file offset need not be page-aligned) */
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uint32_t n;
 
 	if (!__atomic_load_n(&live, __ATOMIC_RELAXED))
 		return;
+	len = (size_t)(((a + len + page - 1) & ~(page - 1)) - (a & ~(page - 1)));
+	a &= ~(page - 1);
 	n = __atomic_load_n(&used, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < n; i++) {
 		struct copy *c = &copies[i];

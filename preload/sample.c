@@ -153,13 +153,16 @@ walk_from_handler(void *ucv, uintptr_t ip, int in_text, uint32_t weight, int k)
 void
 pc_sample_from_handler(void *ucv, uint32_t weight)
 {
-	uintptr_t ip;
+	uintptr_t raw, ip;
 	int in_text = 0, buf;
 
 	if (!pc_on())
 		return;
-	/* code run from a copy counts where its file's code is */
-	ip = pc_copy_original_from_handler(interrupted_pc_from_handler(ucv));
+	/* code run from a copy counts where its file's code is; the walk
+	 * starts from the PC the unwinder will see (the copy's), and every
+	 * frame it finds is translated when it is recorded (pc_link_addr) */
+	raw = interrupted_pc_from_handler(ucv);
+	ip = pc_copy_original_from_handler(raw);
 	__atomic_fetch_add(&pc_stats->signals, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&pc_stats->samples, weight, __ATOMIC_RELAXED);
 	for (int i = 0; i < pc->ntext; i++) {
@@ -183,6 +186,6 @@ walk:
 		__atomic_fetch_add(&pc_stats->no_room, weight, __ATOMIC_RELAXED);
 		return;
 	}
-	walk_from_handler(ucv, ip, in_text, weight, buf);
+	walk_from_handler(ucv, raw, in_text, weight, buf);
 	frames_release_from_handler(buf);
 }

@@ -73,6 +73,8 @@ walk_dwarf_from_handler(uintptr_t ip, struct pc_frame *f, int max)
 {
 	struct dwarf_walk w = { ip, 0, 0, max, f };
 
+	if (!pc_gcc_backtrace)	/* set-up chose another walker; never here */
+		return 0;
 	pc_gcc_backtrace(dwarf_frame_from_handler, &w);
 	return w.started ? w.n : 0;
 }

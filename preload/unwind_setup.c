@@ -101,8 +101,9 @@ pc_unwind_init(enum pc_unwinder *u)
 				dlsym(h, "_ULx86_64_get_proc_info");
 		}
 		if (!pc_unw_init2 || !pc_unw_step || !pc_unw_get_reg || !pc_unw_get_proc_info) {
-			pc_say("PC_UNWIND=libunwind: cannot load libunwind.so.8; using dwarf", "", "");
-			*u = PC_UNWIND_DWARF;
+			*u = pc_gcc_backtrace ? PC_UNWIND_DWARF : PC_UNWIND_FP;
+			pc_say("PC_UNWIND=libunwind: cannot load libunwind.so.8; using ",
+			       *u == PC_UNWIND_DWARF ? "dwarf" : "frame pointers", "");
 		}
 	}
 	/* libgcc sets up its register tables with pthread_once on first use:
