@@ -259,7 +259,7 @@ int
 pc_stacks_write(struct gmon_sink *s)
 {
 	gmon_sink_stacks_header(s, (uint32_t)pc_cfg->hz, pc_cfg->spare + GMON_BUILDID_OFF,
-				(uint32_t)pc->pid);
+				(uint32_t)pc->pid, 0);
 	for (size_t i = 0; names && i < THREAD_SLOTS && !s->error; i++) {
 		uint32_t tid = __atomic_load_n(&names[i].tid, __ATOMIC_ACQUIRE);
 		uint64_t w[2];
