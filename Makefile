@@ -123,6 +123,18 @@ $(B)/gen/flame_js.h: tools/writers/flame.js
 		sed -e '1,/^ \*\/$$/d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' \
 			-e 's/$$/\\n"/' tools/writers/flame.js; echo ';'; } > $@
 $(B)/tool/tools/writers/flame.o: $(B)/gen/flame_js.h
+# the x86_64 system calls' names for the waits of wall-clock profiles,
+# from the kernel's header (#define __NR_read 0), by number, with sed alone
+SYSCALL_HDR ?= $(firstword $(wildcard /usr/include/x86_64-linux-gnu/asm/unistd_64.h \
+	/usr/include/asm/unistd_64.h))
+$(B)/gen/syscalls.h: $(SYSCALL_HDR)
+	@mkdir -p $(dir $@)
+	@test -n "$(SYSCALL_HDR)" || { echo 'no asm/unistd_64.h: apt-get install linux-libc-dev' >&2; exit 1; }
+	$(call say,GEN,$@){ echo '/* made from $(SYSCALL_HDR) by the Makefile */'; \
+		echo 'static const char *const syscall_names[] = {'; \
+		sed -n 's/^#define __NR_\([a-z0-9_]*\)[ \t]*\([0-9][0-9]*\)$$/\t[\2] = "\1",/p' \
+			$(SYSCALL_HDR); echo '};'; } > $@
+$(B)/tool/tools/symbols/waits.o: $(B)/gen/syscalls.h
 
 # where `pcprof run` looks for an installed libpc.so; rewritten only when
 # LIBDIR changes, so that `make install PREFIX=...` rebuilds what it must
@@ -189,7 +201,8 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails \
 	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads \
 	$(P)/hostile $(P)/hostile-asan $(P)/burn $(P)/asanexit $(P)/oddnames \
-	$(P)/unwinder $(P)/copies-pie $(P)/copies-nopie
+	$(P)/unwinder $(P)/copies-pie $(P)/copies-nopie $(P)/waits $(P)/waits-again \
+	$(P)/waits-slow
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -256,6 +269,14 @@ $(P)/regress-slow: tests/progs/regress.c tests/progs/truth.h
 $(P)/regress-fast: tests/progs/regress.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DFAST=1 -o $@ $<
+# the wall gate's builds (test_wall.py): the same twice, and one whose
+# sleeper() sleeps 2 ms longer a round
+$(P)/waits-again: tests/progs/waits.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
+$(P)/waits-slow: tests/progs/waits.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DEXTRA_MS=2 -o $@ $<
 $(P)/early.so: tests/progs/early.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<

@@ -199,6 +199,8 @@ struct flat {
 	double outside;		/* outside the executable, where only it
 				 * was recorded (PC_SCOPE=main) */
 	uint32_t rate;
+	double off;		/* of total, off-CPU time (a wall-clock
+				 * profile's waits, as samples at rate) */
 	struct flat_row *rows;	/* functions with samples, most first */
 	size_t nrows;
 };
@@ -251,6 +253,37 @@ struct gmon_stacks;
 int stacks_load(const struct pc_inputs *in, int run, int file, const char *stacks_file,
 		int required, struct gmon_stacks *ss);
 
+/*
+ * The time a report shows (--clock). A wall-clock profile (PC_CLOCK=wall:
+ * its stacks file is version 3) holds CPU samples and off-CPU records, and
+ * is shown as wall time unless asked otherwise; cpu is the CPU samples
+ * alone (the report of a CPU profile), off the off-CPU records alone.
+ */
+enum pc_clock { PC_CLOCK_AUTO, PC_CLOCK_CPU, PC_CLOCK_WALL, PC_CLOCK_OFF };
+/* "cpu", "wall" or "off" (auto: "cpu"). */
+const char *clock_word(enum pc_clock c);
+/* --clock's word (inputs.c): exits 2 with one line for another. */
+enum pc_clock clock_named(const char *arg);
+/* stackfile.c: whether the stacks of run's files (or stacks_file) were
+ * recorded with the wall clock (a version 3 header with GMON_STACKS_WALL);
+ * a missing or unreadable file is not. */
+int stacks_are_wall(const struct pc_inputs *in, int run, const char *stacks_file);
+/* stackfile.c: the clock a report of run shows when asked for asked: auto
+ * is wall for a wall-clock profile, else cpu; wall or off of a CPU profile
+ * exits 2 with one line. */
+enum pc_clock clock_resolve(const struct pc_inputs *in, int run, const char *stacks_file,
+			    enum pc_clock asked);
+/* stackfile.c: what record k of ss weighs under clock c, in samples at
+ * ss's rate (the CPU rate): a CPU sample's count, an off-CPU record's
+ * nanoseconds as rate / 1e9 a nanosecond; 0 where c leaves it out (off-CPU
+ * records under cpu, CPU samples under off). */
+double stack_weight(const struct gmon_stacks *ss, const struct gmon_stack *k,
+		    enum pc_clock c);
+/* The root frame of a stack whose walk stopped early: the depth limit, or
+ * (off-CPU) a frame it could not unwind. */
+#define TRUNCATED_NAME	"[truncated]"
+#define CUT_NAME	"[unwind stopped]"
+
 /* Collapsed stacks (stackfile.c). A pc outside the objects profiled is
  * this frame. */
 #define FOLDED_OUTSIDE_NAME	"[libraries]"
@@ -270,14 +303,15 @@ struct folded_set {
  * alone), named with in's symbols. Of profiles with manifests, only the
  * last run that inputs_load read can be placed (inputs_addr). */
 void folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
-		  const char *stacks_file);
+		  const char *stacks_file, enum pc_clock clock);
 
-/* commands/flame.c: the flame graph of folded_build's stacks onto out, titled
+/* commands/flame.c: the flame graph of folded_build's stacks under clock
+ * (clock_resolve's) onto out, titled
  * title (NULL: the executable, its samples and rate); each frame coloured by kind(name, arg) (enum flame_kind), or by
  * its object where kind is NULL. 0, or -1 with errno on a write error. */
 int flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_file,
-		 const char *title, unsigned char (*kind)(const char *name, void *arg),
-		 void *arg);
+		 enum pc_clock clock, const char *title,
+		 unsigned char (*kind)(const char *name, void *arg), void *arg);
 void folded_print(FILE *out, const struct folded_set *fs);
 void folded_release(struct folded_set *fs);
 
@@ -302,6 +336,7 @@ struct report_opts {
 	int all_processes;	/* --processes: of a whole run, a line for each */
 	int by_thread;		/* --by-thread: one row per thread (stacks) */
 	const char *thread;	/* --thread TID|NAME: only its samples */
+	enum pc_clock clock;	/* --clock; resolved (never auto) once read */
 };
 
 void report_print(FILE *out, const struct flat *f, const struct symtab *st,

@@ -56,6 +56,15 @@ static const char usage_report[] =
 "object. A profile with no manifest (a plain LD_PRELOAD run) is read as\n"
 "the program's whose build-id its header records, when that executable\n"
 "is beside it or in the current directory.\n"
+"A wall-clock profile (pcprof run --clock wall, PC_CLOCK=wall) is shown in\n"
+"wall seconds: each thread's CPU samples and the time it spent off the\n"
+"CPU, each wait a function [off-cpu: CALL] (the system call it blocked in,\n"
+"the kind of descriptor: [off-cpu: read pipe]; [off-cpu: runqueue] is time\n"
+"a runnable thread waited for a CPU) at the leaf of the stack it blocked\n"
+"at, so that a wait is self time and its callers' total time holds it.\n"
+"--clock cpu shows its CPU samples alone, --clock off its waits alone.\n"
+"A wait for a child ([off-cpu: wait4 pid N]) names the command that shows\n"
+"the child's own profile.\n"
 "--format pprof, speedscope or callgrind write the profile for those\n"
 "tools: from GMON.stacks where it was recorded (PC_STACKS=1), each\n"
 "sampled stack; otherwise each sampled address alone (callgrind: with\n"
@@ -73,8 +82,13 @@ export_inputs(const struct pc_inputs *in, const struct report_opts *r,
 	const char *base = strrchr(in->exe, '/');
 	struct export x;
 
-	export_refuse(r);
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread)
+		export_refuse(r);
+	else if (r->by_object || r->lines)
+		pc_fatal("%s: a view of CPU samples (--clock cpu); the %s view is by function",
+			 r->by_object ? "--by-object" : "--lines", clock_word(r->clock));
 	export_init(&x);
+	x.clock = r->clock;
 	export_add(&x, in, s, r->stacks, base && base[1] ? base + 1 : in->exe, 0);
 	export_finish(&x, r, out, in->exe);
 	export_release(&x);
@@ -112,13 +126,17 @@ report_inputs(struct pc_inputs *in, struct report_opts *r, const struct symtab_o
 
 	inputs_load(in, s, 0);
 	p = &in->runs[0].prof;
+	r->clock = clock_resolve(in, 0, r->stacks, r->clock);
 	r->exe = in->exe;
 	r->files = in->runs[0].files;
 	r->nfiles = in->runs[0].nfiles;
 	if (r->by_object && !in->st.nobjs)
 		pc_fatal("'%s': no objects manifest beside it (record with PC_SCOPE=all "
 			 "for --by-object)", r->files[0]);
-	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread) {
+	/* a wall view is of the stacks, which the export holds; folded
+	 * stacks are folded_build's under any clock */
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread ||
+	    (r->clock != PC_CLOCK_CPU && r->format != FORMAT_FOLDED)) {
 		export_inputs(in, r, s, out);
 		goto out;
 	}
@@ -137,7 +155,7 @@ report_inputs(struct pc_inputs *in, struct report_opts *r, const struct symtab_o
 	if (r->format == FORMAT_FOLDED) {
 		struct folded_set fs;
 
-		folded_build(&fs, in, 0, r->stacks);
+		folded_build(&fs, in, 0, r->stacks, r->clock);
 		folded_print(out, &fs);
 		folded_release(&fs);
 		goto out;

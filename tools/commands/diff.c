@@ -295,7 +295,7 @@ diff_flame(const struct result *res, const struct side *n, const struct diff_opt
 		 "(alpha %g)", n->exe, res->nslow, res->nslow == 1 ? "" : "s", res->nfast,
 		 o->alpha);
 	f = out_open(of, o->flame);
-	if (flame_of_run(f, &n->in, n->nruns - 1, NULL, title, verdict_kind, &vs) ||
+	if (flame_of_run(f, &n->in, n->nruns - 1, NULL, PC_CLOCK_CPU, title, verdict_kind, &vs) ||
 	    fflush(f) || ferror(f))
 		pc_fatal("'%s': %s", o->flame, strerror(errno ? errno : EIO));
 	free(vs.v);

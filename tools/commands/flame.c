@@ -9,12 +9,13 @@
 #include <string.h>
 
 #include "inputs/runexe.h"
+#include "symbols/waits.h"
 #include "writers/flame.h"
 #include "pcprof.h"
 
 static const char usage_flame[] =
 "usage: pcprof flame -o SVG [--title TEXT] [--stacks-file FILE] [--process PID|NAME]\n"
-"                   [EXE] [GMON|DIR...]\n"
+"                   [--clock wall|cpu|off] [EXE] [GMON|DIR...]\n"
 "\n"
 "Write an interactive flame graph of the stacks that libpc recorded beside\n"
 "GMON (GMON.stacks, written with PC_STACKS=1; default GMON: gmon.out) as a\n"
@@ -25,6 +26,10 @@ static const char usage_flame[] =
 "Frames are coloured by object: warm for the executable, blue for libc,\n"
 "green for other libraries, grey for code in no object. Open it in a web\n"
 "browser.\n"
+"A wall-clock profile (pcprof run --clock wall) is drawn in wall time: its\n"
+"waits are violet frames [off-cpu: CALL] (search for off-cpu finds them),\n"
+"their time counted in samples of the CPU rate; --clock cpu draws its CPU\n"
+"samples alone, --clock off its waits alone.\n"
 "With no EXE, the program is the one that the run's manifests name (DIR,\n"
 "as pcprof run left it): its processes' stacks are merged, and --process\n"
 "PID|NAME keeps those of one pid or program. EXE may be a program's name\n"
@@ -110,8 +115,10 @@ flame_stacks(struct folded_set *fs, const struct symtab *st,
 				*p = 0;
 				frames[depth++] = p + 1;
 			}
+		/* a wait is off-CPU whatever else colours the graph */
 		for (size_t d = 0; d < depth; d++)
-			kind[d] = kindf ? kindf(frames[d], arg) :
+			kind[d] = wait_name_is(frames[d]) ? FLAME_KIND_OFFCPU :
+				  kindf ? kindf(frames[d], arg) :
 				  kind_find(kinds, st->nfuncs, frames[d]);
 		fl[i].frames = (const char *const *)frames;
 		fl[i].depth = depth;
@@ -134,17 +141,23 @@ flame_stacks_free(struct flame_stack *fl, size_t n)
 
 int
 flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_file,
-	     const char *title, unsigned char (*kind)(const char *name, void *arg), void *arg)
+	     enum pc_clock clock, const char *title,
+	     unsigned char (*kind)(const char *name, void *arg), void *arg)
 {
 	struct flame_stack *fl;
 	struct folded_set fs;
 	char tbuf[512];
 	int r;
 
-	folded_build(&fs, in, run, stacks_file);
+	clock = clock_resolve(in, run, stacks_file, clock);
+	folded_build(&fs, in, run, stacks_file, clock);
 	if (!title) {
-		snprintf(tbuf, sizeof(tbuf), "%s: %.0f samples at %u Hz", in->exe, fs.total,
-			 fs.rate);
+		int n = snprintf(tbuf, sizeof(tbuf), "%s: %.0f samples at %u Hz", in->exe,
+				 fs.total, fs.rate);
+
+		if (clock != PC_CLOCK_CPU && n > 0 && (size_t)n < sizeof(tbuf))
+			snprintf(tbuf + n, sizeof(tbuf) - (size_t)n, ", %.3f s of %s time", fs.rate ?
+				 fs.total / fs.rate : 0, clock == PC_CLOCK_OFF ? "off-CPU" : "wall");
 		title = tbuf;
 	}
 	fl = flame_stacks(&fs, &in->st, kind, arg);
@@ -162,6 +175,7 @@ cmd_flame(int argc, char **argv)
 		{ "title", required_argument, NULL, 't' },
 		{ "stacks-file", required_argument, NULL, 's' },
 		{ "process", required_argument, NULL, 'P' },
+		{ "clock", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
@@ -171,12 +185,17 @@ cmd_flame(int argc, char **argv)
 	struct out_file of;
 	struct pc_inputs in;
 	struct runexe re;
+	enum pc_clock clock = PC_CLOCK_AUTO;
 	int c;
 	FILE *f;
 
 	while ((c = getopt_long(argc, argv, "ho:t:s:", longopts, NULL)) != -1) {
 		if (c == 'o' || c == 't' || c == 's' || c == 'P') {
 			*(c == 'o' ? &out : c == 't' ? &title : c == 's' ? &stacks : &process) = optarg;
+			continue;
+		}
+		if (c == 'c') {
+			clock = clock_named(optarg);
 			continue;
 		}
 		fputs(usage_flame, c == 'h' ? stdout : stderr);
@@ -192,7 +211,7 @@ cmd_flame(int argc, char **argv)
 	if (!stacks && in.runs[0].manifest[0])
 		inputs_load(&in, &so, 0);
 	f = out_open(&of, out);
-	if (flame_of_run(f, &in, 0, stacks, title, NULL, NULL))
+	if (flame_of_run(f, &in, 0, stacks, clock, title, NULL, NULL))
 		pc_fatal("'%s': %s", out, strerror(errno));
 	out_commit(&of);
 	inputs_close(&in);

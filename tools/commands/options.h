@@ -11,6 +11,7 @@ enum {
 	OPT_FORMAT = 256, OPT_TOP, OPT_KEEP_PIECES, OPT_NO_DEMANGLE,
 	OPT_DEBUG_DIR, OPT_CALLGRAPH, OPT_STACKS, OPT_BY_OBJECT, OPT_FULL_NAMES,
 	OPT_PROCESS, OPT_LINES, OPT_BY_THREAD, OPT_THREAD, OPT_PROCESSES,
+	OPT_CLOCK,
 };
 
 /* The options of how symbols are read and named, which report, run, diff
@@ -32,7 +33,8 @@ enum {
 	{ "processes", no_argument, NULL, OPT_PROCESSES },		\
 	{ "lines", no_argument, NULL, OPT_LINES },			\
 	{ "by-thread", no_argument, NULL, OPT_BY_THREAD },		\
-	{ "thread", required_argument, NULL, OPT_THREAD }
+	{ "thread", required_argument, NULL, OPT_THREAD },		\
+	{ "clock", required_argument, NULL, OPT_CLOCK }
 
 #define REPORT_OPTIONS_HELP						\
 "Report options:\n"							\
@@ -57,6 +59,10 @@ enum {
 "                   with PC_STACKS=1 or pcprof run --stacks)\n"	\
 "  --thread T       only the samples of the thread whose tid or name\n"\
 "                   is T (from the stacks)\n"				\
+"  --clock C        of a wall-clock profile (pcprof run --clock wall):\n"\
+"                   wall (its default: CPU and off-CPU time, each wait\n"\
+"                   a function [off-cpu: CALL]), cpu (its CPU samples,\n"\
+"                   as a CPU profile's report), or off (the waits alone)\n"\
 "  --keep-pieces    show foo.cold, foo.part.N, foo.isra.N and\n"	\
 "                   foo.constprop.N apart from foo (default: folded)\n"\
 "  --full-names     C++ names with their template arguments and\n"	\

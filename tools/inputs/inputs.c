@@ -35,6 +35,18 @@ format_named(const char *arg)
 		 arg);
 }
 
+enum pc_clock
+clock_named(const char *arg)
+{
+	if (!strcmp(arg, "wall"))
+		return PC_CLOCK_WALL;
+	if (!strcmp(arg, "cpu"))
+		return PC_CLOCK_CPU;
+	if (!strcmp(arg, "off"))
+		return PC_CLOCK_OFF;
+	pc_fatal("--clock '%s': not wall, cpu or off", arg);
+}
+
 int
 report_option(int c, const char *arg, struct report_opts *r,
 	      struct symtab_opts *s)
@@ -68,6 +80,9 @@ report_option(int c, const char *arg, struct report_opts *r,
 		return 1;
 	case OPT_STACKS:
 		r->stacks = arg;
+		return 1;
+	case OPT_CLOCK:
+		r->clock = clock_named(arg);
 		return 1;
 	case OPT_TOP:
 		r->top = strtol(arg, &end, 10);

@@ -14,6 +14,7 @@
 
 #include "pcprof.h"
 #include "inputs/runfiles.h"
+#include "symbols/waits.h"
 
 
 /*
@@ -75,26 +76,30 @@ cmp_str(const void *a, const void *b)
 	return strcmp(x->line, y->line);
 }
 
-/* "root;...;leaf" for one stack; the caller frees it. */
+/* "root;...;leaf" for one stack; the caller frees it. An off-CPU
+ * stack's leaf is its wait. */
 static char *
 fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 {
 	const struct symtab *st = &in->st;
 	size_t cap = 64, len = 0;
-	char *s = malloc(cap);
+	char *s = malloc(cap), wait[96];
+	int off = (k->flags & GMON_STACK_OFFCPU) != 0;
 
 	if (!s)
 		pc_fatal("out of memory");
 	s[0] = 0;
-	if (k->flags & GMON_STACK_TRUNCATED) {
-		strcpy(s, "[truncated]");
+	if (k->flags & (GMON_STACK_TRUNCATED | GMON_STACK_CUT)) {
+		strcpy(s, k->flags & GMON_STACK_TRUNCATED ? TRUNCATED_NAME : CUT_NAME);
 		len = strlen(s);
 	}
 	for (uint32_t d = k->depth; d-- > 0; ) {
 		const char *name = FOLDED_OUTSIDE_NAME;
 		size_t nl;
 
-		if (k->pcs[d]) {
+		if (off && d == 0) {
+			name = wait_name(k->pcs[0], wait, sizeof(wait));
+		} else if (k->pcs[d]) {
 			long i = symtab_find(st, inputs_addr(in, file, k->pcs[d]));
 
 			name = i < 0 ? "[unknown]" : st->funcs[st->syms[i].func];
@@ -114,6 +119,76 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 		len += nl;
 	}
 	return s;
+}
+
+const char *
+clock_word(enum pc_clock c)
+{
+	return c == PC_CLOCK_WALL ? "wall" : c == PC_CLOCK_OFF ? "off" : "cpu";
+}
+
+double
+stack_weight(const struct gmon_stacks *ss, const struct gmon_stack *k, enum pc_clock c)
+{
+	if (!(k->flags & GMON_STACK_OFFCPU))
+		return c == PC_CLOCK_OFF ? 0 : (double)k->count;
+	if (c != PC_CLOCK_WALL && c != PC_CLOCK_OFF)
+		return 0;
+	/* nanoseconds as samples at the CPU rate, so that a report's one
+	 * unit is 1/rate seconds of either */
+	return (double)k->count * ss->rate / 1e9;
+}
+
+/* Whether the stacks file at path has a wall-clock header. */
+static int
+file_is_wall(const char *path)
+{
+	unsigned char h[GMON_STACKS_HEADER_SIZE];
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, h, sizeof(h));
+	close(fd);
+	/* little-endian version at 8 and flags at 24, as gmon.h lays out */
+	return n == (ssize_t)sizeof(h) && !memcmp(h, GMON_STACKS_MAGIC, 8) &&
+	       h[8] == GMON_STACKS_WALL_VERSION && !h[9] && !h[10] && !h[11] &&
+	       (h[24] & GMON_STACKS_WALL);
+}
+
+int
+stacks_are_wall(const struct pc_inputs *in, int runi, const char *stacks_file)
+{
+	const struct pc_run *run = &in->runs[runi];
+	int wall = 0;
+
+	if (stacks_file)
+		return file_is_wall(stacks_file);
+	for (int i = 0; i < run->nfiles && !wall; i++) {
+		char *path = runfiles_stacks_name(run->files[i]);
+
+		if (!path)
+			pc_fatal("out of memory");
+		wall = file_is_wall(path);
+		free(path);
+	}
+	return wall;
+}
+
+enum pc_clock
+clock_resolve(const struct pc_inputs *in, int run, const char *stacks_file,
+	      enum pc_clock asked)
+{
+	int wall = stacks_are_wall(in, run, stacks_file);
+
+	if (asked == PC_CLOCK_AUTO)
+		return wall ? PC_CLOCK_WALL : PC_CLOCK_CPU;
+	if (!wall && asked != PC_CLOCK_CPU)
+		pc_fatal("'%s': a CPU profile, with no off-CPU time for --clock %s (record "
+			 "with pcprof run --clock wall, or PC_CLOCK=wall)",
+			 stacks_file ? stacks_file : in->runs[run].files[0], clock_word(asked));
+	return asked;
 }
 
 int
@@ -137,7 +212,7 @@ stacks_load(const struct pc_inputs *in, int runi, int file, const char *stacks_f
 
 void
 folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
-	     const char *stacks_file)
+	     const char *stacks_file, enum pc_clock clock)
 {
 	int n = in->runs[run].nfiles;
 	size_t cap = 0, k = 0;
@@ -154,6 +229,10 @@ folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 				 stacks_file ? stacks_file : in->runs[run].files[i],
 				 stacks_file ? "" : GMON_STACKS_SUFFIX, ss.rate, fs->rate);
 		for (size_t j = 0; j < ss.n; j++) {
+			double w = stack_weight(&ss, &ss.v[j], clock);
+
+			if (!(w > 0))
+				continue;
 			if (k == cap) {
 				cap = cap ? 2 * cap : 1024;
 				fs->v = realloc(fs->v, cap * sizeof(*fs->v));
@@ -161,7 +240,7 @@ folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 					pc_fatal("out of memory");
 			}
 			fs->v[k].line = fold_one(&ss.v[j], in, i);
-			fs->v[k].count = (double)ss.v[j].count;
+			fs->v[k].count = w;
 			fs->total += fs->v[k].count;
 			k++;
 		}
@@ -183,8 +262,11 @@ folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 void
 folded_print(FILE *out, const struct folded_set *fs)
 {
+	/* a wall profile's off-CPU time is in fractions of a sample: a stack
+	 * of under half of one is left out (the folded format counts whole) */
 	for (size_t i = 0; i < fs->n; i++)
-		fprintf(out, "%s %.0f\n", text_name(fs->v[i].line), fs->v[i].count);
+		if (fs->v[i].count >= 0.5)
+			fprintf(out, "%s %.0f\n", text_name(fs->v[i].line), fs->v[i].count);
 }
 
 void

@@ -18,6 +18,7 @@
 #include "model/lines.h"
 #include "symbols/dwlines.h"
 #include "symbols/symtab.h"
+#include "symbols/waits.h"
 
 #define NO_STACK_NAME	"[no stack recorded]"
 #define OUTSIDE_NAME	"[outside the executable]"
@@ -349,7 +350,7 @@ loc_of(struct source *s, uint64_t a)
 
 static void
 add_sample_of(struct export *x, const uint32_t *locs, uint32_t depth, double count,
-	      uint32_t thread)
+	      uint32_t thread, int off)
 {
 	struct xp_sample *sm;
 
@@ -362,19 +363,25 @@ add_sample_of(struct export *x, const uint32_t *locs, uint32_t depth, double cou
 	sm->depth = depth;
 	sm->group = (uint32_t)x->ngroups - 1;
 	sm->thread = thread;
+	sm->off = off;
 	sm->count = count;
 	memcpy(x->pool + x->npool, locs, depth * sizeof(*locs));
 	x->npool += depth;
 	x->groups[x->ngroups - 1].samples += count;
-	if (thread)
+	if (thread) {
 		x->threads[thread - 1].samples += count;
+		if (off)
+			x->threads[thread - 1].off += count;
+	}
 	x->total += count;
+	if (off)
+		x->off += count;
 }
 
 static void
 add_sample(struct export *x, const uint32_t *locs, uint32_t depth, double count)
 {
-	add_sample_of(x, locs, depth, count, 0);
+	add_sample_of(x, locs, depth, count, 0, 0);
 }
 
 /* 1 + the thread tid of the current group, named from ss's records. */
@@ -395,7 +402,7 @@ thread_of(struct export *x, uint32_t tid, const struct gmon_stacks *ss)
 			name = ss->threads[i].name;
 	x->threads = grow(x->threads, &x->cap_threads, x->nthreads + 1, sizeof(*x->threads));
 	x->threads[x->nthreads] = (struct xp_thread){ g, tid, name && name[0] ? intern(x, name) : 0,
-						      0 };
+						      0, 0 };
 	return (uint32_t)++x->nthreads;
 }
 
@@ -442,12 +449,33 @@ add_arcs(struct source *s, const struct gmon_profile *p)
 	flat_release(&f);
 }
 
-/* The samples of the input's stacks files; how many there were, or -1
- * where it has none. */
+/* The locations of stack k of the input's file i into locs (room for
+ * k->depth + 1): an off-CPU stack's leaf is its wait. How many. */
+static uint32_t
+stack_locs(struct source *s, int i, const struct gmon_stack *k, uint32_t *locs)
+{
+	int off = (k->flags & GMON_STACK_OFFCPU) != 0;
+	uint32_t d = 0;
+	char wait[96];
+
+	for (uint32_t f = 0; f < k->depth; f++)
+		locs[d++] = off && f == 0 ? pseudo_loc(s->x, wait_name(k->pcs[0], wait, sizeof(wait))) :
+			    k->pcs[f] ? loc_of(s, inputs_addr(s->in, i, k->pcs[f])) :
+			    pseudo_loc(s->x, LIBRARIES_NAME);
+	if (k->flags & (GMON_STACK_TRUNCATED | GMON_STACK_CUT))
+		locs[d++] = pseudo_loc(s->x, k->flags & GMON_STACK_TRUNCATED ? TRUNCATED_NAME :
+				       CUT_NAME);
+	return d;
+}
+
+/* The CPU samples of the input's stacks files (the off-CPU records are
+ * added as the export's clock says, and not counted); -1 where it has
+ * none. */
 static double
 add_stacks(struct source *s, const char *stacks_file)
 {
 	const struct pc_run *run = &s->in->runs[0];
+	struct xp_group *g = &s->x->groups[s->x->ngroups - 1];
 	uint32_t *locs = NULL;
 	size_t cap = 0;
 	double n = -1;
@@ -462,19 +490,23 @@ add_stacks(struct source *s, const char *stacks_file)
 		/* one process's stacks: the pid they record is the group's */
 		if (!s->x->groups[s->x->ngroups - 1].pid && (stacks_file || run->nfiles == 1))
 			s->x->groups[s->x->ngroups - 1].pid = ss.pid;
+		if ((ss.flags & GMON_STACKS_WALL) && ss.wall[GMON_WALL_HZ_LOW] &&
+		    (!g->wall_hz || ss.wall[GMON_WALL_HZ_LOW] < g->wall_hz))
+			g->wall_hz = ss.wall[GMON_WALL_HZ_LOW];
 		for (size_t j = 0; j < ss.n; j++) {
 			const struct gmon_stack *k = &ss.v[j];
-			uint32_t d = 0;
+			int off = (k->flags & GMON_STACK_OFFCPU) != 0;
+			double w = stack_weight(&ss, k, s->x->clock);
+			uint32_t d, t;
 
+			if (!off)
+				n += (double)k->count;
+			if (!(w > 0))
+				continue;
 			locs = grow(locs, &cap, k->depth + 1, sizeof(*locs));
-			for (uint32_t f = 0; f < k->depth; f++)
-				locs[d++] = k->pcs[f] ? loc_of(s, inputs_addr(s->in, i, k->pcs[f]))
-						      : pseudo_loc(s->x, LIBRARIES_NAME);
-			if (k->flags & GMON_STACK_TRUNCATED)
-				locs[d++] = pseudo_loc(s->x, "[truncated]");
-			add_sample_of(s->x, locs, d, (double)k->count,
-				      thread_of(s->x, k->tid, &ss));
-			n += (double)k->count;
+			d = stack_locs(s, i, k, locs);
+			t = thread_of(s->x, k->tid, &ss);
+			add_sample_of(s->x, locs, d, w, t, off);
 		}
 		gmon_stacks_release(&ss);
 	}
@@ -523,6 +555,7 @@ export_init(struct export *x)
 	if (!(x->ix = calloc(1, sizeof(*x->ix))))
 		pc_fatal("out of memory");
 	intern(x, "");
+	x->clock = PC_CLOCK_CPU;
 	/* the writers' own strings */
 	intern(x, "samples");
 	intern(x, "count");
@@ -532,6 +565,7 @@ export_init(struct export *x)
 	intern(x, "pid");
 	intern(x, "thread");
 	intern(x, "tid");
+	intern(x, "wall");
 }
 
 const char *
@@ -582,7 +616,10 @@ export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opt
 		s.L = &L;
 	gmon_profile_outside(p, &outside);
 	stacked = add_stacks(&s, stacks_file);
-	if (stacked >= 0) {
+	if (x->clock == PC_CLOCK_OFF) {
+		/* the waits alone: no CPU sample, stacked or not */
+		x->stacks = 1;
+	} else if (stacked >= 0) {
 		x->stacks = 1;
 		total = flat_walk(&in->st, p, give_none, NULL, &unknown) + (double)outside;
 		if (total > stacked)

@@ -50,14 +50,17 @@ struct xp_sample {
 	uint32_t depth;
 	uint32_t group;
 	uint32_t thread;	/* 1 + index into threads; 0 where not known */
-	double count;		/* samples */
+	int off;		/* off-CPU: its leaf is a wait ("[off-cpu: ..]") */
+	double count;		/* samples (off-CPU time in samples at the
+				 * group's rate) */
 };
 
 struct xp_thread {		/* a thread of a process, from its stacks */
 	uint32_t group;
 	uint64_t tid;
 	uint32_t name;		/* string: the last name libpc saw; 0 if none */
-	double samples;
+	double samples;		/* all of it: CPU and off-CPU */
+	double off;		/* of which off-CPU */
 };
 
 struct xp_group {		/* a process */
@@ -65,6 +68,8 @@ struct xp_group {		/* a process */
 	uint64_t pid;		/* 0 where not known */
 	uint32_t rate;		/* samples per CPU second */
 	double samples;
+	uint64_t wall_hz;	/* a wall profile's off-CPU rate (the lowest
+				 * it adapted to); 0 for none */
 };
 
 struct xp_arc {			/* a call-graph arc, where there are no stacks */
@@ -94,9 +99,12 @@ struct export {
 	struct xp_thread *threads;
 	size_t nthreads;
 	int stacks;		/* some group's samples are whole stacks */
+	enum pc_clock clock;	/* what the samples are (set before export_add):
+				 * cpu, wall or off, never auto */
 	uint64_t time_ns;	/* when the first process started; 0 if not known */
 	uint64_t duration_ns;	/* from then to the last profile's writing */
 	double total;		/* samples */
+	double off;		/* of which off-CPU */
 	char *source;		/* the first profile read, for messages */
 	/* private */
 	struct xp_index *ix;
@@ -105,12 +113,15 @@ struct export {
 	       cap_groups, cap_arcs, cap_threads;
 };
 
+/* An empty export of CPU samples (x->clock: set it before export_add for
+ * another). */
 void export_init(struct export *x);
 /*
  * Add the samples of in's run 0 (loaded: inputs_load) as one group, named
  * program with pid: from its stacks files (FILE.stacks, or stacks_file)
  * where there are any, else one location per sampled address and the
- * call-graph arcs. Source lines come from the objects' DWARF (lines.c),
+ * call-graph arcs. Under x->clock wall or off, a wall profile's off-CPU
+ * records are samples too, their leaf the wait (stack_weight). Source lines come from the objects' DWARF (lines.c),
  * separate debug files looked for as so says. Exits on bad input.
  */
 void export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opts *so,
@@ -125,6 +136,10 @@ void export_keep_thread(struct export *x, const char *which);
  * export_flat_release frees the rest. */
 void export_flat(const struct export *x, struct symtab *st, struct flat *f);
 void export_flat_release(struct symtab *st, struct flat *f);
+/* The call graph of the export's stacks, in export_flat's functions: each
+ * function's total (the samples whose stack holds it, once) and each
+ * caller-callee arc's samples (once a stack). callgraph_release frees it. */
+void export_callgraph(const struct export *x, struct callgraph *cg);
 
 /* Exit with one line if r asks for what an export does not take
  * (--callgraph, --by-object, --lines: it holds them all). */

@@ -33,11 +33,12 @@ export_keep_thread(struct export *x, const char *which)
 	if (!any)
 		pc_fatal("'%s': no thread of tid or name %s", x->source, which);
 	x->total = 0;
+	x->off = 0;
 	for (size_t g = 0; g < x->ngroups; g++)
 		x->groups[g].samples = 0;
 	for (size_t i = 0; i < x->nthreads; i++)
 		if (!thread_is(x, &x->threads[i], which))
-			x->threads[i].samples = 0;
+			x->threads[i].samples = x->threads[i].off = 0;
 	for (size_t i = 0; i < x->nsamples; i++) {
 		struct xp_sample *s = &x->samples[i];
 
@@ -45,6 +46,8 @@ export_keep_thread(struct export *x, const char *which)
 			s->count = 0;
 		x->groups[s->group].samples += s->count;
 		x->total += s->count;
+		if (s->off)
+			x->off += s->count;
 	}
 }
 
@@ -86,6 +89,7 @@ export_flat(const struct export *x, struct symtab *st, struct flat *f)
 	}
 	qsort(f->rows, f->nrows, sizeof(*f->rows), flat_row_cmp);
 	f->total = x->total;
+	f->off = x->off;
 	f->rate = x->ngroups ? x->groups[0].rate : 1;
 	free(per);
 	free(objof);
@@ -100,4 +104,83 @@ export_flat_release(struct symtab *st, struct flat *f)
 	free(f->rows);
 	memset(st, 0, sizeof(*st));
 	memset(f, 0, sizeof(*f));
+}
+
+static int
+cmp_arc(const void *a, const void *b)
+{
+	const struct cg_arc *x = a, *y = b;
+
+	if (x->caller != y->caller)
+		return x->caller < y->caller ? -1 : 1;
+	return x->callee < y->callee ? -1 : x->callee > y->callee;
+}
+
+/* Sort arcs[0..n) and sum those of one caller and callee; how many. With
+ * once, each counts once (the pairs of one stack). */
+static size_t
+arcs_merge(struct cg_arc *arcs, size_t n, int once)
+{
+	size_t k = 0;
+
+	qsort(arcs, n, sizeof(*arcs), cmp_arc);
+	for (size_t i = 0; i < n; i++) {
+		if (k && !cmp_arc(&arcs[k - 1], &arcs[i])) {
+			if (!once)
+				arcs[k - 1].samples += arcs[i].samples;
+			continue;
+		}
+		arcs[k++] = arcs[i];
+	}
+	return k;
+}
+
+void
+export_callgraph(const struct export *x, struct callgraph *cg)
+{
+	size_t cap = 256, n = 0, scap = 64;
+	struct cg_arc *one = malloc(scap * sizeof(*one));
+	uint32_t *seen = calloc(x->nfuncs + 1, sizeof(*seen));
+
+	memset(cg, 0, sizeof(*cg));
+	cg->arcs = malloc(cap * sizeof(*cg->arcs));
+	cg->total = calloc(x->nfuncs + 1, sizeof(*cg->total));
+	if (!one || !seen || !cg->arcs || !cg->total)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < x->nsamples; i++) {
+		const struct xp_sample *s = &x->samples[i];
+		size_t k = 0;
+
+		if (!(s->count > 0))
+			continue;
+		for (uint32_t d = 0; d < s->depth; d++) {
+			uint32_t f = x->locs[x->pool[s->first + d]].func;
+
+			/* a function once a stack, however deep it recurses */
+			if (seen[f] != i + 1) {
+				seen[f] = (uint32_t)i + 1;
+				cg->total[f] += s->count;
+			}
+			if (d + 1 < s->depth) {
+				uint32_t caller = x->locs[x->pool[s->first + d + 1]].func;
+
+				if (caller == f)
+					continue;
+				if (k == scap)
+					one = pc_realloc(one, (scap *= 2) * sizeof(*one));
+				one[k++] = (struct cg_arc){ caller, f, s->count };
+			}
+		}
+		k = arcs_merge(one, k, 1);
+		if (n + k > cap) {
+			while (n + k > cap)
+				cap *= 2;
+			cg->arcs = pc_realloc(cg->arcs, cap * sizeof(*cg->arcs));
+		}
+		memcpy(cg->arcs + n, one, k * sizeof(*one));
+		n += k;
+	}
+	cg->narcs = arcs_merge(cg->arcs, n, 0);
+	free(one);
+	free(seen);
 }

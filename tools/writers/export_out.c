@@ -22,25 +22,142 @@ cmp_thread(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-/* One thread's row; first: the first row of the JSON array. */
+/* A thread's time in one wait (the leaf function of its off-CPU
+ * samples). */
+struct thread_wait {
+	uint32_t thread, func;
+	double samples;
+};
+
+static int
+cmp_wait(const void *a, const void *b)
+{
+	const struct thread_wait *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+static int
+cmp_wait_key(const void *a, const void *b)
+{
+	const struct thread_wait *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+/* Every thread's waits summed, by thread then most first; how many in *n. */
+static struct thread_wait *
+thread_waits(const struct export *x, size_t *n)
+{
+	struct thread_wait *w = malloc((x->nsamples + 1) * sizeof(*w));
+	size_t k = 0;
+
+	if (!w)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < x->nsamples; i++) {
+		const struct xp_sample *s = &x->samples[i];
+
+		if (s->off && s->thread && s->depth && s->count > 0)
+			w[k++] = (struct thread_wait){ s->thread,
+				x->locs[x->pool[s->first]].func, s->count };
+	}
+	qsort(w, k, sizeof(*w), cmp_wait_key);
+	*n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (*n && !cmp_wait_key(&w[*n - 1], &w[i]))
+			w[*n - 1].samples += w[i].samples;
+		else
+			w[(*n)++] = w[i];
+	qsort(w, *n, sizeof(*w), cmp_wait);
+	return w;
+}
+
+#define TOP_WAITS	3
+
+/* Thread th's top waits (of w[0..n), thread_waits') onto out as format:
+ * text, an indented line; json, a "waits" array; csv, one field. */
+static void
+print_waits(const struct export *x, uint32_t th, const struct thread_wait *w, size_t n,
+	    enum format format, double rate, FILE *out)
+{
+	size_t shown = 0;
+
+	if (format == FORMAT_JSON)
+		fputs(", \"waits\": [", out);
+	for (size_t i = 0; i < n && shown < TOP_WAITS; i++) {
+		const char *name;
+
+		if (w[i].thread != th)
+			continue;
+		name = x->strs[x->funcs[w[i].func].name];
+		if (format == FORMAT_TEXT) {
+			fprintf(out, "%s%s %.3f s", shown ? ", " : "           ",
+				text_name(name), w[i].samples / rate);
+		} else if (format == FORMAT_JSON) {
+			fputs(shown ? ", {\"name\": " : "{\"name\": ", out);
+			json_string(out, name);
+			fprintf(out, ", \"seconds\": %.6f}", w[i].samples / rate);
+		} else if (format == FORMAT_CSV) {
+			char buf[512];
+
+			/* one field: "NAME=SECONDS;..." */
+			snprintf(buf, sizeof(buf), "%s=%.6f", name, w[i].samples / rate);
+			if (shown)
+				fputc(' ', out);
+			csv_string(out, buf);
+		}
+		shown++;
+	}
+	if (format == FORMAT_JSON)
+		fputc(']', out);
+	else if (format == FORMAT_TEXT && shown)
+		fputc('\n', out);
+}
+
+/* One thread's row; first: the first row of the JSON array. A wall
+ * view's row has the thread's wall, CPU and off-CPU seconds and its top
+ * waits (w[0..nw)). */
 static void
 print_thread(const struct export *x, const struct xp_thread *t, enum format format, FILE *out,
-	     int first)
+	     int first, const struct thread_wait *w, size_t nw)
 {
 	const struct xp_group *g = &x->groups[t->group];
 	const char *name = t->name ? x->strs[t->name] : "";
 	double share = x->total > 0 ? t->samples / x->total : 0;
+	int wall = x->clock == PC_CLOCK_WALL;
+	double sec = t->samples / g->rate, off = t->off / g->rate, cpu = sec - off;
+	uint32_t th = (uint32_t)(t - x->threads) + 1;
 
 	if (format == FORMAT_TEXT) {
-		fprintf(out, "%10.3f %7.2f%% %10llu %8llu  %-16s  %s\n", t->samples / g->rate,
+		if (wall)
+			fprintf(out, "%10.3f %10.3f %10.3f ", sec, cpu, off);
+		else
+			fprintf(out, "%10.3f ", sec);
+		fprintf(out, "%7.2f%% %10llu %8llu  %-16s  %s\n",
 			100 * share, (unsigned long long)t->tid, (unsigned long long)g->pid,
 			text_name(name), text_name(x->strs[g->name]));
+		if (x->clock != PC_CLOCK_CPU)
+			print_waits(x, th, w, nw, format, g->rate, out);
 	} else if (format == FORMAT_CSV) {
-		fprintf(out, "%.6f,%.6f,%.0f,%llu,%llu,", t->samples / g->rate, share, t->samples,
+		if (wall)
+			fprintf(out, "%.6f,%.6f,%.6f,", sec, cpu, off);
+		else
+			fprintf(out, "%.6f,", sec);
+		fprintf(out, "%.6f,%.0f,%llu,%llu,", share, t->samples,
 			(unsigned long long)t->tid, (unsigned long long)g->pid);
 		csv_string(out, name);
 		fputc(',', out);
 		csv_string(out, x->strs[g->name]);
+		if (x->clock != PC_CLOCK_CPU) {
+			fputc(',', out);
+			print_waits(x, th, w, nw, format, g->rate, out);
+		}
 		fputc('\n', out);
 	} else if (format == FORMAT_JSON) {
 		fprintf(out, "%s\n  {\"tid\": %llu, \"name\": ", first ? "" : ",",
@@ -48,9 +165,42 @@ print_thread(const struct export *x, const struct xp_thread *t, enum format form
 		json_string(out, name);
 		fprintf(out, ", \"pid\": %llu, \"program\": ", (unsigned long long)g->pid);
 		json_string(out, x->strs[g->name]);
-		fprintf(out, ", \"cpu_seconds\": %.6f, \"samples\": %.0f, \"share\": %.6f}",
-			t->samples / g->rate, t->samples, share);
+		if (x->clock == PC_CLOCK_CPU)
+			fprintf(out, ", \"cpu_seconds\": %.6f", sec);
+		else
+			fprintf(out, ", \"wall_seconds\": %.6f, \"cpu_seconds\": %.6f, "
+				"\"off_cpu_seconds\": %.6f", wall ? sec : off, wall ? cpu : 0, off);
+		fprintf(out, ", \"samples\": %.0f, \"share\": %.6f", t->samples, share);
+		if (x->clock != PC_CLOCK_CPU)
+			print_waits(x, th, w, nw, format, g->rate, out);
+		fputc('}', out);
 	}
+}
+
+/* The table's head for the clock: text's columns, csv's fields. */
+static void
+print_threads_head(const struct export *x, enum format format, FILE *out, const char *title)
+{
+	int wall = x->clock == PC_CLOCK_WALL;
+	double rate = x->ngroups ? x->groups[0].rate : 1;
+
+	if (format == FORMAT_TEXT && x->clock == PC_CLOCK_CPU)
+		fprintf(out, "Threads of %s: %.0f samples\n\n%10s %8s %10s %8s  %-16s  %s\n",
+			text_name(title), x->total, "CPU s", "share", "tid", "pid", "thread",
+			"program");
+	else if (format == FORMAT_TEXT)
+		fprintf(out, "Threads of %s: %.3f s of %s time (%.3f s on CPU, %.3f s off "
+			"CPU)\n\n%s%8s %10s %8s  %-16s  %s\n", text_name(title), x->total / rate,
+			wall ? "wall" : "off-CPU", (x->total - x->off) / rate, x->off / rate,
+			wall ? "    wall s      CPU s  off-CPU s " : " off-CPU s ", "share", "tid",
+			"pid", "thread", "program (then the top waits)");
+	else if (format == FORMAT_CSV)
+		fprintf(out, "%sshare,samples,tid,pid,thread,program%s\n",
+			x->clock == PC_CLOCK_CPU ? "cpu_seconds," :
+			wall ? "wall_seconds,cpu_seconds,off_cpu_seconds," : "off_cpu_seconds,",
+			x->clock == PC_CLOCK_CPU ? "" : ",top_waits");
+	else if (format == FORMAT_JSON)
+		fprintf(out, "{\"clock\": \"%s\", \"threads\": [", clock_word(x->clock));
 }
 
 void
@@ -59,6 +209,8 @@ export_print_threads(const struct export *x, enum format format, FILE *out,
 {
 	const struct xp_thread **v = malloc((x->nthreads ? x->nthreads : 1) * sizeof(*v));
 	double unknown = x->total;
+	struct thread_wait *w;
+	size_t nw;
 
 	if (!v)
 		pc_fatal("out of memory");
@@ -70,23 +222,19 @@ export_print_threads(const struct export *x, enum format format, FILE *out,
 		unknown -= v[i]->samples;
 	}
 	qsort(v, x->nthreads, sizeof(*v), cmp_thread);
-	if (format == FORMAT_TEXT)
-		fprintf(out, "Threads of %s: %.0f samples\n\n%10s %8s %10s %8s  %-16s  %s\n",
-			text_name(title), x->total, "CPU s", "share", "tid", "pid", "thread",
-			"program");
-	else if (format == FORMAT_CSV)
-		fputs("cpu_seconds,share,samples,tid,pid,thread,program\n", out);
-	else if (format == FORMAT_JSON)
-		fputs("{\"threads\": [", out);
+	w = thread_waits(x, &nw);
+	print_threads_head(x, format, out, title);
 	for (size_t i = 0; i < x->nthreads; i++)
 		if (v[i]->samples > 0)	/* none: left out by --thread */
-			print_thread(x, v[i], format, out, i == 0);
+			print_thread(x, v[i], format, out, i == 0, w, nw);
 	if (format == FORMAT_TEXT && unknown > 0.5)
-		fprintf(out, "%10s %7.2f%% %10s %8s  %-16s\n", "", 100 * unknown / x->total, "",
+		fprintf(out, "%*s %7.2f%% %10s %8s  %-16s\n",
+			x->clock == PC_CLOCK_WALL ? 32 : 10, "", 100 * unknown / x->total, "",
 			"", "[no thread recorded]");
 	if (format == FORMAT_JSON)
 		fprintf(out, "\n], \"total_samples\": %.0f, \"no_thread_samples\": %.0f}\n",
 			x->total, unknown > 0 ? unknown : 0);
+	free(w);
 	free(v);
 }
 
@@ -121,12 +269,21 @@ export_finish(struct export *x, const struct report_opts *r, FILE *out, const ch
 		export_print(x, r->format, out, title);
 	} else {
 		struct symtab st;
+		struct callgraph cg;
 		struct flat f;
 		struct report_opts ro = *r;
+		/* a wall view's functions have total time from the stacks; a
+		 * CPU one's report stays as it always was */
+		int graph = x->clock != PC_CLOCK_CPU;
 
 		export_flat(x, &st, &f);
+		if (graph)
+			export_callgraph(x, &cg);
 		ro.exe = title;
-		report_print(out, &f, &st, NULL, &ro);
+		ro.clock = x->clock;
+		report_print(out, &f, &st, graph ? &cg : NULL, &ro);
+		if (graph)
+			callgraph_release(&cg);
 		export_flat_release(&st, &f);
 	}
 }

@@ -5,7 +5,9 @@
  * (protobuf-c, Debian's libprotobuf-c) and the gzip stream is zlib's.
  *
  * Two sample types, samples/count and cpu/nanoseconds (the period is a
- * group's 1e9 / rate), as Go's own CPU profiles have them. Each sample
+ * group's 1e9 / rate), as Go's own CPU profiles have them; a wall-clock
+ * view's second is wall/nanoseconds (its off-CPU time in samples of the
+ * same rate, so one period is one sample of either). Each sample
  * carries its process as the labels "process" (the program) and "pid",
  * and where the stacks recorded it its thread as "thread" (its name) and
  * "tid".
@@ -207,7 +209,10 @@ build_samples(const struct export *x, Profile *pr, struct pieces *pc)
 		 * each a fraction, and the rounding is carried */
 		o->value[0] = llround(sum + s->count) - llround(sum);
 		sum += s->count;
-		o->value[1] = llround((double)o->value[0] * 1e9 / g->rate);
+		/* wall time is kept to the nanosecond: an off-CPU record's
+		 * is a measured time, not a count of whole samples */
+		o->value[1] = llround((x->clock == PC_CLOCK_CPU ? (double)o->value[0] : s->count) *
+				      1e9 / g->rate);
 		o->label = &pc->labelp[4 * i];
 		o->n_label = put_labels(x, s, &pc->labels[4 * i], o->label);
 		pc->samplep[used++] = o;
@@ -287,7 +292,7 @@ export_pprof(const struct export *x, FILE *out)
 		perftools__profiles__value_type__init(&pc.vt[i]);
 	pc.vt[0].type = str_of(x, "samples");
 	pc.vt[0].unit = str_of(x, "count");
-	pc.vt[1].type = pc.vt[2].type = str_of(x, "cpu");
+	pc.vt[1].type = pc.vt[2].type = str_of(x, x->clock == PC_CLOCK_CPU ? "cpu" : "wall");
 	pc.vt[1].unit = pc.vt[2].unit = str_of(x, "nanoseconds");
 	pc.vtp[0] = &pc.vt[0];
 	pc.vtp[1] = &pc.vt[1];

@@ -371,6 +371,9 @@ put_colour(FILE *out, const char *name, unsigned char kind)
 	case FLAME_KIND_SAME:
 		fprintf(out, "rgb(%u,%u,%u)", 200 + h % 20, 200 + h % 20, 200 + h % 20);
 		break;
+	case FLAME_KIND_OFFCPU:		/* violets: apart from libc's blues */
+		fprintf(out, "rgb(%u,%u,%u)", 140 + h % 40, 100 + (h >> 8) % 40, 230 + (h >> 16) % 26);
+		break;
 	default:			/* the executable, or not said: warm */
 		fprintf(out, "rgb(%u,%u,%u)", 205 + h % 51, (h >> 8) % 231, (h >> 16) % 56);
 	}
@@ -382,11 +385,11 @@ put_legend(FILE *out, const struct tree *t)
 {
 	static const char *const label[FLAME_KINDS] = {
 		NULL, "executable", "libc", "other libraries", "no object",
-		"slower", "faster", "no significant change"
+		"slower", "faster", "no significant change", "off-CPU"
 	};
 	static const char *const sample[FLAME_KINDS] = {
 		NULL, "rgb(230,110,30)", "rgb(110,180,243)", "rgb(90,218,110)", "rgb(185,185,185)",
-		"rgb(240,60,60)", "rgb(60,110,240)", "rgb(210,210,210)"
+		"rgb(240,60,60)", "rgb(60,110,240)", "rgb(210,210,210)", "rgb(160,120,243)"
 	};
 	int seen[FLAME_KINDS] = { 0 }, x = IMAGE_W - XPAD - 560;
 

@@ -20,6 +20,8 @@ enum flame_kind {
 	FLAME_KIND_SLOWER,		/* significantly slower: red */
 	FLAME_KIND_FASTER,		/* significantly faster: blue */
 	FLAME_KIND_SAME,		/* no significant change: grey */
+	FLAME_KIND_OFFCPU,		/* a wait of a wall-clock profile:
+					   "[off-cpu: CALL]", violet */
 	FLAME_KINDS
 };
 

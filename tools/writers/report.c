@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "pcprof.h"
+#include "symbols/waits.h"
 
 /* A row of the report: a function, the samples in no symbol, or (with
  * --by-object) an object. */
@@ -138,12 +140,20 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 	double cum = 0, rest = 0;
 	int ow = object_width(l, shown);
 
-	fprintf(out, "Flat profile of %s from %s", text_name(o->exe),
+	fprintf(out, "%s profile of %s from %s", o->clock == PC_CLOCK_WALL ? "Wall-clock" :
+		o->clock == PC_CLOCK_OFF ? "Off-CPU" : "Flat", text_name(o->exe),
 		text_name(o->files[0]));
 	if (o->nfiles > 1)
 		fprintf(out, " and %d more", o->nfiles - 1);
-	fprintf(out, ": %.0f samples at %u Hz, %.3f s\n\n", f->total, f->rate,
-		f->total / f->rate);
+	if (o->clock == PC_CLOCK_WALL || o->clock == PC_CLOCK_OFF)
+		/* off-CPU time is in samples of the CPU rate: whole seconds
+		 * are what it means */
+		fprintf(out, ": %.3f s of %s time (%.3f s on CPU, %.3f s off CPU), in samples "
+			"at %u Hz\n\n", f->total / f->rate, o->clock == PC_CLOCK_OFF ? "off-CPU" :
+			"wall", (f->total - f->off) / f->rate, f->off / f->rate, f->rate);
+	else
+		fprintf(out, ": %.0f samples at %u Hz, %.3f s\n\n", f->total, f->rate,
+			f->total / f->rate);
 	if (o->by_object)
 		fprintf(out, "%10s %7s %7s %10s %9s  %s\n", "self s", "share", "cum",
 			"samples", "functions", "object");
@@ -173,6 +183,53 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 		fprintf(out, "%10.3f %6.2f%% %7s %10.0f  (%zu more %s%s)\n",
 			rest / f->rate, 100 * rest / f->total, "", rest, n - shown,
 			o->by_object ? "object" : "function", n - shown == 1 ? "" : "s");
+}
+
+/* The process a wait's name says it waits for ("[off-cpu: wait4 pid
+ * 42]"), or 0. */
+static unsigned long
+child_of(const char *name)
+{
+	const char *p;
+
+	if (!wait_name_is(name) || !(p = strstr(name, " pid ")))
+		return 0;
+	return strtoul(p + 5, NULL, 10);
+}
+
+/* Text: where a wait for a child is, the command that shows the child's
+ * own profile (a run directory holds every process's). */
+static void
+print_children(FILE *out, const struct line *l, size_t n, const struct report_opts *o,
+	       uint32_t rate)
+{
+	const char *dir = o->files[0];
+	char *slash = NULL, *copy = NULL;
+	int said = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned long pid = child_of(l[i].name);
+
+		if (!pid)
+			continue;
+		if (!copy) {
+			struct stat sb;
+
+			/* a profile's directory, or the directory given */
+			if (!(copy = strdup(dir)))
+				pc_fatal("out of memory");
+			if (stat(copy, &sb) == 0 && !S_ISDIR(sb.st_mode) &&
+			    (slash = strrchr(copy, '/')))
+				*slash = 0;
+			else if (stat(copy, &sb) == 0 && !S_ISDIR(sb.st_mode))
+				strcpy(copy, ".");
+		}
+		if (!said++)
+			fputc('\n', out);
+		fprintf(out, "waits for pid %lu (%.3f s): pcprof report %s --process %lu\n", pid,
+			l[i].samples / rate, text_name(copy), pid);
+	}
+	free(copy);
 }
 
 /* JSON: the callers with no time of their own, after the k functions
@@ -261,8 +318,13 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 		fputs(i ? ", " : "", out);
 		json_string(out, o->files[i]);
 	}
-	fprintf(out, "], \"rate_hz\": %u, \"total_seconds\": %.6f, \"total_samples\": %.0f, "
-		"\"symbols\": ", f->rate, f->total / f->rate, f->total);
+	fprintf(out, "], \"clock\": \"%s\", \"rate_hz\": %u, \"total_seconds\": %.6f, "
+		"\"total_samples\": %.0f, ", clock_word(o->clock), f->rate, f->total / f->rate,
+		f->total);
+	if (o->clock == PC_CLOCK_WALL || o->clock == PC_CLOCK_OFF)
+		fprintf(out, "\"cpu_seconds\": %.6f, \"off_cpu_seconds\": %.6f, ",
+			(f->total - f->off) / f->rate, f->off / f->rate);
+	fputs("\"symbols\": ", out);
 	json_string(out, st->source);
 	if (st->debug_path) {
 		fputs(", \"debug_file\": ", out);
@@ -283,6 +345,8 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 			r->samples / f->rate, r->samples, r->samples / f->total);
 		if (cg)
 			fprintf(out, ", \"total_seconds\": %.6f", cg->total[r->func] / f->rate);
+		if (child_of(st->funcs[r->func]))
+			fprintf(out, ", \"wait_pid\": %lu", child_of(st->funcs[r->func]));
 		fputc('}', out);
 	}
 	if (cg && o->top <= 0)
@@ -338,6 +402,8 @@ report_print(FILE *out, const struct flat *f, const struct symtab *st,
 	switch (o->format) {
 	case FORMAT_TEXT:
 		print_text(out, f, l, n, shown, o);
+		if (o->clock == PC_CLOCK_WALL || o->clock == PC_CLOCK_OFF)
+			print_children(out, l, n, o, f->rate);
 		if (f->outside > 0)
 			fprintf(out, "\n%s: %.1f %% of the samples were in code outside %s\n"
 				"(its shared libraries, the vDSO, JIT code), recorded without detail;\n"

@@ -1,0 +1,73 @@
+/*
+ * Naming waits (waits.h): the system call table is generated from the
+ * kernel's <asm/unistd_64.h> by the Makefile, so that it is the one the
+ * recording machine's libc was built against, never a list typed here.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../gmon/gmon.h"
+#include "symbols/waits.h"
+#include "gen/syscalls.h"	/* syscall_names[], by number */
+
+const char *
+syscall_name(unsigned nr)
+{
+	if (nr >= sizeof(syscall_names) / sizeof(syscall_names[0]))
+		return NULL;
+	return syscall_names[nr];
+}
+
+/* The descriptor kinds' words, in enum gmon_fd_kind's order. */
+static const char *const fd_words[GMON_FD_KINDS] = {
+	"", "file", "pipe", "socket", "tty", "eventfd", "other"
+};
+
+uint32_t
+wait_pid(uint64_t w)
+{
+	const char *call;
+
+	if (!GMON_IS_WAIT(w))
+		return 0;
+	call = syscall_name(GMON_WAIT_CALL(w));
+	/* only a wait for a child carries a pid (gmon.h) */
+	if (!call || (strcmp(call, "wait4") && strcmp(call, "waitid")))
+		return 0;
+	return GMON_WAIT_PID(w);
+}
+
+char *
+wait_name(uint64_t w, char *buf, size_t size)
+{
+	unsigned nr = GMON_WAIT_CALL(w), fd = GMON_WAIT_FD(w);
+	const char *call = syscall_name(nr);
+	char num[32];
+	int n;
+
+	if (nr == GMON_WAIT_RUNQUEUE)
+		call = "runqueue";
+	else if (nr == GMON_WAIT_NOCALL)
+		call = "fault";
+	else if (!call) {
+		snprintf(num, sizeof(num), "syscall %u", nr);
+		call = num;
+	}
+	n = snprintf(buf, size, WAIT_PREFIX "%s", call);
+	if (n < 0 || (size_t)n >= size)
+		return buf;
+	if (fd != GMON_FD_NONE)
+		n += snprintf(buf + n, size - (size_t)n, " %s",
+			      fd < GMON_FD_KINDS ? fd_words[fd] : "other");
+	if (n >= 0 && (size_t)n < size && wait_pid(w))
+		n += snprintf(buf + n, size - (size_t)n, " pid %u", (unsigned)wait_pid(w));
+	if (n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "]");
+	return buf;
+}
+
+int
+wait_name_is(const char *name)
+{
+	return !strncmp(name, WAIT_PREFIX, sizeof(WAIT_PREFIX) - 1);
+}
