@@ -268,6 +268,8 @@ enum pc_clock clock_named(const char *arg);
  * recorded with the wall clock (a version 3 header with GMON_STACKS_WALL);
  * a missing or unreadable file is not. */
 int stacks_are_wall(const struct pc_inputs *in, int run, const char *stacks_file);
+/* The same of the stacks beside one profile, gmon. */
+int stacks_profile_is_wall(const char *gmon);
 /* stackfile.c: the clock a report of run shows when asked for asked: auto
  * is wall for a wall-clock profile, else cpu; wall or off of a CPU profile
  * exits 2 with one line. */
@@ -319,8 +321,11 @@ enum format {
 	FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_FOLDED,
 	/* for other tools (export.h) */
 	FORMAT_PPROF, FORMAT_SPEEDSCOPE, FORMAT_CALLGRIND,
+	/* for gprof: the executable's gmon file, of the clock's time
+	 * (model/wallgmon.h) */
+	FORMAT_GMON,
 };
-#define FORMAT_IS_EXPORT(f)	((f) >= FORMAT_PPROF)
+#define FORMAT_IS_EXPORT(f)	((f) >= FORMAT_PPROF && (f) != FORMAT_GMON)
 
 struct report_opts {
 	enum format format;

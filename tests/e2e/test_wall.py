@@ -213,3 +213,40 @@ def test_wall_exports_pprof_and_speedscope():
     m = re.search(r"^\s*([\d.]+)(m?s)\s+[\d.]+%\s+[\d.]+%\s+[\d.]+m?s\s+[\d.]+%\s+"
                   r"\[off-cpu: clock_nanosleep\]", top.stdout, re.M)
     assert m and float(m.group(1)) * (1e-3 if m.group(2) == "ms" else 1) == 2.0, top.stdout
+
+
+def test_wall_gmon_file_for_gprof():
+    """--format gmon of a wall profile: gprof reads it, each off-CPU
+    stack's time in the function of the executable that made the blocking
+    call (work_alpha: its CPU samples, the sleep and the pipe read), the
+    wait for the child in main, arcs counted in the same units; the time
+    with no frame in the text (the runqueue) is left out of gprof's view.
+    The file is replaced whole, a symlink there replaced, not followed."""
+    need("gprof")
+    r, exe, cpu, waits = made_wall()
+    out = os.path.join(r.cwd, "gmon.wall")
+    victim = os.path.join(r.cwd, "victim")
+    open(victim, "w").write("keep")
+    os.symlink(victim, out)
+    p = pcprof("report", "--format", "gmon", "-o", out, exe, r.path())
+    assert p.returncode == 0, p.stderr
+    assert open(victim).read() == "keep" and not os.path.islink(out)
+    g = subprocess.run(["gprof", "-b", "-p", exe, out], capture_output=True, text=True,
+                       timeout=60)
+    assert g.returncode == 0, g.stderr
+    self_s = {}
+    for line in g.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 4 and re.match(r"[\d.]+$", f[0]) and re.match(r"[\d.]+$", f[2]):
+            self_s[f[-1]] = float(f[2])
+    cpu_alpha = next(f["self_seconds"] for f in cpu["functions"] if f["name"] == "work_alpha")
+    assert abs(self_s["work_alpha"] - (cpu_alpha + 2.25)) <= 0.011, (self_s, cpu_alpha)
+    assert abs(self_s["main"] - 1.0) <= 0.011, self_s
+    q = subprocess.run(["gprof", "-b", "-q", exe, out], capture_output=True, text=True,
+                       timeout=60).stdout
+    assert re.search(r"^\s+[\d.]+\s+[\d.]+\s+\d+/\d+\s+main \[\d+\]", q, re.M), q
+    # a CPU profile refuses --clock wall here too
+    plain = run([exe, "0.1"], env={"PC_STACKS": "1"})
+    e = pcprof("report", "--format", "gmon", "--clock", "wall", "-o",
+               os.path.join(plain.cwd, "w"), exe, plain.path())
+    assert e.returncode == 2 and "a CPU profile" in e.stderr, e.stderr

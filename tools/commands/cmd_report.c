@@ -3,12 +3,14 @@
  * profiles (report_files, which pcprof run calls too), read through
  * inputs.c; runview.c makes the report of a whole run.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "pcprof.h"
 #include "inputs/runexe.h"
@@ -16,6 +18,8 @@
 #include "model/export.h"
 #include "writers/export_out.h"
 #include "model/lines.h"
+#include "model/wallgmon.h"
+#include "writers/gmon_out.h"
 #include "commands/options.h"
 
 static const char usage_short[] =
@@ -94,6 +98,29 @@ export_inputs(const struct pc_inputs *in, const struct report_opts *r,
 	export_release(&x);
 }
 
+/* --format gmon: the executable's gmon file of the clock's time, for
+ * gprof (wallgmon.h), onto out (out_open's: whole or not at all). */
+static void
+gmon_inputs(const struct pc_inputs *in, const struct report_opts *r, FILE *out)
+{
+	struct gmon_profile p;
+	int e;
+
+	if (r->by_thread || r->thread || r->callgraph || r->lines || r->by_object)
+		pc_fatal("--format gmon: gprof's file of the whole executable, not with %s",
+			 r->by_thread ? "--by-thread" : r->thread ? "--thread" :
+			 r->callgraph ? "--callgraph" : r->lines ? "--lines" : "--by-object");
+	if (isatty(fileno(out)))
+		pc_fatal("--format gmon: a binary file for gprof, not for a terminal: name the "
+			 "file with -o FILE");
+	wallgmon_build(&p, in, 0, r->stacks, r->clock);
+	if (fflush(out))
+		pc_fatal("'%s': %s", r->files[0], strerror(errno));
+	if ((e = gmon_write_fd(fileno(out), &p)) < 0)
+		pc_fatal("writing the gmon file: %s", strerror(-e));
+	gmon_profile_release(&p);
+}
+
 /* The flat profile, and the call graph where there are arcs. */
 static void
 print_flat(const struct pc_inputs *in, const struct report_opts *r, FILE *out)
@@ -133,6 +160,10 @@ report_inputs(struct pc_inputs *in, struct report_opts *r, const struct symtab_o
 	if (r->by_object && !in->st.nobjs)
 		pc_fatal("'%s': no objects manifest beside it (record with PC_SCOPE=all "
 			 "for --by-object)", r->files[0]);
+	if (r->format == FORMAT_GMON) {
+		gmon_inputs(in, r, out);
+		goto out;
+	}
 	/* a wall view is of the stacks, which the export holds; folded
 	 * stacks are folded_build's under any clock */
 	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread ||
@@ -198,7 +229,8 @@ static int
 one_program(const struct report_opts *r)
 {
 	return !FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread &&
-	       (r->format == FORMAT_FOLDED || r->callgraph || r->lines);
+	       (r->format == FORMAT_FOLDED || r->format == FORMAT_GMON || r->callgraph ||
+		r->lines);
 }
 
 /*

@@ -16,6 +16,7 @@
 #include "pcprof.h"
 #include "inputs/runexe.h"
 #include "inputs/runfiles.h"
+#include "writers/gmon_out.h"
 
 static const char usage_merge[] =
 "usage: pcprof merge -o OUT GMON...\n"
@@ -30,81 +31,6 @@ static const char usage_merge[] =
 "samples of them (gprof OBJECT OUTDIR/gmon.out.PROG+OBJECT); --process\n"
 "PID|NAME keeps those of one pid or program.\n";
 
-static int
-cmp_arc(const void *a, const void *b)
-{
-	const struct gmon_arc *x = a, *y = b;
-
-	if (x->from_pc != y->from_pc)
-		return x->from_pc < y->from_pc ? -1 : 1;
-	if (x->self_pc != y->self_pc)
-		return x->self_pc < y->self_pc ? -1 : 1;
-	return 0;
-}
-
-static int
-write_profile(int fd, const struct gmon_profile *p)
-{
-	struct gmon_sink *s = malloc(sizeof(*s));
-	struct gmon_arc *a = p->arcs;
-	size_t n = p->narcs;
-
-	if (!s)
-		return -ENOMEM;
-	gmon_sink_init(s, fd);
-	gmon_sink_header(s, p->spare);
-	for (size_t i = 0; i < p->nhists && !s->error; i++) {
-		const struct gmon_hist *h = &p->hists[i];
-		long r = gmon_sink_counts64(s, h->low, (unsigned)((h->high - h->low) / h->nbins),
-					    h->rate, h->counts, h->nbins);
-
-		if (r < 0 && !s->error)
-			s->error = (int)r;
-	}
-	/* equal arcs summed; a sum past 32 bits goes in several records,
-	 * which gprof adds up again */
-	qsort(a, n, sizeof(*a), cmp_arc);
-	for (size_t i = 0; i < n && !s->error; ) {
-		uint64_t total = 0;
-		size_t j = i;
-
-		while (j < n && !cmp_arc(&a[i], &a[j]))
-			total += a[j++].count;
-		while (total > UINT32_MAX) {
-			gmon_sink_arc(s, a[i].from_pc, a[i].self_pc, UINT32_MAX);
-			total -= UINT32_MAX;
-		}
-		gmon_sink_arc(s, a[i].from_pc, a[i].self_pc, (uint32_t)total);
-		i = j;
-	}
-	n = (size_t)gmon_sink_flush(s);
-	free(s);
-	return (int)n;
-}
-
-/* p written whole to out: a temporary file first, renamed into place. */
-static void
-write_to(const char *out, const struct gmon_profile *p)
-{
-	char tmp[PATH_MAX];
-	int fd, r;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", out, (long)getpid()) >= (int)sizeof(tmp))
-		pc_fatal("'%s': name too long", out);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-	if (fd < 0)
-		pc_fatal("'%s': %s", tmp, strerror(errno));
-	r = write_profile(fd, p);
-	if (close(fd) && !r)
-		r = -errno;
-	if (!r && rename(tmp, out))
-		r = -errno;
-	if (r) {
-		unlink(tmp);
-		pc_fatal("'%s': %s", out, strerror(-r));
-	}
-}
-
 /* The files of paths[0..n) summed into out/NAME. */
 static void
 merge_into(const char *out, const char *name, char **paths, int n)
@@ -115,7 +41,7 @@ merge_into(const char *out, const char *name, char **paths, int n)
 	if (asprintf(&path, "%s/%s", out, name) < 0)
 		pc_fatal("out of memory");
 	profiles_load(&p, paths, n);
-	write_to(path, &p);
+	gmon_write_file(path, &p);
 	printf("%s: %d profile%s\n", text_name(path), n, n == 1 ? "" : "s");
 	gmon_profile_release(&p);
 	free(path);
@@ -293,7 +219,7 @@ cmd_merge(int argc, char **argv)
 				"executable's profiles are merged", argv[i]);
 			break;
 		}
-	write_to(out, &p);
+	gmon_write_file(out, &p);
 	gmon_profile_release(&p);
 	return 0;
 }

@@ -19,7 +19,10 @@
 #include "config.h"	/* PC_LIBDIR, written by the Makefile */
 #include "commands/launch.h"
 #include "commands/options.h"
+#include "inputs/runfiles.h"
 #include "model/export.h"
+#include "model/wallgmon.h"
+#include "writers/gmon_out.h"
 
 static const char usage_run[] =
 "usage: pcprof run [OPTIONS] -- CMD [ARGS...]\n"
@@ -60,6 +63,13 @@ static const char usage_run[] =
 "                     callgrind need it)\n"
 "  --no-report        write the profile only\n"
 "  --stacks           also write GMON.stacks for flame graphs (PC_STACKS=1)\n"
+"  --clock wall       record a wall-clock profile (PC_CLOCK=wall): every\n"
+"                     thread's CPU samples and the time it spent off the CPU,\n"
+"                     with the stack it blocked at and what it waited for;\n"
+"                     the report shows wall seconds (--clock cpu: CPU\n"
+"                     profile, the default), and DIR/gmon.wall is written\n"
+"                     beside DIR/gmon.out: the first process's wall time for\n"
+"                     gprof (gprof PROG DIR/gmon.wall)\n"
 "  --no-callgraph     record the flat profile only (PC_CALLGRAPH=0)\n"
 "  --main-only        profile the executable's own code only (PC_SCOPE=main):\n"
 "                     the report is of the first process, and its time in\n"
@@ -88,6 +98,8 @@ REPORT_OPTIONS_HELP
 "  PC_DEPTH         frames walked per sample, 2 to 256 (128)\n"
 "  PC_ARCS          size of the arc table, 1024 to 67108864 (65536)\n"
 "  PC_STACKS        1 or a path: write sampled stacks for flame graphs\n"
+"  PC_CLOCK         wall: a wall-clock profile, off-CPU time too (--clock)\n"
+"  PC_WALL_HZ       the wall clock's rounds a second (100)\n"
 "  PC_STACKS_MB     memory for distinct stacks, 1 to 4096 (32)\n"
 "  PC_SNAPSHOT_SIGNAL    a signal that writes a snapshot of the profile\n"
 "  PC_SNAPSHOT_INTERVAL  seconds between snapshots\n"
@@ -247,6 +259,50 @@ report_apart(const char *exe, const char *output, int main_only, const char *rep
 		pc_warn("the report of '%s' failed: %s", output, strsignal(WTERMSIG(status)));
 }
 
+/*
+ * A wall-clock run's gmon file for gprof (wallgmon.h): the wall time of
+ * the run's first process (profile, its program named by its manifest, or
+ * exe where it has none) as gmon.wall beside its gmon.out. Made in a
+ * child process, as the report is: a failure is one line and never the
+ * run's status.
+ */
+static void
+wall_gmon_apart(const char *exe, const char *profile, const struct symtab_opts *s)
+{
+	pid_t pid;
+	int status;
+
+	if (!stacks_profile_is_wall(profile))
+		return;
+	fflush(NULL);
+	if ((pid = fork()) < 0)
+		return;
+	if (pid == 0) {
+		struct gmon_objects o = { 0 };
+		struct gmon_profile p;
+		struct pc_inputs in;
+		char *files[1], *path, *slash;
+		int manifest = runfiles_has_manifest(profile);
+
+		if (manifest)
+			runfiles_read_manifest(profile, &o);
+		if (!(files[0] = strdup(profile)) || !(path = malloc(strlen(profile) + 16)))
+			pc_fatal("out of memory");
+		strcpy(path, profile);
+		slash = strrchr(path, '/');
+		strcpy(slash ? slash + 1 : path, "gmon.wall");
+		inputs_open(&in, manifest && o.n ? o.v[0].path : exe, files, 1, s, INPUTS_AS_GIVEN);
+		wallgmon_build(&p, &in, 0, NULL, PC_CLOCK_WALL);
+		gmon_write_file(path, &p);
+		exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return;
+	if (WIFSIGNALED(status))
+		pc_warn("the gmon file of '%s' failed: %s", profile, strsignal(WTERMSIG(status)));
+}
+
 static void
 setenv_or_die(const char *k, const char *v)
 {
@@ -347,6 +403,12 @@ run_options(int argc, char **argv, struct run_opts *o)
 	/* a screenful for people; everything for machines */
 	if (o->r.top < 0)
 		o->r.top = o->r.format == FORMAT_TEXT ? RUN_TOP : 0;
+	/* --clock wall (or off, the waits alone): libpc records the wall
+	 * clock, stacks and all; cpu, as without */
+	if (o->r.clock == PC_CLOCK_WALL || o->r.clock == PC_CLOCK_OFF)
+		setenv_or_die("PC_CLOCK", "wall");
+	else if (o->r.clock == PC_CLOCK_CPU)
+		unsetenv("PC_CLOCK");
 	return -1;
 }
 
@@ -464,6 +526,8 @@ cmd_run(int argc, char **argv)
 	 * report names those still running, else here */
 	if (!unprofiled)
 		recover_dir(dir, o.no_report || o.main_only);
+	if (!unprofiled && stat(output, &after) == 0)
+		wall_gmon_apart(exe, output, &o.s);
 	if (!o.no_report) {
 		if (stat(output, &after) || (had_before && after.st_ino == before.st_ino &&
 		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))

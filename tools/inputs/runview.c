@@ -131,6 +131,31 @@ add_row(struct runview *v, const char *name, const char *object, double samples,
 	r->seconds = samples / rate;
 }
 
+/* A wall-clock view of one process (in, loaded): its functions' rows
+ * from the stacks, each wait a function (export.c). */
+static void
+read_proc_wall(struct runview *v, struct runview_proc *pr, const struct pc_inputs *in,
+	       const struct symtab_opts *so)
+{
+	struct export x;
+	struct symtab st;
+	struct flat f;
+
+	export_init(&x);
+	x.clock = v->clock;
+	export_add(&x, in, so, NULL, pr->program, pr->pid);
+	export_flat(&x, &st, &f);
+	pr->shown = f.total / pr->rate;
+	pr->off = f.off / pr->rate;
+	for (size_t i = 0; i < f.nrows; i++) {
+		uint32_t fn = f.rows[i].func;
+
+		add_row(v, st.funcs[fn], st.objnames[st.func_obj[fn]], f.rows[i].samples, f.rate);
+	}
+	export_flat_release(&st, &f);
+	export_release(&x);
+}
+
 /* Read one process and add its functions' samples to the view. */
 static void
 read_proc(struct runview *v, struct runview_proc *pr, const struct symtab_opts *so)
@@ -147,7 +172,13 @@ read_proc(struct runview *v, struct runview_proc *pr, const struct symtab_opts *
 		f.rate = pr->rate ? pr->rate : 1;
 	pr->rate = f.rate;
 	pr->samples = f.total;
-	pr->seconds = f.total / f.rate;
+	pr->seconds = pr->shown = f.total / f.rate;
+	if (v->clock != PC_CLOCK_CPU) {
+		flat_release(&f);
+		read_proc_wall(v, pr, &in, so);
+		inputs_close(&in);
+		return;
+	}
 	for (size_t i = 0; i < f.nrows; i++) {
 		uint32_t fn = f.rows[i].func;
 		const char *obj = st->nobjs ? st->objnames[st->func_obj[fn]] : pr->program;
@@ -300,8 +331,8 @@ cmp_proc(const void *a, const void *b)
 {
 	const struct runview_proc *x = a, *y = b;
 
-	if (x->seconds != y->seconds)
-		return x->seconds > y->seconds ? -1 : 1;
+	if (x->shown != y->shown)
+		return x->shown > y->shown ? -1 : 1;
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
@@ -373,7 +404,8 @@ read_procs(struct runview *v, const struct symtab_opts *so, double *total)
 	for (size_t i = 0; i < v->nprocs; i++) {
 		read_proc(v, &v->procs[i], so);
 		time_unsampled(&v->procs[i]);
-		*total += v->procs[i].seconds;
+		*total += v->procs[i].shown;
+		v->cpu_total += v->procs[i].seconds;
 		if (!rate)
 			rate = v->procs[i].rate;
 		else if (rate != v->procs[i].rate)
@@ -399,11 +431,30 @@ export_run(struct runview *v, const struct report_opts *r, const struct symtab_o
 		inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN);
 		give_manifest(&in, pr);
 		inputs_load(&in, so, 0);
+		x.clock = v->clock;
 		export_add(&x, &in, so, NULL, pr->program, pr->pid);
 		inputs_close(&in);
 	}
 	export_finish(&x, r, out, title);
 	export_release(&x);
+}
+
+/* The view's clock, asked for asked: a run of which some process recorded
+ * a wall-clock profile is shown in wall time by default. */
+static enum pc_clock
+run_clock(const struct runview *v, enum pc_clock asked, const char *where)
+{
+	int wall = 0;
+
+	for (size_t i = 0; i < v->nprocs && !wall; i++)
+		wall = stacks_profile_is_wall(v->procs[i].profile);
+	if (asked == PC_CLOCK_AUTO)
+		return wall ? PC_CLOCK_WALL : PC_CLOCK_CPU;
+	if (!wall && asked != PC_CLOCK_CPU)
+		pc_fatal("'%s': a CPU profile, with no off-CPU time for --clock %s (record "
+			 "with pcprof run --clock wall, or PC_CLOCK=wall)", where,
+			 clock_word(asked));
+	return asked;
 }
 
 int
@@ -431,6 +482,7 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	r->exe = "the run";
 	r->files = paths;
 	r->nfiles = npaths;
+	v.clock = r->clock = run_clock(&v, r->clock, paths[0]);
 	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread) {
 		export_run(&v, r, so, out, paths[0]);
 		view_release(&v);

@@ -20,6 +20,9 @@ struct runview_proc {
 	uint64_t pid;		/* 0 where not known */
 	uint64_t threads;	/* 0 where not known */
 	double seconds;		/* CPU seconds sampled, all objects */
+	double shown;		/* the seconds of the view's clock: CPU, wall
+				 * (CPU and off-CPU) or off-CPU */
+	double off;		/* off-CPU seconds (a wall-clock profile's) */
 	double samples;
 	uint32_t rate;
 	/* the process's CPU clock as the manifest read it (have_cpu): */
@@ -48,6 +51,8 @@ struct runview {
 	size_t nrows, cap;
 	size_t left_out;	/* profiles with no manifest */
 	int all_processes;	/* --processes: a line for each, however many */
+	enum pc_clock clock;	/* the view's: cpu, wall or off */
+	double cpu_total;	/* every process's CPU seconds sampled */
 };
 
 #endif

@@ -158,6 +158,19 @@ file_is_wall(const char *path)
 }
 
 int
+stacks_profile_is_wall(const char *gmon)
+{
+	char *path = runfiles_stacks_name(gmon);
+	int wall;
+
+	if (!path)
+		pc_fatal("out of memory");
+	wall = file_is_wall(path);
+	free(path);
+	return wall;
+}
+
+int
 stacks_are_wall(const struct pc_inputs *in, int runi, const char *stacks_file)
 {
 	const struct pc_run *run = &in->runs[runi];
@@ -165,14 +178,8 @@ stacks_are_wall(const struct pc_inputs *in, int runi, const char *stacks_file)
 
 	if (stacks_file)
 		return file_is_wall(stacks_file);
-	for (int i = 0; i < run->nfiles && !wall; i++) {
-		char *path = runfiles_stacks_name(run->files[i]);
-
-		if (!path)
-			pc_fatal("out of memory");
-		wall = file_is_wall(path);
-		free(path);
-	}
+	for (int i = 0; i < run->nfiles && !wall; i++)
+		wall = stacks_profile_is_wall(run->files[i]);
 	return wall;
 }
 

@@ -139,17 +139,25 @@ ending_of(const struct runview_proc *p, char *buf, size_t size)
 	return buf;
 }
 
+/* The seconds column's head for the view's clock. */
+static const char *
+clock_head(const struct runview *v)
+{
+	return v->clock == PC_CLOCK_WALL ? "wall s" : v->clock == PC_CLOCK_OFF ? "off-CPU s" :
+	       "CPU s";
+}
+
 /* One line a process. */
 static void
 print_procs(FILE *out, const struct runview *v, double total)
 {
 	char buf[64];
 
-	fprintf(out, "%10s %7s %8s %7s  %s\n", "CPU s", "share", "pid", "threads", "program");
+	fprintf(out, "%10s %7s %8s %7s  %s\n", clock_head(v), "share", "pid", "threads", "program");
 	for (size_t i = 0; i < v->nprocs; i++) {
 		const struct runview_proc *p = &v->procs[i];
 
-		fprintf(out, "%10.3f %6.2f%% ", p->seconds, total ? 100 * p->seconds / total : 0);
+		fprintf(out, "%10.3f %6.2f%% ", p->shown, total ? 100 * p->shown / total : 0);
 		if (p->pid)
 			fprintf(out, "%8llu", (unsigned long long)p->pid);
 		else
@@ -195,7 +203,7 @@ programs_of(const struct runview *v, size_t *n)
 	if (!g)
 		pc_fatal("out of memory");
 	for (size_t i = 0; i < v->nprocs; i++)
-		g[i] = (struct program){ v->procs[i].program, 1, v->procs[i].seconds };
+		g[i] = (struct program){ v->procs[i].program, 1, v->procs[i].shown };
 	qsort(g, v->nprocs, sizeof(*g), cmp_program_name);
 	for (size_t i = 0; i < v->nprocs; i++) {
 		if (k && !strcmp(g[k - 1].name, g[i].name)) {
@@ -238,7 +246,7 @@ print_programs(FILE *out, const struct runview *v, double total)
 	struct program *g = programs_of(v, &n);
 	double rest = 0;
 
-	fprintf(out, "%10s %7s %9s  %s\n", "CPU s", "share", "processes", "program");
+	fprintf(out, "%10s %7s %9s  %s\n", clock_head(v), "share", "processes", "program");
 	for (size_t i = 0; i < n; i++) {
 		if (i >= PROCS_SHOWN) {
 			rest += g[i].seconds;
@@ -259,8 +267,12 @@ print_programs(FILE *out, const struct runview *v, double total)
 void
 runview_print_text(FILE *out, const struct runview *v, const char *where, double total)
 {
-	fprintf(out, "Run in %s: %zu process%s, %.3f s of CPU sampled\n",
-		text_name(where), v->nprocs, v->nprocs == 1 ? "" : "es", total);
+	fprintf(out, "Run in %s: %zu process%s, %.3f s of CPU sampled", text_name(where),
+		v->nprocs, v->nprocs == 1 ? "" : "es", v->cpu_total);
+	if (v->clock != PC_CLOCK_CPU)
+		fprintf(out, ", %.3f s of %s time", total,
+			v->clock == PC_CLOCK_WALL ? "wall (threads' CPU and off-CPU)" : "off-CPU");
+	fputc('\n', out);
 	print_timer_text(out, v);
 	print_rate_note(out, v);
 	fputc('\n', out);
@@ -268,7 +280,7 @@ runview_print_text(FILE *out, const struct runview *v, const char *where, double
 		print_programs(out, v, total);
 	else
 		print_procs(out, v, total);
-	print_unsampled_text(out, v, total);
+	print_unsampled_text(out, v, v->cpu_total);
 	fputc('\n', out);
 }
 
@@ -289,7 +301,11 @@ runview_print_json(FILE *out, const struct runview *v, double total)
 		fprintf(out, ", \"pid\": %llu, \"threads\": %llu, \"cpu_seconds\": %.6f, "
 			"\"samples\": %.6g, \"share\": %.6f", (unsigned long long)p->pid,
 			(unsigned long long)p->threads, p->seconds, p->samples,
-			total ? p->seconds / total : 0);
+			total ? p->shown / total : 0);
+		if (v->clock == PC_CLOCK_WALL)
+			fprintf(out, ", \"wall_seconds\": %.6f", p->shown);
+		if (v->clock != PC_CLOCK_CPU)
+			fprintf(out, ", \"off_cpu_seconds\": %.6f", p->off);
 		if (p->timer) {
 			static const char *const hows[] = { "", "asked", "measured", "refused" };
 
@@ -311,7 +327,10 @@ runview_print_json(FILE *out, const struct runview *v, double total)
 				p->before, p->tail, p->writing);
 		fputc('}', out);
 	}
-	fprintf(out, "%s], \"cpu_seconds\": %.6f, ", v->nprocs ? "\n" : "", total);
+	fprintf(out, "%s], \"cpu_seconds\": %.6f, ", v->nprocs ? "\n" : "", v->cpu_total);
+	if (v->clock != PC_CLOCK_CPU)
+		fprintf(out, "\"clock\": \"%s\", \"%s_seconds\": %.6f, ", clock_word(v->clock),
+			v->clock == PC_CLOCK_WALL ? "wall" : "off_cpu", total);
 	{
 		struct unsampled u = unsampled_sum(v);
 
