@@ -122,20 +122,77 @@ long gmon_sink_counts64(struct gmon_sink *s, uint64_t low, unsigned bin,
  * so the outermost callers are missing. Record flag GMON_STACK_THREAD: not
  * a stack but thread tid's name, the last libpc saw: count 0, depth 2,
  * the 16 bytes of the name (NUL-padded) as the two words.
+ *
+ * Version 3 is a wall-clock profile (PC_CLOCK=wall; header flag
+ * GMON_STACKS_WALL): the records above, whose counts are CPU samples as
+ * before, and two more kinds, which an older reader would misread and so
+ * is kept from by the version:
+ *  - GMON_STACK_OFFCPU: time thread tid spent off the CPU, its count in
+ *    nanoseconds; its leaf word is a wait (GMON_WAIT below), the rest the
+ *    blocked thread's stack as above, from the call's frame outward.
+ *    GMON_STACK_CUT with it: the walk stopped at a frame it could not
+ *    unwind (its CFA needs a register that a blocked thread's saved pc and
+ *    sp do not give), so callers are missing.
+ *  - GMON_STACK_WALLINFO: not a stack but the wall sampler's figures, once
+ *    per file: count 0, depth GMON_WALLINFO_WORDS, the words as
+ *    enum gmon_wallinfo says.
  */
 #define GMON_STACKS_MAGIC	"pcstacks"
 #define GMON_STACKS_VERSION	2
+#define GMON_STACKS_WALL_VERSION 3
 #define GMON_STACKS_HEADER_SIZE	32
+#define GMON_STACKS_WALL	1u	/* header flag: a wall-clock profile */
 #define GMON_STACK_TRUNCATED	1u
 #define GMON_STACK_THREAD	2u
+#define GMON_STACK_OFFCPU	4u
+#define GMON_STACK_WALLINFO	8u
+#define GMON_STACK_CUT		16u
 #define GMON_STACK_MAX_DEPTH	4096
 #define GMON_THREAD_NAME_SIZE	16
 
+/*
+ * A wait, the leaf word of an off-CPU stack: GMON_OBJ_WAIT << 48, then
+ * bits 0-11 the system call's number (x86_64), or GMON_WAIT_RUNQUEUE (a
+ * runnable thread waiting for a CPU) or GMON_WAIT_NOCALL (blocked outside
+ * any call: a page fault); bits 12-15 what the call's descriptor is
+ * (enum gmon_fd_kind, for the calls that take one first); bits 16-47 the
+ * process a wait4 or waitid waits for (0: any).
+ */
+#define GMON_OBJ_WAIT		0xfffdu
+#define GMON_WAIT_RUNQUEUE	0xfffu
+#define GMON_WAIT_NOCALL	0xffeu
+#define GMON_WAIT_CALL(w)	((unsigned)((w) & 0xfff))
+#define GMON_WAIT_FD(w)		((unsigned)((w) >> 12 & 0xf))
+#define GMON_WAIT_PID(w)	((uint32_t)((w) >> 16))
+#define GMON_WAIT_WORD(call, fd, pid)					\
+	((uint64_t)GMON_OBJ_WAIT << 48 | (uint64_t)(uint32_t)(pid) << 16 |	\
+	 (uint64_t)((fd) & 0xf) << 12 | ((call) & 0xfff))
+#define GMON_IS_WAIT(w)		((w) >> 48 == GMON_OBJ_WAIT)
+
+enum gmon_fd_kind {
+	GMON_FD_NONE, GMON_FD_FILE, GMON_FD_PIPE, GMON_FD_SOCKET, GMON_FD_TTY,
+	GMON_FD_EVENTFD, GMON_FD_OTHER, GMON_FD_KINDS
+};
+
+/* The words of a GMON_STACK_WALLINFO record. */
+enum gmon_wallinfo {
+	GMON_WALL_HZ,		/* the rate asked for (PC_WALL_HZ) */
+	GMON_WALL_HZ_LOW,	/* the lowest it adapted to (= HZ: never) */
+	GMON_WALL_TICKS,	/* the sampler's rounds */
+	GMON_WALL_FULL,		/* off-CPU samples whose walk reached its end */
+	GMON_WALL_CUT,		/* ... stopped at a frame it could not unwind */
+	GMON_WALL_NONE,		/* ... with no stack at all (only the wait) */
+	GMON_WALL_THREADS,	/* the most threads seen at once */
+	GMON_WALL_DROPPED,	/* samples dropped: the thread moved under the walk */
+	GMON_WALLINFO_WORDS
+};
+
 struct gmon_error;
 
-/* Write the stacks header. AS-safe. */
+/* Write the stacks header (flags GMON_STACKS_WALL: version 3). AS-safe. */
 int gmon_sink_stacks_header(struct gmon_sink *s, uint32_t rate,
-			    const uint8_t build_id[GMON_BUILDID_SIZE], uint32_t pid);
+			    const uint8_t build_id[GMON_BUILDID_SIZE], uint32_t pid,
+			    uint32_t flags);
 /* Write thread tid's name record. AS-safe. */
 int gmon_sink_thread(struct gmon_sink *s, uint32_t tid,
 		     const char name[GMON_THREAD_NAME_SIZE]);
@@ -158,6 +215,8 @@ struct gmon_thread {
 
 struct gmon_stacks {
 	uint32_t rate;
+	uint32_t flags;		/* header flags: GMON_STACKS_WALL */
+	uint64_t wall[GMON_WALLINFO_WORDS];	/* a wall profile's figures */
 	uint32_t pid;		/* the process that wrote it; 0 if not said */
 	uint8_t build_id[GMON_BUILDID_SIZE];
 	struct gmon_stack *v;

@@ -510,6 +510,10 @@ stacks_count(const unsigned char *b, size_t have, size_t len, uint32_t version, 
 		if (version > 1 && (flags & GMON_STACK_THREAD) && depth != 2)
 			return fail(err, off, "thread record of %llu words",
 				    (unsigned long long)depth);
+		if (version > 2 && (flags & GMON_STACK_WALLINFO) &&
+		    depth != GMON_WALLINFO_WORDS)
+			return fail(err, off, "wall record of %llu words",
+				    (unsigned long long)depth);
 		if (depth == 0 || depth > GMON_STACK_MAX_DEPTH)
 			return fail(err, off, "stack of depth %llu", (unsigned long long)depth);
 		if ((len - off - head) / 8 < depth)
@@ -518,6 +522,8 @@ stacks_count(const unsigned char *b, size_t have, size_t len, uint32_t version, 
 			return short_of(err, off + head + 8 * depth);
 		if (version > 1 && (flags & GMON_STACK_THREAD)) {
 			(*nthreads)++;
+		} else if (version > 2 && (flags & GMON_STACK_WALLINFO)) {
+			/* read into the header's figures */
 		} else {
 			*words += depth;
 			(*n)++;
@@ -546,6 +552,9 @@ stacks_fill(const unsigned char *b, size_t len, uint32_t version, size_t head,
 			t->tid = tid;
 			memcpy(t->name, b + off + head, GMON_THREAD_NAME_SIZE);
 			t->name[GMON_THREAD_NAME_SIZE] = 0;
+		} else if (version > 2 && (flags & GMON_STACK_WALLINFO)) {
+			for (uint32_t d = 0; d < GMON_WALLINFO_WORDS; d++)
+				st->wall[d] = get_le(b + off + head + 8 * d, 8);
 		} else {
 			struct gmon_stack *k = &st->v[st->n++];
 
@@ -588,10 +597,12 @@ gmon_stacks_parse_part(const void *buf, size_t have, size_t len, struct gmon_sta
 	if (len < GMON_STACKS_HEADER_SIZE)
 		return fail(err, len, "truncated header");
 	version = (uint32_t)get_le(b + 8, 4);
-	if (version != 1 && version != GMON_STACKS_VERSION)
+	if (version < 1 || version > GMON_STACKS_WALL_VERSION)
 		return fail(err, 8, "unsupported stacks version %u", (unsigned)version);
 	head = version == 1 ? 16 : 24;	/* a record's bytes before its words */
 	st->rate = (uint32_t)get_le(b + 12, 4);
+	/* the flags are a version 3 file's; older files wrote 0 there */
+	st->flags = version > 2 ? (uint32_t)get_le(b + 24, 4) & GMON_STACKS_WALL : 0;
 	memcpy(st->build_id, b + 16, GMON_BUILDID_SIZE);
 	st->pid = (uint32_t)get_le(b + 28, 4);
 	/* first pass: check every record and count, so that the second

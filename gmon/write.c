@@ -313,15 +313,17 @@ gmon_sink_counts64(struct gmon_sink *s, uint64_t low, unsigned bin,
 
 int
 gmon_sink_stacks_header(struct gmon_sink *s, uint32_t rate,
-			const uint8_t build_id[GMON_BUILDID_SIZE], uint32_t pid)
+			const uint8_t build_id[GMON_BUILDID_SIZE], uint32_t pid,
+			uint32_t flags)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
 
 	put_bytes(s, GMON_STACKS_MAGIC, 8);
-	put_u32(s, GMON_STACKS_VERSION);
+	/* a CPU profile keeps version 2, which older readers take */
+	put_u32(s, flags & GMON_STACKS_WALL ? GMON_STACKS_WALL_VERSION : GMON_STACKS_VERSION);
 	put_u32(s, rate);
 	put_bytes(s, build_id ? build_id : zero, GMON_BUILDID_SIZE);
-	put_u32(s, 0);
+	put_u32(s, flags);
 	put_u32(s, pid);
 	return s->error;
 }

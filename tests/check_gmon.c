@@ -1486,7 +1486,7 @@ write_two_threads(struct gmon_sink *s)
 	char one[GMON_THREAD_NAME_SIZE] = "pc-one", full[GMON_THREAD_NAME_SIZE];
 
 	memset(full, 'x', sizeof(full));	/* 16 bytes, no NUL */
-	ck_assert_int_eq(gmon_sink_stacks_header(s, 4000, id, 4242), 0);
+	ck_assert_int_eq(gmon_sink_stacks_header(s, 4000, id, 4242, 0), 0);
 	ck_assert_int_eq(gmon_sink_thread(s, 101, one), 0);
 	ck_assert_int_eq(gmon_sink_thread(s, 102, full), 0);
 	ck_assert_int_eq(gmon_sink_stack(s, 7, 0, 101, a, 3), 0);
