@@ -53,6 +53,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/timer.c preload/timercost.c preload/handler.c preload/settings.c \
 	preload/snapshot.c preload/live.c preload/recover.c preload/finish.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
+	preload/wall.c preload/wall_unwind.c \
 	gmon/write.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
@@ -201,8 +202,8 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails \
 	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads \
 	$(P)/hostile $(P)/hostile-asan $(P)/burn $(P)/asanexit $(P)/oddnames \
-	$(P)/unwinder $(P)/copies-pie $(P)/copies-nopie $(P)/waits $(P)/waits-again \
-	$(P)/waits-slow
+	$(P)/unwinder $(P)/copies-pie $(P)/copies-nopie $(P)/waits $(P)/wallgate \
+	$(P)/wallgate-again $(P)/wallgate-slow
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -271,10 +272,10 @@ $(P)/regress-fast: tests/progs/regress.c tests/progs/truth.h
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DFAST=1 -o $@ $<
 # the wall gate's builds (test_wall.py): the same twice, and one whose
 # sleeper() sleeps 2 ms longer a round
-$(P)/waits-again: tests/progs/waits.c tests/progs/truth.h
+$(P)/wallgate-again: tests/progs/wallgate.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
-$(P)/waits-slow: tests/progs/waits.c tests/progs/truth.h
+$(P)/wallgate-slow: tests/progs/wallgate.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DEXTRA_MS=2 -o $@ $<
 $(P)/early.so: tests/progs/early.c

@@ -26,6 +26,7 @@
 #define PC_TLS		__thread __attribute__((tls_model("initial-exec")))
 #define PC_MAX_TEXT	8		/* executable PT_LOADs of the main program */
 #define PC_DEFAULT_HZ	1000
+#define PC_DEFAULT_WALL_HZ	100	/* wall.c says why */
 #define PC_MAX_HZ	1000000
 #define PC_SCALE	0x10000		/* 2-byte bins: exact at any alignment */
 
@@ -220,6 +221,8 @@ struct pc_settings {
 	long snapshot_interval_ms;	/* PC_SNAPSHOT_INTERVAL, or 0 */
 	int scope_all;			/* PC_SCOPE=all */
 	int verbose;			/* PC_VERBOSE */
+	int clock_wall;			/* PC_CLOCK=wall */
+	long wall_hz;			/* PC_WALL_HZ */
 };
 
 /*
@@ -248,6 +251,8 @@ struct pc_config {
 	int scope_all;			/* every object is profiled */
 	int snapshot_sig;		/* 0 for none */
 	long snapshot_interval_ms;	/* 0 for none */
+	int clock_wall;			/* off-CPU samples too (wall.c) */
+	long wall_hz;			/* the wall sampler's rounds a second */
 	int pg_built;			/* the program imports mcount (-pg) */
 	uintptr_t bias;			/* the main program's load bias */
 	uint8_t spare[GMON_SPARE_SIZE];	/* the gmon header's spare bytes */
@@ -352,6 +357,25 @@ int pc_stacks_init(size_t megabytes) PC_HIDDEN;
 /* stacks.c: count one sampled stack (before arcs rewrite f). AS-safe. */
 void pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 				uint32_t weight) PC_HIDDEN;
+/* stacks.c: count ns off the CPU for thread tid, blocked in the wait
+ * (GMON_WAIT_WORD) with the stack f[0..n); its entry, for
+ * pc_stacks_add_again while the thread stays where it is, or NULL.
+ * AS-safe. */
+uint64_t *pc_stacks_add_offcpu(uint32_t tid, uint64_t wait, const struct pc_frame *f,
+			       int n, uint32_t flags, uint64_t ns) PC_HIDDEN;
+void pc_stacks_add_again(uint64_t *entry, uint64_t ns) PC_HIDDEN;
+/* stacks.c: keep thread tid's name (16 bytes, NUL-padded). AS-safe. */
+void pc_stacks_note_name(uint32_t tid, const char name[GMON_THREAD_NAME_SIZE]) PC_HIDDEN;
+/* stacks.c: the wall sampler's figures (enum gmon_wallinfo), which the
+ * stacks file carries: read them; start them again at rate hz; add n to
+ * one; raise or lower one to n. AS-safe. */
+void pc_wall_info(uint64_t info[GMON_WALLINFO_WORDS]) PC_HIDDEN;
+void pc_wall_reset(uint64_t hz) PC_HIDDEN;
+void pc_wall_count(int what, uint64_t n) PC_HIDDEN;
+void pc_wall_most(int what, uint64_t n) PC_HIDDEN;
+void pc_wall_least(int what, uint64_t n) PC_HIDDEN;
+/* wall.c: start the wall sampler's thread (PC_CLOCK=wall). Not AS-safe. */
+void pc_wall_start(void) PC_HIDDEN;
 /* stacks.c: write the stacks file's contents. AS-safe. */
 int pc_stacks_write(struct gmon_sink *s) PC_HIDDEN;
 /* stacks.c: forget every stack (fork child). Not AS-safe. */
@@ -637,6 +661,8 @@ void pc_signals_forked(void) PC_HIDDEN;
  * PC_SNAPSHOT_INTERVAL asks for snapshots (and again in a fork child).
  * Not AS-safe. */
 void pc_snapshots_start(void) PC_HIDDEN;
+/* snapshot.c: the snapshot thread's tid, or 0. AS-safe. */
+uint32_t pc_snapshot_tid(void) PC_HIDDEN;
 
 /* threads.c: set up pthread_create interposition. Not AS-safe. */
 int pc_threads_init(void) PC_HIDDEN;

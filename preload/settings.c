@@ -99,7 +99,7 @@ pc_absolute(char *dst, size_t size, const char *path, const char *suffix)
 enum {
 	S_HZ, S_TIMER, S_SIGNAL, S_CALLGRAPH, S_UNWIND, S_DEPTH, S_ARCS,
 	S_STACKS, S_STACKS_MB, S_SNAPSHOT_SIGNAL, S_SNAPSHOT_INTERVAL, S_SCOPE,
-	S_VERBOSE, S_COUNT
+	S_VERBOSE, S_CLOCK, S_WALL_HZ, S_COUNT
 };
 
 /* One reading of the settings: the values so far, and where PC_STACKS's
@@ -188,6 +188,7 @@ static const char *const unwind_words[] = {	/* enum pc_unwinder's order */
 	"auto", "dwarf", "fp", "libunwind", NULL
 };
 static const char *const scope_words[] = { "main", "all", NULL };
+static const char *const clock_words[] = { "cpu", "wall", NULL };
 
 /* In the order they are read: PC_SIGNAL before PC_SNAPSHOT_SIGNAL. */
 static const struct setting settings[S_COUNT] = {
@@ -228,6 +229,12 @@ static const struct setting settings[S_COUNT] = {
 		      "is not main or all; using main" },
 	[S_VERBOSE] = { "PC_VERBOSE", parse_word, 0, 0, bit_words, 0, 0,
 			"is not 0 or 1; using 0" },
+	/* wall: off-CPU samples of every blocked thread too (wall.c) */
+	[S_CLOCK] = { "PC_CLOCK", parse_word, 0, 0, clock_words, 0, 0,
+		      "is not cpu or wall; using cpu" },
+	/* the wall sampler's rounds a second; wall.c says why 100 */
+	[S_WALL_HZ] = { "PC_WALL_HZ", parse_range, 1, 1000, NULL, PC_DEFAULT_WALL_HZ,
+			PC_DEFAULT_WALL_HZ, "is not a rate from 1 to 1000; using 100" },
 };
 
 /* The values into s, by name. */
@@ -247,6 +254,8 @@ settings_store(struct pc_settings *s, const long *value)
 	s->snapshot_interval_ms = value[S_SNAPSHOT_INTERVAL];
 	s->scope_all = value[S_SCOPE] == 1;
 	s->verbose = (int)value[S_VERBOSE];
+	s->clock_wall = value[S_CLOCK] == 1;
+	s->wall_hz = value[S_WALL_HZ];
 }
 
 void

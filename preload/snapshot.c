@@ -27,6 +27,13 @@
 #include "banned.h"
 
 static int started;
+static uint32_t snapshot_tid;
+
+uint32_t
+pc_snapshot_tid(void)
+{
+	return __atomic_load_n(&snapshot_tid, __ATOMIC_RELAXED);
+}
 
 /* A stray snapshot signal, in a thread that ran before libpc's
  * constructor and so does not block it. AS-safe. */
@@ -82,6 +89,7 @@ snapshot_thread(void *arg)
 
 	(void)arg;
 	prctl(PR_SET_NAME, "pc-snapshot", 0, 0, 0);
+	__atomic_store_n(&snapshot_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
 	sigemptyset(&set);
 	if (sig)
 		sigaddset(&set, sig);

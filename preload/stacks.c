@@ -47,6 +47,7 @@ static uint32_t *index_slots;	/* arena offset + 1, or 0 */
 static size_t index_mask;
 static size_t arena_len, index_len;
 static struct thread_name *names;	/* THREAD_SLOTS of them */
+static uint64_t wall_info[GMON_WALLINFO_WORDS];	/* wall.c's figures */
 static PC_TLS uint32_t my_tid;		/* this thread's, once known */
 static PC_TLS uint32_t my_samples;
 
@@ -125,21 +126,7 @@ note_name_from_handler(uint32_t tid)
 
 	if (prctl(PR_GET_NAME, buf.c, 0, 0, 0))
 		return;
-	for (uint32_t probe = 0; probe < 64; probe++) {
-		struct thread_name *t = &names[(tid * 2654435761u + probe) % THREAD_SLOTS];
-		uint32_t cur = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
-
-		/* a free slot is claimed; a failed claim leaves in cur who
-		 * took it meanwhile */
-		if (cur == 0 && __atomic_compare_exchange_n(&t->tid, &cur, tid, 0,
-							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			cur = tid;
-		if (cur != tid)
-			continue;
-		__atomic_store_n(&t->name[0], buf.w[0], __ATOMIC_RELAXED);
-		__atomic_store_n(&t->name[1], buf.w[1], __ATOMIC_RELAXED);
-		return;
-	}
+	pc_stacks_note_name(tid, buf.c);
 }
 
 /* This thread's tid, its name noted now and then. AS-safe. */
@@ -170,11 +157,16 @@ frame_addr(const struct pc_frame *f, int i)
 	return link;
 }
 
-/* The stack as stored: the program's frames, with each run of frames
- * outside it as one 0. Calls fn on each word; returns the depth. */
-#define FOR_EACH_WORD(f, n, w, body)					\
+/* The stack as stored: lead first when it is not 0 (an off-CPU stack's
+ * wait), then the program's frames, with each run of frames outside it
+ * as one 0. Runs body with w set to each word in turn. */
+#define FOR_EACH_WORD(lead, f, n, w, body)				\
 	do {								\
 		int prev_zero_ = 0;					\
+		if (lead) {						\
+			uint64_t w = (lead);				\
+			body;						\
+		}							\
 		for (int i_ = 0; i_ < (n); i_++) {			\
 			uint64_t w = frame_addr((f), i_);		\
 			if (!w && prev_zero_)				\
@@ -185,31 +177,31 @@ frame_addr(const struct pc_frame *f, int i)
 	} while (0)
 
 static int
-same_from_handler(const uint64_t *e, const struct pc_frame *f, int n,
-		  uint32_t depth, uint32_t flags, uint32_t tid)
+same_stack(const uint64_t *e, uint64_t lead, const struct pc_frame *f, int n,
+	   uint32_t depth, uint32_t flags, uint32_t tid)
 {
 	uint32_t k = 0;
 	int same = 1;
 
 	if ((uint32_t)e[2] != depth || (uint32_t)(e[2] >> 32) != flags || e[3] != tid)
 		return 0;
-	FOR_EACH_WORD(f, n, w, { if (same && e[ENTRY_WORDS + k++] != w) same = 0; });
+	FOR_EACH_WORD(lead, f, n, w, { if (same && e[ENTRY_WORDS + k++] != w) same = 0; });
 	return same;
 }
 
-void
-pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
-			   uint32_t weight)
+/* Count weight for a stack of thread tid; its entry, or NULL when the
+ * table is full. AS-safe. */
+static uint64_t *
+add(uint32_t tid, uint64_t lead, const struct pc_frame *f, int n, uint32_t flags,
+    uint64_t weight)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ULL;
-	uint32_t depth = 0, flags = truncated ? GMON_STACK_TRUNCATED : 0, tid;
+	uint32_t depth = 0;
 	uint64_t off, *e;
 
-	if (!arena || n <= 0)
-		return;
-	tid = thread_from_handler();
 	h = (h ^ tid) * 0x100000001b3ULL;
-	FOR_EACH_WORD(f, n, w, { h = (h ^ w) * 0x100000001b3ULL; depth++; });
+	h = (h ^ flags) * 0x100000001b3ULL;
+	FOR_EACH_WORD(lead, f, n, w, { h = (h ^ w) * 0x100000001b3ULL; depth++; });
 	h ^= h >> 29;
 	off = 0;
 	for (size_t probe = 0; probe < MAX_PROBE; probe++) {
@@ -218,9 +210,9 @@ pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 
 		if (cur) {
 			e = arena + (cur - 1);
-			if (e[0] == h && same_from_handler(e, f, n, depth, flags, tid)) {
+			if (e[0] == h && same_stack(e, lead, f, n, depth, flags, tid)) {
 				__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
-				return;
+				return e;
 			}
 			continue;
 		}
@@ -238,28 +230,112 @@ pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 			{
 				uint32_t k = 0;
 
-				FOR_EACH_WORD(f, n, w, { e[ENTRY_WORDS + k++] = w; });
+				FOR_EACH_WORD(lead, f, n, w, { e[ENTRY_WORDS + k++] = w; });
 			}
 		}
 		if (__atomic_compare_exchange_n(slot, &cur, (uint32_t)(off + 1), 0,
 						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
-			return;
+			return arena + off;
 		/* another thread took the slot first: if it is this stack,
 		 * add to it (our entry stays unused) */
 		e = arena + (cur - 1);
-		if (e[0] == h && same_from_handler(e, f, n, depth, flags, tid)) {
+		if (e[0] == h && same_stack(e, lead, f, n, depth, flags, tid)) {
 			__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
-			return;
+			return e;
 		}
 	}
-	__atomic_fetch_add(&pc_stats->stacks_dropped, weight, __ATOMIC_RELAXED);
+	/* off-CPU time is nanoseconds, not samples: wall.c counts it */
+	if (!(flags & GMON_STACK_OFFCPU))
+		__atomic_fetch_add(&pc_stats->stacks_dropped, weight, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+void
+pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
+			   uint32_t weight)
+{
+	if (!arena || n <= 0)
+		return;
+	add(thread_from_handler(), 0, f, n, truncated ? GMON_STACK_TRUNCATED : 0, weight);
+}
+
+void
+pc_wall_reset(uint64_t hz)
+{
+	memset(wall_info, 0, sizeof(wall_info));
+	wall_info[GMON_WALL_HZ] = wall_info[GMON_WALL_HZ_LOW] = hz;
+}
+
+void
+pc_wall_count(int what, uint64_t n)
+{
+	__atomic_fetch_add(&wall_info[what], n, __ATOMIC_RELAXED);
+}
+
+void
+pc_wall_most(int what, uint64_t n)
+{
+	if (n > __atomic_load_n(&wall_info[what], __ATOMIC_RELAXED))
+		__atomic_store_n(&wall_info[what], n, __ATOMIC_RELAXED);
+}
+
+void
+pc_wall_least(int what, uint64_t n)
+{
+	if (n < __atomic_load_n(&wall_info[what], __ATOMIC_RELAXED))
+		__atomic_store_n(&wall_info[what], n, __ATOMIC_RELAXED);
+}
+
+void
+pc_wall_info(uint64_t out[GMON_WALLINFO_WORDS])
+{
+	for (int i = 0; i < GMON_WALLINFO_WORDS; i++)
+		out[i] = __atomic_load_n(&wall_info[i], __ATOMIC_RELAXED);
+}
+
+uint64_t *
+pc_stacks_add_offcpu(uint32_t tid, uint64_t wait, const struct pc_frame *f, int n,
+		     uint32_t flags, uint64_t ns)
+{
+	if (!arena)
+		return NULL;
+	return add(tid, wait, f, n, flags | GMON_STACK_OFFCPU, ns);
+}
+
+void
+pc_stacks_add_again(uint64_t *entry, uint64_t ns)
+{
+	__atomic_fetch_add(&entry[1], ns, __ATOMIC_RELAXED);
+}
+
+void
+pc_stacks_note_name(uint32_t tid, const char name[GMON_THREAD_NAME_SIZE])
+{
+	uint64_t w[2];
+
+	if (!names)
+		return;
+	memcpy(w, name, sizeof(w));
+	for (uint32_t probe = 0; probe < 64; probe++) {
+		struct thread_name *t = &names[(tid * 2654435761u + probe) % THREAD_SLOTS];
+		uint32_t cur = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
+
+		if (cur == 0 && __atomic_compare_exchange_n(&t->tid, &cur, tid, 0,
+							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			cur = tid;
+		if (cur != tid)
+			continue;
+		__atomic_store_n(&t->name[0], w[0], __ATOMIC_RELAXED);
+		__atomic_store_n(&t->name[1], w[1], __ATOMIC_RELAXED);
+		return;
+	}
 }
 
 int
 pc_stacks_write(struct gmon_sink *s)
 {
 	gmon_sink_stacks_header(s, (uint32_t)pc_cfg->hz, pc_cfg->spare + GMON_BUILDID_OFF,
-				(uint32_t)pc->pid, 0);
+				(uint32_t)pc->pid, pc_cfg->clock_wall ? GMON_STACKS_WALL : 0);
 	for (size_t i = 0; names && i < THREAD_SLOTS && !s->error; i++) {
 		uint32_t tid = __atomic_load_n(&names[i].tid, __ATOMIC_ACQUIRE);
 		uint64_t w[2];
@@ -269,6 +345,12 @@ pc_stacks_write(struct gmon_sink *s)
 		w[0] = __atomic_load_n(&names[i].name[0], __ATOMIC_RELAXED);
 		w[1] = __atomic_load_n(&names[i].name[1], __ATOMIC_RELAXED);
 		gmon_sink_thread(s, tid, (const char *)w);
+	}
+	if (pc_cfg->clock_wall) {
+		uint64_t info[GMON_WALLINFO_WORDS];
+
+		pc_wall_info(info);
+		gmon_sink_stack(s, 0, GMON_STACK_WALLINFO, 0, info, GMON_WALLINFO_WORDS);
 	}
 	for (size_t i = 0; i <= index_mask && !s->error; i++) {
 		uint32_t cur = __atomic_load_n(&index_slots[i], __ATOMIC_ACQUIRE);

@@ -104,6 +104,12 @@ read_settings(void)
 	config->snapshot_sig = want.snapshot_sig;
 	config->snapshot_interval_ms = want.snapshot_interval_ms;
 	config->verbose = want.verbose;
+	config->clock_wall = want.clock_wall;
+	config->wall_hz = want.wall_hz;
+	/* a wall profile is its stacks: the waits are nowhere else */
+	if (want.clock_wall && !want.stacks)
+		want.stacks = 1;
+	config->stacks = want.stacks != 0;
 }
 
 /*
@@ -364,9 +370,12 @@ pc_start(void)
 	pc_lifecycle_init();
 	pc_signals_init();
 	pc_phase_move(PC_OFF, PC_ON);
-	pc_snapshots_start();
 	if (pc_thread_arm())
 		pc_say("cannot create a CPU-time timer for the main thread; it is not sampled", "", "");
 	pc_threads_adopt();
+	/* libpc's own threads after the adoption, which would give them
+	 * timers: they are not the program's */
+	pc_snapshots_start();
+	pc_wall_start();
 	errno = saved;
 }

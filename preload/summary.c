@@ -149,6 +149,37 @@ line_scope_and_graph(struct pc_line *l)
 	}
 }
 
+/* The wall sampler's figures (PC_CLOCK=wall). */
+static void
+line_wall(struct pc_line *l)
+{
+	uint64_t w[GMON_WALLINFO_WORDS];
+
+	if (!pc_cfg->clock_wall)
+		return;
+	pc_wall_info(w);
+	pc_line_str(l, "; wall clock: ");
+	pc_line_u64(l, w[GMON_WALL_TICKS]);
+	pc_line_str(l, " rounds at ");
+	pc_line_u64(l, w[GMON_WALL_HZ]);
+	pc_line_str(l, " Hz");
+	if (w[GMON_WALL_HZ_LOW] < w[GMON_WALL_HZ]) {
+		pc_line_str(l, " (slowed to ");
+		pc_line_u64(l, w[GMON_WALL_HZ_LOW]);
+		pc_line_str(l, " Hz to keep its cost under 1 % of a CPU, at ");
+		pc_line_u64(l, w[GMON_WALL_THREADS]);
+		pc_line_str(l, " threads)");
+	}
+	pc_line_str(l, ", off-CPU stacks: ");
+	pc_line_u64(l, w[GMON_WALL_FULL]);
+	pc_line_str(l, " whole, ");
+	pc_line_u64(l, w[GMON_WALL_CUT]);
+	pc_line_str(l, " cut short, ");
+	pc_line_u64(l, w[GMON_WALL_NONE]);
+	pc_line_str(l, " the wait alone");
+	line_count(l, w[GMON_WALL_DROPPED], " dropped (the thread ran during the walk)");
+}
+
 void
 pc_dump_summary(const char *path, int err)
 {
@@ -179,6 +210,7 @@ pc_dump_summary(const char *path, int err)
 	pc_line_str(&l, ": ");
 	line_rates(&l, cpu);
 	line_scope_and_graph(&l);
+	line_wall(&l);
 	pc_line_str(&l, "; signal ");
 	pc_line_u64(&l, (uint64_t)pc_cfg->sig);
 	if (pc_cfg->pg_built)

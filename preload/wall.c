@@ -1,0 +1,418 @@
+/*
+ * The wall-clock sampler (PC_CLOCK=wall): where every thread's time goes
+ * while it is off the CPU. A thread that runs is sampled by its CPU-time
+ * timer as always; a thread that waits is never signalled, because a
+ * handler that runs in a thread blocked in nanosleep, poll, select or
+ * epoll_wait makes the call fail with EINTR whatever SA_RESTART says.
+ * Instead a thread of libpc's looks at every thread from the outside, a
+ * round at a time, PC_WALL_HZ rounds a second (100 by default), at
+ * jittered intervals so that no round keeps step with a program's own
+ * period:
+ *  - /proc/self/task/TID/schedstat gives the thread's time on the CPU,
+ *    its time waiting on a run queue, and how often it was switched in.
+ *    The growth of the run-queue time since the last round is counted as
+ *    the wait [off-cpu: runqueue].
+ *  - A thread that was not switched in since the last round is where it
+ *    was: a blocked one gets this round's time added to the stack it was
+ *    blocked at, with no more reading.
+ *  - Otherwise /proc/self/task/TID/syscall says whether the thread runs
+ *    ("running": its CPU timer samples it) or is blocked, in which call,
+ *    with which arguments, at which sp and pc. A blocked thread's stack is
+ *    walked from those (wall_unwind.c), and schedstat read again: if the
+ *    thread was switched in meanwhile the walk may have read a stack that
+ *    changed under it, and the sample is dropped (counted).
+ * Each off-CPU sample weighs the time since the thread was last looked at,
+ * so that a thread's CPU time, its waits and its run-queue time add up to
+ * its life whatever the rounds' jitter or delays.
+ *
+ * The sampler measures its own CPU time and keeps it under 1 % of one
+ * CPU: with many threads the rounds get further apart (the summary and
+ * the stacks file say the lowest rate it came to). Why 100 rounds a
+ * second: at 10 ms a sleep or a lock wait of a few tens of milliseconds
+ * is seen, and a round costs about 2 us a thread (two small /proc reads),
+ * so 50 threads cost 1 % of a CPU before the rate needs to adapt
+ * (docs/benchmarks.md).
+ *
+ * This thread is not the handler's: it reads files and may allocate. It
+ * is started with every signal blocked and no CPU timer, so it appears
+ * neither in the program's signals nor in the profile.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "pc.h"
+#include "wall.h"
+
+#define MAX_THREADS	32768	/* threads followed; more are counted, not sampled */
+#define WALK_MAX	128	/* frames walked of a blocked thread */
+#define BUDGET		0.01	/* the sampler's CPU, a fraction of one CPU */
+#define NAME_EVERY	64	/* rounds between readings of a thread's name */
+
+enum { SEEN_NEW, SEEN_RUNNING, SEEN_BLOCKED };
+
+struct wthread {
+	uint32_t tid;
+	uint32_t state;		/* SEEN_* */
+	uint64_t run_ns, wait_ns, switches;	/* schedstat at the last look */
+	uint64_t seen_ns;	/* when it was last looked at */
+	uint64_t *entry;	/* the stack it is blocked at, or NULL */
+	uint32_t rounds;
+};
+
+static struct wthread *cur, *nxt;	/* sorted by tid */
+static size_t ncur;
+static int task_dir = -1;	/* /proc/self/task, open during a round only */
+static int started;
+static pthread_t thread;
+static uint32_t my_tid;
+
+static uint64_t
+now_ns(clockid_t c)
+{
+	struct timespec t;
+
+	clock_gettime(c, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* /proc/self/task/TID/FILE into buf (NUL-terminated); its length, or -1. */
+static ssize_t
+read_task(uint32_t tid, const char *file, char *buf, size_t size)
+{
+	char name[48];
+	ssize_t n;
+	int fd;
+
+	snprintf(name, sizeof(name), "%u/%s", tid, file);
+	if ((fd = openat(task_dir, name, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+static int
+read_schedstat(uint32_t tid, uint64_t v[3])
+{
+	char buf[96];
+
+	if (read_task(tid, "schedstat", buf, sizeof(buf)) <= 0)
+		return -1;
+	return sscanf(buf, "%lu %lu %lu", &v[0], &v[1], &v[2]) == 3 ? 0 : -1;
+}
+
+/* What descriptor fd is, from its link in /proc/self/fd. */
+static unsigned
+fd_kind(int fd)
+{
+	char name[48], link[64];
+	ssize_t n;
+
+	if (fd < 0)
+		return GMON_FD_NONE;
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+	if ((n = readlink(name, link, sizeof(link) - 1)) <= 0)
+		return GMON_FD_NONE;
+	link[n] = 0;
+	if (!strncmp(link, "pipe:", 5))
+		return GMON_FD_PIPE;
+	if (!strncmp(link, "socket:", 7))
+		return GMON_FD_SOCKET;
+	if (!strcmp(link, "anon_inode:[eventfd]"))
+		return GMON_FD_EVENTFD;
+	if (!strncmp(link, "/dev/pts/", 9) || !strncmp(link, "/dev/tty", 8) ||
+	    !strcmp(link, "/dev/console"))
+		return GMON_FD_TTY;
+	return link[0] == '/' ? GMON_FD_FILE : GMON_FD_OTHER;
+}
+
+/* The calls whose first argument is the descriptor they wait on. */
+static int
+takes_fd(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_pread64: case SYS_pwrite64:
+	case SYS_readv: case SYS_writev: case SYS_preadv: case SYS_pwritev:
+	case SYS_preadv2: case SYS_pwritev2: case SYS_sendto: case SYS_recvfrom:
+	case SYS_sendmsg: case SYS_recvmsg: case SYS_sendmmsg: case SYS_recvmmsg:
+	case SYS_accept: case SYS_accept4: case SYS_connect: case SYS_fsync:
+	case SYS_fdatasync: case SYS_flock: case SYS_ioctl: case SYS_splice:
+	case SYS_sync_file_range: case SYS_fallocate: case SYS_ftruncate:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The wait a blocked thread's syscall line describes. */
+static uint64_t
+wait_word(long nr, const unsigned long *arg)
+{
+	uint32_t pid = 0;
+
+	if (nr < 0)
+		return GMON_WAIT_WORD(GMON_WAIT_NOCALL, 0, 0);
+	/* wait4's pid is an int: -1 and 0 (any child, or the group) are
+	 * 0xffffffff and 0 here */
+	if (nr == SYS_wait4 && (int)arg[0] > 0)
+		pid = (uint32_t)arg[0];
+	else if (nr == SYS_waitid && arg[0] == P_PID)
+		pid = (uint32_t)arg[1];
+	return GMON_WAIT_WORD((unsigned)nr & 0xfff,
+			      takes_fd(nr) ? fd_kind((int)arg[0]) : 0, pid);
+}
+
+/* Note the name of a thread the CPU timer may never see run. */
+static void
+note_name(uint32_t tid)
+{
+	char buf[GMON_THREAD_NAME_SIZE + 8];
+	char name[GMON_THREAD_NAME_SIZE];
+	ssize_t n = read_task(tid, "comm", buf, sizeof(buf));
+
+	if (n <= 0)
+		return;
+	if (buf[n - 1] == '\n')
+		buf[--n] = 0;
+	memset(name, 0, sizeof(name));
+	memcpy(name, buf, (size_t)n < sizeof(name) ? (size_t)n : sizeof(name));
+	pc_stacks_note_name(tid, name);
+}
+
+/* Look at thread w (old: what the last round saw of it, or NULL), whose
+ * time since then is weight ns. */
+static void
+look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t interval)
+{
+	static struct pc_frame f[WALK_MAX];
+	uint64_t ss[3], again[3], weight, word;
+	char line[256];
+	long nr;
+	unsigned long arg[6], sp, ip;
+	int n, how;
+
+	if (read_schedstat(w->tid, ss))
+		return;		/* gone */
+	weight = old ? now - old->seen_ns : interval;
+	if (!old || old->rounds % NAME_EVERY == 0)
+		note_name(w->tid);
+	if (old)
+		*w = *old;
+	w->seen_ns = now;
+	w->rounds++;
+	if (old && ss[1] > w->wait_ns)
+		pc_stacks_add_offcpu(w->tid, GMON_WAIT_WORD(GMON_WAIT_RUNQUEUE, 0, 0), f, 0, 0,
+				     ss[1] - w->wait_ns);
+	w->wait_ns = ss[1];
+	/* not switched in since: where it was */
+	if (w->state != SEEN_NEW && ss[2] == w->switches && ss[0] == w->run_ns) {
+		if (w->state == SEEN_BLOCKED && w->entry)
+			pc_stacks_add_again(w->entry, weight);
+		return;
+	}
+	w->run_ns = ss[0];
+	w->switches = ss[2];
+	w->entry = NULL;
+	w->state = SEEN_RUNNING;
+	if (read_task(w->tid, "syscall", line, sizeof(line)) <= 0 ||
+	    !strncmp(line, "running", 7))
+		return;
+	if (sscanf(line, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &arg[0], &arg[1],
+		   &arg[2], &arg[3], &arg[4], &arg[5], &sp, &ip) != 9 &&
+	    !(sscanf(line, "%ld %lx %lx", &nr, &sp, &ip) == 3 && nr == -1))
+		return;
+	if (nr == -1)
+		memset(arg, 0, sizeof(arg));
+	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
+	word = wait_word(nr, arg);
+	/* switched in during the walk: its stack may have changed under it */
+	if (read_schedstat(w->tid, again) || again[2] != ss[2] || again[0] != ss[0]) {
+		pc_wall_count(GMON_WALL_DROPPED, 1);
+		w->state = SEEN_NEW;
+		return;
+	}
+	w->state = SEEN_BLOCKED;
+	pc_wall_count(how == PC_WALL_FULL ? GMON_WALL_FULL : n > 1 ? GMON_WALL_CUT : GMON_WALL_NONE, 1);
+	w->entry = pc_stacks_add_offcpu(w->tid, word, f, n,
+					how == PC_WALL_CUT ? GMON_STACK_CUT :
+					how == PC_WALL_TRUNCATED ? GMON_STACK_TRUNCATED : 0,
+					weight);
+}
+
+static int
+by_tid(const void *a, const void *b)
+{
+	uint32_t x = ((const struct wthread *)a)->tid, y = ((const struct wthread *)b)->tid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The threads of the process now, into nxt; their number. */
+static size_t
+list_threads(void)
+{
+	static char buf[32768];
+	size_t n = 0;
+	long got;
+
+	while ((got = syscall(SYS_getdents64, task_dir, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < got;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			unsigned long tid = strtoul(d->d_name, NULL, 10);
+
+			off += d->d_reclen;
+			if (!tid || tid == my_tid || tid == pc_snapshot_tid())
+				continue;
+			if (n == MAX_THREADS)
+				return n;
+			memset(&nxt[n], 0, sizeof(nxt[n]));
+			nxt[n++].tid = (uint32_t)tid;
+		}
+	}
+	qsort(nxt, n, sizeof(*nxt), by_tid);
+	return n;
+}
+
+/* One round over every thread. */
+static void
+round_all(uint64_t interval)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	size_t n, j = 0;
+	struct wthread *t;
+
+	/* open for the round only: a descriptor kept open would be one the
+	 * program did not open, and one that closes every descriptor it
+	 * does not know would close it under us */
+	if ((task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	n = list_threads();
+
+	for (size_t i = 0; i < n && pc_on(); i++) {
+		while (j < ncur && cur[j].tid < nxt[i].tid)
+			j++;
+		look(&nxt[i], j < ncur && cur[j].tid == nxt[i].tid ? &cur[j] : NULL, now,
+		     interval);
+	}
+	pc_wall_most(GMON_WALL_THREADS, n);
+	close(task_dir);
+	task_dir = -1;
+	t = cur;
+	cur = nxt;
+	nxt = t;
+	ncur = n;
+	pc_wall_count(GMON_WALL_TICKS, 1);
+}
+
+static void *
+wall_thread(void *arg)
+{
+	const uint64_t base = 1000000000u / (uint64_t)pc_cfg->wall_hz;
+	uint64_t interval = base, next = now_ns(CLOCK_MONOTONIC), seed;
+	double cost = 0;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "pc-wall", 0, 0, 0);
+	__atomic_store_n(&my_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+	seed = next ^ (uint64_t)getpid() << 32;
+	for (;;) {
+		struct timespec at;
+		uint64_t c0, jitter;
+
+		/* uniform in [interval/2, 3*interval/2): the mean stays */
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		jitter = interval / 2 + seed % interval;
+		next += jitter;
+		at.tv_sec = (time_t)(next / 1000000000u);
+		at.tv_nsec = (long)(next % 1000000000u);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
+			;
+		if (!pc_on())
+			continue;
+		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		round_all(interval);
+		/* the rounds' cost, smoothed, kept under BUDGET of a CPU */
+		cost = cost * 0.9 + (double)(now_ns(CLOCK_THREAD_CPUTIME_ID) - c0) * 0.1;
+		interval = cost / BUDGET > (double)base ? (uint64_t)(cost / BUDGET) : base;
+		pc_wall_least(GMON_WALL_HZ_LOW, 1000000000u / interval);
+		/* behind (a busy machine): start again from now */
+		if (now_ns(CLOCK_MONOTONIC) > next + interval)
+			next = now_ns(CLOCK_MONOTONIC);
+	}
+	return NULL;
+}
+
+static void
+start_thread(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, prev;
+
+	sigfillset(&all);
+	pc_real_sigmask(SIG_SETMASK, &all, &prev);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	if (pc_real_pthread_create(&thread, &attr, wall_thread, NULL))
+		pc_say("cannot start the wall-clock sampler's thread; CPU time only", "", "");
+	else
+		started = 1;
+	pthread_attr_destroy(&attr);
+	pc_real_sigmask(SIG_SETMASK, &prev, NULL);
+}
+
+/* A fork child has one thread, and none of libpc's: start again. */
+static void
+forked(void)
+{
+	if (!started || !pc_on())
+		return;
+	ncur = 0;
+	my_tid = 0;
+	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
+	pc_wall_unwind_init();
+	start_thread();
+}
+
+void
+pc_wall_start(void)
+{
+	size_t len = 2 * MAX_THREADS * sizeof(struct wthread);
+	void *m;
+
+	if (!pc_cfg->clock_wall || !pc_cfg->stacks)
+		return;
+	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED || access("/proc/self/task", R_OK)) {
+		pc_say("cannot read /proc/self/task; CPU time only", "", "");
+		return;
+	}
+	cur = m;
+	nxt = cur + MAX_THREADS;
+	if (pc_wall_unwind_init())
+		pc_say("cannot load libunwind's remote unwinder (libunwind-x86_64.so.8); "
+		       "off-CPU samples without their stacks", "", "");
+	start_thread();
+	pthread_atfork(NULL, NULL, forked);
+}
