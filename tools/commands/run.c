@@ -290,7 +290,7 @@ wall_gmon_apart(const char *exe, const char *profile, const struct symtab_opts *
 			pc_fatal("out of memory");
 		strcpy(path, profile);
 		slash = strrchr(path, '/');
-		strcpy(slash ? slash + 1 : path, "gmon.wall");
+		strcpy(slash ? slash + 1 : path, RUNFILES_WALL_GMON);
 		inputs_open(&in, manifest && o.n ? o.v[0].path : exe, files, 1, s, INPUTS_AS_GIVEN);
 		wallgmon_build(&p, &in, 0, NULL, PC_CLOCK_WALL);
 		gmon_write_file(path, &p);

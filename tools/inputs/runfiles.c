@@ -185,11 +185,20 @@ is_object_file(const char *path, char **files, int n)
 	return 0;
 }
 
+int
+runfiles_is_wall_gmon(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return !strcmp(slash ? slash + 1 : path, RUNFILES_WALL_GMON);
+}
+
 /* Whether name, found in a whole run's directory, is one of its profiles. */
 static int
 of_run(const char *name)
 {
-	if (has_suffix(name, GMON_OBJECTS_SUFFIX) || has_suffix(name, GMON_STACKS_SUFFIX))
+	if (has_suffix(name, GMON_OBJECTS_SUFFIX) || has_suffix(name, GMON_STACKS_SUFFIX) ||
+	    runfiles_is_wall_gmon(name))
 		return 0;
 	/* PROFILE+libc.so.6: read with PROFILE */
 	return !is_object_file(name, NULL, 0) && runfiles_is_profile(name);
@@ -242,8 +251,9 @@ keep_file(const struct symtab *st, const char *name, int dir, int many,
 	uint8_t id[GMON_BUILDID_SIZE];
 	int m = runfiles_build_id(name, id);
 
-	if (dir)	/* only profiles of exe */
-		return m == 1 && !(known && memcmp(id, st->build_id, sizeof(id)));
+	if (dir)	/* only profiles of exe, not the wall time made of them */
+		return m == 1 && !(known && memcmp(id, st->build_id, sizeof(id))) &&
+		       !runfiles_is_wall_gmon(name);
 	if ((m == -1 && is_manifest(name)) || is_object_file(name, files, nfiles))
 		return 0;	/* read with its profile */
 	if (many && m == 1 && known && memcmp(id, zero, sizeof(id)) &&

@@ -26,6 +26,12 @@ int runfiles_is_profile(const char *path);
  * path: 1 when it is libpc's, 0 when not, -1 when it is not a gmon file
  * one can read. */
 int runfiles_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE]);
+/* The gprof file of a wall-clock run's wall time that pcprof run writes
+ * in the run's directory (model/wallgmon.h): made of its profiles, never
+ * read as one of them. */
+#define RUNFILES_WALL_GMON	"gmon.wall"
+int runfiles_is_wall_gmon(const char *path);
+
 /* profile's manifest parsed into o (gmon_objects_release frees it). */
 void runfiles_read_manifest(const char *profile, struct gmon_objects *o);
 

@@ -16,6 +16,7 @@
 #include "inputs/runfiles.h"
 #include "inputs/runview.h"
 #include "model/export.h"
+#include "symbols/waits.h"
 #include "writers/export_out.h"
 #include "writers/runview_out.h"
 
@@ -355,6 +356,8 @@ as_flat(const struct runview *v, struct symtab *st, struct flat *f, uint32_t rat
 		pc_fatal("out of memory");
 	f->rate = rate;
 	for (size_t i = 0; i < v->nrows; i++) {
+		if (wait_name_is(v->rows[i].name))
+			f->off += v->rows[i].seconds * rate;
 		/* rows are sorted by object: a new object starts a name */
 		if (!st->nobjs || strcmp(st->objnames[st->nobjs - 1], v->rows[i].object))
 			st->objnames[st->nobjs++] = v->rows[i].object;
