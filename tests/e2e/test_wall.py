@@ -15,6 +15,7 @@ import re
 import shutil
 import struct
 import subprocess
+import tempfile
 
 from pctest import need, nm, prog, run
 from test_cli import pcprof
@@ -250,3 +251,66 @@ def test_wall_gmon_file_for_gprof():
     e = pcprof("report", "--format", "gmon", "--clock", "wall", "-o",
                os.path.join(plain.cwd, "w"), exe, plain.path())
     assert e.returncode == 2 and "a CPU profile" in e.stderr, e.stderr
+
+
+# ---------------------------------------------------------------- with libpc
+
+
+def test_run_clock_wall_reports_a_real_programs_waits():
+    """pcprof run --clock wall of tests/progs/waits (each wait in its own
+    function, a child, an idle thread): the report is wall time, each
+    blocked phase's leaf names its call, the wait for the child names the
+    command that shows the child's profile, and DIR/gmon.wall is gprof's
+    wall profile of the first process, never read as one of its profiles."""
+    need("gprof")
+    exe = prog("waits")
+    cwd = tempfile.mkdtemp(prefix="pc-e2e-")
+    p = pcprof("run", "--clock", "wall", "--report", "rep.json", "--format", "json", "-o",
+               "d", "--", exe, "0.2", cwd=cwd, timeout=120)
+    assert p.returncode == 0, p.stderr
+    j = json.load(open(os.path.join(cwd, "rep.json")))
+    assert j["profile"]["clock"] == "wall" and j["clock"] == "wall", j.get("clock")
+    d = os.path.join(cwd, "d")
+    folded = pcprof("report", "--format", "folded", "--process", "waits", exe, d, cwd=cwd)
+    assert folded.returncode == 0, folded.stderr
+    want = {"wait_sleep": "[off-cpu: clock_nanosleep]", "wait_pipe": "[off-cpu: read pipe]",
+            "wait_mutex": "[off-cpu: futex]", "wait_poll": "[off-cpu: poll]",
+            "wait_child": "[off-cpu: wait4 pid "}
+    for fn, leaf in want.items():
+        assert re.search(r";%s;.*%s" % (fn, re.escape(leaf)), folded.stdout), \
+            (fn, leaf, folded.stdout[:2000])
+    text = pcprof("report", d, cwd=cwd).stdout
+    m = re.search(r"waits for pid (\d+) \([\d.]+ s\): pcprof report (\S+) --process (\d+)",
+                  text)
+    assert m and m.group(1) == m.group(3), text
+    child = pcprof("report", "--format", "json", "--process", m.group(1), d, cwd=cwd)
+    assert child.returncode == 0 and json.loads(child.stdout)["processes"][0]["pid"] == \
+        int(m.group(1)), child.stderr
+    assert os.path.exists(os.path.join(d, "gmon.wall"))
+    assert "left out" not in pcprof("report", d, cwd=cwd).stderr
+    g = subprocess.run(["gprof", "-b", "-p", exe, os.path.join(d, "gmon.wall")],
+                       capture_output=True, text=True, timeout=60)
+    assert g.returncode == 0 and "wait_sleep" in g.stdout and "idle" in g.stdout, g.stdout
+
+
+def gate(new, runs=8):
+    base = prog("wallgate")
+    return pcprof("compare", "--metric", "wall", "--runs", str(runs), "-q", "--format",
+                  "json", "--base", base, "150", "--new", prog(new), "150", timeout=300)
+
+
+def test_wall_gate_names_the_added_sleep_and_passes_the_same_build():
+    """pcprof compare --metric wall: a build whose sleeper() sleeps 2 ms
+    longer a round exits 1, and names the sleep's wait called from sleeper
+    (the helper thread, which waits on the pipe for the main thread's next
+    round, waits longer too: its wait may be named as well); no function's
+    CPU time is; two builds of one source exit 0."""
+    p = gate("wallgate-slow")
+    assert p.returncode == 1, (p.returncode, p.stdout[-2000:], p.stderr)
+    j = json.loads(p.stdout)
+    slow = [f["name"] for f in j["functions"] if f["status"] == "slower"]
+    assert "[off-cpu: clock_nanosleep] from sleeper" in slow, slow
+    assert all(n.startswith("[off-cpu: ") for n in slow), slow
+    q = gate("wallgate-again")
+    assert q.returncode == 0, (q.stdout[-3000:], q.stderr)
+    return "slower: %s" % ", ".join(slow)

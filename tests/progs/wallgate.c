@@ -1,13 +1,13 @@
 /*
- * A program that waits, for the wall-clock tests (test_wall.py): each
- * round sleeps in sleeper() (a random 1 to 3 ms, plus EXTRA_MS: built
+ * A program that waits, for the wall gate's tests (test_wall.py): a fixed
+ * number of rounds, as a CI job does fixed work; each round sleeps in sleeper() (a random 1 to 3 ms, plus EXTRA_MS: built
  * with -DEXTRA_MS=2 as tests/progs/wallgate-slow, the wall gate's
  * regression), reads a pipe that a helper thread fills after a random 0.5
  * to 1.5 ms in piper(), and spins in worker() for about 1 ms of CPU. The
  * sleeps are random so that no period can phase-lock with a sampler's.
  * Each phase is timed with the monotonic clock; the totals are printed as
- * the truth, with the helper thread's tid.
- * Usage: wallgate SECONDS
+ * the truth.
+ * Usage: wallgate ROUNDS
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -91,13 +91,14 @@ filler(void *arg)
 int
 main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 1.0, start = now(), t;
+	long rounds = argc > 1 ? atol(argv[1]) : 100;
+	double start = now(), t;
 	double sleep_s = 0, pipe_s = 0, work_s = 0;
 	pthread_t th;
 
 	if (pipe(fds) || pipe(go) || pthread_create(&th, NULL, filler, NULL))
 		return 1;
-	while (now() - start < seconds) {
+	for (long r = 0; r < rounds; r++) {
 		t = now();
 		sleeper();
 		sleep_s += now() - t;

@@ -295,13 +295,18 @@ set_environment(const struct compare *c)
 	    setenv("PC_HZ", hz, 1) ||
 	    /* stacks need the call graph; self time does not, and the walk
 	     * costs the program time */
-	    setenv("PC_CALLGRAPH", stacks || c->d.metric == METRIC_TOTAL ? "1" : "0", 1) ||
-	    (stacks && setenv("PC_STACKS", "1", 1)))
+	    setenv("PC_CALLGRAPH", stacks || c->d.metric == METRIC_TOTAL ||
+		   c->d.metric == METRIC_WALL ? "1" : "0", 1) ||
+	    (stacks && setenv("PC_STACKS", "1", 1)) ||
+	    /* the wall gate's waits: libpc's wall clock, stacks and all */
+	    (c->d.metric == METRIC_WALL && setenv("PC_CLOCK", "wall", 1)))
 		pc_fatal("cannot set libpc's environment: %s", strerror(errno));
 	unsetenv("GMON_OUT_PREFIX");
 	unsetenv("PC_OUT");
 	if (!stacks)
 		unsetenv("PC_STACKS");
+	if (c->d.metric != METRIC_WALL)
+		unsetenv("PC_CLOCK");
 }
 
 int

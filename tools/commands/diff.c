@@ -38,7 +38,12 @@ static const char usage_diff[] =
 "Options:\n"
 "  --metric M         self (default): each function's own seconds a run;\n"
 "                     total: self plus callees (needs call graphs);\n"
-"                     program: the whole program's CPU seconds a run\n"
+"                     program: the whole program's CPU seconds a run;\n"
+"                     wall: of wall-clock profiles (PC_CLOCK=wall), each\n"
+"                     function's CPU self seconds and each wait's\n"
+"                     seconds, a row \"[off-cpu: CALL] from FUNCTION\"\n"
+"                     (the innermost function of the executable it\n"
+"                     blocked under)\n"
 "  --alpha A          significance level over all functions, 0 < A < 1\n"
 "                     (default 0.01; Holm's correction across functions)\n"
 "  --threshold PCT    smallest change that counts, in percent of the base\n"
@@ -113,7 +118,7 @@ pick(const char *opt, const char *arg, const char *const *words, const char *wan
 int
 diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
 {
-	static const char *const metrics[] = { "self", "total", "program", NULL };
+	static const char *const metrics[] = { "self", "total", "program", "wall", NULL };
 	static const char *const formats[] = { "text", "json", "markdown", NULL };
 	char *end;
 
@@ -295,7 +300,9 @@ diff_flame(const struct result *res, const struct side *n, const struct diff_opt
 		 "(alpha %g)", n->exe, res->nslow, res->nslow == 1 ? "" : "s", res->nfast,
 		 o->alpha);
 	f = out_open(of, o->flame);
-	if (flame_of_run(f, &n->in, n->nruns - 1, NULL, PC_CLOCK_CPU, title, verdict_kind, &vs) ||
+	if (flame_of_run(f, &n->in, n->nruns - 1, NULL,
+			 o->metric == METRIC_WALL ? PC_CLOCK_WALL : PC_CLOCK_CPU, title,
+			 verdict_kind, &vs) ||
 	    fflush(f) || ferror(f))
 		pc_fatal("'%s': %s", o->flame, strerror(errno ? errno : EIO));
 	free(vs.v);
@@ -308,8 +315,8 @@ diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 	struct result res;
 	size_t tested = 0;
 
-	diff_side_load(&sides[0], so, o->metric == METRIC_TOTAL);
-	diff_side_load(&sides[1], so, o->metric == METRIC_TOTAL);
+	diff_side_load(&sides[0], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
+	diff_side_load(&sides[1], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
 	if (!sides[0].in.st.nobjs != !sides[1].in.st.nobjs)
 		pc_warn("note: only the %s side was recorded with PC_SCOPE=all: its shared "
 			"libraries' time has nothing to be compared with",

@@ -20,7 +20,7 @@
 /* --format, in the order of its words */
 enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_MARKDOWN };
 /* --metric, in the order of its words (diff_out.c names them) */
-enum metric { METRIC_SELF, METRIC_TOTAL, METRIC_PROGRAM };
+enum metric { METRIC_SELF, METRIC_TOTAL, METRIC_PROGRAM, METRIC_WALL };
 
 /* One build: its runs' profiles and symbols (in.runs[r], in.st) and, for
  * every run, every function's seconds. */
@@ -32,7 +32,15 @@ struct side {
 	uint32_t rate;
 	double *self;		/* nruns x in.st.nfuncs, seconds */
 	double *total;		/* the same for total time, or NULL */
-	double *program;	/* per run: every sample, seconds */
+	double *program;	/* per run: every sample, seconds (wall: and
+				 * every off-CPU second) */
+	/* --metric wall: the waits' rows follow the functions in in.st
+	 * (from first_wait), their seconds in self; the wall clock's rate
+	 * (the lowest it adapted to), for their variance */
+	size_t first_wait;
+	uint32_t wall_hz;
+	double *waited;		/* per run: of program, off-CPU seconds (wall;
+				 * else NULL) */
 };
 
 /*
@@ -141,6 +149,7 @@ struct result {
 	int nslow, nfast;	/* significant regressions, improvements */
 	struct row prog;	/* the whole program's seconds */
 	struct model model;
+	struct model wait_model;	/* --metric wall: the waits' */
 	double speed;		/* new runs' seconds / base runs', the robust
 				   mean of the functions'; 1 when not judged */
 	int speed_judged;
@@ -150,15 +159,29 @@ struct result {
 /* diff_side.c: load s's runs (s->exe and s->args set) into its symbols and
  * seconds, with total time if need_total; exits with a message on bad
  * input. */
-void diff_side_load(struct side *s, const struct symtab_opts *so, int need_total);
+void diff_side_load(struct side *s, const struct symtab_opts *so, int need_total,
+		    int wall);
+/* diff_wall.c: --metric wall's rows of s's waits, added to its table (its
+ * functions' rows are loaded: before its seconds are allocated), and the
+ * off-CPU seconds of run r added to self (r's row of seconds). */
+void diff_wall_rows(struct side *s);
+void diff_wall_add(struct side *s, int r, double *self);
+/* diff_wall.c: what one independent observation of row name is worth in
+ * seconds on side s: a CPU sample (1/rate), or for a wait the wall
+ * clock's round (1/wall_hz). */
+double diff_amin(const struct side *s, const char *name);
 /* diff_side.c: free what diff_side_load() allocated (not s->args). */
 void diff_side_release(struct side *s);
 
 /* diff_model.c: the mean and unbiased variance (0 for one value) of v[0],
  * v[stride], ... (n values) into *mean and *var. */
 void diff_mean_var(const double *v, int n, size_t stride, double *mean, double *var);
-/* diff_model.c: fill mo from every function's self time on b and n. */
-void diff_model_build(struct model *mo, const struct side *b, const struct side *n);
+/* diff_model.c: fill mo from every function's self time on b and n: the
+ * functions' (waits 0), or --metric wall's waits' (waits 1). */
+void diff_model_build(struct model *mo, const struct side *b, const struct side *n,
+		      int waits);
+/* --metric wall: the runqueue's row, which no model is fitted to */
+#define RUNQUEUE_ROW	"[off-cpu: runqueue]"
 /* diff_model.c: the prior variance of a run's seconds for a mean of m
  * seconds, a at least amin. */
 double diff_model_var(const struct model *mo, double m, double amin);

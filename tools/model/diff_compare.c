@@ -11,6 +11,7 @@
 #include "pcprof.h"
 #include "model/stats.h"
 #include "model/diff.h"
+#include "symbols/waits.h"
 
 /*
  * The test of one function. Its prior variance on each side comes from the
@@ -23,8 +24,8 @@ static void
 test_row(struct row *w, const struct model *mo, const struct side *b,
 	 const struct side *n, double d0)
 {
-	double pb = diff_model_var(mo, w->mb, 1.0 / b->rate);
-	double pn = diff_model_var(mo, w->mn, 1.0 / n->rate);
+	double pb = diff_model_var(mo, w->mb, diff_amin(b, w->name));
+	double pn = diff_model_var(mo, w->mn, diff_amin(n, w->name));
 	double db = b->nruns - 1, dn = n->nruns - 1, d = db + dn;
 	double psi = 1, se2;
 
@@ -226,12 +227,16 @@ side_normalize(struct side *s)
 	size_t nf = s->in.st.nfuncs ? s->in.st.nfuncs : 1;
 	double mean = 0;
 
+	/* the CPU's seconds: a wall profile's waits are not the machine's */
 	for (int r = 0; r < s->nruns; r++)
-		mean += s->program[r] / s->nruns;
+		mean += (s->program[r] - (s->waited ? s->waited[r] : 0)) / s->nruns;
 	for (int r = 0; r < s->nruns; r++) {
-		double f = mean / s->program[r];
+		double f = mean / (s->program[r] - (s->waited ? s->waited[r] : 0));
 
 		for (size_t i = 0; i < s->in.st.nfuncs; i++) {
+			/* a wait's time is not the machine's speed */
+			if (wait_name_is(s->in.st.funcs[i]))
+				continue;
 			s->self[(size_t)r * nf + i] *= f;
 			if (s->total)
 				s->total[(size_t)r * nf + i] *= f;
@@ -266,7 +271,8 @@ speed_ratio(struct side *b, struct side *n, int *judged, size_t *nused)
 		const struct row *w = &rows[i];
 		double sb, sn;
 
-		if (w->mb * b->rate < 20 || w->mn * n->rate < 20)
+		/* the machine's speed is the CPU's: a wait's time is not */
+		if (w->mb * b->rate < 20 || w->mn * n->rate < 20 || wait_name_is(w->name))
 			continue;
 		/* the relative variance of a side's mean: its samples', or
 		 * its runs' own */
@@ -282,6 +288,8 @@ speed_ratio(struct side *b, struct side *n, int *judged, size_t *nused)
 	if (*judged) {
 		rho = exp(mu);
 		for (size_t i = 0; i < (size_t)n->nruns * nf; i++) {
+			if (wait_name_is(n->in.st.funcs[i % nf]))
+				continue;
 			n->self[i] /= rho;
 			if (n->total)
 				n->total[i] /= rho;
@@ -306,7 +314,10 @@ test_functions(struct result *res, struct side *b, struct side *n,
 			w->status = w->mb > 0 ? ST_GONE : ST_APPEARED;
 			continue;
 		}
-		test_row(w, &res->model, b, n, res->model.d0);
+		const struct model *mo = o->metric == METRIC_WALL && wait_name_is(w->name) ?
+					 &res->wait_model : &res->model;
+
+		test_row(w, mo, b, n, mo->d0);
 		w->family = w->mb + w->mn >= o->min_seconds;
 		res->family += (size_t)w->family;
 	}
@@ -349,7 +360,9 @@ diff_compare(struct result *res, struct side *b, struct side *n,
 		side_normalize(n);
 		res->speed = speed_ratio(b, n, &res->speed_judged, &res->speed_functions);
 	}
-	diff_model_build(&res->model, b, n);
+	diff_model_build(&res->model, b, n, 0);
+	if (o->metric == METRIC_WALL)
+		diff_model_build(&res->wait_model, b, n, 1);
 	diff_mean_var(b->program, b->nruns, 1, &res->prog.mb, &res->prog.vb);
 	diff_mean_var(n->program, n->nruns, 1, &res->prog.mn, &res->prog.vn);
 	res->prog.name = "[program]";

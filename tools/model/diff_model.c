@@ -9,6 +9,7 @@
 
 #include "pcprof.h"
 #include "model/diff.h"
+#include "symbols/waits.h"
 
 /*
  * The prior weighs as much as PRIOR_DF degrees of freedom of a function's
@@ -43,16 +44,23 @@ struct obs {
 };
 
 static size_t
-collect_obs(const struct side *s, struct obs *o, size_t n)
+collect_obs(const struct side *s, struct obs *o, size_t n, int waits)
 {
 	if (s->nruns < 2)
 		return n;
 	for (size_t i = 0; i < s->in.st.nfuncs; i++) {
 		double m, v;
 
+		/* the CPU functions' model, or the waits' (their run-to-run
+		 * spread is not the CPU's); the runqueue's is the machine's
+		 * load, weighed by its own runs alone */
+		if (wait_name_is(s->in.st.funcs[i]) != waits ||
+		    (waits && !strcmp(s->in.st.funcs[i], RUNQUEUE_ROW)))
+			continue;
 		diff_mean_var(s->self + i, s->nruns, s->in.st.nfuncs ? s->in.st.nfuncs : 1, &m, &v);
 		if (m > 0)
-			o[n++] = (struct obs){ m, v, s->nruns - 1, 1.0 / s->rate };
+			o[n++] = (struct obs){ m, v, s->nruns - 1,
+					       diff_amin(s, s->in.st.funcs[i]) };
 	}
 	return n;
 }
@@ -164,7 +172,7 @@ model_fit(struct model *mo, const struct obs *o, size_t n)
 
 /* The variance model, from every function's self time on either side. */
 void
-diff_model_build(struct model *mo, const struct side *b, const struct side *n)
+diff_model_build(struct model *mo, const struct side *b, const struct side *n, int waits)
 {
 	struct obs *obs = malloc((b->in.st.nfuncs + n->in.st.nfuncs + 1) * sizeof(*obs));
 	size_t nobs = 0;
@@ -172,8 +180,8 @@ diff_model_build(struct model *mo, const struct side *b, const struct side *n)
 	if (!obs)
 		pc_fatal("out of memory");
 	memset(mo, 0, sizeof(*mo));
-	nobs = collect_obs(b, obs, nobs);
-	nobs = collect_obs(n, obs, nobs);
+	nobs = collect_obs(b, obs, nobs, waits);
+	nobs = collect_obs(n, obs, nobs, waits);
 	if (nobs) {
 		model_fit(mo, obs, nobs);
 		mo->d0 = fmin(PRIOR_DF, mo->pooled_df);
@@ -185,6 +193,9 @@ diff_model_build(struct model *mo, const struct side *b, const struct side *n)
 		 * tick; a signal then carries several samples).
 		 */
 		double a = fmax(1.0 / 250, fmax(1.0 / b->rate, 1.0 / n->rate));
+
+		if (waits)	/* a wait: the wall clock's rounds */
+			a = fmax(diff_amin(b, RUNQUEUE_ROW), diff_amin(n, RUNQUEUE_ROW));
 
 		for (int i = 0; i < 3; i++)
 			mo->fit[i] = (struct fit){ a, 0 };

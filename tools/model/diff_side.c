@@ -46,7 +46,7 @@ side_totals(const struct side *s, int r, const struct gmon_profile *p,
 }
 
 void
-diff_side_load(struct side *s, const struct symtab_opts *so, int need_total)
+diff_side_load(struct side *s, const struct symtab_opts *so, int need_total, int wall)
 {
 	const struct symtab *st = &s->in.st;
 	size_t nf;
@@ -56,6 +56,8 @@ diff_side_load(struct side *s, const struct symtab_opts *so, int need_total)
 	inputs_open(&s->in, s->exe, s->args, s->nruns, so, INPUTS_EACH_RUN);
 	inputs_load(&s->in, so, INPUTS_STRICT);
 	side_label(s);
+	if (wall)
+		diff_wall_rows(s);
 	nf = st->nfuncs ? st->nfuncs : 1;
 	s->self = calloc((size_t)s->nruns * nf, sizeof(*s->self));
 	s->program = calloc((size_t)s->nruns, sizeof(*s->program));
@@ -82,6 +84,8 @@ diff_side_load(struct side *s, const struct symtab_opts *so, int need_total)
 		for (size_t i = 0; i < f.nrows; i++)
 			self[f.rows[i].func] = f.rows[i].samples / s->rate;
 		s->program[r] = f.total / s->rate;
+		if (wall)
+			diff_wall_add(s, r, self);
 		if (need_total)
 			side_totals(s, r, p, &f, s->total + (size_t)r * nf);
 		flat_release(&f);
@@ -95,4 +99,5 @@ diff_side_release(struct side *s)
 	free(s->self);
 	free(s->total);
 	free(s->program);
+	free(s->waited);
 }

@@ -8,7 +8,7 @@
 #include "pcprof.h"
 #include "writers/diff_out.h"
 
-static const char *const metric_names[] = { "self", "total", "program" };
+static const char *const metric_names[] = { "self", "total", "program", "wall" };
 
 static const char *const status_names[] = {
 	"slower", "faster", "unchanged", "unchanged", "appeared", "gone",
@@ -158,6 +158,7 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 	static const char *const mdesc[] = {
 		"self seconds", "total seconds (self and callees)",
 		"the whole program's CPU seconds",
+		"wall seconds (functions' CPU self time, each wait's off-CPU time)",
 	};
 	const struct row *prog = &res->prog;
 	double ntotal = prog->mn / res->speed;	/* at the base's speed */
