@@ -78,7 +78,7 @@ START_TEST(test_joint_fit_recovers_noise_free_a_and_k)
 	side_make(&n, 1, 5, 1000, NULL);	/* one run: no observations */
 	for (size_t f = 0; f < 5; f++)
 		two_runs(b.self, 5, f, ms[f], a * ms[f] + k * ms[f] * ms[f]);
-	diff_model_build(&mo, &b, &n);
+	diff_model_build(&mo, &b, &n, 0);
 	ck_assert(mo.fitted);
 	near(mo.fit[FIT_JOINT].a, a, 1e-6);
 	near(mo.fit[FIT_JOINT].k, k, 1e-6);
@@ -113,7 +113,7 @@ START_TEST(test_poisson_noise_is_a_alone)
 		two_runs(b.self, 3, f, ms[f], 0.01 * ms[f]);
 		two_runs(n.self, 3, f, ms[f] * 1.5, 0.01 * ms[f] * 1.5);
 	}
-	diff_model_build(&mo, &b, &n);
+	diff_model_build(&mo, &b, &n, 0);
 	near(mo.fit[FIT_A].a, 0.01, 1e-9);
 	ck_assert(mo.fit[FIT_A].k == 0);
 	near(mo.fit[FIT_JOINT].a, 0.01, 1e-6);
@@ -155,12 +155,12 @@ START_TEST(test_one_run_a_side_is_sampling_noise_alone)
 
 	side_make(&b, 1, 2, 1000, (const double[]){ 1, 2 });
 	side_make(&n, 1, 2, 1000, (const double[]){ 1, 3 });
-	diff_model_build(&mo, &b, &n);
+	diff_model_build(&mo, &b, &n, 0);
 	ck_assert(!mo.fitted && isinf(mo.d0));
 	for (int i = 0; i < 3; i++)
 		ck_assert(mo.fit[i].a == 1.0 / 250 && mo.fit[i].k == 0);
 	n.rate = 100;
-	diff_model_build(&mo, &b, &n);
+	diff_model_build(&mo, &b, &n, 0);
 	for (int i = 0; i < 3; i++)
 		near(mo.fit[i].a, 0.01, 1e-15);
 	free(b.self);
@@ -178,7 +178,7 @@ START_TEST(test_zero_variance_falls_to_one_sample)
 
 	side_make(&b, 3, 2, 500, (const double[]){ 1, 2, 1, 2, 1, 2 });
 	side_make(&n, 3, 2, 500, (const double[]){ 1, 2, 1, 2, 1, 2 });
-	diff_model_build(&mo, &b, &n);
+	diff_model_build(&mo, &b, &n, 0);
 	ck_assert(mo.fitted);
 	for (int i = 0; i < 3; i++) {
 		near(mo.fit[i].a, 1.0 / 500, 1e-15);
@@ -206,7 +206,7 @@ START_TEST(test_one_function_keeps_the_higher_extrapolation)
 	side_make(&b, 2, 1, 1000, NULL);
 	side_make(&n, 1, 1, 1000, (const double[]){ 1 });
 	two_runs(b.self, 1, 0, 1, 0.01);
-	diff_model_build(&mo, &b, &n);
+	diff_model_build(&mo, &b, &n, 0);
 	near(mo.fit[FIT_A].a, 0.01, 1e-9);
 	near(mo.fit[FIT_K].k, 0.009, 1e-9);
 	near(mo.fit[FIT_JOINT].a * 1 + mo.fit[FIT_JOINT].k * 1, 0.01, 1e-9);
@@ -227,7 +227,7 @@ START_TEST(test_absent_functions_are_not_observed)
 	side_make(&b, 2, 3, 1000, NULL);
 	side_make(&n, 2, 3, 1000, NULL);
 	two_runs(b.self, 3, 1, 0.5, 0.005);
-	diff_model_build(&mo, &b, &n);
+	diff_model_build(&mo, &b, &n, 0);
 	near(mo.pooled_df, 1, 1e-15);
 	near(mo.fit[FIT_A].a, 0.01, 1e-9);
 	free(b.self);
