@@ -197,10 +197,10 @@ note_name(uint32_t tid)
 	pc_stacks_note_name(tid, name);
 }
 
-/* Look at thread w (old: what the last round saw of it, or NULL), whose
- * time since then is weight ns. */
+/* Look at thread w (old: what the last round saw of it, or NULL); a
+ * thread seen for the first time is given age ns of life so far. */
 static void
-look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t interval)
+look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t age)
 {
 	static struct pc_frame f[WALK_MAX];
 	uint64_t ss[3], again[3], weight, word;
@@ -211,7 +211,7 @@ look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t interv
 
 	if (read_schedstat(w->tid, ss))
 		return;		/* gone */
-	weight = old ? now - old->seen_ns : interval;
+	weight = old ? now - old->seen_ns : age;
 	if (!old || old->rounds % NAME_EVERY == 0)
 		note_name(w->tid);
 	if (old)
@@ -291,11 +291,14 @@ list_threads(void)
 	return n;
 }
 
+static uint64_t last_round;	/* when the last round began (or libpc did) */
+static int first_round = 1;
+
 /* One round over every thread. */
 static void
-round_all(uint64_t interval)
+round_all(void)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t now = now_ns(CLOCK_MONOTONIC), age;
 	size_t n, j = 0;
 	struct wthread *t;
 
@@ -305,12 +308,16 @@ round_all(uint64_t interval)
 	if ((task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return;
 	n = list_threads();
+	/* a thread not there at the last round began, on average, halfway
+	 * since; at the first, the threads are as old as libpc */
+	age = first_round ? now - last_round : (now - last_round) / 2;
+	first_round = 0;
+	last_round = now;
 
 	for (size_t i = 0; i < n && pc_on(); i++) {
 		while (j < ncur && cur[j].tid < nxt[i].tid)
 			j++;
-		look(&nxt[i], j < ncur && cur[j].tid == nxt[i].tid ? &cur[j] : NULL, now,
-		     interval);
+		look(&nxt[i], j < ncur && cur[j].tid == nxt[i].tid ? &cur[j] : NULL, now, age);
 	}
 	pc_wall_most(GMON_WALL_THREADS, n);
 	close(task_dir);
@@ -350,7 +357,7 @@ wall_thread(void *arg)
 		if (!pc_on())
 			continue;
 		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-		round_all(interval);
+		round_all();
 		/* the rounds' cost, smoothed, kept under BUDGET of a CPU */
 		cost = cost * 0.9 + (double)(now_ns(CLOCK_THREAD_CPUTIME_ID) - c0) * 0.1;
 		interval = cost / BUDGET > (double)base ? (uint64_t)(cost / BUDGET) : base;
@@ -389,6 +396,8 @@ forked(void)
 		return;
 	ncur = 0;
 	my_tid = 0;
+	first_round = 1;
+	last_round = now_ns(CLOCK_MONOTONIC);
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
 	pc_wall_unwind_init();
 	start_thread();
@@ -403,6 +412,7 @@ pc_wall_start(void)
 	if (!pc_cfg->clock_wall || !pc_cfg->stacks)
 		return;
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
+	last_round = now_ns(CLOCK_MONOTONIC);
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED || access("/proc/self/task", R_OK)) {
 		pc_say("cannot read /proc/self/task; CPU time only", "", "");
