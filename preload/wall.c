@@ -44,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,17 +120,18 @@ read_schedstat(uint32_t tid, uint64_t v[3])
 	return sscanf(buf, "%lu %lu %lu", &v[0], &v[1], &v[2]) == 3 ? 0 : -1;
 }
 
-/* What descriptor fd is, from its link in /proc/self/fd. */
+/* What thread tid's descriptor fd is, from its link in the thread's own
+ * table (this thread's is not the program's). */
 static unsigned
-fd_kind(int fd)
+fd_kind(uint32_t tid, int fd)
 {
 	char name[48], link[64];
 	ssize_t n;
 
 	if (fd < 0)
 		return GMON_FD_NONE;
-	snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
-	if ((n = readlink(name, link, sizeof(link) - 1)) <= 0)
+	snprintf(name, sizeof(name), "%u/fd/%d", tid, fd);
+	if ((n = readlinkat(task_dir, name, link, sizeof(link) - 1)) <= 0)
 		return GMON_FD_NONE;
 	link[n] = 0;
 	if (!strncmp(link, "pipe:", 5))
@@ -164,7 +166,7 @@ takes_fd(long nr)
 
 /* The wait a blocked thread's syscall line describes. */
 static uint64_t
-wait_word(long nr, const unsigned long *arg)
+wait_word(uint32_t tid, long nr, const unsigned long *arg)
 {
 	uint32_t pid = 0;
 
@@ -177,7 +179,7 @@ wait_word(long nr, const unsigned long *arg)
 	else if (nr == SYS_waitid && arg[0] == P_PID)
 		pid = (uint32_t)arg[1];
 	return GMON_WAIT_WORD((unsigned)nr & 0xfff,
-			      takes_fd(nr) ? fd_kind((int)arg[0]) : 0, pid);
+			      takes_fd(nr) ? fd_kind(tid, (int)arg[0]) : 0, pid);
 }
 
 /* Note the name of a thread the CPU timer may never see run. */
@@ -242,7 +244,7 @@ look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t age)
 	if (nr == -1)
 		memset(arg, 0, sizeof(arg));
 	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
-	word = wait_word(nr, arg);
+	word = wait_word(w->tid, nr, arg);
 	/* switched in during the walk: its stack may have changed under it */
 	if (read_schedstat(w->tid, again) || again[2] != ss[2] || again[0] != ss[0]) {
 		pc_wall_count(GMON_WALL_DROPPED, 1);
@@ -302,9 +304,7 @@ round_all(void)
 	size_t n, j = 0;
 	struct wthread *t;
 
-	/* open for the round only: a descriptor kept open would be one the
-	 * program did not open, and one that closes every descriptor it
-	 * does not know would close it under us */
+	/* in this thread's own table (wall_thread) */
 	if ((task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return;
 	n = list_threads();
@@ -338,6 +338,18 @@ wall_thread(void *arg)
 
 	(void)arg;
 	prctl(PR_SET_NAME, "pc-wall", 0, 0, 0);
+	/* descriptors of its own: the files this thread opens must never
+	 * take a number the program is about to get (a daemon that closes
+	 * 0, 1 and 2 and opens /dev/null expects 0), nor be closed or
+	 * replaced by the program's close or dup2. The copy of the
+	 * program's table unshare makes is closed at once, so that no file
+	 * of the program's is held open here (a pipe's write end would keep
+	 * its reader from seeing the end). */
+	if (unshare(CLONE_FILES) || syscall(SYS_close_range, 0U, ~0U, 0U)) {
+		pc_say("cannot give the wall sampler descriptors of its own; CPU time only",
+		       "", "");
+		return NULL;
+	}
 	__atomic_store_n(&my_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
 	seed = next ^ (uint64_t)getpid() << 32;
 	for (;;) {

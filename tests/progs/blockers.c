@@ -5,10 +5,14 @@
  * EINTR, and every call that returned success but changed errno (set to a
  * mark before it); prints one line of counts and exits 1 if it saw either.
  * The wall-clock sampler must cause neither: it never signals a thread.
+ * One more thread does what a daemon does, again and again: closes
+ * descriptor 0 and opens /dev/null, which must be 0 again; the sampler's
+ * own files must never take a number the program expects.
  * Usage: blockers SECONDS
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
@@ -33,6 +37,7 @@ static double deadline;
 static int pipefd[2], epfd;
 static uint32_t futex_word;
 static volatile unsigned long sink;
+static long fd_calls, fd_wrong;
 
 static double
 now(void)
@@ -119,6 +124,25 @@ writer(void *arg)
 }
 
 static void *
+reopener(void *arg)
+{
+	(void)arg;
+	while (now() < deadline) {
+		int fd;
+
+		close(0);
+		fd = open("/dev/null", O_RDONLY);
+		fd_calls++;
+		if (fd != 0) {
+			fd_wrong++;
+			if (fd > 0)
+				close(fd);
+		}
+	}
+	return NULL;
+}
+
+static void *
 burner(void *arg)
 {
 	(void)arg;
@@ -131,7 +155,7 @@ burner(void *arg)
 int
 main(int argc, char **argv)
 {
-	pthread_t t[CALLS + 2];
+	pthread_t t[CALLS + 3];
 	sigset_t set;
 	long bad = 0;
 
@@ -146,12 +170,15 @@ main(int argc, char **argv)
 		pthread_create(&t[i], NULL, blocker, (void *)i);
 	pthread_create(&t[CALLS], NULL, writer, NULL);
 	pthread_create(&t[CALLS + 1], NULL, burner, NULL);
-	for (int i = 0; i < CALLS + 2; i++)
+	pthread_create(&t[CALLS + 2], NULL, reopener, NULL);
+	for (int i = 0; i < CALLS + 3; i++)
 		pthread_join(t[i], NULL);
 	for (int i = 0; i < CALLS; i++) {
-		printf("%s %ld calls %ld eintr %ld errno%s", names[i], calls[i], eintr[i],
-		       changed[i], i + 1 < CALLS ? "; " : "\n");
+		printf("%s %ld calls %ld eintr %ld errno; ", names[i], calls[i], eintr[i],
+		       changed[i]);
 		bad += eintr[i] + changed[i];
 	}
+	printf("reopen of 0: %ld calls %ld wrong\n", fd_calls, fd_wrong);
+	bad += fd_wrong;
 	return bad ? 1 : 0;
 }
