@@ -295,6 +295,7 @@ list_threads(void)
 
 static uint64_t last_round;	/* when the last round began (or libpc did) */
 static int first_round = 1;
+static pthread_mutex_t round_lock = PTHREAD_MUTEX_INITIALIZER;	/* held for a round */
 
 /* One round over every thread. */
 static void
@@ -369,7 +370,9 @@ wall_thread(void *arg)
 		if (!pc_on())
 			continue;
 		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		pthread_mutex_lock(&round_lock);
 		round_all();
+		pthread_mutex_unlock(&round_lock);
 		/* the rounds' cost, smoothed, kept under BUDGET of a CPU */
 		cost = cost * 0.9 + (double)(now_ns(CLOCK_THREAD_CPUTIME_ID) - c0) * 0.1;
 		interval = cost / BUDGET > (double)base ? (uint64_t)(cost / BUDGET) : base;
@@ -400,11 +403,30 @@ start_thread(void)
 	pc_real_sigmask(SIG_SETMASK, &prev, NULL);
 }
 
+/* A fork waits for a round under way to end: the child gets a copy of
+ * memory in which this thread holds no lock (libunwind's caches, malloc's). */
+static void
+before_fork(void)
+{
+	if (started)
+		pthread_mutex_lock(&round_lock);
+}
+
+static void
+after_fork_parent(void)
+{
+	if (started)
+		pthread_mutex_unlock(&round_lock);
+}
+
 /* A fork child has one thread, and none of libpc's: start again. */
 static void
 forked(void)
 {
-	if (!started || !pc_on())
+	if (!started)
+		return;
+	pthread_mutex_unlock(&round_lock);
+	if (!pc_on())
 		return;
 	ncur = 0;
 	my_tid = 0;
@@ -436,5 +458,5 @@ pc_wall_start(void)
 		pc_say("cannot load libunwind's remote unwinder (libunwind-x86_64.so.8); "
 		       "off-CPU samples without their stacks", "", "");
 	start_thread();
-	pthread_atfork(NULL, NULL, forked);
+	pthread_atfork(before_fork, after_fork_parent, forked);
 }
