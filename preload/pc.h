@@ -195,6 +195,8 @@ struct pc_stats {
 					 * room for the walk */
 	uint64_t live_overflow;		/* regions the live file had no room for */
 	uint64_t snapshots;		/* snapshots written */
+	uint64_t wall[GMON_WALLINFO_WORDS];	/* the wall sampler's (wall.c),
+						 * here to outlive a kill */
 };
 
 extern struct pc_stats *pc_stats PC_HIDDEN;

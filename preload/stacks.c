@@ -47,7 +47,6 @@ static uint32_t *index_slots;	/* arena offset + 1, or 0 */
 static size_t index_mask;
 static size_t arena_len, index_len;
 static struct thread_name *names;	/* THREAD_SLOTS of them */
-static uint64_t wall_info[GMON_WALLINFO_WORDS];	/* wall.c's figures */
 static PC_TLS uint32_t my_tid;		/* this thread's, once known */
 static PC_TLS uint32_t my_samples;
 
@@ -262,35 +261,35 @@ pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 void
 pc_wall_reset(uint64_t hz)
 {
-	memset(wall_info, 0, sizeof(wall_info));
-	wall_info[GMON_WALL_HZ] = wall_info[GMON_WALL_HZ_LOW] = hz;
+	memset(pc_stats->wall, 0, sizeof(pc_stats->wall));
+	pc_stats->wall[GMON_WALL_HZ] = pc_stats->wall[GMON_WALL_HZ_LOW] = hz;
 }
 
 void
 pc_wall_count(int what, uint64_t n)
 {
-	__atomic_fetch_add(&wall_info[what], n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pc_stats->wall[what], n, __ATOMIC_RELAXED);
 }
 
 void
 pc_wall_most(int what, uint64_t n)
 {
-	if (n > __atomic_load_n(&wall_info[what], __ATOMIC_RELAXED))
-		__atomic_store_n(&wall_info[what], n, __ATOMIC_RELAXED);
+	if (n > __atomic_load_n(&pc_stats->wall[what], __ATOMIC_RELAXED))
+		__atomic_store_n(&pc_stats->wall[what], n, __ATOMIC_RELAXED);
 }
 
 void
 pc_wall_least(int what, uint64_t n)
 {
-	if (n < __atomic_load_n(&wall_info[what], __ATOMIC_RELAXED))
-		__atomic_store_n(&wall_info[what], n, __ATOMIC_RELAXED);
+	if (n < __atomic_load_n(&pc_stats->wall[what], __ATOMIC_RELAXED))
+		__atomic_store_n(&pc_stats->wall[what], n, __ATOMIC_RELAXED);
 }
 
 void
 pc_wall_info(uint64_t out[GMON_WALLINFO_WORDS])
 {
 	for (int i = 0; i < GMON_WALLINFO_WORDS; i++)
-		out[i] = __atomic_load_n(&wall_info[i], __ATOMIC_RELAXED);
+		out[i] = __atomic_load_n(&pc_stats->wall[i], __ATOMIC_RELAXED);
 }
 
 uint64_t *

@@ -44,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,17 +120,18 @@ read_schedstat(uint32_t tid, uint64_t v[3])
 	return sscanf(buf, "%lu %lu %lu", &v[0], &v[1], &v[2]) == 3 ? 0 : -1;
 }
 
-/* What descriptor fd is, from its link in /proc/self/fd. */
+/* What thread tid's descriptor fd is, from its link in the thread's own
+ * table (this thread's is not the program's). */
 static unsigned
-fd_kind(int fd)
+fd_kind(uint32_t tid, int fd)
 {
 	char name[48], link[64];
 	ssize_t n;
 
 	if (fd < 0)
 		return GMON_FD_NONE;
-	snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
-	if ((n = readlink(name, link, sizeof(link) - 1)) <= 0)
+	snprintf(name, sizeof(name), "%u/fd/%d", tid, fd);
+	if ((n = readlinkat(task_dir, name, link, sizeof(link) - 1)) <= 0)
 		return GMON_FD_NONE;
 	link[n] = 0;
 	if (!strncmp(link, "pipe:", 5))
@@ -164,7 +166,7 @@ takes_fd(long nr)
 
 /* The wait a blocked thread's syscall line describes. */
 static uint64_t
-wait_word(long nr, const unsigned long *arg)
+wait_word(uint32_t tid, long nr, const unsigned long *arg)
 {
 	uint32_t pid = 0;
 
@@ -177,7 +179,7 @@ wait_word(long nr, const unsigned long *arg)
 	else if (nr == SYS_waitid && arg[0] == P_PID)
 		pid = (uint32_t)arg[1];
 	return GMON_WAIT_WORD((unsigned)nr & 0xfff,
-			      takes_fd(nr) ? fd_kind((int)arg[0]) : 0, pid);
+			      takes_fd(nr) ? fd_kind(tid, (int)arg[0]) : 0, pid);
 }
 
 /* Note the name of a thread the CPU timer may never see run. */
@@ -197,10 +199,10 @@ note_name(uint32_t tid)
 	pc_stacks_note_name(tid, name);
 }
 
-/* Look at thread w (old: what the last round saw of it, or NULL), whose
- * time since then is weight ns. */
+/* Look at thread w (old: what the last round saw of it, or NULL); a
+ * thread seen for the first time is given age ns of life so far. */
 static void
-look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t interval)
+look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t age)
 {
 	static struct pc_frame f[WALK_MAX];
 	uint64_t ss[3], again[3], weight, word;
@@ -211,7 +213,7 @@ look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t interv
 
 	if (read_schedstat(w->tid, ss))
 		return;		/* gone */
-	weight = old ? now - old->seen_ns : interval;
+	weight = old ? now - old->seen_ns : age;
 	if (!old || old->rounds % NAME_EVERY == 0)
 		note_name(w->tid);
 	if (old)
@@ -242,7 +244,7 @@ look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t interv
 	if (nr == -1)
 		memset(arg, 0, sizeof(arg));
 	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
-	word = wait_word(nr, arg);
+	word = wait_word(w->tid, nr, arg);
 	/* switched in during the walk: its stack may have changed under it */
 	if (read_schedstat(w->tid, again) || again[2] != ss[2] || again[0] != ss[0]) {
 		pc_wall_count(GMON_WALL_DROPPED, 1);
@@ -291,26 +293,32 @@ list_threads(void)
 	return n;
 }
 
+static uint64_t last_round;	/* when the last round began (or libpc did) */
+static int first_round = 1;
+static pthread_mutex_t round_lock = PTHREAD_MUTEX_INITIALIZER;	/* held for a round */
+
 /* One round over every thread. */
 static void
-round_all(uint64_t interval)
+round_all(void)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t now = now_ns(CLOCK_MONOTONIC), age;
 	size_t n, j = 0;
 	struct wthread *t;
 
-	/* open for the round only: a descriptor kept open would be one the
-	 * program did not open, and one that closes every descriptor it
-	 * does not know would close it under us */
+	/* in this thread's own table (wall_thread) */
 	if ((task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return;
 	n = list_threads();
+	/* a thread not there at the last round began, on average, halfway
+	 * since; at the first, the threads are as old as libpc */
+	age = first_round ? now - last_round : (now - last_round) / 2;
+	first_round = 0;
+	last_round = now;
 
 	for (size_t i = 0; i < n && pc_on(); i++) {
 		while (j < ncur && cur[j].tid < nxt[i].tid)
 			j++;
-		look(&nxt[i], j < ncur && cur[j].tid == nxt[i].tid ? &cur[j] : NULL, now,
-		     interval);
+		look(&nxt[i], j < ncur && cur[j].tid == nxt[i].tid ? &cur[j] : NULL, now, age);
 	}
 	pc_wall_most(GMON_WALL_THREADS, n);
 	close(task_dir);
@@ -331,6 +339,18 @@ wall_thread(void *arg)
 
 	(void)arg;
 	prctl(PR_SET_NAME, "pc-wall", 0, 0, 0);
+	/* descriptors of its own: the files this thread opens must never
+	 * take a number the program is about to get (a daemon that closes
+	 * 0, 1 and 2 and opens /dev/null expects 0), nor be closed or
+	 * replaced by the program's close or dup2. The copy of the
+	 * program's table unshare makes is closed at once, so that no file
+	 * of the program's is held open here (a pipe's write end would keep
+	 * its reader from seeing the end). */
+	if (unshare(CLONE_FILES) || syscall(SYS_close_range, 0U, ~0U, 0U)) {
+		pc_say("cannot give the wall sampler descriptors of its own; CPU time only",
+		       "", "");
+		return NULL;
+	}
 	__atomic_store_n(&my_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
 	seed = next ^ (uint64_t)getpid() << 32;
 	for (;;) {
@@ -350,7 +370,9 @@ wall_thread(void *arg)
 		if (!pc_on())
 			continue;
 		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-		round_all(interval);
+		pthread_mutex_lock(&round_lock);
+		round_all();
+		pthread_mutex_unlock(&round_lock);
 		/* the rounds' cost, smoothed, kept under BUDGET of a CPU */
 		cost = cost * 0.9 + (double)(now_ns(CLOCK_THREAD_CPUTIME_ID) - c0) * 0.1;
 		interval = cost / BUDGET > (double)base ? (uint64_t)(cost / BUDGET) : base;
@@ -381,14 +403,35 @@ start_thread(void)
 	pc_real_sigmask(SIG_SETMASK, &prev, NULL);
 }
 
+/* A fork waits for a round under way to end: the child gets a copy of
+ * memory in which this thread holds no lock (libunwind's caches, malloc's). */
+static void
+before_fork(void)
+{
+	if (started)
+		pthread_mutex_lock(&round_lock);
+}
+
+static void
+after_fork_parent(void)
+{
+	if (started)
+		pthread_mutex_unlock(&round_lock);
+}
+
 /* A fork child has one thread, and none of libpc's: start again. */
 static void
 forked(void)
 {
-	if (!started || !pc_on())
+	if (!started)
+		return;
+	pthread_mutex_unlock(&round_lock);
+	if (!pc_on())
 		return;
 	ncur = 0;
 	my_tid = 0;
+	first_round = 1;
+	last_round = now_ns(CLOCK_MONOTONIC);
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
 	pc_wall_unwind_init();
 	start_thread();
@@ -403,6 +446,7 @@ pc_wall_start(void)
 	if (!pc_cfg->clock_wall || !pc_cfg->stacks)
 		return;
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
+	last_round = now_ns(CLOCK_MONOTONIC);
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED || access("/proc/self/task", R_OK)) {
 		pc_say("cannot read /proc/self/task; CPU time only", "", "");
@@ -414,5 +458,5 @@ pc_wall_start(void)
 		pc_say("cannot load libunwind's remote unwinder (libunwind-x86_64.so.8); "
 		       "off-CPU samples without their stacks", "", "");
 	start_thread();
-	pthread_atfork(NULL, NULL, forked);
+	pthread_atfork(before_fork, after_fork_parent, forked);
 }
