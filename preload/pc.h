@@ -366,6 +366,10 @@ void pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 uint64_t *pc_stacks_add_offcpu(uint32_t tid, uint64_t wait, const struct pc_frame *f,
 			       int n, uint32_t flags, uint64_t ns) PC_HIDDEN;
 void pc_stacks_add_again(uint64_t *entry, uint64_t ns) PC_HIDDEN;
+/* stacks.c: count ns that thread tid waited for a CPU, under the stack it
+ * was last seen blocked at (an entry pc_stacks_add_offcpu returned), or
+ * alone (NULL): a thread woken from a wait waits for a CPU there. AS-safe. */
+void pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked, uint64_t ns) PC_HIDDEN;
 /* stacks.c: keep thread tid's name (16 bytes, NUL-padded). AS-safe. */
 void pc_stacks_note_name(uint32_t tid, const char name[GMON_THREAD_NAME_SIZE]) PC_HIDDEN;
 /* stacks.c: the wall sampler's figures (enum gmon_wallinfo), which the

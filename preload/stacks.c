@@ -158,8 +158,9 @@ frame_addr(const struct pc_frame *f, int i)
 
 /* The stack as stored: lead first when it is not 0 (an off-CPU stack's
  * wait), then the program's frames, with each run of frames outside it
- * as one 0. Runs body with w set to each word in turn. */
-#define FOR_EACH_WORD(lead, f, n, w, body)				\
+ * as one 0, or (enc not NULL) enc[0..n), words stored before. Runs body
+ * with w set to each word in turn. */
+#define FOR_EACH_WORD(lead, f, enc, n, w, body)			\
 	do {								\
 		int prev_zero_ = 0;					\
 		if (lead) {						\
@@ -167,8 +168,8 @@ frame_addr(const struct pc_frame *f, int i)
 			body;						\
 		}							\
 		for (int i_ = 0; i_ < (n); i_++) {			\
-			uint64_t w = frame_addr((f), i_);		\
-			if (!w && prev_zero_)				\
+			uint64_t w = (enc) ? (enc)[i_] : frame_addr((f), i_); \
+			if (!(enc) && !w && prev_zero_)			\
 				continue;				\
 			prev_zero_ = !w;				\
 			body;						\
@@ -176,23 +177,23 @@ frame_addr(const struct pc_frame *f, int i)
 	} while (0)
 
 static int
-same_stack(const uint64_t *e, uint64_t lead, const struct pc_frame *f, int n,
-	   uint32_t depth, uint32_t flags, uint32_t tid)
+same_stack(const uint64_t *e, uint64_t lead, const struct pc_frame *f, const uint64_t *enc,
+	   int n, uint32_t depth, uint32_t flags, uint32_t tid)
 {
 	uint32_t k = 0;
 	int same = 1;
 
 	if ((uint32_t)e[2] != depth || (uint32_t)(e[2] >> 32) != flags || e[3] != tid)
 		return 0;
-	FOR_EACH_WORD(lead, f, n, w, { if (same && e[ENTRY_WORDS + k++] != w) same = 0; });
+	FOR_EACH_WORD(lead, f, enc, n, w, { if (same && e[ENTRY_WORDS + k++] != w) same = 0; });
 	return same;
 }
 
 /* Count weight for a stack of thread tid; its entry, or NULL when the
  * table is full. AS-safe. */
 static uint64_t *
-add(uint32_t tid, uint64_t lead, const struct pc_frame *f, int n, uint32_t flags,
-    uint64_t weight)
+add(uint32_t tid, uint64_t lead, const struct pc_frame *f, const uint64_t *enc, int n,
+    uint32_t flags, uint64_t weight)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ULL;
 	uint32_t depth = 0;
@@ -200,7 +201,7 @@ add(uint32_t tid, uint64_t lead, const struct pc_frame *f, int n, uint32_t flags
 
 	h = (h ^ tid) * 0x100000001b3ULL;
 	h = (h ^ flags) * 0x100000001b3ULL;
-	FOR_EACH_WORD(lead, f, n, w, { h = (h ^ w) * 0x100000001b3ULL; depth++; });
+	FOR_EACH_WORD(lead, f, enc, n, w, { h = (h ^ w) * 0x100000001b3ULL; depth++; });
 	h ^= h >> 29;
 	off = 0;
 	for (size_t probe = 0; probe < MAX_PROBE; probe++) {
@@ -209,7 +210,7 @@ add(uint32_t tid, uint64_t lead, const struct pc_frame *f, int n, uint32_t flags
 
 		if (cur) {
 			e = arena + (cur - 1);
-			if (e[0] == h && same_stack(e, lead, f, n, depth, flags, tid)) {
+			if (e[0] == h && same_stack(e, lead, f, enc, n, depth, flags, tid)) {
 				__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
 				return e;
 			}
@@ -229,7 +230,7 @@ add(uint32_t tid, uint64_t lead, const struct pc_frame *f, int n, uint32_t flags
 			{
 				uint32_t k = 0;
 
-				FOR_EACH_WORD(lead, f, n, w, { e[ENTRY_WORDS + k++] = w; });
+				FOR_EACH_WORD(lead, f, enc, n, w, { e[ENTRY_WORDS + k++] = w; });
 			}
 		}
 		if (__atomic_compare_exchange_n(slot, &cur, (uint32_t)(off + 1), 0,
@@ -238,7 +239,7 @@ add(uint32_t tid, uint64_t lead, const struct pc_frame *f, int n, uint32_t flags
 		/* another thread took the slot first: if it is this stack,
 		 * add to it (our entry stays unused) */
 		e = arena + (cur - 1);
-		if (e[0] == h && same_stack(e, lead, f, n, depth, flags, tid)) {
+		if (e[0] == h && same_stack(e, lead, f, enc, n, depth, flags, tid)) {
 			__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
 			return e;
 		}
@@ -255,7 +256,7 @@ pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 {
 	if (!arena || n <= 0)
 		return;
-	add(thread_from_handler(), 0, f, n, truncated ? GMON_STACK_TRUNCATED : 0, weight);
+	add(thread_from_handler(), 0, f, NULL, n, truncated ? GMON_STACK_TRUNCATED : 0, weight);
 }
 
 void
@@ -298,7 +299,25 @@ pc_stacks_add_offcpu(uint32_t tid, uint64_t wait, const struct pc_frame *f, int 
 {
 	if (!arena)
 		return NULL;
-	return add(tid, wait, f, n, flags | GMON_STACK_OFFCPU, ns);
+	return add(tid, wait, f, NULL, n, flags | GMON_STACK_OFFCPU, ns);
+}
+
+void
+pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked, uint64_t ns)
+{
+	uint64_t wait = GMON_WAIT_WORD(GMON_WAIT_RUNQUEUE, 0, 0);
+	uint32_t depth, flags;
+
+	if (!arena)
+		return;
+	if (!blocked) {
+		add(tid, wait, NULL, NULL, 0, GMON_STACK_OFFCPU, ns);
+		return;
+	}
+	/* the blocked stack's frames, under the run queue's wait */
+	depth = (uint32_t)blocked[2];
+	flags = (uint32_t)(blocked[2] >> 32);
+	add(tid, wait, NULL, blocked + ENTRY_WORDS + 1, (int)depth - 1, flags, ns);
 }
 
 void

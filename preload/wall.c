@@ -220,9 +220,12 @@ look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t age)
 		*w = *old;
 	w->seen_ns = now;
 	w->rounds++;
+	/* time waiting for a CPU: a thread last seen blocked waited on
+	 * waking from that wait, and it is counted there; one last seen
+	 * running was preempted somewhere the sampler did not see */
 	if (old && ss[1] > w->wait_ns)
-		pc_stacks_add_offcpu(w->tid, GMON_WAIT_WORD(GMON_WAIT_RUNQUEUE, 0, 0), f, 0, 0,
-				     ss[1] - w->wait_ns);
+		pc_stacks_add_runqueue(w->tid, w->state == SEEN_BLOCKED ? w->entry : NULL,
+				       ss[1] - w->wait_ns);
 	w->wait_ns = ss[1];
 	/* not switched in since: where it was */
 	if (w->state != SEEN_NEW && ss[2] == w->switches && ss[0] == w->run_ns) {
@@ -249,6 +252,8 @@ look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t age)
 	if (read_schedstat(w->tid, again) || again[2] != ss[2] || again[0] != ss[0]) {
 		pc_wall_count(GMON_WALL_DROPPED, 1);
 		w->state = SEEN_NEW;
+		/* its time since the last look goes to the next look */
+		w->seen_ns = now - weight;
 		return;
 	}
 	w->state = SEEN_BLOCKED;
