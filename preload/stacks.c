@@ -305,19 +305,20 @@ pc_stacks_add_offcpu(uint32_t tid, uint64_t wait, const struct pc_frame *f, int 
 void
 pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked, uint64_t ns)
 {
+	static const struct pc_frame none[1];	/* frames are not read: enc or n 0 */
 	uint64_t wait = GMON_WAIT_WORD(GMON_WAIT_RUNQUEUE, 0, 0);
 	uint32_t depth, flags;
 
 	if (!arena)
 		return;
 	if (!blocked) {
-		add(tid, wait, NULL, NULL, 0, GMON_STACK_OFFCPU, ns);
+		add(tid, wait, none, NULL, 0, GMON_STACK_OFFCPU, ns);
 		return;
 	}
 	/* the blocked stack's frames, under the run queue's wait */
 	depth = (uint32_t)blocked[2];
 	flags = (uint32_t)(blocked[2] >> 32);
-	add(tid, wait, NULL, blocked + ENTRY_WORDS + 1, (int)depth - 1, flags, ns);
+	add(tid, wait, none, blocked + ENTRY_WORDS + 1, (int)depth - 1, flags, ns);
 }
 
 void

@@ -199,6 +199,23 @@ note_name(uint32_t tid)
 	pc_stacks_note_name(tid, name);
 }
 
+/* Where thread tid is blocked: 0, with the call's number (-1: blocked
+ * outside any call), its arguments, sp and ip; -1 when it runs or is gone. */
+static int
+read_syscall(uint32_t tid, long *nr, unsigned long arg[6], unsigned long *sp,
+	     unsigned long *ip)
+{
+	char line[256];
+
+	if (read_task(tid, "syscall", line, sizeof(line)) <= 0 || !strncmp(line, "running", 7))
+		return -1;
+	if (sscanf(line, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", nr, &arg[0], &arg[1],
+		   &arg[2], &arg[3], &arg[4], &arg[5], sp, ip) == 9)
+		return 0;
+	memset(arg, 0, 6 * sizeof(*arg));
+	return sscanf(line, "%ld %lx %lx", nr, sp, ip) == 3 && *nr == -1 ? 0 : -1;
+}
+
 /* Look at thread w (old: what the last round saw of it, or NULL); a
  * thread seen for the first time is given age ns of life so far. */
 static void
@@ -206,7 +223,6 @@ look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t age)
 {
 	static struct pc_frame f[WALK_MAX];
 	uint64_t ss[3], again[3], weight, word;
-	char line[256];
 	long nr;
 	unsigned long arg[6], sp, ip;
 	int n, how;
@@ -237,15 +253,8 @@ look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t age)
 	w->switches = ss[2];
 	w->entry = NULL;
 	w->state = SEEN_RUNNING;
-	if (read_task(w->tid, "syscall", line, sizeof(line)) <= 0 ||
-	    !strncmp(line, "running", 7))
+	if (read_syscall(w->tid, &nr, arg, &sp, &ip))
 		return;
-	if (sscanf(line, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &arg[0], &arg[1],
-		   &arg[2], &arg[3], &arg[4], &arg[5], &sp, &ip) != 9 &&
-	    !(sscanf(line, "%ld %lx %lx", &nr, &sp, &ip) == 3 && nr == -1))
-		return;
-	if (nr == -1)
-		memset(arg, 0, sizeof(arg));
 	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
 	word = wait_word(w->tid, nr, arg);
 	/* switched in during the walk: its stack may have changed under it */
