@@ -367,8 +367,9 @@ uint64_t *pc_stacks_add_offcpu(uint32_t tid, uint64_t wait, const struct pc_fram
 			       int n, uint32_t flags, uint64_t ns) PC_HIDDEN;
 void pc_stacks_add_again(uint64_t *entry, uint64_t ns) PC_HIDDEN;
 /* stacks.c: count ns that thread tid waited for a CPU, under the stack it
- * was last seen blocked at (an entry pc_stacks_add_offcpu returned), or
- * alone (NULL): a thread woken from a wait waits for a CPU there. AS-safe. */
+ * was last seen blocked at (an entry pc_stacks_add_offcpu returned): a
+ * thread woken from a wait waits for a CPU there; or (NULL) under its last
+ * CPU sample's stack, where it was preempted, or alone. AS-safe. */
 void pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked, uint64_t ns) PC_HIDDEN;
 /* stacks.c: keep thread tid's name (16 bytes, NUL-padded). AS-safe. */
 void pc_stacks_note_name(uint32_t tid, const char name[GMON_THREAD_NAME_SIZE]) PC_HIDDEN;

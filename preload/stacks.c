@@ -47,6 +47,11 @@ static uint32_t *index_slots;	/* arena offset + 1, or 0 */
 static size_t index_mask;
 static size_t arena_len, index_len;
 static struct thread_name *names;	/* THREAD_SLOTS of them */
+/* Each thread's last CPU stack, as arena offset << 32 | tid in one word
+ * that the handler stores: where a thread that the wall sampler saw
+ * running waited for a CPU when it was preempted. */
+#define LAST_SLOTS	4096
+static uint64_t last_cpu[LAST_SLOTS];
 static PC_TLS uint32_t my_tid;		/* this thread's, once known */
 static PC_TLS uint32_t my_samples;
 
@@ -107,6 +112,7 @@ pc_stacks_clear(void)
 	madvise(arena, arena_len, MADV_DONTNEED);
 	madvise(index_slots, index_len, MADV_DONTNEED);
 	madvise(names, THREAD_SLOTS * sizeof(*names), MADV_DONTNEED);
+	memset(last_cpu, 0, sizeof(last_cpu));
 	arena_used = 1;
 	/* the fork child's one thread has a tid of its own */
 	my_tid = 0;
@@ -254,9 +260,16 @@ void
 pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 			   uint32_t weight)
 {
+	uint32_t tid;
+	uint64_t *e;
+
 	if (!arena || n <= 0)
 		return;
-	add(thread_from_handler(), 0, f, NULL, n, truncated ? GMON_STACK_TRUNCATED : 0, weight);
+	tid = thread_from_handler();
+	e = add(tid, 0, f, NULL, n, truncated ? GMON_STACK_TRUNCATED : 0, weight);
+	if (e && pc_cfg->clock_wall)
+		__atomic_store_n(&last_cpu[tid % LAST_SLOTS], (uint64_t)(e - arena) << 32 | tid,
+				 __ATOMIC_RELAXED);
 }
 
 void
@@ -307,18 +320,26 @@ pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked, uint64_t ns)
 {
 	static const struct pc_frame none[1];	/* frames are not read: enc or n 0 */
 	uint64_t wait = GMON_WAIT_WORD(GMON_WAIT_RUNQUEUE, 0, 0);
-	uint32_t depth, flags;
+	uint64_t last;
+	uint32_t depth, flags, skip;
 
 	if (!arena)
 		return;
+	/* not seen blocked: its last CPU sample's stack, if it is its own */
+	last = __atomic_load_n(&last_cpu[tid % LAST_SLOTS], __ATOMIC_RELAXED);
+	if (!blocked && (uint32_t)last == tid && (last >> 32) < arena_words)
+		blocked = arena + (last >> 32);
 	if (!blocked) {
 		add(tid, wait, none, NULL, 0, GMON_STACK_OFFCPU, ns);
 		return;
 	}
-	/* the blocked stack's frames, under the run queue's wait */
+	/* its frames under the run queue's wait (an off-CPU stack's own wait
+	 * left out) */
 	depth = (uint32_t)blocked[2];
 	flags = (uint32_t)(blocked[2] >> 32);
-	add(tid, wait, none, blocked + ENTRY_WORDS + 1, (int)depth - 1, flags, ns);
+	skip = flags & GMON_STACK_OFFCPU ? 1 : 0;
+	add(tid, wait, none, blocked + ENTRY_WORDS + skip, (int)(depth - skip),
+	    (flags & ~GMON_STACK_OFFCPU) | GMON_STACK_OFFCPU, ns);
 }
 
 void
