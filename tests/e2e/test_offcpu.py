@@ -1,0 +1,311 @@
+"""Wall-clock profiles on the recording side (issue 27): what libpc's wall
+sampler measures of programs that wait, against the programs' own clocks
+and against perf sched on the same run; that it never interrupts a
+blocking call nor takes a descriptor number the program expects; and real
+programs that wait (make, python3's http.server, sqlite3) under it.
+test_wall.py holds the report and gate side."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import shipped
+from pctest import BUILD, need, prog, run, skip
+from test_cli import pcprof
+
+# a phase's wall time is within 15 % of its truth, or 3 rounds of the
+# sampler at the lowest rate it came to (issue 27's tolerance)
+SHARE = 0.15
+ROUNDS = 3
+
+
+def wall_run(argv, d, env=None, perf_data=None, timeout=300):
+    """pcprof run --clock wall -v -o d/run -- argv, under perf sched record
+    when perf_data is given; the completed process."""
+    pc = [os.path.join(os.path.abspath(BUILD), "pcprof"), "run", "--clock", "wall", "-v",
+          "--no-report", "-o", os.path.join(d, "run"), "--"] + argv
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith("PC_") and k != "LD_PRELOAD"}
+    e.update(env or {})
+    if perf_data:
+        pc = ["perf", "sched", "record", "-q", "-o", perf_data, "--"] + pc
+    return subprocess.run(pc, cwd=d, env=e, capture_output=True, text=True, timeout=timeout)
+
+
+def slowest_round(stderr, pid):
+    """The longest interval between the wall sampler's rounds in process
+    pid, from its PC_VERBOSE line: 1 / the lowest rate it came to."""
+    for line in stderr.splitlines():
+        if "wall clock:" not in line:
+            continue
+        m = re.search(r"rounds at (\d+) Hz(?: \(slowed to (\d+|under 1) Hz)?", line)
+        who = re.search(r"libpc: wrote \S*?(?:\.(\d+))?: ", line)
+        if m and who and (who.group(1) is None or int(who.group(1)) == pid):
+            low = m.group(2) or m.group(1)
+            return 1.0 if low == "under 1" else 1.0 / int(low)
+    raise AssertionError("no wall clock summary of pid %d in %r" % (pid, stderr[-1500:]))
+
+
+def threads_of(rdir):
+    p = pcprof("report", "--format", "json", "--by-thread", rdir)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["threads"]
+
+
+def truth_of(stdout):
+    m = re.search(r"^truth: (\{.*\})$", stdout, re.M)
+    assert m, stdout[-500:]
+    return json.loads(m.group(1))
+
+
+def leaf_of(folded, fn):
+    """The leaf under which function fn's stacks hold most of their time."""
+    by = {}
+    for line in folded.splitlines():
+        stack, _, n = line.rpartition(" ")
+        frames = stack.split(";")
+        if fn in frames:
+            by[frames[-1]] = by.get(frames[-1], 0) + int(n)
+    assert by, "no stack through %s" % fn
+    return max(by, key=by.get), by
+
+
+def test_known_waits_against_their_own_clocks():
+    """tests/progs/waits waits in known ways, each phase in its own
+    function timed with CLOCK_MONOTONIC (a sleep, a pipe a child fills
+    late, a mutex another thread holds, a poll that times out, waitpid for
+    a child, CPU work), while an idle thread waits throughout. Under
+    pcprof run --clock wall each function's inclusive wall time is within
+    15 % (or 3 rounds) of its truth, each blocked phase's leaf names its
+    call, the idle thread's wall time is the run's, and the program's
+    output is the plain run's but for the times."""
+    exe = prog("waits")
+    plain = run([exe, "0.4"], profiled=False)
+    assert plain.status == 0 and "truth:" in plain.stdout, plain.stderr
+    d = tempfile.mkdtemp(prefix="pc-e2e-offcpu-")
+    p = wall_run([exe, "0.4"], d)
+    assert p.returncode == 0, p.stderr[-2000:]
+    truth = truth_of(p.stdout)
+    assert set(truth) == set(truth_of(plain.stdout)), (truth, plain.stdout)
+    rdir = os.path.join(d, "run")
+    threads = threads_of(rdir)
+    idle = [t for t in threads if t["name"] == "idle"]
+    assert len(idle) == 1, threads
+    pid = idle[0]["pid"]
+    slow = slowest_round(p.stderr, pid)
+    flat = json.loads(pcprof("report", "--format", "json", "--callgraph", "--process",
+                             str(pid), rdir).stdout)
+    assert flat["clock"] == "wall", flat.get("clock")
+    total = {f["name"]: f.get("total_seconds", 0.0) for f in flat["functions"]}
+    notes = []
+    for fn in ("wait_sleep", "wait_pipe", "wait_mutex", "wait_poll", "wait_child",
+               "work_cpu"):
+        tol = max(SHARE * truth[fn], ROUNDS * slow)
+        got = total.get(fn, 0.0)
+        assert abs(got - truth[fn]) <= tol, \
+            "%s: %.3f s of wall time, truth %.3f (+- %.3f): %s" % (
+                fn, got, truth[fn], tol, sorted(total.items())[:30])
+        notes.append("%s %.3f/%.3f" % (fn, got, truth[fn]))
+    tol = max(SHARE * truth["idle"], ROUNDS * slow)
+    assert abs(idle[0]["wall_seconds"] - truth["idle"]) <= tol, (idle[0], truth)
+    folded = pcprof("report", "--format", "folded", "--process", str(pid), rdir)
+    assert folded.returncode == 0, folded.stderr
+    want = {"wait_sleep": "[off-cpu: clock_nanosleep]", "wait_pipe": "[off-cpu: read pipe]",
+            "wait_mutex": "[off-cpu: futex]", "wait_poll": "[off-cpu: poll]",
+            "wait_child": "[off-cpu: wait4 pid "}
+    for fn, leaf in want.items():
+        got, by = leaf_of(folded.stdout, fn)
+        assert got.startswith(leaf), "%s: most of its time under %s, not %s: %s" % (
+            fn, got, leaf, by)
+    return "; ".join(notes) + "; idle %.3f/%.3f; rounds at least every %.0f ms" % (
+        idle[0]["wall_seconds"], truth["idle"], 1000 * slow)
+
+
+def test_wall_clock_never_interrupts_a_blocking_call():
+    """tests/progs/blockers waits in nanosleep, select, poll, epoll_wait,
+    ppoll, sigtimedwait, futex and read, each in a thread of its own with
+    random timeouts of 1 to 20 ms, while a thread burns CPU and another
+    closes descriptor 0 and opens /dev/null again and again: under the wall
+    sampler at its highest rate no call fails with EINTR, errno is kept, the
+    reopened descriptor is always 0, and each call is a named wait."""
+    exe = prog("blockers")
+    plain = run([exe, "2"], profiled=False, stdin="")
+    assert plain.status == 0, plain.stdout + plain.stderr
+    d = tempfile.mkdtemp(prefix="pc-e2e-offcpu-")
+    p = wall_run([exe, "3"], d, env={"PC_WALL_HZ": "1000"})
+    assert p.returncode == 0, "status %d: %s %s" % (p.returncode, p.stdout, p.stderr[-1500:])
+    assert re.search(r"reopen of 0: \d+ calls 0 wrong", p.stdout), p.stdout
+    folded = pcprof("report", "--format", "folded", os.path.join(d, "run"))
+    assert folded.returncode == 0, folded.stderr
+    leaves = {line.rpartition(" ")[0].split(";")[-1] for line in folded.stdout.splitlines()}
+    for call in ("clock_nanosleep", "pselect6", "poll", "epoll_wait", "ppoll",
+                 "rt_sigtimedwait", "futex", "read pipe"):
+        assert "[off-cpu: %s]" % call in leaves, (call, sorted(leaves))
+    return p.stdout.strip()
+
+
+def perf_sched_waits(data):
+    """{tid: seconds off the CPU} from the sched_switch events perf sched
+    record took: for each task, the time from each switch out to the next
+    switch in (its waits and its run-queue delays). perf sched timehist
+    says the same, but prints a task's time at its next switch out, which
+    a thread that ends by exiting never has: its last wait goes missing."""
+    p = subprocess.run(["perf", "script", "-i", data, "-F", "time,event,trace"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-1000:]
+    out, off = {}, {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"\s*([\d.]+):\s+sched:sched_switch: .*prev_pid=(\d+) .*"
+                     r"==> .*next_pid=(\d+) ", line)
+        if not m:
+            continue
+        t, prev, nxt = float(m.group(1)), int(m.group(2)), int(m.group(3))
+        out[prev] = t
+        if nxt in out:
+            off[nxt] = off.get(nxt, 0.0) + t - out.pop(nxt)
+    return off
+
+
+def need_perf_sched():
+    need("perf")
+    if os.geteuid() != 0:
+        skip("perf sched record needs root here")
+    if not shipped.available():
+        skip("perf cannot record here (install linux-perf)")
+
+
+def against_perf(threads, perf, pid, slow, who):
+    """Each of process pid's threads' off-CPU seconds against perf sched's,
+    within sampling error: a round finds the thread blocked or not, so
+    over n rounds the blocked time is off by about a round's length times
+    sqrt(n p (1 - p)), p the share of its life blocked (large for a thread
+    that waits often and briefly, as sqlite3 does in fdatasync, small for
+    one that waits long); four of those, or 15 %, and 3 rounds and 30 ms
+    for what perf sees that the sampler cannot: the exec and loading
+    before libpc starts, and the end after its last round. The rows."""
+    rows = []
+    for t in threads:
+        if t["pid"] != pid or t["tid"] not in perf:
+            continue
+        want, got = perf[t["tid"]], t["off_cpu_seconds"]
+        n = max(t["wall_seconds"] / slow, 1.0)
+        share = min(max(want / max(t["wall_seconds"], 1e-9), 0.0), 1.0)
+        spread = slow * (n * share * (1 - share)) ** 0.5
+        tol = max(SHARE * want, 4 * spread) + ROUNDS * slow + 0.03
+        assert abs(got - want) <= tol, \
+            "%s: thread %d (%s): %.3f s off the CPU, perf sched %.3f (+- %.3f)" % (
+                who, t["tid"], t["name"], got, want, tol)
+        rows.append("%s %.3f/%.3f" % (t["name"], got, want))
+    assert rows, "%s: no thread of pid %d in perf sched's record" % (who, pid)
+    return rows
+
+
+def test_threads_off_cpu_time_against_perf_sched():
+    """The same run of tests/progs/waits recorded by perf sched record (the
+    kernel's switches): each thread's off-CPU seconds (its waits and its
+    time waiting for a CPU) agree with the sum of perf sched timehist's
+    wait times for it, within sampling error."""
+    need_perf_sched()
+    d = tempfile.mkdtemp(prefix="pc-e2e-offcpu-")
+    data = os.path.join(d, "perf.data")
+    p = wall_run([prog("waits"), "0.4"], d, perf_data=data)
+    assert p.returncode == 0, p.stderr[-2000:]
+    threads = threads_of(os.path.join(d, "run"))
+    pid = [t for t in threads if t["name"] == "idle"][0]["pid"]
+    rows = against_perf(threads, perf_sched_waits(data), pid,
+                        slowest_round(p.stderr, pid), "waits")
+    shutil.rmtree(d, ignore_errors=True)
+    return "pcprof/perf sched s: " + ", ".join(rows)
+
+
+HTTP_CLIENT = """
+import http.server, socket, subprocess, sys, time, urllib.request
+s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+srv = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+for i in range(200):
+    try:
+        urllib.request.urlopen("http://127.0.0.1:%d/" % port).read(); break
+    except OSError:
+        time.sleep(0.02)
+for i in range(150):
+    urllib.request.urlopen("http://127.0.0.1:%d/" % port).read()
+    time.sleep(0.002 + 0.004 * (i % 7) / 7)
+srv.terminate(); srv.wait()
+print("served")
+"""
+
+
+def small_project(d):
+    """Six C files and a Makefile that builds them in two jobs."""
+    src = os.path.join(d, "proj")
+    os.makedirs(src)
+    for i in range(6):
+        with open(os.path.join(src, "f%d.c" % i), "w") as f:
+            f.write("#include <stdio.h>\nint f%d(int x) { return printf(\"%%d\", x * %d); }\n"
+                    % (i, i + 1))
+    with open(os.path.join(src, "Makefile"), "w") as f:
+        f.write("all: " + " ".join("f%d.o" % i for i in range(6)) + "\n"
+                "%.o: %.c\n\tcc -O2 -c -o $@ $<\n")
+    return src
+
+
+def test_real_programs_that_wait_against_perf_sched():
+    """Debian's make -j2 of a small project (it waits for its children),
+    python3 -m http.server under a loopback client (poll, accept, recv) and
+    sqlite3 inserting with synchronous=FULL (fsync), each recorded by perf
+    sched and pcprof run --clock wall at once: the same status and output
+    as plain, the main thread's off-CPU seconds as perf sched measures them,
+    and the wait that holds most of it named."""
+    need_perf_sched()
+    need("make", "sqlite3", "python3", "cc")
+    d = tempfile.mkdtemp(prefix="pc-e2e-offcpu-real-")
+    db = os.path.join(d, "t.db")
+    sql = "PRAGMA synchronous=FULL; CREATE TABLE t(x);" + \
+        "".join("INSERT INTO t VALUES(%d);" % i for i in range(150)) + \
+        "SELECT count(*) FROM t;"
+    cases = [
+        ("make", ["make", "-j2", "-C", small_project(d)], None,
+         ("[off-cpu: wait4", "[off-cpu: pselect6", "[off-cpu: read pipe")),
+        ("python3", ["python3", "-c", HTTP_CLIENT], "served", ("[off-cpu: recvfrom socket",
+                                                              "[off-cpu: poll", "[off-cpu: wait4",
+                                                              "[off-cpu: clock_nanosleep")),
+        ("sqlite3", ["sqlite3", db, sql], "150", ("[off-cpu: fdatasync file",
+                                                  "[off-cpu: fsync file")),
+    ]
+    notes = []
+    for name, argv, out, waits in cases:
+        w = tempfile.mkdtemp(dir=d)
+        if name == "sqlite3":
+            argv = ["sqlite3", os.path.join(w, "plain.db"), sql]
+        plain = subprocess.run(argv, cwd=w, capture_output=True, text=True, timeout=120)
+        assert plain.returncode == 0, (name, plain.stderr[-500:])
+        if name == "make":
+            subprocess.run(["make", "-C", argv[-1], "-s", "clean"], capture_output=True)
+            subprocess.run("rm -f %s/*.o" % argv[-1], shell=True)
+        if name == "sqlite3":
+            argv = ["sqlite3", db, sql]
+        data = os.path.join(w, "perf.data")
+        p = wall_run(argv, w, perf_data=data)
+        assert p.returncode == 0, (name, p.stderr[-1500:])
+        if out:
+            assert out in p.stdout and out in plain.stdout, (name, p.stdout[-300:])
+        rdir = os.path.join(w, "run")
+        threads = threads_of(rdir)
+        main = [t for t in threads if t["tid"] == t["pid"]]
+        first = min(main, key=lambda t: t["pid"])
+        perf = perf_sched_waits(data)
+        rows = against_perf([first], perf, first["pid"], slowest_round(p.stderr, first["pid"]),
+                            name)
+        # the waits of its own, not its time waiting for a CPU (on a busy
+        # machine sqlite3's largest)
+        own = [w["name"] for w in first["waits"] if w["name"] != "[off-cpu: runqueue]"]
+        top = own[0] if own else ""
+        assert top.startswith(waits), "%s: its main thread's top wait is %r: %s" % (
+            name, top, first["waits"])
+        notes.append("%s %s, top wait %s" % (name, rows[0], top))
+    shutil.rmtree(d, ignore_errors=True)
+    return "; ".join(notes)
