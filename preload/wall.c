@@ -259,10 +259,14 @@ look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t age)
 	word = wait_word(w->tid, nr, arg);
 	/* switched in during the walk: its stack may have changed under it */
 	if (read_schedstat(w->tid, again) || again[2] != ss[2] || again[0] != ss[0]) {
+		/* it was blocked when its syscall line was read, so the time
+		 * counts, with the wait and the pc that line gave; the frames
+		 * are dropped (dropping the time too would undercount the
+		 * threads that wait often and briefly, as their waits end
+		 * during walks: sqlite3's fdatasyncs by a fifth) */
 		pc_wall_count(GMON_WALL_DROPPED, 1);
+		pc_stacks_add_offcpu(w->tid, word, f, 1, GMON_STACK_CUT, weight);
 		w->state = SEEN_NEW;
-		/* its time since the last look goes to the next look */
-		w->seen_ns = now - weight;
 		return;
 	}
 	w->state = SEEN_BLOCKED;
