@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # pcprof: one non-recursive Makefile.
 #   make            build/libpc.so
 #   make check      unit tests (Check) and end-to-end tests under LD_PRELOAD

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The gmon.out format as GNU gprof reads it: constants, records, and the
  * writer (used by libpc.so, async-signal-safe) and reader (used by pcprof).

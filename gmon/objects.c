@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Reading libpc's objects manifest (PC_SCOPE=all), for pcprof. The input
  * may be hostile: lines are bounded by the buffer, numbers are checked for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * PC_SCOPE=all, the writer's side: each object's gmon file, the vDSO's
  * image, and the run's manifest. AS-safe: it runs at exit, at exec and from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libpc.so's shared state and the functions its files call in each other.
  * Everything here has hidden visibility; preload/libpc.map lists what the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * PC_VERBOSE's closing line for each file written, and the one-line reason
  * when a write failed (always printed). AS-safe.

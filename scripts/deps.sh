@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # What `make check` and `make demo` need, and how to get it: installs the
 # missing Debian packages when run as root with apt-get, otherwise names them
 # in one line and fails.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for gmon/: the writer's exact bytes, the layout of 32-bit
  * counters into 16-bit records, the reader's round trip and its rejections,

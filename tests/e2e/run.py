@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Runs the end-to-end tests (tests/e2e/test_*.py): each test_ function is a
 test; an AssertionError or any other exception fails it, and pctest.Skip
 (raised by pctest.skip()) skips it with a reason. Under CI=true a skip

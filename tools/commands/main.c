@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof: the command line. Dispatches to report, run, merge, flame, diff,
  * compare and annotate, and prints the usage of pcprof itself; nothing else.
