@@ -12,6 +12,11 @@
 
 -include config.mak
 
+# the one place the version is said: pcprof --version, libpc.so's pc_version,
+# its PC_VERBOSE line and manifests, make dist's name (debian/changelog and
+# NEWS.md repeat it; tests/e2e/test_package.py checks they agree)
+VERSION	:= $(shell cat VERSION)
+
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
 LIBDIR	?= $(PREFIX)/lib
@@ -58,7 +63,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
-	$(UNWIND_CFLAGS) $(CFLAGS)
+	$(UNWIND_CFLAGS) -I$(B) $(CPPFLAGS) $(CFLAGS)
 
 all: $(B)/libpc.so
 
@@ -92,7 +97,7 @@ PROTO_CFLAGS = $(shell $(PKG_CONFIG) --cflags libprotobuf-c zlib 2>/dev/null)
 PROTO_LIBS = $(shell $(PKG_CONFIG) --libs libprotobuf-c zlib 2>/dev/null || \
 	echo -lprotobuf-c -lz)
 TOOLS_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(ELF_CFLAGS) $(PROTO_CFLAGS) -Itools -I$(B) \
-	-I$(B)/gen $(CFLAGS)
+	-I$(B)/gen $(CPPFLAGS) $(CFLAGS)
 
 all: $(B)/pcprof
 
@@ -125,14 +130,16 @@ $(B)/gen/flame_js.h: tools/writers/flame.js
 			-e 's/$$/\\n"/' tools/writers/flame.js; echo ';'; } > $@
 $(B)/tool/tools/writers/flame.o: $(B)/gen/flame_js.h
 
-# where `pcprof run` looks for an installed libpc.so; rewritten only when
-# LIBDIR changes, so that `make install PREFIX=...` rebuilds what it must
+# where `pcprof run` looks for an installed libpc.so, and the version;
+# rewritten only when LIBDIR or VERSION changes, so that `make install
+# PREFIX=...` rebuilds what it must
 $(B)/config.h: FORCE
 	@mkdir -p $(B)
-	@echo '#define PC_LIBDIR "$(LIBDIR)"' > $@.new
+	@{ echo '#define PC_LIBDIR "$(LIBDIR)"'; echo '#define PC_VERSION "$(VERSION)"'; } > $@.new
 	@cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
 $(B)/tool/tools/commands/run.o $(B)/tool/tools/commands/compare.o \
-	$(B)/tool/tools/inputs/recover.o: $(B)/config.h
+	$(B)/tool/tools/inputs/recover.o $(B)/tool/tools/commands/main.o \
+	$(B)/pic/preload/summary.o $(B)/pic/preload/objwrite.o: $(B)/config.h
 FORCE:
 
 $(B)/pcprof: $(TOOLS_OBJ)
@@ -140,7 +147,7 @@ $(B)/pcprof: $(TOOLS_OBJ)
 		-ldl -lm $(LDFLAGS)
 
 # ---------------------------------------------------------------- tests
-HOST_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
+HOST_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CPPFLAGS) $(CFLAGS)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 

@@ -526,6 +526,9 @@ int pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n) PC_HIDDEN
  * write failed. AS-safe. */
 void pc_dump_summary(const char *path, int err) PC_HIDDEN;
 
+/* summary.c: the version, exported (libpc.map) for whoever holds the file. */
+extern const char pc_version[];
+
 /* objwrite.c: write the objects' files beside path and the manifest
  * path.objects (or remove a stale one). AS-safe. */
 int pc_objects_dump(const char *path) PC_HIDDEN;

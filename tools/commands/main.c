@@ -14,10 +14,7 @@
 #include <unistd.h>
 
 #include "pcprof.h"
-
-#ifndef PC_VERSION
-#define PC_VERSION "0.1"
-#endif
+#include "config.h"	/* PC_VERSION, from VERSION by the Makefile */
 
 static const char usage_main[] =
 "usage: pcprof COMMAND [OPTIONS] [ARGS]\n"
