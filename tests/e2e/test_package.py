@@ -149,9 +149,9 @@ def apt(*args):
 
 
 def build_package(d):
-    """dpkg-buildpackage -b of the unpacked tarball in d, with nocheck (the
-    unit suites run in the tarball's own check): the .deb, its .changes
-    and the build's output."""
+    """dpkg-buildpackage -b of the unpacked tarball in d, with nocheck, and
+    then its test rule alone without: the .deb, its .changes and the
+    build's output."""
     src = unpack(d)
     env = dict(os.environ, DEB_BUILD_OPTIONS="nocheck parallel=2")
     for k in ("CFLAGS", "LDFLAGS", "CPPFLAGS"):	# dpkg-buildflags' own
@@ -161,6 +161,12 @@ def build_package(d):
     assert p.returncode == 0, out[-5000:]
     # nocheck honoured: override_dh_auto_test ran no suite
     assert "Checks:" not in out, out[-3000:]
+    # and without it, the rule builds and runs both unit suites
+    env["DEB_BUILD_OPTIONS"] = "parallel=2"
+    p = sh(["debian/rules", "override_dh_auto_test"], cwd=src, env=env, timeout=900)
+    assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
+    suites = re.findall(r"^100%: Checks: \d+, Failures: 0, Errors: 0$", p.stdout, re.M)
+    assert len(suites) == 2, p.stdout[-3000:]
     debs = glob.glob(os.path.join(d, "pcprof_%s_*.deb" % version()))
     changes = glob.glob(os.path.join(d, "pcprof_%s_*.changes" % version()))
     assert len(debs) == 1 and len(changes) == 1, os.listdir(d)
