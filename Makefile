@@ -1,15 +1,23 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # pcprof: one non-recursive Makefile.
 #   make            build/libpc.so
 #   make check      unit tests (Check) and end-to-end tests under LD_PRELOAD
 #   make demo       profile a bundled program and print gprof's flat profile
 #   make install    PREFIX=/usr/local DESTDIR= (pcprof, libpc.so, man pages)
 #   make bench      overhead, accuracy, size and PC_SCOPE=all figures
+#   make dist       build/pcprof-VERSION.tar.gz, which builds and checks alone
 # E2E_JOBS=N runs the end-to-end tests in N workers (default: one per idle
-# core). DEVELOPER=1 turns warnings into errors; SANITIZE=address,undefined builds
+# core); E2E_ARGS adds run.py's arguments ("-k NAME -k NAME2": those only).
+# DEVELOPER=1 turns warnings into errors; SANITIZE=address,undefined builds
 # the gmon/ and tools/ code of the unit tests with sanitizers; V=1 shows
 # command lines. Local settings go in config.mak.
 
 -include config.mak
+
+# the one place the version is said: pcprof --version, libpc.so's pc_version,
+# its PC_VERBOSE line and manifests, make dist's name (debian/changelog and
+# NEWS.md repeat it; tests/e2e/test_package.py checks they agree)
+VERSION	:= $(shell cat VERSION)
 
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
@@ -58,7 +66,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
-	$(UNWIND_CFLAGS) $(CFLAGS)
+	$(UNWIND_CFLAGS) -I$(B) $(CPPFLAGS) $(CFLAGS)
 
 all: $(B)/libpc.so
 
@@ -92,7 +100,7 @@ PROTO_CFLAGS = $(shell $(PKG_CONFIG) --cflags libprotobuf-c zlib 2>/dev/null)
 PROTO_LIBS = $(shell $(PKG_CONFIG) --libs libprotobuf-c zlib 2>/dev/null || \
 	echo -lprotobuf-c -lz)
 TOOLS_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS) $(ELF_CFLAGS) $(PROTO_CFLAGS) -Itools -I$(B) \
-	-I$(B)/gen $(CFLAGS)
+	-I$(B)/gen $(CPPFLAGS) $(CFLAGS)
 
 all: $(B)/pcprof
 
@@ -137,14 +145,16 @@ $(B)/gen/syscalls.h: $(SYSCALL_HDR)
 			$(SYSCALL_HDR); echo '};'; } > $@
 $(B)/tool/tools/symbols/waits.o: $(B)/gen/syscalls.h
 
-# where `pcprof run` looks for an installed libpc.so; rewritten only when
-# LIBDIR changes, so that `make install PREFIX=...` rebuilds what it must
+# where `pcprof run` looks for an installed libpc.so, and the version;
+# rewritten only when LIBDIR or VERSION changes, so that `make install
+# PREFIX=...` rebuilds what it must
 $(B)/config.h: FORCE
 	@mkdir -p $(B)
-	@echo '#define PC_LIBDIR "$(LIBDIR)"' > $@.new
+	@{ echo '#define PC_LIBDIR "$(LIBDIR)"'; echo '#define PC_VERSION "$(VERSION)"'; } > $@.new
 	@cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
 $(B)/tool/tools/commands/run.o $(B)/tool/tools/commands/compare.o \
-	$(B)/tool/tools/inputs/recover.o: $(B)/config.h
+	$(B)/tool/tools/inputs/recover.o $(B)/tool/tools/commands/main.o \
+	$(B)/pic/preload/summary.o $(B)/pic/preload/objwrite.o: $(B)/config.h
 FORCE:
 
 $(B)/pcprof: $(TOOLS_OBJ)
@@ -152,7 +162,7 @@ $(B)/pcprof: $(TOOLS_OBJ)
 		-ldl -lm $(LDFLAGS)
 
 # ---------------------------------------------------------------- tests
-HOST_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
+HOST_CFLAGS := $(BASE_CFLAGS) $(SAN_FLAGS) $(CPPFLAGS) $(CFLAGS)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
@@ -306,7 +316,7 @@ $(P)/%: tests/progs/%.c tests/progs/truth.h
 check: deps-check all $(B)/tests/unit $(B)/tests/unit-preload $(PROGS)
 	$(B)/tests/unit
 	$(B)/tests/unit-preload
-	$(PYTHON) tests/e2e/run.py --build $(B) $(if $(E2E_JOBS),-j $(E2E_JOBS))
+	$(PYTHON) tests/e2e/run.py --build $(B) $(if $(E2E_JOBS),-j $(E2E_JOBS)) $(E2E_ARGS)
 	@$(MAKE) --no-print-directory fuzz-if-possible
 
 deps-check:
@@ -404,14 +414,40 @@ deps-demo:
 bench: all $(PROGS)
 	$(PYTHON) bench/run.py --build $(B)
 
+# ---------------------------------------------------------------- dist
+# The release tarball, $(B)/pcprof-VERSION.tar.gz: the files git tracks
+# (as they are in the working tree: commit first), or, in an unpacked
+# tarball, the files its MANIFEST lists; with that MANIFEST, so that it
+# makes its own tarball again. Owners, order and times are fixed (the last
+# commit's time, else MANIFEST's), so the same tree makes the same bytes.
+DIST := pcprof-$(VERSION)
+dist:
+	@mkdir -p $(B)
+	$(call say,DIST,$(B)/$(DIST).tar.gz)set -e; \
+	if [ -e .git ] && git ls-files --error-unmatch Makefile >/dev/null 2>&1; then \
+		{ git ls-files | grep -vx MANIFEST; echo MANIFEST; } | sort > $(B)/MANIFEST; \
+		when=$$(git log -1 --format=%ct); \
+	elif [ -f MANIFEST ]; then \
+		cp MANIFEST $(B)/MANIFEST; when=$$(stat -c %Y MANIFEST); \
+	else echo "make dist: neither a git checkout nor a release tarball (no MANIFEST)" >&2; exit 2; fi; \
+	rm -rf $(B)/dist && mkdir -p $(B)/dist/$(DIST); \
+	grep -vx MANIFEST $(B)/MANIFEST | tar -cf - -T - | tar -xf - -C $(B)/dist/$(DIST); \
+	cp $(B)/MANIFEST $(B)/dist/$(DIST)/MANIFEST; \
+	tar -C $(B)/dist --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$$when \
+		-cf - $(DIST) | gzip -9n > $(B)/$(DIST).tar.gz; \
+	rm -rf $(B)/dist
+
 # ---------------------------------------------------------------- install
+# The manual's examples name libpc.so where this install puts it (LIBDIR).
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	install -m 0755 $(B)/pcprof $(DESTDIR)$(BINDIR)/pcprof
 	install -m 0755 $(B)/libpc.so $(DESTDIR)$(LIBDIR)/libpc.so
-	install -m 0644 docs/pcprof.1 $(DESTDIR)$(MANDIR)/man1/pcprof.1
-	install -m 0644 docs/libpc.7 $(DESTDIR)$(MANDIR)/man7/libpc.7
+	sed 's|/usr/local/lib/libpc\.so|$(LIBDIR)/libpc.so|g' docs/pcprof.1 > $(B)/pcprof.1
+	sed 's|/usr/local/lib/libpc\.so|$(LIBDIR)/libpc.so|g' docs/libpc.7 > $(B)/libpc.7
+	install -m 0644 $(B)/pcprof.1 $(DESTDIR)$(MANDIR)/man1/pcprof.1
+	install -m 0644 $(B)/libpc.7 $(DESTDIR)$(MANDIR)/man7/libpc.7
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pcprof $(DESTDIR)$(LIBDIR)/libpc.so \
@@ -422,5 +458,5 @@ clean:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
-.PHONY: all check demo lint bench install uninstall clean deps-build deps-check deps-demo deps-lint fuzz fuzz-if-possible
+.PHONY: all check demo lint bench dist install uninstall clean deps-build deps-check deps-demo deps-lint fuzz fuzz-if-possible
 .DELETE_ON_ERROR:

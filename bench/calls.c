@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench: call-heavy code with a fixed amount of work, for the overhead
  * benchmark: a loop making ITERATIONS calls to a tiny function that is

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """CLI speed: `pcprof report` against `gprof -p` on an executable with many
 functions and a profile that touches every one of them.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """pcprof compare: detection power and false alarms, from real runs.
 
     python3 bench/compare_power.py --build build --minutes 20 --out DIR

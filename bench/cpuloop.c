@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench: a CPU-bound loop with a fixed amount of work, for the overhead
  * benchmark. No calls in the hot loop, no system calls: what a sampler adds

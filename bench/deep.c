@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench: deep stacks with a fixed amount of work, for the call-graph
  * overhead benchmark: REPS times, recurse 100 frames down and spin there,

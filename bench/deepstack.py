@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Call-graph overhead on deep stacks (bench/deep.c, 100 frames under every
 sample): CPU time (user+sys) of alternating runs, unprofiled, under libpc
 with the call graph off and on (POSIX and task-clock timers), and under

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """pcprof diff: detection power and false-alarm rate, on real profiles.
 
     python3 bench/diff_power.py --build build            # the figures

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Export speed and size: pcprof report --format pprof, speedscope and
 callgrind (and text and json for reference) on bench/cli.py's executable
 of N functions (default 100,000), with a profile that touches every one of

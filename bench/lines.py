@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Speed of pcprof report --lines and pcprof annotate on a big binary with
 full debug information, against gprof -l on the same profile (once, stopped after --gprof-limit seconds).
 

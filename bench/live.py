@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """The live file, the real-time signal and libpc's stacks (issue 24): the
 build before (d92fbaa) against the build now, side by side.
 

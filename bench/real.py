@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """pcprof on Debian's own programs, against perf on the same runs.
 
     python3 bench/real.py --build build            # every program

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """pcprof benchmarks: overhead, accuracy, gmon.out size, and PC_SCOPE=all.
 
     python3 bench/run.py --build build               # all four

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench: run a command and print its resource usage on stderr as one line
  * "rusage: maxrss_kb=N utime=S stime=S status=N".

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench: create and join COUNT threads that do nothing, one after another.
  * Linked with the objects benchmark's 100 libraries, it measures what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench: how deep below a thread's stack pointer a signal handler (the
  * kernel's signal frame and the handler's own frames) or the exit path

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """libpc's timer choice: what a task-clock sample costs here, what the
 start-up probe costs, and whether task-clock falls in step with a periodic
 program.

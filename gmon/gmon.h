@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The gmon.out format as GNU gprof reads it: constants, records, and the
  * writer (used by libpc.so, async-signal-safe) and reader (used by pcprof).
@@ -334,6 +335,7 @@ int gmon_read_header(const void *h, size_t n, uint8_t build_id[GMON_BUILDID_SIZE
 #define GMON_OBJECTS_MAX	4096	/* libpc lists at most 1024 */
 #define GMON_OBJECTS_LINE_MAX	32768	/* libpc writes lines under 17 KiB */
 #define GMON_OBJ_SHIFT		48	/* arc ends: index << 48 | address */
+#define GMON_VERSION_MAX	31	/* the longest libpc version a manifest names */
 #define GMON_OBJ_ADDR_MASK	((UINT64_C(1) << GMON_OBJ_SHIFT) - 1)	/* the address */
 #define GMON_OBJ_ANON		0xfffeu	/* a stack frame's index: in no object */
 
@@ -398,6 +400,7 @@ struct gmon_objects {
 	int timer;		/* GMON_TIMER_*: what the threads got; 0 if not said */
 	int timer_how;		/* GMON_TIMER_ASKED, ...: why */
 	uint64_t timer_cost;	/* a task-clock sample's measured cost, ns; 0: not measured */
+	char version[GMON_VERSION_MAX + 1];	/* the libpc that wrote it; "" if not said */
 	struct gmon_object *v;	/* v[i] is object i; v[0] the main program */
 	size_t n;
 	struct gmon_arc *arcs;	/* between objects, ends encoded */

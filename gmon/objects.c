@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Reading libpc's objects manifest (PC_SCOPE=all), for pcprof. The input
  * may be hostile: lines are bounded by the buffer, numbers are checked for
@@ -225,6 +226,60 @@ parse_timer(struct gmon_objects *o, const char *p, const char *nl, uint64_t line
 	return 0;
 }
 
+/* "cpu START STOP WRITE": one clock, read three times in order. */
+static int
+parse_cpu(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
+	  struct gmon_error *err)
+{
+	static const uint64_t any[3] = { UINT64_MAX, UINT64_MAX, UINT64_MAX };
+	uint64_t v[3];
+
+	if (numbers(p, nl, 3, any, v) || v[0] > v[1] || v[1] > v[2])
+		return fail(err, line, "bad cpu record");
+	o->cpu_start = v[0];
+	o->cpu_stop = v[1];
+	o->cpu_write = v[2];
+	o->have_cpu = 1;
+	return 0;
+}
+
+/* "version V": the libpc that wrote the manifest, one printable word. */
+static int
+parse_version(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
+	      struct gmon_error *err)
+{
+	const char *f, *more;
+	size_t n = field(&p, nl, &f);
+
+	if (!n || n > GMON_VERSION_MAX || field(&p, nl, &more))
+		return fail(err, line, "bad version");
+	for (size_t i = 0; i < n; i++)
+		if (f[i] < 0x21 || f[i] > 0x7e)
+			return fail(err, line, "bad version");
+	memcpy(o->version, f, n);
+	o->version[n] = 0;
+	return 0;
+}
+
+/*
+ * A record of a newer libpc's, which this pcprof skips: a word of
+ * lowercase letters, digits and '-' from a letter on. A record is added
+ * only where a reader that skips it still reads the profile right (a
+ * change of meaning changes GMON_OBJECTS_MAGIC instead), so that a
+ * profile from a newer libpc reads in an older pcprof. pcprof before
+ * 1.0.0 refused every record it did not know ("unknown record").
+ */
+static int
+newer_record(const char *f, size_t n)
+{
+	if (!n || f[0] < 'a' || f[0] > 'z')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((f[i] >= 'a' && f[i] <= 'z') || (f[i] >= '0' && f[i] <= '9') || f[i] == '-'))
+			return 0;
+	return 1;
+}
+
 /* One record after the first line: its word, then its fields. */
 /* "ended exec|exit|killed|signal N" */
 static int
@@ -300,13 +355,7 @@ parse_record(struct gmon_objects *o, const char *p, const char *nl, uint64_t lin
 		if (numbers(p, nl, 1, any, &o->started))
 			return fail(err, line, "bad start time");
 	} else if (IS("cpu")) {
-		/* one clock, read three times in order */
-		if (numbers(p, nl, 3, any, v) || v[0] > v[1] || v[1] > v[2])
-			return fail(err, line, "bad cpu record");
-		o->cpu_start = v[0];
-		o->cpu_stop = v[1];
-		o->cpu_write = v[2];
-		o->have_cpu = 1;
+		return parse_cpu(o, p, nl, line, err);
 	} else if (IS("ended")) {
 		return parse_ending(o, p, nl, line, err);
 	} else if (IS("timer")) {
@@ -321,7 +370,9 @@ parse_record(struct gmon_objects *o, const char *p, const char *nl, uint64_t lin
 		if (numbers(p, nl, 2, any, v) || !v[1])
 			return fail(err, line, "bad anon record");
 		o->anon[o->nanon++] = (struct gmon_anon){ v[0], v[1] };
-	} else {
+	} else if (IS("version")) {
+		return parse_version(o, p, nl, line, err);
+	} else if (!newer_record(f, n)) {
 		return fail(err, line, "unknown record");
 	}
 #undef IS

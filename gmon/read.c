@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Reading gmon.out into memory, for pcprof. The input may be hostile: every
  * length is checked against what is left of the buffer before it is used,

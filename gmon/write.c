@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Writing gmon.out: a small buffered sink over a file descriptor, the
  * layout of 32-bit counters into gprof's 16-bit histogram records, and the

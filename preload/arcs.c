@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The call graph: each sampled stack's caller->callee edges counted into a
  * bounded open-addressing table, once per sample, at link-time addresses.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Included last by files whose code runs inside the sampling signal handler:
  * turns calls that are not async-signal-safe into compile errors (git's

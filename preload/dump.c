@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Writing the profile: the main program's gmon.out records (gmon/write.c)
  * through out.c's atomic file, then the stacks file when asked for, then

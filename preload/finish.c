@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Writing the profile at the end, and snapshots: one writer at a time
  * (the writer lock, pc->writer), on a stack of libpc's own. pc_finish is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The handler of libpc's sampling signal: it tells what each signal is (a
  * POSIX timer's expirations, a task-clock overflow of this thread's event,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The ends of a profiled process's life, interposed: exit, _exit and _Exit,
  * the exec family, fork (through pthread_atfork) and libpc's destructor.

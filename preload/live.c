@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The live file: libpc's state, counts, histograms, arcs, stacks and
  * object inventory live in one shared mapping of a file in the output

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The live file's header (live.c): what pc_recover needs to finish a
  * profile of a process that ended without writing it. The same libpc

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Code run from a second mapping of a file: V8 (node 20) maps its embedded
  * builtins again from the node executable, once per isolate, and runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libpc's message channel: one "libpc: " line at a time to the standard
  * error the program was started with. Everything here is AS-safe; it calls

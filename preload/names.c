@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Which file each process of a run writes. The first profiled process (the
  * root) writes gmon.out (or PC_OUT); it puts PC_ROOT=<its pid> in its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The next definition of a function libpc interposes (dlsym RTLD_NEXT), for
  * the interposers of signals.c, lifecycle.c, threads.c and objects.c. Kept

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * PC_SCOPE=all, the inventory: which shared objects the process has, where
  * their text is, and a histogram for each. An inventory is taken with

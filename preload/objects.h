@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The object inventory's state (PC_SCOPE=all), shared by the module's
  * three files and no others: objects.c takes the inventory, objfind.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Where a PC is, for the signal handler: the main program's text, or with
  * PC_SCOPE=all the object whose published range holds it (found without a

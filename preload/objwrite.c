@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * PC_SCOPE=all, the writer's side: each object's gmon file, the vDSO's
  * image, and the run's manifest. AS-safe: it runs at exit, at exec and from
@@ -5,6 +6,7 @@
  *
  * The manifest, PATH.objects, is text, one record a line:
  *   pcprof-objects 1
+ *   version V                  the libpc that wrote it (VERSION, 1.0.0 on)
  *   rate HZ
  *   pid PID                    the process that wrote it
  *   threads N                  threads sampled
@@ -33,7 +35,9 @@
  * object with no file (nothing sampled); the vDSO's image is written too,
  * as FILE.so, to name its functions by; BUILD-ID is hex or
  * "-"; PATH is last on the line, with bytes below 0x21, '%' and 0x7f
- * written as %XX.
+ * written as %XX. A record is added only where a pcprof that skips it
+ * (as pcprof does a lowercase word it does not know, from 1.0.0 on) still
+ * reads the profile right; a change of meaning changes the magic.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -43,6 +47,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"	/* PC_VERSION, from VERSION by the Makefile */
 #include "pc.h"
 #include "objects.h"
 #include "banned.h"
@@ -265,7 +270,7 @@ manifest_header(struct gmon_sink *s)
 	if (!stop || stop > now)
 		stop = now;
 	text_start(&t);
-	pc_line_str(&t, GMON_OBJECTS_MAGIC "\nrate ");
+	pc_line_str(&t, GMON_OBJECTS_MAGIC "\nversion " PC_VERSION "\nrate ");
 	pc_line_u64(&t, (uint64_t)pc_cfg->hz);
 	pc_line_str(&t, "\npid ");
 	pc_line_u64(&t, (uint64_t)pc->pid);

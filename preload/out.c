@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The writer's primitives: a file written through a temporary beside its
  * target and renamed into place (a reader never sees half a file, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The pages of a table that samples ever wrote, run by run, for the
  * writers (out.c's histograms, arcs.c's table, objwrite.c's samples in no

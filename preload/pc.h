@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libpc.so's shared state and the functions its files call in each other.
  * Everything here has hidden visibility; preload/libpc.map lists what the
@@ -555,6 +556,9 @@ int pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n) PC_HIDDEN
 /* summary.c: the closing summary line for PC_VERBOSE, or the reason a
  * write failed. AS-safe. */
 void pc_dump_summary(const char *path, int err) PC_HIDDEN;
+
+/* summary.c: the version, exported (libpc.map) for whoever holds the file. */
+extern const char pc_version[];
 
 /* objwrite.c: write the objects' files beside path and the manifest
  * path.objects (or remove a stale one). AS-safe. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * profil(3) arithmetic, shared by the sampler and its unit tests: a counter
  * buffer covers text from `offset`, and a PC lands in counter

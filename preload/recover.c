@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pc_recover(): finish the live file (live.c) of a process that ended
  * without writing its profile, killed by SIGKILL or the OOM killer, or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * One sample, recorded: the bottom of the handler's path (handler.c decides
  * what a signal is and what it weighs). It runs on every tick of a thread's

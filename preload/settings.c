@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The PC_* settings: one table (the variable, how its value is read, its
  * bounds or words, its default, the value a bad one gets, and the end of

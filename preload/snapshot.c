@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Snapshots (PC_SNAPSHOT_SIGNAL, PC_SNAPSHOT_INTERVAL) are written by a
  * thread of libpc's own, so that no thread of the program is ever

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Whole sampled stacks for flame graphs (PC_STACKS): each distinct stack of
  * the program's frames is stored once, with a count, in a preallocated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libpc.so start-up: read the environment, find the main program's text and
  * load bias with dl_iterate_phdr, map the counters, install the sampler and

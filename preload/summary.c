@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * PC_VERBOSE's closing line for each file written, and the one-line reason
  * when a write failed (always printed). AS-safe.
@@ -10,8 +11,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"	/* PC_VERSION, from VERSION by the Makefile */
 #include "pc.h"
 #include "banned.h"
+
+/* The version, for whoever holds libpc.so: dlsym(handle, "pc_version"), or
+ * strings(1); the PC_VERBOSE line and the manifest say it too, so that a
+ * profile says which libpc wrote it. */
+__attribute__((visibility("default"))) const char pc_version[] = PC_VERSION;
 
 /* v with one decimal, rounded */
 static void
@@ -224,5 +231,6 @@ pc_dump_summary(const char *path, int err)
 	line_count(&l, pc_stats->timer_failures, " threads unsampled (no timer)");
 	line_count(&l, pc_stats->no_room, " samples without a call chain (no room on their stack)");
 	line_count(&l, pc_stats->foreign, " foreign signals passed on");
+	pc_line_str(&l, "; libpc " PC_VERSION);
 	line_out(&l);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Opening a task-clock event, the one place that fills its attributes:
  * libpc's timers (timer.c) and cost probe (timercost.c) and pcprof

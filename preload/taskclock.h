@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The one way pcprof and libpc.so open a task-clock event, shared by both
  * (taskclock.c is compiled into each): libpc's timers and its start-up

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pthread_create, interposed: every thread the program starts gets its
  * timer (timer.c) armed as it begins, with its creator's view of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Per-thread sampling: every thread gets a timer on its own CPU time that
  * signals that thread alone, so each thread is sampled in proportion to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What a task-clock sample costs on this machine, measured at start-up for
  * PC_TIMER=auto: the same fixed work is timed with no event, then with a

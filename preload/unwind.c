@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Stack walking inside the sampling signal handler, three ways:
  *  - "dwarf" (default): libgcc's _Unwind_Backtrace, which on glibc >= 2.35

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What the stack walkers (unwind.c, in the signal handler) share with their
  * set-up (unwind_setup.c): libgcc's and libunwind's entry points and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Choosing and preparing the stack walker of unwind.c, outside any signal
  * handler: libunwind is loaded with dlopen only when PC_UNWIND asks for it,

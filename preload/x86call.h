@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The one decoder of x86-64 call instructions, for the stack walkers: which
  * call, if any, ends just before a return address. unwind.c asks whether a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # What `make check` and `make demo` need, and how to get it: installs the
 # missing Debian packages when run as root with apt-get, otherwise names them
 # in one line and fails.
@@ -37,6 +38,15 @@ check|ci)
 	want g++ command -v c++
 	want check pkg-config --exists check
 	want python3 command -v python3
+	# the CI recipes (docs/ci/*.yml) are read as YAML
+	want python3-yaml python3 -c 'import yaml'
+	# tests/e2e/test_package.py: the Debian package built, checked with
+	# lintian, installed, its man page read, purged
+	want dpkg-dev command -v dpkg-buildpackage
+	want debhelper command -v dh
+	want fakeroot command -v fakeroot
+	want lintian command -v lintian
+	want man-db command -v man
 	# the PC_SCOPE=all test compares Debian's xz with perf on one run
 	want xz-utils command -v xz
 	want linux-perf command -v perf

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # make lint: every header compiles on its own, cppcheck finds nothing, the
 # flame graph's script parses (node --check), and the structure keeps its
 # limits (scripts/structure.py, a copy of the project's shared tool: which
@@ -149,5 +150,19 @@ if not bad:
           (len(seen), len(files)))
 sys.exit(bad)
 PY
+
+# Every source file says its license (LICENSE) in an SPDX line near its
+# top: C, headers, scripts, the Makefile, the man pages, the packaging.
+# Found with find rather than git, so that a release tarball lints too.
+for f in $(find Makefile .ci preload gmon tools tests scripts bench docs debian \
+	-type f \( -name '*.[ch]' -o -name '*.cc' -o -name '*.py' -o -name '*.sh' \
+	-o -name '*.js' -o -name '*.go' -o -name '*.proto' -o -name '*.map' \
+	-o -name '*.[0-9]' -o -name Makefile -o -name run -o -name rules \) \
+	-not -path '*/node_modules/*' 2>/dev/null); do
+	if ! head -n 3 "$f" | grep -q 'SPDX-License-Identifier: '; then
+		echo "lint: $f has no SPDX-License-Identifier line in its first 3 lines"
+		fail=1
+	fi
+done
 
 exit $fail

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Does pcprof still say the same? Records a set of profiles once, then runs
 every command line of CASES (each command, format and error case) with two
 builds of pcprof on the same files, and compares standard output, standard

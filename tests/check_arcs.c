@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for preload/arcs.c, the call graph's lock-free table: threads
  * counting the same arcs at once lose and double nothing (an arc two

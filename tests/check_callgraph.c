@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for the call graph (tools/model/callgraph.c) on arcs made by hand:
  * arcs summed per pair of functions, ends in no symbol counted apart,

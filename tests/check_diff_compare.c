@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for tools/model/diff_compare.c, pcprof diff's comparison:
  * each function's test against the model, Holm's correction over the

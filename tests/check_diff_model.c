@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for tools/model/diff_model.c, pcprof diff's variance model:
  * the mean and variance of a function's runs, the fits of a m + k m^2 to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for the flame graph writer (tools/writers/flame.c) on stacks that no
  * real profile gives: NaN counts, 10,000 frames, names that are not UTF-8.

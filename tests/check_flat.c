@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for the flat profile (flat_build in tools/model/profile.c), on
  * symbol tables and profiles made by hand: which function each bin's

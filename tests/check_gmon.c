@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for gmon/: the writer's exact bytes, the layout of 32-bit
  * counters into 16-bit records, the reader's round trip and its rejections,
@@ -1318,6 +1319,7 @@ END_TEST
 
 static const char manifest_ok[] =
 	"pcprof-objects 1\n"
+	"version 1.0.0\n"
 	"rate 1000\n"
 	"pid 4242\n"
 	"threads 3\n"
@@ -1340,6 +1342,7 @@ START_TEST(test_objects_parse_reads_every_record)
 
 	ck_assert_int_eq(gmon_objects_parse(manifest_ok, strlen(manifest_ok), &o, &err), 0);
 	ck_assert_uint_eq(o.rate, 1000);
+	ck_assert_str_eq(o.version, "1.0.0");
 	ck_assert_uint_eq(o.pid, 4242);
 	ck_assert_uint_eq(o.threads, 3);
 	ck_assert_uint_eq(o.no_object, 3);
@@ -1367,6 +1370,29 @@ START_TEST(test_objects_parse_reads_every_record)
 	ck_assert_uint_eq(o.nanon, 1);
 	ck_assert_uint_eq(o.anon[0].pc, 0x7f3a00001040ULL);
 	ck_assert_uint_eq(o.anon[0].count, 2);
+	gmon_objects_release(&o);
+}
+END_TEST
+
+/* A record this pcprof does not know, of a newer libpc's, is skipped, and
+ * the rest read as before; a manifest without a version line (libpc before
+ * 1.0.0) says none. */
+START_TEST(test_objects_parse_skips_a_newer_libpc_record)
+{
+	char buf[1024];
+	const char *at = strstr(manifest_ok, "version 1.0.0\n");
+	struct gmon_objects o;
+	struct gmon_error err;
+	size_t k = (size_t)(at - manifest_ok);
+
+	memcpy(buf, manifest_ok, k);
+	strcpy(buf + k, "frobs-2 7 x%20y\n");
+	strcat(buf, at + strlen("version 1.0.0\n"));
+	ck_assert_int_eq(gmon_objects_parse(buf, strlen(buf), &o, &err), 0);
+	ck_assert_str_eq(o.version, "");
+	ck_assert_uint_eq(o.rate, 1000);
+	ck_assert_uint_eq(o.n, 3);
+	ck_assert_uint_eq(o.nanon, 1);
 	gmon_objects_release(&o);
 }
 END_TEST
@@ -1411,7 +1437,16 @@ START_TEST(test_objects_parse_refuses_bad_input)
 	objects_refused("rate 1000", "rate 99999999999999999999", "bad rate");
 	objects_refused("b0af71", "b0af7", "bad build-id");
 	objects_refused("040 2\n", "040 2", "truncated");
-	objects_refused("no-object 3", "hello 3", "unknown record");
+	/* a record of a newer libpc's is a lowercase word; anything else is
+	 * no record at all */
+	objects_refused("no-object 3", "Hello 3", "unknown record");
+	objects_refused("no-object 3", "hel%lo 3", "unknown record");
+	objects_refused("no-object 3", "4ever 3", "unknown record");
+	objects_refused("no-object 3\n", "\n", "unknown record");
+	objects_refused("version 1.0.0", "version", "bad version");
+	objects_refused("version 1.0.0", "version 1.0.0 rc1", "bad version");
+	objects_refused("version 1.0.0", "version 1.0.0\x7f", "bad version");
+	objects_refused("version 1.0.0", "version 0123456789abcdef0123456789abcdef", "bad version");
 	objects_refused("/x/libhot.so", "/x/libhot.so extra", "extra fields");
 	/* the three readings of one clock come in order */
 	objects_refused("cpu 1200000 91000000", "cpu 92000000 91000000", "bad cpu");
@@ -1840,6 +1875,7 @@ gmon_suite(void)
 
 	tcase_add_test(p, test_objects_parse_reads_every_record);
 	tcase_add_test(p, test_objects_parse_refuses_bad_input);
+	tcase_add_test(p, test_objects_parse_skips_a_newer_libpc_record);
 	tcase_add_test(p, test_objects_parse_reads_a_signal_death);
 	if (unit_have("command -v gprof >/dev/null && command -v nm >/dev/null")) {
 		TCase *g = tcase_create("gprof");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for tools/symbols/jitdump.c: jitdumps made by hand, one
  * well-formed as node 20 writes them (DEBUG_INFO with V8's +0x40

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for tools/writers/label.c's writing of names: text_escape, the one
  * escaper that text, CSV and messages go through, against a table of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for tools/commands/launch.c, the one launcher of pcprof's
  * commands: real commands run through it (true, false, sh), a command not

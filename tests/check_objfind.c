@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for preload/objfind.c, where the handler finds a PC with
  * PC_SCOPE=all: threads sampling at once into an object's histogram and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for the profil(3) arithmetic in preload/profil.h: which
  * counter a PC lands in for each scale, where the buffer ends, and that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for tools/inputs/runexe.c: which processes --process names
  * (a pid, a path, a file name, a name on PATH that is the same file), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for tools/inputs/runfiles.c, the one place that decides which
  * files of a directory or a command line are profiles and reads each

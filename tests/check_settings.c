@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The settings reader (preload/settings.c) with an environment of the
  * test's own: every default, good values of each kind, and for each bad

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for preload/stacks.c, the flame graphs' lock-free table of
  * whole stacks: threads adding at once keep each thread's stacks apart

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for tools/model/stats.c, the distributions behind pcprof diff's
  * tests: the incomplete beta function against its closed forms and its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for the symbol tables (tools/symbols/symtab*.c): on ELF files that cc
  * builds into a temporary directory when the suite starts (functions laid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Runs every Check suite; the exit status is 0 only when all pass. Check has
  * no skipped outcome, so a suite leaves out a test whose tool is missing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The Check suites, one per module, collected by tests/unit.c (tools/ and
  * gmon/) and tests/unit_preload.c (libpc's tables), and the hand-made
  * inputs that several of them share. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Runs the Check suites of libpc's lock-free tables (arcs.c, stacks.c,
  * objfind.c), linked alone with gmon/: this file stands in for start-up and

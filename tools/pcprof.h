@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What the pcprof subcommands share: messages in err(3) style, loading
  * profiles, and the flat profile built from a profile and a symbol table.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Headless Chromium driven by playwright-core, for the end-to-end tests
 // that open pcprof's files in a real browser (test_browser.py). No request
 // leaves loopback: every other one is refused and reported.

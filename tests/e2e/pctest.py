@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Helpers for the end-to-end tests: run a program under libpc.so, read the
 result with the real gprof, and judge shares with tolerances derived from
 sampling statistics."""

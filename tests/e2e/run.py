@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Runs the end-to-end tests (tests/e2e/test_*.py): each test_ function is a
 test; an AssertionError or any other exception fails it, and pctest.Skip
 (raised by pctest.skip()) skips it with a reason. Under CI=true a skip
@@ -13,7 +14,7 @@ cache of profiles that several tests compare) runs in one worker, in file
 order; every other test runs on its own. Each test's line is printed when it
 ends, then the failures and skips again, then the closing line
 'e2e: N passed, N failed, N skipped'.
-Usage: run.py [--build DIR] [-k SUBSTRING] [-j JOBS]"""
+Usage: run.py [--build DIR] [-k SUBSTRING]... [-j JOBS]"""
 
 import argparse
 import concurrent.futures
@@ -34,13 +35,15 @@ def modules():
             if fn.startswith("test_") and fn.endswith(".py")]
 
 
-def units(pattern):
-    """The units of work, each a (module, [test names]) run in one worker."""
+def units(patterns):
+    """The units of work, each a (module, [test names]) run in one worker:
+    the tests whose name contains one of patterns (all with none)."""
     out = []
     for name in modules():
         mod = importlib.import_module(name)
         tests = [n for n in vars(mod) if n.startswith("test_") and
-                 callable(getattr(mod, n)) and pattern in n]
+                 callable(getattr(mod, n)) and
+                 (not patterns or any(p in n for p in patterns))]
         if not tests:
             continue
         if getattr(mod, "SHARED", False):
@@ -121,7 +124,8 @@ def order(todo, build):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
-    ap.add_argument("-k", default="", help="run tests whose name contains this")
+    ap.add_argument("-k", action="append", default=[],
+                    help="run tests whose name contains this (repeated: any of them)")
     ap.add_argument("-j", type=int, default=0,
                     help="worker processes (default: one per idle core)")
     a = ap.parse_args()

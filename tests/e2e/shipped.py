@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Debian's own programs, and perf, the peer pcprof is measured against on
 them: shared by tests/e2e/test_shipped.py and bench/real.py. The programs
 and their inputs (in two sizes: a few seconds for the tests, longer for

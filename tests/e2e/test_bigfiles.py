@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of bounded reads: a file pcprof reads may be huge and
 still not what it should be, and pcprof finds that out from its beginning
 (tools/inputs/files.c reads libpc's files no further than they show themselves to

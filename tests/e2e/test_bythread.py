@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of the per-thread view: libpc records each sampled
 stack's thread (its tid, and the last name it saw it by), and pcprof
 report --by-thread and --thread read them, as do the pprof and speedscope

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of call graphs from sampled stacks: gprof's call graph
 on libpc's gmon.out splits a function's time among its callers by time."""
 

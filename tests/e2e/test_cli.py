@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of the pcprof command: real profiles of real programs,
 compared with gprof and with the programs' own measurements."""
 

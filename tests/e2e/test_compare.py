@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of pcprof compare, the CI gate in one command: it runs
 tests/progs/regress.c's builds in turns under libpc.so and gates on them.
 regress-slow's stage_transform (40 % of the work) does 20 % more;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of libpc.so: real programs under LD_PRELOAD, read by
 the real gprof, asserting on function names and time shares."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of pcprof diff, the CI regression gate: real profiles of
 tests/progs/regress.c built three ways (regress-base; regress-slow, whose
 stage_transform does 20 % more work, 40 % of the whole; regress-fast, where

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of pcprof report --format pprof, speedscope and
 callgrind, each read by the tool people read it with: go tool pprof,
 callgrind_annotate, and speedscope's own app in headless Chromium

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Tests of tools/writers/flame.c, the SVG flame graph writer, read back as SVG:
 the Check suite in tests/check_flame.c feeds the writer stacks that no real
 profile gives (NaN counts, 10,000 frames, bytes that are not UTF-8) and

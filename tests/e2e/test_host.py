@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests that libpc.so never harms the program it profiles and
 never loses the profile (DESIGN.md, "Contracts that tests must hold"):
 tests/progs/hostile.c's cases (a blocked SIGPROF waited for, small stacks,

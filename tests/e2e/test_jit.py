@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """node's JIT code named in every output that carries stacks: with
 --perf-basic-prof (the perf map, /tmp/perf-PID.map) and with --perf-prof
 (the jitdump, jit-PID.dump in node's working directory), a recursive fib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of a profiled process's life and death under libpc.so:
 every way a program can end, exec, fork and the other ways of starting
 children, a program with its own SIGPROF profiling, a -pg build, snapshots,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of pcprof report --lines and pcprof annotate on loops
 (tests/progs/loops.c): two hot loops in one function, a heavy one and a
 light one, and a third whose body is an inlined helper, each loop timed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of libpc's live file (DIR/.pcprof.PID.live), where the
 counters live from the start so that a process that ends without writing
 its profile leaves it for pcprof to finish: pages the kernel wrote back

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of names as data: a program's thread, function and file
 names reach pcprof's text and CSV escaped (label.c's text_escape), never
 as bytes a terminal acts on. oddnames (tests/progs/oddnames.c) runs a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """PC_SCOPE=all: shared libraries and dlopen'ed code, each object in a gmon
 file of its own that gprof reads, and pcprof's merged view of the whole
 process, checked against the programs' own truth and against perf."""

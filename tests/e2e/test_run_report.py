@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of the whole run's report as pcprof run prints it: a
 run of many processes fits a terminal, a background process is named (or
 waited for with --wait), a rate the timer cannot give is said, a signal

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of pcprof run as a command wrapper: the signals that
 stop it reach the command (its process group) once, and it reports before
 it dies of them; -o DIR is one run's; a command that cannot run gets the

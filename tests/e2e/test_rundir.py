@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of the commands on what `pcprof run` left: a run
 directory in place of EXE and its profiles (report's every view, flame,
 annotate, the exporters, diff, merge), options after the operands, EXE by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests on Debian's own programs as they are shipped: stripped,
 written by no one here. Their code is profiled by functions taken from the
 unwind tables (one FDE, one function), checked against readelf's reading of

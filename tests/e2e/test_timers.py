@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of the two timer backends: POSIX CPU-time timers
 (PC_TIMER=posix), which fire only on the kernel tick, and the task-clock
 perf event (PC_TIMER=taskclock, where the kernel allows it), which samples

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer target for gmon/read.c: parse arbitrary bytes and, when they
  * parse, copy the profile with gmon_profile_add, add it again and to itself,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer target for tools/symbols/jitdump.c, the reader of perf's
  * jitdump format (jit-PID.dump) that names JIT code: arbitrary bytes as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer target for tools/symbols/dwlines.c, the line-table path of pcprof
  * report --lines and annotate: arbitrary bytes as an ELF image whose DWARF

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer target for gmon/objects.c, the PC_SCOPE=all manifest reader:
  * parse arbitrary bytes and, when they parse, check what the parser

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer target for tools/symbols/symtab.c: load symbols from arbitrary bytes as
  * an ELF image, and check what comes back is sorted, disjoint and named.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * An AddressSanitizer program: built with -fsanitize=address, it links the
  * ASan runtime (libasan.so.N), which refuses to start unless it comes

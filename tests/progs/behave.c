@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A program whose observable behaviour must not change under libpc.so: it
  * writes to stdout and stderr, spins a little, checks errno and its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Burns CPU in burn_work for the tests of how pcprof run passes signals
  * on. It prints "pid N" first, and ends after SECONDS of CPU time (a cap,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * leaf() is called equally often from caller_a, with expensive calls, and
  * from caller_b, with cheap ones: by call counts the split is 50:50, by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A program that profiles itself the old way: its own SIGPROF handler, its
  * own ITIMER_PROF, and SIGPROF blocked around a critical section. It must

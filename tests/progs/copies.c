@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Code run from a second mapping of its own file, as V8 runs its embedded
  * builtins: the pages holding copied_work are mapped again from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // C++ functions whose symbols are mangled; pcprof prints them demangled.
 // With "lib", each round also formats numbers with libstdc++'s streams,
 // so that libstdc++.so.6 takes samples of its own.

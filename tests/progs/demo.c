@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The demo `make demo` profiles: a small program with three recognisable
  * phases — counting primes, sorting, and hashing — run for about a second.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A preloaded library whose constructor starts a thread before libpc's
  * constructor runs (LD_PRELOAD=early.so:libpc.so): the thread spins in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Ends a process in the way its argument names, after spinning for a while
  * in ending_work: exit, return, _exit, _Exit, abort, a signal (INT, TERM,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Spins in before_exec_work, then replaces itself with another program by
  * the exec function its argument names; the profile of the first image

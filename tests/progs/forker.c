@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A parent and a forked child each spin in a function of their own; each
  * process must write its own profile with only its own work in it.

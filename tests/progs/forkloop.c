@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #define _GNU_SOURCE
 /*
  * One thread walks the loaded objects with dl_iterate_phdr in a loop while

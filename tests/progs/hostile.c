@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A hostile host for libpc.so: each case does one thing a program may do
  * with its signals, stacks, descriptors, limits, exec or exit that a

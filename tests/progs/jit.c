@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Code in no object: a few instructions copied into an anonymous
  * executable mapping (as a JIT compiler would) and run for SECONDS of CPU,

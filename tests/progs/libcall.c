@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A loop calling a tiny libc function through the PLT: some samples land in
  * the PLT stub, which pcprof names labs@plt (gprof credits it to _init).

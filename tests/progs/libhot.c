@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The shared library of the uselib test program: a hot exported function,
  * and one that spends its time in a static helper (an arc inside the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Two hot loops in one function, a heavy one and a light one, and a third
  * loop whose body is an inlined helper: the test program of pcprof report

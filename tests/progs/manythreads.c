@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Thousands of short-lived threads, created and joined or detached: each
  * gets a timer while it lives, and none may outlive its thread. Prints the

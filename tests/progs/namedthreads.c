@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Four named worker threads doing 1, 2, 3 and 4 units of work (each call's
  * size varied, truth.h): "pc-one" and "pc-two" are named by main through

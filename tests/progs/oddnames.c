@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Names that are data, for pcprof's escaping of them (test_names.py): a
  * worker thread names itself ESC "]0;owned" BEL, a newline, a backslash

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A thread created through pthread_create@GLIBC_2.2.5, the version programs
  * built before glibc 2.34 reference, must be sampled like any other.

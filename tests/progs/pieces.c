@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A function that GCC splits: the branch that calls a cold function goes to
  * split_work.cold, which gprof credits to whatever symbol precedes it and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * dlopen a plugin, run its plugin_spin for SECONDS of CPU, dlclose it, then
  * run main_after for SECONDS more (so that something else may be mapped

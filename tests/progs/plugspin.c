@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The plugin of the plugrun test program: loaded with dlopen, run, closed. */
 #include <stdint.h>
 

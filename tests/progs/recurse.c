@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Recursion 10,000 frames deep with the work at the bottom: the stack is far
  * deeper than the walk limit, and the recursive edge must be counted once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A benchmark for pcprof diff: a fixed amount of work in four stages, done
  * by each of THREADS threads, so that a build that makes one stage slower

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Starts children every way a program does: fork, system(), popen(),
  * posix_spawn and vfork+exec, each running PROGRAM (a profiled program);

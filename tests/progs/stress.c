@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The unwinder's worst case: one thread loads and unloads a plugin with
  * dlopen/dlclose (the loader's lock), two threads allocate and free

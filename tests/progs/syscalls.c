@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Blocking system calls in sampled threads must never fail with EINTR where
  * the unprofiled program would not. Threads burn CPU (so their timers fire)

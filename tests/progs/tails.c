@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Hot code at the very ends of functions: tiny functions, called through
  * pointers in a loop, spend much of their time in their last instruction

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Four worker threads, created after main starts, each spinning in its own
  * function for 1, 2, 3 and 4 units of work while the main thread waits in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Three hot functions with shares of the work of about 5:3:2, each call's
  * size varied by spin() (truth.h) so that the loop has no fixed period.

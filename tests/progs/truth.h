@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Ground truth for the end-to-end tests: the programs measure their own
  * per-function CPU time with the thread CPU clock and print it on stdout as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A program that unwinds its own stack all the time with libunwind, as
  * perf and other tools that link libunwind do: linked with -lunwind, its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Work split between the executable and its own shared library (libhot.so,
  * linked normally): main_work 3 units, lib_hot 5, lib_warm (through its

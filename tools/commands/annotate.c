@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof annotate: one function's samples by instruction and by source
  * line. The instructions come from binutils' objdump, run as a subprocess:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof report: its usage and options, and the report of an executable's
  * profiles (report_files, which pcprof run calls too), read through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof compare: the CI gate in one command. Runs a base and a new
  * command in turns under libpc.so (base, new, base, new, ...), each run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What the three files of pcprof compare share: compare.c (the command
  * and its options), compare_dir.c (the runs' directory and its cleaning

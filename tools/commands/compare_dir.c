@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The directory of pcprof compare's runs: made (or found empty), and
  * what compare made in it removed at exit, on a failure or a stop, unless

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The experiment of pcprof compare: the base and new commands run in
  * turns through the launcher, a warm-up pair first, a disturbed run made

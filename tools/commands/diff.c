@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof diff: compares the profiles of two builds of a program function by
  * function, by name, and says whether the new build is significantly slower

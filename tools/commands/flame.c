@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof flame: its options and usage, and the flame graph of a run's stacks
  * (flame_of_run, which diff --flame draws too): stackfile.c's collapsed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The one launcher of pcprof's commands: a command found and run as a
  * shell runs it (PATH, 127: nothing to run; 126: found but not runnable;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * launch.c: starting a command the way pcprof's commands do, in one
  * place: found as a shell finds it, with libpc.so preloaded, in a process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof: the command line. Dispatches to report, run, merge, flame, diff,
  * compare and annotate, and prints the usage of pcprof itself; nothing else.
@@ -13,10 +14,7 @@
 #include <unistd.h>
 
 #include "pcprof.h"
-
-#ifndef PC_VERSION
-#define PC_VERSION "0.1"
-#endif
+#include "config.h"	/* PC_VERSION, from VERSION by the Makefile */
 
 static const char usage_main[] =
 "usage: pcprof COMMAND [OPTIONS] [ARGS]\n"

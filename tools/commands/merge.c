@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof merge: sum profiles of one executable into one gmon.out that gprof
  * reads, carrying counts above 65535 in extra records (where gprof -s

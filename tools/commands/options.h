@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The report options that `pcprof report` and `pcprof run` share. */
 #ifndef PC_OPTIONS_H
 #define PC_OPTIONS_H

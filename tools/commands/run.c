@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof run: start a program with libpc.so preloaded, wait for it, pass
  * its exit status through, and print the report of the profile it wrote.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The bottom of pcprof: one-line messages that name the file (err(3)
  * style, exit status 2 for bad input), libpc's files read and parsed with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The executable of a plain profile. A run with PC_SCOPE=main (a plain
  * LD_PRELOAD) writes gmon.out alone, which gprof reads, and no manifest to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * From the command line to what a command reads: the report options that
  * report and run share, and the inputs (struct pc_inputs), resolved once:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Profiles that a process left unfinished: libpc keeps its counters in a
  * live file (DIR/.pcprof.PID.live) from the start, and writes the profile

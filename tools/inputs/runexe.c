@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The program a command's operands are of, where EXE may be left out
  * (runexe.h): what `pcprof run` left is a directory of profiles whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The program a command's operands are of (runexe.c), where EXE may be
  * left out: `pcprof flame -o f.svg DIR` reads the program that the run's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A run's files: which files of a directory, or of a command line, are
  * the profiles to read, and each profile's manifest (PC_SCOPE=all), asked

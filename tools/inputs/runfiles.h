@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A run's files (runfiles.c): which files of a directory or a command line
  * are profiles, whether each has a manifest beside it (PC_SCOPE=all), and

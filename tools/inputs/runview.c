@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof report with no EXE: the whole of a run, every process of it. Each
  * profile recorded with PC_SCOPE=all has its manifest beside it, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A whole run's processes (runview.c), as runview.c reads and sums them
  * and runview_out.c prints them: one struct runview_proc a process, its

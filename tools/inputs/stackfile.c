@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Sampled stacks for pictures: the stacks files libpc writes beside its
  * profiles (PC_STACKS), read, checked to be the run's, symbolized and merged

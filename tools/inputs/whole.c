@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The whole process (PC_SCOPE=all): beside each profile libpc wrote a
  * manifest, PROFILE.objects, that lists every shared object, names each

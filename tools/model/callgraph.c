@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The call graph pcprof prints: gmon arcs mapped to functions and summed,
  * each function's total time (self plus callees), and the text view with

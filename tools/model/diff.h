@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What the files of pcprof diff share: the two sides, the variance model,
  * the compared rows and the options. diff.c reads the command line and

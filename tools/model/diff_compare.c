@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof diff: the comparison of two loaded sides. Allows for the machine's
  * speed, tests every function matched by name (or the whole program) against

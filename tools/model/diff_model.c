@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof diff: the variance model of a function's seconds a run, fitted to
  * every function of both sides at once (struct model in diff.h). Called by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof diff: loading a side, every run of one build, into every
  * function's seconds a run (self, and total from the call graphs when the

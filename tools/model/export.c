@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The neutral profile that the exporters write (export.h), built from
  * loaded inputs: strings, objects, functions and locations interned in

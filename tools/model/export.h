@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Profiles for the tools people already read them in (export.c): the
  * samples of one process, or of every process of a run, as a neutral set

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The export by thread (export.h): --thread keeps one thread's (or one
  * name's) samples, and export_flat turns what is kept into a flat profile

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Samples by source line, through DWARF's line tables (elfutils' libdw).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Samples by source line (lines.c), for pcprof report --lines and pcprof
  * annotate: libdw reads the line tables of the objects that were sampled.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Loading profiles and symbols for the subcommands, with one-line messages
  * that name the file, and the flat profile: samples credited to functions.

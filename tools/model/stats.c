@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The distributions pcprof diff's tests need: the regularized incomplete
  * beta function and, from it, Student's t; and the robust mean its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Distributions for pcprof diff (stats.c). */
 #ifndef PC_STATS_H
 #define PC_STATS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Source lines of addresses, from an object's DWARF line tables
  * (elfutils' libdw), for lines.c and annotate.c. A unit's table is read

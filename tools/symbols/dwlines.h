@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Source lines of addresses in one object's DWARF (dwlines.c, libdw).
  * Not AS-safe; one thread.

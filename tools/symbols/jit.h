@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What the two readers of JIT names share (jitmap.c, jitdump.c): the
  * functions a JIT described, in the order it described them, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Names for JIT code from a jitdump, jit-PID.dump: perf's binary format
  * (tools/perf/util/jitdump.h), written by node --perf-prof, the JVM's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Names for JIT code: the perf map a process writes, /tmp/perf-PID.map,
  * one "START SIZE NAME" line (hexadecimal, no 0x) per function it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Symbols for the subcommands: an executable's table loaded or a message
  * naming it, the loader's notes (a debuginfod server not reached), and the

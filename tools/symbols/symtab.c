@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Symbols for pcprof, the table: a file's symbols from .symtab, else a
  * separate debug file (symtab_debug.c), else .dynsym with functions from

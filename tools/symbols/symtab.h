@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Function symbols of an executable or shared object, read with libelf by
  * tools/symbols/symtab*.c (symtab_int.h says which file does what): sorted,

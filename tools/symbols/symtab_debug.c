@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Separate debug files: found by build-id under the debug root, then by
  * .gnu_debuglink beside the file, then fetched from the debuginfod servers

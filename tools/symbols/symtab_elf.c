@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Reads one ELF file with libelf: its function symbols (.symtab, .dynsym),
  * x86-64 PLT stubs as name@plt, the build-id note and .gnu_debuglink, and

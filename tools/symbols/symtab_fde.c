@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Functions for stripped code from its unwind tables: one .eh_frame FDE,
  * one function, its extent from the FDE's header (read with elfutils'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What the files of the symbol tables share, and nothing outside them sees:
  * the symbols as read from a file (struct raw) and the calls between the

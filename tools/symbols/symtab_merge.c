@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A whole process in one table (PC_SCOPE=all): each object's symbols moved
  * in at its own slot of the address space, the code no symbol covers named

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The names the symbol tables show: a symbol version dropped, a
  * compiler-split piece (foo.cold) folded into its function, C++ demangled

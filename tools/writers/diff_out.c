@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof diff: printing a comparison as text, as markdown for a pull-request
  * comment, or as json. Called by diff.c; calls diff_compare.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Printing a comparison (diff_out.c): the command chooses the writer here,
  * so that the diff model never calls one.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Which writer prints an export (export.h), as report asks: the threads'
  * lines (--by-thread), a file for another tool (--format pprof, speedscope,

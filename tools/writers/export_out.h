@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Printing an export (export_out.c): the commands choose the writer here,
  * so that the model (export.c) never calls one. None is AS-safe.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pprof's format: the export as a gzipped perftools.profiles.Profile, the
  * message that go tool pprof, Grafana Pyroscope and Parca read. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Flame graphs as SVG: stacks are sorted, merged into a tree built in
  * pre-order, laid out without recursion and written with the zoom script of

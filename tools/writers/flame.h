@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Flame graphs: call stacks with sample counts, merged into a tree and
  * written as a self-contained interactive SVG (hover for details, click to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * The flame graph's zoom script, which tools/writers/flame.c embeds in every
  * SVG it writes (build/gen/flame_js.h, made from this file by the Makefile

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * How reports write names: a function as "name (object)" outside the
  * executable, and strings as text, as JSON and as CSV fields. Every name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof report --lines: the samples by source line (lines.c) as text,
  * JSON or CSV. A row is file:line and the function the code is in, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof report: the flat profile of an executable from one or more gmon
  * files, as text for people, JSON for scripts, or CSV for spreadsheets.

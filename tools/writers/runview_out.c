@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The lines a whole run's report opens with (runview_out.h): one per
  * process, the timer the processes got, and the CPU time their clocks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The lines a whole run's report opens with (runview_out.c): one per
  * process, its timer, and the CPU time no sample saw. Called by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // A Go program with cgo, for test_host.py: the Go runtime installs its own
 // signal handlers (SIGPROF among them) and starts its threads through
 // cgo's pthread_create, under libpc.so. Four goroutines share about 0.5 s
