@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The wall-clock sampler's cost (bench/wall.py): N threads that sleep in
  * pause() for the whole run beside the main thread, which does a fixed

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """The wall-clock sampler's cost (issue 27): N threads asleep for the whole
 run beside one busy thread (bench/sleepers.c), unprofiled, under libpc's
 CPU profile (PC_CLOCK=cpu, the default) and under its wall-clock profile

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The wall-clock sampler (PC_CLOCK=wall): where every thread's time goes
  * while it is off the CPU. A thread that runs is sampled by its CPU-time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The wall sampler's parts (wall.c, wall_unwind.c): not the handler's. */
 #ifndef PC_WALL_H
 #define PC_WALL_H

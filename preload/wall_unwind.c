@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The stack of a thread that is blocked in a system call, walked from
  * the outside (wall.c): from the pc and sp that /proc/self/task/TID/syscall

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Check suite for the names of waits (tools/symbols/waits.c, its system
  * call table generated from the kernel's header) and for what a wall

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Wall-clock profiles on the recording side (issue 27): what libpc's wall
 sampler measures of programs that wait, against the programs' own clocks
 and against perf sched on the same run; that it never interrupts a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of pcprof's side of wall-clock profiles (issue 27):
 the report, folded stacks, --by-thread, the flame graph, the exports, the
 gmon file of wall samples and the wall gate.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Blocking calls that a handler would break: each in a thread of its own,
  * again and again with short random timeouts, for SECONDS of wall time,

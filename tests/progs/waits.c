@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Known waits, for the wall-clock profile's tests: the main thread waits
  * in known ways, each phase in its own function, and measures each with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A program that waits, for the wall gate's tests (test_wall.py): a fixed
  * number of rounds, as a CI job does fixed work; each round sleeps in sleeper() (a random 1 to 3 ms, plus EXTRA_MS: built

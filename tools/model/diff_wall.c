@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pcprof diff --metric wall: a side's off-CPU time, wait by wait, as rows
  * beside its functions' CPU self time (diff_side.c calls it). Each wait is

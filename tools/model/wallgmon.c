@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The gmon profile of a wall-clock profile (wallgmon.h): the CPU profile
  * libpc wrote for gprof, plus the stacks' off-CPU time placed as gprof

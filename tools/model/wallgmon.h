@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * gprof's view of a wall-clock profile (wallgmon.c): a gmon profile whose
  * histogram and arcs count wall time, for `gprof EXE gmon.wall`. Written

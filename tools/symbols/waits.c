@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Naming waits (waits.h): the system call table is generated from the
  * kernel's <asm/unistd_64.h> by the Makefile, so that it is the one the

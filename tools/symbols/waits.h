@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The names of an off-CPU stack's leaf, a wait word (gmon.h's
  * GMON_WAIT_WORD): "[off-cpu: CALL]" with the x86_64 system call's name

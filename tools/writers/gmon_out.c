@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * gprof's file written (gmon_out.h), for pcprof merge and the wall-clock
  * profile's gmon file.

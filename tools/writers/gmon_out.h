@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Writing a gmon profile as gprof reads it (gmon_out.c): pcprof merge's
  * sums and the gmon file of a wall-clock profile's wall time. Not AS-safe.
