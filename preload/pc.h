@@ -226,6 +226,7 @@ struct pc_settings {
 	int verbose;			/* PC_VERBOSE */
 	int clock_wall;			/* PC_CLOCK=wall */
 	long wall_hz;			/* PC_WALL_HZ */
+	int wall_budget;		/* PC_WALL_BUDGET, percent of a CPU */
 };
 
 /*
@@ -256,6 +257,7 @@ struct pc_config {
 	long snapshot_interval_ms;	/* 0 for none */
 	int clock_wall;			/* off-CPU samples too (wall.c) */
 	long wall_hz;			/* the wall sampler's rounds a second */
+	int wall_budget;		/* its CPU, at most, in percent of one */
 	int pg_built;			/* the program imports mcount (-pg) */
 	uintptr_t bias;			/* the main program's load bias */
 	uint8_t spare[GMON_SPARE_SIZE];	/* the gmon header's spare bytes */

@@ -100,7 +100,7 @@ pc_absolute(char *dst, size_t size, const char *path, const char *suffix)
 enum {
 	S_HZ, S_TIMER, S_SIGNAL, S_CALLGRAPH, S_UNWIND, S_DEPTH, S_ARCS,
 	S_STACKS, S_STACKS_MB, S_SNAPSHOT_SIGNAL, S_SNAPSHOT_INTERVAL, S_SCOPE,
-	S_VERBOSE, S_CLOCK, S_WALL_HZ, S_COUNT
+	S_VERBOSE, S_CLOCK, S_WALL_HZ, S_WALL_BUDGET, S_COUNT
 };
 
 /* One reading of the settings: the values so far, and where PC_STACKS's
@@ -236,6 +236,11 @@ static const struct setting settings[S_COUNT] = {
 	/* the wall sampler's rounds a second; wall.c says why 100 */
 	[S_WALL_HZ] = { "PC_WALL_HZ", parse_range, 1, 1000, NULL, PC_DEFAULT_WALL_HZ,
 			PC_DEFAULT_WALL_HZ, "is not a rate from 1 to 1000; using 100" },
+	/* the wall sampler's CPU, in percent of one CPU: 1 by default (the
+	 * overhead that goes unnoticed); pcprof compare asks for more, as a
+	 * gate's power grows with the rounds */
+	[S_WALL_BUDGET] = { "PC_WALL_BUDGET", parse_range, 1, 100, NULL, 1, 1,
+			    "is not a percentage from 1 to 100; using 1" },
 };
 
 /* The values into s, by name. */
@@ -257,6 +262,7 @@ settings_store(struct pc_settings *s, const long *value)
 	s->verbose = (int)value[S_VERBOSE];
 	s->clock_wall = value[S_CLOCK] == 1;
 	s->wall_hz = value[S_WALL_HZ];
+	s->wall_budget = (int)value[S_WALL_BUDGET];
 }
 
 void

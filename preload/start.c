@@ -107,6 +107,7 @@ read_settings(void)
 	config->verbose = want.verbose;
 	config->clock_wall = want.clock_wall;
 	config->wall_hz = want.wall_hz;
+	config->wall_budget = want.wall_budget;
 	/* a wall profile is its stacks: the waits are nowhere else */
 	if (want.clock_wall && !want.stacks)
 		want.stacks = 1;

@@ -176,7 +176,9 @@ line_wall(struct pc_line *l)
 			pc_line_u64(l, w[GMON_WALL_HZ_LOW]);
 		else
 			pc_line_str(l, "under 1");
-		pc_line_str(l, " Hz to keep its cost under 1 % of a CPU, at ");
+		pc_line_str(l, " Hz to keep its cost under ");
+		pc_line_u64(l, (uint64_t)pc_cfg->wall_budget);
+		pc_line_str(l, " % of a CPU, at ");
 		pc_line_u64(l, w[GMON_WALL_THREADS]);
 		pc_line_str(l, " threads)");
 	}

@@ -27,7 +27,7 @@
  * its life whatever the rounds' jitter or delays.
  *
  * The sampler measures its own CPU time and keeps it under 1 % of one
- * CPU: with many threads the rounds get further apart (the summary and
+ * CPU (PC_WALL_BUDGET): with many threads the rounds get further apart (the summary and
  * the stacks file say the lowest rate it came to). Why 100 rounds a
  * second: at 10 ms a sleep or a lock wait of a few tens of milliseconds
  * is seen, and a round costs about 2 us a thread (two small /proc reads),
@@ -62,7 +62,6 @@
 
 #define MAX_THREADS	32768	/* threads followed; more are counted, not sampled */
 #define WALK_MAX	128	/* frames walked of a blocked thread */
-#define BUDGET		0.01	/* the sampler's CPU, a fraction of one CPU */
 #define NAME_EVERY	64	/* rounds between readings of a thread's name */
 
 enum { SEEN_NEW, SEEN_RUNNING, SEEN_BLOCKED };
@@ -353,6 +352,7 @@ static void *
 wall_thread(void *arg)
 {
 	const uint64_t base = 1000000000u / (uint64_t)pc_cfg->wall_hz;
+	const double budget = pc_cfg->wall_budget / 100.0;	/* of one CPU */
 	uint64_t interval = base, next = now_ns(CLOCK_MONOTONIC), seed;
 	double cost = 0;
 
@@ -392,9 +392,9 @@ wall_thread(void *arg)
 		pthread_mutex_lock(&round_lock);
 		round_all();
 		pthread_mutex_unlock(&round_lock);
-		/* the rounds' cost, smoothed, kept under BUDGET of a CPU */
+		/* the rounds' cost, smoothed, kept under the budget */
 		cost = cost * 0.9 + (double)(now_ns(CLOCK_THREAD_CPUTIME_ID) - c0) * 0.1;
-		interval = cost / BUDGET > (double)base ? (uint64_t)(cost / BUDGET) : base;
+		interval = cost / budget > (double)base ? (uint64_t)(cost / budget) : base;
 		pc_wall_least(GMON_WALL_HZ_LOW, 1000000000u / interval);
 		/* behind (a busy machine): start again from now */
 		if (now_ns(CLOCK_MONOTONIC) > next + interval)

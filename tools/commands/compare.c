@@ -299,15 +299,23 @@ set_environment(const struct compare *c)
 	    setenv("PC_CALLGRAPH", stacks || c->d.metric == METRIC_TOTAL ||
 		   c->d.metric == METRIC_WALL ? "1" : "0", 1) ||
 	    (stacks && setenv("PC_STACKS", "1", 1)) ||
-	    /* the wall gate's waits: libpc's wall clock, stacks and all */
-	    (c->d.metric == METRIC_WALL && setenv("PC_CLOCK", "wall", 1)))
+	    /* the wall gate's waits: libpc's wall clock, stacks and all; a
+	     * wait's samples are its rounds, so the gate's power is in their
+	     * rate: up to 1000 a second, the sampler's CPU up to 10 % of one
+	     * (both sides alike; bench/wall_power.py) */
+	    (c->d.metric == METRIC_WALL && (setenv("PC_CLOCK", "wall", 1) ||
+					    setenv("PC_WALL_HZ", "1000", 1) ||
+					    setenv("PC_WALL_BUDGET", "10", 1))))
 		pc_fatal("cannot set libpc's environment: %s", strerror(errno));
 	unsetenv("GMON_OUT_PREFIX");
 	unsetenv("PC_OUT");
 	if (!stacks)
 		unsetenv("PC_STACKS");
-	if (c->d.metric != METRIC_WALL)
+	if (c->d.metric != METRIC_WALL) {
 		unsetenv("PC_CLOCK");
+		unsetenv("PC_WALL_HZ");
+		unsetenv("PC_WALL_BUDGET");
+	}
 }
 
 int
