@@ -212,7 +212,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/plugrun $(P)/jit $(P)/forkloop $(P)/periodic $(P)/tails \
 	$(P)/three-percall $(P)/loops $(P)/loops-noinline $(P)/namedthreads \
 	$(P)/hostile $(P)/hostile-asan $(P)/burn $(P)/asanexit $(P)/oddnames \
-	$(P)/unwinder $(P)/copies-pie $(P)/copies-nopie $(P)/waits $(P)/blockers \
+	$(P)/unwinder $(P)/copies-pie $(P)/copies-nopie $(P)/waits $(P)/blockers $(P)/sleepers \
 	$(P)/wallgate $(P)/wallgate-again $(P)/wallgate-slow
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
@@ -288,6 +288,10 @@ $(P)/wallgate-again: tests/progs/wallgate.c tests/progs/truth.h
 $(P)/wallgate-slow: tests/progs/wallgate.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DEXTRA_MS=2 -o $@ $<
+# bench/wall.py's program, which test_offcpu.py runs too
+$(P)/sleepers: bench/sleepers.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
 $(P)/early.so: tests/progs/early.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<

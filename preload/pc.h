@@ -198,6 +198,7 @@ struct pc_stats {
 	uint64_t snapshots;		/* snapshots written */
 	uint64_t wall[GMON_WALLINFO_WORDS];	/* the wall sampler's (wall.c),
 						 * here to outlive a kill */
+	uint64_t wall_cpu_ns;		/* the wall sampler's own CPU so far */
 };
 
 extern struct pc_stats *pc_stats PC_HIDDEN;

@@ -27,12 +27,15 @@
  * its life whatever the rounds' jitter or delays.
  *
  * The sampler measures its own CPU time and keeps it under 1 % of one
- * CPU (PC_WALL_BUDGET): with many threads the rounds get further apart (the summary and
- * the stacks file say the lowest rate it came to). Why 100 rounds a
- * second: at 10 ms a sleep or a lock wait of a few tens of milliseconds
- * is seen, and a round costs about 2 us a thread (two small /proc reads),
- * so 50 threads cost 1 % of a CPU before the rate needs to adapt
- * (docs/benchmarks.md).
+ * CPU (PC_WALL_BUDGET): a round looks at as many threads as its share of
+ * the budget allows, from where the last one stopped, so that with many
+ * threads each is looked at less often; listing them all, which a round
+ * cannot cut short, spaces the rounds out at thousands of threads. The
+ * summary and the stacks file say the lowest rate at which a thread was
+ * looked at. Why 100 rounds a second: at 10 ms a sleep or a lock wait of
+ * a few tens of milliseconds is seen, and a look costs 2 to 6 us a thread
+ * (small /proc reads), so some 20 threads are looked at every round within
+ * 1 % of a CPU (docs/benchmarks.md).
  *
  * This thread is not the handler's: it reads files and may allocate. It
  * is started with every signal blocked and no CPU timer, so it appears
@@ -315,29 +318,62 @@ static uint64_t last_round;	/* when the last round began (or libpc did) */
 static int first_round = 1;
 static pthread_mutex_t round_lock = PTHREAD_MUTEX_INITIALIZER;	/* held for a round */
 
-/* One round over every thread. */
-static void
-round_all(void)
+static size_t cursor;		/* where the next round's looks begin */
+
+static int
+cmp_tid(const void *key, const void *e)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC), age;
-	size_t n, j = 0;
+	uint32_t x = *(const uint32_t *)key, y = ((const struct wthread *)e)->tid;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * One round: the threads listed, and as many looked at as slice_ns of this
+ * thread's CPU allows, from where the last round stopped, so that no round
+ * costs more than its share of the budget however many threads there are
+ * (10,000 new threads walked at once took 0.4 s). A thread not looked at
+ * keeps what the last look saw, and its time since: the next look weighs
+ * it all. Returns the threads looked at over those listed.
+ */
+static double
+round_all(uint64_t slice_ns)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC), age, c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	size_t n, looked = 0, start;
+	int over = 0;
 	struct wthread *t;
 
 	/* in this thread's own table (wall_thread) */
 	if ((task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return;
+		return 1;
 	n = list_threads();
 	/* a thread not there at the last round began, on average, halfway
 	 * since; at the first, the threads are as old as libpc */
 	age = first_round ? now - last_round : (now - last_round) / 2;
 	first_round = 0;
 	last_round = now;
+	start = n ? cursor % n : 0;
+	for (size_t k = 0; k < n && pc_on(); k++) {
+		size_t i = (start + k) % n;
+		const struct wthread *old = bsearch(&nxt[i].tid, cur, ncur, sizeof(*cur), cmp_tid);
 
-	for (size_t i = 0; i < n && pc_on(); i++) {
-		while (j < ncur && cur[j].tid < nxt[i].tid)
-			j++;
-		look(&nxt[i], j < ncur && cur[j].tid == nxt[i].tid ? &cur[j] : NULL, now, age);
+		if (over) {
+			/* not this round: as the last look left it, or, new,
+			 * born about age ago */
+			if (old) {
+				nxt[i] = *old;
+			} else {
+				nxt[i].state = SEEN_NEW;
+				nxt[i].seen_ns = now - age;
+			}
+			continue;
+		}
+		look(&nxt[i], old, now, age);
+		if (++looked % 4 == 0 && now_ns(CLOCK_THREAD_CPUTIME_ID) - c0 > slice_ns)
+			over = 1;
 	}
+	cursor = start + looked;
 	pc_wall_most(GMON_WALL_THREADS, n);
 	close(task_dir);
 	task_dir = -1;
@@ -346,6 +382,38 @@ round_all(void)
 	nxt = t;
 	ncur = n;
 	pc_wall_count(GMON_WALL_TICKS, 1);
+	return n ? (double)looked / (double)n : 1;
+}
+
+/*
+ * Descriptors of its own: the files this thread opens must never take a
+ * number the program is about to get (a daemon that closes 0, 1 and 2 and
+ * opens /dev/null expects 0), nor be closed or replaced by the program's
+ * close or dup2. The copy of the program's table unshare makes is closed
+ * at once, so that no file of the program's is held open here (a pipe's
+ * write end would keep its reader from seeing the end). 0 or -1.
+ */
+static int
+own_descriptors(void)
+{
+	return unshare(CLONE_FILES) || syscall(SYS_close_range, 0U, ~0U, 0U) ? -1 : 0;
+}
+
+/* Sleep until the next round: *next moved on by interval, jittered
+ * uniformly within [interval/2, 3*interval/2), so the mean stays. */
+static void
+sleep_round(uint64_t *next, uint64_t interval, uint64_t *seed)
+{
+	struct timespec at;
+
+	*seed ^= *seed << 13;
+	*seed ^= *seed >> 7;
+	*seed ^= *seed << 17;
+	*next += interval / 2 + *seed % interval;
+	at.tv_sec = (time_t)(*next / 1000000000u);
+	at.tv_nsec = (long)(*next % 1000000000u);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
+		;
 }
 
 static void *
@@ -354,18 +422,11 @@ wall_thread(void *arg)
 	const uint64_t base = 1000000000u / (uint64_t)pc_cfg->wall_hz;
 	const double budget = pc_cfg->wall_budget / 100.0;	/* of one CPU */
 	uint64_t interval = base, next = now_ns(CLOCK_MONOTONIC), seed;
-	double cost = 0;
+	double listing = 0;
 
 	(void)arg;
 	prctl(PR_SET_NAME, "pc-wall", 0, 0, 0);
-	/* descriptors of its own: the files this thread opens must never
-	 * take a number the program is about to get (a daemon that closes
-	 * 0, 1 and 2 and opens /dev/null expects 0), nor be closed or
-	 * replaced by the program's close or dup2. The copy of the
-	 * program's table unshare makes is closed at once, so that no file
-	 * of the program's is held open here (a pipe's write end would keep
-	 * its reader from seeing the end). */
-	if (unshare(CLONE_FILES) || syscall(SYS_close_range, 0U, ~0U, 0U)) {
+	if (own_descriptors()) {
 		pc_say("cannot give the wall sampler descriptors of its own; CPU time only",
 		       "", "");
 		return NULL;
@@ -373,29 +434,30 @@ wall_thread(void *arg)
 	__atomic_store_n(&my_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
 	seed = next ^ (uint64_t)getpid() << 32;
 	for (;;) {
-		struct timespec at;
-		uint64_t c0, jitter;
+		uint64_t c0, c1, slice;
+		double covered;
 
-		/* uniform in [interval/2, 3*interval/2): the mean stays */
-		seed ^= seed << 13;
-		seed ^= seed >> 7;
-		seed ^= seed << 17;
-		jitter = interval / 2 + seed % interval;
-		next += jitter;
-		at.tv_sec = (time_t)(next / 1000000000u);
-		at.tv_nsec = (long)(next % 1000000000u);
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
-			;
+		sleep_round(&next, interval, &seed);
 		if (!pc_on())
 			continue;
+		/* the budget's share of this round, less what listing the
+		 * threads costs, for the looks (at least a few) */
+		slice = (uint64_t)(budget * (double)interval);
+		slice = slice > (uint64_t)listing * 2 ? slice - (uint64_t)listing : slice / 2;
 		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 		pthread_mutex_lock(&round_lock);
-		round_all();
+		covered = round_all(slice);
 		pthread_mutex_unlock(&round_lock);
-		/* the rounds' cost, smoothed, kept under the budget */
-		cost = cost * 0.9 + (double)(now_ns(CLOCK_THREAD_CPUTIME_ID) - c0) * 0.1;
-		interval = cost / budget > (double)base ? (uint64_t)(cost / budget) : base;
-		pc_wall_least(GMON_WALL_HZ_LOW, 1000000000u / interval);
+		c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		__atomic_store_n(&pc_stats->wall_cpu_ns, c1, __ATOMIC_RELAXED);
+		/* listing every thread is the part a round cannot cut short:
+		 * with very many threads, rounds are spaced so that it takes
+		 * half the budget at most */
+		listing = listing * 0.9 + (double)(c1 - c0 > slice ? c1 - c0 - slice : 0) * 0.1;
+		interval = listing / (budget / 2) > (double)base ?
+			(uint64_t)(listing / (budget / 2)) : base;
+		/* the rate at which each thread is looked at */
+		pc_wall_least(GMON_WALL_HZ_LOW, (uint64_t)(1e9 / (double)interval * covered));
 		/* behind (a busy machine): start again from now */
 		if (now_ns(CLOCK_MONOTONIC) > next + interval)
 			next = now_ns(CLOCK_MONOTONIC);

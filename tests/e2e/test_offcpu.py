@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 
 import shipped
 from pctest import BUILD, need, prog, run, skip
@@ -146,6 +147,26 @@ def test_wall_clock_never_interrupts_a_blocking_call():
                  "rt_sigtimedwait", "futex", "read pipe"):
         assert "[off-cpu: %s]" % call in leaves, (call, sorted(leaves))
     return p.stdout.strip()
+
+
+def test_wall_sampler_keeps_to_its_budget_at_a_thousand_threads():
+    """1000 threads asleep beside a busy one: the wall sampler's own CPU
+    time stays within its budget (1 % of a CPU) of the run's wall time,
+    and 25 ms for loading libunwind and the first walks; the summary says
+    it slowed its looks, and how far."""
+    exe = prog("sleepers")
+    t0 = time.monotonic()
+    r = run([exe, "1000", "10000"], env={"PC_CLOCK": "wall"})
+    wall = time.monotonic() - t0
+    assert r.status == 0, r.stderr[-1500:]
+    m = re.search(r"wall clock: (\d+) rounds at 100 Hz \(slowed to (\d+|under 1) Hz to keep "
+                  r"its cost under 1 % of a CPU, at (\d+) threads\).*its own CPU ([\d.]+) ms",
+                  r.stderr)
+    assert m, r.stderr[-1500:]
+    own = float(m.group(4)) / 1000
+    assert own <= 0.01 * wall + 0.025, "the sampler took %.3f s of CPU in %.2f s" % (own, wall)
+    return "%.1f ms of the sampler's CPU in %.2f s, %s rounds, slowed to %s Hz at %s threads" % (
+        1000 * own, wall, m.group(1), m.group(2), m.group(3))
 
 
 def perf_sched_waits(data):
