@@ -12,8 +12,9 @@ CPU profile (PC_CLOCK=cpu, the default) and under its wall-clock profile
 For each thread count: the median process CPU seconds (user + system, from
 wait4's rusage) of each variant, the wall variant's CPU over the unprofiled
 one and over the CPU profile's, and the wall sampler's rounds a second as
-its summary line says (the rate it asked for, and the lowest it slowed to
-to keep its own cost under 1 % of a CPU). Runs are pinned to --cpu.
+its summary line says (its rounds, and the lowest rate at which a thread
+was looked at, to keep its own cost under 1 % of a CPU) with its own CPU
+milliseconds (median). Runs are pinned to --cpu.
 
     python3 bench/wall.py --build build --completeness
 
@@ -143,26 +144,28 @@ def main():
           "doing %.1f CPU s of work, %d rounds, pinned to CPU %d (median process CPU s)"
           % (args.seconds, args.runs, args.cpu))
     print()
-    print("%8s %9s %9s %9s %11s %11s  %s" % ("threads", "plain", "cpu", "wall",
-                                             "wall/plain", "wall/cpu", "wall sampler"))
+    print("%8s %9s %9s %9s %11s %11s %9s  %s" % ("threads", "plain", "cpu", "wall",
+                                                 "wall/plain", "wall/cpu", "own ms",
+                                                 "the wall sampler"))
     for n in [int(x) for x in args.threads.split(",")]:
         cpu = {k: [] for k, _ in variants}
-        rate = ""
+        rate, own = "", []
         for r in range(args.runs):
             for name, env in variants:
                 secs, err = run_one([exe, str(n), str(loops)], env, args.cpu)
                 cpu[name].append(secs)
-                m = re.search(r"wall clock: (\d+) rounds at (\d+) Hz(?: \(slowed to (\d+) Hz)?",
-                              err)
+                m = re.search(r"wall clock: (\d+) rounds at (\d+) Hz(?: \(slowed to "
+                              r"(\d+|under 1) Hz)?.*its own CPU ([\d.]+) ms", err)
                 if name == "wall" and m:
-                    rate = "%s Hz asked, lowest %s Hz, %s rounds" % (
-                        m.group(2), m.group(3) or m.group(2), m.group(1))
+                    own.append(float(m.group(4)))
+                    rate = "%s rounds at %s Hz, each thread looked at %s Hz at the least" % (
+                        m.group(1), m.group(2), m.group(3) or m.group(2))
             note("  %d threads, round %d of %d" % (n, r + 1, args.runs))
         med = {k: statistics.median(v) for k, v in cpu.items()}
-        print("%8d %9.3f %9.3f %9.3f %+10.1f%% %+10.1f%%  %s" % (
+        print("%8d %9.3f %9.3f %9.3f %+10.1f%% %+10.1f%% %9.1f  %s" % (
             n, med["plain"], med["cpu"], med["wall"],
             100 * (med["wall"] / med["plain"] - 1), 100 * (med["wall"] / med["cpu"] - 1),
-            rate), flush=True)
+            statistics.median(own) if own else float("nan"), rate), flush=True)
 
 
 if __name__ == "__main__":
