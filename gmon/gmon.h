@@ -178,7 +178,8 @@ enum gmon_fd_kind {
 /* The words of a GMON_STACK_WALLINFO record. */
 enum gmon_wallinfo {
 	GMON_WALL_HZ,		/* the rate asked for (PC_WALL_HZ) */
-	GMON_WALL_HZ_LOW,	/* the lowest it adapted to (= HZ: never) */
+	GMON_WALL_HZ_LOW,	/* the rate a thread was looked at, on average
+				 * (under HZ where the budget spaced the looks) */
 	GMON_WALL_TICKS,	/* the sampler's rounds */
 	GMON_WALL_FULL,		/* off-CPU samples whose walk reached its end */
 	GMON_WALL_CUT,		/* ... stopped at a frame it could not unwind */

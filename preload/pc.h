@@ -379,12 +379,12 @@ void pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked, uint64_t ns) 
 void pc_stacks_note_name(uint32_t tid, const char name[GMON_THREAD_NAME_SIZE]) PC_HIDDEN;
 /* stacks.c: the wall sampler's figures (enum gmon_wallinfo), which the
  * stacks file carries: read them; start them again at rate hz; add n to
- * one; raise or lower one to n. AS-safe. */
+ * one; raise one to n; set one. AS-safe. */
 void pc_wall_info(uint64_t info[GMON_WALLINFO_WORDS]) PC_HIDDEN;
 void pc_wall_reset(uint64_t hz) PC_HIDDEN;
 void pc_wall_count(int what, uint64_t n) PC_HIDDEN;
 void pc_wall_most(int what, uint64_t n) PC_HIDDEN;
-void pc_wall_least(int what, uint64_t n) PC_HIDDEN;
+void pc_wall_set(int what, uint64_t n) PC_HIDDEN;
 /* wall.c: start the wall sampler's thread (PC_CLOCK=wall). Not AS-safe. */
 void pc_wall_start(void) PC_HIDDEN;
 /* stacks.c: write the stacks file's contents. AS-safe. */

@@ -294,10 +294,9 @@ pc_wall_most(int what, uint64_t n)
 }
 
 void
-pc_wall_least(int what, uint64_t n)
+pc_wall_set(int what, uint64_t n)
 {
-	if (n < __atomic_load_n(&pc_stats->wall[what], __ATOMIC_RELAXED))
-		__atomic_store_n(&pc_stats->wall[what], n, __ATOMIC_RELAXED);
+	__atomic_store_n(&pc_stats->wall[what], n, __ATOMIC_RELAXED);
 }
 
 void

@@ -171,12 +171,12 @@ line_wall(struct pc_line *l)
 	pc_line_u64(l, w[GMON_WALL_HZ]);
 	pc_line_str(l, " Hz");
 	if (w[GMON_WALL_HZ_LOW] < w[GMON_WALL_HZ]) {
-		pc_line_str(l, " (slowed to ");
+		pc_line_str(l, " (each thread looked at ");
 		if (w[GMON_WALL_HZ_LOW])
 			pc_line_u64(l, w[GMON_WALL_HZ_LOW]);
 		else
 			pc_line_str(l, "under 1");
-		pc_line_str(l, " Hz to keep its cost under ");
+		pc_line_str(l, " Hz on average, to keep its cost under ");
 		pc_line_u64(l, (uint64_t)pc_cfg->wall_budget);
 		pc_line_str(l, " % of a CPU, at ");
 		pc_line_u64(l, w[GMON_WALL_THREADS]);

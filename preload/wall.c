@@ -334,10 +334,10 @@ cmp_tid(const void *key, const void *e)
  * costs more than its share of the budget however many threads there are
  * (10,000 new threads walked at once took 0.4 s). A thread not looked at
  * keeps what the last look saw, and its time since: the next look weighs
- * it all. Returns the threads looked at over those listed.
+ * it all. Returns the threads looked at; *listed, those listed.
  */
-static double
-round_all(uint64_t slice_ns)
+static size_t
+round_all(uint64_t slice_ns, size_t *listed)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC), age, c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	size_t n, looked = 0, start;
@@ -345,9 +345,10 @@ round_all(uint64_t slice_ns)
 	struct wthread *t;
 
 	/* in this thread's own table (wall_thread) */
+	*listed = 0;
 	if ((task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return 1;
-	n = list_threads();
+		return 0;
+	n = *listed = list_threads();
 	/* a thread not there at the last round began, on average, halfway
 	 * since; at the first, the threads are as old as libpc */
 	age = first_round ? now - last_round : (now - last_round) / 2;
@@ -382,7 +383,7 @@ round_all(uint64_t slice_ns)
 	nxt = t;
 	ncur = n;
 	pc_wall_count(GMON_WALL_TICKS, 1);
-	return n ? (double)looked / (double)n : 1;
+	return looked;
 }
 
 /*
@@ -421,8 +422,8 @@ wall_thread(void *arg)
 {
 	const uint64_t base = 1000000000u / (uint64_t)pc_cfg->wall_hz;
 	const double budget = pc_cfg->wall_budget / 100.0;	/* of one CPU */
-	uint64_t interval = base, next = now_ns(CLOCK_MONOTONIC), seed;
-	double listing = 0;
+	uint64_t interval = base, next = now_ns(CLOCK_MONOTONIC), seed, prev = next;
+	double listing = 0, looks = 0, thread_ns = 0;
 
 	(void)arg;
 	prctl(PR_SET_NAME, "pc-wall", 0, 0, 0);
@@ -434,8 +435,8 @@ wall_thread(void *arg)
 	__atomic_store_n(&my_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
 	seed = next ^ (uint64_t)getpid() << 32;
 	for (;;) {
-		uint64_t c0, c1, slice;
-		double covered;
+		uint64_t c0, c1, slice, t;
+		size_t looked, listed;
 
 		sleep_round(&next, interval, &seed);
 		if (!pc_on())
@@ -446,7 +447,7 @@ wall_thread(void *arg)
 		slice = slice > (uint64_t)listing * 2 ? slice - (uint64_t)listing : slice / 2;
 		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 		pthread_mutex_lock(&round_lock);
-		covered = round_all(slice);
+		looked = round_all(slice, &listed);
 		pthread_mutex_unlock(&round_lock);
 		c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 		__atomic_store_n(&pc_stats->wall_cpu_ns, c1, __ATOMIC_RELAXED);
@@ -456,8 +457,14 @@ wall_thread(void *arg)
 		listing = listing * 0.9 + (double)(c1 - c0 > slice ? c1 - c0 - slice : 0) * 0.1;
 		interval = listing / (budget / 2) > (double)base ?
 			(uint64_t)(listing / (budget / 2)) : base;
-		/* the rate at which each thread is looked at */
-		pc_wall_least(GMON_WALL_HZ_LOW, (uint64_t)(1e9 / (double)interval * covered));
+		/* the rate at which a thread is looked at, on average over
+		 * the run: looks over threads' seconds */
+		t = now_ns(CLOCK_MONOTONIC);
+		looks += (double)looked;
+		thread_ns += (double)listed * (double)(t - prev);
+		prev = t;
+		if (thread_ns > 0)
+			pc_wall_set(GMON_WALL_HZ_LOW, (uint64_t)(looks / thread_ns * 1e9 + 0.5));
 		/* behind (a busy machine): start again from now */
 		if (now_ns(CLOCK_MONOTONIC) > next + interval)
 			next = now_ns(CLOCK_MONOTONIC);
