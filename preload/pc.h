@@ -387,6 +387,12 @@ void pc_wall_most(int what, uint64_t n) PC_HIDDEN;
 void pc_wall_set(int what, uint64_t n) PC_HIDDEN;
 /* wall.c: start the wall sampler's thread (PC_CLOCK=wall). Not AS-safe. */
 void pc_wall_start(void) PC_HIDDEN;
+/* wall.c: end the wall sampler's thread and wait until the process no
+ * longer holds it (1), or do nothing (0: none runs, or a vfork child);
+ * start it again. For calls that need a process of one thread
+ * (namespaces.c). Not AS-safe. */
+int pc_wall_pause(void) PC_HIDDEN;
+void pc_wall_resume(void) PC_HIDDEN;
 /* stacks.c: write the stacks file's contents. AS-safe. */
 int pc_stacks_write(struct gmon_sink *s) PC_HIDDEN;
 /* stacks.c: forget every stack (fork child). Not AS-safe. */

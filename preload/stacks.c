@@ -251,7 +251,8 @@ add(uint32_t tid, uint64_t lead, const struct pc_frame *f, const uint64_t *enc, 
 			return e;
 		}
 	}
-	/* off-CPU time is nanoseconds, not samples: wall.c counts it */
+	/* off-CPU time is nanoseconds, not samples: wall.c counts the
+	 * samples it lost */
 	if (!(flags & GMON_STACK_OFFCPU))
 		__atomic_fetch_add(&pc_stats->stacks_dropped, weight, __ATOMIC_RELAXED);
 	return NULL;
@@ -270,7 +271,7 @@ pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 	e = add(tid, 0, f, NULL, n, truncated ? GMON_STACK_TRUNCATED : 0, weight);
 	if (e && pc_cfg->clock_wall)
 		__atomic_store_n(&last_cpu[tid % LAST_SLOTS], (uint64_t)(e - arena) << 32 | tid,
-				 __ATOMIC_RELAXED);
+				 __ATOMIC_RELEASE);
 }
 
 void
@@ -326,7 +327,7 @@ pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked, uint64_t ns)
 	if (!arena)
 		return;
 	/* not seen blocked: its last CPU sample's stack, if it is its own */
-	last = __atomic_load_n(&last_cpu[tid % LAST_SLOTS], __ATOMIC_RELAXED);
+	last = __atomic_load_n(&last_cpu[tid % LAST_SLOTS], __ATOMIC_ACQUIRE);
 	if (!blocked && (uint32_t)last == tid && (last >> 32) < arena_words)
 		blocked = arena + (last >> 32);
 	if (!blocked) {

@@ -55,6 +55,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -216,42 +217,23 @@ read_syscall(uint32_t tid, long *nr, unsigned long arg[6], unsigned long *sp,
 		   &arg[2], &arg[3], &arg[4], &arg[5], sp, ip) == 9)
 		return 0;
 	memset(arg, 0, 6 * sizeof(*arg));
-	return sscanf(line, "%ld %lx %lx", nr, sp, ip) == 3 && *nr == -1 ? 0 : -1;
+	/* "-1 0x0 0x0": no user state at all, a thread that has exited (a
+	 * main thread that called pthread_exit stays listed): not a wait */
+	return sscanf(line, "%ld %lx %lx", nr, sp, ip) == 3 && *nr == -1 && (*sp || *ip) ?
+		0 : -1;
 }
 
-/* Look at thread w (old: what the last round saw of it, or NULL); a
- * thread seen for the first time is given age ns of life so far. */
+/* Thread w, seen to have run since its last look (schedstat ss), as it
+ * is now: blocked (its wait and stack counted, weight ns) or running. */
 static void
-look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t age)
+look_blocked(struct wthread *w, const uint64_t ss[3], uint64_t weight)
 {
 	static struct pc_frame f[WALK_MAX];
-	uint64_t ss[3], again[3], weight, word;
+	uint64_t again[3], word;
 	long nr;
 	unsigned long arg[6], sp, ip;
 	int n, how;
 
-	if (read_schedstat(w->tid, ss))
-		return;		/* gone */
-	weight = old ? now - old->seen_ns : age;
-	if (!old || old->rounds % NAME_EVERY == 0)
-		note_name(w->tid);
-	if (old)
-		*w = *old;
-	w->seen_ns = now;
-	w->rounds++;
-	/* time waiting for a CPU: a thread last seen blocked waited on
-	 * waking from that wait, and it is counted there; one last seen
-	 * running was preempted somewhere the sampler did not see */
-	if (old && ss[1] > w->wait_ns)
-		pc_stacks_add_runqueue(w->tid, w->state == SEEN_BLOCKED ? w->entry : NULL,
-				       ss[1] - w->wait_ns);
-	w->wait_ns = ss[1];
-	/* not switched in since: where it was */
-	if (w->state != SEEN_NEW && ss[2] == w->switches && ss[0] == w->run_ns) {
-		if (w->state == SEEN_BLOCKED && w->entry)
-			pc_stacks_add_again(w->entry, weight);
-		return;
-	}
 	w->run_ns = ss[0];
 	w->switches = ss[2];
 	w->entry = NULL;
@@ -278,6 +260,47 @@ look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t age)
 					how == PC_WALL_CUT ? GMON_STACK_CUT :
 					how == PC_WALL_TRUNCATED ? GMON_STACK_TRUNCATED : 0,
 					weight);
+	/* the table is full: this time is lost, and said to be */
+	if (!w->entry)
+		pc_wall_count(GMON_WALL_DROPPED, 1);
+}
+
+/* Look at thread w (old: what the last look saw of it, or NULL); a
+ * thread seen for the first time is given age ns of life so far. */
+static void
+look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t age)
+{
+	uint64_t ss[3], weight;
+
+	if (read_schedstat(w->tid, ss)) {
+		/* gone, or going: as the last look left it */
+		if (old)
+			*w = *old;
+		else
+			w->seen_ns = now;
+		return;
+	}
+	weight = old && old->seen_ns ? now - old->seen_ns : age;
+	if (!old || old->rounds % NAME_EVERY == 0)
+		note_name(w->tid);
+	if (old)
+		*w = *old;
+	w->seen_ns = now;
+	w->rounds++;
+	/* time waiting for a CPU: a thread last seen blocked waited on
+	 * waking from that wait, and it is counted there; one last seen
+	 * running was preempted somewhere the sampler did not see */
+	if (old && ss[1] > w->wait_ns)
+		pc_stacks_add_runqueue(w->tid, w->state == SEEN_BLOCKED ? w->entry : NULL,
+				       ss[1] - w->wait_ns);
+	w->wait_ns = ss[1];
+	/* not switched in since: where it was */
+	if (w->state != SEEN_NEW && ss[2] == w->switches && ss[0] == w->run_ns) {
+		if (w->state == SEEN_BLOCKED && w->entry)
+			pc_stacks_add_again(w->entry, weight);
+		return;
+	}
+	look_blocked(w, ss, weight);
 }
 
 static int
@@ -305,11 +328,13 @@ list_threads(void)
 			if (!tid || tid == my_tid || tid == pc_snapshot_tid())
 				continue;
 			if (n == MAX_THREADS)
-				return n;
+				goto sort;
 			memset(&nxt[n], 0, sizeof(nxt[n]));
 			nxt[n++].tid = (uint32_t)tid;
 		}
 	}
+sort:
+	/* sorted: the next round finds each thread's last look by bsearch */
 	qsort(nxt, n, sizeof(*nxt), by_tid);
 	return n;
 }
@@ -317,8 +342,29 @@ list_threads(void)
 static uint64_t last_round;	/* when the last round began (or libpc did) */
 static int first_round = 1;
 static pthread_mutex_t round_lock = PTHREAD_MUTEX_INITIALIZER;	/* held for a round */
+static uint32_t stop_word;	/* 1: the thread is to end (pc_wall_pause) */
+static uint64_t cpu_before;	/* CPU of the sampler's earlier threads */
 
 static size_t cursor;		/* where the next round's looks begin */
+
+/*
+ * Every thread of the program has ended but a main thread that called
+ * pthread_exit, which stays listed as a zombie: glibc's last thread calls
+ * exit(0) when it ends, but libpc's threads count as threads and keep the
+ * process alive with no thread of the program's. n threads were listed.
+ */
+static int
+program_ended(size_t n)
+{
+	char buf[256];
+	const char *state;
+
+	if (n != 1 || nxt[0].tid != (uint32_t)getpid() ||
+	    read_task(nxt[0].tid, "stat", buf, sizeof(buf)) <= 0 ||
+	    !(state = strrchr(buf, ')')))
+		return 0;
+	return state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X');
+}
 
 static int
 cmp_tid(const void *key, const void *e)
@@ -349,16 +395,25 @@ round_all(uint64_t slice_ns, size_t *listed)
 	if ((task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return 0;
 	n = *listed = list_threads();
+	if (program_ended(n)) {
+		/* what glibc's last thread does, which this one kept it from */
+		close(task_dir);
+		exit(0);
+	}
 	/* a thread not there at the last round began, on average, halfway
 	 * since; at the first, the threads are as old as libpc */
 	age = first_round ? now - last_round : (now - last_round) / 2;
 	first_round = 0;
 	last_round = now;
 	start = n ? cursor % n : 0;
-	for (size_t k = 0; k < n && pc_on(); k++) {
+	for (size_t k = 0; k < n; k++) {
 		size_t i = (start + k) % n;
 		const struct wthread *old = bsearch(&nxt[i].tid, cur, ncur, sizeof(*cur), cmp_tid);
 
+		/* sampling stopped (an exec under way, which may fail and go
+		 * on): every thread keeps its last look, none is left empty */
+		if (!pc_on())
+			over = 1;
 		if (over) {
 			/* not this round: as the last look left it, or, new,
 			 * born about age ago */
@@ -397,7 +452,7 @@ round_all(uint64_t slice_ns, size_t *listed)
 static int
 own_descriptors(void)
 {
-	return unshare(CLONE_FILES) || syscall(SYS_close_range, 0U, ~0U, 0U) ? -1 : 0;
+	return syscall(SYS_unshare, CLONE_FILES) || syscall(SYS_close_range, 0U, ~0U, 0U) ? -1 : 0;
 }
 
 /* Sleep until the next round: *next moved on by interval, jittered
@@ -413,7 +468,11 @@ sleep_round(uint64_t *next, uint64_t interval, uint64_t *seed)
 	*next += interval / 2 + *seed % interval;
 	at.tv_sec = (time_t)(*next / 1000000000u);
 	at.tv_nsec = (long)(*next % 1000000000u);
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
+	/* a futex on the stop word, so that pc_wall_pause wakes it at once;
+	 * FUTEX_WAIT_BITSET's timeout is absolute, on CLOCK_MONOTONIC */
+	while (!__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE) &&
+	       !(syscall(SYS_futex, &stop_word, FUTEX_WAIT_BITSET_PRIVATE, 0, &at, NULL,
+			 FUTEX_BITSET_MATCH_ANY) == -1 && errno == ETIMEDOUT))
 		;
 }
 
@@ -439,6 +498,8 @@ wall_thread(void *arg)
 		size_t looked, listed;
 
 		sleep_round(&next, interval, &seed);
+		if (__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE))
+			return NULL;
 		if (!pc_on())
 			continue;
 		/* the budget's share of this round, less what listing the
@@ -450,7 +511,7 @@ wall_thread(void *arg)
 		looked = round_all(slice, &listed);
 		pthread_mutex_unlock(&round_lock);
 		c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-		__atomic_store_n(&pc_stats->wall_cpu_ns, c1, __ATOMIC_RELAXED);
+		__atomic_store_n(&pc_stats->wall_cpu_ns, cpu_before + c1, __ATOMIC_RELAXED);
 		/* listing every thread is the part a round cannot cut short:
 		 * with very many threads, rounds are spaced so that it takes
 		 * half the budget at most */
@@ -481,7 +542,7 @@ start_thread(void)
 	sigfillset(&all);
 	pc_real_sigmask(SIG_SETMASK, &all, &prev);
 	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* joinable: pc_wall_pause joins it */
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 	if (pc_real_pthread_create(&thread, &attr, wall_thread, NULL))
 		pc_say("cannot start the wall-clock sampler's thread; CPU time only", "", "");
@@ -535,9 +596,13 @@ pc_wall_start(void)
 		return;
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
 	last_round = now_ns(CLOCK_MONOTONIC);
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED || access("/proc/self/task", R_OK)) {
+	if (access("/proc/self/task", R_OK)) {
 		pc_say("cannot read /proc/self/task; CPU time only", "", "");
+		return;
+	}
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		pc_say("cannot map memory for the wall sampler; CPU time only", "", "");
 		return;
 	}
 	cur = m;
@@ -547,4 +612,37 @@ pc_wall_start(void)
 		       "off-CPU samples without their stacks", "", "");
 	start_thread();
 	pthread_atfork(before_fork, after_fork_parent, forked);
+}
+
+int
+pc_wall_pause(void)
+{
+	char name[48];
+	uint32_t tid = __atomic_load_n(&my_tid, __ATOMIC_RELAXED);
+
+	/* a vfork child shares this memory but not the thread: leave it */
+	if (!started || getpid() != pc->pid)
+		return 0;
+	__atomic_store_n(&stop_word, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &stop_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(thread, NULL);
+	started = 0;
+	cpu_before = __atomic_load_n(&pc_stats->wall_cpu_ns, __ATOMIC_RELAXED);
+	/* the kernel takes an ended thread out of its group a moment after
+	 * pthread_join returns: wait for that, 100 ms at most */
+	snprintf(name, sizeof(name), "/proc/self/task/%u", tid);
+	for (int i = 0; tid && i < 1000 && access(name, F_OK) == 0; i++) {
+		struct timespec t = { 0, 100000 };
+
+		nanosleep(&t, NULL);
+	}
+	return 1;
+}
+
+void
+pc_wall_resume(void)
+{
+	__atomic_store_n(&stop_word, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&my_tid, 0, __ATOMIC_RELAXED);
+	start_thread();
 }

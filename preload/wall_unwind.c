@@ -86,6 +86,9 @@ read_bytes(uintptr_t addr, void *buf, size_t n)
 {
 	unsigned char *out = buf;
 
+	/* page 0 is never mapped, and 0 marks an empty cache slot */
+	if (addr < PAGE)
+		return -1;
 	while (n) {
 		uintptr_t base = addr & ~(uintptr_t)(PAGE - 1);
 		size_t off = addr - base, k = PAGE - off < n ? PAGE - off : n;
@@ -251,8 +254,10 @@ pc_wall_unwind(uintptr_t ip0, uintptr_t sp, struct pc_frame *f, int max, int *ho
 	unw_cursor_t c;
 	int n = 0;
 
-	for (unsigned i = 0; i < CACHED_PAGES; i++)
+	for (unsigned i = 0; i < CACHED_PAGES; i++) {
 		pages[i].addr = 0;
+		pages[i].ok = 0;
+	}
 	reg_ip = ip0;
 	reg_sp = sp;
 	f[n].site = ip0;
