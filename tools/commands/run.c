@@ -101,6 +101,7 @@ REPORT_OPTIONS_HELP
 "  PC_STACKS        1 or a path: write sampled stacks for flame graphs\n"
 "  PC_CLOCK         wall: a wall-clock profile, off-CPU time too (--clock)\n"
 "  PC_WALL_HZ       the wall clock's rounds a second (100)\n"
+"  PC_WALL_BUDGET   the wall clock's CPU at most, percent of one CPU (1)\n"
 "  PC_STACKS_MB     memory for distinct stacks, 1 to 4096 (32)\n"
 "  PC_SNAPSHOT_SIGNAL    a signal that writes a snapshot of the profile\n"
 "  PC_SNAPSHOT_INTERVAL  seconds between snapshots\n"
