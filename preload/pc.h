@@ -686,10 +686,10 @@ uint32_t pc_snapshot_tid(void) PC_HIDDEN;
 
 /* threads.c: set up pthread_create interposition. Not AS-safe. */
 int pc_threads_init(void) PC_HIDDEN;
-/* threads.c: the real pthread_create, for libpc's own thread. Not
- * AS-safe. */
-int pc_real_pthread_create(pthread_t *t, const pthread_attr_t *attr,
-			   void *(*fn)(void *), void *arg) PC_HIDDEN;
+/* threads.c: start one of libpc's own threads (fn, with no argument) by
+ * the real pthread_create: every signal blocked, no timer, a 256 KiB
+ * stack, detached unless joinable; 0 or an errno. Not AS-safe. */
+int pc_own_thread(pthread_t *t, int joinable, void *(*fn)(void *)) PC_HIDDEN;
 
 /* finish.c: write the final profile once and stop sampling; a thread
  * that comes second waits for the write under way. AS-safe. */

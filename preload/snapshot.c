@@ -136,23 +136,12 @@ snapshot_thread(void *arg)
 static void
 start_thread(void)
 {
-	pthread_attr_t attr;
 	pthread_t t;
-	sigset_t all, prev;
 
-	/* the thread starts with every signal blocked: no signal of the
-	 * program's is ever delivered to it */
-	sigfillset(&all);
-	pc_real_sigmask(SIG_SETMASK, &all, &prev);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	if (pc_real_pthread_create(&t, &attr, snapshot_thread, NULL))
+	if (pc_own_thread(&t, 0, snapshot_thread))
 		pc_say("cannot start the snapshot thread; no snapshots", "", "");
 	else
 		started = 1;
-	pthread_attr_destroy(&attr);
-	pc_real_sigmask(SIG_SETMASK, &prev, NULL);
 }
 
 /* A fork child has no thread of libpc's: start it again. */

@@ -10,6 +10,7 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "pc.h"
@@ -90,12 +91,27 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 }
 
 int
-pc_real_pthread_create(pthread_t *t, const pthread_attr_t *attr,
-		       void *(*fn)(void *), void *arg)
+pc_own_thread(pthread_t *t, int joinable, void *(*fn)(void *))
 {
 	create_fn create = resolve_create();
+	pthread_attr_t attr;
+	sigset_t all, prev;
+	int r;
 
-	return create ? create(t, attr, fn, arg) : EAGAIN;
+	if (!create)
+		return EAGAIN;
+	/* the thread starts with every signal blocked: no signal of the
+	 * program's is ever delivered to it */
+	sigfillset(&all);
+	pc_real_sigmask(SIG_SETMASK, &all, &prev);
+	pthread_attr_init(&attr);
+	if (!joinable)
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	r = create(t, &attr, fn, NULL);
+	pthread_attr_destroy(&attr);
+	pc_real_sigmask(SIG_SETMASK, &prev, NULL);
+	return r;
 }
 
 int

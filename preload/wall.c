@@ -536,20 +536,11 @@ wall_thread(void *arg)
 static void
 start_thread(void)
 {
-	pthread_attr_t attr;
-	sigset_t all, prev;
-
-	sigfillset(&all);
-	pc_real_sigmask(SIG_SETMASK, &all, &prev);
-	pthread_attr_init(&attr);
 	/* joinable: pc_wall_pause joins it */
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	if (pc_real_pthread_create(&thread, &attr, wall_thread, NULL))
+	if (pc_own_thread(&thread, 1, wall_thread))
 		pc_say("cannot start the wall-clock sampler's thread; CPU time only", "", "");
 	else
 		started = 1;
-	pthread_attr_destroy(&attr);
-	pc_real_sigmask(SIG_SETMASK, &prev, NULL);
 }
 
 /* A fork waits for a round under way to end: the child gets a copy of
