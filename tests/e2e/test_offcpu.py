@@ -209,25 +209,76 @@ def test_wall_sampler_keeps_exits_execs_and_namespaces_as_plain():
 
 
 def perf_sched_waits(data):
-    """{tid: seconds off the CPU} from the sched_switch events perf sched
-    record took: for each task, the time from each switch out to the next
-    switch in (its waits and its run-queue delays). perf sched timehist
-    says the same, but prints a task's time at its next switch out, which
-    a thread that ends by exiting never has: its last wait goes missing."""
+    """({tid: seconds off the CPU}, {tids in doubt}) from the events perf
+    sched record took: for each task, the time from each switch out to
+    the next switch in (its waits and its run-queue delays). perf sched
+    timehist says the same, but prints a task's time at its next switch
+    out, which a thread that ends by exiting never has: its last wait
+    goes missing.
+
+    On this kernel (a VM's, 6.18) perf's record misses many switches
+    from the idle task: a thread is seen switched out twice with no
+    switch in between, and a 0.4 s wait that ended in such a switch
+    once read as never having happened. The resume is then recovered
+    from the thread's first sched_stat_runtime after it (the time of
+    that event less the run time it reports, which the scheduler counts
+    from the moment it picked the thread). A task whose resume cannot
+    be recovered (one of another scheduling class) is in doubt; so is
+    every task when perf counted lost events."""
+    st = subprocess.run(["perf", "report", "-i", data, "--stats"],
+                        capture_output=True, text=True, timeout=300)
+    lost = sum(int(n) for n in re.findall(r"^\s*LOST(?:_SAMPLES)? events:\s+(\d+)",
+                                           st.stdout, re.M))
     p = subprocess.run(["perf", "script", "-i", data, "-F", "time,event,trace"],
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-1000:]
-    out, off = {}, {}
+    out, off, resumed, doubt = {}, {}, {}, set()
     for line in p.stdout.splitlines():
         m = re.match(r"\s*([\d.]+):\s+sched:sched_switch: .*prev_pid=(\d+) .*"
                      r"==> .*next_pid=(\d+) ", line)
-        if not m:
+        if m:
+            t, prev, nxt = float(m.group(1)), int(m.group(2)), int(m.group(3))
+            if prev in out:
+                # switched in where perf did not see it
+                if prev in resumed:
+                    off[prev] = off.get(prev, 0.0) + resumed[prev] - out[prev]
+                else:
+                    doubt.add(prev)
+            resumed.pop(prev, None)
+            out[prev] = t
+            if nxt in out:
+                off[nxt] = off.get(nxt, 0.0) + t - out.pop(nxt)
             continue
-        t, prev, nxt = float(m.group(1)), int(m.group(2)), int(m.group(3))
-        out[prev] = t
-        if nxt in out:
-            off[nxt] = off.get(nxt, 0.0) + t - out.pop(nxt)
-    return off
+        m = re.match(r"\s*([\d.]+):\s+sched:sched_stat_runtime: .*pid=(\d+) "
+                     r"runtime=(\d+)", line)
+        if m:
+            tid = int(m.group(2))
+            if tid in out and tid not in resumed:
+                resumed[tid] = float(m.group(1)) - int(m.group(3)) / 1e9
+    return off, (None if lost else doubt)
+
+
+class PerfInDoubt(Exception):
+    pass
+
+
+def perf_sched_run(argv, d, compare, prepare=None):
+    """wall_run of argv under perf sched record, then compare(p, perf,
+    doubt); again (3 tries, prepare() before each) while compare raises
+    PerfInDoubt: what compare returned, and how many tries it took."""
+    for tries in range(1, 4):
+        if prepare:
+            prepare()
+        shutil.rmtree(os.path.join(d, "run"), ignore_errors=True)
+        data = os.path.join(d, "perf.data")
+        p = wall_run(argv, d, perf_data=data)
+        assert p.returncode == 0, (argv, p.stderr[-1500:])
+        perf, doubt = perf_sched_waits(data)
+        try:
+            return compare(p, perf, doubt), tries
+        except PerfInDoubt as e:
+            why = str(e)
+    raise AssertionError("perf sched's record was not whole in 3 runs: %s" % why)
 
 
 def need_perf_sched():
@@ -238,7 +289,7 @@ def need_perf_sched():
         skip("perf cannot record here (install linux-perf)")
 
 
-def against_perf(threads, perf, pid, slow, who):
+def against_perf(threads, perf, doubt, pid, slow, who):
     """Each of process pid's threads' off-CPU seconds against perf sched's,
     within sampling error: a round finds the thread blocked or not, so
     over n rounds the blocked time is off by about a round's length times
@@ -246,12 +297,17 @@ def against_perf(threads, perf, pid, slow, who):
     that waits often and briefly, as sqlite3 does in fdatasync, small for
     one that waits long); four of those, or 15 %, and 3 rounds and 30 ms
     for what perf sees that the sampler cannot: the exec and loading
-    before libpc starts, and the end after its last round. The rows."""
+    before libpc starts, and the end after its last round. PerfInDoubt
+    where perf's record of one of them is not whole. The rows."""
     rows = []
     for t in threads:
-        if t["pid"] != pid or t["tid"] not in perf:
+        if t["pid"] != pid:
             continue
-        want, got = perf[t["tid"]], t["off_cpu_seconds"]
+        if doubt is None or t["tid"] in doubt:
+            raise PerfInDoubt("%s: %s" % (who, "perf lost events" if doubt is None else
+                                          "thread %d's switches in" % t["tid"]))
+        # a thread never switched out before its end was never off the CPU
+        want, got = perf.get(t["tid"], 0.0), t["off_cpu_seconds"]
         n = max(t["wall_seconds"] / slow, 1.0)
         share = min(max(want / max(t["wall_seconds"], 1e-9), 0.0), 1.0)
         spread = slow * (n * share * (1 - share)) ** 0.5
@@ -271,15 +327,15 @@ def test_threads_off_cpu_time_against_perf_sched():
     wait times for it, within sampling error."""
     need_perf_sched()
     d = tempfile.mkdtemp(prefix="pc-e2e-offcpu-")
-    data = os.path.join(d, "perf.data")
-    p = wall_run([prog("waits"), "0.4"], d, perf_data=data)
-    assert p.returncode == 0, p.stderr[-2000:]
-    threads = threads_of(os.path.join(d, "run"))
-    pid = [t for t in threads if t["name"] == "idle"][0]["pid"]
-    rows = against_perf(threads, perf_sched_waits(data), pid,
-                        slowest_round(p.stderr, pid), "waits")
+
+    def compare(p, perf, doubt):
+        threads = threads_of(os.path.join(d, "run"))
+        pid = [t for t in threads if t["name"] == "idle"][0]["pid"]
+        return against_perf(threads, perf, doubt, pid, slowest_round(p.stderr, pid), "waits")
+    rows, tries = perf_sched_run([prog("waits"), "0.4"], d, compare)
     shutil.rmtree(d, ignore_errors=True)
-    return "pcprof/perf sched s: " + ", ".join(rows)
+    return "pcprof/perf sched s: " + ", ".join(rows) + \
+        ("" if tries == 1 else " (perf whole at try %d)" % tries)
 
 
 HTTP_CLIENT = """
@@ -347,37 +403,41 @@ def test_real_programs_that_wait_against_perf_sched():
             argv = ["sqlite3", os.path.join(w, "plain.db"), sql]
         plain = subprocess.run(argv, cwd=w, capture_output=True, text=True, timeout=120)
         assert plain.returncode == 0, (name, plain.stderr[-500:])
-        if name == "make":
-            subprocess.run(["make", "-C", argv[-1], "-s", "clean"], capture_output=True)
-            subprocess.run("rm -f %s/*.o" % argv[-1], shell=True)
         if name == "sqlite3":
             argv = ["sqlite3", db, sql]
-        data = os.path.join(w, "perf.data")
-        p = wall_run(argv, w, perf_data=data)
-        assert p.returncode == 0, (name, p.stderr[-1500:])
-        if out:
-            assert out in p.stdout and out in plain.stdout, (name, p.stdout[-300:])
-        rdir = os.path.join(w, "run")
-        threads = threads_of(rdir)
-        main = [t for t in threads if t["tid"] == t["pid"]]
-        first = min(main, key=lambda t: t["pid"])
-        perf = perf_sched_waits(data)
-        if name == "sqlite3":
-            # known gap: sqlite3's off-CPU time reads 20 to 45 % under perf
-            # sched's, inside the sampler's own rounds too, where a program
-            # of the same brief fdatasyncs agrees within 3 %
-            # (docs/benchmarks.md); its waits are still named
-            rows = ["%s %.3f/%.3f (not compared)" % (name, first["off_cpu_seconds"],
-                                                     perf.get(first["tid"], 0.0))]
-        else:
-            rows = against_perf([first], perf, first["pid"],
-                                slowest_round(p.stderr, first["pid"]), name)
+
+        def prepare(name=name, argv=argv):
+            if name == "make":
+                subprocess.run(["make", "-C", argv[-1], "-s", "clean"], capture_output=True)
+                subprocess.run("rm -f %s/*.o" % argv[-1], shell=True)
+            if name == "sqlite3" and os.path.exists(db):
+                os.unlink(db)
+
+        def compare(p, perf, doubt, name=name, out=out, w=w):
+            if out:
+                assert out in p.stdout and out in plain.stdout, (name, p.stdout[-300:])
+            threads = threads_of(os.path.join(w, "run"))
+            main = [t for t in threads if t["tid"] == t["pid"]]
+            first = min(main, key=lambda t: t["pid"])
+            if name == "sqlite3":
+                # known gap: sqlite3's off-CPU time reads 20 to 45 % under
+                # perf sched's, inside the sampler's own rounds too, where a
+                # program of the same brief fdatasyncs agrees within 3 %
+                # (docs/benchmarks.md); its waits are still named
+                rows = ["%s %.3f/%.3f (not compared)" % (name, first["off_cpu_seconds"],
+                                                         perf.get(first["tid"], 0.0))]
+            else:
+                rows = against_perf([first], perf, doubt, first["pid"],
+                                    slowest_round(p.stderr, first["pid"]), name)
+            return first, rows
+        (first, rows), tries = perf_sched_run(argv, w, compare, prepare)
         # the waits of its own, not its time waiting for a CPU (on a busy
         # machine sqlite3's largest)
         own = [w["name"] for w in first["waits"] if w["name"] != "[off-cpu: runqueue]"]
         top = own[0] if own else ""
         assert top.startswith(waits), "%s: its main thread's top wait is %r: %s" % (
             name, top, first["waits"])
-        notes.append("%s %s, top wait %s" % (name, rows[0], top))
+        notes.append("%s %s, top wait %s%s" % (name, rows[0], top,
+                                               "" if tries == 1 else " (try %d)" % tries))
     shutil.rmtree(d, ignore_errors=True)
     return "; ".join(notes)
