@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "pc.h"
 #include "banned.h"
@@ -100,6 +101,82 @@ forward_from_handler(int sig, siginfo_t *si, ucontext_t *uc)
 	pc_real_sigmask(SIG_SETMASK, &entry, NULL);
 }
 
+#if defined(__x86_64__)
+/* Calls that a handler without SA_RESTART cuts short with EINTR, and
+ * that the kernel restarts for one with it (-ERESTARTSYS): not those
+ * that may restart whatever the flags (-ERESTARTNOINTR: fork, exec,
+ * futex's requeue), nor those that fail with EINTR whatever they say
+ * (nanosleep, poll, select: the kernel already did). */
+static int
+restarts_for_sa_restart_only(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev:
+	case SYS_pread64: case SYS_pwrite64: case SYS_preadv: case SYS_pwritev:
+	case SYS_recvfrom: case SYS_sendto: case SYS_recvmsg: case SYS_sendmsg:
+	case SYS_accept: case SYS_accept4: case SYS_connect:
+	case SYS_wait4: case SYS_waitid: case SYS_open: case SYS_openat:
+	case SYS_flock: case SYS_fcntl: case SYS_msgrcv: case SYS_msgsnd:
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A sample that arrives with one of the program's signals keeps that
+ * signal's EINTR. A thread's CPU-time timer expires on a tick, and where
+ * the tick finds the thread in the kernel, the signal is made only when
+ * the thread next leaves it: when another signal wakes it from a call,
+ * ours is made then, and, being the thread's own, is delivered first.
+ * Its SA_RESTART sets the call to restart, and the program's handler,
+ * delivered next, no longer turns it into EINTR: its read() goes on
+ * waiting (3 % of such wake-ups here, with or without libpc, for any
+ * SA_RESTART thread timer). Every other signal is blocked while this
+ * handler runs, so the program's is still pending now: where the call
+ * was set to restart (the pc at the syscall instruction, whose return
+ * address the kernel left in rcx) and the first signal the thread will
+ * take is the program's, handled without SA_RESTART, the call ends as it
+ * would have without us: EINTR. AS-safe.
+ */
+static void
+keep_programs_eintr(ucontext_t *uc)
+{
+	greg_t *r = uc->uc_mcontext.gregs;
+	const unsigned char *ip = (const unsigned char *)r[REG_RIP];
+	struct sigaction act;
+	sigset_t pending;
+
+	if ((greg_t)(r[REG_RIP] + 2) != r[REG_RCX] || ip[0] != 0x0f || ip[1] != 0x05 ||
+	    !restarts_for_sa_restart_only((long)r[REG_RAX]) || sigpending(&pending))
+		return;
+	for (int s = 1; s < NSIG; s++) {
+		if (sigismember(&pending, s) != 1 || sigismember(&uc->uc_sigmask, s) == 1)
+			continue;
+		/* libpc's own would not be there without it */
+		if (pc->owned[s] == PC_OWN_SAMPLING || pc->owned[s] == PC_OWN_SNAPSHOT)
+			continue;
+		/* the first the kernel takes: one that ends the process
+		 * (libpc holds it for that), or one of the program's it
+		 * handles with SA_RESTART, or whose default it keeps */
+		if (pc->owned[s] || pc_real_sigaction(s, NULL, &act) ||
+		    (act.sa_flags & SA_RESTART) ||
+		    (!(act.sa_flags & SA_SIGINFO) &&
+		     (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN)))
+			return;
+		r[REG_RAX] = -EINTR;
+		r[REG_RIP] += 2;
+		__atomic_fetch_add(&pc_stats->eintr_kept, 1, __ATOMIC_RELAXED);
+		return;
+	}
+}
+#else
+static void
+keep_programs_eintr(ucontext_t *uc)
+{
+	(void)uc;
+}
+#endif
+
 static void
 signal_from_handler(int sig, siginfo_t *si, void *ucv)
 {
@@ -126,6 +203,7 @@ signal_from_handler(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	}
 	pc_sample_from_handler(ucv, weight);
+	keep_programs_eintr(ucv);
 out:
 	errno = saved;
 }

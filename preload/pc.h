@@ -196,6 +196,8 @@ struct pc_stats {
 					 * room for the walk */
 	uint64_t live_overflow;		/* regions the live file had no room for */
 	uint64_t snapshots;		/* snapshots written */
+	uint64_t eintr_kept;		/* calls a sample would have restarted
+					 * past the program's signal (handler.c) */
 	uint64_t wall[GMON_WALLINFO_WORDS];	/* the wall sampler's (wall.c),
 						 * here to outlive a kill */
 	uint64_t wall_cpu_ns;		/* the wall sampler's own CPU so far */

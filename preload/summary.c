@@ -233,6 +233,8 @@ pc_dump_summary(const char *path, int err)
 	line_count(&l, pc_stats->snapshots, " snapshots");
 	line_count(&l, pc_stats->lost_blocked,
 		   " of the program's own signals held while it blocked them");
+	line_count(&l, pc_stats->eintr_kept,
+		   " calls ended with EINTR for the program's signal that came with a sample");
 	line_count(&l, pc_stats->timer_failures, " threads unsampled (no timer)");
 	line_count(&l, pc_stats->no_room, " samples without a call chain (no room on their stack)");
 	line_count(&l, pc_stats->foreign, " foreign signals passed on");

@@ -347,6 +347,23 @@ def test_sigprof_without_sa_restart_cuts_read_short_from_a_child():
     return "%d samples" % holds_samples(prof)
 
 
+def test_sigprof_that_comes_with_a_sample_still_cuts_read_short():
+    """200 reads, each after 5 to 15 ms of CPU, cut short by SIGPROF from a
+    child. Where the thread's CPU timer expired on a tick that found it in
+    the kernel, libpc's signal is made as the thread leaves the read for
+    the program's, and is delivered first: its SA_RESTART set the read to
+    restart past the program's handler, which has none, and the read
+    waited on (4 of 200 reads before the fix, 3 % of such wake-ups with
+    any SA_RESTART thread timer, libpc or not). Plain, all 200 fail with
+    EINTR; so they must under libpc, whose summary counts those it ended
+    so."""
+    prof, plain = both([hostile(), "eintr-many", "200"])
+    plain_ok(plain, 0, "eintr-many")
+    same(prof, plain, "eintr-many")
+    m = re.search(r"(\d+) calls ended with EINTR for the program's signal", prof.stderr)
+    return "200 of 200 cut short; %s of them came with a sample" % (m.group(1) if m else "none")
+
+
 def test_sa_resethand_lets_the_second_sigprof_kill():
     """The program's own handler, SA_RESETHAND, then the default kills:
     no code of libpc's runs at that death, and its live file keeps the

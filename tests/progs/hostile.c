@@ -543,6 +543,53 @@ case_eintr(int argc, char **argv)
 	return !(r == -1 && e == EINTR && prof_ran == 1 && !watchdog_fired);
 }
 
+/* Many times over: a slice of CPU (5 to 15 ms, varied), then a child
+ * sends SIGPROF once the process sleeps in read(). With libpc's timer
+ * running, a sample sometimes comes out of the kernel with the signal
+ * (the timer expired on a tick that found the thread in the kernel); its
+ * SA_RESTART must not restart the read past the program's handler. */
+static int
+case_eintr_many(int argc, char **argv)
+{
+	int n = argc > 2 ? atoi(argv[2]) : 200, cut = 0, late = 0;
+	pid_t parent = getpid();
+	uint64_t x = 88172645463325252ull;
+
+	own_prof(0);
+	for (int i = 0; i < n; i++) {
+		int p[2], r, e;
+		pid_t pid;
+		char c;
+
+		if (pipe(p))
+			return 2;
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		hostile_burn(0.005 + (double)(x % 1000) / 1e5);
+		pid = fork();
+		if (pid == 0) {
+			for (int k = 0; k < 5000 && !task_sleeping(parent, parent); k++)
+				sleep_ms(1);
+			sleep_ms(2 + (long)(x % 5));
+			kill(parent, SIGPROF);
+			_exit(0);
+		}
+		if (pid < 0)
+			return 2;
+		watchdog(2);
+		r = (int)read(p[0], &c, 1);
+		e = errno;
+		alarm(0);
+		waitpid(pid, NULL, 0);
+		cut += r == -1 && e == EINTR && !watchdog_fired;
+		late += watchdog_fired;
+		close(p[0]);
+		close(p[1]);
+	}
+	say("reads cut short by SIGPROF: %d of %d", cut, n);
+	say("reads that waited for the watchdog instead: %d", late);
+	return cut != n;
+}
+
 static const char *
 disposition(int sig, char *buf, size_t size)
 {
@@ -1230,6 +1277,7 @@ static const struct {
 	{ "altstack", case_altstack, "a handler on an 8 KiB sigaltstack burns 0.5 s" },
 	{ "eintr-thread", case_eintr, "read() cut short by SIGPROF from a thread" },
 	{ "eintr-child", case_eintr, "read() cut short by SIGPROF from a child" },
+	{ "eintr-many", case_eintr_many, "[N] eintr-child N times, after varied CPU" },
 	{ "resethand", case_resethand, "SA_RESETHAND: the second SIGPROF kills" },
 	{ "handler-mask", case_handler_mask, "the mask inside the SIGPROF handler" },
 	{ "show-signals", case_show_signals, "every signal's disposition and mask" },
