@@ -18,7 +18,10 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/magic.h>
 
 #include "pc.h"
 #include "banned.h"
@@ -106,7 +109,8 @@ forward_from_handler(int sig, siginfo_t *si, ucontext_t *uc)
  * that the kernel restarts for one with it (-ERESTARTSYS): not those
  * that may restart whatever the flags (-ERESTARTNOINTR: fork, exec,
  * futex's requeue), nor those that fail with EINTR whatever they say
- * (nanosleep, poll, select: the kernel already did). */
+ * (nanosleep, poll, select, msgrcv: the kernel already did). 1 for a
+ * call on a descriptor (its first argument), 2 for another. */
 static int
 restarts_for_sa_restart_only(long nr)
 {
@@ -115,11 +119,38 @@ restarts_for_sa_restart_only(long nr)
 	case SYS_pread64: case SYS_pwrite64: case SYS_preadv: case SYS_pwritev:
 	case SYS_recvfrom: case SYS_sendto: case SYS_recvmsg: case SYS_sendmsg:
 	case SYS_accept: case SYS_accept4: case SYS_connect:
+	case SYS_flock: case SYS_fcntl:
+		return 1;
 	case SYS_wait4: case SYS_waitid: case SYS_open: case SYS_openat:
-	case SYS_flock: case SYS_fcntl: case SYS_msgrcv: case SYS_msgsnd:
+		return 2;
+	}
+	return 0;
+}
+
+/* A descriptor on the kernel's own file systems, whose reads and writes
+ * may restart themselves while a lock is taken (sysfs' device hotplug,
+ * net-sysfs' rtnl_trylock, sysctls): -ERESTARTNOINTR, whatever the flags. */
+static int
+on_kernels_own_fs(long fd)
+{
+	struct statfs f;
+
+	if (syscall(SYS_fstatfs, fd, &f))
+		return 1;
+	switch ((unsigned long)f.f_type) {
+	case SYSFS_MAGIC: case PROC_SUPER_MAGIC: case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC: case DEBUGFS_MAGIC: case TRACEFS_MAGIC:
+	case SECURITYFS_MAGIC: case BPF_FS_MAGIC:
 		return 1;
 	}
 	return 0;
+}
+
+/* Signals the kernel drops, unhandled, at delivery. */
+static int
+ignored_by_default(int sig)
+{
+	return sig == SIGCHLD || sig == SIGCONT || sig == SIGURG || sig == SIGWINCH;
 }
 
 /*
@@ -131,43 +162,112 @@ restarts_for_sa_restart_only(long nr)
  * Its SA_RESTART sets the call to restart, and the program's handler,
  * delivered next, no longer turns it into EINTR: its read() goes on
  * waiting (3 % of such wake-ups here, with or without libpc, for any
- * SA_RESTART thread timer). Every other signal is blocked while this
- * handler runs, so the program's is still pending now: where the call
- * was set to restart (the pc at the syscall instruction, whose return
- * address the kernel left in rcx) and the first signal the thread will
- * take is the program's, handled without SA_RESTART, the call ends as it
- * would have without us: EINTR. AS-safe.
+ * SA_RESTART thread timer).
+ *
+ * Every other signal is blocked while this handler runs, so the
+ * program's is still pending. Where the call was set to restart (a
+ * 64-bit syscall, the pc back on its instruction, rcx and r11 the return
+ * address and flags the instruction left), it is a call that restarts
+ * only for SA_RESTART, and every signal the thread will take next is
+ * handled without it (whichever the kernel takes first, the call ends
+ * with EINTR), the first is taken here, so that no other thread can take
+ * it after the call was ended for it; the call ends with EINTR, and the
+ * program's handler runs as the kernel would have run it. Left: a tick
+ * that stops the thread in user mode exactly on a syscall instruction
+ * whose rcx and r11 still hold what the same instruction left last time,
+ * with such a signal already pending, ends a call that never began.
+ * AS-safe.
  */
-static void
-keep_programs_eintr(ucontext_t *uc)
+/* The first signal the thread will take on leaving this handler, where
+ * every one it will take is the program's, handled without SA_RESTART
+ * (act: its action); 0 where not. AS-safe. */
+static int
+first_without_restart(const ucontext_t *uc, struct sigaction *first_act)
 {
-	greg_t *r = uc->uc_mcontext.gregs;
-	const unsigned char *ip = (const unsigned char *)r[REG_RIP];
 	struct sigaction act;
 	sigset_t pending;
+	int first = 0;
 
-	if ((greg_t)(r[REG_RIP] + 2) != r[REG_RCX] || ip[0] != 0x0f || ip[1] != 0x05 ||
-	    !restarts_for_sa_restart_only((long)r[REG_RAX]) || sigpending(&pending))
-		return;
+	if (sigpending(&pending))
+		return 0;
 	for (int s = 1; s < NSIG; s++) {
 		if (sigismember(&pending, s) != 1 || sigismember(&uc->uc_sigmask, s) == 1)
 			continue;
 		/* libpc's own would not be there without it */
 		if (pc->owned[s] == PC_OWN_SAMPLING || pc->owned[s] == PC_OWN_SNAPSHOT)
 			continue;
-		/* the first the kernel takes: one that ends the process
-		 * (libpc holds it for that), or one of the program's it
-		 * handles with SA_RESTART, or whose default it keeps */
-		if (pc->owned[s] || pc_real_sigaction(s, NULL, &act) ||
-		    (act.sa_flags & SA_RESTART) ||
-		    (!(act.sa_flags & SA_SIGINFO) &&
-		     (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN)))
-			return;
-		r[REG_RAX] = -EINTR;
-		r[REG_RIP] += 2;
-		__atomic_fetch_add(&pc_stats->eintr_kept, 1, __ATOMIC_RELAXED);
-		return;
+		/* one that ends the process (libpc holds it for that) */
+		if (pc->owned[s] || pc_real_sigaction(s, NULL, &act))
+			return 0;
+		if (!(act.sa_flags & SA_SIGINFO) && act.sa_handler == SIG_IGN)
+			continue;
+		if (!(act.sa_flags & SA_SIGINFO) && act.sa_handler == SIG_DFL) {
+			if (ignored_by_default(s))
+				continue;
+			return 0;	/* it stops or ends the process */
+		}
+		if (act.sa_flags & SA_RESTART)
+			return 0;
+		if (!first) {
+			first = s;
+			*first_act = act;
+		}
 	}
+	return first;
+}
+
+/* Signal sig's delivery, as the kernel makes it: SA_RESETHAND first,
+ * then the handler under the interrupted mask, its sa_mask and itself
+ * (unless SA_NODEFER); samples wait for it to return. AS-safe. */
+static void
+deliver_as_kernel(int sig, siginfo_t *si, ucontext_t *uc, const struct sigaction *act)
+{
+	struct sigaction dfl;
+	sigset_t mask, entry;
+
+	if (act->sa_flags & SA_RESETHAND) {
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		pc_real_sigaction(sig, &dfl, NULL);
+	}
+	mask = uc->uc_sigmask;
+	for (int s = 1; s < NSIG; s++)
+		if (sigismember(&act->sa_mask, s) == 1)
+			sigaddset(&mask, s);
+	if (!(act->sa_flags & SA_NODEFER))
+		sigaddset(&mask, sig);
+	sigaddset(&mask, pc_cfg->sig);
+	pc_real_sigmask(SIG_SETMASK, &mask, &entry);
+	if (act->sa_flags & SA_SIGINFO)
+		act->sa_sigaction(sig, si, uc);
+	else
+		act->sa_handler(sig);
+	pc_real_sigmask(SIG_SETMASK, &entry, NULL);
+}
+
+static void
+keep_programs_eintr(ucontext_t *uc)
+{
+	greg_t *r = uc->uc_mcontext.gregs;
+	struct sigaction act;
+	struct timespec zero = { 0, 0 };
+	sigset_t one;
+	siginfo_t si;
+	int first, kind;
+
+	if ((r[REG_CSGSFS] & 0xffff) != 0x33 || r[REG_RIP] + 2 != r[REG_RCX] ||
+	    r[REG_R11] != r[REG_EFL] || !(kind = restarts_for_sa_restart_only((long)r[REG_RAX])) ||
+	    !(first = first_without_restart(uc, &act)) ||
+	    (kind == 1 && on_kernels_own_fs((long)r[REG_RDI])))
+		return;
+	sigemptyset(&one);
+	sigaddset(&one, first);
+	if (syscall(SYS_rt_sigtimedwait, &one, &si, &zero, (size_t)(_NSIG / 8)) != first)
+		return;		/* another thread took it */
+	r[REG_RAX] = -EINTR;
+	r[REG_RIP] += 2;
+	__atomic_fetch_add(&pc_stats->eintr_kept, 1, __ATOMIC_RELAXED);
+	deliver_as_kernel(first, &si, uc, &act);
 }
 #else
 static void

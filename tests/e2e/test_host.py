@@ -355,8 +355,8 @@ def test_sigprof_that_comes_with_a_sample_still_cuts_read_short():
     restart past the program's handler, which has none, and the read
     waited on (4 of 200 reads before the fix, 3 % of such wake-ups with
     any SA_RESTART thread timer, libpc or not). Plain, all 200 fail with
-    EINTR; so they must under libpc, whose summary counts those it ended
-    so."""
+    EINTR, and the handler runs 200 times; so under libpc, whose summary
+    counts the reads it ended so."""
     prof, plain = both([hostile(), "eintr-many", "200"])
     plain_ok(plain, 0, "eintr-many")
     same(prof, plain, "eintr-many")
