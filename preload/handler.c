@@ -76,9 +76,9 @@ forward_from_handler(int sig, siginfo_t *si, ucontext_t *uc)
 		return;
 	}
 	if (act.sa_flags & SA_RESETHAND) {
-		struct sigaction dfl;
+		/* the kernel puts back the default and keeps flags and mask */
+		struct sigaction dfl = act;
 
-		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;
 		pc_prog_action_store(sig, &dfl);
 	}
@@ -119,8 +119,10 @@ restarts_for_sa_restart_only(long nr)
 	case SYS_pread64: case SYS_pwrite64: case SYS_preadv: case SYS_pwritev:
 	case SYS_recvfrom: case SYS_sendto: case SYS_recvmsg: case SYS_sendmsg:
 	case SYS_accept: case SYS_accept4: case SYS_connect:
-	case SYS_flock: case SYS_fcntl:
 		return 1;
+	/* locks: FUSE's restart (fuse_setlk), and fstatfs there would ask
+	 * the daemon */
+	case SYS_flock: case SYS_fcntl:
 	case SYS_wait4: case SYS_waitid: case SYS_open: case SYS_openat:
 		return 2;
 	}
@@ -176,7 +178,12 @@ ignored_by_default(int sig)
  * that stops the thread in user mode exactly on a syscall instruction
  * whose rcx and r11 still hold what the same instruction left last time,
  * with such a signal already pending, ends a call that never began.
- * AS-safe.
+ * Not done: where a handler of the program's restarts calls and blocks
+ * the sampling signal (sigfillset, or SA_ONSTACK, which adds it), a
+ * sample it held comes out of its sigreturn on a call set to restart,
+ * which no register tells from ours, and ending it would be an EINTR
+ * plain never gives; nor under FRED (Linux 6.9 and newer Intel CPUs),
+ * whose syscall leaves rcx and r11 alone. AS-safe.
  */
 /* The first signal the thread will take on leaving this handler, where
  * every one it will take is the program's, handled without SA_RESTART
@@ -226,7 +233,8 @@ deliver_as_kernel(int sig, siginfo_t *si, ucontext_t *uc, const struct sigaction
 	sigset_t mask, entry;
 
 	if (act->sa_flags & SA_RESETHAND) {
-		memset(&dfl, 0, sizeof(dfl));
+		/* the kernel puts back the default and keeps flags and mask */
+		dfl = *act;
 		dfl.sa_handler = SIG_DFL;
 		pc_real_sigaction(sig, &dfl, NULL);
 	}
@@ -257,6 +265,7 @@ keep_programs_eintr(ucontext_t *uc)
 
 	if ((r[REG_CSGSFS] & 0xffff) != 0x33 || r[REG_RIP] + 2 != r[REG_RCX] ||
 	    r[REG_R11] != r[REG_EFL] || !(kind = restarts_for_sa_restart_only((long)r[REG_RAX])) ||
+	    pc_signals_restart_masks_sampling() ||
 	    !(first = first_without_restart(uc, &act)) ||
 	    (kind == 1 && on_kernels_own_fs((long)r[REG_RDI])))
 		return;
@@ -267,7 +276,13 @@ keep_programs_eintr(ucontext_t *uc)
 	r[REG_RAX] = -EINTR;
 	r[REG_RIP] += 2;
 	__atomic_fetch_add(&pc_stats->eintr_kept, 1, __ATOMIC_RELAXED);
-	deliver_as_kernel(first, &si, uc, &act);
+	/* back to this thread, for the kernel to deliver when this handler
+	 * returns: on the handler's own stack, with its frame, mask and
+	 * flags, seen by a tracer; a timer's signal cannot be queued again
+	 * (the kernel drops one it did not make), so it is delivered here */
+	if (si.si_code == SI_TIMER ||
+	    syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid), first, &si))
+		deliver_as_kernel(first, &si, uc, &act);
 }
 #else
 static void

@@ -660,6 +660,9 @@ int pc_prog_blocked_from_handler(int sig) PC_HIDDEN;
  * view, the bit of one signal, and a view set for a while (the handler
  * forwarding a signal). AS-safe. */
 unsigned pc_signals_prog_blocked(void) PC_HIDDEN;
+/* signals.c: some handler of the program's restarts calls and blocks the
+ * sampling signal (SA_RESTART, and sigfillset or SA_ONSTACK). AS-safe. */
+int pc_signals_restart_masks_sampling(void) PC_HIDDEN;
 void pc_signals_inherit_block(unsigned blocked) PC_HIDDEN;
 unsigned pc_signals_view_bit(int sig) PC_HIDDEN;
 unsigned pc_signals_view_set(unsigned blocked) PC_HIDDEN;

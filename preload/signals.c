@@ -379,6 +379,34 @@ onstack_masked(int sig, const struct sigaction *act, struct sigaction *copy)
 	return copy;
 }
 
+/* Signals whose installed handler restarts calls and blocks the sampling
+ * signal while it runs, and how many: a sample held back by one comes
+ * out of its sigreturn with the call it interrupted set to restart, and
+ * the handler cannot tell that from a restart its own signal made
+ * (handler.c, keep_programs_eintr). */
+static unsigned char restart_masks[NSIG];
+static int restart_masks_n;
+
+static void
+note_restart_mask(int sig, const struct sigaction *installed)
+{
+	int now = installed && (installed->sa_flags & SA_RESTART) &&
+		  ((installed->sa_flags & SA_SIGINFO) ||
+		   (installed->sa_handler != SIG_DFL && installed->sa_handler != SIG_IGN)) &&
+		  sigismember(&installed->sa_mask, pc_cfg->sig) == 1;
+
+	if (now == restart_masks[sig])
+		return;
+	restart_masks[sig] = (unsigned char)now;
+	__atomic_add_fetch(&restart_masks_n, now ? 1 : -1, __ATOMIC_RELAXED);
+}
+
+int
+pc_signals_restart_masks_sampling(void)
+{
+	return __atomic_load_n(&restart_masks_n, __ATOMIC_RELAXED) > 0;
+}
+
 /* The program sets act for a signal libpc owns (pc->owned[sig]): what it
  * believes is installed changes, or it takes the signal back. 0 or -1. */
 static int
@@ -401,8 +429,10 @@ take_owned(int sig, const struct sigaction *act)
 		 * sampling signal in its mask if it runs on an alternate
 		 * stack, as any other */
 		r = real_sigaction(sig, onstack_masked(sig, act, &copy), NULL);
-		if (r == 0)
+		if (r == 0) {
 			pc->owned[sig] = 0;
+			note_restart_mask(sig, onstack_masked(sig, act, &copy));
+		}
 		break;
 	}
 	return r;
@@ -425,6 +455,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 		r = real_sigaction(sig, &ours, &was);
 		if (r)
 			return r;
+		note_restart_mask(sig, &ours);
 		pc_prog_action_store(sig, act);
 		pc->owned[sig] = PC_OWN_FATAL;
 		mask_added[sig] = 0;
@@ -438,6 +469,8 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 				   old);
 		if (r == 0 && old && added)
 			sigdelset(&old->sa_mask, pc_cfg->sig);
+		if (r == 0 && act)
+			note_restart_mask(sig, onstack_masked(sig, act, &copy));
 		return r;
 	}
 	if (pc_prog_action_from_handler(sig, &was))
