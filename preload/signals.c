@@ -379,11 +379,9 @@ onstack_masked(int sig, const struct sigaction *act, struct sigaction *copy)
 	return copy;
 }
 
-/* Signals whose installed handler restarts calls and blocks the sampling
- * signal while it runs, and how many: a sample held back by one comes
- * out of its sigreturn with the call it interrupted set to restart, and
- * the handler cannot tell that from a restart its own signal made
- * (handler.c, keep_programs_eintr). */
+/* Signals whose handler restarts calls and blocks the sampling signal,
+ * and how many: a sample one held comes out of its sigreturn on a call set
+ * to restart, which keep_programs_eintr cannot tell from its own. */
 static unsigned char restart_masks[NSIG];
 static int restart_masks_n;
 
@@ -412,6 +410,7 @@ pc_signals_restart_masks_sampling(void)
 static int
 take_owned(int sig, const struct sigaction *act)
 {
+	const struct sigaction *installed;
 	struct sigaction copy;
 	int r = 0;
 
@@ -428,10 +427,11 @@ take_owned(int sig, const struct sigaction *act)
 		/* the program's own handler (or SIG_IGN) takes over, with the
 		 * sampling signal in its mask if it runs on an alternate
 		 * stack, as any other */
-		r = real_sigaction(sig, onstack_masked(sig, act, &copy), NULL);
+		installed = onstack_masked(sig, act, &copy);
+		r = real_sigaction(sig, installed, NULL);
 		if (r == 0) {
 			pc->owned[sig] = 0;
-			note_restart_mask(sig, onstack_masked(sig, act, &copy));
+			note_restart_mask(sig, installed);
 		}
 		break;
 	}
@@ -465,12 +465,14 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	}
 	if (sig <= 0 || sig >= NSIG || !pc->owned[sig]) {
 		added = sig > 0 && sig < NSIG && mask_added[sig];
-		r = real_sigaction(sig, sig > 0 && sig < NSIG ? onstack_masked(sig, act, &copy) : act,
-				   old);
+		const struct sigaction *installed =
+			sig > 0 && sig < NSIG ? onstack_masked(sig, act, &copy) : act;
+
+		r = real_sigaction(sig, installed, old);
 		if (r == 0 && old && added)
 			sigdelset(&old->sa_mask, pc_cfg->sig);
 		if (r == 0 && act)
-			note_restart_mask(sig, onstack_masked(sig, act, &copy));
+			note_restart_mask(sig, installed);
 		return r;
 	}
 	if (pc_prog_action_from_handler(sig, &was))
