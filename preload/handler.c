@@ -297,14 +297,19 @@ signal_from_handler(int sig, siginfo_t *si, void *ucv)
 {
 	int saved = errno;
 	uint32_t weight;
-	int perf_fd = -1;
+	int perf_fd = -1, ours;
 
 	if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP &&
 	    si->si_fd >= 0 && si->si_fd == (perf_fd = pc_thread_perf_fd_from_handler())) {
-		/* a task-clock overflow: the periods since the last one */
-		weight = pc_thread_perf_weight_from_handler(perf_fd);
-		if (!weight)
-			goto out;
+		/* a task-clock overflow: the periods since the last one; the
+		 * event waits for this sample (timer.c says why) */
+		weight = pc_thread_perf_weight_from_handler(perf_fd, &ours);
+		if (weight)
+			pc_sample_from_handler(ucv, weight);
+		pc_thread_perf_resume_from_handler(perf_fd, ours);
+		if (weight)
+			keep_programs_eintr(ucv);
+		goto out;
 	} else if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP && si->si_fd >= 0 &&
 		   si->si_fd == pc_thread_perf_retired_from_handler()) {
 		goto out;	/* from this thread's event, stopped since */

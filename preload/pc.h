@@ -627,8 +627,13 @@ int pc_thread_perf_fd_from_handler(void) PC_HIDDEN;
 /* timer.c: the descriptor of this thread's last stopped event, whose late
  * signals are dropped, or -1. AS-safe. */
 int pc_thread_perf_retired_from_handler(void) PC_HIDDEN;
-/* timer.c: periods of CPU time since the last task-clock sample. AS-safe. */
-uint32_t pc_thread_perf_weight_from_handler(int fd) PC_HIDDEN;
+/* timer.c: periods of CPU time since the last task-clock sample; *ours
+ * says whether fd is still this thread's event. AS-safe. */
+uint32_t pc_thread_perf_weight_from_handler(int fd, int *ours) PC_HIDDEN;
+/* timer.c: after a task-clock sample, this thread's event counts again
+ * (ours: as the weight found fd); where fd is no longer our event, the
+ * thread gets a new one. AS-safe. */
+void pc_thread_perf_resume_from_handler(int fd, int ours) PC_HIDDEN;
 /* timer.c: timers for threads that ran before the constructor. Not
  * AS-safe (start-up only). */
 void pc_threads_adopt(void) PC_HIDDEN;

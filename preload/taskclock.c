@@ -17,9 +17,13 @@
 #include <unistd.h>
 
 #include "taskclock.h"
+#include "banned.h"
 
 /* PC_TEST_REFUSE_PERF, the test suite's stand-in for a refusal, as the
- * first call found it: 1 set, 0 not, -1 not read yet (atomic). */
+ * first call found it: 1 set, 0 not, -1 not read yet (atomic). A
+ * handler that opens an event (timer.c, for a thread whose event the
+ * program took the number of) finds it read at start-up, and reads no
+ * environment. */
 static int refuse = -1;
 
 static int

@@ -49,6 +49,9 @@ enum armed { ARMED_NONE, ARMED_POSIX, ARMED_PERF };
 static PC_TLS enum armed thread_armed;
 static PC_TLS int thread_perf_fd = -1;
 static PC_TLS uint64_t thread_perf_seen;	/* event count already sampled */
+/* CPU time of this thread's samples, which its event, stopped, did not
+ * count, and when the one under way began (CLOCK_THREAD_CPUTIME_ID) */
+static PC_TLS uint64_t thread_perf_held, thread_perf_began;
 static PC_TLS int thread_perf_retired = -1;	/* see pc_thread_perf_retired_from_handler */
 static PC_TLS uint64_t thread_perf_id;	/* the kernel's id of that event */
 
@@ -151,7 +154,25 @@ perf_fd_ours(void)
  * count runs on in the kernel, and the handler weighs each sample by the
  * count since the last one: the seconds stay true, but the kernel's time
  * goes to the next user code sampled, not to the call that spent it, as a
- * POSIX CPU-time timer's would. 0 or -errno.
+ * POSIX CPU-time timer's would.
+ *
+ * The event signals one overflow at a time (PERF_EVENT_IOC_REFRESH with a
+ * grant of one): the overflow stops it, and the handler starts it again
+ * when its sample is taken (pc_thread_perf_resume_from_handler), adding
+ * the sample's own time from the thread's CPU clock. So a thread gets a
+ * whole period of its own CPU between samples however long one takes:
+ * with the event counting on, a sample that cost more than the period (a
+ * deep stack at 10 kHz) had the next signal waiting when it ended, and
+ * the thread did nothing else. And a thread that runs with the sampling
+ * signal blocked (a handler of the program's whose mask holds it, a
+ * longjmp out of one, a raw rt_sigprocmask) holds one signal: each
+ * overflow queues a real-time signal, which the kernel never merges,
+ * against RLIMIT_SIGPENDING, which counts every process of the user; at
+ * the limit no process of the user could queue one (sigqueue fails with
+ * EAGAIN), and the kernel sends SIGIO, which kills, in place of each
+ * overflow's. Both were seen: a python3 under pcprof compare (10 kHz)
+ * spent 40 s of CPU in samples of its imports, then died of SIGIO.
+ * 0 or -errno.
  */
 static int
 arm_perf(pid_t tid)
@@ -179,7 +200,7 @@ arm_perf(pid_t tid)
 	owner.pid = tid;
 	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, pc_cfg->sig) ||
 	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_ID, &thread_perf_id) ||
-	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+	    ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)) {
 		int e = -errno;
 
 		close(fd);
@@ -187,15 +208,29 @@ arm_perf(pid_t tid)
 	}
 	thread_perf_fd = fd;
 	thread_perf_seen = 0;
+	thread_perf_held = 0;
 	return 0;
 }
 
+/* This thread's CPU time in ns, 0 if the clock cannot be read. AS-safe. */
+static uint64_t
+thread_cpu_ns(void)
+{
+	struct timespec t;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t))
+		return 0;
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 uint32_t
-pc_thread_perf_weight_from_handler(int fd)
+pc_thread_perf_weight_from_handler(int fd, int *ours)
 {
 	uint64_t count, total, id;
 	uint32_t w;
 
+	*ours = 0;
+	thread_perf_began = thread_cpu_ns();
 	if (fd != thread_perf_fd)
 		return 1;
 	/* a shell that redirects onto our number keeps the event open in a
@@ -203,17 +238,40 @@ pc_thread_perf_weight_from_handler(int fd)
 	 * our event, never the program's file (its input would be eaten) */
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) || id != thread_perf_id)
 		return 0;	/* the report counts it as not sampled */
+	*ours = 1;
 	if (read(fd, &count, sizeof(count)) != sizeof(count))
 		return 1;
 	/* periods since the last sample, the remainder carried: exact even
 	 * when the kernel merges two signals, or samples in the kernel are
 	 * skipped */
-	total = count - thread_perf_seen;
+	total = count + thread_perf_held - thread_perf_seen;
 	if (total / (uint64_t)pc_cfg->interval_ns > UINT32_MAX)
 		total = (uint64_t)UINT32_MAX * (uint64_t)pc_cfg->interval_ns;
 	w = (uint32_t)(total / (uint64_t)pc_cfg->interval_ns);
 	thread_perf_seen += (uint64_t)w * (uint64_t)pc_cfg->interval_ns;
 	return w;
+}
+
+void
+pc_thread_perf_resume_from_handler(int fd, int ours)
+{
+	if (ours) {
+		uint64_t now = thread_cpu_ns();
+
+		/* the sample's time counts as the program's, as a POSIX CPU
+		 * clock's would (the kernel's signal delivery before it does
+		 * not: a few microseconds) */
+		if (now > thread_perf_began && thread_perf_began)
+			thread_perf_held += now - thread_perf_began;
+		ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+		return;
+	}
+	/* the number is the program's now (a shell's redirection onto it
+	 * while it keeps our event in a saved copy): that event has stopped
+	 * for good, and this thread gets another, at another number */
+	thread_perf_fd = -1;
+	if (arm_perf((pid_t)syscall(SYS_gettid)))
+		__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -343,6 +401,8 @@ pc_thread_hold(int hold)
 {
 	int saved = errno;
 
+	/* enabling keeps the grant: one the event used up (its signal not yet
+	 * taken) counts on until the handler takes that signal and grants one */
 	if (thread_armed == ARMED_PERF && perf_fd_ours())
 		ioctl(thread_perf_fd, hold ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
 	errno = saved;

@@ -364,6 +364,36 @@ def test_sigprof_that_comes_with_a_sample_still_cuts_read_short():
     return "200 of 200 cut short; %s of them came with a sample" % (m.group(1) if m else "none")
 
 
+def test_a_thread_that_keeps_the_signal_blocked_holds_one_sample_signal():
+    """A handler whose mask holds every signal jumps out with longjmp, so
+    every signal stays blocked, and the thread burns 0.5 s of CPU at
+    10 kHz. A task-clock event queued a real-time signal at each overflow
+    (5013 here before the fix), against RLIMIT_SIGPENDING, which every
+    process of the user shares: a python3 under pcprof compare queued
+    95,000, and then every real-time signal of the user failed to queue,
+    the kernel sent SIGIO in their place, and the program died of it. Now
+    the event waits for each signal to be taken: one is queued at most,
+    and the program's count of queued signals, plain 0, is at most 1 (a
+    POSIX timer's signal, the kernel's own, is one too)."""
+    probe = host([hostile(), "perf-ok"], profiled=False)
+    if probe.status != 0:
+        pctest.skip("perf_event_open of a task-clock event refused here: %s" %
+                    probe.stdout.strip())
+    notes = []
+    for timer in ("taskclock", "posix"):
+        prof, plain = both([hostile(), "blocked-burn", "0.5"],
+                           env={"PC_TIMER": timer, "PC_HZ": "10000"})
+        plain_ok(plain, 0, "blocked-burn")
+        same(prof, plain, "blocked-burn", ignore=("real-time signals queued",))
+        counts = [int(m) for m in re.findall(r"^real-time signals queued: (\d+)$",
+                                               plain.stdout + "\n" + prof.stdout, re.M)]
+        assert len(counts) == 2 and counts[0] == 0, (plain.stdout, prof.stdout)
+        assert counts[1] <= 1, "%s: %d real-time signals queued for one thread with the " \
+            "sampling signal blocked; %s" % (timer, counts[1], libpc_said(prof))
+        notes.append("%s %d" % (timer, counts[1]))
+    return "queued under libpc: " + ", ".join(notes) + " (plain 0)"
+
+
 def test_sa_resethand_lets_the_second_sigprof_kill():
     """The program's own handler, SA_RESETHAND, then the default kills:
     no code of libpc's runs at that death, and its live file keeps the

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1251,6 +1252,61 @@ case_exits(int argc, char **argv)
 	return 1;	/* not reached: a thread ends the process */
 }
 
+/* ------------------------------------------------------------ case 11 */
+
+static jmp_buf blocked_jump;
+
+static void
+jump_out(int sig)
+{
+	(void)sig;
+	longjmp(blocked_jump, 1);	/* not siglongjmp: the mask stays */
+}
+
+/* Real-time signals queued to this process and thread, taken one by one
+ * with the raw system call (so that no interposed sigtimedwait leaves any
+ * out). */
+static long
+drain_realtime(void)
+{
+	long n = 0;
+
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) {
+		uint64_t set = 1ull << (sig - 1);
+		struct timespec zero = { 0, 0 };
+		siginfo_t si;
+
+		while (syscall(SYS_rt_sigtimedwait, &set, &si, &zero, sizeof(set)) == sig)
+			n++;
+	}
+	return n;
+}
+
+/* blocked-burn SECONDS: a SIGUSR1 handler whose mask holds every signal
+ * jumps out with longjmp, which leaves them all blocked; the thread then
+ * burns SECONDS of CPU, and counts the real-time signals queued for it.
+ * Unprofiled: none. The count goes on its own line. */
+static int
+case_blocked_burn(int argc, char **argv)
+{
+	struct sigaction sa;
+	sigset_t now;
+	long queued;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = jump_out;
+	sigfillset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	if (!setjmp(blocked_jump))
+		raise(SIGUSR1);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &now, sizeof(uint64_t));
+	say("after the jump, SIGRTMAX blocked: %s", yes(sigismember(&now, SIGRTMAX)));
+	hostile_burn(argc > 2 ? atof(argv[2]) : 1.0);
+	queued = drain_realtime();
+	say("real-time signals queued: %ld", queued);
+	return 0;
+}
+
 /* ------------------------------------------------------------ case 10 */
 
 static int
@@ -1296,6 +1352,8 @@ static const struct {
 	{ "exit-vs-_exit", case_exits, "exit(5) and _exit(6) at once" },
 	{ "exit-snapshot", case_exits, "[SECONDS] exit(4) among busy threads" },
 	{ "burn", case_burn, "[SECONDS] burn CPU, say done" },
+	{ "blocked-burn", case_blocked_burn, "[SECONDS] every signal left blocked by a longjmp "
+	  "out of a handler, burn, count queued real-time signals" },
 };
 
 int
