@@ -11,9 +11,10 @@
 #include <stdint.h>
 
 /*
- * A disabled task-clock event on the calling thread, counting its user
- * time only (exclude_kernel, exclude_hv: what perf_event_paranoid 2 lets
- * an ordinary process have), overflowing every period_ns, close-on-exec:
+ * A disabled task-clock event on the calling thread, overflowing every
+ * period_ns of its CPU time in user mode only (exclude_kernel, exclude_hv:
+ * what perf_event_paranoid 2 lets an ordinary process have; the count
+ * itself runs on in the kernel), close-on-exec:
  * the descriptor, or -errno where it is refused (perf_event_paranoid,
  * seccomp); PC_TEST_REFUSE_PERF set in the environment refuses it with
  * -EACCES, the test suite's stand-in. errno is preserved. The environment

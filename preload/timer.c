@@ -13,8 +13,10 @@
  * handlers, are AS-safe; arming is not by the letter (timer_create and
  * pthread_getcpuclockid are not on signal-safety(7)'s list, and a thread
  * libpc adopted has its stack bounds taken by pthread_getattr_np) and runs
- * only at start-up, thread start and in a fork child, which lifecycle.c's
- * after_fork_child says is safe in practice.
+ * only at start-up, thread start, in a fork child (which lifecycle.c's
+ * after_fork_child says is safe in practice), after an exec that failed,
+ * and in the handler for a thread whose task-clock event the program took
+ * the number of (a task-clock event is system calls only).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -48,10 +50,8 @@ static PC_TLS timer_t thread_timer;
 enum armed { ARMED_NONE, ARMED_POSIX, ARMED_PERF };
 static PC_TLS enum armed thread_armed;
 static PC_TLS int thread_perf_fd = -1;
-static PC_TLS uint64_t thread_perf_seen;	/* event count already sampled */
-/* CPU time of this thread's samples, which its event, stopped, did not
- * count, and when the one under way began (CLOCK_THREAD_CPUTIME_ID) */
-static PC_TLS uint64_t thread_perf_held, thread_perf_began;
+static PC_TLS uint64_t thread_perf_seen;	/* thread CPU time already sampled */
+static PC_TLS int thread_perf_holding;	/* pc_thread_hold(1) is in force */
 static PC_TLS int thread_perf_retired = -1;	/* see pc_thread_perf_retired_from_handler */
 static PC_TLS uint64_t thread_perf_id;	/* the kernel's id of that event */
 
@@ -143,36 +143,49 @@ perf_fd_ours(void)
 	       id == thread_perf_id;
 }
 
+/* This thread's CPU time in ns, 0 if the clock cannot be read. AS-safe. */
+static uint64_t
+thread_cpu_ns(void)
+{
+	struct timespec t;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t))
+		return 0;
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 /*
  * The calling thread's task-clock event, overflowing every interval_ns of
- * its CPU time; every overflow is sent as our signal to this thread (the
- * kernel queues a POLL_IN for each, with no ring buffer needed). Samples
- * are taken in user mode only (exclude_kernel): an overflow in the kernel
- * would signal a thread inside a system call, and poll, select and
- * nanosleep would fail with EINTR, which the program never saw before
- * (and perf_event_paranoid 2 allows an ordinary process no more). The
- * count runs on in the kernel, and the handler weighs each sample by the
- * count since the last one: the seconds stay true, but the kernel's time
- * goes to the next user code sampled, not to the call that spent it, as a
- * POSIX CPU-time timer's would.
+ * its CPU time; an overflow is sent as our signal to this thread (no ring
+ * buffer needed). Samples are taken in user mode only (exclude_kernel): an
+ * overflow in the kernel would signal a thread inside a system call, and
+ * poll, select and nanosleep would fail with EINTR, which the program
+ * never saw before (and perf_event_paranoid 2 allows an ordinary process
+ * no more). The handler weighs each sample by the thread's CPU time since
+ * the last one (its CPU clock): the seconds stay true, but the kernel's
+ * time goes to the next user code sampled, not to the call that spent it,
+ * as a POSIX CPU-time timer's would.
  *
  * The event signals one overflow at a time (PERF_EVENT_IOC_REFRESH with a
- * grant of one): the overflow stops it, and the handler starts it again
- * when its sample is taken (pc_thread_perf_resume_from_handler), adding
- * the sample's own time from the thread's CPU clock. So a thread gets a
- * whole period of its own CPU between samples however long one takes:
- * with the event counting on, a sample that cost more than the period (a
- * deep stack at 10 kHz) had the next signal waiting when it ended, and
- * the thread did nothing else. And a thread that runs with the sampling
- * signal blocked (a handler of the program's whose mask holds it, a
- * longjmp out of one, a raw rt_sigprocmask) holds one signal: each
- * overflow queues a real-time signal, which the kernel never merges,
- * against RLIMIT_SIGPENDING, which counts every process of the user; at
- * the limit no process of the user could queue one (sigqueue fails with
- * EAGAIN), and the kernel sends SIGIO, which kills, in place of each
- * overflow's. Both were seen: a python3 under pcprof compare (10 kHz)
- * spent 40 s of CPU in samples of its imports, then died of SIGIO.
- * 0 or -errno.
+ * grant of one; the overflow comes as POLL_HUP): the overflow stops it,
+ * and the handler starts it again when its sample is taken
+ * (pc_thread_perf_resume_from_handler). The CPU clock runs on meanwhile,
+ * so the next sample's weight holds the time the event stood still (the
+ * sample's own, and any the thread ran with the signal blocked). So a
+ * thread gets a whole period between samples however long one takes: with
+ * the event running on, a sample that cost more than the period (a deep
+ * stack at 10 kHz) had the next signal waiting when it ended, and the
+ * thread did nothing else. And a thread that runs with the sampling signal
+ * blocked (a handler of the program's whose mask holds it, a longjmp out
+ * of one, a raw rt_sigprocmask) holds one signal: each overflow queues a
+ * real-time signal, which the kernel never merges, against
+ * RLIMIT_SIGPENDING, which counts every process of the user; at the limit
+ * no process of the user could queue one (sigqueue fails with EAGAIN), and
+ * the kernel sends SIGIO, which kills, in place of each overflow's. Both
+ * were seen: a python3 under pcprof compare (10 kHz) spent 40 s of CPU in
+ * samples of its imports, then died of SIGIO. A signal of the event that
+ * the program takes itself (a raw rt_sigtimedwait) leaves the thread
+ * unsampled. 0 or -errno.
  */
 static int
 arm_perf(pid_t tid)
@@ -199,52 +212,46 @@ arm_perf(pid_t tid)
 	owner.type = F_OWNER_TID;
 	owner.pid = tid;
 	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, pc_cfg->sig) ||
-	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_ID, &thread_perf_id) ||
-	    ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)) {
+	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_ID, &thread_perf_id))
+		goto fail;
+	/* known before it runs: its first signal may come at once, and the
+	 * handler must find it ours to grant the next */
+	thread_perf_seen = thread_cpu_ns();
+	thread_perf_fd = fd;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) == 0)
+		return 0;
+	thread_perf_fd = -1;
+fail:
+	{
 		int e = -errno;
 
 		close(fd);
 		return e;
 	}
-	thread_perf_fd = fd;
-	thread_perf_seen = 0;
-	thread_perf_held = 0;
-	return 0;
-}
-
-/* This thread's CPU time in ns, 0 if the clock cannot be read. AS-safe. */
-static uint64_t
-thread_cpu_ns(void)
-{
-	struct timespec t;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t))
-		return 0;
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 uint32_t
 pc_thread_perf_weight_from_handler(int fd, int *ours)
 {
-	uint64_t count, total, id;
+	uint64_t now, total, id;
 	uint32_t w;
 
 	*ours = 0;
-	thread_perf_began = thread_cpu_ns();
 	if (fd != thread_perf_fd)
-		return 1;
+		return 0;
 	/* a shell that redirects onto our number keeps the event open in a
 	 * saved copy, and its signals still carry the number: read only
 	 * our event, never the program's file (its input would be eaten) */
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) || id != thread_perf_id)
 		return 0;	/* the report counts it as not sampled */
 	*ours = 1;
-	if (read(fd, &count, sizeof(count)) != sizeof(count))
+	if (!(now = thread_cpu_ns()) || now < thread_perf_seen)
 		return 1;
-	/* periods since the last sample, the remainder carried: exact even
-	 * when the kernel merges two signals, or samples in the kernel are
-	 * skipped */
-	total = count + thread_perf_held - thread_perf_seen;
+	/* periods of CPU time since the last sample, the remainder carried:
+	 * exact whatever the event skipped (overflows in the kernel, the
+	 * time it stood still for a sample or a blocked signal) */
+	total = now - thread_perf_seen;
 	if (total / (uint64_t)pc_cfg->interval_ns > UINT32_MAX)
 		total = (uint64_t)UINT32_MAX * (uint64_t)pc_cfg->interval_ns;
 	w = (uint32_t)(total / (uint64_t)pc_cfg->interval_ns);
@@ -255,23 +262,25 @@ pc_thread_perf_weight_from_handler(int fd, int *ours)
 void
 pc_thread_perf_resume_from_handler(int fd, int ours)
 {
+	/* held (an exec under way): pc_thread_hold(0) arms it again */
+	if (thread_perf_holding)
+		return;
 	if (ours) {
-		uint64_t now = thread_cpu_ns();
-
-		/* the sample's time counts as the program's, as a POSIX CPU
-		 * clock's would (the kernel's signal delivery before it does
-		 * not: a few microseconds) */
-		if (now > thread_perf_began && thread_perf_began)
-			thread_perf_held += now - thread_perf_began;
 		ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
 		return;
 	}
+	/* being disarmed (or not armed yet: the number was ours then) */
+	if (thread_armed != ARMED_PERF)
+		return;
 	/* the number is the program's now (a shell's redirection onto it
 	 * while it keeps our event in a saved copy): that event has stopped
 	 * for good, and this thread gets another, at another number */
 	thread_perf_fd = -1;
-	if (arm_perf((pid_t)syscall(SYS_gettid)))
+	if (arm_perf((pid_t)syscall(SYS_gettid))) {
 		__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
+		give_back(&perf_held);
+		thread_armed = ARMED_NONE;
+	}
 }
 
 /*
@@ -379,6 +388,9 @@ pc_thread_disarm(void)
 		give_back(&posix_held);
 	}
 	if (thread_armed == ARMED_PERF) {
+		/* first: a signal from here on arms nothing (above) */
+		thread_armed = ARMED_NONE;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		give_back(&perf_held);
 		int fd = thread_perf_fd, ours = perf_fd_ours();
 
@@ -401,10 +413,34 @@ pc_thread_hold(int hold)
 {
 	int saved = errno;
 
-	/* enabling keeps the grant: one the event used up (its signal not yet
-	 * taken) counts on until the handler takes that signal and grants one */
-	if (thread_armed == ARMED_PERF && perf_fd_ours())
-		ioctl(thread_perf_fd, hold ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
+	if (thread_armed != ARMED_PERF)
+		goto out;
+	if (hold) {
+		thread_perf_holding = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (perf_fd_ours())
+			ioctl(thread_perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+		goto out;
+	}
+	/* a new event, at another number: the old one's grant may be spent
+	 * with its signal lost (an exec made an ignored signal real, which
+	 * drops what is pending) or still to come (then known as retired) */
+	{
+		int old = thread_perf_fd, ours = perf_fd_ours();
+
+		if (arm_perf((pid_t)syscall(SYS_gettid))) {
+			__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
+			thread_perf_fd = -1;
+			give_back(&perf_held);
+			thread_armed = ARMED_NONE;
+		}
+		thread_perf_retired = old;
+		if (ours)
+			close(old);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		thread_perf_holding = 0;
+	}
+out:
 	errno = saved;
 }
 
