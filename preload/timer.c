@@ -191,6 +191,7 @@ static int
 arm_perf(pid_t tid)
 {
 	struct f_owner_ex owner;
+	uint64_t id;
 	int fd;
 
 	/* above 10 kHz the signals would crowd out the program: sample at
@@ -212,11 +213,12 @@ arm_perf(pid_t tid)
 	owner.type = F_OWNER_TID;
 	owner.pid = tid;
 	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, pc_cfg->sig) ||
-	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_ID, &thread_perf_id))
+	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_ID, &id))
 		goto fail;
 	/* known before it runs: its first signal may come at once, and the
 	 * handler must find it ours to grant the next */
 	thread_perf_seen = thread_cpu_ns();
+	thread_perf_id = id;
 	thread_perf_fd = fd;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) == 0)
@@ -266,7 +268,8 @@ pc_thread_perf_resume_from_handler(int fd, int ours)
 	if (thread_perf_holding)
 		return;
 	if (ours) {
-		ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+		if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1))
+			__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	/* being disarmed (or not armed yet: the number was ours then) */
@@ -348,6 +351,7 @@ pc_thread_arm(void)
 	if (thread_armed != ARMED_NONE || !pc_on())
 		return 0;
 	pc_unwind_thread_init();
+	thread_perf_holding = 0;	/* a disarm's */
 	if (pc_timer_kind() == PC_TIMER_TASKCLOCK &&
 	    !take(&perf_held, share_of(RLIMIT_NOFILE, FD_SHARE))) {
 		say_once(&said_fds, "the descriptor limit (ulimit -n) leaves libpc no more "
@@ -388,8 +392,9 @@ pc_thread_disarm(void)
 		give_back(&posix_held);
 	}
 	if (thread_armed == ARMED_PERF) {
-		/* first: a signal from here on arms nothing (above) */
+		/* first: a signal from here on grants and arms nothing */
 		thread_armed = ARMED_NONE;
+		thread_perf_holding = 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		give_back(&perf_held);
 		int fd = thread_perf_fd, ours = perf_fd_ours();
@@ -424,21 +429,24 @@ pc_thread_hold(int hold)
 	}
 	/* a new event, at another number: the old one's grant may be spent
 	 * with its signal lost (an exec made an ignored signal real, which
-	 * drops what is pending) or still to come (then known as retired) */
+	 * drops what is pending) or still to come (then known as retired).
+	 * The hold ends before the new one runs: its first signal may come
+	 * at once, and must be granted the next. */
 	{
 		int old = thread_perf_fd, ours = perf_fd_ours();
 
+		thread_perf_retired = old;
+		thread_perf_fd = -1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		thread_perf_holding = 0;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (arm_perf((pid_t)syscall(SYS_gettid))) {
 			__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
-			thread_perf_fd = -1;
 			give_back(&perf_held);
 			thread_armed = ARMED_NONE;
 		}
-		thread_perf_retired = old;
 		if (ours)
 			close(old);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		thread_perf_holding = 0;
 	}
 out:
 	errno = saved;
@@ -454,6 +462,8 @@ pc_thread_forget(void)
 	if (thread_armed == ARMED_PERF && perf_fd_ours())
 		close(thread_perf_fd);
 	thread_perf_fd = -1;
+	thread_perf_retired = -1;
+	thread_perf_holding = 0;	/* forked where an exec had held it */
 	thread_armed = ARMED_NONE;
 	/* the child's one thread is all it holds */
 	perf_held = posix_held = 0;
