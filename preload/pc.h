@@ -316,6 +316,17 @@ pc_phase_move(int from, int to)
 
 /* ---------------------------------------------- 1. the handler's path */
 
+/* Clock c in ns; 0 if it cannot be read. AS-safe. */
+static inline uint64_t
+pc_clock_ns(clockid_t c)
+{
+	struct timespec t;
+
+	if (clock_gettime(c, &t))
+		return 0;
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 /* A 64-bit mix for the handler's hash tables. AS-safe. */
 static inline uint64_t
 pc_mix(uint64_t x)

@@ -143,17 +143,6 @@ perf_fd_ours(void)
 	       id == thread_perf_id;
 }
 
-/* This thread's CPU time in ns, 0 if the clock cannot be read. AS-safe. */
-static uint64_t
-thread_cpu_ns(void)
-{
-	struct timespec t;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t))
-		return 0;
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /*
  * The calling thread's task-clock event, overflowing every interval_ns of
  * its CPU time; an overflow is sent as our signal to this thread (no ring
@@ -217,7 +206,7 @@ arm_perf(pid_t tid)
 		goto fail;
 	/* known before it runs: its first signal may come at once, and the
 	 * handler must find it ours to grant the next */
-	thread_perf_seen = thread_cpu_ns();
+	thread_perf_seen = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	thread_perf_id = id;
 	thread_perf_fd = fd;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -248,7 +237,7 @@ pc_thread_perf_weight_from_handler(int fd, int *ours)
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) || id != thread_perf_id)
 		return 0;	/* the report counts it as not sampled */
 	*ours = 1;
-	if (!(now = thread_cpu_ns()) || now < thread_perf_seen)
+	if (!(now = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID)) || now < thread_perf_seen)
 		return 1;
 	/* periods of CPU time since the last sample, the remainder carried:
 	 * exact whatever the event skipped (overflows in the kernel, the
@@ -259,6 +248,19 @@ pc_thread_perf_weight_from_handler(int fd, int *ours)
 	w = (uint32_t)(total / (uint64_t)pc_cfg->interval_ns);
 	thread_perf_seen += (uint64_t)w * (uint64_t)pc_cfg->interval_ns;
 	return w;
+}
+
+/* This thread's event replaced by a new one (its number is no longer
+ * ours, or an exec held it); where none can be had, the thread is left
+ * without a timer, counted as a failure. */
+static void
+replace_perf(void)
+{
+	if (arm_perf((pid_t)syscall(SYS_gettid)) == 0)
+		return;
+	__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
+	give_back(&perf_held);
+	thread_armed = ARMED_NONE;
 }
 
 void
@@ -279,11 +281,7 @@ pc_thread_perf_resume_from_handler(int fd, int ours)
 	 * while it keeps our event in a saved copy): that event has stopped
 	 * for good, and this thread gets another, at another number */
 	thread_perf_fd = -1;
-	if (arm_perf((pid_t)syscall(SYS_gettid))) {
-		__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
-		give_back(&perf_held);
-		thread_armed = ARMED_NONE;
-	}
+	replace_perf();
 }
 
 /*
@@ -440,11 +438,7 @@ pc_thread_hold(int hold)
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		thread_perf_holding = 0;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (arm_perf((pid_t)syscall(SYS_gettid))) {
-			__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
-			give_back(&perf_held);
-			thread_armed = ARMED_NONE;
-		}
+		replace_perf();
 		if (ours)
 			close(old);
 	}

@@ -43,15 +43,6 @@
 /* where the work's result goes, so that it is done */
 static volatile uint64_t probe_sink;
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A fixed amount of work the compiler cannot drop. */
 static uint64_t
 work(long n, uint64_t x)
@@ -149,9 +140,9 @@ timed(int fd, long n, uint64_t *x, uint64_t *count)
 
 	if (fd >= 0 && (ioctl(fd, PERF_EVENT_IOC_RESET, 0) || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)))
 		return 0;
-	t = now_ns();
+	t = pc_clock_ns(CLOCK_MONOTONIC);
 	*x = work(n, *x);
-	t = now_ns() - t;
+	t = pc_clock_ns(CLOCK_MONOTONIC) - t;
 	if (fd >= 0 && (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) ||
 			read(fd, count, sizeof(*count)) != sizeof(*count)))
 		return 0;

@@ -86,15 +86,6 @@ static int started;
 static pthread_t thread;
 static uint32_t my_tid;
 
-static uint64_t
-now_ns(clockid_t c)
-{
-	struct timespec t;
-
-	clock_gettime(c, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* /proc/self/task/TID/FILE into buf (NUL-terminated); its length, or -1. */
 static ssize_t
 read_task(uint32_t tid, const char *file, char *buf, size_t size)
@@ -385,7 +376,7 @@ cmp_tid(const void *key, const void *e)
 static size_t
 round_all(uint64_t slice_ns, size_t *listed)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC), age, c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t now = pc_clock_ns(CLOCK_MONOTONIC), age, c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	size_t n, looked = 0, start;
 	int over = 0;
 	struct wthread *t;
@@ -426,7 +417,7 @@ round_all(uint64_t slice_ns, size_t *listed)
 			continue;
 		}
 		look(&nxt[i], old, now, age);
-		if (++looked % 4 == 0 && now_ns(CLOCK_THREAD_CPUTIME_ID) - c0 > slice_ns)
+		if (++looked % 4 == 0 && pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 > slice_ns)
 			over = 1;
 	}
 	cursor = start + looked;
@@ -481,7 +472,7 @@ wall_thread(void *arg)
 {
 	const uint64_t base = 1000000000u / (uint64_t)pc_cfg->wall_hz;
 	const double budget = pc_cfg->wall_budget / 100.0;	/* of one CPU */
-	uint64_t interval = base, next = now_ns(CLOCK_MONOTONIC), seed, prev = next;
+	uint64_t interval = base, next = pc_clock_ns(CLOCK_MONOTONIC), seed, prev = next;
 	double listing = 0, looks = 0, thread_ns = 0;
 
 	(void)arg;
@@ -506,11 +497,11 @@ wall_thread(void *arg)
 		 * threads costs, for the looks (at least a few) */
 		slice = (uint64_t)(budget * (double)interval);
 		slice = slice > (uint64_t)listing * 2 ? slice - (uint64_t)listing : slice / 2;
-		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		pthread_mutex_lock(&round_lock);
 		looked = round_all(slice, &listed);
 		pthread_mutex_unlock(&round_lock);
-		c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		c1 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		__atomic_store_n(&pc_stats->wall_cpu_ns, cpu_before + c1, __ATOMIC_RELAXED);
 		/* listing every thread is the part a round cannot cut short:
 		 * with very many threads, rounds are spaced so that it takes
@@ -520,15 +511,15 @@ wall_thread(void *arg)
 			(uint64_t)(listing / (budget / 2)) : base;
 		/* the rate at which a thread is looked at, on average over
 		 * the run: looks over threads' seconds */
-		t = now_ns(CLOCK_MONOTONIC);
+		t = pc_clock_ns(CLOCK_MONOTONIC);
 		looks += (double)looked;
 		thread_ns += (double)listed * (double)(t - prev);
 		prev = t;
 		if (thread_ns > 0)
 			pc_wall_set(GMON_WALL_HZ_LOW, (uint64_t)(looks / thread_ns * 1e9 + 0.5));
 		/* behind (a busy machine): start again from now */
-		if (now_ns(CLOCK_MONOTONIC) > next + interval)
-			next = now_ns(CLOCK_MONOTONIC);
+		if (pc_clock_ns(CLOCK_MONOTONIC) > next + interval)
+			next = pc_clock_ns(CLOCK_MONOTONIC);
 	}
 	return NULL;
 }
@@ -571,7 +562,7 @@ forked(void)
 	ncur = 0;
 	my_tid = 0;
 	first_round = 1;
-	last_round = now_ns(CLOCK_MONOTONIC);
+	last_round = pc_clock_ns(CLOCK_MONOTONIC);
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
 	pc_wall_unwind_init();
 	start_thread();
@@ -586,7 +577,7 @@ pc_wall_start(void)
 	if (!pc_cfg->clock_wall || !pc_cfg->stacks)
 		return;
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
-	last_round = now_ns(CLOCK_MONOTONIC);
+	last_round = pc_clock_ns(CLOCK_MONOTONIC);
 	if (access("/proc/self/task", R_OK)) {
 		pc_say("cannot read /proc/self/task; CPU time only", "", "");
 		return;

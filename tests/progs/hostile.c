@@ -1252,6 +1252,16 @@ case_exits(int argc, char **argv)
 	return 1;	/* not reached: a thread ends the process */
 }
 
+/* ------------------------------------------------------------ case 10 */
+
+static int
+case_burn(int argc, char **argv)
+{
+	hostile_burn(argc > 2 ? atof(argv[2]) : 1.0);
+	say("done");
+	return 0;
+}
+
 /* ------------------------------------------------------------ case 11 */
 
 static jmp_buf blocked_jump;
@@ -1304,16 +1314,6 @@ case_blocked_burn(int argc, char **argv)
 	hostile_burn(argc > 2 ? atof(argv[2]) : 1.0);
 	queued = drain_realtime();
 	say("real-time signals queued: %ld", queued);
-	return 0;
-}
-
-/* ------------------------------------------------------------ case 10 */
-
-static int
-case_burn(int argc, char **argv)
-{
-	hostile_burn(argc > 2 ? atof(argv[2]) : 1.0);
-	say("done");
 	return 0;
 }
 
