@@ -885,16 +885,23 @@ def test_go_program_with_cgo_runs_five_times_under_pcprof_run():
 # ------------------------------------------------------------- ITIMER_PROF
 
 def own_ticks(r):
-    m = re.search(r"^own ticks: (\d+)", r.stdout, re.M)
+    """The program's own tick count and what its CPU clock says it should
+    have been."""
+    m = re.search(r"^own ticks: (\d+) expected about (\d+)", r.stdout, re.M)
     assert m, "no 'own ticks' line in %r; stderr %s" % (r.stdout, tail(r.stderr))
-    return int(m.group(1))
+    return int(m.group(1)), int(m.group(2))
 
 
 def test_programs_own_itimer_prof_ticks_are_all_delivered():
     """coexist counts its own 100 Hz ITIMER_PROF ticks for 2.5 s of its CPU
     time (one quarter of it with SIGPROF blocked, where ticks merge into
-    one). The count is set by the program's CPU time, which it measures
-    itself, to within a tick a phase: 2 % and 3 ticks is the allowance."""
+    one), and says how many its CPU clock calls for. The kernel charges
+    ITIMER_PROF by the tick: on a shared CPU the count drifts from the
+    clock's by some ticks either way, plain or not (266 for 251 in a CI run
+    beside the suite; 306 at a load of 7). So a run under libpc may drift
+    from its own truth by 2 % and 3 ticks, plus the most that the plain runs
+    beside it drifted: a lost or doubled tick in every few stays outside
+    that. Up to three pairs of runs, their medians compared."""
     exe = prog("coexist")
     timers = [{}]
     if host([hostile(), "perf-ok"], profiled=False).status == 0:
@@ -902,27 +909,25 @@ def test_programs_own_itimer_prof_ticks_are_all_delivered():
     notes = []
     for env in timers:
         what = "coexist%s" % (" with PC_TIMER=taskclock" if env else "")
-        # on a loaded machine the count moves by some tens of ticks from
-        # run to run, plain or not (263 and 306 at a load of 7): up to
-        # three pairs of runs, and their medians compared, so that only a
-        # difference that stays is one libpc makes
-        wants, gots = [], []
+        drift_plain, drift_prof, seen = [], [], []
         for attempt in range(3):
             prof, plain = both([exe, "2"], env=env)
             plain_ok(plain, 0, what)
             same(prof, plain, what, ignore=("own ticks:",))
             holds_samples(prof, what=what + ": ")
-            wants.append(own_ticks(plain))
-            gots.append(own_ticks(prof))
-            want, got = sorted(wants)[len(wants) // 2], sorted(gots)[len(gots) // 2]
-            tol = 3 + 0.02 * want
-            if abs(got - want) <= tol:
+            (got, due), (pgot, pdue) = own_ticks(prof), own_ticks(plain)
+            drift_prof.append(got - due)
+            drift_plain.append(pgot - pdue)
+            seen.append("%d/%d vs %d/%d plain" % (got, due, pgot, pdue))
+            drift = sorted(drift_prof)[len(drift_prof) // 2]
+            tol = 3 + 0.02 * due + max(abs(d) for d in drift_plain)
+            if abs(drift) <= tol:
                 break
-        assert abs(got - want) <= tol, \
-            "%s: %s of the program's own ticks under libpc, %s plain (medians %d and %d, " \
-            "+- %.0f)" % (what, gots, wants, got, want, tol)
-        notes.append("%s %d/%d" % (env.get("PC_TIMER", "default"), got, want))
-    return "own ticks under libpc/plain: " + ", ".join(notes)
+        assert abs(drift) <= tol, \
+            "%s: own ticks/due by the CPU clock %s; median drift %+d under libpc, " \
+            "+- %.0f allowed" % (what, seen, drift, tol)
+        notes.append("%s %s" % (env.get("PC_TIMER", "default"), seen[-1]))
+    return "own ticks/due under libpc and plain: " + ", ".join(notes)
 
 
 def test_mapping_and_unmapping_code_from_files_behaves_as_plain():
