@@ -294,11 +294,11 @@ def test_run_clock_wall_reports_a_real_programs_waits():
     assert g.returncode == 0 and "wait_sleep" in g.stdout and "idle" in g.stdout, g.stdout
 
 
-def gate(new, runs=8, alpha="0.01"):
+def gate(new, runs=8, alpha="0.01", threshold="2"):
     base = prog("wallgate")
     return pcprof("compare", "--metric", "wall", "--runs", str(runs), "--alpha", alpha, "-q",
-                  "--format", "json", "--base", base, "150", "--new", prog(new), "150",
-                  timeout=300)
+                  "--threshold", threshold, "--format", "json", "--base", base, "150",
+                  "--new", prog(new), "150", timeout=300)
 
 
 def test_wall_gate_names_the_added_sleep_and_passes_the_same_build():
@@ -308,16 +308,27 @@ def test_wall_gate_names_the_added_sleep_and_passes_the_same_build():
     round, waits longer too: its wait may be named as well); no function's
     CPU time is; two builds of one source exit 0 (at --alpha 0.001)."""
     # 10 runs a side: at 8 the sleep's p came out from 3e-6 to 4e-4 on a
-    # busy machine, too near Holm's bound, and one loop run missed it
-    p = gate("wallgate-slow", runs=10)
+    # busy machine, too near Holm's bound, and one loop run missed it.
+    # --threshold 10: the sleep's wait grows by 60 to 100 %. worker's CPU
+    # seconds, which are the same plain (0.124 s in both builds), are not
+    # under the gate's 10 kHz: some 40 % of them is libpc's own cost a
+    # sample, billed to the function it lands in (as a profiler's own CPU
+    # time always is), and that cost moves with the machine's load: beside
+    # a CPU hog and a second gate, worker came out from -1.0 % to +4.3 %
+    # in the slow build (10 gates, 1.7 % on average), and at the default
+    # 2 % one loop run of make check in ten named it (docs/benchmarks.md).
+    p = gate("wallgate-slow", runs=10, threshold="10")
     assert p.returncode == 1, (p.returncode, p.stdout[-2000:], p.stderr)
     j = json.loads(p.stdout)
-    slow = [f["name"] for f in j["functions"] if f["status"] == "slower"]
-    assert "[off-cpu: clock_nanosleep] from sleeper" in slow, slow
-    assert all(n.startswith("[off-cpu: ") for n in slow), slow
+    slow = [f for f in j["functions"] if f["status"] == "slower"]
+    names = [f["name"] for f in slow]
+    assert "[off-cpu: clock_nanosleep] from sleeper" in names, names
+    assert all(n.startswith("[off-cpu: ") for n in names), \
+        (slow, j["model"], j["experiment"]["cpu_seconds"])
     # at --alpha 0.001 a false alarm is one in a thousand or rarer (the
     # CPU gate's test does the same); at 0.01 one loop of ten make checks
     # in ten would meet one
     q = gate("wallgate-again", alpha="0.001")
     assert q.returncode == 0, (q.stdout[-3000:], q.stderr)
-    return "slower: %s" % ", ".join(slow)
+    return "slower: %s" % ", ".join(
+        "%s %+.0f %%" % (f["name"], 100 * f["change"]) for f in slow)
