@@ -370,6 +370,10 @@ int pc_unwind_from_handler(ucontext_t *uc, uintptr_t ip, struct pc_frame *f,
  * AS-safe (the first call of a thread is made outside any handler). */
 int pc_unwind_init(enum pc_unwinder *u) PC_HIDDEN;
 void pc_unwind_thread_init(void) PC_HIDDEN;
+/* unwind_setup.c: the stack of thread t (pthread_getattr_np, which
+ * allocates), 0 or an error number; this thread's bounds set. Not AS-safe. */
+int pc_unwind_stack_of(pthread_t t, uintptr_t *lo, uintptr_t *hi) PC_HIDDEN;
+void pc_unwind_thread_bounds(uintptr_t lo, uintptr_t hi) PC_HIDDEN;
 
 /* stacks.c: map the stack table; 0 or -errno. Not AS-safe. */
 int pc_stacks_init(size_t megabytes) PC_HIDDEN;

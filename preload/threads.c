@@ -12,6 +12,10 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 
 #include "pc.h"
 
@@ -29,18 +33,83 @@ thread_exit(void *unused)
 	pc_thread_disarm();
 }
 
+/*
+ * What a new thread gets from its creator. Nothing of libpc's allocates in
+ * the new thread before the program's own function runs: a thread's first
+ * malloc or free makes glibc give it an arena, and once arenas outnumber
+ * eight, glibc reads /sys/devices/system/cpu/online to learn how many it
+ * may make (in each thread that gets there before the answer is kept),
+ * taking the lowest free descriptor while another thread may have just
+ * closed 0 to open it again (seen: 7 opens of /dev/null in 700,000 got
+ * another number, beside a CPU hog). So the
+ * record comes from a fixed pool, and the creator, which has allocated
+ * already (pthread_create's own TLS), asks for the thread's stack bounds
+ * (pthread_getattr_np allocates) while the new thread waits at its start
+ * for them. A pool used up falls back to malloc, as does a creator that
+ * never says (the thread asks itself, after a second).
+ */
 struct start {
 	void *(*fn)(void *);
 	void *arg;
 	unsigned prog_blocked;	/* the creator's view of libpc's signals */
+	uintptr_t lo, hi;	/* the new thread's stack, 0 where not known */
+	uint32_t ready;		/* lo and hi are written (a futex word) */
+	uint32_t refs;		/* the creator's and the thread's */
+	int pooled;
 };
+
+#define START_SLOTS	128
+static struct start start_pool[START_SLOTS];
+static uint64_t start_busy[START_SLOTS / 64];
+
+static struct start *
+start_claim(void)
+{
+	for (unsigned i = 0; i < START_SLOTS; i++) {
+		uint64_t bit = 1ull << (i % 64), old;
+
+		old = __atomic_fetch_or(&start_busy[i / 64], bit, __ATOMIC_ACQUIRE);
+		if (!(old & bit)) {
+			start_pool[i].pooled = 1;
+			return &start_pool[i];
+		}
+	}
+	return NULL;
+}
+
+/* One of the two holders is done with st; the last gives it back. */
+static void
+start_put(struct start *st)
+{
+	size_t i;
+
+	if (__atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (!st->pooled) {
+		free(st);
+		return;
+	}
+	i = (size_t)(st - start_pool);
+	__atomic_fetch_and(&start_busy[i / 64], ~(1ull << (i % 64)), __ATOMIC_RELEASE);
+}
 
 static void *
 thread_start(void *p)
 {
-	struct start st = *(struct start *)p;
+	struct start *sp = p, st;
+	struct timespec ms = { 0, 1000000 };
+	uint32_t ready = 0;
 
-	free(p);
+	/* the creator's bounds: it is running, so they come at once, but a
+	 * creator cancelled or stopped in between must not hold us for
+	 * more than a second (a signal cuts a wait short: 1 ms at a time) */
+	for (int i = 0; i < 1000 && !(ready = __atomic_load_n(&sp->ready, __ATOMIC_ACQUIRE));
+	     i++)
+		syscall(SYS_futex, &sp->ready, FUTEX_WAIT_PRIVATE, 0, &ms, NULL, 0);
+	st = *sp;
+	if (ready && st.hi)
+		pc_unwind_thread_bounds(st.lo, st.hi);
+	start_put(sp);
 	pc_signals_inherit_block(st.prog_blocked);
 	if (have_exit_key)
 		pthread_setspecific(exit_key, &exit_key);	/* any non-NULL */
@@ -78,15 +147,32 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 
 	if (!create)
 		return EAGAIN;
-	if (!pc_on() || !(st = malloc(sizeof(*st))))
+	if (!pc_on())
+		return create(thread, attr, fn, arg);
+	st = start_claim();
+	if (!st)
+		st = calloc(1, sizeof(*st));
+	if (!st)
 		return create(thread, attr, fn, arg);
 	st->fn = fn;
 	st->arg = arg;
 	st->prog_blocked = pc_signals_prog_blocked();
+	st->lo = st->hi = 0;
+	st->ready = 0;
+	st->refs = 2;
 	pc_objects_scan();	/* PC_SCOPE=all: a cheap moment for an inventory */
 	r = create(thread, attr, thread_start, st);
-	if (r)
-		free(st);
+	if (r) {
+		st->refs = 1;
+		start_put(st);
+		return r;
+	}
+	/* the thread waits for this; it cannot have ended */
+	if (pc_unwind_stack_of(*thread, &st->lo, &st->hi))
+		st->lo = st->hi = 0;
+	__atomic_store_n(&st->ready, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &st->ready, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	start_put(st);
 	return r;
 }
 

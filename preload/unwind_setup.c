@@ -16,24 +16,43 @@
 
 #include "unwind.h"
 
-void
-pc_unwind_thread_init(void)
+int
+pc_unwind_stack_of(pthread_t t, uintptr_t *lo, uintptr_t *hi)
 {
 	pthread_attr_t attr;
 	void *base;
 	size_t size;
+	int r;
 
-	/* every unwinder's: the handler measures the room it has left on the
-	 * thread's stack before it walks (sample.c) */
-	if (pc_stack_hi)
-		return;
-	if (pthread_getattr_np(pthread_self(), &attr))
-		return;
-	if (pthread_attr_getstack(&attr, &base, &size) == 0) {
-		pc_stack_lo = (uintptr_t)base;
-		pc_stack_hi = (uintptr_t)base + size;
+	if ((r = pthread_getattr_np(t, &attr)))
+		return r;
+	if ((r = pthread_attr_getstack(&attr, &base, &size)) == 0) {
+		*lo = (uintptr_t)base;
+		*hi = (uintptr_t)base + size;
 	}
 	pthread_attr_destroy(&attr);
+	return r;
+}
+
+void
+pc_unwind_thread_bounds(uintptr_t lo, uintptr_t hi)
+{
+	pc_stack_lo = lo;
+	pc_stack_hi = hi;
+}
+
+void
+pc_unwind_thread_init(void)
+{
+	uintptr_t lo, hi;
+
+	/* every unwinder's: the handler measures the room it has left on the
+	 * thread's stack before it walks (sample.c). A thread the program
+	 * starts has them from its creator (threads.c says why). */
+	if (pc_stack_hi)
+		return;
+	if (pc_unwind_stack_of(pthread_self(), &lo, &hi) == 0)
+		pc_unwind_thread_bounds(lo, hi);
 }
 
 static int

@@ -394,6 +394,29 @@ def test_a_thread_that_keeps_the_signal_blocked_holds_one_sample_signal():
     return "queued under libpc: " + ", ".join(notes) + " (plain 0)"
 
 
+def test_threads_that_never_allocate_get_no_malloc_arena_from_libpc():
+    """12 threads burn CPU and never call malloc or free. Under libpc each
+    had one call made for it at its start (its start record freed, its
+    stack bounds asked for), so glibc gave each an arena of its own: 13
+    arenas where the program has 1, and past eight glibc opens
+    /sys/devices/system/cpu/online to size them, which took descriptor 0
+    from a thread that had just closed it to open /dev/null (7 times in
+    700,000 in test_wall_clock_never_interrupts_a_blocking_call, beside a
+    CPU hog). Now the same arenas as plain, with both timers, and each
+    thread sampled with its stack."""
+    notes = []
+    for env in ({}, {"PC_TIMER": "posix", "PC_STACKS": "1"}):
+        prof, plain = both([hostile(), "arenas", "12"], env=env)
+        what = "arenas %s" % (env or "default")
+        plain_ok(plain, 0, what)
+        same(prof, plain, what)
+        assert "malloc arenas: 1" in plain.stdout, plain.stdout
+        holds_samples(prof, what=what + ": ")
+        notes.append("%s %s" % (env.get("PC_TIMER", "default"),
+                                re.search(r"malloc arenas: (\d+)", prof.stdout).group(1)))
+    return "malloc arenas under libpc: " + ", ".join(notes) + " (plain 1)"
+
+
 def test_sa_resethand_lets_the_second_sigprof_kill():
     """The program's own handler, SA_RESETHAND, then the default kills:
     no code of libpc's runs at that death, and its live file keeps the

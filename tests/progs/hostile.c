@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <malloc.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <pthread.h>
@@ -1317,6 +1318,44 @@ case_blocked_burn(int argc, char **argv)
 	return 0;
 }
 
+/* arenas [N]: N threads burn 0.05 s of CPU each and never allocate; then
+ * the number of malloc arenas (malloc_info's heaps). Unprofiled: 1, the
+ * main thread's. A thread's first malloc or free gives it an arena of its
+ * own, and past eight glibc opens a file to size them, which takes the
+ * lowest free descriptor under a program that expects it. */
+static void *
+arena_burner(void *arg)
+{
+	(void)arg;
+	hostile_burn(0.05);
+	return NULL;
+}
+
+static int
+case_arenas(int argc, char **argv)
+{
+	int n = argc > 2 ? atoi(argv[2]) : 12, heaps = 0;
+	pthread_t t[64];
+	char *xml = NULL, *p;
+	size_t len = 0;
+	FILE *f;
+
+	if (n < 1 || n > 64)
+		return 2;
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, arena_burner, NULL))
+			return 2;
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	if (!(f = open_memstream(&xml, &len)) || malloc_info(0, f) || fclose(f))
+		return 2;
+	for (p = xml; (p = strstr(p, "<heap nr=")); p++)
+		heaps++;
+	free(xml);
+	say("malloc arenas: %d", heaps);
+	return 0;
+}
+
 /* ------------------------------------------------------------ main */
 
 static const struct {
@@ -1352,6 +1391,7 @@ static const struct {
 	{ "exit-vs-_exit", case_exits, "exit(5) and _exit(6) at once" },
 	{ "exit-snapshot", case_exits, "[SECONDS] exit(4) among busy threads" },
 	{ "burn", case_burn, "[SECONDS] burn CPU, say done" },
+	{ "arenas", case_arenas, "[N] N threads that never allocate, then count malloc arenas" },
 	{ "blocked-burn", case_blocked_burn, "[SECONDS] every signal left blocked by a longjmp "
 	  "out of a handler, burn, count queued real-time signals" },
 };
