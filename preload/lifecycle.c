@@ -66,6 +66,7 @@ static void
 after_fork_child(void)
 {
 	exit_caller = 0;
+	pc_threads_forked();
 	if (!pc_on())
 		return;
 	/* a file of its own before anything is written: until then pc is

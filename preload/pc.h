@@ -711,6 +711,8 @@ uint32_t pc_snapshot_tid(void) PC_HIDDEN;
 
 /* threads.c: set up pthread_create interposition. Not AS-safe. */
 int pc_threads_init(void) PC_HIDDEN;
+/* threads.c: in a fork child, before any thread is started. */
+void pc_threads_forked(void) PC_HIDDEN;
 /* threads.c: start one of libpc's own threads (fn, with no argument) by
  * the real pthread_create: every signal blocked, no timer, a 256 KiB
  * stack, detached unless joinable; 0 or an errno. Not AS-safe. */

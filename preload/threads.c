@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/futex.h>
@@ -41,30 +42,50 @@ thread_exit(void *unused)
  * may make (in each thread that gets there before the answer is kept),
  * taking the lowest free descriptor while another thread may have just
  * closed 0 to open it again (seen: 7 opens of /dev/null in 700,000 got
- * another number, beside a CPU hog). So the
- * record comes from a fixed pool, and the creator, which has allocated
- * already (pthread_create's own TLS), asks for the thread's stack bounds
- * (pthread_getattr_np allocates) while the new thread waits at its start
- * for them. A pool used up falls back to malloc, as does a creator that
- * never says (the thread asks itself, after a second).
+ * another number, beside a CPU hog). So the record comes from a fixed
+ * pool (calloc'd when 128 are in flight at once, and then freed by a
+ * creator, never by the thread), and the creator asks for the thread's
+ * stack bounds (pthread_getattr_np allocates) while the new thread waits
+ * at its start. A creator held up for a second (stopped, or in a long
+ * handler) is not waited for: the thread goes on without the bounds
+ * (its samples then keep their PC only), and the creator, seeing that,
+ * no longer touches it.
  */
+enum {
+	START_WAITING,		/* the thread waits for its creator */
+	START_ASKING,		/* the creator asks for the bounds: wait */
+	START_GAVE_UP,		/* the thread went on without them */
+	START_READY,		/* lo and hi are written */
+};
+
 struct start {
 	void *(*fn)(void *);
 	void *arg;
 	unsigned prog_blocked;	/* the creator's view of libpc's signals */
 	uintptr_t lo, hi;	/* the new thread's stack, 0 where not known */
-	uint32_t ready;		/* lo and hi are written (a futex word) */
+	uint32_t state;		/* START_*, a futex word */
 	uint32_t refs;		/* the creator's and the thread's */
 	int pooled;
+	struct start *next;	/* on to_free */
 };
 
 #define START_SLOTS	128
 static struct start start_pool[START_SLOTS];
 static uint64_t start_busy[START_SLOTS / 64];
+static struct start *to_free;	/* calloc'd records their threads let go last */
 
 static struct start *
 start_claim(void)
 {
+	struct start *st = __atomic_exchange_n(&to_free, NULL, __ATOMIC_ACQUIRE);
+
+	/* a creator allocates anyway: the threads' leftovers are freed here */
+	while (st) {
+		struct start *next = st->next;
+
+		free(st);
+		st = next;
+	}
 	for (unsigned i = 0; i < START_SLOTS; i++) {
 		uint64_t bit = 1ull << (i % 64), old;
 
@@ -74,47 +95,92 @@ start_claim(void)
 			return &start_pool[i];
 		}
 	}
-	return NULL;
+	st = calloc(1, sizeof(*st));
+	return st;
 }
 
-/* One of the two holders is done with st; the last gives it back. */
+/* One of the two holders is done with st; the last gives it back (the
+ * new thread never frees: it hands a calloc'd one to the next creator). */
 static void
-start_put(struct start *st)
+start_put(struct start *st, int creator)
 {
 	size_t i;
 
 	if (__atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL))
 		return;
-	if (!st->pooled) {
+	if (!st->pooled && creator) {
 		free(st);
-		return;
+	} else if (!st->pooled) {
+		st->next = __atomic_load_n(&to_free, __ATOMIC_RELAXED);
+		while (!__atomic_compare_exchange_n(&to_free, &st->next, st, 1, __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED))
+			;
+	} else {
+		i = (size_t)(st - start_pool);
+		__atomic_fetch_and(&start_busy[i / 64], ~(1ull << (i % 64)), __ATOMIC_RELEASE);
 	}
-	i = (size_t)(st - start_pool);
-	__atomic_fetch_and(&start_busy[i / 64], ~(1ull << (i % 64)), __ATOMIC_RELEASE);
+}
+
+/* The new thread's wait for its creator; START_READY or START_GAVE_UP. */
+static uint32_t
+await_creator(struct start *sp)
+{
+	struct timespec end, now, left;
+	uint32_t s;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += 1;
+	for (;;) {
+		s = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
+		if (s == START_READY)
+			return s;
+		if (s == START_ASKING) {
+			/* it is at it: as long as it takes */
+			syscall(SYS_futex, &sp->state, FUTEX_WAIT_PRIVATE, s, NULL, NULL, 0);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left.tv_sec = end.tv_sec - now.tv_sec;
+		left.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_nsec += 1000000000L;
+			left.tv_sec--;
+		}
+		if (left.tv_sec < 0) {
+			s = START_WAITING;
+			if (__atomic_compare_exchange_n(&sp->state, &s, START_GAVE_UP, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				return START_GAVE_UP;
+			continue;	/* the creator came meanwhile */
+		}
+		/* a signal cuts a wait short: the loop goes on to the end */
+		syscall(SYS_futex, &sp->state, FUTEX_WAIT_PRIVATE, s, &left, NULL, 0);
+	}
 }
 
 static void *
 thread_start(void *p)
 {
 	struct start *sp = p, st;
-	struct timespec ms = { 0, 1000000 };
-	uint32_t ready = 0;
+	uint32_t s = await_creator(sp);
 
-	/* the creator's bounds: it is running, so they come at once, but a
-	 * creator cancelled or stopped in between must not hold us for
-	 * more than a second (a signal cuts a wait short: 1 ms at a time) */
-	for (int i = 0; i < 1000 && !(ready = __atomic_load_n(&sp->ready, __ATOMIC_ACQUIRE));
-	     i++)
-		syscall(SYS_futex, &sp->ready, FUTEX_WAIT_PRIVATE, 0, &ms, NULL, 0);
 	st = *sp;
-	if (ready && st.hi)
-		pc_unwind_thread_bounds(st.lo, st.hi);
-	start_put(sp);
+	/* known or not, the thread never asks itself (that allocates) */
+	pc_unwind_thread_bounds(s == START_READY ? st.lo : 0, s == START_READY ? st.hi : 0);
+	start_put(sp, 0);
 	pc_signals_inherit_block(st.prog_blocked);
 	if (have_exit_key)
 		pthread_setspecific(exit_key, &exit_key);	/* any non-NULL */
 	pc_thread_arm();
 	return st.fn(st.arg);
+}
+
+/* A fork child has no thread of the parent's but the forking one, which
+ * is in fork, not starting a thread: no record is in flight. */
+void
+pc_threads_forked(void)
+{
+	memset(start_busy, 0, sizeof(start_busy));
 }
 
 static create_fn
@@ -143,36 +209,37 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 {
 	create_fn create = resolve_create();
 	struct start *st;
+	uint32_t w;
 	int r;
 
 	if (!create)
 		return EAGAIN;
-	if (!pc_on())
-		return create(thread, attr, fn, arg);
-	st = start_claim();
-	if (!st)
-		st = calloc(1, sizeof(*st));
-	if (!st)
+	if (!pc_on() || !(st = start_claim()))
 		return create(thread, attr, fn, arg);
 	st->fn = fn;
 	st->arg = arg;
 	st->prog_blocked = pc_signals_prog_blocked();
 	st->lo = st->hi = 0;
-	st->ready = 0;
+	st->state = START_WAITING;
 	st->refs = 2;
 	pc_objects_scan();	/* PC_SCOPE=all: a cheap moment for an inventory */
 	r = create(thread, attr, thread_start, st);
 	if (r) {
 		st->refs = 1;
-		start_put(st);
+		start_put(st, 1);
 		return r;
 	}
-	/* the thread waits for this; it cannot have ended */
-	if (pc_unwind_stack_of(*thread, &st->lo, &st->hi))
-		st->lo = st->hi = 0;
-	__atomic_store_n(&st->ready, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &st->ready, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	start_put(st);
+	/* while ASKING the thread waits, so it has not ended and *thread
+	 * is as create left it; one that gave up is left alone */
+	w = START_WAITING;
+	if (__atomic_compare_exchange_n(&st->state, &w, START_ASKING, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		if (pc_unwind_stack_of(*thread, &st->lo, &st->hi))
+			st->lo = st->hi = 0;
+		__atomic_store_n(&st->state, START_READY, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &st->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+	start_put(st, 1);
 	return r;
 }
 

@@ -34,11 +34,14 @@ pc_unwind_stack_of(pthread_t t, uintptr_t *lo, uintptr_t *hi)
 	return r;
 }
 
+static PC_TLS int bounds_given;	/* by the creator, known or not */
+
 void
 pc_unwind_thread_bounds(uintptr_t lo, uintptr_t hi)
 {
 	pc_stack_lo = lo;
 	pc_stack_hi = hi;
+	bounds_given = 1;
 }
 
 void
@@ -49,7 +52,7 @@ pc_unwind_thread_init(void)
 	/* every unwinder's: the handler measures the room it has left on the
 	 * thread's stack before it walks (sample.c). A thread the program
 	 * starts has them from its creator (threads.c says why). */
-	if (pc_stack_hi)
+	if (pc_stack_hi || bounds_given)
 		return;
 	if (pc_unwind_stack_of(pthread_self(), &lo, &hi) == 0)
 		pc_unwind_thread_bounds(lo, hi);
