@@ -46,7 +46,10 @@ thread_exit(void *unused)
  * pool (calloc'd when 128 are in flight at once, and then freed by a
  * creator, never by the thread), and the creator asks for the thread's
  * stack bounds (pthread_getattr_np allocates) while the new thread waits
- * at its start. A creator held up for a second (stopped, or in a long
+ * at its start. The creator is a thread that runs the program's code
+ * already, most often the main one, whose arena is there from the start;
+ * one that never allocated gets its arena from libpc here (glibc reusing
+ * a cached stack allocates nothing for pthread_create). A creator held up for a second (stopped, or in a long
  * handler) is not waited for: the thread goes on without the bounds
  * (its samples then keep their PC only), and the creator, seeing that,
  * no longer touches it.
@@ -161,18 +164,20 @@ await_creator(struct start *sp)
 static void *
 thread_start(void *p)
 {
-	struct start *sp = p, st;
+	struct start *sp = p;
 	uint32_t s = await_creator(sp);
+	void *(*fn)(void *) = sp->fn;
+	void *arg = sp->arg;
+	unsigned prog_blocked = sp->prog_blocked;
 
-	st = *sp;
 	/* known or not, the thread never asks itself (that allocates) */
-	pc_unwind_thread_bounds(s == START_READY ? st.lo : 0, s == START_READY ? st.hi : 0);
+	pc_unwind_thread_bounds(s == START_READY ? sp->lo : 0, s == START_READY ? sp->hi : 0);
 	start_put(sp, 0);
-	pc_signals_inherit_block(st.prog_blocked);
+	pc_signals_inherit_block(prog_blocked);
 	if (have_exit_key)
 		pthread_setspecific(exit_key, &exit_key);	/* any non-NULL */
 	pc_thread_arm();
-	return st.fn(st.arg);
+	return fn(arg);
 }
 
 /* A fork child has no thread of the parent's but the forking one, which
