@@ -413,12 +413,16 @@ def test_real_programs_that_wait_against_perf_sched():
             if name == "sqlite3" and os.path.exists(db):
                 os.unlink(db)
 
-        def compare(p, perf, doubt, name=name, out=out, w=w):
+        seen = {}
+
+        def compare(p, perf, doubt, name=name, out=out, w=w, seen=seen):
             if out:
                 assert out in p.stdout and out in plain.stdout, (name, p.stdout[-300:])
             threads = threads_of(os.path.join(w, "run"))
             main = [t for t in threads if t["tid"] == t["pid"]]
             first = min(main, key=lambda t: t["pid"])
+            seen["perf"] = perf.get(first["tid"], 0.0)
+            seen["round"] = slowest_round(p.stderr, first["pid"])
             if name == "sqlite3":
                 # known gap: sqlite3's off-CPU time reads 20 to 45 % under
                 # perf sched's, inside the sampler's own rounds too, where a
@@ -435,8 +439,17 @@ def test_real_programs_that_wait_against_perf_sched():
         # machine sqlite3's largest)
         own = [w["name"] for w in first["waits"] if w["name"] != "[off-cpu: runqueue]"]
         top = own[0] if own else ""
-        assert top.startswith(waits), "%s: its main thread's top wait is %r: %s" % (
-            name, top, first["waits"])
+        # the rounds that can find it: sqlite3's fsyncs came to 3 ms in all
+        # once (a loop run beside a CPU hog), which rounds 10 ms apart miss
+        # more often than not; with 10 rounds' worth, missing it all is
+        # one in 20,000
+        rounds = seen["perf"] / seen["round"] if seen.get("round") else 0
+        if top or rounds >= 10:
+            assert top.startswith(waits), "%s: its main thread's top wait is %r: %s" % (
+                name, top, first["waits"])
+        else:
+            top = "none seen (perf sched: %.3f s off the CPU, %.1f rounds' worth)" % (
+                seen["perf"], rounds)
         notes.append("%s %s, top wait %s%s" % (name, rows[0], top,
                                                "" if tries == 1 else " (try %d)" % tries))
     shutil.rmtree(d, ignore_errors=True)
