@@ -154,11 +154,11 @@ def main():
             for name, env in variants:
                 secs, err = run_one([exe, str(n), str(loops)], env, args.cpu)
                 cpu[name].append(secs)
-                m = re.search(r"wall clock: (\d+) rounds at (\d+) Hz(?: \(slowed to "
-                              r"(\d+|under 1) Hz)?.*its own CPU ([\d.]+) ms", err)
+                m = re.search(r"wall clock: (\d+) rounds at (\d+) Hz(?: \(each thread "
+                              r"looked at (\d+|under 1) Hz)?.*its own CPU ([\d.]+) ms", err)
                 if name == "wall" and m:
                     own.append(float(m.group(4)))
-                    rate = "%s rounds at %s Hz, each thread looked at %s Hz at the least" % (
+                    rate = "%s rounds at %s Hz, each thread looked at %s Hz on average" % (
                         m.group(1), m.group(2), m.group(3) or m.group(2))
             note("  %d threads, round %d of %d" % (n, r + 1, args.runs))
         med = {k: statistics.median(v) for k, v in cpu.items()}

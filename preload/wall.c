@@ -31,8 +31,8 @@
  * the budget allows, from where the last one stopped, so that with many
  * threads each is looked at less often; listing them all, which a round
  * cannot cut short, spaces the rounds out at thousands of threads. The
- * summary and the stacks file say the lowest rate at which a thread was
- * looked at. Why 100 rounds a second: at 10 ms a sleep or a lock wait of
+ * summary and the stacks file say the rate at which a thread was looked
+ * at, on average over the run. Why 100 rounds a second: at 10 ms a sleep or a lock wait of
  * a few tens of milliseconds is seen, and a look costs 2 to 6 us a thread
  * (small /proc reads), so some 20 threads are looked at every round within
  * 1 % of a CPU (docs/benchmarks.md).

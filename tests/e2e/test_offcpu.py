@@ -38,12 +38,14 @@ def wall_run(argv, d, env=None, perf_data=None, timeout=300):
 
 
 def slowest_round(stderr, pid):
-    """The longest interval between the wall sampler's rounds in process
-    pid, from its PC_VERBOSE line: 1 / the lowest rate it came to."""
+    """The interval between the wall sampler's looks at a thread in
+    process pid, from its PC_VERBOSE line: 1 / the rounds' rate, or / the
+    rate a thread was looked at on average where the sampler spread its
+    looks over several rounds to keep to its budget."""
     for line in stderr.splitlines():
         if "wall clock:" not in line:
             continue
-        m = re.search(r"rounds at (\d+) Hz(?: \(slowed to (\d+|under 1) Hz)?", line)
+        m = re.search(r"rounds at (\d+) Hz(?: \(each thread looked at (\d+|under 1) Hz)?", line)
         who = re.search(r"libpc: wrote \S*?(?:\.(\d+))?: ", line)
         if m and who and (who.group(1) is None or int(who.group(1)) == pid):
             low = m.group(2) or m.group(1)
