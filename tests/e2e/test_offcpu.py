@@ -84,8 +84,9 @@ def test_known_waits_against_their_own_clocks():
     a child, CPU work), while an idle thread waits throughout. Under
     pcprof run --clock wall each function's inclusive wall time is within
     15 % (or 3 rounds) of its truth, each blocked phase's leaf names its
-    call, the idle thread's wall time is the run's, and the program's
-    output is the plain run's but for the times."""
+    call, the idle thread's wall time is the run's, folded counts add up
+    to the wall seconds at rate_hz, the blocked threads' walks are whole,
+    and the program's output is the plain run's but for the times."""
     exe = prog("waits")
     plain = run([exe, "0.4"], profiled=False)
     assert plain.status == 0 and "truth:" in plain.stdout, plain.stderr
@@ -124,8 +125,21 @@ def test_known_waits_against_their_own_clocks():
         got, by = leaf_of(folded.stdout, fn)
         assert got.startswith(leaf), "%s: most of its time under %s, not %s: %s" % (
             fn, got, leaf, by)
-    return "; ".join(notes) + "; idle %.3f/%.3f; rounds at least every %.0f ms" % (
-        idle[0]["wall_seconds"], truth["idle"], 1000 * slow)
+    # folded counts are wall time in units of 1/rate_hz
+    count = sum(int(line.rpartition(" ")[2]) for line in folded.stdout.splitlines())
+    assert abs(count - flat["total_seconds"] * flat["rate_hz"]) <= 1 + 0.001 * count, \
+        (count, flat["total_seconds"], flat["rate_hz"])
+    # waits is built -O2 with .eh_frame, as Debian's programs are: the walks
+    # of its blocked threads go whole to the thread's start (bench/wall.py
+    # --completeness: 11 whole of 11)
+    walks = [tuple(int(x) for x in m) for m in re.findall(
+        r"off-CPU stacks: (\d+) whole, (\d+) cut short, (\d+) the wait alone", p.stderr)]
+    whole, cut, alone = (sum(w[i] for w in walks) for i in range(3))
+    assert len(walks) >= 3 and whole >= 3 and whole >= 0.8 * (whole + cut + alone), \
+        (walks, p.stderr[-1500:])
+    return "; ".join(notes) + "; idle %.3f/%.3f; rounds at least every %.0f ms; " \
+        "off-CPU walks %d whole, %d cut short, %d the wait alone" % (
+            idle[0]["wall_seconds"], truth["idle"], 1000 * slow, whole, cut, alone)
 
 
 def test_wall_clock_never_interrupts_a_blocking_call():
