@@ -152,12 +152,14 @@ sys.exit(bad)
 PY
 
 # Every source file says its license (LICENSE) in an SPDX line near its
-# top: C, headers, scripts, the Makefile, the man pages, the packaging.
-# Found with find rather than git, so that a release tarball lints too.
-for f in $(find Makefile .ci preload gmon tools tests scripts bench docs debian \
-	-type f \( -name '*.[ch]' -o -name '*.cc' -o -name '*.py' -o -name '*.sh' \
+# top: C, headers, scripts, the Makefile, the man pages, the packaging,
+# the CI files, the Markdown documents and the suppressions. Found with
+# find rather than git, so that a release tarball lints too.
+for f in $(find Makefile .gitignore *.md .ci preload gmon tools tests scripts bench docs \
+	debian -type f \( -name '*.[ch]' -o -name '*.cc' -o -name '*.py' -o -name '*.sh' \
 	-o -name '*.js' -o -name '*.go' -o -name '*.proto' -o -name '*.map' \
-	-o -name '*.[0-9]' -o -name Makefile -o -name run -o -name rules \) \
+	-o -name '*.[0-9]' -o -name Makefile -o -name run -o -name rules \
+	-o -name '*.yml' -o -name '*.md' -o -name '*.supp' -o -name .gitignore \) \
 	-not -path '*/node_modules/*' 2>/dev/null); do
 	if ! head -n 3 "$f" | grep -q 'SPDX-License-Identifier: '; then
 		echo "lint: $f has no SPDX-License-Identifier line in its first 3 lines"
