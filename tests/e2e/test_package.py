@@ -173,6 +173,21 @@ def build_package(d):
     return src, debs[0], changes[0], out
 
 
+def depends(deb):
+    """The package's Depends, which shlibs and misc make: the packages of
+    the libraries pcprof and libpc.so link (readelf -d: libdw, libelf,
+    libprotobuf-c, libz, libm and libc), and no substitution variable
+    left unmade."""
+    dep = sh(["dpkg-deb", "-f", deb, "Depends"], check=True).stdout.strip()
+    assert "${" not in dep, dep
+    names = {re.match(r"\s*([a-z0-9.+-]+)", d).group(1) for d in dep.split(",")}
+    for lib, pkg in (("libdw.so.1", "libdw1"), ("libelf.so.1", "libelf1"),
+                     ("libprotobuf-c.so.1", "libprotobuf-c1"), ("libz.so.1", "zlib1g"),
+                     ("libc.so.6", "libc6")):
+        assert pkg in names, (lib, pkg, dep)
+    return dep
+
+
 def lintian(changes):
     """lintian's tags for the build: no error and no warning (none is
     overridden: there were none to justify)."""
@@ -286,7 +301,8 @@ def purge(files):
 
 
 def test_debian_package_builds_installs_profiles_gzip_and_purges_clean():
-    """dpkg-buildpackage -b -us -uc of the tarball; lintian with no error
+    """dpkg-buildpackage -b -us -uc of the tarball; its Depends from
+    shlibs and misc name what pcprof links; lintian with no error
     or warning; apt-get install ./pcprof_*.deb; /usr/bin/pcprof run --
     gzip -9 -c FILE from a directory with no build tree names gzip's
     functions (as far as Debian's stripped gzip lets it: see profile_gzip)
@@ -304,6 +320,7 @@ def test_debian_package_builds_installs_profiles_gzip_and_purges_clean():
             skip("a pcprof is already installed here (/usr/bin/pcprof); the test "
                  "installs and purges its own, so it leaves that one alone")
         src, deb, changes, out = build_package(d)
+        depends(deb)
         tags = lintian(changes)
         files = []
         try:

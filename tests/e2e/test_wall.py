@@ -10,6 +10,7 @@ known stacks and nanoseconds added, so that every figure the report gives
 is known exactly. That also tests the reader of the format against a
 writer that is not libpc's."""
 
+import glob
 import json
 import os
 import re
@@ -306,7 +307,9 @@ def test_wall_gate_names_the_added_sleep_and_passes_the_same_build():
     longer a round exits 1, and names the sleep's wait called from sleeper
     (the helper thread, which waits on the pipe for the main thread's next
     round, waits longer too: its wait may be named as well); no function's
-    CPU time is; two builds of one source exit 0 (at --alpha 0.001)."""
+    CPU time is; pcprof diff --metric wall of the runs compare kept gives
+    the same rows and verdict; two builds of one source exit 0 (at --alpha
+    0.001)."""
     # 10 runs a side: at 8 the sleep's p came out from 3e-6 to 4e-4 on a
     # busy machine, too near Holm's bound, and one loop run missed it.
     # --threshold 10: the sleep's wait grows by 60 to 100 %. worker's CPU
@@ -320,7 +323,9 @@ def test_wall_gate_names_the_added_sleep_and_passes_the_same_build():
     # --min-seconds 0.01: rows that small move with the waits around them
     # (__read's CPU went from 0.9 to 4.9 ms a run once, p 7e-4), where the
     # waits grow by 300 ms.
-    p = gate("wallgate-slow", runs=10, more=("--threshold", "10", "--min-seconds", "0.01"))
+    kept = os.path.join(tempfile.mkdtemp(prefix="pc-e2e-"), "runs")
+    limits = ("--threshold", "10", "--min-seconds", "0.01")
+    p = gate("wallgate-slow", runs=10, more=limits + ("-o", kept))
     assert p.returncode == 1, (p.returncode, p.stdout[-2000:], p.stderr)
     j = json.loads(p.stdout)
     slow = [f for f in j["functions"] if f["status"] == "slower"]
@@ -328,6 +333,18 @@ def test_wall_gate_names_the_added_sleep_and_passes_the_same_build():
     assert "[off-cpu: clock_nanosleep] from sleeper" in names, names
     assert all(n.startswith("[off-cpu: ") for n in names), \
         (slow, j["model"], j["experiment"]["cpu_seconds"])
+    # pcprof diff --metric wall of the runs compare kept: the same gate
+    runs = lambda side: sorted(glob.glob(os.path.join(kept, side + "-[0-9]*")))
+    assert len(runs("base")) == len(runs("new")) == 10, os.listdir(kept)
+    d = pcprof("diff", "--metric", "wall", "--alpha", "0.01", "--format", "json", *limits,
+               "--base", prog("wallgate"), *runs("base"),
+               "--new", prog("wallgate-slow"), *runs("new"))
+    assert d.returncode == 1, (d.returncode, d.stdout[-2000:], d.stderr)
+    jd = json.loads(d.stdout)
+    assert jd["metric"] == "wall" and jd["verdict"] == "regression", jd["verdict"]
+    assert [(f["name"], f["status"], f["p_adjusted"]) for f in jd["functions"]] == \
+        [(f["name"], f["status"], f["p_adjusted"]) for f in j["functions"]], \
+        (jd["functions"][:5], j["functions"][:5])
     # at --alpha 0.001 a false alarm is one in a thousand or rarer (the
     # CPU gate's test does the same); at 0.01 one loop of ten make checks
     # in ten would meet one
