@@ -307,8 +307,8 @@ def test_wall_gate_names_the_added_sleep_and_passes_the_same_build():
     longer a round exits 1, and names the sleep's wait called from sleeper
     (the helper thread, which waits on the pipe for the main thread's next
     round, waits longer too: its wait may be named as well); no function's
-    CPU time is; pcprof diff --metric wall of the runs compare kept gives
-    the same rows and verdict; two builds of one source exit 0 (at --alpha
+    CPU time is, and the wait's stack is given; pcprof diff --metric wall
+    of the runs compare kept gives the same rows and verdict; two builds of one source exit 0 (at --alpha
     0.001)."""
     # 10 runs a side: at 8 the sleep's p came out from 3e-6 to 4e-4 on a
     # busy machine, too near Holm's bound, and one loop run missed it.
@@ -333,6 +333,9 @@ def test_wall_gate_names_the_added_sleep_and_passes_the_same_build():
     assert "[off-cpu: clock_nanosleep] from sleeper" in names, names
     assert all(n.startswith("[off-cpu: ") for n in names), \
         (slow, j["model"], j["experiment"]["cpu_seconds"])
+    # named with its stack, in the executable's functions
+    row = [f for f in slow if f["name"] == "[off-cpu: clock_nanosleep] from sleeper"][0]
+    assert row["stack"].endswith("main;sleeper;[off-cpu: clock_nanosleep]"), row
     # pcprof diff --metric wall of the runs compare kept: the same gate
     runs = lambda side: sorted(glob.glob(os.path.join(kept, side + "-[0-9]*")))
     assert len(runs("base")) == len(runs("new")) == 10, os.listdir(kept)
@@ -345,6 +348,11 @@ def test_wall_gate_names_the_added_sleep_and_passes_the_same_build():
     assert [(f["name"], f["status"], f["p_adjusted"]) for f in jd["functions"]] == \
         [(f["name"], f["status"], f["p_adjusted"]) for f in j["functions"]], \
         (jd["functions"][:5], j["functions"][:5])
+    text = pcprof("diff", "--metric", "wall", "--alpha", "0.01", *limits,
+                  "--base", prog("wallgate"), *runs("base"),
+                  "--new", prog("wallgate-slow"), *runs("new")).stdout
+    assert re.search(r"^  \[off-cpu: clock_nanosleep\] from sleeper: \S*main;sleeper;"
+                     r"\[off-cpu: clock_nanosleep\]$", text, re.M), text[-1500:]
     # at --alpha 0.001 a false alarm is one in a thousand or rarer (the
     # CPU gate's test does the same); at 0.01 one loop of ten make checks
     # in ten would meet one

@@ -42,6 +42,11 @@ struct side {
 	uint32_t wall_hz;
 	double *waited;		/* per run: of program, off-CPU seconds (wall;
 				 * else NULL) */
+	/* --metric wall: each wait row's heaviest stack in one run (index
+	 * row - first_wait), as diff_wall_stack() gives it */
+	char **wait_stack;
+	uint64_t *wait_stack_ns;
+	size_t nwait_stacks;
 };
 
 /*
@@ -167,6 +172,11 @@ void diff_side_load(struct side *s, const struct symtab_opts *so, int need_total
  * off-CPU seconds of run r added to self (r's row of seconds). */
 void diff_wall_rows(struct side *s);
 void diff_wall_add(struct side *s, int r, double *self);
+/* diff_wall.c: the stack of wait row name on side s, the heaviest one
+ * record of a run holds: the executable's functions outermost first, then
+ * the wait ("main;sleeper;[off-cpu: clock_nanosleep]"; a library's frames
+ * left out); NULL where name is no wait row of s's. */
+const char *diff_wall_stack(const struct side *s, const char *name);
 /* diff_wall.c: what one independent observation of row name is worth in
  * seconds on side s: a CPU sample (1/rate), or for a wait the wall
  * clock's round (1/wall_hz). */

@@ -5,7 +5,8 @@
  * a row named with its stack: the wait ("[off-cpu: clock_nanosleep]",
  * its child's pid left out, which differs from run to run) and the
  * innermost function of the executable it was called from, so that a
- * change that adds a wait in one function is named by both.
+ * change that adds a wait in one function is named by both; the row's
+ * heaviest stack, whole, is kept beside it for the report.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,77 @@ wait_row(const struct side *s, const struct gmon_stack *k, char *buf, size_t siz
 		break;
 	}
 	return buf;
+}
+
+/* Append str to buf (size bytes, n used), as much as fits. */
+static size_t
+append(char *buf, size_t size, size_t n, const char *str)
+{
+	size_t len = strlen(str);
+
+	if (n + 1 >= size)
+		return n;
+	if (len > size - 1 - n)
+		len = size - 1 - n;
+	memcpy(buf + n, str, len);
+	buf[n + len] = 0;
+	return n + len;
+}
+
+/* Keep off-CPU record k's stack for wait row row where it is the row's
+ * heaviest yet: the executable's functions outermost first (a function
+ * once where it calls itself), then the wait. */
+static void
+keep_stack(struct side *s, size_t row, const struct gmon_stack *k)
+{
+	const struct symtab *st = &s->in.st;
+	size_t i = row - s->first_wait, n = 0;
+	const char *last = NULL;
+	char buf[1024], wait[256];
+
+	if (i >= s->nwait_stacks) {
+		size_t m = i + 1;
+
+		s->wait_stack = pc_realloc(s->wait_stack, m * sizeof(*s->wait_stack));
+		s->wait_stack_ns = pc_realloc(s->wait_stack_ns, m * sizeof(*s->wait_stack_ns));
+		memset(s->wait_stack + s->nwait_stacks, 0,
+		       (m - s->nwait_stacks) * sizeof(*s->wait_stack));
+		memset(s->wait_stack_ns + s->nwait_stacks, 0,
+		       (m - s->nwait_stacks) * sizeof(*s->wait_stack_ns));
+		s->nwait_stacks = m;
+	}
+	if (s->wait_stack[i] && k->count <= s->wait_stack_ns[i])
+		return;
+	buf[0] = 0;
+	for (uint32_t d = k->depth; d-- > 1;) {
+		const char *f;
+		long j;
+
+		if (!k->pcs[d] || k->pcs[d] >> GMON_OBJ_SHIFT ||
+		    (j = symtab_find(st, k->pcs[d])) < 0)
+			continue;
+		f = st->funcs[st->syms[j].func];
+		if (f == last)
+			continue;
+		last = f;
+		n = append(buf, sizeof(buf), n, f);
+		n = append(buf, sizeof(buf), n, ";");
+	}
+	wait_name(k->pcs[0] & ~((uint64_t)UINT32_MAX << 16), wait, sizeof(wait));
+	append(buf, sizeof(buf), n, wait);
+	free(s->wait_stack[i]);
+	if (!(s->wait_stack[i] = strdup(buf)))
+		pc_fatal("out of memory");
+	s->wait_stack_ns[i] = k->count;
+}
+
+const char *
+diff_wall_stack(const struct side *s, const char *name)
+{
+	for (size_t i = 0; i < s->nwait_stacks; i++)
+		if (s->wait_stack[i] && !strcmp(s->in.st.funcs[s->first_wait + i], name))
+			return s->wait_stack[i];
+	return NULL;
 }
 
 /* The index of row name in the side's table, appended where new. */
@@ -84,8 +156,10 @@ each_wait(struct side *s, int r, size_t first, double *self)
 			if (!(k->flags & GMON_STACK_OFFCPU))
 				continue;
 			row = row_of(s, wait_row(s, k, buf, sizeof(buf)), first);
-			if (!self)
+			if (!self) {
+				keep_stack(s, row, k);
 				continue;
+			}
 			self[row] += (double)k->count / 1e9;
 			s->program[r] += (double)k->count / 1e9;
 			s->waited[r] += (double)k->count / 1e9;

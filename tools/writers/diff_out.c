@@ -152,6 +152,37 @@ print_row_text(FILE *out, const struct row *w, double base, double ntotal, int s
 	fprintf(out, "%s\n", text_name(w->name));
 }
 
+/* Row w's stack where it is a wait (--metric wall): the new side's, else
+ * the base's; NULL for a function. */
+static const char *
+row_stack(const struct row *w, const struct side *b, const struct side *nw)
+{
+	const char *k = diff_wall_stack(nw, w->name);
+
+	return k ? k : diff_wall_stack(b, w->name);
+}
+
+/* The stacks of the significant waits, under the table. */
+static void
+print_stacks_text(FILE *out, const struct result *res, const struct side *b,
+		  const struct side *nw)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < res->nrows; i++) {
+		const struct row *w = &res->rows[i];
+		const char *stack = row_stack(w, b, nw);
+
+		if ((w->status != ST_SLOWER && w->status != ST_FASTER) || !stack)
+			continue;
+		if (!k++)
+			fputs("\nthe significant waits' stacks (a run's heaviest, outermost "
+			      "first; the executable's functions):\n", out);
+		fprintf(out, "  %s: ", text_name(w->name));
+		fprintf(out, "%s\n", text_name(stack));
+	}
+}
+
 static void
 print_text(FILE *out, const struct result *res, const struct side *b,
 	   const struct side *nw, const struct diff_opts *o)
@@ -195,6 +226,7 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 	if (rest)
 		fprintf(out, "(%zu more function%s, none significant)\n",
 			rest, rest == 1 ? "" : "s");
+	print_stacks_text(out, res, b, nw);
 	if (b->nruns < 2 && nw->nruns < 2)
 		fputs("\nOne run a side: only sampling noise is allowed for, not the "
 		      "variation between runs;\nrun the benchmark several times a side.\n", out);
@@ -250,6 +282,17 @@ print_markdown(FILE *out, const struct result *res, const struct side *b,
 			fprintf(out, " | %.3f | %.3f | %+.1f%% | %.2g |\n", rows[i].mb,
 				rows[i].mn, pct((rows[i].mn - rows[i].mb) / rows[i].mb),
 				rows[i].padj);
+		}
+		for (int i = 0, k = 0; i < nsig; i++) {
+			const char *stack = row_stack(&rows[i], b, nw);
+
+			if (!stack)
+				continue;
+			fputs(k++ ? "- " : "\nStacks (a run's heaviest, outermost first):\n\n- ", out);
+			md_name(out, rows[i].name);
+			fputs(": ", out);
+			md_name(out, stack);
+			fputc('\n', out);
 		}
 	} else {
 		fputs("No significant change.\n", out);
@@ -324,6 +367,37 @@ json_experiment(FILE *out, const struct experiment *e)
 	fputs("}},\n ", out);
 }
 
+/* One row of the JSON's "functions". */
+static void
+json_row(FILE *out, const struct row *w, double base, double ntotal,
+	 const struct side *b, const struct side *nw)
+{
+	int cmp = w->status != ST_APPEARED && w->status != ST_GONE;
+
+	fputs("{\"name\": ", out);
+	json_string(out, w->name);
+	fprintf(out, ", \"status\": \"%s\", \"significant\": %s, "
+		"\"base_seconds\": %.6f, \"base_share\": %.6f, "
+		"\"new_seconds\": %.6f, \"new_share\": %.6f, \"change_seconds\": %.6f, "
+		"\"change\": ", status_names[w->status],
+		w->status <= ST_FASTER ? "true" : "false",
+		w->mb, w->mb / base, w->mn, w->mn / ntotal, w->mn - w->mb);
+	json_number(out, cmp ? (w->mn - w->mb) / w->mb : NAN);
+	fputs(", \"p_value\": ", out);
+	json_number(out, cmp ? w->p : NAN);
+	fputs(", \"p_adjusted\": ", out);
+	json_number(out, cmp && w->family ? w->padj : NAN);
+	fputs(", \"t\": ", out);
+	json_number(out, cmp ? w->t : NAN);
+	fputs(", \"df\": ", out);
+	json_number(out, cmp ? w->df : NAN);
+	if (row_stack(w, b, nw)) {
+		fputs(", \"stack\": ", out);
+		json_string(out, row_stack(w, b, nw));
+	}
+	fputc('}', out);
+}
+
 static void
 print_json(FILE *out, const struct result *res, const struct side *b,
 	   const struct side *nw, const struct diff_opts *o)
@@ -360,28 +434,8 @@ print_json(FILE *out, const struct result *res, const struct side *b,
 	json_number(out, mo->d0);
 	fprintf(out, ", \"pooled_df\": %g},\n \"functions\": [", mo->pooled_df);
 	for (size_t i = 0; i < res->nrows; i++) {
-		const struct row *w = &res->rows[i];
-		int cmp = w->status != ST_APPEARED && w->status != ST_GONE;
-
-		fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
-		json_string(out, w->name);
-		fprintf(out, ", \"status\": \"%s\", \"significant\": %s, "
-			"\"base_seconds\": %.6f, \"base_share\": %.6f, "
-			"\"new_seconds\": %.6f, \"new_share\": %.6f, \"change_seconds\": %.6f, "
-			"\"change\": ", status_names[w->status],
-			w->status <= ST_FASTER ? "true" : "false",
-			w->mb, w->mb / prog->mb, w->mn,
-			w->mn / ntotal, w->mn - w->mb);
-		json_number(out, cmp ? (w->mn - w->mb) / w->mb : NAN);
-		fputs(", \"p_value\": ", out);
-		json_number(out, cmp ? w->p : NAN);
-		fputs(", \"p_adjusted\": ", out);
-		json_number(out, cmp && w->family ? w->padj : NAN);
-		fputs(", \"t\": ", out);
-		json_number(out, cmp ? w->t : NAN);
-		fputs(", \"df\": ", out);
-		json_number(out, cmp ? w->df : NAN);
-		fputc('}', out);
+		fputs(i ? ",\n  " : "\n  ", out);
+		json_row(out, &res->rows[i], prog->mb, ntotal, b, nw);
 	}
 	fprintf(out, "%s]}\n", res->nrows ? "\n " : "");
 }
