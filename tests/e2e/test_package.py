@@ -125,6 +125,10 @@ def test_dist_tarball_builds_and_passes_its_checks_alone():
     assert len(units) == 2, out[-3000:]
     e2e = re.search(r"^e2e: (\d+) passed, 0 failed, (\d+) skipped$", out, re.M)
     assert e2e and int(e2e.group(1)) >= len(DIST_E2E), out[-3000:]
+    # each chosen test ran: a renamed one would drop out silently
+    ran = re.findall(r"^ok\s+(\S+)", out, re.M)
+    for k in DIST_E2E:
+        assert any(k in t for t in ran), (k, ran)
     again = sh(["make", "--no-print-directory", "dist"], cwd=src)
     assert again.returncode == 0, again.stderr
     with open(tarball(), "rb") as a, \
