@@ -640,7 +640,7 @@ def whole_and_alone(r, exe, what):
     """The problem with the directory r ran in, or None: it must hold one
     file, gmon.out, that gprof reads, written once, holding every sample
     libpc says it took (its PC_VERBOSE line, counted apart from the file).
-    Not the CPU time the run used: the kernel checks a POSIX CPU timer at
+    Not half the CPU time the run used, only a tenth: the kernel checks a POSIX CPU timer at
     its tick, and on a busy machine a thread can run tens of milliseconds
     between two looks (a thread of a test program's, 75 ms of CPU beside
     six like it, with no libpc, got no signal at all from its 1 ms timer
@@ -657,9 +657,17 @@ def whole_and_alone(r, exe, what):
         funcs, total, _ = gprof_flat(exe, r.path())
     except AssertionError as e:
         return str(e).splitlines()[0]
-    if n != int(said[0][1]) or not funcs:
-        return "%s: gmon.out holds %d samples (%.2f s in gprof), libpc took %s; %s" % (
-            what, n, total, said[0][1], libpc_said(r))
+    # libpc counts a sample before it adds it to the histogram, and does
+    # not wait for a handler already past its check when it writes: a few
+    # signals' weight may be counted and not written
+    took = int(said[0][1])
+    if not funcs or not n <= took <= n + max(32, 0.05 * took):
+        return "%s: gmon.out holds %d samples (%.2f s in gprof), libpc took %d; %s" % (
+            what, n, total, took, libpc_said(r))
+    # and a floor far under what the tick-checked timer gave at worst (0.38)
+    if total < 0.1 * r.cpu:
+        return "%s: gmon.out holds %.2f s of the %.2f s of CPU the run used; %s" % (
+            what, total, r.cpu, libpc_said(r))
     return None
 
 

@@ -185,10 +185,11 @@ def depends(deb):
     dep = sh(["dpkg-deb", "-f", deb, "Depends"], check=True).stdout.strip()
     assert "${" not in dep, dep
     names = {re.match(r"\s*([a-z0-9.+-]+)", d).group(1) for d in dep.split(",")}
+    # (Debian 13 and Ubuntu 24.04 name some of them ...t64)
     for lib, pkg in (("libdw.so.1", "libdw1"), ("libelf.so.1", "libelf1"),
                      ("libprotobuf-c.so.1", "libprotobuf-c1"), ("libz.so.1", "zlib1g"),
                      ("libc.so.6", "libc6")):
-        assert pkg in names, (lib, pkg, dep)
+        assert pkg in names or pkg + "t64" in names, (lib, pkg, dep)
     return dep
 
 

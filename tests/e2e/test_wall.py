@@ -353,6 +353,7 @@ def test_wall_gate_names_the_added_sleep_and_passes_the_same_build():
                   "--new", prog("wallgate-slow"), *runs("new")).stdout
     assert re.search(r"^  \[off-cpu: clock_nanosleep\] from sleeper: \S*main;sleeper;"
                      r"\[off-cpu: clock_nanosleep\]$", text, re.M), text[-1500:]
+    shutil.rmtree(os.path.dirname(kept))
     # at --alpha 0.001 a false alarm is one in a thousand or rarer (the
     # CPU gate's test does the same); at 0.01 one loop of ten make checks
     # in ten would meet one

@@ -40,31 +40,20 @@ wait_row(const struct side *s, const struct gmon_stack *k, char *buf, size_t siz
 	return buf;
 }
 
-/* Append str to buf (size bytes, n used), as much as fits. */
-static size_t
-append(char *buf, size_t size, size_t n, const char *str)
-{
-	size_t len = strlen(str);
-
-	if (n + 1 >= size)
-		return n;
-	if (len > size - 1 - n)
-		len = size - 1 - n;
-	memcpy(buf + n, str, len);
-	buf[n + len] = 0;
-	return n + len;
-}
+/* The longest stack kept for a row: past it the outermost frames go. */
+#define STACK_MAX 4096
 
 /* Keep off-CPU record k's stack for wait row row where it is the row's
  * heaviest yet: the executable's functions outermost first (a function
- * once where it calls itself), then the wait. */
+ * once where it calls itself), then the wait; where that is longer than
+ * STACK_MAX, the outermost frames are left out for "...;". */
 static void
 keep_stack(struct side *s, size_t row, const struct gmon_stack *k)
 {
 	const struct symtab *st = &s->in.st;
-	size_t i = row - s->first_wait, n = 0;
-	const char *last = NULL;
-	char buf[1024], wait[256];
+	size_t i = row - s->first_wait, len, nf = 0, first = 0;
+	const char **f = pc_realloc(NULL, (k->depth ? k->depth : 1) * sizeof(*f));
+	char wait[256], *out, *p;
 
 	if (i >= s->nwait_stacks) {
 		size_t m = i + 1;
@@ -77,28 +66,38 @@ keep_stack(struct side *s, size_t row, const struct gmon_stack *k)
 		       (m - s->nwait_stacks) * sizeof(*s->wait_stack_ns));
 		s->nwait_stacks = m;
 	}
-	if (s->wait_stack[i] && k->count <= s->wait_stack_ns[i])
+	if (s->wait_stack[i] && k->count <= s->wait_stack_ns[i]) {
+		free(f);
 		return;
-	buf[0] = 0;
+	}
+	/* the frames of the executable, outermost first */
 	for (uint32_t d = k->depth; d-- > 1;) {
-		const char *f;
 		long j;
 
 		if (!k->pcs[d] || k->pcs[d] >> GMON_OBJ_SHIFT ||
 		    (j = symtab_find(st, k->pcs[d])) < 0)
 			continue;
-		f = st->funcs[st->syms[j].func];
-		if (f == last)
+		if (nf && f[nf - 1] == st->funcs[st->syms[j].func])
 			continue;
-		last = f;
-		n = append(buf, sizeof(buf), n, f);
-		n = append(buf, sizeof(buf), n, ";");
+		f[nf++] = st->funcs[st->syms[j].func];
 	}
 	wait_name(k->pcs[0] & ~((uint64_t)UINT32_MAX << 16), wait, sizeof(wait));
-	append(buf, sizeof(buf), n, wait);
+	len = strlen(wait);
+	for (size_t d = 0; d < nf; d++)
+		len += strlen(f[d]) + 1;
+	while (len > STACK_MAX && first < nf)
+		len -= strlen(f[first++]) + 1;
+	out = p = pc_realloc(NULL, len + sizeof("...;"));
+	if (first)
+		p = stpcpy(p, "...;");
+	for (size_t d = first; d < nf; d++) {
+		p = stpcpy(p, f[d]);
+		*p++ = ';';
+	}
+	strcpy(p, wait);
+	free(f);
 	free(s->wait_stack[i]);
-	if (!(s->wait_stack[i] = strdup(buf)))
-		pc_fatal("out of memory");
+	s->wait_stack[i] = out;
 	s->wait_stack_ns[i] = k->count;
 }
 

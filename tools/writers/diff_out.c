@@ -373,6 +373,7 @@ json_row(FILE *out, const struct row *w, double base, double ntotal,
 	 const struct side *b, const struct side *nw)
 {
 	int cmp = w->status != ST_APPEARED && w->status != ST_GONE;
+	const char *stack;
 
 	fputs("{\"name\": ", out);
 	json_string(out, w->name);
@@ -391,9 +392,9 @@ json_row(FILE *out, const struct row *w, double base, double ntotal,
 	json_number(out, cmp ? w->t : NAN);
 	fputs(", \"df\": ", out);
 	json_number(out, cmp ? w->df : NAN);
-	if (row_stack(w, b, nw)) {
+	if ((stack = row_stack(w, b, nw))) {
 		fputs(", \"stack\": ", out);
-		json_string(out, row_stack(w, b, nw));
+		json_string(out, stack);
 	}
 	fputc('}', out);
 }
