@@ -37,7 +37,8 @@ struct side {
 				 * every off-CPU second) */
 	/* --metric wall: the waits' rows follow the functions in in.st
 	 * (from first_wait), their seconds in self; the wall clock's rate
-	 * (the lowest of the runs' files' averages: the rate a thread was looked at), for their variance */
+	 * for their variance (the lowest of the runs' files' rates at which
+	 * a thread was looked at, on average) */
 	size_t first_wait;
 	uint32_t wall_hz;
 	double *waited;		/* per run: of program, off-CPU seconds (wall;
