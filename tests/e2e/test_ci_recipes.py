@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The CI recipes of docs/ci.md (docs/ci/github-actions.yml and
 docs/ci/gitlab-ci.yml), which were never run on GitHub or GitLab: each
-parses as YAML, is the file docs/ci.md shows, has the job described, and
-its pcprof compare command, taken from the file as written, runs against
-two local builds (regress-base as the base, regress-slow as the head) with
-a short PERF_BUDGET: exit 1, the slower stage named in the markdown, and
-every artifact path there."""
+parses as YAML, is the file docs/ci.md shows, has the job described; its
+commands that build base and head, taken from the file as written, make a
+worktree of a project's base commit and build both (a Makefile whose bench
+is tests/progs/regress.c, its head commit the regress-slow build), and its
+pcprof compare command runs on them with a short PERF_BUDGET: exit 1, the
+slower stage named in the markdown, and every artifact path there. The
+steps that install packages and pcprof itself, and the upload, are the
+services' own and are not run."""
 
 import os
 import re
@@ -44,6 +47,44 @@ def bench_dirs(head_at):
     env["PERF_BUDGET"] = "2s"
     env["BENCH_ARGS"] = "%g" % (SCALE * tick_factor({"PC_TIMER": "taskclock"}))
     return d, env
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", repo, "-c", "user.name=ci", "-c",
+                           "user.email=ci@example.org"] + list(args),
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def project(repo):
+    """A project's repository at repo, as the job checks it out: two
+    commits of a Makefile whose bench target builds tests/progs/regress.c,
+    the second with stage_transform 20 % slower (as regress-slow). Its
+    base commit's sha."""
+    os.makedirs(repo)
+    progs = os.path.join(TOP, "tests", "progs")
+    for f in ("regress.c", "truth.h"):
+        shutil.copy(os.path.join(progs, f), repo)
+    make = "bench: regress.c truth.h\n\tcc -O2 -g -pthread %s -o $@ regress.c\n"
+    git(repo, "init", "-q")
+    with open(os.path.join(repo, "Makefile"), "w") as f:
+        f.write(make % "")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    with open(os.path.join(repo, "Makefile"), "w") as f:
+        f.write(make % "-DSLOW=1")
+    git(repo, "commit", "-q", "-a", "-m", "head: a slower stage_transform")
+    return base
+
+
+def shell(script, d, env):
+    """script run as both services run a step: bash -e, in d (out of the
+    reach of a make check's jobserver)."""
+    env = {k: v for k, v in env.items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+    p = subprocess.run(["bash", "-e", "-c", script], cwd=d, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, (script, p.stdout[-1500:], p.stderr[-1500:])
 
 
 def judged(d, p, artifacts):
@@ -91,6 +132,16 @@ def test_github_actions_gate_step_fails_on_a_regression_and_leaves_its_artifacts
     d, env = bench_dirs("head/bench")
     for k, v in job["env"].items():
         assert k in env, k		# each of the job's variables is set here
+    # the step that builds base and head, as written, on a project's two
+    # commits (the expression filled in, as Actions does before the shell)
+    for b in ("base", "head"):
+        shutil.rmtree(os.path.join(d, b))
+    sha = project(os.path.join(d, "head"))
+    build = steps["Build base and head"]["run"]
+    expr = "${{ github.event.pull_request.base.sha }}"
+    assert expr in build, build
+    shell(build.replace(expr, sha), d, env)
+    assert git(os.path.join(d, "base"), "rev-parse", "HEAD") == sha
     env["GITHUB_STEP_SUMMARY"] = os.path.join(d, "summary.md")
     p = subprocess.run(["bash", "-e", "-c", gate], cwd=d, env=env, capture_output=True,
                        text=True, timeout=300)
@@ -117,6 +168,16 @@ def test_gitlab_ci_gate_command_fails_on_a_regression_and_leaves_its_artifacts()
     d, env = bench_dirs("bench")
     for k in ("PERF_BUDGET", "BENCH_ARGS"):
         assert k in job["variables"], k
+    # the script's lines before the gate, as written, in a checkout of a
+    # project's head (its base commit in the merge request's variable)
+    shutil.rmtree(d)
+    sha = project(d)
+    env["CI_MERGE_REQUEST_DIFF_BASE_SHA"] = sha
+    before = job["script"][:job["script"].index(gates[0])]
+    assert any("CI_MERGE_REQUEST_DIFF_BASE_SHA" in line for line in before), before
+    for line in before:
+        shell(line, d, env)
+    assert git(os.path.join(d, "base"), "rev-parse", "HEAD") == sha
     p = subprocess.run(["bash", "-e", "-c", gates[0]], cwd=d, env=env, capture_output=True,
                        text=True, timeout=300)
     first = judged(d, p, artifacts)
