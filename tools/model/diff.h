@@ -45,8 +45,10 @@ struct side {
 				 * else NULL) */
 	/* --metric wall: each wait row's heaviest stack in one run (index
 	 * row - first_wait), as diff_wall_stack() gives it */
-	char **wait_stack;
-	uint64_t *wait_stack_ns;
+	struct {
+		char *stack;
+		uint64_t ns;	/* the off-CPU time of the record it came from */
+	} *wait_stacks;
 	size_t nwait_stacks;
 };
 

@@ -102,7 +102,6 @@ diff_side_release(struct side *s)
 	free(s->program);
 	free(s->waited);
 	for (size_t i = 0; i < s->nwait_stacks; i++)
-		free(s->wait_stack[i]);
-	free(s->wait_stack);
-	free(s->wait_stack_ns);
+		free(s->wait_stacks[i].stack);
+	free(s->wait_stacks);
 }

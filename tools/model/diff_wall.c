@@ -15,27 +15,43 @@
 #include "model/diff.h"
 #include "symbols/waits.h"
 
-/* The row of off-CPU stack k: "[off-cpu: CALL] from FUNCTION". Frames of
- * the executable are object 0 of every run's stacks (gmon.h), so the
- * side's one table names them in every run. */
+/* The function of the executable at frame d of stack k, or NULL (another
+ * object's frame, or no symbol). Frames of the executable are object 0 of
+ * every run's stacks (gmon.h), so the side's one table names them in
+ * every run. */
+static const char *
+exe_func(const struct symtab *st, const struct gmon_stack *k, uint32_t d)
+{
+	long i;
+
+	if (!k->pcs[d] || k->pcs[d] >> GMON_OBJ_SHIFT || (i = symtab_find(st, k->pcs[d])) < 0)
+		return NULL;
+	return st->funcs[st->syms[i].func];
+}
+
+/* The wait of off-CPU stack k, its name in buf: the pid of a wait4's
+ * child, the run's own, left out. */
+static void
+wait_of(const struct gmon_stack *k, char *buf, size_t size)
+{
+	wait_name(k->pcs[0] & ~((uint64_t)UINT32_MAX << 16), buf, size);
+}
+
+/* The row of off-CPU stack k: "[off-cpu: CALL] from FUNCTION". */
 static const char *
 wait_row(const struct side *s, const struct gmon_stack *k, char *buf, size_t size)
 {
-	const struct symtab *st = &s->in.st;
-	/* the pid of a wait4's child is the run's own */
-	uint64_t w = k->pcs[0] & ~((uint64_t)UINT32_MAX << 16);
 	size_t n;
 
-	wait_name(w, buf, size);
+	wait_of(k, buf, size);
 	n = strlen(buf);
 	for (uint32_t d = 1; d < k->depth; d++) {
-		long i;
+		const char *f = exe_func(&s->in.st, k, d);
 
-		if (!k->pcs[d] || k->pcs[d] >> GMON_OBJ_SHIFT ||
-		    (i = symtab_find(st, k->pcs[d])) < 0)
-			continue;
-		snprintf(buf + n, size - n, " from %s", st->funcs[st->syms[i].func]);
-		break;
+		if (f) {
+			snprintf(buf + n, size - n, " from %s", f);
+			break;
+		}
 	}
 	return buf;
 }
@@ -50,38 +66,24 @@ wait_row(const struct side *s, const struct gmon_stack *k, char *buf, size_t siz
 static void
 keep_stack(struct side *s, size_t row, const struct gmon_stack *k)
 {
-	const struct symtab *st = &s->in.st;
 	size_t i = row - s->first_wait, len, nf = 0, first = 0;
-	const char **f = pc_realloc(NULL, (k->depth ? k->depth : 1) * sizeof(*f));
+	const char **f, *name;
 	char wait[256], *out, *p;
 
 	if (i >= s->nwait_stacks) {
-		size_t m = i + 1;
-
-		s->wait_stack = pc_realloc(s->wait_stack, m * sizeof(*s->wait_stack));
-		s->wait_stack_ns = pc_realloc(s->wait_stack_ns, m * sizeof(*s->wait_stack_ns));
-		memset(s->wait_stack + s->nwait_stacks, 0,
-		       (m - s->nwait_stacks) * sizeof(*s->wait_stack));
-		memset(s->wait_stack_ns + s->nwait_stacks, 0,
-		       (m - s->nwait_stacks) * sizeof(*s->wait_stack_ns));
-		s->nwait_stacks = m;
+		s->wait_stacks = pc_realloc(s->wait_stacks, (i + 1) * sizeof(*s->wait_stacks));
+		memset(s->wait_stacks + s->nwait_stacks, 0,
+		       (i + 1 - s->nwait_stacks) * sizeof(*s->wait_stacks));
+		s->nwait_stacks = i + 1;
 	}
-	if (s->wait_stack[i] && k->count <= s->wait_stack_ns[i]) {
-		free(f);
+	if (s->wait_stacks[i].stack && k->count <= s->wait_stacks[i].ns)
 		return;
-	}
 	/* the frames of the executable, outermost first */
-	for (uint32_t d = k->depth; d-- > 1;) {
-		long j;
-
-		if (!k->pcs[d] || k->pcs[d] >> GMON_OBJ_SHIFT ||
-		    (j = symtab_find(st, k->pcs[d])) < 0)
-			continue;
-		if (nf && f[nf - 1] == st->funcs[st->syms[j].func])
-			continue;
-		f[nf++] = st->funcs[st->syms[j].func];
-	}
-	wait_name(k->pcs[0] & ~((uint64_t)UINT32_MAX << 16), wait, sizeof(wait));
+	f = pc_realloc(NULL, (k->depth ? k->depth : 1) * sizeof(*f));
+	for (uint32_t d = k->depth; d-- > 1;)
+		if ((name = exe_func(&s->in.st, k, d)) && (!nf || f[nf - 1] != name))
+			f[nf++] = name;
+	wait_of(k, wait, sizeof(wait));
 	len = strlen(wait);
 	for (size_t d = 0; d < nf; d++)
 		len += strlen(f[d]) + 1;
@@ -96,17 +98,18 @@ keep_stack(struct side *s, size_t row, const struct gmon_stack *k)
 	}
 	strcpy(p, wait);
 	free(f);
-	free(s->wait_stack[i]);
-	s->wait_stack[i] = out;
-	s->wait_stack_ns[i] = k->count;
+	free(s->wait_stacks[i].stack);
+	s->wait_stacks[i].stack = out;
+	s->wait_stacks[i].ns = k->count;
 }
 
 const char *
 diff_wall_stack(const struct side *s, const char *name)
 {
 	for (size_t i = 0; i < s->nwait_stacks; i++)
-		if (s->wait_stack[i] && !strcmp(s->in.st.funcs[s->first_wait + i], name))
-			return s->wait_stack[i];
+		if (s->wait_stacks[i].stack &&
+		    !strcmp(s->in.st.funcs[s->first_wait + i], name))
+			return s->wait_stacks[i].stack;
 	return NULL;
 }
 
