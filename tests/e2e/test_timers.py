@@ -81,13 +81,13 @@ def test_the_default_timer_is_chosen_by_the_measured_cost_of_a_task_clock_sample
         skip("perf events are refused here: PC_TIMER=auto can only take POSIX timers")
     exe = prog("regress-base")
     chosen = {}
-    for cost, timer in ((2000, "taskclock"), (4900, "taskclock"), (5000, "posix"),
+    for cost, timer in ((2050, "taskclock"), (4900, "taskclock"), (5000, "posix"),
                         (41000, "posix")):
         env = {"PC_TEST_TIMER_COST_NS": str(cost), "PC_HZ": "4000", "PC_SCOPE": "all"}
         r = run([exe, "0.4"], env=env)
         s = r.summary()
-        why = "timer %s (chosen: a task-clock sample costs %.1f us here, %s 5.0 us)" % (
-            timer, cost / 1e3, "under" if cost < 5000 else "over")
+        why = "timer %s (chosen: a task-clock sample costs %s us here, %s 5.0 us)" % (
+            timer, us_said(cost), "under" if cost < 5000 else "over")
         assert why in r.stderr, r.stderr
         # task-clock signals at the rate asked for; POSIX timers at most a
         # tick's (250 Hz here, 1000 Hz on the fastest kernels)
@@ -97,9 +97,9 @@ def test_the_default_timer_is_chosen_by_the_measured_cost_of_a_task_clock_sample
         assert "\ntimer %s measured %d\n" % (timer, cost) in manifest, manifest
         p = pcprof("report", r.cwd)
         assert p.returncode == 0, p.stderr
-        head = "Timer: %s, chosen by its cost: a task-clock sample costs %.1f us here, %s " \
+        head = "Timer: %s, chosen by its cost: a task-clock sample costs %s us here, %s " \
             "the 5.0 us under which libpc takes task-clock" % (
-                timer, cost / 1e3, "under" if cost < 5000 else "over")
+                timer, us_said(cost), "under" if cost < 5000 else "over")
         assert head in p.stdout.splitlines()[:3], p.stdout
         chosen[cost] = "%.2f samples a signal" % per
     # asked for, it is taken as asked, and said so
@@ -109,6 +109,12 @@ def test_the_default_timer_is_chosen_by_the_measured_cost_of_a_task_clock_sample
     # cache that keeps it for the boot (measured_cost_and_its_cache)
     measured = measured_cost_and_its_cache(exe)
     return "faked: %s; measured here: %s" % (chosen, measured)
+
+
+def us_said(ns):
+    """ns as libpc and pcprof report say it: us to a tenth, rounded half up
+    in integers (24950 ns is "25.0"; Python's %.1f of 24.95 is "24.9")."""
+    return "%d.%d" % ((ns + 50) // 1000, (ns + 50) // 100 % 10)
 
 
 COST_SAID = re.compile(r"timer (\w+) \(chosen: a task-clock sample costs ([\d.]+) us here, "
@@ -179,9 +185,8 @@ def measured_cost_and_its_cache(exe):
         # kept: "BOOT-ID NS", and what the next run reads
         path = os.path.join(shm, kept[0])
         word = open(path).read().split()
-        # libpc says the ns in tenths of a us, rounded half up (24950 ns is
-        # "25.0 us"): compared as libpc rounds, in integers
-        assert word[0] == boot and (int(word[1]) + 50) // 100 == round(us * 10), (word, us)
+        # said as libpc says it (us_said: 24950 ns is "25.0 us")
+        assert word[0] == boot and us_said(int(word[1])) == "%.1f" % us, (word, us)
         again = cost_run(exe, shm)
         assert again[:3] == (timer, us, True), (again, timer, us)
     else:

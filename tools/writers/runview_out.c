@@ -4,6 +4,7 @@
  * process, the timer the processes got, and the CPU time their clocks
  * measured and no sample saw, as text or as JSON. Called by runview.c.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,15 @@ print_unsampled_text(FILE *out, const struct runview *v, double sampled)
 
 static const char *const timer_names[] = { "not said", "posix", "taskclock" };
 
+/* ns in us to a tenth, rounded half up as libpc's own line says it (24950
+ * ns is "25.0" in both; printf's %.1f of 24.95 would say 24.9) */
+static const char *
+tenths_of_us(uint64_t ns, char *buf, size_t size)
+{
+	snprintf(buf, size, "%" PRIu64 ".%" PRIu64, (ns + 50) / 1000, (ns + 50) / 100 % 10);
+	return buf;
+}
+
 /* "posix, chosen by its cost: a task-clock sample costs 18.9 us here, over
  * the 5.0 us under which libpc takes task-clock" */
 static void
@@ -70,11 +80,15 @@ describe_timer(FILE *out, const struct runview_proc *p)
 		fputs(", as PC_TIMER asked", out);
 	else if (p->timer_how == GMON_TIMER_REFUSED)
 		fputs(", task-clock refused (perf_event_paranoid, or seccomp)", out);
-	else if (p->timer_how == GMON_TIMER_MEASURED)
-		fprintf(out, ", chosen by its cost: a task-clock sample costs %.1f us here, %s "
-			"the %.1f us under which libpc takes task-clock", p->timer_cost / 1e3,
+	else if (p->timer_how == GMON_TIMER_MEASURED) {
+		char cost[24], cheap[24];
+
+		fprintf(out, ", chosen by its cost: a task-clock sample costs %s us here, %s "
+			"the %s us under which libpc takes task-clock",
+			tenths_of_us(p->timer_cost, cost, sizeof(cost)),
 			p->timer_cost < GMON_TASKCLOCK_CHEAP_NS ? "under" : "over",
-			GMON_TASKCLOCK_CHEAP_NS / 1e3);
+			tenths_of_us(GMON_TASKCLOCK_CHEAP_NS, cheap, sizeof(cheap)));
+	}
 }
 
 /* The timer the processes got, when their manifests say: one line. */
