@@ -420,7 +420,11 @@ def test_flame_graph_in_chromium_searches_zooms_resets_and_inverts():
     assert len(hit) == len(want) == int(s["matchedFrames"]), (len(hit), len(want), s["matched"])
     assert all(f["fill"] == "rgb(230,0,230)" and term in bare(f["name"]) for f in hit)
     assert abs(float(s["matchedShare"]) - share) < 1e-9, (s["matchedShare"], share)
-    assert ("%.1f%%" % (100 * share)) in s["matched"], s["matched"]
+    # said to a tenth by the page's toFixed, which rounds a tie up where
+    # Python's %.1f rounds it to even (490 of 4000: "12.3%" and "12.2%"):
+    # compared as numbers, within the half tenth the rounding moves it
+    said = re.search(r"([\d.]+)%", s["matched"])
+    assert said and abs(float(said.group(1)) - 100 * share) <= 0.05 + 1e-9, s["matched"]
     kinds = {}
     for f in s["frames"]:
         if not f["match"]:
