@@ -383,6 +383,9 @@ enum { GMON_TIMER_NOT_SAID, GMON_TIMER_POSIX, GMON_TIMER_TASKCLOCK };
 enum { GMON_TIMER_ASKED = 1, GMON_TIMER_MEASURED, GMON_TIMER_REFUSED };
 /* under this cost (ns) of a task-clock sample, PC_TIMER=auto takes it */
 #define GMON_TASKCLOCK_CHEAP_NS	5000
+/* such a cost as libpc's summary line and pcprof report say it: in
+ * tenths of a us, rounded half up (24950 ns is 25.0 us in both) */
+#define GMON_US_TENTHS(ns)	(((uint64_t)(ns) + 50) / 100)
 
 struct gmon_objects {
 	uint32_t rate;

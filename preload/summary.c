@@ -67,13 +67,15 @@ line_count(struct pc_line *l, uint64_t n, const char *text)
 	pc_line_str(l, text);
 }
 
-/* Microseconds with one decimal. */
+/* Microseconds with one decimal, rounded as pcprof report rounds them. */
 static void
 line_us(struct pc_line *l, long ns)
 {
-	pc_line_u64(l, (uint64_t)(ns + 50) / 1000);
+	uint64_t tenths = GMON_US_TENTHS(ns);
+
+	pc_line_u64(l, tenths / 10);
 	pc_line_str(l, ".");
-	pc_line_u64(l, (uint64_t)((ns + 50) / 100 % 10));
+	pc_line_u64(l, tenths % 10);
 	pc_line_str(l, " us");
 }
 

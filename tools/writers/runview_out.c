@@ -4,7 +4,6 @@
  * process, the timer the processes got, and the CPU time their clocks
  * measured and no sample saw, as text or as JSON. Called by runview.c.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,12 +60,14 @@ print_unsampled_text(FILE *out, const struct runview *v, double sampled)
 
 static const char *const timer_names[] = { "not said", "posix", "taskclock" };
 
-/* ns in us to a tenth, rounded half up as libpc's own line says it (24950
- * ns is "25.0" in both; printf's %.1f of 24.95 would say 24.9) */
+/* ns in us to a tenth, rounded as libpc's own line says it (printf's
+ * %.1f of 24.95 would say 24.9, libpc 25.0) */
 static const char *
 tenths_of_us(uint64_t ns, char *buf, size_t size)
 {
-	snprintf(buf, size, "%" PRIu64 ".%" PRIu64, (ns + 50) / 1000, (ns + 50) / 100 % 10);
+	unsigned long long tenths = GMON_US_TENTHS(ns);
+
+	snprintf(buf, size, "%llu.%llu", tenths / 10, tenths % 10);
 	return buf;
 }
 
@@ -75,20 +76,19 @@ tenths_of_us(uint64_t ns, char *buf, size_t size)
 static void
 describe_timer(FILE *out, const struct runview_proc *p)
 {
+	char cost[24], cheap[24];
+
 	fputs(timer_names[p->timer], out);
 	if (p->timer_how == GMON_TIMER_ASKED)
 		fputs(", as PC_TIMER asked", out);
 	else if (p->timer_how == GMON_TIMER_REFUSED)
 		fputs(", task-clock refused (perf_event_paranoid, or seccomp)", out);
-	else if (p->timer_how == GMON_TIMER_MEASURED) {
-		char cost[24], cheap[24];
-
+	else if (p->timer_how == GMON_TIMER_MEASURED)
 		fprintf(out, ", chosen by its cost: a task-clock sample costs %s us here, %s "
 			"the %s us under which libpc takes task-clock",
 			tenths_of_us(p->timer_cost, cost, sizeof(cost)),
 			p->timer_cost < GMON_TASKCLOCK_CHEAP_NS ? "under" : "over",
 			tenths_of_us(GMON_TASKCLOCK_CHEAP_NS, cheap, sizeof(cheap)));
-	}
 }
 
 /* The timer the processes got, when their manifests say: one line. */
