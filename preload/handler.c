@@ -244,7 +244,7 @@ deliver_as_kernel(int sig, siginfo_t *si, ucontext_t *uc, const struct sigaction
 			sigaddset(&mask, s);
 	if (!(act->sa_flags & SA_NODEFER))
 		sigaddset(&mask, sig);
-	sigaddset(&mask, pc_cfg->sig);
+	sigaddset(&mask, __atomic_load_n(&pc_sampling_sig, __ATOMIC_RELAXED));
 	pc_real_sigmask(SIG_SETMASK, &mask, &entry);
 	if (act->sa_flags & SA_SIGINFO)
 		act->sa_sigaction(sig, si, uc);
@@ -299,6 +299,8 @@ signal_from_handler(int sig, siginfo_t *si, void *ucv)
 	uint32_t weight;
 	int perf_fd = -1, ours;
 
+	/* this thread's view of the program's mask, after a move */
+	pc_signals_sync_from_handler(ucv);
 	if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP &&
 	    si->si_fd >= 0 && si->si_fd == (perf_fd = pc_thread_perf_fd_from_handler())) {
 		/* a task-clock overflow: the periods since the last one; the
@@ -330,9 +332,9 @@ out:
 
 
 int
-pc_sample_install(void)
+pc_sample_install_on(int sig, struct sigaction *old)
 {
-	struct sigaction sa, old;
+	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = signal_from_handler;
@@ -351,10 +353,19 @@ pc_sample_install(void)
 	sigdelset(&sa.sa_mask, SIGBUS);
 	sigdelset(&sa.sa_mask, SIGILL);
 	sigdelset(&sa.sa_mask, SIGFPE);
+	return pc_real_sigaction(sig, &sa, old) ? -errno : 0;
+}
+
+int
+pc_sample_install(void)
+{
+	struct sigaction old;
+
+	__atomic_store_n(&pc_sampling_sig, pc_cfg->sig, __ATOMIC_SEQ_CST);
+	if (pc_sample_install_on(pc_cfg->sig, &old))
+		return -errno;
 	/* the program's action goes through the seqlock: the kernel's copy
 	 * into it may not be read half-way by a signal that comes at once */
-	if (pc_real_sigaction(pc_cfg->sig, &sa, &old))
-		return -errno;
 	pc_prog_action_store(pc_cfg->sig, &old);
 	pc_signals_take_sampling();
 	pc->owned[pc_cfg->sig] = PC_OWN_SAMPLING;

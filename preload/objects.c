@@ -430,7 +430,7 @@ pc_objects_scan(void)
 	}
 	/* our own signal is held while the table changes under this thread */
 	sigemptyset(&one);
-	sigaddset(&one, pc_cfg->sig);
+	sigaddset(&one, __atomic_load_n(&pc_sampling_sig, __ATOMIC_RELAXED));
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, &prev, _NSIG / 8);
 	if (moved) {
 		for (int i = 1; i < pc_objs->nobjs; i++)

@@ -652,9 +652,27 @@ void pc_thread_perf_resume_from_handler(int fd, int ours) PC_HIDDEN;
 /* timer.c: timers for threads that ran before the constructor. Not
  * AS-safe (start-up only). */
 void pc_threads_adopt(void) PC_HIDDEN;
+/* timer.c: aim every armed thread's timer at sig, the new sampling
+ * signal (signals.c's move, every signal blocked); or put every timer
+ * out for good (no free signal). Not AS-safe (timer_create). */
+void pc_timers_move(int sig) PC_HIDDEN;
+void pc_timers_stop(void) PC_HIDDEN;
+/* timer.c: si is a late signal of a timer of libpc's (a POSIX timer's
+ * tag, or an event's descriptor number). AS-safe. */
+int pc_timers_late_from_handler(const siginfo_t *si) PC_HIDDEN;
+/* timer.c: the program closed descriptors (close_range, closefrom):
+ * every thread whose task-clock event went gets a new one. Not AS-safe. */
+void pc_timers_rearm_closed(void) PC_HIDDEN;
 
 /* handler.c: install the handler for pc.sig. Not AS-safe; 0 or -errno. */
 int pc_sample_install(void) PC_HIDDEN;
+/* handler.c: install it on sig, libpc's next signal (signals.c's move);
+ * 0 or -errno. AS-safe. */
+int pc_sample_install_on(int sig, struct sigaction *old) PC_HIDDEN;
+
+/* signals.c: the sampling signal now: pc_cfg->sig until the program
+ * takes it for its own and libpc moves to another (atomic). */
+extern int pc_sampling_sig PC_HIDDEN;
 
 /* signals.c: take the fatal signals the program leaves at their
  * default. Not AS-safe. */
@@ -683,7 +701,14 @@ unsigned pc_signals_prog_blocked(void) PC_HIDDEN;
 /* signals.c: some handler of the program's restarts calls and blocks the
  * sampling signal (SA_RESTART, and sigfillset or SA_ONSTACK). AS-safe. */
 int pc_signals_restart_masks_sampling(void) PC_HIDDEN;
-void pc_signals_inherit_block(unsigned blocked) PC_HIDDEN;
+void pc_signals_inherit_block(unsigned blocked, int moves) PC_HIDDEN;
+/* signals.c: the calling thread's view brought up to libpc's moves to
+ * another signal (its count of them for a new thread to start from), in
+ * the thread's mask, or, in a handler, in the interrupted context's.
+ * Not AS-safe, but for _from_handler. */
+void pc_signals_sync(void) PC_HIDDEN;
+int pc_signals_moves(void) PC_HIDDEN;
+void pc_signals_sync_from_handler(void *ucv) PC_HIDDEN;
 unsigned pc_signals_view_bit(int sig) PC_HIDDEN;
 unsigned pc_signals_view_set(unsigned blocked) PC_HIDDEN;
 /* signals.c: the sampling signal's handler is installed: let it through

@@ -24,6 +24,18 @@
  *  - before an exec the program's view is made real, so that the next
  *    image inherits what the program set: SIG_IGN and a blocked mask.
  *
+ * When the program takes the sampling signal for its own (a handler or
+ * SIG_IGN for it, a mask that names it, a wait or a signalfd on a set that
+ * names it), libpc moves to another real-time signal that the program
+ * has not touched, for every thread at once (timer.c aims each thread's
+ * timer at it), and the old one is the program's from then on: its
+ * disposition installed for real (a handler through a thin filter, with
+ * the program's flags and mask, that drops the late signals of libpc's
+ * old timers), its masks real, its waits untouched. Each thread's view
+ * of the old signal's mask is made real the next time it runs code of
+ * libpc's (an interposed call, a sample, the filter). With no free
+ * signal left, libpc stops sampling and says so.
+ *
  * Handlers the program installs with SA_ONSTACK get the sampling signal
  * added to their mask: alternate stacks are small, and a sample nested on
  * top of such a handler could overflow one.
@@ -40,6 +52,9 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "pc.h"
@@ -61,9 +76,33 @@ static sigmask_fn real_pthread_sigmask, real_sigprocmask;
 static PC_TLS unsigned prog_blocked;
 static PC_TLS int deferred;
 
-/* Handlers the program installed with SA_ONSTACK, whose mask libpc gave
- * the sampling signal: their view leaves it out again. */
-static unsigned char mask_added[NSIG];
+int pc_sampling_sig;
+
+/* The signal libpc samples on now. AS-safe. */
+static int
+cur_sig(void)
+{
+	return __atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST);
+}
+
+/* Handlers the program installed with SA_ONSTACK, and the sampling signal
+ * libpc added to their mask: their view leaves it out again. */
+static int mask_added[NSIG];
+
+/* Signals the program named (never libpc's again), and those libpc once
+ * sampled on and left to the program (whose late signals of libpc's
+ * timers are dropped). */
+static unsigned char named[NSIG], moved_off[NSIG];
+
+/* The moves so far: move k left move_from[k] for move_to[k] (0: for none,
+ * sampling stopped); each thread's view is as of its own count. */
+#define MOVES_MAX	64
+static int move_from[MOVES_MAX], move_to[MOVES_MAX];
+static int moves;		/* atomic */
+static PC_TLS int my_moves;
+static int move_lock;
+
+static void view_sync(void);
 
 /* prog_action's writers take turns (pc_prog_action_store); readers in
  * handlers copy an entry under its sequence number. */
@@ -181,6 +220,7 @@ pc_signals_forked(void)
 	/* a fork that caught another thread storing an action: the child
 	 * has no such thread */
 	act_lock = 0;
+	move_lock = 0;
 	for (int sig = 0; sig < NSIG; sig++)
 		act_seq[sig] = (act_seq[sig] + 1) & ~1u;
 }
@@ -190,11 +230,20 @@ pc_signals_forked(void)
 /* Write the profile, then die of sig as the program would have: the
  * handler was installed with SA_RESETHAND | SA_NODEFER, so the default
  * action is back and raise() delivers at once. AS-safe. */
+static int moved_late_from_handler(int sig, siginfo_t *si, void *ucv);
+static void fatal_action(struct sigaction *sa);
+
 static void
 fatal_from_handler(int sig, siginfo_t *si, void *uc)
 {
-	(void)si;
-	(void)uc;
+	if (moved_off[sig] && moved_late_from_handler(sig, si, uc)) {
+		/* SA_RESETHAND put the default back: ours again */
+		struct sigaction sa;
+
+		fatal_action(&sa);
+		pc_real_sigaction(sig, &sa, NULL);
+		return;
+	}
 	pc_finish_signal(sig);	/* on a stack of its own */
 	raise(sig);
 }
@@ -233,7 +282,7 @@ pc_signals_init(void)
 
 	resolve();
 	for (int sig = 1; sig < NSIG; sig++) {
-		if (!is_fatal(sig) || sig == pc_cfg->sig || sig == pc_cfg->snapshot_sig)
+		if (!is_fatal(sig) || sig == cur_sig() || sig == pc_cfg->snapshot_sig)
 			continue;
 		if (real_sigaction(sig, NULL, &old) || (old.sa_flags & SA_SIGINFO) ||
 		    old.sa_handler != SIG_DFL)
@@ -254,11 +303,11 @@ pc_signals_take_sampling(void)
 	sigset_t cur, one;
 
 	resolve();
-	if (real_pthread_sigmask(SIG_SETMASK, NULL, &cur) || !sigismember(&cur, pc_cfg->sig))
+	if (real_pthread_sigmask(SIG_SETMASK, NULL, &cur) || !sigismember(&cur, cur_sig()))
 		return;
 	prog_blocked |= HIDE_SAMPLE;
 	sigemptyset(&one);
-	sigaddset(&one, pc_cfg->sig);
+	sigaddset(&one, cur_sig());
 	real_pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 }
 
@@ -301,7 +350,7 @@ ignore_if_ignored(int sig, struct sigaction *saved)
 void
 pc_signals_before_exec(int vfork_child)
 {
-	int s = pc_cfg->sig, n = pc_cfg->snapshot_sig;
+	int s = cur_sig(), n = pc_cfg->snapshot_sig;
 	int ignored, ignored_n = 0, masked = 0, unmasked = 0;
 	struct sigaction saved, saved_n;
 	sigset_t one;
@@ -341,12 +390,12 @@ pc_signals_exec_failed(void)
 	sigset_t one;
 
 	if (exec_ignored)
-		real_sigaction(pc_cfg->sig, &exec_saved, NULL);
+		real_sigaction(cur_sig(), &exec_saved, NULL);
 	if (exec_ignored_n)
 		real_sigaction(pc_cfg->snapshot_sig, &exec_saved_n, NULL);
 	if (exec_masked) {
 		sigemptyset(&one);
-		sigaddset(&one, pc_cfg->sig);
+		sigaddset(&one, cur_sig());
 		real_pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 	}
 	if (exec_unmasked) {
@@ -364,7 +413,7 @@ pc_signals_exec_failed(void)
 static const struct sigaction *
 onstack_masked(int sig, const struct sigaction *act, struct sigaction *copy)
 {
-	int s = pc_cfg->sig;
+	int s = cur_sig();
 
 	if (!act || !(act->sa_flags & SA_ONSTACK) || pc->owned[s] != PC_OWN_SAMPLING ||
 	    (!(act->sa_flags & SA_SIGINFO) &&
@@ -374,7 +423,7 @@ onstack_masked(int sig, const struct sigaction *act, struct sigaction *copy)
 		return act;
 	}
 	*copy = *act;
-	mask_added[sig] = !sigismember(&copy->sa_mask, s);
+	mask_added[sig] = sigismember(&copy->sa_mask, s) ? 0 : s;
 	sigaddset(&copy->sa_mask, s);
 	return copy;
 }
@@ -391,7 +440,7 @@ note_restart_mask(int sig, const struct sigaction *installed)
 	int now = installed && (installed->sa_flags & SA_RESTART) &&
 		  ((installed->sa_flags & SA_SIGINFO) ||
 		   (installed->sa_handler != SIG_DFL && installed->sa_handler != SIG_IGN)) &&
-		  sigismember(&installed->sa_mask, pc_cfg->sig) == 1;
+		  sigismember(&installed->sa_mask, cur_sig()) == 1;
 
 	if (now == restart_masks[sig])
 		return;
@@ -405,13 +454,39 @@ pc_signals_restart_masks_sampling(void)
 	return __atomic_load_n(&restart_masks_n, __ATOMIC_RELAXED) > 0;
 }
 
+static int
+is_handler(const struct sigaction *act)
+{
+	return (act->sa_flags & SA_SIGINFO) ||
+	       (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN);
+}
+
+static void moved_from_handler(int sig, siginfo_t *si, void *ucv);
+
+/* What is installed for the program's act on sig: its own, with the
+ * sampling signal in its mask if it runs on an alternate stack; on a
+ * signal libpc left, a handler goes through the filter (into *filt). */
+static const struct sigaction *
+programs_installed(int sig, const struct sigaction *act, struct sigaction *copy,
+		   struct sigaction *filt)
+{
+	const struct sigaction *installed = onstack_masked(sig, act, copy);
+
+	if (!installed || !moved_off[sig] || !is_handler(installed))
+		return installed;
+	*filt = *installed;
+	filt->sa_sigaction = moved_from_handler;
+	filt->sa_flags |= SA_SIGINFO;
+	return filt;
+}
+
 /* The program sets act for a signal libpc owns (pc->owned[sig]): what it
  * believes is installed changes, or it takes the signal back. 0 or -1. */
 static int
 take_owned(int sig, const struct sigaction *act)
 {
 	const struct sigaction *installed;
-	struct sigaction copy;
+	struct sigaction copy, filt;
 	int r = 0;
 
 	switch (pc->owned[sig]) {
@@ -427,7 +502,9 @@ take_owned(int sig, const struct sigaction *act)
 		/* the program's own handler (or SIG_IGN) takes over, with the
 		 * sampling signal in its mask if it runs on an alternate
 		 * stack, as any other */
-		installed = onstack_masked(sig, act, &copy);
+		if (moved_off[sig])
+			pc_prog_action_store(sig, act);
+		installed = programs_installed(sig, act, &copy, &filt);
 		r = real_sigaction(sig, installed, NULL);
 		if (r == 0) {
 			pc->owned[sig] = 0;
@@ -438,21 +515,61 @@ take_owned(int sig, const struct sigaction *act)
 	return r;
 }
 
+/* sigaction for a signal libpc does not hold: the program's, installed
+ * for real (through the filter on one libpc left). */
+static int
+programs_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction copy, filt, view;
+	const struct sigaction *installed = act;
+	int added = sig > 0 && sig < NSIG ? mask_added[sig] : 0, r, moved;
+
+	if (sig <= 0 || sig >= NSIG)
+		return real_sigaction(sig, act, old);
+	moved = moved_off[sig];
+	if (moved)
+		prog_action_load(sig, &view);
+	if (act) {
+		installed = programs_installed(sig, act, &copy, &filt);
+		if (moved)
+			pc_prog_action_store(sig, act);
+	}
+	r = real_sigaction(sig, installed, old);
+	if (r)
+		return r;
+	if (old && moved && (old->sa_flags & SA_SIGINFO) &&
+	    old->sa_sigaction == moved_from_handler)
+		*old = view;
+	else if (old && added)
+		sigdelset(&old->sa_mask, added);
+	if (act)
+		note_restart_mask(sig, installed);
+	return 0;
+}
+
+static void move_off(int s, const sigset_t *avoid);
+
 PC_EXPORT int
 sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	struct sigaction was, ours, copy;
-	int r = 0, added;
+	struct sigaction was, ours;
+	int r = 0;
 
 	resolve();
+	/* the program takes the sampling signal for its own: libpc moves */
+	if (sig > 0 && sig < NSIG && act && sig == cur_sig() &&
+	    pc->owned[sig] == PC_OWN_SAMPLING && (is_handler(act) || act->sa_handler == SIG_IGN))
+		move_off(sig, NULL);
 	/* a fatal signal the program handled and now puts back to its
 	 * default (to die of it, as sort(1) does on SIGPIPE): take it again,
 	 * so that the profile is written before the process goes */
 	if (sig > 0 && sig < NSIG && !pc->owned[sig] && pc_on() && act &&
 	    !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL &&
-	    is_fatal(sig) && sig != pc_cfg->sig && sig != pc_cfg->snapshot_sig) {
+	    is_fatal(sig) && sig != cur_sig() && sig != pc_cfg->snapshot_sig) {
+		if (moved_off[sig] && old)
+			programs_sigaction(sig, NULL, &was);
 		fatal_action(&ours);
-		r = real_sigaction(sig, &ours, &was);
+		r = real_sigaction(sig, &ours, moved_off[sig] && old ? NULL : &was);
 		if (r)
 			return r;
 		note_restart_mask(sig, &ours);
@@ -463,18 +580,8 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 			*old = was;
 		return 0;
 	}
-	if (sig <= 0 || sig >= NSIG || !pc->owned[sig]) {
-		added = sig > 0 && sig < NSIG && mask_added[sig];
-		const struct sigaction *installed =
-			sig > 0 && sig < NSIG ? onstack_masked(sig, act, &copy) : act;
-
-		r = real_sigaction(sig, installed, old);
-		if (r == 0 && old && added)
-			sigdelset(&old->sa_mask, pc_cfg->sig);
-		if (r == 0 && act)
-			note_restart_mask(sig, installed);
-		return r;
-	}
+	if (sig <= 0 || sig >= NSIG || !pc->owned[sig])
+		return programs_sigaction(sig, act, old);
 	if (pc_prog_action_from_handler(sig, &was))
 		prog_action_load(sig, &was);
 	if (act)
@@ -506,6 +613,282 @@ signal(int sig, sighandler_t handler)
 	return old.sa_handler;
 }
 
+/* ------------------------------------------------------------ moving */
+
+/* A real-time signal libpc may sample on instead of s: from the top down,
+ * one the program never named, left at its default (libpc may hold it
+ * for a fatal end), outside avoid (the set the program names now) and
+ * not the snapshot signal; one unblocked in this thread if there is one.
+ * 0 for none. */
+static int
+free_signal(int s, const sigset_t *avoid)
+{
+	sigset_t mask;
+	int blocked = 0;
+
+	real_pthread_sigmask(SIG_SETMASK, NULL, &mask);
+	for (int k = SIGRTMAX; k >= SIGRTMIN; k--) {
+		struct sigaction act;
+
+		if (k == s || k == pc_cfg->snapshot_sig || named[k] || moved_off[k] ||
+		    (avoid && sigismember(avoid, k) == 1))
+			continue;
+		if (pc->owned[k] == PC_OWN_FATAL)
+			prog_action_load(k, &act);
+		else if (pc->owned[k] || real_sigaction(k, NULL, &act))
+			continue;
+		if (is_handler(&act) || act.sa_handler != SIG_DFL)
+			continue;
+		if (sigismember(&mask, k) != 1)
+			return k;
+		if (!blocked)
+			blocked = k;
+	}
+	return blocked;
+}
+
+/* Signal s, which libpc sampled on, made the program's: what it set is
+ * installed for real (a handler through the filter). */
+static void
+make_real(int s)
+{
+	struct sigaction act, copy, filt, ours;
+	const struct sigaction *installed;
+
+	prog_action_load(s, &act);
+	moved_off[s] = 1;
+	if (!is_handler(&act) && act.sa_handler == SIG_DFL) {
+		/* its default ends the process: libpc holds it for that */
+		fatal_action(&ours);
+		if (real_sigaction(s, &ours, NULL) == 0) {
+			note_restart_mask(s, &ours);
+			pc->owned[s] = PC_OWN_FATAL;
+			return;
+		}
+	}
+	installed = programs_installed(s, &act, &copy, &filt);
+	real_sigaction(s, installed, NULL);
+	note_restart_mask(s, installed);
+	pc->owned[s] = 0;
+}
+
+/* Handlers on an alternate stack hold the sampling signal in their mask:
+ * the old one leaves it (it is the program's), the new one joins. */
+static void
+remask_onstack(int from, int to)
+{
+	for (int k = 1; k < NSIG; k++) {
+		struct sigaction act;
+
+		if (pc->owned[k] || k == from || real_sigaction(k, NULL, &act) || !is_handler(&act))
+			continue;
+		if (mask_added[k] == from)
+			sigdelset(&act.sa_mask, from);
+		mask_added[k] = 0;
+		if ((act.sa_flags & SA_ONSTACK) && to && sigismember(&act.sa_mask, to) != 1) {
+			sigaddset(&act.sa_mask, to);
+			mask_added[k] = to;
+		}
+		real_sigaction(k, &act, NULL);
+		note_restart_mask(k, &act);
+	}
+}
+
+/*
+ * The program took s, the sampling signal, for its own: libpc moves to a
+ * free one (or, with none, stops sampling), for every thread, and s is
+ * the program's from here on. The handler is installed on the new signal
+ * first, the timers are aimed at it next, and only then is s made the
+ * program's (the late signals of the old timers are known by their tag
+ * or descriptor, and dropped). Every signal is blocked meanwhile, and
+ * one thread moves at a time. Not AS-safe.
+ */
+static void
+move_off(int s, const sigset_t *avoid)
+{
+	sigset_t all, prev;
+	struct sigaction was;
+	int to, k;
+
+	/* a vfork child shares the parent's memory, not its signals */
+	if (getpid() != pc->pid || !pc->ntext)
+		return;
+	sigfillset(&all);
+	real_pthread_sigmask(SIG_SETMASK, &all, &prev);
+	while (__atomic_exchange_n(&move_lock, 1, __ATOMIC_ACQUIRE))
+		;
+	k = __atomic_load_n(&moves, __ATOMIC_RELAXED);
+	if (pc->owned[s] != PC_OWN_SAMPLING || cur_sig() != s || k >= MOVES_MAX)
+		goto out;
+	named[s] = 1;
+	to = free_signal(s, avoid);
+	if (to) {
+		if (pc->owned[to] == PC_OWN_FATAL)
+			prog_action_load(to, &was);
+		if (pc_sample_install_on(to, pc->owned[to] == PC_OWN_FATAL ? NULL : &was))
+			to = 0;
+		else {
+			pc_prog_action_store(to, &was);
+			pc->owned[to] = PC_OWN_SAMPLING;
+		}
+	}
+	move_from[k] = s;
+	move_to[k] = to;
+	if (to) {
+		__atomic_store_n(&pc_sampling_sig, to, __ATOMIC_SEQ_CST);
+		pc_timers_move(to);
+	} else {
+		pc_timers_stop();
+	}
+	__atomic_store_n(&moves, k + 1, __ATOMIC_SEQ_CST);
+	make_real(s);
+	remask_onstack(s, to);
+	if (!to)
+		pc_say("the program uses every real-time signal libpc could sample on; "
+		       "sampling stops here", "", "");
+out:
+	__atomic_store_n(&move_lock, 0, __ATOMIC_RELEASE);
+	real_pthread_sigmask(SIG_SETMASK, &prev, NULL);
+	view_sync();
+}
+
+/*
+ * This thread's view of the program's mask, brought up to the moves made
+ * since it last looked: a signal libpc left and the program believed
+ * blocked is blocked for real, and the new sampling signal, where it is
+ * blocked for real, is let through with the view keeping it blocked. In
+ * a handler the mask is the interrupted one, in *uc_mask (it comes back
+ * with sigreturn); otherwise the thread's own. 1 when sig (a signal libpc
+ * left) was blocked so: the program believed it blocked. AS-safe.
+ */
+static int
+sync_mask(sigset_t *uc_mask, int sig)
+{
+	int n = __atomic_load_n(&moves, __ATOMIC_SEQ_CST), hit = 0;
+
+	while (my_moves < n) {
+		int from = move_from[my_moves], to = move_to[my_moves];
+		sigset_t one, mask;
+
+		sigemptyset(&one);
+		if (prog_blocked & HIDE_SAMPLE) {
+			hit |= from == sig;
+			if (uc_mask)
+				sigaddset(uc_mask, from);
+			else
+				sigaddset(&one, from);
+		}
+		if (!uc_mask && !sigisemptyset(&one))
+			real_pthread_sigmask(SIG_BLOCK, &one, NULL);
+		prog_blocked &= ~HIDE_SAMPLE;
+		if (to) {
+			if (!uc_mask)
+				real_pthread_sigmask(SIG_SETMASK, NULL, &mask);
+			if (sigismember(uc_mask ? uc_mask : &mask, to) == 1) {
+				prog_blocked |= HIDE_SAMPLE;
+				if (uc_mask) {
+					sigdelset(uc_mask, to);
+				} else {
+					sigemptyset(&one);
+					sigaddset(&one, to);
+					real_pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+				}
+			}
+		}
+		my_moves++;
+	}
+	return hit;
+}
+
+static void
+view_sync(void)
+{
+	if (my_moves != __atomic_load_n(&moves, __ATOMIC_RELAXED))
+		sync_mask(NULL, 0);
+}
+
+void
+pc_signals_sync_from_handler(void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	if (my_moves != __atomic_load_n(&moves, __ATOMIC_RELAXED))
+		sync_mask(&uc->uc_sigmask, 0);
+}
+
+void
+pc_signals_sync(void)
+{
+	view_sync();
+}
+
+int
+pc_signals_moves(void)
+{
+	return my_moves;
+}
+
+/* A signal of the program's on sig, which the program believed blocked
+ * in this thread when it came (its view was not yet made real here):
+ * blocked now, it is queued again, for a thread that has it unblocked or
+ * for the program's wait. AS-safe. */
+static void
+queue_again(int sig, const siginfo_t *si)
+{
+	sigset_t one;
+	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
+
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	real_pthread_sigmask(SIG_BLOCK, &one, NULL);
+	if (si->si_code == SI_TKILL) {
+		syscall(SYS_tgkill, pid, tid, sig);
+		return;
+	}
+	if (syscall(SYS_rt_sigqueueinfo, pid, sig, si))
+		kill(pid, sig);	/* the kernel lets only the main thread
+				 * queue a signal with the sender's info */
+}
+
+/* What a signal on sig, one libpc left to the program, is before the
+ * program's disposition sees it: 1 when it is not the program's to see
+ * (a late signal of libpc's old timers, dropped, or one the program
+ * believed blocked here, queued again). AS-safe. */
+static int
+moved_late_from_handler(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	if (pc_timers_late_from_handler(si))
+		return 1;
+	if (my_moves != __atomic_load_n(&moves, __ATOMIC_RELAXED) &&
+	    sync_mask(&uc->uc_sigmask, sig)) {
+		queue_again(sig, si);
+		return 1;
+	}
+	return 0;
+}
+
+/* The filter in front of the program's handler on a signal libpc left,
+ * installed with the program's flags and mask, so that the kernel
+ * restarts, interrupts, masks and queues as it would plain. AS-safe. */
+static void
+moved_from_handler(int sig, siginfo_t *si, void *ucv)
+{
+	struct sigaction act;
+	int saved = errno;
+
+	if (moved_late_from_handler(sig, si, ucv) || pc_prog_action_from_handler(sig, &act) ||
+	    !is_handler(&act)) {
+		errno = saved;
+		return;
+	}
+	if (act.sa_flags & SA_SIGINFO)
+		act.sa_sigaction(sig, si, ucv);
+	else
+		act.sa_handler(sig);
+}
+
 /* ------------------------------------------------------------ masks */
 
 /* What the program believes of sig in this thread, for the handler: 1
@@ -513,7 +896,7 @@ signal(int sig, sighandler_t handler)
 int
 pc_prog_blocked_from_handler(int sig)
 {
-	unsigned bit = sig == pc_cfg->sig ? HIDE_SAMPLE : HIDE_SNAPSHOT;
+	unsigned bit = sig == cur_sig() ? HIDE_SAMPLE : HIDE_SNAPSHOT;
 
 	if (!(prog_blocked & bit))
 		return 0;
@@ -529,15 +912,17 @@ pc_signals_prog_blocked(void)
 }
 
 void
-pc_signals_inherit_block(unsigned blocked)
+pc_signals_inherit_block(unsigned blocked, int moves_seen)
 {
 	prog_blocked = blocked;
+	my_moves = moves_seen;
+	view_sync();
 }
 
 unsigned
 pc_signals_view_bit(int sig)
 {
-	return sig == pc_cfg->sig ? HIDE_SAMPLE : sig == pc_cfg->snapshot_sig ? HIDE_SNAPSHOT : 0;
+	return sig == cur_sig() ? HIDE_SAMPLE : sig == pc_cfg->snapshot_sig ? HIDE_SNAPSHOT : 0;
 }
 
 unsigned
@@ -553,7 +938,7 @@ pc_signals_view_set(unsigned blocked)
 static void
 view_of(sigset_t *set, unsigned blocked)
 {
-	int s = pc_cfg->sig, n = pc_cfg->snapshot_sig;
+	int s = cur_sig(), n = pc_cfg->snapshot_sig;
 
 	if (pc->owned[s] == PC_OWN_SAMPLING) {
 		if (blocked & HIDE_SAMPLE)
@@ -592,13 +977,33 @@ hide(int how, sigset_t *s, int sig, unsigned bit, int keep_blocked, unsigned now
 	return now;
 }
 
+/* set names sig: holds it, but not every real-time signal (a full set
+ * asks for no signal in particular, and no other would be free of it). */
+static int
+names(const sigset_t *set, int sig)
+{
+	if (!set || sigismember(set, sig) != 1)
+		return 0;
+	for (int k = SIGRTMIN; k <= SIGRTMAX; k++)
+		if (sigismember(set, k) != 1)
+			return 1;
+	return 0;
+}
+
 static int
 filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 {
-	unsigned was = prog_blocked, now = was;
-	int s = pc_cfg->sig, n = pc_cfg->snapshot_sig, r;
+	unsigned was, now;
+	int s, n = pc_cfg->snapshot_sig, r;
 	sigset_t copy;
 
+	view_sync();
+	/* a mask that blocks the sampling signal by name: the program's */
+	if (set && (how == SIG_BLOCK || how == SIG_SETMASK) && names(set, cur_sig()) &&
+	    pc->owned[cur_sig()] == PC_OWN_SAMPLING)
+		move_off(cur_sig(), set);
+	was = now = prog_blocked;
+	s = cur_sig();
 	if (!set) {
 		r = real(how, set, old);
 		if (r == 0 && old)
@@ -621,7 +1026,8 @@ filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 	if (!(now & HIDE_SAMPLE) && deferred) {
 		/* what arrived for the program while it had it blocked */
 		deferred = 0;
-		raise(s);
+		if (pc->owned[s] == PC_OWN_SAMPLING)
+			raise(s);
 	}
 	return 0;
 }
@@ -642,11 +1048,22 @@ sigprocmask(int how, const sigset_t *set, sigset_t *old)
 
 /* --------------------------------------- the sigwait family and signalfd */
 
+/* The program waits for the signals of set (or opens a signalfd on
+ * them): one that names the sampling signal takes it for the program's. */
+static void
+waits_for(const sigset_t *set)
+{
+	resolve();
+	view_sync();
+	if (names(set, cur_sig()) && pc->owned[cur_sig()] == PC_OWN_SAMPLING)
+		move_off(cur_sig(), set);
+}
+
 /* set without libpc's signals, into copy; set itself when it holds none. */
 static const sigset_t *
 without_ours(const sigset_t *set, sigset_t *copy)
 {
-	int s = pc_cfg->sig, n = pc_cfg->snapshot_sig;
+	int s = cur_sig(), n = pc_cfg->snapshot_sig;
 
 	if (!set || (!(hidden_sig(s) && sigismember(set, s) == 1) &&
 		     !(hidden_sig(n) && sigismember(set, n) == 1)))
@@ -667,6 +1084,7 @@ sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeou
 
 	if (!real)
 		real = (sigtimedwait_fn)pc_next("sigtimedwait");
+	waits_for(set);
 	return real(without_ours(set, &copy), info, timeout);
 }
 
@@ -684,6 +1102,7 @@ sigwait(const sigset_t *set, int *sig)
 
 	if (!real)
 		real = (sigwait_fn)pc_next("sigwait");
+	waits_for(set);
 	return real(without_ours(set, &copy), sig);
 }
 
@@ -695,5 +1114,6 @@ signalfd(int fd, const sigset_t *mask, int flags)
 
 	if (!real)
 		real = (signalfd_fn)pc_next("signalfd");
+	waits_for(mask);
 	return real(fd, without_ours(mask, &copy), flags);
 }

@@ -229,7 +229,7 @@ pc_dump_summary(const char *path, int err)
 	line_scope_and_graph(&l);
 	line_wall(&l);
 	pc_line_str(&l, "; signal ");
-	pc_line_u64(&l, (uint64_t)pc_cfg->sig);
+	pc_line_u64(&l, (uint64_t)__atomic_load_n(&pc_sampling_sig, __ATOMIC_RELAXED));
 	if (pc_cfg->pg_built)
 		pc_line_str(&l, " (the program is built with -pg: SIGPROF is glibc's)");
 	line_count(&l, pc_stats->snapshots, " snapshots");

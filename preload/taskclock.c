@@ -41,6 +41,12 @@ refused(void)
 int
 pc_taskclock_open(uint64_t period_ns)
 {
+	return pc_taskclock_open_for(period_ns, 0);
+}
+
+int
+pc_taskclock_open_for(uint64_t period_ns, int tid)
+{
 	struct perf_event_attr attr;
 	int fd, saved = errno;
 
@@ -56,7 +62,7 @@ pc_taskclock_open(uint64_t period_ns)
 	 * inside a system call (timer.c says why that matters) */
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		fd = -errno;
 	errno = saved;

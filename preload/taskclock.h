@@ -24,5 +24,9 @@
  * calls no getenv.
  */
 int pc_taskclock_open(uint64_t period_ns);
+/* The same, on thread tid of this process (0: the calling thread): libpc
+ * opens one for another thread whose event the program closed
+ * (close_range). AS-safe after the first call. */
+int pc_taskclock_open_for(uint64_t period_ns, int tid);
 
 #endif

@@ -65,6 +65,7 @@ struct start {
 	void *(*fn)(void *);
 	void *arg;
 	unsigned prog_blocked;	/* the creator's view of libpc's signals */
+	int moves;		/* as of this many moves (signals.c) */
 	uintptr_t lo, hi;	/* the new thread's stack, 0 where not known */
 	uint32_t state;		/* START_*, a futex word */
 	uint32_t refs;		/* the creator's and the thread's */
@@ -169,11 +170,12 @@ thread_start(void *p)
 	void *(*fn)(void *) = sp->fn;
 	void *arg = sp->arg;
 	unsigned prog_blocked = sp->prog_blocked;
+	int moves = sp->moves;
 
 	/* known or not, the thread never asks itself (that allocates) */
 	pc_unwind_thread_bounds(s == START_READY ? sp->lo : 0, s == START_READY ? sp->hi : 0);
 	start_put(sp, 0);
-	pc_signals_inherit_block(prog_blocked);
+	pc_signals_inherit_block(prog_blocked, moves);
 	if (have_exit_key)
 		pthread_setspecific(exit_key, &exit_key);	/* any non-NULL */
 	pc_thread_arm();
@@ -223,7 +225,9 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		return create(thread, attr, fn, arg);
 	st->fn = fn;
 	st->arg = arg;
+	pc_signals_sync();
 	st->prog_blocked = pc_signals_prog_blocked();
+	st->moves = pc_signals_moves();
 	st->lo = st->hi = 0;
 	st->state = START_WAITING;
 	st->refs = 2;

@@ -44,16 +44,50 @@
 #endif
 
 
-static PC_TLS timer_t thread_timer;
-/* What arms the calling thread: nothing, a POSIX timer (thread_timer) or
- * a task-clock event (thread_perf_fd). */
+/* What arms the calling thread: nothing, a POSIX timer or a task-clock
+ * event (its slot says which). */
 enum armed { ARMED_NONE, ARMED_POSIX, ARMED_PERF };
 static PC_TLS enum armed thread_armed;
-static PC_TLS int thread_perf_fd = -1;
 static PC_TLS uint64_t thread_perf_seen;	/* thread CPU time already sampled */
 static PC_TLS int thread_perf_holding;	/* pc_thread_hold(1) is in force */
 static PC_TLS int thread_perf_retired = -1;	/* see pc_thread_perf_retired_from_handler */
-static PC_TLS uint64_t thread_perf_id;	/* the kernel's id of that event */
+
+/*
+ * Every armed thread's timer, in a table libpc owns, so that one thread
+ * can reach every other's: when libpc moves to another signal (the
+ * program took its own, signals.c), each timer is aimed at the new one
+ * (a task-clock event by F_SETSIG on its descriptor, a POSIX timer made
+ * again for that thread's CPU clock), and when the program closes
+ * libpc's task-clock events (close_range), each thread gets a new one,
+ * opened for it by thread id. A slot moves FREE -> SETUP (its thread
+ * arms) -> LIVE, and LIVE -> BUSY -> LIVE while one thread works on it
+ * (the mover, or its own thread catching up), LIVE -> BUSY -> FREE when
+ * its thread ends. Threads that start and end meanwhile only ever take
+ * a slot with a compare-and-swap, so handlers (pc_finish disarms from a
+ * fatal signal's) take no lock; a thread that finds its slot BUSY waits
+ * for the few system calls the other thread makes, with every signal
+ * blocked there, to end. Threads beyond the table's size keep a slot in
+ * their own memory, which no other thread reaches: they keep the signal
+ * they were armed with, and their events stay closed after close_range.
+ */
+enum { SLOT_FREE, SLOT_SETUP, SLOT_LIVE, SLOT_BUSY };
+struct slot {
+	int state;		/* SLOT_*, atomic */
+	pid_t tid;
+	enum armed kind;
+	int sig;		/* the signal it sends now */
+	int fd;			/* ARMED_PERF: the event (atomic) */
+	uint64_t id;		/* the kernel's id of that event */
+	timer_t timer;		/* ARMED_POSIX */
+	clockid_t clock;	/* the thread's CPU clock */
+	int adopted;		/* a thread whose end libpc never sees */
+};
+#define SLOTS	4096
+static struct slot slots[SLOTS];
+static int slots_hint;			/* where the last claim found one */
+static PC_TLS struct slot own_slot;	/* when the table is full */
+static PC_TLS struct slot *me;		/* this thread's, or NULL */
+static int timers_stopped;		/* no free signal: no sampling (atomic) */
 
 /* The first task-clock event was refused (or PC_TIMER=auto's probe of
  * one): its errno (atomic). Every thread then gets a POSIX timer. */
@@ -132,20 +166,49 @@ pc_timer_note_refused(int err)
 	__atomic_store_n(&taskclock_refused, err, __ATOMIC_RELAXED);
 }
 
-/* Whether thread_perf_fd is still our event: the program may have closed
- * the number, or dup2'ed its own file onto it. */
+/* Whether sl's descriptor is still our event: the program may have closed
+ * the number, or dup2'ed its own file onto it. AS-safe. */
 static int
-perf_fd_ours(void)
+perf_fd_ours(const struct slot *sl)
 {
 	uint64_t id;
+	int fd = sl ? __atomic_load_n(&sl->fd, __ATOMIC_ACQUIRE) : -1;
 
-	return thread_perf_fd >= 0 && ioctl(thread_perf_fd, PERF_EVENT_IOC_ID, &id) == 0 &&
-	       id == thread_perf_id;
+	return fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0 && id == sl->id;
+}
+
+/* Descriptor numbers that ever held an event of libpc's, so that a late
+ * signal of one, on a signal libpc has since left to the program, is
+ * known (pc_timers_late_from_handler). */
+#define FD_BITS	8192
+static uint64_t fds_used[FD_BITS / 64];
+
+static void
+note_fd(int fd)
+{
+	if (fd >= 0 && fd < FD_BITS)
+		__atomic_fetch_or(&fds_used[fd / 64], UINT64_C(1) << (fd % 64), __ATOMIC_RELAXED);
+}
+
+/* The CPU clock of thread tid of this process (glibc's
+ * pthread_getcpuclockid makes the same): a timer on it may be made from
+ * any thread. */
+static clockid_t
+thread_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
+}
+
+static pid_t
+gettid_raw(void)
+{
+	return (pid_t)syscall(SYS_gettid);
 }
 
 /*
- * The calling thread's task-clock event, overflowing every interval_ns of
- * its CPU time; an overflow is sent as our signal to this thread (no ring
+ * Thread tid's task-clock event (the calling thread's, or, after the program
+ * closed it, another's), overflowing every interval_ns of its CPU time,
+ * into slot sl; an overflow is sent as our signal to this thread (no ring
  * buffer needed). Samples are taken in user mode only (exclude_kernel): an
  * overflow in the kernel would signal a thread inside a system call, and
  * poll, select and nanosleep would fail with EINTR, which the program
@@ -174,19 +237,19 @@ perf_fd_ours(void)
  * were seen: a python3 under pcprof compare (10 kHz) spent 40 s of CPU in
  * samples of its imports, then died of SIGIO. A signal of the event that
  * the program takes itself (a raw rt_sigtimedwait) leaves the thread
- * unsampled. 0 or -errno.
+ * unsampled. 0 or -errno. AS-safe (system calls) after the first event.
  */
 static int
-arm_perf(pid_t tid)
+arm_perf(struct slot *sl, pid_t tid, int sig)
 {
 	struct f_owner_ex owner;
 	uint64_t id;
-	int fd;
+	int fd, self = tid == gettid_raw();
 
 	/* above 10 kHz the signals would crowd out the program: sample at
 	 * 10 kHz and let the weights carry the rate asked for */
-	fd = pc_taskclock_open((uint64_t)(pc_cfg->interval_ns < 100000 ? 100000 :
-					  pc_cfg->interval_ns));
+	fd = pc_taskclock_open_for((uint64_t)(pc_cfg->interval_ns < 100000 ? 100000 :
+					      pc_cfg->interval_ns), self ? 0 : tid);
 	if (fd < 0)
 		return fd;
 	{
@@ -201,18 +264,22 @@ arm_perf(pid_t tid)
 	}
 	owner.type = F_OWNER_TID;
 	owner.pid = tid;
-	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, pc_cfg->sig) ||
+	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, sig) ||
 	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_ID, &id))
 		goto fail;
+	note_fd(fd);
 	/* known before it runs: its first signal may come at once, and the
 	 * handler must find it ours to grant the next */
-	thread_perf_seen = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	thread_perf_id = id;
-	thread_perf_fd = fd;
+	if (self)
+		thread_perf_seen = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	sl->id = id;
+	sl->sig = sig;
+	sl->kind = ARMED_PERF;
+	__atomic_store_n(&sl->fd, fd, __ATOMIC_RELEASE);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) == 0)
 		return 0;
-	thread_perf_fd = -1;
+	__atomic_store_n(&sl->fd, -1, __ATOMIC_RELEASE);
 fail:
 	{
 		int e = -errno;
@@ -222,6 +289,12 @@ fail:
 	}
 }
 
+int
+pc_thread_perf_fd_from_handler(void)
+{
+	return me ? __atomic_load_n(&me->fd, __ATOMIC_ACQUIRE) : -1;
+}
+
 uint32_t
 pc_thread_perf_weight_from_handler(int fd, int *ours)
 {
@@ -229,12 +302,12 @@ pc_thread_perf_weight_from_handler(int fd, int *ours)
 	uint32_t w;
 
 	*ours = 0;
-	if (fd != thread_perf_fd)
+	if (!me || fd != __atomic_load_n(&me->fd, __ATOMIC_ACQUIRE))
 		return 0;
 	/* a shell that redirects onto our number keeps the event open in a
 	 * saved copy, and its signals still carry the number: read only
 	 * our event, never the program's file (its input would be eaten) */
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) || id != thread_perf_id)
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) || id != me->id)
 		return 0;	/* the report counts it as not sampled */
 	*ours = 1;
 	if (!(now = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID)) || now < thread_perf_seen)
@@ -250,17 +323,274 @@ pc_thread_perf_weight_from_handler(int fd, int *ours)
 	return w;
 }
 
+/* ------------------------------------------------------------ slots */
+
+/* A free slot for the calling thread, in SETUP; the thread's own when
+ * the table is full. */
+static struct slot *
+slot_claim(void)
+{
+	int h = __atomic_load_n(&slots_hint, __ATOMIC_RELAXED);
+
+	for (int k = 0; k < SLOTS; k++) {
+		int i = (h + k) % SLOTS, s = SLOT_FREE;
+
+		if (__atomic_load_n(&slots[i].state, __ATOMIC_RELAXED) == SLOT_FREE &&
+		    __atomic_compare_exchange_n(&slots[i].state, &s, SLOT_SETUP, 0,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&slots_hint, i + 1, __ATOMIC_RELAXED);
+			slots[i].fd = -1;
+			slots[i].kind = ARMED_NONE;
+			slots[i].adopted = 0;
+			return &slots[i];
+		}
+	}
+	memset(&own_slot, 0, sizeof(own_slot));
+	own_slot.state = SLOT_SETUP;
+	own_slot.fd = -1;
+	return &own_slot;
+}
+
+/* LIVE -> BUSY; 0 where another thread has it (or it is not live).
+ * AS-safe. */
+static int
+slot_take(struct slot *sl)
+{
+	int s = SLOT_LIVE;
+
+	return __atomic_compare_exchange_n(&sl->state, &s, SLOT_BUSY, 0, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+/* The same, waiting while another thread works on it (a few system
+ * calls, every signal blocked there): a thread that ends. AS-safe. */
+static int
+slot_take_wait(struct slot *sl)
+{
+	for (long n = 0; n < 1000000; n++) {
+		if (slot_take(sl))
+			return 1;
+		if (__atomic_load_n(&sl->state, __ATOMIC_RELAXED) != SLOT_BUSY)
+			return 0;
+		syscall(SYS_sched_yield);
+	}
+	return 0;
+}
+
+static void
+slot_put(struct slot *sl, int state)
+{
+	__atomic_store_n(&sl->state, state, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * A POSIX timer on clock (a thread's CPU clock) that signals thread tid
+ * with sig every interval_ns; the signal's value tells our ticks from
+ * kill(2)'s. budget: it takes one of libpc's share of pending-signal
+ * slots (a timer that replaces another takes none). 0 or -errno,
+ * counted as a timer failure.
+ */
+static int
+arm_posix(clockid_t clock, pid_t tid, timer_t *t, int sig, int budget)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+	int r;
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = sig;
+	sev.sigev_value.sival_ptr = (void *)&pc_timer_tag;
+	sev.sigev_notify_thread_id = tid;
+	if (budget && !take(&posix_held, share_of(RLIMIT_SIGPENDING, SIGQ_SHARE))) {
+		say_once(&said_slots, "the pending-signal limit (ulimit -i) leaves libpc no more "
+			 "timers; later threads are not sampled");
+		errno = EAGAIN;
+		goto fail;
+	}
+	if (timer_create(clock, &sev, t)) {
+		if (budget)
+			give_back(&posix_held);
+		goto fail;
+	}
+	its.it_interval.tv_sec = pc_cfg->interval_ns / 1000000000L;
+	its.it_interval.tv_nsec = pc_cfg->interval_ns % 1000000000L;
+	its.it_value = its.it_interval;
+	if (timer_settime(*t, 0, &its, NULL) == 0)
+		return 0;
+	r = -errno;
+	timer_delete(*t);
+	if (budget)
+		give_back(&posix_held);
+	errno = -r;
+fail:
+	__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
+	return -errno;
+}
+
+/* sl's timer, put out: deleted, or its event stopped and closed (a
+ * number that is no longer our event is the program's: left alone). */
+static void
+slot_drop_timer(struct slot *sl)
+{
+	if (sl->kind == ARMED_POSIX) {
+		timer_delete(sl->timer);
+		give_back(&posix_held);
+	}
+	if (sl->kind == ARMED_PERF) {
+		int fd = __atomic_load_n(&sl->fd, __ATOMIC_ACQUIRE), ours = perf_fd_ours(sl);
+
+		give_back(&perf_held);
+		if (ours)
+			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (sl == me)
+			thread_perf_retired = fd;
+		__atomic_store_n(&sl->fd, -1, __ATOMIC_RELEASE);
+		if (ours)
+			close(fd);
+	}
+	sl->kind = ARMED_NONE;
+}
+
+/* sl's timer, taken (BUSY), aimed at sig: an event sends it from now on
+ * (F_SETSIG; one the program closed is opened again for its thread), a
+ * POSIX timer is made again for the thread's clock, the old one deleted
+ * after (its late signals carry the tag: the new owner of the old signal
+ * never sees them). AS-safe (system calls). */
+static void
+slot_reaim(struct slot *sl, int sig)
+{
+	int fd = __atomic_load_n(&sl->fd, __ATOMIC_ACQUIRE);
+	timer_t t;
+
+	if (__atomic_load_n(&timers_stopped, __ATOMIC_RELAXED)) {
+		slot_drop_timer(sl);
+		return;
+	}
+	if (sl->kind == ARMED_PERF) {
+		if (perf_fd_ours(sl) && fcntl(fd, F_SETSIG, sig) == 0) {
+			sl->sig = sig;
+			return;
+		}
+		if (fd >= 0 && fcntl(fd, F_GETFD) >= 0)
+			return;		/* the number is the program's file now: the
+					 * handler replaces the event (it knows) */
+		if (arm_perf(sl, sl->tid, sig)) {
+			__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&sl->fd, -1, __ATOMIC_RELEASE);
+		}
+		return;
+	}
+	if (sl->kind != ARMED_POSIX)
+		return;
+	if (arm_posix(sl->clock, sl->tid, &t, sig, 0) == 0) {
+		timer_delete(sl->timer);
+		sl->timer = t;
+		sl->sig = sig;
+		return;
+	}
+	/* the thread is gone (one adopted at start-up, whose end libpc never
+	 * sees), or no timer can be had: the old one goes anyway, its
+	 * signal being the program's now */
+	slot_drop_timer(sl);
+}
+
+/* A slot its thread armed is LIVE from now on; where libpc moved to
+ * another signal meanwhile, past this slot, it catches up. Not AS-safe
+ * by the letter (timer_create). */
+static void
+slot_publish(struct slot *sl)
+{
+	sigset_t all, prev;
+
+	slot_put(sl, SLOT_LIVE);
+	if (sl->sig == __atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST) &&
+	    !__atomic_load_n(&timers_stopped, __ATOMIC_SEQ_CST))
+		return;
+	sigfillset(&all);
+	pc_real_sigmask(SIG_SETMASK, &all, &prev);
+	if (slot_take(sl)) {
+		slot_reaim(sl, __atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST));
+		slot_put(sl, SLOT_LIVE);
+	}
+	pc_real_sigmask(SIG_SETMASK, &prev, NULL);
+}
+
+void
+pc_timers_move(int sig)
+{
+	for (int i = 0; i < SLOTS; i++) {
+		struct slot *sl = &slots[i];
+
+		if (__atomic_load_n(&sl->state, __ATOMIC_SEQ_CST) != SLOT_LIVE || !slot_take(sl))
+			continue;
+		if (sl->sig != sig || __atomic_load_n(&timers_stopped, __ATOMIC_RELAXED))
+			slot_reaim(sl, sig);
+		slot_put(sl, sl->kind == ARMED_NONE && sl->adopted ? SLOT_FREE : SLOT_LIVE);
+	}
+}
+
+void
+pc_timers_stop(void)
+{
+	__atomic_store_n(&timers_stopped, 1, __ATOMIC_SEQ_CST);
+	pc_timers_move(__atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST));
+}
+
+int
+pc_timers_late_from_handler(const siginfo_t *si)
+{
+	if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc_timer_tag)
+		return 1;
+	return si->si_code >= POLL_IN && si->si_code <= POLL_HUP && si->si_fd >= 0 &&
+	       si->si_fd < FD_BITS &&
+	       (__atomic_load_n(&fds_used[si->si_fd / 64], __ATOMIC_RELAXED) &
+		(UINT64_C(1) << (si->si_fd % 64)));
+}
+
+void
+pc_timers_rearm_closed(void)
+{
+	sigset_t all, prev;
+	int sig = __atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST);
+
+	if (!__atomic_load_n(&perf_held, __ATOMIC_RELAXED) || !pc_on())
+		return;
+	sigfillset(&all);
+	pc_real_sigmask(SIG_SETMASK, &all, &prev);
+	for (int i = -1; i < SLOTS; i++) {
+		struct slot *sl = i < 0 ? me : &slots[i];
+		int fd;
+
+		if (!sl || (i >= 0 && sl == me) || sl->kind != ARMED_PERF)
+			continue;
+		fd = __atomic_load_n(&sl->fd, __ATOMIC_ACQUIRE);
+		/* closed: its number is free (a number the program reused is
+		 * the handler's to notice) */
+		if (fd < 0 || fcntl(fd, F_GETFD) >= 0)
+			continue;
+		if (!slot_take(sl))
+			continue;
+		if (sl->kind == ARMED_PERF && arm_perf(sl, sl->tid, sig))
+			__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
+		slot_put(sl, SLOT_LIVE);
+	}
+	pc_real_sigmask(SIG_SETMASK, &prev, NULL);
+}
+
 /* This thread's event replaced by a new one (its number is no longer
  * ours, or an exec held it); where none can be had, the thread is left
- * without a timer, counted as a failure. */
+ * without a timer, counted as a failure. AS-safe (system calls). */
 static void
 replace_perf(void)
 {
-	if (arm_perf((pid_t)syscall(SYS_gettid)) == 0)
-		return;
-	__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
-	give_back(&perf_held);
-	thread_armed = ARMED_NONE;
+	if (!me || !slot_take(me))
+		return;		/* another thread is at it */
+	if (arm_perf(me, gettid_raw(), __atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST))) {
+		__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&me->fd, -1, __ATOMIC_RELEASE);
+	}
+	slot_put(me, SLOT_LIVE);
 }
 
 void
@@ -280,55 +610,7 @@ pc_thread_perf_resume_from_handler(int fd, int ours)
 	/* the number is the program's now (a shell's redirection onto it
 	 * while it keeps our event in a saved copy): that event has stopped
 	 * for good, and this thread gets another, at another number */
-	thread_perf_fd = -1;
 	replace_perf();
-}
-
-/*
- * A POSIX timer on clock (a thread's CPU clock) that signals thread tid
- * every interval_ns; the signal's value tells our ticks from kill(2)'s.
- * 0 or -errno, counted as a timer failure.
- */
-static int
-arm_posix(clockid_t clock, pid_t tid, timer_t *t)
-{
-	struct sigevent sev;
-	struct itimerspec its;
-	int r;
-
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = pc_cfg->sig;
-	sev.sigev_value.sival_ptr = (void *)&pc_timer_tag;
-	sev.sigev_notify_thread_id = tid;
-	if (!take(&posix_held, share_of(RLIMIT_SIGPENDING, SIGQ_SHARE))) {
-		say_once(&said_slots, "the pending-signal limit (ulimit -i) leaves libpc no more "
-			 "timers; later threads are not sampled");
-		errno = EAGAIN;
-		goto fail;
-	}
-	if (timer_create(clock, &sev, t)) {
-		give_back(&posix_held);
-		goto fail;
-	}
-	its.it_interval.tv_sec = pc_cfg->interval_ns / 1000000000L;
-	its.it_interval.tv_nsec = pc_cfg->interval_ns % 1000000000L;
-	its.it_value = its.it_interval;
-	if (timer_settime(*t, 0, &its, NULL) == 0)
-		return 0;
-	r = -errno;
-	timer_delete(*t);
-	give_back(&posix_held);
-	errno = -r;
-fail:
-	__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
-	return -errno;
-}
-
-int
-pc_thread_perf_fd_from_handler(void)
-{
-	return thread_perf_fd;
 }
 
 /* The descriptor of this thread's last event, closed since (its signals
@@ -339,42 +621,63 @@ pc_thread_perf_retired_from_handler(void)
 	return thread_perf_retired;
 }
 
-int
-pc_thread_arm(void)
+/* The calling thread's timer, in sl: a task-clock event where they are
+ * the kind (and libpc's share of descriptors allows one), else a POSIX
+ * timer. 0 or -errno. */
+static int
+arm_slot(struct slot *sl, pid_t tid, int sig)
 {
-	clockid_t clock;
-	int saved = errno;
-	int r = 0;
+	int r;
 
-	if (thread_armed != ARMED_NONE || !pc_on())
-		return 0;
-	pc_unwind_thread_init();
-	thread_perf_holding = 0;	/* a disarm's */
 	if (pc_timer_kind() == PC_TIMER_TASKCLOCK &&
 	    !take(&perf_held, share_of(RLIMIT_NOFILE, FD_SHARE))) {
 		say_once(&said_fds, "the descriptor limit (ulimit -n) leaves libpc no more "
 			 "task-clock events; later threads get POSIX timers");
 	} else if (pc_timer_kind() == PC_TIMER_TASKCLOCK) {
-		r = arm_perf((pid_t)syscall(SYS_gettid));
-		if (r)
-			give_back(&perf_held);
-		if (r == 0) {
-			thread_armed = ARMED_PERF;
-			__atomic_fetch_add(&pc_stats->threads, 1, __ATOMIC_RELAXED);
-			goto out;
-		}
+		r = arm_perf(sl, tid, sig);
+		if (r == 0)
+			return 0;
+		give_back(&perf_held);
 		/* refused (or out of descriptors): this thread gets a POSIX
 		 * timer; if the very first is refused, every thread will */
 		if (!__atomic_load_n(&pc_stats->threads, __ATOMIC_RELAXED))
 			__atomic_store_n(&taskclock_refused, -r, __ATOMIC_RELAXED);
 	}
-	if (pthread_getcpuclockid(pthread_self(), &clock))
-		clock = CLOCK_THREAD_CPUTIME_ID;
-	r = arm_posix(clock, (pid_t)syscall(SYS_gettid), &thread_timer);
+	r = arm_posix(sl->clock, tid, &sl->timer, sig, 1);
 	if (r)
+		return r;
+	sl->kind = ARMED_POSIX;
+	sl->sig = sig;
+	return 0;
+}
+
+int
+pc_thread_arm(void)
+{
+	int saved = errno, r;
+	pid_t tid = gettid_raw();
+	struct slot *sl;
+
+	if (thread_armed != ARMED_NONE || !pc_on() ||
+	    __atomic_load_n(&timers_stopped, __ATOMIC_RELAXED))
+		return 0;
+	pc_unwind_thread_init();
+	thread_perf_holding = 0;	/* a disarm's */
+	sl = slot_claim();
+	sl->tid = tid;
+	sl->clock = thread_clock(tid);
+	/* known before the first signal, which may come at once */
+	me = sl;
+	r = arm_slot(sl, tid, __atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST));
+	if (r) {
+		me = NULL;
+		sl->tid = 0;
+		slot_put(sl, SLOT_FREE);
 		goto out;
-	thread_armed = ARMED_POSIX;
+	}
+	thread_armed = sl->kind;
 	__atomic_fetch_add(&pc_stats->threads, 1, __ATOMIC_RELAXED);
+	slot_publish(sl);
 out:
 	errno = saved;
 	return r;
@@ -384,29 +687,21 @@ void
 pc_thread_disarm(void)
 {
 	int saved = errno;
+	struct slot *sl = me;
 
-	if (thread_armed == ARMED_POSIX) {
-		timer_delete(thread_timer);
-		give_back(&posix_held);
-	}
-	if (thread_armed == ARMED_PERF) {
-		/* first: a signal from here on grants and arms nothing */
-		thread_armed = ARMED_NONE;
-		thread_perf_holding = 1;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		give_back(&perf_held);
-		int fd = thread_perf_fd, ours = perf_fd_ours();
-
-		/* stop it first, then close: a signal of its still on the way
-		 * is known by the retired descriptor. A number that is no
-		 * longer our event is the program's: left alone. */
-		if (ours)
-			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-		thread_perf_retired = fd;
-		thread_perf_fd = -1;
-		if (ours)
-			close(fd);
-	}
+	if (thread_armed == ARMED_NONE || !sl)
+		goto out;
+	/* first: a signal from here on grants and arms nothing */
+	thread_armed = ARMED_NONE;
+	thread_perf_holding = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (sl != &own_slot && !slot_take_wait(sl))
+		goto out;	/* another thread never let go: left as it is */
+	slot_drop_timer(sl);
+	me = NULL;
+	sl->tid = 0;
+	slot_put(sl, SLOT_FREE);
+out:
 	thread_armed = ARMED_NONE;
 	errno = saved;
 }
@@ -416,13 +711,13 @@ pc_thread_hold(int hold)
 {
 	int saved = errno;
 
-	if (thread_armed != ARMED_PERF)
+	if (thread_armed != ARMED_PERF || !me)
 		goto out;
 	if (hold) {
 		thread_perf_holding = 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (perf_fd_ours())
-			ioctl(thread_perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (perf_fd_ours(me))
+			ioctl(me->fd, PERF_EVENT_IOC_DISABLE, 0);
 		goto out;
 	}
 	/* a new event, at another number: the old one's grant may be spent
@@ -431,15 +726,14 @@ pc_thread_hold(int hold)
 	 * The hold ends before the new one runs: its first signal may come
 	 * at once, and must be granted the next. */
 	{
-		int old = thread_perf_fd, ours = perf_fd_ours();
+		int old = me->fd, ours = perf_fd_ours(me);
 
 		thread_perf_retired = old;
-		thread_perf_fd = -1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		thread_perf_holding = 0;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		replace_perf();
-		if (ours)
+		if (ours && me->fd != old)
 			close(old);
 	}
 out:
@@ -451,11 +745,22 @@ out:
 void
 pc_thread_forget(void)
 {
-	/* the descriptor is a copy of the parent thread's event: let it go,
-	 * unless the number is the program's by now */
-	if (thread_armed == ARMED_PERF && perf_fd_ours())
-		close(thread_perf_fd);
-	thread_perf_fd = -1;
+	/* the descriptors are copies of the parent threads' events: let
+	 * them go, unless a number is the program's by now */
+	for (int i = -1; i < SLOTS; i++) {
+		struct slot *sl = i < 0 ? me : &slots[i];
+
+		if (sl && (i < 0 || sl != me) && sl->state != SLOT_FREE &&
+		    sl->kind == ARMED_PERF && perf_fd_ours(sl))
+			close(sl->fd);
+		if (i >= 0) {
+			sl->state = SLOT_FREE;
+			sl->kind = ARMED_NONE;
+			sl->fd = -1;
+			sl->tid = 0;
+		}
+	}
+	me = NULL;
 	thread_perf_retired = -1;
 	thread_perf_holding = 0;	/* forked where an exec had held it */
 	thread_armed = ARMED_NONE;
@@ -468,12 +773,13 @@ pc_thread_forget(void)
  * preloaded library's constructor) never pass through our pthread_create:
  * give each a POSIX timer on its CPU clock, aimed at it by thread id. No
  * hook of ours runs when such a thread ends, so its timer stays until the
- * process ends (it no longer fires); there are few such threads.
+ * process ends (it no longer fires), or until libpc moves to another
+ * signal; there are few such threads.
  */
 void
 pc_threads_adopt(void)
 {
-	pid_t self = (pid_t)syscall(SYS_gettid);
+	pid_t self = gettid_raw();
 	char buf[4096];
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	long n;
@@ -490,14 +796,25 @@ pc_threads_adopt(void)
 				char name[];
 			} *d = (void *)(buf + off);
 			long tid = strtol(d->name, NULL, 10);
-			timer_t t;
-			/* the kernel's CPU clock of one thread: CPUCLOCK_SCHED of
-			 * a PERTHREAD clock, by tid */
-			clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
+			struct slot *sl;
 
 			off += d->reclen;
-			if (tid <= 0 || tid == self || arm_posix(clock, (pid_t)tid, &t))
+			if (tid <= 0 || tid == self)
 				continue;
+			sl = slot_claim();
+			if (sl == &own_slot)
+				continue;	/* no room to remember it */
+			sl->tid = (pid_t)tid;
+			sl->clock = thread_clock((pid_t)tid);
+			sl->sig = __atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST);
+			if (arm_posix(sl->clock, (pid_t)tid, &sl->timer, sl->sig, 1)) {
+				sl->tid = 0;
+				slot_put(sl, SLOT_FREE);
+				continue;
+			}
+			sl->kind = ARMED_POSIX;
+			sl->adopted = 1;
+			slot_put(sl, SLOT_LIVE);
 			__atomic_fetch_add(&pc_stats->threads, 1, __ATOMIC_RELAXED);
 		}
 	}
