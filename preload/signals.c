@@ -50,6 +50,7 @@
 #endif
 #include <errno.h>
 #include <signal.h>
+#include <setjmp.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -1117,3 +1118,57 @@ signalfd(int fd, const sigset_t *mask, int flags)
 	waits_for(mask);
 	return real(fd, without_ours(mask, &copy), flags);
 }
+
+/* ------------------------------------------------- longjmp out of a handler */
+
+/*
+ * A handler of the program's that leaves by longjmp (or siglongjmp
+ * without a saved mask) leaves its mask in force, and every handler on an
+ * alternate stack has the sampling signal in its mask (libpc puts it
+ * there, or the program's sigfillset does): the thread would never be
+ * sampled again. The signal is let through here instead; the program's
+ * view keeps it blocked where the mask left in force blocks every
+ * real-time signal (as a sigfillset mask does), as it would plain.
+ */
+typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
+
+static void
+leaving_handler(void)
+{
+	sigset_t cur, one;
+	int s = cur_sig(), full = 1;
+
+	resolve();
+	if (!pc || pc->owned[s] != PC_OWN_SAMPLING ||
+	    real_pthread_sigmask(SIG_SETMASK, NULL, &cur) || sigismember(&cur, s) != 1)
+		return;
+	/* blocked for real: only a handler's mask does that here */
+	for (int k = SIGRTMIN; k <= SIGRTMAX; k++)
+		if (k != s && k != pc_cfg->snapshot_sig && sigismember(&cur, k) != 1)
+			full = 0;
+	if (full)
+		prog_blocked |= HIDE_SAMPLE;
+	sigemptyset(&one);
+	sigaddset(&one, s);
+	real_pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+}
+
+#define JUMP(name)							\
+	PC_EXPORT void							\
+	name(struct __jmp_buf_tag env[1], int val)			\
+	{								\
+		static jump_fn real;					\
+		int saved = errno;					\
+									\
+		if (!real)						\
+			real = (jump_fn)pc_next(#name);			\
+		leaving_handler();					\
+		errno = saved;						\
+		real(env, val);						\
+		__builtin_unreachable();				\
+	}
+JUMP(longjmp)
+JUMP(_longjmp)
+JUMP(siglongjmp)
+void __longjmp_chk(struct __jmp_buf_tag env[1], int val);
+JUMP(__longjmp_chk)

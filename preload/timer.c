@@ -820,3 +820,47 @@ pc_threads_adopt(void)
 	}
 	close(fd);
 }
+
+/* ------------------------------------------------------------ close_range */
+
+/*
+ * A program that closes every descriptor above a number (close_range,
+ * closefrom: daemons, shells, sandboxes) closes libpc's task-clock events
+ * too, and their threads would never be sampled again: each gets a new
+ * one, opened for it by thread id. A raw system call goes unseen.
+ */
+typedef int (*close_range_fn)(unsigned, unsigned, int);
+typedef void (*closefrom_fn)(int);
+
+PC_EXPORT int
+close_range(unsigned first, unsigned last, int flags)
+{
+	static close_range_fn real;
+	int r, saved;
+
+	if (!real)
+		real = (close_range_fn)pc_next("close_range");
+	r = real ? real(first, last, flags) : (int)syscall(SYS_close_range, first, last, flags);
+	saved = errno;
+	if (r == 0)
+		pc_timers_rearm_closed();
+	errno = saved;
+	return r;
+}
+
+PC_EXPORT void
+closefrom(int lowfd)
+{
+	static closefrom_fn real;
+	int saved;
+
+	if (!real)
+		real = (closefrom_fn)pc_next("closefrom");
+	if (real)
+		real(lowfd);
+	else
+		syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0);
+	saved = errno;
+	pc_timers_rearm_closed();
+	errno = saved;
+}

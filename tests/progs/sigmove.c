@@ -323,7 +323,7 @@ closerange(void)
 
 	before_work(0.05);
 	pthread_create(&t, NULL, close_burner, NULL);
-	if (syscall(SYS_close_range, 3, ~0u, 0)) {
+	if (close_range(3, ~0u, 0)) {
 		printf("close_range: %s\n", strerror(errno));
 		return 1;
 	}
