@@ -709,6 +709,13 @@ void pc_signals_inherit_block(unsigned blocked, int moves) PC_HIDDEN;
 void pc_signals_sync(void) PC_HIDDEN;
 int pc_signals_moves(void) PC_HIDDEN;
 void pc_signals_sync_from_handler(void *ucv) PC_HIDDEN;
+/* signals.c: the calling thread runs on a small stack (under
+ * PC_SMALL_STACK): an alternate stack of libpc's for the sampling
+ * handler where the thread has none; 0, or -1 where it cannot have one
+ * (then it is not sampled). Given back at the thread's end. Not AS-safe. */
+#define PC_SMALL_STACK	(256 * 1024)
+int pc_signals_small_stack(void) PC_HIDDEN;
+void pc_signals_small_stack_end(void) PC_HIDDEN;
 unsigned pc_signals_view_bit(int sig) PC_HIDDEN;
 unsigned pc_signals_view_set(unsigned blocked) PC_HIDDEN;
 /* signals.c: the sampling signal's handler is installed: let it through

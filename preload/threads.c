@@ -32,6 +32,7 @@ thread_exit(void *unused)
 {
 	(void)unused;
 	pc_thread_disarm();
+	pc_signals_small_stack_end();
 }
 
 /*
@@ -66,6 +67,7 @@ struct start {
 	void *arg;
 	unsigned prog_blocked;	/* the creator's view of libpc's signals */
 	int moves;		/* as of this many moves (signals.c) */
+	int small;		/* its stack is under PC_SMALL_STACK */
 	uintptr_t lo, hi;	/* the new thread's stack, 0 where not known */
 	uint32_t state;		/* START_*, a futex word */
 	uint32_t refs;		/* the creator's and the thread's */
@@ -170,7 +172,7 @@ thread_start(void *p)
 	void *(*fn)(void *) = sp->fn;
 	void *arg = sp->arg;
 	unsigned prog_blocked = sp->prog_blocked;
-	int moves = sp->moves;
+	int moves = sp->moves, small = sp->small;
 
 	/* known or not, the thread never asks itself (that allocates) */
 	pc_unwind_thread_bounds(s == START_READY ? sp->lo : 0, s == START_READY ? sp->hi : 0);
@@ -178,7 +180,9 @@ thread_start(void *p)
 	pc_signals_inherit_block(prog_blocked, moves);
 	if (have_exit_key)
 		pthread_setspecific(exit_key, &exit_key);	/* any non-NULL */
-	pc_thread_arm();
+	/* a small stack gets an alternate one for samples, or no samples */
+	if (!small || pc_signals_small_stack() == 0)
+		pc_thread_arm();
 	return fn(arg);
 }
 
@@ -228,6 +232,13 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	pc_signals_sync();
 	st->prog_blocked = pc_signals_prog_blocked();
 	st->moves = pc_signals_moves();
+	st->small = 0;
+	if (attr) {
+		size_t size = 0;
+
+		st->small = pthread_attr_getstacksize(attr, &size) == 0 && size &&
+			    size < PC_SMALL_STACK;
+	}
 	st->lo = st->hi = 0;
 	st->state = START_WAITING;
 	st->refs = 2;
