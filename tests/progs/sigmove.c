@@ -13,7 +13,10 @@
  *   sigmove queue3      three sigqueue values, blocked, then unblocked
  *   sigmove longjmp     a handler on an alternate stack longjmps out
  *   sigmove closerange  close_range(3, ~0) with two threads burning
- *   sigmove smallstack  a 16 KiB-stack thread that leaves ~700 bytes free
+ *   sigmove smallstack  a 16 KiB-stack thread that leaves about 1 KiB free
+ *       (SIGMOVE_DEPTH levels of 528 bytes, 20 by default)
+ *
+ * SIGMOVE_SCALE=F makes every burn F times as long.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +35,7 @@
 #include <unistd.h>
 
 static volatile unsigned long sink;
+static double scale = 1;	/* SIGMOVE_SCALE: every burn shorter */
 
 static double
 cpu_now(void)
@@ -56,7 +60,7 @@ wall_now(void)
 	__attribute__((noinline)) static void				\
 	name(double secs)						\
 	{								\
-		double end = cpu_now() + secs;				\
+		double end = cpu_now() + secs * scale;			\
 		while (cpu_now() < end)					\
 			for (int i = 0; i < 20000; i++)			\
 				sink += (unsigned long)i * (k);		\
@@ -195,7 +199,7 @@ blocked_wait(const char *way, const char *from)
 	double t0;
 	int r;
 
-	before_work(0.1);
+	before_work(0.05);
 	if (strcmp(way, "sigsuspend") == 0 || strcmp(way, "ppoll") == 0 ||
 	    strcmp(way, "pselect") == 0)
 		install(0);
@@ -209,7 +213,7 @@ blocked_wait(const char *way, const char *from)
 		wait(NULL);
 	else
 		pthread_join(t, NULL);
-	after_move_work(0.4);
+	after_move_work(0.25);
 	return r;
 }
 
@@ -229,7 +233,7 @@ eintr(void)
 	char c;
 	ssize_t n;
 
-	before_work(0.1);
+	before_work(0.05);
 	install(0);
 	if (pipe(fds))
 		return 2;
@@ -237,7 +241,7 @@ eintr(void)
 	n = read(fds[0], &c, 1);
 	printf("read: %zd %s, handler ran %d\n", n, n < 0 ? strerror(errno) : "", handled);
 	pthread_join(t, NULL);
-	after_move_work(0.4);
+	after_move_work(0.25);
 	return n < 0 && errno == EINTR ? 0 : 1;
 }
 
@@ -257,7 +261,7 @@ queue3(void)
 {
 	struct sigaction sa;
 
-	before_work(0.1);
+	before_work(0.05);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_queued;
 	sa.sa_flags = SA_SIGINFO;
@@ -271,7 +275,7 @@ queue3(void)
 	for (int i = 0; i < nvalues; i++)
 		printf(" %d", values[i]);
 	printf("\n");
-	after_move_work(0.4);
+	after_move_work(0.25);
 	return nvalues == 3 ? 0 : 1;
 }
 
@@ -291,7 +295,7 @@ jumps(void)
 	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt), .ss_flags = 0 };
 	struct sigaction sa;
 
-	before_work(0.1);
+	before_work(0.05);
 	sigaltstack(&ss, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
@@ -302,7 +306,7 @@ jumps(void)
 		if (sigsetjmp(jump, 0) == 0)
 			raise(SIGUSR1);
 	printf("jumped out of the handler 3 times\n");
-	after_jump_work(0.5);
+	after_jump_work(0.3);
 	return 0;
 }
 
@@ -312,7 +316,7 @@ close_burner(void *arg)
 	(void)arg;
 	before_work(0.05);
 	wait_a_little();
-	after_close_work(0.3);
+	after_close_work(0.2);
 	return NULL;
 }
 
@@ -328,7 +332,7 @@ closerange(void)
 		return 1;
 	}
 	printf("closed every descriptor above 2\n");
-	after_close_work(0.3);
+	after_close_work(0.2);
 	pthread_join(t, NULL);
 	return 0;
 }
@@ -343,7 +347,7 @@ deep(int left)
 	if (left > 0)
 		deep(left - 1);
 	else
-		small_stack_work(0.3);
+		small_stack_work(0.2);
 	sink += (unsigned long)pad[0];
 }
 
@@ -384,6 +388,8 @@ main(int argc, char **argv)
 
 	sig = SIGRTMAX;
 	self = getpid();
+	if (getenv("SIGMOVE_SCALE"))
+		scale = atof(getenv("SIGMOVE_SCALE"));
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: sigmove CASE [thread|process]\n");
