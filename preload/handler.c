@@ -71,7 +71,7 @@ forward_from_handler(int sig, siginfo_t *si, ucontext_t *uc)
 			memset(&dfl, 0, sizeof(dfl));
 			dfl.sa_handler = SIG_DFL;
 			pc_real_sigaction(sig, &dfl, NULL);
-			raise(sig);
+			pc_raise_raw(sig);
 		}
 		return;
 	}

@@ -715,6 +715,10 @@ void pc_signals_sync_from_handler(void *ucv) PC_HIDDEN;
  * (then it is not sampled). Given back at the thread's end. Not AS-safe. */
 #define PC_SMALL_STACK	(256 * 1024)
 int pc_signals_small_stack(void) PC_HIDDEN;
+/* signals.c: send sig to the calling thread by a system call (not through
+ * the interposed raise, which takes the sampling signal for the
+ * program's). AS-safe. */
+void pc_raise_raw(int sig) PC_HIDDEN;
 void pc_signals_small_stack_end(void) PC_HIDDEN;
 unsigned pc_signals_view_bit(int sig) PC_HIDDEN;
 unsigned pc_signals_view_set(unsigned blocked) PC_HIDDEN;

@@ -49,6 +49,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <setjmp.h>
 #include <string.h>
@@ -247,7 +248,7 @@ fatal_from_handler(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	pc_finish_signal(sig);	/* on a stack of its own */
-	raise(sig);
+	pc_raise_raw(sig);
 }
 
 static int
@@ -772,16 +773,16 @@ sync_mask(sigset_t *uc_mask, int sig)
 		int from = move_from[my_moves], to = move_to[my_moves];
 		sigset_t one, mask;
 
-		sigemptyset(&one);
 		if (prog_blocked & HIDE_SAMPLE) {
 			hit |= from == sig;
-			if (uc_mask)
+			if (uc_mask) {
 				sigaddset(uc_mask, from);
-			else
+			} else {
+				sigemptyset(&one);
 				sigaddset(&one, from);
+				real_pthread_sigmask(SIG_BLOCK, &one, NULL);
+			}
 		}
-		if (!uc_mask && !sigisemptyset(&one))
-			real_pthread_sigmask(SIG_BLOCK, &one, NULL);
 		prog_blocked &= ~HIDE_SAMPLE;
 		if (to) {
 			if (!uc_mask)
@@ -1029,7 +1030,7 @@ filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 		/* what arrived for the program while it had it blocked */
 		deferred = 0;
 		if (pc->owned[s] == PC_OWN_SAMPLING)
-			raise(s);
+			pc_raise_raw(s);
 	}
 	return 0;
 }
@@ -1278,4 +1279,88 @@ sigaltstack(const stack_t *ss, stack_t *old)
 		errno = saved;
 	}
 	return 0;
+}
+
+/* ------------------------------------------------- sent to itself */
+
+void
+pc_raise_raw(int sig)
+{
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+}
+
+/* The program sends the sampling signal to itself: it is the program's. */
+static void
+sends(int sig, int to_self)
+{
+	int saved = errno;
+
+	resolve();
+	if (to_self && sig > 0 && sig < NSIG && sig == cur_sig() &&
+	    pc->owned[sig] == PC_OWN_SAMPLING) {
+		view_sync();
+		move_off(sig, NULL);
+	}
+	errno = saved;
+}
+
+typedef int (*kill_fn)(pid_t, int);
+typedef int (*raise_fn)(int);
+typedef int (*sigqueue_fn)(pid_t, int, const union sigval);
+typedef int (*pthread_kill_fn)(pthread_t, int);
+typedef int (*pthread_sigqueue_fn)(pthread_t, int, const union sigval);
+
+PC_EXPORT int
+kill(pid_t pid, int sig)
+{
+	static kill_fn real;
+
+	if (!real)
+		real = (kill_fn)pc_next("kill");
+	sends(sig, pid == 0 || pid == getpid());
+	return real(pid, sig);
+}
+
+PC_EXPORT int
+raise(int sig)
+{
+	static raise_fn real;
+
+	if (!real)
+		real = (raise_fn)pc_next("raise");
+	sends(sig, 1);
+	return real(sig);
+}
+
+PC_EXPORT int
+sigqueue(pid_t pid, int sig, const union sigval value)
+{
+	static sigqueue_fn real;
+
+	if (!real)
+		real = (sigqueue_fn)pc_next("sigqueue");
+	sends(sig, pid == getpid());
+	return real(pid, sig, value);
+}
+
+PC_EXPORT int
+pthread_kill(pthread_t t, int sig)
+{
+	static pthread_kill_fn real;
+
+	if (!real)
+		real = (pthread_kill_fn)pc_next("pthread_kill");
+	sends(sig, 1);
+	return real(t, sig);
+}
+
+PC_EXPORT int
+pthread_sigqueue(pthread_t t, int sig, const union sigval value)
+{
+	static pthread_sigqueue_fn real;
+
+	if (!real)
+		real = (pthread_sigqueue_fn)pc_next("pthread_sigqueue");
+	sends(sig, 1);
+	return real(t, sig, value);
 }

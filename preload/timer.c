@@ -99,12 +99,14 @@ static int taskclock_refused;
  * preallocates its signal), one each a thread. Both are the program's to
  * use, and RLIMIT_SIGPENDING counts every process of the user: libpc
  * keeps to a small share of each limit, a 512th of RLIMIT_NOFILE (2 at
- * the usual 1024) and a 40th of RLIMIT_SIGPENDING (7 at 300), and says
- * once when a thread gets less: a POSIX timer instead of a task-clock
- * event, or no timer at all.
+ * the usual 1024) and a 100th of RLIMIT_SIGPENDING (3 at 300, so that
+ * 44 processes of one user hold 132 of its 300, where a 40th left none),
+ * and says once when a thread gets less: a POSIX timer instead of a
+ * task-clock event, or no timer at all. A task-clock event queues one
+ * signal at most, while its thread has not taken it.
  */
 #define FD_SHARE	512
-#define SIGQ_SHARE	40
+#define SIGQ_SHARE	100
 static int perf_held, posix_held;	/* atomic */
 static int said_fds, said_slots;
 

@@ -109,6 +109,13 @@ def test_three_queued_sigrtmax_values_arrive_as_three():
     return "values 101 102 103 as plain; " + ", ".join(notes)
 
 
+def test_three_sigrtmax_values_sent_to_itself_under_a_full_mask_are_taken():
+    """A full mask names no signal; the program then sends SIGRTMAX to
+    itself, which makes it the program's."""
+    notes = [case(["selfqueue"], t, "after_move_work", 0.12) for t in timers()]
+    return "values 201 202 203 as plain; " + ", ".join(notes)
+
+
 def test_every_wait_returns_promptly_ten_times():
     """The move races with the other thread's or process's signal: each
     way and sender, over and over (a short run: the output must match)."""

@@ -11,6 +11,8 @@
  *       signalfd
  *   sigmove eintr       a handler without SA_RESTART cuts a read short
  *   sigmove queue3      three sigqueue values, blocked, then unblocked
+ *   sigmove selfqueue   every signal blocked, three values sent to itself,
+ *       taken with sigtimedwait
  *   sigmove longjmp     a handler on an alternate stack longjmps out
  *   sigmove closerange  close_range(3, ~0) with two threads burning
  *   sigmove smallstack  a 16 KiB-stack thread that leaves about 1 KiB free
@@ -279,6 +281,34 @@ queue3(void)
 	return nvalues == 3 ? 0 : 1;
 }
 
+/* Every signal blocked (a full set names none), three values sent to
+ * itself, then taken one by one. */
+static int
+selfqueue(void)
+{
+	sigset_t all, one;
+	siginfo_t si;
+
+	before_work(0.05);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (int i = 1; i <= 3; i++)
+		sigqueue(self, sig, (union sigval){ .sival_int = 200 + i });
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	printf("taken:");
+	for (int i = 0; i < 3; i++) {
+		struct timespec ten = { 10, 0 };
+
+		if (sigtimedwait(&one, &si, &ten) != sig)
+			break;
+		printf(" %d", si.si_value.sival_int);
+	}
+	printf("\n");
+	after_move_work(0.25);
+	return 0;
+}
+
 static sigjmp_buf jump;
 
 static void
@@ -399,6 +429,8 @@ main(int argc, char **argv)
 		r = eintr();
 	else if (strcmp(argv[1], "queue3") == 0)
 		r = queue3();
+	else if (strcmp(argv[1], "selfqueue") == 0)
+		r = selfqueue();
 	else if (strcmp(argv[1], "longjmp") == 0)
 		r = jumps();
 	else if (strcmp(argv[1], "closerange") == 0)
