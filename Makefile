@@ -54,6 +54,7 @@ endif
 
 # ---------------------------------------------------------------- libpc.so
 PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
+	preload/timerlimits.c preload/sigview.c preload/sigcalls.c preload/altstack.c \
 	preload/dump.c preload/lifecycle.c preload/unwind.c \
 	preload/unwind_setup.c preload/arcs.c preload/stacks.c \
 	preload/names.c preload/signals.c preload/objects.c preload/objfind.c \

@@ -331,10 +331,12 @@ out:
 }
 
 
+struct sigaction pc_sample_action;
+
 int
-pc_sample_install_on(int sig, struct sigaction *old)
+pc_sample_install(void)
 {
-	struct sigaction sa;
+	struct sigaction sa, old;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = signal_from_handler;
@@ -353,16 +355,10 @@ pc_sample_install_on(int sig, struct sigaction *old)
 	sigdelset(&sa.sa_mask, SIGBUS);
 	sigdelset(&sa.sa_mask, SIGILL);
 	sigdelset(&sa.sa_mask, SIGFPE);
-	return pc_real_sigaction(sig, &sa, old) ? -errno : 0;
-}
-
-int
-pc_sample_install(void)
-{
-	struct sigaction old;
-
+	/* the same, on the next signal, when libpc moves (signals.c) */
+	pc_sample_action = sa;
 	__atomic_store_n(&pc_sampling_sig, pc_cfg->sig, __ATOMIC_SEQ_CST);
-	if (pc_sample_install_on(pc_cfg->sig, &old))
+	if (pc_real_sigaction(pc_cfg->sig, &sa, &old))
 		return -errno;
 	/* the program's action goes through the seqlock: the kernel's copy
 	 * into it may not be read half-way by a signal that comes at once */

@@ -666,9 +666,9 @@ void pc_timers_rearm_closed(void) PC_HIDDEN;
 
 /* handler.c: install the handler for pc.sig. Not AS-safe; 0 or -errno. */
 int pc_sample_install(void) PC_HIDDEN;
-/* handler.c: install it on sig, libpc's next signal (signals.c's move);
- * 0 or -errno. AS-safe. */
-int pc_sample_install_on(int sig, struct sigaction *old) PC_HIDDEN;
+/* handler.c: what pc_sample_install installed, for signals.c to install
+ * on the next signal when libpc moves. */
+extern struct sigaction pc_sample_action PC_HIDDEN;
 
 /* signals.c: the sampling signal now: pc_cfg->sig until the program
  * takes it for its own and libpc moves to another (atomic). */
@@ -690,26 +690,45 @@ void pc_prog_action_store(int sig, const struct sigaction *act) PC_HIDDEN;
 /* signals.c: a consistent copy of it; 0, or -1 when a writer on another
  * CPU never finished. AS-safe. */
 int pc_prog_action_from_handler(int sig, struct sigaction *out) PC_HIDDEN;
-/* signals.c: the program blocked libpc's signal sig in this thread (then
+/* sigview.c: the program blocked libpc's signal sig in this thread (then
  * counts one deferred signal). AS-safe. */
 int pc_prog_blocked_from_handler(int sig) PC_HIDDEN;
-/* signals.c: the calling thread's view of which of libpc's signals the
+/* sigview.c: the calling thread's view of which of libpc's signals the
  * program blocked (a bit set), a new thread's start with its creator's
  * view, the bit of one signal, and a view set for a while (the handler
  * forwarding a signal). AS-safe. */
 unsigned pc_signals_prog_blocked(void) PC_HIDDEN;
+#define PC_HIDE_SAMPLE		1u
+#define PC_HIDE_SNAPSHOT	2u
+/* sigview.c: record a move from one sampling signal to another (0: none,
+ * sampling stopped), and whether another may be recorded; the calling
+ * thread's count of what arrived for the program while it blocked the
+ * sampling signal, taken; this thread's view brought up to the moves, in
+ * uc_mask (an interrupted context's) or the thread's own mask (NULL): 1
+ * when sig was a signal libpc left and the program believed blocked here;
+ * a longjmp out of a handler: the sampling signal let through again.
+ * AS-safe. */
+int pc_signals_note_move(int from, int to) PC_HIDDEN;
+int pc_signals_can_move(void) PC_HIDDEN;
+int pc_signals_take_deferred(void) PC_HIDDEN;
+int pc_signals_sync_mask(sigset_t *uc_mask, int sig) PC_HIDDEN;
+void pc_signals_leaving_handler(void) PC_HIDDEN;
+/* signals.c: the program took s, the sampling signal, for its own (avoid:
+ * the set it names now, or NULL): libpc moves to a free signal, or stops
+ * sampling. Not AS-safe. */
+void pc_signals_move_off(int s, const sigset_t *avoid) PC_HIDDEN;
 /* signals.c: some handler of the program's restarts calls and blocks the
  * sampling signal (SA_RESTART, and sigfillset or SA_ONSTACK). AS-safe. */
 int pc_signals_restart_masks_sampling(void) PC_HIDDEN;
 void pc_signals_inherit_block(unsigned blocked, int moves) PC_HIDDEN;
-/* signals.c: the calling thread's view brought up to libpc's moves to
+/* sigview.c: the calling thread's view brought up to libpc's moves to
  * another signal (its count of them for a new thread to start from), in
  * the thread's mask, or, in a handler, in the interrupted context's.
  * Not AS-safe, but for _from_handler. */
 void pc_signals_sync(void) PC_HIDDEN;
 int pc_signals_moves(void) PC_HIDDEN;
 void pc_signals_sync_from_handler(void *ucv) PC_HIDDEN;
-/* signals.c: the calling thread runs on a small stack (under
+/* altstack.c: the calling thread runs on a small stack (under
  * PC_SMALL_STACK): an alternate stack of libpc's for the sampling
  * handler where the thread has none; 0, or -1 where it cannot have one
  * (then it is not sampled). Given back at the thread's end. Not AS-safe. */
@@ -722,13 +741,13 @@ void pc_raise_raw(int sig) PC_HIDDEN;
 void pc_signals_small_stack_end(void) PC_HIDDEN;
 unsigned pc_signals_view_bit(int sig) PC_HIDDEN;
 unsigned pc_signals_view_set(unsigned blocked) PC_HIDDEN;
-/* signals.c: the sampling signal's handler is installed: let it through
+/* sigview.c: the sampling signal's handler is installed: let it through
  * the starting thread's mask, the program's view keeping it as it was;
  * the snapshot signal's: block it for real in this thread (and so in
  * every thread started from it). Not AS-safe. */
 void pc_signals_take_sampling(void) PC_HIDDEN;
 void pc_signals_take_snapshot(void) PC_HIDDEN;
-/* signals.c: just before an exec, make the program's view of libpc's
+/* sigcalls.c: just before an exec, make the program's view of libpc's
  * signals real (SIG_IGN, the mask), so that the next image inherits it
  * (in a vfork child, remembering nothing); undo that when the exec
  * failed. AS-safe. */

@@ -37,6 +37,7 @@
 
 #include "pc.h"
 #include "taskclock.h"
+#include "timerlimits.h"
 #include "banned.h"
 
 #ifndef sigev_notify_thread_id
@@ -89,85 +90,6 @@ static PC_TLS struct slot own_slot;	/* when the table is full */
 static PC_TLS struct slot *me;		/* this thread's, or NULL */
 static int timers_stopped;		/* no free signal: no sampling (atomic) */
 
-/* The first task-clock event was refused (or PC_TIMER=auto's probe of
- * one): its errno (atomic). Every thread then gets a POSIX timer. */
-static int taskclock_refused;
-
-/*
- * What libpc takes out of the program's own limits: a task-clock event
- * holds a descriptor, a POSIX timer a pending-signal slot (the kernel
- * preallocates its signal), one each a thread. Both are the program's to
- * use, and RLIMIT_SIGPENDING counts every process of the user: libpc
- * keeps to a small share of each limit, a 512th of RLIMIT_NOFILE (2 at
- * the usual 1024) and a 100th of RLIMIT_SIGPENDING (3 at 300, so that
- * 44 processes of one user hold 132 of its 300, where a 40th left none),
- * and says once when a thread gets less: a POSIX timer instead of a
- * task-clock event, or no timer at all. A task-clock event queues one
- * signal at most, while its thread has not taken it.
- */
-#define FD_SHARE	512
-#define SIGQ_SHARE	100
-static int perf_held, posix_held;	/* atomic */
-static int said_fds, said_slots;
-
-/* The share of a limit libpc may hold; at least 1. AS-safe. */
-static long
-share_of(int resource, long part)
-{
-	struct rlimit r;
-
-	if (getrlimit(resource, &r) || r.rlim_cur == RLIM_INFINITY ||
-	    r.rlim_cur / (rlim_t)part > (rlim_t)INT_MAX)
-		return INT_MAX;
-	return r.rlim_cur / (rlim_t)part > 0 ? (long)(r.rlim_cur / (rlim_t)part) : 1;
-}
-
-/* Take one of a budget; 0 when it is spent. AS-safe. */
-static int
-take(int *held, long budget)
-{
-	int n = __atomic_load_n(held, __ATOMIC_RELAXED);
-
-	do {
-		if (n >= budget)
-			return 0;
-	} while (!__atomic_compare_exchange_n(held, &n, n + 1, 0, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
-	return 1;
-}
-
-static void
-give_back(int *held)
-{
-	__atomic_fetch_sub(held, 1, __ATOMIC_RELAXED);
-}
-
-static void
-say_once(int *said, const char *what)
-{
-	if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
-		pc_say(what, "", "");
-}
-
-enum pc_timer_kind
-pc_timer_kind(void)
-{
-	return pc_cfg->timer && !__atomic_load_n(&taskclock_refused, __ATOMIC_RELAXED) ?
-	       PC_TIMER_TASKCLOCK : PC_TIMER_POSIX;
-}
-
-int
-pc_timer_refused(void)
-{
-	return __atomic_load_n(&taskclock_refused, __ATOMIC_RELAXED);
-}
-
-void
-pc_timer_note_refused(int err)
-{
-	__atomic_store_n(&taskclock_refused, err, __ATOMIC_RELAXED);
-}
-
 /* Whether sl's descriptor is still our event: the program may have closed
  * the number, or dup2'ed its own file onto it. AS-safe. */
 static int
@@ -177,19 +99,6 @@ perf_fd_ours(const struct slot *sl)
 	int fd = sl ? __atomic_load_n(&sl->fd, __ATOMIC_ACQUIRE) : -1;
 
 	return fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0 && id == sl->id;
-}
-
-/* Descriptor numbers that ever held an event of libpc's, so that a late
- * signal of one, on a signal libpc has since left to the program, is
- * known (pc_timers_late_from_handler). */
-#define FD_BITS	8192
-static uint64_t fds_used[FD_BITS / 64];
-
-static void
-note_fd(int fd)
-{
-	if (fd >= 0 && fd < FD_BITS)
-		__atomic_fetch_or(&fds_used[fd / 64], UINT64_C(1) << (fd % 64), __ATOMIC_RELAXED);
 }
 
 /* The CPU clock of thread tid of this process (glibc's
@@ -269,7 +178,7 @@ arm_perf(struct slot *sl, pid_t tid, int sig)
 	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, sig) ||
 	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_ID, &id))
 		goto fail;
-	note_fd(fd);
+	pc_timers_note_fd(fd);
 	/* known before it runs: its first signal may come at once, and the
 	 * handler must find it ours to grant the next */
 	if (self)
@@ -385,51 +294,6 @@ slot_put(struct slot *sl, int state)
 	__atomic_store_n(&sl->state, state, __ATOMIC_SEQ_CST);
 }
 
-/*
- * A POSIX timer on clock (a thread's CPU clock) that signals thread tid
- * with sig every interval_ns; the signal's value tells our ticks from
- * kill(2)'s. budget: it takes one of libpc's share of pending-signal
- * slots (a timer that replaces another takes none). 0 or -errno,
- * counted as a timer failure.
- */
-static int
-arm_posix(clockid_t clock, pid_t tid, timer_t *t, int sig, int budget)
-{
-	struct sigevent sev;
-	struct itimerspec its;
-	int r;
-
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = sig;
-	sev.sigev_value.sival_ptr = (void *)&pc_timer_tag;
-	sev.sigev_notify_thread_id = tid;
-	if (budget && !take(&posix_held, share_of(RLIMIT_SIGPENDING, SIGQ_SHARE))) {
-		say_once(&said_slots, "the pending-signal limit (ulimit -i) leaves libpc no more "
-			 "timers; later threads are not sampled");
-		errno = EAGAIN;
-		goto fail;
-	}
-	if (timer_create(clock, &sev, t)) {
-		if (budget)
-			give_back(&posix_held);
-		goto fail;
-	}
-	its.it_interval.tv_sec = pc_cfg->interval_ns / 1000000000L;
-	its.it_interval.tv_nsec = pc_cfg->interval_ns % 1000000000L;
-	its.it_value = its.it_interval;
-	if (timer_settime(*t, 0, &its, NULL) == 0)
-		return 0;
-	r = -errno;
-	timer_delete(*t);
-	if (budget)
-		give_back(&posix_held);
-	errno = -r;
-fail:
-	__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
-	return -errno;
-}
-
 /* sl's timer, put out: deleted, or its event stopped and closed (a
  * number that is no longer our event is the program's: left alone). */
 static void
@@ -437,12 +301,12 @@ slot_drop_timer(struct slot *sl)
 {
 	if (sl->kind == ARMED_POSIX) {
 		timer_delete(sl->timer);
-		give_back(&posix_held);
+		pc_limits_give(PC_LIMIT_POSIX);
 	}
 	if (sl->kind == ARMED_PERF) {
 		int fd = __atomic_load_n(&sl->fd, __ATOMIC_ACQUIRE), ours = perf_fd_ours(sl);
 
-		give_back(&perf_held);
+		pc_limits_give(PC_LIMIT_PERF);
 		if (ours)
 			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 		if (sl == me)
@@ -485,7 +349,7 @@ slot_reaim(struct slot *sl, int sig)
 	}
 	if (sl->kind != ARMED_POSIX)
 		return;
-	if (arm_posix(sl->clock, sl->tid, &t, sig, 0) == 0) {
+	if (pc_posix_timer_arm(sl->clock, sl->tid, &t, sig, 0) == 0) {
 		timer_delete(sl->timer);
 		sl->timer = t;
 		sl->sig = sig;
@@ -510,12 +374,12 @@ slot_publish(struct slot *sl)
 	    !__atomic_load_n(&timers_stopped, __ATOMIC_SEQ_CST))
 		return;
 	sigfillset(&all);
-	pc_real_sigmask(SIG_SETMASK, &all, &prev);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &prev, (size_t)(_NSIG / 8));
 	if (slot_take(sl)) {
 		slot_reaim(sl, __atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST));
 		slot_put(sl, SLOT_LIVE);
 	}
-	pc_real_sigmask(SIG_SETMASK, &prev, NULL);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &prev, NULL, (size_t)(_NSIG / 8));
 }
 
 void
@@ -539,27 +403,16 @@ pc_timers_stop(void)
 	pc_timers_move(__atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST));
 }
 
-int
-pc_timers_late_from_handler(const siginfo_t *si)
-{
-	if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc_timer_tag)
-		return 1;
-	return si->si_code >= POLL_IN && si->si_code <= POLL_HUP && si->si_fd >= 0 &&
-	       si->si_fd < FD_BITS &&
-	       (__atomic_load_n(&fds_used[si->si_fd / 64], __ATOMIC_RELAXED) &
-		(UINT64_C(1) << (si->si_fd % 64)));
-}
-
 void
 pc_timers_rearm_closed(void)
 {
 	sigset_t all, prev;
 	int sig = __atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST);
 
-	if (!__atomic_load_n(&perf_held, __ATOMIC_RELAXED) || !pc_on())
+	if (!pc_limits_held(PC_LIMIT_PERF) || !pc_on())
 		return;
 	sigfillset(&all);
-	pc_real_sigmask(SIG_SETMASK, &all, &prev);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &prev, (size_t)(_NSIG / 8));
 	for (int i = -1; i < SLOTS; i++) {
 		struct slot *sl = i < 0 ? me : &slots[i];
 		int fd;
@@ -577,7 +430,7 @@ pc_timers_rearm_closed(void)
 			__atomic_fetch_add(&pc_stats->timer_failures, 1, __ATOMIC_RELAXED);
 		slot_put(sl, SLOT_LIVE);
 	}
-	pc_real_sigmask(SIG_SETMASK, &prev, NULL);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &prev, NULL, (size_t)(_NSIG / 8));
 }
 
 /* This thread's event replaced by a new one (its number is no longer
@@ -631,21 +484,19 @@ arm_slot(struct slot *sl, pid_t tid, int sig)
 {
 	int r;
 
-	if (pc_timer_kind() == PC_TIMER_TASKCLOCK &&
-	    !take(&perf_held, share_of(RLIMIT_NOFILE, FD_SHARE))) {
-		say_once(&said_fds, "the descriptor limit (ulimit -n) leaves libpc no more "
-			 "task-clock events; later threads get POSIX timers");
+	if (pc_timer_kind() == PC_TIMER_TASKCLOCK && !pc_limits_take_perf()) {
+		/* said once: later threads get POSIX timers */
 	} else if (pc_timer_kind() == PC_TIMER_TASKCLOCK) {
 		r = arm_perf(sl, tid, sig);
 		if (r == 0)
 			return 0;
-		give_back(&perf_held);
+		pc_limits_give(PC_LIMIT_PERF);
 		/* refused (or out of descriptors): this thread gets a POSIX
 		 * timer; if the very first is refused, every thread will */
 		if (!__atomic_load_n(&pc_stats->threads, __ATOMIC_RELAXED))
-			__atomic_store_n(&taskclock_refused, -r, __ATOMIC_RELAXED);
+			pc_timer_note_refused(-r);
 	}
-	r = arm_posix(sl->clock, tid, &sl->timer, sig, 1);
+	r = pc_posix_timer_arm(sl->clock, tid, &sl->timer, sig, 1);
 	if (r)
 		return r;
 	sl->kind = ARMED_POSIX;
@@ -767,7 +618,7 @@ pc_thread_forget(void)
 	thread_perf_holding = 0;	/* forked where an exec had held it */
 	thread_armed = ARMED_NONE;
 	/* the child's one thread is all it holds */
-	perf_held = posix_held = 0;
+	pc_limits_forked();
 }
 
 /*
@@ -809,7 +660,7 @@ pc_threads_adopt(void)
 			sl->tid = (pid_t)tid;
 			sl->clock = thread_clock((pid_t)tid);
 			sl->sig = __atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST);
-			if (arm_posix(sl->clock, (pid_t)tid, &sl->timer, sl->sig, 1)) {
+			if (pc_posix_timer_arm(sl->clock, (pid_t)tid, &sl->timer, sl->sig, 1)) {
 				sl->tid = 0;
 				slot_put(sl, SLOT_FREE);
 				continue;
@@ -823,46 +674,3 @@ pc_threads_adopt(void)
 	close(fd);
 }
 
-/* ------------------------------------------------------------ close_range */
-
-/*
- * A program that closes every descriptor above a number (close_range,
- * closefrom: daemons, shells, sandboxes) closes libpc's task-clock events
- * too, and their threads would never be sampled again: each gets a new
- * one, opened for it by thread id. A raw system call goes unseen.
- */
-typedef int (*close_range_fn)(unsigned, unsigned, int);
-typedef void (*closefrom_fn)(int);
-
-PC_EXPORT int
-close_range(unsigned first, unsigned last, int flags)
-{
-	static close_range_fn real;
-	int r, saved;
-
-	if (!real)
-		real = (close_range_fn)pc_next("close_range");
-	r = real ? real(first, last, flags) : (int)syscall(SYS_close_range, first, last, flags);
-	saved = errno;
-	if (r == 0)
-		pc_timers_rearm_closed();
-	errno = saved;
-	return r;
-}
-
-PC_EXPORT void
-closefrom(int lowfd)
-{
-	static closefrom_fn real;
-	int saved;
-
-	if (!real)
-		real = (closefrom_fn)pc_next("closefrom");
-	if (real)
-		real(lowfd);
-	else
-		syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0);
-	saved = errno;
-	pc_timers_rearm_closed();
-	errno = saved;
-}
