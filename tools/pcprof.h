@@ -20,6 +20,16 @@ void pc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, then exit(2). */
 void pc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* files.c: the one way pcprof opens a file it reads (a profile, a
+ * manifest, a stacks file, a live file, a perf map or a jitdump): for
+ * reading, close-on-exec, never through a symbolic link (O_NOFOLLOW), never
+ * waiting on a FIFO (O_NONBLOCK), and a regular file only. The descriptor,
+ * its stat in *sb (when not NULL); or -1, errno set and *why what is wrong
+ * ("a symbolic link", "is a directory", "not a regular file", or
+ * strerror's words). Not AS-safe. */
+struct stat;
+int pc_open_regular(const char *path, struct stat *sb, const char **why);
+
 /* files.c: the gmon.out, stacks file or objects manifest at path parsed
  * into its struct (gmon.h), or exit with one line naming the file: never
  * blocks on a FIFO, never reads a directory or an empty file, and reads

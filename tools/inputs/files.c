@@ -58,23 +58,48 @@ pc_fatal(const char *fmt, ...)
 	exit(EXIT_BAD_INPUT);
 }
 
-/* The file at path opened for reading, its size in *size; exits with
- * one line for what cannot be read: never blocks on a FIFO, never reads
- * a directory or an empty file. */
+int
+pc_open_regular(const char *path, struct stat *sb, const char **why)
+{
+	struct stat own;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW), e;
+
+	if (!sb)
+		sb = &own;
+	if (fd < 0) {
+		e = errno;
+		/* O_NOFOLLOW's ELOOP is a symlink at the end of the path */
+		*why = e == ELOOP ? "a symbolic link" : strerror(e);
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, sb)) {
+		e = errno;
+		*why = strerror(e);
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(sb->st_mode)) {
+		*why = S_ISDIR(sb->st_mode) ? "is a directory" : "not a regular file";
+		close(fd);
+		errno = S_ISDIR(sb->st_mode) ? EISDIR : EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+/* The file at path opened for reading (pc_open_regular), its size in
+ * *size; exits with one line for what cannot be read or is empty. */
 static int
 open_input(const char *path, size_t *size)
 {
 	struct stat sb;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	const char *why;
+	int fd = pc_open_regular(path, &sb, &why);
 
 	if (fd < 0)
-		pc_fatal("'%s': %s", path, strerror(errno));
-	if (fstat(fd, &sb))
-		pc_fatal("'%s': %s", path, strerror(errno));
-	if (S_ISDIR(sb.st_mode))
-		pc_fatal("'%s': is a directory", path);
-	if (!S_ISREG(sb.st_mode))
-		pc_fatal("'%s': not a regular file", path);
+		pc_fatal("'%s': %s", path, why);
 	if (sb.st_size == 0)
 		pc_fatal("'%s': empty file", path);
 	if ((uint64_t)sb.st_size > SIZE_MAX)

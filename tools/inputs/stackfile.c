@@ -145,7 +145,8 @@ static int
 file_is_wall(const char *path)
 {
 	unsigned char h[GMON_STACKS_HEADER_SIZE];
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	const char *why;
+	int fd = pc_open_regular(path, NULL, &why);
 	ssize_t n;
 
 	if (fd < 0)

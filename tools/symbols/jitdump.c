@@ -258,10 +258,9 @@ jitdump_load(const char *dir, uint64_t pid, uid_t uid, uint64_t started, struct 
 
 	memset(st, 0, sizeof(*st));
 	snprintf(path, pathlen, "%s/jit-%llu.dump", dir, (unsigned long long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0) {
+	if ((fd = pc_open_regular(path, NULL, &why)) < 0) {
 		if (errno != ENOENT)
-			pc_warn("note: '%s': %s; JIT code left unnamed", path,
-				errno == ELOOP ? "a symbolic link" : strerror(errno));
+			pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path, why);
 		return -1;
 	}
 	if ((why = jit_untrusted(fd, uid, started)) || (len = read_all(fd, &buf)) < 0) {

@@ -211,11 +211,9 @@ jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *
 	memset(st, 0, sizeof(*st));
 	snprintf(path, pathlen, "/tmp/perf-%llu.map", (unsigned long long)pid);
 	/* never through a symlink someone else planted */
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0) {
-		if (errno == ENOENT)
-			return -1;
-		pc_warn("note: '%s': %s; JIT code left unnamed", path,
-			errno == ELOOP ? "a symbolic link" : strerror(errno));
+	if ((fd = pc_open_regular(path, NULL, &why)) < 0) {
+		if (errno != ENOENT)
+			pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path, why);
 		return -1;
 	}
 	if ((why = jit_untrusted(fd, uid, started))) {
