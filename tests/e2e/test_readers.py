@@ -153,7 +153,8 @@ def thread_cpu(pid):
 
 
 def killed(d, seconds, env):
-    """three-pie under libpc in d, SIGKILLed after seconds of CPU: its pid."""
+    """three-pie under libpc in d, SIGKILLed after seconds of CPU: its pid
+    and its CPU seconds at the kill."""
     p = subprocess.Popen([prog("three-pie"), "30"], cwd=d, env=clean_env(env),
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -161,10 +162,11 @@ def killed(d, seconds, env):
         while thread_cpu(p.pid) < seconds:
             assert p.poll() is None and time.time() - t0 < 60, p.returncode
             time.sleep(0.01)
+        at = thread_cpu(p.pid)
     finally:
         p.kill()
         p.wait()
-    return p.pid
+    return p.pid, at
 
 
 def samples(exe, gmon):
@@ -188,7 +190,7 @@ def test_stale_live_file_never_replaces_a_newer_profile():
     notes = []
     for env in ({}, {"PC_SCOPE": "all"}):
         d = tempfile.mkdtemp(prefix="pc-readers-stale-")
-        killed(d, 0.8, env)
+        killed(d, 0.4, env)
         assert len(live_files(d)) == 1, os.listdir(d)
         time.sleep(0.05)
         p = subprocess.run([exe, "0.2"], cwd=d, env=clean_env(env), capture_output=True,
@@ -211,12 +213,36 @@ def test_stale_live_file_never_replaces_a_newer_profile():
         assert p.returncode == 0, p.stderr
         older = samples(exe, os.path.join(d, "gmon.out"))
         time.sleep(0.05)
-        killed(d, 0.8, env)
+        killed(d, 0.4, env)
         p = pcprof("report", "--format", "json", "--top", "0", exe, d)
         assert p.returncode == 0 and "left alone" not in p.stderr, p.stderr
         got = sum(f["self_samples"] for f in json.loads(p.stdout)["functions"])
         assert got > older and not live_files(d), (env, got, older, p.stderr)
     return "newer profile kept: %s samples (plain, PC_SCOPE=all)" % notes
+
+
+def test_own_snapshot_is_finished_over_when_the_process_is_killed():
+    # A process that wrote snapshots (PC_SNAPSHOT_INTERVAL) and was then
+    # killed: the gmon.out beside its live file is its own, older than what
+    # the live file holds, and is finished over, with a manifest (its pid
+    # and start) and without (the live file says it wrote a snapshot).
+    exe = prog("three-pie")
+    got = []
+    for env in ({"PC_SNAPSHOT_INTERVAL": "0.1"},
+                {"PC_SNAPSHOT_INTERVAL": "0.1", "PC_SCOPE": "all"}):
+        d = tempfile.mkdtemp(prefix="pc-readers-snap-")
+        pid, at = killed(d, 0.5, env)
+        gmon = os.path.join(d, "gmon.out")
+        assert os.path.exists(gmon) and len(live_files(d)) == 1, os.listdir(d)
+        snap = samples(exe, gmon)
+        p = pcprof("report", "--format", "json", "--top", "0", exe, d)
+        assert p.returncode == 0 and "left alone" not in p.stderr, p.stderr
+        j = json.loads(p.stdout)
+        final = j["total_seconds"]
+        # all that was sampled until the kill, not the last snapshot's
+        assert final >= 0.95 * at and not live_files(d), (env, pid, at, snap, final, p.stderr)
+        got.append((snap, j["total_samples"]))
+    return "snapshot then finished: %s samples (plain, PC_SCOPE=all)" % got
 
 
 def test_non_dumpable_process_live_file_is_not_finished_while_it_runs():
