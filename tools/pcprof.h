@@ -47,6 +47,9 @@ FILE *out_open(struct out_file *o, const char *path);
 /* Flush and close o, and put it in place; exits with one line naming the
  * file on a write error, leaving no partial file. */
 void out_commit(struct out_file *o);
+/* SIGXFSZ as pcprof found it, which out_open ignores (a file too large
+ * then fails with EFBIG): for a command pcprof starts (launch.c). */
+void out_signals_as_found(void);
 
 /*
  * profile.c: read and sum the profiles at paths[0..n) into p; they must agree on rate
