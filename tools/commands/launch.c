@@ -380,9 +380,11 @@ child(const struct launch *l, int own_group, int fd, int out, const sigset_t *ma
 	/* run: a command that pcprof's SIGKILL would leave running dies with
 	 * pcprof (PR_SET_PDEATHSIG, which fires when the thread that forked
 	 * it ends: pcprof's only one); if pcprof is gone already, now */
-	if (l->stops == LAUNCH_STOPS_PASS &&
-	    (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent))
-		_exit(126);
+	if (l->stops == LAUNCH_STOPS_PASS) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(126);
+	}
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	if (redirect(l, out))
 		_exit(126);
