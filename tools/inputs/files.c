@@ -244,9 +244,21 @@ pc_realloc(void *p, size_t n)
  * is replaced, not written through; a file replaced keeps its mode. A
  * device or FIFO (/dev/stdout, /dev/full) is written as it is. A failure
  * after out_open exits through pc_fatal, and the temporary file goes with
- * it, as it does on SIGINT, SIGTERM, SIGHUP or SIGPIPE.
+ * it, as it does on SIGINT, SIGTERM, SIGHUP or SIGPIPE. SIGXFSZ is
+ * ignored from the first out_open on, so that a file over RLIMIT_FSIZE
+ * is a write that fails with EFBIG (one line, the temporary removed), not
+ * a pcprof killed with its temporary left behind.
  */
 static char *volatile pending_tmp;	/* read by drop_pending_and_die */
+static struct sigaction xfsz_as_found;	/* before out_open ignored it */
+static int xfsz_ignored;
+
+void
+out_signals_as_found(void)
+{
+	if (xfsz_ignored)
+		sigaction(SIGXFSZ, &xfsz_as_found, NULL);
+}
 
 static mode_t
 umask_now(void)
@@ -278,6 +290,7 @@ FILE *
 out_open(struct out_file *o, const char *path)
 {
 	static int registered;
+	struct sigaction ign;
 	struct stat sb;
 	mode_t mode;
 	int fd;
@@ -318,6 +331,9 @@ out_open(struct out_file *o, const char *path)
 			if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
 				sigaction(sigs[i], &sa, NULL);
 		}
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		xfsz_ignored = sigaction(SIGXFSZ, &ign, &xfsz_as_found) == 0;
 		registered = 1;
 	}
 	if ((fd = mkostemp(o->tmp, O_CLOEXEC)) < 0)
