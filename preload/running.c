@@ -52,49 +52,68 @@ clock_ns(clockid_t c)
 	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
 }
 
+/* The decimal number at p, past it into *end. */
+static uint64_t
+number(const char *p, const char **end)
+{
+	uint64_t v = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	*end = p;
+	return v;
+}
+
 /*
- * What /proc/PID/stat says of pid: -1 ended (a zombie, or gone), 0 cannot
- * tell, 1 it started at *start (CLOCK_REALTIME ns). The start time is in
- * clock ticks since boot (CLOCK_BOOTTIME), field 22, after the command's
- * name in parentheses, which may hold anything but ends at the last ')'.
+ * What /proc/PID/stat says of pid: -1 ended (a zombie), 0 cannot tell,
+ * 1 it started at *start (CLOCK_REALTIME ns), 2 the same, but its main
+ * thread has ended (pthread_exit) while others run: a zombie leader, whose
+ * maps are empty. The start time is in clock ticks since boot
+ * (CLOCK_BOOTTIME), field 22, and the threads field 20, after the
+ * command's name in parentheses, which may hold anything but ends at the
+ * last ')'.
  */
 static int
 stat_of(pid_t pid, uint64_t *start)
 {
 	char path[32], buf[1024], *p, state;
-	uint64_t ticks = 0, boot, real;
+	const char *q;
+	uint64_t ticks = 0, threads = 0, boot, real;
 	long hz = sysconf(_SC_CLK_TCK);
 	int fd, field;
 	ssize_t n;
 
+	/* no /proc/PID where kill found the pid: a /proc mounted with
+	 * hidepid, which hides another user's processes (cannot tell) */
 	proc_path(path, sizeof(path), pid, "stat");
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return errno == ENOENT || errno == ESRCH ? -1 : 0;
+		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return n < 0 && errno == ESRCH ? -1 : 0;
+		return 0;
 	buf[n] = 0;
 	if (!(p = strrchr(buf, ')')) || p[1] != ' ')
 		return 0;
 	state = p[2];
-	if (state == 'Z' || state == 'X' || state == 'x')
-		return -1;
-	/* field 3 is the state; 22 the start */
+	/* field 3 is the state, 20 the threads, 22 the start */
 	for (field = 3, p += 2; *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
+		if (*p == ' ' && ++field == 20)
+			threads = number(p + 1, &q);
+	if (state == 'Z' || state == 'X' || state == 'x') {
+		if (threads <= 1)
+			return -1;
+		state = 'L';
+	}
 	if (field != 22 || *p < '0' || *p > '9' || hz <= 0)
-		return 0;
-	for (; *p >= '0' && *p <= '9'; p++)
-		ticks = ticks * 10 + (uint64_t)(*p - '0');
+		return state == 'L' ? 2 : 0;
+	ticks = number(p, &q) * (NS / (uint64_t)hz);
 	boot = clock_ns(CLOCK_BOOTTIME);
 	real = clock_ns(CLOCK_REALTIME);
-	ticks = ticks * (NS / (uint64_t)hz);
 	if (!boot || !real || ticks > boot || boot - ticks > real)
-		return 0;
+		return state == 'L' ? 2 : 0;
 	*start = real - (boot - ticks);
-	return 1;
+	return state == 'L' ? 2 : 1;
 }
 
 /* Whether the /proc/PID/maps line [s, e) maps inode ino of a live file. */
@@ -171,8 +190,12 @@ pc_live_owner_runs(pid_t pid, ino_t ino, uint64_t start_ns)
 	if ((st = stat_of(pid, &began)) < 0)
 		goto out;
 	/* a process that began after this one started is a later one */
-	if (st > 0 && start_ns && began > start_ns + START_SLACK)
+	if (st > 0 && began && start_ns && began > start_ns + START_SLACK)
 		goto out;
+	if (st == 2) {		/* its leader's maps are empty */
+		r = 1;
+		goto out;
+	}
 	m = maps_has(pid, ino);
 	r = m != 0;
 out:

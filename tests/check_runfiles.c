@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -452,8 +454,37 @@ END_TEST
  * file's process runs: this process, which maps a file named *.live, runs;
  * not for another inode, nor when the live file says its process started
  * well before this one did (this is a later process of a reused pid); a
- * child that ended (a zombie, then reaped) and pid 0 do not.
+ * child that ended (a zombie, then reaped) and pid 0 do not; a child whose
+ * main thread left by pthread_exit while another thread runs does.
  */
+static void *
+sleeper(void *arg)
+{
+	sleep(10);
+	return arg;
+}
+
+/* Whether /proc/PID/stat shows pid as a zombie within a second. */
+static int
+wait_zombie(pid_t pid)
+{
+	for (int i = 0; i < 1000; i++) {
+		char path[64], buf[512] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if ((f = fopen(path, "r"))) {
+			if (!fgets(buf, sizeof(buf), f))
+				buf[0] = 0;
+			fclose(f);
+		}
+		if (strstr(buf, ") Z "))
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
 START_TEST(test_live_owner_runs_only_while_it_maps_the_file)
 {
 	char dir[256], path[512];
@@ -489,22 +520,23 @@ START_TEST(test_live_owner_runs_only_while_it_maps_the_file)
 	ck_assert_int_gt(child, 0);
 	/* the child maps the file too (inherited) until it ends: a zombie
 	 * has ended */
-	for (int i = 0; i < 1000; i++) {
-		char stat_path[64], buf[512] = "";
-		FILE *f;
-
-		snprintf(stat_path, sizeof(stat_path), "/proc/%d/stat", (int)child);
-		if ((f = fopen(stat_path, "r"))) {
-			fgets(buf, sizeof(buf), f);
-			fclose(f);
-		}
-		if (strstr(buf, ") Z "))
-			break;
-		usleep(1000);
-	}
+	ck_assert(wait_zombie(child));
 	ck_assert_int_eq(pc_live_owner_runs(child, sb.st_ino, 0), 0);
 	waitpid(child, NULL, 0);
 	ck_assert_int_eq(pc_live_owner_runs(child, sb.st_ino, 0), 0);
+	/* a child whose main thread left by pthread_exit while another runs:
+	 * a zombie leader with empty maps, and running */
+	if ((child = fork()) == 0) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, sleeper, NULL);
+		pthread_exit(NULL);
+	}
+	ck_assert_int_gt(child, 0);
+	ck_assert(wait_zombie(child));
+	ck_assert_int_eq(pc_live_owner_runs(child, sb.st_ino, 0), 1);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
 	munmap(m, 4096);
 	close(fd);
 }
