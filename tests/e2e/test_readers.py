@@ -27,16 +27,17 @@ def pcprof_path():
     return os.path.abspath(os.path.join(pctest.BUILD, "pcprof"))
 
 
-def pcprof(*args, cwd=None, timeout=TIMEOUT, user=None):
-    """pcprof ARGS in a session of its own, killed with its group after
-    timeout (a failure: pcprof must never hang on what it reads)."""
+def pcprof(*args, cwd=None, timeout=TIMEOUT, user=None, path=None):
+    """pcprof ARGS (the one at path, else the build's) in a session of its
+    own, as user where given, killed with its group after timeout (a
+    failure: pcprof must never hang on what it reads)."""
     def setup():
         default_signals()
         if user is not None:
             os.setgroups([])
             os.setgid(user)
             os.setuid(user)
-    p = subprocess.Popen([pcprof_path()] + list(args), cwd=cwd, text=True,
+    p = subprocess.Popen([path or pcprof_path()] + list(args), cwd=cwd, text=True,
                          env=clean_env(profiled=False), stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          start_new_session=True, preexec_fn=setup)
@@ -255,7 +256,14 @@ def test_non_dumpable_process_live_file_is_not_finished_while_it_runs():
     # pcprof run as nobody, so that /proc is as it is for a user.
     user = 65534 if os.geteuid() == 0 else None
     d = tempfile.mkdtemp(prefix="pc-readers-nodump-")
+    exe, lib, pc = prog("readers_nodump"), pctest.lib(), pcprof_path()
     if user is not None:
+        # copies nobody may run, wherever the build is (pcprof loads the
+        # libpc.so beside it)
+        os.chmod(d, 0o755)
+        exe, lib, pc = [shutil.copy(f, d) for f in (exe, lib, pc)]
+        d = os.path.join(d, "run")
+        os.mkdir(d)
         os.chown(d, user, user)
 
     def demote():
@@ -264,8 +272,8 @@ def test_non_dumpable_process_live_file_is_not_finished_while_it_runs():
             os.setgroups([])
             os.setgid(user)
             os.setuid(user)
-    exe = prog("readers_nodump")
-    p = subprocess.Popen([exe, "0.6"], cwd=d, env=clean_env({"PC_SCOPE": "all"}),
+    p = subprocess.Popen([exe, "0.6"], cwd=d,
+                         env=clean_env({"PC_SCOPE": "all", "LD_PRELOAD": lib}),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True,
                          preexec_fn=demote)
@@ -273,7 +281,7 @@ def test_non_dumpable_process_live_file_is_not_finished_while_it_runs():
         assert p.stdout.readline() == "ready\n", p.poll()
         live = live_files(d)
         assert len(live) == 1, os.listdir(d)
-        r = pcprof("report", "--format", "json", d, user=user)
+        r = pcprof("report", "--format", "json", d, user=user, path=pc)
         # nothing finished yet: the running process is named
         assert "still running" in r.stderr and "pid %d" % p.pid in r.stderr, r.stderr
         assert live_files(d) == live and "gmon.out" not in os.listdir(d), os.listdir(d)
@@ -285,7 +293,7 @@ def test_non_dumpable_process_live_file_is_not_finished_while_it_runs():
     assert p.returncode == 0, err
     truth = json.loads(out.split("truth: ", 1)[1])
     assert truth["dumpable"] == 0, truth
-    r = pcprof("report", "--format", "json", d, user=user)
+    r = pcprof("report", "--format", "json", d, user=user, path=pc)
     assert r.returncode == 0, r.stderr
     j = json.loads(r.stdout)
     procs = j["processes"]
