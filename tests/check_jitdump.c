@@ -330,6 +330,23 @@ START_TEST(test_file_rules)
 	b.b[20] ^= 1;	/* another pid's */
 	ck_assert_int_eq(load_file(&b, 0644, 0, &st), -1);
 	symtab_release(&st);
+	/* a FIFO of that name, no writer: refused at once, never waited on */
+	{
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/jit-%u.dump", dir, PID);
+		unlink(path);
+		ck_assert_int_eq(mkfifo(path, 0644), 0);
+		ck_assert_int_eq(jitdump_load(dir, PID, getuid(), 0, &st, path, sizeof(path)), -1);
+		symtab_release(&st);
+		/* and a perf map: this process's, which writes none */
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+		ck_assert_int_eq(mkfifo(path, 0644), 0);
+		ck_assert_int_eq(jitmap_load((uint64_t)getpid(), getuid(), 0, &st, path,
+					     sizeof(path)), -1);
+		symtab_release(&st);
+		unlink(path);
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	ck_assert_int_eq(system(cmd), 0);
 }
