@@ -1,60 +1,38 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * libpc's message channel: one "libpc: " line at a time to the standard
- * error the program was started with. Everything here is AS-safe; it calls
- * nothing else in libpc.
+ * libpc's message channel: one "libpc: " line at a time to the program's
+ * standard error. Everything here is AS-safe; it calls nothing else in
+ * libpc but pc_sandboxed.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pc.h"
 #include "banned.h"
 
 /*
- * libpc's messages go to the standard error the program was started with,
- * through a copy of it taken at start-up: at exit the program may have
- * closed descriptor 2, or opened a file of its own there. The copy is used
- * only while it still is the same file (a daemon may have closed it and
- * reused the number). AS-safe.
+ * libpc's messages go to the program's descriptor 2 as it is at the moment
+ * libpc speaks, or nowhere where it is closed. libpc keeps no copy of
+ * it: a copy would be a descriptor of the program's held open by libpc,
+ * inherited by a daemon forked without exec, and a shell's `x=$(prog
+ * 2>&1)` would wait for that daemon to end. Nothing is written once the
+ * program entered a sandbox (pc_sandboxed): a seccomp filter may kill on
+ * write. AS-safe.
  */
-static int err_fd = -1;
-static dev_t err_dev;
-static ino_t err_ino;
-
-void
-pc_msg_init(void)
-{
-	struct stat st;
-	int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 200);
-
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st)) {
-		close(fd);
-		return;
-	}
-	err_fd = fd;
-	err_dev = st.st_dev;
-	err_ino = st.st_ino;
-}
-
 void
 pc_write_err(const char *buf, size_t n)
 {
-	struct stat st;
 	size_t off = 0;
-	int fd = err_fd;
+	int saved = errno;
 
-	if (fd < 0 || fstat(fd, &st) || st.st_dev != err_dev || st.st_ino != err_ino)
+	if (pc_sandboxed())
 		return;
 	while (off < n) {
-		ssize_t k = write(fd, buf + off, n - off);
+		ssize_t k = write(STDERR_FILENO, buf + off, n - off);
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -62,6 +40,7 @@ pc_write_err(const char *buf, size_t n)
 			break;
 		off += (size_t)k;
 	}
+	errno = saved;
 }
 
 /* Append s to line[*n..end), at most max bytes of it. AS-safe. */
@@ -92,8 +71,6 @@ pc_say(const char *a, const char *b, const char *c)
 	}
 	put(line, &n, end, c, (size_t)-1);
 	line[n++] = '\n';
-	if (err_fd < 0)
-		pc_msg_init();
 	pc_write_err(line, n);
 	errno = saved;
 }

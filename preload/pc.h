@@ -484,11 +484,19 @@ void pc_settings_read(struct pc_settings *s, char *(*get)(const char *),
  * AS-safe. */
 int pc_absolute(char *dst, size_t size, const char *path, const char *suffix) PC_HIDDEN;
 
-/* msg.c: keep a copy of the standard error the program started with.
- * AS-safe. */
-void pc_msg_init(void) PC_HIDDEN;
-/* msg.c: write to the program's original standard error. AS-safe. */
+/* msg.c: write to the program's descriptor 2 as it is now (no copy of
+ * it is kept), nothing once sandboxed. AS-safe. */
 void pc_write_err(const char *buf, size_t n) PC_HIDDEN;
+/* sandbox.c: the program entered a seccomp sandbox (or this image was
+ * started in one): libpc has stopped and makes no new system call; the
+ * live file is the profile. AS-safe. */
+int pc_sandboxed(void) PC_HIDDEN;
+/* sandbox.c: resolve the real prctl and syscall (the constructor's, before
+ * any handler of libpc's runs). Not AS-safe. */
+void pc_sandbox_resolve(void) PC_HIDDEN;
+/* sandbox.c: 1 when this image starts under a seccomp filter (exec keeps
+ * it): libpc then stays off. Not AS-safe. */
+int pc_sandbox_inherited(void) PC_HIDDEN;
 /* msg.c: a fixed message on stderr, prefixed "libpc: ". AS-safe. */
 void pc_say(const char *a, const char *b, const char *c) PC_HIDDEN;
 

@@ -353,7 +353,11 @@ pc_start(void)
 	if (getenv("PC_RECOVER"))
 		return;
 	pc_lifecycle_resolve();
-	pc_msg_init();
+	pc_sandbox_resolve();
+	if (pc_sandbox_inherited()) {
+		errno = saved;
+		return;
+	}
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc->cpu_start);
 	config->spare[0] = GMON_PC_MARK0;
 	config->spare[1] = GMON_PC_MARK1;
