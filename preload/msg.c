@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libpc's message channel: one "libpc: " line at a time to the program's
- * standard error. Everything here is AS-safe; it calls nothing else in
- * libpc but pc_sandboxed.
+ * standard error. Everything here is AS-safe.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -26,20 +25,25 @@
 void
 pc_write_err(const char *buf, size_t n)
 {
+	struct pc_xfsz h;
 	size_t off = 0;
-	int saved = errno;
+	int saved = errno, efbig = 0;
 
 	if (pc_sandboxed())
 		return;
+	/* a file under the program's RLIMIT_FSIZE, too */
+	pc_xfsz_block(&h);
 	while (off < n) {
 		ssize_t k = write(STDERR_FILENO, buf + off, n - off);
 
 		if (k < 0 && errno == EINTR)
 			continue;
+		efbig = k < 0 && errno == EFBIG;
 		if (k <= 0)
 			break;
 		off += (size_t)k;
 	}
+	pc_xfsz_release(&h, efbig);
 	errno = saved;
 }
 

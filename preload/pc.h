@@ -484,6 +484,21 @@ void pc_settings_read(struct pc_settings *s, char *(*get)(const char *),
  * AS-safe. */
 int pc_absolute(char *dst, size_t size, const char *path, const char *suffix) PC_HIDDEN;
 
+/*
+ * out.c: the program's RLIMIT_FSIZE is the program's: a write of libpc's
+ * past it must fail with EFBIG, never kill the program with the SIGXFSZ
+ * the kernel then sends the writing thread. pc_xfsz_block blocks SIGXFSZ
+ * in this thread around libpc's writes; pc_xfsz_release (failed: a write
+ * failed with EFBIG) takes back the one that write raised, unless one was
+ * pending before (a standard signal is not queued twice, so that one is
+ * the program's), and restores the mask. AS-safe.
+ */
+struct pc_xfsz {
+	sigset_t prev;
+	int pending, blocked;
+};
+void pc_xfsz_block(struct pc_xfsz *h) PC_HIDDEN;
+void pc_xfsz_release(const struct pc_xfsz *h, int failed) PC_HIDDEN;
 /* msg.c: write to the program's descriptor 2 as it is now (no copy of
  * it is kept), nothing once sandboxed. AS-safe. */
 void pc_write_err(const char *buf, size_t n) PC_HIDDEN;
