@@ -8,6 +8,7 @@
 #endif
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pc.h"
@@ -18,18 +19,45 @@
  * libpc speaks, or nowhere where it is closed. libpc keeps no copy of
  * it: a copy would be a descriptor of the program's held open by libpc,
  * inherited by a daemon forked without exec, and a shell's `x=$(prog
- * 2>&1)` would wait for that daemon to end. Nothing is written once the
- * program entered a sandbox (pc_sandboxed): a seccomp filter may kill on
- * write. AS-safe.
+ * 2>&1)` would wait for that daemon to end. Only the file's identity is
+ * kept, taken at start-up: a program that closed descriptor 2 and opened
+ * a file of its own there (coreutils' close_stdout closes it at exit)
+ * gets nothing of libpc's in it. Nothing is written once the program
+ * entered a sandbox (pc_sandboxed): a seccomp filter may kill on write.
+ * AS-safe.
  */
+static int err_known;		/* 1: err_dev and err_ino are fd 2's; -1: it was closed */
+static dev_t err_dev;
+static ino_t err_ino;
+
+void
+pc_msg_init(void)
+{
+	struct stat st;
+
+	if (fstat(STDERR_FILENO, &st)) {
+		err_known = -1;
+		return;
+	}
+	err_dev = st.st_dev;
+	err_ino = st.st_ino;
+	err_known = 1;
+}
+
 void
 pc_write_err(const char *buf, size_t n)
 {
 	struct pc_xfsz h;
+	struct stat st;
 	size_t off = 0;
 	int saved = errno, efbig = 0;
 
 	if (pc_sandboxed())
+		return;
+	if (!err_known)
+		pc_msg_init();
+	if (err_known < 0 || fstat(STDERR_FILENO, &st) || st.st_dev != err_dev ||
+	    st.st_ino != err_ino)
 		return;
 	/* a file under the program's RLIMIT_FSIZE, too */
 	pc_xfsz_block(&h);

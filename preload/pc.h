@@ -499,8 +499,11 @@ struct pc_xfsz {
 };
 void pc_xfsz_block(struct pc_xfsz *h) PC_HIDDEN;
 void pc_xfsz_release(const struct pc_xfsz *h, int failed) PC_HIDDEN;
-/* msg.c: write to the program's descriptor 2 as it is now (no copy of
- * it is kept), nothing once sandboxed. AS-safe. */
+/* msg.c: note which file the program's descriptor 2 is (its identity,
+ * no copy of it). AS-safe. */
+void pc_msg_init(void) PC_HIDDEN;
+/* msg.c: write to the program's descriptor 2 as it is now, where it still
+ * is that file; nothing once sandboxed. AS-safe. */
 void pc_write_err(const char *buf, size_t n) PC_HIDDEN;
 /* sandbox.c: the program entered a seccomp sandbox (or this image was
  * started in one): libpc has stopped and makes no new system call; the

@@ -358,6 +358,7 @@ pc_start(void)
 		errno = saved;
 		return;
 	}
+	pc_msg_init();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc->cpu_start);
 	config->spare[0] = GMON_PC_MARK0;
 	config->spare[1] = GMON_PC_MARK1;
