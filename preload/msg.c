@@ -7,8 +7,11 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pc.h"
@@ -73,6 +76,39 @@ pc_write_err(const char *buf, size_t n)
 	}
 	pc_xfsz_release(&h, efbig);
 	errno = saved;
+}
+
+/*
+ * SIGXFSZ held around one of libpc's writes (pc.h says why). The raw
+ * calls: the sampling code's mask bookkeeping (signals.c) is not this
+ * file's to call, and libpc's own sigtimedwait keeps its signals hidden.
+ */
+void
+pc_xfsz_block(struct pc_xfsz *h)
+{
+	sigset_t one, pend;
+
+	sigemptyset(&one);
+	sigaddset(&one, SIGXFSZ);
+	h->pending = syscall(SYS_rt_sigpending, &pend, (size_t)(_NSIG / 8)) == 0 &&
+		     sigismember(&pend, SIGXFSZ);
+	h->blocked = syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, &h->prev,
+			     (size_t)(_NSIG / 8)) == 0;
+}
+
+void
+pc_xfsz_release(const struct pc_xfsz *h, int failed)
+{
+	struct timespec zero = { 0, 0 };
+	sigset_t one;
+
+	if (!h->blocked)
+		return;
+	sigemptyset(&one);
+	sigaddset(&one, SIGXFSZ);
+	if (failed && !h->pending)
+		syscall(SYS_rt_sigtimedwait, &one, NULL, &zero, (size_t)(_NSIG / 8));
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &h->prev, NULL, (size_t)(_NSIG / 8));
 }
 
 /* Append s to line[*n..end), at most max bytes of it. AS-safe. */

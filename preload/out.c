@@ -11,12 +11,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>		/* rename(2), which is AS-safe; nothing else */
-#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pc.h"
@@ -103,33 +100,6 @@ pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n)
 		gmon_sink_hist(s, end, end + bin, (uint32_t)pc_cfg->hz, &zero, 1);
 	}
 	return s->error;
-}
-
-void
-pc_xfsz_block(struct pc_xfsz *h)
-{
-	sigset_t one, pend;
-
-	sigemptyset(&one);
-	sigaddset(&one, SIGXFSZ);
-	h->pending = sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ);
-	h->blocked = pc_real_sigmask(SIG_BLOCK, &one, &h->prev) == 0;
-}
-
-void
-pc_xfsz_release(const struct pc_xfsz *h, int failed)
-{
-	struct timespec zero = { 0, 0 };
-	sigset_t one;
-
-	if (!h->blocked)
-		return;
-	sigemptyset(&one);
-	sigaddset(&one, SIGXFSZ);
-	/* the raw call: libpc's own sigtimedwait keeps its signals hidden */
-	if (failed && !h->pending)
-		syscall(SYS_rt_sigtimedwait, &one, NULL, &zero, (size_t)(_NSIG / 8));
-	pc_real_sigmask(SIG_SETMASK, &h->prev, NULL);
 }
 
 /* Write body's output to path through a temporary file and rename: a

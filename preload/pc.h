@@ -485,7 +485,7 @@ void pc_settings_read(struct pc_settings *s, char *(*get)(const char *),
 int pc_absolute(char *dst, size_t size, const char *path, const char *suffix) PC_HIDDEN;
 
 /*
- * out.c: the program's RLIMIT_FSIZE is the program's: a write of libpc's
+ * msg.c: the program's RLIMIT_FSIZE is the program's: a write of libpc's
  * past it must fail with EFBIG, never kill the program with the SIGXFSZ
  * the kernel then sends the writing thread. pc_xfsz_block blocks SIGXFSZ
  * in this thread around libpc's writes; pc_xfsz_release (failed: a write
@@ -509,6 +509,12 @@ void pc_write_err(const char *buf, size_t n) PC_HIDDEN;
  * started in one): libpc has stopped and makes no new system call; the
  * live file is the profile. AS-safe. */
 int pc_sandboxed(void) PC_HIDDEN;
+/* sandbox.c: mark libpc sandboxed. AS-safe. */
+void pc_sandbox_mark(void) PC_HIDDEN;
+/* sandbox.c: what stops libpc when the program enters a sandbox (no
+ * sampling, no thread of libpc's, nothing written at exit: the live file
+ * is the profile), set by the constructor once libpc runs. Not AS-safe. */
+void pc_sandbox_set_stop(void (*fn)(void)) PC_HIDDEN;
 /* sandbox.c: resolve the real prctl and syscall (the constructor's, before
  * any handler of libpc's runs). Not AS-safe. */
 void pc_sandbox_resolve(void) PC_HIDDEN;

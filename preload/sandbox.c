@@ -8,13 +8,14 @@
  * (the live file's writer opens files), and strict mode allows only read,
  * write, _exit and sigreturn. At exit nothing is written: the live file
  * is the profile, which pcprof run and pcprof report finish. Also the
- * check at start-up for an image started under a filter. pc_sandboxed is
- * AS-safe; the rest runs in the program's calls, not in handlers.
+ * check at start-up for an image started under a filter. What stops
+ * libpc is finish.c's pc_sandbox_stop. pc_sandboxed and the syscall
+ * interposer are AS-safe; a sandbox is entered only in the program's
+ * calls, never from a handler of libpc's.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <errno.h>
 #include <linux/seccomp.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "banned.h"
 
 typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
 typedef long (*syscall_fn)(long, long, long, long, long, long, long);
@@ -37,35 +39,33 @@ pc_sandboxed(void)
 }
 
 /*
- * Stop before the sandbox closes: the wall sampler's thread ends (a filter
- * with SECCOMP_FILTER_FLAG_TSYNC covers it too, and it opens files), a
- * write under way in another thread ends first (the writer lock), the
- * phase leaves PC_ON, so that no thread samples, arms a timer, scans
- * objects or writes from here on, and the calling thread's timer is
- * deleted now, while that is still allowed: a strict-mode thread could
- * not even take a signal's sample (the handler's calls), and its timer's
- * signals would go on. The other threads' timers still fire: their
- * handler returns at once, with no system call but sigreturn, and a
- * task-clock event, no longer granted its next overflow, stops.
- * A vfork child (another pid, the parent's memory) changes nothing.
+ * What stops libpc (pc_sandbox_stop, finish.c), set by the constructor
+ * once libpc runs: called through this pointer, so that this file, which
+ * every system call of libpc's own passes through (syscall below), calls
+ * nothing of libpc's. Before it is set there is nothing to stop.
  */
+static void (*stop)(void);
+
+void
+pc_sandbox_set_stop(void (*fn)(void))
+{
+	__atomic_store_n(&stop, fn, __ATOMIC_RELEASE);
+}
+
+void
+pc_sandbox_mark(void)
+{
+	__atomic_store_n(&sandboxed, 1, __ATOMIC_RELEASE);
+}
+
+/* Before the real call that closes the sandbox: libpc stops. */
 static void
 enter(void)
 {
-	int saved = errno;
+	void (*fn)(void) = __atomic_load_n(&stop, __ATOMIC_ACQUIRE);
 
-	if (pc_sandboxed() || getpid() != pc->pid)
-		goto out;
-	pc_wall_pause();
-	pc_write_lock();
-	if (pc_phase_move(PC_ON, PC_DONE)) {
-		pc_note_cpu_stop();
-		pc_thread_disarm();
-	}
-	__atomic_store_n(&sandboxed, 1, __ATOMIC_RELEASE);
-	pc_write_unlock();
-out:
-	errno = saved;
+	if (fn && !pc_sandboxed())
+		fn();
 }
 
 /* The calls that enter a sandbox: strict mode, or a filter (a probe with
@@ -100,7 +100,7 @@ pc_sandbox_inherited(void)
 	 * that killed on prctl would have killed the program's own too */
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 2)
 		return 0;
-	__atomic_store_n(&sandboxed, 1, __ATOMIC_RELEASE);
+	pc_sandbox_mark();
 	return 1;
 }
 
