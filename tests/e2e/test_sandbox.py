@@ -107,7 +107,8 @@ def test_libpc_holds_no_descriptor_of_the_programs():
         return "%d + %d events" % (extra_events(prof, plain, "parent", what),
                                    extra_events(prof, plain, "child", what))
     return each_config([sandbox(), "fds"], check,
-                       CONFIGS + [("snapshots", {"PC_SNAPSHOT_INTERVAL": "60000"})])
+                       CONFIGS + [("snapshots", {"PC_SNAPSHOT_INTERVAL": "60000"}),
+                                  ("scope all", {"PC_SCOPE": "all"})])
 
 
 def test_a_daemon_child_does_not_hold_the_shells_output():
