@@ -515,9 +515,6 @@ void pc_sandbox_mark(void) PC_HIDDEN;
  * sampling, no thread of libpc's, nothing written at exit: the live file
  * is the profile), set by the constructor once libpc runs. Not AS-safe. */
 void pc_sandbox_set_stop(void (*fn)(void)) PC_HIDDEN;
-/* sandbox.c: resolve the real prctl and syscall (the constructor's, before
- * any handler of libpc's runs). Not AS-safe. */
-void pc_sandbox_resolve(void) PC_HIDDEN;
 /* sandbox.c: 1 when this image starts under a seccomp filter (exec keeps
  * it): libpc then stays off. Not AS-safe. */
 int pc_sandbox_inherited(void) PC_HIDDEN;

@@ -9,13 +9,14 @@
  * write, _exit and sigreturn. At exit nothing is written: the live file
  * is the profile, which pcprof run and pcprof report finish. Also the
  * check at start-up for an image started under a filter. What stops
- * libpc is finish.c's pc_sandbox_stop. pc_sandboxed and the syscall
+ * libpc is start.c's sandbox_stop. pc_sandboxed and the syscall
  * interposer are AS-safe; a sandbox is entered only in the program's
  * calls, never from a handler of libpc's.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
 #include <linux/seccomp.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
@@ -25,12 +26,7 @@
 #include "pc.h"
 #include "banned.h"
 
-typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
-typedef long (*syscall_fn)(long, long, long, long, long, long, long);
-
 static int sandboxed;
-static prctl_fn real_prctl;
-static syscall_fn real_syscall;
 
 int
 pc_sandboxed(void)
@@ -39,7 +35,7 @@ pc_sandboxed(void)
 }
 
 /*
- * What stops libpc (pc_sandbox_stop, finish.c), set by the constructor
+ * What stops libpc (start.c's sandbox_stop), set by the constructor
  * once libpc runs: called through this pointer, so that this file, which
  * every system call of libpc's own passes through (syscall below), calls
  * nothing of libpc's. Before it is set there is nothing to stop.
@@ -84,13 +80,51 @@ enters_seccomp(unsigned long op, const void *args)
 	return op == SECCOMP_SET_MODE_STRICT || (op == SECCOMP_SET_MODE_FILTER && args);
 }
 
-void
-pc_sandbox_resolve(void)
+/*
+ * The system call itself, as glibc's syscall(3) makes it (-1 and errno on
+ * failure): with an instruction of its own where the architecture is
+ * known, so that nothing here is looked up (a lookup can allocate, and
+ * libpc's mmap interposer makes the call through syscall(3) before its
+ * constructor has run) and everything here is AS-safe.
+ */
+static long
+forward(long nr, long a, long b, long c, long d, long e, long f)
 {
-	if (!real_prctl)
-		real_prctl = (prctl_fn)pc_next("prctl");
-	if (!real_syscall)
-		real_syscall = (syscall_fn)pc_next("syscall");
+	long r;
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+
+	__asm__ volatile("syscall" : "=a"(r)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+
+	__asm__ volatile("svc 0" : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	r = x0;
+#else
+	typedef long (*syscall_fn)(long, long, long, long, long, long, long);
+	static syscall_fn real;
+
+	if (!real)
+		real = (syscall_fn)pc_next("syscall");
+	return real(nr, a, b, c, d, e, f);
+#endif
+	if ((unsigned long)r > -4096UL) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
 }
 
 int
@@ -110,22 +144,20 @@ prctl(int option, ...)
 	unsigned long a[4];
 	va_list ap;
 
-	/* as glibc's: the arguments the option takes, the rest unread */
+	/* four, as many as any option takes (glibc's reads them all too) */
 	va_start(ap, option);
 	for (int i = 0; i < 4; i++)
 		a[i] = va_arg(ap, unsigned long);
 	va_end(ap);
-	pc_sandbox_resolve();
 	if (enters_prctl(option, a[0], a[1]))
 		enter();
-	return real_prctl(option, a[0], a[1], a[2], a[3]);
+	return (int)forward(SYS_prctl, option, (long)a[0], (long)a[1], (long)a[2], (long)a[3], 0);
 }
 
 /*
  * libpc's own calls to syscall(3) come here too, the signal handler's
- * among them: nothing here but the comparisons and the real call
- * (resolved by the constructor, before any handler of libpc's runs).
- * AS-safe once resolved.
+ * among them: nothing here but the comparisons and the call itself.
+ * AS-safe.
  */
 PC_EXPORT long
 syscall(long nr, ...)
@@ -137,10 +169,8 @@ syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	if (!real_syscall)
-		pc_sandbox_resolve();
 	if ((nr == SYS_seccomp && enters_seccomp((unsigned long)a[0], (const void *)a[2])) ||
 	    (nr == SYS_prctl && enters_prctl((int)a[0], (unsigned long)a[1], (unsigned long)a[2])))
 		enter();
-	return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	return forward(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

@@ -388,7 +388,6 @@ pc_start(void)
 	if (getenv("PC_RECOVER"))
 		return;
 	pc_lifecycle_resolve();
-	pc_sandbox_resolve();
 	if (pc_sandbox_inherited()) {
 		errno = saved;
 		return;

@@ -224,6 +224,19 @@ def test_seccomp_filter_with_tsync_beside_a_running_thread():
     return sandboxed([sandbox(), "openat", "tsync"])
 
 
+def test_a_seccomp_probe_with_no_filter_leaves_libpc_running():
+    """libseccomp's and systemd's probes (a filter of NULL, EFAULT) enter
+    no sandbox: libpc samples on and writes gmon.out at exit."""
+    def check(prof, plain, what):
+        plain_ok(plain, 0, what)
+        same(prof, plain, what)
+        assert "probes: EFAULT EFAULT, seccomp mode 0" in plain.stdout, plain.stdout
+        assert re.search(r"^libpc: wrote \S+gmon\.out: ", prof.stderr, re.M), \
+            "%s: %s" % (what, libpc_said(prof))
+        return "%d samples" % burn_samples(prof, what)
+    return each_config([sandbox(), "probe"], check, CONFIGS[:2])
+
+
 def test_strict_mode_worker_thread_finishes_as_plain():
     return sandboxed([sandbox(), "strict", "thread"])
 

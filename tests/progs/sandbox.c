@@ -17,6 +17,7 @@
  *   openat prctl|syscall|tsync   a filter that kills on openat, through
  *                    prctl, syscall(SYS_seccomp), or syscall with
  *                    SECCOMP_FILTER_FLAG_TSYNC beside a second thread
+ *   probe            seccomp calls with no filter (EFAULT), then burn
  *   strict thread|process        a worker in strict mode: arithmetic,
  *                    write, exit
  */
@@ -253,6 +254,20 @@ openat_filter(const char *how)
 	return 0;
 }
 
+/* What libseccomp and systemd do to learn whether filters work: calls
+ * with no filter, which fail with EFAULT and enter no sandbox. */
+static int
+probe(void)
+{
+	int a = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NULL, 0, 0) < 0 && errno == EFAULT;
+	int b = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, NULL) < 0 && errno == EFAULT;
+
+	sandbox_burn(0.1);
+	printf("probes: %s %s, seccomp mode %d\n", a ? "EFAULT" : "other", b ? "EFAULT" : "other",
+	       prctl(PR_GET_SECCOMP, 0, 0, 0, 0));
+	return 0;
+}
+
 /* Strict mode allows read, write, _exit and sigreturn: the worker ends
  * with the raw exit of its thread. */
 static void *
@@ -316,11 +331,13 @@ main(int argc, char **argv)
 		return chrooted(arg);
 	if (!strcmp(mode, "openat"))
 		return openat_filter(arg);
+	if (!strcmp(mode, "probe"))
+		return probe();
 	if (!strcmp(mode, "strict")) {
 		fflush(stdout);
 		return strict(arg);
 	}
 	fprintf(stderr, "usage: sandbox fds|daemon|fsize N|nofile|fulltable|setuid|"
-		"chroot DIR|openat prctl|syscall|tsync|strict thread|process\n");
+		"chroot DIR|openat prctl|syscall|tsync|probe|strict thread|process\n");
 	return 2;
 }
