@@ -237,6 +237,14 @@ def test_a_seccomp_probe_with_no_filter_leaves_libpc_running():
     return each_config([sandbox(), "probe"], check, CONFIGS[:2])
 
 
+def test_an_image_started_under_a_filter_leaves_libpc_off():
+    """A filter that kills on timer_create and perf_event_open (which
+    libpc's start-up makes), then exec of echo: the new image loads libpc,
+    which sees the filter and stays off, and echo prints as plain; the
+    first image's samples are in its live file."""
+    return sandboxed([sandbox(), "exec", "echo"])
+
+
 def test_strict_mode_worker_thread_finishes_as_plain():
     return sandboxed([sandbox(), "strict", "thread"])
 

@@ -18,6 +18,8 @@
  *                    prctl, syscall(SYS_seccomp), or syscall with
  *                    SECCOMP_FILTER_FLAG_TSYNC beside a second thread
  *   probe            seccomp calls with no filter (EFAULT), then burn
+ *   exec PROG        a filter that kills on timer_create and
+ *                    perf_event_open, then exec PROG "under a filter"
  *   strict thread|process        a worker in strict mode: arithmetic,
  *                    write, exit
  */
@@ -215,6 +217,34 @@ static struct sock_filter kill_openat[] = {
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 };
 
+/* Kills the process on timer_create and perf_event_open, which a program
+ * that merely execs never makes, and libpc's start-up would. */
+static struct sock_filter kill_timers[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_timer_create, 1, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+
+/* A filter, then an exec: the new image starts under it. */
+static int
+exec_filtered(const char *what)
+{
+	struct sock_fprog prog = { sizeof(kill_timers) / sizeof(kill_timers[0]), kill_timers };
+
+	sandbox_burn(0.1);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 3;
+	fflush(stdout);
+	execlp(what, what, "under a filter", (char *)NULL);
+	return 4;
+}
+
 static void *
 burner(void *arg)
 {
@@ -333,11 +363,13 @@ main(int argc, char **argv)
 		return openat_filter(arg);
 	if (!strcmp(mode, "probe"))
 		return probe();
+	if (!strcmp(mode, "exec"))
+		return exec_filtered(arg);
 	if (!strcmp(mode, "strict")) {
 		fflush(stdout);
 		return strict(arg);
 	}
 	fprintf(stderr, "usage: sandbox fds|daemon|fsize N|nofile|fulltable|setuid|"
-		"chroot DIR|openat prctl|syscall|tsync|probe|strict thread|process\n");
+		"chroot DIR|openat prctl|syscall|tsync|probe|exec PROG|strict thread|process\n");
 	return 2;
 }
