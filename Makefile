@@ -62,6 +62,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/snapshot.c preload/live.c preload/recover.c preload/finish.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
 	preload/wall.c preload/wall_unwind.c preload/namespaces.c \
+	preload/sandbox.c \
 	gmon/write.c
 # whether a live file's process still runs: libpc's pc_recover and pcprof ask
 PRELOAD_SRC += preload/running.c
@@ -218,6 +219,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/unwinder $(P)/copies-pie $(P)/copies-nopie $(P)/waits $(P)/blockers $(P)/sleepers $(P)/wallhost \
 	$(P)/wallgate $(P)/wallgate-again $(P)/wallgate-slow
 PROGS += $(P)/writers_names $(P)/writers_sigs
+PROGS += $(P)/sandbox
 PROGS += $(P)/readers_nodump
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after

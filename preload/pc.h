@@ -484,11 +484,40 @@ void pc_settings_read(struct pc_settings *s, char *(*get)(const char *),
  * AS-safe. */
 int pc_absolute(char *dst, size_t size, const char *path, const char *suffix) PC_HIDDEN;
 
-/* msg.c: keep a copy of the standard error the program started with.
- * AS-safe. */
+/*
+ * msg.c: the program's RLIMIT_FSIZE is the program's: a write of libpc's
+ * past it must fail with EFBIG, never kill the program with the SIGXFSZ
+ * the kernel then sends the writing thread. pc_xfsz_block blocks SIGXFSZ
+ * in this thread around libpc's writes; pc_xfsz_release (failed: a write
+ * failed with EFBIG) takes back the one that write raised, unless one was
+ * pending before (a standard signal is not queued twice, so that one is
+ * the program's), and restores the mask. AS-safe.
+ */
+struct pc_xfsz {
+	sigset_t prev;
+	int pending, blocked;
+};
+void pc_xfsz_block(struct pc_xfsz *h) PC_HIDDEN;
+void pc_xfsz_release(const struct pc_xfsz *h, int failed) PC_HIDDEN;
+/* msg.c: note which file the program's descriptor 2 is (its identity,
+ * no copy of it). AS-safe. */
 void pc_msg_init(void) PC_HIDDEN;
-/* msg.c: write to the program's original standard error. AS-safe. */
+/* msg.c: write to the program's descriptor 2 as it is now, where it still
+ * is that file; nothing once sandboxed. AS-safe. */
 void pc_write_err(const char *buf, size_t n) PC_HIDDEN;
+/* sandbox.c: the program entered a seccomp sandbox (or this image was
+ * started in one): libpc has stopped and makes no new system call; the
+ * live file is the profile. AS-safe. */
+int pc_sandboxed(void) PC_HIDDEN;
+/* sandbox.c: mark libpc sandboxed. AS-safe. */
+void pc_sandbox_mark(void) PC_HIDDEN;
+/* sandbox.c: what stops libpc when the program enters a sandbox (no
+ * sampling, no thread of libpc's, nothing written at exit: the live file
+ * is the profile), set by the constructor once libpc runs. Not AS-safe. */
+void pc_sandbox_set_stop(void (*fn)(void)) PC_HIDDEN;
+/* sandbox.c: 1 when this image starts under a seccomp filter (exec keeps
+ * it): libpc then stays off. Not AS-safe. */
+int pc_sandbox_inherited(void) PC_HIDDEN;
 /* msg.c: a fixed message on stderr, prefixed "libpc: ". AS-safe. */
 void pc_say(const char *a, const char *b, const char *c) PC_HIDDEN;
 
