@@ -62,6 +62,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/snapshot.c preload/live.c preload/recover.c preload/finish.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
 	preload/wall.c preload/wall_unwind.c preload/namespaces.c \
+	preload/own.c \
 	gmon/write.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
@@ -214,6 +215,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/hostile $(P)/hostile-asan $(P)/burn $(P)/asanexit $(P)/oddnames \
 	$(P)/unwinder $(P)/copies-pie $(P)/copies-nopie $(P)/waits $(P)/blockers $(P)/sleepers $(P)/wallhost \
 	$(P)/wallgate $(P)/wallgate-again $(P)/wallgate-slow
+PROGS += $(P)/lifecycle2
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope

@@ -5,9 +5,11 @@
  * CLONE_NEWUSER, and CLONE_THREAD, CLONE_SIGHAND or CLONE_VM), and setns
  * into a user namespace (a threaded process) or a mount namespace (one
  * whose filesystem context threads share). libpc's wall sampler is a
- * thread, so a single-threaded program under PC_CLOCK=wall would get
- * EINVAL where it gets 0 plain: the sampler ends for the call and starts
- * again after it, and the call sees the process as the program made it.
+ * thread, and so is the snapshot writer (PC_SNAPSHOT_SIGNAL,
+ * PC_SNAPSHOT_INTERVAL), so a single-threaded program would get EINVAL
+ * where it gets 0 plain: every thread of libpc's (own.c) ends for the call
+ * and starts again after it, and the call sees the process as the program
+ * made it.
  * Neither call is made from a handler; nothing here is AS-safe.
  */
 #ifndef _GNU_SOURCE
@@ -32,11 +34,11 @@ unshare(int flags)
 
 	if (!real)
 		real = (unshare_fn)pc_next("unshare");
-	paused = flags & ONE_THREAD ? pc_wall_pause() : 0;
+	paused = flags & ONE_THREAD ? pc_own_pause() : 0;
 	r = real(flags);
 	saved = errno;
 	if (paused)
-		pc_wall_resume();
+		pc_own_resume(paused);
 	errno = saved;
 	return r;
 }
@@ -50,11 +52,11 @@ setns(int fd, int nstype)
 
 	if (!real)
 		real = (setns_fn)pc_next("setns");
-	paused = !nstype || (nstype & (CLONE_NEWUSER | CLONE_NEWNS)) ? pc_wall_pause() : 0;
+	paused = !nstype || (nstype & (CLONE_NEWUSER | CLONE_NEWNS)) ? pc_own_pause() : 0;
 	r = real(fd, nstype);
 	saved = errno;
 	if (paused)
-		pc_wall_resume();
+		pc_own_resume(paused);
 	errno = saved;
 	return r;
 }

@@ -708,6 +708,36 @@ void pc_signals_forked(void) PC_HIDDEN;
 void pc_snapshots_start(void) PC_HIDDEN;
 /* snapshot.c: the snapshot thread's tid, or 0. AS-safe. */
 uint32_t pc_snapshot_tid(void) PC_HIDDEN;
+/* snapshot.c: end the snapshot thread and wait until the process no
+ * longer holds it (1), or do nothing (0: none runs, or a vfork child);
+ * start it again; wake it for a look at pc_own_watch. Not AS-safe. */
+int pc_snapshot_pause(void) PC_HIDDEN;
+void pc_snapshot_resume(void) PC_HIDDEN;
+void pc_snapshot_wake(void) PC_HIDDEN;
+
+/* own.c: libpc's own threads. A thread of libpc's enters itself in the
+ * registry as it starts and leaves it as it ends; pc_own_is tells one of
+ * its ids. AS-safe. */
+void pc_own_enter(void) PC_HIDDEN;
+void pc_own_leave(void) PC_HIDDEN;
+int pc_own_is(uint32_t tid) PC_HIDDEN;
+/* own.c: end every thread of libpc's for a call that needs a process of
+ * one thread (a mask of those ended), and start them again; wait until
+ * thread tid, joined, has left the process. Not AS-safe. */
+int pc_own_pause(void) PC_HIDDEN;
+void pc_own_resume(int paused) PC_HIDDEN;
+void pc_own_gone(uint32_t tid) PC_HIDDEN;
+/* own.c: a thread of the program's starts (+1) or ends (-1), or the main
+ * thread calls pthread_exit (-2); whether it has. Not AS-safe. */
+void pc_own_prog_thread(int delta) PC_HIDDEN;
+int pc_own_main_gone(void) PC_HIDDEN;
+/* own.c: in a thread of libpc's: when the program has no thread left,
+ * end the process with exit(0), as glibc's last thread would have
+ * (pc_own_end_process: once, whoever calls). Not AS-safe. */
+void pc_own_watch(void) PC_HIDDEN;
+void pc_own_end_process(void) PC_HIDDEN;
+/* own.c: a fork child's counts, afresh. Not AS-safe. */
+void pc_own_forked(void) PC_HIDDEN;
 
 /* threads.c: set up pthread_create interposition. Not AS-safe. */
 int pc_threads_init(void) PC_HIDDEN;
