@@ -139,9 +139,10 @@ on_int(int sig)
 }
 
 /* vfork HOW WHAT: the parent catches SIGINT (HOW handler) or ignores it
- * (HOW ignore); a vfork child sets SIG_DFL and unblocks it, then _exits
- * (WHAT exit) or execs /bin/true (WHAT exec). The parent then raises
- * SIGINT: caught or ignored, never fatal. */
+ * (HOW ignore) and blocks SIGTERM; a vfork child sets SIGINT to SIG_DFL
+ * and unblocks SIGTERM, then _exits (WHAT exit) or execs /bin/true (WHAT
+ * exec). The parent then ignores SIGINT and puts back what it had, as
+ * system(3) does, and raises SIGINT: caught or ignored, never fatal. */
 static int
 vfork_case(int argc, char **argv)
 {
@@ -175,7 +176,12 @@ vfork_case(int argc, char **argv)
 	}
 	printf("child: %s %d\n", WIFEXITED(st) ? "exit" : "signal",
 	       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-	sigaction(SIGINT, NULL, &now);
+	/* what system(3) does: ignore SIGINT for a while, then put back
+	 * what was there */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, &now);
+	sigaction(SIGINT, &now, NULL);
 	sigprocmask(SIG_BLOCK, NULL, &set);
 	printf("parent: SIGINT %s, SIGTERM %s\n",
 	       now.sa_handler == SIG_IGN ? "ignored" : now.sa_handler == on_int ? "caught" : "default",
