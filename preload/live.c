@@ -177,6 +177,28 @@ name_file(int fd)
 }
 
 /*
+ * The unnamed file, linked, mapped again through its name, so that the
+ * process's maps show it as .pcprof.PID.live (pcprof's look at whether a
+ * live file's process runs finds it there), not as "#INODE (deleted)".
+ * The same pages: nothing moves. Nothing runs on them yet (start-up, or
+ * a fork child's handler).
+ */
+static void
+map_by_name(int fd)
+{
+	int named = open(live_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	struct stat a, b;
+
+	if (named < 0)
+		return;
+	if (!fstat(named, &a) && !fstat(fd, &b) && a.st_ino == b.st_ino && a.st_dev == b.st_dev &&
+	    mmap(live, live->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
+		 named, 0) == (void *)live)
+		madvise(live, live->size, MADV_RANDOM);
+	close(named);
+}
+
+/*
  * The file made whole, its header, configuration and tables all written:
  * under its own name from here on. A file already there is an earlier
  * image's of this pid that libpc did not see end (an exec through a raw
@@ -203,8 +225,12 @@ publish(int fd)
 		if (rename(live_path, aside))
 			unlink(live_path);
 	}
-	if (name_file(fd) && making[0])
-		unlink(making);
+	if (name_file(fd)) {
+		if (making[0])
+			unlink(making);
+	} else if (!making[0]) {
+		map_by_name(fd);
+	}
 	making[0] = 0;
 }
 

@@ -29,6 +29,7 @@
 #include "pc.h"
 #include "objects.h"
 #include "live.h"
+#include "liveowner.h"
 
 /* The dead process's mapping, [lo, hi), and how far it moved. Every
  * table lies past the header (data), so that moving a pointer never
@@ -174,29 +175,6 @@ check_file(const struct span *s, struct pc_live *l, const char *path, char *out,
 	return 0;
 }
 
-/* The process pid maps the file with this inode: it still runs. */
-static int
-still_mapped(pid_t pid, ino_t ino)
-{
-	char maps[64], line[PATH_MAX + 256];
-	FILE *f;
-	int found = 0;
-
-	if (kill(pid, 0) && errno != EPERM)
-		return 0;
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	if (!(f = fopen(maps, "re")))
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long inode = 0;
-
-		if (sscanf(line, "%*s %*s %*s %*s %llu", &inode) == 1 && inode == (unsigned long long)ino)
-			found = strstr(line, ".live") != NULL;
-	}
-	fclose(f);
-	return found;
-}
-
 /* The header read and checked: 0, 1 for a file already written (removed
  * here), or -errno. */
 static int
@@ -213,7 +191,10 @@ read_header(int fd, const char *path, const struct stat *st, struct pc_live *h)
 	}
 	if (h->state != PC_LIVE_RUNNING || h->pid <= 0)
 		return -EBADMSG;
-	if (still_mapped((pid_t)h->pid, st->st_ino))
+	/* liveowner.c: a process we may not look into (non-dumpable,
+	 * another user's) is taken to be the file's, and a pid that another
+	 * process took is not */
+	if (pc_live_owner_runs((pid_t)h->pid, st))
 		return -EBUSY;
 	return 0;
 }
