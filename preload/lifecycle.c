@@ -70,7 +70,6 @@ after_fork_child(void)
 	 * thread was writing at the fork never ends in this copy (with a
 	 * live file, pc_live_forked frees the file's word as well) */
 	__atomic_store_n(&pc->writer, 0, __ATOMIC_RELEASE);
-	pc_own_forked();
 	pc_threads_forked();
 	if (!pc_on())
 		return;
@@ -198,26 +197,6 @@ PC_EXPORT void
 _Exit(int status)
 {
 	_exit(status);
-}
-
-typedef void (*pthread_exit_fn)(void *);
-
-/*
- * pthread_exit of the main thread: the process ends when the program's
- * last thread does, and libpc's own threads must not keep it alive
- * (own.c). Other threads are counted out by threads.c's key destructor.
- */
-PC_EXPORT void
-pthread_exit(void *value)
-{
-	static pthread_exit_fn real;
-
-	if (!real)
-		real = (pthread_exit_fn)pc_next("pthread_exit");
-	if (syscall(SYS_gettid) == getpid())
-		pc_own_prog_thread(-2);
-	real(value);
-	__builtin_unreachable();
 }
 
 /* ------------------------------------------------------------ exec */

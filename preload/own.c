@@ -2,13 +2,12 @@
 /*
  * libpc's own threads (the wall sampler, the snapshot writer), as one: a
  * registry of their ids, so that anything that must tell them from the
- * program's threads can; a pause of all of them around the calls that need
- * a process of one thread (namespaces.c); and the end of a process whose
- * program has no thread left. glibc's last thread calls exit(0) when it
- * ends, but libpc's threads count as threads: when the main thread has
- * called pthread_exit and the program's last thread ends, one of libpc's
- * threads ends the process as that thread would have (pc_own_watch).
- * Nothing here runs in a signal handler.
+ * program's threads can (namespaces.c pauses them all), and the end of a
+ * process whose program has no thread left. glibc's last thread calls
+ * exit(0) when it ends, but libpc's threads count as threads: when the
+ * main thread has called pthread_exit (interposed here) and the program's
+ * last thread ends, one of libpc's threads ends the process as that thread
+ * would have (pc_own_watch). Nothing here runs in a signal handler.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -35,20 +34,33 @@ struct own {
 #define OWN_SLOTS 8
 static struct own owns[OWN_SLOTS];
 
-/* The kinds of libpc's threads, each paused and started again as one;
- * pause returns 1 when it ended a thread that resume must start again. */
-static const struct {
-	int (*pause)(void);
-	void (*resume)(void);
-} kinds[] = {
-	{ pc_wall_pause, pc_wall_resume },
-	{ pc_snapshot_pause, pc_snapshot_resume },
-};
-
-static int prog_threads = 1;	/* the program's threads that libpc saw start */
+/* What follows is this process's: a fork child starts afresh (its
+ * forking thread is its main thread, and its only one). */
+static pid_t counts_pid;
+static int prog_threads;	/* the program's threads that libpc saw start */
 static int main_gone;		/* the main thread called pthread_exit */
 static int ended_asked;		/* the program's last thread asked for a look */
 static int ending;		/* a thread of libpc's is ending the process */
+
+/* Threads of libpc's that look (pc_own_watch) when woken. */
+#define WAKERS 4
+static void (*wakers[WAKERS])(void);
+
+/* The counts, for this process; 0 in a vfork child, which owns none. */
+static int
+counts_here(void)
+{
+	pid_t pid = pc->pid;
+
+	if (!pid || getpid() != pid)
+		return 0;
+	if (__atomic_load_n(&counts_pid, __ATOMIC_ACQUIRE) != pid) {
+		prog_threads = 1;
+		main_gone = ended_asked = ending = 0;
+		__atomic_store_n(&counts_pid, pid, __ATOMIC_RELEASE);
+	}
+	return 1;
+}
 
 void
 pc_own_enter(void)
@@ -94,23 +106,17 @@ pc_own_is(uint32_t tid)
 	return 0;
 }
 
-int
-pc_own_pause(void)
-{
-	int paused = 0;
-
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (kinds[i].pause())
-			paused |= 1 << i;
-	return paused;
-}
-
 void
-pc_own_resume(int paused)
+pc_own_waker(void (*wake)(void))
 {
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (paused & 1 << i)
-			kinds[i].resume();
+	for (int i = 0; i < WAKERS; i++) {
+		void (*was)(void) = NULL;
+
+		if (__atomic_load_n(&wakers[i], __ATOMIC_ACQUIRE) == wake ||
+		    __atomic_compare_exchange_n(&wakers[i], &was, wake, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return;
+	}
 }
 
 void
@@ -139,7 +145,7 @@ pc_own_gone(uint32_t tid)
 void
 pc_own_prog_thread(int delta)
 {
-	if (getpid() != pc->pid)
+	if (!counts_here())
 		return;		/* a vfork child's */
 	if (delta > 0) {
 		__atomic_add_fetch(&prog_threads, 1, __ATOMIC_ACQ_REL);
@@ -152,14 +158,43 @@ pc_own_prog_thread(int delta)
 	if (__atomic_sub_fetch(&prog_threads, 1, __ATOMIC_ACQ_REL) <= 0 &&
 	    __atomic_load_n(&main_gone, __ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&ended_asked, 1, __ATOMIC_RELEASE);
-		pc_snapshot_wake();
+		for (int i = 0; i < WAKERS; i++) {
+			void (*wake)(void) = __atomic_load_n(&wakers[i], __ATOMIC_ACQUIRE);
+
+			if (wake)
+				wake();
+		}
 	}
 }
 
 int
 pc_own_main_gone(void)
 {
-	return __atomic_load_n(&main_gone, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&counts_pid, __ATOMIC_ACQUIRE) == pc->pid &&
+	       __atomic_load_n(&main_gone, __ATOMIC_ACQUIRE);
+}
+
+typedef void (*exit_fn)(int);
+typedef void (*pthread_exit_fn)(void *);
+
+/*
+ * pthread_exit of the main thread: the process ends when the program's
+ * last thread does. Other threads are counted out by threads.c's key
+ * destructor, which runs in pthread_exit too.
+ */
+PC_EXPORT void
+pthread_exit(void *value)
+{
+	static pthread_exit_fn real;
+
+	if (!real)
+		real = (pthread_exit_fn)pc_next("pthread_exit");
+	if (syscall(SYS_gettid) == getpid())
+		pc_own_prog_thread(-2);
+	if (real)
+		real(value);
+	syscall(SYS_exit, 0);
+	__builtin_unreachable();
 }
 
 /* The state letter of this process's thread tid, or 0. */
@@ -220,11 +255,15 @@ program_ended(void)
 void
 pc_own_end_process(void)
 {
-	/* one thread of libpc's ends it; another waits to be ended */
-	if (__atomic_exchange_n(&ending, 1, __ATOMIC_ACQ_REL))
+	exit_fn real = (exit_fn)pc_next("exit");
+
+	/* one thread of libpc's ends it; another waits to be ended. glibc's
+	 * exit, as its last thread would call it: the program's atexit
+	 * handlers, then libpc's destructor, which writes the profile */
+	if (__atomic_exchange_n(&ending, 1, __ATOMIC_ACQ_REL) || !real)
 		for (;;)
 			pause();
-	exit(0);
+	real(0);
 }
 
 void
@@ -233,7 +272,7 @@ pc_own_watch(void)
 	struct timespec ms = { 0, 1000000 };
 	int tries;
 
-	if (!__atomic_load_n(&main_gone, __ATOMIC_ACQUIRE) || getpid() != pc->pid)
+	if (!pc_own_main_gone() || getpid() != pc->pid)
 		return;
 	/* asked: the last thread is on its way out; else a look now and
 	 * then, for threads libpc did not see start */
@@ -244,14 +283,4 @@ pc_own_watch(void)
 		if (i + 1 < tries)
 			nanosleep(&ms, NULL);
 	}
-}
-
-void
-pc_own_forked(void)
-{
-	/* the forking thread is the child's main thread, and its only one */
-	prog_threads = 1;
-	main_gone = 0;
-	ended_asked = 0;
-	ending = 0;
 }

@@ -721,23 +721,21 @@ void pc_snapshot_wake(void) PC_HIDDEN;
 void pc_own_enter(void) PC_HIDDEN;
 void pc_own_leave(void) PC_HIDDEN;
 int pc_own_is(uint32_t tid) PC_HIDDEN;
-/* own.c: end every thread of libpc's for a call that needs a process of
- * one thread (a mask of those ended), and start them again; wait until
- * thread tid, joined, has left the process. Not AS-safe. */
-int pc_own_pause(void) PC_HIDDEN;
-void pc_own_resume(int paused) PC_HIDDEN;
+/* own.c: wait until thread tid of libpc's, joined, has left the
+ * process (for calls that need a process of one thread). Not AS-safe. */
 void pc_own_gone(uint32_t tid) PC_HIDDEN;
 /* own.c: a thread of the program's starts (+1) or ends (-1), or the main
  * thread calls pthread_exit (-2); whether it has. Not AS-safe. */
 void pc_own_prog_thread(int delta) PC_HIDDEN;
 int pc_own_main_gone(void) PC_HIDDEN;
+/* own.c: a thread of libpc's that calls pc_own_watch gives the function
+ * that wakes it, called when the program's last known thread ends. */
+void pc_own_waker(void (*wake)(void)) PC_HIDDEN;
 /* own.c: in a thread of libpc's: when the program has no thread left,
  * end the process with exit(0), as glibc's last thread would have
  * (pc_own_end_process: once, whoever calls). Not AS-safe. */
 void pc_own_watch(void) PC_HIDDEN;
 void pc_own_end_process(void) PC_HIDDEN;
-/* own.c: a fork child's counts, afresh. Not AS-safe. */
-void pc_own_forked(void) PC_HIDDEN;
 
 /* threads.c: set up pthread_create interposition. Not AS-safe. */
 int pc_threads_init(void) PC_HIDDEN;

@@ -269,6 +269,7 @@ pc_snapshots_start(void)
 			pc_signals_take_snapshot();
 		}
 	}
+	pc_own_waker(pc_snapshot_wake);
 	start_thread();
 	pthread_atfork(NULL, NULL, forked);
 }

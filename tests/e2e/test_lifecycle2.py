@@ -70,6 +70,10 @@ def run(args, env=None, profiled=True, fsize=None, usr2_every=None, timeout=TIME
     stop = threading.Event()
 
     def sender():
+        # not before libpc's snapshot thread is there to take it: until
+        # then SIGUSR2 has its default action
+        while not stop.wait(0.002) and not snapshot_thread(p.pid):
+            pass
         while not stop.wait(usr2_every):
             try:
                 os.kill(p.pid, signal.SIGUSR2)
@@ -89,6 +93,17 @@ def run(args, env=None, profiled=True, fsize=None, usr2_every=None, timeout=TIME
     finally:
         stop.set()
     return Done(argv, cwd, e, out, err, p.returncode, time.monotonic() - t0)
+
+
+def snapshot_thread(pid):
+    try:
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/comm" % (pid, t)) as f:
+                if f.read().strip() == "pc-snapshot":
+                    return True
+    except OSError:
+        pass
+    return False
 
 
 def plain_ok(plain, status, what):
