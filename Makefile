@@ -62,7 +62,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/snapshot.c preload/live.c preload/recover.c preload/finish.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
 	preload/wall.c preload/wall_unwind.c preload/namespaces.c \
-	preload/own.c preload/liveowner.c \
+	preload/own.c preload/liveowner.c preload/vfork.c \
 	gmon/write.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)

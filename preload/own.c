@@ -260,10 +260,10 @@ pc_own_end_process(void)
 	/* one thread of libpc's ends it; another waits to be ended. glibc's
 	 * exit, as its last thread would call it: the program's atexit
 	 * handlers, then libpc's destructor, which writes the profile */
-	if (__atomic_exchange_n(&ending, 1, __ATOMIC_ACQ_REL) || !real)
-		for (;;)
-			pause();
-	real(0);
+	if (!__atomic_exchange_n(&ending, 1, __ATOMIC_ACQ_REL) && real)
+		real(0);
+	for (;;)
+		pause();
 }
 
 void

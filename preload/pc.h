@@ -737,6 +737,21 @@ void pc_own_waker(void (*wake)(void)) PC_HIDDEN;
 void pc_own_watch(void) PC_HIDDEN;
 void pc_own_end_process(void) PC_HIDDEN;
 
+/* vfork.c: for signals.c's interposers in a vfork child, which shares
+ * this memory and TLS (blocked: the thread's view of libpc's signals).
+ * pc_vfork_view: the child's own view where it set one, else blocked.
+ * pc_vfork_keep: after a mask call changed the view from was to now, 1
+ * when the caller is a vfork child, whose view now is, kept apart.
+ * pc_vfork_set: whether the vfork child set sig's action itself.
+ * pc_vfork_sigaction: 1 when the caller is a vfork child, its call made
+ * by real, in the kernel only, *result its result; 0 otherwise. AS-safe. */
+unsigned pc_vfork_view(unsigned blocked) PC_HIDDEN;
+int pc_vfork_keep(unsigned was, unsigned now, unsigned blocked) PC_HIDDEN;
+int pc_vfork_set(int sig) PC_HIDDEN;
+int pc_vfork_sigaction(int sig, const struct sigaction *act, struct sigaction *old,
+		       int (*real)(int, const struct sigaction *, struct sigaction *),
+		       unsigned blocked, int *result) PC_HIDDEN;
+
 /* threads.c: set up pthread_create interposition. Not AS-safe. */
 int pc_threads_init(void) PC_HIDDEN;
 /* threads.c: in a fork child, before any thread is started. */

@@ -41,7 +41,6 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "pc.h"
 #include "banned.h"
@@ -61,36 +60,6 @@ static sigmask_fn real_pthread_sigmask, real_sigprocmask;
 #define HIDE_SNAPSHOT	2u
 static PC_TLS unsigned prog_blocked;
 static PC_TLS int deferred;
-
-/*
- * A vfork child (vfork, or posix_spawn's clone) shares its parent's memory,
- * this thread's TLS included, but has its own dispositions and mask: what
- * it asks goes to the kernel, and what libpc must remember of it (its view
- * of libpc's signals, the signals it set itself) goes here, marked with its
- * pid, which the parent, whose pid differs, never takes for its own.
- */
-struct vfork_view {
-	pid_t pid;
-	unsigned blocked;
-	unsigned char set[NSIG];
-};
-static PC_TLS struct vfork_view vfork_view;
-
-/* The child's record, made on its first call; NULL in the parent. */
-static struct vfork_view *
-in_vfork_child(void)
-{
-	pid_t self = getpid();
-
-	if (!pc->pid || self == pc->pid)
-		return NULL;
-	if (vfork_view.pid != self) {
-		memset(&vfork_view, 0, sizeof(vfork_view));
-		vfork_view.pid = self;
-		vfork_view.blocked = prog_blocked;
-	}
-	return &vfork_view;
-}
 
 /* Handlers the program installed with SA_ONSTACK, whose mask libpc gave
  * the sampling signal: their view leaves it out again. */
@@ -336,22 +305,20 @@ pc_signals_before_exec(int vfork_child)
 	int ignored, ignored_n = 0, masked = 0, unmasked = 0;
 	struct sigaction saved, saved_n;
 	sigset_t one;
-	struct vfork_view *v = vfork_child ? in_vfork_child() : NULL;
-	unsigned blocked = v ? v->blocked : prog_blocked;
 
 	if (pc->owned[s] != PC_OWN_SAMPLING)
 		return;
 	/* an ignored signal stays ignored across exec: make it so; a
 	 * handler is reset to the default by exec itself */
-	ignored = !(v && v->set[s]) && ignore_if_ignored(s, &saved);
-	if (n && pc->owned[n] == PC_OWN_SNAPSHOT && !(v && v->set[n]))
+	ignored = !pc_vfork_set(s) && ignore_if_ignored(s, &saved);
+	if (n && pc->owned[n] == PC_OWN_SNAPSHOT && !pc_vfork_set(n))
 		ignored_n = ignore_if_ignored(n, &saved_n);
-	if (blocked & HIDE_SAMPLE) {
+	if (pc_vfork_view(prog_blocked) & HIDE_SAMPLE) {
 		sigemptyset(&one);
 		sigaddset(&one, s);
 		masked = real_pthread_sigmask(SIG_BLOCK, &one, NULL) == 0;
 	}
-	if (n && pc->owned[n] == PC_OWN_SNAPSHOT && !(blocked & HIDE_SNAPSHOT)) {
+	if (n && pc->owned[n] == PC_OWN_SNAPSHOT && !(pc_vfork_view(prog_blocked) & HIDE_SNAPSHOT)) {
 		sigemptyset(&one);
 		sigaddset(&one, n);
 		unmasked = real_pthread_sigmask(SIG_UNBLOCK, &one, NULL) == 0;
@@ -471,36 +438,15 @@ take_owned(int sig, const struct sigaction *act)
 	return r;
 }
 
-/* sigaction in a vfork child: the kernel's, in the child's own table;
- * what it reports, the program's view where the child set nothing. */
-static int
-vfork_child_sigaction(struct vfork_view *v, int sig, const struct sigaction *act,
-		      struct sigaction *old)
-{
-	struct sigaction was;
-	int ok = sig > 0 && sig < NSIG, r = real_sigaction(sig, act, old);
-
-	if (r || !ok)
-		return r;
-	if (old && !v->set[sig] && pc->owned[sig] && pc_prog_action_from_handler(sig, &was) == 0)
-		*old = was;
-	else if (old && !v->set[sig] && mask_added[sig])
-		sigdelset(&old->sa_mask, pc_cfg->sig);
-	if (act)
-		v->set[sig] = 1;
-	return 0;
-}
-
 PC_EXPORT int
 sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	struct sigaction was, ours, copy;
-	struct vfork_view *v;
 	int r = 0, added;
 
 	resolve();
-	if ((v = in_vfork_child()))
-		return vfork_child_sigaction(v, sig, act, old);
+	if (pc_vfork_sigaction(sig, act, old, real_sigaction, prog_blocked, &r))
+		return r;	/* a vfork child's: vfork.c */
 	/* a fatal signal the program handled and now puts back to its
 	 * default (to die of it, as sort(1) does on SIGPIPE): take it again,
 	 * so that the profile is written before the process goes */
@@ -651,15 +597,9 @@ hide(int how, sigset_t *s, int sig, unsigned bit, int keep_blocked, unsigned now
 static int
 filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 {
-	/* the getpid is paid only by a thread whose vfork child kept a
-	 * view, and where the view changes (below) */
-	struct vfork_view *v = vfork_view.pid ? in_vfork_child() : NULL;
-	unsigned was = v ? v->blocked : prog_blocked, now = was;
+	unsigned was = pc_vfork_view(prog_blocked), now = was;
 	int s = pc_cfg->sig, n = pc_cfg->snapshot_sig, r;
 	sigset_t copy;
-
-	if (vfork_view.pid && !v)
-		vfork_view.pid = 0;	/* an earlier child's, gone */
 
 	if (!set) {
 		r = real(how, set, old);
@@ -677,16 +617,10 @@ filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 	r = real(how, &copy, old);
 	if (r)
 		return r;
-	if (now != was && !v)
-		v = in_vfork_child();
 	if (old)
 		view_of(old, was);
-	if (v) {
-		/* a vfork child: its view is its own, and nothing deferred
-		 * of the parent's is its to raise */
-		v->blocked = now;
-		return 0;
-	}
+	if (pc_vfork_keep(was, now, prog_blocked))
+		return 0;	/* a vfork child's view: its own */
 	prog_blocked = now;
 	if (!(now & HIDE_SAMPLE) && deferred) {
 		/* what arrived for the program while it had it blocked */

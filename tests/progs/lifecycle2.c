@@ -139,8 +139,8 @@ on_int(int sig)
 }
 
 /* vfork HOW WHAT: the parent catches SIGINT (HOW handler) or ignores it
- * (HOW ignore) and blocks SIGTERM; a vfork child sets SIGINT to SIG_DFL
- * and unblocks SIGTERM, then _exits (WHAT exit) or execs /bin/true (WHAT
+ * (HOW ignore) and blocks SIGTERM and SIGUSR2; a vfork child sets SIGINT
+ * to SIG_DFL and empties its mask, then _exits (WHAT exit) or execs /bin/true (WHAT
  * exec). The parent then ignores SIGINT and puts back what it had, as
  * system(3) does, and raises SIGINT: caught or ignored, never fatal. */
 static int
@@ -157,12 +157,16 @@ vfork_case(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	lc_burn(0.05);
 	p = vfork();
 	if (p == 0) {
+		sigset_t none;
+
+		sigemptyset(&none);
 		signal(SIGINT, SIG_DFL);
-		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (!strcmp(what, "exec")) {
 			char *args[] = { "true", NULL };
 
@@ -183,9 +187,10 @@ vfork_case(int argc, char **argv)
 	sigaction(SIGINT, &sa, &now);
 	sigaction(SIGINT, &now, NULL);
 	sigprocmask(SIG_BLOCK, NULL, &set);
-	printf("parent: SIGINT %s, SIGTERM %s\n",
+	printf("parent: SIGINT %s, SIGTERM %s, SIGUSR2 %s\n",
 	       now.sa_handler == SIG_IGN ? "ignored" : now.sa_handler == on_int ? "caught" : "default",
-	       sigismember(&set, SIGTERM) ? "blocked" : "unblocked");
+	       sigismember(&set, SIGTERM) ? "blocked" : "unblocked",
+	       sigismember(&set, SIGUSR2) ? "blocked" : "unblocked");
 	raise(SIGINT);
 	lc_burn(0.05);
 	printf("parent: survived SIGINT, handler ran %d\n", (int)got);
