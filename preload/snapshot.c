@@ -157,7 +157,10 @@ snapshot_thread(void *arg)
 	(void)arg;
 	prctl(PR_SET_NAME, "pc-snapshot", 0, 0, 0);
 	pc_own_enter();
-	__atomic_store_n(&snapshot_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+	/* the id before the first look at the stop word, and a pause's stop
+	 * before its look at the id (both seq_cst): a pause that finds no id
+	 * yet is seen by the loop's first look */
+	__atomic_store_n(&snapshot_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
 	sigemptyset(&set);
 	if (sig)
 		sigaddset(&set, sig);
@@ -168,7 +171,7 @@ snapshot_thread(void *arg)
 		 * load changes the word, and the wait below returns at once */
 		uint32_t w = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
 
-		if (__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&stop_word, __ATOMIC_SEQ_CST))
 			break;
 		pc_own_watch();
 		if (every && past(&next)) {
@@ -185,7 +188,6 @@ snapshot_thread(void *arg)
 			syscall(SYS_futex, &wake_word, FUTEX_WAIT_BITSET_PRIVATE, w, &at, NULL,
 				FUTEX_BITSET_MATCH_ANY);
 	}
-	__atomic_store_n(&snapshot_tid, 0, __ATOMIC_RELAXED);
 	pc_own_leave();
 	return NULL;
 }
@@ -216,7 +218,7 @@ forked(void)
 void
 pc_snapshot_wake(void)
 {
-	uint32_t tid = __atomic_load_n(&snapshot_tid, __ATOMIC_RELAXED);
+	uint32_t tid = __atomic_load_n(&snapshot_tid, __ATOMIC_SEQ_CST);
 
 	if (!started || getpid() != pc->pid)
 		return;
@@ -230,16 +232,16 @@ pc_snapshot_wake(void)
 int
 pc_snapshot_pause(void)
 {
-	uint32_t tid = __atomic_load_n(&snapshot_tid, __ATOMIC_RELAXED);
-
 	/* a vfork child shares this memory but not the thread: leave it */
 	if (!started || getpid() != pc->pid)
 		return 0;
-	__atomic_store_n(&stop_word, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&stop_word, 1, __ATOMIC_SEQ_CST);
 	pc_snapshot_wake();
 	pthread_join(thread, NULL);
 	started = 0;
-	pc_own_gone(tid);
+	/* its id, which it wrote before it could stop, until it is gone */
+	pc_own_gone(__atomic_load_n(&snapshot_tid, __ATOMIC_SEQ_CST));
+	__atomic_store_n(&snapshot_tid, 0, __ATOMIC_RELAXED);
 	return 1;
 }
 
