@@ -63,6 +63,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
 	preload/wall.c preload/wall_unwind.c preload/namespaces.c \
 	preload/sandbox.c \
+	preload/own.c preload/vfork.c \
 	gmon/write.c
 # whether a live file's process still runs: libpc's pc_recover and pcprof ask
 PRELOAD_SRC += preload/running.c
@@ -221,6 +222,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 PROGS += $(P)/writers_names $(P)/writers_sigs
 PROGS += $(P)/sandbox
 PROGS += $(P)/readers_nodump
+PROGS += $(P)/lifecycle2
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope

@@ -389,7 +389,7 @@ round_all(uint64_t slice_ns, size_t *listed)
 	if (program_ended(n)) {
 		/* what glibc's last thread does, which this one kept it from */
 		close(task_dir);
-		exit(0);
+		pc_own_end_process();
 	}
 	/* a thread not there at the last round began, on average, halfway
 	 * since; at the first, the threads are as old as libpc */
@@ -501,14 +501,17 @@ wall_thread(void *arg)
 	}
 	__atomic_store_n(&my_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
 	load_unwinder();
+	pc_own_enter();
 	seed = next ^ (uint64_t)getpid() << 32;
 	for (;;) {
 		uint64_t c0, c1, slice, t;
 		size_t looked, listed;
 
 		sleep_round(&next, interval, &seed);
-		if (__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE)) {
+			pc_own_leave();
 			return NULL;
+		}
 		if (!pc_on())
 			continue;
 		/* the budget's share of this round, less what listing the
