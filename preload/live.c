@@ -20,9 +20,10 @@
  *
  * A fork child gets a file of its own, mapped over the same addresses:
  * the inventory is copied, the counters start at zero. Files are made
- * under a temporary name and renamed to *.live once their header is
- * whole, so that pcprof never takes one that is being made for a dead
- * process's. Nothing here runs in the signal handler but pc_live_done and
+ * with no name (O_TMPFILE; else under a temporary one) and linked as
+ * *.live once start-up has written their header, configuration and tables
+ * (pc_live_seal), so that pcprof never takes one that is being made for a
+ * dead process's, and a process killed before leaves none. Nothing here runs in the signal handler but pc_live_done and
  * pc_live_resident, which may run in one (a fatal signal's writer).
  */
 #ifndef _GNU_SOURCE
@@ -104,44 +105,107 @@ live_name(char *dst, size_t size, const char *out, pid_t pid)
 }
 
 static char making[PATH_MAX + 8];	/* live_path while it is made */
+static int pending_fd = -1;		/* the file made, until it is published */
 
-/* A new file of len bytes, on disk, at live_path with ".new" added (it
- * becomes live_path once whole: publish()); its descriptor or -errno. A
- * file over the program's RLIMIT_FSIZE is not made: the kernel would
- * kill the program with SIGXFSZ. */
+/* A file with no name (O_TMPFILE) in live_path's directory, or where the
+ * file system has none, one at live_path with ".new" added (making); its
+ * descriptor or -errno. */
+static int
+open_unnamed(void)
+{
+	size_t n = strlen(live_path);
+	const char *slash = strrchr(live_path, '/');
+	int fd;
+
+	if (n + 5 > sizeof(making))
+		return -ENAMETOOLONG;
+	memcpy(making, live_path, n + 1);
+	if (slash)
+		making[slash - live_path + (slash == live_path)] = 0;
+	fd = open(slash ? making : ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+	making[0] = 0;
+	if (fd >= 0)
+		return fd;
+	memcpy(making, live_path, n);
+	memcpy(making + n, ".new", 5);
+	fd = pc_open_new(making, O_RDWR);
+	return fd < 0 ? -errno : fd;
+}
+
+/* A new file of len bytes, on disk, that becomes live_path once whole
+ * (publish()): until then a SIGKILL leaves no file that pcprof could take
+ * for a dead process's, and none at all where it has no name. Its
+ * descriptor or -errno. A file over the program's RLIMIT_FSIZE is not
+ * made: the kernel would kill the program with SIGXFSZ. */
 static int
 create_file(size_t len)
 {
-	size_t n = strlen(live_path);
 	struct rlimit fsize;
 	int fd, r;
 
 	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
 	    (rlim_t)len > fsize.rlim_cur)
 		return -EFBIG;
-	if (n + 5 > sizeof(making))
-		return -ENAMETOOLONG;
-	memcpy(making, live_path, n);
-	memcpy(making + n, ".new", 5);
-	fd = pc_open_new(making, O_RDWR);
+	fd = open_unnamed();
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (ftruncate(fd, (off_t)len) || fallocate(fd, 0, 0, (off_t)len)) {
 		r = -errno;
 		close(fd);
-		unlink(making);
+		if (making[0])
+			unlink(making);
 		return r;
 	}
 	return fd;
 }
 
+/* The file of fd under live_path: a link to the unnamed file, through
+ * /proc (linkat's AT_EMPTY_PATH needs a capability), or a rename. */
+static int
+name_file(int fd)
+{
+	char proc[40], num[24];
+	struct pc_line l = { proc, sizeof(proc), 0 };
+
+	if (making[0])
+		return rename(making, live_path);
+	pc_decimal(num, (unsigned long)fd);
+	pc_line_str(&l, "/proc/self/fd/");
+	pc_line_str(&l, num);
+	proc[l.len] = 0;
+	return linkat(AT_FDCWD, proc, AT_FDCWD, live_path, AT_SYMLINK_FOLLOW);
+}
+
 /*
- * The file made whole: under its own name from here on. A file already
- * there is an earlier image's of this pid that libpc did not see end (an
- * exec through a raw system call): moved aside for pcprof to finish.
+ * The unnamed file, linked, mapped again through its name, so that the
+ * process's maps show it as .pcprof.PID.live (pcprof's look at whether a
+ * live file's process runs finds it there), not as "#INODE (deleted)".
+ * The same pages: nothing moves. Nothing runs on them yet (start-up, or
+ * a fork child's handler).
  */
 static void
-publish(void)
+map_by_name(int fd)
+{
+	int named = open(live_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	struct stat a, b;
+
+	if (named < 0)
+		return;
+	if (!fstat(named, &a) && !fstat(fd, &b) && a.st_ino == b.st_ino && a.st_dev == b.st_dev &&
+	    mmap(live, live->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
+		 named, 0) == (void *)live)
+		madvise(live, live->size, MADV_RANDOM);
+	close(named);
+}
+
+/*
+ * The file made whole, its header, configuration and tables all written:
+ * under its own name from here on. A file already there is an earlier
+ * image's of this pid that libpc did not see end (an exec through a raw
+ * system call): moved aside for pcprof to finish.
+ */
+static void
+publish(int fd)
 {
 	static char aside[PATH_MAX + 32];	/* static: a fork child's stack */
 	struct stat st;
@@ -161,8 +225,13 @@ publish(void)
 		if (rename(live_path, aside))
 			unlink(live_path);
 	}
-	if (rename(making, live_path))
-		unlink(making);
+	if (name_file(fd)) {
+		if (making[0])
+			unlink(making);
+	} else if (!making[0]) {
+		map_by_name(fd);
+	}
+	making[0] = 0;
 }
 
 int
@@ -194,11 +263,14 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
 	if (fd < 0)
 		return fd;
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-	close(fd);
 	if (m == MAP_FAILED) {
-		unlink(making);
+		close(fd);
+		if (making[0])
+			unlink(making);
 		return -ENOMEM;
 	}
+	/* named at pc_live_seal, once start-up has filled it */
+	pending_fd = fd;
 	/* no read-around: a first touch fills one page of the page cache,
 	 * not 32 (24 MiB a process with stacks and every object, measured),
 	 * and mincore then tells the writer the pages samples touched */
@@ -219,7 +291,6 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
 	pc_stats = &live->stats;
 	pc_objs = &live->objs;
 	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
-	publish();
 	return 0;
 }
 
@@ -277,6 +348,12 @@ pc_live_seal(const struct pc_config *c)
 {
 	if (live)
 		live->config = *c;
+	if (pending_fd >= 0) {
+		if (live)
+			publish(pending_fd);
+		close(pending_fd);
+		pending_fd = -1;
+	}
 }
 
 struct pc_live_tables *
@@ -436,21 +513,21 @@ pc_live_forked(void)
 			goto failed;
 	m = mmap(live, live->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
 		 fd, 0);
-	close(fd);
 	if (m != live) {
 		/* MAP_FIXED failed: the parent's mapping is still there */
-		unlink(making);
-		goto anonymous;
+		goto failed;
 	}
 	madvise(m, live->size, MADV_RANDOM);
 	live->pid = (int32_t)getpid();
 	live->st.writer = 0;	/* a write of the parent's is not the child's */
 	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
-	publish();
+	publish(fd);
+	close(fd);
 	return 0;
 failed:
 	close(fd);
-	unlink(making);
+	if (making[0])
+		unlink(making);
 anonymous:
 	return detach_private();
 }

@@ -127,7 +127,7 @@ filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 	if (set && (how == SIG_BLOCK || how == SIG_SETMASK) && names(set, cur_sig()) &&
 	    pc->owned[cur_sig()] == PC_OWN_SAMPLING)
 		pc_signals_move_off(cur_sig(), set);
-	was = now = pc_signals_prog_blocked();
+	was = now = pc_vfork_view(pc_signals_prog_blocked());
 	s = cur_sig();
 	if (!set) {
 		r = real(how, set, old);
@@ -145,9 +145,11 @@ filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 	r = real(how, &copy, old);
 	if (r)
 		return r;
-	pc_signals_view_set(now);
 	if (old)
 		view_of(old, was);
+	if (pc_vfork_keep(was, now, pc_signals_prog_blocked()))
+		return 0;	/* a vfork child's view: its own */
+	pc_signals_view_set(now);
 	if (!(now & HIDE_SAMPLE) && pc_signals_take_deferred()) {
 		/* what arrived for the program while it had it blocked */
 		if (pc->owned[s] == PC_OWN_SAMPLING)
@@ -273,15 +275,16 @@ pc_signals_before_exec(int vfork_child)
 		return;
 	/* an ignored signal stays ignored across exec: make it so; a
 	 * handler is reset to the default by exec itself */
-	ignored = ignore_if_ignored(s, &saved);
-	if (n && pc->owned[n] == PC_OWN_SNAPSHOT)
+	ignored = !pc_vfork_set(s) && ignore_if_ignored(s, &saved);
+	if (n && pc->owned[n] == PC_OWN_SNAPSHOT && !pc_vfork_set(n))
 		ignored_n = ignore_if_ignored(n, &saved_n);
-	if (pc_signals_prog_blocked() & HIDE_SAMPLE) {
+	if (pc_vfork_view(pc_signals_prog_blocked()) & HIDE_SAMPLE) {
 		sigemptyset(&one);
 		sigaddset(&one, s);
 		masked = pc_real_sigmask(SIG_BLOCK, &one, NULL) == 0;
 	}
-	if (n && pc->owned[n] == PC_OWN_SNAPSHOT && !(pc_signals_prog_blocked() & HIDE_SNAPSHOT)) {
+	if (n && pc->owned[n] == PC_OWN_SNAPSHOT &&
+	    !(pc_vfork_view(pc_signals_prog_blocked()) & HIDE_SNAPSHOT)) {
 		sigemptyset(&one);
 		sigaddset(&one, n);
 		unmasked = pc_real_sigmask(SIG_UNBLOCK, &one, NULL) == 0;

@@ -415,6 +415,8 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	int r = 0;
 
 	resolve();
+	if (pc_vfork_sigaction(sig, act, old, real_sigaction, pc_signals_prog_blocked(), &r))
+		return r;	/* a vfork child's: vfork.c */
 	/* the program takes the sampling signal for its own: libpc moves */
 	if (sig > 0 && sig < NSIG && act && sig == cur_sig() &&
 	    pc->owned[sig] == PC_OWN_SAMPLING && (is_handler(act) || act->sa_handler == SIG_IGN))

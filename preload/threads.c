@@ -33,6 +33,7 @@ thread_exit(void *unused)
 	(void)unused;
 	pc_thread_disarm();
 	pc_signals_small_stack_end();
+	pc_own_prog_thread(-1);
 }
 
 /*
@@ -178,8 +179,8 @@ thread_start(void *p)
 	pc_unwind_thread_bounds(s == START_READY ? sp->lo : 0, s == START_READY ? sp->hi : 0);
 	start_put(sp, 0);
 	pc_signals_inherit_block(prog_blocked, moves);
-	if (have_exit_key)
-		pthread_setspecific(exit_key, &exit_key);	/* any non-NULL */
+	if (have_exit_key && !pthread_setspecific(exit_key, &exit_key))	/* any non-NULL */
+		pc_own_prog_thread(1);
 	/* a small stack gets an alternate one for samples, or no samples */
 	if (!small || pc_signals_small_stack() == 0)
 		pc_thread_arm();
