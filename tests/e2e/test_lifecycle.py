@@ -369,7 +369,8 @@ def test_every_kind_of_child_leaves_its_own_file():
 def test_programs_own_sigprof_profiling_keeps_working():
     """SIGPROF is the program's: by default libpc samples on a real-time
     signal of its own and never touches it. With PC_SIGNAL=SIGPROF libpc
-    shares it, passing the program's own ticks on."""
+    starts on it and moves to a real-time signal when the program installs
+    its own handler, which then gets its ticks from the kernel."""
     exe = prog("coexist")
     notes = []
     for env in ({}, {"PC_SIGNAL": "SIGPROF"}):
@@ -391,8 +392,7 @@ def test_programs_own_sigprof_profiling_keeps_working():
         assert prof.path() in summaries(prof.stderr), prof.stderr
         sig = int(re.search(r"; signal (\d+)", prof.stderr).group(1))
         if env:
-            assert sig == signal.SIGPROF, prof.stderr
-            assert "foreign signals passed on" in prof.stderr, prof.stderr
+            assert signal.SIGRTMIN <= sig <= signal.SIGRTMAX, prof.stderr
         else:
             assert signal.SIGRTMIN <= sig <= signal.SIGRTMAX, prof.stderr
             assert "foreign signals" not in prof.stderr, prof.stderr
