@@ -172,6 +172,78 @@ sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	return filter_mask(real_sigprocmask, how, set, old);
 }
 
+/*
+ * The BSD and System V mask calls: glibc makes them with its own
+ * sigprocmask, past the interposer above, so libpc would not see the
+ * program unblock (or block) its signal: dash's vfork child clears its
+ * mask with sigsetmask(0), and libpc then made its stale view real before
+ * the exec (the command ran with SIGRTMAX blocked). Each goes through
+ * sigprocmask here, with glibc's meaning: a BSD mask names signals 1 to 32.
+ */
+static int
+bsd_mask(int how, int mask)
+{
+	sigset_t set, old;
+
+	sigemptyset(&set);
+	for (int k = 1; k <= 32 && k < NSIG; k++)
+		if (mask & (int)(1u << (k - 1)))
+			sigaddset(&set, k);
+	if (sigprocmask(how, &set, &old))
+		return -1;
+	mask = 0;
+	for (int k = 1; k <= 32 && k < NSIG; k++)
+		if (sigismember(&old, k) == 1)
+			mask |= (int)(1u << (k - 1));
+	return mask;
+}
+
+PC_EXPORT int
+sigsetmask(int mask)
+{
+	return bsd_mask(SIG_SETMASK, mask);
+}
+
+PC_EXPORT int
+sigblock(int mask)
+{
+	return bsd_mask(SIG_BLOCK, mask);
+}
+
+static int
+one_mask(int how, int sig)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	if (sigaddset(&set, sig))
+		return -1;	/* EINVAL, as glibc says */
+	return sigprocmask(how, &set, NULL);
+}
+
+PC_EXPORT int
+sighold(int sig)
+{
+	return one_mask(SIG_BLOCK, sig);
+}
+
+PC_EXPORT int
+sigrelse(int sig)
+{
+	return one_mask(SIG_UNBLOCK, sig);
+}
+
+/* System V's sigignore: SIG_IGN through the interposed sigaction. */
+PC_EXPORT int
+sigignore(int sig)
+{
+	struct sigaction act;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = SIG_IGN;
+	return sigaction(sig, &act, NULL);
+}
+
 /* --------------------------------------- the sigwait family and signalfd */
 
 /* The program waits for the signals of set (or opens a signalfd on

@@ -166,3 +166,24 @@ def test_thread_that_fills_a_16k_stack_runs_as_plain():
     notes = [case(["smallstack"], t, "small_stack_work", 0.1, env={"SIGMOVE_DEPTH": "20"})
              for t in timers()]
     return "0.2 s burned near the end of the stack: " + ", ".join(notes)
+
+
+def test_commands_started_by_shells_inherit_the_programs_mask():
+    """Debian's dash starts a command from a vfork child that clears its
+    mask with sigsetmask(0), which glibc makes past libpc's sigprocmask;
+    bash forks. The command each starts (run without libpc, so that it
+    reads what it was handed) shows the same blocked and ignored signals
+    plain and under libpc, with each timer, a loop's CPU burned first so
+    that the shell was sampled. SIGRTMAX blocked there once, under dash."""
+    script = ("i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; "
+              "env -u LD_PRELOAD grep -E '^Sig(Blk|Ign)' /proc/self/status")
+    notes = []
+    for shell in ("/bin/sh", "/bin/bash"):
+        for t in timers():
+            prof, plain = both([shell, "-c", script], env={"PC_TIMER": t}, timeout=TIMEOUT)
+            what = "%s -c (PC_TIMER=%s)" % (shell, t)
+            plain_ok(plain, 0, what)
+            assert "SigBlk" in plain.stdout, plain.stdout
+            same(prof, plain, what)
+        notes.append("%s: %s" % (shell, " ".join(plain.stdout.split())))
+    return "; ".join(notes)
