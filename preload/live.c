@@ -105,19 +105,65 @@ live_name(char *dst, size_t size, const char *out, pid_t pid)
 
 static char making[PATH_MAX + 8];	/* live_path while it is made */
 
-/* A new file of len bytes, on disk, at live_path with ".new" added (it
- * becomes live_path once whole: publish()); its descriptor or -errno. A
- * file over the program's RLIMIT_FSIZE is not made: the kernel would
- * kill the program with SIGXFSZ. */
+/* Whether a file of len bytes would pass the program's RLIMIT_FSIZE. */
 static int
-create_file(size_t len)
+over_fsize(uint64_t len)
+{
+	struct rlimit fsize;
+
+	return getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+	       (rlim_t)len > fsize.rlim_cur;
+}
+
+/* live_path made absolute: the program may change directory. */
+static void
+absolute_path(void)
+{
+	char cwd[PATH_MAX];
+	size_t c, n = strlen(live_path);
+
+	if (live_path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return;
+	c = strlen(cwd);
+	if (c + 1 + n + 1 > sizeof(live_path))
+		return;
+	memmove(live_path + c + 1, live_path, n + 1);
+	memcpy(live_path, cwd, c);
+	live_path[c] = '/';
+}
+
+/* The file at live_path, opened for a growth; -1 when it cannot be. */
+static int
+open_live(void)
+{
+	return live_path[0] ? open(live_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC) : -1;
+}
+
+int
+pc_live_fallocate(uint64_t off, size_t len)
+{
+	int fd = open_live(), r = 0;
+
+	if (fd < 0)
+		return errno;
+	if (fallocate(fd, 0, (off_t)off, (off_t)len))
+		r = errno;
+	close(fd);
+	return r;
+}
+
+/* A new file of len bytes, its first keep bytes on disk, the rest a hole,
+ * at live_path with ".new" added (it becomes live_path once whole:
+ * publish()); its descriptor or -errno. A file over the program's
+ * RLIMIT_FSIZE is not made: the kernel would kill the program with
+ * SIGXFSZ. */
+static int
+create_file(size_t len, size_t keep)
 {
 	size_t n = strlen(live_path);
-	struct rlimit fsize;
 	int fd, r;
 
-	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
-	    (rlim_t)len > fsize.rlim_cur)
+	if (over_fsize(len))
 		return -EFBIG;
 	if (n + 5 > sizeof(making))
 		return -ENAMETOOLONG;
@@ -126,7 +172,7 @@ create_file(size_t len)
 	fd = pc_open_new(making, O_RDWR);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, (off_t)len) || fallocate(fd, 0, 0, (off_t)len)) {
+	if (ftruncate(fd, (off_t)len) || (keep && fallocate(fd, 0, 0, (off_t)keep))) {
 		r = -errno;
 		close(fd);
 		unlink(making);
@@ -165,44 +211,34 @@ publish(void)
 		unlink(making);
 }
 
-int
-pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
+/* Bytes of the mapping made at start-up: the header, the inventory, the
+ * spill and the counters start-up asks for (objects loaded later get
+ * chunks of their own: pc_live_alloc). Only the header is backed yet. */
+static size_t
+first_len(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
 {
 	size_t len = round_page(sizeof(struct pc_live)), extra = 0;
-	int fd;
-	void *m;
 
-	page_size = (size_t)sysconf(_SC_PAGESIZE);
-	len = round_page(sizeof(struct pc_live));
+	len += round_page(PC_LIVE_SPILL * sizeof(struct pc_spill));
 	if (scope_all) {
 		len += round_page(PC_MAX_OBJECTS * sizeof(struct pc_object)) +
 		       2 * round_page(PC_MAX_RANGES * sizeof(struct pc_range)) +
 		       STRINGS_BYTES;
 		dl_iterate_phdr(sum_objects, &extra);
-		/* room for as much again loaded later, and 16 MiB more */
-		extra = extra * 2 + (16u << 20) +
-			round_page(PC_PENDING * sizeof(struct pc_pending));
+		extra += round_page(PC_PENDING * sizeof(struct pc_pending)) + (64u << 10);
 	}
 	len += round_page(text_bytes) + extra;
 	if (arcs)
 		len += round_page(arcs * sizeof(struct pc_arc)) + page_size;
 	if (stacks_mb)
 		len += (stacks_mb << 20) + (stacks_mb << 20) / 16 + (1u << 20);
-	if (live_name(live_path, sizeof(live_path), pc->path, getpid()))
-		return -ENAMETOOLONG;
-	fd = create_file(len);
-	if (fd < 0)
-		return fd;
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED) {
-		unlink(making);
-		return -ENOMEM;
-	}
-	/* no read-around: a first touch fills one page of the page cache,
-	 * not 32 (24 MiB a process with stacks and every object, measured),
-	 * and mincore then tells the writer the pages samples touched */
-	madvise(m, len, MADV_RANDOM);
+	return len;
+}
+
+/* The header of the new mapping m of len bytes, libpc's state moved in. */
+static void
+fill_header(void *m, size_t len, size_t keep, uint64_t cap)
+{
 	live = m;
 	live_fd = -1;
 	memcpy(live->magic, PC_LIVE_MAGIC, sizeof(PC_LIVE_MAGIC));
@@ -210,7 +246,10 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
 	live->pid = (int32_t)getpid();
 	live->base = (uint64_t)(uintptr_t)m;
 	live->size = len;
-	live->used = round_page(sizeof(struct pc_live));
+	live->used = keep;
+	live->cap = cap;
+	live->chunk[0] = (struct pc_live_chunk){ 0, (uint64_t)(uintptr_t)m, len };
+	__atomic_store_n(&live->nchunks, 1, __ATOMIC_RELEASE);
 	/* libpc's state moves in: nothing samples yet, no thread reads it */
 	live->st = *pc;
 	live->stats = *pc_stats;
@@ -218,9 +257,71 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
 	pc = &live->st;
 	pc_stats = &live->stats;
 	pc_objs = &live->objs;
+}
+
+int
+pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, uint64_t cap)
+{
+	size_t len, keep;
+	int fd;
+	void *m;
+
+	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	keep = round_page(sizeof(struct pc_live));
+	len = first_len(text_bytes, arcs, stacks_mb, scope_all);
+	if (live_name(live_path, sizeof(live_path), pc->path, getpid()))
+		return -ENAMETOOLONG;
+	absolute_path();
+	fd = create_file(len, keep);
+	if (fd < 0)
+		return fd;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED || len / page_size > pc_live_max_pages()) {
+		if (m != MAP_FAILED)
+			munmap(m, len);
+		unlink(making);
+		return -ENOMEM;
+	}
+	/* no read-around: a first touch fills one page of the page cache,
+	 * not 32 (24 MiB a process with stacks and every object, measured) */
+	madvise(m, len, MADV_RANDOM);
+	fill_header(m, len, keep, cap);
+	pc_live_grow_open(live, keep);
+	live->spill = pc_live_alloc(PC_LIVE_SPILL * sizeof(struct pc_spill), 0);
+	if (pc_live_back(live->spill, PC_LIVE_SPILL * sizeof(struct pc_spill)))
+		live->spill = NULL;
 	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
 	publish();
 	return 0;
+}
+
+/* A chunk of n bytes more at the file's end, mapped: its address, or NULL
+ * (then the caller takes anonymous memory). Not AS-safe. */
+static void *
+new_chunk(uint64_t off, size_t n)
+{
+	uint32_t k = live->nchunks;
+	int fd;
+	void *m;
+
+	if (k >= PC_LIVE_CHUNKS || (off + n) / page_size > pc_live_max_pages() ||
+	    over_fsize(off + n) || (fd = open_live()) < 0)
+		return NULL;
+	if ((uint64_t)lseek(fd, 0, SEEK_END) < off + n && ftruncate(fd, (off_t)(off + n))) {
+		close(fd);
+		return NULL;
+	}
+	m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, (off_t)off);
+	close(fd);
+	if (m == MAP_FAILED)
+		return NULL;
+	madvise(m, n, MADV_RANDOM);
+	live->chunk[k] = (struct pc_live_chunk){ off, (uint64_t)(uintptr_t)m, n };
+	if (off + n > live->size)
+		live->size = off + n;
+	__atomic_store_n(&live->nchunks, k + 1, __ATOMIC_RELEASE);
+	return m;
 }
 
 void *
@@ -228,19 +329,21 @@ pc_live_alloc(size_t len, int meta)
 {
 	size_t n = round_page(len);
 	uint64_t off;
-	void *m;
+	char *m = NULL;
 
 	if (live) {
-		off = __atomic_fetch_add(&live->used, n, __ATOMIC_RELAXED);
-		if (off + n <= live->size) {
-			/* meta regions are taken at start-up and at scans,
-			 * one thread at a time */
+		/* regions are taken at start-up and at scans, one thread
+		 * at a time */
+		off = live->used;
+		m = off + n <= live->chunk[0].len ? (char *)live + off : new_chunk(off, n);
+		if (m) {
+			live->used = off + n;
 			if (meta && live->nmeta < 16) {
 				live->meta_off[live->nmeta] = off;
 				live->meta_len[live->nmeta] = n;
 				live->nmeta++;
 			}
-			return (char *)live + off;
+			return m;
 		}
 		__atomic_fetch_add(&pc_stats->live_overflow, 1, __ATOMIC_RELAXED);
 	}
@@ -267,6 +370,8 @@ pc_live_strdup(const char *s)
 		if (!area)
 			return NULL;
 	}
+	if (pc_live_back(area + used, n))
+		return NULL;
 	memcpy(area + used, s, n);
 	used += n;
 	return area + used - n;
@@ -325,6 +430,8 @@ pc_live_io(int begin)
 {
 	if (!live)
 		return;		/* pc_recover sets its own span */
+	if (begin)
+		pc_live_fold();	/* the samples that wait for a page */
 	if (begin && live_path[0]) {
 		live_fd = open(live_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		span_lo = (const char *)live;
@@ -335,6 +442,19 @@ pc_live_io(int begin)
 	}
 }
 
+/* Whether a is in one of the live file's chunks. AS-safe. */
+static int
+is_live(const char *a)
+{
+	uint32_t n = __atomic_load_n(&live->nchunks, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < n && i < PC_LIVE_CHUNKS; i++)
+		if ((uintptr_t)a >= live->chunk[i].va &&
+		    (uintptr_t)a - live->chunk[i].va < live->chunk[i].len)
+			return 1;
+	return 0;
+}
+
 void
 pc_live_resident(const void *addr, size_t len, unsigned char *vec)
 {
@@ -342,8 +462,15 @@ pc_live_resident(const void *addr, size_t len, unsigned char *vec)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), npages = (len + page - 1) / page;
 	off_t pos, end, d, h;
 
-	if (!(live && a >= (const char *)live && a < (const char *)live + live->size) &&
-	    !(span_lo && a >= span_lo && a < span_hi)) {
+	/* the live file's own pages: those backed (livegrow.c), the only
+	 * ones a sample may have written; the others are holes, which a
+	 * read would fill with a page of the file on tmpfs */
+	if (live && is_live(a)) {
+		for (size_t i = 0; i < npages; i++)
+			vec[i] = (unsigned char)pc_live_backed(a + i * page);
+		return;
+	}
+	if (!(span_lo && a >= span_lo && a < span_hi)) {
 		if (mincore((void *)addr, len, vec))
 			memset(vec, 1, npages);
 		return;
@@ -368,83 +495,106 @@ pc_live_resident(const void *addr, size_t len, unsigned char *vec)
 	}
 }
 
-/* Bytes [off, off + len) of the mapping into the same place of fd. */
+/* The pages a fork child keeps of the chunk c, backed ones only: into fd
+ * (fd >= 0), or into the copy m of the chunk. */
 static int
-copy_region(int fd, uint64_t off, uint64_t len)
+copy_kept(const struct pc_live_chunk *c, int fd, char *m)
 {
-	for (uint64_t done = 0; done < len; ) {
-		ssize_t k = pwrite(fd, (char *)live + off + done, (size_t)(len - done),
-				   (off_t)(off + done));
+	for (uint64_t p = 0; p < c->len; p += page_size) {
+		const char *a = (const char *)(uintptr_t)(c->va + p);
 
-		if (k <= 0)
+		if (!pc_live_kept(live, c->off + p) || !pc_live_backed(a))
+			continue;
+		if (fd < 0)
+			memcpy(m + p, a, page_size);
+		else if (pwrite(fd, a, page_size, (off_t)(c->off + p)) != (ssize_t)page_size)
 			return -1;
-		done += (uint64_t)k;
 	}
 	return 0;
 }
 
 /*
  * No file of its own for a fork child: it must not count into its
- * parent's. A private copy of the whole mapping, made in place, keeps
- * every address; the counters are zeroed after this by the fork handler.
- * -1 when even that cannot be had.
+ * parent's. A private copy of each chunk of the mapping, made in place,
+ * keeps every address; the counters are zeroed after this by the fork
+ * handler. -1 when even that cannot be had.
  */
 static int
 detach_private(void)
 {
-	void *m = mmap(NULL, live->size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	struct pc_live_chunk ch[PC_LIVE_CHUNKS];
+	uint32_t n = live->nchunks;
 
-	if (m == MAP_FAILED)
-		goto detached;
-	memcpy(m, live, sizeof(struct pc_live));
-	for (uint32_t i = 0; i < live->nmeta && i < 16; i++)
-		memcpy((char *)m + live->meta_off[i], (char *)live + live->meta_off[i],
-		       live->meta_len[i]);
-	if (mremap(m, live->size, live->size, MREMAP_MAYMOVE | MREMAP_FIXED, live) == MAP_FAILED) {
-		munmap(m, live->size);
-		goto detached;
+	memcpy(ch, live->chunk, sizeof(ch));
+	for (uint32_t i = 0; i < n && i < PC_LIVE_CHUNKS; i++) {
+		void *m = mmap(NULL, ch[i].len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (m == MAP_FAILED)
+			goto detached;
+		copy_kept(&ch[i], -1, m);
+		if (mremap(m, ch[i].len, ch[i].len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   (void *)(uintptr_t)ch[i].va) == MAP_FAILED) {
+			munmap(m, ch[i].len);
+			goto detached;
+		}
 	}
 	live->st.writer = 0;
+	pc_live_grow_forked(live, 1);
 	live_path[0] = 0;
 	live = NULL;
 	return 0;
 detached:
 	/* still the parent's mapping: this child must not count or write */
+	pc_live_grow_forked(live, 1);
 	live_path[0] = 0;
 	live = NULL;
 	return -1;
 }
 
+/* Each chunk of the mapping onto the same place of the child's file fd:
+ * 0, or -1 with some still the parent's. */
+static int
+map_child(int fd)
+{
+	for (uint32_t i = 0; i < live->nchunks && i < PC_LIVE_CHUNKS; i++) {
+		struct pc_live_chunk c = live->chunk[i];
+		void *at = (void *)(uintptr_t)c.va;
+
+		if (mmap(at, c.len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
+			 fd, (off_t)c.off) != at)
+			return -1;
+		madvise(at, c.len, MADV_RANDOM);
+	}
+	return 0;
+}
+
 int
 pc_live_forked(void)
 {
-	void *m;
 	int fd;
 
 	if (!live)
 		return 0;
 	if (live_name(live_path, sizeof(live_path), pc->path, getpid()) ||
-	    (fd = create_file(live->size)) < 0)
+	    (fd = create_file(live->size, 0)) < 0)
 		goto anonymous;
+	absolute_path();
 	/* the header and the inventory, as the parent has them; the
-	 * counters start at zero */
-	if (copy_region(fd, 0, round_page(sizeof(struct pc_live))))
-		goto failed;
-	for (uint32_t i = 0; i < live->nmeta && i < 16; i++)
-		if (copy_region(fd, live->meta_off[i], live->meta_len[i]))
+	 * counters start at zero, in holes */
+	for (uint32_t i = 0; i < live->nchunks && i < PC_LIVE_CHUNKS; i++)
+		if (copy_kept(&live->chunk[i], fd, NULL))
 			goto failed;
-	m = mmap(live, live->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
-		 fd, 0);
-	close(fd);
-	if (m != live) {
-		/* MAP_FIXED failed: the parent's mapping is still there */
+	if (map_child(fd)) {
+		/* MAP_FIXED failed: a chunk is still the parent's */
+		close(fd);
 		unlink(making);
 		goto anonymous;
 	}
-	madvise(m, live->size, MADV_RANDOM);
+	close(fd);
 	live->pid = (int32_t)getpid();
 	live->st.writer = 0;	/* a write of the parent's is not the child's */
+	pc_live_grow_forked(live, 0);
 	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
 	publish();
 	return 0;

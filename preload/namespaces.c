@@ -8,6 +8,7 @@
  * thread, so a single-threaded program under PC_CLOCK=wall would get
  * EINVAL where it gets 0 plain: the sampler ends for the call and starts
  * again after it, and the call sees the process as the program made it.
+ * The live file's grower (livegrow.c) is a thread too, and does the same.
  * Neither call is made from a handler; nothing here is AS-safe.
  */
 #ifndef _GNU_SOURCE
@@ -17,6 +18,7 @@
 #include <sched.h>
 
 #include "pc.h"
+#include "live.h"
 
 typedef int (*unshare_fn)(int);
 typedef int (*setns_fn)(int, int);
@@ -28,15 +30,18 @@ PC_EXPORT int
 unshare(int flags)
 {
 	static unshare_fn real;
-	int paused, r, saved;
+	int paused, grower, r, saved;
 
 	if (!real)
 		real = (unshare_fn)pc_next("unshare");
 	paused = flags & ONE_THREAD ? pc_wall_pause() : 0;
+	grower = flags & ONE_THREAD ? pc_live_grower_pause() : 0;
 	r = real(flags);
 	saved = errno;
 	if (paused)
 		pc_wall_resume();
+	if (grower)
+		pc_live_grower_start();
 	errno = saved;
 	return r;
 }
@@ -46,15 +51,19 @@ PC_EXPORT int
 setns(int fd, int nstype)
 {
 	static setns_fn real;
-	int paused, r, saved;
+	int paused, grower, r, saved;
 
 	if (!real)
 		real = (setns_fn)pc_next("setns");
 	paused = !nstype || (nstype & (CLONE_NEWUSER | CLONE_NEWNS)) ? pc_wall_pause() : 0;
+	grower = !nstype || (nstype & (CLONE_NEWUSER | CLONE_NEWNS)) ?
+		 pc_live_grower_pause() : 0;
 	r = real(fd, nstype);
 	saved = errno;
 	if (paused)
 		pc_wall_resume();
+	if (grower)
+		pc_live_grower_start();
 	errno = saved;
 	return r;
 }

@@ -238,7 +238,8 @@ map_counters(void)
 	}
 	/* the live file first, sized for what start-up will ask of it */
 	pc_live_open(bytes, want.callgraph ? want.arcs : 0,
-		     want.callgraph && want.stacks ? want.stacks_mb : 0, want.scope_all);
+		     want.callgraph && want.stacks ? want.stacks_mb : 0, want.scope_all,
+		     want.live_max);
 	for (int i = 0; i < pc->ntext; i++) {
 		struct pc_text *t = &pc->text[i];
 
@@ -379,5 +380,6 @@ pc_start(void)
 	 * timers: they are not the program's */
 	pc_snapshots_start();
 	pc_wall_start();
+	pc_live_grower_start();
 	errno = saved;
 }

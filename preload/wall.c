@@ -62,6 +62,7 @@
 #include <sys/wait.h>
 
 #include "pc.h"
+#include "live.h"
 #include "wall.h"
 
 #define MAX_THREADS	32768	/* threads followed; more are counted, not sampled */
@@ -316,7 +317,8 @@ list_threads(void)
 			unsigned long tid = strtoul(d->d_name, NULL, 10);
 
 			off += d->d_reclen;
-			if (!tid || tid == my_tid || tid == pc_snapshot_tid())
+			if (!tid || tid == my_tid || tid == pc_snapshot_tid() ||
+			    tid == pc_live_grower_tid())
 				continue;
 			if (n == MAX_THREADS)
 				goto sort;

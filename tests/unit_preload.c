@@ -9,6 +9,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,25 @@ pc_live_alloc(size_t len, int meta)
 		       -1, 0);
 
 	return m == MAP_FAILED ? NULL : m;
+}
+
+/* livegrow.c runs as in a process without a live file: every table is
+ * backed in full, every counter stored in place */
+int
+pc_own_thread(pthread_t *t, int joinable, void *(*fn)(void *))
+{
+	(void)t;
+	(void)joinable;
+	(void)fn;
+	return EAGAIN;
+}
+
+int
+pc_live_fallocate(uint64_t off, size_t len)
+{
+	(void)off;
+	(void)len;
+	return ENOSYS;
 }
 
 void
@@ -102,6 +122,7 @@ unit_objects_init(void)
 		  objs_state.pending);
 	objs_state.nobjs = 1;
 	config.scope_all = 1;
+	pc_objects_pending_init();
 }
 
 /*
