@@ -12,9 +12,10 @@
 
 #define PC_LIVE_MAGIC	"pcprof-live 2\n"	/* 16 bytes with its NULs */
 #define PC_LIVE_CHUNKS	32		/* mappings of the file, at most */
-#define PC_LIVE_SPILL	2048		/* counters waiting for their page */
+#define PC_LIVE_SPILL	1024		/* counters waiting for their page */
 
 enum { PC_LIVE_RUNNING = 1, PC_LIVE_DONE = 2 };
+#define PC_LIVE_CAPPED	(-1)		/* full_errno: PC_LIVE_MAX reached */
 
 /* Where a module's tables are, for pc_recover. */
 struct pc_live_tables {
@@ -119,6 +120,10 @@ void pc_live_grow_forked(struct pc_live *h, int detached) PC_HIDDEN;
 /* livegrow.c: whether the page at file offset off is one a fork child
  * keeps (the header's, the inventory's). AS-safe. */
 int pc_live_kept(const struct pc_live *h, uint64_t off) PC_HIDDEN;
+/* livegrow.c: the bytes the live file takes (0 without one), and in *why
+ * 0 while it grows, else why it stopped: an errno or PC_LIVE_CAPPED.
+ * AS-safe. */
+uint64_t pc_live_footprint(int *why) PC_HIDDEN;
 /* livegrow.c: the most pages a live file may have. AS-safe. */
 size_t pc_live_max_pages(void) PC_HIDDEN;
 /* livegrow.c: start the grower thread (start-up, a fork child); stop it

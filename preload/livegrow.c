@@ -32,6 +32,7 @@
 #define MAX_PAGES	(1u << 18)	/* 1 GiB of file at 4 KiB pages */
 #define MAX_TABLES	8
 #define SPILL_PROBE	32
+#define MAX_PATCHES	256		/* pages patched at the last write */
 
 static struct pc_live *hdr;		/* NULL: no live file, all is backed */
 static size_t page;
@@ -107,7 +108,7 @@ back_run(char *a, long p, size_t n)
 	if (__atomic_load_n(&hdr->full, __ATOMIC_ACQUIRE))
 		return -1;
 	if (hdr->cap && hdr->backed + len > hdr->cap)
-		return stop_growing(EFBIG);
+		return stop_growing(PC_LIVE_CAPPED);
 	if (!fd_fallback && madvise(a, len, MADV_POPULATE_WRITE)) {
 		if (errno == EINVAL)
 			fd_fallback = 1;
@@ -222,23 +223,52 @@ fold(struct pc_spill *spill, uint32_t *(*move_key)(uint64_t, void *), void *arg,
 	return folded;
 }
 
+/*
+ * The last write of a file that could not grow: the page of counter c
+ * becomes anonymous memory (a hole of the file until now, so nothing is
+ * lost), marked backed, for the writer to read. Its samples are in the
+ * profile that is written now, not in the file. At most MAX_PATCHES
+ * pages: each is a mapping of its own.
+ */
+static int
+patch(uint32_t *c)
+{
+	static int patches;
+	char *a = (char *)((uintptr_t)c & ~(page - 1));
+	long p = file_page(a);
+
+	if (patches >= MAX_PATCHES ||
+	    mmap(a, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		 -1, 0) != a)
+		return -1;
+	patches++;
+	__atomic_fetch_or(&backed_map[p / 64], 1ull << (p % 64), __ATOMIC_RELEASE);
+	return 0;
+}
+
 static uint32_t *
 backed_key(uint64_t key, void *arg)
 {
 	uint32_t *c = (uint32_t *)(uintptr_t)key;
+	const int *last = arg;
 
-	(void)arg;
-	return file_page(c) >= 0 && !pc_live_back(c, sizeof(*c)) ? c : NULL;
+	if (file_page(c) < 0)
+		return NULL;
+	if (!pc_live_back(c, sizeof(*c)) || (*last && !patch(c)))
+		return c;
+	return NULL;
 }
 
 void
 pc_live_fold(void)
 {
 	uint64_t left;
+	int last;
 
 	if (!hdr || !hdr->spill)
 		return;
-	fold(hdr->spill, backed_key, NULL, &left);
+	last = pc->ending != PC_END_RUNNING;
+	fold(hdr->spill, backed_key, &last, &left);
 	__atomic_store_n(&pc_stats->live_waiting, left, __ATOMIC_RELAXED);
 }
 
@@ -395,6 +425,13 @@ pc_live_grow_open(struct pc_live *h, size_t keep)
 		backed_map[p / 64] |= 1ull << (p % 64);
 	h->backed = keep;
 	return 0;
+}
+
+uint64_t
+pc_live_footprint(int *why)
+{
+	*why = hdr && hdr->full ? hdr->full_errno : 0;
+	return hdr ? hdr->backed : 0;
 }
 
 size_t

@@ -472,6 +472,11 @@ pc_objects_init(void)
 	if (!pc_objs->objs || !pc_objs->ranges[0] || !pc_objs->ranges[1] || !pc_objs->pending)
 		return -ENOMEM;
 	pc_objects_pending_init();
+	/* the first entries' pages now, before the counters take the room
+	 * a PC_LIVE_MAX leaves */
+	pc_live_back(pc_objs->objs, 16 * sizeof(struct pc_object));
+	pc_live_back(pc_objs->ranges[0], 64 * sizeof(struct pc_range));
+	pc_live_back(pc_objs->ranges[1], 64 * sizeof(struct pc_range));
 	pc_objs->find_object = (int (*)(void *, struct dl_find_object *))
 		dlsym(RTLD_DEFAULT, "_dl_find_object");
 	pc_objs->nobjs = 1;
