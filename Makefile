@@ -214,6 +214,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/hostile $(P)/hostile-asan $(P)/burn $(P)/asanexit $(P)/oddnames \
 	$(P)/unwinder $(P)/copies-pie $(P)/copies-nopie $(P)/waits $(P)/blockers $(P)/sleepers $(P)/wallhost \
 	$(P)/wallgate $(P)/wallgate-again $(P)/wallgate-slow
+PROGS += $(P)/footprint
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
