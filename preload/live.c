@@ -9,21 +9,42 @@
  * (below), which runs libpc's own writer on it. The normal end writes the
  * profile as before, then removes the file.
  *
- * The file is sized at start-up (the executable's text, the arc and stack
- * tables, the objects loaded so far and room for more) and allocated on
- * disk at once with fallocate: a page of a shared mapping that the disk
- * cannot hold would kill the program with SIGBUS when a sample first
- * touched it. Where the file cannot be made (no room, a read-only
- * directory, a file system without fallocate), and for what no longer
- * fits in it, libpc keeps its counters in anonymous memory as it always
- * did, and a killed process leaves nothing of them.
+ * The file starts small and grows with use (livegrow.c). Only its header
+ * is allocated at start-up; the regions after it (the inventory, the
+ * spill, the tables, the histograms) are laid out at fixed offsets, a
+ * hole until used, and mapped at once where start-up knows them (chunk
+ * 0): the mapping counts against RLIMIT_AS, so it holds what start-up
+ * asks for and no room for later; an object loaded later gets a chunk of
+ * its own at the file's end, mapped wherever the kernel puts it, and the
+ * header lists the chunks for pc_recover. A page is backed (allocated on
+ * disk, or in memory on tmpfs) before anything stores to it, by normal
+ * code or by the grower, a thread of libpc's, never by a handler: a store
+ * to a hole would raise SIGBUS where the disk is full, or charge a memory
+ * cgroup from a handler. What handlers write:
+ *  - histograms, sparse and touched at random: a bitmap says which pages
+ *    are backed; a sample for another page waits in the spill, a small
+ *    lock-free table always backed, keyed by the counter's address, and
+ *    wakes the grower, which backs the page and folds the spill into it;
+ *  - hash tables (arcs, pending PCs, the stack index) and the stack
+ *    arena: handlers use the first slots, backed, and the grower doubles
+ *    them when half are taken (a hash key found at another slot after a
+ *    doubling makes a second entry, which the writers add up).
+ * Where the file cannot grow (no room, RLIMIT_FSIZE, PC_LIVE_MAX, a
+ * memory cgroup near its limit) it stops growing, samples wait in the
+ * spill (counted where it is full), and the last write places them in
+ * anonymous pages; pc_recover folds what a killed process left there.
+ * Where the file cannot be made at all (a read-only directory, a file
+ * system without fallocate), and for a region no chunk can take, libpc
+ * keeps its counters in anonymous memory as it always did, and a killed
+ * process leaves nothing of them.
  *
  * A fork child gets a file of its own, mapped over the same addresses:
  * the inventory is copied, the counters start at zero. Files are made
  * under a temporary name and renamed to *.live once their header is
  * whole, so that pcprof never takes one that is being made for a dead
- * process's. Nothing here runs in the signal handler but pc_live_done and
- * pc_live_resident, which may run in one (a fatal signal's writer).
+ * process's. Nothing here runs in the signal handler but pc_live_done,
+ * pc_live_io and pc_live_resident, which may run in one (a fatal signal's
+ * writer).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -40,6 +61,8 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "pc.h"
@@ -263,7 +286,8 @@ int
 pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, uint64_t cap)
 {
 	size_t len, keep;
-	int fd;
+	struct statfs fs;
+	int fd, tmpfs;
 	void *m;
 
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
@@ -276,6 +300,7 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 	if (fd < 0)
 		return fd;
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	tmpfs = fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
 	close(fd);
 	if (m == MAP_FAILED || len / page_size > pc_live_max_pages()) {
 		if (m != MAP_FAILED)
@@ -287,6 +312,7 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 	 * not 32 (24 MiB a process with stacks and every object, measured) */
 	madvise(m, len, MADV_RANDOM);
 	fill_header(m, len, keep, cap);
+	live->on_tmpfs = (uint32_t)tmpfs;
 	pc_live_grow_open(live, keep);
 	live->spill = pc_live_alloc(PC_LIVE_SPILL * sizeof(struct pc_spill), 0);
 	if (pc_live_back(live->spill, PC_LIVE_SPILL * sizeof(struct pc_spill)))

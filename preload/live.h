@@ -76,8 +76,8 @@ struct pc_live {
 	struct pc_live_tables tables;
 	uint32_t nchunks;		/* chunk[0, nchunks) are mapped, atomic */
 	uint32_t full;			/* 1: the file stopped growing */
-	int32_t full_errno;		/* why: ENOSPC, EFBIG, ENOMEM, EDQUOT */
-	uint32_t spare3;
+	int32_t full_errno;		/* why: an errno, or PC_LIVE_CAPPED */
+	uint32_t on_tmpfs;		/* 1: its pages are memory */
 	uint64_t backed;		/* bytes the file takes (backed pages) */
 	uint64_t cap;			/* PC_LIVE_MAX, or 0 */
 	struct pc_live_chunk chunk[PC_LIVE_CHUNKS];

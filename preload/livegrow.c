@@ -17,6 +17,8 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <string.h>
@@ -98,6 +100,91 @@ stop_growing(int err)
 	return -1;
 }
 
+/* The number in the file at path (the first line), or -1. */
+static long long
+read_number(const char *path)
+{
+	char buf[64];
+	long long v = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+		return -1;	/* "max": no limit */
+	for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		v = v * 10 + (buf[i] - '0');
+	return v;
+}
+
+/* "DIR/CGROUP/name" into dst, CGROUP this process's in /proc/self/cgroup
+ * for the v2 line (ctl "") or the v1 memory line (ctl "memory"). */
+static int
+cgroup_file(char *dst, size_t size, const char *dir, const char *ctl, const char *name)
+{
+	char buf[4096], *line, *end;
+	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	size_t k = strlen(ctl);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	for (line = buf; line && *line; line = end ? end + 1 : NULL) {
+		char *c = strchr(line, ':');
+
+		end = strchr(line, '\n');
+		if (end)
+			*end = 0;
+		if (c && !strncmp(c + 1, ctl, k) && c[1 + k] == ':' &&
+		    strlen(dir) + strlen(c + 2 + k) + strlen(name) + 2 < size) {
+			strcpy(dst, dir);
+			strcat(dst, c + 2 + k);
+			strcat(dst, "/");
+			strcat(dst, name);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Whether len bytes more of tmpfs (memory, charged to this process's
+ * memory cgroup) leave the cgroup an eighth of its limit, 4 MiB at least:
+ * a charge past the limit would wake the OOM killer, which may take the
+ * program. Cgroup v2, else v1; room where neither says a limit.
+ */
+static int
+memcg_room(size_t len)
+{
+	char path[PATH_MAX];
+	long long max = -1, cur = -1;
+
+	if (!cgroup_file(path, sizeof(path), "/sys/fs/cgroup", "", "memory.max")) {
+		max = read_number(path);
+		cgroup_file(path, sizeof(path), "/sys/fs/cgroup", "", "memory.current");
+		cur = read_number(path);
+	}
+	if ((max < 0 || cur < 0) &&
+	    !cgroup_file(path, sizeof(path), "/sys/fs/cgroup/memory", "memory",
+			 "memory.limit_in_bytes")) {
+		max = read_number(path);
+		cgroup_file(path, sizeof(path), "/sys/fs/cgroup/memory", "memory",
+			    "memory.usage_in_bytes");
+		cur = read_number(path);
+	}
+	if (max < 0 || cur < 0 || max >= (1LL << 60))
+		return 1;
+	return cur + (long long)len + (max / 8 > (4 << 20) ? max / 8 : (4 << 20)) <= max;
+}
+
 /* Back n pages from a (all in one chunk, none backed), file page p. */
 static int
 back_run(char *a, long p, size_t n)
@@ -109,6 +196,8 @@ back_run(char *a, long p, size_t n)
 		return -1;
 	if (hdr->cap && hdr->backed + len > hdr->cap)
 		return stop_growing(PC_LIVE_CAPPED);
+	if (hdr->on_tmpfs && !memcg_room(len))
+		return stop_growing(ENOMEM);
 	if (!fd_fallback && madvise(a, len, MADV_POPULATE_WRITE)) {
 		if (errno == EINVAL)
 			fd_fallback = 1;

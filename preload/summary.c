@@ -212,7 +212,8 @@ line_live(struct pc_line *l)
 	pc_line_str(l, " KiB");
 	if (why) {
 		pc_line_str(l, ", stopped growing (");
-		pc_line_str(l, why == PC_LIVE_CAPPED ? "PC_LIVE_MAX" : error_text(-why));
+		pc_line_str(l, why == PC_LIVE_CAPPED ? "PC_LIVE_MAX" :
+			    why == ENOMEM ? "its memory cgroup is near its limit" : error_text(-why));
 		pc_line_str(l, ")");
 	}
 	line_count(l, pc_stats->live_unplaced + pc_stats->live_waiting,
