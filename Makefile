@@ -59,7 +59,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/names.c preload/signals.c preload/objects.c preload/objfind.c \
 	preload/objwrite.c preload/msg.c preload/out.c preload/summary.c \
 	preload/timer.c preload/timercost.c preload/handler.c preload/settings.c \
-	preload/snapshot.c preload/live.c preload/livegrow.c preload/recover.c preload/finish.c \
+	preload/snapshot.c preload/live.c preload/livegrow.c preload/livegrower.c preload/recover.c preload/finish.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
 	preload/wall.c preload/wall_unwind.c preload/namespaces.c \
 	gmon/write.c

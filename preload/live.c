@@ -162,18 +162,6 @@ open_live(void)
 	return live_path[0] ? open(live_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC) : -1;
 }
 
-int
-pc_live_fallocate(uint64_t off, size_t len)
-{
-	int fd = open_live(), r = 0;
-
-	if (fd < 0)
-		return errno;
-	if (fallocate(fd, 0, (off_t)off, (off_t)len))
-		r = errno;
-	close(fd);
-	return r;
-}
 
 /* A new file of len bytes, its first keep bytes on disk, the rest a hole,
  * at live_path with ".new" added (it becomes live_path once whole:
@@ -313,7 +301,7 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 	madvise(m, len, MADV_RANDOM);
 	fill_header(m, len, keep, cap);
 	live->on_tmpfs = (uint32_t)tmpfs;
-	pc_live_grow_open(live, keep);
+	pc_live_grow_open(live, keep, live_path);
 	live->spill = pc_live_alloc(PC_LIVE_SPILL * sizeof(struct pc_spill), 0);
 	if (pc_live_back(live->spill, PC_LIVE_SPILL * sizeof(struct pc_spill)))
 		live->spill = NULL;

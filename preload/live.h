@@ -112,7 +112,12 @@ pc_grow_slots(struct pc_grow *g)
 /* livegrow.c: the bitmap for the header h mapped at its base, its first
  * keep bytes backed already (start-up); -EFBIG for a file too long for
  * it. Not AS-safe. */
-int pc_live_grow_open(struct pc_live *h, size_t keep) PC_HIDDEN;
+int pc_live_grow_open(struct pc_live *h, size_t keep, const char *path) PC_HIDDEN;
+/* livegrow.c: the futex word handlers set to wake the grower, and one
+ * round of its work: back what waits, double what is half taken.
+ * Not AS-safe. */
+uint32_t *pc_live_grow_word(void) PC_HIDDEN;
+void pc_live_grow_round(void) PC_HIDDEN;
 /* livegrow.c: a fork child's file, backed where the inventory was copied
  * into it, the tables back to their first slots; detached 1: no file,
  * everything is anonymous memory now. Not AS-safe. */
@@ -126,17 +131,14 @@ int pc_live_kept(const struct pc_live *h, uint64_t off) PC_HIDDEN;
 uint64_t pc_live_footprint(int *why) PC_HIDDEN;
 /* livegrow.c: the most pages a live file may have. AS-safe. */
 size_t pc_live_max_pages(void) PC_HIDDEN;
-/* livegrow.c: start the grower thread (start-up, a fork child); stop it
+/* livegrower.c: start the grower thread (start-up, a fork child); stop it
  * for a call that needs a process of one thread (1 when it ran: then
  * start it again after). Not AS-safe. */
 void pc_live_grower_start(void) PC_HIDDEN;
 int pc_live_grower_pause(void) PC_HIDDEN;
-/* livegrow.c: the grower's thread id, or 0: the wall sampler leaves it
+/* livegrower.c: the grower's thread id, or 0: the wall sampler leaves it
  * out. AS-safe. */
 uint32_t pc_live_grower_tid(void) PC_HIDDEN;
-/* live.c: back [off, off + len) of the file with fallocate, for kernels
- * without MADV_POPULATE_WRITE: 0 or an errno. Not AS-safe. */
-int pc_live_fallocate(uint64_t off, size_t len) PC_HIDDEN;
 /* livegrow.c: fold the spill into the counters it waits for, backing
  * their pages where it can; what cannot be placed stays in the spill and
  * is counted (pc_stats->live_unplaced). Not AS-safe. */

@@ -20,11 +20,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pc.h"
@@ -42,10 +40,7 @@ static uint64_t backed_map[MAX_PAGES / 64];	/* the file's pages backed */
 static struct pc_grow *tables[MAX_TABLES];
 static int ntables;
 static uint32_t grow_word;		/* 1: the grower has work (futex) */
-static uint32_t stop_word;		/* 1: the grower is to end */
-static pthread_t grower;
-static int grower_on;
-static uint32_t grower_tid;
+static const char *grow_path;		/* the file, absolute */
 static uint64_t fd_fallback;		/* backed with fallocate, not madvise */
 
 /* The file's page of addr, or -1 outside every chunk. AS-safe. */
@@ -85,7 +80,7 @@ pc_live_backed(const void *addr)
 static void
 wake(void)
 {
-	if (!__atomic_exchange_n(&grow_word, 1, __ATOMIC_ACQ_REL) && grower_on)
+	if (!__atomic_exchange_n(&grow_word, 1, __ATOMIC_ACQ_REL))
 		syscall(SYS_futex, &grow_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
@@ -185,6 +180,23 @@ memcg_room(size_t len)
 	return cur + (long long)len + (max / 8 > (4 << 20) ? max / 8 : (4 << 20)) <= max;
 }
 
+/* Bytes [off, off + len) of the file allocated with fallocate, for
+ * kernels without MADV_POPULATE_WRITE (5.14): 0 or an errno. The file is
+ * opened by its name for the call: libpc holds no descriptor. */
+static int
+by_fallocate(uint64_t off, size_t len)
+{
+	int fd = grow_path && grow_path[0] ?
+		 open(grow_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC) : -1, r = 0;
+
+	if (fd < 0)
+		return errno;
+	if (fallocate(fd, 0, (off_t)off, (off_t)len))
+		r = errno;
+	close(fd);
+	return r;
+}
+
 /* Back n pages from a (all in one chunk, none backed), file page p. */
 static int
 back_run(char *a, long p, size_t n)
@@ -205,7 +217,7 @@ back_run(char *a, long p, size_t n)
 			r = errno == EFAULT ? ENOSPC : errno;
 	}
 	if (fd_fallback)
-		r = pc_live_fallocate((uint64_t)p * page, len);
+		r = by_fallocate((uint64_t)p * page, len);
 	errno = saved;
 	if (r)
 		return stop_growing(r);
@@ -426,84 +438,25 @@ grow_tables(void)
 
 /* ------------------------------------------------------------ grower */
 
-static void *
-grower_main(void *arg)
+uint32_t *
+pc_live_grow_word(void)
 {
-	(void)arg;
-	__atomic_store_n(&grower_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE)) {
-		/* woken by a handler; once a second anyway, for a wake
-		 * that came while this thread was busy */
-		struct timespec t = { 1, 0 };
-
-		if (!__atomic_load_n(&grow_word, __ATOMIC_ACQUIRE))
-			syscall(SYS_futex, &grow_word, FUTEX_WAIT_PRIVATE, 0, &t, NULL, 0);
-		if (__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE))
-			break;
-		__atomic_store_n(&grow_word, 0, __ATOMIC_RELEASE);
-		grow_tables();
-		pc_live_fold();
-	}
-	return NULL;
+	return &grow_word;
 }
 
 void
-pc_live_grower_start(void)
+pc_live_grow_round(void)
 {
-	if (!hdr || grower_on)
-		return;
-	__atomic_store_n(&stop_word, 0, __ATOMIC_RELEASE);
-	grower_on = pc_own_thread(&grower, 1, grower_main) == 0;
-	if (grower_on)
-		wake();
-}
-
-uint32_t
-pc_live_grower_tid(void)
-{
-	return __atomic_load_n(&grower_tid, __ATOMIC_RELAXED);
-}
-
-/* The kernel takes an ended thread out of its group a moment after
- * pthread_join returns: wait for that, 100 ms at most (as wall.c). */
-static void
-gone(uint32_t tid)
-{
-	char name[48] = "/proc/self/task/", num[12];
-	size_t n = 0, k = strlen(name);
-
-	do
-		num[n++] = (char)('0' + tid % 10);
-	while ((tid /= 10) && n < sizeof(num));
-	while (n)
-		name[k++] = num[--n];
-	name[k] = 0;
-	for (int i = 0; k > 16 && i < 1000 && access(name, F_OK) == 0; i++) {
-		struct timespec t = { 0, 100000 };
-
-		nanosleep(&t, NULL);
-	}
-}
-
-int
-pc_live_grower_pause(void)
-{
-	/* a vfork child shares this memory but not the thread: leave it */
-	if (!grower_on || getpid() != pc->pid)
-		return 0;
-	__atomic_store_n(&stop_word, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &grow_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	pthread_join(grower, NULL);
-	grower_on = 0;
-	gone(__atomic_exchange_n(&grower_tid, 0, __ATOMIC_ACQ_REL));
-	return 1;
+	grow_tables();
+	pc_live_fold();
 }
 
 /* ------------------------------------------------------------ set-up */
 
 int
-pc_live_grow_open(struct pc_live *h, size_t keep)
+pc_live_grow_open(struct pc_live *h, size_t keep, const char *path)
 {
+	grow_path = path;
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	if (h->size / page > MAX_PAGES)
 		return -EFBIG;
@@ -545,7 +498,6 @@ pc_live_kept(const struct pc_live *h, uint64_t off)
 void
 pc_live_grow_forked(struct pc_live *h, int detached)
 {
-	grower_on = 0;		/* the thread stayed in the parent */
 	grow_word = 0;
 	if (detached) {
 		hdr = NULL;

@@ -51,23 +51,6 @@ pc_live_alloc(size_t len, int meta)
 
 /* livegrow.c runs as in a process without a live file: every table is
  * backed in full, every counter stored in place */
-int
-pc_own_thread(pthread_t *t, int joinable, void *(*fn)(void *))
-{
-	(void)t;
-	(void)joinable;
-	(void)fn;
-	return EAGAIN;
-}
-
-int
-pc_live_fallocate(uint64_t off, size_t len)
-{
-	(void)off;
-	(void)len;
-	return ENOSYS;
-}
-
 void
 pc_live_resident(const void *addr, size_t len, unsigned char *vec)
 {
