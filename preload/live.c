@@ -78,6 +78,11 @@ static size_t page_size;
 static int live_fd = -1;
 static const char *span_lo, *span_hi;
 
+/* A chunk mapped for objects loaded after start-up holds 1 MiB of the
+ * file at least (address space only, until used): the header has room
+ * for 32 chunks. */
+#define CHUNK_MIN	(1u << 20)
+
 /* Bytes of the regions before the counters: what a fork child copies. */
 #define STRINGS_BYTES	(256 * 1024)
 
@@ -338,6 +343,18 @@ new_chunk(uint64_t off, size_t n)
 	return m;
 }
 
+/* Bytes [off, off + n) of the file where the last chunk maps them; NULL
+ * past its end. */
+static char *
+in_last_chunk(uint64_t off, size_t n)
+{
+	const struct pc_live_chunk *c = &live->chunk[live->nchunks - 1];
+
+	if (off < c->off || off + n > c->off + c->len)
+		return NULL;
+	return (char *)(uintptr_t)(c->va + (off - c->off));
+}
+
 void *
 pc_live_alloc(size_t len, int meta)
 {
@@ -349,7 +366,9 @@ pc_live_alloc(size_t len, int meta)
 		/* regions are taken at start-up and at scans, one thread
 		 * at a time */
 		off = live->used;
-		m = off + n <= live->chunk[0].len ? (char *)live + off : new_chunk(off, n);
+		m = in_last_chunk(off, n);
+		if (!m)
+			m = new_chunk(off, n > CHUNK_MIN ? n : CHUNK_MIN);
 		if (m) {
 			live->used = off + n;
 			if (meta && live->nmeta < 16) {
