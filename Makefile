@@ -62,7 +62,11 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/snapshot.c preload/live.c preload/livegrow.c preload/livegrower.c preload/recover.c preload/finish.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
 	preload/wall.c preload/wall_unwind.c preload/namespaces.c \
+	preload/sandbox.c \
+	preload/own.c preload/vfork.c \
 	gmon/write.c
+# whether a live file's process still runs: libpc's pc_recover and pcprof ask
+PRELOAD_SRC += preload/running.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
@@ -86,6 +90,7 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 TOOLS_DIRS := inputs symbols model writers commands
 TOOLS_SRC := $(sort $(foreach d,$(TOOLS_DIRS),$(wildcard tools/$(d)/*.c))) \
 	gmon/read.c gmon/write.c gmon/objects.c preload/taskclock.c
+TOOLS_SRC += preload/running.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o) $(B)/tool/gen/profile.pb-c.o
 # libelf reads symbols; libdw (elfutils too) reads unwind tables for the
 # function extents of stripped code; libdebuginfod fetches debug files
@@ -214,6 +219,10 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/hostile $(P)/hostile-asan $(P)/burn $(P)/asanexit $(P)/oddnames \
 	$(P)/unwinder $(P)/copies-pie $(P)/copies-nopie $(P)/waits $(P)/blockers $(P)/sleepers $(P)/wallhost \
 	$(P)/wallgate $(P)/wallgate-again $(P)/wallgate-slow
+PROGS += $(P)/writers_names $(P)/writers_sigs
+PROGS += $(P)/sandbox
+PROGS += $(P)/readers_nodump
+PROGS += $(P)/lifecycle2
 PROGS += $(P)/footprint
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after

@@ -71,6 +71,12 @@ static const char *writer_path;
 static int writer_flags, writer_result;
 static char other[PATH_MAX];
 
+static int
+path_refused(int r)
+{
+	return r == -ELOOP || r == -EISDIR || r == -ENAMETOOLONG;
+}
+
 /* What the writer does, all of it on its own stack (the buffers of the
  * name and of the summary line too): the name, the files, the live
  * file's end, the summary. */
@@ -85,9 +91,13 @@ write_job(const char *path, int flags)
 	    pc_name(other, sizeof(other), PC_NAME_OTHER) == 0)
 		path = other;
 	r = pc_dump(path);
-	/* written, or said why not: a file nobody will finish goes too; a
-	 * disk that was full keeps it for pcprof to finish */
-	if ((flags & PC_WRITE_FINAL) && r != -ENOSPC && r != -EDQUOT && r != -EIO)
+	/* written: the live file goes. Not written: it is the profile,
+	 * for pcprof to finish (a full disk, RLIMIT_FSIZE, a descriptor
+	 * table or RLIMIT_NOFILE with no room, a setuid or chroot that took
+	 * the directory away), but where the path itself is refused (a
+	 * symbolic link, a directory, too long a name), as pcprof would
+	 * refuse it too */
+	if ((flags & PC_WRITE_FINAL) && (r == 0 || path_refused(r)))
 		pc_live_done();
 	if (flags & PC_WRITE_SAY)
 		pc_dump_summary(path, r);

@@ -303,6 +303,8 @@ signal_from_handler(int sig, siginfo_t *si, void *ucv)
 	    si->si_fd >= 0 && si->si_fd == (perf_fd = pc_thread_perf_fd_from_handler())) {
 		/* a task-clock overflow: the periods since the last one; the
 		 * event waits for this sample (timer.c says why) */
+		if (pc_sandboxed())
+			goto out;	/* not granted the next: it stops */
 		weight = pc_thread_perf_weight_from_handler(perf_fd, &ours);
 		if (weight)
 			pc_sample_from_handler(ucv, weight);
@@ -317,6 +319,8 @@ signal_from_handler(int sig, siginfo_t *si, void *ucv)
 		/* expirations the kernel folded into this one signal each
 		 * stand for an interval of CPU time spent here: count them,
 		 * or seconds shrink to the kernel tick's rate */
+		if (pc_sandboxed())
+			goto out;	/* no system call in a sandbox */
 		weight = 1 + (si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0);
 	} else {
 		forward_from_handler(sig, si, ucv);

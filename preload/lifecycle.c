@@ -66,6 +66,10 @@ static void
 after_fork_child(void)
 {
 	exit_caller = 0;
+	/* the one thread here holds no write: a snapshot that another
+	 * thread was writing at the fork never ends in this copy (with a
+	 * live file, pc_live_forked frees the file's word as well) */
+	__atomic_store_n(&pc->writer, 0, __ATOMIC_RELEASE);
 	pc_threads_forked();
 	if (!pc_on())
 		return;

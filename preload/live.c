@@ -40,11 +40,12 @@
  *
  * A fork child gets a file of its own, mapped over the same addresses:
  * the inventory is copied, the counters start at zero. Files are made
- * under a temporary name and renamed to *.live once their header is
- * whole, so that pcprof never takes one that is being made for a dead
- * process's. Nothing here runs in the signal handler but pc_live_done,
- * pc_live_io and pc_live_resident, which may run in one (a fatal signal's
- * writer).
+ * with no name (O_TMPFILE; else under a temporary one) and linked as
+ * *.live once start-up has written their header, configuration and tables
+ * (pc_live_seal), so that pcprof never takes one that is being made for a
+ * dead process's, and a process killed before leaves none. Nothing here
+ * runs in the signal handler but pc_live_done, pc_live_io and
+ * pc_live_resident, which may run in one (a fatal signal's writer).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -83,31 +84,11 @@ static const char *span_lo, *span_hi;
  * for 32 chunks. */
 #define CHUNK_MIN	(1u << 20)
 
-/* Bytes of the regions before the counters: what a fork child copies. */
-#define STRINGS_BYTES	(256 * 1024)
 
 static size_t
 round_page(size_t n)
 {
 	return (n + page_size - 1) & ~(page_size - 1);
-}
-
-/* The executable segments' counters of every object loaded now, for the
- * estimate of PC_SCOPE=all's size. */
-static int
-sum_objects(struct dl_phdr_info *info, size_t size, void *data)
-{
-	size_t *sum = data;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
-			*sum += round_page(ph->p_memsz / pc_profil_bin_bytes(PC_SCALE) *
-					   sizeof(uint32_t) + page_size);
-	}
-	return 0;
 }
 
 /* "DIR/.pcprof.PID.live" for the output path "DIR/gmon.out". */
@@ -132,6 +113,32 @@ live_name(char *dst, size_t size, const char *out, pid_t pid)
 }
 
 static char making[PATH_MAX + 8];	/* live_path while it is made */
+static int pending_fd = -1;		/* the file made, until it is published */
+
+/* A file with no name (O_TMPFILE) in live_path's directory, or where the
+ * file system has none, one at live_path with ".new" added (making); its
+ * descriptor or -errno. */
+static int
+open_unnamed(void)
+{
+	size_t n = strlen(live_path);
+	const char *slash = strrchr(live_path, '/');
+	int fd;
+
+	if (n + 5 > sizeof(making))
+		return -ENAMETOOLONG;
+	memcpy(making, live_path, n + 1);
+	if (slash)
+		making[slash - live_path + (slash == live_path)] = 0;
+	fd = open(slash ? making : ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+	making[0] = 0;
+	if (fd >= 0)
+		return fd;
+	memcpy(making, live_path, n);
+	memcpy(making + n, ".new", 5);
+	fd = pc_open_new(making, O_RDWR);
+	return fd < 0 ? -errno : fd;
+}
 
 /* Whether a file of len bytes would pass the program's RLIMIT_FSIZE. */
 static int
@@ -167,43 +174,84 @@ open_live(void)
 	return live_path[0] ? open(live_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC) : -1;
 }
 
-
 /* A new file of len bytes, its first keep bytes on disk, the rest a hole,
- * at live_path with ".new" added (it becomes live_path once whole:
- * publish()); its descriptor or -errno. A file over the program's
- * RLIMIT_FSIZE is not made: the kernel would kill the program with
- * SIGXFSZ. */
+ * that becomes live_path once whole (publish()): until then a SIGKILL
+ * leaves no file that pcprof could take for a dead process's, and none at
+ * all where it has no name. Its descriptor or -errno. A file over the
+ * program's RLIMIT_FSIZE is not made: the kernel would kill the program
+ * with SIGXFSZ. */
 static int
 create_file(size_t len, size_t keep)
 {
-	size_t n = strlen(live_path);
 	int fd, r;
 
 	if (over_fsize(len))
 		return -EFBIG;
-	if (n + 5 > sizeof(making))
-		return -ENAMETOOLONG;
-	memcpy(making, live_path, n);
-	memcpy(making + n, ".new", 5);
-	fd = pc_open_new(making, O_RDWR);
+	fd = open_unnamed();
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (ftruncate(fd, (off_t)len) || (keep && fallocate(fd, 0, 0, (off_t)keep))) {
 		r = -errno;
 		close(fd);
-		unlink(making);
+		if (making[0])
+			unlink(making);
 		return r;
 	}
 	return fd;
 }
 
+/* The file of fd under live_path: a link to the unnamed file, through
+ * /proc (linkat's AT_EMPTY_PATH needs a capability), or a rename. */
+static int
+name_file(int fd)
+{
+	char proc[40], num[24];
+	struct pc_line l = { proc, sizeof(proc), 0 };
+
+	if (making[0])
+		return rename(making, live_path);
+	pc_decimal(num, (unsigned long)fd);
+	pc_line_str(&l, "/proc/self/fd/");
+	pc_line_str(&l, num);
+	proc[l.len] = 0;
+	return linkat(AT_FDCWD, proc, AT_FDCWD, live_path, AT_SYMLINK_FOLLOW);
+}
+
 /*
- * The file made whole: under its own name from here on. A file already
- * there is an earlier image's of this pid that libpc did not see end (an
- * exec through a raw system call): moved aside for pcprof to finish.
+ * The unnamed file, linked, mapped again through its name, so that the
+ * process's maps show it as .pcprof.PID.live (pcprof's look at whether a
+ * live file's process runs finds it there), not as "#INODE (deleted)".
+ * The same pages: nothing moves. Nothing runs on them yet (start-up, or
+ * a fork child's handler).
  */
 static void
-publish(void)
+map_by_name(int fd)
+{
+	int named = open(live_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	struct stat a, b;
+
+	if (named < 0)
+		return;
+	if (!fstat(named, &a) && !fstat(fd, &b) && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+		for (uint32_t i = 0; i < live->nchunks && i < PC_LIVE_CHUNKS; i++) {
+			void *at = (void *)(uintptr_t)live->chunk[i].va;
+
+			if (mmap(at, live->chunk[i].len, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_FIXED | MAP_NORESERVE, named,
+				 (off_t)live->chunk[i].off) == at)
+				madvise(at, live->chunk[i].len, MADV_RANDOM);
+		}
+	close(named);
+}
+
+/*
+ * The file made whole, its header, configuration and tables all written:
+ * under its own name from here on. A file already there is an earlier
+ * image's of this pid that libpc did not see end (an exec through a raw
+ * system call): moved aside for pcprof to finish.
+ */
+static void
+publish(int fd)
 {
 	static char aside[PATH_MAX + 32];	/* static: a fork child's stack */
 	struct stat st;
@@ -223,32 +271,13 @@ publish(void)
 		if (rename(live_path, aside))
 			unlink(live_path);
 	}
-	if (rename(making, live_path))
-		unlink(making);
-}
-
-/* Bytes of the mapping made at start-up: the header, the inventory, the
- * spill and the counters start-up asks for (objects loaded later get
- * chunks of their own: pc_live_alloc). Only the header is backed yet. */
-static size_t
-first_len(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
-{
-	size_t len = round_page(sizeof(struct pc_live)), extra = 0;
-
-	len += round_page(PC_LIVE_SPILL * sizeof(struct pc_spill));
-	if (scope_all) {
-		len += round_page(PC_MAX_OBJECTS * sizeof(struct pc_object)) +
-		       2 * round_page(PC_MAX_RANGES * sizeof(struct pc_range)) +
-		       STRINGS_BYTES;
-		dl_iterate_phdr(sum_objects, &extra);
-		extra += round_page(PC_PENDING * sizeof(struct pc_pending)) + (64u << 10);
+	if (name_file(fd)) {
+		if (making[0])
+			unlink(making);
+	} else if (!making[0]) {
+		map_by_name(fd);
 	}
-	len += round_page(text_bytes) + extra;
-	if (arcs)
-		len += round_page(arcs * sizeof(struct pc_arc)) + page_size;
-	if (stacks_mb)
-		len += (stacks_mb << 20) + (stacks_mb << 20) / 16 + (1u << 20);
-	return len;
+	making[0] = 0;
 }
 
 /* The header of the new mapping m of len bytes, libpc's state moved in. */
@@ -285,7 +314,7 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
 	keep = round_page(sizeof(struct pc_live));
-	len = first_len(text_bytes, arcs, stacks_mb, scope_all);
+	len = pc_live_first_len(text_bytes, arcs, stacks_mb, scope_all);
 	if (live_name(live_path, sizeof(live_path), pc->path, getpid()))
 		return -ENAMETOOLONG;
 	absolute_path();
@@ -294,13 +323,16 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 		return fd;
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
 	tmpfs = fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
-	close(fd);
 	if (m == MAP_FAILED || len / page_size > pc_live_max_pages()) {
 		if (m != MAP_FAILED)
 			munmap(m, len);
-		unlink(making);
+		close(fd);
+		if (making[0])
+			unlink(making);
 		return -ENOMEM;
 	}
+	/* named at pc_live_seal, once start-up has filled it */
+	pending_fd = fd;
 	/* no read-around: a first touch fills one page of the page cache,
 	 * not 32 (24 MiB a process with stacks and every object, measured) */
 	madvise(m, len, MADV_RANDOM);
@@ -311,7 +343,6 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 	if (pc_live_back(live->spill, PC_LIVE_SPILL * sizeof(struct pc_spill)))
 		live->spill = NULL;
 	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
-	publish();
 	return 0;
 }
 
@@ -321,18 +352,18 @@ static void *
 new_chunk(uint64_t off, size_t n)
 {
 	uint32_t k = live->nchunks;
-	int fd;
+	/* during start-up the file has no name yet: its descriptor */
+	int fd = pending_fd, grown;
 	void *m;
 
 	if (k >= PC_LIVE_CHUNKS || (off + n) / page_size > pc_live_max_pages() ||
-	    over_fsize(off + n) || (fd = open_live()) < 0)
+	    over_fsize(off + n) || (fd < 0 && (fd = open_live()) < 0))
 		return NULL;
-	if ((uint64_t)lseek(fd, 0, SEEK_END) < off + n && ftruncate(fd, (off_t)(off + n))) {
+	grown = (uint64_t)lseek(fd, 0, SEEK_END) >= off + n || !ftruncate(fd, (off_t)(off + n));
+	m = grown ? mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd,
+			 (off_t)off) : MAP_FAILED;
+	if (fd != pending_fd)
 		close(fd);
-		return NULL;
-	}
-	m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, (off_t)off);
-	close(fd);
 	if (m == MAP_FAILED)
 		return NULL;
 	madvise(m, n, MADV_RANDOM);
@@ -397,7 +428,7 @@ pc_live_strdup(const char *s)
 	size_t n = strlen(s) + 1;
 
 	if (!area || used + n > size) {
-		size = n > STRINGS_BYTES ? round_page(n) : STRINGS_BYTES;
+		size = n > PC_LIVE_STRINGS ? round_page(n) : PC_LIVE_STRINGS;
 		area = pc_live_alloc(size, 1);
 		used = 0;
 		if (!area)
@@ -415,6 +446,12 @@ pc_live_seal(const struct pc_config *c)
 {
 	if (live)
 		live->config = *c;
+	if (pending_fd >= 0) {
+		if (live)
+			publish(pending_fd);
+		close(pending_fd);
+		pending_fd = -1;
+	}
 }
 
 struct pc_live_tables *
@@ -609,31 +646,30 @@ pc_live_forked(void)
 
 	if (!live)
 		return 0;
-	if (live_name(live_path, sizeof(live_path), pc->path, getpid()) ||
-	    (fd = create_file(live->size, 0)) < 0)
+	if (live_name(live_path, sizeof(live_path), pc->path, getpid()))
 		goto anonymous;
 	absolute_path();
+	if ((fd = create_file(live->size, 0)) < 0)
+		goto anonymous;
 	/* the header and the inventory, as the parent has them; the
 	 * counters start at zero, in holes */
 	for (uint32_t i = 0; i < live->nchunks && i < PC_LIVE_CHUNKS; i++)
 		if (copy_kept(&live->chunk[i], fd, NULL))
 			goto failed;
-	if (map_child(fd)) {
-		/* MAP_FIXED failed: a chunk is still the parent's */
-		close(fd);
-		unlink(making);
-		goto anonymous;
-	}
-	close(fd);
+	/* MAP_FIXED failed: a chunk is still the parent's */
+	if (map_child(fd))
+		goto failed;
 	live->pid = (int32_t)getpid();
 	live->st.writer = 0;	/* a write of the parent's is not the child's */
 	pc_live_grow_forked(live, 0);
 	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
-	publish();
+	publish(fd);
+	close(fd);
 	return 0;
 failed:
 	close(fd);
-	unlink(making);
+	if (making[0])
+		unlink(making);
 anonymous:
 	return detach_private();
 }

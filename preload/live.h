@@ -10,9 +10,10 @@
 #include "pc.h"
 #include "objects.h"
 
-#define PC_LIVE_MAGIC	"pcprof-live 2\n"	/* 16 bytes with its NULs */
+#define PC_LIVE_MAGIC	"pcprof-live 1\n"	/* 16 bytes with its NULs */
 #define PC_LIVE_CHUNKS	32		/* mappings of the file, at most */
 #define PC_LIVE_SPILL	1024		/* counters waiting for their page */
+#define PC_LIVE_STRINGS	(256 * 1024)	/* a region of the objects' paths */
 
 enum { PC_LIVE_RUNNING = 1, PC_LIVE_DONE = 2 };
 #define PC_LIVE_CAPPED	(-1)		/* full_errno: PC_LIVE_MAX reached */
@@ -129,6 +130,11 @@ int pc_live_kept(const struct pc_live *h, uint64_t off) PC_HIDDEN;
  * 0 while it grows, else why it stopped: an errno or PC_LIVE_CAPPED.
  * AS-safe. */
 uint64_t pc_live_footprint(int *why) PC_HIDDEN;
+/* livegrow.c: the bytes of the mapping made at start-up, for the header,
+ * the spill, text_bytes of the program's counters, an arc table, stacks
+ * and PC_SCOPE=all's objects loaded now. Not AS-safe. */
+size_t pc_live_first_len(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
+	PC_HIDDEN;
 /* livegrow.c: the most pages a live file may have. AS-safe. */
 size_t pc_live_max_pages(void) PC_HIDDEN;
 /* livegrower.c: start the grower thread (start-up, a fork child); stop it
@@ -136,9 +142,6 @@ size_t pc_live_max_pages(void) PC_HIDDEN;
  * start it again after). Not AS-safe. */
 void pc_live_grower_start(void) PC_HIDDEN;
 int pc_live_grower_pause(void) PC_HIDDEN;
-/* livegrower.c: the grower's thread id, or 0: the wall sampler leaves it
- * out. AS-safe. */
-uint32_t pc_live_grower_tid(void) PC_HIDDEN;
 /* livegrow.c: fold the spill into the counters it waits for, backing
  * their pages where it can; what cannot be placed stays in the spill and
  * is counted (pc_stats->live_unplaced). Not AS-safe. */

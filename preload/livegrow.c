@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "objects.h"
 #include "live.h"
 #include "banned.h"
 
@@ -80,7 +82,8 @@ pc_live_backed(const void *addr)
 static void
 wake(void)
 {
-	if (!__atomic_exchange_n(&grow_word, 1, __ATOMIC_ACQ_REL))
+	/* a sandbox allows no new system call (sandbox.c) */
+	if (!__atomic_exchange_n(&grow_word, 1, __ATOMIC_ACQ_REL) && !pc_sandboxed())
 		syscall(SYS_futex, &grow_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
@@ -452,6 +455,57 @@ pc_live_grow_round(void)
 }
 
 /* ------------------------------------------------------------ set-up */
+
+static size_t
+round_page(size_t n)
+{
+	return (n + page - 1) & ~(page - 1);
+}
+
+/* The executable segments' counters of every object loaded now, for the
+ * estimate of PC_SCOPE=all's size. */
+static int
+sum_objects(struct dl_phdr_info *info, size_t size, void *data)
+{
+	size_t *sum = data;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+			*sum += round_page(ph->p_memsz / pc_profil_bin_bytes(PC_SCALE) *
+					   sizeof(uint32_t) + page);
+	}
+	return 0;
+}
+
+/* Bytes of the mapping made at start-up: the header, the inventory, the
+ * spill and the counters start-up asks for (objects loaded later get
+ * chunks of their own: pc_live_alloc). Only the header is backed yet. */
+size_t
+pc_live_first_len(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
+{
+	size_t len, extra = 0;
+
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	len = round_page(sizeof(struct pc_live));
+	len += round_page(PC_LIVE_SPILL * sizeof(struct pc_spill));
+	if (scope_all) {
+		len += round_page(PC_MAX_OBJECTS * sizeof(struct pc_object)) +
+		       2 * round_page(PC_MAX_RANGES * sizeof(struct pc_range)) +
+		       PC_LIVE_STRINGS;
+		dl_iterate_phdr(sum_objects, &extra);
+		extra += round_page(PC_PENDING * sizeof(struct pc_pending)) + (64u << 10);
+	}
+	len += round_page(text_bytes) + extra;
+	if (arcs)
+		len += round_page(arcs * sizeof(struct pc_arc)) + page;
+	if (stacks_mb)
+		len += (stacks_mb << 20) + (stacks_mb << 20) / 16 + (1u << 20);
+	return len;
+}
+
 
 int
 pc_live_grow_open(struct pc_live *h, size_t keep, const char *path)

@@ -5,10 +5,12 @@
  * CLONE_NEWUSER, and CLONE_THREAD, CLONE_SIGHAND or CLONE_VM), and setns
  * into a user namespace (a threaded process) or a mount namespace (one
  * whose filesystem context threads share). libpc's wall sampler is a
- * thread, so a single-threaded program under PC_CLOCK=wall would get
- * EINVAL where it gets 0 plain: the sampler ends for the call and starts
- * again after it, and the call sees the process as the program made it.
- * The live file's grower (livegrow.c) is a thread too, and does the same.
+ * thread, and so are the snapshot writer (PC_SNAPSHOT_SIGNAL,
+ * PC_SNAPSHOT_INTERVAL) and the live file's grower, so a single-threaded
+ * program would get EINVAL
+ * where it gets 0 plain: every thread of libpc's ends for the call
+ * and starts again after it, and the call sees the process as the program
+ * made it.
  * Neither call is made from a handler; nothing here is AS-safe.
  */
 #ifndef _GNU_SOURCE
@@ -26,22 +28,50 @@ typedef int (*setns_fn)(int, int);
 /* the flags that need a process of one thread */
 #define ONE_THREAD	(CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)
 
+/* Every kind of thread of libpc's, each ended and started again as one;
+ * pause returns 1 when it ended a thread that resume must start again. */
+static const struct {
+	int (*pause)(void);
+	void (*resume)(void);
+} kinds[] = {
+	{ pc_wall_pause, pc_wall_resume },
+	{ pc_snapshot_pause, pc_snapshot_resume },
+	{ pc_live_grower_pause, pc_live_grower_start },	/* livegrower.c */
+};
+
+/* A mask of the kinds ended. */
+static int
+pause_all(void)
+{
+	int paused = 0;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (kinds[i].pause())
+			paused |= 1 << i;
+	return paused;
+}
+
+static void
+resume_all(int paused)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (paused & 1 << i)
+			kinds[i].resume();
+}
+
 PC_EXPORT int
 unshare(int flags)
 {
 	static unshare_fn real;
-	int paused, grower, r, saved;
+	int paused, r, saved;
 
 	if (!real)
 		real = (unshare_fn)pc_next("unshare");
-	paused = flags & ONE_THREAD ? pc_wall_pause() : 0;
-	grower = flags & ONE_THREAD ? pc_live_grower_pause() : 0;
+	paused = flags & ONE_THREAD ? pause_all() : 0;
 	r = real(flags);
 	saved = errno;
 	if (paused)
-		pc_wall_resume();
-	if (grower)
-		pc_live_grower_start();
+		resume_all(paused);
 	errno = saved;
 	return r;
 }
@@ -51,19 +81,15 @@ PC_EXPORT int
 setns(int fd, int nstype)
 {
 	static setns_fn real;
-	int paused, grower, r, saved;
+	int paused, r, saved;
 
 	if (!real)
 		real = (setns_fn)pc_next("setns");
-	paused = !nstype || (nstype & (CLONE_NEWUSER | CLONE_NEWNS)) ? pc_wall_pause() : 0;
-	grower = !nstype || (nstype & (CLONE_NEWUSER | CLONE_NEWNS)) ?
-		 pc_live_grower_pause() : 0;
+	paused = !nstype || (nstype & (CLONE_NEWUSER | CLONE_NEWNS)) ? pause_all() : 0;
 	r = real(fd, nstype);
 	saved = errno;
 	if (paused)
-		pc_wall_resume();
-	if (grower)
-		pc_live_grower_start();
+		resume_all(paused);
 	errno = saved;
 	return r;
 }

@@ -426,7 +426,7 @@ pc_objects_scan(void)
 	sigset_t one, prev;
 	int first = 1, moved = 1, saved = errno;
 
-	if (!pc_cfg->scope_all || getpid() != pc->pid || forked)
+	if (!pc_cfg->scope_all || pc_sandboxed() || getpid() != pc->pid || forked)
 		return;
 	pthread_mutex_lock(&scan_lock);
 	/* the loader counts the objects it adds and removes: when neither

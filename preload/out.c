@@ -102,9 +102,10 @@ pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n)
 	return s->error;
 }
 
-/* Write body's output to path through a temporary file and rename. */
-int
-pc_dump_file(const char *path, int (*body)(struct gmon_sink *))
+/* Write body's output to path through a temporary file and rename: a
+ * failed write leaves no temporary file. */
+static int
+dump_file(const char *path, int (*body)(struct gmon_sink *))
 {
 	char tmp[PATH_MAX];
 	struct gmon_sink sink;
@@ -129,5 +130,19 @@ pc_dump_file(const char *path, int (*body)(struct gmon_sink *))
 		r = -errno;
 	if (r)
 		unlink(tmp);
+	return r;
+}
+
+int
+pc_dump_file(const char *path, int (*body)(struct gmon_sink *))
+{
+	struct pc_xfsz h;
+	int r, saved;
+
+	pc_xfsz_block(&h);
+	r = dump_file(path, body);
+	saved = errno;
+	pc_xfsz_release(&h, r == -EFBIG);
+	errno = saved;
 	return r;
 }

@@ -488,11 +488,40 @@ void pc_settings_read(struct pc_settings *s, char *(*get)(const char *),
  * AS-safe. */
 int pc_absolute(char *dst, size_t size, const char *path, const char *suffix) PC_HIDDEN;
 
-/* msg.c: keep a copy of the standard error the program started with.
- * AS-safe. */
+/*
+ * msg.c: the program's RLIMIT_FSIZE is the program's: a write of libpc's
+ * past it must fail with EFBIG, never kill the program with the SIGXFSZ
+ * the kernel then sends the writing thread. pc_xfsz_block blocks SIGXFSZ
+ * in this thread around libpc's writes; pc_xfsz_release (failed: a write
+ * failed with EFBIG) takes back the one that write raised, unless one was
+ * pending before (a standard signal is not queued twice, so that one is
+ * the program's), and restores the mask. AS-safe.
+ */
+struct pc_xfsz {
+	sigset_t prev;
+	int pending, blocked;
+};
+void pc_xfsz_block(struct pc_xfsz *h) PC_HIDDEN;
+void pc_xfsz_release(const struct pc_xfsz *h, int failed) PC_HIDDEN;
+/* msg.c: note which file the program's descriptor 2 is (its identity,
+ * no copy of it). AS-safe. */
 void pc_msg_init(void) PC_HIDDEN;
-/* msg.c: write to the program's original standard error. AS-safe. */
+/* msg.c: write to the program's descriptor 2 as it is now, where it still
+ * is that file; nothing once sandboxed. AS-safe. */
 void pc_write_err(const char *buf, size_t n) PC_HIDDEN;
+/* sandbox.c: the program entered a seccomp sandbox (or this image was
+ * started in one): libpc has stopped and makes no new system call; the
+ * live file is the profile. AS-safe. */
+int pc_sandboxed(void) PC_HIDDEN;
+/* sandbox.c: mark libpc sandboxed. AS-safe. */
+void pc_sandbox_mark(void) PC_HIDDEN;
+/* sandbox.c: what stops libpc when the program enters a sandbox (no
+ * sampling, no thread of libpc's, nothing written at exit: the live file
+ * is the profile), set by the constructor once libpc runs. Not AS-safe. */
+void pc_sandbox_set_stop(void (*fn)(void)) PC_HIDDEN;
+/* sandbox.c: 1 when this image starts under a seccomp filter (exec keeps
+ * it): libpc then stays off. Not AS-safe. */
+int pc_sandbox_inherited(void) PC_HIDDEN;
 /* msg.c: a fixed message on stderr, prefixed "libpc: ". AS-safe. */
 void pc_say(const char *a, const char *b, const char *c) PC_HIDDEN;
 
@@ -713,6 +742,49 @@ void pc_signals_forked(void) PC_HIDDEN;
 void pc_snapshots_start(void) PC_HIDDEN;
 /* snapshot.c: the snapshot thread's tid, or 0. AS-safe. */
 uint32_t pc_snapshot_tid(void) PC_HIDDEN;
+/* snapshot.c: end the snapshot thread and wait until the process no
+ * longer holds it (1), or do nothing (0: none runs, or a vfork child);
+ * start it again; wake it for a look at pc_own_watch. Not AS-safe. */
+int pc_snapshot_pause(void) PC_HIDDEN;
+void pc_snapshot_resume(void) PC_HIDDEN;
+void pc_snapshot_wake(void) PC_HIDDEN;
+
+/* own.c: libpc's own threads. A thread of libpc's enters itself in the
+ * registry as it starts and leaves it as it ends; pc_own_is tells one of
+ * its ids. AS-safe. */
+void pc_own_enter(void) PC_HIDDEN;
+void pc_own_leave(void) PC_HIDDEN;
+int pc_own_is(uint32_t tid) PC_HIDDEN;
+/* own.c: wait until thread tid of libpc's, joined, has left the
+ * process (for calls that need a process of one thread). Not AS-safe. */
+void pc_own_gone(uint32_t tid) PC_HIDDEN;
+/* own.c: a thread of the program's starts (+1) or ends (-1), or the main
+ * thread calls pthread_exit (-2); whether it has. Not AS-safe. */
+void pc_own_prog_thread(int delta) PC_HIDDEN;
+int pc_own_main_gone(void) PC_HIDDEN;
+/* own.c: a thread of libpc's that calls pc_own_watch gives the function
+ * that wakes it, called when the program's last known thread ends. */
+void pc_own_waker(void (*wake)(void)) PC_HIDDEN;
+/* own.c: in a thread of libpc's: when the program has no thread left,
+ * end the process with exit(0), as glibc's last thread would have
+ * (pc_own_end_process: once, whoever calls). Not AS-safe. */
+void pc_own_watch(void) PC_HIDDEN;
+void pc_own_end_process(void) PC_HIDDEN;
+
+/* vfork.c: for signals.c's interposers in a vfork child, which shares
+ * this memory and TLS (blocked: the thread's view of libpc's signals).
+ * pc_vfork_view: the child's own view where it set one, else blocked.
+ * pc_vfork_keep: after a mask call changed the view from was to now, 1
+ * when the caller is a vfork child, whose view now is, kept apart.
+ * pc_vfork_set: whether the vfork child set sig's action itself.
+ * pc_vfork_sigaction: 1 when the caller is a vfork child, its call made
+ * by real, in the kernel only, *result its result; 0 otherwise. AS-safe. */
+unsigned pc_vfork_view(unsigned blocked) PC_HIDDEN;
+int pc_vfork_keep(unsigned was, unsigned now, unsigned blocked) PC_HIDDEN;
+int pc_vfork_set(int sig) PC_HIDDEN;
+int pc_vfork_sigaction(int sig, const struct sigaction *act, struct sigaction *old,
+		       int (*real)(int, const struct sigaction *, struct sigaction *),
+		       unsigned blocked, int *result) PC_HIDDEN;
 
 /* threads.c: set up pthread_create interposition. Not AS-safe. */
 int pc_threads_init(void) PC_HIDDEN;

@@ -19,8 +19,6 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -29,6 +27,7 @@
 #include "pc.h"
 #include "objects.h"
 #include "live.h"
+#include "running.h"
 
 /* The dead process's mappings of the file (its chunks, checked) and this
  * process's copy of the whole file, [copy, copy + len). Every table lies
@@ -228,27 +227,75 @@ fold_spill(const struct span *s, struct pc_live *l)
 	return pc_live_fold_copy(l->spill, spill_key, (void *)s) > 0;
 }
 
-/* The process pid maps the file with this inode: it still runs. */
-static int
-still_mapped(pid_t pid, ino_t ino)
+static uint64_t
+ns_of(struct timespec t)
 {
-	char maps[64], line[PATH_MAX + 256];
-	FILE *f;
-	int found = 0;
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
-	if (kill(pid, 0) && errno != EPERM)
-		return 0;
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	if (!(f = fopen(maps, "re")))
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long inode = 0;
+/* The number after "\nKEY " in text (a manifest's head), or 0. */
+static uint64_t
+field_of(const char *text, const char *key)
+{
+	const char *p = strstr(text, key);
+	uint64_t v = 0;
 
-		if (sscanf(line, "%*s %*s %*s %*s %llu", &inode) == 1 && inode == (unsigned long long)ino)
-			found = strstr(line, ".live") != NULL;
-	}
-	fclose(f);
-	return found;
+	if (!p)
+		return 0;
+	for (p += strlen(key); *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
+/* What profile's manifest says of the process that wrote it, from its
+ * head (objwrite.c's lines): 2 it is l's process and it ended (the
+ * profile is finished), 1 it is l's process and did not end (a snapshot
+ * of its own), 0 another process's, -1 no manifest to tell. */
+static int
+manifest_says(const struct pc_live *l, const char *profile)
+{
+	char name[PATH_MAX], head[1024];
+	int fd;
+	ssize_t n;
+
+	if (gmon_objects_name(name, sizeof(name), profile) ||
+	    (fd = open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	head[n] = 0;
+	if (!strstr(head, "\npid ") || !strstr(head, "\nstarted "))
+		return -1;
+	if (field_of(head, "\npid ") != (uint64_t)l->pid ||
+	    field_of(head, "\nstarted ") != ns_of(l->st.start))
+		return 0;
+	return strstr(head, "\nended ") ? 2 : 1;
+}
+
+/*
+ * Whether the profile at out is to be left as it is rather than finished
+ * over: -EEXIST when it is the finished profile of the same process (its
+ * manifest says so), or, being another process's (or one that no manifest
+ * names and that did not hold a snapshot of ours), it was written after
+ * the live file's last write: a later run's profile, which a stale live
+ * file never replaces. A snapshot of the same process is finished over.
+ */
+static int
+newer_profile(const struct pc_live *l, const struct stat *live, const char *out)
+{
+	struct stat sb;
+	int says;
+
+	if (lstat(out, &sb) || !S_ISREG(sb.st_mode))
+		return 0;
+	says = manifest_says(l, out);
+	if (says > 0)
+		return says == 2 ? -EEXIST : 0;
+	if (says < 0 && l->st.wrote_own)
+		return 0;
+	return ns_of(sb.st_mtim) > ns_of(live->st_mtim) ? -EEXIST : 0;
 }
 
 /* The header read and checked: 0, 1 for a file already written (removed
@@ -268,7 +315,7 @@ read_header(int fd, const char *path, const struct stat *st, struct pc_live *h)
 	}
 	if (h->state != PC_LIVE_RUNNING || h->pid <= 0)
 		return -EBADMSG;
-	if (still_mapped((pid_t)h->pid, st->st_ino))
+	if (pc_live_owner_runs((pid_t)h->pid, st->st_ino, ns_of(h->st.start)))
 		return -EBUSY;
 	return 0;
 }
@@ -319,7 +366,8 @@ pc_recover(const char *path)
 	/* not in a process libpc profiles: its state is in use */
 	if (pc->phase != PC_OFF)
 		return -EALREADY;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* never waits on a FIFO, never follows a symlink */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
@@ -338,7 +386,9 @@ pc_recover(const char *path)
 		return -ENOMEM;
 	}
 	r = check_chunks(&s, l, (size_t)st.st_size) || check_file(&s, l, path, out, sizeof(out)) ?
-	    -EBADMSG : write_copy(l, (size_t)st.st_size, fold_spill(&s, l) ? -1 : fd, out);
+	    -EBADMSG : newer_profile(l, &st, out);
+	if (r == 0)
+		r = write_copy(l, (size_t)st.st_size, fold_spill(&s, l) ? -1 : fd, out);
 	if (r == 0)
 		unlink(path);
 	munmap(l, (size_t)st.st_size);

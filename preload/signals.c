@@ -310,15 +310,15 @@ pc_signals_before_exec(int vfork_child)
 		return;
 	/* an ignored signal stays ignored across exec: make it so; a
 	 * handler is reset to the default by exec itself */
-	ignored = ignore_if_ignored(s, &saved);
-	if (n && pc->owned[n] == PC_OWN_SNAPSHOT)
+	ignored = !pc_vfork_set(s) && ignore_if_ignored(s, &saved);
+	if (n && pc->owned[n] == PC_OWN_SNAPSHOT && !pc_vfork_set(n))
 		ignored_n = ignore_if_ignored(n, &saved_n);
-	if (prog_blocked & HIDE_SAMPLE) {
+	if (pc_vfork_view(prog_blocked) & HIDE_SAMPLE) {
 		sigemptyset(&one);
 		sigaddset(&one, s);
 		masked = real_pthread_sigmask(SIG_BLOCK, &one, NULL) == 0;
 	}
-	if (n && pc->owned[n] == PC_OWN_SNAPSHOT && !(prog_blocked & HIDE_SNAPSHOT)) {
+	if (n && pc->owned[n] == PC_OWN_SNAPSHOT && !(pc_vfork_view(prog_blocked) & HIDE_SNAPSHOT)) {
 		sigemptyset(&one);
 		sigaddset(&one, n);
 		unmasked = real_pthread_sigmask(SIG_UNBLOCK, &one, NULL) == 0;
@@ -445,6 +445,8 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	int r = 0, added;
 
 	resolve();
+	if (pc_vfork_sigaction(sig, act, old, real_sigaction, prog_blocked, &r))
+		return r;	/* a vfork child's: vfork.c */
 	/* a fatal signal the program handled and now puts back to its
 	 * default (to die of it, as sort(1) does on SIGPIPE): take it again,
 	 * so that the profile is written before the process goes */
@@ -595,7 +597,7 @@ hide(int how, sigset_t *s, int sig, unsigned bit, int keep_blocked, unsigned now
 static int
 filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 {
-	unsigned was = prog_blocked, now = was;
+	unsigned was = pc_vfork_view(prog_blocked), now = was;
 	int s = pc_cfg->sig, n = pc_cfg->snapshot_sig, r;
 	sigset_t copy;
 
@@ -615,9 +617,11 @@ filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 	r = real(how, &copy, old);
 	if (r)
 		return r;
-	prog_blocked = now;
 	if (old)
 		view_of(old, was);
+	if (pc_vfork_keep(was, now, prog_blocked))
+		return 0;	/* a vfork child's view: its own */
+	prog_blocked = now;
 	if (!(now & HIDE_SAMPLE) && deferred) {
 		/* what arrived for the program while it had it blocked */
 		deferred = 0;

@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/futex.h>
 
 #include "pc.h"
 #include "banned.h"
@@ -80,65 +81,124 @@ run_programs_handler(int sig, siginfo_t *si)
 	return 1;
 }
 
+/* Set to end the thread (pc_snapshot_pause); bumped to wake it. */
+static uint32_t stop_word, wake_word;
+
+/*
+ * Until when the thread waits: the next snapshot, and while the main
+ * thread has called pthread_exit, a second at most, for pc_own_watch's
+ * look at threads libpc did not see start.
+ */
+static void
+wait_until(struct timespec *at, const struct timespec *next, long every)
+{
+	if (every)
+		*at = *next;
+	else {
+		clock_gettime(CLOCK_MONOTONIC, at);
+		at->tv_sec += 3600;
+	}
+	if (pc_own_main_gone()) {
+		struct timespec soon;
+
+		clock_gettime(CLOCK_MONOTONIC, &soon);
+		soon.tv_sec++;
+		if (soon.tv_sec < at->tv_sec ||
+		    (soon.tv_sec == at->tv_sec && soon.tv_nsec < at->tv_nsec))
+			*at = soon;
+	}
+}
+
+/* The snapshot signal, or a wake-up, or the time of at; 1 for the
+ * signal, with the program's own handler run where it has one. */
+static int
+wait_signal(int sig, const struct timespec *at, const sigset_t *set)
+{
+	struct timespec now, left;
+	siginfo_t si;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left.tv_sec = at->tv_sec - now.tv_sec;
+	left.tv_nsec = at->tv_nsec - now.tv_nsec;
+	if (left.tv_nsec < 0) {
+		left.tv_sec--;
+		left.tv_nsec += 1000000000L;
+	}
+	if (left.tv_sec < 0)
+		return 0;
+	/* the raw call: libpc's own sigtimedwait hides this signal */
+	if (syscall(SYS_rt_sigtimedwait, set, &si, &left, (size_t)(_NSIG / 8)) != sig)
+		return 0;
+	/* a wake-up of libpc's own (pc_snapshot_wake), sent to this thread */
+	if (si.si_code == SI_TKILL && si.si_pid == getpid())
+		return 0;
+	if (!run_programs_handler(sig, &si))
+		pc_snapshot();
+	return 1;
+}
+
+static int
+past(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
 static void *
 snapshot_thread(void *arg)
 {
 	const long every = pc_cfg->snapshot_interval_ms * 1000000L;
 	const int sig = pc_cfg->snapshot_sig;
-	struct timespec next, now, left;
+	struct timespec next, at;
 	sigset_t set;
 
 	(void)arg;
 	prctl(PR_SET_NAME, "pc-snapshot", 0, 0, 0);
-	__atomic_store_n(&snapshot_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+	pc_own_enter();
+	/* the id before the first look at the stop word, and a pause's stop
+	 * before its look at the id (both seq_cst): a pause that finds no id
+	 * yet is seen by the loop's first look */
+	__atomic_store_n(&snapshot_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
 	sigemptyset(&set);
 	if (sig)
 		sigaddset(&set, sig);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	add_ns(&next, every);
 	for (;;) {
-		siginfo_t si;
-		long r;
+		/* the word before the stop: a pause that stops after this
+		 * load changes the word, and the wait below returns at once */
+		uint32_t w = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
 
-		if (!sig) {
-			if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == 0) {
-				pc_snapshot();
-				add_ns(&next, every);
-			}
+		if (__atomic_load_n(&stop_word, __ATOMIC_SEQ_CST))
+			break;
+		pc_own_watch();
+		if (every && past(&next)) {
+			pc_snapshot();
+			add_ns(&next, every);
 			continue;
 		}
-		/* the raw call: libpc's own sigtimedwait hides this signal */
-		left.tv_sec = 3600;
-		left.tv_nsec = 0;
-		if (every) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			left.tv_sec = next.tv_sec - now.tv_sec;
-			left.tv_nsec = next.tv_nsec - now.tv_nsec;
-			if (left.tv_nsec < 0) {
-				left.tv_sec--;
-				left.tv_nsec += 1000000000L;
-			}
-			if (left.tv_sec < 0) {
-				pc_snapshot();
-				add_ns(&next, every);
-				continue;
-			}
-		}
-		r = syscall(SYS_rt_sigtimedwait, &set, &si, &left, (size_t)(_NSIG / 8));
-		if (r == sig) {
-			if (!run_programs_handler(sig, &si))
-				pc_snapshot();
-		}
+		wait_until(&at, &next, every);
+		if (sig)
+			wait_signal(sig, &at, &set);
+		else
+			/* FUTEX_WAIT_BITSET's timeout is absolute, on
+			 * CLOCK_MONOTONIC; a wake-up changes the word */
+			syscall(SYS_futex, &wake_word, FUTEX_WAIT_BITSET_PRIVATE, w, &at, NULL,
+				FUTEX_BITSET_MATCH_ANY);
 	}
+	pc_own_leave();
 	return NULL;
 }
+
+static pthread_t thread;
 
 static void
 start_thread(void)
 {
-	pthread_t t;
-
-	if (pc_own_thread(&t, 0, snapshot_thread))
+	/* joinable: pc_snapshot_pause joins it */
+	if (pc_own_thread(&thread, 1, snapshot_thread))
 		pc_say("cannot start the snapshot thread; no snapshots", "", "");
 	else
 		started = 1;
@@ -148,8 +208,48 @@ start_thread(void)
 static void
 forked(void)
 {
-	if (started && pc_on())
-		start_thread();
+	if (!started || !pc_on())
+		return;
+	stop_word = 0;
+	snapshot_tid = 0;
+	start_thread();
+}
+
+void
+pc_snapshot_wake(void)
+{
+	uint32_t tid = __atomic_load_n(&snapshot_tid, __ATOMIC_SEQ_CST);
+
+	if (!started || getpid() != pc->pid)
+		return;
+	__atomic_add_fetch(&wake_word, 1, __ATOMIC_RELEASE);
+	if (!pc_cfg->snapshot_sig)
+		syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	else if (tid)
+		syscall(SYS_tgkill, getpid(), tid, pc_cfg->snapshot_sig);
+}
+
+int
+pc_snapshot_pause(void)
+{
+	/* a vfork child shares this memory but not the thread: leave it */
+	if (!started || getpid() != pc->pid)
+		return 0;
+	__atomic_store_n(&stop_word, 1, __ATOMIC_SEQ_CST);
+	pc_snapshot_wake();
+	pthread_join(thread, NULL);
+	started = 0;
+	/* its id, which it wrote before it could stop, until it is gone */
+	pc_own_gone(__atomic_load_n(&snapshot_tid, __ATOMIC_SEQ_CST));
+	__atomic_store_n(&snapshot_tid, 0, __ATOMIC_RELAXED);
+	return 1;
+}
+
+void
+pc_snapshot_resume(void)
+{
+	__atomic_store_n(&stop_word, 0, __ATOMIC_RELEASE);
+	start_thread();
 }
 
 void
@@ -171,6 +271,7 @@ pc_snapshots_start(void)
 			pc_signals_take_snapshot();
 		}
 	}
+	pc_own_waker(pc_snapshot_wake);
 	start_thread();
 	pthread_atfork(NULL, NULL, forked);
 }

@@ -341,6 +341,42 @@ set_up(void)
 	return NULL;
 }
 
+/*
+ * Stop for good before a seccomp sandbox closes (sandbox.c calls this
+ * through the pointer the constructor gives it), writing
+ * nothing, then or at exit: the wall sampler's thread ends (a filter
+ * with SECCOMP_FILTER_FLAG_TSYNC covers it too, and it opens files), a
+ * write under way in another thread ends first (the writer lock), the
+ * phase leaves PC_ON, so that no thread samples, arms a timer, scans
+ * objects or writes from here on, and the calling thread's timer is
+ * deleted now, while that is still allowed: strict mode allows only
+ * read, write, _exit and sigreturn, and a sample's handler makes other
+ * calls. The other threads' timers still fire: their handler returns at
+ * once with no system call but sigreturn, and a task-clock event, not
+ * granted its next overflow, stops. The live file is the profile. A
+ * vfork child (another pid, its parent's memory) changes nothing. Runs
+ * in the program's call, never in a handler; not AS-safe.
+ */
+static void
+sandbox_stop(void)
+{
+	int saved = errno;
+
+	if (getpid() != pc->pid)
+		goto out;
+	pc_wall_pause();
+	pc_live_grower_pause();
+	pc_write_lock();
+	if (pc_phase_move(PC_ON, PC_DONE)) {
+		pc_note_cpu_stop();
+		pc_thread_disarm();
+	}
+	pc_sandbox_mark();
+	pc_write_unlock();
+out:
+	errno = saved;
+}
+
 __attribute__((constructor)) static void
 pc_start(void)
 {
@@ -354,6 +390,10 @@ pc_start(void)
 	if (getenv("PC_RECOVER"))
 		return;
 	pc_lifecycle_resolve();
+	if (pc_sandbox_inherited()) {
+		errno = saved;
+		return;
+	}
 	pc_msg_init();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pc->cpu_start);
 	config->spare[0] = GMON_PC_MARK0;
@@ -381,5 +421,6 @@ pc_start(void)
 	pc_snapshots_start();
 	pc_wall_start();
 	pc_live_grower_start();
+	pc_sandbox_set_stop(sandbox_stop);
 	errno = saved;
 }

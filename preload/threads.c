@@ -32,6 +32,7 @@ thread_exit(void *unused)
 {
 	(void)unused;
 	pc_thread_disarm();
+	pc_own_prog_thread(-1);
 }
 
 /*
@@ -174,8 +175,8 @@ thread_start(void *p)
 	pc_unwind_thread_bounds(s == START_READY ? sp->lo : 0, s == START_READY ? sp->hi : 0);
 	start_put(sp, 0);
 	pc_signals_inherit_block(prog_blocked);
-	if (have_exit_key)
-		pthread_setspecific(exit_key, &exit_key);	/* any non-NULL */
+	if (have_exit_key && !pthread_setspecific(exit_key, &exit_key))	/* any non-NULL */
+		pc_own_prog_thread(1);
 	pc_thread_arm();
 	return fn(arg);
 }

@@ -74,6 +74,68 @@ static int taskclock_refused;
 static int perf_held, posix_held;	/* atomic */
 static int said_fds, said_slots;
 
+/*
+ * Every thread's task-clock event, by descriptor (plus one: 0 is a free
+ * slot) and kernel id: a fork child has one thread, but a copy of every
+ * event of its parent's threads, which it must not hold (a daemon would
+ * keep them for good). The child closes those that are still ours
+ * (pc_thread_forget). A slot is taken with a compare-and-swap, so arming
+ * and disarming in any thread, handlers included, stay AS-safe. More
+ * events than slots are not listed (the budget above is far below).
+ */
+#define PERF_SLOTS	1024
+static struct {
+	int fd1;	/* descriptor + 1, or 0 */
+	uint64_t id;
+} perf_slots[PERF_SLOTS];
+
+static void
+slot_add(int fd, uint64_t id)
+{
+	for (int i = 0; i < PERF_SLOTS; i++) {
+		int none = 0;
+
+		if (__atomic_compare_exchange_n(&perf_slots[i].fd1, &none, fd + 1, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&perf_slots[i].id, id, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+static void
+slot_del(int fd)
+{
+	for (int i = 0; fd >= 0 && i < PERF_SLOTS; i++) {
+		int mine = fd + 1;
+
+		if (__atomic_load_n(&perf_slots[i].fd1, __ATOMIC_RELAXED) == mine &&
+		    __atomic_load_n(&perf_slots[i].id, __ATOMIC_RELAXED) == thread_perf_id) {
+			__atomic_store_n(&perf_slots[i].id, 0, __ATOMIC_RELAXED);
+			__atomic_compare_exchange_n(&perf_slots[i].fd1, &mine, 0, 0,
+						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+}
+
+/* In a fork child: the other threads' events, where their numbers are
+ * still our events (not files the program put there since), closed. */
+static void
+slots_forked(int keep)
+{
+	for (int i = 0; i < PERF_SLOTS; i++) {
+		int fd = perf_slots[i].fd1 - 1;
+		uint64_t id;
+
+		if (fd >= 0 && fd != keep && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0 &&
+		    id == perf_slots[i].id)
+			close(fd);
+		perf_slots[i].fd1 = 0;
+		perf_slots[i].id = 0;
+	}
+}
+
 /* The share of a limit libpc may hold; at least 1. AS-safe. */
 static long
 share_of(int resource, long part)
@@ -209,9 +271,11 @@ arm_perf(pid_t tid)
 	thread_perf_seen = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	thread_perf_id = id;
 	thread_perf_fd = fd;
+	slot_add(fd, id);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) == 0)
 		return 0;
+	slot_del(fd);
 	thread_perf_fd = -1;
 fail:
 	{
@@ -280,6 +344,7 @@ pc_thread_perf_resume_from_handler(int fd, int ours)
 	/* the number is the program's now (a shell's redirection onto it
 	 * while it keeps our event in a saved copy): that event has stopped
 	 * for good, and this thread gets another, at another number */
+	slot_del(fd);
 	thread_perf_fd = -1;
 	replace_perf();
 }
@@ -402,6 +467,7 @@ pc_thread_disarm(void)
 		 * longer our event is the program's: left alone. */
 		if (ours)
 			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		slot_del(fd);
 		thread_perf_retired = fd;
 		thread_perf_fd = -1;
 		if (ours)
@@ -433,6 +499,7 @@ pc_thread_hold(int hold)
 	{
 		int old = thread_perf_fd, ours = perf_fd_ours();
 
+		slot_del(old);
 		thread_perf_retired = old;
 		thread_perf_fd = -1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -455,6 +522,8 @@ pc_thread_forget(void)
 	 * unless the number is the program's by now */
 	if (thread_armed == ARMED_PERF && perf_fd_ours())
 		close(thread_perf_fd);
+	/* and the copies of the other threads' events */
+	slots_forked(thread_perf_fd);
 	thread_perf_fd = -1;
 	thread_perf_retired = -1;
 	thread_perf_holding = 0;	/* forked where an exec had held it */

@@ -62,7 +62,6 @@
 #include <sys/wait.h>
 
 #include "pc.h"
-#include "live.h"
 #include "wall.h"
 
 #define MAX_THREADS	32768	/* threads followed; more are counted, not sampled */
@@ -318,7 +317,7 @@ list_threads(void)
 
 			off += d->d_reclen;
 			if (!tid || tid == my_tid || tid == pc_snapshot_tid() ||
-			    tid == pc_live_grower_tid())
+			    pc_own_is((uint32_t)tid))
 				continue;
 			if (n == MAX_THREADS)
 				goto sort;
@@ -391,7 +390,7 @@ round_all(uint64_t slice_ns, size_t *listed)
 	if (program_ended(n)) {
 		/* what glibc's last thread does, which this one kept it from */
 		close(task_dir);
-		exit(0);
+		pc_own_end_process();
 	}
 	/* a thread not there at the last round began, on average, halfway
 	 * since; at the first, the threads are as old as libpc */
@@ -469,6 +468,23 @@ sleep_round(uint64_t *next, uint64_t interval, uint64_t *seed)
 		;
 }
 
+/*
+ * In the sampler's thread, in its own table, not in the constructor:
+ * loading libunwind opens its file, and its first use opens a pipe it
+ * keeps (its check of local memory, which remote walks never use), which
+ * would be two descriptors of the program's for good. Under the round's
+ * lock: a fork waits for the loader to be done.
+ */
+static void
+load_unwinder(void)
+{
+	pthread_mutex_lock(&round_lock);
+	if (pc_wall_unwind_init())
+		pc_say("cannot load libunwind's remote unwinder (libunwind-x86_64.so.8); "
+		       "off-CPU samples without their stacks", "", "");
+	pthread_mutex_unlock(&round_lock);
+}
+
 static void *
 wall_thread(void *arg)
 {
@@ -485,14 +501,18 @@ wall_thread(void *arg)
 		return NULL;
 	}
 	__atomic_store_n(&my_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+	load_unwinder();
+	pc_own_enter();
 	seed = next ^ (uint64_t)getpid() << 32;
 	for (;;) {
 		uint64_t c0, c1, slice, t;
 		size_t looked, listed;
 
 		sleep_round(&next, interval, &seed);
-		if (__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE)) {
+			pc_own_leave();
 			return NULL;
+		}
 		if (!pc_on())
 			continue;
 		/* the budget's share of this round, less what listing the
@@ -566,7 +586,6 @@ forked(void)
 	first_round = 1;
 	last_round = pc_clock_ns(CLOCK_MONOTONIC);
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
-	pc_wall_unwind_init();
 	start_thread();
 }
 
@@ -591,9 +610,6 @@ pc_wall_start(void)
 	}
 	cur = m;
 	nxt = cur + MAX_THREADS;
-	if (pc_wall_unwind_init())
-		pc_say("cannot load libunwind's remote unwinder (libunwind-x86_64.so.8); "
-		       "off-CPU samples without their stacks", "", "");
 	start_thread();
 	pthread_atfork(before_fork, after_fork_parent, forked);
 }

@@ -161,10 +161,10 @@ START_TEST(test_node_style_dump)
 	good(&b, &at, &dat);
 	ck_assert_ptr_null(parse(&b, &l, &lines));
 	ck_assert_uint_eq(l.n, 3);
-	ck_assert_str_eq(l.v[0].name, "JS:*fib /srv/app/fib.js:1:13");
+	ck_assert_str_eq(jit_name(&l, 0), "JS:*fib /srv/app/fib.js:1:13");
 	ck_assert_uint_eq(l.v[0].lo, 0x7f0000001000u);
 	ck_assert_uint_eq(l.v[0].hi, 0x7f0000001000u + 21);
-	ck_assert_str_eq(l.v[2].name, "JS:^fib /srv/app/fib.js:1:13");
+	ck_assert_str_eq(jit_name(&l, 2), "JS:^fib /srv/app/fib.js:1:13");
 	ck_assert_uint_eq(l.v[2].lo, 0x7f0000003000u);
 	ck_assert_uint_eq(lines, 2);
 	jit_free(&l);
@@ -185,7 +185,7 @@ START_TEST(test_every_truncation)
 
 	good(&b, &at, &dat);
 	for (size_t n = 0; n <= b.n; n++) {
-		struct jlines l = { NULL, 0, 0 };
+		struct jlines l = { 0 };
 		unsigned char *copy = malloc(n ? n : 1);
 		const char *why;
 
@@ -330,8 +330,85 @@ START_TEST(test_file_rules)
 	b.b[20] ^= 1;	/* another pid's */
 	ck_assert_int_eq(load_file(&b, 0644, 0, &st), -1);
 	symtab_release(&st);
+	/* a FIFO of that name, no writer: refused at once, never waited on */
+	{
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/jit-%u.dump", dir, PID);
+		unlink(path);
+		ck_assert_int_eq(mkfifo(path, 0644), 0);
+		ck_assert_int_eq(jitdump_load(dir, PID, getuid(), 0, &st, path, sizeof(path)), -1);
+		symtab_release(&st);
+		/* and a perf map: this process's, which writes none */
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+		ck_assert_int_eq(mkfifo(path, 0644), 0);
+		ck_assert_int_eq(jitmap_load((uint64_t)getpid(), getuid(), 0, &st, path,
+					     sizeof(path)), -1);
+		symtab_release(&st);
+		unlink(path);
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/*
+ * What perf maps and jitdumps become (jitmap.c), whatever their order:
+ * - two functions at one address: the later line wins;
+ * - two that overlap: the earlier ends where the later starts;
+ * - one wholly inside another that starts before it: it takes its part;
+ * - a name with a NUL in it ends there; one over JIT_NAME_MAX is cut;
+ * - past JIT_ENTRIES_MAX functions, jit_add refuses and counts them.
+ */
+START_TEST(test_jit_lines_become_disjoint_functions)
+{
+	static const struct {
+		uint64_t lo, hi;
+		const char *name;
+	} in[] = {
+		{ 0x3000, 0x3100, "late" }, { 0x1000, 0x1100, "first" },
+		{ 0x1000, 0x1080, "again" }, { 0x1040, 0x1200, "overlap" },
+		{ 0x2000, 0x2400, "outer" }, { 0x2100, 0x2200, "inner" },
+	};
+	static const struct {
+		uint64_t lo, hi;
+		const char *name;
+	} want[] = {
+		{ 0x1000, 0x1040, "again" }, { 0x1040, 0x1200, "overlap" },
+		{ 0x2000, 0x2100, "outer" }, { 0x2100, 0x2200, "inner" },
+		{ 0x3000, 0x3100, "late" },
+	};
+	struct jlines l = { 0 };
+	struct symtab st;
+	char big[JIT_NAME_MAX + 100];
+	size_t refused = 0;
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		ck_assert_int_eq(jit_add(&l, in[i].lo, in[i].hi, in[i].name,
+					 strlen(in[i].name)), 0);
+	memset(&st, 0, sizeof(st));
+	jit_disjoint(&l, &st, "perf map");
+	ck_assert_ptr_null(l.v);
+	ck_assert_uint_eq(st.nsyms, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < st.nsyms; i++) {
+		ck_assert_uint_eq(st.syms[i].lo, want[i].lo);
+		ck_assert_uint_eq(st.syms[i].hi, want[i].hi);
+		ck_assert_str_eq(st.funcs[st.syms[i].func], want[i].name);
+	}
+	symtab_release(&st);
+
+	memset(big, 'x', sizeof(big));
+	ck_assert_int_eq(jit_add(&l, 1, 2, "nul\0after", 9), 0);
+	ck_assert_int_eq(jit_add(&l, 2, 3, big, sizeof(big)), 0);
+	ck_assert_str_eq(jit_name(&l, 0), "nul");
+	ck_assert_uint_eq(strlen(jit_name(&l, 1)), JIT_NAME_MAX);
+	for (size_t i = 2; i < JIT_ENTRIES_MAX; i++)
+		refused += jit_add(&l, 16 * i, 16 * i + 8, "f", 1) != 0;
+	ck_assert_uint_eq(refused, 0);
+	ck_assert_int_eq(jit_add(&l, 0, 8, "over", 4), -1);
+	ck_assert_uint_eq(l.n, JIT_ENTRIES_MAX);
+	ck_assert_uint_eq(l.left_out, 1);
+	jit_free(&l);
 }
 END_TEST
 
@@ -347,6 +424,7 @@ jitdump_suite(void)
 	tcase_add_test(t, test_bad_records);
 	tcase_add_test(t, test_v8_garbage_in_debug_names);
 	tcase_add_test(t, test_file_rules);
+	tcase_add_test(t, test_jit_lines_become_disjoint_functions);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -4,6 +4,8 @@
  * escaper that text, CSV and messages go through, against a table of the
  * edge cases, read back by an unescaper of its own to show that the
  * mapping has one reading; and csv_string's quoting of what it escaped.
+ * json_string, valid UTF-8 whatever a name holds; folded frames'
+ * semicolons, and text_unescape.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +136,8 @@ START_TEST(test_escape_reads_back)
 				ck_abort_msg("round %d: character %ld left in '%s'", round,
 					     cp, esc);
 		}
+		if (strcmp(text_unescape(esc), in))
+			ck_abort_msg("round %d: text_unescape gives another name", round);
 	}
 }
 END_TEST
@@ -222,6 +226,135 @@ START_TEST(test_csv_escapes_then_quotes)
 }
 END_TEST
 
+static char *
+json_of(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	json_string(f, s);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * JSON strings, valid UTF-8 whatever the name holds. The cases: ASCII and
+ * valid UTF-8 of 2, 3 and 4 bytes unchanged, up to U+10FFFF, U+FFFF and
+ * U+E000 after the surrogates; the quote and the backslash; C0 controls,
+ * DEL and C1 controls (U+0080..U+009F, in UTF-8) as \u00XX, U+00A0 kept;
+ * U+2028 and U+2029 escaped; bytes of no valid character, each as the
+ * \u00XX of its Latin-1 reading: a lone continuation byte, overlong forms
+ * of '/' (2, 3 and 4 bytes) and of NUL (C0 80), the surrogates U+D800 and
+ * U+DFFF in UTF-8 and a pair of them (CESU-8), U+110000 and the 5- and
+ * 6-byte forms, F5..FF, sequences cut short at the end and by an ASCII
+ * byte or by a new lead byte; a semicolon and the thread name of the e2e
+ * test; and a NUL, which ends the name (a C string).
+ */
+START_TEST(test_json_table)
+{
+	static const struct {
+		const char *in, *out;
+	} v[] = {
+		{ "", "\"\"" },
+		{ "main", "\"main\"" },
+		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5\"" },
+		{ "\xf4\x8f\xbf\xbf", "\"\xf4\x8f\xbf\xbf\"" },
+		{ "\xef\xbf\xbf|\xee\x80\x80", "\"\xef\xbf\xbf|\xee\x80\x80\"" },
+		{ "say \"hi\" \\o/", "\"say \\\"hi\\\" \\\\o/\"" },
+		{ "\x01\n\t\x1b[2J\x7f", "\"\\u0001\\u000a\\u0009\\u001b[2J\\u007f\"" },
+		{ "\xc2\x80|\xc2\x9f|\xc2\xa0", "\"\\u0080|\\u009f|\xc2\xa0\"" },
+		{ "\xe2\x80\xa8\xe2\x80\xa9", "\"\\u2028\\u2029\"" },
+		{ "\x80", "\"\\u0080\"" },
+		{ "\xc0\xaf|\xe0\x80\xaf|\xf0\x80\x80\xaf",
+		  "\"\\u00c0\\u00af|\\u00e0\\u0080\\u00af|\\u00f0\\u0080\\u0080\\u00af\"" },
+		{ "\xc0\x80", "\"\\u00c0\\u0080\"" },
+		{ "\xed\xa0\x80|\xed\xbf\xbf", "\"\\u00ed\\u00a0\\u0080|\\u00ed\\u00bf\\u00bf\"" },
+		{ "\xed\xa0\xbd\xed\xb8\x80", "\"\\u00ed\\u00a0\\u00bd\\u00ed\\u00b8\\u0080\"" },
+		{ "\xf4\x90\x80\x80", "\"\\u00f4\\u0090\\u0080\\u0080\"" },
+		{ "\xf8\x88\x80\x80\x80", "\"\\u00f8\\u0088\\u0080\\u0080\\u0080\"" },
+		{ "\xfc\x84\x80\x80\x80\x80",
+		  "\"\\u00fc\\u0084\\u0080\\u0080\\u0080\\u0080\"" },
+		{ "\xf5\xfe\xff", "\"\\u00f5\\u00fe\\u00ff\"" },
+		{ "end\xe2\x82", "\"end\\u00e2\\u0082\"" },
+		{ "\xf0\x9f\x94", "\"\\u00f0\\u009f\\u0094\"" },
+		{ "\xe2\x82x", "\"\\u00e2\\u0082x\"" },
+		{ "\xe2\xc3\xa9", "\"\\u00e2\xc3\xa9\"" },
+		{ "semi;colon", "\"semi;colon\"" },
+		{ "\x1b]0;owned\a\n\\x", "\"\\u001b]0;owned\\u0007\\u000a\\\\x\"" },
+		{ "a\0b", "\"a\"" },
+	};
+
+	for (size_t i = 0; i < N(v); i++) {
+		char *got = json_of(v[i].in);
+
+		ck_assert_msg(!strcmp(got, v[i].out), "case %zu: got %s", i, got);
+		free(got);
+	}
+}
+END_TEST
+
+/* Random bytes: each JSON string is valid UTF-8 with no control
+ * character, DEL or C1 control left raw, and its only quotes are the two
+ * at its ends or escaped ones. */
+START_TEST(test_json_is_valid_utf8)
+{
+	unsigned seed = 54321;
+
+	for (int round = 0; round < 20000; round++) {
+		char in[24], *got;
+		size_t len = 1 + (seed = seed * 1103515245u + 12345u) % 20, n;
+
+		for (size_t i = 0; i < len; i++) {
+			seed = seed * 1103515245u + 12345u;
+			in[i] = (char)(1 + (seed >> 8) % 255);
+		}
+		in[len] = 0;
+		got = json_of(in);
+		n = strlen(got);
+		if (n < 2 || got[0] != '"' || got[n - 1] != '"')
+			ck_abort_msg("round %d: not a string: %s", round, got);
+		for (const unsigned char *p = (const unsigned char *)got + 1;
+		     p < (const unsigned char *)got + n - 1; ) {
+			long cp;
+
+			if (*p == '\\' && (p[1] == '\\' || p[1] == '"' || p[1] == 'u')) {
+				p += p[1] == 'u' ? 6 : 2;
+				continue;
+			}
+			p += utf8_next(p, &cp);
+			if (cp < 0x20 || cp == '"' || cp == '\\' || cp == 0x7f ||
+			    (cp >= 0x80 && cp <= 0x9f))
+				ck_abort_msg("round %d: character %ld in %s", round, cp, got);
+		}
+		free(got);
+	}
+}
+END_TEST
+
+/* A folded frame: a semicolon as \x3b, so that it does not end the
+ * frame, and text_unescape reads every escaped text back. */
+START_TEST(test_folded_frame_and_unescape)
+{
+	static const char *const names[] = {
+		"a;b", "semi;colon\xff", "x\\x3b;", "\x1b]0;owned\a\n\\x", "plain", "\\",
+		"caf\xc3\xa9;\xc0\xaf", "tab\there\r",
+	};
+	char buf[64];
+
+	text_escape(buf, sizeof(buf), "a;b\\x3b", TEXT_FOLDED);
+	ck_assert_str_eq(buf, "a\\x3bb\\\\x3b");
+	text_escape(buf, sizeof(buf), "a;b", 0);
+	ck_assert_str_eq(buf, "a;b");
+	for (size_t i = 0; i < N(names); i++) {
+		text_escape(buf, sizeof(buf), names[i], TEXT_FOLDED);
+		ck_assert_ptr_null(strchr(buf, ';'));
+		ck_assert_str_eq(text_unescape(buf), names[i]);
+	}
+}
+END_TEST
+
 Suite *
 label_suite(void)
 {
@@ -234,6 +367,9 @@ label_suite(void)
 	tcase_add_test(t, test_keep_tab_keeps_only_tabs);
 	tcase_add_test(t, test_text_name_slots);
 	tcase_add_test(t, test_csv_escapes_then_quotes);
+	tcase_add_test(t, test_json_table);
+	tcase_add_test(t, test_json_is_valid_utf8);
+	tcase_add_test(t, test_folded_frame_and_unescape);
 	suite_add_tcase(s, t);
 	return s;
 }

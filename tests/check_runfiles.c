@@ -9,13 +9,19 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../gmon/gmon.h"
+#include "../preload/running.h"
 #include "inputs/runfiles.h"
 #include "symbols/symtab.h"
 #include "unit.h"
@@ -398,6 +404,144 @@ START_TEST(test_open_directory_of_another_program_exits_2)
 }
 END_TEST
 
+/*
+ * pc_open_regular, the one open of what pcprof reads, for each kind of
+ * entry under a profile's name: a regular file opens; a FIFO (with no
+ * writer: a blocking open would wait for ever), a symlink to a good file,
+ * a directory and a missing name are refused with their words and errno.
+ */
+START_TEST(test_open_regular_refuses_all_but_regular_files)
+{
+	static const struct {
+		const char *name, *why;
+		int err;
+	} cases[] = {
+		{ "fifo", "not a regular file", EINVAL },
+		{ "link", "a symbolic link", ELOOP },
+		{ "dir", "is a directory", EISDIR },
+		{ "missing", NULL, ENOENT },
+	};
+	char dir[256], path[512], file[512];
+	const char *why = NULL;
+	struct stat sb;
+	int fd;
+
+	dir_make(dir, sizeof(dir), "odd");
+	at(file, sizeof(file), dir, "gmon.out");
+	fd = open(file, O_WRONLY | O_CREAT, 0644);
+	ck_assert_int_eq(write(fd, "gmon", 4), 4);
+	close(fd);
+	ck_assert_int_eq(mkfifo(at(path, sizeof(path), dir, "fifo"), 0644), 0);
+	ck_assert_int_eq(symlink(file, at(path, sizeof(path), dir, "link")), 0);
+	ck_assert_int_eq(mkdir(at(path, sizeof(path), dir, "dir"), 0755), 0);
+	ck_assert_int_ge(fd = pc_open_regular(file, &sb, &why), 0);
+	ck_assert_int_eq(sb.st_size, 4);
+	ck_assert_int_ne(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+	close(fd);
+	for (size_t i = 0; i < N(cases); i++) {
+		errno = 0;
+		ck_assert_int_eq(pc_open_regular(at(path, sizeof(path), dir, cases[i].name),
+						 NULL, &why), -1);
+		ck_assert_int_eq(errno, cases[i].err);
+		if (cases[i].why)
+			ck_assert_str_eq(why, cases[i].why);
+	}
+}
+END_TEST
+
+/*
+ * pc_live_owner_runs (preload/running.c), the one check of whether a live
+ * file's process runs: this process, which maps a file named *.live, runs;
+ * not for another inode, nor when the live file says its process started
+ * well before this one did (this is a later process of a reused pid); a
+ * child that ended (a zombie, then reaped) and pid 0 do not; a child whose
+ * main thread left by pthread_exit while another thread runs does.
+ */
+static void *
+sleeper(void *arg)
+{
+	sleep(10);
+	return arg;
+}
+
+/* Whether /proc/PID/stat shows pid as a zombie within a second. */
+static int
+wait_zombie(pid_t pid)
+{
+	for (int i = 0; i < 1000; i++) {
+		char path[64], buf[512] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if ((f = fopen(path, "r"))) {
+			if (!fgets(buf, sizeof(buf), f))
+				buf[0] = 0;
+			fclose(f);
+		}
+		if (strstr(buf, ") Z "))
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+START_TEST(test_live_owner_runs_only_while_it_maps_the_file)
+{
+	char dir[256], path[512];
+	struct timespec now;
+	uint64_t start;
+	struct stat sb;
+	void *m;
+	pid_t child;
+	int fd;
+
+	dir_make(dir, sizeof(dir), "running");
+	fd = open(at(path, sizeof(path), dir, ".pcprof.1.live"), O_RDWR | O_CREAT, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 4096), 0);
+	ck_assert_int_eq(fstat(fd, &sb), 0);
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	clock_gettime(CLOCK_REALTIME, &now);
+	start = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	ck_assert_int_eq(pc_live_owner_runs(getpid(), sb.st_ino, 0), 1);
+	ck_assert_int_eq(pc_live_owner_runs(getpid(), sb.st_ino, start), 1);
+	ck_assert_int_eq(pc_live_owner_runs(getpid(), sb.st_ino + 1, 0), 0);
+	/* the live file of a process that began an hour before this one:
+	 * this one, which maps the file, is a later process of its pid */
+	ck_assert_int_eq(pc_live_owner_runs(getpid(), sb.st_ino,
+					    start - 3600ull * 1000000000u), 0);
+	/* one whose image began after this process did (an exec) may be it */
+	ck_assert_int_eq(pc_live_owner_runs(getpid(), sb.st_ino,
+					    start + 10ull * 1000000000u), 1);
+	ck_assert_int_eq(pc_live_owner_runs(0, sb.st_ino, 0), 0);
+	if ((child = fork()) == 0)
+		_exit(0);
+	ck_assert_int_gt(child, 0);
+	/* the child maps the file too (inherited) until it ends: a zombie
+	 * has ended */
+	ck_assert(wait_zombie(child));
+	ck_assert_int_eq(pc_live_owner_runs(child, sb.st_ino, 0), 0);
+	waitpid(child, NULL, 0);
+	ck_assert_int_eq(pc_live_owner_runs(child, sb.st_ino, 0), 0);
+	/* a child whose main thread left by pthread_exit while another runs:
+	 * a zombie leader with empty maps, and running */
+	if ((child = fork()) == 0) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, sleeper, NULL);
+		pthread_exit(NULL);
+	}
+	ck_assert_int_gt(child, 0);
+	ck_assert(wait_zombie(child));
+	ck_assert_int_eq(pc_live_owner_runs(child, sb.st_ino, 0), 1);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	munmap(m, 4096);
+	close(fd);
+}
+END_TEST
+
 Suite *
 runfiles_suite(void)
 {
@@ -406,6 +550,8 @@ runfiles_suite(void)
 
 	tcase_add_unchecked_fixture(t, unit_base_make, unit_base_remove);
 	tcase_add_test(t, test_names_beside_a_profile);
+	tcase_add_test(t, test_open_regular_refuses_all_but_regular_files);
+	tcase_add_test(t, test_live_owner_runs_only_while_it_maps_the_file);
 	tcase_add_test(t, test_profile_by_its_head);
 	tcase_add_test(t, test_whole_is_a_file_with_a_manifest);
 	tcase_add_test(t, test_run_lists_profiles_with_manifests);

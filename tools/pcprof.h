@@ -20,6 +20,16 @@ void pc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, then exit(2). */
 void pc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* files.c: the one way pcprof opens a file it reads (a profile, a
+ * manifest, a stacks file, a live file, a perf map or a jitdump): for
+ * reading, close-on-exec, never through a symbolic link (O_NOFOLLOW), never
+ * waiting on a FIFO (O_NONBLOCK), and a regular file only. The descriptor,
+ * its stat in *sb (when not NULL); or -1, errno set and *why what is wrong
+ * ("a symbolic link", "is a directory", "not a regular file", or
+ * strerror's words). Not AS-safe. */
+struct stat;
+int pc_open_regular(const char *path, struct stat *sb, const char **why);
+
 /* files.c: the gmon.out, stacks file or objects manifest at path parsed
  * into its struct (gmon.h), or exit with one line naming the file: never
  * blocks on a FIFO, never reads a directory or an empty file, and reads
@@ -47,6 +57,9 @@ FILE *out_open(struct out_file *o, const char *path);
 /* Flush and close o, and put it in place; exits with one line naming the
  * file on a write error, leaving no partial file. */
 void out_commit(struct out_file *o);
+/* SIGXFSZ as pcprof found it, which out_open ignores (a file too large
+ * then fails with EFBIG): for a command pcprof starts (launch.c). */
+void out_signals_as_found(void);
 
 /*
  * profile.c: read and sum the profiles at paths[0..n) into p; they must agree on rate
@@ -167,7 +180,12 @@ const char *func_label(const struct symtab *st, uint32_t func, char *buf, size_t
  * (a source line's indentation).
  */
 #define TEXT_KEEP_TAB	1u
+/* TEXT_FOLDED: a semicolon as \x3b too, for a frame of folded stacks,
+ * where it would end the frame */
+#define TEXT_FOLDED	2u
 size_t text_escape(char *buf, size_t size, const char *s, unsigned flags);
+/* text_escape's text back to the name, in place; s. */
+char *text_unescape(char *s);
 /* s escaped (flags 0), for printf's %s, its width that of the escaped
  * text: s itself where nothing needs escaping, else a buffer of
  * label.c's that the 8th call after this one reuses. NULL stays NULL. */
@@ -179,7 +197,10 @@ const char *text_source(const char *s);
  * length 1. Stops at a NUL, which is never a continuation byte. */
 size_t utf8_next(const unsigned char *p, long *cp);
 
-/* Write s as a JSON string, quoted and escaped (label.c). */
+/* Write s as a JSON string, quoted and escaped, valid UTF-8 whatever s
+ * holds (label.c): valid UTF-8 as it is; each byte that is not part of
+ * valid UTF-8 as \u00XX, its Latin-1 reading; C0 and C1 controls, DEL,
+ * U+2028 and U+2029 as \uXXXX; the quote and backslash escaped. */
 void json_string(FILE *out, const char *s);
 /* Write s as a CSV field, escaped as text_name does, then quoted where
  * it holds a comma or a quote (label.c). */
@@ -291,7 +312,8 @@ double stack_weight(const struct gmon_stacks *ss, const struct gmon_stack *k,
  * this frame. */
 #define FOLDED_OUTSIDE_NAME	"[libraries]"
 struct folded {
-	char *line;		/* "root;...;leaf" */
+	char *line;		/* "root;...;leaf", each frame escaped
+				 * (TEXT_FOLDED): ';' only between frames */
 	double count;
 };
 

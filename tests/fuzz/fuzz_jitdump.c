@@ -19,13 +19,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct jlines l = { NULL, 0, 0 };
+	struct jlines l = { 0 };
 	struct symtab st;
 	size_t lines;
 	const char *why = jitdump_parse(data, size, 0, &l, &lines);
 
 	for (size_t i = 0; i < l.n; i++)
-		if (l.v[i].lo >= l.v[i].hi || strlen(l.v[i].name) > JIT_NAME_MAX)
+		if (l.v[i].lo >= l.v[i].hi || strlen(jit_name(&l, i)) > JIT_NAME_MAX)
 			abort();
 	if (why && !why[0])
 		abort();

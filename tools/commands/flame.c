@@ -116,6 +116,9 @@ flame_stacks(struct folded_set *fs, const struct symtab *st,
 				*p = 0;
 				frames[depth++] = p + 1;
 			}
+		/* the names themselves: the SVG escapes them as XML needs */
+		for (size_t d = 0; d < depth; d++)
+			text_unescape(frames[d]);
 		/* a wait is off-CPU whatever else colours the graph */
 		for (size_t d = 0; d < depth; d++)
 			kind[d] = wait_name_is(frames[d]) ? FLAME_KIND_OFFCPU :

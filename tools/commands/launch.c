@@ -4,7 +4,8 @@
  * shell runs it (PATH, 127: nothing to run; 126: found but not runnable;
  * a script with no #! line run by /bin/sh), libpc.so preloaded, a process
  * group of its own, the signals that ask pcprof to stop passed on to it
- * (or made to end it), waited for with its resource usage. run.c runs its
+ * (or made to end it) and, for run, every other signal passed on, waited
+ * for with its resource usage. run.c runs its
  * command here, compare_runs.c each run, annotate.c objdump.
  */
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -148,53 +150,85 @@ launch_preload(const char *lib, const char *exe)
 
 /* ----------------------------------------------------------- signals */
 
-/* The signals that ask pcprof to stop: passed on to the command, or made
- * to end it. */
-static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
-#define NSTOP (sizeof(stop_sigs) / sizeof(stop_sigs[0]))
-
-/* SIGQUIT and SIGPIPE as pcprof found them, for the command: pcprof
- * ignores SIGQUIT while a command it passes stops on runs, and SIGPIPE
- * for compare (a closed output fails its write instead of killing it) */
-static struct sigaction quit_as_found, pipe_as_found;
-static int quit_ignored, pipe_ignored;
+/* SIGPIPE as pcprof found it, for the command: compare ignores it (a
+ * closed output fails its write instead of killing it) */
+static struct sigaction pipe_as_found;
+static int pipe_ignored;
 
 static volatile sig_atomic_t stops_end;	/* LAUNCH_STOPS_END's handler */
 static volatile sig_atomic_t cmd_pid;	/* while it can take a signal */
 static volatile sig_atomic_t cmd_group;	/* 1: cmd_pid leads a group of its own */
 static volatile sig_atomic_t end_sig;	/* what pcprof ends by, once done */
 
+/* Whether sig asks pcprof to stop (SIGINT, SIGTERM, SIGHUP): passed on
+ * to the command, or made to end it. AS-safe. */
+static int
+is_stop(int sig)
+{
+	return sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
+}
+
+/* Whether sig stops or continues a job: it goes to the command's whole
+ * group, as a shell's job control sends it. AS-safe. */
+static int
+is_job_control(int sig)
+{
+	return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU || sig == SIGCONT;
+}
+
+/* Whether sig, with code, is a fault of pcprof's own code. AS-safe. */
+static int
+is_fault(int sig, int code)
+{
+	return code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE ||
+			    sig == SIGILL || sig == SIGTRAP || sig == SIGSYS);
+}
+
 /*
- * A stop asked of pcprof. Passed on (run): to the command, whose end (and
- * the report) pcprof waits for before it ends by the same signal; a
+ * A signal sent to pcprof while its command runs. A stop (SIGINT,
+ * SIGTERM, SIGHUP) passed on (run): to the command's group, whose end
+ * (and the report) pcprof waits for before it ends by the same signal; a
  * second one is passed on too and loses nothing. Made to end (compare):
  * the command's group gets SIGTERM, SIGKILL at the second asking, from
- * here (no wake-up to lose). AS-safe.
+ * here (no wake-up to lose). Any other signal (run): to the command, its
+ * value with it when it was queued; SIGTSTP, SIGTTIN and SIGTTOU then stop
+ * pcprof too, and SIGCONT, like them, goes to the group. A fault of
+ * pcprof's own is its default action when it comes again. AS-safe.
  */
 static void
-on_stop(int sig, siginfo_t *si, void *uc)
+on_signal(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 	pid_t pid = (pid_t)cmd_pid;
 
 	(void)uc;
-	/* the terminal's ^C and hang-up went to its whole foreground group,
-	 * the command with pcprof: it has it already, and pcprof ends as
-	 * it chooses to (bash's rule for a child that catches SIGINT) */
-	if (pid > 0 && !cmd_group && si->si_code == SI_KERNEL) {
+	if (is_fault(sig, si->si_code)) {
+		signal(sig, SIG_DFL);
 		errno = saved;
 		return;
 	}
-	if (stops_end) {
+	/* the terminal's ^C, ^\, ^Z and hang-up went to its whole foreground
+	 * group, the command with pcprof: it has it already, and pcprof ends
+	 * as it chooses to (bash's rule for a child that catches SIGINT);
+	 * and what pcprof's own doings raise (a write over RLIMIT_FSIZE) is
+	 * not the command's */
+	if ((pid > 0 && !cmd_group && si->si_code == SI_KERNEL) ||
+	    (si->si_code == SI_USER && si->si_pid == getpid())) {
+		pid = 0;
+	} else if (stops_end) {
 		if (pid > 0)
 			kill(-pid, end_sig ? SIGKILL : SIGTERM);
 		end_sig = sig;
-	} else {
-		if (!end_sig)
-			end_sig = sig;
-		if (pid > 0)
-			kill(cmd_group ? -pid : pid, sig);
+		pid = 0;
+	} else if (is_stop(sig) && !end_sig) {
+		end_sig = sig;
 	}
+	if (pid > 0 && si->si_code == SI_QUEUE && !is_stop(sig))
+		sigqueue(pid, sig, si->si_value);
+	else if (pid > 0)
+		kill(cmd_group && (is_stop(sig) || is_job_control(sig)) ? -pid : pid, sig);
+	if (!stops_end && (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU))
+		raise(SIGSTOP);
 	errno = saved;
 }
 
@@ -204,42 +238,53 @@ launch_stopped(void)
 	return end_sig;
 }
 
-/* Catch the stops with sa_flags flags (with them blocked by the caller,
- * or before any command); one ignored when pcprof started stays ignored,
- * for pcprof and the command, as a shell leaves it. */
+/* Whether launch catches sig: for LAUNCH_STOPS_END the stops; for
+ * LAUNCH_STOPS_PASS every signal that can be caught but SIGCHLD, which
+ * says nothing to the command. */
+static int
+caught(int sig, int pass)
+{
+	return pass ? sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD : is_stop(sig);
+}
+
+/* Catch the signals caught() names with sa_flags flags (with them blocked
+ * by the caller, or before any command); one ignored when pcprof started
+ * stays ignored, for pcprof and the command, as a shell leaves it, and
+ * one the C library keeps for itself is left to it (sigaction refuses). */
 static void
-catch_stops(int flags)
+catch_signals(int flags, int pass)
 {
 	struct sigaction sa, old;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_stop;
+	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | flags;
 	sigfillset(&sa.sa_mask);
-	for (size_t i = 0; i < NSTOP; i++)
-		if (sigaction(stop_sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-			sigaction(stop_sigs[i], &sa, NULL);
+	for (int sig = 1; sig <= SIGRTMAX; sig++)
+		if (caught(sig, pass) && sigaction(sig, NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(sig, &sa, NULL);
 }
 
-/* A signal ignored from now on, as found into *was. */
+/* SIGPIPE ignored from now on, as found into pipe_as_found. */
 static void
-ignore(int sig, struct sigaction *was, int *ignored)
+ignore_pipe(void)
 {
 	struct sigaction ign;
 
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
-	sigaction(sig, &ign, was);
-	*ignored = 1;
+	sigaction(SIGPIPE, &ign, &pipe_as_found);
+	pipe_ignored = 1;
 }
 
 void
 launch_catch_stops(int flags)
 {
 	if (!pipe_ignored)
-		ignore(SIGPIPE, &pipe_as_found, &pipe_ignored);
+		ignore_pipe();
 	stops_end = 1;
-	catch_stops(flags);
+	catch_signals(flags, 0);
 }
 
 /* Whether pcprof is in the foreground process group of its terminal. */
@@ -315,7 +360,8 @@ redirect(const struct launch *l, int out)
  * unless that is -1. An exec that fails sends its errno on fd.
  */
 static void __attribute__((noreturn))
-child(const struct launch *l, int own_group, int fd, int out, const sigset_t *mask)
+child(const struct launch *l, int own_group, int fd, int out, const sigset_t *mask,
+      pid_t parent)
 {
 	int err;
 
@@ -323,15 +369,22 @@ child(const struct launch *l, int own_group, int fd, int out, const sigset_t *ma
 		setpgid(0, 0);
 	if (pipe_ignored)
 		sigaction(SIGPIPE, &pipe_as_found, NULL);
-	for (size_t i = 0; i < NSTOP; i++) {
+	out_signals_as_found();
+	for (int sig = 1; sig <= SIGRTMAX; sig++) {
 		struct sigaction sa;
 
-		if (sigaction(stop_sigs[i], NULL, &sa) == 0 && (sa.sa_flags & SA_SIGINFO) &&
-		    sa.sa_sigaction == on_stop)
-			signal(stop_sigs[i], SIG_DFL);
+		if (sigaction(sig, NULL, &sa) == 0 && (sa.sa_flags & SA_SIGINFO) &&
+		    sa.sa_sigaction == on_signal)
+			signal(sig, SIG_DFL);
 	}
-	if (quit_ignored)
-		sigaction(SIGQUIT, &quit_as_found, NULL);
+	/* run: a command that pcprof's SIGKILL would leave running dies with
+	 * pcprof (PR_SET_PDEATHSIG, which fires when the thread that forked
+	 * it ends: pcprof's only one); if pcprof is gone already, now */
+	if (l->stops == LAUNCH_STOPS_PASS) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(126);
+	}
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	if (redirect(l, out))
 		_exit(126);
@@ -387,19 +440,16 @@ launch_start(struct launch *l)
 	int fds[2], out[2] = { -1, -1 }, err = 0;
 	int own = l->group == LAUNCH_GROUP_OWN ||
 		  (l->group == LAUNCH_GROUP_UNLESS_FRONT && !in_front());
-	sigset_t stop_set, old;
+	pid_t parent = getpid();
+	sigset_t all, old;
 	ssize_t n;
 
-	/* a stop that comes before the command's pid is known waits for it */
-	sigemptyset(&stop_set);
-	for (size_t i = 0; i < NSTOP; i++)
-		sigaddset(&stop_set, stop_sigs[i]);
-	sigprocmask(SIG_BLOCK, &stop_set, &old);
+	/* a signal that comes before the command's pid is known waits for it */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
 	if (l->stops == LAUNCH_STOPS_PASS) {
 		stops_end = 0;
-		catch_stops(SA_RESTART);
-		/* ^\ is the command's alone, as time(1) has it */
-		ignore(SIGQUIT, &quit_as_found, &quit_ignored);
+		catch_signals(SA_RESTART, 1);
 	}
 	if (pipe2(fds, O_CLOEXEC) || (l->capture && pipe2(out, O_CLOEXEC)))
 		pc_fatal("cannot make a pipe: %s", strerror(errno));
@@ -407,7 +457,7 @@ launch_start(struct launch *l)
 	if ((l->pid = fork()) < 0)
 		pc_fatal("cannot fork: %s", strerror(errno));
 	if (l->pid == 0)
-		child(l, own, fds[1], out[1], &old);
+		child(l, own, fds[1], out[1], &old, parent);
 	l->output = out[0];
 	if (out[1] >= 0)
 		close(out[1]);
@@ -452,10 +502,6 @@ int
 launch_wait(struct launch *l)
 {
 	l->status = wait_for(l->pid, &l->ru);
-	if (quit_ignored) {
-		sigaction(SIGQUIT, &quit_as_found, NULL);
-		quit_ignored = 0;
-	}
 	if (!l->exec_err)
 		return 1;
 	if (!l->say_as)

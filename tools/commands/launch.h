@@ -3,7 +3,8 @@
  * launch.c: starting a command the way pcprof's commands do, in one
  * place: found as a shell finds it, with libpc.so preloaded, in a process
  * group of its own, SIGINT, SIGTERM and SIGHUP passed on or made to end
- * it, waited for with its resource usage. run.c, compare_runs.c and
+ * it (and for run every other signal passed on, and a SIGKILL of pcprof
+ * made to kill it), waited for with its resource usage. run.c, compare_runs.c and
  * annotate.c (objdump) call it. None of it is AS-safe.
  */
 #ifndef PC_LAUNCH_H
@@ -24,8 +25,10 @@ enum launch_group {
 /* What SIGINT, SIGTERM and SIGHUP sent to pcprof do to the command. */
 enum launch_stops {
 	LAUNCH_STOPS_NONE,	/* nothing: pcprof's dispositions stand */
-	LAUNCH_STOPS_PASS,	/* passed on as they come; SIGQUIT is the
-				 * command's alone meanwhile (run) */
+	LAUNCH_STOPS_PASS,	/* passed on as they come, and so is every
+				 * other signal that can be caught but
+				 * SIGCHLD; the command gets
+				 * PR_SET_PDEATHSIG SIGKILL (run) */
 	LAUNCH_STOPS_END,	/* the command's group gets SIGTERM, then
 				 * SIGKILL; launch_catch_stops installs it
 				 * (compare) */

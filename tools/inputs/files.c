@@ -58,23 +58,48 @@ pc_fatal(const char *fmt, ...)
 	exit(EXIT_BAD_INPUT);
 }
 
-/* The file at path opened for reading, its size in *size; exits with
- * one line for what cannot be read: never blocks on a FIFO, never reads
- * a directory or an empty file. */
+int
+pc_open_regular(const char *path, struct stat *sb, const char **why)
+{
+	struct stat own;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW), e;
+
+	if (!sb)
+		sb = &own;
+	if (fd < 0) {
+		e = errno;
+		/* O_NOFOLLOW's ELOOP is a symlink at the end of the path */
+		*why = e == ELOOP ? "a symbolic link" : strerror(e);
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, sb)) {
+		e = errno;
+		*why = strerror(e);
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(sb->st_mode)) {
+		*why = S_ISDIR(sb->st_mode) ? "is a directory" : "not a regular file";
+		close(fd);
+		errno = S_ISDIR(sb->st_mode) ? EISDIR : EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+/* The file at path opened for reading (pc_open_regular), its size in
+ * *size; exits with one line for what cannot be read or is empty. */
 static int
 open_input(const char *path, size_t *size)
 {
 	struct stat sb;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	const char *why;
+	int fd = pc_open_regular(path, &sb, &why);
 
 	if (fd < 0)
-		pc_fatal("'%s': %s", path, strerror(errno));
-	if (fstat(fd, &sb))
-		pc_fatal("'%s': %s", path, strerror(errno));
-	if (S_ISDIR(sb.st_mode))
-		pc_fatal("'%s': is a directory", path);
-	if (!S_ISREG(sb.st_mode))
-		pc_fatal("'%s': not a regular file", path);
+		pc_fatal("'%s': %s", path, why);
 	if (sb.st_size == 0)
 		pc_fatal("'%s': empty file", path);
 	if ((uint64_t)sb.st_size > SIZE_MAX)
@@ -219,9 +244,21 @@ pc_realloc(void *p, size_t n)
  * is replaced, not written through; a file replaced keeps its mode. A
  * device or FIFO (/dev/stdout, /dev/full) is written as it is. A failure
  * after out_open exits through pc_fatal, and the temporary file goes with
- * it, as it does on SIGINT, SIGTERM, SIGHUP or SIGPIPE.
+ * it, as it does on SIGINT, SIGTERM, SIGHUP or SIGPIPE. SIGXFSZ is
+ * ignored from the first out_open on, so that a file over RLIMIT_FSIZE
+ * is a write that fails with EFBIG (one line, the temporary removed), not
+ * a pcprof killed with its temporary left behind.
  */
 static char *volatile pending_tmp;	/* read by drop_pending_and_die */
+static struct sigaction xfsz_as_found;	/* before out_open ignored it */
+static int xfsz_ignored;
+
+void
+out_signals_as_found(void)
+{
+	if (xfsz_ignored)
+		sigaction(SIGXFSZ, &xfsz_as_found, NULL);
+}
 
 static mode_t
 umask_now(void)
@@ -253,6 +290,7 @@ FILE *
 out_open(struct out_file *o, const char *path)
 {
 	static int registered;
+	struct sigaction ign;
 	struct stat sb;
 	mode_t mode;
 	int fd;
@@ -293,6 +331,9 @@ out_open(struct out_file *o, const char *path)
 			if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
 				sigaction(sigs[i], &sa, NULL);
 		}
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		xfsz_ignored = sigaction(SIGXFSZ, &ign, &xfsz_as_found) == 0;
 		registered = 1;
 	}
 	if ((fd = mkostemp(o->tmp, O_CLOEXEC)) < 0)

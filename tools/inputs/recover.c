@@ -18,7 +18,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@
 
 #include "pcprof.h"
 #include "config.h"	/* PC_LIBDIR, written by the Makefile */
+#include "../preload/running.h"
 
 /* libpc.so beside this pcprof (the build tree), else the installed one. */
 int
@@ -59,7 +59,8 @@ is_live(const char *name)
 }
 
 /* How pc_recover's result travels as the finisher's exit status. */
-enum { FIN_DONE, FIN_NOTHING, FIN_BUSY, FIN_PROTO, FIN_DAMAGED, FIN_NOLIB, FIN_OTHER };
+enum { FIN_DONE, FIN_NOTHING, FIN_BUSY, FIN_PROTO, FIN_DAMAGED, FIN_NOLIB, FIN_OTHER,
+       FIN_NEWER };
 
 /*
  * pcprof __finish FILE, in a process of its own that pcprof starts with
@@ -88,7 +89,7 @@ cmd_finish(int argc, char **argv)
 	r = fn(argv[1]);
 	return r == 0 ? FIN_DONE : r == 1 ? FIN_NOTHING : r == -EBUSY ? FIN_BUSY :
 	       r == -EPROTO ? FIN_PROTO : r == -EBADMSG || r == -EINVAL ? FIN_DAMAGED :
-	       FIN_OTHER;
+	       r == -EEXIST ? FIN_NEWER : FIN_OTHER;
 }
 
 /* The finisher's result for path: FIN_*, or FIN_DAMAGED for one that
@@ -151,33 +152,15 @@ live_pid(const char *path)
 	return (pid_t)strtol(s + 8, NULL, 10);
 }
 
-/*
- * Whether the process that made live file path still runs: its pid is
- * alive and maps the file (a pid reused by another process does not),
- * as pc_recover asks before it finishes one.
- */
+/* Whether the process that made live file path still runs (running.h's
+ * one check, which pc_recover makes too). */
 static int
 live_running(const char *path)
 {
-	pid_t pid = live_pid(path);
-	char maps[64], line[PATH_MAX + 256];
 	struct stat sb;
-	FILE *f;
-	int found = 0;
 
-	if (pid <= 0 || stat(path, &sb) || (kill(pid, 0) && errno != EPERM))
-		return 0;
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	if (!(f = fopen(maps, "re")))
-		return errno == EACCES;	/* alive, and not ours to read */
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long ino = 0;
-
-		found = sscanf(line, "%*s %*s %*s %*s %llu", &ino) == 1 &&
-			ino == (unsigned long long)sb.st_ino && strstr(line, ".live");
-	}
-	fclose(f);
-	return found;
+	return lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	       pc_live_owner_runs(live_pid(path), sb.st_ino, 0);
 }
 
 /* The program that process pid runs, into buf: its executable's name, or
@@ -229,6 +212,24 @@ say_running(const char *dir, char **busy, size_t n)
 		n == 1 ? "it ends" : "they end");
 }
 
+/* Whether the live file at path is a regular file, which pc_recover may
+ * open; a symlink, a FIFO or a directory of that name is left alone with
+ * a note (pc_open_regular's words), never waited on. */
+static int
+regular_live(const char *path)
+{
+	const char *why;
+	int fd = pc_open_regular(path, NULL, &why);
+
+	if (fd < 0) {
+		if (errno != ENOENT)
+			pc_warn("note: '%s' left alone: %s", path, why);
+		return 0;
+	}
+	close(fd);
+	return 1;
+}
+
 size_t
 recover_running(const char *dir)
 {
@@ -254,7 +255,7 @@ recover_dir(const char *dir, int say)
 		char *path = live[i];
 		int r;
 
-		if (nolib) {
+		if (nolib || !regular_live(path)) {
 			free(path);
 			continue;
 		}
@@ -269,6 +270,9 @@ recover_dir(const char *dir, int say)
 			nolib = 1, pc_warn("'%s': profiles of processes that ended without "
 					   "writing them are left unfinished: cannot load libpc.so",
 					   dir);
+		else if (r == FIN_NEWER)
+			pc_warn("note: '%s' left alone: the profile it would be finished into is "
+				"newer (a later process's, or its own finished one)", path);
 		else if (r != FIN_NOTHING)
 			pc_warn("'%s': cannot finish this profile: %s", path,
 				r == FIN_PROTO ? "written by another version of libpc, or cut short" :

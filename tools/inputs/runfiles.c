@@ -63,17 +63,21 @@ runfiles_is_profile(const char *path)
 {
 	struct stat sb;
 	unsigned char h[4];
-	FILE *f;
-	int r;
+	int fd, r;
 
 	if (stat(path, &sb))
 		return 0;
 	if (S_ISDIR(sb.st_mode))
 		return 1;
-	if (!S_ISREG(sb.st_mode) || !(f = fopen(path, "rb")))
+	/* a peek at the magic to tell a profile from an executable, which
+	 * may well be a symlink (/usr/bin/node): this open follows one, but
+	 * never waits on a FIFO; the profile's reader (pc_open_regular)
+	 * refuses a symlink */
+	if (!S_ISREG(sb.st_mode) || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return 0;
-	r = fread(h, 1, 4, f) == 4 && !memcmp(h, GMON_MAGIC, 4);
-	fclose(f);
+	r = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && read(fd, h, 4) == 4 &&
+	    !memcmp(h, GMON_MAGIC, 4);
+	close(fd);
 	return r;
 }
 
@@ -81,16 +85,12 @@ int
 runfiles_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE])
 {
 	unsigned char h[GMON_HEADER_SIZE];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat sb;
+	const char *why;
+	int fd = pc_open_regular(path, NULL, &why);
 	ssize_t n;
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return -1;
-	}
 	n = read(fd, h, sizeof(h));
 	close(fd);
 	return gmon_read_header(h, n > 0 ? (size_t)n : 0, id);
@@ -119,6 +119,27 @@ cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Whether name, in directory d (path), is neither a regular file nor a
+ * directory: a symlink, a FIFO, a socket or a device, which no command
+ * reads (pc_open_regular would refuse it), left out, with a note where
+ * it would have been read as a profile. A manifest, a stacks file or an
+ * object's file (PROFILE+NAME) is read with its profile, whose reader
+ * says why it cannot. A directory is not odd: a run's may hold runs. */
+static int
+odd_entry(DIR *d, const char *path, const char *name)
+{
+	struct stat sb;
+
+	if (fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) ||
+	    S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode))
+		return 0;
+	if (!has_suffix(name, GMON_OBJECTS_SUFFIX) && !has_suffix(name, GMON_STACKS_SUFFIX) &&
+	    !strchr(name, '+'))
+		pc_warn("note: '%s/%s': %s, left out", path, name,
+			S_ISLNK(sb.st_mode) ? "a symbolic link" : "not a regular file");
+	return 1;
+}
+
 /* The names in directory path (not its dot files), sorted, once the
  * processes' live files there are finished; *nn of them. */
 static char **
@@ -133,7 +154,7 @@ dir_names(const char *path, size_t *nn)
 		pc_fatal("'%s': %s", path, strerror(errno));
 	recover_dir(path, 1);
 	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
+		if (e->d_name[0] == '.' || odd_entry(d, path, e->d_name))
 			continue;
 		names = pc_realloc(names, (*nn + 1) * sizeof(*names));
 		if (asprintf(&names[*nn], "%s/%s", path, e->d_name) < 0)
@@ -228,11 +249,12 @@ static int
 is_manifest(const char *path)
 {
 	char head[sizeof(GMON_OBJECTS_MAGIC)];
+	const char *why;
 	int fd, r = 0;
 
 	if (!has_suffix(path, GMON_OBJECTS_SUFFIX))
 		return 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+	if ((fd = pc_open_regular(path, NULL, &why)) < 0)
 		return 0;
 	r = read(fd, head, sizeof(head) - 1) == (ssize_t)sizeof(head) - 1 &&
 	    !memcmp(head, GMON_OBJECTS_MAGIC, sizeof(head) - 1);

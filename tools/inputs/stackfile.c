@@ -78,13 +78,38 @@ cmp_str(const void *a, const void *b)
 }
 
 /* "root;...;leaf" for one stack; the caller frees it. An off-CPU
- * stack's leaf is its wait. */
+ * stack's leaf is its wait. Each name is escaped as text is, with a
+ * semicolon in it as \x3b (TEXT_FOLDED): the only ';' left are the
+ * separators, which FlameGraph, inferno and speedscope split at and
+ * cannot escape; text_unescape reads a frame back. */
+/* name escaped for a folded frame, in buf (*cap bytes, grown); NULL
+ * out of memory. */
+static char *
+escaped_frame(const char *name, char *buf, size_t *cap)
+{
+	size_t n = text_escape(NULL, 0, name, TEXT_FOLDED) + 1;
+
+	if (n > *cap) {
+		char *p = realloc(buf, n);
+
+		if (!p) {
+			free(buf);
+			return NULL;
+		}
+		buf = p;
+		*cap = n;
+	}
+	text_escape(buf, n, name, TEXT_FOLDED);
+	return buf;
+}
+
 static char *
 fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 {
 	const struct symtab *st = &in->st;
 	size_t cap = 64, len = 0;
-	char *s = malloc(cap), wait[96];
+	char *s = malloc(cap), wait[96], *esc = NULL;
+	size_t esc_cap = 0;
 	int off = (k->flags & GMON_STACK_OFFCPU) != 0;
 
 	if (!s)
@@ -105,6 +130,8 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 
 			name = i < 0 ? "[unknown]" : st->funcs[st->syms[i].func];
 		}
+		if (!(name = esc = escaped_frame(name, esc, &esc_cap)))
+			pc_fatal("out of memory");
 		/* consecutive frames of one function (a folded piece) are one */
 		nl = strlen(name);
 		if (len >= nl && !strcmp(s + len - nl, name) &&
@@ -119,6 +146,7 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 		memcpy(s + len, name, nl + 1);
 		len += nl;
 	}
+	free(esc);
 	return s;
 }
 
@@ -145,7 +173,8 @@ static int
 file_is_wall(const char *path)
 {
 	unsigned char h[GMON_STACKS_HEADER_SIZE];
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	const char *why;
+	int fd = pc_open_regular(path, NULL, &why);
 	ssize_t n;
 
 	if (fd < 0)
@@ -274,7 +303,7 @@ folded_print(FILE *out, const struct folded_set *fs)
 	 * of under half of one is left out (the folded format counts whole) */
 	for (size_t i = 0; i < fs->n; i++)
 		if (fs->v[i].count >= 0.5)
-			fprintf(out, "%s %.0f\n", text_name(fs->v[i].line), fs->v[i].count);
+			fprintf(out, "%s %.0f\n", fs->v[i].line, fs->v[i].count);
 }
 
 void

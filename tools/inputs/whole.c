@@ -57,6 +57,20 @@ newer_or_same(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
 }
 
+/* Whether path is a regular file, not reached through a symlink
+ * (pc_open_regular): the vDSO's image in a run's directory. */
+static int
+is_regular(const char *path)
+{
+	const char *why;
+	int fd = pc_open_regular(path, NULL, &why);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
 /* Object st->nobjs, or exit: named name, its uncovered code gap. */
 static uint32_t
 add_object(struct symtab *st, struct symtab *src, const char *name,
@@ -110,7 +124,7 @@ object_index(struct whole *w, struct symtab *st, const struct gmon_object *ob,
 
 		if (ob->file && asprintf(&image, "%s/%s.so", dir, ob->file) < 0)
 			pc_fatal("out of memory");
-		have = image && access(image, F_OK) == 0 &&
+		have = image && is_regular(image) &&
 		       !symtab_load(&os, image, so, err, sizeof(err));
 		free(image);
 		g = add_object(st, have ? &os : NULL, name, name, manifest);

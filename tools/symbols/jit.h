@@ -14,26 +14,42 @@
 #include "symbols/symtab.h"
 
 #define JIT_NAME_MAX	512	/* bytes of a name kept */
+#define JIT_ENTRIES_MAX	(1u << 20)	/* functions kept of one map or dump */
+#define JIT_NAMES_MAX	(32u << 20)	/* bytes of their names kept */
 
+/* 24 bytes a function, and its name in the names' one buffer: a map of
+ * short lines costs little more than its own size. */
 struct jline {
 	uint64_t lo, hi;
-	size_t order;		/* later lines win where two overlap */
-	char *name;
-};
+	size_t name;		/* offset in jlines->names; later lines, */
+};				/* at higher offsets, win where two overlap */
 
 struct jlines {
 	struct jline *v;
 	size_t n, cap;
+	char *names;		/* every name, NUL-terminated, in order */
+	size_t names_len, names_cap;
+	size_t left_out;	/* functions past JIT_ENTRIES_MAX or JIT_NAMES_MAX */
 };
 
+/* The name of l's function i. */
+static inline const char *
+jit_name(const struct jlines *l, size_t i)
+{
+	return l->names + l->v[i].name;
+}
+
 /* Append [lo, hi) named by the first len bytes of name (cut at
- * JIT_NAME_MAX). Not AS-safe. */
-void jit_add(struct jlines *l, uint64_t lo, uint64_t hi, const char *name, size_t len);
+ * JIT_NAME_MAX); 0, or -1 (counted in left_out) when l holds
+ * JIT_ENTRIES_MAX functions or JIT_NAMES_MAX bytes of names already.
+ * Not AS-safe. */
+int jit_add(struct jlines *l, uint64_t lo, uint64_t hi, const char *name, size_t len);
 void jit_free(struct jlines *l);
 
 /* l's functions as disjoint functions of st (source named source): where
  * two overlap, the one that starts later takes over; of two at one
- * address, the later. Takes the names and empties l. */
+ * address, the later. Sorted once (not at all when in order already),
+ * then one pass; only the names kept are copied. Empties l. */
 void jit_disjoint(struct jlines *l, struct symtab *st, const char *source);
 
 /* Why the file open on fd is not to be believed as uid's, written by a

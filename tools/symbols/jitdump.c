@@ -137,7 +137,7 @@ code_move(const unsigned char *r, uint32_t size, struct jlines *l)
 	for (size_t i = l->n, k = 0; csize && i > 0 && k < JD_MOVE_LOOK; i--, k++)
 		if (l->v[i - 1].lo == from) {
 			/* the name is copied first: jit_add may move l->v */
-			char *name = strdup(l->v[i - 1].name);
+			char *name = strdup(jit_name(l, i - 1));
 
 			if (!name)
 				pc_fatal("out of memory");
@@ -249,7 +249,7 @@ int
 jitdump_load(const char *dir, uint64_t pid, uid_t uid, uint64_t started, struct symtab *st,
 	     char *path, size_t pathlen)
 {
-	struct jlines l = { NULL, 0, 0 };
+	struct jlines l = { 0 };
 	unsigned char *buf;
 	const char *why;
 	size_t lines;
@@ -258,10 +258,9 @@ jitdump_load(const char *dir, uint64_t pid, uid_t uid, uint64_t started, struct 
 
 	memset(st, 0, sizeof(*st));
 	snprintf(path, pathlen, "%s/jit-%llu.dump", dir, (unsigned long long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0) {
+	if ((fd = pc_open_regular(path, NULL, &why)) < 0) {
 		if (errno != ENOENT)
-			pc_warn("note: '%s': %s; JIT code left unnamed", path,
-				errno == ELOOP ? "a symbolic link" : strerror(errno));
+			pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path, why);
 		return -1;
 	}
 	if ((why = jit_untrusted(fd, uid, started)) || (len = read_all(fd, &buf)) < 0) {
@@ -278,6 +277,10 @@ jitdump_load(const char *dir, uint64_t pid, uid_t uid, uint64_t started, struct 
 		jit_free(&l);
 		return -1;
 	}
+	if (l.left_out)
+		pc_warn("note: '%s': only its first %zu functions read (a bound of %u functions, "
+			"%u MiB of names); JIT code past them left unnamed", path, l.n,
+			JIT_ENTRIES_MAX, JIT_NAMES_MAX >> 20);
 	jit_disjoint(&l, st, "jitdump");
 	return (int)st->nsyms;
 }

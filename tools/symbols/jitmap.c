@@ -30,7 +30,7 @@ cmp_jline(const void *a, const void *b)
 
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
-	return x->order > y->order ? -1 : x->order < y->order;
+	return x->name > y->name ? -1 : x->name < y->name;
 }
 
 /* One hexadecimal field of [*p, end), advanced past; -1 if none. */
@@ -81,27 +81,46 @@ jit_untrusted(int fd, uid_t uid, uint64_t started)
 	return NULL;
 }
 
-void
+/* *buf grown to hold need elements of size bytes (doubling). */
+static void
+grow(void *buf, size_t *cap, size_t need, size_t size, size_t first)
+{
+	void **p = buf;
+
+	if (need <= *cap)
+		return;
+	while (*cap < need)
+		*cap = *cap ? 2 * *cap : first;
+	*p = pc_realloc(*p, *cap * size);
+}
+
+int
 jit_add(struct jlines *l, uint64_t lo, uint64_t hi, const char *name, size_t len)
 {
-	char *copy = strndup(name, len > JIT_NAME_MAX ? JIT_NAME_MAX : len);
+	const char *nul = memchr(name, 0, len);
 
-	if (!copy)
-		pc_fatal("out of memory");
-	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 256;
-		l->v = pc_realloc(l->v, l->cap * sizeof(*l->v));
+	if (nul)
+		len = (size_t)(nul - name);
+	if (len > JIT_NAME_MAX)
+		len = JIT_NAME_MAX;
+	if (l->n >= JIT_ENTRIES_MAX || l->names_len + len + 1 > JIT_NAMES_MAX) {
+		l->left_out++;
+		return -1;
 	}
-	l->v[l->n] = (struct jline){ lo, hi, l->n, copy };
-	l->n++;
+	grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v), 256);
+	grow(&l->names, &l->names_cap, l->names_len + len + 1, 1, 4096);
+	memcpy(l->names + l->names_len, name, len);
+	l->names[l->names_len + len] = 0;
+	l->v[l->n++] = (struct jline){ lo, hi, l->names_len };
+	l->names_len += len + 1;
+	return 0;
 }
 
 void
 jit_free(struct jlines *l)
 {
-	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i].name);
 	free(l->v);
+	free(l->names);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -135,7 +154,7 @@ read_lines(int fd, struct jlines *l)
 	size_t len = 0, total = 0, lines = 0;
 	const char *why = NULL;
 
-	while (!why && total < JIT_MAP_MAX) {
+	while (!why && total < JIT_MAP_MAX && !l->left_out) {
 		size_t left = JIT_MAP_MAX - total;
 		ssize_t r = read(fd, buf + len, left < JIT_CHUNK ? left : JIT_CHUNK);
 		const char *s = buf, *nl;
@@ -150,7 +169,7 @@ read_lines(int fd, struct jlines *l)
 		}
 		len += (size_t)r;
 		total += (size_t)r;
-		for (; !why && (nl = memchr(s, '\n', len - (size_t)(s - buf)));
+		for (; !why && !l->left_out && (nl = memchr(s, '\n', len - (size_t)(s - buf)));
 		     s = nl + 1, lines++)
 			if (add_line(l, s, nl) && lines == 0)
 				why = "its first line is not START SIZE NAME";
@@ -163,59 +182,63 @@ read_lines(int fd, struct jlines *l)
 	return why;
 }
 
+static int
+in_order(const struct jline *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (cmp_jline(&v[i - 1], &v[i]) > 0)
+			return 0;
+	return 1;
+}
+
 void
 jit_disjoint(struct jlines *l, struct symtab *st, const char *source)
 {
 	struct jline *v = l->v;
-	size_t n = l->n;
+	size_t n = l->n, next = 0;
 
-	if (n)
+	if (n && !in_order(v, n))
 		qsort(v, n, sizeof(*v), cmp_jline);
 	st->syms = calloc(n ? n : 1, sizeof(*st->syms));
 	st->funcs = calloc(n ? n : 1, sizeof(*st->funcs));
 	if (!st->syms || !st->funcs)
 		pc_fatal("out of memory");
 	snprintf(st->source, sizeof(st->source), "%s", source);
-	for (size_t i = 0; i < n; i++) {
+	/* sorted by start, the latest first at each: the first of each start
+	 * is the one kept, and it ends where the next start begins */
+	for (size_t i = 0; i < n; i = next) {
 		uint64_t hi = v[i].hi;
 
-		if ((i > 0 && v[i].lo == v[i - 1].lo) ||
-		    (st->nsyms && st->syms[st->nsyms - 1].hi > v[i].lo)) {
-			free(v[i].name);
+		for (next = i + 1; next < n && v[next].lo == v[i].lo; next++)
+			;
+		if (next < n && v[next].lo < hi)
+			hi = v[next].lo;
+		if (st->nsyms && st->syms[st->nsyms - 1].hi > v[i].lo)
 			continue;
-		}
-		for (size_t j = i + 1; j < n; j++)
-			if (v[j].lo > v[i].lo) {
-				if (v[j].lo < hi)
-					hi = v[j].lo;
-				break;
-			}
+		if (!(st->funcs[st->nfuncs] = strdup(l->names + v[i].name)))
+			pc_fatal("out of memory");
 		st->syms[st->nsyms].lo = v[i].lo;
 		st->syms[st->nsyms].hi = hi;
-		st->syms[st->nsyms].func = (uint32_t)st->nfuncs;
-		st->funcs[st->nfuncs++] = v[i].name;
+		st->syms[st->nsyms].func = (uint32_t)st->nfuncs++;
 		st->nsyms++;
 	}
-	free(v);
-	memset(l, 0, sizeof(*l));
+	jit_free(l);
 }
 
 int
 jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *path,
 	    size_t pathlen)
 {
-	struct jlines l = { NULL, 0, 0 };
+	struct jlines l = { 0 };
 	const char *why;
 	int fd;
 
 	memset(st, 0, sizeof(*st));
 	snprintf(path, pathlen, "/tmp/perf-%llu.map", (unsigned long long)pid);
 	/* never through a symlink someone else planted */
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0) {
-		if (errno == ENOENT)
-			return -1;
-		pc_warn("note: '%s': %s; JIT code left unnamed", path,
-			errno == ELOOP ? "a symbolic link" : strerror(errno));
+	if ((fd = pc_open_regular(path, NULL, &why)) < 0) {
+		if (errno != ENOENT)
+			pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path, why);
 		return -1;
 	}
 	if ((why = jit_untrusted(fd, uid, started))) {
@@ -231,6 +254,10 @@ jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *
 		jit_free(&l);
 		return -1;
 	}
+	if (l.left_out)
+		pc_warn("note: '%s': only its first %zu functions read (a bound of %u functions, "
+			"%u MiB of names); JIT code past them left unnamed", path, l.n,
+			JIT_ENTRIES_MAX, JIT_NAMES_MAX >> 20);
 	jit_disjoint(&l, st, "perf map");
 	return (int)st->nsyms;
 }

@@ -68,22 +68,14 @@ gmon_write_fd(int fd, struct gmon_profile *p)
 void
 gmon_write_file(const char *out, struct gmon_profile *p)
 {
-	char tmp[PATH_MAX];
-	int fd, r;
+	struct out_file of;
+	FILE *f = out_open(&of, out);
+	int r;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", out, (long)getpid()) >= (int)sizeof(tmp))
-		pc_fatal("'%s': name too long", out);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-	if (fd < 0)
-		pc_fatal("'%s': %s", tmp, strerror(errno));
-	r = gmon_write_fd(fd, p);
-	if (close(fd) && !r)
-		r = -errno;
-	if (!r && rename(tmp, out))
-		r = -errno;
-	if (r) {
-		unlink(tmp);
+	/* nothing is buffered in f: gmon_write_fd writes its descriptor */
+	if (fflush(f))
+		pc_fatal("'%s': %s", out, strerror(errno));
+	if ((r = gmon_write_fd(fileno(f), p)))
 		pc_fatal("'%s': %s", out, strerror(-r));
-	}
+	out_commit(&of);
 }
-

@@ -2,8 +2,9 @@
 /*
  * How reports write names: a function as "name (object)" outside the
  * executable, and strings as text, as JSON and as CSV fields. Every name
- * that text or CSV shows goes through text_escape here, and so does every
- * message (files.c). Calls nothing else in pcprof.
+ * that text, CSV or folded stacks show goes through text_escape here, and
+ * so does every message (files.c); every JSON string goes through
+ * json_string. Calls nothing else in pcprof.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,7 +90,7 @@ text_escape(char *buf, size_t size, const char *s, unsigned flags)
 		else if (cp == '\t')
 			put(buf, size, &n, flags & TEXT_KEEP_TAB ? "\t" : "\\t",
 			    flags & TEXT_KEEP_TAB ? 1 : 2);
-		else if (is_control(cp))
+		else if (is_control(cp) || (cp == ';' && (flags & TEXT_FOLDED)))
 			for (size_t i = 0; i < len; i++) {
 				char e[4] = { '\\', 'x', hex[p[i] >> 4], hex[p[i] & 15] };
 
@@ -102,6 +103,32 @@ text_escape(char *buf, size_t size, const char *s, unsigned flags)
 	if (size)
 		buf[n < size ? n : size - 1] = 0;
 	return n;
+}
+
+char *
+text_unescape(char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *r = s, *w = s;
+
+	while (*r) {
+		const char *hi, *lo;
+
+		if (*r != '\\' || !r[1]) {
+			*w++ = *r++;
+		} else if (r[1] == 'n' || r[1] == 'r' || r[1] == 't' || r[1] == '\\') {
+			*w++ = r[1] == 'n' ? '\n' : r[1] == 'r' ? '\r' : r[1] == 't' ? '\t' : '\\';
+			r += 2;
+		} else if (r[1] == 'x' && r[2] && r[3] && (hi = strchr(hex, r[2])) &&
+			   (lo = strchr(hex, r[3]))) {
+			*w++ = (char)((hi - hex) << 4 | (lo - hex));
+			r += 4;
+		} else {
+			*w++ = *r++;	/* no escape of text_escape's */
+		}
+	}
+	*w = 0;
+	return s;
 }
 
 /*
@@ -151,19 +178,47 @@ text_source(const char *s)
 	return escaped(s, TEXT_KEEP_TAB);
 }
 
+/*
+ * One character of a JSON string at p as JSON holds it, into e (12 bytes
+ * at most); its length, and in *len the bytes of p it stands for. Valid
+ * UTF-8 stays as it is; a byte that is not part of valid UTF-8 is
+ * \u00XX, its Latin-1 reading, so that the text is valid UTF-8 whatever
+ * a name holds. C0 controls, DEL and C1 controls are \u00XX, U+2028 and
+ * U+2029 \u2028 and \u2029 (line ends to JavaScript before ES2019), and
+ * the quote and the backslash are escaped.
+ */
+static size_t
+json_char(const unsigned char *p, char *e, size_t *len)
+{
+	long cp;
+
+	*len = utf8_next(p, &cp);
+	if (cp == '"' || cp == '\\') {
+		e[0] = '\\';
+		e[1] = (char)cp;
+		return 2;
+	}
+	if (cp < 0)
+		cp = p[0];
+	else if (!is_control(cp) && cp != 0x2028 && cp != 0x2029) {
+		memcpy(e, p, *len);
+		return *len;
+	}
+	return (size_t)snprintf(e, 12, "\\u%04lx", (unsigned long)cp);
+}
+
 void
 json_string(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	const unsigned char *p = (const unsigned char *)s;
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
+	fputc('"', out);
+	while (*p) {
+		char e[12];
+		size_t len, k = json_char(p, e, &len);
+
+		fwrite(e, 1, k, out);
+		p += len;
 	}
 	fputc('"', out);
 }

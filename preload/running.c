@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Whether the process that made a live file still runs (running.h), from
+ * kill(pid, 0), /proc/PID/stat and /proc/PID/maps, read with plain
+ * system calls: libpc uses no stdio, and pcprof links this file too.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "running.h"
+
+#define NS		1000000000ull
+#define START_SLACK	NS	/* clock ticks, and a clock set since */
+
+/* "/proc/PID/" + leaf into buf. */
+static void
+proc_path(char *buf, size_t size, pid_t pid, const char *leaf)
+{
+	char digits[16];
+	size_t n = 0, k = 0;
+	unsigned v = (unsigned)pid;
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < sizeof(digits));
+	memcpy(buf, "/proc/", 6);
+	k = 6;
+	while (n && k < size - 1)
+		buf[k++] = digits[--n];
+	if (k < size - 1)
+		buf[k++] = '/';
+	for (; *leaf && k < size - 1; leaf++)
+		buf[k++] = *leaf;
+	buf[k] = 0;
+}
+
+static uint64_t
+clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(c, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
+}
+
+/* The decimal number at p, past it into *end. */
+static uint64_t
+number(const char *p, const char **end)
+{
+	uint64_t v = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	*end = p;
+	return v;
+}
+
+/*
+ * What /proc/PID/stat says of pid: -1 ended (a zombie), 0 cannot tell,
+ * 1 it started at *start (CLOCK_REALTIME ns), 2 the same, but its main
+ * thread has ended (pthread_exit) while others run: a zombie leader, whose
+ * maps are empty. The start time is in clock ticks since boot
+ * (CLOCK_BOOTTIME), field 22, and the threads field 20, after the
+ * command's name in parentheses, which may hold anything but ends at the
+ * last ')'.
+ */
+static int
+stat_of(pid_t pid, uint64_t *start)
+{
+	char path[32], buf[1024], *p, state;
+	const char *q;
+	uint64_t ticks = 0, threads = 0, boot, real;
+	long hz = sysconf(_SC_CLK_TCK);
+	int fd, field;
+	ssize_t n;
+
+	/* no /proc/PID where kill found the pid: a /proc mounted with
+	 * hidepid, which hides another user's processes (cannot tell) */
+	proc_path(path, sizeof(path), pid, "stat");
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (!(p = strrchr(buf, ')')) || p[1] != ' ')
+		return 0;
+	state = p[2];
+	/* field 3 is the state, 20 the threads, 22 the start */
+	for (field = 3, p += 2; *p && field < 22; p++)
+		if (*p == ' ' && ++field == 20)
+			threads = number(p + 1, &q);
+	if (state == 'Z' || state == 'X' || state == 'x') {
+		if (threads <= 1)
+			return -1;
+		state = 'L';
+	}
+	if (field != 22 || *p < '0' || *p > '9' || hz <= 0)
+		return state == 'L' ? 2 : 0;
+	ticks = number(p, &q) * (NS / (uint64_t)hz);
+	boot = clock_ns(CLOCK_BOOTTIME);
+	real = clock_ns(CLOCK_REALTIME);
+	if (!boot || !real || ticks > boot || boot - ticks > real)
+		return state == 'L' ? 2 : 0;
+	*start = real - (boot - ticks);
+	return state == 'L' ? 2 : 1;
+}
+
+/* Whether the /proc/PID/maps line [s, e) maps inode ino of a live file. */
+static int
+maps_line_is(const char *s, const char *e, ino_t ino)
+{
+	unsigned long long v = 0;
+	int digits = 0;
+
+	/* start-end perms offset dev inode path: past four fields */
+	for (int f = 0; f < 4; f++) {
+		while (s < e && *s != ' ')
+			s++;
+		while (s < e && *s == ' ')
+			s++;
+	}
+	for (; s < e && *s >= '0' && *s <= '9'; s++, digits++)
+		v = v * 10 + (unsigned long long)(*s - '0');
+	if (!digits || v != (unsigned long long)ino)
+		return 0;
+	return memmem(s, (size_t)(e - s), ".live", 5) != NULL;
+}
+
+/* What /proc/PID/maps says: 1 it maps the live file ino, 0 it does not,
+ * -1 it cannot be read. */
+static int
+maps_has(pid_t pid, ino_t ino)
+{
+	char path[32], buf[PATH_MAX + 512];
+	size_t len = 0;
+	int fd, found = 0, skip = 0;
+
+	proc_path(path, sizeof(path), pid, "maps");
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	while (!found) {
+		ssize_t n = read(fd, buf + len, sizeof(buf) - len);
+		char *s = buf, *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			close(fd);
+			return -1;	/* a non-dumpable process's, to another user */
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		for (; !found && (nl = memchr(s, '\n', len - (size_t)(s - buf))); s = nl + 1) {
+			if (!skip)
+				found = maps_line_is(s, nl, ino);
+			skip = 0;
+		}
+		len -= (size_t)(s - buf);
+		memmove(buf, s, len);
+		if (len == sizeof(buf)) {	/* a line longer than any path */
+			found = !skip && maps_line_is(buf, buf + len, ino);
+			len = 0;
+			skip = 1;
+		}
+	}
+	close(fd);
+	return found;
+}
+
+int
+pc_live_owner_runs(pid_t pid, ino_t ino, uint64_t start_ns)
+{
+	int saved = errno, r = 0, st, m;
+	uint64_t began = 0;
+
+	if (pid <= 0 || (kill(pid, 0) && errno != EPERM))
+		goto out;
+	if ((st = stat_of(pid, &began)) < 0)
+		goto out;
+	/* a process that began after this one started is a later one */
+	if (st > 0 && began && start_ns && began > start_ns + START_SLACK)
+		goto out;
+	if (st == 2) {		/* its leader's maps are empty */
+		r = 1;
+		goto out;
+	}
+	m = maps_has(pid, ino);
+	r = m != 0;
+out:
+	errno = saved;
+	return r;
+}
