@@ -493,13 +493,15 @@ wall_thread(void *arg)
 	double listing = 0, looks = 0, thread_ns = 0;
 
 	(void)arg;
+	/* first: a pause reads it once the thread is joined, to wait for
+	 * the kernel to take the thread out of the process */
+	__atomic_store_n(&my_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
 	prctl(PR_SET_NAME, "pc-wall", 0, 0, 0);
 	if (own_descriptors()) {
 		pc_say("cannot give the wall sampler descriptors of its own; CPU time only",
 		       "", "");
 		return NULL;
 	}
-	__atomic_store_n(&my_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
 	load_unwinder();
 	pc_own_enter();
 	seed = next ^ (uint64_t)getpid() << 32;
@@ -617,7 +619,7 @@ int
 pc_wall_pause(void)
 {
 	char name[48];
-	uint32_t tid = __atomic_load_n(&my_tid, __ATOMIC_RELAXED);
+	uint32_t tid;
 
 	/* a vfork child shares this memory but not the thread: leave it */
 	if (!started || getpid() != pc->pid)
@@ -625,6 +627,11 @@ pc_wall_pause(void)
 	__atomic_store_n(&stop_word, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &stop_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	pthread_join(thread, NULL);
+	/* read after the join, which the thread's first store precedes: read
+	 * before it, a pause at the top of main found no id yet, waited for
+	 * nothing, and unshare(CLONE_NEWUSER) saw two threads (EINVAL, once
+	 * in make check under load) */
+	tid = __atomic_load_n(&my_tid, __ATOMIC_SEQ_CST);
 	started = 0;
 	cpu_before = __atomic_load_n(&pc_stats->wall_cpu_ns, __ATOMIC_RELAXED);
 	/* the kernel takes an ended thread out of its group a moment after
