@@ -27,8 +27,11 @@
 
 /* The table, mapped once at start-up (then only its slots change). */
 static struct pc_arc *table;
-static size_t table_mask;	/* slots - 1 */
 static size_t table_len;	/* bytes mapped */
+/* the slots handlers use: 1024 backed at first, doubled as they fill
+ * (livegrow.c); a key found at another slot after a doubling makes a
+ * second entry, which gprof and pcprof add up */
+static struct pc_grow grow;
 
 int
 pc_arcs_init(size_t nslots)
@@ -43,9 +46,8 @@ pc_arcs_init(size_t nslots)
 	if (!m)
 		return -ENOMEM;
 	table = m;
-	table_mask = n - 1;
 	pc_live_tables()->arcs = m;
-	pc_live_tables()->arcs_slots = n;
+	pc_grow_init(&grow, m, sizeof(struct pc_arc), 1024, n, &pc_live_tables()->arcs_slots);
 	return 0;
 }
 
@@ -55,8 +57,8 @@ pc_arcs_recover(const struct pc_live_tables *t)
 	if (!t->arcs_slots || (t->arcs_slots & (t->arcs_slots - 1)))
 		return -EINVAL;
 	table = t->arcs;
-	table_mask = t->arcs_slots - 1;
 	table_len = t->arcs_slots * sizeof(struct pc_arc);
+	grow.slots = t->arcs_slots;
 	return 0;
 }
 
@@ -75,8 +77,10 @@ pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 	if (from >> PC_OBJ_SHIFT == PC_OBJ_RAW || self >> PC_OBJ_SHIFT == PC_OBJ_RAW)
 		pc_objects_note_unplaced();
 
-	for (size_t probe = 0; probe < MAX_PROBE; probe++) {
-		struct pc_arc *a = &table[(h + probe) & table_mask];
+	size_t mask = pc_grow_slots(&grow) - 1;
+
+	for (size_t probe = 0; probe < MAX_PROBE && mask != (size_t)-1; probe++) {
+		struct pc_arc *a = &table[(h + probe) & mask];
 		uint32_t st;
 
 		if (pc_slot_claim(&a->state, &st)) {
@@ -84,6 +88,7 @@ pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 			a->self = self;
 			a->count = w;
 			pc_slot_publish(&a->state);
+			pc_grow_took_from_handler(&grow, 1);
 			return;
 		}
 		if (st == PC_SLOT_READY && a->from == from && a->self == self) {
@@ -187,7 +192,8 @@ pc_arcs_each(void (*fn)(uint64_t, uint64_t, uint64_t, void *), void *arg)
 	/* the pages no arc ever touched are skipped (most of a 2 MiB table,
 	 * in a short-lived process) */
 	if (table)
-		pc_live_each_written(table, table_len, arcs_in, &w);
+		pc_live_each_written(table, pc_grow_slots(&grow) * sizeof(struct pc_arc),
+				     arcs_in, &w);
 }
 
 struct own_arcs {
@@ -226,7 +232,7 @@ pc_arcs_place(uint64_t (*place)(uint64_t addr))
 {
 	if (!table)
 		return;
-	for (size_t i = 0; i <= table_mask; i++) {
+	for (size_t i = 0; i < pc_grow_slots(&grow); i++) {
 		struct pc_arc *a = &table[i];
 		uint64_t from, self, c;
 

@@ -25,6 +25,7 @@
 
 #include "pc.h"
 #include "unwind.h"
+#include "live.h"
 #include "banned.h"
 
 /* The interrupted program counter. AS-safe. */
@@ -170,8 +171,9 @@ pc_sample_from_handler(void *ucv, uint32_t weight)
 		size_t k = pc_profil_index(&pc->text[i].prof, ip);
 
 		if (k != (size_t)-1) {
-			__atomic_fetch_add(&pc->text[i].prof.buf[k], weight,
-					   __ATOMIC_RELAXED);
+			/* where its page is not backed yet, the grower
+			 * places it (livegrow.c) */
+			pc_live_add_from_handler(&pc->text[i].prof.buf[k], weight);
 			in_text = 1;
 			goto walk;
 		}

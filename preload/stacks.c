@@ -43,9 +43,13 @@ struct thread_name {
 
 static uint64_t *arena;		/* entries: ENTRY_WORDS + depth words */
 static size_t arena_words;
-static uint64_t arena_used;	/* words handed out, atomically */
 static uint32_t *index_slots;	/* arena offset + 1, or 0 */
-static size_t index_mask;
+/* What handlers may use of each, backed in the live file and doubled as
+ * it fills (livegrow.c): the arena's words ([used, slots) is free, used
+ * taken with compare-and-swap), the index's slots (a stack found at
+ * another slot after a doubling is stored again; pcprof adds them), and
+ * the names (all backed at once). */
+static struct pc_grow arena_grow, index_grow, names_grow;
 static size_t arena_len, index_len;
 static struct thread_name *names;	/* THREAD_SLOTS of them */
 /* Each thread's last CPU stack, as arena offset << 32 | tid in one word
@@ -79,15 +83,16 @@ pc_stacks_init(size_t megabytes)
 	}
 	arena = a;
 	index_slots = x;
-	index_mask = slots - 1;
-	arena_used = 1;		/* offset 0 would read as an empty slot */
 	t = pc_live_tables();
 	t->stacks_arena = a;
 	t->stacks_words = arena_words;
 	t->stacks_index = x;
-	t->stacks_slots = slots;
 	t->stacks_names = names;
 	t->stacks_names_len = THREAD_SLOTS * sizeof(*names);
+	pc_grow_init(&arena_grow, a, sizeof(uint64_t), 16384, arena_words, NULL);
+	pc_grow_init(&index_grow, x, sizeof(uint32_t), 4096, slots, &t->stacks_slots);
+	pc_grow_init(&names_grow, names, sizeof(*names), THREAD_SLOTS, THREAD_SLOTS, NULL);
+	arena_grow.used = 1;	/* offset 0 would read as an empty slot */
 	return 0;
 }
 
@@ -100,8 +105,8 @@ pc_stacks_recover(const struct pc_live_tables *t)
 	arena = t->stacks_arena;
 	arena_words = t->stacks_words;
 	index_slots = t->stacks_index;
-	index_mask = t->stacks_slots - 1;
 	names = t->stacks_names;
+	index_grow.slots = t->stacks_slots;
 	return 0;
 }
 
@@ -114,10 +119,26 @@ pc_stacks_clear(void)
 	madvise(index_slots, index_len, MADV_DONTNEED);
 	madvise(names, THREAD_SLOTS * sizeof(*names), MADV_DONTNEED);
 	memset(last_cpu, 0, sizeof(last_cpu));
-	arena_used = 1;
+	arena_grow.used = 1;
 	/* the fork child's one thread has a tid of its own */
 	my_tid = 0;
 	my_samples = 0;
+}
+
+/* n words of the arena's backed part: their offset, or 0 when it has
+ * no room (yet: the grower is woken at half). AS-safe. */
+static uint64_t
+take_from_handler(size_t n)
+{
+	size_t used = __atomic_load_n(&arena_grow.used, __ATOMIC_RELAXED);
+
+	do {
+		if (used + n > pc_grow_slots(&arena_grow))
+			return 0;
+	} while (!__atomic_compare_exchange_n(&arena_grow.used, &used, used + n, 1,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	pc_grow_took_from_handler(&arena_grow, 0);
+	return used;
 }
 
 /* Keep thread tid's name as it is now. AS-safe: one prctl, no lock; two
@@ -205,14 +226,16 @@ add(uint32_t tid, uint64_t lead, const struct pc_frame *f, const uint64_t *enc, 
 	uint64_t h = 0x9e3779b97f4a7c15ULL;
 	uint32_t depth = 0;
 	uint64_t off, *e;
+	size_t mask;
 
 	h = (h ^ tid) * 0x100000001b3ULL;
 	h = (h ^ flags) * 0x100000001b3ULL;
 	FOR_EACH_WORD(lead, f, enc, n, w, { h = (h ^ w) * 0x100000001b3ULL; depth++; });
 	h ^= h >> 29;
 	off = 0;
-	for (size_t probe = 0; probe < MAX_PROBE; probe++) {
-		uint32_t *slot = &index_slots[(h + probe) & index_mask];
+	mask = pc_grow_slots(&index_grow) - 1;
+	for (size_t probe = 0; probe < MAX_PROBE && mask != (size_t)-1; probe++) {
+		uint32_t *slot = &index_slots[(h + probe) & mask];
 		uint32_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
 		if (cur) {
@@ -225,9 +248,7 @@ add(uint32_t tid, uint64_t lead, const struct pc_frame *f, const uint64_t *enc, 
 		}
 		/* a new stack: fill an entry in the arena, then publish it */
 		if (!off) {
-			off = __atomic_fetch_add(&arena_used, ENTRY_WORDS + depth,
-						 __ATOMIC_RELAXED);
-			if (off + ENTRY_WORDS + depth > arena_words)
+			if (!(off = take_from_handler(ENTRY_WORDS + depth)))
 				break;
 			e = arena + off;
 			e[0] = h;
@@ -241,8 +262,10 @@ add(uint32_t tid, uint64_t lead, const struct pc_frame *f, const uint64_t *enc, 
 			}
 		}
 		if (__atomic_compare_exchange_n(slot, &cur, (uint32_t)(off + 1), 0,
-						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+			pc_grow_took_from_handler(&index_grow, 1);
 			return arena + off;
+		}
 		/* another thread took the slot first: if it is this stack,
 		 * add to it (our entry stays unused) */
 		e = arena + (cur - 1);
@@ -393,7 +416,7 @@ pc_stacks_write(struct gmon_sink *s)
 		pc_wall_info(info);
 		gmon_sink_stack(s, 0, GMON_STACK_WALLINFO, 0, info, GMON_WALLINFO_WORDS);
 	}
-	for (size_t i = 0; i <= index_mask && !s->error; i++) {
+	for (size_t i = 0; i < pc_grow_slots(&index_grow) && !s->error; i++) {
 		uint32_t cur = __atomic_load_n(&index_slots[i], __ATOMIC_ACQUIRE);
 		const uint64_t *e;
 
