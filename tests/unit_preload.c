@@ -49,6 +49,13 @@ pc_live_alloc(size_t len, int meta)
 	return m == MAP_FAILED ? NULL : m;
 }
 
+/* sandbox.c: no sandbox here, so livegrow.c's grower may be woken */
+int
+pc_sandboxed(void)
+{
+	return 0;
+}
+
 /* livegrow.c runs as in a process without a live file: every table is
  * backed in full, every counter stored in place */
 void
