@@ -281,7 +281,7 @@ static uint32_t live;		/* live copies: 0 spares the overlap check */
 
 /* The original of a PC in a copy, or the PC itself. AS-safe. */
 uintptr_t
-pc_copy_original_from_handler(uintptr_t pc)
+pc_copy_original_from_handler(uintptr_t at)
 {
 	uint32_t n = __atomic_load_n(&used, __ATOMIC_ACQUIRE);
 
@@ -298,10 +298,10 @@ pc_copy_original_from_handler(uintptr_t pc)
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&c->seq, __ATOMIC_RELAXED) != s)
 			continue;
-		if (pc >= lo && pc < hi)
-			return pc + delta;
+		if (at >= lo && at < hi)
+			return at + delta;
 	}
-	return pc;
+	return at;
 }
 
 static void
