@@ -118,7 +118,9 @@ int pc_live_grow_open(struct pc_live *h, size_t keep, const char *path) PC_HIDDE
  * round of its work: back what waits, double what is half taken.
  * Not AS-safe. */
 uint32_t *pc_live_grow_word(void) PC_HIDDEN;
-void pc_live_grow_round(void) PC_HIDDEN;
+/* One round: 0, or -1 while another runs (never two at once: a handler
+ * may interrupt a call's round in a process of one thread). */
+int pc_live_grow_round(void) PC_HIDDEN;
 /* livegrow.c: a fork child's file, backed where the inventory was copied
  * into it, the tables back to their first slots; detached 1: no file,
  * everything is anonymous memory now. Not AS-safe. */
@@ -142,6 +144,15 @@ size_t pc_live_max_pages(void) PC_HIDDEN;
  * start it again after). Not AS-safe. */
 void pc_live_grower_start(void) PC_HIDDEN;
 int pc_live_grower_pause(void) PC_HIDDEN;
+/* livegrower.c: where no grower thread runs (a process of one thread),
+ * the round handlers asked for, from libpc's interposed calls (a flag's
+ * look when nothing waits; never in a sandbox). Not AS-safe. */
+void pc_live_grow_now(void) PC_HIDDEN;
+/* livegrower.c: the same from the sampling handler, only in a process of
+ * one thread (__libc_single_threaded, no grower), with ROUND_STACK of
+ * stack left, while running and never in a sandbox; a try-lock keeps a
+ * call's round from being entered again. AS-safe. */
+void pc_live_grow_from_handler(const void *ucv) PC_HIDDEN;
 /* livegrow.c: fold the spill into the counters it waits for, backing
  * their pages where it can; what cannot be placed stays in the spill and
  * is counted (pc_stats->live_unplaced). Not AS-safe. */

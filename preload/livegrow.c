@@ -44,6 +44,12 @@ static int ntables;
 static uint32_t grow_word;		/* 1: the grower has work (futex) */
 static const char *grow_path;		/* the file, absolute */
 static uint64_t fd_fallback;		/* backed with fallocate, not madvise */
+static uint32_t round_busy;		/* a round runs: never two at once */
+static uint32_t spill_busy;		/* handlers between a look at a page's
+					 * bit and their spill store, atomic */
+/* the memory cgroup's files, found once at pc_live_grow_open (a round
+ * may run in a handler: no 4 KiB read of /proc/self/cgroup there) */
+static char memcg_max[PATH_MAX], memcg_cur[PATH_MAX];
 
 /* The file's page of addr, or -1 outside every chunk. AS-safe. */
 static long
@@ -157,30 +163,36 @@ cgroup_file(char *dst, size_t size, const char *dir, const char *ctl, const char
  * Whether len bytes more of tmpfs (memory, charged to this process's
  * memory cgroup) leave the cgroup an eighth of its limit, 4 MiB at least:
  * a charge past the limit would wake the OOM killer, which may take the
- * program. Cgroup v2, else v1; room where neither says a limit.
+ * program. Cgroup v2, else v1 (the files memcg_find chose); room where neither
+ * says a limit. A few hundred bytes of stack: it may run in a handler.
  */
 static int
 memcg_room(size_t len)
 {
-	char path[PATH_MAX];
-	long long max = -1, cur = -1;
+	long long max = memcg_max[0] ? read_number(memcg_max) : -1;
+	long long cur = memcg_cur[0] ? read_number(memcg_cur) : -1;
 
-	if (!cgroup_file(path, sizeof(path), "/sys/fs/cgroup", "", "memory.max")) {
-		max = read_number(path);
-		cgroup_file(path, sizeof(path), "/sys/fs/cgroup", "", "memory.current");
-		cur = read_number(path);
-	}
-	if ((max < 0 || cur < 0) &&
-	    !cgroup_file(path, sizeof(path), "/sys/fs/cgroup/memory", "memory",
-			 "memory.limit_in_bytes")) {
-		max = read_number(path);
-		cgroup_file(path, sizeof(path), "/sys/fs/cgroup/memory", "memory",
-			    "memory.usage_in_bytes");
-		cur = read_number(path);
-	}
 	if (max < 0 || cur < 0 || max >= (1LL << 60))
 		return 1;
 	return cur + (long long)len + (max / 8 > (4 << 20) ? max / 8 : (4 << 20)) <= max;
+}
+
+/* The memory cgroup's limit and usage files (v2, else v1), for
+ * memcg_room. Not AS-safe: start-up and a fork child. */
+static void
+memcg_find(void)
+{
+	memcg_max[0] = memcg_cur[0] = 0;
+	if (!cgroup_file(memcg_max, sizeof(memcg_max), "/sys/fs/cgroup", "", "memory.max") &&
+	    read_number(memcg_max) >= 0 &&
+	    !cgroup_file(memcg_cur, sizeof(memcg_cur), "/sys/fs/cgroup", "", "memory.current"))
+		return;
+	memcg_max[0] = memcg_cur[0] = 0;
+	if (cgroup_file(memcg_max, sizeof(memcg_max), "/sys/fs/cgroup/memory", "memory",
+			"memory.limit_in_bytes") ||
+	    cgroup_file(memcg_cur, sizeof(memcg_cur), "/sys/fs/cgroup/memory", "memory",
+			"memory.usage_in_bytes"))
+		memcg_max[0] = memcg_cur[0] = 0;
 }
 
 /* Bytes [off, off + len) of the file allocated with fallocate, for
@@ -224,10 +236,15 @@ back_run(char *a, long p, size_t n)
 	errno = saved;
 	if (r)
 		return stop_growing(r);
-	__atomic_fetch_add(&hdr->backed, len, __ATOMIC_RELAXED);
-	for (size_t i = 0; i < n; i++)
-		__atomic_fetch_or(&backed_map[(p + (long)i) / 64], 1ull << ((p + (long)i) % 64),
-				  __ATOMIC_RELEASE);
+	/* seq_cst: spill_free's look at spill_busy comes after */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t b = 1ull << ((p + (long)i) % 64);
+
+		/* a page backed twice at once (a round in a handler and a
+		 * normal call's pc_live_back) is counted once */
+		if (!(__atomic_fetch_or(&backed_map[(p + (long)i) / 64], b, __ATOMIC_SEQ_CST) & b))
+			__atomic_fetch_add(&hdr->backed, page, __ATOMIC_RELAXED);
+	}
 	return 0;
 }
 
@@ -270,7 +287,8 @@ spill_add(uint64_t key, uint32_t w)
 
 		if (pc_slot_claim(&s->state, &st)) {
 			s->key = key;
-			s->count = w;
+			/* release: whoever sees the count sees the key */
+			__atomic_store_n(&s->count, w, __ATOMIC_RELEASE);
 			pc_slot_publish(&s->state);
 			wake();
 			return 1;
@@ -284,19 +302,32 @@ spill_add(uint64_t key, uint32_t w)
 	return 0;
 }
 
+/*
+ * A page not backed at the first look: the handler counts itself in
+ * spill_busy and looks again (both seq_cst) before it touches the spill.
+ * spill_free frees a slot only when it saw spill_busy 0 after the slot's
+ * page was backed: a handler that came in before that look is counted,
+ * and one that came in after it sees the page backed.
+ */
 int
 pc_live_add_from_handler(uint32_t *counter, uint32_t w)
 {
 	long p = file_page(counter);
+	int r = 1;
 
 	if (p < 0 || bit(p)) {
 		__atomic_fetch_add(counter, w, __ATOMIC_RELAXED);
 		return 1;
 	}
-	if (hdr->spill && spill_add((uint64_t)(uintptr_t)counter, w))
-		return 1;
-	__atomic_fetch_add(&pc_stats->live_unplaced, w, __ATOMIC_RELAXED);
-	return 0;
+	__atomic_fetch_add(&spill_busy, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&backed_map[p / 64], __ATOMIC_SEQ_CST) >> (p % 64) & 1)
+		__atomic_fetch_add(counter, w, __ATOMIC_RELAXED);
+	else if (!hdr->spill || !spill_add((uint64_t)(uintptr_t)counter, w)) {
+		__atomic_fetch_add(&pc_stats->live_unplaced, w, __ATOMIC_RELAXED);
+		r = 0;
+	}
+	__atomic_fetch_sub(&spill_busy, 1, __ATOMIC_SEQ_CST);
+	return r;
 }
 
 /* Fold each spilled count whose counter (*move_key) can take it: how many
@@ -313,7 +344,10 @@ fold(struct pc_spill *spill, uint32_t *(*move_key)(uint64_t, void *), void *arg,
 		uint32_t *c;
 		uint64_t n;
 
-		if (!pc_slot_ready(&s->state) || !__atomic_load_n(&s->count, __ATOMIC_RELAXED))
+		/* acquire: a count seen is the key's read next (a slot
+		 * freed and taken again has a count only once its new key
+		 * is written) */
+		if (!pc_slot_ready(&s->state) || !__atomic_load_n(&s->count, __ATOMIC_ACQUIRE))
 			continue;
 		if (!(c = move_key(s->key, arg))) {
 			*left += __atomic_load_n(&s->count, __ATOMIC_RELAXED);
@@ -397,7 +431,7 @@ pc_grow_init(struct pc_grow *g, void *base, size_t unit, size_t first, size_t ma
 	g->used = 0;
 	g->publish = publish;
 	if (file_page(base) < 0) {
-		g->slots = max;
+		g->slots = g->first = max;	/* one segment (arcs.c) */
 	} else {
 		g->slots = pc_live_back(base, g->first * unit) ? 0 : g->first;
 		if (ntables < MAX_TABLES)
@@ -447,11 +481,53 @@ pc_live_grow_word(void)
 	return &grow_word;
 }
 
-void
+/*
+ * Free the spill's slots whose count was folded and whose page is backed
+ * now, so that a big program's first touches of many pages do not use up
+ * the spill for good: only in a round (one freer at a time), and only
+ * when no handler is between its look at a page's bit and its spill
+ * store (spill_busy, read after the pages' bits were set: see
+ * pc_live_add_from_handler). No handler adds to a freed slot's count: its
+ * page is backed, so every handler adds to the counter itself. A key that
+ * probed past a freed slot may take it again, a second entry of the same
+ * counter, which every fold adds up.
+ */
+static void
+spill_free(void)
+{
+	uint64_t done[PC_LIVE_SPILL / 64] = { 0 };	/* folded, page backed */
+
+	for (size_t i = 0; i < PC_LIVE_SPILL; i++) {
+		struct pc_spill *s = &hdr->spill[i];
+		long p;
+
+		if (!pc_slot_ready(&s->state) || __atomic_load_n(&s->count, __ATOMIC_ACQUIRE))
+			continue;
+		p = file_page((const void *)(uintptr_t)s->key);
+		if (p < 0 || (__atomic_load_n(&backed_map[p / 64], __ATOMIC_SEQ_CST) >> (p % 64) & 1))
+			done[i / 64] |= 1ull << (i % 64);
+	}
+	/* after the bits were seen set: a handler counted now may still
+	 * be on its way to one of these slots */
+	if (__atomic_load_n(&spill_busy, __ATOMIC_SEQ_CST))
+		return;
+	for (size_t i = 0; i < PC_LIVE_SPILL; i++)
+		if (done[i / 64] >> (i % 64) & 1 &&
+		    !__atomic_load_n(&hdr->spill[i].count, __ATOMIC_ACQUIRE))
+			__atomic_store_n(&hdr->spill[i].state, PC_SLOT_EMPTY, __ATOMIC_RELEASE);
+}
+
+int
 pc_live_grow_round(void)
 {
+	if (!hdr || __atomic_exchange_n(&round_busy, 1, __ATOMIC_ACQUIRE))
+		return -1;
 	grow_tables();
 	pc_live_fold();
+	if (hdr->spill)
+		spill_free();
+	__atomic_store_n(&round_busy, 0, __ATOMIC_RELEASE);
+	return 0;
 }
 
 /* ------------------------------------------------------------ set-up */
@@ -515,6 +591,7 @@ pc_live_grow_open(struct pc_live *h, size_t keep, const char *path)
 	if (h->size / page > MAX_PAGES)
 		return -EFBIG;
 	hdr = h;
+	memcg_find();
 	/* the bitmap's pages now, not at a handler's first look */
 	memset(backed_map, 0, sizeof(backed_map));
 	for (size_t p = 0; p < keep / page; p++)

@@ -11,8 +11,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sys/single_threaded.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -21,6 +23,7 @@
 
 #include "pc.h"
 #include "live.h"
+#include "banned.h"
 
 static uint32_t stop_word;		/* 1: the grower is to end */
 static pthread_t grower;
@@ -63,7 +66,14 @@ grower_main(void *arg)
 		if (__atomic_load_n(&stop_word, __ATOMIC_SEQ_CST))
 			break;
 		__atomic_store_n(word, 0, __ATOMIC_RELEASE);
-		pc_live_grow_round();
+		if (pc_live_grow_round()) {
+			/* a round of the main thread's (a handler's or a
+			 * call's, begun before this thread ran): again soon */
+			struct timespec ms = { 0, 1000000 };
+
+			__atomic_store_n(word, 1, __ATOMIC_RELEASE);
+			nanosleep(&ms, NULL);
+		}
 	}
 	pc_own_leave();
 	return NULL;
@@ -72,7 +82,14 @@ grower_main(void *arg)
 void
 pc_live_grower_start(void)
 {
-	if (!pc_live_active() || (grower_on && grower_pid == getpid()))
+	int saved = errno;
+
+	if (grower_on && grower_pid != getpid())
+		grower_on = 0;		/* the parent's, in a fork child */
+	/* no thread in a process of one thread: glibc would take its stdio
+	 * and malloc locks in every call from then on (a getc loop ran 6
+	 * times as long); rounds run from calls and handlers there */
+	if (!pc_live_active() || grower_on || __libc_single_threaded)
 		return;
 	grower_pid = getpid();
 	grower_tid = 0;
@@ -81,6 +98,7 @@ pc_live_grower_start(void)
 	grower_on = pc_own_thread(&grower, 1, grower_main) == 0;
 	/* whatever handlers asked before it ran */
 	wake_grower();
+	errno = saved;
 }
 
 int
@@ -96,4 +114,40 @@ pc_live_grower_pause(void)
 	/* its id, which it wrote before it could stop, until it is gone */
 	pc_own_gone(__atomic_exchange_n(&grower_tid, 0, __ATOMIC_SEQ_CST));
 	return 1;
+}
+
+/* One round where a handler asked for one. */
+static void
+round_now(void)
+{
+	uint32_t *word = pc_live_grow_word();
+	int saved = errno;
+
+	if (__atomic_exchange_n(word, 0, __ATOMIC_ACQ_REL) && pc_live_grow_round())
+		__atomic_store_n(word, 1, __ATOMIC_RELEASE);	/* one ran: later */
+	errno = saved;
+}
+
+void
+pc_live_grow_now(void)
+{
+	if (!__atomic_load_n(pc_live_grow_word(), __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&grower_on, __ATOMIC_RELAXED) || pc_sandboxed())
+		return;
+	round_now();
+}
+
+/* Stack a round needs in a handler, with a wide margin: it is a few
+ * hundred bytes (memcg_room reads files whose paths start-up found). */
+#define ROUND_STACK	(16u << 10)
+
+void
+pc_live_grow_from_handler(const void *ucv)
+{
+	if (!__atomic_load_n(pc_live_grow_word(), __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&grower_on, __ATOMIC_RELAXED) || !__libc_single_threaded ||
+	    pc->ending != PC_END_RUNNING || pc_sandboxed() ||
+	    pc_stack_room_from_handler(ucv) < ROUND_STACK)
+		return;
+	round_now();
 }

@@ -426,6 +426,7 @@ pc_objects_scan(void)
 	sigset_t one, prev;
 	int first = 1, moved = 1, saved = errno;
 
+	pc_live_grow_now();	/* dlopen, dlclose, pthread_create */
 	if (!pc_cfg->scope_all || pc_sandboxed() || getpid() != pc->pid || forked)
 		return;
 	pthread_mutex_lock(&scan_lock);

@@ -152,8 +152,8 @@ walk_from_handler(void *ucv, uintptr_t ip, int in_text, uint32_t weight, int k)
  * runs on has room for the walk (PC_WALK_STACK); a sample without that
  * room keeps its PC and is counted. AS-safe.
  */
-void
-pc_sample_from_handler(void *ucv, uint32_t weight)
+static void
+sample(void *ucv, uint32_t weight)
 {
 	uintptr_t raw, ip;
 	int in_text = 0, buf;
@@ -191,4 +191,14 @@ walk:
 	}
 	walk_from_handler(ucv, raw, in_text, weight, buf);
 	frames_release_from_handler(buf);
+}
+
+/* One sample; then, in a process of one thread, the live file's growth
+ * it may have asked for (livegrower.c: a CPU loop makes no call that
+ * would). AS-safe. */
+void
+pc_sample_from_handler(void *ucv, uint32_t weight)
+{
+	sample(ucv, weight);
+	pc_live_grow_from_handler(ucv);
 }

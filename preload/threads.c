@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 
 #include "pc.h"
+#include "live.h"
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
 			 void *(*)(void *), void *);
@@ -250,6 +251,9 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		start_put(st, 1);
 		return r;
 	}
+	/* the program's first thread: the process is no longer one thread
+	 * (__libc_single_threaded), and the live file's grower runs */
+	pc_live_grower_start();
 	/* while ASKING the thread waits, so it has not ended and *thread
 	 * is as create left it; one that gave up is left alone */
 	w = START_WAITING;
