@@ -434,8 +434,11 @@ pc_grow_init(struct pc_grow *g, void *base, size_t unit, size_t first, size_t ma
 		g->slots = g->first = max;	/* one segment (arcs.c) */
 	} else {
 		g->slots = pc_live_back(base, g->first * unit) ? 0 : g->first;
-		if (ntables < MAX_TABLES)
-			tables[ntables++] = g;
+		/* release: a round in a handler sees g whole */
+		if (ntables < MAX_TABLES) {
+			tables[ntables] = g;
+			__atomic_store_n(&ntables, ntables + 1, __ATOMIC_RELEASE);
+		}
 	}
 	if (publish)
 		*publish = g->slots;
@@ -455,7 +458,9 @@ pc_grow_took_from_handler(struct pc_grow *g, size_t n)
 static void
 grow_tables(void)
 {
-	for (int i = 0; i < ntables; i++) {
+	int n = __atomic_load_n(&ntables, __ATOMIC_ACQUIRE);
+
+	for (int i = 0; i < n; i++) {
 		struct pc_grow *g = tables[i];
 		size_t slots = __atomic_load_n(&g->slots, __ATOMIC_RELAXED), want = slots;
 		size_t used = __atomic_load_n(&g->used, __ATOMIC_RELAXED);

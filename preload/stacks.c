@@ -217,6 +217,27 @@ same_stack(const uint64_t *e, uint64_t lead, const struct pc_frame *f, const uin
 	return same;
 }
 
+/* The stack's entry in the index segment [lo, lo + n) (n a power of
+ * two), or NULL: probed up to the first empty slot. The index grows in
+ * segments as arcs.c's table does: a doubling adds [slots, 2 slots), a
+ * hash table of its own, and entries never move. AS-safe. */
+static uint64_t *
+find_in(size_t lo, size_t n, uint64_t h, uint64_t lead, const struct pc_frame *f,
+	const uint64_t *enc, int nf, uint32_t depth, uint32_t flags, uint32_t tid)
+{
+	for (size_t probe = 0; probe < MAX_PROBE && probe < n; probe++) {
+		uint32_t cur = __atomic_load_n(&index_slots[lo + ((h + probe) & (n - 1))],
+					       __ATOMIC_ACQUIRE);
+		uint64_t *e = arena + (cur - 1);
+
+		if (!cur)
+			return NULL;
+		if (e[0] == h && same_stack(e, lead, f, enc, nf, depth, flags, tid))
+			return e;
+	}
+	return NULL;
+}
+
 /* Count weight for a stack of thread tid; its entry, or NULL when the
  * table is full. AS-safe. */
 static uint64_t *
@@ -226,16 +247,25 @@ add(uint32_t tid, uint64_t lead, const struct pc_frame *f, const uint64_t *enc, 
 	uint64_t h = 0x9e3779b97f4a7c15ULL;
 	uint32_t depth = 0;
 	uint64_t off, *e;
-	size_t mask;
+	size_t hi, lo, bottom;
 
 	h = (h ^ tid) * 0x100000001b3ULL;
 	h = (h ^ flags) * 0x100000001b3ULL;
 	FOR_EACH_WORD(lead, f, enc, n, w, { h = (h ^ w) * 0x100000001b3ULL; depth++; });
 	h ^= h >> 29;
 	off = 0;
-	mask = pc_grow_slots(&index_grow) - 1;
-	for (size_t probe = 0; probe < MAX_PROBE && mask != (size_t)-1; probe++) {
-		uint32_t *slot = &index_slots[(h + probe) & mask];
+	hi = pc_grow_slots(&index_grow);
+	lo = hi > index_grow.first ? hi / 2 : 0;
+	/* the older segments first; then the newest, which takes new stacks */
+	for (size_t top = lo; top; top = bottom) {
+		bottom = top > index_grow.first ? top / 2 : 0;
+		if ((e = find_in(bottom, top - bottom, h, lead, f, enc, n, depth, flags, tid))) {
+			__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
+			return e;
+		}
+	}
+	for (size_t probe = 0; probe < MAX_PROBE && probe < hi - lo; probe++) {
+		uint32_t *slot = &index_slots[lo + ((h + probe) & (hi - lo - 1))];
 		uint32_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
 		if (cur) {
