@@ -32,7 +32,8 @@ static size_t table_len;	/* bytes mapped */
  * The slots handlers use: 1024 backed at first, doubled as they fill
  * (livegrow.c). Entries never move, and a doubling adds a segment of its
  * own, [slots, 2 slots), a hash table of its own: an arc is looked for in
- * every segment, newest first, and a new one goes to the newest. One mask
+ * the older segments, from the latest down, then in the newest, which
+ * takes the new ones. One mask
  * for the whole table would pile the old entries and the second entries
  * of their keys into the first slots, until 64 probes found no room at 40
  * % of the table taken (cc1: 2,797 arc samples dropped of 25,360).

@@ -17,18 +17,38 @@
  * asks for and no room for later; an object loaded later gets a chunk of
  * its own at the file's end, mapped wherever the kernel puts it, and the
  * header lists the chunks for pc_recover. A page is backed (allocated on
- * disk, or in memory on tmpfs) before anything stores to it, by normal
- * code or by the grower, a thread of libpc's, never by a handler: a store
- * to a hole would raise SIGBUS where the disk is full, or charge a memory
- * cgroup from a handler. What handlers write:
+ * disk, or in memory on tmpfs) before anything stores to it: a store to
+ * a hole would raise SIGBUS where the disk is full. Who backs it:
+ *  - in a process of more than one thread, the grower, a thread of
+ *    libpc's (livegrower.c), started at start-up where libpc's own wall
+ *    or snapshot thread or adopted threads are there
+ *    (!__libc_single_threaded), else at the program's first
+ *    pthread_create, and in a fork child under the same condition;
+ *  - in a process of one thread, no thread: a second one makes glibc
+ *    take its stdio and malloc locks in every call (a getc loop over 405
+ *    MB ran 5.5 s under libpc with the grower, 0.9 s plain). There the
+ *    rounds run from libpc's interposed calls (mmap, munmap, mremap,
+ *    dlopen, dlclose, pthread_create: a flag's look), and, since a CPU
+ *    loop makes none, from the sampling handler: only while the process
+ *    is one thread, with 16 KiB of stack left, never in a sandbox, under
+ *    a try-lock that keeps it out of a call's round it interrupted. The
+ *    rule was "never from a handler"; this is a deliberate exception,
+ *    taken only where no other thread of the process can hold anything
+ *    the round needs: it makes system calls (madvise, fallocate, a read
+ *    of the memory cgroup's usage from paths found at start-up) and
+ *    charges the file's pages to the memory cgroup from the handler.
+ * What handlers write:
  *  - histograms, sparse and touched at random: a bitmap says which pages
  *    are backed; a sample for another page waits in the spill, a small
  *    lock-free table always backed, keyed by the counter's address, and
- *    wakes the grower, which backs the page and folds the spill into it;
+ *    asks for a round, which backs the page and folds the spill into it,
+ *    then frees the slot (livegrow.c's spill_free says when that is safe);
  *  - hash tables (arcs, pending PCs, the stack index) and the stack
- *    arena: handlers use the first slots, backed, and the grower doubles
- *    them when half are taken (a hash key found at another slot after a
- *    doubling makes a second entry, which the writers add up).
+ *    arena: handlers use the first slots, backed, and a round doubles
+ *    them when half are taken; the arc table and the stack index grow in
+ *    segments, each a hash table of its own, so that an entry never moves
+ *    and a key never needs a second one (the pending PCs' may have one,
+ *    which the writers add up).
  * Where the file cannot grow (no room, RLIMIT_FSIZE, PC_LIVE_MAX, a
  * memory cgroup near its limit) it stops growing, samples wait in the
  * spill (counted where it is full), and the last write places them in

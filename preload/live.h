@@ -144,15 +144,26 @@ size_t pc_live_max_pages(void) PC_HIDDEN;
  * start it again after). Not AS-safe. */
 void pc_live_grower_start(void) PC_HIDDEN;
 int pc_live_grower_pause(void) PC_HIDDEN;
-/* livegrower.c: where no grower thread runs (a process of one thread),
- * the round handlers asked for, from libpc's interposed calls (a flag's
- * look when nothing waits; never in a sandbox). Not AS-safe. */
+/* livememcg.c: find the memory cgroup's limit and usage files (v2, else
+ * v1; start-up, a fork child), and whether len bytes more of tmpfs leave
+ * the cgroup an eighth of its limit, 4 MiB at least (1 where no limit is
+ * said). Not AS-safe; AS-safe. */
+void pc_live_memcg_find(void) PC_HIDDEN;
+int pc_live_memcg_room(size_t len) PC_HIDDEN;
+/* livegrow.c: whether the grower thread runs the rounds (livegrower.c
+ * says); whether a round is asked for that no thread will run. AS-safe. */
+void pc_live_grow_threaded(int on) PC_HIDDEN;
+int pc_live_grow_wanted(void) PC_HIDDEN;
+/* livegrow.c: where no grower thread runs (a process of one thread), the
+ * round handlers asked for, from libpc's interposed calls (a flag's look
+ * when nothing waits; never in a sandbox). Not AS-safe. */
 void pc_live_grow_now(void) PC_HIDDEN;
-/* livegrower.c: the same from the sampling handler, only in a process of
- * one thread (__libc_single_threaded, no grower), with ROUND_STACK of
- * stack left, while running and never in a sandbox; a try-lock keeps a
- * call's round from being entered again. AS-safe. */
-void pc_live_grow_from_handler(const void *ucv) PC_HIDDEN;
+/* livegrow.c: the same from the sampling handler, with room bytes of
+ * stack left: only in a process of one thread (__libc_single_threaded,
+ * no grower), with ROUND_STACK of room, while running and never in a
+ * sandbox; a try-lock keeps a call's round from being entered again.
+ * AS-safe. */
+void pc_live_grow_from_handler(size_t room) PC_HIDDEN;
 /* livegrow.c: fold the spill into the counters it waits for, backing
  * their pages where it can; what cannot be placed stays in the spill and
  * is counted (pc_stats->live_unplaced). Not AS-safe. */

@@ -23,6 +23,7 @@
 #include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -44,12 +45,10 @@ static int ntables;
 static uint32_t grow_word;		/* 1: the grower has work (futex) */
 static const char *grow_path;		/* the file, absolute */
 static uint64_t fd_fallback;		/* backed with fallocate, not madvise */
+static uint32_t threaded;		/* 1: the grower thread runs rounds */
 static uint32_t round_busy;		/* a round runs: never two at once */
 static uint32_t spill_busy;		/* handlers between a look at a page's
 					 * bit and their spill store, atomic */
-/* the memory cgroup's files, found once at pc_live_grow_open (a round
- * may run in a handler: no 4 KiB read of /proc/self/cgroup there) */
-static char memcg_max[PATH_MAX], memcg_cur[PATH_MAX];
 
 /* The file's page of addr, or -1 outside every chunk. AS-safe. */
 static long
@@ -104,97 +103,6 @@ stop_growing(int err)
 	return -1;
 }
 
-/* The number in the file at path (the first line), or -1. */
-static long long
-read_number(const char *path)
-{
-	char buf[64];
-	long long v = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || buf[0] < '0' || buf[0] > '9')
-		return -1;	/* "max": no limit */
-	for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
-		v = v * 10 + (buf[i] - '0');
-	return v;
-}
-
-/* "DIR/CGROUP/name" into dst, CGROUP this process's in /proc/self/cgroup
- * for the v2 line (ctl "") or the v1 memory line (ctl "memory"). */
-static int
-cgroup_file(char *dst, size_t size, const char *dir, const char *ctl, const char *name)
-{
-	char buf[4096], *line, *end;
-	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-	size_t k = strlen(ctl);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	for (line = buf; line && *line; line = end ? end + 1 : NULL) {
-		char *c = strchr(line, ':');
-
-		end = strchr(line, '\n');
-		if (end)
-			*end = 0;
-		if (c && !strncmp(c + 1, ctl, k) && c[1 + k] == ':' &&
-		    strlen(dir) + strlen(c + 2 + k) + strlen(name) + 2 < size) {
-			strcpy(dst, dir);
-			strcat(dst, c + 2 + k);
-			strcat(dst, "/");
-			strcat(dst, name);
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/*
- * Whether len bytes more of tmpfs (memory, charged to this process's
- * memory cgroup) leave the cgroup an eighth of its limit, 4 MiB at least:
- * a charge past the limit would wake the OOM killer, which may take the
- * program. Cgroup v2, else v1 (the files memcg_find chose); room where neither
- * says a limit. A few hundred bytes of stack: it may run in a handler.
- */
-static int
-memcg_room(size_t len)
-{
-	long long max = memcg_max[0] ? read_number(memcg_max) : -1;
-	long long cur = memcg_cur[0] ? read_number(memcg_cur) : -1;
-
-	if (max < 0 || cur < 0 || max >= (1LL << 60))
-		return 1;
-	return cur + (long long)len + (max / 8 > (4 << 20) ? max / 8 : (4 << 20)) <= max;
-}
-
-/* The memory cgroup's limit and usage files (v2, else v1), for
- * memcg_room. Not AS-safe: start-up and a fork child. */
-static void
-memcg_find(void)
-{
-	memcg_max[0] = memcg_cur[0] = 0;
-	if (!cgroup_file(memcg_max, sizeof(memcg_max), "/sys/fs/cgroup", "", "memory.max") &&
-	    read_number(memcg_max) >= 0 &&
-	    !cgroup_file(memcg_cur, sizeof(memcg_cur), "/sys/fs/cgroup", "", "memory.current"))
-		return;
-	memcg_max[0] = memcg_cur[0] = 0;
-	if (cgroup_file(memcg_max, sizeof(memcg_max), "/sys/fs/cgroup/memory", "memory",
-			"memory.limit_in_bytes") ||
-	    cgroup_file(memcg_cur, sizeof(memcg_cur), "/sys/fs/cgroup/memory", "memory",
-			"memory.usage_in_bytes"))
-		memcg_max[0] = memcg_cur[0] = 0;
-}
-
 /* Bytes [off, off + len) of the file allocated with fallocate, for
  * kernels without MADV_POPULATE_WRITE (5.14): 0 or an errno. The file is
  * opened by its name for the call: libpc holds no descriptor. */
@@ -223,7 +131,7 @@ back_run(char *a, long p, size_t n)
 		return -1;
 	if (hdr->cap && hdr->backed + len > hdr->cap)
 		return stop_growing(PC_LIVE_CAPPED);
-	if (hdr->on_tmpfs && !memcg_room(len))
+	if (hdr->on_tmpfs && !pc_live_memcg_room(len))
 		return stop_growing(ENOMEM);
 	if (!fd_fallback && madvise(a, len, MADV_POPULATE_WRITE)) {
 		if (errno == EINVAL)
@@ -596,7 +504,7 @@ pc_live_grow_open(struct pc_live *h, size_t keep, const char *path)
 	if (h->size / page > MAX_PAGES)
 		return -EFBIG;
 	hdr = h;
-	memcg_find();
+	pc_live_memcg_find();
 	/* the bitmap's pages now, not at a handler's first look */
 	memset(backed_map, 0, sizeof(backed_map));
 	for (size_t p = 0; p < keep / page; p++)
@@ -662,4 +570,49 @@ pc_live_grow_forked(struct pc_live *h, int detached)
 		if (g->publish)
 			*g->publish = g->slots;
 	}
+}
+
+/* ------------------------------------------------------------ no thread */
+
+void
+pc_live_grow_threaded(int on)
+{
+	__atomic_store_n(&threaded, (uint32_t)on, __ATOMIC_RELEASE);
+}
+
+int
+pc_live_grow_wanted(void)
+{
+	return __atomic_load_n(&grow_word, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&threaded, __ATOMIC_RELAXED);
+}
+
+/* One round where a handler asked for one. AS-safe. */
+static void
+round_now(void)
+{
+	int saved = errno;
+
+	if (__atomic_exchange_n(&grow_word, 0, __ATOMIC_ACQ_REL) && pc_live_grow_round())
+		__atomic_store_n(&grow_word, 1, __ATOMIC_RELEASE);	/* one ran: later */
+	errno = saved;
+}
+
+void
+pc_live_grow_now(void)
+{
+	if (pc_live_grow_wanted() && !pc_sandboxed())
+		round_now();
+}
+
+/* Stack a round needs in a handler, with a wide margin: it is a few
+ * hundred bytes (memcg_room reads files whose paths start-up found). */
+#define ROUND_STACK	(16u << 10)
+
+void
+pc_live_grow_from_handler(size_t room)
+{
+	if (pc_live_grow_wanted() && __libc_single_threaded && room >= ROUND_STACK &&
+	    pc->ending == PC_END_RUNNING && !pc_sandboxed())
+		round_now();
 }

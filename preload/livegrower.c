@@ -23,7 +23,6 @@
 
 #include "pc.h"
 #include "live.h"
-#include "banned.h"
 
 static uint32_t stop_word;		/* 1: the grower is to end */
 static pthread_t grower;
@@ -82,22 +81,32 @@ grower_main(void *arg)
 void
 pc_live_grower_start(void)
 {
+	static uint32_t starting;	/* two pthread_creates at once */
 	int saved = errno;
 
+	if (__atomic_exchange_n(&starting, 1, __ATOMIC_ACQUIRE))
+		return;
 	if (grower_on && grower_pid != getpid())
 		grower_on = 0;		/* the parent's, in a fork child */
+	pc_live_grow_threaded(grower_on);
+	/* the program's first pthread_create asks again (threads.c) */
+	pc_threads_on_create(pc_live_grower_start);
 	/* no thread in a process of one thread: glibc would take its stdio
 	 * and malloc locks in every call from then on (a getc loop ran 6
 	 * times as long); rounds run from calls and handlers there */
-	if (!pc_live_active() || grower_on || __libc_single_threaded)
+	if (!pc_live_active() || grower_on || __libc_single_threaded) {
+		__atomic_store_n(&starting, 0, __ATOMIC_RELEASE);
 		return;
+	}
 	grower_pid = getpid();
 	grower_tid = 0;
 	__atomic_store_n(&stop_word, 0, __ATOMIC_SEQ_CST);
 	pc_own_waker(wake_grower);
 	grower_on = pc_own_thread(&grower, 1, grower_main) == 0;
+	pc_live_grow_threaded(grower_on);
 	/* whatever handlers asked before it ran */
 	wake_grower();
+	__atomic_store_n(&starting, 0, __ATOMIC_RELEASE);
 	errno = saved;
 }
 
@@ -111,43 +120,9 @@ pc_live_grower_pause(void)
 	wake_grower();
 	pthread_join(grower, NULL);
 	grower_on = 0;
+	pc_live_grow_threaded(0);
 	/* its id, which it wrote before it could stop, until it is gone */
 	pc_own_gone(__atomic_exchange_n(&grower_tid, 0, __ATOMIC_SEQ_CST));
 	return 1;
 }
 
-/* One round where a handler asked for one. */
-static void
-round_now(void)
-{
-	uint32_t *word = pc_live_grow_word();
-	int saved = errno;
-
-	if (__atomic_exchange_n(word, 0, __ATOMIC_ACQ_REL) && pc_live_grow_round())
-		__atomic_store_n(word, 1, __ATOMIC_RELEASE);	/* one ran: later */
-	errno = saved;
-}
-
-void
-pc_live_grow_now(void)
-{
-	if (!__atomic_load_n(pc_live_grow_word(), __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&grower_on, __ATOMIC_RELAXED) || pc_sandboxed())
-		return;
-	round_now();
-}
-
-/* Stack a round needs in a handler, with a wide margin: it is a few
- * hundred bytes (memcg_room reads files whose paths start-up found). */
-#define ROUND_STACK	(16u << 10)
-
-void
-pc_live_grow_from_handler(const void *ucv)
-{
-	if (!__atomic_load_n(pc_live_grow_word(), __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&grower_on, __ATOMIC_RELAXED) || !__libc_single_threaded ||
-	    pc->ending != PC_END_RUNNING || pc_sandboxed() ||
-	    pc_stack_room_from_handler(ucv) < ROUND_STACK)
-		return;
-	round_now();
-}

@@ -200,5 +200,6 @@ void
 pc_sample_from_handler(void *ucv, uint32_t weight)
 {
 	sample(ucv, weight);
-	pc_live_grow_from_handler(ucv);
+	if (pc_live_grow_wanted())
+		pc_live_grow_from_handler(pc_stack_room_from_handler(ucv));
 }

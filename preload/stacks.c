@@ -238,6 +238,20 @@ find_in(size_t lo, size_t n, uint64_t h, uint64_t lead, const struct pc_frame *f
 	return NULL;
 }
 
+/* A new entry e of the arena, before it is published. AS-safe. */
+static void
+fill(uint64_t *e, uint64_t h, uint64_t weight, uint64_t depth_flags, uint32_t tid,
+     uint64_t lead, const struct pc_frame *f, const uint64_t *enc, int n)
+{
+	uint32_t k = 0;
+
+	e[0] = h;
+	e[1] = weight;
+	e[2] = depth_flags;
+	e[3] = tid;
+	FOR_EACH_WORD(lead, f, enc, n, w, { e[ENTRY_WORDS + k++] = w; });
+}
+
 /* Count weight for a stack of thread tid; its entry, or NULL when the
  * table is full. AS-safe. */
 static uint64_t *
@@ -256,13 +270,12 @@ add(uint32_t tid, uint64_t lead, const struct pc_frame *f, const uint64_t *enc, 
 	off = 0;
 	hi = pc_grow_slots(&index_grow);
 	lo = hi > index_grow.first ? hi / 2 : 0;
-	/* the older segments first; then the newest, which takes new stacks */
+	/* the older segments, from the latest down; then the newest, which
+	 * takes new stacks */
 	for (size_t top = lo; top; top = bottom) {
 		bottom = top > index_grow.first ? top / 2 : 0;
-		if ((e = find_in(bottom, top - bottom, h, lead, f, enc, n, depth, flags, tid))) {
-			__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
-			return e;
-		}
+		if ((e = find_in(bottom, top - bottom, h, lead, f, enc, n, depth, flags, tid)))
+			goto found;
 	}
 	for (size_t probe = 0; probe < MAX_PROBE && probe < hi - lo; probe++) {
 		uint32_t *slot = &index_slots[lo + ((h + probe) & (hi - lo - 1))];
@@ -270,26 +283,16 @@ add(uint32_t tid, uint64_t lead, const struct pc_frame *f, const uint64_t *enc, 
 
 		if (cur) {
 			e = arena + (cur - 1);
-			if (e[0] == h && same_stack(e, lead, f, enc, n, depth, flags, tid)) {
-				__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
-				return e;
-			}
+			if (e[0] == h && same_stack(e, lead, f, enc, n, depth, flags, tid))
+				goto found;
 			continue;
 		}
 		/* a new stack: fill an entry in the arena, then publish it */
 		if (!off) {
 			if (!(off = take_from_handler(ENTRY_WORDS + depth)))
 				break;
-			e = arena + off;
-			e[0] = h;
-			e[1] = weight;
-			e[2] = depth | (uint64_t)flags << 32;
-			e[3] = tid;
-			{
-				uint32_t k = 0;
-
-				FOR_EACH_WORD(lead, f, enc, n, w, { e[ENTRY_WORDS + k++] = w; });
-			}
+			fill(arena + off, h, weight, depth | (uint64_t)flags << 32, tid, lead, f,
+			     enc, n);
 		}
 		if (__atomic_compare_exchange_n(slot, &cur, (uint32_t)(off + 1), 0,
 						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
@@ -299,16 +302,17 @@ add(uint32_t tid, uint64_t lead, const struct pc_frame *f, const uint64_t *enc, 
 		/* another thread took the slot first: if it is this stack,
 		 * add to it (our entry stays unused) */
 		e = arena + (cur - 1);
-		if (e[0] == h && same_stack(e, lead, f, enc, n, depth, flags, tid)) {
-			__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
-			return e;
-		}
+		if (e[0] == h && same_stack(e, lead, f, enc, n, depth, flags, tid))
+			goto found;
 	}
 	/* off-CPU time is nanoseconds, not samples: wall.c counts the
 	 * samples it lost */
 	if (!(flags & GMON_STACK_OFFCPU))
 		__atomic_fetch_add(&pc_stats->stacks_dropped, weight, __ATOMIC_RELAXED);
 	return NULL;
+found:
+	__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
+	return e;
 }
 
 void
