@@ -676,6 +676,9 @@ int pc_thread_perf_fd_from_handler(void) PC_HIDDEN;
 /* timer.c: the descriptor of this thread's last stopped event, whose late
  * signals are dropped, or -1. AS-safe. */
 int pc_thread_perf_retired_from_handler(void) PC_HIDDEN;
+/* timer.c: a late signal of this thread's task-clock event, on the signal
+ * libpc moved off: sampled, and the event granted its next. AS-safe. */
+void pc_thread_perf_late_from_handler(const siginfo_t *si, void *ucv) PC_HIDDEN;
 /* timer.c: periods of CPU time since the last task-clock sample; *ours
  * says whether fd is still this thread's event. AS-safe. */
 uint32_t pc_thread_perf_weight_from_handler(int fd, int *ours) PC_HIDDEN;

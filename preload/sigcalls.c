@@ -8,6 +8,9 @@
  * close libpc's task-clock events. Not AS-safe but where a call is (a
  * program's handler may longjmp, raise, or mask).
  */
+/* longjmp and __longjmp_chk are both defined below: under _FORTIFY_SOURCE
+ * (Debian's build flags), <setjmp.h> names longjmp __longjmp_chk */
+#undef _FORTIFY_SOURCE
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

@@ -642,8 +642,10 @@ moved_late_from_handler(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 
-	if (pc_timers_late_from_handler(si))
+	if (pc_timers_late_from_handler(si)) {
+		pc_thread_perf_late_from_handler(si, ucv);
 		return 1;
+	}
 	if (pc_signals_sync_mask(&uc->uc_sigmask, sig)) {
 		queue_again(sig, si);
 		return 1;

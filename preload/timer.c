@@ -674,3 +674,24 @@ pc_threads_adopt(void)
 	close(fd);
 }
 
+/*
+ * A late signal of this thread's own task-clock event, sent on the old
+ * signal before the move aimed the event at the new one: the event waits
+ * for this signal's sample to be granted its next overflow (above), so
+ * it is sampled and granted here, or the thread would never be sampled
+ * again (seen beside a CPU hog: 0 samples after the move). AS-safe.
+ */
+void
+pc_thread_perf_late_from_handler(const siginfo_t *si, void *ucv)
+{
+	int fd = pc_thread_perf_fd_from_handler(), ours;
+	uint32_t weight;
+
+	if (fd < 0 || si->si_fd != fd || si->si_code < POLL_IN || si->si_code > POLL_HUP ||
+	    pc_sandboxed())
+		return;
+	weight = pc_thread_perf_weight_from_handler(fd, &ours);
+	if (weight && pc_on())
+		pc_sample_from_handler(ucv, weight);
+	pc_thread_perf_resume_from_handler(fd, ours);
+}

@@ -89,10 +89,12 @@ def test_the_default_timer_is_chosen_by_the_measured_cost_of_a_task_clock_sample
         why = "timer %s (chosen: a task-clock sample costs %s us here, %s 5.0 us)" % (
             timer, us_said(cost), "under" if cost < 5000 else "over")
         assert why in r.stderr, r.stderr
-        # task-clock signals at the rate asked for; POSIX timers at most a
-        # tick's (250 Hz here, 1000 Hz on the fastest kernels)
+        # task-clock signals at the rate asked for (a handler delayed on a
+        # busy machine folds a few periods into one: 1.29 a signal seen
+        # beside make check); POSIX timers at most a tick's (250 Hz here,
+        # 1000 Hz on the fastest kernels): 4 a signal and more at 4000 Hz
         per = s["samples"] / s["signals"]
-        assert (per < 1.2) if timer == "taskclock" else (per > 3.5), (cost, s)
+        assert (per < 2.0) if timer == "taskclock" else (per > 3.5), (cost, s)
         manifest = open(r.path("gmon.out.objects")).read()
         assert "\ntimer %s measured %d\n" % (timer, cost) in manifest, manifest
         p = pcprof("report", r.cwd)
