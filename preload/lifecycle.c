@@ -100,6 +100,7 @@ after_fork_child(void)
 	}
 	pc_thread_forget();
 	pc_thread_arm();
+	pc_live_grower_start();
 }
 
 /* ------------------------------------------------------------ exit */

@@ -9,21 +9,62 @@
  * (below), which runs libpc's own writer on it. The normal end writes the
  * profile as before, then removes the file.
  *
- * The file is sized at start-up (the executable's text, the arc and stack
- * tables, the objects loaded so far and room for more) and allocated on
- * disk at once with fallocate: a page of a shared mapping that the disk
- * cannot hold would kill the program with SIGBUS when a sample first
- * touched it. Where the file cannot be made (no room, a read-only
- * directory, a file system without fallocate), and for what no longer
- * fits in it, libpc keeps its counters in anonymous memory as it always
- * did, and a killed process leaves nothing of them.
+ * The file starts small and grows with use (livegrow.c). Only its header
+ * is allocated at start-up; the regions after it (the inventory, the
+ * spill, the tables, the histograms) are laid out at fixed offsets, a
+ * hole until used, and mapped at once where start-up knows them (chunk
+ * 0): the mapping counts against RLIMIT_AS, so it holds what start-up
+ * asks for and no room for later; an object loaded later gets a chunk of
+ * its own at the file's end, mapped wherever the kernel puts it, and the
+ * header lists the chunks for pc_recover. A page is backed (allocated on
+ * disk, or in memory on tmpfs) before anything stores to it: a store to
+ * a hole would raise SIGBUS where the disk is full. Who backs it:
+ *  - in a process of more than one thread, the grower, a thread of
+ *    libpc's (livegrower.c), started at start-up where libpc's own wall
+ *    or snapshot thread or adopted threads are there
+ *    (!__libc_single_threaded), else at the program's first
+ *    pthread_create, and in a fork child under the same condition;
+ *  - in a process of one thread, no thread: a second one makes glibc
+ *    take its stdio and malloc locks in every call (a getc loop over 405
+ *    MB ran 5.5 s under libpc with the grower, 0.9 s plain). There the
+ *    rounds run from libpc's interposed calls (mmap, munmap, mremap,
+ *    dlopen, dlclose, pthread_create: a flag's look), and, since a CPU
+ *    loop makes none, from the sampling handler: only while the process
+ *    is one thread, with 16 KiB of stack left, never in a sandbox, under
+ *    a try-lock that keeps it out of a call's round it interrupted. The
+ *    rule was "never from a handler"; this is a deliberate exception,
+ *    taken only where no other thread of the process can hold anything
+ *    the round needs: it makes system calls (madvise, fallocate, a read
+ *    of the memory cgroup's usage from paths found at start-up) and
+ *    charges the file's pages to the memory cgroup from the handler.
+ * What handlers write:
+ *  - histograms, sparse and touched at random: a bitmap says which pages
+ *    are backed; a sample for another page waits in the spill, a small
+ *    lock-free table always backed, keyed by the counter's address, and
+ *    asks for a round, which backs the page and folds the spill into it,
+ *    then frees the slot (livegrow.c's spill_free says when that is safe);
+ *  - hash tables (arcs, pending PCs, the stack index) and the stack
+ *    arena: handlers use the first slots, backed, and a round doubles
+ *    them when half are taken; the arc table and the stack index grow in
+ *    segments, each a hash table of its own, so that an entry never moves
+ *    and a key never needs a second one (the pending PCs' may have one,
+ *    which the writers add up).
+ * Where the file cannot grow (no room, RLIMIT_FSIZE, PC_LIVE_MAX, a
+ * memory cgroup near its limit) it stops growing, samples wait in the
+ * spill (counted where it is full), and the last write places them in
+ * anonymous pages; pc_recover folds what a killed process left there.
+ * Where the file cannot be made at all (a read-only directory, a file
+ * system without fallocate), and for a region no chunk can take, libpc
+ * keeps its counters in anonymous memory as it always did, and a killed
+ * process leaves nothing of them.
  *
  * A fork child gets a file of its own, mapped over the same addresses:
  * the inventory is copied, the counters start at zero. Files are made
  * with no name (O_TMPFILE; else under a temporary one) and linked as
  * *.live once start-up has written their header, configuration and tables
  * (pc_live_seal), so that pcprof never takes one that is being made for a
- * dead process's, and a process killed before leaves none. Nothing here runs in the signal handler but pc_live_done and
+ * dead process's, and a process killed before leaves none. Nothing here
+ * runs in the signal handler but pc_live_done, pc_live_io and
  * pc_live_resident, which may run in one (a fatal signal's writer).
  */
 #ifndef _GNU_SOURCE
@@ -41,6 +82,8 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "pc.h"
@@ -56,31 +99,16 @@ static size_t page_size;
 static int live_fd = -1;
 static const char *span_lo, *span_hi;
 
-/* Bytes of the regions before the counters: what a fork child copies. */
-#define STRINGS_BYTES	(256 * 1024)
+/* A chunk mapped for objects loaded after start-up holds 1 MiB of the
+ * file at least (address space only, until used): the header has room
+ * for 32 chunks. */
+#define CHUNK_MIN	(1u << 20)
+
 
 static size_t
 round_page(size_t n)
 {
 	return (n + page_size - 1) & ~(page_size - 1);
-}
-
-/* The executable segments' counters of every object loaded now, for the
- * estimate of PC_SCOPE=all's size. */
-static int
-sum_objects(struct dl_phdr_info *info, size_t size, void *data)
-{
-	size_t *sum = data;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
-			*sum += round_page(ph->p_memsz / pc_profil_bin_bytes(PC_SCALE) *
-					   sizeof(uint32_t) + page_size);
-	}
-	return 0;
 }
 
 /* "DIR/.pcprof.PID.live" for the output path "DIR/gmon.out". */
@@ -132,24 +160,57 @@ open_unnamed(void)
 	return fd < 0 ? -errno : fd;
 }
 
-/* A new file of len bytes, on disk, that becomes live_path once whole
- * (publish()): until then a SIGKILL leaves no file that pcprof could take
- * for a dead process's, and none at all where it has no name. Its
- * descriptor or -errno. A file over the program's RLIMIT_FSIZE is not
- * made: the kernel would kill the program with SIGXFSZ. */
+/* Whether a file of len bytes would pass the program's RLIMIT_FSIZE. */
 static int
-create_file(size_t len)
+over_fsize(uint64_t len)
 {
 	struct rlimit fsize;
+
+	return getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+	       (rlim_t)len > fsize.rlim_cur;
+}
+
+/* live_path made absolute: the program may change directory. */
+static void
+absolute_path(void)
+{
+	char cwd[PATH_MAX];
+	size_t c, n = strlen(live_path);
+
+	if (live_path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return;
+	c = strlen(cwd);
+	if (c + 1 + n + 1 > sizeof(live_path))
+		return;
+	memmove(live_path + c + 1, live_path, n + 1);
+	memcpy(live_path, cwd, c);
+	live_path[c] = '/';
+}
+
+/* The file at live_path, opened for a growth; -1 when it cannot be. */
+static int
+open_live(void)
+{
+	return live_path[0] ? open(live_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC) : -1;
+}
+
+/* A new file of len bytes, its first keep bytes on disk, the rest a hole,
+ * that becomes live_path once whole (publish()): until then a SIGKILL
+ * leaves no file that pcprof could take for a dead process's, and none at
+ * all where it has no name. Its descriptor or -errno. A file over the
+ * program's RLIMIT_FSIZE is not made: the kernel would kill the program
+ * with SIGXFSZ. */
+static int
+create_file(size_t len, size_t keep)
+{
 	int fd, r;
 
-	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
-	    (rlim_t)len > fsize.rlim_cur)
+	if (over_fsize(len))
 		return -EFBIG;
 	fd = open_unnamed();
 	if (fd < 0)
 		return fd;
-	if (ftruncate(fd, (off_t)len) || fallocate(fd, 0, 0, (off_t)len)) {
+	if (ftruncate(fd, (off_t)len) || (keep && fallocate(fd, 0, 0, (off_t)keep))) {
 		r = -errno;
 		close(fd);
 		if (making[0])
@@ -191,10 +252,15 @@ map_by_name(int fd)
 
 	if (named < 0)
 		return;
-	if (!fstat(named, &a) && !fstat(fd, &b) && a.st_ino == b.st_ino && a.st_dev == b.st_dev &&
-	    mmap(live, live->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
-		 named, 0) == (void *)live)
-		madvise(live, live->size, MADV_RANDOM);
+	if (!fstat(named, &a) && !fstat(fd, &b) && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+		for (uint32_t i = 0; i < live->nchunks && i < PC_LIVE_CHUNKS; i++) {
+			void *at = (void *)(uintptr_t)live->chunk[i].va;
+
+			if (mmap(at, live->chunk[i].len, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_FIXED | MAP_NORESERVE, named,
+				 (off_t)live->chunk[i].off) == at)
+				madvise(at, live->chunk[i].len, MADV_RANDOM);
+		}
 	close(named);
 }
 
@@ -234,36 +300,52 @@ publish(int fd)
 	making[0] = 0;
 }
 
-int
-pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
+/* The header of the new mapping m of len bytes, libpc's state moved in. */
+static void
+fill_header(void *m, size_t len, size_t keep, uint64_t cap)
 {
-	size_t len = round_page(sizeof(struct pc_live)), extra = 0;
-	int fd;
+	live = m;
+	live_fd = -1;
+	memcpy(live->magic, PC_LIVE_MAGIC, sizeof(PC_LIVE_MAGIC));
+	live->hdr_size = sizeof(struct pc_live);
+	live->pid = (int32_t)getpid();
+	live->base = (uint64_t)(uintptr_t)m;
+	live->size = len;
+	live->used = keep;
+	live->cap = cap;
+	live->chunk[0] = (struct pc_live_chunk){ 0, (uint64_t)(uintptr_t)m, len };
+	__atomic_store_n(&live->nchunks, 1, __ATOMIC_RELEASE);
+	/* libpc's state moves in: nothing samples yet, no thread reads it */
+	live->st = *pc;
+	live->stats = *pc_stats;
+	live->objs = *pc_objs;
+	pc = &live->st;
+	pc_stats = &live->stats;
+	pc_objs = &live->objs;
+}
+
+int
+pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, uint64_t cap)
+{
+	size_t len, keep;
+	struct statfs fs;
+	int fd, tmpfs;
 	void *m;
 
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
-	len = round_page(sizeof(struct pc_live));
-	if (scope_all) {
-		len += round_page(PC_MAX_OBJECTS * sizeof(struct pc_object)) +
-		       2 * round_page(PC_MAX_RANGES * sizeof(struct pc_range)) +
-		       STRINGS_BYTES;
-		dl_iterate_phdr(sum_objects, &extra);
-		/* room for as much again loaded later, and 16 MiB more */
-		extra = extra * 2 + (16u << 20) +
-			round_page(PC_PENDING * sizeof(struct pc_pending));
-	}
-	len += round_page(text_bytes) + extra;
-	if (arcs)
-		len += round_page(arcs * sizeof(struct pc_arc)) + page_size;
-	if (stacks_mb)
-		len += (stacks_mb << 20) + (stacks_mb << 20) / 16 + (1u << 20);
+	keep = round_page(sizeof(struct pc_live));
+	len = pc_live_first_len(text_bytes, arcs, stacks_mb, scope_all);
 	if (live_name(live_path, sizeof(live_path), pc->path, getpid()))
 		return -ENAMETOOLONG;
-	fd = create_file(len);
+	absolute_path();
+	fd = create_file(len, keep);
 	if (fd < 0)
 		return fd;
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-	if (m == MAP_FAILED) {
+	tmpfs = fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
+	if (m == MAP_FAILED || len / page_size > pc_live_max_pages()) {
+		if (m != MAP_FAILED)
+			munmap(m, len);
 		close(fd);
 		if (making[0])
 			unlink(making);
@@ -272,26 +354,56 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
 	/* named at pc_live_seal, once start-up has filled it */
 	pending_fd = fd;
 	/* no read-around: a first touch fills one page of the page cache,
-	 * not 32 (24 MiB a process with stacks and every object, measured),
-	 * and mincore then tells the writer the pages samples touched */
+	 * not 32 (24 MiB a process with stacks and every object, measured) */
 	madvise(m, len, MADV_RANDOM);
-	live = m;
-	live_fd = -1;
-	memcpy(live->magic, PC_LIVE_MAGIC, sizeof(PC_LIVE_MAGIC));
-	live->hdr_size = sizeof(struct pc_live);
-	live->pid = (int32_t)getpid();
-	live->base = (uint64_t)(uintptr_t)m;
-	live->size = len;
-	live->used = round_page(sizeof(struct pc_live));
-	/* libpc's state moves in: nothing samples yet, no thread reads it */
-	live->st = *pc;
-	live->stats = *pc_stats;
-	live->objs = *pc_objs;
-	pc = &live->st;
-	pc_stats = &live->stats;
-	pc_objs = &live->objs;
+	fill_header(m, len, keep, cap);
+	live->on_tmpfs = (uint32_t)tmpfs;
+	pc_live_grow_open(live, keep, live_path);
+	live->spill = pc_live_alloc(PC_LIVE_SPILL * sizeof(struct pc_spill), 0);
+	if (pc_live_back(live->spill, PC_LIVE_SPILL * sizeof(struct pc_spill)))
+		live->spill = NULL;
 	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
 	return 0;
+}
+
+/* A chunk of n bytes more at the file's end, mapped: its address, or NULL
+ * (then the caller takes anonymous memory). Not AS-safe. */
+static void *
+new_chunk(uint64_t off, size_t n)
+{
+	uint32_t k = live->nchunks;
+	/* during start-up the file has no name yet: its descriptor */
+	int fd = pending_fd, grown;
+	void *m;
+
+	if (k >= PC_LIVE_CHUNKS || (off + n) / page_size > pc_live_max_pages() ||
+	    over_fsize(off + n) || (fd < 0 && (fd = open_live()) < 0))
+		return NULL;
+	grown = (uint64_t)lseek(fd, 0, SEEK_END) >= off + n || !ftruncate(fd, (off_t)(off + n));
+	m = grown ? mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd,
+			 (off_t)off) : MAP_FAILED;
+	if (fd != pending_fd)
+		close(fd);
+	if (m == MAP_FAILED)
+		return NULL;
+	madvise(m, n, MADV_RANDOM);
+	live->chunk[k] = (struct pc_live_chunk){ off, (uint64_t)(uintptr_t)m, n };
+	if (off + n > live->size)
+		live->size = off + n;
+	__atomic_store_n(&live->nchunks, k + 1, __ATOMIC_RELEASE);
+	return m;
+}
+
+/* Bytes [off, off + n) of the file where the last chunk maps them; NULL
+ * past its end. */
+static char *
+in_last_chunk(uint64_t off, size_t n)
+{
+	const struct pc_live_chunk *c = &live->chunk[live->nchunks - 1];
+
+	if (off < c->off || off + n > c->off + c->len)
+		return NULL;
+	return (char *)(uintptr_t)(c->va + (off - c->off));
 }
 
 void *
@@ -299,19 +411,23 @@ pc_live_alloc(size_t len, int meta)
 {
 	size_t n = round_page(len);
 	uint64_t off;
-	void *m;
+	char *m = NULL;
 
 	if (live) {
-		off = __atomic_fetch_add(&live->used, n, __ATOMIC_RELAXED);
-		if (off + n <= live->size) {
-			/* meta regions are taken at start-up and at scans,
-			 * one thread at a time */
+		/* regions are taken at start-up and at scans, one thread
+		 * at a time */
+		off = live->used;
+		m = in_last_chunk(off, n);
+		if (!m)
+			m = new_chunk(off, n > CHUNK_MIN ? n : CHUNK_MIN);
+		if (m) {
+			live->used = off + n;
 			if (meta && live->nmeta < 16) {
 				live->meta_off[live->nmeta] = off;
 				live->meta_len[live->nmeta] = n;
 				live->nmeta++;
 			}
-			return (char *)live + off;
+			return m;
 		}
 		__atomic_fetch_add(&pc_stats->live_overflow, 1, __ATOMIC_RELAXED);
 	}
@@ -332,12 +448,14 @@ pc_live_strdup(const char *s)
 	size_t n = strlen(s) + 1;
 
 	if (!area || used + n > size) {
-		size = n > STRINGS_BYTES ? round_page(n) : STRINGS_BYTES;
+		size = n > PC_LIVE_STRINGS ? round_page(n) : PC_LIVE_STRINGS;
 		area = pc_live_alloc(size, 1);
 		used = 0;
 		if (!area)
 			return NULL;
 	}
+	if (pc_live_back(area + used, n))
+		return NULL;
 	memcpy(area + used, s, n);
 	used += n;
 	return area + used - n;
@@ -402,6 +520,8 @@ pc_live_io(int begin)
 {
 	if (!live)
 		return;		/* pc_recover sets its own span */
+	if (begin)
+		pc_live_fold();	/* the samples that wait for a page */
 	if (begin && live_path[0]) {
 		live_fd = open(live_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		span_lo = (const char *)live;
@@ -412,6 +532,19 @@ pc_live_io(int begin)
 	}
 }
 
+/* Whether a is in one of the live file's chunks. AS-safe. */
+static int
+is_live(const char *a)
+{
+	uint32_t n = __atomic_load_n(&live->nchunks, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < n && i < PC_LIVE_CHUNKS; i++)
+		if ((uintptr_t)a >= live->chunk[i].va &&
+		    (uintptr_t)a - live->chunk[i].va < live->chunk[i].len)
+			return 1;
+	return 0;
+}
+
 void
 pc_live_resident(const void *addr, size_t len, unsigned char *vec)
 {
@@ -419,8 +552,15 @@ pc_live_resident(const void *addr, size_t len, unsigned char *vec)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), npages = (len + page - 1) / page;
 	off_t pos, end, d, h;
 
-	if (!(live && a >= (const char *)live && a < (const char *)live + live->size) &&
-	    !(span_lo && a >= span_lo && a < span_hi)) {
+	/* the live file's own pages: those backed (livegrow.c), the only
+	 * ones a sample may have written; the others are holes, which a
+	 * read would fill with a page of the file on tmpfs */
+	if (live && is_live(a)) {
+		for (size_t i = 0; i < npages; i++)
+			vec[i] = (unsigned char)pc_live_backed(a + i * page);
+		return;
+	}
+	if (!(span_lo && a >= span_lo && a < span_hi)) {
 		if (mincore((void *)addr, len, vec))
 			memset(vec, 1, npages);
 		return;
@@ -445,81 +585,103 @@ pc_live_resident(const void *addr, size_t len, unsigned char *vec)
 	}
 }
 
-/* Bytes [off, off + len) of the mapping into the same place of fd. */
+/* The pages a fork child keeps of the chunk c, backed ones only: into fd
+ * (fd >= 0), or into the copy m of the chunk. */
 static int
-copy_region(int fd, uint64_t off, uint64_t len)
+copy_kept(const struct pc_live_chunk *c, int fd, char *m)
 {
-	for (uint64_t done = 0; done < len; ) {
-		ssize_t k = pwrite(fd, (char *)live + off + done, (size_t)(len - done),
-				   (off_t)(off + done));
+	for (uint64_t p = 0; p < c->len; p += page_size) {
+		const char *a = (const char *)(uintptr_t)(c->va + p);
 
-		if (k <= 0)
+		if (!pc_live_kept(live, c->off + p) || !pc_live_backed(a))
+			continue;
+		if (fd < 0)
+			memcpy(m + p, a, page_size);
+		else if (pwrite(fd, a, page_size, (off_t)(c->off + p)) != (ssize_t)page_size)
 			return -1;
-		done += (uint64_t)k;
 	}
 	return 0;
 }
 
 /*
  * No file of its own for a fork child: it must not count into its
- * parent's. A private copy of the whole mapping, made in place, keeps
- * every address; the counters are zeroed after this by the fork handler.
- * -1 when even that cannot be had.
+ * parent's. A private copy of each chunk of the mapping, made in place,
+ * keeps every address; the counters are zeroed after this by the fork
+ * handler. -1 when even that cannot be had.
  */
 static int
 detach_private(void)
 {
-	void *m = mmap(NULL, live->size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	struct pc_live_chunk ch[PC_LIVE_CHUNKS];
+	uint32_t n = live->nchunks;
 
-	if (m == MAP_FAILED)
-		goto detached;
-	memcpy(m, live, sizeof(struct pc_live));
-	for (uint32_t i = 0; i < live->nmeta && i < 16; i++)
-		memcpy((char *)m + live->meta_off[i], (char *)live + live->meta_off[i],
-		       live->meta_len[i]);
-	if (mremap(m, live->size, live->size, MREMAP_MAYMOVE | MREMAP_FIXED, live) == MAP_FAILED) {
-		munmap(m, live->size);
-		goto detached;
+	memcpy(ch, live->chunk, sizeof(ch));
+	for (uint32_t i = 0; i < n && i < PC_LIVE_CHUNKS; i++) {
+		void *m = mmap(NULL, ch[i].len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (m == MAP_FAILED)
+			goto detached;
+		copy_kept(&ch[i], -1, m);
+		if (mremap(m, ch[i].len, ch[i].len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   (void *)(uintptr_t)ch[i].va) == MAP_FAILED) {
+			munmap(m, ch[i].len);
+			goto detached;
+		}
 	}
 	live->st.writer = 0;
+	pc_live_grow_forked(live, 1);
 	live_path[0] = 0;
 	live = NULL;
 	return 0;
 detached:
 	/* still the parent's mapping: this child must not count or write */
+	pc_live_grow_forked(live, 1);
 	live_path[0] = 0;
 	live = NULL;
 	return -1;
 }
 
+/* Each chunk of the mapping onto the same place of the child's file fd:
+ * 0, or -1 with some still the parent's. */
+static int
+map_child(int fd)
+{
+	for (uint32_t i = 0; i < live->nchunks && i < PC_LIVE_CHUNKS; i++) {
+		struct pc_live_chunk c = live->chunk[i];
+		void *at = (void *)(uintptr_t)c.va;
+
+		if (mmap(at, c.len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
+			 fd, (off_t)c.off) != at)
+			return -1;
+		madvise(at, c.len, MADV_RANDOM);
+	}
+	return 0;
+}
+
 int
 pc_live_forked(void)
 {
-	void *m;
 	int fd;
 
 	if (!live)
 		return 0;
-	if (live_name(live_path, sizeof(live_path), pc->path, getpid()) ||
-	    (fd = create_file(live->size)) < 0)
+	if (live_name(live_path, sizeof(live_path), pc->path, getpid()))
+		goto anonymous;
+	absolute_path();
+	if ((fd = create_file(live->size, 0)) < 0)
 		goto anonymous;
 	/* the header and the inventory, as the parent has them; the
-	 * counters start at zero */
-	if (copy_region(fd, 0, round_page(sizeof(struct pc_live))))
-		goto failed;
-	for (uint32_t i = 0; i < live->nmeta && i < 16; i++)
-		if (copy_region(fd, live->meta_off[i], live->meta_len[i]))
+	 * counters start at zero, in holes */
+	for (uint32_t i = 0; i < live->nchunks && i < PC_LIVE_CHUNKS; i++)
+		if (copy_kept(&live->chunk[i], fd, NULL))
 			goto failed;
-	m = mmap(live, live->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
-		 fd, 0);
-	if (m != live) {
-		/* MAP_FIXED failed: the parent's mapping is still there */
+	/* MAP_FIXED failed: a chunk is still the parent's */
+	if (map_child(fd))
 		goto failed;
-	}
-	madvise(m, live->size, MADV_RANDOM);
 	live->pid = (int32_t)getpid();
 	live->st.writer = 0;	/* a write of the parent's is not the child's */
+	pc_live_grow_forked(live, 0);
 	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
 	publish(fd);
 	close(fd);

@@ -11,8 +11,12 @@
 #include "objects.h"
 
 #define PC_LIVE_MAGIC	"pcprof-live 1\n"	/* 16 bytes with its NULs */
+#define PC_LIVE_CHUNKS	32		/* mappings of the file, at most */
+#define PC_LIVE_SPILL	1024		/* counters waiting for their page */
+#define PC_LIVE_STRINGS	(256 * 1024)	/* a region of the objects' paths */
 
 enum { PC_LIVE_RUNNING = 1, PC_LIVE_DONE = 2 };
+#define PC_LIVE_CAPPED	(-1)		/* full_errno: PC_LIVE_MAX reached */
 
 /* Where a module's tables are, for pc_recover. */
 struct pc_live_tables {
@@ -24,6 +28,34 @@ struct pc_live_tables {
 	size_t stacks_slots;
 	void *stacks_names;		/* the thread names' table */
 	size_t stacks_names_len;
+};
+
+/* One mapping of the file: bytes [off, off + len) at address va. */
+struct pc_live_chunk {
+	uint64_t off, va, len;
+};
+
+/* A histogram counter whose page was not backed yet when a sample came
+ * (livegrow.c): the counter's address in the process, and the weight. */
+struct pc_spill {
+	uint64_t key;
+	uint64_t count;
+	uint32_t state;			/* enum pc_slot, atomic */
+};
+
+/*
+ * A table that starts small and grows (livegrow.c): its first slots are
+ * backed, and the grower backs twice as many whenever handlers have
+ * taken half of them, up to max. A hash table probes (hash & (slots -
+ * 1)); an append-only one takes [used, slots).
+ */
+struct pc_grow {
+	char *base;			/* the table, in the live file */
+	size_t unit;			/* bytes of a slot */
+	size_t first, max;		/* slots backed at first, at most */
+	size_t slots;			/* slots backed now, atomic */
+	size_t used;			/* slots taken, atomic */
+	size_t *publish;		/* where pc_recover reads slots, or NULL */
 };
 
 struct pc_live {
@@ -43,7 +75,103 @@ struct pc_live {
 	struct pc_stats stats;		/* pc_stats points here */
 	struct pc_objects objs;		/* pc_objs points here */
 	struct pc_live_tables tables;
+	uint32_t nchunks;		/* chunk[0, nchunks) are mapped, atomic */
+	uint32_t full;			/* 1: the file stopped growing */
+	int32_t full_errno;		/* why: an errno, or PC_LIVE_CAPPED */
+	uint32_t on_tmpfs;		/* 1: its pages are memory */
+	uint64_t backed;		/* bytes the file takes (backed pages) */
+	uint64_t cap;			/* PC_LIVE_MAX, or 0 */
+	struct pc_live_chunk chunk[PC_LIVE_CHUNKS];
+	struct pc_spill *spill;		/* PC_LIVE_SPILL of them */
 };
+
+/* livegrow.c: back the pages of [addr, addr + len) in the file (an
+ * address outside it is backed already): 0, or -1 when the file cannot
+ * grow (then it stops growing). Not AS-safe. */
+int pc_live_back(const void *addr, size_t len) PC_HIDDEN;
+/* livegrow.c: add w to a histogram counter where its page is backed,
+ * else keep it in the spill table for the grower: 1, or 0 when neither
+ * could take it (the caller counts it elsewhere). AS-safe. */
+int pc_live_add_from_handler(uint32_t *counter, uint32_t w) PC_HIDDEN;
+/* livegrow.c: whether addr's page of the file is backed (1 outside the
+ * file). AS-safe. */
+int pc_live_backed(const void *addr) PC_HIDDEN;
+/* livegrow.c: a growable table of the live file at base (first and max
+ * slots, powers of two); its first slots backed, all of them where base
+ * is not in the file. Not AS-safe. */
+void pc_grow_init(struct pc_grow *g, void *base, size_t unit, size_t first, size_t max,
+		  size_t *publish) PC_HIDDEN;
+/* livegrow.c: a handler took n more slots of g: the grower is woken when
+ * half are taken. AS-safe. */
+void pc_grow_took_from_handler(struct pc_grow *g, size_t n) PC_HIDDEN;
+/* livegrow.c: the slots of g a handler may use now. AS-safe. */
+static inline size_t
+pc_grow_slots(struct pc_grow *g)
+{
+	return __atomic_load_n(&g->slots, __ATOMIC_ACQUIRE);
+}
+/* livegrow.c: the bitmap for the header h mapped at its base, its first
+ * keep bytes backed already (start-up); -EFBIG for a file too long for
+ * it. Not AS-safe. */
+int pc_live_grow_open(struct pc_live *h, size_t keep, const char *path) PC_HIDDEN;
+/* livegrow.c: the futex word handlers set to wake the grower, and one
+ * round of its work: back what waits, double what is half taken.
+ * Not AS-safe. */
+uint32_t *pc_live_grow_word(void) PC_HIDDEN;
+/* One round: 0, or -1 while another runs (never two at once: a handler
+ * may interrupt a call's round in a process of one thread). */
+int pc_live_grow_round(void) PC_HIDDEN;
+/* livegrow.c: a fork child's file, backed where the inventory was copied
+ * into it, the tables back to their first slots; detached 1: no file,
+ * everything is anonymous memory now. Not AS-safe. */
+void pc_live_grow_forked(struct pc_live *h, int detached) PC_HIDDEN;
+/* livegrow.c: whether the page at file offset off is one a fork child
+ * keeps (the header's, the inventory's). AS-safe. */
+int pc_live_kept(const struct pc_live *h, uint64_t off) PC_HIDDEN;
+/* livegrow.c: the bytes the live file takes (0 without one), and in *why
+ * 0 while it grows, else why it stopped: an errno or PC_LIVE_CAPPED.
+ * AS-safe. */
+uint64_t pc_live_footprint(int *why) PC_HIDDEN;
+/* livegrow.c: the bytes of the mapping made at start-up, for the header,
+ * the spill, text_bytes of the program's counters, an arc table, stacks
+ * and PC_SCOPE=all's objects loaded now. Not AS-safe. */
+size_t pc_live_first_len(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
+	PC_HIDDEN;
+/* livegrow.c: the most pages a live file may have. AS-safe. */
+size_t pc_live_max_pages(void) PC_HIDDEN;
+/* livegrower.c: start the grower thread (start-up, a fork child); stop it
+ * for a call that needs a process of one thread (1 when it ran: then
+ * start it again after). Not AS-safe. */
+void pc_live_grower_start(void) PC_HIDDEN;
+int pc_live_grower_pause(void) PC_HIDDEN;
+/* livememcg.c: find the memory cgroup's limit and usage files (v2, else
+ * v1; start-up, a fork child), and whether len bytes more of tmpfs leave
+ * the cgroup an eighth of its limit, 4 MiB at least (1 where no limit is
+ * said). Not AS-safe; AS-safe. */
+void pc_live_memcg_find(void) PC_HIDDEN;
+int pc_live_memcg_room(size_t len) PC_HIDDEN;
+/* livegrow.c: whether the grower thread runs the rounds (livegrower.c
+ * says); whether a round is asked for that no thread will run. AS-safe. */
+void pc_live_grow_threaded(int on) PC_HIDDEN;
+int pc_live_grow_wanted(void) PC_HIDDEN;
+/* livegrow.c: where no grower thread runs (a process of one thread), the
+ * round handlers asked for, from libpc's interposed calls (a flag's look
+ * when nothing waits; never in a sandbox). Not AS-safe. */
+void pc_live_grow_now(void) PC_HIDDEN;
+/* livegrow.c: the same from the sampling handler, with room bytes of
+ * stack left: only in a process of one thread (__libc_single_threaded,
+ * no grower), with ROUND_STACK of room, while running and never in a
+ * sandbox; a try-lock keeps a call's round from being entered again.
+ * AS-safe. */
+void pc_live_grow_from_handler(size_t room) PC_HIDDEN;
+/* livegrow.c: fold the spill into the counters it waits for, backing
+ * their pages where it can; what cannot be placed stays in the spill and
+ * is counted (pc_stats->live_unplaced). Not AS-safe. */
+void pc_live_fold(void) PC_HIDDEN;
+/* livegrow.c, for recover.c's copy of a file: fold the spill, each key
+ * moved by move_key (NULL: it cannot be): how many were. Not AS-safe. */
+size_t pc_live_fold_copy(struct pc_spill *spill, uint32_t *(*move_key)(uint64_t, void *),
+			 void *arg) PC_HIDDEN;
 
 /* live.c: where the modules record their tables. Not AS-safe. */
 struct pc_live_tables *pc_live_tables(void) PC_HIDDEN;

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "live.h"
 #include "banned.h"
 
 #ifndef MREMAP_DONTUNMAP
@@ -158,6 +159,8 @@ map_through(mmap_fn f, void *a, size_t len, int prot, int flags, int fd, off_t o
 
 	if (r == MAP_FAILED)
 		return r;
+	/* the live file's growth where no grower thread runs (livegrower.c) */
+	pc_live_grow_now();
 	/* a mapping over a copy (MAP_FIXED) replaced it */
 	pc_copies_retire((uintptr_t)r, len);
 	if ((prot & PROT_EXEC) && fd >= 0 && !(flags & MAP_ANONYMOUS) &&
@@ -198,6 +201,7 @@ munmap(void *a, size_t len)
 		int saved = errno;
 
 		pc_copies_retire((uintptr_t)a, len);
+		pc_live_grow_now();
 		errno = saved;
 	}
 	return r;
@@ -225,6 +229,7 @@ mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 		if (!(flags & MREMAP_DONTUNMAP))
 			pc_copies_retire((uintptr_t)old, old_len);
 		pc_copies_retire((uintptr_t)r, new_len);
+		pc_live_grow_now();
 		errno = saved;
 	}
 	return r;

@@ -43,6 +43,7 @@
 
 #include "pc.h"
 #include "objects.h"
+#include "live.h"
 
 static struct pc_objects boot_objs;
 struct pc_objects *pc_objs PC_HIDDEN = &boot_objs;
@@ -127,6 +128,9 @@ vdso_image(struct pc_object *o, const struct dl_phdr_info *info)
 			if (len <= mapped && len <= (1u << 20)) {
 				/* a copy in the live file, for pc_recover */
 				void *copy = pc_live_active() ? pc_live_alloc(len, 1) : NULL;
+
+				if (copy && pc_live_back(copy, len))
+					copy = NULL;
 
 				if (copy)
 					memcpy(copy, e, len);
@@ -326,6 +330,8 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	}
 	o = &pc_objs->objs[pc_objs->nobjs];
+	if (pc_live_back(o, sizeof(*o)))
+		return 0;	/* the live file is full: not profiled */
 	memset(o, 0, sizeof(*o));
 	/* the path is kept in libpc's own memory, never malloc'ed: at
 	 * exit a leak checker must find nothing of libpc's */
@@ -387,6 +393,10 @@ publish(void)
 	struct pc_range *r = pc_objs->ranges[c];
 	uint32_t n = 0;
 
+	/* the copy's pages in the live file first: a store to a page that
+	 * is not backed would fault where the disk is full */
+	if (pc_live_back(r, (size_t)pc_objs->nobjs * PC_OBJ_TEXT * sizeof(*r)))
+		return;
 	__atomic_fetch_add(&pc_objs->range_seq[c], 1, __ATOMIC_RELEASE);	/* odd */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (int i = 1; i < pc_objs->nobjs; i++) {
@@ -416,6 +426,7 @@ pc_objects_scan(void)
 	sigset_t one, prev;
 	int first = 1, moved = 1, saved = errno;
 
+	pc_live_grow_now();	/* dlopen, dlclose, pthread_create */
 	if (!pc_cfg->scope_all || pc_sandboxed() || getpid() != pc->pid || forked)
 		return;
 	pthread_mutex_lock(&scan_lock);
@@ -461,6 +472,12 @@ pc_objects_init(void)
 	pc_objs->pending = pc_live_alloc(PC_PENDING * sizeof(struct pc_pending), 0);
 	if (!pc_objs->objs || !pc_objs->ranges[0] || !pc_objs->ranges[1] || !pc_objs->pending)
 		return -ENOMEM;
+	pc_objects_pending_init();
+	/* the first entries' pages now, before the counters take the room
+	 * a PC_LIVE_MAX leaves */
+	pc_live_back(pc_objs->objs, 16 * sizeof(struct pc_object));
+	pc_live_back(pc_objs->ranges[0], 64 * sizeof(struct pc_range));
+	pc_live_back(pc_objs->ranges[1], 64 * sizeof(struct pc_range));
 	pc_objs->find_object = (int (*)(void *, struct dl_find_object *))
 		dlsym(RTLD_DEFAULT, "_dl_find_object");
 	pc_objs->nobjs = 1;

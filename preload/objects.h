@@ -29,4 +29,8 @@ struct pc_objects {
 
 extern struct pc_objects *pc_objs PC_HIDDEN;
 
+/* objfind.c: the pending table starts small and grows (livegrow.c).
+ * Start-up; not AS-safe. */
+void pc_objects_pending_init(void) PC_HIDDEN;
+
 #endif

@@ -17,6 +17,7 @@
 
 #include "pc.h"
 #include "objects.h"
+#include "live.h"
 #include "banned.h"
 
 uint64_t
@@ -114,9 +115,20 @@ count_in(uint32_t obj, uint32_t seg, uint64_t link, uint64_t w)
 	if (k >= t->prof.bufsiz / sizeof(uint32_t))
 		return 0;
 	/* 32-bit counters, as the main program's; the writer carries */
-	__atomic_fetch_add(&t->prof.buf[k], (uint32_t)w, __ATOMIC_RELAXED);
+	pc_live_add_from_handler(&t->prof.buf[k], (uint32_t)w);
 	__atomic_fetch_add(&o->samples, w, __ATOMIC_RELAXED);
 	return 1;
+}
+
+/* The pending table's slots that handlers use: 1024 backed at first,
+ * doubled as they fill (livegrow.c). */
+static struct pc_grow pending_grow;
+
+void
+pc_objects_pending_init(void)
+{
+	pc_grow_init(&pending_grow, pc_objs->pending, sizeof(struct pc_pending), 1024,
+		     PC_PENDING, NULL);
 }
 
 /*
@@ -129,9 +141,10 @@ static void
 pending_add(uintptr_t ip, uint32_t w, int unplaced)
 {
 	uint64_t h = pc_mix(ip);
+	size_t mask = pc_grow_slots(&pending_grow) - 1;
 
-	for (size_t probe = 0; probe < 64; probe++) {
-		struct pc_pending *p = &pc_objs->pending[(h + probe) & (PC_PENDING - 1)];
+	for (size_t probe = 0; probe < 64 && mask != (size_t)-1; probe++) {
+		struct pc_pending *p = &pc_objs->pending[(h + probe) & mask];
 		uint32_t st;
 
 		if (pc_slot_claim(&p->state, &st)) {
@@ -141,6 +154,7 @@ pending_add(uintptr_t ip, uint32_t w, int unplaced)
 			p->pc = ip;
 			p->count = w;
 			pc_slot_publish(&p->state);
+			pc_grow_took_from_handler(&pending_grow, 1);
 			if (unplaced)
 				__atomic_fetch_add(&pc_objs->unplaced, 1, __ATOMIC_RELAXED);
 			return;
@@ -191,7 +205,7 @@ pc_objects_place_pending(void)
 	/* most inventories find nothing to place: skip the tables then */
 	if (!__atomic_exchange_n(&pc_objs->unplaced, 0, __ATOMIC_ACQ_REL))
 		return 0;
-	for (size_t i = 0; i < PC_PENDING; i++) {
+	for (size_t i = 0; i < pc_grow_slots(&pending_grow); i++) {
 		struct pc_pending *p = &pc_objs->pending[i];
 		uint64_t link, c;
 		uint32_t seg, obj;
@@ -267,7 +281,7 @@ static uint32_t live;		/* live copies: 0 spares the overlap check */
 
 /* The original of a PC in a copy, or the PC itself. AS-safe. */
 uintptr_t
-pc_copy_original_from_handler(uintptr_t pc)
+pc_copy_original_from_handler(uintptr_t at)
 {
 	uint32_t n = __atomic_load_n(&used, __ATOMIC_ACQUIRE);
 
@@ -284,10 +298,10 @@ pc_copy_original_from_handler(uintptr_t pc)
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&c->seq, __ATOMIC_RELAXED) != s)
 			continue;
-		if (pc >= lo && pc < hi)
-			return pc + delta;
+		if (at >= lo && at < hi)
+			return at + delta;
 	}
-	return pc;
+	return at;
 }
 
 static void

@@ -201,6 +201,9 @@ struct pc_stats {
 	uint64_t wall[GMON_WALLINFO_WORDS];	/* the wall sampler's (wall.c),
 						 * here to outlive a kill */
 	uint64_t wall_cpu_ns;		/* the wall sampler's own CPU so far */
+	uint64_t live_unplaced;		/* weighted samples the live file had
+					 * no room for (livegrow.c) */
+	uint64_t live_waiting;		/* weighted samples left in its spill */
 };
 
 extern struct pc_stats *pc_stats PC_HIDDEN;
@@ -230,6 +233,7 @@ struct pc_settings {
 	int clock_wall;			/* PC_CLOCK=wall */
 	long wall_hz;			/* PC_WALL_HZ */
 	int wall_budget;		/* PC_WALL_BUDGET, percent of a CPU */
+	uint64_t live_max;		/* PC_LIVE_MAX: bytes, or 0 */
 };
 
 /*
@@ -561,7 +565,8 @@ int pc_note_build_id(const struct dl_phdr_info *info, uint8_t *id, size_t max) P
  * room for text_bytes of the program's counters, an arc table, stacks and
  * PC_SCOPE=all's objects; 0 or -errno (then memory is anonymous). Not
  * AS-safe. */
-int pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all) PC_HIDDEN;
+int pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all,
+		 uint64_t cap) PC_HIDDEN;
 /* live.c: len bytes of zeroed memory, page-aligned, from the live file
  * where it has room, else anonymous; meta: part of the inventory a fork
  * child keeps. NULL when memory runs out. Not AS-safe. */
@@ -847,6 +852,9 @@ void pc_threads_forked(void) PC_HIDDEN;
  * the real pthread_create: every signal blocked, no timer, a 256 KiB
  * stack, detached unless joinable; 0 or an errno. Not AS-safe. */
 int pc_own_thread(pthread_t *t, int joinable, void *(*fn)(void *)) PC_HIDDEN;
+/* threads.c: fn runs after each thread the program starts, in its
+ * pthread_create (livegrower.c's start). Not AS-safe. */
+void pc_threads_on_create(void (*fn)(void)) PC_HIDDEN;
 
 /* finish.c: write the final profile once and stop sampling; a thread
  * that comes second waits for the write under way. AS-safe. */

@@ -29,13 +29,33 @@
 #include "live.h"
 #include "running.h"
 
-/* The dead process's mapping, [lo, hi), and how far it moved. Every
- * table lies past the header (data), so that moving a pointer never
- * writes into what another check read. */
+/* The dead process's mappings of the file (its chunks, checked) and this
+ * process's copy of the whole file, [copy, copy + len). Every table lies
+ * past the header, so that moving a pointer never writes into what
+ * another check read. */
 struct span {
-	uintptr_t lo, hi, data;
-	uintptr_t delta;	/* new - old, modulo 2^64 */
+	struct pc_live_chunk chunk[PC_LIVE_CHUNKS];
+	uint32_t n;
+	uintptr_t copy;
+	size_t len;
 };
+
+/* Where v, an address in the dead process of len bytes, is in the copy;
+ * 0 when it does not lie wholly inside one chunk, past the header. */
+static uintptr_t
+locate(const struct span *s, uintptr_t v, size_t len)
+{
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct pc_live_chunk *c = &s->chunk[i];
+		uint64_t off;
+
+		if (v < c->va || v - c->va >= c->len || len > c->len - (v - c->va))
+			continue;
+		off = c->off + (v - c->va);
+		return off < sizeof(struct pc_live) ? 0 : s->copy + (uintptr_t)off;
+	}
+	return 0;
+}
 
 /* Point *p, an address in the dead process of len bytes, into this one's
  * copy; -1 when it does not lie wholly inside, past the header. */
@@ -43,11 +63,11 @@ static int
 move(const struct span *s, void *pp, size_t len)
 {
 	void **p = pp;
-	uintptr_t v = (uintptr_t)*p;
+	uintptr_t v = locate(s, (uintptr_t)*p, len);
 
-	if (v < s->data || v >= s->hi || len > s->hi - v)
+	if (!v)
 		return -1;
-	*p = (void *)(v + s->delta);
+	*p = (void *)v;
 	return 0;
 }
 
@@ -61,12 +81,12 @@ string_inside(const char *s, size_t max)
 static int
 move_string(const struct span *s, char **p)
 {
-	uintptr_t v = (uintptr_t)*p;
+	uintptr_t v = locate(s, (uintptr_t)*p, 1);
 
-	if (v < s->data || v >= s->hi)
+	if (!v)
 		return -1;
-	*p = (char *)(v + s->delta);
-	return string_inside(*p, s->hi - v) ? 0 : -1;
+	*p = (char *)v;
+	return string_inside(*p, s->copy + s->len - v) ? 0 : -1;
 }
 
 static int
@@ -110,7 +130,7 @@ check_objects(const struct span *s, struct pc_objects *o)
 static int
 check_tables(const struct span *s, const struct pc_config *c, struct pc_live_tables *t)
 {
-	size_t room = s->hi - s->lo;
+	size_t room = s->len;
 
 	if (c->callgraph && (t->arcs_slots > room / sizeof(struct pc_arc) ||
 			     move(s, &t->arcs, t->arcs_slots * sizeof(struct pc_arc))))
@@ -150,7 +170,7 @@ static int
 check_file(const struct span *s, struct pc_live *l, const char *path, char *out,
 	   size_t size)
 {
-	if (s->hi < s->lo || l->st.ntext < 1 || l->st.ntext > PC_MAX_TEXT ||
+	if (!s->n || l->st.ntext < 1 || l->st.ntext > PC_MAX_TEXT ||
 	    l->config.hz < 1 || l->config.hz > PC_MAX_HZ ||
 	    !string_inside(l->st.path, sizeof(l->st.path)) ||
 	    !string_inside(l->st.stacks_path, sizeof(l->st.stacks_path)) ||
@@ -167,10 +187,44 @@ check_file(const struct span *s, struct pc_live *l, const char *path, char *out,
 	for (int i = 1; l->config.scope_all && i < l->objs.nobjs; i++) {
 		const char *p = l->objs.objs[i].path;
 
-		if (!string_inside(p, s->hi + s->delta - (uintptr_t)p))
+		if (!string_inside(p, s->copy + s->len - (uintptr_t)p))
 			return -1;
 	}
 	return 0;
+}
+
+/* The chunks of the dead process's mapping (live.c), checked to lie in
+ * the copy l of len bytes: 0 or -1. */
+static int
+check_chunks(struct span *s, const struct pc_live *l, size_t len)
+{
+	s->n = l->nchunks;
+	s->copy = (uintptr_t)l;
+	s->len = len;
+	if (!s->n || s->n > PC_LIVE_CHUNKS || l->chunk[0].off || l->chunk[0].va != l->base)
+		return -1;
+	memcpy(s->chunk, l->chunk, sizeof(s->chunk));
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->chunk[i].off > len || s->chunk[i].len > len - s->chunk[i].off)
+			return -1;
+	return 0;
+}
+
+static uint32_t *
+spill_key(uint64_t key, void *arg)
+{
+	return (uint32_t *)locate(arg, (uintptr_t)key, sizeof(uint32_t));
+}
+
+/* The samples that waited for their page when the process died, added to
+ * their counters in the copy: whether there were any (their pages may be
+ * holes of the file, which the writer then reads too). */
+static int
+fold_spill(const struct span *s, struct pc_live *l)
+{
+	if (!l->spill || move(s, &l->spill, PC_LIVE_SPILL * sizeof(struct pc_spill)))
+		return 0;
+	return pc_live_fold_copy(l->spill, spill_key, (void *)s) > 0;
 }
 
 static uint64_t
@@ -252,7 +306,8 @@ read_header(int fd, const char *path, const struct stat *st, struct pc_live *h)
 	if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h) ||
 	    memcmp(h->magic, PC_LIVE_MAGIC, sizeof(PC_LIVE_MAGIC)))
 		return -EINVAL;
-	if (h->hdr_size != sizeof(*h) || h->size != (uint64_t)st->st_size)
+	/* a file longer than its header says: killed as it grew */
+	if (h->hdr_size != sizeof(*h) || h->size > (uint64_t)st->st_size)
 		return -EPROTO;		/* another libpc's, or cut short */
 	if (h->state == PC_LIVE_DONE) {
 		unlink(path);
@@ -330,13 +385,10 @@ pc_recover(const char *path)
 		close(fd);
 		return -ENOMEM;
 	}
-	s.lo = (uintptr_t)head.base;
-	s.hi = s.lo + (uintptr_t)st.st_size;
-	s.data = s.lo + sizeof(struct pc_live);
-	s.delta = (uintptr_t)l - s.lo;
-	r = check_file(&s, l, path, out, sizeof(out)) ? -EBADMSG : newer_profile(l, &st, out);
+	r = check_chunks(&s, l, (size_t)st.st_size) || check_file(&s, l, path, out, sizeof(out)) ?
+	    -EBADMSG : newer_profile(l, &st, out);
 	if (r == 0)
-		r = write_copy(l, (size_t)st.st_size, fd, out);
+		r = write_copy(l, (size_t)st.st_size, fold_spill(&s, l) ? -1 : fd, out);
 	if (r == 0)
 		unlink(path);
 	munmap(l, (size_t)st.st_size);

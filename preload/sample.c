@@ -25,6 +25,7 @@
 
 #include "pc.h"
 #include "unwind.h"
+#include "live.h"
 #include "banned.h"
 
 /* The interrupted program counter. AS-safe. */
@@ -151,8 +152,8 @@ walk_from_handler(void *ucv, uintptr_t ip, int in_text, uint32_t weight, int k)
  * runs on has room for the walk (PC_WALK_STACK); a sample without that
  * room keeps its PC and is counted. AS-safe.
  */
-void
-pc_sample_from_handler(void *ucv, uint32_t weight)
+static void
+sample(void *ucv, uint32_t weight)
 {
 	uintptr_t raw, ip;
 	int in_text = 0, buf;
@@ -170,8 +171,9 @@ pc_sample_from_handler(void *ucv, uint32_t weight)
 		size_t k = pc_profil_index(&pc->text[i].prof, ip);
 
 		if (k != (size_t)-1) {
-			__atomic_fetch_add(&pc->text[i].prof.buf[k], weight,
-					   __ATOMIC_RELAXED);
+			/* where its page is not backed yet, the grower
+			 * places it (livegrow.c) */
+			pc_live_add_from_handler(&pc->text[i].prof.buf[k], weight);
 			in_text = 1;
 			goto walk;
 		}
@@ -189,4 +191,15 @@ walk:
 	}
 	walk_from_handler(ucv, raw, in_text, weight, buf);
 	frames_release_from_handler(buf);
+}
+
+/* One sample; then, in a process of one thread, the live file's growth
+ * it may have asked for (livegrower.c: a CPU loop makes no call that
+ * would). AS-safe. */
+void
+pc_sample_from_handler(void *ucv, uint32_t weight)
+{
+	sample(ucv, weight);
+	if (pc_live_grow_wanted())
+		pc_live_grow_from_handler(pc_stack_room_from_handler(ucv));
 }

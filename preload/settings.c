@@ -100,7 +100,7 @@ pc_absolute(char *dst, size_t size, const char *path, const char *suffix)
 enum {
 	S_HZ, S_TIMER, S_SIGNAL, S_CALLGRAPH, S_UNWIND, S_DEPTH, S_ARCS,
 	S_STACKS, S_STACKS_MB, S_SNAPSHOT_SIGNAL, S_SNAPSHOT_INTERVAL, S_SCOPE,
-	S_VERBOSE, S_CLOCK, S_WALL_HZ, S_WALL_BUDGET, S_COUNT
+	S_VERBOSE, S_CLOCK, S_WALL_HZ, S_WALL_BUDGET, S_LIVE_MAX, S_COUNT
 };
 
 /* One reading of the settings: the values so far, and where PC_STACKS's
@@ -183,6 +183,32 @@ parse_stacks(const struct setting *e, const char *s, long *v, struct reading *r)
 	return 0;
 }
 
+/* Bytes, with a K, M or G suffix (powers of 1024), within [min, max];
+ * 0 is none. */
+static int
+parse_size(const struct setting *e, const char *s, long *v, struct reading *r)
+{
+	char *end;
+	unsigned long long n;
+	int shift = 0;
+
+	(void)r;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if ((shift && *++end) || *end || n > (unsigned long long)e->max >> shift)
+		return -1;
+	*v = (long)(n << shift);
+	return *v && *v < e->min ? -1 : 0;
+}
+
 static const char *const timer_words[] = { "posix", "taskclock", "auto", NULL };
 static const char *const bit_words[] = { "0", "1", NULL };
 static const char *const unwind_words[] = {	/* enum pc_unwinder's order */
@@ -241,6 +267,10 @@ static const struct setting settings[S_COUNT] = {
 	 * gate's power grows with the rounds */
 	[S_WALL_BUDGET] = { "PC_WALL_BUDGET", parse_range, 1, 100, NULL, 1, 1,
 			    "is not a percentage from 1 to 100; using 1" },
+	/* the most the live file may take on disk or in memory; 0: as much
+	 * as the program's text, threads and stacks need (live.c) */
+	[S_LIVE_MAX] = { "PC_LIVE_MAX", parse_size, 64L << 10, 1L << 40, NULL, 0, 0,
+			 "is not a size from 64K to 1024G, or 0; no cap" },
 };
 
 /* The values into s, by name. */
@@ -263,6 +293,7 @@ settings_store(struct pc_settings *s, const long *value)
 	s->clock_wall = value[S_CLOCK] == 1;
 	s->wall_hz = value[S_WALL_HZ];
 	s->wall_budget = (int)value[S_WALL_BUDGET];
+	s->live_max = (uint64_t)value[S_LIVE_MAX];
 }
 
 void

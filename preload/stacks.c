@@ -43,9 +43,13 @@ struct thread_name {
 
 static uint64_t *arena;		/* entries: ENTRY_WORDS + depth words */
 static size_t arena_words;
-static uint64_t arena_used;	/* words handed out, atomically */
 static uint32_t *index_slots;	/* arena offset + 1, or 0 */
-static size_t index_mask;
+/* What handlers may use of each, backed in the live file and doubled as
+ * it fills (livegrow.c): the arena's words ([used, slots) is free, used
+ * taken with compare-and-swap), the index's slots (a stack found at
+ * another slot after a doubling is stored again; pcprof adds them), and
+ * the names (all backed at once). */
+static struct pc_grow arena_grow, index_grow, names_grow;
 static size_t arena_len, index_len;
 static struct thread_name *names;	/* THREAD_SLOTS of them */
 /* Each thread's last CPU stack, as arena offset << 32 | tid in one word
@@ -79,15 +83,16 @@ pc_stacks_init(size_t megabytes)
 	}
 	arena = a;
 	index_slots = x;
-	index_mask = slots - 1;
-	arena_used = 1;		/* offset 0 would read as an empty slot */
 	t = pc_live_tables();
 	t->stacks_arena = a;
 	t->stacks_words = arena_words;
 	t->stacks_index = x;
-	t->stacks_slots = slots;
 	t->stacks_names = names;
 	t->stacks_names_len = THREAD_SLOTS * sizeof(*names);
+	pc_grow_init(&arena_grow, a, sizeof(uint64_t), 16384, arena_words, NULL);
+	pc_grow_init(&index_grow, x, sizeof(uint32_t), 4096, slots, &t->stacks_slots);
+	pc_grow_init(&names_grow, names, sizeof(*names), THREAD_SLOTS, THREAD_SLOTS, NULL);
+	arena_grow.used = 1;	/* offset 0 would read as an empty slot */
 	return 0;
 }
 
@@ -100,8 +105,8 @@ pc_stacks_recover(const struct pc_live_tables *t)
 	arena = t->stacks_arena;
 	arena_words = t->stacks_words;
 	index_slots = t->stacks_index;
-	index_mask = t->stacks_slots - 1;
 	names = t->stacks_names;
+	index_grow.slots = t->stacks_slots;
 	return 0;
 }
 
@@ -114,10 +119,26 @@ pc_stacks_clear(void)
 	madvise(index_slots, index_len, MADV_DONTNEED);
 	madvise(names, THREAD_SLOTS * sizeof(*names), MADV_DONTNEED);
 	memset(last_cpu, 0, sizeof(last_cpu));
-	arena_used = 1;
+	arena_grow.used = 1;
 	/* the fork child's one thread has a tid of its own */
 	my_tid = 0;
 	my_samples = 0;
+}
+
+/* n words of the arena's backed part: their offset, or 0 when it has
+ * no room (yet: the grower is woken at half). AS-safe. */
+static uint64_t
+take_from_handler(size_t n)
+{
+	size_t used = __atomic_load_n(&arena_grow.used, __ATOMIC_RELAXED);
+
+	do {
+		if (used + n > pc_grow_slots(&arena_grow))
+			return 0;
+	} while (!__atomic_compare_exchange_n(&arena_grow.used, &used, used + n, 1,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	pc_grow_took_from_handler(&arena_grow, 0);
+	return used;
 }
 
 /* Keep thread tid's name as it is now. AS-safe: one prctl, no lock; two
@@ -196,6 +217,41 @@ same_stack(const uint64_t *e, uint64_t lead, const struct pc_frame *f, const uin
 	return same;
 }
 
+/* The stack's entry in the index segment [lo, lo + n) (n a power of
+ * two), or NULL: probed up to the first empty slot. The index grows in
+ * segments as arcs.c's table does: a doubling adds [slots, 2 slots), a
+ * hash table of its own, and entries never move. AS-safe. */
+static uint64_t *
+find_in(size_t lo, size_t n, uint64_t h, uint64_t lead, const struct pc_frame *f,
+	const uint64_t *enc, int nf, uint32_t depth, uint32_t flags, uint32_t tid)
+{
+	for (size_t probe = 0; probe < MAX_PROBE && probe < n; probe++) {
+		uint32_t cur = __atomic_load_n(&index_slots[lo + ((h + probe) & (n - 1))],
+					       __ATOMIC_ACQUIRE);
+		uint64_t *e = arena + (cur - 1);
+
+		if (!cur)
+			return NULL;
+		if (e[0] == h && same_stack(e, lead, f, enc, nf, depth, flags, tid))
+			return e;
+	}
+	return NULL;
+}
+
+/* A new entry e of the arena, before it is published. AS-safe. */
+static void
+fill(uint64_t *e, uint64_t h, uint64_t weight, uint64_t depth_flags, uint32_t tid,
+     uint64_t lead, const struct pc_frame *f, const uint64_t *enc, int n)
+{
+	uint32_t k = 0;
+
+	e[0] = h;
+	e[1] = weight;
+	e[2] = depth_flags;
+	e[3] = tid;
+	FOR_EACH_WORD(lead, f, enc, n, w, { e[ENTRY_WORDS + k++] = w; });
+}
+
 /* Count weight for a stack of thread tid; its entry, or NULL when the
  * table is full. AS-safe. */
 static uint64_t *
@@ -205,57 +261,58 @@ add(uint32_t tid, uint64_t lead, const struct pc_frame *f, const uint64_t *enc, 
 	uint64_t h = 0x9e3779b97f4a7c15ULL;
 	uint32_t depth = 0;
 	uint64_t off, *e;
+	size_t hi, lo, bottom;
 
 	h = (h ^ tid) * 0x100000001b3ULL;
 	h = (h ^ flags) * 0x100000001b3ULL;
 	FOR_EACH_WORD(lead, f, enc, n, w, { h = (h ^ w) * 0x100000001b3ULL; depth++; });
 	h ^= h >> 29;
 	off = 0;
-	for (size_t probe = 0; probe < MAX_PROBE; probe++) {
-		uint32_t *slot = &index_slots[(h + probe) & index_mask];
+	hi = pc_grow_slots(&index_grow);
+	lo = hi > index_grow.first ? hi / 2 : 0;
+	/* the older segments, from the latest down; then the newest, which
+	 * takes new stacks */
+	for (size_t top = lo; top; top = bottom) {
+		bottom = top > index_grow.first ? top / 2 : 0;
+		if ((e = find_in(bottom, top - bottom, h, lead, f, enc, n, depth, flags, tid)))
+			goto found;
+	}
+	for (size_t probe = 0; probe < MAX_PROBE && probe < hi - lo; probe++) {
+		uint32_t *slot = &index_slots[lo + ((h + probe) & (hi - lo - 1))];
 		uint32_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
 		if (cur) {
 			e = arena + (cur - 1);
-			if (e[0] == h && same_stack(e, lead, f, enc, n, depth, flags, tid)) {
-				__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
-				return e;
-			}
+			if (e[0] == h && same_stack(e, lead, f, enc, n, depth, flags, tid))
+				goto found;
 			continue;
 		}
 		/* a new stack: fill an entry in the arena, then publish it */
 		if (!off) {
-			off = __atomic_fetch_add(&arena_used, ENTRY_WORDS + depth,
-						 __ATOMIC_RELAXED);
-			if (off + ENTRY_WORDS + depth > arena_words)
+			if (!(off = take_from_handler(ENTRY_WORDS + depth)))
 				break;
-			e = arena + off;
-			e[0] = h;
-			e[1] = weight;
-			e[2] = depth | (uint64_t)flags << 32;
-			e[3] = tid;
-			{
-				uint32_t k = 0;
-
-				FOR_EACH_WORD(lead, f, enc, n, w, { e[ENTRY_WORDS + k++] = w; });
-			}
+			fill(arena + off, h, weight, depth | (uint64_t)flags << 32, tid, lead, f,
+			     enc, n);
 		}
 		if (__atomic_compare_exchange_n(slot, &cur, (uint32_t)(off + 1), 0,
-						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+			pc_grow_took_from_handler(&index_grow, 1);
 			return arena + off;
+		}
 		/* another thread took the slot first: if it is this stack,
 		 * add to it (our entry stays unused) */
 		e = arena + (cur - 1);
-		if (e[0] == h && same_stack(e, lead, f, enc, n, depth, flags, tid)) {
-			__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
-			return e;
-		}
+		if (e[0] == h && same_stack(e, lead, f, enc, n, depth, flags, tid))
+			goto found;
 	}
 	/* off-CPU time is nanoseconds, not samples: wall.c counts the
 	 * samples it lost */
 	if (!(flags & GMON_STACK_OFFCPU))
 		__atomic_fetch_add(&pc_stats->stacks_dropped, weight, __ATOMIC_RELAXED);
 	return NULL;
+found:
+	__atomic_fetch_add(&e[1], weight, __ATOMIC_RELAXED);
+	return e;
 }
 
 void
@@ -393,7 +450,7 @@ pc_stacks_write(struct gmon_sink *s)
 		pc_wall_info(info);
 		gmon_sink_stack(s, 0, GMON_STACK_WALLINFO, 0, info, GMON_WALLINFO_WORDS);
 	}
-	for (size_t i = 0; i <= index_mask && !s->error; i++) {
+	for (size_t i = 0; i < pc_grow_slots(&index_grow) && !s->error; i++) {
 		uint32_t cur = __atomic_load_n(&index_slots[i], __ATOMIC_ACQUIRE);
 		const uint64_t *e;
 

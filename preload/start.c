@@ -238,7 +238,8 @@ map_counters(void)
 	}
 	/* the live file first, sized for what start-up will ask of it */
 	pc_live_open(bytes, want.callgraph ? want.arcs : 0,
-		     want.callgraph && want.stacks ? want.stacks_mb : 0, want.scope_all);
+		     want.callgraph && want.stacks ? want.stacks_mb : 0, want.scope_all,
+		     want.live_max);
 	for (int i = 0; i < pc->ntext; i++) {
 		struct pc_text *t = &pc->text[i];
 
@@ -364,6 +365,7 @@ sandbox_stop(void)
 	if (getpid() != pc->pid)
 		goto out;
 	pc_wall_pause();
+	pc_live_grower_pause();
 	pc_write_lock();
 	if (pc_phase_move(PC_ON, PC_DONE)) {
 		pc_note_cpu_stop();
@@ -418,6 +420,7 @@ pc_start(void)
 	 * timers: they are not the program's */
 	pc_snapshots_start();
 	pc_wall_start();
+	pc_live_grower_start();
 	pc_sandbox_set_stop(sandbox_stop);
 	errno = saved;
 }

@@ -13,6 +13,7 @@
 
 #include "config.h"	/* PC_VERSION, from VERSION by the Makefile */
 #include "pc.h"
+#include "live.h"
 #include "banned.h"
 
 /* The version, for whoever holds libpc.so: dlsym(handle, "pc_version"), or
@@ -197,6 +198,28 @@ line_wall(struct pc_line *l)
 	pc_line_str(l, " ms");
 }
 
+/* The live file's size, and whether it could grow as it needed. */
+static void
+line_live(struct pc_line *l)
+{
+	int why;
+	uint64_t bytes = pc_live_footprint(&why);
+
+	if (!pc_live_active())
+		return;
+	pc_line_str(l, "; live file ");
+	pc_line_u64(l, (bytes + 1023) / 1024);
+	pc_line_str(l, " KiB");
+	if (why) {
+		pc_line_str(l, ", stopped growing (");
+		pc_line_str(l, why == PC_LIVE_CAPPED ? "PC_LIVE_MAX" :
+			    why == ENOMEM ? "its memory cgroup is near its limit" : error_text(-why));
+		pc_line_str(l, ")");
+	}
+	line_count(l, pc_stats->live_unplaced + pc_stats->live_waiting,
+		   " samples not placed (no room in the live file)");
+}
+
 void
 pc_dump_summary(const char *path, int err)
 {
@@ -228,6 +251,7 @@ pc_dump_summary(const char *path, int err)
 	line_rates(&l, cpu);
 	line_scope_and_graph(&l);
 	line_wall(&l);
+	line_live(&l);
 	pc_line_str(&l, "; signal ");
 	pc_line_u64(&l, (uint64_t)__atomic_load_n(&pc_sampling_sig, __ATOMIC_RELAXED));
 	if (pc_cfg->pg_built)

@@ -195,6 +195,9 @@ pc_threads_forked(void)
 	memset(start_busy, 0, sizeof(start_busy));
 }
 
+/* run after each pthread_create of the program's (livegrower.c) */
+static void (*on_create)(void);
+
 static create_fn
 resolve_create(void)
 {
@@ -221,6 +224,7 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 {
 	create_fn create = resolve_create();
 	struct start *st;
+	void (*hook)(void);
 	uint32_t w;
 	int r;
 
@@ -250,6 +254,10 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		start_put(st, 1);
 		return r;
 	}
+	/* the program's first thread: the process is no longer one thread
+	 * (__libc_single_threaded), and the live file's grower runs */
+	if ((hook = __atomic_load_n(&on_create, __ATOMIC_ACQUIRE)))
+		hook();
 	/* while ASKING the thread waits, so it has not ended and *thread
 	 * is as create left it; one that gave up is left alone */
 	w = START_WAITING;
@@ -262,6 +270,12 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	}
 	start_put(st, 1);
 	return r;
+}
+
+void
+pc_threads_on_create(void (*fn)(void))
+{
+	__atomic_store_n(&on_create, fn, __ATOMIC_RELEASE);
 }
 
 int

@@ -316,7 +316,8 @@ list_threads(void)
 			unsigned long tid = strtoul(d->d_name, NULL, 10);
 
 			off += d->d_reclen;
-			if (!tid || tid == my_tid || tid == pc_snapshot_tid())
+			if (!tid || tid == my_tid || tid == pc_snapshot_tid() ||
+			    pc_own_is((uint32_t)tid))
 				continue;
 			if (n == MAX_THREADS)
 				goto sort;

@@ -70,6 +70,7 @@ START_TEST(test_defaults_without_warnings)
 		ck_assert_int_eq(s.snapshot_interval_ms, 0);
 		ck_assert_int_eq(s.scope_all, 0);
 		ck_assert_int_eq(s.verbose, 0);
+		ck_assert_uint_eq(s.live_max, 0);	/* no cap */
 	}
 }
 END_TEST
@@ -156,6 +157,13 @@ START_TEST(test_bad_values_warn_and_get_the_tables_value)
 		{ "PC_SNAPSHOT_INTERVAL", "nan", "is not seconds from 0.01 to 86400; no periodic snapshots" },
 		{ "PC_SCOPE", "everything", "is not main or all; using main" },
 		{ "PC_VERBOSE", "2", "is not 0 or 1; using 0" },
+		{ "PC_LIVE_MAX", "1K", "is not a size from 64K to 1024G, or 0; no cap" },
+		{ "PC_LIVE_MAX", "65535", "is not a size from 64K to 1024G, or 0; no cap" },
+		{ "PC_LIVE_MAX", "2T", "is not a size from 64K to 1024G, or 0; no cap" },
+		{ "PC_LIVE_MAX", "1025G", "is not a size from 64K to 1024G, or 0; no cap" },
+		{ "PC_LIVE_MAX", "-1M", "is not a size from 64K to 1024G, or 0; no cap" },
+		{ "PC_LIVE_MAX", "1MB", "is not a size from 64K to 1024G, or 0; no cap" },
+		{ "PC_LIVE_MAX", "99999999999999999999", "is not a size from 64K to 1024G, or 0; no cap" },
 	};
 	struct pc_settings s, d;
 	static const char *const none[] = { NULL };
@@ -173,6 +181,29 @@ START_TEST(test_bad_values_warn_and_get_the_tables_value)
 		/* every bad value here gets its default */
 		ck_assert_msg(!memcmp(&s, &d, sizeof(s)), "%s='%s' left a value other than "
 			      "the default", bad[i].name, bad[i].value);
+	}
+}
+END_TEST
+
+/* PC_LIVE_MAX: bytes, or K, M and G (powers of 1024), 0 for none. */
+START_TEST(test_live_max_sizes)
+{
+	static const struct {
+		const char *value;
+		uint64_t want;
+	} good[] = {
+		{ "0", 0 }, { "65536", 65536 }, { "64K", 64 << 10 }, { "128k", 128 << 10 },
+		{ "1M", 1 << 20 }, { "512m", 512u << 20 }, { "3G", 3ull << 30 },
+		{ "1024G", 1ull << 40 },
+	};
+	struct pc_settings s;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		const char *e[] = { "PC_LIVE_MAX", good[i].value, NULL };
+
+		read_with(&s, e);
+		ck_assert_int_eq(nsaid, 0);
+		ck_assert_uint_eq(s.live_max, good[i].want);
 	}
 }
 END_TEST
@@ -252,6 +283,7 @@ settings_suite(void)
 	tcase_add_test(t, test_good_values_of_every_kind);
 	tcase_add_test(t, test_signal_spellings);
 	tcase_add_test(t, test_bad_values_warn_and_get_the_tables_value);
+	tcase_add_test(t, test_live_max_sizes);
 	tcase_add_test(t, test_snapshot_signal_is_not_the_sampling_signal);
 	tcase_add_test(t, test_stacks_paths);
 	tcase_add_test(t, test_absolute);

@@ -9,6 +9,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,15 @@ pc_live_alloc(size_t len, int meta)
 	return m == MAP_FAILED ? NULL : m;
 }
 
+/* sandbox.c: no sandbox here, so livegrow.c's grower may be woken */
+int
+pc_sandboxed(void)
+{
+	return 0;
+}
+
+/* livegrow.c runs as in a process without a live file: every table is
+ * backed in full, every counter stored in place */
 void
 pc_live_resident(const void *addr, size_t len, unsigned char *vec)
 {
@@ -102,6 +112,7 @@ unit_objects_init(void)
 		  objs_state.pending);
 	objs_state.nobjs = 1;
 	config.scope_all = 1;
+	pc_objects_pending_init();
 }
 
 /*

@@ -109,6 +109,8 @@ REPORT_OPTIONS_HELP
 "  PC_WALL_HZ       the wall clock's rounds a second (100)\n"
 "  PC_WALL_BUDGET   the wall clock's CPU at most, percent of one CPU (1)\n"
 "  PC_STACKS_MB     memory for distinct stacks, 1 to 4096 (32)\n"
+"  PC_LIVE_MAX      the most the live file takes on disk or in memory,\n"
+"                   as 512K, 64M or 1G (0: no cap, the default)\n"
 "  PC_SNAPSHOT_SIGNAL    a signal that writes a snapshot of the profile\n"
 "  PC_SNAPSHOT_INTERVAL  seconds between snapshots\n"
 "  PC_ROOT          set by libpc: the pid of the run's first process\n"

@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""End-to-end tests of the live file's growth without a thread of
+libpc's (preload/livegrower.c) and of a big program's first touches
+(preload/livegrow.c's spill, arcs.c's segments).
+
+- a program of one thread (tests/progs/footprint_one.c, a getc loop) has
+  exactly one thread in /proc/self/task plain and under libpc, in every
+  configuration that starts no thread of libpc's: a second one would make
+  glibc lock its stdio and malloc in every call (a getc loop ran 6 times
+  as long);
+- cc1 on a generated file of a few hundred functions (loops and switches,
+  as the 2,500-function case measured in docs/benchmarks.md), with
+  PC_SCOPE=all PC_STACKS=1, alone and beside libpc's snapshot thread
+  (then the grower thread does the growing): the same assembly as plain,
+  and the summary says no sample was left unplaced and no arc or stack
+  sample dropped.
+
+Every run has a timeout, after which its process group is killed."""
+
+import os
+import random
+import re
+import signal
+import subprocess
+import tempfile
+
+import pctest
+from pctest import clean_env, prog
+
+TIMEOUT = 120
+
+
+def run(argv, cwd, env, timeout=TIMEOUT):
+    """argv in a process group of its own: (status, stdout, stderr)."""
+    p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=pctest.default_signals)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        raise AssertionError("%s hung: killed after %d s; stderr %r" % (
+            " ".join(argv), timeout, err[-600:]))
+    return p.returncode, out, err
+
+
+def summary(err, what):
+    """libpc's summary line, and its sample count."""
+    m = re.search(r"^libpc: wrote .*: (\d+) samples .*$", err, re.M)
+    assert m, "%s: no summary line: %r" % (what, err[-600:])
+    return m.group(0), int(m.group(1))
+
+
+CONFIGS = (
+    {},
+    {"PC_SCOPE": "all", "PC_STACKS": "1"},
+    {"PC_CALLGRAPH": "0"},
+)
+
+
+def test_footprint_a_single_threaded_program_keeps_one_thread():
+    d = tempfile.mkdtemp(prefix="pc-fp1-")
+    argv = [prog("footprint_one"), "0.4"]
+    st, out, err = run(argv, d, clean_env(profiled=False))
+    assert (st, out) == (0, "tasks 1 1\n"), "plain: exit %s, %r %r" % (st, out, err)
+    for c in CONFIGS:
+        env = clean_env(dict(c, PC_VERBOSE="1", PC_OUT=os.path.join(d, "gmon.out")))
+        pst, pout, perr = run(argv, d, env)
+        line, n = summary(perr, "%s" % c)
+        assert (pst, pout) == (st, out), \
+            "%s: under libpc exit %s, %r; plain exit %s, %r" % (c, pst, pout, st, out)
+        assert n > 50 and "live file" in line, "%s: %s" % (c, line)
+
+
+def cc1():
+    try:
+        p = subprocess.run(["cc", "-print-prog-name=cc1"], capture_output=True,
+                           text=True, timeout=30)
+    except OSError:
+        pctest.skip("no cc")
+    path = p.stdout.strip()
+    if not os.path.isabs(path) or not os.access(path, os.X_OK):
+        pctest.skip("cc has no cc1 of its own (%r)" % path)
+    return path
+
+
+def generated(path, n):
+    """n functions of loops and switches, each calling the one before."""
+    r = random.Random(1)
+    with open(path, "w") as f:
+        for i in range(n):
+            cases = "".join("case %d: s+=%d; break;" % (k, r.randint(0, 999))
+                            for k in range(8))
+            f.write("int f%d(int *a, int n){ int s=0; for(int i=0;i<n;i++){ "
+                    "s += a[i]*%d ^ (s>>%d); if (s %% %d == 0) s += f%d(a, n-1); } "
+                    "switch(n){%s} return s; }\n" % (
+                        i, r.randint(1, 99), r.randint(1, 7), r.randint(2, 50),
+                        max(i - 1, 0), cases))
+
+
+def test_footprint_cc1_on_a_big_file_places_every_sample():
+    path = cc1()
+    d = tempfile.mkdtemp(prefix="pc-fp1-")
+    src = os.path.join(d, "gen.c")
+    generated(src, 250)
+
+    def compile_(out, env):
+        st, o, e = run([path, "-quiet", "-O2", src, "-o", os.path.join(d, out)], d, env)
+        with open(os.path.join(d, out)) as f:
+            return st, o, e, f.read()
+    st, _, err, asm = compile_("plain.s", clean_env(profiled=False))
+    assert st == 0, "plain cc1: exit %d: %s" % (st, err[-600:])
+    for extra in ({}, {"PC_SNAPSHOT_INTERVAL": "0.05"}):
+        env = clean_env(dict(extra, PC_VERBOSE="1", PC_SCOPE="all", PC_STACKS="1",
+                             PC_OUT=os.path.join(d, "cc.out")))
+        pst, _, perr, pasm = compile_("prof.s", env)
+        what = "cc1 %s" % (extra or "alone")
+        assert pst == 0 and pasm == asm, "%s: exit %d, assembly %s plain's: %s" % (
+            what, pst, "as" if pasm == asm else "not as", perr[-600:])
+        line, n = summary(perr, what)
+        assert n > 200, "%s: %s" % (what, line)
+        assert "not placed" not in line, "%s: %s" % (what, line)
+        assert " 0 arc samples dropped" in line and " 0 stack samples dropped" in line, \
+            "%s: %s" % (what, line)
