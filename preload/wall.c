@@ -494,8 +494,7 @@ wall_thread(void *arg)
 	double listing = 0, looks = 0, thread_ns = 0;
 
 	(void)arg;
-	/* first: a pause reads it once the thread is joined, to wait for
-	 * the kernel to take the thread out of the process */
+	/* first: pc_wall_pause reads it once it has joined the thread */
 	__atomic_store_n(&my_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
 	prctl(PR_SET_NAME, "pc-wall", 0, 0, 0);
 	if (own_descriptors()) {
