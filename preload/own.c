@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "running.h"
 #include "banned.h"
 
 /* A thread of libpc's: its process and id (a fork child's copy of a
@@ -204,23 +205,14 @@ task_state(unsigned long tid)
 	char path[64], buf[256], num[24];
 	struct pc_line l = { path, sizeof(path), 0 };
 	const char *p;
-	ssize_t n;
-	int fd;
 
 	pc_decimal(num, tid);
 	pc_line_str(&l, "/proc/self/task/");
 	pc_line_str(&l, num);
 	pc_line_str(&l, "/stat");
 	path[l.len] = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
+	p = pc_proc_stat_fields(path, buf, sizeof(buf));
+	return p ? *p : 0;
 }
 
 /* Every thread of the process is libpc's but a main thread that called

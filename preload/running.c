@@ -73,6 +73,25 @@ number(const char *p, const char **end)
  * command's name in parentheses, which may hold anything but ends at the
  * last ')'.
  */
+char *
+pc_proc_stat_fields(const char *path, char *buf, size_t size)
+{
+	char *p;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || size < 2)
+		return NULL;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	if (!(p = strrchr(buf, ')')) || p[1] != ' ')
+		return NULL;
+	return p + 2;
+}
+
 static int
 stat_of(pid_t pid, uint64_t *start)
 {
@@ -80,24 +99,16 @@ stat_of(pid_t pid, uint64_t *start)
 	const char *q;
 	uint64_t ticks = 0, threads = 0, boot, real;
 	long hz = sysconf(_SC_CLK_TCK);
-	int fd, field;
-	ssize_t n;
+	int field;
 
 	/* no /proc/PID where kill found the pid: a /proc mounted with
 	 * hidepid, which hides another user's processes (cannot tell) */
 	proc_path(path, sizeof(path), pid, "stat");
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (!(p = pc_proc_stat_fields(path, buf, sizeof(buf))))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	if (!(p = strrchr(buf, ')')) || p[1] != ' ')
-		return 0;
-	state = p[2];
+	state = *p;
 	/* field 3 is the state, 20 the threads, 22 the start */
-	for (field = 3, p += 2; *p && field < 22; p++)
+	for (field = 3; *p && field < 22; p++)
 		if (*p == ' ' && ++field == 20)
 			threads = number(p + 1, &q);
 	if (state == 'Z' || state == 'X' || state == 'x') {

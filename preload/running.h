@@ -9,6 +9,7 @@
 #ifndef PC_RUNNING_H
 #define PC_RUNNING_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -26,5 +27,12 @@
  * (no stdio, no allocation).
  */
 int pc_live_owner_runs(pid_t pid, ino_t ino, uint64_t start_ns);
+
+/* The fields of the /proc stat file at path (/proc/PID/stat or a task's)
+ * that follow the command's name, read into buf[0..size): a pointer to
+ * the state letter, field 3; NULL where the file cannot be read. The
+ * name, in parentheses, may hold anything but ends at the last ')'.
+ * AS-safe (open, read, close). */
+char *pc_proc_stat_fields(const char *path, char *buf, size_t size);
 
 #endif
