@@ -160,6 +160,10 @@ check_like_first(const struct rawhist *f, const struct rawhist *h,
 	if (fb != hb)
 		return fail(err, h->offset, "histogram records with different bin sizes (%llu and %llu bytes)",
 			    (unsigned long long)fb, (unsigned long long)hb);
+	/* one grid of bins for the whole file, as gmon_profile_add needs to
+	 * sum it with another (libpc's records are runs of one grid) */
+	if (fb && f->low % fb != h->low % fb)
+		return fail(err, h->offset, "histogram records whose bins fall between each other's");
 	return 0;
 }
 
