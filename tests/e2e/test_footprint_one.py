@@ -20,30 +20,12 @@ Every run has a timeout, after which its process group is killed."""
 import os
 import random
 import re
-import signal
 import subprocess
 import tempfile
 
 import pctest
 from pctest import clean_env, prog
-
-TIMEOUT = 120
-
-
-def run(argv, cwd, env, timeout=TIMEOUT):
-    """argv in a process group of its own: (status, stdout, stderr)."""
-    p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True,
-                         preexec_fn=pctest.default_signals)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        raise AssertionError("%s hung: killed after %d s; stderr %r" % (
-            " ".join(argv), timeout, err[-600:]))
-    return p.returncode, out, err
-
+from test_footprint import run
 
 def summary(err, what):
     """libpc's summary line, and its sample count."""
