@@ -227,6 +227,7 @@ PROGS += $(P)/readers_nodump
 PROGS += $(P)/lifecycle2
 PROGS += $(P)/footprint
 PROGS += $(P)/footprint_one
+PROGS += $(P)/wallstack $(P)/wallstack-fp
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -301,6 +302,10 @@ $(P)/wallgate-again: tests/progs/wallgate.c tests/progs/truth.h
 $(P)/wallgate-slow: tests/progs/wallgate.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DEXTRA_MS=2 -o $@ $<
+# test_wallstack.py's known waits, built with frame pointers too
+$(P)/wallstack-fp: tests/progs/wallstack.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-omit-frame-pointer -o $@ $<
 # bench/wall.py's program, which test_offcpu.py runs too
 $(P)/sleepers: bench/sleepers.c
 	@mkdir -p $(dir $@)
