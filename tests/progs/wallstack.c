@@ -11,6 +11,10 @@
  *
  *   wallstack [SCALE [DIR]]   waits of about SCALE seconds each (0.15);
  *                             fsync's file is made in DIR (".")
+ *   wallstack children N [SCALE]
+ *                             one waiting site (ws_children) waits for N
+ *                             children in turn, each for about SCALE
+ *                             seconds; prints each child's pid and time
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -261,6 +265,26 @@ ws_waitpid(void)
 	sink++;
 }
 
+/* one site, waitpid, for n children one after the other */
+__attribute__((noinline)) void
+ws_children(int n)
+{
+	printf("truth: {");
+	for (int i = 0; i < n; i++) {
+		double s = length(), t = now();
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			sleep_for(s);
+			_exit(0);
+		}
+		waitpid(pid, NULL, 0);
+		printf("%s\"%d\": %.6f", i ? ", " : "", (int)pid, now() - t);
+	}
+	printf("}\n");
+	sink++;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -273,11 +297,18 @@ main(int argc, char **argv)
 	};
 	double took[8], t0 = now();
 
+	srandom((unsigned)(getpid() ^ (unsigned)(now() * 1e6)));
+	if (argc > 2 && !strcmp(argv[1], "children")) {
+		if (argc > 3)
+			scale = atof(argv[3]);
+		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+		ws_children(atoi(argv[2]));
+		return 0;
+	}
 	if (argc > 1)
 		scale = atof(argv[1]);
 	if (argc > 2)
 		dir = argv[2];
-	srandom((unsigned)(getpid() ^ (unsigned)(now() * 1e6)));
 	for (int i = 0; i < 8; i++) {
 		double s = now();
 
