@@ -241,8 +241,8 @@ look_blocked(struct wthread *w, const uint64_t ss[3], uint64_t weight)
 		 * counts, with the wait and the pc that line gave; the frames
 		 * are dropped (dropping the time too would undercount the
 		 * threads that wait often and briefly, as their waits end
-		 * during walks: sqlite3's fdatasyncs by a fifth) */
-		pc_wall_count(GMON_WALL_DROPPED, 1);
+		 * during walks: sqlite3's fdatasyncs by a fifth): the wait alone */
+		pc_wall_count(GMON_WALL_NONE, 1);
 		pc_stacks_add_offcpu(w->tid, word, f, 1, GMON_STACK_CUT, weight);
 		w->state = SEEN_NEW;
 		return;
