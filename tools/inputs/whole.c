@@ -85,6 +85,9 @@ add_object(struct symtab *st, struct symtab *src, const char *name,
 	return g;
 }
 
+/* Object ob's index in st, its symbols read where it has samples or
+ * frames in the stacks (in_stacks): a wall profile's waits are mostly in
+ * libc, which may have had no CPU sample at all. */
 static uint32_t
 object_index(struct whole *w, struct symtab *st, const struct gmon_object *ob,
 	     const struct symtab_opts *so, const char *manifest, const char *dir,
@@ -105,9 +108,6 @@ object_index(struct whole *w, struct symtab *st, const struct gmon_object *ob,
 	}
 	name = pseudo ? ob->path : base_name(ob->path);
 	memset(&os, 0, sizeof(os));
-	/* an object's symbols are read where it has samples, or frames in
-	 * the stacks: a wall profile's waits are mostly in libc, which may
-	 * have had no CPU sample at all */
 	if (!pseudo && (ob->file || in_stacks)) {
 		if (!(have = !symtab_load(&os, ob->path, so, err, sizeof(err)))) {
 			pc_warn("warning: '%s' (listed in '%s'): %s; its samples are shown as [%s]",
