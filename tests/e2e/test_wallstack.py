@@ -276,3 +276,72 @@ def test_wallstack_one_row_per_waiting_site():
         shutil.rmtree(d, ignore_errors=True)
     return "one [off-cpu: wait4] row of %s s, %d children listed under it" % (
         m.group(1), len(kids))
+
+
+def perf_program_frames(exe, d):
+    """perf record -e sched:sched_switch -g (frame pointers) of exe's plain
+    run: for each switch of its main thread away while sleeping or in
+    D state, its frames in exe, the leaf first."""
+    data = os.path.join(d, "perf.data")
+    p = subprocess.run(["perf", "record", "-q", "-e", "sched:sched_switch", "-g", "-o", data,
+                        "--", exe, "0.12", d], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0 or not os.path.exists(data):
+        skip("perf record -e sched:sched_switch cannot record here: %s" % p.stderr[-300:])
+    s = subprocess.run(["perf", "script", "-i", data], capture_output=True, text=True,
+                       timeout=120)
+    out = []
+    for block in s.stdout.split("\n\n"):
+        lines = block.strip().split("\n")
+        m = re.search(r"prev_pid=(\d+) .*prev_state=([SD])", lines[0]) if lines else None
+        if not m:
+            continue
+        head = re.match(r"\S+\s+(\d+)", lines[0])
+        frames = [re.match(r"\s*[0-9a-f]+ (\S+?)\+0x", l) for l in lines[1:]
+                  if l.rstrip().endswith("(%s)" % exe)]
+        out.append((int(m.group(1)), [f.group(1) for f in frames if f]))
+    return out
+
+
+def test_wallstack_frame_pointer_stacks_against_perf():
+    """perf's own stacks of the same frame-pointer build's waits (perf record
+    -e sched:sched_switch -g, which follows rbp from the switch): the
+    program's frames perf finds are a part of pcprof's stacks of the same
+    waits, which also keep the function that made the call (perf's start
+    at the caller's record, as the libc call at the leaf pushes no frame)."""
+    need("perf")
+    if os.geteuid() != 0:
+        skip("perf record of scheduler events needs root here")
+    exe = prog("wallstack-fp")
+    d = tempfile.mkdtemp(prefix="pc-e2e-wallstack-")
+    try:
+        perf = perf_program_frames(exe, d)
+        rdir = os.path.join(d, "pc")
+        os.mkdir(rdir)
+        p = wall_run([exe, "0.12", d], rdir)
+        assert p.returncode == 0, p.stderr[-1500:]
+        rdir = os.path.join(rdir, "run")
+        stacks = folded(rdir, "--process", str(main_pid(rdir)))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    main_tid = min(t for t, f in perf) if perf else 0
+    chains = [f for t, f in perf if t == main_tid and f]
+    assert len(chains) >= 5, perf[:20]
+    # pcprof's program frames of each off-CPU stack, the leaf first
+    ours = {}
+    for frames, n in stacks.items():
+        if frames[-1].startswith("[off-cpu: ") and frames[-1] != "[off-cpu: runqueue]":
+            prog_frames = tuple(f for f in reversed(frames) if f.startswith("ws_") or
+                                f in ("main", "locks", "holder"))
+            ours[prog_frames] = ours.get(prog_frames, 0) + n
+    total = sum(ours.values())
+    with_site = sum(n for f, n in ours.items() if f and f[0].startswith(("ws_", "holder")))
+    assert with_site >= 0.95 * total, ours
+
+    def part_of(theirs):
+        return any(all(x in f for x in theirs) for f in ours)
+    agree = sum(part_of(c) for c in chains)
+    assert agree >= 0.95 * len(chains), [c for c in chains if not part_of(c)][:10]
+    perf_site = sum(any(x.startswith("ws_") for x in c) for c in chains)
+    return "perf: %d switches, %d with the wait's own function; pcprof: %.1f %% of %d ms " \
+        "with it, perf's frames part of pcprof's in %d" % (
+            len(chains), perf_site, 100.0 * with_site / total, total, agree)
