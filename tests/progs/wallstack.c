@@ -14,7 +14,8 @@
  *   wallstack children N [SCALE]
  *                             one waiting site (ws_children) waits for N
  *                             children in turn, each for about SCALE
- *                             seconds; prints each child's pid and time
+ *                             seconds, a tenth of that of CPU after each;
+ *                             prints each child's pid and wait
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -280,6 +281,9 @@ ws_children(int n)
 		}
 		waitpid(pid, NULL, 0);
 		printf("%s\"%d\": %.6f", i ? ", " : "", (int)pid, now() - t);
+		/* some CPU between the waits: a profile with CPU samples too */
+		for (double end = now() + s / 10; now() < end;)
+			sink++;
 	}
 	printf("}\n");
 	sink++;
