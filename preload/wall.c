@@ -235,8 +235,8 @@ look_blocked(struct wthread *w, const uint64_t ss[3], uint64_t weight)
 	word = wait_word(w->tid, nr, arg);
 	/* switched in during the walk: its stack may have changed under it,
 	 * unless the walk holds (wall_unwind.c) */
-	if (read_schedstat(w->tid, again) ||
-	    ((again[2] != ss[2] || again[0] != ss[0]) && !pc_wall_walk_holds(w->tid, nr, arg, sp, ip))) {
+	if (read_schedstat(w->tid, again) || ((again[2] != ss[2] || again[0] != ss[0]) &&
+					      !pc_wall_walk_holds(w->tid, nr, arg, sp, ip))) {
 		/* it was blocked when its syscall line was read, so the time
 		 * counts, with the wait and the pc that line gave; the frames
 		 * are dropped (dropping the time too would undercount the
