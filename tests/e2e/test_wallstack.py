@@ -180,7 +180,11 @@ def test_wallstack_sqlite3_fsync_waits_keep_their_stacks():
     w, c, a = summary_walks(p.stderr)
     assert w > 0 and "lost (the stacks table full)" not in p.stderr, p.stderr[-1500:]
     assert (a > 0) == (alone > 0), (w, c, a, alone, p.stderr[-800:])
-    assert whole >= 0.75 * total, "%d of %d ms of fdatasync/unlink whole" % (whole, total)
+    # most walks hold (before: none of 38); a short run on a fast disk has
+    # a few walks of some 10 to 30 ms each, so one walk with the wait alone
+    # weighs much of the time: the time's share is held to less
+    assert w >= 0.75 * (w + c + a), (w, c, a)
+    assert whole >= 0.6 * total, "%d of %d ms of fdatasync/unlink whole" % (whole, total)
     return "fdatasync/unlink %d ms, %.1f %% with the whole stack; walks %d whole, %d cut, " \
         "%d the wait alone" % (total, 100.0 * whole / total, w, c, a)
 
