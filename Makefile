@@ -179,7 +179,8 @@ UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_sta
 	tests/check_flat.c tests/check_symtab.c tests/check_callgraph.c tests/check_flame.c \
 	tests/check_settings.c tests/check_label.c tests/check_diff_model.c \
 	tests/check_diff_compare.c tests/check_runfiles.c tests/check_launch.c \
-	tests/check_jitdump.c tests/check_runexe.c tests/check_waits.c preload/settings.c
+	tests/check_jitdump.c tests/check_runexe.c tests/check_waits.c preload/settings.c \
+	tests/check_wallstack.c
 UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/commands/main.o,$(TOOLS_OBJ))
 
 $(B)/host/%.o: %.c
@@ -227,6 +228,7 @@ PROGS += $(P)/readers_nodump
 PROGS += $(P)/lifecycle2
 PROGS += $(P)/footprint
 PROGS += $(P)/footprint_one
+PROGS += $(P)/wallstack $(P)/wallstack-fp
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -301,6 +303,10 @@ $(P)/wallgate-again: tests/progs/wallgate.c tests/progs/truth.h
 $(P)/wallgate-slow: tests/progs/wallgate.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DEXTRA_MS=2 -o $@ $<
+# test_wallstack.py's known waits, built with frame pointers too
+$(P)/wallstack-fp: tests/progs/wallstack.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-omit-frame-pointer -o $@ $<
 # bench/wall.py's program, which test_offcpu.py runs too
 $(P)/sleepers: bench/sleepers.c
 	@mkdir -p $(dir $@)

@@ -233,14 +233,16 @@ look_blocked(struct wthread *w, const uint64_t ss[3], uint64_t weight)
 		return;
 	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
 	word = wait_word(w->tid, nr, arg);
-	/* switched in during the walk: its stack may have changed under it */
-	if (read_schedstat(w->tid, again) || again[2] != ss[2] || again[0] != ss[0]) {
+	/* switched in during the walk: its stack may have changed under it,
+	 * unless the walk holds (wall_unwind.c) */
+	if (read_schedstat(w->tid, again) || ((again[2] != ss[2] || again[0] != ss[0]) &&
+					      !pc_wall_walk_holds(w->tid, nr, arg, sp, ip))) {
 		/* it was blocked when its syscall line was read, so the time
 		 * counts, with the wait and the pc that line gave; the frames
 		 * are dropped (dropping the time too would undercount the
 		 * threads that wait often and briefly, as their waits end
-		 * during walks: sqlite3's fdatasyncs by a fifth) */
-		pc_wall_count(GMON_WALL_DROPPED, 1);
+		 * during walks: sqlite3's fdatasyncs by a fifth): the wait alone */
+		pc_wall_count(GMON_WALL_NONE, 1);
 		pc_stacks_add_offcpu(w->tid, word, f, 1, GMON_STACK_CUT, weight);
 		w->state = SEEN_NEW;
 		return;

@@ -365,6 +365,10 @@ struct report_opts {
 	int by_thread;		/* --by-thread: one row per thread (stacks) */
 	const char *thread;	/* --thread TID|NAME: only its samples */
 	enum pc_clock clock;	/* --clock; resolved (never auto) once read */
+	/* a wall view's: the children each wait for a child waited for,
+	 * listed under its row (seconds; waits.h) */
+	const struct wait_child *children;
+	size_t nchildren;
 };
 
 void report_print(FILE *out, const struct flat *f, const struct symtab *st,
