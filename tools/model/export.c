@@ -613,7 +613,7 @@ export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opt
 		pc_fatal("out of memory");
 	x->groups = grow(x->groups, &x->cap_groups, x->ngroups + 1, sizeof(*x->groups));
 	g = &x->groups[x->ngroups++];
-	*g = (struct xp_group){ intern(x, program), pid, p->nhists ? p->hists[0].rate : 0, 0 };
+	*g = (struct xp_group){ intern(x, program), pid, p->nhists ? p->hists[0].rate : 0, 0, 0 };
 	free(x->ix->objmap);
 	x->ix->objmap = NULL;
 	x->ix->nobjmap = 0;
