@@ -120,6 +120,10 @@ struct diff_opts {
 	const char *flame;	/* --flame FILE: the differential flame graph */
 	const struct experiment *exp;	/* pcprof compare's, or NULL */
 	const char *who;	/* "pcprof diff" or "pcprof compare" */
+	/* compare --keep-history FILE: the new side's record appended to
+	 * FILE, as of commit *hist (model/history.h) */
+	const char *keep_history;
+	struct hist_id *hist;
 };
 
 #define DIFF_OPTS_DEFAULT { METRIC_SELF, DIFF_TEXT, 0.01, 0.05, 0.01, 10, 0, NULL, NULL, \
