@@ -228,6 +228,7 @@ PROGS += $(P)/readers_nodump
 PROGS += $(P)/lifecycle2
 PROGS += $(P)/footprint
 PROGS += $(P)/footprint_one
+PROGS += $(P)/history-slow3
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -291,6 +292,10 @@ $(P)/regress-again: tests/progs/regress.c tests/progs/truth.h
 $(P)/regress-slow: tests/progs/regress.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DSLOW=1 -o $@ $<
+# pcprof history's slower commit (test_history.py): stage_transform 3 % slower
+$(P)/history-slow3: tests/progs/regress.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DSLOW=1 -DSLOW_PCT=3 -o $@ $<
 $(P)/regress-fast: tests/progs/regress.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DFAST=1 -o $@ $<

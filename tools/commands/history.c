@@ -18,6 +18,7 @@
 #include "inputs/runfiles.h"
 #include "model/diff.h"
 #include "model/history.h"
+#include "model/stats.h"
 
 static const char usage_history[] =
 "usage: pcprof history [OPTIONS] FILE\n"
@@ -43,6 +44,11 @@ static const char usage_history[] =
 "                     before it (default 1)\n"
 "  --method M         ttest (default): binary segmentation by Student's t;\n"
 "                     edivisive: E-divisive means, a permutation test\n"
+"  --absolute         functions' seconds as measured: no allowance for a\n"
+"                     commit measured on a faster or slower machine (by\n"
+"                     default each commit's functions are divided by its\n"
+"                     speed, the median of their ratios to their\n"
+"                     medians)\n"
 "  --plot FUNCTION    write an SVG plot of FUNCTION's seconds over the\n"
 "                     commits (\"cpu\" or \"wall\": the program's), change\n"
 "                     points marked, to the file of -o\n"
@@ -55,11 +61,11 @@ static const char usage_history[] =
 "usage, a history file's bad line named.\n";
 
 enum { OPT_H_ALPHA = 800, OPT_H_THRESHOLD, OPT_H_FORMAT, OPT_H_METHOD, OPT_H_PLOT,
-       OPT_H_COMMIT, OPT_H_TIME };
+       OPT_H_COMMIT, OPT_H_TIME, OPT_H_ABSOLUTE };
 
 struct history_opts {
 	struct hist_result res;
-	int format;
+	int format, absolute;
 	enum cp_method method;
 	const char *plot, *out;
 	struct hist_id id;
@@ -118,6 +124,9 @@ history_option(int c, const char *arg, struct history_opts *o)
 	case 'o':
 		o->out = arg;
 		return 1;
+	case OPT_H_ABSOLUTE:
+		o->absolute = 1;
+		return 1;
 	case OPT_H_COMMIT:
 		if (!arg[0])
 			pc_fatal("--commit '': an empty name");
@@ -140,6 +149,7 @@ parse(int argc, char **argv, struct history_opts *o)
 		{ "format", required_argument, NULL, OPT_H_FORMAT },
 		{ "method", required_argument, NULL, OPT_H_METHOD },
 		{ "plot", required_argument, NULL, OPT_H_PLOT },
+		{ "absolute", no_argument, NULL, OPT_H_ABSOLUTE },
 		{ "commit", required_argument, NULL, OPT_H_COMMIT },
 		{ "time", required_argument, NULL, OPT_H_TIME },
 		{ "help", no_argument, NULL, 'h' },
@@ -218,6 +228,14 @@ series_fill(struct hist_series *s, const struct history *h)
 }
 
 static int
+cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
 cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -248,6 +266,60 @@ series_make(struct hist_result *res)
 	free(names);
 	for (size_t i = 0; i < res->ns; i++)
 		series_fill(&res->s[i], h);
+}
+
+/* Commit c's speed: the median of its functions' log seconds over their
+ * median over the commits. diff's robust mean (stats_robust_mean) weighs
+ * each function by its runs' standard error, but a commit's runs vary
+ * with the machine's speed, which is the point here; the median of a few
+ * functions is not moved by the one that changed. */
+static double
+commit_speed(const struct hist_result *res, size_t c, const double *ref, double *r)
+{
+	size_t k = 0;
+
+	for (size_t i = 2; i < res->ns; i++) {
+		const struct hist_series *s = &res->s[i];
+		size_t *at = bsearch(&c, s->idx, s->n, sizeof(c), cmp_size);
+
+		if (!at || !(ref[i] > 0))
+			continue;
+		if (!(s->x[at - s->idx] > 0))
+			continue;
+		r[k++] = log(s->x[at - s->idx] / ref[i]);
+	}
+	/* with fewer than three functions there is no telling */
+	if (k < 3)
+		return 1;
+	return exp(stats_median(r, k));
+}
+
+/* Every function's seconds at one machine speed: each commit's divided by
+ * its speed, so that a commit measured on a faster or busier machine moves
+ * no function (the program's seconds stay as measured). */
+static void
+series_speed(struct hist_result *res)
+{
+	double *ref = pc_realloc(NULL, res->ns * sizeof(*ref));
+	double *r = pc_realloc(NULL, res->ns * sizeof(*r));
+	double *tmp = pc_realloc(NULL, (res->h->n + 1) * sizeof(*tmp));
+
+	for (size_t i = 2; i < res->ns; i++) {
+		memcpy(tmp, res->s[i].x, res->s[i].n * sizeof(*tmp));
+		ref[i] = res->s[i].n ? stats_median(tmp, res->s[i].n) : 0;
+	}
+	for (size_t c = 0; c < res->h->n; c++)
+		tmp[c] = commit_speed(res, c, ref, r);
+	for (size_t i = 2; i < res->ns; i++)
+		for (size_t j = 0; j < res->s[i].n; j++) {
+			double v = tmp[res->s[i].idx[j]];
+
+			res->s[i].x[j] /= v;
+			res->s[i].within[j] /= v * v;
+		}
+	free(ref);
+	free(r);
+	free(tmp);
 }
 
 /* The change points of every series, at alpha over all of them
@@ -324,6 +396,8 @@ cmd_history(int argc, char **argv)
 	history_read(argv[first], &h);
 	o.res.h = &h;
 	series_make(&o.res);
+	if (!o.absolute)
+		series_speed(&o.res);
 	series_changes(&o.res, o.method);
 	if (o.plot)
 		plot(&o);

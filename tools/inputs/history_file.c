@@ -452,7 +452,8 @@ history_append(const char *path, const struct hist_record *r)
 		pc_fatal("'%s': a record of %zu bytes, over the %u a line may hold", path, len,
 			 HISTORY_LINE_MAX);
 	if (fd < 0)
-		pc_fatal("'%s': %s", path, errno == ELOOP ? "a symbolic link" : strerror(errno));
+		pc_fatal("'%s': %s", path, errno == ELOOP ? "a symbolic link" :
+			 errno == ENXIO ? "not a regular file (a FIFO)" : strerror(errno));
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode))
 		pc_fatal("'%s': not a regular file", path);
 	/* one write of the whole line: O_APPEND puts it at the end as one
@@ -472,6 +473,9 @@ read_line(const char *path, size_t lineno, const char *line, size_t len, struct 
 	if (h->n == HISTORY_RECORDS_MAX)
 		pc_fatal("'%s': line %zu: more than %d records; keep the newest (tail -n)", path,
 			 lineno, HISTORY_RECORDS_MAX);
+	if (len > HISTORY_LINE_MAX)
+		pc_fatal("'%s': line %zu: longer than %u bytes: not a record", path, lineno,
+			 HISTORY_LINE_MAX);
 	if (h->n % 64 == 0)
 		h->recs = pc_realloc(h->recs, (h->n + 64) * sizeof(*h->recs));
 	if (history_parse(line, len, &h->recs[h->n], &why))

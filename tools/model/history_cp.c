@@ -6,9 +6,9 @@
  * and after it (the residual variance pooled, Apache Otava's test, but
  * over the whole segment rather than a window), kept when its p-value
  * times the number of splits tried is under alpha; then the same in each
- * half. The variance of a commit's mean from its own runs is the pooled
- * variance's floor, so that a series of nearly equal values does not make
- * every split significant. CP_EDIVISIVE: E-divisive means (Matteson and
+ * half. The least variance of a commit's mean from its own runs is the
+ * pooled variance's floor, so that a series of nearly equal values does
+ * not make every split significant. CP_EDIVISIVE: E-divisive means (Matteson and
  * James; MongoDB's signal-processing-algorithms), the divergence statistic
  * with a permutation test. bench/history_power.py measures both; docs/ci.md
  * has the figures. Pure functions of their arguments, tested by
@@ -58,14 +58,17 @@ static double
 ttest_split(const struct segmenter *sg, size_t a, size_t b, size_t *at)
 {
 	size_t n = b - a;
-	double tot = 0, tot2 = 0, left = 0, left2 = 0, floor2 = 0, best = -1, df = (double)n - 2;
+	double tot = 0, tot2 = 0, left = 0, left2 = 0, floor2 = INFINITY, best = -1;
+	double df = (double)n - 2;
 
+	/* the floor: the least variance any commit's runs give its mean (the
+	 * runs' variance holds the machine's changes of speed, which the
+	 * commit's speed takes out of its mean: more would be too much) */
 	for (size_t i = a; i < b; i++) {
 		tot += sg->x[i];
 		tot2 += sg->x[i] * sg->x[i];
-		floor2 += sg->within ? sg->within[i] : 0;
+		floor2 = fmin(floor2, sg->within ? sg->within[i] : 0);
 	}
-	floor2 /= (double)n;
 	for (size_t k = a + 1; k < b; k++) {
 		double l = (double)(k - a), r = (double)(b - k), ml, mr, ss, s2, t;
 
