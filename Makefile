@@ -380,8 +380,16 @@ $(B)/fuzz/fuzz_jitdump: tests/fuzz/fuzz_jitdump.c tools/symbols/jitdump.c tools/
 		tests/fuzz/fuzz_jitdump.c tools/symbols/jitdump.c tools/symbols/jitmap.c \
 		tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
 
+# pcprof history's record parser, with the same messages' helpers
+$(B)/fuzz/fuzz_history: tests/fuzz/fuzz_history.c tools/inputs/history_file.c \
+		tools/model/history.h tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
+		tests/fuzz/fuzz_history.c tools/inputs/history_file.c tools/inputs/files.c \
+		tools/writers/label.c gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl -lm
+
 fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz/fuzz_lines \
-		$(B)/fuzz/fuzz_jitdump $(P)/libcall $(P)/cxx $(P)/loops
+		$(B)/fuzz/fuzz_jitdump $(B)/fuzz/fuzz_history $(P)/libcall $(P)/cxx $(P)/loops
 	@mkdir -p $(B)/fuzz/gmon $(B)/fuzz/elf $(B)/fuzz/objects $(B)/fuzz/crash
 	@cp -f tests/fuzz/corpus/* $(B)/fuzz/gmon/
 	@cp -f tests/fuzz/objects/* $(B)/fuzz/objects/
@@ -406,6 +414,11 @@ fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz
 	@cp -f tests/fuzz/jitdump/* $(B)/fuzz/jitdump/
 	$(B)/fuzz/fuzz_jitdump -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
 		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/jitdump 2>&1 | \
+		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
+	@mkdir -p $(B)/fuzz/history
+	@cp -f tests/fuzz/history/* $(B)/fuzz/history/
+	$(B)/fuzz/fuzz_history -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
+		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/history 2>&1 | \
 		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
 
 fuzz-if-possible:
