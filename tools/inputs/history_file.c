@@ -239,7 +239,8 @@ history_sort_values(struct hist_value *v, size_t n)
 {
 	size_t k = 0;
 
-	qsort(v, n, sizeof(*v), history_cmp_value);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), history_cmp_value);
 	for (size_t i = 0; i < n; i++) {
 		if (k && !strcmp(v[k - 1].name, v[i].name)) {
 			v[k - 1].mean += v[i].mean;
@@ -251,32 +252,28 @@ history_sort_values(struct hist_value *v, size_t n)
 	return k;
 }
 
-/* "functions": {NAME: [MEAN, VARIANCE], ...}, sorted into r. */
+/*
+ * A JSON object at p: each member's name (malloc'ed, given to it) and
+ * value to member(p, key, arg), which reads the value; empty allowed.
+ */
 static int
-parse_funcs(struct parser *p, struct hist_record *r)
+parse_members(struct parser *p, const char *notobj,
+	      int (*member)(struct parser *, char *, void *), void *arg)
 {
-	size_t cap = 0;
-
-	if (expect(p, '{', "field functions: not an object"))
+	if (expect(p, '{', notobj))
 		return -1;
 	if (peek(p) == '}')
 		return p->i++, 0;
 	for (;;) {
-		struct hist_value v = { NULL, 0, 0 };
+		char *key = NULL;
 
-		if (r->nfuncs == HISTORY_SERIES_MAX)
-			return fail(p, "more than 100000 functions");
-		if (r->nfuncs == cap) {
-			struct hist_value *f = realloc(r->funcs, (cap = cap ? 2 * cap : 16) * sizeof(*f));
-
-			if (!f)
-				return fail(p, "out of memory");
-			r->funcs = f;
-		}
-		if (parse_string(p, &v.name))
+		if (parse_string(p, &key))
 			return -1;
-		r->funcs[r->nfuncs++] = v;
-		if (expect(p, ':', "not JSON: ':' expected") || parse_pair(p, &r->funcs[r->nfuncs - 1]))
+		if (expect(p, ':', "not JSON: ':' expected")) {
+			free(key);
+			return -1;
+		}
+		if (member(p, key, arg))
 			return -1;
 		if (peek(p) == '}')
 			break;
@@ -284,7 +281,41 @@ parse_funcs(struct parser *p, struct hist_record *r)
 			return -1;
 	}
 	p->i++;
-	qsort(r->funcs, r->nfuncs, sizeof(*r->funcs), history_cmp_value);
+	return 0;
+}
+
+/* One member of "functions": NAME: [MEAN, VARIANCE], onto r's. */
+static int
+parse_func(struct parser *p, char *name, void *arg)
+{
+	struct hist_record *r = arg;
+
+	if (r->nfuncs == HISTORY_SERIES_MAX) {
+		free(name);
+		return fail(p, "more than 100000 functions");
+	}
+	if (r->nfuncs % 16 == 0) {
+		struct hist_value *f = realloc(r->funcs, (r->nfuncs + 16) * sizeof(*f));
+
+		if (!f) {
+			free(name);
+			return fail(p, "out of memory");
+		}
+		r->funcs = f;
+	}
+	r->funcs[r->nfuncs] = (struct hist_value){ name, 0, 0 };
+	return parse_pair(p, &r->funcs[r->nfuncs++]);
+}
+
+/* "functions": {NAME: [MEAN, VARIANCE], ...}, sorted into r. */
+static int
+parse_funcs(struct parser *p, struct hist_record *r)
+{
+	if (parse_members(p, "field functions: not an object", parse_func, r))
+		return -1;
+	/* qsort's base may not be NULL, even for no element */
+	if (r->nfuncs > 1)
+		qsort(r->funcs, r->nfuncs, sizeof(*r->funcs), history_cmp_value);
 	for (size_t i = 1; i < r->nfuncs; i++)
 		if (!strcmp(r->funcs[i - 1].name, r->funcs[i].name))
 			return fail(p, "a function named twice");
@@ -341,29 +372,31 @@ parse_member(struct parser *p, const char *key, struct hist_record *r, unsigned 
 	return parse_funcs(p, r);
 }
 
+/* What parse_object's members fill. */
+struct object {
+	struct hist_record *r;
+	unsigned seen;
+};
+
+static int
+object_member(struct parser *p, char *key, void *arg)
+{
+	struct object *o = arg;
+	int bad = parse_member(p, key, o->r, &o->seen);
+
+	free(key);
+	return bad;
+}
+
 static int
 parse_object(struct parser *p, struct hist_record *r)
 {
-	unsigned seen = 0;
+	struct object o = { r, 0 };
+	unsigned seen;
 
-	if (expect(p, '{', "not a JSON object"))
+	if (parse_members(p, "not a JSON object", object_member, &o))
 		return -1;
-	for (;;) {
-		char *key = NULL;
-		int bad;
-
-		if (parse_string(p, &key))
-			return -1;
-		bad = expect(p, ':', "not JSON: ':' expected") || parse_member(p, key, r, &seen);
-		free(key);
-		if (bad)
-			return -1;
-		if (peek(p) == '}')
-			break;
-		if (expect(p, ',', "not JSON: ',' or '}' expected"))
-			return -1;
-	}
-	p->i++;
+	seen = o.seen;
 	if (peek(p))
 		return fail(p, "not JSON: text after the object");
 	if (!(seen & F_VERSION))
