@@ -175,8 +175,9 @@ END_TEST
 /* A record written and read back is the same record. */
 START_TEST(test_history_record_round_trip)
 {
-	struct hist_value f[2] = { { "a\"b\\c\xc3\xa9", 1.5, 0.25 }, { "z", 0.1, 0 } };
-	struct hist_record r = { "abc123", 1700000000, 3, { NULL, 2, 0.5 }, { NULL, -1, 0 }, f, 2 };
+	char a[] = "a\"b\\c\xc3\xa9", z[] = "z", commit[] = "abc123";
+	struct hist_value f[2] = { { a, 1.5, 0.25 }, { z, 0.1, 0 } };
+	struct hist_record r = { commit, 1700000000, 3, { NULL, 2, 0.5 }, { NULL, -1, 0 }, f, 2 };
 	struct hist_record back;
 	const char *why = NULL;
 	char *line = history_format(&r);

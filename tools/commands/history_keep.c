@@ -24,7 +24,7 @@
 /* git's first line of output for argv into buf; 0, or -1 where git is
  * missing, fails or says nothing. */
 static int
-git_line(char *const argv[], char *buf, size_t size)
+git_line(const char *const argv[], char *buf, size_t size)
 {
 	int fd[2], st;
 	ssize_t k;
@@ -44,7 +44,7 @@ git_line(char *const argv[], char *buf, size_t size)
 		close(fd[1]);
 		if (!freopen("/dev/null", "w", stderr))
 			_exit(127);
-		execvp("git", argv);
+		execvp("git", (char *const *)argv);
 		_exit(127);
 	}
 	close(fd[1]);
@@ -63,8 +63,8 @@ void
 history_id_resolve(struct hist_id *id)
 {
 	char when[64];
-	char *head[] = { "git", "rev-parse", "--verify", "-q", "HEAD^{commit}", NULL };
-	char *show[] = { "git", "show", "-s", "--format=%ct", NULL, NULL };
+	const char *head[] = { "git", "rev-parse", "--verify", "-q", "HEAD^{commit}", NULL };
+	const char *show[] = { "git", "show", "-s", "--format=%ct", NULL, NULL };
 	char ref[200];
 
 	if (!id->commit) {

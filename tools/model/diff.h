@@ -127,7 +127,7 @@ struct diff_opts {
 };
 
 #define DIFF_OPTS_DEFAULT { METRIC_SELF, DIFF_TEXT, 0.01, 0.05, 0.01, 10, 0, NULL, NULL, \
-			    "pcprof diff" }
+			    "pcprof diff", NULL, NULL }
 
 /* The options diff and compare share, after options.h's. */
 enum {

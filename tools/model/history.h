@@ -141,7 +141,7 @@ struct hist_result {
  * as enum diff_format) onto out. */
 void history_print(FILE *out, const struct hist_result *res, int format);
 /* writers/history_out.c: an SVG plot of series s of res onto out: each
- * commit's mean with its runs' standard deviation, the levels between
+ * commit's mean with its standard error from its runs, the levels between
  * change points, and each change point marked and labelled. */
 void history_plot(FILE *out, const struct hist_result *res, const struct hist_series *s);
 

@@ -75,7 +75,7 @@ print_text(FILE *out, const struct hist_result *res, const struct found *v)
 		res->nchanges == 1 ? "" : "s", res->method, res->alpha, res->threshold * 100);
 	if (!res->nchanges)
 		return;
-	fprintf(out, "\n%-14s %-14s %10s %10s %9s %9s  %s\n", "commit", "after", "before s",
+	fprintf(out, "\n%-14s %-14s %10s %10s %9s %9s  %s\n", "commit", "previous", "before s",
 		"after s", "change", "p", "function");
 	for (size_t i = 0; i < res->nchanges; i++) {
 		const struct found *f = &v[i];
