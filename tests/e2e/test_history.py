@@ -104,6 +104,8 @@ def test_history_kept_by_compare_keep_history():
         assert r["commit"] == commit and r["runs"] == 2 and r["time"] == 1700000000, r
         assert r["functions"]["stage_transform"][0] > 0, r
         assert r["cpu"][0] > sum(v[0] for v in r["functions"].values()) * 0.9, r
+        # the wall seconds a run compare measured: at least the CPU's
+        assert r["wall"][0] >= 0.9 * r["cpu"][0] and r["wall"][1] >= 0, r
 
 
 def test_history_without_a_commit_outside_git_says_so():

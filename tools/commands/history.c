@@ -194,7 +194,7 @@ history_add(struct history_opts *o, int argc, char **argv)
 	s.args = argv + first;
 	s.nruns = argc - first;
 	diff_side_load(&s, &so, 0, 0);
-	history_keep(argv[0], &s, &o->id);
+	history_keep(argv[0], &s, &o->id, NULL);
 	diff_side_release(&s);
 	runexe_release(&re);
 	symtab_fetch_end(&fetch);

@@ -85,7 +85,8 @@ history_id_resolve(struct hist_id *id)
 }
 
 void
-history_keep(const char *path, const struct side *s, const struct hist_id *id)
+history_keep(const char *path, const struct side *s, const struct hist_id *id,
+	     const struct experiment *e)
 {
 	const struct symtab *st = &s->in.st;
 	size_t nf = st->nfuncs ? st->nfuncs : 1;
@@ -97,6 +98,12 @@ history_keep(const char *path, const struct side *s, const struct hist_id *id)
 	r.runs = s->nruns;
 	diff_mean_var(s->program, s->nruns, 1, &r.cpu.mean, &r.cpu.var);
 	r.wall.mean = -1;
+	if (e && e->runs > 0) {
+		double n = e->runs, m = e->wall[1];
+
+		r.wall.mean = m;
+		r.wall.var = n > 1 ? fmax(0, (e->wall_sq[1] - n * m * m) / (n - 1)) : 0;
+	}
 	r.funcs = pc_realloc(NULL, nf * sizeof(*r.funcs));
 	for (size_t f = 0; f < st->nfuncs; f++) {
 		struct hist_value v = { st->funcs[f], 0, 0 };

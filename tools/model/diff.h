@@ -100,6 +100,7 @@ struct experiment {
 	int repeated[2];	/* disturbed runs made again */
 	double budget;		/* seconds a side asked for; 0 with --runs */
 	double wall[2];		/* a measured run's mean wall seconds */
+	double wall_sq[2];	/* the sum of their squares (history's variance) */
 	double cpu[2];		/* and CPU seconds (its processes' rusage) */
 	double cpu_warmup;	/* the base warm-up run's CPU seconds */
 	double elapsed;		/* wall seconds of all the runs, warm-up too */

@@ -111,9 +111,12 @@ struct hist_id {
 void history_id_resolve(struct hist_id *id);
 /* commands/history_keep.c: append to path the record of side s (its runs
  * loaded: every function's self seconds a run, and the program's) as of
- * commit id. Exits with one line on failure. */
+ * commit id, with the wall seconds of e's new side where e (compare's
+ * experiment) is not NULL. Exits with one line on failure. */
 struct side;
-void history_keep(const char *path, const struct side *s, const struct hist_id *id);
+struct experiment;
+void history_keep(const char *path, const struct side *s, const struct hist_id *id,
+		  const struct experiment *e);
 
 /* One series over the commits: a function's seconds, or the program's. */
 struct hist_series {
