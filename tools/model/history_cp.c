@@ -6,9 +6,10 @@
  * and after it (the residual variance pooled, Apache Otava's test, but
  * over the whole segment rather than a window), kept when its p-value
  * times the number of splits tried is under alpha; then the same in each
- * half. The least variance of a commit's mean from its own runs is the
- * pooled variance's floor, so that a series of nearly equal values does
- * not make every split significant. CP_EDIVISIVE: E-divisive means (Matteson and
+ * half. Each commit is weighed by its runs' variance (weights()), and the
+ * least variance of a commit's mean from its own runs is the pooled
+ * variance's floor, so that a series of nearly equal values does not
+ * make every split significant. CP_EDIVISIVE: E-divisive means (Matteson and
  * James; MongoDB's signal-processing-algorithms), the divergence statistic
  * with a permutation test. bench/history_power.py measures both; docs/ci.md
  * has the figures. Pure functions of their arguments, tested by
@@ -31,6 +32,7 @@
 struct segmenter {
 	enum cp_method m;
 	const double *x, *within;
+	double *w;		/* each commit's weight (weights()) */
 	double alpha, min_rel;
 	struct change *out;
 	size_t max, n;
@@ -38,53 +40,85 @@ struct segmenter {
 	double *tmp;		/* E-divisive's permuted segment */
 };
 
-/* The mean of x[a..b). */
+/* The weighted mean of x[a..b). */
 static double
-seg_mean(const double *x, size_t a, size_t b)
+seg_mean(const struct segmenter *sg, size_t a, size_t b)
 {
-	double s = 0;
+	double s = 0, w = 0;
 
-	for (size_t i = a; i < b; i++)
-		s += x[i];
-	return s / (double)(b - a);
+	for (size_t i = a; i < b; i++) {
+		s += sg->w[i] * sg->x[i];
+		w += sg->w[i];
+	}
+	return s / w;
 }
 
 /*
  * The best split of x[a..b) by Student's t, in *at, and its p-value
- * corrected for the b - a - 1 splits tried. Sums are kept as the split
- * moves, so a segment costs O(b - a).
+ * corrected for the b - a - 1 splits tried. Commit i's variance is
+ * phi / w[i], phi estimated from the residuals about the two sides'
+ * weighted means; sums are kept as the split moves, so a segment costs
+ * O(b - a).
  */
 static double
 ttest_split(const struct segmenter *sg, size_t a, size_t b, size_t *at)
 {
 	size_t n = b - a;
-	double tot = 0, tot2 = 0, left = 0, left2 = 0, floor2 = INFINITY, best = -1;
+	double tw = 0, tx = 0, tx2 = 0, lw = 0, lx = 0, lx2 = 0, floor2 = INFINITY, best = -1;
 	double df = (double)n - 2;
 
 	/* the floor: the least variance any commit's runs give its mean (the
 	 * runs' variance holds the machine's changes of speed, which the
 	 * commit's speed takes out of its mean: more would be too much) */
 	for (size_t i = a; i < b; i++) {
-		tot += sg->x[i];
-		tot2 += sg->x[i] * sg->x[i];
-		floor2 = fmin(floor2, sg->within ? sg->within[i] : 0);
+		tw += sg->w[i];
+		tx += sg->w[i] * sg->x[i];
+		tx2 += sg->w[i] * sg->x[i] * sg->x[i];
+		floor2 = fmin(floor2, sg->within ? sg->within[i] * sg->w[i] : 0);
 	}
 	for (size_t k = a + 1; k < b; k++) {
-		double l = (double)(k - a), r = (double)(b - k), ml, mr, ss, s2, t;
+		double wi = sg->w[k - 1], xi = sg->x[k - 1], ml, mr, rw, ss, s2, t;
 
-		left += sg->x[k - 1];
-		left2 += sg->x[k - 1] * sg->x[k - 1];
-		ml = left / l;
-		mr = (tot - left) / r;
-		ss = (left2 - l * ml * ml) + ((tot2 - left2) - r * mr * mr);
+		lw += wi;
+		lx += wi * xi;
+		lx2 += wi * xi * xi;
+		rw = tw - lw;
+		ml = lx / lw;
+		mr = (tx - lx) / rw;
+		ss = (lx2 - lw * ml * ml) + ((tx2 - lx2) - rw * mr * mr);
 		s2 = fmax(ss > 0 ? ss / df : 0, floor2);
-		t = s2 > 0 ? fabs(mr - ml) / sqrt(s2 * (1 / l + 1 / r)) : (mr != ml ? INFINITY : 0);
+		t = s2 > 0 ? fabs(mr - ml) / sqrt(s2 * (1 / lw + 1 / rw)) :
+		    (mr != ml ? INFINITY : 0);
 		if (t > best) {
 			best = t;
 			*at = k;
 		}
 	}
 	return fmin(1, stats_t_two_sided(best, df) * (double)(n - 1));
+}
+
+/*
+ * Each commit's weight: one over its mean's variance from its runs, that
+ * variance moderated halfway to the median of all commits' (from 2 or 3
+ * runs a variance alone is too rough to weigh by), scaled to a mean of 1;
+ * all 1 where no variance is known. A commit whose runs were disturbed
+ * then counts for less.
+ */
+static void
+weights(double *w, const double *within, size_t n, double *tmp)
+{
+	double med = 0, sum = 0;
+
+	if (within && n) {
+		memcpy(tmp, within, n * sizeof(*tmp));
+		med = stats_median(tmp, n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		w[i] = med > 0 ? 2 / (within[i] + med) : 1;
+		sum += w[i];
+	}
+	for (size_t i = 0; i < n; i++)
+		w[i] *= (double)n / sum;
 }
 
 /* A uniform draw below n from the generator's state. */
@@ -170,8 +204,8 @@ segment(struct segmenter *sg, size_t a, size_t b)
 	p = sg->m == CP_EDIVISIVE ? ediv_split(sg, a, b, &at) : ttest_split(sg, a, b, &at);
 	if (p >= sg->alpha || at <= a || at >= b)
 		return;
-	before = seg_mean(sg->x, a, at);
-	after = seg_mean(sg->x, at, b);
+	before = seg_mean(sg, a, at);
+	after = seg_mean(sg, at, b);
 	segment(sg, a, at);
 	if (sg->n < sg->max && fabs(after - before) >= sg->min_rel * fabs(before))
 		sg->out[sg->n++] = (struct change){ at, before, after, p };
@@ -182,19 +216,27 @@ size_t
 cp_find(enum cp_method m, const double *x, const double *within, size_t n,
 	double alpha, double min_rel, struct change *out, size_t max)
 {
-	struct segmenter sg = { m, x, within, alpha, min_rel, out, max, 0,
+	struct segmenter sg = { m, x, within, NULL, alpha, min_rel, out, max, 0,
 				0x9e3779b97f4a7c15ULL, NULL };
 
-	if (m == CP_EDIVISIVE && !(sg.tmp = malloc((n ? n : 1) * sizeof(*sg.tmp))))
+	sg.tmp = malloc((n ? n : 1) * sizeof(*sg.tmp));
+	sg.w = malloc((n ? n : 1) * sizeof(*sg.w));
+	if (!sg.tmp || !sg.w) {
+		free(sg.tmp);
+		free(sg.w);
 		return 0;
+	}
+	/* E-divisive's statistic has no weights: all 1 */
+	weights(sg.w, m == CP_TTEST ? within : NULL, n, sg.tmp);
 	segment(&sg, 0, n);
-	free(sg.tmp);
 	/* each change's levels: the means between its neighbours */
 	for (size_t i = 0; i < sg.n; i++) {
 		size_t a = i ? out[i - 1].at : 0, b = i + 1 < sg.n ? out[i + 1].at : n;
 
-		out[i].before = seg_mean(x, a, out[i].at);
-		out[i].after = seg_mean(x, out[i].at, b);
+		out[i].before = seg_mean(&sg, a, out[i].at);
+		out[i].after = seg_mean(&sg, out[i].at, b);
 	}
+	free(sg.tmp);
+	free(sg.w);
 	return sg.n;
 }
