@@ -154,6 +154,24 @@ START_TEST(test_history_edivisive_finds_the_step_too)
 }
 END_TEST
 
+/* The last commit 5 % up (at 0.5 % noise): a change point when its runs
+ * agreed, none when they disagreed (its weight goes with its variance). */
+START_TEST(test_history_weighs_a_commit_by_its_runs)
+{
+	double x[30], w[30];
+	struct change ch[30];
+	size_t n;
+
+	series(x, w, 30, 30, 0, 30, 0, 0.005);
+	x[29] *= 1.05;
+	n = cp_find(CP_TTEST, x, w, 30, 0.01, 0.01, ch, 30);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ch[0].at, 29);
+	w[29] *= 400;		/* its runs' sd 20 times the others' */
+	ck_assert_uint_eq(cp_find(CP_TTEST, x, w, 30, 0.01, 0.01, ch, 30), 0);
+}
+END_TEST
+
 /* Constant values, one or two commits, a series of equal means with no
  * runs' variance: no change point, no division by zero. */
 START_TEST(test_history_edges)
@@ -269,6 +287,7 @@ history_suite(void)
 	tcase_add_test(t, test_history_is_quiet_over_200_commits_of_noise);
 	tcase_add_test(t, test_history_reports_a_drift_of_1_percent_a_commit);
 	tcase_add_test(t, test_history_edivisive_finds_the_step_too);
+	tcase_add_test(t, test_history_weighs_a_commit_by_its_runs);
 	tcase_add_test(t, test_history_edges);
 	tcase_add_test(t, test_history_record_round_trip);
 	tcase_add_test(t, test_history_parse_rejects_what_is_not_a_record);
