@@ -476,14 +476,14 @@ history_append(const char *path, const struct hist_record *r)
 {
 	char *line = history_format(r);
 	size_t len = strlen(line);
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-		      0644);
 	struct stat sb;
 	ssize_t k;
+	int fd;
 
 	if (len > HISTORY_LINE_MAX)
 		pc_fatal("'%s': a record of %zu bytes, over the %u a line may hold", path, len,
 			 HISTORY_LINE_MAX);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
 	if (fd < 0)
 		pc_fatal("'%s': %s", path, errno == ELOOP ? "a symbolic link" :
 			 errno == ENXIO ? "not a regular file (a FIFO)" : strerror(errno));
@@ -523,21 +523,22 @@ history_read(const char *path, struct history *h)
 	int fd = pc_open_regular(path, NULL, &why);
 	size_t cap = 1 << 16, len = 0, lineno = 0;
 	char *buf;
-	ssize_t k;
 
 	memset(h, 0, sizeof(*h));
 	if (fd < 0)
 		pc_fatal("'%s': %s", path, why);
 	buf = pc_realloc(NULL, cap);
-	do {
+	for (;;) {
 		char *nl;
 		size_t start = 0;
+		ssize_t k = read(fd, buf + len, cap - len);
 
-		k = read(fd, buf + len, cap - len);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0)
 			pc_fatal("'%s': %s", path, strerror(errno));
+		if (k == 0)
+			break;
 		len += (size_t)k;
 		while ((nl = memchr(buf + start, '\n', len - start))) {
 			read_line(path, ++lineno, buf + start, (size_t)(nl - buf) - start, h);
@@ -550,7 +551,7 @@ history_read(const char *path, struct history *h)
 				 lineno + 1, HISTORY_LINE_MAX);
 		if (len == cap)
 			buf = pc_realloc(buf, cap *= 2);
-	} while (k > 0);
+	}
 	close(fd);
 	free(buf);
 	if (len)
