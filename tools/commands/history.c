@@ -46,7 +46,7 @@ static const char usage_history[] =
 "                     edivisive: E-divisive means, a permutation test\n"
 "  --absolute         functions' seconds as measured: no allowance for a\n"
 "                     commit measured on a faster or slower machine (by\n"
-"                     default each commit's functions are divided by its\n"
+"                     default each commit's seconds are divided by its\n"
 "                     speed, the median of their ratios to their\n"
 "                     medians)\n"
 "  --plot FUNCTION    write an SVG plot of FUNCTION's seconds over the\n"
@@ -294,9 +294,11 @@ commit_speed(const struct hist_result *res, size_t c, const double *ref, double 
 	return exp(stats_median(r, k));
 }
 
-/* Every function's seconds at one machine speed: each commit's divided by
- * its speed, so that a commit measured on a faster or busier machine moves
- * no function (the program's seconds stay as measured). */
+/* Every series at one machine speed: each commit's seconds divided by its
+ * speed, so that a commit measured on a faster or busier machine moves no
+ * function, nor the program (whose seconds then change only as far as
+ * some functions' do: a slowdown of every function alike is the
+ * machine's, as pcprof diff takes it). */
 static void
 series_speed(struct hist_result *res)
 {
@@ -310,7 +312,7 @@ series_speed(struct hist_result *res)
 	}
 	for (size_t c = 0; c < res->h->n; c++)
 		tmp[c] = commit_speed(res, c, ref, r);
-	for (size_t i = 2; i < res->ns; i++)
+	for (size_t i = 0; i < res->ns; i++)
 		for (size_t j = 0; j < res->s[i].n; j++) {
 			double v = tmp[res->s[i].idx[j]];
 
