@@ -14,12 +14,8 @@
 #include <unistd.h>
 
 #include "pcprof.h"
-#include "model/diff.h"
+#include "commands/compare.h"
 #include "model/history.h"
-
-/* a function's record is kept when its mean is at least this share of the
- * program's seconds (compare's smallest change that counts) */
-#define KEEP_MIN_SHARE	0.001
 
 /* git's first line of output for argv into buf; 0, or -1 where git is
  * missing, fails or says nothing. */
@@ -109,7 +105,8 @@ history_keep(const char *path, const struct side *s, const struct hist_id *id,
 		struct hist_value v = { st->funcs[f], 0, 0 };
 
 		diff_mean_var(s->self + f, s->nruns, nf, &v.mean, &v.var);
-		if (v.mean > 0 && v.mean >= KEEP_MIN_SHARE * r.cpu.mean)
+		/* a function of at least compare's smallest share that counts */
+		if (v.mean > 0 && v.mean >= COMPARE_MIN_SHARE * r.cpu.mean)
 			r.funcs[r.nfuncs++] = v;
 	}
 	r.nfuncs = history_sort_values(r.funcs, r.nfuncs);
