@@ -191,6 +191,18 @@ def test_history_refuses_hostile_files_with_one_line():
                    prog("regress-base"), out, timeout=20)
         assert p.returncode == 2 and p.stderr.count("\n") == 1 and want in p.stderr, p.stderr
     assert not os.path.exists(os.path.join(tmp, "target"))
+    # 2000 commits of 50 names each, none twice: 100 000 series of one
+    # commit each, read and analysed in time and memory of the file's size
+    path = os.path.join(tmp, "many")
+    with open(path, "w") as f:
+        for i in range(2000):
+            f.write(json.dumps({"version": 1, "commit": "c%d" % i, "time": i, "runs": 1,
+                                "cpu": [1, 0], "functions": {"f%d_%d" % (i, k): [0.01, 0]
+                                                             for k in range(50)}}) + "\n")
+    t0 = time.monotonic()
+    p = pcprof("history", "--format", "json", path, timeout=20)
+    assert p.returncode == 0 and json.loads(p.stdout)["changes"] == [], p.stderr
+    assert time.monotonic() - t0 < 5
     # a name that needs escaping comes back out escaped, in every format
     path = os.path.join(tmp, "names")
     with open(path, "w") as f:

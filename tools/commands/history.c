@@ -201,38 +201,22 @@ history_add(struct history_opts *o, int argc, char **argv)
 	return 0;
 }
 
-/* Series s's values over h: the commits that have it. */
+/* Series s's arrays, for its cap values. */
 static void
-series_fill(struct hist_series *s, const struct history *h)
+series_alloc(struct hist_series *s, size_t cap)
 {
-	s->idx = pc_realloc(NULL, h->n * sizeof(*s->idx));
-	s->x = pc_realloc(NULL, h->n * sizeof(*s->x));
-	s->within = pc_realloc(NULL, h->n * sizeof(*s->within));
-	for (size_t i = 0; i < h->n; i++) {
-		const struct hist_record *r = &h->recs[i];
-		const struct hist_value *v = NULL;
-
-		if (s->program) {
-			v = !strcmp(s->name, "cpu") ? &r->cpu : r->wall.mean >= 0 ? &r->wall : NULL;
-		} else {
-			struct hist_value key = { (char *)s->name, 0, 0 };
-
-			v = bsearch(&key, r->funcs, r->nfuncs, sizeof(key), history_cmp_value);
-		}
-		if (!v)
-			continue;
-		s->idx[s->n] = i;
-		s->x[s->n] = v->mean;
-		s->within[s->n++] = v->var / r->runs;
-	}
+	s->idx = pc_realloc(NULL, (cap ? cap : 1) * sizeof(*s->idx));
+	s->x = pc_realloc(NULL, (cap ? cap : 1) * sizeof(*s->x));
+	s->within = pc_realloc(NULL, (cap ? cap : 1) * sizeof(*s->within));
 }
 
-static int
-cmp_size(const void *a, const void *b)
+/* Record i's value v onto series s. */
+static void
+series_add(struct hist_series *s, size_t i, const struct hist_value *v, int runs)
 {
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-
-	return x < y ? -1 : x > y;
+	s->idx[s->n] = i;
+	s->x[s->n] = v->mean;
+	s->within[s->n++] = v->var / runs;
 }
 
 static int
@@ -241,7 +225,17 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every series of h: the program's, then each function's by name. */
+static int
+cmp_series(const void *a, const void *b)
+{
+	return strcmp(((const struct hist_series *)a)->name, ((const struct hist_series *)b)->name);
+}
+
+/*
+ * Every series of h: the program's, then each function's by name, each
+ * sized to the records that have it, filled in one pass over the records
+ * (a file of many names costs its size, not names times records).
+ */
 static void
 series_make(struct hist_result *res)
 {
@@ -255,72 +249,87 @@ series_make(struct hist_result *res)
 	for (size_t i = 0; i < h->n; i++)
 		for (size_t f = 0; f < h->recs[i].nfuncs; f++)
 			names[k++] = h->recs[i].funcs[f].name;
-	qsort(names, nnames, sizeof(*names), cmp_str);
+	if (nnames > 1)
+		qsort(names, nnames, sizeof(*names), cmp_str);
 	res->s = pc_realloc(NULL, (nnames + 2) * sizeof(*res->s));
 	memset(res->s, 0, (nnames + 2) * sizeof(*res->s));
 	res->s[res->ns++] = (struct hist_series){ .name = "cpu", .program = 1 };
 	res->s[res->ns++] = (struct hist_series){ .name = "wall", .program = 1 };
-	for (size_t i = 0; i < nnames; i++)
-		if (!i || strcmp(names[i - 1], names[i]))
-			res->s[res->ns++].name = names[i];
+	series_alloc(&res->s[0], h->n);
+	series_alloc(&res->s[1], h->n);
+	for (size_t i = 0, run = 1; i < nnames; i++, run++)
+		if (i + 1 == nnames || strcmp(names[i], names[i + 1])) {
+			res->s[res->ns].name = names[i];
+			series_alloc(&res->s[res->ns++], run);
+			run = 0;
+		}
 	free(names);
-	for (size_t i = 0; i < res->ns; i++)
-		series_fill(&res->s[i], h);
-}
+	for (size_t i = 0; i < h->n; i++) {
+		const struct hist_record *r = &h->recs[i];
 
-/* Commit c's speed: the median of its functions' log seconds over their
- * median over the commits. diff's robust mean (stats_robust_mean) weighs
- * each function by its runs' standard error, but a commit's runs vary
- * with the machine's speed, which is the point here; the median of a few
- * functions is not moved by the one that changed. */
-static double
-commit_speed(const struct hist_result *res, size_t c, const double *ref, double *r)
-{
-	size_t k = 0;
+		series_add(&res->s[0], i, &r->cpu, r->runs);
+		if (r->wall.mean >= 0)
+			series_add(&res->s[1], i, &r->wall, r->runs);
+		for (size_t f = 0; f < r->nfuncs; f++) {
+			struct hist_series key = { .name = r->funcs[f].name }, *s;
 
-	for (size_t i = 2; i < res->ns; i++) {
-		const struct hist_series *s = &res->s[i];
-		size_t *at = bsearch(&c, s->idx, s->n, sizeof(c), cmp_size);
-
-		if (!at || !(ref[i] > 0))
-			continue;
-		if (!(s->x[at - s->idx] > 0))
-			continue;
-		r[k++] = log(s->x[at - s->idx] / ref[i]);
+			s = bsearch(&key, res->s + 2, res->ns - 2, sizeof(key), cmp_series);
+			series_add(s, i, &r->funcs[f], r->runs);
+		}
 	}
-	/* with fewer than three functions there is no telling */
-	if (k < 3)
-		return 1;
-	return exp(stats_median(r, k));
 }
 
-/* Every series at one machine speed: each commit's seconds divided by its
- * speed, so that a commit measured on a faster or busier machine moves no
- * function, nor the program (whose seconds then change only as far as
- * some functions' do: a slowdown of every function alike is the
- * machine's, as pcprof diff takes it). */
+/*
+ * Every series at one machine speed: each commit's seconds divided by its
+ * speed, the median of its functions' log seconds over their median over
+ * the commits (with three functions or more; else 1), so that a commit
+ * measured on a faster or busier machine moves no function, nor the
+ * program (whose seconds then change only as far as some functions' do: a
+ * slowdown of every function alike is the machine's, as pcprof diff takes
+ * it). diff's robust mean (stats_robust_mean) weighs each function by its
+ * runs' standard error, but a commit's runs vary with the machine's speed,
+ * which is the point here; the median of a few functions is not moved by
+ * the one that changed.
+ */
 static void
 series_speed(struct hist_result *res)
 {
-	double *ref = pc_realloc(NULL, res->ns * sizeof(*ref));
-	double *r = pc_realloc(NULL, res->ns * sizeof(*r));
-	double *tmp = pc_realloc(NULL, (res->h->n + 1) * sizeof(*tmp));
+	const struct history *h = res->h;
+	size_t *off = pc_realloc(NULL, (h->n + 1) * sizeof(*off)), *fill, total = 0;
+	double *speed = pc_realloc(NULL, (h->n + 1) * sizeof(*speed)), *lr, *tmp;
 
-	for (size_t i = 2; i < res->ns; i++) {
-		memcpy(tmp, res->s[i].x, res->s[i].n * sizeof(*tmp));
-		ref[i] = res->s[i].n ? stats_median(tmp, res->s[i].n) : 0;
+	/* each commit's functions' log ratios, in a slice of lr of its own */
+	fill = pc_realloc(NULL, (h->n + 1) * sizeof(*fill));
+	for (size_t c = 0; c < h->n; c++) {
+		off[c] = total;
+		fill[c] = 0;
+		total += h->recs[c].nfuncs;
 	}
-	for (size_t c = 0; c < res->h->n; c++)
-		tmp[c] = commit_speed(res, c, ref, r);
+	lr = pc_realloc(NULL, (total + 1) * sizeof(*lr));
+	tmp = pc_realloc(NULL, (h->n + 1) * sizeof(*tmp));
+	for (size_t i = 2; i < res->ns; i++) {
+		const struct hist_series *s = &res->s[i];
+		double ref;
+
+		memcpy(tmp, s->x, s->n * sizeof(*tmp));
+		ref = stats_median(tmp, s->n);
+		for (size_t j = 0; ref > 0 && j < s->n; j++)
+			if (s->x[j] > 0)
+				lr[off[s->idx[j]] + fill[s->idx[j]]++] = log(s->x[j] / ref);
+	}
+	for (size_t c = 0; c < h->n; c++)
+		speed[c] = fill[c] >= 3 ? exp(stats_median(lr + off[c], fill[c])) : 1;
 	for (size_t i = 0; i < res->ns; i++)
 		for (size_t j = 0; j < res->s[i].n; j++) {
-			double v = tmp[res->s[i].idx[j]];
+			double v = speed[res->s[i].idx[j]];
 
 			res->s[i].x[j] /= v;
 			res->s[i].within[j] /= v * v;
 		}
-	free(ref);
-	free(r);
+	free(off);
+	free(fill);
+	free(speed);
+	free(lr);
 	free(tmp);
 }
 
