@@ -191,6 +191,12 @@ def test_history_refuses_hostile_files_with_one_line():
                    prog("regress-base"), out, timeout=20)
         assert p.returncode == 2 and p.stderr.count("\n") == 1 and want in p.stderr, p.stderr
     assert not os.path.exists(os.path.join(tmp, "target"))
+    # one commit recorded twice in a row (its job run again) is one point
+    path = os.path.join(tmp, "twice")
+    with open(path, "w") as f:
+        f.write("".join(GOOD % i for i in (0, 1, 1, 2)))
+    p = pcprof("history", "--format", "json", path)
+    assert p.returncode == 0 and json.loads(p.stdout)["commits"] == 3, (p.stdout, p.stderr)
     # 2000 commits of 50 names each, none twice: 100 000 series of one
     # commit each, read and analysed in time and memory of the file's size
     path = os.path.join(tmp, "many")

@@ -201,6 +201,68 @@ history_add(struct history_opts *o, int argc, char **argv)
 	return 0;
 }
 
+/* v1 of n1 runs and v2 of n2 runs as one value of n1 + n2 runs. */
+static void
+pool_value(struct hist_value *v1, int n1, const struct hist_value *v2, int n2)
+{
+	double n = (double)n1 + n2, m = (n1 * v1->mean + n2 * v2->mean) / n, d = v1->mean - v2->mean;
+
+	v1->var = ((n1 - 1) * v1->var + (n2 - 1) * v2->var + n1 * (double)n2 / n * d * d) /
+		  (n - 1);
+	v1->mean = m;
+}
+
+/* Record b, of the same commit as a and just after it (a job run again),
+ * pooled into a; b's names are a's now or freed, and b is empty. */
+static void
+pool_records(struct hist_record *a, struct hist_record *b)
+{
+	struct hist_value *f = pc_realloc(NULL, (a->nfuncs + b->nfuncs + 1) * sizeof(*f));
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < a->nfuncs || j < b->nfuncs) {
+		int c = i == a->nfuncs ? 1 : j == b->nfuncs ? -1 :
+			strcmp(a->funcs[i].name, b->funcs[j].name);
+
+		if (c < 0) {
+			f[k++] = a->funcs[i++];
+		} else if (c > 0) {
+			f[k++] = b->funcs[j++];
+		} else {
+			f[k] = a->funcs[i++];
+			pool_value(&f[k++], a->runs, &b->funcs[j], b->runs);
+			free(b->funcs[j++].name);
+		}
+	}
+	free(a->funcs);
+	a->funcs = f;
+	a->nfuncs = k;
+	pool_value(&a->cpu, a->runs, &b->cpu, b->runs);
+	if (a->wall.mean >= 0 && b->wall.mean >= 0)
+		pool_value(&a->wall, a->runs, &b->wall, b->runs);
+	else if (b->wall.mean >= 0)
+		a->wall = b->wall;
+	a->runs += b->runs;
+	b->nfuncs = 0;
+	history_record_release(b);
+}
+
+/* Records of one commit in a row (its job run again) pooled into one. */
+static void
+history_pool(struct history *h)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < h->n; i++) {
+		if (k && !strcmp(h->recs[k - 1].commit, h->recs[i].commit) &&
+		    h->recs[k - 1].runs <= 1000000 - h->recs[i].runs)
+			pool_records(&h->recs[k - 1], &h->recs[i]);
+		else
+			h->recs[k++] = h->recs[i];
+	}
+	h->n = k;
+}
+
 /* Series s's arrays, for its cap values. */
 static void
 series_alloc(struct hist_series *s, size_t cap)
@@ -405,6 +467,7 @@ cmd_history(int argc, char **argv)
 		return EXIT_BAD_INPUT;
 	}
 	history_read(argv[first], &h);
+	history_pool(&h);
 	o.res.h = &h;
 	series_make(&o.res);
 	if (!o.absolute)
