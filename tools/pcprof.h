@@ -403,6 +403,7 @@ int cmd_run(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
 
