@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""End-to-end tests of pcprof history: 30 commits of tests/progs/regress.c
+"""End-to-end tests of pcprof history: 16 commits of tests/progs/regress.c
 recorded with `pcprof history add`, regress-base before commit K and
 history-slow3 (stage_transform, 40 % of the work, 3 % slower) from K on;
 the change point is named at K +-1 and nothing else. Then compare
@@ -17,8 +17,8 @@ from test_cli import pcprof
 # the runs are timed: one worker, in order
 SHARED = True
 
-COMMITS = 30
-K = 17                  # the first commit of the slower build
+COMMITS = 16
+K = 9                  # the first commit of the slower build
 RUNS = 3                # runs a commit
 SCALE = 0.1             # regress's work a run: about 0.2 s of CPU
 HZ = "100000"           # samples a CPU second (task-clock)
@@ -52,7 +52,7 @@ def share_noise(recs):
 
 
 def test_history_names_the_3_percent_slower_function_at_its_commit():
-    """30 commits, 3 runs each of 0.2 s: stage_transform +3 % from commit
+    """16 commits, 3 runs each of 0.2 s: stage_transform +3 % from commit
     K on is the one change point, at K +-1, about 3 % in size; the text,
     markdown and plot name it too. No other function is ever named; where
     the machine's load made the stages' shares vary by more than 0.8 % a
