@@ -227,6 +227,7 @@ PROGS += $(P)/readers_nodump
 PROGS += $(P)/lifecycle2
 PROGS += $(P)/footprint
 PROGS += $(P)/footprint_one
+PROGS += $(P)/mem34_lock
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope

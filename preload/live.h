@@ -14,9 +14,12 @@
 #define PC_LIVE_CHUNKS	32		/* mappings of the file, at most */
 #define PC_LIVE_SPILL	1024		/* counters waiting for their page */
 #define PC_LIVE_STRINGS	(256 * 1024)	/* a region of the objects' paths */
+#define PC_LIVE_BLOCK	(64u << 10)	/* chunk 0 is mapped in blocks of this */
+#define PC_LIVE_MAX_BLOCKS (1u << 16)	/* of chunk 0 mapped by blocks, at most */
 
 enum { PC_LIVE_RUNNING = 1, PC_LIVE_DONE = 2 };
 #define PC_LIVE_CAPPED	(-1)		/* full_errno: PC_LIVE_MAX reached */
+#define PC_LIVE_UNMAPPED (-2)		/* full_errno: no room to map more */
 
 /* Where a module's tables are, for pc_recover. */
 struct pc_live_tables {
@@ -111,9 +114,22 @@ pc_grow_slots(struct pc_grow *g)
 	return __atomic_load_n(&g->slots, __ATOMIC_ACQUIRE);
 }
 /* livegrow.c: the bitmap for the header h mapped at its base, its first
- * keep bytes backed already (start-up); -EFBIG for a file too long for
+ * keep bytes backed already (start-up), the first mapped bytes of chunk 0
+ * mapped (the rest is mapped by blocks as it is backed, from the file fd
+ * until pc_live_grow_fd says otherwise); -EFBIG for a file too long for
  * it. Not AS-safe. */
-int pc_live_grow_open(struct pc_live *h, size_t keep, const char *path) PC_HIDDEN;
+int pc_live_grow_open(struct pc_live *h, size_t keep, const char *path, int fd, size_t mapped)
+	PC_HIDDEN;
+/* livegrow.c: chunk 0's first mapped bytes from byte *at of it on: their
+ * length (0: none left), *at moved to where they start; the whole chunk
+ * where it was mapped whole. AS-safe. */
+size_t pc_live_mapped_run(uint64_t *at) PC_HIDDEN;
+/* livegrow.c: the file's descriptor while it is made (start-up, a fork
+ * child), for mapping chunk 0's blocks; -1 once it has its name. */
+void pc_live_grow_fd(int fd) PC_HIDDEN;
+/* livegrow.c: whether the program locks its later mappings
+ * (mlockall(MCL_FUTURE)): then chunk 0 maps no more blocks. AS-safe. */
+void pc_live_grow_locked(int on) PC_HIDDEN;
 /* livegrow.c: the futex word handlers set to wake the grower, and one
  * round of its work: back what waits, double what is half taken.
  * Not AS-safe. */

@@ -213,6 +213,7 @@ line_live(struct pc_line *l)
 	if (why) {
 		pc_line_str(l, ", stopped growing (");
 		pc_line_str(l, why == PC_LIVE_CAPPED ? "PC_LIVE_MAX" :
+			    why == PC_LIVE_UNMAPPED ? "no address space or locked memory to map more" :
 			    why == ENOMEM ? "its memory cgroup is near its limit" : error_text(-why));
 		pc_line_str(l, ")");
 	}

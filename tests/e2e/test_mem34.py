@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""End-to-end tests of libpc's address space (preload/live.c's chunk 0,
+mapped block by block as it is backed, preload/livegrow.c): a program
+that locks its memory or limits its address space keeps the room it has
+plain.
+
+- mlockall(MCL_CURRENT | MCL_FUTURE) as a user that is not root (uid
+  65534), whose RLIMIT_MEMLOCK (8 MiB, Debian's default) weighs every
+  mapping of the process: plain and under libpc in each configuration,
+  the call succeeds, and a malloc that leaves libpc(7)'s bound spare
+  succeeds too; with a limit of 64 KiB the call fails alike; the profile
+  names the program's function. (mlockall failed with ENOMEM under
+  --stacks and pcprof run when libpc mapped its whole live file at
+  start-up.)
+- `ulimit -v`: a program that mallocs 64 MiB with 24 MiB to spare plain,
+  under --stacks, the wall clock and both (the 32 MiB stack arena was
+  mapped at start-up, and the malloc failed).
+
+Every run has a timeout, after which its process group is killed."""
+
+import os
+import re
+import resource
+import shutil
+import tempfile
+
+import pctest
+from pctest import clean_env, gprof_flat, prog
+from test_footprint import plain, run, under_pcprof, vm_peak_kib
+
+NOBODY = 65534
+LIMIT_KIB = 8192	# RLIMIT_MEMLOCK: Debian 12's default
+BOUND_KIB = 3072	# libpc(7): what libpc maps for a small program, at most
+SLACK_KIB = 256		# the program's stdio buffer, malloc's own pages
+
+# (name, environment of the program, options of pcprof run or None).
+# Not PC_CLOCK=wall: its thread's malloc arena reserves 64 MiB (libpc(7),
+# BUGS), past any RLIMIT_MEMLOCK a user is given.
+CONFIGS = (
+    ("cpu", {}, None),
+    ("stacks", {"PC_STACKS": "1"}, None),
+    ("pcprof run", None, ()),
+    ("pcprof run --stacks", None, ("--stacks",)),
+)
+
+
+def as_nobody(limit_kib):
+    """preexec: RLIMIT_MEMLOCK's hard limit at limit_kib, then uid and gid
+    65534 with no groups (as root; another user is not root already)."""
+    def drop():
+        lim = limit_kib * 1024
+        resource.setrlimit(resource.RLIMIT_MEMLOCK, (lim, lim))
+        if os.geteuid() == 0:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+    return drop
+
+
+def lock_run(d, name, env, opts, argv, limit_kib):
+    """argv as nobody under configuration name: (status, stdout, stderr,
+    the profile's path)."""
+    if opts is None:
+        out = os.path.join(d, name.replace(" ", "_") + ".out")
+        e = clean_env(dict(env, PC_VERBOSE="1", PC_OUT=out))
+        st, o, err = run(argv, d, e, as_nobody(limit_kib))
+        return st, o, err, out
+    out = os.path.join(d, name.replace(" ", "_"))
+    st, o, err, _ = under_pcprof(out, argv, *opts, preexec=as_nobody(limit_kib))
+    return st, o, err, os.path.join(out, "gmon.out")
+
+
+def samples(err, what):
+    m = re.search(r"libpc: wrote \S+: (\d+) samples", err)
+    assert m, "%s: no summary line: %r" % (what, err[-600:])
+    return int(m.group(1))
+
+
+def test_mem34_mlockall_as_nobody_runs_as_plain():
+    d = tempfile.mkdtemp(prefix="pc-m34-")
+    os.chmod(d, 0o777)
+    try:
+        st, o, _ = plain([prog("mem34_lock"), "need"], d)
+        need = int(o.split()[1])
+        size = LIMIT_KIB - need - BOUND_KIB - SLACK_KIB
+        assert st == 0 and size >= 1024, (st, o)
+        got = []
+        for flags in ("cur+fut", "cur+fut+onfault"):
+            argv = [prog("mem34_lock"), str(LIMIT_KIB), flags, str(size), "0.3"]
+            want = plain(argv, d, as_nobody(LIMIT_KIB))
+            assert want[:2] == (0, "mlockall: ok\nmalloc %d KiB: ok\nspun\n" % size), want
+            for name, env, opts in CONFIGS if flags == "cur+fut" else CONFIGS[:1]:
+                st, o, err, gmon = lock_run(d, name, env, opts, argv, LIMIT_KIB)
+                what = "%s %s" % (name, flags)
+                assert (st, o) == want[:2], "%s: exit %s, %r; plain exit %s, %r: %s" % (
+                    what, st, o, want[0], want[1], err[-600:])
+                n = samples(err, what)
+                funcs, total, _ = gprof_flat(prog("mem34_lock"), gmon)
+                assert n > 100 and funcs.get("lock_work", 0) > 0.6 * total, \
+                    "%s: %d samples, %r" % (what, n, funcs)
+            got.append("%s: malloc %d KiB as plain" % (flags, size))
+        # a limit under what plain needs: the call fails alike
+        argv = [prog("mem34_lock"), "64", "cur+fut", "64", "0.1"]
+        want = plain(argv, d, as_nobody(LIMIT_KIB))
+        assert want[:2] == (1, "mlockall: Cannot allocate memory\n"), want
+        for name, env, opts in CONFIGS:
+            st, o, err, _ = lock_run(d, name, env, opts, argv, LIMIT_KIB)
+            assert (st, o) == want[:2], (name, st, o, err[-400:])
+        return "plain needs %d KiB; %s; 64 KiB fails alike" % (need, "; ".join(got))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_mem34_ulimit_v_with_stacks_and_the_wall_clock():
+    cmd = [prog("footprint"), "malloc", "64", "0.3"]
+    need = vm_peak_kib(cmd)
+    assert need > 64 * 1024, need
+    limit = (need + 24 * 1024) * 1024
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    d = tempfile.mkdtemp(prefix="pc-m34-")
+    try:
+        want = plain(cmd, d, limited)
+        assert want[:2] == (0, "malloc ok\n"), want
+        for opts in (("--stacks",), ("--clock", "wall"), ("--stacks", "--clock", "wall")):
+            out = os.path.join(d, "run" + "".join(opts))
+            st, o, e, _ = under_pcprof(out, cmd, *opts, preexec=limited)
+            assert (st, o) == want[:2], (opts, st, o, e[-800:])
+            assert samples(e, " ".join(opts)) > 100, e[-600:]
+            funcs, total, _ = gprof_flat(prog("footprint"), os.path.join(out, "gmon.out"))
+            # 0.3 s of spin_work, after main's touches of 64 MiB
+            assert funcs.get("spin_work", 0) >= 0.2, (opts, funcs)
+        return "malloc ok under ulimit -v %d KiB (plain peak %d KiB)" % (limit // 1024, need)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
