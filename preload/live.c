@@ -237,45 +237,6 @@ name_file(int fd)
 	return linkat(AT_FDCWD, proc, AT_FDCWD, live_path, AT_SYMLINK_FOLLOW);
 }
 
-/* Bytes [at, at + len) of chunk c mapped again from fd at their place:
- * 0, or -1. */
-static int
-map_again(const struct pc_live_chunk *c, uint64_t at, size_t len, int fd)
-{
-	void *va = (void *)(uintptr_t)(c->va + at);
-
-	if (mmap(va, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd,
-		 (off_t)(c->off + at)) != va)
-		return -1;
-	madvise(va, len, MADV_RANDOM);
-	return 0;
-}
-
-/* Every chunk's mapped part mapped again from fd, in place (chunk 0 is
- * mapped only where its blocks are: livegrow.c): 0, or -1 with some
- * still mapped from the file they were. */
-static int
-map_chunks(int fd)
-{
-	for (uint32_t i = 0; i < live->nchunks && i < PC_LIVE_CHUNKS; i++) {
-		const struct pc_live_chunk *c = &live->chunk[i];
-		uint64_t at = 0;
-		size_t n;
-
-		if (i) {
-			if (map_again(c, 0, c->len, fd))
-				return -1;
-			continue;
-		}
-		while ((n = pc_live_mapped_run(&at)) != 0) {
-			if (map_again(c, at, n, fd))
-				return -1;
-			at += n;
-		}
-	}
-	return 0;
-}
-
 /*
  * The unnamed file, linked, mapped again through its name, so that the
  * process's maps show it as .pcprof.PID.live (pcprof's look at whether a
@@ -292,7 +253,7 @@ map_by_name(int fd)
 	if (named < 0)
 		return;
 	if (!fstat(named, &a) && !fstat(fd, &b) && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-		map_chunks(named);
+		pc_live_map_chunks(live, named);
 	close(named);
 }
 
@@ -356,48 +317,6 @@ fill_header(void *m, size_t len, size_t keep, uint64_t cap)
 	pc_objs = &live->objs;
 }
 
-/* 1 TiB: how far below the kernel's next mapping chunk 0 is placed */
-#define FAR	(UINT64_C(1) << 40)
-
-/*
- * Chunk 0 of len bytes from fd, its first *mapped bytes mapped, the rest
- * left free for its blocks to be mapped as they are backed (livegrow.c):
- * address space is what mlockall(MCL_CURRENT) weighs against
- * RLIMIT_MEMLOCK, what MCL_FUTURE locks, and what RLIMIT_AS limits, so
- * the mapping holds what is used, not what may be. The place is 1 TiB
- * below where the kernel maps now: its mappings go down from there (up
- * from far below, in the legacy layout), the heap is far below, so the
- * room after the first block stays free. Where no such place is had
- * (MAP_FIXED_NOREPLACE unknown, the place taken), chunk 0 is mapped
- * whole, as it was; *mapped is then len. MAP_FAILED when neither is had.
- */
-static void *
-map_first(int fd, size_t len, size_t *mapped)
-{
-	void *probe = mmap(NULL, page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uintptr_t at = 0;
-	void *m = MAP_FAILED;
-
-	*mapped = PC_LIVE_BLOCK < len ? PC_LIVE_BLOCK : len;
-	if (probe != MAP_FAILED) {
-		munmap(probe, page_size);
-		if ((uintptr_t)probe > 2 * FAR + len)
-			at = ((uintptr_t)probe - FAR - len) & ~((uintptr_t)PC_LIVE_BLOCK - 1);
-	}
-	if (at && len / PC_LIVE_BLOCK < PC_LIVE_MAX_BLOCKS)
-		m = mmap((void *)at, *mapped, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, fd, 0);
-	if (m != MAP_FAILED && (uintptr_t)m != at) {
-		munmap(m, *mapped);
-		m = MAP_FAILED;
-	}
-	if (m == MAP_FAILED) {
-		*mapped = len;
-		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-	}
-	return m;
-}
-
 int
 pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, uint64_t cap)
 {
@@ -415,7 +334,7 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 	fd = create_file(len, keep);
 	if (fd < 0)
 		return fd;
-	m = map_first(fd, len, &mapped);
+	m = pc_live_map_first(fd, len, &mapped);
 	tmpfs = fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
 	if (m == MAP_FAILED || len / page_size > pc_live_max_pages()) {
 		if (m != MAP_FAILED)
@@ -543,7 +462,7 @@ pc_live_seal(const struct pc_config *c)
 	if (pending_fd >= 0) {
 		if (live)
 			publish(pending_fd);
-		pc_live_grow_fd(-1);
+		pc_live_map_fd(-1);
 		close(pending_fd);
 		pending_fd = -1;
 	}
@@ -736,15 +655,15 @@ pc_live_forked(void)
 			goto failed;
 	/* each chunk's mapped part onto the same place of the child's
 	 * file; MAP_FIXED failed: a chunk is still the parent's */
-	if (map_chunks(fd))
+	if (pc_live_map_chunks(live, fd))
 		goto failed;
 	live->pid = (int32_t)getpid();
 	live->st.writer = 0;	/* a write of the parent's is not the child's */
-	pc_live_grow_fd(fd);
+	pc_live_map_fd(fd);
 	pc_live_grow_forked(live, 0);
 	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
 	publish(fd);
-	pc_live_grow_fd(-1);
+	pc_live_map_fd(-1);
 	close(fd);
 	return 0;
 failed:

@@ -115,21 +115,39 @@ pc_grow_slots(struct pc_grow *g)
 }
 /* livegrow.c: the bitmap for the header h mapped at its base, its first
  * keep bytes backed already (start-up), the first mapped bytes of chunk 0
- * mapped (the rest is mapped by blocks as it is backed, from the file fd
- * until pc_live_grow_fd says otherwise); -EFBIG for a file too long for
+ * mapped (livemap.c maps the rest as it is backed, from the file fd
+ * until pc_live_map_fd says otherwise); -EFBIG for a file too long for
  * it. Not AS-safe. */
 int pc_live_grow_open(struct pc_live *h, size_t keep, const char *path, int fd, size_t mapped)
 	PC_HIDDEN;
-/* livegrow.c: chunk 0's first mapped bytes from byte *at of it on: their
+/* livemap.c: chunk 0 of len bytes from fd, its first *mapped bytes
+ * mapped and room kept for the rest, mapped block by block as it is
+ * backed; where no place with room is had, mapped whole (*mapped is then
+ * len). Its address, or MAP_FAILED. Not AS-safe. */
+void *pc_live_map_first(int fd, size_t len, size_t *mapped) PC_HIDDEN;
+/* livemap.c: chunk 0 of h's file (at path, fd while it is made), its
+ * first mapped bytes mapped (pc_live_grow_open). Not AS-safe. */
+void pc_live_map_init(const struct pc_live *h, const char *path, int fd, size_t mapped)
+	PC_HIDDEN;
+/* livemap.c: the blocks of chunk 0 under [a, a + len) mapped, before
+ * their pages are backed: 0, or -1 where one cannot be (then the file
+ * stops growing). Raw system calls: AS-safe where a round may run in a
+ * handler (livegrow.c). */
+int pc_live_map_for(const char *a, size_t len) PC_HIDDEN;
+/* livemap.c: chunk 0's first mapped bytes from byte *at of it on: their
  * length (0: none left), *at moved to where they start; the whole chunk
  * where it was mapped whole. AS-safe. */
 size_t pc_live_mapped_run(uint64_t *at) PC_HIDDEN;
-/* livegrow.c: the file's descriptor while it is made (start-up, a fork
+/* livemap.c: every chunk of h mapped again from fd, in place, only where
+ * mapped (a fork child's file, the file by its name): 0, or -1 with some
+ * still mapped from the file they were. Not AS-safe. */
+int pc_live_map_chunks(const struct pc_live *h, int fd) PC_HIDDEN;
+/* livemap.c: the file's descriptor while it is made (start-up, a fork
  * child), for mapping chunk 0's blocks; -1 once it has its name. */
-void pc_live_grow_fd(int fd) PC_HIDDEN;
-/* livegrow.c: whether the program locks its later mappings
+void pc_live_map_fd(int fd) PC_HIDDEN;
+/* livemap.c: whether the program locks its later mappings
  * (mlockall(MCL_FUTURE)): then chunk 0 maps no more blocks. AS-safe. */
-void pc_live_grow_locked(int on) PC_HIDDEN;
+void pc_live_map_locked(int on) PC_HIDDEN;
 /* livegrow.c: the futex word handlers set to wake the grower, and one
  * round of its work: back what waits, double what is half taken.
  * Not AS-safe. */

@@ -49,16 +49,6 @@ static uint32_t threaded;		/* 1: the grower thread runs rounds */
 static uint32_t round_busy;		/* a round runs: never two at once */
 static uint32_t spill_busy;		/* handlers between a look at a page's
 					 * bit and their spill store, atomic */
-/* Chunk 0 mapped block by block (PC_LIVE_BLOCK) as pages are backed,
- * where live.c found it a place with room to grow (else it is mapped
- * whole, and lazy_base is NULL): which blocks are mapped, and the file's
- * descriptor while start-up or a fork child makes it (else the file is
- * opened by its name for a mapping). */
-static char *lazy_base;
-static size_t lazy_len;
-static uint64_t mapped_map[PC_LIVE_MAX_BLOCKS / 64];
-static int lazy_fd = -1;
-static uint32_t lazy_locked;		/* mlockall(MCL_FUTURE) is on */
 
 /* The file's page of addr, or -1 outside every chunk. AS-safe. */
 static long
@@ -130,103 +120,6 @@ by_fallocate(uint64_t off, size_t len)
 	return r;
 }
 
-static int
-block_mapped(size_t b)
-{
-	return (__atomic_load_n(&mapped_map[b / 64], __ATOMIC_ACQUIRE) >> (b % 64)) & 1;
-}
-
-/* Blocks [b, b + n) of chunk 0 mapped at their place: 0, or -1 where the
- * place is taken or the kernel refuses (RLIMIT_AS, RLIMIT_MEMLOCK under
- * mlockall(MCL_FUTURE)). Raw system calls: the program's mmap is
- * interposed (mappings.c), and a round may run in a handler. */
-static int
-map_blocks(size_t b, size_t n)
-{
-	char *at = lazy_base + b * PC_LIVE_BLOCK;
-	size_t len = n * PC_LIVE_BLOCK;
-	int fd = lazy_fd;
-	long m;
-
-	if (b * PC_LIVE_BLOCK + len > lazy_len)
-		len = lazy_len - b * PC_LIVE_BLOCK;
-	if (__atomic_load_n(&lazy_locked, __ATOMIC_RELAXED))
-		return -1;
-	if (fd < 0 && (!grow_path || !grow_path[0] ||
-		       (fd = open(grow_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) < 0))
-		return -1;
-	m = syscall(SYS_mmap, at, len, PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, fd,
-		    (off_t)(b * PC_LIVE_BLOCK));
-	if (fd != lazy_fd)
-		close(fd);
-	if (m == -1)
-		return -1;
-	if ((char *)m != at) {		/* a kernel before 4.17: a hint */
-		syscall(SYS_munmap, m, len);
-		return -1;
-	}
-	syscall(SYS_madvise, at, len, MADV_RANDOM);
-	for (size_t i = b; i < b + n; i++)
-		__atomic_fetch_or(&mapped_map[i / 64], 1ull << (i % 64), __ATOMIC_RELEASE);
-	return 0;
-}
-
-/* The blocks of chunk 0 under [a, a + len) mapped: 0, or -1. */
-static int
-map_for(const char *a, size_t len)
-{
-	size_t b, e;
-
-	if (!lazy_base || a < lazy_base || a >= lazy_base + lazy_len)
-		return 0;
-	b = (size_t)(a - lazy_base) / PC_LIVE_BLOCK;
-	e = ((size_t)(a - lazy_base) + len + PC_LIVE_BLOCK - 1) / PC_LIVE_BLOCK;
-	while (b < e) {
-		size_t n = 1;
-
-		if (block_mapped(b)) {
-			b++;
-			continue;
-		}
-		while (b + n < e && !block_mapped(b + n))
-			n++;
-		if (map_blocks(b, n))
-			return -1;
-		b += n;
-	}
-	return 0;
-}
-
-size_t
-pc_live_mapped_run(uint64_t *at)
-{
-	size_t b, n = 0;
-
-	if (!lazy_base)
-		return *at < hdr->chunk[0].len ? hdr->chunk[0].len - *at : 0;
-	for (b = *at / PC_LIVE_BLOCK; b * PC_LIVE_BLOCK < lazy_len && !block_mapped(b); b++)
-		;
-	*at = b * PC_LIVE_BLOCK;
-	while ((b + n) * PC_LIVE_BLOCK < lazy_len && block_mapped(b + n))
-		n++;
-	if (!n)
-		return 0;
-	return (b + n) * PC_LIVE_BLOCK > lazy_len ? lazy_len - *at : n * PC_LIVE_BLOCK;
-}
-
-void
-pc_live_grow_locked(int on)
-{
-	__atomic_store_n(&lazy_locked, (uint32_t)on, __ATOMIC_RELAXED);
-}
-
-void
-pc_live_grow_fd(int fd)
-{
-	lazy_fd = fd;
-}
-
 /* Back n pages from a (all in one chunk, none backed), file page p. */
 static int
 back_run(char *a, long p, size_t n)
@@ -240,7 +133,7 @@ back_run(char *a, long p, size_t n)
 		return stop_growing(PC_LIVE_CAPPED);
 	if (hdr->on_tmpfs && !pc_live_memcg_room(len))
 		return stop_growing(ENOMEM);
-	if (map_for(a, len)) {
+	if (pc_live_map_for(a, len)) {
 		errno = saved;
 		return stop_growing(PC_LIVE_UNMAPPED);
 	}
@@ -615,15 +508,7 @@ pc_live_grow_open(struct pc_live *h, size_t keep, const char *path, int fd, size
 	if (h->size / page > MAX_PAGES)
 		return -EFBIG;
 	hdr = h;
-	lazy_fd = fd;
-	memset(mapped_map, 0, sizeof(mapped_map));
-	lazy_base = NULL;
-	if (mapped < h->chunk[0].len) {
-		lazy_base = (char *)(uintptr_t)h->chunk[0].va;
-		lazy_len = h->chunk[0].len;
-		for (size_t b = 0; b * PC_LIVE_BLOCK < mapped; b++)
-			mapped_map[b / 64] |= 1ull << (b % 64);
-	}
+	pc_live_map_init(h, path, fd, mapped);
 	pc_live_memcg_find();
 	/* the bitmap's pages now, not at a handler's first look */
 	memset(backed_map, 0, sizeof(backed_map));

@@ -241,7 +241,7 @@ mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 /*
  * mlockall with MCL_FUTURE locks every later mapping, and each counts
  * against RLIMIT_MEMLOCK with the program's own: from then on the live
- * file maps no more of itself (livegrow.c), so that libpc never takes
+ * file maps no more of itself (livemap.c), so that libpc never takes
  * the room the program locked for its allocations. A plain system call,
  * as glibc's wrapper is.
  */
@@ -251,7 +251,7 @@ mlockall(int flags)
 	int r = (int)syscall(SYS_mlockall, flags);
 
 	if (r == 0 && (flags & MCL_FUTURE))
-		pc_live_grow_locked(1);
+		pc_live_map_locked(1);
 	return r;
 }
 
@@ -261,7 +261,7 @@ munlockall(void)
 	int r = (int)syscall(SYS_munlockall);
 
 	if (r == 0)
-		pc_live_grow_locked(0);
+		pc_live_map_locked(0);
 	return r;
 }
 
