@@ -103,6 +103,11 @@ static const char *span_lo, *span_hi;
  * file at least (address space only, until used): the header has room
  * for 32 chunks. */
 #define CHUNK_MIN	(1u << 20)
+/* Room at chunk 0's end for objects loaded after start-up, where chunk 0
+ * is mapped by blocks (livemap.c): address space only as it is used,
+ * where a chunk of their own maps 1 MiB at once (libgcc_s's, which libpc
+ * loads itself, under PC_SCOPE=all). */
+#define LATE_ROOM	(16u << 20)
 
 
 static size_t
@@ -320,7 +325,7 @@ fill_header(void *m, size_t len, size_t keep, uint64_t cap)
 int
 pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, uint64_t cap)
 {
-	size_t len, keep, mapped;
+	size_t len, keep, mapped, room;
 	struct statfs fs;
 	int fd, tmpfs;
 	void *m;
@@ -331,10 +336,13 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 	if (live_name(live_path, sizeof(live_path), pc->path, getpid()))
 		return -ENAMETOOLONG;
 	absolute_path();
-	fd = create_file(len, keep);
+	room = over_fsize(len + LATE_ROOM) ? 0 : LATE_ROOM;
+	fd = create_file(len + room, keep);
 	if (fd < 0)
 		return fd;
-	m = pc_live_map_first(fd, len, &mapped);
+	m = pc_live_map_first(fd, &len, room, &mapped);
+	if (room && mapped == len)	/* mapped whole: no room */
+		ftruncate(fd, (off_t)len);
 	tmpfs = fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
 	if (m == MAP_FAILED || len / page_size > pc_live_max_pages()) {
 		if (m != MAP_FAILED)

@@ -20,6 +20,7 @@
 enum { PC_LIVE_RUNNING = 1, PC_LIVE_DONE = 2 };
 #define PC_LIVE_CAPPED	(-1)		/* full_errno: PC_LIVE_MAX reached */
 #define PC_LIVE_UNMAPPED (-2)		/* full_errno: no room to map more */
+#define PC_LIVE_LOCKED	(-3)		/* full_errno: mlockall(MCL_FUTURE) on */
 
 /* Where a module's tables are, for pc_recover. */
 struct pc_live_tables {
@@ -120,18 +121,19 @@ pc_grow_slots(struct pc_grow *g)
  * it. Not AS-safe. */
 int pc_live_grow_open(struct pc_live *h, size_t keep, const char *path, int fd, size_t mapped)
 	PC_HIDDEN;
-/* livemap.c: chunk 0 of len bytes from fd, its first *mapped bytes
- * mapped and room kept for the rest, mapped block by block as it is
- * backed; where no place with room is had, mapped whole (*mapped is then
- * len). Its address, or MAP_FAILED. Not AS-safe. */
-void *pc_live_map_first(int fd, size_t len, size_t *mapped) PC_HIDDEN;
+/* livemap.c: chunk 0 of *len bytes from fd, and room bytes more at its
+ * end (*len grows by room), its first *mapped bytes mapped and a place
+ * kept for the rest, mapped block by block as it is backed; where no
+ * place is had, *len bytes mapped whole (*mapped is then *len). Its
+ * address, or MAP_FAILED. Not AS-safe. */
+void *pc_live_map_first(int fd, size_t *len, size_t room, size_t *mapped) PC_HIDDEN;
 /* livemap.c: chunk 0 of h's file (at path, fd while it is made), its
  * first mapped bytes mapped (pc_live_grow_open). Not AS-safe. */
 void pc_live_map_init(const struct pc_live *h, const char *path, int fd, size_t mapped)
 	PC_HIDDEN;
 /* livemap.c: the blocks of chunk 0 under [a, a + len) mapped, before
- * their pages are backed: 0, or -1 where one cannot be (then the file
- * stops growing). Raw system calls: AS-safe where a round may run in a
+ * their pages are backed: 0, or why one cannot be, PC_LIVE_UNMAPPED or
+ * PC_LIVE_LOCKED (then the file stops growing). Raw system calls: AS-safe where a round may run in a
  * handler (livegrow.c). */
 int pc_live_map_for(const char *a, size_t len) PC_HIDDEN;
 /* livemap.c: chunk 0's first mapped bytes from byte *at of it on: their

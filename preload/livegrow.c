@@ -133,9 +133,9 @@ back_run(char *a, long p, size_t n)
 		return stop_growing(PC_LIVE_CAPPED);
 	if (hdr->on_tmpfs && !pc_live_memcg_room(len))
 		return stop_growing(ENOMEM);
-	if (pc_live_map_for(a, len)) {
+	if ((r = pc_live_map_for(a, len))) {
 		errno = saved;
-		return stop_growing(PC_LIVE_UNMAPPED);
+		return stop_growing(r);
 	}
 	if (!fd_fallback && madvise(a, len, MADV_POPULATE_WRITE)) {
 		if (errno == EINVAL)

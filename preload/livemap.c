@@ -47,31 +47,32 @@ sys_munmap(void *a, size_t len)
 #define FAR	(UINT64_C(1) << 40)
 
 void *
-pc_live_map_first(int fd, size_t len, size_t *mapped)
+pc_live_map_first(int fd, size_t *len, size_t room, size_t *mapped)
 {
-	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
+	size_t page_size = (size_t)sysconf(_SC_PAGESIZE), all = *len + room;
 	void *probe = sys_mmap(NULL, page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uintptr_t at = 0;
 	void *m = MAP_FAILED;
 
-	*mapped = PC_LIVE_BLOCK < len ? PC_LIVE_BLOCK : len;
+	*mapped = PC_LIVE_BLOCK < all ? PC_LIVE_BLOCK : all;
 	if (probe != MAP_FAILED) {
 		sys_munmap(probe, page_size);
-		if ((uintptr_t)probe > 2 * FAR + len)
-			at = ((uintptr_t)probe - FAR - len) & ~((uintptr_t)PC_LIVE_BLOCK - 1);
+		if ((uintptr_t)probe > 2 * FAR + all)
+			at = ((uintptr_t)probe - FAR - all) & ~((uintptr_t)PC_LIVE_BLOCK - 1);
 	}
-	if (at && len / PC_LIVE_BLOCK < PC_LIVE_MAX_BLOCKS)
+	if (at && all / PC_LIVE_BLOCK < PC_LIVE_MAX_BLOCKS)
 		m = sys_mmap((void *)at, *mapped, PROT_READ | PROT_WRITE,
 			     MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, fd, 0);
 	if (m != MAP_FAILED && (uintptr_t)m != at) {
 		sys_munmap(m, *mapped);
 		m = MAP_FAILED;
 	}
-	if (m == MAP_FAILED) {
-		*mapped = len;
-		m = sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (m != MAP_FAILED) {
+		*len = all;
+		return m;
 	}
-	return m;
+	*mapped = *len;
+	return sys_mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
 }
 
 /* Chunk 0 where it is mapped block by block (else lazy_base is NULL and
@@ -123,19 +124,19 @@ map_blocks(size_t b, size_t n)
 	if (b * PC_LIVE_BLOCK + len > lazy_len)
 		len = lazy_len - b * PC_LIVE_BLOCK;
 	if (__atomic_load_n(&lazy_locked, __ATOMIC_RELAXED))
-		return -1;
+		return PC_LIVE_LOCKED;
 	if (fd < 0 && (!grow_path || !grow_path[0] ||
 		       (fd = open(grow_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) < 0))
-		return -1;
+		return PC_LIVE_UNMAPPED;
 	m = sys_mmap(at, len, PROT_READ | PROT_WRITE,
 		     MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, fd, (off_t)(b * PC_LIVE_BLOCK));
 	if (fd != lazy_fd)
 		close(fd);
 	if (m == MAP_FAILED)
-		return -1;
+		return PC_LIVE_UNMAPPED;
 	if (m != at) {		/* a kernel before 4.17: a hint */
 		sys_munmap(m, len);
-		return -1;
+		return PC_LIVE_UNMAPPED;
 	}
 	syscall(SYS_madvise, at, len, MADV_RANDOM);
 	for (size_t i = b; i < b + n; i++)
@@ -161,8 +162,10 @@ pc_live_map_for(const char *a, size_t len)
 		}
 		while (b + n < e && !block_mapped(b + n))
 			n++;
-		if (map_blocks(b, n))
-			return -1;
+		int r = map_blocks(b, n);
+
+		if (r)
+			return r;
 		b += n;
 	}
 	return 0;
