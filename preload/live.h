@@ -148,8 +148,9 @@ int pc_live_map_chunks(const struct pc_live *h, int fd) PC_HIDDEN;
  * child), for mapping chunk 0's blocks; -1 once it has its name. */
 void pc_live_map_fd(int fd) PC_HIDDEN;
 /* livemap.c: whether the program locks its later mappings
- * (mlockall(MCL_FUTURE)): then chunk 0 maps no more blocks. AS-safe. */
-void pc_live_map_locked(int on) PC_HIDDEN;
+ * (mlockall(MCL_FUTURE)): then chunk 0 maps no more blocks; on -1 only
+ * asks. Returns the state now. AS-safe. */
+int pc_live_map_locked(int on) PC_HIDDEN;
 /* livegrow.c: the futex word handlers set to wake the grower, and one
  * round of its work: back what waits, double what is half taken.
  * Not AS-safe. */

@@ -188,10 +188,13 @@ pc_live_mapped_run(uint64_t *at)
 	return (b + n) * PC_LIVE_BLOCK > lazy_len ? lazy_len - *at : n * PC_LIVE_BLOCK;
 }
 
-void
+int
 pc_live_map_locked(int on)
 {
+	if (on < 0)
+		return (int)__atomic_load_n(&lazy_locked, __ATOMIC_RELAXED);
 	__atomic_store_n(&lazy_locked, (uint32_t)on, __ATOMIC_RELAXED);
+	return on;
 }
 
 void

@@ -248,10 +248,16 @@ mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 PC_EXPORT int
 mlockall(int flags)
 {
-	int r = (int)syscall(SYS_mlockall, flags);
+	int was = pc_live_map_locked(-1), r, saved;
 
-	if (r == 0 && (flags & MCL_FUTURE))
+	/* before the call: a round a sample runs as it returns maps nothing */
+	if (flags & MCL_FUTURE)
 		pc_live_map_locked(1);
+	r = (int)syscall(SYS_mlockall, flags);
+	saved = errno;
+	if (r)
+		pc_live_map_locked(was);
+	errno = saved;
 	return r;
 }
 
