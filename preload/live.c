@@ -12,11 +12,13 @@
  * The file starts small and grows with use (livegrow.c). Only its header
  * is allocated at start-up; the regions after it (the inventory, the
  * spill, the tables, the histograms) are laid out at fixed offsets, a
- * hole until used, and mapped at once where start-up knows them (chunk
- * 0): the mapping counts against RLIMIT_AS, so it holds what start-up
- * asks for and no room for later; an object loaded later gets a chunk of
- * its own at the file's end, mapped wherever the kernel puts it, and the
- * header lists the chunks for pc_recover. A page is backed (allocated on
+ * hole until used, in chunk 0, with room at its end for objects loaded
+ * later. Chunk 0 is given a place with room for all of it and mapped
+ * there in blocks as its pages are backed (livemap.c): address space
+ * counts against RLIMIT_AS and, under mlockall, RLIMIT_MEMLOCK; where no
+ * such place is had it is mapped whole. An object that finds no room gets
+ * a chunk of its own at the file's end, mapped wherever the kernel puts
+ * it, and the header lists the chunks for pc_recover. A page is backed (allocated on
  * disk, or in memory on tmpfs) before anything stores to it: a store to
  * a hole would raise SIGBUS where the disk is full. Who backs it:
  *  - in a process of more than one thread, the grower, a thread of
@@ -35,8 +37,9 @@
  *    rule was "never from a handler"; this is a deliberate exception,
  *    taken only where no other thread of the process can hold anything
  *    the round needs: it makes system calls (madvise, fallocate, a read
- *    of the memory cgroup's usage from paths found at start-up) and
- *    charges the file's pages to the memory cgroup from the handler.
+ *    of the memory cgroup's usage from paths found at start-up, an open
+ *    of the file by its name and an mmap of a block of it) and charges
+ *    the file's pages to the memory cgroup from the handler.
  * What handlers write:
  *  - histograms, sparse and touched at random: a bitmap says which pages
  *    are backed; a sample for another page waits in the spill, a small
