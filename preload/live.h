@@ -21,6 +21,7 @@ enum { PC_LIVE_RUNNING = 1, PC_LIVE_DONE = 2 };
 #define PC_LIVE_CAPPED	(-1)		/* full_errno: PC_LIVE_MAX reached */
 #define PC_LIVE_UNMAPPED (-2)		/* full_errno: no room to map more */
 #define PC_LIVE_LOCKED	(-3)		/* full_errno: mlockall(MCL_FUTURE) on */
+#define PC_LIVE_WAIT	(-4)		/* pc_live_map_for: the grower maps it */
 
 /* Where a module's tables are, for pc_recover. */
 struct pc_live_tables {
@@ -132,10 +133,18 @@ void *pc_live_map_first(int fd, size_t *len, size_t room, size_t *mapped) PC_HID
 void pc_live_map_init(const struct pc_live *h, const char *path, int fd, size_t mapped)
 	PC_HIDDEN;
 /* livemap.c: the blocks of chunk 0 under [a, a + len) mapped, before
- * their pages are backed: 0, or why one cannot be, PC_LIVE_UNMAPPED or
- * PC_LIVE_LOCKED (then the file stops growing). Raw system calls: AS-safe where a round may run in a
+ * their pages are backed: 0, or why one cannot be, PC_LIVE_UNMAPPED,
+ * PC_LIVE_LOCKED or the errno of the file's open (then the file stops
+ * growing); PC_LIVE_WAIT where this thread may not open the file (a
+ * program's thread among others, force 0): the blocks are asked of the
+ * grower. Raw system calls: AS-safe where a round may run in a
  * handler (livegrow.c). */
-int pc_live_map_for(const char *a, size_t len) PC_HIDDEN;
+int pc_live_map_for(const char *a, size_t len, int force) PC_HIDDEN;
+/* livemap.c: the blocks pc_live_map_for asked for with PC_LIVE_WAIT,
+ * mapped (the grower's round); this thread's descriptor table is its own
+ * (the grower's, at its start). Not AS-safe. */
+void pc_live_map_wanted(void) PC_HIDDEN;
+void pc_live_map_own_table(void) PC_HIDDEN;
 /* livemap.c: chunk 0's first mapped bytes from byte *at of it on: their
  * length (0: none left), *at moved to where they start; the whole chunk
  * where it was mapped whole. AS-safe. */

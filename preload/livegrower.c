@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/single_threaded.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -49,6 +50,11 @@ grower_main(void *arg)
 
 	(void)arg;
 	prctl(PR_SET_NAME, "pc-grower", 0, 0, 0);
+	/* a descriptor table of its own, empty: the live file it opens to
+	 * map a block never takes a number a thread of the program's
+	 * expects from its own open (livemap.c) */
+	if (!syscall(SYS_unshare, CLONE_FILES) && !syscall(SYS_close_range, 0U, ~0U, 0U))
+		pc_live_map_own_table();
 	pc_own_enter();
 	/* the id before the first look at the stop word (seq_cst): a pause
 	 * that finds no id yet is seen by the loop's first look */

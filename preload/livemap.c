@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -83,6 +84,14 @@ static char *lazy_base;
 static size_t lazy_len;
 static uint64_t mapped_map[PC_LIVE_MAX_BLOCKS / 64];
 static int lazy_fd = -1;
+/* The file is opened by its name for a mapping only where no thread of
+ * the program can be between a close and an open that expects the
+ * lowest number (the descriptor would take it for a moment): in the
+ * grower, whose descriptor table is its own (own_table), or while the
+ * process has one thread. A program's thread among others asks the
+ * grower for its blocks (want_map) and waits (livegrow.c). */
+static PC_TLS int own_table;
+static uint64_t want_map[PC_LIVE_MAX_BLOCKS / 64];
 static uint32_t lazy_locked;		/* mlockall(MCL_FUTURE) is on */
 static size_t whole;
 static const char *grow_path;
@@ -109,9 +118,10 @@ block_mapped(size_t b)
 	return (__atomic_load_n(&mapped_map[b / 64], __ATOMIC_ACQUIRE) >> (b % 64)) & 1;
 }
 
-/* Blocks [b, b + n) of chunk 0 mapped at their place: 0, or -1 where the
- * place is taken or the kernel refuses (RLIMIT_AS, RLIMIT_MEMLOCK under
- * mlockall(MCL_FUTURE)). Raw system calls: the program's mmap is
+/* Blocks [b, b + n) of chunk 0 mapped at their place: 0, or why not:
+ * PC_LIVE_LOCKED after mlockall(MCL_FUTURE), PC_LIVE_UNMAPPED where the
+ * place is taken or the kernel refuses (RLIMIT_AS, RLIMIT_MEMLOCK), the
+ * errno of the file's open. Raw system calls: the program's mmap is
  * interposed (mappings.c), and a round may run in a handler. */
 static int
 map_blocks(size_t b, size_t n)
@@ -125,9 +135,11 @@ map_blocks(size_t b, size_t n)
 		len = lazy_len - b * PC_LIVE_BLOCK;
 	if (__atomic_load_n(&lazy_locked, __ATOMIC_RELAXED))
 		return PC_LIVE_LOCKED;
-	if (fd < 0 && (!grow_path || !grow_path[0] ||
-		       (fd = open(grow_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) < 0))
-		return PC_LIVE_UNMAPPED;
+	/* the file by its name: gone after a chroot, say (an errno) */
+	if (fd < 0 && (!grow_path || !grow_path[0]))
+		return ENOENT;
+	if (fd < 0 && (fd = open(grow_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return errno;
 	m = sys_mmap(at, len, PROT_READ | PROT_WRITE,
 		     MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, fd, (off_t)(b * PC_LIVE_BLOCK));
 	if (fd != lazy_fd)
@@ -144,8 +156,36 @@ map_blocks(size_t b, size_t n)
 	return 0;
 }
 
+/* Whether this thread may open the file now. AS-safe. */
+static int
+may_open(void)
+{
+	return lazy_fd >= 0 || own_table || __libc_single_threaded;
+}
+
+void
+pc_live_map_own_table(void)
+{
+	own_table = 1;
+}
+
+void
+pc_live_map_wanted(void)
+{
+	for (size_t w = 0; lazy_base && w < PC_LIVE_MAX_BLOCKS / 64; w++) {
+		uint64_t bits = __atomic_exchange_n(&want_map[w], 0, __ATOMIC_ACQ_REL);
+
+		for (; bits; bits &= bits - 1) {
+			size_t b = w * 64 + (size_t)__builtin_ctzll(bits);
+
+			if (!block_mapped(b))
+				map_blocks(b, 1);
+		}
+	}
+}
+
 int
-pc_live_map_for(const char *a, size_t len)
+pc_live_map_for(const char *a, size_t len, int force)
 {
 	size_t b, e;
 
@@ -155,6 +195,7 @@ pc_live_map_for(const char *a, size_t len)
 	e = ((size_t)(a - lazy_base) + len + PC_LIVE_BLOCK - 1) / PC_LIVE_BLOCK;
 	while (b < e) {
 		size_t n = 1;
+		int r;
 
 		if (block_mapped(b)) {
 			b++;
@@ -162,9 +203,13 @@ pc_live_map_for(const char *a, size_t len)
 		}
 		while (b + n < e && !block_mapped(b + n))
 			n++;
-		int r = map_blocks(b, n);
-
-		if (r)
+		if (!force && !may_open()) {
+			for (size_t i = b; i < b + n; i++)
+				__atomic_fetch_or(&want_map[i / 64], 1ull << (i % 64),
+						  __ATOMIC_RELEASE);
+			return PC_LIVE_WAIT;
+		}
+		if ((r = map_blocks(b, n)))
 			return r;
 		b += n;
 	}

@@ -148,3 +148,29 @@ def test_mem34_ulimit_v_with_stacks_and_the_wall_clock():
             need, BOUND_KIB)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_mem34_growth_never_takes_a_descriptor_number():
+    """tests/progs/blockers for 0.3 s under pcprof run --stacks: while its
+    threads wait and burn, and the live file maps its blocks (the grower
+    opens the file by its name to map one), a thread closes descriptor 0
+    and opens /dev/null again and again: the number it gets is always 0,
+    as plain. Racy: 10 runs. (The grower took 0 for a moment, in the
+    program's table, before it had a table of its own.)"""
+    exe = prog("blockers")
+    d = tempfile.mkdtemp(prefix="pc-m34-")
+    try:
+        st, o, _ = plain([exe, "0.3"], d)
+        assert st == 0 and re.search(r"reopen of 0: \d+ calls 0 wrong", o), (st, o)
+        calls = 0
+        for i in range(10):
+            out = os.path.join(d, "run%d" % i)
+            st, o, e, _ = under_pcprof(out, [exe, "0.3"], "--stacks")
+            m = re.search(r"reopen of 0: (\d+) calls (\d+) wrong", o)
+            assert st == 0 and m and m.group(2) == "0", (i, st, o, e[-600:])
+            assert samples(e, "run %d" % i) > 100, (i, e[-600:])
+            calls += int(m.group(1))
+            shutil.rmtree(out, ignore_errors=True)
+        return "10 runs: %d reopens, 0 wrong" % calls
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
