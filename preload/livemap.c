@@ -87,7 +87,8 @@ static int lazy_fd = -1;
 /* The file is opened by its name for a mapping only where no thread of
  * the program can be between a close and an open that expects the
  * lowest number (the descriptor would take it for a moment): in the
- * grower, whose descriptor table is its own (own_table), or while the
+ * grower, whose descriptor table is its own (own_table; where the kernel
+ * refused it one, the grower opens the file all the same), or while the
  * process has one thread. A program's thread among others asks the
  * grower for its blocks (want_map) and waits (livegrow.c). */
 static PC_TLS int own_table;
