@@ -10,7 +10,7 @@ libpc's (preload/livegrower.c) and of a big program's first touches
   as long);
 - cc1 on a generated file of a few hundred functions (loops and switches,
   as the 2,500-function case measured in docs/benchmarks.md), with
-  PC_SCOPE=all PC_STACKS=1, alone, and on a file of 40 functions 10 times
+  PC_SCOPE=all PC_STACKS=1, alone, and on a file of 25 functions 10 times
   beside libpc's snapshot thread (then the grower thread does the
   growing, racing the handlers): the same assembly as plain, and the
   summary says no sample was left unplaced and no arc or stack sample
@@ -93,7 +93,7 @@ def generated(path, n):
 
 def test_footprint_cc1_on_a_big_file_places_every_sample():
     # the big file once alone (the grower's work done in calls and the
-    # handler), then, racy, a file of 40 functions 10 times beside the
+    # handler), then, racy, a file of 25 functions 10 times beside the
     # snapshot thread (the grower thread's rounds beside the handlers)
     path = cc1()
     d = tempfile.mkdtemp(prefix="pc-fp1-")
@@ -103,7 +103,7 @@ def test_footprint_cc1_on_a_big_file_places_every_sample():
         with open(os.path.join(d, out)) as f:
             return st, o, e, f.read()
     for funcs, runs, extra, least in ((250, 1, {}, 200),
-                                      (40, RACY_RUNS, {"PC_SNAPSHOT_INTERVAL": "0.05"}, 50)):
+                                      (25, RACY_RUNS, {"PC_SNAPSHOT_INTERVAL": "0.05"}, 50)):
         src = os.path.join(d, "gen%d.c" % funcs)
         generated(src, funcs)
         st, _, err, asm = compile_(src, "plain.s", clean_env(profiled=False))
