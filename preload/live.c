@@ -344,8 +344,11 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 	if (fd < 0)
 		return fd;
 	m = pc_live_map_first(fd, &len, room, &mapped);
-	if (room && mapped == len)	/* mapped whole: no room */
-		ftruncate(fd, (off_t)len);
+	/* mapped whole: the file without the room */
+	if (m != MAP_FAILED && room && mapped == len && ftruncate(fd, (off_t)len)) {
+		munmap(m, mapped);
+		m = MAP_FAILED;
+	}
 	tmpfs = fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
 	if (m == MAP_FAILED || len / page_size > pc_live_max_pages()) {
 		if (m != MAP_FAILED)
