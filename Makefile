@@ -221,13 +221,13 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/unwinder $(P)/copies-pie $(P)/copies-nopie $(P)/waits $(P)/blockers $(P)/sleepers $(P)/wallhost \
 	$(P)/wallgate $(P)/wallgate-again $(P)/wallgate-slow
 PROGS += $(P)/sigmove
+PROGS += $(P)/mem34_lock
 PROGS += $(P)/writers_names $(P)/writers_sigs
 PROGS += $(P)/sandbox
 PROGS += $(P)/readers_nodump
 PROGS += $(P)/lifecycle2
 PROGS += $(P)/footprint
 PROGS += $(P)/footprint_one
-PROGS += $(P)/mem34_lock
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
