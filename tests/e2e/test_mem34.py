@@ -8,7 +8,9 @@ plain.
   65534), whose RLIMIT_MEMLOCK (8 MiB, Debian's default) weighs every
   mapping of the process: plain and under libpc in each configuration,
   the call succeeds, and a malloc that leaves libpc(7)'s bound (2.5 MiB)
-  spare succeeds too, every sample placed; with a limit of 64 KiB the call fails alike; the profile
+  spare succeeds too, every sample placed; a plugin loaded after the
+  lock finds the live file stopped (the summary says the program locked
+  its memory), and its samples are placed at the end; with a limit of 64 KiB the call fails alike; the profile
   names the program's function. (mlockall failed with ENOMEM under
   --stacks and pcprof run when libpc mapped its whole live file at
   start-up.)
@@ -23,11 +25,12 @@ import os
 import re
 import resource
 import shutil
+import subprocess
 import tempfile
 
 import pctest
 from pctest import clean_env, gprof_flat, prog
-from test_footprint import plain, run, under_pcprof, vm_peak_kib
+from test_footprint import pcprof, plain, run, under_pcprof, vm_peak_kib
 
 NOBODY = 65534
 LIMIT_KIB = 8192	# RLIMIT_MEMLOCK: Debian 12's default
@@ -60,7 +63,9 @@ def as_nobody(limit_kib):
 
 def lock_run(d, name, env, opts, argv, limit_kib):
     """argv as nobody under configuration name: (status, stdout, stderr,
-    the profile's path)."""
+    the profile's path, a new one each run)."""
+    d = tempfile.mkdtemp(prefix="run-", dir=d)
+    os.chmod(d, 0o777)
     if opts is None:
         out = os.path.join(d, name.replace(" ", "_") + ".out")
         e = clean_env(dict(env, PC_VERBOSE="1", PC_OUT=out))
@@ -104,6 +109,24 @@ def test_mem34_mlockall_as_nobody_runs_as_plain():
                 assert n > 100 and funcs.get("lock_work", 0) > 0.6 * total, \
                     "%s: %d samples, %r" % (what, n, funcs)
             got.append("%s: malloc %d KiB as plain" % (flags, size))
+        # code loaded after the lock (a plugin, PC_SCOPE=all): its counters'
+        # blocks are not mapped, the summary says why, and its samples are
+        # placed at the end
+        argv = [prog("mem34_lock"), str(LIMIT_KIB), "cur+fut", str(size), "0.6",
+                prog("plugspin.so")]
+        want = plain(argv, d, as_nobody(LIMIT_KIB))
+        assert want[:2] == (0, "mlockall: ok\nmalloc %d KiB: ok\nplugin: ok\nspun\n" % size), \
+            want
+        for name, env, opts in CONFIGS[2:]:
+            st, o, err, gmon = lock_run(d, name, env, opts, argv, LIMIT_KIB)
+            assert (st, o) == want[:2], (name, st, o, err[-600:])
+            assert "stopped growing (the program locked its memory: mlockall)" in err and \
+                "not placed" not in err, (name, err[-600:])
+            r = subprocess.run([pcprof(), "report", os.path.dirname(gmon)], capture_output=True,
+                               text=True, timeout=60, env=clean_env(profiled=False))
+            m = re.search(r"^\s*([\d.]+)\s.*\splugin_spin$", r.stdout, re.M)
+            assert r.returncode == 0 and m and float(m.group(1)) >= 0.2, (name, r.stdout[-800:])
+        got.append("a plugin loaded after the lock: %s s of plugin_spin" % m.group(1))
         # a limit under what plain needs: the call fails alike
         argv = [prog("mem34_lock"), "64", "cur+fut", "64", "0.1"]
         want = plain(argv, d, as_nobody(LIMIT_KIB))

@@ -5,13 +5,15 @@
  * RLIMIT_MEMLOCK weighs everything mapped.
  *   mem34_lock need
  *       prints "vm KIB": the address space it has mapped before the lock
- *   mem34_lock LIMIT_KIB FLAGS MALLOC_KIB SECONDS
+ *   mem34_lock LIMIT_KIB FLAGS MALLOC_KIB SECONDS [PLUGIN]
  *       sets RLIMIT_MEMLOCK (soft) to LIMIT_KIB, calls mlockall(FLAGS: cur,
  *       fut, onfault joined by '+'), spins SECONDS / 2 in lock_work, mallocs
- *       MALLOC_KIB and touches every page, spins SECONDS / 2 more; prints
- *       what each step gave. Exit 0, or 1 when mlockall failed, 2 when
- *       malloc did.
+ *       MALLOC_KIB and touches every page, spins SECONDS / 2 more (in
+ *       PLUGIN's plugin_spin, loaded then, where one is named: plugspin.so);
+ *       prints what each step gave. Exit 0, or 1 when mlockall failed, 2
+ *       when malloc did, 4 when the plugin could not be loaded.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,24 @@ lock_work(double seconds)
 
 	while (process_cpu() - t0 < seconds)
 		sink = spin(sink, TRUTH_BLOCK * SPIN_UNIT);
+}
+
+/* SECONDS of CPU in the plugin's plugin_spin, loaded now: 0, or -1. */
+static int
+plugin_work(const char *path, double seconds)
+{
+	void *h = dlopen(path, RTLD_NOW);
+	uint64_t (*f)(uint64_t) = h ? (uint64_t (*)(uint64_t))dlsym(h, "plugin_spin") : NULL;
+	double t0 = process_cpu();
+
+	if (!f) {
+		printf("dlopen %s: failed\n", path);
+		return -1;
+	}
+	while (process_cpu() - t0 < seconds)
+		sink = f(sink);
+	printf("plugin: ok\n");
+	return 0;
 }
 
 static long
@@ -74,8 +94,9 @@ main(int argc, char **argv)
 		printf("vm %ld\n", vm_kib());
 		return 0;
 	}
-	if (argc != 5) {
-		fprintf(stderr, "usage: mem34_lock need | LIMIT_KIB FLAGS MALLOC_KIB SECONDS\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: mem34_lock need | LIMIT_KIB FLAGS MALLOC_KIB SECONDS "
+			"[PLUGIN]\n");
 		return 3;
 	}
 	getrlimit(RLIMIT_MEMLOCK, &rl);
@@ -97,7 +118,12 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < kib << 10; i += 4096)
 		p[i] = 1;
 	printf("malloc %zu KiB: ok\n", kib);
-	lock_work(atof(argv[4]) / 2);
+	if (argc == 6) {
+		if (plugin_work(argv[5], atof(argv[4]) / 2))
+			return 4;
+	} else {
+		lock_work(atof(argv[4]) / 2);
+	}
 	free(p);
 	printf("spun\n");
 	return 0;
