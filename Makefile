@@ -60,7 +60,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/names.c preload/signals.c preload/objects.c preload/objfind.c \
 	preload/objwrite.c preload/msg.c preload/out.c preload/summary.c \
 	preload/timer.c preload/timercost.c preload/handler.c preload/settings.c \
-	preload/snapshot.c preload/live.c preload/livegrow.c preload/livememcg.c preload/livegrower.c preload/recover.c preload/finish.c \
+	preload/snapshot.c preload/live.c preload/livegrow.c preload/livemap.c preload/livememcg.c preload/livegrower.c preload/recover.c preload/finish.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
 	preload/wall.c preload/wall_unwind.c preload/namespaces.c \
 	preload/sandbox.c \
@@ -198,7 +198,7 @@ $(B)/tests/unit: $(UNIT_OBJ)
 # (libpc's state, its tables' memory) and gmon/ to write and read them back
 PRELOAD_UNIT_SRC := tests/unit_preload.c tests/check_arcs.c tests/check_stacks.c \
 	tests/check_objfind.c preload/arcs.c preload/stacks.c preload/objfind.c preload/pages.c \
-	preload/livegrow.c preload/livememcg.c gmon/write.c gmon/read.c
+	preload/livegrow.c preload/livemap.c preload/livememcg.c gmon/write.c gmon/read.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)
@@ -223,6 +223,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/unwinder $(P)/copies-pie $(P)/copies-nopie $(P)/waits $(P)/blockers $(P)/sleepers $(P)/wallhost \
 	$(P)/wallgate $(P)/wallgate-again $(P)/wallgate-slow
 PROGS += $(P)/sigmove
+PROGS += $(P)/mem34_lock
 PROGS += $(P)/writers_names $(P)/writers_sigs
 PROGS += $(P)/sandbox
 PROGS += $(P)/readers_nodump

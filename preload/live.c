@@ -12,11 +12,13 @@
  * The file starts small and grows with use (livegrow.c). Only its header
  * is allocated at start-up; the regions after it (the inventory, the
  * spill, the tables, the histograms) are laid out at fixed offsets, a
- * hole until used, and mapped at once where start-up knows them (chunk
- * 0): the mapping counts against RLIMIT_AS, so it holds what start-up
- * asks for and no room for later; an object loaded later gets a chunk of
- * its own at the file's end, mapped wherever the kernel puts it, and the
- * header lists the chunks for pc_recover. A page is backed (allocated on
+ * hole until used, in chunk 0, with room at its end for objects loaded
+ * later. Chunk 0 is given a place with room for all of it and mapped
+ * there in blocks as its pages are backed (livemap.c): address space
+ * counts against RLIMIT_AS and, under mlockall, RLIMIT_MEMLOCK; where no
+ * such place is had it is mapped whole. An object that finds no room gets
+ * a chunk of its own at the file's end, mapped wherever the kernel puts
+ * it, and the header lists the chunks for pc_recover. A page is backed (allocated on
  * disk, or in memory on tmpfs) before anything stores to it: a store to
  * a hole would raise SIGBUS where the disk is full. Who backs it:
  *  - in a process of more than one thread, the grower, a thread of
@@ -35,8 +37,9 @@
  *    rule was "never from a handler"; this is a deliberate exception,
  *    taken only where no other thread of the process can hold anything
  *    the round needs: it makes system calls (madvise, fallocate, a read
- *    of the memory cgroup's usage from paths found at start-up) and
- *    charges the file's pages to the memory cgroup from the handler.
+ *    of the memory cgroup's usage from paths found at start-up, an open
+ *    of the file by its name and an mmap of a block of it) and charges
+ *    the file's pages to the memory cgroup from the handler.
  * What handlers write:
  *  - histograms, sparse and touched at random: a bitmap says which pages
  *    are backed; a sample for another page waits in the spill, a small
@@ -103,6 +106,11 @@ static const char *span_lo, *span_hi;
  * file at least (address space only, until used): the header has room
  * for 32 chunks. */
 #define CHUNK_MIN	(1u << 20)
+/* Room at chunk 0's end for objects loaded after start-up, where chunk 0
+ * is mapped by blocks (livemap.c): address space only as it is used,
+ * where a chunk of their own maps 1 MiB at once (libgcc_s's, which libpc
+ * loads itself, under PC_SCOPE=all). */
+#define LATE_ROOM	(16u << 20)
 
 
 static size_t
@@ -253,14 +261,7 @@ map_by_name(int fd)
 	if (named < 0)
 		return;
 	if (!fstat(named, &a) && !fstat(fd, &b) && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-		for (uint32_t i = 0; i < live->nchunks && i < PC_LIVE_CHUNKS; i++) {
-			void *at = (void *)(uintptr_t)live->chunk[i].va;
-
-			if (mmap(at, live->chunk[i].len, PROT_READ | PROT_WRITE,
-				 MAP_SHARED | MAP_FIXED | MAP_NORESERVE, named,
-				 (off_t)live->chunk[i].off) == at)
-				madvise(at, live->chunk[i].len, MADV_RANDOM);
-		}
+		pc_live_map_chunks(live, named);
 	close(named);
 }
 
@@ -327,7 +328,7 @@ fill_header(void *m, size_t len, size_t keep, uint64_t cap)
 int
 pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, uint64_t cap)
 {
-	size_t len, keep;
+	size_t len, keep, mapped, room;
 	struct statfs fs;
 	int fd, tmpfs;
 	void *m;
@@ -338,14 +339,20 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 	if (live_name(live_path, sizeof(live_path), pc->path, getpid()))
 		return -ENAMETOOLONG;
 	absolute_path();
-	fd = create_file(len, keep);
+	room = over_fsize(len + LATE_ROOM) ? 0 : LATE_ROOM;
+	fd = create_file(len + room, keep);
 	if (fd < 0)
 		return fd;
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	m = pc_live_map_first(fd, &len, room, &mapped);
+	/* mapped whole: the file without the room */
+	if (m != MAP_FAILED && room && mapped == len && ftruncate(fd, (off_t)len)) {
+		munmap(m, mapped);
+		m = MAP_FAILED;
+	}
 	tmpfs = fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
 	if (m == MAP_FAILED || len / page_size > pc_live_max_pages()) {
 		if (m != MAP_FAILED)
-			munmap(m, len);
+			munmap(m, mapped);
 		close(fd);
 		if (making[0])
 			unlink(making);
@@ -355,10 +362,10 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 	pending_fd = fd;
 	/* no read-around: a first touch fills one page of the page cache,
 	 * not 32 (24 MiB a process with stacks and every object, measured) */
-	madvise(m, len, MADV_RANDOM);
+	madvise(m, mapped, MADV_RANDOM);
 	fill_header(m, len, keep, cap);
 	live->on_tmpfs = (uint32_t)tmpfs;
-	pc_live_grow_open(live, keep, live_path);
+	pc_live_grow_open(live, keep, live_path, fd, mapped);
 	live->spill = pc_live_alloc(PC_LIVE_SPILL * sizeof(struct pc_spill), 0);
 	if (pc_live_back(live->spill, PC_LIVE_SPILL * sizeof(struct pc_spill)))
 		live->spill = NULL;
@@ -469,6 +476,7 @@ pc_live_seal(const struct pc_config *c)
 	if (pending_fd >= 0) {
 		if (live)
 			publish(pending_fd);
+		pc_live_map_fd(-1);
 		close(pending_fd);
 		pending_fd = -1;
 	}
@@ -642,23 +650,6 @@ detached:
 	return -1;
 }
 
-/* Each chunk of the mapping onto the same place of the child's file fd:
- * 0, or -1 with some still the parent's. */
-static int
-map_child(int fd)
-{
-	for (uint32_t i = 0; i < live->nchunks && i < PC_LIVE_CHUNKS; i++) {
-		struct pc_live_chunk c = live->chunk[i];
-		void *at = (void *)(uintptr_t)c.va;
-
-		if (mmap(at, c.len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
-			 fd, (off_t)c.off) != at)
-			return -1;
-		madvise(at, c.len, MADV_RANDOM);
-	}
-	return 0;
-}
-
 int
 pc_live_forked(void)
 {
@@ -676,14 +667,17 @@ pc_live_forked(void)
 	for (uint32_t i = 0; i < live->nchunks && i < PC_LIVE_CHUNKS; i++)
 		if (copy_kept(&live->chunk[i], fd, NULL))
 			goto failed;
-	/* MAP_FIXED failed: a chunk is still the parent's */
-	if (map_child(fd))
+	/* each chunk's mapped part onto the same place of the child's
+	 * file; MAP_FIXED failed: a chunk is still the parent's */
+	if (pc_live_map_chunks(live, fd))
 		goto failed;
 	live->pid = (int32_t)getpid();
 	live->st.writer = 0;	/* a write of the parent's is not the child's */
+	pc_live_map_fd(fd);
 	pc_live_grow_forked(live, 0);
 	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
 	publish(fd);
+	pc_live_map_fd(-1);
 	close(fd);
 	return 0;
 failed:

@@ -14,9 +14,14 @@
 #define PC_LIVE_CHUNKS	32		/* mappings of the file, at most */
 #define PC_LIVE_SPILL	1024		/* counters waiting for their page */
 #define PC_LIVE_STRINGS	(256 * 1024)	/* a region of the objects' paths */
+#define PC_LIVE_BLOCK	(64u << 10)	/* chunk 0 is mapped in blocks of this */
+#define PC_LIVE_MAX_BLOCKS (1u << 16)	/* of chunk 0 mapped by blocks, at most */
 
 enum { PC_LIVE_RUNNING = 1, PC_LIVE_DONE = 2 };
 #define PC_LIVE_CAPPED	(-1)		/* full_errno: PC_LIVE_MAX reached */
+#define PC_LIVE_UNMAPPED (-2)		/* full_errno: no room to map more */
+#define PC_LIVE_LOCKED	(-3)		/* full_errno: mlockall(MCL_FUTURE) on */
+#define PC_LIVE_WAIT	(-4)		/* pc_live_map_for: the grower maps it */
 
 /* Where a module's tables are, for pc_recover. */
 struct pc_live_tables {
@@ -111,9 +116,50 @@ pc_grow_slots(struct pc_grow *g)
 	return __atomic_load_n(&g->slots, __ATOMIC_ACQUIRE);
 }
 /* livegrow.c: the bitmap for the header h mapped at its base, its first
- * keep bytes backed already (start-up); -EFBIG for a file too long for
+ * keep bytes backed already (start-up), the first mapped bytes of chunk 0
+ * mapped (livemap.c maps the rest as it is backed, from the file fd
+ * until pc_live_map_fd says otherwise); -EFBIG for a file too long for
  * it. Not AS-safe. */
-int pc_live_grow_open(struct pc_live *h, size_t keep, const char *path) PC_HIDDEN;
+int pc_live_grow_open(struct pc_live *h, size_t keep, const char *path, int fd, size_t mapped)
+	PC_HIDDEN;
+/* livemap.c: chunk 0 of *len bytes from fd, and room bytes more at its
+ * end (*len grows by room), its first *mapped bytes mapped and a place
+ * kept for the rest, mapped block by block as it is backed; where no
+ * place is had, *len bytes mapped whole (*mapped is then *len). Its
+ * address, or MAP_FAILED. Not AS-safe. */
+void *pc_live_map_first(int fd, size_t *len, size_t room, size_t *mapped) PC_HIDDEN;
+/* livemap.c: chunk 0 of h's file (at path, fd while it is made), its
+ * first mapped bytes mapped (pc_live_grow_open). Not AS-safe. */
+void pc_live_map_init(const struct pc_live *h, const char *path, int fd, size_t mapped)
+	PC_HIDDEN;
+/* livemap.c: the blocks of chunk 0 under [a, a + len) mapped, before
+ * their pages are backed: 0, or why one cannot be, PC_LIVE_UNMAPPED,
+ * PC_LIVE_LOCKED or the errno of the file's open (then the file stops
+ * growing); PC_LIVE_WAIT where this thread may not open the file (a
+ * program's thread among others, force 0): the blocks are asked of the
+ * grower. Raw system calls: AS-safe where a round may run in a
+ * handler (livegrow.c). */
+int pc_live_map_for(const char *a, size_t len, int force) PC_HIDDEN;
+/* livemap.c: the blocks pc_live_map_for asked for with PC_LIVE_WAIT,
+ * mapped (the grower's round); this thread's descriptor table is its own
+ * (the grower's, at its start). Not AS-safe. */
+void pc_live_map_wanted(void) PC_HIDDEN;
+void pc_live_map_own_table(void) PC_HIDDEN;
+/* livemap.c: chunk 0's first mapped bytes from byte *at of it on: their
+ * length (0: none left), *at moved to where they start; the whole chunk
+ * where it was mapped whole. AS-safe. */
+size_t pc_live_mapped_run(uint64_t *at) PC_HIDDEN;
+/* livemap.c: every chunk of h mapped again from fd, in place, only where
+ * mapped (a fork child's file, the file by its name): 0, or -1 with some
+ * still mapped from the file they were. Not AS-safe. */
+int pc_live_map_chunks(const struct pc_live *h, int fd) PC_HIDDEN;
+/* livemap.c: the file's descriptor while it is made (start-up, a fork
+ * child), for mapping chunk 0's blocks; -1 once it has its name. */
+void pc_live_map_fd(int fd) PC_HIDDEN;
+/* livemap.c: whether the program locks its later mappings
+ * (mlockall(MCL_FUTURE)): then chunk 0 maps no more blocks; on -1 only
+ * asks. Returns the state now. AS-safe. */
+int pc_live_map_locked(int on) PC_HIDDEN;
 /* livegrow.c: the futex word handlers set to wake the grower, and one
  * round of its work: back what waits, double what is half taken.
  * Not AS-safe. */

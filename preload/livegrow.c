@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/single_threaded.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pc.h"
@@ -120,6 +121,25 @@ by_fallocate(uint64_t off, size_t len)
 	return r;
 }
 
+/* The blocks under [a, a + len) mapped (livemap.c): by this thread where
+ * it may open the file, else by the grower, waited for up to 200 ms
+ * (then here, as a last resort): 0, or why not. Not AS-safe but where
+ * this thread may open the file (a round in a handler: one thread). */
+static int
+map_for(const char *a, size_t len)
+{
+	struct timespec ms = { 0, 1000000 };
+	int r = pc_live_map_for(a, len, 0);
+
+	for (int i = 0; r == PC_LIVE_WAIT && i < 200 &&
+			__atomic_load_n(&threaded, __ATOMIC_ACQUIRE); i++) {
+		wake();
+		nanosleep(&ms, NULL);
+		r = pc_live_map_for(a, len, 0);
+	}
+	return r == PC_LIVE_WAIT ? pc_live_map_for(a, len, 1) : r;
+}
+
 /* Back n pages from a (all in one chunk, none backed), file page p. */
 static int
 back_run(char *a, long p, size_t n)
@@ -133,6 +153,10 @@ back_run(char *a, long p, size_t n)
 		return stop_growing(PC_LIVE_CAPPED);
 	if (hdr->on_tmpfs && !pc_live_memcg_room(len))
 		return stop_growing(ENOMEM);
+	if ((r = map_for(a, len))) {
+		errno = saved;
+		return stop_growing(r);
+	}
 	if (!fd_fallback && madvise(a, len, MADV_POPULATE_WRITE)) {
 		if (errno == EINVAL)
 			fd_fallback = 1;
@@ -435,6 +459,7 @@ pc_live_grow_round(void)
 {
 	if (!hdr || __atomic_exchange_n(&round_busy, 1, __ATOMIC_ACQUIRE))
 		return -1;
+	pc_live_map_wanted();
 	grow_tables();
 	pc_live_fold();
 	if (hdr->spill)
@@ -497,13 +522,14 @@ pc_live_first_len(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_al
 
 
 int
-pc_live_grow_open(struct pc_live *h, size_t keep, const char *path)
+pc_live_grow_open(struct pc_live *h, size_t keep, const char *path, int fd, size_t mapped)
 {
 	grow_path = path;
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	if (h->size / page > MAX_PAGES)
 		return -EFBIG;
 	hdr = h;
+	pc_live_map_init(h, path, fd, mapped);
 	pc_live_memcg_find();
 	/* the bitmap's pages now, not at a handler's first look */
 	memset(backed_map, 0, sizeof(backed_map));

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/single_threaded.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -49,6 +50,13 @@ grower_main(void *arg)
 
 	(void)arg;
 	prctl(PR_SET_NAME, "pc-grower", 0, 0, 0);
+	/* a descriptor table of its own, empty: the live file it opens to
+	 * map a block never takes a number a thread of the program's
+	 * expects from its own open (livemap.c); the grower maps blocks
+	 * even where the kernel refuses that */
+	if (!syscall(SYS_unshare, CLONE_FILES))
+		syscall(SYS_close_range, 0U, ~0U, 0U);
+	pc_live_map_own_table();
 	pc_own_enter();
 	/* the id before the first look at the stop word (seq_cst): a pause
 	 * that finds no id yet is seen by the loop's first look */
@@ -93,8 +101,9 @@ pc_live_grower_start(void)
 	pc_threads_on_create(pc_live_grower_start);
 	/* no thread in a process of one thread: glibc would take its stdio
 	 * and malloc locks in every call from then on (a getc loop ran 6
-	 * times as long); rounds run from calls and handlers there */
-	if (!pc_live_active() || grower_on || __libc_single_threaded) {
+	 * times as long); rounds run from calls and handlers there; none
+	 * in a sandbox, which allows no new system call */
+	if (!pc_live_active() || grower_on || __libc_single_threaded || pc_sandboxed()) {
 		__atomic_store_n(&starting, 0, __ATOMIC_RELEASE);
 		return;
 	}

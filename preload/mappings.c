@@ -27,6 +27,9 @@
  * (another library's constructor), they make the system call themselves,
  * as glibc's wrappers do, and learn nothing.
  *
+ * mlockall and munlockall are interposed to learn whether later mappings
+ * are locked (below).
+ *
  * Not seen: copies made before libpc's constructor, by a raw system call,
  * or made executable later by mprotect; copies of files that are no known
  * object. Their samples stay in no object, as before.
@@ -232,6 +235,39 @@ mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 		pc_live_grow_now();
 		errno = saved;
 	}
+	return r;
+}
+
+/*
+ * mlockall with MCL_FUTURE locks every later mapping, and each counts
+ * against RLIMIT_MEMLOCK with the program's own: from then on the live
+ * file maps no more of itself (livemap.c), so that libpc never takes
+ * the room the program locked for its allocations. A plain system call,
+ * as glibc's wrapper is.
+ */
+PC_EXPORT int
+mlockall(int flags)
+{
+	int was = pc_live_map_locked(-1), r, saved;
+
+	/* before the call: a round a sample runs as it returns maps nothing */
+	if (flags & MCL_FUTURE)
+		pc_live_map_locked(1);
+	r = (int)syscall(SYS_mlockall, flags);
+	saved = errno;
+	if (r)
+		pc_live_map_locked(was);
+	errno = saved;
+	return r;
+}
+
+PC_EXPORT int
+munlockall(void)
+{
+	int r = (int)syscall(SYS_munlockall);
+
+	if (r == 0)
+		pc_live_map_locked(0);
 	return r;
 }
 

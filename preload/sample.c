@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "pc.h"
 #include "unwind.h"
@@ -66,20 +67,30 @@ pc_stack_room_from_handler(const void *ucv)
  * alternate stack of 8 KiB. Handlers run one at a time in a thread, so
  * FRAME_BUFS buffers serve as many threads inside the handler at once; a
  * sample that finds none free keeps its PC, counted as one without room.
+ * Two a CPU, 64 at least and FRAME_BUFS at most: the pool is address
+ * space that a locked (mlockall) or limited (ulimit -v) program counts,
+ * 1 MiB at 256 (64 and 256 KiB on a machine of 2 CPUs).
  */
 #define FRAME_BUFS	256
 static struct pc_frame (*frame_bufs)[PC_MAX_DEPTH];
 static uint64_t frame_busy[FRAME_BUFS / 64];
+static int frame_words;		/* words of frame_busy in use */
 
 int
 pc_sample_init(void)
 {
-	void *m = mmap(NULL, FRAME_BUFS * sizeof(*frame_bufs), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	int words = cpus > 0 ? (int)((2 * cpus + 63) / 64) : FRAME_BUFS / 64;
+	void *m;
 
+	if (words > FRAME_BUFS / 64)
+		words = FRAME_BUFS / 64;
+	m = mmap(NULL, (size_t)words * 64 * sizeof(*frame_bufs), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return -errno;
 	frame_bufs = m;
+	frame_words = words;
 	return 0;
 }
 
@@ -93,7 +104,7 @@ pc_sample_forked(void)
 static int
 frames_claim_from_handler(void)
 {
-	for (int i = 0; i < FRAME_BUFS / 64; i++) {
+	for (int i = 0; i < frame_words; i++) {
 		uint64_t w = __atomic_load_n(&frame_busy[i], __ATOMIC_RELAXED);
 
 		while (~w) {

@@ -213,6 +213,8 @@ line_live(struct pc_line *l)
 	if (why) {
 		pc_line_str(l, ", stopped growing (");
 		pc_line_str(l, why == PC_LIVE_CAPPED ? "PC_LIVE_MAX" :
+			    why == PC_LIVE_UNMAPPED ? "no address space left to map more" :
+			    why == PC_LIVE_LOCKED ? "the program locked its memory: mlockall" :
 			    why == ENOMEM ? "its memory cgroup is near its limit" : error_text(-why));
 		pc_line_str(l, ")");
 	}

@@ -10,10 +10,13 @@ libpc's (preload/livegrower.c) and of a big program's first touches
   as long);
 - cc1 on a generated file of a few hundred functions (loops and switches,
   as the 2,500-function case measured in docs/benchmarks.md), with
-  PC_SCOPE=all PC_STACKS=1, alone and beside libpc's snapshot thread
-  (then the grower thread does the growing): the same assembly as plain,
-  and the summary says no sample was left unplaced and no arc or stack
-  sample dropped.
+  PC_SCOPE=all PC_STACKS=1, alone, and on a file of 25 functions 10 times
+  beside libpc's snapshot thread (then the grower thread does the
+  growing, racing the handlers): the same assembly as plain, and the
+  summary says no sample was left unplaced and no arc or stack sample
+  dropped.
+
+Racy cases run 10 times, short.
 
 Every run has a timeout, after which its process group is killed."""
 
@@ -41,18 +44,25 @@ CONFIGS = (
 )
 
 
+RACY_RUNS = 10		# a racy case runs this many times
+
+
 def test_footprint_a_single_threaded_program_keeps_one_thread():
+    # racy (a round in the handler beside one a call began, under the
+    # try-lock): 10 short runs, the configurations in turn
     d = tempfile.mkdtemp(prefix="pc-fp1-")
-    argv = [prog("footprint_one"), "0.4"]
+    argv = [prog("footprint_one"), "0.12"]
     st, out, err = run(argv, d, clean_env(profiled=False))
     assert (st, out) == (0, "tasks 1 1\n"), "plain: exit %s, %r %r" % (st, out, err)
-    for c in CONFIGS:
+    for i in range(RACY_RUNS):
+        c = CONFIGS[i % len(CONFIGS)]
         env = clean_env(dict(c, PC_VERBOSE="1", PC_OUT=os.path.join(d, "gmon.out")))
         pst, pout, perr = run(argv, d, env)
         line, n = summary(perr, "%s" % c)
         assert (pst, pout) == (st, out), \
-            "%s: under libpc exit %s, %r; plain exit %s, %r" % (c, pst, pout, st, out)
-        assert n > 50 and "live file" in line, "%s: %s" % (c, line)
+            "run %d, %s: under libpc exit %s, %r; plain exit %s, %r" % (i, c, pst, pout, st, out)
+        assert n > 50 and "live file" in line and "not placed" not in line, \
+            "run %d, %s: %s" % (i, c, line)
 
 
 def cc1():
@@ -82,26 +92,31 @@ def generated(path, n):
 
 
 def test_footprint_cc1_on_a_big_file_places_every_sample():
+    # the big file once alone (the grower's work done in calls and the
+    # handler), then, racy, a file of 25 functions 10 times beside the
+    # snapshot thread (the grower thread's rounds beside the handlers)
     path = cc1()
     d = tempfile.mkdtemp(prefix="pc-fp1-")
-    src = os.path.join(d, "gen.c")
-    generated(src, 250)
 
-    def compile_(out, env):
+    def compile_(src, out, env):
         st, o, e = run([path, "-quiet", "-O2", src, "-o", os.path.join(d, out)], d, env)
         with open(os.path.join(d, out)) as f:
             return st, o, e, f.read()
-    st, _, err, asm = compile_("plain.s", clean_env(profiled=False))
-    assert st == 0, "plain cc1: exit %d: %s" % (st, err[-600:])
-    for extra in ({}, {"PC_SNAPSHOT_INTERVAL": "0.05"}):
-        env = clean_env(dict(extra, PC_VERBOSE="1", PC_SCOPE="all", PC_STACKS="1",
-                             PC_OUT=os.path.join(d, "cc.out")))
-        pst, _, perr, pasm = compile_("prof.s", env)
-        what = "cc1 %s" % (extra or "alone")
-        assert pst == 0 and pasm == asm, "%s: exit %d, assembly %s plain's: %s" % (
-            what, pst, "as" if pasm == asm else "not as", perr[-600:])
-        line, n = summary(perr, what)
-        assert n > 200, "%s: %s" % (what, line)
-        assert "not placed" not in line, "%s: %s" % (what, line)
-        assert " 0 arc samples dropped" in line and " 0 stack samples dropped" in line, \
-            "%s: %s" % (what, line)
+    for funcs, runs, extra, least in ((250, 1, {}, 200),
+                                      (25, RACY_RUNS, {"PC_SNAPSHOT_INTERVAL": "0.05"}, 50)):
+        src = os.path.join(d, "gen%d.c" % funcs)
+        generated(src, funcs)
+        st, _, err, asm = compile_(src, "plain.s", clean_env(profiled=False))
+        assert st == 0, "plain cc1: exit %d: %s" % (st, err[-600:])
+        for i in range(runs):
+            env = clean_env(dict(extra, PC_VERBOSE="1", PC_SCOPE="all", PC_STACKS="1",
+                                 PC_OUT=os.path.join(d, "cc.out")))
+            pst, _, perr, pasm = compile_(src, "prof.s", env)
+            what = "cc1, %d functions, run %d, %s" % (funcs, i, extra or "alone")
+            assert pst == 0 and pasm == asm, "%s: exit %d, assembly %s plain's: %s" % (
+                what, pst, "as" if pasm == asm else "not as", perr[-600:])
+            line, n = summary(perr, what)
+            assert n > least, "%s: %s" % (what, line)
+            assert "not placed" not in line, "%s: %s" % (what, line)
+            assert " 0 arc samples dropped" in line and " 0 stack samples dropped" in line, \
+                "%s: %s" % (what, line)
