@@ -287,25 +287,28 @@ def test_wallstack_one_row_per_waiting_site():
 
 def perf_program_frames(exe, d):
     """perf record -e sched:sched_switch -g (frame pointers) of exe's plain
-    run: for each switch of its main thread away while sleeping or in
-    D state, its frames in exe, the leaf first."""
+    run: for each switch of one of its threads away while sleeping or in
+    D state, (pid, tid, its frames in exe, the leaf first)."""
     data = os.path.join(d, "perf.data")
     p = subprocess.run(["perf", "record", "-q", "-e", "sched:sched_switch", "-g", "-o", data,
                         "--", exe, "0.12", d], capture_output=True, text=True, timeout=120)
     if p.returncode != 0 or not os.path.exists(data):
         skip("perf record -e sched:sched_switch cannot record here: %s" % p.stderr[-300:])
-    s = subprocess.run(["perf", "script", "-i", data], capture_output=True, text=True,
-                       timeout=120)
+    s = subprocess.run(["perf", "script", "-F", "comm,pid,tid,time,event,trace,ip,sym,symoff,dso",
+                        "-i", data], capture_output=True,
+                       text=True, timeout=120)
     out = []
     for block in s.stdout.split("\n\n"):
         lines = block.strip().split("\n")
         m = re.search(r"prev_pid=(\d+) .*prev_state=([SD])", lines[0]) if lines else None
         if not m:
             continue
-        head = re.match(r"\S+\s+(\d+)", lines[0])
+        head = re.match(r"\s*\S+\s+(\d+)/(\d+)", lines[0])
+        if not head:
+            continue
         frames = [re.match(r"\s*[0-9a-f]+ (\S+?)\+0x", l) for l in lines[1:]
                   if l.rstrip().endswith("(%s)" % exe)]
-        out.append((int(m.group(1)), [f.group(1) for f in frames if f]))
+        out.append((int(head.group(1)), int(m.group(1)), [f.group(1) for f in frames if f]))
     return out
 
 
@@ -330,8 +333,10 @@ def test_wallstack_frame_pointer_stacks_against_perf():
         stacks = folded(rdir, "--process", str(main_pid(rdir)))
     finally:
         shutil.rmtree(d, ignore_errors=True)
-    main_tid = min(t for t, f in perf) if perf else 0
-    chains = [f for t, f in perf if t == main_tid and f]
+    # the main thread: the first switch's process (its children come
+    # later), the thread whose id is that process's (pids may wrap)
+    main_tid = perf[0][0] if perf else 0
+    chains = [f for pid, t, f in perf if pid == t == main_tid and f]
     assert len(chains) >= 5, perf[:20]
     # pcprof's program frames of each off-CPU stack, the leaf first
     ours = {}
