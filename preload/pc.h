@@ -414,6 +414,12 @@ void pc_wall_start(void) PC_HIDDEN;
  * (namespaces.c). Not AS-safe. */
 int pc_wall_pause(void) PC_HIDDEN;
 void pc_wall_resume(void) PC_HIDDEN;
+/* wall.c: at the end of the process, a last round that counts every
+ * thread's time up to now (a second at most). AS-safe. */
+void pc_wall_final(void) PC_HIDDEN;
+/* wall.c: the calling thread of the program's starts (0) or ends (1):
+ * its first and last intervals, to the nanosecond. AS-safe. */
+void pc_wall_thread_event(int end) PC_HIDDEN;
 /* stacks.c: write the stacks file's contents. AS-safe. */
 int pc_stacks_write(struct gmon_sink *s) PC_HIDDEN;
 /* stacks.c: forget every stack (fork child). Not AS-safe. */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The wall sampler's parts (wall.c, wall_unwind.c): not the handler's. */
+/* The wall sampler's parts (wall.c, wall_acct.c, wall_unwind.c): not the
+ * handler's. */
 #ifndef PC_WALL_H
 #define PC_WALL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pc.h"
@@ -19,5 +21,56 @@ int pc_wall_unwind_init(void) PC_HIDDEN;
  * process_vm_readv. */
 int pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max,
 		   int *how) PC_HIDDEN;
+
+/* The wait a thread was last seen in (wall_acct.c). */
+struct pc_wwait {
+	uint64_t key;		/* the hash of its syscall line; 0: none */
+	uint64_t word;		/* GMON_WAIT_WORD */
+	uint64_t ip;		/* the call's pc */
+	uint64_t *alone;	/* the entry of the call alone, or NULL */
+	uint64_t *entry;	/* its walked stack's, or NULL */
+	uint64_t pending;	/* ns under alone that a walk moves to entry */
+	int io;			/* its run-queue time is its own (fsync) */
+};
+
+enum { PC_W_NEW, PC_W_RUNNING, PC_W_BLOCKED, PC_W_ENDED };
+
+/* One thread followed by the wall sampler. */
+struct pc_wthread {
+	uint32_t tid;
+	uint8_t state;		/* PC_W_* */
+	uint8_t listed;		/* seen in this round's listing */
+	uint32_t rounds;
+	int fd;			/* its schedstat kept open, or -1 */
+	uint64_t run_ns, rq_ns, switches;	/* schedstat at the last look */
+	uint64_t seen_ns;	/* when its time was last counted */
+	uint64_t unknown_ns;	/* off the CPU before any wait was seen */
+	int64_t carry_ns;	/* counted ahead of the kernel's counters */
+	struct pc_wwait cur, prev;
+};
+
+/* wall_acct.c: the sampler's view of /proc/self/task during a round. */
+void pc_wall_acct_dir(int dir) PC_HIDDEN;
+/* wall_acct.c: close thread w's kept descriptor; forget them all (a
+ * new sampler thread's table has none). */
+void pc_wall_forget(struct pc_wthread *w) PC_HIDDEN;
+void pc_wall_forget_all(struct pc_wthread *t, size_t n) PC_HIDDEN;
+/* wall_acct.c: count thread w's time up to now (CLOCK_MONOTONIC, read
+ * with its counters); with cheap set, from its counters alone. */
+void pc_wall_look(struct pc_wthread *w, int cheap) PC_HIDDEN;
+/* wall_acct.c: count thread w's time up to its end at end_ns, when its
+ * CPU clock read cpu_ns; or (cpu_ns ~0) half its time since its last
+ * look, its end not known. */
+void pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns) PC_HIDDEN;
+/* wall_acct.c: thread tid's life of life_ns, cpu_ns of it on the CPU,
+ * begun and ended between two rounds. */
+void pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns) PC_HIDDEN;
+/* wall_acct.c: walk the stacks of the blocked threads of t[0..n) whose
+ * wait is not walked yet, picked at random weighted by their time not
+ * yet under a stack, while more() says the budget allows; the number
+ * walked. seed: the round's random state. */
+size_t pc_wall_walks(struct pc_wthread *t, size_t n, int (*more)(void), uint64_t *seed) PC_HIDDEN;
+/* wall_acct.c: a xorshift step. */
+uint64_t pc_wall_random(uint64_t *seed) PC_HIDDEN;
 
 #endif
