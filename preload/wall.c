@@ -71,8 +71,7 @@
 #include "wall.h"
 
 #define MAX_THREADS	32768	/* threads followed; more are not */
-#define RING		8192	/* thread starts and ends between rounds */
-#define BRIEF		1024	/* starts of threads not listed, kept for a round */
+#define BEGINS		32768	/* starts of threads not listed yet */
 
 static struct pc_wthread *cur, *nxt;	/* sorted by tid */
 static size_t ncur;
@@ -80,60 +79,6 @@ static int task_dir = -1;	/* /proc/self/task, open during a round only */
 static int started;
 static pthread_t thread;
 static uint32_t my_tid;
-
-/* Threads' starts and ends, from their own paths (any thread, lock-free):
- * seq is the event's number + 1 once it is whole. */
-struct wevent {
-	uint32_t seq, tid;
-	uint64_t t_ns, cpu_ns;	/* cpu_ns ~0: a start */
-};
-static struct wevent ring[RING];
-static uint32_t ring_head, ring_tail;
-static int ring_on;
-
-void
-pc_wall_thread_event(int end)
-{
-	uint32_t i;
-	struct wevent *e;
-
-	if (!__atomic_load_n(&ring_on, __ATOMIC_ACQUIRE) || !pc_on())
-		return;
-	i = __atomic_fetch_add(&ring_head, 1, __ATOMIC_ACQ_REL);
-	e = &ring[i % RING];
-	__atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	e->tid = (uint32_t)syscall(SYS_gettid);
-	e->t_ns = pc_clock_ns(CLOCK_MONOTONIC);
-	e->cpu_ns = end ? pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) : ~0ULL;
-	__atomic_store_n(&e->seq, i + 1, __ATOMIC_RELEASE);
-}
-
-/* The next whole event into *out: 1, or 0 when none is. */
-static int
-next_event(struct wevent *out)
-{
-	while (ring_tail != __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE)) {
-		struct wevent *e = &ring[ring_tail % RING];
-		uint32_t s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-
-		if (s == ring_tail + 1) {
-			*out = *e;
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
-			ring_tail++;
-			if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == s)
-				return 1;
-			continue;
-		}
-		/* overwritten (more than RING since the last round): lost;
-		 * otherwise still being written: the next round's */
-		if (__atomic_load_n(&ring_head, __ATOMIC_ACQUIRE) - ring_tail > RING)
-			ring_tail++;
-		else
-			return 0;
-	}
-	return 0;
-}
 
 static int
 cmp_tid(const void *key, const void *e)
@@ -149,51 +94,62 @@ find(struct pc_wthread *t, size_t n, uint32_t tid)
 	return bsearch(&tid, t, n, sizeof(*t), cmp_tid);
 }
 
+/* Starts told of threads not listed yet, by id (a thread's start may be
+ * told before a listing shows it, and it may end before one does). */
 static struct {
 	uint32_t tid;
 	uint64_t t_ns;
-} brief[BRIEF];
-static size_t nbrief;
+} begins[BEGINS];
+
+/* A thread's start, when it was told: its time, taken; or 0. */
+static uint64_t
+begun(uint32_t tid)
+{
+	uint64_t t = begins[tid % BEGINS].tid == tid ? begins[tid % BEGINS].t_ns : 0;
+
+	begins[tid % BEGINS].tid = 0;
+	return t;
+}
 
 /* A thread's start: one listed and not looked at yet began then; one
  * listed as ended is a new one with the same id. */
 static void
-event_start(const struct wevent *e, size_t n)
+event_start(const struct pc_wevent *e, size_t n)
 {
 	struct pc_wthread *x = find(nxt, n, e->tid);
 
-	if (x && (x->state == PC_W_ENDED || (x->state == PC_W_NEW && !x->rounds))) {
+	/* listed at the last round, not now: ended since */
+	if (!x && (x = find(cur, ncur, e->tid)) && (x->listed || x->state != PC_W_NEW || x->rounds))
+		x = NULL;
+	if (x && x->state == PC_W_NEW && !x->rounds && !x->listed) {
+		x->seen_ns = e->t_ns;
+		x->young = 0;
+	} else if (x && (x->state == PC_W_ENDED || (x->state == PC_W_NEW && !x->rounds))) {
 		pc_wall_forget(x);
 		memset(x, 0, sizeof(*x));
 		x->fd = -1;
 		x->tid = e->tid;
 		x->listed = 1;
 		x->seen_ns = e->t_ns;
-	} else if (!x && nbrief < BRIEF) {
-		brief[nbrief].tid = e->tid;
-		brief[nbrief++].t_ns = e->t_ns;
+	} else if (!x) {
+		begins[e->tid % BEGINS].tid = e->tid;
+		begins[e->tid % BEGINS].t_ns = e->t_ns;
 	}
 }
 
 /* A thread's end: its last interval, to the nanosecond. */
 static void
-event_end(const struct wevent *e, size_t n)
+event_end(const struct pc_wevent *e, size_t n)
 {
 	struct pc_wthread *x = find(nxt, n, e->tid);
+	uint64_t t;
 
 	if (!x && (x = find(cur, ncur, e->tid)) && x->listed)
 		x = NULL;	/* listed now: in nxt */
-	if (x) {
+	if (x)
 		pc_wall_ended(x, e->t_ns, e->cpu_ns);
-		return;
-	}
-	/* begun and ended between two rounds */
-	for (size_t i = nbrief; i-- > 0;)
-		if (brief[i].tid == e->tid) {
-			pc_wall_brief(e->tid, e->t_ns - brief[i].t_ns, e->cpu_ns);
-			brief[i].tid = 0;
-			return;
-		}
+	else if ((t = begun(e->tid)))	/* begun and ended between two rounds */
+		pc_wall_brief(e->tid, e->t_ns > t ? e->t_ns - t : 0, e->cpu_ns);
 }
 
 static int
@@ -289,8 +245,11 @@ carry_over(size_t n, uint64_t now)
 		if (old) {
 			nxt[i] = *old;
 			old->listed = 1;
-		} else {
+		} else if ((nxt[i].seen_ns = begun(nxt[i].tid)) == 0) {
+			/* the first round may come late: threads other than
+			 * the main one may have started since libpc did */
 			nxt[i].seen_ns = born;
+			nxt[i].young = !first_round || nxt[i].tid != (uint32_t)getpid();
 		}
 		nxt[i].listed = 1;
 	}
@@ -302,10 +261,10 @@ carry_over(size_t n, uint64_t now)
  * Returns the threads listed.
  */
 static size_t
-round_all(int (*more)(void), uint64_t *seed, int cheap)
+round_all(int (*more)(void), uint64_t *seed, int how)
 {
 	uint64_t now = pc_clock_ns(CLOCK_MONOTONIC), c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	struct wevent e;
+	struct pc_wevent e;
 	struct pc_wthread *t;
 	size_t n;
 
@@ -321,8 +280,7 @@ round_all(int (*more)(void), uint64_t *seed, int cheap)
 	carry_over(n, now);
 	first_round = 0;
 	last_round = now;
-	nbrief = 0;
-	while (next_event(&e))
+	while (pc_wall_next_event(&e))
 		(e.cpu_ns == ~0ULL ? event_start : event_end)(&e, n);
 	/* gone, its end not told */
 	for (size_t i = 0; i < ncur; i++)
@@ -330,9 +288,12 @@ round_all(int (*more)(void), uint64_t *seed, int cheap)
 			pc_wall_ended(&cur[i], now, ~0ULL);
 			pc_wall_forget(&cur[i]);
 		}
+	/* a thread listed before its start path ran (it waits for its
+	 * creator) is looked at once its start is told, when its life
+	 * begins; 20 rounds at most, for threads libpc did not start */
 	for (size_t i = 0; i < n; i++)
-		if (nxt[i].state != PC_W_ENDED)
-			pc_wall_look(&nxt[i], cheap);
+		if (nxt[i].state != PC_W_ENDED && !(nxt[i].young && nxt[i].young++ < 20 && !how))
+			pc_wall_look(&nxt[i], how);
 	looks_ns = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	pc_wall_walks(nxt, n, more, seed);
 	pc_wall_most(GMON_WALL_THREADS, n);
@@ -402,7 +363,7 @@ load_unwinder(void)
  * bucket holds what it costs and what a last round would; walks go on
  * while the bucket holds more than a last round would cost.
  */
-#define START_NS	5e6	/* libunwind's load, the first walks */
+#define START_NS	10e6	/* libunwind's load, the first walks */
 #define NEW_NS		30e3
 #define ROUND_NS	20e3
 static double budget, bucket, per_thread = 3000, reserve;
@@ -422,7 +383,7 @@ round_cost(size_t n, size_t known)
 static size_t
 threads_now(void)
 {
-	return ncur + (__atomic_load_n(&ring_head, __ATOMIC_ACQUIRE) - ring_tail);
+	return ncur + pc_wall_events_waiting();
 }
 
 static void
@@ -460,12 +421,13 @@ timed_round(uint64_t *seed, int last)
 	pthread_mutex_lock(&round_lock);
 	/* the last round, short of budget, reads the counters alone */
 	n = round_all(last ? may_walk_last : may_walk, seed,
-		      last && bucket < round_cost(threads_now(), ncur));
+		      !last ? 0 : bucket < round_cost(threads_now(), ncur) ?
+		      PC_LOOK_LAST | PC_LOOK_CHEAP : PC_LOOK_LAST);
 	pthread_mutex_unlock(&round_lock);
 	bucket_spend();
 	/* learned from rounds of threads mostly known already */
 	known = known < n ? known : n;
-	if (n && known >= n / 2) {
+	if (known && known >= n / 2) {
 		each = ((double)looks_ns - NEW_NS * (double)(n - known) - ROUND_NS) / (double)known;
 		per_thread = per_thread * 0.8 + 0.2 * (each > 1000 ? each : 1000);
 	}
@@ -605,7 +567,7 @@ forked(void)
 	ncur = 0;
 	my_tid = 0;
 	first_round = 1;
-	ring_head = ring_tail = 0;
+	pc_wall_events_reset();
 	final_word = 0;
 	last_round = pc_clock_ns(CLOCK_MONOTONIC);
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
@@ -633,7 +595,7 @@ pc_wall_start(void)
 	}
 	cur = m;
 	nxt = cur + MAX_THREADS;
-	__atomic_store_n(&ring_on, 1, __ATOMIC_RELEASE);
+	pc_wall_events_on();
 	start_thread();
 	pthread_atfork(before_fork, after_fork_parent, forked);
 }

@@ -40,6 +40,7 @@ struct pc_wthread {
 	uint32_t tid;
 	uint8_t state;		/* PC_W_* */
 	uint8_t listed;		/* seen in this round's listing */
+	uint8_t young;		/* rounds listed before its start was told */
 	uint32_t rounds;
 	int fd;			/* its schedstat kept open, or -1 */
 	uint64_t run_ns, rq_ns, switches;	/* schedstat at the last look */
@@ -56,8 +57,10 @@ void pc_wall_acct_dir(int dir) PC_HIDDEN;
 void pc_wall_forget(struct pc_wthread *w) PC_HIDDEN;
 void pc_wall_forget_all(struct pc_wthread *t, size_t n) PC_HIDDEN;
 /* wall_acct.c: count thread w's time up to now (CLOCK_MONOTONIC, read
- * with its counters); with cheap set, from its counters alone. */
-void pc_wall_look(struct pc_wthread *w, int cheap) PC_HIDDEN;
+ * with its counters); PC_LOOK_CHEAP: from its counters alone;
+ * PC_LOOK_LAST: the end of the process, nothing kept for later. */
+enum { PC_LOOK_CHEAP = 1, PC_LOOK_LAST = 2 };
+void pc_wall_look(struct pc_wthread *w, int how) PC_HIDDEN;
 /* wall_acct.c: count thread w's time up to its end at end_ns, when its
  * CPU clock read cpu_ns; or (cpu_ns ~0) half its time since its last
  * look, its end not known. */
@@ -70,6 +73,18 @@ void pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns) PC_HIDDEN;
  * yet under a stack, while more() says the budget allows; the number
  * walked. seed: the round's random state. */
 size_t pc_wall_walks(struct pc_wthread *t, size_t n, int (*more)(void), uint64_t *seed) PC_HIDDEN;
+/* A thread's start or end (wall_events.c): seq is its number + 1 once
+ * it is whole; cpu_ns the thread's CPU clock at its end, ~0 at a start. */
+struct pc_wevent {
+	uint32_t seq, tid;
+	uint64_t t_ns, cpu_ns;
+};
+/* wall_events.c: the next whole event into *e (1), or 0; how many are
+ * waiting, about; start taking them; forget them (a fork child). */
+int pc_wall_next_event(struct pc_wevent *e) PC_HIDDEN;
+uint32_t pc_wall_events_waiting(void) PC_HIDDEN;
+void pc_wall_events_on(void) PC_HIDDEN;
+void pc_wall_events_reset(void) PC_HIDDEN;
 /* wall_acct.c: a xorshift step. */
 uint64_t pc_wall_random(uint64_t *seed) PC_HIDDEN;
 

@@ -394,8 +394,9 @@ deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq, 
 }
 
 void
-pc_wall_look(struct pc_wthread *w, int cheap)
+pc_wall_look(struct pc_wthread *w, int how)
 {
+	int cheap = how & PC_LOOK_CHEAP;
 	uint64_t ss[3], dcpu, drq, off;
 	uint64_t key_before = w->cur.key;
 	int was_blocked = w->state == PC_W_BLOCKED, r;
@@ -424,7 +425,7 @@ pc_wall_look(struct pc_wthread *w, int cheap)
 	}
 	/* off the CPU: the wait it is found in, or (running) its last; a
 	 * thread never seen blocked yet keeps it for the first it is */
-	if (r != 1 && !w->cur.key) {
+	if (r != 1 && !w->cur.key && !(how & PC_LOOK_LAST)) {
 		w->unknown_ns += off;
 	} else {
 		charge(w->tid, &w->cur, off + w->unknown_ns);
@@ -437,6 +438,7 @@ void
 pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns)
 {
 	uint64_t elapsed = end_ns > w->seen_ns ? end_ns - w->seen_ns : 0;
+	int64_t rest;
 
 	if (w->state == PC_W_ENDED)
 		return;
@@ -449,8 +451,11 @@ pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns)
 	/* its last wait, the one it ran from to its end (a run queue's
 	 * wait on waking from it is in it: schedstat is not readable at the
 	 * end) */
-	charge(w->tid, &w->cur, (elapsed > cpu_ns ? elapsed - cpu_ns : 0) + w->unknown_ns);
+	/* less what earlier looks counted ahead of run_delay (deltas) */
+	rest = (int64_t)elapsed - (int64_t)cpu_ns + w->carry_ns;
+	charge(w->tid, &w->cur, (rest > 0 ? (uint64_t)rest : 0) + w->unknown_ns);
 	w->unknown_ns = 0;
+	w->carry_ns = 0;
 	w->seen_ns = end_ns;
 	w->state = PC_W_ENDED;
 }
