@@ -30,6 +30,7 @@ struct pc_wwait {
 	uint64_t *alone;	/* the entry of the call alone, or NULL */
 	uint64_t *entry;	/* its walked stack's, or NULL */
 	uint64_t pending;	/* ns under alone that a walk moves to entry */
+	uint64_t unplaced;	/* ns the stacks table had no room for yet */
 	int io;			/* its run-queue time is its own (fsync) */
 };
 
@@ -85,6 +86,10 @@ int pc_wall_next_event(struct pc_wevent *e) PC_HIDDEN;
 uint32_t pc_wall_events_waiting(void) PC_HIDDEN;
 void pc_wall_events_on(void) PC_HIDDEN;
 void pc_wall_events_reset(void) PC_HIDDEN;
+/* wall_acct.c: whether time found no room in the stacks table (which
+ * grows in another thread, livegrow.c); count it again for t[0..n). */
+int pc_wall_unplaced(void) PC_HIDDEN;
+void pc_wall_place(struct pc_wthread *t, size_t n) PC_HIDDEN;
 /* wall_acct.c: a xorshift step. */
 uint64_t pc_wall_random(uint64_t *seed) PC_HIDDEN;
 

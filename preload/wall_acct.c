@@ -278,12 +278,17 @@ read_syscall(uint32_t tid, uint64_t *key, long *nr, unsigned long arg[6], unsign
 }
 
 /* Count ns off the CPU for thread tid in wait x: under its walked stack,
- * or under the call alone until a walk moves it. */
+ * or under the call alone until a walk moves it; what the table has no
+ * room for yet is kept, for pc_wall_place. */
+static int unplaced;
+
 static void
 charge(uint32_t tid, struct pc_wwait *x, uint64_t ns)
 {
 	struct pc_frame f[1];
 
+	ns += x->unplaced;
+	x->unplaced = 0;
 	if (!ns)
 		return;
 	if (!x->key) {
@@ -301,11 +306,29 @@ charge(uint32_t tid, struct pc_wwait *x, uint64_t ns)
 		f[0].site = f[0].entry = (uintptr_t)x->ip;
 		x->alone = pc_stacks_add_offcpu(tid, x->word, f, x->ip ? 1 : 0,
 						GMON_STACK_CUT, ns);
-		/* the table is full: this time is lost, and said to be */
-		if (!x->alone)
-			pc_wall_count(GMON_WALL_DROPPED, 1);
+		if (!x->alone) {
+			x->unplaced = ns;
+			unplaced = 1;
+			return;
+		}
 	}
 	x->pending += ns;
+}
+
+int
+pc_wall_unplaced(void)
+{
+	return unplaced;
+}
+
+void
+pc_wall_place(struct pc_wthread *t, size_t n)
+{
+	unplaced = 0;
+	for (size_t i = 0; i < n; i++) {
+		charge(t[i].tid, &t[i].cur, 0);
+		charge(t[i].tid, &t[i].prev, 0);
+	}
 }
 
 /* Count ns thread w waited for a CPU, to what it was about to run: the

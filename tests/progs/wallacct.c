@@ -10,9 +10,12 @@
  *	1,000 and fewer, in one sleep beyond), then end; the main thread
  *	joins them. Prints "thread TID LIFE CPU" for each thread and the main
  *	thread (seconds, CLOCK_MONOTONIC and the thread's CPU clock).
+ *   wallacct mutex N SECONDS
+ *	N identical threads take one mutex in turn for SECONDS: 0.2 ms of
+ *	CPU under it, then a sleep of 0.1 to 0.5 ms; printed as sleepers.
  *   wallacct runqueue SECONDS
- *	one thread: 0.2 ms of CPU, then a sleep of 0.5 to 1.5 ms, again and
- *	again for SECONDS (in rq_sleep); prints "runqueue LIFE CPU RUNQ"
+ *	a thread: 0.2 ms of CPU, then a sleep of 0.5 to 1.5 ms, again and
+ *	again for SECONDS (in rq_sleep); prints "runqueue TID LIFE CPU RUNQ"
  *	with its run-queue time from its own schedstat.
  */
 #define _GNU_SOURCE
@@ -62,6 +65,7 @@ nap(double s)
 
 struct worker {
 	pthread_t t;
+	int locker;
 	unsigned seed;
 	double want, cpu_ms, chunk;	/* life, CPU, longest sleep (s) */
 	double life, cpu;
@@ -75,6 +79,17 @@ worker(void *p)
 	double t0 = now_s(CLOCK_MONOTONIC), end = t0 + w->want, left;
 
 	w->tid = syscall(SYS_gettid);
+	if (w->locker) {
+		static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+
+		while (now_s(CLOCK_MONOTONIC) < end) {
+			pthread_mutex_lock(&m);
+			burn_until(now_s(CLOCK_THREAD_CPUTIME_ID) + 0.0002);
+			pthread_mutex_unlock(&m);
+			nap(0.0001 + (rnd(&w->seed) % 400) / 1e6);
+		}
+		goto out;
+	}
 	burn_until(w->cpu_ms / 1000);
 	while ((left = end - now_s(CLOCK_MONOTONIC)) > 0) {
 		double s = w->chunk <= 0 ? left :
@@ -82,13 +97,14 @@ worker(void *p)
 
 		nap(s < left ? s : left);
 	}
+out:
 	w->cpu = now_s(CLOCK_THREAD_CPUTIME_ID);
 	w->life = now_s(CLOCK_MONOTONIC) - t0;
 	return NULL;
 }
 
 static int
-sleepers(int n, double secs, double cpu_ms)
+sleepers(int n, double secs, double cpu_ms, int locker)
 {
 	double t0 = now_s(CLOCK_MONOTONIC);
 	struct worker *w = calloc((size_t)n, sizeof(*w));
@@ -101,7 +117,8 @@ sleepers(int n, double secs, double cpu_ms)
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	for (int i = 0; i < n; i++) {
 		w[i].seed = (unsigned)i * 2654435761u + 1;
-		w[i].want = secs * (0.6 + 0.4 * (rnd(&w[i].seed) % 1000) / 1000.0);
+		w[i].want = locker ? secs : secs * (0.6 + 0.4 * (rnd(&w[i].seed) % 1000) / 1000.0);
+		w[i].locker = locker;
 		w[i].cpu_ms = cpu_ms;
 		w[i].chunk = chunk;
 		if (pthread_create(&w[i].t, &attr, worker, &w[i])) {
@@ -148,20 +165,36 @@ rq_sleep(double secs)
 	}
 }
 
+static void *
+rq_thread(void *arg)
+{
+	double t0 = now_s(CLOCK_MONOTONIC), q0 = run_delay(), c, q1;
+
+	rq_sleep(*(double *)arg);
+	c = now_s(CLOCK_THREAD_CPUTIME_ID);
+	q1 = run_delay();
+	printf("runqueue %ld %.6f %.6f %.6f\n", (long)syscall(SYS_gettid),
+	       now_s(CLOCK_MONOTONIC) - t0, c, q1 - q0);
+	return NULL;
+}
+
 int
 main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "sleepers"))
-		return sleepers(atoi(argv[2]), atof(argv[3]), atof(argv[4]));
+		return sleepers(atoi(argv[2]), atof(argv[3]), atof(argv[4]), 0);
+	if (argc == 4 && !strcmp(argv[1], "mutex"))
+		return sleepers(atoi(argv[2]), atof(argv[3]), 0, 1);
 	if (argc == 3 && !strcmp(argv[1], "runqueue")) {
-		double t0 = now_s(CLOCK_MONOTONIC), q0 = run_delay(), c0, q1;
+		pthread_t t;
+		double secs = atof(argv[2]);
 
-		rq_sleep(atof(argv[2]));
-		c0 = now_s(CLOCK_THREAD_CPUTIME_ID);
-		q1 = run_delay();
-		printf("runqueue %.6f %.6f %.6f\n", now_s(CLOCK_MONOTONIC) - t0, c0, q1 - q0);
+		/* a thread of its own: its whole life is in its clocks */
+		if (pthread_create(&t, NULL, rq_thread, &secs) || pthread_join(t, NULL))
+			return 1;
 		return 0;
 	}
-	fprintf(stderr, "usage: wallacct sleepers N SECONDS CPU_MS | runqueue SECONDS\n");
+	fprintf(stderr, "usage: wallacct sleepers N SECONDS CPU_MS | mutex N SECONDS | "
+		"runqueue SECONDS\n");
 	return 2;
 }
