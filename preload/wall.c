@@ -198,6 +198,7 @@ static uint32_t stop_word;	/* 1: the thread is to end (pc_wall_pause) */
 static uint32_t final_word;	/* 1: asked for a last round; 2: done */
 static uint64_t cpu_before;	/* CPU of the sampler's earlier threads */
 static uint64_t looks_ns;	/* the last round's CPU, walks apart */
+static uint32_t ending;		/* the thread that asked for the last round */
 
 /*
  * Every thread of the program has ended but a main thread that called
@@ -456,6 +457,7 @@ timed_round(uint64_t *seed, int last)
 static void
 last_round_asked(uint64_t *seed)
 {
+	pc_wall_acct_ending(ending);
 	if (pc_on())
 		timed_round(seed, 1);
 	__atomic_store_n(&final_word, 2, __ATOMIC_RELEASE);
@@ -614,6 +616,7 @@ pc_wall_start(void)
 	cur = m;
 	nxt = cur + MAX_THREADS;
 	pc_wall_events_on();
+	pc_wall_io_start();
 	start_thread();
 	pthread_atfork(before_fork, after_fork_parent, forked);
 }
@@ -668,6 +671,7 @@ pc_wall_final(void)
 	    (uint32_t)syscall(SYS_gettid) == __atomic_load_n(&my_tid, __ATOMIC_ACQUIRE))
 		return;
 	f = 0;
+	ending = (uint32_t)syscall(SYS_gettid);
 	if (!__atomic_compare_exchange_n(&final_word, &f, 1, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return;

@@ -48,7 +48,10 @@ struct pc_wthread {
 	uint64_t seen_ns;	/* when its time was last counted */
 	uint64_t unknown_ns;	/* off the CPU before any wait was seen */
 	int64_t carry_ns;	/* counted ahead of the kernel's counters */
+	uint64_t rq_io_ns;	/* waiting for a CPU after a disk wait: whose? */
+	uint64_t io_prev;	/* its fsync time so far (wall_io.c) */
 	struct pc_wwait cur, prev;
+	struct pc_wwait iow;	/* its last fsync's, when neither is */
 };
 
 /* wall_acct.c: the sampler's view of /proc/self/task during a round. */
@@ -57,6 +60,9 @@ void pc_wall_acct_dir(int dir) PC_HIDDEN;
  * new sampler thread's table has none). */
 void pc_wall_forget(struct pc_wthread *w) PC_HIDDEN;
 void pc_wall_forget_all(struct pc_wthread *t, size_t n) PC_HIDDEN;
+/* wall_acct.c: the thread that ends the process, which waits for the
+ * last round (pc_wall_final): not a wait of the program's. */
+void pc_wall_acct_ending(uint32_t tid) PC_HIDDEN;
 /* wall_acct.c: count thread w's time up to now (CLOCK_MONOTONIC, read
  * with its counters); PC_LOOK_CHEAP: from its counters alone;
  * PC_LOOK_LAST: the end of the process, nothing kept for later. */
@@ -90,6 +96,14 @@ void pc_wall_events_reset(void) PC_HIDDEN;
  * grows in another thread, livegrow.c); count it again for t[0..n). */
 int pc_wall_unplaced(void) PC_HIDDEN;
 void pc_wall_place(struct pc_wthread *t, size_t n) PC_HIDDEN;
+/* wall_io.c: time fsync and fdatasync from now on (interposed). */
+void pc_wall_io_start(void) PC_HIDDEN;
+/* wall_io.c: thread tid's time off the CPU in fsync and fdatasync so far
+ * (*total; at now, its schedstat run time run_ns), the last such call and
+ * where it was called from: 1, or 0 when it made none. end: the thread
+ * has ended (its slot is freed). */
+int pc_wall_io_read(uint32_t tid, uint64_t now, uint64_t run_ns, int end, uint64_t *total,
+		    uint32_t *nr, uint64_t *ret) PC_HIDDEN;
 /* wall_acct.c: a xorshift step. */
 uint64_t pc_wall_random(uint64_t *seed) PC_HIDDEN;
 
