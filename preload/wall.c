@@ -193,12 +193,9 @@ sort:
 static uint64_t last_round;	/* when the last round began (or libpc did) */
 static int first_round = 1;
 static pthread_mutex_t round_lock = PTHREAD_MUTEX_INITIALIZER;	/* held for a round */
-static uint32_t wake_word;	/* bumped: pc_wall_pause or pc_wall_final */
 static uint32_t stop_word;	/* 1: the thread is to end (pc_wall_pause) */
-static uint32_t final_word;	/* 1: asked for a last round; 2: done */
 static uint64_t cpu_before;	/* CPU of the sampler's earlier threads */
 static uint64_t looks_ns;	/* the last round's CPU, walks apart */
-static uint32_t ending;		/* the thread that asked for the last round */
 
 /*
  * Every thread of the program has ended but a main thread that called
@@ -344,16 +341,12 @@ own_descriptors(void)
 static void
 sleep_until(uint64_t at_ns)
 {
-	uint32_t w = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
+	uint32_t w = pc_wall_wake_seq();
 	struct timespec at = { (time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u) };
 
-	/* a futex, so that a pause or the end wakes it at once;
-	 * FUTEX_WAIT_BITSET's timeout is absolute, on CLOCK_MONOTONIC */
-	while (!__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE) &&
-	       __atomic_load_n(&final_word, __ATOMIC_ACQUIRE) != 1 &&
-	       !(syscall(SYS_futex, &wake_word, FUTEX_WAIT_BITSET_PRIVATE, w, &at, NULL,
-			 FUTEX_BITSET_MATCH_ANY) == -1 && errno == ETIMEDOUT))
-		w = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
+	while (!__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE) && pc_wall_final_state() != 1 &&
+	       !pc_wall_wait(w, &at))
+		w = pc_wall_wake_seq();
 }
 
 /*
@@ -457,11 +450,10 @@ timed_round(uint64_t *seed, int last)
 static void
 last_round_asked(uint64_t *seed)
 {
-	pc_wall_acct_ending(ending);
+	pc_wall_acct_ending(pc_wall_final_tid());
 	if (pc_on())
 		timed_round(seed, 1);
-	__atomic_store_n(&final_word, 2, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &final_word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+	pc_wall_final_done();
 }
 
 static void
@@ -475,16 +467,62 @@ fill_bucket(uint64_t *prev, double cap)
 		bucket = cap + budget * 5e8;
 }
 
+/* The sampler's schedule: when it wakes next, its random state, when the
+ * bucket was last filled, when it started, its rounds. */
+struct sched {
+	uint64_t base, next, seed, filled, t0;
+	double rounds;
+};
+
+/* A wake-up: a round if the bucket holds enough (0), or when to wake
+ * instead (next moved on). */
+static void
+woken(struct sched *z)
+{
+	size_t n = threads_now();
+	/* this round and a last one */
+	double need = round_cost(n, ncur) + round_cost(n, n);
+	uint64_t now;
+
+	fill_bucket(&z->filled, need);
+	bucket_spend();
+	if (pc_wall_final_state() == 1)
+		last_round_asked(&z->seed);
+	now = pc_clock_ns(CLOCK_MONOTONIC);
+	/* the rate at which a thread is looked at, on average over the run */
+	if (now - z->t0 > 100000000u)
+		pc_wall_set(GMON_WALL_HZ_LOW, (uint64_t)(z->rounds / (double)(now - z->t0) * 1e9 + 0.5));
+	/* behind (a busy machine): start again from now */
+	if (now > z->next + z->base)
+		z->next = now;
+	if (!pc_on() || pc_wall_final_state()) {
+		z->next = now + z->base;
+		return;
+	}
+	/* a round and the last one paid for, or wait: a wake-up alone costs
+	 * 30 to 200 us here; sleep until the bucket holds enough, jittered as
+	 * below */
+	if (bucket < need) {
+		uint64_t wait = (uint64_t)((need - bucket) / budget);
+
+		z->next = now + wait / 2 + pc_wall_random(&z->seed) % (wait + 1);
+		return;
+	}
+	timed_round(&z->seed, 0);
+	/* jittered uniformly within [base/2, 3*base/2): the mean stays */
+	z->next += z->base / 2 + pc_wall_random(&z->seed) % z->base;
+	z->rounds += 1;
+}
+
 static void *
 wall_thread(void *arg)
 {
-	const uint64_t base = 1000000000u / (uint64_t)pc_cfg->wall_hz;
-	uint64_t next = pc_clock_ns(CLOCK_MONOTONIC), seed, filled = next, t0 = next;
-	double rounds = 0, run_ns, need;
+	struct sched z = { .base = 1000000000u / (uint64_t)pc_cfg->wall_hz };
 
 	(void)arg;
 	/* first: pc_wall_pause reads it once it has joined the thread */
 	__atomic_store_n(&my_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+	pc_wall_sampler_is(1, my_tid);
 	prctl(PR_SET_NAME, "pc-wall", 0, 0, 0);
 	if (own_descriptors()) {
 		pc_say("cannot give the wall sampler descriptors of its own; CPU time only",
@@ -496,55 +534,21 @@ wall_thread(void *arg)
 	pc_wall_forget_all(cur, ncur);
 	spent_at = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	/* a start: loading libunwind and the first walks, which read the
-	 * programs' unwind tables, cost some 5 ms at once */
+	 * programs' unwind tables, cost some 5 to 10 ms at once */
 	if (!started_once++)
 		bucket = START_NS;
 	load_unwinder();
 	pc_own_enter();
-	seed = next ^ (uint64_t)getpid() << 32;
+	z.next = z.filled = z.t0 = pc_clock_ns(CLOCK_MONOTONIC);
+	z.seed = z.next ^ (uint64_t)getpid() << 32;
 	for (;;) {
-		uint64_t now;
-		size_t n;
-
-		sleep_until(next);
+		sleep_until(z.next);
 		if (__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE)) {
 			bucket_spend();
 			pc_own_leave();
 			return NULL;
 		}
-		n = threads_now();
-		/* this round and a last one */
-		need = round_cost(n, ncur) + round_cost(n, n);
-		fill_bucket(&filled, need);
-		bucket_spend();
-		if (__atomic_load_n(&final_word, __ATOMIC_ACQUIRE) == 1)
-			last_round_asked(&seed);
-		now = pc_clock_ns(CLOCK_MONOTONIC);
-		run_ns = (double)(now - t0);
-		if (run_ns > 1e8)
-			pc_wall_set(GMON_WALL_HZ_LOW, (uint64_t)(rounds / run_ns * 1e9 + 0.5));
-		/* behind (a busy machine): start again from now */
-		if (now > next + base)
-			next = now;
-		if (!pc_on() || __atomic_load_n(&final_word, __ATOMIC_ACQUIRE)) {
-			next = now + base;
-			continue;
-		}
-		/* a round and the last one paid for, or wait: a wake-up
-		 * alone costs 30 to 200 us here; sleep until the bucket holds
-		 * enough, jittered as below */
-		if (bucket < need) {
-			uint64_t wait = (uint64_t)((need - bucket) / budget);
-
-			next = now + wait / 2 + pc_wall_random(&seed) % (wait + 1);
-			continue;
-		}
-		timed_round(&seed, 0);
-		/* jittered uniformly within [base/2, 3*base/2): the mean stays */
-		next += base / 2 + pc_wall_random(&seed) % base;
-		/* the rate at which a thread is looked at, on average over
-		 * the run: rounds over the run's time */
-		rounds += 1;
+		woken(&z);
 	}
 	return NULL;
 }
@@ -557,6 +561,7 @@ start_thread(void)
 		pc_say("cannot start the wall-clock sampler's thread; CPU time only", "", "");
 	else
 		started = 1;
+	pc_wall_sampler_is(started, 0);
 }
 
 /* A fork waits for a round under way to end: the child gets a copy of
@@ -588,7 +593,7 @@ forked(void)
 	my_tid = 0;
 	first_round = 1;
 	pc_wall_events_reset();
-	final_word = 0;
+	pc_wall_final_reset();
 	last_round = pc_clock_ns(CLOCK_MONOTONIC);
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
 	start_thread();
@@ -631,8 +636,7 @@ pc_wall_pause(void)
 	if (!started || getpid() != pc->pid)
 		return 0;
 	__atomic_store_n(&stop_word, 1, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&wake_word, 1, __ATOMIC_ACQ_REL);
-	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pc_wall_wake();
 	pthread_join(thread, NULL);
 	/* read after the join, which the thread's first store precedes: read
 	 * before it, a pause at the top of main found no id yet, waited for
@@ -640,6 +644,7 @@ pc_wall_pause(void)
 	 * in make check under load) */
 	tid = __atomic_load_n(&my_tid, __ATOMIC_SEQ_CST);
 	started = 0;
+	pc_wall_sampler_is(0, 0);
 	cpu_before = __atomic_load_n(&pc_stats->wall_cpu_ns, __ATOMIC_RELAXED);
 	/* the kernel takes an ended thread out of its group a moment after
 	 * pthread_join returns: wait for that, 100 ms at most */
@@ -660,26 +665,3 @@ pc_wall_resume(void)
 	start_thread();
 }
 
-void
-pc_wall_final(void)
-{
-	struct timespec left = { 1, 0 };
-	uint32_t f;
-
-	/* not in a vfork child, nor in the sampler itself (a fatal signal) */
-	if (!started || getpid() != pc->pid || !pc_on() ||
-	    (uint32_t)syscall(SYS_gettid) == __atomic_load_n(&my_tid, __ATOMIC_ACQUIRE))
-		return;
-	f = 0;
-	ending = (uint32_t)syscall(SYS_gettid);
-	if (!__atomic_compare_exchange_n(&final_word, &f, 1, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE))
-		return;
-	__atomic_fetch_add(&wake_word, 1, __ATOMIC_ACQ_REL);
-	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	/* a second at most: a round of 10,000 threads takes some 25 ms */
-	while (__atomic_load_n(&final_word, __ATOMIC_ACQUIRE) == 1 &&
-	       syscall(SYS_futex, &final_word, FUTEX_WAIT_PRIVATE, 1, &left, NULL, 0) == -1 &&
-	       errno != ETIMEDOUT)
-		;
-}

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "pc.h"
 
@@ -104,6 +105,19 @@ void pc_wall_io_start(void) PC_HIDDEN;
  * has ended (its slot is freed). */
 int pc_wall_io_read(uint32_t tid, uint64_t now, uint64_t run_ns, int end, uint64_t *total,
 		    uint32_t *nr, uint64_t *ret) PC_HIDDEN;
+/* wall_events.c: the sampler runs (on) as thread tid (0: not known
+ * yet); its wake-ups: their count, one, and a wait for one until at
+ * (CLOCK_MONOTONIC; 1: timed out); the last round pc_wall_final asks
+ * for: asked (1), done (2) or not (0), who asked, it is done, and none
+ * (a fork child). AS-safe. */
+void pc_wall_sampler_is(int on, uint32_t tid) PC_HIDDEN;
+uint32_t pc_wall_wake_seq(void) PC_HIDDEN;
+void pc_wall_wake(void) PC_HIDDEN;
+int pc_wall_wait(uint32_t seen, const struct timespec *at) PC_HIDDEN;
+int pc_wall_final_state(void) PC_HIDDEN;
+uint32_t pc_wall_final_tid(void) PC_HIDDEN;
+void pc_wall_final_done(void) PC_HIDDEN;
+void pc_wall_final_reset(void) PC_HIDDEN;
 /* wall_acct.c: a xorshift step. */
 uint64_t pc_wall_random(uint64_t *seed) PC_HIDDEN;
 

@@ -9,8 +9,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
+#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/futex.h>
 #include <sys/syscall.h>
 
 #include "pc.h"
@@ -85,4 +88,95 @@ void
 pc_wall_events_reset(void)
 {
 	ring_head = ring_tail = 0;
+}
+
+/*
+ * The sampler's wake-ups and the last round, here rather than in wall.c:
+ * pc_finish, which the fatal-signal handler runs, asks for the last round
+ * (pc_wall_final), so what it reaches is AS-safe: atomics and futexes.
+ */
+static uint32_t wake_word;	/* bumped: a pause or the last round */
+static uint32_t final_word;	/* 1: a last round asked for; 2: done */
+static uint32_t final_tid;	/* the thread that asked for it */
+static uint32_t sampler_tid;	/* the sampler's thread, 0 while none runs */
+static int sampler_on;
+
+void
+pc_wall_sampler_is(int on, uint32_t tid)
+{
+	__atomic_store_n(&sampler_on, on, __ATOMIC_RELEASE);
+	if (tid || !on)
+		__atomic_store_n(&sampler_tid, tid, __ATOMIC_RELEASE);
+}
+
+uint32_t
+pc_wall_wake_seq(void)
+{
+	return __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
+}
+
+void
+pc_wall_wake(void)
+{
+	__atomic_fetch_add(&wake_word, 1, __ATOMIC_ACQ_REL);
+	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+int
+pc_wall_wait(uint32_t seen, const struct timespec *at)
+{
+	/* FUTEX_WAIT_BITSET's timeout is absolute, on CLOCK_MONOTONIC */
+	return syscall(SYS_futex, &wake_word, FUTEX_WAIT_BITSET_PRIVATE, seen, at, NULL,
+		       FUTEX_BITSET_MATCH_ANY) == -1 && errno == ETIMEDOUT;
+}
+
+int
+pc_wall_final_state(void)
+{
+	return (int)__atomic_load_n(&final_word, __ATOMIC_ACQUIRE);
+}
+
+uint32_t
+pc_wall_final_tid(void)
+{
+	return __atomic_load_n(&final_tid, __ATOMIC_ACQUIRE);
+}
+
+void
+pc_wall_final_done(void)
+{
+	__atomic_store_n(&final_word, 2, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &final_word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+void
+pc_wall_final_reset(void)
+{
+	__atomic_store_n(&final_word, 0, __ATOMIC_RELEASE);
+}
+
+void
+pc_wall_final(void)
+{
+	struct timespec left = { 1, 0 };
+	uint32_t f = 0, me;
+	int saved = errno;
+
+	/* not in a vfork child, nor in the sampler itself (a fatal signal) */
+	if (!__atomic_load_n(&sampler_on, __ATOMIC_ACQUIRE) || getpid() != pc->pid || !pc_on())
+		return;
+	me = (uint32_t)syscall(SYS_gettid);
+	if (me == __atomic_load_n(&sampler_tid, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&final_tid, me, __ATOMIC_RELEASE);
+	if (!__atomic_compare_exchange_n(&final_word, &f, 1, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return;
+	pc_wall_wake();
+	/* a second at most: a round of 10,000 threads takes some 25 ms */
+	while (__atomic_load_n(&final_word, __ATOMIC_ACQUIRE) == 1 &&
+	       syscall(SYS_futex, &final_word, FUTEX_WAIT_PRIVATE, 1, &left, NULL, 0) == -1 &&
+	       errno != ETIMEDOUT)
+		;
+	errno = saved;
 }
