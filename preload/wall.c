@@ -196,6 +196,8 @@ static pthread_mutex_t round_lock = PTHREAD_MUTEX_INITIALIZER;	/* held for a rou
 static uint32_t stop_word;	/* 1: the thread is to end (pc_wall_pause) */
 static uint64_t cpu_before;	/* CPU of the sampler's earlier threads */
 static uint64_t looks_ns;	/* the last round's CPU, walks apart */
+static double walk_ns = 300e3;	/* a walk's CPU, lately */
+static double wake_ns = 100e3;	/* a wake-up's CPU, lately */
 
 /*
  * Every thread of the program has ended but a main thread that called
@@ -281,7 +283,7 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 	uint64_t now = pc_clock_ns(CLOCK_MONOTONIC), c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	struct pc_wevent e;
 	struct pc_wthread *t;
-	size_t n;
+	size_t n, walks;
 
 	if ((task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return 0;
@@ -311,7 +313,9 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 			pc_wall_look(&nxt[i], how);
 	looks_ns = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	place(n);
-	pc_wall_walks(nxt, n, more, seed);
+	if ((walks = pc_wall_walks(nxt, n, more, seed)))
+		walk_ns = walk_ns * 0.7 + 0.3 * (double)(pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 -
+							  looks_ns) / (double)walks;
 	pc_wall_most(GMON_WALL_THREADS, n);
 	close(task_dir);
 	task_dir = -1;
@@ -373,12 +377,12 @@ load_unwinder(void)
  * costs per_thread (learned; 3 to 10 us here), a first look NEW_NS (its
  * name, its syscall line, its schedstat opened). A round waits until the
  * bucket holds what it costs and what a last round would; walks go on
- * while the bucket holds more than a last round would cost.
+ * while the bucket holds any.
  */
 #define START_NS	10e6	/* libunwind's load, the first walks */
 #define NEW_NS		30e3
 #define ROUND_NS	20e3
-static double budget, bucket, per_thread = 3000, reserve;
+static double budget, bucket, per_thread = 3000;
 static uint64_t spent_at;	/* this thread's CPU when the bucket was last charged */
 static int started_once;
 
@@ -408,15 +412,12 @@ bucket_spend(void)
 	__atomic_store_n(&pc_stats->wall_cpu_ns, cpu_before + c, __ATOMIC_RELAXED);
 }
 
+/* A walk while the bucket holds any: a wait's stack can be walked only
+ * while the thread is in it (the next round waits the longer; waiting
+ * for the bucket to hold a walk's cost, 0.1 to 3 ms, left waits of
+ * 0.4 s unwalked). */
 static int
 may_walk(void)
-{
-	bucket_spend();
-	return bucket > reserve;
-}
-
-static int
-may_walk_last(void)
 {
 	bucket_spend();
 	return bucket > 0;
@@ -429,10 +430,9 @@ timed_round(uint64_t *seed, int last)
 	size_t n, known = ncur;
 	double each;
 
-	reserve = round_cost(ncur, ncur);
 	pthread_mutex_lock(&round_lock);
 	/* the last round, short of budget, reads the counters alone */
-	n = round_all(last ? may_walk_last : may_walk, seed,
+	n = round_all(may_walk, seed,
 		      !last ? 0 : bucket < round_cost(threads_now(), ncur) ?
 		      PC_LOOK_LAST | PC_LOOK_CHEAP : PC_LOOK_LAST);
 	pthread_mutex_unlock(&round_lock);
@@ -474,8 +474,15 @@ struct sched {
 	double rounds;
 };
 
-/* A wake-up: a round if the bucket holds enough (0), or when to wake
- * instead (next moved on). */
+/* interval, jittered uniformly within [interval/2, 3*interval/2): the
+ * mean stays, and no round keeps step with a program's own period */
+static uint64_t
+jittered(struct sched *z, uint64_t interval)
+{
+	return interval / 2 + pc_wall_random(&z->seed) % (interval + 1);
+}
+
+/* A wake-up: a round if the bucket holds enough, and when to wake next. */
 static void
 woken(struct sched *z)
 {
@@ -499,18 +506,20 @@ woken(struct sched *z)
 		z->next = now + z->base;
 		return;
 	}
-	/* a round and the last one paid for, or wait: a wake-up alone costs
-	 * 30 to 200 us here; sleep until the bucket holds enough, jittered as
-	 * below */
+	/* a round and the last one paid for (the wake-up is), or wait until
+	 * the bucket holds them and the next wake-up */
 	if (bucket < need) {
-		uint64_t wait = (uint64_t)((need - bucket) / budget);
-
-		z->next = now + wait / 2 + pc_wall_random(&z->seed) % (wait + 1);
+		z->next = now + jittered(z, (uint64_t)((need + wake_ns - bucket) / budget));
 		return;
 	}
 	timed_round(&z->seed, 0);
-	/* jittered uniformly within [base/2, 3*base/2): the mean stays */
-	z->next += z->base / 2 + pc_wall_random(&z->seed) % z->base;
+	/* the next wake-up when the bucket will hold a round and the wake-up
+	 * itself (30 to 300 us here): one that finds too little costs as
+	 * much again; never sooner than the rate asked for */
+	need = round_cost(ncur, ncur) * 2 + wake_ns;
+	now = pc_clock_ns(CLOCK_MONOTONIC);
+	z->next = now + jittered(z, bucket >= need || (need - bucket) / budget < (double)z->base ?
+				 z->base : (uint64_t)((need - bucket) / budget));
 	z->rounds += 1;
 }
 
@@ -542,7 +551,10 @@ wall_thread(void *arg)
 	z.next = z.filled = z.t0 = pc_clock_ns(CLOCK_MONOTONIC);
 	z.seed = z.next ^ (uint64_t)getpid() << 32;
 	for (;;) {
+		uint64_t c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
 		sleep_until(z.next);
+		wake_ns = wake_ns * 0.8 + 0.2 * (double)(pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
 		if (__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE)) {
 			bucket_spend();
 			pc_own_leave();

@@ -528,6 +528,7 @@ pc_wall_look(struct pc_wthread *w, int how)
 		where_now(w);
 	if (r < 0)
 		r = 0;
+	w->state = r == 1 ? PC_W_BLOCKED : PC_W_RUNNING;
 	runqueue_time(w, was_blocked, key_before, r, drq, how & PC_LOOK_LAST);
 	/*
 	 * Off the CPU: the wait it is found in. A thread found running has
@@ -539,11 +540,19 @@ pc_wall_look(struct pc_wthread *w, int how)
 	 */
 	if ((r != 1 || timed_call(&w->cur)) && !(how & PC_LOOK_LAST)) {
 		w->unknown_ns += off;
-	} else {
-		charge(w->tid, untimed(w), off + w->unknown_ns);
-		w->unknown_ns = 0;
+		return;
 	}
-	w->state = r == 1 ? PC_W_BLOCKED : PC_W_RUNNING;
+	off += w->unknown_ns;
+	w->unknown_ns = 0;
+	/* found in another wait than at the last look: it left that one at
+	 * some time between, on average halfway (charged whole to the new
+	 * one, a 0.3 s phase read 0 when rounds were far apart) */
+	if (r == 1 && w->cur.key != key_before && w->prev.key == key_before &&
+	    !timed_call(&w->prev)) {
+		charge(w->tid, &w->prev, off / 2);
+		off -= off / 2;
+	}
+	charge(w->tid, untimed(w), off);
 }
 
 void
