@@ -256,12 +256,12 @@ carry_over(size_t n, uint64_t now)
 }
 
 /* Time the stacks table had no room for: its grower, woken, makes room
- * (10,000 threads' first waits at once fill its first slots): 100 ms at
- * most. Time of threads gone meanwhile is lost, and said to be. */
+ * (10,000 threads' first waits at once fill its first slots): 400 ms at
+ * most; what is left then is lost, and said to be. */
 static void
 place(size_t n)
 {
-	for (int k = 0; k < 50 && pc_wall_unplaced(); k++) {
+	for (int k = 0; k < 200 && pc_wall_unplaced(); k++) {
 		struct timespec t = { 0, 2000000 };
 
 		nanosleep(&t, NULL);

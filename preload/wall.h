@@ -51,6 +51,7 @@ struct pc_wthread {
 	int64_t carry_ns;	/* counted ahead of the kernel's counters */
 	uint64_t rq_io_ns;	/* waiting for a CPU after a disk wait: whose? */
 	uint64_t io_prev;	/* its fsync time so far (wall_io.c) */
+	uint64_t rq_left;	/* run-queue time the table had no room for yet */
 	struct pc_wwait cur, prev;
 	struct pc_wwait iow;	/* its last fsync's, when neither is */
 };

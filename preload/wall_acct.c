@@ -283,6 +283,15 @@ read_syscall(uint32_t tid, uint64_t *key, long *nr, unsigned long arg[6], unsign
  * room for yet is kept, for pc_wall_place. */
 static int unplaced;
 
+/* Brief threads' time the stacks table had no room for yet. */
+#define BRIEF_LEFT	16384
+static struct {
+	uint32_t tid;
+	uint64_t ns;
+} brief_left[BRIEF_LEFT];
+static size_t nbrief_left;
+
+
 static void
 charge(uint32_t tid, struct pc_wwait *x, uint64_t ns)
 {
@@ -316,6 +325,19 @@ charge(uint32_t tid, struct pc_wwait *x, uint64_t ns)
 	x->pending += ns;
 }
 
+/* Count ns thread w waited for a CPU under the stack of entry blocked (or
+ * where it was preempted); kept for pc_wall_place when there is no room. */
+static void
+runqueue(struct pc_wthread *w, const uint64_t *blocked, uint64_t ns)
+{
+	ns += w->rq_left;
+	w->rq_left = 0;
+	if (ns && !pc_stacks_add_runqueue(w->tid, blocked, ns)) {
+		w->rq_left = ns;
+		unplaced = 1;
+	}
+}
+
 int
 pc_wall_unplaced(void)
 {
@@ -325,10 +347,17 @@ pc_wall_unplaced(void)
 void
 pc_wall_place(struct pc_wthread *t, size_t n)
 {
+	size_t k = nbrief_left;
+
 	unplaced = 0;
+	nbrief_left = 0;
+	for (size_t i = 0; i < k; i++)
+		pc_wall_brief(brief_left[i].tid, brief_left[i].ns, 0);
 	for (size_t i = 0; i < n; i++) {
 		charge(t[i].tid, &t[i].cur, 0);
 		charge(t[i].tid, &t[i].prev, 0);
+		charge(t[i].tid, &t[i].iow, 0);
+		runqueue(&t[i], NULL, 0);
 	}
 }
 
@@ -367,8 +396,7 @@ runqueue_time(struct pc_wthread *w, int was_blocked, uint64_t key_before, int r,
 	drq += w->rq_io_ns;
 	w->rq_io_ns = 0;
 	if (drq)
-		pc_stacks_add_runqueue(w->tid, !was_blocked ? NULL :
-				       from->entry ? from->entry : from->alone, drq);
+		runqueue(w, !was_blocked ? NULL : from->entry ? from->entry : from->alone, drq);
 }
 
 static uint32_t ending_tid;
@@ -580,8 +608,7 @@ pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns)
 	w->unknown_ns = 0;
 	w->carry_ns = 0;
 	if (w->rq_io_ns)
-		pc_stacks_add_runqueue(w->tid, w->cur.entry ? w->cur.entry : w->cur.alone,
-				       w->rq_io_ns);
+		runqueue(w, w->cur.entry ? w->cur.entry : w->cur.alone, w->rq_io_ns);
 	w->rq_io_ns = 0;
 	w->seen_ns = end_ns;
 	w->state = PC_W_ENDED;
@@ -594,6 +621,10 @@ pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns)
 
 	memset(&x, 0, sizeof(x));
 	charge(tid, &x, life_ns > cpu_ns ? life_ns - cpu_ns : 0);
+	if (x.unplaced && nbrief_left < BRIEF_LEFT) {
+		brief_left[nbrief_left].tid = tid;
+		brief_left[nbrief_left++].ns = x.unplaced;
+	}
 }
 
 /* Walk thread w's stack where it is blocked, if it still is in the wait

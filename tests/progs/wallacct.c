@@ -8,8 +8,10 @@
  *	at random), burn CPU_MS of CPU, and sleep the rest in jittered
  *	sleeps (5 to 25 ms a sleep at 16 threads and fewer, 50 to 150 ms at
  *	1,000 and fewer, in one sleep beyond), then end; the main thread
- *	joins them. Prints "thread TID LIFE CPU" for each thread and the main
- *	thread (seconds, CLOCK_MONOTONIC and the thread's CPU clock).
+ *	joins them. Prints "thread TID LIFE CPU END" for each thread and the
+ *	main thread (seconds, CLOCK_MONOTONIC and the thread's CPU clock):
+ *	its life to its function's return, and to its end (its key
+ *	destructor, or for the main thread 50 ms past its last line).
  *   wallacct mutex N SECONDS
  *	N identical threads take one mutex in turn for SECONDS: 0.2 ms of
  *	CPU under it, then a sleep of 0.1 to 0.5 ms; printed as sleepers.
@@ -68,9 +70,24 @@ struct worker {
 	int locker;
 	unsigned seed;
 	double want, cpu_ms, chunk;	/* life, CPU, longest sleep (s) */
-	double life, cpu;
+	double t0, life, hi, cpu;	/* life to its return, hi to its end */
 	long tid;
 };
+
+/* A thread's life ends in its key destructors, after its function
+ * returns: libpc tells its end from its own (created first, run first),
+ * this one's runs after it. With 10,000 threads ending at once on two
+ * CPUs a thread may wait for a CPU between the two for 30 ms: its life
+ * is known to lie between its return and this destructor. */
+static pthread_key_t end_key;
+
+static void
+ended(void *p)
+{
+	struct worker *w = p;
+
+	w->hi = now_s(CLOCK_MONOTONIC) - w->t0;
+}
 
 static void *
 worker(void *p)
@@ -78,6 +95,8 @@ worker(void *p)
 	struct worker *w = p;
 	double t0 = now_s(CLOCK_MONOTONIC), end = t0 + w->want, left;
 
+	w->t0 = t0;
+	pthread_setspecific(end_key, w);
 	w->tid = syscall(SYS_gettid);
 	if (w->locker) {
 		static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
@@ -113,6 +132,7 @@ sleepers(int n, double secs, double cpu_ms, int locker)
 
 	if (!w)
 		return 1;
+	pthread_key_create(&end_key, ended);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	for (int i = 0; i < n; i++) {
@@ -129,9 +149,10 @@ sleepers(int n, double secs, double cpu_ms, int locker)
 	for (int i = 0; i < n; i++)
 		pthread_join(w[i].t, NULL);
 	for (int i = 0; i < n; i++)
-		printf("thread %ld %.6f %.6f\n", w[i].tid, w[i].life, w[i].cpu);
-	printf("thread %ld %.6f %.6f\n", (long)getpid(), now_s(CLOCK_MONOTONIC) - t0,
-	       now_s(CLOCK_THREAD_CPUTIME_ID));
+		printf("thread %ld %.6f %.6f %.6f\n", w[i].tid, w[i].life, w[i].cpu, w[i].hi);
+	/* the main thread's end is libpc's last round, after this line */
+	printf("thread %ld %.6f %.6f %.6f\n", (long)getpid(), now_s(CLOCK_MONOTONIC) - t0,
+	       now_s(CLOCK_THREAD_CPUTIME_ID), now_s(CLOCK_MONOTONIC) - t0 + 0.05);
 	free(w);
 	return 0;
 }
