@@ -382,6 +382,7 @@ load_unwinder(void)
 #define START_NS	10e6	/* libunwind's load, the first walks */
 #define NEW_NS		30e3
 #define ROUND_NS	20e3
+#define EVENT_NS	3e3
 static double budget, bucket, per_thread = 3000;
 static uint64_t spent_at;	/* this thread's CPU when the bucket was last charged */
 static int started_once;
@@ -394,12 +395,16 @@ round_cost(size_t n, size_t known)
 		ROUND_NS;
 }
 
-/* The program's threads now, about: those followed, and those started
- * since (reading /proc/self/stat would say, for 65 us at 1,000 threads). */
-static size_t
-threads_now(void)
+/* What the next round costs, about: a look at each thread followed, and
+ * the starts and ends told since (a thread that starts and ends between
+ * two rounds costs no look; one that starts and stays costs its first
+ * look, NEW_NS, which the bucket then pays back: counting every event as
+ * one starved the rounds of a server that starts a thread a request). */
+static double
+next_round_cost(void)
 {
-	return ncur + pc_wall_events_waiting();
+	return round_cost(ncur, ncur) + EVENT_NS * (double)pc_wall_events_waiting() +
+		NEW_NS * (double)pc_wall_events_staying();
 }
 
 static void
@@ -433,7 +438,7 @@ timed_round(uint64_t *seed, int last)
 	pthread_mutex_lock(&round_lock);
 	/* the last round, short of budget, reads the counters alone */
 	n = round_all(may_walk, seed,
-		      !last ? 0 : bucket < round_cost(threads_now(), ncur) ?
+		      !last ? 0 : bucket < next_round_cost() ?
 		      PC_LOOK_LAST | PC_LOOK_CHEAP : PC_LOOK_LAST);
 	pthread_mutex_unlock(&round_lock);
 	bucket_spend();
@@ -486,9 +491,8 @@ jittered(struct sched *z, uint64_t interval)
 static void
 woken(struct sched *z)
 {
-	size_t n = threads_now();
 	/* this round and a last one */
-	double need = round_cost(n, ncur) + round_cost(n, n);
+	double need = 2 * next_round_cost();
 	uint64_t now;
 
 	fill_bucket(&z->filled, need);

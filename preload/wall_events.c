@@ -78,6 +78,18 @@ pc_wall_events_waiting(void)
 	return __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE) - ring_tail;
 }
 
+size_t
+pc_wall_events_staying(void)
+{
+	uint32_t head = __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE);
+	long net = 0;
+
+	/* a glance, not a read: a slot being written counts as it was */
+	for (uint32_t i = ring_tail; i != head && head - i <= RING; i++)
+		net += __atomic_load_n(&ring[i % RING].cpu_ns, __ATOMIC_RELAXED) == ~0ULL ? 1 : -1;
+	return net > 0 ? (size_t)net : 0;
+}
+
 void
 pc_wall_events_on(void)
 {
