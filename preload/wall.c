@@ -12,37 +12,42 @@
  *    the CPU and its time waiting on a run queue since the last look; the
  *    rest of the interval was off the CPU. So a thread's CPU, run-queue
  *    and off-CPU time add up to its life by construction, at any number of
- *    threads: every thread is accounted every round (about 2 us a thread).
+ *    threads: every thread is accounted every round (3 to 10 us a thread).
  *  - A thread not switched in since its last look is where it was: its
  *    time goes to the same wait, with nothing more read. One that ran is
  *    read again (/proc/self/task/TID/syscall): a call, its arguments, sp
- *    and pc the same as before are the same wait, whose stack is reused;
- *    "running", its last wait's (fsync's I/O waits often read "running"
- *    while the thread is in D: its stat says so, and the time is the
- *    call's).
+ *    and pc the same as before are the same wait, whose stack is reused.
+ *    A thread found running (or waiting for a CPU, which reads the same)
+ *    keeps its time for the next look that finds it blocked; one found in
+ *    another wait gives half the interval to each.
  *  - Run-queue time is charged once, to what the thread was about to run:
- *    the wait it woke from (the call itself when it is still in a disk
- *    wait, fsync's), or where it was preempted (its last CPU sample).
+ *    the wait it woke from (the call itself while it is still in a disk
+ *    wait), or where it was preempted (its last CPU sample).
+ *  - fsync and fdatasync are timed by the thread that calls them
+ *    (wall_io.c): the kernel shows a thread inside them as running a
+ *    third of the time, so their time off the CPU goes to the call
+ *    exactly, not by sampling.
  *  - Off-CPU time is counted at once under the call alone, and moved
- *    under the thread's stack once it is walked (wall_unwind.c, 40 to 75
- *    us a walk). Walks are what the budget is spent on: each round walks
+ *    under the thread's stack once it is walked (wall_unwind.c, 0.1 to 3
+ *    ms a walk). Walks are what the budget is spent on: each round walks
  *    blocked threads in waits not yet walked, picked at random weighted
- *    by their time not yet under a stack, while the budget allows.
+ *    by their time not yet under a stack, while the bucket holds any.
  *  - A thread's start and end are told by libpc's own thread start and
- *    exit paths (threads.c: pc_wall_thread_event), so its first and last
- *    intervals are counted to the nanosecond; a thread that ends some
- *    other way is counted to halfway since its last look. At the end of
- *    the process (pc_finish) a last round counts every thread up to then.
+ *    exit paths (wall_events.c), so its first and last intervals are
+ *    counted to the nanosecond; a thread that ends some other way is
+ *    counted to halfway since its last look. At the end of the process
+ *    (pc_finish) a last round counts every thread up to then.
  *
  * The sampler measures its own CPU time and keeps it under 1 % of one
- * CPU (PC_WALL_BUDGET), as a bucket: each round's cost comes out of what
- * the budget has given since, and a round waits until the bucket holds
- * twice what a round of as many threads costs, so that the last round,
- * at the end, is paid for too. With thousands of threads rounds are so
- * spaced out (10,000 threads: a round is some 25 ms, one every 5 s);
- * each thread's totals stay exact, only where its time went is seen
- * less often. The summary and the stacks file say the rate at which a
- * thread was looked at, on average over the run.
+ * CPU (PC_WALL_BUDGET), as a bucket: 1 % of the wall time, and 10 ms at
+ * the start for libunwind's load and the first walks; its looks, walks and
+ * wake-ups (30 to 300 us each on a VM) come out of it. A round waits until
+ * the bucket holds it and a last round, and the sampler sleeps until it
+ * will. With thousands of threads rounds are spaced out (1,000 threads:
+ * about one a second; 10,000 in a short run: the last only): each
+ * thread's totals stay exact, only where its time went is seen less often.
+ * The summary and the stacks file say the rate at which a thread was
+ * looked at, on average over the run.
  *
  * This thread is not the handler's: it reads files and may allocate. It
  * is started with every signal blocked and no CPU timer, so it appears
