@@ -277,11 +277,11 @@ def test_wallacct_fdatasync_against_perf():
     sql = os.path.join(d, "in.sql")
     with open(sql, "w") as f:
         f.write("PRAGMA synchronous=FULL; CREATE TABLE t(x);" +
-                "".join("INSERT INTO t VALUES(%d);" % i for i in range(200)) +
+                "".join("INSERT INTO t VALUES(%d);" % i for i in range(400)) +
                 "SELECT count(*) FROM t;\n")
     plain = subprocess.run(["sqlite3", os.path.join(d, "plain.db"), ".read " + sql],
                            capture_output=True, text=True, timeout=120)
-    assert plain.returncode == 0 and plain.stdout.strip() == "200", plain
+    assert plain.returncode == 0 and plain.stdout.strip() == "400", plain
     why = ""
     for tries in range(1, 4):
         db, data = os.path.join(d, "t.db"), os.path.join(d, "perf.data")
@@ -293,7 +293,7 @@ def test_wallacct_fdatasync_against_perf():
             "perf", "record", "-q", "-o", data, "-e", "raw_syscalls:sys_enter", "-e",
             "raw_syscalls:sys_exit", "-e", "sched:sched_switch", "-e",
             "sched:sched_stat_runtime", "--"))
-        assert p.returncode == 0 and p.stdout.strip() == "200", (p.stdout, p.stderr[-1500:])
+        assert p.returncode == 0 and p.stdout.strip() == "400", (p.stdout, p.stderr[-1500:])
         st = subprocess.run(["perf", "report", "-i", data, "--stats"], capture_output=True,
                             text=True, timeout=300)
         lost = sum(int(n) for n in re.findall(r"^\s*LOST(?:_SAMPLES)? events:\s+(\d+)",
