@@ -483,16 +483,14 @@ io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int en
 	charge(w->tid, x, d);
 }
 
-/* Whether wait x's time is timed by its thread (wall_io.c): the time a
- * look finds it in is then not the call's. */
+/* Whether wait x's time is timed by its thread (wall_io.c). */
 static int
 timed_call(const struct pc_wwait *x)
 {
 	return GMON_WAIT_CALL(x->word) == SYS_fsync || GMON_WAIT_CALL(x->word) == SYS_fdatasync;
 }
 
-/* Where thread w's time not placed yet goes at last: its last wait but
- * one the thread timed itself (that time is counted already), or none. */
+/* Where thread w's time not placed yet goes: its last wait not timed. */
 static struct pc_wwait *
 untimed(struct pc_wthread *w)
 {
