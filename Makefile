@@ -179,7 +179,9 @@ UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_sta
 	tests/check_flat.c tests/check_symtab.c tests/check_callgraph.c tests/check_flame.c \
 	tests/check_settings.c tests/check_label.c tests/check_diff_model.c \
 	tests/check_diff_compare.c tests/check_runfiles.c tests/check_launch.c \
-	tests/check_jitdump.c tests/check_runexe.c tests/check_waits.c preload/settings.c
+	tests/check_jitdump.c tests/check_runexe.c tests/check_waits.c preload/settings.c \
+	tests/check_wallstack.c \
+	tests/check_history.c
 UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/commands/main.o,$(TOOLS_OBJ))
 
 $(B)/host/%.o: %.c
@@ -228,6 +230,8 @@ PROGS += $(P)/lifecycle2
 PROGS += $(P)/footprint
 PROGS += $(P)/footprint_one
 PROGS += $(P)/wallacct
+PROGS += $(P)/wallstack $(P)/wallstack-fp
+PROGS += $(P)/history-slow3
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -291,6 +295,10 @@ $(P)/regress-again: tests/progs/regress.c tests/progs/truth.h
 $(P)/regress-slow: tests/progs/regress.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DSLOW=1 -o $@ $<
+# pcprof history's slower commit (test_history.py): stage_transform 3 % slower
+$(P)/history-slow3: tests/progs/regress.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DSLOW=1 -DSLOW_PCT=3 -o $@ $<
 $(P)/regress-fast: tests/progs/regress.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DFAST=1 -o $@ $<
@@ -302,6 +310,10 @@ $(P)/wallgate-again: tests/progs/wallgate.c tests/progs/truth.h
 $(P)/wallgate-slow: tests/progs/wallgate.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DEXTRA_MS=2 -o $@ $<
+# test_wallstack.py's known waits, built with frame pointers too
+$(P)/wallstack-fp: tests/progs/wallstack.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-omit-frame-pointer -o $@ $<
 # bench/wall.py's program, which test_offcpu.py runs too
 $(P)/sleepers: bench/sleepers.c
 	@mkdir -p $(dir $@)
@@ -375,8 +387,16 @@ $(B)/fuzz/fuzz_jitdump: tests/fuzz/fuzz_jitdump.c tools/symbols/jitdump.c tools/
 		tests/fuzz/fuzz_jitdump.c tools/symbols/jitdump.c tools/symbols/jitmap.c \
 		tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
 
+# pcprof history's record parser, with the same messages' helpers
+$(B)/fuzz/fuzz_history: tests/fuzz/fuzz_history.c tools/inputs/history_file.c \
+		tools/model/history.h tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
+		tests/fuzz/fuzz_history.c tools/inputs/history_file.c tools/inputs/files.c \
+		tools/writers/label.c gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl -lm
+
 fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz/fuzz_lines \
-		$(B)/fuzz/fuzz_jitdump $(P)/libcall $(P)/cxx $(P)/loops
+		$(B)/fuzz/fuzz_jitdump $(B)/fuzz/fuzz_history $(P)/libcall $(P)/cxx $(P)/loops
 	@mkdir -p $(B)/fuzz/gmon $(B)/fuzz/elf $(B)/fuzz/objects $(B)/fuzz/crash
 	@cp -f tests/fuzz/corpus/* $(B)/fuzz/gmon/
 	@cp -f tests/fuzz/objects/* $(B)/fuzz/objects/
@@ -401,6 +421,11 @@ fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz
 	@cp -f tests/fuzz/jitdump/* $(B)/fuzz/jitdump/
 	$(B)/fuzz/fuzz_jitdump -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
 		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/jitdump 2>&1 | \
+		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
+	@mkdir -p $(B)/fuzz/history
+	@cp -f tests/fuzz/history/* $(B)/fuzz/history/
+	$(B)/fuzz/fuzz_history -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
+		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/history 2>&1 | \
 		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
 
 fuzz-if-possible:

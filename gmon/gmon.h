@@ -185,7 +185,7 @@ enum gmon_wallinfo {
 	GMON_WALL_CUT,		/* ... stopped at a frame it could not unwind */
 	GMON_WALL_NONE,		/* ... with no stack at all (only the wait) */
 	GMON_WALL_THREADS,	/* the most threads seen at once */
-	GMON_WALL_DROPPED,	/* samples dropped: the thread moved under the walk */
+	GMON_WALL_DROPPED,	/* samples lost: the stacks table was full */
 	GMON_WALLINFO_WORDS
 };
 

@@ -192,7 +192,7 @@ line_wall(struct pc_line *l)
 	pc_line_str(l, " cut short, ");
 	pc_line_u64(l, w[GMON_WALL_NONE]);
 	pc_line_str(l, " the wait alone");
-	line_count(l, w[GMON_WALL_DROPPED], " dropped (the thread ran during the walk)");
+	line_count(l, w[GMON_WALL_DROPPED], " lost (the stacks table full)");
 	pc_line_str(l, "; its own CPU ");
 	line_fixed1(l, (double)pc_stats->wall_cpu_ns / 1e9 * 1000);
 	pc_line_str(l, " ms");

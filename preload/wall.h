@@ -124,4 +124,12 @@ void pc_wall_final_reset(void) PC_HIDDEN;
 /* wall_acct.c: a xorshift step. */
 uint64_t pc_wall_random(uint64_t *seed) PC_HIDDEN;
 
+/* wall_unwind.c: whether the last walk, of thread tid seen blocked in call
+ * nr, args arg, at sp and ip, holds though the thread was switched in
+ * during it: it is in that call still (the kernel woke it inside the call,
+ * as fsync's I/O does, and it never went back to its stack), or every
+ * stack word the walk read is the same, read again. */
+int pc_wall_walk_holds(uint32_t tid, long nr, const unsigned long arg[6],
+		      unsigned long sp, unsigned long ip) PC_HIDDEN;
+
 #endif

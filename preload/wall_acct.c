@@ -10,8 +10,7 @@
  * moved under the walked stack when a walk is made, so that a thread's
  * time is in the stacks table, whole, at every moment.
  *
- * Runs in the wall sampler's thread only (its own descriptor table); it
- * reads files and may allocate, never in a handler.
+ * Runs in the wall sampler's thread only (its own descriptor table).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -229,7 +228,7 @@ new_wait(struct pc_wwait *x, uint32_t tid, uint64_t key, long nr, const unsigned
 	x->io = is_io(nr, fd);
 }
 
-/* Note the name of a thread the CPU timer may never see run. */
+/* The name of a thread the CPU timer may never see run. */
 static void
 note_name(uint32_t tid)
 {
@@ -643,9 +642,11 @@ walk(struct pc_wthread *w)
 	    read_syscall(w->tid, &key, &nr, arg, &sp, &ip) != 1 || key != x->key)
 		return;
 	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
-	/* switched in during the walk: its stack may have changed under it */
-	if (read_schedstat(w, again) || again[2] != ss[2] || again[0] != ss[0]) {
-		pc_wall_count(GMON_WALL_DROPPED, 1);
+	/* switched in during the walk, and the walk does not hold
+	 * (wall_unwind.c): its time stays under the call alone */
+	if (read_schedstat(w, again) || ((again[2] != ss[2] || again[0] != ss[0]) &&
+					 !pc_wall_walk_holds(w->tid, nr, arg, sp, ip))) {
+		pc_wall_count(GMON_WALL_NONE, 1);
 		return;
 	}
 	pc_wall_count(how == PC_WALL_FULL ? GMON_WALL_FULL : n > 1 ? GMON_WALL_CUT : GMON_WALL_NONE, 1);

@@ -365,6 +365,10 @@ struct report_opts {
 	int by_thread;		/* --by-thread: one row per thread (stacks) */
 	const char *thread;	/* --thread TID|NAME: only its samples */
 	enum pc_clock clock;	/* --clock; resolved (never auto) once read */
+	/* a wall view's: the children each wait for a child waited for,
+	 * listed under its row (seconds; waits.h) */
+	const struct wait_child *children;
+	size_t nchildren;
 };
 
 void report_print(FILE *out, const struct flat *f, const struct symtab *st,
@@ -399,6 +403,7 @@ int cmd_run(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
 

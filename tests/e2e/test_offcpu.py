@@ -120,7 +120,7 @@ def test_known_waits_against_their_own_clocks():
     assert folded.returncode == 0, folded.stderr
     want = {"wait_sleep": "[off-cpu: clock_nanosleep]", "wait_pipe": "[off-cpu: read pipe]",
             "wait_mutex": "[off-cpu: futex]", "wait_poll": "[off-cpu: poll]",
-            "wait_child": "[off-cpu: wait4 pid "}
+            "wait_child": "[off-cpu: wait4]"}
     for fn, leaf in want.items():
         got, by = leaf_of(folded.stdout, fn)
         assert got.startswith(leaf), "%s: most of its time under %s, not %s: %s" % (

@@ -62,6 +62,9 @@ static const char usage_compare[] =
 "                     base seconds (default 2)\n"
 "  --min-seconds S    and in seconds a run (default 0.1 % of the base warm-up\n"
 "                     run's CPU time)\n"
+"  --keep-history FILE  append the new side's runs to the history FILE\n"
+"                     (pcprof history): as of --commit ID (default: git\n"
+"                     rev-parse HEAD) and --time T (default: its time)\n"
 "  --metric, --alpha, --format text|json|markdown, --top, --absolute,\n"
 "  --keep-pieces, --no-demangle, --full-names, --debug-dir DIR\n"
 "                     as for pcprof diff\n"
@@ -69,7 +72,8 @@ static const char usage_compare[] =
 "Exit status: 0 no significant regression, 1 a significant regression,\n"
 "2 bad usage, a command that failed, or runs that could not be compared.\n";
 
-enum { OPT_BUDGET = 700, OPT_RUNS, OPT_PROGRAM, OPT_TIMER, OPT_HZ_C };
+enum { OPT_BUDGET = 700, OPT_RUNS, OPT_PROGRAM, OPT_TIMER, OPT_HZ_C, OPT_KEEP_HISTORY,
+       OPT_COMMIT_C, OPT_TIME_C };
 
 /* the smallest change that fails: 2 % of the function's seconds, and
  * 0.1 % of the base warm-up run's CPU time (not pcprof diff's 5 % and
@@ -140,6 +144,17 @@ compare_option(struct compare *c, int opt, const char *arg)
 	case 'q':
 		c->quiet = 1;
 		return 1;
+	case OPT_KEEP_HISTORY:
+		c->d.keep_history = arg;
+		return 1;
+	case OPT_COMMIT_C:
+		if (!*arg)
+			pc_fatal("--commit '': an empty name");
+		c->hist.commit = arg;
+		return 1;
+	case OPT_TIME_C:
+		c->hist.time = (double)parse_count("--time", arg, 0, LONG_MAX);
+		return 1;
 	}
 	return 0;
 }
@@ -158,6 +173,9 @@ parse_options(struct compare *c, int argc, char **argv)
 		{ "timer", required_argument, NULL, OPT_TIMER },
 		{ "hz", required_argument, NULL, OPT_HZ_C },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "keep-history", required_argument, NULL, OPT_KEEP_HISTORY },
+		{ "commit", required_argument, NULL, OPT_COMMIT_C },
+		{ "time", required_argument, NULL, OPT_TIME_C },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
@@ -334,8 +352,14 @@ cmd_compare(int argc, char **argv)
 	c.s.fetch = &fetch;
 	c.budget = 60;
 	c.taskclock = -1;
+	c.hist.time = -1;
 	if ((r = parse_args(&c, argc, argv)) >= 0)
 		return r;
+	if (c.d.keep_history) {
+		/* the commit is known before the runs are spent */
+		history_id_resolve(&c.hist);
+		c.d.hist = &c.hist;
+	}
 	keep = c.dir[0] != 0;
 	if (libpc_find(c.lib, sizeof(c.lib)))
 		pc_fatal("cannot find libpc.so beside pcprof or in %s", PC_LIBDIR);

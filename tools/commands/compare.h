@@ -11,6 +11,7 @@
 
 #include "pcprof.h"
 #include "model/diff.h"
+#include "model/history.h"
 
 /* 0.1 % of the base warm-up run's CPU time: the smallest change in
  * seconds that fails, unless --min-seconds (COMPARE_THRESHOLD says why) */
@@ -37,6 +38,7 @@ struct compare {
 	struct symtab_opts s;
 	struct experiment e;
 	struct command cmd[2];
+	struct hist_id hist;	/* --keep-history's commit */
 	double budget;
 	int runs, quiet, taskclock, budget_given;
 	long hz;

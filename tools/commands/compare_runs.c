@@ -173,6 +173,7 @@ kept_run(struct compare *c, int side, int i)
 		if (asprintf(&c->names[side][i], "%s/%s", c->dir, name) < 0)
 			pc_fatal("out of memory");
 		c->e.wall[side] += wall;
+		c->e.wall_sq[side] += wall * wall;
 		c->e.cpu[side] += cpu;
 	} else {
 		c->e.wall[side] = wall;		/* the warm-up's, until the runs */

@@ -17,6 +17,7 @@
 #include "inputs/runexe.h"
 #include "inputs/runfiles.h"
 #include "commands/options.h"
+#include "model/history.h"
 #include "writers/diff_out.h"
 #include "writers/flame.h"
 
@@ -318,6 +319,9 @@ diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 
 	diff_side_load(&sides[0], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
 	diff_side_load(&sides[1], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
+	/* the new side's seconds as measured, before diff_compare scales them */
+	if (o->keep_history)
+		history_keep(o->keep_history, &sides[1], o->hist, o->exp);
 	if (!sides[0].in.st.nobjs != !sides[1].in.st.nobjs)
 		pc_warn("note: only the %s side was recorded with PC_SCOPE=all: its shared "
 			"libraries' time has nothing to be compared with",

@@ -31,6 +31,9 @@ static const char usage_main[] =
 "                                   run both in turns, then gate as diff does\n"
 "  annotate [--asm|--source] [EXE] GMON|DIR... FUNCTION\n"
 "                                   one function by instruction and line\n"
+"  history [OPTIONS] FILE           the commits where a function's seconds\n"
+"                                   changed; history add FILE [EXE] RUN...\n"
+"                                   keeps a commit's runs in FILE\n"
 "\n"
 "EXE may be left out where DIR is what pcprof run left: the run's manifests\n"
 "name the program. `pcprof COMMAND --help` describes each command.\n"
@@ -64,6 +67,8 @@ main(int argc, char **argv)
 		return cmd_compare(argc - 1, argv + 1);
 	if (!strcmp(cmd, "annotate"))
 		return cmd_annotate(argc - 1, argv + 1);
+	if (!strcmp(cmd, "history"))
+		return cmd_history(argc - 1, argv + 1);
 	/* pcprof's own: finishing a live file apart (recover.c) */
 	if (!strcmp(cmd, "__finish"))
 		return cmd_finish(argc - 1, argv + 1);

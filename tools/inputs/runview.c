@@ -147,6 +147,7 @@ read_proc_wall(struct runview *v, struct runview_proc *pr, const struct pc_input
 	x.clock = v->clock;
 	export_add(&x, in, so, NULL, pr->program, pr->pid);
 	export_flat(&x, &st, &f);
+	export_wait_children(&x, &v->children, &v->nchildren, &v->cap_children);
 	pr->shown = f.total / pr->rate;
 	pr->off = f.off / pr->rate;
 	for (size_t i = 0; i < f.nrows; i++) {
@@ -322,6 +323,7 @@ view_release(struct runview *v)
 		free(v->rows[i].object);
 	}
 	free(v->rows);
+	wait_children_free(v->children, v->nchildren);
 	for (size_t i = 0; i < v->nprocs; i++)
 		proc_release(&v->procs[i]);
 	free(v->procs);
@@ -503,7 +505,12 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 		runview_print_json(out, &v, total);
 	if (f.total == 0)
 		pc_warn("warning: '%s': the profiles hold no samples", paths[0]);
+	wait_children_sort(v.children, v.nchildren);
+	r->children = v.children;
+	r->nchildren = v.nchildren;
 	report_print(out, &f, &st, NULL, r);
+	r->children = NULL;
+	r->nchildren = 0;
 	if (r->format == FORMAT_JSON)
 		fputs("}\n", out);
 	/* the names belong to the rows */

@@ -124,7 +124,7 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 		size_t nl;
 
 		if (off && d == 0) {
-			name = wait_name(k->pcs[0], wait, sizeof(wait));
+			name = wait_site_name(k->pcs[0], wait, sizeof(wait));
 		} else if (k->pcs[d]) {
 			long i = symtab_find(st, inputs_addr(in, file, k->pcs[d]));
 

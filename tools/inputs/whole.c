@@ -85,9 +85,13 @@ add_object(struct symtab *st, struct symtab *src, const char *name,
 	return g;
 }
 
+/* Object ob's index in st, its symbols read where it has samples or
+ * frames in the stacks (in_stacks): a wall profile's waits are mostly in
+ * libc, which may have had no CPU sample at all. */
 static uint32_t
 object_index(struct whole *w, struct symtab *st, const struct gmon_object *ob,
-	     const struct symtab_opts *so, const char *manifest, const char *dir)
+	     const struct symtab_opts *so, const char *manifest, const char *dir,
+	     int in_stacks)
 {
 	struct symtab os;
 	char err[512];
@@ -104,7 +108,7 @@ object_index(struct whole *w, struct symtab *st, const struct gmon_object *ob,
 	}
 	name = pseudo ? ob->path : base_name(ob->path);
 	memset(&os, 0, sizeof(os));
-	if (!pseudo && ob->file) {
+	if (!pseudo && (ob->file || in_stacks)) {
 		if (!(have = !symtab_load(&os, ob->path, so, err, sizeof(err)))) {
 			pc_warn("warning: '%s' (listed in '%s'): %s; its samples are shown as [%s]",
 				ob->path, manifest, err, name);
@@ -388,6 +392,65 @@ keep_remap(struct whole *w, int file, uint32_t *map, size_t n, uint32_t jit)
 	w->jit[file] = jit;
 }
 
+/* The whole of file path (*len bytes), or NULL. */
+static void *
+read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) &&
+	    (buf = malloc((size_t)n)) && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	*len = buf ? (size_t)n : 0;
+	return buf;
+}
+
+/*
+ * Which of the n objects of gmon's manifest the stacks beside it (if any)
+ * have frames in, where some object has no samples of its own (o): an
+ * array of n flags, or NULL for none. A stacks file that cannot be read is
+ * said so where the stacks are used, not here.
+ */
+static char *
+stack_objects(const char *gmon, const struct gmon_objects *o)
+{
+	char path[4096], *in;
+	struct gmon_stacks ss;
+	struct gmon_error err;
+	size_t k = 1, len;
+	void *buf;
+	int r;
+
+	while (k < o->n && (o->v[k].file || o->v[k].path[0] == '['))
+		k++;
+	if (k == o->n || gmon_stacks_name(path, sizeof(path), gmon) ||
+	    !(buf = read_all(path, &len)))
+		return NULL;
+	memset(&ss, 0, sizeof(ss));
+	r = gmon_stacks_parse(buf, len, &ss, &err);
+	free(buf);
+	if (r)
+		return NULL;
+	if (!(in = calloc(o->n, 1)))
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < ss.n; i++)
+		for (uint32_t d = 0; d < ss.v[i].depth; d++) {
+			uint64_t obj = ss.v[i].pcs[d] >> GMON_OBJ_SHIFT;
+
+			if (obj < o->n)
+				in[obj] = 1;
+		}
+	gmon_stacks_release(&ss);
+	return in;
+}
+
 static int
 load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 	      const char *exe, const struct symtab_opts *so)
@@ -399,6 +462,7 @@ load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 	char *manifest = runfiles_manifest_name(gmon), *dircopy;
 	const char *dir;
 	uint32_t *map, jit = UINT32_MAX;
+	char *in_stacks;
 
 	if (stat(manifest, &ms)) {
 		free(manifest);
@@ -421,11 +485,12 @@ load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 	if (!(map = calloc(o->n, sizeof(*map))) || !(dircopy = strdup(gmon)))
 		pc_fatal("out of memory");
 	dir = dirname(dircopy);
+	in_stacks = stack_objects(gmon, o);
 	map[0] = 0;
 	for (size_t k = 1; k < o->n; k++) {
 		const struct gmon_object *ob = &o->v[k];
 
-		map[k] = object_index(w, st, ob, so, manifest, dir);
+		map[k] = object_index(w, st, ob, so, manifest, dir, in_stacks && in_stacks[k]);
 		if (ob->file)
 			add_object_file(p, dir, ob, map[k], manifest, o->started);
 		else if (ob->samples)
@@ -442,6 +507,7 @@ load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 	}
 	add_arcs(p, o, map);
 	keep_remap(w, file, map, o->n, jit);
+	free(in_stacks);
 	free(dircopy);
 	free(manifest);
 	return 1;

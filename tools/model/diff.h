@@ -100,6 +100,7 @@ struct experiment {
 	int repeated[2];	/* disturbed runs made again */
 	double budget;		/* seconds a side asked for; 0 with --runs */
 	double wall[2];		/* a measured run's mean wall seconds */
+	double wall_sq[2];	/* the sum of their squares (history's variance) */
 	double cpu[2];		/* and CPU seconds (its processes' rusage) */
 	double cpu_warmup;	/* the base warm-up run's CPU seconds */
 	double elapsed;		/* wall seconds of all the runs, warm-up too */
@@ -120,10 +121,14 @@ struct diff_opts {
 	const char *flame;	/* --flame FILE: the differential flame graph */
 	const struct experiment *exp;	/* pcprof compare's, or NULL */
 	const char *who;	/* "pcprof diff" or "pcprof compare" */
+	/* compare --keep-history FILE: the new side's record appended to
+	 * FILE, as of commit *hist (model/history.h) */
+	const char *keep_history;
+	struct hist_id *hist;
 };
 
 #define DIFF_OPTS_DEFAULT { METRIC_SELF, DIFF_TEXT, 0.01, 0.05, 0.01, 10, 0, NULL, NULL, \
-			    "pcprof diff" }
+			    "pcprof diff", NULL, NULL }
 
 /* The options diff and compare share, after options.h's. */
 enum {

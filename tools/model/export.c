@@ -365,6 +365,7 @@ add_sample_of(struct export *x, const uint32_t *locs, uint32_t depth, double cou
 	sm->group = (uint32_t)x->ngroups - 1;
 	sm->thread = thread;
 	sm->off = off;
+	sm->wait_pid = 0;
 	sm->count = count;
 	memcpy(x->pool + x->npool, locs, depth * sizeof(*locs));
 	x->npool += depth;
@@ -460,7 +461,8 @@ stack_locs(struct source *s, int i, const struct gmon_stack *k, uint32_t *locs)
 	char wait[96];
 
 	for (uint32_t f = 0; f < k->depth; f++)
-		locs[d++] = off && f == 0 ? pseudo_loc(s->x, wait_name(k->pcs[0], wait, sizeof(wait))) :
+		locs[d++] = off && f == 0 ? pseudo_loc(s->x, wait_site_name(k->pcs[0], wait,
+									   sizeof(wait))) :
 			    k->pcs[f] ? loc_of(s, inputs_addr(s->in, i, k->pcs[f])) :
 			    pseudo_loc(s->x, LIBRARIES_NAME);
 	if (k->flags & (GMON_STACK_TRUNCATED | GMON_STACK_CUT))
@@ -508,6 +510,9 @@ add_stacks(struct source *s, const char *stacks_file)
 			d = stack_locs(s, i, k, locs);
 			t = thread_of(s->x, k->tid, &ss);
 			add_sample_of(s->x, locs, d, w, t, off);
+			/* a wait4's child: a label of the sample, not a frame */
+			if (off)
+				s->x->samples[s->x->nsamples - 1].wait_pid = wait_pid(k->pcs[0]);
 		}
 		gmon_stacks_release(&ss);
 	}
@@ -566,6 +571,7 @@ export_init(struct export *x)
 	intern(x, "pid");
 	intern(x, "thread");
 	intern(x, "tid");
+	intern(x, "wait_pid");
 	intern(x, "wall");
 }
 
@@ -607,7 +613,7 @@ export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opt
 		pc_fatal("out of memory");
 	x->groups = grow(x->groups, &x->cap_groups, x->ngroups + 1, sizeof(*x->groups));
 	g = &x->groups[x->ngroups++];
-	*g = (struct xp_group){ intern(x, program), pid, p->nhists ? p->hists[0].rate : 0, 0 };
+	*g = (struct xp_group){ intern(x, program), pid, p->nhists ? p->hists[0].rate : 0, 0, 0 };
 	free(x->ix->objmap);
 	x->ix->objmap = NULL;
 	x->ix->nobjmap = 0;

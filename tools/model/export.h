@@ -52,6 +52,8 @@ struct xp_sample {
 	uint32_t group;
 	uint32_t thread;	/* 1 + index into threads; 0 where not known */
 	int off;		/* off-CPU: its leaf is a wait ("[off-cpu: ..]") */
+	uint32_t wait_pid;	/* off-CPU in wait4 or waitid: the child waited
+				 * for (its leaf names the site alone); 0 */
 	double count;		/* samples (off-CPU time in samples at the
 				 * group's rate) */
 };
@@ -137,6 +139,12 @@ void export_keep_thread(struct export *x, const char *which);
  * export_flat_release frees the rest. */
 void export_flat(const struct export *x, struct symtab *st, struct flat *f);
 void export_flat_release(struct symtab *st, struct flat *f);
+/* The children that the export's waits for a child waited for, by site
+ * and pid, into *v (wait_children_add's; sorted by site, then time), in
+ * seconds. */
+struct wait_child;
+void export_wait_children(const struct export *x, struct wait_child **v, size_t *n,
+			  size_t *cap);
 /* The call graph of the export's stacks, in export_flat's functions: each
  * function's total (the samples whose stack holds it, once) and each
  * caller-callee arc's samples (once a stack). callgraph_release frees it. */

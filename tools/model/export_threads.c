@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/export.h"
+#include "symbols/waits.h"
 
 /* Whether thread t is the one which names: a tid, or a name. */
 static int
@@ -94,6 +95,20 @@ export_flat(const struct export *x, struct symtab *st, struct flat *f)
 	f->rate = x->ngroups ? x->groups[0].rate : 1;
 	free(per);
 	free(objof);
+}
+
+void
+export_wait_children(const struct export *x, struct wait_child **v, size_t *n, size_t *cap)
+{
+	for (size_t i = 0; i < x->nsamples; i++) {
+		const struct xp_sample *s = &x->samples[i];
+
+		if (s->wait_pid && s->depth)
+			wait_children_add(v, n, cap,
+					  x->strs[x->funcs[x->locs[x->pool[s->first]].func].name],
+					  s->wait_pid, s->count / x->groups[s->group].rate);
+	}
+	wait_children_sort(*v, *n);
 }
 
 void

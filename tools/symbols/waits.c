@@ -5,9 +5,11 @@
  * recording machine's libc was built against, never a list typed here.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../gmon/gmon.h"
+#include "pcprof.h"
 #include "symbols/waits.h"
 #include "gen/syscalls.h"	/* syscall_names[], by number */
 
@@ -71,4 +73,67 @@ int
 wait_name_is(const char *name)
 {
 	return !strncmp(name, WAIT_PREFIX, sizeof(WAIT_PREFIX) - 1);
+}
+
+char *
+wait_site_name(uint64_t w, char *buf, size_t size)
+{
+	/* the pid's bits (gmon.h's GMON_WAIT_WORD) cleared */
+	return wait_name(w & ~((uint64_t)UINT32_MAX << 16), buf, size);
+}
+
+void
+wait_children_add(struct wait_child **v, size_t *n, size_t *cap, const char *site,
+		  uint32_t pid, double samples)
+{
+	struct wait_child *c;
+
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i].pid == pid && !strcmp((*v)[i].site, site)) {
+			(*v)[i].samples += samples;
+			return;
+		}
+	if (*n == *cap) {
+		size_t room = *cap ? 2 * *cap : 16;
+
+		if (!(c = realloc(*v, room * sizeof(*c)))) {
+			pc_fatal("out of memory");
+		}
+		*v = c;
+		*cap = room;
+	}
+	c = &(*v)[(*n)++];
+	if (!(c->site = strdup(site))) {
+		pc_fatal("out of memory");
+	}
+	c->pid = pid;
+	c->samples = samples;
+}
+
+static int
+cmp_child(const void *a, const void *b)
+{
+	const struct wait_child *x = a, *y = b;
+	int c = strcmp(x->site, y->site);
+
+	if (c)
+		return c;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+void
+wait_children_sort(struct wait_child *v, size_t n)
+{
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_child);
+}
+
+void
+wait_children_free(struct wait_child *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].site);
+	free(v);
 }

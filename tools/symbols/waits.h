@@ -34,4 +34,27 @@ int wait_name_is(const char *name);
 /* The process a wait word's wait4 or waitid waits for; 0 for none. */
 uint32_t wait_pid(uint64_t w);
 
+/* The name of wait word w's site, into buf as wait_name: the call and the
+ * descriptor's kind, never the child a wait4 or waitid waited for
+ * ("[off-cpu: wait4]"): one waiting site is one frame, one row, whatever
+ * children it waited for. Returns buf. */
+char *wait_site_name(uint64_t w, char *buf, size_t size);
+
+/* The children that one waiting site waited for, with their times: what
+ * the text report lists under a "[off-cpu: wait4]" row. */
+struct wait_child {
+	char *site;		/* the site's name (wait_site_name), owned */
+	uint32_t pid;
+	double samples;		/* its time (seconds, where the report keeps it) */
+};
+
+/* Add samples of the wait at site for child pid to v[0..*n) (grown; *cap
+ * its room): one entry per site and pid. Exits out of memory. */
+void wait_children_add(struct wait_child **v, size_t *n, size_t *cap, const char *site,
+		       uint32_t pid, double samples);
+/* Sort v[0..n): by site, then most samples first, then by pid. */
+void wait_children_sort(struct wait_child *v, size_t n);
+/* Free v[0..n) and its names. */
+void wait_children_free(struct wait_child *v, size_t n);
+
 #endif

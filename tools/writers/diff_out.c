@@ -232,9 +232,7 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 		      "variation between runs;\nrun the benchmark several times a side.\n", out);
 }
 
-/* A name in a markdown table's cell: escaped as text (no line break
- * left), in a code span unless it holds a backtick, its | escaped. */
-static void
+void
 md_name(FILE *out, const char *name)
 {
 	const char *s = text_name(name);

@@ -14,4 +14,8 @@
 void diff_print(FILE *out, const struct result *res, const struct side *b,
 		const struct side *nw, const struct diff_opts *o);
 
+/* A name in a markdown table's cell: escaped as text (no line break
+ * left), in a code span unless it holds a backtick, its | escaped. */
+void md_name(FILE *out, const char *name);
+
 #endif

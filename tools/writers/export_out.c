@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbols/waits.h"
 #include "writers/export_out.h"
 
 static int
@@ -276,8 +277,13 @@ export_finish(struct export *x, const struct report_opts *r, FILE *out, const ch
 		/* a wall view's functions have total time from the stacks; a
 		 * CPU one's report stays as it always was */
 		int graph = x->clock != PC_CLOCK_CPU;
+		struct wait_child *kids = NULL;
+		size_t nkids = 0, cap = 0;
 
 		export_flat(x, &st, &f);
+		export_wait_children(x, &kids, &nkids, &cap);
+		ro.children = kids;
+		ro.nchildren = nkids;
 		if (graph)
 			export_callgraph(x, &cg);
 		ro.exe = title;
@@ -286,5 +292,6 @@ export_finish(struct export *x, const struct report_opts *r, FILE *out, const ch
 		if (graph)
 			callgraph_release(&cg);
 		export_flat_release(&st, &f);
+		wait_children_free(kids, nkids);
 	}
 }

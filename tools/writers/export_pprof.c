@@ -11,7 +11,8 @@
  * same rate, so one period is one sample of either). Each sample
  * carries its process as the labels "process" (the program) and "pid",
  * and where the stacks recorded it its thread as "thread" (its name) and
- * "tid".
+ * "tid"; an off-CPU sample in wait4 or waitid, the child it waited for as
+ * "wait_pid" (its leaf, "[off-cpu: wait4]", names the waiting site alone).
  * Addresses are link-time addresses in their object, one mapping an
  * object, and every location already has its function: no tool need
  * symbolize the file again.
@@ -151,12 +152,12 @@ build_locations(const struct export *x, Profile *pr, struct pieces *pc)
 static size_t
 put_labels(const struct export *x, const struct xp_sample *s, Label *lb, Label **lp)
 {
-	static const char *const keys[] = { "process", "pid", "thread", "tid" };
+	static const char *const keys[] = { "process", "pid", "thread", "tid", "wait_pid" };
 	const struct xp_group *g = &x->groups[s->group];
 	const struct xp_thread *t = s->thread ? &x->threads[s->thread - 1] : NULL;
 	size_t n = 0;
 
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < 5; k++) {
 		int64_t str = 0, num = 0;
 
 		if (k == 0)
@@ -167,6 +168,8 @@ put_labels(const struct export *x, const struct xp_sample *s, Label *lb, Label *
 			str = t->name;
 		else if (k == 3 && t)
 			num = (int64_t)t->tid;
+		else if (k == 4)
+			num = (int64_t)s->wait_pid;
 		if (!str && !num)
 			continue;
 		perftools__profiles__label__init(&lb[n]);
@@ -187,8 +190,8 @@ build_samples(const struct export *x, Profile *pr, struct pieces *pc)
 
 	pc->samples = alloc(x->nsamples, sizeof(*pc->samples));
 	pc->samplep = alloc(x->nsamples, sizeof(*pc->samplep));
-	pc->labels = alloc(4 * x->nsamples, sizeof(*pc->labels));
-	pc->labelp = alloc(4 * x->nsamples, sizeof(*pc->labelp));
+	pc->labels = alloc(5 * x->nsamples, sizeof(*pc->labels));
+	pc->labelp = alloc(5 * x->nsamples, sizeof(*pc->labelp));
 	pc->locids = alloc(x->npool, sizeof(*pc->locids));
 	pc->values = alloc(2 * x->nsamples, sizeof(*pc->values));
 	for (size_t i = 0; i < x->npool; i++)
@@ -214,8 +217,8 @@ build_samples(const struct export *x, Profile *pr, struct pieces *pc)
 		 * is a measured time, not a count of whole samples */
 		o->value[1] = llround((x->clock == PC_CLOCK_CPU ? (double)o->value[0] : s->count) *
 				      1e9 / g->rate);
-		o->label = &pc->labelp[4 * i];
-		o->n_label = put_labels(x, s, &pc->labels[4 * i], o->label);
+		o->label = &pc->labelp[5 * i];
+		o->n_label = put_labels(x, s, &pc->labels[5 * i], o->label);
 		pc->samplep[used++] = o;
 	}
 	pr->n_sample = used;

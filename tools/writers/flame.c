@@ -264,12 +264,7 @@ utf8_count(const char *s, size_t limit)
 	return n;
 }
 
-/*
- * Write the first max characters of s as XML text or attribute value.
- * Invalid UTF-8 and the characters XML 1.0 forbids even as references
- * become U+FFFD, so the document stays well-formed whatever names hold.
- */
-static void
+void
 xml_put(FILE *out, const char *s, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)s;

@@ -56,4 +56,9 @@ struct flame_stack {
 int flame_write_svg(FILE *out, const struct flame_stack *stacks, size_t n,
 		    const char *title, const char *unit);	/* unit: e.g. "samples" */
 
+/* Write the first max characters of s as XML text or attribute value.
+ * Invalid UTF-8 and the characters XML 1.0 forbids even as references
+ * become U+FFFD, so the document stays well-formed whatever names hold. */
+void xml_put(FILE *out, const char *s, size_t max);
+
 #endif

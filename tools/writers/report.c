@@ -134,6 +134,79 @@ pad_to(int w, const char *s)
 	return n < (size_t)w ? w - (int)n : 0;
 }
 
+/* The children that the wait named name waited for: *n of them from
+ * o->children (sorted by site), or NULL. */
+static const struct wait_child *
+children_of(const char *name, const struct report_opts *o, size_t *n)
+{
+	const struct wait_child *c = NULL;
+
+	*n = 0;
+	if (!wait_name_is(name))
+		return NULL;
+	for (size_t i = 0; i < o->nchildren; i++)
+		if (!strcmp(o->children[i].site, name)) {
+			if (!c)
+				c = &o->children[i];
+			(*n)++;
+		}
+	return c;
+}
+
+#define CHILDREN_SHOWN	10	/* children listed under a row; the rest summed */
+
+/* Text: under a wait for children, the children it waited for, each with
+ * its time and the command that shows its own profile (a run directory
+ * holds every process's), the longest first. */
+static void
+print_children(FILE *out, const char *name, const struct report_opts *o)
+{
+	const char *dir = o->files[0];
+	char *slash = NULL, *copy;
+	size_t n;
+	const struct wait_child *c = children_of(name, o, &n);
+	double rest = 0;
+	struct stat sb;
+
+	if (!c)
+		return;
+	/* a profile's directory, or the directory given */
+	if (!(copy = strdup(dir)))
+		pc_fatal("out of memory");
+	if (stat(copy, &sb) == 0 && !S_ISDIR(sb.st_mode) && (slash = strrchr(copy, '/')))
+		*slash = 0;
+	else if (stat(copy, &sb) == 0 && !S_ISDIR(sb.st_mode))
+		strcpy(copy, ".");
+	for (size_t i = 0; i < n; i++) {
+		if (i >= CHILDREN_SHOWN) {
+			rest += c[i].samples;
+			continue;
+		}
+		fprintf(out, "%41s for pid %lu: %.3f s (pcprof report %s --process %lu)\n", "",
+			(unsigned long)c[i].pid, c[i].samples, text_name(copy),
+			(unsigned long)c[i].pid);
+	}
+	if (n > CHILDREN_SHOWN)
+		fprintf(out, "%41s for %zu more children: %.3f s\n", "", n - CHILDREN_SHOWN, rest);
+	free(copy);
+}
+
+/* JSON: a wait's children, "wait_pids": [{"pid": N, "seconds": S}, ...]. */
+static void
+json_children(FILE *out, const char *name, const struct report_opts *o)
+{
+	size_t n;
+	const struct wait_child *c = children_of(name, o, &n);
+
+	if (!c)
+		return;
+	fputs(", \"wait_pids\": [", out);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s{\"pid\": %lu, \"seconds\": %.6f}", i ? ", " : "",
+			(unsigned long)c[i].pid, c[i].samples);
+	fputc(']', out);
+}
+
 static void
 print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 	   size_t shown, const struct report_opts *o)
@@ -177,6 +250,8 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 				pad_to(ow, l[i].object), "", text_name(l[i].name));
 		else
 			fprintf(out, "%s\n", text_name(l[i].name));
+		if (!o->by_object)
+			print_children(out, l[i].name, o);
 	}
 	for (size_t i = shown; i < n; i++)
 		rest += l[i].samples;
@@ -184,53 +259,6 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 		fprintf(out, "%10.3f %6.2f%% %7s %10.0f  (%zu more %s%s)\n",
 			rest / f->rate, 100 * rest / f->total, "", rest, n - shown,
 			o->by_object ? "object" : "function", n - shown == 1 ? "" : "s");
-}
-
-/* The process a wait's name says it waits for ("[off-cpu: wait4 pid
- * 42]"), or 0. */
-static unsigned long
-child_of(const char *name)
-{
-	const char *p;
-
-	if (!wait_name_is(name) || !(p = strstr(name, " pid ")))
-		return 0;
-	return strtoul(p + 5, NULL, 10);
-}
-
-/* Text: where a wait for a child is, the command that shows the child's
- * own profile (a run directory holds every process's). */
-static void
-print_children(FILE *out, const struct line *l, size_t n, const struct report_opts *o,
-	       uint32_t rate)
-{
-	const char *dir = o->files[0];
-	char *slash = NULL, *copy = NULL;
-	int said = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned long pid = child_of(l[i].name);
-
-		if (!pid)
-			continue;
-		if (!copy) {
-			struct stat sb;
-
-			/* a profile's directory, or the directory given */
-			if (!(copy = strdup(dir)))
-				pc_fatal("out of memory");
-			if (stat(copy, &sb) == 0 && !S_ISDIR(sb.st_mode) &&
-			    (slash = strrchr(copy, '/')))
-				*slash = 0;
-			else if (stat(copy, &sb) == 0 && !S_ISDIR(sb.st_mode))
-				strcpy(copy, ".");
-		}
-		if (!said++)
-			fputc('\n', out);
-		fprintf(out, "waits for pid %lu (%.3f s): pcprof report %s --process %lu\n", pid,
-			l[i].samples / rate, text_name(copy), pid);
-	}
-	free(copy);
 }
 
 /* JSON: the callers with no time of their own, after the k functions
@@ -346,8 +374,7 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 			r->samples / f->rate, r->samples, r->samples / f->total);
 		if (cg)
 			fprintf(out, ", \"total_seconds\": %.6f", cg->total[r->func] / f->rate);
-		if (child_of(st->funcs[r->func]))
-			fprintf(out, ", \"wait_pid\": %lu", child_of(st->funcs[r->func]));
+		json_children(out, st->funcs[r->func], o);
 		fputc('}', out);
 	}
 	if (cg && o->top <= 0)
@@ -403,8 +430,6 @@ report_print(FILE *out, const struct flat *f, const struct symtab *st,
 	switch (o->format) {
 	case FORMAT_TEXT:
 		print_text(out, f, l, n, shown, o);
-		if (o->clock == PC_CLOCK_WALL || o->clock == PC_CLOCK_OFF)
-			print_children(out, l, n, o, f->rate);
 		if (f->outside > 0)
 			fprintf(out, "\n%s: %.1f %% of the samples were in code outside %s\n"
 				"(its shared libraries, the vDSO, JIT code), recorded without detail;\n"

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pcprof history's pure parts: the record's parser and formatter
+ * (history_file.c) and the change points (history_cp.c) on synthetic
+ * series with known steps, drawn from a fixed seed so that the rates
+ * measured here are the same every run. bench/history_power.py measures
+ * the same rates over more series and noise levels.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/history.h"
+#include "unit.h"
+
+/* series a rate is measured over */
+#define SERIES	400
+
+static uint64_t rng = 0x2545f4914f6cdd1dULL;
+
+static double
+uniform(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
+}
+
+/* A standard normal draw (Box-Muller). */
+static double
+normal(void)
+{
+	return sqrt(-2 * log(uniform())) * cos(2 * M_PI * uniform());
+}
+
+/* n commits' means: 1 s, times 1 + step from commit at on (at >= n: no
+ * step) and ramp a commit over [ramp_at, ramp_at + 10), with relative
+ * noise sd a commit; within: what 3 runs of noise 1.5 sd say. */
+static void
+series(double *x, double *within, size_t n, size_t at, double step, size_t ramp_at,
+       double ramp, double sd)
+{
+	for (size_t i = 0; i < n; i++) {
+		double level = 1 + (i >= at ? step : 0);
+
+		if (i >= ramp_at)
+			level += ramp * (double)(i - ramp_at < 10 ? i - ramp_at + 1 : 10);
+		x[i] = level * (1 + sd * normal());
+		within[i] = (1.5 * sd) * (1.5 * sd) / 3;
+	}
+}
+
+/* A 3 % step amid 30 commits (noise 0.75 % a commit, a step of 4 sd,
+ * anywhere from commit 3 to 27): found at its commit, +-1, in at least
+ * 95 % of series, its size within a third of 3 %, and nothing else in at
+ * least 95 %. (At 1 % noise, 3 sd, the step is found in every series but
+ * placed within +-1 in 92 %: bench/history_power.py.) */
+START_TEST(test_history_finds_a_3_percent_step_at_its_commit)
+{
+	double x[30], w[30];
+	struct change ch[30];
+	int found = 0, exact = 0, clean = 0;
+
+	for (int s = 0; s < SERIES; s++) {
+		size_t at = 3 + (size_t)(uniform() * 25), n;
+		int hit = 0;
+
+		series(x, w, 30, at, 0.03, 30, 0, 0.0075);
+		n = cp_find(CP_TTEST, x, w, 30, 0.01, 0.01, ch, 30);
+		for (size_t i = 0; i < n; i++)
+			if (ch[i].at + 1 >= at && ch[i].at <= at + 1 &&
+			    fabs((ch[i].after - ch[i].before) / ch[i].before - 0.03) < 0.01) {
+				hit = 1;
+				exact += ch[i].at == at;
+			}
+		found += hit;
+		clean += hit && n == 1;
+	}
+	fprintf(stderr, "history: 3 %% step in 30 commits, noise 0.75 %%: found +-1 in %d of %d, exactly in %d, "
+		"alone in %d\n", found, SERIES, exact, clean);
+	ck_assert_int_ge(found, SERIES * 95 / 100);
+	ck_assert_int_ge(clean, SERIES * 95 / 100);
+}
+END_TEST
+
+/* 200 commits of noise alone: at most one false change point in a
+ * series, and in at most 2 % of series (alpha 0.01). */
+START_TEST(test_history_is_quiet_over_200_commits_of_noise)
+{
+	static double x[200], w[200];
+	struct change ch[200];
+	int falses = 0, worst = 0;
+
+	for (int s = 0; s < SERIES; s++) {
+		size_t n;
+
+		series(x, w, 200, 200, 0, 200, 0, 0.01);
+		n = cp_find(CP_TTEST, x, w, 200, 0.01, 0.01, ch, 200);
+		falses += (int)n;
+		worst = (int)n > worst ? (int)n : worst;
+	}
+	fprintf(stderr, "history: 200 commits of noise: %d false change points in %d series, "
+		"at most %d in one\n", falses, SERIES, worst);
+	ck_assert_int_le(worst, 1);
+	ck_assert_int_le(falses, SERIES * 2 / 100);
+}
+END_TEST
+
+/* A drift of 1 % a commit over 10 commits (noise 1 %), amid 60: found as
+ * a change point within the drift's commits in at least 95 % of series;
+ * binary segmentation splits a ramp where the levels before and after
+ * differ most, which is inside it. */
+START_TEST(test_history_reports_a_drift_of_1_percent_a_commit)
+{
+	double x[60], w[60];
+	struct change ch[60];
+	int found = 0;
+
+	for (int s = 0; s < SERIES; s++) {
+		size_t n;
+		int hit = 0;
+
+		series(x, w, 60, 60, 0, 25, 0.01, 0.01);
+		n = cp_find(CP_TTEST, x, w, 60, 0.01, 0.01, ch, 60);
+		for (size_t i = 0; i < n; i++)
+			hit |= ch[i].at >= 25 && ch[i].at <= 35 && ch[i].after > ch[i].before;
+		found += hit;
+	}
+	fprintf(stderr, "history: 1 %%/commit drift over 10 commits: found in %d of %d\n", found,
+		SERIES);
+	ck_assert_int_ge(found, SERIES * 95 / 100);
+}
+END_TEST
+
+/* E-divisive finds the same step (fewer series: its permutations cost). */
+START_TEST(test_history_edivisive_finds_the_step_too)
+{
+	double x[30], w[30];
+	struct change ch[30];
+	int found = 0;
+
+	for (int s = 0; s < 40; s++) {
+		size_t at = 5 + (size_t)(uniform() * 20), n;
+
+		series(x, w, 30, at, 0.05, 30, 0, 0.01);
+		n = cp_find(CP_EDIVISIVE, x, w, 30, 0.01, 0.01, ch, 30);
+		for (size_t i = 0; i < n; i++)
+			found += ch[i].at + 1 >= at && ch[i].at <= at + 1;
+	}
+	ck_assert_int_ge(found, 36);
+}
+END_TEST
+
+/* The last commit 5 % up (at 0.5 % noise): a change point when its runs
+ * agreed, none when they disagreed (its weight goes with its variance). */
+START_TEST(test_history_weighs_a_commit_by_its_runs)
+{
+	double x[30], w[30];
+	struct change ch[30];
+	size_t n;
+
+	series(x, w, 30, 30, 0, 30, 0, 0.005);
+	x[29] *= 1.05;
+	n = cp_find(CP_TTEST, x, w, 30, 0.01, 0.01, ch, 30);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ch[0].at, 29);
+	w[29] *= 400;		/* its runs' sd 20 times the others' */
+	ck_assert_uint_eq(cp_find(CP_TTEST, x, w, 30, 0.01, 0.01, ch, 30), 0);
+}
+END_TEST
+
+/* Constant values, one or two commits, a series of equal means with no
+ * runs' variance: no change point, no division by zero. */
+START_TEST(test_history_edges)
+{
+	double flat[10] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 }, step[6] = { 1, 1, 1, 2, 2, 2 };
+	struct change ch[10];
+
+	ck_assert_uint_eq(cp_find(CP_TTEST, flat, NULL, 10, 0.01, 0.01, ch, 10), 0);
+	ck_assert_uint_eq(cp_find(CP_TTEST, flat, NULL, 2, 0.01, 0.01, ch, 10), 0);
+	ck_assert_uint_eq(cp_find(CP_TTEST, flat, NULL, 0, 0.01, 0.01, ch, 10), 0);
+	ck_assert_uint_eq(cp_find(CP_TTEST, step, NULL, 6, 0.01, 0.01, ch, 10), 1);
+	ck_assert_uint_eq(ch[0].at, 3);
+	ck_assert(fabs(ch[0].before - 1) < 1e-12 && fabs(ch[0].after - 2) < 1e-12);
+	/* below the threshold it is not reported */
+	ck_assert_uint_eq(cp_find(CP_TTEST, step, NULL, 6, 0.01, 1.5, ch, 10), 0);
+}
+END_TEST
+
+/* A record written and read back is the same record. */
+START_TEST(test_history_record_round_trip)
+{
+	char a[] = "a\"b\\c\xc3\xa9", z[] = "z", commit[] = "abc123";
+	struct hist_value f[2] = { { a, 1.5, 0.25 }, { z, 0.1, 0 } };
+	struct hist_record r = { commit, 1700000000, 3, { NULL, 2, 0.5 }, { NULL, -1, 0 }, f, 2 };
+	struct hist_record back;
+	const char *why = NULL;
+	char *line = history_format(&r);
+	size_t len = strlen(line);
+
+	ck_assert(len > 0 && line[len - 1] == '\n');
+	ck_assert_msg(history_parse(line, len - 1, &back, &why) == 0, "%s", why);
+	ck_assert_str_eq(back.commit, "abc123");
+	ck_assert(back.time == 1700000000 && back.runs == 3 && back.cpu.mean == 2);
+	ck_assert(back.wall.mean < 0);
+	ck_assert_uint_eq(back.nfuncs, 2);
+	ck_assert_str_eq(back.funcs[0].name, f[0].name);
+	ck_assert(back.funcs[0].mean == 1.5 && back.funcs[0].var == 0.25);
+	history_record_release(&back);
+	free(line);
+}
+END_TEST
+
+/* Lines that are not records, and the words that say why. */
+START_TEST(test_history_parse_rejects_what_is_not_a_record)
+{
+	static const struct {
+		const char *line, *why;
+	} bad[] = {
+		{ "", "truncated" },
+		{ "{\"version\":1,\"commit\":\"a\"", "truncated" },
+		{ "{\"version\":1,\"commit\":\"a", "truncated" },
+		{ "\x7f" "ELF\x02\x01", "not a JSON object" },
+		{ "[1,2]", "not a JSON object" },
+		{ "{\"foo\":1}", "unknown field" },
+		{ "{\"commit\":\"a\",\"time\":1,\"runs\":1,\"cpu\":[1,0],\"functions\":{}}",
+		  "no version" },
+		{ "{\"version\":2}", "newer pcprof" },
+		{ "{\"version\":1,\"version\":1}", "twice" },
+		{ "{\"version\":1,\"commit\":\"\xff\"}", "not UTF-8" },
+		{ "{\"version\":1,\"commit\":\"\xc0\xaf\"}", "not UTF-8" },
+		{ "{\"version\":1,\"commit\":\"\\ud800\"}", "surrogate" },
+		{ "{\"version\":1,\"commit\":\"\\u0000\"}", "NUL" },
+		{ "{\"version\":1,\"time\":NaN}", "number" },
+		{ "{\"version\":1,\"time\":1e999}", "number" },
+		{ "{\"version\":1,\"time\":0x10}", "not JSON" },
+		{ "{\"version\":1,\"time\":01}", "number" },
+		{ "{\"version\":1,\"runs\":0}", "runs" },
+		{ "{\"version\":1,\"runs\":1.5}", "runs" },
+		{ "{\"version\":1,\"cpu\":[1]}", "mean, variance" },
+		{ "{\"version\":1,\"cpu\":[-1,0]}", "negative" },
+		{ "{\"version\":1,\"functions\":{\"f\":[1,0],\"f\":[1,0]}}", "twice" },
+		{ "{\"version\":1,\"functions\":[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]}", "not an object" },
+		{ "{\"version\":1,\"commit\":\"a\",\"time\":1,\"runs\":1,\"cpu\":[1,0]}", "missing" },
+		{ "{\"version\":1,\"commit\":\"\",\"time\":1,\"runs\":1,\"cpu\":[1,0],"
+		  "\"functions\":{}}", "empty commit" },
+		{ "{\"version\":1,\"commit\":\"a\",\"time\":1,\"runs\":1,\"cpu\":[1,0],"
+		  "\"functions\":{}} x", "text after" },
+	};
+	struct hist_record r;
+	const char *why;
+	char *longname = malloc(HISTORY_NAME_MAX + 64);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		ck_assert_msg(history_parse(bad[i].line, strlen(bad[i].line), &r, &why) == -1,
+			      "accepted: %s", bad[i].line);
+		ck_assert_msg(why && strstr(why, bad[i].why), "%s: said '%s', not '%s'",
+			      bad[i].line, why, bad[i].why);
+	}
+	/* a NUL byte within the line's length */
+	ck_assert_int_eq(history_parse("{\"version\":1,\"commit\":\"a\0b\"}", 29, &r, &why), -1);
+	/* a name over the cap */
+	ck_assert_ptr_nonnull(longname);
+	strcpy(longname, "{\"version\":1,\"commit\":\"");
+	memset(longname + strlen(longname), 'x', HISTORY_NAME_MAX + 1);
+	strcpy(longname + 23 + HISTORY_NAME_MAX + 1, "\"}");
+	ck_assert_int_eq(history_parse(longname, strlen(longname), &r, &why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "longer than"));
+	free(longname);
+	/* the line's length is its end: the same text one byte short */
+	ck_assert_int_eq(history_parse("{\"version\":1}", 12, &r, &why), -1);
+}
+END_TEST
+
+Suite *
+history_suite(void)
+{
+	Suite *s = suite_create("history");
+	TCase *t = tcase_create("history");
+
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, test_history_finds_a_3_percent_step_at_its_commit);
+	tcase_add_test(t, test_history_is_quiet_over_200_commits_of_noise);
+	tcase_add_test(t, test_history_reports_a_drift_of_1_percent_a_commit);
+	tcase_add_test(t, test_history_edivisive_finds_the_step_too);
+	tcase_add_test(t, test_history_weighs_a_commit_by_its_runs);
+	tcase_add_test(t, test_history_edges);
+	tcase_add_test(t, test_history_record_round_trip);
+	tcase_add_test(t, test_history_parse_rejects_what_is_not_a_record);
+	suite_add_tcase(s, t);
+	return s;
+}
