@@ -322,6 +322,10 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 		walk_ns = walk_ns * 0.7 + 0.3 * (double)(pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 -
 							  looks_ns) / (double)walks;
 	pc_wall_most(GMON_WALL_THREADS, n);
+	for (size_t i = 0; how & PC_LOOK_LAST && i < n; i++)
+		if (nxt[i].state != PC_W_ENDED)
+			pc_wall_settle(&nxt[i].cur), pc_wall_settle(&nxt[i].prev),
+				pc_wall_settle(&nxt[i].iow);
 	close(task_dir);
 	task_dir = -1;
 	t = cur;

@@ -56,6 +56,15 @@ struct pc_wthread {
 	struct pc_wwait iow;	/* its last fsync's, when neither is */
 };
 
+/* A wait left with time never walked: one with the wait alone, for the
+ * summary's count. */
+static inline void
+pc_wall_settle(const struct pc_wwait *x)
+{
+	if (x->alone && !x->entry && x->pending)
+		pc_wall_count(GMON_WALL_NONE, 1);
+}
+
 /* wall_acct.c: the sampler's view of /proc/self/task during a round. */
 void pc_wall_acct_dir(int dir) PC_HIDDEN;
 /* wall_acct.c: close thread w's kept descriptor; forget them all (a
@@ -122,6 +131,7 @@ uint32_t pc_wall_final_tid(void) PC_HIDDEN;
 void pc_wall_final_done(void) PC_HIDDEN;
 void pc_wall_final_reset(void) PC_HIDDEN;
 /* wall_acct.c: a xorshift step. */
+/* wall_events.c: a xorshift step. */
 uint64_t pc_wall_random(uint64_t *seed) PC_HIDDEN;
 
 /* wall_unwind.c: whether the last walk, of thread tid seen blocked in call

@@ -37,15 +37,6 @@ pc_wall_acct_dir(int dir)
 	task_dir = dir;
 }
 
-uint64_t
-pc_wall_random(uint64_t *seed)
-{
-	*seed ^= *seed << 13;
-	*seed ^= *seed >> 7;
-	*seed ^= *seed << 17;
-	return *seed;
-}
-
 /* /proc/self/task/TID/FILE into buf (NUL-terminated); its length, or -1. */
 static ssize_t
 read_task(uint32_t tid, const char *file, char *buf, size_t size)
@@ -416,7 +407,7 @@ now_in(struct pc_wthread *w, uint64_t key, long nr, const unsigned long *arg, un
 	w->prev = w->cur;
 	if (key == t.key)
 		w->cur = t;
-	else
+	else if (pc_wall_settle(&t), 1)
 		new_wait(&w->cur, w->tid, key, nr, arg, ip);
 }
 
@@ -474,6 +465,7 @@ io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int en
 	x = GMON_WAIT_CALL(w->cur.word) == nr ? &w->cur :
 		GMON_WAIT_CALL(w->prev.word) == nr ? &w->prev : &w->iow;
 	if (x == &w->iow && (GMON_WAIT_CALL(x->word) != nr || x->ip != ret)) {
+		pc_wall_settle(x);
 		memset(x, 0, sizeof(*x));
 		x->key = 3;
 		x->word = GMON_WAIT_WORD(nr, GMON_FD_FILE, 0);
@@ -482,7 +474,6 @@ io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int en
 	charge(w->tid, x, d);
 }
 
-/* Whether wait x's time is timed by its thread (wall_io.c). */
 static int
 timed_call(const struct pc_wwait *x)
 {
@@ -497,6 +488,7 @@ untimed(struct pc_wthread *w)
 		return &w->cur;
 	if (w->prev.key && !timed_call(&w->prev))
 		return &w->prev;
+	pc_wall_settle(&w->iow);
 	memset(&w->iow, 0, sizeof(w->iow));
 	return &w->iow;
 }
@@ -611,6 +603,7 @@ pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns)
 	w->rq_io_ns = 0;
 	w->seen_ns = end_ns;
 	w->state = PC_W_ENDED;
+	pc_wall_settle(&w->cur), pc_wall_settle(&w->prev), pc_wall_settle(&w->iow);
 }
 
 void

@@ -72,6 +72,15 @@ pc_wall_next_event(struct pc_wevent *out)
 	return 0;
 }
 
+uint64_t
+pc_wall_random(uint64_t *seed)
+{
+	*seed ^= *seed << 13;
+	*seed ^= *seed >> 7;
+	*seed ^= *seed << 17;
+	return *seed;
+}
+
 uint32_t
 pc_wall_events_waiting(void)
 {
