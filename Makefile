@@ -62,7 +62,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/timer.c preload/timercost.c preload/handler.c preload/settings.c \
 	preload/snapshot.c preload/live.c preload/livegrow.c preload/livemap.c preload/livememcg.c preload/livegrower.c preload/recover.c preload/finish.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
-	preload/wall.c preload/wall_unwind.c preload/namespaces.c \
+	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/namespaces.c \
 	preload/sandbox.c \
 	preload/own.c preload/vfork.c \
 	gmon/write.c
@@ -230,6 +230,7 @@ PROGS += $(P)/readers_nodump
 PROGS += $(P)/lifecycle2
 PROGS += $(P)/footprint
 PROGS += $(P)/footprint_one
+PROGS += $(P)/wallacct
 PROGS += $(P)/wallstack $(P)/wallstack-fp
 PROGS += $(P)/history-slow3
 

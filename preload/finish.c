@@ -148,6 +148,8 @@ pc_finish_signal(int sig)
 
 	if (getpid() != pc->pid || !pc->ntext)
 		goto out;
+	/* every thread's wall time up to the end (PC_CLOCK=wall) */
+	pc_wall_final();
 	/* the writer's lock first, then the phase: a thread that ends the
 	 * process (_exit, exit_group through here) while another writes
 	 * waits in the lock until that write is whole */

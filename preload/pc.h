@@ -394,8 +394,9 @@ void pc_stacks_add_again(uint64_t *entry, uint64_t ns) PC_HIDDEN;
 /* stacks.c: count ns that thread tid waited for a CPU, under the stack it
  * was last seen blocked at (an entry pc_stacks_add_offcpu returned): a
  * thread woken from a wait waits for a CPU there; or (NULL) under its last
- * CPU sample's stack, where it was preempted, or alone. AS-safe. */
-void pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked, uint64_t ns) PC_HIDDEN;
+ * CPU sample's stack, where it was preempted, or alone. Its entry, or NULL
+ * when the table has no room (yet). AS-safe. */
+uint64_t *pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked, uint64_t ns) PC_HIDDEN;
 /* stacks.c: keep thread tid's name (16 bytes, NUL-padded). AS-safe. */
 void pc_stacks_note_name(uint32_t tid, const char name[GMON_THREAD_NAME_SIZE]) PC_HIDDEN;
 /* stacks.c: the wall sampler's figures (enum gmon_wallinfo), which the
@@ -414,6 +415,12 @@ void pc_wall_start(void) PC_HIDDEN;
  * (namespaces.c). Not AS-safe. */
 int pc_wall_pause(void) PC_HIDDEN;
 void pc_wall_resume(void) PC_HIDDEN;
+/* wall.c: at the end of the process, a last round that counts every
+ * thread's time up to now (a second at most). AS-safe. */
+void pc_wall_final(void) PC_HIDDEN;
+/* wall.c: the calling thread of the program's starts (0) or ends (1):
+ * its first and last intervals, to the nanosecond. AS-safe. */
+void pc_wall_thread_event(int end) PC_HIDDEN;
 /* stacks.c: write the stacks file's contents. AS-safe. */
 int pc_stacks_write(struct gmon_sink *s) PC_HIDDEN;
 /* stacks.c: forget every stack (fork child). Not AS-safe. */

@@ -373,7 +373,7 @@ pc_stacks_add_offcpu(uint32_t tid, uint64_t wait, const struct pc_frame *f, int 
 	return add(tid, wait, f, NULL, n, flags | GMON_STACK_OFFCPU, ns);
 }
 
-void
+uint64_t *
 pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked, uint64_t ns)
 {
 	static const struct pc_frame none[1];	/* frames are not read: enc or n 0 */
@@ -382,22 +382,20 @@ pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked, uint64_t ns)
 	uint32_t depth, flags, skip;
 
 	if (!arena)
-		return;
+		return NULL;
 	/* not seen blocked: its last CPU sample's stack, if it is its own */
 	last = __atomic_load_n(&last_cpu[tid % LAST_SLOTS], __ATOMIC_ACQUIRE);
 	if (!blocked && (uint32_t)last == tid && (last >> 32) < arena_words)
 		blocked = arena + (last >> 32);
-	if (!blocked) {
-		add(tid, wait, none, NULL, 0, GMON_STACK_OFFCPU, ns);
-		return;
-	}
+	if (!blocked)
+		return add(tid, wait, none, NULL, 0, GMON_STACK_OFFCPU, ns);
 	/* its frames under the run queue's wait (an off-CPU stack's own wait
 	 * left out) */
 	depth = (uint32_t)blocked[2];
 	flags = (uint32_t)(blocked[2] >> 32);
 	skip = flags & GMON_STACK_OFFCPU ? 1 : 0;
-	add(tid, wait, none, blocked + ENTRY_WORDS + skip, (int)(depth - skip),
-	    (flags & ~GMON_STACK_OFFCPU) | GMON_STACK_OFFCPU, ns);
+	return add(tid, wait, none, blocked + ENTRY_WORDS + skip, (int)(depth - skip),
+		   (flags & ~GMON_STACK_OFFCPU) | GMON_STACK_OFFCPU, ns);
 }
 
 void

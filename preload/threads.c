@@ -31,6 +31,7 @@ static void
 thread_exit(void *unused)
 {
 	(void)unused;
+	pc_wall_thread_event(1);
 	pc_thread_disarm();
 	pc_signals_small_stack_end();
 	pc_own_prog_thread(-1);
@@ -184,6 +185,7 @@ thread_start(void *p)
 	/* a small stack gets an alternate one for samples, or no samples */
 	if (!small || pc_signals_small_stack() == 0)
 		pc_thread_arm();
+	pc_wall_thread_event(0);
 	return fn(arg);
 }
 

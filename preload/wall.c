@@ -1,41 +1,53 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The wall-clock sampler (PC_CLOCK=wall): where every thread's time goes
- * while it is off the CPU. A thread that runs is sampled by its CPU-time
- * timer as always; a thread that waits is never signalled, because a
- * handler that runs in a thread blocked in nanosleep, poll, select or
- * epoll_wait makes the call fail with EINTR whatever SA_RESTART says.
- * Instead a thread of libpc's looks at every thread from the outside, a
- * round at a time, PC_WALL_HZ rounds a second (100 by default), at
- * jittered intervals so that no round keeps step with a program's own
- * period:
- *  - /proc/self/task/TID/schedstat gives the thread's time on the CPU,
- *    its time waiting on a run queue, and how often it was switched in.
- *    The growth of the run-queue time since the last round is counted as
- *    the wait [off-cpu: runqueue].
- *  - A thread that was not switched in since the last round is where it
- *    was: a blocked one gets this round's time added to the stack it was
- *    blocked at, with no more reading.
- *  - Otherwise /proc/self/task/TID/syscall says whether the thread runs
- *    ("running": its CPU timer samples it) or is blocked, in which call,
- *    with which arguments, at which sp and pc. A blocked thread's stack is
- *    walked from those (wall_unwind.c), and schedstat read again: if the
- *    thread was switched in meanwhile the walk may have read a stack that
- *    changed under it, and the sample is dropped (counted).
- * Each off-CPU sample weighs the time since the thread was last looked at,
- * so that a thread's CPU time, its waits and its run-queue time add up to
- * its life whatever the rounds' jitter or delays.
+ * The wall-clock sampler (PC_CLOCK=wall): exact totals, sampled
+ * attribution. A thread that runs is sampled by its CPU-time timer as
+ * always; a thread that waits is never signalled, because a handler that
+ * runs in a thread blocked in nanosleep, poll, select or epoll_wait makes
+ * the call fail with EINTR whatever SA_RESTART says. Instead a thread of
+ * libpc's looks at every thread from the outside, every round, PC_WALL_HZ
+ * rounds a second (100 by default) at jittered intervals, so that no round
+ * keeps step with a program's own period (wall_acct.c does the looks):
+ *  - /proc/self/task/TID/schedstat gives, exactly, the thread's time on
+ *    the CPU and its time waiting on a run queue since the last look; the
+ *    rest of the interval was off the CPU. So a thread's CPU, run-queue
+ *    and off-CPU time add up to its life by construction, at any number of
+ *    threads: every thread is accounted every round (3 to 10 us a thread).
+ *  - A thread not switched in since its last look is where it was: its
+ *    time goes to the same wait, with nothing more read. One that ran is
+ *    read again (/proc/self/task/TID/syscall): a call, its arguments, sp
+ *    and pc the same as before are the same wait, whose stack is reused.
+ *    A thread found running (or waiting for a CPU, which reads the same)
+ *    keeps its time for the next look that finds it blocked; one found in
+ *    another wait gives half the interval to each.
+ *  - Run-queue time is charged once, to what the thread was about to run:
+ *    the wait it woke from (the call itself while it is still in a disk
+ *    wait), or where it was preempted (its last CPU sample).
+ *  - fsync and fdatasync are timed by the thread that calls them
+ *    (wall_io.c): the kernel shows a thread inside them as running a
+ *    third of the time, so their time off the CPU goes to the call
+ *    exactly, not by sampling.
+ *  - Off-CPU time is counted at once under the call alone, and moved
+ *    under the thread's stack once it is walked (wall_unwind.c, 0.1 to 3
+ *    ms a walk). Walks are what the budget is spent on: each round walks
+ *    blocked threads in waits not yet walked, picked at random weighted
+ *    by their time not yet under a stack, while the bucket holds any.
+ *  - A thread's start and end are told by libpc's own thread start and
+ *    exit paths (wall_events.c), so its first and last intervals are
+ *    counted to the nanosecond; a thread that ends some other way is
+ *    counted to halfway since its last look. At the end of the process
+ *    (pc_finish) a last round counts every thread up to then.
  *
  * The sampler measures its own CPU time and keeps it under 1 % of one
- * CPU (PC_WALL_BUDGET): a round looks at as many threads as its share of
- * the budget allows, from where the last one stopped, so that with many
- * threads each is looked at less often; listing them all, which a round
- * cannot cut short, spaces the rounds out at thousands of threads. The
- * summary and the stacks file say the rate at which a thread was looked
- * at, on average over the run. Why 100 rounds a second: at 10 ms a sleep or a lock wait of
- * a few tens of milliseconds is seen, and a look costs 2 to 6 us a thread
- * (small /proc reads), so some 20 threads are looked at every round within
- * 1 % of a CPU (docs/benchmarks.md).
+ * CPU (PC_WALL_BUDGET), as a bucket: 1 % of the wall time, and 10 ms at
+ * the start for libunwind's load and the first walks; its looks, walks and
+ * wake-ups (30 to 300 us each on a VM) come out of it. A round waits until
+ * the bucket holds it and a last round, and the sampler sleeps until it
+ * will. With thousands of threads rounds are spaced out (1,000 threads:
+ * about one a second; 10,000 in a short run: the last only): each
+ * thread's totals stay exact, only where its time went is seen less often.
+ * The summary and the stacks file say the rate at which a thread was
+ * looked at, on average over the run.
  *
  * This thread is not the handler's: it reads files and may allocate. It
  * is started with every signal blocked and no CPU timer, so it appears
@@ -59,247 +71,96 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 
 #include "pc.h"
 #include "wall.h"
 
-#define MAX_THREADS	32768	/* threads followed; more are counted, not sampled */
-#define WALK_MAX	128	/* frames walked of a blocked thread */
-#define NAME_EVERY	64	/* rounds between readings of a thread's name */
+#define MAX_THREADS	32768	/* threads followed; more are not */
+#define BEGINS		32768	/* starts of threads not listed yet */
 
-enum { SEEN_NEW, SEEN_RUNNING, SEEN_BLOCKED };
-
-struct wthread {
-	uint32_t tid;
-	uint32_t state;		/* SEEN_* */
-	uint64_t run_ns, wait_ns, switches;	/* schedstat at the last look */
-	uint64_t seen_ns;	/* when it was last looked at */
-	uint64_t *entry;	/* the stack it is blocked at, or NULL */
-	uint32_t rounds;
-};
-
-static struct wthread *cur, *nxt;	/* sorted by tid */
+static struct pc_wthread *cur, *nxt;	/* sorted by tid */
 static size_t ncur;
 static int task_dir = -1;	/* /proc/self/task, open during a round only */
 static int started;
 static pthread_t thread;
 static uint32_t my_tid;
 
-/* /proc/self/task/TID/FILE into buf (NUL-terminated); its length, or -1. */
-static ssize_t
-read_task(uint32_t tid, const char *file, char *buf, size_t size)
-{
-	char name[48];
-	ssize_t n;
-	int fd;
-
-	snprintf(name, sizeof(name), "%u/%s", tid, file);
-	if ((fd = openat(task_dir, name, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return n;
-}
-
 static int
-read_schedstat(uint32_t tid, uint64_t v[3])
+cmp_tid(const void *key, const void *e)
 {
-	char buf[96];
+	uint32_t x = *(const uint32_t *)key, y = ((const struct pc_wthread *)e)->tid;
 
-	if (read_task(tid, "schedstat", buf, sizeof(buf)) <= 0)
-		return -1;
-	return sscanf(buf, "%lu %lu %lu", &v[0], &v[1], &v[2]) == 3 ? 0 : -1;
+	return x < y ? -1 : x > y;
 }
 
-/* What thread tid's descriptor fd is, from its link in the thread's own
- * table (this thread's is not the program's). */
-static unsigned
-fd_kind(uint32_t tid, int fd)
+static struct pc_wthread *
+find(struct pc_wthread *t, size_t n, uint32_t tid)
 {
-	char name[48], link[64];
-	ssize_t n;
-
-	if (fd < 0)
-		return GMON_FD_NONE;
-	snprintf(name, sizeof(name), "%u/fd/%d", tid, fd);
-	if ((n = readlinkat(task_dir, name, link, sizeof(link) - 1)) <= 0)
-		return GMON_FD_NONE;
-	link[n] = 0;
-	if (!strncmp(link, "pipe:", 5))
-		return GMON_FD_PIPE;
-	if (!strncmp(link, "socket:", 7))
-		return GMON_FD_SOCKET;
-	if (!strcmp(link, "anon_inode:[eventfd]"))
-		return GMON_FD_EVENTFD;
-	if (!strncmp(link, "/dev/pts/", 9) || !strncmp(link, "/dev/tty", 8) ||
-	    !strcmp(link, "/dev/console"))
-		return GMON_FD_TTY;
-	return link[0] == '/' ? GMON_FD_FILE : GMON_FD_OTHER;
+	return bsearch(&tid, t, n, sizeof(*t), cmp_tid);
 }
 
-/* The calls whose first argument is the descriptor they wait on. */
-static int
-takes_fd(long nr)
-{
-	switch (nr) {
-	case SYS_read: case SYS_write: case SYS_pread64: case SYS_pwrite64:
-	case SYS_readv: case SYS_writev: case SYS_preadv: case SYS_pwritev:
-	case SYS_preadv2: case SYS_pwritev2: case SYS_sendto: case SYS_recvfrom:
-	case SYS_sendmsg: case SYS_recvmsg: case SYS_sendmmsg: case SYS_recvmmsg:
-	case SYS_accept: case SYS_accept4: case SYS_connect: case SYS_fsync:
-	case SYS_fdatasync: case SYS_flock: case SYS_ioctl: case SYS_splice:
-	case SYS_sync_file_range: case SYS_fallocate: case SYS_ftruncate:
-		return 1;
-	default:
-		return 0;
-	}
-}
+/* Starts told of threads not listed yet, by id (a thread's start may be
+ * told before a listing shows it, and it may end before one does). */
+static struct {
+	uint32_t tid;
+	uint64_t t_ns;
+} begins[BEGINS];
 
-/* The wait a blocked thread's syscall line describes. */
+/* A thread's start, when it was told: its time, taken; or 0. */
 static uint64_t
-wait_word(uint32_t tid, long nr, const unsigned long *arg)
+begun(uint32_t tid)
 {
-	uint32_t pid = 0;
+	uint64_t t = begins[tid % BEGINS].tid == tid ? begins[tid % BEGINS].t_ns : 0;
 
-	if (nr < 0)
-		return GMON_WAIT_WORD(GMON_WAIT_NOCALL, 0, 0);
-	/* wait4's pid is an int: -1 and 0 (any child, or the group) are
-	 * 0xffffffff and 0 here */
-	if (nr == SYS_wait4 && (int)arg[0] > 0)
-		pid = (uint32_t)arg[0];
-	else if (nr == SYS_waitid && arg[0] == P_PID)
-		pid = (uint32_t)arg[1];
-	return GMON_WAIT_WORD((unsigned)nr & 0xfff,
-			      takes_fd(nr) ? fd_kind(tid, (int)arg[0]) : 0, pid);
+	begins[tid % BEGINS].tid = 0;
+	return t;
 }
 
-/* Note the name of a thread the CPU timer may never see run. */
+/* A thread's start: one listed and not looked at yet began then; one
+ * listed as ended is a new one with the same id. */
 static void
-note_name(uint32_t tid)
+event_start(const struct pc_wevent *e, size_t n)
 {
-	char buf[GMON_THREAD_NAME_SIZE + 8];
-	char name[GMON_THREAD_NAME_SIZE];
-	ssize_t n = read_task(tid, "comm", buf, sizeof(buf));
+	struct pc_wthread *x = find(nxt, n, e->tid);
 
-	if (n <= 0)
-		return;
-	if (buf[n - 1] == '\n')
-		buf[--n] = 0;
-	memset(name, 0, sizeof(name));
-	memcpy(name, buf, (size_t)n < sizeof(name) ? (size_t)n : sizeof(name));
-	pc_stacks_note_name(tid, name);
+	/* listed at the last round, not now: ended since */
+	if (!x && (x = find(cur, ncur, e->tid)) && (x->listed || x->state != PC_W_NEW || x->rounds))
+		x = NULL;
+	if (x && x->state == PC_W_NEW && !x->rounds && !x->listed) {
+		x->seen_ns = e->t_ns;
+		x->young = 0;
+	} else if (x && (x->state == PC_W_ENDED || (x->state == PC_W_NEW && !x->rounds))) {
+		pc_wall_forget(x);
+		memset(x, 0, sizeof(*x));
+		x->fd = -1;
+		x->tid = e->tid;
+		x->listed = 1;
+		x->seen_ns = e->t_ns;
+	} else if (!x) {
+		begins[e->tid % BEGINS].tid = e->tid;
+		begins[e->tid % BEGINS].t_ns = e->t_ns;
+	}
 }
 
-/* Where thread tid is blocked: 0, with the call's number (-1: blocked
- * outside any call), its arguments, sp and ip; -1 when it runs or is gone. */
-static int
-read_syscall(uint32_t tid, long *nr, unsigned long arg[6], unsigned long *sp,
-	     unsigned long *ip)
-{
-	char line[256];
-
-	if (read_task(tid, "syscall", line, sizeof(line)) <= 0 || !strncmp(line, "running", 7))
-		return -1;
-	if (sscanf(line, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", nr, &arg[0], &arg[1],
-		   &arg[2], &arg[3], &arg[4], &arg[5], sp, ip) == 9)
-		return 0;
-	memset(arg, 0, 6 * sizeof(*arg));
-	/* "-1 0x0 0x0": no user state at all, a thread that has exited (a
-	 * main thread that called pthread_exit stays listed): not a wait */
-	return sscanf(line, "%ld %lx %lx", nr, sp, ip) == 3 && *nr == -1 && (*sp || *ip) ?
-		0 : -1;
-}
-
-/* Thread w, seen to have run since its last look (schedstat ss), as it
- * is now: blocked (its wait and stack counted, weight ns) or running. */
+/* A thread's end: its last interval, to the nanosecond. */
 static void
-look_blocked(struct wthread *w, const uint64_t ss[3], uint64_t weight)
+event_end(const struct pc_wevent *e, size_t n)
 {
-	static struct pc_frame f[WALK_MAX];
-	uint64_t again[3], word;
-	long nr;
-	unsigned long arg[6], sp, ip;
-	int n, how;
+	struct pc_wthread *x = find(nxt, n, e->tid);
+	uint64_t t;
 
-	w->run_ns = ss[0];
-	w->switches = ss[2];
-	w->entry = NULL;
-	w->state = SEEN_RUNNING;
-	if (read_syscall(w->tid, &nr, arg, &sp, &ip))
-		return;
-	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
-	word = wait_word(w->tid, nr, arg);
-	/* switched in during the walk: its stack may have changed under it,
-	 * unless the walk holds (wall_unwind.c) */
-	if (read_schedstat(w->tid, again) || ((again[2] != ss[2] || again[0] != ss[0]) &&
-					      !pc_wall_walk_holds(w->tid, nr, arg, sp, ip))) {
-		/* it was blocked when its syscall line was read, so the time
-		 * counts, with the wait and the pc that line gave; the frames
-		 * are dropped (dropping the time too would undercount the
-		 * threads that wait often and briefly, as their waits end
-		 * during walks: sqlite3's fdatasyncs by a fifth): the wait alone */
-		pc_wall_count(GMON_WALL_NONE, 1);
-		pc_stacks_add_offcpu(w->tid, word, f, 1, GMON_STACK_CUT, weight);
-		w->state = SEEN_NEW;
-		return;
-	}
-	w->state = SEEN_BLOCKED;
-	pc_wall_count(how == PC_WALL_FULL ? GMON_WALL_FULL : n > 1 ? GMON_WALL_CUT : GMON_WALL_NONE, 1);
-	w->entry = pc_stacks_add_offcpu(w->tid, word, f, n,
-					how == PC_WALL_CUT ? GMON_STACK_CUT :
-					how == PC_WALL_TRUNCATED ? GMON_STACK_TRUNCATED : 0,
-					weight);
-	/* the table is full: this time is lost, and said to be */
-	if (!w->entry)
-		pc_wall_count(GMON_WALL_DROPPED, 1);
-}
-
-/* Look at thread w (old: what the last look saw of it, or NULL); a
- * thread seen for the first time is given age ns of life so far. */
-static void
-look(struct wthread *w, const struct wthread *old, uint64_t now, uint64_t age)
-{
-	uint64_t ss[3], weight;
-
-	if (read_schedstat(w->tid, ss)) {
-		/* gone, or going: as the last look left it */
-		if (old)
-			*w = *old;
-		else
-			w->seen_ns = now;
-		return;
-	}
-	weight = old && old->seen_ns ? now - old->seen_ns : age;
-	if (!old || old->rounds % NAME_EVERY == 0)
-		note_name(w->tid);
-	if (old)
-		*w = *old;
-	w->seen_ns = now;
-	w->rounds++;
-	/* time waiting for a CPU: a thread last seen blocked waited on
-	 * waking from that wait, and it is counted there; one last seen
-	 * running was preempted somewhere the sampler did not see */
-	if (old && ss[1] > w->wait_ns)
-		pc_stacks_add_runqueue(w->tid, w->state == SEEN_BLOCKED ? w->entry : NULL,
-				       ss[1] - w->wait_ns);
-	w->wait_ns = ss[1];
-	/* not switched in since: where it was */
-	if (w->state != SEEN_NEW && ss[2] == w->switches && ss[0] == w->run_ns) {
-		if (w->state == SEEN_BLOCKED && w->entry)
-			pc_stacks_add_again(w->entry, weight);
-		return;
-	}
-	look_blocked(w, ss, weight);
+	if (!x && (x = find(cur, ncur, e->tid)) && x->listed)
+		x = NULL;	/* listed now: in nxt */
+	if (x)
+		pc_wall_ended(x, e->t_ns, e->cpu_ns);
+	else if ((t = begun(e->tid)))	/* begun and ended between two rounds */
+		pc_wall_brief(e->tid, e->t_ns > t ? e->t_ns - t : 0, e->cpu_ns);
 }
 
 static int
 by_tid(const void *a, const void *b)
 {
-	uint32_t x = ((const struct wthread *)a)->tid, y = ((const struct wthread *)b)->tid;
+	uint32_t x = ((const struct pc_wthread *)a)->tid, y = ((const struct pc_wthread *)b)->tid;
 
 	return x < y ? -1 : x > y;
 }
@@ -324,6 +185,7 @@ list_threads(void)
 			if (n == MAX_THREADS)
 				goto sort;
 			memset(&nxt[n], 0, sizeof(nxt[n]));
+			nxt[n].fd = -1;
 			nxt[n++].tid = (uint32_t)tid;
 		}
 	}
@@ -338,8 +200,9 @@ static int first_round = 1;
 static pthread_mutex_t round_lock = PTHREAD_MUTEX_INITIALIZER;	/* held for a round */
 static uint32_t stop_word;	/* 1: the thread is to end (pc_wall_pause) */
 static uint64_t cpu_before;	/* CPU of the sampler's earlier threads */
-
-static size_t cursor;		/* where the next round's looks begin */
+static uint64_t looks_ns;	/* the last round's CPU, walks apart */
+static double walk_ns = 300e3;	/* a walk's CPU, lately */
+static double wake_ns = 100e3;	/* a wake-up's CPU, lately */
 
 /*
  * Every thread of the program has ended but a main thread that called
@@ -352,79 +215,117 @@ program_ended(size_t n)
 {
 	char buf[256];
 	const char *state;
+	int fd;
+	ssize_t got;
 
-	if (n != 1 || nxt[0].tid != (uint32_t)getpid() ||
-	    read_task(nxt[0].tid, "stat", buf, sizeof(buf)) <= 0 ||
-	    !(state = strrchr(buf, ')')))
+	if (n != 1 || nxt[0].tid != (uint32_t)getpid())
+		return 0;
+	snprintf(buf, sizeof(buf), "%u/stat", nxt[0].tid);
+	if ((fd = openat(task_dir, buf, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	buf[got] = 0;
+	if (!(state = strrchr(buf, ')')))
 		return 0;
 	return state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X');
 }
 
-static int
-cmp_tid(const void *key, const void *e)
+/* The listed threads nxt[0..n) given what the last round knew of them. */
+static void
+carry_over(size_t n, uint64_t now)
 {
-	uint32_t x = *(const uint32_t *)key, y = ((const struct wthread *)e)->tid;
+	/* a thread not there at the last round began, on average, halfway
+	 * since (its start, when libpc saw it, says when); at the first, the
+	 * threads are as old as libpc */
+	uint64_t born = first_round ? last_round : last_round + (now - last_round) / 2;
 
-	return x < y ? -1 : x > y;
+	for (size_t i = 0; i < ncur; i++)
+		cur[i].listed = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct pc_wthread *old = find(cur, ncur, nxt[i].tid);
+
+		if (old) {
+			nxt[i] = *old;
+			old->listed = 1;
+		} else if ((nxt[i].seen_ns = begun(nxt[i].tid)) == 0) {
+			/* the first round may come late: threads other than
+			 * the main one may have started since libpc did */
+			nxt[i].seen_ns = born;
+			nxt[i].young = !first_round || nxt[i].tid != (uint32_t)getpid();
+		}
+		nxt[i].listed = 1;
+	}
+}
+
+/* Time the stacks table had no room for: its grower, woken, makes room
+ * (10,000 threads' first waits at once fill its first slots): 400 ms at
+ * most; what is left then is lost, and said to be. */
+static void
+place(size_t n)
+{
+	for (int k = 0; k < 200 && pc_wall_unplaced(); k++) {
+		struct timespec t = { 0, 2000000 };
+
+		nanosleep(&t, NULL);
+		pc_wall_place(nxt, n);
+		pc_wall_place(cur, ncur);
+	}
+	if (pc_wall_unplaced())
+		pc_wall_count(GMON_WALL_DROPPED, 1);
 }
 
 /*
- * One round: the threads listed, and as many looked at as slice_ns of this
- * thread's CPU allows, from where the last round stopped, so that no round
- * costs more than its share of the budget however many threads there are
- * (10,000 new threads walked at once took 0.4 s). A thread not looked at
- * keeps what the last look saw, and its time since: the next look weighs
- * it all. Returns the threads looked at; *listed, those listed.
+ * One round: the threads listed, their starts and ends since the last,
+ * and each looked at; then walks of the blocked ones while more() allows.
+ * Returns the threads listed.
  */
 static size_t
-round_all(uint64_t slice_ns, size_t *listed)
+round_all(int (*more)(void), uint64_t *seed, int how)
 {
-	uint64_t now = pc_clock_ns(CLOCK_MONOTONIC), age, c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	size_t n, looked = 0, start;
-	int over = 0;
-	struct wthread *t;
+	uint64_t now = pc_clock_ns(CLOCK_MONOTONIC), c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	struct pc_wevent e;
+	struct pc_wthread *t;
+	size_t n, walks;
 
-	/* in this thread's own table (wall_thread) */
-	*listed = 0;
 	if ((task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return 0;
-	n = *listed = list_threads();
+	pc_wall_acct_dir(task_dir);
+	n = list_threads();
 	if (program_ended(n)) {
 		/* what glibc's last thread does, which this one kept it from */
 		close(task_dir);
 		pc_own_end_process();
 	}
-	/* a thread not there at the last round began, on average, halfway
-	 * since; at the first, the threads are as old as libpc */
-	age = first_round ? now - last_round : (now - last_round) / 2;
+	carry_over(n, now);
 	first_round = 0;
 	last_round = now;
-	start = n ? cursor % n : 0;
-	for (size_t k = 0; k < n; k++) {
-		size_t i = (start + k) % n;
-		const struct wthread *old = bsearch(&nxt[i].tid, cur, ncur, sizeof(*cur), cmp_tid);
-
-		/* sampling stopped (an exec under way, which may fail and go
-		 * on): every thread keeps its last look, none is left empty */
-		if (!pc_on())
-			over = 1;
-		if (over) {
-			/* not this round: as the last look left it, or, new,
-			 * born about age ago */
-			if (old) {
-				nxt[i] = *old;
-			} else {
-				nxt[i].state = SEEN_NEW;
-				nxt[i].seen_ns = now - age;
-			}
-			continue;
+	while (pc_wall_next_event(&e))
+		(e.cpu_ns == ~0ULL ? event_start : event_end)(&e, n);
+	/* gone, its end not told */
+	for (size_t i = 0; i < ncur; i++)
+		if (!cur[i].listed) {
+			pc_wall_ended(&cur[i], now, ~0ULL);
+			pc_wall_forget(&cur[i]);
 		}
-		look(&nxt[i], old, now, age);
-		if (++looked % 4 == 0 && pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 > slice_ns)
-			over = 1;
-	}
-	cursor = start + looked;
+	/* a thread listed before its start path ran (it waits for its
+	 * creator) is looked at once its start is told, when its life
+	 * begins; 20 rounds at most, for threads libpc did not start */
+	for (size_t i = 0; i < n; i++)
+		if (nxt[i].state != PC_W_ENDED && !(nxt[i].young && nxt[i].young++ < 20 && !how))
+			pc_wall_look(&nxt[i], how);
+	looks_ns = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+	place(n);
+	if ((walks = pc_wall_walks(nxt, n, more, seed)))
+		walk_ns = walk_ns * 0.7 + 0.3 * (double)(pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 -
+							  looks_ns) / (double)walks;
 	pc_wall_most(GMON_WALL_THREADS, n);
+	for (size_t i = 0; how & PC_LOOK_LAST && i < n; i++)
+		if (nxt[i].state != PC_W_ENDED)
+			pc_wall_settle(&nxt[i].cur), pc_wall_settle(&nxt[i].prev),
+				pc_wall_settle(&nxt[i].iow);
 	close(task_dir);
 	task_dir = -1;
 	t = cur;
@@ -432,7 +333,7 @@ round_all(uint64_t slice_ns, size_t *listed)
 	nxt = t;
 	ncur = n;
 	pc_wall_count(GMON_WALL_TICKS, 1);
-	return looked;
+	return n;
 }
 
 /*
@@ -449,25 +350,16 @@ own_descriptors(void)
 	return syscall(SYS_unshare, CLONE_FILES) || syscall(SYS_close_range, 0U, ~0U, 0U) ? -1 : 0;
 }
 
-/* Sleep until the next round: *next moved on by interval, jittered
- * uniformly within [interval/2, 3*interval/2), so the mean stays. */
+/* Sleep until *at, or until pc_wall_pause or pc_wall_final wakes it. */
 static void
-sleep_round(uint64_t *next, uint64_t interval, uint64_t *seed)
+sleep_until(uint64_t at_ns)
 {
-	struct timespec at;
+	uint32_t w = pc_wall_wake_seq();
+	struct timespec at = { (time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u) };
 
-	*seed ^= *seed << 13;
-	*seed ^= *seed >> 7;
-	*seed ^= *seed << 17;
-	*next += interval / 2 + *seed % interval;
-	at.tv_sec = (time_t)(*next / 1000000000u);
-	at.tv_nsec = (long)(*next % 1000000000u);
-	/* a futex on the stop word, so that pc_wall_pause wakes it at once;
-	 * FUTEX_WAIT_BITSET's timeout is absolute, on CLOCK_MONOTONIC */
-	while (!__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE) &&
-	       !(syscall(SYS_futex, &stop_word, FUTEX_WAIT_BITSET_PRIVATE, 0, &at, NULL,
-			 FUTEX_BITSET_MATCH_ANY) == -1 && errno == ETIMEDOUT))
-		;
+	while (!__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE) && pc_wall_final_state() != 1 &&
+	       !pc_wall_wait(w, &at))
+		w = pc_wall_wake_seq();
 }
 
 /*
@@ -487,64 +379,201 @@ load_unwinder(void)
 	pthread_mutex_unlock(&round_lock);
 }
 
+/*
+ * The budget, as a bucket of CPU nanoseconds: it fills at budget ns a ns
+ * of wall time, up to half a second's worth beyond what two rounds cost,
+ * and every ns of this thread's CPU comes out of it. A look at a thread
+ * costs per_thread (learned; 3 to 10 us here), a first look NEW_NS (its
+ * name, its syscall line, its schedstat opened). A round waits until the
+ * bucket holds what it costs and what a last round would; walks go on
+ * while the bucket holds any.
+ */
+#define START_NS	10e6	/* libunwind's load, the first walks */
+#define NEW_NS		30e3
+#define ROUND_NS	20e3
+#define EVENT_NS	3e3
+static double budget, bucket, per_thread = 3000;
+static uint64_t spent_at;	/* this thread's CPU when the bucket was last charged */
+static int started_once;
+
+/* A round of n threads, known of them followed already. */
+static double
+round_cost(size_t n, size_t known)
+{
+	return per_thread * (double)known + NEW_NS * (double)(n > known ? n - known : 0) +
+		ROUND_NS;
+}
+
+/* What the next round costs, about: a look at each thread followed, and
+ * the starts and ends told since (a thread that starts and ends between
+ * two rounds costs no look; one that starts and stays costs its first
+ * look, NEW_NS, which the bucket then pays back: counting every event as
+ * one starved the rounds of a server that starts a thread a request). */
+static double
+next_round_cost(void)
+{
+	return round_cost(ncur, ncur) + EVENT_NS * (double)pc_wall_events_waiting() +
+		NEW_NS * (double)pc_wall_events_staying();
+}
+
+static void
+bucket_spend(void)
+{
+	uint64_t c = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
+	bucket -= (double)(c - spent_at);
+	spent_at = c;
+	__atomic_store_n(&pc_stats->wall_cpu_ns, cpu_before + c, __ATOMIC_RELAXED);
+}
+
+/* A walk while the bucket holds any: a wait's stack can be walked only
+ * while the thread is in it (the next round waits the longer; waiting
+ * for the bucket to hold a walk's cost, 0.1 to 3 ms, left waits of
+ * 0.4 s unwalked). */
+static int
+may_walk(void)
+{
+	bucket_spend();
+	return bucket > 0;
+}
+
+/* One round, under the lock; its cost a thread learned. */
+static size_t
+timed_round(uint64_t *seed, int last)
+{
+	size_t n, known = ncur;
+	double each;
+
+	pthread_mutex_lock(&round_lock);
+	/* the last round, short of budget, reads the counters alone */
+	n = round_all(may_walk, seed,
+		      !last ? 0 : bucket < next_round_cost() ?
+		      PC_LOOK_LAST | PC_LOOK_CHEAP : PC_LOOK_LAST);
+	pthread_mutex_unlock(&round_lock);
+	bucket_spend();
+	/* learned from rounds of threads mostly known already */
+	known = known < n ? known : n;
+	if (known && known >= n / 2) {
+		each = ((double)looks_ns - NEW_NS * (double)(n - known) - ROUND_NS) / (double)known;
+		per_thread = per_thread * 0.8 + 0.2 * (each > 1000 ? each : 1000);
+	}
+	return n;
+}
+
+/* The end of the process: a last round, whatever the bucket holds. */
+static void
+last_round_asked(uint64_t *seed)
+{
+	pc_wall_acct_ending(pc_wall_final_tid());
+	if (pc_on())
+		timed_round(seed, 1);
+	pc_wall_final_done();
+}
+
+static void
+fill_bucket(uint64_t *prev, double cap)
+{
+	uint64_t now = pc_clock_ns(CLOCK_MONOTONIC);
+
+	bucket += budget * (double)(now - *prev);
+	*prev = now;
+	if (bucket > cap + budget * 5e8)
+		bucket = cap + budget * 5e8;
+}
+
+/* The sampler's schedule: when it wakes next, its random state, when the
+ * bucket was last filled, when it started, its rounds. */
+struct sched {
+	uint64_t base, next, seed, filled, t0;
+	double rounds;
+};
+
+/* interval, jittered uniformly within [interval/2, 3*interval/2): the
+ * mean stays, and no round keeps step with a program's own period */
+static uint64_t
+jittered(struct sched *z, uint64_t interval)
+{
+	return interval / 2 + pc_wall_random(&z->seed) % (interval + 1);
+}
+
+/* A wake-up: a round if the bucket holds enough, and when to wake next. */
+static void
+woken(struct sched *z)
+{
+	/* this round and a last one */
+	double need = 2 * next_round_cost();
+	uint64_t now;
+
+	fill_bucket(&z->filled, need);
+	bucket_spend();
+	if (pc_wall_final_state() == 1)
+		last_round_asked(&z->seed);
+	now = pc_clock_ns(CLOCK_MONOTONIC);
+	/* the rate at which a thread is looked at, on average over the run */
+	if (now - z->t0 > 100000000u)
+		pc_wall_set(GMON_WALL_HZ_LOW, (uint64_t)(z->rounds / (double)(now - z->t0) * 1e9 + 0.5));
+	/* behind (a busy machine): start again from now */
+	if (now > z->next + z->base)
+		z->next = now;
+	if (!pc_on() || pc_wall_final_state()) {
+		z->next = now + z->base;
+		return;
+	}
+	/* a round and the last one paid for (the wake-up is), or wait until
+	 * the bucket holds them and the next wake-up */
+	if (bucket < need) {
+		z->next = now + jittered(z, (uint64_t)((need + wake_ns - bucket) / budget));
+		return;
+	}
+	timed_round(&z->seed, 0);
+	/* the next wake-up when the bucket will hold a round and the wake-up
+	 * itself (30 to 300 us here): one that finds too little costs as
+	 * much again; never sooner than the rate asked for */
+	need = round_cost(ncur, ncur) * 2 + wake_ns;
+	now = pc_clock_ns(CLOCK_MONOTONIC);
+	z->next = now + jittered(z, bucket >= need || (need - bucket) / budget < (double)z->base ?
+				 z->base : (uint64_t)((need - bucket) / budget));
+	z->rounds += 1;
+}
+
 static void *
 wall_thread(void *arg)
 {
-	const uint64_t base = 1000000000u / (uint64_t)pc_cfg->wall_hz;
-	const double budget = pc_cfg->wall_budget / 100.0;	/* of one CPU */
-	uint64_t interval = base, next = pc_clock_ns(CLOCK_MONOTONIC), seed, prev = next;
-	double listing = 0, looks = 0, thread_ns = 0;
+	struct sched z = { .base = 1000000000u / (uint64_t)pc_cfg->wall_hz };
 
 	(void)arg;
 	/* first: pc_wall_pause reads it once it has joined the thread */
 	__atomic_store_n(&my_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+	pc_wall_sampler_is(1, my_tid);
 	prctl(PR_SET_NAME, "pc-wall", 0, 0, 0);
 	if (own_descriptors()) {
 		pc_say("cannot give the wall sampler descriptors of its own; CPU time only",
 		       "", "");
 		return NULL;
 	}
+	budget = pc_cfg->wall_budget / 100.0;
+	/* this thread's table is new: a paused sampler's descriptors are gone */
+	pc_wall_forget_all(cur, ncur);
+	spent_at = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	/* a start: loading libunwind and the first walks, which read the
+	 * programs' unwind tables, cost some 5 to 10 ms at once */
+	if (!started_once++)
+		bucket = START_NS;
 	load_unwinder();
 	pc_own_enter();
-	seed = next ^ (uint64_t)getpid() << 32;
+	z.next = z.filled = z.t0 = pc_clock_ns(CLOCK_MONOTONIC);
+	z.seed = z.next ^ (uint64_t)getpid() << 32;
 	for (;;) {
-		uint64_t c0, c1, slice, t;
-		size_t looked, listed;
+		uint64_t c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
-		sleep_round(&next, interval, &seed);
+		sleep_until(z.next);
+		wake_ns = wake_ns * 0.8 + 0.2 * (double)(pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
 		if (__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE)) {
+			bucket_spend();
 			pc_own_leave();
 			return NULL;
 		}
-		if (!pc_on())
-			continue;
-		/* the budget's share of this round, less what listing the
-		 * threads costs, for the looks (at least a few) */
-		slice = (uint64_t)(budget * (double)interval);
-		slice = slice > (uint64_t)listing * 2 ? slice - (uint64_t)listing : slice / 2;
-		c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		pthread_mutex_lock(&round_lock);
-		looked = round_all(slice, &listed);
-		pthread_mutex_unlock(&round_lock);
-		c1 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		__atomic_store_n(&pc_stats->wall_cpu_ns, cpu_before + c1, __ATOMIC_RELAXED);
-		/* listing every thread is the part a round cannot cut short:
-		 * with very many threads, rounds are spaced so that it takes
-		 * half the budget at most */
-		listing = listing * 0.9 + (double)(c1 - c0 > slice ? c1 - c0 - slice : 0) * 0.1;
-		interval = listing / (budget / 2) > (double)base ?
-			(uint64_t)(listing / (budget / 2)) : base;
-		/* the rate at which a thread is looked at, on average over
-		 * the run: looks over threads' seconds */
-		t = pc_clock_ns(CLOCK_MONOTONIC);
-		looks += (double)looked;
-		thread_ns += (double)listed * (double)(t - prev);
-		prev = t;
-		if (thread_ns > 0)
-			pc_wall_set(GMON_WALL_HZ_LOW, (uint64_t)(looks / thread_ns * 1e9 + 0.5));
-		/* behind (a busy machine): start again from now */
-		if (pc_clock_ns(CLOCK_MONOTONIC) > next + interval)
-			next = pc_clock_ns(CLOCK_MONOTONIC);
+		woken(&z);
 	}
 	return NULL;
 }
@@ -557,6 +586,7 @@ start_thread(void)
 		pc_say("cannot start the wall-clock sampler's thread; CPU time only", "", "");
 	else
 		started = 1;
+	pc_wall_sampler_is(started, 0);
 }
 
 /* A fork waits for a round under way to end: the child gets a copy of
@@ -587,6 +617,8 @@ forked(void)
 	ncur = 0;
 	my_tid = 0;
 	first_round = 1;
+	pc_wall_events_reset();
+	pc_wall_final_reset();
 	last_round = pc_clock_ns(CLOCK_MONOTONIC);
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
 	start_thread();
@@ -595,7 +627,7 @@ forked(void)
 void
 pc_wall_start(void)
 {
-	size_t len = 2 * MAX_THREADS * sizeof(struct wthread);
+	size_t len = 2 * MAX_THREADS * sizeof(struct pc_wthread);
 	void *m;
 
 	if (!pc_cfg->clock_wall || !pc_cfg->stacks)
@@ -613,6 +645,8 @@ pc_wall_start(void)
 	}
 	cur = m;
 	nxt = cur + MAX_THREADS;
+	pc_wall_events_on();
+	pc_wall_io_start();
 	start_thread();
 	pthread_atfork(before_fork, after_fork_parent, forked);
 }
@@ -627,7 +661,7 @@ pc_wall_pause(void)
 	if (!started || getpid() != pc->pid)
 		return 0;
 	__atomic_store_n(&stop_word, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &stop_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pc_wall_wake();
 	pthread_join(thread, NULL);
 	/* read after the join, which the thread's first store precedes: read
 	 * before it, a pause at the top of main found no id yet, waited for
@@ -635,6 +669,7 @@ pc_wall_pause(void)
 	 * in make check under load) */
 	tid = __atomic_load_n(&my_tid, __ATOMIC_SEQ_CST);
 	started = 0;
+	pc_wall_sampler_is(0, 0);
 	cpu_before = __atomic_load_n(&pc_stats->wall_cpu_ns, __ATOMIC_RELAXED);
 	/* the kernel takes an ended thread out of its group a moment after
 	 * pthread_join returns: wait for that, 100 ms at most */
@@ -654,3 +689,4 @@ pc_wall_resume(void)
 	__atomic_store_n(&my_tid, 0, __ATOMIC_RELAXED);
 	start_thread();
 }
+

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The wall sampler's parts (wall.c, wall_unwind.c): not the handler's. */
+/* The wall sampler's parts (wall.c, wall_acct.c, wall_unwind.c): not the
+ * handler's. */
 #ifndef PC_WALL_H
 #define PC_WALL_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "pc.h"
 
@@ -19,6 +22,117 @@ int pc_wall_unwind_init(void) PC_HIDDEN;
  * process_vm_readv. */
 int pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max,
 		   int *how) PC_HIDDEN;
+
+/* The wait a thread was last seen in (wall_acct.c). */
+struct pc_wwait {
+	uint64_t key;		/* the hash of its syscall line; 0: none */
+	uint64_t word;		/* GMON_WAIT_WORD */
+	uint64_t ip;		/* the call's pc */
+	uint64_t *alone;	/* the entry of the call alone, or NULL */
+	uint64_t *entry;	/* its walked stack's, or NULL */
+	uint64_t pending;	/* ns under alone that a walk moves to entry */
+	uint64_t unplaced;	/* ns the stacks table had no room for yet */
+	int io;			/* its run-queue time is its own (fsync) */
+};
+
+enum { PC_W_NEW, PC_W_RUNNING, PC_W_BLOCKED, PC_W_ENDED };
+
+/* One thread followed by the wall sampler. */
+struct pc_wthread {
+	uint32_t tid;
+	uint8_t state;		/* PC_W_* */
+	uint8_t listed;		/* seen in this round's listing */
+	uint8_t young;		/* rounds listed before its start was told */
+	uint32_t rounds;
+	int fd;			/* its schedstat kept open, or -1 */
+	uint64_t run_ns, rq_ns, switches;	/* schedstat at the last look */
+	uint64_t seen_ns;	/* when its time was last counted */
+	uint64_t unknown_ns;	/* off the CPU before any wait was seen */
+	int64_t carry_ns;	/* counted ahead of the kernel's counters */
+	uint64_t rq_io_ns;	/* waiting for a CPU after a disk wait: whose? */
+	uint64_t io_prev;	/* its fsync time so far (wall_io.c) */
+	uint64_t rq_left;	/* run-queue time the table had no room for yet */
+	struct pc_wwait cur, prev;
+	struct pc_wwait iow;	/* its last fsync's, when neither is */
+};
+
+/* A wait left with time never walked: one with the wait alone, for the
+ * summary's count. */
+static inline void
+pc_wall_settle(const struct pc_wwait *x)
+{
+	if (x->alone && !x->entry && x->pending)
+		pc_wall_count(GMON_WALL_NONE, 1);
+}
+
+/* wall_acct.c: the sampler's view of /proc/self/task during a round. */
+void pc_wall_acct_dir(int dir) PC_HIDDEN;
+/* wall_acct.c: close thread w's kept descriptor; forget them all (a
+ * new sampler thread's table has none). */
+void pc_wall_forget(struct pc_wthread *w) PC_HIDDEN;
+void pc_wall_forget_all(struct pc_wthread *t, size_t n) PC_HIDDEN;
+/* wall_acct.c: the thread that ends the process, which waits for the
+ * last round (pc_wall_final): not a wait of the program's. */
+void pc_wall_acct_ending(uint32_t tid) PC_HIDDEN;
+/* wall_acct.c: count thread w's time up to now (CLOCK_MONOTONIC, read
+ * with its counters); PC_LOOK_CHEAP: from its counters alone;
+ * PC_LOOK_LAST: the end of the process, nothing kept for later. */
+enum { PC_LOOK_CHEAP = 1, PC_LOOK_LAST = 2 };
+void pc_wall_look(struct pc_wthread *w, int how) PC_HIDDEN;
+/* wall_acct.c: count thread w's time up to its end at end_ns, when its
+ * CPU clock read cpu_ns; or (cpu_ns ~0) half its time since its last
+ * look, its end not known. */
+void pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns) PC_HIDDEN;
+/* wall_acct.c: thread tid's life of life_ns, cpu_ns of it on the CPU,
+ * begun and ended between two rounds. */
+void pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns) PC_HIDDEN;
+/* wall_acct.c: walk the stacks of the blocked threads of t[0..n) whose
+ * wait is not walked yet, picked at random weighted by their time not
+ * yet under a stack, while more() says the budget allows; the number
+ * walked. seed: the round's random state. */
+size_t pc_wall_walks(struct pc_wthread *t, size_t n, int (*more)(void), uint64_t *seed) PC_HIDDEN;
+/* A thread's start or end (wall_events.c): seq is its number + 1 once
+ * it is whole; cpu_ns the thread's CPU clock at its end, ~0 at a start. */
+struct pc_wevent {
+	uint32_t seq, tid;
+	uint64_t t_ns, cpu_ns;
+};
+/* wall_events.c: the next whole event into *e (1), or 0; how many are
+ * waiting, about; start taking them; forget them (a fork child). */
+int pc_wall_next_event(struct pc_wevent *e) PC_HIDDEN;
+uint32_t pc_wall_events_waiting(void) PC_HIDDEN;
+/* wall_events.c: of those, the starts not matched by an end, about. */
+size_t pc_wall_events_staying(void) PC_HIDDEN;
+void pc_wall_events_on(void) PC_HIDDEN;
+void pc_wall_events_reset(void) PC_HIDDEN;
+/* wall_acct.c: whether time found no room in the stacks table (which
+ * grows in another thread, livegrow.c); count it again for t[0..n). */
+int pc_wall_unplaced(void) PC_HIDDEN;
+void pc_wall_place(struct pc_wthread *t, size_t n) PC_HIDDEN;
+/* wall_io.c: time fsync and fdatasync from now on (interposed). */
+void pc_wall_io_start(void) PC_HIDDEN;
+/* wall_io.c: thread tid's time off the CPU in fsync and fdatasync so far
+ * (*total; at now, its schedstat run time run_ns), the last such call and
+ * where it was called from: 1, or 0 when it made none. end: the thread
+ * has ended (its slot is freed). */
+int pc_wall_io_read(uint32_t tid, uint64_t now, uint64_t run_ns, int end, uint64_t *total,
+		    uint32_t *nr, uint64_t *ret) PC_HIDDEN;
+/* wall_events.c: the sampler runs (on) as thread tid (0: not known
+ * yet); its wake-ups: their count, one, and a wait for one until at
+ * (CLOCK_MONOTONIC; 1: timed out); the last round pc_wall_final asks
+ * for: asked (1), done (2) or not (0), who asked, it is done, and none
+ * (a fork child). AS-safe. */
+void pc_wall_sampler_is(int on, uint32_t tid) PC_HIDDEN;
+uint32_t pc_wall_wake_seq(void) PC_HIDDEN;
+void pc_wall_wake(void) PC_HIDDEN;
+int pc_wall_wait(uint32_t seen, const struct timespec *at) PC_HIDDEN;
+int pc_wall_final_state(void) PC_HIDDEN;
+uint32_t pc_wall_final_tid(void) PC_HIDDEN;
+void pc_wall_final_done(void) PC_HIDDEN;
+void pc_wall_final_reset(void) PC_HIDDEN;
+/* wall_acct.c: a xorshift step. */
+/* wall_events.c: a xorshift step. */
+uint64_t pc_wall_random(uint64_t *seed) PC_HIDDEN;
 
 /* wall_unwind.c: whether the last walk, of thread tid seen blocked in call
  * nr, args arg, at sp and ip, holds though the thread was switched in

@@ -1,0 +1,693 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The wall sampler's accounting of one thread (wall.c calls it for every
+ * thread, every round): its time since the last look, from the kernel's
+ * own counters in /proc/self/task/TID/schedstat, split exactly into time
+ * on the CPU (which the CPU timer samples), time waiting for a CPU, and
+ * the rest, time off the CPU; and where that went, from the thread's
+ * syscall line, and the stack walked from it (wall_unwind.c) when the
+ * budget allows. The time is counted at once under the call alone and
+ * moved under the walked stack when a walk is made, so that a thread's
+ * time is in the stacks table, whole, at every moment.
+ *
+ * Runs in the wall sampler's thread only (its own descriptor table).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "pc.h"
+#include "wall.h"
+
+#define WALK_MAX	128	/* frames walked of a blocked thread */
+#define NAME_EVERY	64	/* looks between readings of a thread's name */
+
+static int task_dir = -1;
+
+void
+pc_wall_acct_dir(int dir)
+{
+	task_dir = dir;
+}
+
+/* /proc/self/task/TID/FILE into buf (NUL-terminated); its length, or -1. */
+static ssize_t
+read_task(uint32_t tid, const char *file, char *buf, size_t size)
+{
+	char name[48];
+	ssize_t n;
+	int fd;
+
+	snprintf(name, sizeof(name), "%u/%s", tid, file);
+	if ((fd = openat(task_dir, name, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/*
+ * Descriptors kept open on threads' schedstat files, in this thread's own
+ * table: a pread costs 2.6 us a thread here, an open, read and close 8 us
+ * (1,000 threads). Each costs the kernel a page once read (the file's
+ * buffer), so at most KEEP are kept; more threads are opened each look.
+ */
+#define KEEP 1024
+static int kept;
+
+void
+pc_wall_forget(struct pc_wthread *w)
+{
+	if (w->fd >= 0) {
+		close(w->fd);
+		kept--;
+	}
+	w->fd = -1;
+}
+
+void
+pc_wall_forget_all(struct pc_wthread *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		t[i].fd = -1;
+	kept = 0;
+}
+
+static int
+parse_schedstat(const char *buf, uint64_t v[3])
+{
+	return sscanf(buf, "%lu %lu %lu", &v[0], &v[1], &v[2]) == 3 ? 0 : -1;
+}
+
+static int
+read_schedstat(struct pc_wthread *w, uint64_t v[3])
+{
+	char buf[96], name[48];
+	ssize_t n;
+
+	if (w->fd >= 0) {
+		if ((n = pread(w->fd, buf, sizeof(buf) - 1, 0)) > 0) {
+			buf[n] = 0;
+			return parse_schedstat(buf, v);
+		}
+		/* ended (another thread may have its id now: opened again) */
+		pc_wall_forget(w);
+	}
+	if (kept < KEEP) {
+		snprintf(name, sizeof(name), "%u/schedstat", w->tid);
+		if ((w->fd = openat(task_dir, name, O_RDONLY | O_CLOEXEC)) < 0)
+			return -1;
+		kept++;
+		if ((n = pread(w->fd, buf, sizeof(buf) - 1, 0)) <= 0)
+			return -1;
+		buf[n] = 0;
+		return parse_schedstat(buf, v);
+	}
+	if (read_task(w->tid, "schedstat", buf, sizeof(buf)) <= 0)
+		return -1;
+	return parse_schedstat(buf, v);
+}
+
+/* Thread tid's state letter from its stat file (R, S, D, ...), or 0. */
+static char
+read_state(uint32_t tid)
+{
+	char buf[256];
+	const char *p;
+
+	if (read_task(tid, "stat", buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+		return 0;
+	return p[1] == ' ' ? p[2] : 0;
+}
+
+/* What thread tid's descriptor fd is, from its link in the thread's own
+ * table (this thread's is not the program's). */
+static unsigned
+fd_kind(uint32_t tid, int fd)
+{
+	char name[48], link[64];
+	ssize_t n;
+
+	if (fd < 0)
+		return GMON_FD_NONE;
+	snprintf(name, sizeof(name), "%u/fd/%d", tid, fd);
+	if ((n = readlinkat(task_dir, name, link, sizeof(link) - 1)) <= 0)
+		return GMON_FD_NONE;
+	link[n] = 0;
+	if (!strncmp(link, "pipe:", 5))
+		return GMON_FD_PIPE;
+	if (!strncmp(link, "socket:", 7))
+		return GMON_FD_SOCKET;
+	if (!strcmp(link, "anon_inode:[eventfd]"))
+		return GMON_FD_EVENTFD;
+	if (!strncmp(link, "/dev/pts/", 9) || !strncmp(link, "/dev/tty", 8) ||
+	    !strcmp(link, "/dev/console"))
+		return GMON_FD_TTY;
+	return link[0] == '/' ? GMON_FD_FILE : GMON_FD_OTHER;
+}
+
+/* The calls whose first argument is the descriptor they wait on. */
+static int
+takes_fd(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_pread64: case SYS_pwrite64:
+	case SYS_readv: case SYS_writev: case SYS_preadv: case SYS_pwritev:
+	case SYS_preadv2: case SYS_pwritev2: case SYS_sendto: case SYS_recvfrom:
+	case SYS_sendmsg: case SYS_recvmsg: case SYS_sendmmsg: case SYS_recvmmsg:
+	case SYS_accept: case SYS_accept4: case SYS_connect: case SYS_fsync:
+	case SYS_fdatasync: case SYS_flock: case SYS_ioctl: case SYS_splice:
+	case SYS_sync_file_range: case SYS_fallocate: case SYS_ftruncate:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Calls that wait for the disk: the kernel wakes the thread for each I/O,
+ * and its waits for a CPU between are the call's time (runqueue_time).
+ */
+static int
+is_io(long nr, unsigned fd)
+{
+	switch (nr) {
+	case SYS_fsync: case SYS_fdatasync:
+		return 0;	/* timed by the thread (wall_io.c) */
+	case SYS_sync: case SYS_syncfs: case SYS_sync_file_range: case SYS_msync:
+		return 1;
+	default:
+		return nr < 0 || (takes_fd(nr) && fd == GMON_FD_FILE);
+	}
+}
+
+/* A new wait of thread tid from its syscall line's fields. */
+static void
+new_wait(struct pc_wwait *x, uint32_t tid, uint64_t key, long nr, const unsigned long *arg,
+	 unsigned long ip)
+{
+	uint32_t pid = 0;
+	unsigned fd = 0;
+
+	memset(x, 0, sizeof(*x));
+	x->key = key;
+	x->ip = ip;
+	if (nr < 0) {
+		x->word = GMON_WAIT_WORD(GMON_WAIT_NOCALL, 0, 0);
+		x->io = 1;
+		return;
+	}
+	/* wait4's pid is an int: -1 and 0 (any child, or the group) are
+	 * 0xffffffff and 0 here */
+	if (nr == SYS_wait4 && (int)arg[0] > 0)
+		pid = (uint32_t)arg[0];
+	else if (nr == SYS_waitid && arg[0] == P_PID)
+		pid = (uint32_t)arg[1];
+	if (takes_fd(nr))
+		fd = fd_kind(tid, (int)arg[0]);
+	x->word = GMON_WAIT_WORD((unsigned)nr & 0xfff, fd, pid);
+	x->io = is_io(nr, fd);
+}
+
+/* The name of a thread the CPU timer may never see run. */
+static void
+note_name(uint32_t tid)
+{
+	char buf[GMON_THREAD_NAME_SIZE + 8];
+	char name[GMON_THREAD_NAME_SIZE];
+	ssize_t n = read_task(tid, "comm", buf, sizeof(buf));
+
+	if (n <= 0)
+		return;
+	if (buf[n - 1] == '\n')
+		buf[--n] = 0;
+	memset(name, 0, sizeof(name));
+	memcpy(name, buf, (size_t)n < sizeof(name) ? (size_t)n : sizeof(name));
+	pc_stacks_note_name(tid, name);
+}
+
+/*
+ * Where thread tid is blocked: 1, with the call's number (-1: blocked
+ * outside any call), its arguments, sp and ip, and the line's hash in
+ * *key; 0 when it runs; -1 when it is gone.
+ */
+static int
+read_syscall(uint32_t tid, uint64_t *key, long *nr, unsigned long arg[6], unsigned long *sp,
+	     unsigned long *ip)
+{
+	char line[256];
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	if (read_task(tid, "syscall", line, sizeof(line)) <= 0)
+		return -1;
+	if (!strncmp(line, "running", 7))
+		return 0;
+	for (const char *p = line; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	*key = h | 1;
+	if (sscanf(line, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", nr, &arg[0], &arg[1],
+		   &arg[2], &arg[3], &arg[4], &arg[5], sp, ip) == 9)
+		return 1;
+	memset(arg, 0, 6 * sizeof(*arg));
+	/* "-1 0x0 0x0": no user state at all, a thread that has exited (a
+	 * main thread that called pthread_exit stays listed): not a wait */
+	return sscanf(line, "%ld %lx %lx", nr, sp, ip) == 3 && *nr == -1 && (*sp || *ip) ?
+		1 : 0;
+}
+
+/* Count ns off the CPU for thread tid in wait x: under its walked stack,
+ * or under the call alone until a walk moves it; what the table has no
+ * room for yet is kept, for pc_wall_place. */
+static int unplaced;
+
+/* Brief threads' time the stacks table had no room for yet. */
+#define BRIEF_LEFT	16384
+static struct {
+	uint32_t tid;
+	uint64_t ns;
+} brief_left[BRIEF_LEFT];
+static size_t nbrief_left;
+
+
+static void
+charge(uint32_t tid, struct pc_wwait *x, uint64_t ns)
+{
+	struct pc_frame f[1];
+
+	ns += x->unplaced;
+	x->unplaced = 0;
+	if (!ns)
+		return;
+	if (!x->key) {
+		/* no wait known: a thread not yet seen blocked */
+		new_wait(x, tid, 1, -1, NULL, 0);
+		x->io = 0;
+	}
+	if (x->entry) {
+		pc_stacks_add_again(x->entry, ns);
+		return;
+	}
+	if (x->alone) {
+		pc_stacks_add_again(x->alone, ns);
+	} else {
+		f[0].site = f[0].entry = (uintptr_t)x->ip;
+		x->alone = pc_stacks_add_offcpu(tid, x->word, f, x->ip ? 1 : 0,
+						GMON_STACK_CUT, ns);
+		if (!x->alone) {
+			x->unplaced = ns;
+			unplaced = 1;
+			return;
+		}
+	}
+	x->pending += ns;
+}
+
+/* Count ns thread w waited for a CPU under the stack of entry blocked (or
+ * where it was preempted); kept for pc_wall_place when there is no room. */
+static void
+runqueue(struct pc_wthread *w, const uint64_t *blocked, uint64_t ns)
+{
+	ns += w->rq_left;
+	w->rq_left = 0;
+	if (ns && !pc_stacks_add_runqueue(w->tid, blocked, ns)) {
+		w->rq_left = ns;
+		unplaced = 1;
+	}
+}
+
+int
+pc_wall_unplaced(void)
+{
+	return unplaced;
+}
+
+void
+pc_wall_place(struct pc_wthread *t, size_t n)
+{
+	size_t k = nbrief_left;
+
+	unplaced = 0;
+	nbrief_left = 0;
+	for (size_t i = 0; i < k; i++)
+		pc_wall_brief(brief_left[i].tid, brief_left[i].ns, 0);
+	for (size_t i = 0; i < n; i++) {
+		charge(t[i].tid, &t[i].cur, 0);
+		charge(t[i].tid, &t[i].prev, 0);
+		charge(t[i].tid, &t[i].iow, 0);
+		runqueue(&t[i], NULL, 0);
+	}
+}
+
+/*
+ * Count drq, the time thread w waited for a CPU since its last look, once,
+ * to what it was about to run: the wait it woke from (was_blocked, in the
+ * wait keyed key_before), or where it was preempted (its last CPU sample).
+ * In a disk wait (fsync) the kernel wakes the thread for each I/O, and it
+ * waits for a CPU inside the call: that is the call's time. A thread that
+ * waits for a CPU reads "running" whatever call it is in, so after a disk
+ * wait, run-queue time waits for the look that finds the thread blocked
+ * again: in the same call (the call's) or elsewhere (the run queue's,
+ * under the disk wait). r: found blocked
+ * (1) or running (0); last: nothing is kept for later.
+ */
+static void
+runqueue_time(struct pc_wthread *w, int was_blocked, uint64_t key_before, int r, uint64_t drq,
+	      int last)
+{
+	struct pc_wwait *from = w->cur.key != key_before && w->prev.key == key_before ?
+		&w->prev : &w->cur;
+
+	if (from->io) {
+		if (r == 1 && w->cur.key == key_before) {
+			charge(w->tid, &w->cur, drq + w->rq_io_ns);
+			w->rq_io_ns = 0;
+			return;
+		}
+		if (r == 0 && !last) {
+			w->rq_io_ns += drq;
+			return;
+		}
+	}
+	if (w->rq_io_ns || from->io)
+		was_blocked = 1;
+	drq += w->rq_io_ns;
+	w->rq_io_ns = 0;
+	if (drq)
+		runqueue(w, !was_blocked ? NULL : from->entry ? from->entry : from->alone, drq);
+}
+
+static uint32_t ending_tid;
+
+void
+pc_wall_acct_ending(uint32_t tid)
+{
+	ending_tid = tid;
+}
+
+/* Thread w is blocked in the wait its syscall line hashes to key: the
+ * same as at its last look, the one before, or a new one. */
+static void
+now_in(struct pc_wthread *w, uint64_t key, long nr, const unsigned long *arg, unsigned long ip)
+{
+	struct pc_wwait t;
+
+	if (key == w->cur.key)
+		return;
+	t = w->prev;
+	w->prev = w->cur;
+	if (key == t.key)
+		w->cur = t;
+	else if (pc_wall_settle(&t), 1)
+		new_wait(&w->cur, w->tid, key, nr, arg, ip);
+}
+
+/*
+ * Where a thread that ran since its last look is now: 1 blocked (w->cur
+ * its wait), 0 running, -1 gone. The kernel says "running" for a thread
+ * whose state changes while it reads: one inside fsync, woken by each
+ * I/O, often does (18 % of looks at sqlite3) while its state says D; read
+ * again, up to three times. Taken for the last wait seen instead, the
+ * time went to the most frequent (fdatasync), not unlink's.
+ */
+static int
+where_now(struct pc_wthread *w)
+{
+	unsigned long arg[6], sp, ip;
+	uint64_t key;
+	long nr;
+	int r = read_syscall(w->tid, &key, &nr, arg, &sp, &ip);
+	char st;
+
+	for (int k = 0; k < 3 && r == 0 && ((st = read_state(w->tid)) == 'D' || st == 'S'); k++)
+		r = read_syscall(w->tid, &key, &nr, arg, &sp, &ip);
+	if (r == 1)
+		now_in(w, key, nr, arg, ip);
+	return r;
+}
+
+/* Thread w's time off the CPU in fsync and fdatasync since its last look,
+ * timed by the thread itself (wall_io.c), charged to the call, exactly;
+ * taken from *off, then *drq (the call's run-queue time is its own). */
+static void
+io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int end)
+{
+	uint64_t total, ret, d;
+	uint32_t nr;
+	struct pc_wwait *x;
+
+	if (!pc_wall_io_read(w->tid, now, w->run_ns, end, &total, &nr, &ret) ||
+	    total <= w->io_prev)
+		return;
+	d = total - w->io_prev;
+	w->io_prev = total;
+	/* more than this interval holds: counted off the CPU elsewhere at an
+	 * earlier look (a wait for a CPU not yet in run_delay); taken from
+	 * the intervals to come, as deltas' carry */
+	if (d > *off + *drq) {
+		w->carry_ns -= (int64_t)(d - *off - *drq);
+		*off = *drq = 0;
+	} else if (d <= *off) {
+		*off -= d;
+	} else {
+		*drq -= d - *off;
+		*off = 0;
+	}
+	x = GMON_WAIT_CALL(w->cur.word) == nr ? &w->cur :
+		GMON_WAIT_CALL(w->prev.word) == nr ? &w->prev : &w->iow;
+	if (x == &w->iow && (GMON_WAIT_CALL(x->word) != nr || x->ip != ret)) {
+		pc_wall_settle(x);
+		memset(x, 0, sizeof(*x));
+		x->key = 3;
+		x->word = GMON_WAIT_WORD(nr, GMON_FD_FILE, 0);
+		x->ip = ret;
+	}
+	charge(w->tid, x, d);
+}
+
+static int
+timed_call(const struct pc_wwait *x)
+{
+	return GMON_WAIT_CALL(x->word) == SYS_fsync || GMON_WAIT_CALL(x->word) == SYS_fdatasync;
+}
+
+/* Where thread w's time not placed yet goes: its last wait not timed. */
+static struct pc_wwait *
+untimed(struct pc_wthread *w)
+{
+	if (!timed_call(&w->cur))
+		return &w->cur;
+	if (w->prev.key && !timed_call(&w->prev))
+		return &w->prev;
+	pc_wall_settle(&w->iow);
+	memset(&w->iow, 0, sizeof(w->iow));
+	return &w->iow;
+}
+
+/* Thread w's run-queue and off-CPU time since its last look; -1: gone. */
+static int
+deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq, uint64_t *off)
+{
+	uint64_t now, dcpu;
+	int64_t rest;
+
+	if (read_schedstat(w, ss))
+		return -1;	/* gone: wall.c counts its end */
+	/* now, at the counters: a round that is preempted (a busy machine)
+	 * must not count a thread's time to the round's start */
+	now = pc_clock_ns(CLOCK_MONOTONIC);
+	dcpu = ss[0] - w->run_ns;
+	*drq = ss[1] - w->rq_ns;
+	/* run_delay grows when a thread that waited for a CPU gets one:
+	 * time counted off the CPU at the last look may turn out to have
+	 * been the run queue's; it is taken from what follows */
+	rest = (int64_t)(now - w->seen_ns) - (int64_t)(dcpu + *drq) + w->carry_ns;
+	w->carry_ns = rest < 0 ? rest : 0;
+	*off = rest > 0 ? (uint64_t)rest : 0;
+	*dcpu_out = dcpu;
+	w->seen_ns = now;
+	w->run_ns = ss[0];
+	w->rq_ns = ss[1];
+	io_time(w, now, off, drq, 0);
+	return 0;
+}
+
+void
+pc_wall_look(struct pc_wthread *w, int how)
+{
+	int cheap = how & PC_LOOK_CHEAP;
+	uint64_t ss[3], dcpu, drq, off;
+	uint64_t key_before = w->cur.key;
+	int was_blocked = w->state == PC_W_BLOCKED, r;
+
+	if (deltas(w, ss, &dcpu, &drq, &off))
+		return;
+	if (w->rounds++ % NAME_EVERY == 0 && !cheap)
+		note_name(w->tid);
+	/* not switched in since: where it was */
+	if (was_blocked && ss[2] == w->switches && !dcpu) {
+		if (timed_call(&w->cur))
+			w->unknown_ns += off + drq;
+		else
+			charge(w->tid, &w->cur, off + drq);
+		return;
+	}
+	w->switches = ss[2];
+	/* the thread that ends the process waits for this round: running */
+	r = cheap || w->tid == ending_tid ? (was_blocked && w->tid != ending_tid) :
+		where_now(w);
+	if (r < 0)
+		r = 0;
+	w->state = r == 1 ? PC_W_BLOCKED : PC_W_RUNNING;
+	runqueue_time(w, was_blocked, key_before, r, drq, how & PC_LOOK_LAST);
+	/*
+	 * Off the CPU: the wait it is found in. A thread found running has
+	 * no wait to show: its time waits for the next look that finds it
+	 * blocked (an unbiased sample of where it waits). Given to its last
+	 * wait instead, it went to the wait it spends most time in, on the
+	 * CPU too: sqlite3's fdatasync (58 % on the CPU, in the kernel) got
+	 * 0.37 s where perf saw 0.23 s off the CPU in it.
+	 */
+	if ((r != 1 || timed_call(&w->cur)) && !(how & PC_LOOK_LAST)) {
+		w->unknown_ns += off;
+		return;
+	}
+	off += w->unknown_ns;
+	w->unknown_ns = 0;
+	/* found in another wait than at the last look: it left that one at
+	 * some time between, on average halfway (charged whole to the new
+	 * one, a 0.3 s phase read 0 when rounds were far apart) */
+	if (r == 1 && w->cur.key != key_before && w->prev.key == key_before &&
+	    !timed_call(&w->prev)) {
+		charge(w->tid, &w->prev, off / 2);
+		off -= off / 2;
+	}
+	charge(w->tid, untimed(w), off);
+}
+
+void
+pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns)
+{
+	uint64_t elapsed = end_ns > w->seen_ns ? end_ns - w->seen_ns : 0, off, none = 0;
+	int64_t rest;
+
+	if (w->state == PC_W_ENDED)
+		return;
+	if (cpu_ns == ~0ULL) {
+		/* its end not known: on average halfway */
+		elapsed /= 2;
+		cpu_ns = w->run_ns;
+	}
+	cpu_ns = cpu_ns > w->run_ns ? cpu_ns - w->run_ns : 0;
+	/* its last wait, the one it ran from to its end (a run queue's
+	 * wait on waking from it is in it: schedstat is not readable at the
+	 * end) */
+	/* less what earlier looks counted ahead of run_delay (deltas) */
+	rest = (int64_t)elapsed - (int64_t)cpu_ns + w->carry_ns;
+	off = rest > 0 ? (uint64_t)rest : 0;
+	io_time(w, end_ns, &off, &none, 1);
+	charge(w->tid, untimed(w), off + w->unknown_ns);
+	w->unknown_ns = 0;
+	w->carry_ns = 0;
+	if (w->rq_io_ns)
+		runqueue(w, w->cur.entry ? w->cur.entry : w->cur.alone, w->rq_io_ns);
+	w->rq_io_ns = 0;
+	w->seen_ns = end_ns;
+	w->state = PC_W_ENDED;
+	pc_wall_settle(&w->cur), pc_wall_settle(&w->prev), pc_wall_settle(&w->iow);
+}
+
+void
+pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns)
+{
+	struct pc_wwait x;
+
+	memset(&x, 0, sizeof(x));
+	charge(tid, &x, life_ns > cpu_ns ? life_ns - cpu_ns : 0);
+	if (x.unplaced && nbrief_left < BRIEF_LEFT) {
+		brief_left[nbrief_left].tid = tid;
+		brief_left[nbrief_left++].ns = x.unplaced;
+	}
+}
+
+/* Walk thread w's stack where it is blocked, if it still is in the wait
+ * it was seen in; its time so far moves from the call alone to the stack. */
+static void
+walk(struct pc_wthread *w)
+{
+	static struct pc_frame f[WALK_MAX];
+	struct pc_wwait *x = &w->cur;
+	uint64_t ss[3], again[3], key;
+	unsigned long arg[6], sp, ip;
+	long nr;
+	int n, how;
+
+	if (read_schedstat(w, ss) ||
+	    read_syscall(w->tid, &key, &nr, arg, &sp, &ip) != 1 || key != x->key)
+		return;
+	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
+	/* switched in during the walk, and the walk does not hold
+	 * (wall_unwind.c): its time stays under the call alone */
+	if (read_schedstat(w, again) || ((again[2] != ss[2] || again[0] != ss[0]) &&
+					 !pc_wall_walk_holds(w->tid, nr, arg, sp, ip))) {
+		pc_wall_count(GMON_WALL_NONE, 1);
+		return;
+	}
+	pc_wall_count(how == PC_WALL_FULL ? GMON_WALL_FULL : n > 1 ? GMON_WALL_CUT : GMON_WALL_NONE, 1);
+	x->entry = pc_stacks_add_offcpu(w->tid, x->word, f, n,
+					how == PC_WALL_CUT ? GMON_STACK_CUT :
+					how == PC_WALL_TRUNCATED ? GMON_STACK_TRUNCATED : 0,
+					x->pending);
+	if (x->entry && x->alone)
+		pc_stacks_add_again(x->alone, (uint64_t)0 - x->pending);
+	if (x->entry)
+		x->pending = 0;
+}
+
+size_t
+pc_wall_walks(struct pc_wthread *t, size_t n, int (*more)(void), uint64_t *seed)
+{
+	static uint32_t *pick;
+	static size_t room;
+	size_t k = 0, done = 0;
+	double total = 0;
+
+	if (room < n) {
+		free(pick);
+		room = n + 1024;
+		if (!(pick = malloc(room * sizeof(*pick)))) {
+			room = 0;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (t[i].state == PC_W_BLOCKED && !t[i].cur.entry && t[i].cur.pending) {
+			pick[k++] = (uint32_t)i;
+			total += (double)t[i].cur.pending;
+		}
+	/* at random, weighted by the time not yet under a stack, without
+	 * putting back */
+	while (k && more()) {
+		double r = (double)(pc_wall_random(seed) >> 11) / 9007199254740992.0 * total;
+		size_t j = 0;
+
+		while (j + 1 < k && r >= (double)t[pick[j]].cur.pending) {
+			r -= (double)t[pick[j]].cur.pending;
+			j++;
+		}
+		total -= (double)t[pick[j]].cur.pending;
+		walk(&t[pick[j]]);
+		pick[j] = pick[--k];
+		done++;
+	}
+	return done;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fsync and fdatasync, timed by the thread that calls them (PC_CLOCK=wall):
+ * their time off the CPU, exactly, for the wall sampler (wall_acct.c) to
+ * charge to the call. Sampling cannot place it: inside fsync the kernel
+ * wakes the thread for each I/O, the thread waits for a CPU, runs in the
+ * kernel (58 % of sqlite3's fdatasync time here), and /proc reads
+ * "running" for it a third of the time, so a look at 1 % of a CPU's
+ * budget (15 to 30 looks a second) told fdatasync from unlink with errors
+ * of 30 % and more.
+ *
+ * A thread's slot is found by its id (no allocation, no thread-local
+ * storage); a sequence word lets the sampler read it whole. The sampler
+ * frees a slot at the thread's end. Not called in a handler by libpc;
+ * the interposers are AS-safe, as fsync is.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "pc.h"
+#include "wall.h"
+#include "banned.h"
+
+#define IO_SLOTS	4096	/* threads that call fsync, at once */
+#define IO_PROBE	64
+
+struct io_slot {
+	uint32_t tid;
+	uint32_t seq;		/* odd while written */
+	uint64_t done_ns;	/* off the CPU in calls that returned */
+	uint64_t start_ns, start_cpu;	/* of the call under way */
+	uint32_t nr, last_nr;	/* the call under way (0: none); the last */
+	uint64_t ret;		/* where the last was called from */
+};
+
+static struct io_slot slots[IO_SLOTS];
+static int io_on;
+static int (*real_fsync)(int), (*real_fdatasync)(int);
+
+void
+pc_wall_io_start(void)
+{
+	real_fsync = (int (*)(int))pc_next("fsync");
+	real_fdatasync = (int (*)(int))pc_next("fdatasync");
+	__atomic_store_n(&io_on, 1, __ATOMIC_RELEASE);
+}
+
+static struct io_slot *
+find_slot(uint32_t tid, int take)
+{
+	for (uint32_t p = 0; p < IO_PROBE; p++) {
+		struct io_slot *s = &slots[(tid * 2654435761u + p) % IO_SLOTS];
+		uint32_t cur = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
+
+		if (cur == tid)
+			return s;
+		if (!cur && take && __atomic_compare_exchange_n(&s->tid, &cur, tid, 0,
+								__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return s;
+		if (!cur && !take)
+			return NULL;
+	}
+	return NULL;
+}
+
+static void
+bump(struct io_slot *s)
+{
+	__atomic_fetch_add(&s->seq, 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* inlined: the stacks read fsync, not a frame of libpc's own */
+static inline __attribute__((always_inline)) int
+timed(uint32_t nr, int fd, int (*real)(int), uint64_t ret)
+{
+	struct io_slot *s = NULL;
+	uint64_t t, c;
+	int r, e;
+
+	if (__atomic_load_n(&io_on, __ATOMIC_ACQUIRE) && pc_on())
+		s = find_slot((uint32_t)syscall(SYS_gettid), 1);
+	if (!s)
+		return real ? real(fd) : (int)syscall(nr, fd);
+	bump(s);
+	s->start_ns = pc_clock_ns(CLOCK_MONOTONIC);
+	s->start_cpu = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	s->nr = s->last_nr = nr;
+	s->ret = ret;
+	bump(s);
+	r = real ? real(fd) : (int)syscall(nr, fd);
+	e = errno;
+	t = pc_clock_ns(CLOCK_MONOTONIC) - s->start_ns;
+	c = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - s->start_cpu;
+	bump(s);
+	s->done_ns += t > c ? t - c : 0;
+	s->nr = 0;
+	bump(s);
+	errno = e;
+	return r;
+}
+
+PC_EXPORT int
+fsync(int fd)
+{
+	return timed(SYS_fsync, fd, real_fsync, (uint64_t)__builtin_return_address(0));
+}
+
+PC_EXPORT int
+fdatasync(int fd)
+{
+	return timed(SYS_fdatasync, fd, real_fdatasync, (uint64_t)__builtin_return_address(0));
+}
+
+int
+pc_wall_io_read(uint32_t tid, uint64_t now, uint64_t run_ns, int end, uint64_t *total,
+		uint32_t *nr, uint64_t *ret)
+{
+	struct io_slot *s = find_slot(tid, 0), copy;
+	uint32_t q;
+
+	if (!s)
+		return 0;
+	do {
+		q = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		copy = *s;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while ((q & 1) || q != __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE));
+	*total = copy.done_ns;
+	/* a call under way: its time so far, less its CPU (schedstat's and
+	 * the thread's CPU clock are the same counter) */
+	if (copy.nr && now > copy.start_ns) {
+		uint64_t t = now - copy.start_ns, c = run_ns > copy.start_cpu ? run_ns - copy.start_cpu : 0;
+
+		*total += t > c ? t - c : 0;
+	}
+	*nr = copy.last_nr;
+	*ret = copy.ret;
+	if (end)
+		__atomic_store_n(&s->tid, 0, __ATOMIC_RELEASE);
+	return 1;
+}
