@@ -365,6 +365,11 @@ void pc_sample_forked(void) PC_HIDDEN;
  * that stack. AS-safe. */
 size_t pc_stack_room_from_handler(const void *ucv) PC_HIDDEN;
 
+/* unwind.c: the calling thread's stack, in a normal call (not a
+ * handler), from the frame its call returns to (ra) outward: frames, at
+ * most max; 0 where no dwarf unwinder is loaded or the stack is short.
+ * AS-safe, as the handler's dwarf walk is. */
+int pc_unwind_here(uintptr_t ra, struct pc_frame *f, int max) PC_HIDDEN;
 /* unwind.c: walk the interrupted stack into f[0..max). AS-safe. */
 int pc_unwind_from_handler(ucontext_t *uc, uintptr_t ip, struct pc_frame *f,
 			   int max) PC_HIDDEN;

@@ -178,3 +178,14 @@ pc_unwind_from_handler(ucontext_t *uc, uintptr_t ip, struct pc_frame *f, int max
 	return 0;
 }
 
+int
+pc_unwind_here(uintptr_t ra, struct pc_frame *f, int max)
+{
+	char here;
+
+	/* the dwarf walker's contexts take some 2 KiB: a thread whose stack
+	 * has less than 16 KiB left below this frame is not walked */
+	if (!pc_gcc_backtrace || !pc_stack_lo || (uintptr_t)&here < pc_stack_lo + 16384)
+		return 0;
+	return walk_dwarf_from_handler(ra, f, max);
+}

@@ -113,10 +113,11 @@ void pc_wall_place(struct pc_wthread *t, size_t n) PC_HIDDEN;
 void pc_wall_io_start(void) PC_HIDDEN;
 /* wall_io.c: thread tid's time off the CPU in fsync and fdatasync so far
  * (*total; at now, its schedstat run time run_ns), the last such call and
- * where it was called from: 1, or 0 when it made none. end: the thread
- * has ended (its slot is freed). */
+ * where it was called from, and the stack the thread walked for it (*entry,
+ * a stacks-table entry, or NULL): 1, or 0 when it made none. end: the
+ * thread has ended (its slot is freed). */
 int pc_wall_io_read(uint32_t tid, uint64_t now, uint64_t run_ns, int end, uint64_t *total,
-		    uint32_t *nr, uint64_t *ret) PC_HIDDEN;
+		    uint32_t *nr, uint64_t *ret, uint64_t **entry) PC_HIDDEN;
 /* wall_events.c: the sampler runs (on) as thread tid (0: not known
  * yet); its wake-ups: their count, one, and a wait for one until at
  * (CLOCK_MONOTONIC; 1: timed out); the last round pc_wall_final asks

@@ -441,11 +441,11 @@ where_now(struct pc_wthread *w)
 static void
 io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int end)
 {
-	uint64_t total, ret, d;
+	uint64_t total, ret, d, *entry;
 	uint32_t nr;
 	struct pc_wwait *x;
 
-	if (!pc_wall_io_read(w->tid, now, w->run_ns, end, &total, &nr, &ret) ||
+	if (!pc_wall_io_read(w->tid, now, w->run_ns, end, &total, &nr, &ret, &entry) ||
 	    total <= w->io_prev)
 		return;
 	d = total - w->io_prev;
@@ -461,6 +461,11 @@ io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int en
 	} else {
 		*drq -= d - *off;
 		*off = 0;
+	}
+	/* the stack the calling thread walked for its call (wall_io.c) */
+	if (entry) {
+		pc_stacks_add_again(entry, d);
+		return;
 	}
 	x = GMON_WAIT_CALL(w->cur.word) == nr ? &w->cur :
 		GMON_WAIT_CALL(w->prev.word) == nr ? &w->prev : &w->iow;

@@ -28,6 +28,8 @@
 
 #define IO_SLOTS	4096	/* threads that call fsync, at once */
 #define IO_PROBE	64
+#define IO_FRAMES	64	/* frames walked of a caller (1 KiB of its stack) */
+#define SLOW_NS		50000	/* a call this long is walked: a walk costs 5 to 30 us */
 
 struct io_slot {
 	uint32_t tid;
@@ -36,6 +38,8 @@ struct io_slot {
 	uint64_t start_ns, start_cpu;	/* of the call under way */
 	uint32_t nr, last_nr;	/* the call under way (0: none); the last */
 	uint64_t ret;		/* where the last was called from */
+	uint64_t *entry;	/* the last's stack (its caller's walk), or NULL */
+	uint32_t slow;		/* the last took SLOW_NS or more */
 };
 
 static struct io_slot slots[IO_SLOTS];
@@ -75,31 +79,64 @@ bump(struct io_slot *s)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
+/* The stack of a call of nr by thread tid from ret, walked in the
+ * calling thread (a blocked thread's walk from outside fails inside
+ * fsync: the kernel wakes the thread for each I/O), entered in the
+ * stacks table with no time yet: the sampler charges the call's time to
+ * it. Inlined: the frames start at fsync's caller, not at libpc. */
+static inline __attribute__((always_inline)) uint64_t *
+walk_caller(uint32_t tid, uint32_t nr, int (*real)(int), uint64_t ret)
+{
+	struct pc_frame f[IO_FRAMES + 1];
+	int n;
+
+	f[0].site = f[0].entry = (uintptr_t)real;
+	if (!real || (n = pc_unwind_here((uintptr_t)ret, f + 1, IO_FRAMES)) <= 0)
+		return NULL;
+	/* counted as the sampler's walks are: the summary's "whole" */
+	pc_wall_count(n == IO_FRAMES ? GMON_WALL_CUT : GMON_WALL_FULL, 1);
+	return pc_stacks_add_offcpu(tid, GMON_WAIT_WORD(nr, GMON_FD_FILE, 0), f, n + 1,
+				    n == IO_FRAMES ? GMON_STACK_TRUNCATED : 0, 0);
+}
+
 /* inlined: the stacks read fsync, not a frame of libpc's own */
 static inline __attribute__((always_inline)) int
 timed(uint32_t nr, int fd, int (*real)(int), uint64_t ret)
 {
 	struct io_slot *s = NULL;
-	uint64_t t, c;
-	int r, e;
+	uint64_t t, c, *entry = NULL;
+	uint32_t tid = 0;
+	int r, e, saved = errno;
 
 	if (__atomic_load_n(&io_on, __ATOMIC_ACQUIRE) && pc_on())
-		s = find_slot((uint32_t)syscall(SYS_gettid), 1);
+		s = find_slot(tid = (uint32_t)syscall(SYS_gettid), 1);
 	if (!s)
 		return real ? real(fd) : (int)syscall(nr, fd);
+	/* walked before the call where the last was slow (a disk's), so that
+	 * the sampler has the stack while the call lasts; else after a call
+	 * that was slow, for the next look. Calls on tmpfs or a page cache
+	 * (a few us) are never walked. */
+	if (s->slow)
+		entry = walk_caller(tid, nr, real, ret);
+	errno = saved;
 	bump(s);
 	s->start_ns = pc_clock_ns(CLOCK_MONOTONIC);
 	s->start_cpu = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	s->nr = s->last_nr = nr;
 	s->ret = ret;
+	s->entry = entry;
 	bump(s);
 	r = real ? real(fd) : (int)syscall(nr, fd);
 	e = errno;
 	t = pc_clock_ns(CLOCK_MONOTONIC) - s->start_ns;
 	c = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - s->start_cpu;
+	if (!entry && t >= SLOW_NS)
+		entry = walk_caller(tid, nr, real, ret);
 	bump(s);
 	s->done_ns += t > c ? t - c : 0;
 	s->nr = 0;
+	s->entry = entry;
+	s->slow = t >= SLOW_NS;
 	bump(s);
 	errno = e;
 	return r;
@@ -119,7 +156,7 @@ fdatasync(int fd)
 
 int
 pc_wall_io_read(uint32_t tid, uint64_t now, uint64_t run_ns, int end, uint64_t *total,
-		uint32_t *nr, uint64_t *ret)
+		uint32_t *nr, uint64_t *ret, uint64_t **entry)
 {
 	struct io_slot *s = find_slot(tid, 0), copy;
 	uint32_t q;
@@ -141,6 +178,7 @@ pc_wall_io_read(uint32_t tid, uint64_t now, uint64_t run_ns, int end, uint64_t *
 	}
 	*nr = copy.last_nr;
 	*ret = copy.ret;
+	*entry = copy.entry;
 	if (end)
 		__atomic_store_n(&s->tid, 0, __ATOMIC_RELEASE);
 	return 1;
