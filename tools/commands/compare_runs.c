@@ -19,6 +19,7 @@
 #include "commands/compare.h"
 #include "commands/launch.h"
 #include "inputs/runfiles.h"
+#include "model/sequential.h"
 #include "model/stats.h"
 
 /* The last line of the run's output (its last 4 KiB read), quoted, for
@@ -250,6 +251,28 @@ note_timer(struct compare *c)
 	gmon_objects_release(&o);
 }
 
+/* The runs in turns, up to n pairs, a look after each pair from the
+ * sequential gate's first look on, until one decides: the pairs made. */
+static int
+runs_in_turns(struct compare *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		enum seq_verdict v;
+
+		kept_run(c, 0, i);
+		kept_run(c, 1, i);
+		if (i + 1 < c->d.seq_min || i + 1 >= n)
+			continue;
+		v = compare_look(c, i + 1);
+		if (!c->quiet)
+			pc_warn("compare: after %d run%s a side: %s", i + 1, i ? "s" : "",
+				seq_verdict_name(v));
+		if (v != SEQ_UNDECIDED)
+			return i + 1;
+	}
+	return n;
+}
+
 /* The warm-up pair, the number of runs, then the runs in turns. */
 void
 compare_experiment(struct compare *c)
@@ -276,17 +299,20 @@ compare_experiment(struct compare *c)
 		n = n < MIN_RUNS ? MIN_RUNS : n;
 	}
 	if (!c->quiet)
-		pc_warn("compare: warm-up pair %.2f s and %.2f s: %d runs a side in turns%s",
-			c->e.wall[0], c->e.wall[1], n, c->runs ? "" : " to fill the budget");
+		pc_warn("compare: warm-up pair %.2f s and %.2f s: %s%d runs a side in turns%s",
+			c->e.wall[0], c->e.wall[1], c->runs ? "" : "up to ", n, c->runs ? "" :
+			" to fill the budget, a look after each pair from the third");
 	c->e.runs = n;
 	c->e.wall[0] = c->e.wall[1] = 0;
 	for (int s = 0; s < 2; s++)
 		if (!(c->names[s] = calloc((size_t)n, sizeof(char *))))
 			pc_fatal("out of memory");
-	for (int i = 0; i < n; i++) {
-		kept_run(c, 0, i);
-		kept_run(c, 1, i);
-	}
+	/* the sequential gate's looks: every pair from the first look up to
+	 * the budget's last, which the verdict itself makes */
+	c->d.seq_min = c->runs ? n : MIN_RUNS;
+	c->d.seq_max = n;
+	n = runs_in_turns(c, n);
+	c->e.runs = n;
 	for (int s = 0; s < 2; s++) {
 		c->e.wall[s] /= n;
 		c->e.cpu[s] /= n;
