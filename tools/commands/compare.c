@@ -346,26 +346,6 @@ set_environment(const struct compare *c)
 	}
 }
 
-enum seq_verdict
-compare_look(struct compare *c, int n)
-{
-	struct diff_opts o = c->d;
-	struct side sides[2];
-
-	/* nothing written, nothing kept: only the verdict */
-	o.flame = NULL;
-	o.keep_history = NULL;
-	o.exp = NULL;
-	o.replay = 0;
-	memset(sides, 0, sizeof(sides));
-	for (int s = 0; s < 2; s++) {
-		sides[s].exe = c->exe[s];
-		sides[s].args = c->names[s];
-		sides[s].nruns = n;
-	}
-	return diff_look(sides, &o, &c->s);
-}
-
 int
 cmd_compare(int argc, char **argv)
 {

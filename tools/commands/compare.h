@@ -72,8 +72,4 @@ void compare_stop_now(void) __attribute__((noreturn));
  * that fails. */
 void compare_experiment(struct compare *c);
 
-/* compare.c: the sequential look after n pairs of runs: the verdict of
- * the first n runs a side (diff_look). */
-enum seq_verdict compare_look(struct compare *c, int n);
-
 #endif

@@ -251,6 +251,28 @@ note_timer(struct compare *c)
 	gmon_objects_release(&o);
 }
 
+/* The sequential look after n pairs: the verdict of the first n runs a
+ * side (diff_look). */
+static enum seq_verdict
+compare_look(struct compare *c, int n)
+{
+	struct diff_opts o = c->d;
+	struct side sides[2];
+
+	/* nothing written, nothing kept: only the verdict */
+	o.flame = NULL;
+	o.keep_history = NULL;
+	o.exp = NULL;
+	o.replay = 0;
+	memset(sides, 0, sizeof(sides));
+	for (int s = 0; s < 2; s++) {
+		sides[s].exe = c->exe[s];
+		sides[s].args = c->names[s];
+		sides[s].nruns = n;
+	}
+	return diff_look(sides, &o, &c->s);
+}
+
 /* The runs in turns, up to n pairs, a look after each pair from the
  * sequential gate's first look on, until one decides: the pairs made. */
 static int

@@ -328,15 +328,10 @@ md_name(FILE *out, const char *name)
 		fputc('`', out);
 }
 
+/* compare's experiment and the sequential verdict, as list items */
 static void
-print_markdown(FILE *out, const struct result *res, const struct side *b,
-	       const struct side *nw, const struct diff_opts *o)
+md_experiment(FILE *out, const struct result *res, const struct diff_opts *o)
 {
-	const struct row *rows = res->rows;
-	int nsig = res->nslow + res->nfast;
-
-	verdict(out, res, o, 1);
-	fputc('\n', out);
 	if (o->exp) {
 		fputs("- runs: ", out);
 		describe_runs(out, o->exp);
@@ -349,6 +344,18 @@ print_markdown(FILE *out, const struct result *res, const struct side *b,
 		describe_seq(out, res, o);
 		fputc('\n', out);
 	}
+}
+
+static void
+print_markdown(FILE *out, const struct result *res, const struct side *b,
+	       const struct side *nw, const struct diff_opts *o)
+{
+	const struct row *rows = res->rows;
+	int nsig = res->nslow + res->nfast;
+
+	verdict(out, res, o, 1);
+	fputc('\n', out);
+	md_experiment(out, res, o);
 	fprintf(out, "- compared: %s time a run, %d base run%s against %d new run%s; alpha %g "
 		"(Holm), changes of %g%% and %.3g s at least\n- speed: ", metric_names[o->metric],
 		b->nruns, b->nruns == 1 ? "" : "s", nw->nruns, nw->nruns == 1 ? "" : "s",
