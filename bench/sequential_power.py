@@ -22,7 +22,9 @@ N`, which judges the first 3, 4, ... runs a side in order up to the first
 look that decides, exactly as pcprof compare does after each pair. For
 each cell: the rate of each verdict, false alarms (regressed, A/A) or
 power (regressed with stage_transform named first), and the runs a side
-used (median and 90th percentile).
+used (median and 90th percentile: "median", "90th"); beside it, the fixed
+design on all the drawn runs (pcprof diff on them at once, as pcprof
+compare gated before it was sequential).
 
 Runs drawn from a pool are reused across comparisons, so the rates are
 those of the procedure on this machine's spread of runs, known as well as
@@ -80,6 +82,20 @@ def gate(a, limits, nmax, base_exe, base, new_exe, new):
     return j["sequential"]["verdict"], j["sequential"]["runs"], first
 
 
+def fixed(a, limits, base_exe, base, new_exe, new):
+    """The fixed design on all the drawn runs (pcprof compare before the
+    sequential gate, and bench/compare_power.py's): exit 1 and the
+    function named first."""
+    p = subprocess.run([a.pcprof, "diff", "--format", "json", "--threshold",
+                        "%g" % a.threshold, "--min-seconds", "%g" % limits[1],
+                        "--base", base_exe] + base + ["--new", new_exe] + new,
+                       capture_output=True, text=True)
+    if p.returncode not in (0, 1):
+        compare_power.die("pcprof diff failed (%d): %s" % (p.returncode, p.stderr))
+    j = json.loads(p.stdout)
+    return p.returncode, j["functions"][0]["name"] if j["functions"] else None
+
+
 def pools(a):
     base, news, walls, mins = [], {}, [], []
     for d in sorted(glob.glob(os.path.join(a.out, "pool-*"))):
@@ -102,6 +118,7 @@ def pct(v, q):
 
 def cell(a, rng, exes, base, pool, other, nmax, reps, limits):
     verdicts, used, hits = {"regressed": 0, "unchanged": 0, "undecided": 0}, [], 0
+    fhits = 0
     for _ in range(reps):
         if other == "base":
             pick = rng.sample(base, 2 * nmax)
@@ -114,7 +131,10 @@ def cell(a, rng, exes, base, pool, other, nmax, reps, limits):
         used.append(n)
         hits += v == "regressed" and (other in ("base", "same") or
                                       first == "stage_transform")
-    return verdicts, used, hits
+        rc, ffirst = fixed(a, limits, exes["base"], left,
+                           exes["base" if other == "base" else other], right)
+        fhits += rc == 1 and (other in ("base", "same") or ffirst == "stage_transform")
+    return verdicts, used, hits, fhits
 
 
 def analyse(a):
@@ -126,29 +146,31 @@ def analyse(a):
     print("machine: %d CPUs, Linux %s; stage_transform holds %d%% of the work; a run "
           "%.2f s of CPU unprofiled, %.2f s of wall time profiled" % (
               setup["cpus"], setup["kernel"], setup["share"], setup["run_seconds"], wall))
-    print("pools: %d base runs; %s; --threshold %g, --min-seconds %.5f, alpha 0.01" % (
+    print("pools: %d base runs; %s; --min-seconds %.5f, alpha 0.01" % (
         len(base), ", ".join("%d %s" % (len(v), k) for k, v in sorted(news.items())),
-        a.threshold, mins))
+        mins))
     rows = [("base", "A/A, base vs base", a.fa_reps),
             ("same", "A/A, regress-again", a.fa_reps)] + \
         [("s%d" % lv, "%d%% slower" % lv, a.reps) for lv in setup["levels"]]
-    for b in a.budgets:
+    for a.threshold, b in [(t, b) for t in a.thresholds for b in a.budgets]:
         nmax = max(3, int(b / wall))
         print()
-        print("--budget %gs: at most %d runs a side" % (b, nmax))
-        print("%-20s %-30s %-11s %-11s %-11s %s" % ("", "regressed (95% interval)",
-                                                   "unchanged", "undecided",
-                                                   "runs median", "90th pct"))
+        print("--threshold %g, --budget %gs: at most %d runs a side" % (a.threshold, b, nmax))
+        print("%-20s %-30s %-11s %-11s %-8s %-8s %s" % (
+            "", "regressed (95% interval)", "unchanged", "undecided", "median",
+            "90th", "fixed %d runs: exit 1" % nmax))
         for other, label, reps in rows:
             pool = base if other == "base" else news.get(other, [])
             if len(pool) < (2 * nmax if other == "base" else nmax):
                 print("%-20s pool too small (%d)" % (label, len(pool)))
                 continue
-            v, used, hits = cell(a, rng, exes, base, pool, other, nmax, reps,
-                                 (a.threshold, mins))
-            print("%-20s %-30s %-11s %-11s %-11d %d" % (
-                label, compare_power.rate(hits, reps), "%.1f%%" % (100.0 * v["unchanged"] / reps),
-                "%.1f%%" % (100.0 * v["undecided"] / reps), pct(used, 0.5), pct(used, 0.9)))
+            v, used, hits, fhits = cell(a, rng, exes, base, pool, other, nmax, reps,
+                                        (a.threshold, mins))
+            print("%-20s %-30s %-11s %-11s %-8d %-8d %s" % (
+                label, compare_power.rate(hits, reps),
+                "%.1f%%" % (100.0 * v["unchanged"] / reps),
+                "%.1f%%" % (100.0 * v["undecided"] / reps), pct(used, 0.5), pct(used, 0.9),
+                compare_power.rate(fhits, reps)))
 
 
 def main():
@@ -161,13 +183,15 @@ def main():
     ap.add_argument("--pool", type=int, default=40, help="runs a side a pool")
     ap.add_argument("--budgets", default="10")
     ap.add_argument("--run-seconds", type=float, default=0.3)
-    ap.add_argument("--threshold", type=float, default=2, help="percent")
+    ap.add_argument("--thresholds", default="2,5", help="percents, a table each")
+    ap.add_argument("--pcprof", help="the pcprof to judge with (default BUILD/pcprof)")
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--fa-reps", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
-    a.pcprof = os.path.join(a.build, "pcprof")
+    a.pcprof = os.path.abspath(a.pcprof or os.path.join(a.build, "pcprof"))
+    a.thresholds = [float(x) for x in a.thresholds.split(",") if x]
     if not os.path.exists(a.pcprof):
         compare_power.die("%s is missing: run make first" % a.pcprof)
     a.levels = [int(x) for x in a.levels.split(",") if x]
