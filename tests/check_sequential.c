@@ -25,10 +25,10 @@ START_TEST(test_spending_is_pocock_type_and_sums_to_alpha)
 	near(seq_spent(0.01, 0), 0, 1e-15);
 	near(seq_spent(0.01, 1), 0.01, 1e-12);
 	near(seq_spent(0.01, 0.5), 0.01 * log(1 + (exp(1) - 1) / 2), 1e-12);
-	/* looks at 3..30 runs a side: the first takes what is spent by 3/30 */
-	near(seq_look_alpha(0.01, 3, 3, 30), 0.01 * log(1 + (exp(1) - 1) * 0.1), 1e-12);
-	for (int n = 3; n <= 30; n++) {
-		double a = seq_look_alpha(0.01, n, 3, 30);
+	/* looks at 3..20 runs a side: the first takes what is spent by 3/20 */
+	near(seq_look_alpha(0.01, 3, 3, 20), 0.01 * log(1 + (exp(1) - 1) * 0.15), 1e-12);
+	for (int n = 3; n <= 20; n++) {
+		double a = seq_look_alpha(0.01, n, 3, 20);
 
 		ck_assert(a > 0);
 		/* after the first, each look spends less than the one before */
@@ -38,9 +38,28 @@ START_TEST(test_spending_is_pocock_type_and_sums_to_alpha)
 		sum += a;
 	}
 	near(sum, 0.01, 1e-12);
+	/* up to 1000 runs a side: every pair to 20, then a tenth more each
+	 * time; the looks still spend alpha, no more */
+	sum = 0;
+	int looks = 0, k;
+
+	for (k = 3; ; k = seq_next_look(k, 3, 1000)) {
+		sum += seq_look_alpha(0.01, k, 3, 1000);
+		looks++;
+		if (k == 1000)
+			break;
+	}
+	ck_assert_int_eq(seq_next_look(0, 3, 1000), 3);
+	ck_assert_int_eq(seq_next_look(19, 3, 1000), 20);
+	ck_assert_int_eq(seq_next_look(20, 3, 1000), 22);
+	ck_assert_int_eq(seq_next_look(990, 3, 1000), 1000);
+	ck_assert_msg(looks > 50 && looks < 70, "%d looks", looks);
+	near(sum, 0.01, 1e-12);
+	near(seq_look_alpha(0.01, 22, 3, 1000), seq_spent(0.01, 0.022) - seq_spent(0.01, 0.020),
+	     1e-12);
 	/* one look (--runs N): all of alpha; past the last: the last's */
 	near(seq_look_alpha(0.01, 6, 6, 6), 0.01, 1e-15);
-	near(seq_look_alpha(0.05, 40, 3, 30), seq_look_alpha(0.05, 30, 3, 30), 1e-15);
+	near(seq_look_alpha(0.05, 40, 3, 20), seq_look_alpha(0.05, 20, 3, 20), 1e-15);
 }
 END_TEST
 

@@ -43,11 +43,13 @@ def test_sequential_decides_a_20_percent_regression_within_5_runs_a_side():
 
 
 def test_sequential_identical_builds_are_unchanged_at_threshold_5():
-    """regress-base against regress-again at --threshold 5, --budget 10s:
-    exit 0, "unchanged" before the budget's end, every watched function's
-    bound under 5 %, and the text says so in its verdict line."""
+    """regress-base against regress-again at --threshold 5, --budget 15s:
+    exit 0, "unchanged" before the budget's end, and the text says so in its verdict line. In
+    bench/sequential_power.py 96.5 to 98.5 % of such comparisons were
+    decided within 17 runs a side of 0.6 s (10 s); 15 s leaves room for a
+    busy machine, and a decided gate stops long before it."""
     s = scale()
-    p = compare("--budget", "10s", "--threshold", "5", "--base", prog("regress-base"), s,
+    p = compare("--budget", "15s", "--threshold", "5", "--base", prog("regress-base"), s,
                 "--new", prog("regress-again"), s)
     assert p.returncode == 0, (p.returncode, p.stdout[-3000:], p.stderr[-2000:])
     m = re.search(r"^verdict: (\w+) after (\d+) runs a side \(looks at 3 to (\d+) runs a "

@@ -273,18 +273,22 @@ compare_look(struct compare *c, int n)
 	return diff_look(sides, &o, &c->s);
 }
 
-/* The runs in turns, up to n pairs, a look after each pair from the
- * sequential gate's first look on, until one decides: the pairs made. */
+/* The runs in turns, up to n pairs, a look at each of the sequential
+ * gate's looks (every pair from the third up to 20 runs a side, then
+ * every tenth more), until one decides: the pairs made. */
 static int
 runs_in_turns(struct compare *c, int n)
 {
+	int look = seq_next_look(0, c->d.seq_min, n);
+
 	for (int i = 0; i < n; i++) {
 		enum seq_verdict v;
 
 		kept_run(c, 0, i);
 		kept_run(c, 1, i);
-		if (i + 1 < c->d.seq_min || i + 1 >= n)
+		if (i + 1 < look || i + 1 >= n)
 			continue;
+		look = seq_next_look(look, c->d.seq_min, n);
 		v = compare_look(c, i + 1);
 		if (!c->quiet)
 			pc_warn("compare: after %d run%s a side: %s", i + 1, i ? "s" : "",
@@ -323,7 +327,8 @@ compare_experiment(struct compare *c)
 	if (!c->quiet)
 		pc_warn("compare: warm-up pair %.2f s and %.2f s: %s%d runs a side in turns%s",
 			c->e.wall[0], c->e.wall[1], c->runs ? "" : "up to ", n, c->runs ? "" :
-			" to fill the budget, a look after each pair from the third");
+			" to fill the budget, a look after each pair from the third to the "
+			"20th, then at each tenth more");
 	c->e.runs = n;
 	c->e.wall[0] = c->e.wall[1] = 0;
 	for (int s = 0; s < 2; s++)

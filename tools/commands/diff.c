@@ -398,7 +398,7 @@ seq_gate(struct result *res, struct side cut[2], const struct side sides[2],
 	int to = sides[0].nruns < sides[1].nruns ? sides[0].nruns : sides[1].nruns;
 	int n = o->replay && o->seq_min < to ? o->seq_min : to;
 
-	for (;; n++) {
+	for (;; n = seq_next_look(n, o->seq_min, to)) {
 		seq_look(res, cut, sides, n, o);
 		if (n >= to || res->seq.verdict != SEQ_UNDECIDED)
 			break;

@@ -17,16 +17,31 @@ seq_spent(double alpha, double t)
 	return alpha * log1p((M_E - 1) * t);
 }
 
+int
+seq_next_look(int n, int nmin, int nmax)
+{
+	int step = n / SEQ_LOOK_GROWTH;
+
+	if (n < nmin)
+		return nmin < nmax ? nmin : nmax;
+	return n + (step > 1 ? step : 1) < nmax ? n + (step > 1 ? step : 1) : nmax;
+}
+
 double
 seq_look_alpha(double alpha, int n, int nmin, int nmax)
 {
+	int prev = 0;
+
 	if (nmax <= nmin || n >= nmax)
 		n = nmax;
 	if (nmax <= nmin)
 		return alpha;
+	/* the look before n's in the schedule (none before the first) */
+	for (int k = nmin; k < n; k = seq_next_look(k, nmin, nmax))
+		prev = k;
 	if (n <= nmin)
 		return seq_spent(alpha, (double)nmin / nmax);
-	return seq_spent(alpha, (double)n / nmax) - seq_spent(alpha, (double)(n - 1) / nmax);
+	return seq_spent(alpha, (double)n / nmax) - seq_spent(alpha, (double)prev / nmax);
 }
 
 double

@@ -19,11 +19,18 @@
 /* Alpha spent by information fraction t (0..1), Lan and DeMets'
  * Pocock-type function: alpha ln(1 + (e - 1) t); 0 at 0, alpha at 1. */
 double seq_spent(double alpha, double t);
-/* The level of the look at n runs a side, of looks at nmin..nmax runs a
- * side: what the spending function adds from the look before (the first
- * look takes all it has spent by then; nmin == nmax is one look at
- * alpha). Summed over the looks it is alpha, so a union bound holds the
- * error rate of any look's test at alpha. */
+/* a look when the runs a side have grown by a tenth since the last (every
+ * pair up to 20 runs a side): looking costs a load of every run so far,
+ * and from 3 to 1000 runs a side that is some 60 looks, not 1000 */
+#define SEQ_LOOK_GROWTH	10
+/* The look after the one at n runs a side (n < nmin: the first), of
+ * looks from nmin to nmax: n + max(1, n / SEQ_LOOK_GROWTH), nmax at most. */
+int seq_next_look(int n, int nmin, int nmax);
+/* The level of the look at n runs a side (one of seq_next_look's), of
+ * looks from nmin to nmax: what the spending function adds from the look
+ * before (the first look takes all it has spent by then; nmin == nmax is
+ * one look at alpha). Summed over the looks it is alpha, so a union bound
+ * holds the error rate of any look's test at alpha. */
 double seq_look_alpha(double alpha, int n, int nmin, int nmax);
 /* Student's t quantile with upper tail q (0 < q < 0.5) at df degrees of
  * freedom (INFINITY: the normal's). */
