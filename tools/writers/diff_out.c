@@ -93,39 +93,12 @@ describe_seq(FILE *out, const struct result *res, const struct diff_opts *o)
 	else if (q->verdict == SEQ_UNCHANGED)
 		fprintf(out, "every change of %g%% or more ruled out", pct(o->threshold));
 	else
-		fprintf(out, "changes of %.1f%% or more ruled out, not of %g%%%s",
+		fprintf(out, "changes of %.1f%% or more ruled out, not of %g%% (the "
+			"functions marked open; the whole program %.1f%%)%s",
 			pct(q->ruled_out), pct(o->threshold),
+			res->prog.tested && res->prog.mb > 0 ?
+			pct(res->prog.bound / res->prog.mb) : 0.0,
 			q->runs < q->max ? "; run more" : "; the budget's end");
-}
-
-/* The rows that kept the sequential gate undecided, under the table. */
-static void
-print_open_text(FILE *out, const struct result *res, const struct diff_opts *o)
-{
-	size_t k = 0, more = 0;
-
-	if (o->seq_max <= 0 || res->seq.verdict != SEQ_UNDECIDED)
-		return;
-	for (size_t i = 0; i < res->nrows; i++) {
-		const struct row *w = &res->rows[i];
-
-		if (!seq_open(w, o))
-			continue;
-		if (o->top > 0 && k >= (size_t)o->top) {
-			more++;
-			continue;
-		}
-		if (!k++)
-			fputs("\nundecided (the smallest change each could rule out, of its base "
-			      "seconds):\n", out);
-		fprintf(out, "  %s: %.1f%%\n", text_name(w->name), pct(w->bound / w->mb));
-	}
-	if (res->prog.tested && res->prog.mb > 0 &&
-	    !(res->prog.bound < o->threshold * res->prog.mb))
-		fprintf(out, "%s  [program]: %.1f%%\n", k++ ? "" : "\nundecided:\n",
-			pct(res->prog.bound / res->prog.mb));
-	if (more)
-		fprintf(out, "  (%zu more)\n", more);
 }
 
 /* "new runs 3.1% slower than base (a robust mean over 12 functions),
@@ -207,9 +180,15 @@ change_text(char *buf, size_t size, double x)
  * (base) and of the new side's at the base's speed (ntotal); sig: a
  * significant change, its verdict said. */
 static void
-print_row_text(FILE *out, const struct row *w, double base, double ntotal, int sig)
+print_row_text(FILE *out, const struct row *w, double base, double ntotal, int sig,
+	       const struct diff_opts *o)
 {
-	char chg[32];
+	char chg[32], open[32] = "";
+
+	/* a row that kept the sequential gate undecided: the smallest change
+	 * its runs rule out, in its verdict's place */
+	if (!sig && o->seq_max > 0 && seq_open(w, o))
+		snprintf(open, sizeof(open), "open %.1f%%", pct(w->bound / w->mb));
 
 	if (w->status == ST_APPEARED)
 		fprintf(out, "%9s %6s %9.3f %5.1f%% %8s %8s  %-13s ", "-", "-",
@@ -225,7 +204,7 @@ print_row_text(FILE *out, const struct row *w, double base, double ntotal, int s
 		fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %7s%% %8.2g  %-13s ",
 			w->mb, pct(w->mb / base), w->mn, pct(w->mn / ntotal),
 			change_text(chg, sizeof(chg), (w->mn - w->mb) / w->mb), w->padj,
-			sig ? status_names[w->status] : "");
+			sig ? status_names[w->status] : open);
 	fprintf(out, "%s\n", text_name(w->name));
 }
 
@@ -299,13 +278,12 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 			continue;
 		}
 		shown += !sig;
-		print_row_text(out, w, prog->mb, ntotal, sig);
+		print_row_text(out, w, prog->mb, ntotal, sig, o);
 	}
 	if (rest)
 		fprintf(out, "(%zu more function%s, none significant)\n",
 			rest, rest == 1 ? "" : "s");
 	print_stacks_text(out, res, b, nw);
-	print_open_text(out, res, o);
 	if (b->nruns < 2 && nw->nruns < 2)
 		fputs("\nOne run a side: only sampling noise is allowed for, not the "
 		      "variation between runs;\nrun the benchmark several times a side.\n", out);
