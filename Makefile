@@ -181,7 +181,7 @@ UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_sta
 	tests/check_diff_compare.c tests/check_runfiles.c tests/check_launch.c \
 	tests/check_jitdump.c tests/check_runexe.c tests/check_waits.c preload/settings.c \
 	tests/check_wallstack.c \
-	tests/check_history.c
+	tests/check_history.c tests/check_sequential.c
 UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/commands/main.o,$(TOOLS_OBJ))
 
 $(B)/host/%.o: %.c

@@ -5,10 +5,12 @@
  * recorded whole in a directory of its own, after one warm-up pair that is
  * discarded; makes a run again when it was clearly disturbed (its wall
  * time far above its CPU time, where the side's other runs' are not);
- * fixes the number of runs from the budget and the warm-up pair's
- * length; then gates on the runs with pcprof diff's test (diff_gate), its
- * verdict headed by the experiment's figures. Exit 0, 1 (a significant
- * regression) or 2 (bad usage, a command that fails or writes no
+ * fixes the most runs from the budget and the warm-up pair's
+ * length, at most; after each pair from the third judges the runs so far
+ * (the sequential gate, model/sequential.h) and stops at the first look
+ * that decides; then gates on the runs with pcprof diff's test
+ * (diff_gate), its verdict headed by the experiment's figures. Exit 0, 1
+ * (regressed, or undecided with --undecided fail) or 2 (bad usage, a command that fails or writes no
  * profile); on 2 nothing it made is left behind. This file is the
  * command and its options; compare_runs.c makes the runs, compare_dir.c
  * keeps their directory.
@@ -34,10 +36,15 @@ static const char usage_compare[] =
 "new, ..., each run profiled whole, after a warm-up pair that is discarded,\n"
 "then compare them function by function as pcprof diff does and exit 1 if\n"
 "the new command is significantly slower anywhere: a CI performance gate in\n"
-"one line. The number of runs is fixed after the warm-up pair, so that the\n"
-"measured runs of each side take about --budget; a run whose wall time is\n"
-"far above its CPU time, where the side's other runs' are not, was\n"
-"disturbed (another process had its CPU) and is made again. Each command\n"
+"one line. After each pair of runs from the third a side it says\n"
+"regressed (significantly slower by --threshold), unchanged (every change\n"
+"of --threshold ruled out, by an equivalence test) or undecided (one more\n"
+"pair), and stops at the first verdict; alpha is spent over the looks that\n"
+"--budget allows (the most runs a side, fixed after the warm-up pair), so\n"
+"the error rates hold. At the budget's end undecided is the verdict. A run\n"
+"whose wall time is far above its CPU time, where the side's other runs'\n"
+"are not, was disturbed (another process had its CPU) and is made again.\n"
+"Each command\n"
 "must do a fixed amount of work and exit 0; its standard input is\n"
 "/dev/null and its output goes to a file in its run's directory. The first\n"
 "--new after --base ends the base command.\n"
@@ -45,7 +52,9 @@ static const char usage_compare[] =
 "Options:\n"
 "  --budget TIME      wall time of each side's measured runs: 60 (seconds),\n"
 "                     90s, 2m, 1h (default 60s; 3 to 1000 runs a side)\n"
-"  --runs N           N runs a side instead, 2 to 1000\n"
+"  --runs N           N runs a side instead, 2 to 1000, one look\n"
+"  --undecided pass|fail  exit status of an undecided verdict (default\n"
+"                     pass: 0; fail: 1)\n"
 "  -o, --output DIR   keep the runs in DIR (made if missing, else empty):\n"
 "                     DIR/base-001, DIR/new-001, ... (default: a temporary\n"
 "                     directory, removed)\n"
@@ -69,8 +78,9 @@ static const char usage_compare[] =
 "  --keep-pieces, --no-demangle, --full-names, --debug-dir DIR\n"
 "                     as for pcprof diff\n"
 "\n"
-"Exit status: 0 no significant regression, 1 a significant regression,\n"
-"2 bad usage, a command that failed, or runs that could not be compared.\n";
+"Exit status: 0 unchanged or undecided, 1 regressed (or undecided with\n"
+"--undecided fail), 2 bad usage, a command that failed, or runs that could\n"
+"not be compared.\n";
 
 enum { OPT_BUDGET = 700, OPT_RUNS, OPT_PROGRAM, OPT_TIMER, OPT_HZ_C, OPT_KEEP_HISTORY,
        OPT_COMMIT_C, OPT_TIME_C };

@@ -19,6 +19,7 @@
 #include "commands/compare.h"
 #include "commands/launch.h"
 #include "inputs/runfiles.h"
+#include "model/sequential.h"
 #include "model/stats.h"
 
 /* The last line of the run's output (its last 4 KiB read), quoted, for
@@ -250,6 +251,54 @@ note_timer(struct compare *c)
 	gmon_objects_release(&o);
 }
 
+/* The sequential look after n pairs: the verdict of the first n runs a
+ * side (diff_look). */
+static enum seq_verdict
+compare_look(struct compare *c, int n)
+{
+	struct diff_opts o = c->d;
+	struct side sides[2];
+
+	/* nothing written, nothing kept: only the verdict */
+	o.flame = NULL;
+	o.keep_history = NULL;
+	o.exp = NULL;
+	o.replay = 0;
+	memset(sides, 0, sizeof(sides));
+	for (int s = 0; s < 2; s++) {
+		sides[s].exe = c->exe[s];
+		sides[s].args = c->names[s];
+		sides[s].nruns = n;
+	}
+	return diff_look(sides, &o, &c->s);
+}
+
+/* The runs in turns, up to n pairs, a look at each of the sequential
+ * gate's looks (every pair from the third up to 20 runs a side, then
+ * every tenth more), until one decides: the pairs made. */
+static int
+runs_in_turns(struct compare *c, int n)
+{
+	int look = seq_next_look(0, c->d.seq_min, n);
+
+	for (int i = 0; i < n; i++) {
+		enum seq_verdict v;
+
+		kept_run(c, 0, i);
+		kept_run(c, 1, i);
+		if (i + 1 < look || i + 1 >= n)
+			continue;
+		look = seq_next_look(look, c->d.seq_min, n);
+		v = compare_look(c, i + 1);
+		if (!c->quiet)
+			pc_warn("compare: after %d run%s a side: %s", i + 1, i ? "s" : "",
+				seq_verdict_name(v));
+		if (v != SEQ_UNDECIDED)
+			return i + 1;
+	}
+	return n;
+}
+
 /* The warm-up pair, the number of runs, then the runs in turns. */
 void
 compare_experiment(struct compare *c)
@@ -276,17 +325,21 @@ compare_experiment(struct compare *c)
 		n = n < MIN_RUNS ? MIN_RUNS : n;
 	}
 	if (!c->quiet)
-		pc_warn("compare: warm-up pair %.2f s and %.2f s: %d runs a side in turns%s",
-			c->e.wall[0], c->e.wall[1], n, c->runs ? "" : " to fill the budget");
+		pc_warn("compare: warm-up pair %.2f s and %.2f s: %s%d runs a side in turns%s",
+			c->e.wall[0], c->e.wall[1], c->runs ? "" : "up to ", n, c->runs ? "" :
+			" to fill the budget, a look after each pair from the third to the "
+			"20th, then at each tenth more");
 	c->e.runs = n;
 	c->e.wall[0] = c->e.wall[1] = 0;
 	for (int s = 0; s < 2; s++)
 		if (!(c->names[s] = calloc((size_t)n, sizeof(char *))))
 			pc_fatal("out of memory");
-	for (int i = 0; i < n; i++) {
-		kept_run(c, 0, i);
-		kept_run(c, 1, i);
-	}
+	/* the sequential gate's looks: every pair from the first look up to
+	 * the budget's last, which the verdict itself makes */
+	c->d.seq_min = c->runs ? n : MIN_RUNS;
+	c->d.seq_max = n;
+	n = runs_in_turns(c, n);
+	c->e.runs = n;
 	for (int s = 0; s < 2; s++) {
 		c->e.wall[s] /= n;
 		c->e.cpu[s] /= n;

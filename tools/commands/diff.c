@@ -18,6 +18,7 @@
 #include "inputs/runfiles.h"
 #include "commands/options.h"
 #include "model/history.h"
+#include "model/sequential.h"
 #include "writers/diff_out.h"
 #include "writers/flame.h"
 
@@ -62,6 +63,12 @@ static const char usage_diff[] =
 "                     the new side's last run (recorded with PC_STACKS=1),\n"
 "                     each function red where significantly slower, blue\n"
 "                     where faster, grey where not significantly changed\n"
+"  --looks N          judge as pcprof compare's sequential gate would with a\n"
+"                     budget of N runs a side: the first 3, 4, ... runs a\n"
+"                     side in order, up to the first look that decides;\n"
+"                     a verdict, regressed, unchanged or undecided\n"
+"  --undecided pass|fail  exit status of an undecided verdict (default pass:\n"
+"                     0; fail: 1)\n"
 "  --keep-pieces, --no-demangle, --full-names, --debug-dir DIR   as for report\n"
 "\n"
 "Seconds are compared at one machine speed: each run is scaled by its\n"
@@ -70,8 +77,8 @@ static const char usage_diff[] =
 "that changed do not move (a uniform slowdown of every function is the\n"
 "machine's; --metric program or --absolute sees it).\n"
 "\n"
-"Exit status: 0 no significant regression, 1 a significant regression,\n"
-"2 bad input or usage.\n";
+"Exit status: 0 no significant regression, 1 a significant regression\n"
+"(or with --looks and --undecided fail, undecided), 2 bad input or usage.\n";
 
 static double
 parse_number(const char *opt, const char *arg, int percent)
@@ -155,6 +162,17 @@ diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
 	case OPT_ABSOLUTE:
 		o->absolute = 1;
 		return 1;
+	case OPT_UNDECIDED:
+		o->undecided_fail = pick("undecided", arg, (const char *const[]){ "pass", "fail",
+					 NULL }, "pass or fail");
+		return 1;
+	case OPT_LOOKS:
+		o->seq_max = (int)strtol(arg, &end, 10);
+		if (*end || end == arg || o->seq_max < 1 || o->seq_max > 1000)
+			pc_fatal("--looks '%s': not a count of runs from 1 to 1000", arg);
+		o->seq_min = SEQ_MIN_RUNS;
+		o->replay = 1;
+		return 1;
 	}
 	return symtab_option(c, arg, so);
 }
@@ -219,6 +237,7 @@ parse_args(int argc, char **argv, struct diff_opts *o, struct symtab_opts *so,
 		{ "new", required_argument, NULL, OPT_NEW },
 		DIFF_LONGOPTS,
 		{ "flame", required_argument, NULL, OPT_FLAME },
+		{ "looks", required_argument, NULL, OPT_LOOKS },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
@@ -310,12 +329,126 @@ diff_flame(const struct result *res, const struct side *n, const struct diff_opt
 	free(vs.v);
 }
 
+static double *
+dup_doubles(const double *v, size_t n)
+{
+	double *d;
+
+	if (!v)
+		return NULL;
+	if (!(d = malloc((n ? n : 1) * sizeof(*d))))
+		pc_fatal("out of memory");
+	memcpy(d, v, n * sizeof(*d));
+	return d;
+}
+
+/* src's first n runs in dst: its seconds copied (diff_compare scales
+ * them), the rest shared with src. */
+static void
+side_cut(struct side *dst, const struct side *src, int n)
+{
+	size_t nf = src->in.st.nfuncs ? src->in.st.nfuncs : 1;
+
+	*dst = *src;
+	dst->nruns = n;
+	dst->self = dup_doubles(src->self, (size_t)n * nf);
+	dst->total = dup_doubles(src->total, (size_t)n * nf);
+	dst->program = dup_doubles(src->program, (size_t)n);
+	dst->waited = dup_doubles(src->waited, (size_t)n);
+}
+
+static void
+side_cut_free(struct side *s)
+{
+	free(s->self);
+	free(s->total);
+	free(s->program);
+	free(s->waited);
+}
+
+/*
+ * The sequential look at the sides' first n runs into res (their copies
+ * in cut, to be freed): compared at the level the look spends, and
+ * judged regressed, unchanged or undecided.
+ */
+static void
+seq_look(struct result *res, struct side cut[2], const struct side sides[2], int n,
+	 const struct diff_opts *o)
+{
+	struct diff_opts lo = *o;
+
+	side_cut(&cut[0], &sides[0], n);
+	side_cut(&cut[1], &sides[1], n);
+	lo.alpha = seq_look_alpha(o->alpha, n, o->seq_min, o->seq_max);
+	diff_compare(res, &cut[0], &cut[1], &lo);
+	seq_judge(res, &lo, lo.alpha);
+	res->seq.runs = n;
+	res->seq.min = o->seq_min;
+	res->seq.max = o->seq_max;
+	res->seq.alpha = lo.alpha;
+}
+
+/* The sequential gate on the loaded sides: the look at all their runs
+ * (the fewer side's), or with o->replay each look from the first up to
+ * the first that decides. */
+static void
+seq_gate(struct result *res, struct side cut[2], const struct side sides[2],
+	 const struct diff_opts *o)
+{
+	int to = sides[0].nruns < sides[1].nruns ? sides[0].nruns : sides[1].nruns;
+	int n = o->replay && o->seq_min < to ? o->seq_min : to;
+
+	for (;; n = seq_next_look(n, o->seq_min, to)) {
+		seq_look(res, cut, sides, n, o);
+		if (n >= to || res->seq.verdict != SEQ_UNDECIDED)
+			break;
+		free(res->rows);
+		side_cut_free(&cut[0]);
+		side_cut_free(&cut[1]);
+	}
+}
+
+enum seq_verdict
+diff_look(struct side sides[2], const struct diff_opts *o, const struct symtab_opts *so)
+{
+	struct side cut[2];
+	struct result res;
+
+	for (int s = 0; s < 2; s++)
+		diff_side_load(&sides[s], so, o->metric == METRIC_TOTAL,
+			       o->metric == METRIC_WALL);
+	seq_gate(&res, cut, sides, o);
+	free(res.rows);
+	for (int s = 0; s < 2; s++) {
+		side_cut_free(&cut[s]);
+		diff_side_release(&sides[s]);
+	}
+	return res.seq.verdict;
+}
+
+/* Compare the loaded sides into res, as o asks: at once, or as the
+ * sequential gate (with the sides cut to the look's runs in cut[]);
+ * the sides to print. */
+static struct side *
+gate_compare(struct result *res, struct side sides[2], struct side cut[2],
+	     const struct diff_opts *o)
+{
+	if (o->seq_max <= 0) {
+		diff_compare(res, &sides[0], &sides[1], o);
+		return sides;
+	}
+	seq_gate(res, cut, sides, o);
+	return cut;
+}
+
 int
 diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_opts *so)
 {
 	struct out_file of;
 	struct result res;
+	struct side cut[2], *sd;
 	size_t tested = 0;
+	int r;
 
 	diff_side_load(&sides[0], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
 	diff_side_load(&sides[1], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
@@ -326,23 +459,27 @@ diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 		pc_warn("note: only the %s side was recorded with PC_SCOPE=all: its shared "
 			"libraries' time has nothing to be compared with",
 			sides[0].in.st.nobjs ? "base" : "new");
-	diff_compare(&res, &sides[0], &sides[1], o);
+	sd = gate_compare(&res, sides, cut, o);
 	for (size_t i = 0; i < res.nrows; i++)
 		tested += (size_t)res.rows[i].tested;
 	if (!tested)
 		pc_fatal("'%s' and '%s': no function has samples on both sides; not builds of one program?",
 			 sides[0].exe, sides[1].exe);
 	if (o->flame)
-		diff_flame(&res, &sides[1], o, &of);
-	diff_print(stdout, &res, &sides[0], &sides[1], o);
+		diff_flame(&res, &sd[1], o, &of);
+	diff_print(stdout, &res, &sd[0], &sd[1], o);
 	if (fflush(stdout) || ferror(stdout))
 		pc_fatal("standard output: %s", strerror(errno));
 	if (o->flame)
 		out_commit(&of);
 	free(res.rows);
-	for (int s = 0; s < 2; s++)
+	r = diff_exit_status(&res, o);
+	for (int s = 0; s < 2; s++) {
+		if (sd == cut)
+			side_cut_free(&cut[s]);
 		diff_side_release(&sides[s]);
-	return res.nslow ? EXIT_REGRESSION : 0;
+	}
+	return r;
 }
 
 int

@@ -81,12 +81,18 @@ struct model {
 /* A row's verdict: ST_SMALL is a row too small to enter Holm's family. */
 enum status { ST_SLOWER, ST_FASTER, ST_SAME, ST_SMALL, ST_APPEARED, ST_GONE };
 
+/* A sequential look's verdict (model/sequential.h) */
+enum seq_verdict { SEQ_UNDECIDED, SEQ_REGRESSED, SEQ_UNCHANGED };
+
 /* One function (or the whole program) compared: both sides' means and the test. */
 struct row {
 	const char *name;
 	double mb, mn;		/* mean seconds a run */
 	double vb, vn;		/* variance of a run's seconds, as estimated */
 	double t, df, p, padj;
+	double se;		/* the standard error of mn - mb */
+	double bound;		/* sequential: the smallest change in seconds
+				 * its equivalence test rules out at the look */
 	int tested, family;
 	enum status status;
 };
@@ -125,15 +131,22 @@ struct diff_opts {
 	 * FILE, as of commit *hist (model/history.h) */
 	const char *keep_history;
 	struct hist_id *hist;
+	/* the sequential gate (model/sequential.h): looks from seq_min to
+	 * seq_max runs a side (0: none, a fixed design); replay: judge the
+	 * runs' prefixes look by look from seq_min, up to the first decided
+	 * (pcprof diff --looks), else only the look at all the runs */
+	int seq_min, seq_max, replay;
+	int undecided_fail;	/* --undecided fail: undecided exits 1 */
 };
 
 #define DIFF_OPTS_DEFAULT { METRIC_SELF, DIFF_TEXT, 0.01, 0.05, 0.01, 10, 0, NULL, NULL, \
-			    "pcprof diff", NULL, NULL }
+			    "pcprof diff", NULL, NULL, 0, 0, 0, 0 }
 
 /* The options diff and compare share, after options.h's. */
 enum {
 	OPT_BASE = 512, OPT_NEW, OPT_METRIC, OPT_ALPHA, OPT_THRESHOLD,
 	OPT_MIN_SECONDS, OPT_DFORMAT, OPT_DTOP, OPT_ABSOLUTE, OPT_FLAME,
+	OPT_UNDECIDED, OPT_LOOKS,
 };
 
 #define DIFF_LONGOPTS \
@@ -144,6 +157,7 @@ enum {
 	{ "format", required_argument, NULL, OPT_DFORMAT }, \
 	{ "top", required_argument, NULL, OPT_DTOP }, \
 	{ "absolute", no_argument, NULL, OPT_ABSOLUTE }, \
+	{ "undecided", required_argument, NULL, OPT_UNDECIDED }, \
 	SYMTAB_LONGOPTS
 
 /* diff.c: apply one of DIFF_LONGOPTS (or --flame) to o and so; 0 when c
@@ -154,6 +168,21 @@ int diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts 
  * the exit status, 0 or EXIT_REGRESSION (bad input exits 2). Releases
  * what it loaded, not the sides' args. */
 int diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_opts *so);
+/* diff.c: pcprof compare's look: load both sides, judge their runs as the
+ * sequential gate's look at that many runs a side (o->seq_max > 0),
+ * release what was loaded; the verdict. */
+enum seq_verdict diff_look(struct side sides[2], const struct diff_opts *o,
+			   const struct symtab_opts *so);
+
+/* The sequential gate's look, in a result (seq_max 0: none). */
+struct seq {
+	enum seq_verdict verdict;
+	int runs;		/* runs a side at the look */
+	int min, max;		/* the first look's and the budget's */
+	double alpha;		/* the level this look spent */
+	double ruled_out;	/* undecided: the smallest change (of the base
+				 * seconds) every watched row rules out */
+};
 
 /* The comparison: rows sorted for printing, and the verdict's counts. */
 struct result {
@@ -168,6 +197,7 @@ struct result {
 				   mean of the functions'; 1 when not judged */
 	int speed_judged;
 	size_t speed_functions;	/* the functions it was judged on */
+	struct seq seq;		/* the sequential look (o->seq_max > 0) */
 };
 
 /* diff_side.c: load s's runs (s->exe and s->args set) into its symbols and
@@ -209,6 +239,10 @@ double diff_model_var(const struct model *mo, double m, double amin);
  * speed unless o says not to) into res, whose rows are malloc'ed. */
 void diff_compare(struct result *res, struct side *b, struct side *n,
 		  const struct diff_opts *o);
+/* sequential.c: the exit status of a comparison: EXIT_REGRESSION on a
+ * significant regression, or on an undecided sequential verdict with
+ * --undecided fail; else 0. */
+int diff_exit_status(const struct result *res, const struct diff_opts *o);
 /* diff_compare.c: a row's change in seconds, or its seconds when it
  * appeared or is gone. */
 double diff_row_size(const struct row *w);

@@ -38,6 +38,7 @@ test_row(struct row *w, const struct model *mo, const struct side *b,
 		w->df = d + d0;
 	}
 	se2 = psi * (pb / b->nruns + pn / n->nruns);
+	w->se = sqrt(se2);
 	w->t = se2 > 0 ? (w->mn - w->mb) / sqrt(se2) : (w->mn == w->mb ? 0 : INFINITY);
 	w->p = stats_t_two_sided(w->t, w->df);
 	w->tested = 1;
@@ -70,6 +71,7 @@ test_program(struct row *w, const struct model *mo, const struct side *b,
 	vn = fmax(w->vn, mo->fit[FIT_K].k * w->mn * w->mn +
 		  1.0 / ((double)n->rate * n->rate)) / n->nruns;
 	se2 = vb + vn;
+	w->se = sqrt(se2);
 	w->df = se2 * se2 / (vb * vb / dfb + vn * vn / dfn);
 	w->t = (w->mn - w->mb) / sqrt(se2);
 	w->p = stats_t_two_sided(w->t, w->df);

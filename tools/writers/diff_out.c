@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pcprof.h"
+#include "model/sequential.h"
 #include "writers/diff_out.h"
 
 static const char *const metric_names[] = { "self", "total", "program", "wall" };
@@ -59,6 +60,45 @@ verdict(FILE *out, const struct result *res, const struct diff_opts *o, int md)
 		fprintf(out, "%s%d function%s significantly faster",
 			nslow ? "; " : ": ", nfast, nfast == 1 ? "" : "s");
 	fputc('\n', out);
+}
+
+/* Whether row w is watched by the sequential gate and not settled at
+ * its look: its equivalence test did not rule out the threshold. */
+static int
+seq_open(const struct row *w, const struct diff_opts *o)
+{
+	return w->tested && w->family && w->mb > 0 && w->status != ST_FASTER &&
+	       w->status != ST_SLOWER &&
+	       !(w->bound < fmax(o->threshold * w->mb, o->min_seconds));
+}
+
+/* "unchanged after 7 runs a side (looks at 3 to 33 runs a side, this
+ * one at level 0.00052 of alpha 0.01): every change of 5% ruled out" */
+static void
+describe_seq(FILE *out, const struct result *res, const struct diff_opts *o)
+{
+	const struct seq *q = &res->seq;
+
+	fprintf(out, "%s after %d run%s a side (", seq_verdict_name(q->verdict), q->runs,
+		q->runs == 1 ? "" : "s");
+	if (q->max > q->min)
+		fprintf(out, "looks at %d to %d runs a side, this one at level %.2g of alpha %g",
+			q->min, q->max, q->alpha, o->alpha);
+	else
+		fprintf(out, "one look, at alpha %g", o->alpha);
+	fputs("): ", out);
+	if (q->verdict == SEQ_REGRESSED)
+		fprintf(out, "%d function%s significantly slower by %g%% or more", res->nslow,
+			res->nslow == 1 ? "" : "s", pct(o->threshold));
+	else if (q->verdict == SEQ_UNCHANGED)
+		fprintf(out, "every change of %g%% or more ruled out", pct(o->threshold));
+	else
+		fprintf(out, "changes of %.1f%% or more ruled out, not of %g%% (the "
+			"functions marked open; the whole program %.1f%%)%s",
+			pct(q->ruled_out), pct(o->threshold),
+			res->prog.tested && res->prog.mb > 0 ?
+			pct(res->prog.bound / res->prog.mb) : 0.0,
+			q->runs < q->max ? "; run more" : "; the budget's end");
 }
 
 /* "new runs 3.1% slower than base (a robust mean over 12 functions),
@@ -118,6 +158,16 @@ print_experiment_text(FILE *out, const struct experiment *e)
 	fputc('\n', out);
 }
 
+static void
+print_seq_text(FILE *out, const struct result *res, const struct diff_opts *o)
+{
+	if (o->seq_max <= 0)
+		return;
+	fputs("verdict: ", out);
+	describe_seq(out, res, o);
+	fputc('\n', out);
+}
+
 /* A change in percent, one decimal, or two where one would read 0.0 (a
  * change too small to see is not no change). */
 static const char *
@@ -131,9 +181,15 @@ change_text(char *buf, size_t size, double x)
  * (base) and of the new side's at the base's speed (ntotal); sig: a
  * significant change, its verdict said. */
 static void
-print_row_text(FILE *out, const struct row *w, double base, double ntotal, int sig)
+print_row_text(FILE *out, const struct row *w, double base, double ntotal, int sig,
+	       const struct diff_opts *o)
 {
-	char chg[32];
+	char chg[32], open[32] = "";
+
+	/* a row that kept the sequential gate undecided: the smallest change
+	 * its runs rule out, in its verdict's place */
+	if (!sig && o->seq_max > 0 && seq_open(w, o))
+		snprintf(open, sizeof(open), "open %.1f%%", pct(w->bound / w->mb));
 
 	if (w->status == ST_APPEARED)
 		fprintf(out, "%9s %6s %9.3f %5.1f%% %8s %8s  %-13s ", "-", "-",
@@ -149,7 +205,7 @@ print_row_text(FILE *out, const struct row *w, double base, double ntotal, int s
 		fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %7s%% %8.2g  %-13s ",
 			w->mb, pct(w->mb / base), w->mn, pct(w->mn / ntotal),
 			change_text(chg, sizeof(chg), (w->mn - w->mb) / w->mb), w->padj,
-			sig ? status_names[w->status] : "");
+			sig ? status_names[w->status] : open);
 	fprintf(out, "%s\n", text_name(w->name));
 }
 
@@ -200,6 +256,7 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 	verdict(out, res, o, 0);
 	if (o->exp)
 		print_experiment_text(out, o->exp);
+	print_seq_text(out, res, o);
 	print_side_text(out, "base", b, prog->mb);
 	print_side_text(out, "new", nw, prog->mn);
 	fprintf(out, "compared: %s a run; alpha %g over %zu function%s (Holm); "
@@ -222,7 +279,7 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 			continue;
 		}
 		shown += !sig;
-		print_row_text(out, w, prog->mb, ntotal, sig);
+		print_row_text(out, w, prog->mb, ntotal, sig, o);
 	}
 	if (rest)
 		fprintf(out, "(%zu more function%s, none significant)\n",
@@ -250,6 +307,24 @@ md_name(FILE *out, const char *name)
 		fputc('`', out);
 }
 
+/* compare's experiment and the sequential verdict, as list items */
+static void
+md_experiment(FILE *out, const struct result *res, const struct diff_opts *o)
+{
+	if (o->exp) {
+		fputs("- runs: ", out);
+		describe_runs(out, o->exp);
+		fputs("\n- timer: ", out);
+		describe_timer(out, o->exp);
+		fputc('\n', out);
+	}
+	if (o->seq_max > 0) {
+		fputs("- verdict: ", out);
+		describe_seq(out, res, o);
+		fputc('\n', out);
+	}
+}
+
 static void
 print_markdown(FILE *out, const struct result *res, const struct side *b,
 	       const struct side *nw, const struct diff_opts *o)
@@ -259,13 +334,7 @@ print_markdown(FILE *out, const struct result *res, const struct side *b,
 
 	verdict(out, res, o, 1);
 	fputc('\n', out);
-	if (o->exp) {
-		fputs("- runs: ", out);
-		describe_runs(out, o->exp);
-		fputs("\n- timer: ", out);
-		describe_timer(out, o->exp);
-		fputc('\n', out);
-	}
+	md_experiment(out, res, o);
 	fprintf(out, "- compared: %s time a run, %d base run%s against %d new run%s; alpha %g "
 		"(Holm), changes of %g%% and %.3g s at least\n- speed: ", metric_names[o->metric],
 		b->nruns, b->nruns == 1 ? "" : "s", nw->nruns, nw->nruns == 1 ? "" : "s",
@@ -366,10 +435,28 @@ json_experiment(FILE *out, const struct experiment *e)
 	fputs("}},\n ", out);
 }
 
+/* The sequential gate's look: "sequential": {...} */
+static void
+json_seq(FILE *out, const struct result *res, const struct diff_opts *o)
+{
+	const struct seq *q = &res->seq;
+
+	fprintf(out, "\"sequential\": {\"verdict\": \"%s\", \"runs\": %d, "
+		"\"first_look_runs\": %d, \"max_runs\": %d, \"look_alpha\": %.6g, "
+		"\"spending\": \"pocock\", \"undecided_fails\": %s, \"ruled_out\": ",
+		seq_verdict_name(q->verdict), q->runs, q->min, q->max, q->alpha,
+		o->undecided_fail ? "true" : "false");
+	json_number(out, q->verdict == SEQ_UNDECIDED ? q->ruled_out : NAN);
+	fputs(", \"program_ruled_out\": ", out);
+	json_number(out, res->prog.tested && res->prog.mb > 0 ?
+		    res->prog.bound / res->prog.mb : NAN);
+	fputs("},\n ", out);
+}
+
 /* One row of the JSON's "functions". */
 static void
 json_row(FILE *out, const struct row *w, double base, double ntotal,
-	 const struct side *b, const struct side *nw)
+	 const struct side *b, const struct side *nw, const struct diff_opts *o)
 {
 	int cmp = w->status != ST_APPEARED && w->status != ST_GONE;
 	const char *stack;
@@ -391,6 +478,11 @@ json_row(FILE *out, const struct row *w, double base, double ntotal,
 	json_number(out, cmp ? w->t : NAN);
 	fputs(", \"df\": ", out);
 	json_number(out, cmp ? w->df : NAN);
+	if (o->seq_max > 0 && w->tested && w->family && w->mb > 0) {
+		fprintf(out, ", \"undecided\": %s, \"ruled_out\": ",
+			seq_open(w, o) ? "true" : "false");
+		json_number(out, w->bound / w->mb);
+	}
 	if ((stack = row_stack(w, b, nw))) {
 		fputs(", \"stack\": ", out);
 		json_string(out, stack);
@@ -412,12 +504,14 @@ print_json(FILE *out, const struct result *res, const struct side *b,
 		"\"threshold\": %g, \"min_seconds\": %g, \"family_size\": %zu, "
 		"\"absolute\": %s, \"speed_ratio\": %.6g, \"speed_judged\": %s, "
 		"\"speed_functions\": %zu,\n ",
-		nslow ? "regression" : "pass", nslow ? EXIT_REGRESSION : 0, nslow,
+		nslow ? "regression" : "pass", diff_exit_status(res, o), nslow,
 		res->nfast, metric_names[o->metric], o->alpha, o->threshold,
 		o->min_seconds, res->family, o->absolute ? "true" : "false", res->speed,
 		res->speed_judged ? "true" : "false", res->speed_functions);
 	if (o->exp)
 		json_experiment(out, o->exp);
+	if (o->seq_max > 0)
+		json_seq(out, res, o);
 	json_side(out, "base", b, prog->mb);
 	fputs(",\n ", out);
 	json_side(out, "new", nw, prog->mn);
@@ -435,7 +529,7 @@ print_json(FILE *out, const struct result *res, const struct side *b,
 	fprintf(out, ", \"pooled_df\": %g},\n \"functions\": [", mo->pooled_df);
 	for (size_t i = 0; i < res->nrows; i++) {
 		fputs(i ? ",\n  " : "\n  ", out);
-		json_row(out, &res->rows[i], prog->mb, ntotal, b, nw);
+		json_row(out, &res->rows[i], prog->mb, ntotal, b, nw, o);
 	}
 	fprintf(out, "%s]}\n", res->nrows ? "\n " : "");
 }

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""End-to-end tests of pcprof compare's sequential gate: after each pair of
+runs from the third a side it says regressed, unchanged or undecided, and
+stops at the first look that decides. tests/progs/regress.c's builds:
+regress-slow's stage_transform (40 % of the work) does 20 % more;
+regress-again is regress-base built a second time from the same source."""
+
+import glob
+import json
+import os
+import re
+import tempfile
+
+from pctest import prog
+from test_cli import pcprof
+from test_compare import compare, scale
+
+# the tests here run pcprof compare, whose runs are timed: one worker, in order
+SHARED = True
+
+
+def test_sequential_decides_a_20_percent_regression_within_5_runs_a_side():
+    """regress-base against regress-slow, --budget 20s (some 30 runs a side
+    allowed): exit 1, "regressed" after 5 runs a side at most, stage_transform
+    named first, and the runs it did not need never made."""
+    s = scale()
+    p = compare("--budget", "20s", "--format", "json", "--base", prog("regress-base"), s,
+                "--new", prog("regress-slow"), s)
+    assert p.returncode == 1, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    j = json.loads(p.stdout)
+    q, e = j["sequential"], j["experiment"]
+    assert q["verdict"] == "regressed" and 3 <= q["runs"] <= 5, q
+    assert q["max_runs"] > 2 * q["runs"] and q["first_look_runs"] == 3, q
+    assert e["runs"] == q["runs"] == j["base"]["runs"] == j["new"]["runs"], (e, q)
+    assert 0 < q["look_alpha"] < j["alpha"] and j["exit_status"] == 1, q
+    top = j["functions"][0]
+    assert top["name"] == "stage_transform" and top["status"] == "slower", top
+    assert 0.1 < top["change"] < 0.3, top
+    # a look after each pair from the third, each said on standard error
+    looks = re.findall(r"after (\d+) runs? a side: (\w+)", p.stderr)
+    assert looks and looks[-1] == (str(q["runs"]), "regressed"), p.stderr
+    assert [int(n) for n, _ in looks] == list(range(3, q["runs"] + 1)), looks
+
+
+def test_sequential_identical_builds_are_unchanged_at_threshold_5():
+    """regress-base against regress-again at --threshold 5, --budget 15s:
+    exit 0, "unchanged" before the budget's end, and the text says so in its verdict line. In
+    bench/sequential_power.py 96.5 to 98.5 % of such comparisons were
+    decided within 17 runs a side of 0.6 s (10 s); 15 s leaves room for a
+    busy machine, and a decided gate stops long before it."""
+    s = scale()
+    p = compare("--budget", "15s", "--threshold", "5", "--base", prog("regress-base"), s,
+                "--new", prog("regress-again"), s)
+    assert p.returncode == 0, (p.returncode, p.stdout[-3000:], p.stderr[-2000:])
+    m = re.search(r"^verdict: (\w+) after (\d+) runs a side \(looks at 3 to (\d+) runs a "
+                  r"side, this one at level ([0-9.e-]+) of alpha 0.01\): (.*)$", p.stdout, re.M)
+    assert m, p.stdout
+    assert m.group(1) == "unchanged", p.stdout
+    assert 3 <= int(m.group(2)) <= int(m.group(3)), m.groups()
+    assert m.group(5) == "every change of 5% or more ruled out", m.groups()
+    assert re.search(r"^runs: %s runs a side in turns" % m.group(2), p.stdout, re.M), p.stdout
+
+
+def test_sequential_undecided_fail_exits_1_with_the_smallest_change_ruled_out():
+    """A budget of one look (3 runs a side) asked to rule out 0.5 % of
+    identical builds: undecided, exit 1 with --undecided fail, the smallest change the
+    runs could rule out given, above 0.5 %, the functions that were open
+    named with theirs, in the text and in the JSON; pcprof diff --looks 3
+    on the kept runs gives the same look."""
+    s = scale()
+    d = os.path.join(tempfile.mkdtemp(prefix="pc-e2e-seq-"), "runs")
+    p = compare("--budget", "1s", "--threshold", "0.5", "--undecided", "fail", "-o", d,
+                "--base", prog("regress-base"), s, "--new", prog("regress-again"), s)
+    assert p.returncode == 1, (p.returncode, p.stdout[-3000:], p.stderr[-2000:])
+    m = re.search(r"^verdict: undecided after 3 runs a side \(one look, at alpha 0.01\): "
+                  r"changes of ([0-9.]+)% or more ruled out, not of 0.5% \(the functions "
+                  r"marked open; the whole program ([0-9.]+)%\); the budget's end$",
+                  p.stdout, re.M)
+    assert m and float(m.group(1)) > 0.5, p.stdout
+    assert "pcprof compare: no significant regression" in p.stdout, p.stdout
+    # the table's open rows, each with the smallest change it rules out
+    opened = re.findall(r"  open ([0-9.]+)%\s+(\S+)$", p.stdout, re.M)
+    assert any(f.startswith("stage_") for _, f in opened), p.stdout
+    assert all(float(x) > 0.5 for x, _ in opened), opened
+    # the verdict's figure is the largest, of every open row (the table
+    # shows --top of them) and the program
+    assert max([float(x) for x, _ in opened] + [float(m.group(2))]) <= float(m.group(1)), \
+        p.stdout
+    mins = re.search(r"changes of 0.5% and ([0-9.e-]+) s at least", p.stdout).group(1)
+    q = pcprof("diff", "--looks", "3", "--threshold", "0.5", "--min-seconds", mins,
+               "--undecided", "fail", "--format", "json",
+               "--base", prog("regress-base"), *sorted(glob.glob(d + "/base-*")),
+               "--new", prog("regress-again"), *sorted(glob.glob(d + "/new-*")))
+    assert q.returncode == 1, (q.returncode, q.stderr)
+    j = json.loads(q.stdout)
+    assert j["sequential"]["verdict"] == "undecided" and j["exit_status"] == 1, j["sequential"]
+    assert abs(j["sequential"]["ruled_out"] - float(m.group(1)) / 100) < 0.0006, \
+        (j["sequential"], m.group(1))
+    assert j["sequential"]["undecided_fails"] and j["sequential"]["ruled_out"] > 0.005, j
+    open_rows = [f for f in j["functions"] if f.get("undecided")]
+    assert open_rows and all(f["ruled_out"] > 0.005 for f in open_rows), open_rows

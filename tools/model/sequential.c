@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pcprof compare's sequential verdict (sequential.h): the alpha each look
+ * spends, the equivalence test (TOST) of every watched function and of
+ * the whole program, and the verdict of a look. Called by diff.c; calls
+ * stats.c.
+ */
+#include <math.h>
+
+#include "model/sequential.h"
+#include "model/stats.h"
+
+double
+seq_spent(double alpha, double t)
+{
+	t = t < 0 ? 0 : t > 1 ? 1 : t;
+	return alpha * log1p((M_E - 1) * t);
+}
+
+int
+seq_next_look(int n, int nmin, int nmax)
+{
+	int step = n / SEQ_LOOK_GROWTH;
+
+	if (n < nmin)
+		return nmin < nmax ? nmin : nmax;
+	return n + (step > 1 ? step : 1) < nmax ? n + (step > 1 ? step : 1) : nmax;
+}
+
+double
+seq_look_alpha(double alpha, int n, int nmin, int nmax)
+{
+	int prev = 0;
+
+	if (nmax <= nmin || n >= nmax)
+		n = nmax;
+	if (nmax <= nmin)
+		return alpha;
+	/* the look before n's in the schedule (none before the first) */
+	for (int k = nmin; k < n; k = seq_next_look(k, nmin, nmax))
+		prev = k;
+	if (n <= nmin)
+		return seq_spent(alpha, (double)nmin / nmax);
+	return seq_spent(alpha, (double)n / nmax) - seq_spent(alpha, (double)prev / nmax);
+}
+
+double
+seq_t_upper(double q, double df)
+{
+	double lo = 0, hi = 1;
+
+	/* the one-sided tail of t is half the two-sided p, falling in t */
+	while (stats_t_two_sided(hi, df) / 2 > q && hi < 1e12)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (stats_t_two_sided(mid, df) / 2 > q)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+double
+seq_ruled_out(double d, double se, double df, double a)
+{
+	if (!(se > 0))
+		return fabs(d);
+	return fabs(d) + seq_t_upper(a, df) * se;
+}
+
+/* Row w's bound at level a; whether it rules out margin. */
+static int
+settled(struct row *w, double margin, double a)
+{
+	w->bound = seq_ruled_out(w->mn - w->mb, w->se, w->df, a);
+	return w->bound < margin;
+}
+
+/*
+ * The whole program's change at one machine speed, as the gate sees it:
+ * the sum of every row's change (a row on one side only counted whole),
+ * its variance the sum of the tested rows' (the rows' seconds of a run
+ * sum to the run's, so this errs high). Its CPU seconds as measured
+ * would hold the machine's speed, which the gate allows for. In
+ * res->prog's t, se and df (the fewest of the rows'), the change
+ * returned; --metric program and total have no such sum (the program is
+ * the one row; callers' totals overlap), and leave it untested.
+ */
+static double
+program_sum(struct result *res, const struct diff_opts *o)
+{
+	struct row *p = &res->prog;
+	double d = 0, v = 0, df = INFINITY;
+
+	p->tested = 0;
+	if (o->metric != METRIC_SELF && o->metric != METRIC_WALL)
+		return 0;
+	for (const struct row *w = res->rows; w < res->rows + res->nrows; w++) {
+		d += w->mn - w->mb;
+		if (!w->tested)
+			continue;
+		v += w->se * w->se;
+		df = fmin(df, w->df);
+	}
+	p->se = sqrt(v);
+	p->df = df;
+	p->t = p->se > 0 ? d / p->se : 0;
+	p->bound = fabs(d);
+	p->tested = 1;
+	return d;
+}
+
+enum seq_verdict
+seq_judge(struct result *res, const struct diff_opts *o, double a)
+{
+	int all = 1;
+	double dprog;
+
+	res->seq.ruled_out = 0;
+	dprog = program_sum(res, o);
+	for (struct row *w = res->rows; w < res->rows + res->nrows; w++) {
+		if (!w->tested || !w->family || w->mb <= 0)
+			continue;
+		/* a change smaller than either limit never fails */
+		if (!settled(w, fmax(o->threshold * w->mb, o->min_seconds), a) &&
+		    w->status != ST_FASTER) {
+			all = 0;
+			res->seq.ruled_out = fmax(res->seq.ruled_out, w->bound / w->mb);
+		}
+	}
+	if (res->prog.tested && res->prog.mb > 0) {
+		struct row *p = &res->prog;
+		double half = p->se > 0 ? seq_t_upper(a, p->df) * p->se : 0;
+
+		/* settled() reads the change from the means: here it is the
+		 * sum; a program significantly faster is decided, as a
+		 * function is */
+		p->bound = seq_ruled_out(dprog, p->se, p->df, a);
+		if (!(p->bound < o->threshold * p->mb) &&
+		    !(dprog + half < 0 && dprog + half < o->threshold * p->mb)) {
+			all = 0;
+			res->seq.ruled_out = fmax(res->seq.ruled_out, p->bound / p->mb);
+		}
+	}
+	res->seq.verdict = res->nslow ? SEQ_REGRESSED : all ? SEQ_UNCHANGED : SEQ_UNDECIDED;
+	return res->seq.verdict;
+}
+
+const char *
+seq_verdict_name(enum seq_verdict v)
+{
+	static const char *const names[] = { "undecided", "regressed", "unchanged" };
+
+	return names[v];
+}
+
+int
+diff_exit_status(const struct result *res, const struct diff_opts *o)
+{
+	if (res->nslow)
+		return EXIT_REGRESSION;
+	if (o->seq_max > 0 && res->seq.verdict == SEQ_UNDECIDED && o->undecided_fail)
+		return EXIT_REGRESSION;
+	return 0;
+}
