@@ -153,8 +153,10 @@ fit_run(struct fit *f, int kind, const struct obs *o, size_t n, double amin,
 	}
 }
 
-static void
-model_fit(struct model *mo, const struct obs *o, size_t n)
+/* The observations' pooled degrees of freedom and smallest floor, and an
+ * array of n doubles for the fit. */
+static double *
+model_pool(struct model *mo, const struct obs *o, size_t n)
 {
 	double *w = malloc((n ? n : 1) * sizeof(*w));
 
@@ -166,6 +168,14 @@ model_fit(struct model *mo, const struct obs *o, size_t n)
 		mo->amin_all = fmin(mo->amin_all, o[i].amin);
 		mo->pooled_df += o[i].d;
 	}
+	return w;
+}
+
+static void
+model_fit(struct model *mo, const struct obs *o, size_t n)
+{
+	double *w = model_pool(mo, o, n);
+
 	for (int kind = FIT_JOINT; kind <= FIT_K; kind++)
 		fit_run(&mo->fit[kind], kind, o, n, mo->amin_all, w);
 	free(w);
@@ -193,18 +203,11 @@ by_value(const void *a, const void *b)
 static void
 model_fit_waits(struct model *mo, const struct obs *o, size_t n)
 {
-	double *r = malloc((n ? n : 1) * sizeof(*r)), k, top = 0;
+	double *r = model_pool(mo, o, n), k, top = 0;
 	size_t nr = 0;
 
-	if (!r)
-		pc_fatal("out of memory");
-	mo->pooled_df = 0;
-	mo->amin_all = INFINITY;
-	for (size_t i = 0; i < n; i++) {
-		mo->amin_all = fmin(mo->amin_all, o[i].amin);
-		mo->pooled_df += o[i].d;
+	for (size_t i = 0; i < n; i++)
 		top = fmax(top, o[i].m);
-	}
 	/* rows of a hundredth of the largest wait's or more: the smallest
 	 * (a wait in some runs and not others) move by their whole size */
 	for (size_t i = 0; i < n; i++)
