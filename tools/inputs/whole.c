@@ -392,52 +392,27 @@ keep_remap(struct whole *w, int file, uint32_t *map, size_t n, uint32_t jit)
 	w->jit[file] = jit;
 }
 
-/* The whole of file path (*len bytes), or NULL. */
-static void *
-read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) &&
-	    (buf = malloc((size_t)n)) && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = buf ? (size_t)n : 0;
-	return buf;
-}
-
 /*
  * Which of the n objects of gmon's manifest the stacks beside it (if any)
  * have frames in, where some object has no samples of its own (o): an
- * array of n flags, or NULL for none. A stacks file that cannot be read is
- * said so where the stacks are used, not here.
+ * array of n flags, or NULL for none.
  */
 static char *
 stack_objects(const char *gmon, const struct gmon_objects *o)
 {
 	char path[4096], *in;
 	struct gmon_stacks ss;
-	struct gmon_error err;
-	size_t k = 1, len;
-	void *buf;
-	int r;
+	size_t k = 1;
 
 	while (k < o->n && (o->v[k].file || o->v[k].path[0] == '['))
 		k++;
 	if (k == o->n || gmon_stacks_name(path, sizeof(path), gmon) ||
-	    !(buf = read_all(path, &len)))
+	    (access(path, F_OK) && errno == ENOENT))
 		return NULL;
+	/* read as the stacks always are (files.c: a regular file, no
+	 * further than a valid beginning; one line and exit 2 otherwise) */
 	memset(&ss, 0, sizeof(ss));
-	r = gmon_stacks_parse(buf, len, &ss, &err);
-	free(buf);
-	if (r)
-		return NULL;
+	pc_read_stacks(path, &ss);
 	if (!(in = calloc(o->n, 1)))
 		pc_fatal("out of memory");
 	for (size_t i = 0; i < ss.n; i++)
