@@ -101,10 +101,10 @@ find(struct pc_wthread *t, size_t n, uint32_t tid)
 
 /* Starts told of threads not listed yet, by id (a thread's start may be
  * told before a listing shows it, and it may end before one does). */
-static struct {
+static struct begin {
 	uint32_t tid;
 	uint64_t t_ns;
-} begins[BEGINS];
+} *begins;	/* BEGINS, after the tables in pc_wall_start's mapping */
 
 /* A thread's start, when it was told: its time, taken; or 0. */
 static uint64_t
@@ -632,7 +632,7 @@ forked(void)
 void
 pc_wall_start(void)
 {
-	size_t len = 2 * MAX_THREADS * sizeof(struct pc_wthread);
+	size_t len = 2 * MAX_THREADS * sizeof(struct pc_wthread) + BEGINS * sizeof(*begins);
 	void *m;
 
 	if (!pc_cfg->clock_wall || !pc_cfg->stacks)
@@ -650,7 +650,9 @@ pc_wall_start(void)
 	}
 	cur = m;
 	nxt = cur + MAX_THREADS;
-	pc_wall_events_on();
+	begins = (struct begin *)(nxt + MAX_THREADS);
+	if (pc_wall_events_on())
+		return (void)pc_say("cannot map memory for the wall sampler; CPU time only", "", "");
 	pc_wall_io_start();
 	start_thread();
 	pthread_atfork(before_fork, after_fork_parent, forked);

@@ -103,7 +103,7 @@ int pc_wall_next_event(struct pc_wevent *e) PC_HIDDEN;
 uint32_t pc_wall_events_waiting(void) PC_HIDDEN;
 /* wall_events.c: of those, the starts not matched by an end, about. */
 size_t pc_wall_events_staying(void) PC_HIDDEN;
-void pc_wall_events_on(void) PC_HIDDEN;
+int pc_wall_events_on(void) PC_HIDDEN;
 void pc_wall_events_reset(void) PC_HIDDEN;
 /* wall_acct.c: whether time found no room in the stacks table (which
  * grows in another thread, livegrow.c); count it again for t[0..n). */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -272,12 +273,11 @@ static int unplaced;
 
 /* Brief threads' time the stacks table had no room for yet. */
 #define BRIEF_LEFT	16384
-static struct {
+static struct brief {
 	uint32_t tid;
 	uint64_t ns;
-} brief_left[BRIEF_LEFT];
+} *brief_left;	/* BRIEF_LEFT of them, mapped when first needed */
 static size_t nbrief_left;
-
 
 static void
 charge(uint32_t tid, struct pc_wwait *x, uint64_t ns)
@@ -462,8 +462,7 @@ io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int en
 		*drq -= d - *off;
 		*off = 0;
 	}
-	/* the stack the calling thread walked for its call (wall_io.c) */
-	if (entry) {
+	if (entry) {	/* the stack the calling thread walked (wall_io.c) */
 		pc_stacks_add_again(entry, d);
 		return;
 	}
@@ -618,7 +617,10 @@ pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns)
 
 	memset(&x, 0, sizeof(x));
 	charge(tid, &x, life_ns > cpu_ns ? life_ns - cpu_ns : 0);
-	if (x.unplaced && nbrief_left < BRIEF_LEFT) {
+	if (x.unplaced && !brief_left && (brief_left = mmap(NULL, BRIEF_LEFT * sizeof(*brief_left),
+			PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		brief_left = NULL;
+	if (x.unplaced && brief_left && nbrief_left < BRIEF_LEFT) {
 		brief_left[nbrief_left].tid = tid;
 		brief_left[nbrief_left++].ns = x.unplaced;
 	}

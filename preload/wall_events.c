@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/futex.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include "pc.h"
@@ -24,7 +25,7 @@
 
 /* Threads' starts and ends, from their own paths (any thread, lock-free):
  * seq is the event's number + 1 once it is whole. */
-static struct pc_wevent ring[RING];
+static struct pc_wevent *ring;	/* RING of them, mapped when the sampler starts */
 static uint32_t ring_head, ring_tail;
 static int ring_on;
 
@@ -99,10 +100,22 @@ pc_wall_events_staying(void)
 	return net > 0 ? (size_t)net : 0;
 }
 
-void
+int
 pc_wall_events_on(void)
 {
+	void *m;
+
+	/* mapped here, not in libpc's .bss: a program of the CPU clock (or
+	 * one that calls mlockall) would carry its 768 KiB too */
+	if (!ring) {
+		m = mmap(NULL, RING * sizeof(*ring), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return -1;
+		ring = m;
+	}
 	__atomic_store_n(&ring_on, 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 void

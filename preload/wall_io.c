@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include "pc.h"
@@ -42,13 +43,19 @@ struct io_slot {
 	uint32_t slow;		/* the last took SLOW_NS or more */
 };
 
-static struct io_slot slots[IO_SLOTS];
+static struct io_slot *slots;	/* IO_SLOTS of them, mapped by pc_wall_io_start */
 static int io_on;
 static int (*real_fsync)(int), (*real_fdatasync)(int);
 
 void
 pc_wall_io_start(void)
 {
+	void *m = mmap(NULL, IO_SLOTS * sizeof(*slots), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return;		/* fsync then not timed: sampled as any call */
+	slots = m;
 	real_fsync = (int (*)(int))pc_next("fsync");
 	real_fdatasync = (int (*)(int))pc_next("fdatasync");
 	__atomic_store_n(&io_on, 1, __ATOMIC_RELEASE);

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <libunwind.h>
@@ -54,7 +55,7 @@ struct page {
 
 /* the wall sampler's thread is the only caller: no lock */
 static struct page pages[CACHED_PAGES];
-static unsigned char page_bytes[CACHED_PAGES][PAGE];
+static unsigned char (*page_bytes)[PAGE];	/* CACHED_PAGES, mapped at init */
 static unsigned next_page;
 /* Pages of the objects' (unwind tables, code) are kept from walk to walk:
  * a walk that read them all afresh spent most of its time there (sqlite3's
@@ -65,7 +66,7 @@ static unsigned next_page;
 #define OBJECT_WALKS	1024	/* walks between two clearings: a dlclose'd
 				 * object's pages go in time */
 static struct page obj_pages[OBJECT_PAGES];
-static unsigned char obj_bytes[OBJECT_PAGES][PAGE];
+static unsigned char (*obj_bytes)[PAGE];	/* OBJECT_PAGES, mapped at init */
 static unsigned next_obj, obj_walks;
 static uintptr_t walk_sp;
 static pid_t self;
@@ -301,6 +302,17 @@ pc_wall_unwind_init(void)
 	self = getpid();
 	if (space)
 		return 0;
+	/* the pages' bytes mapped here, not in libpc's .bss (320 KiB that
+	 * every program, of any clock, would carry, and lock in mlockall) */
+	if (!page_bytes) {
+		void *m = mmap(NULL, (CACHED_PAGES + OBJECT_PAGES) * (size_t)PAGE,
+			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			return -1;
+		page_bytes = m;
+		obj_bytes = page_bytes + CACHED_PAGES;
+	}
 	find_object = (int (*)(void *, struct dl_find_object *))
 		dlsym(RTLD_DEFAULT, "_dl_find_object");
 	h = dlopen("libunwind-x86_64.so.8", RTLD_NOW | RTLD_LOCAL);

@@ -186,7 +186,10 @@ def test_wallstack_sqlite3_fsync_waits_keep_their_stacks():
     assert total > 50, stacks
     w, c, a = summary_walks(p.stderr)
     assert w > 0 and "lost (the stacks table full)" not in p.stderr, p.stderr[-1500:]
-    assert (a > 0) == (alone > 0), (w, c, a, alone, p.stderr[-800:])
+    # a stack with the wait alone is counted in the summary; the converse
+    # may not show, as folded leaves out a stack of under half a sample
+    # (a wait whose last few microseconds stayed under its call alone)
+    assert a > 0 or alone == 0, (w, c, a, alone, p.stderr[-800:])
     # most walks hold (before: none of 38); a short run on a fast disk has
     # a few walks of some 10 to 30 ms each, so one walk with the wait alone
     # weighs much of the time: the time's share is held to less
