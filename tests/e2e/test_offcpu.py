@@ -148,8 +148,10 @@ def test_known_waits_against_their_own_clocks():
     walks = [tuple(int(x) for x in m) for m in re.findall(
         r"off-CPU stacks: (\d+) whole, (\d+) cut short, (\d+) the wait alone", p.stderr)]
     whole, cut, alone = (sum(w[i] for w in walks) for i in range(3))
-    assert len(walks) >= 3 and whole >= 3 and whole >= 0.8 * (whole + cut + alone), \
-        (walks, p.stderr[-1500:])
+    # "the wait alone" is a wait the budget left no walk for (its time
+    # kept under its call); of the walks made, whole ones are the rule
+    assert len(walks) >= 3 and whole >= 3 and whole >= 0.8 * (whole + cut) and \
+        alone <= whole, (walks, p.stderr[-1500:])
     return "; ".join(notes) + "; idle %.3f/%.3f; rounds at least every %.0f ms; " \
         "off-CPU walks %d whole, %d cut short, %d the wait alone" % (
             idle[0]["wall_seconds"], truth["idle"], 1000 * slow, whole, cut, alone)
