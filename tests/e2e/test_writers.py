@@ -177,7 +177,11 @@ def test_files_over_the_size_limit_fail_in_one_line_and_leave_nothing():
     p = pcprof("run", "-o", "run", "--stacks", "--report", "rep.json", "--format", "json",
                "--top", "0", "--", "sh", "-c", '"$0" 0.2 >/dev/null; exit 7', prog("burn"),
                cwd=d, preexec_fn=one_block)
-    lines = p.stderr.decode().splitlines()
+    # libpc's own writes are under the limit too: a profile of one more
+    # object (burn's samples in the vDSO, which a busy machine gives it)
+    # may not fit, and libpc says so in its own line
+    lines = [l for l in p.stderr.decode().splitlines()
+             if not (l.startswith("libpc: cannot write ") and "write failed" in l)]
     assert p.returncode == 7, (p.returncode, p.stderr)
     assert len(lines) == 1 and "'rep.json': File too large" in lines[0], lines
     cases = 1
