@@ -224,6 +224,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/wallgate $(P)/wallgate-again $(P)/wallgate-slow
 PROGS += $(P)/sigmove
 PROGS += $(P)/mem34_lock
+PROGS += $(P)/fsync_cancel
 PROGS += $(P)/writers_names $(P)/writers_sigs
 PROGS += $(P)/sandbox
 PROGS += $(P)/readers_nodump

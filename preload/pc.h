@@ -423,6 +423,9 @@ void pc_wall_resume(void) PC_HIDDEN;
 /* wall.c: at the end of the process, a last round that counts every
  * thread's time up to now (a second at most). AS-safe. */
 void pc_wall_final(void) PC_HIDDEN;
+/* wall_io.c: find glibc's fsync and fdatasync, which the interposed
+ * ones call whatever the clock (start-up). Not AS-safe. */
+void pc_wall_io_resolve(void) PC_HIDDEN;
 /* wall.c: the calling thread of the program's starts (0) or ends (1):
  * its first and last intervals, to the nanosecond. AS-safe. */
 void pc_wall_thread_event(int end) PC_HIDDEN;

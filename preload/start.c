@@ -383,8 +383,9 @@ pc_start(void)
 	const char *why;
 	int saved = errno;
 
-	/* the interposed mmap's next definition, whatever follows */
+	/* the interposed mmap's and fsync's next definitions, whatever follows */
 	pc_mappings_resolve();
+	pc_wall_io_resolve();
 	/* pcprof loads libpc to finish a live file (pc_recover), not to
 	 * profile itself */
 	if (getenv("PC_RECOVER"))

@@ -47,6 +47,16 @@ static struct io_slot *slots;	/* IO_SLOTS of them, mapped by pc_wall_io_start */
 static int io_on;
 static int (*real_fsync)(int), (*real_fdatasync)(int);
 
+/* glibc's calls, for every program: a raw system call in their place
+ * would not be a cancellation point, as fsync and fdatasync are (a thread
+ * cancelled while blocked in one would wait on) */
+void
+pc_wall_io_resolve(void)
+{
+	real_fsync = (int (*)(int))pc_next("fsync");
+	real_fdatasync = (int (*)(int))pc_next("fdatasync");
+}
+
 void
 pc_wall_io_start(void)
 {
@@ -56,8 +66,6 @@ pc_wall_io_start(void)
 	if (m == MAP_FAILED)
 		return;		/* fsync then not timed: sampled as any call */
 	slots = m;
-	real_fsync = (int (*)(int))pc_next("fsync");
-	real_fdatasync = (int (*)(int))pc_next("fdatasync");
 	__atomic_store_n(&io_on, 1, __ATOMIC_RELEASE);
 }
 

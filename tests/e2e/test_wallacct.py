@@ -317,3 +317,24 @@ def test_wallacct_fdatasync_against_perf():
         return "fdatasync %.3f/%.3f s off the CPU (perf: %.3f s in the call)%s" % (
             mine, fsyncs, calls, "" if tries == 1 else " (try %d)" % tries)
     raise AssertionError("perf's record was not whole in 3 runs: %s" % why)
+
+
+def test_fsync_stays_a_cancellation_point_under_every_clock():
+    """libpc interposes fsync and fdatasync (the wall clock times them):
+    they stay glibc's, cancellation points, under the CPU clock too. A
+    thread looping on them is cancelled and joined as plain; before, the
+    default clock's stand-in made the system call itself and the join
+    never returned (killed at the timeout)."""
+    from test_host import both, plain_ok, same
+    d = tempfile.mkdtemp(prefix="pc-e2e-fsync-")
+    try:
+        notes = []
+        for env in ({}, {"PC_CLOCK": "wall"}):
+            prof, plain = both([prog("fsync_cancel"), d], env=env, timeout=20)
+            plain_ok(plain, 0, "fsync_cancel")
+            same(prof, plain, "fsync_cancel %s" % (env or "cpu"))
+            assert prof.stdout == "cancelled: yes\n", prof.stdout
+            notes.append("%s: cancelled" % env.get("PC_CLOCK", "cpu"))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return "; ".join(notes)
