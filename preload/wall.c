@@ -644,15 +644,13 @@ pc_wall_start(void)
 		return;
 	}
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED) {
+	if (m == MAP_FAILED || pc_wall_events_on()) {
 		pc_say("cannot map memory for the wall sampler; CPU time only", "", "");
 		return;
 	}
 	cur = m;
 	nxt = cur + MAX_THREADS;
 	begins = (struct begin *)(nxt + MAX_THREADS);
-	if (pc_wall_events_on())
-		return (void)pc_say("cannot map memory for the wall sampler; CPU time only", "", "");
 	pc_wall_io_start();
 	start_thread();
 	pthread_atfork(before_fork, after_fork_parent, forked);
