@@ -381,13 +381,13 @@ cmd_compare(int argc, char **argv)
 	c.e.budget = c.runs ? 0 : c.budget;
 	c.e.cmd[0] = c.cmd[0].line;
 	c.e.cmd[1] = c.cmd[1].line;
+	/* SIGINT, SIGTERM and SIGHUP stop compare (unless they were ignored
+	 * when it started), from before its directory is made, which the stop
+	 * removes; SIGPIPE is ignored, as found kept for the commands */
+	launch_catch_stops(0);
 	compare_make_dir(&c);
 	c.e.dir = keep ? c.dir : NULL;
 	set_environment(&c);
-	/* SIGINT, SIGTERM and SIGHUP stop compare (unless they were ignored
-	 * when it started); SIGPIPE is ignored, as found kept for the
-	 * commands */
-	launch_catch_stops(0);
 	compare_experiment(&c);
 	/* the analysis: a stop is taken once the verdict is out, and no
 	 * read or write of it fails with EINTR meanwhile */
