@@ -63,7 +63,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/snapshot.c preload/live.c preload/livegrow.c preload/livemap.c preload/livememcg.c preload/livegrower.c preload/recover.c preload/finish.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
 	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/namespaces.c \
-	preload/sandbox.c \
+	preload/sandbox.c preload/timeline.c preload/markers.c \
 	preload/own.c preload/vfork.c \
 	gmon/write.c
 # whether a live file's process still runs: libpc's pc_recover and pcprof ask
@@ -234,6 +234,7 @@ PROGS += $(P)/footprint_one
 PROGS += $(P)/wallacct
 PROGS += $(P)/wallstack $(P)/wallstack-fp
 PROGS += $(P)/history-slow3
+PROGS += $(P)/timeline38
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope

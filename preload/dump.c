@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pc.h"
+#include "timeline.h"
 #include "banned.h"
 
 static int
@@ -59,6 +60,18 @@ pc_dump(const char *path)
 		if (rs)
 			pc_dump_summary(sp ? sp : path, rs);
 		/* the profile itself was written */
+	}
+	if (!r && pc_cfg->timeline) {
+		size_t n = strlen(path);
+		int rt = -ENAMETOOLONG;
+
+		if (n + sizeof(PC_TL_SUFFIX) <= sizeof(buf)) {
+			memcpy(buf, path, n);
+			memcpy(buf + n, PC_TL_SUFFIX, sizeof(PC_TL_SUFFIX));
+			rt = pc_dump_file(buf, pc_timeline_write);
+		}
+		if (rt)
+			pc_dump_summary(buf, rt);
 	}
 	if (!r)
 		pc_objects_dump(path);

@@ -33,6 +33,8 @@ struct pc_live_tables {
 	size_t stacks_slots;
 	void *stacks_names;		/* the thread names' table */
 	size_t stacks_names_len;
+	void *timeline;			/* timeline.c's region */
+	size_t timeline_len;
 };
 
 /* One mapping of the file: bytes [off, off + len) at address va. */

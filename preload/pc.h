@@ -234,6 +234,8 @@ struct pc_settings {
 	long wall_hz;			/* PC_WALL_HZ */
 	int wall_budget;		/* PC_WALL_BUDGET, percent of a CPU */
 	uint64_t live_max;		/* PC_LIVE_MAX: bytes, or 0 */
+	int timeline;			/* PC_TIMELINE */
+	uint64_t timeline_max;		/* PC_TIMELINE_MAX */
 };
 
 /*
@@ -269,6 +271,7 @@ struct pc_config {
 	uintptr_t bias;			/* the main program's load bias */
 	uint8_t spare[GMON_SPARE_SIZE];	/* the gmon header's spare bytes */
 	char exe[PATH_MAX];		/* the main program's path (PC_SCOPE=all) */
+	int timeline;			/* PROFILE.timeline is written (timeline.c) */
 };
 
 /* start.c: the configuration. AS-safe to read. */
@@ -386,9 +389,10 @@ void pc_unwind_thread_bounds(uintptr_t lo, uintptr_t hi) PC_HIDDEN;
 
 /* stacks.c: map the stack table; 0 or -errno. Not AS-safe. */
 int pc_stacks_init(size_t megabytes) PC_HIDDEN;
-/* stacks.c: count one sampled stack (before arcs rewrite f). AS-safe. */
-void pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
-				uint32_t weight) PC_HIDDEN;
+/* stacks.c: count one sampled stack (before arcs rewrite f): its id, or
+ * 0 where the table had no room. AS-safe. */
+uint64_t pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
+				    uint32_t weight) PC_HIDDEN;
 /* stacks.c: count ns off the CPU for thread tid, blocked in the wait
  * (GMON_WAIT_WORD) with the stack f[0..n); its entry, for
  * pc_stacks_add_again while the thread stays where it is, or NULL.
@@ -433,6 +437,31 @@ void pc_wall_thread_event(int end) PC_HIDDEN;
 int pc_stacks_write(struct gmon_sink *s) PC_HIDDEN;
 /* stacks.c: forget every stack (fork child). Not AS-safe. */
 void pc_stacks_clear(void) PC_HIDDEN;
+/* stacks.c: every stack with its id (what pc_stacks_add_from_handler
+ * returns), as timeline records of tag (timeline.h). AS-safe. */
+void pc_stacks_write_ids(struct gmon_sink *s, uint32_t tag) PC_HIDDEN;
+
+/* timeline.c (PC_TIMELINE): map the timeline's region of the live file
+ * for max samples: 0 or -errno; take a recovered file's; start again
+ * (fork child); whether it is on. Not AS-safe; pc_timeline_on AS-safe. */
+int pc_timeline_init(uint64_t max) PC_HIDDEN;
+struct pc_live_tables;
+int pc_timeline_recover(const struct pc_live_tables *t) PC_HIDDEN;
+void pc_timeline_clear(void) PC_HIDDEN;
+int pc_timeline_on(void) PC_HIDDEN;
+/* timeline.c: one CPU sample of this thread: its stack's id, or 0 and its
+ * link-time pc; off-CPU ns of thread tid under stack; a marker of kind
+ * (timeline.h) and name id; a marker lost. AS-safe. */
+void pc_timeline_cpu_from_handler(uint64_t stack, uint64_t at, uint32_t weight) PC_HIDDEN;
+void pc_timeline_off(uint32_t tid, uint64_t stack, uint64_t ns) PC_HIDDEN;
+void pc_timeline_mark(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value) PC_HIDDEN;
+void pc_timeline_mark_lost(void) PC_HIDDEN;
+/* timeline.c: the marker names' table (markers.c). AS-safe. */
+struct pc_tl_name_slot *pc_timeline_names(void) PC_HIDDEN;
+/* timeline.c: write PROFILE.timeline's records. AS-safe. */
+int pc_timeline_write(struct gmon_sink *s) PC_HIDDEN;
+/* markers.c: this thread's id forgotten (fork child). AS-safe. */
+void pc_markers_forked(void) PC_HIDDEN;
 
 /* arcs.c: map the arc table; 0 or -errno. Not AS-safe. */
 int pc_arcs_init(size_t nslots) PC_HIDDEN;

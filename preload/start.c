@@ -304,6 +304,10 @@ set_up_extras(void)
 		pc_say("cannot map memory for stacks; no stacks file", "", "");
 		config->stacks = 0;
 	}
+	if (want.timeline && pc_timeline_init(want.timeline_max))
+		pc_say("cannot map memory for the timeline; no timeline", "", "");
+	else
+		config->timeline = want.timeline;
 	if (want.scope_all) {
 		ssize_t n = readlink("/proc/self/exe", config->exe, sizeof(config->exe) - 1);
 

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The timeline (PC_TIMELINE=1): each CPU sample, and each off-CPU one
+ * under the wall clock, kept with its thread, its CLOCK_MONOTONIC time,
+ * its weight, the thread's CPU time then, and its stack's id in the
+ * stacks table (stacks.c; the pc where stacks are off). It lives in the
+ * live file, a region of its own, so that a killed process leaves it for
+ * pc_recover; at the end it is written beside the profile as
+ * PROFILE.timeline (timeline.h).
+ *
+ * The ring is bounded (PC_TIMELINE_MAX entries). Past the bound it keeps
+ * a uniform sample of the whole run: the n-th sample replaces a slot
+ * chosen by a hash of n in [0, n] when that falls inside the ring
+ * (reservoir sampling, algorithm R), so every sample of the run is kept
+ * with the same chance, max / seen, which the file's header says.
+ *
+ * Runs in the signal handler: no lock, no allocation, only
+ * clock_gettime. A slot is claimed by a compare-and-swap of its sequence
+ * word from even to odd and published by storing the next even value; a
+ * sample that finds its slot being written is dropped and counted, and the
+ * writer reads only slots whose sequence is even and did not change.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "pc.h"
+#include "live.h"
+#include "timeline.h"
+#include "banned.h"
+
+/* the counters, in the live file to outlive a kill */
+struct tl_state {
+	uint64_t seen, busy, unbacked, marks_used, marks_lost;
+	uint64_t start_ns, max;
+	size_t ring_slots, marks_slots;	/* backed: pc_grow publishes them */
+};
+
+static struct tl_state *tl;
+static struct pc_tl_entry *ring, *marks;
+static struct pc_tl_name_slot *names;
+static struct pc_grow ring_grow, marks_grow;
+static size_t region_len;
+static PC_TLS uint32_t my_tid;
+
+static size_t
+round_up(size_t n, size_t to)
+{
+	return (n + to - 1) / to * to;
+}
+
+static uint64_t
+now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(c, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The region's parts from its start r: state, names, ring, marks. */
+static void
+lay_out(char *r, uint64_t max)
+{
+	size_t page = 4096, head = round_up(sizeof(struct tl_state), page);
+	size_t nlen = round_up(PC_TL_NAMES * sizeof(struct pc_tl_name_slot), page);
+
+	tl = (struct tl_state *)r;
+	names = (struct pc_tl_name_slot *)(r + head);
+	ring = (struct pc_tl_entry *)(r + head + nlen);
+	marks = ring + max;
+	region_len = head + nlen + (max + PC_TL_MARKS) * sizeof(struct pc_tl_entry);
+}
+
+int
+pc_timeline_init(uint64_t max)
+{
+	struct pc_live_tables *t = pc_live_tables();
+	char *r;
+
+	lay_out(NULL, max);
+	r = pc_live_alloc(region_len, 0);
+	if (!r)
+		return -ENOMEM;
+	lay_out(r, max);
+	if (pc_live_back(r, (size_t)((char *)ring - r)))
+		return -ENOMEM;
+	t->timeline = r;
+	t->timeline_len = region_len;
+	tl->max = max;
+	tl->start_ns = now_ns(CLOCK_MONOTONIC);
+	pc_grow_init(&ring_grow, ring, sizeof(*ring), 4096, max, &tl->ring_slots);
+	pc_grow_init(&marks_grow, marks, sizeof(*marks), 4096, PC_TL_MARKS, &tl->marks_slots);
+	return 0;
+}
+
+int
+pc_timeline_recover(const struct pc_live_tables *t)
+{
+	const struct tl_state *s = t->timeline;
+
+	if (!s || t->timeline_len < sizeof(*s) || s->max < 1 || s->max > (1u << 26))
+		return -EINVAL;
+	lay_out(t->timeline, s->max);
+	if (region_len != t->timeline_len || tl->ring_slots > tl->max ||
+	    tl->marks_slots > PC_TL_MARKS)
+		return -EINVAL;
+	ring_grow.slots = tl->ring_slots;
+	marks_grow.slots = tl->marks_slots;
+	return 0;
+}
+
+void
+pc_timeline_clear(void)
+{
+	if (!tl)
+		return;
+	/* a fork child's: its own counts from zero, its own start */
+	madvise(ring, (size_t)tl->max * sizeof(*ring), MADV_DONTNEED);
+	madvise(marks, PC_TL_MARKS * sizeof(*marks), MADV_DONTNEED);
+	tl->seen = tl->busy = tl->unbacked = tl->marks_used = tl->marks_lost = 0;
+	tl->start_ns = now_ns(CLOCK_MONOTONIC);
+	my_tid = 0;
+}
+
+/* A hash of n, for the reservoir's choice (splitmix64). AS-safe. */
+static uint64_t
+mix(uint64_t n)
+{
+	n += 0x9e3779b97f4a7c15ULL;
+	n = (n ^ (n >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	n = (n ^ (n >> 27)) * 0x94d049bb133111ebULL;
+	return n ^ (n >> 31);
+}
+
+/* Fill slot e, unless another thread writes it now: 1 if filled.
+ * AS-safe. */
+static int
+put_from_handler(struct pc_tl_entry *e, const struct pc_tl_entry *v)
+{
+	uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+
+	if ((seq & 1) || !__atomic_compare_exchange_n(&e->seq, &seq, seq + 1, 0,
+						      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 0;
+	e->t = v->t;
+	e->where = v->where;
+	e->value = v->value;
+	e->tid = v->tid;
+	e->weight = v->weight;
+	e->kind = v->kind;
+	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* Offer one sample to the ring. AS-safe. */
+static void
+offer_from_handler(const struct pc_tl_entry *v)
+{
+	uint64_t n = __atomic_fetch_add(&tl->seen, 1, __ATOMIC_RELAXED);
+	uint64_t slot = n;
+
+	if (n >= tl->max) {
+		slot = mix(n ^ tl->start_ns) % (n + 1);
+		if (slot >= tl->max)
+			return;
+	}
+	if (slot >= pc_grow_slots(&ring_grow)) {
+		__atomic_fetch_add(&tl->unbacked, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (n < tl->max)
+		pc_grow_took_from_handler(&ring_grow, 1);
+	if (!put_from_handler(&ring[slot], v))
+		__atomic_fetch_add(&tl->busy, 1, __ATOMIC_RELAXED);
+}
+
+void
+pc_timeline_cpu_from_handler(uint64_t stack, uint64_t at, uint32_t weight)
+{
+	struct pc_tl_entry v = { 0 };
+	uint32_t tid = my_tid;
+
+	if (!tl)
+		return;
+	if (!tid)
+		tid = my_tid = (uint32_t)syscall(SYS_gettid);
+	v.t = now_ns(CLOCK_MONOTONIC);
+	v.where = stack ? stack : at;
+	v.kind = stack ? PC_TL_CPU : PC_TL_PC;
+	v.value = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	v.tid = tid;
+	v.weight = weight;
+	offer_from_handler(&v);
+}
+
+void
+pc_timeline_off(uint32_t tid, uint64_t stack, uint64_t ns)
+{
+	struct pc_tl_entry v = { 0 };
+
+	if (!tl || !ns)
+		return;
+	v.t = now_ns(CLOCK_MONOTONIC);
+	v.where = stack;
+	v.kind = PC_TL_OFF;
+	v.value = ns;
+	v.tid = tid;
+	v.weight = 1;
+	offer_from_handler(&v);
+}
+
+void
+pc_timeline_mark(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value)
+{
+	struct pc_tl_entry v = { 0 };
+	uint64_t n;
+
+	if (!tl)
+		return;
+	v.t = now_ns(CLOCK_MONOTONIC);
+	v.where = name;
+	v.value = value;
+	v.tid = tid;
+	v.kind = kind;
+	/* markers are kept from the first: an end without its beginning
+	 * would draw nothing */
+	n = __atomic_fetch_add(&tl->marks_used, 1, __ATOMIC_RELAXED);
+	if (n >= PC_TL_MARKS || n >= pc_grow_slots(&marks_grow) || !put_from_handler(&marks[n], &v)) {
+		__atomic_fetch_add(&tl->marks_lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	pc_grow_took_from_handler(&marks_grow, 1);
+}
+
+void
+pc_timeline_mark_lost(void)
+{
+	if (tl)
+		__atomic_fetch_add(&tl->marks_lost, 1, __ATOMIC_RELAXED);
+}
+
+struct pc_tl_name_slot *
+pc_timeline_names(void)
+{
+	return names;
+}
+
+/* One record's head. AS-safe. */
+static void
+rec(struct gmon_sink *s, uint32_t tag, size_t len)
+{
+	struct pc_tl_rec r = { tag, (uint32_t)len };
+
+	gmon_sink_bytes(s, &r, sizeof(r));
+}
+
+/* The entries of t[0, n) that are whole, as records of tag. AS-safe. */
+static void
+write_entries(struct gmon_sink *s, const struct pc_tl_entry *t, size_t n, uint32_t tag)
+{
+	for (size_t i = 0; i < n && !s->error; i++) {
+		uint32_t seq = __atomic_load_n(&t[i].seq, __ATOMIC_ACQUIRE);
+		struct pc_tl_entry e = t[i];
+
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!seq || (seq & 1) || __atomic_load_n(&t[i].seq, __ATOMIC_RELAXED) != seq)
+			continue;
+		rec(s, tag, sizeof(e));
+		gmon_sink_bytes(s, &e, sizeof(e));
+	}
+}
+
+int
+pc_timeline_write(struct gmon_sink *s)
+{
+	struct pc_tl_head h;
+	uint64_t used;
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, PC_TL_MAGIC, sizeof(h.magic));
+	h.pid = (uint32_t)pc->pid;
+	h.hz = (uint32_t)pc_cfg->hz;
+	h.start_ns = tl->start_ns;
+	h.end_ns = now_ns(CLOCK_MONOTONIC);
+	h.interval_ns = (uint64_t)pc_cfg->interval_ns;
+	h.max = tl->max;
+	h.seen = __atomic_load_n(&tl->seen, __ATOMIC_RELAXED);
+	h.busy = __atomic_load_n(&tl->busy, __ATOMIC_RELAXED);
+	h.unbacked = __atomic_load_n(&tl->unbacked, __ATOMIC_RELAXED);
+	h.marks = __atomic_load_n(&tl->marks_used, __ATOMIC_RELAXED);
+	h.marks_lost = __atomic_load_n(&tl->marks_lost, __ATOMIC_RELAXED);
+	rec(s, PC_TL_HEAD, sizeof(h));
+	gmon_sink_bytes(s, &h, sizeof(h));
+	for (size_t i = 0; i < PC_TL_NAMES && !s->error; i++) {
+		const struct pc_tl_name_slot *k = &names[i];
+		uint64_t id = i + 1;
+		size_t len;
+
+		if (!pc_slot_ready(&k->state))
+			continue;
+		len = strnlen(k->name, sizeof(k->name));
+		rec(s, PC_TL_NAME, sizeof(id) + len);
+		gmon_sink_bytes(s, &id, sizeof(id));
+		gmon_sink_bytes(s, k->name, len);
+	}
+	if (pc_cfg->stacks)
+		pc_stacks_write_ids(s, PC_TL_STACK);
+	write_entries(s, ring, pc_grow_slots(&ring_grow), PC_TL_SAMPLE);
+	used = h.marks < pc_grow_slots(&marks_grow) ? h.marks : pc_grow_slots(&marks_grow);
+	write_entries(s, marks, used, PC_TL_MARK);
+	return s->error;
+}
+
+int
+pc_timeline_on(void)
+{
+	return tl != NULL;
+}
