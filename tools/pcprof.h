@@ -343,7 +343,7 @@ void folded_release(struct folded_set *fs);
 enum format {
 	FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_FOLDED,
 	/* for other tools (export.h) */
-	FORMAT_PPROF, FORMAT_SPEEDSCOPE, FORMAT_CALLGRIND,
+	FORMAT_PPROF, FORMAT_SPEEDSCOPE, FORMAT_CALLGRIND, FORMAT_FIREFOX,
 	/* for gprof: the executable's gmon file, of the clock's time
 	 * (model/wallgmon.h) */
 	FORMAT_GMON,

@@ -17,6 +17,7 @@
 #include "inputs/runfiles.h"
 #include "model/export.h"
 #include "model/lines.h"
+#include "model/timeline.h"
 #include "symbols/dwlines.h"
 #include "symbols/symtab.h"
 #include "symbols/waits.h"
@@ -544,6 +545,13 @@ add_times(struct export *x, const struct pc_run *run, struct xp_group *g)
 	x->duration_ns = x->time_ns && x->end_ns > x->time_ns ? x->end_ns - x->time_ns : 0;
 }
 
+/* A timeline's stack as the export's locations (model/timeline.h). */
+static uint32_t
+tl_locs(void *arg, int file, const struct gmon_stack *k, uint32_t *locs)
+{
+	return stack_locs(arg, file, k, locs);
+}
+
 static void
 give_none(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
 {
@@ -579,6 +587,7 @@ const char *
 export_format_name(enum format format)
 {
 	return format == FORMAT_PPROF ? "pprof" : format == FORMAT_SPEEDSCOPE ? "speedscope" :
+	       format == FORMAT_FIREFOX ? "firefox" :
 	       "callgrind";
 }
 
@@ -642,6 +651,8 @@ export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opt
 	if (!g->rate)
 		g->rate = 1;
 	add_times(x, &in->runs[0], g);
+	for (int i = 0; i < in->runs[0].nfiles; i++)
+		timelines_add(x, in->runs[0].files[i], i, (uint32_t)x->ngroups - 1, tl_locs, &s);
 	lines_check(&L);
 	lines_release(&L);
 }
@@ -660,6 +671,8 @@ export_release(struct export *x)
 	free(x->groups);
 	free(x->arcs);
 	free(x->threads);
+	timelines_release(x->timeline);
+	free(x->timeline);
 	free(x->source);
 	if (x->ix) {
 		table_free(&x->ix->strs);

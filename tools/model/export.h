@@ -109,6 +109,8 @@ struct export {
 	double total;		/* samples */
 	double off;		/* of which off-CPU */
 	char *source;		/* the first profile read, for messages */
+	struct timelines *timeline;	/* PROFILE.timeline's, or NULL
+					 * (model/timeline.h) */
 	/* private */
 	struct xp_index *ix;
 	uint64_t end_ns;

@@ -252,6 +252,8 @@ export_print(const struct export *x, enum format format, FILE *out, const char *
 		r = export_pprof(x, out);
 	else if (format == FORMAT_SPEEDSCOPE)
 		r = export_speedscope(x, out, title);
+	else if (format == FORMAT_FIREFOX)
+		r = export_firefox(x, out, title);
 	else
 		r = export_callgrind(x, out, title);
 	if (r && errno == ENOMEM)

@@ -14,6 +14,9 @@
 int export_pprof(const struct export *x, FILE *out);		/* export_pprof.c */
 int export_speedscope(const struct export *x, FILE *out, const char *title);
 int export_callgrind(const struct export *x, FILE *out, const char *title);
+/* The export's timeline in the Firefox Profiler's processed format
+ * (export_firefox.c); exits with one line where none was recorded. */
+int export_firefox(const struct export *x, FILE *out, const char *title);
 
 /* One line per thread (samples, share, tid, name, process) as format
  * (text, json or csv) onto out; exits where no thread was recorded. */

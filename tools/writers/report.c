@@ -463,6 +463,7 @@ report_print(FILE *out, const struct flat *f, const struct symtab *st,
 	case FORMAT_PPROF:
 	case FORMAT_SPEEDSCOPE:
 	case FORMAT_CALLGRIND:
+	case FORMAT_FIREFOX:
 	case FORMAT_GMON:
 		break;		/* report_files writes them (stackfile.c, export.h) */
 	}
