@@ -364,6 +364,7 @@ struct report_opts {
 	int all_processes;	/* --processes: of a whole run, a line for each */
 	int by_thread;		/* --by-thread: one row per thread (stacks) */
 	const char *thread;	/* --thread TID|NAME: only its samples */
+	int timeline;		/* report --timeline: the text timeline */
 	enum pc_clock clock;	/* --clock; resolved (never auto) once read */
 	/* a wall view's: the children each wait for a child waited for,
 	 * listed under its row (seconds; waits.h) */

@@ -77,6 +77,10 @@ static const char usage_report[] =
 "\n"
 "  -o, --output FILE  write to FILE (written whole, then renamed into\n"
 "                     place) instead of standard output\n"
+"  --timeline         what each thread ran when, in time buckets, and the\n"
+"                     markers, from GMON.timeline (pcprof run --timeline,\n"
+"                     PC_TIMELINE=1); --format firefox writes it for the\n"
+"                     Firefox Profiler\n"
 REPORT_OPTIONS_HELP;
 
 /* The executable's profiles for another tool (export.h). */
@@ -167,7 +171,7 @@ report_inputs(struct pc_inputs *in, struct report_opts *r, const struct symtab_o
 	}
 	/* a wall view is of the stacks, which the export holds; folded
 	 * stacks are folded_build's under any clock */
-	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread ||
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->timeline ||
 	    (r->clock != PC_CLOCK_CPU && r->format != FORMAT_FOLDED)) {
 		export_inputs(in, r, s, out);
 		goto out;
@@ -229,7 +233,7 @@ report_program(char **operands, int n, struct report_opts *r, const struct symta
 static int
 one_program(const struct report_opts *r)
 {
-	return !FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread &&
+	return !FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread && !r->timeline &&
 	       (r->format == FORMAT_FOLDED || r->format == FORMAT_GMON || r->callgraph ||
 		r->lines);
 }
@@ -272,6 +276,7 @@ cmd_report(int argc, char **argv)
 	static const struct option longopts[] = {
 		REPORT_LONGOPTS,
 		{ "output", required_argument, NULL, 'o' },
+		{ "timeline", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
@@ -290,6 +295,10 @@ cmd_report(int argc, char **argv)
 		}
 		if (c == 'o') {
 			output = optarg;
+			continue;
+		}
+		if (c == 'T') {
+			r.timeline = 1;
 			continue;
 		}
 		if (!report_option(c, optarg, &r, &s)) {

@@ -70,6 +70,9 @@ static const char usage_run[] =
 "                     callgrind need it)\n"
 "  --no-report        write the profile only\n"
 "  --stacks           also write GMON.stacks for flame graphs (PC_STACKS=1)\n"
+"  --timeline         also write GMON.timeline: each sample's time and thread,\n"
+"                     and the program's markers (PC_TIMELINE=1; --format\n"
+"                     firefox, report --timeline)\n"
 "  --clock wall       record a wall-clock profile (PC_CLOCK=wall): every\n"
 "                     thread's CPU samples and the time it spent off the CPU,\n"
 "                     with the stack it blocked at and what it waited for;\n"
@@ -109,6 +112,8 @@ REPORT_OPTIONS_HELP
 "  PC_WALL_HZ       the wall clock's rounds a second (100)\n"
 "  PC_WALL_BUDGET   the wall clock's CPU at most, percent of one CPU (1)\n"
 "  PC_STACKS_MB     memory for distinct stacks, 1 to 4096 (32)\n"
+"  PC_TIMELINE      1: keep each sample's time and thread, and markers\n"
+"  PC_TIMELINE_MAX  samples the timeline keeps, 1024 to 67108864 (262144)\n"
 "  PC_LIVE_MAX      the most the live file takes on disk or in memory,\n"
 "                   as 512K, 64M or 1G (0: no cap, the default)\n"
 "  PC_SNAPSHOT_SIGNAL    a signal that writes a snapshot of the profile\n"
@@ -121,7 +126,8 @@ REPORT_OPTIONS_HELP
 #define RUN_TOP	25
 
 enum { OPT_HZ = 300, OPT_SIGNAL, OPT_REPORT, OPT_NO_REPORT, OPT_STACKS_ON,
-	OPT_NO_CALLGRAPH, OPT_ALL_OBJECTS, OPT_MAIN_ONLY, OPT_WAIT };
+	OPT_NO_CALLGRAPH, OPT_ALL_OBJECTS, OPT_MAIN_ONLY, OPT_WAIT,
+	OPT_TIMELINE_ON };
 
 /* Whether dir holds a file that libpc writes (gmon.out and its kin). */
 static int
@@ -336,6 +342,7 @@ env_option(int c, const char *arg)
 	static const struct { int opt; const char *var, *value; } env[] = {
 		{ OPT_HZ, "PC_HZ", NULL }, { OPT_SIGNAL, "PC_SIGNAL", NULL },
 		{ OPT_STACKS_ON, "PC_STACKS", "1" },
+		{ OPT_TIMELINE_ON, "PC_TIMELINE", "1" },
 		{ OPT_NO_CALLGRAPH, "PC_CALLGRAPH", "0" },
 		{ 'v', "PC_VERBOSE", "1" },
 	};
@@ -357,6 +364,7 @@ static const struct option run_longopts[] = {
 	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "no-report", no_argument, NULL, OPT_NO_REPORT },
 	{ "stacks", no_argument, NULL, OPT_STACKS_ON },
+	{ "timeline", no_argument, NULL, OPT_TIMELINE_ON },
 	{ "no-callgraph", no_argument, NULL, OPT_NO_CALLGRAPH },
 	{ "all-objects", no_argument, NULL, OPT_ALL_OBJECTS },	/* the default */
 	{ "main-only", no_argument, NULL, OPT_MAIN_ONLY },

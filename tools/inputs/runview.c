@@ -473,7 +473,7 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	double total = 0;
 	uint32_t rate;
 
-	if (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread &&
+	if (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread && !r->timeline &&
 	    (r->format == FORMAT_FOLDED || r->callgraph || r->lines))
 		pc_fatal("%s of a whole run: name the executable (pcprof report EXE GMON)",
 			 r->format == FORMAT_FOLDED ? "--format folded" :
@@ -489,7 +489,7 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	r->files = paths;
 	r->nfiles = npaths;
 	v.clock = r->clock = run_clock(&v, r->clock, paths[0]);
-	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread) {
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->timeline) {
 		export_run(&v, r, so, out, paths[0]);
 		view_release(&v);
 		return 0;

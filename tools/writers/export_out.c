@@ -266,7 +266,9 @@ export_finish(struct export *x, const struct report_opts *r, FILE *out, const ch
 {
 	if (r->thread)
 		export_keep_thread(x, r->thread);
-	if (r->by_thread) {
+	if (r->timeline) {
+		timeline_print(x, out, title);
+	} else if (r->by_thread) {
 		export_print_threads(x, FORMAT_IS_EXPORT(r->format) ? FORMAT_TEXT : r->format,
 				     out, title);
 	} else if (FORMAT_IS_EXPORT(r->format)) {
