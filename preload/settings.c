@@ -276,9 +276,9 @@ static const struct setting settings[S_COUNT] = {
 	 * program's markers */
 	[S_TIMELINE] = { "PC_TIMELINE", parse_word, 0, 0, bit_words, 0, 0,
 			 "is not 0 or 1; using 0" },
-	[S_TIMELINE_MAX] = { "PC_TIMELINE_MAX", parse_range, 1024, 1L << 26, NULL,
+	[S_TIMELINE_MAX] = { "PC_TIMELINE_MAX", parse_range, 64, 1L << 26, NULL,
 			     1L << 18, 1L << 18,
-			     "is not a count from 1024 to 67108864; using 262144" },
+			     "is not a count from 64 to 67108864; using 262144" },
 };
 
 /* The values into s, by name. */

@@ -108,8 +108,9 @@ read_settings(void)
 	config->clock_wall = want.clock_wall;
 	config->wall_hz = want.wall_hz;
 	config->wall_budget = want.wall_budget;
-	/* a wall profile is its stacks: the waits are nowhere else */
-	if (want.clock_wall && !want.stacks)
+	/* a wall profile is its stacks: the waits are nowhere else; a
+	 * timeline's samples are drawn with theirs */
+	if ((want.clock_wall || want.timeline) && !want.stacks)
 		want.stacks = 1;
 	config->stacks = want.stacks != 0;
 }

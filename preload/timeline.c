@@ -83,8 +83,13 @@ int
 pc_timeline_init(uint64_t max)
 {
 	struct pc_live_tables *t = pc_live_tables();
+	uint64_t p2 = 64;
 	char *r;
 
+	/* a power of two, as the file's tables grow (livegrow.c) */
+	while (p2 < max)
+		p2 *= 2;
+	max = p2;
 	lay_out(NULL, max);
 	r = pc_live_alloc(region_len, 0);
 	if (!r)

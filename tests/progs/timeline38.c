@@ -5,7 +5,8 @@
  * pcprof/marker.h, some slow by design. It prints each phase's
  * CLOCK_MONOTONIC span and the requests it made, so that the test can
  * hold the timeline to them. Usage: timeline38 [requests [slow_every]]
- * [-t threads] [-f marker-file] [-k (busy until killed)]
+ * [-t threads] [-f DIR: samply's DIR/marker-PID.txt too] [-k: busy until
+ * killed, once served]
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -93,6 +94,7 @@ serve(void *arg)
 	}
 	pcprof_mark_instant("served all");
 	printf("requests fast %d slow %d\n", fast, slow);
+	printf("cpu serve %.6f\n", cpu());
 	return NULL;
 }
 
@@ -105,8 +107,12 @@ main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "t:f:k")) != -1) {
 		if (opt == 't')
 			threads = atoi(optarg);
-		else if (opt == 'f')
-			marker_file = fopen(optarg, "w");
+		else if (opt == 'f') {
+			char path[4096];
+
+			snprintf(path, sizeof(path), "%s/marker-%d.txt", optarg, (int)getpid());
+			marker_file = fopen(path, "w");
+		}
 		else if (opt == 'k')
 			killme = 1;
 	}
@@ -130,5 +136,6 @@ main(int argc, char **argv)
 	}
 	if (marker_file)
 		fclose(marker_file);
+	printf("cpu main %.6f\n", cpu());
 	return 0;
 }

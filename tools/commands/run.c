@@ -113,7 +113,7 @@ REPORT_OPTIONS_HELP
 "  PC_WALL_BUDGET   the wall clock's CPU at most, percent of one CPU (1)\n"
 "  PC_STACKS_MB     memory for distinct stacks, 1 to 4096 (32)\n"
 "  PC_TIMELINE      1: keep each sample's time and thread, and markers\n"
-"  PC_TIMELINE_MAX  samples the timeline keeps, 1024 to 67108864 (262144)\n"
+"  PC_TIMELINE_MAX  samples the timeline keeps, 64 to 67108864 (262144)\n"
 "  PC_LIVE_MAX      the most the live file takes on disk or in memory,\n"
 "                   as 512K, 64M or 1G (0: no cap, the default)\n"
 "  PC_SNAPSHOT_SIGNAL    a signal that writes a snapshot of the profile\n"
