@@ -23,6 +23,7 @@ PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
 LIBDIR	?= $(PREFIX)/lib
 MANDIR	?= $(PREFIX)/share/man
+INCLUDEDIR ?= $(PREFIX)/include
 DESTDIR	?=
 CC	?= cc
 CXX	?= c++
@@ -494,10 +495,13 @@ install: all
 	sed 's|/usr/local/lib/libpc\.so|$(LIBDIR)/libpc.so|g' docs/libpc.7 > $(B)/libpc.7
 	install -m 0644 $(B)/pcprof.1 $(DESTDIR)$(MANDIR)/man1/pcprof.1
 	install -m 0644 $(B)/libpc.7 $(DESTDIR)$(MANDIR)/man7/libpc.7
+	install -d $(DESTDIR)$(INCLUDEDIR)/pcprof
+	install -m 0644 include/pcprof/marker.h $(DESTDIR)$(INCLUDEDIR)/pcprof/marker.h
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pcprof $(DESTDIR)$(LIBDIR)/libpc.so \
-		$(DESTDIR)$(MANDIR)/man1/pcprof.1 $(DESTDIR)$(MANDIR)/man7/libpc.7
+		$(DESTDIR)$(MANDIR)/man1/pcprof.1 $(DESTDIR)$(MANDIR)/man7/libpc.7 \
+		$(DESTDIR)$(INCLUDEDIR)/pcprof/marker.h
 
 clean:
 	rm -rf $(B)

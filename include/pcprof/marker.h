@@ -22,8 +22,10 @@
  * The first 47 bytes of a name are kept. Begins and ends pair by name
  * within a thread; they may nest.
  *
- * A non-PIE program must be linked with -Wl,-z,dynamic-undefined-weak
- * (PIE, the default on Debian and most distributions, needs nothing).
+ * In a non-PIE program, compile the files that call them with -fPIE or
+ * -fPIC: non-PIC code has a weak function's address fixed at link time
+ * (0), and the calls would never reach libpc. PIE, the default on Debian
+ * and most distributions, needs nothing.
  */
 #ifndef PCPROF_MARKER_H
 #define PCPROF_MARKER_H

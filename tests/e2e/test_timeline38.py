@@ -287,3 +287,52 @@ def test_timeline38_survives_sigkill():
     last = max(main["samples"]["time"])
     ends = [t for th in ff["threads"] for t in th["markers"]["startTime"]]
     assert last > max(ends) + 0.25 * (killed - spun) * 1e3, (last, max(ends))
+
+
+def test_timeline38_speedscope_is_evented_and_loads_in_chromium():
+    """With a timeline, speedscope's export is a true timeline: a thread an
+    evented profile, frames opened and closed at the samples' times, nested,
+    in order, each thread's busy time its CPU samples' time; speedscope's
+    own app loads it in headless Chromium (test_export's driver)."""
+    import urllib.parse
+    import test_export
+    d, out = recorded([100, 10], plain=False)
+    path = os.path.join(tempfile.mkdtemp(prefix="pc-e2e-ss-"), "profile.json")
+    rc, _, err = run([pcprof(), "report", "--format", "speedscope", "-o", path, d])
+    assert rc == 0, err
+    doc = json.load(open(path))
+    ff = firefox(d)
+    assert len(doc["profiles"]) == len(ff["threads"]) == 2, doc["profiles"]
+    for p, t in zip(doc["profiles"], ff["threads"]):
+        assert p["type"] == "evented", p["type"]
+        assert "tid %d" % t["tid"] in p["name"], (p["name"], t["tid"])
+        open_, last, busy, since = [], 0, 0, 0
+        for e in p["events"]:
+            assert e["at"] >= last - 1e-9, e
+            last = e["at"]
+            if e["type"] == "O":
+                if not open_:
+                    since = e["at"]
+                open_.append(e["frame"])
+            else:
+                assert open_.pop() == e["frame"], e
+                if not open_:
+                    busy += e["at"] - since
+        assert not open_ and last <= p["endValue"] + 1e-9
+        want = sum(t["samples"]["weight"]) * ff["meta"]["interval"] / 1e3
+        assert abs(busy - want) < 0.002 + 0.01 * want, (p["name"], busy, want)
+    _, mods = test_export.browser()
+    root = tempfile.mkdtemp(prefix="pc-e2e-speedscope-")
+    os.symlink(os.path.join(mods, "speedscope", "dist", "release"), os.path.join(root, "app"))
+    os.symlink(path, os.path.join(root, "profile.json"))
+    srv = test_export.serve(root)
+    try:
+        base = "http://127.0.0.1:%d" % srv.server_address[1]
+        url = "%s/app/index.html#profileURL=%s&title=pcprof" % (
+            base, urllib.parse.quote(base + "/profile.json", safe=""))
+        r = test_export.drive("speedscope", url, test_export.artifacts("timeline38"),
+                              "phase_one")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert r["found"] and not r["blocked"] and not r["errors"], r

@@ -21,6 +21,9 @@ int export_firefox(const struct export *x, FILE *out, const char *title);
  * buckets, what it ran most in each, and the markers; exits with one
  * line where none was recorded. */
 void timeline_print(const struct export *x, FILE *out, const char *title);
+/* speedscope's file of the export's timeline, a thread an evented
+ * profile (timeline_speedscope.c). */
+int export_speedscope_timeline(const struct export *x, FILE *out, const char *title);
 
 /* One line per thread (samples, share, tid, name, process) as format
  * (text, json or csv) onto out; exits where no thread was recorded. */

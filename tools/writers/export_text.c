@@ -138,9 +138,13 @@ int
 export_speedscope(const struct export *x, FILE *out, const char *title)
 {
 	size_t n, active = 0;
-	struct track *t = tracks(x, &n);
+	struct track *t;
 	int by_thread = x->nthreads > 0;
 
+	/* a timeline: each thread's samples at their times */
+	if (x->timeline)
+		return export_speedscope_timeline(x, out, title);
+	t = tracks(x, &n);
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
 	      "\"exporter\":\"pcprof\",\"name\":", out);
 	json_string(out, title);
