@@ -199,7 +199,8 @@ $(B)/tests/unit: $(UNIT_OBJ)
 # (libpc's state, its tables' memory) and gmon/ to write and read them back
 PRELOAD_UNIT_SRC := tests/unit_preload.c tests/check_arcs.c tests/check_stacks.c \
 	tests/check_objfind.c preload/arcs.c preload/stacks.c preload/objfind.c preload/pages.c \
-	preload/livegrow.c preload/livemap.c preload/livememcg.c gmon/write.c gmon/read.c
+	preload/livegrow.c preload/livemap.c preload/livememcg.c gmon/write.c gmon/read.c \
+	preload/timeline.c tests/check_timeline.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)
