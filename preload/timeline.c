@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
@@ -39,6 +40,10 @@
 struct tl_state {
 	uint64_t seen, busy, unbacked, marks_used, marks_lost;
 	uint64_t start_ns, max;
+	/* markers are timed by the CPU's counter where it runs at a constant
+	 * rate: a third of a clock_gettime here (kvm-clock); mono_ns =
+	 * start_ns + (ticks - tick0) * the rate the writer measures */
+	uint64_t tick0, ticking;
 	size_t ring_slots, marks_slots;	/* backed: pc_grow publishes them */
 };
 
@@ -54,6 +59,34 @@ round_up(size_t n, size_t to)
 {
 	return (n + to - 1) / to * to;
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HAVE_TICKS 1
+/* The time stamp counter. AS-safe. */
+static uint64_t
+ticks(void)
+{
+	return __rdtsc();
+}
+#elif defined(__aarch64__)
+#define HAVE_TICKS 1
+static uint64_t
+ticks(void)
+{
+	uint64_t v;
+
+	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+}
+#else
+#define HAVE_TICKS 0
+static uint64_t
+ticks(void)
+{
+	return 0;
+}
+#endif
 
 static uint64_t
 now_ns(clockid_t c)
@@ -79,6 +112,35 @@ lay_out(char *r, uint64_t max)
 	region_len = head + nlen + (max + PC_TL_MARKS) * sizeof(struct pc_tl_entry);
 }
 
+/* Whether the counter runs at one rate on every CPU, through sleeps
+ * (x86's constant_tsc and nonstop_tsc; always on aarch64). Start-up. */
+static int
+steady_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	static char buf[8192];
+	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return strstr(buf, " constant_tsc") && strstr(buf, " nonstop_tsc");
+#else
+	return HAVE_TICKS;
+#endif
+}
+
+/* The ticks' start and rate from now: the time of a marker. */
+static void
+start_ticks(void)
+{
+	tl->start_ns = now_ns(CLOCK_MONOTONIC);
+	tl->tick0 = tl->ticking ? ticks() : 0;
+}
+
 int
 pc_timeline_init(uint64_t max)
 {
@@ -100,7 +162,8 @@ pc_timeline_init(uint64_t max)
 	t->timeline = r;
 	t->timeline_len = region_len;
 	tl->max = max;
-	tl->start_ns = now_ns(CLOCK_MONOTONIC);
+	tl->ticking = (uint64_t)steady_ticks();
+	start_ticks();
 	pc_grow_init(&ring_grow, ring, sizeof(*ring), 4096, max, &tl->ring_slots);
 	pc_grow_init(&marks_grow, marks, sizeof(*marks), 4096, PC_TL_MARKS, &tl->marks_slots);
 	return 0;
@@ -131,7 +194,7 @@ pc_timeline_clear(void)
 	madvise(ring, (size_t)tl->max * sizeof(*ring), MADV_DONTNEED);
 	madvise(marks, PC_TL_MARKS * sizeof(*marks), MADV_DONTNEED);
 	tl->seen = tl->busy = tl->unbacked = tl->marks_used = tl->marks_lost = 0;
-	tl->start_ns = now_ns(CLOCK_MONOTONIC);
+	start_ticks();
 	my_tid = 0;
 }
 
@@ -230,15 +293,17 @@ pc_timeline_mark(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value)
 
 	if (!tl)
 		return;
-	v.t = now_ns(CLOCK_MONOTONIC);
+	/* markers are kept from the first: an end without its beginning
+	 * would draw nothing (those past the ring are counted by marks_used) */
+	n = __atomic_fetch_add(&tl->marks_used, 1, __ATOMIC_RELAXED);
+	if (n >= PC_TL_MARKS)
+		return;
+	v.t = tl->ticking ? ticks() : now_ns(CLOCK_MONOTONIC);
 	v.where = name;
 	v.value = value;
 	v.tid = tid;
 	v.kind = kind;
-	/* markers are kept from the first: an end without its beginning
-	 * would draw nothing */
-	n = __atomic_fetch_add(&tl->marks_used, 1, __ATOMIC_RELAXED);
-	if (n >= PC_TL_MARKS || n >= pc_grow_slots(&marks_grow) || !put_from_handler(&marks[n], &v)) {
+	if (n >= pc_grow_slots(&marks_grow) || !put_from_handler(&marks[n], &v)) {
 		__atomic_fetch_add(&tl->marks_lost, 1, __ATOMIC_RELAXED);
 		return;
 	}
@@ -267,9 +332,11 @@ rec(struct gmon_sink *s, uint32_t tag, size_t len)
 	gmon_sink_bytes(s, &r, sizeof(r));
 }
 
-/* The entries of t[0, n) that are whole, as records of tag. AS-safe. */
+/* The entries of t[0, n) that are whole, as records of tag; with a
+ * rate (ns a tick), their times ticks to be made nanoseconds. AS-safe. */
 static void
-write_entries(struct gmon_sink *s, const struct pc_tl_entry *t, size_t n, uint32_t tag)
+write_entries(struct gmon_sink *s, const struct pc_tl_entry *t, size_t n, uint32_t tag,
+	      double rate)
 {
 	for (size_t i = 0; i < n && !s->error; i++) {
 		uint32_t seq = __atomic_load_n(&t[i].seq, __ATOMIC_ACQUIRE);
@@ -278,6 +345,8 @@ write_entries(struct gmon_sink *s, const struct pc_tl_entry *t, size_t n, uint32
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (!seq || (seq & 1) || __atomic_load_n(&t[i].seq, __ATOMIC_RELAXED) != seq)
 			continue;
+		if (rate > 0)
+			e.t = tl->start_ns + (uint64_t)((double)(e.t - tl->tick0) * rate);
 		rec(s, tag, sizeof(e));
 		gmon_sink_bytes(s, &e, sizeof(e));
 	}
@@ -287,7 +356,7 @@ int
 pc_timeline_write(struct gmon_sink *s)
 {
 	struct pc_tl_head h;
-	uint64_t used;
+	uint64_t used, tick1;
 
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, PC_TL_MAGIC, sizeof(h.magic));
@@ -301,7 +370,8 @@ pc_timeline_write(struct gmon_sink *s)
 	h.busy = __atomic_load_n(&tl->busy, __ATOMIC_RELAXED);
 	h.unbacked = __atomic_load_n(&tl->unbacked, __ATOMIC_RELAXED);
 	h.marks = __atomic_load_n(&tl->marks_used, __ATOMIC_RELAXED);
-	h.marks_lost = __atomic_load_n(&tl->marks_lost, __ATOMIC_RELAXED);
+	h.marks_lost = __atomic_load_n(&tl->marks_lost, __ATOMIC_RELAXED) +
+		       (h.marks > PC_TL_MARKS ? h.marks - PC_TL_MARKS : 0);
 	rec(s, PC_TL_HEAD, sizeof(h));
 	gmon_sink_bytes(s, &h, sizeof(h));
 	for (size_t i = 0; i < PC_TL_NAMES && !s->error; i++) {
@@ -318,9 +388,13 @@ pc_timeline_write(struct gmon_sink *s)
 	}
 	if (pc_cfg->stacks)
 		pc_stacks_write_ids(s, PC_TL_STACK);
-	write_entries(s, ring, pc_grow_slots(&ring_grow), PC_TL_SAMPLE);
+	write_entries(s, ring, pc_grow_slots(&ring_grow), PC_TL_SAMPLE, 0);
 	used = h.marks < pc_grow_slots(&marks_grow) ? h.marks : pc_grow_slots(&marks_grow);
-	write_entries(s, marks, used, PC_TL_MARK);
+	/* the ticks' rate, from start to now: the same boot, and a counter
+	 * of one rate, even where this is pc_recover's process */
+	tick1 = tl->ticking ? ticks() : 0;
+	write_entries(s, marks, used, PC_TL_MARK, tl->ticking && tick1 > tl->tick0 ?
+		      (double)(h.end_ns - tl->start_ns) / (double)(tick1 - tl->tick0) : 0);
 	return s->error;
 }
 
