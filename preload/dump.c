@@ -34,6 +34,17 @@ write_gmon(struct gmon_sink *s)
 	return s->error;
 }
 
+/* PROFILE.timeline (timeline.h): its header, the stacks by id, its
+ * samples and markers. */
+static int
+write_timeline(struct gmon_sink *s)
+{
+	pc_timeline_write(s);
+	if (pc_cfg->stacks)
+		pc_stacks_write_ids(s, PC_TL_STACK);
+	return pc_timeline_write_rings(s);
+}
+
 /* PC_STACKS=PATH: that path; PC_STACKS=1: the profile's stacks file
  * beside it (gmon_stacks_name). */
 static const char *
@@ -68,7 +79,7 @@ pc_dump(const char *path)
 		if (n + sizeof(PC_TL_SUFFIX) <= sizeof(buf)) {
 			memcpy(buf, path, n);
 			memcpy(buf + n, PC_TL_SUFFIX, sizeof(PC_TL_SUFFIX));
-			rt = pc_dump_file(buf, pc_timeline_write);
+			rt = pc_dump_file(buf, write_timeline);
 		}
 		if (rt)
 			pc_dump_summary(buf, rt);

@@ -458,8 +458,11 @@ void pc_timeline_mark(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value
 void pc_timeline_mark_lost(void) PC_HIDDEN;
 /* timeline.c: the marker names' table (markers.c). AS-safe. */
 struct pc_tl_name_slot *pc_timeline_names(void) PC_HIDDEN;
-/* timeline.c: write PROFILE.timeline's records. AS-safe. */
+/* timeline.c: write PROFILE.timeline's records: its header and names,
+ * then (after the stacks, pc_stacks_write_ids) its samples and markers.
+ * AS-safe. */
 int pc_timeline_write(struct gmon_sink *s) PC_HIDDEN;
+int pc_timeline_write_rings(struct gmon_sink *s) PC_HIDDEN;
 /* markers.c: this thread's id forgotten (fork child). AS-safe. */
 void pc_markers_forked(void) PC_HIDDEN;
 

@@ -98,18 +98,25 @@ now_ns(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+#define HEAD_LEN	round_up(sizeof(struct tl_state), 4096)
+#define NAMES_LEN	round_up(PC_TL_NAMES * sizeof(struct pc_tl_name_slot), 4096)
+
+/* The region's bytes for max samples. */
+static size_t
+region_size(uint64_t max)
+{
+	return HEAD_LEN + NAMES_LEN + (max + PC_TL_MARKS) * sizeof(struct pc_tl_entry);
+}
+
 /* The region's parts from its start r: state, names, ring, marks. */
 static void
 lay_out(char *r, uint64_t max)
 {
-	size_t page = 4096, head = round_up(sizeof(struct tl_state), page);
-	size_t nlen = round_up(PC_TL_NAMES * sizeof(struct pc_tl_name_slot), page);
-
 	tl = (struct tl_state *)r;
-	names = (struct pc_tl_name_slot *)(r + head);
-	ring = (struct pc_tl_entry *)(r + head + nlen);
+	names = (struct pc_tl_name_slot *)(r + HEAD_LEN);
+	ring = (struct pc_tl_entry *)(r + HEAD_LEN + NAMES_LEN);
 	marks = ring + max;
-	region_len = head + nlen + (max + PC_TL_MARKS) * sizeof(struct pc_tl_entry);
+	region_len = region_size(max);
 }
 
 /* Whether the counter runs at one rate on every CPU, through sleeps
@@ -152,8 +159,7 @@ pc_timeline_init(uint64_t max)
 	while (p2 < max)
 		p2 *= 2;
 	max = p2;
-	lay_out(NULL, max);
-	r = pc_live_alloc(region_len, 0);
+	r = pc_live_alloc(region_size(max), 0);
 	if (!r)
 		return -ENOMEM;
 	lay_out(r, max);
@@ -356,7 +362,6 @@ int
 pc_timeline_write(struct gmon_sink *s)
 {
 	struct pc_tl_head h;
-	uint64_t used, tick1;
 
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, PC_TL_MAGIC, sizeof(h.magic));
@@ -386,15 +391,22 @@ pc_timeline_write(struct gmon_sink *s)
 		gmon_sink_bytes(s, &id, sizeof(id));
 		gmon_sink_bytes(s, k->name, len);
 	}
-	if (pc_cfg->stacks)
-		pc_stacks_write_ids(s, PC_TL_STACK);
+	return s->error;
+}
+
+int
+pc_timeline_write_rings(struct gmon_sink *s)
+{
+	uint64_t used, tick1, end_ns = now_ns(CLOCK_MONOTONIC);
+	uint64_t marks_used = __atomic_load_n(&tl->marks_used, __ATOMIC_RELAXED);
+
 	write_entries(s, ring, pc_grow_slots(&ring_grow), PC_TL_SAMPLE, 0);
-	used = h.marks < pc_grow_slots(&marks_grow) ? h.marks : pc_grow_slots(&marks_grow);
+	used = marks_used < pc_grow_slots(&marks_grow) ? marks_used : pc_grow_slots(&marks_grow);
 	/* the ticks' rate, from start to now: the same boot, and a counter
 	 * of one rate, even where this is pc_recover's process */
 	tick1 = tl->ticking ? ticks() : 0;
 	write_entries(s, marks, used, PC_TL_MARK, tl->ticking && tick1 > tl->tick0 ?
-		      (double)(h.end_ns - tl->start_ns) / (double)(tick1 - tl->tick0) : 0);
+		      (double)(end_ns - tl->start_ns) / (double)(tick1 - tl->tick0) : 0);
 	return s->error;
 }
 

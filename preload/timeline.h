@@ -34,7 +34,10 @@ enum pc_tl_kind {
 				 * the thread's CPU ns then (0: not read) */
 	PC_TL_PC,		/* a CPU sample with no stack: where is its
 				 * link-time pc (0: outside the program) */
-	PC_TL_OFF,		/* off-CPU: where: stack id; value: ns */
+	PC_TL_OFF,		/* off-CPU: where: stack id; value: ns, an
+				 * int64: a wait's time moved from its call
+				 * alone to its walked stack is taken off
+				 * the first (wall_acct.c) */
 	PC_TL_BEGIN,		/* markers: where: name id */
 	PC_TL_END,
 	PC_TL_INSTANT,

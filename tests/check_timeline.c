@@ -36,6 +36,7 @@ read_back(struct readback *r)
 	ck_assert_int_ge(fd, 0);
 	gmon_sink_init(&s, fd);
 	ck_assert_int_eq(pc_timeline_write(&s), 0);
+	ck_assert_int_eq(pc_timeline_write_rings(&s), 0);
 	ck_assert_int_eq(gmon_sink_flush(&s), 0);
 	len = lseek(fd, 0, SEEK_END);
 	buf = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);

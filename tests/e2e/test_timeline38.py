@@ -336,3 +336,30 @@ def test_timeline38_speedscope_is_evented_and_loads_in_chromium():
         srv.shutdown()
         srv.server_close()
     assert r["found"] and not r["blocked"] and not r["errors"], r
+
+
+def test_timeline38_off_cpu_samples_under_the_wall_clock():
+    """Under --clock wall the off-CPU samples are on the timeline too, in
+    the Off-CPU category by the call waited in, and all the samples'
+    weights add up to the wall report's samples (a wait's time moved from
+    its call alone to its walked stack is taken off the first)."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-timeline-")
+    e = pctest.clean_env(profiled=False)
+    rc, out, err = run([pcprof(), "run", "--timeline", "--clock", "wall", "--no-report", "-o",
+                        d + "/run", "--", prog("timeline38"), "100", "10"], env=e, cwd=d)
+    assert rc == 0, err
+    ff = firefox(d + "/run")
+    rc, rep, err = run([pcprof(), "report", "--format", "json", "--clock", "wall", d + "/run"])
+    assert rc == 0, err
+    total = json.loads(rep)["profile"]["total_samples"]
+    cats = [c["name"] for c in ff["meta"]["categories"]]
+    off = cats.index("Off-CPU")
+    by_cat = {}
+    for t in ff["threads"]:
+        for k, w in zip(t["samples"]["stack"], t["samples"]["weight"]):
+            c = t["frameTable"]["category"][t["stackTable"]["frame"][k]]
+            by_cat[c] = by_cat.get(c, 0) + w
+    assert by_cat.get(off, 0) > 0, by_cat
+    assert abs(sum(by_cat.values()) - total) <= 1 + 0.001 * total, (by_cat, total)
+    subs = ff["meta"]["categories"][off]["subcategories"]
+    assert any(s.startswith("[off-cpu: ") for s in subs), subs

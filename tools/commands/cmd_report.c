@@ -270,6 +270,17 @@ plain_exe(const char *gmon, char *exe, size_t size)
 	return 1;
 }
 
+/* report's options that run has not: -o FILE, --timeline. */
+static int
+own_option(int c, const char *arg, const char **output, struct report_opts *r)
+{
+	if (c == 'o')
+		*output = arg;
+	else if (c == 'T')
+		r->timeline = 1;
+	return c == 'o' || c == 'T';
+}
+
 int
 cmd_report(int argc, char **argv)
 {
@@ -293,14 +304,8 @@ cmd_report(int argc, char **argv)
 			report_usage(stdout, usage_report);
 			return 0;
 		}
-		if (c == 'o') {
-			output = optarg;
+		if (own_option(c, optarg, &output, &r))
 			continue;
-		}
-		if (c == 'T') {
-			r.timeline = 1;
-			continue;
-		}
 		if (!report_option(c, optarg, &r, &s)) {
 			report_usage(stderr, usage_report);
 			return EXIT_BAD_INPUT;

@@ -267,7 +267,7 @@ add_samples(struct reading *r, struct tl_group *g, struct pc_tl_entry *e, size_t
 		s->off = kind == PC_TL_OFF;
 		s->stack = kind == PC_TL_PC ? UINT32_MAX : stack_of(byid, g->nstacks, e[i].where);
 		if (s->off) {
-			s->weight = (double)e[i].value * rate;
+			s->weight = (double)(int64_t)e[i].value * rate;
 		} else {
 			s->weight = e[i].weight;
 			g->cpu_samples += s->weight;

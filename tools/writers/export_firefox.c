@@ -448,8 +448,8 @@ thread_key(uint32_t group, uint32_t pid, uint32_t tid)
 static size_t
 list_threads(const struct ff *f, uint64_t **out)
 {
-	uint64_t *v = NULL;
-	size_t n = 0, cap = 0, k = 0;
+	uint64_t *v = pc_realloc(NULL, sizeof(*v));
+	size_t n = 0, cap = 1, k = 0;
 
 	for (size_t gi = 0; gi < f->tl->n; gi++) {
 		const struct tl_group *g = &f->tl->v[gi];

@@ -133,8 +133,7 @@ print_markers(const struct timelines *tl, uint64_t zero, FILE *out)
 			for (k = 0; k < n && (strcmp(v[k].name, m->name) || v[k].kind != m->kind); k++)
 				;
 			if (k == n) {
-				if (!(v = realloc(v, (n + 1) * sizeof(*v))))
-					pc_fatal("out of memory");
+				v = pc_realloc(v, (n + 1) * sizeof(*v));
 				v[n++] = (struct mark_stat){ m->name, 0, 0, d, d, sec(m->start, zero),
 							     0, m->kind };
 			}

@@ -87,7 +87,8 @@ thread_profile(const struct export *x, const struct tl_group *g, uint32_t tid, u
 		double t = (double)(s->t - zero) / 1e9, start = t - s->weight * interval;
 		size_t n, same = 0;
 
-		if (s->tid != tid || s->t < zero)
+		/* (a negative weight: time moved to another stack) */
+		if (s->tid != tid || s->t < zero || !(s->weight > 0))
 			continue;
 		n = frames_of(x, g, s, &fr, &cap);
 		if (start < prev)
