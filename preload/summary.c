@@ -254,6 +254,8 @@ pc_dump_summary(const char *path, int err)
 	line_scope_and_graph(&l);
 	line_wall(&l);
 	line_live(&l);
+	if (pc_cfg->timeline)
+		pc_timeline_summary(&l);
 	pc_line_str(&l, "; signal ");
 	pc_line_u64(&l, (uint64_t)__atomic_load_n(&pc_sampling_sig, __ATOMIC_RELAXED));
 	if (pc_cfg->pg_built)

@@ -61,6 +61,7 @@ def recorded(args=(), env=None, plain=True):
     assert not plain or shape(out) == shape(out0), (out, out0)
     assert shape(out)[0] == "requests fast %d slow %d" % (
         int(args[0]) - int(args[0]) // int(args[1]), int(args[0]) // int(args[1])), out
+    recorded.stderr = err
     return d + "/run", out
 
 
@@ -210,11 +211,17 @@ def test_timeline38_phases_fall_in_their_time():
 
 
 def test_timeline38_past_its_bound_keeps_a_uniform_sample():
-    d, out = recorded([300, 10], env={"PC_TIMELINE_MAX": "64"})
+    d, out = recorded([300, 10], env={"PC_TIMELINE_MAX": "64", "PC_VERBOSE": "1"})
     rc, text, err = run([pcprof(), "report", "--timeline", d])
     assert rc == 0, err
     m = re.search(r"(\d+) samples kept of (\d+) \(a uniform sample", text)
     assert m and int(m.group(1)) <= 64 < int(m.group(2)), text
+    # the PC_VERBOSE line says the same
+    v = re.search(r"; timeline (\d+) of (\d+) samples kept \(a uniform sample of the run: "
+                  r"PC_TIMELINE_MAX\), (\d+) markers;", recorded.stderr)
+    assert v and v.group(1) == m.group(1) and v.group(2) == m.group(2), recorded.stderr
+    # 300 requests (begin, end, count), two phases (begin, end), 1 instant
+    assert v.group(3) == "905", recorded.stderr
     ff = firefox(d)
     times = sorted(t for th in ff["threads"] for t in th["samples"]["time"])
     end = ff["meta"]["profilingEndTime"]
