@@ -370,3 +370,22 @@ def test_timeline38_off_cpu_samples_under_the_wall_clock():
     assert abs(sum(by_cat.values()) - total) <= 1 + 0.001 * total, (by_cat, total)
     subs = ff["meta"]["categories"][off]["subcategories"]
     assert any(s.startswith("[off-cpu: ") for s in subs), subs
+
+
+def test_timeline38_a_damaged_timeline_is_one_line_and_status_2():
+    """A timeline cut short, or with a record longer than the file, or not
+    a timeline at all: one line naming the file, status 2, no crash."""
+    d, _ = recorded([20, 10], plain=False)
+    path = d + "/gmon.out.timeline"
+    whole = open(path, "rb").read()
+    for name, data in (("cut", whole[:len(whole) // 2 + 3]),
+                       ("long record", whole[:8 + 96] + b"\x02\x00\x00\x00\xff\xff\xff\x7f"
+                        + whole[8 + 96 + 8:]),
+                       ("foreign", b"not a timeline at all, of some length" * 10)):
+        with open(path, "wb") as f:
+            f.write(data)
+        for args in (["--timeline"], ["--format", "firefox"]):
+            rc, out, err = run([pcprof(), "report"] + args + [d])
+            lines = err.strip().splitlines()
+            assert rc == 2 and len(lines) == 1 and "gmon.out.timeline" in lines[0], (
+                name, args, rc, err[-500:])
