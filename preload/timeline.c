@@ -358,6 +358,20 @@ write_entries(struct gmon_sink *s, const struct pc_tl_entry *t, size_t n, uint32
 	}
 }
 
+/* The time of the latest sample kept: where a killed process's run
+ * ended, as pc_recover writes it long after. AS-safe. */
+static uint64_t
+last_sample(void)
+{
+	uint64_t last = tl->start_ns;
+	size_t n = pc_grow_slots(&ring_grow);
+
+	for (size_t i = 0; i < n; i++)
+		if (ring[i].seq && !(ring[i].seq & 1) && ring[i].t > last)
+			last = ring[i].t;
+	return last;
+}
+
 int
 pc_timeline_write(struct gmon_sink *s)
 {
@@ -368,7 +382,7 @@ pc_timeline_write(struct gmon_sink *s)
 	h.pid = (uint32_t)pc->pid;
 	h.hz = (uint32_t)pc_cfg->hz;
 	h.start_ns = tl->start_ns;
-	h.end_ns = now_ns(CLOCK_MONOTONIC);
+	h.end_ns = pc->ending == PC_END_KILLED ? last_sample() : now_ns(CLOCK_MONOTONIC);
 	h.interval_ns = (uint64_t)pc_cfg->interval_ns;
 	h.max = tl->max;
 	h.seen = __atomic_load_n(&tl->seen, __ATOMIC_RELAXED);

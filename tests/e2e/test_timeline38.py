@@ -294,6 +294,8 @@ def test_timeline38_survives_sigkill():
     last = max(main["samples"]["time"])
     ends = [t for th in ff["threads"] for t in th["markers"]["startTime"]]
     assert last > max(ends) + 0.25 * (killed - spun) * 1e3, (last, max(ends))
+    # the run ends at its last sample, not when pcprof finished the file
+    assert ff["meta"]["profilingEndTime"] - last < 50, (ff["meta"]["profilingEndTime"], last)
 
 
 def test_timeline38_speedscope_is_evented_and_loads_in_chromium():
