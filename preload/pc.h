@@ -463,9 +463,9 @@ struct pc_tl_name_slot *pc_timeline_names(void) PC_HIDDEN;
  * AS-safe. */
 int pc_timeline_write(struct gmon_sink *s) PC_HIDDEN;
 int pc_timeline_write_rings(struct gmon_sink *s) PC_HIDDEN;
-/* timeline.c: what the timeline kept, for the PC_VERBOSE line. AS-safe. */
-struct pc_line;
-void pc_timeline_summary(struct pc_line *l) PC_HIDDEN;
+/* timeline.c: what the timeline kept, for the PC_VERBOSE line: samples
+ * kept, offered, its bound, markers kept. AS-safe. */
+void pc_timeline_kept(uint64_t out[4]) PC_HIDDEN;
 /* markers.c: this thread's id forgotten (fork child). AS-safe. */
 void pc_markers_forked(void) PC_HIDDEN;
 

@@ -222,6 +222,26 @@ line_live(struct pc_line *l)
 		   " samples not placed (no room in the live file)");
 }
 
+/* What the timeline kept (timeline.c). */
+static void
+line_timeline(struct pc_line *l)
+{
+	uint64_t k[4];
+
+	pc_timeline_kept(k);
+	pc_line_str(l, "; timeline ");
+	pc_line_u64(l, k[0]);
+	pc_line_str(l, " of ");
+	pc_line_u64(l, k[1]);
+	pc_line_str(l, k[1] > k[2] ? " samples kept (a uniform sample of the run: "
+			      "PC_TIMELINE_MAX)" : " samples kept");
+	if (k[3]) {
+		pc_line_str(l, ", ");
+		pc_line_u64(l, k[3]);
+		pc_line_str(l, " markers");
+	}
+}
+
 void
 pc_dump_summary(const char *path, int err)
 {
@@ -255,7 +275,7 @@ pc_dump_summary(const char *path, int err)
 	line_wall(&l);
 	line_live(&l);
 	if (pc_cfg->timeline)
-		pc_timeline_summary(&l);
+		line_timeline(&l);
 	pc_line_str(&l, "; signal ");
 	pc_line_u64(&l, (uint64_t)__atomic_load_n(&pc_sampling_sig, __ATOMIC_RELAXED));
 	if (pc_cfg->pg_built)

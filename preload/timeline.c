@@ -431,26 +431,19 @@ pc_timeline_on(void)
 }
 
 void
-pc_timeline_summary(struct pc_line *l)
+pc_timeline_kept(uint64_t out[4])
 {
-	uint64_t seen = __atomic_load_n(&tl->seen, __ATOMIC_RELAXED), kept = 0;
-	uint64_t marks_used = __atomic_load_n(&tl->marks_used, __ATOMIC_RELAXED);
 	size_t n = pc_grow_slots(&ring_grow);
 
+	out[0] = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t seq = __atomic_load_n(&ring[i].seq, __ATOMIC_RELAXED);
 
-		kept += seq && !(seq & 1);
+		out[0] += seq && !(seq & 1);
 	}
-	pc_line_str(l, "; timeline ");
-	pc_line_u64(l, kept);
-	pc_line_str(l, " of ");
-	pc_line_u64(l, seen);
-	pc_line_str(l, seen > tl->max ? " samples kept (a uniform sample of the run: "
-				     "PC_TIMELINE_MAX)" : " samples kept");
-	if (marks_used) {
-		pc_line_str(l, ", ");
-		pc_line_u64(l, marks_used > PC_TL_MARKS ? PC_TL_MARKS : marks_used);
-		pc_line_str(l, " markers");
-	}
+	out[1] = __atomic_load_n(&tl->seen, __ATOMIC_RELAXED);
+	out[2] = tl->max;
+	out[3] = __atomic_load_n(&tl->marks_used, __ATOMIC_RELAXED);
+	if (out[3] > PC_TL_MARKS)
+		out[3] = PC_TL_MARKS;
 }
