@@ -141,7 +141,9 @@ check_tables(const struct span *s, const struct pc_config *c, struct pc_live_tab
 	     move(s, &t->stacks_index, t->stacks_slots * 4) ||
 	     move(s, &t->stacks_names, t->stacks_names_len)))
 		return -1;
-	if (c->timeline && (t->timeline_len > room || move(s, &t->timeline, t->timeline_len)))
+	if (c->timeline && (t->timeline_len > room || t->timeline_rings_len > room ||
+			    move(s, &t->timeline, t->timeline_len) ||
+			    move(s, &t->timeline_rings, t->timeline_rings_len)))
 		return -1;
 	return 0;
 }

@@ -52,6 +52,8 @@ static struct pc_tl_entry *ring, *marks;
 static struct pc_tl_name_slot *names;
 static struct pc_grow ring_grow, marks_grow;
 static size_t region_len;
+static uint64_t ring_max, ticking;	/* a fork child's, where its state
+					 * was not copied */
 static PC_TLS uint32_t my_tid;
 
 static size_t
@@ -101,22 +103,24 @@ now_ns(clockid_t c)
 #define HEAD_LEN	round_up(sizeof(struct tl_state), 4096)
 #define NAMES_LEN	round_up(PC_TL_NAMES * sizeof(struct pc_tl_name_slot), 4096)
 
-/* The region's bytes for max samples. */
+/* The rings' bytes for max samples. */
 static size_t
-region_size(uint64_t max)
+rings_size(uint64_t max)
 {
-	return HEAD_LEN + NAMES_LEN + (max + PC_TL_MARKS) * sizeof(struct pc_tl_entry);
+	return (max + PC_TL_MARKS) * sizeof(struct pc_tl_entry);
 }
 
-/* The region's parts from its start r: state, names, ring, marks. */
+/* The parts of the two regions: at h the state and the names (copied
+ * into a fork child's file, as the inventory is: the names' pointers are
+ * the child's too), at r the samples' ring and the markers'. */
 static void
-lay_out(char *r, uint64_t max)
+lay_out(char *h, char *r, uint64_t max)
 {
-	tl = (struct tl_state *)r;
-	names = (struct pc_tl_name_slot *)(r + HEAD_LEN);
-	ring = (struct pc_tl_entry *)(r + HEAD_LEN + NAMES_LEN);
+	tl = (struct tl_state *)h;
+	names = (struct pc_tl_name_slot *)(h + HEAD_LEN);
+	ring = (struct pc_tl_entry *)r;
 	marks = ring + max;
-	region_len = region_size(max);
+	region_len = rings_size(max);
 }
 
 /* Whether the counter runs at one rate on every CPU, through sleeps
@@ -153,22 +157,24 @@ pc_timeline_init(uint64_t max)
 {
 	struct pc_live_tables *t = pc_live_tables();
 	uint64_t p2 = 64;
-	char *r;
+	char *h, *r;
 
 	/* a power of two, as the file's tables grow (livegrow.c) */
 	while (p2 < max)
 		p2 *= 2;
 	max = p2;
-	r = pc_live_alloc(region_size(max), 0);
-	if (!r)
+	h = pc_live_alloc(HEAD_LEN + NAMES_LEN, 1);
+	r = pc_live_alloc(rings_size(max), 0);
+	if (!h || !r || pc_live_back(h, HEAD_LEN + NAMES_LEN))
 		return -ENOMEM;
-	lay_out(r, max);
-	if (pc_live_back(r, (size_t)((char *)ring - r)))
-		return -ENOMEM;
-	t->timeline = r;
-	t->timeline_len = region_len;
+	lay_out(h, r, max);
+	ring_max = max;
+	t->timeline = h;
+	t->timeline_len = HEAD_LEN + NAMES_LEN;
+	t->timeline_rings = r;
+	t->timeline_rings_len = region_len;
 	tl->max = max;
-	tl->ticking = (uint64_t)steady_ticks();
+	tl->ticking = ticking = (uint64_t)steady_ticks();
 	start_ticks();
 	pc_grow_init(&ring_grow, ring, sizeof(*ring), 4096, max, &tl->ring_slots);
 	pc_grow_init(&marks_grow, marks, sizeof(*marks), 4096, PC_TL_MARKS, &tl->marks_slots);
@@ -180,10 +186,10 @@ pc_timeline_recover(const struct pc_live_tables *t)
 {
 	const struct tl_state *s = t->timeline;
 
-	if (!s || t->timeline_len < sizeof(*s) || s->max < 1 || s->max > (1u << 26))
+	if (!s || t->timeline_len != HEAD_LEN + NAMES_LEN || s->max < 1 || s->max > (1u << 26))
 		return -EINVAL;
-	lay_out(t->timeline, s->max);
-	if (region_len != t->timeline_len || tl->ring_slots > tl->max ||
+	lay_out(t->timeline, t->timeline_rings, s->max);
+	if (region_len != t->timeline_rings_len || tl->ring_slots > tl->max ||
 	    tl->marks_slots > PC_TL_MARKS)
 		return -EINVAL;
 	ring_grow.slots = tl->ring_slots;
@@ -196,7 +202,15 @@ pc_timeline_clear(void)
 {
 	if (!tl)
 		return;
-	/* a fork child's: its own counts from zero, its own start */
+	/* a fork child's: its own counts from zero, its own start; its
+	 * state is the parent's copy, or (the inventory's room full) a page
+	 * backed again */
+	if (pc_live_back(tl, HEAD_LEN + NAMES_LEN)) {
+		tl = NULL;
+		return;
+	}
+	tl->max = ring_max;
+	tl->ticking = ticking;
 	madvise(ring, (size_t)tl->max * sizeof(*ring), MADV_DONTNEED);
 	madvise(marks, PC_TL_MARKS * sizeof(*marks), MADV_DONTNEED);
 	tl->seen = tl->busy = tl->unbacked = tl->marks_used = tl->marks_lost = 0;

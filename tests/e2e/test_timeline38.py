@@ -391,3 +391,23 @@ def test_timeline38_a_damaged_timeline_is_one_line_and_status_2():
             lines = err.strip().splitlines()
             assert rc == 2 and len(lines) == 1 and "gmon.out.timeline" in lines[0], (
                 name, args, rc, err[-500:])
+
+
+def test_timeline38_a_fork_child_has_a_timeline_of_its_own():
+    """tests/progs/forker: the parent and its child each keep a timeline,
+    the child's samples in child_work, both processes in one Firefox file."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-timeline-")
+    e = pctest.clean_env(profiled=False)
+    rc, out, err = run([pcprof(), "run", "--timeline", "--no-report", "-o", d + "/run", "--",
+                        prog("forker")], env=e, cwd=d)
+    assert rc == 0, err
+    ff = firefox(d + "/run")
+    pids = {t["pid"] for t in ff["threads"]}
+    assert len(pids) == 2, pids
+    leaves = {}
+    for t in ff["threads"]:
+        for k, w in zip(t["samples"]["stack"], t["samples"]["weight"]):
+            leaves.setdefault(t["pid"], {}).setdefault(leaf(t, k), 0)
+            leaves[t["pid"]][leaf(t, k)] += w
+    assert any(v.get("child_work", 0) > 20 for v in leaves.values()), leaves
+    assert any(v.get("parent_work", 0) > 20 for v in leaves.values()), leaves
