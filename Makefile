@@ -88,7 +88,7 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 # ---------------------------------------------------------------- pcprof
 # tools/ follows the data (docs/ARCHITECTURE.md): inputs/, symbols/, model/,
 # writers/, commands/; every C file of each is pcprof's
-TOOLS_DIRS := inputs symbols model writers commands
+TOOLS_DIRS := base inputs symbols model writers commands
 TOOLS_SRC := $(sort $(foreach d,$(TOOLS_DIRS),$(wildcard tools/$(d)/*.c))) \
 	gmon/read.c gmon/write.c gmon/objects.c preload/taskclock.c
 TOOLS_SRC += preload/running.c
@@ -373,29 +373,29 @@ $(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) tools/symbols
 		tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) $(ELF_LIBS) -ldl
 
 # files.c reads libpc's files with gmon/'s parsers, and escapes names in
-# its messages with label.c
+# its messages with base/msg.c and escape.c
 $(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/symbols/dwlines.h \
-		tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c gmon/gmon.h
+		tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c gmon/gmon.h
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -Itools/symbols -o $@ \
-		tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/inputs/files.c tools/writers/label.c \
+		tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c \
 		gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl
 
 # jitmap.c holds what jitdump.c's functions become (jit_add, jit_disjoint)
 $(B)/fuzz/fuzz_jitdump: tests/fuzz/fuzz_jitdump.c tools/symbols/jitdump.c tools/symbols/jitmap.c \
-		tools/symbols/jit.h tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
+		tools/symbols/jit.h tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
 		tests/fuzz/fuzz_jitdump.c tools/symbols/jitdump.c tools/symbols/jitmap.c \
-		tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
+		tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c
 
 # pcprof history's record parser, with the same messages' helpers
 $(B)/fuzz/fuzz_history: tests/fuzz/fuzz_history.c tools/inputs/history_file.c \
-		tools/model/history.h tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
+		tools/model/history.h tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
 		tests/fuzz/fuzz_history.c tools/inputs/history_file.c tools/inputs/files.c \
-		tools/writers/label.c gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl -lm
+		tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl -lm
 
 fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz/fuzz_lines \
 		$(B)/fuzz/fuzz_jitdump $(B)/fuzz/fuzz_history $(P)/libcall $(P)/cxx $(P)/loops
