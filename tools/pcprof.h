@@ -186,9 +186,12 @@ struct callgraph {
 
 void callgraph_build(struct callgraph *cg, const struct symtab *st,
 		     const struct gmon_profile *p, const struct flat *f);
+void callgraph_release(struct callgraph *cg);
+/* qsort's order of arcs: by caller, then callee. */
+int callgraph_cmp_arc(const void *a, const void *b);
+/* writers/callgraph_out.c: the text view, the top functions by total. */
 void callgraph_print(FILE *out, const struct callgraph *cg,
 		     const struct flat *f, const struct symtab *st, long top);
-void callgraph_release(struct callgraph *cg);
 
 /* stackfile.c: the stacks of run's files[file] (FILE.stacks), or of
  * stacks_file where it is given, read into ss and checked to be of that
