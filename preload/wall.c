@@ -75,10 +75,9 @@
 #include "pc.h"
 #include "wall.h"
 
-#define MAX_THREADS	32768	/* threads followed; more are not */
-#define BEGINS		32768	/* starts of threads not listed yet */
-
-static struct pc_wthread *cur, *nxt;	/* sorted by tid */
+/* the threads of the last round and this one's, sorted by tid, in
+ * tables that grow with their number (wall_mem.c) */
+static struct pc_wtable tcur, tnxt;
 static size_t ncur;
 static int task_dir = -1;	/* /proc/self/task, open during a round only */
 static int started;
@@ -99,32 +98,15 @@ find(struct pc_wthread *t, size_t n, uint32_t tid)
 	return bsearch(&tid, t, n, sizeof(*t), cmp_tid);
 }
 
-/* Starts told of threads not listed yet, by id (a thread's start may be
- * told before a listing shows it, and it may end before one does). */
-static struct begin {
-	uint32_t tid;
-	uint64_t t_ns;
-} *begins;	/* BEGINS, after the tables in pc_wall_start's mapping */
-
-/* A thread's start, when it was told: its time, taken; or 0. */
-static uint64_t
-begun(uint32_t tid)
-{
-	uint64_t t = begins[tid % BEGINS].tid == tid ? begins[tid % BEGINS].t_ns : 0;
-
-	begins[tid % BEGINS].tid = 0;
-	return t;
-}
-
 /* A thread's start: one listed and not looked at yet began then; one
  * listed as ended is a new one with the same id. */
 static void
 event_start(const struct pc_wevent *e, size_t n)
 {
-	struct pc_wthread *x = find(nxt, n, e->tid);
+	struct pc_wthread *x = find(tnxt.t, n, e->tid);
 
 	/* listed at the last round, not now: ended since */
-	if (!x && (x = find(cur, ncur, e->tid)) && (x->listed || x->state != PC_W_NEW || x->rounds))
+	if (!x && (x = find(tcur.t, ncur, e->tid)) && (x->listed || x->state != PC_W_NEW || x->rounds))
 		x = NULL;
 	if (x && x->state == PC_W_NEW && !x->rounds && !x->listed) {
 		x->seen_ns = e->t_ns;
@@ -137,8 +119,7 @@ event_start(const struct pc_wevent *e, size_t n)
 		x->listed = 1;
 		x->seen_ns = e->t_ns;
 	} else if (!x) {
-		begins[e->tid % BEGINS].tid = e->tid;
-		begins[e->tid % BEGINS].t_ns = e->t_ns;
+		pc_wall_begin(e->tid, e->t_ns);
 	}
 }
 
@@ -146,31 +127,23 @@ event_start(const struct pc_wevent *e, size_t n)
 static void
 event_end(const struct pc_wevent *e, size_t n)
 {
-	struct pc_wthread *x = find(nxt, n, e->tid);
+	struct pc_wthread *x = find(tnxt.t, n, e->tid);
 	uint64_t t;
 
-	if (!x && (x = find(cur, ncur, e->tid)) && x->listed)
-		x = NULL;	/* listed now: in nxt */
+	if (!x && (x = find(tcur.t, ncur, e->tid)) && x->listed)
+		x = NULL;	/* listed now: in tnxt */
 	if (x)
 		pc_wall_ended(x, e->t_ns, e->cpu_ns);
-	else if ((t = begun(e->tid)))	/* begun and ended between two rounds */
+	else if ((t = pc_wall_begun(e->tid)))	/* begun and ended between two rounds */
 		pc_wall_brief(e->tid, e->t_ns > t ? e->t_ns - t : 0, e->cpu_ns);
 }
 
-static int
-by_tid(const void *a, const void *b)
-{
-	uint32_t x = ((const struct pc_wthread *)a)->tid, y = ((const struct pc_wthread *)b)->tid;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The threads of the process now, into nxt; their number. */
+/* The threads of the process now, into tnxt; their number. */
 static size_t
 list_threads(void)
 {
 	static char buf[32768];
-	size_t n = 0;
+	size_t n = 0, more = 0;
 	long got;
 
 	while ((got = syscall(SYS_getdents64, task_dir, buf, sizeof(buf))) > 0) {
@@ -182,16 +155,16 @@ list_threads(void)
 			if (!tid || tid == my_tid || tid == pc_snapshot_tid() ||
 			    pc_own_is((uint32_t)tid))
 				continue;
-			if (n == MAX_THREADS)
-				goto sort;
-			memset(&nxt[n], 0, sizeof(nxt[n]));
-			nxt[n].fd = -1;
-			nxt[n++].tid = (uint32_t)tid;
+			/* ids first, spread into entries once sorted */
+			if (more || pc_wall_room(&tnxt, n))
+				more++;
+			else
+				((uint32_t *)tnxt.t)[n++] = (uint32_t)tid;
 		}
 	}
-sort:
+	pc_wall_not_followed(more);
 	/* sorted: the next round finds each thread's last look by bsearch */
-	qsort(nxt, n, sizeof(*nxt), by_tid);
+	pc_wall_spread(tnxt.t, n);
 	return n;
 }
 
@@ -218,9 +191,9 @@ program_ended(size_t n)
 	int fd;
 	ssize_t got;
 
-	if (n != 1 || nxt[0].tid != (uint32_t)getpid())
+	if (n != 1 || tnxt.t[0].tid != (uint32_t)getpid())
 		return 0;
-	snprintf(buf, sizeof(buf), "%u/stat", nxt[0].tid);
+	snprintf(buf, sizeof(buf), "%u/stat", tnxt.t[0].tid);
 	if ((fd = openat(task_dir, buf, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
 	got = read(fd, buf, sizeof(buf) - 1);
@@ -233,7 +206,7 @@ program_ended(size_t n)
 	return state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X');
 }
 
-/* The listed threads nxt[0..n) given what the last round knew of them. */
+/* The listed threads tnxt.t[0..n) given what the last round knew of them. */
 static void
 carry_over(size_t n, uint64_t now)
 {
@@ -243,20 +216,20 @@ carry_over(size_t n, uint64_t now)
 	uint64_t born = first_round ? last_round : last_round + (now - last_round) / 2;
 
 	for (size_t i = 0; i < ncur; i++)
-		cur[i].listed = 0;
+		tcur.t[i].listed = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct pc_wthread *old = find(cur, ncur, nxt[i].tid);
+		struct pc_wthread *old = find(tcur.t, ncur, tnxt.t[i].tid);
 
 		if (old) {
-			nxt[i] = *old;
+			tnxt.t[i] = *old;
 			old->listed = 1;
-		} else if ((nxt[i].seen_ns = begun(nxt[i].tid)) == 0) {
+		} else if ((tnxt.t[i].seen_ns = pc_wall_begun(tnxt.t[i].tid)) == 0) {
 			/* the first round may come late: threads other than
 			 * the main one may have started since libpc did */
-			nxt[i].seen_ns = born;
-			nxt[i].young = !first_round || nxt[i].tid != (uint32_t)getpid();
+			tnxt.t[i].seen_ns = born;
+			tnxt.t[i].young = !first_round || tnxt.t[i].tid != (uint32_t)getpid();
 		}
-		nxt[i].listed = 1;
+		tnxt.t[i].listed = 1;
 	}
 }
 
@@ -270,8 +243,8 @@ place(size_t n)
 		struct timespec t = { 0, 2000000 };
 
 		nanosleep(&t, NULL);
-		pc_wall_place(nxt, n);
-		pc_wall_place(cur, ncur);
+		pc_wall_place(tnxt.t, n);
+		pc_wall_place(tcur.t, ncur);
 	}
 	if (pc_wall_unplaced())
 		pc_wall_count(GMON_WALL_DROPPED, 1);
@@ -287,7 +260,7 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 {
 	uint64_t now = pc_clock_ns(CLOCK_MONOTONIC), c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	struct pc_wevent e;
-	struct pc_wthread *t;
+	struct pc_wtable t;
 	size_t n, walks;
 
 	if ((task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -306,31 +279,31 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 		(e.cpu_ns == ~0ULL ? event_start : event_end)(&e, n);
 	/* gone, its end not told */
 	for (size_t i = 0; i < ncur; i++)
-		if (!cur[i].listed) {
-			pc_wall_ended(&cur[i], now, ~0ULL);
-			pc_wall_forget(&cur[i]);
+		if (!tcur.t[i].listed) {
+			pc_wall_ended(&tcur.t[i], now, ~0ULL);
+			pc_wall_forget(&tcur.t[i]);
 		}
 	/* a thread listed before its start path ran (it waits for its
 	 * creator) is looked at once its start is told, when its life
 	 * begins; 20 rounds at most, for threads libpc did not start */
 	for (size_t i = 0; i < n; i++)
-		if (nxt[i].state != PC_W_ENDED && !(nxt[i].young && nxt[i].young++ < 20 && !how))
-			pc_wall_look(&nxt[i], how);
+		if (tnxt.t[i].state != PC_W_ENDED && !(tnxt.t[i].young && tnxt.t[i].young++ < 20 && !how))
+			pc_wall_look(&tnxt.t[i], how);
 	looks_ns = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	place(n);
-	if ((walks = pc_wall_walks(nxt, n, more, seed)))
+	if ((walks = pc_wall_walks(tnxt.t, n, more, seed)))
 		walk_ns = walk_ns * 0.7 + 0.3 * (double)(pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 -
 							  looks_ns) / (double)walks;
 	pc_wall_most(GMON_WALL_THREADS, n);
 	for (size_t i = 0; how & PC_LOOK_LAST && i < n; i++)
-		if (nxt[i].state != PC_W_ENDED)
-			pc_wall_settle(&nxt[i].cur), pc_wall_settle(&nxt[i].prev),
-				pc_wall_settle(&nxt[i].iow);
+		if (tnxt.t[i].state != PC_W_ENDED)
+			pc_wall_settle(&tnxt.t[i].cur), pc_wall_settle(&tnxt.t[i].prev),
+				pc_wall_settle(&tnxt.t[i].iow);
 	close(task_dir);
 	task_dir = -1;
-	t = cur;
-	cur = nxt;
-	nxt = t;
+	t = tcur;
+	tcur = tnxt;
+	tnxt = t;
 	ncur = n;
 	pc_wall_count(GMON_WALL_TICKS, 1);
 	return n;
@@ -363,20 +336,28 @@ sleep_until(uint64_t at_ns)
 }
 
 /*
- * In the sampler's thread, in its own table, not in the constructor:
- * loading libunwind opens its file, and its first use opens a pipe it
- * keeps (its check of local memory, which remote walks never use), which
- * would be two descriptors of the program's for good. Under the round's
- * lock: a fork waits for the loader to be done.
+ * libunwind, loaded by pc_wall_start, set up in the sampler's thread, in
+ * its own table: its set-up opens a pipe it keeps, which would be two
+ * descriptors of the program's for good (wall_unwind.c). Under the
+ * round's lock: a fork waits for it to be done. Then the thread that
+ * started this one goes on (ready_word).
  */
+static uint32_t ready_word;
+
 static void
-load_unwinder(void)
+ready(void)
+{
+	__atomic_store_n(&ready_word, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &ready_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void
+init_unwinder(void)
 {
 	pthread_mutex_lock(&round_lock);
-	if (pc_wall_unwind_init())
-		pc_say("cannot load libunwind's remote unwinder (libunwind-x86_64.so.8); "
-		       "off-CPU samples without their stacks", "", "");
+	pc_wall_unwind_init();
 	pthread_mutex_unlock(&round_lock);
+	ready();
 }
 
 /*
@@ -554,17 +535,18 @@ wall_thread(void *arg)
 	if (own_descriptors()) {
 		pc_say("cannot give the wall sampler descriptors of its own; CPU time only",
 		       "", "");
+		ready();
 		return NULL;
 	}
 	budget = pc_cfg->wall_budget / 100.0;
 	/* this thread's table is new: a paused sampler's descriptors are gone */
-	pc_wall_forget_all(cur, ncur);
+	pc_wall_forget_all(tcur.t, ncur);
 	spent_at = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	/* a start: loading libunwind and the first walks, which read the
 	 * programs' unwind tables, cost some 5 to 10 ms at once */
 	if (!started_once++)
 		bucket = START_NS;
-	load_unwinder();
+	init_unwinder();
 	pc_own_enter();
 	z.next = z.filled = z.t0 = pc_clock_ns(CLOCK_MONOTONIC);
 	z.seed = z.next ^ (uint64_t)getpid() << 32;
@@ -629,11 +611,26 @@ forked(void)
 	start_thread();
 }
 
+/*
+ * The first start waits (100 ms at most) for the thread's set-up, which
+ * maps libunwind's pools: done before the program runs, it is never done
+ * after the program locks its memory (mlockall with MCL_FUTURE).
+ */
+static void
+wait_ready(void)
+{
+	struct timespec t = { 0, 100000000 };
+
+	while (started && !__atomic_load_n(&ready_word, __ATOMIC_ACQUIRE) &&
+	       syscall(SYS_futex, &ready_word, FUTEX_WAIT_PRIVATE, 0, &t, NULL, 0) &&
+	       errno == EINTR)
+		;
+}
+
 void
 pc_wall_start(void)
 {
-	size_t len = 2 * MAX_THREADS * sizeof(struct pc_wthread) + BEGINS * sizeof(*begins);
-	void *m;
+	int saved = errno;
 
 	if (!pc_cfg->clock_wall || !pc_cfg->stacks)
 		return;
@@ -643,17 +640,20 @@ pc_wall_start(void)
 		pc_say("cannot read /proc/self/task; CPU time only", "", "");
 		return;
 	}
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED || pc_wall_events_on()) {
+	if (pc_wall_mem_start(&tcur, &tnxt) || pc_wall_events_on()) {
 		pc_say("cannot map memory for the wall sampler; CPU time only", "", "");
 		return;
 	}
-	cur = m;
-	nxt = cur + MAX_THREADS;
-	begins = (struct begin *)(nxt + MAX_THREADS);
+	/* here, not in the sampler's thread: the loader and libunwind
+	 * allocate with malloc (wall_mem.c says why not there) */
+	if (pc_wall_unwind_load())
+		pc_say("cannot load libunwind's remote unwinder (libunwind-x86_64.so.8); "
+		       "off-CPU samples without their stacks", "", "");
 	pc_wall_io_start();
 	start_thread();
+	wait_ready();
 	pthread_atfork(before_fork, after_fork_parent, forked);
+	errno = saved;
 }
 
 int
