@@ -201,6 +201,8 @@ $(B)/tests/unit: $(UNIT_OBJ)
 PRELOAD_UNIT_SRC := tests/unit_preload.c tests/check_arcs.c tests/check_stacks.c \
 	tests/check_objfind.c preload/arcs.c preload/stacks.c preload/objfind.c preload/pages.c \
 	preload/livegrow.c preload/livemap.c preload/livememcg.c gmon/write.c gmon/read.c
+# the wall sampler's memory, without malloc
+PRELOAD_UNIT_SRC += tests/check_wallmem.c preload/wall_mem.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)
