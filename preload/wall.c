@@ -75,9 +75,8 @@
 #include "pc.h"
 #include "wall.h"
 
-/* the threads of the last round and this one's, sorted by tid, in
- * tables that grow with their number (wall_mem.c) */
-static struct pc_wtable tcur, tnxt;
+/* sorted by tid; in tables that grow with the threads (wall_mem.c) */
+static struct pc_wthread *cur, *nxt;
 static size_t ncur;
 static int task_dir = -1;	/* /proc/self/task, open during a round only */
 static int started;
@@ -103,10 +102,10 @@ find(struct pc_wthread *t, size_t n, uint32_t tid)
 static void
 event_start(const struct pc_wevent *e, size_t n)
 {
-	struct pc_wthread *x = find(tnxt.t, n, e->tid);
+	struct pc_wthread *x = find(nxt, n, e->tid);
 
 	/* listed at the last round, not now: ended since */
-	if (!x && (x = find(tcur.t, ncur, e->tid)) && (x->listed || x->state != PC_W_NEW || x->rounds))
+	if (!x && (x = find(cur, ncur, e->tid)) && (x->listed || x->state != PC_W_NEW || x->rounds))
 		x = NULL;
 	if (x && x->state == PC_W_NEW && !x->rounds && !x->listed) {
 		x->seen_ns = e->t_ns;
@@ -127,23 +126,24 @@ event_start(const struct pc_wevent *e, size_t n)
 static void
 event_end(const struct pc_wevent *e, size_t n)
 {
-	struct pc_wthread *x = find(tnxt.t, n, e->tid);
+	struct pc_wthread *x = find(nxt, n, e->tid);
 	uint64_t t;
 
-	if (!x && (x = find(tcur.t, ncur, e->tid)) && x->listed)
-		x = NULL;	/* listed now: in tnxt */
+	if (!x && (x = find(cur, ncur, e->tid)) && x->listed)
+		x = NULL;	/* listed now: in nxt */
 	if (x)
 		pc_wall_ended(x, e->t_ns, e->cpu_ns);
 	else if ((t = pc_wall_begun(e->tid)))	/* begun and ended between two rounds */
 		pc_wall_brief(e->tid, e->t_ns > t ? e->t_ns - t : 0, e->cpu_ns);
 }
 
-/* The threads of the process now, into tnxt; their number. */
+/* The threads of the process now, into nxt; their number. */
 static size_t
 list_threads(void)
 {
 	static char buf[32768];
 	size_t n = 0, more = 0;
+	struct pc_wthread *t;
 	long got;
 
 	while ((got = syscall(SYS_getdents64, task_dir, buf, sizeof(buf))) > 0) {
@@ -156,15 +156,15 @@ list_threads(void)
 			    pc_own_is((uint32_t)tid))
 				continue;
 			/* ids first, spread into entries once sorted */
-			if (more || pc_wall_room(&tnxt, n))
+			if (more || !(t = pc_wall_room(nxt, n)))
 				more++;
 			else
-				((uint32_t *)tnxt.t)[n++] = (uint32_t)tid;
+				((uint32_t *)(nxt = t))[n++] = (uint32_t)tid;
 		}
 	}
 	pc_wall_not_followed(more);
 	/* sorted: the next round finds each thread's last look by bsearch */
-	pc_wall_spread(tnxt.t, n);
+	pc_wall_spread(nxt, n);
 	return n;
 }
 
@@ -191,9 +191,9 @@ program_ended(size_t n)
 	int fd;
 	ssize_t got;
 
-	if (n != 1 || tnxt.t[0].tid != (uint32_t)getpid())
+	if (n != 1 || nxt[0].tid != (uint32_t)getpid())
 		return 0;
-	snprintf(buf, sizeof(buf), "%u/stat", tnxt.t[0].tid);
+	snprintf(buf, sizeof(buf), "%u/stat", nxt[0].tid);
 	if ((fd = openat(task_dir, buf, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
 	got = read(fd, buf, sizeof(buf) - 1);
@@ -206,7 +206,7 @@ program_ended(size_t n)
 	return state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X');
 }
 
-/* The listed threads tnxt.t[0..n) given what the last round knew of them. */
+/* The listed threads nxt[0..n) given what the last round knew of them. */
 static void
 carry_over(size_t n, uint64_t now)
 {
@@ -216,20 +216,20 @@ carry_over(size_t n, uint64_t now)
 	uint64_t born = first_round ? last_round : last_round + (now - last_round) / 2;
 
 	for (size_t i = 0; i < ncur; i++)
-		tcur.t[i].listed = 0;
+		cur[i].listed = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct pc_wthread *old = find(tcur.t, ncur, tnxt.t[i].tid);
+		struct pc_wthread *old = find(cur, ncur, nxt[i].tid);
 
 		if (old) {
-			tnxt.t[i] = *old;
+			nxt[i] = *old;
 			old->listed = 1;
-		} else if ((tnxt.t[i].seen_ns = pc_wall_begun(tnxt.t[i].tid)) == 0) {
+		} else if ((nxt[i].seen_ns = pc_wall_begun(nxt[i].tid)) == 0) {
 			/* the first round may come late: threads other than
 			 * the main one may have started since libpc did */
-			tnxt.t[i].seen_ns = born;
-			tnxt.t[i].young = !first_round || tnxt.t[i].tid != (uint32_t)getpid();
+			nxt[i].seen_ns = born;
+			nxt[i].young = !first_round || nxt[i].tid != (uint32_t)getpid();
 		}
-		tnxt.t[i].listed = 1;
+		nxt[i].listed = 1;
 	}
 }
 
@@ -243,8 +243,8 @@ place(size_t n)
 		struct timespec t = { 0, 2000000 };
 
 		nanosleep(&t, NULL);
-		pc_wall_place(tnxt.t, n);
-		pc_wall_place(tcur.t, ncur);
+		pc_wall_place(nxt, n);
+		pc_wall_place(cur, ncur);
 	}
 	if (pc_wall_unplaced())
 		pc_wall_count(GMON_WALL_DROPPED, 1);
@@ -260,7 +260,7 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 {
 	uint64_t now = pc_clock_ns(CLOCK_MONOTONIC), c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	struct pc_wevent e;
-	struct pc_wtable t;
+	struct pc_wthread *t;
 	size_t n, walks;
 
 	if ((task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -279,31 +279,31 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 		(e.cpu_ns == ~0ULL ? event_start : event_end)(&e, n);
 	/* gone, its end not told */
 	for (size_t i = 0; i < ncur; i++)
-		if (!tcur.t[i].listed) {
-			pc_wall_ended(&tcur.t[i], now, ~0ULL);
-			pc_wall_forget(&tcur.t[i]);
+		if (!cur[i].listed) {
+			pc_wall_ended(&cur[i], now, ~0ULL);
+			pc_wall_forget(&cur[i]);
 		}
 	/* a thread listed before its start path ran (it waits for its
 	 * creator) is looked at once its start is told, when its life
 	 * begins; 20 rounds at most, for threads libpc did not start */
 	for (size_t i = 0; i < n; i++)
-		if (tnxt.t[i].state != PC_W_ENDED && !(tnxt.t[i].young && tnxt.t[i].young++ < 20 && !how))
-			pc_wall_look(&tnxt.t[i], how);
+		if (nxt[i].state != PC_W_ENDED && !(nxt[i].young && nxt[i].young++ < 20 && !how))
+			pc_wall_look(&nxt[i], how);
 	looks_ns = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	place(n);
-	if ((walks = pc_wall_walks(tnxt.t, n, more, seed)))
+	if ((walks = pc_wall_walks(nxt, n, more, seed)))
 		walk_ns = walk_ns * 0.7 + 0.3 * (double)(pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 -
 							  looks_ns) / (double)walks;
 	pc_wall_most(GMON_WALL_THREADS, n);
 	for (size_t i = 0; how & PC_LOOK_LAST && i < n; i++)
-		if (tnxt.t[i].state != PC_W_ENDED)
-			pc_wall_settle(&tnxt.t[i].cur), pc_wall_settle(&tnxt.t[i].prev),
-				pc_wall_settle(&tnxt.t[i].iow);
+		if (nxt[i].state != PC_W_ENDED)
+			pc_wall_settle(&nxt[i].cur), pc_wall_settle(&nxt[i].prev),
+				pc_wall_settle(&nxt[i].iow);
 	close(task_dir);
 	task_dir = -1;
-	t = tcur;
-	tcur = tnxt;
-	tnxt = t;
+	t = cur;
+	cur = nxt;
+	nxt = t;
 	ncur = n;
 	pc_wall_count(GMON_WALL_TICKS, 1);
 	return n;
@@ -540,7 +540,7 @@ wall_thread(void *arg)
 	}
 	budget = pc_cfg->wall_budget / 100.0;
 	/* this thread's table is new: a paused sampler's descriptors are gone */
-	pc_wall_forget_all(tcur.t, ncur);
+	pc_wall_forget_all(cur, ncur);
 	spent_at = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	/* a start: loading libunwind and the first walks, which read the
 	 * programs' unwind tables, cost some 5 to 10 ms at once */
@@ -640,7 +640,7 @@ pc_wall_start(void)
 		pc_say("cannot read /proc/self/task; CPU time only", "", "");
 		return;
 	}
-	if (pc_wall_mem_start(&tcur, &tnxt) || pc_wall_events_on()) {
+	if (pc_wall_mem_start(&cur, &nxt) || pc_wall_events_on()) {
 		pc_say("cannot map memory for the wall sampler; CPU time only", "", "");
 		return;
 	}

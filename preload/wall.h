@@ -68,18 +68,15 @@ pc_wall_settle(const struct pc_wwait *x)
 		pc_wall_count(GMON_WALL_NONE, 1);
 }
 
-/* A table of threads (wall.c) and the room it has, mapped by wall_mem.c. */
-struct pc_wtable {
-	struct pc_wthread *t;
-	size_t cap;
-};
-/* wall_mem.c: map the sampler's memory, the two tables' first blocks
- * among it: 0, or -1. */
-int pc_wall_mem_start(struct pc_wtable *a, struct pc_wtable *b) PC_HIDDEN;
-/* wall_mem.c: room for entry n in t, grown if need be: 0, or -1 where
- * it cannot grow (locked by mlockall, no address space, 32768 threads);
- * n threads not followed, at most, for the summary. */
-int pc_wall_room(struct pc_wtable *t, size_t n) PC_HIDDEN;
+/* wall_mem.c: map the sampler's memory, its two tables of threads (*a,
+ * *b) among it, with room for 58 threads each: 0, or -1. */
+int pc_wall_mem_start(struct pc_wthread **a, struct pc_wthread **b) PC_HIDDEN;
+/* wall_mem.c: room for entry n in table t (one of those two), grown if
+ * need be: t, or where it moved; NULL where it cannot grow (locked by
+ * mlockall, no address space, 32768 threads), t left as it was; the
+ * room t has; n threads not followed, at most, for the summary. */
+struct pc_wthread *pc_wall_room(struct pc_wthread *t, size_t n) PC_HIDDEN;
+size_t pc_wall_room_of(const struct pc_wthread *t) PC_HIDDEN;
 void pc_wall_not_followed(size_t n) PC_HIDDEN;
 /* wall_mem.c: tid[0..n) sorted, in place; t's first n * 4 bytes, thread
  * ids, sorted and made entries t[0..n), each new (fd -1). */

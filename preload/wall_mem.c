@@ -9,8 +9,9 @@
  * thread list is sorted here, in place), and libunwind is loaded before
  * it starts (wall_unwind.c).
  *
- * The tables start with room for a few threads and grow with their
- * number, by mremap, a quarter more at a time (32768 threads at most).
+ * The tables start with room for 58 threads and grow with their
+ * number, by mremap (moved where need be, during a listing: wall.c holds
+ * no pointer into the table being listed), a quarter more at a time (32768 threads at most).
  * After mlockall(MCL_FUTURE) they grow no more, as the live file does not
  * (livemap.c): each new page would be locked and counted against the
  * program's RLIMIT_MEMLOCK. Threads past the room are then not followed,
@@ -34,19 +35,20 @@
 #define FIRST		(16 * 1024)	/* a table's first mapping: 58 threads */
 #define STEP		(64 * 1024)	/* growth, at least */
 #define MOST		32768		/* threads followed; more are not */
-#define BEGINS		4096		/* starts told of threads not listed yet */
+#define BEGINS		4096		/* starts told of threads not listed yet, at first */
 #define PAGE		4096
 
 /* Starts told of threads not listed yet, by id: a thread's start may be
- * told before a listing shows it, and it may end before one does. Few at
- * once (those told between a round's listing and its reading of the
- * events, and those that start and end between two rounds, each taken
- * at its end), so a slot by the id's low bits; a clash loses a start,
- * which is then taken as halfway since the last round. */
+ * told before a listing shows it, and it may end before one does. A slot
+ * by the id's low bits; a clash doubles the table (10,000 threads that
+ * start and end between two rounds are there at once), and where it
+ * cannot, loses the earlier start (its thread's time is then counted
+ * from the round after, or not at all if it ended before). */
 static struct begin {
 	uint32_t tid;
 	uint64_t t_ns;
 } *begins;
+static size_t nbegins;		/* slots, a power of 2 */
 
 static uint32_t *picks;		/* a round's walks to choose from */
 static size_t picks_room;
@@ -87,51 +89,72 @@ grow(void **p, size_t *len, size_t len_new)
 	return 0;
 }
 
-int
-pc_wall_mem_start(struct pc_wtable *a, struct pc_wtable *b)
-{
-	struct pc_wtable *t[2] = { a, b };
+/* The two tables, cur and nxt in wall.c's round (which swaps them), and
+ * the room each has: found by where it is. */
+static struct table {
+	struct pc_wthread *t;
+	size_t cap;
+} tables[2];
 
-	if (!begins && !(begins = sys_mmap(BEGINS * sizeof(*begins))))
-		return -1;
+int
+pc_wall_mem_start(struct pc_wthread **a, struct pc_wthread **b)
+{
+	if (!begins) {
+		if (!(begins = sys_mmap(BEGINS * sizeof(*begins))))
+			return -1;
+		nbegins = BEGINS;
+	}
 	/* a page of picks now: the first walks may come after the program
 	 * locked its memory */
 	if (!pc_wall_picks(PAGE / sizeof(*picks)))
 		return -1;
 	for (int i = 0; i < 2; i++)
-		if (!t[i]->t) {
+		if (!tables[i].t) {
 			size_t len = 0;
 			void *p = NULL;
 
 			if (grow(&p, &len, FIRST))
 				return -1;
-			t[i]->t = p;
-			t[i]->cap = len / sizeof(struct pc_wthread);
+			tables[i].t = p;
+			tables[i].cap = len / sizeof(struct pc_wthread);
 		}
+	*a = tables[0].t;
+	*b = tables[1].t;
 	return 0;
 }
 
-int
-pc_wall_room(struct pc_wtable *t, size_t n)
+size_t
+pc_wall_room_of(const struct pc_wthread *t)
 {
-	size_t len = t->cap * sizeof(*t->t), want = (n + 1) * sizeof(*t->t);
-	void *p = t->t;
+	return t == tables[0].t ? tables[0].cap : t == tables[1].t ? tables[1].cap : 0;
+}
 
-	if (n < t->cap)
-		return 0;
+struct pc_wthread *
+pc_wall_room(struct pc_wthread *t, size_t n)
+{
+	struct table *x = t == tables[0].t ? &tables[0] : t == tables[1].t ? &tables[1] : NULL;
+	size_t len, want = (n + 1) * sizeof(*t);
+	void *p;
+
+	if (!x)
+		return NULL;
+	if (n < x->cap)
+		return t;
 	if (n >= MOST) {
 		unfollowed_why = PC_LIVE_CAPPED;
-		return -1;
+		return NULL;
 	}
 	/* a quarter more, a step at least, in whole steps */
+	len = x->cap * sizeof(*t);
 	if (want < len + (len / 4 > STEP ? len / 4 : STEP))
 		want = len + (len / 4 > STEP ? len / 4 : STEP);
 	want = (want + STEP - 1) / STEP * STEP;
+	p = x->t;
 	if (grow(&p, &len, want))
-		return -1;
-	t->t = p;
-	t->cap = len / sizeof(*t->t);
-	return 0;
+		return NULL;
+	x->t = p;
+	x->cap = len / sizeof(*t);
+	return x->t;
 }
 
 void
@@ -201,17 +224,42 @@ pc_wall_spread(struct pc_wthread *t, size_t n)
 	}
 }
 
+/* The starts' table doubled: an entry in slot i moves to i + n where
+ * its id says so, a slot that is empty (two ids in one slot of the
+ * doubled table shared one before, which cannot be). 0, or -1. */
+static int
+begins_double(void)
+{
+	size_t len = nbegins * sizeof(*begins), n = nbegins;
+	void *p = begins;
+
+	if (nbegins >= MOST || grow(&p, &len, 2 * len))
+		return -1;
+	begins = p;
+	nbegins = 2 * n;
+	for (size_t i = 0; i < n; i++)
+		if (begins[i].tid && (begins[i].tid & (nbegins - 1)) != i) {
+			begins[i + n] = begins[i];
+			begins[i].tid = 0;
+		}
+	return 0;
+}
+
 void
 pc_wall_begin(uint32_t tid, uint64_t t_ns)
 {
-	begins[tid % BEGINS].tid = tid;
-	begins[tid % BEGINS].t_ns = t_ns;
+	struct begin *b = &begins[tid & (nbegins - 1)];
+
+	while (b->tid && b->tid != tid && begins_double() == 0)
+		b = &begins[tid & (nbegins - 1)];
+	b->tid = tid;
+	b->t_ns = t_ns;
 }
 
 uint64_t
 pc_wall_begun(uint32_t tid)
 {
-	struct begin *b = &begins[tid % BEGINS];
+	struct begin *b = &begins[tid & (nbegins - 1)];
 	uint64_t t = b->tid == tid ? b->t_ns : 0;
 
 	if (b->tid == tid)

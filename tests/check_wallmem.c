@@ -10,8 +10,8 @@
  *  - after mlockall(MCL_FUTURE) (pc_live_map_locked) a table grows no
  *    more and the picks neither, said so; they grow again after
  *    munlockall;
- *  - a start told is taken once; a clash of two ids in one slot keeps
- *    the later.
+ *  - a start told is taken once; a clash of two ids in one slot doubles
+ *    the table, and keeps the later only while the memory is locked.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -27,12 +27,12 @@
 /* n ids into t's first bytes, in order (how 0), reversed (1) or at
  * random (2), sorted and spread; each checked. */
 static void
-spread_check(struct pc_wtable *t, size_t n, int how)
+spread_check(struct pc_wthread *t, size_t n, int how)
 {
-	uint32_t *id = (uint32_t *)t->t;
+	uint32_t *id = (uint32_t *)t;
 	unsigned seed = 7;
 
-	ck_assert_uint_ge(t->cap, n);
+	ck_assert_uint_ge(pc_wall_room_of(t), n);
 	for (size_t i = 0; i < n; i++)
 		id[i] = how == 0 ? 100 + (uint32_t)i : how == 1 ? 100 + (uint32_t)(n - i) :
 			(uint32_t)i;
@@ -44,9 +44,9 @@ spread_check(struct pc_wtable *t, size_t n, int how)
 		id[i - 1] = id[j];
 		id[j] = v;
 	}
-	pc_wall_spread(t->t, n);
+	pc_wall_spread(t, n);
 	for (size_t i = 0; i < n; i++) {
-		struct pc_wthread *w = &t->t[i];
+		struct pc_wthread *w = &t[i];
 
 		ck_assert_uint_eq(w->tid, how == 0 ? 100 + i : how == 1 ? 101 + i : i);
 		ck_assert_int_eq(w->fd, -1);
@@ -56,62 +56,67 @@ spread_check(struct pc_wtable *t, size_t n, int how)
 
 START_TEST(test_wallmem_sorts_and_spreads_every_listing)
 {
-	struct pc_wtable a = { 0 }, b = { 0 };
+	struct pc_wthread *a, *b;
 	size_t sizes[] = { 0, 1, 2, 57, 58, 3000 };
 
 	ck_assert_int_eq(pc_wall_mem_start(&a, &b), 0);
-	ck_assert_uint_eq(a.cap, 16384 / sizeof(struct pc_wthread));
+	ck_assert_uint_eq(pc_wall_room_of(a), 16384 / sizeof(struct pc_wthread));
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
 		for (int how = 0; how < 3; how++) {
-			ck_assert_int_eq(pc_wall_room(&a, sizes[k] ? sizes[k] - 1 : 0), 0);
-			spread_check(&a, sizes[k], how);
+			a = pc_wall_room(a, sizes[k] ? sizes[k] - 1 : 0);
+			ck_assert_ptr_nonnull(a);
+			spread_check(a, sizes[k], how);
 		}
 }
 END_TEST
 
 START_TEST(test_wallmem_tables_grow_and_keep_their_entries)
 {
-	struct pc_wtable a = { 0 }, b = { 0 };
+	struct pc_wthread *a, *b, *t;
 	size_t cap;
 	int why;
 
 	ck_assert_int_eq(pc_wall_mem_start(&a, &b), 0);
-	cap = a.cap;
+	cap = pc_wall_room_of(a);
 	for (size_t i = 0; i < cap; i++)
-		a.t[i].tid = (uint32_t)i + 1;
-	ck_assert_int_eq(pc_wall_room(&a, cap - 1), 0);
-	ck_assert_uint_eq(a.cap, cap);
-	ck_assert_int_eq(pc_wall_room(&a, cap), 0);
-	ck_assert_uint_gt(a.cap, cap);
+		a[i].tid = (uint32_t)i + 1;
+	ck_assert_ptr_eq(pc_wall_room(a, cap - 1), a);
+	ck_assert_uint_eq(pc_wall_room_of(a), cap);
+	a = pc_wall_room(a, cap);
+	ck_assert_ptr_nonnull(a);
 	/* 16 KiB and a step of 64 KiB, in whole steps */
-	ck_assert_uint_eq(a.cap, 128 * 1024 / sizeof(struct pc_wthread));
+	ck_assert_uint_eq(pc_wall_room_of(a), 128 * 1024 / sizeof(struct pc_wthread));
 	for (size_t i = 0; i < cap; i++)
-		ck_assert_uint_eq(a.t[i].tid, i + 1);
-	ck_assert_int_eq(pc_wall_room(&a, 32767), 0);
-	ck_assert_uint_ge(a.cap, 32768);
-	ck_assert_int_eq(pc_wall_room(&a, 32768), -1);
+		ck_assert_uint_eq(a[i].tid, i + 1);
+	a = pc_wall_room(a, 32767);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_ge(pc_wall_room_of(a), 32768);
+	ck_assert_ptr_null(pc_wall_room(a, 32768));
 	pc_wall_not_followed(3);
 	ck_assert_uint_eq(pc_wall_unfollowed(&why), 3);
 	ck_assert_int_eq(why, PC_LIVE_CAPPED);
 	for (size_t i = 0; i < cap; i++)
-		ck_assert_uint_eq(a.t[i].tid, i + 1);
-	ck_assert_uint_eq(b.cap, cap);
+		ck_assert_uint_eq(a[i].tid, i + 1);
+	/* the other table is its own; a pointer of neither has no room */
+	ck_assert_uint_eq(pc_wall_room_of(b), cap);
+	t = a + 1;
+	ck_assert_ptr_null(pc_wall_room(t, 0));
 }
 END_TEST
 
 START_TEST(test_wallmem_grows_nothing_while_memory_is_locked)
 {
-	struct pc_wtable a = { 0 }, b = { 0 };
+	struct pc_wthread *a, *b;
 	size_t cap;
 	int why;
 
 	ck_assert_int_eq(pc_wall_mem_start(&a, &b), 0);
-	cap = a.cap;
+	cap = pc_wall_room_of(a);
 	ck_assert_ptr_nonnull(pc_wall_picks(1024));
 	pc_live_map_locked(1);
-	ck_assert_int_eq(pc_wall_room(&a, cap - 1), 0);
-	ck_assert_int_eq(pc_wall_room(&a, cap), -1);
-	ck_assert_uint_eq(a.cap, cap);
+	ck_assert_ptr_eq(pc_wall_room(a, cap - 1), a);
+	ck_assert_ptr_null(pc_wall_room(a, cap));
+	ck_assert_uint_eq(pc_wall_room_of(a), cap);
 	ck_assert_ptr_nonnull(pc_wall_picks(cap));
 	ck_assert_ptr_null(pc_wall_picks(4096));
 	pc_wall_not_followed(5);
@@ -119,14 +124,14 @@ START_TEST(test_wallmem_grows_nothing_while_memory_is_locked)
 	ck_assert_uint_eq(pc_wall_unfollowed(&why), 5);
 	ck_assert_int_eq(why, PC_LIVE_LOCKED);
 	pc_live_map_locked(0);
-	ck_assert_int_eq(pc_wall_room(&a, cap), 0);
+	ck_assert_ptr_nonnull(pc_wall_room(a, cap));
 	ck_assert_ptr_nonnull(pc_wall_picks(4096));
 }
 END_TEST
 
 START_TEST(test_wallmem_starts_are_taken_once)
 {
-	struct pc_wtable a = { 0 }, b = { 0 };
+	struct pc_wthread *a, *b;
 
 	ck_assert_int_eq(pc_wall_mem_start(&a, &b), 0);
 	ck_assert_uint_eq(pc_wall_begun(42), 0);
@@ -134,12 +139,21 @@ START_TEST(test_wallmem_starts_are_taken_once)
 	pc_wall_begin(43, 2000);
 	ck_assert_uint_eq(pc_wall_begun(42), 1000);
 	ck_assert_uint_eq(pc_wall_begun(42), 0);
-	/* 42 + 4096 shares 42's slot: the later is kept */
+	/* 42 + 4096 and 42 + 8192 share 42's slot: the table doubles, twice */
 	pc_wall_begin(42, 3000);
 	pc_wall_begin(42 + 4096, 4000);
-	ck_assert_uint_eq(pc_wall_begun(42), 0);
+	pc_wall_begin(42 + 8192, 5000);
 	ck_assert_uint_eq(pc_wall_begun(42 + 4096), 4000);
+	ck_assert_uint_eq(pc_wall_begun(42), 3000);
+	ck_assert_uint_eq(pc_wall_begun(42 + 8192), 5000);
 	ck_assert_uint_eq(pc_wall_begun(43), 2000);
+	/* locked: the table stays, the later start is kept */
+	pc_live_map_locked(1);
+	for (uint32_t k = 1; k <= 4; k++)
+		pc_wall_begin(7 + k * 16384, k);
+	ck_assert_uint_eq(pc_wall_begun(7 + 4 * 16384), 4);
+	ck_assert_uint_eq(pc_wall_begun(7 + 16384), 0);
+	pc_live_map_locked(0);
 }
 END_TEST
 
