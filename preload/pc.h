@@ -416,7 +416,10 @@ void pc_wall_reset(uint64_t hz) PC_HIDDEN;
 void pc_wall_count(int what, uint64_t n) PC_HIDDEN;
 void pc_wall_most(int what, uint64_t n) PC_HIDDEN;
 void pc_wall_set(int what, uint64_t n) PC_HIDDEN;
-/* wall.c: start the wall sampler's thread (PC_CLOCK=wall). Not AS-safe. */
+/* wall.c: load libunwind for the wall sampler, before the main thread's
+ * timer is armed (its CPU is libpc's, not the program's); start the
+ * wall sampler's thread (PC_CLOCK=wall). Not AS-safe. */
+void pc_wall_load(void) PC_HIDDEN;
 void pc_wall_start(void) PC_HIDDEN;
 /* wall.c: end the wall sampler's thread and wait until the process no
  * longer holds it (1), or do nothing (0: none runs, or a vfork child);

@@ -644,11 +644,6 @@ pc_wall_start(void)
 		pc_say("cannot map memory for the wall sampler; CPU time only", "", "");
 		return;
 	}
-	/* here, not in the sampler's thread: the loader and libunwind
-	 * allocate with malloc (wall_mem.c says why not there) */
-	if (pc_wall_unwind_load())
-		pc_say("cannot load libunwind's remote unwinder (libunwind-x86_64.so.8); "
-		       "off-CPU samples without their stacks", "", "");
 	pc_wall_io_start();
 	start_thread();
 	wait_ready();

@@ -340,6 +340,20 @@ pc_wall_unwind_load(void)
 	return (space = create(&acc, 0)) ? 0 : -1;
 }
 
+/* In the thread that starts libpc, before its timer is armed (the CPU is
+ * libpc's, not the program's): the loader and libunwind allocate with
+ * malloc, which the sampler's thread must not. */
+void
+pc_wall_load(void)
+{
+	int saved = errno;
+
+	if (pc_cfg->clock_wall && pc_cfg->stacks && pc_wall_unwind_load())
+		pc_say("cannot load libunwind's remote unwinder (libunwind-x86_64.so.8); "
+		       "off-CPU samples without their stacks", "", "");
+	errno = saved;
+}
+
 /*
  * In the sampler's thread, in its own descriptor table: libunwind's first
  * call that needs its set-up (the caching policy's) opens a pipe that it
