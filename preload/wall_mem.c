@@ -10,13 +10,15 @@
  * it starts (wall_unwind.c).
  *
  * The tables start with room for 58 threads and grow with their
- * number, by mremap (moved where need be, during a listing: wall.c holds
- * no pointer into the table being listed), a quarter more at a time (32768 threads at most).
+ * number, by mremap, a quarter more at a time, to 32768 threads (moved
+ * where need be, during a listing: wall.c holds no pointer into the
+ * table being listed).
  * After mlockall(MCL_FUTURE) they grow no more, as the live file does not
  * (livemap.c): each new page would be locked and counted against the
  * program's RLIMIT_MEMLOCK. Threads past the room are then not followed,
  * and the summary says how many and why; the program never fails for it.
- * Only the sampler's thread calls these, under its round's lock.
+ * Only the sampler's thread calls these, under its round's lock, but
+ * pc_wall_mem_start (pc_wall_start, before the thread starts).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -35,7 +37,7 @@
 #define FIRST		(16 * 1024)	/* a table's first mapping: 58 threads */
 #define STEP		(64 * 1024)	/* growth, at least */
 #define MOST		32768		/* threads followed; more are not */
-#define BEGINS		4096		/* starts told of threads not listed yet, at first */
+#define BEGINS		4096		/* starts' slots at first */
 #define PAGE		4096
 
 /* Starts told of threads not listed yet, by id: a thread's start may be
@@ -126,13 +128,15 @@ pc_wall_mem_start(struct pc_wthread **a, struct pc_wthread **b)
 size_t
 pc_wall_room_of(const struct pc_wthread *t)
 {
-	return t == tables[0].t ? tables[0].cap : t == tables[1].t ? tables[1].cap : 0;
+	return t == tables[0].t ? tables[0].cap :
+	       t == tables[1].t ? tables[1].cap : 0;
 }
 
 struct pc_wthread *
 pc_wall_room(struct pc_wthread *t, size_t n)
 {
-	struct table *x = t == tables[0].t ? &tables[0] : t == tables[1].t ? &tables[1] : NULL;
+	struct table *x = t == tables[0].t ? &tables[0] :
+			  t == tables[1].t ? &tables[1] : NULL;
 	size_t len, want = (n + 1) * sizeof(*t);
 	void *p;
 
