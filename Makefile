@@ -68,6 +68,8 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	gmon/write.c
 # whether a live file's process still runs: libpc's pc_recover and pcprof ask
 PRELOAD_SRC += preload/running.c
+# the wall sampler's tables, mapped as the threads need them
+PRELOAD_SRC += preload/wall_mem.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
@@ -199,6 +201,8 @@ $(B)/tests/unit: $(UNIT_OBJ)
 PRELOAD_UNIT_SRC := tests/unit_preload.c tests/check_arcs.c tests/check_stacks.c \
 	tests/check_objfind.c preload/arcs.c preload/stacks.c preload/objfind.c preload/pages.c \
 	preload/livegrow.c preload/livemap.c preload/livememcg.c gmon/write.c gmon/read.c
+# the wall sampler's memory, without malloc
+PRELOAD_UNIT_SRC += tests/check_wallmem.c preload/wall_mem.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)
@@ -234,6 +238,7 @@ PROGS += $(P)/footprint_one
 PROGS += $(P)/wallacct
 PROGS += $(P)/wallstack $(P)/wallstack-fp
 PROGS += $(P)/history-slow3
+PROGS += $(P)/wallmem_lock $(P)/wallmem_count.so
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -338,6 +343,9 @@ $(P)/plugspin.so: tests/progs/plugspin.c tests/progs/truth.h
 $(P)/plugrun: tests/progs/plugrun.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
+$(P)/wallmem_count.so: tests/progs/wallmem_count.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
 $(P)/plugin.so: tests/progs/plugin.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
