@@ -69,7 +69,8 @@ int symtab_load_mem(struct symtab *st, const void *buf, size_t len,
 /*
  * A demangled C++ name shortened as pprof shows them: template arguments,
  * parameter lists, qualifiers after them, the return type and " [clone
- * .cold]" suffixes (kept when keep_clones) left out:
+ * .cold]" suffixes (kept when keep_clones) left out, but for the clones that
+ * are functions of their own (" [clone ._omp_fn.0]"), always kept:
  * "std::vector<int>::push_back(int const&)" is "std::vector::push_back".
  * A name that cannot be shortened safely comes back whole. malloc'd; NULL
  * when out of memory.
