@@ -308,6 +308,12 @@ void report_print(FILE *out, const struct flat *f, const struct symtab *st,
  */
 int runview_report(char **paths, int npaths, struct report_opts *r,
 		   const struct symtab_opts *so, FILE *out);
+/* The JSON report's head of that run (its processes that r->process
+ * names), up to its "profile": key, whose value the caller writes, then
+ * the closing brace: a report of one program (--callgraph, --lines) has
+ * the run report's shape. */
+void runview_json_head(char **paths, int npaths, const struct report_opts *r,
+		       const struct symtab_opts *so, FILE *out);
 
 /* recover.c: libpc.so beside this pcprof, else the installed one (0, or
  * -1 when neither is readable); and the profiles that processes left

@@ -266,6 +266,38 @@ plain_exe(const char *gmon, char *exe, size_t size)
 	return 1;
 }
 
+/* Whether path is a run's directory. */
+static int
+is_run(const char *path)
+{
+	struct stat sb;
+
+	return !stat(path, &sb) && S_ISDIR(sb.st_mode);
+}
+
+int
+report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s, FILE *out)
+{
+	struct pc_inputs in;
+	struct runexe re;
+	int rc;
+
+	if (!one_program(r))
+		return runview_report(ops, n, r, s, out);
+	if (r->format != FORMAT_JSON || !is_run(ops[0]))
+		return report_program(ops, n, r, s, out);
+	/* the run report's shape, --callgraph or not: its processes (of
+	 * the program), then its profile; the program found first, so that
+	 * an error leaves no half object */
+	runexe_resolve(&re, ops, n, r->process);
+	runview_json_head(ops, n, r, s, out);
+	runexe_open(&in, &re, s, 0);
+	rc = report_inputs(&in, r, s, out);
+	runexe_release(&re);
+	fputs("}\n", out);
+	return rc;
+}
+
 int
 cmd_report(int argc, char **argv)
 {
@@ -312,10 +344,8 @@ cmd_report(int argc, char **argv)
 		out = out_open(&of, output);
 		if (plain_exe(ops[0], exe, sizeof(exe)))
 			rc = report_files(exe, ops, n, &r, &s, out);
-		else if (one_program(&r))
-			rc = report_program(ops, n, &r, &s, out);
 		else
-			rc = runview_report(ops, n, &r, &s, out);
+			rc = report_run(ops, n, &r, &s, out);
 		while (n--)
 			free(ops[n]);
 		free(ops);

@@ -253,7 +253,7 @@ report_apart(const char *exe, const char *output, int main_only, const char *rep
 		if (main_only)
 			report_files(exe, files, 1, r, s, out);
 		else
-			runview_report(files, 1, r, s, out);
+			report_run(files, 1, r, s, out);
 		if (out == stderr && !main_only)
 			pc_warn("profiles in '%s' (pcprof report %s)", output, output);
 		if (report_to)
