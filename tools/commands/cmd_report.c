@@ -234,6 +234,15 @@ one_program(const struct report_opts *r)
 		r->lines);
 }
 
+/* Whether path is a run's directory. */
+static int
+is_run(const char *path)
+{
+	struct stat sb;
+
+	return !stat(path, &sb) && S_ISDIR(sb.st_mode);
+}
+
 /*
  * A plain profile first (a regular file with no manifest: PC_SCOPE=main)
  * is read as EXE's when findexe finds the executable by its build-id; 1
@@ -244,10 +253,15 @@ static int
 plain_exe(const char *gmon, char *exe, size_t size)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
-	char hex[2 * GMON_BUILDID_SIZE + 1];
+	char hex[2 * GMON_BUILDID_SIZE + 1], first[PATH_MAX];
 	uint8_t id[GMON_BUILDID_SIZE];
 	struct stat sb;
 
+	/* a run of pcprof run --main-only: its DIR/gmon.out, plain, with a
+	 * link to its program beside it */
+	if (is_run(gmon) && snprintf(first, sizeof(first), "%s/gmon.out", gmon) <
+	    (int)sizeof(first) && !runfiles_has_manifest(first))
+		gmon = first;
 	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || runfiles_has_manifest(gmon) ||
 	    runfiles_build_id(gmon, id) != 1)
 		return 0;
@@ -266,14 +280,6 @@ plain_exe(const char *gmon, char *exe, size_t size)
 	return 1;
 }
 
-/* Whether path is a run's directory. */
-static int
-is_run(const char *path)
-{
-	struct stat sb;
-
-	return !stat(path, &sb) && S_ISDIR(sb.st_mode);
-}
 
 int
 report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s, FILE *out)

@@ -80,7 +80,8 @@ static const char usage_run[] =
 "  --no-callgraph     record the flat profile only (PC_CALLGRAPH=0)\n"
 "  --main-only        profile the executable's own code only (PC_SCOPE=main):\n"
 "                     the report is of the first process, and its time in\n"
-"                     libraries is one [outside the executable] line\n"
+"                     libraries is one [outside the executable] line; DIR/PROG\n"
+"                     links to the program (pcprof report DIR finds it)\n"
 "  --wait             when CMD ends, wait for the processes of the run it left\n"
 "                     running (in the background) and report them too\n"
 "  -v, --verbose      libpc's summary line at exit (PC_VERBOSE=1)\n"
@@ -313,6 +314,25 @@ wall_gmon_apart(const char *exe, const char *profile, const struct symtab_opts *
 		pc_warn("the gmon file of '%s' failed: %s", profile, strsignal(WTERMSIG(status)));
 }
 
+/*
+ * --main-only: DIR/PROG, a link to the program, beside its plain
+ * gmon.out, which names no program: pcprof report DIR finds the program
+ * there by its build-id (findexe.c), and gprof DIR/PROG DIR/gmon.out
+ * reads it. Nothing where DIR/PROG is there already.
+ */
+static void
+link_program(const char *dir, const char *exe)
+{
+	const char *prog = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	char abs[PATH_MAX], *link;
+
+	if (!realpath(exe, abs) || asprintf(&link, "%s/%s", dir, prog) < 0)
+		return;
+	if (symlink(abs, link) && errno != EEXIST)
+		pc_warn("cannot link '%s' to its program: %s", link, strerror(errno));
+	free(link);
+}
+
 static void
 setenv_or_die(const char *k, const char *v)
 {
@@ -538,6 +558,8 @@ cmd_run(int argc, char **argv)
 		recover_dir(dir, o.no_report || o.main_only);
 	if (!unprofiled && stat(output, &after) == 0)
 		wall_gmon_apart(exe, output, &o.s);
+	if (!unprofiled && o.main_only && dir[0])
+		link_program(dir, exe);
 	if (!o.no_report) {
 		if (stat(output, &after) || (had_before && after.st_ino == before.st_ino &&
 		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))
