@@ -239,6 +239,7 @@ PROGS += $(P)/wallacct
 PROGS += $(P)/wallstack $(P)/wallstack-fp
 PROGS += $(P)/history-slow3
 PROGS += $(P)/wallmem_lock $(P)/wallmem_count.so
+PROGS += $(P)/users37 $(P)/users37_omp
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -349,6 +350,10 @@ $(P)/wallmem_count.so: tests/progs/wallmem_count.c
 $(P)/plugin.so: tests/progs/plugin.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
+# two OpenMP regions of one function (libgomp comes with gcc)
+$(P)/users37_omp: tests/progs/users37_omp.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fopenmp -o $@ $<
 $(P)/%: tests/progs/%.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<

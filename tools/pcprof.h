@@ -326,6 +326,9 @@ int recover_dir(const char *dir, int say_running);
  * (a run's background processes), each checked to be the one that maps
  * the file, not another that took its pid. */
 size_t recover_running(const char *dir);
+/* recover.c: the program that process pid runs, into buf (size bytes):
+ * its executable's file name, or its comm. */
+void recover_program_of(pid_t pid, char *buf, size_t size);
 /* recover.c: pcprof __finish FILE, the process that finishes one. */
 int cmd_finish(int argc, char **argv);
 /* commands/launch.h: starting the commands of run and compare. */

@@ -507,6 +507,39 @@ wait_for_the_rest(const char *dir)
 	}
 }
 
+/*
+ * The processes that CMD left running (pcprof's descendants, CMD's
+ * orphans having come to it) and that have no live file in dir yet: not
+ * started under libpc so far, so that no report can name them. One line
+ * names them (those with a live file, the report names).
+ */
+static void
+name_the_rest(const char *dir, const char *cmd)
+{
+	pid_t *pid;
+	size_t n = launch_descendants(&pid), k = 0;
+	char list[512] = "", prog[256], live[PATH_MAX];
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(live, sizeof(live), "%s/.pcprof.%d.live", dir, (int)pid[i]);
+		if (!access(live, F_OK))
+			continue;
+		if (k++ < 4 && len < sizeof(list)) {
+			recover_program_of(pid[i], prog, sizeof(prog));
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%spid %d, %s",
+						k > 1 ? "; " : "", (int)pid[i], prog);
+		}
+	}
+	free(pid);
+	if (!k)
+		return;
+	/* raw names: pc_warn escapes the whole line once */
+	pc_warn("%zu process%s that '%s' started still running with no profile yet (%s%s): "
+		"the report leaves %s out (pcprof run --wait waits for them)", k,
+		k == 1 ? "" : "es", cmd, list, k > 4 ? "; ..." : "", k == 1 ? "it" : "them");
+}
+
 int
 cmd_run(int argc, char **argv)
 {
@@ -536,9 +569,10 @@ cmd_run(int argc, char **argv)
 			why, argv[optind]);
 		o.no_report = unprofiled = 1;
 	}
-	/* --wait: CMD's orphans (its background processes) come to pcprof,
-	 * which waits for them after CMD */
-	if (o.wait && !unprofiled && prctl(PR_SET_CHILD_SUBREAPER, 1))
+	/* CMD's orphans (its background processes) come to pcprof, which
+	 * names them or, with --wait, waits for them after CMD, whether or
+	 * not they have loaded libpc yet */
+	if (!unprofiled && prctl(PR_SET_CHILD_SUBREAPER, 1) && o.wait)
 		pc_warn("cannot wait for CMD's background processes: %s", strerror(errno));
 	cmd.exe = exe;
 	cmd.argv = argv + optind;
@@ -552,6 +586,8 @@ cmd_run(int argc, char **argv)
 	status = cmd.status;
 	if (!unprofiled && o.wait)
 		wait_for_the_rest(dir);
+	else if (!unprofiled)
+		name_the_rest(dir, argv[optind]);
 	/* what processes that never wrote their profile left (killed); the
 	 * report names those still running, else here */
 	if (!unprofiled)

@@ -163,10 +163,8 @@ live_running(const char *path)
 	       pc_live_owner_runs(live_pid(path), sb.st_ino, 0);
 }
 
-/* The program that process pid runs, into buf: its executable's name, or
- * its comm. */
-static void
-program_of(pid_t pid, char *buf, size_t size)
+void
+recover_program_of(pid_t pid, char *buf, size_t size)
 {
 	char path[64], exe[PATH_MAX];
 	const char *base;
@@ -200,7 +198,7 @@ say_running(const char *dir, char **busy, size_t n)
 	for (size_t i = 0; i < n && i < 4; i++) {
 		pid_t pid = live_pid(busy[i]);
 
-		program_of(pid, prog, sizeof(prog));
+		recover_program_of(pid, prog, sizeof(prog));
 		len += (size_t)snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0,
 					"%spid %d, %s", i ? "; " : "", (int)pid, prog);
 		if (len >= sizeof(list))
