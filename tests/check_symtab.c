@@ -111,9 +111,15 @@ static const char prog_c[] =
 	"	return argc > 5;\n"
 	"}\n";
 
-/* A library with an exported function and a static one, for the unwind
- * tables of a stripped copy. */
+/* A library with exported functions and a static one between them, for
+ * the unwind tables of a stripped copy: the static one's hint names the
+ * export before it, error. */
 static const char lib_c[] =
+	"__attribute__((noinline)) int\n"
+	"error(int x)\n"
+	"{\n"
+	"	return x * 3;\n"
+	"}\n"
 	"__attribute__((noinline, noclone, used)) static int\n"
 	"hidden_work(int x)\n"
 	"{\n"
@@ -470,6 +476,10 @@ START_TEST(test_symtab_stripped_library_keeps_exports)
 			     (unsigned long long)h->lo);
 	ck_assert_msg(!strncmp(name, want, k) && (!name[k] || name[k] == ' '),
 		      "'%s', want '%s'", name, want);
+	/* the hint quotes the export before it: a symbol named error must
+	 * not read as an error path */
+	ck_assert_msg(!strcmp(name + k, " (after 'error')"), "'%s': want the hint "
+		      "\" (after 'error')\"", name);
 	ck_assert_uint_eq(sst.syms[symtab_find(&sst, h->lo)].lo, h->lo);
 	ck_assert_uint_eq(sst.syms[symtab_find(&sst, h->lo)].hi, h->hi);
 	symtab_release(&sst);
