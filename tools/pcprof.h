@@ -326,6 +326,9 @@ int recover_dir(const char *dir, int say_running);
  * (a run's background processes), each checked to be the one that maps
  * the file, not another that took its pid. */
 size_t recover_running(const char *dir);
+/* recover.c: whether process pid has a live file in dir and runs (the
+ * check recover_dir names it by). */
+int recover_live_runs(const char *dir, pid_t pid);
 /* recover.c: the program that process pid runs, into buf (size bytes):
  * its executable's file name, or its comm. */
 void recover_program_of(pid_t pid, char *buf, size_t size);

@@ -508,22 +508,22 @@ wait_for_the_rest(const char *dir)
 }
 
 /*
- * The processes that CMD left running (pcprof's descendants, CMD's
- * orphans having come to it) and that have no live file in dir yet: not
- * started under libpc so far, so that no report can name them. One line
- * names them (those with a live file, the report names).
+ * The processes that CMD left running, in one line: pcprof's descendants,
+ * CMD's orphans having come to it, whether or not they have loaded
+ * libpc yet. With report, those with a live file that runs are left to
+ * the report, which names them; then only those with none, not under
+ * libpc yet, which no report could name.
  */
 static void
-name_the_rest(const char *dir, const char *cmd)
+name_the_rest(const char *dir, const char *cmd, int report)
 {
 	pid_t *pid;
 	size_t n = launch_descendants(&pid), k = 0;
-	char list[512] = "", prog[256], live[PATH_MAX];
+	char list[512] = "", prog[256];
 	size_t len = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		snprintf(live, sizeof(live), "%s/.pcprof.%d.live", dir, (int)pid[i]);
-		if (!access(live, F_OK))
+		if (report && recover_live_runs(dir, pid[i]))
 			continue;
 		if (k++ < 4 && len < sizeof(list)) {
 			recover_program_of(pid[i], prog, sizeof(prog));
@@ -535,9 +535,15 @@ name_the_rest(const char *dir, const char *cmd)
 	if (!k)
 		return;
 	/* raw names: pc_warn escapes the whole line once */
-	pc_warn("%zu process%s that '%s' started still running with no profile yet (%s%s): "
-		"the report leaves %s out (pcprof run --wait waits for them)", k,
-		k == 1 ? "" : "es", cmd, list, k > 4 ? "; ..." : "", k == 1 ? "it" : "them");
+	if (report)
+		pc_warn("%zu process%s that '%s' started still running with no profile yet "
+			"(%s%s): the report leaves %s out (pcprof run --wait waits for them)",
+			k, k == 1 ? "" : "es", cmd, list, k > 4 ? "; ..." : "",
+			k == 1 ? "it" : "them");
+	else
+		pc_warn("%zu process%s that '%s' started still running (%s%s); `pcprof report "
+			"%s` when %s (pcprof run --wait waits for them)", k, k == 1 ? "" : "es",
+			cmd, list, k > 4 ? "; ..." : "", dir, k == 1 ? "it ends" : "they end");
 }
 
 int
@@ -586,12 +592,13 @@ cmd_run(int argc, char **argv)
 	status = cmd.status;
 	if (!unprofiled && o.wait)
 		wait_for_the_rest(dir);
-	else if (!unprofiled)
-		name_the_rest(dir, argv[optind]);
-	/* what processes that never wrote their profile left (killed); the
-	 * report names those still running, else here */
+	/* what processes that never wrote their profile left (killed); then
+	 * the line on those still running, which the report does not name
+	 * (without a report, all of them) */
 	if (!unprofiled)
-		recover_dir(dir, o.no_report || o.main_only);
+		recover_dir(dir, 0);
+	if (!unprofiled && (!o.wait || launch_stopped()))
+		name_the_rest(dir, argv[optind], !o.no_report && !o.main_only);
 	if (!unprofiled && stat(output, &after) == 0)
 		wall_gmon_apart(exe, output, &o.s);
 	if (!unprofiled && o.main_only && dir[0])

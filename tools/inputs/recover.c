@@ -87,7 +87,10 @@ cmd_finish(int argc, char **argv)
 	    !(fn = (int (*)(const char *))dlsym(h, "pc_recover")))
 		return FIN_NOLIB;
 	r = fn(argv[1]);
-	return r == 0 ? FIN_DONE : r == 1 ? FIN_NOTHING : r == -EBUSY ? FIN_BUSY :
+	/* gone since it was listed: its process took it away (at its exec
+	 * or exit), nothing to finish */
+	return r == 0 || r == -ENOENT ? (r ? FIN_NOTHING : FIN_DONE) :
+	       r == 1 ? FIN_NOTHING : r == -EBUSY ? FIN_BUSY :
 	       r == -EPROTO ? FIN_PROTO : r == -EBADMSG || r == -EINVAL ? FIN_DAMAGED :
 	       r == -EEXIST ? FIN_NEWER : FIN_OTHER;
 }
@@ -226,6 +229,15 @@ regular_live(const char *path)
 	}
 	close(fd);
 	return 1;
+}
+
+int
+recover_live_runs(const char *dir, pid_t pid)
+{
+	char path[PATH_MAX];
+
+	return snprintf(path, sizeof(path), "%s/.pcprof.%d.live", dir, (int)pid) <
+	       (int)sizeof(path) && live_running(path);
 }
 
 size_t
