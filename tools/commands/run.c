@@ -546,6 +546,30 @@ name_the_rest(const char *dir, const char *cmd, int report)
 			cmd, list, k > 4 ? "; ..." : "", dir, k == 1 ? "it ends" : "they end");
 }
 
+/*
+ * What a profiled run does once CMD has ended, before its report: --wait
+ * for what CMD left running; the profiles of processes that ended
+ * without writing theirs (killed) finished; one line on those still
+ * running that the report does not name (without a report, all of them);
+ * a wall-clock run's gmon.wall; --main-only's link to its program.
+ */
+static void
+after_the_command(const struct run_opts *o, const char *dir, const char *exe,
+		  const char *output, const char *cmd)
+{
+	struct stat sb;
+
+	if (o->wait)
+		wait_for_the_rest(dir);
+	recover_dir(dir, 0);
+	if (!o->wait || launch_stopped())
+		name_the_rest(dir, cmd, !o->no_report && !o->main_only);
+	if (stat(output, &sb) == 0)
+		wall_gmon_apart(exe, output, &o->s);
+	if (o->main_only && dir[0])
+		link_program(dir, exe);
+}
+
 int
 cmd_run(int argc, char **argv)
 {
@@ -590,19 +614,8 @@ cmd_run(int argc, char **argv)
 		return launch_end_like(cmd.status);
 	}
 	status = cmd.status;
-	if (!unprofiled && o.wait)
-		wait_for_the_rest(dir);
-	/* what processes that never wrote their profile left (killed); then
-	 * the line on those still running, which the report does not name
-	 * (without a report, all of them) */
 	if (!unprofiled)
-		recover_dir(dir, 0);
-	if (!unprofiled && (!o.wait || launch_stopped()))
-		name_the_rest(dir, argv[optind], !o.no_report && !o.main_only);
-	if (!unprofiled && stat(output, &after) == 0)
-		wall_gmon_apart(exe, output, &o.s);
-	if (!unprofiled && o.main_only && dir[0])
-		link_program(dir, exe);
+		after_the_command(&o, dir, exe, output, argv[optind]);
 	if (!o.no_report) {
 		if (stat(output, &after) || (had_before && after.st_ino == before.st_ino &&
 		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))
