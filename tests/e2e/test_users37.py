@@ -241,12 +241,12 @@ def test_users37_report_of_a_main_only_run_directory():
     return p.stdout.splitlines()[0]
 
 
-def background(extra, d):
+def background(extra, d, status=0):
     """pcprof run [extra] -- sh -c 'users37 burn 0.3 & echo started $!':
     the shell ends at once, its background process (its pid printed) not
     yet under libpc. (pcprof's result, the background pid.)"""
     # its output elsewhere: the pipe would be open until it ends
-    cmd = '"$0" burn 0.3 >/dev/null 2>&1 & echo started $!'
+    cmd = '"$0" burn 0.3 >/dev/null 2>&1 & echo started $!; exit %d' % status
     os.makedirs(d, exist_ok=True)
     p = subprocess.Popen([os.path.join(os.path.abspath(BUILD), "pcprof"), "run"] + extra +
                          ["-o", "bg", "--", "sh", "-c", cmd, prog("users37")], cwd=d,
@@ -283,9 +283,10 @@ def test_users37_background_process_started_late_is_named_and_waited_for():
         names.append(m.group(2))
     for i in range(1):
         # --wait: its profile is in the report, its time too
+        # (and the exit status is the command's, its orphan reaped)
         rc, out, err, pid = background(["--wait", "--format", "json", "--report", "w.json"],
-                                       os.path.join(d, "w%d" % i))
-        assert rc == 0, (rc, out, err)
+                                       os.path.join(d, "w%d" % i), status=3)
+        assert rc == 3, (rc, out, err)
         with open(os.path.join(d, "w%d" % i, "w.json")) as f:
             rep = json.load(f)
         # (the shell's fork before its exec is a process of that pid too)

@@ -3,9 +3,9 @@
  * Work for test_users37.py: "burn SECONDS" spins in burn_work for SECONDS
  * of CPU time (run through hard links of this file, as git runs its
  * subcommands); "recurse SECONDS" spins at the bottom of rec_work calling
- * itself 5 deep, every level a frame of its own; "late SECONDS" is burn
- * started 0.3 s late, in the background of a shell that has ended (the
- * test starts it so). Prints "done" and exits 0.
+ * itself 5 deep, every level a frame of its own. The test of background
+ * processes starts "burn" behind a shell that ends at once. Prints "done"
+ * and exits 0. Usage: users37 burn|recurse SECONDS
  */
 #include <stdio.h>
 #include <stdlib.h>
