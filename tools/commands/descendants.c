@@ -13,17 +13,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pcprof.h"
 #include "commands/launch.h"
 
 /* pid's parent from /proc/PID/stat (after the comm, which may hold
- * spaces and parentheses), or -1. */
+ * spaces and parentheses), or -1, and -1 for a process that has ended
+ * (a zombie its parent has not reaped runs no more). */
 static pid_t
 parent_of(pid_t pid)
 {
-	char path[64], buf[512], *close;
+	char path[64], buf[512], *close, state;
 	FILE *f;
 	size_t n;
 	int ppid;
@@ -34,7 +36,8 @@ parent_of(pid_t pid)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	if (!(close = strrchr(buf, ')')) || sscanf(close + 1, " %*c %d", &ppid) != 1)
+	if (!(close = strrchr(buf, ')')) || sscanf(close + 1, " %c %d", &state, &ppid) != 2 ||
+	    state == 'Z' || state == 'X')
 		return -1;
 	return (pid_t)ppid;
 }
@@ -59,6 +62,10 @@ launch_descendants(pid_t **out)
 	size_t n = 0, k = 0;
 
 	*out = NULL;
+	/* the orphans that came to pcprof and have ended: reaped, as any
+	 * parent would (pcprof's only other child, CMD, is reaped already) */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
 	if (!d)
 		return 0;
 	while ((e = readdir(d))) {
