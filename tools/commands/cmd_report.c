@@ -282,7 +282,8 @@ plain_exe(const char *gmon, char *exe, size_t size)
 
 
 int
-report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s, FILE *out)
+report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s,
+	   FILE *out)
 {
 	struct pc_inputs in;
 	struct runexe re;

@@ -36,7 +36,8 @@ parent_of(pid_t pid)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	if (!(close = strrchr(buf, ')')) || sscanf(close + 1, " %c %d", &state, &ppid) != 2 ||
+	if (!(close = strrchr(buf, ')')) ||
+	    sscanf(close + 1, " %c %d", &state, &ppid) != 2 ||
 	    state == 'Z' || state == 'X')
 		return -1;
 	return (pid_t)ppid;
@@ -45,8 +46,8 @@ parent_of(pid_t pid)
 /* The processes of pid[0..n) whose parent (ppid[i]) is parent, added
  * to found[*k...]. */
 static void
-children_of(pid_t parent, const pid_t *pid, const pid_t *ppid, size_t n, pid_t *found,
-	    size_t *k)
+children_of(pid_t parent, const pid_t *pid, const pid_t *ppid, size_t n,
+	    pid_t *found, size_t *k)
 {
 	for (size_t i = 0; i < n; i++)
 		if (ppid[i] == parent && pid[i] != parent)

@@ -34,7 +34,8 @@ static const char usage_merge[] =
 
 /* The files of paths[0..n) summed into out/NAME. */
 static void
-merge_into(const char *out, const char *name, char **paths, int n, const char *of)
+merge_into(const char *out, const char *name, char **paths, int n,
+	   const char *of)
 {
 	struct gmon_profile p;
 	char *path;
@@ -97,8 +98,8 @@ merge_object(const char *out, const char *prog, const struct runexe *all, const 
  * out/gmon.out.PROG+OBJECT (the first process's objects, then any
  * other's not seen yet). */
 static void
-merge_program(const char *out, const char *prog, const struct runexe *all, const int *idx,
-	      int ni)
+merge_program(const char *out, const char *prog, const struct runexe *all,
+	      const int *idx, int ni)
 {
 	char **files = pc_realloc(NULL, (size_t)ni * sizeof(*files)), *name;
 	const char **seen = NULL;
@@ -132,6 +133,14 @@ merge_program(const char *out, const char *prog, const struct runexe *all, const
 	free(files);
 }
 
+/* Whether all's processes i and j ran one program (runexe.h). */
+static int
+same_program(const struct runexe *all, int i, int j)
+{
+	return runexe_same_program(all->man[i]->v[0].path, all->man[i],
+				   all->man[j]->v[0].path, all->man[j]);
+}
+
 /*
  * The name of the program of all's process i in out's file names: its
  * file name, or, where an earlier program of another file had it (a/burn,
@@ -152,8 +161,7 @@ program_name(const struct runexe *all, const char *done, int i)
 			continue;
 		/* counted once a program: at its first process */
 		for (int k = 0; k < j && first; k++)
-			first = !runexe_same_program(all->man[k]->v[0].path, all->man[k],
-						     all->man[j]->v[0].path, all->man[j]);
+			first = !same_program(all, k, j);
 		before += first;
 	}
 	if ((before ? asprintf(&name, "%s-%d", prog, before + 1) :
@@ -198,8 +206,7 @@ merge_run(const char *out, char **ops, int n, const char *process)
 			continue;
 		prog = program_name(&all, done, i);
 		for (int j = i; j < all.nfiles; j++)
-			if (!done[j] && runexe_same_program(all.man[i]->v[0].path, all.man[i],
-							    all.man[j]->v[0].path, all.man[j])) {
+			if (!done[j] && same_program(&all, i, j)) {
 				done[j] = 1;
 				idx[ni++] = j;
 			}

@@ -85,8 +85,8 @@ int report_files(const char *exe, char **files, int nfiles,
 /* The report of a run's operands ops[0..n) (a directory first): the whole
  * run's, or, for --callgraph, --lines and folded, its one program's (a
  * run's JSON in the run report's shape all the same). */
-int report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s,
-	       FILE *out);
+int report_run(char **ops, int n, struct report_opts *r,
+	       const struct symtab_opts *s, FILE *out);
 
 /* inputs.c: a command's usage text, on out. */
 void report_usage(FILE *out, const char *text);

@@ -527,8 +527,9 @@ name_the_rest(const char *dir, const char *cmd, int report)
 			continue;
 		if (k++ < 4 && len < sizeof(list)) {
 			recover_program_of(pid[i], prog, sizeof(prog));
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%spid %d, %s",
-						k > 1 ? "; " : "", (int)pid[i], prog);
+			len += (size_t)snprintf(list + len, sizeof(list) - len,
+						"%spid %d, %s", k > 1 ? "; " : "",
+						(int)pid[i], prog);
 		}
 	}
 	free(pid);
