@@ -191,6 +191,15 @@ def test_users37_folded_and_flame_keep_every_level_of_recursion():
     assert deep >= 0.8 * total, sorted(stacks.items(), key=lambda kv: -kv[1])[:5]
     assert any(s.endswith("main;rec_work;rec_work;rec_work;rec_work;rec_work;rec_work")
                for s in stacks), list(stacks)[:5]
+    # speedscope too (pprof keeps each frame as its own location)
+    sp = os.path.join(d, "rec.speedscope.json")
+    ok("report", "--format", "speedscope", "-o", sp, "--process", c, r, cwd=d)
+    with open(sp) as f:
+        doc = json.load(f)
+    names = [x["name"] for x in doc["shared"]["frames"]]
+    deepest = max(levels(";".join(names[i] for i in smp))
+                  for prof in doc["profiles"] for smp in prof["samples"])
+    assert deepest == 6, deepest
     svg = os.path.join(d, "rec.svg")
     ok("flame", "-o", svg, "--process", c, r, cwd=d)
     ET.parse(svg)       # well-formed

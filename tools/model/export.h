@@ -44,6 +44,8 @@ struct xp_loc {
 	uint32_t inlined;	/* 1 + the function inlined there, or 0 */
 	uint32_t call_file;	/* inlined: where func calls it (string, 0 if */
 	int call_line;		/* not known) */
+	uint64_t sym;		/* 1 + the link address its symbol starts at
+				 * (a function's pieces differ), 0 for none */
 };
 
 struct xp_sample {

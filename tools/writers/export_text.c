@@ -26,6 +26,15 @@ func_at(const struct export *x, uint32_t l)
 	return x->locs[l].func;
 }
 
+/* Whether locations a and b are in one symbol (one function calling
+ * itself), not two pieces of it nor code of no symbol. */
+static int
+same_symbol(const struct export *x, uint32_t a, uint32_t b)
+{
+	return x->locs[a].sym && x->locs[a].sym == x->locs[b].sym &&
+	       x->locs[a].map == x->locs[b].map;
+}
+
 /* ------------------------------------------------------------- speedscope */
 
 /* A speedscope profile: a process's samples, or where its stacks
@@ -79,13 +88,15 @@ speedscope_profile(const struct export *x, FILE *out, const struct track *t, int
 			cap = s->depth;
 			fr = pc_realloc(fr, cap * sizeof(*fr));
 		}
-		/* the root first; consecutive frames of one function are one,
-		 * as in pcprof's folded stacks */
-		for (uint32_t d = s->depth; d-- > 0; ) {
-			uint32_t f = func_at(x, x->pool[s->first + d]);
+		/* the root first; consecutive frames of one function are one
+		 * where they are two of its pieces or no symbol's, as in
+		 * pcprof's folded stacks, and a recursion keeps every level */
+		for (uint32_t d = s->depth, prev = 0; d-- > 0; ) {
+			uint32_t l = x->pool[s->first + d], f = func_at(x, l);
 
-			if (!n || fr[n - 1] != f)
+			if (!n || fr[n - 1] != f || same_symbol(x, l, prev))
 				fr[n++] = f;
+			prev = l;
 		}
 		fputs(first ? "[" : ",[", out);
 		for (size_t j = 0; j < n; j++)
