@@ -14,9 +14,11 @@
  * ends the walk, and the stack is marked cut.
  *
  * libunwind is loaded with dlopen, as for PC_UNWIND=libunwind: a program
- * that never asks for a wall profile never maps it. This runs only in the
- * wall sampler's thread, never in a handler, so it may allocate (libunwind
- * does, on a cache miss).
+ * that never asks for a wall profile never maps it. It is loaded before
+ * the sampler's thread starts, and its address space made; the walks run
+ * in that thread only, never in a handler, and call no malloc (libunwind
+ * takes what it needs on a cache miss from pools of its own, mapped at
+ * its set-up): the thread has no arena of glibc's (wall_mem.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -283,8 +285,13 @@ find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need
 	return u_search(as, ip, &di, pi, need, arg);
 }
 
+static int (*u_caching)(unw_addr_space_t, unw_caching_policy_t);
+
+/* In the thread that starts the sampler, before it starts (wall.c): the
+ * loader and libunwind's address space allocate with malloc, which in
+ * the sampler's thread would make it an arena of glibc's (wall_mem.c). */
 int
-pc_wall_unwind_init(void)
+pc_wall_unwind_load(void)
 {
 	static unw_accessors_t acc = {
 		.find_proc_info = find_proc_info,
@@ -296,10 +303,8 @@ pc_wall_unwind_init(void)
 		.resume = resume,
 	};
 	unw_addr_space_t (*create)(unw_accessors_t *, int);
-	int (*caching)(unw_addr_space_t, unw_caching_policy_t);
 	void *h;
 
-	self = getpid();
 	if (space)
 		return 0;
 	/* the pages' bytes mapped here, not in libpc's .bss (320 KiB that
@@ -320,7 +325,7 @@ pc_wall_unwind_init(void)
 		return -1;
 	create = (unw_addr_space_t (*)(unw_accessors_t *, int))
 		dlsym(h, "_Ux86_64_create_addr_space");
-	caching = (int (*)(unw_addr_space_t, unw_caching_policy_t))
+	u_caching = (int (*)(unw_addr_space_t, unw_caching_policy_t))
 		dlsym(h, "_Ux86_64_set_caching_policy");
 	u_init_remote = (int (*)(unw_cursor_t *, unw_addr_space_t, void *))
 		dlsym(h, "_Ux86_64_init_remote");
@@ -330,13 +335,41 @@ pc_wall_unwind_init(void)
 	u_search = (int (*)(unw_addr_space_t, unw_word_t, unw_dyn_info_t *,
 			    unw_proc_info_t *, int, void *))
 		dlsym(h, "_Ux86_64_dwarf_search_unwind_table");
-	if (!create || !caching || !u_init_remote || !u_step || !u_get_reg || !u_search)
+	if (!create || !u_caching || !u_init_remote || !u_step || !u_get_reg || !u_search)
 		return -1;
-	if (!(space = create(&acc, 0)))
+	return (space = create(&acc, 0)) ? 0 : -1;
+}
+
+/* In the thread that starts libpc, before its timer is armed (the CPU is
+ * libpc's, not the program's): the loader and libunwind allocate with
+ * malloc, which the sampler's thread must not. */
+void
+pc_wall_load(void)
+{
+	int saved = errno;
+
+	if (pc_cfg->clock_wall && pc_cfg->stacks && pc_wall_unwind_load())
+		pc_say("cannot load libunwind's remote unwinder (libunwind-x86_64.so.8); "
+		       "off-CPU samples without their stacks", "", "");
+	errno = saved;
+}
+
+/*
+ * In the sampler's thread, in its own descriptor table: libunwind's first
+ * call that needs its set-up (the caching policy's) opens a pipe that it
+ * keeps (its check of local memory, which remote walks never use), which
+ * would be two descriptors of the program's for good, and maps its pools
+ * (two pages; mmap, not malloc).
+ */
+int
+pc_wall_unwind_init(void)
+{
+	self = getpid();
+	if (!space)
 		return -1;
 	/* the rules found for a pc are kept: a blocked thread is walked from
 	 * the same few call sites again and again */
-	caching(space, UNW_CACHE_GLOBAL);
+	u_caching(space, UNW_CACHE_GLOBAL);
 	return 0;
 }
 

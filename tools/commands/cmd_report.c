@@ -238,6 +238,15 @@ one_program(const struct report_opts *r)
 		r->lines);
 }
 
+/* Whether path is a run's directory. */
+static int
+is_run(const char *path)
+{
+	struct stat sb;
+
+	return !stat(path, &sb) && S_ISDIR(sb.st_mode);
+}
+
 /*
  * A plain profile first (a regular file with no manifest: PC_SCOPE=main)
  * is read as EXE's when findexe finds the executable by its build-id; 1
@@ -248,10 +257,15 @@ static int
 plain_exe(const char *gmon, char *exe, size_t size)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
-	char hex[2 * GMON_BUILDID_SIZE + 1];
+	char hex[2 * GMON_BUILDID_SIZE + 1], first[PATH_MAX];
 	uint8_t id[GMON_BUILDID_SIZE];
 	struct stat sb;
 
+	/* a run of pcprof run --main-only: its DIR/gmon.out, plain, with a
+	 * link to its program beside it */
+	if (is_run(gmon) && snprintf(first, sizeof(first), "%s/gmon.out", gmon) <
+	    (int)sizeof(first) && !runfiles_has_manifest(first))
+		gmon = first;
 	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || runfiles_has_manifest(gmon) ||
 	    runfiles_build_id(gmon, id) != 1)
 		return 0;
@@ -268,6 +282,31 @@ plain_exe(const char *gmon, char *exe, size_t size)
 	pc_warn("note: '%s' is a profile of '%s' (the executable with its build-id)", gmon,
 		exe);
 	return 1;
+}
+
+
+int
+report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s,
+	   FILE *out)
+{
+	struct pc_inputs in;
+	struct runexe re;
+	int rc;
+
+	if (!one_program(r))
+		return runview_report(ops, n, r, s, out);
+	if (r->format != FORMAT_JSON || !is_run(ops[0]))
+		return report_program(ops, n, r, s, out);
+	/* the run report's shape, --callgraph or not: its processes (of
+	 * the program), then its profile; the program found first, so that
+	 * an error leaves no half object */
+	runexe_resolve(&re, ops, n, r->process);
+	runview_json_head(ops, n, r, s, out);
+	runexe_open(&in, &re, s, 0);
+	rc = report_inputs(&in, r, s, out);
+	runexe_release(&re);
+	fputs("}\n", out);
+	return rc;
 }
 
 /* report's options that run has not: -o FILE, --timeline. */
@@ -326,10 +365,8 @@ cmd_report(int argc, char **argv)
 		out = out_open(&of, output);
 		if (plain_exe(ops[0], exe, sizeof(exe)))
 			rc = report_files(exe, ops, n, &r, &s, out);
-		else if (one_program(&r))
-			rc = report_program(ops, n, &r, &s, out);
 		else
-			rc = runview_report(ops, n, &r, &s, out);
+			rc = report_run(ops, n, &r, &s, out);
 		while (n--)
 			free(ops[n]);
 		free(ops);

@@ -277,7 +277,7 @@ pseudo_loc(struct export *x, const char *name)
 	if (*slot)
 		return *slot - 1;
 	x->locs = grow(x->locs, &x->cap_locs, x->nlocs + 1, sizeof(*x->locs));
-	x->locs[x->nlocs] = (struct xp_loc){ 0, 0, f, 0, 0, 0, 0, 0 };
+	x->locs[x->nlocs] = (struct xp_loc){ 0, 0, f, 0, 0, 0, 0, 0, 0 };
 	*slot = (uint32_t)++x->nlocs;
 	*hp = h;
 	x->ix->locs.used++;
@@ -320,7 +320,9 @@ loc_of(struct source *s, uint64_t a)
 		return *slot - 1;
 	x->locs = grow(x->locs, &x->cap_locs, x->nlocs + 1, sizeof(*x->locs));
 	l = &x->locs[x->nlocs];
-	*l = (struct xp_loc){ k.map, link, k.func, 0, 0, 0, 0, 0 };
+	*l = (struct xp_loc){ k.map, link, k.func, 0, 0, 0, 0, 0,
+			      1 + (st->nobjs ? st->syms[sym].lo & GMON_OBJ_ADDR_MASK :
+				   st->syms[sym].lo) };
 	*slot = (uint32_t)++x->nlocs;
 	*hp = h;
 	x->ix->locs.used++;
