@@ -435,6 +435,7 @@ pc_timeline_write_rings(struct gmon_sink *s)
 	tick1 = tl->ticking ? ticks() : 0;
 	write_entries(s, marks, used, PC_TL_MARK, tl->ticking && tick1 > tl->tick0 ?
 		      (double)(end_ns - tl->start_ns) / (double)(tick1 - tl->tick0) : 0);
+	rec(s, PC_TL_LAST, 0);
 	return s->error;
 }
 

@@ -12,6 +12,7 @@
  *   PC_TL_NAME   uint64_t id, then the name's bytes (no NUL)
  *   PC_TL_STACK  uint64_t id, uint32_t flags, tid, depth, 0, then depth
  *                uint64_t frames as in the stacks file (gmon.h)
+ *   PC_TL_LAST   nothing, last: a file without it was cut short
  */
 #ifndef PC_TIMELINE_H
 #define PC_TIMELINE_H
@@ -26,7 +27,8 @@
 #define PC_TL_NAMES	1024		/* distinct marker names */
 #define PC_TL_NAME_LEN	48		/* a name's bytes kept, NUL included */
 
-enum pc_tl_tag { PC_TL_HEAD = 1, PC_TL_SAMPLE, PC_TL_MARK, PC_TL_NAME, PC_TL_STACK };
+enum pc_tl_tag { PC_TL_HEAD = 1, PC_TL_SAMPLE, PC_TL_MARK, PC_TL_NAME, PC_TL_STACK,
+		 PC_TL_LAST };
 
 /* What an entry is (kind's low byte). */
 enum pc_tl_kind {

@@ -375,12 +375,14 @@ def test_timeline38_off_cpu_samples_under_the_wall_clock():
 
 
 def test_timeline38_a_damaged_timeline_is_one_line_and_status_2():
-    """A timeline cut short, or with a record longer than the file, or not
-    a timeline at all: one line naming the file, status 2, no crash."""
+    """A timeline cut short (mid-record, or at a record's end: the last
+    record says the file is whole), or with a record longer than the file,
+    or not a timeline at all: one line naming the file, status 2."""
     d, _ = recorded([20, 10], plain=False)
     path = d + "/gmon.out.timeline"
     whole = open(path, "rb").read()
     for name, data in (("cut", whole[:len(whole) // 2 + 3]),
+                       ("cut at a record's end", whole[:-8]),
                        ("long record", whole[:8 + 96] + b"\x02\x00\x00\x00\xff\xff\xff\x7f"
                         + whole[8 + 96 + 8:]),
                        ("foreign", b"not a timeline at all, of some length" * 10)):

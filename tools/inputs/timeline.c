@@ -333,6 +333,7 @@ timelines_add(struct export *x, const char *path, int file, uint32_t group,
 	struct pc_tl_entry *raw = NULL, *mk = NULL;
 	size_t nraw = 0, capraw = 0, nmk = 0, capmk = 0, cap = 0, cap_pool = 0, capm = 0;
 	size_t at = 0;
+	int ended = 0;
 
 	snprintf(name, sizeof(name), "%s%s", path, PC_TL_SUFFIX);
 	if (!(r.buf = read_all(name, &r.len)))
@@ -357,6 +358,9 @@ timelines_add(struct export *x, const char *path, int file, uint32_t group,
 		at += sizeof(h);
 		if (h.len > r.len - at)
 			pc_fatal("'%s': truncated record at byte %zu", name, at);
+		if (ended)
+			pc_fatal("'%s': a record after the end at byte %zu", name, at);
+		ended = h.tag == PC_TL_LAST;
 		if (h.tag == PC_TL_STACK)
 			add_stack(&r, g, r.buf + at, h.len, file, locs, arg, &cap, &cap_pool);
 		else
@@ -364,6 +368,8 @@ timelines_add(struct export *x, const char *path, int file, uint32_t group,
 				    &nmk, &capmk);
 		at += h.len;
 	}
+	if (!ended)
+		pc_fatal("'%s': cut short (no end record)", name);
 	add_samples(&r, g, raw, nraw);
 	pair_marks(&r, g, mk, nmk, &capm);
 	read_marker_file(path, g, &capm);
