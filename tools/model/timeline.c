@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Reading PROFILE.timeline (preload/timeline.h) and samply's marker files
- * into the export's timeline (model/timeline.h). The file may be hostile:
+ * into the export's timeline (model/timeline.h), its stacks as the
+ * export's locations (so here, in the model, above the inputs). The file may be hostile:
  * each record's length is checked against the file and its kind, ids out
  * of range are "no stack", and a damaged file is one line and status 2.
  */
@@ -323,6 +324,21 @@ take_record(struct reading *r, struct tl_group *g, uint32_t tag, const unsigned 
 	}
 }
 
+/* A new, empty timeline of the export's group. */
+static struct tl_group *
+new_group(struct export *x, uint32_t group)
+{
+	struct tl_group *g;
+
+	if (!x->timeline && !(x->timeline = calloc(1, sizeof(*x->timeline))))
+		pc_fatal("out of memory");
+	x->timeline->v = pc_realloc(x->timeline->v, (x->timeline->n + 1) * sizeof(*g));
+	g = &x->timeline->v[x->timeline->n++];
+	memset(g, 0, sizeof(*g));
+	g->group = group;
+	return g;
+}
+
 void
 timelines_add(struct export *x, const char *path, int file, uint32_t group,
 	      tl_locs_fn locs, void *arg)
@@ -341,14 +357,7 @@ timelines_add(struct export *x, const char *path, int file, uint32_t group,
 	if (r.len < sizeof(struct pc_tl_rec) + sizeof(struct pc_tl_head) ||
 	    memcmp(r.buf + sizeof(struct pc_tl_rec), PC_TL_MAGIC, 16))
 		pc_fatal("'%s': not a timeline file", name);
-	if (!x->timeline && !(x->timeline = calloc(1, sizeof(*x->timeline))))
-		pc_fatal("out of memory");
-	x->timeline->v = realloc(x->timeline->v, (x->timeline->n + 1) * sizeof(*g));
-	if (!x->timeline->v)
-		pc_fatal("out of memory");
-	g = &x->timeline->v[x->timeline->n++];
-	memset(g, 0, sizeof(*g));
-	g->group = group;
+	g = new_group(x, group);
 	while (at < r.len) {
 		struct pc_tl_rec h;
 
