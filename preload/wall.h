@@ -71,6 +71,12 @@ void pc_wall_acct_dir(int dir) PC_HIDDEN;
  * new sampler thread's table has none). */
 void pc_wall_forget(struct pc_wthread *w) PC_HIDDEN;
 void pc_wall_forget_all(struct pc_wthread *t, size_t n) PC_HIDDEN;
+/* wall_acct.c: thread w's schedstat (run, run-queue ns, switches): 0, or
+ * -1 (gone); where thread tid is blocked (its syscall line: 1, with the
+ * line's hash in *key; 0 running; -1 gone). */
+int pc_wall_read_schedstat(struct pc_wthread *w, uint64_t v[3]) PC_HIDDEN;
+int pc_wall_read_syscall(uint32_t tid, uint64_t *key, long *nr, unsigned long arg[6],
+			 unsigned long *sp, unsigned long *ip) PC_HIDDEN;
 /* wall_acct.c: the thread that ends the process, which waits for the
  * last round (pc_wall_final): not a wait of the program's. */
 void pc_wall_acct_ending(uint32_t tid) PC_HIDDEN;
@@ -86,7 +92,7 @@ void pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns) PC_HI
 /* wall_acct.c: thread tid's life of life_ns, cpu_ns of it on the CPU,
  * begun and ended between two rounds. */
 void pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns) PC_HIDDEN;
-/* wall_acct.c: walk the stacks of the blocked threads of t[0..n) whose
+/* wall_walks.c: walk the stacks of the blocked threads of t[0..n) whose
  * wait is not walked yet, picked at random weighted by their time not
  * yet under a stack, while more() says the budget allows; the number
  * walked. seed: the round's random state. */

@@ -27,7 +27,6 @@
 #include "pc.h"
 #include "wall.h"
 
-#define WALK_MAX	128	/* frames walked of a blocked thread */
 #define NAME_EVERY	64	/* looks between readings of a thread's name */
 
 static int task_dir = -1;
@@ -90,8 +89,8 @@ parse_schedstat(const char *buf, uint64_t v[3])
 	return sscanf(buf, "%lu %lu %lu", &v[0], &v[1], &v[2]) == 3 ? 0 : -1;
 }
 
-static int
-read_schedstat(struct pc_wthread *w, uint64_t v[3])
+int
+pc_wall_read_schedstat(struct pc_wthread *w, uint64_t v[3])
 {
 	char buf[96], name[48];
 	ssize_t n;
@@ -242,8 +241,8 @@ note_name(uint32_t tid)
  * outside any call), its arguments, sp and ip, and the line's hash in
  * *key; 0 when it runs; -1 when it is gone.
  */
-static int
-read_syscall(uint32_t tid, uint64_t *key, long *nr, unsigned long arg[6], unsigned long *sp,
+int
+pc_wall_read_syscall(uint32_t tid, uint64_t *key, long *nr, unsigned long arg[6], unsigned long *sp,
 	     unsigned long *ip)
 {
 	char line[256];
@@ -425,11 +424,11 @@ where_now(struct pc_wthread *w)
 	unsigned long arg[6], sp, ip;
 	uint64_t key;
 	long nr;
-	int r = read_syscall(w->tid, &key, &nr, arg, &sp, &ip);
+	int r = pc_wall_read_syscall(w->tid, &key, &nr, arg, &sp, &ip);
 	char st;
 
 	for (int k = 0; k < 3 && r == 0 && ((st = read_state(w->tid)) == 'D' || st == 'S'); k++)
-		r = read_syscall(w->tid, &key, &nr, arg, &sp, &ip);
+		r = pc_wall_read_syscall(w->tid, &key, &nr, arg, &sp, &ip);
 	if (r == 1)
 		now_in(w, key, nr, arg, ip);
 	return r;
@@ -504,7 +503,7 @@ deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq, 
 	uint64_t now, dcpu;
 	int64_t rest;
 
-	if (read_schedstat(w, ss))
+	if (pc_wall_read_schedstat(w, ss))
 		return -1;	/* gone: wall.c counts its end */
 	/* now, at the counters: a round that is preempted (a busy machine)
 	 * must not count a thread's time to the round's start */
@@ -624,77 +623,4 @@ pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns)
 		brief_left[nbrief_left].tid = tid;
 		brief_left[nbrief_left++].ns = x.unplaced;
 	}
-}
-
-/* Walk thread w's stack where it is blocked, if it still is in the wait
- * it was seen in; its time so far moves from the call alone to the stack. */
-static void
-walk(struct pc_wthread *w)
-{
-	static struct pc_frame f[WALK_MAX];
-	struct pc_wwait *x = &w->cur;
-	uint64_t ss[3], again[3], key;
-	unsigned long arg[6], sp, ip;
-	long nr;
-	int n, how;
-
-	if (read_schedstat(w, ss) ||
-	    read_syscall(w->tid, &key, &nr, arg, &sp, &ip) != 1 || key != x->key)
-		return;
-	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
-	/* switched in during the walk, and the walk does not hold
-	 * (wall_unwind.c): its time stays under the call alone */
-	if (read_schedstat(w, again) || ((again[2] != ss[2] || again[0] != ss[0]) &&
-					 !pc_wall_walk_holds(w->tid, nr, arg, sp, ip))) {
-		pc_wall_count(GMON_WALL_NONE, 1);
-		return;
-	}
-	pc_wall_count(how == PC_WALL_FULL ? GMON_WALL_FULL : n > 1 ? GMON_WALL_CUT : GMON_WALL_NONE, 1);
-	x->entry = pc_stacks_add_offcpu(w->tid, x->word, f, n,
-					how == PC_WALL_CUT ? GMON_STACK_CUT :
-					how == PC_WALL_TRUNCATED ? GMON_STACK_TRUNCATED : 0,
-					x->pending);
-	if (x->entry && x->alone)
-		pc_stacks_add_again(x->alone, (uint64_t)0 - x->pending);
-	if (x->entry)
-		x->pending = 0;
-}
-
-size_t
-pc_wall_walks(struct pc_wthread *t, size_t n, int (*more)(void), uint64_t *seed)
-{
-	static uint32_t *pick;
-	static size_t room;
-	size_t k = 0, done = 0;
-	double total = 0;
-
-	if (room < n) {
-		free(pick);
-		room = n + 1024;
-		if (!(pick = malloc(room * sizeof(*pick)))) {
-			room = 0;
-			return 0;
-		}
-	}
-	for (size_t i = 0; i < n; i++)
-		if (t[i].state == PC_W_BLOCKED && !t[i].cur.entry && t[i].cur.pending) {
-			pick[k++] = (uint32_t)i;
-			total += (double)t[i].cur.pending;
-		}
-	/* at random, weighted by the time not yet under a stack, without
-	 * putting back */
-	while (k && more()) {
-		double r = (double)(pc_wall_random(seed) >> 11) / 9007199254740992.0 * total;
-		size_t j = 0;
-
-		while (j + 1 < k && r >= (double)t[pick[j]].cur.pending) {
-			r -= (double)t[pick[j]].cur.pending;
-			j++;
-		}
-		total -= (double)t[pick[j]].cur.pending;
-		walk(&t[pick[j]]);
-		pick[j] = pick[--k];
-		done++;
-	}
-	return done;
 }

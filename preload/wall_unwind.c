@@ -24,6 +24,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,9 +55,13 @@ struct page {
 	int ok;			/* read whole */
 };
 
-/* the wall sampler's thread is the only caller: no lock */
-static struct page pages[CACHED_PAGES];
-static unsigned char (*page_bytes)[PAGE];	/* CACHED_PAGES, mapped at init */
+/* the wall sampler's thread is the only caller: no lock. The tags and
+ * the bytes are mapped at init, wiped in a child of fork: shared with a
+ * child, every page written afresh after a fork was a copy on write and
+ * a TLB flush on every CPU, half a walk's time (40 to 90 us a page read,
+ * in a program that forks, on this VM); a child finds the caches empty. */
+static struct page *pages;			/* CACHED_PAGES */
+static unsigned char (*page_bytes)[PAGE];	/* CACHED_PAGES */
 static unsigned next_page;
 /* Pages of the objects' (unwind tables, code) are kept from walk to walk:
  * a walk that read them all afresh spent most of its time there (sqlite3's
@@ -65,8 +71,8 @@ static unsigned next_page;
 #define OBJECT_PAGES	64
 #define OBJECT_WALKS	1024	/* walks between two clearings: a dlclose'd
 				 * object's pages go in time */
-static struct page obj_pages[OBJECT_PAGES];
-static unsigned char (*obj_bytes)[PAGE];	/* OBJECT_PAGES, mapped at init */
+static struct page *obj_pages;			/* OBJECT_PAGES */
+static unsigned char (*obj_bytes)[PAGE];	/* OBJECT_PAGES */
 static unsigned next_obj, obj_walks;
 static uintptr_t walk_sp;
 static pid_t self;
@@ -302,16 +308,21 @@ pc_wall_unwind_init(void)
 	self = getpid();
 	if (space)
 		return 0;
-	/* the pages' bytes mapped here, not in libpc's .bss (320 KiB that
-	 * every program, of any clock, would carry, and lock in mlockall) */
+	/* the pages mapped here, not in libpc's .bss (320 KiB that every
+	 * program, of any clock, would carry, and lock in mlockall) */
 	if (!page_bytes) {
-		void *m = mmap(NULL, (CACHED_PAGES + OBJECT_PAGES) * (size_t)PAGE,
-			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		size_t len = (CACHED_PAGES + OBJECT_PAGES + 1) * (size_t)PAGE;
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
 
 		if (m == MAP_FAILED)
 			return -1;
+		/* older kernels: shared with a child, copied on write */
+		(void)madvise(m, len, MADV_WIPEONFORK);
 		page_bytes = m;
 		obj_bytes = page_bytes + CACHED_PAGES;
+		pages = (struct page *)(obj_bytes + OBJECT_PAGES);
+		obj_pages = pages + CACHED_PAGES;
 	}
 	find_object = (int (*)(void *, struct dl_find_object *))
 		dlsym(RTLD_DEFAULT, "_dl_find_object");
@@ -459,6 +470,17 @@ rescue(unw_cursor_t *c, uintptr_t ip, uintptr_t sp)
 	return u_init_remote(c, space, NULL) < 0 ? -1 : 0;
 }
 
+/* The stack's pages are read afresh by each walk, and each check. */
+static void
+forget_stack(void)
+{
+	last = NULL;
+	for (unsigned i = 0; pages && i < CACHED_PAGES; i++) {
+		pages[i].addr = 0;
+		pages[i].ok = 0;
+	}
+}
+
 static int
 walk(uintptr_t ip0, uintptr_t sp, struct pc_frame *f, int max, int *how)
 {
@@ -466,12 +488,8 @@ walk(uintptr_t ip0, uintptr_t sp, struct pc_frame *f, int max, int *how)
 	uintptr_t cur_ip = ip0, cur_sp = sp;
 	int n = 0, rescues = 0;
 
-	last = NULL;
-	for (unsigned i = 0; i < CACHED_PAGES; i++) {
-		pages[i].addr = 0;
-		pages[i].ok = 0;
-	}
-	if (++obj_walks % OBJECT_WALKS == 0)
+	forget_stack();
+	if (++obj_walks % OBJECT_WALKS == 0 && obj_pages)
 		for (unsigned i = 0; i < OBJECT_PAGES; i++) {
 			obj_pages[i].addr = 0;
 			obj_pages[i].ok = 0;
@@ -519,11 +537,90 @@ walk(uintptr_t ip0, uintptr_t sp, struct pc_frame *f, int max, int *how)
 	return n;
 }
 
+/*
+ * libunwind's cache of the rules found for a pc is global (Debian's build
+ * has no per-thread cache), behind a lock that blocks every signal while
+ * it is held: two sigprocmask calls a frame, each through libpc's own
+ * (sigcalls.c, which keeps the program's view of its mask, and asks the
+ * kernel and getpid): 40 % of a walk's time. The wall sampler's thread
+ * blocks every signal from its start, so during a walk its calls are
+ * answered here, from the mask the kernel holds for it, and reach the
+ * kernel only if they would change it.
+ */
+static int walking;
+static pthread_t walker;
+static sigset_t walker_mask;	/* the kernel's mask for the walker */
+
+/* what the kernel cannot block, or glibc keeps for itself */
+static void
+settable(sigset_t *m)
+{
+	sigdelset(m, SIGKILL);
+	sigdelset(m, SIGSTOP);
+	sigdelset(m, SIGRTMIN - 2);	/* glibc's SIGCANCEL, SIGSETXID */
+	sigdelset(m, SIGRTMIN - 1);
+}
+
+int
+pc_wall_walker_mask(int (*real)(int, const sigset_t *, sigset_t *), int how,
+		    const sigset_t *set, sigset_t *old, int *r)
+{
+	sigset_t now = walker_mask;
+
+	/* glibc's sigfillset fills all 1,024 bits */
+	if (!__atomic_load_n(&walking, __ATOMIC_RELAXED) || !pthread_equal(pthread_self(), walker))
+		return 0;
+	if (set && how == SIG_SETMASK)
+		now = *set;
+	else if (set && how == SIG_BLOCK)
+		sigorset(&now, &now, set);
+	else if (set && how == SIG_UNBLOCK) {
+		for (int i = 1; i < NSIG; i++)
+			if (sigismember(set, i) == 1)
+				sigdelset(&now, i);
+	} else if (set)
+		return *r = real(how, set, old), 1;
+	settable(&now);
+	if (old)
+		*old = walker_mask;
+	*r = 0;
+	/* the kernel's mask is 64 bits; a sigset_t, 1,024 */
+	if (memcmp(&now, &walker_mask, _NSIG / 8)) {
+		if ((*r = real(SIG_SETMASK, &now, NULL)) == 0)
+			walker_mask = now;
+	}
+	return 1;
+}
+
+/* The walker's mask, as the kernel has it (libpc's sigprocmask gives the
+ * program's view). */
+static void
+start_walking(void)
+{
+	sigemptyset(&walker_mask);
+	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &walker_mask, (size_t)(_NSIG / 8)))
+		return;
+	settable(&walker_mask);
+	walker = pthread_self();
+	__atomic_store_n(&walking, 1, __ATOMIC_RELAXED);
+}
+
+static void
+stop_walking(void)
+{
+	__atomic_store_n(&walking, 0, __ATOMIC_RELAXED);
+}
+
 int
 pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *how)
 {
-	int n = walk(ip, sp, f, max, how);
-	uint64_t h = 14695981039346656037u ^ sp ^ (uint64_t)*how << 60;
+	uint64_t h;
+	int n;
+
+	start_walking();
+	n = walk(ip, sp, f, max, how);
+	stop_walking();
+	h = 14695981039346656037u ^ sp ^ (uint64_t)*how << 60;
 
 	/* FNV-1a over the frames' pcs; 0 means none */
 	for (int i = 0; i < n; i++)
@@ -537,13 +634,9 @@ pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *how
 static int
 words_hold(void)
 {
-	if (words_over)
+	if (words_over || !pages)
 		return 0;
-	last = NULL;
-	for (unsigned i = 0; i < CACHED_PAGES; i++) {
-		pages[i].addr = 0;
-		pages[i].ok = 0;
-	}
+	forget_stack();
 	for (unsigned i = 0; i < nwords; i++) {
 		uintptr_t v;
 
