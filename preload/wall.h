@@ -45,6 +45,7 @@ struct pc_wthread {
 	uint8_t young;		/* rounds listed before its start was told */
 	uint32_t rounds;
 	int fd;			/* its schedstat kept open, or -1 */
+	int sfd1;		/* its syscall file kept open, + 1 (0: none) */
 	uint64_t run_ns, rq_ns, switches;	/* schedstat at the last look */
 	uint64_t seen_ns;	/* when its time was last counted */
 	uint64_t unknown_ns;	/* off the CPU before any wait was seen */
@@ -72,10 +73,10 @@ void pc_wall_acct_dir(int dir) PC_HIDDEN;
 void pc_wall_forget(struct pc_wthread *w) PC_HIDDEN;
 void pc_wall_forget_all(struct pc_wthread *t, size_t n) PC_HIDDEN;
 /* wall_acct.c: thread w's schedstat (run, run-queue ns, switches): 0, or
- * -1 (gone); where thread tid is blocked (its syscall line: 1, with the
+ * -1 (gone); where thread w is blocked (its syscall line: 1, with the
  * line's hash in *key; 0 running; -1 gone). */
 int pc_wall_read_schedstat(struct pc_wthread *w, uint64_t v[3]) PC_HIDDEN;
-int pc_wall_read_syscall(uint32_t tid, uint64_t *key, long *nr, unsigned long arg[6],
+int pc_wall_read_syscall(struct pc_wthread *w, uint64_t *key, long *nr, unsigned long arg[6],
 			 unsigned long *sp, unsigned long *ip) PC_HIDDEN;
 /* wall_acct.c: the thread that ends the process, which waits for the
  * last round (pc_wall_final): not a wait of the program's. */

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -57,65 +58,95 @@ read_task(uint32_t tid, const char *file, char *buf, size_t size)
 }
 
 /*
- * Descriptors kept open on threads' schedstat files, in this thread's own
- * table: a pread costs 2.6 us a thread here, an open, read and close 8 us
- * (1,000 threads). Each costs the kernel a page once read (the file's
- * buffer), so at most KEEP are kept; more threads are opened each look.
+ * Descriptors kept open on threads' schedstat and syscall files, in this
+ * thread's own table: a pread costs 2.6 us a thread here, an open, read
+ * and close 8 us (1,000 threads); the syscall file's 2.1 and 6.2 us (a
+ * look at each thread that ran since the last). Each costs the kernel a
+ * page once read (the file's buffer), so at most KEEP are kept; more
+ * threads are opened each look.
  */
 #define KEEP 1024
 static int kept;
 
+/* How many may be kept: KEEP, and room left under RLIMIT_NOFILE for the
+ * files opened each look; a syscall file is kept only in the first half
+ * (at 1,000 threads, their schedstat files are). */
+static int
+keep_max(int syscall_file)
+{
+	static int room;
+	struct rlimit r;
+
+	if (!room)
+		room = getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur > KEEP + 64 ? KEEP :
+			r.rlim_cur > 128 ? (int)r.rlim_cur - 64 : 64;
+	return syscall_file ? room / 2 : room;
+}
+
+static void
+forget_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		kept--;
+	}
+	*fd = -1;
+}
+
 void
 pc_wall_forget(struct pc_wthread *w)
 {
-	if (w->fd >= 0) {
-		close(w->fd);
-		kept--;
-	}
-	w->fd = -1;
+	int s = w->sfd1 - 1;
+
+	forget_fd(&w->fd);
+	forget_fd(&s);
+	w->sfd1 = 0;
 }
 
 void
 pc_wall_forget_all(struct pc_wthread *t, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		t[i].fd = -1;
+		t[i].fd = -1, t[i].sfd1 = 0;
 	kept = 0;
 }
 
-static int
-parse_schedstat(const char *buf, uint64_t v[3])
+/* Thread w's FILE into buf (NUL-terminated), through *fd kept open; its
+ * length, or -1. */
+static ssize_t
+read_kept(struct pc_wthread *w, int *fd, const char *file, char *buf, size_t size)
 {
-	return sscanf(buf, "%lu %lu %lu", &v[0], &v[1], &v[2]) == 3 ? 0 : -1;
+	char name[48];
+	ssize_t n;
+
+	if (*fd >= 0) {
+		if ((n = pread(*fd, buf, size - 1, 0)) > 0) {
+			buf[n] = 0;
+			return n;
+		}
+		/* ended (another thread may have its id now: opened again) */
+		forget_fd(fd);
+	}
+	if (kept >= keep_max(fd != &w->fd))
+		return read_task(w->tid, file, buf, size);
+	snprintf(name, sizeof(name), "%u/%s", w->tid, file);
+	if ((*fd = openat(task_dir, name, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	kept++;
+	if ((n = pread(*fd, buf, size - 1, 0)) <= 0)
+		return -1;
+	buf[n] = 0;
+	return n;
 }
 
 int
 pc_wall_read_schedstat(struct pc_wthread *w, uint64_t v[3])
 {
-	char buf[96], name[48];
-	ssize_t n;
+	char buf[96];
 
-	if (w->fd >= 0) {
-		if ((n = pread(w->fd, buf, sizeof(buf) - 1, 0)) > 0) {
-			buf[n] = 0;
-			return parse_schedstat(buf, v);
-		}
-		/* ended (another thread may have its id now: opened again) */
-		pc_wall_forget(w);
-	}
-	if (kept < KEEP) {
-		snprintf(name, sizeof(name), "%u/schedstat", w->tid);
-		if ((w->fd = openat(task_dir, name, O_RDONLY | O_CLOEXEC)) < 0)
-			return -1;
-		kept++;
-		if ((n = pread(w->fd, buf, sizeof(buf) - 1, 0)) <= 0)
-			return -1;
-		buf[n] = 0;
-		return parse_schedstat(buf, v);
-	}
-	if (read_task(w->tid, "schedstat", buf, sizeof(buf)) <= 0)
+	if (read_kept(w, &w->fd, "schedstat", buf, sizeof(buf)) <= 0)
 		return -1;
-	return parse_schedstat(buf, v);
+	return sscanf(buf, "%lu %lu %lu", &v[0], &v[1], &v[2]) == 3 ? 0 : -1;
 }
 
 /* Thread tid's state letter from its stat file (R, S, D, ...), or 0. */
@@ -242,13 +273,16 @@ note_name(uint32_t tid)
  * *key; 0 when it runs; -1 when it is gone.
  */
 int
-pc_wall_read_syscall(uint32_t tid, uint64_t *key, long *nr, unsigned long arg[6], unsigned long *sp,
-	     unsigned long *ip)
+pc_wall_read_syscall(struct pc_wthread *w, uint64_t *key, long *nr, unsigned long arg[6],
+		     unsigned long *sp, unsigned long *ip)
 {
 	char line[256];
 	uint64_t h = 0xcbf29ce484222325ULL;
+	int fd = w->sfd1 - 1;
+	ssize_t n = read_kept(w, &fd, "syscall", line, sizeof(line));
 
-	if (read_task(tid, "syscall", line, sizeof(line)) <= 0)
+	w->sfd1 = fd + 1;
+	if (n <= 0)
 		return -1;
 	if (!strncmp(line, "running", 7))
 		return 0;
@@ -424,11 +458,11 @@ where_now(struct pc_wthread *w)
 	unsigned long arg[6], sp, ip;
 	uint64_t key;
 	long nr;
-	int r = pc_wall_read_syscall(w->tid, &key, &nr, arg, &sp, &ip);
+	int r = pc_wall_read_syscall(w, &key, &nr, arg, &sp, &ip);
 	char st;
 
 	for (int k = 0; k < 3 && r == 0 && ((st = read_state(w->tid)) == 'D' || st == 'S'); k++)
-		r = pc_wall_read_syscall(w->tid, &key, &nr, arg, &sp, &ip);
+		r = pc_wall_read_syscall(w, &key, &nr, arg, &sp, &ip);
 	if (r == 1)
 		now_in(w, key, nr, arg, ip);
 	return r;
