@@ -51,7 +51,7 @@ struct pc_wthread {
 	uint64_t unknown_ns;	/* off the CPU before any wait was seen */
 	int64_t carry_ns;	/* counted ahead of the kernel's counters */
 	uint64_t rq_io_ns;	/* waiting for a CPU after a disk wait: whose? */
-	uint64_t io_prev;	/* its fsync time so far (wall_io.c) */
+	uint64_t io_prev[2];	/* its fsync, its unlink time so far (wall_io.c) */
 	uint64_t rq_left;	/* run-queue time the table had no room for yet */
 	struct pc_wwait cur, prev;
 	struct pc_wwait iow;	/* its last fsync's, when neither is */
@@ -118,13 +118,16 @@ int pc_wall_unplaced(void) PC_HIDDEN;
 void pc_wall_place(struct pc_wthread *t, size_t n) PC_HIDDEN;
 /* wall_io.c: time fsync and fdatasync from now on (interposed). */
 void pc_wall_io_start(void) PC_HIDDEN;
-/* wall_io.c: thread tid's time off the CPU in fsync and fdatasync so far
+/* The calls wall_io.c times, by kind: fsync and fdatasync; unlink,
+ * unlinkat and rename. */
+enum { PC_IO_SYNC, PC_IO_NAME, PC_IO_KINDS };
+/* wall_io.c: thread tid's time off the CPU in calls of kind so far
  * (*total; at now, its schedstat run time run_ns), the last such call and
  * where it was called from, and the stack the thread walked for it (*entry,
  * a stacks-table entry, or NULL): 1, or 0 when it made none. end: the
- * thread has ended (its slot is freed). */
-int pc_wall_io_read(uint32_t tid, uint64_t now, uint64_t run_ns, int end, uint64_t *total,
-		    uint32_t *nr, uint64_t *ret, uint64_t **entry) PC_HIDDEN;
+ * thread has ended (its slot is freed once its last kind is read). */
+int pc_wall_io_read(uint32_t tid, unsigned kind, uint64_t now, uint64_t run_ns, int end,
+		    uint64_t *total, uint32_t *nr, uint64_t *ret, uint64_t **entry) PC_HIDDEN;
 /* wall_events.c: the sampler runs (on) as thread tid (0: not known
  * yet); its wake-ups: their count, one, and a wait for one until at
  * (CLOCK_MONOTONIC; 1: timed out); the last round pc_wall_final asks

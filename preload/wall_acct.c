@@ -213,7 +213,7 @@ static int
 is_io(long nr, unsigned fd)
 {
 	switch (nr) {
-	case SYS_fsync: case SYS_fdatasync:
+	case SYS_fsync: case SYS_fdatasync: case SYS_unlink: case SYS_unlinkat: case SYS_rename:
 		return 0;	/* timed by the thread (wall_io.c) */
 	case SYS_sync: case SYS_syncfs: case SYS_sync_file_range: case SYS_msync:
 		return 1;
@@ -468,21 +468,23 @@ where_now(struct pc_wthread *w)
 	return r;
 }
 
-/* Thread w's time off the CPU in fsync and fdatasync since its last look,
- * timed by the thread itself (wall_io.c), charged to the call, exactly;
- * taken from *off, then *drq (the call's run-queue time is its own). */
+/* Thread w's time off the CPU in the calls of kind it times itself
+ * (wall_io.c: fsync, fdatasync; unlink, unlinkat, rename) since its last
+ * look, charged to the call, exactly; taken from *off, then *drq (the
+ * call's run-queue time is its own). */
 static void
-io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int end)
+io_kind_time(struct pc_wthread *w, unsigned kind, uint64_t now, uint64_t *off, uint64_t *drq,
+	     int end)
 {
 	uint64_t total, ret, d, *entry;
 	uint32_t nr;
 	struct pc_wwait *x;
 
-	if (!pc_wall_io_read(w->tid, now, w->run_ns, end, &total, &nr, &ret, &entry) ||
-	    total <= w->io_prev)
+	if (!pc_wall_io_read(w->tid, kind, now, w->run_ns, end, &total, &nr, &ret, &entry) ||
+	    total <= w->io_prev[kind])
 		return;
-	d = total - w->io_prev;
-	w->io_prev = total;
+	d = total - w->io_prev[kind];
+	w->io_prev[kind] = total;
 	/* more than this interval holds: counted off the CPU elsewhere at an
 	 * earlier look (a wait for a CPU not yet in run_delay); taken from
 	 * the intervals to come, as deltas' carry */
@@ -511,10 +513,22 @@ io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int en
 	charge(w->tid, x, d);
 }
 
+static void
+io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int end)
+{
+	for (unsigned k = 0; k < PC_IO_KINDS; k++)
+		io_kind_time(w, k, now, off, drq, end);
+}
+
 static int
 timed_call(const struct pc_wwait *x)
 {
-	return GMON_WAIT_CALL(x->word) == SYS_fsync || GMON_WAIT_CALL(x->word) == SYS_fdatasync;
+	switch (GMON_WAIT_CALL(x->word)) {
+	case SYS_fsync: case SYS_fdatasync: case SYS_unlink: case SYS_unlinkat: case SYS_rename:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 /* Where thread w's time not placed yet goes: its last wait not timed. */

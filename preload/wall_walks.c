@@ -30,7 +30,7 @@ walk(struct pc_wthread *w)
 	int n, how;
 
 	if (pc_wall_read_schedstat(w, ss) ||
-	    pc_wall_read_syscall(w->tid, &key, &nr, arg, &sp, &ip) != 1 || key != x->key)
+	    pc_wall_read_syscall(w, &key, &nr, arg, &sp, &ip) != 1 || key != x->key)
 		return;
 	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
 	/* switched in during the walk, and the walk does not hold
