@@ -97,19 +97,26 @@ def perf_view(exe, n, scale, d):
 
     pid = [l.split()[1] for l in script("-F", "comm,pid").splitlines()
            if l.split()[:1] and l.split()[0].startswith("wallattr")][0]
-    # where each of the program's workers was when it left the CPU
-    where = {}
+    # where each of the program's workers was when it left the CPU (a
+    # worker: a thread with work in some stack; a chain that stops at the
+    # leaf, as the condition variable's does, is named by the leaf)
+    chains, workers = [], set()
     for block in script("--pid", pid, "-F", "tid,time,ip,sym").split("\n\n"):
         lines = block.strip().splitlines()
         if not lines:
             continue
         head = lines[0].split()
-        syms = [l.split()[1] for l in lines[1:] if len(l.split()) > 1]
-        user = [f for f, l in zip(syms, lines[1:]) if not l.split()[0].startswith("ffff")]
-        fn = None
-        if "work" in user and user[0] != "work":
+        user = [l.split()[1] for l in lines[1:]
+                if len(l.split()) > 1 and not l.split()[0].startswith("ffff")]
+        chains.append((int(head[0]), head[1].rstrip(":"), user))
+        if "work" in user:
+            workers.add(int(head[0]))
+    where = {}
+    for tid, t, user in chains:
+        fn = next((f for f in user if f in WAITS), None)
+        if not fn and tid in workers and user and user[0] != "work":
             fn = next((w for r, w in LEAF if re.search(r, user[0])), None)
-        where[(int(head[0]), head[1].rstrip(":"))] = fn
+        where[(tid, t)] = fn
     out = dict.fromkeys(WAITS, 0.0)
     out_at = {}
     for line in script("-F", "tid,time,trace").splitlines():

@@ -83,13 +83,16 @@ def check(truth, got, hz, looks_a_bound):
 
 
 def test_wallattr_one_thread_each_wait_within_its_points():
-    """One worker, nine waits of about 0.25 s: each function's share of
-    its life within a point, or what six looks' intervals allow where the
-    machine let the sampler look more seldom (the budget's 1 %: at 30 Hz
-    on a busy machine, a condition variable's wait once lost 0.15 s of
-    0.21 s to its neighbours; at 55 to 70 Hz all are within a point)."""
-    truth, got, hz = known_waits(1, 0.25)
-    return check(truth, got, hz, 6)
+    """One worker, nine waits of about 0.25 s, with a budget that does
+    not limit the walks (PC_WALL_BUDGET=100): each function's share of its
+    life within a point, or what four looks' intervals allow where the
+    machine let the sampler look more seldom. (At the default budget, in
+    about one run in four or five, a wait goes unwalked: the sampler's
+    rounds spend the 1 % at a few threads, and a wait whose thread is then
+    found running gives its time to the next wait found blocked, past an
+    fsync between: a condition variable's 0.07 s went to an accept.)"""
+    truth, got, hz = known_waits(1, 0.25, env={"PC_WALL_BUDGET": "100"})
+    return check(truth, got, hz, 4)
 
 
 def test_wallattr_sixteen_threads_every_wait_found_under_its_function():
