@@ -121,6 +121,8 @@ void pc_wall_io_start(void) PC_HIDDEN;
 /* The calls wall_io.c times, by kind: fsync and fdatasync; unlink,
  * unlinkat and rename. */
 enum { PC_IO_SYNC, PC_IO_NAME, PC_IO_KINDS };
+/* wall_io.c: what the wait of timed call nr names (GMON_FD_*). */
+unsigned pc_wall_io_fd(uint32_t nr) PC_HIDDEN;
 /* wall_io.c: thread tid's time off the CPU in calls of kind so far
  * (*total; at now, its schedstat run time run_ns), the last such call and
  * where it was called from, and the stack the thread walked for it (*entry,

@@ -507,7 +507,7 @@ io_kind_time(struct pc_wthread *w, unsigned kind, uint64_t now, uint64_t *off, u
 		pc_wall_settle(x);
 		memset(x, 0, sizeof(*x));
 		x->key = 3;
-		x->word = GMON_WAIT_WORD(nr, GMON_FD_FILE, 0);
+		x->word = GMON_WAIT_WORD(nr, pc_wall_io_fd(nr), 0);
 		x->ip = ret;
 	}
 	charge(w->tid, x, d);

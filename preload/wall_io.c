@@ -20,7 +20,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <stdio.h>
+#include <link.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -58,6 +58,7 @@ static int io_on;
 static int (*real_fsync)(int), (*real_fdatasync)(int);
 static int (*real_unlink)(const char *), (*real_unlinkat)(int, const char *, int);
 static int (*real_rename)(const char *, const char *);
+static int own_range(struct dl_phdr_info *info, size_t size, void *arg);
 
 /* glibc's calls, for every program: a raw system call in their place
  * would not be a cancellation point, as fsync and fdatasync are (a thread
@@ -70,6 +71,7 @@ pc_wall_io_resolve(void)
 	real_unlink = (int (*)(const char *))pc_next("unlink");
 	real_unlinkat = (int (*)(int, const char *, int))pc_next("unlinkat");
 	real_rename = (int (*)(const char *, const char *))pc_next("rename");
+	dl_iterate_phdr(own_range, (void *)(uintptr_t)pc_wall_io_resolve);
 }
 
 void
@@ -125,8 +127,15 @@ walk_caller(uint32_t tid, uint32_t nr, void *real, uint64_t ret)
 		return NULL;
 	/* counted as the sampler's walks are: the summary's "whole" */
 	pc_wall_count(n == IO_FRAMES ? GMON_WALL_CUT : GMON_WALL_FULL, 1);
-	return pc_stacks_add_offcpu(tid, GMON_WAIT_WORD(nr, GMON_FD_FILE, 0), f, n + 1,
+	return pc_stacks_add_offcpu(tid, GMON_WAIT_WORD(nr, pc_wall_io_fd(nr), 0), f, n + 1,
 				    n == IO_FRAMES ? GMON_STACK_TRUNCATED : 0, 0);
+}
+
+/* What a timed call's wait names: fsync's a file; unlink's, a name. */
+unsigned
+pc_wall_io_fd(uint32_t nr)
+{
+	return nr == SYS_fsync || nr == SYS_fdatasync ? GMON_FD_FILE : GMON_FD_NONE;
 }
 
 /* A timed call of nr (of kind) about to be made from ret by the calling
@@ -182,14 +191,54 @@ end_call(struct io_slot *s, uint32_t nr, unsigned kind, void *real, uint64_t ret
 	errno = e;
 }
 
+/*
+ * unlink, unlinkat and rename are libpc's own calls too (its files, some
+ * in a handler): defined under other names, exported under theirs (so
+ * that the files' calls read as glibc's), and a call from libpc's own
+ * code goes straight to glibc's, untimed.
+ */
+int pc_io_unlink(const char *path) __asm__("unlink");
+int pc_io_unlinkat(int dir, const char *path, int flags) __asm__("unlinkat");
+int pc_io_rename(const char *from, const char *to) __asm__("rename");
+static uintptr_t own_lo, own_hi;	/* libpc's own mapping */
+
+static int
+own_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t me = (uintptr_t)arg, lo = ~(uintptr_t)0, hi = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		lo = info->dlpi_addr + ph->p_vaddr < lo ? info->dlpi_addr + ph->p_vaddr : lo;
+		hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi ?
+			info->dlpi_addr + ph->p_vaddr + ph->p_memsz : hi;
+	}
+	if (me < lo || me >= hi)
+		return 0;
+	own_lo = lo;
+	own_hi = hi;
+	return 1;
+}
+
+static int
+from_libpc(uint64_t ret)
+{
+	return ret >= own_lo && ret < own_hi;
+}
+
 /* fsync and fdatasync; unlink, unlinkat and rename (sqlite3's journal's
  * unlink waits for the disk too, and was sampled as fsync's was, its time
  * often read "running"). The wrapper of each is inlined: its caller's
  * stack starts at the call. */
 #define TIMED(nr, kind, real, call, fallback)						\
 	do {										\
-		uint64_t ret_ = (uint64_t)__builtin_return_address(0), *entry_;		\
-		struct io_slot *s_ = begin_call(nr, kind, (void *)(real), ret_, &entry_);	\
+		uint64_t ret_ = (uint64_t)__builtin_return_address(0), *entry_ = NULL;	\
+		struct io_slot *s_ = from_libpc(ret_) ? NULL :				\
+			begin_call(nr, kind, (void *)(real), ret_, &entry_);		\
 		int r_ = (real) ? (call) : (int)(fallback);				\
 											\
 		if (s_)									\
@@ -211,20 +260,20 @@ fdatasync(int fd)
 }
 
 PC_EXPORT int
-unlink(const char *path)
+pc_io_unlink(const char *path)
 {
 	TIMED(SYS_unlink, PC_IO_NAME, real_unlink, real_unlink(path), syscall(SYS_unlink, path));
 }
 
 PC_EXPORT int
-unlinkat(int dir, const char *path, int flags)
+pc_io_unlinkat(int dir, const char *path, int flags)
 {
 	TIMED(SYS_unlinkat, PC_IO_NAME, real_unlinkat, real_unlinkat(dir, path, flags),
 	      syscall(SYS_unlinkat, dir, path, flags));
 }
 
 PC_EXPORT int
-rename(const char *from, const char *to)
+pc_io_rename(const char *from, const char *to)
 {
 	TIMED(SYS_rename, PC_IO_NAME, real_rename, real_rename(from, to),
 	      syscall(SYS_rename, from, to));
