@@ -166,3 +166,27 @@ def test_wallattr_sqlite3_unlink_against_perf():
         shutil.rmtree(d, ignore_errors=True)
         return ", ".join(notes) + ("" if tries == 1 else " (try %d)" % tries)
     raise AssertionError("perf's record was not whole in 3 runs: %s" % why)
+
+
+def test_wallattr_unlink_and_rename_keep_their_results_under_every_clock():
+    """libpc interposes unlink, unlinkat and rename (the wall clock times
+    them): under either clock a program's calls do what glibc's do, their
+    errors and errno the same as plain (a file renamed, unlinked, then
+    both again on names that are gone)."""
+    code = ("import os\n"
+            "open('a', 'w').close()\n"
+            "os.rename('a', 'b'); os.unlink('b'); os.mkdir('d'); os.rmdir('d')\n"
+            "open('c', 'w').close(); os.unlink('c', dir_fd=os.open('.', os.O_RDONLY))\n"
+            "for f in (lambda: os.rename('a', 'b'), lambda: os.unlink('b'),\n"
+            "          lambda: os.unlink('x', dir_fd=os.open('.', os.O_RDONLY))):\n"
+            "    try:\n"
+            "        f()\n"
+            "    except OSError as e:\n"
+            "        print(e.errno)\n"
+            "print(sorted(f for f in os.listdir('.') if f in 'abcdx'))\n")
+    plain = run(["python3", "-c", code], profiled=False)
+    assert plain.status == 0 and plain.stdout == "2\n2\n2\n[]\n", (plain.stdout, plain.stderr)
+    for clock in ("cpu", "wall"):
+        p = run(["python3", "-c", code], env={"PC_CLOCK": clock})
+        assert p.status == 0 and p.stdout == plain.stdout, (clock, p.stdout, p.stderr[-800:])
+    return "plain, cpu and wall: %s" % plain.stdout.replace("\n", " ").strip()
