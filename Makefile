@@ -62,12 +62,14 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/timer.c preload/timercost.c preload/handler.c preload/settings.c \
 	preload/snapshot.c preload/live.c preload/livegrow.c preload/livemap.c preload/livememcg.c preload/livegrower.c preload/recover.c preload/finish.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
-	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/wall_walks.c preload/namespaces.c \
+	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/wall_walks.c preload/wall_mask.c preload/namespaces.c \
 	preload/sandbox.c \
 	preload/own.c preload/vfork.c \
 	gmon/write.c
 # whether a live file's process still runs: libpc's pc_recover and pcprof ask
 PRELOAD_SRC += preload/running.c
+# the wall sampler's tables, mapped as the threads need them
+PRELOAD_SRC += preload/wall_mem.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
@@ -88,7 +90,7 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 # ---------------------------------------------------------------- pcprof
 # tools/ follows the data (docs/ARCHITECTURE.md): inputs/, symbols/, model/,
 # writers/, commands/; every C file of each is pcprof's
-TOOLS_DIRS := inputs symbols model writers commands
+TOOLS_DIRS := base inputs symbols model writers commands
 TOOLS_SRC := $(sort $(foreach d,$(TOOLS_DIRS),$(wildcard tools/$(d)/*.c))) \
 	gmon/read.c gmon/write.c gmon/objects.c preload/taskclock.c
 TOOLS_SRC += preload/running.c
@@ -199,6 +201,8 @@ $(B)/tests/unit: $(UNIT_OBJ)
 PRELOAD_UNIT_SRC := tests/unit_preload.c tests/check_arcs.c tests/check_stacks.c \
 	tests/check_objfind.c preload/arcs.c preload/stacks.c preload/objfind.c preload/pages.c \
 	preload/livegrow.c preload/livemap.c preload/livememcg.c gmon/write.c gmon/read.c
+# the wall sampler's memory, without malloc
+PRELOAD_UNIT_SRC += tests/check_wallmem.c preload/wall_mem.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)
@@ -235,6 +239,7 @@ PROGS += $(P)/wallacct
 PROGS += $(P)/wallstack $(P)/wallstack-fp
 PROGS += $(P)/wallattr $(P)/wallattr-fp
 PROGS += $(P)/history-slow3
+PROGS += $(P)/wallmem_lock $(P)/wallmem_count.so
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -343,6 +348,9 @@ $(P)/plugspin.so: tests/progs/plugspin.c tests/progs/truth.h
 $(P)/plugrun: tests/progs/plugrun.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
+$(P)/wallmem_count.so: tests/progs/wallmem_count.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
 $(P)/plugin.so: tests/progs/plugin.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
@@ -378,29 +386,29 @@ $(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) tools/symbols
 		tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) $(ELF_LIBS) -ldl
 
 # files.c reads libpc's files with gmon/'s parsers, and escapes names in
-# its messages with label.c
+# its messages with base/msg.c and escape.c
 $(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/symbols/dwlines.h \
-		tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c gmon/gmon.h
+		tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c gmon/gmon.h
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -Itools/symbols -o $@ \
-		tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/inputs/files.c tools/writers/label.c \
+		tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c \
 		gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl
 
 # jitmap.c holds what jitdump.c's functions become (jit_add, jit_disjoint)
 $(B)/fuzz/fuzz_jitdump: tests/fuzz/fuzz_jitdump.c tools/symbols/jitdump.c tools/symbols/jitmap.c \
-		tools/symbols/jit.h tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
+		tools/symbols/jit.h tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
 		tests/fuzz/fuzz_jitdump.c tools/symbols/jitdump.c tools/symbols/jitmap.c \
-		tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
+		tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c
 
 # pcprof history's record parser, with the same messages' helpers
 $(B)/fuzz/fuzz_history: tests/fuzz/fuzz_history.c tools/inputs/history_file.c \
-		tools/model/history.h tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
+		tools/model/history.h tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
 		tests/fuzz/fuzz_history.c tools/inputs/history_file.c tools/inputs/files.c \
-		tools/writers/label.c gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl -lm
+		tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl -lm
 
 fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz/fuzz_lines \
 		$(B)/fuzz/fuzz_jitdump $(B)/fuzz/fuzz_history $(P)/libcall $(P)/cxx $(P)/loops

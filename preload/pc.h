@@ -408,11 +408,18 @@ void pc_stacks_note_name(uint32_t tid, const char name[GMON_THREAD_NAME_SIZE]) P
  * stacks file carries: read them; start them again at rate hz; add n to
  * one; raise one to n; set one. AS-safe. */
 void pc_wall_info(uint64_t info[GMON_WALLINFO_WORDS]) PC_HIDDEN;
+/* wall_mem.c: the most threads the wall sampler could not follow at once
+ * (its tables could not grow), and why (*why: PC_LIVE_LOCKED, mlockall;
+ * PC_LIVE_UNMAPPED, no address space; PC_LIVE_CAPPED, 32768 followed). */
+size_t pc_wall_unfollowed(int *why) PC_HIDDEN;
 void pc_wall_reset(uint64_t hz) PC_HIDDEN;
 void pc_wall_count(int what, uint64_t n) PC_HIDDEN;
 void pc_wall_most(int what, uint64_t n) PC_HIDDEN;
 void pc_wall_set(int what, uint64_t n) PC_HIDDEN;
-/* wall.c: start the wall sampler's thread (PC_CLOCK=wall). Not AS-safe. */
+/* wall.c: load libunwind for the wall sampler, before the main thread's
+ * timer is armed (its CPU is libpc's, not the program's); start the
+ * wall sampler's thread (PC_CLOCK=wall). Not AS-safe. */
+void pc_wall_load(void) PC_HIDDEN;
 void pc_wall_start(void) PC_HIDDEN;
 /* wall.c: end the wall sampler's thread and wait until the process no
  * longer holds it (1), or do nothing (0: none runs, or a vfork child);
@@ -426,7 +433,7 @@ void pc_wall_final(void) PC_HIDDEN;
 /* wall_io.c: find glibc's fsync and fdatasync, which the interposed
  * ones call whatever the clock (start-up). Not AS-safe. */
 void pc_wall_io_resolve(void) PC_HIDDEN;
-/* wall_unwind.c: a mask call of the wall sampler's thread during a walk
+/* wall_mask.c: a mask call of the wall sampler's thread during a walk
  * (libunwind's lock), answered there: 1 and its result in *r; 0 for any
  * other thread's or time's. */
 int pc_wall_walker_mask(int (*real)(int, const sigset_t *, sigset_t *), int how,

@@ -413,6 +413,7 @@ pc_start(void)
 	pc_threads_init();
 	pc_lifecycle_init();
 	pc_signals_init();
+	pc_wall_load();
 	pc_phase_move(PC_OFF, PC_ON);
 	if (pc_thread_arm())
 		pc_say("cannot create a CPU-time timer for the main thread; it is not sampled", "", "");

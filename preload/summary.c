@@ -159,6 +159,19 @@ line_scope_and_graph(struct pc_line *l)
 	}
 }
 
+/* Threads the wall sampler had no room for, and why. */
+static void
+line_unfollowed(struct pc_line *l)
+{
+	int why;
+	size_t n = pc_wall_unfollowed(&why);
+
+	line_count(l, n, why == PC_LIVE_LOCKED ?
+		   " threads not followed (the program locked its memory: mlockall)" :
+		   why == PC_LIVE_UNMAPPED ? " threads not followed (no address space left)" :
+		   " threads not followed (32768 at most)");
+}
+
 /* The wall sampler's figures (PC_CLOCK=wall). */
 static void
 line_wall(struct pc_line *l)
@@ -193,6 +206,7 @@ line_wall(struct pc_line *l)
 	pc_line_u64(l, w[GMON_WALL_NONE]);
 	pc_line_str(l, " the wait alone");
 	line_count(l, w[GMON_WALL_DROPPED], " lost (the stacks table full)");
+	line_unfollowed(l);
 	pc_line_str(l, "; its own CPU ");
 	line_fixed1(l, (double)pc_stats->wall_cpu_ns / 1e9 * 1000);
 	pc_line_str(l, " ms");

@@ -13,7 +13,10 @@
 /* How a blocked thread's walk ended. */
 enum pc_wall_walk { PC_WALL_FULL, PC_WALL_CUT, PC_WALL_TRUNCATED };
 
-/* wall_unwind.c: load libunwind's remote unwinder; 0 or -1. */
+/* wall_unwind.c: load libunwind's remote unwinder and make its address
+ * space, before the sampler's thread starts (they malloc); then, in that
+ * thread, set it up (its descriptors are the thread's). 0 or -1. */
+int pc_wall_unwind_load(void) PC_HIDDEN;
 int pc_wall_unwind_init(void) PC_HIDDEN;
 
 /* wall_unwind.c: the frames of a thread blocked at ip with stack pointer
@@ -22,6 +25,11 @@ int pc_wall_unwind_init(void) PC_HIDDEN;
  * process_vm_readv. */
 int pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max,
 		   int *how) PC_HIDDEN;
+
+/* wall_mask.c: the calling thread (the wall sampler's) walks from now
+ * (on: 1) or no longer (0): its mask calls are answered there
+ * (pc_wall_walker_mask, pc.h). */
+void pc_wall_walking(int on) PC_HIDDEN;
 
 /* The wait a thread was last seen in (wall_acct.c). */
 struct pc_wwait {
@@ -65,6 +73,28 @@ pc_wall_settle(const struct pc_wwait *x)
 	if (x->alone && !x->entry && x->pending)
 		pc_wall_count(GMON_WALL_NONE, 1);
 }
+
+/* wall_mem.c: map the sampler's memory, its two tables of threads (*a,
+ * *b) among it, with room for 58 threads each: 0, or -1. */
+int pc_wall_mem_start(struct pc_wthread **a, struct pc_wthread **b) PC_HIDDEN;
+/* wall_mem.c: room for entry n in table t (one of those two), grown if
+ * need be: t, or where it moved; NULL where it cannot grow (locked by
+ * mlockall, no address space, 32768 threads), t left as it was; the
+ * room t has; n threads not followed, at most, for the summary. */
+struct pc_wthread *pc_wall_room(struct pc_wthread *t, size_t n) PC_HIDDEN;
+size_t pc_wall_room_of(const struct pc_wthread *t) PC_HIDDEN;
+void pc_wall_not_followed(size_t n) PC_HIDDEN;
+/* wall_mem.c: tid[0..n) sorted, in place; t's first n * 4 bytes, thread
+ * ids, sorted and made entries t[0..n), each new (fd -1). */
+void pc_wall_sort_tids(uint32_t *tid, size_t n) PC_HIDDEN;
+void pc_wall_spread(struct pc_wthread *t, size_t n) PC_HIDDEN;
+/* wall_mem.c: a thread's start told before a listing showed it; its
+ * time, taken, or 0. */
+void pc_wall_begin(uint32_t tid, uint64_t t_ns) PC_HIDDEN;
+uint64_t pc_wall_begun(uint32_t tid) PC_HIDDEN;
+/* wall_mem.c: room for n picks of a round's walks (wall_acct.c), or
+ * NULL. */
+uint32_t *pc_wall_picks(size_t n) PC_HIDDEN;
 
 /* wall_acct.c: the sampler's view of /proc/self/task during a round. */
 void pc_wall_acct_dir(int dir) PC_HIDDEN;

@@ -14,9 +14,11 @@
  * ends the walk, and the stack is marked cut.
  *
  * libunwind is loaded with dlopen, as for PC_UNWIND=libunwind: a program
- * that never asks for a wall profile never maps it. This runs only in the
- * wall sampler's thread, never in a handler, so it may allocate (libunwind
- * does, on a cache miss).
+ * that never asks for a wall profile never maps it. It is loaded before
+ * the sampler's thread starts, and its address space made; the walks run
+ * in that thread only, never in a handler, and call no malloc (libunwind
+ * takes what it needs on a cache miss from pools of its own, mapped at
+ * its set-up): the thread has no arena of glibc's (wall_mem.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -24,8 +26,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -289,8 +289,13 @@ find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need
 	return u_search(as, ip, &di, pi, need, arg);
 }
 
+static int (*u_caching)(unw_addr_space_t, unw_caching_policy_t);
+
+/* In the thread that starts the sampler, before it starts (wall.c): the
+ * loader and libunwind's address space allocate with malloc, which in
+ * the sampler's thread would make it an arena of glibc's (wall_mem.c). */
 int
-pc_wall_unwind_init(void)
+pc_wall_unwind_load(void)
 {
 	static unw_accessors_t acc = {
 		.find_proc_info = find_proc_info,
@@ -302,10 +307,8 @@ pc_wall_unwind_init(void)
 		.resume = resume,
 	};
 	unw_addr_space_t (*create)(unw_accessors_t *, int);
-	int (*caching)(unw_addr_space_t, unw_caching_policy_t);
 	void *h;
 
-	self = getpid();
 	if (space)
 		return 0;
 	/* the pages mapped here, not in libpc's .bss (320 KiB that every
@@ -331,7 +334,7 @@ pc_wall_unwind_init(void)
 		return -1;
 	create = (unw_addr_space_t (*)(unw_accessors_t *, int))
 		dlsym(h, "_Ux86_64_create_addr_space");
-	caching = (int (*)(unw_addr_space_t, unw_caching_policy_t))
+	u_caching = (int (*)(unw_addr_space_t, unw_caching_policy_t))
 		dlsym(h, "_Ux86_64_set_caching_policy");
 	u_init_remote = (int (*)(unw_cursor_t *, unw_addr_space_t, void *))
 		dlsym(h, "_Ux86_64_init_remote");
@@ -341,13 +344,41 @@ pc_wall_unwind_init(void)
 	u_search = (int (*)(unw_addr_space_t, unw_word_t, unw_dyn_info_t *,
 			    unw_proc_info_t *, int, void *))
 		dlsym(h, "_Ux86_64_dwarf_search_unwind_table");
-	if (!create || !caching || !u_init_remote || !u_step || !u_get_reg || !u_search)
+	if (!create || !u_caching || !u_init_remote || !u_step || !u_get_reg || !u_search)
 		return -1;
-	if (!(space = create(&acc, 0)))
+	return (space = create(&acc, 0)) ? 0 : -1;
+}
+
+/* In the thread that starts libpc, before its timer is armed (the CPU is
+ * libpc's, not the program's): the loader and libunwind allocate with
+ * malloc, which the sampler's thread must not. */
+void
+pc_wall_load(void)
+{
+	int saved = errno;
+
+	if (pc_cfg->clock_wall && pc_cfg->stacks && pc_wall_unwind_load())
+		pc_say("cannot load libunwind's remote unwinder (libunwind-x86_64.so.8); "
+		       "off-CPU samples without their stacks", "", "");
+	errno = saved;
+}
+
+/*
+ * In the sampler's thread, in its own descriptor table: libunwind's first
+ * call that needs its set-up (the caching policy's) opens a pipe that it
+ * keeps (its check of local memory, which remote walks never use), which
+ * would be two descriptors of the program's for good, and maps its pools
+ * (two pages; mmap, not malloc).
+ */
+int
+pc_wall_unwind_init(void)
+{
+	self = getpid();
+	if (!space)
 		return -1;
 	/* the rules found for a pc are kept: a blocked thread is walked from
 	 * the same few call sites again and again */
-	caching(space, UNW_CACHE_GLOBAL);
+	u_caching(space, UNW_CACHE_GLOBAL);
 	return 0;
 }
 
@@ -537,89 +568,15 @@ walk(uintptr_t ip0, uintptr_t sp, struct pc_frame *f, int max, int *how)
 	return n;
 }
 
-/*
- * libunwind's cache of the rules found for a pc is global (Debian's build
- * has no per-thread cache), behind a lock that blocks every signal while
- * it is held: two sigprocmask calls a frame, each through libpc's own
- * (sigcalls.c, which keeps the program's view of its mask, and asks the
- * kernel and getpid): 40 % of a walk's time. The wall sampler's thread
- * blocks every signal from its start, so during a walk its calls are
- * answered here, from the mask the kernel holds for it, and reach the
- * kernel only if they would change it.
- */
-static int walking;
-static pthread_t walker;
-static sigset_t walker_mask;	/* the kernel's mask for the walker */
-
-/* what the kernel cannot block, or glibc keeps for itself */
-static void
-settable(sigset_t *m)
-{
-	sigdelset(m, SIGKILL);
-	sigdelset(m, SIGSTOP);
-	sigdelset(m, SIGRTMIN - 2);	/* glibc's SIGCANCEL, SIGSETXID */
-	sigdelset(m, SIGRTMIN - 1);
-}
-
-int
-pc_wall_walker_mask(int (*real)(int, const sigset_t *, sigset_t *), int how,
-		    const sigset_t *set, sigset_t *old, int *r)
-{
-	sigset_t now = walker_mask;
-
-	/* glibc's sigfillset fills all 1,024 bits */
-	if (!__atomic_load_n(&walking, __ATOMIC_RELAXED) || !pthread_equal(pthread_self(), walker))
-		return 0;
-	if (set && how == SIG_SETMASK)
-		now = *set;
-	else if (set && how == SIG_BLOCK)
-		sigorset(&now, &now, set);
-	else if (set && how == SIG_UNBLOCK) {
-		for (int i = 1; i < NSIG; i++)
-			if (sigismember(set, i) == 1)
-				sigdelset(&now, i);
-	} else if (set)
-		return *r = real(how, set, old), 1;
-	settable(&now);
-	if (old)
-		*old = walker_mask;
-	*r = 0;
-	/* the kernel's mask is 64 bits; a sigset_t, 1,024 */
-	if (memcmp(&now, &walker_mask, _NSIG / 8)) {
-		if ((*r = real(SIG_SETMASK, &now, NULL)) == 0)
-			walker_mask = now;
-	}
-	return 1;
-}
-
-/* The walker's mask, as the kernel has it (libpc's sigprocmask gives the
- * program's view). */
-static void
-start_walking(void)
-{
-	sigemptyset(&walker_mask);
-	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &walker_mask, (size_t)(_NSIG / 8)))
-		return;
-	settable(&walker_mask);
-	walker = pthread_self();
-	__atomic_store_n(&walking, 1, __ATOMIC_RELAXED);
-}
-
-static void
-stop_walking(void)
-{
-	__atomic_store_n(&walking, 0, __ATOMIC_RELAXED);
-}
-
 int
 pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *how)
 {
 	uint64_t h;
 	int n;
 
-	start_walking();
+	pc_wall_walking(1);
 	n = walk(ip, sp, f, max, how);
-	stop_walking();
+	pc_wall_walking(0);
 	h = 14695981039346656037u ^ sp ^ (uint64_t)*how << 60;
 
 	/* FNV-1a over the frames' pcs; 0 means none */

@@ -10,8 +10,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <stdlib.h>
-
 #include "pc.h"
 #include "wall.h"
 
@@ -66,19 +64,12 @@ weight(const struct pc_wthread *w)
 size_t
 pc_wall_walks(struct pc_wthread *t, size_t n, int (*more)(void), uint64_t *seed)
 {
-	static uint32_t *pick;
-	static size_t room;
+	uint32_t *pick = pc_wall_picks(n);	/* mapped: no malloc here */
 	size_t k = 0, done = 0;
 	double total = 0;
 
-	if (room < n) {
-		free(pick);
-		room = n + 1024;
-		if (!(pick = malloc(room * sizeof(*pick)))) {
-			room = 0;
-			return 0;
-		}
-	}
+	if (!pick)
+		return 0;
 	for (size_t i = 0; i < n; i++)
 		if (t[i].state == PC_W_BLOCKED && !t[i].cur.entry) {
 			pick[k++] = (uint32_t)i;

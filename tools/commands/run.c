@@ -245,7 +245,7 @@ report_apart(const char *exe, const char *output, int main_only, const char *rep
 		struct out_file of;
 		char *files[1];
 
-		/* --report FILE: whole or not at all (files.c) */
+		/* --report FILE: whole or not at all (base/outfile.c) */
 		if (report_to)
 			out = out_open(&of, report_to);
 		if (!(files[0] = strdup(output)))

@@ -134,6 +134,18 @@ void export_release(struct export *x);
 /* Keep only the samples of the threads that which names (a tid, or a
  * thread name); exits with one line when none is. */
 void export_keep_thread(struct export *x, const char *which);
+
+/* A thread's time in one wait (the leaf function of its off-CPU
+ * samples). */
+struct thread_wait {
+	uint32_t thread, func;
+	double samples;
+};
+
+/* export_threads.c: every thread's waits summed, by thread then most
+ * first; how many in *n. The caller frees it. */
+struct thread_wait *export_thread_waits(const struct export *x, size_t *n);
+
 /* The export's leaves as a flat profile of its own symbol table (function
  * i is funcs[i], in its object), for report_print. The names stay x's;
  * export_flat_release frees the rest. */

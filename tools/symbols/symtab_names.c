@@ -6,6 +6,7 @@
  * symtab.c and symtab_fde.c; symtab_short_name also by the unit tests.
  */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -307,4 +308,15 @@ symtab_short_name(const char *name, int keep_clones)
 		out[k + n - end] = 0;
 	}
 	return out;
+}
+
+/* A function's name for the call graph: "name (object)" outside the
+ * executable. */
+const char *
+func_label(const struct symtab *st, uint32_t func, char *buf, size_t size)
+{
+	if (!st->nobjs || st->func_obj[func] == 0 || st->funcs[func][0] == '[')
+		return st->funcs[func];
+	snprintf(buf, size, "%s (%s)", st->funcs[func], st->objnames[st->func_obj[func]]);
+	return buf;
 }
