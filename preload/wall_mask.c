@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The wall sampler's signal mask during a walk (wall_unwind.c), for
- * libpc's sigprocmask and pthread_sigmask (sigcalls.c): a leaf, calling
- * nothing of libpc's.
+ * libpc's sigprocmask and pthread_sigmask (sigcalls.c), which a handler
+ * may call: AS-safe, a leaf, calling nothing of libpc's.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -15,6 +15,7 @@
 
 #include "pc.h"
 #include "wall.h"
+#include "banned.h"
 
 /*
  * libunwind's cache of the rules found for a pc is global (Debian's build
