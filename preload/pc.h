@@ -437,6 +437,11 @@ void pc_wall_final(void) PC_HIDDEN;
 /* wall_io.c: find glibc's fsync and fdatasync, which the interposed
  * ones call whatever the clock (start-up). Not AS-safe. */
 void pc_wall_io_resolve(void) PC_HIDDEN;
+/* wall_mask.c: a mask call of the wall sampler's thread during a walk
+ * (libunwind's lock), answered there: 1 and its result in *r; 0 for any
+ * other thread's or time's. */
+int pc_wall_walker_mask(int (*real)(int, const sigset_t *, sigset_t *), int how,
+			const sigset_t *set, sigset_t *old, int *r) PC_HIDDEN;
 /* wall.c: the calling thread of the program's starts (0) or ends (1):
  * its first and last intervals, to the nanosecond. AS-safe. */
 void pc_wall_thread_event(int end) PC_HIDDEN;

@@ -55,9 +55,13 @@ struct page {
 	int ok;			/* read whole */
 };
 
-/* the wall sampler's thread is the only caller: no lock */
-static struct page pages[CACHED_PAGES];
-static unsigned char (*page_bytes)[PAGE];	/* CACHED_PAGES, mapped at init */
+/* the wall sampler's thread is the only caller: no lock. The tags and
+ * the bytes are mapped at init, wiped in a child of fork: shared with a
+ * child, every page written afresh after a fork was a copy on write and
+ * a TLB flush on every CPU, half a walk's time (40 to 90 us a page read,
+ * in a program that forks, on this VM); a child finds the caches empty. */
+static struct page *pages;			/* CACHED_PAGES */
+static unsigned char (*page_bytes)[PAGE];	/* CACHED_PAGES */
 static unsigned next_page;
 /* Pages of the objects' (unwind tables, code) are kept from walk to walk:
  * a walk that read them all afresh spent most of its time there (sqlite3's
@@ -67,8 +71,8 @@ static unsigned next_page;
 #define OBJECT_PAGES	64
 #define OBJECT_WALKS	1024	/* walks between two clearings: a dlclose'd
 				 * object's pages go in time */
-static struct page obj_pages[OBJECT_PAGES];
-static unsigned char (*obj_bytes)[PAGE];	/* OBJECT_PAGES, mapped at init */
+static struct page *obj_pages;			/* OBJECT_PAGES */
+static unsigned char (*obj_bytes)[PAGE];	/* OBJECT_PAGES */
 static unsigned next_obj, obj_walks;
 static uintptr_t walk_sp;
 static pid_t self;
@@ -307,16 +311,21 @@ pc_wall_unwind_load(void)
 
 	if (space)
 		return 0;
-	/* the pages' bytes mapped here, not in libpc's .bss (320 KiB that
-	 * every program, of any clock, would carry, and lock in mlockall) */
+	/* the pages mapped here, not in libpc's .bss (320 KiB that every
+	 * program, of any clock, would carry, and lock in mlockall) */
 	if (!page_bytes) {
-		void *m = mmap(NULL, (CACHED_PAGES + OBJECT_PAGES) * (size_t)PAGE,
-			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		size_t len = (CACHED_PAGES + OBJECT_PAGES + 1) * (size_t)PAGE;
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
 
 		if (m == MAP_FAILED)
 			return -1;
+		/* older kernels: shared with a child, copied on write */
+		(void)madvise(m, len, MADV_WIPEONFORK);
 		page_bytes = m;
 		obj_bytes = page_bytes + CACHED_PAGES;
+		pages = (struct page *)(obj_bytes + OBJECT_PAGES);
+		obj_pages = pages + CACHED_PAGES;
 	}
 	find_object = (int (*)(void *, struct dl_find_object *))
 		dlsym(RTLD_DEFAULT, "_dl_find_object");
@@ -492,6 +501,17 @@ rescue(unw_cursor_t *c, uintptr_t ip, uintptr_t sp)
 	return u_init_remote(c, space, NULL) < 0 ? -1 : 0;
 }
 
+/* The stack's pages are read afresh by each walk, and each check. */
+static void
+forget_stack(void)
+{
+	last = NULL;
+	for (unsigned i = 0; pages && i < CACHED_PAGES; i++) {
+		pages[i].addr = 0;
+		pages[i].ok = 0;
+	}
+}
+
 static int
 walk(uintptr_t ip0, uintptr_t sp, struct pc_frame *f, int max, int *how)
 {
@@ -499,12 +519,8 @@ walk(uintptr_t ip0, uintptr_t sp, struct pc_frame *f, int max, int *how)
 	uintptr_t cur_ip = ip0, cur_sp = sp;
 	int n = 0, rescues = 0;
 
-	last = NULL;
-	for (unsigned i = 0; i < CACHED_PAGES; i++) {
-		pages[i].addr = 0;
-		pages[i].ok = 0;
-	}
-	if (++obj_walks % OBJECT_WALKS == 0)
+	forget_stack();
+	if (++obj_walks % OBJECT_WALKS == 0 && obj_pages)
 		for (unsigned i = 0; i < OBJECT_PAGES; i++) {
 			obj_pages[i].addr = 0;
 			obj_pages[i].ok = 0;
@@ -555,8 +571,13 @@ walk(uintptr_t ip0, uintptr_t sp, struct pc_frame *f, int max, int *how)
 int
 pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *how)
 {
-	int n = walk(ip, sp, f, max, how);
-	uint64_t h = 14695981039346656037u ^ sp ^ (uint64_t)*how << 60;
+	uint64_t h;
+	int n;
+
+	pc_wall_walking(1);
+	n = walk(ip, sp, f, max, how);
+	pc_wall_walking(0);
+	h = 14695981039346656037u ^ sp ^ (uint64_t)*how << 60;
 
 	/* FNV-1a over the frames' pcs; 0 means none */
 	for (int i = 0; i < n; i++)
@@ -570,13 +591,9 @@ pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *how
 static int
 words_hold(void)
 {
-	if (words_over)
+	if (words_over || !pages)
 		return 0;
-	last = NULL;
-	for (unsigned i = 0; i < CACHED_PAGES; i++) {
-		pages[i].addr = 0;
-		pages[i].ok = 0;
-	}
+	forget_stack();
 	for (unsigned i = 0; i < nwords; i++) {
 		uintptr_t v;
 
