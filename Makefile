@@ -234,6 +234,7 @@ PROGS += $(P)/footprint_one
 PROGS += $(P)/wallacct
 PROGS += $(P)/wallstack $(P)/wallstack-fp
 PROGS += $(P)/history-slow3
+PROGS += $(P)/gate36_napper $(P)/gate36_napper-slow
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -312,6 +313,10 @@ $(P)/wallgate-again: tests/progs/wallgate.c tests/progs/truth.h
 $(P)/wallgate-slow: tests/progs/wallgate.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DEXTRA_MS=2 -o $@ $<
+# test_gate36.py's napper, its nap 5 ms longer a round
+$(P)/gate36_napper-slow: tests/progs/gate36_napper.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DEXTRA_US=5000 -o $@ $<
 # test_wallstack.py's known waits, built with frame pointers too
 $(P)/wallstack-fp: tests/progs/wallstack.c tests/progs/truth.h
 	@mkdir -p $(dir $@)

@@ -78,6 +78,32 @@ test_program(struct row *w, const struct model *mo, const struct side *b,
 	w->tested = 1;
 }
 
+/*
+ * --metric wall: the whole process's elapsed time a run, a row of its own
+ * where both sides' runs were timed (pcprof compare's): one independent
+ * sample a run, so Welch's test of the runs' means, each side's variance
+ * at least that of a millisecond's clock jitter.
+ */
+static void
+test_elapsed(struct row *w, const struct side *b, const struct side *n)
+{
+	double vb, vn, se2;
+
+	memset(w, 0, sizeof(*w));
+	w->name = ELAPSED_ROW;
+	diff_mean_var(b->elapsed, b->nruns, 1, &w->mb, &w->vb);
+	diff_mean_var(n->elapsed, n->nruns, 1, &w->mn, &w->vn);
+	vb = fmax(w->vb, 1e-6) / b->nruns;
+	vn = fmax(w->vn, 1e-6) / n->nruns;
+	se2 = vb + vn;
+	w->se = sqrt(se2);
+	w->df = b->nruns > 1 && n->nruns > 1 ?
+		se2 * se2 / (vb * vb / (b->nruns - 1) + vn * vn / (n->nruns - 1)) : INFINITY;
+	w->t = (w->mn - w->mb) / w->se;
+	w->p = stats_t_two_sided(w->t, w->df);
+	w->tested = 1;
+}
+
 static int
 cmp_p(const void *x, const void *y)
 {
@@ -324,6 +350,12 @@ test_functions(struct result *res, struct side *b, struct side *n,
 		test_row(w, mo, b, n, mo->d0);
 		w->family = w->mb + w->mn >= o->min_seconds;
 		res->family += (size_t)w->family;
+	}
+	/* match() leaves one row free */
+	if (o->metric == METRIC_WALL && b->elapsed && n->elapsed && b->nruns + n->nruns > 2) {
+		test_elapsed(&res->rows[res->nrows], b, n);
+		res->rows[res->nrows++].family = 1;
+		res->family++;
 	}
 }
 

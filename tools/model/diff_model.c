@@ -56,7 +56,8 @@ collect_obs(const struct side *s, struct obs *o, size_t n, int waits)
 		 * spread is not the CPU's); the runqueue's is the machine's
 		 * load, weighed by its own runs alone */
 		if (wait_name_is(s->in.st.funcs[i]) != waits ||
-		    (waits && !strcmp(s->in.st.funcs[i], RUNQUEUE_ROW)))
+		    (waits && !strncmp(s->in.st.funcs[i], RUNQUEUE_ROW,
+				       strlen(RUNQUEUE_ROW))))
 			continue;
 		diff_mean_var(s->self + i, s->nruns, s->in.st.nfuncs ? s->in.st.nfuncs : 1, &m, &v);
 		if (m > 0)

@@ -6,6 +6,7 @@
  * stats.c.
  */
 #include <math.h>
+#include <string.h>
 
 #include "model/sequential.h"
 #include "model/stats.h"
@@ -99,6 +100,9 @@ program_sum(struct result *res, const struct diff_opts *o)
 	if (o->metric != METRIC_SELF && o->metric != METRIC_WALL)
 		return 0;
 	for (const struct row *w = res->rows; w < res->rows + res->nrows; w++) {
+		/* the elapsed time is no part of the program's seconds */
+		if (!strcmp(w->name, ELAPSED_ROW))
+			continue;
 		d += w->mn - w->mb;
 		if (!w->tested)
 			continue;

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A program that naps, for the wall gate's disturbed runs
+ * (test_gate36.py): a fixed number of rounds, each a nap in nap_stage()
+ * (a random 9 to 11 ms, plus EXTRA_US: built with -DEXTRA_US=5000 as
+ * gate36_napper-slow, the regression, half the nap) and about 2 ms of
+ * CPU in work_stage(). The naps are random, the same in every run, so
+ * that no period can phase-lock with a sampler's. A CPU hog beside it
+ * on its CPU holds it in the run queue after each nap and through its
+ * work: a disturbed run.
+ * Usage: gate36_napper ROUNDS
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "truth.h"
+
+#ifndef EXTRA_US
+#define EXTRA_US 0
+#endif
+
+static volatile uint64_t sink;
+static unsigned seed = 4242;
+
+__attribute__((noinline)) void
+nap_stage(void)
+{
+	long us = 9000 + (long)(rand_r(&seed) % 2000u) + EXTRA_US;
+	struct timespec ts = { 0, us * 1000 };
+
+	while (nanosleep(&ts, &ts))
+		;
+}
+
+__attribute__((noinline)) void
+work_stage(void)
+{
+	sink = spin(sink, 8 * SPIN_UNIT);
+}
+
+int
+main(int argc, char **argv)
+{
+	long rounds = argc > 1 ? atol(argv[1]) : 30;
+
+	for (long r = 0; r < rounds; r++) {
+		nap_stage();
+		work_stage();
+	}
+	printf("napped %ld rounds\n", rounds);
+	return 0;
+}
