@@ -229,6 +229,16 @@ struct result {
 	int speed_judged;
 	size_t speed_functions;	/* the functions it was judged on */
 	struct seq seq;		/* the sequential look (o->seq_max > 0) */
+	/* the speed model's fit (diff_speed_fit): where the gate found a
+	 * function slower, the functions it did not blame, of the speed's
+	 * own (20 samples a run), tested by Fisher's combination of their
+	 * p-values; misfit: below alpha, the verdict undecided and no row
+	 * significant, what it would have said kept in blamed (a copy of
+	 * the first slower row), nblamed and nfaster */
+	double fit_p;
+	size_t fit_functions;
+	int misfit, nblamed, nfaster;
+	struct row blamed;
 };
 
 /* diff_side.c: load s's runs (s->exe and s->args set) into its symbols and
@@ -301,6 +311,12 @@ double diff_model_var(const struct model *mo, double m, double amin);
  * speed unless o says not to) into res, whose rows are malloc'ed. */
 void diff_compare(struct result *res, struct side *b, struct side *n,
 		  const struct diff_opts *o);
+/* diff_compare.c: Fisher's p-value that the rows[0..n) the speed was
+ * judged on (tested CPU functions with least_b seconds a run on the base
+ * side and least_n on the new, 20 samples each) and that the gate did not
+ * find slower have not changed at that speed; *used of them (1 for none). */
+double diff_speed_fit(const struct row *rows, size_t n, double least_b, double least_n,
+		      size_t *used);
 /* sequential.c: the exit status of a comparison: EXIT_REGRESSION on a
  * significant regression, or on an undecided sequential verdict with
  * --undecided fail; else 0. */

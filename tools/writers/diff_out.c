@@ -47,6 +47,20 @@ verdict(FILE *out, const struct result *res, const struct diff_opts *o, int md)
 	int nslow = res->nslow, nfast = res->nfast;
 	const char *b = md ? "**" : "";
 
+	if (res->misfit) {
+		fprintf(out, "%s%s: undecided%s: one machine speed does not fit the functions' "
+			"changes (Fisher's p %.2g over the %zu functions it was judged on and not "
+			"found slower); it would have named ", b, o->who, b, res->fit_p,
+			res->fit_functions);
+		describe(out, &res->blamed, md);
+		if (res->nblamed > 1)
+			fprintf(out, " and %d more", res->nblamed - 1);
+		if (res->nfaster)
+			fprintf(out, ", with %d function%s faster", res->nfaster,
+				res->nfaster == 1 ? "" : "s");
+		fputs("; run again on a quieter machine\n", out);
+		return;
+	}
 	if (nslow) {
 		fprintf(out, "%s%s: regression%s: ", b, o->who, b);
 		describe(out, &res->rows[0], md);
@@ -565,13 +579,22 @@ print_json(FILE *out, const struct result *res, const struct side *b,
 		"\"threshold\": %g, \"min_seconds\": %g, \"family_size\": %zu, "
 		"\"absolute\": %s, \"speed_ratio\": %.6g, \"speed_judged\": %s, "
 		"\"speed_functions\": %zu,\n ",
-		nslow ? "regression" : "pass", diff_exit_status(res, o), nslow,
+		nslow ? "regression" : res->misfit ? "undecided" : "pass",
+		diff_exit_status(res, o), nslow,
 		res->nfast, metric_names[o->metric], o->alpha, o->threshold,
 		o->min_seconds, res->family, o->absolute ? "true" : "false", res->speed,
 		res->speed_judged ? "true" : "false", res->speed_functions);
 	if (o->exp)
 		json_experiment(out, o->exp);
 	json_disturbed(out, b, nw, o);
+	fprintf(out, "\"speed_fit\": {\"p\": %.6g, \"functions\": %zu, \"fits\": %s, "
+		"\"would_blame\": ", res->fit_p, res->fit_functions,
+		res->misfit ? "false" : "true");
+	if (res->misfit)
+		json_string(out, res->blamed.name);
+	else
+		fputs("null", out);
+	fputs("},\n ", out);
 	if (o->seq_max > 0)
 		json_seq(out, res, o);
 	json_side(out, "base", b, prog->mb);
