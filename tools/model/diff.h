@@ -263,9 +263,9 @@ double diff_amin(const struct side *s, const char *name);
 /* diff_disturbed.c: mark the values of v[0..n) that stand out above the
  * rest (out[i] 1): above their median by more than floor and by more
  * than DIST_MADS robust standard deviations (1.4826 times the median
- * absolute deviation); at most a third of them, the largest, none where
- * n < 3. The number marked. */
-#define DIST_MADS	5.0
+ * absolute deviation), the largest first, each against those not marked;
+ * at most a third of them, none where n < 3. The number marked. */
+#define DIST_MADS	3.0
 /* the floors: of a run's seconds in the run queue, 10 ms, 2 % of the
  * side's median run and the side's median run-queue seconds (a run must
  * wait twice as long as the median run: on a busy machine every run

@@ -51,28 +51,34 @@ diff_outlier_above(double x, const double *v, int n, double floor, double *ref)
 	return n >= 1 && x > limit_of(v, n, floor, ref);
 }
 
+/*
+ * One at a time, the largest first, each against the runs not marked yet
+ * (two disturbed runs of six spread the rest's deviations so that
+ * neither stood out against all five others); a third of the runs at
+ * most: were more out, the side's runs are that noisy, and no run is the
+ * odd one.
+ */
 int
 diff_outliers(const double *v, int n, double floor, int *out)
 {
-	double med, lim;
+	double *rest = pc_realloc(NULL, (size_t)(n > 0 ? n : 1) * sizeof(*rest)), med;
 	int k = 0;
 
 	memset(out, 0, (size_t)(n > 0 ? n : 0) * sizeof(*out));
-	if (n < 3)
-		return 0;
-	lim = limit_of(v, n, floor, &med);
-	/* the largest first, a third of the runs at most: were more out,
-	 * the side's runs are that noisy, and no run is the odd one */
-	for (int most = n / 3; k < most; k++) {
-		int top = -1;
+	for (int most = n >= 3 ? n / 3 : 0; k < most; k++) {
+		int top = -1, m = 0;
 
 		for (int i = 0; i < n; i++)
-			if (!out[i] && v[i] > lim && (top < 0 || v[i] > v[top]))
-				top = i;
-		if (top < 0)
+			if (!out[i]) {
+				rest[m++] = v[i];
+				if (top < 0 || v[i] > v[top])
+					top = i;
+			}
+		if (top < 0 || !(v[top] > limit_of(rest, m, floor, &med)))
 			break;
 		out[top] = 1;
 	}
+	free(rest);
 	return k;
 }
 
