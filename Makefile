@@ -313,10 +313,10 @@ $(P)/wallgate-again: tests/progs/wallgate.c tests/progs/truth.h
 $(P)/wallgate-slow: tests/progs/wallgate.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DEXTRA_MS=2 -o $@ $<
-# test_gate36.py's napper, its nap 5 ms longer a round
+# test_gate36.py's napper, its nap twice as long
 $(P)/gate36_napper-slow: tests/progs/gate36_napper.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DEXTRA_US=5000 -o $@ $<
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DEXTRA_US=10000 -o $@ $<
 # test_wallstack.py's known waits, built with frame pointers too
 $(P)/wallstack-fp: tests/progs/wallstack.c tests/progs/truth.h
 	@mkdir -p $(dir $@)

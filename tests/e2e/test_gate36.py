@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of the wall gate's disturbed runs: pcprof compare
 --metric wall of tests/progs/gate36_napper.c's two builds (a nap of 10 ms a
-round against 15 ms), where chosen runs get a burst of load made by the
+round against 20 ms), where chosen runs get a burst of load made by the
 test: two CPU hogs pinned to the program's CPU for that run alone. The
 disturbed runs are made again (compare) or left out (diff), and named;
 the regression is still found. The whole process's wall seconds a run
@@ -68,8 +68,16 @@ def hits(counter):
         return []
 
 
+def summary(j):
+    """A comparison's verdict, disturbed runs and first rows, for a
+    failure's message."""
+    return (j["verdict"], j.get("sequential", {}).get("verdict"), j["disturbed"],
+            [(f["name"], f["base_seconds"], f["new_seconds"], f["p_adjusted"])
+             for f in j["functions"][:6]])
+
+
 def test_gate36_wall_gate_names_the_disturbed_runs_and_still_finds_the_nap():
-    """Six runs a side; base-001 and new-001 (too early for compare to
+    """Eight runs a side; base-001 and new-001 (too early for compare to
     judge: it needs two kept runs a side first) and the base's fourth
     command (base-003, or a run made again) get the burst. Exit 1 with
     the nap's wait from nap_stage slower; every run the burst met is named
@@ -84,12 +92,12 @@ def test_gate36_wall_gate_names_the_disturbed_runs_and_still_finds_the_nap():
     wrap, base, new = setup(tmp)
     cb, cn = os.path.join(tmp, "cb"), os.path.join(tmp, "cn")
     kept = os.path.join(tmp, "runs")
-    p = pcprof("compare", "--metric", "wall", "--runs", "6", "--program", "napper",
+    p = pcprof("compare", "--metric", "wall", "--runs", "8", "--program", "napper",
                "--format", "json", "-o", kept,
                "--base", wrap, cb, "2 4", base, ROUNDS,
                "--new", wrap, cn, "2", new, ROUNDS, timeout=300)
-    assert p.returncode == 1, (p.returncode, p.stdout[-3000:], p.stderr)
     j = json.loads(p.stdout)
+    assert p.returncode == 1, (p.returncode, summary(j), p.stderr)
     slow = [f["name"] for f in j["functions"] if f["status"] == "slower"]
     assert "[off-cpu: clock_nanosleep] from nap_stage" in slow, (slow, p.stderr)
     named = {os.path.basename(d["run"]): d for d in j["disturbed"]}
@@ -106,7 +114,7 @@ def test_gate36_wall_gate_names_the_disturbed_runs_and_still_finds_the_nap():
     assert el and el[0]["p_value"] is not None, j["functions"][:5]
     runs = lambda side: sorted(d for d in os.listdir(kept)
                                if d.startswith(side + "-"))
-    assert len(runs("base")) == len(runs("new")) == 6, os.listdir(kept)
+    assert len(runs("base")) == len(runs("new")) == 8, os.listdir(kept)
     secs = []
     for d in runs("base"):
         with open(os.path.join(kept, d, "elapsed")) as f:

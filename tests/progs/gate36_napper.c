@@ -2,8 +2,8 @@
 /*
  * A program that naps, for the wall gate's disturbed runs
  * (test_gate36.py): a fixed number of rounds, each a nap in nap_stage()
- * (a random 9 to 11 ms, plus EXTRA_US: built with -DEXTRA_US=5000 as
- * gate36_napper-slow, the regression, half the nap) and about 2 ms of
+ * (a random 9 to 11 ms, plus EXTRA_US: built with -DEXTRA_US=10000 as
+ * gate36_napper-slow, the regression: the nap doubled) and about 2 ms of
  * CPU in work_stage(). The naps are random, the same in every run, so
  * that no period can phase-lock with a sampler's. A CPU hog beside it
  * on its CPU holds it in the run queue after each nap and through its
