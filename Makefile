@@ -316,7 +316,7 @@ $(P)/wallgate-slow: tests/progs/wallgate.c tests/progs/truth.h
 # test_gate36.py's napper, its nap twice as long
 $(P)/gate36_napper-slow: tests/progs/gate36_napper.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DEXTRA_US=10000 -o $@ $<
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DNAP_FACTOR=2 -o $@ $<
 # test_wallstack.py's known waits, built with frame pointers too
 $(P)/wallstack-fp: tests/progs/wallstack.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
