@@ -185,10 +185,12 @@ def test_users37_folded_and_flame_keep_every_level_of_recursion():
     for line in text.splitlines():
         s, n = line.rsplit(" ", 1)
         stacks[s] = stacks.get(s, 0) + int(n)
-    total = sum(stacks.values())
+    # of the samples in rec_work (start-up's, in ld.so and libc, grow with
+    # the machine's load and are no recursion)
+    total = sum(n for s, n in stacks.items() if "rec_work" in s)
     deep = sum(n for s, n in stacks.items() if "rec_work" in s and levels(s) == 6)
     # rec_work calls itself 5 deep: 6 frames, the work at the bottom
-    assert deep >= 0.8 * total, sorted(stacks.items(), key=lambda kv: -kv[1])[:5]
+    assert total >= 50 and deep >= 0.9 * total, sorted(stacks.items(), key=lambda kv: -kv[1])[:5]
     assert any(s.endswith("main;rec_work;rec_work;rec_work;rec_work;rec_work;rec_work")
                for s in stacks), list(stacks)[:5]
     # speedscope too (pprof keeps each frame as its own location)
