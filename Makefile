@@ -65,6 +65,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/namespaces.c \
 	preload/sandbox.c \
 	preload/own.c preload/vfork.c \
+	preload/alloc.c preload/alloc_table.c \
 	gmon/write.c
 # whether a live file's process still runs: libpc's pc_recover and pcprof ask
 PRELOAD_SRC += preload/running.c
@@ -234,6 +235,7 @@ PROGS += $(P)/footprint_one
 PROGS += $(P)/wallacct
 PROGS += $(P)/wallstack $(P)/wallstack-fp
 PROGS += $(P)/history-slow3
+PROGS += $(P)/alloc39
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope

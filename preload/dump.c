@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pc.h"
+#include "alloc.h"
 #include "banned.h"
 
 static int
@@ -60,6 +61,8 @@ pc_dump(const char *path)
 			pc_dump_summary(sp ? sp : path, rs);
 		/* the profile itself was written */
 	}
+	if (!r)
+		pc_alloc_dump(path);
 	if (!r)
 		pc_objects_dump(path);
 	pc_live_io(0);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "alloc.h"
 #include "live.h"
 #include "banned.h"
 
@@ -84,6 +85,7 @@ after_fork_child(void)
 	pc_sample_forked();
 	pc_arcs_clear();
 	pc_stacks_clear();
+	pc_alloc_table_clear();
 	pc_objects_clear();
 	memset(pc_stats, 0, sizeof(*pc_stats));
 	pc_names_forked();
