@@ -56,6 +56,7 @@ struct xp_sample {
 				 * for (its leaf names the site alone); 0 */
 	double count;		/* samples (off-CPU time in samples at the
 				 * group's rate) */
+	uint32_t kind;		/* alloc_all: count's gmon_alloc_kind */
 };
 
 struct xp_thread {		/* a thread of a process, from its stacks */
@@ -109,6 +110,9 @@ struct export {
 	double total;		/* samples */
 	double off;		/* of which off-CPU */
 	char *source;		/* the first profile read, for messages */
+	int alloc_all;		/* an allocation metric's clock: the samples
+				 * of all four metrics, each of its kind */
+	uint64_t alloc_rate;	/* an allocation profile's rate in bytes */
 	/* private */
 	struct xp_index *ix;
 	uint64_t end_ns;
