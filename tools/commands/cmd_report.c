@@ -234,9 +234,9 @@ report_program(char **operands, int n, struct report_opts *r, const struct symta
 static int
 one_program(const struct report_opts *r)
 {
-	return !FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread &&
+	return alloc_asked(r) || (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread &&
 	       (r->format == FORMAT_FOLDED || r->format == FORMAT_GMON || r->callgraph ||
-		r->lines);
+		r->lines));
 }
 
 /*
