@@ -235,7 +235,7 @@ PROGS += $(P)/footprint_one
 PROGS += $(P)/wallacct
 PROGS += $(P)/wallstack $(P)/wallstack-fp
 PROGS += $(P)/history-slow3
-PROGS += $(P)/alloc39
+PROGS += $(P)/alloc39 $(P)/alloc39stress $(P)/alloc39pp
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -281,6 +281,9 @@ $(P)/libcall: tests/progs/libcall.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-builtin -o $@ $<
 $(P)/cxx: tests/progs/cxx.cc tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CXX,$@)$(CXX) -O2 -g -Wall -o $@ $<
+$(P)/alloc39pp: tests/progs/alloc39pp.cc
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) -O2 -g -Wall -o $@ $<
 $(P)/callers-fp: tests/progs/callers.c tests/progs/truth.h

@@ -271,7 +271,7 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
  * listed, so that their total_seconds can be found too. */
 static void
 json_callers_only(FILE *out, const struct flat *f, const struct symtab *st,
-		  const struct callgraph *cg, size_t k)
+		  const struct callgraph *cg, size_t k, int alloc)
 {
 	char *listed = calloc(st->nfuncs ? st->nfuncs : 1, 1);
 
@@ -290,7 +290,10 @@ json_callers_only(FILE *out, const struct flat *f, const struct symtab *st,
 			json_string(out, object_of(st, (uint32_t)i));
 		}
 		fprintf(out, ", \"self_seconds\": 0, \"self_samples\": 0, \"share\": 0, "
-			"\"total_seconds\": %.6f}", cg->total[i] / f->rate);
+			"\"total_seconds\": %.6f", cg->total[i] / f->rate);
+		if (alloc)
+			fprintf(out, ", \"self\": 0, \"total\": %.0f", cg->total[i]);
+		fputc('}', out);
 	}
 	free(listed);
 }
@@ -388,7 +391,7 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 		fputc('}', out);
 	}
 	if (cg && o->top <= 0)
-		json_callers_only(out, f, st, cg, f->nrows);
+		json_callers_only(out, f, st, cg, f->nrows, CLOCK_IS_ALLOC(o->clock));
 	fprintf(out, "%s], \"unattributed_samples\": %.6g, \"unattributed_share\": %.6f",
 		f->nrows ? "\n" : "", f->unknown, f->total ? f->unknown / f->total : 0);
 	fprintf(out, ", \"outside_samples\": %.6g, \"outside_share\": %.6f",
