@@ -267,7 +267,7 @@ forget(void *p)
 	size_t size;
 	uint32_t stack;
 
-	if (pc_alloc_tracking())
+	if (pc_alloc_maybe(p))
 		pc_alloc_forget(p, &size, &stack);
 }
 
@@ -298,7 +298,7 @@ realloc_slow(void *old, size_t n, int crossed, uintptr_t ra)
 			memcpy(p, old, n < room ? n : room);
 		return p;
 	}
-	had = old && pc_alloc_tracking() && pc_alloc_forget(old, &size, &stack);
+	had = old && pc_alloc_maybe(old) && pc_alloc_forget(old, &size, &stack);
 	sampled = crossed && !busy && take(n);
 	p = next_realloc(old, n);
 	if (!p && n && had)
@@ -313,7 +313,7 @@ realloc(void *old, size_t n)
 {
 	int crossed = CROSSES(n);
 
-	if (!crossed && !in_boot(old) && !pc_alloc_tracking())
+	if (!crossed && !in_boot(old) && !pc_alloc_maybe(old))
 		return next_realloc(old, n);
 	return realloc_slow(old, n, crossed, (uintptr_t)__builtin_return_address(0));
 }
@@ -330,7 +330,7 @@ reallocarray(void *old, size_t a, size_t b)
 	}
 	/* not through realloc(): its return address would be this one */
 	crossed = CROSSES(n);
-	if (!crossed && !in_boot(old) && !pc_alloc_tracking())
+	if (!crossed && !in_boot(old) && !pc_alloc_maybe(old))
 		return next_realloc(old, n);
 	return realloc_slow(old, n, crossed, (uintptr_t)__builtin_return_address(0));
 }

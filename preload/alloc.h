@@ -41,6 +41,30 @@ void pc_alloc_restore(void *p, size_t size, uint32_t stack) PC_HIDDEN;
 /* alloc_table.c: whether any block is tracked (frees look up only then).
  * Lock-free. */
 int pc_alloc_tracking(void) PC_HIDDEN;
+/*
+ * alloc_table.c: a filter of the tracked blocks that a free reads before
+ * it looks one up: a count of the tracked blocks whose address falls in
+ * each of its PC_ALLOC_FILTER buckets (255 sticks: always looked up), 4
+ * KiB that stay in the cache where the table would not. Relaxed atomics.
+ */
+#define PC_ALLOC_FILTER	4096
+extern uint8_t pc_alloc_filter[PC_ALLOC_FILTER] PC_HIDDEN;
+
+static inline size_t
+pc_alloc_bucket(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	return (size_t)((a >> 4) ^ (a >> 12) ^ (a >> 20)) & (PC_ALLOC_FILTER - 1);
+}
+
+/* Whether p may be a tracked block (0: it is not). */
+static inline int
+pc_alloc_maybe(const void *p)
+{
+	return __atomic_load_n(&pc_alloc_filter[pc_alloc_bucket(p)], __ATOMIC_RELAXED) != 0;
+}
+
 /* alloc_table.c: forget everything (a fork child). */
 void pc_alloc_table_clear(void) PC_HIDDEN;
 /* alloc_table.c: write PROFILE.alloc beside the profile at path. AS-safe. */

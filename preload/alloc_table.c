@@ -61,6 +61,22 @@ static int nsegs;			/* atomic */
 static int growing;			/* a segment is being mapped (atomic) */
 static long tracked;			/* blocks in the table (atomic) */
 static uint64_t dropped;		/* samples with no room (atomic) */
+uint8_t pc_alloc_filter[PC_ALLOC_FILTER];
+
+/* One more (1) or one less (-1) tracked block in p's bucket; a full
+ * bucket stays full. */
+static void
+filter_add(uint64_t p, int d)
+{
+	uint8_t *b = &pc_alloc_filter[pc_alloc_bucket((const void *)(uintptr_t)p)];
+	uint8_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
+
+	do {
+		if (cur == 255 || (d < 0 && cur == 0))
+			return;
+	} while (!__atomic_compare_exchange_n(b, &cur, (uint8_t)(cur + d), 1,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
 
 static void *
 map(size_t len)
@@ -100,6 +116,7 @@ pc_alloc_table_clear(void)
 	arena_used = 1;
 	tracked = 0;
 	dropped = 0;
+	memset(pc_alloc_filter, 0, sizeof(pc_alloc_filter));
 }
 
 /* 1 - exp(-x), x >= 0, without libm: the series where it is small, else
@@ -264,6 +281,7 @@ insert(uint64_t p, uint64_t size, uint32_t stack)
 						__ATOMIC_RELAXED)) {
 			b->size = size;
 			b->stack = stack;
+			filter_add(p, 1);
 			__atomic_fetch_add(&tracked, 1, __ATOMIC_RELAXED);
 			if (cur == EMPTY &&
 			    __atomic_add_fetch(&g->fresh, 1, __ATOMIC_RELAXED) > n / 2)
@@ -321,6 +339,7 @@ pc_alloc_forget(void *p, size_t *size, uint32_t *stack)
 							 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 				return 0;
 			__atomic_fetch_sub(&tracked, 1, __ATOMIC_RELAXED);
+			filter_add(a, -1);
 			count(*stack, *size, 1);
 			return 1;
 		}
