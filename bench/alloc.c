@@ -2,8 +2,9 @@
 /*
  * A malloc/free churn benchmark for PC_ALLOC's overhead (bench/alloc.py):
  * N operations, each freeing one of 1024 live blocks at random and
- * allocating another of 16 to 4096 bytes (sizes skewed small), in one
- * thread. Prints the ns a malloc/free pair took and a checksum.
+ * allocating another of 8 to 4096 bytes (sizes skewed small), in one
+ * thread; "alloc N small": N pairs of malloc(32) and its free, the fast
+ * path alone. Prints the ns a malloc/free pair took and a checksum.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,7 +22,14 @@ main(int argc, char **argv)
 	struct timespec a, b;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (long i = 0; i < n; i++) {
+	for (long i = 0; argc > 2 && i < n; i++) {
+		char *volatile p = malloc(32);
+
+		p[0] = (char)i;
+		sum += (uint64_t)(unsigned char)p[0];
+		free(p);
+	}
+	for (long i = 0; argc <= 2 && i < n; i++) {
 		unsigned k, sz;
 
 		s ^= s << 13;
