@@ -409,12 +409,6 @@ posix_memalign(void **out, size_t align, size_t n)
 	return next_posix_memalign(out, align, n);
 }
 
-uint64_t
-pc_alloc_rate(void)
-{
-	return __atomic_load_n(&alloc_state, __ATOMIC_ACQUIRE) == ALLOC_ON ? alloc_rate : 0;
-}
-
 /* PC_ALLOC_RATE: bytes, with an optional k, K, m or M (KiB, MiB). */
 static uint64_t
 read_rate(const char *v)

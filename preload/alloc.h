@@ -21,9 +21,6 @@
 /* alloc.c: read PC_ALLOC and PC_ALLOC_RATE and start sampling when asked
  * (the constructor, once the configuration is sealed). Not AS-safe. */
 void pc_alloc_start(void) PC_HIDDEN;
-/* alloc.c: the sampling rate in bytes, or 0 when allocations are not
- * profiled. AS-safe. */
-uint64_t pc_alloc_rate(void) PC_HIDDEN;
 
 /* alloc_table.c: map the tables; 0 or -errno. Not AS-safe. */
 int pc_alloc_table_init(uint64_t rate) PC_HIDDEN;

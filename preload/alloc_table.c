@@ -406,7 +406,7 @@ pc_alloc_dump(const char *path)
 	size_t n = strlen(path);
 	int r;
 
-	if (!arena || !pc_alloc_rate())
+	if (!arena)	/* PC_ALLOC off, or its tables not mapped */
 		return 0;
 	if (n + sizeof(GMON_ALLOC_SUFFIX) > sizeof(buf))
 		return -ENAMETOOLONG;

@@ -45,9 +45,11 @@ clock_named(const char *arg)
 		return PC_CLOCK_CPU;
 	if (!strcmp(arg, "off"))
 		return PC_CLOCK_OFF;
-	for (enum pc_clock c = PC_CLOCK_ALLOC; c <= PC_CLOCK_INUSE_BYTES; c++)
-		if (!strcmp(arg, clock_word(c)))
-			return c;
+	static const char *const alloc[] = { "alloc", "alloc-bytes", "inuse", "inuse-bytes" };
+
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(arg, alloc[i]))
+			return (enum pc_clock)(PC_CLOCK_ALLOC + i);
 	pc_fatal("--clock '%s': not wall, cpu or off (or, of allocations, alloc, "
 		 "alloc-bytes, inuse or inuse-bytes)", arg);
 }
