@@ -66,6 +66,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/wall_walks.c preload/wall_mask.c preload/namespaces.c \
 	preload/sandbox.c preload/timeline.c preload/markers.c \
 	preload/own.c preload/vfork.c \
+	preload/alloc.c preload/alloc_table.c \
 	gmon/write.c
 # whether a live file's process still runs: libpc's pc_recover and pcprof ask
 PRELOAD_SRC += preload/running.c
@@ -246,6 +247,7 @@ PROGS += $(P)/wallmem_lock $(P)/wallmem_count.so
 PROGS += $(P)/users37 $(P)/users37_omp
 PROGS += $(P)/timeline38
 PROGS += $(P)/gate36_napper $(P)/gate36_napper-slow
+PROGS += $(P)/alloc39 $(P)/alloc39stress $(P)/alloc39pp
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -291,6 +293,9 @@ $(P)/libcall: tests/progs/libcall.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-builtin -o $@ $<
 $(P)/cxx: tests/progs/cxx.cc tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CXX,$@)$(CXX) -O2 -g -Wall -o $@ $<
+$(P)/alloc39pp: tests/progs/alloc39pp.cc
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) -O2 -g -Wall -o $@ $<
 $(P)/callers-fp: tests/progs/callers.c tests/progs/truth.h

@@ -149,6 +149,30 @@ long gmon_sink_counts64(struct gmon_sink *s, uint64_t low, unsigned bin,
 #define GMON_STACK_WALLINFO	8u
 #define GMON_STACK_CUT		16u
 #define GMON_STACK_MAX_DEPTH	4096
+
+/*
+ * An allocation profile (PC_ALLOC), PROFILE.alloc, is a stacks file of
+ * version 2 whose header rate is the sampling rate in bytes and whose
+ * records all carry GMON_STACK_ALLOC: one record per stack and kind
+ * (GMON_ALLOC_KIND of its flags, enum gmon_alloc_kind), the count the
+ * kind's estimate for the allocations made at that stack (scaled as
+ * pprof's heap profiles are; exact at rate 1) or its samples. A kind
+ * whose count is 0 has no record. The stack's leaf is the allocator's
+ * caller.
+ */
+#define GMON_STACK_ALLOC	64u
+#define GMON_ALLOC_KIND_SHIFT	8
+#define GMON_ALLOC_KIND(flags)	((flags) >> GMON_ALLOC_KIND_SHIFT & 7u)
+enum gmon_alloc_kind {
+	GMON_ALLOC_OBJECTS,	/* allocations */
+	GMON_ALLOC_BYTES,	/* bytes allocated */
+	GMON_INUSE_OBJECTS,	/* of them, not freed when the file was written */
+	GMON_INUSE_BYTES,
+	GMON_ALLOC_SAMPLES,	/* allocations sampled (the estimates' error) */
+	GMON_INUSE_SAMPLES,	/* of them, not freed */
+	GMON_ALLOC_KINDS
+};
+#define GMON_ALLOC_SUFFIX	".alloc"
 #define GMON_THREAD_NAME_SIZE	16
 
 /*

@@ -13,6 +13,7 @@
 
 #include "pc.h"
 #include "timeline.h"
+#include "alloc.h"
 #include "banned.h"
 
 static int
@@ -84,6 +85,8 @@ pc_dump(const char *path)
 		if (rt)
 			pc_dump_summary(buf, rt);
 	}
+	if (!r)
+		pc_alloc_dump(path);
 	if (!r)
 		pc_objects_dump(path);
 	pc_live_io(0);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "alloc.h"
 #include "live.h"
 #include "banned.h"
 
@@ -86,6 +87,7 @@ after_fork_child(void)
 	pc_stacks_clear();
 	pc_timeline_clear();
 	pc_markers_forked();
+	pc_alloc_table_clear();
 	pc_objects_clear();
 	memset(pc_stats, 0, sizeof(*pc_stats));
 	pc_names_forked();

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "alloc.h"
 #include "live.h"
 
 static struct pc_state boot_state;
@@ -416,6 +417,7 @@ pc_start(void)
 	config_seal();
 	pc_mappings_start();
 	pc_threads_init();
+	pc_alloc_start();
 	pc_lifecycle_init();
 	pc_signals_init();
 	pc_wall_load();

@@ -207,8 +207,18 @@ int stacks_load(const struct pc_inputs *in, int run, int file, const char *stack
  * is shown as wall time unless asked otherwise; cpu is the CPU samples
  * alone (the report of a CPU profile), off the off-CPU records alone.
  */
-enum pc_clock { PC_CLOCK_AUTO, PC_CLOCK_CPU, PC_CLOCK_WALL, PC_CLOCK_OFF };
-/* "cpu", "wall" or "off" (auto: "cpu"). */
+enum pc_clock { PC_CLOCK_AUTO, PC_CLOCK_CPU, PC_CLOCK_WALL, PC_CLOCK_OFF,
+	/* an allocation profile's (PROFILE.alloc, --metric): allocations,
+	 * bytes allocated, and of them those in use at the end, in the
+	 * order of gmon.h's enum gmon_alloc_kind */
+	PC_CLOCK_ALLOC, PC_CLOCK_ALLOC_BYTES, PC_CLOCK_INUSE, PC_CLOCK_INUSE_BYTES };
+#define CLOCK_IS_ALLOC(c)	((c) >= PC_CLOCK_ALLOC)
+/* The gmon_alloc_kind of an allocation metric. */
+#define CLOCK_ALLOC_KIND(c)	((unsigned)((c) - PC_CLOCK_ALLOC))
+/* "objects" or "bytes": an allocation metric's unit. */
+#define CLOCK_UNIT(c)		(((c) - PC_CLOCK_ALLOC) & 1 ? "bytes" : "objects")
+/* "cpu", "wall" or "off" (auto: "cpu"); "alloc", "alloc-bytes", "inuse"
+ * or "inuse-bytes". */
 const char *clock_word(enum pc_clock c);
 /* --clock's word (inputs.c): exits 2 with one line for another. */
 enum pc_clock clock_named(const char *arg);
@@ -292,6 +302,7 @@ struct report_opts {
 	const char *thread;	/* --thread TID|NAME: only its samples */
 	int timeline;		/* report --timeline: the text timeline */
 	enum pc_clock clock;	/* --clock; resolved (never auto) once read */
+	int alloc;		/* --alloc: the allocation sites' table */
 	/* a wall view's: the children each wait for a child waited for,
 	 * listed under its row (seconds; waits.h) */
 	const struct wait_child *children;

@@ -22,6 +22,7 @@
 #include "model/wallgmon.h"
 #include "writers/gmon_out.h"
 #include "commands/options.h"
+#include "commands/alloc_report.h"
 
 static const char usage_short[] =
 "usage: pcprof report [OPTIONS] DIR|GMON...      the whole run that pcprof run left\n"
@@ -165,6 +166,10 @@ report_inputs(struct pc_inputs *in, struct report_opts *r, const struct symtab_o
 	if (r->by_object && !in->st.nobjs)
 		pc_fatal("'%s': no objects manifest beside it (record with PC_SCOPE=all "
 			 "for --by-object)", r->files[0]);
+	if (alloc_asked(r)) {
+		alloc_report(in, r, s, out);
+		goto out;
+	}
 	if (r->format == FORMAT_GMON) {
 		gmon_inputs(in, r, out);
 		goto out;
@@ -233,9 +238,10 @@ report_program(char **operands, int n, struct report_opts *r, const struct symta
 static int
 one_program(const struct report_opts *r)
 {
-	return !FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread && !r->timeline &&
-	       (r->format == FORMAT_FOLDED || r->format == FORMAT_GMON || r->callgraph ||
-		r->lines);
+	return alloc_asked(r) ||
+	       (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread && !r->timeline &&
+		(r->format == FORMAT_FOLDED || r->format == FORMAT_GMON || r->callgraph ||
+		 r->lines));
 }
 
 /* Whether path is a run's directory. */

@@ -12,7 +12,7 @@ enum {
 	OPT_FORMAT = 256, OPT_TOP, OPT_KEEP_PIECES, OPT_NO_DEMANGLE,
 	OPT_DEBUG_DIR, OPT_CALLGRAPH, OPT_STACKS, OPT_BY_OBJECT, OPT_FULL_NAMES,
 	OPT_PROCESS, OPT_LINES, OPT_BY_THREAD, OPT_THREAD, OPT_PROCESSES,
-	OPT_CLOCK,
+	OPT_CLOCK, OPT_ALLOC_METRIC, OPT_ALLOC,
 };
 
 /* The options of how symbols are read and named, which report, run, diff
@@ -35,7 +35,9 @@ enum {
 	{ "lines", no_argument, NULL, OPT_LINES },			\
 	{ "by-thread", no_argument, NULL, OPT_BY_THREAD },		\
 	{ "thread", required_argument, NULL, OPT_THREAD },		\
-	{ "clock", required_argument, NULL, OPT_CLOCK }
+	{ "clock", required_argument, NULL, OPT_CLOCK },		\
+	{ "metric", required_argument, NULL, OPT_ALLOC_METRIC },		\
+	{ "alloc", no_argument, NULL, OPT_ALLOC }
 
 #define REPORT_OPTIONS_HELP						\
 "Report options:\n"							\
@@ -64,6 +66,11 @@ enum {
 "                   wall (its default: CPU and off-CPU time, each wait\n"\
 "                   a function [off-cpu: CALL]), cpu (its CPU samples,\n"\
 "                   as a CPU profile's report), or off (the waits alone)\n"\
+"  --metric M       of an allocation profile (pcprof run --alloc,\n"\
+"                   PC_ALLOC=1): alloc (allocations), alloc-bytes,\n"\
+"                   inuse or inuse-bytes (what was not freed at exit)\n"\
+"  --alloc          the allocation sites' table: bytes and objects\n"\
+"                   allocated and in use, and the leaks at exit\n"\
 "  --keep-pieces    show foo.cold, foo.part.N, foo.isra.N and\n"	\
 "                   foo.constprop.N apart from foo (default: folded)\n"\
 "  --full-names     C++ names with their template arguments and\n"	\

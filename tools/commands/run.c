@@ -20,6 +20,7 @@
 #include "config.h"	/* PC_LIBDIR, written by the Makefile */
 #include "commands/launch.h"
 #include "commands/options.h"
+#include "commands/alloc_report.h"
 #include "inputs/runfiles.h"
 #include "model/export.h"
 #include "model/wallgmon.h"
@@ -81,6 +82,10 @@ static const char usage_run[] =
 "                     beside DIR/gmon.out: the first process's wall time for\n"
 "                     gprof (gprof PROG DIR/gmon.wall)\n"
 "  --no-callgraph     record the flat profile only (PC_CALLGRAPH=0)\n"
+"  --alloc            profile allocations too (PC_ALLOC=1): the report is\n"\
+"                     the allocation sites' table and the leaks at exit\n"\
+"                     (--metric M: the profile of M instead), and\n"\
+"                     DIR/gmon.out.alloc is written beside DIR/gmon.out\n"
 "  --main-only        profile the executable's own code only (PC_SCOPE=main):\n"
 "                     the report is of the first process, and its time in\n"
 "                     libraries is one [outside the executable] line; DIR/PROG\n"
@@ -112,6 +117,9 @@ REPORT_OPTIONS_HELP
 "  PC_CLOCK         wall: a wall-clock profile, off-CPU time too (--clock)\n"
 "  PC_WALL_HZ       the wall clock's rounds a second (100)\n"
 "  PC_WALL_BUDGET   the wall clock's CPU at most, percent of one CPU (1)\n"
+"  PC_ALLOC         1: profile allocations too (--alloc), into PC_OUT.alloc\n"
+"  PC_ALLOC_RATE    bytes between allocation samples, on average (512k);\n"
+"                   1: every allocation, exact\n"
 "  PC_STACKS_MB     memory for distinct stacks, 1 to 4096 (32)\n"
 "  PC_TIMELINE      1: keep each sample's time and thread, and markers\n"
 "  PC_TIMELINE_MAX  samples the timeline keeps, 64 to 67108864 (262144)\n"
@@ -447,6 +455,9 @@ run_options(int argc, char **argv, struct run_opts *o)
 		setenv_or_die("PC_CLOCK", "wall");
 	else if (o->r.clock == PC_CLOCK_CPU)
 		unsetenv("PC_CLOCK");
+	/* --alloc, --metric: libpc profiles allocations too */
+	if (alloc_asked(&o->r))
+		setenv_or_die("PC_ALLOC", "1");
 	return -1;
 }
 
@@ -630,8 +641,8 @@ cmd_run(int argc, char **argv)
 		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))
 			no_profile(output, status);
 		else
-			report_apart(exe, o.main_only ? output : dir, o.main_only,
-				     o.report_to, &o.r, &o.s);
+			report_apart(exe, o.main_only || alloc_asked(&o.r) ? output : dir,
+				     o.main_only || alloc_asked(&o.r), o.report_to, &o.r, &o.s);
 	}
 	return launch_end_like(status);
 }

@@ -45,7 +45,13 @@ clock_named(const char *arg)
 		return PC_CLOCK_CPU;
 	if (!strcmp(arg, "off"))
 		return PC_CLOCK_OFF;
-	pc_fatal("--clock '%s': not wall, cpu or off", arg);
+	static const char *const alloc[] = { "alloc", "alloc-bytes", "inuse", "inuse-bytes" };
+
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(arg, alloc[i]))
+			return (enum pc_clock)(PC_CLOCK_ALLOC + i);
+	pc_fatal("--clock '%s': not wall, cpu or off (or, of allocations, alloc, "
+		 "alloc-bytes, inuse or inuse-bytes)", arg);
 }
 
 int
@@ -83,7 +89,13 @@ report_option(int c, const char *arg, struct report_opts *r,
 		r->stacks = arg;
 		return 1;
 	case OPT_CLOCK:
+	case OPT_ALLOC_METRIC:
 		r->clock = clock_named(arg);
+		if (c == OPT_ALLOC_METRIC && !CLOCK_IS_ALLOC(r->clock))
+			pc_fatal("--metric '%s': not alloc, alloc-bytes, inuse or inuse-bytes", arg);
+		return 1;
+	case OPT_ALLOC:
+		r->alloc = 1;
 		return 1;
 	case OPT_TOP:
 		r->top = strtol(arg, &end, 10);

@@ -160,12 +160,20 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 const char *
 clock_word(enum pc_clock c)
 {
+	static const char *const alloc[] = { "alloc", "alloc-bytes", "inuse", "inuse-bytes" };
+
+	if (CLOCK_IS_ALLOC(c))
+		return alloc[CLOCK_ALLOC_KIND(c) & 3];
 	return c == PC_CLOCK_WALL ? "wall" : c == PC_CLOCK_OFF ? "off" : "cpu";
 }
 
 double
 stack_weight(const struct gmon_stacks *ss, const struct gmon_stack *k, enum pc_clock c)
 {
+	/* an allocation profile's records count under their metric alone */
+	if ((k->flags & GMON_STACK_ALLOC) || CLOCK_IS_ALLOC(c))
+		return (k->flags & GMON_STACK_ALLOC) && CLOCK_IS_ALLOC(c) &&
+		       GMON_ALLOC_KIND(k->flags) == CLOCK_ALLOC_KIND(c) ? (double)k->count : 0;
 	if (!(k->flags & GMON_STACK_OFFCPU))
 		return c == PC_CLOCK_OFF ? 0 : (double)k->count;
 	if (c != PC_CLOCK_WALL && c != PC_CLOCK_OFF)
@@ -224,8 +232,11 @@ enum pc_clock
 clock_resolve(const struct pc_inputs *in, int run, const char *stacks_file,
 	      enum pc_clock asked)
 {
-	int wall = stacks_are_wall(in, run, stacks_file);
+	int wall;
 
+	if (CLOCK_IS_ALLOC(asked))
+		return asked;	/* of the allocation profile (cmd_report.c) */
+	wall = stacks_are_wall(in, run, stacks_file);
 	if (asked == PC_CLOCK_AUTO)
 		return wall ? PC_CLOCK_WALL : PC_CLOCK_CPU;
 	if (!wall && asked != PC_CLOCK_CPU)

@@ -369,6 +369,7 @@ add_sample_of(struct export *x, const uint32_t *locs, uint32_t depth, double cou
 	sm->thread = thread;
 	sm->off = off;
 	sm->wait_pid = 0;
+	sm->kind = 0;
 	sm->count = count;
 	memcpy(x->pool + x->npool, locs, depth * sizeof(*locs));
 	x->npool += depth;
@@ -496,6 +497,8 @@ add_stacks(struct source *s, const char *stacks_file)
 		/* one process's stacks: the pid they record is the group's */
 		if (!s->x->groups[s->x->ngroups - 1].pid && (stacks_file || run->nfiles == 1))
 			s->x->groups[s->x->ngroups - 1].pid = ss.pid;
+		if (CLOCK_IS_ALLOC(s->x->clock))
+			s->x->alloc_rate = ss.rate;
 		if ((ss.flags & GMON_STACKS_WALL) && ss.wall[GMON_WALL_HZ_LOW] &&
 		    (!g->wall_hz || ss.wall[GMON_WALL_HZ_LOW] < g->wall_hz))
 			g->wall_hz = ss.wall[GMON_WALL_HZ_LOW];
@@ -503,7 +506,10 @@ add_stacks(struct source *s, const char *stacks_file)
 			const struct gmon_stack *k = &ss.v[j];
 			int off = (k->flags & GMON_STACK_OFFCPU) != 0;
 			double w = stack_weight(&ss, k, s->x->clock);
-			uint32_t d, t;
+			uint32_t d, t, kind = GMON_ALLOC_KIND(k->flags);
+
+			if (s->x->alloc_all && (k->flags & GMON_STACK_ALLOC))
+				w = kind < GMON_ALLOC_KINDS ? (double)k->count : 0;
 
 			if (!off)
 				n += (double)k->count;
@@ -513,6 +519,7 @@ add_stacks(struct source *s, const char *stacks_file)
 			d = stack_locs(s, i, k, locs);
 			t = thread_of(s->x, k->tid, &ss);
 			add_sample_of(s->x, locs, d, w, t, off);
+			s->x->samples[s->x->nsamples - 1].kind = kind;
 			/* a wait4's child: a label of the sample, not a frame */
 			if (off)
 				s->x->samples[s->x->nsamples - 1].wait_pid = wait_pid(k->pcs[0]);
@@ -633,8 +640,18 @@ export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opt
 	if (L.have_lines)
 		s.L = &L;
 	gmon_profile_outside(p, &outside);
+	if (CLOCK_IS_ALLOC(x->clock)) {
+		/* the writers' own strings, and a unit of one: bytes or objects */
+		intern(x, "alloc_objects");
+		intern(x, "alloc_space");
+		intern(x, "inuse_objects");
+		intern(x, "inuse_space");
+		intern(x, "space");
+		intern(x, "bytes");
+		g->rate = 1;
+	}
 	stacked = add_stacks(&s, stacks_file);
-	if (x->clock == PC_CLOCK_OFF) {
+	if (x->clock == PC_CLOCK_OFF || CLOCK_IS_ALLOC(x->clock)) {
 		/* the waits alone: no CPU sample, stacked or not */
 		x->stacks = 1;
 	} else if (stacked >= 0) {

@@ -58,6 +58,7 @@ struct xp_sample {
 				 * for (its leaf names the site alone); 0 */
 	double count;		/* samples (off-CPU time in samples at the
 				 * group's rate) */
+	uint32_t kind;		/* alloc_all: count's gmon_alloc_kind */
 };
 
 struct xp_thread {		/* a thread of a process, from its stacks */
@@ -113,6 +114,9 @@ struct export {
 	char *source;		/* the first profile read, for messages */
 	struct timelines *timeline;	/* PROFILE.timeline's, or NULL
 					 * (model/timeline.h) */
+	int alloc_all;		/* an allocation metric's clock: the samples
+				 * of all four metrics, each of its kind */
+	uint64_t alloc_rate;	/* an allocation profile's rate in bytes */
 	/* private */
 	struct xp_index *ix;
 	uint64_t end_ns;

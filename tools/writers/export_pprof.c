@@ -5,6 +5,8 @@
  * protobuf code is generated from tools/writers/profile.proto by protoc-c
  * (protobuf-c, Debian's libprotobuf-c) and the gzip stream is zlib's.
  *
+ * An allocation profile has the four sample types of Go's heap profiles
+ * instead (alloc_objects, alloc_space, inuse_objects, inuse_space).
  * Two sample types, samples/count and cpu/nanoseconds (the period is a
  * group's 1e9 / rate), as Go's own CPU profiles have them; a wall-clock
  * view's second is wall/nanoseconds (its off-CPU time in samples of the
@@ -57,8 +59,8 @@ str_of(const struct export *x, const char *s)
 
 /* Everything the message points at, freed together. */
 struct pieces {
-	ValueType vt[3];
-	ValueType *vtp[2];
+	ValueType vt[5];
+	ValueType *vtp[4];
 	Mapping *maps, **mapp;
 	Function *funcs, **funcp;
 	Location *locs, **locp;
@@ -193,7 +195,7 @@ build_samples(const struct export *x, Profile *pr, struct pieces *pc)
 	pc->labels = alloc(5 * x->nsamples, sizeof(*pc->labels));
 	pc->labelp = alloc(5 * x->nsamples, sizeof(*pc->labelp));
 	pc->locids = alloc(x->npool, sizeof(*pc->locids));
-	pc->values = alloc(2 * x->nsamples, sizeof(*pc->values));
+	pc->values = alloc(4 * x->nsamples, sizeof(*pc->values));
 	for (size_t i = 0; i < x->npool; i++)
 		pc->locids[i] = x->pool[i] + 1;
 	for (size_t i = 0; i < x->nsamples; i++) {
@@ -201,12 +203,19 @@ build_samples(const struct export *x, Profile *pr, struct pieces *pc)
 		const struct xp_group *g = &x->groups[s->group];
 		Sample *o;
 
-		if (!(s->count > 0))	/* left out (--thread) */
-			continue;
+		if (!(s->count > 0) || (x->alloc_all && s->kind > GMON_INUSE_BYTES))
+			continue;	/* left out (--thread), or a count of samples */
 		o = &pc->samples[used];
 		perftools__profiles__sample__init(o);
 		o->n_location_id = s->depth;
 		o->location_id = pc->locids + s->first;
+		if (x->alloc_all) {
+			/* a heap profile's four values, this sample's of one */
+			o->n_value = 4;
+			o->value = pc->values + 4 * i;
+			o->value[s->kind & 3] = llround(s->count);
+			goto labels;
+		}
 		o->n_value = 2;
 		o->value = pc->values + 2 * i;
 		/* whole samples that add up: a bin two functions share gives
@@ -217,6 +226,7 @@ build_samples(const struct export *x, Profile *pr, struct pieces *pc)
 		 * is a measured time, not a count of whole samples */
 		o->value[1] = llround((x->clock == PC_CLOCK_CPU ? (double)o->value[0] : s->count) *
 				      1e9 / g->rate);
+labels:
 		o->label = &pc->labelp[5 * i];
 		o->n_label = put_labels(x, s, &pc->labels[5 * i], o->label);
 		pc->samplep[used++] = o;
@@ -281,6 +291,30 @@ gzip_out(const uint8_t *buf, size_t len, FILE *out)
 	return 0;
 }
 
+/* An allocation profile's: the four sample types of Go's heap profiles,
+ * the metric asked for the default, and the period the sampling rate in
+ * bytes. */
+static void
+alloc_types(const struct export *x, Profile *pr, struct pieces *pc)
+{
+	static const char *const names[] = { "alloc_objects", "alloc_space", "inuse_objects",
+					      "inuse_space" };
+
+	for (int i = 0; i < 4; i++) {
+		perftools__profiles__value_type__init(&pc->vt[i]);
+		pc->vt[i].type = str_of(x, names[i]);
+		pc->vt[i].unit = str_of(x, i & 1 ? "bytes" : "count");
+		pc->vtp[i] = &pc->vt[i];
+	}
+	perftools__profiles__value_type__init(&pc->vt[4]);
+	pc->vt[4].type = str_of(x, "space");
+	pc->vt[4].unit = str_of(x, "bytes");
+	pr->n_sample_type = 4;
+	pr->period_type = &pc->vt[4];
+	pr->period = (int64_t)x->alloc_rate;
+	pr->default_sample_type = str_of(x, names[CLOCK_ALLOC_KIND(x->clock) & 3]);
+}
+
 int
 export_pprof(const struct export *x, FILE *out)
 {
@@ -304,6 +338,8 @@ export_pprof(const struct export *x, FILE *out)
 	pr.sample_type = pc.vtp;
 	pr.period_type = &pc.vt[2];
 	pr.period = (int64_t)(1e9 / (rate ? rate : 1) + 0.5);
+	if (x->alloc_all)
+		alloc_types(x, &pr, &pc);
 	pr.time_nanos = (int64_t)x->time_ns;
 	pr.duration_nanos = (int64_t)x->duration_ns;
 	pr.n_string_table = x->nstrs;

@@ -213,13 +213,19 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 {
 	double cum = 0, rest = 0;
 	int ow = object_width(l, shown);
+	/* an allocation metric's rate is 1: its units are whole */
+	int alloc = CLOCK_IS_ALLOC(o->clock), prec = alloc ? 0 : 3;
+	const char *self = alloc ? CLOCK_UNIT(o->clock) : "self s";
 
 	fprintf(out, "%s profile of %s from %s", o->clock == PC_CLOCK_WALL ? "Wall-clock" :
-		o->clock == PC_CLOCK_OFF ? "Off-CPU" : "Flat", text_name(o->exe),
-		text_name(o->files[0]));
+		o->clock == PC_CLOCK_OFF ? "Off-CPU" : alloc ? "Allocation" : "Flat",
+		text_name(o->exe), text_name(o->files[0]));
 	if (o->nfiles > 1)
 		fprintf(out, " and %d more", o->nfiles - 1);
-	if (o->clock == PC_CLOCK_WALL || o->clock == PC_CLOCK_OFF)
+	if (alloc)
+		fprintf(out, ": %.0f %s (--metric %s)\n\n", f->total, CLOCK_UNIT(o->clock),
+			clock_word(o->clock));
+	else if (o->clock == PC_CLOCK_WALL || o->clock == PC_CLOCK_OFF)
 		/* off-CPU time is in samples of the CPU rate: whole seconds
 		 * are what it means */
 		fprintf(out, ": %.3f s of %s time (%.3f s on CPU, %.3f s off CPU), in samples "
@@ -229,19 +235,19 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 		fprintf(out, ": %.0f samples at %u Hz, %.3f s\n\n", f->total, f->rate,
 			f->total / f->rate);
 	if (o->by_object)
-		fprintf(out, "%10s %7s %7s %10s %9s  %s\n", "self s", "share", "cum",
+		fprintf(out, "%10s %7s %7s %10s %9s  %s\n", self, "share", "cum",
 			"samples", "functions", "object");
 	else if (n > 0 && (l[0].object || l[n - 1].object))
-		fprintf(out, "%10s %7s %7s %10s  %-*s %s\n", "self s", "share", "cum",
+		fprintf(out, "%10s %7s %7s %10s  %-*s %s\n", self, "share", "cum",
 			"samples", ow, "object", "function");
 	else
-		fprintf(out, "%10s %7s %7s %10s  %s\n", "self s", "share", "cum",
+		fprintf(out, "%10s %7s %7s %10s  %s\n", self, "share", "cum",
 			"samples", "function");
 	for (size_t i = 0; i < shown; i++) {
 		double share = l[i].samples / f->total;
 
 		cum += share;
-		fprintf(out, "%10.3f %6.2f%% %6.2f%% %10.0f  ",
+		fprintf(out, "%10.*f %6.2f%% %6.2f%% %10.0f  ", prec,
 			l[i].samples / f->rate, 100 * share, 100 * cum, l[i].samples);
 		if (o->by_object)
 			fprintf(out, "%8zu  %s\n", l[i].functions, text_name(l[i].name));
@@ -256,7 +262,7 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 	for (size_t i = shown; i < n; i++)
 		rest += l[i].samples;
 	if (shown < n)
-		fprintf(out, "%10.3f %6.2f%% %7s %10.0f  (%zu more %s%s)\n",
+		fprintf(out, "%10.*f %6.2f%% %7s %10.0f  (%zu more %s%s)\n", prec,
 			rest / f->rate, 100 * rest / f->total, "", rest, n - shown,
 			o->by_object ? "object" : "function", n - shown == 1 ? "" : "s");
 }
@@ -265,7 +271,7 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
  * listed, so that their total_seconds can be found too. */
 static void
 json_callers_only(FILE *out, const struct flat *f, const struct symtab *st,
-		  const struct callgraph *cg, size_t k)
+		  const struct callgraph *cg, size_t k, int alloc)
 {
 	char *listed = calloc(st->nfuncs ? st->nfuncs : 1, 1);
 
@@ -284,7 +290,10 @@ json_callers_only(FILE *out, const struct flat *f, const struct symtab *st,
 			json_string(out, object_of(st, (uint32_t)i));
 		}
 		fprintf(out, ", \"self_seconds\": 0, \"self_samples\": 0, \"share\": 0, "
-			"\"total_seconds\": %.6f}", cg->total[i] / f->rate);
+			"\"total_seconds\": %.6f", cg->total[i] / f->rate);
+		if (alloc)
+			fprintf(out, ", \"self\": 0, \"total\": %.0f", cg->total[i]);
+		fputc('}', out);
 	}
 	free(listed);
 }
@@ -374,11 +383,15 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 			r->samples / f->rate, r->samples, r->samples / f->total);
 		if (cg)
 			fprintf(out, ", \"total_seconds\": %.6f", cg->total[r->func] / f->rate);
+		/* an allocation metric's: in its unit, objects or bytes */
+		if (CLOCK_IS_ALLOC(o->clock))
+			fprintf(out, ", \"self\": %.0f, \"total\": %.0f", r->samples,
+				cg ? cg->total[r->func] : r->samples);
 		json_children(out, st->funcs[r->func], o);
 		fputc('}', out);
 	}
 	if (cg && o->top <= 0)
-		json_callers_only(out, f, st, cg, f->nrows);
+		json_callers_only(out, f, st, cg, f->nrows, CLOCK_IS_ALLOC(o->clock));
 	fprintf(out, "%s], \"unattributed_samples\": %.6g, \"unattributed_share\": %.6f",
 		f->nrows ? "\n" : "", f->unknown, f->total ? f->unknown / f->total : 0);
 	fprintf(out, ", \"outside_samples\": %.6g, \"outside_share\": %.6f",

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Allocation profiling (PC_ALLOC): alloc.c interposes the malloc family
+ * and samples allocations by bytes; alloc_table.c keeps the sampled
+ * stacks with their counts, the sampled blocks by address until their
+ * free, and writes the allocation profile, PROFILE.alloc (gmon.h).
+ */
+#ifndef PC_ALLOC_H
+#define PC_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pc.h"
+
+#define PC_ALLOC_DEFAULT_RATE	(512 * 1024)	/* bytes between samples, mean */
+#define PC_ALLOC_DEPTH		64		/* frames kept per allocation */
+#define PC_ALLOC_STACKS_MB	8		/* the stacks' arena */
+#define PC_ALLOC_MAX_BLOCKS	(1u << 24)	/* sampled blocks tracked at once */
+
+/* alloc.c: read PC_ALLOC and PC_ALLOC_RATE and start sampling when asked
+ * (the constructor, once the configuration is sealed). Not AS-safe. */
+void pc_alloc_start(void) PC_HIDDEN;
+
+/* alloc_table.c: map the tables; 0 or -errno. Not AS-safe. */
+int pc_alloc_table_init(uint64_t rate) PC_HIDDEN;
+/* alloc_table.c: a sampled allocation of size bytes at p, with the
+ * stack f[0..n) (return addresses, the caller of the allocator first).
+ * Lock-free, allocation-free. */
+void pc_alloc_record(void *p, size_t size, const struct pc_frame *f, int n) PC_HIDDEN;
+/* alloc_table.c: p is being freed: if it was sampled, count its free and
+ * forget it; 1 then, with what it was in *size and *stack (for
+ * pc_alloc_restore), else 0. Lock-free, allocation-free. */
+int pc_alloc_forget(void *p, size_t *size, uint32_t *stack) PC_HIDDEN;
+/* alloc_table.c: a realloc that failed keeps p: track it again, its free
+ * not counted. */
+void pc_alloc_restore(void *p, size_t size, uint32_t stack) PC_HIDDEN;
+/* alloc_table.c: whether any block is tracked (frees look up only then).
+ * Lock-free. */
+int pc_alloc_tracking(void) PC_HIDDEN;
+/*
+ * alloc_table.c: a filter of the tracked blocks that a free reads before
+ * it looks one up: a count of the tracked blocks whose address falls in
+ * each of its PC_ALLOC_FILTER buckets (255 sticks: always looked up), 4
+ * KiB that stay in the cache where the table would not. Relaxed atomics.
+ */
+#define PC_ALLOC_FILTER	4096
+extern uint8_t pc_alloc_filter[PC_ALLOC_FILTER] PC_HIDDEN;
+
+static inline size_t
+pc_alloc_bucket(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	return (size_t)((a >> 4) ^ (a >> 12) ^ (a >> 20)) & (PC_ALLOC_FILTER - 1);
+}
+
+/* Whether p may be a tracked block (0: it is not). */
+static inline int
+pc_alloc_maybe(const void *p)
+{
+	return __atomic_load_n(&pc_alloc_filter[pc_alloc_bucket(p)], __ATOMIC_RELAXED) != 0;
+}
+
+/* alloc_table.c: forget everything (a fork child). */
+void pc_alloc_table_clear(void) PC_HIDDEN;
+/* alloc_table.c: write PROFILE.alloc beside the profile at path. AS-safe. */
+int pc_alloc_dump(const char *path) PC_HIDDEN;
+
+/* alloc_table.c: the estimated number of allocations one sampled
+ * allocation of size bytes stands for, at rate (bytes): 1 / (1 -
+ * exp(-size / rate)), as pprof's heap profiles scale; 1 at rate 1.
+ * AS-safe (no libm). */
+double pc_alloc_weight(uint64_t size, uint64_t rate) PC_HIDDEN;
+/* alloc.c: -log(u) for u in (0, 1], without libm. AS-safe. */
+double pc_alloc_neglog(double u) PC_HIDDEN;
+
+#endif

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What PC_ALLOC's samples are kept in, lock-free and allocation-free, for
+ * alloc.c's hooks, and the file they are written to at the end.
+ *
+ * Stacks: each distinct stack of a sampled allocation is stored once in
+ * an arena (an atomic add takes its words), found through an
+ * open-addressing index of offsets published by compare-and-swap (two
+ * threads racing on a new stack may store it twice: pcprof adds them).
+ * An entry holds the stack's counts: its samples and frees, and their
+ * estimates, in fixed point so that a free subtracts exactly what its
+ * allocation added.
+ *
+ * Blocks: each sampled block's address, size and stack, until its free,
+ * in an open-addressing table of segments: 4096 slots at first, each new
+ * segment twice the last, mapped when the last is half full, at most
+ * PC_ALLOC_MAX_BLOCKS slots in all (24 bytes each). A slot is claimed by
+ * compare-and-swap of its address word, freed to a tombstone that later
+ * claims reuse. A free looks up only while some block is tracked.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "alloc.h"
+#include "banned.h"
+
+#define MAX_PROBE	64
+#define INDEX_SLOTS	(1u << 16)
+#define FIXED		65536.0		/* objects: in 1/65536ths */
+
+enum { E_HASH, E_DEPTH, E_NALLOC, E_OBJ, E_BYTES, E_NFREE, E_FOBJ, E_FBYTES, E_FRAMES };
+
+#define EMPTY		0
+#define TOMB		1
+#define SEG0		4096u
+#define MAX_SEGS	12
+
+struct block {
+	uint64_t addr;		/* EMPTY, TOMB, or the block's (atomic) */
+	uint64_t size;
+	uint32_t stack;		/* arena offset of its stack */
+	uint32_t spare;
+};
+
+struct segment {
+	struct block *slot;	/* SEG0 << k of them */
+	size_t fresh;		/* empty slots claimed (atomic) */
+};
+
+static uint64_t rate;
+static uint64_t *arena;
+static size_t arena_words, arena_used;	/* used: atomic */
+static uint32_t *index_slots;
+static struct segment segs[MAX_SEGS];
+static int nsegs;			/* atomic */
+static int growing;			/* a segment is being mapped (atomic) */
+static long tracked;			/* blocks in the table (atomic) */
+static uint64_t dropped;		/* samples with no room (atomic) */
+uint8_t pc_alloc_filter[PC_ALLOC_FILTER];
+
+/* One more (1) or one less (-1) tracked block in p's bucket; a full
+ * bucket stays full. */
+static void
+filter_add(uint64_t p, int d)
+{
+	uint8_t *b = &pc_alloc_filter[pc_alloc_bucket((const void *)(uintptr_t)p)];
+	uint8_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
+
+	do {
+		if (cur == 255 || (d < 0 && cur == 0))
+			return;
+	} while (!__atomic_compare_exchange_n(b, &cur, (uint8_t)(cur + d), 1,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
+static void *
+map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int
+pc_alloc_table_init(uint64_t r)
+{
+	rate = r;
+	arena_words = ((size_t)PC_ALLOC_STACKS_MB << 20) / sizeof(uint64_t);
+	arena = map(arena_words * sizeof(uint64_t));
+	index_slots = map(INDEX_SLOTS * sizeof(uint32_t));
+	segs[0].slot = map(SEG0 * sizeof(struct block));
+	if (!arena || !index_slots || !segs[0].slot)
+		return -ENOMEM;
+	arena_used = 1;		/* offset 0 reads as an empty index slot */
+	nsegs = 1;
+	return 0;
+}
+
+void
+pc_alloc_table_clear(void)
+{
+	if (!arena)
+		return;
+	madvise(arena, arena_words * sizeof(uint64_t), MADV_DONTNEED);
+	madvise(index_slots, INDEX_SLOTS * sizeof(uint32_t), MADV_DONTNEED);
+	for (int k = 0; k < nsegs; k++) {
+		madvise(segs[k].slot, (SEG0 << k) * sizeof(struct block), MADV_DONTNEED);
+		segs[k].fresh = 0;
+	}
+	arena_used = 1;
+	tracked = 0;
+	dropped = 0;
+	memset(pc_alloc_filter, 0, sizeof(pc_alloc_filter));
+}
+
+/* 1 - exp(-x), x >= 0, without libm: the series where it is small, else
+ * exp(-x) as (exp(-x / 2^m))^(2^m). */
+static double
+one_minus_exp_neg(double x)
+{
+	double sum = 0, term = x, e;
+	int m = 0;
+
+	if (x > 40)
+		return 1;
+	if (x < 0.5) {
+		for (int k = 1; k < 20; k++) {
+			sum += term;
+			term *= -x / (k + 1);
+		}
+		return sum;
+	}
+	while (x > 0.5) {
+		x /= 2;
+		m++;
+	}
+	e = 1;
+	term = 1;
+	for (int k = 1; k < 20; k++) {
+		term *= -x / k;
+		e += term;
+	}
+	while (m--)
+		e *= e;
+	return 1 - e;
+}
+
+double
+pc_alloc_weight(uint64_t size, uint64_t r)
+{
+	if (r <= 1)
+		return 1;
+	return 1 / one_minus_exp_neg((double)(size ? size : 1) / (double)r);
+}
+
+/* The stack's frames as the file has them: link-time addresses of the
+ * calls (a return address less one), each run of frames outside what is
+ * profiled as one 0; how many into w. */
+static int
+encode(const struct pc_frame *f, int n, uint64_t *w)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		uintptr_t a = f[i].site - 1;
+		uint64_t link = pc_link_addr(a);
+
+		if (!link && pc_cfg->scope_all && a && a <= PC_OBJ_MASK)
+			link = (uint64_t)GMON_OBJ_ANON << PC_OBJ_SHIFT | a;
+		if (!link && k && !w[k - 1])
+			continue;
+		w[k++] = link;
+	}
+	return k;
+}
+
+/* The arena offset of the stack w[0..n) (depth word dw), stored now if
+ * new; 0 when there is no room. */
+static uint32_t
+stack_id(const uint64_t *w, int n, uint64_t dw)
+{
+	uint64_t h = dw;
+	size_t need = E_FRAMES + (size_t)n, off;
+
+	for (int i = 0; i < n; i++)
+		h = pc_mix(h ^ w[i]) + (uint64_t)i;
+	h |= 1;
+	for (uint32_t probe = 0; probe < MAX_PROBE; probe++) {
+		uint32_t *slot = &index_slots[(h + probe) & (INDEX_SLOTS - 1)];
+		uint32_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+		uint64_t *e;
+
+		if (cur) {
+			e = arena + cur;
+			if (e[E_HASH] == h && e[E_DEPTH] == dw &&
+			    !memcmp(e + E_FRAMES, w, (size_t)n * sizeof(*w)))
+				return cur;
+			continue;
+		}
+		off = __atomic_fetch_add(&arena_used, need, __ATOMIC_RELAXED);
+		if (off + need > arena_words || off > UINT32_MAX)
+			return 0;
+		e = arena + off;
+		e[E_HASH] = h;
+		e[E_DEPTH] = dw;
+		memcpy(e + E_FRAMES, w, (size_t)n * sizeof(*w));
+		if (__atomic_compare_exchange_n(slot, &cur, (uint32_t)off, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return (uint32_t)off;
+		/* another thread published a stack here first: compare it */
+		e = arena + cur;
+		if (e[E_HASH] == h && e[E_DEPTH] == dw &&
+		    !memcmp(e + E_FRAMES, w, (size_t)n * sizeof(*w)))
+			return cur;
+	}
+	return 0;
+}
+
+/* Add (sign 1) or take back (the free's words) one block of size bytes
+ * to its stack's counts. */
+static void
+count(uint32_t stack, uint64_t size, int freed)
+{
+	uint64_t *e = arena + stack;
+	double w = pc_alloc_weight(size, rate);
+	uint64_t obj = (uint64_t)(w * FIXED + 0.5), bytes = (uint64_t)(w * (double)size + 0.5);
+
+	if (rate <= 1)
+		obj = (uint64_t)FIXED, bytes = size;
+	__atomic_fetch_add(&e[freed ? E_NFREE : E_NALLOC], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&e[freed ? E_FOBJ : E_OBJ], obj, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&e[freed ? E_FBYTES : E_BYTES], bytes, __ATOMIC_RELAXED);
+}
+
+static size_t
+slot_of(uint64_t addr, size_t n)
+{
+	return (size_t)pc_mix(addr >> 4) & (n - 1);
+}
+
+/* Map segment k (the next) unless another thread does. */
+static void
+grow(int k)
+{
+	int no = 0;
+	void *p;
+
+	if (k >= MAX_SEGS || (SEG0 << k) * 2 - SEG0 > PC_ALLOC_MAX_BLOCKS ||
+	    !__atomic_compare_exchange_n(&growing, &no, 1, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return;
+	if (__atomic_load_n(&nsegs, __ATOMIC_ACQUIRE) == k &&
+	    (p = map((SEG0 << k) * sizeof(struct block)))) {
+		segs[k].slot = p;
+		segs[k].fresh = 0;
+		__atomic_store_n(&nsegs, k + 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&growing, 0, __ATOMIC_RELEASE);
+}
+
+/* Put p in the newest segment; 0, or -1 when it has no room. */
+static int
+insert(uint64_t p, uint64_t size, uint32_t stack)
+{
+	int k = __atomic_load_n(&nsegs, __ATOMIC_ACQUIRE) - 1;
+	size_t n = SEG0 << k, at = slot_of(p, n);
+	struct segment *g = &segs[k];
+
+	for (size_t probe = 0; probe < MAX_PROBE; probe++) {
+		struct block *b = &g->slot[(at + probe) & (n - 1)];
+		uint64_t cur = __atomic_load_n(&b->addr, __ATOMIC_RELAXED);
+
+		if ((cur == EMPTY || cur == TOMB) &&
+		    __atomic_compare_exchange_n(&b->addr, &cur, p, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			b->size = size;
+			b->stack = stack;
+			filter_add(p, 1);
+			__atomic_fetch_add(&tracked, 1, __ATOMIC_RELAXED);
+			if (cur == EMPTY &&
+			    __atomic_add_fetch(&g->fresh, 1, __ATOMIC_RELAXED) > n / 2)
+				grow(k + 1);
+			return 0;
+		}
+	}
+	grow(k + 1);
+	return -1;
+}
+
+void
+pc_alloc_record(void *p, size_t size, const struct pc_frame *f, int n)
+{
+	uint64_t w[PC_ALLOC_DEPTH];
+	int k = encode(f, n, w);
+	uint64_t dw = (uint64_t)k | (uint64_t)(n >= PC_ALLOC_DEPTH ? GMON_STACK_TRUNCATED : 0) << 32;
+	uint32_t stack = stack_id(w, k, dw);
+
+	if (!stack || insert((uint64_t)(uintptr_t)p, size, stack)) {
+		__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
+		if (!stack)
+			return;
+	}
+	count(stack, size, 0);
+}
+
+int
+pc_alloc_tracking(void)
+{
+	return __atomic_load_n(&tracked, __ATOMIC_RELAXED) > 0;
+}
+
+int
+pc_alloc_forget(void *p, size_t *size, uint32_t *stack)
+{
+	uint64_t a = (uint64_t)(uintptr_t)p;
+	int k = __atomic_load_n(&nsegs, __ATOMIC_ACQUIRE);
+
+	/* the newest segment first: new blocks go there */
+	while (k-- > 0) {
+		size_t n = SEG0 << k, at = slot_of(a, n);
+
+		for (size_t probe = 0; probe < MAX_PROBE; probe++) {
+			struct block *b = &segs[k].slot[(at + probe) & (n - 1)];
+			uint64_t cur = __atomic_load_n(&b->addr, __ATOMIC_ACQUIRE);
+
+			if (cur == EMPTY)
+				break;
+			if (cur != a)
+				continue;
+			*size = b->size;
+			*stack = b->stack;
+			if (!__atomic_compare_exchange_n(&b->addr, &cur, TOMB, 0,
+							 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+				return 0;
+			__atomic_fetch_sub(&tracked, 1, __ATOMIC_RELAXED);
+			filter_add(a, -1);
+			count(*stack, *size, 1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void
+pc_alloc_restore(void *p, size_t size, uint32_t stack)
+{
+	/* its free taken back: the block is the program's still */
+	uint64_t *e = arena + stack;
+	double w = pc_alloc_weight(size, rate);
+	uint64_t obj = rate <= 1 ? (uint64_t)FIXED : (uint64_t)(w * FIXED + 0.5);
+	uint64_t bytes = rate <= 1 ? size : (uint64_t)(w * (double)size + 0.5);
+
+	__atomic_fetch_sub(&e[E_NFREE], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&e[E_FOBJ], obj, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&e[E_FBYTES], bytes, __ATOMIC_RELAXED);
+	if (insert((uint64_t)(uintptr_t)p, size, stack))
+		__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
+}
+
+/* One record of stack entry e: kind's count, when not 0. */
+static void
+put(struct gmon_sink *s, const uint64_t *e, int kind, uint64_t c)
+{
+	if (c)
+		gmon_sink_stack(s, c, GMON_STACK_ALLOC | (uint32_t)kind << GMON_ALLOC_KIND_SHIFT |
+				(uint32_t)(e[E_DEPTH] >> 32), 0, e + E_FRAMES,
+				(uint32_t)e[E_DEPTH]);
+}
+
+static int
+write_alloc(struct gmon_sink *s)
+{
+	gmon_sink_stacks_header(s, (uint32_t)rate, pc_cfg->spare + GMON_BUILDID_OFF,
+				(uint32_t)pc->pid, 0);
+	for (size_t i = 0; i < INDEX_SLOTS && !s->error; i++) {
+		uint32_t cur = __atomic_load_n(&index_slots[i], __ATOMIC_ACQUIRE);
+		uint64_t v[E_FRAMES];
+		const uint64_t *e;
+
+		if (!cur)
+			continue;
+		e = arena + cur;
+		for (int k = E_NALLOC; k < E_FRAMES; k++)
+			v[k] = __atomic_load_n(&e[k], __ATOMIC_RELAXED);
+		put(s, e, GMON_ALLOC_OBJECTS, (uint64_t)((double)v[E_OBJ] / FIXED + 0.5));
+		put(s, e, GMON_ALLOC_BYTES, v[E_BYTES]);
+		put(s, e, GMON_INUSE_OBJECTS,
+		    (uint64_t)((double)(v[E_OBJ] - v[E_FOBJ]) / FIXED + 0.5));
+		put(s, e, GMON_INUSE_BYTES, v[E_BYTES] - v[E_FBYTES]);
+		put(s, e, GMON_ALLOC_SAMPLES, v[E_NALLOC]);
+		put(s, e, GMON_INUSE_SAMPLES, v[E_NALLOC] - v[E_NFREE]);
+	}
+	return s->error;
+}
+
+int
+pc_alloc_dump(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+	int r;
+
+	if (!arena)	/* PC_ALLOC off, or its tables not mapped */
+		return 0;
+	if (n + sizeof(GMON_ALLOC_SUFFIX) > sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n);
+	memcpy(buf + n, GMON_ALLOC_SUFFIX, sizeof(GMON_ALLOC_SUFFIX));
+	if ((r = pc_dump_file(buf, write_alloc)))
+		pc_dump_summary(buf, r);
+	return r;
+}

@@ -1,0 +1,269 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""End-to-end tests of allocation profiling (PC_ALLOC, pcprof run --alloc,
+pcprof report --alloc and --metric): tests/progs/alloc39.c makes known
+allocations from known functions, exact at PC_ALLOC_RATE=1 and within the
+sampling error at the default rate; the known leak is reported at its
+site; alloc39stress.c churns 8 threads with forks, dlopen, short threads
+and a handler that allocates, 10 runs as plain; a C++ program's new and
+delete in their forms, python3 and sort run as plain; go tool pprof reads
+the heap profile.
+
+Every program runs plain and under libpc.so in the style of test_host.py:
+same stdout, same status, a bound on the time."""
+
+import json
+import math
+import os
+import re
+import subprocess
+import tempfile
+
+import pctest
+from pctest import clean_env, need, prog
+from test_host import pcprof, same, tail
+
+TIMEOUT = 60
+RATE1 = {"PC_ALLOC": "1", "PC_ALLOC_RATE": "1"}
+
+
+class Done:
+    def __init__(self, argv, cwd, out, err, status):
+        self.argv, self.cwd = argv, cwd
+        self.stdout, self.stderr, self.status = out, err, status
+
+    def path(self, name="gmon.out"):
+        return os.path.join(self.cwd, name)
+
+
+def run(argv, env=None, profiled=True, stdin=None, timeout=TIMEOUT):
+    """One run in a directory of its own and a session of its own (a hang
+    kills the whole group)."""
+    cwd = tempfile.mkdtemp(prefix="pc-alloc39-")
+    e = clean_env(None, profiled)
+    e.update(env or {})
+    p = subprocess.Popen(argv, cwd=cwd, env=e, stdin=subprocess.PIPE if stdin else None,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, preexec_fn=pctest.default_signals)
+    try:
+        out, err = p.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        out, err = p.communicate()
+        raise AssertionError("%s hung (%s profiled): %s" % (argv, profiled, tail(err)))
+    return Done(argv, cwd, out, err, p.returncode)
+
+
+def both(argv, env, stdin=None):
+    """Plain, then profiled with env: the same output and status."""
+    plain = run(argv, None, profiled=False, stdin=stdin)
+    prof = run(argv, env, stdin=stdin)
+    same(prof, plain, " ".join(argv))
+    assert "libpc:" not in prof.stderr, prof.stderr
+    return prof
+
+
+def report(exe, r, *args):
+    p = subprocess.run([pcprof(), "report"] + list(args) + [exe, r.path()],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode == 0, "pcprof report %s: %s" % (args, p.stderr)
+    return p.stdout
+
+
+def sites(exe, r):
+    """pcprof report --alloc --format json: {site: its figures}, and the
+    whole."""
+    j = json.loads(report(exe, r, "--alloc", "--format", "json"))
+    return {s["name"]: s for s in j["sites"]}, j
+
+
+# What alloc39 allocates at each site: allocations, bytes, and in use at
+# exit (allocations, bytes).
+KNOWN = {
+    "small_site": (10000, 10000 * 64, 0, 0),
+    "big_site": (100, 100 * 100000, 0, 0),
+    "leak_site": (7, 7000, 7, 7000),
+    "calloc_site": (500, 500 * 320, 0, 0),
+    "realloc_site": (100, sum(i * 100 for i in range(1, 101)), 0, 0),
+    "aligned_site": (400, 200 * 4096 + 200 * 128, 0, 0),
+}
+
+
+def check_exact(s, times=1):
+    for name, (n, b, inn, inb) in KNOWN.items():
+        got = s.get(name)
+        assert got, "no site %s in %s" % (name, sorted(s))
+        want = (n * times, b * times, inn * times, inb * times)
+        have = (got["alloc_objects"], got["alloc_space"], got["inuse_objects"],
+                got["inuse_space"])
+        assert have == want, "%s: %s, not %s" % (name, have, want)
+
+
+def test_alloc_every_count_and_byte_is_exact_at_rate_1():
+    """At PC_ALLOC_RATE=1 every allocation is recorded: each site's
+    allocations, bytes, and what is in use at exit are exact, realloc
+    chains and the aligned forms included."""
+    exe = prog("alloc39")
+    r = both([exe], RATE1)
+    s, j = sites(exe, r)
+    check_exact(s)
+    assert j["exact"] is True and j["rate_bytes"] == 1, j
+
+
+def test_alloc_threads_at_rate_1_add_up_exactly():
+    """The same sites in 4 threads at once: 4 times each figure."""
+    exe = prog("alloc39")
+    r = both([exe, "threads"], RATE1)
+    check_exact(sites(exe, r)[0], 4)
+
+
+def test_alloc_default_rate_is_within_its_sampling_error():
+    """At the default rate (512 KiB), 4 GiB of 4 KiB blocks from one site:
+    its bytes and allocations are within 4.5 standard errors of the truth
+    (1/sqrt(samples): about 8000 samples, 5 %), and nothing is in use."""
+    exe = prog("alloc39")
+    r = both([exe, "churn", "4096"], {"PC_ALLOC": "1"})
+    s, j = sites(exe, r)
+    c = s["churn_site"]
+    n = c["alloc_samples"]
+    tol = 4.5 / math.sqrt(n)
+    assert n > 4000, c
+    assert abs(c["alloc_space"] / 2 ** 32 - 1) < tol, (c, tol)
+    assert abs(c["alloc_objects"] / 2 ** 20 - 1) < tol, (c, tol)
+    assert c["inuse_space"] == 0 and c["inuse_objects"] == 0, c
+    assert j["rate_bytes"] == 512 * 1024, j
+
+
+def test_alloc_the_leak_is_reported_at_its_site():
+    """The text report's leaks at exit: leak_site's 7 blocks of 1000
+    bytes, called from main, and the plain word that blocks still
+    reachable from globals are not told apart."""
+    exe = prog("alloc39")
+    r = both([exe], RATE1)
+    out = report(exe, r, "--alloc")
+    assert re.search(r"^\s+7000 bytes in 7 blocks at leak_site$", out, re.M), out
+    assert re.search(r"^\s+at leak_site <- main\b", out, re.M), out
+    assert "reachable from globals are not told apart" in out, out
+
+
+def test_alloc_metric_reports_and_folded_stacks_are_in_bytes_and_objects():
+    """--metric alloc-bytes: the flat profile in bytes (JSON's self and
+    total); --metric inuse-bytes: the leak alone (and the stdout buffer
+    libc keeps); --format folded: the stacks by allocations."""
+    exe = prog("alloc39")
+    r = both([exe], RATE1)
+    j = json.loads(report(exe, r, "--metric", "alloc-bytes", "--format", "json"))
+    self_ = {f["name"]: f["self"] for f in j["functions"]}
+    for name, (n, b, _, _) in KNOWN.items():
+        assert self_[name] == b, (name, self_)
+    j = json.loads(report(exe, r, "--metric", "inuse-bytes", "--format", "json"))
+    assert {f["name"]: f["self"] for f in j["functions"]}.get("leak_site") == 7000, j
+    folded = report(exe, r, "--metric", "alloc", "--format", "folded")
+    rows = dict(l.rsplit(" ", 1) for l in folded.splitlines())
+    assert rows.get("_start;[libraries];main;small_site") == "10000", folded
+
+
+def test_alloc_go_tool_pprof_reads_the_heap_profile():
+    """--format pprof: go tool pprof reads the four sample types of a
+    heap profile, its default the metric asked for, and finds each
+    site's bytes and the leak."""
+    need("go")
+    exe = prog("alloc39")
+    r = both([exe], RATE1)
+    path = r.path("heap.pb.gz")
+    p = subprocess.run([pcprof(), "report", "--metric", "inuse-bytes", "--format", "pprof",
+                        "-o", path, exe, r.path()], capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    assert p.returncode == 0, p.stderr
+    env = dict(os.environ, PPROF_BINARY_PATH="/nonexistent")
+
+    def top(index):
+        q = subprocess.run([need("go"), "tool", "pprof", "-top", "-unit=B",
+                            "-sample_index=" + index, "-nodefraction=0", path],
+                           capture_output=True, text=True, timeout=120, env=env)
+        assert q.returncode == 0, q.stderr
+        return q.stdout
+
+    out = top("alloc_space")
+    assert "Type: alloc_space" in out, out
+    assert re.search(r"^\s*10000000B\s.*\bbig_site$", out, re.M), out
+    out = top("inuse_space")
+    assert re.search(r"^\s*7000B\s.*\bleak_site$", out, re.M), out
+    raw = subprocess.run([need("go"), "tool", "pprof", "-raw", path], capture_output=True,
+                         text=True, timeout=120, env=env).stdout
+    assert "alloc_objects/count alloc_space/bytes inuse_objects/count " \
+           "inuse_space/bytes[dflt]" in raw, raw[:400]
+
+
+def test_alloc_pcprof_run_alloc_reports_the_sites():
+    """pcprof run --alloc: the program's status and output, and the
+    sites' table on standard error (sampled: big_site, 10 MB, leads)."""
+    exe = prog("alloc39")
+    d = tempfile.mkdtemp(prefix="pc-alloc39-run-")
+    p = subprocess.run([pcprof(), "run", "--alloc", "-o", os.path.join(d, "r"), exe],
+                       capture_output=True, text=True, timeout=TIMEOUT, env=clean_env(None, False))
+    assert p.returncode == 3 and p.stdout == "alloc39 done\n", (p.returncode, p.stdout)
+    assert "Allocations of alloc39:" in p.stderr, p.stderr
+    first = [l for l in p.stderr.splitlines() if re.match(r"^\s+\d+\s+[\d.]+%", l)][0]
+    assert first.endswith("big_site"), p.stderr
+    assert os.path.exists(os.path.join(d, "r", "gmon.out.alloc"))
+
+
+def test_alloc_stress_of_threads_forks_dlopen_and_a_handler_10_runs():
+    """8 threads of malloc, calloc, realloc and free, forks whose children
+    allocate, dlopen and dlclose, short threads and a handler that
+    allocates: as plain in 10 of 10 runs (one at rate 1, whose every
+    allocation is walked, the others at the default rate), no hang; at rate 1 the handler's and the short threads'
+    allocations are counted exactly."""
+    exe = prog("alloc39stress")
+    plain = run([exe], profiled=False)
+    assert plain.status == 0 and "handler ran" in plain.stdout, plain.stdout
+    for i in range(10):
+        prof = run([exe], RATE1 if i == 1 else {"PC_ALLOC": "1"})
+        same(prof, plain, "alloc39stress run %d" % i)
+        if i == 1:
+            s, _ = sites(exe, prof)
+            assert s["on_usr1"]["alloc_objects"] == 4, s.get("on_usr1")
+            assert s["short_lived"]["alloc_objects"] == 4, s.get("short_lived")
+            assert s["churn"]["inuse_objects"] == 0, s["churn"]
+
+
+def test_alloc_cxx_new_and_delete_in_their_forms():
+    """operator new and delete (array, aligned, nothrow) and std::vector
+    growth go through the interposed malloc family: exact at rate 1, the
+    leaked vector's blocks in use at exit."""
+    exe = prog("alloc39pp")
+    r = both([exe], RATE1)
+    s, _ = sites(exe, r)
+    assert (s["new_site"]["alloc_objects"], s["new_site"]["alloc_space"]) == (1000, 100000)
+    assert (s["aligned_new_site"]["alloc_objects"],
+            s["aligned_new_site"]["alloc_space"]) == (300, 38400)
+    assert (s["nothrow_site"]["alloc_objects"], s["nothrow_site"]["alloc_space"]) == \
+        (200, 60000)
+    assert s["vector_site"]["inuse_space"] == 24, s["vector_site"]
+
+
+def test_alloc_python_and_sort_run_as_plain():
+    """Real programs under PC_ALLOC (python3 at the default rate, sort at
+    rate 1):
+    the same output and status as plain, and an allocation profile."""
+    py = need("python3")
+    srt = need("sort")
+    code = "import json; d = {str(i): list(range(i % 50)) for i in range(20000)}; " \
+           "print(len(json.dumps(d)))"
+    data = "".join("%d\n" % ((i * 7919) % 10007) for i in range(20000))
+    r = both([py, "-c", code], {"PC_ALLOC": "1"})
+    assert os.path.getsize(r.path("gmon.out.alloc")) > 32
+    r = both([srt, "-n"], RATE1, stdin=data)
+    assert os.path.getsize(r.path("gmon.out.alloc")) > 32
+
+
+def test_alloc_without_pc_alloc_no_allocation_profile():
+    """PC_ALLOC unset or 0: no PROFILE.alloc, and report --alloc says why
+    in one line with status 2."""
+    exe = prog("alloc39")
+    for env in (None, {"PC_ALLOC": "0"}):
+        r = both([exe], env)
+        assert not os.path.exists(r.path("gmon.out.alloc"))
+    p = subprocess.run([pcprof(), "report", "--alloc", exe, r.path()], capture_output=True,
+                       text=True, timeout=TIMEOUT)
+    assert p.returncode == 2 and "no allocation profile" in p.stderr, p.stderr

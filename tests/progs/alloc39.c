@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Known allocations from known functions, for PC_ALLOC's tests
+ * (tests/e2e/test_alloc39.py): counts, sizes, frees, a leak, a realloc
+ * chain and the aligned forms. "alloc39 churn MB" adds MB mebibytes of
+ * 4 KiB blocks, each freed at once, in churn_site (for the sampled
+ * estimates); "alloc39 threads" runs the sites in 4 threads at once.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <malloc.h>
+
+static void *volatile sink;
+
+static __attribute__((noinline)) void
+small_site(void)
+{
+	for (int i = 0; i < 10000; i++) {
+		char *p = malloc(64);
+
+		p[0] = (char)i;
+		sink = p;
+		free(p);
+	}
+}
+
+static __attribute__((noinline)) void
+big_site(void)
+{
+	for (int i = 0; i < 100; i++) {
+		char *p = malloc(100000);
+
+		p[0] = (char)i;
+		sink = p;
+		free(p);
+	}
+}
+
+static __attribute__((noinline)) void
+leak_site(void)
+{
+	for (int i = 0; i < 7; i++) {
+		char *p = malloc(1000);
+
+		memset(p, i, 1000);
+		sink = p;	/* lost: a leak of 7 blocks, 7000 bytes */
+	}
+}
+
+static __attribute__((noinline)) void
+calloc_site(void)
+{
+	for (int i = 0; i < 500; i++) {
+		char *p = calloc(10, 32);
+
+		sink = p;
+		free(p);
+	}
+}
+
+/* realloc(NULL, 100), then 99 more up to 10000 bytes: 100 allocations
+ * of 505000 bytes in all, each freed by the next or the last free */
+static __attribute__((noinline)) void
+realloc_site(void)
+{
+	char *p = NULL;
+
+	for (int i = 1; i <= 100; i++) {
+		p = realloc(p, (size_t)i * 100);
+		p[0] = (char)i;
+		sink = p;
+	}
+	free(p);
+}
+
+static __attribute__((noinline)) void
+aligned_site(void)
+{
+	for (int i = 0; i < 200; i++) {
+		void *p = NULL, *q;
+
+		if (posix_memalign(&p, 64, 4096))
+			abort();
+		q = aligned_alloc(64, 128);
+		sink = p;
+		sink = q;
+		free(p);
+		free(q);
+	}
+}
+
+static __attribute__((noinline)) void
+churn_site(long mb)
+{
+	for (long i = 0; i < mb * 256; i++) {
+		char *p = malloc(4096);
+
+		p[0] = (char)i;
+		sink = p;
+		free(p);
+	}
+}
+
+static void
+sites(void)
+{
+	small_site();
+	big_site();
+	leak_site();
+	calloc_site();
+	realloc_site();
+	aligned_site();
+}
+
+static void *
+thread_main(void *arg)
+{
+	(void)arg;
+	sites();
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc > 2 && !strcmp(argv[1], "churn")) {
+		churn_site(atol(argv[2]));
+	} else if (argc > 1 && !strcmp(argv[1], "threads")) {
+		pthread_t t[4];
+
+		for (int i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, thread_main, NULL);
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+	} else {
+		sites();
+	}
+	printf("alloc39 done\n");
+	return 3;
+}

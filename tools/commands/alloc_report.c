@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pcprof report --alloc and --metric alloc|alloc-bytes|inuse|inuse-bytes:
+ * an allocation profile (PROFILE.alloc, libpc's PC_ALLOC) read as the
+ * stacks it is (export.c, stackfile.c), written by the writer the options
+ * choose (alloc_out.c's table, folded stacks, pprof's heap profile, or
+ * report.c's flat profile in bytes or objects).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands/alloc_report.h"
+#include "writers/alloc_out.h"
+#include "writers/export_out.h"
+
+int
+alloc_asked(const struct report_opts *r)
+{
+	return r->alloc || CLOCK_IS_ALLOC(r->clock);
+}
+
+/* The allocation profile beside the first profile, or --stacks-file's;
+ * exits where there is none. */
+static char *
+alloc_path(const struct pc_inputs *in, const struct report_opts *r)
+{
+	const char *gmon = in->runs[0].files[0];
+	size_t n = strlen(gmon);
+	char *p;
+
+	if (r->stacks) {
+		if (!(p = strdup(r->stacks)))
+			pc_fatal("out of memory");
+		return p;
+	}
+	if (!(p = malloc(n + sizeof(GMON_ALLOC_SUFFIX))))
+		pc_fatal("out of memory");
+	memcpy(p, gmon, n);
+	memcpy(p + n, GMON_ALLOC_SUFFIX, sizeof(GMON_ALLOC_SUFFIX));
+	if (access(p, F_OK) && errno == ENOENT)
+		pc_fatal("'%s': no allocation profile beside it (%s): record with pcprof run "
+			 "--alloc, or PC_ALLOC=1", gmon, p);
+	return p;
+}
+
+void
+alloc_report(const struct pc_inputs *in, struct report_opts *r, const struct symtab_opts *s,
+	     FILE *out)
+{
+	const char *base = strrchr(in->exe, '/');
+	char *path = alloc_path(in, r);
+	struct export x;
+
+	if (!CLOCK_IS_ALLOC(r->clock))
+		r->clock = PC_CLOCK_ALLOC_BYTES;
+	if (r->by_object || r->lines)
+		pc_fatal("%s: not of an allocation profile", r->by_object ? "--by-object" :
+			 "--lines");
+	if (r->format == FORMAT_FOLDED && !r->alloc) {
+		struct folded_set fs;
+
+		folded_build(&fs, in, 0, path, r->clock);
+		folded_print(out, &fs);
+		folded_release(&fs);
+		free(path);
+		return;
+	}
+	if (r->alloc && r->format != FORMAT_TEXT && r->format != FORMAT_JSON)
+		pc_fatal("--alloc: a table in text or json; --metric M --format F for the "
+			 "other formats");
+	export_init(&x);
+	x.clock = r->clock;
+	x.alloc_all = r->alloc || r->format == FORMAT_PPROF;
+	export_add(&x, in, s, path, base && base[1] ? base + 1 : in->exe, 0);
+	if (r->alloc)
+		alloc_print(out, &x, r);
+	else
+		export_finish(&x, r, out, in->exe);
+	export_release(&x);
+	free(path);
+}

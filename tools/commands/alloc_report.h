@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* pcprof report of an allocation profile (alloc_report.c). */
+#ifndef PC_ALLOC_REPORT_H
+#define PC_ALLOC_REPORT_H
+
+#include <stdio.h>
+
+#include "pcprof.h"
+
+/* Whether r asks for an allocation report (--alloc, --metric). */
+int alloc_asked(const struct report_opts *r);
+/* The report of in's allocation profile (PROFILE.alloc beside its first
+ * profile, or r->stacks) as r asks: the sites' table (--alloc), folded
+ * stacks, a file for another tool, or the flat profile and call graph in
+ * the metric's unit. Exits with one line where there is none. */
+void alloc_report(const struct pc_inputs *in, struct report_opts *r,
+		  const struct symtab_opts *s, FILE *out);
+
+#endif
