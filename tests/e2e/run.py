@@ -8,12 +8,14 @@ missing tool there is a bug in .ci/run.
 
 Tests run in worker processes, so that at most JOBS cores' worth of tests
 run at once: -j JOBS, by default one per core. Each test's wall and CPU
-seconds (its own and its programs') are kept in BUILD/e2e-times.json, and
-tests/e2e/times.json holds them as a fresh tree's first guess. A test
-counts as the cores it used last time (CPU over wall seconds: a test that
-mostly sleeps or waits counts as a fraction of one, a test unknown so far
-as one whole core), so tests that mostly wait run beside the others, up to
-2 JOBS at once. The longest start first, so that the workers end together.
+seconds (its own and its programs') and the cores the machine left idle
+meanwhile are kept in BUILD/e2e-times.json; tests/e2e/times.json holds
+them as a fresh tree's first guess (a copy of an e2e-times.json made on a
+quiet machine). A test counts as the cores it used last time (CPU over
+wall seconds: a test that mostly sleeps or waits counts as a fraction of
+one) where the machine had a core to spare then, and otherwise, like a
+test unknown so far, as one whole core at least; so tests that mostly
+wait run beside the others, up to 2 JOBS at once. The longest start first, so that the workers end together.
 A module whose tests share state (SHARED = True, for example a cache of
 profiles that several tests compare) runs in one worker, in file order;
 every other test runs on its own. Each test's line is printed when it ends,
@@ -70,7 +72,7 @@ def run_unit(unit):
     mod = importlib.import_module(name)
     results = []
     for t in tests:
-        t0, c0 = time.time(), cpu_seconds()
+        t0, c0, m0 = time.time(), cpu_seconds(), machine()
         r = {"name": t, "module": name}
         try:
             r["note"] = getattr(mod, t)()
@@ -83,6 +85,7 @@ def run_unit(unit):
             r["note"] = traceback.format_exc()
         r["seconds"] = time.time() - t0
         r["cpu"] = cpu_seconds() - c0
+        r["idle"] = idle_between(m0, machine())
         results.append(r)
     return results
 
@@ -93,6 +96,25 @@ def cpu_seconds():
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def machine():
+    """(all, idle) jiffies of every core so far, from /proc/stat; None
+    where it cannot be read."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + (v[4] if len(v) > 4 else 0)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def idle_between(m0, m1):
+    """How many cores the machine left idle between two machine() looks,
+    on average; 0 where unknown."""
+    if not m0 or not m1 or m1[0] <= m0[0]:
+        return 0.0
+    return (m1[1] - m0[1]) / (m1[0] - m0[0]) * (os.cpu_count() or 1)
 
 
 def line(r, ci):
@@ -106,18 +128,31 @@ def line(r, ci):
     return "FAIL  %s\n%s" % (r["name"], r["note"].rstrip("\n"))
 
 
+def cores_used(wall, cpu, idle):
+    """The cores a test needs, from its last run: its CPU over its wall
+    seconds where the machine had half a core idle meanwhile. On a machine
+    with no core to spare, a test that got little CPU may have waited for
+    one rather than for its own sleeps: at least one core, as if busy."""
+    if wall <= 0:
+        return 1.0
+    if idle >= 0.5:
+        return min(cpu / wall, 4.0)
+    return min(max(cpu / wall, 1.0), 4.0)
+
+
 def load_times(build):
-    """{test: (wall seconds, CPU seconds)} from the last runs: this
-    build's, over tests/e2e/times.json's. An old file holds wall seconds
-    alone: CPU unknown, counted as busy."""
+    """{test: (wall seconds, cores)} from the last runs: this build's, over
+    tests/e2e/times.json's. A file of wall seconds alone (an older run.py):
+    every test busy."""
     times = {}
     for path in (os.path.join(tests_dir[0], "times.json"),
                  os.path.join(build, "e2e-times.json")):
         try:
             with open(path) as f:
                 for k, v in json.load(f).items():
-                    times[k] = tuple(v) if isinstance(v, list) else (v, v)
-        except (OSError, ValueError, TypeError):
+                    v = list(v) if isinstance(v, list) else [v, v]
+                    times[k] = (v[0], cores_used(v[0], v[1], v[2] if len(v) > 2 else 0))
+        except (OSError, ValueError, TypeError, IndexError):
             pass
     return times
 
@@ -129,11 +164,11 @@ def estimate(todo, last):
     median = walls[len(walls) // 2]
     est = {}
     for i, u in enumerate(todo):
-        wall = cpu = 0.0
+        wall = core_seconds = 0.0
         for t in u[1]:
-            w, c = last.get(t, (median, median))
-            wall, cpu = wall + w, cpu + c
-        est[i] = (wall, min(cpu / wall, 4.0) if wall > 0 else 1.0)
+            w, c = last.get(t, (median, 1.0))
+            wall, core_seconds = wall + w, core_seconds + w * c
+        est[i] = (wall, core_seconds / wall if wall > 0 else 1.0)
     return est
 
 
@@ -173,7 +208,8 @@ def save_times(build, results):
     except (OSError, ValueError):
         times = {}
     for r in results:
-        times[r["name"]] = [round(r["seconds"], 1), round(r.get("cpu", 0), 1)]
+        times[r["name"]] = [round(r["seconds"], 1), round(r.get("cpu", 0), 1),
+                            round(r.get("idle", 0), 2)]
     try:
         with open(path, "w") as f:
             f.write("{\n%s\n}\n" % ",\n".join(
