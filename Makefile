@@ -24,6 +24,7 @@ PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
 LIBDIR	?= $(PREFIX)/lib
 MANDIR	?= $(PREFIX)/share/man
+INCLUDEDIR ?= $(PREFIX)/include
 DESTDIR	?=
 CC	?= cc
 CXX	?= c++
@@ -63,12 +64,14 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/timer.c preload/timercost.c preload/handler.c preload/settings.c \
 	preload/snapshot.c preload/live.c preload/livegrow.c preload/livemap.c preload/livememcg.c preload/livegrower.c preload/recover.c preload/finish.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
-	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/namespaces.c \
-	preload/sandbox.c \
+	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/wall_walks.c preload/wall_mask.c preload/namespaces.c \
+	preload/sandbox.c preload/timeline.c preload/markers.c \
 	preload/own.c preload/vfork.c \
 	gmon/write.c
 # whether a live file's process still runs: libpc's pc_recover and pcprof ask
 PRELOAD_SRC += preload/running.c
+# the wall sampler's tables, mapped as the threads need them
+PRELOAD_SRC += preload/wall_mem.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
@@ -89,7 +92,7 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 # ---------------------------------------------------------------- pcprof
 # tools/ follows the data (docs/ARCHITECTURE.md): inputs/, symbols/, model/,
 # writers/, commands/; every C file of each is pcprof's
-TOOLS_DIRS := inputs symbols model writers commands
+TOOLS_DIRS := base inputs symbols model writers commands
 TOOLS_SRC := $(sort $(foreach d,$(TOOLS_DIRS),$(wildcard tools/$(d)/*.c))) \
 	gmon/read.c gmon/write.c gmon/objects.c preload/taskclock.c
 TOOLS_SRC += preload/running.c
@@ -200,6 +203,10 @@ $(B)/tests/unit: $(UNIT_OBJ)
 PRELOAD_UNIT_SRC := tests/unit_preload.c tests/check_arcs.c tests/check_stacks.c \
 	tests/check_objfind.c preload/arcs.c preload/stacks.c preload/objfind.c preload/pages.c \
 	preload/livegrow.c preload/livemap.c preload/livememcg.c gmon/write.c gmon/read.c
+# the wall sampler's memory, without malloc
+PRELOAD_UNIT_SRC += tests/check_wallmem.c preload/wall_mem.c
+# the timeline's ring
+PRELOAD_UNIT_SRC += preload/timeline.c tests/check_timeline.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)
@@ -234,7 +241,12 @@ PROGS += $(P)/footprint
 PROGS += $(P)/footprint_one
 PROGS += $(P)/wallacct
 PROGS += $(P)/wallstack $(P)/wallstack-fp
+PROGS += $(P)/wallattr $(P)/wallattr-fp
 PROGS += $(P)/history-slow3
+PROGS += $(P)/wallmem_lock $(P)/wallmem_count.so
+PROGS += $(P)/users37 $(P)/users37_omp
+PROGS += $(P)/timeline38
+PROGS += $(P)/gate36_napper $(P)/gate36_napper-slow
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -313,8 +325,16 @@ $(P)/wallgate-again: tests/progs/wallgate.c tests/progs/truth.h
 $(P)/wallgate-slow: tests/progs/wallgate.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DEXTRA_MS=2 -o $@ $<
+# test_gate36.py's napper, its nap twice as long
+$(P)/gate36_napper-slow: tests/progs/gate36_napper.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DNAP_FACTOR=2 -o $@ $<
 # test_wallstack.py's known waits, built with frame pointers too
 $(P)/wallstack-fp: tests/progs/wallstack.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-omit-frame-pointer -o $@ $<
+# bench/wallattr.py's known waits in threads, for perf's frame-pointer view
+$(P)/wallattr-fp: tests/progs/wallattr.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-omit-frame-pointer -o $@ $<
 # bench/wall.py's program, which test_offcpu.py runs too
@@ -339,9 +359,16 @@ $(P)/plugspin.so: tests/progs/plugspin.c tests/progs/truth.h
 $(P)/plugrun: tests/progs/plugrun.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
+$(P)/wallmem_count.so: tests/progs/wallmem_count.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
 $(P)/plugin.so: tests/progs/plugin.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
+# two OpenMP regions of one function (libgomp comes with gcc)
+$(P)/users37_omp: tests/progs/users37_omp.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fopenmp -o $@ $<
 $(P)/%: tests/progs/%.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
@@ -381,29 +408,29 @@ $(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) tools/symbols
 		tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) $(ELF_LIBS) -ldl
 
 # files.c reads libpc's files with gmon/'s parsers, and escapes names in
-# its messages with label.c
+# its messages with base/msg.c and escape.c
 $(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/symbols/dwlines.h \
-		tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c gmon/gmon.h
+		tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c gmon/gmon.h
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -Itools/symbols -o $@ \
-		tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/inputs/files.c tools/writers/label.c \
+		tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c \
 		gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl
 
 # jitmap.c holds what jitdump.c's functions become (jit_add, jit_disjoint)
 $(B)/fuzz/fuzz_jitdump: tests/fuzz/fuzz_jitdump.c tools/symbols/jitdump.c tools/symbols/jitmap.c \
-		tools/symbols/jit.h tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
+		tools/symbols/jit.h tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
 		tests/fuzz/fuzz_jitdump.c tools/symbols/jitdump.c tools/symbols/jitmap.c \
-		tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
+		tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c
 
 # pcprof history's record parser, with the same messages' helpers
 $(B)/fuzz/fuzz_history: tests/fuzz/fuzz_history.c tools/inputs/history_file.c \
-		tools/model/history.h tools/inputs/files.c tools/writers/label.c gmon/read.c gmon/objects.c
+		tools/model/history.h tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -o $@ \
 		tests/fuzz/fuzz_history.c tools/inputs/history_file.c tools/inputs/files.c \
-		tools/writers/label.c gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl -lm
+		tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl -lm
 
 # Each fuzzer runs FUZZ_SECONDS on its corpus, FUZZ_JOBS of them at once
 # (fuzz-if-possible: 2, half the wall time of one after another).
@@ -510,10 +537,13 @@ install: all
 	sed 's|/usr/local/lib/libpc\.so|$(LIBDIR)/libpc.so|g' docs/libpc.7 > $(B)/libpc.7
 	install -m 0644 $(B)/pcprof.1 $(DESTDIR)$(MANDIR)/man1/pcprof.1
 	install -m 0644 $(B)/libpc.7 $(DESTDIR)$(MANDIR)/man7/libpc.7
+	install -d $(DESTDIR)$(INCLUDEDIR)/pcprof
+	install -m 0644 include/pcprof/marker.h $(DESTDIR)$(INCLUDEDIR)/pcprof/marker.h
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pcprof $(DESTDIR)$(LIBDIR)/libpc.so \
-		$(DESTDIR)$(MANDIR)/man1/pcprof.1 $(DESTDIR)$(MANDIR)/man7/libpc.7
+		$(DESTDIR)$(MANDIR)/man1/pcprof.1 $(DESTDIR)$(MANDIR)/man7/libpc.7 \
+		$(DESTDIR)$(INCLUDEDIR)/pcprof/marker.h
 
 clean:
 	rm -rf $(B)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pc.h"
+#include "timeline.h"
 #include "banned.h"
 
 static int
@@ -31,6 +32,17 @@ write_gmon(struct gmon_sink *s)
 			gmon_sink_arc(s, GMON_OUTSIDE_FROM, GMON_OUTSIDE_SELF, (uint32_t)c);
 	}
 	return s->error;
+}
+
+/* PROFILE.timeline (timeline.h): its header, the stacks by id, its
+ * samples and markers. */
+static int
+write_timeline(struct gmon_sink *s)
+{
+	pc_timeline_write(s);
+	if (pc_cfg->stacks)
+		pc_stacks_write_ids(s, PC_TL_STACK);
+	return pc_timeline_write_rings(s);
 }
 
 /* PC_STACKS=PATH: that path; PC_STACKS=1: the profile's stacks file
@@ -59,6 +71,18 @@ pc_dump(const char *path)
 		if (rs)
 			pc_dump_summary(sp ? sp : path, rs);
 		/* the profile itself was written */
+	}
+	if (!r && pc_cfg->timeline) {
+		size_t n = strlen(path);
+		int rt = -ENAMETOOLONG;
+
+		if (n + sizeof(PC_TL_SUFFIX) <= sizeof(buf)) {
+			memcpy(buf, path, n);
+			memcpy(buf + n, PC_TL_SUFFIX, sizeof(PC_TL_SUFFIX));
+			rt = pc_dump_file(buf, write_timeline);
+		}
+		if (rt)
+			pc_dump_summary(buf, rt);
 	}
 	if (!r)
 		pc_objects_dump(path);

@@ -84,6 +84,8 @@ after_fork_child(void)
 	pc_sample_forked();
 	pc_arcs_clear();
 	pc_stacks_clear();
+	pc_timeline_clear();
+	pc_markers_forked();
 	pc_objects_clear();
 	memset(pc_stats, 0, sizeof(*pc_stats));
 	pc_names_forked();

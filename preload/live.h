@@ -33,6 +33,10 @@ struct pc_live_tables {
 	size_t stacks_slots;
 	void *stacks_names;		/* the thread names' table */
 	size_t stacks_names_len;
+	void *timeline;			/* timeline.c's state and names */
+	size_t timeline_len;
+	void *timeline_rings;		/* its samples and markers */
+	size_t timeline_rings_len;
 };
 
 /* One mapping of the file: bytes [off, off + len) at address va. */

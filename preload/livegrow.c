@@ -34,7 +34,7 @@
 #include "banned.h"
 
 #define MAX_PAGES	(1u << 18)	/* 1 GiB of file at 4 KiB pages */
-#define MAX_TABLES	8
+#define MAX_TABLES	16
 #define SPILL_PROBE	32
 #define MAX_PATCHES	256		/* pages patched at the last write */
 

@@ -234,6 +234,8 @@ struct pc_settings {
 	long wall_hz;			/* PC_WALL_HZ */
 	int wall_budget;		/* PC_WALL_BUDGET, percent of a CPU */
 	uint64_t live_max;		/* PC_LIVE_MAX: bytes, or 0 */
+	int timeline;			/* PC_TIMELINE */
+	uint64_t timeline_max;		/* PC_TIMELINE_MAX */
 };
 
 /*
@@ -269,6 +271,7 @@ struct pc_config {
 	uintptr_t bias;			/* the main program's load bias */
 	uint8_t spare[GMON_SPARE_SIZE];	/* the gmon header's spare bytes */
 	char exe[PATH_MAX];		/* the main program's path (PC_SCOPE=all) */
+	int timeline;			/* PROFILE.timeline is written (timeline.c) */
 };
 
 /* start.c: the configuration. AS-safe to read. */
@@ -386,9 +389,10 @@ void pc_unwind_thread_bounds(uintptr_t lo, uintptr_t hi) PC_HIDDEN;
 
 /* stacks.c: map the stack table; 0 or -errno. Not AS-safe. */
 int pc_stacks_init(size_t megabytes) PC_HIDDEN;
-/* stacks.c: count one sampled stack (before arcs rewrite f). AS-safe. */
-void pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
-				uint32_t weight) PC_HIDDEN;
+/* stacks.c: count one sampled stack (before arcs rewrite f): its id, or
+ * 0 where the table had no room. AS-safe. */
+uint64_t pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
+				    uint32_t weight) PC_HIDDEN;
 /* stacks.c: count ns off the CPU for thread tid, blocked in the wait
  * (GMON_WAIT_WORD) with the stack f[0..n); its entry, for
  * pc_stacks_add_again while the thread stays where it is, or NULL.
@@ -408,11 +412,18 @@ void pc_stacks_note_name(uint32_t tid, const char name[GMON_THREAD_NAME_SIZE]) P
  * stacks file carries: read them; start them again at rate hz; add n to
  * one; raise one to n; set one. AS-safe. */
 void pc_wall_info(uint64_t info[GMON_WALLINFO_WORDS]) PC_HIDDEN;
+/* wall_mem.c: the most threads the wall sampler could not follow at once
+ * (its tables could not grow), and why (*why: PC_LIVE_LOCKED, mlockall;
+ * PC_LIVE_UNMAPPED, no address space; PC_LIVE_CAPPED, 32768 followed). */
+size_t pc_wall_unfollowed(int *why) PC_HIDDEN;
 void pc_wall_reset(uint64_t hz) PC_HIDDEN;
 void pc_wall_count(int what, uint64_t n) PC_HIDDEN;
 void pc_wall_most(int what, uint64_t n) PC_HIDDEN;
 void pc_wall_set(int what, uint64_t n) PC_HIDDEN;
-/* wall.c: start the wall sampler's thread (PC_CLOCK=wall). Not AS-safe. */
+/* wall.c: load libunwind for the wall sampler, before the main thread's
+ * timer is armed (its CPU is libpc's, not the program's); start the
+ * wall sampler's thread (PC_CLOCK=wall). Not AS-safe. */
+void pc_wall_load(void) PC_HIDDEN;
 void pc_wall_start(void) PC_HIDDEN;
 /* wall.c: end the wall sampler's thread and wait until the process no
  * longer holds it (1), or do nothing (0: none runs, or a vfork child);
@@ -426,6 +437,11 @@ void pc_wall_final(void) PC_HIDDEN;
 /* wall_io.c: find glibc's fsync and fdatasync, which the interposed
  * ones call whatever the clock (start-up). Not AS-safe. */
 void pc_wall_io_resolve(void) PC_HIDDEN;
+/* wall_mask.c: a mask call of the wall sampler's thread during a walk
+ * (libunwind's lock), answered there: 1 and its result in *r; 0 for any
+ * other thread's or time's. */
+int pc_wall_walker_mask(int (*real)(int, const sigset_t *, sigset_t *), int how,
+			const sigset_t *set, sigset_t *old, int *r) PC_HIDDEN;
 /* wall.c: the calling thread of the program's starts (0) or ends (1):
  * its first and last intervals, to the nanosecond. AS-safe. */
 void pc_wall_thread_event(int end) PC_HIDDEN;
@@ -433,6 +449,37 @@ void pc_wall_thread_event(int end) PC_HIDDEN;
 int pc_stacks_write(struct gmon_sink *s) PC_HIDDEN;
 /* stacks.c: forget every stack (fork child). Not AS-safe. */
 void pc_stacks_clear(void) PC_HIDDEN;
+/* stacks.c: every stack with its id (what pc_stacks_add_from_handler
+ * returns), as timeline records of tag (timeline.h). AS-safe. */
+void pc_stacks_write_ids(struct gmon_sink *s, uint32_t tag) PC_HIDDEN;
+
+/* timeline.c (PC_TIMELINE): map the timeline's region of the live file
+ * for max samples: 0 or -errno; take a recovered file's; start again
+ * (fork child); whether it is on. Not AS-safe; pc_timeline_on AS-safe. */
+int pc_timeline_init(uint64_t max) PC_HIDDEN;
+struct pc_live_tables;
+int pc_timeline_recover(const struct pc_live_tables *t) PC_HIDDEN;
+void pc_timeline_clear(void) PC_HIDDEN;
+int pc_timeline_on(void) PC_HIDDEN;
+/* timeline.c: one CPU sample of this thread: its stack's id, or 0 and its
+ * link-time pc; off-CPU ns of thread tid under stack; a marker of kind
+ * (timeline.h) and name id; a marker lost. AS-safe. */
+void pc_timeline_cpu_from_handler(uint64_t stack, uint64_t at, uint32_t weight) PC_HIDDEN;
+void pc_timeline_off(uint32_t tid, uint64_t stack, uint64_t ns) PC_HIDDEN;
+void pc_timeline_mark(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value) PC_HIDDEN;
+void pc_timeline_mark_lost(void) PC_HIDDEN;
+/* timeline.c: the marker names' table (markers.c). AS-safe. */
+struct pc_tl_name_slot *pc_timeline_names(void) PC_HIDDEN;
+/* timeline.c: write PROFILE.timeline's records: its header and names,
+ * then (after the stacks, pc_stacks_write_ids) its samples and markers.
+ * AS-safe. */
+int pc_timeline_write(struct gmon_sink *s) PC_HIDDEN;
+int pc_timeline_write_rings(struct gmon_sink *s) PC_HIDDEN;
+/* timeline.c: what the timeline kept, for the PC_VERBOSE line: samples
+ * kept, offered, its bound, markers kept. AS-safe. */
+void pc_timeline_kept(uint64_t out[4]) PC_HIDDEN;
+/* markers.c: this thread's id forgotten (fork child). AS-safe. */
+void pc_markers_forked(void) PC_HIDDEN;
 
 /* arcs.c: map the arc table; 0 or -errno. Not AS-safe. */
 int pc_arcs_init(size_t nslots) PC_HIDDEN;

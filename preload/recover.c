@@ -141,6 +141,10 @@ check_tables(const struct span *s, const struct pc_config *c, struct pc_live_tab
 	     move(s, &t->stacks_index, t->stacks_slots * 4) ||
 	     move(s, &t->stacks_names, t->stacks_names_len)))
 		return -1;
+	if (c->timeline && (t->timeline_len > room || t->timeline_rings_len > room ||
+			    move(s, &t->timeline, t->timeline_len) ||
+			    move(s, &t->timeline_rings, t->timeline_rings_len)))
+		return -1;
 	return 0;
 }
 
@@ -336,7 +340,8 @@ write_copy(struct pc_live *l, size_t len, int fd, const char *out)
 	pc_stats = &l->stats;
 	pc_objs = &l->objs;
 	if ((l->config.callgraph && pc_arcs_recover(&l->tables)) ||
-	    (l->config.callgraph && l->config.stacks && pc_stacks_recover(&l->tables)))
+	    (l->config.callgraph && l->config.stacks && pc_stacks_recover(&l->tables)) ||
+	    (l->config.timeline && pc_timeline_recover(&l->tables)))
 		goto done;
 	strcpy(pc->path, out);
 	pc->ending = PC_END_KILLED;

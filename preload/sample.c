@@ -138,22 +138,25 @@ walk_budget(void)
 	}
 }
 
-/* The call chain of one sample into buffer k: stacks and arcs. AS-safe. */
-static void
+/* The call chain of one sample into buffer k: stacks and arcs; its
+ * stack's id, or 0. AS-safe. */
+static uint64_t
 walk_from_handler(void *ucv, uintptr_t ip, int in_text, uint32_t weight, int k)
 {
 	struct pc_frame *f = frame_bufs[k];
 	int n = pc_unwind_from_handler(ucv, ip, f, pc_cfg->depth);
+	uint64_t id = 0;
 
 	__atomic_fetch_add(&pc_stats->stacks_walked, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&pc_stats->frames, (uint64_t)n, __ATOMIC_RELAXED);
 	if (pc_cfg->stacks)
-		pc_stacks_add_from_handler(f, n, n >= pc_cfg->depth, weight);
+		id = pc_stacks_add_from_handler(f, n, n >= pc_cfg->depth, weight);
 	/* arcs only for samples a histogram holds, so that a function's
 	 * callees never add up to more time than the flat profile has;
 	 * stacks keep library time as well */
 	if (in_text)
 		pc_arcs_add_from_handler(f, n, weight);
+	return id;
 }
 
 /*
@@ -168,6 +171,7 @@ sample(void *ucv, uint32_t weight)
 {
 	uintptr_t raw, ip;
 	int in_text = 0, buf;
+	uint64_t id = 0;
 
 	if (!pc_on())
 		return;
@@ -193,15 +197,16 @@ sample(void *ucv, uint32_t weight)
 	if (pc_cfg->scope_all)
 		in_text = pc_objects_sample_from_handler(ip, weight);
 walk:
-	if (!pc_cfg->callgraph)
-		return;
-	if (pc_stack_room_from_handler(ucv) < walk_budget() ||
-	    (buf = frames_claim_from_handler()) < 0) {
+	if (!pc_cfg->callgraph) {
+	} else if (pc_stack_room_from_handler(ucv) < walk_budget() ||
+		   (buf = frames_claim_from_handler()) < 0) {
 		__atomic_fetch_add(&pc_stats->no_room, weight, __ATOMIC_RELAXED);
-		return;
+	} else {
+		id = walk_from_handler(ucv, raw, in_text, weight, buf);
+		frames_release_from_handler(buf);
 	}
-	walk_from_handler(ucv, raw, in_text, weight, buf);
-	frames_release_from_handler(buf);
+	if (pc_cfg->timeline)
+		pc_timeline_cpu_from_handler(id, id ? 0 : pc_link_addr(ip), weight);
 }
 
 /* One sample; then, in a process of one thread, the live file's growth

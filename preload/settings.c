@@ -100,7 +100,8 @@ pc_absolute(char *dst, size_t size, const char *path, const char *suffix)
 enum {
 	S_HZ, S_TIMER, S_SIGNAL, S_CALLGRAPH, S_UNWIND, S_DEPTH, S_ARCS,
 	S_STACKS, S_STACKS_MB, S_SNAPSHOT_SIGNAL, S_SNAPSHOT_INTERVAL, S_SCOPE,
-	S_VERBOSE, S_CLOCK, S_WALL_HZ, S_WALL_BUDGET, S_LIVE_MAX, S_COUNT
+	S_VERBOSE, S_CLOCK, S_WALL_HZ, S_WALL_BUDGET, S_LIVE_MAX,
+	S_TIMELINE, S_TIMELINE_MAX, S_COUNT
 };
 
 /* One reading of the settings: the values so far, and where PC_STACKS's
@@ -271,6 +272,13 @@ static const struct setting settings[S_COUNT] = {
 	 * as the program's text, threads and stacks need (live.c) */
 	[S_LIVE_MAX] = { "PC_LIVE_MAX", parse_size, 64L << 10, 1L << 40, NULL, 0, 0,
 			 "is not a size from 64K to 1024G, or 0; no cap" },
+	/* the timeline (timeline.c): each sample's time and thread, and the
+	 * program's markers */
+	[S_TIMELINE] = { "PC_TIMELINE", parse_word, 0, 0, bit_words, 0, 0,
+			 "is not 0 or 1; using 0" },
+	[S_TIMELINE_MAX] = { "PC_TIMELINE_MAX", parse_range, 64, 1L << 26, NULL,
+			     1L << 18, 1L << 18,
+			     "is not a count from 64 to 67108864; using 262144" },
 };
 
 /* The values into s, by name. */
@@ -294,6 +302,8 @@ settings_store(struct pc_settings *s, const long *value)
 	s->wall_hz = value[S_WALL_HZ];
 	s->wall_budget = (int)value[S_WALL_BUDGET];
 	s->live_max = (uint64_t)value[S_LIVE_MAX];
+	s->timeline = (int)value[S_TIMELINE];
+	s->timeline_max = (uint64_t)value[S_TIMELINE_MAX];
 }
 
 void

@@ -125,6 +125,8 @@ filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 	int s, n = pc_cfg->snapshot_sig, r;
 	sigset_t copy;
 
+	if (pc_wall_walker_mask(real, how, set, old, &r))
+		return r;	/* libunwind's lock, in the wall sampler's walk */
 	pc_signals_sync();
 	/* a mask that blocks the sampling signal by name: the program's */
 	if (set && (how == SIG_BLOCK || how == SIG_SETMASK) && names(set, cur_sig()) &&

@@ -315,7 +315,7 @@ found:
 	return e;
 }
 
-void
+uint64_t
 pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 			   uint32_t weight)
 {
@@ -323,12 +323,22 @@ pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
 	uint64_t *e;
 
 	if (!arena || n <= 0)
-		return;
+		return 0;
 	tid = thread_from_handler();
 	e = add(tid, 0, f, NULL, n, truncated ? GMON_STACK_TRUNCATED : 0, weight);
 	if (e && pc_cfg->clock_wall)
 		__atomic_store_n(&last_cpu[tid % LAST_SLOTS], (uint64_t)(e - arena) << 32 | tid,
 				 __ATOMIC_RELEASE);
+	return e ? (uint64_t)(e - arena) : 0;
+}
+
+/* An off-CPU entry's ns, on the timeline too (PC_TIMELINE). */
+static uint64_t *
+on_timeline(uint64_t *e, uint64_t ns)
+{
+	if (e && pc_cfg->timeline)
+		pc_timeline_off((uint32_t)e[3], (uint64_t)(e - arena), ns);
+	return e;
 }
 
 void
@@ -370,7 +380,7 @@ pc_stacks_add_offcpu(uint32_t tid, uint64_t wait, const struct pc_frame *f, int 
 {
 	if (!arena)
 		return NULL;
-	return add(tid, wait, f, NULL, n, flags | GMON_STACK_OFFCPU, ns);
+	return on_timeline(add(tid, wait, f, NULL, n, flags | GMON_STACK_OFFCPU, ns), ns);
 }
 
 uint64_t *
@@ -388,20 +398,22 @@ pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked, uint64_t ns)
 	if (!blocked && (uint32_t)last == tid && (last >> 32) < arena_words)
 		blocked = arena + (last >> 32);
 	if (!blocked)
-		return add(tid, wait, none, NULL, 0, GMON_STACK_OFFCPU, ns);
+		return on_timeline(add(tid, wait, none, NULL, 0, GMON_STACK_OFFCPU, ns), ns);
 	/* its frames under the run queue's wait (an off-CPU stack's own wait
 	 * left out) */
 	depth = (uint32_t)blocked[2];
 	flags = (uint32_t)(blocked[2] >> 32);
 	skip = flags & GMON_STACK_OFFCPU ? 1 : 0;
-	return add(tid, wait, none, blocked + ENTRY_WORDS + skip, (int)(depth - skip),
-		   (flags & ~GMON_STACK_OFFCPU) | GMON_STACK_OFFCPU, ns);
+	return on_timeline(add(tid, wait, none, blocked + ENTRY_WORDS + skip,
+			       (int)(depth - skip),
+			       (flags & ~GMON_STACK_OFFCPU) | GMON_STACK_OFFCPU, ns), ns);
 }
 
 void
 pc_stacks_add_again(uint64_t *entry, uint64_t ns)
 {
 	__atomic_fetch_add(&entry[1], ns, __ATOMIC_RELAXED);
+	on_timeline(entry, ns);
 }
 
 void
@@ -424,6 +436,41 @@ pc_stacks_note_name(uint32_t tid, const char name[GMON_THREAD_NAME_SIZE])
 		__atomic_store_n(&t->name[0], w[0], __ATOMIC_RELAXED);
 		__atomic_store_n(&t->name[1], w[1], __ATOMIC_RELAXED);
 		return;
+	}
+}
+
+/* The entry at index slot value cur, or NULL where it is not whole in the
+ * arena (a file pc_recover reads may be damaged). AS-safe. */
+static const uint64_t *
+entry_at(uint32_t cur)
+{
+	if (!cur || cur - 1 + (size_t)ENTRY_WORDS > arena_words ||
+	    (uint32_t)arena[cur - 1 + 2] > arena_words - (cur - 1) - ENTRY_WORDS)
+		return NULL;
+	return arena + (cur - 1);
+}
+
+void
+pc_stacks_write_ids(struct gmon_sink *s, uint32_t tag)
+{
+	for (size_t i = 0; arena && i < pc_grow_slots(&index_grow) && !s->error; i++) {
+		const uint64_t *e = entry_at(__atomic_load_n(&index_slots[i], __ATOMIC_ACQUIRE));
+		uint32_t head[2], w[4];
+		uint64_t id;
+
+		if (!e)
+			continue;
+		id = (uint64_t)(e - arena);
+		w[0] = (uint32_t)(e[2] >> 32);
+		w[1] = (uint32_t)e[3];
+		w[2] = (uint32_t)e[2];
+		w[3] = 0;
+		head[0] = tag;
+		head[1] = (uint32_t)(sizeof(id) + sizeof(w) + w[2] * sizeof(uint64_t));
+		gmon_sink_bytes(s, head, sizeof(head));
+		gmon_sink_bytes(s, &id, sizeof(id));
+		gmon_sink_bytes(s, w, sizeof(w));
+		gmon_sink_bytes(s, e + ENTRY_WORDS, w[2] * sizeof(uint64_t));
 	}
 }
 

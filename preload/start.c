@@ -108,8 +108,9 @@ read_settings(void)
 	config->clock_wall = want.clock_wall;
 	config->wall_hz = want.wall_hz;
 	config->wall_budget = want.wall_budget;
-	/* a wall profile is its stacks: the waits are nowhere else */
-	if (want.clock_wall && !want.stacks)
+	/* a wall profile is its stacks: the waits are nowhere else; a
+	 * timeline's samples are drawn with theirs */
+	if ((want.clock_wall || want.timeline) && !want.stacks)
 		want.stacks = 1;
 	config->stacks = want.stacks != 0;
 }
@@ -304,6 +305,10 @@ set_up_extras(void)
 		pc_say("cannot map memory for stacks; no stacks file", "", "");
 		config->stacks = 0;
 	}
+	if (want.timeline && pc_timeline_init(want.timeline_max))
+		pc_say("cannot map memory for the timeline; no timeline", "", "");
+	else
+		config->timeline = want.timeline;
 	if (want.scope_all) {
 		ssize_t n = readlink("/proc/self/exe", config->exe, sizeof(config->exe) - 1);
 
@@ -413,6 +418,7 @@ pc_start(void)
 	pc_threads_init();
 	pc_lifecycle_init();
 	pc_signals_init();
+	pc_wall_load();
 	pc_phase_move(PC_OFF, PC_ON);
 	if (pc_thread_arm())
 		pc_say("cannot create a CPU-time timer for the main thread; it is not sampled", "", "");

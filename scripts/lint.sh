@@ -59,6 +59,27 @@ print("lint: structure: %d files, %d circles (largest %d), %d functions over 60 
 sys.exit(bad)
 ' 1 || fail=1
 
+# tools/ calls one way: commands, writers, model, inputs, symbols, then the
+# shared floor (scripts/structure.py says how); an edge that runs back up
+# fails unless scripts/upward.allow lists it, one left from before the rule
+# (issue 37), and a line there that is no longer an edge fails too.
+python3 scripts/structure.py --folders --check scripts/upward.allow || fail=1
+# and the rule can fail: a call from symbols/ up to writers/ and an include
+# of commands/ from model/, planted in a copy, are each found
+planted=$(mktemp -d)
+cp -r tools gmon "$planted"/
+printf '\nvoid lint_planted(void);\nvoid lint_planted(void) { report_print(0, 0, 0, 0, 0); }\n' \
+	>> "$planted/tools/symbols/symtab.c"
+printf '#include "commands/options.h"\n' >> "$planted/tools/model/stats.c"
+found=$(python3 scripts/structure.py --folders --check scripts/upward.allow --root "$planted")
+if [ $? -ne 1 ] ||
+   ! printf '%s\n' "$found" | grep -q 'call runs back up: tools/symbols/symtab.c -> tools/writers/report.c' ||
+   ! printf '%s\n' "$found" | grep -q 'include runs back up: tools/model/stats.c includes tools/commands/options.h'; then
+	echo "lint: the folder rule missed a planted upward call or include: $found"
+	fail=1
+fi
+rm -rf "$planted"
+
 # No C file of libpc, gmon or pcprof over 700 lines (tests/ is left out:
 # its suites are tables of cases).
 for f in preload/*.c gmon/*.c tools/*/*.c; do

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/diff.h"
+#include "model/stats.h"
 #include "unit.h"
 
 #define near(got, want, rel)						\
@@ -319,6 +320,141 @@ START_TEST(test_functions_without_time_are_no_rows)
 }
 END_TEST
 
+/* Fisher's combination against its closed forms: for one p-value it is
+ * that p; for two, p1 p2 (1 - log(p1 p2)). */
+START_TEST(test_fisher_matches_its_closed_forms)
+{
+	const double one[] = { 0.037 }, two[] = { 0.2, 0.05 }, ones[] = { 1, 1, 1 };
+
+	near(stats_fisher(one, 1), 0.037, 1e-12);
+	near(stats_fisher(two, 2), 0.01 * (1 - log(0.01)), 1e-12);
+	near(stats_fisher(ones, 3), 1, 1e-12);
+	near(stats_fisher(NULL, 0), 1, 0);
+}
+END_TEST
+
+/* Four runs a side of 8 functions, each run's seconds moved by a fixed
+ * pattern of +-0.3 % (the runs' own noise), the new side's function f
+ * times change[f]. */
+static void
+compare_runs4(struct result *res, struct side *b, struct side *n, const double *change,
+	      const struct diff_opts *o)
+{
+	static const char *const names[] = { "f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7" };
+	double vb[32], vn[32];
+
+	for (int r = 0; r < 4; r++)
+		for (int f = 0; f < 8; f++) {
+			double noise = 1 + 0.003 * ((r * 7 + f * 3) % 5 - 2);
+
+			vb[r * 8 + f] = (0.5 + 0.1 * f) * noise;
+			vn[r * 8 + f] = (0.5 + 0.1 * f) * change[f] *
+					(1 + 0.003 * ((r * 3 + f * 7 + 1) % 5 - 2));
+		}
+	side_make(b, 4, 8, names, vb);
+	side_make(n, 4, 8, names, vn);
+	diff_compare(res, b, n, o);
+}
+
+/* One function 12 % slower, the rest as they were: the speed model fits
+ * the rest (Fisher's p well above alpha) and f0 is blamed. */
+START_TEST(test_speed_fit_holds_for_one_change)
+{
+	const double change[] = { 1.12, 1, 1, 1, 1, 1, 1, 1 };
+	struct diff_opts o = opts(0);
+	struct side b, n;
+	struct result res;
+
+	compare_runs4(&res, &b, &n, change, &o);
+	ck_assert(res.speed_judged && !res.misfit);
+	ck_assert_uint_eq(res.fit_functions, 7);
+	ck_assert_msg(res.fit_p > 0.05, "fit p %g", res.fit_p);
+	ck_assert_int_eq(res.nslow, 1);
+	ck_assert_str_eq(res.rows[0].name, "f0");
+	ck_assert_int_eq(diff_exit_status(&res, &o), EXIT_REGRESSION);
+	compared_free(&res, &b, &n);
+}
+END_TEST
+
+/* Functions moved every way under one build change (f0 +12 %, f3 +7 %,
+ * f1 -9 %, f2 -8 %: the load's doing, not the code's): no one speed
+ * fits the functions not found slower, so no function is blamed: the
+ * verdict is undecided, with what it would have said kept (f0 the
+ * largest), exit 0, or 1 with --undecided fail. */
+START_TEST(test_speed_misfit_is_undecided_not_a_blamed_function)
+{
+	const double change[] = { 1.12, 0.91, 0.92, 1.07, 1, 1, 1, 1 };
+	struct diff_opts o = opts(0);
+	struct side b, n;
+	struct result res;
+
+	compare_runs4(&res, &b, &n, change, &o);
+	ck_assert(res.speed_judged);
+	ck_assert_msg(res.misfit && res.fit_p < o.alpha, "fit p %g", res.fit_p);
+	ck_assert_int_eq(res.nslow, 0);
+	ck_assert_int_eq(res.nfast, 0);
+	ck_assert_int_ge(res.nblamed, 1);
+	ck_assert_int_ge(res.nfaster, 1);
+	ck_assert_str_eq(res.blamed.name, "f0");
+	for (size_t i = 0; i < res.nrows; i++)
+		ck_assert(res.rows[i].status != ST_SLOWER && res.rows[i].status != ST_FASTER);
+	ck_assert_int_eq(diff_exit_status(&res, &o), 0);
+	o.undecided_fail = 1;
+	ck_assert_int_eq(diff_exit_status(&res, &o), EXIT_REGRESSION);
+	compared_free(&res, &b, &n);
+}
+END_TEST
+
+/* diff_speed_fit on rows made by hand: the slower row, the wait, the
+ * elapsed row, the untested and the too-small one are left out; the rest
+ * combined by Fisher's method. */
+START_TEST(test_speed_fit_weighs_the_rows_the_speed_was_judged_on)
+{
+	struct row rows[] = {
+		{ .name = "slow", .mb = 1, .mn = 1.2, .p = 1e-9, .tested = 1, .status = ST_SLOWER },
+		{ .name = "a", .mb = 1, .mn = 1, .p = 0.2, .tested = 1, .status = ST_SAME },
+		{ .name = "b", .mb = 1, .mn = 0.9, .p = 0.001, .tested = 1, .status = ST_FASTER },
+		{ .name = "[off-cpu: read] from a", .mb = 1, .mn = 1, .p = 1e-6, .tested = 1 },
+		{ .name = ELAPSED_ROW, .mb = 1, .mn = 1.1, .p = 1e-6, .tested = 1 },
+		{ .name = "untested", .mb = 1, .mn = 0, .p = 1e-6, .tested = 0 },
+		{ .name = "tiny", .mb = 0.001, .mn = 0.001, .p = 1e-6, .tested = 1 },
+	};
+	const double want[] = { 0.2, 0.001 };
+	size_t used;
+
+	near(diff_speed_fit(rows, 7, 0.02, 0.02, &used), stats_fisher(want, 2), 1e-12);
+	ck_assert_uint_eq(used, 2);
+}
+END_TEST
+
+/* Disturbed runs: those far above the rest (the run queue's 0.13 and
+ * 0.15 s against 0.01 s) are marked, a third of the runs at most, the
+ * largest first; none of 2 runs, nor below the floor. */
+START_TEST(test_outliers_mark_the_disturbed_runs)
+{
+	const double rq[] = { 0.010, 0.012, 0.009, 0.011, 0.150, 0.130, 0.011, 0.010, 0.012 };
+	const double four[] = { 0.01, 0.2, 0.01, 0.3, 0.01, 0.25, 0.01, 0.22, 0.01 };
+	const double flat[] = { 0.010, 0.012, 0.009, 0.011, 0.015 };
+	int out[9];
+	double ref;
+
+	ck_assert_int_eq(diff_outliers(rq, 9, 0.01, out), 2);
+	for (int i = 0; i < 9; i++)
+		ck_assert_int_eq(out[i], i == 4 || i == 5);
+	/* four of nine out: the three largest only */
+	ck_assert_int_eq(diff_outliers(four, 9, 0.01, out), 3);
+	ck_assert(out[1] == 0 && out[3] && out[5] && out[7]);
+	ck_assert_int_eq(diff_outliers(rq, 2, 0.01, out), 0);
+	ck_assert_int_eq(diff_outliers(flat, 5, 0.01, out), 0);
+	ck_assert(diff_outlier_above(0.15, rq, 4, 0.01, &ref));
+	near(ref, 0.0105, 1e-12);
+	ck_assert(!diff_outlier_above(0.015, rq, 4, 0.01, &ref));
+	/* the floor of the run queue: twice the median at least */
+	near(diff_runq_floor(rq, 4, 10), 0.2, 1e-12);
+	near(diff_runq_floor(rq, 4, 0.1), 0.0105, 1e-12);
+}
+END_TEST
+
 Suite *
 diff_compare_suite(void)
 {
@@ -331,6 +467,11 @@ diff_compare_suite(void)
 	tcase_add_test(t, test_speed_needs_three_functions_of_twenty_samples);
 	tcase_add_test(t, test_zero_variance_runs_are_moderated_by_the_prior);
 	tcase_add_test(t, test_functions_without_time_are_no_rows);
+	tcase_add_test(t, test_fisher_matches_its_closed_forms);
+	tcase_add_test(t, test_speed_fit_holds_for_one_change);
+	tcase_add_test(t, test_speed_misfit_is_undecided_not_a_blamed_function);
+	tcase_add_test(t, test_speed_fit_weighs_the_rows_the_speed_was_judged_on);
+	tcase_add_test(t, test_outliers_mark_the_disturbed_runs);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -732,6 +732,51 @@ START_TEST(test_flame_reports_write_errors)
 	fclose(f);
 }
 END_TEST
+/* The fill of the first frame whose <title> starts with name, into fill
+ * (a "rgb(R,G,B)" string). */
+static void
+fill_of(const struct svg *g, const char *name, char *fill, size_t size)
+{
+	char want[64];
+	const char *at, *f;
+
+	snprintf(want, sizeof(want), "<title>%s (", name);
+	at = strstr(g->buf, want);
+	ck_assert_msg(at, "no frame %s", name);
+	f = strstr(at, "fill=\"");
+	ck_assert_ptr_nonnull(f);
+	f += 6;
+	ck_assert_uint_lt((size_t)(strchr(f, '"') - f), size);
+	snprintf(fill, size, "%.*s", (int)(strchr(f, '"') - f), f);
+}
+
+/* A differential graph's root, "all", is grey, not the warm colour that
+ * reads as slower beside its red frames; a graph with no kinds keeps
+ * its warm root. */
+START_TEST(test_flame_differential_root_is_neutral)
+{
+	static const unsigned char slower[] = { FLAME_KIND_SAME, FLAME_KIND_SLOWER };
+	static const unsigned char faster[] = { FLAME_KIND_SAME, FLAME_KIND_FASTER };
+	const struct flame_stack diff[] = {
+		{ s_hot, 2, 60, slower }, { s_cold, 2, 40, faster },
+	};
+	struct svg g;
+	char fill[64];
+	unsigned r, gr, b;
+
+	draw(&g, diff, 2, "Diff", "samples", NULL);
+	fill_of(&g, "all", fill, sizeof(fill));
+	ck_assert_int_eq(sscanf(fill, "rgb(%u,%u,%u)", &r, &gr, &b), 3);
+	ck_assert_msg(r == gr && gr == b, "root of a differential graph: %s", fill);
+	ck_assert_ptr_nonnull(strstr(g.buf, "class=\"legend\""));
+	svg_release(&g);
+	draw(&g, basic, 2, NULL, NULL, NULL);
+	fill_of(&g, "all", fill, sizeof(fill));
+	ck_assert_int_eq(sscanf(fill, "rgb(%u,%u,%u)", &r, &gr, &b), 3);
+	ck_assert_msg(r > b, "root of a plain graph: %s", fill);
+	svg_release(&g);
+}
+END_TEST
 
 Suite *
 flame_suite(void)
@@ -751,6 +796,7 @@ flame_suite(void)
 	tcase_add_test(t, test_flame_rejects_bad_arguments);
 	tcase_add_test(t, test_flame_deep_recursion_is_bounded);
 	tcase_add_test(t, test_flame_many_stacks_nest_and_repeat);
+	tcase_add_test(t, test_flame_differential_root_is_neutral);
 	if (access("/dev/full", W_OK) == 0)
 		tcase_add_test(t, test_flame_reports_write_errors);
 	else

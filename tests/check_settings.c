@@ -273,6 +273,62 @@ START_TEST(test_absolute)
 }
 END_TEST
 
+/* The wall clock's three settings: their defaults, their good values at
+ * both ends of each range, and each bad value's line and default. */
+START_TEST(test_wall_clock_settings)
+{
+	static const char *const none[] = { NULL };
+	static const char *const lo[] = { "PC_CLOCK", "cpu", "PC_WALL_HZ", "1",
+					  "PC_WALL_BUDGET", "1", NULL };
+	static const char *const hi[] = { "PC_CLOCK", "wall", "PC_WALL_HZ", "1000",
+					  "PC_WALL_BUDGET", "100", NULL };
+	static const struct {
+		const char *name, *value, *want;
+	} bad[] = {
+		{ "PC_CLOCK", "WALL", "is not cpu or wall; using cpu" },
+		{ "PC_CLOCK", "real", "is not cpu or wall; using cpu" },
+		{ "PC_CLOCK", "wall ", "is not cpu or wall; using cpu" },
+		{ "PC_WALL_HZ", "0", "is not a rate from 1 to 1000; using 100" },
+		{ "PC_WALL_HZ", "1001", "is not a rate from 1 to 1000; using 100" },
+		{ "PC_WALL_HZ", "50Hz", "is not a rate from 1 to 1000; using 100" },
+		{ "PC_WALL_HZ", "-5", "is not a rate from 1 to 1000; using 100" },
+		{ "PC_WALL_BUDGET", "0", "is not a percentage from 1 to 100; using 1" },
+		{ "PC_WALL_BUDGET", "101", "is not a percentage from 1 to 100; using 1" },
+		{ "PC_WALL_BUDGET", "2.5", "is not a percentage from 1 to 100; using 1" },
+		{ "PC_WALL_BUDGET", "5%", "is not a percentage from 1 to 100; using 1" },
+	};
+	struct pc_settings s;
+
+	read_with(&s, none);
+	ck_assert_int_eq(s.clock_wall, 0);
+	ck_assert_int_eq(s.wall_hz, PC_DEFAULT_WALL_HZ);
+	ck_assert_int_eq(s.wall_budget, 1);
+	read_with(&s, lo);
+	ck_assert_int_eq(nsaid, 0);
+	ck_assert_int_eq(s.clock_wall, 0);
+	ck_assert_int_eq(s.wall_hz, 1);
+	ck_assert_int_eq(s.wall_budget, 1);
+	read_with(&s, hi);
+	ck_assert_int_eq(nsaid, 0);
+	ck_assert_int_eq(s.clock_wall, 1);
+	ck_assert_int_eq(s.wall_hz, 1000);
+	ck_assert_int_eq(s.wall_budget, 100);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *e[] = { bad[i].name, bad[i].value, NULL };
+		char line[256];
+
+		read_with(&s, e);
+		snprintf(line, sizeof(line), "libpc: %s='%s' %s", bad[i].name, bad[i].value,
+			 bad[i].want);
+		ck_assert_int_eq(nsaid, 1);
+		ck_assert_str_eq(said[0], line);
+		ck_assert_int_eq(s.clock_wall, 0);
+		ck_assert_int_eq(s.wall_hz, PC_DEFAULT_WALL_HZ);
+		ck_assert_int_eq(s.wall_budget, 1);
+	}
+}
+END_TEST
+
 Suite *
 settings_suite(void)
 {
@@ -287,6 +343,7 @@ settings_suite(void)
 	tcase_add_test(t, test_snapshot_signal_is_not_the_sampling_signal);
 	tcase_add_test(t, test_stacks_paths);
 	tcase_add_test(t, test_absolute);
+	tcase_add_test(t, test_wall_clock_settings);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "pcprof.h"
+#include "symbols/symtab_int.h"
 #include "unit.h"
 
 #define N(a)	(sizeof(a) / sizeof((a)[0]))
@@ -110,9 +111,15 @@ static const char prog_c[] =
 	"	return argc > 5;\n"
 	"}\n";
 
-/* A library with an exported function and a static one, for the unwind
- * tables of a stripped copy. */
+/* A library with exported functions and a static one between them, for
+ * the unwind tables of a stripped copy: the static one's hint names the
+ * export before it, error. */
 static const char lib_c[] =
+	"__attribute__((noinline)) int\n"
+	"error(int x)\n"
+	"{\n"
+	"	return x * 3;\n"
+	"}\n"
 	"__attribute__((noinline, noclone, used)) static int\n"
 	"hidden_work(int x)\n"
 	"{\n"
@@ -469,6 +476,10 @@ START_TEST(test_symtab_stripped_library_keeps_exports)
 			     (unsigned long long)h->lo);
 	ck_assert_msg(!strncmp(name, want, k) && (!name[k] || name[k] == ' '),
 		      "'%s', want '%s'", name, want);
+	/* the hint quotes the export before it: a symbol named error must
+	 * not read as an error path */
+	ck_assert_msg(!strcmp(name + k, " (after 'error')"), "'%s': want the hint "
+		      "\" (after 'error')\"", name);
 	ck_assert_uint_eq(sst.syms[symtab_find(&sst, h->lo)].lo, h->lo);
 	ck_assert_uint_eq(sst.syms[symtab_find(&sst, h->lo)].hi, h->hi);
 	symtab_release(&sst);
@@ -675,6 +686,9 @@ static const struct {
 	{ "foo(int) [clone .cold]", "foo", "foo [clone .cold]" },
 	{ "ns::f(int) [clone .isra.0] [clone .cold]", "ns::f",
 	  "ns::f [clone .isra.0] [clone .cold]" },
+	{ "work(int) [clone ._omp_fn.0]", "work [clone ._omp_fn.0]", NULL },
+	{ "work(int) [clone ._omp_fn.1] [clone .cold]", "work [clone ._omp_fn.1]",
+	  "work [clone ._omp_fn.1] [clone .cold]" },
 	{ "unsigned long shapes::accumulate<float>(float const*, int)",
 	  "shapes::accumulate", NULL },
 	{ "shapes::circle::area() const", "shapes::circle::area", NULL },
@@ -705,6 +719,44 @@ START_TEST(test_symtab_short_name_as_pprof_shows_it)
 	ck_assert_msg(!strcmp(s, want), "'%s': '%s', want '%s'", short_cases[_i].name, s, want);
 	ck_assert_msg(!strcmp(k, clones), "'%s' keeping clones: '%s', want '%s'",
 		      short_cases[_i].name, k, clones);
+	free(s);
+	free(k);
+}
+END_TEST
+
+/*
+ * The names symbols show, pieces folded or kept. Edge cases: a piece's
+ * tags with numbers after them; a bare number, which is no piece (gcc's
+ * OpenMP regions, a nested function); a piece of a region; a symbol
+ * version; a mangled region.
+ */
+static const struct {
+	const char *name, *want, *want_kept;
+} display_cases[] = {
+	{ "split.cold", "split", "split.cold" },
+	{ "split.constprop.0.isra.0", "split", "split.constprop.0.isra.0" },
+	{ "f.lto_priv.0", "f", "f.lto_priv.0" },
+	{ "work._omp_fn.0", "work._omp_fn.0", "work._omp_fn.0" },
+	{ "work._omp_fn.1", "work._omp_fn.1", "work._omp_fn.1" },
+	{ "work._omp_fn.1.cold", "work._omp_fn.1", "work._omp_fn.1.cold" },
+	{ "inner.0", "inner.0", "inner.0" },
+	{ "not.a.piece", "not.a.piece", "not.a.piece" },
+	{ "memcpy@@GLIBC_2.14", "memcpy", "memcpy" },
+	{ "_Z4worki._omp_fn.2", "work [clone ._omp_fn.2]", "work [clone ._omp_fn.2]" },
+};
+
+START_TEST(test_symtab_display_name_keeps_numbered_regions)
+{
+	static const struct symtab_opts fold = { 0 }, keep = { .keep_pieces = 1 };
+	const char *want = display_cases[_i].want, *name = display_cases[_i].name;
+	const char *kept = display_cases[_i].want_kept;
+	char *s = sym_display_name(name, &fold);
+	char *k = sym_display_name(name, &keep);
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_nonnull(k);
+	ck_assert_msg(!strcmp(s, want), "'%s': '%s', want '%s'", name, s, want);
+	ck_assert_msg(!strcmp(k, kept), "'%s' kept: '%s', want '%s'", name, k, kept);
 	free(s);
 	free(k);
 }
@@ -797,6 +849,8 @@ symtab_suite(void)
 
 	tcase_add_loop_test(t, test_symtab_short_name_as_pprof_shows_it, 0,
 			    (int)N(short_cases));
+	tcase_add_loop_test(t, test_symtab_display_name_keeps_numbered_regions, 0,
+			    sizeof(display_cases) / sizeof(display_cases[0]));
 	tcase_add_test(t, test_symtab_find_at_the_edges);
 	tcase_add_test(t, test_symtab_objects_place_each_object_apart);
 	suite_add_tcase(s, t);

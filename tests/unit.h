@@ -71,6 +71,8 @@ void unit_arc(struct gmon_profile *p, uint64_t from_pc, uint64_t self_pc,
 Suite *arcs_suite(void);
 Suite *stacks_suite(void);
 Suite *objfind_suite(void);
+Suite *wallmem_suite(void);
+Suite *timeline_suite(void);
 
 #define UNIT_TEXT_SIZE	(64 * 1024)	/* the main program's text, bytes */
 #define UNIT_TEXT_LINK	0x1000		/* its link-time address */

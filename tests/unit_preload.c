@@ -166,6 +166,8 @@ main(void)
 
 	srunner_add_suite(sr, stacks_suite());
 	srunner_add_suite(sr, objfind_suite());
+	srunner_add_suite(sr, wallmem_suite());
+	srunner_add_suite(sr, timeline_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What the pcprof subcommands share: messages in err(3) style, loading
+ * What the pcprof subcommands share (base/base.h below all of it): loading
  * profiles, and the flat profile built from a profile and a symbol table.
  */
 #ifndef PC_PCPROF_H
@@ -11,24 +11,8 @@
 #include <sys/types.h>
 
 #include "../gmon/gmon.h"
+#include "base/base.h"
 #include "symbols/symtab.h"
-
-#define EXIT_BAD_INPUT	2
-
-/* files.c: "pcprof: " + message + newline on stderr. */
-void pc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The same, then exit(2). */
-void pc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-/* files.c: the one way pcprof opens a file it reads (a profile, a
- * manifest, a stacks file, a live file, a perf map or a jitdump): for
- * reading, close-on-exec, never through a symbolic link (O_NOFOLLOW), never
- * waiting on a FIFO (O_NONBLOCK), and a regular file only. The descriptor,
- * its stat in *sb (when not NULL); or -1, errno set and *why what is wrong
- * ("a symbolic link", "is a directory", "not a regular file", or
- * strerror's words). Not AS-safe. */
-struct stat;
-int pc_open_regular(const char *path, struct stat *sb, const char **why);
 
 /* files.c: the gmon.out, stacks file or objects manifest at path parsed
  * into its struct (gmon.h), or exit with one line naming the file: never
@@ -39,27 +23,6 @@ void pc_read_gmon(const char *path, struct gmon_profile *p);
 void pc_read_stacks(const char *path, struct gmon_stacks *ss);
 void pc_read_objects(const char *path, struct gmon_objects *o);
 
-/* files.c: realloc, or exit with "out of memory". */
-void *pc_realloc(void *p, size_t n);
-
-/* files.c: b[0..n) in hex into buf (2n + 1 bytes); buf. */
-const char *pc_hex(const uint8_t *b, size_t n, char *buf);
-
-/* files.c: an output file, written whole or not at all (out_open). */
-struct out_file {
-	FILE *f;
-	const char *path;	/* as given, or "standard output" */
-	char *tmp;		/* the temporary name, renamed at commit */
-};
-/* Open path for writing (NULL or "-": standard output); exits with one
- * line naming it on failure. */
-FILE *out_open(struct out_file *o, const char *path);
-/* Flush and close o, and put it in place; exits with one line naming the
- * file on a write error, leaving no partial file. */
-void out_commit(struct out_file *o);
-/* SIGXFSZ as pcprof found it, which out_open ignores (a file too large
- * then fails with EFBIG): for a command pcprof starts (launch.c). */
-void out_signals_as_found(void);
 
 /*
  * profile.c: read and sum the profiles at paths[0..n) into p; they must agree on rate
@@ -164,47 +127,7 @@ int jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, ch
 int jitdump_load(const char *dir, uint64_t pid, uid_t uid, uint64_t started,
 		 struct symtab *st, char *path, size_t pathlen);
 
-/* A function's name for the call graph: "name (object)" outside the
- * executable (label.c). buf is used when needed. */
-const char *func_label(const struct symtab *st, uint32_t func, char *buf, size_t size);
 
-/*
- * Names are data (label.c): a thread, program or file name, a symbol or a
- * path may hold bytes that a terminal acts on, and text and CSV show them
- * escaped. text_escape writes s into buf (size bytes, NUL-terminated, as
- * snprintf does) with each backslash as \\, a newline, carriage return
- * or tab as \n, \r or \t, and each other C0 control, DEL, C1 control
- * (U+0080..U+009F) and byte that is not part of valid UTF-8 as \xHH, one
- * a byte; so that the text reads back to one name. Valid UTF-8 stays.
- * Returns the length of the whole escaped text. TEXT_KEEP_TAB keeps tabs
- * (a source line's indentation).
- */
-#define TEXT_KEEP_TAB	1u
-/* TEXT_FOLDED: a semicolon as \x3b too, for a frame of folded stacks,
- * where it would end the frame */
-#define TEXT_FOLDED	2u
-size_t text_escape(char *buf, size_t size, const char *s, unsigned flags);
-/* text_escape's text back to the name, in place; s. */
-char *text_unescape(char *s);
-/* s escaped (flags 0), for printf's %s, its width that of the escaped
- * text: s itself where nothing needs escaping, else a buffer of
- * label.c's that the 8th call after this one reuses. NULL stays NULL. */
-const char *text_name(const char *s);
-/* The same with TEXT_KEEP_TAB, for source and disassembly lines. */
-const char *text_source(const char *s);
-/* Decode one UTF-8 character at p into *cp and return its length; a byte
- * that does not start a valid, shortest-form sequence gives *cp = -1 and
- * length 1. Stops at a NUL, which is never a continuation byte. */
-size_t utf8_next(const unsigned char *p, long *cp);
-
-/* Write s as a JSON string, quoted and escaped, valid UTF-8 whatever s
- * holds (label.c): valid UTF-8 as it is; each byte that is not part of
- * valid UTF-8 as \u00XX, its Latin-1 reading; C0 and C1 controls, DEL,
- * U+2028 and U+2029 as \uXXXX; the quote and backslash escaped. */
-void json_string(FILE *out, const char *s);
-/* Write s as a CSV field, escaped as text_name does, then quoted where
- * it holds a comma or a quote (label.c). */
-void csv_string(FILE *out, const char *s);
 
 /* symbols.c: warn when p carries a build-id that is not exe's. */
 void check_build_id(const struct gmon_profile *p, const struct symtab *st,
@@ -263,9 +186,12 @@ struct callgraph {
 
 void callgraph_build(struct callgraph *cg, const struct symtab *st,
 		     const struct gmon_profile *p, const struct flat *f);
+void callgraph_release(struct callgraph *cg);
+/* qsort's order of arcs: by caller, then callee. */
+int callgraph_cmp_arc(const void *a, const void *b);
+/* writers/callgraph_out.c: the text view, the top functions by total. */
 void callgraph_print(FILE *out, const struct callgraph *cg,
 		     const struct flat *f, const struct symtab *st, long top);
-void callgraph_release(struct callgraph *cg);
 
 /* stackfile.c: the stacks of run's files[file] (FILE.stacks), or of
  * stacks_file where it is given, read into ss and checked to be of that
@@ -343,7 +269,7 @@ void folded_release(struct folded_set *fs);
 enum format {
 	FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_FOLDED,
 	/* for other tools (export.h) */
-	FORMAT_PPROF, FORMAT_SPEEDSCOPE, FORMAT_CALLGRIND,
+	FORMAT_PPROF, FORMAT_SPEEDSCOPE, FORMAT_CALLGRIND, FORMAT_FIREFOX,
 	/* for gprof: the executable's gmon file, of the clock's time
 	 * (model/wallgmon.h) */
 	FORMAT_GMON,
@@ -364,6 +290,7 @@ struct report_opts {
 	int all_processes;	/* --processes: of a whole run, a line for each */
 	int by_thread;		/* --by-thread: one row per thread (stacks) */
 	const char *thread;	/* --thread TID|NAME: only its samples */
+	int timeline;		/* report --timeline: the text timeline */
 	enum pc_clock clock;	/* --clock; resolved (never auto) once read */
 	/* a wall view's: the children each wait for a child waited for,
 	 * listed under its row (seconds; waits.h) */
@@ -382,6 +309,12 @@ void report_print(FILE *out, const struct flat *f, const struct symtab *st,
  */
 int runview_report(char **paths, int npaths, struct report_opts *r,
 		   const struct symtab_opts *so, FILE *out);
+/* The JSON report's head of that run (its processes that r->process
+ * names), up to its "profile": key, whose value the caller writes, then
+ * the closing brace: a report of one program (--callgraph, --lines) has
+ * the run report's shape. */
+void runview_json_head(char **paths, int npaths, const struct report_opts *r,
+		       const struct symtab_opts *so, FILE *out);
 
 /* recover.c: libpc.so beside this pcprof, else the installed one (0, or
  * -1 when neither is readable); and the profiles that processes left
@@ -394,6 +327,12 @@ int recover_dir(const char *dir, int say_running);
  * (a run's background processes), each checked to be the one that maps
  * the file, not another that took its pid. */
 size_t recover_running(const char *dir);
+/* recover.c: whether process pid has a live file in dir and runs (the
+ * check recover_dir names it by). */
+int recover_live_runs(const char *dir, pid_t pid);
+/* recover.c: the program that process pid runs, into buf (size bytes):
+ * its executable's file name, or its comm. */
+void recover_program_of(pid_t pid, char *buf, size_t size);
 /* recover.c: pcprof __finish FILE, the process that finishes one. */
 int cmd_finish(int argc, char **argv);
 /* commands/launch.h: starting the commands of run and compare. */

@@ -18,6 +18,13 @@ plain.
   under --stacks, the wall clock and both (the 32 MiB stack arena was
   mapped at start-up, and the malloc failed), and with 2.5 MiB to spare
   under pcprof run, with and without --stacks.
+- The wall clock (PC_CLOCK=wall, pcprof run --clock wall, with and
+  without --stacks) under both, with libpc(7)'s bound for it (5 MiB) to
+  spare: its sampler's thread never calls malloc (a malloc watcher,
+  tests/progs/wallmem_count.c, preloaded first, sees none: glibc gave the
+  thread an arena of 64 MiB, and mlockall failed with ENOMEM), and its
+  tables grow with the threads, but not after mlockall(MCL_FUTURE): the
+  threads past their room are not followed, and the summary says so.
 
 Every run has a timeout, after which its process group is killed."""
 
@@ -25,8 +32,10 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 
 import pctest
 from pctest import clean_env, gprof_flat, prog
@@ -36,15 +45,21 @@ NOBODY = 65534
 LIMIT_KIB = 8192	# RLIMIT_MEMLOCK: Debian 12's default
 BOUND_KIB = 2560	# libpc(7): what libpc maps for a small program, at most
 SLACK_KIB = 256		# the program's stdio buffer, malloc's own pages
+WALL_BOUND_KIB = 5120	# libpc(7): the same under the wall clock
 
 # (name, environment of the program, options of pcprof run or None).
-# Not PC_CLOCK=wall: its thread's malloc arena reserves 64 MiB (libpc(7),
-# BUGS), past any RLIMIT_MEMLOCK a user is given.
+# The wall clock's are apart (WALL_CONFIGS): it maps more.
 CONFIGS = (
     ("cpu", {}, None),
     ("stacks", {"PC_STACKS": "1"}, None),
     ("pcprof run", None, ()),
     ("pcprof run --stacks", None, ("--stacks",)),
+)
+
+WALL_CONFIGS = (
+    ("wall", {"PC_CLOCK": "wall"}, None),
+    ("pcprof run --clock wall", None, ("--clock", "wall")),
+    ("pcprof run --stacks --clock wall", None, ("--stacks", "--clock", "wall")),
 )
 
 
@@ -195,5 +210,144 @@ def test_mem34_growth_never_takes_a_descriptor_number():
             calls += int(m.group(1))
             shutil.rmtree(out, ignore_errors=True)
         return "10 runs: %d reopens, 0 wrong" % calls
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_mem34_wall_clock_under_mlockall_as_nobody():
+    """mlockall(MCL_CURRENT | MCL_FUTURE) as uid 65534 under an 8 MiB
+    RLIMIT_MEMLOCK, then a malloc with libpc(7)'s wall bound spare, under
+    each wall configuration: as plain, the profile names lock_work. Then
+    70 threads started after mlockall(MCL_FUTURE) (alone: libpc's
+    alternate stacks of small-stack threads would not fit beside
+    MCL_CURRENT): as plain, and the threads past the first tables' room
+    (58) are not followed, said in the summary. (mlockall failed with
+    ENOMEM: the sampler's malloc arena and its tables mapped whole.)"""
+    d = tempfile.mkdtemp(prefix="pc-m34-")
+    os.chmod(d, 0o777)
+    try:
+        st, o, _ = plain([prog("mem34_lock"), "need"], d)
+        need = int(o.split()[1])
+        size = LIMIT_KIB - need - WALL_BOUND_KIB - SLACK_KIB
+        assert st == 0 and size >= 256, (st, o)
+        argv = [prog("mem34_lock"), str(LIMIT_KIB), "cur+fut", str(size), "0.3"]
+        want = plain(argv, d, as_nobody(LIMIT_KIB))
+        assert want[:2] == (0, "mlockall: ok\nmalloc %d KiB: ok\nspun\n" % size), want
+        for name, env, opts in WALL_CONFIGS:
+            st, o, err, gmon = lock_run(d, name, env, opts, argv, LIMIT_KIB)
+            assert (st, o) == want[:2], "%s: exit %s, %r; plain exit %s, %r: %s" % (
+                name, st, o, want[0], want[1], err[-600:])
+            n = samples(err, name)
+            assert "not placed" not in err and "not followed" not in err, (name, err[-600:])
+            funcs, total, _ = gprof_flat(prog("mem34_lock"), gmon)
+            assert n > 100 and funcs.get("lock_work", 0) > 0.6 * total, \
+                "%s: %d samples, %r" % (name, n, funcs)
+        argv = [prog("wallmem_lock"), str(LIMIT_KIB), "fut", "70", "0.3"]
+        want = plain(argv, d, as_nobody(LIMIT_KIB))
+        assert want[:2] == (0, "mlockall: ok\nthreads 70: ok\nspun\n"), want
+        # rounds at 100 Hz whatever the load (the budget, 1 % of a CPU,
+        # spaced them out to 4 in a run under a load average of 24)
+        st, o, err, gmon = lock_run(d, "wall", {"PC_CLOCK": "wall", "PC_WALL_BUDGET": "50"},
+                                    None, argv, LIMIT_KIB)
+        assert (st, o) == want[:2], (st, o, err[-600:])
+        m = re.search(r"at (\d+) threads\), .*; (\d+) threads not followed \(the program "
+                      r"locked its memory: mlockall\)", err)
+        # 71 threads, the sampler's tables' first room (16 KiB: 58) never more
+        assert m and 32 <= int(m.group(1)) <= 64 and \
+            int(m.group(1)) + int(m.group(2)) == 71, err[-600:]
+        assert samples(err, "wallmem_lock") > 100, err[-600:]
+        funcs, total, _ = gprof_flat(prog("wallmem_lock"), gmon)
+        assert funcs.get("lock_work", 0) > 0.6 * total, funcs
+        return "plain needs %d KiB; malloc %d KiB as plain; 71 threads: %s followed, %s not" % (
+            need, size, m.group(1), m.group(2))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_mem34_wall_clock_under_ulimit_v():
+    """footprint's malloc of 64 MiB under ulimit -v of plain's peak and
+    libpc(7)'s bound for the wall clock, 5 MiB, with and without --stacks:
+    as plain (the sampler's arena took 64 MiB, and its tables 18 MiB)."""
+    cmd = [prog("footprint"), "malloc", "64", "0.3"]
+    need = vm_peak_kib(cmd)
+    assert need > 64 * 1024, need
+    d = tempfile.mkdtemp(prefix="pc-m34-")
+    limit = (need + WALL_BOUND_KIB) * 1024
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        want = plain(cmd, d, limited)
+        assert want[:2] == (0, "malloc ok\n"), want
+        for opts in (("--clock", "wall"), ("--stacks", "--clock", "wall")):
+            what = " ".join(opts)
+            out = os.path.join(d, "run" + "".join(opts))
+            st, o, e, _ = under_pcprof(out, cmd, *opts, preexec=limited)
+            assert (st, o) == want[:2], (what, st, o, e[-800:])
+            assert samples(e, what) > 100 and "not followed" not in e, e[-600:]
+            funcs, total, _ = gprof_flat(prog("footprint"), os.path.join(out, "gmon.out"))
+            assert funcs.get("spin_work", 0) >= 0.2, (what, funcs)
+        return "malloc ok under ulimit -v of plain's peak (%d KiB) + %d KiB" % (
+            need, WALL_BOUND_KIB)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def peak_run(argv, d, env, timeout=60):
+    """argv in a process group of its own, its VmPeak read every 10 ms:
+    (status, stderr, the last VmPeak read in KiB)."""
+    with tempfile.TemporaryFile(mode="w+", dir=d) as errf:
+        p = subprocess.Popen(argv, cwd=d, env=env, stdout=subprocess.DEVNULL, stderr=errf,
+                             start_new_session=True)
+        peak, t0 = 0, time.monotonic()
+        while p.poll() is None:
+            if time.monotonic() - t0 > timeout:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+                raise AssertionError("%s hung: killed after %d s" % (" ".join(argv), timeout))
+            try:
+                with open("/proc/%d/status" % p.pid) as f:
+                    for line in f:
+                        if line.startswith("VmPeak:"):
+                            peak = max(peak, int(line.split()[1]))
+            except OSError:
+                pass
+            time.sleep(0.01)
+        errf.seek(0)
+        return p.returncode, errf.read(), peak
+
+
+def test_mem34_wall_sampler_never_mallocs():
+    """200 threads that sleep and end under PC_CLOCK=wall (wallacct: the
+    sampler's tables grow, its walks run, starts and ends are told), with
+    a malloc watcher preloaded before libpc: no allocation in the
+    sampler's thread, whose first one made it glibc's arena of 64 MiB
+    (30 of them here before), and the process's VmPeak stays within 32
+    MiB of plain's (libpc's alternate stacks of the threads among it; 150
+    MiB more before: the arena, 128 MiB while it is made, and the
+    tables)."""
+    d = tempfile.mkdtemp(prefix="pc-m34-")
+    log = os.path.join(d, "mallocs")
+    argv = [prog("wallacct"), "sleepers", "200", "0.5", "0"]
+    try:
+        peak = {}
+        for name, env in (("plain", clean_env(profiled=False)),
+                          ("wall", clean_env({"PC_CLOCK": "wall", "PC_WALL_BUDGET": "50",
+                                              "PC_VERBOSE": "1",
+                                              "PC_OUT": os.path.join(d, "w.out"),
+                                              "WALLMEM_COUNT_LOG": log}))):
+            if name == "wall":
+                env["LD_PRELOAD"] = prog("wallmem_count.so") + " " + env["LD_PRELOAD"]
+            status, err, peak[name] = peak_run(argv, d, env)
+            assert status == 0, (name, status, err[-600:])
+        got = open(log).read() if os.path.exists(log) else ""
+        assert got == "", "allocations in the sampler's thread: %r" % got[:600]
+        m = re.search(r"at (\d+) threads\), off-CPU stacks: (\d+) whole", err)
+        # more at once than the tables' first room, 58 (rounds at 100 Hz
+        # whatever the load: PC_WALL_BUDGET)
+        assert m and int(m.group(1)) > 58 and int(m.group(2)) > 0, err[-800:]
+        assert peak["wall"] - peak["plain"] < 32768, peak
+        return "no malloc in pc-wall; VmPeak %d KiB, plain %d KiB; %s threads at once, " \
+            "%s off-CPU stacks whole" % (peak["wall"], peak["plain"], m.group(1), m.group(2))
     finally:
         shutil.rmtree(d, ignore_errors=True)

@@ -102,7 +102,7 @@ def test_known_waits_against_their_own_clocks():
     pid = idle[0]["pid"]
     slow = slowest_round(p.stderr, pid)
     flat = json.loads(pcprof("report", "--format", "json", "--callgraph", "--process",
-                             str(pid), rdir).stdout)
+                             str(pid), rdir).stdout)["profile"]
     assert flat["clock"] == "wall", flat.get("clock")
     total = {f["name"]: f.get("total_seconds", 0.0) for f in flat["functions"]}
     notes = []

@@ -77,6 +77,10 @@ static const char usage_report[] =
 "\n"
 "  -o, --output FILE  write to FILE (written whole, then renamed into\n"
 "                     place) instead of standard output\n"
+"  --timeline         what each thread ran when, in time buckets, and the\n"
+"                     markers, from GMON.timeline (pcprof run --timeline,\n"
+"                     PC_TIMELINE=1); --format firefox writes it for the\n"
+"                     Firefox Profiler\n"
 REPORT_OPTIONS_HELP;
 
 /* The executable's profiles for another tool (export.h). */
@@ -167,7 +171,7 @@ report_inputs(struct pc_inputs *in, struct report_opts *r, const struct symtab_o
 	}
 	/* a wall view is of the stacks, which the export holds; folded
 	 * stacks are folded_build's under any clock */
-	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread ||
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->timeline ||
 	    (r->clock != PC_CLOCK_CPU && r->format != FORMAT_FOLDED)) {
 		export_inputs(in, r, s, out);
 		goto out;
@@ -229,9 +233,18 @@ report_program(char **operands, int n, struct report_opts *r, const struct symta
 static int
 one_program(const struct report_opts *r)
 {
-	return !FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread &&
+	return !FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread && !r->timeline &&
 	       (r->format == FORMAT_FOLDED || r->format == FORMAT_GMON || r->callgraph ||
 		r->lines);
+}
+
+/* Whether path is a run's directory. */
+static int
+is_run(const char *path)
+{
+	struct stat sb;
+
+	return !stat(path, &sb) && S_ISDIR(sb.st_mode);
 }
 
 /*
@@ -244,10 +257,15 @@ static int
 plain_exe(const char *gmon, char *exe, size_t size)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
-	char hex[2 * GMON_BUILDID_SIZE + 1];
+	char hex[2 * GMON_BUILDID_SIZE + 1], first[PATH_MAX];
 	uint8_t id[GMON_BUILDID_SIZE];
 	struct stat sb;
 
+	/* a run of pcprof run --main-only: its DIR/gmon.out, plain, with a
+	 * link to its program beside it */
+	if (is_run(gmon) && snprintf(first, sizeof(first), "%s/gmon.out", gmon) <
+	    (int)sizeof(first) && !runfiles_has_manifest(first))
+		gmon = first;
 	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || runfiles_has_manifest(gmon) ||
 	    runfiles_build_id(gmon, id) != 1)
 		return 0;
@@ -266,12 +284,49 @@ plain_exe(const char *gmon, char *exe, size_t size)
 	return 1;
 }
 
+
+int
+report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s,
+	   FILE *out)
+{
+	struct pc_inputs in;
+	struct runexe re;
+	int rc;
+
+	if (!one_program(r))
+		return runview_report(ops, n, r, s, out);
+	if (r->format != FORMAT_JSON || !is_run(ops[0]))
+		return report_program(ops, n, r, s, out);
+	/* the run report's shape, --callgraph or not: its processes (of
+	 * the program), then its profile; the program found first, so that
+	 * an error leaves no half object */
+	runexe_resolve(&re, ops, n, r->process);
+	runview_json_head(ops, n, r, s, out);
+	runexe_open(&in, &re, s, 0);
+	rc = report_inputs(&in, r, s, out);
+	runexe_release(&re);
+	fputs("}\n", out);
+	return rc;
+}
+
+/* report's options that run has not: -o FILE, --timeline. */
+static int
+own_option(int c, const char *arg, const char **output, struct report_opts *r)
+{
+	if (c == 'o')
+		*output = arg;
+	else if (c == 'T')
+		r->timeline = 1;
+	return c == 'o' || c == 'T';
+}
+
 int
 cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		REPORT_LONGOPTS,
 		{ "output", required_argument, NULL, 'o' },
+		{ "timeline", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
@@ -288,10 +343,8 @@ cmd_report(int argc, char **argv)
 			report_usage(stdout, usage_report);
 			return 0;
 		}
-		if (c == 'o') {
-			output = optarg;
+		if (own_option(c, optarg, &output, &r))
 			continue;
-		}
 		if (!report_option(c, optarg, &r, &s)) {
 			report_usage(stderr, usage_report);
 			return EXIT_BAD_INPUT;
@@ -312,10 +365,8 @@ cmd_report(int argc, char **argv)
 		out = out_open(&of, output);
 		if (plain_exe(ops[0], exe, sizeof(exe)))
 			rc = report_files(exe, ops, n, &r, &s, out);
-		else if (one_program(&r))
-			rc = report_program(ops, n, &r, &s, out);
 		else
-			rc = runview_report(ops, n, &r, &s, out);
+			rc = report_run(ops, n, &r, &s, out);
 		while (n--)
 			free(ops[n]);
 		free(ops);

@@ -50,6 +50,8 @@ struct compare {
 	char exe[2][PATH_MAX];	/* the program each side's runs compare */
 	double *q[2];		/* wall / CPU of a side's kept runs, the
 				 * warm-up's first */
+	double *rq[2];		/* and their seconds in the run queue
+				 * (--metric wall; else 0) */
 	int nq[2];
 };
 

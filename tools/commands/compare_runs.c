@@ -135,42 +135,120 @@ median_ratio(const struct compare *c, int side)
 	return m;
 }
 
-/* Run i of side (-1: the warm-up), made again while it was disturbed:
- * its wall time over its CPU time DISTURBED times the median of the
- * side's kept runs, and 10 ms over it at least. */
+/* Which of side's kept runs' figures (q, rq) to weigh: its measured
+ * runs', the warm-up's with them while there are fewer than two (index 0
+ * is the warm-up's): *n from *from. */
+static void
+kept_span(const struct compare *c, int side, int *from, int *n)
+{
+	*from = c->nq[side] >= 3 ? 1 : 0;
+	*n = c->nq[side] - *from;
+}
+
+/*
+ * Whether run i of side (not the warm-up) was disturbed, into d: its wall
+ * time over its CPU time DISTURBED times the median of the side's kept
+ * runs, and 10 ms over it at least; or (a wall profile) its seconds in
+ * the run queue standing out from theirs (diff_outlier_above).
+ */
+static int
+run_disturbed(const struct compare *c, int side, int i, double wall, double cpu,
+	      double rq, struct disturbed *d)
+{
+	double q = cpu > 0 ? wall / cpu : 0, ref = median_ratio(c, side);
+	int from, n;
+
+	d->side = side;
+	d->again = 1;
+	if (i < 0)
+		return 0;
+	/* a wall profile's program waits: its wall time is not its CPU's,
+	 * and the run queue says directly what the ratio would guess */
+	if (c->d.metric != METRIC_WALL && q > 0 && ref > 0 && q > DISTURBED * ref && wall - ref * cpu >= 0.01) {
+		d->why = DIST_WALL_CPU;
+		d->x = q;
+		d->ref = ref;
+		return 1;
+	}
+	/* against two kept runs at least: the warm-up's alone could be the
+	 * odd one */
+	kept_span(c, side, &from, &n);
+	d->why = DIST_RUNQUEUE;
+	d->x = rq;
+	return c->d.metric == METRIC_WALL && n >= 2 &&
+	       diff_outlier_above(rq, c->rq[side] + from, n,
+				  diff_runq_floor(c->rq[side] + from, n, wall), &d->ref);
+}
+
+/* A disturbed run made again: counted, named, said. */
+static void
+note_again(struct compare *c, const char *name, const struct disturbed *d)
+{
+	struct disturbed *v = pc_realloc(c->e.again, ((size_t)c->e.nagain + 1) * sizeof(*v));
+	char why[200];
+
+	c->e.again = v;
+	v[c->e.nagain] = *d;
+	if (asprintf((char **)&v[c->e.nagain].run, "%s/%s", c->dir, name) < 0)
+		pc_fatal("out of memory");
+	c->e.nagain++;
+	c->e.repeated[d->side]++;
+	if (!c->quiet)
+		pc_warn("compare: %s was disturbed (%s); made again", name,
+			diff_disturbed_why(d, why, sizeof(why)));
+}
+
+/* The wall seconds of run name, in its directory (RUN_ELAPSED_FILE),
+ * for pcprof diff and history add. */
+static void
+write_elapsed(const struct compare *c, const char *name, double wall)
+{
+	char path[PATH_MAX + 128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", c->dir, name, RUN_ELAPSED_FILE);
+	if (!(f = fopen(path, "we")))
+		pc_fatal("'%s': %s", path, strerror(errno));
+	fprintf(f, "%.9f\n", wall);
+	if (fclose(f))
+		pc_fatal("'%s': %s", path, strerror(errno));
+}
+
+/* Run i of side (-1: the warm-up), made again while it was disturbed
+ * (run_disturbed), AGAIN_MAX times in a row at most. */
 static void
 kept_run(struct compare *c, int side, int i)
 {
 	static const char *const sides[] = { "base", "new" };
-	char name[64];
-	double wall, cpu, q, ref;
+	char name[64], dir[PATH_MAX + 64];
+	double wall, cpu, rq = 0;
+	struct disturbed d;
 
 	if (i < 0)
 		snprintf(name, sizeof(name), "warmup-%s", sides[side]);
 	else
 		snprintf(name, sizeof(name), "%s-%03d", sides[side], i + 1);
+	snprintf(dir, sizeof(dir), "%s/%s", c->dir, name);
 	for (int again = 0; ; again++) {
 		run_once(c, side, name, &wall, &cpu);
-		q = cpu > 0 ? wall / cpu : 0;
-		ref = median_ratio(c, side);
-		if (i < 0 || !(q > 0 && ref > 0) || q <= DISTURBED * ref || wall - ref * cpu < 0.01)
+		/* the warm-up's, once its program is known (compare_experiment) */
+		if (c->d.metric == METRIC_WALL && i >= 0)
+			rq = diff_dir_runqueue(dir, c->exe[side]);
+		if (!run_disturbed(c, side, i, wall, cpu, rq, &d))
 			break;
 		if (again >= AGAIN_MAX) {
 			if (!c->quiet)
-				pc_warn("compare: %s was disturbed %d times in a row (%.2f times its "
-					"CPU time in wall time, the side's runs %.2f); kept", name,
-					again + 1, q, ref);
+				pc_warn("compare: %s was disturbed %d times in a row; kept", name,
+					again + 1);
 			break;
 		}
-		c->e.repeated[side]++;
-		if (!c->quiet)
-			pc_warn("compare: %s was disturbed (%.2f s of wall time for %.2f s of CPU, "
-				"%.2f times; the side's other runs: %.2f times); made again", name,
-				wall, cpu, q, ref);
+		note_again(c, name, &d);
 		compare_remove_run(c, name);
 	}
-	c->q[side][c->nq[side]++] = q;
+	c->rq[side][c->nq[side]] = rq;
+	c->q[side][c->nq[side]++] = cpu > 0 ? wall / cpu : 0;
 	if (i >= 0) {
+		write_elapsed(c, name, wall);
 		if (asprintf(&c->names[side][i], "%s/%s", c->dir, name) < 0)
 			pc_fatal("out of memory");
 		c->e.wall[side] += wall;
@@ -308,13 +386,20 @@ compare_experiment(struct compare *c)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int s = 0; s < 2; s++)
-		if (!(c->q[s] = malloc((MAX_RUNS + 1) * sizeof(double))))
+		if (!(c->q[s] = malloc((MAX_RUNS + 1) * sizeof(double))) ||
+		    !(c->rq[s] = malloc((MAX_RUNS + 1) * sizeof(double))))
 			pc_fatal("out of memory");
 	kept_run(c, 0, -1);
 	kept_run(c, 1, -1);
 	note_timer(c);
-	for (int s = 0; s < 2; s++)
+	for (int s = 0; s < 2; s++) {
+		char dir[PATH_MAX + 64];
+
 		side_program(c, s, c->exe[s], sizeof(c->exe[s]));
+		snprintf(dir, sizeof(dir), "%s/warmup-%s", c->dir, s ? "new" : "base");
+		if (c->d.metric == METRIC_WALL)
+			c->rq[s][0] = diff_dir_runqueue(dir, c->exe[s]);
+	}
 	if (c->d.min_seconds < 0)
 		c->d.min_seconds = COMPARE_MIN_SHARE * c->e.cpu_warmup;
 	n = c->runs;

@@ -355,6 +355,8 @@ side_cut(struct side *dst, const struct side *src, int n)
 	dst->total = dup_doubles(src->total, (size_t)n * nf);
 	dst->program = dup_doubles(src->program, (size_t)n);
 	dst->waited = dup_doubles(src->waited, (size_t)n);
+	dst->runq = dup_doubles(src->runq, (size_t)n);
+	dst->elapsed = dup_doubles(src->elapsed, (size_t)n);
 }
 
 static void
@@ -364,6 +366,8 @@ side_cut_free(struct side *s)
 	free(s->total);
 	free(s->program);
 	free(s->waited);
+	free(s->runq);
+	free(s->elapsed);
 }
 
 /*
@@ -376,9 +380,12 @@ seq_look(struct result *res, struct side cut[2], const struct side sides[2], int
 	 const struct diff_opts *o)
 {
 	struct diff_opts lo = *o;
+	int to = sides[0].nruns < sides[1].nruns ? sides[0].nruns : sides[1].nruns;
 
-	side_cut(&cut[0], &sides[0], n);
-	side_cut(&cut[1], &sides[1], n);
+	/* the last look has every run of each side (one may have more, where
+	 * the other's disturbed runs were left out) */
+	side_cut(&cut[0], &sides[0], n >= to ? sides[0].nruns : n);
+	side_cut(&cut[1], &sides[1], n >= to ? sides[1].nruns : n);
 	lo.alpha = seq_look_alpha(o->alpha, n, o->seq_min, o->seq_max);
 	diff_compare(res, &cut[0], &cut[1], &lo);
 	seq_judge(res, &lo, lo.alpha);
@@ -414,9 +421,11 @@ diff_look(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 	struct side cut[2];
 	struct result res;
 
-	for (int s = 0; s < 2; s++)
+	for (int s = 0; s < 2; s++) {
 		diff_side_load(&sides[s], so, o->metric == METRIC_TOTAL,
 			       o->metric == METRIC_WALL);
+		diff_disturbed_leave_out(&sides[s], s);
+	}
 	seq_gate(&res, cut, sides, o);
 	free(res.rows);
 	for (int s = 0; s < 2; s++) {
@@ -452,6 +461,8 @@ diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 
 	diff_side_load(&sides[0], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
 	diff_side_load(&sides[1], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
+	for (int s = 0; s < 2; s++)
+		diff_disturbed_leave_out(&sides[s], s);
 	/* the new side's seconds as measured, before diff_compare scales them */
 	if (o->keep_history)
 		history_keep(o->keep_history, &sides[1], o->hist, o->exp);

@@ -34,7 +34,10 @@ static const char usage_history[] =
 "\n"
 "`history add` appends one record: the runs given (each GMON or DIR one run\n"
 "of the benchmark; EXE may be left out for runs pcprof run left), every\n"
-"function's seconds a run as their mean and variance over the runs.\n"
+"function's seconds a run as their mean and variance over the runs, and\n"
+"the runs' wall seconds where each DIR holds them (the file elapsed, which\n"
+"pcprof compare -o writes); a run whose CPU seconds stand out from the\n"
+"rest (a disturbed run) is left out.\n"
 "\n"
 "Options:\n"
 "  --format FMT       text (default), json, or markdown (for a CI comment)\n"
@@ -194,6 +197,7 @@ history_add(struct history_opts *o, int argc, char **argv)
 	s.args = argv + first;
 	s.nruns = argc - first;
 	diff_side_load(&s, &so, 0, 0);
+	diff_disturbed_leave_out(&s, 1);
 	history_keep(argv[0], &s, &o->id, NULL);
 	diff_side_release(&s);
 	runexe_release(&re);

@@ -94,7 +94,12 @@ history_keep(const char *path, const struct side *s, const struct hist_id *id,
 	r.runs = s->nruns;
 	diff_mean_var(s->program, s->nruns, 1, &r.cpu.mean, &r.cpu.var);
 	r.wall.mean = -1;
-	if (e && e->runs > 0) {
+	if (s->elapsed) {
+		/* the runs' own wall seconds (compare's, in each run's
+		 * directory): history add's, and compare's but for its
+		 * disturbed runs */
+		diff_mean_var(s->elapsed, s->nruns, 1, &r.wall.mean, &r.wall.var);
+	} else if (e && e->runs > 0) {
 		double n = e->runs, m = e->wall[1];
 
 		r.wall.mean = m;

@@ -89,6 +89,11 @@ int launch_start(struct launch *l);
 int launch_wait(struct launch *l);
 int launch_run(struct launch *l);
 
+/* descendants.c: pcprof's descendants now that run, breadth first (its
+ * children, then theirs), its ended children reaped first: how many,
+ * their pids in *out (malloc'd). Not AS-safe. */
+size_t launch_descendants(pid_t **out);
+
 /* End by the signal pcprof was stopped by, else as status says: the exit
  * code, where no signal ends pcprof. */
 int launch_end_like(int status);

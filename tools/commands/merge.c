@@ -34,7 +34,8 @@ static const char usage_merge[] =
 
 /* The files of paths[0..n) summed into out/NAME. */
 static void
-merge_into(const char *out, const char *name, char **paths, int n)
+merge_into(const char *out, const char *name, char **paths, int n,
+	   const char *of)
 {
 	struct gmon_profile p;
 	char *path;
@@ -43,7 +44,9 @@ merge_into(const char *out, const char *name, char **paths, int n)
 		pc_fatal("out of memory");
 	profiles_load(&p, paths, n);
 	gmon_write_file(path, &p);
-	printf("%s: %d profile%s\n", text_name(path), n, n == 1 ? "" : "s");
+	printf("%s: %d profile%s", text_name(path), n, n == 1 ? "" : "s");
+	/* a program renamed NAME-2: which one it is */
+	printf(of ? " of %s\n" : "\n", of ? text_name(of) : "");
 	gmon_profile_release(&p);
 	free(path);
 }
@@ -83,7 +86,7 @@ merge_object(const char *out, const char *prog, const struct runexe *all, const 
 	if (asprintf(&name, "gmon.out.%s+%s", prog, obj) < 0)
 		pc_fatal("out of memory");
 	if (n)
-		merge_into(out, name, files, n);
+		merge_into(out, name, files, n, NULL);
 	while (n--)
 		free(files[n]);
 	free(files);
@@ -95,9 +98,9 @@ merge_object(const char *out, const char *prog, const struct runexe *all, const 
  * out/gmon.out.PROG+OBJECT (the first process's objects, then any
  * other's not seen yet). */
 static void
-merge_program(const char *out, const struct runexe *all, const int *idx, int ni)
+merge_program(const char *out, const char *prog, const struct runexe *all,
+	      const int *idx, int ni)
 {
-	const char *prog = file_name(all->man[idx[0]]->v[0].path);
 	char **files = pc_realloc(NULL, (size_t)ni * sizeof(*files)), *name;
 	const char **seen = NULL;
 	size_t nseen = 0;
@@ -106,7 +109,9 @@ merge_program(const char *out, const struct runexe *all, const int *idx, int ni)
 		files[i] = all->files[idx[i]];
 	if (asprintf(&name, "gmon.out.%s", prog) < 0)
 		pc_fatal("out of memory");
-	merge_into(out, name, files, ni);
+	merge_into(out, name, files, ni,
+		   strcmp(prog, file_name(all->man[idx[0]]->v[0].path)) ?
+		   all->man[idx[0]]->v[0].path : NULL);
 	for (int i = 0; i < ni; i++) {
 		const struct gmon_objects *o = all->man[idx[i]];
 
@@ -128,10 +133,49 @@ merge_program(const char *out, const struct runexe *all, const int *idx, int ni)
 	free(files);
 }
 
+/* Whether all's processes i and j ran one program (runexe.h). */
+static int
+same_program(const struct runexe *all, int i, int j)
+{
+	return runexe_same_program(all->man[i]->v[0].path, all->man[i],
+				   all->man[j]->v[0].path, all->man[j]);
+}
+
+/*
+ * The name of the program of all's process i in out's file names: its
+ * file name, or, where an earlier program of another file had it (a/burn,
+ * then b/burn, a different program), NAME-2, NAME-3... in the order
+ * first seen, so that no program's file overwrites another's. malloc'd.
+ */
+static char *
+program_name(const struct runexe *all, const char *done, int i)
+{
+	const char *exe = all->man[i]->v[0].path, *prog = file_name(exe);
+	int before = 0;
+	char *name;
+
+	for (int j = 0; j < i; j++) {
+		int first = 1;
+
+		if (!done[j] || strcmp(file_name(all->man[j]->v[0].path), prog))
+			continue;
+		/* counted once a program: at its first process */
+		for (int k = 0; k < j && first; k++)
+			first = !same_program(all, k, j);
+		before += first;
+	}
+	if ((before ? asprintf(&name, "%s-%d", prog, before + 1) :
+	     asprintf(&name, "%s", prog)) < 0)
+		pc_fatal("out of memory");
+	return name;
+}
+
 /*
  * merge of a run (a directory among the operands): into directory out,
  * for each program what gprof reads: gmon.out.PROG (its processes
- * summed) and gmon.out.PROG+OBJECT for each object with a file.
+ * summed) and gmon.out.PROG+OBJECT for each object with a file. One
+ * program is one file: its processes by one path, one build-id, or hard
+ * links of it (git runs its subcommands so) are summed.
  */
 static int
 merge_run(const char *out, char **ops, int n, const char *process)
@@ -156,14 +200,18 @@ merge_run(const char *out, char **ops, int n, const char *process)
 	idx = pc_realloc(NULL, (size_t)all.nfiles * sizeof(*idx));
 	for (int i = 0; i < all.nfiles; i++) {
 		int ni = 0;
+		char *prog;
 
-		for (int j = done[i] ? all.nfiles : i; j < all.nfiles; j++)
-			if (!done[j] && !strcmp(all.man[j]->v[0].path, all.man[i]->v[0].path)) {
+		if (done[i])
+			continue;
+		prog = program_name(&all, done, i);
+		for (int j = i; j < all.nfiles; j++)
+			if (!done[j] && same_program(&all, i, j)) {
 				done[j] = 1;
 				idx[ni++] = j;
 			}
-		if (ni)
-			merge_program(out, &all, idx, ni);
+		merge_program(out, prog, &all, idx, ni);
+		free(prog);
 	}
 	free(idx);
 	free(done);

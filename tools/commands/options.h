@@ -82,6 +82,11 @@ int report_option(int c, const char *arg, struct report_opts *r,
  * bad input. */
 int report_files(const char *exe, char **files, int nfiles,
 		 struct report_opts *r, const struct symtab_opts *s, FILE *out);
+/* The report of a run's operands ops[0..n) (a directory first): the whole
+ * run's, or, for --callgraph, --lines and folded, its one program's (a
+ * run's JSON in the run report's shape all the same). */
+int report_run(char **ops, int n, struct report_opts *r,
+	       const struct symtab_opts *s, FILE *out);
 
 /* inputs.c: a command's usage text, on out. */
 void report_usage(FILE *out, const char *text);

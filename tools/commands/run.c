@@ -70,6 +70,9 @@ static const char usage_run[] =
 "                     callgrind need it)\n"
 "  --no-report        write the profile only\n"
 "  --stacks           also write GMON.stacks for flame graphs (PC_STACKS=1)\n"
+"  --timeline         also write GMON.timeline: each sample's time and thread,\n"
+"                     and the program's markers (PC_TIMELINE=1; --format\n"
+"                     firefox, report --timeline)\n"
 "  --clock wall       record a wall-clock profile (PC_CLOCK=wall): every\n"
 "                     thread's CPU samples and the time it spent off the CPU,\n"
 "                     with the stack it blocked at and what it waited for;\n"
@@ -80,7 +83,8 @@ static const char usage_run[] =
 "  --no-callgraph     record the flat profile only (PC_CALLGRAPH=0)\n"
 "  --main-only        profile the executable's own code only (PC_SCOPE=main):\n"
 "                     the report is of the first process, and its time in\n"
-"                     libraries is one [outside the executable] line\n"
+"                     libraries is one [outside the executable] line; DIR/PROG\n"
+"                     links to the program (pcprof report DIR finds it)\n"
 "  --wait             when CMD ends, wait for the processes of the run it left\n"
 "                     running (in the background) and report them too\n"
 "  -v, --verbose      libpc's summary line at exit (PC_VERBOSE=1)\n"
@@ -109,6 +113,8 @@ REPORT_OPTIONS_HELP
 "  PC_WALL_HZ       the wall clock's rounds a second (100)\n"
 "  PC_WALL_BUDGET   the wall clock's CPU at most, percent of one CPU (1)\n"
 "  PC_STACKS_MB     memory for distinct stacks, 1 to 4096 (32)\n"
+"  PC_TIMELINE      1: keep each sample's time and thread, and markers\n"
+"  PC_TIMELINE_MAX  samples the timeline keeps, 64 to 67108864 (262144)\n"
 "  PC_LIVE_MAX      the most the live file takes on disk or in memory,\n"
 "                   as 512K, 64M or 1G (0: no cap, the default)\n"
 "  PC_SNAPSHOT_SIGNAL    a signal that writes a snapshot of the profile\n"
@@ -121,7 +127,8 @@ REPORT_OPTIONS_HELP
 #define RUN_TOP	25
 
 enum { OPT_HZ = 300, OPT_SIGNAL, OPT_REPORT, OPT_NO_REPORT, OPT_STACKS_ON,
-	OPT_NO_CALLGRAPH, OPT_ALL_OBJECTS, OPT_MAIN_ONLY, OPT_WAIT };
+	OPT_NO_CALLGRAPH, OPT_ALL_OBJECTS, OPT_MAIN_ONLY, OPT_WAIT,
+	OPT_TIMELINE_ON };
 
 /* Whether dir holds a file that libpc writes (gmon.out and its kin). */
 static int
@@ -245,7 +252,7 @@ report_apart(const char *exe, const char *output, int main_only, const char *rep
 		struct out_file of;
 		char *files[1];
 
-		/* --report FILE: whole or not at all (files.c) */
+		/* --report FILE: whole or not at all (base/outfile.c) */
 		if (report_to)
 			out = out_open(&of, report_to);
 		if (!(files[0] = strdup(output)))
@@ -253,7 +260,7 @@ report_apart(const char *exe, const char *output, int main_only, const char *rep
 		if (main_only)
 			report_files(exe, files, 1, r, s, out);
 		else
-			runview_report(files, 1, r, s, out);
+			report_run(files, 1, r, s, out);
 		if (out == stderr && !main_only)
 			pc_warn("profiles in '%s' (pcprof report %s)", output, output);
 		if (report_to)
@@ -313,6 +320,25 @@ wall_gmon_apart(const char *exe, const char *profile, const struct symtab_opts *
 		pc_warn("the gmon file of '%s' failed: %s", profile, strsignal(WTERMSIG(status)));
 }
 
+/*
+ * --main-only: DIR/PROG, a link to the program, beside its plain
+ * gmon.out, which names no program: pcprof report DIR finds the program
+ * there by its build-id (findexe.c), and gprof DIR/PROG DIR/gmon.out
+ * reads it. Nothing where DIR/PROG is there already.
+ */
+static void
+link_program(const char *dir, const char *exe)
+{
+	const char *prog = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	char abs[PATH_MAX], *link;
+
+	if (!realpath(exe, abs) || asprintf(&link, "%s/%s", dir, prog) < 0)
+		return;
+	if (symlink(abs, link) && errno != EEXIST)
+		pc_warn("cannot link '%s' to its program: %s", link, strerror(errno));
+	free(link);
+}
+
 static void
 setenv_or_die(const char *k, const char *v)
 {
@@ -336,6 +362,7 @@ env_option(int c, const char *arg)
 	static const struct { int opt; const char *var, *value; } env[] = {
 		{ OPT_HZ, "PC_HZ", NULL }, { OPT_SIGNAL, "PC_SIGNAL", NULL },
 		{ OPT_STACKS_ON, "PC_STACKS", "1" },
+		{ OPT_TIMELINE_ON, "PC_TIMELINE", "1" },
 		{ OPT_NO_CALLGRAPH, "PC_CALLGRAPH", "0" },
 		{ 'v', "PC_VERBOSE", "1" },
 	};
@@ -357,6 +384,7 @@ static const struct option run_longopts[] = {
 	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "no-report", no_argument, NULL, OPT_NO_REPORT },
 	{ "stacks", no_argument, NULL, OPT_STACKS_ON },
+	{ "timeline", no_argument, NULL, OPT_TIMELINE_ON },
 	{ "no-callgraph", no_argument, NULL, OPT_NO_CALLGRAPH },
 	{ "all-objects", no_argument, NULL, OPT_ALL_OBJECTS },	/* the default */
 	{ "main-only", no_argument, NULL, OPT_MAIN_ONLY },
@@ -487,6 +515,70 @@ wait_for_the_rest(const char *dir)
 	}
 }
 
+/*
+ * The processes that CMD left running, in one line: pcprof's descendants,
+ * CMD's orphans having come to it, whether or not they have loaded
+ * libpc yet. With report, those with a live file that runs are left to
+ * the report, which names them; then only those with none, not under
+ * libpc yet, which no report could name.
+ */
+static void
+name_the_rest(const char *dir, const char *cmd, int report)
+{
+	pid_t *pid;
+	size_t n = launch_descendants(&pid), k = 0;
+	char list[512] = "", prog[256];
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (report && recover_live_runs(dir, pid[i]))
+			continue;
+		if (k++ < 4 && len < sizeof(list)) {
+			recover_program_of(pid[i], prog, sizeof(prog));
+			len += (size_t)snprintf(list + len, sizeof(list) - len,
+						"%spid %d, %s", k > 1 ? "; " : "",
+						(int)pid[i], prog);
+		}
+	}
+	free(pid);
+	if (!k)
+		return;
+	/* raw names: pc_warn escapes the whole line once */
+	if (report)
+		pc_warn("%zu process%s that '%s' started still running with no profile yet "
+			"(%s%s): the report leaves %s out (pcprof run --wait waits for them)",
+			k, k == 1 ? "" : "es", cmd, list, k > 4 ? "; ..." : "",
+			k == 1 ? "it" : "them");
+	else
+		pc_warn("%zu process%s that '%s' started still running (%s%s); `pcprof report "
+			"%s` when %s (pcprof run --wait waits for them)", k, k == 1 ? "" : "es",
+			cmd, list, k > 4 ? "; ..." : "", dir, k == 1 ? "it ends" : "they end");
+}
+
+/*
+ * What a profiled run does once CMD has ended, before its report: --wait
+ * for what CMD left running; the profiles of processes that ended
+ * without writing theirs (killed) finished; one line on those still
+ * running that the report does not name (without a report, all of them);
+ * a wall-clock run's gmon.wall; --main-only's link to its program.
+ */
+static void
+after_the_command(const struct run_opts *o, const char *dir, const char *exe,
+		  const char *output, const char *cmd)
+{
+	struct stat sb;
+
+	if (o->wait)
+		wait_for_the_rest(dir);
+	recover_dir(dir, 0);
+	if (!o->wait || launch_stopped())
+		name_the_rest(dir, cmd, !o->no_report && !o->main_only);
+	if (stat(output, &sb) == 0)
+		wall_gmon_apart(exe, output, &o->s);
+	if (o->main_only && dir[0])
+		link_program(dir, exe);
+}
+
 int
 cmd_run(int argc, char **argv)
 {
@@ -516,9 +608,10 @@ cmd_run(int argc, char **argv)
 			why, argv[optind]);
 		o.no_report = unprofiled = 1;
 	}
-	/* --wait: CMD's orphans (its background processes) come to pcprof,
-	 * which waits for them after CMD */
-	if (o.wait && !unprofiled && prctl(PR_SET_CHILD_SUBREAPER, 1))
+	/* CMD's orphans (its background processes) come to pcprof, which
+	 * names them or, with --wait, waits for them after CMD, whether or
+	 * not they have loaded libpc yet */
+	if (!unprofiled && prctl(PR_SET_CHILD_SUBREAPER, 1) && o.wait)
 		pc_warn("cannot wait for CMD's background processes: %s", strerror(errno));
 	cmd.exe = exe;
 	cmd.argv = argv + optind;
@@ -530,14 +623,8 @@ cmd_run(int argc, char **argv)
 		return launch_end_like(cmd.status);
 	}
 	status = cmd.status;
-	if (!unprofiled && o.wait)
-		wait_for_the_rest(dir);
-	/* what processes that never wrote their profile left (killed); the
-	 * report names those still running, else here */
 	if (!unprofiled)
-		recover_dir(dir, o.no_report || o.main_only);
-	if (!unprofiled && stat(output, &after) == 0)
-		wall_gmon_apart(exe, output, &o.s);
+		after_the_command(&o, dir, exe, output, argv[optind]);
 	if (!o.no_report) {
 		if (stat(output, &after) || (had_before && after.st_ino == before.st_ino &&
 		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))

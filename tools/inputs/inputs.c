@@ -26,14 +26,14 @@ static enum format
 format_named(const char *arg)
 {
 	static const char *const words[] = {
-		"text", "json", "csv", "folded", "pprof", "speedscope", "callgrind", "gmon"
+		"text", "json", "csv", "folded", "pprof", "speedscope", "callgrind", "firefox", "gmon"
 	};
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		if (!strcmp(arg, words[i]))
 			return (enum format)i;
-	pc_fatal("--format '%s': not text, json, csv, folded, pprof, speedscope, callgrind "
-		 "or gmon", arg);
+	pc_fatal("--format '%s': not text, json, csv, folded, pprof, speedscope, callgrind, "
+		 "firefox or gmon", arg);
 }
 
 enum pc_clock

@@ -87,7 +87,10 @@ cmd_finish(int argc, char **argv)
 	    !(fn = (int (*)(const char *))dlsym(h, "pc_recover")))
 		return FIN_NOLIB;
 	r = fn(argv[1]);
-	return r == 0 ? FIN_DONE : r == 1 ? FIN_NOTHING : r == -EBUSY ? FIN_BUSY :
+	/* gone since it was listed: its process took it away (at its exec
+	 * or exit), nothing to finish */
+	return r == 0 || r == -ENOENT ? (r ? FIN_NOTHING : FIN_DONE) :
+	       r == 1 ? FIN_NOTHING : r == -EBUSY ? FIN_BUSY :
 	       r == -EPROTO ? FIN_PROTO : r == -EBADMSG || r == -EINVAL ? FIN_DAMAGED :
 	       r == -EEXIST ? FIN_NEWER : FIN_OTHER;
 }
@@ -163,10 +166,8 @@ live_running(const char *path)
 	       pc_live_owner_runs(live_pid(path), sb.st_ino, 0);
 }
 
-/* The program that process pid runs, into buf: its executable's name, or
- * its comm. */
-static void
-program_of(pid_t pid, char *buf, size_t size)
+void
+recover_program_of(pid_t pid, char *buf, size_t size)
 {
 	char path[64], exe[PATH_MAX];
 	const char *base;
@@ -200,7 +201,7 @@ say_running(const char *dir, char **busy, size_t n)
 	for (size_t i = 0; i < n && i < 4; i++) {
 		pid_t pid = live_pid(busy[i]);
 
-		program_of(pid, prog, sizeof(prog));
+		recover_program_of(pid, prog, sizeof(prog));
 		len += (size_t)snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0,
 					"%spid %d, %s", i ? "; " : "", (int)pid, prog);
 		if (len >= sizeof(list))
@@ -228,6 +229,15 @@ regular_live(const char *path)
 	}
 	close(fd);
 	return 1;
+}
+
+int
+recover_live_runs(const char *dir, pid_t pid)
+{
+	char path[PATH_MAX];
+
+	return snprintf(path, sizeof(path), "%s/.pcprof.%d.live", dir, (int)pid) <
+	       (int)sizeof(path) && live_running(path);
 }
 
 size_t

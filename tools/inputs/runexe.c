@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -65,12 +66,31 @@ runexe_chosen(const char *exe, uint64_t pid, const char *which)
 	v = strtoull(which, &end, 10);
 	if (!*end && end != which)
 		return pid == v;
-	if (!strcmp(exe, which) || !strcmp(base_name(exe), base_name(which)))
+	if (!strcmp(exe, which))
+		return 1;
+	/* a path names that file (a/burn is not b/burn), or, gone, its name */
+	if (strchr(which, '/'))
+		return access(which, F_OK) ? !strcmp(base_name(exe), base_name(which)) :
+		       same_file(which, exe);
+	if (!strcmp(base_name(exe), which))
 		return 1;
 	/* as typed or as run: objdump on PATH is x86_64-linux-gnu-objdump */
-	if (strchr(which, '/'))
-		return same_file(which, exe);
 	return on_path(which, found, sizeof(found)) && same_file(found, exe);
+}
+
+int
+runexe_same_program(const char *exe_a, const struct gmon_objects *a, const char *exe_b,
+		    const struct gmon_objects *b)
+{
+	const struct gmon_object *x = a && a->n ? &a->v[0] : NULL;
+	const struct gmon_object *y = b && b->n ? &b->v[0] : NULL;
+
+	if (!strcmp(exe_a, exe_b))
+		return 1;
+	/* git runs its subcommands through hard links of itself */
+	if (x && y && x->build_id_len && x->build_id_len == y->build_id_len)
+		return !memcmp(x->build_id, y->build_id, x->build_id_len);
+	return same_file(exe_a, exe_b);
 }
 
 static int
@@ -100,6 +120,7 @@ runexe_unknown(const char *where, const char *which, char *const *exes, size_t n
 		at += (size_t)snprintf(list + at, len - at, "%s%s (%zu)", i ? ", " : "",
 				       names[i], k - i);
 	}
+	free(names);
 	if (!n && !which)
 		pc_fatal("'%s': no profile recorded with PC_SCOPE=all there (name the "
 			 "executable for a plain profile)", where);
@@ -108,6 +129,42 @@ runexe_unknown(const char *where, const char *which, char *const *exes, size_t n
 			 where, which, n ? list : "none");
 	pc_fatal("'%s': profiles of %s: name one with --process NAME (or name the executable)",
 		 where, list);
+}
+
+/* The programs of exes[0..n) (their manifests man[0..n), or NULL) one
+ * line each, with their pids: the NAME of --process that is several. */
+void
+runexe_several(const char *where, const char *which, char *const *exes,
+	       struct gmon_objects *const *man, size_t n)
+{
+	char *list = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&list, &len);
+
+	if (!m)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+
+		while (j < i && !runexe_same_program(exes[j], man ? man[j] : NULL, exes[i],
+						     man ? man[i] : NULL))
+			j++;
+		if (j < i)
+			continue;	/* listed with j */
+		fprintf(m, "%s%s (pid", i ? "; " : "", exes[i]);
+		for (size_t k = i, one = 1; k < n; k++)
+			if (runexe_same_program(exes[i], man ? man[i] : NULL, exes[k],
+						man ? man[k] : NULL)) {
+				fprintf(m, "%s %llu", one ? "" : ",", man && man[k] ?
+					(unsigned long long)man[k]->pid : 0ULL);
+				one = 0;
+			}
+		fputc(')', m);
+	}
+	if (fclose(m))
+		pc_fatal("out of memory");
+	pc_fatal("'%s': --process %s is several programs: name one by its path or a pid: %s",
+		 where, which, list);
 }
 
 /* The profile that path is a file of (PROFILE.objects, PROFILE.stacks,
@@ -295,12 +352,14 @@ choose(struct runexe *re, struct runexe *all, const char *process, const char *w
 		}
 		kept[re->nfiles] = exes[i];
 		add_file(re, all->files[i], o);
-		nprogs += !re->exe || strcmp(re->exe, exes[i]);
+		nprogs += !re->exe || !runexe_same_program(re->exe, re->man[0], exes[i], o);
 		if (!re->exe)
 			re->exe = exes[i];
 	}
 	if (!re->nfiles)
 		runexe_unknown(where, process, exes, (size_t)all->nfiles);
+	if (nprogs > 1 && process)
+		runexe_several(where, process, kept, re->man, (size_t)re->nfiles);
 	if (nprogs > 1)
 		runexe_unknown(where, NULL, kept, (size_t)re->nfiles);
 	if (!(re->exe = strdup(re->exe)))

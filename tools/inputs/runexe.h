@@ -51,6 +51,15 @@ void runexe_release(struct runexe *re);
  * a name on PATH that is the same file (objdump for
  * x86_64-linux-gnu-objdump). */
 int runexe_chosen(const char *exe, uint64_t pid, const char *which);
+/* Whether exe_a and exe_b (their manifests a and b, or NULL) are one
+ * program: one path, one build-id, or one file (hard links of it). */
+int runexe_same_program(const char *exe_a, const struct gmon_objects *a, const char *exe_b,
+			const struct gmon_objects *b);
+/* "'where': --process WHICH is several programs" with each of exes[0..n)
+ * (one program once, man[i] its manifest or NULL) by its path and pids,
+ * and exit 2. */
+void runexe_several(const char *where, const char *which, char *const *exes,
+		    struct gmon_objects *const *man, size_t n) __attribute__((noreturn));
 /* "'where': no process WHICH in the run; there are: NAME (COUNT), ..."
  * for the programs exes[0..n) (repeats counted), and exit 2. */
 void runexe_unknown(const char *where, const char *which, char *const *exes, size_t n)

@@ -133,6 +133,10 @@ odd_entry(DIR *d, const char *path, const char *name)
 	if (fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) ||
 	    S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode))
 		return 0;
+	/* a link to a program: pcprof run --main-only's, which names it */
+	if (S_ISLNK(sb.st_mode) && !fstatat(dirfd(d), name, &sb, 0) && S_ISREG(sb.st_mode) &&
+	    (sb.st_mode & S_IXUSR))
+		return 1;
 	if (!has_suffix(name, GMON_OBJECTS_SUFFIX) && !has_suffix(name, GMON_STACKS_SUFFIX) &&
 	    !strchr(name, '+'))
 		pc_warn("note: '%s/%s': %s, left out", path, name,

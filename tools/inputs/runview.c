@@ -463,6 +463,37 @@ run_clock(const struct runview *v, enum pc_clock asked, const char *where)
 	return asked;
 }
 
+/* The processes of the run in paths[0..npaths) that r asks for, into v,
+ * and the clock of its report. */
+static void
+view_open(struct runview *v, char **paths, int npaths, struct report_opts *r)
+{
+	gather(v, paths, npaths);
+	time_before_start(v);
+	keep_chosen(v, r->process, paths[0]);
+	if (!v->nprocs)
+		pc_fatal(r->process ? "'%s': no process %s in the run" :
+			 "'%s': no profile recorded with PC_SCOPE=all there%s",
+			 paths[0], r->process ? r->process : "");
+	v->clock = run_clock(v, r->clock, paths[0]);
+}
+
+void
+runview_json_head(char **paths, int npaths, const struct report_opts *r,
+		  const struct symtab_opts *so, FILE *out)
+{
+	struct runview v = { 0 };
+	struct report_opts ro = *r;
+	double total = 0;
+
+	view_open(&v, paths, npaths, &ro);
+	v.all_processes = r->all_processes;
+	read_procs(&v, so, &total);
+	qsort(v.procs, v.nprocs, sizeof(*v.procs), cmp_proc);
+	runview_print_json(out, &v, total);
+	view_release(&v);
+}
+
 int
 runview_report(char **paths, int npaths, struct report_opts *r,
 	       const struct symtab_opts *so, FILE *out)
@@ -473,23 +504,17 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	double total = 0;
 	uint32_t rate;
 
-	if (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread &&
+	if (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread && !r->timeline &&
 	    (r->format == FORMAT_FOLDED || r->callgraph || r->lines))
 		pc_fatal("%s of a whole run: name the executable (pcprof report EXE GMON)",
 			 r->format == FORMAT_FOLDED ? "--format folded" :
 			 r->callgraph ? "--callgraph" : "--lines");
-	gather(&v, paths, npaths);
-	time_before_start(&v);
-	keep_chosen(&v, r->process, paths[0]);
-	if (!v.nprocs)
-		pc_fatal(r->process ? "'%s': no process %s in the run" :
-			 "'%s': no profile recorded with PC_SCOPE=all there%s",
-			 paths[0], r->process ? r->process : "");
+	view_open(&v, paths, npaths, r);
 	r->exe = "the run";
 	r->files = paths;
 	r->nfiles = npaths;
-	v.clock = r->clock = run_clock(&v, r->clock, paths[0]);
-	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread) {
+	r->clock = v.clock;
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->timeline) {
 		export_run(&v, r, so, out, paths[0]);
 		view_release(&v);
 		return 0;

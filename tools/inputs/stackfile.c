@@ -111,6 +111,7 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 	char *s = malloc(cap), wait[96], *esc = NULL;
 	size_t esc_cap = 0;
 	int off = (k->flags & GMON_STACK_OFFCPU) != 0;
+	long prev = -1;		/* the symbol of the frame before */
 
 	if (!s)
 		pc_fatal("out of memory");
@@ -121,21 +122,27 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 	}
 	for (uint32_t d = k->depth; d-- > 0; ) {
 		const char *name = FOLDED_OUTSIDE_NAME;
+		long i = -1;
 		size_t nl;
+		int repeat;
 
 		if (off && d == 0) {
 			name = wait_site_name(k->pcs[0], wait, sizeof(wait));
 		} else if (k->pcs[d]) {
-			long i = symtab_find(st, inputs_addr(in, file, k->pcs[d]));
-
+			i = symtab_find(st, inputs_addr(in, file, k->pcs[d]));
 			name = i < 0 ? "[unknown]" : st->funcs[st->syms[i].func];
 		}
 		if (!(name = esc = escaped_frame(name, esc, &esc_cap)))
 			pc_fatal("out of memory");
-		/* consecutive frames of one function (a folded piece) are one */
+		/* consecutive frames of one function are one where they are
+		 * two of its pieces (foo calling foo.part.0), or no symbol's;
+		 * a symbol that calls itself keeps every level, as pprof does
+		 * (main;fib;fib;fib) */
 		nl = strlen(name);
-		if (len >= nl && !strcmp(s + len - nl, name) &&
-		    (len == nl || s[len - nl - 1] == ';'))
+		repeat = len >= nl && !strcmp(s + len - nl, name) &&
+			 (len == nl || s[len - nl - 1] == ';') && (i < 0 || i != prev);
+		prev = i;
+		if (repeat)
 			continue;
 		while (len + nl + 2 > cap) {
 			cap *= 2;

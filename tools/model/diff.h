@@ -50,6 +50,35 @@ struct side {
 		uint64_t ns;	/* the off-CPU time of the record it came from */
 	} *wait_stacks;
 	size_t nwait_stacks;
+	/* --metric wall: per run, its threads' seconds in the run queue
+	 * (runnable, waiting for a CPU); else NULL */
+	double *runq;
+	/* per run, its wall seconds where every run's directory holds them
+	 * (RUN_ELAPSED_FILE, which pcprof compare writes); else NULL */
+	double *elapsed;
+	/* the runs left out as disturbed (diff_disturbed.c): their data
+	 * moved past nruns, in in.runs and the arrays above */
+	struct disturbed *left;
+	int nleft;
+};
+
+/* The file of a run's directory that holds its wall seconds, and their
+ * row in --metric wall's comparison. */
+#define ELAPSED_ROW	"[elapsed]"
+#define RUN_ELAPSED_FILE	"elapsed"
+
+/* Why a run was disturbed */
+enum disturbance { DIST_RUNQUEUE, DIST_SPEED, DIST_WALL_CPU };
+
+/* A run found disturbed: its figure against its side's other runs'. */
+struct disturbed {
+	const char *run;	/* as named: its directory or profile */
+	int side;		/* 0 base, 1 new */
+	enum disturbance why;
+	double x, ref;		/* its figure and its side's median: seconds
+				 * in the run queue, CPU seconds, or wall
+				 * seconds over CPU seconds */
+	int again;		/* made again (compare), else left out */
 };
 
 /*
@@ -104,6 +133,8 @@ struct row {
 struct experiment {
 	int runs;		/* measured runs a side, after the warm-up pair */
 	int repeated[2];	/* disturbed runs made again */
+	struct disturbed *again;	/* which, and why */
+	int nagain;
 	double budget;		/* seconds a side asked for; 0 with --runs */
 	double wall[2];		/* a measured run's mean wall seconds */
 	double wall_sq[2];	/* the sum of their squares (history's variance) */
@@ -198,6 +229,16 @@ struct result {
 	int speed_judged;
 	size_t speed_functions;	/* the functions it was judged on */
 	struct seq seq;		/* the sequential look (o->seq_max > 0) */
+	/* the speed model's fit (diff_speed_fit): where the gate found a
+	 * function slower, the functions it did not blame, of the speed's
+	 * own (20 samples a run), tested by Fisher's combination of their
+	 * p-values; misfit: below alpha, the verdict undecided and no row
+	 * significant, what it would have said kept in blamed (a copy of
+	 * the first slower row), nblamed and nfaster */
+	double fit_p;
+	size_t fit_functions;
+	int misfit, nblamed, nfaster;
+	struct row blamed;
 };
 
 /* diff_side.c: load s's runs (s->exe and s->args set) into its symbols and
@@ -219,6 +260,37 @@ const char *diff_wall_stack(const struct side *s, const char *name);
  * seconds on side s: a CPU sample (1/rate), or for a wait the wall
  * clock's round (1/wall_hz). */
 double diff_amin(const struct side *s, const char *name);
+/* diff_disturbed.c: mark the values of v[0..n) that stand out above the
+ * rest (out[i] 1): above their median by more than floor and by more
+ * than DIST_MADS robust standard deviations (1.4826 times the median
+ * absolute deviation), the largest first, each against those not marked;
+ * at most a third of them, none where n < 3. The number marked. */
+#define DIST_MADS	3.0
+/* the floors: of a run's seconds in the run queue, 10 ms, 2 % of the
+ * side's median run and the side's median run-queue seconds (a run must
+ * wait twice as long as the median run: on a busy machine every run
+ * waits, and not alike); of its CPU seconds, 5 % of the side's median */
+#define DIST_RUNQ_MIN	0.01
+#define DIST_RUNQ_SHARE	0.02
+#define DIST_SPEED_SHARE	0.05
+int diff_outliers(const double *v, int n, double floor, int *out);
+/* diff_disturbed.c: whether x stands out above v[0..n) as diff_outliers
+ * says (n >= 1); *ref their median. */
+int diff_outlier_above(double x, const double *v, int n, double floor, double *ref);
+/* diff_disturbed.c: the floor of a run's run-queue seconds rq[0..n) of
+ * a side whose median run takes wall seconds (DIST_RUNQ_MIN). */
+double diff_runq_floor(const double *rq, int n, double wall);
+/* diff_disturbed.c: the runs of s that were disturbed, their run-queue
+ * seconds (wall profiles) or their CPU seconds standing out from the
+ * side's, moved past s->nruns and named in s->left (side: 0 base, 1
+ * new). */
+void diff_disturbed_leave_out(struct side *s, int side);
+/* diff_disturbed.c: the seconds the threads of the run in directory dir
+ * spent in the run queue, from the wall profiles' stacks of program exe's
+ * processes (exe NULL: every process's); 0 where none. */
+double diff_dir_runqueue(const char *dir, const char *exe);
+/* diff_disturbed.c: a disturbed run's reason in words, into buf. */
+const char *diff_disturbed_why(const struct disturbed *d, char *buf, size_t size);
 /* diff_side.c: free what diff_side_load() allocated (not s->args). */
 void diff_side_release(struct side *s);
 
@@ -239,6 +311,12 @@ double diff_model_var(const struct model *mo, double m, double amin);
  * speed unless o says not to) into res, whose rows are malloc'ed. */
 void diff_compare(struct result *res, struct side *b, struct side *n,
 		  const struct diff_opts *o);
+/* diff_compare.c: Fisher's p-value that the rows[0..n) the speed was
+ * judged on (tested CPU functions with least_b seconds a run on the base
+ * side and least_n on the new, 20 samples each) and that the gate did not
+ * find slower have not changed at that speed; *used of them (1 for none). */
+double diff_speed_fit(const struct row *rows, size_t n, double least_b, double least_n,
+		      size_t *used);
 /* sequential.c: the exit status of a comparison: EXIT_REGRESSION on a
  * significant regression, or on an undecided sequential verdict with
  * --undecided fail; else 0. */

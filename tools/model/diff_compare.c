@@ -78,6 +78,32 @@ test_program(struct row *w, const struct model *mo, const struct side *b,
 	w->tested = 1;
 }
 
+/*
+ * --metric wall: the whole process's elapsed time a run, a row of its own
+ * where both sides' runs were timed (pcprof compare's): one independent
+ * sample a run, so Welch's test of the runs' means, each side's variance
+ * at least that of a millisecond's clock jitter.
+ */
+static void
+test_elapsed(struct row *w, const struct side *b, const struct side *n)
+{
+	double vb, vn, se2;
+
+	memset(w, 0, sizeof(*w));
+	w->name = ELAPSED_ROW;
+	diff_mean_var(b->elapsed, b->nruns, 1, &w->mb, &w->vb);
+	diff_mean_var(n->elapsed, n->nruns, 1, &w->mn, &w->vn);
+	vb = fmax(w->vb, 1e-6) / b->nruns;
+	vn = fmax(w->vn, 1e-6) / n->nruns;
+	se2 = vb + vn;
+	w->se = sqrt(se2);
+	w->df = b->nruns > 1 && n->nruns > 1 ?
+		se2 * se2 / (vb * vb / (b->nruns - 1) + vn * vn / (n->nruns - 1)) : INFINITY;
+	w->t = (w->mn - w->mb) / w->se;
+	w->p = stats_t_two_sided(w->t, w->df);
+	w->tested = 1;
+}
+
 static int
 cmp_p(const void *x, const void *y)
 {
@@ -325,6 +351,12 @@ test_functions(struct result *res, struct side *b, struct side *n,
 		w->family = w->mb + w->mn >= o->min_seconds;
 		res->family += (size_t)w->family;
 	}
+	/* match() leaves one row free */
+	if (o->metric == METRIC_WALL && b->elapsed && n->elapsed && b->nruns + n->nruns > 2) {
+		test_elapsed(&res->rows[res->nrows], b, n);
+		res->rows[res->nrows++].family = 1;
+		res->family++;
+	}
 }
 
 /* The verdict of each tested row, after Holm's correction. */
@@ -348,6 +380,59 @@ judge(struct result *res, const struct diff_opts *o)
 		res->nslow += w->status == ST_SLOWER;
 		res->nfast += w->status == ST_FASTER;
 	}
+}
+
+double
+diff_speed_fit(const struct row *rows, size_t n, double least_b, double least_n,
+	       size_t *used)
+{
+	double *p = pc_realloc(NULL, (n ? n : 1) * sizeof(*p)), fit;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct row *w = &rows[i];
+
+		if (w->tested && w->status != ST_SLOWER && !wait_name_is(w->name) &&
+		    strcmp(w->name, ELAPSED_ROW) && w->mb >= least_b && w->mn >= least_n)
+			p[k++] = w->p;
+	}
+	fit = stats_fisher(p, k);
+	free(p);
+	*used = k;
+	return fit;
+}
+
+/*
+ * A function blamed only where one machine speed fits the rest: under
+ * load, functions slow by different amounts (their caches, their
+ * memory), the speed allowance is then no one's, and the gate blamed a
+ * function perf found unchanged, with two others "significantly
+ * faster". Where the functions the speed was judged on, but the ones
+ * found slower, move beyond their noise (Fisher's test at alpha), the
+ * verdict is undecided, and why is said.
+ */
+static void
+speed_fit(struct result *res, const struct side *b, const struct side *n,
+	  const struct diff_opts *o)
+{
+	res->fit_p = 1;
+	if (!res->speed_judged || !res->nslow)
+		return;
+	res->fit_p = diff_speed_fit(res->rows, res->nrows, 20.0 / b->rate, 20.0 / n->rate,
+				    &res->fit_functions);
+	if (res->fit_functions < 2 || !(res->fit_p < o->alpha))
+		return;
+	res->misfit = 1;
+	res->nblamed = res->nslow;
+	res->nfaster = res->nfast;
+	for (struct row *w = res->rows; w < res->rows + res->nrows; w++) {
+		if (w->status == ST_SLOWER &&
+		    (!res->blamed.name || diff_row_size(w) > diff_row_size(&res->blamed)))
+			res->blamed = *w;
+		if (w->status == ST_SLOWER || w->status == ST_FASTER)
+			w->status = ST_SAME;
+	}
+	res->nslow = res->nfast = 0;
 }
 
 /* The comparison of b and n, both loaded, into res. */
@@ -389,6 +474,7 @@ diff_compare(struct result *res, struct side *b, struct side *n,
 		test_functions(res, b, n, o);
 	}
 	judge(res, o);
+	speed_fit(res, b, n, o);
 	by_relative = o->metric == METRIC_TOTAL;
 	qsort_r(res->rows, res->nrows, sizeof(*res->rows), cmp_rows, &by_relative);
 }

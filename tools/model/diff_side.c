@@ -4,6 +4,9 @@
  * function's seconds a run (self, and total from the call graphs when the
  * metric needs it). Called by diff.c; calls nothing else of diff's.
  */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +49,31 @@ side_totals(const struct side *s, int r, const struct gmon_profile *p,
 	callgraph_release(&cg);
 }
 
+/* Every run's wall seconds, where each run is a directory that holds
+ * them (RUN_ELAPSED_FILE); else s->elapsed stays NULL. */
+static void
+side_elapsed(struct side *s)
+{
+	double *v = pc_realloc(NULL, (size_t)s->nruns * sizeof(*v));
+
+	for (int r = 0; r < s->nruns; r++) {
+		char path[PATH_MAX];
+		FILE *f;
+		int ok = 0;
+
+		snprintf(path, sizeof(path), "%s/%s", s->args[r], RUN_ELAPSED_FILE);
+		if ((f = fopen(path, "re"))) {
+			ok = fscanf(f, "%lf", &v[r]) == 1 && isfinite(v[r]) && v[r] > 0;
+			fclose(f);
+		}
+		if (!ok) {
+			free(v);
+			return;
+		}
+	}
+	s->elapsed = v;
+}
+
 void
 diff_side_load(struct side *s, const struct symtab_opts *so, int need_total, int wall)
 {
@@ -59,6 +87,7 @@ diff_side_load(struct side *s, const struct symtab_opts *so, int need_total, int
 	side_label(s);
 	if (wall)
 		diff_wall_rows(s);
+	side_elapsed(s);
 	nf = st->nfuncs ? st->nfuncs : 1;
 	s->self = calloc((size_t)s->nruns * nf, sizeof(*s->self));
 	s->program = calloc((size_t)s->nruns, sizeof(*s->program));
@@ -101,6 +130,9 @@ diff_side_release(struct side *s)
 	free(s->total);
 	free(s->program);
 	free(s->waited);
+	free(s->runq);
+	free(s->elapsed);
+	free(s->left);
 	for (size_t i = 0; i < s->nwait_stacks; i++)
 		free(s->wait_stacks[i].stack);
 	free(s->wait_stacks);

@@ -165,6 +165,8 @@ each_wait(struct side *s, int r, size_t first, double *self)
 			self[row] += (double)k->count / 1e9;
 			s->program[r] += (double)k->count / 1e9;
 			s->waited[r] += (double)k->count / 1e9;
+			if (GMON_WAIT_CALL(k->pcs[0]) == GMON_WAIT_RUNQUEUE)
+				s->runq[r] += (double)k->count / 1e9;
 		}
 		gmon_stacks_release(&ss);
 	}
@@ -186,6 +188,8 @@ void
 diff_wall_add(struct side *s, int r, double *self)
 {
 	if (!s->waited && !(s->waited = calloc((size_t)s->nruns, sizeof(*s->waited))))
+		pc_fatal("out of memory");
+	if (!s->runq && !(s->runq = calloc((size_t)s->nruns, sizeof(*s->runq))))
 		pc_fatal("out of memory");
 	each_wait(s, r, s->first_wait, self);
 }

@@ -17,6 +17,7 @@
 #include "inputs/runfiles.h"
 #include "model/export.h"
 #include "model/lines.h"
+#include "model/timeline.h"
 #include "symbols/dwlines.h"
 #include "symbols/symtab.h"
 #include "symbols/waits.h"
@@ -276,7 +277,7 @@ pseudo_loc(struct export *x, const char *name)
 	if (*slot)
 		return *slot - 1;
 	x->locs = grow(x->locs, &x->cap_locs, x->nlocs + 1, sizeof(*x->locs));
-	x->locs[x->nlocs] = (struct xp_loc){ 0, 0, f, 0, 0, 0, 0, 0 };
+	x->locs[x->nlocs] = (struct xp_loc){ 0, 0, f, 0, 0, 0, 0, 0, 0 };
 	*slot = (uint32_t)++x->nlocs;
 	*hp = h;
 	x->ix->locs.used++;
@@ -319,7 +320,9 @@ loc_of(struct source *s, uint64_t a)
 		return *slot - 1;
 	x->locs = grow(x->locs, &x->cap_locs, x->nlocs + 1, sizeof(*x->locs));
 	l = &x->locs[x->nlocs];
-	*l = (struct xp_loc){ k.map, link, k.func, 0, 0, 0, 0, 0 };
+	*l = (struct xp_loc){ k.map, link, k.func, 0, 0, 0, 0, 0,
+			      1 + (st->nobjs ? st->syms[sym].lo & GMON_OBJ_ADDR_MASK :
+				   st->syms[sym].lo) };
 	*slot = (uint32_t)++x->nlocs;
 	*hp = h;
 	x->ix->locs.used++;
@@ -544,6 +547,13 @@ add_times(struct export *x, const struct pc_run *run, struct xp_group *g)
 	x->duration_ns = x->time_ns && x->end_ns > x->time_ns ? x->end_ns - x->time_ns : 0;
 }
 
+/* A timeline's stack as the export's locations (model/timeline.h). */
+static uint32_t
+tl_locs(void *arg, int file, const struct gmon_stack *k, uint32_t *locs)
+{
+	return stack_locs(arg, file, k, locs);
+}
+
 static void
 give_none(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
 {
@@ -579,6 +589,7 @@ const char *
 export_format_name(enum format format)
 {
 	return format == FORMAT_PPROF ? "pprof" : format == FORMAT_SPEEDSCOPE ? "speedscope" :
+	       format == FORMAT_FIREFOX ? "firefox" :
 	       "callgrind";
 }
 
@@ -642,6 +653,8 @@ export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opt
 	if (!g->rate)
 		g->rate = 1;
 	add_times(x, &in->runs[0], g);
+	for (int i = 0; i < in->runs[0].nfiles; i++)
+		timelines_add(x, in->runs[0].files[i], i, (uint32_t)x->ngroups - 1, tl_locs, &s);
 	lines_check(&L);
 	lines_release(&L);
 }
@@ -660,6 +673,8 @@ export_release(struct export *x)
 	free(x->groups);
 	free(x->arcs);
 	free(x->threads);
+	timelines_release(x->timeline);
+	free(x->timeline);
 	free(x->source);
 	if (x->ix) {
 		table_free(&x->ix->strs);

@@ -44,6 +44,8 @@ struct xp_loc {
 	uint32_t inlined;	/* 1 + the function inlined there, or 0 */
 	uint32_t call_file;	/* inlined: where func calls it (string, 0 if */
 	int call_line;		/* not known) */
+	uint64_t sym;		/* 1 + the link address its symbol starts at
+				 * (a function's pieces differ), 0 for none */
 };
 
 struct xp_sample {
@@ -109,6 +111,8 @@ struct export {
 	double total;		/* samples */
 	double off;		/* of which off-CPU */
 	char *source;		/* the first profile read, for messages */
+	struct timelines *timeline;	/* PROFILE.timeline's, or NULL
+					 * (model/timeline.h) */
 	/* private */
 	struct xp_index *ix;
 	uint64_t end_ns;
@@ -134,6 +138,18 @@ void export_release(struct export *x);
 /* Keep only the samples of the threads that which names (a tid, or a
  * thread name); exits with one line when none is. */
 void export_keep_thread(struct export *x, const char *which);
+
+/* A thread's time in one wait (the leaf function of its off-CPU
+ * samples). */
+struct thread_wait {
+	uint32_t thread, func;
+	double samples;
+};
+
+/* export_threads.c: every thread's waits summed, by thread then most
+ * first; how many in *n. The caller frees it. */
+struct thread_wait *export_thread_waits(const struct export *x, size_t *n);
+
 /* The export's leaves as a flat profile of its own symbol table (function
  * i is funcs[i], in its object), for report_print. The names stay x's;
  * export_flat_release frees the rest. */

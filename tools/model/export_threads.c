@@ -200,3 +200,51 @@ export_callgraph(const struct export *x, struct callgraph *cg)
 	free(one);
 	free(seen);
 }
+
+static int
+cmp_wait(const void *a, const void *b)
+{
+	const struct thread_wait *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+static int
+cmp_wait_key(const void *a, const void *b)
+{
+	const struct thread_wait *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+struct thread_wait *
+export_thread_waits(const struct export *x, size_t *n)
+{
+	struct thread_wait *w = malloc((x->nsamples + 1) * sizeof(*w));
+	size_t k = 0;
+
+	if (!w)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < x->nsamples; i++) {
+		const struct xp_sample *s = &x->samples[i];
+
+		if (s->off && s->thread && s->depth && s->count > 0)
+			w[k++] = (struct thread_wait){ s->thread,
+				x->locs[x->pool[s->first]].func, s->count };
+	}
+	qsort(w, k, sizeof(*w), cmp_wait_key);
+	*n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (*n && !cmp_wait_key(&w[*n - 1], &w[i]))
+			w[*n - 1].samples += w[i].samples;
+		else
+			w[(*n)++] = w[i];
+	qsort(w, *n, sizeof(*w), cmp_wait);
+	return w;
+}

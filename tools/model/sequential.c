@@ -6,6 +6,7 @@
  * stats.c.
  */
 #include <math.h>
+#include <string.h>
 
 #include "model/sequential.h"
 #include "model/stats.h"
@@ -99,6 +100,9 @@ program_sum(struct result *res, const struct diff_opts *o)
 	if (o->metric != METRIC_SELF && o->metric != METRIC_WALL)
 		return 0;
 	for (const struct row *w = res->rows; w < res->rows + res->nrows; w++) {
+		/* the elapsed time is no part of the program's seconds */
+		if (!strcmp(w->name, ELAPSED_ROW))
+			continue;
 		d += w->mn - w->mb;
 		if (!w->tested)
 			continue;
@@ -145,7 +149,8 @@ seq_judge(struct result *res, const struct diff_opts *o, double a)
 			res->seq.ruled_out = fmax(res->seq.ruled_out, p->bound / p->mb);
 		}
 	}
-	res->seq.verdict = res->nslow ? SEQ_REGRESSED : all ? SEQ_UNCHANGED : SEQ_UNDECIDED;
+	res->seq.verdict = res->nslow ? SEQ_REGRESSED : all && !res->misfit ? SEQ_UNCHANGED :
+			   SEQ_UNDECIDED;
 	return res->seq.verdict;
 }
 
@@ -162,7 +167,8 @@ diff_exit_status(const struct result *res, const struct diff_opts *o)
 {
 	if (res->nslow)
 		return EXIT_REGRESSION;
-	if (o->seq_max > 0 && res->seq.verdict == SEQ_UNDECIDED && o->undecided_fail)
+	if (((o->seq_max > 0 && res->seq.verdict == SEQ_UNDECIDED) || res->misfit) &&
+	    o->undecided_fail)
 		return EXIT_REGRESSION;
 	return 0;
 }

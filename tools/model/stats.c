@@ -146,3 +146,20 @@ stats_robust_mean(const double *x, const double *se, size_t n, double *mean)
 	*mean = mu;
 	return 0;
 }
+
+double
+stats_fisher(const double *p, size_t n)
+{
+	double x = 0, top = -INFINITY, sum = 0;
+
+	if (!n)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		x -= log(fmax(p[i], 1e-300));
+	/* chi-square of 2n df above 2x: e^-x sum_{j<n} x^j / j!, in logs */
+	for (size_t j = 0; j < n; j++)
+		top = fmax(top, -x + (double)j * log(fmax(x, 1e-300)) - lgamma((double)j + 1));
+	for (size_t j = 0; j < n; j++)
+		sum += exp(-x + (double)j * log(fmax(x, 1e-300)) - lgamma((double)j + 1) - top);
+	return fmin(1, exp(top) * sum);
+}

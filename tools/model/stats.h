@@ -29,4 +29,12 @@ double stats_median(double *v, size_t n);
  */
 int stats_robust_mean(const double *x, const double *se, size_t n, double *mean);
 
+/*
+ * Fisher's combination of n independent p-values p[0..n): the
+ * probability that chi-square with 2n degrees of freedom exceeds
+ * -2 sum(log p), the p-value of "every one of them is null"; 1 for n = 0.
+ * A p of 0 counts as 1e-300.
+ */
+double stats_fisher(const double *p, size_t n);
+
 #endif

@@ -69,7 +69,8 @@ int symtab_load_mem(struct symtab *st, const void *buf, size_t len,
 /*
  * A demangled C++ name shortened as pprof shows them: template arguments,
  * parameter lists, qualifiers after them, the return type and " [clone
- * .cold]" suffixes (kept when keep_clones) left out:
+ * .cold]" suffixes (kept when keep_clones) left out, but for the clones that
+ * are functions of their own (" [clone ._omp_fn.0]"), always kept:
  * "std::vector<int>::push_back(int const&)" is "std::vector::push_back".
  * A name that cannot be shortened safely comes back whole. malloc'd; NULL
  * when out of memory.
@@ -126,5 +127,9 @@ int elf_build_id(const char *path, uint8_t *id, size_t max);
 /* FNV-1a of a name, for the tables that intern names (here and the
  * export's). */
 uint64_t symtab_hash_name(const char *s);
+
+/* A function's name for the call graph: "name (object)" outside the
+ * executable (symtab_names.c). buf is used when needed. */
+const char *func_label(const struct symtab *st, uint32_t func, char *buf, size_t size);
 
 #endif

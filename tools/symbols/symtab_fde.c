@@ -331,7 +331,7 @@ read_fdes(Elf *e, const char *obj, uint64_t base, uint64_t text_end,
 				r = -1;
 				break;
 			}
-			snprintf(name, sizeof(name), "%s+0x%llx (after %.200s)", obj,
+			snprintf(name, sizeof(name), "%s+0x%llx (after '%.200s')", obj,
 				 (unsigned long long)(start - base), hint);
 			free(hint);
 		} else {

@@ -6,48 +6,59 @@
  * symtab.c and symtab_fde.c; symtab_short_name also by the unit tests.
  */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "symbols/symtab_int.h"
 
-/* The function a compiler-split piece belongs to: foo.cold, foo.part.0,
- * foo.isra.0, foo.constprop.0.isra.0 and the like all give foo. */
-static size_t
-base_len(const char *name)
+/*
+ * Whether s, from its first '.', is all a compiler-split piece's suffix:
+ * a tag (.cold, .part, .isra, .constprop, .lto_priv, .localalias), then
+ * tags and numbers (.constprop.0.isra.0). A bare number is no piece:
+ * gcc's OpenMP regions work._omp_fn.0 and work._omp_fn.1 are functions
+ * of their own (and so is a nested function's inner.0).
+ */
+static int
+piece_suffix(const char *s)
 {
 	static const char *const tags[] = {
 		"cold", "part", "isra", "constprop", "lto_priv", "localalias",
 	};
-	const char *dot = strchr(name + 1, '.');
+	int tagged = 0;
 
-	while (dot) {
-		const char *p = dot;
-		int ok = 1;
+	while (*s == '.') {
+		size_t k;
+		int ok = 0;
 
-		while (ok && *p == '.') {
-			size_t k;
-
-			p++;
-			ok = 0;
-			for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
-				k = strlen(tags[i]);
-				if (!strncmp(p, tags[i], k) && (p[k] == '.' || !p[k])) {
-					p += k;
-					ok = 1;
-					break;
-				}
-			}
-			if (!ok && *p >= '0' && *p <= '9') {
-				while (*p >= '0' && *p <= '9')
-					p++;
-				ok = *p == '.' || !*p;
+		s++;
+		for (size_t i = 0; !ok && i < sizeof(tags) / sizeof(tags[0]); i++) {
+			k = strlen(tags[i]);
+			if (!strncmp(s, tags[i], k) && (s[k] == '.' || !s[k] || s[k] == ']')) {
+				s += k;
+				ok = tagged = 1;
 			}
 		}
-		if (ok && !*p)
-			return (size_t)(dot - name);
-		dot = strchr(dot + 1, '.');
+		if (!ok && tagged && *s >= '0' && *s <= '9') {
+			while (*s >= '0' && *s <= '9')
+				s++;
+			ok = *s == '.' || !*s || *s == ']';
+		}
+		if (!ok)
+			return 0;
 	}
+	return tagged && (!*s || *s == ']');
+}
+
+/* The function a compiler-split piece belongs to: foo.cold, foo.part.0,
+ * foo.isra.0, foo.constprop.0.isra.0 and the like all give foo, and
+ * work._omp_fn.0.cold gives work._omp_fn.0. */
+static size_t
+base_len(const char *name)
+{
+	for (const char *dot = strchr(name + 1, '.'); dot; dot = strchr(dot + 1, '.'))
+		if (piece_suffix(dot))
+			return (size_t)(dot - name);
 	return strlen(name);
 }
 
@@ -259,6 +270,25 @@ shortened_well(const char *out, size_t k)
 		out[0] == '_' || out[0] == '~' || out[0] == '(' || out[0] == '{');
 }
 
+/* The clones of clone (" [clone .X]" each) that are functions of their
+ * own, not pieces (" [clone ._omp_fn.0]"), copied to out, which has room
+ * for all of them. */
+static void
+keep_regions(char *out, const char *clone)
+{
+	while (!strncmp(clone, " [clone .", 9)) {
+		const char *close = strchr(clone, ']');
+		size_t len = close ? (size_t)(close - clone) + 1 : strlen(clone);
+
+		if (!piece_suffix(clone + 8)) {
+			memmove(out, clone, len);
+			out += len;
+		}
+		clone += len;
+	}
+	*out = 0;
+}
+
 char *
 symtab_short_name(const char *name, int keep_clones)
 {
@@ -305,6 +335,19 @@ symtab_short_name(const char *name, int keep_clones)
 	if (clone && keep_clones) {
 		memmove(out + k, clone, n - end);	/* fits: k <= end */
 		out[k + n - end] = 0;
+	} else if (clone) {
+		keep_regions(out + k, clone);
 	}
 	return out;
+}
+
+/* A function's name for the call graph: "name (object)" outside the
+ * executable. */
+const char *
+func_label(const struct symtab *st, uint32_t func, char *buf, size_t size)
+{
+	if (!st->nobjs || st->func_obj[func] == 0 || st->funcs[func][0] == '[')
+		return st->funcs[func];
+	snprintf(buf, size, "%s (%s)", st->funcs[func], st->objnames[st->func_obj[func]]);
+	return buf;
 }

@@ -47,6 +47,20 @@ verdict(FILE *out, const struct result *res, const struct diff_opts *o, int md)
 	int nslow = res->nslow, nfast = res->nfast;
 	const char *b = md ? "**" : "";
 
+	if (res->misfit) {
+		fprintf(out, "%s%s: undecided%s: one machine speed does not fit the functions' "
+			"changes (Fisher's p %.2g over the %zu functions it was judged on and not "
+			"found slower); it would have named ", b, o->who, b, res->fit_p,
+			res->fit_functions);
+		describe(out, &res->blamed, md);
+		if (res->nblamed > 1)
+			fprintf(out, " and %d more", res->nblamed - 1);
+		if (res->nfaster)
+			fprintf(out, ", with %d function%s faster", res->nfaster,
+				res->nfaster == 1 ? "" : "s");
+		fputs("; run again on a quieter machine\n", out);
+		return;
+	}
 	if (nslow) {
 		fprintf(out, "%s%s: regression%s: ", b, o->who, b);
 		describe(out, &res->rows[0], md);
@@ -120,9 +134,10 @@ describe_speed(FILE *out, const struct result *res, const struct diff_opts *o)
 			res->speed >= 1 ? "slower" : "faster", res->speed_functions);
 }
 
-/* "8 runs a side in turns after a warm-up pair, 0.61 s and 0.66 s a run" */
+/* "8 runs a side in turns after a warm-up pair, 0.61 s and 0.66 s a run";
+ * left: the disturbed runs the comparison left out */
 static void
-describe_runs(FILE *out, const struct experiment *e)
+describe_runs(FILE *out, const struct experiment *e, int left)
 {
 	int again = e->repeated[0] + e->repeated[1];
 
@@ -133,8 +148,40 @@ describe_runs(FILE *out, const struct experiment *e)
 	if (again)
 		fprintf(out, "; %d disturbed run%s made again (%d base, %d new)", again,
 			again == 1 ? "" : "s", e->repeated[0], e->repeated[1]);
-	else
+	else if (!left)
 		fputs("; no run disturbed", out);
+}
+
+/* One disturbed run: "base-004 made again (0.152 s in the run queue, its
+ * side's runs 0.004 s)"; short: its directory's last name (compare's). */
+static void
+describe_disturbed(FILE *out, const struct disturbed *d, int short_name)
+{
+	const char *name = d->run;
+	char why[200];
+
+	if (short_name && strrchr(name, '/') && strrchr(name, '/')[1])
+		name = strrchr(name, '/') + 1;
+	fprintf(out, "%s %s (%s)", text_name(name), d->again ? "made again" : "left out",
+		diff_disturbed_why(d, why, sizeof(why)));
+}
+
+/* The disturbed runs, made again (compare) or left out: "disturbed: ..."
+ * (md: as a list item); nothing where none. */
+static void
+print_disturbed(FILE *out, const struct side *b, const struct side *nw,
+		const struct diff_opts *o, int md)
+{
+	const struct disturbed *lists[3] = { o->exp ? o->exp->again : NULL, b->left, nw->left };
+	int counts[3] = { o->exp ? o->exp->nagain : 0, b->nleft, nw->nleft }, k = 0;
+
+	for (int l = 0; l < 3; l++)
+		for (int i = 0; i < counts[l]; i++) {
+			fputs(k++ ? ", " : md ? "- disturbed: " : "disturbed: ", out);
+			describe_disturbed(out, &lists[l][i], o->exp != NULL);
+		}
+	if (k)
+		fputc('\n', out);
 }
 
 static void
@@ -146,10 +193,10 @@ describe_timer(FILE *out, const struct experiment *e)
 }
 
 static void
-print_experiment_text(FILE *out, const struct experiment *e)
+print_experiment_text(FILE *out, const struct experiment *e, int left)
 {
 	fputs("runs: ", out);
-	describe_runs(out, e);
+	describe_runs(out, e, left);
 	fputs("\ntimer: ", out);
 	describe_timer(out, e);
 	fprintf(out, "\ntook: %.1f s for every run, warm-up included", e->elapsed);
@@ -255,7 +302,8 @@ print_text(FILE *out, const struct result *res, const struct side *b,
 
 	verdict(out, res, o, 0);
 	if (o->exp)
-		print_experiment_text(out, o->exp);
+		print_experiment_text(out, o->exp, b->nleft + nw->nleft);
+	print_disturbed(out, b, nw, o, 0);
 	print_seq_text(out, res, o);
 	print_side_text(out, "base", b, prog->mb);
 	print_side_text(out, "new", nw, prog->mn);
@@ -309,15 +357,17 @@ md_name(FILE *out, const char *name)
 
 /* compare's experiment and the sequential verdict, as list items */
 static void
-md_experiment(FILE *out, const struct result *res, const struct diff_opts *o)
+md_experiment(FILE *out, const struct result *res, const struct side *b,
+	      const struct side *nw, const struct diff_opts *o)
 {
 	if (o->exp) {
 		fputs("- runs: ", out);
-		describe_runs(out, o->exp);
+		describe_runs(out, o->exp, b->nleft + nw->nleft);
 		fputs("\n- timer: ", out);
 		describe_timer(out, o->exp);
 		fputc('\n', out);
 	}
+	print_disturbed(out, b, nw, o, 1);
 	if (o->seq_max > 0) {
 		fputs("- verdict: ", out);
 		describe_seq(out, res, o);
@@ -334,7 +384,7 @@ print_markdown(FILE *out, const struct result *res, const struct side *b,
 
 	verdict(out, res, o, 1);
 	fputc('\n', out);
-	md_experiment(out, res, o);
+	md_experiment(out, res, b, nw, o);
 	fprintf(out, "- compared: %s time a run, %d base run%s against %d new run%s; alpha %g "
 		"(Holm), changes of %g%% and %.3g s at least\n- speed: ", metric_names[o->metric],
 		b->nruns, b->nruns == 1 ? "" : "s", nw->nruns, nw->nruns == 1 ? "" : "s",
@@ -435,6 +485,31 @@ json_experiment(FILE *out, const struct experiment *e)
 	fputs("}},\n ", out);
 }
 
+/* "disturbed": [{"run": ..., "side": "base", "why": "runqueue",
+ * "value": 0.152, "side_median": 0.004, "action": "made again"}, ...] */
+static void
+json_disturbed(FILE *out, const struct side *b, const struct side *nw,
+	       const struct diff_opts *o)
+{
+	static const char *const whys[] = { "runqueue", "speed", "wall_over_cpu" };
+	const struct disturbed *lists[3] = { o->exp ? o->exp->again : NULL, b->left, nw->left };
+	int counts[3] = { o->exp ? o->exp->nagain : 0, b->nleft, nw->nleft }, k = 0;
+
+	fputs("\"disturbed\": [", out);
+	for (int l = 0; l < 3; l++)
+		for (int i = 0; i < counts[l]; i++) {
+			const struct disturbed *d = &lists[l][i];
+
+			fputs(k++ ? ", {\"run\": " : "{\"run\": ", out);
+			json_string(out, d->run);
+			fprintf(out, ", \"side\": \"%s\", \"why\": \"%s\", \"value\": %.6g, "
+				"\"side_median\": %.6g, \"action\": \"%s\"}",
+				d->side ? "new" : "base", whys[d->why], d->x, d->ref,
+				d->again ? "made again" : "left out");
+		}
+	fputs("],\n ", out);
+}
+
 /* The sequential gate's look: "sequential": {...} */
 static void
 json_seq(FILE *out, const struct result *res, const struct diff_opts *o)
@@ -504,12 +579,22 @@ print_json(FILE *out, const struct result *res, const struct side *b,
 		"\"threshold\": %g, \"min_seconds\": %g, \"family_size\": %zu, "
 		"\"absolute\": %s, \"speed_ratio\": %.6g, \"speed_judged\": %s, "
 		"\"speed_functions\": %zu,\n ",
-		nslow ? "regression" : "pass", diff_exit_status(res, o), nslow,
+		nslow ? "regression" : res->misfit ? "undecided" : "pass",
+		diff_exit_status(res, o), nslow,
 		res->nfast, metric_names[o->metric], o->alpha, o->threshold,
 		o->min_seconds, res->family, o->absolute ? "true" : "false", res->speed,
 		res->speed_judged ? "true" : "false", res->speed_functions);
 	if (o->exp)
 		json_experiment(out, o->exp);
+	json_disturbed(out, b, nw, o);
+	fprintf(out, "\"speed_fit\": {\"p\": %.6g, \"functions\": %zu, \"fits\": %s, "
+		"\"would_blame\": ", res->fit_p, res->fit_functions,
+		res->misfit ? "false" : "true");
+	if (res->misfit)
+		json_string(out, res->blamed.name);
+	else
+		fputs("null", out);
+	fputs("},\n ", out);
 	if (o->seq_max > 0)
 		json_seq(out, res, o);
 	json_side(out, "base", b, prog->mb);

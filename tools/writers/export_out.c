@@ -24,65 +24,9 @@ cmp_thread(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-/* A thread's time in one wait (the leaf function of its off-CPU
- * samples). */
-struct thread_wait {
-	uint32_t thread, func;
-	double samples;
-};
-
-static int
-cmp_wait(const void *a, const void *b)
-{
-	const struct thread_wait *x = a, *y = b;
-
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
-	if (x->samples != y->samples)
-		return x->samples > y->samples ? -1 : 1;
-	return x->func < y->func ? -1 : x->func > y->func;
-}
-
-static int
-cmp_wait_key(const void *a, const void *b)
-{
-	const struct thread_wait *x = a, *y = b;
-
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
-	return x->func < y->func ? -1 : x->func > y->func;
-}
-
-/* Every thread's waits summed, by thread then most first; how many in *n. */
-static struct thread_wait *
-thread_waits(const struct export *x, size_t *n)
-{
-	struct thread_wait *w = malloc((x->nsamples + 1) * sizeof(*w));
-	size_t k = 0;
-
-	if (!w)
-		pc_fatal("out of memory");
-	for (size_t i = 0; i < x->nsamples; i++) {
-		const struct xp_sample *s = &x->samples[i];
-
-		if (s->off && s->thread && s->depth && s->count > 0)
-			w[k++] = (struct thread_wait){ s->thread,
-				x->locs[x->pool[s->first]].func, s->count };
-	}
-	qsort(w, k, sizeof(*w), cmp_wait_key);
-	*n = 0;
-	for (size_t i = 0; i < k; i++)
-		if (*n && !cmp_wait_key(&w[*n - 1], &w[i]))
-			w[*n - 1].samples += w[i].samples;
-		else
-			w[(*n)++] = w[i];
-	qsort(w, *n, sizeof(*w), cmp_wait);
-	return w;
-}
-
 #define TOP_WAITS	3
 
-/* Thread th's top waits (of w[0..n), thread_waits') onto out as format:
+/* Thread th's top waits (of w[0..n), export_thread_waits') onto out as format:
  * text, an indented line; json, a "waits" array; csv, one field. */
 static void
 print_waits(const struct export *x, uint32_t th, const struct thread_wait *w, size_t n,
@@ -224,7 +168,7 @@ export_print_threads(const struct export *x, enum format format, FILE *out,
 		unknown -= v[i]->samples;
 	}
 	qsort(v, x->nthreads, sizeof(*v), cmp_thread);
-	w = thread_waits(x, &nw);
+	w = export_thread_waits(x, &nw);
 	print_threads_head(x, format, out, title);
 	for (size_t i = 0; i < x->nthreads; i++)
 		if (v[i]->samples > 0)	/* none: left out by --thread */
@@ -252,6 +196,8 @@ export_print(const struct export *x, enum format format, FILE *out, const char *
 		r = export_pprof(x, out);
 	else if (format == FORMAT_SPEEDSCOPE)
 		r = export_speedscope(x, out, title);
+	else if (format == FORMAT_FIREFOX)
+		r = export_firefox(x, out, title);
 	else
 		r = export_callgrind(x, out, title);
 	if (r && errno == ENOMEM)
@@ -264,7 +210,9 @@ export_finish(struct export *x, const struct report_opts *r, FILE *out, const ch
 {
 	if (r->thread)
 		export_keep_thread(x, r->thread);
-	if (r->by_thread) {
+	if (r->timeline) {
+		timeline_print(x, out, title);
+	} else if (r->by_thread) {
 		export_print_threads(x, FORMAT_IS_EXPORT(r->format) ? FORMAT_TEXT : r->format,
 				     out, title);
 	} else if (FORMAT_IS_EXPORT(r->format)) {

@@ -14,6 +14,16 @@
 int export_pprof(const struct export *x, FILE *out);		/* export_pprof.c */
 int export_speedscope(const struct export *x, FILE *out, const char *title);
 int export_callgrind(const struct export *x, FILE *out, const char *title);
+/* The export's timeline in the Firefox Profiler's processed format
+ * (export_firefox.c); exits with one line where none was recorded. */
+int export_firefox(const struct export *x, FILE *out, const char *title);
+/* The export's timeline as text (timeline_out.c): each thread's time in
+ * buckets, what it ran most in each, and the markers; exits with one
+ * line where none was recorded. */
+void timeline_print(const struct export *x, FILE *out, const char *title);
+/* speedscope's file of the export's timeline, a thread an evented
+ * profile (timeline_speedscope.c). */
+int export_speedscope_timeline(const struct export *x, FILE *out, const char *title);
 
 /* One line per thread (samples, share, tid, name, process) as format
  * (text, json or csv) onto out; exits where no thread was recorded. */

@@ -26,6 +26,34 @@ func_at(const struct export *x, uint32_t l)
 	return x->locs[l].func;
 }
 
+/* Whether locations a and b are in one symbol (one function calling
+ * itself), not two pieces of it nor code of no symbol. */
+static int
+same_symbol(const struct export *x, uint32_t a, uint32_t b)
+{
+	return x->locs[a].sym && x->locs[a].sym == x->locs[b].sym &&
+	       x->locs[a].map == x->locs[b].map;
+}
+
+/* s's frames, the root first, into fr (room for s->depth): consecutive
+ * frames of one function are one where they are two of its pieces or no
+ * symbol's, as in pcprof's folded stacks, and a recursion keeps every
+ * level. How many. */
+static size_t
+sample_frames(const struct export *x, const struct xp_sample *s, uint32_t *fr)
+{
+	size_t n = 0;
+
+	for (uint32_t d = s->depth, prev = 0; d-- > 0; ) {
+		uint32_t l = x->pool[s->first + d], f = func_at(x, l);
+
+		if (!n || fr[n - 1] != f || same_symbol(x, l, prev))
+			fr[n++] = f;
+		prev = l;
+	}
+	return n;
+}
+
 /* ------------------------------------------------------------- speedscope */
 
 /* A speedscope profile: a process's samples, or where its stacks
@@ -71,7 +99,7 @@ speedscope_profile(const struct export *x, FILE *out, const struct track *t, int
 		t->samples / gr->rate);
 	for (size_t i = 0; i < x->nsamples; i++) {
 		const struct xp_sample *s = &x->samples[i];
-		size_t n = 0;
+		size_t n;
 
 		if (!in_track(s, t, by_thread) || !(s->count > 0))
 			continue;
@@ -79,14 +107,7 @@ speedscope_profile(const struct export *x, FILE *out, const struct track *t, int
 			cap = s->depth;
 			fr = pc_realloc(fr, cap * sizeof(*fr));
 		}
-		/* the root first; consecutive frames of one function are one,
-		 * as in pcprof's folded stacks */
-		for (uint32_t d = s->depth; d-- > 0; ) {
-			uint32_t f = func_at(x, x->pool[s->first + d]);
-
-			if (!n || fr[n - 1] != f)
-				fr[n++] = f;
-		}
+		n = sample_frames(x, s, fr);
 		fputs(first ? "[" : ",[", out);
 		for (size_t j = 0; j < n; j++)
 			fprintf(out, j ? ",%u" : "%u", fr[j]);
@@ -138,9 +159,13 @@ int
 export_speedscope(const struct export *x, FILE *out, const char *title)
 {
 	size_t n, active = 0;
-	struct track *t = tracks(x, &n);
+	struct track *t;
 	int by_thread = x->nthreads > 0;
 
+	/* a timeline: each thread's samples at their times */
+	if (x->timeline)
+		return export_speedscope_timeline(x, out, title);
+	t = tracks(x, &n);
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
 	      "\"exporter\":\"pcprof\",\"name\":", out);
 	json_string(out, title);

@@ -191,8 +191,14 @@ tree_build(struct tree *t, const struct flame_stack *stacks, size_t n)
 		t->nodes[path[s->depth]].value += s->count;
 		prev = s;
 	}
-	for (size_t i = t->n - 1; i > 0; i--)
+	for (size_t i = t->n - 1; i > 0; i--) {
 		t->nodes[t->nodes[i].parent].value += t->nodes[i].value;
+		/* a differential graph's root is no frame that changed: grey,
+		 * not the warm colour of a frame not said, which reads as
+		 * slower there */
+		if (t->nodes[i].kind >= FLAME_KIND_SLOWER && t->nodes[i].kind <= FLAME_KIND_SAME)
+			t->nodes[0].kind = FLAME_KIND_SAME;
+	}
 	if (!(t->nodes[0].value <= DBL_MAX)) {
 		errno = ERANGE;
 		goto out;
@@ -389,7 +395,7 @@ put_legend(FILE *out, const struct tree *t)
 	};
 	int seen[FLAME_KINDS] = { 0 }, x = IMAGE_W - XPAD - 560;
 
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 1; i < t->n; i++)	/* the root's grey is no kind of its own */
 		seen[t->nodes[i].kind] = 1;
 	for (int k = FLAME_KIND_EXE; k < FLAME_KINDS; k++) {
 		if (!seen[k])

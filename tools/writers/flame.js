@@ -68,8 +68,8 @@ function zoom(z) {
 }
 
 /* What a search matches of a frame's name: a stripped function's
- * "cc1+0x7ed990 (after hash_table::expand)" is cc1+0x7ed990, for the
- * "(after X)" is a hint at where it is, not a name: searching X must not
+ * "cc1+0x7ed990 (after 'hash_table::expand')" is cc1+0x7ed990, for the
+ * "(after 'X')" is a hint at where it is, not a name: searching X must not
  * match every frame of code that follows X. */
 function searchable(name) {
 	return name.replace(/^(.*\+0x[0-9a-f]+) \(after .*\)$/, '$1');

@@ -12,7 +12,7 @@
  * records, its arcs sorted and equal ones summed (p's arcs are sorted in
  * place). 0, or a negative errno. */
 int gmon_write_fd(int fd, struct gmon_profile *p);
-/* p written whole to path, or not at all, through out_open (files.c): a
+/* p written whole to path, or not at all, through out_open (base/outfile.c): a
  * temporary file beside it renamed into place, so that a symlink there is
  * replaced, never written through, and a failure (EFBIG, ENOSPC) leaves
  * no file. Exits with one line naming the file on failure. */

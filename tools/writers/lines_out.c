@@ -171,10 +171,14 @@ print_json(FILE *out, const struct lines *L, const struct symtab *st, size_t sho
 		L->outside);
 }
 
+/* CSV: o[0..shown) of n, then the rest in one row, its function named
+ * as text's "(N more lines)". */
 static void
 print_csv(FILE *out, const struct lines *L, const struct symtab *st,
-	  const struct lrow_out *o, size_t shown)
+	  const struct lrow_out *o, size_t n, size_t shown)
 {
+	double rest = 0;
+
 	fputs("file,line,function,inlined,offset,self_seconds,self_samples,share\n", out);
 	for (size_t i = 0; i < shown; i++) {
 		const struct line_row *r = o[i].r;
@@ -200,6 +204,11 @@ print_csv(FILE *out, const struct lines *L, const struct symtab *st,
 		fprintf(out, ",%.6f,%.6g,%.6f\n", o[i].samples / L->rate, o[i].samples,
 			o[i].samples / L->total);
 	}
+	for (size_t i = shown; i < n; i++)
+		rest += o[i].samples;
+	if (shown < n)
+		fprintf(out, ",,(%zu more line%s),,,%.6f,%.6g,%.6f\n", n - shown,
+			n - shown == 1 ? "" : "s", rest / L->rate, rest, rest / L->total);
 }
 
 void
@@ -216,7 +225,7 @@ lines_print(FILE *out, const struct lines *L, const struct symtab *st,
 	if (ro->format == FORMAT_JSON)
 		print_json(out, L, st, ro->top > 0 ? (size_t)ro->top : L->nrows, ro);
 	else if (ro->format == FORMAT_CSV)
-		print_csv(out, L, st, o, shown);
+		print_csv(out, L, st, o, n, shown);
 	else
 		print_text(out, L, st, o, n, shown, ro);
 	free(o);

@@ -389,11 +389,13 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 	fputs("}\n", out);
 }
 
+/* CSV: l[0..shown) of n, then the rest in one row, named as text's
+ * "(N more functions)" line, with no object. */
 static void
-print_csv(FILE *out, const struct flat *f, const struct line *l, size_t shown,
+print_csv(FILE *out, const struct flat *f, const struct line *l, size_t n, size_t shown,
 	  const struct report_opts *o)
 {
-	double cum = 0;
+	double cum = 0, rest = 0;
 	int objects = shown > 0 && l[0].object;
 
 	if (o->by_object)
@@ -414,6 +416,13 @@ print_csv(FILE *out, const struct flat *f, const struct line *l, size_t shown,
 		fprintf(out, ",%.6f,%.6g,%.6f,%.6f\n", l[i].samples / f->rate,
 			l[i].samples, share, cum);
 	}
+	for (size_t i = shown; i < n; i++)
+		rest += l[i].samples;
+	if (shown < n)
+		fprintf(out, "%s(%zu more %s%s),%.6f,%.6g,%.6f,%.6f\n",
+			objects && !o->by_object ? "," : "", n - shown,
+			o->by_object ? "object" : "function", n - shown == 1 ? "" : "s",
+			rest / f->rate, rest, rest / f->total, cum + rest / f->total);
 }
 
 void
@@ -457,12 +466,13 @@ report_print(FILE *out, const struct flat *f, const struct symtab *st,
 		print_json(out, f, st, cg, o->top > 0 ? (size_t)o->top : f->nrows, o);
 		break;
 	case FORMAT_CSV:
-		print_csv(out, f, l, shown, o);
+		print_csv(out, f, l, n, shown, o);
 		break;
 	case FORMAT_FOLDED:
 	case FORMAT_PPROF:
 	case FORMAT_SPEEDSCOPE:
 	case FORMAT_CALLGRIND:
+	case FORMAT_FIREFOX:
 	case FORMAT_GMON:
 		break;		/* report_files writes them (stackfile.c, export.h) */
 	}

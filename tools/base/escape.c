@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * How reports write names: a function as "name (object)" outside the
- * executable, and strings as text, as JSON and as CSV fields. Every name
- * that text, CSV or folded stacks show goes through text_escape here, and
- * so does every message (files.c); every JSON string goes through
+ * How pcprof writes names: strings as text, as JSON and as CSV fields.
+ * Every name that text, CSV or folded stacks show goes through text_escape
+ * here, and so does every message (msg.c); every JSON string goes through
  * json_string. Calls nothing else in pcprof.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcprof.h"
+#include "base/base.h"
 
 size_t
 utf8_next(const unsigned char *p, long *cp)
@@ -241,13 +240,4 @@ csv_string(FILE *out, const char *s)
 		fputc(*e, out);
 	}
 	fputc('"', out);
-}
-
-const char *
-func_label(const struct symtab *st, uint32_t func, char *buf, size_t size)
-{
-	if (!st->nobjs || st->func_obj[func] == 0 || st->funcs[func][0] == '[')
-		return st->funcs[func];
-	snprintf(buf, size, "%s (%s)", st->funcs[func], st->objnames[st->func_obj[func]]);
-	return buf;
 }

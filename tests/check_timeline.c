@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * timeline.c's ring: past its bound it keeps a uniform sample of all the
+ * samples offered (the reservoir), and threads that offer at once never
+ * leave a torn entry. The ring is read back through its writer, as
+ * PROFILE.timeline's records.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../preload/pc.h"
+#include "../preload/timeline.h"
+#include "unit.h"
+
+struct readback {
+	struct pc_tl_head head;
+	struct pc_tl_entry v[4096];
+	size_t n;
+};
+
+static void
+read_back(struct readback *r)
+{
+	int fd = memfd_create("timeline", 0);
+	struct gmon_sink s;
+	unsigned char *buf;
+	size_t at = 0;
+	off_t len;
+
+	ck_assert_int_ge(fd, 0);
+	gmon_sink_init(&s, fd);
+	ck_assert_int_eq(pc_timeline_write(&s), 0);
+	ck_assert_int_eq(pc_timeline_write_rings(&s), 0);
+	ck_assert_int_eq(gmon_sink_flush(&s), 0);
+	len = lseek(fd, 0, SEEK_END);
+	buf = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
+	ck_assert(buf != MAP_FAILED);
+	r->n = 0;
+	while (at < (size_t)len) {
+		struct pc_tl_rec h;
+
+		memcpy(&h, buf + at, sizeof(h));
+		at += sizeof(h);
+		if (h.tag == PC_TL_HEAD)
+			memcpy(&r->head, buf + at, sizeof(r->head));
+		if (h.tag == PC_TL_SAMPLE && r->n < 4096)
+			memcpy(&r->v[r->n++], buf + at, sizeof(r->v[0]));
+		at += h.len;
+	}
+	munmap(buf, (size_t)len);
+	close(fd);
+}
+
+START_TEST(test_timeline_keeps_a_uniform_sample_past_its_bound)
+{
+	static struct readback r;
+	size_t quarter[4] = { 0 };
+
+	unit_preload_reset();
+	ck_assert_int_eq(pc_timeline_init(64), 0);
+	for (uint32_t i = 0; i < 64000; i++)
+		pc_timeline_cpu_from_handler(i + 1, 0, 1);
+	read_back(&r);
+	ck_assert_uint_eq(r.head.seen, 64000);
+	ck_assert_uint_eq(r.head.max, 64);
+	ck_assert_uint_eq(r.n, 64);
+	for (size_t i = 0; i < r.n; i++) {
+		ck_assert_uint_eq(r.v[i].kind, PC_TL_CPU);
+		quarter[(r.v[i].where - 1) / 16000]++;
+	}
+	/* 16 expected in each quarter of the run, 4 its deviation */
+	for (int q = 0; q < 4; q++)
+		ck_assert_msg(quarter[q] >= 4 && quarter[q] <= 28, "quarter %d: %zu", q, quarter[q]);
+}
+END_TEST
+
+static void *
+offer(void *arg)
+{
+	uint64_t k = (uint64_t)(uintptr_t)arg;
+
+	for (uint32_t i = 1; i <= 50000; i++)
+		pc_timeline_cpu_from_handler(k << 32 | i, 0, i & 0xffff);
+	return NULL;
+}
+
+START_TEST(test_timeline_threads_never_tear_an_entry)
+{
+	static struct readback r;
+	pthread_t t[4];
+
+	unit_preload_reset();
+	ck_assert_int_eq(pc_timeline_init(1024), 0);
+	for (uintptr_t i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, offer, (void *)(i + 1)), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	read_back(&r);
+	ck_assert_uint_eq(r.head.seen, 200000);
+	ck_assert_uint_le(r.n, 1024);
+	ck_assert_uint_ge(r.n + r.head.busy, 1000);
+	for (size_t i = 0; i < r.n; i++) {
+		ck_assert_uint_eq(r.v[i].weight, r.v[i].where & 0xffff);
+		ck_assert(r.v[i].where >> 32 >= 1 && r.v[i].where >> 32 <= 4);
+	}
+}
+END_TEST
+
+Suite *
+timeline_suite(void)
+{
+	Suite *s = suite_create("timeline");
+	TCase *tc = tcase_create("ring");
+
+	tcase_add_test(tc, test_timeline_keeps_a_uniform_sample_past_its_bound);
+	tcase_add_test(tc, test_timeline_threads_never_tear_an_entry);
+	suite_add_tcase(s, tc);
+	return s;
+}

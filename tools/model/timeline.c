@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Reading PROFILE.timeline (preload/timeline.h) and samply's marker files
+ * into the export's timeline (model/timeline.h), its stacks as the
+ * export's locations (so here, in the model, above the inputs). The file may be hostile:
+ * each record's length is checked against the file and its kind, ids out
+ * of range are "no stack", and a damaged file is one line and status 2.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pcprof.h"
+#include "model/export.h"
+#include "model/timeline.h"
+#include "../gmon/gmon.h"
+
+#define MAX_DEPTH	4096
+
+struct reading {
+	const char *path;
+	unsigned char *buf;
+	size_t len;
+	uint64_t *ids;		/* stack ids, by index into g->stacks */
+	char *names[PC_TL_NAMES + 1];
+};
+
+static void *
+xgrow(void *p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return p;
+	*cap = need > *cap * 2 ? need : *cap * 2;
+	if (!(p = realloc(p, *cap * size)))
+		pc_fatal("out of memory");
+	return p;
+}
+
+static unsigned char *
+read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *b;
+	struct stat sb;
+
+	if (!f)
+		return NULL;
+	if (fstat(fileno(f), &sb) || sb.st_size < 0 || sb.st_size > (1LL << 34))
+		pc_fatal("'%s': not a timeline file", path);
+	b = malloc((size_t)sb.st_size + 1);
+	if (!b)
+		pc_fatal("out of memory");
+	*len = fread(b, 1, (size_t)sb.st_size, f);
+	fclose(f);
+	return b;
+}
+
+/* The stack of a PC_TL_STACK record as the export's locations. */
+static void
+add_stack(struct reading *r, struct tl_group *g, const unsigned char *p, uint32_t len,
+	  int file, tl_locs_fn locs, void *arg, size_t *cap, size_t *cap_pool)
+{
+	uint32_t w[4];
+	uint64_t id;
+	struct gmon_stack k;
+	static uint32_t buf[MAX_DEPTH + 1];
+
+	if (len < 24)
+		pc_fatal("'%s': a stack record of %u bytes", r->path, len);
+	memcpy(&id, p, 8);
+	memcpy(w, p + 8, 16);
+	if (w[2] > MAX_DEPTH || (uint64_t)w[2] * 8 != len - 24)
+		pc_fatal("'%s': a stack of %u frames in %u bytes", r->path, w[2], len);
+	k.count = 0;
+	k.flags = w[0];
+	k.tid = w[1];
+	k.depth = w[2];
+	k.pcs = (const uint64_t *)(const void *)(p + 24);
+	g->stacks = xgrow(g->stacks, cap, g->nstacks + 1, sizeof(*g->stacks));
+	r->ids = realloc(r->ids, *cap * sizeof(*r->ids));
+	if (!r->ids)
+		pc_fatal("out of memory");
+	{
+		uint32_t d = k.depth ? locs(arg, file, &k, buf) : 0;
+
+		g->pool = xgrow(g->pool, cap_pool, g->npool + d, sizeof(*g->pool));
+		memcpy(g->pool + g->npool, buf, d * sizeof(*buf));
+		g->stacks[g->nstacks] = (struct tl_stack){ g->npool, d };
+		g->npool += d;
+	}
+	r->ids[g->nstacks++] = id;
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* The index of stack id, or UINT32_MAX: ids sorted with their index. */
+static uint32_t
+stack_of(const uint64_t *byid, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (byid[2 * mid] < id)
+			lo = mid + 1;
+		else if (byid[2 * mid] > id)
+			hi = mid;
+		else
+			return (uint32_t)byid[2 * mid + 1];
+	}
+	return UINT32_MAX;
+}
+
+static int
+cmp_sample(const void *a, const void *b)
+{
+	const struct tl_sample *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int
+cmp_marker(const void *a, const void *b)
+{
+	const struct tl_marker *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static char *
+xstrndup(const char *s, size_t n)
+{
+	char *d = strndup(s, n);
+
+	if (!d)
+		pc_fatal("out of memory");
+	return d;
+}
+
+static void
+add_marker(struct tl_group *g, size_t *cap, struct tl_marker m)
+{
+	g->markers = xgrow(g->markers, cap, g->nmarkers + 1, sizeof(*g->markers));
+	g->markers[g->nmarkers++] = m;
+}
+
+/* Begins paired with their ends, by thread and name (nested: the last
+ * begin open); a begin never ended ends at the last time seen, an end
+ * with no begin is left out. */
+static void
+pair_marks(struct reading *r, struct tl_group *g, const struct pc_tl_entry *m, size_t n,
+	   size_t *cap)
+{
+	size_t *open = calloc(n ? n : 1, sizeof(*open)), nopen = 0;
+
+	if (!open)
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const struct pc_tl_entry *e = &m[i];
+		const char *name = e->where <= PC_TL_NAMES && r->names[e->where] ?
+				   r->names[e->where] : "[no name]";
+		int kind = (e->kind & 0xff) == PC_TL_COUNT ? TL_COUNTER : TL_INSTANT;
+
+		if ((e->kind & 0xff) == PC_TL_BEGIN) {
+			open[nopen++] = i;
+			continue;
+		}
+		if ((e->kind & 0xff) == PC_TL_END) {
+			for (size_t j = nopen; j-- > 0; ) {
+				const struct pc_tl_entry *b = &m[open[j]];
+
+				if (b->tid == e->tid && b->where == e->where) {
+					add_marker(g, cap, (struct tl_marker){ b->t, e->t, e->tid,
+						   xstrndup(name, strlen(name)), TL_INTERVAL, 0, 0 });
+					memmove(open + j, open + j + 1, (nopen - j - 1) * sizeof(*open));
+					nopen--;
+					break;
+				}
+			}
+			continue;
+		}
+		add_marker(g, cap, (struct tl_marker){ e->t, e->t, e->tid,
+			   xstrndup(name, strlen(name)), kind, (int64_t)e->value, 0 });
+	}
+	for (size_t j = 0; j < nopen; j++) {
+		const struct pc_tl_entry *b = &m[open[j]];
+		const char *name = b->where <= PC_TL_NAMES && r->names[b->where] ?
+				   r->names[b->where] : "[no name]";
+
+		add_marker(g, cap, (struct tl_marker){ b->t, g->head.end_ns > b->t ? g->head.end_ns :
+						       b->t, b->tid, xstrndup(name, strlen(name)),
+						       TL_INTERVAL, 0, 0 });
+	}
+	free(open);
+}
+
+/* samply's marker file beside path: marker-PID.txt, lines of
+ * "START_NS END_NS NAME". */
+static void
+read_marker_file(const char *path, struct tl_group *g, size_t *cap)
+{
+	const char *slash = strrchr(path, '/');
+	char name[4096], line[1024];
+	FILE *f;
+	int dir = slash ? (int)(slash - path) + 1 : 0;
+
+	snprintf(name, sizeof(name), "%.*smarker-%u.txt", dir, path, g->head.pid);
+	if (!(f = fopen(name, "r")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+		int n = 0;
+
+		if (sscanf(line, "%llu %llu %n", &a, &b, &n) < 2 || !n || b < a)
+			continue;
+		line[strcspn(line, "\r\n")] = 0;
+		add_marker(g, cap, (struct tl_marker){ a, b, 0, xstrndup(line + n, strlen(line + n)),
+						       a == b ? TL_INSTANT : TL_INTERVAL, 0, 1 });
+	}
+	fclose(f);
+}
+
+static int
+cmp_tid_time(const void *a, const void *b)
+{
+	const struct pc_tl_entry *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* The raw samples e[0, n) as g's: stacks found, each thread's CPU delta
+ * from its previous kept CPU sample, off-CPU ns in samples. */
+static void
+add_samples(struct reading *r, struct tl_group *g, struct pc_tl_entry *e, size_t n)
+{
+	uint64_t *byid = malloc((g->nstacks ? g->nstacks : 1) * 2 * sizeof(*byid));
+	double rate = g->head.interval_ns ? 1.0 / (double)g->head.interval_ns : 0.001;
+
+	if (!byid || !(g->samples = calloc(n ? n : 1, sizeof(*g->samples))))
+		pc_fatal("out of memory");
+	for (size_t i = 0; i < g->nstacks; i++) {
+		byid[2 * i] = r->ids[i];
+		byid[2 * i + 1] = i;
+	}
+	qsort(byid, g->nstacks, 2 * sizeof(*byid), cmp_id);
+	qsort(e, n, sizeof(*e), cmp_tid_time);
+	for (size_t i = 0; i < n; i++) {
+		struct tl_sample *s = &g->samples[g->nsamples];
+		uint32_t kind = e[i].kind & 0xff;
+		uint64_t last = 0;
+
+		if (kind != PC_TL_CPU && kind != PC_TL_PC && kind != PC_TL_OFF)
+			continue;
+		s->t = e[i].t;
+		s->tid = e[i].tid;
+		s->off = kind == PC_TL_OFF;
+		s->stack = kind == PC_TL_PC ? UINT32_MAX : stack_of(byid, g->nstacks, e[i].where);
+		if (s->off) {
+			s->weight = (double)(int64_t)e[i].value * rate;
+		} else {
+			s->weight = e[i].weight;
+			g->cpu_samples += s->weight;
+			/* the thread's previous CPU sample's CPU time */
+			for (size_t j = i; j-- > 0 && e[j].tid == e[i].tid; )
+				if ((e[j].kind & 0xff) != PC_TL_OFF) {
+					last = e[j].value;
+					break;
+				}
+			s->cpu_delta = e[i].value > last ? e[i].value - last : 0;
+		}
+		g->nsamples++;
+	}
+	qsort(g->samples, g->nsamples, sizeof(*g->samples), cmp_sample);
+	free(byid);
+}
+
+/* One record at p of len bytes. */
+static void
+take_record(struct reading *r, struct tl_group *g, uint32_t tag, const unsigned char *p,
+	    uint32_t len, struct pc_tl_entry **raw, size_t *nraw, size_t *capraw,
+	    struct pc_tl_entry **mk, size_t *nmk, size_t *capmk)
+{
+	uint64_t id;
+
+	switch (tag) {
+	case PC_TL_SAMPLE:
+	case PC_TL_MARK:
+		if (len != sizeof(struct pc_tl_entry))
+			pc_fatal("'%s': an entry of %u bytes", r->path, len);
+		if (tag == PC_TL_SAMPLE) {
+			*raw = xgrow(*raw, capraw, *nraw + 1, sizeof(**raw));
+			memcpy(&(*raw)[(*nraw)++], p, len);
+		} else {
+			*mk = xgrow(*mk, capmk, *nmk + 1, sizeof(**mk));
+			memcpy(&(*mk)[(*nmk)++], p, len);
+		}
+		break;
+	case PC_TL_NAME:
+		if (len < 8)
+			pc_fatal("'%s': a name record of %u bytes", r->path, len);
+		memcpy(&id, p, 8);
+		if (id >= 1 && id <= PC_TL_NAMES && !r->names[id])
+			r->names[id] = xstrndup((const char *)p + 8, len - 8);
+		break;
+	case PC_TL_HEAD:
+		if (len != sizeof(g->head))
+			pc_fatal("'%s': a header of %u bytes", r->path, len);
+		memcpy(&g->head, p, len);
+		break;
+	default:
+		break;		/* a later build's: left out */
+	}
+}
+
+/* A new, empty timeline of the export's group. */
+static struct tl_group *
+new_group(struct export *x, uint32_t group)
+{
+	struct tl_group *g;
+
+	if (!x->timeline && !(x->timeline = calloc(1, sizeof(*x->timeline))))
+		pc_fatal("out of memory");
+	x->timeline->v = pc_realloc(x->timeline->v, (x->timeline->n + 1) * sizeof(*g));
+	g = &x->timeline->v[x->timeline->n++];
+	memset(g, 0, sizeof(*g));
+	g->group = group;
+	return g;
+}
+
+void
+timelines_add(struct export *x, const char *path, int file, uint32_t group,
+	      tl_locs_fn locs, void *arg)
+{
+	char name[4096];
+	struct reading r = { name, NULL, 0, NULL, { NULL } };
+	struct tl_group *g;
+	struct pc_tl_entry *raw = NULL, *mk = NULL;
+	size_t nraw = 0, capraw = 0, nmk = 0, capmk = 0, cap = 0, cap_pool = 0, capm = 0;
+	size_t at = 0;
+	int ended = 0;
+
+	snprintf(name, sizeof(name), "%s%s", path, PC_TL_SUFFIX);
+	if (!(r.buf = read_all(name, &r.len)))
+		return;
+	if (r.len < sizeof(struct pc_tl_rec) + sizeof(struct pc_tl_head) ||
+	    memcmp(r.buf + sizeof(struct pc_tl_rec), PC_TL_MAGIC, 16))
+		pc_fatal("'%s': not a timeline file", name);
+	g = new_group(x, group);
+	while (at < r.len) {
+		struct pc_tl_rec h;
+
+		if (r.len - at < sizeof(h))
+			pc_fatal("'%s': truncated at byte %zu", name, at);
+		memcpy(&h, r.buf + at, sizeof(h));
+		at += sizeof(h);
+		if (h.len > r.len - at)
+			pc_fatal("'%s': truncated record at byte %zu", name, at);
+		if (ended)
+			pc_fatal("'%s': a record after the end at byte %zu", name, at);
+		ended = h.tag == PC_TL_LAST;
+		if (h.tag == PC_TL_STACK)
+			add_stack(&r, g, r.buf + at, h.len, file, locs, arg, &cap, &cap_pool);
+		else
+			take_record(&r, g, h.tag, r.buf + at, h.len, &raw, &nraw, &capraw, &mk,
+				    &nmk, &capmk);
+		at += h.len;
+	}
+	if (!ended)
+		pc_fatal("'%s': cut short (no end record)", name);
+	add_samples(&r, g, raw, nraw);
+	pair_marks(&r, g, mk, nmk, &capm);
+	read_marker_file(path, g, &capm);
+	qsort(g->markers, g->nmarkers, sizeof(*g->markers), cmp_marker);
+	g->first_t = g->head.start_ns;
+	g->last_t = g->head.end_ns;
+	for (size_t i = 0; i < g->nmarkers; i++)
+		if (g->markers[i].end > g->last_t)
+			g->last_t = g->markers[i].end;
+	for (size_t i = 1; i <= PC_TL_NAMES; i++)
+		free(r.names[i]);
+	free(r.ids);
+	free(raw);
+	free(mk);
+	free(r.buf);
+}
+
+uint64_t
+timelines_zero(const struct timelines *t)
+{
+	uint64_t z = UINT64_MAX;
+
+	for (size_t i = 0; t && i < t->n; i++)
+		if (t->v[i].first_t < z)
+			z = t->v[i].first_t;
+	return z == UINT64_MAX ? 0 : z;
+}
+
+uint64_t
+timelines_end(const struct timelines *t)
+{
+	uint64_t e = 0;
+
+	for (size_t i = 0; t && i < t->n; i++)
+		if (t->v[i].last_t > e)
+			e = t->v[i].last_t;
+	return e;
+}
+
+void
+timelines_release(struct timelines *t)
+{
+	for (size_t i = 0; t && i < t->n; i++) {
+		struct tl_group *g = &t->v[i];
+
+		for (size_t j = 0; j < g->nmarkers; j++)
+			free(g->markers[j].name);
+		free(g->markers);
+		free(g->samples);
+		free(g->stacks);
+		free(g->pool);
+	}
+	if (t)
+		free(t->v);
+}
