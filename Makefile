@@ -2,12 +2,13 @@
 # pcprof: one non-recursive Makefile.
 #   make            build/libpc.so
 #   make check      unit tests (Check) and end-to-end tests under LD_PRELOAD
+#   make check-release  the release's tests: make dist's tarball and the .deb
 #   make demo       profile a bundled program and print gprof's flat profile
 #   make install    PREFIX=/usr/local DESTDIR= (pcprof, libpc.so, man pages)
 #   make bench      overhead, accuracy, size and PC_SCOPE=all figures
 #   make dist       build/pcprof-VERSION.tar.gz, which builds and checks alone
-# E2E_JOBS=N runs the end-to-end tests in N workers (default: one per idle
-# core); E2E_ARGS adds run.py's arguments ("-k NAME -k NAME2": those only).
+# E2E_JOBS=N runs N cores' worth of end-to-end tests at once (default: one
+# per core); E2E_ARGS adds run.py's arguments ("-k NAME -k NAME2": those only).
 # DEVELOPER=1 turns warnings into errors; SANITIZE=address,undefined builds
 # the gmon/ and tools/ code of the unit tests with sanitizers; V=1 shows
 # command lines. Local settings go in config.mak.
@@ -16,7 +17,7 @@
 
 # the one place the version is said: pcprof --version, libpc.so's pc_version,
 # its PC_VERBOSE line and manifests, make dist's name (debian/changelog and
-# NEWS.md repeat it; tests/e2e/test_package.py checks they agree)
+# NEWS.md repeat it; tests/e2e/test_versions.py checks they agree)
 VERSION	:= $(shell cat VERSION)
 
 PREFIX	?= /usr/local
@@ -386,6 +387,13 @@ check: deps-check all $(B)/tests/unit $(B)/tests/unit-preload $(PROGS)
 deps-check:
 	@sh scripts/deps.sh check $(B)/npm
 
+# The release's tests (tests/release): make dist's tarball builds and passes
+# its checks alone, the Debian package builds, passes lintian, installs,
+# profiles and purges clean. Some 4 minutes; .ci/run runs it after make check.
+check-release: deps-check all $(PROGS)
+	$(PYTHON) tests/e2e/run.py --build $(B) --tests tests/release \
+		$(if $(E2E_JOBS),-j $(E2E_JOBS)) $(E2E_ARGS)
+
 # libFuzzer targets for the two parsers; `make check` runs each briefly when
 # clang's fuzzer runtime is installed (FUZZ_SECONDS each).
 FUZZ_SECONDS ?= 10
@@ -429,44 +437,53 @@ $(B)/fuzz/fuzz_history: tests/fuzz/fuzz_history.c tools/inputs/history_file.c \
 		tests/fuzz/fuzz_history.c tools/inputs/history_file.c tools/inputs/files.c \
 		tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl -lm
 
-fuzz: $(B)/fuzz/fuzz_gmon $(B)/fuzz/fuzz_symtab $(B)/fuzz/fuzz_objects $(B)/fuzz/fuzz_lines \
-		$(B)/fuzz/fuzz_jitdump $(B)/fuzz/fuzz_history $(P)/libcall $(P)/cxx $(P)/loops
+# Each fuzzer runs FUZZ_SECONDS on its corpus, FUZZ_JOBS of them at once
+# (fuzz-if-possible: 2, half the wall time of one after another).
+FUZZ_JOBS ?= 2
+FUZZERS := gmon symtab objects lines jitdump history
+FUZZ_LEN_symtab := 65536 -rss_limit_mb=1024
+FUZZ_LEN_lines := 65536 -rss_limit_mb=1024
+FUZZ_LEN_gmon := 65536
+FUZZ_LEN_objects := 16384
+FUZZ_LEN_jitdump := 16384
+FUZZ_LEN_history := 16384
+FUZZ_CORPUS_gmon := gmon
+FUZZ_CORPUS_symtab := elf
+FUZZ_CORPUS_objects := objects
+FUZZ_CORPUS_lines := lines
+FUZZ_CORPUS_jitdump := jitdump
+FUZZ_CORPUS_history := history
+FUZZ_ENV_lines := LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp
+
+fuzz: $(addprefix fuzz-run-,$(FUZZERS))
+
+fuzz-corpora: $(addprefix $(B)/fuzz/fuzz_,$(FUZZERS)) $(P)/libcall $(P)/cxx $(P)/loops
 	@mkdir -p $(B)/fuzz/gmon $(B)/fuzz/elf $(B)/fuzz/objects $(B)/fuzz/crash
 	@cp -f tests/fuzz/corpus/* $(B)/fuzz/gmon/
 	@cp -f tests/fuzz/objects/* $(B)/fuzz/objects/
 	@strip -o $(B)/fuzz/elf/libcall $(P)/libcall; strip -g -o $(B)/fuzz/elf/cxx $(P)/cxx
 	@cp -f tests/fuzz/elf/* $(B)/fuzz/elf/
-	$(B)/fuzz/fuzz_gmon -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/gmon 2>&1 | \
-		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
-	$(B)/fuzz/fuzz_symtab -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=1024 \
-		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/elf 2>&1 | \
-		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
-	$(B)/fuzz/fuzz_objects -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
-		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/objects 2>&1 | \
-		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
 	@mkdir -p $(B)/fuzz/lines
 	@cp -f $(P)/loops $(B)/fuzz/lines/loops; cp -f $(P)/cxx $(B)/fuzz/lines/cxx
-	LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp \
-		$(B)/fuzz/fuzz_lines -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=1024 \
-		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/lines 2>&1 | \
-		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
 	@mkdir -p $(B)/fuzz/jitdump
 	@cp -f tests/fuzz/jitdump/* $(B)/fuzz/jitdump/
-	$(B)/fuzz/fuzz_jitdump -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
-		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/jitdump 2>&1 | \
-		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
 	@mkdir -p $(B)/fuzz/history
 	@cp -f tests/fuzz/history/* $(B)/fuzz/history/
-	$(B)/fuzz/fuzz_history -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
-		-artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 $(B)/fuzz/history 2>&1 | \
-		grep -E '^(stat::number_of_executed_units|==|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
+
+# a fuzzer's lines are printed together when it ends, not interleaved
+fuzz-run-%: fuzz-corpora
+	@echo "$(strip $(FUZZ_ENV_$*) $(B)/fuzz/fuzz_$* -max_total_time=$(FUZZ_SECONDS)) $(B)/fuzz/$(FUZZ_CORPUS_$*)"; \
+	out=$$($(FUZZ_ENV_$*) $(B)/fuzz/fuzz_$* -max_total_time=$(FUZZ_SECONDS) \
+		-max_len=$(FUZZ_LEN_$*) -artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 \
+		$(B)/fuzz/$(FUZZ_CORPUS_$*) 2>&1); st=$$?; \
+	printf '%s\n' "$$out" | grep -E '^(stat::number_of_executed_units|==|SUMMARY)'; \
+	test $$st -eq 0
 
 fuzz-if-possible:
 	@if $(FUZZ_CC) -fsanitize=fuzzer -x c /dev/null -o /dev/null 2>/dev/null || \
 	    echo 'int LLVMFuzzerTestOneInput(const char *d, long n){return 0;}' | \
 	    $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null; then \
-		$(MAKE) --no-print-directory fuzz; \
+		$(MAKE) --no-print-directory -j$(FUZZ_JOBS) fuzz; \
 	else echo "fuzz: skipped (no clang with libFuzzer; apt-get install clang libclang-rt-14-dev)"; fi
 
 # ---------------------------------------------------------------- demo
@@ -538,5 +555,5 @@ clean:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
-.PHONY: all check demo lint bench dist install uninstall clean deps-build deps-check deps-demo deps-lint fuzz fuzz-if-possible
+.PHONY: all check check-release demo lint bench dist install uninstall clean deps-build deps-check deps-demo deps-lint fuzz fuzz-if-possible fuzz-corpora
 .DELETE_ON_ERROR:

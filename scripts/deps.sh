@@ -40,7 +40,7 @@ check|ci)
 	want python3 command -v python3
 	# the CI recipes (docs/ci/*.yml) are read as YAML
 	want python3-yaml python3 -c 'import yaml'
-	# tests/e2e/test_package.py: the Debian package built, checked with
+	# tests/release/test_package.py: the Debian package built, checked with
 	# lintian, installed, its man page read, purged
 	want dpkg-dev command -v dpkg-buildpackage
 	want debhelper command -v dh

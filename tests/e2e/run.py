@@ -6,15 +6,24 @@ test; an AssertionError or any other exception fails it, and pctest.Skip
 counts as a failure: .ci/run installs everything the tests need, so a
 missing tool there is a bug in .ci/run.
 
-Tests run in a pool of worker processes, one per idle core (measured over
-half a second at the start, so that a machine already busy is not
-oversubscribed further: CPU-time timers sample less evenly when threads
-wait for a core) unless -j says otherwise. A module whose tests share state (SHARED = True, for example a
-cache of profiles that several tests compare) runs in one worker, in file
-order; every other test runs on its own. Each test's line is printed when it
-ends, then the failures and skips again, then the closing line
-'e2e: N passed, N failed, N skipped'.
-Usage: run.py [--build DIR] [-k SUBSTRING]... [-j JOBS]"""
+Tests run in worker processes, so that at most JOBS cores' worth of tests
+run at once: -j JOBS, by default one per core. Each test's wall and CPU
+seconds (its own and its programs') and the cores the machine left idle
+meanwhile are kept in BUILD/e2e-times.json; tests/e2e/times.json holds
+them as a fresh tree's first guess (a copy of an e2e-times.json made on a
+quiet machine). A test counts as the cores it used last time (CPU over
+wall seconds: a test that mostly sleeps or waits counts as a fraction of
+one) where the machine had a core to spare then, and otherwise, like a
+test unknown so far, as one whole core at least; so tests that mostly
+wait run beside the others, up to 2 JOBS at once. The longest start first, so that the workers end together.
+A module whose tests share state (SHARED = True, for example a cache of
+profiles that several tests compare) runs in one worker, in file order;
+every other test runs on its own. Each test's line is printed when it ends,
+then the failures and skips again, the 10 slowest tests, then the closing
+line 'e2e: N passed, N failed, N skipped'.
+--tests DIR runs DIR's test_*.py instead of tests/e2e's: make
+check-release runs tests/release's so.
+Usage: run.py [--build DIR] [--tests DIR] [-k SUBSTRING]... [-j JOBS]"""
 
 import argparse
 import concurrent.futures
@@ -22,16 +31,19 @@ import importlib
 import json
 import multiprocessing
 import os
+import resource
 import sys
 import time
 import traceback
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
+# where the tests are: here, or --tests DIR
+tests_dir = [here]
 
 
 def modules():
-    return [fn[:-3] for fn in sorted(os.listdir(here))
+    return [fn[:-3] for fn in sorted(os.listdir(tests_dir[0]))
             if fn.startswith("test_") and fn.endswith(".py")]
 
 
@@ -60,7 +72,7 @@ def run_unit(unit):
     mod = importlib.import_module(name)
     results = []
     for t in tests:
-        t0 = time.time()
+        t0, c0, m0 = time.time(), cpu_seconds(), machine()
         r = {"name": t, "module": name}
         try:
             r["note"] = getattr(mod, t)()
@@ -72,8 +84,37 @@ def run_unit(unit):
             r["outcome"] = "fail"
             r["note"] = traceback.format_exc()
         r["seconds"] = time.time() - t0
+        r["cpu"] = cpu_seconds() - c0
+        r["idle"] = idle_between(m0, machine())
         results.append(r)
     return results
+
+
+def cpu_seconds():
+    """CPU seconds of this worker and of the children it has waited for:
+    the programs a test runs, pcprof, gprof."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def machine():
+    """(all, idle) jiffies of every core so far, from /proc/stat; None
+    where it cannot be read."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + (v[4] if len(v) > 4 else 0)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def idle_between(m0, m1):
+    """How many cores the machine left idle between two machine() looks,
+    on average; 0 where unknown."""
+    if not m0 or not m1 or m1[0] <= m0[0]:
+        return 0.0
+    return (m1[1] - m0[1]) / (m1[0] - m0[0]) * (os.cpu_count() or 1)
 
 
 def line(r, ci):
@@ -87,61 +128,126 @@ def line(r, ci):
     return "FAIL  %s\n%s" % (r["name"], r["note"].rstrip("\n"))
 
 
-def idle_cores(seconds=0.5):
-    """How many of this process's cores were idle over the next seconds,
-    from /proc/stat; all of them where it cannot be read."""
-    cores = len(os.sched_getaffinity(0))
+def cores_used(wall, cpu, idle):
+    """The cores a test needs, from its last run: its CPU over its wall
+    seconds where the machine had half a core idle meanwhile. On a machine
+    with no core to spare, a test that got little CPU may have waited for
+    one rather than for its own sleeps: at least one core, as if busy."""
+    if wall <= 0:
+        return 1.0
+    if idle >= 0.5:
+        return min(cpu / wall, 4.0)
+    return min(max(cpu / wall, 1.0), 4.0)
 
-    def sample():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
-        return sum(v), v[3] + (v[4] if len(v) > 4 else 0)
 
+def load_times(build):
+    """{test: (wall seconds, cores)} from the last runs: this build's, over
+    tests/e2e/times.json's. A file of wall seconds alone (an older run.py):
+    every test busy."""
+    times = {}
+    for path in (os.path.join(tests_dir[0], "times.json"),
+                 os.path.join(build, "e2e-times.json")):
+        try:
+            with open(path) as f:
+                for k, v in json.load(f).items():
+                    v = list(v) if isinstance(v, list) else [v, v]
+                    times[k] = (v[0], cores_used(v[0], v[1], v[2] if len(v) > 2 else 0))
+        except (OSError, ValueError, TypeError, IndexError):
+            pass
+    return times
+
+
+def estimate(todo, last):
+    """{unit index: (wall seconds, cores)}: a unit's tests' last times
+    added up, a test never timed counted as the median test, busy."""
+    walls = sorted(w for w, _ in last.values()) or [1.0]
+    median = walls[len(walls) // 2]
+    est = {}
+    for i, u in enumerate(todo):
+        wall = core_seconds = 0.0
+        for t in u[1]:
+            w, c = last.get(t, (median, 1.0))
+            wall, core_seconds = wall + w, core_seconds + w * c
+        est[i] = (wall, core_seconds / wall if wall > 0 else 1.0)
+    return est
+
+
+def schedule(pool, todo, est, jobs):
+    """Yields (unit, future) as units end: the longest first, each started
+    when its cores fit beside the running units' within jobs (or nothing
+    runs), at most 2 jobs units at once."""
+    waiting = sorted(range(len(todo)), key=lambda i: -est[i][0])
+    running = {}
+    while waiting or running:
+        used = sum(est[i][1] for i in running.values())
+        for i in list(waiting):
+            if len(running) >= 2 * jobs:
+                break
+            if not running or used + est[i][1] <= jobs + 0.25:
+                try:
+                    fut = pool.submit(run_unit, todo[i])
+                except concurrent.futures.BrokenExecutor as e:
+                    # a worker died: what is left fails as its unit did
+                    fut = concurrent.futures.Future()
+                    fut.set_exception(e)
+                running[fut] = i
+                used += est[i][1]
+                waiting.remove(i)
+        done, _ = concurrent.futures.wait(
+            running, return_when=concurrent.futures.FIRST_COMPLETED)
+        for fut in done:
+            yield todo[running.pop(fut)], fut
+
+
+def save_times(build, results):
+    """This run's times over the last run's, in BUILD/e2e-times.json."""
+    path = os.path.join(build, "e2e-times.json")
     try:
-        t0, i0 = sample()
-        time.sleep(seconds)
-        t1, i1 = sample()
-    except (OSError, ValueError, IndexError):
-        return cores
-    if t1 <= t0:
-        return cores
-    # /proc/stat sums every online core; scale to the ones we may use
-    online = os.cpu_count() or cores
-    return min(cores, (i1 - i0) / (t1 - t0) * online)
-
-
-def order(todo, build):
-    """Longest first by the last run's times where there are any, so that a
-    long test does not start last; otherwise in file order."""
-    try:
-        with open(os.path.join(build, "e2e-times.json")) as f:
-            last = json.load(f)
+        with open(path) as f:
+            times = json.load(f)
     except (OSError, ValueError):
-        return todo
-    return sorted(todo, key=lambda u: -sum(last.get(t, 0) for t in u[1]))
+        times = {}
+    for r in results:
+        times[r["name"]] = [round(r["seconds"], 1), round(r.get("cpu", 0), 1),
+                            round(r.get("idle", 0), 2)]
+    try:
+        with open(path, "w") as f:
+            f.write("{\n%s\n}\n" % ",\n".join(
+                "%s: %s" % (json.dumps(k), json.dumps(times[k])) for k in sorted(times)))
+    except OSError:
+        pass
+
+
+def slowest(results, n=10):
+    top = sorted(results, key=lambda r: -r["seconds"])[:n]
+    return ["%6.1f s %6.1f s CPU  %s" % (r["seconds"], r.get("cpu", 0), r["name"])
+            for r in top]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
+    ap.add_argument("--tests", default=here,
+                    help="the directory of the test_*.py to run (default: tests/e2e)")
     ap.add_argument("-k", action="append", default=[],
                     help="run tests whose name contains this (repeated: any of them)")
     ap.add_argument("-j", type=int, default=0,
-                    help="worker processes (default: one per idle core)")
+                    help="cores' worth of tests at once (default: one per core)")
     a = ap.parse_args()
+    tests_dir[0] = os.path.abspath(a.tests)
+    sys.path.insert(0, tests_dir[0])
     build = os.path.abspath(a.build)
     os.environ["PC_BUILD"] = build
     ci = os.environ.get("CI", "") == "true"
-    todo = order(units(a.k), build)
-    jobs = a.j or max(1, int(idle_cores() + 0.3))
+    todo = units(a.k)
+    jobs = max(1, a.j or len(os.sched_getaffinity(0)))
+    est = estimate(todo, load_times(build))
     counts = {"ok": 0, "fail": 0, "skip": 0}
-    notable, times = [], {}
+    notable, every = [], []
     t0 = time.time()
     ctx = multiprocessing.get_context("fork")
-    with concurrent.futures.ProcessPoolExecutor(max(1, jobs), mp_context=ctx) as pool:
-        futures = {pool.submit(run_unit, u): u for u in todo}
-        for fut in concurrent.futures.as_completed(futures):
-            u = futures[fut]
+    with concurrent.futures.ProcessPoolExecutor(2 * jobs, mp_context=ctx) as pool:
+        for u, fut in schedule(pool, todo, est, jobs):
             try:
                 results = fut.result()
             except Exception:
@@ -150,24 +256,23 @@ def main():
                             "note": traceback.format_exc()} for t in u[1]]
             for r in results:
                 counts[r["outcome"]] += 1
-                times[r["name"]] = round(r["seconds"], 1)
+                every.append(r)
                 print(line(r, ci))
                 sys.stdout.flush()
                 if r["outcome"] != "ok":
                     notable.append(r)
-    if not a.k:
-        try:
-            with open(os.path.join(build, "e2e-times.json"), "w") as f:
-                json.dump(times, f, indent=0, sort_keys=True)
-        except OSError:
-            pass
+    save_times(build, every)
     for r in notable:
         print("%s  %s" % ("FAIL" if r["outcome"] == "fail" or ci else "skip",
                           r["name"] + ("" if r["outcome"] == "fail" else
                                        ": " + r["note"])))
+    if len(every) > 1:
+        print("slowest:")
+        for l in slowest(every):
+            print("  " + l)
     failed = counts["fail"] + (counts["skip"] if ci else 0)
     skipped = 0 if ci else counts["skip"]
-    print("ran %d tests in %.0f s with %d worker%s" % (
+    print("ran %d tests in %.0f s, %d core%s' worth at once" % (
         sum(counts.values()), time.time() - t0, jobs, "s" if jobs > 1 else ""))
     print("e2e: %d passed, %d failed, %d skipped" % (counts["ok"], failed, skipped))
     return 1 if failed else 0

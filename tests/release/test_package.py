@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""pcprof as a release: the versions agree; make dist's tarball builds and
-passes its checks in a fresh directory; the Debian package builds, passes
-lintian, installs with apt-get, profiles Debian's gzip from /usr/bin/pcprof
-with no build tree in sight, has its manual, and purges without a trace.
+"""pcprof as a release, in make check-release (run.py --tests tests/release):
+make dist's tarball builds and passes its checks in a fresh directory; the
+Debian package builds, passes lintian, installs with apt-get, profiles
+Debian's gzip from /usr/bin/pcprof with no build tree in sight, has its
+manual, and purges without a trace. (That the versions agree is
+tests/e2e/test_versions.py's, in make check.)
 
 The package test installs into this machine as root. It holds an flock on
 /run/lock/pcprof-package-test.lock throughout, so that two test runs on
 one machine take turns, it will not touch a pcprof that was installed
 before it, and it purges what it installed whatever happens. No other test
 uses /usr/bin/pcprof or the installed libpc.so (they run the build's), so
-it can run beside them; the module runs in one worker (SHARED), the
-tarball made once for both tests."""
+it can run beside them, and the two tests run side by side, each worker
+making its tarball (a second or two)."""
 
 import fcntl
 import glob
@@ -22,9 +24,8 @@ import shutil
 import subprocess
 import tempfile
 
-from pctest import BUILD, lib, need, prog, skip
+from pctest import BUILD, need, prog, skip
 
-SHARED = True
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOCK = "/run/lock/pcprof-package-test.lock"
 # the tarball's own make check, cut short: the full one takes 9 to 13
@@ -70,34 +71,6 @@ def tarball():
 def unpack(into):
     sh(["tar", "-xzf", tarball(), "-C", into], check=True)
     return os.path.join(into, "pcprof-" + version())
-
-
-def test_versions_agree():
-    """VERSION's version is pcprof --version's, libpc's (its exported
-    pc_version, its PC_VERBOSE line, its manifest's version record),
-    debian/changelog's and NEWS.md's newest."""
-    v = version()
-    assert re.fullmatch(r"\d+\.\d+\.\d+", v), v
-    p = sh([os.path.join(BUILD, "pcprof"), "--version"])
-    assert p.returncode == 0 and p.stdout == "pcprof %s\n" % v, (p.stdout, p.stderr)
-    d = tempfile.mkdtemp(prefix="pc-e2e-version-")
-    env = dict(os.environ, LD_PRELOAD=lib(), PC_SCOPE="all", PC_VERBOSE="1",
-               PC_OUT=os.path.join(d, "gmon.out"))
-    p = sh(["python3", "-c", "import ctypes; print((ctypes.c_char * 64).in_dll("
-            "ctypes.CDLL(None), 'pc_version').value.decode())"], env=env, cwd=d)
-    assert p.returncode == 0 and p.stdout == v + "\n", (p.stdout, p.stderr)
-    assert re.search(r"^libpc: wrote .*; libpc %s$" % re.escape(v), p.stderr, re.M), p.stderr
-    with open(os.path.join(d, "gmon.out.objects")) as f:
-        head = f.read().split("\n")[:2]
-    assert head == ["pcprof-objects 1", "version " + v], head
-    shutil.rmtree(d)
-    with open(os.path.join(TOP, "debian", "changelog")) as f:
-        first = f.readline()
-    assert first.startswith("pcprof (%s) " % v), first
-    with open(os.path.join(TOP, "NEWS.md")) as f:
-        heads = re.findall(r"^## (\S+)", f.read(), re.M)
-    assert heads and heads[0] == v, heads
-    return "%s everywhere" % v
 
 
 def test_dist_tarball_builds_and_passes_its_checks_alone():
