@@ -18,6 +18,7 @@
 #include "model/export.h"
 #include "model/lines.h"
 #include "model/timeline.h"
+#include "model/xtable.h"
 #include "symbols/dwlines.h"
 #include "symbols/symtab.h"
 #include "symbols/waits.h"
@@ -27,85 +28,11 @@
 #define LIBRARIES_NAME	"[libraries]"
 #define UNKNOWN_NAME	"[unknown]"
 
-/* An open-addressing table of indexes + 1, keyed by a hash the caller
- * computes and compared by the caller. */
-struct table {
-	uint32_t *slot;
-	uint64_t *hash;
-	size_t mask, used;
-};
-
 struct xp_index {
 	struct table strs, maps, funcs, locs;
 	uint32_t *objmap;	/* per object of the current input: 1 + map */
 	size_t nobjmap;
 };
-
-static uint64_t
-mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdULL;
-}
-
-static void *
-grow(void *p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return p;
-	while (*cap < need)
-		*cap = *cap ? 2 * *cap : 256;
-	return pc_realloc(p, *cap * size);
-}
-
-static void
-table_grow(struct table *t)
-{
-	size_t n = t->mask ? 2 * (t->mask + 1) : 1024;
-	uint32_t *slot = calloc(n, sizeof(*slot));
-	uint64_t *hash = calloc(n, sizeof(*hash));
-
-	if (!slot || !hash)
-		pc_fatal("out of memory");
-	for (size_t i = 0; t->mask && i <= t->mask; i++) {
-		size_t j;
-
-		if (!t->slot[i])
-			continue;
-		for (j = t->hash[i] & (n - 1); slot[j]; j = (j + 1) & (n - 1))
-			;
-		slot[j] = t->slot[i];
-		hash[j] = t->hash[i];
-	}
-	free(t->slot);
-	free(t->hash);
-	t->slot = slot;
-	t->hash = hash;
-	t->mask = n - 1;
-}
-
-/* The slot for h where same(arg, index) holds, or the empty one to fill. */
-static uint32_t *
-table_find(struct table *t, uint64_t h, int (*same)(const void *, uint32_t), const void *arg,
-	   uint64_t **hp)
-{
-	size_t i;
-
-	if (2 * (t->used + 1) > (t->mask ? t->mask + 1 : 0))
-		table_grow(t);
-	for (i = h & t->mask; t->slot[i]; i = (i + 1) & t->mask)
-		if (t->hash[i] == h && same(arg, t->slot[i] - 1))
-			break;
-	*hp = &t->hash[i];
-	return &t->slot[i];
-}
-
-static void
-table_free(struct table *t)
-{
-	free(t->slot);
-	free(t->hash);
-}
 
 /* --------------------------------------------------------------- interning */
 
@@ -131,7 +58,7 @@ intern(struct export *x, const char *s)
 
 	if (*slot)
 		return *slot - 1;
-	x->strs = grow(x->strs, &x->cap_strs, x->nstrs + 1, sizeof(*x->strs));
+	x->strs = xtable_grow_array(x->strs, &x->cap_strs, x->nstrs + 1, sizeof(*x->strs));
 	if (!(x->strs[x->nstrs] = strdup(k.s)))
 		pc_fatal("out of memory");
 	*slot = (uint32_t)++x->nstrs;
@@ -166,11 +93,11 @@ map_intern(struct export *x, const char *path, const uint8_t *id, size_t idlen)
 		idlen = 64;
 	k.file = intern(x, path);
 	k.build_id = idlen ? intern(x, pc_hex(id, idlen, hex)) : 0;
-	h = mix(k.file, k.build_id);
+	h = xtable_mix(k.file, k.build_id);
 	slot = table_find(&x->ix->maps, h, same_map, &k, &hp);
 	if (*slot != 0)
 		return *slot;	/* 1 + its index */
-	x->maps = grow(x->maps, &x->cap_maps, x->nmaps + 1, sizeof(*x->maps));
+	x->maps = xtable_grow_array(x->maps, &x->cap_maps, x->nmaps + 1, sizeof(*x->maps));
 	x->maps[x->nmaps] = (struct xp_map){ k.file, k.build_id, UINT64_MAX, 0, 0 };
 	*slot = (uint32_t)++x->nmaps;
 	*hp = h;
@@ -195,12 +122,12 @@ static uint32_t
 func_intern(struct export *x, const char *name, uint32_t map)
 {
 	struct func_key k = { x, intern(x, name), map };
-	uint64_t h = mix(k.name, k.map), *hp;
+	uint64_t h = xtable_mix(k.name, k.map), *hp;
 	uint32_t *slot = table_find(&x->ix->funcs, h, same_func, &k, &hp);
 
 	if (*slot)
 		return *slot - 1;
-	x->funcs = grow(x->funcs, &x->cap_funcs, x->nfuncs + 1, sizeof(*x->funcs));
+	x->funcs = xtable_grow_array(x->funcs, &x->cap_funcs, x->nfuncs + 1, sizeof(*x->funcs));
 	x->funcs[x->nfuncs] = (struct xp_func){ k.name, map, 0, 0 };
 	*slot = (uint32_t)++x->nfuncs;
 	*hp = h;
@@ -271,12 +198,12 @@ pseudo_loc(struct export *x, const char *name)
 {
 	uint32_t f = func_intern(x, name, 0);
 	struct loc_key k = { x, 0, f, 0 };
-	uint64_t h = mix(mix(0, 0), f), *hp;
+	uint64_t h = xtable_mix(xtable_mix(0, 0), f), *hp;
 	uint32_t *slot = table_find(&x->ix->locs, h, same_loc, &k, &hp);
 
 	if (*slot)
 		return *slot - 1;
-	x->locs = grow(x->locs, &x->cap_locs, x->nlocs + 1, sizeof(*x->locs));
+	x->locs = xtable_grow_array(x->locs, &x->cap_locs, x->nlocs + 1, sizeof(*x->locs));
 	x->locs[x->nlocs] = (struct xp_loc){ 0, 0, f, 0, 0, 0, 0, 0, 0 };
 	*slot = (uint32_t)++x->nlocs;
 	*hp = h;
@@ -314,11 +241,11 @@ loc_of(struct source *s, uint64_t a)
 		return pseudo_loc(x, UNKNOWN_NAME);
 	k.map = map_of(s, obj);
 	k.func = func_intern(x, st->funcs[st->syms[sym].func], k.map);
-	h = mix(mix(k.map, link), k.func);
+	h = xtable_mix(xtable_mix(k.map, link), k.func);
 	slot = table_find(&x->ix->locs, h, same_loc, &k, &hp);
 	if (*slot)
 		return *slot - 1;
-	x->locs = grow(x->locs, &x->cap_locs, x->nlocs + 1, sizeof(*x->locs));
+	x->locs = xtable_grow_array(x->locs, &x->cap_locs, x->nlocs + 1, sizeof(*x->locs));
 	l = &x->locs[x->nlocs];
 	*l = (struct xp_loc){ k.map, link, k.func, 0, 0, 0, 0, 0,
 			      1 + (st->nobjs ? st->syms[sym].lo & GMON_OBJ_ADDR_MASK :
@@ -360,8 +287,8 @@ add_sample_of(struct export *x, const uint32_t *locs, uint32_t depth, double cou
 
 	if (!(count > 0))
 		return;
-	x->samples = grow(x->samples, &x->cap_samples, x->nsamples + 1, sizeof(*x->samples));
-	x->pool = grow(x->pool, &x->cap_pool, x->npool + depth, sizeof(*x->pool));
+	x->samples = xtable_grow_array(x->samples, &x->cap_samples, x->nsamples + 1, sizeof(*x->samples));
+	x->pool = xtable_grow_array(x->pool, &x->cap_pool, x->npool + depth, sizeof(*x->pool));
 	sm = &x->samples[x->nsamples++];
 	sm->first = x->npool;
 	sm->depth = depth;
@@ -406,7 +333,7 @@ thread_of(struct export *x, uint32_t tid, const struct gmon_stacks *ss)
 	for (size_t i = 0; i < ss->nthreads; i++)
 		if (ss->threads[i].tid == tid)
 			name = ss->threads[i].name;
-	x->threads = grow(x->threads, &x->cap_threads, x->nthreads + 1, sizeof(*x->threads));
+	x->threads = xtable_grow_array(x->threads, &x->cap_threads, x->nthreads + 1, sizeof(*x->threads));
 	x->threads[x->nthreads] = (struct xp_thread){ g, tid, name && name[0] ? intern(x, name) : 0,
 						      0, 0 };
 	return (uint32_t)++x->nthreads;
@@ -445,7 +372,7 @@ add_arcs(struct source *s, const struct gmon_profile *p)
 
 		if (!(a->samples > 0))
 			continue;
-		x->arcs = grow(x->arcs, &x->cap_arcs, x->narcs + 1, sizeof(*x->arcs));
+		x->arcs = xtable_grow_array(x->arcs, &x->cap_arcs, x->narcs + 1, sizeof(*x->arcs));
 		xa = &x->arcs[x->narcs++];
 		xa->caller = func_intern(x, st->funcs[a->caller], map_of(s, from));
 		xa->callee = func_intern(x, st->funcs[a->callee], map_of(s, to));
@@ -515,7 +442,7 @@ add_stacks(struct source *s, const char *stacks_file)
 				n += (double)k->count;
 			if (!(w > 0))
 				continue;
-			locs = grow(locs, &cap, k->depth + 1, sizeof(*locs));
+			locs = xtable_grow_array(locs, &cap, k->depth + 1, sizeof(*locs));
 			d = stack_locs(s, i, k, locs);
 			t = thread_of(s->x, k->tid, &ss);
 			add_sample_of(s->x, locs, d, w, t, off);
@@ -629,7 +556,7 @@ export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opt
 
 	if (!x->source && !(x->source = strdup(in->runs[0].files[0])))
 		pc_fatal("out of memory");
-	x->groups = grow(x->groups, &x->cap_groups, x->ngroups + 1, sizeof(*x->groups));
+	x->groups = xtable_grow_array(x->groups, &x->cap_groups, x->ngroups + 1, sizeof(*x->groups));
 	g = &x->groups[x->ngroups++];
 	*g = (struct xp_group){ intern(x, program), pid, p->nhists ? p->hists[0].rate : 0, 0, 0 };
 	free(x->ix->objmap);
