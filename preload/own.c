@@ -63,19 +63,39 @@ counts_here(void)
 	return 1;
 }
 
+/* How many of libpc's threads are being started (pc_own_thread). */
+static int starting;
+
+void
+pc_own_start_count(int delta)
+{
+	__atomic_add_fetch(&starting, delta, __ATOMIC_SEQ_CST);
+}
+
+int
+pc_own_starting(void)
+{
+	return __atomic_load_n(&starting, __ATOMIC_SEQ_CST) > 0;
+}
+
 void
 pc_own_enter(void)
 {
 	int32_t pid = (int32_t)getpid();
+	uint32_t self = (uint32_t)syscall(SYS_gettid);
 
+	/* once a thread (pc_own_thread's start, then the thread's own call) */
+	for (int i = 0; i < OWN_SLOTS; i++)
+		if (__atomic_load_n(&owns[i].pid, __ATOMIC_ACQUIRE) == pid &&
+		    __atomic_load_n(&owns[i].tid, __ATOMIC_ACQUIRE) == self)
+			return;
 	for (int i = 0; i < OWN_SLOTS; i++) {
 		int32_t was = __atomic_load_n(&owns[i].pid, __ATOMIC_ACQUIRE);
 
 		if (was != pid &&
 		    __atomic_compare_exchange_n(&owns[i].pid, &was, pid, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
-			__atomic_store_n(&owns[i].tid, (uint32_t)syscall(SYS_gettid),
-					 __ATOMIC_RELEASE);
+			__atomic_store_n(&owns[i].tid, self, __ATOMIC_RELEASE);
 			return;
 		}
 	}

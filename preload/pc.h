@@ -914,6 +914,10 @@ void pc_threads_forked(void) PC_HIDDEN;
  * the real pthread_create: every signal blocked, no timer, a 256 KiB
  * stack, detached unless joinable; 0 or an errno. Not AS-safe. */
 int pc_own_thread(pthread_t *t, int joinable, void *(*fn)(void *)) PC_HIDDEN;
+/* own.c: libpc's threads being started (pc_own_thread counts them), and
+ * whether any is: the wall sampler lists no new thread meanwhile. */
+void pc_own_start_count(int delta) PC_HIDDEN;
+int pc_own_starting(void) PC_HIDDEN;
 /* threads.c: fn runs after each thread the program starts, in its
  * pthread_create (livegrower.c's start). Not AS-safe. */
 void pc_threads_on_create(void (*fn)(void)) PC_HIDDEN;

@@ -280,16 +280,40 @@ pc_threads_on_create(void (*fn)(void))
 	__atomic_store_n(&on_create, fn, __ATOMIC_RELEASE);
 }
 
+/* A thread of libpc's, as pc_own_thread starts it: it says it is libpc's
+ * (own.c) before anything else, and its starter waits for that. */
+struct own_start {
+	void *(*fn)(void *);
+	uint32_t said;
+};
+
+static void *
+own_start(void *arg)
+{
+	struct own_start *o = arg;
+	void *(*fn)(void *) = o->fn;
+
+	pc_own_enter();
+	__atomic_store_n(&o->said, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &o->said, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	return fn(NULL);
+}
+
 int
 pc_own_thread(pthread_t *t, int joinable, void *(*fn)(void *))
 {
 	create_fn create = resolve_create();
+	struct own_start o = { fn, 0 };
+	struct timespec step = { 0, 10 * 1000 * 1000 };
 	pthread_attr_t attr;
 	sigset_t all, prev;
 	int r;
 
 	if (!create)
 		return EAGAIN;
+	/* the wall sampler lists no new thread until this one has said it
+	 * is libpc's (a round that saw it first counted it the program's) */
+	pc_own_start_count(1);
 	/* the thread starts with every signal blocked: no signal of the
 	 * program's is ever delivered to it */
 	sigfillset(&all);
@@ -298,9 +322,14 @@ pc_own_thread(pthread_t *t, int joinable, void *(*fn)(void *))
 	if (!joinable)
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
-	r = create(t, &attr, fn, NULL);
+	r = create(t, &attr, own_start, &o);
 	pthread_attr_destroy(&attr);
 	pc_real_sigmask(SIG_SETMASK, &prev, NULL);
+	/* until it has (o is on this stack): it runs with every signal
+	 * blocked, and says so first */
+	while (!r && !__atomic_load_n(&o.said, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &o.said, FUTEX_WAIT_PRIVATE, 0, &step, NULL, 0);
+	pc_own_start_count(-1);
 	return r;
 }
 

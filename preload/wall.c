@@ -137,6 +137,8 @@ event_end(const struct pc_wevent *e, size_t n)
 		pc_wall_brief(e->tid, e->t_ns > t ? e->t_ns - t : 0, e->cpu_ns);
 }
 
+static int first_round = 1;	/* no round has run yet */
+
 /* The threads of the process now, into nxt; their number. */
 static size_t
 list_threads(void)
@@ -152,8 +154,11 @@ list_threads(void)
 			unsigned long tid = strtoul(d->d_name, NULL, 10);
 
 			off += d->d_reclen;
+			/* while libpc starts a thread of its own, a new one may
+			 * be it before it says so: it waits for a later round */
 			if (!tid || tid == my_tid || tid == pc_snapshot_tid() ||
-			    pc_own_is((uint32_t)tid))
+			    pc_own_is((uint32_t)tid) ||
+			    (pc_own_starting() && !find(cur, ncur, (uint32_t)tid)))
 				continue;
 			/* ids first, spread into entries once sorted */
 			if (more || !(t = pc_wall_room(nxt, n)))
@@ -169,7 +174,6 @@ list_threads(void)
 }
 
 static uint64_t last_round;	/* when the last round began (or libpc did) */
-static int first_round = 1;
 static pthread_mutex_t round_lock = PTHREAD_MUTEX_INITIALIZER;	/* held for a round */
 static uint32_t stop_word;	/* 1: the thread is to end (pc_wall_pause) */
 static uint64_t cpu_before;	/* CPU of the sampler's earlier threads */
@@ -263,7 +267,10 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 	struct pc_wthread *t;
 	size_t n, walks;
 
-	if ((task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	/* the first round waits for a thread of libpc's being started: it
+	 * counts every thread it lists from libpc's start */
+	if ((first_round && pc_own_starting()) ||
+	    (task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return 0;
 	pc_wall_acct_dir(task_dir);
 	n = list_threads();
