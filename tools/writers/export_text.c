@@ -155,6 +155,27 @@ tracks(const struct export *x, size_t *n)
 	return t;
 }
 
+/* speedscope's shared frames, one a function of x, then the opening of
+ * its profiles: ,"shared":{"frames":[...]},"profiles":[ */
+void
+export_speedscope_frames(const struct export *x, FILE *out)
+{
+	fputs(",\"shared\":{\"frames\":[", out);
+	for (size_t i = 0; i < x->nfuncs; i++) {
+		const struct xp_func *f = &x->funcs[i];
+
+		fputs(i ? ",{\"name\":" : "{\"name\":", out);
+		json_string(out, x->strs[f->name]);
+		if (f->file) {
+			fputs(",\"file\":", out);
+			json_string(out, x->strs[f->file]);
+			fprintf(out, ",\"line\":%d", f->line);
+		}
+		fputc('}', out);
+	}
+	fputs("]},\"profiles\":[", out);
+}
+
 int
 export_speedscope(const struct export *x, FILE *out, const char *title)
 {
@@ -173,20 +194,8 @@ export_speedscope(const struct export *x, FILE *out, const char *title)
 	for (size_t j = 0; j < n; j++)
 		if (t[j].samples > t[active].samples)
 			active = j;
-	fprintf(out, ",\"activeProfileIndex\":%zu,\"shared\":{\"frames\":[", active);
-	for (size_t i = 0; i < x->nfuncs; i++) {
-		const struct xp_func *f = &x->funcs[i];
-
-		fputs(i ? ",{\"name\":" : "{\"name\":", out);
-		json_string(out, x->strs[f->name]);
-		if (f->file) {
-			fputs(",\"file\":", out);
-			json_string(out, x->strs[f->file]);
-			fprintf(out, ",\"line\":%d", f->line);
-		}
-		fputc('}', out);
-	}
-	fputs("]},\"profiles\":[", out);
+	fprintf(out, ",\"activeProfileIndex\":%zu", active);
+	export_speedscope_frames(x, out);
 	for (size_t j = 0; j < n; j++) {
 		if (j)
 			fputc(',', out);

@@ -124,20 +124,8 @@ export_speedscope_timeline(const struct export *x, FILE *out, const char *title)
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
 	      "\"exporter\":\"pcprof\",\"name\":", out);
 	json_string(out, title);
-	fputs(",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", out);
-	for (size_t i = 0; i < x->nfuncs; i++) {
-		const struct xp_func *f = &x->funcs[i];
-
-		fputs(i ? ",{\"name\":" : "{\"name\":", out);
-		json_string(out, x->strs[f->name]);
-		if (f->file) {
-			fputs(",\"file\":", out);
-			json_string(out, x->strs[f->file]);
-			fprintf(out, ",\"line\":%d", f->line);
-		}
-		fputc('}', out);
-	}
-	fputs("]},\"profiles\":[", out);
+	fputs(",\"activeProfileIndex\":0", out);
+	export_speedscope_frames(x, out);
 	/* each thread of each process, the main thread first */
 	for (size_t gi = 0; gi < tl->n; gi++) {
 		const struct tl_group *g = &tl->v[gi];
