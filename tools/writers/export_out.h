@@ -13,7 +13,7 @@
 /* The writers: 0, or -1 with errno on a write error. */
 int export_pprof(const struct export *x, FILE *out);		/* export_pprof.c */
 int export_speedscope(const struct export *x, FILE *out, const char *title);
-/* export_text.c: speedscope's shared frames, then the opening of its
+/* speedscope_frames.c: speedscope's shared frames, then the opening of its
  * profiles (,"shared":{"frames":[...]},"profiles":[), for both writers. */
 void export_speedscope_frames(const struct export *x, FILE *out);
 int export_callgrind(const struct export *x, FILE *out, const char *title);

@@ -155,27 +155,6 @@ tracks(const struct export *x, size_t *n)
 	return t;
 }
 
-/* speedscope's shared frames, one a function of x, then the opening of
- * its profiles: ,"shared":{"frames":[...]},"profiles":[ */
-void
-export_speedscope_frames(const struct export *x, FILE *out)
-{
-	fputs(",\"shared\":{\"frames\":[", out);
-	for (size_t i = 0; i < x->nfuncs; i++) {
-		const struct xp_func *f = &x->funcs[i];
-
-		fputs(i ? ",{\"name\":" : "{\"name\":", out);
-		json_string(out, x->strs[f->name]);
-		if (f->file) {
-			fputs(",\"file\":", out);
-			json_string(out, x->strs[f->file]);
-			fprintf(out, ",\"line\":%d", f->line);
-		}
-		fputc('}', out);
-	}
-	fputs("]},\"profiles\":[", out);
-}
-
 int
 export_speedscope(const struct export *x, FILE *out, const char *title)
 {
