@@ -17,6 +17,7 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -156,6 +157,13 @@ snapshot_thread(void *arg)
 
 	(void)arg;
 	prctl(PR_SET_NAME, "pc-snapshot", 0, 0, 0);
+	/* a descriptor table of its own, empty, as the grower's: the files
+	 * a snapshot opens never take a number that a thread of the
+	 * program's expects from its own open (3 of 160,000 reopens of 0
+	 * got another number at a snapshot every 10 ms), and no copy of the
+	 * program's holds a pipe of its open */
+	if (!syscall(SYS_unshare, CLONE_FILES))
+		syscall(SYS_close_range, 0U, ~0U, 0U);
 	pc_own_enter();
 	/* the id before the first look at the stop word, and a pause's stop
 	 * before its look at the id (both seq_cst): a pause that finds no id

@@ -214,6 +214,32 @@ def test_mem34_growth_never_takes_a_descriptor_number():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def test_mem34_snapshots_never_take_a_descriptor_number():
+    """The same reopen of descriptor 0 in tests/progs/blockers for 0.3 s,
+    with a snapshot written every 10 ms from libpc's snapshot thread
+    (PC_SNAPSHOT_INTERVAL=0.01): the number is always 0, as plain, and
+    the snapshots are written. Racy: 10 runs. (The snapshot thread opened
+    its files in the program's table: 1 to 3 reopens in 25,000 got
+    another number, in 4 runs of 5.)"""
+    exe = prog("blockers")
+    d = tempfile.mkdtemp(prefix="pc-m34-")
+    try:
+        calls = shots = 0
+        for i in range(10):
+            env = clean_env({"PC_SNAPSHOT_INTERVAL": "0.01", "PC_VERBOSE": "1",
+                             "PC_OUT": os.path.join(d, "gmon.out")})
+            st, o, e = run([exe, "0.3"], d, env)
+            m = re.search(r"reopen of 0: (\d+) calls (\d+) wrong", o)
+            assert st == 0 and m and m.group(2) == "0", (i, st, o, e[-600:])
+            n = re.search(r"(\d+) snapshots?", e)
+            assert n and int(n.group(1)) >= 5, (i, e[-600:])
+            calls += int(m.group(1))
+            shots += int(n.group(1))
+        return "10 runs: %d reopens, 0 wrong; %d snapshots" % (calls, shots)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def test_mem34_wall_clock_under_mlockall_as_nobody():
     """mlockall(MCL_CURRENT | MCL_FUTURE) as uid 65534 under an 8 MiB
     RLIMIT_MEMLOCK, then a malloc with libpc(7)'s wall bound spare, under
