@@ -244,12 +244,21 @@ def test_split_pieces_are_folded_into_their_function():
 
 
 def test_plt_stubs_are_named():
+    """Samples in a PLT stub are named labs@plt. The stub holds some 15 %
+    of the samples, but under load a run's tick-bound signals once all
+    came at two instructions of main's loop (112 signals, none in the stub
+    or in libc: the CI's fresh clone, and 1 run in 6 beside a CPU hog), so
+    up to three runs are made for one that samples the stub."""
     exe = prog("libcall")
-    r = run([exe, "300000000"], verbose=False)
-    rep = report_json(exe, r.path())
-    names = [f["name"] for f in rep["functions"]]
+    for tries in range(1, 4):
+        r = run([exe, "300000000"], verbose=False)
+        rep = report_json(exe, r.path())
+        names = [f["name"] for f in rep["functions"]]
+        assert rep["unattributed_samples"] == 0
+        if len(names) > 2 or tries == 3:
+            break
     assert "labs@plt" in names, names
-    assert rep["unattributed_samples"] == 0
+    return "" if tries == 1 else "named at run %d" % tries
 
 
 def test_cxx_names_are_demangled():
