@@ -409,43 +409,17 @@ posix_memalign(void **out, size_t align, size_t n)
 	return next_posix_memalign(out, align, n);
 }
 
-/* PC_ALLOC_RATE: bytes, with an optional k, K, m or M (KiB, MiB). */
-static uint64_t
-read_rate(const char *v)
-{
-	char *end;
-	unsigned long long r;
-
-	if (!v || !*v)
-		return PC_ALLOC_DEFAULT_RATE;
-	errno = 0;
-	r = strtoull(v, &end, 10);
-	if (*end == 'k' || *end == 'K')
-		r <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		r <<= 20, end++;
-	if (errno || *end || r < 1 || r > UINT32_MAX) {
-		pc_say("PC_ALLOC_RATE: not a number of bytes from 1 to 4294967295; "
-		       "sampling one allocation in 512 KiB", "", "");
-		return PC_ALLOC_DEFAULT_RATE;
-	}
-	return r;
-}
-
 void
-pc_alloc_start(void)
+pc_alloc_start(int on, uint64_t rate)
 {
-	const char *v = getenv("PC_ALLOC");
 	int saved = errno;
 
-	if (!v || !*v || !strcmp(v, "0")) {
+	if (!on) {
 		__atomic_store_n(&alloc_state, ALLOC_OFF, __ATOMIC_RELEASE);
 		return;
 	}
-	if (strcmp(v, "1"))
-		pc_say("PC_ALLOC: not 0 or 1; profiling allocations", "", "");
 	ready();
-	alloc_rate = read_rate(getenv("PC_ALLOC_RATE"));
+	alloc_rate = rate;
 	if (pc_alloc_table_init(alloc_rate)) {
 		pc_say("cannot map memory for allocation samples; allocations are not profiled",
 		       "", "");

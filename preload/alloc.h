@@ -13,14 +13,13 @@
 
 #include "pc.h"
 
-#define PC_ALLOC_DEFAULT_RATE	(512 * 1024)	/* bytes between samples, mean */
 #define PC_ALLOC_DEPTH		64		/* frames kept per allocation */
 #define PC_ALLOC_STACKS_MB	8		/* the stacks' arena */
 #define PC_ALLOC_MAX_BLOCKS	(1u << 24)	/* sampled blocks tracked at once */
 
 /* alloc.c: read PC_ALLOC and PC_ALLOC_RATE and start sampling when asked
  * (the constructor, once the configuration is sealed). Not AS-safe. */
-void pc_alloc_start(void) PC_HIDDEN;
+void pc_alloc_start(int on, uint64_t rate) PC_HIDDEN;
 
 /* alloc_table.c: map the tables; 0 or -errno. Not AS-safe. */
 int pc_alloc_table_init(uint64_t rate) PC_HIDDEN;

@@ -28,6 +28,7 @@
 #define PC_MAX_TEXT	8		/* executable PT_LOADs of the main program */
 #define PC_DEFAULT_HZ	1000
 #define PC_DEFAULT_WALL_HZ	100	/* wall.c says why */
+#define PC_ALLOC_DEFAULT_RATE	(512 * 1024)	/* PC_ALLOC_RATE: bytes between samples, mean */
 #define PC_MAX_HZ	1000000
 #define PC_SCALE	0x10000		/* 2-byte bins: exact at any alignment */
 
@@ -236,6 +237,8 @@ struct pc_settings {
 	uint64_t live_max;		/* PC_LIVE_MAX: bytes, or 0 */
 	int timeline;			/* PC_TIMELINE */
 	uint64_t timeline_max;		/* PC_TIMELINE_MAX */
+	int alloc;			/* PC_ALLOC */
+	uint64_t alloc_rate;		/* PC_ALLOC_RATE, bytes */
 };
 
 /*

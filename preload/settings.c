@@ -101,7 +101,7 @@ enum {
 	S_HZ, S_TIMER, S_SIGNAL, S_CALLGRAPH, S_UNWIND, S_DEPTH, S_ARCS,
 	S_STACKS, S_STACKS_MB, S_SNAPSHOT_SIGNAL, S_SNAPSHOT_INTERVAL, S_SCOPE,
 	S_VERBOSE, S_CLOCK, S_WALL_HZ, S_WALL_BUDGET, S_LIVE_MAX,
-	S_TIMELINE, S_TIMELINE_MAX, S_COUNT
+	S_TIMELINE, S_TIMELINE_MAX, S_ALLOC, S_ALLOC_RATE, S_COUNT
 };
 
 /* One reading of the settings: the values so far, and where PC_STACKS's
@@ -210,6 +210,13 @@ parse_size(const struct setting *e, const char *s, long *v, struct reading *r)
 	return *v && *v < e->min ? -1 : 0;
 }
 
+/* parse_size, and not 0 */
+static int
+parse_bytes(const struct setting *e, const char *s, long *v, struct reading *r)
+{
+	return parse_size(e, s, v, r) || !*v ? -1 : 0;
+}
+
 static const char *const timer_words[] = { "posix", "taskclock", "auto", NULL };
 static const char *const bit_words[] = { "0", "1", NULL };
 static const char *const unwind_words[] = {	/* enum pc_unwinder's order */
@@ -279,6 +286,14 @@ static const struct setting settings[S_COUNT] = {
 	[S_TIMELINE_MAX] = { "PC_TIMELINE_MAX", parse_range, 64, 1L << 26, NULL,
 			     1L << 18, 1L << 18,
 			     "is not a count from 64 to 67108864; using 262144" },
+	/* allocations sampled by bytes (alloc.c); anything but 0 or 1 still
+	 * asks for them */
+	[S_ALLOC] = { "PC_ALLOC", parse_word, 0, 0, bit_words, 0, 1,
+		      "is not 0 or 1; profiling allocations" },
+	[S_ALLOC_RATE] = { "PC_ALLOC_RATE", parse_bytes, 1, 4294967295L, NULL,
+			   PC_ALLOC_DEFAULT_RATE, PC_ALLOC_DEFAULT_RATE,
+			   "is not a number of bytes from 1 to 4294967295; "
+			   "sampling one allocation in 512 KiB" },
 };
 
 /* The values into s, by name. */
@@ -304,6 +319,8 @@ settings_store(struct pc_settings *s, const long *value)
 	s->live_max = (uint64_t)value[S_LIVE_MAX];
 	s->timeline = (int)value[S_TIMELINE];
 	s->timeline_max = (uint64_t)value[S_TIMELINE_MAX];
+	s->alloc = (int)value[S_ALLOC];
+	s->alloc_rate = (uint64_t)value[S_ALLOC_RATE];
 }
 
 void

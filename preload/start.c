@@ -417,7 +417,7 @@ pc_start(void)
 	config_seal();
 	pc_mappings_start();
 	pc_threads_init();
-	pc_alloc_start();
+	pc_alloc_start(want.alloc, want.alloc_rate);
 	pc_lifecycle_init();
 	pc_signals_init();
 	pc_wall_load();

@@ -329,6 +329,34 @@ START_TEST(test_wall_clock_settings)
 }
 END_TEST
 
+/* PC_ALLOC and PC_ALLOC_RATE: off by default, bytes with K or M, and a
+ * bad PC_ALLOC still asks for allocations, a bad rate gets 512 KiB. */
+START_TEST(test_alloc_settings)
+{
+	static const char *const none[] = { NULL };
+	static const char *const on[] = { "PC_ALLOC", "1", "PC_ALLOC_RATE", "1M", NULL };
+	static const char *const exact[] = { "PC_ALLOC", "1", "PC_ALLOC_RATE", "1", NULL };
+	static const char *const bad[] = { "PC_ALLOC", "yes", "PC_ALLOC_RATE", "0", NULL };
+	struct pc_settings s;
+
+	read_with(&s, none);
+	ck_assert_int_eq(s.alloc, 0);
+	ck_assert_uint_eq(s.alloc_rate, PC_ALLOC_DEFAULT_RATE);
+	read_with(&s, on);
+	ck_assert_int_eq(nsaid, 0);
+	ck_assert_int_eq(s.alloc, 1);
+	ck_assert_uint_eq(s.alloc_rate, 1 << 20);
+	read_with(&s, exact);
+	ck_assert_int_eq(nsaid, 0);
+	ck_assert_uint_eq(s.alloc_rate, 1);
+	read_with(&s, bad);
+	ck_assert_int_eq(nsaid, 2);
+	ck_assert_str_eq(said[0], "libpc: PC_ALLOC='yes' is not 0 or 1; profiling allocations");
+	ck_assert_int_eq(s.alloc, 1);
+	ck_assert_uint_eq(s.alloc_rate, PC_ALLOC_DEFAULT_RATE);
+}
+END_TEST
+
 Suite *
 settings_suite(void)
 {
@@ -344,6 +372,7 @@ settings_suite(void)
 	tcase_add_test(t, test_stacks_paths);
 	tcase_add_test(t, test_absolute);
 	tcase_add_test(t, test_wall_clock_settings);
+	tcase_add_test(t, test_alloc_settings);
 	suite_add_tcase(s, t);
 	return s;
 }
