@@ -57,7 +57,6 @@ grower_main(void *arg)
 	if (!syscall(SYS_unshare, CLONE_FILES))
 		syscall(SYS_close_range, 0U, ~0U, 0U);
 	pc_live_map_own_table();
-	pc_own_enter();
 	/* the id before the first look at the stop word (seq_cst): a pause
 	 * that finds no id yet is seen by the loop's first look */
 	__atomic_store_n(&grower_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);

@@ -84,11 +84,6 @@ pc_own_enter(void)
 	int32_t pid = (int32_t)getpid();
 	uint32_t self = (uint32_t)syscall(SYS_gettid);
 
-	/* once a thread (pc_own_thread's start, then the thread's own call) */
-	for (int i = 0; i < OWN_SLOTS; i++)
-		if (__atomic_load_n(&owns[i].pid, __ATOMIC_ACQUIRE) == pid &&
-		    __atomic_load_n(&owns[i].tid, __ATOMIC_ACQUIRE) == self)
-			return;
 	for (int i = 0; i < OWN_SLOTS; i++) {
 		int32_t was = __atomic_load_n(&owns[i].pid, __ATOMIC_ACQUIRE);
 

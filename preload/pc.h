@@ -873,8 +873,8 @@ void pc_snapshot_resume(void) PC_HIDDEN;
 void pc_snapshot_wake(void) PC_HIDDEN;
 
 /* own.c: libpc's own threads. A thread of libpc's enters itself in the
- * registry as it starts and leaves it as it ends; pc_own_is tells one of
- * its ids. AS-safe. */
+ * registry as it starts (pc_own_thread's own_start, before its function)
+ * and leaves it as it ends; pc_own_is tells one of its ids. AS-safe. */
 void pc_own_enter(void) PC_HIDDEN;
 void pc_own_leave(void) PC_HIDDEN;
 int pc_own_is(uint32_t tid) PC_HIDDEN;

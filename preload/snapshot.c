@@ -164,7 +164,6 @@ snapshot_thread(void *arg)
 	 * program's holds a pipe of its open */
 	if (!syscall(SYS_unshare, CLONE_FILES))
 		syscall(SYS_close_range, 0U, ~0U, 0U);
-	pc_own_enter();
 	/* the id before the first look at the stop word, and a pause's stop
 	 * before its look at the id (both seq_cst): a pause that finds no id
 	 * yet is seen by the loop's first look */

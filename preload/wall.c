@@ -554,7 +554,6 @@ wall_thread(void *arg)
 	if (!started_once++)
 		bucket = START_NS;
 	init_unwinder();
-	pc_own_enter();
 	z.next = z.filled = z.t0 = pc_clock_ns(CLOCK_MONOTONIC);
 	z.seed = z.next ^ (uint64_t)getpid() << 32;
 	for (;;) {
