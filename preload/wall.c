@@ -231,6 +231,7 @@ carry_over(size_t n, uint64_t now)
 			/* the first round may come late: threads other than
 			 * the main one may have started since libpc did */
 			nxt[i].seen_ns = born;
+			pc_wall_base_give(&nxt[i]);
 			nxt[i].young = !first_round || nxt[i].tid != (uint32_t)getpid();
 		}
 		nxt[i].listed = 1;
@@ -642,6 +643,7 @@ pc_wall_start(void)
 		return;
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
 	last_round = pc_clock_ns(CLOCK_MONOTONIC);
+	pc_wall_base_take();
 	if (access("/proc/self/task", R_OK)) {
 		pc_say("cannot read /proc/self/task; CPU time only", "", "");
 		return;

@@ -173,7 +173,10 @@ int pc_wall_final_state(void) PC_HIDDEN;
 uint32_t pc_wall_final_tid(void) PC_HIDDEN;
 void pc_wall_final_done(void) PC_HIDDEN;
 void pc_wall_final_reset(void) PC_HIDDEN;
-/* wall_acct.c: a xorshift step. */
+/* wall_events.c: the calling thread's schedstat counters, read as libpc
+ * starts; given to its first look's entry w (once), as its last look's. */
+void pc_wall_base_take(void) PC_HIDDEN;
+void pc_wall_base_give(struct pc_wthread *w) PC_HIDDEN;
 /* wall_events.c: a xorshift step. */
 uint64_t pc_wall_random(uint64_t *seed) PC_HIDDEN;
 
