@@ -6,8 +6,9 @@ the first handler is entered, and the signal frame keeps the program's
 own mask for sigreturn (sigmask_to_save(), signal_delivered()); the
 sample, a thread's own signal, is taken first, and its handler blocks
 every other signal, so without waits.c the program's handler ran only
-when the program unblocked its signal: 2 to 8 times in each 0.3 s of
-waits here, once in CI in test_host's single pselect."""
+when the program unblocked its signal: 0 to 5 times a wait in 0.15 s of
+them here (5 to 13 a run of the four waits, 4 runs), once in CI in
+test_host's single pselect."""
 
 import pctest
 from pctest import prog
