@@ -109,7 +109,7 @@ event_start(const struct pc_wevent *e, size_t n)
 		x = NULL;
 	if (x && x->state == PC_W_NEW && !x->rounds && !x->listed) {
 		x->seen_ns = e->t_ns;
-		x->young = 0;
+		x->young = x->guessed = 0;
 	} else if (x && (x->state == PC_W_ENDED || (x->state == PC_W_NEW && !x->rounds))) {
 		pc_wall_forget(x);
 		memset(x, 0, sizeof(*x));
@@ -231,7 +231,7 @@ carry_over(size_t n, uint64_t now)
 			/* the first round may come late: threads other than
 			 * the main one may have started since libpc did */
 			nxt[i].seen_ns = born;
-			pc_wall_base_give(&nxt[i]);
+			nxt[i].guessed = !pc_wall_base_give(&nxt[i]);
 			nxt[i].young = !first_round || nxt[i].tid != (uint32_t)getpid();
 		}
 		nxt[i].listed = 1;
@@ -268,9 +268,9 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 	struct pc_wthread *t;
 	size_t n, walks;
 
-	/* the first round waits for a thread of libpc's being started: it
-	 * counts every thread it lists from libpc's start */
-	if ((first_round && pc_own_starting()) ||
+	/* the first round waits for a thread of libpc's being started and
+	 * for libpc's start-up to end: it counts threads from libpc's start */
+	if ((first_round && (pc_own_starting() || !pc_wall_base_ready())) ||
 	    (task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return 0;
 	pc_wall_acct_dir(task_dir);
@@ -643,7 +643,6 @@ pc_wall_start(void)
 		return;
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
 	last_round = pc_clock_ns(CLOCK_MONOTONIC);
-	pc_wall_base_take();
 	if (access("/proc/self/task", R_OK)) {
 		pc_say("cannot read /proc/self/task; CPU time only", "", "");
 		return;
@@ -655,6 +654,7 @@ pc_wall_start(void)
 	pc_wall_io_start();
 	start_thread();
 	wait_ready();
+	pc_wall_base_take();
 	pthread_atfork(before_fork, after_fork_parent, forked);
 	errno = saved;
 }

@@ -51,6 +51,7 @@ struct pc_wthread {
 	uint8_t state;		/* PC_W_* */
 	uint8_t listed;		/* seen in this round's listing */
 	uint8_t young;		/* rounds listed before its start was told */
+	uint8_t guessed;	/* its start (seen_ns) guessed, not told */
 	uint32_t rounds;
 	int fd;			/* its schedstat kept open, or -1 */
 	int sfd1;		/* its syscall file kept open, + 1 (0: none) */
@@ -173,10 +174,13 @@ int pc_wall_final_state(void) PC_HIDDEN;
 uint32_t pc_wall_final_tid(void) PC_HIDDEN;
 void pc_wall_final_done(void) PC_HIDDEN;
 void pc_wall_final_reset(void) PC_HIDDEN;
-/* wall_events.c: the calling thread's schedstat counters, read as libpc
- * starts; given to its first look's entry w (once), as its last look's. */
+/* wall_events.c: the calling thread's schedstat counters and the time,
+ * read as libpc's start-up ends; whether they were (the first round waits
+ * for them); given to its first look's entry w (once), as its last look:
+ * 1, or 0 where w is another thread. */
 void pc_wall_base_take(void) PC_HIDDEN;
-void pc_wall_base_give(struct pc_wthread *w) PC_HIDDEN;
+int pc_wall_base_ready(void) PC_HIDDEN;
+int pc_wall_base_give(struct pc_wthread *w) PC_HIDDEN;
 /* wall_events.c: a xorshift step. */
 uint64_t pc_wall_random(uint64_t *seed) PC_HIDDEN;
 

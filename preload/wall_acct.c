@@ -562,9 +562,10 @@ deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq, 
 	 * time counted off the CPU at the last look may turn out to have
 	 * been the run queue's; it is taken from what follows */
 	rest = (int64_t)(now - w->seen_ns) - (int64_t)(dcpu + *drq) + w->carry_ns;
-	/* at a first look nothing was counted ahead: more is time before
-	 * seen_ns (a thread older than libpc), not the waits that follow */
-	w->carry_ns = rest < 0 && w->rounds ? rest : 0;
+	/* at a first look nothing was counted ahead: where its start was
+	 * guessed, more is time before seen_ns (a thread older than libpc),
+	 * not the waits that follow */
+	w->carry_ns = rest < 0 && (w->rounds || !w->guessed) ? rest : 0;
 	*off = rest > 0 ? (uint64_t)rest : 0;
 	*dcpu_out = dcpu;
 	w->seen_ns = now;
