@@ -220,7 +220,8 @@ out:
 int
 gmon_live_runs(const struct gmon_live_head *h, ino_t ino)
 {
-	return gmon_live_owner_runs((pid_t)h->pid, ino, h->start_ns);
+	/* the start's second: the check's second of slack covers the rest */
+	return gmon_live_owner_runs((pid_t)h->pid, ino, (uint64_t)h->start_s * NS);
 }
 
 /* s into buf at *k, if it fits with a NUL after it: 0, or -1. */
@@ -309,7 +310,7 @@ gmon_live_head_init(struct gmon_live_head *h, uint32_t hdr_size, int32_t pid,
 	put(h->magic, sizeof(h->magic), &k, "\n", 1);
 	h->hdr_size = hdr_size;
 	h->pid = pid;
-	h->start_ns = start_ns;
+	h->start_s = (uint32_t)(start_ns / NS);
 }
 
 int

@@ -21,12 +21,12 @@
 
 /*
  * The head's first 16 bytes: "pcprof-live V\n", NUL-padded, where V is
- * the version of the file's layout in decimal. A reader of another
- * version refuses the file, by its number; version 1 (before the head had
- * a start time) wrote the same words.
+ * the version of the head's layout in decimal. A reader of another
+ * version refuses the file, by its number. What follows the head is
+ * libpc's memory, read only by the same build of libpc (hdr_size).
  */
 #define GMON_LIVE_MAGIC		"pcprof-live "
-#define GMON_LIVE_VERSION	2u
+#define GMON_LIVE_VERSION	1u
 #define GMON_LIVE_MAGIC_SIZE	16
 
 enum { GMON_LIVE_RUNNING = 1, GMON_LIVE_DONE = 2 };
@@ -37,8 +37,9 @@ struct gmon_live_head {
 				 * build of libpc's from another's */
 	uint32_t state;		/* GMON_LIVE_*, atomic; 0 while made */
 	int32_t pid;		/* the process that writes it */
-	uint32_t spare;
-	uint64_t start_ns;	/* when it began to (CLOCK_REALTIME) */
+	uint32_t start_s;	/* when it began to, in whole seconds
+				 * (CLOCK_REALTIME); 0: not said (spare
+				 * bytes in earlier libpc's files) */
 };
 
 /*
@@ -54,8 +55,8 @@ int gmon_live_aside_name(char *buf, size_t size, const char *live, unsigned long
  * the above) does; 0 when it is no live file's name. AS-safe. */
 long gmon_live_name_pid(const char *path);
 
-/* A head of this version: the magic, hdr_size, pid and start; state 0.
- * AS-safe. */
+/* A head of this version: the magic, hdr_size, pid and start (ns, kept
+ * in seconds); state 0. AS-safe. */
 void gmon_live_head_init(struct gmon_live_head *h, uint32_t hdr_size, int32_t pid,
 			 uint64_t start_ns);
 
@@ -73,7 +74,7 @@ int gmon_live_head_read(const void *buf, size_t n, struct gmon_live_head *h,
  * names may still run; 0 when it has surely ended. Alive is what
  * kill(pid, 0) says, EPERM included (another user's process); a zombie
  * has ended; a process that /proc/PID/stat says started over a second
- * after h->start_ns (0: not known), or whose /proc/PID/maps maps no such
+ * after the whole second h->start_s (0: not known), or whose /proc/PID/maps maps no such
  * file, is another process with a reused pid. What cannot be read (EACCES:
  * a non-dumpable process's maps, another user's, a /proc mounted with
  * hidepid) counts as running: finishing a live file under a process that

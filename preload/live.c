@@ -127,7 +127,7 @@ stamp_head(struct pc_live *h)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	h->head.pid = (int32_t)getpid();
-	h->head.start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	h->head.start_s = (uint32_t)ts.tv_sec;
 }
 
 static char making[PATH_MAX + 8];	/* live_path while it is made */

@@ -90,10 +90,10 @@ START_TEST(test_live_names_built_and_read)
 END_TEST
 
 /*
- * The head: this version's is read back; another version's (the next,
- * and version 1's words, before the head had a start time) is -EPROTO
- * with its number; bytes that are no head (short, another magic, no
- * number, no newline) are -EINVAL or -EPROTO with version 0.
+ * The head: this version's is read back, in the 32 bytes libpc's files
+ * have always had; another version's (2, 0, 12) is -EPROTO with its
+ * number; bytes that are no head (short, another magic, no number, no
+ * newline) are -EINVAL or -EPROTO with version 0.
  */
 START_TEST(test_live_head_versions)
 {
@@ -102,20 +102,21 @@ START_TEST(test_live_head_versions)
 	uint32_t version;
 
 	gmon_live_head_init(&h, 4096, 321, 1234567890123ull);
-	ck_assert_mem_eq(h.magic, "pcprof-live 2\n\0\0", 16);
+	ck_assert_mem_eq(h.magic, "pcprof-live 1\n\0\0", 16);
+	ck_assert_uint_eq(sizeof(h), 32);	/* as libpc's files have had it */
 	memcpy(raw, &h, sizeof(h));
 	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), 0);
 	ck_assert_uint_eq(version, GMON_LIVE_VERSION);
 	ck_assert_int_eq(got.pid, 321);
 	ck_assert_uint_eq(got.hdr_size, 4096);
-	ck_assert_uint_eq(got.start_ns, 1234567890123ull);
+	ck_assert_uint_eq(got.start_s, 1234);
 	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw) - 1, &got, &version), -EINVAL);
-	raw[12] = '3';
+	raw[12] = '2';
 	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
-	ck_assert_uint_eq(version, 3);
-	raw[12] = '1';
+	ck_assert_uint_eq(version, 2);
+	raw[12] = '0';
 	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
-	ck_assert_uint_eq(version, 1);
+	ck_assert_uint_eq(version, 0);
 	memcpy(raw, "pcprof-live 12\n", 15);
 	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
 	ck_assert_uint_eq(version, 12);
