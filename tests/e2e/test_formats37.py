@@ -90,3 +90,27 @@ def test_live_file_of_another_version_is_one_line_and_status_2():
     got = json.loads(r.stdout)["cpu_seconds"]
     assert got >= 0.9 * at and not live_files(d), (got, at, os.listdir(d))
     return "%s; version 1: %.3f s of %.3f s" % ("; ".join(said), got, at)
+
+
+def test_pcprof_run_with_a_live_file_of_another_version_keeps_the_programs_status():
+    """pcprof run leaves such a file alone, its report says it in one line,
+    and it exits with its program's status (3), not 2."""
+    top = tempfile.mkdtemp(prefix="pc-formats37-")
+    d = os.path.join(top, "run")
+    other = os.path.join(top, "other.live")
+    with open(other, "wb") as f:
+        f.write(struct.pack("<16sIIiI", b"pcprof-live 2\n", 4096, 1, 999999, 0) +
+                bytes(4096))
+    planted = os.path.join(d, ".pcprof.999999.live")
+    r = subprocess.run([pcprof(), "run", "-o", d, "--", "sh", "-c",
+                        'cp "$1" "$2" && %s 0.2 >/dev/null; exit 3' % prog("three-pie"),
+                        "sh", other, planted],
+                       capture_output=True, text=True, timeout=60,
+                       env=clean_env(profiled=False), start_new_session=True)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    said = [l for l in r.stderr.splitlines() if ".live" in l]
+    assert said == ["pcprof: '%s': a live file of version 2; this pcprof reads version 1 "
+                    "(finish it with the pcprof of the libpc that wrote it)" % planted], r.stderr
+    with open(planted, "rb") as f, open(other, "rb") as g:
+        assert f.read() == g.read()
+    return said[0].split(": ", 2)[2].split(";")[0] + "; status 3"

@@ -180,18 +180,21 @@ live_running(const char *path)
 	return live_head(path, &h, &ino, &version) == 0 && gmon_live_runs(&h, ino);
 }
 
-/* A live file of another version than this pcprof's: one line naming it,
- * and status 2, where the command reads the run (say); in pcprof run,
- * which must exit with its program's status, the report says it. */
-static void
+/* Whether path is a live file of another version than this pcprof's:
+ * one line naming it, and status 2, where the command reads the run
+ * (say); in pcprof run, which must exit with its program's status, 1 and
+ * the file left alone: the report says it. */
+static int
 refuse_version(const char *path, int say)
 {
 	struct gmon_live_head h;
 	uint32_t version;
 	ino_t ino;
 
-	if (!say || live_head(path, &h, &ino, &version) != -EPROTO)
-		return;
+	if (live_head(path, &h, &ino, &version) != -EPROTO)
+		return 0;
+	if (!say)
+		return 1;
 	if (version)
 		pc_fatal("'%s': a live file of version %u; this pcprof reads version %u "
 			 "(finish it with the pcprof of the libpc that wrote it)", path,
@@ -299,11 +302,10 @@ recover_dir(const char *dir, int say)
 		char *path = live[i];
 		int r;
 
-		if (nolib || !regular_live(path)) {
+		if (nolib || !regular_live(path) || refuse_version(path, say)) {
 			free(path);
 			continue;
 		}
-		refuse_version(path, say);
 		r = finish_apart(path);
 		if (r == FIN_DONE)
 			done++;
