@@ -147,7 +147,8 @@ maps_line_is(const char *s, const char *e, ino_t ino)
 		v = v * 10 + (unsigned long long)(*s - '0');
 	if (!digits || v != (unsigned long long)ino)
 		return 0;
-	return memmem(s, (size_t)(e - s), ".live", 5) != NULL;
+	return memmem(s, (size_t)(e - s), GMON_LIVE_SUFFIX,
+		      strlen(GMON_LIVE_SUFFIX)) != NULL;
 }
 
 /* What /proc/PID/maps says: 1 it maps the live file ino, 0 it does not,
@@ -221,7 +222,8 @@ int
 gmon_live_runs(const struct gmon_live_head *h, ino_t ino)
 {
 	/* the start's second: the check's second of slack covers the rest */
-	return gmon_live_owner_runs((pid_t)h->pid, ino, (uint64_t)h->start_s * NS);
+	return gmon_live_owner_runs((pid_t)h->pid, ino,
+				    (uint64_t)h->start_s * NS);
 }
 
 /* s into buf at *k, if it fits with a NUL after it: 0, or -1. */
@@ -234,6 +236,12 @@ put(char *buf, size_t size, size_t *k, const char *s, size_t n)
 	*k += n;
 	buf[*k] = 0;
 	return 0;
+}
+
+static int
+put_str(char *buf, size_t size, size_t *k, const char *s)
+{
+	return put(buf, size, k, s, strlen(s));
 }
 
 static int
@@ -265,10 +273,11 @@ gmon_live_name(char *buf, size_t size, const char *profile, long pid)
 	const char *slash = strrchr(profile, '/');
 	size_t k = 0, dir = slash ? (size_t)(slash - profile) + 1 : 0;
 
-	return name_done(buf, size, !size || put(buf, size, &k, profile, dir) ||
-			 put(buf, size, &k, GMON_LIVE_PREFIX, strlen(GMON_LIVE_PREFIX)) ||
+	return name_done(buf, size, !size ||
+			 put(buf, size, &k, profile, dir) ||
+			 put_str(buf, size, &k, GMON_LIVE_PREFIX) ||
 			 put_decimal(buf, size, &k, (unsigned long)pid) ||
-			 put(buf, size, &k, GMON_LIVE_SUFFIX, strlen(GMON_LIVE_SUFFIX)));
+			 put_str(buf, size, &k, GMON_LIVE_SUFFIX));
 }
 
 int
@@ -276,24 +285,28 @@ gmon_live_aside_name(char *buf, size_t size, const char *live, unsigned long n)
 {
 	size_t k = 0;
 
-	return name_done(buf, size, !size || put(buf, size, &k, live, strlen(live)) ||
-			 put(buf, size, &k, ".", 1) || put_decimal(buf, size, &k, n) ||
-			 put(buf, size, &k, GMON_LIVE_SUFFIX, strlen(GMON_LIVE_SUFFIX)));
+	return name_done(buf, size, !size || put_str(buf, size, &k, live) ||
+			 put_str(buf, size, &k, ".") ||
+			 put_decimal(buf, size, &k, n) ||
+			 put_str(buf, size, &k, GMON_LIVE_SUFFIX));
 }
 
 long
 gmon_live_name_pid(const char *path)
 {
 	const char *s = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	size_t n = strlen(s), p = strlen(GMON_LIVE_PREFIX), e = strlen(GMON_LIVE_SUFFIX);
+	size_t n = strlen(s), p = strlen(GMON_LIVE_PREFIX);
+	size_t e = strlen(GMON_LIVE_SUFFIX);
 	const char *end;
 	uint64_t pid;
 
-	if (n <= p + e || strncmp(s, GMON_LIVE_PREFIX, p) || strcmp(s + n - e, GMON_LIVE_SUFFIX))
+	if (n <= p + e || strncmp(s, GMON_LIVE_PREFIX, p) ||
+	    strcmp(s + n - e, GMON_LIVE_SUFFIX))
 		return 0;
 	pid = number(s + p, &end);
 	/* the pid's digits, then .live or an aside name's .N.live */
-	if (end == s + p || end - s > 10 + (long)p || (*end != '.') || pid > INT32_MAX)
+	if (end == s + p || end - s > 10 + (long)p || *end != '.' ||
+	    pid > INT32_MAX)
 		return 0;
 	return (long)pid;
 }
@@ -305,9 +318,9 @@ gmon_live_head_init(struct gmon_live_head *h, uint32_t hdr_size, int32_t pid,
 	size_t k = 0;
 
 	memset(h, 0, sizeof(*h));
-	put(h->magic, sizeof(h->magic), &k, GMON_LIVE_MAGIC, strlen(GMON_LIVE_MAGIC));
+	put_str(h->magic, sizeof(h->magic), &k, GMON_LIVE_MAGIC);
 	put_decimal(h->magic, sizeof(h->magic), &k, GMON_LIVE_VERSION);
-	put(h->magic, sizeof(h->magic), &k, "\n", 1);
+	put_str(h->magic, sizeof(h->magic), &k, "\n");
 	h->hdr_size = hdr_size;
 	h->pid = pid;
 	h->start_s = (uint32_t)(start_ns / NS);

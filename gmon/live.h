@@ -49,7 +49,8 @@ struct gmon_live_head {
  * then .N.live. AS-safe (a fork child, libpc's end).
  */
 int gmon_live_name(char *buf, size_t size, const char *profile, long pid);
-int gmon_live_aside_name(char *buf, size_t size, const char *live, unsigned long n);
+int gmon_live_aside_name(char *buf, size_t size, const char *live,
+			 unsigned long n);
 
 /* The pid that path's last part names, as a live file's name (either of
  * the above) does; 0 when it is no live file's name. AS-safe. */
@@ -57,8 +58,8 @@ long gmon_live_name_pid(const char *path);
 
 /* A head of this version: the magic, hdr_size, pid and start (ns, kept
  * in seconds); state 0. AS-safe. */
-void gmon_live_head_init(struct gmon_live_head *h, uint32_t hdr_size, int32_t pid,
-			 uint64_t start_ns);
+void gmon_live_head_init(struct gmon_live_head *h, uint32_t hdr_size,
+			 int32_t pid, uint64_t start_ns);
 
 /*
  * The first n bytes of a file, buf, as a live file's head, copied into
@@ -74,10 +75,10 @@ int gmon_live_head_read(const void *buf, size_t n, struct gmon_live_head *h,
  * names may still run; 0 when it has surely ended. Alive is what
  * kill(pid, 0) says, EPERM included (another user's process); a zombie
  * has ended; a process that /proc/PID/stat says started over a second
- * after the whole second h->start_s (0: not known), or whose /proc/PID/maps maps no such
- * file, is another process with a reused pid. What cannot be read (EACCES:
- * a non-dumpable process's maps, another user's, a /proc mounted with
- * hidepid) counts as running: finishing a live file under a process that
+ * after the whole second h->start_s (0: not known), or whose
+ * /proc/PID/maps maps no such file, is another process with a reused
+ * pid. What cannot be read (EACCES: a non-dumpable process's maps,
+ * another user's, a /proc mounted with hidepid) counts as running: finishing a live file under a process that
  * writes it would lose samples, and leaving it costs a note. The one
  * check, made by libpc's pc_recover and by pcprof. errno is preserved.
  * Not AS-safe (no stdio, no allocation).

@@ -23,7 +23,7 @@
 #define PC_SETTINGS_H
 
 #define PC_SETTINGS(X)							\
-	X(HZ, "PC_HZ", hz, long, parse_range, 1, PC_MAX_HZ, NULL,		\
+	X(HZ, "PC_HZ", hz, long, parse_range, 1, PC_MAX_HZ, NULL,	\
 	  PC_DEFAULT_HZ, PC_DEFAULT_HZ,					\
 	  "is not a rate from 1 to 1000000; using 1000", "0",		\
 	  "from 1 to 1000000")						\
@@ -32,8 +32,8 @@
 	 * machine like the one the benchmarks ran on (+7 % at 1000 Hz	\
 	 * against +0.4 %; docs/benchmarks.md) */			\
 	X(TIMER, "PC_TIMER", timer, int, parse_word, 0, 0, timer_words, 2, 2, \
-	  "is not posix, auto or taskclock; using auto", "perf",		\
-	  "(the default): the task-clock event")				\
+	  "is not posix, auto or taskclock; using auto", "perf",	\
+	  "(the default): the task-clock event")	\
 	/* auto (0) by default: a real-time signal the program leaves	\
 	 * alone, so that SIGPROF and its masks stay entirely the	\
 	 * program's (start.c chooses it) */				\
@@ -41,7 +41,7 @@
 	  "is not a signal libpc can use; using auto", "SIGKILL",	\
 	  "The sampling signal, by name")				\
 	X(CALLGRAPH, "PC_CALLGRAPH", callgraph, int, parse_word, 0, 0,	\
-	  bit_words, 1, 1, "is not 0 or 1; using 1", "yes", "Default: 1")	\
+	  bit_words, 1, 1, "is not 0 or 1; using 1", "yes", "Default: 1") \
 	X(UNWIND, "PC_UNWIND", unwinder, enum pc_unwinder, parse_word, 0, 0, \
 	  unwind_words, PC_UNWIND_AUTO, PC_UNWIND_AUTO,			\
 	  "is not auto, dwarf, fp or libunwind; using auto", "frame",	\
@@ -86,8 +86,9 @@
 	/* the wall sampler's CPU, in percent of one CPU: 1 by default	\
 	 * (the overhead that goes unnoticed); pcprof compare asks for	\
 	 * more, as a gate's power grows with the rounds */		\
-	X(WALL_BUDGET, "PC_WALL_BUDGET", wall_budget, int, parse_range, 1, 100, \
-	  NULL, 1, 1, "is not a percentage from 1 to 100; using 1", "101", \
+	X(WALL_BUDGET, "PC_WALL_BUDGET", wall_budget, int, parse_range,	\
+	  1, 100, NULL, 1, 1,						\
+	  "is not a percentage from 1 to 100; using 1", "101",		\
 	  "in percent of one CPU, 1 to 100")				\
 	/* the most the live file may take on disk or in memory; 0: as	\
 	 * much as the program's text, threads and stacks need (live.c) */ \
@@ -99,8 +100,8 @@
 	 * the program's markers */					\
 	X(TIMELINE, "PC_TIMELINE", timeline, int, parse_word, 0, 0, bit_words, \
 	  0, 0, "is not 0 or 1; using 0", "yes", "keep a timeline")	\
-	X(TIMELINE_MAX, "PC_TIMELINE_MAX", timeline_max, uint64_t, parse_range, \
-	  64, 1L << 26, NULL, 1L << 18, 1L << 18,			\
+	X(TIMELINE_MAX, "PC_TIMELINE_MAX", timeline_max, uint64_t,	\
+	  parse_range, 64, 1L << 26, NULL, 1L << 18, 1L << 18,		\
 	  "is not a count from 64 to 67108864; using 262144", "63",	\
 	  "64 to 67108864")						\
 	/* allocations sampled by bytes (alloc.c); anything but 0 or 1	\
