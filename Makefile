@@ -69,8 +69,9 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/own.c preload/vfork.c \
 	preload/alloc.c preload/alloc_table.c \
 	gmon/write.c
-# whether a live file's process still runs: libpc's pc_recover and pcprof ask
-PRELOAD_SRC += preload/running.c
+# the live file's name and head, and whether its process still runs:
+# libpc's pc_recover and pcprof ask
+PRELOAD_SRC += gmon/live.c
 # the wall sampler's tables, mapped as the threads need them
 PRELOAD_SRC += preload/wall_mem.c
 # the waits with a mask of their own, for the sampling handler
@@ -98,7 +99,7 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 TOOLS_DIRS := base inputs symbols model writers commands
 TOOLS_SRC := $(sort $(foreach d,$(TOOLS_DIRS),$(wildcard tools/$(d)/*.c))) \
 	gmon/read.c gmon/write.c gmon/objects.c preload/taskclock.c
-TOOLS_SRC += preload/running.c
+TOOLS_SRC += gmon/live.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o) $(B)/tool/gen/profile.pb-c.o
 # libelf reads symbols; libdw (elfutils too) reads unwind tables for the
 # function extents of stripped code; libdebuginfod fetches debug files
@@ -189,6 +190,7 @@ UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_sta
 	tests/check_jitdump.c tests/check_runexe.c tests/check_waits.c preload/settings.c \
 	tests/check_wallstack.c \
 	tests/check_history.c tests/check_sequential.c
+UNIT_SRC += tests/check_formats.c
 UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/commands/main.o,$(TOOLS_OBJ))
 
 $(B)/host/%.o: %.c

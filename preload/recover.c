@@ -27,7 +27,6 @@
 #include "pc.h"
 #include "objects.h"
 #include "live.h"
-#include "running.h"
 
 /* The dead process's mappings of the file (its chunks, checked) and this
  * process's copy of the whole file, [copy, copy + len). Every table lies
@@ -272,7 +271,7 @@ manifest_says(const struct pc_live *l, const char *profile)
 	head[n] = 0;
 	if (!strstr(head, "\npid ") || !strstr(head, "\nstarted "))
 		return -1;
-	if (field_of(head, "\npid ") != (uint64_t)l->pid ||
+	if (field_of(head, "\npid ") != (uint64_t)l->head.pid ||
 	    field_of(head, "\nstarted ") != ns_of(l->st.start))
 		return 0;
 	return strstr(head, "\nended ") ? 2 : 1;
@@ -303,23 +302,29 @@ newer_profile(const struct pc_live *l, const struct stat *live, const char *out)
 }
 
 /* The header read and checked: 0, 1 for a file already written (removed
- * here), or -errno. */
+ * here), or -errno: -EINVAL no live file, -EPROTO another version's (the
+ * head, gmon/live.c) or another build's, or cut short. */
 static int
 read_header(int fd, const char *path, const struct stat *st, struct pc_live *h)
 {
-	if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h) ||
-	    memcmp(h->magic, PC_LIVE_MAGIC, sizeof(PC_LIVE_MAGIC)))
+	struct gmon_live_head head;
+	uint32_t version;
+	int r;
+
+	if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h))
 		return -EINVAL;
+	if ((r = gmon_live_head_read(h, sizeof(*h), &head, &version)))
+		return r;
 	/* a file longer than its header says: killed as it grew */
-	if (h->hdr_size != sizeof(*h) || h->size > (uint64_t)st->st_size)
+	if (head.hdr_size != sizeof(*h) || h->size > (uint64_t)st->st_size)
 		return -EPROTO;		/* another libpc's, or cut short */
-	if (h->state == PC_LIVE_DONE) {
+	if (head.state == GMON_LIVE_DONE) {
 		unlink(path);
 		return 1;
 	}
-	if (h->state != PC_LIVE_RUNNING || h->pid <= 0)
+	if (head.state != GMON_LIVE_RUNNING || head.pid <= 0)
 		return -EBADMSG;
-	if (pc_live_owner_runs((pid_t)h->pid, st->st_ino, ns_of(h->st.start)))
+	if (gmon_live_runs(&head, st->st_ino))
 		return -EBUSY;
 	return 0;
 }

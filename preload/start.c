@@ -63,12 +63,14 @@ config_seal(void)
 		mprotect(&store, sizeof(store), PROT_READ);
 }
 
+static struct pc_settings want;	/* what the environment asks for */
+
 /* Output name: PC_OUT, else GMON_OUT_PREFIX as glibc, else gmon.out. */
 static int
 read_output(void)
 {
-	const char *out = getenv("PC_OUT");
-	const char *prefix = getenv("GMON_OUT_PREFIX");
+	const char *out = want.out;
+	const char *prefix = want.out_prefix;
 	char base[PATH_MAX];
 	int prefix_mode = 0;
 
@@ -82,10 +84,8 @@ read_output(void)
 	} else if (pc_absolute(base, sizeof(base), "gmon.out", "")) {
 		return -1;
 	}
-	return pc_names_init(base, prefix_mode);
+	return pc_names_init(base, prefix_mode, want.root);
 }
-
-static struct pc_settings want;	/* what the environment asks for */
 
 /* The settings into the configuration; a bad one gets its warning and the
  * value the table gives it. */
@@ -129,7 +129,7 @@ choose_timer(void)
 	config->timer_how = GMON_TIMER_ASKED;
 	if (want.timer != 2)
 		return;
-	cost = pc_taskclock_cost_ns(&config->timer_cost_earlier);
+	cost = pc_taskclock_cost_ns(&config->timer_cost_earlier, want.test_timer_cost);
 	if (cost < 0) {
 		config->timer = 0;
 		config->timer_how = GMON_TIMER_REFUSED;
@@ -394,7 +394,7 @@ pc_start(void)
 	pc_wall_io_resolve();
 	/* pcprof loads libpc to finish a live file (pc_recover), not to
 	 * profile itself */
-	if (getenv("PC_RECOVER"))
+	if (pc_setting_text(PC_S_RECOVER, getenv))
 		return;
 	pc_lifecycle_resolve();
 	if (pc_sandbox_inherited()) {

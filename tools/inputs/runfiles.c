@@ -202,11 +202,8 @@ is_profile_prefix(const char *path, size_t k, char **files, int n)
 static int
 is_object_file(const char *path, char **files, int n)
 {
-	const char *slash = strrchr(path, '/');
-	const char *plus = slash ? slash : path;
-
-	while ((plus = strchr(plus, '+')))
-		if (is_profile_prefix(path, (size_t)(plus++ - path), files, n))
+	for (size_t k = 0; (k = gmon_object_split(path, k));)
+		if (is_profile_prefix(path, k, files, n))
 			return 1;
 	return 0;
 }
