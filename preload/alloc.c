@@ -34,6 +34,7 @@
 #include <malloc.h>
 
 #include "alloc.h"
+#include "live.h"
 
 enum { ALLOC_BEFORE, ALLOC_ON, ALLOC_OFF };
 
@@ -205,6 +206,9 @@ sample(void *p, size_t n, uintptr_t ra)
 		k = 1;
 	}
 	pc_alloc_record(p, n, f, k);
+	/* where no grower thread runs (a process of one thread), the
+	 * tables' growth this sample asked for: a flag's look otherwise */
+	pc_live_grow_now();
 	busy--;
 	errno = saved;
 }

@@ -61,6 +61,11 @@ pc_alloc_maybe(const void *p)
 	return __atomic_load_n(&pc_alloc_filter[pc_alloc_bucket(p)], __ATOMIC_RELAXED) != 0;
 }
 
+/* alloc_table.c: take the tables a live file records (pc_recover; NULL
+ * or a file without them: none); 0, or -EINVAL for tables that cannot be
+ * theirs. Not AS-safe. */
+struct pc_live_tables;
+int pc_alloc_recover(const struct pc_live_tables *t) PC_HIDDEN;
 /* alloc_table.c: forget everything (a fork child). */
 void pc_alloc_table_clear(void) PC_HIDDEN;
 /* alloc_table.c: write PROFILE.alloc beside the profile at path. AS-safe. */

@@ -62,17 +62,17 @@ def both(argv, env, stdin=None):
     return prof
 
 
-def report(exe, r, *args):
-    p = subprocess.run([pcprof(), "report"] + list(args) + [exe, r.path()],
+def report(exe, r, *args, where=None):
+    p = subprocess.run([pcprof(), "report"] + list(args) + [exe, where or r.path()],
                        capture_output=True, text=True, timeout=TIMEOUT)
     assert p.returncode == 0, "pcprof report %s: %s" % (args, p.stderr)
     return p.stdout
 
 
-def sites(exe, r):
-    """pcprof report --alloc --format json: {site: its figures}, and the
-    whole."""
-    j = json.loads(report(exe, r, "--alloc", "--format", "json"))
+def sites(exe, r, where=None):
+    """pcprof report --alloc --format json (of r's profile, or of where):
+    {site: its figures}, and the whole."""
+    j = json.loads(report(exe, r, "--alloc", "--format", "json", where=where))
     return {s["name"]: s for s in j["sites"]}, j
 
 
@@ -267,3 +267,44 @@ def test_alloc_without_pc_alloc_no_allocation_profile():
     p = subprocess.run([pcprof(), "report", "--alloc", exe, r.path()], capture_output=True,
                        text=True, timeout=TIMEOUT)
     assert p.returncode == 2 and "no allocation profile" in p.stderr, p.stderr
+
+
+def killed(argv, env):
+    """argv (whose last word is "kill") under libpc.so with env: ended by
+    its own SIGKILL once its allocations are made, so that its profile is
+    the live file's, which pcprof report finishes."""
+    r = run(argv, env)
+    assert r.status == -9, (r.status, r.stderr)
+    assert not os.path.exists(r.path()), os.listdir(r.cwd)
+    assert any(f.endswith(".live") for f in os.listdir(r.cwd)), os.listdir(r.cwd)
+    return r
+
+
+def test_alloc_a_killed_program_keeps_its_allocation_profile_exact_at_rate_1():
+    """SIGKILLed after its allocations (4 threads of the known sites): the
+    live file holds the allocation profile, and pcprof report of the run's
+    directory finishes it with
+    every count and byte exact, the blocks still in use at the kill (the
+    leak) at their site."""
+    exe = prog("alloc39")
+    r = killed([exe, "threads", "kill"], RATE1)
+    s, j = sites(exe, r, r.cwd)
+    check_exact(s, 4)
+    assert j["exact"] is True, j
+    assert not any(f.endswith(".live") for f in os.listdir(r.cwd)), os.listdir(r.cwd)
+
+
+def test_alloc_a_killed_program_keeps_its_estimates_within_the_sampling_error():
+    """SIGKILLed after 4 GiB of 4 KiB blocks at the default rate: the
+    finished live file's estimates of churn_site are within 4.5 standard
+    errors (1/sqrt(samples)) of the truth, as a program's that exits."""
+    exe = prog("alloc39")
+    r = killed([exe, "churn", "4096", "kill"], {"PC_ALLOC": "1"})
+    s, j = sites(exe, r, r.cwd)
+    c = s["churn_site"]
+    n = c["alloc_samples"]
+    tol = 4.5 / math.sqrt(n)
+    assert n > 4000, c
+    assert abs(c["alloc_space"] / 2 ** 32 - 1) < tol, (c, tol)
+    assert abs(c["alloc_objects"] / 2 ** 20 - 1) < tol, (c, tol)
+    assert j["rate_bytes"] == 512 * 1024, j

@@ -5,8 +5,12 @@
  * chain and the aligned forms. "alloc39 churn MB" adds MB mebibytes of
  * 4 KiB blocks, each freed at once, in churn_site (for the sampled
  * estimates); "alloc39 threads" runs the sites in 4 threads at once.
+ * A last word "kill" ends the program with SIGKILL once the allocations
+ * are made, with what it allocated still in use: the allocation profile
+ * is then the live file's (pcprof finishes it).
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +129,9 @@ thread_main(void *arg)
 int
 main(int argc, char **argv)
 {
+	int kill_at_end = argc > 1 && !strcmp(argv[argc - 1], "kill");
+
+	argc -= kill_at_end;
 	if (argc > 2 && !strcmp(argv[1], "churn")) {
 		churn_site(atol(argv[2]));
 	} else if (argc > 1 && !strcmp(argv[1], "threads")) {
@@ -137,6 +144,8 @@ main(int argc, char **argv)
 	} else {
 		sites();
 	}
+	if (kill_at_end)
+		raise(SIGKILL);
 	printf("alloc39 done\n");
 	return 3;
 }
