@@ -298,6 +298,12 @@ set_up_extras(void)
 		pc_say("cannot set up call graphs; recording the flat profile only", "", "");
 		config->callgraph = 0;
 	}
+	/* allocations' stacks are walked whatever PC_CALLGRAPH says (alloc.c) */
+	if (want.alloc && !config->callgraph) {
+		enum pc_unwinder u = config->unwinder;
+
+		pc_unwind_init(&u);
+	}
 	if (config->stacks && !config->callgraph) {
 		pc_say("PC_STACKS needs call graphs (PC_CALLGRAPH=1); no stacks file", "", "");
 		config->stacks = 0;

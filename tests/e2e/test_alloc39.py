@@ -308,3 +308,87 @@ def test_alloc_a_killed_program_keeps_its_estimates_within_the_sampling_error():
     assert abs(c["alloc_space"] / 2 ** 32 - 1) < tol, (c, tol)
     assert abs(c["alloc_objects"] / 2 ** 20 - 1) < tol, (c, tol)
     assert j["rate_bytes"] == 512 * 1024, j
+
+
+def gate_runs(exe, n, env, args=()):
+    """n runs of exe (alloc39gate or -more) under libpc with env: their
+    profiles."""
+    out = []
+    for _ in range(n):
+        r = run([exe] + list(args), env)
+        assert r.status == 0 and r.stdout == "alloc39gate done\n", (r.status, r.stderr)
+        out.append(r.path())
+    return out
+
+
+def gate_diff(base, new, metric, extra=()):
+    """pcprof diff --metric metric --format json of the base runs (of
+    alloc39gate) against the new runs (of new's executable): status and
+    verdict."""
+    p = subprocess.run([pcprof(), "diff", "--metric", metric, "--format", "json"] + list(extra) +
+                       ["--base", prog("alloc39gate")] + base[1] + ["--new", new[0]] + new[1],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode in (0, 1), p.stderr
+    return p.returncode, json.loads(p.stdout)
+
+
+def test_alloc_gate_catches_one_percent_more_in_one_function_10_of_10():
+    """At PC_ALLOC_RATE=1, one run a side: a build whose grow_site makes
+    1 % more allocations of its size fails diff --metric alloc-bytes in 10
+    of 10 comparisons (and --metric alloc), naming grow_site (not churn,
+    the helper every site calls, which grew 0.18 %); two runs of the same
+    build pass 10 of 10, every figure the same."""
+    base = gate_runs(prog("alloc39gate"), 10, RATE1)
+    more = gate_runs(prog("alloc39gate-more"), 10, RATE1)
+    for i in range(10):
+        st, j = gate_diff((None, [base[i]]), (prog("alloc39gate-more"), [more[i]]),
+                          "alloc-bytes" if i else "alloc")
+        assert st == 1 and j["blamed"] == "grow_site", (j["verdict"], j["blamed"])
+        assert j["regressions"] == 1 and j["exact"] is True, j
+        grow = [f for f in j["functions"] if f["name"] == "grow_site"][0]
+        assert abs(grow["change_ratio"] - 1.01) < 1e-9, grow
+        st, j = gate_diff((None, [base[i]]), (prog("alloc39gate"), [base[(i + 1) % 10]]),
+                          "alloc-bytes")
+        assert st == 0 and j["regressions"] == 0, j
+        assert all(f["change"] == 0 for f in j["functions"]), j["functions"]
+    return "10 of 10 caught at 1 %, 10 of 10 unchanged passed"
+
+
+def test_alloc_compare_metric_alloc_is_the_gate_in_one_command():
+    """pcprof compare --metric alloc-bytes runs each side once with
+    PC_ALLOC=1 PC_ALLOC_RATE=1: exit 1 naming grow_site against the 1 %
+    build, 0 against the same build."""
+    def compare(new):
+        p = subprocess.run([pcprof(), "compare", "-q", "--metric", "alloc-bytes", "--format",
+                            "json", "--base", prog("alloc39gate"), "--new", prog(new)],
+                           capture_output=True, text=True, timeout=TIMEOUT,
+                           env=clean_env(None, False))
+        return p.returncode, json.loads(p.stdout) if p.stdout else p.stderr
+    st, j = compare("alloc39gate-more")
+    assert st == 1 and j["blamed"] == "grow_site" and j["runs"] == {"base": 1, "new": 1}, j
+    st, j = compare("alloc39gate")
+    assert st == 0 and j["regressions"] == 0 and j["exact"] is True, j
+
+
+def test_alloc_gate_at_a_sampling_rate_uses_each_function_s_sampling_error():
+    """At PC_ALLOC_RATE=64k, two runs a side of 113 MB each (about 1700
+    samples a run): each function's variance is its sampling error (its
+    figure squared over its samples), so the same build passes, 5 of 5 at
+    alpha 0.001, with the whole program's standard error near that; the 1 %
+    build is within that noise and blames nothing but grow_site, if
+    anything (one run at rate 1 is the gate for 1 %)."""
+    env = {"PC_ALLOC": "1", "PC_ALLOC_RATE": "65536"}
+    for _ in range(5):
+        base = gate_runs(prog("alloc39gate"), 2, env, ["20"])
+        again = gate_runs(prog("alloc39gate"), 2, env, ["20"])
+        st, j = gate_diff((None, base), (prog("alloc39gate"), again), "alloc-bytes",
+                          ["--alpha", "0.001"])
+        assert st == 0 and j["exact"] is False, j
+        prog_row = j["program"]
+        # two runs a side of ~1700 samples: se of the difference about
+        # x * sqrt(2 / 2 / 1700) at least
+        assert prog_row["se"] >= 0.5 * prog_row["base"] / math.sqrt(2 * 1700), prog_row
+    more = gate_runs(prog("alloc39gate-more"), 2, env, ["20"])
+    st, j = gate_diff((None, base), (prog("alloc39gate-more"), more), "alloc-bytes",
+                      ["--alpha", "0.001"])
+    assert j["blamed"] in (None, "grow_site"), j
