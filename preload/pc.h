@@ -237,7 +237,7 @@ struct pc_settings {
 	uint64_t live_max;		/* PC_LIVE_MAX: bytes, or 0 */
 	int timeline;			/* PC_TIMELINE */
 	uint64_t timeline_max;		/* PC_TIMELINE_MAX */
-	int alloc;			/* PC_ALLOC */
+	int alloc;			/* PC_ALLOC: 0, 1, 2 (only) */
 	uint64_t alloc_rate;		/* PC_ALLOC_RATE, bytes */
 };
 
@@ -275,6 +275,7 @@ struct pc_config {
 	uint8_t spare[GMON_SPARE_SIZE];	/* the gmon header's spare bytes */
 	char exe[PATH_MAX];		/* the main program's path (PC_SCOPE=all) */
 	int timeline;			/* PROFILE.timeline is written (timeline.c) */
+	int cpu_off;			/* PC_ALLOC=only: no thread is armed */
 };
 
 /* start.c: the configuration. AS-safe to read. */

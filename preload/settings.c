@@ -224,6 +224,7 @@ static const char *const unwind_words[] = {	/* enum pc_unwinder's order */
 };
 static const char *const scope_words[] = { "main", "all", NULL };
 static const char *const clock_words[] = { "cpu", "wall", NULL };
+static const char *const alloc_words[] = { "0", "1", "only", NULL };
 
 /* In the order they are read: PC_SIGNAL before PC_SNAPSHOT_SIGNAL. */
 static const struct setting settings[S_COUNT] = {
@@ -286,10 +287,10 @@ static const struct setting settings[S_COUNT] = {
 	[S_TIMELINE_MAX] = { "PC_TIMELINE_MAX", parse_range, 64, 1L << 26, NULL,
 			     1L << 18, 1L << 18,
 			     "is not a count from 64 to 67108864; using 262144" },
-	/* allocations sampled by bytes (alloc.c); anything but 0 or 1 still
-	 * asks for them */
-	[S_ALLOC] = { "PC_ALLOC", parse_word, 0, 0, bit_words, 0, 1,
-		      "is not 0 or 1; profiling allocations" },
+	/* allocations sampled by bytes (alloc.c), only: without CPU samples;
+	 * anything else still asks for them */
+	[S_ALLOC] = { "PC_ALLOC", parse_word, 0, 0, alloc_words, 0, 1,
+		      "is not 0, 1 or only; profiling allocations" },
 	[S_ALLOC_RATE] = { "PC_ALLOC_RATE", parse_bytes, 1, 4294967295L, NULL,
 			   PC_ALLOC_DEFAULT_RATE, PC_ALLOC_DEFAULT_RATE,
 			   "is not a number of bytes from 1 to 4294967295; "

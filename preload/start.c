@@ -101,6 +101,7 @@ read_settings(void)
 	config->unwinder = want.unwinder;
 	config->depth = want.depth;
 	config->stacks = want.stacks != 0;
+	config->cpu_off = want.alloc == 2;
 	if (want.stacks == 2)
 		strcpy(pc->stacks_path, want.stacks_path);
 	config->snapshot_sig = want.snapshot_sig;

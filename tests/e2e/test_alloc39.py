@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 
 import pctest
-from pctest import clean_env, need, prog
+from pctest import clean_env, need, prog, read_gmon
 from test_host import pcprof, same, tail
 
 TIMEOUT = 60
@@ -392,3 +392,28 @@ def test_alloc_gate_at_a_sampling_rate_uses_each_function_s_sampling_error():
     st, j = gate_diff((None, base), (prog("alloc39gate-more"), more), "alloc-bytes",
                       ["--alpha", "0.001"])
     assert j["blamed"] in (None, "grow_site"), j
+
+
+def test_alloc_only_records_allocations_without_cpu_samples():
+    """PC_ALLOC=only (pcprof run --alloc --no-cpu): no thread is sampled
+    (not one sample in gmon.out after 4 GiB of churn, where PC_ALLOC=1's
+    run of it has some; nor in 4 threads), the program runs as plain, and
+    the allocations are exact at rate 1."""
+    def samples(path):
+        g = read_gmon(path)
+        return sum(sum(h[5]) for h in g["hists"]) + g["outside"]
+    exe = prog("alloc39")
+    r = both([exe, "threads"], {"PC_ALLOC": "only", "PC_ALLOC_RATE": "1"})
+    check_exact(sites(exe, r)[0], 4)
+    assert samples(r.path()) == 0
+    r = both([exe, "churn", "4096"], {"PC_ALLOC": "1"})
+    assert samples(r.path()) > 0
+    r = both([exe, "churn", "4096"], {"PC_ALLOC": "only"})
+    assert samples(r.path()) == 0
+    assert sites(exe, r)[0]["churn_site"]["alloc_samples"] > 4000
+    d = tempfile.mkdtemp(prefix="pc-alloc39-run-")
+    p = subprocess.run([pcprof(), "run", "--alloc", "--no-cpu", "-o", os.path.join(d, "r"), exe],
+                       capture_output=True, text=True, timeout=TIMEOUT,
+                       env=clean_env(None, False))
+    assert p.returncode == 3 and "Allocations of alloc39:" in p.stderr, p.stderr
+    assert samples(os.path.join(d, "r", "gmon.out")) == 0
