@@ -85,6 +85,7 @@ KNOWN = {
     "calloc_site": (500, 500 * 320, 0, 0),
     "realloc_site": (100, sum(i * 100 for i in range(1, 101)), 0, 0),
     "aligned_site": (400, 200 * 4096 + 200 * 128, 0, 0),
+    "array_site": (150, 16 * sum(range(1, 51)) + 50 * 256 + 50 * 100, 0, 0),
 }
 
 

@@ -95,6 +95,30 @@ aligned_site(void)
 	}
 }
 
+/* reallocarray(NULL, 1, 16), then 49 more up to 50 x 16 bytes: 50
+ * allocations of 20400 bytes, each freed by the next or the last free;
+ * memalign and valloc, 50 each */
+static __attribute__((noinline)) void
+array_site(void)
+{
+	char *p = NULL;
+
+	for (int i = 1; i <= 50; i++) {
+		p = reallocarray(p, (size_t)i, 16);
+		p[0] = (char)i;
+		sink = p;
+	}
+	free(p);
+	for (int i = 0; i < 50; i++) {
+		void *q = memalign(64, 256), *v = valloc(100);
+
+		sink = q;
+		sink = v;
+		free(q);
+		free(v);
+	}
+}
+
 static __attribute__((noinline)) void
 churn_site(long mb)
 {
@@ -116,6 +140,7 @@ sites(void)
 	calloc_site();
 	realloc_site();
 	aligned_site();
+	array_site();
 }
 
 static void *
