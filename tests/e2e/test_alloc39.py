@@ -418,3 +418,19 @@ def test_alloc_only_records_allocations_without_cpu_samples():
                        env=clean_env(None, False))
     assert p.returncode == 3 and "Allocations of alloc39:" in p.stderr, p.stderr
     assert samples(os.path.join(d, "r", "gmon.out")) == 0
+
+
+def test_alloc_a_program_linked_with_jemalloc_is_profiled_through_it():
+    """alloc39 linked with Debian's jemalloc (-ljemalloc): libpc's hooks
+    forward to jemalloc's malloc family (its mallctl answers, so jemalloc
+    is the allocator), as plain, and every known site is exact at rate 1."""
+    if subprocess.run(["pkg-config", "--exists", "jemalloc"]).returncode:
+        pctest.skip("jemalloc not installed (apt-get install libjemalloc-dev)")
+    d = tempfile.mkdtemp(prefix="pc-alloc39-je-")
+    exe = os.path.join(d, "alloc39je")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "alloc39.c")
+    subprocess.run(["cc", "-O2", "-g", "-pthread", "-DWITH_JEMALLOC=1", "-o", exe, src,
+                    "-ljemalloc"], check=True, timeout=TIMEOUT)
+    r = both([exe], RATE1)
+    assert "allocator: jemalloc" in r.stdout, r.stdout
+    check_exact(sites(exe, r)[0])

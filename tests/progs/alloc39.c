@@ -7,7 +7,8 @@
  * estimates); "alloc39 threads" runs the sites in 4 threads at once.
  * A last word "kill" ends the program with SIGKILL once the allocations
  * are made, with what it allocated still in use: the allocation profile
- * is then the live file's (pcprof finishes it).
+ * is then the live file's (pcprof finishes it). Built with -ljemalloc
+ * and -DWITH_JEMALLOC=1, it says jemalloc's version.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -15,6 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <malloc.h>
+#ifdef WITH_JEMALLOC
+/* built with -ljemalloc (test_alloc39.py): say that jemalloc allocates */
+int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+#endif
 
 static void *volatile sink;
 
@@ -171,6 +176,15 @@ main(int argc, char **argv)
 	}
 	if (kill_at_end)
 		raise(SIGKILL);
+#ifdef WITH_JEMALLOC
+	{
+		const char *v = NULL;
+		size_t len = sizeof(v);
+
+		if (!mallctl("version", &v, &len, NULL, 0) && v)
+			printf("allocator: jemalloc %s\n", v);
+	}
+#endif
 	printf("alloc39 done\n");
 	return 3;
 }
