@@ -414,6 +414,14 @@ posix_memalign(void **out, size_t align, size_t n)
 }
 
 void
+pc_alloc_stop(void)
+{
+	__atomic_store_n(&alloc_state, ALLOC_OFF, __ATOMIC_RELEASE);
+	countdown = INT64_MAX;
+	pc_alloc_table_detach();
+}
+
+void
 pc_alloc_start(int on, uint64_t rate)
 {
 	int saved = errno;

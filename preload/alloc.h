@@ -21,6 +21,12 @@
  * (the constructor, once the configuration is sealed). Not AS-safe. */
 void pc_alloc_start(int on, uint64_t rate) PC_HIDDEN;
 
+/* alloc.c: sample no more, and match no free (a fork child whose tables
+ * are still its parent's, in the parent's live file). Not AS-safe. */
+void pc_alloc_stop(void) PC_HIDDEN;
+/* alloc_table.c: forget every tracked block, the tables left as they
+ * are (pc_alloc_stop). */
+void pc_alloc_table_detach(void) PC_HIDDEN;
 /* alloc_table.c: map the tables; 0 or -errno. Not AS-safe. */
 int pc_alloc_table_init(uint64_t rate) PC_HIDDEN;
 /* alloc_table.c: a sampled allocation of size bytes at p, with the

@@ -167,6 +167,15 @@ pc_alloc_table_clear(void)
 	memset(pc_alloc_filter, 0, sizeof(pc_alloc_filter));
 }
 
+void
+pc_alloc_table_detach(void)
+{
+	/* the filter empty: no free looks a block up */
+	memset(pc_alloc_filter, 0, sizeof(pc_alloc_filter));
+	tracked = 0;
+	arena = NULL;	/* and nothing is written */
+}
+
 /* 1 - exp(-x), x >= 0, without libm: the series where it is small, else
  * exp(-x) as (exp(-x / 2^m))^(2^m). */
 static double
