@@ -14,7 +14,10 @@
  * profile for pc_recover: both start small and double as they fill
  * (livegrow.c's tables; a stack found at another slot after the index
  * doubled is stored again, and its entries add up), and a sample with no
- * backed room yet is dropped and counted.
+ * backed room yet is dropped and counted. A fork child counts into a
+ * file of its own from libpc's fork handler on (lifecycle.c), which
+ * pthread_atfork runs before the handlers registered after libpc's
+ * constructor; one that cannot have a file stops (pc_alloc_stop).
  *
  * Blocks: each sampled block's address, size and stack, until its free,
  * in an open-addressing table of segments: 4096 slots at first, each new
