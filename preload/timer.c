@@ -515,8 +515,7 @@ pc_thread_arm(void)
 	    __atomic_load_n(&timers_stopped, __ATOMIC_RELAXED))
 		return 0;
 	pc_unwind_thread_init();
-	/* PC_ALLOC=only: the thread's stack bounds for allocations' walks,
-	 * and no timer */
+	/* PC_ALLOC=only: the stack bounds (allocations' walks), no timer */
 	if (pc_cfg->cpu_off)
 		return 0;
 	thread_perf_holding = 0;	/* a disarm's */

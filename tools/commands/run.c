@@ -407,6 +407,18 @@ static const struct option run_longopts[] = {
 	{ 0, 0, 0, 0 }
 };
 
+/* --alloc, --metric: libpc profiles allocations too (--no-cpu: alone, no
+ * thread sampled). */
+static void
+alloc_environment(const struct run_opts *o)
+{
+	if (o->no_cpu && !alloc_asked(&o->r))
+		pc_fatal("--no-cpu: nothing left to record; with --alloc (or --metric), the "
+			 "allocations alone");
+	if (alloc_asked(&o->r))
+		setenv_or_die("PC_ALLOC", o->no_cpu ? "only" : "1");
+}
+
 /* Parse the options into o (libpc's settings go to the environment);
  * -1 to go on, or the status to exit with. */
 static int
@@ -462,13 +474,7 @@ run_options(int argc, char **argv, struct run_opts *o)
 		setenv_or_die("PC_CLOCK", "wall");
 	else if (o->r.clock == PC_CLOCK_CPU)
 		unsetenv("PC_CLOCK");
-	/* --alloc, --metric: libpc profiles allocations too (--no-cpu:
-	 * alone, no thread sampled) */
-	if (o->no_cpu && !alloc_asked(&o->r))
-		pc_fatal("--no-cpu: nothing left to record; with --alloc (or --metric), the "
-			 "allocations alone");
-	if (alloc_asked(&o->r))
-		setenv_or_die("PC_ALLOC", o->no_cpu ? "only" : "1");
+	alloc_environment(o);
 	return -1;
 }
 
