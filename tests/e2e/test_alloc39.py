@@ -357,7 +357,7 @@ def test_alloc_gate_catches_one_percent_more_in_one_function_10_of_10():
 
 def test_alloc_compare_metric_alloc_is_the_gate_in_one_command():
     """pcprof compare --metric alloc-bytes runs each side once with
-    PC_ALLOC=1 PC_ALLOC_RATE=1: exit 1 naming grow_site against the 1 %
+    PC_ALLOC=only PC_ALLOC_RATE=1: exit 1 naming grow_site against the 1 %
     build, 0 against the same build."""
     def compare(new):
         p = subprocess.run([pcprof(), "compare", "-q", "--metric", "alloc-bytes", "--format",

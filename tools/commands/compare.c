@@ -75,11 +75,11 @@ static const char usage_compare[] =
 "  --keep-history FILE  append the new side's runs to the history FILE\n"
 "                     (pcprof history): as of --commit ID (default: git\n"
 "                     rev-parse HEAD) and --time T (default: its time)\n"
-"  --metric alloc|alloc-bytes  the gate on allocations: the runs record every\n"
-"                     allocation (PC_ALLOC=1, PC_ALLOC_RATE=1 unless set),\n"
-"                     one run a side unless --runs or --budget, and a\n"
-"                     function whose allocations (or bytes) grew by 0.5 %\n"
-"                     or more (--threshold) fails\n"
+"  --metric alloc|alloc-bytes  the gate on allocations: the runs record\n"
+"                     allocations alone, every one (PC_ALLOC=only,\n"
+"                     PC_ALLOC_RATE=1 unless set), one run a side unless\n"
+"                     --runs or --budget; a function whose allocations (or\n"
+"                     bytes) grew by 0.5 % or more (--threshold) fails\n"
 "  --metric, --alpha, --format text|json|markdown, --top, --absolute,\n"
 "  --keep-pieces, --no-demangle, --full-names, --debug-dir DIR\n"
 "                     as for pcprof diff\n"
@@ -344,8 +344,8 @@ set_environment(const struct compare *c)
 					    setenv("PC_WALL_HZ", "1000", 1) ||
 					    setenv("PC_WALL_BUDGET", "10", 1))) ||
 	    /* the gate on allocations: every one recorded, unless the
-	     * environment asks for a sampling rate */
-	    (METRIC_IS_ALLOC(c->d.metric) && (setenv("PC_ALLOC", "1", 1) ||
+	     * environment asks for a sampling rate, and no CPU samples */
+	    (METRIC_IS_ALLOC(c->d.metric) && (setenv("PC_ALLOC", "only", 1) ||
 					      setenv("PC_ALLOC_RATE", "1", 0))))
 		pc_fatal("cannot set libpc's environment: %s", strerror(errno));
 	unsetenv("GMON_OUT_PREFIX");
