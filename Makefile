@@ -254,6 +254,7 @@ PROGS += $(P)/flaky_waits
 PROGS += $(P)/timeline38
 PROGS += $(P)/gate36_napper $(P)/gate36_napper-slow
 PROGS += $(P)/alloc39 $(P)/alloc39stress $(P)/alloc39pp
+PROGS += $(P)/alloc39gate $(P)/alloc39gate-more
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -304,6 +305,10 @@ $(P)/cxx: tests/progs/cxx.cc tests/progs/truth.h
 $(P)/alloc39pp: tests/progs/alloc39pp.cc
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) -O2 -g -Wall -o $@ $<
+# the gate on allocations' new build (test_alloc39.py): grow_site 1 % more
+$(P)/alloc39gate-more: tests/progs/alloc39gate.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DMORE=1 -o $@ $<
 $(P)/callers-fp: tests/progs/callers.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-omit-frame-pointer -o $@ $<

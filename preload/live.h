@@ -38,6 +38,11 @@ struct pc_live_tables {
 	size_t timeline_len;
 	void *timeline_rings;		/* its samples and markers */
 	size_t timeline_rings_len;
+	void *alloc_arena;		/* PC_ALLOC's stacks: uint64_t[alloc_words] */
+	size_t alloc_words;
+	void *alloc_index;		/* uint32_t[alloc_slots], or NULL */
+	size_t alloc_slots;
+	uint64_t alloc_rate;		/* bytes a sample */
 };
 
 /* One mapping of the file: bytes [off, off + len) at address va. */

@@ -258,6 +258,7 @@ struct pc_config {
 	uint8_t spare[GMON_SPARE_SIZE];	/* the gmon header's spare bytes */
 	char exe[PATH_MAX];		/* the main program's path (PC_SCOPE=all) */
 	int timeline;			/* PROFILE.timeline is written (timeline.c) */
+	int cpu_off;			/* PC_ALLOC=only: no thread is armed */
 };
 
 /* start.c: the configuration. AS-safe to read. */

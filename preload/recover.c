@@ -27,6 +27,7 @@
 #include "pc.h"
 #include "objects.h"
 #include "live.h"
+#include "alloc.h"
 
 /* The dead process's mappings of the file (its chunks, checked) and this
  * process's copy of the whole file, [copy, copy + len). Every table lies
@@ -143,6 +144,10 @@ check_tables(const struct span *s, const struct pc_config *c, struct pc_live_tab
 	if (c->timeline && (t->timeline_len > room || t->timeline_rings_len > room ||
 			    move(s, &t->timeline, t->timeline_len) ||
 			    move(s, &t->timeline_rings, t->timeline_rings_len)))
+		return -1;
+	if (t->alloc_arena && (t->alloc_words > room / 8 || t->alloc_slots > room / 4 ||
+			       move(s, &t->alloc_arena, t->alloc_words * 8) ||
+			       move(s, &t->alloc_index, t->alloc_slots * 4)))
 		return -1;
 	return 0;
 }
@@ -346,7 +351,8 @@ write_copy(struct pc_live *l, size_t len, int fd, const char *out)
 	pc_objs = &l->objs;
 	if ((l->config.callgraph && pc_arcs_recover(&l->tables)) ||
 	    (l->config.callgraph && l->config.stacks && pc_stacks_recover(&l->tables)) ||
-	    (l->config.timeline && pc_timeline_recover(&l->tables)))
+	    (l->config.timeline && pc_timeline_recover(&l->tables)) ||
+	    pc_alloc_recover(&l->tables))
 		goto done;
 	strcpy(pc->path, out);
 	pc->ending = PC_END_KILLED;
@@ -360,6 +366,7 @@ done:
 	pc = was_pc;
 	pc_stats = was_stats;
 	pc_objs = was_objs;
+	pc_alloc_recover(NULL);
 	pc_config_recover(&was_cfg);
 	return r;
 }

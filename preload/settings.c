@@ -229,6 +229,7 @@ static const char *const unwind_words[] = {	/* enum pc_unwinder's order */
 };
 static const char *const scope_words[] = { "main", "all", NULL };
 static const char *const clock_words[] = { "cpu", "wall", NULL };
+static const char *const alloc_words[] = { "0", "1", "only", NULL };
 
 /* The rows of settings.h, in the order they are read. */
 static const struct setting settings[PC_S_COUNT] = {

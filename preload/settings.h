@@ -104,10 +104,10 @@
 	  parse_range, 64, 1L << 26, NULL, 1L << 18, 1L << 18,		\
 	  "is not a count from 64 to 67108864; using 262144", "63",	\
 	  "64 to 67108864")						\
-	/* allocations sampled by bytes (alloc.c); anything but 0 or 1	\
-	 * still asks for them */					\
-	X(ALLOC, "PC_ALLOC", alloc, int, parse_word, 0, 0, bit_words, 0, 1, \
-	  "is not 0 or 1; profiling allocations", "yes",		\
+	/* allocations sampled by bytes (alloc.c), only: without CPU	\
+	 * samples; anything else still asks for them */		\
+	X(ALLOC, "PC_ALLOC", alloc, int, parse_word, 0, 0, alloc_words, 0, 1, \
+	  "is not 0, 1 or only; profiling allocations", "yes",		\
 	  "profile allocations too")					\
 	X(ALLOC_RATE, "PC_ALLOC_RATE", alloc_rate, uint64_t, parse_bytes, 1, \
 	  4294967295L, NULL, PC_ALLOC_DEFAULT_RATE, PC_ALLOC_DEFAULT_RATE, \

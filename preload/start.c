@@ -101,6 +101,7 @@ read_settings(void)
 	config->unwinder = want.unwinder;
 	config->depth = want.depth;
 	config->stacks = want.stacks != 0;
+	config->cpu_off = want.alloc == 2;
 	if (want.stacks == 2)
 		strcpy(pc->stacks_path, want.stacks_path);
 	config->snapshot_sig = want.snapshot_sig;
@@ -297,6 +298,12 @@ set_up_extras(void)
 				  pc_sample_init() || pc_arcs_init(want.arcs))) {
 		pc_say("cannot set up call graphs; recording the flat profile only", "", "");
 		config->callgraph = 0;
+	}
+	/* allocations' stacks are walked whatever PC_CALLGRAPH says (alloc.c) */
+	if (want.alloc && !config->callgraph) {
+		enum pc_unwinder u = config->unwinder;
+
+		pc_unwind_init(&u);
 	}
 	if (config->stacks && !config->callgraph) {
 		pc_say("PC_STACKS needs call graphs (PC_CALLGRAPH=1); no stacks file", "", "");

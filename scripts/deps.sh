@@ -52,6 +52,8 @@ check|ci)
 	want linux-perf command -v perf
 	# Debian's own programs, profiled as shipped against perf
 	want sqlite3 command -v sqlite3
+	# PC_ALLOC under a program linked with another allocator
+	want libjemalloc-dev pkg-config --exists jemalloc
 	want git command -v git
 	want bc command -v bc
 	want python3.11 test -x /usr/bin/python3.11

@@ -339,6 +339,7 @@ START_TEST(test_alloc_settings)
 	static const char *const on[] = { "PC_ALLOC", "1", "PC_ALLOC_RATE", "1M", NULL };
 	static const char *const exact[] = { "PC_ALLOC", "1", "PC_ALLOC_RATE", "1", NULL };
 	static const char *const bad[] = { "PC_ALLOC", "yes", "PC_ALLOC_RATE", "0", NULL };
+	static const char *const only[] = { "PC_ALLOC", "only", NULL };
 	struct pc_settings s;
 
 	read_with(&s, none);
@@ -351,9 +352,12 @@ START_TEST(test_alloc_settings)
 	read_with(&s, exact);
 	ck_assert_int_eq(nsaid, 0);
 	ck_assert_uint_eq(s.alloc_rate, 1);
+	read_with(&s, only);
+	ck_assert_int_eq(nsaid, 0);
+	ck_assert_int_eq(s.alloc, 2);
 	read_with(&s, bad);
 	ck_assert_int_eq(nsaid, 2);
-	ck_assert_str_eq(said[0], "libpc: PC_ALLOC='yes' is not 0 or 1; profiling allocations");
+	ck_assert_str_eq(said[0], "libpc: PC_ALLOC='yes' is not 0, 1 or only; profiling allocations");
 	ck_assert_int_eq(s.alloc, 1);
 	ck_assert_uint_eq(s.alloc_rate, PC_ALLOC_DEFAULT_RATE);
 }

@@ -18,6 +18,7 @@
 #include "inputs/runfiles.h"
 #include "commands/options.h"
 #include "model/history.h"
+#include "model/diff_alloc.h"
 #include "model/sequential.h"
 #include "writers/diff_out.h"
 #include "writers/flame.h"
@@ -47,6 +48,11 @@ static const char usage_diff[] =
 "                     seconds, a row \"[off-cpu: CALL] from FUNCTION\"\n"
 "                     (the innermost function of the executable it\n"
 "                     blocked under)\n"
+"                     alloc, alloc-bytes: of allocation profiles (PC_ALLOC),\n"
+"                     each function's allocations (or bytes) with its\n"
+"                     callees' a run, exact at PC_ALLOC_RATE=1 (one run a\n"
+"                     side decides), else with each one's sampling error;\n"
+"                     --threshold's default is then 0.5\n"
 "  --alpha A          significance level over all functions, 0 < A < 1\n"
 "                     (default 0.01; Holm's correction across functions)\n"
 "  --threshold PCT    smallest change that counts, in percent of the base\n"
@@ -127,14 +133,15 @@ pick(const char *opt, const char *arg, const char *const *words, const char *wan
 int
 diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
 {
-	static const char *const metrics[] = { "self", "total", "program", "wall", NULL };
+	static const char *const metrics[] = { "self", "total", "program", "wall", "alloc",
+					       "alloc-bytes", NULL };
 	static const char *const formats[] = { "text", "json", "markdown", NULL };
 	char *end;
 
 	switch (c) {
 	case OPT_METRIC:	/* enum metric's order */
 		o->metric = (enum metric)pick("metric", arg, metrics,
-					      "self, total or program");
+					      "self, total, program, wall, alloc or alloc-bytes");
 		return 1;
 	case OPT_ALPHA:
 		o->alpha = parse_number("--alpha", arg, 0);
@@ -143,6 +150,7 @@ diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
 		return 1;
 	case OPT_THRESHOLD:
 		o->threshold = parse_number("--threshold", arg, 1);
+		o->threshold_set = 1;
 		return 1;
 	case OPT_MIN_SECONDS:
 		o->min_seconds = parse_number("--min-seconds", arg, 0);
@@ -421,6 +429,9 @@ diff_look(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 	struct side cut[2];
 	struct result res;
 
+	/* the gate on allocations decides at the last run (diff_alloc_gate) */
+	if (METRIC_IS_ALLOC(o->metric))
+		return SEQ_UNDECIDED;
 	for (int s = 0; s < 2; s++) {
 		diff_side_load(&sides[s], so, o->metric == METRIC_TOTAL,
 			       o->metric == METRIC_WALL);
@@ -459,6 +470,8 @@ diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 	size_t tested = 0;
 	int r;
 
+	if (METRIC_IS_ALLOC(o->metric))
+		return diff_alloc_gate(sides, o, so);
 	diff_side_load(&sides[0], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
 	diff_side_load(&sides[1], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
 	for (int s = 0; s < 2; s++)

@@ -21,7 +21,9 @@
 /* --format, in the order of its words */
 enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_MARKDOWN };
 /* --metric, in the order of its words (diff_out.c names them) */
-enum metric { METRIC_SELF, METRIC_TOTAL, METRIC_PROGRAM, METRIC_WALL };
+enum metric { METRIC_SELF, METRIC_TOTAL, METRIC_PROGRAM, METRIC_WALL,
+	      /* of allocation profiles (model/diff_alloc.h) */
+	      METRIC_ALLOC, METRIC_ALLOC_BYTES };
 
 /* One build: its runs' profiles and symbols (in.runs[r], in.st) and, for
  * every run, every function's seconds. */
@@ -168,10 +170,11 @@ struct diff_opts {
 	 * (pcprof diff --looks), else only the look at all the runs */
 	int seq_min, seq_max, replay;
 	int undecided_fail;	/* --undecided fail: undecided exits 1 */
+	int threshold_set;	/* --threshold given (else the metric's default) */
 };
 
 #define DIFF_OPTS_DEFAULT { METRIC_SELF, DIFF_TEXT, 0.01, 0.05, 0.01, 10, 0, NULL, NULL, \
-			    "pcprof diff", NULL, NULL, 0, 0, 0, 0 }
+			    "pcprof diff", NULL, NULL, 0, 0, 0, 0, 0 }
 
 /* The options diff and compare share, after options.h's. */
 enum {
