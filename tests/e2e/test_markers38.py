@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Markers from Intel ITT (libpc-itt.so, which pcprof run --timeline names
+in INTEL_LIBITTNOTIFY64), and the report's windows: --from/--to and
+--marker.
+
+tests/progs/markers38_itt.c carries its own minimal ITT static part (the
+collector ABI: a global with ITT's magic, a table of named function
+pointers that the collector's __itt_api_init fills); it serves requests,
+"fast" (serve_fast) and every Kth "slow" (serve_slow), each an ITT task in
+a frame, sets a counter, and prints each slow request's CLOCK_MONOTONIC
+span. tests/progs/markers38_tbb.cc is a TBB flow graph built with
+TBB_USE_PROFILING_TOOLS=1, whose bodies libtbb's own ITT static part marks
+as tasks named "body". Every run has a timeout after which its process
+group is killed; the programs also run plain and must print and end the
+same."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+
+import pctest
+from pctest import prog
+
+TIMEOUT = 60
+
+
+def pcprof():
+    return os.path.abspath(os.path.join(pctest.BUILD, "pcprof"))
+
+
+def itt_lib():
+    return os.path.abspath(os.path.join(pctest.BUILD, "libpc-itt.so"))
+
+
+def env(extra=None, profiled=False):
+    e = pctest.clean_env(extra, profiled=profiled)
+    if not extra or "INTEL_LIBITTNOTIFY64" not in extra:
+        e.pop("INTEL_LIBITTNOTIFY64", None)
+    return e
+
+
+def run(argv, e=None, cwd=None):
+    p = subprocess.Popen(argv, cwd=cwd, env=e or env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, preexec_fn=pctest.default_signals)
+    try:
+        out, err = p.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        raise AssertionError("%s hung: %r" % (argv, err[-500:]))
+    return p.returncode, out, err
+
+
+def recorded(argv):
+    """pcprof run --timeline of argv: the run directory and the output."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-markers-")
+    rc, out, err = run([pcprof(), "run", "--timeline", "--no-report", "-o", d + "/run", "--"]
+                       + argv, cwd=d)
+    assert rc == 0, err[-800:]
+    return d + "/run", out
+
+
+def firefox(d, *args):
+    rc, out, err = run([pcprof(), "report", "--format", "firefox", d] + list(args))
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def markers(ff):
+    """Each marker as (name, start ms, end ms), by start."""
+    v = []
+    for t in ff["threads"]:
+        m = t["markers"]
+        for i in range(m["length"]):
+            v.append((t["stringArray"][m["name"][i]], m["startTime"][i], m["endTime"][i]))
+    return sorted(v, key=lambda x: x[1])
+
+
+def test_markers38_itt_tasks_frames_and_counters_are_markers():
+    argv = [prog("markers38_itt"), "100", "10"]
+    # plain, and with the collector named but no libpc: it fills nothing,
+    # and the program runs as it does with no collector
+    rc0, out0, _ = run(argv)
+    rc1, out1, _ = run(argv, env({"INTEL_LIBITTNOTIFY64": itt_lib()}))
+    assert rc0 == rc1 == 0 and out0.endswith("collector no\n") and \
+        out1.endswith("collector no\n"), (out0[-200:], out1[-200:])
+    d, out = recorded(argv)
+    assert out.endswith("collector yes\n"), out[-200:]
+    shape = [ln for ln in out.splitlines() if ln.startswith("requests ")]
+    assert shape == [ln for ln in out0.splitlines() if ln.startswith("requests ")] == \
+        ["requests fast 90 slow 10"], (shape, out0[-200:])
+    ff = firefox(d)
+    m = markers(ff)
+    count = {}
+    for name, _, _ in m:
+        count[name] = count.get(name, 0) + 1
+    assert count == {"early": 1, "fast": 90, "slow": 10, "m38-frame": 100, "done": 1}, count
+    assert [c["name"] for c in ff["counters"]] == ["served"], ff["counters"]
+    # the slow tasks against the program's own clock: lengths and gaps
+    # within a millisecond (both are clock_gettime, microseconds apart)
+    slow = [(a, b) for name, a, b in m if name == "slow"]
+    mine = [(int(a) / 1e6, int(b) / 1e6)
+            for a, b in re.findall(r"^slow \d+ (\d+) (\d+)$", out, re.M)]
+    assert len(mine) == 10, out[-400:]
+    for (a, b), (x, y) in zip(slow, mine):
+        assert b - a <= y - x + 1.0 and b - a >= 10.0, (a, b, x, y)
+        assert abs((b - a) - (y - x)) < 1.0, (a, b, x, y)
+        assert abs((a - slow[0][0]) - (x - mine[0][0])) < 1.0, (a, x)
+    # the frames hold the tasks: each slow task inside a frame
+    frames = [(a, b) for name, a, b in m if name == "m38-frame"]
+    assert all(any(fa <= a and b <= fb for fa, fb in frames) for a, b in slow)
+
+
+def test_markers38_tbb_flow_graph_bodies_are_markers():
+    if not os.path.exists(prog("markers38_tbb")):
+        pctest.skip("markers38_tbb not built (apt-get install libtbb-dev)")
+    argv = [prog("markers38_tbb"), "60"]
+    rc0, out0, _ = run(argv)
+    assert rc0 == 0 and out0.startswith("bodies 60\n"), out0
+    d, out = recorded(argv)
+    assert out.startswith("bodies 60\n"), out
+    m = markers(firefox(d))
+    body = [(a, b) for name, a, b in m if name == "body"]
+    assert len(body) == 60, [n for n, _, _ in m][:20]
+    assert all(b - a >= 2.0 for a, b in body), body[:5]
+    # the bodies' whole span, by TBB's markers and by the program's clock
+    x, y = (int(v) / 1e6 for v in re.search(r"^span (\d+) (\d+)$", out, re.M).groups())
+    span = max(b for _, b in body) - min(a for a, _ in body)
+    assert abs(span - (y - x)) < 1.0, (span, y - x)
