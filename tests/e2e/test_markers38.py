@@ -131,3 +131,84 @@ def test_markers38_tbb_flow_graph_bodies_are_markers():
     x, y = (int(v) / 1e6 for v in re.search(r"^span (\d+) (\d+)$", out, re.M).groups())
     span = max(b for _, b in body) - min(a for a, _ in body)
     assert abs(span - (y - x)) < 1.0, (span, y - x)
+
+
+def leaf_names(ff, thread_filter=None):
+    """Each sample of ff as (time ms, the functions on its stack, weight)."""
+    v = []
+    for t in ff["threads"]:
+        sa, st, fr, fu = t["stringArray"], t["stackTable"], t["frameTable"], t["funcTable"]
+        w = t["samples"].get("weight") or [1] * len(t["samples"]["time"])
+        for k, tm, n in zip(t["samples"]["stack"], t["samples"]["time"], w):
+            fs = []
+            while k is not None:
+                fs.append(sa[fu["name"][fr["func"][st["frame"][k]]]])
+                k = st["prefix"][k]
+            v.append((tm, fs, n))
+    return v
+
+
+def flat(d, *args):
+    """pcprof report's JSON functions as {name: samples}."""
+    rc, out, err = run([pcprof(), "report", "--format", "json", "--top", "0", d] + list(args))
+    assert rc == 0, err
+    j = json.loads(out)
+    j = j.get("profile", j)
+    return {f["name"]: f["self_samples"] for f in j["functions"]}, j
+
+
+def test_markers38_marker_window_is_that_kinds_functions():
+    argv = [prog("markers38_itt"), "100", "10"]
+    d, out = recorded(argv)
+    whole, _ = flat(d)
+    slow, j = flat(d, "--marker", "slow")
+    fast, _ = flat(d, "--marker", "fast")
+    assert whole.get("serve_fast", 0) > 20 and whole.get("serve_slow", 0) > 20, whole
+    # inside the slow tasks, serve_slow; inside the fast ones, serve_fast:
+    # a sample whose period began before its task may land just inside
+    assert slow.get("serve_slow", 0) > 4 * slow.get("serve_fast", 0), slow
+    assert fast.get("serve_fast", 0) > 4 * fast.get("serve_slow", 0), fast
+    # the windows are parts of the whole
+    assert sum(slow.values()) + sum(fast.values()) <= sum(whole.values()) + 1e-6
+    # the export of the window holds the slow tasks' samples alone: a
+    # serve_fast sample in it is within one interval of a slow task's start
+    ff = firefox(d, "--marker", "slow")
+    interval = ff["meta"]["interval"]
+    starts = [a for name, a, _ in markers(ff) if name == "slow"]
+    n = 0
+    for tm, fs, _ in leaf_names(ff):
+        if "serve_fast" in fs:
+            assert min(abs(tm - a) for a in starts) <= interval, (tm, starts)
+        n += "serve_slow" in fs
+    assert n > 20, n
+    # a name no marker has is one line and status 2
+    rc, _, err = run([pcprof(), "report", "--marker", "nope", d])
+    assert rc == 2 and err.count("\n") == 1 and "no marker named 'nope'" in err, (rc, err)
+
+
+def test_markers38_from_to_holds_each_phases_samples():
+    d = tempfile.mkdtemp(prefix="pc-e2e-markers-")
+    rc, out, err = run([pcprof(), "run", "--timeline", "--no-report", "-o", d + "/run", "--",
+                        prog("timeline38"), "40", "10"], cwd=d)
+    assert rc == 0, err[-800:]
+    d += "/run"
+    spans = {name: (a, b) for name, a, b in markers(firefox(d)) if name in ("one", "two")}
+    for name, fn, other in (("one", "phase_one", "phase_two"),
+                            ("two", "phase_two", "phase_one")):
+        a, b = spans[name]
+        ff = firefox(d, "--from", "%.6f" % (a / 1e3), "--to", "%.6f" % (b / 1e3))
+        interval = ff["meta"]["interval"]
+        samples = leaf_names(ff)
+        # every sample in the window, its own phase's, one at most of the
+        # other phase's at an edge
+        assert all(a - 1e-3 <= tm <= b + 1e-3 for tm, _, _ in samples), (a, b)
+        mine = sum(1 for _, fs, _ in samples if fn in fs)
+        theirs = [tm for tm, fs, _ in samples if other in fs]
+        assert mine > 20, (name, mine, len(samples))
+        assert all(min(tm - a, b - tm) <= interval for tm in theirs), (name, theirs, a, b)
+    # the text report of phase two: its function first
+    f, _ = flat(d, "--from", "%.6f" % (a / 1e3), "--to", "%.6f" % (b / 1e3))
+    assert max(f, key=f.get) == "phase_two", f
+    # --to before --from, and a window of a profile with no timeline
+    rc, _, err = run([pcprof(), "report", "--from", "2", "--to", "1", d])
+    assert rc == 2 and "not after --from" in err, (rc, err)

@@ -97,6 +97,19 @@ report_option(int c, const char *arg, struct report_opts *r,
 	case OPT_ALLOC:
 		r->alloc = 1;
 		return 1;
+	case OPT_FROM:
+	case OPT_TO:
+		*(c == OPT_FROM ? &r->from : &r->to) = strtod(arg, &end);
+		if (*end || end == arg || !(r->from >= 0 && r->from < 1e9 && r->to >= 0 &&
+					    r->to < 1e9))
+			pc_fatal("--%s '%s': not a time in seconds", c == OPT_FROM ? "from" : "to",
+				 arg);
+		r->window |= c == OPT_FROM ? WINDOW_FROM : WINDOW_TO;
+		return 1;
+	case OPT_MARKER:
+		r->marker = arg;
+		r->window |= WINDOW_MARKER;
+		return 1;
 	case OPT_TOP:
 		r->top = strtol(arg, &end, 10);
 		if (*end || end == arg || r->top < 0)

@@ -208,6 +208,8 @@ export_print(const struct export *x, enum format format, FILE *out, const char *
 void
 export_finish(struct export *x, const struct report_opts *r, FILE *out, const char *title)
 {
+	if (r->window)
+		export_keep_window(x, r);
 	if (r->thread)
 		export_keep_thread(x, r->thread);
 	if (r->timeline) {
