@@ -181,6 +181,22 @@ def test_markers38_marker_window_is_that_kinds_functions():
             assert min(abs(tm - a) for a in starts) <= interval, (tm, starts)
         n += "serve_slow" in fs
     assert n > 20, n
+    # folded stacks and the flame graph of the window say the same
+    rc, folded, err = run([pcprof(), "report", "--format", "folded", "--marker", "slow", d])
+    assert rc == 0, err
+    by = {"serve_slow": 0, "serve_fast": 0}
+    for ln in folded.splitlines():
+        stack, n = ln.rsplit(" ", 1)
+        for f in by:
+            by[f] += int(n) if f in stack.split(";") else 0
+    assert by["serve_slow"] > 4 * by["serve_fast"] and by["serve_slow"] > 20, by
+    svg = os.path.join(os.path.dirname(d), "slow.svg")
+    rc, _, err = run([pcprof(), "flame", "-o", svg, "--marker", "slow", d])
+    assert rc == 0, err
+    with open(svg) as f:
+        titles = dict(re.findall(r"<title>(\w+) \((\d+) samples", f.read()))
+    assert int(titles["serve_slow"]) == by["serve_slow"], (titles, by)
+    assert int(titles.get("serve_fast", 0)) == by["serve_fast"], (titles, by)
     # a name no marker has is one line and status 2
     rc, _, err = run([pcprof(), "report", "--marker", "nope", d])
     assert rc == 2 and err.count("\n") == 1 and "no marker named 'nope'" in err, (rc, err)

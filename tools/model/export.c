@@ -542,11 +542,9 @@ export_refuse(const struct report_opts *r)
 	if ((r->by_thread || r->thread) && r->format == FORMAT_FOLDED)
 		pc_fatal("%s: not with --format folded (--format speedscope or pprof keep the "
 			 "threads' stacks)", r->by_thread ? "--by-thread" : "--thread");
-	if (r->window && (r->format == FORMAT_FOLDED || r->format == FORMAT_GMON ||
-			  r->callgraph || r->by_object || r->lines || r->alloc ||
-			  CLOCK_IS_ALLOC(r->clock)))
+	if (r->window && (r->format == FORMAT_GMON || r->callgraph || r->by_object ||
+			  r->lines || r->alloc || CLOCK_IS_ALLOC(r->clock)))
 		pc_fatal("--from, --to, --marker: a profile of the timeline's stacks, not with %s",
-			 r->format == FORMAT_FOLDED ? "--format folded" :
 			 r->format == FORMAT_GMON ? "--format gmon" : r->callgraph ? "--callgraph" :
 			 r->by_object ? "--by-object" : r->lines ? "--lines" : "--alloc or --metric");
 	if (r->callgraph || r->by_object || r->lines)

@@ -219,6 +219,12 @@ export_finish(struct export *x, const struct report_opts *r, FILE *out, const ch
 				     out, title);
 	} else if (FORMAT_IS_EXPORT(r->format)) {
 		export_print(x, r->format, out, title);
+	} else if (r->format == FORMAT_FOLDED) {
+		struct folded_set fs;
+
+		export_folded(x, &fs);
+		folded_print(out, &fs);
+		folded_release(&fs);
 	} else {
 		struct symtab st;
 		struct callgraph cg;
