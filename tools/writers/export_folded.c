@@ -57,8 +57,8 @@ export_folded(const struct export *x, struct folded_set *fs)
 
 		if (!(s->count > 0) || !s->depth)
 			continue;
-		if (s->depth > cap && !(fr = realloc(fr, (cap = s->depth) * sizeof(*fr))))
-			pc_fatal("out of memory");
+		if (s->depth > cap)
+			fr = pc_realloc(fr, (cap = s->depth) * sizeof(*fr));
 		fs->v[k].line = fold(x, fr, export_sample_frames(x, s, fr));
 		fs->v[k].count = s->count;
 		fs->total += s->count;
