@@ -228,3 +228,41 @@ def test_markers38_from_to_holds_each_phases_samples():
     # --to before --from, and a window of a profile with no timeline
     rc, _, err = run([pcprof(), "report", "--from", "2", "--to", "1", d])
     assert rc == 2 and "not after --from" in err, (rc, err)
+
+
+def test_markers38_compare_gates_the_time_inside_a_marker():
+    """compare --marker slow compares the slow requests' time alone (3 of
+    10 ms a run, then of 30 ms); diff --marker fast of the same runs the
+    fast requests' alone, which did not change."""
+    d = tempfile.mkdtemp(prefix="pc-e2e-markers-")
+    p = prog("markers38_itt")
+    rc, out, err = run([pcprof(), "compare", "--runs", "3", "--absolute", "--marker", "slow",
+                        "-o", d + "/cmp", "--base", p, "30", "10", "--new", p, "30", "10", "30"],
+                       cwd=d)
+    # the verdict is the gate's (few runs: it may stay undecided), but
+    # never that the tripled time is unchanged, nor about the fast ones
+    assert rc in (0, 1) and "verdict: unchanged" not in out, (rc, out, err)
+    assert rc == 0 or re.search(r"regression: serve_slow \d+\.\d% slower", out), out
+    row = r"^\s+([\d.]+)\s+[\d.]+%%\s+([\d.]+)\s+[\d.]+%%\s+[-+][\d.]+%%.*\s%s$"
+    m = re.search(row % "serve_slow", out, re.M)
+    assert m and 0.02 < float(m.group(1)) < 0.04 and 0.07 < float(m.group(2)) < 0.11, out
+    # the window's seconds, not the program's: the 27 fast requests'
+    # 27 ms are outside it
+    m = re.search(r"^base .*: 3 runs, ([\d.]+) s a run", out, re.M)
+    assert m and float(m.group(1)) < 0.04, out
+    runs = sorted(os.listdir(d + "/cmp"))
+    base = [d + "/cmp/" + r for r in runs if r.startswith("base-")]
+    new = [d + "/cmp/" + r for r in runs if r.startswith("new-")]
+    assert len(base) == len(new) == 3, runs
+    rc, out, err = run([pcprof(), "diff", "--absolute", "--marker", "fast",
+                        "--base"] + base + ["--new"] + new)
+    assert rc == 0 and out.startswith("pcprof diff: no significant regression"), (rc, out, err)
+    m = re.search(row % "serve_fast", out, re.M)
+    assert m and 0.015 < float(m.group(1)) < 0.035 and 0.015 < float(m.group(2)) < 0.035, out
+    # serve_slow only where a sample's period began before its fast task
+    m = re.search(row % "serve_slow", out, re.M)
+    assert not m or float(m.group(1)) + float(m.group(2)) < 0.003, out
+    # the whole programs' call graphs are not the window's
+    rc, _, err = run([pcprof(), "diff", "--metric", "total", "--marker", "fast",
+                      "--base"] + base + ["--new"] + new)
+    assert rc == 2 and "--marker: with --metric self or program" in err, (rc, err)

@@ -8,8 +8,8 @@
  * variable, or with a collector that fills nothing, every call is a
  * no-op.
  *
- *   markers38_itt N K   N requests, every Kth "slow" (10 ms of CPU in
- *                       serve_slow), the others "fast" (1 ms in
+ *   markers38_itt N K [MS]  N requests, every Kth "slow" (MS, 10, ms of
+ *                       CPU in serve_slow), the others "fast" (1 ms in
  *                       serve_fast), each an ITT task in domain "m38",
  *                       each in a frame of the domain "m38-frame"; the
  *                       counter "served" set after each; an ITT marker
@@ -141,7 +141,8 @@ cpu_ms(double ms)
 __attribute__((noinline)) void serve_fast(void);
 __attribute__((noinline)) void serve_slow(void);
 void serve_fast(void) { cpu_ms(1.0); }
-void serve_slow(void) { cpu_ms(10.0); }
+static double slow_ms = 10.0;
+void serve_slow(void) { cpu_ms(slow_ms); }
 
 int
 main(int argc, char **argv)
@@ -153,6 +154,8 @@ main(int argc, char **argv)
 	void *served;
 	int nfast = 0, nslow = 0;
 
+	if (argc > 3)
+		slow_ms = atof(argv[3]);
 	itt_init();
 	if (!domain_create) {
 		/* no collector: what an uninstrumented run does */

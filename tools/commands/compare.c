@@ -343,7 +343,10 @@ set_environment(const struct compare *c)
 		unsetenv("PC_CLOCK");
 		unsetenv("PC_WALL_HZ");
 		unsetenv("PC_WALL_BUDGET");
-	}
+	}	/* --marker: each run's timeline, the markers ITT's too */
+	if (c->d.marker && setenv("PC_TIMELINE", "1", 1))
+		pc_fatal("cannot set libpc's environment: %s", strerror(errno));
+	launch_itt(c->lib);
 }
 
 int

@@ -136,6 +136,9 @@ diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
 		o->metric = (enum metric)pick("metric", arg, metrics,
 					      "self, total or program");
 		return 1;
+	case OPT_DIFF_MARKER:
+		o->marker = arg;
+		return 1;
 	case OPT_ALPHA:
 		o->alpha = parse_number("--alpha", arg, 0);
 		if (o->alpha <= 0 || o->alpha >= 1)
@@ -415,13 +418,24 @@ seq_gate(struct result *res, struct side cut[2], const struct side sides[2],
 	}
 }
 
+/* --marker: a run's self seconds from its timeline, which holds no call
+ * graph and no waits' totals. */
+static void
+marker_refuse(const struct diff_opts *o)
+{
+	if (o->marker && (o->metric == METRIC_TOTAL || o->metric == METRIC_WALL || o->flame))
+		pc_fatal("--marker: with --metric self or program, without --flame");
+}
+
 enum seq_verdict
 diff_look(struct side sides[2], const struct diff_opts *o, const struct symtab_opts *so)
 {
 	struct side cut[2];
 	struct result res;
 
+	marker_refuse(o);
 	for (int s = 0; s < 2; s++) {
+		sides[s].marker = o->marker;
 		diff_side_load(&sides[s], so, o->metric == METRIC_TOTAL,
 			       o->metric == METRIC_WALL);
 		diff_disturbed_leave_out(&sides[s], s);
@@ -459,6 +473,8 @@ diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 	size_t tested = 0;
 	int r;
 
+	marker_refuse(o);
+	sides[0].marker = sides[1].marker = o->marker;
 	diff_side_load(&sides[0], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
 	diff_side_load(&sides[1], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
 	for (int s = 0; s < 2; s++)
