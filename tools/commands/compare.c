@@ -75,6 +75,7 @@ static const char usage_compare[] =
 "                     (pcprof history): as of --commit ID (default: git\n"
 "                     rev-parse HEAD) and --time T (default: its time)\n"
 "  --metric, --alpha, --format text|json|markdown, --top, --absolute,\n"
+"  --marker NAME,\n"
 "  --keep-pieces, --no-demangle, --full-names, --debug-dir DIR\n"
 "                     as for pcprof diff\n"
 "\n"
