@@ -93,6 +93,14 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 		-Wl,--version-script=preload/libpc.map -Wl,--no-undefined \
 		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl
 
+# the ITT collector (preload/itt.c): a library of its own, which programs
+# instrumented with Intel ITT load by INTEL_LIBITTNOTIFY64; it reaches
+# libpc through the marker API's weak references only
+all: $(B)/libpc-itt.so
+$(B)/libpc-itt.so: $(B)/pic/preload/itt.o
+	$(call say,LD,$@)$(CC) -shared -pthread -o $@ $< -Wl,--no-undefined \
+		-Wl,-z,now -Wl,-z,relro $(LDFLAGS)
+
 # ---------------------------------------------------------------- pcprof
 # tools/ follows the data (docs/ARCHITECTURE.md): inputs/, symbols/, model/,
 # writers/, commands/; every C file of each is pcprof's
@@ -252,6 +260,7 @@ PROGS += $(P)/wallmem_lock $(P)/wallmem_count.so
 PROGS += $(P)/users37 $(P)/users37_omp
 PROGS += $(P)/flaky_waits
 PROGS += $(P)/timeline38
+PROGS += $(P)/markers38_itt $(P)/markers38_tbb
 PROGS += $(P)/gate36_napper $(P)/gate36_napper-slow
 PROGS += $(P)/alloc39 $(P)/alloc39stress $(P)/alloc39pp
 PROGS += $(P)/alloc39gate $(P)/alloc39gate-more
@@ -384,6 +393,10 @@ $(P)/plugin.so: tests/progs/plugin.c
 $(P)/users37_omp: tests/progs/users37_omp.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fopenmp -o $@ $<
+# a TBB flow graph whose bodies TBB marks as ITT tasks (libtbb-dev)
+$(P)/markers38_tbb: tests/progs/markers38_tbb.cc
+	@mkdir -p $(dir $@)
+	$(call say,CXX,$@)$(CXX) -O2 -g -Wall -DTBB_USE_PROFILING_TOOLS=1 -o $@ $< -ltbb -pthread
 $(P)/%: tests/progs/%.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
@@ -548,6 +561,7 @@ install: all
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	install -m 0755 $(B)/pcprof $(DESTDIR)$(BINDIR)/pcprof
 	install -m 0755 $(B)/libpc.so $(DESTDIR)$(LIBDIR)/libpc.so
+	install -m 0755 $(B)/libpc-itt.so $(DESTDIR)$(LIBDIR)/libpc-itt.so
 	sed 's|/usr/local/lib/libpc\.so|$(LIBDIR)/libpc.so|g' docs/pcprof.1 > $(B)/pcprof.1
 	sed 's|/usr/local/lib/libpc\.so|$(LIBDIR)/libpc.so|g' docs/libpc.7 > $(B)/libpc.7
 	install -m 0644 $(B)/pcprof.1 $(DESTDIR)$(MANDIR)/man1/pcprof.1
@@ -556,7 +570,7 @@ install: all
 	install -m 0644 include/pcprof/marker.h $(DESTDIR)$(INCLUDEDIR)/pcprof/marker.h
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/pcprof $(DESTDIR)$(LIBDIR)/libpc.so \
+	rm -f $(DESTDIR)$(BINDIR)/pcprof $(DESTDIR)$(LIBDIR)/libpc.so $(DESTDIR)$(LIBDIR)/libpc-itt.so \
 		$(DESTDIR)$(MANDIR)/man1/pcprof.1 $(DESTDIR)$(MANDIR)/man7/libpc.7 \
 		$(DESTDIR)$(INCLUDEDIR)/pcprof/marker.h
 

@@ -70,6 +70,8 @@ check|ci)
 	want valgrind command -v callgrind_annotate
 	want chromium command -v chromium
 	want npm command -v npm
+	# the ITT collector's test: a TBB flow graph, whose bodies TBB marks
+	want libtbb-dev test -e /usr/include/oneapi/tbb/flow_graph.h
 	want libc6-dbg sh -c "dpkg-query -W -f='\${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed'"
 	;;
 esac

@@ -303,11 +303,18 @@ struct report_opts {
 	int timeline;		/* report --timeline: the text timeline */
 	enum pc_clock clock;	/* --clock; resolved (never auto) once read */
 	int alloc;		/* --alloc: the allocation sites' table */
+	/* --from, --to (seconds from the run's start), --marker NAME: only
+	 * the timeline's samples in that window (model/window.c) */
+	double from, to;
+	const char *marker;
+	int window;		/* WINDOW_* of those given */
 	/* a wall view's: the children each wait for a child waited for,
 	 * listed under its row (seconds; waits.h) */
 	const struct wait_child *children;
 	size_t nchildren;
 };
+
+enum { WINDOW_FROM = 1, WINDOW_TO = 2, WINDOW_MARKER = 4 };
 
 void report_print(FILE *out, const struct flat *f, const struct symtab *st,
 		  const struct callgraph *cg, const struct report_opts *o);

@@ -81,6 +81,7 @@ static const char usage_compare[] =
 "                     --runs or --budget; a function whose allocations (or\n"
 "                     bytes) grew by 0.5 % or more (--threshold) fails\n"
 "  --metric, --alpha, --format text|json|markdown, --top, --absolute,\n"
+"  --marker NAME,\n"
 "  --keep-pieces, --no-demangle, --full-names, --debug-dir DIR\n"
 "                     as for pcprof diff\n"
 "\n"
@@ -356,7 +357,10 @@ set_environment(const struct compare *c)
 		unsetenv("PC_CLOCK");
 		unsetenv("PC_WALL_HZ");
 		unsetenv("PC_WALL_BUDGET");
-	}
+	}	/* --marker: each run's timeline, the markers ITT's too */
+	if (c->d.marker && setenv("PC_TIMELINE", "1", 1))
+		pc_fatal("cannot set libpc's environment: %s", strerror(errno));
+	launch_itt(c->lib);
 }
 
 int

@@ -65,6 +65,9 @@ static const char usage_diff[] =
 "                     0: all)\n"
 "  --absolute         compare seconds as measured: no allowance for runs or\n"
 "                     sides on a faster or slower machine (see below)\n"
+"  --marker NAME      compare only each run's time inside the markers NAME\n"
+"                     (its timeline: pcprof run --timeline; compare records\n"
+"                     it), --metric self or program\n"
 "  --flame FILE       write a differential flame graph (SVG): the stacks of\n"
 "                     the new side's last run (recorded with PC_STACKS=1),\n"
 "                     each function red where significantly slower, blue\n"
@@ -142,6 +145,9 @@ diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
 	case OPT_METRIC:	/* enum metric's order */
 		o->metric = (enum metric)pick("metric", arg, metrics,
 					      "self, total, program, wall, alloc or alloc-bytes");
+		return 1;
+	case OPT_DIFF_MARKER:
+		o->marker = arg;
 		return 1;
 	case OPT_ALPHA:
 		o->alpha = parse_number("--alpha", arg, 0);
@@ -423,16 +429,28 @@ seq_gate(struct result *res, struct side cut[2], const struct side sides[2],
 	}
 }
 
+/* --marker: a run's self seconds from its timeline, which holds no call
+ * graph and no waits' totals. */
+static void
+marker_refuse(const struct diff_opts *o)
+{
+	if (o->marker && (o->metric == METRIC_TOTAL || o->metric == METRIC_WALL ||
+			  METRIC_IS_ALLOC(o->metric) || o->flame))
+		pc_fatal("--marker: with --metric self or program, without --flame");
+}
+
 enum seq_verdict
 diff_look(struct side sides[2], const struct diff_opts *o, const struct symtab_opts *so)
 {
 	struct side cut[2];
 	struct result res;
 
+	marker_refuse(o);
 	/* the gate on allocations decides at the last run (diff_alloc_gate) */
 	if (METRIC_IS_ALLOC(o->metric))
 		return SEQ_UNDECIDED;
 	for (int s = 0; s < 2; s++) {
+		sides[s].marker = o->marker;
 		diff_side_load(&sides[s], so, o->metric == METRIC_TOTAL,
 			       o->metric == METRIC_WALL);
 		diff_disturbed_leave_out(&sides[s], s);
@@ -470,8 +488,10 @@ diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 	size_t tested = 0;
 	int r;
 
+	marker_refuse(o);
 	if (METRIC_IS_ALLOC(o->metric))
 		return diff_alloc_gate(sides, o, so);
+	sides[0].marker = sides[1].marker = o->marker;
 	diff_side_load(&sides[0], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
 	diff_side_load(&sides[1], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
 	for (int s = 0; s < 2; s++)

@@ -488,6 +488,8 @@ set_environment(const char *lib, int unprofiled, int main_only, const char *exe,
 {
 	if (!unprofiled && launch_preload(lib, exe))
 		pc_fatal("cannot set LD_PRELOAD: %s", strerror(errno));
+	if (!unprofiled)
+		launch_itt(lib);
 	if (dir[0]) {
 		/* absolute: processes that change directory write here too */
 		char abs[PATH_MAX];

@@ -114,6 +114,8 @@ diff_side_load(struct side *s, const struct symtab_opts *so, int need_total, int
 		for (size_t i = 0; i < f.nrows; i++)
 			self[f.rows[i].func] = f.rows[i].samples / s->rate;
 		s->program[r] = f.total / s->rate;
+		if (s->marker)
+			diff_marker_self(s, r, so, self);
 		if (wall)
 			diff_wall_add(s, r, self);
 		if (need_total)
