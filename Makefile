@@ -73,6 +73,8 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 PRELOAD_SRC += preload/running.c
 # the wall sampler's tables, mapped as the threads need them
 PRELOAD_SRC += preload/wall_mem.c
+# the wall sampler's listing of the threads
+PRELOAD_SRC += preload/wall_list.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
