@@ -133,6 +133,9 @@ void pc_wall_acct_ending(uint32_t tid) PC_HIDDEN;
  * PC_LOOK_LAST: the end of the process, nothing kept for later. */
 enum { PC_LOOK_CHEAP = 1, PC_LOOK_LAST = 2 };
 void pc_wall_look(struct pc_wthread *w, int how) PC_HIDDEN;
+/* wall_acct.c: the looks so far that found a thread switched in since its
+ * last. */
+uint64_t pc_wall_moved(void) PC_HIDDEN;
 /* wall_acct.c: count thread w's time up to its end at end_ns, when its
  * CPU clock read cpu_ns; or (cpu_ns ~0) half its time since its last
  * look, its end not known. */
