@@ -75,6 +75,8 @@ PRELOAD_SRC += preload/running.c
 PRELOAD_SRC += preload/wall_mem.c
 # the wall sampler's listing of the threads
 PRELOAD_SRC += preload/wall_list.c
+# the waits with a mask of their own, for the sampling handler
+PRELOAD_SRC += preload/waits.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
@@ -248,6 +250,7 @@ PROGS += $(P)/wallattr $(P)/wallattr-fp
 PROGS += $(P)/history-slow3
 PROGS += $(P)/wallmem_lock $(P)/wallmem_count.so
 PROGS += $(P)/users37 $(P)/users37_omp
+PROGS += $(P)/flaky_waits
 PROGS += $(P)/timeline38
 PROGS += $(P)/gate36_napper $(P)/gate36_napper-slow
 PROGS += $(P)/alloc39 $(P)/alloc39stress $(P)/alloc39pp

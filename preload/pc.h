@@ -768,6 +768,10 @@ void pc_timers_rearm_closed(void) PC_HIDDEN;
 
 /* handler.c: install the handler for pc.sig. Not AS-safe; 0 or -errno. */
 int pc_sample_install(void) PC_HIDDEN;
+/* waits.c: where the sample cut short a wait with a mask of its own
+ * (sigsuspend, ppoll, pselect, epoll_pwait), deliver the program's
+ * signals that mask lets through before the wait returns. AS-safe. */
+void pc_waits_deliver_from_handler(void *ucv) PC_HIDDEN;
 /* handler.c: what pc_sample_install installed, for signals.c to install
  * on the next signal when libpc moves. */
 extern struct sigaction pc_sample_action PC_HIDDEN;
