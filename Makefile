@@ -74,6 +74,8 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 PRELOAD_SRC += gmon/live.c
 # the wall sampler's tables, mapped as the threads need them
 PRELOAD_SRC += preload/wall_mem.c
+# the wall sampler's listing of the threads
+PRELOAD_SRC += preload/wall_list.c
 # the waits with a mask of their own, for the sampling handler
 PRELOAD_SRC += preload/waits.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)

@@ -97,6 +97,23 @@ uint64_t pc_wall_begun(uint32_t tid) PC_HIDDEN;
  * NULL. */
 uint32_t *pc_wall_picks(size_t n) PC_HIDDEN;
 
+/* wall_list.c: /proc/self/task, kept open by the sampler's thread from
+ * round to round, read again from its start: its descriptor, or -1; the
+ * thread is new (its descriptor table is). */
+int pc_wall_task_dir(void) PC_HIDDEN;
+void pc_wall_task_dir_new(void) PC_HIDDEN;
+/* wall_list.c: the threads of the process now, into *t (grown, sorted and
+ * spread: pc_wall_spread), libpc's own (mine among them) left out; their
+ * number. Unless all, a round with no start or end told since the last
+ * one (and none at it) takes cur[0..ncur)'s threads not ended instead,
+ * but every few rounds. */
+size_t pc_wall_list(struct pc_wthread **t, const struct pc_wthread *cur, size_t ncur,
+		    uint32_t mine, int all) PC_HIDDEN;
+/* wall_list.c: every thread of the program has ended but a main thread
+ * that called pthread_exit, which stays listed as a zombie (t[0..n)
+ * listed): glibc's last thread calls exit(0) when it ends, but libpc's
+ * threads keep the process alive. */
+int pc_wall_program_ended(const struct pc_wthread *t, size_t n) PC_HIDDEN;
 /* wall_acct.c: the sampler's view of /proc/self/task during a round. */
 void pc_wall_acct_dir(int dir) PC_HIDDEN;
 /* wall_acct.c: close thread w's kept descriptor; forget them all (a
@@ -117,6 +134,9 @@ void pc_wall_acct_ending(uint32_t tid) PC_HIDDEN;
  * PC_LOOK_LAST: the end of the process, nothing kept for later. */
 enum { PC_LOOK_CHEAP = 1, PC_LOOK_LAST = 2 };
 void pc_wall_look(struct pc_wthread *w, int how) PC_HIDDEN;
+/* wall_acct.c: the looks so far that found a thread switched in since its
+ * last. */
+uint64_t pc_wall_moved(void) PC_HIDDEN;
 /* wall_acct.c: count thread w's time up to its end at end_ns, when its
  * CPU clock read cpu_ns; or (cpu_ns ~0) half its time since its last
  * look, its end not known. */

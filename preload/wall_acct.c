@@ -575,6 +575,14 @@ deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq, 
 	return 0;
 }
 
+static uint64_t moved;	/* looks that found a thread switched in since */
+
+uint64_t
+pc_wall_moved(void)
+{
+	return moved;
+}
+
 void
 pc_wall_look(struct pc_wthread *w, int how)
 {
@@ -585,8 +593,12 @@ pc_wall_look(struct pc_wthread *w, int how)
 
 	if (deltas(w, ss, &dcpu, &drq, &off))
 		return;
-	if (w->rounds++ % NAME_EVERY == 0 && !cheap)
+	/* at its second look, every NAME_EVERY after, at the last if never:
+	 * a thread libpc started notes its own at its end (wall_events.c),
+	 * so one seen once (a short-lived helper) costs no read, 16 us here */
+	if (!cheap && (w->rounds % NAME_EVERY == 1 || (!w->rounds && how & PC_LOOK_LAST)))
 		note_name(w->tid);
+	w->rounds++;
 	/* not switched in since: where it was */
 	if (was_blocked && ss[2] == w->switches && !dcpu) {
 		if (timed_call(&w->cur))
@@ -595,6 +607,7 @@ pc_wall_look(struct pc_wthread *w, int how)
 			charge(w->tid, &w->cur, off + drq);
 		return;
 	}
+	moved++;
 	w->switches = ss[2];
 	/* the thread that ends the process waits for this round: running */
 	r = cheap || w->tid == ending_tid ? (was_blocked && w->tid != ending_tid) :

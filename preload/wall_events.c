@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include "pc.h"
@@ -33,6 +34,7 @@ static int ring_on;
 void
 pc_wall_thread_event(int end)
 {
+	char name[GMON_THREAD_NAME_SIZE + 1] = { 0 };
 	uint32_t i;
 	struct pc_wevent *e;
 
@@ -46,6 +48,9 @@ pc_wall_thread_event(int end)
 	e->t_ns = pc_clock_ns(CLOCK_MONOTONIC);
 	e->cpu_ns = end ? pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) : ~0ULL;
 	__atomic_store_n(&e->seq, i + 1, __ATOMIC_RELEASE);
+	/* its name as it ends: the sampler reads none at a first look */
+	if (end && !prctl(PR_GET_NAME, name, 0, 0, 0))
+		pc_stacks_note_name((uint32_t)syscall(SYS_gettid), name);
 }
 
 /* The next whole event into *out: 1, or 0 when none is. */
