@@ -11,10 +11,11 @@ sampler itself loses most of a nap)."""
 
 import json
 import os
+import re
 import shutil
 import tempfile
 
-from pctest import prog
+from pctest import prog, run
 from test_cli import pcprof
 
 # pcprof compare's runs are timed: one worker, in order
@@ -89,3 +90,43 @@ def test_gate36_compare_keeps_each_runs_wall_seconds_and_gates_them():
         [f["status"] for f in j["functions"]
          if f["name"] == "[off-cpu: clock_nanosleep] from nap_stage"],
         ", ".join(sorted(left)) or "none")
+
+
+def test_gate36_verdict_says_the_runs_made_and_those_left_out():
+    """pcprof diff --looks on six runs a side of regress-base, one base run
+    doing 1.6 times the work (its CPU seconds stand out: left out as a
+    slower machine's), at --threshold 0.5 (no look can rule that out):
+    the verdict line says "undecided after 6 runs a side, 1 left out as
+    disturbed (5 base runs and 6 new compared; ...)" and the budget's end,
+    never the 5 runs of the side that lost one; the JSON gives the runs
+    made, compared and left out alike. (On a busy machine another run may
+    stand out too: the counts must then say so.)"""
+    exe = prog("regress-base")
+    work = ["0.1"] * 5 + ["0.16"] + ["0.1"] * 6
+    made = []
+    for w in work:
+        r = run([exe, w, "1"], verbose=False)
+        assert r.status == 0, r.stderr
+        made.append(r.path())
+    args = ["--looks", "6", "--threshold", "0.5", "--base", exe] + made[:6] + \
+        ["--new", exe] + made[6:]
+    j = json.loads(pcprof("diff", "--format", "json", *args).stdout)
+    left = [made.index(d["run"]) for d in j["disturbed"]]
+    assert 5 in left and all(d["action"] == "left out" for d in j["disturbed"]), \
+        j["disturbed"]
+    nb, nn = 6 - sum(i < 6 for i in left), 6 - sum(i >= 6 for i in left)
+    q = j["sequential"]
+    assert (q["verdict"], q["runs"], q["runs_made"], q["runs_compared"], q["left_out"]) == \
+        ("undecided", 6, {"base": 6, "new": 6}, {"base": nb, "new": nn}, len(left)), q
+    assert j["base"]["runs"] == nb and j["new"]["runs"] == nn, (j["base"], j["new"])
+    p = pcprof("diff", *args)
+    assert p.returncode == 0, (p.returncode, p.stdout[-2000:], p.stderr)
+    assert re.search(r"^disturbed: \S+ left out \(\S+ s of CPU, its side's runs \S+ s: a "
+                     r"slower machine\)", p.stdout, re.M), p.stdout[:1500]
+    assert re.search(r"^verdict: undecided after 6 runs a side, %d left out as disturbed "
+                     r"\(%d base runs and %d new compared; looks at 3 to 6 runs a side, this "
+                     r"one at level [0-9.e-]+ of alpha 0.01\): changes of [0-9.]+%% or more "
+                     r"ruled out, not of 0.5%% \(.*\); the budget's end$" % (len(left), nb, nn),
+                     p.stdout, re.M), p.stdout[:1500]
+    return "left out: %s" % ", ".join("%s-%d" % ("new" if i >= 6 else "base", i % 6 + 1)
+                                       for i in left)

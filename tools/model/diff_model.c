@@ -44,6 +44,12 @@ struct obs {
 	double m, v, d, amin;
 };
 
+int
+diff_row_is_load(const char *name)
+{
+	return !strncmp(name, RUNQUEUE_ROW, strlen(RUNQUEUE_ROW));
+}
+
 static size_t
 collect_obs(const struct side *s, struct obs *o, size_t n, int waits)
 {
@@ -56,8 +62,7 @@ collect_obs(const struct side *s, struct obs *o, size_t n, int waits)
 		 * spread is not the CPU's); the runqueue's is the machine's
 		 * load, weighed by its own runs alone */
 		if (wait_name_is(s->in.st.funcs[i]) != waits ||
-		    (waits && !strncmp(s->in.st.funcs[i], RUNQUEUE_ROW,
-				       strlen(RUNQUEUE_ROW))))
+		    (waits && diff_row_is_load(s->in.st.funcs[i])))
 			continue;
 		diff_mean_var(s->self + i, s->nruns, s->in.st.nfuncs ? s->in.st.nfuncs : 1, &m, &v);
 		if (m > 0)
