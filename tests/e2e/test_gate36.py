@@ -130,3 +130,37 @@ def test_gate36_verdict_says_the_runs_made_and_those_left_out():
                      p.stdout, re.M), p.stdout[:1500]
     return "left out: %s" % ", ".join("%s-%d" % ("new" if i >= 6 else "base", i % 6 + 1)
                                        for i in left)
+
+
+def test_gate36_sequential_wall_gate_decides_a_20_percent_wait_before_identical_builds():
+    """pcprof compare --metric wall --budget 2.5s, gate36_napper's four
+    naps of 30 ms a run against 36 ms (a wait 20 % longer, no CPU more):
+    exit 1, "regressed" with the nap's wait named, before the budget's
+    end; the same build against itself: exit 0, never "regressed", and
+    after more runs a side than the regression took (the sequential
+    gate stops when the answer is known, on wall time too). At load 12
+    on 2 CPUs: regressed after 3 runs a side (p 3e-5 and 0.005), the
+    identical builds undecided after 8 and 10."""
+    exe = prog("gate36_napper")
+    limits = ("--threshold", "5", "--min-seconds", "0.005")
+
+    def gate(new_nap):
+        p = pcprof("compare", "--metric", "wall", "--budget", "2.5s", "--format", "json",
+                   "-q", *limits, "--base", exe, "4", "30", "--new", exe, "4", new_nap,
+                   timeout=300)
+        assert p.returncode in (0, 1), (p.returncode, p.stderr)
+        return p.returncode, json.loads(p.stdout)
+
+    rc, j = gate("36")
+    q = j["sequential"]
+    assert rc == 1 and q["verdict"] == "regressed", summary(j)
+    assert q["runs"] < q["max_runs"], q
+    slow = [f["name"] for f in j["functions"] if f["status"] == "slower"]
+    assert "[off-cpu: clock_nanosleep] from nap_stage" in slow, summary(j)
+    assert all(n.startswith("[off-cpu: ") or n == "[elapsed]" for n in slow), summary(j)
+    rc2, j2 = gate("30")
+    q2 = j2["sequential"]
+    assert rc2 == 0 and q2["verdict"] != "regressed", summary(j2)
+    assert q["runs"] < q2["runs"], (q, q2)
+    return "20 %% longer nap: regressed after %d runs a side of %d; identical: %s after %d" % (
+        q["runs"], q["max_runs"], q2["verdict"], q2["runs"])
