@@ -22,12 +22,15 @@ least the threshold of its base seconds and --min-seconds (the gate's
 rule; the speed fit's "undecided", which is rare on these runs, is left
 aside). Power: a regression with stage_transform the largest slower row.
 
-Beside it, the sampling limit: the same rows, means and runs, tested as if
-a function's seconds a run varied by their samples alone (a Poisson count
-at the rate: variance m / rate a run), two-sided at alpha with Holm's
-correction and no threshold. It is what the samples allow: a gate that
-knew the machine added nothing. Its false alarms say how far the runs'
-own noise is above the samples'.
+Beside it, two limits, each the same rows, means and runs tested
+two-sided at alpha with Holm's correction and no threshold: the Poisson
+limit, as if a function's seconds a run varied as a Poisson count of its
+samples (variance m / rate a run), and the known noise, with each
+function's own relative variance a run measured over every base run of
+the pools at one machine speed (a test that knows the noise exactly, as
+no gate of a few runs can). task-clock's samples come at a steady
+period, so its counts vary less than a Poisson count's: the gate, which
+weighs the runs' own spread, can pass the first limit, not the second.
 
 Python 3 standard library only; progress on stderr.
 """
@@ -90,9 +93,56 @@ def limit(j):
     return bool(slow), slow[0][1] if slow else None
 
 
+def run_noise(a, exes, base):
+    """Each function's relative variance a run, over every base run of the
+    pools, its seconds scaled to the runs' mean CPU seconds as the gate
+    scales them (side_normalize): the noise of its counts on this machine,
+    known as well as 160 runs know it. Cached in the pools' directory."""
+    path = os.path.join(a.out, "run_noise.json")
+    if os.path.exists(path):
+        return json.load(open(path))
+    runs = []
+    for r in base:
+        j = judge(a, exes["base"], [r], exes["base"], [r], 0.01)
+        runs.append((j["base"]["program_seconds"],
+                     {f["name"]: f["base_seconds"] for f in j["functions"]}))
+    mean_prog = sum(p for p, _ in runs) / len(runs)
+    noise = {}
+    for name in set(k for _, v in runs for k in v):
+        x = [v.get(name, 0.0) * mean_prog / p for p, v in runs]
+        m = sum(x) / len(x)
+        if m > 0:
+            noise[name] = sum((y - m) ** 2 for y in x) / (len(x) - 1) / (m * m)
+    json.dump(noise, open(path, "w"))
+    return noise
+
+
+def known(j, noise):
+    """The test that knows each row's run-to-run noise (run_noise): z with
+    that variance, Holm over the family, no threshold; regressed, and the
+    largest slower row's name."""
+    nb, nn = j["base"]["runs"], j["new"]["runs"]
+    rows = []
+    for f in j["functions"]:
+        if f["p_adjusted"] is None or f["name"] not in noise:
+            continue
+        mb, mn = f["base_seconds"], f["new_seconds"]
+        se = math.sqrt(noise[f["name"]] * (mb * mb / nb + mn * mn / nn))
+        rows.append((normal_two_sided((mn - mb) / se) if se > 0 else 1.0, mn - mb,
+                     f["name"]))
+    rows.sort()
+    run, slow = 0.0, []
+    for k, (p, d, name) in enumerate(rows):
+        run = max(run, min(1.0, (len(rows) - k) * p))
+        if run <= j["alpha"] and d > 0:
+            slow.append((d, name))
+    slow.sort(reverse=True)
+    return bool(slow), slow[0][1] if slow else None
+
+
 def cell(a, rng, exes, base, pool, other, n, reps, mins):
-    """reps drawn comparisons: hits a threshold, and the limit's."""
-    hits, lim = {t: 0 for t in a.thresholds}, 0
+    """reps drawn comparisons: hits a threshold, and the limits'."""
+    hits, lim, kn = {t: 0 for t in a.thresholds}, 0, 0
     for _ in range(reps):
         if other == "base":
             pick = rng.sample(base, 2 * n)
@@ -107,7 +157,15 @@ def cell(a, rng, exes, base, pool, other, n, reps, mins):
             hits[t] += reg and (aa or first == "stage_transform")
         reg, first = limit(j)
         lim += reg and (aa or first == "stage_transform")
-    return hits, lim
+        reg, first = known(j, a.noise)
+        kn += reg and (aa or first == "stage_transform")
+    return hits, lim, kn
+
+
+def wall_cpu(a, exes, base):
+    """The base runs' mean CPU seconds, as run_noise read them."""
+    j = judge(a, exes["base"], base[:1], exes["base"], base[:1], 0.01)
+    return j["base"]["program_seconds"]
 
 
 def main():
@@ -128,6 +186,7 @@ def main():
     exes = setup["exes"]
     base, news, wall, mins = sequential_power.pools(a)
     rng = random.Random(a.seed)
+    a.noise = run_noise(a, exes, base)
     print("pcprof compare's --threshold against the sampling limit "
           "(bench/threshold_power.py)")
     print("machine: %d CPUs, Linux %s; stage_transform holds %d%% of the work; a run "
@@ -135,6 +194,10 @@ def main():
               setup["cpus"], setup["kernel"], setup["share"], setup["run_seconds"], wall))
     print("pools: %d base runs; %s; --min-seconds %.5f, alpha 0.01; the fixed design" % (
         len(base), ", ".join("%d %s" % (len(v), k) for k, v in sorted(news.items())), mins))
+    print("stage_transform's seconds a run vary by %.1f %% (at one machine speed), its "
+          "samples' Poisson count by %.1f %%" % (
+              100 * math.sqrt(a.noise.get("stage_transform", 0)),
+              100 * math.sqrt(1 / (setup["share"] / 100.0 * wall_cpu(a, exes, base) * 10000))))
     rows = [("base", "A/A, base vs base", a.fa_reps), ("same", "A/A, regress-again", a.fa_reps)] + \
         [("s%d" % lv, "%d%% slower" % lv, a.reps) for lv in setup["levels"]]
     sizes = [(int(x), int(x) * wall) for x in a.runs.split(",") if x] if a.runs else \
@@ -142,17 +205,18 @@ def main():
     for n, b in sizes:
         print()
         print("%d runs a side (--budget %.0fs at this wall time a run)" % (n, b))
-        print("%-20s %s  %s" % ("", "  ".join("%-16s" % ("--threshold %g" % t)
-                                              for t in a.thresholds), "sampling limit"))
+        print("%-20s %s  %-16s  %s" % ("", "  ".join("%-16s" % ("--threshold %g" % t)
+                                                   for t in a.thresholds),
+                                       "Poisson limit", "known noise"))
         for other, label, reps in rows:
             pool = base if other == "base" else news.get(other, [])
             if len(pool) < (2 * n if other == "base" else n):
                 print("%-20s pool too small (%d)" % (label, len(pool)))
                 continue
-            hits, lim = cell(a, rng, exes, base, pool, other, n, reps, mins)
-            print("%-20s %s  %s" % (label, "  ".join(
-                "%-16s" % ("%.1f%% (%d/%d)" % (100.0 * hits[t] / reps, hits[t], reps))
-                for t in a.thresholds), "%.1f%% (%d/%d)" % (100.0 * lim / reps, lim, reps)),
+            hits, lim, kn = cell(a, rng, exes, base, pool, other, n, reps, mins)
+            cells = [hits[t] for t in a.thresholds] + [lim, kn]
+            print("%-20s %s" % (label, "  ".join(
+                "%-16s" % ("%.1f%% (%d/%d)" % (100.0 * k / reps, k, reps)) for k in cells)),
                 flush=True)
 
 
