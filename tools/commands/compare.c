@@ -302,6 +302,9 @@ parse_args(struct compare *c, int argc, char **argv)
 	}
 	set_command(&c->cmd[0], "base", argv, ib + 1, in);
 	set_command(&c->cmd[1], "new", argv, in + 1, argc);
+	if (c->d.threshold < 0)
+		c->d.threshold = c->d.metric == METRIC_WALL ? COMPARE_THRESHOLD_WALL :
+				 COMPARE_THRESHOLD;
 	return -1;
 }
 
@@ -374,9 +377,6 @@ cmd_compare(int argc, char **argv)
 	c.hist.time = -1;
 	if ((r = parse_args(&c, argc, argv)) >= 0)
 		return r;
-	if (c.d.threshold < 0)
-		c.d.threshold = c.d.metric == METRIC_WALL ? COMPARE_THRESHOLD_WALL :
-				COMPARE_THRESHOLD;
 	if (c.d.keep_history) {
 		/* the commit is known before the runs are spent */
 		history_id_resolve(&c.hist);

@@ -307,7 +307,7 @@ void diff_model_build(struct model *mo, const struct side *b, const struct side 
 		      int waits);
 /* --metric wall: the runqueue's row, which no model is fitted to */
 #define RUNQUEUE_ROW	"[off-cpu: runqueue]"
-/* diff_model.c: whether row name is one of the run queue's ("[off-cpu:
+/* diff_wall.c: whether row name is one of the run queue's ("[off-cpu:
  * runqueue]", or "... from f"): the machine's load, shown and tested but
  * never in Holm's family, never a regression, never keeping the
  * sequential gate undecided, and no part of the program's change */

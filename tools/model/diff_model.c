@@ -44,12 +44,6 @@ struct obs {
 	double m, v, d, amin;
 };
 
-int
-diff_row_is_load(const char *name)
-{
-	return !strncmp(name, RUNQUEUE_ROW, strlen(RUNQUEUE_ROW));
-}
-
 static size_t
 collect_obs(const struct side *s, struct obs *o, size_t n, int waits)
 {

@@ -195,6 +195,12 @@ diff_wall_add(struct side *s, int r, double *self)
 	each_wait(s, r, s->first_wait, self);
 }
 
+int
+diff_row_is_load(const char *name)
+{
+	return !strncmp(name, RUNQUEUE_ROW, strlen(RUNQUEUE_ROW));
+}
+
 /*
  * What one observation of wait row i is worth on side s. A thread's time
  * off the CPU, and in the run queue, is exact (the kernel's schedstat
