@@ -31,7 +31,10 @@ def test_sequential_decides_a_20_percent_regression_within_5_runs_a_side():
     q, e = j["sequential"], j["experiment"]
     assert q["verdict"] == "regressed" and 3 <= q["runs"] <= 5, q
     assert q["max_runs"] > 2 * q["runs"] and q["first_look_runs"] == 3, q
-    assert e["runs"] == q["runs"] == j["base"]["runs"] == j["new"]["runs"], (e, q)
+    # the runs made a side; compared, less any left out as disturbed
+    assert e["runs"] == q["runs"] == q["runs_made"]["base"] == q["runs_made"]["new"], (e, q)
+    assert q["runs_compared"] == {"base": j["base"]["runs"], "new": j["new"]["runs"]}, q
+    assert q["left_out"] == 2 * q["runs"] - j["base"]["runs"] - j["new"]["runs"], q
     assert 0 < q["look_alpha"] < j["alpha"] and j["exit_status"] == 1, q
     top = j["functions"][0]
     assert top["name"] == "stage_transform" and top["status"] == "slower", top
