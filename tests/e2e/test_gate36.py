@@ -137,10 +137,11 @@ def test_gate36_sequential_wall_gate_decides_a_20_percent_wait_before_identical_
     naps of 30 ms a run against 36 ms (a wait 20 % longer, no CPU more):
     exit 1, "regressed" with the nap's wait named, before the budget's
     end; the same build against itself: exit 0, never "regressed", and
-    after more runs a side than the regression took (the sequential
-    gate stops when the answer is known, on wall time too). At load 12
-    on 2 CPUs: regressed after 3 runs a side (p 3e-5 and 0.005), the
-    identical builds undecided after 8 and 10."""
+    "unchanged" or after more runs a side than the regression took (the
+    sequential gate stops when the answer is known, on wall time too). At
+    load 12 on 2 CPUs: regressed after 3 runs a side (p 3e-5 and 0.005),
+    the identical builds undecided after 8 and 10; at load 3, unchanged
+    after 3."""
     exe = prog("gate36_napper")
     limits = ("--threshold", "5", "--min-seconds", "0.005")
 
@@ -161,6 +162,8 @@ def test_gate36_sequential_wall_gate_decides_a_20_percent_wait_before_identical_
     rc2, j2 = gate("30")
     q2 = j2["sequential"]
     assert rc2 == 0 and q2["verdict"] != "regressed", summary(j2)
-    assert q["runs"] < q2["runs"], (q, q2)
+    # identical builds may decide as soon (unchanged: every change of the
+    # threshold ruled out, 3 runs a side on a quiet machine), never sooner
+    assert q2["verdict"] == "unchanged" or q["runs"] < q2["runs"], (q, q2)
     return "20 %% longer nap: regressed after %d runs a side of %d; identical: %s after %d" % (
         q["runs"], q["max_runs"], q2["verdict"], q2["runs"])
