@@ -192,6 +192,12 @@ def test_markers38_marker_window_is_that_kinds_functions():
         for f in by:
             by[f] += int(n) if f in stack.split(";") else 0
     assert by["serve_slow"] > 4 * by["serve_fast"] and by["serve_slow"] > 20, by
+    # the text report says the window it was cut to, and holds its samples
+    rc, text, err = run([pcprof(), "report", "--marker", "slow", d])
+    assert rc == 0 and " inside marker 'slow': " in text.splitlines()[0], text[:300]
+    m = re.search(r": (\d+) samples at ", text.splitlines()[0])
+    total = sum(int(ln.rsplit(" ", 1)[1]) for ln in folded.splitlines())
+    assert m and int(m.group(1)) == total, (text[:800], total)
     svg = os.path.join(os.path.dirname(d), "slow.svg")
     rc, _, err = run([pcprof(), "flame", "-o", svg, "--marker", "slow", d])
     assert rc == 0, err

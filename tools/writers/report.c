@@ -207,6 +207,18 @@ json_children(FILE *out, const char *name, const struct report_opts *o)
 	fputc(']', out);
 }
 
+/* The window a report was cut to (--marker, --from, --to), if any. */
+static void
+print_window(FILE *out, const struct report_opts *o)
+{
+	if (o->window & WINDOW_MARKER)
+		fprintf(out, ", inside marker '%s'", text_name(o->marker));
+	if (o->window & WINDOW_FROM)
+		fprintf(out, ", from %.3f s", o->from);
+	if (o->window & WINDOW_TO)
+		fprintf(out, ", to %.3f s", o->to);
+}
+
 static void
 print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 	   size_t shown, const struct report_opts *o)
@@ -222,6 +234,7 @@ print_text(FILE *out, const struct flat *f, const struct line *l, size_t n,
 		text_name(o->exe), text_name(o->files[0]));
 	if (o->nfiles > 1)
 		fprintf(out, " and %d more", o->nfiles - 1);
+	print_window(out, o);
 	if (alloc)
 		fprintf(out, ": %.0f %s (--metric %s)\n\n", f->total, CLOCK_UNIT(o->clock),
 			clock_word(o->clock));
