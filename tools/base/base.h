@@ -18,8 +18,28 @@ void pc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, then exit(2). */
 void pc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-/* msg.c: realloc, or exit with "out of memory". */
+/* msg.c: the same as pc_warn, for an error that the caller passes up as
+ * a value, the message said once here: returns -1. Errors below
+ * tools/commands/ take this way (docs/CODING.md); only commands/ exits. */
+int pc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* msg.c: realloc, malloc, calloc, strdup and strndup (0 bytes asked is
+ * 1), or "out of memory" and exit(pc_oom_status), 2 unless a command set
+ * it: never NULL, as git's xmalloc. */
+extern int pc_oom_status;
 void *pc_realloc(void *p, size_t n);
+void *pc_malloc(size_t n);
+void *pc_calloc(size_t n, size_t size);
+char *pc_strdup(const char *s);
+char *pc_strndup(const char *s, size_t n);
+/* asprintf's string, never NULL. */
+char *pc_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* open_memstream, and its fclose: out of memory ends pcprof as above. */
+FILE *pc_memstream(char **buf, size_t *len);
+void pc_memstream_close(FILE *f);
+/* "out of memory" and exit(pc_oom_status): for what fails only for want
+ * of memory in a function that does not allocate through these. */
+void pc_oom(void) __attribute__((noreturn));
 
 /* msg.c: b[0..n) in hex into buf (2n + 1 bytes); buf. */
 const char *pc_hex(const uint8_t *b, size_t n, char *buf);

@@ -93,8 +93,7 @@ out_open(struct out_file *o, const char *path)
 	/* a file replaced keeps its permissions; a new one has the umask's */
 	mode = lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? sb.st_mode & 07777 :
 	       0666 & ~umask_now();
-	if (asprintf(&o->tmp, "%s.XXXXXX", path) < 0)
-		pc_fatal("out of memory");
+	o->tmp = pc_asprintf("%s.XXXXXX", path);
 	if (!registered) {
 		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 

@@ -446,10 +446,8 @@ history_format(const struct hist_record *r)
 {
 	char *s = NULL;
 	size_t n = 0;
-	FILE *f = open_memstream(&s, &n);
+	FILE *f = pc_memstream(&s, &n);
 
-	if (!f)
-		pc_fatal("out of memory");
 	fprintf(f, "{\"version\":%d,\"commit\":", HISTORY_VERSION);
 	json_string(f, r->commit);
 	fprintf(f, ",\"time\":%.17g,\"runs\":%d,\"cpu\":", r->time, r->runs);
@@ -466,8 +464,7 @@ history_format(const struct hist_record *r)
 		put_pair(f, &r->funcs[i]);
 	}
 	fputs("}}\n", f);
-	if (fclose(f))
-		pc_fatal("out of memory");
+	pc_memstream_close(f);
 	return s;
 }
 

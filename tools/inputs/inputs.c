@@ -153,8 +153,7 @@ inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
 	 * covers the whole process: the rest of it can still be named */
 	symbols_load_whole(&in->st, exe, so, runfiles_is_whole(operands[0]));
 	in->nruns = each ? n : 1;
-	if (!(in->runs = calloc((size_t)in->nruns, sizeof(*in->runs))))
-		pc_fatal("out of memory");
+	in->runs = pc_calloc((size_t)in->nruns, sizeof(*in->runs));
 	for (int r = 0; r < in->nruns; r++)
 		open_run(in, &in->runs[r], each ? operands + r : operands, each ? 1 : n, flags);
 	in->objects = whole_new();

@@ -139,8 +139,7 @@ live_files(const char *dir, size_t *n)
 	while ((e = readdir(d)))
 		if (is_live(e->d_name)) {
 			live = pc_realloc(live, (*n + 1) * sizeof(*live));
-			if (asprintf(&live[(*n)++], "%s/%s", dir, e->d_name) < 0)
-				pc_fatal("out of memory");
+			live[(*n)++] = pc_asprintf("%s/%s", dir, e->d_name);
 		}
 	closedir(d);
 	return live;

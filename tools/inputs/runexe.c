@@ -139,10 +139,8 @@ runexe_several(const char *where, const char *which, char *const *exes,
 {
 	char *list = NULL;
 	size_t len = 0;
-	FILE *m = open_memstream(&list, &len);
+	FILE *m = pc_memstream(&list, &len);
 
-	if (!m)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < n; i++) {
 		size_t j = 0;
 
@@ -161,8 +159,7 @@ runexe_several(const char *where, const char *which, char *const *exes,
 			}
 		fputc(')', m);
 	}
-	if (fclose(m))
-		pc_fatal("out of memory");
+	pc_memstream_close(m);
 	pc_fatal("'%s': --process %s is several programs: name one by its path or a pid: %s",
 		 where, which, list);
 }
@@ -199,8 +196,7 @@ own_profile(const char *path)
 			return p;
 		free(p);
 	}
-	if (!(p = strdup(path)))
-		pc_fatal("out of memory");
+	p = pc_strdup(path);
 	return p;
 }
 
@@ -268,8 +264,7 @@ gather(struct runexe *all, char **paths, int n)
 			names = runfiles_of_run(paths[i], &nn, &left);
 		} else {
 			names = pc_realloc(NULL, sizeof(*names));
-			if (!(names[0] = strdup(paths[i])))
-				pc_fatal("out of memory");
+			names[0] = pc_strdup(paths[i]);
 			nn = 1;
 		}
 		for (size_t k = 0; k < nn; k++) {
@@ -322,8 +317,7 @@ plain_program(const char *gmon)
 	if (runfiles_build_id(gmon, id) != 1 || findexe(gmon, id, exe, sizeof(exe)))
 		pc_fatal("'%s': no manifest beside it to name its program: name the "
 			 "executable", gmon);
-	if (!(p = strdup(exe)))
-		pc_fatal("out of memory");
+	p = pc_strdup(exe);
 	return p;
 }
 
@@ -340,9 +334,7 @@ choose(struct runexe *re, struct runexe *all, const char *process, const char *w
 	for (int i = 0; i < all->nfiles; i++) {
 		struct gmon_objects *o = all->man[i];
 
-		exes[i] = o ? strdup(o->v[0].path) : plain_program(all->files[i]);
-		if (!exes[i])
-			pc_fatal("out of memory");
+		exes[i] = o ? pc_strdup(o->v[0].path) : plain_program(all->files[i]);
 		if (!runexe_chosen(exes[i], o ? o->pid : 0, process)) {
 			free(all->files[i]);
 			if (o)
@@ -362,8 +354,7 @@ choose(struct runexe *re, struct runexe *all, const char *process, const char *w
 		runexe_several(where, process, kept, re->man, (size_t)re->nfiles);
 	if (nprogs > 1)
 		runexe_unknown(where, NULL, kept, (size_t)re->nfiles);
-	if (!(re->exe = strdup(re->exe)))
-		pc_fatal("out of memory");
+	re->exe = pc_strdup(re->exe);
 	for (int i = 0; i < all->nfiles; i++)
 		free(exes[i]);
 	free(exes);
@@ -380,9 +371,8 @@ recorded(char **paths, int n, const char *name)
 
 	gather(&all, paths, n);
 	for (int i = 0; i < all.nfiles; i++)
-		if (!exe && all.man[i] && runexe_chosen(all.man[i]->v[0].path, UINT64_MAX, name) &&
-		    !(exe = strdup(all.man[i]->v[0].path)))
-			pc_fatal("out of memory");
+		if (!exe && all.man[i] && runexe_chosen(all.man[i]->v[0].path, UINT64_MAX, name))
+			exe = pc_strdup(all.man[i]->v[0].path);
 	runexe_release(&all);
 	return exe;
 }
@@ -398,9 +388,7 @@ exe_named(const char *name, char **paths, int n)
 	if (!stat(name, &sb) || strchr(name, '/'))
 		exe = strdup(name);
 	else if (!(exe = recorded(paths, n, name)))
-		exe = strdup(on_path(name, found, sizeof(found)) ? found : name);
-	if (!exe)
-		pc_fatal("out of memory");
+		exe = pc_strdup(on_path(name, found, sizeof(found)) ? found : name);
 	return exe;
 }
 

@@ -161,8 +161,7 @@ dir_names(const char *path, size_t *nn)
 		if (e->d_name[0] == '.' || odd_entry(d, path, e->d_name))
 			continue;
 		names = pc_realloc(names, (*nn + 1) * sizeof(*names));
-		if (asprintf(&names[*nn], "%s/%s", path, e->d_name) < 0)
-			pc_fatal("out of memory");
+		names[*nn] = pc_asprintf("%s/%s", path, e->d_name);
 		(*nn)++;
 	}
 	closedir(d);
@@ -184,8 +183,7 @@ is_profile_prefix(const char *path, size_t k, char **files, int n)
 			return runfiles_has_manifest(files[i]);
 	if (files)
 		return 0;
-	if (!(profile = strndup(path, k)))
-		pc_fatal("out of memory");
+	profile = pc_strndup(path, k);
 	r = runfiles_has_manifest(profile);
 	free(profile);
 	return r;
@@ -297,8 +295,8 @@ names_of(const char *file, int dir, size_t *nn)
 
 	if (dir)
 		return dir_names(file, nn);
-	if (!(names = malloc(sizeof(*names))) || !(names[0] = strdup(file)))
-		pc_fatal("out of memory");
+	names = pc_malloc(sizeof(*names));
+	names[0] = pc_strdup(file);
 	*nn = 1;
 	return names;
 }
@@ -351,16 +349,13 @@ runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
 	if (as_given) {
 		run->files = pc_realloc(NULL, (size_t)n * sizeof(*run->files));
 		for (int i = 0; i < n; i++)
-			if (!(run->files[i] = strdup(files[i])))
-				pc_fatal("out of memory");
+			run->files[i] = pc_strdup(files[i]);
 		run->nfiles = n;
 	} else {
 		run->files = select_files(st, files, n, &run->nfiles);
 	}
 	run->manifest = pc_realloc(NULL, (size_t)run->nfiles);
-	run->objects = calloc((size_t)run->nfiles, sizeof(*run->objects));
-	if (!run->objects)
-		pc_fatal("out of memory");
+	run->objects = pc_calloc((size_t)run->nfiles, sizeof(*run->objects));
 	for (int i = 0; i < run->nfiles; i++)
 		run->manifest[i] = (unsigned char)runfiles_has_manifest(run->files[i]);
 }

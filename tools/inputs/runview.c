@@ -56,12 +56,11 @@ add_proc(struct runview *v, const char *profile)
 
 		pc_fatal("'%s': no program listed", manifest);
 	}
-	if (!(v->procs = realloc(v->procs, (v->nprocs + 1) * sizeof(*v->procs))))
-		pc_fatal("out of memory");
+	v->procs = pc_realloc(v->procs, (v->nprocs + 1) * sizeof(*v->procs));
 	p = &v->procs[v->nprocs++];
 	memset(p, 0, sizeof(*p));
-	if (!(p->profile = strdup(profile)) || !(p->exe = strdup(o.v[0].path)))
-		pc_fatal("out of memory");
+	p->profile = pc_strdup(profile);
+	p->exe = pc_strdup(o.v[0].path);
 	p->program = base_name(p->exe);
 	p->pid = o.pid ? o.pid : pid_of_name(profile);
 	p->threads = o.threads;
@@ -123,12 +122,11 @@ add_row(struct runview *v, const char *name, const char *object, double samples,
 
 	if (v->nrows == v->cap) {
 		v->cap = v->cap ? 2 * v->cap : 256;
-		if (!(v->rows = realloc(v->rows, v->cap * sizeof(*v->rows))))
-			pc_fatal("out of memory");
+		v->rows = pc_realloc(v->rows, v->cap * sizeof(*v->rows));
 	}
 	r = &v->rows[v->nrows++];
-	if (!(r->name = strdup(name)) || !(r->object = strdup(object)))
-		pc_fatal("out of memory");
+	r->name = pc_strdup(name);
+	r->object = pc_strdup(object);
 	r->samples = samples;
 	r->seconds = samples / rate;
 }
@@ -252,10 +250,8 @@ cmp_image(const void *a, const void *b)
 static void
 time_before_start(struct runview *v)
 {
-	struct runview_proc **by = calloc(v->nprocs + 1, sizeof(*by));
+	struct runview_proc **by = pc_calloc(v->nprocs + 1, sizeof(*by));
 
-	if (!by)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < v->nprocs; i++)
 		by[i] = &v->procs[i];
 	qsort(by, v->nprocs, sizeof(*by), cmp_image);
@@ -351,12 +347,10 @@ as_flat(const struct runview *v, struct symtab *st, struct flat *f, uint32_t rat
 	memset(f, 0, sizeof(*f));
 	strcpy(st->source, ".symtab");
 	st->nfuncs = v->nrows;
-	st->funcs = calloc(v->nrows + 1, sizeof(*st->funcs));
-	st->func_obj = calloc(v->nrows + 1, sizeof(*st->func_obj));
-	st->objnames = calloc(v->nrows + 1, sizeof(*st->objnames));
-	f->rows = calloc(v->nrows + 1, sizeof(*f->rows));
-	if (!st->funcs || !st->func_obj || !st->objnames || !f->rows)
-		pc_fatal("out of memory");
+	st->funcs = pc_calloc(v->nrows + 1, sizeof(*st->funcs));
+	st->func_obj = pc_calloc(v->nrows + 1, sizeof(*st->func_obj));
+	st->objnames = pc_calloc(v->nrows + 1, sizeof(*st->objnames));
+	f->rows = pc_calloc(v->nrows + 1, sizeof(*f->rows));
 	f->rate = rate;
 	for (size_t i = 0; i < v->nrows; i++) {
 		if (wait_name_is(v->rows[i].name))

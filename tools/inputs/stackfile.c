@@ -82,21 +82,14 @@ cmp_str(const void *a, const void *b)
  * semicolon in it as \x3b (TEXT_FOLDED): the only ';' left are the
  * separators, which FlameGraph, inferno and speedscope split at and
  * cannot escape; text_unescape reads a frame back. */
-/* name escaped for a folded frame, in buf (*cap bytes, grown); NULL
- * out of memory. */
+/* name escaped for a folded frame, in buf (*cap bytes, grown). */
 static char *
 escaped_frame(const char *name, char *buf, size_t *cap)
 {
 	size_t n = text_escape(NULL, 0, name, TEXT_FOLDED) + 1;
 
 	if (n > *cap) {
-		char *p = realloc(buf, n);
-
-		if (!p) {
-			free(buf);
-			return NULL;
-		}
-		buf = p;
+		buf = pc_realloc(buf, n);
 		*cap = n;
 	}
 	text_escape(buf, n, name, TEXT_FOLDED);
@@ -108,13 +101,11 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 {
 	const struct symtab *st = &in->st;
 	size_t cap = 64, len = 0;
-	char *s = malloc(cap), wait[96], *esc = NULL;
+	char *s = pc_malloc(cap), wait[96], *esc = NULL;
 	size_t esc_cap = 0;
 	int off = (k->flags & GMON_STACK_OFFCPU) != 0;
 	long prev = -1;		/* the symbol of the frame before */
 
-	if (!s)
-		pc_fatal("out of memory");
 	s[0] = 0;
 	if (k->flags & (GMON_STACK_TRUNCATED | GMON_STACK_CUT)) {
 		strcpy(s, k->flags & GMON_STACK_TRUNCATED ? TRUNCATED_NAME : CUT_NAME);
@@ -132,8 +123,7 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 			i = symtab_find(st, inputs_addr(in, file, k->pcs[d]));
 			name = i < 0 ? "[unknown]" : st->funcs[st->syms[i].func];
 		}
-		if (!(name = esc = escaped_frame(name, esc, &esc_cap)))
-			pc_fatal("out of memory");
+		name = esc = escaped_frame(name, esc, &esc_cap);
 		/* consecutive frames of one function are one where they are
 		 * two of its pieces (foo calling foo.part.0), or no symbol's;
 		 * a symbol that calls itself keeps every level, as pprof does
@@ -208,8 +198,6 @@ stacks_profile_is_wall(const char *gmon)
 	char *path = runfiles_stacks_name(gmon);
 	int wall;
 
-	if (!path)
-		pc_fatal("out of memory");
 	wall = file_is_wall(path);
 	free(path);
 	return wall;
@@ -251,10 +239,8 @@ stacks_load(const struct pc_inputs *in, int runi, int file, const char *stacks_f
 	    int required, struct gmon_stacks *ss)
 {
 	const struct pc_run *run = &in->runs[runi];
-	char *path = stacks_file ? strdup(stacks_file) : runfiles_stacks_name(run->files[file]);
+	char *path = stacks_file ? pc_strdup(stacks_file) : runfiles_stacks_name(run->files[file]);
 
-	if (!path)
-		pc_fatal("out of memory");
 	if (!required && access(path, F_OK) && errno == ENOENT) {
 		free(path);
 		return 1;
@@ -290,9 +276,7 @@ folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 				continue;
 			if (k == cap) {
 				cap = cap ? 2 * cap : 1024;
-				fs->v = realloc(fs->v, cap * sizeof(*fs->v));
-				if (!fs->v)
-					pc_fatal("out of memory");
+				fs->v = pc_realloc(fs->v, cap * sizeof(*fs->v));
 			}
 			fs->v[k].line = fold_one(&ss.v[j], in, i);
 			fs->v[k].count = w;

@@ -81,7 +81,7 @@ add_object(struct symtab *st, struct symtab *src, const char *name,
 	if (st->nobjs > GMON_OBJECTS_MAX)
 		pc_fatal("'%s': more objects than pcprof can place", manifest);
 	if (symtab_objects_add(st, src, name, gap, GMON_OBJ_SHIFT, &g))
-		pc_fatal("out of memory");
+		pc_oom();
 	return g;
 }
 
@@ -126,8 +126,8 @@ object_index(struct whole *w, struct symtab *st, const struct gmon_object *ob,
 		 * profile (PROFILE+vdso.so) to name the rest */
 		char *image = NULL;
 
-		if (ob->file && asprintf(&image, "%s/%s.so", dir, ob->file) < 0)
-			pc_fatal("out of memory");
+		if (ob->file)
+			image = pc_asprintf("%s/%s.so", dir, ob->file);
 		have = image && is_regular(image) &&
 		       !symtab_load(&os, image, so, err, sizeof(err));
 		free(image);
@@ -135,14 +135,12 @@ object_index(struct whole *w, struct symtab *st, const struct gmon_object *ob,
 	} else {
 		char *gap;
 
-		if (asprintf(&gap, "[%s]", name) < 0)
-			pc_fatal("out of memory");
+		gap = pc_asprintf("[%s]", name);
 		g = add_object(st, have ? &os : NULL, name, gap, manifest);
 		free(gap);
 	}
 	w->gobjs = pc_realloc(w->gobjs, (w->ngobjs + 1) * sizeof(*w->gobjs));
-	if (!(w->gobjs[w->ngobjs].path = strdup(ob->path)))
-		pc_fatal("out of memory");
+	w->gobjs[w->ngobjs].path = pc_strdup(ob->path);
 	memcpy(w->gobjs[w->ngobjs].id, ob->build_id, ob->build_id_len);
 	w->gobjs[w->ngobjs].idlen = ob->build_id_len;
 	w->gobjs[w->ngobjs].index = g;
@@ -194,8 +192,7 @@ add_object_file(struct gmon_profile *p, const char *dir, const struct gmon_objec
 	char *path;
 	int r;
 
-	if (asprintf(&path, "%s/%s", dir, ob->file) < 0)
-		pc_fatal("out of memory");
+	path = pc_asprintf("%s/%s", dir, ob->file);
 	/* libpc writes an object's file after the image starts, and its
 	 * manifest last */
 	if (written_before(path, started))
@@ -244,13 +241,11 @@ jit_cluster(struct gmon_profile *p, uint32_t g, const struct gmon_anon *anon,
 	    size_t n, uint64_t bin, const char *manifest)
 {
 	uint64_t lo = anon[0].pc / bin * bin, hi = anon[n - 1].pc / bin * bin + bin;
-	uint64_t placed = 0, *counts = calloc((hi - lo) / bin, sizeof(*counts));
+	uint64_t placed = 0, *counts = pc_calloc((hi - lo) / bin, sizeof(*counts));
 	struct gmon_profile q;
 	struct gmon_error err;
 	struct gmon_hist h;
 
-	if (!counts)
-		pc_fatal("out of memory");
 	for (size_t k = 0; k < n; k++) {
 		counts[(anon[k].pc - lo) / bin] += anon[k].count;
 		placed += anon[k].count;
@@ -341,10 +336,8 @@ jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
 static void
 add_arcs(struct gmon_profile *p, const struct gmon_objects *o, const uint32_t *map)
 {
-	struct gmon_arc *v = realloc(p->arcs, (p->narcs + o->narcs + 1) * sizeof(*v));
+	struct gmon_arc *v = pc_realloc(p->arcs, (p->narcs + o->narcs + 1) * sizeof(*v));
 
-	if (!v)
-		pc_fatal("out of memory");
 	p->arcs = v;
 	for (size_t i = 0; i < o->narcs; i++) {
 		struct gmon_arc a = o->arcs[i];
@@ -361,8 +354,7 @@ stripped_exe(struct symtab *st, const char *exe)
 {
 	char *g;
 
-	if (asprintf(&g, "[%s]", base_name(exe)) < 0)
-		pc_fatal("out of memory");
+	g = pc_asprintf("[%s]", base_name(exe));
 	st->funcs[0] = g;
 	st->func_obj[0] = 0;
 	st->nfuncs = 1;
@@ -413,8 +405,7 @@ stack_objects(const char *gmon, const struct gmon_objects *o)
 	 * further than a valid beginning; one line and exit 2 otherwise) */
 	memset(&ss, 0, sizeof(ss));
 	pc_read_stacks(path, &ss);
-	if (!(in = calloc(o->n, 1)))
-		pc_fatal("out of memory");
+	in = pc_calloc(o->n, 1);
 	for (size_t i = 0; i < ss.n; i++)
 		for (uint32_t d = 0; d < ss.v[i].depth; d++) {
 			uint64_t obj = ss.v[i].pcs[d] >> GMON_OBJ_SHIFT;
@@ -454,11 +445,11 @@ load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 		pc_fatal("'%s': sampled at %u Hz, '%s' at %u Hz", manifest, o->rate, gmon,
 			 p->hists[0].rate);
 	if (!st->nobjs && symtab_objects_begin(st, base_name(exe)))
-		pc_fatal("out of memory");
+		pc_oom();
 	if (st->nsyms == 0 && st->nfuncs == 0)
 		stripped_exe(st, exe);
-	if (!(map = calloc(o->n, sizeof(*map))) || !(dircopy = strdup(gmon)))
-		pc_fatal("out of memory");
+	map = pc_calloc(o->n, sizeof(*map));
+	dircopy = pc_strdup(gmon);
 	dir = dirname(dircopy);
 	in_stacks = stack_objects(gmon, o);
 	map[0] = 0;
@@ -491,10 +482,8 @@ load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 struct whole *
 whole_new(void)
 {
-	struct whole *w = calloc(1, sizeof(*w));
+	struct whole *w = pc_calloc(1, sizeof(*w));
 
-	if (!w)
-		pc_fatal("out of memory");
 	w->no_object_index = UINT32_MAX;
 	return w;
 }

@@ -25,8 +25,7 @@ side_label(struct side *s)
 
 		if (l == buf) {
 			free(st->funcs[f]);
-			if (!(st->funcs[f] = strdup(buf)))
-				pc_fatal("out of memory");
+			st->funcs[f] = pc_strdup(buf);
 		}
 	}
 }
@@ -89,12 +88,10 @@ diff_side_load(struct side *s, const struct symtab_opts *so, int need_total, int
 		diff_wall_rows(s);
 	side_elapsed(s);
 	nf = st->nfuncs ? st->nfuncs : 1;
-	s->self = calloc((size_t)s->nruns * nf, sizeof(*s->self));
-	s->program = calloc((size_t)s->nruns, sizeof(*s->program));
+	s->self = pc_calloc((size_t)s->nruns * nf, sizeof(*s->self));
+	s->program = pc_calloc((size_t)s->nruns, sizeof(*s->program));
 	if (need_total)
-		s->total = calloc((size_t)s->nruns * nf, sizeof(*s->total));
-	if (!s->self || !s->program || (need_total && !s->total))
-		pc_fatal("out of memory");
+		s->total = pc_calloc((size_t)s->nruns * nf, sizeof(*s->total));
 	for (int r = 0; r < s->nruns; r++) {
 		const struct gmon_profile *p = &s->in.runs[r].prof;
 		const char *name = s->in.runs[r].files[0];

@@ -123,8 +123,7 @@ row_of(struct side *s, const char *name, size_t first)
 		if (!strcmp(st->funcs[i], name))
 			return i;
 	st->funcs = pc_realloc(st->funcs, (st->nfuncs + 1) * sizeof(*st->funcs));
-	if (!(st->funcs[st->nfuncs] = strdup(name)))
-		pc_fatal("out of memory");
+	st->funcs[st->nfuncs] = pc_strdup(name);
 	if (st->nobjs) {
 		st->func_obj = pc_realloc(st->func_obj, (st->nfuncs + 1) * sizeof(*st->func_obj));
 		st->func_obj[st->nfuncs] = 0;
@@ -187,10 +186,10 @@ diff_wall_rows(struct side *s)
 void
 diff_wall_add(struct side *s, int r, double *self)
 {
-	if (!s->waited && !(s->waited = calloc((size_t)s->nruns, sizeof(*s->waited))))
-		pc_fatal("out of memory");
-	if (!s->runq && !(s->runq = calloc((size_t)s->nruns, sizeof(*s->runq))))
-		pc_fatal("out of memory");
+	if (!s->waited)
+		s->waited = pc_calloc((size_t)s->nruns, sizeof(*s->waited));
+	if (!s->runq)
+		s->runq = pc_calloc((size_t)s->nruns, sizeof(*s->runq));
 	each_wait(s, r, s->first_wait, self);
 }
 

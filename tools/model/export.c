@@ -59,8 +59,7 @@ intern(struct export *x, const char *s)
 	if (*slot)
 		return *slot - 1;
 	x->strs = xtable_grow_array(x->strs, &x->cap_strs, x->nstrs + 1, sizeof(*x->strs));
-	if (!(x->strs[x->nstrs] = strdup(k.s)))
-		pc_fatal("out of memory");
+	x->strs[x->nstrs] = pc_strdup(k.s);
 	*slot = (uint32_t)++x->nstrs;
 	*hp = h;
 	x->ix->strs.used++;
@@ -502,8 +501,7 @@ void
 export_init(struct export *x)
 {
 	memset(x, 0, sizeof(*x));
-	if (!(x->ix = calloc(1, sizeof(*x->ix))))
-		pc_fatal("out of memory");
+	x->ix = pc_calloc(1, sizeof(*x->ix));
 	intern(x, "");
 	x->clock = PC_CLOCK_CPU;
 	/* the writers' own strings */
@@ -554,8 +552,8 @@ export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opt
 	double unknown = 0, total, stacked;
 	uint64_t outside;
 
-	if (!x->source && !(x->source = strdup(in->runs[0].files[0])))
-		pc_fatal("out of memory");
+	if (!x->source)
+		x->source = pc_strdup(in->runs[0].files[0]);
 	x->groups = xtable_grow_array(x->groups, &x->cap_groups, x->ngroups + 1, sizeof(*x->groups));
 	g = &x->groups[x->ngroups++];
 	*g = (struct xp_group){ intern(x, program), pid, p->nhists ? p->hists[0].rate : 0, 0, 0 };

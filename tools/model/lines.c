@@ -35,10 +35,8 @@ struct lines_module {
 static char *
 dup0(const char *s)
 {
-	char *d = s ? strdup(s) : NULL;
+	char *d = s ? pc_strdup(s) : NULL;
 
-	if (s && !d)
-		pc_fatal("out of memory");
 	return d;
 }
 
@@ -247,8 +245,7 @@ lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profi
 	L->in = in;
 	L->so = so;
 	L->nmods = in->st.nobjs ? in->st.nobjs : 1;
-	if (!(L->mods = calloc(L->nmods, sizeof(*L->mods))))
-		pc_fatal("out of memory");
+	L->mods = pc_calloc(L->nmods, sizeof(*L->mods));
 	L->rate = p->nhists ? p->hists[0].rate : 0;
 	L->total = flat_walk(&in->st, p, give_lines, L, &L->unknown);
 	gmon_profile_outside(p, &out);

@@ -161,21 +161,17 @@ give_func(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
 void
 flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p)
 {
-	double *per = calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*per));
+	double *per = pc_calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*per));
 	struct per_func pf = { st, per };
 	uint64_t out;
 
-	if (!per)
-		pc_fatal("out of memory");
 	memset(f, 0, sizeof(*f));
 	f->rate = p->nhists ? p->hists[0].rate : 0;
 	f->total = flat_walk(st, p, give_func, &pf, &f->unknown);
 	gmon_profile_outside(p, &out);
 	f->outside = (double)out;
 	f->total += f->outside;
-	f->rows = malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*f->rows));
-	if (!f->rows)
-		pc_fatal("out of memory");
+	f->rows = pc_malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*f->rows));
 	for (size_t i = 0; i < st->nfuncs; i++)
 		if (per[i] > 0) {
 			f->rows[f->nrows].func = (uint32_t)i;

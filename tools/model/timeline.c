@@ -34,8 +34,7 @@ xgrow(void *p, size_t *cap, size_t need, size_t size)
 	if (need <= *cap)
 		return p;
 	*cap = need > *cap * 2 ? need : *cap * 2;
-	if (!(p = realloc(p, *cap * size)))
-		pc_fatal("out of memory");
+	p = pc_realloc(p, *cap * size);
 	return p;
 }
 
@@ -50,9 +49,7 @@ read_all(const char *path, size_t *len)
 		return NULL;
 	if (fstat(fileno(f), &sb) || sb.st_size < 0 || sb.st_size > (1LL << 34))
 		pc_fatal("'%s': not a timeline file", path);
-	b = malloc((size_t)sb.st_size + 1);
-	if (!b)
-		pc_fatal("out of memory");
+	b = pc_malloc((size_t)sb.st_size + 1);
 	*len = fread(b, 1, (size_t)sb.st_size, f);
 	fclose(f);
 	return b;
@@ -80,9 +77,7 @@ add_stack(struct reading *r, struct tl_group *g, const unsigned char *p, uint32_
 	k.depth = w[2];
 	k.pcs = (const uint64_t *)(const void *)(p + 24);
 	g->stacks = xgrow(g->stacks, cap, g->nstacks + 1, sizeof(*g->stacks));
-	r->ids = realloc(r->ids, *cap * sizeof(*r->ids));
-	if (!r->ids)
-		pc_fatal("out of memory");
+	r->ids = pc_realloc(r->ids, *cap * sizeof(*r->ids));
 	{
 		uint32_t d = k.depth ? locs(arg, file, &k, buf) : 0;
 
@@ -140,10 +135,8 @@ cmp_marker(const void *a, const void *b)
 static char *
 xstrndup(const char *s, size_t n)
 {
-	char *d = strndup(s, n);
+	char *d = pc_strndup(s, n);
 
-	if (!d)
-		pc_fatal("out of memory");
 	return d;
 }
 
@@ -161,10 +154,8 @@ static void
 pair_marks(struct reading *r, struct tl_group *g, const struct pc_tl_entry *m, size_t n,
 	   size_t *cap)
 {
-	size_t *open = calloc(n ? n : 1, sizeof(*open)), nopen = 0;
+	size_t *open = pc_calloc(n ? n : 1, sizeof(*open)), nopen = 0;
 
-	if (!open)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < n; i++) {
 		const struct pc_tl_entry *e = &m[i];
 		const char *name = e->where <= PC_TL_NAMES && r->names[e->where] ?
@@ -245,11 +236,10 @@ cmp_tid_time(const void *a, const void *b)
 static void
 add_samples(struct reading *r, struct tl_group *g, struct pc_tl_entry *e, size_t n)
 {
-	uint64_t *byid = malloc((g->nstacks ? g->nstacks : 1) * 2 * sizeof(*byid));
+	uint64_t *byid = pc_malloc((g->nstacks ? g->nstacks : 1) * 2 * sizeof(*byid));
 	double rate = g->head.interval_ns ? 1.0 / (double)g->head.interval_ns : 0.001;
 
-	if (!byid || !(g->samples = calloc(n ? n : 1, sizeof(*g->samples))))
-		pc_fatal("out of memory");
+	g->samples = pc_calloc(n ? n : 1, sizeof(*g->samples));
 	for (size_t i = 0; i < g->nstacks; i++) {
 		byid[2 * i] = r->ids[i];
 		byid[2 * i + 1] = i;
@@ -330,8 +320,8 @@ new_group(struct export *x, uint32_t group)
 {
 	struct tl_group *g;
 
-	if (!x->timeline && !(x->timeline = calloc(1, sizeof(*x->timeline))))
-		pc_fatal("out of memory");
+	if (!x->timeline)
+		x->timeline = pc_calloc(1, sizeof(*x->timeline));
 	x->timeline->v = pc_realloc(x->timeline->v, (x->timeline->n + 1) * sizeof(*g));
 	g = &x->timeline->v[x->timeline->n++];
 	memset(g, 0, sizeof(*g));

@@ -44,10 +44,8 @@ symbols_load_whole(struct symtab *st, const char *exe, const struct symtab_opts 
 	/* the whole process was profiled: the rest of it can still be shown */
 	pc_warn("warning: '%s': %s", exe, err);
 	memset(st, 0, sizeof(*st));
-	st->syms = calloc(1, sizeof(*st->syms));
-	st->funcs = calloc(1, sizeof(*st->funcs));
-	if (!st->syms || !st->funcs)
-		pc_fatal("out of memory");
+	st->syms = pc_calloc(1, sizeof(*st->syms));
+	st->funcs = pc_calloc(1, sizeof(*st->funcs));
 }
 
 void

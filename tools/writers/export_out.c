@@ -153,13 +153,11 @@ void
 export_print_threads(const struct export *x, enum format format, FILE *out,
 		     const char *title)
 {
-	const struct xp_thread **v = malloc((x->nthreads ? x->nthreads : 1) * sizeof(*v));
+	const struct xp_thread **v = pc_malloc((x->nthreads ? x->nthreads : 1) * sizeof(*v));
 	double unknown = x->total;
 	struct thread_wait *w;
 	size_t nw;
 
-	if (!v)
-		pc_fatal("out of memory");
 	if (!x->nthreads)
 		pc_fatal("'%s': no thread recorded for --by-thread (threads are recorded with "
 			 "the stacks: PC_STACKS=1, pcprof run --stacks)", x->source);
@@ -201,7 +199,7 @@ export_print(const struct export *x, enum format format, FILE *out, const char *
 	else
 		r = export_callgrind(x, out, title);
 	if (r && errno == ENOMEM)
-		pc_fatal("out of memory");
+		pc_oom();
 	/* a write error is the caller's to tell, from ferror(out) */
 }
 
