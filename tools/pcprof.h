@@ -220,7 +220,7 @@ enum pc_clock { PC_CLOCK_AUTO, PC_CLOCK_CPU, PC_CLOCK_WALL, PC_CLOCK_OFF,
 /* "cpu", "wall" or "off" (auto: "cpu"); "alloc", "alloc-bytes", "inuse"
  * or "inuse-bytes". */
 const char *clock_word(enum pc_clock c);
-/* --clock's word (inputs.c): exits 2 with one line for another. */
+/* --clock's word (commands/options.c): exits 2 with one line for another. */
 enum pc_clock clock_named(const char *arg);
 /* stackfile.c: whether the stacks of run's files (or stacks_file) were
  * recorded with the wall clock (a version 3 header with GMON_STACKS_WALL);

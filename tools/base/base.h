@@ -50,12 +50,13 @@ struct out_file {
 	const char *path;	/* as given, or "standard output" */
 	char *tmp;		/* the temporary name, renamed at commit */
 };
-/* Open path for writing (NULL or "-": standard output); exits with one
+/* Open path for writing (NULL or "-": standard output); NULL after one
  * line naming it on failure. */
 FILE *out_open(struct out_file *o, const char *path);
-/* Flush and close o, and put it in place; exits with one line naming the
- * file on a write error, leaving no partial file. */
-void out_commit(struct out_file *o);
+/* Flush and close o, and put it in place; 0, or -1 after one line naming
+ * the file on a write error, and no partial file is left (its temporary
+ * goes at exit). */
+int out_commit(struct out_file *o);
 /* SIGXFSZ as pcprof found it, which out_open ignores (a file too large
  * then fails with EFBIG): for a command pcprof starts (launch.c). */
 void out_signals_as_found(void);

@@ -368,7 +368,8 @@ cmd_report(int argc, char **argv)
 		int n;
 		char exe[PATH_MAX], **ops = runexe_operands(argv + optind, argc - optind, &n);
 
-		out = out_open(&of, output);
+		if (!(out = out_open(&of, output)))
+			exit(EXIT_BAD_INPUT);
 		if (plain_exe(ops[0], exe, sizeof(exe)))
 			rc = report_files(exe, ops, n, &r, &s, out);
 		else
@@ -377,10 +378,12 @@ cmd_report(int argc, char **argv)
 			free(ops[n]);
 		free(ops);
 	} else {
-		out = out_open(&of, output);
+		if (!(out = out_open(&of, output)))
+			exit(EXIT_BAD_INPUT);
 		rc = report_program(argv + optind, argc - optind, &r, &s, out);
 	}
-	out_commit(&of);
+	if (out_commit(&of))
+		exit(EXIT_BAD_INPUT);
 	symtab_fetch_end(&fetch);
 	return rc;
 }

@@ -320,7 +320,8 @@ diff_flame(const struct result *res, const struct side *n, const struct diff_opt
 	snprintf(title, sizeof(title), "%s against its base: %d function%s slower, %d faster "
 		 "(alpha %g)", n->exe, res->nslow, res->nslow == 1 ? "" : "s", res->nfast,
 		 o->alpha);
-	f = out_open(of, o->flame);
+	if (!(f = out_open(of, o->flame)))
+		exit(EXIT_BAD_INPUT);
 	if (flame_of_run(f, &n->in, n->nruns - 1, NULL,
 			 o->metric == METRIC_WALL ? PC_CLOCK_WALL : PC_CLOCK_CPU, title,
 			 verdict_kind, &vs) ||
@@ -481,8 +482,8 @@ diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 	diff_print(stdout, &res, &sd[0], &sd[1], o);
 	if (fflush(stdout) || ferror(stdout))
 		pc_fatal("standard output: %s", strerror(errno));
-	if (o->flame)
-		out_commit(&of);
+	if (o->flame && out_commit(&of))
+		exit(EXIT_BAD_INPUT);
 	free(res.rows);
 	r = diff_exit_status(&res, o);
 	for (int s = 0; s < 2; s++) {

@@ -214,10 +214,12 @@ cmd_flame(int argc, char **argv)
 	/* PC_SCOPE=all: the profiles place the frames in every object */
 	if (!stacks && in.runs[0].manifest[0])
 		inputs_load(&in, &so, 0);
-	f = out_open(&of, out);
+	if (!(f = out_open(&of, out)))
+		exit(EXIT_BAD_INPUT);
 	if (flame_of_run(f, &in, 0, stacks, clock, title, NULL, NULL))
 		pc_fatal("'%s': %s", out, strerror(errno));
-	out_commit(&of);
+	if (out_commit(&of))
+		exit(EXIT_BAD_INPUT);
 	inputs_close(&in);
 	runexe_release(&re);
 	symtab_fetch_end(&fetch);

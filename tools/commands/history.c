@@ -442,9 +442,11 @@ plot(const struct history_opts *o)
 	for (size_t i = 0; i < res->ns; i++) {
 		if (strcmp(res->s[i].name, o->plot) || !res->s[i].n)
 			continue;
-		f = out_open(&of, o->out);
+		if (!(f = out_open(&of, o->out)))
+			exit(EXIT_BAD_INPUT);
 		history_plot(f, res, &res->s[i]);
-		out_commit(&of);
+		if (out_commit(&of))
+			exit(EXIT_BAD_INPUT);
 		return;
 	}
 	pc_fatal("--plot '%s': no such function in the history", text_name(o->plot));
@@ -470,7 +472,8 @@ cmd_history(int argc, char **argv)
 		fputs(usage_history, stderr);
 		return EXIT_BAD_INPUT;
 	}
-	history_read(argv[first], &h);
+	if (history_read(argv[first], &h))
+		return EXIT_BAD_INPUT;
 	history_pool(&h);
 	o.res.h = &h;
 	series_make(&o.res);

@@ -43,7 +43,8 @@ merge_into(const char *out, const char *name, char **paths, int n,
 	if (asprintf(&path, "%s/%s", out, name) < 0)
 		pc_fatal("out of memory");
 	profiles_load(&p, paths, n);
-	gmon_write_file(path, &p);
+	if (gmon_write_file(path, &p))
+		exit(EXIT_BAD_INPUT);
 	printf("%s: %d profile%s", text_name(path), n, n == 1 ? "" : "s");
 	/* a program renamed NAME-2: which one it is */
 	printf(of ? " of %s\n" : "\n", of ? text_name(of) : "");
@@ -268,7 +269,8 @@ cmd_merge(int argc, char **argv)
 				"executable's profiles are merged", argv[i]);
 			break;
 		}
-	gmon_write_file(out, &p);
+	if (gmon_write_file(out, &p))
+		exit(EXIT_BAD_INPUT);
 	gmon_profile_release(&p);
 	return 0;
 }

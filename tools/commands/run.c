@@ -262,7 +262,8 @@ report_apart(const char *exe, const char *output, int main_only, const char *rep
 
 		/* --report FILE: whole or not at all (base/outfile.c) */
 		if (report_to)
-			out = out_open(&of, report_to);
+			if (!(out = out_open(&of, report_to)))
+				exit(EXIT_BAD_INPUT);
 		if (!(files[0] = strdup(output)))
 			pc_fatal("out of memory");
 		if (main_only)
@@ -271,9 +272,10 @@ report_apart(const char *exe, const char *output, int main_only, const char *rep
 			report_run(files, 1, r, s, out);
 		if (out == stderr && !main_only)
 			pc_warn("profiles in '%s' (pcprof report %s)", output, output);
-		if (report_to)
-			out_commit(&of);
-		else if (fflush(out))
+		if (report_to) {
+			if (out_commit(&of))
+				exit(EXIT_BAD_INPUT);
+		} else if (fflush(out))
 			pc_fatal("standard error: %s", strerror(errno));
 		exit(0);	/* atexit: a temporary file is never left */
 	}
@@ -318,7 +320,8 @@ wall_gmon_apart(const char *exe, const char *profile, const struct symtab_opts *
 		strcpy(slash ? slash + 1 : path, RUNFILES_WALL_GMON);
 		inputs_open(&in, manifest && o.n ? o.v[0].path : exe, files, 1, s, INPUTS_AS_GIVEN);
 		wallgmon_build(&p, &in, 0, NULL, PC_CLOCK_WALL);
-		gmon_write_file(path, &p);
+		if (gmon_write_file(path, &p))
+			exit(EXIT_BAD_INPUT);
 		exit(0);
 	}
 	while (waitpid(pid, &status, 0) < 0)
