@@ -188,7 +188,8 @@ side_of_run(struct side *s)
 
 	if (!run || !runfiles_is_profile(run))
 		return;
-	runexe_resolve(&re, &run, 1, NULL);
+	if (runexe_resolve(&re, &run, 1, NULL))
+		exit(EXIT_BAD_INPUT);
 	add_arg(s, run);
 	memmove(s->args + 1, s->args, ((size_t)s->nruns - 1) * sizeof(*s->args));
 	s->args[0] = run;
@@ -388,7 +389,8 @@ seq_look(struct result *res, struct side cut[2], const struct side sides[2], int
 	side_cut(&cut[0], &sides[0], n >= to ? sides[0].nruns : n);
 	side_cut(&cut[1], &sides[1], n >= to ? sides[1].nruns : n);
 	lo.alpha = seq_look_alpha(o->alpha, n, o->seq_min, o->seq_max);
-	diff_compare(res, &cut[0], &cut[1], &lo);
+	if (diff_compare(res, &cut[0], &cut[1], &lo))
+		exit(EXIT_BAD_INPUT);
 	seq_judge(res, &lo, lo.alpha);
 	res->seq.runs = n;
 	res->seq.min = o->seq_min;
@@ -423,8 +425,9 @@ diff_look(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 	struct result res;
 
 	for (int s = 0; s < 2; s++) {
-		diff_side_load(&sides[s], so, o->metric == METRIC_TOTAL,
-			       o->metric == METRIC_WALL);
+		if (diff_side_load(&sides[s], so, o->metric == METRIC_TOTAL,
+				   o->metric == METRIC_WALL))
+			exit(EXIT_BAD_INPUT);
 		diff_disturbed_leave_out(&sides[s], s);
 	}
 	seq_gate(&res, cut, sides, o);
@@ -444,7 +447,8 @@ gate_compare(struct result *res, struct side sides[2], struct side cut[2],
 	     const struct diff_opts *o)
 {
 	if (o->seq_max <= 0) {
-		diff_compare(res, &sides[0], &sides[1], o);
+		if (diff_compare(res, &sides[0], &sides[1], o))
+			exit(EXIT_BAD_INPUT);
 		return sides;
 	}
 	seq_gate(res, cut, sides, o);
@@ -460,8 +464,10 @@ diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 	size_t tested = 0;
 	int r;
 
-	diff_side_load(&sides[0], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
-	diff_side_load(&sides[1], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
+	for (int s = 0; s < 2; s++)
+		if (diff_side_load(&sides[s], so, o->metric == METRIC_TOTAL,
+				   o->metric == METRIC_WALL))
+			exit(EXIT_BAD_INPUT);
 	for (int s = 0; s < 2; s++)
 		diff_disturbed_leave_out(&sides[s], s);
 	/* the new side's seconds as measured, before diff_compare scales them */

@@ -153,8 +153,9 @@ flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_
 	char tbuf[512];
 	int r;
 
-	clock = clock_resolve(in, run, stacks_file, clock);
-	folded_build(&fs, in, run, stacks_file, clock);
+	if (clock_resolve(in, run, stacks_file, &clock) ||
+	    folded_build(&fs, in, run, stacks_file, clock))
+		exit(EXIT_BAD_INPUT);
 	if (!title) {
 		int n = snprintf(tbuf, sizeof(tbuf), "%s: %.0f samples at %u Hz", in->exe,
 				 fs.total, fs.rate);
@@ -209,11 +210,13 @@ cmd_flame(int argc, char **argv)
 		fputs(usage_flame, stderr);
 		return EXIT_BAD_INPUT;
 	}
-	runexe_resolve(&re, argv + optind, argc - optind, process);
-	runexe_open(&in, &re, &so, INPUTS_AS_GIVEN);
+	if (runexe_resolve(&re, argv + optind, argc - optind, process) ||
+	    runexe_open(&in, &re, &so, INPUTS_AS_GIVEN))
+		exit(EXIT_BAD_INPUT);
 	/* PC_SCOPE=all: the profiles place the frames in every object */
 	if (!stacks && in.runs[0].manifest[0])
-		inputs_load(&in, &so, 0);
+		if (inputs_load(&in, &so, 0))
+			exit(EXIT_BAD_INPUT);
 	if (!(f = out_open(&of, out)))
 		exit(EXIT_BAD_INPUT);
 	if (flame_of_run(f, &in, 0, stacks, clock, title, NULL, NULL))

@@ -188,7 +188,8 @@ history_add(struct history_opts *o, int argc, char **argv)
 	history_id_resolve(&o->id);
 	memset(&s, 0, sizeof(s));
 	if (runfiles_is_profile(argv[1])) {
-		runexe_resolve(&re, argv + 1, 1, NULL);
+		if (runexe_resolve(&re, argv + 1, 1, NULL))
+			exit(EXIT_BAD_INPUT);
 		s.exe = re.exe;
 		first = 1;
 	} else {
@@ -196,7 +197,8 @@ history_add(struct history_opts *o, int argc, char **argv)
 	}
 	s.args = argv + first;
 	s.nruns = argc - first;
-	diff_side_load(&s, &so, 0, 0);
+	if (diff_side_load(&s, &so, 0, 0))
+		exit(EXIT_BAD_INPUT);
 	diff_disturbed_leave_out(&s, 1);
 	history_keep(argv[0], &s, &o->id, NULL);
 	diff_side_release(&s);

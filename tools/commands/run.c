@@ -312,14 +312,18 @@ wall_gmon_apart(const char *exe, const char *profile, const struct symtab_opts *
 		int manifest = runfiles_has_manifest(profile);
 
 		if (manifest)
-			runfiles_read_manifest(profile, &o);
+			if (runfiles_read_manifest(profile, &o))
+				exit(EXIT_BAD_INPUT);
 		if (!(files[0] = strdup(profile)) || !(path = malloc(strlen(profile) + 16)))
 			pc_fatal("out of memory");
 		strcpy(path, profile);
 		slash = strrchr(path, '/');
 		strcpy(slash ? slash + 1 : path, RUNFILES_WALL_GMON);
-		inputs_open(&in, manifest && o.n ? o.v[0].path : exe, files, 1, s, INPUTS_AS_GIVEN);
-		wallgmon_build(&p, &in, 0, NULL, PC_CLOCK_WALL);
+		if (inputs_open(&in, manifest && o.n ? o.v[0].path : exe, files, 1, s,
+				INPUTS_AS_GIVEN))
+			exit(EXIT_BAD_INPUT);
+		if (wallgmon_build(&p, &in, 0, NULL, PC_CLOCK_WALL))
+			exit(EXIT_BAD_INPUT);
 		if (gmon_write_file(path, &p))
 			exit(EXIT_BAD_INPUT);
 		exit(0);

@@ -13,16 +13,19 @@
 #include "pcprof.h"
 #include "inputs/runfiles.h"
 
-/* Run r of in: files[0..n) as given, or the profiles they stand for. */
-static void
+/* Run r of in: files[0..n) as given, or the profiles they stand for; 0,
+ * or -1 after one line. */
+static int
 open_run(struct pc_inputs *in, struct pc_run *run, char **files, int n, int flags)
 {
-	runfiles_open(run, &in->st, files, n, flags & INPUTS_AS_GIVEN);
+	if (runfiles_open(run, &in->st, files, n, flags & INPUTS_AS_GIVEN))
+		return -1;
 	for (int i = 0; i < run->nfiles; i++)
 		in->whole |= run->manifest[i];
+	return 0;
 }
 
-void
+int
 inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
 	    const struct symtab_opts *so, int flags)
 {
@@ -38,15 +41,19 @@ inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
 	in->exe = exe;
 	/* an executable with no symbols is no error where its profile
 	 * covers the whole process: the rest of it can still be named */
-	symbols_load_whole(&in->st, exe, so, runfiles_is_whole(operands[0]));
+	if (symbols_load_whole(&in->st, exe, so, runfiles_is_whole(operands[0])))
+		return -1;
 	in->nruns = each ? n : 1;
 	in->runs = pc_calloc((size_t)in->nruns, sizeof(*in->runs));
 	for (int r = 0; r < in->nruns; r++)
-		open_run(in, &in->runs[r], each ? operands + r : operands, each ? 1 : n, flags);
+		if (open_run(in, &in->runs[r], each ? operands + r : operands, each ? 1 : n,
+			     flags))
+			return -1;
 	in->objects = whole_new();
+	return 0;
 }
 
-void
+int
 inputs_load(struct pc_inputs *in, const struct symtab_opts *so, int flags)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
@@ -55,17 +62,20 @@ inputs_load(struct pc_inputs *in, const struct symtab_opts *so, int flags)
 		struct pc_run *run = &in->runs[r];
 		uint8_t id[GMON_BUILDID_SIZE];
 
-		profiles_load(&run->prof, run->files, run->nfiles);
+		if (profiles_load(&run->prof, run->files, run->nfiles))
+			return -1;
 		if (!(flags & INPUTS_STRICT))
 			check_build_id(&run->prof, &in->st, in->exe);
 		/* a gate must not compare names read with the wrong symbols */
 		else if (gmon_profile_is_libpc(&run->prof, id) && memcmp(id, zero, sizeof(id)) &&
 			 in->st.build_id_len >= GMON_BUILDID_SIZE &&
 			 memcmp(id, in->st.build_id, sizeof(id)))
-			pc_fatal("'%s': not a profile of '%s' (another build-id)",
-				 run->files[0], in->exe);
-		whole_load(in->objects, &in->st, run, in->exe, so);
+			return pc_error("'%s': not a profile of '%s' (another build-id)",
+					run->files[0], in->exe);
+		if (whole_load(in->objects, &in->st, run, in->exe, so) < 0)
+			return -1;
 	}
+	return 0;
 }
 
 uint64_t

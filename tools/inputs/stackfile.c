@@ -22,9 +22,9 @@
  * A stacks file left from another run must not be drawn under this one's
  * name: its build-id must be the program's, and its pid the profile's
  * where both are recorded (the profile is run's files[file], or none
- * where run is NULL).
+ * where run is NULL). 0, or -1 after one line.
  */
-static void
+static int
 stacks_check_run(const char *path, const struct gmon_stacks *ss,
 		 const struct symtab *st, const struct pc_run *run, int file)
 {
@@ -40,13 +40,21 @@ stacks_check_run(const char *path, const struct gmon_stacks *ss,
 			sprintf(a + 2 * k, "%02x", ss->build_id[k]);
 			sprintf(b + 2 * k, "%02x", st->build_id[k]);
 		}
-		pc_fatal("'%s': stacks of another program (build-id %s..., the executable's "
-			 "is %s...): a file left from another run?", path, a, b);
+		return pc_error("'%s': stacks of another program (build-id %s..., the "
+				"executable's is %s...): a file left from another run?", path, a, b);
 	}
-	pid = gmon && run->manifest[file] ? runfiles_manifest(run, file)->pid : 0;
+	if (gmon && run->manifest[file]) {
+		const struct gmon_objects *o = runfiles_manifest(run, file);
+
+		if (!o)
+			return -1;
+		pid = o->pid;
+	} else {
+		pid = 0;
+	}
 	if (pid && ss->pid && pid != ss->pid)
-		pc_fatal("'%s': stacks of another run (process %u, the profile's is %llu)",
-			 path, ss->pid, (unsigned long long)pid);
+		return pc_error("'%s': stacks of another run (process %u, the profile's is %llu)",
+				path, ss->pid, (unsigned long long)pid);
 	/* libpc writes the stacks right after their profile: stacks older
 	 * than the profile beside them are an earlier run's (a plain
 	 * LD_PRELOAD run has no manifest to tell the pid by) */
@@ -56,17 +64,18 @@ stacks_check_run(const char *path, const struct gmon_stacks *ss,
 		if (stat(path, &a) == 0 && stat(gmon, &b) == 0 &&
 		    (a.st_mtim.tv_sec < b.st_mtim.tv_sec ||
 		     (a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec < b.st_mtim.tv_nsec)))
-			pc_fatal("'%s': stacks of another run (older than '%s')", path, gmon);
+			return pc_error("'%s': stacks of another run (older than '%s')", path, gmon);
 	}
+	return 0;
 }
 
-static void
+static int
 read_stacks(const char *path, struct gmon_stacks *ss)
 {
 	if (access(path, F_OK))
-		pc_fatal("'%s': %s%s", path, strerror(errno), errno == ENOENT ?
-			 " (profile with PC_STACKS=1, or pcprof run --stacks)" : "");
-	pc_read_stacks(path, ss);
+		return pc_error("'%s': %s%s", path, strerror(errno), errno == ENOENT ?
+				" (profile with PC_STACKS=1, or pcprof run --stacks)" : "");
+	return pc_read_stacks(path, ss);
 }
 
 static int
@@ -216,22 +225,24 @@ stacks_are_wall(const struct pc_inputs *in, int runi, const char *stacks_file)
 	return wall;
 }
 
-enum pc_clock
+int
 clock_resolve(const struct pc_inputs *in, int run, const char *stacks_file,
-	      enum pc_clock asked)
+	      enum pc_clock *clock)
 {
+	enum pc_clock asked = *clock;
 	int wall;
 
 	if (CLOCK_IS_ALLOC(asked))
-		return asked;	/* of the allocation profile (cmd_report.c) */
+		return 0;	/* of the allocation profile (cmd_report.c) */
 	wall = stacks_are_wall(in, run, stacks_file);
 	if (asked == PC_CLOCK_AUTO)
-		return wall ? PC_CLOCK_WALL : PC_CLOCK_CPU;
-	if (!wall && asked != PC_CLOCK_CPU)
-		pc_fatal("'%s': a CPU profile, with no off-CPU time for --clock %s (record "
-			 "with pcprof run --clock wall, or PC_CLOCK=wall)",
-			 stacks_file ? stacks_file : in->runs[run].files[0], clock_word(asked));
-	return asked;
+		*clock = wall ? PC_CLOCK_WALL : PC_CLOCK_CPU;
+	else if (!wall && asked != PC_CLOCK_CPU)
+		return pc_error("'%s': a CPU profile, with no off-CPU time for --clock %s "
+				"(record with pcprof run --clock wall, or PC_CLOCK=wall)",
+				stacks_file ? stacks_file : in->runs[run].files[0],
+				clock_word(asked));
+	return 0;
 }
 
 int
@@ -245,13 +256,16 @@ stacks_load(const struct pc_inputs *in, int runi, int file, const char *stacks_f
 		free(path);
 		return 1;
 	}
-	read_stacks(path, ss);
-	stacks_check_run(path, ss, &in->st, stacks_file ? NULL : run, file);
+	if (read_stacks(path, ss) ||
+	    stacks_check_run(path, ss, &in->st, stacks_file ? NULL : run, file)) {
+		free(path);
+		return -1;
+	}
 	free(path);
 	return 0;
 }
 
-void
+int
 folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 	     const char *stacks_file, enum pc_clock clock)
 {
@@ -262,13 +276,14 @@ folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 	for (int i = 0; i < (stacks_file ? 1 : n); i++) {
 		struct gmon_stacks ss;
 
-		stacks_load(in, run, i, stacks_file, 1, &ss);
+		if (stacks_load(in, run, i, stacks_file, 1, &ss))
+			return -1;
 		if (!fs->rate)
 			fs->rate = ss.rate;
 		if (ss.rate != fs->rate)
-			pc_fatal("'%s%s': sampled at %u Hz, not %u Hz",
-				 stacks_file ? stacks_file : in->runs[run].files[i],
-				 stacks_file ? "" : GMON_STACKS_SUFFIX, ss.rate, fs->rate);
+			return pc_error("'%s%s': sampled at %u Hz, not %u Hz",
+					stacks_file ? stacks_file : in->runs[run].files[i],
+					stacks_file ? "" : GMON_STACKS_SUFFIX, ss.rate, fs->rate);
 		for (size_t j = 0; j < ss.n; j++) {
 			double w = stack_weight(&ss, &ss.v[j], clock);
 
@@ -296,6 +311,7 @@ folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 			fs->v[fs->n++] = fs->v[j];
 		}
 	}
+	return 0;
 }
 
 void

@@ -47,9 +47,10 @@ test_row(struct row *w, const struct model *mo, const struct side *b,
 /*
  * The whole program's seconds have no sampling noise to speak of (they are
  * the CPU time), so only the runs' own variance counts: Welch's test, a
- * side with one run borrowing the other side's relative variance.
+ * side with one run borrowing the other side's relative variance. 0, or
+ * -1 after one line where neither side has two runs.
  */
-static void
+static int
 test_program(struct row *w, const struct model *mo, const struct side *b,
 	     const struct side *n)
 {
@@ -60,7 +61,7 @@ test_program(struct row *w, const struct model *mo, const struct side *b,
 	double vb, vn, se2;
 
 	if (b->nruns < 2 && n->nruns < 2)
-		pc_fatal("--metric program needs two runs or more on a side: the whole program's time varies only from run to run");
+		return pc_error("--metric program needs two runs or more on a side: the whole program's time varies only from run to run");
 	if (b->nruns < 2)
 		w->vb = cvn * w->mb * w->mb;
 	if (n->nruns < 2)
@@ -76,6 +77,7 @@ test_program(struct row *w, const struct model *mo, const struct side *b,
 	w->t = (w->mn - w->mb) / sqrt(se2);
 	w->p = stats_t_two_sided(w->t, w->df);
 	w->tested = 1;
+	return 0;
 }
 
 /*
@@ -430,7 +432,7 @@ speed_fit(struct result *res, const struct side *b, const struct side *n,
 }
 
 /* The comparison of b and n, both loaded, into res. */
-void
+int
 diff_compare(struct result *res, struct side *b, struct side *n,
 	     const struct diff_opts *o)
 {
@@ -459,7 +461,8 @@ diff_compare(struct result *res, struct side *b, struct side *n,
 		res->rows = pc_malloc(sizeof(*res->rows));
 		res->rows[0] = res->prog;
 		res->nrows = 1;
-		test_program(&res->rows[0], &res->model, b, n);
+		if (test_program(&res->rows[0], &res->model, b, n))
+			return -1;
 		res->rows[0].family = 1;
 		res->family = 1;
 	} else {
@@ -469,4 +472,5 @@ diff_compare(struct result *res, struct side *b, struct side *n,
 	speed_fit(res, b, n, o);
 	by_relative = o->metric == METRIC_TOTAL;
 	qsort_r(res->rows, res->nrows, sizeof(*res->rows), cmp_rows, &by_relative);
+	return 0;
 }

@@ -133,7 +133,7 @@ row_of(struct side *s, const char *name, size_t first)
 
 /* Every off-CPU record of run r into its row's seconds in self and into
  * the run's program and waited seconds (self NULL: only the rows made). */
-static void
+static int
 each_wait(struct side *s, int r, size_t first, double *self)
 {
 	const struct pc_run *run = &s->in.runs[r];
@@ -142,11 +142,12 @@ each_wait(struct side *s, int r, size_t first, double *self)
 		struct gmon_stacks ss;
 		char buf[1024];
 
-		stacks_load(&s->in, r, i, NULL, 1, &ss);
+		if (stacks_load(&s->in, r, i, NULL, 1, &ss))
+			return -1;
 		if (!(ss.flags & GMON_STACKS_WALL))
-			pc_fatal("'%s': a CPU profile, with no off-CPU time for --metric wall "
-				 "(record with PC_CLOCK=wall, pcprof run --clock wall)",
-				 run->files[i]);
+			return pc_error("'%s': a CPU profile, with no off-CPU time for --metric "
+					"wall (record with PC_CLOCK=wall, pcprof run --clock wall)",
+					run->files[i]);
 		if (ss.wall[GMON_WALL_HZ_LOW] &&
 		    (!s->wall_hz || ss.wall[GMON_WALL_HZ_LOW] < s->wall_hz))
 			s->wall_hz = (uint32_t)ss.wall[GMON_WALL_HZ_LOW];
@@ -169,28 +170,31 @@ each_wait(struct side *s, int r, size_t first, double *self)
 		}
 		gmon_stacks_release(&ss);
 	}
+	return 0;
 }
 
-void
+int
 diff_wall_rows(struct side *s)
 {
 	size_t first = s->in.st.nfuncs;
 
 	s->first_wait = first;
 	for (int r = 0; r < s->nruns; r++)
-		each_wait(s, r, first, NULL);
+		if (each_wait(s, r, first, NULL))
+			return -1;
 	if (!s->wall_hz)
 		s->wall_hz = 100;	/* libpc's default, where a file does not say */
+	return 0;
 }
 
-void
+int
 diff_wall_add(struct side *s, int r, double *self)
 {
 	if (!s->waited)
 		s->waited = pc_calloc((size_t)s->nruns, sizeof(*s->waited));
 	if (!s->runq)
 		s->runq = pc_calloc((size_t)s->nruns, sizeof(*s->runq));
-	each_wait(s, r, s->first_wait, self);
+	return each_wait(s, r, s->first_wait, self);
 }
 
 double

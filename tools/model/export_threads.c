@@ -22,18 +22,19 @@ thread_is(const struct export *x, const struct xp_thread *t, const char *which)
 	return t->name && !strcmp(x->strs[t->name], which);
 }
 
-void
+int
 export_keep_thread(struct export *x, const char *which)
 {
 	int any = 0;
 
 	if (!x->nthreads)
-		pc_fatal("'%s': no thread recorded for --thread %s (threads are recorded with "
-			 "the stacks: PC_STACKS=1, pcprof run --stacks)", x->source, which);
+		return pc_error("'%s': no thread recorded for --thread %s (threads are recorded "
+				"with the stacks: PC_STACKS=1, pcprof run --stacks)", x->source,
+				which);
 	for (size_t i = 0; i < x->nthreads; i++)
 		any |= thread_is(x, &x->threads[i], which);
 	if (!any)
-		pc_fatal("'%s': no thread of tid or name %s", x->source, which);
+		return pc_error("'%s': no thread of tid or name %s", x->source, which);
 	x->total = 0;
 	x->off = 0;
 	for (size_t g = 0; g < x->ngroups; g++)
@@ -51,6 +52,7 @@ export_keep_thread(struct export *x, const char *which)
 		if (s->off)
 			x->off += s->count;
 	}
+	return 0;
 }
 
 void

@@ -234,7 +234,7 @@ cmp_samples(const void *a, const void *b)
 	return cmp_key(a, b);
 }
 
-void
+int
 lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profile *p,
 	    const struct symtab_opts *so)
 {
@@ -263,10 +263,10 @@ lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profi
 	L->nrows = n;
 	if (n)
 		qsort(L->rows, n, sizeof(*L->rows), cmp_samples);
-	lines_check(L);
+	return lines_check(L);
 }
 
-void
+int
 lines_check(const struct lines *L)
 {
 	for (size_t k = 0; k < L->nmods; k++) {
@@ -274,8 +274,9 @@ lines_check(const struct lines *L)
 		const char *e = m->error[0] ? m->error : dwlines_error(m->dw);
 
 		if (e)
-			pc_fatal("'%s': %s", m->path, e);
+			return pc_error("'%s': %s", m->path, e);
 	}
+	return 0;
 }
 
 void

@@ -9,6 +9,7 @@
  * the counters of pcprof_count. Names are resolved here (symbolicated).
  * Categories: CPU, and off-CPU with a subcategory per call waited in.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -613,9 +614,10 @@ export_firefox(const struct export *x, FILE *out, const char *title)
 	size_t body_len = 0;
 	FILE *b;
 
-	if (!f.tl || !f.tl->n)
-		pc_fatal("'%s': no timeline recorded (pcprof run --timeline, PC_TIMELINE=1)",
-			 x->source);
+	if (!f.tl || !f.tl->n) {
+		errno = EINVAL;		/* timeline_recorded says so first */
+		return -1;
+	}
 	f.zero = timelines_zero(f.tl);
 	n = list_threads(&f, &threads);
 	/* the threads first, into memory: they find the waits the meta's
