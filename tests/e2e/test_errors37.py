@@ -2,9 +2,11 @@
 """End-to-end tests of issue 37's errors as values: below tools/commands/
 an error is returned, said once, and only a command ends pcprof. `pcprof
 run`'s report fails in each way it can (a report file it cannot write, a
---process that names no process, a damaged profile) and the run still
-exits with the program's own status and output, as it does plain, with
-the one line that says what went wrong."""
+--process that names no process, a damaged profile), and so does the
+gmon.wall of a wall-clock run, which pcprof run now makes in its own
+process, and the run still exits with the program's own status and
+output, as it does plain, with the one line that says what went
+wrong."""
 
 import os
 import subprocess
@@ -49,6 +51,16 @@ def test_errors37_a_failed_report_keeps_the_programs_status():
         mine = [l for l in p.stderr[len(p0.stderr):].splitlines() if l.startswith("pcprof:")]
         assert len([l for l in mine if said in l]) == 1, (extra, said, mine)
         assert os.path.exists(os.path.join(d, "r%d" % i, "gmon.out")), os.listdir(d)
+    # a wall-clock run whose gmon.wall cannot be written (a directory
+    # there): made in pcprof run's own process, its error is a value
+    w = os.path.join(d, "w")
+    os.makedirs(os.path.join(w, "gmon.wall"))
+    p = pcprof("run", "--clock", "wall", "-o", "w", "--", exe, "7", cwd=d)
+    assert p.returncode == 7, (p.returncode, p.stderr)
+    assert p.stdout == p0.stdout, p.stdout
+    mine = [l for l in p.stderr.splitlines() if l.startswith("pcprof: '")]
+    assert mine == ["pcprof: '%s': is a directory" % os.path.join(w, "gmon.wall")], mine
+    assert "Run in w: 1 process" in p.stderr, p.stderr
     # the profile itself damaged: the report says so in one line and
     # status 2, the program's run before it kept its 7
     r = os.path.join(d, "r0")
