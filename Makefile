@@ -69,10 +69,15 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/own.c preload/vfork.c \
 	preload/alloc.c preload/alloc_table.c \
 	gmon/write.c
-# whether a live file's process still runs: libpc's pc_recover and pcprof ask
-PRELOAD_SRC += preload/running.c
+# the live file's name and head, and whether its process still runs:
+# libpc's pc_recover and pcprof ask
+PRELOAD_SRC += gmon/live.c
 # the wall sampler's tables, mapped as the threads need them
 PRELOAD_SRC += preload/wall_mem.c
+# the wall sampler's listing of the threads
+PRELOAD_SRC += preload/wall_list.c
+# the waits with a mask of their own, for the sampling handler
+PRELOAD_SRC += preload/waits.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
@@ -90,13 +95,21 @@ $(B)/libpc.so: $(PRELOAD_OBJ) preload/libpc.map
 		-Wl,--version-script=preload/libpc.map -Wl,--no-undefined \
 		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl
 
+# the ITT collector (preload/itt.c): a library of its own, which programs
+# instrumented with Intel ITT load by INTEL_LIBITTNOTIFY64; it reaches
+# libpc through the marker API's weak references only
+all: $(B)/libpc-itt.so
+$(B)/libpc-itt.so: $(B)/pic/preload/itt.o
+	$(call say,LD,$@)$(CC) -shared -pthread -o $@ $< -Wl,--no-undefined \
+		-Wl,-z,now -Wl,-z,relro $(LDFLAGS)
+
 # ---------------------------------------------------------------- pcprof
 # tools/ follows the data (docs/ARCHITECTURE.md): inputs/, symbols/, model/,
 # writers/, commands/; every C file of each is pcprof's
 TOOLS_DIRS := base inputs symbols model writers commands
 TOOLS_SRC := $(sort $(foreach d,$(TOOLS_DIRS),$(wildcard tools/$(d)/*.c))) \
 	gmon/read.c gmon/write.c gmon/objects.c preload/taskclock.c
-TOOLS_SRC += preload/running.c
+TOOLS_SRC += gmon/live.c
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(B)/tool/%.o) $(B)/tool/gen/profile.pb-c.o
 # libelf reads symbols; libdw (elfutils too) reads unwind tables for the
 # function extents of stripped code; libdebuginfod fetches debug files
@@ -187,6 +200,7 @@ UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_sta
 	tests/check_jitdump.c tests/check_runexe.c tests/check_waits.c preload/settings.c \
 	tests/check_wallstack.c \
 	tests/check_history.c tests/check_sequential.c
+UNIT_SRC += tests/check_formats.c
 UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/commands/main.o,$(TOOLS_OBJ))
 
 $(B)/host/%.o: %.c
@@ -246,9 +260,12 @@ PROGS += $(P)/wallattr $(P)/wallattr-fp
 PROGS += $(P)/history-slow3
 PROGS += $(P)/wallmem_lock $(P)/wallmem_count.so
 PROGS += $(P)/users37 $(P)/users37_omp
+PROGS += $(P)/flaky_waits
 PROGS += $(P)/timeline38
+PROGS += $(P)/markers38_itt $(P)/markers38_tbb
 PROGS += $(P)/gate36_napper $(P)/gate36_napper-slow
 PROGS += $(P)/alloc39 $(P)/alloc39stress $(P)/alloc39pp
+PROGS += $(P)/alloc39gate $(P)/alloc39gate-more
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -299,6 +316,10 @@ $(P)/cxx: tests/progs/cxx.cc tests/progs/truth.h
 $(P)/alloc39pp: tests/progs/alloc39pp.cc
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) -O2 -g -Wall -o $@ $<
+# the gate on allocations' new build (test_alloc39.py): grow_site 1 % more
+$(P)/alloc39gate-more: tests/progs/alloc39gate.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DMORE=1 -o $@ $<
 $(P)/callers-fp: tests/progs/callers.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-omit-frame-pointer -o $@ $<
@@ -374,6 +395,10 @@ $(P)/plugin.so: tests/progs/plugin.c
 $(P)/users37_omp: tests/progs/users37_omp.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fopenmp -o $@ $<
+# a TBB flow graph whose bodies TBB marks as ITT tasks (libtbb-dev)
+$(P)/markers38_tbb: tests/progs/markers38_tbb.cc
+	@mkdir -p $(dir $@)
+	$(call say,CXX,$@)$(CXX) -O2 -g -Wall -DTBB_USE_PROFILING_TOOLS=1 -o $@ $< -ltbb -pthread
 $(P)/%: tests/progs/%.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
@@ -538,6 +563,7 @@ install: all
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	install -m 0755 $(B)/pcprof $(DESTDIR)$(BINDIR)/pcprof
 	install -m 0755 $(B)/libpc.so $(DESTDIR)$(LIBDIR)/libpc.so
+	install -m 0755 $(B)/libpc-itt.so $(DESTDIR)$(LIBDIR)/libpc-itt.so
 	sed 's|/usr/local/lib/libpc\.so|$(LIBDIR)/libpc.so|g' docs/pcprof.1 > $(B)/pcprof.1
 	sed 's|/usr/local/lib/libpc\.so|$(LIBDIR)/libpc.so|g' docs/libpc.7 > $(B)/libpc.7
 	install -m 0644 $(B)/pcprof.1 $(DESTDIR)$(MANDIR)/man1/pcprof.1
@@ -546,7 +572,7 @@ install: all
 	install -m 0644 include/pcprof/marker.h $(DESTDIR)$(INCLUDEDIR)/pcprof/marker.h
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/pcprof $(DESTDIR)$(LIBDIR)/libpc.so \
+	rm -f $(DESTDIR)$(BINDIR)/pcprof $(DESTDIR)$(LIBDIR)/libpc.so $(DESTDIR)$(LIBDIR)/libpc-itt.so \
 		$(DESTDIR)$(MANDIR)/man1/pcprof.1 $(DESTDIR)$(MANDIR)/man7/libpc.7 \
 		$(DESTDIR)$(INCLUDEDIR)/pcprof/marker.h
 

@@ -376,6 +376,20 @@ int gmon_read_header(const void *h, size_t n, uint8_t build_id[GMON_BUILDID_SIZE
 int gmon_objects_name(char *buf, size_t size, const char *profile);
 int gmon_stacks_name(char *buf, size_t size, const char *profile);
 
+/*
+ * An object's own gmon file beside profile PROFILE: PROFILE+OBJECT, where
+ * OBJECT is the object's file name (libc.so.6), built here and nowhere
+ * else (write.c): into buf, size bytes, 0; or -ENAMETOOLONG, buf then "".
+ * AS-safe. Either part may hold a '+' (gmon.out.g++.42+libstdc++.so.6),
+ * so a name is read by trying its splits: gmon_object_split gives the
+ * length of the PROFILE part before the next '+' of path's last part
+ * after its first prev bytes (0: the first), from the left; 0 when there
+ * is none. The caller tells which PROFILE is a profile. AS-safe.
+ */
+#define GMON_OBJECT_SEP		"+"
+int gmon_object_name(char *buf, size_t size, const char *profile, const char *object);
+size_t gmon_object_split(const char *path, size_t prev);
+
 struct gmon_object {
 	int loaded;
 	uint64_t samples;

@@ -382,3 +382,27 @@ gmon_stacks_name(char *buf, size_t size, const char *profile)
 {
 	return name_beside(buf, size, profile, GMON_STACKS_SUFFIX);
 }
+
+int
+gmon_object_name(char *buf, size_t size, const char *profile, const char *object)
+{
+	size_t n = strlen(profile), k = strlen(GMON_OBJECT_SEP);
+
+	if (name_beside(buf, size, profile, GMON_OBJECT_SEP))
+		return -ENAMETOOLONG;
+	return name_beside(buf + n + k, size - n - k, object, "") ?
+	       (buf[0] = 0, -ENAMETOOLONG) : 0;
+}
+
+size_t
+gmon_object_split(const char *path, size_t prev)
+{
+	const char *base = strrchr(path, '/'), *plus;
+
+	base = base ? base + 1 : path;
+	/* past prev, and never an empty PROFILE */
+	plus = path + prev >= base + 1 ? path + prev + 1 : base + 1;
+	if (plus > path + strlen(path) || !(plus = strchr(plus, GMON_OBJECT_SEP[0])))
+		return 0;
+	return (size_t)(plus - path);
+}

@@ -34,6 +34,7 @@
 #include <malloc.h>
 
 #include "alloc.h"
+#include "live.h"
 
 enum { ALLOC_BEFORE, ALLOC_ON, ALLOC_OFF };
 
@@ -205,6 +206,9 @@ sample(void *p, size_t n, uintptr_t ra)
 		k = 1;
 	}
 	pc_alloc_record(p, n, f, k);
+	/* where no grower thread runs (a process of one thread), the
+	 * tables' growth this sample asked for: a flag's look otherwise */
+	pc_live_grow_now();
 	busy--;
 	errno = saved;
 }
@@ -407,6 +411,14 @@ posix_memalign(void **out, size_t align, size_t n)
 	if (CROSSES(n))
 		return posix_memalign_slow(out, align, n, (uintptr_t)__builtin_return_address(0));
 	return next_posix_memalign(out, align, n);
+}
+
+void
+pc_alloc_stop(void)
+{
+	__atomic_store_n(&alloc_state, ALLOC_OFF, __ATOMIC_RELEASE);
+	countdown = INT64_MAX;
+	pc_alloc_table_detach();
 }
 
 void

@@ -21,6 +21,12 @@
  * (the constructor, once the configuration is sealed). Not AS-safe. */
 void pc_alloc_start(int on, uint64_t rate) PC_HIDDEN;
 
+/* alloc.c: sample no more, and match no free (a fork child whose tables
+ * are still its parent's, in the parent's live file). Not AS-safe. */
+void pc_alloc_stop(void) PC_HIDDEN;
+/* alloc_table.c: forget every tracked block, the tables left as they
+ * are (pc_alloc_stop). */
+void pc_alloc_table_detach(void) PC_HIDDEN;
 /* alloc_table.c: map the tables; 0 or -errno. Not AS-safe. */
 int pc_alloc_table_init(uint64_t rate) PC_HIDDEN;
 /* alloc_table.c: a sampled allocation of size bytes at p, with the
@@ -61,6 +67,11 @@ pc_alloc_maybe(const void *p)
 	return __atomic_load_n(&pc_alloc_filter[pc_alloc_bucket(p)], __ATOMIC_RELAXED) != 0;
 }
 
+/* alloc_table.c: take the tables a live file records (pc_recover; NULL
+ * or a file without them: none); 0, or -EINVAL for tables that cannot be
+ * theirs. Not AS-safe. */
+struct pc_live_tables;
+int pc_alloc_recover(const struct pc_live_tables *t) PC_HIDDEN;
 /* alloc_table.c: forget everything (a fork child). */
 void pc_alloc_table_clear(void) PC_HIDDEN;
 /* alloc_table.c: write PROFILE.alloc beside the profile at path. AS-safe. */

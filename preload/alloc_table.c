@@ -9,7 +9,15 @@
  * threads racing on a new stack may store it twice: pcprof adds them).
  * An entry holds the stack's counts: its samples and frees, and their
  * estimates, in fixed point so that a free subtracts exactly what its
- * allocation added.
+ * allocation added. The arena and the index live in the live file
+ * (live.c), so that a process killed by SIGKILL leaves its allocation
+ * profile for pc_recover: both start small and double as they fill
+ * (livegrow.c's tables; a stack found at another slot after the index
+ * doubled is stored again, and its entries add up), and a sample with no
+ * backed room yet is dropped and counted. A fork child counts into a
+ * file of its own from libpc's fork handler on (lifecycle.c), which
+ * pthread_atfork runs before the handlers registered after libpc's
+ * constructor; one that cannot have a file stops (pc_alloc_stop).
  *
  * Blocks: each sampled block's address, size and stack, until its free,
  * in an open-addressing table of segments: 4096 slots at first, each new
@@ -27,10 +35,13 @@
 #include <sys/mman.h>
 
 #include "alloc.h"
+#include "live.h"
 #include "banned.h"
 
 #define MAX_PROBE	64
 #define INDEX_SLOTS	(1u << 16)
+#define INDEX_FIRST	4096		/* index slots backed at first */
+#define ARENA_FIRST	8192		/* and arena words (64 KiB) */
 #define FIXED		65536.0		/* objects: in 1/65536ths */
 
 enum { E_HASH, E_DEPTH, E_NALLOC, E_OBJ, E_BYTES, E_NFREE, E_FOBJ, E_FBYTES, E_FRAMES };
@@ -54,8 +65,11 @@ struct segment {
 
 static uint64_t rate;
 static uint64_t *arena;
-static size_t arena_words, arena_used;	/* used: atomic */
+static size_t arena_words;
 static uint32_t *index_slots;
+/* what may be used of each, backed in the live file (livegrow.c): the
+ * arena's words [used, slots) free, the index's slots */
+static struct pc_grow arena_grow, index_grow;
 static struct segment segs[MAX_SEGS];
 static int nsegs;			/* atomic */
 static int growing;			/* a segment is being mapped (atomic) */
@@ -90,15 +104,49 @@ map(size_t len)
 int
 pc_alloc_table_init(uint64_t r)
 {
+	struct pc_live_tables *t = pc_live_tables();
+	uint64_t *a;
+	uint32_t *x;
+
 	rate = r;
 	arena_words = ((size_t)PC_ALLOC_STACKS_MB << 20) / sizeof(uint64_t);
-	arena = map(arena_words * sizeof(uint64_t));
-	index_slots = map(INDEX_SLOTS * sizeof(uint32_t));
+	/* the live file's regions, or anonymous memory without one */
+	a = pc_live_alloc(arena_words * sizeof(uint64_t), 0);
+	x = pc_live_alloc(INDEX_SLOTS * sizeof(uint32_t), 0);
 	segs[0].slot = map(SEG0 * sizeof(struct block));
-	if (!arena || !index_slots || !segs[0].slot)
+	if (!a || !x || !segs[0].slot)
 		return -ENOMEM;
-	arena_used = 1;		/* offset 0 reads as an empty index slot */
+	pc_grow_init(&arena_grow, a, sizeof(uint64_t), ARENA_FIRST, arena_words, NULL);
+	pc_grow_init(&index_grow, x, sizeof(uint32_t), INDEX_FIRST, INDEX_SLOTS,
+		     &t->alloc_slots);
+	if (!pc_grow_slots(&arena_grow) || !pc_grow_slots(&index_grow))
+		return -ENOMEM;	/* the file could not back their first pages */
+	arena_grow.used = 1;	/* offset 0 reads as an empty index slot */
+	arena = a;
+	index_slots = x;
 	nsegs = 1;
+	t->alloc_arena = a;
+	t->alloc_words = arena_words;
+	t->alloc_index = x;
+	t->alloc_rate = r;
+	return 0;
+}
+
+int
+pc_alloc_recover(const struct pc_live_tables *t)
+{
+	arena = NULL;
+	if (!t || !t->alloc_arena)
+		return 0;
+	if (!t->alloc_slots || t->alloc_slots > INDEX_SLOTS ||
+	    (t->alloc_slots & (t->alloc_slots - 1)) || t->alloc_words > UINT32_MAX ||
+	    !t->alloc_rate)
+		return -EINVAL;
+	arena = t->alloc_arena;
+	arena_words = t->alloc_words;
+	index_slots = t->alloc_index;
+	index_grow.slots = t->alloc_slots;
+	rate = t->alloc_rate;
 	return 0;
 }
 
@@ -107,16 +155,28 @@ pc_alloc_table_clear(void)
 {
 	if (!arena)
 		return;
+	/* zero pages where the tables are anonymous memory; the child's own
+	 * live file, where it has one, has them as holes already, and
+	 * pc_live_grow_forked took the tables back to their first slots */
 	madvise(arena, arena_words * sizeof(uint64_t), MADV_DONTNEED);
 	madvise(index_slots, INDEX_SLOTS * sizeof(uint32_t), MADV_DONTNEED);
 	for (int k = 0; k < nsegs; k++) {
 		madvise(segs[k].slot, (SEG0 << k) * sizeof(struct block), MADV_DONTNEED);
 		segs[k].fresh = 0;
 	}
-	arena_used = 1;
+	arena_grow.used = 1;
 	tracked = 0;
 	dropped = 0;
 	memset(pc_alloc_filter, 0, sizeof(pc_alloc_filter));
+}
+
+void
+pc_alloc_table_detach(void)
+{
+	/* the filter empty: no free looks a block up */
+	memset(pc_alloc_filter, 0, sizeof(pc_alloc_filter));
+	tracked = 0;
+	arena = NULL;	/* and nothing is written */
 }
 
 /* 1 - exp(-x), x >= 0, without libm: the series where it is small, else
@@ -180,43 +240,65 @@ encode(const struct pc_frame *f, int n, uint64_t *w)
 	return k;
 }
 
+/* need words of the arena's backed part: their offset, or 0 when it
+ * has no room (yet: the grower is woken at half). */
+static size_t
+take_words(size_t need)
+{
+	size_t used = __atomic_load_n(&arena_grow.used, __ATOMIC_RELAXED);
+
+	do {
+		if (used + need > pc_grow_slots(&arena_grow) || used + need > UINT32_MAX)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&arena_grow.used, &used, used + need, 1,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	pc_grow_took_from_handler(&arena_grow, 0);
+	return used;
+}
+
+/* Whether entry e is the stack w[0..n) of depth word dw and hash h. */
+static int
+same_stack(const uint64_t *e, uint64_t h, uint64_t dw, const uint64_t *w, int n)
+{
+	return e[E_HASH] == h && e[E_DEPTH] == dw &&
+	       !memcmp(e + E_FRAMES, w, (size_t)n * sizeof(*w));
+}
+
 /* The arena offset of the stack w[0..n) (depth word dw), stored now if
  * new; 0 when there is no room. */
 static uint32_t
 stack_id(const uint64_t *w, int n, uint64_t dw)
 {
 	uint64_t h = dw;
-	size_t need = E_FRAMES + (size_t)n, off;
+	size_t need = E_FRAMES + (size_t)n, off, slots = pc_grow_slots(&index_grow);
 
 	for (int i = 0; i < n; i++)
 		h = pc_mix(h ^ w[i]) + (uint64_t)i;
 	h |= 1;
 	for (uint32_t probe = 0; probe < MAX_PROBE; probe++) {
-		uint32_t *slot = &index_slots[(h + probe) & (INDEX_SLOTS - 1)];
+		uint32_t *slot = &index_slots[(h + probe) & (slots - 1)];
 		uint32_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 		uint64_t *e;
 
 		if (cur) {
-			e = arena + cur;
-			if (e[E_HASH] == h && e[E_DEPTH] == dw &&
-			    !memcmp(e + E_FRAMES, w, (size_t)n * sizeof(*w)))
+			if (same_stack(arena + cur, h, dw, w, n))
 				return cur;
 			continue;
 		}
-		off = __atomic_fetch_add(&arena_used, need, __ATOMIC_RELAXED);
-		if (off + need > arena_words || off > UINT32_MAX)
+		if (!(off = take_words(need)))
 			return 0;
 		e = arena + off;
 		e[E_HASH] = h;
 		e[E_DEPTH] = dw;
 		memcpy(e + E_FRAMES, w, (size_t)n * sizeof(*w));
 		if (__atomic_compare_exchange_n(slot, &cur, (uint32_t)off, 0,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			pc_grow_took_from_handler(&index_grow, 1);
 			return (uint32_t)off;
-		/* another thread published a stack here first: compare it */
-		e = arena + cur;
-		if (e[E_HASH] == h && e[E_DEPTH] == dw &&
-		    !memcmp(e + E_FRAMES, w, (size_t)n * sizeof(*w)))
+		}
+		/* another thread published a stack here first: compare it
+		 * (this entry's words stay unused) */
+		if (same_stack(arena + cur, h, dw, w, n))
 			return cur;
 	}
 	return 0;
@@ -378,14 +460,18 @@ write_alloc(struct gmon_sink *s)
 {
 	gmon_sink_stacks_header(s, (uint32_t)rate, pc_cfg->spare + GMON_BUILDID_OFF,
 				(uint32_t)pc->pid, 0);
-	for (size_t i = 0; i < INDEX_SLOTS && !s->error; i++) {
+	for (size_t i = 0; i < pc_grow_slots(&index_grow) && !s->error; i++) {
 		uint32_t cur = __atomic_load_n(&index_slots[i], __ATOMIC_ACQUIRE);
 		uint64_t v[E_FRAMES];
 		const uint64_t *e;
 
-		if (!cur)
+		/* a recovered file's entries are checked to lie in the arena */
+		if (!cur || cur + (size_t)E_FRAMES > arena_words)
 			continue;
 		e = arena + cur;
+		if ((uint32_t)e[E_DEPTH] > PC_ALLOC_DEPTH ||
+		    cur + (size_t)E_FRAMES + (uint32_t)e[E_DEPTH] > arena_words)
+			continue;
 		for (int k = E_NALLOC; k < E_FRAMES; k++)
 			v[k] = __atomic_load_n(&e[k], __ATOMIC_RELAXED);
 		put(s, e, GMON_ALLOC_OBJECTS, (uint64_t)((double)v[E_OBJ] / FIXED + 0.5));

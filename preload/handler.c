@@ -311,8 +311,10 @@ signal_from_handler(int sig, siginfo_t *si, void *ucv)
 		if (weight)
 			pc_sample_from_handler(ucv, weight);
 		pc_thread_perf_resume_from_handler(perf_fd, ours);
-		if (weight)
+		if (weight) {
 			keep_programs_eintr(ucv);
+			pc_waits_deliver_from_handler(ucv);
+		}
 		goto out;
 	} else if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP && si->si_fd >= 0 &&
 		   si->si_fd == pc_thread_perf_retired_from_handler()) {
@@ -330,6 +332,7 @@ signal_from_handler(int sig, siginfo_t *si, void *ucv)
 	}
 	pc_sample_from_handler(ucv, weight);
 	keep_programs_eintr(ucv);
+	pc_waits_deliver_from_handler(ucv);
 out:
 	errno = saved;
 }

@@ -77,8 +77,11 @@ after_fork_child(void)
 	/* a file of its own before anything is written: until then pc is
 	 * the parent's, in a mapping the two share (a child that cannot
 	 * part from it does not sample, and writes nothing) */
-	if (pc_live_forked())
+	if (pc_live_forked()) {
+		/* nor does it count its allocations into the parent's */
+		pc_alloc_stop();
 		return;
+	}
 	pc_signals_forked();
 	for (int i = 0; i < pc->ntext; i++)
 		madvise(pc->text[i].prof.buf, pc->text[i].map_len, MADV_DONTNEED);

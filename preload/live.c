@@ -119,25 +119,15 @@ round_page(size_t n)
 	return (n + page_size - 1) & ~(page_size - 1);
 }
 
-/* "DIR/.pcprof.PID.live" for the output path "DIR/gmon.out". */
-static int
-live_name(char *dst, size_t size, const char *out, pid_t pid)
+/* The head's pid and start: this process's, from now on. */
+static void
+stamp_head(struct pc_live *h)
 {
-	const char *slash = strrchr(out, '/');
-	size_t dir = slash ? (size_t)(slash - out) + 1 : 0;
-	char num[24];
-	struct pc_line l = { dst, size, 0 };
+	struct timespec ts;
 
-	if (dir + 40 > size)
-		return -ENAMETOOLONG;
-	memcpy(dst, out, dir);
-	l.len = dir;
-	pc_decimal(num, (unsigned long)pid);
-	pc_line_str(&l, ".pcprof.");
-	pc_line_str(&l, num);
-	pc_line_str(&l, ".live");
-	dst[l.len] = 0;
-	return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	h->head.pid = (int32_t)getpid();
+	h->head.start_s = (uint32_t)ts.tv_sec;
 }
 
 static char making[PATH_MAX + 8];	/* live_path while it is made */
@@ -279,17 +269,11 @@ publish(int fd)
 
 	if (lstat(live_path, &st) == 0) {
 		struct timespec ts;
-		char num[24];
-		struct pc_line l = { aside, sizeof(aside), 0 };
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		pc_decimal(num, (unsigned long)ts.tv_nsec);
-		pc_line_str(&l, live_path);
-		pc_line_str(&l, ".");
-		pc_line_str(&l, num);
-		pc_line_str(&l, ".live");
-		aside[l.len] = 0;
-		if (rename(live_path, aside))
+		if (gmon_live_aside_name(aside, sizeof(aside), live_path,
+					 (unsigned long)ts.tv_nsec) ||
+		    rename(live_path, aside))
 			unlink(live_path);
 	}
 	if (name_file(fd)) {
@@ -307,9 +291,8 @@ fill_header(void *m, size_t len, size_t keep, uint64_t cap)
 {
 	live = m;
 	live_fd = -1;
-	memcpy(live->magic, PC_LIVE_MAGIC, sizeof(PC_LIVE_MAGIC));
-	live->hdr_size = sizeof(struct pc_live);
-	live->pid = (int32_t)getpid();
+	gmon_live_head_init(&live->head, sizeof(struct pc_live), 0, 0);
+	stamp_head(live);
 	live->base = (uint64_t)(uintptr_t)m;
 	live->size = len;
 	live->used = keep;
@@ -336,7 +319,7 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
 	keep = round_page(sizeof(struct pc_live));
 	len = pc_live_first_len(text_bytes, arcs, stacks_mb, scope_all);
-	if (live_name(live_path, sizeof(live_path), pc->path, getpid()))
+	if (gmon_live_name(live_path, sizeof(live_path), pc->path, getpid()))
 		return -ENAMETOOLONG;
 	absolute_path();
 	room = over_fsize(len + LATE_ROOM) ? 0 : LATE_ROOM;
@@ -369,7 +352,7 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 	live->spill = pc_live_alloc(PC_LIVE_SPILL * sizeof(struct pc_spill), 0);
 	if (pc_live_back(live->spill, PC_LIVE_SPILL * sizeof(struct pc_spill)))
 		live->spill = NULL;
-	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
+	__atomic_store_n(&live->head.state, GMON_LIVE_RUNNING, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -501,7 +484,7 @@ pc_live_done(void)
 {
 	if (!live || getpid() != pc->pid)
 		return;
-	__atomic_store_n(&live->state, PC_LIVE_DONE, __ATOMIC_RELEASE);
+	__atomic_store_n(&live->head.state, GMON_LIVE_DONE, __ATOMIC_RELEASE);
 	unlink(live_path);
 }
 
@@ -657,7 +640,7 @@ pc_live_forked(void)
 
 	if (!live)
 		return 0;
-	if (live_name(live_path, sizeof(live_path), pc->path, getpid()))
+	if (gmon_live_name(live_path, sizeof(live_path), pc->path, getpid()))
 		goto anonymous;
 	absolute_path();
 	if ((fd = create_file(live->size, 0)) < 0)
@@ -671,11 +654,11 @@ pc_live_forked(void)
 	 * file; MAP_FIXED failed: a chunk is still the parent's */
 	if (pc_live_map_chunks(live, fd))
 		goto failed;
-	live->pid = (int32_t)getpid();
+	stamp_head(live);
 	live->st.writer = 0;	/* a write of the parent's is not the child's */
 	pc_live_map_fd(fd);
 	pc_live_grow_forked(live, 0);
-	__atomic_store_n(&live->state, PC_LIVE_RUNNING, __ATOMIC_RELEASE);
+	__atomic_store_n(&live->head.state, GMON_LIVE_RUNNING, __ATOMIC_RELEASE);
 	publish(fd);
 	pc_live_map_fd(-1);
 	close(fd);

@@ -1,23 +1,24 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The live file's header (live.c): what pc_recover needs to finish a
- * profile of a process that ended without writing it. The same libpc
- * writes and reads it: hdr_size tells one build's header from another's.
+ * profile of a process that ended without writing it. It opens with
+ * gmon/live.h's head, whose version tells one layout from another; the
+ * same libpc writes and reads the rest: hdr_size tells one build's
+ * header from another's.
  */
 #ifndef PC_LIVE_H
 #define PC_LIVE_H
 
 #include "pc.h"
 #include "objects.h"
+#include "../gmon/live.h"
 
-#define PC_LIVE_MAGIC	"pcprof-live 1\n"	/* 16 bytes with its NULs */
 #define PC_LIVE_CHUNKS	32		/* mappings of the file, at most */
 #define PC_LIVE_SPILL	1024		/* counters waiting for their page */
 #define PC_LIVE_STRINGS	(256 * 1024)	/* a region of the objects' paths */
 #define PC_LIVE_BLOCK	(64u << 10)	/* chunk 0 is mapped in blocks of this */
 #define PC_LIVE_MAX_BLOCKS (1u << 16)	/* of chunk 0 mapped by blocks, at most */
 
-enum { PC_LIVE_RUNNING = 1, PC_LIVE_DONE = 2 };
 #define PC_LIVE_CAPPED	(-1)		/* full_errno: PC_LIVE_MAX reached */
 #define PC_LIVE_UNMAPPED (-2)		/* full_errno: no room to map more */
 #define PC_LIVE_LOCKED	(-3)		/* full_errno: mlockall(MCL_FUTURE) on */
@@ -37,6 +38,11 @@ struct pc_live_tables {
 	size_t timeline_len;
 	void *timeline_rings;		/* its samples and markers */
 	size_t timeline_rings_len;
+	void *alloc_arena;		/* PC_ALLOC's stacks: uint64_t[alloc_words] */
+	size_t alloc_words;
+	void *alloc_index;		/* uint32_t[alloc_slots], or NULL */
+	size_t alloc_slots;
+	uint64_t alloc_rate;		/* bytes a sample */
 };
 
 /* One mapping of the file: bytes [off, off + len) at address va. */
@@ -68,11 +74,7 @@ struct pc_grow {
 };
 
 struct pc_live {
-	char magic[16];
-	uint32_t hdr_size;		/* sizeof(struct pc_live) */
-	uint32_t state;			/* PC_LIVE_*, atomic */
-	int32_t pid;
-	uint32_t spare;
+	struct gmon_live_head head;	/* hdr_size: sizeof(struct pc_live) */
 	uint64_t base;			/* the mapping's address in the process */
 	uint64_t size;			/* bytes of the file and the mapping */
 	uint64_t used;			/* bytes handed out, atomic */

@@ -121,9 +121,8 @@ read_prog(void)
 }
 
 int
-pc_names_init(const char *base, int prefix)
+pc_names_init(const char *base, int prefix, const char *root)
 {
-	const char *root = getenv("PC_ROOT");
 	char pid[24];
 	long r;
 

@@ -110,20 +110,6 @@ text_escaped(struct pc_line *t, const char *s)
 	}
 }
 
-/* "PATH" + suffix into dst; 0 or -ENAMETOOLONG. */
-static int
-join(char *dst, size_t size, const char *path, const char *a, const char *b)
-{
-	size_t n = strlen(path), k = strlen(a), m = strlen(b);
-
-	if (n + k + m + 1 > size)
-		return -ENAMETOOLONG;
-	memcpy(dst, path, n);
-	memcpy(dst + n, a, k);
-	memcpy(dst + n + k, b, m + 1);
-	return 0;
-}
-
 static uint32_t writing;	/* the object write_object writes */
 static unsigned char has_arcs[PC_MAX_OBJECTS / 8];
 
@@ -208,7 +194,7 @@ object_line(struct gmon_sink *s, int i, int loaded, uint64_t samples,
 	pc_line_str(&t, " ");
 	if (file && *file && prefix) {
 		text_escaped(&t, prefix);
-		pc_line_str(&t, "+");
+		pc_line_str(&t, GMON_OBJECT_SEP);
 	}
 	text_escaped(&t, file && *file ? file : "-");
 	pc_line_str(&t, " ");
@@ -376,9 +362,9 @@ pc_objects_unlink(const char *path)
 	for (int i = 1; i < nobjs; i++) {
 		if (!wrote[i])
 			continue;
-		if (!join(name, sizeof(name), path, "+", pc_objs->objs[i].file))
+		if (!gmon_object_name(name, sizeof(name), path, pc_objs->objs[i].file))
 			unlink(name);
-		if (pc_objs->objs[i].vdso && !join(name, sizeof(name), path, "+", "vdso.so"))
+		if (pc_objs->objs[i].vdso && !gmon_object_name(name, sizeof(name), path, "vdso.so"))
 			unlink(name);
 		wrote[i] = 0;
 	}
@@ -414,7 +400,7 @@ pc_objects_dump(const char *path)
 		if ((o->vdso && !o->image) ||
 		    (!o->samples && !(has_arcs[i / 8] & (1u << (i % 8)))))
 			continue;
-		if (join(file, sizeof(file), path, "+", o->file))
+		if (gmon_object_name(file, sizeof(file), path, o->file))
 			continue;
 		writing = (uint32_t)i;
 		r = pc_dump_file(file, write_object);
@@ -423,7 +409,7 @@ pc_objects_dump(const char *path)
 		else
 			wrote[i] = 1;
 		/* the vDSO's image, to name its functions by */
-		if (!r && o->vdso && join(file, sizeof(file), path, "+", "vdso.so") == 0 &&
+		if (!r && o->vdso && gmon_object_name(file, sizeof(file), path, "vdso.so") == 0 &&
 		    (r = pc_dump_file(file, write_image)))
 			pc_dump_summary(file, r);
 	}

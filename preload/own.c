@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "pc.h"
-#include "running.h"
+#include "../gmon/live.h"
 #include "banned.h"
 
 /* A thread of libpc's: its process and id (a fork child's copy of a
@@ -226,7 +226,7 @@ task_state(unsigned long tid)
 	pc_line_str(&l, num);
 	pc_line_str(&l, "/stat");
 	path[l.len] = 0;
-	p = pc_proc_stat_fields(path, buf, sizeof(buf));
+	p = gmon_proc_stat_fields(path, buf, sizeof(buf));
 	return p ? *p : 0;
 }
 

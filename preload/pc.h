@@ -17,6 +17,7 @@
 #include <ucontext.h>
 
 #include "../gmon/gmon.h"
+#include "settings.h"
 #include "profil.h"
 
 #define PC_HIDDEN	__attribute__((visibility("hidden")))
@@ -216,29 +217,11 @@ extern const char pc_timer_tag PC_HIDDEN;
 /* What the environment asks for: settings.c reads it, start.c makes the
  * configuration of it. */
 struct pc_settings {
-	long hz;			/* PC_HZ */
-	int timer;			/* PC_TIMER: 0 posix, 1 taskclock, 2 auto */
-	int sig, sig_chosen;		/* PC_SIGNAL, and whether it was given */
-	int callgraph;			/* PC_CALLGRAPH */
-	enum pc_unwinder unwinder;	/* PC_UNWIND */
-	int depth;			/* PC_DEPTH */
-	size_t arcs;			/* PC_ARCS */
-	int stacks;			/* PC_STACKS: 0 none, 1 beside the
-					 * profile, 2 at stacks_path */
-	char stacks_path[PATH_MAX];	/* absolute */
-	size_t stacks_mb;		/* PC_STACKS_MB */
-	int snapshot_sig;		/* PC_SNAPSHOT_SIGNAL, or 0 */
-	long snapshot_interval_ms;	/* PC_SNAPSHOT_INTERVAL, or 0 */
-	int scope_all;			/* PC_SCOPE=all */
-	int verbose;			/* PC_VERBOSE */
-	int clock_wall;			/* PC_CLOCK=wall */
-	long wall_hz;			/* PC_WALL_HZ */
-	int wall_budget;		/* PC_WALL_BUDGET, percent of a CPU */
-	uint64_t live_max;		/* PC_LIVE_MAX: bytes, or 0 */
-	int timeline;			/* PC_TIMELINE */
-	uint64_t timeline_max;		/* PC_TIMELINE_MAX */
-	int alloc;			/* PC_ALLOC */
-	uint64_t alloc_rate;		/* PC_ALLOC_RATE, bytes */
+#define PC_SETTING_FIELD(id, name, field, type, ...) type field;
+	PC_SETTINGS(PC_SETTING_FIELD)	/* settings.h's rows */
+#undef PC_SETTING_FIELD
+	int sig_chosen;			/* whether PC_SIGNAL was given */
+	char stacks_path[PATH_MAX];	/* PC_STACKS=2's, absolute */
 };
 
 /*
@@ -275,6 +258,7 @@ struct pc_config {
 	uint8_t spare[GMON_SPARE_SIZE];	/* the gmon header's spare bytes */
 	char exe[PATH_MAX];		/* the main program's path (PC_SCOPE=all) */
 	int timeline;			/* PROFILE.timeline is written (timeline.c) */
+	int cpu_off;			/* PC_ALLOC=only: no thread is armed */
 };
 
 /* start.c: the configuration. AS-safe to read. */
@@ -552,6 +536,9 @@ void pc_settings_read(struct pc_settings *s, char *(*get)(const char *),
  * appended, into dst[0..size); 0, or -1 when it does not fit. Not
  * AS-safe. */
 int pc_absolute(char *dst, size_t size, const char *path, const char *suffix) PC_HIDDEN;
+/* settings.c: the text row id's value, read now by get, alone (start.c's
+ * first look at PC_RECOVER); NULL when unset. Not AS-safe. */
+const char *pc_setting_text(enum pc_setting id, char *(*get)(const char *)) PC_HIDDEN;
 
 /*
  * msg.c: the program's RLIMIT_FSIZE is the program's: a write of libpc's
@@ -592,8 +579,9 @@ void pc_say(const char *a, const char *b, const char *c) PC_HIDDEN;
 
 /* names.c: v in decimal into buf (24 bytes are enough). AS-safe. */
 void pc_decimal(char *buf, unsigned long v) PC_HIDDEN;
-/* names.c: set up naming (reads/sets PC_ROOT). Not AS-safe. */
-int pc_names_init(const char *base, int prefix_mode) PC_HIDDEN;
+/* names.c: set up naming; root is PC_ROOT's value (NULL: unset), which
+ * it sets for the run's first process. Not AS-safe. */
+int pc_names_init(const char *base, int prefix_mode, const char *root) PC_HIDDEN;
 /* names.c: a forked child's name. AS-safe. */
 void pc_names_forked(void) PC_HIDDEN;
 /* names.c: build a name of the given kind. AS-safe. */
@@ -710,11 +698,11 @@ int pc_timer_refused(void) PC_HIDDEN;
  * thread was armed. AS-safe. */
 void pc_timer_note_refused(int err) PC_HIDDEN;
 /* timercost.c: what one task-clock sample costs this thread, in ns
- * (PC_TEST_TIMER_COST_NS fakes it), or -errno where the event is
+ * (fake, PC_TEST_TIMER_COST_NS's value, fakes it), or -errno where the event is
  * refused; *earlier is set when it was measured earlier in this boot
  * (and kept in /dev/shm). About 4 ms the first time; the constructor's
  * only. Not AS-safe. */
-long pc_taskclock_cost_ns(int *earlier) PC_HIDDEN;
+long pc_taskclock_cost_ns(int *earlier, const char *fake) PC_HIDDEN;
 /* start.c: under this cost (ns), PC_TIMER=auto takes task-clock: 5 us
  * a sample is 0.5 % of the CPU at the default 1000 Hz, 4 times the
  * independent samples of a 250 Hz tick, where POSIX timers cost about
@@ -768,6 +756,10 @@ void pc_timers_rearm_closed(void) PC_HIDDEN;
 
 /* handler.c: install the handler for pc.sig. Not AS-safe; 0 or -errno. */
 int pc_sample_install(void) PC_HIDDEN;
+/* waits.c: where the sample cut short a wait with a mask of its own
+ * (sigsuspend, ppoll, pselect, epoll_pwait), deliver the program's
+ * signals that mask lets through before the wait returns. AS-safe. */
+void pc_waits_deliver_from_handler(void *ucv) PC_HIDDEN;
 /* handler.c: what pc_sample_install installed, for signals.c to install
  * on the next signal when libpc moves. */
 extern struct sigaction pc_sample_action PC_HIDDEN;

@@ -27,7 +27,7 @@
 #include "pc.h"
 #include "objects.h"
 #include "live.h"
-#include "running.h"
+#include "alloc.h"
 
 /* The dead process's mappings of the file (its chunks, checked) and this
  * process's copy of the whole file, [copy, copy + len). Every table lies
@@ -144,6 +144,10 @@ check_tables(const struct span *s, const struct pc_config *c, struct pc_live_tab
 	if (c->timeline && (t->timeline_len > room || t->timeline_rings_len > room ||
 			    move(s, &t->timeline, t->timeline_len) ||
 			    move(s, &t->timeline_rings, t->timeline_rings_len)))
+		return -1;
+	if (t->alloc_arena && (t->alloc_words > room / 8 || t->alloc_slots > room / 4 ||
+			       move(s, &t->alloc_arena, t->alloc_words * 8) ||
+			       move(s, &t->alloc_index, t->alloc_slots * 4)))
 		return -1;
 	return 0;
 }
@@ -272,7 +276,7 @@ manifest_says(const struct pc_live *l, const char *profile)
 	head[n] = 0;
 	if (!strstr(head, "\npid ") || !strstr(head, "\nstarted "))
 		return -1;
-	if (field_of(head, "\npid ") != (uint64_t)l->pid ||
+	if (field_of(head, "\npid ") != (uint64_t)l->head.pid ||
 	    field_of(head, "\nstarted ") != ns_of(l->st.start))
 		return 0;
 	return strstr(head, "\nended ") ? 2 : 1;
@@ -303,23 +307,29 @@ newer_profile(const struct pc_live *l, const struct stat *live, const char *out)
 }
 
 /* The header read and checked: 0, 1 for a file already written (removed
- * here), or -errno. */
+ * here), or -errno: -EINVAL no live file, -EPROTO another version's (the
+ * head, gmon/live.c) or another build's, or cut short. */
 static int
 read_header(int fd, const char *path, const struct stat *st, struct pc_live *h)
 {
-	if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h) ||
-	    memcmp(h->magic, PC_LIVE_MAGIC, sizeof(PC_LIVE_MAGIC)))
+	struct gmon_live_head head;
+	uint32_t version;
+	int r;
+
+	if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h))
 		return -EINVAL;
+	if ((r = gmon_live_head_read(h, sizeof(*h), &head, &version)))
+		return r;
 	/* a file longer than its header says: killed as it grew */
-	if (h->hdr_size != sizeof(*h) || h->size > (uint64_t)st->st_size)
+	if (head.hdr_size != sizeof(*h) || h->size > (uint64_t)st->st_size)
 		return -EPROTO;		/* another libpc's, or cut short */
-	if (h->state == PC_LIVE_DONE) {
+	if (head.state == GMON_LIVE_DONE) {
 		unlink(path);
 		return 1;
 	}
-	if (h->state != PC_LIVE_RUNNING || h->pid <= 0)
+	if (head.state != GMON_LIVE_RUNNING || head.pid <= 0)
 		return -EBADMSG;
-	if (pc_live_owner_runs((pid_t)h->pid, st->st_ino, ns_of(h->st.start)))
+	if (gmon_live_runs(&head, st->st_ino))
 		return -EBUSY;
 	return 0;
 }
@@ -341,7 +351,8 @@ write_copy(struct pc_live *l, size_t len, int fd, const char *out)
 	pc_objs = &l->objs;
 	if ((l->config.callgraph && pc_arcs_recover(&l->tables)) ||
 	    (l->config.callgraph && l->config.stacks && pc_stacks_recover(&l->tables)) ||
-	    (l->config.timeline && pc_timeline_recover(&l->tables)))
+	    (l->config.timeline && pc_timeline_recover(&l->tables)) ||
+	    pc_alloc_recover(&l->tables))
 		goto done;
 	strcpy(pc->path, out);
 	pc->ending = PC_END_KILLED;
@@ -355,6 +366,7 @@ done:
 	pc = was_pc;
 	pc_stats = was_stats;
 	pc_objs = was_objs;
+	pc_alloc_recover(NULL);
 	pc_config_recover(&was_cfg);
 	return r;
 }

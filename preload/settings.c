@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The PC_* settings: one table (the variable, how its value is read, its
- * bounds or words, its default, the value a bad one gets, and the end of
- * the warning a bad one prints) and the reader that walks it. It touches no
+ * The PC_* settings: one table, made of settings.h's rows (the variable,
+ * how its value is read, its bounds or words, its default, the value a
+ * bad one gets, and the end of the warning a bad one prints), and the
+ * reader that walks it. It touches no
  * libpc state: start.c turns what it reads into the configuration, and the
  * unit tests (tests/check_settings.c) call it with their own environment.
  * Start-up only; not AS-safe.
@@ -11,6 +12,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,17 +99,10 @@ pc_absolute(char *dst, size_t size, const char *path, const char *suffix)
 	return 0;
 }
 
-enum {
-	S_HZ, S_TIMER, S_SIGNAL, S_CALLGRAPH, S_UNWIND, S_DEPTH, S_ARCS,
-	S_STACKS, S_STACKS_MB, S_SNAPSHOT_SIGNAL, S_SNAPSHOT_INTERVAL, S_SCOPE,
-	S_VERBOSE, S_CLOCK, S_WALL_HZ, S_WALL_BUDGET, S_LIVE_MAX,
-	S_TIMELINE, S_TIMELINE_MAX, S_ALLOC, S_ALLOC_RATE, S_COUNT
-};
-
 /* One reading of the settings: the values so far, and where PC_STACKS's
  * path goes. */
 struct reading {
-	long value[S_COUNT];
+	long value[PC_S_COUNT];
 	struct pc_settings *out;
 };
 
@@ -147,7 +142,7 @@ parse_sig(const struct setting *e, const char *s, long *v, struct reading *r)
 {
 	*v = parse_signal(s);
 	if (!strcmp(e->name, "PC_SNAPSHOT_SIGNAL") &&
-	    (*v == 0 || *v == r->value[S_SIGNAL]))
+	    (*v == 0 || *v == r->value[PC_S_SIGNAL]))
 		return -1;
 	return *v < 0 ? -1 : 0;
 }
@@ -217,6 +212,16 @@ parse_bytes(const struct setting *e, const char *s, long *v, struct reading *r)
 	return parse_size(e, s, v, r) || !*v ? -1 : 0;
 }
 
+/* The string as it is, kept as the value (a long holds a pointer on
+ * Linux): the environment's, which outlives start-up. */
+static int
+parse_text(const struct setting *e, const char *s, long *v, struct reading *r)
+{
+	(void)e, (void)r;
+	*v = (long)(intptr_t)s;
+	return 0;
+}
+
 static const char *const timer_words[] = { "posix", "taskclock", "auto", NULL };
 static const char *const bit_words[] = { "0", "1", NULL };
 static const char *const unwind_words[] = {	/* enum pc_unwinder's order */
@@ -224,103 +229,29 @@ static const char *const unwind_words[] = {	/* enum pc_unwinder's order */
 };
 static const char *const scope_words[] = { "main", "all", NULL };
 static const char *const clock_words[] = { "cpu", "wall", NULL };
+static const char *const alloc_words[] = { "0", "1", "only", NULL };
 
-/* In the order they are read: PC_SIGNAL before PC_SNAPSHOT_SIGNAL. */
-static const struct setting settings[S_COUNT] = {
-	[S_HZ] = { "PC_HZ", parse_range, 1, PC_MAX_HZ, NULL, PC_DEFAULT_HZ,
-		   PC_DEFAULT_HZ, "is not a rate from 1 to 1000000; using 1000" },
-	/* auto by default: task-clock where its sample is cheap (start.c
-	 * measures it), POSIX timers where it is dear, as in a virtual
-	 * machine like the one the benchmarks ran on (+7 % at 1000 Hz
-	 * against +0.4 %; docs/benchmarks.md) */
-	[S_TIMER] = { "PC_TIMER", parse_word, 0, 0, timer_words, 2, 2,
-		      "is not posix, auto or taskclock; using auto" },
-	/* auto (0) by default: a real-time signal the program leaves alone,
-	 * so that SIGPROF and its masks stay entirely the program's
-	 * (start.c chooses it) */
-	[S_SIGNAL] = { "PC_SIGNAL", parse_sig, 0, 0, NULL, 0, 0,
-		       "is not a signal libpc can use; using auto" },
-	[S_CALLGRAPH] = { "PC_CALLGRAPH", parse_word, 0, 0, bit_words, 1, 1,
-			  "is not 0 or 1; using 1" },
-	[S_UNWIND] = { "PC_UNWIND", parse_word, 0, 0, unwind_words,
-		       PC_UNWIND_AUTO, PC_UNWIND_AUTO,
-		       "is not auto, dwarf, fp or libunwind; using auto" },
-	[S_DEPTH] = { "PC_DEPTH", parse_range, 2, PC_MAX_DEPTH, NULL,
-		      PC_DEFAULT_DEPTH, PC_DEFAULT_DEPTH,
-		      "is not a depth from 2 to 256; using 128" },
-	[S_ARCS] = { "PC_ARCS", parse_range, 1024, 1L << 26, NULL,
-		     PC_DEFAULT_ARCS, PC_DEFAULT_ARCS,
-		     "is not a count from 1024 to 67108864; using 65536" },
-	[S_STACKS] = { "PC_STACKS", parse_stacks, 0, 0, NULL, 0, 1,
-		       "is too long a path; writing beside the profile" },
-	[S_STACKS_MB] = { "PC_STACKS_MB", parse_range, 1, 4096, NULL, 32, 32,
-			  "is not a size from 1 to 4096; using 32" },
-	[S_SNAPSHOT_SIGNAL] = { "PC_SNAPSHOT_SIGNAL", parse_sig, 0, 0, NULL, 0, 0,
-				"is not a signal libpc can use; no snapshots on a signal" },
-	[S_SNAPSHOT_INTERVAL] = { "PC_SNAPSHOT_INTERVAL", parse_ms, 10, 86400000,
-				  NULL, 0, 0,
-				  "is not seconds from 0.01 to 86400; no periodic snapshots" },
-	[S_SCOPE] = { "PC_SCOPE", parse_word, 0, 0, scope_words, 0, 0,
-		      "is not main or all; using main" },
-	[S_VERBOSE] = { "PC_VERBOSE", parse_word, 0, 0, bit_words, 0, 0,
-			"is not 0 or 1; using 0" },
-	/* wall: off-CPU samples of every blocked thread too (wall.c) */
-	[S_CLOCK] = { "PC_CLOCK", parse_word, 0, 0, clock_words, 0, 0,
-		      "is not cpu or wall; using cpu" },
-	/* the wall sampler's rounds a second; wall.c says why 100 */
-	[S_WALL_HZ] = { "PC_WALL_HZ", parse_range, 1, 1000, NULL, PC_DEFAULT_WALL_HZ,
-			PC_DEFAULT_WALL_HZ, "is not a rate from 1 to 1000; using 100" },
-	/* the wall sampler's CPU, in percent of one CPU: 1 by default (the
-	 * overhead that goes unnoticed); pcprof compare asks for more, as a
-	 * gate's power grows with the rounds */
-	[S_WALL_BUDGET] = { "PC_WALL_BUDGET", parse_range, 1, 100, NULL, 1, 1,
-			    "is not a percentage from 1 to 100; using 1" },
-	/* the most the live file may take on disk or in memory; 0: as much
-	 * as the program's text, threads and stacks need (live.c) */
-	[S_LIVE_MAX] = { "PC_LIVE_MAX", parse_size, 64L << 10, 1L << 40, NULL, 0, 0,
-			 "is not a size from 64K to 1024G, or 0; no cap" },
-	/* the timeline (timeline.c): each sample's time and thread, and the
-	 * program's markers */
-	[S_TIMELINE] = { "PC_TIMELINE", parse_word, 0, 0, bit_words, 0, 0,
-			 "is not 0 or 1; using 0" },
-	[S_TIMELINE_MAX] = { "PC_TIMELINE_MAX", parse_range, 64, 1L << 26, NULL,
-			     1L << 18, 1L << 18,
-			     "is not a count from 64 to 67108864; using 262144" },
-	/* allocations sampled by bytes (alloc.c); anything but 0 or 1 still
-	 * asks for them */
-	[S_ALLOC] = { "PC_ALLOC", parse_word, 0, 0, bit_words, 0, 1,
-		      "is not 0 or 1; profiling allocations" },
-	[S_ALLOC_RATE] = { "PC_ALLOC_RATE", parse_bytes, 1, 4294967295L, NULL,
-			   PC_ALLOC_DEFAULT_RATE, PC_ALLOC_DEFAULT_RATE,
-			   "is not a number of bytes from 1 to 4294967295; "
-			   "sampling one allocation in 512 KiB" },
+/* The rows of settings.h, in the order they are read. */
+static const struct setting settings[PC_S_COUNT] = {
+#define ROW(id, name, field, type, parse, min, max, words, dflt, bad, want, refuse, doc) \
+	[PC_S_##id] = { name, parse, min, max, words, (long)(dflt), (long)(bad), want },
+	PC_SETTINGS(ROW)
+#undef ROW
 };
 
 /* The values into s, by name. */
 static void
 settings_store(struct pc_settings *s, const long *value)
 {
-	s->hz = value[S_HZ];
-	s->timer = (int)value[S_TIMER];
-	s->sig = (int)value[S_SIGNAL];
-	s->callgraph = (int)value[S_CALLGRAPH];
-	s->unwinder = (enum pc_unwinder)value[S_UNWIND];
-	s->depth = (int)value[S_DEPTH];
-	s->arcs = (size_t)value[S_ARCS];
-	s->stacks = (int)value[S_STACKS];
-	s->stacks_mb = (size_t)value[S_STACKS_MB];
-	s->snapshot_sig = (int)value[S_SNAPSHOT_SIGNAL];
-	s->snapshot_interval_ms = value[S_SNAPSHOT_INTERVAL];
-	s->scope_all = value[S_SCOPE] == 1;
-	s->verbose = (int)value[S_VERBOSE];
-	s->clock_wall = value[S_CLOCK] == 1;
-	s->wall_hz = value[S_WALL_HZ];
-	s->wall_budget = (int)value[S_WALL_BUDGET];
-	s->live_max = (uint64_t)value[S_LIVE_MAX];
-	s->timeline = (int)value[S_TIMELINE];
-	s->timeline_max = (uint64_t)value[S_TIMELINE_MAX];
-	s->alloc = (int)value[S_ALLOC];
-	s->alloc_rate = (uint64_t)value[S_ALLOC_RATE];
+#define STORE(id, name, field, type, ...) s->field = (type)value[PC_S_##id];
+	PC_SETTINGS(STORE)
+#undef STORE
+}
+
+const char *
+pc_setting_text(enum pc_setting id, char *(*get)(const char *))
+{
+	return get(settings[id].name);
 }
 
 void
@@ -330,17 +261,18 @@ pc_settings_read(struct pc_settings *s, char *(*get)(const char *),
 	struct reading r = { .out = s };
 
 	memset(s, 0, sizeof(*s));
-	for (int i = 0; i < S_COUNT; i++) {
+	for (int i = 0; i < PC_S_COUNT; i++) {
 		const struct setting *e = &settings[i];
 		const char *v = get(e->name);
 		char name[32], why[128];
 		size_t n = strlen(e->name), k = strlen(e->want);
 
 		r.value[i] = e->dflt;
-		if (!v || !*v)
+		/* a text's empty value is a value (PC_ROOT=) */
+		if (!v || (!*v && e->parse != parse_text))
 			continue;
 		if (e->parse(e, v, &r.value[i], &r) == 0) {
-			s->sig_chosen |= i == S_SIGNAL;
+			s->sig_chosen |= i == PC_S_SIGNAL;
 			continue;
 		}
 		r.value[i] = e->bad;

@@ -63,12 +63,14 @@ config_seal(void)
 		mprotect(&store, sizeof(store), PROT_READ);
 }
 
+static struct pc_settings want;	/* what the environment asks for */
+
 /* Output name: PC_OUT, else GMON_OUT_PREFIX as glibc, else gmon.out. */
 static int
 read_output(void)
 {
-	const char *out = getenv("PC_OUT");
-	const char *prefix = getenv("GMON_OUT_PREFIX");
+	const char *out = want.out;
+	const char *prefix = want.out_prefix;
 	char base[PATH_MAX];
 	int prefix_mode = 0;
 
@@ -82,10 +84,8 @@ read_output(void)
 	} else if (pc_absolute(base, sizeof(base), "gmon.out", "")) {
 		return -1;
 	}
-	return pc_names_init(base, prefix_mode);
+	return pc_names_init(base, prefix_mode, want.root);
 }
-
-static struct pc_settings want;	/* what the environment asks for */
 
 /* The settings into the configuration; a bad one gets its warning and the
  * value the table gives it. */
@@ -101,6 +101,7 @@ read_settings(void)
 	config->unwinder = want.unwinder;
 	config->depth = want.depth;
 	config->stacks = want.stacks != 0;
+	config->cpu_off = want.alloc == 2;
 	if (want.stacks == 2)
 		strcpy(pc->stacks_path, want.stacks_path);
 	config->snapshot_sig = want.snapshot_sig;
@@ -129,7 +130,7 @@ choose_timer(void)
 	config->timer_how = GMON_TIMER_ASKED;
 	if (want.timer != 2)
 		return;
-	cost = pc_taskclock_cost_ns(&config->timer_cost_earlier);
+	cost = pc_taskclock_cost_ns(&config->timer_cost_earlier, want.test_timer_cost);
 	if (cost < 0) {
 		config->timer = 0;
 		config->timer_how = GMON_TIMER_REFUSED;
@@ -298,6 +299,12 @@ set_up_extras(void)
 		pc_say("cannot set up call graphs; recording the flat profile only", "", "");
 		config->callgraph = 0;
 	}
+	/* allocations' stacks are walked whatever PC_CALLGRAPH says (alloc.c) */
+	if (want.alloc && !config->callgraph) {
+		enum pc_unwinder u = config->unwinder;
+
+		pc_unwind_init(&u);
+	}
 	if (config->stacks && !config->callgraph) {
 		pc_say("PC_STACKS needs call graphs (PC_CALLGRAPH=1); no stacks file", "", "");
 		config->stacks = 0;
@@ -394,7 +401,7 @@ pc_start(void)
 	pc_wall_io_resolve();
 	/* pcprof loads libpc to finish a live file (pc_recover), not to
 	 * profile itself */
-	if (getenv("PC_RECOVER"))
+	if (pc_setting_text(PC_S_RECOVER, getenv))
 		return;
 	pc_lifecycle_resolve();
 	if (pc_sandbox_inherited()) {

@@ -515,6 +515,9 @@ pc_thread_arm(void)
 	    __atomic_load_n(&timers_stopped, __ATOMIC_RELAXED))
 		return 0;
 	pc_unwind_thread_init();
+	/* PC_ALLOC=only: the stack bounds (allocations' walks), no timer */
+	if (pc_cfg->cpu_off)
+		return 0;
 	thread_perf_holding = 0;	/* a disarm's */
 	sl = slot_claim();
 	sl->tid = tid;

@@ -78,7 +78,6 @@
 /* sorted by tid; in tables that grow with the threads (wall_mem.c) */
 static struct pc_wthread *cur, *nxt;
 static size_t ncur;
-static int task_dir = -1;	/* /proc/self/task, open during a round only */
 static int started;
 static pthread_t thread;
 static uint32_t my_tid;
@@ -109,7 +108,7 @@ event_start(const struct pc_wevent *e, size_t n)
 		x = NULL;
 	if (x && x->state == PC_W_NEW && !x->rounds && !x->listed) {
 		x->seen_ns = e->t_ns;
-		x->young = 0;
+		x->young = x->guessed = 0;
 	} else if (x && (x->state == PC_W_ENDED || (x->state == PC_W_NEW && !x->rounds))) {
 		pc_wall_forget(x);
 		memset(x, 0, sizeof(*x));
@@ -139,40 +138,6 @@ event_end(const struct pc_wevent *e, size_t n)
 
 static int first_round = 1;	/* no round has run yet */
 
-/* The threads of the process now, into nxt; their number. */
-static size_t
-list_threads(void)
-{
-	static char buf[32768];
-	size_t n = 0, more = 0;
-	struct pc_wthread *t;
-	long got;
-
-	while ((got = syscall(SYS_getdents64, task_dir, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < got;) {
-			struct dirent64 *d = (struct dirent64 *)(buf + off);
-			unsigned long tid = strtoul(d->d_name, NULL, 10);
-
-			off += d->d_reclen;
-			/* while libpc starts a thread of its own, a new one may
-			 * be it before it says so: it waits for a later round */
-			if (!tid || tid == my_tid || tid == pc_snapshot_tid() ||
-			    pc_own_is((uint32_t)tid) ||
-			    (pc_own_starting() && !find(cur, ncur, (uint32_t)tid)))
-				continue;
-			/* ids first, spread into entries once sorted */
-			if (more || !(t = pc_wall_room(nxt, n)))
-				more++;
-			else
-				((uint32_t *)(nxt = t))[n++] = (uint32_t)tid;
-		}
-	}
-	pc_wall_not_followed(more);
-	/* sorted: the next round finds each thread's last look by bsearch */
-	pc_wall_spread(nxt, n);
-	return n;
-}
-
 static uint64_t last_round;	/* when the last round began (or libpc did) */
 static pthread_mutex_t round_lock = PTHREAD_MUTEX_INITIALIZER;	/* held for a round */
 static uint32_t stop_word;	/* 1: the thread is to end (pc_wall_pause) */
@@ -180,35 +145,6 @@ static uint64_t cpu_before;	/* CPU of the sampler's earlier threads */
 static uint64_t looks_ns;	/* the last round's CPU, walks apart */
 static double walk_ns = 300e3;	/* a walk's CPU, lately */
 static double wake_ns = 100e3;	/* a wake-up's CPU, lately */
-
-/*
- * Every thread of the program has ended but a main thread that called
- * pthread_exit, which stays listed as a zombie: glibc's last thread calls
- * exit(0) when it ends, but libpc's threads count as threads and keep the
- * process alive with no thread of the program's. n threads were listed.
- */
-static int
-program_ended(size_t n)
-{
-	char buf[256];
-	const char *state;
-	int fd;
-	ssize_t got;
-
-	if (n != 1 || nxt[0].tid != (uint32_t)getpid())
-		return 0;
-	snprintf(buf, sizeof(buf), "%u/stat", nxt[0].tid);
-	if ((fd = openat(task_dir, buf, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	got = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (got <= 0)
-		return 0;
-	buf[got] = 0;
-	if (!(state = strrchr(buf, ')')))
-		return 0;
-	return state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X');
-}
 
 /* The listed threads nxt[0..n) given what the last round knew of them. */
 static void
@@ -231,7 +167,7 @@ carry_over(size_t n, uint64_t now)
 			/* the first round may come late: threads other than
 			 * the main one may have started since libpc did */
 			nxt[i].seen_ns = born;
-			pc_wall_base_give(&nxt[i]);
+			nxt[i].guessed = !pc_wall_base_give(&nxt[i]);
 			nxt[i].young = !first_round || nxt[i].tid != (uint32_t)getpid();
 		}
 		nxt[i].listed = 1;
@@ -267,19 +203,18 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 	struct pc_wevent e;
 	struct pc_wthread *t;
 	size_t n, walks;
+	int dir;
 
-	/* the first round waits for a thread of libpc's being started: it
-	 * counts every thread it lists from libpc's start */
-	if ((first_round && pc_own_starting()) ||
-	    (task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	/* the first round waits for a thread of libpc's being started and
+	 * for libpc's start-up to end: it counts threads from libpc's start */
+	if ((first_round && (pc_own_starting() || !pc_wall_base_ready())) ||
+	    (dir = pc_wall_task_dir()) < 0)
 		return 0;
-	pc_wall_acct_dir(task_dir);
-	n = list_threads();
-	if (program_ended(n)) {
-		/* what glibc's last thread does, which this one kept it from */
-		close(task_dir);
+	pc_wall_acct_dir(dir);
+	n = pc_wall_list(&nxt, cur, ncur, my_tid, first_round || how);
+	/* what glibc's last thread does, which this one kept it from */
+	if (pc_wall_program_ended(nxt, n))
 		pc_own_end_process();
-	}
 	carry_over(n, now);
 	first_round = 0;
 	last_round = now;
@@ -307,8 +242,6 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 		if (nxt[i].state != PC_W_ENDED)
 			pc_wall_settle(&nxt[i].cur), pc_wall_settle(&nxt[i].prev),
 				pc_wall_settle(&nxt[i].iow);
-	close(task_dir);
-	task_dir = -1;
 	t = cur;
 	cur = nxt;
 	nxt = t;
@@ -480,7 +413,11 @@ fill_bucket(uint64_t *prev, double cap)
 struct sched {
 	uint64_t base, next, seed, filled, t0;
 	double rounds;
+	uint64_t moved;		/* pc_wall_moved at the last round */
+	unsigned quiet;		/* rounds since one found a thread moved */
+	int gap;		/* the next wake-up is a round's, owed or not */
 };
+#define QUIET		5
 
 /* interval, jittered uniformly within [interval/2, 3*interval/2): the
  * mean stays, and no round keeps step with a program's own period */
@@ -490,13 +427,41 @@ jittered(struct sched *z, uint64_t interval)
 	return interval / 2 + pc_wall_random(&z->seed) % (interval + 1);
 }
 
+/*
+ * A round comes GAP_NS after the last at most, whatever walks owe the
+ * bucket, where a round costs at most 3/4 of what the budget gives in
+ * that time (a few threads; a wake-up may cost 300 us): a frame-pointer build's walks, 0.2 to 1.5 ms
+ * each, left the bucket in debt for some hundreds of ms, and a wait of
+ * 0.12 s between two rounds was never seen, its time given to the next
+ * (3 runs of 8 of its known waits at the default budget). Such rounds
+ * take 3/4 of the budget at most; the walks keep the rest.
+ */
+#define GAP_NS		50000000u
+static int
+few_threads(void)
+{
+	return round_cost(ncur, ncur) + wake_ns <= budget * GAP_NS * 0.75;
+}
+
+/* When to wake for the next round: when the bucket will hold owed ns
+ * more, not sooner than base, not later than GAP_NS for a few threads;
+ * jittered. */
+static uint64_t
+until_round(struct sched *z, double owed, uint64_t base)
+{
+	uint64_t t = owed / budget < (double)base ? base : (uint64_t)(owed / budget);
+
+	z->gap = t > GAP_NS && few_threads();
+	return jittered(z, z->gap ? GAP_NS : t);
+}
+
 /* A wake-up: a round if the bucket holds enough, and when to wake next. */
 static void
 woken(struct sched *z)
 {
 	/* this round and a last one */
 	double need = 2 * next_round_cost();
-	uint64_t now;
+	uint64_t now, base;
 
 	fill_bucket(&z->filled, need);
 	bucket_spend();
@@ -514,19 +479,26 @@ woken(struct sched *z)
 		return;
 	}
 	/* a round and the last one paid for (the wake-up is), or wait until
-	 * the bucket holds them and the next wake-up */
-	if (bucket < need) {
-		z->next = now + jittered(z, (uint64_t)((need + wake_ns - bucket) / budget));
+	 * the bucket holds them and the next wake-up; but a round that is
+	 * due (below) */
+	if (bucket < need && !(z->gap && few_threads())) {
+		z->next = now + until_round(z, need + wake_ns - bucket, z->base);
 		return;
 	}
 	timed_round(&z->seed, 0);
+	/* every thread where it was for QUIET rounds (all asleep): rounds
+	 * half as often until one moves (a wake-up costs 60 to 90 us here,
+	 * more than a look); totals as exact, a new wait seen later by a
+	 * base interval at most */
+	z->quiet = pc_wall_moved() == z->moved ? z->quiet + 1 : 0;
+	z->moved = pc_wall_moved();
+	base = z->quiet >= QUIET ? 2 * z->base : z->base;
 	/* the next wake-up when the bucket will hold a round and the wake-up
 	 * itself (30 to 300 us here): one that finds too little costs as
 	 * much again; never sooner than the rate asked for */
 	need = round_cost(ncur, ncur) * 2 + wake_ns;
 	now = pc_clock_ns(CLOCK_MONOTONIC);
-	z->next = now + jittered(z, bucket >= need || (need - bucket) / budget < (double)z->base ?
-				 z->base : (uint64_t)((need - bucket) / budget));
+	z->next = now + until_round(z, need - bucket, base);
 	z->rounds += 1;
 }
 
@@ -549,6 +521,7 @@ wall_thread(void *arg)
 	budget = pc_cfg->wall_budget / 100.0;
 	/* this thread's table is new: a paused sampler's descriptors are gone */
 	pc_wall_forget_all(cur, ncur);
+	pc_wall_task_dir_new();
 	spent_at = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	/* a start: loading libunwind and the first walks, which read the
 	 * programs' unwind tables, cost some 5 to 10 ms at once */
@@ -643,7 +616,6 @@ pc_wall_start(void)
 		return;
 	pc_wall_reset((uint64_t)pc_cfg->wall_hz);
 	last_round = pc_clock_ns(CLOCK_MONOTONIC);
-	pc_wall_base_take();
 	if (access("/proc/self/task", R_OK)) {
 		pc_say("cannot read /proc/self/task; CPU time only", "", "");
 		return;
@@ -655,6 +627,7 @@ pc_wall_start(void)
 	pc_wall_io_start();
 	start_thread();
 	wait_ready();
+	pc_wall_base_take();
 	pthread_atfork(before_fork, after_fork_parent, forked);
 	errno = saved;
 }

@@ -51,6 +51,7 @@ struct pc_wthread {
 	uint8_t state;		/* PC_W_* */
 	uint8_t listed;		/* seen in this round's listing */
 	uint8_t young;		/* rounds listed before its start was told */
+	uint8_t guessed;	/* its start (seen_ns) guessed, not told */
 	uint32_t rounds;
 	int fd;			/* its schedstat kept open, or -1 */
 	int sfd1;		/* its syscall file kept open, + 1 (0: none) */
@@ -96,6 +97,23 @@ uint64_t pc_wall_begun(uint32_t tid) PC_HIDDEN;
  * NULL. */
 uint32_t *pc_wall_picks(size_t n) PC_HIDDEN;
 
+/* wall_list.c: /proc/self/task, kept open by the sampler's thread from
+ * round to round, read again from its start: its descriptor, or -1; the
+ * thread is new (its descriptor table is). */
+int pc_wall_task_dir(void) PC_HIDDEN;
+void pc_wall_task_dir_new(void) PC_HIDDEN;
+/* wall_list.c: the threads of the process now, into *t (grown, sorted and
+ * spread: pc_wall_spread), libpc's own (mine among them) left out; their
+ * number. Unless all, a round with no start or end told since the last
+ * one (and none at it) takes cur[0..ncur)'s threads not ended instead,
+ * but every few rounds. */
+size_t pc_wall_list(struct pc_wthread **t, const struct pc_wthread *cur, size_t ncur,
+		    uint32_t mine, int all) PC_HIDDEN;
+/* wall_list.c: every thread of the program has ended but a main thread
+ * that called pthread_exit, which stays listed as a zombie (t[0..n)
+ * listed): glibc's last thread calls exit(0) when it ends, but libpc's
+ * threads keep the process alive. */
+int pc_wall_program_ended(const struct pc_wthread *t, size_t n) PC_HIDDEN;
 /* wall_acct.c: the sampler's view of /proc/self/task during a round. */
 void pc_wall_acct_dir(int dir) PC_HIDDEN;
 /* wall_acct.c: close thread w's kept descriptor; forget them all (a
@@ -116,6 +134,9 @@ void pc_wall_acct_ending(uint32_t tid) PC_HIDDEN;
  * PC_LOOK_LAST: the end of the process, nothing kept for later. */
 enum { PC_LOOK_CHEAP = 1, PC_LOOK_LAST = 2 };
 void pc_wall_look(struct pc_wthread *w, int how) PC_HIDDEN;
+/* wall_acct.c: the looks so far that found a thread switched in since its
+ * last. */
+uint64_t pc_wall_moved(void) PC_HIDDEN;
 /* wall_acct.c: count thread w's time up to its end at end_ns, when its
  * CPU clock read cpu_ns; or (cpu_ns ~0) half its time since its last
  * look, its end not known. */
@@ -173,10 +194,13 @@ int pc_wall_final_state(void) PC_HIDDEN;
 uint32_t pc_wall_final_tid(void) PC_HIDDEN;
 void pc_wall_final_done(void) PC_HIDDEN;
 void pc_wall_final_reset(void) PC_HIDDEN;
-/* wall_events.c: the calling thread's schedstat counters, read as libpc
- * starts; given to its first look's entry w (once), as its last look's. */
+/* wall_events.c: the calling thread's schedstat counters and the time,
+ * read as libpc's start-up ends; whether they were (the first round waits
+ * for them); given to its first look's entry w (once), as its last look:
+ * 1, or 0 where w is another thread. */
 void pc_wall_base_take(void) PC_HIDDEN;
-void pc_wall_base_give(struct pc_wthread *w) PC_HIDDEN;
+int pc_wall_base_ready(void) PC_HIDDEN;
+int pc_wall_base_give(struct pc_wthread *w) PC_HIDDEN;
 /* wall_events.c: a xorshift step. */
 uint64_t pc_wall_random(uint64_t *seed) PC_HIDDEN;
 

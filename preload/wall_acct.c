@@ -562,9 +562,10 @@ deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq, 
 	 * time counted off the CPU at the last look may turn out to have
 	 * been the run queue's; it is taken from what follows */
 	rest = (int64_t)(now - w->seen_ns) - (int64_t)(dcpu + *drq) + w->carry_ns;
-	/* at a first look nothing was counted ahead: more is time before
-	 * seen_ns (a thread older than libpc), not the waits that follow */
-	w->carry_ns = rest < 0 && w->rounds ? rest : 0;
+	/* at a first look nothing was counted ahead: where its start was
+	 * guessed, more is time before seen_ns (a thread older than libpc),
+	 * not the waits that follow */
+	w->carry_ns = rest < 0 && (w->rounds || !w->guessed) ? rest : 0;
 	*off = rest > 0 ? (uint64_t)rest : 0;
 	*dcpu_out = dcpu;
 	w->seen_ns = now;
@@ -572,6 +573,14 @@ deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq, 
 	w->rq_ns = ss[1];
 	io_time(w, now, off, drq, 0);
 	return 0;
+}
+
+static uint64_t moved;	/* looks that found a thread switched in since */
+
+uint64_t
+pc_wall_moved(void)
+{
+	return moved;
 }
 
 void
@@ -584,8 +593,12 @@ pc_wall_look(struct pc_wthread *w, int how)
 
 	if (deltas(w, ss, &dcpu, &drq, &off))
 		return;
-	if (w->rounds++ % NAME_EVERY == 0 && !cheap)
+	/* at its second look, every NAME_EVERY after, at the last if never:
+	 * a thread libpc started notes its own at its end (wall_events.c),
+	 * so one seen once (a short-lived helper) costs no read, 16 us here */
+	if (!cheap && (w->rounds % NAME_EVERY == 1 || (!w->rounds && how & PC_LOOK_LAST)))
 		note_name(w->tid);
+	w->rounds++;
 	/* not switched in since: where it was */
 	if (was_blocked && ss[2] == w->switches && !dcpu) {
 		if (timed_call(&w->cur))
@@ -594,6 +607,7 @@ pc_wall_look(struct pc_wthread *w, int how)
 			charge(w->tid, &w->cur, off + drq);
 		return;
 	}
+	moved++;
 	w->switches = ss[2];
 	/* the thread that ends the process waits for this round: running */
 	r = cheap || w->tid == ending_tid ? (was_blocked && w->tid != ending_tid) :

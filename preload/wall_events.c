@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include "pc.h"
@@ -33,6 +34,7 @@ static int ring_on;
 void
 pc_wall_thread_event(int end)
 {
+	char name[GMON_THREAD_NAME_SIZE + 1] = { 0 };
 	uint32_t i;
 	struct pc_wevent *e;
 
@@ -46,6 +48,9 @@ pc_wall_thread_event(int end)
 	e->t_ns = pc_clock_ns(CLOCK_MONOTONIC);
 	e->cpu_ns = end ? pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) : ~0ULL;
 	__atomic_store_n(&e->seq, i + 1, __ATOMIC_RELEASE);
+	/* its name as it ends: the sampler reads none at a first look */
+	if (end && !prctl(PR_GET_NAME, name, 0, 0, 0))
+		pc_stacks_note_name((uint32_t)syscall(SYS_gettid), name);
 }
 
 /* The next whole event into *out: 1, or 0 when none is. */
@@ -217,52 +222,70 @@ pc_wall_final(void)
 }
 
 /*
- * The schedstat counters of the thread that starts libpc, read as it
- * does: what they held then (its exec, the loader, and whatever it ran
- * before an exec: python3 that burns 0.3 s and execs a program) is no
- * time of the profile's, which counts from libpc's start. Counted, it
- * was taken from the thread's first waits (a 0.4 s sleep read 0 s after
- * 0.3 s of CPU before the exec; 0.28 s in CI, its run queue before
- * libpc started).
+ * The schedstat counters of the thread that starts libpc, read as its
+ * start-up ends (the wait for the sampler's set-up is libpc's, not the
+ * program's): what they held then (its exec, the loader, libpc's start,
+ * and whatever it ran before an exec: python3 that burns 0.3 s and execs
+ * a program) is no time of the profile's. Counted, it was taken from the
+ * thread's first waits (a 0.4 s sleep read 0 s after 0.3 s of CPU before
+ * the exec; 0.28 s in CI, its run queue before libpc started). The first
+ * round waits for it (pc_wall_base_ready).
  */
 static struct {
 	uint32_t tid;
+	int ready;
+	uint64_t t_ns;
 	uint64_t v[3];
 } base;
 
-void
-pc_wall_base_take(void)
+static int
+read_counters(uint64_t v[3])
 {
 	char buf[96], *p = buf;
 	ssize_t n;
 	int fd;
 
-	base.tid = 0;
 	if ((fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) < 0)
-		return;
+		return -1;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return;
+		return -1;
 	buf[n] = 0;
 	for (int i = 0; i < 3; i++) {
 		if (*p < '0' || *p > '9')
-			return;
-		for (base.v[i] = 0; *p >= '0' && *p <= '9'; p++)
-			base.v[i] = base.v[i] * 10 + (uint64_t)(*p - '0');
+			return -1;
+		for (v[i] = 0; *p >= '0' && *p <= '9'; p++)
+			v[i] = v[i] * 10 + (uint64_t)(*p - '0');
 		while (*p == ' ')
 			p++;
 	}
-	base.tid = (uint32_t)syscall(SYS_gettid);
+	return 0;
 }
 
 void
+pc_wall_base_take(void)
+{
+	base.t_ns = pc_clock_ns(CLOCK_MONOTONIC);
+	base.tid = read_counters(base.v) ? 0 : (uint32_t)syscall(SYS_gettid);
+	__atomic_store_n(&base.ready, 1, __ATOMIC_RELEASE);
+}
+
+int
+pc_wall_base_ready(void)
+{
+	return __atomic_load_n(&base.ready, __ATOMIC_ACQUIRE);
+}
+
+int
 pc_wall_base_give(struct pc_wthread *w)
 {
 	if (!base.tid || w->tid != base.tid)
-		return;
+		return 0;
 	w->run_ns = base.v[0];
 	w->rq_ns = base.v[1];
 	w->switches = base.v[2];
+	w->seen_ns = base.t_ns;
 	base.tid = 0;
+	return 1;
 }

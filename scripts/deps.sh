@@ -52,6 +52,8 @@ check|ci)
 	want linux-perf command -v perf
 	# Debian's own programs, profiled as shipped against perf
 	want sqlite3 command -v sqlite3
+	# PC_ALLOC under a program linked with another allocator
+	want libjemalloc-dev pkg-config --exists jemalloc
 	want git command -v git
 	want bc command -v bc
 	want python3.11 test -x /usr/bin/python3.11
@@ -68,6 +70,8 @@ check|ci)
 	want valgrind command -v callgrind_annotate
 	want chromium command -v chromium
 	want npm command -v npm
+	# the ITT collector's test: a TBB flow graph, whose bodies TBB marks
+	want libtbb-dev test -e /usr/include/oneapi/tbb/flow_graph.h
 	want libc6-dbg sh -c "dpkg-query -W -f='\${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed'"
 	;;
 esac

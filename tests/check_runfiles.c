@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "../gmon/gmon.h"
-#include "../preload/running.h"
+#include "../gmon/live.h"
 #include "inputs/runfiles.h"
 #include "symbols/symtab.h"
 #include "unit.h"
@@ -465,7 +465,7 @@ START_TEST(test_open_regular_refuses_all_but_regular_files)
 END_TEST
 
 /*
- * pc_live_owner_runs (preload/running.c), the one check of whether a live
+ * gmon_live_owner_runs (gmon/live.c), the one check of whether a live
  * file's process runs: this process, which maps a file named *.live, runs;
  * not for another inode, nor when the live file says its process started
  * well before this one did (this is a later process of a reused pid); a
@@ -519,26 +519,26 @@ START_TEST(test_live_owner_runs_only_while_it_maps_the_file)
 	ck_assert_ptr_ne(m, MAP_FAILED);
 	clock_gettime(CLOCK_REALTIME, &now);
 	start = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-	ck_assert_int_eq(pc_live_owner_runs(getpid(), sb.st_ino, 0), 1);
-	ck_assert_int_eq(pc_live_owner_runs(getpid(), sb.st_ino, start), 1);
-	ck_assert_int_eq(pc_live_owner_runs(getpid(), sb.st_ino + 1, 0), 0);
+	ck_assert_int_eq(gmon_live_owner_runs(getpid(), sb.st_ino, 0), 1);
+	ck_assert_int_eq(gmon_live_owner_runs(getpid(), sb.st_ino, start), 1);
+	ck_assert_int_eq(gmon_live_owner_runs(getpid(), sb.st_ino + 1, 0), 0);
 	/* the live file of a process that began an hour before this one:
 	 * this one, which maps the file, is a later process of its pid */
-	ck_assert_int_eq(pc_live_owner_runs(getpid(), sb.st_ino,
+	ck_assert_int_eq(gmon_live_owner_runs(getpid(), sb.st_ino,
 					    start - 3600ull * 1000000000u), 0);
 	/* one whose image began after this process did (an exec) may be it */
-	ck_assert_int_eq(pc_live_owner_runs(getpid(), sb.st_ino,
+	ck_assert_int_eq(gmon_live_owner_runs(getpid(), sb.st_ino,
 					    start + 10ull * 1000000000u), 1);
-	ck_assert_int_eq(pc_live_owner_runs(0, sb.st_ino, 0), 0);
+	ck_assert_int_eq(gmon_live_owner_runs(0, sb.st_ino, 0), 0);
 	if ((child = fork()) == 0)
 		_exit(0);
 	ck_assert_int_gt(child, 0);
 	/* the child maps the file too (inherited) until it ends: a zombie
 	 * has ended */
 	ck_assert(wait_zombie(child));
-	ck_assert_int_eq(pc_live_owner_runs(child, sb.st_ino, 0), 0);
+	ck_assert_int_eq(gmon_live_owner_runs(child, sb.st_ino, 0), 0);
 	waitpid(child, NULL, 0);
-	ck_assert_int_eq(pc_live_owner_runs(child, sb.st_ino, 0), 0);
+	ck_assert_int_eq(gmon_live_owner_runs(child, sb.st_ino, 0), 0);
 	/* a child whose main thread left by pthread_exit while another runs:
 	 * a zombie leader with empty maps, and running */
 	if ((child = fork()) == 0) {
@@ -549,7 +549,7 @@ START_TEST(test_live_owner_runs_only_while_it_maps_the_file)
 	}
 	ck_assert_int_gt(child, 0);
 	ck_assert(wait_zombie(child));
-	ck_assert_int_eq(pc_live_owner_runs(child, sb.st_ino, 0), 1);
+	ck_assert_int_eq(gmon_live_owner_runs(child, sb.st_ino, 0), 1);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	munmap(m, 4096);

@@ -5,6 +5,8 @@
  * value the exact warning and the value the table gives it.
  */
 #include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,6 +339,7 @@ START_TEST(test_alloc_settings)
 	static const char *const on[] = { "PC_ALLOC", "1", "PC_ALLOC_RATE", "1M", NULL };
 	static const char *const exact[] = { "PC_ALLOC", "1", "PC_ALLOC_RATE", "1", NULL };
 	static const char *const bad[] = { "PC_ALLOC", "yes", "PC_ALLOC_RATE", "0", NULL };
+	static const char *const only[] = { "PC_ALLOC", "only", NULL };
 	struct pc_settings s;
 
 	read_with(&s, none);
@@ -349,11 +352,185 @@ START_TEST(test_alloc_settings)
 	read_with(&s, exact);
 	ck_assert_int_eq(nsaid, 0);
 	ck_assert_uint_eq(s.alloc_rate, 1);
+	read_with(&s, only);
+	ck_assert_int_eq(nsaid, 0);
+	ck_assert_int_eq(s.alloc, 2);
 	read_with(&s, bad);
 	ck_assert_int_eq(nsaid, 2);
-	ck_assert_str_eq(said[0], "libpc: PC_ALLOC='yes' is not 0 or 1; profiling allocations");
+	ck_assert_str_eq(said[0], "libpc: PC_ALLOC='yes' is not 0, 1 or only; profiling allocations");
 	ck_assert_int_eq(s.alloc, 1);
 	ck_assert_uint_eq(s.alloc_rate, PC_ALLOC_DEFAULT_RATE);
+}
+END_TEST
+
+/*
+ * Each row of settings.h, as the row itself says: unset, its default and
+ * no line; the value it refuses, its one line and its bad value; a range's
+ * two ends taken and one past each refused; a text kept as it is, empty
+ * included; and libpc(7)'s ENVIRONMENT entry for it saying its doc words.
+ * A new row is tested here with nothing added.
+ */
+struct row {
+	const char *name, *parse, *want, *refuse, *doc;
+	long min, max, dflt, bad;
+	size_t off, size;
+};
+
+static const struct row rows[] = {
+#define ROW(id, name, field, type, parse, min, max, words, dflt, bad, want, refuse, doc) \
+	{ name, #parse, want, refuse, doc, (long)(min), (long)(max), (long)(dflt),	\
+	  (long)(bad), offsetof(struct pc_settings, field), sizeof(type) },
+	PC_SETTINGS(ROW)
+#undef ROW
+};
+
+/* Row r's field in s, as a long (a text's pointer too). */
+static long
+field_of(const struct pc_settings *s, const struct row *r)
+{
+	int32_t i;
+	int64_t l;
+
+	if (r->size == sizeof(i)) {
+		memcpy(&i, (const char *)s + r->off, sizeof(i));
+		return i;
+	}
+	memcpy(&l, (const char *)s + r->off, sizeof(l));
+	return (long)l;
+}
+
+/* NAME=value read alone: the field, and the lines said in nsaid. */
+static long
+read_one(const struct row *r, const char *value)
+{
+	const char *e[] = { r->name, value, NULL };
+	struct pc_settings s;
+
+	read_with(&s, e);
+	return field_of(&s, r);
+}
+
+static void
+check_refused(const struct row *r, const char *value)
+{
+	char line[256];
+	long v = read_one(r, value);
+
+	snprintf(line, sizeof(line), "libpc: %s='%s' %s", r->name, value, r->want);
+	ck_assert_msg(nsaid == 1, "%s='%s': %d lines", r->name, value, nsaid);
+	ck_assert_str_eq(said[0], line);
+	ck_assert_msg(v == r->bad, "%s='%s': %ld, not %ld", r->name, value, v, r->bad);
+}
+
+static void
+check_taken(const struct row *r, const char *value, long want)
+{
+	long v = read_one(r, value);
+
+	ck_assert_msg(nsaid == 0 && v == want, "%s='%s': %ld (%d lines), not %ld", r->name,
+		      value, v, nsaid, want);
+}
+
+/* libpc(7)'s text, whitespace made single spaces; NULL where not found. */
+static char *
+man_page(void)
+{
+	static const char *const at[] = { "docs/libpc.7", "../docs/libpc.7", "../../docs/libpc.7" };
+	char exe[PATH_MAX], path[PATH_MAX + 32], *text = NULL;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	FILE *f = NULL;
+	size_t len = 0;
+	int c, space = 0;
+
+	exe[n > 0 ? n : 0] = 0;
+	if (strrchr(exe, '/'))
+		*strrchr(exe, '/') = 0;
+	for (size_t i = 0; !f && i < 2 * (sizeof(at) / sizeof(at[0])); i++) {
+		snprintf(path, sizeof(path), "%s%s%s", i % 2 ? exe : "", i % 2 ? "/" : "",
+			 at[i / 2]);
+		f = fopen(path, "r");
+	}
+	if (!f)
+		return NULL;
+	while ((c = getc(f)) != EOF) {
+		if (!(len % 4096))
+			ck_assert_ptr_nonnull(text = realloc(text, len + 4097));
+		if (c == '\n' || c == '\t' || c == ' ') {
+			space = 1;
+			continue;
+		}
+		if (space && len)
+			text[len++] = ' ';
+		space = 0;
+		if (!(len % 4096))
+			ck_assert_ptr_nonnull(text = realloc(text, len + 4097));
+		text[len++] = (char)c;
+	}
+	fclose(f);
+	if (text)
+		text[len] = 0;
+	return text;
+}
+
+/* Whether libpc(7)'s ENVIRONMENT has an entry for name that says doc. */
+static int
+documented(const char *man, const char *name, const char *doc)
+{
+	char head[96];
+	const char *section = strstr(man, ".SH ENVIRONMENT"), *p, *end;
+
+	snprintf(head, sizeof(head), ".TP .B %s ", name);
+	if (!section || !(p = strstr(section, head)))
+		return 0;
+	p += strlen(head);
+	end = strstr(p, ".TP ");
+	if (!end || (strstr(p, ".SH ") && strstr(p, ".SH ") < end))
+		end = strstr(p, ".SH ") ? strstr(p, ".SH ") : p + strlen(p);
+	for (; (p = strstr(p, doc)) && p < end; p++)
+		if (p + strlen(doc) <= end)
+			return 1;
+	return 0;
+}
+
+START_TEST(test_every_row_as_it_says)
+{
+	char *man = man_page();
+
+	ck_assert_msg(man != NULL, "docs/libpc.7 not found");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		char v[64];
+
+		ck_assert_msg(documented(man, r->name, r->doc),
+			      "libpc(7) has no entry for %s that says '%s'", r->name, r->doc);
+		check_taken(r, NULL, r->dflt);
+		if (!strcmp(r->parse, "parse_text")) {
+			ck_assert_str_eq((const char *)(intptr_t)read_one(r, "a b"), "a b");
+			ck_assert_str_eq((const char *)(intptr_t)read_one(r, ""), "");
+			ck_assert_int_eq(r->dflt, 0);
+			continue;
+		}
+		ck_assert_msg(r->want[0], "%s: no line for a bad value", r->name);
+		check_taken(r, "", r->dflt);
+		if (r->refuse)
+			check_refused(r, r->refuse);
+		if (!strcmp(r->parse, "parse_range")) {
+			for (int end = 0; end < 2; end++) {
+				long at = end ? r->max : r->min;
+
+				snprintf(v, sizeof(v), "%ld", at);
+				check_taken(r, v, at);
+				snprintf(v, sizeof(v), "%ld", end ? at + 1 : at - 1);
+				check_refused(r, v);
+			}
+		} else if (!strcmp(r->parse, "parse_ms")) {
+			snprintf(v, sizeof(v), "%g", (double)r->min / 1000);
+			check_taken(r, v, r->min);
+			snprintf(v, sizeof(v), "%g", (double)r->max / 1000);
+			check_taken(r, v, r->max);
+		}
+	}
+	free(man);
 }
 END_TEST
 
@@ -373,6 +550,7 @@ settings_suite(void)
 	tcase_add_test(t, test_absolute);
 	tcase_add_test(t, test_wall_clock_settings);
 	tcase_add_test(t, test_alloc_settings);
+	tcase_add_test(t, test_every_row_as_it_says);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -302,11 +302,18 @@ struct report_opts {
 	int timeline;		/* report --timeline: the text timeline */
 	enum pc_clock clock;	/* --clock; resolved (never auto) once read */
 	int alloc;		/* --alloc: the allocation sites' table */
+	/* --from, --to (seconds from the run's start), --marker NAME: only
+	 * the timeline's samples in that window (model/window.c) */
+	double from, to;
+	const char *marker;
+	int window;		/* WINDOW_* of those given */
 	/* a wall view's: the children each wait for a child waited for,
 	 * listed under its row (seconds; waits.h) */
 	const struct wait_child *children;
 	size_t nchildren;
 };
+
+enum { WINDOW_FROM = 1, WINDOW_TO = 2, WINDOW_MARKER = 4 };
 
 void report_print(FILE *out, const struct flat *f, const struct symtab *st,
 		  const struct callgraph *cg, const struct report_opts *o);
@@ -330,7 +337,8 @@ int runview_json_head(char **paths, int npaths, const struct report_opts *r,
  * -1 when neither is readable); and the profiles that processes left
  * unfinished in dir (libpc's live files) finished with libpc's own
  * writer: how many. Those whose processes still run are left alone, and
- * named in one line when say_running. */
+ * named in one line when say_running; a live file of another version is
+ * then -1 after one line (and left alone, unsaid, otherwise). */
 int libpc_find(char *out, size_t size);
 int recover_dir(const char *dir, int say_running);
 /* recover.c: the processes that made a live file in dir and still run

@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 
 import pctest
-from pctest import clean_env, need, prog
+from pctest import clean_env, need, prog, read_gmon
 from test_host import pcprof, same, tail
 
 TIMEOUT = 60
@@ -62,17 +62,17 @@ def both(argv, env, stdin=None):
     return prof
 
 
-def report(exe, r, *args):
-    p = subprocess.run([pcprof(), "report"] + list(args) + [exe, r.path()],
+def report(exe, r, *args, where=None):
+    p = subprocess.run([pcprof(), "report"] + list(args) + [exe, where or r.path()],
                        capture_output=True, text=True, timeout=TIMEOUT)
     assert p.returncode == 0, "pcprof report %s: %s" % (args, p.stderr)
     return p.stdout
 
 
-def sites(exe, r):
-    """pcprof report --alloc --format json: {site: its figures}, and the
-    whole."""
-    j = json.loads(report(exe, r, "--alloc", "--format", "json"))
+def sites(exe, r, where=None):
+    """pcprof report --alloc --format json (of r's profile, or of where):
+    {site: its figures}, and the whole."""
+    j = json.loads(report(exe, r, "--alloc", "--format", "json", where=where))
     return {s["name"]: s for s in j["sites"]}, j
 
 
@@ -85,6 +85,7 @@ KNOWN = {
     "calloc_site": (500, 500 * 320, 0, 0),
     "realloc_site": (100, sum(i * 100 for i in range(1, 101)), 0, 0),
     "aligned_site": (400, 200 * 4096 + 200 * 128, 0, 0),
+    "array_site": (150, 16 * sum(range(1, 51)) + 50 * 256 + 50 * 100, 0, 0),
 }
 
 
@@ -267,3 +268,169 @@ def test_alloc_without_pc_alloc_no_allocation_profile():
     p = subprocess.run([pcprof(), "report", "--alloc", exe, r.path()], capture_output=True,
                        text=True, timeout=TIMEOUT)
     assert p.returncode == 2 and "no allocation profile" in p.stderr, p.stderr
+
+
+def killed(argv, env):
+    """argv (whose last word is "kill") under libpc.so with env: ended by
+    its own SIGKILL once its allocations are made, so that its profile is
+    the live file's, which pcprof report finishes."""
+    r = run(argv, env)
+    assert r.status == -9, (r.status, r.stderr)
+    assert not os.path.exists(r.path()), os.listdir(r.cwd)
+    assert any(f.endswith(".live") for f in os.listdir(r.cwd)), os.listdir(r.cwd)
+    return r
+
+
+def test_alloc_a_killed_program_keeps_its_allocation_profile_exact_at_rate_1():
+    """SIGKILLed after its allocations (4 threads of the known sites): the
+    live file holds the allocation profile, and pcprof report of the run's
+    directory finishes it with
+    every count and byte exact, the blocks still in use at the kill (the
+    leak) at their site."""
+    exe = prog("alloc39")
+    r = killed([exe, "threads", "kill"], RATE1)
+    s, j = sites(exe, r, r.cwd)
+    check_exact(s, 4)
+    assert j["exact"] is True, j
+    assert not any(f.endswith(".live") for f in os.listdir(r.cwd)), os.listdir(r.cwd)
+
+
+def test_alloc_a_killed_program_keeps_its_estimates_within_the_sampling_error():
+    """SIGKILLed after 4 GiB of 4 KiB blocks at the default rate: the
+    finished live file's estimates of churn_site are within 4.5 standard
+    errors (1/sqrt(samples)) of the truth, as a program's that exits."""
+    exe = prog("alloc39")
+    r = killed([exe, "churn", "4096", "kill"], {"PC_ALLOC": "1"})
+    s, j = sites(exe, r, r.cwd)
+    c = s["churn_site"]
+    n = c["alloc_samples"]
+    tol = 4.5 / math.sqrt(n)
+    assert n > 4000, c
+    assert abs(c["alloc_space"] / 2 ** 32 - 1) < tol, (c, tol)
+    assert abs(c["alloc_objects"] / 2 ** 20 - 1) < tol, (c, tol)
+    assert j["rate_bytes"] == 512 * 1024, j
+
+
+def gate_runs(exe, n, env, args=()):
+    """n runs of exe (alloc39gate or -more) under libpc with env: their
+    profiles."""
+    out = []
+    for _ in range(n):
+        r = run([exe] + list(args), env)
+        assert r.status == 0 and r.stdout == "alloc39gate done\n", (r.status, r.stderr)
+        out.append(r.path())
+    return out
+
+
+def gate_diff(base, new, metric, extra=()):
+    """pcprof diff --metric metric --format json of the base runs (of
+    alloc39gate) against the new runs (of new's executable): status and
+    verdict."""
+    p = subprocess.run([pcprof(), "diff", "--metric", metric, "--format", "json"] + list(extra) +
+                       ["--base", prog("alloc39gate")] + base[1] + ["--new", new[0]] + new[1],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode in (0, 1), p.stderr
+    return p.returncode, json.loads(p.stdout)
+
+
+def test_alloc_gate_catches_one_percent_more_in_one_function_10_of_10():
+    """At PC_ALLOC_RATE=1, one run a side: a build whose grow_site makes
+    1 % more allocations of its size fails diff --metric alloc-bytes in 10
+    of 10 comparisons (and --metric alloc), naming grow_site (not churn,
+    the helper every site calls, which grew 0.18 %); two runs of the same
+    build pass 10 of 10, every figure the same."""
+    base = gate_runs(prog("alloc39gate"), 10, RATE1)
+    more = gate_runs(prog("alloc39gate-more"), 10, RATE1)
+    for i in range(10):
+        st, j = gate_diff((None, [base[i]]), (prog("alloc39gate-more"), [more[i]]),
+                          "alloc-bytes" if i else "alloc")
+        assert st == 1 and j["blamed"] == "grow_site", (j["verdict"], j["blamed"])
+        assert j["regressions"] == 1 and j["exact"] is True, j
+        grow = [f for f in j["functions"] if f["name"] == "grow_site"][0]
+        assert abs(grow["change_ratio"] - 1.01) < 1e-9, grow
+        st, j = gate_diff((None, [base[i]]), (prog("alloc39gate"), [base[(i + 1) % 10]]),
+                          "alloc-bytes")
+        assert st == 0 and j["regressions"] == 0, j
+        assert all(f["change"] == 0 for f in j["functions"]), j["functions"]
+    return "10 of 10 caught at 1 %, 10 of 10 unchanged passed"
+
+
+def test_alloc_compare_metric_alloc_is_the_gate_in_one_command():
+    """pcprof compare --metric alloc-bytes runs each side once with
+    PC_ALLOC=only PC_ALLOC_RATE=1: exit 1 naming grow_site against the 1 %
+    build, 0 against the same build."""
+    def compare(new):
+        p = subprocess.run([pcprof(), "compare", "-q", "--metric", "alloc-bytes", "--format",
+                            "json", "--base", prog("alloc39gate"), "--new", prog(new)],
+                           capture_output=True, text=True, timeout=TIMEOUT,
+                           env=clean_env(None, False))
+        return p.returncode, json.loads(p.stdout) if p.stdout else p.stderr
+    st, j = compare("alloc39gate-more")
+    assert st == 1 and j["blamed"] == "grow_site" and j["runs"] == {"base": 1, "new": 1}, j
+    st, j = compare("alloc39gate")
+    assert st == 0 and j["regressions"] == 0 and j["exact"] is True, j
+
+
+def test_alloc_gate_at_a_sampling_rate_uses_each_function_s_sampling_error():
+    """At PC_ALLOC_RATE=64k, two runs a side of 113 MB each (about 1700
+    samples a run): each function's variance is its sampling error (its
+    figure squared over its samples), so the same build passes, 5 of 5 at
+    alpha 0.001, with the whole program's standard error near that; the 1 %
+    build is within that noise and blames nothing but grow_site, if
+    anything (one run at rate 1 is the gate for 1 %)."""
+    env = {"PC_ALLOC": "1", "PC_ALLOC_RATE": "65536"}
+    for _ in range(5):
+        base = gate_runs(prog("alloc39gate"), 2, env, ["20"])
+        again = gate_runs(prog("alloc39gate"), 2, env, ["20"])
+        st, j = gate_diff((None, base), (prog("alloc39gate"), again), "alloc-bytes",
+                          ["--alpha", "0.001"])
+        assert st == 0 and j["exact"] is False, j
+        prog_row = j["program"]
+        # two runs a side of ~1700 samples: se of the difference about
+        # x * sqrt(2 / 2 / 1700) at least
+        assert prog_row["se"] >= 0.5 * prog_row["base"] / math.sqrt(2 * 1700), prog_row
+    more = gate_runs(prog("alloc39gate-more"), 2, env, ["20"])
+    st, j = gate_diff((None, base), (prog("alloc39gate-more"), more), "alloc-bytes",
+                      ["--alpha", "0.001"])
+    assert j["blamed"] in (None, "grow_site"), j
+
+
+def test_alloc_only_records_allocations_without_cpu_samples():
+    """PC_ALLOC=only (pcprof run --alloc --no-cpu): no thread is sampled
+    (not one sample in gmon.out after 4 GiB of churn, where PC_ALLOC=1's
+    run of it has some; nor in 4 threads), the program runs as plain, and
+    the allocations are exact at rate 1."""
+    def samples(path):
+        g = read_gmon(path)
+        return sum(sum(h[5]) for h in g["hists"]) + g["outside"]
+    exe = prog("alloc39")
+    r = both([exe, "threads"], {"PC_ALLOC": "only", "PC_ALLOC_RATE": "1"})
+    check_exact(sites(exe, r)[0], 4)
+    assert samples(r.path()) == 0
+    r = both([exe, "churn", "4096"], {"PC_ALLOC": "1"})
+    assert samples(r.path()) > 0
+    r = both([exe, "churn", "4096"], {"PC_ALLOC": "only"})
+    assert samples(r.path()) == 0
+    assert sites(exe, r)[0]["churn_site"]["alloc_samples"] > 4000
+    d = tempfile.mkdtemp(prefix="pc-alloc39-run-")
+    p = subprocess.run([pcprof(), "run", "--alloc", "--no-cpu", "-o", os.path.join(d, "r"), exe],
+                       capture_output=True, text=True, timeout=TIMEOUT,
+                       env=clean_env(None, False))
+    assert p.returncode == 3 and "Allocations of alloc39:" in p.stderr, p.stderr
+    assert samples(os.path.join(d, "r", "gmon.out")) == 0
+
+
+def test_alloc_a_program_linked_with_jemalloc_is_profiled_through_it():
+    """alloc39 linked with Debian's jemalloc (-ljemalloc): libpc's hooks
+    forward to jemalloc's malloc family (its mallctl answers, so jemalloc
+    is the allocator), as plain, and every known site is exact at rate 1."""
+    if subprocess.run(["pkg-config", "--exists", "jemalloc"]).returncode:
+        pctest.skip("jemalloc not installed (apt-get install libjemalloc-dev)")
+    d = tempfile.mkdtemp(prefix="pc-alloc39-je-")
+    exe = os.path.join(d, "alloc39je")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "alloc39.c")
+    subprocess.run(["cc", "-O2", "-g", "-pthread", "-DWITH_JEMALLOC=1", "-o", exe, src,
+                    "-ljemalloc"], check=True, timeout=TIMEOUT)
+    r = both([exe], RATE1)
+    assert "allocator: jemalloc" in r.stdout, r.stdout
+    check_exact(sites(exe, r)[0])

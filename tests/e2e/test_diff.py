@@ -13,25 +13,43 @@ import struct
 import subprocess
 import tempfile
 
-from pctest import flame_fills, prog, run, tick_factor
+from pctest import flame_fills, prog, run
 from test_cli import pcprof
 
-# Each run: 2 threads doing SCALE units of work (about SCALE s of CPU each).
-# At 1 the 20 % slowdown is about 7.5 standard errors, where Holm's
-# threshold over the 4 functions is t = 4 on 8 degrees of freedom. But the
-# machine's speed is what the other three functions agree on, each one's
-# change known to about +-4 % at 1, and beside a CPU hog their noise once
-# moved it by +14 %, taking most of the slowdown for the machine's (make
-# check, 1 run in 13: docs/ci.md, "Few functions"). At 2 each is known to
-# about +-3 %, and the speed must be off by over 10 % to hide the slowdown.
-SCALE = 2.0
+# Each run: 2 threads doing SCALE units of work (about SCALE s of CPU each),
+# sampled at HZ. What limits the tests is each function's sampling noise:
+# at 1000 samples a unit of work the 20 % slowdown is about 7.5 standard
+# errors, where Holm's threshold over the 4 functions is t = 4 on 8 degrees
+# of freedom. But the machine's speed is what the other three functions
+# agree on, each one's change known to about +-4 % at 1000 samples a
+# thread and run, and beside a CPU hog their noise once moved it by
+# +14 %, taking most of the slowdown for the machine's (make check, 1 run
+# in 13: docs/ci.md, "Few functions"). At 4000 each is known to about
+# +-3 %, and the speed must be off by over 10 % to hide the slowdown.
+# Those 4000 samples a thread and run were 2 units at 1000 Hz (48 s of CPU
+# for the 12 runs); they are 0.5 units at 4000 Hz, a task-clock rate
+# (12 s), the same counts and the same statistics.
+HZ = 4000
+SCALE = 0.5
 # the tests here share RUNS: run.py runs them in one worker, in order
 SHARED = True
 RUNS = {}
 
 
 # as docs/ci.md advises: the task-clock timer where perf events are allowed
-TIMER = {"PC_TIMER": "taskclock"}
+TIMER = {"PC_TIMER": "taskclock", "PC_HZ": str(HZ)}
+
+
+def samples_a_signal(env):
+    """How much longer runs under env must be to hold as many independent
+    samples: 1 where the timer samples at the rate asked, and the samples
+    a signal carries where it is held to the kernel's tick (perf events
+    refused: POSIX timers at 250 Hz, 16 samples a signal at 4000 Hz)."""
+    r = run([prog("regress-base"), "0.1", "1"], env=env)
+    m = re.search(r"(\d+) samples \((\d+) signals\)", r.stderr)
+    assert m, r.stderr
+    ratio = int(m.group(1)) / max(1, int(m.group(2)))
+    return 1 if ratio < 1.5 else ratio
 
 
 def runs(variant, n):
@@ -39,7 +57,7 @@ def runs(variant, n):
     three builds' runs are made in turns, as docs/ci.md advises, so that a
     machine that slows down or speeds up meanwhile weighs on each alike."""
     if not RUNS.get("base"):
-        scale = str(SCALE * tick_factor(TIMER))
+        scale = "%g" % (SCALE * samples_a_signal(TIMER))
         for v in ["base", "slow", "fast", "base"] * 3:
             # with stacks, for the differential flame graph
             r = run([prog("regress-" + v), scale, "2"], verbose=False,
@@ -198,15 +216,16 @@ def with_rate(path, rate, out):
 def test_diff_allows_for_a_slower_machine():
     base, new = runs("base", 6)[:3], runs("base", 6)[3:]
     d = tempfile.mkdtemp(prefix="pc-diff-")
-    # the same runs on a machine 15 % slower throughout: 1000 Hz read as 870
-    slower = [with_rate(f, 870, os.path.join(d, "slow%d" % i))
+    # the same runs on a machine 15 % slower throughout: HZ read as 0.87 HZ
+    slow_hz = int(0.87 * HZ)
+    slower = [with_rate(f, slow_hz, os.path.join(d, "slow%d" % i))
               for i, f in enumerate(new)]
     _, same = diff_json(*sides(base, new))
     rc, j = diff_json(*sides(base, slower))
     assert rc == 0 and j["regressions"] == 0, [f for f in j["functions"]
                                                if f["significant"]]
     assert j["speed_judged"], j
-    assert abs(j["speed_ratio"] / same["speed_ratio"] - 1000 / 870) < 1e-3, \
+    assert abs(j["speed_ratio"] / same["speed_ratio"] - HZ / slow_hz) < 1e-3, \
         (j["speed_ratio"], same["speed_ratio"])
     # the text says the ratio the JSON gives: the two halves of the base
     # runs may differ by some percent themselves on a busy machine (13 %
@@ -221,16 +240,16 @@ def test_diff_allows_for_a_slower_machine():
     assert int(m.group(3)) == j["speed_functions"] >= 3, (m.group(0), j["speed_functions"])
     # JSON's ratio has 6 digits, the text's percentage one decimal
     assert abs(said - 100 * (ratio - 1)) <= 0.051, (ratio, p.stdout)
-    # as measured, every function takes 1000/870 times the seconds
+    # as measured, every function takes HZ / slow_hz times the seconds
     _, raw = diff_json("--absolute", *sides(base, new))
     _, rawslow = diff_json("--absolute", *sides(base, slower))
     assert rawslow["speed_ratio"] == 1 and not rawslow["speed_judged"]
     slowed = {g["name"]: g for g in rawslow["functions"]}
     for f in raw["functions"]:
         g = slowed[f["name"]]
-        assert abs(g["new_seconds"] - f["new_seconds"] * 1000 / 870) < 1e-5, (f, g)
+        assert abs(g["new_seconds"] - f["new_seconds"] * HZ / slow_hz) < 1e-5, (f, g)
     # and a real slowdown still shows through the allowance
-    slow = [with_rate(f, 870, os.path.join(d, "slower%d" % i))
+    slow = [with_rate(f, slow_hz, os.path.join(d, "slower%d" % i))
             for i, f in enumerate(runs("slow", 3))]
     rc, j = diff_json(*sides(base, slow, new_exe="regress-slow"))
     assert rc == 1 and j["functions"][0]["name"] == "stage_transform"
@@ -247,14 +266,15 @@ def test_diff_json_and_markdown_shapes():
               "new", "model", "functions"):
         assert k in j, k
     assert j["base"]["runs"] == 3 and len(j["base"]["profiles"]) == 3
-    assert j["base"]["rate_hz"] == 1000 and j["alpha"] == 0.01
+    assert j["base"]["rate_hz"] == HZ and j["alpha"] == 0.01
     for f in j["functions"]:
         for k in ("name", "status", "significant", "base_seconds", "base_share",
                   "new_seconds", "new_share", "change_seconds", "change",
                   "p_value", "p_adjusted"):
             assert k in f, (k, f)
     fitted = j["model"]
-    assert fitted["fitted"] and fitted["seconds_per_observation"] >= 0.001
+    # at least one sample's seconds
+    assert fitted["fitted"] and fitted["seconds_per_observation"] >= 1.0 / HZ
     p = diff("--format", "markdown", *sides(base, slow, new_exe="regress-slow"))
     assert p.returncode == 1
     lines = p.stdout.splitlines()
@@ -288,7 +308,8 @@ def test_diff_bad_inputs_get_one_line_and_status_2():
     open(notelf, "w").write("#!/bin/sh\n")
     three = run([prog("three-pie"), "0.1"], verbose=False).path()
     slowhz = run([exe, "0.05", "1"], env={"PC_HZ": "500"}, verbose=False).path()
-    flat = run([exe, "0.05", "1"], env={"PC_CALLGRAPH": "0"}, verbose=False).path()
+    flat = run([exe, "0.05", "1"], env={"PC_CALLGRAPH": "0", "PC_HZ": str(HZ)},
+               verbose=False).path()
     cases = [
         (sides([os.path.join(d, "missing")], good), "No such file"),
         (sides(good, [empty]), "empty file"),

@@ -83,15 +83,14 @@ def check(truth, got, hz, looks_a_bound):
 
 
 def test_wallattr_one_thread_each_wait_within_its_points():
-    """One worker, nine waits of about 0.25 s, with a budget that does
-    not limit the walks (PC_WALL_BUDGET=100): each function's share of its
-    life within a point, or what four looks' intervals allow where the
-    machine let the sampler look more seldom. (At the default budget, in
-    about one run in four or five, a wait goes unwalked: the sampler's
-    rounds spend the 1 % at a few threads, and a wait whose thread is then
-    found running gives its time to the next wait found blocked, past an
-    fsync between: a condition variable's 0.07 s went to an accept.)"""
-    truth, got, hz = known_waits(1, 0.25, env={"PC_WALL_BUDGET": "100"})
+    """One worker, nine waits of about 0.25 s, at the default budget (1 %
+    of a CPU): each function's share of its life within a point, or what
+    four looks' intervals allow where the machine let the sampler look more
+    seldom. (A wait went unwalked in about one run in four or five when
+    walks could leave the sampler's budget in debt with no round for a few
+    hundred ms: a condition variable's 0.07 s went to an accept; with a few
+    threads a round now comes 50 ms after the last at most.)"""
+    truth, got, hz = known_waits(1, 0.25)
     return check(truth, got, hz, 4)
 
 

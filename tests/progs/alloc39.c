@@ -5,12 +5,21 @@
  * chain and the aligned forms. "alloc39 churn MB" adds MB mebibytes of
  * 4 KiB blocks, each freed at once, in churn_site (for the sampled
  * estimates); "alloc39 threads" runs the sites in 4 threads at once.
+ * A last word "kill" ends the program with SIGKILL once the allocations
+ * are made, with what it allocated still in use: the allocation profile
+ * is then the live file's (pcprof finishes it). Built with -ljemalloc
+ * and -DWITH_JEMALLOC=1, it says jemalloc's version.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <malloc.h>
+#ifdef WITH_JEMALLOC
+/* built with -ljemalloc (test_alloc39.py): say that jemalloc allocates */
+int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+#endif
 
 static void *volatile sink;
 
@@ -91,6 +100,30 @@ aligned_site(void)
 	}
 }
 
+/* reallocarray(NULL, 1, 16), then 49 more up to 50 x 16 bytes: 50
+ * allocations of 20400 bytes, each freed by the next or the last free;
+ * memalign and valloc, 50 each */
+static __attribute__((noinline)) void
+array_site(void)
+{
+	char *p = NULL;
+
+	for (int i = 1; i <= 50; i++) {
+		p = reallocarray(p, (size_t)i, 16);
+		p[0] = (char)i;
+		sink = p;
+	}
+	free(p);
+	for (int i = 0; i < 50; i++) {
+		void *q = memalign(64, 256), *v = valloc(100);
+
+		sink = q;
+		sink = v;
+		free(q);
+		free(v);
+	}
+}
+
 static __attribute__((noinline)) void
 churn_site(long mb)
 {
@@ -112,6 +145,7 @@ sites(void)
 	calloc_site();
 	realloc_site();
 	aligned_site();
+	array_site();
 }
 
 static void *
@@ -125,6 +159,9 @@ thread_main(void *arg)
 int
 main(int argc, char **argv)
 {
+	int kill_at_end = argc > 1 && !strcmp(argv[argc - 1], "kill");
+
+	argc -= kill_at_end;
 	if (argc > 2 && !strcmp(argv[1], "churn")) {
 		churn_site(atol(argv[2]));
 	} else if (argc > 1 && !strcmp(argv[1], "threads")) {
@@ -137,6 +174,17 @@ main(int argc, char **argv)
 	} else {
 		sites();
 	}
+	if (kill_at_end)
+		raise(SIGKILL);
+#ifdef WITH_JEMALLOC
+	{
+		const char *v = NULL;
+		size_t len = sizeof(v);
+
+		if (!mallctl("version", &v, &len, NULL, 0) && v)
+			printf("allocator: jemalloc %s\n", v);
+	}
+#endif
 	printf("alloc39 done\n");
 	return 3;
 }

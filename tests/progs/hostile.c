@@ -17,6 +17,7 @@
  * Usage: hostile CASE [ARGS]; hostile with no arguments lists the cases.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -1187,21 +1188,57 @@ task_busy(pid_t tid)
 	return c == 'R' || c == 'D';
 }
 
+/* The thread of this process named name (its comm), or 0. */
+static pid_t
+thread_named(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		char path[300], comm[32];
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		if (n > 0 && comm[n - 1] == '\n')
+			n--;
+		comm[n > 0 ? n : 0] = '\0';
+		if (!strcmp(comm, name))
+			found = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
 /*
- * The main thread only waits in pthread_join: when it runs, it runs a
- * signal handler, which can only be the profiler's snapshot. Exit then,
- * or after 3 s without one (a profiler that writes its snapshots
- * elsewhere).
+ * libpc writes its snapshots in a thread of its own, pc-snapshot, which
+ * sleeps between two: exit as soon as it is seen on a CPU or in the
+ * disk's wait, that is while it writes one, or after 3 s without that.
+ * Without such a thread (plain, or a profiler that writes its snapshots
+ * elsewhere), exit at once.
  */
 static void
 exit_during_snapshot(void)
 {
+	pid_t writer = thread_named("pc-snapshot");
 	double t0 = wall();
 	int busy = 0;
 
-	while (wall() - t0 < 3.0 && !(busy = task_busy(main_tid)))
+	while (writer && wall() - t0 < 3.0 && !(busy = task_busy(writer)))
 		;
-	fprintf(stderr, "hostile: exit while the main thread ran: %s (%.3f s)\n", yes(busy), wall() - t0);
+	fprintf(stderr, "hostile: exit while the snapshot writer ran: %s (%.3f s)\n",
+		yes(busy), wall() - t0);
 	exit(4);
 }
 
@@ -1227,8 +1264,8 @@ exiter(void *arg)
 /* exit-race N: N threads meet at a barrier and all call exit(5).
  * exit-vs-_exit: two threads meet, one calls exit(5), the other _exit(6).
  * exit-snapshot SECONDS: three threads burn through the sleds and the
- * first calls exit(4) after SECONDS, while the main thread sleeps (and
- * takes the process's signals: PC_SNAPSHOT_INTERVAL's snapshots). */
+ * first calls exit(4) after SECONDS, while libpc's thread writes one of
+ * PC_SNAPSHOT_INTERVAL's snapshots. */
 static int
 case_exits(int argc, char **argv)
 {

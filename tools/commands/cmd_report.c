@@ -92,7 +92,7 @@ export_inputs(const struct pc_inputs *in, const struct report_opts *r,
 	const char *base = strrchr(in->exe, '/');
 	struct export x;
 
-	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread) {
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->window) {
 		if (export_refuse(r))
 			exit(EXIT_BAD_INPUT);
 	} else if (r->by_object || r->lines)
@@ -183,7 +183,7 @@ report_inputs(struct pc_inputs *in, struct report_opts *r, const struct symtab_o
 	/* a wall view is of the stacks, which the export holds; folded
 	 * stacks are folded_build's under any clock */
 	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->timeline ||
-	    (r->clock != PC_CLOCK_CPU && r->format != FORMAT_FOLDED)) {
+	    r->window || (r->clock != PC_CLOCK_CPU && r->format != FORMAT_FOLDED)) {
 		export_inputs(in, r, s, out);
 		goto out;
 	}
@@ -221,6 +221,8 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 {
 	struct pc_inputs in;
 
+	if (r->window && export_refuse(r))
+		exit(EXIT_BAD_INPUT);
 	if (inputs_open(&in, exe, files, nfiles, s, 0))
 		exit(EXIT_BAD_INPUT);
 	return report_inputs(&in, r, s, out);
@@ -249,7 +251,7 @@ one_program(const struct report_opts *r)
 {
 	return alloc_asked(r) ||
 	       (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread && !r->timeline &&
-		(r->format == FORMAT_FOLDED || r->format == FORMAT_GMON || r->callgraph ||
+		!r->window && (r->format == FORMAT_FOLDED || r->format == FORMAT_GMON || r->callgraph ||
 		 r->lines));
 }
 
@@ -308,6 +310,8 @@ report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s
 	struct runexe re;
 	int rc;
 
+	if (r->window && export_refuse(r))
+		exit(EXIT_BAD_INPUT);
 	if (!one_program(r)) {
 		if (runview_report(ops, n, r, s, out))
 			exit(EXIT_BAD_INPUT);	/* no partial report (out_open's) */

@@ -27,6 +27,7 @@
 #include "commands/compare.h"
 #include "commands/launch.h"
 #include "commands/options.h"
+#include "model/diff_alloc.h"
 #include "../preload/taskclock.h"
 
 static const char usage_compare[] =
@@ -74,7 +75,13 @@ static const char usage_compare[] =
 "  --keep-history FILE  append the new side's runs to the history FILE\n"
 "                     (pcprof history): as of --commit ID (default: git\n"
 "                     rev-parse HEAD) and --time T (default: its time)\n"
+"  --metric alloc|alloc-bytes  the gate on allocations: the runs record\n"
+"                     allocations alone, every one (PC_ALLOC=only,\n"
+"                     PC_ALLOC_RATE=1 unless set), one run a side unless\n"
+"                     --runs or --budget; a function whose allocations (or\n"
+"                     bytes) grew by 0.5 % or more (--threshold) fails\n"
 "  --metric, --alpha, --format text|json|markdown, --top, --absolute,\n"
+"  --marker NAME,\n"
 "  --keep-pieces, --no-demangle, --full-names, --debug-dir DIR\n"
 "                     as for pcprof diff\n"
 "\n"
@@ -205,6 +212,9 @@ parse_options(struct compare *c, int argc, char **argv)
 	if (c->runs && c->budget_given)
 		pc_fatal("compare: --budget and --runs: give one (the runs a side, or the time "
 			 "to fill with them)");
+	/* exact allocation counts: one run a side decides (model/diff_alloc.h) */
+	if (METRIC_IS_ALLOC(c->d.metric) && !c->runs && !c->budget_given)
+		c->runs = 1;
 	if (optind < argc) {
 		pc_warn("compare: '%s': an argument before --base", argv[optind]);
 		fputs(usage_compare, stderr);
@@ -333,7 +343,11 @@ set_environment(const struct compare *c)
 	     * (both sides alike; bench/wall_power.py) */
 	    (c->d.metric == METRIC_WALL && (setenv("PC_CLOCK", "wall", 1) ||
 					    setenv("PC_WALL_HZ", "1000", 1) ||
-					    setenv("PC_WALL_BUDGET", "10", 1))))
+					    setenv("PC_WALL_BUDGET", "10", 1))) ||
+	    /* the gate on allocations: every one recorded, unless the
+	     * environment asks for a sampling rate, and no CPU samples */
+	    (METRIC_IS_ALLOC(c->d.metric) && (setenv("PC_ALLOC", "only", 1) ||
+					      setenv("PC_ALLOC_RATE", "1", 0))))
 		pc_fatal("cannot set libpc's environment: %s", strerror(errno));
 	unsetenv("GMON_OUT_PREFIX");
 	unsetenv("PC_OUT");
@@ -343,7 +357,10 @@ set_environment(const struct compare *c)
 		unsetenv("PC_CLOCK");
 		unsetenv("PC_WALL_HZ");
 		unsetenv("PC_WALL_BUDGET");
-	}
+	}	/* --marker: each run's timeline, the markers ITT's too */
+	if (c->d.marker && setenv("PC_TIMELINE", "1", 1))
+		pc_fatal("cannot set libpc's environment: %s", strerror(errno));
+	launch_itt(c->lib);
 }
 
 int

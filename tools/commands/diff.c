@@ -18,6 +18,7 @@
 #include "inputs/runfiles.h"
 #include "commands/options.h"
 #include "model/history.h"
+#include "model/diff_alloc.h"
 #include "model/sequential.h"
 #include "writers/diff_out.h"
 #include "writers/flame.h"
@@ -47,6 +48,11 @@ static const char usage_diff[] =
 "                     seconds, a row \"[off-cpu: CALL] from FUNCTION\"\n"
 "                     (the innermost function of the executable it\n"
 "                     blocked under)\n"
+"                     alloc, alloc-bytes: of allocation profiles (PC_ALLOC),\n"
+"                     each function's allocations (or bytes) with its\n"
+"                     callees' a run, exact at PC_ALLOC_RATE=1 (one run a\n"
+"                     side decides), else with each one's sampling error;\n"
+"                     --threshold's default is then 0.5\n"
 "  --alpha A          significance level over all functions, 0 < A < 1\n"
 "                     (default 0.01; Holm's correction across functions)\n"
 "  --threshold PCT    smallest change that counts, in percent of the base\n"
@@ -59,6 +65,9 @@ static const char usage_diff[] =
 "                     0: all)\n"
 "  --absolute         compare seconds as measured: no allowance for runs or\n"
 "                     sides on a faster or slower machine (see below)\n"
+"  --marker NAME      compare only each run's time inside the markers NAME\n"
+"                     (its timeline: pcprof run --timeline; compare records\n"
+"                     it), --metric self or program\n"
 "  --flame FILE       write a differential flame graph (SVG): the stacks of\n"
 "                     the new side's last run (recorded with PC_STACKS=1),\n"
 "                     each function red where significantly slower, blue\n"
@@ -127,14 +136,18 @@ pick(const char *opt, const char *arg, const char *const *words, const char *wan
 int
 diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
 {
-	static const char *const metrics[] = { "self", "total", "program", "wall", NULL };
+	static const char *const metrics[] = { "self", "total", "program", "wall", "alloc",
+					       "alloc-bytes", NULL };
 	static const char *const formats[] = { "text", "json", "markdown", NULL };
 	char *end;
 
 	switch (c) {
 	case OPT_METRIC:	/* enum metric's order */
 		o->metric = (enum metric)pick("metric", arg, metrics,
-					      "self, total or program");
+					      "self, total, program, wall, alloc or alloc-bytes");
+		return 1;
+	case OPT_DIFF_MARKER:
+		o->marker = arg;
 		return 1;
 	case OPT_ALPHA:
 		o->alpha = parse_number("--alpha", arg, 0);
@@ -143,6 +156,7 @@ diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so)
 		return 1;
 	case OPT_THRESHOLD:
 		o->threshold = parse_number("--threshold", arg, 1);
+		o->threshold_set = 1;
 		return 1;
 	case OPT_MIN_SECONDS:
 		o->min_seconds = parse_number("--min-seconds", arg, 0);
@@ -418,13 +432,28 @@ seq_gate(struct result *res, struct side cut[2], const struct side sides[2],
 	}
 }
 
+/* --marker: a run's self seconds from its timeline, which holds no call
+ * graph and no waits' totals. */
+static void
+marker_refuse(const struct diff_opts *o)
+{
+	if (o->marker && (o->metric == METRIC_TOTAL || o->metric == METRIC_WALL ||
+			  METRIC_IS_ALLOC(o->metric) || o->flame))
+		pc_fatal("--marker: with --metric self or program, without --flame");
+}
+
 enum seq_verdict
 diff_look(struct side sides[2], const struct diff_opts *o, const struct symtab_opts *so)
 {
 	struct side cut[2];
 	struct result res;
 
+	marker_refuse(o);
+	/* the gate on allocations decides at the last run (diff_alloc_gate) */
+	if (METRIC_IS_ALLOC(o->metric))
+		return SEQ_UNDECIDED;
 	for (int s = 0; s < 2; s++) {
+		sides[s].marker = o->marker;
 		if (diff_side_load(&sides[s], so, o->metric == METRIC_TOTAL,
 				   o->metric == METRIC_WALL))
 			exit(EXIT_BAD_INPUT);
@@ -464,6 +493,10 @@ diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 	size_t tested = 0;
 	int r;
 
+	marker_refuse(o);
+	if (METRIC_IS_ALLOC(o->metric))
+		return diff_alloc_gate(sides, o, so);
+	sides[0].marker = sides[1].marker = o->marker;
 	for (int s = 0; s < 2; s++)
 		if (diff_side_load(&sides[s], so, o->metric == METRIC_TOTAL,
 				   o->metric == METRIC_WALL))

@@ -9,14 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commands/options.h"
 #include "inputs/runexe.h"
 #include "symbols/waits.h"
+#include "writers/export_out.h"
 #include "writers/flame.h"
 #include "pcprof.h"
 
 static const char usage_flame[] =
 "usage: pcprof flame -o SVG [--title TEXT] [--stacks-file FILE] [--process PID|NAME]\n"
-"                   [--clock wall|cpu|off] [EXE] [GMON|DIR...]\n"
+"                   [--clock wall|cpu|off] [--from S] [--to S] [--marker NAME]\n"
+"                   [EXE] [GMON|DIR...]\n"
 "\n"
 "Write an interactive flame graph of the stacks that libpc recorded beside\n"
 "GMON (GMON.stacks, written with PC_STACKS=1; default GMON: gmon.out) as a\n"
@@ -34,7 +37,9 @@ static const char usage_flame[] =
 "With no EXE, the program is the one that the run's manifests name (DIR,\n"
 "as pcprof run left it): its processes' stacks are merged, and --process\n"
 "PID|NAME keeps those of one pid or program. EXE may be a program's name\n"
-"as the run recorded it, or a name on PATH.\n";
+"as the run recorded it, or a name on PATH.\n"
+"--from S and --to S (seconds from the run's start) and --marker NAME draw\n"
+"only the samples of that window, from the timeline (pcprof run --timeline).\n";
 
 /* Each function's kind of object, by name, for the flame graph's colours. */
 struct kind_of {
@@ -172,6 +177,59 @@ flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_
 	return r;
 }
 
+/* The flame graph of a window of the run's timeline (--from, --to,
+ * --marker: model/window.c), from the export of in's run 0, loaded. */
+static int
+flame_of_window(FILE *out, const struct pc_inputs *in, const struct report_opts *r,
+		const struct symtab_opts *so, const char *stacks, const char *title)
+{
+	struct flame_stack *fl;
+	struct folded_set fs;
+	struct export x;
+	char tbuf[512];
+	int rc;
+
+	export_init(&x);
+	x.clock = r->clock;
+	if (clock_resolve(in, 0, stacks, &x.clock) || export_add(&x, in, so, stacks, in->exe, 0) ||
+	    export_keep_window(&x, r))
+		exit(EXIT_BAD_INPUT);
+	export_folded(&x, &fs);
+	if (!title) {
+		snprintf(tbuf, sizeof(tbuf), "%s: %.0f samples at %u Hz%s%s%s", in->exe,
+			 fs.total, fs.rate, r->marker ? ", inside the markers '" : "",
+			 r->marker ? r->marker : "", r->marker ? "'" : "");
+		title = tbuf;
+	}
+	fl = flame_stacks(&fs, &in->st, NULL, NULL);
+	rc = flame_write_svg(out, fl, fs.n, title, "samples");
+	flame_stacks_free(fl, fs.n);
+	folded_release(&fs);
+	export_release(&x);
+	return rc;
+}
+
+/* --from, --to, --marker into r: 0 where c is none of them. */
+static int
+window_option(int c, const char *arg, struct report_opts *r)
+{
+	struct symtab_opts unused = { 0 };
+
+	return (c == OPT_FROM || c == OPT_TO || c == OPT_MARKER) &&
+	       report_option(c, arg, r, &unused);
+}
+
+/* The flame graph of in onto f: of win's window, or of the whole run. */
+static int
+flame_write(FILE *f, const struct pc_inputs *in, struct report_opts *win,
+	    const struct symtab_opts *so, const char *stacks, enum pc_clock clock,
+	    const char *title)
+{
+	win->clock = clock;
+	return win->window ? flame_of_window(f, in, win, so, stacks, title) :
+	       flame_of_run(f, in, 0, stacks, clock, title, NULL, NULL);
+}
+
 int
 cmd_flame(int argc, char **argv)
 {
@@ -181,6 +239,9 @@ cmd_flame(int argc, char **argv)
 		{ "stacks-file", required_argument, NULL, 's' },
 		{ "process", required_argument, NULL, 'P' },
 		{ "clock", required_argument, NULL, 'c' },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "to", required_argument, NULL, OPT_TO },
+		{ "marker", required_argument, NULL, OPT_MARKER },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 }
 	};
@@ -191,6 +252,7 @@ cmd_flame(int argc, char **argv)
 	struct pc_inputs in;
 	struct runexe re;
 	enum pc_clock clock = PC_CLOCK_AUTO;
+	struct report_opts win = { .format = FORMAT_TEXT };
 	int c;
 	FILE *f;
 
@@ -203,6 +265,8 @@ cmd_flame(int argc, char **argv)
 			clock = clock_named(optarg);
 			continue;
 		}
+		if (window_option(c, optarg, &win))
+			continue;
 		fputs(usage_flame, c == 'h' ? stdout : stderr);
 		return c == 'h' ? 0 : EXIT_BAD_INPUT;
 	}
@@ -210,16 +274,14 @@ cmd_flame(int argc, char **argv)
 		fputs(usage_flame, stderr);
 		return EXIT_BAD_INPUT;
 	}
-	if (runexe_resolve(&re, argv + optind, argc - optind, process) ||
-	    runexe_open(&in, &re, &so, INPUTS_AS_GIVEN))
-		exit(EXIT_BAD_INPUT);
 	/* PC_SCOPE=all: the profiles place the frames in every object */
-	if (!stacks && in.runs[0].manifest[0])
-		if (inputs_load(&in, &so, 0))
-			exit(EXIT_BAD_INPUT);
+	if (runexe_resolve(&re, argv + optind, argc - optind, process) ||
+	    runexe_open(&in, &re, &so, INPUTS_AS_GIVEN) ||
+	    (((!stacks && in.runs[0].manifest[0]) || win.window) && inputs_load(&in, &so, 0)))
+		exit(EXIT_BAD_INPUT);
 	if (!(f = out_open(&of, out)))
 		exit(EXIT_BAD_INPUT);
-	if (flame_of_run(f, &in, 0, stacks, clock, title, NULL, NULL))
+	if (flame_write(f, &in, &win, &so, stacks, clock, title))
 		pc_fatal("'%s': %s", out, strerror(errno));
 	if (out_commit(&of))
 		exit(EXIT_BAD_INPUT);

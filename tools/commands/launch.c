@@ -148,6 +148,21 @@ launch_preload(const char *lib, const char *exe)
 	return r;
 }
 
+void
+launch_itt(const char *lib)
+{
+	const char *tl = getenv("PC_TIMELINE"), *slash = strrchr(lib, '/');
+	char *itt;
+
+	if (!tl || strcmp(tl, "1") || getenv("INTEL_LIBITTNOTIFY64"))
+		return;
+	if (asprintf(&itt, "%.*slibpc-itt.so", slash ? (int)(slash - lib + 1) : 0, lib) < 0)
+		pc_fatal("out of memory");
+	if (!access(itt, R_OK))
+		setenv("INTEL_LIBITTNOTIFY64", itt, 1);
+	free(itt);
+}
+
 /* ----------------------------------------------------------- signals */
 
 /* SIGPIPE as pcprof found it, for the command: compare ignores it (a

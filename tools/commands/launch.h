@@ -71,6 +71,11 @@ const char *launch_why_unprofilable(const char *path);
  * when exe is not NULL, the ASan runtime that exe links before all of it.
  * setenv's 0 or -1. */
 int launch_preload(const char *lib, const char *exe);
+/* With the timeline on (PC_TIMELINE=1), INTEL_LIBITTNOTIFY64 for the
+ * commands: libpc-itt.so beside lib, the ITT collector that gives
+ * programs' ITT tasks, frames and counters as markers, unless the
+ * variable names a collector already or there is none beside lib. */
+void launch_itt(const char *lib);
 
 /* Catch SIGINT, SIGTERM and SIGHUP for LAUNCH_STOPS_END, with sa_flags
  * flags, unless they were ignored when pcprof started; the first call

@@ -68,7 +68,8 @@ merge_object(const char *out, const char *prog, const struct runexe *all, const 
 	     int ni, const char *obj)
 {
 	char **files = NULL;
-	char *name;
+	char *name, *prog_profile;
+	size_t size;
 	int n = 0;
 
 	for (int i = 0; i < ni; i++) {
@@ -85,8 +86,12 @@ merge_object(const char *out, const char *prog, const struct runexe *all, const 
 				pc_fatal("out of memory");
 		}
 	}
-	if (asprintf(&name, "gmon.out.%s+%s", prog, obj) < 0)
+	if (asprintf(&prog_profile, "gmon.out.%s", prog) < 0)
 		pc_fatal("out of memory");
+	size = strlen(prog_profile) + strlen(GMON_OBJECT_SEP) + strlen(obj) + 1;
+	name = pc_realloc(NULL, size);
+	gmon_object_name(name, size, prog_profile, obj);
+	free(prog_profile);
 	if (n)
 		merge_into(out, name, files, n, NULL);
 	while (n--)

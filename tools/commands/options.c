@@ -51,6 +51,23 @@ clock_named(const char *arg)
 		 "alloc-bytes, inuse or inuse-bytes)", arg);
 }
 
+/* --from S, --to S, --marker NAME into r. */
+static void
+window_option(int c, const char *arg, struct report_opts *r)
+{
+	char *end;
+
+	if (c == OPT_MARKER) {
+		r->marker = arg;
+		r->window |= WINDOW_MARKER;
+		return;
+	}
+	*(c == OPT_FROM ? &r->from : &r->to) = strtod(arg, &end);
+	if (*end || end == arg || !(r->from >= 0 && r->from < 1e9 && r->to >= 0 && r->to < 1e9))
+		pc_fatal("--%s '%s': not a time in seconds", c == OPT_FROM ? "from" : "to", arg);
+	r->window |= c == OPT_FROM ? WINDOW_FROM : WINDOW_TO;
+}
+
 int
 report_option(int c, const char *arg, struct report_opts *r,
 	      struct symtab_opts *s)
@@ -93,6 +110,11 @@ report_option(int c, const char *arg, struct report_opts *r,
 		return 1;
 	case OPT_ALLOC:
 		r->alloc = 1;
+		return 1;
+	case OPT_FROM:
+	case OPT_TO:
+	case OPT_MARKER:
+		window_option(c, arg, r);
 		return 1;
 	case OPT_TOP:
 		r->top = strtol(arg, &end, 10);

@@ -13,6 +13,7 @@ enum {
 	OPT_DEBUG_DIR, OPT_CALLGRAPH, OPT_STACKS, OPT_BY_OBJECT, OPT_FULL_NAMES,
 	OPT_PROCESS, OPT_LINES, OPT_BY_THREAD, OPT_THREAD, OPT_PROCESSES,
 	OPT_CLOCK, OPT_ALLOC_METRIC, OPT_ALLOC,
+	OPT_FROM, OPT_TO, OPT_MARKER,
 };
 
 /* The options of how symbols are read and named, which report, run, diff
@@ -37,7 +38,10 @@ enum {
 	{ "thread", required_argument, NULL, OPT_THREAD },		\
 	{ "clock", required_argument, NULL, OPT_CLOCK },		\
 	{ "metric", required_argument, NULL, OPT_ALLOC_METRIC },		\
-	{ "alloc", no_argument, NULL, OPT_ALLOC }
+	{ "alloc", no_argument, NULL, OPT_ALLOC },			\
+	{ "from", required_argument, NULL, OPT_FROM },			\
+	{ "to", required_argument, NULL, OPT_TO },			\
+	{ "marker", required_argument, NULL, OPT_MARKER }
 
 #define REPORT_OPTIONS_HELP						\
 "Report options:\n"							\
@@ -71,6 +75,10 @@ enum {
 "                   inuse or inuse-bytes (what was not freed at exit)\n"\
 "  --alloc          the allocation sites' table: bytes and objects\n"\
 "                   allocated and in use, and the leaks at exit\n"\
+"  --from S, --to S only the samples from S to S seconds after the\n"\
+"                   run's start, from its timeline (pcprof run --timeline)\n"\
+"  --marker NAME    only the samples inside the markers named NAME (a\n"\
+"                   thread's: its samples; a marker file's: all)\n"\
 "  --keep-pieces    show foo.cold, foo.part.N, foo.isra.N and\n"	\
 "                   foo.constprop.N apart from foo (default: folded)\n"\
 "  --full-names     C++ names with their template arguments and\n"	\

@@ -86,6 +86,8 @@ static const char usage_run[] =
 "                     the allocation sites' table and the leaks at exit\n"\
 "                     (--metric M: the profile of M instead), and\n"\
 "                     DIR/gmon.out.alloc is written beside DIR/gmon.out\n"
+"  --no-cpu           with --alloc: the allocations alone, no CPU samples\n"
+"                     (PC_ALLOC=only: no thread has a timer)\n"
 "  --main-only        profile the executable's own code only (PC_SCOPE=main):\n"
 "                     the report is of the first process, and its time in\n"
 "                     libraries is one [outside the executable] line; DIR/PROG\n"
@@ -117,7 +119,8 @@ REPORT_OPTIONS_HELP
 "  PC_CLOCK         wall: a wall-clock profile, off-CPU time too (--clock)\n"
 "  PC_WALL_HZ       the wall clock's rounds a second (100)\n"
 "  PC_WALL_BUDGET   the wall clock's CPU at most, percent of one CPU (1)\n"
-"  PC_ALLOC         1: profile allocations too (--alloc), into PC_OUT.alloc\n"
+"  PC_ALLOC         1: profile allocations too (--alloc), into PC_OUT.alloc;\n"
+"                   only: allocations alone (--alloc --no-cpu)\n"
 "  PC_ALLOC_RATE    bytes between allocation samples, on average (512k);\n"
 "                   1: every allocation, exact\n"
 "  PC_STACKS_MB     memory for distinct stacks, 1 to 4096 (32)\n"
@@ -136,7 +139,7 @@ REPORT_OPTIONS_HELP
 
 enum { OPT_HZ = 300, OPT_SIGNAL, OPT_REPORT, OPT_NO_REPORT, OPT_STACKS_ON,
 	OPT_NO_CALLGRAPH, OPT_ALL_OBJECTS, OPT_MAIN_ONLY, OPT_WAIT,
-	OPT_TIMELINE_ON };
+	OPT_TIMELINE_ON, OPT_NO_CPU };
 
 /* Whether dir holds a file that libpc writes (gmon.out and its kin). */
 static int
@@ -361,6 +364,7 @@ struct run_opts {
 	struct symtab_opts s;
 	const char *outdir, *report_to;
 	int no_report, main_only, wait;
+	int no_cpu;		/* --no-cpu: allocations alone */
 };
 
 /* An option that is a libpc setting: set its variable to its value (or
@@ -398,10 +402,23 @@ static const struct option run_longopts[] = {
 	{ "all-objects", no_argument, NULL, OPT_ALL_OBJECTS },	/* the default */
 	{ "main-only", no_argument, NULL, OPT_MAIN_ONLY },
 	{ "wait", no_argument, NULL, OPT_WAIT },
+	{ "no-cpu", no_argument, NULL, OPT_NO_CPU },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0, 0, 0, 0 }
 };
+
+/* --alloc, --metric: libpc profiles allocations too (--no-cpu: alone, no
+ * thread sampled). */
+static void
+alloc_environment(const struct run_opts *o)
+{
+	if (o->no_cpu && !alloc_asked(&o->r))
+		pc_fatal("--no-cpu: nothing left to record; with --alloc (or --metric), the "
+			 "allocations alone");
+	if (alloc_asked(&o->r))
+		setenv_or_die("PC_ALLOC", o->no_cpu ? "only" : "1");
+}
 
 /* Parse the options into o (libpc's settings go to the environment);
  * -1 to go on, or the status to exit with. */
@@ -425,7 +442,9 @@ run_options(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_NO_REPORT:
 		case OPT_WAIT:
-			*(c == OPT_WAIT ? &o->wait : &o->no_report) = 1;
+		case OPT_NO_CPU:
+			*(c == OPT_WAIT ? &o->wait : c == OPT_NO_CPU ? &o->no_cpu :
+			  &o->no_report) = 1;
 			break;
 		case OPT_ALL_OBJECTS:
 		case OPT_MAIN_ONLY:
@@ -456,9 +475,7 @@ run_options(int argc, char **argv, struct run_opts *o)
 		setenv_or_die("PC_CLOCK", "wall");
 	else if (o->r.clock == PC_CLOCK_CPU)
 		unsetenv("PC_CLOCK");
-	/* --alloc, --metric: libpc profiles allocations too */
-	if (alloc_asked(&o->r))
-		setenv_or_die("PC_ALLOC", "1");
+	alloc_environment(o);
 	return -1;
 }
 
@@ -472,6 +489,8 @@ set_environment(const char *lib, int unprofiled, int main_only, const char *exe,
 {
 	if (!unprofiled && launch_preload(lib, exe))
 		pc_fatal("cannot set LD_PRELOAD: %s", strerror(errno));
+	if (!unprofiled)
+		launch_itt(lib);
 	if (dir[0]) {
 		/* absolute: processes that change directory write here too */
 		char abs[PATH_MAX];

@@ -15,6 +15,7 @@
  * here too.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -27,7 +28,7 @@
 
 #include "pcprof.h"
 #include "config.h"	/* PC_LIBDIR, written by the Makefile */
-#include "../preload/running.h"
+#include "../gmon/live.h"
 
 /* libpc.so beside this pcprof (the build tree), else the installed one. */
 int
@@ -50,13 +51,6 @@ libpc_find(char *out, size_t size)
 	return access(out, R_OK);
 }
 
-static int
-is_live(const char *name)
-{
-	size_t n = strlen(name);
-
-	return !strncmp(name, ".pcprof.", 8) && n > 13 && !strcmp(name + n - 5, ".live");
-}
 
 /* How pc_recover's result travels as the finisher's exit status. */
 enum { FIN_DONE, FIN_NOTHING, FIN_BUSY, FIN_PROTO, FIN_DAMAGED, FIN_NOLIB, FIN_OTHER,
@@ -137,7 +131,7 @@ live_files(const char *dir, size_t *n)
 	if (!d)
 		return NULL;	/* the reader says why */
 	while ((e = readdir(d)))
-		if (is_live(e->d_name)) {
+		if (gmon_live_name_pid(e->d_name)) {
 			live = pc_realloc(live, (*n + 1) * sizeof(*live));
 			live[(*n)++] = pc_asprintf("%s/%s", dir, e->d_name);
 		}
@@ -149,20 +143,62 @@ live_files(const char *dir, size_t *n)
 static pid_t
 live_pid(const char *path)
 {
-	const char *s = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-
-	return (pid_t)strtol(s + 8, NULL, 10);
+	return (pid_t)gmon_live_name_pid(path);
 }
 
-/* Whether the process that made live file path still runs (running.h's
- * one check, which pc_recover makes too). */
+/* The head of the live file at path (gmon/live.h), and its inode: 0, or
+ * what gmon_live_head_read says (-EPROTO: another version, its number in
+ * *version); -EINVAL for one that cannot be read. Never follows a
+ * symlink, never waits on a FIFO. */
+static int
+live_head(const char *path, struct gmon_live_head *h, ino_t *ino, uint32_t *version)
+{
+	char buf[sizeof(*h)];
+	struct stat sb;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	*version = 0;
+	if (fd < 0)
+		return -EINVAL;
+	n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, buf, sizeof(buf), 0) : -1;
+	close(fd);
+	*ino = sb.st_ino;
+	return n < 0 ? -EINVAL : gmon_live_head_read(buf, (size_t)n, h, version);
+}
+
+/* Whether the process that made live file path still runs (gmon/live.h's
+ * one check, which pc_recover makes too, on the same head). */
 static int
 live_running(const char *path)
 {
-	struct stat sb;
+	struct gmon_live_head h;
+	uint32_t version;
+	ino_t ino;
 
-	return lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
-	       pc_live_owner_runs(live_pid(path), sb.st_ino, 0);
+	return live_head(path, &h, &ino, &version) == 0 && gmon_live_runs(&h, ino);
+}
+
+/* Whether path is a live file of another version than this pcprof's:
+ * -1 after one line naming it, where the command reads the run (say: it
+ * exits 2); in pcprof run, which must exit with its program's status, 1
+ * and the file left alone: the report says it. */
+static int
+refuse_version(const char *path, int say)
+{
+	struct gmon_live_head h;
+	uint32_t version;
+	ino_t ino;
+
+	if (live_head(path, &h, &ino, &version) != -EPROTO)
+		return 0;
+	if (!say)
+		return 1;
+	if (version)
+		return pc_error("'%s': a live file of version %u; this pcprof reads version %u "
+				"(finish it with the pcprof of the libpc that wrote it)", path,
+				(unsigned)version, GMON_LIVE_VERSION);
+	return pc_error("'%s': a live file of a version this pcprof cannot read", path);
 }
 
 void
@@ -233,10 +269,11 @@ regular_live(const char *path)
 int
 recover_live_runs(const char *dir, pid_t pid)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], profile[PATH_MAX];
 
-	return snprintf(path, sizeof(path), "%s/.pcprof.%d.live", dir, (int)pid) <
-	       (int)sizeof(path) && live_running(path);
+	/* a profile's name in dir: gmon_live_name keeps its directory */
+	return snprintf(profile, sizeof(profile), "%s/x", dir) < (int)sizeof(profile) &&
+	       !gmon_live_name(path, sizeof(path), profile, pid) && live_running(path);
 }
 
 size_t
@@ -262,9 +299,11 @@ recover_dir(const char *dir, int say)
 
 	for (size_t i = 0; i < n; i++) {
 		char *path = live[i];
-		int r;
+		int r = nolib || !regular_live(path) ? 1 : refuse_version(path, say);
 
-		if (nolib || !regular_live(path)) {
+		if (r < 0)
+			return -1;
+		if (r) {
 			free(path);
 			continue;
 		}

@@ -175,8 +175,7 @@ static char *
 own_profile(const char *path)
 {
 	static const char *const suffixes[] = { GMON_OBJECTS_SUFFIX, GMON_STACKS_SUFFIX };
-	const char *plus;
-	size_t n = strlen(path);
+	size_t n = strlen(path), split = 0;
 	struct stat sb;
 	char *p;
 
@@ -193,10 +192,10 @@ own_profile(const char *path)
 		}
 	}
 	/* PROFILE+OBJECT, where OBJECT may hold a '+' (libstdc++.so.6) */
-	for (plus = strchr(base_name(path), '+'); plus; plus = strchr(plus + 1, '+')) {
-		p = pc_realloc(NULL, (size_t)(plus - path) + 1);
-		memcpy(p, path, (size_t)(plus - path));
-		p[plus - path] = 0;
+	while ((split = gmon_object_split(path, split))) {
+		p = pc_realloc(NULL, split + 1);
+		memcpy(p, path, split);
+		p[split] = 0;
 		if (runfiles_is_whole(p))
 			return p;
 		free(p);

@@ -158,8 +158,11 @@ dir_names(const char *path, size_t *nn)
 	*nn = 0;
 	if (!d)
 		return pc_error("'%s': %s", path, strerror(errno)), NULL;
+	if (recover_dir(path, 1) < 0) {
+		closedir(d);
+		return NULL;
+	}
 	names = pc_malloc(sizeof(*names));
-	recover_dir(path, 1);
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.' || odd_entry(d, path, e->d_name))
 			continue;
@@ -203,11 +206,8 @@ is_profile_prefix(const char *path, size_t k, char **files, int n)
 static int
 is_object_file(const char *path, char **files, int n)
 {
-	const char *slash = strrchr(path, '/');
-	const char *plus = slash ? slash : path;
-
-	while ((plus = strchr(plus, '+')))
-		if (is_profile_prefix(path, (size_t)(plus++ - path), files, n))
+	for (size_t k = 0; (k = gmon_object_split(path, k));)
+		if (is_profile_prefix(path, k, files, n))
 			return 1;
 	return 0;
 }

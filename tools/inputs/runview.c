@@ -534,7 +534,7 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	uint32_t rate;
 
 	if (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread && !r->timeline &&
-	    (r->format == FORMAT_FOLDED || r->callgraph || r->lines))
+	    !r->window && (r->format == FORMAT_FOLDED || r->callgraph || r->lines))
 		return pc_error("%s of a whole run: name the executable (pcprof report EXE GMON)",
 				r->format == FORMAT_FOLDED ? "--format folded" :
 				r->callgraph ? "--callgraph" : "--lines");
@@ -544,7 +544,8 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	r->files = paths;
 	r->nfiles = npaths;
 	r->clock = v.clock;
-	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->timeline) {
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->timeline ||
+	    r->window) {
 		if (export_run(&v, r, so, out, paths[0]))
 			return -1;
 		view_release(&v);

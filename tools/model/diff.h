@@ -21,7 +21,9 @@
 /* --format, in the order of its words */
 enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_MARKDOWN };
 /* --metric, in the order of its words (diff_out.c names them) */
-enum metric { METRIC_SELF, METRIC_TOTAL, METRIC_PROGRAM, METRIC_WALL };
+enum metric { METRIC_SELF, METRIC_TOTAL, METRIC_PROGRAM, METRIC_WALL,
+	      /* of allocation profiles (model/diff_alloc.h) */
+	      METRIC_ALLOC, METRIC_ALLOC_BYTES };
 
 /* One build: its runs' profiles and symbols (in.runs[r], in.st) and, for
  * every run, every function's seconds. */
@@ -60,6 +62,7 @@ struct side {
 	 * moved past nruns, in in.runs and the arrays above */
 	struct disturbed *left;
 	int nleft;
+	const char *marker;	/* --marker NAME: the time inside it alone */
 };
 
 /* The file of a run's directory that holds its wall seconds, and their
@@ -168,10 +171,12 @@ struct diff_opts {
 	 * (pcprof diff --looks), else only the look at all the runs */
 	int seq_min, seq_max, replay;
 	int undecided_fail;	/* --undecided fail: undecided exits 1 */
+	int threshold_set;	/* --threshold given (else the metric's default) */
+	const char *marker;	/* --marker NAME: each run's time inside it */
 };
 
 #define DIFF_OPTS_DEFAULT { METRIC_SELF, DIFF_TEXT, 0.01, 0.05, 0.01, 10, 0, NULL, NULL, \
-			    "pcprof diff", NULL, NULL, 0, 0, 0, 0 }
+			    "pcprof diff", NULL, NULL, 0, 0, 0, 0, 0, NULL }
 
 /* The options diff and compare share, after options.h's. */
 enum {
@@ -179,6 +184,7 @@ enum {
 	OPT_MIN_SECONDS, OPT_DFORMAT, OPT_DTOP, OPT_ABSOLUTE, OPT_FLAME,
 	OPT_UNDECIDED, OPT_LOOKS,
 };
+enum { OPT_DIFF_MARKER = 640 };
 
 #define DIFF_LONGOPTS \
 	{ "metric", required_argument, NULL, OPT_METRIC }, \
@@ -189,7 +195,13 @@ enum {
 	{ "top", required_argument, NULL, OPT_DTOP }, \
 	{ "absolute", no_argument, NULL, OPT_ABSOLUTE }, \
 	{ "undecided", required_argument, NULL, OPT_UNDECIDED }, \
+	{ "marker", required_argument, NULL, OPT_DIFF_MARKER }, \
 	SYMTAB_LONGOPTS
+
+/* diff_marker.c: run r's self seconds inside the markers s->marker (its
+ * timeline's samples) into self, and its program seconds; 0, or -1 after
+ * one line where it has no timeline, no such marker or no samples in it. */
+int diff_marker_self(struct side *s, int r, const struct symtab_opts *so, double *self);
 
 /* diff.c: apply one of DIFF_LONGOPTS (or --flame) to o and so; 0 when c
  * is not one. Exits with a message on a bad value. */

@@ -78,7 +78,8 @@ side_elapsed(struct side *s)
 /* Run r of s (nf functions a run) into s's seconds; 0, or -1 after one
  * line. */
 static int
-side_run(struct side *s, int r, size_t nf, int need_total, int wall)
+side_run(struct side *s, int r, size_t nf, int need_total, int wall,
+	 const struct symtab_opts *so)
 {
 	const struct gmon_profile *p = &s->in.runs[r].prof;
 	const char *name = s->in.runs[r].files[0];
@@ -99,7 +100,9 @@ side_run(struct side *s, int r, size_t nf, int need_total, int wall)
 	for (size_t i = 0; i < f.nrows; i++)
 		self[f.rows[i].func] = f.rows[i].samples / s->rate;
 	s->program[r] = f.total / s->rate;
-	if (wall)
+	if (s->marker && diff_marker_self(s, r, so, self))
+		bad = -1;
+	if (!bad && wall)
 		bad = diff_wall_add(s, r, self);
 	if (!bad && need_total)
 		bad = side_totals(s, r, p, &f, s->total + (size_t)r * nf);
@@ -128,7 +131,7 @@ diff_side_load(struct side *s, const struct symtab_opts *so, int need_total, int
 	if (need_total)
 		s->total = pc_calloc((size_t)s->nruns * nf, sizeof(*s->total));
 	for (int r = 0; r < s->nruns; r++)
-		if (side_run(s, r, nf, need_total, wall))
+		if (side_run(s, r, nf, need_total, wall, so))
 			return -1;
 	return 0;
 }

@@ -210,6 +210,12 @@ pseudo_loc(struct export *x, const char *name)
 	return (uint32_t)x->nlocs - 1;
 }
 
+uint32_t
+export_no_stack_loc(struct export *x)
+{
+	return pseudo_loc(x, NO_STACK_NAME);
+}
+
 /* A function's source file is that of the first of its lines seen. */
 static void
 first_line(struct export *x, uint32_t f, uint32_t file, int line)
@@ -544,6 +550,12 @@ export_refuse(const struct report_opts *r)
 	if ((r->by_thread || r->thread) && r->format == FORMAT_FOLDED)
 		return pc_error("%s: not with --format folded (--format speedscope or pprof keep "
 				"the threads' stacks)", r->by_thread ? "--by-thread" : "--thread");
+	if (r->window && (r->format == FORMAT_GMON || r->callgraph || r->by_object ||
+			  r->lines || r->alloc || CLOCK_IS_ALLOC(r->clock)))
+		return pc_error("--from, --to, --marker: a profile of the timeline's stacks, not "
+				"with %s", r->format == FORMAT_GMON ? "--format gmon" :
+				r->callgraph ? "--callgraph" : r->by_object ? "--by-object" :
+				r->lines ? "--lines" : "--alloc or --metric");
 	if (r->callgraph || r->by_object || r->lines)
 		return pc_error("%s%s: not with %s", r->by_thread || r->thread ?
 				"--by-thread or " : "--format ", r->by_thread || r->thread ?

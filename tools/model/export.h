@@ -140,6 +140,17 @@ int export_add(struct export *x, const struct pc_inputs *in, const struct symtab
 		const char *stacks_file, const char *program, uint64_t pid);
 void export_release(struct export *x);
 
+/* The location "[no stack recorded]" (export.c). */
+uint32_t export_no_stack_loc(struct export *x);
+
+/* window.c: keep only the timeline's samples from r->from to r->to
+ * seconds after the run's start and, with r->marker, inside the markers
+ * of that name (a thread's marker: that thread's samples; a marker
+ * file's: every thread's), as the export's samples (whole stacks) and
+ * its timeline's; 0, or -1 after one line where there is no timeline or
+ * no such marker. */
+int export_keep_window(struct export *x, const struct report_opts *r);
+
 /* Keep only the samples of the threads that which names (a tid, or a
  * thread name); 0, or -1 after one line when none is. */
 int export_keep_thread(struct export *x, const char *which);

@@ -263,6 +263,7 @@ add_samples(struct reading *r, struct tl_group *g, struct pc_tl_entry *e, size_t
 		s->tid = e[i].tid;
 		s->off = kind == PC_TL_OFF;
 		s->stack = kind == PC_TL_PC ? UINT32_MAX : stack_of(byid, g->nstacks, e[i].where);
+		s->pc = kind == PC_TL_PC ? e[i].where : 0;
 		if (s->off) {
 			s->weight = (double)(int64_t)e[i].value * rate;
 		} else {
@@ -280,6 +281,34 @@ add_samples(struct reading *r, struct tl_group *g, struct pc_tl_entry *e, size_t
 	}
 	qsort(g->samples, g->nsamples, sizeof(*g->samples), cmp_sample);
 	free(byid);
+}
+
+/* Each CPU sample with no stack but its pc (PC_CALLGRAPH=0) gets a
+ * stack of that one frame, so that it is named. */
+static void
+pc_stacks(struct tl_group *g, int file, tl_locs_fn locs, void *arg)
+{
+	size_t cap = g->nstacks, cap_pool = g->npool;
+	uint32_t buf[2];
+
+	for (size_t i = 0; i < g->nsamples; i++) {
+		struct tl_sample *s = &g->samples[i];
+		struct gmon_stack k = { 0 };
+		uint32_t d;
+
+		if (s->stack != UINT32_MAX || !s->pc)
+			continue;
+		k.tid = s->tid;
+		k.depth = 1;
+		k.pcs = &s->pc;
+		d = locs(arg, file, &k, buf);
+		g->stacks = xgrow(g->stacks, &cap, g->nstacks + 1, sizeof(*g->stacks));
+		g->pool = xgrow(g->pool, &cap_pool, g->npool + d, sizeof(*g->pool));
+		memcpy(g->pool + g->npool, buf, d * sizeof(*buf));
+		g->stacks[g->nstacks] = (struct tl_stack){ g->npool, d };
+		g->npool += d;
+		s->stack = (uint32_t)g->nstacks++;
+	}
 }
 
 /* One record at p of len bytes; 0, or -1 after one line. */
@@ -404,6 +433,7 @@ timelines_add(struct export *x, const char *path, int file, uint32_t group,
 	mk = t.mk;
 	nmk = t.nmk;
 	add_samples(&r, g, raw, nraw);
+	pc_stacks(g, file, locs, arg);
 	pair_marks(&r, g, mk, nmk, &capm);
 	read_marker_file(path, g, &capm);
 	qsort(g->markers, g->nmarkers, sizeof(*g->markers), cmp_marker);

@@ -27,6 +27,8 @@ struct tl_sample {
 	uint64_t cpu_delta;	/* the thread's CPU ns since its last kept
 				 * sample (CPU samples only) */
 	int off;
+	uint64_t pc;		/* a CPU sample with no stack: its pc, as a
+				 * stack's frames are (0: not known) */
 };
 
 struct tl_stack {		/* the export's locations, leaf first */

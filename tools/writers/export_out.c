@@ -212,6 +212,8 @@ export_print(const struct export *x, enum format format, FILE *out, const char *
 int
 export_finish(struct export *x, const struct report_opts *r, FILE *out, const char *title)
 {
+	if (r->window && export_keep_window(x, r))
+		return -1;
 	if (r->thread && export_keep_thread(x, r->thread))
 		return -1;
 	if (r->timeline) {
@@ -221,6 +223,12 @@ export_finish(struct export *x, const struct report_opts *r, FILE *out, const ch
 					    r->format, out, title);
 	} else if (FORMAT_IS_EXPORT(r->format)) {
 		return export_print(x, r->format, out, title);
+	} else if (r->format == FORMAT_FOLDED) {
+		struct folded_set fs;
+
+		export_folded(x, &fs);
+		folded_print(out, &fs);
+		folded_release(&fs);
 	} else {
 		struct symtab st;
 		struct callgraph cg;

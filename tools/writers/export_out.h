@@ -17,6 +17,14 @@ int export_speedscope(const struct export *x, FILE *out, const char *title);
  * profiles (,"shared":{"frames":[...]},"profiles":[), for both writers. */
 void export_speedscope_frames(const struct export *x, FILE *out);
 int export_callgrind(const struct export *x, FILE *out, const char *title);
+/* s's frames, the root first, into fr (room for s->depth): consecutive
+ * frames of one function are one where they are two of its pieces or no
+ * symbol's, as in pcprof's folded stacks, and a recursion keeps every
+ * level. How many (export_text.c). */
+size_t export_sample_frames(const struct export *x, const struct xp_sample *s, uint32_t *fr);
+/* The export's samples as folded stacks, as folded_build makes them
+ * (export_folded.c): for a window's --format folded and flame graph. */
+void export_folded(const struct export *x, struct folded_set *fs);
 /* The export's timeline in the Firefox Profiler's processed format
  * (export_firefox.c), where one was recorded (timeline_recorded); 0, or
  * -1 with errno (ENOMEM, or EINVAL where there is none). */

@@ -35,12 +35,8 @@ same_symbol(const struct export *x, uint32_t a, uint32_t b)
 	       x->locs[a].map == x->locs[b].map;
 }
 
-/* s's frames, the root first, into fr (room for s->depth): consecutive
- * frames of one function are one where they are two of its pieces or no
- * symbol's, as in pcprof's folded stacks, and a recursion keeps every
- * level. How many. */
-static size_t
-sample_frames(const struct export *x, const struct xp_sample *s, uint32_t *fr)
+size_t
+export_sample_frames(const struct export *x, const struct xp_sample *s, uint32_t *fr)
 {
 	size_t n = 0;
 
@@ -107,7 +103,7 @@ speedscope_profile(const struct export *x, FILE *out, const struct track *t, int
 			cap = s->depth;
 			fr = pc_realloc(fr, cap * sizeof(*fr));
 		}
-		n = sample_frames(x, s, fr);
+		n = export_sample_frames(x, s, fr);
 		fputs(first ? "[" : ",[", out);
 		for (size_t j = 0; j < n; j++)
 			fprintf(out, j ? ",%u" : "%u", fr[j]);

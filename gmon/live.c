@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Whether the process that made a live file still runs (running.h), from
- * kill(pid, 0), /proc/PID/stat and /proc/PID/maps, read with plain
- * system calls: libpc uses no stdio, and pcprof links this file too.
+ * libpc's live file (live.h): its name and head, built and read here only,
+ * and whether the process that made one still runs, from kill(pid, 0),
+ * /proc/PID/stat and /proc/PID/maps, read with plain system calls: libpc
+ * uses no stdio, and pcprof links this file too.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -12,10 +13,11 @@
 #include <limits.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "running.h"
+#include "live.h"
 
 #define NS		1000000000ull
 #define START_SLACK	NS	/* clock ticks, and a clock set since */
@@ -74,7 +76,7 @@ number(const char *p, const char **end)
  * last ')'.
  */
 char *
-pc_proc_stat_fields(const char *path, char *buf, size_t size)
+gmon_proc_stat_fields(const char *path, char *buf, size_t size)
 {
 	char *p;
 	ssize_t n;
@@ -104,7 +106,7 @@ stat_of(pid_t pid, uint64_t *start)
 	/* no /proc/PID where kill found the pid: a /proc mounted with
 	 * hidepid, which hides another user's processes (cannot tell) */
 	proc_path(path, sizeof(path), pid, "stat");
-	if (!(p = pc_proc_stat_fields(path, buf, sizeof(buf))))
+	if (!(p = gmon_proc_stat_fields(path, buf, sizeof(buf))))
 		return 0;
 	state = *p;
 	/* field 3 is the state, 20 the threads, 22 the start */
@@ -145,7 +147,8 @@ maps_line_is(const char *s, const char *e, ino_t ino)
 		v = v * 10 + (unsigned long long)(*s - '0');
 	if (!digits || v != (unsigned long long)ino)
 		return 0;
-	return memmem(s, (size_t)(e - s), ".live", 5) != NULL;
+	return memmem(s, (size_t)(e - s), GMON_LIVE_SUFFIX,
+		      strlen(GMON_LIVE_SUFFIX)) != NULL;
 }
 
 /* What /proc/PID/maps says: 1 it maps the live file ino, 0 it does not,
@@ -191,12 +194,13 @@ maps_has(pid_t pid, ino_t ino)
 }
 
 int
-pc_live_owner_runs(pid_t pid, ino_t ino, uint64_t start_ns)
+gmon_live_owner_runs(pid_t pid, ino_t ino, uint64_t start_ns)
 {
 	int saved = errno, r = 0, st, m;
 	uint64_t began = 0;
 
-	if (pid <= 0 || (kill(pid, 0) && errno != EPERM))
+	/* by the system call: libpc's kill (sigcalls.c) is the program's */
+	if (pid <= 0 || (syscall(SYS_kill, pid, 0) && errno != EPERM))
 		goto out;
 	if ((st = stat_of(pid, &began)) < 0)
 		goto out;
@@ -212,4 +216,135 @@ pc_live_owner_runs(pid_t pid, ino_t ino, uint64_t start_ns)
 out:
 	errno = saved;
 	return r;
+}
+
+int
+gmon_live_runs(const struct gmon_live_head *h, ino_t ino)
+{
+	/* the start's second: the check's second of slack covers the rest */
+	return gmon_live_owner_runs((pid_t)h->pid, ino,
+				    (uint64_t)h->start_s * NS);
+}
+
+/* s into buf at *k, if it fits with a NUL after it: 0, or -1. */
+static int
+put(char *buf, size_t size, size_t *k, const char *s, size_t n)
+{
+	if (n >= size - *k)
+		return -1;
+	memcpy(buf + *k, s, n);
+	*k += n;
+	buf[*k] = 0;
+	return 0;
+}
+
+static int
+put_str(char *buf, size_t size, size_t *k, const char *s)
+{
+	return put(buf, size, k, s, strlen(s));
+}
+
+static int
+put_decimal(char *buf, size_t size, size_t *k, unsigned long v)
+{
+	char digits[24];
+	size_t n = sizeof(digits);
+
+	do
+		digits[--n] = (char)('0' + v % 10);
+	while ((v /= 10) && n);
+	return put(buf, size, k, digits + n, sizeof(digits) - n);
+}
+
+/* What the put calls made of buf: 0, or -ENAMETOOLONG with buf "". */
+static int
+name_done(char *buf, size_t size, int failed)
+{
+	if (!failed)
+		return 0;
+	if (size)
+		buf[0] = 0;
+	return -ENAMETOOLONG;
+}
+
+int
+gmon_live_name(char *buf, size_t size, const char *profile, long pid)
+{
+	const char *slash = strrchr(profile, '/');
+	size_t k = 0, dir = slash ? (size_t)(slash - profile) + 1 : 0;
+
+	return name_done(buf, size, !size ||
+			 put(buf, size, &k, profile, dir) ||
+			 put_str(buf, size, &k, GMON_LIVE_PREFIX) ||
+			 put_decimal(buf, size, &k, (unsigned long)pid) ||
+			 put_str(buf, size, &k, GMON_LIVE_SUFFIX));
+}
+
+int
+gmon_live_aside_name(char *buf, size_t size, const char *live, unsigned long n)
+{
+	size_t k = 0;
+
+	return name_done(buf, size, !size || put_str(buf, size, &k, live) ||
+			 put_str(buf, size, &k, ".") ||
+			 put_decimal(buf, size, &k, n) ||
+			 put_str(buf, size, &k, GMON_LIVE_SUFFIX));
+}
+
+long
+gmon_live_name_pid(const char *path)
+{
+	const char *s = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t n = strlen(s), p = strlen(GMON_LIVE_PREFIX);
+	size_t e = strlen(GMON_LIVE_SUFFIX);
+	const char *end;
+	uint64_t pid;
+
+	if (n <= p + e || strncmp(s, GMON_LIVE_PREFIX, p) ||
+	    strcmp(s + n - e, GMON_LIVE_SUFFIX))
+		return 0;
+	pid = number(s + p, &end);
+	/* the pid's digits, then .live or an aside name's .N.live */
+	if (end == s + p || end - s > 10 + (long)p || *end != '.' ||
+	    pid > INT32_MAX)
+		return 0;
+	return (long)pid;
+}
+
+void
+gmon_live_head_init(struct gmon_live_head *h, uint32_t hdr_size, int32_t pid,
+		    uint64_t start_ns)
+{
+	size_t k = 0;
+
+	memset(h, 0, sizeof(*h));
+	put_str(h->magic, sizeof(h->magic), &k, GMON_LIVE_MAGIC);
+	put_decimal(h->magic, sizeof(h->magic), &k, GMON_LIVE_VERSION);
+	put_str(h->magic, sizeof(h->magic), &k, "\n");
+	h->hdr_size = hdr_size;
+	h->pid = pid;
+	h->start_s = (uint32_t)(start_ns / NS);
+}
+
+int
+gmon_live_head_read(const void *buf, size_t n, struct gmon_live_head *h,
+		    uint32_t *version)
+{
+	size_t m = strlen(GMON_LIVE_MAGIC);
+	char magic[GMON_LIVE_MAGIC_SIZE + 1];
+	const char *end;
+	uint64_t v;
+
+	*version = 0;
+	if (n < sizeof(*h) || memcmp(buf, GMON_LIVE_MAGIC, m))
+		return -EINVAL;
+	memcpy(h, buf, sizeof(*h));
+	/* a string of its own: the number stops at the magic's end */
+	memcpy(magic, h->magic, GMON_LIVE_MAGIC_SIZE);
+	magic[GMON_LIVE_MAGIC_SIZE] = 0;
+	v = number(magic + m, &end);
+	if (end == magic + m || end - magic > 12 + 9 || *end != '\n')
+		return -EPROTO;
+	*version = v > UINT32_MAX ? 0 : (uint32_t)v;
+	return v == GMON_LIVE_VERSION ? 0 : -EPROTO;
 }

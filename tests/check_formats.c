@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The names and heads gmon/ builds and reads for libpc and pcprof alike:
+ * PROFILE+OBJECT (gmon/write.c), the live file's name and versioned head,
+ * and the one check of whether a live file's process runs (gmon/live.c),
+ * here where /proc/PID/maps says EACCES.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../gmon/gmon.h"
+#include "../gmon/live.h"
+#include "unit.h"
+
+/*
+ * PROFILE+OBJECT: built once, read by trying each '+' of the last part
+ * from the left. Cases: a plain name; an OBJECT with a '+'
+ * (libstdc++.so.6); a PROFILE with one (g++); a '+' in a directory, which
+ * is no split; a '+' first in the name (no empty PROFILE); none at all;
+ * a buffer one byte short.
+ */
+START_TEST(test_object_names_built_and_split)
+{
+	static const struct {
+		const char *path;
+		size_t splits[6];
+	} cases[] = {
+		{ "gmon.out+libc.so.6", { 8 } },
+		{ "d/gmon.out.cc1.8+libstdc++.so.6", { 16, 24, 25 } },
+		{ "gmon.out.g++.42+libstdc++.so.6", { 10, 11, 15, 23, 24 } },
+		{ "a+b/gmon.out", { 0 } },
+		{ "a+b/+x", { 0 } },
+		{ "gmon.out", { 0 } },
+	};
+	char buf[64];
+
+	ck_assert_int_eq(gmon_object_name(buf, sizeof(buf), "r/gmon.out.g++.42",
+					  "libstdc++.so.6"), 0);
+	ck_assert_str_eq(buf, "r/gmon.out.g++.42+libstdc++.so.6");
+	ck_assert_int_eq(gmon_object_name(buf, 13, "gmon.out", "libc"), -ENAMETOOLONG);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(gmon_object_name(buf, 14, "gmon.out", "libc"), 0);
+	ck_assert_str_eq(buf, "gmon.out+libc");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t k = 0, j = 0;
+
+		while ((k = gmon_object_split(cases[i].path, k))) {
+			ck_assert_msg(j < 5 && k == cases[i].splits[j], "%s: split %zu at %zu",
+				      cases[i].path, j, k);
+			j++;
+		}
+		ck_assert_msg(cases[i].splits[j] == 0, "%s: %zu splits",
+			      cases[i].path, j);
+	}
+}
+END_TEST
+
+/* The live file's name, its aside name, and the pid read back; names
+ * that are no live file's give 0. */
+START_TEST(test_live_names_built_and_read)
+{
+	static const char *const not_live[] = {
+		".pcprof.live", ".pcprof..live", ".pcprof.12x.live", "pcprof.12.live",
+		".pcprof.12.lives", ".pcprof.99999999999.live", "gmon.out", "",
+	};
+	char buf[64], aside[80];
+
+	ck_assert_int_eq(gmon_live_name(buf, sizeof(buf), "/r/gmon.out", 4242), 0);
+	ck_assert_str_eq(buf, "/r/.pcprof.4242.live");
+	ck_assert_int_eq(gmon_live_name_pid(buf), 4242);
+	ck_assert_int_eq(gmon_live_name(buf, sizeof(buf), "gmon.out", 7), 0);
+	ck_assert_str_eq(buf, ".pcprof.7.live");
+	ck_assert_int_eq(gmon_live_name(buf, 14, "gmon.out", 7), -ENAMETOOLONG);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(gmon_live_name(buf, 15, "gmon.out", 7), 0);
+	ck_assert_int_eq(gmon_live_aside_name(aside, sizeof(aside), "/r/.pcprof.4242.live",
+					      123456789), 0);
+	ck_assert_str_eq(aside, "/r/.pcprof.4242.live.123456789.live");
+	ck_assert_int_eq(gmon_live_name_pid(aside), 4242);
+	for (size_t i = 0; i < sizeof(not_live) / sizeof(not_live[0]); i++)
+		ck_assert_msg(gmon_live_name_pid(not_live[i]) == 0, "'%s'", not_live[i]);
+}
+END_TEST
+
+/*
+ * The head: this version's is read back, in the 32 bytes libpc's files
+ * have always had; another version's (2, 0, 12) is -EPROTO with its
+ * number; bytes that are no head (short, another magic, no number, no
+ * newline) are -EINVAL or -EPROTO with version 0.
+ */
+START_TEST(test_live_head_versions)
+{
+	struct gmon_live_head h, got;
+	unsigned char raw[sizeof(h)];
+	uint32_t version;
+
+	gmon_live_head_init(&h, 4096, 321, 1234567890123ull);
+	ck_assert_mem_eq(h.magic, "pcprof-live 1\n\0\0", 16);
+	ck_assert_uint_eq(sizeof(h), 32);	/* as libpc's files have had it */
+	memcpy(raw, &h, sizeof(h));
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), 0);
+	ck_assert_uint_eq(version, GMON_LIVE_VERSION);
+	ck_assert_int_eq(got.pid, 321);
+	ck_assert_uint_eq(got.hdr_size, 4096);
+	ck_assert_uint_eq(got.start_s, 1234);
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw) - 1, &got, &version), -EINVAL);
+	raw[12] = '2';
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
+	ck_assert_uint_eq(version, 2);
+	raw[12] = '0';
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
+	ck_assert_uint_eq(version, 0);
+	memcpy(raw, "pcprof-live 12\n", 15);
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
+	ck_assert_uint_eq(version, 12);
+	memcpy(raw, "pcprof-live 2222", 16);
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
+	ck_assert_uint_eq(version, 0);
+	memcpy(raw, "pcprof-live x\n\0\0", 16);
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
+	memcpy(raw, "pcprof-lime 2\n\0\0", 16);
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EINVAL);
+}
+END_TEST
+
+/* Become nobody where this runs as root, so that /proc is as it is for
+ * a user: 0, or -1. */
+static int
+as_user(void)
+{
+	return geteuid() != 0 || (setgroups(0, NULL) == 0 && setgid(65534) == 0 &&
+				  setuid(65534) == 0) ? 0 : -1;
+}
+
+/*
+ * The process that a live file names, whose /proc/PID/maps this one may
+ * not read (EACCES: it made itself non-dumpable, which leaves the file
+ * root's, as ssh-agent and sandboxed browsers do), may still write the
+ * file: it runs, for libpc's pc_recover and pcprof alike, which make this
+ * one call. The same process dumpable, whose maps are read and map no
+ * such file, is another process of the pid. errno is kept.
+ */
+START_TEST(test_live_owner_whose_maps_say_eacces_runs)
+{
+	for (int dumpable = 1; dumpable >= 0; dumpable--) {
+		int go[2], status;
+		pid_t owner, asker;
+		char c;
+
+		ck_assert_int_eq(pipe(go), 0);
+		if ((owner = fork()) == 0) {
+			if (as_user() || prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0))
+				_exit(1);
+			if (write(go[1], "r", 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		ck_assert_int_gt(owner, 0);
+		close(go[1]);
+		ck_assert_int_eq(read(go[0], &c, 1), 1);
+		close(go[0]);
+		if ((asker = fork()) == 0) {
+			struct gmon_live_head h;
+			char path[64];
+			int fd, r;
+
+			if (as_user())
+				_exit(90);
+			snprintf(path, sizeof(path), "/proc/%d/maps", (int)owner);
+			fd = open(path, O_RDONLY);
+			/* the case under test: EACCES exactly where not dumpable */
+			if (dumpable ? fd < 0 : fd >= 0 || errno != EACCES)
+				_exit(91);
+			gmon_live_head_init(&h, 4096, (int32_t)owner, 0);
+			errno = EDOM;
+			r = gmon_live_runs(&h, 12345);
+			_exit(errno != EDOM ? 92 : r);
+		}
+		ck_assert_int_gt(asker, 0);
+		ck_assert_int_eq(waitpid(asker, &status, 0), asker);
+		kill(owner, SIGKILL);
+		waitpid(owner, NULL, 0);
+		ck_assert(WIFEXITED(status));
+		ck_assert_msg(WEXITSTATUS(status) == !dumpable, "dumpable %d: %d", dumpable,
+			      WEXITSTATUS(status));
+	}
+}
+END_TEST
+
+Suite *
+formats_suite(void)
+{
+	Suite *s = suite_create("formats");
+	TCase *t = tcase_create("core");
+
+	tcase_add_test(t, test_object_names_built_and_split);
+	tcase_add_test(t, test_live_names_built_and_read);
+	tcase_add_test(t, test_live_head_versions);
+	tcase_add_test(t, test_live_owner_whose_maps_say_eacces_runs);
+	suite_add_tcase(s, t);
+	return s;
+}
