@@ -11,10 +11,11 @@ sampler itself loses most of a nap)."""
 
 import json
 import os
+import re
 import shutil
 import tempfile
 
-from pctest import prog
+from pctest import prog, run
 from test_cli import pcprof
 
 # pcprof compare's runs are timed: one worker, in order
@@ -89,3 +90,80 @@ def test_gate36_compare_keeps_each_runs_wall_seconds_and_gates_them():
         [f["status"] for f in j["functions"]
          if f["name"] == "[off-cpu: clock_nanosleep] from nap_stage"],
         ", ".join(sorted(left)) or "none")
+
+
+def test_gate36_verdict_says_the_runs_made_and_those_left_out():
+    """pcprof diff --looks on six runs a side of regress-base, one base run
+    doing 1.6 times the work (its CPU seconds stand out: left out as a
+    slower machine's), at --threshold 0.5 (no look can rule that out):
+    the verdict line says "undecided after 6 runs a side, 1 left out as
+    disturbed (5 base runs and 6 new compared; ...)" and the budget's end,
+    never the 5 runs of the side that lost one; the JSON gives the runs
+    made, compared and left out alike. (On a busy machine another run may
+    stand out too: the counts must then say so.)"""
+    exe = prog("regress-base")
+    work = ["0.1"] * 5 + ["0.16"] + ["0.1"] * 6
+    made = []
+    for w in work:
+        r = run([exe, w, "1"], verbose=False)
+        assert r.status == 0, r.stderr
+        made.append(r.path())
+    args = ["--looks", "6", "--threshold", "0.5", "--base", exe] + made[:6] + \
+        ["--new", exe] + made[6:]
+    j = json.loads(pcprof("diff", "--format", "json", *args).stdout)
+    left = [made.index(d["run"]) for d in j["disturbed"]]
+    assert 5 in left and all(d["action"] == "left out" for d in j["disturbed"]), \
+        j["disturbed"]
+    nb, nn = 6 - sum(i < 6 for i in left), 6 - sum(i >= 6 for i in left)
+    q = j["sequential"]
+    assert (q["verdict"], q["runs"], q["runs_made"], q["runs_compared"], q["left_out"]) == \
+        ("undecided", 6, {"base": 6, "new": 6}, {"base": nb, "new": nn}, len(left)), q
+    assert j["base"]["runs"] == nb and j["new"]["runs"] == nn, (j["base"], j["new"])
+    p = pcprof("diff", *args)
+    assert p.returncode == 0, (p.returncode, p.stdout[-2000:], p.stderr)
+    assert re.search(r"^disturbed: \S+ left out \(\S+ s of CPU, its side's runs \S+ s: a "
+                     r"slower machine\)", p.stdout, re.M), p.stdout[:1500]
+    assert re.search(r"^verdict: undecided after 6 runs a side, %d left out as disturbed "
+                     r"\(%d base runs and %d new compared; looks at 3 to 6 runs a side, this "
+                     r"one at level [0-9.e-]+ of alpha 0.01\): changes of [0-9.]+%% or more "
+                     r"ruled out, not of 0.5%% \(.*\); the budget's end$" % (len(left), nb, nn),
+                     p.stdout, re.M), p.stdout[:1500]
+    return "left out: %s" % ", ".join("%s-%d" % ("new" if i >= 6 else "base", i % 6 + 1)
+                                       for i in left)
+
+
+def test_gate36_sequential_wall_gate_decides_a_20_percent_wait_before_identical_builds():
+    """pcprof compare --metric wall --budget 2.5s, gate36_napper's four
+    naps of 30 ms a run against 36 ms (a wait 20 % longer, no CPU more):
+    exit 1, "regressed" with the nap's wait named, before the budget's
+    end; the same build against itself: exit 0, never "regressed", and
+    "unchanged" or after more runs a side than the regression took (the
+    sequential gate stops when the answer is known, on wall time too). At
+    load 12 on 2 CPUs: regressed after 3 runs a side (p 3e-5 and 0.005),
+    the identical builds undecided after 8 and 10; at load 3, unchanged
+    after 3."""
+    exe = prog("gate36_napper")
+    limits = ("--threshold", "5", "--min-seconds", "0.005")
+
+    def gate(new_nap):
+        p = pcprof("compare", "--metric", "wall", "--budget", "2.5s", "--format", "json",
+                   "-q", *limits, "--base", exe, "4", "30", "--new", exe, "4", new_nap,
+                   timeout=300)
+        assert p.returncode in (0, 1), (p.returncode, p.stderr)
+        return p.returncode, json.loads(p.stdout)
+
+    rc, j = gate("36")
+    q = j["sequential"]
+    assert rc == 1 and q["verdict"] == "regressed", summary(j)
+    assert q["runs"] < q["max_runs"], q
+    slow = [f["name"] for f in j["functions"] if f["status"] == "slower"]
+    assert "[off-cpu: clock_nanosleep] from nap_stage" in slow, summary(j)
+    assert all(n.startswith("[off-cpu: ") or n == "[elapsed]" for n in slow), summary(j)
+    rc2, j2 = gate("30")
+    q2 = j2["sequential"]
+    assert rc2 == 0 and q2["verdict"] != "regressed", summary(j2)
+    # identical builds may decide as soon (unchanged: every change of the
+    # threshold ruled out, 3 runs a side on a quiet machine), never sooner
+    assert q2["verdict"] == "unchanged" or q["runs"] < q2["runs"], (q, q2)
+    return "20 %% longer nap: regressed after %d runs a side of %d; identical: %s after %d" % (
+        q["runs"], q["max_runs"], q2["verdict"], q2["runs"])

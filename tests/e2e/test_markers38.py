@@ -107,7 +107,9 @@ def test_markers38_itt_tasks_frames_and_counters_are_markers():
             for a, b in re.findall(r"^slow \d+ (\d+) (\d+)$", out, re.M)]
     assert len(mine) == 10, out[-400:]
     for (a, b), (x, y) in zip(slow, mine):
-        assert b - a <= y - x + 1.0 and b - a >= 10.0, (a, b, x, y)
+        # 10 ms of the thread's CPU clock (sched_clock), under markers on
+        # CLOCK_MONOTONIC, which NTP slews: 9.9994 ms seen (60 ppm)
+        assert b - a <= y - x + 1.0 and b - a >= 10.0 * (1 - 1e-3), (a, b, x, y)
         assert abs((b - a) - (y - x)) < 1.0, (a, b, x, y)
         assert abs((a - slow[0][0]) - (x - mine[0][0])) < 1.0, (a, x)
     # the frames hold the tasks: each slow task inside a frame
@@ -126,7 +128,7 @@ def test_markers38_tbb_flow_graph_bodies_are_markers():
     m = markers(firefox(d))
     body = [(a, b) for name, a, b in m if name == "body"]
     assert len(body) == 60, [n for n, _, _ in m][:20]
-    assert all(b - a >= 2.0 for a, b in body), body[:5]
+    assert all(b - a >= 2.0 * (1 - 1e-3) for a, b in body), body[:5]
     # the bodies' whole span, by TBB's markers and by the program's clock
     x, y = (int(v) / 1e6 for v in re.search(r"^span (\d+) (\d+)$", out, re.M).groups())
     span = max(b for _, b in body) - min(a for a, _ in body)

@@ -31,7 +31,10 @@ def test_sequential_decides_a_20_percent_regression_within_5_runs_a_side():
     q, e = j["sequential"], j["experiment"]
     assert q["verdict"] == "regressed" and 3 <= q["runs"] <= 5, q
     assert q["max_runs"] > 2 * q["runs"] and q["first_look_runs"] == 3, q
-    assert e["runs"] == q["runs"] == j["base"]["runs"] == j["new"]["runs"], (e, q)
+    # the runs made a side; compared, less any left out as disturbed
+    assert e["runs"] == q["runs"] == q["runs_made"]["base"] == q["runs_made"]["new"], (e, q)
+    assert q["runs_compared"] == {"base": j["base"]["runs"], "new": j["new"]["runs"]}, q
+    assert q["left_out"] == 2 * q["runs"] - j["base"]["runs"] - j["new"]["runs"], q
     assert 0 < q["look_alpha"] < j["alpha"] and j["exit_status"] == 1, q
     top = j["functions"][0]
     assert top["name"] == "stage_transform" and top["status"] == "slower", top
@@ -52,19 +55,26 @@ def test_sequential_identical_builds_are_unchanged_at_threshold_5():
     p = compare("--budget", "15s", "--threshold", "5", "--base", prog("regress-base"), s,
                 "--new", prog("regress-again"), s)
     assert p.returncode == 0, (p.returncode, p.stdout[-3000:], p.stderr[-2000:])
-    m = re.search(r"^verdict: (\w+) after (\d+) runs a side \(looks at 3 to (\d+) runs a "
-                  r"side, this one at level ([0-9.e-]+) of alpha 0.01\): (.*)$", p.stdout, re.M)
+    m = re.search(r"^verdict: (\w+) after (\d+) runs a side(?:, (\d+) left out as disturbed "
+                  r"\((\d+) base runs? and (\d+) new compared; | \()looks at 3 to (\d+) runs "
+                  r"a side, this one at level ([0-9.e-]+) of alpha 0.01\): (.*)$", p.stdout, re.M)
     assert m, p.stdout
     assert m.group(1) == "unchanged", p.stdout
-    assert 3 <= int(m.group(2)) <= int(m.group(3)), m.groups()
-    assert m.group(5) == "every change of 5% or more ruled out", m.groups()
-    # the runs made, as many as the verdict's unless a disturbed run was
-    # left out of its side (diff_disturbed.c, five runs a side or more)
+    assert 3 <= int(m.group(2)) <= int(m.group(6)), m.groups()
+    assert m.group(8) == "every change of 5% or more ruled out", m.groups()
+    # the verdict's runs are the runs made a side, as the runs: line says;
+    # where disturbed runs were left out (diff_disturbed.c, five runs a
+    # side or more) it says how many, and how many of each side's were
+    # compared, as the disturbed: line and the sides' lines do
     made = re.search(r"^runs: (\d+) runs a side in turns", p.stdout, re.M)
-    assert made, p.stdout
-    left = re.search(r"^disturbed: .*left out", p.stdout, re.M)
-    assert int(made.group(1)) == int(m.group(2)) or \
-        (left and int(made.group(1)) - int(m.group(2)) <= int(made.group(1)) // 3), p.stdout
+    assert made and made.group(1) == m.group(2), p.stdout
+    left = re.findall(r"\S+ left out \(", p.stdout)
+    assert len(left) == int(m.group(3) or 0), (left, m.groups())
+    if m.group(3):
+        sides = re.findall(r"^(?:base|new) +\S+: (\d+) runs,", p.stdout, re.M)
+        assert sides == [m.group(4), m.group(5)], (sides, m.groups())
+        assert int(m.group(4)) + int(m.group(5)) + len(left) == 2 * int(m.group(2)), \
+            m.groups()
 
 
 def test_sequential_undecided_fail_exits_1_with_the_smallest_change_ruled_out():

@@ -407,6 +407,14 @@ seq_look(struct result *res, struct side cut[2], const struct side sides[2], int
 		exit(EXIT_BAD_INPUT);
 	seq_judge(res, &lo, lo.alpha);
 	res->seq.runs = n;
+	res->seq.left = 0;
+	for (int s = 0; s < 2; s++) {
+		/* the runs left out were found among all of a side's: the
+		 * earlier looks' first n are of those kept */
+		res->seq.used[s] = cut[s].nruns;
+		res->seq.made[s] = n >= to ? sides[s].nruns + sides[s].nleft : n;
+		res->seq.left += n >= to ? sides[s].nleft : 0;
+	}
 	res->seq.min = o->seq_min;
 	res->seq.max = o->seq_max;
 	res->seq.alpha = lo.alpha;

@@ -221,6 +221,10 @@ enum seq_verdict diff_look(struct side sides[2], const struct diff_opts *o,
 struct seq {
 	enum seq_verdict verdict;
 	int runs;		/* runs a side at the look */
+	/* each side's runs made by the look (runs, or at the last look
+	 * with every run: all of the side's, those left out as disturbed
+	 * with them), compared (without those), and left out */
+	int made[2], used[2], left;
 	int min, max;		/* the first look's and the budget's */
 	double alpha;		/* the level this look spent */
 	double ruled_out;	/* undecided: the smallest change (of the base
@@ -317,6 +321,11 @@ void diff_model_build(struct model *mo, const struct side *b, const struct side 
 		      int waits);
 /* --metric wall: the runqueue's row, which no model is fitted to */
 #define RUNQUEUE_ROW	"[off-cpu: runqueue]"
+/* diff_wall.c: whether row name is one of the run queue's ("[off-cpu:
+ * runqueue]", or "... from f"): the machine's load, shown and tested but
+ * never in Holm's family, never a regression, never keeping the
+ * sequential gate undecided, and no part of the program's change */
+int diff_row_is_load(const char *name);
 /* diff_model.c: the prior variance of a run's seconds for a mean of m
  * seconds, a at least amin. */
 double diff_model_var(const struct model *mo, double m, double amin);

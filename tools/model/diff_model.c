@@ -20,6 +20,21 @@
  * alarms pass the nominal rate with the tick-limited timer (docs/ci.md).
  */
 #define PRIOR_DF	4.0
+/*
+ * The CPU functions' model is fitted to those with MODEL_SAMPLES samples a
+ * run or more (all of them where fewer than six such are observed): in a
+ * whole-process run (PC_SCOPE=all) most functions with time are a few
+ * samples of ld.so, libc and libpc, whose dispersion set the fit at 3.0e-4
+ * s an observation, three times a sample's, and the prior of a function of
+ * 546 samples a run at 13 times its own variance (its runs vary by 2.0 %,
+ * its Poisson count by 4.4 %). Fitted to the functions of 20 samples or
+ * more, a 2 % slowdown of a tenth of the work was caught in 49 % of
+ * comparisons at 20 runs a side, not 11 %; 3 %: 61 %, not 39 %; at 10
+ * runs 5 %: 54 %, not 18 %; identical builds failed in 0 of 400 at 4, 10
+ * and 20 runs a side (bench/threshold_power.py, docs/benchmarks.md). A
+ * small function's own runs still weigh against its prior (test_row).
+ */
+#define MODEL_SAMPLES	20.0
 
 /* Mean and unbiased variance of v[0], v[stride], ... (n values). */
 void
@@ -45,7 +60,7 @@ struct obs {
 };
 
 static size_t
-collect_obs(const struct side *s, struct obs *o, size_t n, int waits)
+collect_obs(const struct side *s, struct obs *o, size_t n, int waits, double least)
 {
 	if (s->nruns < 2)
 		return n;
@@ -56,11 +71,10 @@ collect_obs(const struct side *s, struct obs *o, size_t n, int waits)
 		 * spread is not the CPU's); the runqueue's is the machine's
 		 * load, weighed by its own runs alone */
 		if (wait_name_is(s->in.st.funcs[i]) != waits ||
-		    (waits && !strncmp(s->in.st.funcs[i], RUNQUEUE_ROW,
-				       strlen(RUNQUEUE_ROW))))
+		    (waits && diff_row_is_load(s->in.st.funcs[i])))
 			continue;
 		diff_mean_var(s->self + i, s->nruns, s->in.st.nfuncs ? s->in.st.nfuncs : 1, &m, &v);
-		if (m > 0)
+		if (m > 0 && m * s->rate >= least)
 			o[n++] = (struct obs){ m, v, s->nruns - 1,
 					       diff_amin(s, s->in.st.funcs[i]) };
 	}
@@ -244,8 +258,12 @@ diff_model_build(struct model *mo, const struct side *b, const struct side *n, i
 	size_t nobs = 0;
 
 	memset(mo, 0, sizeof(*mo));
-	nobs = collect_obs(b, obs, nobs, waits);
-	nobs = collect_obs(n, obs, nobs, waits);
+	nobs = collect_obs(b, obs, nobs, waits, waits ? 0 : MODEL_SAMPLES);
+	nobs = collect_obs(n, obs, nobs, waits, waits ? 0 : MODEL_SAMPLES);
+	if (nobs < 6 && !waits) {
+		nobs = collect_obs(b, obs, 0, 0, 0);
+		nobs = collect_obs(n, obs, nobs, 0, 0);
+	}
 	if (nobs) {
 		if (waits)
 			model_fit_waits(mo, obs, nobs);

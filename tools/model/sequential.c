@@ -100,8 +100,9 @@ program_sum(struct result *res, const struct diff_opts *o)
 	if (o->metric != METRIC_SELF && o->metric != METRIC_WALL)
 		return 0;
 	for (const struct row *w = res->rows; w < res->rows + res->nrows; w++) {
-		/* the elapsed time is no part of the program's seconds */
-		if (!strcmp(w->name, ELAPSED_ROW))
+		/* the elapsed time is no part of the program's seconds, and
+		 * the run queue's is the machine's */
+		if (!strcmp(w->name, ELAPSED_ROW) || diff_row_is_load(w->name))
 			continue;
 		d += w->mn - w->mb;
 		if (!w->tested)

@@ -87,19 +87,45 @@ seq_open(const struct row *w, const struct diff_opts *o)
 }
 
 /* "unchanged after 7 runs a side (looks at 3 to 33 runs a side, this
- * one at level 0.00052 of alpha 0.01): every change of 5% ruled out" */
+ * one at level 0.00052 of alpha 0.01): every change of 5% ruled out";
+ * where disturbed runs were left out, the runs made a side and how many
+ * of each side's were compared: "after 10 runs a side, 1 left out as
+ * disturbed (9 base runs and 10 new compared; looks at ...)" */
+/* the runs a side made by a look: the more of the sides' */
+static int
+seq_made(const struct seq *q)
+{
+	return q->made[0] > q->made[1] ? q->made[0] : q->made[1];
+}
+
 static void
-describe_seq(FILE *out, const struct result *res, const struct diff_opts *o)
+describe_seq_runs(FILE *out, const struct result *res, const struct diff_opts *o)
 {
 	const struct seq *q = &res->seq;
 
-	fprintf(out, "%s after %d run%s a side (", seq_verdict_name(q->verdict), q->runs,
-		q->runs == 1 ? "" : "s");
+	fprintf(out, "%s after ", seq_verdict_name(q->verdict));
+	if (q->made[0] == q->made[1])
+		fprintf(out, "%d run%s a side", q->made[0], q->made[0] == 1 ? "" : "s");
+	else
+		fprintf(out, "%d base runs and %d new", q->made[0], q->made[1]);
+	if (q->left)
+		fprintf(out, ", %d left out as disturbed (%d base run%s and %d new compared; ",
+			q->left, q->used[0], q->used[0] == 1 ? "" : "s", q->used[1]);
+	else
+		fputs(" (", out);
 	if (q->max > q->min)
 		fprintf(out, "looks at %d to %d runs a side, this one at level %.2g of alpha %g",
 			q->min, q->max, q->alpha, o->alpha);
 	else
 		fprintf(out, "one look, at alpha %g", o->alpha);
+}
+
+static void
+describe_seq(FILE *out, const struct result *res, const struct diff_opts *o)
+{
+	const struct seq *q = &res->seq;
+
+	describe_seq_runs(out, res, o);
 	fputs("): ", out);
 	if (q->verdict == SEQ_REGRESSED)
 		fprintf(out, "%d function%s significantly slower by %g%% or more", res->nslow,
@@ -112,7 +138,7 @@ describe_seq(FILE *out, const struct result *res, const struct diff_opts *o)
 			pct(q->ruled_out), pct(o->threshold),
 			res->prog.tested && res->prog.mb > 0 ?
 			pct(res->prog.bound / res->prog.mb) : 0.0,
-			q->runs < q->max ? "; run more" : "; the budget's end");
+			seq_made(q) < q->max ? "; run more" : "; the budget's end");
 }
 
 /* "new runs 3.1% slower than base (a robust mean over 12 functions),
@@ -244,6 +270,10 @@ print_row_text(FILE *out, const struct row *w, double base, double ntotal, int s
 	else if (w->status == ST_GONE)
 		fprintf(out, "%9.3f %5.1f%% %9s %6s %8s %8s  %-13s ", w->mb,
 			pct(w->mb / base), "-", "-", "", "", "gone");
+	else if (w->status == ST_SMALL && diff_row_is_load(w->name))
+		fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %7s%% %8.2g  %-13s ",
+			w->mb, pct(w->mb / base), w->mn, pct(w->mn / ntotal),
+			change_text(chg, sizeof(chg), (w->mn - w->mb) / w->mb), w->p, "(load)");
 	else if (w->status == ST_SMALL)
 		fprintf(out, "%9.3f %5.1f%% %9.3f %5.1f%% %+7.1f%% %8s  %-13s ",
 			w->mb, pct(w->mb / base), w->mn, pct(w->mn / ntotal),
@@ -517,9 +547,12 @@ json_seq(FILE *out, const struct result *res, const struct diff_opts *o)
 	const struct seq *q = &res->seq;
 
 	fprintf(out, "\"sequential\": {\"verdict\": \"%s\", \"runs\": %d, "
+		"\"runs_made\": {\"base\": %d, \"new\": %d}, "
+		"\"runs_compared\": {\"base\": %d, \"new\": %d}, \"left_out\": %d, "
 		"\"first_look_runs\": %d, \"max_runs\": %d, \"look_alpha\": %.6g, "
 		"\"spending\": \"pocock\", \"undecided_fails\": %s, \"ruled_out\": ",
-		seq_verdict_name(q->verdict), q->runs, q->min, q->max, q->alpha,
+		seq_verdict_name(q->verdict), seq_made(q), q->made[0], q->made[1], q->used[0],
+		q->used[1], q->left, q->min, q->max, q->alpha,
 		o->undecided_fail ? "true" : "false");
 	json_number(out, q->verdict == SEQ_UNDECIDED ? q->ruled_out : NAN);
 	fputs(", \"program_ruled_out\": ", out);
