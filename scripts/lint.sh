@@ -80,6 +80,22 @@ if [ $? -ne 1 ] ||
 fi
 rm -rf "$planted"
 
+# Only tools/commands/ ends pcprof: below it an error is a value
+# (docs/CODING.md). A call that ends the process outside commands/ fails
+# beyond scripts/fatal.allow, the ones left from before the rule, which
+# only shrinks; and the rule can fail: a pc_fatal planted in model/ is
+# found.
+python3 scripts/fatal.py --allow scripts/fatal.allow || fail=1
+planted=$(mktemp -d)
+mkdir -p "$planted/tools/model"
+printf 'void\nlint_planted(void)\n{\n\tpc_fatal("planted");\n}\n' > "$planted/tools/model/planted.c"
+found=$(python3 scripts/fatal.py --allow scripts/fatal.allow --root "$planted")
+if [ $? -ne 1 ] || ! printf '%s\n' "$found" | grep -q 'tools/model/planted.c ends pcprof in 1 places, 0 allowed'; then
+	echo "lint: the rule on ending pcprof missed a planted pc_fatal: $found"
+	fail=1
+fi
+rm -rf "$planted"
+
 # No C file of libpc, gmon or pcprof over 700 lines (tests/ is left out:
 # its suites are tables of cases).
 for f in preload/*.c gmon/*.c tools/*/*.c; do

@@ -258,13 +258,16 @@ START_TEST(test_run_leaves_out_what_is_beside_a_profile)
 }
 END_TEST
 
-START_TEST(test_run_of_a_missing_directory_exits_2)
+/* A directory that cannot be read is an error the caller gets (one line
+ * said), not an exit: only commands/ exits. */
+START_TEST(test_run_of_a_missing_directory_is_an_error)
 {
 	char dir[256];
 	size_t n, left_out = 0;
 
 	snprintf(dir, sizeof(dir), "%s/not-there", unit_base);
-	runfiles_of_run(dir, &n, &left_out);
+	ck_assert_ptr_null(runfiles_of_run(dir, &n, &left_out));
+	ck_assert_uint_eq(n, 0);
 }
 END_TEST
 
@@ -309,7 +312,9 @@ START_TEST(test_manifest_read_once_and_adopted)
 }
 END_TEST
 
-START_TEST(test_corrupt_manifest_exits_2)
+/* A manifest that is not one is an error the caller gets (the line said
+ * by files.c), no manifest and no exit: only commands/ exits. */
+START_TEST(test_corrupt_manifest_is_an_error)
 {
 	static const char bad[] = GMON_OBJECTS_MAGIC "\nrate x\n";
 	char dir[256], a[512];
@@ -321,8 +326,10 @@ START_TEST(test_corrupt_manifest_exits_2)
 	put(dir, "gmon.out.a.18" GMON_OBJECTS_SUFFIX, bad, strlen(bad));
 	at(a, sizeof(a), dir, "gmon.out.a.18");
 	memset(&run, 0, sizeof(run));
-	runfiles_open(&run, NULL, files, 1, 1);
-	runfiles_manifest(&run, 0);
+	ck_assert_int_eq(runfiles_open(&run, NULL, files, 1, 1), 0);
+	ck_assert_int_eq(run.manifest[0], 1);
+	ck_assert_ptr_null(runfiles_manifest(&run, 0));
+	runfiles_release(&run);
 }
 END_TEST
 
@@ -392,15 +399,23 @@ START_TEST(test_open_files_leaves_out_what_goes_with_a_profile)
 }
 END_TEST
 
-START_TEST(test_open_directory_of_another_program_exits_2)
+/* A directory with no profile of the program is an error the caller
+ * gets, not an exit. */
+START_TEST(test_open_directory_of_another_program_is_an_error)
 {
 	char dir[256];
 	char *files[1] = { dir };
 	struct pc_run run;
+	struct symtab st;
 
 	dir_make(dir, sizeof(dir), "other");
 	put_gmon(dir, "gmon.out.b.25", id_b);
-	open_is(&run, id_a, files, 1, dir, NULL, 0);
+	memset(&st, 0, sizeof(st));
+	memcpy(st.build_id, id_a, GMON_BUILDID_SIZE);
+	st.build_id_len = sizeof(st.build_id);
+	memset(&run, 0, sizeof(run));
+	ck_assert_int_eq(runfiles_open(&run, &st, files, 1, 0), -1);
+	ck_assert_ptr_null(run.files);
 }
 END_TEST
 
@@ -556,12 +571,12 @@ runfiles_suite(void)
 	tcase_add_test(t, test_whole_is_a_file_with_a_manifest);
 	tcase_add_test(t, test_run_lists_profiles_with_manifests);
 	tcase_add_test(t, test_run_leaves_out_what_is_beside_a_profile);
-	tcase_add_exit_test(t, test_run_of_a_missing_directory_exits_2, 2);
+	tcase_add_test(t, test_run_of_a_missing_directory_is_an_error);
 	tcase_add_test(t, test_manifest_read_once_and_adopted);
-	tcase_add_exit_test(t, test_corrupt_manifest_exits_2, 2);
+	tcase_add_test(t, test_corrupt_manifest_is_an_error);
 	tcase_add_test(t, test_open_directory_keeps_this_programs);
 	tcase_add_test(t, test_open_files_leaves_out_what_goes_with_a_profile);
-	tcase_add_exit_test(t, test_open_directory_of_another_program_exits_2, 2);
+	tcase_add_test(t, test_open_directory_of_another_program_is_an_error);
 	suite_add_tcase(s, t);
 	return s;
 }

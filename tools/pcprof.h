@@ -15,32 +15,30 @@
 #include "symbols/symtab.h"
 
 /* files.c: the gmon.out, stacks file or objects manifest at path parsed
- * into its struct (gmon.h), or exit with one line naming the file: never
+ * into its struct (gmon.h): 0, or -1 after one line naming the file; never
  * blocks on a FIFO, never reads a directory or an empty file, and reads
  * no more of a file than its beginning shows to be of the format (a
  * 1 GiB file of zeros costs one read of 64 KiB). */
-void pc_read_gmon(const char *path, struct gmon_profile *p);
-void pc_read_stacks(const char *path, struct gmon_stacks *ss);
-void pc_read_objects(const char *path, struct gmon_objects *o);
+int pc_read_gmon(const char *path, struct gmon_profile *p);
+int pc_read_stacks(const char *path, struct gmon_stacks *ss);
+int pc_read_objects(const char *path, struct gmon_objects *o);
 
 
 /*
  * profile.c: read and sum the profiles at paths[0..n) into p; they must agree on rate
- * and on the executable they came from. Exits with a message naming the
- * file on any bad input.
+ * and on the executable they came from. 0, or -1 after one line naming
+ * the file on any bad input.
  */
-void profiles_load(struct gmon_profile *p, char **paths, int n);
+int profiles_load(struct gmon_profile *p, char **paths, int n);
 
 /* symbols.c: print the note of o's debuginfod session (a server not
  * reached), once. */
 void symbols_notes(const struct symtab_opts *o);
 
-/* symbols.c: load exe's symbols or exit with a message naming it. */
-void symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o);
-/* The same, but when whole (its profile has an objects manifest beside it:
- * PC_SCOPE=all), an executable with no symbols is a warning and an empty
- * table. */
-void symbols_load_whole(struct symtab *st, const char *exe,
+/* symbols.c: load exe's symbols: 0, or -1 after one line naming it; but
+ * when whole (its profile has an objects manifest beside it: PC_SCOPE=all),
+ * an executable with no symbols is a warning and an empty table. */
+int symbols_load_whole(struct symtab *st, const char *exe,
 			const struct symtab_opts *o, int whole);
 
 /*
@@ -54,7 +52,7 @@ struct whole *whole_new(void);
 /*
  * For each of run's files with a manifest beside it (runfiles_manifest),
  * add every object's symbols to st and its samples and arcs to run's
- * profile. Returns how many manifests were read; exits with a message on
+ * profile. Returns how many manifests were read, or -1 after one line on
  * bad input.
  */
 struct pc_run;
@@ -108,10 +106,10 @@ struct pc_inputs {
 int findexe(const char *gmon, const uint8_t id[GMON_BUILDID_SIZE], char *out,
 	    size_t size);
 
-/* No operands means gmon.out. Exits with a message on bad input. */
-void inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
-		 const struct symtab_opts *so, int flags);
-void inputs_load(struct pc_inputs *in, const struct symtab_opts *so, int flags);
+/* No operands means gmon.out. 0, or -1 after one line on bad input. */
+int inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
+		const struct symtab_opts *so, int flags);
+int inputs_load(struct pc_inputs *in, const struct symtab_opts *so, int flags);
 /* An address in the stacks of run 0's files[file], in in->st's numbering. */
 uint64_t inputs_addr(const struct pc_inputs *in, int file, uint64_t a);
 void inputs_close(struct pc_inputs *in);
@@ -195,8 +193,8 @@ void callgraph_print(FILE *out, const struct callgraph *cg,
 
 /* stackfile.c: the stacks of run's files[file] (FILE.stacks), or of
  * stacks_file where it is given, read into ss and checked to be of that
- * run: 0; or 1 where there is no such file and it is not required. Exits
- * with one line on bad input. */
+ * run: 0; or 1 where there is no such file and it is not required; or -1
+ * after one line on bad input. */
 struct gmon_stacks;
 int stacks_load(const struct pc_inputs *in, int run, int file, const char *stacks_file,
 		int required, struct gmon_stacks *ss);
@@ -220,7 +218,7 @@ enum pc_clock { PC_CLOCK_AUTO, PC_CLOCK_CPU, PC_CLOCK_WALL, PC_CLOCK_OFF,
 /* "cpu", "wall" or "off" (auto: "cpu"); "alloc", "alloc-bytes", "inuse"
  * or "inuse-bytes". */
 const char *clock_word(enum pc_clock c);
-/* --clock's word (inputs.c): exits 2 with one line for another. */
+/* --clock's word (commands/options.c): exits 2 with one line for another. */
 enum pc_clock clock_named(const char *arg);
 /* stackfile.c: whether the stacks of run's files (or stacks_file) were
  * recorded with the wall clock (a version 3 header with GMON_STACKS_WALL);
@@ -228,11 +226,11 @@ enum pc_clock clock_named(const char *arg);
 int stacks_are_wall(const struct pc_inputs *in, int run, const char *stacks_file);
 /* The same of the stacks beside one profile, gmon. */
 int stacks_profile_is_wall(const char *gmon);
-/* stackfile.c: the clock a report of run shows when asked for asked: auto
- * is wall for a wall-clock profile, else cpu; wall or off of a CPU profile
- * exits 2 with one line. */
-enum pc_clock clock_resolve(const struct pc_inputs *in, int run, const char *stacks_file,
-			    enum pc_clock asked);
+/* stackfile.c: the clock a report of run shows when asked for *clock,
+ * into *clock: auto is wall for a wall-clock profile, else cpu; 0, or -1
+ * after one line for wall or off of a CPU profile. */
+int clock_resolve(const struct pc_inputs *in, int run, const char *stacks_file,
+			    enum pc_clock *clock);
 /* stackfile.c: what record k of ss weighs under clock c, in samples at
  * ss's rate (the CPU rate): a CPU sample's count, an off-CPU record's
  * nanoseconds as rate / 1e9 a nanosecond; 0 where c leaves it out (off-CPU
@@ -262,8 +260,9 @@ struct folded_set {
 
 /* Read FILE.stacks for each of run's files in in (or stacks_file
  * alone), named with in's symbols. Of profiles with manifests, only the
- * last run that inputs_load read can be placed (inputs_addr). */
-void folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
+ * last run that inputs_load read can be placed (inputs_addr). 0, or -1
+ * after one line on bad input. */
+int folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 		  const char *stacks_file, enum pc_clock clock);
 
 /* commands/flame.c: the flame graph of folded_build's stacks under clock
@@ -322,23 +321,24 @@ void report_print(FILE *out, const struct flat *f, const struct symtab *st,
 /*
  * A whole run (runview.c): the report of every process that paths[0..n)
  * hold (directories, or profiles with a manifest beside them), one line
- * per process, then the functions summed over the processes. Exits on
- * bad input.
+ * per process, then the functions summed over the processes. 0, or -1
+ * after one line on bad input.
  */
 int runview_report(char **paths, int npaths, struct report_opts *r,
 		   const struct symtab_opts *so, FILE *out);
 /* The JSON report's head of that run (its processes that r->process
  * names), up to its "profile": key, whose value the caller writes, then
  * the closing brace: a report of one program (--callgraph, --lines) has
- * the run report's shape. */
-void runview_json_head(char **paths, int npaths, const struct report_opts *r,
+ * the run report's shape. 0, or -1 after one line. */
+int runview_json_head(char **paths, int npaths, const struct report_opts *r,
 		       const struct symtab_opts *so, FILE *out);
 
 /* recover.c: libpc.so beside this pcprof, else the installed one (0, or
  * -1 when neither is readable); and the profiles that processes left
  * unfinished in dir (libpc's live files) finished with libpc's own
  * writer: how many. Those whose processes still run are left alone, and
- * named in one line when say_running. */
+ * named in one line when say_running; a live file of another version is
+ * then -1 after one line (and left alone, unsaid, otherwise). */
 int libpc_find(char *out, size_t size);
 int recover_dir(const char *dir, int say_running);
 /* recover.c: the processes that made a live file in dir and still run

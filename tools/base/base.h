@@ -18,8 +18,28 @@ void pc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, then exit(2). */
 void pc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-/* msg.c: realloc, or exit with "out of memory". */
+/* msg.c: the same as pc_warn, for an error that the caller passes up as
+ * a value, the message said once here: returns -1. Errors below
+ * tools/commands/ take this way (docs/CODING.md); only commands/ exits. */
+int pc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* msg.c: realloc, malloc, calloc, strdup and strndup (0 bytes asked is
+ * 1), or "out of memory" and exit(pc_oom_status), 2 unless a command set
+ * it: never NULL, as git's xmalloc. */
+extern int pc_oom_status;
 void *pc_realloc(void *p, size_t n);
+void *pc_malloc(size_t n);
+void *pc_calloc(size_t n, size_t size);
+char *pc_strdup(const char *s);
+char *pc_strndup(const char *s, size_t n);
+/* asprintf's string, never NULL. */
+char *pc_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* open_memstream, and its fclose: out of memory ends pcprof as above. */
+FILE *pc_memstream(char **buf, size_t *len);
+void pc_memstream_close(FILE *f);
+/* "out of memory" and exit(pc_oom_status): for what fails only for want
+ * of memory in a function that does not allocate through these. */
+void pc_oom(void) __attribute__((noreturn));
 
 /* msg.c: b[0..n) in hex into buf (2n + 1 bytes); buf. */
 const char *pc_hex(const uint8_t *b, size_t n, char *buf);
@@ -30,12 +50,13 @@ struct out_file {
 	const char *path;	/* as given, or "standard output" */
 	char *tmp;		/* the temporary name, renamed at commit */
 };
-/* Open path for writing (NULL or "-": standard output); exits with one
+/* Open path for writing (NULL or "-": standard output); NULL after one
  * line naming it on failure. */
 FILE *out_open(struct out_file *o, const char *path);
-/* Flush and close o, and put it in place; exits with one line naming the
- * file on a write error, leaving no partial file. */
-void out_commit(struct out_file *o);
+/* Flush and close o, and put it in place; 0, or -1 after one line naming
+ * the file on a write error, and no partial file is left (its temporary
+ * goes at exit). */
+int out_commit(struct out_file *o);
 /* SIGXFSZ as pcprof found it, which out_open ignores (a file too large
  * then fails with EFBIG): for a command pcprof starts (launch.c). */
 void out_signals_as_found(void);

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/base.h"
 
@@ -59,12 +60,95 @@ pc_hex(const uint8_t *b, size_t n, char *buf)
 	return buf;
 }
 
+/*
+ * Memory that is there or the end of pcprof, as git's xmalloc: the one
+ * exit below tools/commands/ (scripts/fatal.allow), so that no caller
+ * tests for NULL. The status is pc_oom_status, which a command may set
+ * (run's report keeps the program's status).
+ */
+int pc_oom_status = EXIT_BAD_INPUT;
+
+void
+pc_oom(void)
+{
+	fflush(stdout);
+	fputs("pcprof: out of memory\n", stderr);
+	exit(pc_oom_status);
+}
+
+static void *
+there(void *p)
+{
+	if (!p)
+		pc_oom();
+	return p;
+}
+
 void *
 pc_realloc(void *p, size_t n)
 {
-	void *q = realloc(p, n ? n : 1);
+	return there(realloc(p, n ? n : 1));
+}
 
-	if (!q)
-		pc_fatal("out of memory");
-	return q;
+void *
+pc_malloc(size_t n)
+{
+	return there(malloc(n ? n : 1));
+}
+
+void *
+pc_calloc(size_t n, size_t size)
+{
+	return there(calloc(n ? n : 1, size ? size : 1));
+}
+
+char *
+pc_strdup(const char *s)
+{
+	return there(strdup(s));
+}
+
+char *
+pc_strndup(const char *s, size_t n)
+{
+	return there(strndup(s, n));
+}
+
+char *
+pc_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		pc_oom();
+	return s;
+}
+
+FILE *
+pc_memstream(char **buf, size_t *len)
+{
+	return there(open_memstream(buf, len));
+}
+
+void
+pc_memstream_close(FILE *f)
+{
+	if (fclose(f))
+		pc_oom();
+}
+
+int
+pc_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+	return -1;
 }

@@ -23,8 +23,8 @@
  * when whole, so that a failure leaves no partial file and a symlink there
  * is replaced, not written through; a file replaced keeps its mode. A
  * device or FIFO (/dev/stdout, /dev/full) is written as it is. A failure
- * after out_open exits through pc_fatal, and the temporary file goes with
- * it, as it does on SIGINT, SIGTERM, SIGHUP or SIGPIPE. SIGXFSZ is
+ * is one line and an error returned; the temporary file goes when pcprof
+ * exits, as it does on SIGINT, SIGTERM, SIGHUP or SIGPIPE. SIGXFSZ is
  * ignored from the first out_open on, so that a file over RLIMIT_FSIZE
  * is a write that fails with EFBIG (one line, the temporary removed), not
  * a pcprof killed with its temporary left behind.
@@ -85,16 +85,15 @@ out_open(struct out_file *o, const char *path)
 	/* lstat: a symlink is replaced, never written through */
 	if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode)) {
 		if (S_ISDIR(sb.st_mode))
-			pc_fatal("'%s': is a directory", path);
+			return pc_error("'%s': is a directory", path), NULL;
 		if (!(o->f = fopen(path, "w")))
-			pc_fatal("'%s': %s", path, strerror(errno));
+			return pc_error("'%s': %s", path, strerror(errno)), NULL;
 		return o->f;
 	}
 	/* a file replaced keeps its permissions; a new one has the umask's */
 	mode = lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? sb.st_mode & 07777 :
 	       0666 & ~umask_now();
-	if (asprintf(&o->tmp, "%s.XXXXXX", path) < 0)
-		pc_fatal("out of memory");
+	o->tmp = pc_asprintf("%s.XXXXXX", path);
 	if (!registered) {
 		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 
@@ -117,32 +116,36 @@ out_open(struct out_file *o, const char *path)
 		registered = 1;
 	}
 	if ((fd = mkostemp(o->tmp, O_CLOEXEC)) < 0)
-		pc_fatal("'%s': %s", path, strerror(errno));
+		return pc_error("'%s': %s", path, strerror(errno)), NULL;
 	pending_tmp = o->tmp;
 	fchmod(fd, mode);
-	if (!(o->f = fdopen(fd, "w")))
-		pc_fatal("'%s': %s", path, strerror(errno));
+	if (!(o->f = fdopen(fd, "w"))) {
+		pc_error("'%s': %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
 	return o->f;
 }
 
-void
+int
 out_commit(struct out_file *o)
 {
 	int bad = ferror(o->f);
 
 	if (o->f == stdout) {
 		if (fflush(stdout) || bad)
-			pc_fatal("%s: %s", o->path, strerror(errno ? errno : EIO));
-		return;
+			return pc_error("%s: %s", o->path, strerror(errno ? errno : EIO));
+		return 0;
 	}
 	if (fclose(o->f) || bad)
-		pc_fatal("'%s': %s", o->path, strerror(errno ? errno : EIO));
+		return pc_error("'%s': %s", o->path, strerror(errno ? errno : EIO));
 	o->f = NULL;
 	if (o->tmp) {
 		if (rename(o->tmp, o->path))
-			pc_fatal("'%s': %s", o->path, strerror(errno));
+			return pc_error("'%s': %s", o->path, strerror(errno));
 		pending_tmp = NULL;
 		free(o->tmp);
 		o->tmp = NULL;
 	}
+	return 0;
 }

@@ -61,7 +61,8 @@ alloc_report(const struct pc_inputs *in, struct report_opts *r, const struct sym
 	if (r->format == FORMAT_FOLDED && !r->alloc) {
 		struct folded_set fs;
 
-		folded_build(&fs, in, 0, path, r->clock);
+		if (folded_build(&fs, in, 0, path, r->clock))
+			exit(EXIT_BAD_INPUT);
 		folded_print(out, &fs);
 		folded_release(&fs);
 		free(path);
@@ -73,11 +74,12 @@ alloc_report(const struct pc_inputs *in, struct report_opts *r, const struct sym
 	export_init(&x);
 	x.clock = r->clock;
 	x.alloc_all = r->alloc || r->format == FORMAT_PPROF;
-	export_add(&x, in, s, path, base && base[1] ? base + 1 : in->exe, 0);
+	if (export_add(&x, in, s, path, base && base[1] ? base + 1 : in->exe, 0))
+		exit(EXIT_BAD_INPUT);
 	if (r->alloc)
 		alloc_print(out, &x, r);
-	else
-		export_finish(&x, r, out, in->exe);
+	else if (export_finish(&x, r, out, in->exe))
+		exit(EXIT_BAD_INPUT);
 	export_release(&x);
 	free(path);
 }

@@ -525,9 +525,26 @@ static void
 open_inputs(struct pc_inputs *in, struct runexe *re, char **operands, int n,
 	    const struct view_opts *vo, const struct symtab_opts *so)
 {
-	runexe_resolve(re, operands, n, vo->process);
-	runexe_open(in, re, so, 0);
-	inputs_load(in, so, 0);
+	if (runexe_resolve(re, operands, n, vo->process) || runexe_open(in, re, so, 0))
+		exit(EXIT_BAD_INPUT);
+	if (inputs_load(in, so, 0))
+		exit(EXIT_BAD_INPUT);
+}
+
+/* Each instruction of an's line (L's); whether any has one. */
+static int
+an_lines(struct annotation *an, struct lines *L)
+{
+	int have_lines = 0;
+
+	for (size_t i = 0; i < an->n; i++) {
+		struct insn *v = &an->v[i];
+
+		v->has_line = lines_at(L, an->obj, v->addr, &v->line.file, &v->line.line,
+				       &v->line.inlined);
+		have_lines |= v->has_line;
+	}
+	return have_lines;
 }
 
 int
@@ -557,16 +574,12 @@ cmd_annotate(int argc, char **argv)
 	path = an.obj ? whole_object(in.objects, an.obj, &id, &idlen) : in.exe;
 	if (!path)
 		pc_fatal("'%s': its object has no file to disassemble", in.st.funcs[an.func]);
-	lines_build(&L, &in, &in.runs[0].prof, &so);
+	if (lines_build(&L, &in, &in.runs[0].prof, &so))
+		exit(EXIT_BAD_INPUT);
 	build(&an, &in, &in.runs[0].prof, path);
-	for (size_t i = 0; i < an.n; i++) {
-		struct insn *v = &an.v[i];
-
-		v->has_line = lines_at(&L, an.obj, v->addr, &v->line.file, &v->line.line,
-				       &v->line.inlined);
-		have_lines |= v->has_line;
-	}
-	lines_check(&L);
+	have_lines = an_lines(&an, &L);
+	if (lines_check(&L))
+		exit(EXIT_BAD_INPUT);
 	printf("%s%s%s: %.1f samples of %.0f (%.2f %%) at %u Hz, in %s\n\n",
 	       text_name(in.st.funcs[an.func]), in.st.nobjs ? " in " : "",
 	       in.st.nobjs ? text_name(in.st.objnames[an.obj]) : "", an.samples, an.total,

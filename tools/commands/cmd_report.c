@@ -92,15 +92,18 @@ export_inputs(const struct pc_inputs *in, const struct report_opts *r,
 	const char *base = strrchr(in->exe, '/');
 	struct export x;
 
-	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->window)
-		export_refuse(r);
-	else if (r->by_object || r->lines)
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->window) {
+		if (export_refuse(r))
+			exit(EXIT_BAD_INPUT);
+	} else if (r->by_object || r->lines)
 		pc_fatal("%s: a view of CPU samples (--clock cpu); the %s view is by function",
 			 r->by_object ? "--by-object" : "--lines", clock_word(r->clock));
 	export_init(&x);
 	x.clock = r->clock;
-	export_add(&x, in, s, r->stacks, base && base[1] ? base + 1 : in->exe, 0);
-	export_finish(&x, r, out, in->exe);
+	if (export_add(&x, in, s, r->stacks, base && base[1] ? base + 1 : in->exe, 0))
+		exit(EXIT_BAD_INPUT);
+	if (export_finish(&x, r, out, in->exe))
+		exit(EXIT_BAD_INPUT);
 	export_release(&x);
 }
 
@@ -119,7 +122,8 @@ gmon_inputs(const struct pc_inputs *in, const struct report_opts *r, FILE *out)
 	if (isatty(fileno(out)))
 		pc_fatal("--format gmon: a binary file for gprof, not for a terminal: name the "
 			 "file with -o FILE");
-	wallgmon_build(&p, in, 0, r->stacks, r->clock);
+	if (wallgmon_build(&p, in, 0, r->stacks, r->clock))
+		exit(EXIT_BAD_INPUT);
 	if (fflush(out))
 		pc_fatal("'%s': %s", r->files[0], strerror(errno));
 	if ((e = gmon_write_fd(fileno(out), &p)) < 0)
@@ -157,9 +161,11 @@ report_inputs(struct pc_inputs *in, struct report_opts *r, const struct symtab_o
 {
 	struct gmon_profile *p;
 
-	inputs_load(in, s, 0);
+	if (inputs_load(in, s, 0))
+		exit(EXIT_BAD_INPUT);
 	p = &in->runs[0].prof;
-	r->clock = clock_resolve(in, 0, r->stacks, r->clock);
+	if (clock_resolve(in, 0, r->stacks, &r->clock))
+		exit(EXIT_BAD_INPUT);
 	r->exe = in->exe;
 	r->files = in->runs[0].files;
 	r->nfiles = in->runs[0].nfiles;
@@ -188,7 +194,8 @@ report_inputs(struct pc_inputs *in, struct report_opts *r, const struct symtab_o
 			pc_fatal("--lines: a profile of lines, not with %s",
 				 r->by_object ? "--by-object" : r->callgraph ? "--callgraph" :
 				 "--format folded");
-		lines_build(&L, in, p, s);
+		if (lines_build(&L, in, p, s))
+			exit(EXIT_BAD_INPUT);
 		lines_print(out, &L, &in->st, r);
 		lines_release(&L);
 		goto out;
@@ -196,7 +203,8 @@ report_inputs(struct pc_inputs *in, struct report_opts *r, const struct symtab_o
 	if (r->format == FORMAT_FOLDED) {
 		struct folded_set fs;
 
-		folded_build(&fs, in, 0, r->stacks, r->clock);
+		if (folded_build(&fs, in, 0, r->stacks, r->clock))
+			exit(EXIT_BAD_INPUT);
 		folded_print(out, &fs);
 		folded_release(&fs);
 		goto out;
@@ -213,9 +221,10 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 {
 	struct pc_inputs in;
 
-	if (r->window)
-		export_refuse(r);
-	inputs_open(&in, exe, files, nfiles, s, 0);
+	if (r->window && export_refuse(r))
+		exit(EXIT_BAD_INPUT);
+	if (inputs_open(&in, exe, files, nfiles, s, 0))
+		exit(EXIT_BAD_INPUT);
 	return report_inputs(&in, r, s, out);
 }
 
@@ -228,8 +237,8 @@ report_program(char **operands, int n, struct report_opts *r, const struct symta
 	struct runexe re;
 	int rc;
 
-	runexe_resolve(&re, operands, n, r->process);
-	runexe_open(&in, &re, s, 0);
+	if (runexe_resolve(&re, operands, n, r->process) || runexe_open(&in, &re, s, 0))
+		exit(EXIT_BAD_INPUT);
 	rc = report_inputs(&in, r, s, out);
 	runexe_release(&re);
 	return rc;
@@ -301,18 +310,22 @@ report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s
 	struct runexe re;
 	int rc;
 
-	if (r->window)
-		export_refuse(r);
-	if (!one_program(r))
-		return runview_report(ops, n, r, s, out);
+	if (r->window && export_refuse(r))
+		exit(EXIT_BAD_INPUT);
+	if (!one_program(r)) {
+		if (runview_report(ops, n, r, s, out))
+			exit(EXIT_BAD_INPUT);	/* no partial report (out_open's) */
+		return 0;
+	}
 	if (r->format != FORMAT_JSON || !is_run(ops[0]))
 		return report_program(ops, n, r, s, out);
 	/* the run report's shape, --callgraph or not: its processes (of
 	 * the program), then its profile; the program found first, so that
 	 * an error leaves no half object */
-	runexe_resolve(&re, ops, n, r->process);
-	runview_json_head(ops, n, r, s, out);
-	runexe_open(&in, &re, s, 0);
+	if (runexe_resolve(&re, ops, n, r->process))
+		exit(EXIT_BAD_INPUT);
+	if (runview_json_head(ops, n, r, s, out) || runexe_open(&in, &re, s, 0))
+		exit(EXIT_BAD_INPUT);
 	rc = report_inputs(&in, r, s, out);
 	runexe_release(&re);
 	fputs("}\n", out);
@@ -372,7 +385,8 @@ cmd_report(int argc, char **argv)
 		int n;
 		char exe[PATH_MAX], **ops = runexe_operands(argv + optind, argc - optind, &n);
 
-		out = out_open(&of, output);
+		if (!(out = out_open(&of, output)))
+			exit(EXIT_BAD_INPUT);
 		if (plain_exe(ops[0], exe, sizeof(exe)))
 			rc = report_files(exe, ops, n, &r, &s, out);
 		else
@@ -381,10 +395,12 @@ cmd_report(int argc, char **argv)
 			free(ops[n]);
 		free(ops);
 	} else {
-		out = out_open(&of, output);
+		if (!(out = out_open(&of, output)))
+			exit(EXIT_BAD_INPUT);
 		rc = report_program(argv + optind, argc - optind, &r, &s, out);
 	}
-	out_commit(&of);
+	if (out_commit(&of))
+		exit(EXIT_BAD_INPUT);
 	symtab_fetch_end(&fetch);
 	return rc;
 }

@@ -233,7 +233,8 @@ kept_run(struct compare *c, int side, int i)
 		run_once(c, side, name, &wall, &cpu);
 		/* the warm-up's, once its program is known (compare_experiment) */
 		if (c->d.metric == METRIC_WALL && i >= 0)
-			rq = diff_dir_runqueue(dir, c->exe[side]);
+			if ((rq = diff_dir_runqueue(dir, c->exe[side])) < 0)
+				exit(EXIT_BAD_INPUT);
 		if (!run_disturbed(c, side, i, wall, cpu, rq, &d))
 			break;
 		if (again >= AGAIN_MAX) {
@@ -292,7 +293,8 @@ side_program(const struct compare *c, int side, char *exe, size_t size)
 		if (asprintf(&m, "%s/%.*s", run, (int)(k - strlen(GMON_OBJECTS_SUFFIX)),
 			     ent->d_name) < 0)
 			pc_fatal("out of memory");
-		runfiles_read_manifest(m, &o);
+		if (runfiles_read_manifest(m, &o))
+			exit(EXIT_BAD_INPUT);
 		if (o.n && !strcmp(strrchr(o.v[0].path, '/') ? strrchr(o.v[0].path, '/') + 1 :
 				   o.v[0].path, want))
 			snprintf(exe, size, "%s", o.v[0].path);
@@ -320,7 +322,8 @@ note_timer(struct compare *c)
 	free(name);
 	if (r)
 		return;
-	runfiles_read_manifest(m, &o);
+	if (runfiles_read_manifest(m, &o))
+		exit(EXIT_BAD_INPUT);
 	if (c->taskclock && o.timer == GMON_TIMER_POSIX) {
 		c->e.timer = "posix";
 		c->e.timer_note = "task-clock refused in the commands: at most one signal a "
@@ -398,7 +401,8 @@ compare_experiment(struct compare *c)
 		side_program(c, s, c->exe[s], sizeof(c->exe[s]));
 		snprintf(dir, sizeof(dir), "%s/warmup-%s", c->dir, s ? "new" : "base");
 		if (c->d.metric == METRIC_WALL)
-			c->rq[s][0] = diff_dir_runqueue(dir, c->exe[s]);
+			if ((c->rq[s][0] = diff_dir_runqueue(dir, c->exe[s])) < 0)
+				exit(EXIT_BAD_INPUT);
 	}
 	if (c->d.min_seconds < 0)
 		c->d.min_seconds = COMPARE_MIN_SHARE * c->e.cpu_warmup;

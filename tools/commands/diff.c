@@ -202,7 +202,8 @@ side_of_run(struct side *s)
 
 	if (!run || !runfiles_is_profile(run))
 		return;
-	runexe_resolve(&re, &run, 1, NULL);
+	if (runexe_resolve(&re, &run, 1, NULL))
+		exit(EXIT_BAD_INPUT);
 	add_arg(s, run);
 	memmove(s->args + 1, s->args, ((size_t)s->nruns - 1) * sizeof(*s->args));
 	s->args[0] = run;
@@ -334,7 +335,8 @@ diff_flame(const struct result *res, const struct side *n, const struct diff_opt
 	snprintf(title, sizeof(title), "%s against its base: %d function%s slower, %d faster "
 		 "(alpha %g)", n->exe, res->nslow, res->nslow == 1 ? "" : "s", res->nfast,
 		 o->alpha);
-	f = out_open(of, o->flame);
+	if (!(f = out_open(of, o->flame)))
+		exit(EXIT_BAD_INPUT);
 	if (flame_of_run(f, &n->in, n->nruns - 1, NULL,
 			 o->metric == METRIC_WALL ? PC_CLOCK_WALL : PC_CLOCK_CPU, title,
 			 verdict_kind, &vs) ||
@@ -401,7 +403,8 @@ seq_look(struct result *res, struct side cut[2], const struct side sides[2], int
 	side_cut(&cut[0], &sides[0], n >= to ? sides[0].nruns : n);
 	side_cut(&cut[1], &sides[1], n >= to ? sides[1].nruns : n);
 	lo.alpha = seq_look_alpha(o->alpha, n, o->seq_min, o->seq_max);
-	diff_compare(res, &cut[0], &cut[1], &lo);
+	if (diff_compare(res, &cut[0], &cut[1], &lo))
+		exit(EXIT_BAD_INPUT);
 	seq_judge(res, &lo, lo.alpha);
 	res->seq.runs = n;
 	res->seq.left = 0;
@@ -459,8 +462,9 @@ diff_look(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 		return SEQ_UNDECIDED;
 	for (int s = 0; s < 2; s++) {
 		sides[s].marker = o->marker;
-		diff_side_load(&sides[s], so, o->metric == METRIC_TOTAL,
-			       o->metric == METRIC_WALL);
+		if (diff_side_load(&sides[s], so, o->metric == METRIC_TOTAL,
+				   o->metric == METRIC_WALL))
+			exit(EXIT_BAD_INPUT);
 		diff_disturbed_leave_out(&sides[s], s);
 	}
 	seq_gate(&res, cut, sides, o);
@@ -480,7 +484,8 @@ gate_compare(struct result *res, struct side sides[2], struct side cut[2],
 	     const struct diff_opts *o)
 {
 	if (o->seq_max <= 0) {
-		diff_compare(res, &sides[0], &sides[1], o);
+		if (diff_compare(res, &sides[0], &sides[1], o))
+			exit(EXIT_BAD_INPUT);
 		return sides;
 	}
 	seq_gate(res, cut, sides, o);
@@ -500,8 +505,10 @@ diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 	if (METRIC_IS_ALLOC(o->metric))
 		return diff_alloc_gate(sides, o, so);
 	sides[0].marker = sides[1].marker = o->marker;
-	diff_side_load(&sides[0], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
-	diff_side_load(&sides[1], so, o->metric == METRIC_TOTAL, o->metric == METRIC_WALL);
+	for (int s = 0; s < 2; s++)
+		if (diff_side_load(&sides[s], so, o->metric == METRIC_TOTAL,
+				   o->metric == METRIC_WALL))
+			exit(EXIT_BAD_INPUT);
 	for (int s = 0; s < 2; s++)
 		diff_disturbed_leave_out(&sides[s], s);
 	/* the new side's seconds as measured, before diff_compare scales them */
@@ -522,8 +529,8 @@ diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 	diff_print(stdout, &res, &sd[0], &sd[1], o);
 	if (fflush(stdout) || ferror(stdout))
 		pc_fatal("standard output: %s", strerror(errno));
-	if (o->flame)
-		out_commit(&of);
+	if (o->flame && out_commit(&of))
+		exit(EXIT_BAD_INPUT);
 	free(res.rows);
 	r = diff_exit_status(&res, o);
 	for (int s = 0; s < 2; s++) {

@@ -32,7 +32,8 @@ diff_alloc_gate(struct side sides[2], const struct diff_opts *opts,
 			 o->metric == METRIC_ALLOC ? "alloc" : "alloc-bytes",
 			 o->flame ? "flame graph" : "history");
 	for (int s = 0; s < 2; s++)
-		diff_alloc_load(&a[s], &sides[s], o->metric, so);
+		if (diff_alloc_load(&a[s], &sides[s], o->metric, so))
+			exit(EXIT_BAD_INPUT);
 	if (!(a[0].program > 0) || !(a[1].program > 0))
 		pc_fatal("'%s': no allocation in its runs' profiles", a[0].program > 0 ?
 			 sides[1].args[0] : sides[0].args[0]);

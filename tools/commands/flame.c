@@ -158,8 +158,9 @@ flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_
 	char tbuf[512];
 	int r;
 
-	clock = clock_resolve(in, run, stacks_file, clock);
-	folded_build(&fs, in, run, stacks_file, clock);
+	if (clock_resolve(in, run, stacks_file, &clock) ||
+	    folded_build(&fs, in, run, stacks_file, clock))
+		exit(EXIT_BAD_INPUT);
 	if (!title) {
 		int n = snprintf(tbuf, sizeof(tbuf), "%s: %.0f samples at %u Hz", in->exe,
 				 fs.total, fs.rate);
@@ -189,9 +190,10 @@ flame_of_window(FILE *out, const struct pc_inputs *in, const struct report_opts 
 	int rc;
 
 	export_init(&x);
-	x.clock = clock_resolve(in, 0, stacks, r->clock);
-	export_add(&x, in, so, stacks, in->exe, 0);
-	export_keep_window(&x, r);
+	x.clock = r->clock;
+	if (clock_resolve(in, 0, stacks, &x.clock) || export_add(&x, in, so, stacks, in->exe, 0) ||
+	    export_keep_window(&x, r))
+		exit(EXIT_BAD_INPUT);
 	export_folded(&x, &fs);
 	if (!title) {
 		snprintf(tbuf, sizeof(tbuf), "%s: %.0f samples at %u Hz%s%s%s", in->exe,
@@ -215,6 +217,17 @@ window_option(int c, const char *arg, struct report_opts *r)
 
 	return (c == OPT_FROM || c == OPT_TO || c == OPT_MARKER) &&
 	       report_option(c, arg, r, &unused);
+}
+
+/* The flame graph of in onto f: of win's window, or of the whole run. */
+static int
+flame_write(FILE *f, const struct pc_inputs *in, struct report_opts *win,
+	    const struct symtab_opts *so, const char *stacks, enum pc_clock clock,
+	    const char *title)
+{
+	win->clock = clock;
+	return win->window ? flame_of_window(f, in, win, so, stacks, title) :
+	       flame_of_run(f, in, 0, stacks, clock, title, NULL, NULL);
 }
 
 int
@@ -261,17 +274,17 @@ cmd_flame(int argc, char **argv)
 		fputs(usage_flame, stderr);
 		return EXIT_BAD_INPUT;
 	}
-	runexe_resolve(&re, argv + optind, argc - optind, process);
-	runexe_open(&in, &re, &so, INPUTS_AS_GIVEN);
 	/* PC_SCOPE=all: the profiles place the frames in every object */
-	if ((!stacks && in.runs[0].manifest[0]) || win.window)
-		inputs_load(&in, &so, 0);
-	win.clock = clock;
-	f = out_open(&of, out);
-	if (win.window ? flame_of_window(f, &in, &win, &so, stacks, title) :
-	    flame_of_run(f, &in, 0, stacks, clock, title, NULL, NULL))
+	if (runexe_resolve(&re, argv + optind, argc - optind, process) ||
+	    runexe_open(&in, &re, &so, INPUTS_AS_GIVEN) ||
+	    (((!stacks && in.runs[0].manifest[0]) || win.window) && inputs_load(&in, &so, 0)))
+		exit(EXIT_BAD_INPUT);
+	if (!(f = out_open(&of, out)))
+		exit(EXIT_BAD_INPUT);
+	if (flame_write(f, &in, &win, &so, stacks, clock, title))
 		pc_fatal("'%s': %s", out, strerror(errno));
-	out_commit(&of);
+	if (out_commit(&of))
+		exit(EXIT_BAD_INPUT);
 	inputs_close(&in);
 	runexe_release(&re);
 	symtab_fetch_end(&fetch);

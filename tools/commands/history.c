@@ -188,7 +188,8 @@ history_add(struct history_opts *o, int argc, char **argv)
 	history_id_resolve(&o->id);
 	memset(&s, 0, sizeof(s));
 	if (runfiles_is_profile(argv[1])) {
-		runexe_resolve(&re, argv + 1, 1, NULL);
+		if (runexe_resolve(&re, argv + 1, 1, NULL))
+			exit(EXIT_BAD_INPUT);
 		s.exe = re.exe;
 		first = 1;
 	} else {
@@ -196,7 +197,8 @@ history_add(struct history_opts *o, int argc, char **argv)
 	}
 	s.args = argv + first;
 	s.nruns = argc - first;
-	diff_side_load(&s, &so, 0, 0);
+	if (diff_side_load(&s, &so, 0, 0))
+		exit(EXIT_BAD_INPUT);
 	diff_disturbed_leave_out(&s, 1);
 	history_keep(argv[0], &s, &o->id, NULL);
 	diff_side_release(&s);
@@ -442,9 +444,11 @@ plot(const struct history_opts *o)
 	for (size_t i = 0; i < res->ns; i++) {
 		if (strcmp(res->s[i].name, o->plot) || !res->s[i].n)
 			continue;
-		f = out_open(&of, o->out);
+		if (!(f = out_open(&of, o->out)))
+			exit(EXIT_BAD_INPUT);
 		history_plot(f, res, &res->s[i]);
-		out_commit(&of);
+		if (out_commit(&of))
+			exit(EXIT_BAD_INPUT);
 		return;
 	}
 	pc_fatal("--plot '%s': no such function in the history", text_name(o->plot));
@@ -470,7 +474,8 @@ cmd_history(int argc, char **argv)
 		fputs(usage_history, stderr);
 		return EXIT_BAD_INPUT;
 	}
-	history_read(argv[first], &h);
+	if (history_read(argv[first], &h))
+		return EXIT_BAD_INPUT;
 	history_pool(&h);
 	o.res.h = &h;
 	series_make(&o.res);

@@ -115,6 +115,7 @@ history_keep(const char *path, const struct side *s, const struct hist_id *id,
 			r.funcs[r.nfuncs++] = v;
 	}
 	r.nfuncs = history_sort_values(r.funcs, r.nfuncs);
-	history_append(path, &r);
+	if (history_append(path, &r))
+		exit(EXIT_BAD_INPUT);
 	free(r.funcs);
 }

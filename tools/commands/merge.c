@@ -42,8 +42,10 @@ merge_into(const char *out, const char *name, char **paths, int n,
 
 	if (asprintf(&path, "%s/%s", out, name) < 0)
 		pc_fatal("out of memory");
-	profiles_load(&p, paths, n);
-	gmon_write_file(path, &p);
+	if (profiles_load(&p, paths, n))
+		exit(EXIT_BAD_INPUT);
+	if (gmon_write_file(path, &p))
+		exit(EXIT_BAD_INPUT);
 	printf("%s: %d profile%s", text_name(path), n, n == 1 ? "" : "s");
 	/* a program renamed NAME-2: which one it is */
 	printf(of ? " of %s\n" : "\n", of ? text_name(of) : "");
@@ -190,7 +192,8 @@ merge_run(const char *out, char **ops, int n, const char *process)
 	char *done;
 	int *idx;
 
-	runexe_processes(&all, ops, n, process);
+	if (runexe_processes(&all, ops, n, process))
+		exit(EXIT_BAD_INPUT);
 	if (!all.nfiles)
 		pc_fatal("'%s': no profile recorded with PC_SCOPE=all there%s%s", ops[0],
 			 process ? " of " : "", process ? process : "");
@@ -266,14 +269,16 @@ cmd_merge(int argc, char **argv)
 	}
 	if (process || names_run(argv + optind, argc - optind))
 		return merge_run(out, argv + optind, argc - optind, process);
-	profiles_load(&p, argv + optind, argc - optind);
+	if (profiles_load(&p, argv + optind, argc - optind))
+		return EXIT_BAD_INPUT;
 	for (int i = optind; i < argc; i++)
 		if (runfiles_has_manifest(argv[i])) {
 			pc_warn("note: '%s' has an objects manifest (PC_SCOPE=all); only the "
 				"executable's profiles are merged", argv[i]);
 			break;
 		}
-	gmon_write_file(out, &p);
+	if (gmon_write_file(out, &p))
+		exit(EXIT_BAD_INPUT);
 	gmon_profile_release(&p);
 	return 0;
 }

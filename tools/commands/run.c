@@ -243,7 +243,9 @@ run_dir(const char *want, const char *exe, char *dir, size_t size, int *made)
  * The report of the run, made in a child process: whatever goes wrong in
  * it (a profile it cannot read, a report file it cannot write, even a
  * crash) is said on one line there and never changes the exit status,
- * which is the program's.
+ * which is the program's. Below commands/ its errors are values now
+ * (issue 37), but cmd_report.c's own refusals still exit, and a crash on
+ * a hostile file must not be the run's status either.
  */
 static void
 report_apart(const char *exe, const char *output, int main_only, const char *report_to,
@@ -265,7 +267,8 @@ report_apart(const char *exe, const char *output, int main_only, const char *rep
 
 		/* --report FILE: whole or not at all (base/outfile.c) */
 		if (report_to)
-			out = out_open(&of, report_to);
+			if (!(out = out_open(&of, report_to)))
+				exit(EXIT_BAD_INPUT);
 		if (!(files[0] = strdup(output)))
 			pc_fatal("out of memory");
 		if (main_only)
@@ -274,9 +277,10 @@ report_apart(const char *exe, const char *output, int main_only, const char *rep
 			report_run(files, 1, r, s, out);
 		if (out == stderr && !main_only)
 			pc_warn("profiles in '%s' (pcprof report %s)", output, output);
-		if (report_to)
-			out_commit(&of);
-		else if (fflush(out))
+		if (report_to) {
+			if (out_commit(&of))
+				exit(EXIT_BAD_INPUT);
+		} else if (fflush(out))
 			pc_fatal("standard error: %s", strerror(errno));
 		exit(0);	/* atexit: a temporary file is never left */
 	}
@@ -290,45 +294,42 @@ report_apart(const char *exe, const char *output, int main_only, const char *rep
 /*
  * A wall-clock run's gmon file for gprof (wallgmon.h): the wall time of
  * the run's first process (profile, its program named by its manifest, or
- * exe where it has none) as gmon.wall beside its gmon.out. Made in a
- * child process, as the report is: a failure is one line and never the
- * run's status.
+ * exe where it has none) as gmon.wall beside its gmon.out. Made in this
+ * process: what it calls returns its errors as values (issue 37), so a
+ * failure is its one line and never the run's status; out of memory ends
+ * pcprof with the program's status (pc_oom_status, set by cmd_run).
  */
 static void
-wall_gmon_apart(const char *exe, const char *profile, const struct symtab_opts *s)
+wall_gmon(const char *exe, const char *profile, const struct symtab_opts *s)
 {
-	pid_t pid;
-	int status;
+	struct gmon_objects o = { 0 };
+	struct gmon_profile p;
+	struct pc_inputs in;
+	char *files[1], *path, *slash;
+	int manifest;
 
 	if (!stacks_profile_is_wall(profile))
 		return;
-	fflush(NULL);
-	if ((pid = fork()) < 0)
+	manifest = runfiles_has_manifest(profile);
+	if (manifest && runfiles_read_manifest(profile, &o))
 		return;
-	if (pid == 0) {
-		struct gmon_objects o = { 0 };
-		struct gmon_profile p;
-		struct pc_inputs in;
-		char *files[1], *path, *slash;
-		int manifest = runfiles_has_manifest(profile);
-
-		if (manifest)
-			runfiles_read_manifest(profile, &o);
-		if (!(files[0] = strdup(profile)) || !(path = malloc(strlen(profile) + 16)))
-			pc_fatal("out of memory");
-		strcpy(path, profile);
-		slash = strrchr(path, '/');
-		strcpy(slash ? slash + 1 : path, RUNFILES_WALL_GMON);
-		inputs_open(&in, manifest && o.n ? o.v[0].path : exe, files, 1, s, INPUTS_AS_GIVEN);
-		wallgmon_build(&p, &in, 0, NULL, PC_CLOCK_WALL);
+	files[0] = pc_strdup(profile);
+	path = pc_malloc(strlen(profile) + 16);
+	strcpy(path, profile);
+	slash = strrchr(path, '/');
+	strcpy(slash ? slash + 1 : path, RUNFILES_WALL_GMON);
+	/* what a failure leaves allocated is left: pcprof ends soon */
+	if (!inputs_open(&in, manifest && o.n ? o.v[0].path : exe, files, 1, s,
+			 INPUTS_AS_GIVEN) &&
+	    !wallgmon_build(&p, &in, 0, NULL, PC_CLOCK_WALL)) {
 		gmon_write_file(path, &p);
-		exit(0);
+		gmon_profile_release(&p);
+		inputs_close(&in);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return;
-	if (WIFSIGNALED(status))
-		pc_warn("the gmon file of '%s' failed: %s", profile, strsignal(WTERMSIG(status)));
+	if (manifest)
+		gmon_objects_release(&o);
+	free(files[0]);
+	free(path);
 }
 
 /*
@@ -604,7 +605,7 @@ after_the_command(const struct run_opts *o, const char *dir, const char *exe,
 	if (!o->wait || launch_stopped())
 		name_the_rest(dir, cmd, !o->no_report && !o->main_only);
 	if (stat(output, &sb) == 0)
-		wall_gmon_apart(exe, output, &o->s);
+		wall_gmon(exe, output, &o->s);
 	if (o->main_only && dir[0])
 		link_program(dir, exe);
 }
@@ -653,6 +654,9 @@ cmd_run(int argc, char **argv)
 		return launch_end_like(cmd.status);
 	}
 	status = cmd.status;
+	/* out of memory in what follows ends pcprof as CMD ended */
+	pc_oom_status = WIFEXITED(status) ? WEXITSTATUS(status) :
+			WIFSIGNALED(status) ? 128 + WTERMSIG(status) : EXIT_BAD_INPUT;
 	if (!unprofiled)
 		after_the_command(&o, dir, exe, output, argv[optind]);
 	if (!o.no_report) {

@@ -19,7 +19,7 @@
 #include "pcprof.h"
 
 /* The file at path opened for reading (pc_open_regular), its size in
- * *size; exits with one line for what cannot be read or is empty. */
+ * *size; -1 after one line for what cannot be read or is empty. */
 static int
 open_input(const char *path, size_t *size)
 {
@@ -28,18 +28,18 @@ open_input(const char *path, size_t *size)
 	int fd = pc_open_regular(path, &sb, &why);
 
 	if (fd < 0)
-		pc_fatal("'%s': %s", path, why);
-	if (sb.st_size == 0)
-		pc_fatal("'%s': empty file", path);
-	if ((uint64_t)sb.st_size > SIZE_MAX)
-		pc_fatal("'%s': too large to read", path);
+		return pc_error("'%s': %s", path, why);
+	if (sb.st_size == 0 || (uint64_t)sb.st_size > SIZE_MAX) {
+		close(fd);
+		return pc_error("'%s': %s", path, sb.st_size ? "too large to read" : "empty file");
+	}
 	*size = (size_t)sb.st_size;
 	return fd;
 }
 
 /* Read fd into buf[*have..want); a file that shrank under us ends where
- * it ends, its size, *len, now what was read. */
-static void
+ * it ends, its size, *len, now what was read. 0, or -1 after one line. */
+static int
 read_upto(int fd, const char *path, unsigned char *buf, size_t *have, size_t want,
 	  size_t *len)
 {
@@ -49,13 +49,14 @@ read_upto(int fd, const char *path, unsigned char *buf, size_t *have, size_t wan
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			pc_fatal("'%s': %s", path, strerror(errno));
+			return pc_error("'%s': %s", path, strerror(errno));
 		if (n == 0) {
 			*len = *have;
-			return;
+			return 0;
 		}
 		*have += (size_t)n;
 	}
+	return 0;
 }
 
 /* A format that files.c reads: its _part parser (gmon.h), and what the
@@ -75,20 +76,26 @@ struct file_format {
  * and at least twice as far, so that parsing it again and again costs no
  * more than twice parsing it once. A file that is not of the format, or
  * whose records claim more than it holds, costs one small read whatever
- * its size. Exits with one line naming the file on any refusal.
+ * its size. 0, or -1 after one line naming the file on any refusal.
  */
-static void
+static int
 read_format(const char *path, const struct file_format *fmt, void *out)
 {
 	struct gmon_error err;
 	unsigned char *buf = NULL;
-	size_t have = 0, len, want;
+	size_t have = 0, len = 0, want;
 	int fd = open_input(path, &len), r;
 
+	if (fd < 0)
+		return -1;
 	want = len < FIRST_READ ? len : FIRST_READ;
 	for (;;) {
 		buf = pc_realloc(buf, want);
-		read_upto(fd, path, buf, &have, want, &len);
+		if (read_upto(fd, path, buf, &have, want, &len)) {
+			close(fd);
+			free(buf);
+			return -1;
+		}
 		r = fmt->parse(buf, have, len, out, &err);
 		if (r != -EAGAIN || have >= len || err.need <= have)
 			break;
@@ -99,10 +106,11 @@ read_format(const char *path, const struct file_format *fmt, void *out)
 	close(fd);
 	free(buf);
 	if (r == -ENOMEM)
-		pc_fatal("'%s': out of memory", path);
+		return pc_error("'%s': out of memory", path);
 	if (r)
-		pc_fatal("'%s': %s at %s %llu", path, r == -EAGAIN ? "cannot be read whole" :
-			 err.what, fmt->unit, (unsigned long long)err.offset);
+		return pc_error("'%s': %s at %s %llu", path, r == -EAGAIN ? "cannot be read whole" :
+				err.what, fmt->unit, (unsigned long long)err.offset);
+	return 0;
 }
 
 static int
@@ -123,26 +131,26 @@ parse_objects(const void *buf, size_t have, size_t len, void *out, struct gmon_e
 	return gmon_objects_parse_part(buf, have, len, out, err);
 }
 
-void
+int
 pc_read_gmon(const char *path, struct gmon_profile *p)
 {
 	static const struct file_format f = { parse_gmon, "byte" };
 
-	read_format(path, &f, p);
+	return read_format(path, &f, p);
 }
 
-void
+int
 pc_read_stacks(const char *path, struct gmon_stacks *ss)
 {
 	static const struct file_format f = { parse_stacks, "byte" };
 
-	read_format(path, &f, ss);
+	return read_format(path, &f, ss);
 }
 
-void
+int
 pc_read_objects(const char *path, struct gmon_objects *o)
 {
 	static const struct file_format f = { parse_objects, "line" };
 
-	read_format(path, &f, o);
+	return read_format(path, &f, o);
 }

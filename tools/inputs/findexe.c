@@ -53,8 +53,7 @@ look_in(const char *dir, const uint8_t id[GMON_BUILDID_SIZE], char *out, size_t 
 		if (e->d_name[0] == '.' || !strncmp(e->d_name, "gmon.out", 8))
 			continue;
 		names = pc_realloc(names, (n + 1) * sizeof(*names));
-		if (asprintf(&names[n], "%s/%s", dir, e->d_name) < 0)
-			pc_fatal("out of memory");
+		names[n] = pc_asprintf("%s/%s", dir, e->d_name);
 		n++;
 	}
 	closedir(d);
@@ -84,8 +83,7 @@ findexe(const char *gmon, const uint8_t id[GMON_BUILDID_SIZE], char *out, size_t
 
 	if (!memcmp(id, zero, sizeof(zero)))
 		return -1;	/* a program with no build-id */
-	if (!(copy = strdup(gmon)))
-		pc_fatal("out of memory");
+	copy = pc_strdup(gmon);
 	r = look_in(dirname(copy), id, out, size);
 	/* then the current directory, unless that was it */
 	if (r && realpath(".", here) && !(realpath(dirname(strcpy(copy, gmon)), real) &&

@@ -446,10 +446,8 @@ history_format(const struct hist_record *r)
 {
 	char *s = NULL;
 	size_t n = 0;
-	FILE *f = open_memstream(&s, &n);
+	FILE *f = pc_memstream(&s, &n);
 
-	if (!f)
-		pc_fatal("out of memory");
 	fprintf(f, "{\"version\":%d,\"commit\":", HISTORY_VERSION);
 	json_string(f, r->commit);
 	fprintf(f, ",\"time\":%.17g,\"runs\":%d,\"cpu\":", r->time, r->runs);
@@ -466,68 +464,76 @@ history_format(const struct hist_record *r)
 		put_pair(f, &r->funcs[i]);
 	}
 	fputs("}}\n", f);
-	if (fclose(f))
-		pc_fatal("out of memory");
+	pc_memstream_close(f);
 	return s;
 }
 
-void
-history_append(const char *path, const struct hist_record *r)
+/* line[0..len) written to path whole, at its end */
+static int
+append_line(const char *path, const char *line, size_t len)
 {
-	char *line = history_format(r);
-	size_t len = strlen(line);
 	struct stat sb;
 	ssize_t k;
 	int fd;
 
 	if (len > HISTORY_LINE_MAX)
-		pc_fatal("'%s': a record of %zu bytes, over the %u a line may hold", path, len,
-			 HISTORY_LINE_MAX);
+		return pc_error("'%s': a record of %zu bytes, over the %u a line may hold", path,
+				len, HISTORY_LINE_MAX);
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
 	if (fd < 0)
-		pc_fatal("'%s': %s", path, errno == ELOOP ? "a symbolic link" :
-			 errno == ENXIO ? "not a regular file (a FIFO)" : strerror(errno));
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode))
-		pc_fatal("'%s': not a regular file", path);
+		return pc_error("'%s': %s", path, errno == ELOOP ? "a symbolic link" :
+				errno == ENXIO ? "not a regular file (a FIFO)" : strerror(errno));
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return pc_error("'%s': not a regular file", path);
+	}
 	/* one write of the whole line: O_APPEND puts it at the end as one
 	 * piece, whoever else appends meanwhile */
 	k = write(fd, line, len);
 	if (k != (ssize_t)len || close(fd))
-		pc_fatal("'%s': %s", path, k < 0 ? strerror(errno) : "a short write");
+		return pc_error("'%s': %s", path, k < 0 ? strerror(errno) : "a short write");
+	return 0;
+}
+
+int
+history_append(const char *path, const struct hist_record *r)
+{
+	char *line = history_format(r);
+	int bad = append_line(path, line, strlen(line));
+
 	free(line);
+	return bad;
 }
 
 /* Line number lineno of path, line[0..len), parsed onto h's end. */
-static void
+static int
 read_line(const char *path, size_t lineno, const char *line, size_t len, struct history *h)
 {
 	const char *why;
 
 	if (h->n == HISTORY_RECORDS_MAX)
-		pc_fatal("'%s': line %zu: more than %d records; keep the newest (tail -n)", path,
-			 lineno, HISTORY_RECORDS_MAX);
+		return pc_error("'%s': line %zu: more than %d records; keep the newest (tail -n)",
+				path, lineno, HISTORY_RECORDS_MAX);
 	if (len > HISTORY_LINE_MAX)
-		pc_fatal("'%s': line %zu: longer than %u bytes: not a record", path, lineno,
-			 HISTORY_LINE_MAX);
+		return pc_error("'%s': line %zu: longer than %u bytes: not a record", path, lineno,
+				HISTORY_LINE_MAX);
 	if (h->n % 64 == 0)
 		h->recs = pc_realloc(h->recs, (h->n + 64) * sizeof(*h->recs));
 	if (history_parse(line, len, &h->recs[h->n], &why))
-		pc_fatal("'%s': line %zu: %s", path, lineno, why);
+		return pc_error("'%s': line %zu: %s", path, lineno, why);
 	h->n++;
+	return 0;
 }
 
-void
-history_read(const char *path, struct history *h)
+/* The lines of fd (path) onto h: the first error's -1 (said), or 0;
+ * *len bytes after the last line end are left in *buf. */
+static int
+read_lines(int fd, const char *path, struct history *h, char **bufp, size_t *lenp,
+	   size_t *linep)
 {
-	const char *why;
-	int fd = pc_open_regular(path, NULL, &why);
 	size_t cap = 1 << 16, len = 0, lineno = 0;
-	char *buf;
+	char *buf = *bufp = pc_realloc(NULL, cap);
 
-	memset(h, 0, sizeof(*h));
-	if (fd < 0)
-		pc_fatal("'%s': %s", path, why);
-	buf = pc_realloc(NULL, cap);
 	for (;;) {
 		char *nl;
 		size_t start = 0;
@@ -536,28 +542,49 @@ history_read(const char *path, struct history *h)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0)
-			pc_fatal("'%s': %s", path, strerror(errno));
+			return pc_error("'%s': %s", path, strerror(errno));
 		if (k == 0)
 			break;
 		len += (size_t)k;
 		while ((nl = memchr(buf + start, '\n', len - start))) {
-			read_line(path, ++lineno, buf + start, (size_t)(nl - buf) - start, h);
+			if (read_line(path, ++lineno, buf + start, (size_t)(nl - buf) - start, h))
+				return -1;
 			start = (size_t)(nl - buf) + 1;
 		}
 		memmove(buf, buf + start, len - start);
 		len -= start;
 		if (len > HISTORY_LINE_MAX)
-			pc_fatal("'%s': line %zu: longer than %u bytes: not a record", path,
-				 lineno + 1, HISTORY_LINE_MAX);
+			return pc_error("'%s': line %zu: longer than %u bytes: not a record", path,
+					lineno + 1, HISTORY_LINE_MAX);
 		if (len == cap)
-			buf = pc_realloc(buf, cap *= 2);
+			*bufp = buf = pc_realloc(buf, cap *= 2);
 	}
+	*lenp = len;
+	*linep = lineno;
+	return 0;
+}
+
+int
+history_read(const char *path, struct history *h)
+{
+	const char *why;
+	int fd = pc_open_regular(path, NULL, &why), bad;
+	size_t len = 0, lineno = 0;
+	char *buf = NULL;
+
+	memset(h, 0, sizeof(*h));
+	if (fd < 0)
+		return pc_error("'%s': %s", path, why);
+	bad = read_lines(fd, path, h, &buf, &len, &lineno);
 	close(fd);
 	free(buf);
+	if (bad)
+		return -1;
 	if (len)
-		pc_fatal("'%s': line %zu: truncated (no line end)", path, lineno + 1);
+		return pc_error("'%s': line %zu: truncated (no line end)", path, lineno + 1);
 	if (!h->n)
-		pc_fatal("'%s': no record", path);
+		return pc_error("'%s': no record", path);
+	return 0;
 }
 
 void

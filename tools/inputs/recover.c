@@ -133,8 +133,7 @@ live_files(const char *dir, size_t *n)
 	while ((e = readdir(d)))
 		if (gmon_live_name_pid(e->d_name)) {
 			live = pc_realloc(live, (*n + 1) * sizeof(*live));
-			if (asprintf(&live[(*n)++], "%s/%s", dir, e->d_name) < 0)
-				pc_fatal("out of memory");
+			live[(*n)++] = pc_asprintf("%s/%s", dir, e->d_name);
 		}
 	closedir(d);
 	return live;
@@ -181,9 +180,9 @@ live_running(const char *path)
 }
 
 /* Whether path is a live file of another version than this pcprof's:
- * one line naming it, and status 2, where the command reads the run
- * (say); in pcprof run, which must exit with its program's status, 1 and
- * the file left alone: the report says it. */
+ * -1 after one line naming it, where the command reads the run (say: it
+ * exits 2); in pcprof run, which must exit with its program's status, 1
+ * and the file left alone: the report says it. */
 static int
 refuse_version(const char *path, int say)
 {
@@ -196,10 +195,10 @@ refuse_version(const char *path, int say)
 	if (!say)
 		return 1;
 	if (version)
-		pc_fatal("'%s': a live file of version %u; this pcprof reads version %u "
-			 "(finish it with the pcprof of the libpc that wrote it)", path,
-			 (unsigned)version, GMON_LIVE_VERSION);
-	pc_fatal("'%s': a live file of a version this pcprof cannot read", path);
+		return pc_error("'%s': a live file of version %u; this pcprof reads version %u "
+				"(finish it with the pcprof of the libpc that wrote it)", path,
+				(unsigned)version, GMON_LIVE_VERSION);
+	return pc_error("'%s': a live file of a version this pcprof cannot read", path);
 }
 
 void
@@ -300,9 +299,11 @@ recover_dir(const char *dir, int say)
 
 	for (size_t i = 0; i < n; i++) {
 		char *path = live[i];
-		int r;
+		int r = nolib || !regular_live(path) ? 1 : refuse_version(path, say);
 
-		if (nolib || !regular_live(path) || refuse_version(path, say)) {
+		if (r < 0)
+			return -1;
+		if (r) {
 			free(path);
 			continue;
 		}

@@ -99,8 +99,8 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The names go in raw: pc_fatal escapes the whole line once. */
-void
+/* The names go in raw: pc_error escapes the whole line once. */
+int
 runexe_unknown(const char *where, const char *which, char *const *exes, size_t n)
 {
 	const char **names = pc_realloc(NULL, (n + 1) * sizeof(*names));
@@ -122,27 +122,28 @@ runexe_unknown(const char *where, const char *which, char *const *exes, size_t n
 	}
 	free(names);
 	if (!n && !which)
-		pc_fatal("'%s': no profile recorded with PC_SCOPE=all there (name the "
+		pc_error("'%s': no profile recorded with PC_SCOPE=all there (name the "
 			 "executable for a plain profile)", where);
-	if (which)
-		pc_fatal("'%s': no process %s in the run; its programs: %s (--process PID|NAME)",
+	else if (which)
+		pc_error("'%s': no process %s in the run; its programs: %s (--process PID|NAME)",
 			 where, which, n ? list : "none");
-	pc_fatal("'%s': profiles of %s: name one with --process NAME (or name the executable)",
-		 where, list);
+	else
+		pc_error("'%s': profiles of %s: name one with --process NAME (or name the "
+			 "executable)", where, list);
+	free(list);
+	return -1;
 }
 
 /* The programs of exes[0..n) (their manifests man[0..n), or NULL) one
  * line each, with their pids: the NAME of --process that is several. */
-void
+int
 runexe_several(const char *where, const char *which, char *const *exes,
 	       struct gmon_objects *const *man, size_t n)
 {
 	char *list = NULL;
 	size_t len = 0;
-	FILE *m = open_memstream(&list, &len);
+	FILE *m = pc_memstream(&list, &len);
 
-	if (!m)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < n; i++) {
 		size_t j = 0;
 
@@ -161,10 +162,11 @@ runexe_several(const char *where, const char *which, char *const *exes,
 			}
 		fputc(')', m);
 	}
-	if (fclose(m))
-		pc_fatal("out of memory");
-	pc_fatal("'%s': --process %s is several programs: name one by its path or a pid: %s",
+	pc_memstream_close(m);
+	pc_error("'%s': --process %s is several programs: name one by its path or a pid: %s",
 		 where, which, list);
+	free(list);
+	return -1;
 }
 
 /* The profile that path is a file of (PROFILE.objects, PROFILE.stacks,
@@ -198,8 +200,7 @@ own_profile(const char *path)
 			return p;
 		free(p);
 	}
-	if (!(p = strdup(path)))
-		pc_fatal("out of memory");
+	p = pc_strdup(path);
 	return p;
 }
 
@@ -252,8 +253,9 @@ add_file(struct runexe *re, char *profile, struct gmon_objects *o)
 }
 
 /* The processes that paths[0..n) hold: each profile with a manifest, and
- * a plain profile whose program findexe finds by its build-id. */
-static void
+ * a plain profile whose program findexe finds by its build-id. 0, or -1
+ * after one line. */
+static int
 gather(struct runexe *all, char **paths, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -262,22 +264,24 @@ gather(struct runexe *all, char **paths, int n)
 		char **names;
 
 		if (stat(paths[i], &sb))
-			pc_fatal("'%s': %s", paths[i], strerror(errno));
+			return pc_error("'%s': %s", paths[i], strerror(errno));
 		if (S_ISDIR(sb.st_mode)) {
-			names = runfiles_of_run(paths[i], &nn, &left);
+			if (!(names = runfiles_of_run(paths[i], &nn, &left)))
+				return -1;
 		} else {
 			names = pc_realloc(NULL, sizeof(*names));
-			if (!(names[0] = strdup(paths[i])))
-				pc_fatal("out of memory");
+			names[0] = pc_strdup(paths[i]);
 			nn = 1;
 		}
 		for (size_t k = 0; k < nn; k++) {
 			struct gmon_objects *o = pc_realloc(NULL, sizeof(*o));
 
 			if (runfiles_has_manifest(names[k])) {
-				runfiles_read_manifest(names[k], o);
+				if (runfiles_read_manifest(names[k], o))
+					return -1;
 				if (o->n == 0)
-					pc_fatal("'%s': no program listed in its manifest", names[k]);
+					return pc_error("'%s': no program listed in its manifest",
+							names[k]);
 			} else {
 				free(o);
 				o = NULL;
@@ -286,15 +290,17 @@ gather(struct runexe *all, char **paths, int n)
 		}
 		free(names);
 	}
+	return 0;
 }
 
-void
+int
 runexe_processes(struct runexe *all, char **paths, int n, const char *process)
 {
 	int keep = 0;
 
 	memset(all, 0, sizeof(*all));
-	gather(all, paths, n);
+	if (gather(all, paths, n))
+		return -1;
 	for (int i = 0; i < all->nfiles; i++) {
 		struct gmon_objects *o = all->man[i];
 
@@ -309,9 +315,11 @@ runexe_processes(struct runexe *all, char **paths, int n, const char *process)
 		free(o);
 	}
 	all->nfiles = keep;
+	return 0;
 }
 
-/* The program of a plain profile (no manifest), by its build-id. */
+/* The program of a plain profile (no manifest), by its build-id; NULL
+ * after one line. */
 static char *
 plain_program(const char *gmon)
 {
@@ -319,17 +327,17 @@ plain_program(const char *gmon)
 	char exe[PATH_MAX], *p;
 
 	if (runfiles_build_id(gmon, id) != 1 || findexe(gmon, id, exe, sizeof(exe)))
-		pc_fatal("'%s': no manifest beside it to name its program: name the "
-			 "executable", gmon);
-	if (!(p = strdup(exe)))
-		pc_fatal("out of memory");
+		return pc_error("'%s': no manifest beside it to name its program: name the "
+				"executable", gmon), NULL;
+	p = pc_strdup(exe);
 	return p;
 }
 
 /* Of all's processes, those process names, into re; all's names are
  * re's or freed. Their one program's path in re->exe: none, or several
- * programs, is an error that lists the programs there are. */
-static void
+ * programs, is an error that lists the programs there are: 0, or -1
+ * after one line. */
+static int
 choose(struct runexe *re, struct runexe *all, const char *process, const char *where)
 {
 	char **exes = pc_realloc(NULL, ((size_t)all->nfiles + 1) * sizeof(*exes));
@@ -339,9 +347,9 @@ choose(struct runexe *re, struct runexe *all, const char *process, const char *w
 	for (int i = 0; i < all->nfiles; i++) {
 		struct gmon_objects *o = all->man[i];
 
-		exes[i] = o ? strdup(o->v[0].path) : plain_program(all->files[i]);
+		exes[i] = o ? pc_strdup(o->v[0].path) : plain_program(all->files[i]);
 		if (!exes[i])
-			pc_fatal("out of memory");
+			return -1;
 		if (!runexe_chosen(exes[i], o ? o->pid : 0, process)) {
 			free(all->files[i]);
 			if (o)
@@ -356,38 +364,38 @@ choose(struct runexe *re, struct runexe *all, const char *process, const char *w
 			re->exe = exes[i];
 	}
 	if (!re->nfiles)
-		runexe_unknown(where, process, exes, (size_t)all->nfiles);
+		return runexe_unknown(where, process, exes, (size_t)all->nfiles);
 	if (nprogs > 1 && process)
-		runexe_several(where, process, kept, re->man, (size_t)re->nfiles);
+		return runexe_several(where, process, kept, re->man, (size_t)re->nfiles);
 	if (nprogs > 1)
-		runexe_unknown(where, NULL, kept, (size_t)re->nfiles);
-	if (!(re->exe = strdup(re->exe)))
-		pc_fatal("out of memory");
+		return runexe_unknown(where, NULL, kept, (size_t)re->nfiles);
+	re->exe = pc_strdup(re->exe);
 	for (int i = 0; i < all->nfiles; i++)
 		free(exes[i]);
 	free(exes);
 	free(kept);
+	return 0;
 }
 
 /* The program that the run in paths[0..n) recorded as name, malloc'ed,
- * or NULL. */
-static char *
-recorded(char **paths, int n, const char *name)
+ * or NULL, into *exe; 0, or -1 after one line. */
+static int
+recorded(char **paths, int n, const char *name, char **exe)
 {
 	struct runexe all = { 0 };
-	char *exe = NULL;
 
-	gather(&all, paths, n);
+	*exe = NULL;
+	if (gather(&all, paths, n))
+		return -1;
 	for (int i = 0; i < all.nfiles; i++)
-		if (!exe && all.man[i] && runexe_chosen(all.man[i]->v[0].path, UINT64_MAX, name) &&
-		    !(exe = strdup(all.man[i]->v[0].path)))
-			pc_fatal("out of memory");
+		if (!*exe && all.man[i] && runexe_chosen(all.man[i]->v[0].path, UINT64_MAX, name))
+			*exe = pc_strdup(all.man[i]->v[0].path);
 	runexe_release(&all);
-	return exe;
+	return 0;
 }
 
 /* EXE as the command line names it: a file, a program of the run, or a
- * name on PATH; malloc'ed. */
+ * name on PATH; malloc'ed, or NULL after one line. */
 static char *
 exe_named(const char *name, char **paths, int n)
 {
@@ -395,15 +403,15 @@ exe_named(const char *name, char **paths, int n)
 	struct stat sb;
 
 	if (!stat(name, &sb) || strchr(name, '/'))
-		exe = strdup(name);
-	else if (!(exe = recorded(paths, n, name)))
-		exe = strdup(on_path(name, found, sizeof(found)) ? found : name);
+		return pc_strdup(name);
+	if (recorded(paths, n, name, &exe))
+		return NULL;
 	if (!exe)
-		pc_fatal("out of memory");
+		exe = pc_strdup(on_path(name, found, sizeof(found)) ? found : name);
 	return exe;
 }
 
-void
+int
 runexe_resolve(struct runexe *re, char **operands, int n, const char *process)
 {
 	static char gmon_out[] = "gmon.out";
@@ -416,29 +424,33 @@ runexe_resolve(struct runexe *re, char **operands, int n, const char *process)
 	ops = runexe_operands(n ? operands : deflt, n ? n : 1, &k);
 	exe_first = n && !runfiles_is_profile(ops[0]);
 	if (exe_first && !process) {
-		re->exe = exe_named(ops[0], ops + 1, k - 1);
+		if (!(re->exe = exe_named(ops[0], ops + 1, k - 1)))
+			return -1;
 		free(ops[0]);
 		re->files = ops;
 		re->nfiles = k - 1;
 		memmove(ops, ops + 1, (size_t)re->nfiles * sizeof(*ops));
-		return;
+		return 0;
 	}
 	if (exe_first && k == 1)
-		ops[k++] = strdup(gmon_out);
-	gather(&all, ops + exe_first, k - exe_first);
-	choose(re, &all, process, ops[exe_first]);
+		ops[k++] = pc_strdup(gmon_out);
+	if (gather(&all, ops + exe_first, k - exe_first) ||
+	    choose(re, &all, process, ops[exe_first]))
+		return -1;
 	if (exe_first) {
 		free(re->exe);
-		re->exe = exe_named(ops[0], ops + 1, k - 1);
+		if (!(re->exe = exe_named(ops[0], ops + 1, k - 1)))
+			return -1;
 	}
 	free(all.files);
 	free(all.man);
 	for (int i = 0; i < k; i++)
 		free(ops[i]);
 	free(ops);
+	return 0;
 }
 
-void
+int
 runexe_open(struct pc_inputs *in, struct runexe *re, const struct symtab_opts *so, int flags)
 {
 	struct stat sb;
@@ -449,12 +461,14 @@ runexe_open(struct pc_inputs *in, struct runexe *re, const struct symtab_opts *s
 	for (int i = 0; i < re->nfiles; i++)
 		if (!stat(re->files[i], &sb) && S_ISDIR(sb.st_mode))
 			flags &= ~INPUTS_AS_GIVEN;
-	inputs_open(in, re->exe, re->files, re->nfiles, so, flags);
+	if (inputs_open(in, re->exe, re->files, re->nfiles, so, flags))
+		return -1;
 	for (int i = 0; re->man && i < re->nfiles; i++)
 		if (re->man[i]) {
 			runfiles_adopt(&in->runs[0], i, re->man[i]);
 			re->man[i] = NULL;
 		}
+	return 0;
 }
 
 void

@@ -30,20 +30,22 @@ struct runexe {
  * EXE that is no file is a program the run recorded by that name, or a
  * name on PATH. A profile's own files among the operands (PROFILE.objects,
  * PROFILE.stacks, PROFILE+OBJECT, as a glob takes them in) stand for
- * PROFILE. n == 0 is no EXE and gmon.out.
+ * PROFILE. n == 0 is no EXE and gmon.out. 0, or -1 after one line.
  */
-void runexe_resolve(struct runexe *re, char **operands, int n, const char *process);
+int runexe_resolve(struct runexe *re, char **operands, int n, const char *process);
 /* operands[0..n) with each profile's own files (PROFILE.objects,
  * PROFILE.stacks, PROFILE+OBJECT) as their profile, once; *nout of them,
  * malloc'ed. */
 char **runexe_operands(char **operands, int n, int *nout);
 /* Every profile that paths[0..n) hold (a directory's with a manifest, a
  * file as it is), of the processes that process names (NULL: all), into
- * all's files and their manifests (NULL for a plain profile); no exe. */
-void runexe_processes(struct runexe *all, char **paths, int n, const char *process);
-/* inputs_open on what re resolved, re's manifests given to the run. */
-void runexe_open(struct pc_inputs *in, struct runexe *re, const struct symtab_opts *so,
-		 int flags);
+ * all's files and their manifests (NULL for a plain profile); no exe. 0,
+ * or -1 after one line. */
+int runexe_processes(struct runexe *all, char **paths, int n, const char *process);
+/* inputs_open on what re resolved, re's manifests given to the run; 0,
+ * or -1 after one line. */
+int runexe_open(struct pc_inputs *in, struct runexe *re, const struct symtab_opts *so,
+		int flags);
 void runexe_release(struct runexe *re);
 
 /* Whether a process of program exe (its path when it ran) and pid is one
@@ -57,12 +59,11 @@ int runexe_same_program(const char *exe_a, const struct gmon_objects *a, const c
 			const struct gmon_objects *b);
 /* "'where': --process WHICH is several programs" with each of exes[0..n)
  * (one program once, man[i] its manifest or NULL) by its path and pids,
- * and exit 2. */
-void runexe_several(const char *where, const char *which, char *const *exes,
-		    struct gmon_objects *const *man, size_t n) __attribute__((noreturn));
+ * said on one line: -1. */
+int runexe_several(const char *where, const char *which, char *const *exes,
+		   struct gmon_objects *const *man, size_t n);
 /* "'where': no process WHICH in the run; there are: NAME (COUNT), ..."
- * for the programs exes[0..n) (repeats counted), and exit 2. */
-void runexe_unknown(const char *where, const char *which, char *const *exes, size_t n)
-	__attribute__((noreturn));
+ * for the programs exes[0..n) (repeats counted), said on one line: -1. */
+int runexe_unknown(const char *where, const char *which, char *const *exes, size_t n);
 
 #endif

@@ -96,13 +96,14 @@ runfiles_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE])
 	return gmon_read_header(h, n > 0 ? (size_t)n : 0, id);
 }
 
-void
+int
 runfiles_read_manifest(const char *profile, struct gmon_objects *o)
 {
 	char *manifest = runfiles_manifest_name(profile);
+	int bad = pc_read_objects(manifest, o);
 
-	pc_read_objects(manifest, o);
 	free(manifest);
+	return bad;
 }
 
 static int
@@ -145,24 +146,28 @@ odd_entry(DIR *d, const char *path, const char *name)
 }
 
 /* The names in directory path (not its dot files), sorted, once the
- * processes' live files there are finished; *nn of them. */
+ * processes' live files there are finished; *nn of them. NULL after one
+ * line where it cannot be read. */
 static char **
 dir_names(const char *path, size_t *nn)
 {
 	DIR *d = opendir(path);
 	struct dirent *e;
-	char **names = NULL;
+	char **names;
 
 	*nn = 0;
 	if (!d)
-		pc_fatal("'%s': %s", path, strerror(errno));
-	recover_dir(path, 1);
+		return pc_error("'%s': %s", path, strerror(errno)), NULL;
+	if (recover_dir(path, 1) < 0) {
+		closedir(d);
+		return NULL;
+	}
+	names = pc_malloc(sizeof(*names));
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.' || odd_entry(d, path, e->d_name))
 			continue;
 		names = pc_realloc(names, (*nn + 1) * sizeof(*names));
-		if (asprintf(&names[*nn], "%s/%s", path, e->d_name) < 0)
-			pc_fatal("out of memory");
+		names[*nn] = pc_asprintf("%s/%s", path, e->d_name);
 		(*nn)++;
 	}
 	closedir(d);
@@ -184,8 +189,7 @@ is_profile_prefix(const char *path, size_t k, char **files, int n)
 			return runfiles_has_manifest(files[i]);
 	if (files)
 		return 0;
-	if (!(profile = strndup(path, k)))
-		pc_fatal("out of memory");
+	profile = pc_strndup(path, k);
 	r = runfiles_has_manifest(profile);
 	free(profile);
 	return r;
@@ -234,6 +238,8 @@ runfiles_of_run(const char *dir, size_t *n, size_t *left_out)
 	char **names = dir_names(dir, &nn);
 
 	*n = 0;
+	if (!names)
+		return NULL;
 	for (size_t i = 0; i < nn; i++) {
 		if (of_run(names[i]) && runfiles_has_manifest(names[i])) {
 			names[(*n)++] = names[i];
@@ -294,8 +300,8 @@ names_of(const char *file, int dir, size_t *nn)
 
 	if (dir)
 		return dir_names(file, nn);
-	if (!(names = malloc(sizeof(*names))) || !(names[0] = strdup(file)))
-		pc_fatal("out of memory");
+	names = pc_malloc(sizeof(*names));
+	names[0] = pc_strdup(file);
 	*nn = 1;
 	return names;
 }
@@ -303,7 +309,8 @@ names_of(const char *file, int dir, size_t *nn)
 /*
  * The profiles to read: each directory stands for the gmon files in it
  * that libpc wrote for exe (the files of one multi-process run), and of
- * several files those recorded for another program are left out.
+ * several files those recorded for another program are left out. NULL
+ * after one line where none is left.
  */
 static char **
 select_files(const struct symtab *st, char **files, int nfiles, int *nout)
@@ -318,6 +325,8 @@ select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 		int dir = stat(files[i], &sb) == 0 && S_ISDIR(sb.st_mode);
 		char **names = names_of(files[i], dir, &nn);
 
+		if (!names)
+			return NULL;
 		many |= dir;
 		for (size_t k = 0; k < nn; k++) {
 			int keep = keep_file(st, names[k], dir, many, files, nfiles);
@@ -336,30 +345,29 @@ select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 		pc_warn("note: left out %zu profile%s of other programs", skipped,
 			skipped == 1 ? "" : "s");
 	if (n == 0)
-		pc_fatal("'%s': no profile of this program there", files[0]);
+		return pc_error("'%s': no profile of this program there", files[0]), NULL;
 	*nout = (int)n;
 	return v;
 }
 
-void
+int
 runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
 	      int as_given)
 {
 	if (as_given) {
 		run->files = pc_realloc(NULL, (size_t)n * sizeof(*run->files));
 		for (int i = 0; i < n; i++)
-			if (!(run->files[i] = strdup(files[i])))
-				pc_fatal("out of memory");
+			run->files[i] = pc_strdup(files[i]);
 		run->nfiles = n;
 	} else {
-		run->files = select_files(st, files, n, &run->nfiles);
+		if (!(run->files = select_files(st, files, n, &run->nfiles)))
+			return -1;
 	}
 	run->manifest = pc_realloc(NULL, (size_t)run->nfiles);
-	run->objects = calloc((size_t)run->nfiles, sizeof(*run->objects));
-	if (!run->objects)
-		pc_fatal("out of memory");
+	run->objects = pc_calloc((size_t)run->nfiles, sizeof(*run->objects));
 	for (int i = 0; i < run->nfiles; i++)
 		run->manifest[i] = (unsigned char)runfiles_has_manifest(run->files[i]);
+	return 0;
 }
 
 struct gmon_objects *
@@ -370,7 +378,10 @@ runfiles_manifest(const struct pc_run *run, int file)
 	if (!run->objects[file]) {
 		struct gmon_objects *o = pc_realloc(NULL, sizeof(*o));
 
-		runfiles_read_manifest(run->files[file], o);
+		if (runfiles_read_manifest(run->files[file], o)) {
+			free(o);
+			return NULL;
+		}
 		run->objects[file] = o;
 	}
 	return run->objects[file];

@@ -33,8 +33,9 @@ int runfiles_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE]);
 #define RUNFILES_WALL_GMON	"gmon.wall"
 int runfiles_is_wall_gmon(const char *path);
 
-/* profile's manifest parsed into o (gmon_objects_release frees it). */
-void runfiles_read_manifest(const char *profile, struct gmon_objects *o);
+/* profile's manifest parsed into o (gmon_objects_release frees it): 0, or
+ * -1 after one line naming it. */
+int runfiles_read_manifest(const char *profile, struct gmon_objects *o);
 
 /*
  * The profiles of a whole run in directory dir, in name order, each with
@@ -42,7 +43,8 @@ void runfiles_read_manifest(const char *profile, struct gmon_objects *o);
  * then every file that starts with the gmon magic (and every directory),
  * but dot files, manifests, stacks files and the objects' own files of a
  * profile with a manifest (PROFILE+libc.so.6). *n of them; those with no
- * manifest are counted in *left_out. The names are malloc'ed.
+ * manifest are counted in *left_out. The names are malloc'ed; NULL after
+ * one line where dir cannot be read.
  */
 char **runfiles_of_run(const char *dir, size_t *n, size_t *left_out);
 
@@ -52,13 +54,15 @@ char **runfiles_of_run(const char *dir, size_t *n, size_t *left_out);
  * libpc wrote for st's executable (a live file finished first), and of
  * several files those recorded for another program left out (said in a
  * note), manifests and objects' files read with their profile. Whether
- * each has a manifest is asked here, once.
+ * each has a manifest is asked here, once. 0, or -1 after one line where
+ * no profile is left.
  */
-void runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
+int runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
 		   int as_given);
 /* The manifest of run's files[file], read on the first call and kept
  * with the run (whole.c raises its no-object count to what it lists by
- * PC, and sorts those); NULL where it has none. */
+ * PC, and sorts those); NULL where it has none, or after one line where
+ * it cannot be read. */
 struct gmon_objects *runfiles_manifest(const struct pc_run *run, int file);
 /* Give run's files[file] the manifest o, read already (runview.c): run
  * takes it, and runfiles_manifest does not read it again. */

@@ -43,25 +43,28 @@ pid_of_name(const char *path)
 	return *end ? 0 : v;
 }
 
-/* One process from profile, whose manifest is beside it. */
-static void
+/* One process from profile, whose manifest is beside it; 0, or -1 after
+ * one line. */
+static int
 add_proc(struct runview *v, const char *profile)
 {
 	struct gmon_objects o;
 	struct runview_proc *p;
 
-	runfiles_read_manifest(profile, &o);
+	if (runfiles_read_manifest(profile, &o))
+		return -1;
 	if (o.n == 0) {
 		char *manifest = runfiles_manifest_name(profile);
 
-		pc_fatal("'%s': no program listed", manifest);
+		pc_error("'%s': no program listed", manifest);
+		free(manifest);
+		return -1;
 	}
-	if (!(v->procs = realloc(v->procs, (v->nprocs + 1) * sizeof(*v->procs))))
-		pc_fatal("out of memory");
+	v->procs = pc_realloc(v->procs, (v->nprocs + 1) * sizeof(*v->procs));
 	p = &v->procs[v->nprocs++];
 	memset(p, 0, sizeof(*p));
-	if (!(p->profile = strdup(profile)) || !(p->exe = strdup(o.v[0].path)))
-		pc_fatal("out of memory");
+	p->profile = pc_strdup(profile);
+	p->exe = pc_strdup(o.v[0].path);
 	p->program = base_name(p->exe);
 	p->pid = o.pid ? o.pid : pid_of_name(profile);
 	p->threads = o.threads;
@@ -80,6 +83,7 @@ add_proc(struct runview *v, const char *profile)
 	p->timer_cost = o.timer_cost;
 	p->manifest = pc_realloc(NULL, sizeof(*p->manifest));
 	*p->manifest = o;
+	return 0;
 }
 
 /* The manifest of process p, read by add_proc, to the run of in that
@@ -101,18 +105,23 @@ proc_release(struct runview_proc *p)
 	free(p->manifest);
 }
 
-/* Every profile with a manifest in dir, in name order. */
-static void
+/* Every profile with a manifest in dir, in name order; 0, or -1 after one
+ * line. */
+static int
 add_dir(struct runview *v, const char *dir)
 {
 	size_t n;
 	char **names = runfiles_of_run(dir, &n, &v->left_out);
 
+	if (!names)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
-		add_proc(v, names[i]);
+		if (add_proc(v, names[i]))
+			return -1;
 		free(names[i]);
 	}
 	free(names);
+	return 0;
 }
 
 static void
@@ -123,19 +132,19 @@ add_row(struct runview *v, const char *name, const char *object, double samples,
 
 	if (v->nrows == v->cap) {
 		v->cap = v->cap ? 2 * v->cap : 256;
-		if (!(v->rows = realloc(v->rows, v->cap * sizeof(*v->rows))))
-			pc_fatal("out of memory");
+		v->rows = pc_realloc(v->rows, v->cap * sizeof(*v->rows));
 	}
 	r = &v->rows[v->nrows++];
-	if (!(r->name = strdup(name)) || !(r->object = strdup(object)))
-		pc_fatal("out of memory");
+	r->name = pc_strdup(name);
+	r->object = pc_strdup(object);
 	r->samples = samples;
 	r->seconds = samples / rate;
 }
 
 /* A wall-clock view of one process (in, loaded): its functions' rows
- * from the stacks, each wait a function (export.c). */
-static void
+ * from the stacks, each wait a function (export.c); 0, or -1 after one
+ * line. */
+static int
 read_proc_wall(struct runview *v, struct runview_proc *pr, const struct pc_inputs *in,
 	       const struct symtab_opts *so)
 {
@@ -145,7 +154,8 @@ read_proc_wall(struct runview *v, struct runview_proc *pr, const struct pc_input
 
 	export_init(&x);
 	x.clock = v->clock;
-	export_add(&x, in, so, NULL, pr->program, pr->pid);
+	if (export_add(&x, in, so, NULL, pr->program, pr->pid))
+		return -1;
 	export_flat(&x, &st, &f);
 	export_wait_children(&x, &v->children, &v->nchildren, &v->cap_children);
 	pr->shown = f.total / pr->rate;
@@ -157,19 +167,23 @@ read_proc_wall(struct runview *v, struct runview_proc *pr, const struct pc_input
 	}
 	export_flat_release(&st, &f);
 	export_release(&x);
+	return 0;
 }
 
-/* Read one process and add its functions' samples to the view. */
-static void
+/* Read one process and add its functions' samples to the view; 0, or -1
+ * after one line. */
+static int
 read_proc(struct runview *v, struct runview_proc *pr, const struct symtab_opts *so)
 {
 	struct pc_inputs in;
 	struct symtab *st = &in.st;
 	struct flat f;
 
-	inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN);
+	if (inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN))
+		return -1;
 	give_manifest(&in, pr);
-	inputs_load(&in, so, 0);
+	if (inputs_load(&in, so, 0))
+		return -1;
 	flat_build(&f, st, &in.runs[0].prof);
 	if (!f.rate)
 		f.rate = pr->rate ? pr->rate : 1;
@@ -178,9 +192,10 @@ read_proc(struct runview *v, struct runview_proc *pr, const struct symtab_opts *
 	pr->seconds = pr->shown = f.total / f.rate;
 	if (v->clock != PC_CLOCK_CPU) {
 		flat_release(&f);
-		read_proc_wall(v, pr, &in, so);
+		if (read_proc_wall(v, pr, &in, so))
+			return -1;
 		inputs_close(&in);
-		return;
+		return 0;
 	}
 	for (size_t i = 0; i < f.nrows; i++) {
 		uint32_t fn = f.rows[i].func;
@@ -195,6 +210,7 @@ read_proc(struct runview *v, struct runview_proc *pr, const struct symtab_opts *
 			f.rate);
 	flat_release(&f);
 	inputs_close(&in);
+	return 0;
 }
 
 static int
@@ -252,10 +268,8 @@ cmp_image(const void *a, const void *b)
 static void
 time_before_start(struct runview *v)
 {
-	struct runview_proc **by = calloc(v->nprocs + 1, sizeof(*by));
+	struct runview_proc **by = pc_calloc(v->nprocs + 1, sizeof(*by));
 
-	if (!by)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < v->nprocs; i++)
 		by[i] = &v->procs[i];
 	qsort(by, v->nprocs, sizeof(*by), cmp_image);
@@ -290,7 +304,7 @@ time_unsampled(struct runview_proc *p)
 }
 
 /* Only the processes that --process names. */
-static void
+static int
 keep_chosen(struct runview *v, const char *which, const char *where)
 {
 	char **exes = pc_realloc(NULL, (v->nprocs + 1) * sizeof(*exes));
@@ -301,7 +315,7 @@ keep_chosen(struct runview *v, const char *which, const char *where)
 		if (runexe_chosen(exes[i], v->procs[i].pid, which))
 			break;
 		else if (i + 1 == v->nprocs)
-			runexe_unknown(where, which, exes, v->nprocs);
+			return runexe_unknown(where, which, exes, v->nprocs);
 	free(exes);
 	size_t keep = 0;
 
@@ -313,6 +327,7 @@ keep_chosen(struct runview *v, const char *which, const char *where)
 		v->procs[keep++] = v->procs[i];
 	}
 	v->nprocs = keep;
+	return 0;
 }
 
 static void
@@ -351,12 +366,10 @@ as_flat(const struct runview *v, struct symtab *st, struct flat *f, uint32_t rat
 	memset(f, 0, sizeof(*f));
 	strcpy(st->source, ".symtab");
 	st->nfuncs = v->nrows;
-	st->funcs = calloc(v->nrows + 1, sizeof(*st->funcs));
-	st->func_obj = calloc(v->nrows + 1, sizeof(*st->func_obj));
-	st->objnames = calloc(v->nrows + 1, sizeof(*st->objnames));
-	f->rows = calloc(v->nrows + 1, sizeof(*f->rows));
-	if (!st->funcs || !st->func_obj || !st->objnames || !f->rows)
-		pc_fatal("out of memory");
+	st->funcs = pc_calloc(v->nrows + 1, sizeof(*st->funcs));
+	st->func_obj = pc_calloc(v->nrows + 1, sizeof(*st->func_obj));
+	st->objnames = pc_calloc(v->nrows + 1, sizeof(*st->objnames));
+	f->rows = pc_calloc(v->nrows + 1, sizeof(*f->rows));
 	f->rate = rate;
 	for (size_t i = 0; i < v->nrows; i++) {
 		if (wait_name_is(v->rows[i].name))
@@ -375,40 +388,41 @@ as_flat(const struct runview *v, struct symtab *st, struct flat *f, uint32_t rat
 }
 
 /* The processes that paths[0..npaths) hold (directories, or profiles
- * with a manifest beside them) into v. */
-static void
+ * with a manifest beside them) into v; 0, or -1 after one line. */
+static int
 gather(struct runview *v, char **paths, int npaths)
 {
 	for (int i = 0; i < npaths; i++) {
 		struct stat sb;
 
 		if (stat(paths[i], &sb))
-			pc_fatal("'%s': %s", paths[i], strerror(errno));
-		if (S_ISDIR(sb.st_mode))
-			add_dir(v, paths[i]);
-		else if (runfiles_has_manifest(paths[i]))
-			add_proc(v, paths[i]);
-		else
-			pc_fatal("'%s': no manifest beside it (%s) to name its program: "
-				 "name the executable (pcprof report EXE %s), or record with "
-				 "PC_SCOPE=all", paths[i], runfiles_manifest_name(paths[i]),
-				 paths[i]);
+			return pc_error("'%s': %s", paths[i], strerror(errno));
+		if (S_ISDIR(sb.st_mode) ? add_dir(v, paths[i]) :
+		    runfiles_has_manifest(paths[i]) ? add_proc(v, paths[i]) :
+		    pc_error("'%s': no manifest beside it (%s) to name its program: "
+			     "name the executable (pcprof report EXE %s), or record with "
+			     "PC_SCOPE=all", paths[i], runfiles_manifest_name(paths[i]),
+			     paths[i]))
+			return -1;
 	}
 	if (v->left_out)
 		pc_warn("note: left out %zu profile%s recorded without PC_SCOPE=all "
 			"(pcprof report EXE DIR reads them)", v->left_out,
 			v->left_out == 1 ? "" : "s");
+	return 0;
 }
 
 /* Read every process of v; their CPU seconds in *total, and the rate
- * they share (1000000, microseconds, when they differ). */
-static uint32_t
-read_procs(struct runview *v, const struct symtab_opts *so, double *total)
+ * they share in *ratep (1000000, microseconds, when they differ): 0, or
+ * -1 after one line. */
+static int
+read_procs(struct runview *v, const struct symtab_opts *so, double *total, uint32_t *ratep)
 {
 	uint32_t rate = 0;
 
 	for (size_t i = 0; i < v->nprocs; i++) {
-		read_proc(v, &v->procs[i], so);
+		if (read_proc(v, &v->procs[i], so))
+			return -1;
 		time_unsampled(&v->procs[i]);
 		*total += v->procs[i].shown;
 		v->cpu_total += v->procs[i].seconds;
@@ -417,81 +431,96 @@ read_procs(struct runview *v, const struct symtab_opts *so, double *total)
 		else if (rate != v->procs[i].rate)
 			rate = 1000000;	/* mixed rates: count in microseconds */
 	}
-	return rate;
+	*ratep = rate;
+	return 0;
 }
 
 /* Every process of the run into one file for another tool (export.h), in
- * the order of their profiles' names. */
-static void
+ * the order of their profiles' names. 0, or -1 after one line. */
+static int
 export_run(struct runview *v, const struct report_opts *r, const struct symtab_opts *so,
 	   FILE *out, const char *title)
 {
 	struct export x;
 
-	export_refuse(r);
+	if (export_refuse(r))
+		return -1;
 	export_init(&x);
 	for (size_t i = 0; i < v->nprocs; i++) {
 		struct runview_proc *pr = &v->procs[i];
 		struct pc_inputs in;
 
-		inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN);
+		if (inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN))
+			return -1;
 		give_manifest(&in, pr);
-		inputs_load(&in, so, 0);
+		if (inputs_load(&in, so, 0))
+			return -1;
 		x.clock = v->clock;
-		export_add(&x, &in, so, NULL, pr->program, pr->pid);
+		if (export_add(&x, &in, so, NULL, pr->program, pr->pid))
+			return -1;
 		inputs_close(&in);
 	}
-	export_finish(&x, r, out, title);
+	if (export_finish(&x, r, out, title))
+		return -1;
 	export_release(&x);
+	return 0;
 }
 
 /* The view's clock, asked for asked: a run of which some process recorded
- * a wall-clock profile is shown in wall time by default. */
-static enum pc_clock
-run_clock(const struct runview *v, enum pc_clock asked, const char *where)
+ * a wall-clock profile is shown in wall time by default; into v->clock:
+ * 0, or -1 after one line. */
+static int
+run_clock(struct runview *v, enum pc_clock asked, const char *where)
 {
 	int wall = 0;
 
 	for (size_t i = 0; i < v->nprocs && !wall; i++)
 		wall = stacks_profile_is_wall(v->procs[i].profile);
 	if (asked == PC_CLOCK_AUTO)
-		return wall ? PC_CLOCK_WALL : PC_CLOCK_CPU;
-	if (!wall && asked != PC_CLOCK_CPU)
-		pc_fatal("'%s': a CPU profile, with no off-CPU time for --clock %s (record "
-			 "with pcprof run --clock wall, or PC_CLOCK=wall)", where,
-			 clock_word(asked));
-	return asked;
+		asked = wall ? PC_CLOCK_WALL : PC_CLOCK_CPU;
+	else if (!wall && asked != PC_CLOCK_CPU)
+		return pc_error("'%s': a CPU profile, with no off-CPU time for --clock %s "
+				"(record with pcprof run --clock wall, or PC_CLOCK=wall)", where,
+				clock_word(asked));
+	v->clock = asked;
+	return 0;
 }
 
 /* The processes of the run in paths[0..npaths) that r asks for, into v,
- * and the clock of its report. */
-static void
+ * and the clock of its report; 0, or -1 after one line. */
+static int
 view_open(struct runview *v, char **paths, int npaths, struct report_opts *r)
 {
-	gather(v, paths, npaths);
+	if (gather(v, paths, npaths))
+		return -1;
 	time_before_start(v);
-	keep_chosen(v, r->process, paths[0]);
+	if (keep_chosen(v, r->process, paths[0]))
+		return -1;
 	if (!v->nprocs)
-		pc_fatal(r->process ? "'%s': no process %s in the run" :
-			 "'%s': no profile recorded with PC_SCOPE=all there%s",
-			 paths[0], r->process ? r->process : "");
-	v->clock = run_clock(v, r->clock, paths[0]);
+		return pc_error(r->process ? "'%s': no process %s in the run" :
+				"'%s': no profile recorded with PC_SCOPE=all there%s",
+				paths[0], r->process ? r->process : "");
+	return run_clock(v, r->clock, paths[0]);
 }
 
-void
+int
 runview_json_head(char **paths, int npaths, const struct report_opts *r,
 		  const struct symtab_opts *so, FILE *out)
 {
 	struct runview v = { 0 };
 	struct report_opts ro = *r;
 	double total = 0;
+	uint32_t rate;
 
-	view_open(&v, paths, npaths, &ro);
+	if (view_open(&v, paths, npaths, &ro))
+		return -1;
 	v.all_processes = r->all_processes;
-	read_procs(&v, so, &total);
+	if (read_procs(&v, so, &total, &rate))
+		return -1;
 	qsort(v.procs, v.nprocs, sizeof(*v.procs), cmp_proc);
 	runview_print_json(out, &v, total);
 	view_release(&v);
+	return 0;
 }
 
 int
@@ -506,22 +535,25 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 
 	if (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread && !r->timeline &&
 	    !r->window && (r->format == FORMAT_FOLDED || r->callgraph || r->lines))
-		pc_fatal("%s of a whole run: name the executable (pcprof report EXE GMON)",
-			 r->format == FORMAT_FOLDED ? "--format folded" :
-			 r->callgraph ? "--callgraph" : "--lines");
-	view_open(&v, paths, npaths, r);
+		return pc_error("%s of a whole run: name the executable (pcprof report EXE GMON)",
+				r->format == FORMAT_FOLDED ? "--format folded" :
+				r->callgraph ? "--callgraph" : "--lines");
+	if (view_open(&v, paths, npaths, r))
+		return -1;
 	r->exe = "the run";
 	r->files = paths;
 	r->nfiles = npaths;
 	r->clock = v.clock;
 	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->timeline ||
 	    r->window) {
-		export_run(&v, r, so, out, paths[0]);
+		if (export_run(&v, r, so, out, paths[0]))
+			return -1;
 		view_release(&v);
 		return 0;
 	}
 	v.all_processes = r->all_processes;
-	rate = read_procs(&v, so, &total);
+	if (read_procs(&v, so, &total, &rate))
+		return -1;
 	qsort(v.procs, v.nprocs, sizeof(*v.procs), cmp_proc);
 	merge_rows(&v);
 	as_flat(&v, &st, &f, rate);

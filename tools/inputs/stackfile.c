@@ -22,9 +22,9 @@
  * A stacks file left from another run must not be drawn under this one's
  * name: its build-id must be the program's, and its pid the profile's
  * where both are recorded (the profile is run's files[file], or none
- * where run is NULL).
+ * where run is NULL). 0, or -1 after one line.
  */
-static void
+static int
 stacks_check_run(const char *path, const struct gmon_stacks *ss,
 		 const struct symtab *st, const struct pc_run *run, int file)
 {
@@ -40,13 +40,21 @@ stacks_check_run(const char *path, const struct gmon_stacks *ss,
 			sprintf(a + 2 * k, "%02x", ss->build_id[k]);
 			sprintf(b + 2 * k, "%02x", st->build_id[k]);
 		}
-		pc_fatal("'%s': stacks of another program (build-id %s..., the executable's "
-			 "is %s...): a file left from another run?", path, a, b);
+		return pc_error("'%s': stacks of another program (build-id %s..., the "
+				"executable's is %s...): a file left from another run?", path, a, b);
 	}
-	pid = gmon && run->manifest[file] ? runfiles_manifest(run, file)->pid : 0;
+	if (gmon && run->manifest[file]) {
+		const struct gmon_objects *o = runfiles_manifest(run, file);
+
+		if (!o)
+			return -1;
+		pid = o->pid;
+	} else {
+		pid = 0;
+	}
 	if (pid && ss->pid && pid != ss->pid)
-		pc_fatal("'%s': stacks of another run (process %u, the profile's is %llu)",
-			 path, ss->pid, (unsigned long long)pid);
+		return pc_error("'%s': stacks of another run (process %u, the profile's is %llu)",
+				path, ss->pid, (unsigned long long)pid);
 	/* libpc writes the stacks right after their profile: stacks older
 	 * than the profile beside them are an earlier run's (a plain
 	 * LD_PRELOAD run has no manifest to tell the pid by) */
@@ -56,17 +64,18 @@ stacks_check_run(const char *path, const struct gmon_stacks *ss,
 		if (stat(path, &a) == 0 && stat(gmon, &b) == 0 &&
 		    (a.st_mtim.tv_sec < b.st_mtim.tv_sec ||
 		     (a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec < b.st_mtim.tv_nsec)))
-			pc_fatal("'%s': stacks of another run (older than '%s')", path, gmon);
+			return pc_error("'%s': stacks of another run (older than '%s')", path, gmon);
 	}
+	return 0;
 }
 
-static void
+static int
 read_stacks(const char *path, struct gmon_stacks *ss)
 {
 	if (access(path, F_OK))
-		pc_fatal("'%s': %s%s", path, strerror(errno), errno == ENOENT ?
-			 " (profile with PC_STACKS=1, or pcprof run --stacks)" : "");
-	pc_read_stacks(path, ss);
+		return pc_error("'%s': %s%s", path, strerror(errno), errno == ENOENT ?
+				" (profile with PC_STACKS=1, or pcprof run --stacks)" : "");
+	return pc_read_stacks(path, ss);
 }
 
 static int
@@ -82,21 +91,14 @@ cmp_str(const void *a, const void *b)
  * semicolon in it as \x3b (TEXT_FOLDED): the only ';' left are the
  * separators, which FlameGraph, inferno and speedscope split at and
  * cannot escape; text_unescape reads a frame back. */
-/* name escaped for a folded frame, in buf (*cap bytes, grown); NULL
- * out of memory. */
+/* name escaped for a folded frame, in buf (*cap bytes, grown). */
 static char *
 escaped_frame(const char *name, char *buf, size_t *cap)
 {
 	size_t n = text_escape(NULL, 0, name, TEXT_FOLDED) + 1;
 
 	if (n > *cap) {
-		char *p = realloc(buf, n);
-
-		if (!p) {
-			free(buf);
-			return NULL;
-		}
-		buf = p;
+		buf = pc_realloc(buf, n);
 		*cap = n;
 	}
 	text_escape(buf, n, name, TEXT_FOLDED);
@@ -108,13 +110,11 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 {
 	const struct symtab *st = &in->st;
 	size_t cap = 64, len = 0;
-	char *s = malloc(cap), wait[96], *esc = NULL;
+	char *s = pc_malloc(cap), wait[96], *esc = NULL;
 	size_t esc_cap = 0;
 	int off = (k->flags & GMON_STACK_OFFCPU) != 0;
 	long prev = -1;		/* the symbol of the frame before */
 
-	if (!s)
-		pc_fatal("out of memory");
 	s[0] = 0;
 	if (k->flags & (GMON_STACK_TRUNCATED | GMON_STACK_CUT)) {
 		strcpy(s, k->flags & GMON_STACK_TRUNCATED ? TRUNCATED_NAME : CUT_NAME);
@@ -132,8 +132,7 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 			i = symtab_find(st, inputs_addr(in, file, k->pcs[d]));
 			name = i < 0 ? "[unknown]" : st->funcs[st->syms[i].func];
 		}
-		if (!(name = esc = escaped_frame(name, esc, &esc_cap)))
-			pc_fatal("out of memory");
+		name = esc = escaped_frame(name, esc, &esc_cap);
 		/* consecutive frames of one function are one where they are
 		 * two of its pieces (foo calling foo.part.0), or no symbol's;
 		 * a symbol that calls itself keeps every level, as pprof does
@@ -208,8 +207,6 @@ stacks_profile_is_wall(const char *gmon)
 	char *path = runfiles_stacks_name(gmon);
 	int wall;
 
-	if (!path)
-		pc_fatal("out of memory");
 	wall = file_is_wall(path);
 	free(path);
 	return wall;
@@ -228,22 +225,24 @@ stacks_are_wall(const struct pc_inputs *in, int runi, const char *stacks_file)
 	return wall;
 }
 
-enum pc_clock
+int
 clock_resolve(const struct pc_inputs *in, int run, const char *stacks_file,
-	      enum pc_clock asked)
+	      enum pc_clock *clock)
 {
+	enum pc_clock asked = *clock;
 	int wall;
 
 	if (CLOCK_IS_ALLOC(asked))
-		return asked;	/* of the allocation profile (cmd_report.c) */
+		return 0;	/* of the allocation profile (cmd_report.c) */
 	wall = stacks_are_wall(in, run, stacks_file);
 	if (asked == PC_CLOCK_AUTO)
-		return wall ? PC_CLOCK_WALL : PC_CLOCK_CPU;
-	if (!wall && asked != PC_CLOCK_CPU)
-		pc_fatal("'%s': a CPU profile, with no off-CPU time for --clock %s (record "
-			 "with pcprof run --clock wall, or PC_CLOCK=wall)",
-			 stacks_file ? stacks_file : in->runs[run].files[0], clock_word(asked));
-	return asked;
+		*clock = wall ? PC_CLOCK_WALL : PC_CLOCK_CPU;
+	else if (!wall && asked != PC_CLOCK_CPU)
+		return pc_error("'%s': a CPU profile, with no off-CPU time for --clock %s "
+				"(record with pcprof run --clock wall, or PC_CLOCK=wall)",
+				stacks_file ? stacks_file : in->runs[run].files[0],
+				clock_word(asked));
+	return 0;
 }
 
 int
@@ -251,21 +250,22 @@ stacks_load(const struct pc_inputs *in, int runi, int file, const char *stacks_f
 	    int required, struct gmon_stacks *ss)
 {
 	const struct pc_run *run = &in->runs[runi];
-	char *path = stacks_file ? strdup(stacks_file) : runfiles_stacks_name(run->files[file]);
+	char *path = stacks_file ? pc_strdup(stacks_file) : runfiles_stacks_name(run->files[file]);
 
-	if (!path)
-		pc_fatal("out of memory");
 	if (!required && access(path, F_OK) && errno == ENOENT) {
 		free(path);
 		return 1;
 	}
-	read_stacks(path, ss);
-	stacks_check_run(path, ss, &in->st, stacks_file ? NULL : run, file);
+	if (read_stacks(path, ss) ||
+	    stacks_check_run(path, ss, &in->st, stacks_file ? NULL : run, file)) {
+		free(path);
+		return -1;
+	}
 	free(path);
 	return 0;
 }
 
-void
+int
 folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 	     const char *stacks_file, enum pc_clock clock)
 {
@@ -276,13 +276,14 @@ folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 	for (int i = 0; i < (stacks_file ? 1 : n); i++) {
 		struct gmon_stacks ss;
 
-		stacks_load(in, run, i, stacks_file, 1, &ss);
+		if (stacks_load(in, run, i, stacks_file, 1, &ss))
+			return -1;
 		if (!fs->rate)
 			fs->rate = ss.rate;
 		if (ss.rate != fs->rate)
-			pc_fatal("'%s%s': sampled at %u Hz, not %u Hz",
-				 stacks_file ? stacks_file : in->runs[run].files[i],
-				 stacks_file ? "" : GMON_STACKS_SUFFIX, ss.rate, fs->rate);
+			return pc_error("'%s%s': sampled at %u Hz, not %u Hz",
+					stacks_file ? stacks_file : in->runs[run].files[i],
+					stacks_file ? "" : GMON_STACKS_SUFFIX, ss.rate, fs->rate);
 		for (size_t j = 0; j < ss.n; j++) {
 			double w = stack_weight(&ss, &ss.v[j], clock);
 
@@ -290,9 +291,7 @@ folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 				continue;
 			if (k == cap) {
 				cap = cap ? 2 * cap : 1024;
-				fs->v = realloc(fs->v, cap * sizeof(*fs->v));
-				if (!fs->v)
-					pc_fatal("out of memory");
+				fs->v = pc_realloc(fs->v, cap * sizeof(*fs->v));
 			}
 			fs->v[k].line = fold_one(&ss.v[j], in, i);
 			fs->v[k].count = w;
@@ -312,6 +311,7 @@ folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 			fs->v[fs->n++] = fs->v[j];
 		}
 	}
+	return 0;
 }
 
 void

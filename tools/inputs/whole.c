@@ -71,40 +71,40 @@ is_regular(const char *path)
 	return 1;
 }
 
-/* Object st->nobjs, or exit: named name, its uncovered code gap. */
-static uint32_t
+/* Object st->nobjs into *g: named name, its uncovered code gap; 0, or -1
+ * after one line. */
+static int
 add_object(struct symtab *st, struct symtab *src, const char *name,
-	   const char *gap, const char *manifest)
+	   const char *gap, const char *manifest, uint32_t *g)
 {
-	uint32_t g;
-
 	if (st->nobjs > GMON_OBJECTS_MAX)
-		pc_fatal("'%s': more objects than pcprof can place", manifest);
-	if (symtab_objects_add(st, src, name, gap, GMON_OBJ_SHIFT, &g))
-		pc_fatal("out of memory");
-	return g;
+		return pc_error("'%s': more objects than pcprof can place", manifest);
+	if (symtab_objects_add(st, src, name, gap, GMON_OBJ_SHIFT, g))
+		pc_oom();
+	return 0;
 }
 
 /* Object ob's index in st, its symbols read where it has samples or
  * frames in the stacks (in_stacks): a wall profile's waits are mostly in
- * libc, which may have had no CPU sample at all. */
-static uint32_t
+ * libc, which may have had no CPU sample at all. Into *gp: 0, or -1 after
+ * one line. */
+static int
 object_index(struct whole *w, struct symtab *st, const struct gmon_object *ob,
 	     const struct symtab_opts *so, const char *manifest, const char *dir,
-	     int in_stacks)
+	     int in_stacks, uint32_t *gp)
 {
 	struct symtab os;
 	char err[512];
 	const char *name;
 	uint32_t g;
-	int pseudo = ob->path[0] == '[', have = 0;
+	int pseudo = ob->path[0] == '[', have = 0, bad;
 
 	for (size_t i = 0; i < w->ngobjs; i++) {
 		const struct gobj *o = &w->gobjs[i];
 
 		if (!strcmp(o->path, ob->path) && o->idlen == ob->build_id_len &&
 		    !memcmp(o->id, ob->build_id, ob->build_id_len))
-			return o->index;
+			return *gp = o->index, 0;
 	}
 	name = pseudo ? ob->path : base_name(ob->path);
 	memset(&os, 0, sizeof(os));
@@ -126,32 +126,33 @@ object_index(struct whole *w, struct symtab *st, const struct gmon_object *ob,
 		 * profile (PROFILE+vdso.so) to name the rest */
 		char *image = NULL;
 
-		if (ob->file && asprintf(&image, "%s/%s.so", dir, ob->file) < 0)
-			pc_fatal("out of memory");
+		if (ob->file)
+			image = pc_asprintf("%s/%s.so", dir, ob->file);
 		have = image && is_regular(image) &&
 		       !symtab_load(&os, image, so, err, sizeof(err));
 		free(image);
-		g = add_object(st, have ? &os : NULL, name, name, manifest);
+		bad = add_object(st, have ? &os : NULL, name, name, manifest, &g);
 	} else {
 		char *gap;
 
-		if (asprintf(&gap, "[%s]", name) < 0)
-			pc_fatal("out of memory");
-		g = add_object(st, have ? &os : NULL, name, gap, manifest);
+		gap = pc_asprintf("[%s]", name);
+		bad = add_object(st, have ? &os : NULL, name, gap, manifest, &g);
 		free(gap);
 	}
+	if (bad)
+		return -1;
 	w->gobjs = pc_realloc(w->gobjs, (w->ngobjs + 1) * sizeof(*w->gobjs));
-	if (!(w->gobjs[w->ngobjs].path = strdup(ob->path)))
-		pc_fatal("out of memory");
+	w->gobjs[w->ngobjs].path = pc_strdup(ob->path);
 	memcpy(w->gobjs[w->ngobjs].id, ob->build_id, ob->build_id_len);
 	w->gobjs[w->ngobjs].idlen = ob->build_id_len;
-	w->gobjs[w->ngobjs].index = g;
-	w->ngobjs++;
-	return g;
+	w->gobjs[w->ngobjs++].index = g;
+	*gp = g;
+	return 0;
 }
 
-/* One histogram bin of n samples at the start of object g's room. */
-static void
+/* One histogram bin of n samples at the start of object g's room; 0, or
+ * -1 after one line. */
+static int
 add_samples(struct gmon_profile *p, uint32_t g, uint64_t n, const char *manifest)
 {
 	struct gmon_profile q;
@@ -168,7 +169,8 @@ add_samples(struct gmon_profile *p, uint32_t g, uint64_t n, const char *manifest
 	q.hists = &h;
 	q.nhists = 1;
 	if (gmon_profile_add(p, &q, &err))
-		pc_fatal("'%s': cannot add its samples: %s", manifest, err.what);
+		return pc_error("'%s': cannot add its samples: %s", manifest, err.what);
+	return 0;
 }
 
 /* Whether the file at path was last written before started (ns of
@@ -184,49 +186,72 @@ written_before(const char *path, uint64_t started)
 	       UINT64_C(3000000000) < started;
 }
 
-static void
-add_object_file(struct gmon_profile *p, const char *dir, const struct gmon_object *ob,
-		uint32_t g, const char *manifest, uint64_t started)
+/* q, object g's profile read from path, placed in g's room; 0, or -1
+ * after one line. */
+static int
+place_object(struct gmon_profile *q, uint32_t g, const char *path)
+{
+	for (size_t i = 0; i < q->nhists; i++) {
+		if (q->hists[i].high > GMON_OBJ_ADDR_MASK)
+			return pc_error("'%s': histogram beyond the addresses an object can have",
+					path);
+		q->hists[i].low |= (uint64_t)g << GMON_OBJ_SHIFT;
+		q->hists[i].high |= (uint64_t)g << GMON_OBJ_SHIFT;
+	}
+	for (size_t i = 0; i < q->narcs; i++) {
+		if (q->arcs[i].from_pc > GMON_OBJ_ADDR_MASK || q->arcs[i].self_pc > GMON_OBJ_ADDR_MASK)
+			return pc_error("'%s': arc beyond the addresses an object can have", path);
+		q->arcs[i].from_pc |= (uint64_t)g << GMON_OBJ_SHIFT;
+		q->arcs[i].self_pc |= (uint64_t)g << GMON_OBJ_SHIFT;
+	}
+	return 0;
+}
+
+/* Object ob's own profile file (in dir) added to p as object g; 0, or -1
+ * after one line. */
+static int
+object_file(struct gmon_profile *p, const char *path, const struct gmon_object *ob,
+	    uint32_t g, const char *manifest, uint64_t started)
 {
 	struct gmon_profile q;
 	struct gmon_error err;
 	uint8_t id[GMON_BUILDID_SIZE];
-	char *path;
 	int r;
 
-	if (asprintf(&path, "%s/%s", dir, ob->file) < 0)
-		pc_fatal("out of memory");
 	/* libpc writes an object's file after the image starts, and its
 	 * manifest last */
 	if (written_before(path, started))
-		pc_fatal("'%s': written before the process that '%s' records started "
-			 "(an earlier run's file)", path, manifest);
-	pc_read_gmon(path, &q);
+		return pc_error("'%s': written before the process that '%s' records started "
+				"(an earlier run's file)", path, manifest);
+	if (pc_read_gmon(path, &q))
+		return -1;
 	if (gmon_profile_is_libpc(&q, id) && ob->build_id_len >= GMON_BUILDID_SIZE &&
 	    memcmp(id, ob->build_id, GMON_BUILDID_SIZE))
-		pc_fatal("'%s': not the profile of '%s' that '%s' lists", path, ob->path, manifest);
+		return pc_error("'%s': not the profile of '%s' that '%s' lists", path, ob->path,
+				manifest);
 	if (q.nhists && q.hists[0].rate != p->hists[0].rate)
-		pc_fatal("'%s': sampled at %u Hz, not %u Hz", path, q.hists[0].rate,
-			 p->hists[0].rate);
-	for (size_t i = 0; i < q.nhists; i++) {
-		if (q.hists[i].high > GMON_OBJ_ADDR_MASK)
-			pc_fatal("'%s': histogram beyond the addresses an object can have", path);
-		q.hists[i].low |= (uint64_t)g << GMON_OBJ_SHIFT;
-		q.hists[i].high |= (uint64_t)g << GMON_OBJ_SHIFT;
-	}
-	for (size_t i = 0; i < q.narcs; i++) {
-		if (q.arcs[i].from_pc > GMON_OBJ_ADDR_MASK || q.arcs[i].self_pc > GMON_OBJ_ADDR_MASK)
-			pc_fatal("'%s': arc beyond the addresses an object can have", path);
-		q.arcs[i].from_pc |= (uint64_t)g << GMON_OBJ_SHIFT;
-		q.arcs[i].self_pc |= (uint64_t)g << GMON_OBJ_SHIFT;
-	}
+		return pc_error("'%s': sampled at %u Hz, not %u Hz", path, q.hists[0].rate,
+				p->hists[0].rate);
+	if (place_object(&q, g, path))
+		return -1;
 	r = gmon_profile_add(p, &q, &err);
 	if (r == -ENOMEM)
-		pc_fatal("'%s': out of memory", path);
+		return pc_error("'%s': out of memory", path);
 	if (r)
-		pc_fatal("'%s': cannot be added: %s", path, err.what);
+		return pc_error("'%s': cannot be added: %s", path, err.what);
 	gmon_profile_release(&q);
+	return 0;
+}
+
+static int
+add_object_file(struct gmon_profile *p, const char *dir, const struct gmon_object *ob,
+		uint32_t g, const char *manifest, uint64_t started)
+{
+	char *path = pc_asprintf("%s/%s", dir, ob->file);
+	int bad = object_file(p, path, ob, g, manifest, started);
+
 	free(path);
+	return bad;
 }
 
 static int
@@ -238,19 +263,19 @@ cmp_anon(const void *a, const void *b)
 }
 
 /* Add the samples of anon[0..n), PCs close together, to p as one
- * histogram record of object g, bins of bin bytes; their count. */
-static uint64_t
+ * histogram record of object g, bins of bin bytes; their count added to
+ * *placed: 0, or -1 after one line. */
+static int
 jit_cluster(struct gmon_profile *p, uint32_t g, const struct gmon_anon *anon,
-	    size_t n, uint64_t bin, const char *manifest)
+	    size_t n, uint64_t bin, const char *manifest, uint64_t *placed_out)
 {
 	uint64_t lo = anon[0].pc / bin * bin, hi = anon[n - 1].pc / bin * bin + bin;
-	uint64_t placed = 0, *counts = calloc((hi - lo) / bin, sizeof(*counts));
+	uint64_t placed = 0, *counts = pc_calloc((hi - lo) / bin, sizeof(*counts));
 	struct gmon_profile q;
 	struct gmon_error err;
 	struct gmon_hist h;
+	int r;
 
-	if (!counts)
-		pc_fatal("out of memory");
 	for (size_t k = 0; k < n; k++) {
 		counts[(anon[k].pc - lo) / bin] += anon[k].count;
 		placed += anon[k].count;
@@ -263,10 +288,12 @@ jit_cluster(struct gmon_profile *p, uint32_t g, const struct gmon_anon *anon,
 	h.counts = counts;
 	q.hists = &h;
 	q.nhists = 1;
-	if (gmon_profile_add(p, &q, &err))
-		pc_fatal("'%s': cannot add its JIT samples: %s", manifest, err.what);
+	r = gmon_profile_add(p, &q, &err);
 	free(counts);
-	return placed;
+	if (r)
+		return pc_error("'%s': cannot add its JIT samples: %s", manifest, err.what);
+	*placed_out += placed;
+	return 0;
 }
 
 /* The process's JIT names into js: its perf map, else its jitdump beside
@@ -295,18 +322,20 @@ jit_names(const struct gmon_objects *o, const struct stat *ms, const char *dir,
  * Samples in no object that the process's perf map or jitdump names (JIT
  * code): an object "[jit]" of its functions (*g), the PCs no function
  * covers its "[anonymous code]". Returns the samples placed there (0
- * without names that can be believed), each cluster of PCs one histogram
- * record.
+ * without names that can be believed) into *placed, each cluster of PCs
+ * one histogram record: 0, or -1 after one line.
  */
-static uint64_t
+static int
 jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
-	    const char *manifest, const struct stat *ms, const char *dir, uint32_t *g)
+	    const char *manifest, const struct stat *ms, const char *dir, uint32_t *g,
+	    uint64_t *placed)
 {
 	const uint64_t bin = (p->hists[0].high - p->hists[0].low) / p->hists[0].nbins;
 	struct symtab js;
-	uint64_t placed = 0, total = 0;
+	uint64_t total = 0;
 	size_t i = 0;
 
+	*placed = 0;
 	if (!o->nanon || !o->pid || !bin)
 		return 0;
 	/* a snapshot taken while other threads sample may list a few more
@@ -317,7 +346,8 @@ jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
 		o->no_object = total;
 	if (jit_names(o, ms, dir, &js))
 		return 0;
-	*g = add_object(st, &js, "[jit]", "[anonymous code]", manifest);
+	if (add_object(st, &js, "[jit]", "[anonymous code]", manifest, g))
+		return -1;
 	qsort(o->anon, o->nanon, sizeof(*o->anon), cmp_anon);
 	while (i < o->nanon) {
 		/* PCs less than 64 KiB apart share a record of at most 1 MiB */
@@ -332,19 +362,18 @@ jit_samples(struct symtab *st, struct gmon_profile *p, struct gmon_objects *o,
 		       o->anon[j].pc - o->anon[j - 1].pc < 65536 &&
 		       o->anon[j].pc - o->anon[i].pc < (UINT64_C(1) << 20))
 			j++;
-		placed += jit_cluster(p, *g, o->anon + i, j - i, bin, manifest);
+		if (jit_cluster(p, *g, o->anon + i, j - i, bin, manifest, placed))
+			return -1;
 		i = j;
 	}
-	return placed;
+	return 0;
 }
 
 static void
 add_arcs(struct gmon_profile *p, const struct gmon_objects *o, const uint32_t *map)
 {
-	struct gmon_arc *v = realloc(p->arcs, (p->narcs + o->narcs + 1) * sizeof(*v));
+	struct gmon_arc *v = pc_realloc(p->arcs, (p->narcs + o->narcs + 1) * sizeof(*v));
 
-	if (!v)
-		pc_fatal("out of memory");
 	p->arcs = v;
 	for (size_t i = 0; i < o->narcs; i++) {
 		struct gmon_arc a = o->arcs[i];
@@ -361,8 +390,7 @@ stripped_exe(struct symtab *st, const char *exe)
 {
 	char *g;
 
-	if (asprintf(&g, "[%s]", base_name(exe)) < 0)
-		pc_fatal("out of memory");
+	g = pc_asprintf("[%s]", base_name(exe));
 	st->funcs[0] = g;
 	st->func_obj[0] = 0;
 	st->nfuncs = 1;
@@ -395,26 +423,27 @@ keep_remap(struct whole *w, int file, uint32_t *map, size_t n, uint32_t jit)
 /*
  * Which of the n objects of gmon's manifest the stacks beside it (if any)
  * have frames in, where some object has no samples of its own (o): an
- * array of n flags, or NULL for none.
+ * array of n flags into *inp, or NULL for none; 0, or -1 after one line.
  */
-static char *
-stack_objects(const char *gmon, const struct gmon_objects *o)
+static int
+stack_objects(const char *gmon, const struct gmon_objects *o, char **inp)
 {
 	char path[4096], *in;
 	struct gmon_stacks ss;
 	size_t k = 1;
 
+	*inp = NULL;
 	while (k < o->n && (o->v[k].file || o->v[k].path[0] == '['))
 		k++;
 	if (k == o->n || gmon_stacks_name(path, sizeof(path), gmon) ||
 	    (access(path, F_OK) && errno == ENOENT))
-		return NULL;
+		return 0;
 	/* read as the stacks always are (files.c: a regular file, no
-	 * further than a valid beginning; one line and exit 2 otherwise) */
+	 * further than a valid beginning; one line and an error otherwise) */
 	memset(&ss, 0, sizeof(ss));
-	pc_read_stacks(path, &ss);
-	if (!(in = calloc(o->n, 1)))
-		pc_fatal("out of memory");
+	if (pc_read_stacks(path, &ss))
+		return -1;
+	*inp = in = pc_calloc(o->n, 1);
 	for (size_t i = 0; i < ss.n; i++)
 		for (uint32_t d = 0; d < ss.v[i].depth; d++) {
 			uint64_t obj = ss.v[i].pcs[d] >> GMON_OBJ_SHIFT;
@@ -423,9 +452,57 @@ stack_objects(const char *gmon, const struct gmon_objects *o)
 				in[obj] = 1;
 		}
 	gmon_stacks_release(&ss);
-	return in;
+	return 0;
 }
 
+/* The objects of manifest o (1 on) placed in st, map[k] each one's, and
+ * their samples added to p; 0, or -1 after one line. */
+static int
+add_objects(struct whole *w, struct symtab *st, struct gmon_profile *p,
+	    const struct gmon_objects *o, const struct symtab_opts *so, const char *manifest,
+	    const char *dir, const char *in_stacks, uint32_t *map)
+{
+	map[0] = 0;
+	for (size_t k = 1; k < o->n; k++) {
+		const struct gmon_object *ob = &o->v[k];
+
+		if (object_index(w, st, ob, so, manifest, dir, in_stacks && in_stacks[k], &map[k]))
+			return -1;
+		if (ob->file) {
+			if (add_object_file(p, dir, ob, map[k], manifest, o->started))
+				return -1;
+		} else if (ob->samples && add_samples(p, map[k], ob->samples, manifest)) {
+			return -1;	/* the vDSO */
+		}
+	}
+	return 0;
+}
+
+/* The samples in no object of o's: JIT code where names for it can be
+ * believed, the rest "[anonymous code]"; 0, or -1 after one line. */
+static int
+add_no_object(struct whole *w, struct symtab *st, struct gmon_profile *p,
+	      struct gmon_objects *o, const char *manifest, const struct stat *ms,
+	      const char *dir, uint32_t *jit)
+{
+	uint64_t placed, left;
+
+	if (!o->no_object)
+		return 0;
+	if (jit_samples(st, p, o, manifest, ms, dir, jit, &placed))
+		return -1;
+	left = o->no_object - placed;
+	if (left && w->no_object_index == UINT32_MAX &&
+	    add_object(st, NULL, "[anonymous code]", "[anonymous code]", manifest,
+		       &w->no_object_index))
+		return -1;
+	if (left)
+		return add_samples(p, w->no_object_index, left, manifest);
+	return 0;
+}
+
+/* 1 where gmon's manifest was read and its objects added, 0 where it has
+ * none to use, -1 after one line on bad input. */
 static int
 load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 	      const char *exe, const struct symtab_opts *so)
@@ -449,37 +526,22 @@ load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 		free(manifest);
 		return 0;
 	}
-	o = runfiles_manifest(run, file);
+	if (!(o = runfiles_manifest(run, file)))
+		return -1;
 	if (o->rate != p->hists[0].rate)
-		pc_fatal("'%s': sampled at %u Hz, '%s' at %u Hz", manifest, o->rate, gmon,
-			 p->hists[0].rate);
+		return pc_error("'%s': sampled at %u Hz, '%s' at %u Hz", manifest, o->rate, gmon,
+				p->hists[0].rate);
 	if (!st->nobjs && symtab_objects_begin(st, base_name(exe)))
-		pc_fatal("out of memory");
+		pc_oom();
 	if (st->nsyms == 0 && st->nfuncs == 0)
 		stripped_exe(st, exe);
-	if (!(map = calloc(o->n, sizeof(*map))) || !(dircopy = strdup(gmon)))
-		pc_fatal("out of memory");
+	map = pc_calloc(o->n, sizeof(*map));
+	dircopy = pc_strdup(gmon);
 	dir = dirname(dircopy);
-	in_stacks = stack_objects(gmon, o);
-	map[0] = 0;
-	for (size_t k = 1; k < o->n; k++) {
-		const struct gmon_object *ob = &o->v[k];
-
-		map[k] = object_index(w, st, ob, so, manifest, dir, in_stacks && in_stacks[k]);
-		if (ob->file)
-			add_object_file(p, dir, ob, map[k], manifest, o->started);
-		else if (ob->samples)
-			add_samples(p, map[k], ob->samples, manifest);	/* the vDSO */
-	}
-	if (o->no_object) {
-		uint64_t left = o->no_object - jit_samples(st, p, o, manifest, &ms, dir, &jit);
-
-		if (left && w->no_object_index == UINT32_MAX)
-			w->no_object_index = add_object(st, NULL, "[anonymous code]",
-							"[anonymous code]", manifest);
-		if (left)
-			add_samples(p, w->no_object_index, left, manifest);
-	}
+	if (stack_objects(gmon, o, &in_stacks) ||
+	    add_objects(w, st, p, o, so, manifest, dir, in_stacks, map) ||
+	    add_no_object(w, st, p, o, manifest, &ms, dir, &jit))
+		return -1;
 	add_arcs(p, o, map);
 	keep_remap(w, file, map, o->n, jit);
 	free(in_stacks);
@@ -491,10 +553,8 @@ load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 struct whole *
 whole_new(void)
 {
-	struct whole *w = calloc(1, sizeof(*w));
+	struct whole *w = pc_calloc(1, sizeof(*w));
 
-	if (!w)
-		pc_fatal("out of memory");
 	w->no_object_index = UINT32_MAX;
 	return w;
 }
@@ -503,11 +563,14 @@ int
 whole_load(struct whole *w, struct symtab *st, struct pc_run *run, const char *exe,
 	   const struct symtab_opts *so)
 {
-	int n = 0;
+	int n = 0, r;
 
 	for (int i = 0; i < run->nfiles; i++)
-		if (run->manifest[i])
-			n += load_manifest(w, st, run, i, exe, so);
+		if (run->manifest[i]) {
+			if ((r = load_manifest(w, st, run, i, exe, so)) < 0)
+				return -1;
+			n += r;
+		}
 	symbols_notes(so);
 	return n;
 }

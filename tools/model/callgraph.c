@@ -27,10 +27,8 @@ callgraph_build(struct callgraph *cg, const struct symtab *st,
 	size_t n = 0;
 
 	memset(cg, 0, sizeof(*cg));
-	cg->arcs = malloc((p->narcs ? p->narcs : 1) * sizeof(*cg->arcs));
-	cg->total = calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*cg->total));
-	if (!cg->arcs || !cg->total)
-		pc_fatal("out of memory");
+	cg->arcs = pc_malloc((p->narcs ? p->narcs : 1) * sizeof(*cg->arcs));
+	cg->total = pc_calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*cg->total));
 	for (size_t i = 0; i < p->narcs; i++) {
 		long a = symtab_find(st, p->arcs[i].from_pc);
 		long b = symtab_find(st, p->arcs[i].self_pc);

@@ -199,9 +199,9 @@ enum { OPT_DIFF_MARKER = 640 };
 	SYMTAB_LONGOPTS
 
 /* diff_marker.c: run r's self seconds inside the markers s->marker (its
- * timeline's samples) into self, and its program seconds; exits with one
- * line where it has no timeline, no such marker or no samples in it. */
-void diff_marker_self(struct side *s, int r, const struct symtab_opts *so, double *self);
+ * timeline's samples) into self, and its program seconds; 0, or -1 after
+ * one line where it has no timeline, no such marker or no samples in it. */
+int diff_marker_self(struct side *s, int r, const struct symtab_opts *so, double *self);
 
 /* diff.c: apply one of DIFF_LONGOPTS (or --flame) to o and so; 0 when c
  * is not one. Exits with a message on a bad value. */
@@ -258,15 +258,16 @@ struct result {
 };
 
 /* diff_side.c: load s's runs (s->exe and s->args set) into its symbols and
- * seconds, with total time if need_total; exits with a message on bad
+ * seconds, with total time if need_total; 0, or -1 after one line on bad
  * input. */
-void diff_side_load(struct side *s, const struct symtab_opts *so, int need_total,
-		    int wall);
+int diff_side_load(struct side *s, const struct symtab_opts *so, int need_total,
+		   int wall);
 /* diff_wall.c: --metric wall's rows of s's waits, added to its table (its
  * functions' rows are loaded: before its seconds are allocated), and the
- * off-CPU seconds of run r added to self (r's row of seconds). */
-void diff_wall_rows(struct side *s);
-void diff_wall_add(struct side *s, int r, double *self);
+ * off-CPU seconds of run r added to self (r's row of seconds); 0, or -1
+ * after one line. */
+int diff_wall_rows(struct side *s);
+int diff_wall_add(struct side *s, int r, double *self);
 /* diff_wall.c: the stack of wait row name on side s, the heaviest one
  * record of a run holds: the executable's functions outermost first, then
  * the wait ("main;sleeper;[off-cpu: clock_nanosleep]"; a library's frames
@@ -303,7 +304,8 @@ double diff_runq_floor(const double *rq, int n, double wall);
 void diff_disturbed_leave_out(struct side *s, int side);
 /* diff_disturbed.c: the seconds the threads of the run in directory dir
  * spent in the run queue, from the wall profiles' stacks of program exe's
- * processes (exe NULL: every process's); 0 where none. */
+ * processes (exe NULL: every process's); 0 where none, -1 after one line
+ * on bad input. */
 double diff_dir_runqueue(const char *dir, const char *exe);
 /* diff_disturbed.c: a disturbed run's reason in words, into buf. */
 const char *diff_disturbed_why(const struct disturbed *d, char *buf, size_t size);
@@ -329,8 +331,9 @@ int diff_row_is_load(const char *name);
 double diff_model_var(const struct model *mo, double m, double amin);
 
 /* diff_compare.c: compare b and n (scaling their seconds to one machine
- * speed unless o says not to) into res, whose rows are malloc'ed. */
-void diff_compare(struct result *res, struct side *b, struct side *n,
+ * speed unless o says not to) into res, whose rows are malloc'ed; 0, or
+ * -1 after one line (--metric program with one run a side). */
+int diff_compare(struct result *res, struct side *b, struct side *n,
 		  const struct diff_opts *o);
 /* diff_compare.c: Fisher's p-value that the rows[0..n) the speed was
  * judged on (tested CPU functions with least_b seconds a run on the base

@@ -63,15 +63,15 @@ static void
 add_entry(struct entries *e, const char *name, int run, double v, double samples)
 {
 	e->v = xtable_grow_array(e->v, &e->cap, e->n + 1, sizeof(*e->v));
-	if (!(e->v[e->n].name = strdup(name)))
-		pc_fatal("out of memory");
+	e->v[e->n].name = pc_strdup(name);
 	e->v[e->n].run = run;
 	e->v[e->n].v = v;
 	e->v[e->n++].samples = samples;
 }
 
 /* The allocation profile beside file i of in's run, its stacks of kind
- * (and of samples) into e as run r's; 0, or -1 where there is none. */
+ * (and of samples) into e as run r's; 0, 1 where there is none, or -1
+ * after one line. */
 static int
 load_file(struct entries *e, struct alloc_side *a, const struct pc_inputs *in, int i, int r,
 	  unsigned kind)
@@ -86,13 +86,14 @@ load_file(struct entries *e, struct alloc_side *a, const struct pc_inputs *in, i
 	memcpy(path + len, GMON_ALLOC_SUFFIX, sizeof(GMON_ALLOC_SUFFIX));
 	if (access(path, F_OK) && errno == ENOENT) {
 		free(path);
-		return -1;
+		return 1;
 	}
-	stacks_load(in, 0, i, path, 1, &ss);
+	if (stacks_load(in, 0, i, path, 1, &ss))
+		return -1;
 	if (a->rate && ss.rate != a->rate)
-		pc_fatal("'%s': allocations sampled every %u bytes, not %llu as the side's "
-			 "first run: a side's runs must share PC_ALLOC_RATE", path, ss.rate,
-			 (unsigned long long)a->rate);
+		return pc_error("'%s': allocations sampled every %u bytes, not %llu as the "
+				"side's first run: a side's runs must share PC_ALLOC_RATE", path,
+				ss.rate, (unsigned long long)a->rate);
 	a->rate = ss.rate;
 	for (size_t j = 0; j < ss.n; j++) {
 		const struct gmon_stack *k = &ss.v[j];
@@ -118,22 +119,28 @@ load_file(struct entries *e, struct alloc_side *a, const struct pc_inputs *in, i
 	return 0;
 }
 
-/* Run r of s, loaded with its own symbols, into e. */
-static void
+/* Run r of s, loaded with its own symbols, into e; 0, or -1 after one
+ * line. */
+static int
 load_run(struct entries *e, struct alloc_side *a, const struct side *s, int r,
 	 unsigned kind, const struct symtab_opts *so)
 {
 	struct pc_inputs in;
-	int found = 0;
+	int found = 0, k;
 
-	inputs_open(&in, s->exe, &s->args[r], 1, so, INPUTS_EACH_RUN);
-	inputs_load(&in, so, INPUTS_STRICT);
-	for (int i = 0; i < in.runs[0].nfiles; i++)
-		found += load_file(e, a, &in, i, r, kind) == 0;
+	if (inputs_open(&in, s->exe, &s->args[r], 1, so, INPUTS_EACH_RUN) ||
+	    inputs_load(&in, so, INPUTS_STRICT))
+		return -1;
+	for (int i = 0; i < in.runs[0].nfiles; i++) {
+		if ((k = load_file(e, a, &in, i, r, kind)) < 0)
+			return -1;
+		found += k == 0;
+	}
 	if (!found)
-		pc_fatal("'%s': no allocation profile (PROFILE.alloc): record with PC_ALLOC=1 "
-			 "(pcprof compare --metric alloc sets it)", s->args[r]);
+		return pc_error("'%s': no allocation profile (PROFILE.alloc): record with "
+				"PC_ALLOC=1 (pcprof compare --metric alloc sets it)", s->args[r]);
 	inputs_close(&in);
+	return 0;
 }
 
 static int
@@ -197,7 +204,7 @@ sum_sites(struct alloc_side *a, struct entries *e)
 	free(v);
 }
 
-void
+int
 diff_alloc_load(struct alloc_side *a, const struct side *s, enum metric metric,
 		const struct symtab_opts *so)
 {
@@ -207,12 +214,14 @@ diff_alloc_load(struct alloc_side *a, const struct side *s, enum metric metric,
 	memset(a, 0, sizeof(*a));
 	a->nruns = s->nruns;
 	for (int r = 0; r < s->nruns; r++)
-		load_run(&e, a, s, r, kind, so);
+		if (load_run(&e, a, s, r, kind, so))
+			return -1;
 	qsort(e.v, e.n, sizeof(*e.v), cmp_entry);
 	sum_sites(a, &e);
 	for (size_t i = 0; i < e.n; i++)
 		free(e.v[i].name);
 	free(e.v);
+	return 0;
 }
 
 void

@@ -47,9 +47,10 @@ test_row(struct row *w, const struct model *mo, const struct side *b,
 /*
  * The whole program's seconds have no sampling noise to speak of (they are
  * the CPU time), so only the runs' own variance counts: Welch's test, a
- * side with one run borrowing the other side's relative variance.
+ * side with one run borrowing the other side's relative variance. 0, or
+ * -1 after one line where neither side has two runs.
  */
-static void
+static int
 test_program(struct row *w, const struct model *mo, const struct side *b,
 	     const struct side *n)
 {
@@ -60,7 +61,7 @@ test_program(struct row *w, const struct model *mo, const struct side *b,
 	double vb, vn, se2;
 
 	if (b->nruns < 2 && n->nruns < 2)
-		pc_fatal("--metric program needs two runs or more on a side: the whole program's time varies only from run to run");
+		return pc_error("--metric program needs two runs or more on a side: the whole program's time varies only from run to run");
 	if (b->nruns < 2)
 		w->vb = cvn * w->mb * w->mb;
 	if (n->nruns < 2)
@@ -76,6 +77,7 @@ test_program(struct row *w, const struct model *mo, const struct side *b,
 	w->t = (w->mn - w->mb) / sqrt(se2);
 	w->p = stats_t_two_sided(w->t, w->df);
 	w->tested = 1;
+	return 0;
 }
 
 /*
@@ -118,12 +120,10 @@ cmp_p(const void *x, const void *y)
 static void
 holm(struct row *rows, size_t n)
 {
-	struct row **v = malloc((n ? n : 1) * sizeof(*v));
+	struct row **v = pc_malloc((n ? n : 1) * sizeof(*v));
 	size_t m = 0;
 	double run = 0;
 
-	if (!v)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < n; i++)
 		if (rows[i].family)
 			v[m++] = &rows[i];
@@ -207,13 +207,11 @@ match(const struct side *b, const struct side *n, enum metric metric,
       size_t *nrows)
 {
 	size_t nb = b->in.st.nfuncs, nn = n->in.st.nfuncs, k = 0;
-	struct name_ix *ib = malloc((nb ? nb : 1) * sizeof(*ib));
-	struct name_ix *in = malloc((nn ? nn : 1) * sizeof(*in));
-	struct row *rows = calloc(nb + nn + 1, sizeof(*rows));
+	struct name_ix *ib = pc_malloc((nb ? nb : 1) * sizeof(*ib));
+	struct name_ix *in = pc_malloc((nn ? nn : 1) * sizeof(*in));
+	struct row *rows = pc_calloc(nb + nn + 1, sizeof(*rows));
 	size_t i = 0, j = 0;
 
-	if (!ib || !in || !rows)
-		pc_fatal("out of memory");
 	for (size_t f = 0; f < nb; f++)
 		ib[f] = (struct name_ix){ b->in.st.funcs[f], (uint32_t)f };
 	for (size_t f = 0; f < nn; f++)
@@ -291,12 +289,10 @@ speed_ratio(struct side *b, struct side *n, size_t least, int *judged, size_t *n
 {
 	size_t nrows, k = 0, nf = n->in.st.nfuncs ? n->in.st.nfuncs : 1;
 	struct row *rows = match(b, n, METRIC_SELF, &nrows);
-	double *lr = malloc((nrows ? nrows : 1) * sizeof(*lr));
-	double *se = malloc((nrows ? nrows : 1) * sizeof(*se));
+	double *lr = pc_malloc((nrows ? nrows : 1) * sizeof(*lr));
+	double *se = pc_malloc((nrows ? nrows : 1) * sizeof(*se));
 	double rho = 1, mu;
 
-	if (!lr || !se)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < nrows; i++) {
 		const struct row *w = &rows[i];
 		double sb, sn;
@@ -314,7 +310,7 @@ speed_ratio(struct side *b, struct side *n, size_t least, int *judged, size_t *n
 	*judged = k >= least;
 	*nused = k;
 	if (*judged && stats_robust_mean(lr, se, k, &mu))
-		pc_fatal("out of memory");
+		pc_oom();
 	if (*judged) {
 		rho = exp(mu);
 		for (size_t i = 0; i < (size_t)n->nruns * nf; i++) {
@@ -441,7 +437,7 @@ speed_fit(struct result *res, const struct side *b, const struct side *n,
 }
 
 /* The comparison of b and n, both loaded, into res. */
-void
+int
 diff_compare(struct result *res, struct side *b, struct side *n,
 	     const struct diff_opts *o)
 {
@@ -467,12 +463,11 @@ diff_compare(struct result *res, struct side *b, struct side *n,
 	diff_mean_var(n->program, n->nruns, 1, &res->prog.mn, &res->prog.vn);
 	res->prog.name = "[program]";
 	if (o->metric == METRIC_PROGRAM) {
-		res->rows = malloc(sizeof(*res->rows));
-		if (!res->rows)
-			pc_fatal("out of memory");
+		res->rows = pc_malloc(sizeof(*res->rows));
 		res->rows[0] = res->prog;
 		res->nrows = 1;
-		test_program(&res->rows[0], &res->model, b, n);
+		if (test_program(&res->rows[0], &res->model, b, n))
+			return -1;
 		res->rows[0].family = 1;
 		res->family = 1;
 	} else {
@@ -482,4 +477,5 @@ diff_compare(struct result *res, struct side *b, struct side *n,
 	speed_fit(res, b, n, o);
 	by_relative = o->metric == METRIC_TOTAL;
 	qsort_r(res->rows, res->nrows, sizeof(*res->rows), cmp_rows, &by_relative);
+	return 0;
 }

@@ -179,7 +179,8 @@ diff_disturbed_leave_out(struct side *s, int side)
 	free(cpu);
 }
 
-/* Whether profile is exe's (its manifest's first object), or exe NULL. */
+/* Whether profile is exe's (its manifest's first object), or exe NULL;
+ * -1 after one line where its manifest cannot be read. */
 static int
 of_program(const char *profile, const char *exe)
 {
@@ -190,7 +191,8 @@ of_program(const char *profile, const char *exe)
 		return 1;
 	if (!runfiles_has_manifest(profile))
 		return 0;
-	runfiles_read_manifest(profile, &o);
+	if (runfiles_read_manifest(profile, &o))
+		return -1;
 	yes = o.n && !strcmp(o.v[0].path, exe);
 	gmon_objects_release(&o);
 	return yes;
@@ -203,12 +205,18 @@ diff_dir_runqueue(const char *dir, const char *exe)
 	char **files = runfiles_of_run(dir, &n, &left);
 	double sec = 0;
 
+	if (!files)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		char *path = runfiles_stacks_name(files[i]);
 		struct gmon_stacks ss;
+		int of = path && !access(path, R_OK) ? of_program(files[i], exe) : 0;
 
-		if (path && !access(path, R_OK) && of_program(files[i], exe)) {
-			pc_read_stacks(path, &ss);
+		if (of < 0 || (of && pc_read_stacks(path, &ss))) {
+			sec = -1;
+			break;
+		}
+		if (of) {
 			for (size_t j = 0; j < ss.n; j++)
 				if ((ss.v[j].flags & GMON_STACK_OFFCPU) && ss.v[j].depth &&
 				    GMON_IS_WAIT(ss.v[j].pcs[0]) &&

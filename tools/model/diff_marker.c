@@ -39,7 +39,7 @@ side_func(const struct symtab *side, const struct symtab *xs, uint32_t f)
 	return func_named(side, xs->funcs[f]);
 }
 
-void
+int
 diff_marker_self(struct side *s, int r, const struct symtab_opts *so, double *self)
 {
 	struct report_opts win = { .marker = s->marker, .window = WINDOW_MARKER };
@@ -49,12 +49,12 @@ diff_marker_self(struct side *s, int r, const struct symtab_opts *so, double *se
 	struct symtab st;
 	struct flat f;
 
-	inputs_open(&in, s->exe, &s->args[r], 1, so, 0);
-	inputs_load(&in, so, 0);
+	if (inputs_open(&in, s->exe, &s->args[r], 1, so, 0) || inputs_load(&in, so, 0))
+		return -1;
 	export_init(&x);
 	x.clock = PC_CLOCK_CPU;
-	export_add(&x, &in, so, NULL, s->exe, 0);
-	export_keep_window(&x, &win);
+	if (export_add(&x, &in, so, NULL, s->exe, 0) || export_keep_window(&x, &win))
+		return -1;
 	export_flat(&x, &st, &f);
 	memset(self, 0, nf * sizeof(*self));
 	for (size_t i = 0; i < f.nrows; i++) {
@@ -67,8 +67,9 @@ diff_marker_self(struct side *s, int r, const struct symtab_opts *so, double *se
 	}
 	s->program[r] = f.total / s->rate;
 	if (f.total == 0)
-		pc_fatal("'%s': no samples inside the markers '%s'", s->args[r], s->marker);
+		return pc_error("'%s': no samples inside the markers '%s'", s->args[r], s->marker);
 	export_flat_release(&st, &f);
 	export_release(&x);
 	inputs_close(&in);
+	return 0;
 }

@@ -173,10 +173,8 @@ fit_run(struct fit *f, int kind, const struct obs *o, size_t n, double amin,
 static double *
 model_pool(struct model *mo, const struct obs *o, size_t n)
 {
-	double *w = malloc((n ? n : 1) * sizeof(*w));
+	double *w = pc_malloc((n ? n : 1) * sizeof(*w));
 
-	if (!w)
-		pc_fatal("out of memory");
 	mo->pooled_df = 0;
 	mo->amin_all = INFINITY;
 	for (size_t i = 0; i < n; i++) {
@@ -256,11 +254,9 @@ model_fit_waits(struct model *mo, const struct obs *o, size_t n)
 void
 diff_model_build(struct model *mo, const struct side *b, const struct side *n, int waits)
 {
-	struct obs *obs = malloc((b->in.st.nfuncs + n->in.st.nfuncs + 1) * sizeof(*obs));
+	struct obs *obs = pc_malloc((b->in.st.nfuncs + n->in.st.nfuncs + 1) * sizeof(*obs));
 	size_t nobs = 0;
 
-	if (!obs)
-		pc_fatal("out of memory");
 	memset(mo, 0, sizeof(*mo));
 	nobs = collect_obs(b, obs, nobs, waits, waits ? 0 : MODEL_SAMPLES);
 	nobs = collect_obs(n, obs, nobs, waits, waits ? 0 : MODEL_SAMPLES);

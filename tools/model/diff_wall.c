@@ -124,8 +124,7 @@ row_of(struct side *s, const char *name, size_t first)
 		if (!strcmp(st->funcs[i], name))
 			return i;
 	st->funcs = pc_realloc(st->funcs, (st->nfuncs + 1) * sizeof(*st->funcs));
-	if (!(st->funcs[st->nfuncs] = strdup(name)))
-		pc_fatal("out of memory");
+	st->funcs[st->nfuncs] = pc_strdup(name);
 	if (st->nobjs) {
 		st->func_obj = pc_realloc(st->func_obj, (st->nfuncs + 1) * sizeof(*st->func_obj));
 		st->func_obj[st->nfuncs] = 0;
@@ -135,7 +134,7 @@ row_of(struct side *s, const char *name, size_t first)
 
 /* Every off-CPU record of run r into its row's seconds in self and into
  * the run's program and waited seconds (self NULL: only the rows made). */
-static void
+static int
 each_wait(struct side *s, int r, size_t first, double *self)
 {
 	const struct pc_run *run = &s->in.runs[r];
@@ -144,11 +143,12 @@ each_wait(struct side *s, int r, size_t first, double *self)
 		struct gmon_stacks ss;
 		char buf[1024];
 
-		stacks_load(&s->in, r, i, NULL, 1, &ss);
+		if (stacks_load(&s->in, r, i, NULL, 1, &ss))
+			return -1;
 		if (!(ss.flags & GMON_STACKS_WALL))
-			pc_fatal("'%s': a CPU profile, with no off-CPU time for --metric wall "
-				 "(record with PC_CLOCK=wall, pcprof run --clock wall)",
-				 run->files[i]);
+			return pc_error("'%s': a CPU profile, with no off-CPU time for --metric "
+					"wall (record with PC_CLOCK=wall, pcprof run --clock wall)",
+					run->files[i]);
 		if (ss.wall[GMON_WALL_HZ_LOW] &&
 		    (!s->wall_hz || ss.wall[GMON_WALL_HZ_LOW] < s->wall_hz))
 			s->wall_hz = (uint32_t)ss.wall[GMON_WALL_HZ_LOW];
@@ -171,28 +171,31 @@ each_wait(struct side *s, int r, size_t first, double *self)
 		}
 		gmon_stacks_release(&ss);
 	}
+	return 0;
 }
 
-void
+int
 diff_wall_rows(struct side *s)
 {
 	size_t first = s->in.st.nfuncs;
 
 	s->first_wait = first;
 	for (int r = 0; r < s->nruns; r++)
-		each_wait(s, r, first, NULL);
+		if (each_wait(s, r, first, NULL))
+			return -1;
 	if (!s->wall_hz)
 		s->wall_hz = 100;	/* libpc's default, where a file does not say */
+	return 0;
 }
 
-void
+int
 diff_wall_add(struct side *s, int r, double *self)
 {
-	if (!s->waited && !(s->waited = calloc((size_t)s->nruns, sizeof(*s->waited))))
-		pc_fatal("out of memory");
-	if (!s->runq && !(s->runq = calloc((size_t)s->nruns, sizeof(*s->runq))))
-		pc_fatal("out of memory");
-	each_wait(s, r, s->first_wait, self);
+	if (!s->waited)
+		s->waited = pc_calloc((size_t)s->nruns, sizeof(*s->waited));
+	if (!s->runq)
+		s->runq = pc_calloc((size_t)s->nruns, sizeof(*s->runq));
+	return each_wait(s, r, s->first_wait, self);
 }
 
 int

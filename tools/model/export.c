@@ -59,8 +59,7 @@ intern(struct export *x, const char *s)
 	if (*slot)
 		return *slot - 1;
 	x->strs = xtable_grow_array(x->strs, &x->cap_strs, x->nstrs + 1, sizeof(*x->strs));
-	if (!(x->strs[x->nstrs] = strdup(k.s)))
-		pc_fatal("out of memory");
+	x->strs[x->nstrs] = pc_strdup(k.s);
 	*slot = (uint32_t)++x->nstrs;
 	*hp = h;
 	x->ix->strs.used++;
@@ -409,10 +408,10 @@ stack_locs(struct source *s, int i, const struct gmon_stack *k, uint32_t *locs)
 }
 
 /* The CPU samples of the input's stacks files (the off-CPU records are
- * added as the export's clock says, and not counted); -1 where it has
- * none. */
-static double
-add_stacks(struct source *s, const char *stacks_file)
+ * added as the export's clock says, and not counted) into *stacked; -1
+ * where it has none. 0, or -1 after one line. */
+static int
+add_stacks(struct source *s, const char *stacks_file, double *stacked)
 {
 	const struct pc_run *run = &s->in->runs[0];
 	struct xp_group *g = &s->x->groups[s->x->ngroups - 1];
@@ -423,7 +422,13 @@ add_stacks(struct source *s, const char *stacks_file)
 	for (int i = 0; i < (stacks_file ? 1 : run->nfiles); i++) {
 		struct gmon_stacks ss;
 
-		if (stacks_load(s->in, 0, i, stacks_file, stacks_file != NULL, &ss))
+		int r = stacks_load(s->in, 0, i, stacks_file, stacks_file != NULL, &ss);
+
+		if (r < 0) {
+			free(locs);
+			return -1;
+		}
+		if (r)
 			continue;
 		if (n < 0)
 			n = 0;
@@ -460,12 +465,14 @@ add_stacks(struct source *s, const char *stacks_file)
 		gmon_stacks_release(&ss);
 	}
 	free(locs);
-	return n;
+	*stacked = n;
+	return 0;
 }
 
 /* When the process started and when its profile was written, from the
- * manifest and the file: for pprof's time and duration. */
-static void
+ * manifest and the file: for pprof's time and duration. 0, or -1 after
+ * one line. */
+static int
 add_times(struct export *x, const struct pc_run *run, struct xp_group *g)
 {
 	for (int i = 0; i < run->nfiles; i++) {
@@ -475,7 +482,8 @@ add_times(struct export *x, const struct pc_run *run, struct xp_group *g)
 
 		if (!run->manifest[i] || stat(run->files[i], &sb))
 			continue;
-		o = runfiles_manifest(run, i);
+		if (!(o = runfiles_manifest(run, i)))
+			return -1;
 		end = (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec;
 		if (o->started && (!x->time_ns || o->started < x->time_ns))
 			x->time_ns = o->started;
@@ -485,6 +493,7 @@ add_times(struct export *x, const struct pc_run *run, struct xp_group *g)
 			g->pid = o->pid;
 	}
 	x->duration_ns = x->time_ns && x->end_ns > x->time_ns ? x->end_ns - x->time_ns : 0;
+	return 0;
 }
 
 /* A timeline's stack as the export's locations (model/timeline.h). */
@@ -508,8 +517,7 @@ void
 export_init(struct export *x)
 {
 	memset(x, 0, sizeof(*x));
-	if (!(x->ix = calloc(1, sizeof(*x->ix))))
-		pc_fatal("out of memory");
+	x->ix = pc_calloc(1, sizeof(*x->ix));
 	intern(x, "");
 	x->clock = PC_CLOCK_CPU;
 	/* the writers' own strings */
@@ -533,28 +541,45 @@ export_format_name(enum format format)
 	       "callgrind";
 }
 
-void
+int
 export_refuse(const struct report_opts *r)
 {
 	if (r->by_thread && FORMAT_IS_EXPORT(r->format))
-		pc_fatal("--by-thread: a table, in text, json or csv; the formats for other "
-			 "tools hold every thread already");
+		return pc_error("--by-thread: a table, in text, json or csv; the formats for "
+				"other tools hold every thread already");
 	if ((r->by_thread || r->thread) && r->format == FORMAT_FOLDED)
-		pc_fatal("%s: not with --format folded (--format speedscope or pprof keep the "
-			 "threads' stacks)", r->by_thread ? "--by-thread" : "--thread");
+		return pc_error("%s: not with --format folded (--format speedscope or pprof keep "
+				"the threads' stacks)", r->by_thread ? "--by-thread" : "--thread");
 	if (r->window && (r->format == FORMAT_GMON || r->callgraph || r->by_object ||
 			  r->lines || r->alloc || CLOCK_IS_ALLOC(r->clock)))
-		pc_fatal("--from, --to, --marker: a profile of the timeline's stacks, not with %s",
-			 r->format == FORMAT_GMON ? "--format gmon" : r->callgraph ? "--callgraph" :
-			 r->by_object ? "--by-object" : r->lines ? "--lines" : "--alloc or --metric");
+		return pc_error("--from, --to, --marker: a profile of the timeline's stacks, not "
+				"with %s", r->format == FORMAT_GMON ? "--format gmon" :
+				r->callgraph ? "--callgraph" : r->by_object ? "--by-object" :
+				r->lines ? "--lines" : "--alloc or --metric");
 	if (r->callgraph || r->by_object || r->lines)
-		pc_fatal("%s%s: not with %s", r->by_thread || r->thread ? "--by-thread or " :
-			 "--format ", r->by_thread || r->thread ? "--thread" :
-			 export_format_name(r->format), r->by_object ? "--by-object" :
-			 r->callgraph ? "--callgraph" : "--lines");
+		return pc_error("%s%s: not with %s", r->by_thread || r->thread ?
+				"--by-thread or " : "--format ", r->by_thread || r->thread ?
+				"--thread" : export_format_name(r->format),
+				r->by_object ? "--by-object" : r->callgraph ? "--callgraph" :
+				"--lines");
+	return 0;
 }
 
-void
+/* An allocation profile's group g: the writers' own strings, and a unit
+ * of one (bytes or objects). */
+static void
+alloc_words(struct export *x, struct xp_group *g)
+{
+	intern(x, "alloc_objects");
+	intern(x, "alloc_space");
+	intern(x, "inuse_objects");
+	intern(x, "inuse_space");
+	intern(x, "space");
+	intern(x, "bytes");
+	g->rate = 1;
+}
+
+int
 export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opts *so,
 	   const char *stacks_file, const char *program, uint64_t pid)
 {
@@ -565,8 +590,8 @@ export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opt
 	double unknown = 0, total, stacked;
 	uint64_t outside;
 
-	if (!x->source && !(x->source = strdup(in->runs[0].files[0])))
-		pc_fatal("out of memory");
+	if (!x->source)
+		x->source = pc_strdup(in->runs[0].files[0]);
 	x->groups = xtable_grow_array(x->groups, &x->cap_groups, x->ngroups + 1, sizeof(*x->groups));
 	g = &x->groups[x->ngroups++];
 	*g = (struct xp_group){ intern(x, program), pid, p->nhists ? p->hists[0].rate : 0, 0, 0 };
@@ -574,21 +599,15 @@ export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opt
 	x->ix->objmap = NULL;
 	x->ix->nobjmap = 0;
 	map_of(&s, 0);		/* the program's object first: pprof's "File:" */
-	lines_build(&L, in, p, so);
+	if (lines_build(&L, in, p, so))
+		return -1;
 	if (L.have_lines)
 		s.L = &L;
 	gmon_profile_outside(p, &outside);
-	if (CLOCK_IS_ALLOC(x->clock)) {
-		/* the writers' own strings, and a unit of one: bytes or objects */
-		intern(x, "alloc_objects");
-		intern(x, "alloc_space");
-		intern(x, "inuse_objects");
-		intern(x, "inuse_space");
-		intern(x, "space");
-		intern(x, "bytes");
-		g->rate = 1;
-	}
-	stacked = add_stacks(&s, stacks_file);
+	if (CLOCK_IS_ALLOC(x->clock))
+		alloc_words(x, g);
+	if (add_stacks(&s, stacks_file, &stacked))
+		return -1;
 	if (x->clock == PC_CLOCK_OFF || CLOCK_IS_ALLOC(x->clock)) {
 		/* the waits alone: no CPU sample, stacked or not */
 		x->stacks = 1;
@@ -607,11 +626,16 @@ export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opt
 	g = &x->groups[x->ngroups - 1];
 	if (!g->rate)
 		g->rate = 1;
-	add_times(x, &in->runs[0], g);
+	if (add_times(x, &in->runs[0], g))
+		return -1;
 	for (int i = 0; i < in->runs[0].nfiles; i++)
-		timelines_add(x, in->runs[0].files[i], i, (uint32_t)x->ngroups - 1, tl_locs, &s);
-	lines_check(&L);
+		if (timelines_add(x, in->runs[0].files[i], i, (uint32_t)x->ngroups - 1, tl_locs,
+				  &s))
+			return -1;
+	if (lines_check(&L))
+		return -1;
 	lines_release(&L);
+	return 0;
 }
 
 void

@@ -133,9 +133,10 @@ void export_init(struct export *x);
  * where there are any, else one location per sampled address and the
  * call-graph arcs. Under x->clock wall or off, a wall profile's off-CPU
  * records are samples too, their leaf the wait (stack_weight). Source lines come from the objects' DWARF (lines.c),
- * separate debug files looked for as so says. Exits on bad input.
+ * separate debug files looked for as so says. 0, or -1 after one line on
+ * bad input.
  */
-void export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opts *so,
+int export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opts *so,
 		const char *stacks_file, const char *program, uint64_t pid);
 void export_release(struct export *x);
 
@@ -146,13 +147,13 @@ uint32_t export_no_stack_loc(struct export *x);
  * seconds after the run's start and, with r->marker, inside the markers
  * of that name (a thread's marker: that thread's samples; a marker
  * file's: every thread's), as the export's samples (whole stacks) and
- * its timeline's; exits with one line where there is no timeline or no
- * such marker. */
-void export_keep_window(struct export *x, const struct report_opts *r);
+ * its timeline's; 0, or -1 after one line where there is no timeline or
+ * no such marker. */
+int export_keep_window(struct export *x, const struct report_opts *r);
 
 /* Keep only the samples of the threads that which names (a tid, or a
- * thread name); exits with one line when none is. */
-void export_keep_thread(struct export *x, const char *which);
+ * thread name); 0, or -1 after one line when none is. */
+int export_keep_thread(struct export *x, const char *which);
 
 /* A thread's time in one wait (the leaf function of its off-CPU
  * samples). */
@@ -181,10 +182,10 @@ void export_wait_children(const struct export *x, struct wait_child **v, size_t 
  * caller-callee arc's samples (once a stack). callgraph_release frees it. */
 void export_callgraph(const struct export *x, struct callgraph *cg);
 
-/* Exit with one line if r asks for what an export does not take
- * (--callgraph, --by-object, --lines: it holds them all). */
+/* -1 after one line if r asks for what an export does not take
+ * (--callgraph, --by-object, --lines: it holds them all), else 0. */
 struct report_opts;
-void export_refuse(const struct report_opts *r);
+int export_refuse(const struct report_opts *r);
 /* "pprof", "speedscope" or "callgrind". */
 const char *export_format_name(enum format format);
 

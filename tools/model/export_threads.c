@@ -22,18 +22,19 @@ thread_is(const struct export *x, const struct xp_thread *t, const char *which)
 	return t->name && !strcmp(x->strs[t->name], which);
 }
 
-void
+int
 export_keep_thread(struct export *x, const char *which)
 {
 	int any = 0;
 
 	if (!x->nthreads)
-		pc_fatal("'%s': no thread recorded for --thread %s (threads are recorded with "
-			 "the stacks: PC_STACKS=1, pcprof run --stacks)", x->source, which);
+		return pc_error("'%s': no thread recorded for --thread %s (threads are recorded "
+				"with the stacks: PC_STACKS=1, pcprof run --stacks)", x->source,
+				which);
 	for (size_t i = 0; i < x->nthreads; i++)
 		any |= thread_is(x, &x->threads[i], which);
 	if (!any)
-		pc_fatal("'%s': no thread of tid or name %s", x->source, which);
+		return pc_error("'%s': no thread of tid or name %s", x->source, which);
 	x->total = 0;
 	x->off = 0;
 	for (size_t g = 0; g < x->ngroups; g++)
@@ -51,23 +52,22 @@ export_keep_thread(struct export *x, const char *which)
 		if (s->off)
 			x->off += s->count;
 	}
+	return 0;
 }
 
 void
 export_flat(const struct export *x, struct symtab *st, struct flat *f)
 {
-	double *per = calloc(x->nfuncs + 1, sizeof(*per));
-	uint32_t *objof = calloc(x->nmaps + 1, sizeof(*objof));
+	double *per = pc_calloc(x->nfuncs + 1, sizeof(*per));
+	uint32_t *objof = pc_calloc(x->nmaps + 1, sizeof(*objof));
 
 	memset(st, 0, sizeof(*st));
 	memset(f, 0, sizeof(*f));
 	strcpy(st->source, ".symtab");
-	st->funcs = calloc(x->nfuncs + 1, sizeof(*st->funcs));
-	st->func_obj = calloc(x->nfuncs + 1, sizeof(*st->func_obj));
-	st->objnames = calloc(x->nmaps + 2, sizeof(*st->objnames));
-	f->rows = calloc(x->nfuncs + 1, sizeof(*f->rows));
-	if (!per || !objof || !st->funcs || !st->func_obj || !st->objnames || !f->rows)
-		pc_fatal("out of memory");
+	st->funcs = pc_calloc(x->nfuncs + 1, sizeof(*st->funcs));
+	st->func_obj = pc_calloc(x->nfuncs + 1, sizeof(*st->func_obj));
+	st->objnames = pc_calloc(x->nmaps + 2, sizeof(*st->objnames));
+	f->rows = pc_calloc(x->nfuncs + 1, sizeof(*f->rows));
 	/* object 0 is the first group's program; each map an object */
 	st->objnames[st->nobjs++] = (char *)"[no object]";
 	for (size_t m = 0; m < x->nmaps; m++) {
@@ -155,14 +155,12 @@ void
 export_callgraph(const struct export *x, struct callgraph *cg)
 {
 	size_t cap = 256, n = 0, scap = 64;
-	struct cg_arc *one = malloc(scap * sizeof(*one));
-	uint32_t *seen = calloc(x->nfuncs + 1, sizeof(*seen));
+	struct cg_arc *one = pc_malloc(scap * sizeof(*one));
+	uint32_t *seen = pc_calloc(x->nfuncs + 1, sizeof(*seen));
 
 	memset(cg, 0, sizeof(*cg));
-	cg->arcs = malloc(cap * sizeof(*cg->arcs));
-	cg->total = calloc(x->nfuncs + 1, sizeof(*cg->total));
-	if (!one || !seen || !cg->arcs || !cg->total)
-		pc_fatal("out of memory");
+	cg->arcs = pc_malloc(cap * sizeof(*cg->arcs));
+	cg->total = pc_calloc(x->nfuncs + 1, sizeof(*cg->total));
 	for (size_t i = 0; i < x->nsamples; i++) {
 		const struct xp_sample *s = &x->samples[i];
 		size_t k = 0;
@@ -226,11 +224,9 @@ cmp_wait_key(const void *a, const void *b)
 struct thread_wait *
 export_thread_waits(const struct export *x, size_t *n)
 {
-	struct thread_wait *w = malloc((x->nsamples + 1) * sizeof(*w));
+	struct thread_wait *w = pc_malloc((x->nsamples + 1) * sizeof(*w));
 	size_t k = 0;
 
-	if (!w)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < x->nsamples; i++) {
 		const struct xp_sample *s = &x->samples[i];
 

@@ -62,8 +62,8 @@ int history_cmp_value(const void *a, const void *b);
 size_t history_sort_values(struct hist_value *v, size_t n);
 /* history_file.c: append r to path (created 0644 when missing) with one
  * write(2) of its whole line under O_APPEND, never through a symbolic
- * link; exits with one line naming the file on failure. */
-void history_append(const char *path, const struct hist_record *r);
+ * link; 0, or -1 after one line naming the file. */
+int history_append(const char *path, const struct hist_record *r);
 
 /* All the records of a file, in the file's order. */
 struct history {
@@ -71,9 +71,10 @@ struct history {
 	size_t n;
 };
 
-/* history_file.c: read path into h; exits 2 with one line naming the file
- * (and the line) on anything that is not a record, or a file of none. */
-void history_read(const char *path, struct history *h);
+/* history_file.c: read path into h; 0, or -1 after one line naming the
+ * file (and the line) on anything that is not a record, or a file of
+ * none. */
+int history_read(const char *path, struct history *h);
 void history_release(struct history *h);
 
 /* history_cp.c: the methods of finding change points */

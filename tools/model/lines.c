@@ -35,10 +35,8 @@ struct lines_module {
 static char *
 dup0(const char *s)
 {
-	char *d = s ? strdup(s) : NULL;
+	char *d = s ? pc_strdup(s) : NULL;
 
-	if (s && !d)
-		pc_fatal("out of memory");
 	return d;
 }
 
@@ -236,7 +234,7 @@ cmp_samples(const void *a, const void *b)
 	return cmp_key(a, b);
 }
 
-void
+int
 lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profile *p,
 	    const struct symtab_opts *so)
 {
@@ -247,8 +245,7 @@ lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profi
 	L->in = in;
 	L->so = so;
 	L->nmods = in->st.nobjs ? in->st.nobjs : 1;
-	if (!(L->mods = calloc(L->nmods, sizeof(*L->mods))))
-		pc_fatal("out of memory");
+	L->mods = pc_calloc(L->nmods, sizeof(*L->mods));
 	L->rate = p->nhists ? p->hists[0].rate : 0;
 	L->total = flat_walk(&in->st, p, give_lines, L, &L->unknown);
 	gmon_profile_outside(p, &out);
@@ -266,10 +263,10 @@ lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profi
 	L->nrows = n;
 	if (n)
 		qsort(L->rows, n, sizeof(*L->rows), cmp_samples);
-	lines_check(L);
+	return lines_check(L);
 }
 
-void
+int
 lines_check(const struct lines *L)
 {
 	for (size_t k = 0; k < L->nmods; k++) {
@@ -277,8 +274,9 @@ lines_check(const struct lines *L)
 		const char *e = m->error[0] ? m->error : dwlines_error(m->dw);
 
 		if (e)
-			pc_fatal("'%s': %s", m->path, e);
+			return pc_error("'%s': %s", m->path, e);
 	}
+	return 0;
 }
 
 void

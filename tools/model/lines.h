@@ -44,13 +44,14 @@ struct lines {
 
 /* The lines of p's samples, named with in's symbols and objects; separate
  * debug files are looked for as so says. The rows' strings live until
- * lines_release. */
-void lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profile *p,
-		 const struct symtab_opts *so);
+ * lines_release. 0, or -1 after lines_check's line. */
+int lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profile *p,
+		const struct symtab_opts *so);
 void lines_release(struct lines *L);
-/* Exit with one line naming the file if an object's DWARF that L read
- * (or lines_at looked in since) is corrupt. lines_build checks it. */
-void lines_check(const struct lines *L);
+/* -1 after one line naming the file if an object's DWARF that L read
+ * (or lines_at looked in since) is corrupt, else 0. lines_build checks
+ * it. */
+int lines_check(const struct lines *L);
 /* The line of link-time address addr of object obj (0: the executable),
  * as lines_build credits it: 1 with *file, *line and *inlined (or NULL)
  * set, 0 where no line covers it. */

@@ -13,21 +13,24 @@
 
 #include "pcprof.h"
 
-static void
+static int
 load_one(struct gmon_profile *p, const char *path)
 {
-	pc_read_gmon(path, p);
+	if (pc_read_gmon(path, p))
+		return -1;
 	if (p->nhists == 0)
-		pc_fatal("'%s': no histogram in the profile", path);
+		return pc_error("'%s': no histogram in the profile", path);
+	return 0;
 }
 
-void
+int
 profiles_load(struct gmon_profile *p, char **paths, int n)
 {
 	uint8_t id0[GMON_BUILDID_SIZE], id[GMON_BUILDID_SIZE];
 	int pc0;
 
-	load_one(p, paths[0]);
+	if (load_one(p, paths[0]))
+		return -1;
 	pc0 = gmon_profile_is_libpc(p, id0);
 	for (int i = 1; i < n; i++) {
 		struct gmon_profile q;
@@ -35,20 +38,24 @@ profiles_load(struct gmon_profile *p, char **paths, int n)
 		char a[32], b[32];
 		int r;
 
-		load_one(&q, paths[i]);
+		if (load_one(&q, paths[i]))
+			return -1;
 		if (q.hists[0].rate != p->hists[0].rate)
-			pc_fatal("'%s': sampled at %u Hz, '%s' at %u Hz: profiles at different rates cannot be summed",
-				 paths[i], q.hists[0].rate, paths[0], p->hists[0].rate);
+			return pc_error("'%s': sampled at %u Hz, '%s' at %u Hz: profiles at different rates cannot be summed",
+					paths[i], q.hists[0].rate, paths[0], p->hists[0].rate);
 		if (pc0 && gmon_profile_is_libpc(&q, id) && memcmp(id0, id, sizeof(id)))
-			pc_fatal("'%s': from another executable than '%s' (build-id %s..., not %s...)",
-				 paths[i], paths[0], pc_hex(id, sizeof(id), a), pc_hex(id0, sizeof(id0), b));
+			return pc_error("'%s': from another executable than '%s' (build-id %s..., not %s...)",
+					paths[i], paths[0], pc_hex(id, sizeof(id), a),
+					pc_hex(id0, sizeof(id0), b));
 		r = gmon_profile_add(p, &q, &err);
 		if (r == -ENOMEM)
-			pc_fatal("'%s': out of memory", paths[i]);
+			return pc_error("'%s': out of memory", paths[i]);
 		if (r)
-			pc_fatal("'%s': cannot be added to '%s': %s", paths[i], paths[0], err.what);
+			return pc_error("'%s': cannot be added to '%s': %s", paths[i], paths[0],
+					err.what);
 		gmon_profile_release(&q);
 	}
+	return 0;
 }
 
 int
@@ -161,21 +168,17 @@ give_func(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
 void
 flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p)
 {
-	double *per = calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*per));
+	double *per = pc_calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*per));
 	struct per_func pf = { st, per };
 	uint64_t out;
 
-	if (!per)
-		pc_fatal("out of memory");
 	memset(f, 0, sizeof(*f));
 	f->rate = p->nhists ? p->hists[0].rate : 0;
 	f->total = flat_walk(st, p, give_func, &pf, &f->unknown);
 	gmon_profile_outside(p, &out);
 	f->outside = (double)out;
 	f->total += f->outside;
-	f->rows = malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*f->rows));
-	if (!f->rows)
-		pc_fatal("out of memory");
+	f->rows = pc_malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*f->rows));
 	for (size_t i = 0; i < st->nfuncs; i++)
 		if (per[i] > 0) {
 			f->rows[f->nrows].func = (uint32_t)i;

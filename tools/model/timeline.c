@@ -34,32 +34,34 @@ xgrow(void *p, size_t *cap, size_t need, size_t size)
 	if (need <= *cap)
 		return p;
 	*cap = need > *cap * 2 ? need : *cap * 2;
-	if (!(p = realloc(p, *cap * size)))
-		pc_fatal("out of memory");
+	p = pc_realloc(p, *cap * size);
 	return p;
 }
 
-static unsigned char *
-read_all(const char *path, size_t *len)
+/* The file at path into *buf (NULL where there is none), *len bytes; 0,
+ * or -1 after one line. */
+static int
+read_all(const char *path, unsigned char **buf, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
-	unsigned char *b;
 	struct stat sb;
 
+	*buf = NULL;
 	if (!f)
-		return NULL;
-	if (fstat(fileno(f), &sb) || sb.st_size < 0 || sb.st_size > (1LL << 34))
-		pc_fatal("'%s': not a timeline file", path);
-	b = malloc((size_t)sb.st_size + 1);
-	if (!b)
-		pc_fatal("out of memory");
-	*len = fread(b, 1, (size_t)sb.st_size, f);
+		return 0;
+	if (fstat(fileno(f), &sb) || sb.st_size < 0 || sb.st_size > (1LL << 34)) {
+		fclose(f);
+		return pc_error("'%s': not a timeline file", path);
+	}
+	*buf = pc_malloc((size_t)sb.st_size + 1);
+	*len = fread(*buf, 1, (size_t)sb.st_size, f);
 	fclose(f);
-	return b;
+	return 0;
 }
 
-/* The stack of a PC_TL_STACK record as the export's locations. */
-static void
+/* The stack of a PC_TL_STACK record as the export's locations; 0, or -1
+ * after one line. */
+static int
 add_stack(struct reading *r, struct tl_group *g, const unsigned char *p, uint32_t len,
 	  int file, tl_locs_fn locs, void *arg, size_t *cap, size_t *cap_pool)
 {
@@ -69,20 +71,18 @@ add_stack(struct reading *r, struct tl_group *g, const unsigned char *p, uint32_
 	static uint32_t buf[MAX_DEPTH + 1];
 
 	if (len < 24)
-		pc_fatal("'%s': a stack record of %u bytes", r->path, len);
+		return pc_error("'%s': a stack record of %u bytes", r->path, len);
 	memcpy(&id, p, 8);
 	memcpy(w, p + 8, 16);
 	if (w[2] > MAX_DEPTH || (uint64_t)w[2] * 8 != len - 24)
-		pc_fatal("'%s': a stack of %u frames in %u bytes", r->path, w[2], len);
+		return pc_error("'%s': a stack of %u frames in %u bytes", r->path, w[2], len);
 	k.count = 0;
 	k.flags = w[0];
 	k.tid = w[1];
 	k.depth = w[2];
 	k.pcs = (const uint64_t *)(const void *)(p + 24);
 	g->stacks = xgrow(g->stacks, cap, g->nstacks + 1, sizeof(*g->stacks));
-	r->ids = realloc(r->ids, *cap * sizeof(*r->ids));
-	if (!r->ids)
-		pc_fatal("out of memory");
+	r->ids = pc_realloc(r->ids, *cap * sizeof(*r->ids));
 	{
 		uint32_t d = k.depth ? locs(arg, file, &k, buf) : 0;
 
@@ -92,6 +92,7 @@ add_stack(struct reading *r, struct tl_group *g, const unsigned char *p, uint32_
 		g->npool += d;
 	}
 	r->ids[g->nstacks++] = id;
+	return 0;
 }
 
 static int
@@ -140,10 +141,8 @@ cmp_marker(const void *a, const void *b)
 static char *
 xstrndup(const char *s, size_t n)
 {
-	char *d = strndup(s, n);
+	char *d = pc_strndup(s, n);
 
-	if (!d)
-		pc_fatal("out of memory");
 	return d;
 }
 
@@ -161,10 +160,8 @@ static void
 pair_marks(struct reading *r, struct tl_group *g, const struct pc_tl_entry *m, size_t n,
 	   size_t *cap)
 {
-	size_t *open = calloc(n ? n : 1, sizeof(*open)), nopen = 0;
+	size_t *open = pc_calloc(n ? n : 1, sizeof(*open)), nopen = 0;
 
-	if (!open)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < n; i++) {
 		const struct pc_tl_entry *e = &m[i];
 		const char *name = e->where <= PC_TL_NAMES && r->names[e->where] ?
@@ -245,11 +242,10 @@ cmp_tid_time(const void *a, const void *b)
 static void
 add_samples(struct reading *r, struct tl_group *g, struct pc_tl_entry *e, size_t n)
 {
-	uint64_t *byid = malloc((g->nstacks ? g->nstacks : 1) * 2 * sizeof(*byid));
+	uint64_t *byid = pc_malloc((g->nstacks ? g->nstacks : 1) * 2 * sizeof(*byid));
 	double rate = g->head.interval_ns ? 1.0 / (double)g->head.interval_ns : 0.001;
 
-	if (!byid || !(g->samples = calloc(n ? n : 1, sizeof(*g->samples))))
-		pc_fatal("out of memory");
+	g->samples = pc_calloc(n ? n : 1, sizeof(*g->samples));
 	for (size_t i = 0; i < g->nstacks; i++) {
 		byid[2 * i] = r->ids[i];
 		byid[2 * i + 1] = i;
@@ -315,8 +311,8 @@ pc_stacks(struct tl_group *g, int file, tl_locs_fn locs, void *arg)
 	}
 }
 
-/* One record at p of len bytes. */
-static void
+/* One record at p of len bytes; 0, or -1 after one line. */
+static int
 take_record(struct reading *r, struct tl_group *g, uint32_t tag, const unsigned char *p,
 	    uint32_t len, struct pc_tl_entry **raw, size_t *nraw, size_t *capraw,
 	    struct pc_tl_entry **mk, size_t *nmk, size_t *capmk)
@@ -327,7 +323,7 @@ take_record(struct reading *r, struct tl_group *g, uint32_t tag, const unsigned 
 	case PC_TL_SAMPLE:
 	case PC_TL_MARK:
 		if (len != sizeof(struct pc_tl_entry))
-			pc_fatal("'%s': an entry of %u bytes", r->path, len);
+			return pc_error("'%s': an entry of %u bytes", r->path, len);
 		if (tag == PC_TL_SAMPLE) {
 			*raw = xgrow(*raw, capraw, *nraw + 1, sizeof(**raw));
 			memcpy(&(*raw)[(*nraw)++], p, len);
@@ -338,19 +334,20 @@ take_record(struct reading *r, struct tl_group *g, uint32_t tag, const unsigned 
 		break;
 	case PC_TL_NAME:
 		if (len < 8)
-			pc_fatal("'%s': a name record of %u bytes", r->path, len);
+			return pc_error("'%s': a name record of %u bytes", r->path, len);
 		memcpy(&id, p, 8);
 		if (id >= 1 && id <= PC_TL_NAMES && !r->names[id])
 			r->names[id] = xstrndup((const char *)p + 8, len - 8);
 		break;
 	case PC_TL_HEAD:
 		if (len != sizeof(g->head))
-			pc_fatal("'%s': a header of %u bytes", r->path, len);
+			return pc_error("'%s': a header of %u bytes", r->path, len);
 		memcpy(&g->head, p, len);
 		break;
 	default:
 		break;		/* a later build's: left out */
 	}
+	return 0;
 }
 
 /* A new, empty timeline of the export's group. */
@@ -359,8 +356,8 @@ new_group(struct export *x, uint32_t group)
 {
 	struct tl_group *g;
 
-	if (!x->timeline && !(x->timeline = calloc(1, sizeof(*x->timeline))))
-		pc_fatal("out of memory");
+	if (!x->timeline)
+		x->timeline = pc_calloc(1, sizeof(*x->timeline));
 	x->timeline->v = pc_realloc(x->timeline->v, (x->timeline->n + 1) * sizeof(*g));
 	g = &x->timeline->v[x->timeline->n++];
 	memset(g, 0, sizeof(*g));
@@ -368,46 +365,73 @@ new_group(struct export *x, uint32_t group)
 	return g;
 }
 
-void
+/* What the records of one timeline file gather as they are read. */
+struct taken {
+	struct pc_tl_entry *raw, *mk;
+	size_t nraw, capraw, nmk, capmk, cap, cap_pool;
+};
+
+/* The records of r (its file name) into g and t; 0, or -1 after one line. */
+static int
+read_records(struct reading *r, struct tl_group *g, const char *name, int file,
+	     tl_locs_fn locs, void *arg, struct taken *t)
+{
+	size_t at = 0;
+	int ended = 0, bad;
+
+	while (at < r->len) {
+		struct pc_tl_rec h;
+
+		if (r->len - at < sizeof(h))
+			return pc_error("'%s': truncated at byte %zu", name, at);
+		memcpy(&h, r->buf + at, sizeof(h));
+		at += sizeof(h);
+		if (h.len > r->len - at)
+			return pc_error("'%s': truncated record at byte %zu", name, at);
+		if (ended)
+			return pc_error("'%s': a record after the end at byte %zu", name, at);
+		ended = h.tag == PC_TL_LAST;
+		if (h.tag == PC_TL_STACK)
+			bad = add_stack(r, g, r->buf + at, h.len, file, locs, arg, &t->cap,
+					&t->cap_pool);
+		else
+			bad = take_record(r, g, h.tag, r->buf + at, h.len, &t->raw, &t->nraw,
+					  &t->capraw, &t->mk, &t->nmk, &t->capmk);
+		if (bad)
+			return -1;
+		at += h.len;
+	}
+	if (!ended)
+		return pc_error("'%s': cut short (no end record)", name);
+	return 0;
+}
+
+int
 timelines_add(struct export *x, const char *path, int file, uint32_t group,
 	      tl_locs_fn locs, void *arg)
 {
 	char name[4096];
 	struct reading r = { name, NULL, 0, NULL, { NULL } };
 	struct tl_group *g;
-	struct pc_tl_entry *raw = NULL, *mk = NULL;
-	size_t nraw = 0, capraw = 0, nmk = 0, capmk = 0, cap = 0, cap_pool = 0, capm = 0;
-	size_t at = 0;
-	int ended = 0;
+	struct taken t = { 0 };
+	struct pc_tl_entry *raw, *mk;
+	size_t nraw, nmk, capm = 0;
 
 	snprintf(name, sizeof(name), "%s%s", path, PC_TL_SUFFIX);
-	if (!(r.buf = read_all(name, &r.len)))
-		return;
+	if (read_all(name, &r.buf, &r.len))
+		return -1;
+	if (!r.buf)
+		return 0;
 	if (r.len < sizeof(struct pc_tl_rec) + sizeof(struct pc_tl_head) ||
 	    memcmp(r.buf + sizeof(struct pc_tl_rec), PC_TL_MAGIC, 16))
-		pc_fatal("'%s': not a timeline file", name);
+		return pc_error("'%s': not a timeline file", name);
 	g = new_group(x, group);
-	while (at < r.len) {
-		struct pc_tl_rec h;
-
-		if (r.len - at < sizeof(h))
-			pc_fatal("'%s': truncated at byte %zu", name, at);
-		memcpy(&h, r.buf + at, sizeof(h));
-		at += sizeof(h);
-		if (h.len > r.len - at)
-			pc_fatal("'%s': truncated record at byte %zu", name, at);
-		if (ended)
-			pc_fatal("'%s': a record after the end at byte %zu", name, at);
-		ended = h.tag == PC_TL_LAST;
-		if (h.tag == PC_TL_STACK)
-			add_stack(&r, g, r.buf + at, h.len, file, locs, arg, &cap, &cap_pool);
-		else
-			take_record(&r, g, h.tag, r.buf + at, h.len, &raw, &nraw, &capraw, &mk,
-				    &nmk, &capmk);
-		at += h.len;
-	}
-	if (!ended)
-		pc_fatal("'%s': cut short (no end record)", name);
+	if (read_records(&r, g, name, file, locs, arg, &t))
+		return -1;
+	raw = t.raw;
+	nraw = t.nraw;
+	mk = t.mk;
+	nmk = t.nmk;
 	add_samples(&r, g, raw, nraw);
 	pc_stacks(g, file, locs, arg);
 	pair_marks(&r, g, mk, nmk, &capm);
@@ -424,6 +448,7 @@ timelines_add(struct export *x, const char *path, int file, uint32_t group,
 	free(raw);
 	free(mk);
 	free(r.buf);
+	return 0;
 }
 
 uint64_t

@@ -73,8 +73,8 @@ typedef uint32_t (*tl_locs_fn)(void *arg, int file, const struct gmon_stack *k, 
 
 /* Add the timeline beside the profile path (file `file` of the input
  * that export_add reads now) to x's, as group g; nothing where there is
- * none. Exits with one line on a damaged one. */
-void timelines_add(struct export *x, const char *path, int file, uint32_t g,
+ * none. 0, or -1 after one line on a damaged one. */
+int timelines_add(struct export *x, const char *path, int file, uint32_t g,
 		   tl_locs_fn locs, void *arg);
 /* The earliest time of all; the last. */
 uint64_t timelines_zero(const struct timelines *t);

@@ -178,16 +178,17 @@ add_into(struct gmon_profile *p, struct wall_add *w)
 	p->narcs = na;
 }
 
-void
+int
 wallgmon_build(struct gmon_profile *p, const struct pc_inputs *in, int run,
 	       const char *stacks_file, enum pc_clock clock)
 {
 	const struct pc_run *r = &in->runs[run];
 	struct wall_add w = { 0 };
 
-	profiles_load(p, r->files, r->nfiles);
+	if (profiles_load(p, r->files, r->nfiles))
+		return -1;
 	if (!p->nhists)
-		pc_fatal("'%s': no histogram to place wall time in", r->files[0]);
+		return pc_error("'%s': no histogram to place wall time in", r->files[0]);
 	if (clock == PC_CLOCK_OFF) {
 		for (size_t h = 0; h < p->nhists; h++)
 			memset(p->hists[h].counts, 0, p->hists[h].nbins * sizeof(uint64_t));
@@ -195,12 +196,15 @@ wallgmon_build(struct gmon_profile *p, const struct pc_inputs *in, int run,
 	}
 	for (int i = 0; i < (stacks_file ? 1 : r->nfiles); i++) {
 		struct gmon_stacks ss;
+		int bad = stacks_load(in, run, i, stacks_file, 1, &ss);
 
-		if (stacks_load(in, run, i, stacks_file, 1, &ss))
+		if (bad < 0)
+			return -1;
+		if (bad)
 			continue;
 		if (ss.rate != p->hists[0].rate)
-			pc_fatal("'%s': stacks sampled at %u Hz, its profile at %u Hz",
-				 r->files[i], ss.rate, p->hists[0].rate);
+			return pc_error("'%s': stacks sampled at %u Hz, its profile at %u Hz",
+					r->files[i], ss.rate, p->hists[0].rate);
 		for (size_t j = 0; j < ss.n; j++)
 			if (ss.v[j].flags & GMON_STACK_OFFCPU)
 				add_stack(&w, &ss.v[j], stack_weight(&ss, &ss.v[j], PC_CLOCK_OFF));
@@ -209,4 +213,5 @@ wallgmon_build(struct gmon_profile *p, const struct pc_inputs *in, int run,
 	add_into(p, &w);
 	free(w.bins);
 	free(w.arcs);
+	return 0;
 }

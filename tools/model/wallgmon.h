@@ -22,9 +22,9 @@
  * called into, the runqueue) is counted on libpc's arcs of time outside
  * the executable (gmon.h), so that nothing is lost. Fractions of a sample
  * are carried from bin to bin, so the counts add up to the rounded whole.
- * Exits with one line on bad input.
+ * 0, or -1 after one line on bad input.
  */
-void wallgmon_build(struct gmon_profile *p, const struct pc_inputs *in, int run,
+int wallgmon_build(struct gmon_profile *p, const struct pc_inputs *in, int run,
 		    const char *stacks_file, enum pc_clock clock);
 
 #endif

@@ -58,11 +58,9 @@ inside_markers(const struct tl_group *g, const char *name, unsigned char *keep)
 static size_t
 cut_group(struct tl_group *g, uint64_t lo, uint64_t hi, const char *name)
 {
-	unsigned char *keep = calloc(g->nsamples ? g->nsamples : 1, 1);
+	unsigned char *keep = pc_calloc(g->nsamples ? g->nsamples : 1, 1);
 	size_t n = 0, named = 0, nm = 0;
 
-	if (!keep)
-		pc_fatal("out of memory");
 	if (name)
 		named = inside_markers(g, name, keep);
 	else
@@ -132,7 +130,7 @@ add_sample(struct export *x, const struct tl_group *g, const struct tl_sample *s
 	}
 }
 
-void
+int
 export_keep_window(struct export *x, const struct report_opts *r)
 {
 	struct timelines *t = x->timeline;
@@ -141,10 +139,10 @@ export_keep_window(struct export *x, const struct report_opts *r)
 	uint32_t none;
 
 	if (!t || !t->n)
-		pc_fatal("'%s': no timeline recorded for --from, --to or --marker (pcprof run "
-			 "--timeline, PC_TIMELINE=1)", x->source);
+		return pc_error("'%s': no timeline recorded for --from, --to or --marker (pcprof "
+				"run --timeline, PC_TIMELINE=1)", x->source);
 	if ((r->window & WINDOW_TO) && (r->window & WINDOW_FROM) && r->to <= r->from)
-		pc_fatal("--to %g: not after --from %g", r->to, r->from);
+		return pc_error("--to %g: not after --from %g", r->to, r->from);
 	zero = timelines_zero(t);
 	lo = zero + (uint64_t)llround(r->from * 1e9);
 	if (r->window & WINDOW_TO)
@@ -152,7 +150,8 @@ export_keep_window(struct export *x, const struct report_opts *r)
 	for (size_t i = 0; i < t->n; i++)
 		named += cut_group(&t->v[i], lo, hi, r->marker);
 	if (r->marker && !named)
-		pc_fatal("'%s': no marker named '%s' in its timeline", x->source, r->marker);
+		return pc_error("'%s': no marker named '%s' in its timeline", x->source,
+				r->marker);
 	/* the export's samples, from the timeline's alone */
 	x->nsamples = x->npool = x->narcs = 0;
 	x->total = x->off = 0;
@@ -168,4 +167,5 @@ export_keep_window(struct export *x, const struct report_opts *r)
 			if (t->v[i].samples[j].off ? x->clock != PC_CLOCK_CPU :
 			    x->clock != PC_CLOCK_OFF)
 				add_sample(x, &t->v[i], &t->v[i].samples[j], none);
+	return 0;
 }

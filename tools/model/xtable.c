@@ -29,11 +29,9 @@ static void
 table_grow(struct table *t)
 {
 	size_t n = t->mask ? 2 * (t->mask + 1) : 1024;
-	uint32_t *slot = calloc(n, sizeof(*slot));
-	uint64_t *hash = calloc(n, sizeof(*hash));
+	uint32_t *slot = pc_calloc(n, sizeof(*slot));
+	uint64_t *hash = pc_calloc(n, sizeof(*hash));
 
-	if (!slot || !hash)
-		pc_fatal("out of memory");
 	for (size_t i = 0; t->mask && i <= t->mask; i++) {
 		size_t j;
 

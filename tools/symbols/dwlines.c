@@ -60,8 +60,7 @@ unit_path(struct unit *u, const char *f, const char *comp_dir)
 	u->raw = pc_realloc(u->raw, (u->nnames + 1) * sizeof(*u->raw));
 	u->joined = pc_realloc(u->joined, (u->nnames + 1) * sizeof(*u->joined));
 	u->raw[u->nnames] = f;
-	if (asprintf(&u->joined[u->nnames], "%s/%s", comp_dir, f) < 0)
-		pc_fatal("out of memory");
+	u->joined[u->nnames] = pc_asprintf("%s/%s", comp_dir, f);
 	return u->joined[u->nnames++];
 }
 
@@ -138,8 +137,7 @@ with_dwarf(Elf *elf, int fd, char *err, size_t errlen)
 			elf_end(elf);
 		return NULL;
 	}
-	if (!(m = calloc(1, sizeof(*m))))
-		pc_fatal("out of memory");
+	m = pc_calloc(1, sizeof(*m));
 	m->fd = fd;
 	m->elf = elf;
 	m->dw = dw;
@@ -240,9 +238,7 @@ unit_of(struct dwlines *m, Dwarf_Die *cu)
 			corrupt(m, "the line table of the unit", off);
 		return NULL;
 	}
-	u->rows = calloc(n, sizeof(*u->rows));
-	if (!u->rows)
-		pc_fatal("out of memory");
+	u->rows = pc_calloc(n, sizeof(*u->rows));
 	for (size_t i = 0; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(dl, i);
 		struct lrow *r = &u->rows[u->n];

@@ -137,10 +137,8 @@ code_move(const unsigned char *r, uint32_t size, struct jlines *l)
 	for (size_t i = l->n, k = 0; csize && i > 0 && k < JD_MOVE_LOOK; i--, k++)
 		if (l->v[i - 1].lo == from) {
 			/* the name is copied first: jit_add may move l->v */
-			char *name = strdup(jit_name(l, i - 1));
+			char *name = pc_strdup(jit_name(l, i - 1));
 
-			if (!name)
-				pc_fatal("out of memory");
 			jit_add(l, to, to + csize, name, strlen(name));
 			free(name);
 			break;

@@ -199,10 +199,8 @@ jit_disjoint(struct jlines *l, struct symtab *st, const char *source)
 
 	if (n && !in_order(v, n))
 		qsort(v, n, sizeof(*v), cmp_jline);
-	st->syms = calloc(n ? n : 1, sizeof(*st->syms));
-	st->funcs = calloc(n ? n : 1, sizeof(*st->funcs));
-	if (!st->syms || !st->funcs)
-		pc_fatal("out of memory");
+	st->syms = pc_calloc(n ? n : 1, sizeof(*st->syms));
+	st->funcs = pc_calloc(n ? n : 1, sizeof(*st->funcs));
 	snprintf(st->source, sizeof(st->source), "%s", source);
 	/* sorted by start, the latest first at each: the first of each start
 	 * is the one kept, and it ends where the next start begins */
@@ -215,8 +213,7 @@ jit_disjoint(struct jlines *l, struct symtab *st, const char *source)
 			hi = v[next].lo;
 		if (st->nsyms && st->syms[st->nsyms - 1].hi > v[i].lo)
 			continue;
-		if (!(st->funcs[st->nfuncs] = strdup(l->names + v[i].name)))
-			pc_fatal("out of memory");
+		st->funcs[st->nfuncs] = pc_strdup(l->names + v[i].name);
 		st->syms[st->nsyms].lo = v[i].lo;
 		st->syms[st->nsyms].hi = hi;
 		st->syms[st->nsyms].func = (uint32_t)st->nfuncs++;

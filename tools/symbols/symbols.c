@@ -19,17 +19,7 @@ symbols_notes(const struct symtab_opts *o)
 		pc_warn("note: %s", note);
 }
 
-void
-symbols_load(struct symtab *st, const char *exe, const struct symtab_opts *o)
-{
-	char err[512];
-
-	if (symtab_load(st, exe, o, err, sizeof(err)))
-		pc_fatal("'%s': %s", exe, err);
-	symbols_notes(o);
-}
-
-void
+int
 symbols_load_whole(struct symtab *st, const char *exe, const struct symtab_opts *o,
 		   int whole)
 {
@@ -37,17 +27,16 @@ symbols_load_whole(struct symtab *st, const char *exe, const struct symtab_opts 
 
 	if (symtab_load(st, exe, o, err, sizeof(err)) == 0) {
 		symbols_notes(o);
-		return;
+		return 0;
 	}
 	if (!whole)
-		pc_fatal("'%s': %s", exe, err);
+		return pc_error("'%s': %s", exe, err);
 	/* the whole process was profiled: the rest of it can still be shown */
 	pc_warn("warning: '%s': %s", exe, err);
 	memset(st, 0, sizeof(*st));
-	st->syms = calloc(1, sizeof(*st->syms));
-	st->funcs = calloc(1, sizeof(*st->funcs));
-	if (!st->syms || !st->funcs)
-		pc_fatal("out of memory");
+	st->syms = pc_calloc(1, sizeof(*st->syms));
+	st->funcs = pc_calloc(1, sizeof(*st->funcs));
+	return 0;
 }
 
 void

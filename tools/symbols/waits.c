@@ -96,16 +96,12 @@ wait_children_add(struct wait_child **v, size_t *n, size_t *cap, const char *sit
 	if (*n == *cap) {
 		size_t room = *cap ? 2 * *cap : 16;
 
-		if (!(c = realloc(*v, room * sizeof(*c)))) {
-			pc_fatal("out of memory");
-		}
+		c = pc_realloc(*v, room * sizeof(*c));
 		*v = c;
 		*cap = room;
 	}
 	c = &(*v)[(*n)++];
-	if (!(c->site = strdup(site))) {
-		pc_fatal("out of memory");
-	}
+	c->site = pc_strdup(site);
 	c->pid = pid;
 	c->samples = samples;
 }

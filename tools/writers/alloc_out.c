@@ -66,11 +66,9 @@ site_of(const struct export *x, const struct xp_sample *s)
 static struct site *
 sites_of(const struct export *x, size_t *n, double tot[GMON_ALLOC_KINDS])
 {
-	struct site *v = calloc(x->nfuncs + 1, sizeof(*v));
-	uint32_t *at = calloc(x->nfuncs + 1, sizeof(*at));	/* 1 + index in v */
+	struct site *v = pc_calloc(x->nfuncs + 1, sizeof(*v));
+	uint32_t *at = pc_calloc(x->nfuncs + 1, sizeof(*at));	/* 1 + index in v */
 
-	if (!v || !at)
-		pc_fatal("out of memory");
 	*n = 0;
 	memset(tot, 0, GMON_ALLOC_KINDS * sizeof(*tot));
 	for (size_t i = 0; i < x->nsamples; i++) {

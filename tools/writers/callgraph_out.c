@@ -55,14 +55,12 @@ void
 callgraph_print(FILE *out, const struct callgraph *cg, const struct flat *f,
 		const struct symtab *st, long top)
 {
-	uint32_t *order = malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*order));
-	long *index = malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*index));
-	double *self = calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*self));
-	const struct cg_arc **side = malloc((cg->narcs ? cg->narcs : 1) * sizeof(*side));
+	uint32_t *order = pc_malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*order));
+	long *index = pc_malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*index));
+	double *self = pc_calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*self));
+	const struct cg_arc **side = pc_malloc((cg->narcs ? cg->narcs : 1) * sizeof(*side));
 	size_t n = 0;
 
-	if (!order || !index || !self || !side)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < f->nrows; i++)
 		self[f->rows[i].func] = f->rows[i].samples;
 	for (size_t i = 0; i < st->nfuncs; i++)

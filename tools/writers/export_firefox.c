@@ -9,6 +9,7 @@
  * the counters of pcprof_count. Names are resolved here (symbolicated).
  * Categories: CPU, and off-CPU with a subcategory per call waited in.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,8 +57,7 @@ ff_grow(void *p, size_t *cap, size_t need, size_t size)
 	if (need <= *cap)
 		return p;
 	*cap = need > *cap * 2 ? need : *cap * 2;
-	if (!(p = realloc(p, *cap * size)))
-		pc_fatal("out of memory");
+	p = pc_realloc(p, *cap * size);
 	return p;
 }
 
@@ -99,9 +99,7 @@ wait_sub(struct ff *f, uint32_t loc)
 	for (size_t i = 0; i < f->nwaits; i++)
 		if (!strcmp(f->waits[i], name))
 			return (uint32_t)i + 1;
-	f->waits = realloc(f->waits, (f->nwaits + 1) * sizeof(*f->waits));
-	if (!f->waits)
-		pc_fatal("out of memory");
+	f->waits = pc_realloc(f->waits, (f->nwaits + 1) * sizeof(*f->waits));
 	f->waits[f->nwaits++] = name;
 	return (uint32_t)f->nwaits;
 }
@@ -136,8 +134,7 @@ hash_rebuild(struct ff_thread *t)
 	size_t n = t->hash_slots ? t->hash_slots * 2 : 1024;
 
 	free(t->hash);
-	if (!(t->hash = calloc(n, sizeof(*t->hash))))
-		pc_fatal("out of memory");
+	t->hash = pc_calloc(n, sizeof(*t->hash));
 	t->hash_slots = n;
 	for (size_t i = 0; i < t->nst; i++) {
 		uint64_t h = ((uint64_t)t->st[4 * i + 1] * 0x9e3779b97f4a7c15ULL) ^
@@ -329,10 +326,8 @@ static void
 write_frames(struct ff *f, struct ff_thread *t, FILE *out)
 {
 	const struct export *x = f->x;
-	int64_t *col = malloc((t->nframes + 1) * 3 * sizeof(*col));
+	int64_t *col = pc_malloc((t->nframes + 1) * 3 * sizeof(*col));
 
-	if (!col)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < t->nframes; i++) {
 		uint32_t loc = t->frames[i];
 
@@ -374,10 +369,8 @@ write_frames(struct ff *f, struct ff_thread *t, FILE *out)
 static void
 write_funcs(struct ff_thread *t, const struct export *x, FILE *out)
 {
-	int64_t *name = malloc((t->nfuncs + 1) * 2 * sizeof(*name));
+	int64_t *name = pc_malloc((t->nfuncs + 1) * 2 * sizeof(*name));
 
-	if (!name)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < t->nfuncs; i++) {
 		uint32_t fn = t->funcs[i];
 
@@ -503,11 +496,9 @@ write_thread(struct ff *f, uint64_t key, FILE *out)
 	t.group = (uint32_t)(key >> 33);
 	t.tid = (uint32_t)key;
 	pid = group_pid(f, t.group);
-	t.s.of_str = calloc(x->nstrs + 1, sizeof(*t.s.of_str));
-	t.func_of = calloc(x->nfuncs + 1, sizeof(*t.func_of));
-	t.frame_of = calloc(x->nlocs + 1, sizeof(*t.frame_of));
-	if (!t.s.of_str || !t.func_of || !t.frame_of)
-		pc_fatal("out of memory");
+	t.s.of_str = pc_calloc(x->nstrs + 1, sizeof(*t.s.of_str));
+	t.func_of = pc_calloc(x->nfuncs + 1, sizeof(*t.func_of));
+	t.frame_of = pc_calloc(x->nlocs + 1, sizeof(*t.frame_of));
 	name = thread_name(x, t.group, t.tid);
 	if (!name) {
 		snprintf(tname, sizeof(tname), "thread %u", t.tid);
@@ -623,22 +614,21 @@ export_firefox(const struct export *x, FILE *out, const char *title)
 	size_t body_len = 0;
 	FILE *b;
 
-	if (!f.tl || !f.tl->n)
-		pc_fatal("'%s': no timeline recorded (pcprof run --timeline, PC_TIMELINE=1)",
-			 x->source);
+	if (!f.tl || !f.tl->n) {
+		errno = EINVAL;		/* timeline_recorded says so first */
+		return -1;
+	}
 	f.zero = timelines_zero(f.tl);
 	n = list_threads(&f, &threads);
 	/* the threads first, into memory: they find the waits the meta's
 	 * categories list */
-	if (!(b = open_memstream(&body, &body_len)))
-		pc_fatal("out of memory");
+	b = pc_memstream(&body, &body_len);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputc(',', b);
 		write_thread(&f, threads[i], b);
 	}
-	if (fclose(b))
-		pc_fatal("out of memory");
+	pc_memstream_close(b);
 	write_meta(&f, out, title);
 	fputs(",\"libs\":[],\"pages\":[],\"threads\":[", out);
 	fwrite(body, 1, body_len, out);

@@ -26,8 +26,7 @@ fold(const struct export *x, const uint32_t *fr, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		len += text_escape(NULL, 0, x->strs[x->funcs[fr[i]].name], TEXT_FOLDED) + 1;
-	if (!(s = malloc(len + 1)))
-		pc_fatal("out of memory");
+	s = pc_malloc(len + 1);
 	len = 0;
 	s[0] = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -50,8 +49,7 @@ export_folded(const struct export *x, struct folded_set *fs)
 
 	memset(fs, 0, sizeof(*fs));
 	fs->rate = x->ngroups ? x->groups[0].rate : 0;
-	if (!(fs->v = calloc(x->nsamples ? x->nsamples : 1, sizeof(*fs->v))))
-		pc_fatal("out of memory");
+	fs->v = pc_calloc(x->nsamples ? x->nsamples : 1, sizeof(*fs->v));
 	for (size_t i = 0; i < x->nsamples; i++) {
 		const struct xp_sample *s = &x->samples[i];
 

@@ -149,20 +149,20 @@ print_threads_head(const struct export *x, enum format format, FILE *out, const 
 		fprintf(out, "{\"clock\": \"%s\", \"threads\": [", clock_word(x->clock));
 }
 
-void
+int
 export_print_threads(const struct export *x, enum format format, FILE *out,
 		     const char *title)
 {
-	const struct xp_thread **v = malloc((x->nthreads ? x->nthreads : 1) * sizeof(*v));
+	const struct xp_thread **v = pc_malloc((x->nthreads ? x->nthreads : 1) * sizeof(*v));
 	double unknown = x->total;
 	struct thread_wait *w;
 	size_t nw;
 
-	if (!v)
-		pc_fatal("out of memory");
-	if (!x->nthreads)
-		pc_fatal("'%s': no thread recorded for --by-thread (threads are recorded with "
-			 "the stacks: PC_STACKS=1, pcprof run --stacks)", x->source);
+	if (!x->nthreads) {
+		free(v);
+		return pc_error("'%s': no thread recorded for --by-thread (threads are recorded "
+				"with the stacks: PC_STACKS=1, pcprof run --stacks)", x->source);
+	}
 	for (size_t i = 0; i < x->nthreads; i++) {
 		v[i] = &x->threads[i];
 		unknown -= v[i]->samples;
@@ -182,16 +182,19 @@ export_print_threads(const struct export *x, enum format format, FILE *out,
 			x->total, unknown > 0 ? unknown : 0);
 	free(w);
 	free(v);
+	return 0;
 }
 
-void
+int
 export_print(const struct export *x, enum format format, FILE *out, const char *title)
 {
 	int r;
 
 	if (format == FORMAT_PPROF && isatty(fileno(out)))
-		pc_fatal("--format pprof: a gzipped protobuf file, not for a terminal: name "
-			 "the file with -o FILE");
+		return pc_error("--format pprof: a gzipped protobuf file, not for a terminal: "
+				"name the file with -o FILE");
+	if (format == FORMAT_FIREFOX && timeline_recorded(x))
+		return -1;
 	if (format == FORMAT_PPROF)
 		r = export_pprof(x, out);
 	else if (format == FORMAT_SPEEDSCOPE)
@@ -201,24 +204,25 @@ export_print(const struct export *x, enum format format, FILE *out, const char *
 	else
 		r = export_callgrind(x, out, title);
 	if (r && errno == ENOMEM)
-		pc_fatal("out of memory");
+		pc_oom();
 	/* a write error is the caller's to tell, from ferror(out) */
+	return 0;
 }
 
-void
+int
 export_finish(struct export *x, const struct report_opts *r, FILE *out, const char *title)
 {
-	if (r->window)
-		export_keep_window(x, r);
-	if (r->thread)
-		export_keep_thread(x, r->thread);
+	if (r->window && export_keep_window(x, r))
+		return -1;
+	if (r->thread && export_keep_thread(x, r->thread))
+		return -1;
 	if (r->timeline) {
-		timeline_print(x, out, title);
+		return timeline_print(x, out, title);
 	} else if (r->by_thread) {
-		export_print_threads(x, FORMAT_IS_EXPORT(r->format) ? FORMAT_TEXT : r->format,
-				     out, title);
+		return export_print_threads(x, FORMAT_IS_EXPORT(r->format) ? FORMAT_TEXT :
+					    r->format, out, title);
 	} else if (FORMAT_IS_EXPORT(r->format)) {
-		export_print(x, r->format, out, title);
+		return export_print(x, r->format, out, title);
 	} else if (r->format == FORMAT_FOLDED) {
 		struct folded_set fs;
 
@@ -250,4 +254,5 @@ export_finish(struct export *x, const struct report_opts *r, FILE *out, const ch
 		export_flat_release(&st, &f);
 		wait_children_free(kids, nkids);
 	}
+	return 0;
 }

@@ -26,27 +26,33 @@ size_t export_sample_frames(const struct export *x, const struct xp_sample *s, u
  * (export_folded.c): for a window's --format folded and flame graph. */
 void export_folded(const struct export *x, struct folded_set *fs);
 /* The export's timeline in the Firefox Profiler's processed format
- * (export_firefox.c); exits with one line where none was recorded. */
+ * (export_firefox.c), where one was recorded (timeline_recorded); 0, or
+ * -1 with errno (ENOMEM, or EINVAL where there is none). */
 int export_firefox(const struct export *x, FILE *out, const char *title);
 /* The export's timeline as text (timeline_out.c): each thread's time in
- * buckets, what it ran most in each, and the markers; exits with one
+ * buckets, what it ran most in each, and the markers; 0, or -1 after one
  * line where none was recorded. */
-void timeline_print(const struct export *x, FILE *out, const char *title);
+int timeline_print(const struct export *x, FILE *out, const char *title);
+/* 0 where x holds a timeline, else -1 after one line (timeline_out.c). */
+int timeline_recorded(const struct export *x);
 /* speedscope's file of the export's timeline, a thread an evented
  * profile (timeline_speedscope.c). */
 int export_speedscope_timeline(const struct export *x, FILE *out, const char *title);
 
 /* One line per thread (samples, share, tid, name, process) as format
- * (text, json or csv) onto out; exits where no thread was recorded. */
-void export_print_threads(const struct export *x, enum format format, FILE *out,
+ * (text, json or csv) onto out; 0, or -1 after one line where no thread
+ * was recorded. */
+int export_print_threads(const struct export *x, enum format format, FILE *out,
 			  const char *title);
 /* Write x as format (an export format) onto out; a write error is left in
- * ferror(out). pprof is not written to a terminal. */
-void export_print(const struct export *x, enum format format, FILE *out, const char *title);
+ * ferror(out). pprof is not written to a terminal, and firefox needs a
+ * timeline: 0, or -1 after one line. */
+int export_print(const struct export *x, enum format format, FILE *out, const char *title);
 /* What report asks of an export: --thread's samples only, then the
  * threads (--by-thread), the file for another tool (--format), or the
- * flat profile of what is kept (report.c's writers). */
-void export_finish(struct export *x, const struct report_opts *r, FILE *out,
+ * flat profile of what is kept (report.c's writers). 0, or -1 after one
+ * line. */
+int export_finish(struct export *x, const struct report_opts *r, FILE *out,
 		   const char *title);
 
 #endif

@@ -40,10 +40,8 @@ typedef Perftools__Profiles__Function Function;
 static void *
 alloc(size_t n, size_t size)
 {
-	void *p = calloc(n ? n : 1, size);
+	void *p = pc_calloc(n ? n : 1, size);
 
-	if (!p)
-		pc_fatal("out of memory");
 	return p;
 }
 

@@ -293,14 +293,12 @@ map_file(const struct export *x, uint32_t func)
 int
 export_callgrind(const struct export *x, FILE *out, const char *title)
 {
-	unsigned char *obs = calloc(x->nstrs, 1), *files = calloc(x->nstrs, 1),
-		      *fns = calloc(x->nstrs, 1);
+	unsigned char *obs = pc_calloc(x->nstrs, 1), *files = pc_calloc(x->nstrs, 1),
+		      *fns = pc_calloc(x->nstrs, 1);
 	struct costs c = { 0 };
 	uint32_t cur = UINT32_MAX, curfile = 0;
 	double self = 0;
 
-	if (!obs || !files || !fns)
-		pc_fatal("out of memory");
 	gather(x, &c);
 	fprintf(out, "# callgrind format\nversion: 1\ncreator: pcprof\ncmd: %s\n"
 		"positions: line\nevents: Samples\nsummary: %.0f\n\n", text_name(title),

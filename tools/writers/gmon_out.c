@@ -65,17 +65,19 @@ gmon_write_fd(int fd, struct gmon_profile *p)
 	return (int)n;
 }
 
-void
+int
 gmon_write_file(const char *out, struct gmon_profile *p)
 {
 	struct out_file of;
 	FILE *f = out_open(&of, out);
 	int r;
 
+	if (!f)
+		return -1;
 	/* nothing is buffered in f: gmon_write_fd writes its descriptor */
 	if (fflush(f))
-		pc_fatal("'%s': %s", out, strerror(errno));
+		return pc_error("'%s': %s", out, strerror(errno));
 	if ((r = gmon_write_fd(fileno(f), p)))
-		pc_fatal("'%s': %s", out, strerror(-r));
-	out_commit(&of);
+		return pc_error("'%s': %s", out, strerror(-r));
+	return out_commit(&of);
 }

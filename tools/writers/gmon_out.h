@@ -15,7 +15,7 @@ int gmon_write_fd(int fd, struct gmon_profile *p);
 /* p written whole to path, or not at all, through out_open (base/outfile.c): a
  * temporary file beside it renamed into place, so that a symlink there is
  * replaced, never written through, and a failure (EFBIG, ENOSPC) leaves
- * no file. Exits with one line naming the file on failure. */
-void gmon_write_file(const char *path, struct gmon_profile *p);
+ * no file. 0, or -1 after one line naming the file. */
+int gmon_write_file(const char *path, struct gmon_profile *p);
 
 #endif

@@ -215,11 +215,9 @@ void
 lines_print(FILE *out, const struct lines *L, const struct symtab *st,
 	    const struct report_opts *ro)
 {
-	struct lrow_out *o = malloc((L->nrows + 2) * sizeof(*o));
+	struct lrow_out *o = pc_malloc((L->nrows + 2) * sizeof(*o));
 	size_t n, shown;
 
-	if (!o)
-		pc_fatal("out of memory");
 	n = rows_out(L, o);
 	shown = ro->top > 0 && (size_t)ro->top < n ? (size_t)ro->top : n;
 	if (ro->format == FORMAT_JSON)

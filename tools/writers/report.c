@@ -171,8 +171,7 @@ print_children(FILE *out, const char *name, const struct report_opts *o)
 	if (!c)
 		return;
 	/* a profile's directory, or the directory given */
-	if (!(copy = strdup(dir)))
-		pc_fatal("out of memory");
+	copy = pc_strdup(dir);
 	if (stat(copy, &sb) == 0 && !S_ISDIR(sb.st_mode) && (slash = strrchr(copy, '/')))
 		*slash = 0;
 	else if (stat(copy, &sb) == 0 && !S_ISDIR(sb.st_mode))
@@ -286,10 +285,8 @@ static void
 json_callers_only(FILE *out, const struct flat *f, const struct symtab *st,
 		  const struct callgraph *cg, size_t k, int alloc)
 {
-	char *listed = calloc(st->nfuncs ? st->nfuncs : 1, 1);
+	char *listed = pc_calloc(st->nfuncs ? st->nfuncs : 1, 1);
 
-	if (!listed)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < f->nrows; i++)
 		listed[f->rows[i].func] = 1;
 	for (size_t i = 0; i < st->nfuncs; i++) {
@@ -315,11 +312,9 @@ json_callers_only(FILE *out, const struct flat *f, const struct symtab *st,
 static void
 json_objects(FILE *out, const struct flat *f, const struct symtab *st, const char *exe)
 {
-	struct line *l = malloc((st->nobjs + 2) * sizeof(*l));
+	struct line *l = pc_malloc((st->nobjs + 2) * sizeof(*l));
 	size_t n;
 
-	if (!l)
-		pc_fatal("out of memory");
 	n = object_lines(f, st, exe, l);
 	fputs(", \"objects\": [", out);
 	for (size_t i = 0; i < n; i++) {
@@ -455,11 +450,9 @@ void
 report_print(FILE *out, const struct flat *f, const struct symtab *st,
 	     const struct callgraph *cg, const struct report_opts *o)
 {
-	struct line *l = malloc((f->nrows + 2 + st->nobjs) * sizeof(*l));
+	struct line *l = pc_malloc((f->nrows + 2 + st->nobjs) * sizeof(*l));
 	size_t n, shown;
 
-	if (!l)
-		pc_fatal("out of memory");
 	n = o->by_object ? object_lines(f, st, o->exe, l) : lines_of(f, st, l);
 	shown = o->top > 0 && (size_t)o->top < n ? (size_t)o->top : n;
 	switch (o->format) {

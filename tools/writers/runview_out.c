@@ -212,11 +212,9 @@ cmp_program_cpu(const void *a, const void *b)
 static struct program *
 programs_of(const struct runview *v, size_t *n)
 {
-	struct program *g = calloc(v->nprocs + 1, sizeof(*g));
+	struct program *g = pc_calloc(v->nprocs + 1, sizeof(*g));
 	size_t k = 0;
 
-	if (!g)
-		pc_fatal("out of memory");
 	for (size_t i = 0; i < v->nprocs; i++)
 		g[i] = (struct program){ v->procs[i].program, 1, v->procs[i].shown };
 	qsort(g, v->nprocs, sizeof(*g), cmp_program_name);

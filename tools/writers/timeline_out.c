@@ -167,15 +167,23 @@ print_markers(const struct timelines *tl, uint64_t zero, FILE *out)
 	free(v);
 }
 
-void
+int
+timeline_recorded(const struct export *x)
+{
+	if (!x->timeline || !x->timeline->n)
+		return pc_error("'%s': no timeline recorded (pcprof run --timeline, "
+				"PC_TIMELINE=1)", x->source);
+	return 0;
+}
+
+int
 timeline_print(const struct export *x, FILE *out, const char *title)
 {
 	const struct timelines *tl = x->timeline;
 	uint64_t zero, end, seen = 0, kept = 0, lost = 0;
 
-	if (!tl || !tl->n)
-		pc_fatal("'%s': no timeline recorded (pcprof run --timeline, PC_TIMELINE=1)",
-			 x->source);
+	if (timeline_recorded(x))
+		return -1;
 	zero = timelines_zero(tl);
 	end = timelines_end(tl);
 	for (size_t gi = 0; gi < tl->n; gi++) {
@@ -205,4 +213,5 @@ timeline_print(const struct export *x, FILE *out, const char *title)
 			     (double)g->head.interval_ns / 1e9, out);
 	}
 	print_markers(tl, zero, out);
+	return 0;
 }
