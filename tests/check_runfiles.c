@@ -288,7 +288,7 @@ START_TEST(test_manifest_read_once_and_adopted)
 	at(a, sizeof(a), dir, "gmon.out.a.16");
 	at(b, sizeof(b), dir, "gmon.out");
 	memset(&run, 0, sizeof(run));
-	runfiles_open(&run, NULL, files, 2, 1);
+	ck_assert_int_eq(runfiles_open(&run, NULL, files, 2, 1), 0);
 	ck_assert_int_eq(run.nfiles, 2);
 	ck_assert_str_eq(run.files[0], a);
 	ck_assert_ptr_null(runfiles_manifest(&run, 1));
@@ -303,7 +303,7 @@ START_TEST(test_manifest_read_once_and_adopted)
 
 	adopted = malloc(sizeof(*adopted));
 	ck_assert_ptr_nonnull(adopted);
-	runfiles_read_manifest(a, adopted);
+	ck_assert_int_eq(runfiles_read_manifest(a, adopted), 0);
 	ck_assert_uint_eq(adopted->pid, 17);
 	runfiles_adopt(&run, 0, adopted);
 	ck_assert_ptr_eq(runfiles_manifest(&run, 0), adopted);
@@ -345,7 +345,7 @@ open_is(struct pc_run *run, const uint8_t *id, char **files, int n, const char *
 	memcpy(st.build_id, id, GMON_BUILDID_SIZE);
 	st.build_id_len = sizeof(st.build_id);
 	memset(run, 0, sizeof(*run));
-	runfiles_open(run, &st, files, n, 0);
+	ck_assert_int_eq(runfiles_open(run, &st, files, n, 0), 0);
 	names_are(run->files, (size_t)run->nfiles, dir, want, nwant);
 	run->files = NULL;
 	run->nfiles = 0;

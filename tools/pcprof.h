@@ -19,9 +19,9 @@
  * blocks on a FIFO, never reads a directory or an empty file, and reads
  * no more of a file than its beginning shows to be of the format (a
  * 1 GiB file of zeros costs one read of 64 KiB). */
-int pc_read_gmon(const char *path, struct gmon_profile *p);
-int pc_read_stacks(const char *path, struct gmon_stacks *ss);
-int pc_read_objects(const char *path, struct gmon_objects *o);
+PC_CHECKED int pc_read_gmon(const char *path, struct gmon_profile *p);
+PC_CHECKED int pc_read_stacks(const char *path, struct gmon_stacks *ss);
+PC_CHECKED int pc_read_objects(const char *path, struct gmon_objects *o);
 
 
 /*
@@ -29,7 +29,7 @@ int pc_read_objects(const char *path, struct gmon_objects *o);
  * and on the executable they came from. 0, or -1 after one line naming
  * the file on any bad input.
  */
-int profiles_load(struct gmon_profile *p, char **paths, int n);
+PC_CHECKED int profiles_load(struct gmon_profile *p, char **paths, int n);
 
 /* symbols.c: print the note of o's debuginfod session (a server not
  * reached), once. */
@@ -38,7 +38,7 @@ void symbols_notes(const struct symtab_opts *o);
 /* symbols.c: load exe's symbols: 0, or -1 after one line naming it; but
  * when whole (its profile has an objects manifest beside it: PC_SCOPE=all),
  * an executable with no symbols is a warning and an empty table. */
-int symbols_load_whole(struct symtab *st, const char *exe,
+PC_CHECKED int symbols_load_whole(struct symtab *st, const char *exe,
 			const struct symtab_opts *o, int whole);
 
 /*
@@ -107,9 +107,9 @@ int findexe(const char *gmon, const uint8_t id[GMON_BUILDID_SIZE], char *out,
 	    size_t size);
 
 /* No operands means gmon.out. 0, or -1 after one line on bad input. */
-int inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
+PC_CHECKED int inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
 		const struct symtab_opts *so, int flags);
-int inputs_load(struct pc_inputs *in, const struct symtab_opts *so, int flags);
+PC_CHECKED int inputs_load(struct pc_inputs *in, const struct symtab_opts *so, int flags);
 /* An address in the stacks of run 0's files[file], in in->st's numbering. */
 uint64_t inputs_addr(const struct pc_inputs *in, int file, uint64_t a);
 void inputs_close(struct pc_inputs *in);
@@ -229,7 +229,7 @@ int stacks_profile_is_wall(const char *gmon);
 /* stackfile.c: the clock a report of run shows when asked for *clock,
  * into *clock: auto is wall for a wall-clock profile, else cpu; 0, or -1
  * after one line for wall or off of a CPU profile. */
-int clock_resolve(const struct pc_inputs *in, int run, const char *stacks_file,
+PC_CHECKED int clock_resolve(const struct pc_inputs *in, int run, const char *stacks_file,
 			    enum pc_clock *clock);
 /* stackfile.c: what record k of ss weighs under clock c, in samples at
  * ss's rate (the CPU rate): a CPU sample's count, an off-CPU record's
@@ -262,7 +262,7 @@ struct folded_set {
  * alone), named with in's symbols. Of profiles with manifests, only the
  * last run that inputs_load read can be placed (inputs_addr). 0, or -1
  * after one line on bad input. */
-int folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
+PC_CHECKED int folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 		  const char *stacks_file, enum pc_clock clock);
 
 /* commands/flame.c: the flame graph of folded_build's stacks under clock
@@ -330,7 +330,7 @@ int runview_report(char **paths, int npaths, struct report_opts *r,
  * names), up to its "profile": key, whose value the caller writes, then
  * the closing brace: a report of one program (--callgraph, --lines) has
  * the run report's shape. 0, or -1 after one line. */
-int runview_json_head(char **paths, int npaths, const struct report_opts *r,
+PC_CHECKED int runview_json_head(char **paths, int npaths, const struct report_opts *r,
 		       const struct symtab_opts *so, FILE *out);
 
 /* recover.c: libpc.so beside this pcprof, else the installed one (0, or

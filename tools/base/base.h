@@ -13,6 +13,11 @@
 
 #define EXIT_BAD_INPUT	2
 
+/* A function that returns an error as a value (-1, after its one line):
+ * a caller that drops it carries on past the error, which the compiler
+ * then says. */
+#define PC_CHECKED __attribute__((warn_unused_result))
+
 /* msg.c: "pcprof: " + message + newline on stderr. */
 void pc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, then exit(2). */
@@ -56,7 +61,7 @@ FILE *out_open(struct out_file *o, const char *path);
 /* Flush and close o, and put it in place; 0, or -1 after one line naming
  * the file on a write error, and no partial file is left (its temporary
  * goes at exit). */
-int out_commit(struct out_file *o);
+PC_CHECKED int out_commit(struct out_file *o);
 /* SIGXFSZ as pcprof found it, which out_open ignores (a file too large
  * then fails with EFBIG): for a command pcprof starts (launch.c). */
 void out_signals_as_found(void);

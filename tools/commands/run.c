@@ -318,11 +318,13 @@ wall_gmon(const char *exe, const char *profile, const struct symtab_opts *s)
 	strcpy(path, profile);
 	slash = strrchr(path, '/');
 	strcpy(slash ? slash + 1 : path, RUNFILES_WALL_GMON);
-	/* what a failure leaves allocated is left: pcprof ends soon */
+	/* what a failure leaves allocated is left: pcprof ends soon; each
+	 * failure said its one line, and the program's status stands
+	 * (test_errors37) */
 	if (!inputs_open(&in, manifest && o.n ? o.v[0].path : exe, files, 1, s,
 			 INPUTS_AS_GIVEN) &&
-	    !wallgmon_build(&p, &in, 0, NULL, PC_CLOCK_WALL)) {
-		gmon_write_file(path, &p);
+	    !wallgmon_build(&p, &in, 0, NULL, PC_CLOCK_WALL) &&
+	    !gmon_write_file(path, &p)) {
 		gmon_profile_release(&p);
 		inputs_close(&in);
 	}

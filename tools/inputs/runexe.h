@@ -32,7 +32,7 @@ struct runexe {
  * PROFILE.stacks, PROFILE+OBJECT, as a glob takes them in) stand for
  * PROFILE. n == 0 is no EXE and gmon.out. 0, or -1 after one line.
  */
-int runexe_resolve(struct runexe *re, char **operands, int n, const char *process);
+PC_CHECKED int runexe_resolve(struct runexe *re, char **operands, int n, const char *process);
 /* operands[0..n) with each profile's own files (PROFILE.objects,
  * PROFILE.stacks, PROFILE+OBJECT) as their profile, once; *nout of them,
  * malloc'ed. */
@@ -41,10 +41,10 @@ char **runexe_operands(char **operands, int n, int *nout);
  * file as it is), of the processes that process names (NULL: all), into
  * all's files and their manifests (NULL for a plain profile); no exe. 0,
  * or -1 after one line. */
-int runexe_processes(struct runexe *all, char **paths, int n, const char *process);
+PC_CHECKED int runexe_processes(struct runexe *all, char **paths, int n, const char *process);
 /* inputs_open on what re resolved, re's manifests given to the run; 0,
  * or -1 after one line. */
-int runexe_open(struct pc_inputs *in, struct runexe *re, const struct symtab_opts *so,
+PC_CHECKED int runexe_open(struct pc_inputs *in, struct runexe *re, const struct symtab_opts *so,
 		int flags);
 void runexe_release(struct runexe *re);
 
@@ -60,10 +60,10 @@ int runexe_same_program(const char *exe_a, const struct gmon_objects *a, const c
 /* "'where': --process WHICH is several programs" with each of exes[0..n)
  * (one program once, man[i] its manifest or NULL) by its path and pids,
  * said on one line: -1. */
-int runexe_several(const char *where, const char *which, char *const *exes,
+PC_CHECKED int runexe_several(const char *where, const char *which, char *const *exes,
 		   struct gmon_objects *const *man, size_t n);
 /* "'where': no process WHICH in the run; there are: NAME (COUNT), ..."
  * for the programs exes[0..n) (repeats counted), said on one line: -1. */
-int runexe_unknown(const char *where, const char *which, char *const *exes, size_t n);
+PC_CHECKED int runexe_unknown(const char *where, const char *which, char *const *exes, size_t n);
 
 #endif

@@ -35,7 +35,7 @@ int runfiles_is_wall_gmon(const char *path);
 
 /* profile's manifest parsed into o (gmon_objects_release frees it): 0, or
  * -1 after one line naming it. */
-int runfiles_read_manifest(const char *profile, struct gmon_objects *o);
+PC_CHECKED int runfiles_read_manifest(const char *profile, struct gmon_objects *o);
 
 /*
  * The profiles of a whole run in directory dir, in name order, each with
@@ -57,7 +57,7 @@ char **runfiles_of_run(const char *dir, size_t *n, size_t *left_out);
  * each has a manifest is asked here, once. 0, or -1 after one line where
  * no profile is left.
  */
-int runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
+PC_CHECKED int runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
 		   int as_given);
 /* The manifest of run's files[file], read on the first call and kept
  * with the run (whole.c raises its no-object count to what it lists by

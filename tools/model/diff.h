@@ -201,7 +201,7 @@ enum { OPT_DIFF_MARKER = 640 };
 /* diff_marker.c: run r's self seconds inside the markers s->marker (its
  * timeline's samples) into self, and its program seconds; 0, or -1 after
  * one line where it has no timeline, no such marker or no samples in it. */
-int diff_marker_self(struct side *s, int r, const struct symtab_opts *so, double *self);
+PC_CHECKED int diff_marker_self(struct side *s, int r, const struct symtab_opts *so, double *self);
 
 /* diff.c: apply one of DIFF_LONGOPTS (or --flame) to o and so; 0 when c
  * is not one. Exits with a message on a bad value. */
@@ -260,14 +260,14 @@ struct result {
 /* diff_side.c: load s's runs (s->exe and s->args set) into its symbols and
  * seconds, with total time if need_total; 0, or -1 after one line on bad
  * input. */
-int diff_side_load(struct side *s, const struct symtab_opts *so, int need_total,
+PC_CHECKED int diff_side_load(struct side *s, const struct symtab_opts *so, int need_total,
 		   int wall);
 /* diff_wall.c: --metric wall's rows of s's waits, added to its table (its
  * functions' rows are loaded: before its seconds are allocated), and the
  * off-CPU seconds of run r added to self (r's row of seconds); 0, or -1
  * after one line. */
-int diff_wall_rows(struct side *s);
-int diff_wall_add(struct side *s, int r, double *self);
+PC_CHECKED int diff_wall_rows(struct side *s);
+PC_CHECKED int diff_wall_add(struct side *s, int r, double *self);
 /* diff_wall.c: the stack of wait row name on side s, the heaviest one
  * record of a run holds: the executable's functions outermost first, then
  * the wait ("main;sleeper;[off-cpu: clock_nanosleep]"; a library's frames

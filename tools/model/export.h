@@ -136,7 +136,7 @@ void export_init(struct export *x);
  * separate debug files looked for as so says. 0, or -1 after one line on
  * bad input.
  */
-int export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opts *so,
+PC_CHECKED int export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opts *so,
 		const char *stacks_file, const char *program, uint64_t pid);
 void export_release(struct export *x);
 
@@ -149,11 +149,11 @@ uint32_t export_no_stack_loc(struct export *x);
  * file's: every thread's), as the export's samples (whole stacks) and
  * its timeline's; 0, or -1 after one line where there is no timeline or
  * no such marker. */
-int export_keep_window(struct export *x, const struct report_opts *r);
+PC_CHECKED int export_keep_window(struct export *x, const struct report_opts *r);
 
 /* Keep only the samples of the threads that which names (a tid, or a
  * thread name); 0, or -1 after one line when none is. */
-int export_keep_thread(struct export *x, const char *which);
+PC_CHECKED int export_keep_thread(struct export *x, const char *which);
 
 /* A thread's time in one wait (the leaf function of its off-CPU
  * samples). */
@@ -185,7 +185,7 @@ void export_callgraph(const struct export *x, struct callgraph *cg);
 /* -1 after one line if r asks for what an export does not take
  * (--callgraph, --by-object, --lines: it holds them all), else 0. */
 struct report_opts;
-int export_refuse(const struct report_opts *r);
+PC_CHECKED int export_refuse(const struct report_opts *r);
 /* "pprof", "speedscope" or "callgrind". */
 const char *export_format_name(enum format format);
 

@@ -11,6 +11,7 @@
 #ifndef PC_HISTORY_H
 #define PC_HISTORY_H
 
+#include "base/base.h"
 #include <stddef.h>
 #include <stdio.h>
 
@@ -63,7 +64,7 @@ size_t history_sort_values(struct hist_value *v, size_t n);
 /* history_file.c: append r to path (created 0644 when missing) with one
  * write(2) of its whole line under O_APPEND, never through a symbolic
  * link; 0, or -1 after one line naming the file. */
-int history_append(const char *path, const struct hist_record *r);
+PC_CHECKED int history_append(const char *path, const struct hist_record *r);
 
 /* All the records of a file, in the file's order. */
 struct history {
@@ -74,7 +75,7 @@ struct history {
 /* history_file.c: read path into h; 0, or -1 after one line naming the
  * file (and the line) on anything that is not a record, or a file of
  * none. */
-int history_read(const char *path, struct history *h);
+PC_CHECKED int history_read(const char *path, struct history *h);
 void history_release(struct history *h);
 
 /* history_cp.c: the methods of finding change points */

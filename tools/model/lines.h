@@ -6,6 +6,7 @@
 #ifndef PC_LINES_H
 #define PC_LINES_H
 
+#include "base/base.h"
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -45,7 +46,7 @@ struct lines {
 /* The lines of p's samples, named with in's symbols and objects; separate
  * debug files are looked for as so says. The rows' strings live until
  * lines_release. 0, or -1 after lines_check's line. */
-int lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profile *p,
+PC_CHECKED int lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profile *p,
 		const struct symtab_opts *so);
 void lines_release(struct lines *L);
 /* -1 after one line naming the file if an object's DWARF that L read

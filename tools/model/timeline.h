@@ -11,6 +11,7 @@
 #ifndef PC_TIMELINE_MODEL_H
 #define PC_TIMELINE_MODEL_H
 
+#include "base/base.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,7 +75,7 @@ typedef uint32_t (*tl_locs_fn)(void *arg, int file, const struct gmon_stack *k, 
 /* Add the timeline beside the profile path (file `file` of the input
  * that export_add reads now) to x's, as group g; nothing where there is
  * none. 0, or -1 after one line on a damaged one. */
-int timelines_add(struct export *x, const char *path, int file, uint32_t g,
+PC_CHECKED int timelines_add(struct export *x, const char *path, int file, uint32_t g,
 		   tl_locs_fn locs, void *arg);
 /* The earliest time of all; the last. */
 uint64_t timelines_zero(const struct timelines *t);

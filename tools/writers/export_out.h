@@ -32,7 +32,7 @@ int export_firefox(const struct export *x, FILE *out, const char *title);
 /* The export's timeline as text (timeline_out.c): each thread's time in
  * buckets, what it ran most in each, and the markers; 0, or -1 after one
  * line where none was recorded. */
-int timeline_print(const struct export *x, FILE *out, const char *title);
+PC_CHECKED int timeline_print(const struct export *x, FILE *out, const char *title);
 /* 0 where x holds a timeline, else -1 after one line (timeline_out.c). */
 int timeline_recorded(const struct export *x);
 /* speedscope's file of the export's timeline, a thread an evented
@@ -42,17 +42,17 @@ int export_speedscope_timeline(const struct export *x, FILE *out, const char *ti
 /* One line per thread (samples, share, tid, name, process) as format
  * (text, json or csv) onto out; 0, or -1 after one line where no thread
  * was recorded. */
-int export_print_threads(const struct export *x, enum format format, FILE *out,
+PC_CHECKED int export_print_threads(const struct export *x, enum format format, FILE *out,
 			  const char *title);
 /* Write x as format (an export format) onto out; a write error is left in
  * ferror(out). pprof is not written to a terminal, and firefox needs a
  * timeline: 0, or -1 after one line. */
-int export_print(const struct export *x, enum format format, FILE *out, const char *title);
+PC_CHECKED int export_print(const struct export *x, enum format format, FILE *out, const char *title);
 /* What report asks of an export: --thread's samples only, then the
  * threads (--by-thread), the file for another tool (--format), or the
  * flat profile of what is kept (report.c's writers). 0, or -1 after one
  * line. */
-int export_finish(struct export *x, const struct report_opts *r, FILE *out,
+PC_CHECKED int export_finish(struct export *x, const struct report_opts *r, FILE *out,
 		   const char *title);
 
 #endif

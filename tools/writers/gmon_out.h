@@ -16,6 +16,6 @@ int gmon_write_fd(int fd, struct gmon_profile *p);
  * temporary file beside it renamed into place, so that a symlink there is
  * replaced, never written through, and a failure (EFBIG, ENOSPC) leaves
  * no file. 0, or -1 after one line naming the file. */
-int gmon_write_file(const char *path, struct gmon_profile *p);
+PC_CHECKED int gmon_write_file(const char *path, struct gmon_profile *p);
 
 #endif
