@@ -348,5 +348,10 @@ int diff_exit_status(const struct result *res, const struct diff_opts *o);
 /* diff_compare.c: a row's change in seconds, or its seconds when it
  * appeared or is gone. */
 double diff_row_size(const struct row *w);
+/* diff_compare.c: Holm's step-down adjustment of the p of rows[0..n) in
+ * the family (padj); a row's rank in a table: slower, faster, the same,
+ * appeared or gone, the rest. diff_alloc.c's gate uses them too. */
+void diff_holm(struct row *rows, size_t n);
+int diff_row_rank(const struct row *w);
 
 #endif

@@ -278,40 +278,6 @@ match(const struct alloc_side *b, const struct alloc_side *n, size_t *nrows)
 	return rows;
 }
 
-static int
-cmp_p(const void *x, const void *y)
-{
-	const struct row *a = *(struct row *const *)x, *b = *(struct row *const *)y;
-
-	return a->p < b->p ? -1 : a->p > b->p;
-}
-
-/* Holm's step-down adjustment over the rows in the family. */
-static void
-holm(struct row *rows, size_t n)
-{
-	struct row **v = pc_realloc(NULL, (n ? n : 1) * sizeof(*v));
-	size_t m = 0;
-	double run = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].family)
-			v[m++] = &rows[i];
-	qsort(v, m, sizeof(*v), cmp_p);
-	for (size_t j = 0; j < m; j++) {
-		run = fmax(run, fmin(1, (double)(m - j) * v[j]->p));
-		v[j]->padj = run;
-	}
-	free(v);
-}
-
-static int
-rank(const struct row *w)
-{
-	return w->status == ST_SLOWER ? 0 : w->status == ST_FASTER ? 1 :
-	       w->status == ST_SAME ? 2 : w->status == ST_APPEARED || w->status == ST_GONE ? 3 : 4;
-}
-
 /* Significant growth first, then fewer, then the rest, each the largest
  * change first as a part of the base figure: a caller's figure grows by
  * at least its callee's, but by a smaller part of itself, so the function
@@ -322,8 +288,8 @@ cmp_rows(const void *x, const void *y)
 	const struct row *a = x, *b = y;
 	double sa = diff_row_size(a), sb = diff_row_size(b);
 
-	if (rank(a) != rank(b))
-		return rank(a) < rank(b) ? -1 : 1;
+	if (diff_row_rank(a) != diff_row_rank(b))
+		return diff_row_rank(a) < diff_row_rank(b) ? -1 : 1;
 	if (a->tested && b->tested) {
 		sa /= a->mb;
 		sb /= b->mb;
@@ -373,7 +339,7 @@ diff_alloc_compare(struct result *res, const struct alloc_side *b, const struct 
 		w->family = program || w->mb + w->mn >= floor;
 		res->family += (size_t)w->family;
 	}
-	holm(res->rows, res->nrows);
+	diff_holm(res->rows, res->nrows);
 	for (struct row *w = res->rows; w < res->rows + res->nrows; w++) {
 		if (w->tested)
 			judge(res, w, floor, o);

@@ -117,8 +117,8 @@ cmp_p(const void *x, const void *y)
 }
 
 /* Holm's step-down adjustment over the rows in the family. */
-static void
-holm(struct row *rows, size_t n)
+void
+diff_holm(struct row *rows, size_t n)
 {
 	struct row **v = pc_malloc((n ? n : 1) * sizeof(*v));
 	size_t m = 0;
@@ -137,8 +137,8 @@ holm(struct row *rows, size_t n)
 	free(v);
 }
 
-static int
-rank(const struct row *w)
+int
+diff_row_rank(const struct row *w)
 {
 	switch (w->status) {
 	case ST_SLOWER:
@@ -179,8 +179,8 @@ cmp_rows(const void *x, const void *y, void *arg)
 	int by_relative = *(const int *)arg;
 	double sa = diff_row_size(a), sb = diff_row_size(b);
 
-	if (rank(a) != rank(b))
-		return rank(a) < rank(b) ? -1 : 1;
+	if (diff_row_rank(a) != diff_row_rank(b))
+		return diff_row_rank(a) < diff_row_rank(b) ? -1 : 1;
 	if (by_relative && a->tested && b->tested) {
 		sa /= a->mb;
 		sb /= b->mb;
@@ -364,7 +364,7 @@ test_functions(struct result *res, struct side *b, struct side *n,
 static void
 judge(struct result *res, const struct diff_opts *o)
 {
-	holm(res->rows, res->nrows);
+	diff_holm(res->rows, res->nrows);
 	for (struct row *w = res->rows; w < res->rows + res->nrows; w++) {
 		double d = w->mn - w->mb;
 
