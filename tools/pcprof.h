@@ -272,6 +272,10 @@ PC_CHECKED int folded_build(struct folded_set *fs, const struct pc_inputs *in, i
 int flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_file,
 		 enum pc_clock clock, const char *title,
 		 unsigned char (*kind)(const char *name, void *arg), void *arg);
+/* stackfile.c: fs->v[0..k), whole lines, sorted and made one line each
+ * (the same names from different addresses are one stack: their counts
+ * summed) into fs->v[0..fs->n). */
+void folded_merge(struct folded_set *fs, size_t k);
 void folded_print(FILE *out, const struct folded_set *fs);
 void folded_release(struct folded_set *fs);
 

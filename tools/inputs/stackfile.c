@@ -300,6 +300,13 @@ folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 		}
 		gmon_stacks_release(&ss);
 	}
+	folded_merge(fs, k);
+	return 0;
+}
+
+void
+folded_merge(struct folded_set *fs, size_t k)
+{
 	/* the same names from different addresses are one stack */
 	qsort(fs->v, k, sizeof(*fs->v), cmp_str);
 	fs->n = 0;
@@ -311,7 +318,6 @@ folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 			fs->v[fs->n++] = fs->v[j];
 		}
 	}
-	return 0;
 }
 
 void

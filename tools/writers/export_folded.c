@@ -11,12 +11,6 @@
 #include "pcprof.h"
 #include "writers/export_out.h"
 
-static int
-cmp_line(const void *a, const void *b)
-{
-	return strcmp(((const struct folded *)a)->line, ((const struct folded *)b)->line);
-}
-
 /* The frames fr[0, n) as one folded line, each name escaped. */
 static char *
 fold(const struct export *x, const uint32_t *fr, size_t n)
@@ -63,14 +57,5 @@ export_folded(const struct export *x, struct folded_set *fs)
 		k++;
 	}
 	free(fr);
-	/* the same names from different addresses are one stack */
-	qsort(fs->v, k, sizeof(*fs->v), cmp_line);
-	for (size_t j = 0; j < k; j++) {
-		if (fs->n && !strcmp(fs->v[fs->n - 1].line, fs->v[j].line)) {
-			fs->v[fs->n - 1].count += fs->v[j].count;
-			free(fs->v[j].line);
-		} else {
-			fs->v[fs->n++] = fs->v[j];
-		}
-	}
+	folded_merge(fs, k);
 }
