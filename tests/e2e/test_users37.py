@@ -174,7 +174,8 @@ def test_users37_csv_top_ends_with_the_rest():
 
 def levels(stack):
     """The longest run of rec_work frames, one after another."""
-    return max(len(x.split(";")) for x in re.findall(r"rec_work(?:;rec_work)*", stack))
+    return max((len(x.split(";")) for x in re.findall(r"rec_work(?:;rec_work)*", stack)),
+               default=0)
 
 
 def test_users37_folded_and_flame_keep_every_level_of_recursion():
