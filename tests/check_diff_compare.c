@@ -458,6 +458,58 @@ START_TEST(test_speed_misfit_is_undecided_not_a_blamed_function)
 }
 END_TEST
 
+/*
+ * --metric total: f0 a leaf 20 % slower, f1..f3 leaves as they were,
+ * "worker" and "main" with no time of their own above them all: their
+ * totals carry f0's slowdown (+5 %), far beyond their noise, but they
+ * are no evidence against the machine's speed, which was judged on self
+ * time: the fit weighs the leaves alone, and f0 is blamed (the fit read
+ * worker and main and the verdict was undecided: CI's make check).
+ */
+START_TEST(test_speed_fit_of_totals_weighs_own_time_only)
+{
+	static const char *const names[] = { "f0", "f1", "f2", "f3", "worker", "main" };
+	const double change[] = { 1.2, 1, 1, 1 };
+	double sb[24], sn[24], tb[24], tn[24];
+	struct diff_opts o = opts(0);
+	struct side b, n;
+	struct result res;
+
+	o.metric = METRIC_TOTAL;
+	for (int r = 0; r < 4; r++) {
+		double allb = 0, alln = 0;
+
+		for (int f = 0; f < 4; f++) {
+			double base = (0.5 + 0.1 * f) * (1 + 0.003 * ((r * 7 + f * 3) % 5 - 2));
+
+			sb[r * 6 + f] = tb[r * 6 + f] = base;
+			sn[r * 6 + f] = tn[r * 6 + f] = base * change[f] *
+				(1 + 0.003 * ((r * 3 + f * 7 + 1) % 5 - 2));
+			allb += sb[r * 6 + f];
+			alln += sn[r * 6 + f];
+		}
+		for (int f = 4; f < 6; f++) {
+			sb[r * 6 + f] = sn[r * 6 + f] = 0.001;
+			tb[r * 6 + f] = allb + 0.001 * (f - 3);
+			tn[r * 6 + f] = alln + 0.001 * (f - 3);
+		}
+	}
+	side_make(&b, 4, 6, names, sb);
+	side_make(&n, 4, 6, names, sn);
+	b.total = tb;
+	n.total = tn;
+	diff_compare(&res, &b, &n, &o);
+	ck_assert(res.speed_judged);
+	ck_assert_msg(!res.misfit, "fit p %g over %zu", res.fit_p, res.fit_functions);
+	ck_assert_uint_eq(res.fit_functions, 3);
+	ck_assert_str_eq(res.rows[0].name, "f0");
+	ck_assert_int_eq(res.rows[0].status, ST_SLOWER);
+	ck_assert_int_eq(diff_exit_status(&res, &o), EXIT_REGRESSION);
+	b.total = n.total = NULL;
+	compared_free(&res, &b, &n);
+}
+END_TEST
+
 /* diff_speed_fit on rows made by hand: the slower row, the wait, the
  * elapsed row, the untested and the too-small one are left out; the rest
  * combined by Fisher's method. */
@@ -523,6 +575,7 @@ diff_compare_suite(void)
 	tcase_add_test(t, test_fisher_matches_its_closed_forms);
 	tcase_add_test(t, test_speed_fit_holds_for_one_change);
 	tcase_add_test(t, test_speed_misfit_is_undecided_not_a_blamed_function);
+	tcase_add_test(t, test_speed_fit_of_totals_weighs_own_time_only);
 	tcase_add_test(t, test_speed_fit_weighs_the_rows_the_speed_was_judged_on);
 	tcase_add_test(t, test_outliers_mark_the_disturbed_runs);
 	tcase_add_test(t, test_wall_floors_and_the_run_queue_rows);
