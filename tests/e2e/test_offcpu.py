@@ -25,6 +25,10 @@ SHARE = 0.15
 ROUNDS = 3
 
 
+# they start thousands of threads: run.py runs each alone
+MANY_THREADS = ("test_wall_sampler_keeps_to_its_budget_at_a_thousand_threads",)
+
+
 def wall_run(argv, d, env=None, perf_data=None, timeout=300):
     """pcprof run --clock wall -v -o d/run -- argv, under perf sched record
     when perf_data is given; the completed process."""

@@ -19,6 +19,11 @@ import time
 from pctest import BUILD, need, prog, skip
 from test_cli import pcprof
 
+# they start thousands of threads: run.py runs each alone
+MANY_THREADS = ("test_wallacct_totals_at_200_and_1000_threads",
+                "test_wallacct_totals_at_10000_threads")
+
+
 TICK = 0.004        # CPU samples come at the 250 Hz tick: a thread's CPU is
 #                     known to a few ticks
 BUDGET = 0.01       # PC_WALL_BUDGET's default, of one CPU
