@@ -23,9 +23,9 @@ every other test runs on its own. A test that starts thousands of threads
 its timers count against the user's ulimit -i (10,000 threads beside
 1,000 left the smaller no timers in CI) and its threads take the machine
 (a wall-clock test beside 10,000 threads lost its first wait). Each
-test's line is printed when it ends,
-then the failures and skips again, the 10 slowest tests, then the closing
-line 'e2e: N passed, N failed, N skipped'.
+test's line is printed when it ends, then the failures (each with its
+traceback's last line: CI keeps only the tail) and skips again, the 10
+slowest tests, then the closing line 'e2e: N passed, N failed, N skipped'.
 --tests DIR runs DIR's test_*.py instead of tests/e2e's: make
 check-release runs tests/release's so.
 Usage: run.py [--build DIR] [--tests DIR] [-k SUBSTRING]... [-j JOBS]"""
@@ -95,6 +95,19 @@ def run_unit(unit):
         r["idle"] = idle_between(m0, machine())
         results.append(r)
     return results
+
+
+def why(tb, limit=700):
+    """A failure's own words for the recap at the end (CI keeps only the
+    output's tail): the traceback's last line and the test's line that
+    raised it, cut to limit characters."""
+    lines = [l for l in tb.rstrip("\n").split("\n") if l.strip()]
+    last = lines[-1] if lines else "?"
+    at = [l.strip() for l in lines if l.strip().startswith("File ")
+          and not l.strip().startswith('File "%s"' % os.path.abspath(__file__))]
+    where = at[-1].split(", in ")[0].rsplit("/", 1)[-1] if at else ""
+    text = "%s%s" % (where.replace('", line ', ":") + ": " if where else "", last)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def cpu_seconds():
@@ -275,8 +288,8 @@ def main():
     save_times(build, every)
     for r in notable:
         print("%s  %s" % ("FAIL" if r["outcome"] == "fail" or ci else "skip",
-                          r["name"] + ("" if r["outcome"] == "fail" else
-                                       ": " + r["note"])))
+                          r["name"] + ": " + (why(r["note"]) if r["outcome"] == "fail"
+                                              else r["note"])))
     if len(every) > 1:
         print("slowest:")
         for l in slowest(every):

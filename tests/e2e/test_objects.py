@@ -301,7 +301,9 @@ def test_diff_of_whole_processes_finds_the_slower_library_function():
     # allowed, and longer runs where they are not
     timer = dict(ALL, PC_TIMER="taskclock")
     seconds = str(tick_factor(timer))
-    for i in range(3):
+    # four runs a side: three gave p 0.011 after Holm's correction in CI,
+    # where other tests beside it left a run-to-run noise of 13 %
+    for i in range(4):
         for side in ("base", "new"):
             env = dict(timer)
             if side == "new":
