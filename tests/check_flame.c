@@ -778,6 +778,47 @@ START_TEST(test_flame_differential_root_is_neutral)
 }
 END_TEST
 
+/*
+ * The time strip's data: each sample in the frame written for its stack,
+ * or its nearest caller's where that frame is left out (under 0.1 %); a
+ * sample of a stack that does not count is left out; times in whole
+ * microseconds, cut down; weights where one is not 1; a marker's name
+ * that would end the script's CDATA escaped; threads past the twelfth
+ * share the last lane, which says how many.
+ */
+START_TEST(test_flame_strip_counts_each_sample_in_its_frame)
+{
+	static const char *const a[] = { "main", "a" }, *const b[] = { "main", "b" };
+	const struct flame_stack st[] = {
+		{ a, 2, 2000, NULL }, { b, 2, 1, NULL }, { s_ign, 2, 0, NULL },
+	};
+	const uint64_t t[] = { 1500, 2000000, 3000999, 4000000 };
+	const size_t stack[] = { 0, 0, 1, 2 }, lane[] = { 0, 13, 1, 0 };
+	const double w[] = { 1000, 1000, 1, 0 };
+	static const char *const lanes[14] = { "main 1", "w 2", "3", "4", "5", "6", "7",
+					       "8", "9", "10", "11", "12", "13", "14" };
+	const struct flame_marker m[] = { { "a]]>b", 1000, 2500000, -1 } };
+	const struct flame_timeline tl = { 5000000, 4, t, stack, w, lane, lanes, 14, m, 1 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(flame_write_svg_timeline(f, st, N(st), "T", NULL, &tl), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "span:5000,\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nt:[1,2000,3000],\nf:[2,2,1],\nl:[0,11,1],\n"
+				     "w:[1000,1000,1]\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "names:[\"a]]\\u003eb\"],\nm:[0,1,2500],"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"11\",\"3 other threads\"],"));
+	ck_assert_ptr_null(strstr(buf, "]]>b"));
+	/* the frames: all, main, a; b is in main's */
+	ck_assert_ptr_null(strstr(buf, "<title>b "));
+	ck_assert_ptr_nonnull(strstr(buf, "<title>a (2000 samples"));
+	free(buf);
+}
+END_TEST
+
 Suite *
 flame_suite(void)
 {
@@ -797,6 +838,7 @@ flame_suite(void)
 	tcase_add_test(t, test_flame_deep_recursion_is_bounded);
 	tcase_add_test(t, test_flame_many_stacks_nest_and_repeat);
 	tcase_add_test(t, test_flame_differential_root_is_neutral);
+	tcase_add_test(t, test_flame_strip_counts_each_sample_in_its_frame);
 	if (access("/dev/full", W_OK) == 0)
 		tcase_add_test(t, test_flame_reports_write_errors);
 	else

@@ -8,6 +8,9 @@
 //   the Sandwich view, wait for NAME in the page; print what was found.
 // usage: node browser.js flame URL SHOTS SEARCH FRAME
 //   Drive pcprof's flame graph: search, zoom into FRAME, reset, invert.
+// usage: node browser.js strip URL SHOTS MARKER K
+//   Drag across the flame graph's time strip over the Kth marker named
+//   MARKER; the graph's state then, and after a click on the strip.
 // usage: node browser.js paint URL SHOTS
 //   Load a page; how long it took, its paint times, its frames.
 //
@@ -69,6 +72,7 @@ function flameState() {
 			w: parseFloat(r.getAttribute('width')),
 			fill: r.getAttribute('fill'),
 			match: g.getAttribute('fg:match') === '1',
+			value: parseFloat(t.substring(t.lastIndexOf(' (') + 2)),
 			level: parseInt(g.getAttribute('fg:l'), 10),
 		};
 	});
@@ -127,6 +131,46 @@ async function flame(url, shots, term, frame) {
 	return out;
 }
 
+/* The flame graph's time strip: a drag over a marker, then a click. */
+async function strip(url, shots, name, k) {
+	const { browser, page, blocked, errors } = await open(url);
+	const out = { blocked, errors, steps: {} };
+	await page.waitForSelector('#strip .marker');
+	const boxes = await page.evaluate((n) =>
+		[...document.querySelectorAll('#strip .marker')]
+			.filter((g) => g.getAttribute('fg:name') === n)
+			.map((g) => {
+				const b = g.querySelector('rect').getBoundingClientRect();
+				return { x1: b.x, x2: b.x + b.width, y: b.y + b.height / 2,
+					 start: +g.getAttribute('fg:start'),
+					 end: +g.getAttribute('fg:end') };
+			}), name);
+	out.markers = boxes;
+	const b = boxes[+k];
+	if (!b)
+		throw new Error('no marker ' + name + ' ' + k);
+	out.steps.whole = await page.evaluate(flameState);
+	await page.mouse.move(b.x1, b.y);
+	await page.mouse.down();
+	await page.mouse.move((b.x1 + b.x2) / 2, b.y, { steps: 4 });
+	await page.mouse.move(b.x2, b.y, { steps: 4 });
+	await page.mouse.up();
+	out.steps.window = await page.evaluate(flameState);
+	out.window = await page.evaluate(() => {
+		const d = document.documentElement;
+		return { from: d.getAttribute('fg:from'), to: d.getAttribute('fg:to'),
+			 samples: d.getAttribute('fg:samples'),
+			 label: document.getElementById('window').textContent };
+	});
+	await page.screenshot({ path: shots + '/flame-strip-window.png' });
+	await page.mouse.click(b.x1, b.y);
+	out.steps.back = await page.evaluate(flameState);
+	out.backFrom = await page.evaluate(() => document.documentElement.getAttribute('fg:from'));
+	await page.screenshot({ path: shots + '/flame-strip-whole.png' });
+	await browser.close();
+	return out;
+}
+
 /* How long a page takes to load and paint (bench/export.py). */
 async function paint(url, shots) {
 	const t0 = Date.now();
@@ -142,7 +186,7 @@ async function paint(url, shots) {
 	return out;
 }
 
-const modes = { speedscope, flame, paint };
+const modes = { speedscope, flame, strip, paint };
 
 (async () => {
 	const [mode, ...args] = process.argv.slice(2);

@@ -8,9 +8,11 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands/options.h"
 #include "inputs/runexe.h"
+#include "model/timeline.h"
 #include "symbols/waits.h"
 #include "writers/export_out.h"
 #include "writers/flame.h"
@@ -39,7 +41,10 @@ static const char usage_flame[] =
 "PID|NAME keeps those of one pid or program. EXE may be a program's name\n"
 "as the run recorded it, or a name on PATH.\n"
 "--from S and --to S (seconds from the run's start) and --marker NAME draw\n"
-"only the samples of that window, from the timeline (pcprof run --timeline).\n";
+"only the samples of that window, from the timeline (pcprof run --timeline).\n"
+"A run with a timeline is drawn from it, with a strip of each thread's\n"
+"samples over time and the markers above the graph: drag across it to\n"
+"draw the graph of that window alone, click it for the whole run again.\n";
 
 /* Each function's kind of object, by name, for the flame graph's colours. */
 struct kind_of {
@@ -148,6 +153,22 @@ flame_stacks_free(struct flame_stack *fl, size_t n)
 	free(fl);
 }
 
+/* The title of exe's graph of fs into buf: its samples and rate, the
+ * seconds of a wall or off-CPU graph, the markers it is inside. */
+static const char *
+flame_title(char *buf, size_t size, const char *exe, const struct folded_set *fs,
+	    enum pc_clock clock, const char *marker)
+{
+	int n = snprintf(buf, size, "%s: %.0f samples at %u Hz", exe, fs->total, fs->rate);
+
+	if (clock != PC_CLOCK_CPU && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", %.3f s of %s time", fs->rate ?
+			      fs->total / fs->rate : 0, clock == PC_CLOCK_OFF ? "off-CPU" : "wall");
+	if (marker && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ", inside the markers '%s'", marker);
+	return buf;
+}
+
 int
 flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_file,
 	     enum pc_clock clock, const char *title,
@@ -161,15 +182,8 @@ flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_
 	if (clock_resolve(in, run, stacks_file, &clock) ||
 	    folded_build(&fs, in, run, stacks_file, clock))
 		exit(EXIT_BAD_INPUT);
-	if (!title) {
-		int n = snprintf(tbuf, sizeof(tbuf), "%s: %.0f samples at %u Hz", in->exe,
-				 fs.total, fs.rate);
-
-		if (clock != PC_CLOCK_CPU && n > 0 && (size_t)n < sizeof(tbuf))
-			snprintf(tbuf + n, sizeof(tbuf) - (size_t)n, ", %.3f s of %s time", fs.rate ?
-				 fs.total / fs.rate : 0, clock == PC_CLOCK_OFF ? "off-CPU" : "wall");
-		title = tbuf;
-	}
+	if (!title)
+		title = flame_title(tbuf, sizeof(tbuf), in->exe, &fs, clock, NULL);
 	fl = flame_stacks(&fs, &in->st, kind, arg);
 	r = flame_write_svg(out, fl, fs.n, title, "samples");
 	flame_stacks_free(fl, fs.n);
@@ -177,8 +191,123 @@ flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_
 	return r;
 }
 
-/* The flame graph of a window of the run's timeline (--from, --to,
- * --marker: model/window.c), from the export of in's run 0, loaded. */
+/* The time strip of an export cut to a window (its samples have their
+ * times): what flame_write_svg_timeline draws, and what it holds. */
+struct strip {
+	struct flame_timeline tl;
+	uint64_t *t;
+	size_t *stack, *lane, *lane_of;
+	double *weight;
+	char **lanes;
+	struct flame_marker *markers;
+};
+
+/* A lane for each thread with samples, labelled with its name and tid. */
+static void
+strip_lanes(struct strip *s, const struct export *x)
+{
+	s->lane_of = pc_calloc(x->nthreads + 1, sizeof(*s->lane_of));
+	s->lanes = pc_calloc(x->nthreads + 1, sizeof(*s->lanes));
+	for (size_t i = 0; i < x->nthreads; i++) {
+		const struct xp_thread *th = &x->threads[i];
+		const char *name = x->strs[th->name ? th->name : x->groups[th->group].name];
+		size_t len = strlen(name) + 32;
+
+		s->lane_of[i] = SIZE_MAX;
+		if (!(th->samples > 0))
+			continue;
+		s->lanes[s->tl.nlanes] = pc_malloc(len);
+		snprintf(s->lanes[s->tl.nlanes], len, "%s %llu", name, (unsigned long long)th->tid);
+		s->lane_of[i] = s->tl.nlanes++;
+	}
+}
+
+/* The lane of group's thread tid; -1 for none (a marker of the process). */
+static long
+strip_lane_of(const struct strip *s, const struct export *x, uint32_t group, uint32_t tid)
+{
+	for (size_t i = 0; tid && i < x->nthreads; i++)
+		if (x->threads[i].group == group && x->threads[i].tid == tid)
+			return s->lane_of[i] == SIZE_MAX ? -1 : (long)s->lane_of[i];
+	return -1;
+}
+
+static void
+strip_markers(struct strip *s, const struct export *x, uint64_t zero)
+{
+	const struct timelines *t = x->timeline;
+	size_t n = 0;
+
+	for (size_t g = 0; g < t->n; g++)
+		n += t->v[g].nmarkers;
+	s->markers = pc_calloc(n ? n : 1, sizeof(*s->markers));
+	for (size_t g = 0; g < t->n; g++)
+		for (size_t i = 0; i < t->v[g].nmarkers; i++) {
+			const struct tl_marker *m = &t->v[g].markers[i];
+
+			if (m->kind == TL_COUNTER)
+				continue;
+			s->markers[s->tl.nmarkers++] = (struct flame_marker){
+				m->name, m->start > zero ? m->start - zero : 0,
+				m->end > zero ? m->end - zero : 0,
+				strip_lane_of(s, x, t->v[g].group, m->tid) };
+		}
+}
+
+/* x's samples (a window's: export_keep_window) and markers as a strip
+ * over fs (export_folded's of x). */
+static void
+strip_build(struct strip *s, const struct export *x, const struct folded_set *fs)
+{
+	uint64_t zero = timelines_zero(x->timeline);
+	size_t n = x->nsamples ? x->nsamples : 1;
+
+	memset(s, 0, sizeof(*s));
+	s->t = pc_calloc(n, sizeof(*s->t));
+	s->stack = pc_calloc(n, sizeof(*s->stack));
+	s->lane = pc_calloc(n, sizeof(*s->lane));
+	s->weight = pc_calloc(n, sizeof(*s->weight));
+	export_folded_index(x, fs, s->stack);
+	strip_lanes(s, x);
+	for (size_t i = 0; i < x->nsamples; i++) {
+		const struct xp_sample *sm = &x->samples[i];
+
+		if (s->stack[i] == SIZE_MAX)
+			continue;
+		s->t[s->tl.n] = sm->t > zero ? sm->t - zero : 0;
+		s->stack[s->tl.n] = s->stack[i];
+		s->weight[s->tl.n] = sm->count;
+		s->lane[s->tl.n] = sm->thread && s->lane_of[sm->thread - 1] != SIZE_MAX ?
+				   s->lane_of[sm->thread - 1] : 0;
+		s->tl.n++;
+	}
+	strip_markers(s, x, zero);
+	s->tl.span = timelines_end(x->timeline) - zero;
+	s->tl.t = s->t;
+	s->tl.stack = s->stack;
+	s->tl.weight = s->weight;
+	s->tl.lane = s->lane;
+	s->tl.lanes = (const char *const *)s->lanes;
+	s->tl.markers = s->markers;
+}
+
+static void
+strip_release(struct strip *s)
+{
+	for (size_t i = 0; i < s->tl.nlanes; i++)
+		free(s->lanes[i]);
+	free(s->lanes);
+	free(s->lane_of);
+	free(s->t);
+	free(s->stack);
+	free(s->lane);
+	free(s->weight);
+	free(s->markers);
+}
+
+/* The flame graph of the run's timeline, or of a window of it (--from,
+ * --to, --marker: model/window.c), from the export of in's run 0,
+ * loaded, with its time strip. */
 static int
 flame_of_window(FILE *out, const struct pc_inputs *in, const struct report_opts *r,
 		const struct symtab_opts *so, const char *stacks, const char *title)
@@ -186,6 +315,7 @@ flame_of_window(FILE *out, const struct pc_inputs *in, const struct report_opts 
 	struct flame_stack *fl;
 	struct folded_set fs;
 	struct export x;
+	struct strip s;
 	char tbuf[512];
 	int rc;
 
@@ -195,18 +325,31 @@ flame_of_window(FILE *out, const struct pc_inputs *in, const struct report_opts 
 	    export_keep_window(&x, r))
 		exit(EXIT_BAD_INPUT);
 	export_folded(&x, &fs);
-	if (!title) {
-		snprintf(tbuf, sizeof(tbuf), "%s: %.0f samples at %u Hz%s%s%s", in->exe,
-			 fs.total, fs.rate, r->marker ? ", inside the markers '" : "",
-			 r->marker ? r->marker : "", r->marker ? "'" : "");
-		title = tbuf;
-	}
+	if (!title)
+		title = flame_title(tbuf, sizeof(tbuf), in->exe, &fs, x.clock, r->marker);
+	strip_build(&s, &x, &fs);
 	fl = flame_stacks(&fs, &in->st, NULL, NULL);
-	rc = flame_write_svg(out, fl, fs.n, title, "samples");
+	rc = flame_write_svg_timeline(out, fl, fs.n, title, "samples", &s.tl);
+	strip_release(&s);
 	flame_stacks_free(fl, fs.n);
 	folded_release(&fs);
 	export_release(&x);
 	return rc;
+}
+
+/* Whether a profile of in's run 0 has a timeline beside it. */
+static int
+has_timeline(const struct pc_inputs *in)
+{
+	char path[4096];
+
+	for (int i = 0; i < in->runs[0].nfiles; i++) {
+		int n = snprintf(path, sizeof(path), "%s%s", in->runs[0].files[i], PC_TL_SUFFIX);
+
+		if (n > 0 && (size_t)n < sizeof(path) && !access(path, F_OK))
+			return 1;
+	}
+	return 0;
 }
 
 /* --from, --to, --marker into r: 0 where c is none of them. */
@@ -226,7 +369,7 @@ flame_write(FILE *f, const struct pc_inputs *in, struct report_opts *win,
 	    const char *title)
 {
 	win->clock = clock;
-	return win->window ? flame_of_window(f, in, win, so, stacks, title) :
+	return win->window || (!stacks && has_timeline(in)) ? flame_of_window(f, in, win, so, stacks, title) :
 	       flame_of_run(f, in, 0, stacks, clock, title, NULL, NULL);
 }
 
@@ -277,7 +420,8 @@ cmd_flame(int argc, char **argv)
 	/* PC_SCOPE=all: the profiles place the frames in every object */
 	if (runexe_resolve(&re, argv + optind, argc - optind, process) ||
 	    runexe_open(&in, &re, &so, INPUTS_AS_GIVEN) ||
-	    (((!stacks && in.runs[0].manifest[0]) || win.window) && inputs_load(&in, &so, 0)))
+	    (((!stacks && (in.runs[0].manifest[0] || has_timeline(&in))) || win.window) &&
+	     inputs_load(&in, &so, 0)))
 		exit(EXIT_BAD_INPUT);
 	if (!(f = out_open(&of, out)))
 		exit(EXIT_BAD_INPUT);

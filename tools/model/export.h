@@ -59,6 +59,8 @@ struct xp_sample {
 	double count;		/* samples (off-CPU time in samples at the
 				 * group's rate) */
 	uint32_t kind;		/* alloc_all: count's gmon_alloc_kind */
+	uint64_t t;		/* a window's (window.c): its CLOCK_MONOTONIC
+				 * ns, from the timeline; else 0 */
 };
 
 struct xp_thread {		/* a thread of a process, from its stacks */

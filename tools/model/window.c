@@ -118,7 +118,7 @@ add_sample(struct export *x, const struct tl_group *g, const struct tl_sample *s
 				       sizeof(*x->samples));
 	x->pool = xtable_grow_array(x->pool, &x->cap_pool, x->npool + depth, sizeof(*x->pool));
 	sm = &x->samples[x->nsamples++];
-	*sm = (struct xp_sample){ x->npool, depth, g->group, th, s->off, 0, s->weight, 0 };
+	*sm = (struct xp_sample){ x->npool, depth, g->group, th, s->off, 0, s->weight, 0, s->t };
 	memcpy(x->pool + x->npool, locs, depth * sizeof(*locs));
 	x->npool += depth;
 	x->groups[g->group].samples += s->weight;

@@ -59,3 +59,34 @@ export_folded(const struct export *x, struct folded_set *fs)
 	free(fr);
 	folded_merge(fs, k);
 }
+
+static int
+cmp_line(const void *key, const void *v)
+{
+	return strcmp(key, ((const struct folded *)v)->line);
+}
+
+void
+export_folded_index(const struct export *x, const struct folded_set *fs, size_t *line)
+{
+	uint32_t *fr = NULL;
+	size_t cap = 0;
+
+	for (size_t i = 0; i < x->nsamples; i++) {
+		const struct xp_sample *s = &x->samples[i];
+		const struct folded *f;
+		char *l;
+
+		line[i] = SIZE_MAX;
+		if (!(s->count > 0) || !s->depth)
+			continue;
+		if (s->depth > cap)
+			fr = pc_realloc(fr, (cap = s->depth) * sizeof(*fr));
+		l = fold(x, fr, export_sample_frames(x, s, fr));
+		f = bsearch(l, fs->v, fs->n, sizeof(*fs->v), cmp_line);
+		if (f)
+			line[i] = (size_t)(f - fs->v);
+		free(l);
+	}
+	free(fr);
+}

@@ -25,6 +25,9 @@ size_t export_sample_frames(const struct export *x, const struct xp_sample *s, u
 /* The export's samples as folded stacks, as folded_build makes them
  * (export_folded.c): for a window's --format folded and flame graph. */
 void export_folded(const struct export *x, struct folded_set *fs);
+/* Each sample's line in fs (export_folded's of x) into line[i] (room for
+ * x->nsamples); SIZE_MAX for a sample that has none (export_folded.c). */
+void export_folded_index(const struct export *x, const struct folded_set *fs, size_t *line);
 /* The export's timeline in the Firefox Profiler's processed format
  * (export_firefox.c), where one was recorded (timeline_recorded); 0, or
  * -1 with errno (ENOMEM, or EINVAL where there is none). */

@@ -46,6 +46,8 @@ struct tree {
 	struct node *nodes;
 	size_t n, cap;
 	size_t maxlevel;
+	size_t *leaf;		/* each stack's last frame (SIZE_MAX: none), for
+				 * the time strip */
 };
 
 static const char *
@@ -189,6 +191,7 @@ tree_build(struct tree *t, const struct flame_stack *stacks, size_t n)
 			path[d + 1] = t->n - 1;
 		}
 		t->nodes[path[s->depth]].value += s->count;
+		t->leaf[s - stacks] = path[s->depth];
 		prev = s;
 	}
 	for (size_t i = t->n - 1; i > 0; i--) {
@@ -440,14 +443,14 @@ put_header(FILE *out, size_t height, const char *title)
  * the constants are defined above alone, and the script reads them by name.
  */
 static void
-put_script(FILE *out)
+put_script(FILE *out, size_t top)
 {
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\n"
 	      "'use strict';\n"
 	      "var SVGNS = 'http://www.w3.org/2000/svg', FGNS = '" FG_NS "';\n", out);
 	fprintf(out, "var XPAD = %d, WIDTH = %d, CHARW = ", XPAD, WIDTH);
 	put_num(out, CHAR_W);
-	fprintf(out, ", FRAMEH = %d, TOP = %d, BOTTOM = %d;\n", FRAME_H, TOP, BOTTOM);
+	fprintf(out, ", FRAMEH = %d, TOP = %zu, BOTTOM = %d;\n", FRAME_H, top, BOTTOM);
 	fputs(flame_js, out);
 	fputs("]]></script>\n", out);
 }
@@ -499,18 +502,45 @@ put_frame(FILE *out, const struct node *nd, double total, size_t height,
 	fputs("</g>\n", out);
 }
 
-static void
-put_graph(FILE *out, const struct tree *t, const char *title,
-	  const char *unit)
+/*
+ * The time strip's data: each stack's frame, the index among the frames
+ * written of its last frame, or of the nearest caller written where that
+ * one is not (a frame is narrower than its caller: the root is written).
+ */
+static int
+put_strip(FILE *out, const struct tree *t, const struct flame_timeline *tl, size_t nstacks)
 {
 	double total = t->nodes[0].value;
-	size_t levels = 0, height;
+	size_t *ord = malloc(t->n * sizeof *ord), *fos, k = 0;
+
+	fos = malloc((nstacks ? nstacks : 1) * sizeof *fos);
+	if (!ord || !fos) {
+		free(ord);
+		free(fos);
+		return -1;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		ord[i] = t->nodes[i].value >= total * MIN_SHARE ? k++ : ord[t->nodes[i].parent];
+	for (size_t i = 0; i < nstacks; i++)
+		fos[i] = t->leaf[i] == SIZE_MAX ? SIZE_MAX : ord[t->leaf[i]];
+	flame_strip_put(out, tl, fos, TOP);
+	free(ord);
+	free(fos);
+	return 0;
+}
+
+static int
+put_graph(FILE *out, const struct tree *t, const char *title,
+	  const char *unit, const struct flame_timeline *tl, size_t nstacks)
+{
+	double total = t->nodes[0].value;
+	size_t levels = 0, height, top = TOP + flame_strip_height(tl);
 
 	for (size_t i = 0; i < t->n; i++)
 		if (t->nodes[i].value >= total * MIN_SHARE &&
 		    t->nodes[i].level >= levels)
 			levels = t->nodes[i].level + 1;
-	height = TOP + levels * FRAME_H + BOTTOM;
+	height = top + levels * FRAME_H + BOTTOM;
 
 	put_header(out, height, title);
 	fprintf(out, "<text id=\"unzoom\" x=\"%d\" y=\"24\" display=\"none\">"
@@ -529,8 +559,11 @@ put_graph(FILE *out, const struct tree *t, const char *title,
 		if (t->nodes[i].value >= total * MIN_SHARE)
 			put_frame(out, &t->nodes[i], total, height, unit);
 	fputs("</g>\n", out);
-	put_script(out);
+	if (tl && put_strip(out, t, tl, nstacks))
+		return -1;
+	put_script(out, top);
 	fputs("</svg>\n", out);
+	return 0;
 }
 
 static void
@@ -544,6 +577,14 @@ put_empty(FILE *out, const char *title)
 int
 flame_write_svg(FILE *out, const struct flame_stack *stacks, size_t n,
 		const char *title, const char *unit)
+{
+	return flame_write_svg_timeline(out, stacks, n, title, unit, NULL);
+}
+
+int
+flame_write_svg_timeline(FILE *out, const struct flame_stack *stacks, size_t n,
+			 const char *title, const char *unit,
+			 const struct flame_timeline *tl)
 {
 	struct tree t = { 0 };
 	int ret = -1;
@@ -563,12 +604,18 @@ flame_write_svg(FILE *out, const struct flame_stack *stacks, size_t n,
 	if (!unit)
 		unit = "samples";
 
-	if (tree_build(&t, stacks, n) || tree_layout(&t))
+	/* each stack's last frame, where tree_build puts it */
+	t.leaf = n <= SIZE_MAX / sizeof *t.leaf ? malloc((n ? n : 1) * sizeof *t.leaf) : NULL;
+	for (size_t i = 0; t.leaf && i < n; i++)
+		t.leaf[i] = SIZE_MAX;
+	if (!t.leaf || tree_build(&t, stacks, n) || tree_layout(&t))
 		goto out;
-	if (t.nodes[0].value > 0)
-		put_graph(out, &t, title, unit);
-	else
+	if (t.nodes[0].value > 0) {
+		if (put_graph(out, &t, title, unit, tl, n))
+			goto out;
+	} else {
 		put_empty(out, title);
+	}
 	if (fflush(out) == EOF || ferror(out)) {
 		if (!errno)
 			errno = EIO;
@@ -577,5 +624,6 @@ flame_write_svg(FILE *out, const struct flame_stack *stacks, size_t n,
 	ret = 0;
 out:
 	free(t.nodes);
+	free(t.leaf);
 	return ret;
 }

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* What a frame's code is, for its colour: by object, or by its change. */
 enum flame_kind {
@@ -55,6 +56,48 @@ struct flame_stack {
  */
 int flame_write_svg(FILE *out, const struct flame_stack *stacks, size_t n,
 		    const char *title, const char *unit);	/* unit: e.g. "samples" */
+
+/* A flame graph's time strip (flame_strip.c): when its samples were
+ * taken, by thread, and the program's markers, in nanoseconds from the
+ * run's start. */
+struct flame_marker {
+	const char *name;
+	uint64_t start, end;		/* end == start: an instant */
+	long lane;			/* its thread's lane; -1: the process's */
+};
+
+struct flame_timeline {
+	uint64_t span;			/* the strip's width */
+	size_t n;			/* samples */
+	const uint64_t *t;		/* each sample's time */
+	const size_t *stack;		/* its stack: an index into stacks */
+	const double *weight;		/* its samples (its stack's count's share) */
+	const size_t *lane;		/* its thread: an index into lanes */
+	const char *const *lanes;	/* each thread's label */
+	size_t nlanes;
+	const struct flame_marker *markers;
+	size_t nmarkers;
+};
+
+/*
+ * flame_write_svg with a time strip above the graph where tl is not NULL:
+ * each thread's samples over time, a lane each, and the markers; dragging
+ * across it draws the graph of that window's samples alone (a frame left
+ * out of the whole run's graph counts in its parent's), a click on it
+ * the whole run's again. tl's samples are the stacks' (their weights
+ * add up to the counts). The same returns.
+ */
+int flame_write_svg_timeline(FILE *out, const struct flame_stack *stacks, size_t n,
+			     const char *title, const char *unit,
+			     const struct flame_timeline *tl);
+
+/* flame_strip.c, for flame.c: the strip's height in pixels (0 for a NULL
+ * tl); its data, for the page's script, its top at y, each sample counted
+ * in the frame frame_of_stack[its stack] (the written frames' index;
+ * SIZE_MAX: none, left out). */
+size_t flame_strip_height(const struct flame_timeline *tl);
+void flame_strip_put(FILE *out, const struct flame_timeline *tl, const size_t *frame_of_stack,
+		     size_t y);
 
 /* Write the first max characters of s as XML text or attribute value.
  * Invalid UTF-8 and the characters XML 1.0 forbids even as references
