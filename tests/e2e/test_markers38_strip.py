@@ -84,3 +84,29 @@ def test_markers38_flame_strip_drag_over_a_marker_draws_its_window():
     return "window %.3f-%.3f s: serve_slow %d, serve_fast %d of %d samples (whole run: %d, " \
         "%d); screenshots in %s" % (lo / 1e6, hi / 1e6, by["serve_slow"], by["serve_fast"], total,
                                      whole["serve_slow"], whole["serve_fast"], shots)
+
+
+def test_markers38_empty_window_is_one_warning_line_and_status_0():
+    """A window that holds no sample is one warning line that names it,
+    and the (empty) report, status 0, in report, folded and flame; a
+    window that holds some says nothing on stderr."""
+    d, _ = recorded([prog("markers38_itt"), "20", "5", "5"])
+    cases = [
+        (["--from", "50", "--to", "60"], "no samples from 50 s to 60 s (its timeline: 0 to "),
+        (["--marker", "slow", "--to", "0.000001"],
+         "no samples inside the markers 'slow' to 1e-06 s (its timeline: 0 to "),
+    ]
+    for args, said in cases:
+        for cmd in (["report"], ["report", "--format", "folded"],
+                    ["flame", "-o", os.path.join(os.path.dirname(d), "empty.svg")]):
+            rc, out, err = run([pcprof()] + cmd + args + [d])
+            assert rc == 0 and err.count("\n") == 1, (cmd, args, rc, err)
+            assert err.startswith("pcprof: warning: '%s/gmon.out': %s" % (d, said)), (cmd, err)
+            span = float(re.search(r"its timeline: 0 to ([\d.]+) s\)$", err).group(1))
+            assert 0.05 < span < 30, err
+            if cmd == ["report"]:
+                assert ": 0 samples at " in out.splitlines()[0], out[:300]
+            else:
+                assert out == "", out
+    rc, out, err = run([pcprof(), "report", "--marker", "slow", d])
+    assert rc == 0 and err == "" and "serve_slow" in out, (rc, err, out[:300])

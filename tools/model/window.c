@@ -7,6 +7,7 @@
  * the markers that overlap it.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,6 +131,22 @@ add_sample(struct export *x, const struct tl_group *g, const struct tl_sample *s
 	}
 }
 
+/* One line where the window r asks for holds no sample of x: a report of
+ * nothing is an answer, but one that a mistyped time or name gives too. */
+static void
+warn_empty(const struct export *x, const struct report_opts *r, uint64_t zero)
+{
+	char from[64] = "", to[64] = "";
+
+	if (r->window & WINDOW_FROM)
+		snprintf(from, sizeof(from), " from %g s", r->from);
+	if (r->window & WINDOW_TO)
+		snprintf(to, sizeof(to), " to %g s", r->to);
+	pc_warn("warning: '%s': no samples%s%s%s%s%s (its timeline: 0 to %.3f s)", x->source,
+		r->marker ? " inside the markers '" : "", r->marker ? r->marker : "",
+		r->marker ? "'" : "", from, to, (double)(timelines_end(x->timeline) - zero) / 1e9);
+}
+
 int
 export_keep_window(struct export *x, const struct report_opts *r)
 {
@@ -167,5 +184,7 @@ export_keep_window(struct export *x, const struct report_opts *r)
 			if (t->v[i].samples[j].off ? x->clock != PC_CLOCK_CPU :
 			    x->clock != PC_CLOCK_OFF)
 				add_sample(x, &t->v[i], &t->v[i].samples[j], none);
+	if (r->window && !x->nsamples)
+		warn_empty(x, r, zero);
 	return 0;
 }
