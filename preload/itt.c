@@ -15,6 +15,11 @@
  * interposition. Here it only reaches libpc through the weak marker API
  * of pcprof/marker.h, and fills nothing where libpc is not loaded.
  *
+ * Times: __itt_get_timestamp is CLOCK_MONOTONIC in nanoseconds, which
+ * the _ex calls with no clock domain and __itt_frame_submit_v3 take; a
+ * clock domain's timestamps are converted by the frequency and base its
+ * callback gives, the base read as now (see clock_now).
+ *
  * ITT calls come from the program's own code, never from libpc's signal
  * handlers: the create functions take a mutex; the rest take no lock and
  * allocate nothing. Handles live in fixed pools (never freed, as ITT's
@@ -26,6 +31,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "../include/pcprof/marker.h"
 
@@ -35,6 +41,8 @@
 #define MAX_STRINGS	2048
 #define MAX_COUNTERS	256
 #define MAX_OPEN	32	/* tasks, regions, frames open in a thread */
+#define MAX_CLOCKS	64	/* clock domains */
+#define TIMESTAMP_NONE	(~0ULL)	/* __itt_timestamp_none: now */
 
 /* The ITT ABI's records, as ittnotify.h and ittnotify_config.h lay them
  * out (8-byte packing, which x86-64's natural alignment gives). */
@@ -71,6 +79,22 @@ struct itt_id {
 	unsigned long long d1, d2, d3;
 };
 
+struct itt_clock_info {
+	unsigned long long clock_freq;	/* its ticks a second */
+	unsigned long long clock_base;	/* its time now */
+};
+
+typedef void (*itt_clock_fn)(struct itt_clock_info *info, void *data);
+
+struct itt_clock_domain {
+	struct itt_clock_info info;
+	itt_clock_fn fn;
+	void *fn_data;
+	int extra1;
+	void *extra2;
+	struct itt_clock_domain *next;
+};
+
 struct itt_api_info {
 	const char *name;
 	void **func_ptr;
@@ -105,7 +129,11 @@ static struct {
 	char name[NAME_LEN], domain[NAME_LEN];
 	long long value;	/* for inc and dec, atomic */
 } counters[MAX_COUNTERS];
-static size_t ndomains, nstrings, ncounters;
+static struct {
+	struct itt_clock_domain c;
+	unsigned long long at_ns;	/* CLOCK_MONOTONIC when info was read */
+} clocks[MAX_CLOCKS];
+static size_t ndomains, nstrings, ncounters, nclocks;
 
 /* What a thread has open: tasks and regions end by their domain or id,
  * not their name, so each end finds its begin's name here. */
@@ -280,21 +308,31 @@ static void counter_inc_delta(struct itt_counter *c, unsigned long long d)
 static void counter_dec_delta(struct itt_counter *c, unsigned long long d)
 { counter_add(c, -(long long)d); }
 
-/* Open kind in this thread with name (NULL: unnamed, nothing marked).
- * Past MAX_OPEN neither the begin nor its end is marked. */
+/* Open kind in this thread with name (NULL: unnamed, nothing marked),
+ * at CLOCK_MONOTONIC ns at (0: now). Past MAX_OPEN neither the begin nor
+ * its end is marked. */
 static void
-open_one(int kind, const void *domain, unsigned long long id, const char *name)
+open_at(int kind, const void *domain, unsigned long long id, const char *name,
+	unsigned long long at)
 {
 	if (nopened >= MAX_OPEN)
 		return;
 	opened[nopened++] = (struct open){ kind, domain, id, name };
 	if (name)
-		pcprof_mark_begin(name);
+		pcprof_mark_begin_at(name, at);
 }
 
-/* End the innermost open kind of domain (and id, unless any_id). */
 static void
-close_one(int kind, const void *domain, unsigned long long id, int any_id)
+open_one(int kind, const void *domain, unsigned long long id, const char *name)
+{
+	open_at(kind, domain, id, name, 0);
+}
+
+/* End the innermost open kind of domain (and id, unless any_id), at
+ * CLOCK_MONOTONIC ns at (0: now). */
+static void
+close_at(int kind, const void *domain, unsigned long long id, int any_id,
+	 unsigned long long at)
 {
 	for (int i = nopened; i-- > 0; ) {
 		struct open *o = &opened[i];
@@ -302,11 +340,17 @@ close_one(int kind, const void *domain, unsigned long long id, int any_id)
 		if (o->kind != kind || o->domain != domain || (!any_id && o->id != id))
 			continue;
 		if (o->name)
-			pcprof_mark_end(o->name);
+			pcprof_mark_end_at(o->name, at);
 		memmove(o, o + 1, (size_t)(nopened - i - 1) * sizeof(*o));
 		nopened--;
 		return;
 	}
+}
+
+static void
+close_one(int kind, const void *domain, unsigned long long id, int any_id)
+{
+	close_at(kind, domain, id, any_id, 0);
 }
 
 static void
@@ -361,6 +405,139 @@ marker(const struct itt_domain *d, struct itt_id id, const struct itt_string *na
 		pcprof_mark_instant(name->strA);
 }
 
+static unsigned long long
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+/* The collector's timestamps: CLOCK_MONOTONIC ns, pcprof's own. */
+static unsigned long long
+get_timestamp(void)
+{
+	return mono_ns();
+}
+
+/*
+ * c's frequency and base from its callback, the base taken to be its
+ * clock's now: the moment is the middle of a monotonic reading before
+ * and one after the callback, read again (three tries) where a
+ * preemption made them more than 20 us apart.
+ */
+static void
+clock_now(struct itt_clock_domain *c)
+{
+	unsigned long long a, b;
+
+	for (int i = 0; i < 3; i++) {
+		a = mono_ns();
+		c->fn(&c->info, c->fn_data);
+		b = mono_ns();
+		if (b - a <= 20000)
+			break;
+	}
+	clocks[c - &clocks[0].c].at_ns = a + (b - a) / 2;
+}
+
+static struct itt_clock_domain *
+clock_domain_create(itt_clock_fn fn, void *data)
+{
+	struct itt_clock_domain *c = NULL;
+
+	if (!fn)
+		return NULL;
+	/* the slot taken under the lock, the callback called outside it:
+	 * it is the program's code, which may make ITT calls of its own */
+	pthread_mutex_lock(&pool_lock);
+	if (nclocks < MAX_CLOCKS)
+		c = &clocks[nclocks++].c;
+	pthread_mutex_unlock(&pool_lock);
+	if (c) {
+		c->fn = fn;
+		c->fn_data = data;
+		clock_now(c);
+	}
+	return c;
+}
+
+static void
+clock_domain_reset(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&pool_lock);
+	n = nclocks;
+	pthread_mutex_unlock(&pool_lock);
+	for (size_t i = 0; i < n; i++)
+		if (clocks[i].c.fn)
+			clock_now(&clocks[i].c);
+}
+
+/* Timestamp ts of clock domain c (NULL: get_timestamp's) as CLOCK_MONOTONIC
+ * ns; 0 (now) for __itt_timestamp_none. A clock of no frequency is read
+ * as nanoseconds. */
+static unsigned long long
+at_ns(const struct itt_clock_domain *c, unsigned long long ts)
+{
+	uintptr_t p = (uintptr_t)c, lo = (uintptr_t)clocks;
+	unsigned long long freq, at;
+	__int128 d;
+
+	if (ts == TIMESTAMP_NONE)
+		return 0;
+	if (!c || p < lo || p >= lo + sizeof(clocks))
+		return ts;
+	freq = c->info.clock_freq ? c->info.clock_freq : 1000000000ULL;
+	at = clocks[(p - lo) / sizeof(clocks[0])].at_ns;
+	d = ((__int128)ts - (__int128)c->info.clock_base) * 1000000000 / (__int128)freq;
+	if (d < -(__int128)at)
+		return 1;
+	return (unsigned long long)((__int128)at + d);
+}
+
+static void
+task_begin_ex(const struct itt_domain *d, struct itt_clock_domain *c, unsigned long long ts,
+	      struct itt_id id, struct itt_id parent, const struct itt_string *name)
+{
+	open_at(OPEN_TASK, d, id.d1, name ? name->strA : NULL, at_ns(c, ts));
+}
+
+static void
+task_begin_fn_ex(const struct itt_domain *d, struct itt_clock_domain *c, unsigned long long ts,
+		 struct itt_id id, struct itt_id parent, void *fn)
+{
+	open_at(OPEN_TASK, d, id.d1, NULL, at_ns(c, ts));
+}
+
+static void
+task_end_ex(const struct itt_domain *d, struct itt_clock_domain *c, unsigned long long ts)
+{
+	close_at(OPEN_TASK, d, 0, 1, at_ns(c, ts));
+}
+
+static void
+marker_ex(const struct itt_domain *d, struct itt_clock_domain *c, unsigned long long ts,
+	  struct itt_id id, const struct itt_string *name, int scope)
+{
+	if (name && name->strA)
+		pcprof_mark_instant_at(name->strA, at_ns(c, ts));
+}
+
+/* A frame already over, from begin to end (get_timestamp's; end
+ * __itt_timestamp_none: now), named after its domain as frames are. */
+static void
+frame_submit_v3(const struct itt_domain *d, struct itt_id *id, unsigned long long begin,
+		unsigned long long end)
+{
+	if (!d || !d->nameA || begin == TIMESTAMP_NONE)
+		return;
+	pcprof_mark_begin_at(d->nameA, begin);
+	pcprof_mark_end_at(d->nameA, end == TIMESTAMP_NONE ? mono_ns() : end);
+}
+
 #define FN(f)	{ "__itt_" #f, (void *)f }
 static const struct { const char *name; void *fn; } collected[] = {
 	FN(domain_create), FN(string_handle_create),
@@ -370,6 +547,9 @@ static const struct { const char *name; void *fn; } collected[] = {
 	FN(task_begin), FN(task_begin_fn), FN(task_end),
 	FN(region_begin), FN(region_end),
 	FN(frame_begin_v3), FN(frame_end_v3), FN(marker),
+	FN(get_timestamp), FN(clock_domain_create), FN(clock_domain_reset),
+	FN(task_begin_ex), FN(task_begin_fn_ex), FN(task_end_ex), FN(marker_ex),
+	FN(frame_submit_v3),
 };
 
 void __itt_api_init(struct itt_global *g, int groups) ITT_EXPORT;
@@ -380,7 +560,8 @@ void
 __itt_api_init(struct itt_global *g, int groups)
 {
 	if (!g || memcmp(g->magic, itt_magic, sizeof(itt_magic)) || !g->api_list_ptr ||
-	    !pcprof_mark_begin || !pcprof_mark_end || !pcprof_mark_instant || !pcprof_count)
+	    !pcprof_mark_begin || !pcprof_mark_end || !pcprof_mark_instant || !pcprof_count ||
+	    !pcprof_mark_begin_at || !pcprof_mark_end_at || !pcprof_mark_instant_at)
 		return;
 	for (struct itt_api_info *a = g->api_list_ptr; a->name; a++)
 		for (size_t i = 0; i < sizeof(collected) / sizeof(collected[0]); i++)

@@ -69,9 +69,9 @@ tid_here(void)
 	return my_tid;
 }
 
-/* One marker of kind. AS-safe. */
+/* One marker of kind, at CLOCK_MONOTONIC ns at (0: now). AS-safe. */
 static void
-mark(uint32_t kind, const char *name, uint64_t value)
+mark(uint32_t kind, const char *name, uint64_t value, uint64_t at)
 {
 	int saved;
 	uint64_t id;
@@ -81,7 +81,7 @@ mark(uint32_t kind, const char *name, uint64_t value)
 	saved = errno;
 	id = name_id(name);
 	if (id)
-		pc_timeline_mark(kind, tid_here(), id, value);
+		pc_timeline_mark_at(kind, tid_here(), id, value, at);
 	else
 		pc_timeline_mark_lost();
 	errno = saved;
@@ -91,29 +91,52 @@ PC_EXPORT void pcprof_mark_begin(const char *name);
 PC_EXPORT void pcprof_mark_end(const char *name);
 PC_EXPORT void pcprof_mark_instant(const char *name);
 PC_EXPORT void pcprof_count(const char *name, long long value);
+PC_EXPORT void pcprof_mark_begin_at(const char *name, unsigned long long ns);
+PC_EXPORT void pcprof_mark_end_at(const char *name, unsigned long long ns);
+PC_EXPORT void pcprof_mark_instant_at(const char *name, unsigned long long ns);
 
 void
 pcprof_mark_begin(const char *name)
 {
-	mark(PC_TL_BEGIN, name, 0);
+	mark(PC_TL_BEGIN, name, 0, 0);
 }
 
 void
 pcprof_mark_end(const char *name)
 {
-	mark(PC_TL_END, name, 0);
+	mark(PC_TL_END, name, 0, 0);
 }
 
 void
 pcprof_mark_instant(const char *name)
 {
-	mark(PC_TL_INSTANT, name, 0);
+	mark(PC_TL_INSTANT, name, 0, 0);
 }
 
 void
 pcprof_count(const char *name, long long value)
 {
-	mark(PC_TL_COUNT, name, (uint64_t)value);
+	mark(PC_TL_COUNT, name, (uint64_t)value, 0);
+}
+
+/* The same at a time the program gives: an event another clock timed,
+ * or one seen after the fact (ITT's _ex calls, libpc-itt.so). */
+void
+pcprof_mark_begin_at(const char *name, unsigned long long ns)
+{
+	mark(PC_TL_BEGIN, name, 0, ns);
+}
+
+void
+pcprof_mark_end_at(const char *name, unsigned long long ns)
+{
+	mark(PC_TL_END, name, 0, ns);
+}
+
+void
+pcprof_mark_instant_at(const char *name, unsigned long long ns)
+{
+	mark(PC_TL_INSTANT, name, 0, ns);
 }
 
 void

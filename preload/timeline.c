@@ -308,6 +308,12 @@ pc_timeline_off(uint32_t tid, uint64_t stack, uint64_t ns)
 void
 pc_timeline_mark(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value)
 {
+	pc_timeline_mark_at(kind, tid, name, value, 0);
+}
+
+void
+pc_timeline_mark_at(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value, uint64_t at)
+{
 	struct pc_tl_entry v = { 0 };
 	uint64_t n;
 
@@ -318,11 +324,11 @@ pc_timeline_mark(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value)
 	n = __atomic_fetch_add(&tl->marks_used, 1, __ATOMIC_RELAXED);
 	if (n >= PC_TL_MARKS)
 		return;
-	v.t = tl->ticking ? ticks() : now_ns(CLOCK_MONOTONIC);
+	v.t = at ? at : tl->ticking ? ticks() : now_ns(CLOCK_MONOTONIC);
 	v.where = name;
 	v.value = value;
 	v.tid = tid;
-	v.kind = kind;
+	v.kind = kind | (at ? PC_TL_AT_NS : 0);
 	if (n >= pc_grow_slots(&marks_grow) || !put_from_handler(&marks[n], &v)) {
 		__atomic_fetch_add(&tl->marks_lost, 1, __ATOMIC_RELAXED);
 		return;
@@ -365,7 +371,7 @@ write_entries(struct gmon_sink *s, const struct pc_tl_entry *t, size_t n, uint32
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (!seq || (seq & 1) || __atomic_load_n(&t[i].seq, __ATOMIC_RELAXED) != seq)
 			continue;
-		if (rate > 0)
+		if (rate > 0 && !(e.kind & PC_TL_AT_NS))
 			e.t = tl->start_ns + (uint64_t)((double)(e.t - tl->tick0) * rate);
 		rec(s, tag, sizeof(e));
 		gmon_sink_bytes(s, &e, sizeof(e));

@@ -45,6 +45,9 @@ enum pc_tl_kind {
 	PC_TL_INSTANT,
 	PC_TL_COUNT,		/* value: the counter's value (int64) */
 };
+/* kind's flag: a marker at a time the program gave (pcprof_mark_begin_at),
+ * CLOCK_MONOTONIC ns in the live file too, never the CPU's ticks */
+#define PC_TL_AT_NS	0x100u
 
 struct pc_tl_entry {
 	uint64_t t;		/* CLOCK_MONOTONIC ns */

@@ -38,6 +38,12 @@ void pcprof_mark_begin(const char *name) __attribute__((weak));
 void pcprof_mark_end(const char *name) __attribute__((weak));
 void pcprof_mark_instant(const char *name) __attribute__((weak));
 void pcprof_count(const char *name, long long value) __attribute__((weak));
+/* The same at a time already past (or another clock's, converted): ns
+ * on CLOCK_MONOTONIC; 0 is now. A begin and its end pair in the order
+ * they are called, whatever their times. */
+void pcprof_mark_begin_at(const char *name, unsigned long long ns) __attribute__((weak));
+void pcprof_mark_end_at(const char *name, unsigned long long ns) __attribute__((weak));
+void pcprof_mark_instant_at(const char *name, unsigned long long ns) __attribute__((weak));
 
 #ifdef __cplusplus
 }
@@ -53,5 +59,11 @@ void pcprof_count(const char *name, long long value) __attribute__((weak));
 	(pcprof_mark_instant ? (pcprof_mark_instant)(name) : (void)0)
 #define pcprof_count(name, value) \
 	(pcprof_count ? (pcprof_count)((name), (value)) : (void)0)
+#define pcprof_mark_begin_at(name, ns) \
+	(pcprof_mark_begin_at ? (pcprof_mark_begin_at)((name), (ns)) : (void)0)
+#define pcprof_mark_end_at(name, ns) \
+	(pcprof_mark_end_at ? (pcprof_mark_end_at)((name), (ns)) : (void)0)
+#define pcprof_mark_instant_at(name, ns) \
+	(pcprof_mark_instant_at ? (pcprof_mark_instant_at)((name), (ns)) : (void)0)
 
 #endif

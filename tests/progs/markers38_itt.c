@@ -8,7 +8,7 @@
  * variable, or with a collector that fills nothing, every call is a
  * no-op.
  *
- *   markers38_itt N K [MS]  N requests, every Kth "slow" (MS, 10, ms of
+ *   markers38_itt N K [MS [ex]]  N requests, every Kth "slow" (MS, 10, ms of
  *                       CPU in serve_slow), the others "fast" (1 ms in
  *                       serve_fast), each an ITT task in domain "m38",
  *                       each in a frame of the domain "m38-frame"; the
@@ -16,6 +16,17 @@
  *                       "done" at the end; one task "early" on a string
  *                       handle the static part made before its collector
  *                       was loaded.
+ *
+ * With "ex", it then marks with explicit times, after the fact: a slow
+ * request's task "ex-task" (__itt_task_begin_ex, _end_ex, no clock
+ * domain: the collector's __itt_get_timestamp, CLOCK_MONOTONIC ns), a
+ * frame of domain "m38-submit" over the same span (__itt_frame_submit_v3)
+ * and one from its end to now (__itt_timestamp_none), an ITT marker
+ * "ex-mark" at its middle (__itt_marker_ex), then a fast request's task
+ * "clock-task" in a clock domain of its own, microseconds since an offset
+ * (__itt_clock_domain_create); it prints "ex START END", "clock START
+ * END" (CLOCK_MONOTONIC ns) and, with a collector, "timestamp in 1" where
+ * __itt_get_timestamp fell between two CLOCK_MONOTONIC readings.
  *
  * It prints "requests fast F slow S", and for each slow request "slow I
  * START END" (CLOCK_MONOTONIC ns around its task), then "collector yes"
@@ -46,6 +57,15 @@ struct itt_string {
 	struct itt_string *next;
 };
 struct itt_id { unsigned long long d1, d2, d3; };
+struct itt_clock_info { unsigned long long clock_freq, clock_base; };
+struct itt_clock_domain {
+	struct itt_clock_info info;
+	void (*fn)(struct itt_clock_info *, void *);
+	void *fn_data;
+	int extra1;
+	void *extra2;
+	struct itt_clock_domain *next;
+};
 struct itt_api_info {
 	const char *name;
 	void **func_ptr;
@@ -80,6 +100,17 @@ static void (*task_end)(const struct itt_domain *);
 static void (*frame_begin_v3)(const struct itt_domain *, struct itt_id *);
 static void (*frame_end_v3)(const struct itt_domain *, struct itt_id *);
 static void (*marker)(const struct itt_domain *, struct itt_id, struct itt_string *, int);
+static unsigned long long (*get_timestamp)(void);
+static struct itt_clock_domain *(*clock_domain_create)(void (*)(struct itt_clock_info *, void *),
+						       void *);
+static void (*task_begin_ex)(const struct itt_domain *, struct itt_clock_domain *,
+			     unsigned long long, struct itt_id, struct itt_id, struct itt_string *);
+static void (*task_end_ex)(const struct itt_domain *, struct itt_clock_domain *,
+			   unsigned long long);
+static void (*marker_ex)(const struct itt_domain *, struct itt_clock_domain *,
+			 unsigned long long, struct itt_id, struct itt_string *, int);
+static void (*frame_submit_v3)(const struct itt_domain *, struct itt_id *, unsigned long long,
+			       unsigned long long);
 
 #define API(f, group)	{ "__itt_" #f, (void **)&f, NULL, NULL, group }
 static struct itt_api_info api_list[] = {
@@ -88,6 +119,9 @@ static struct itt_api_info api_list[] = {
 	API(task_begin, 1 << 5), API(task_end, 1 << 5),
 	API(frame_begin_v3, 1 << 5), API(frame_end_v3, 1 << 5),
 	API(marker, 1 << 5),
+	API(get_timestamp, 1 << 5), API(clock_domain_create, 1 << 5),
+	API(task_begin_ex, 1 << 5), API(task_end_ex, 1 << 5), API(marker_ex, 1 << 5),
+	API(frame_submit_v3, 1 << 5),
 	/* one the collector does not know: left alone */
 	{ "__itt_not_a_function", NULL, NULL, NULL, 0 },
 	{ NULL, NULL, NULL, NULL, 0 },
@@ -138,11 +172,67 @@ cpu_ms(double ms)
 	} while ((b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6 < ms);
 }
 
+/* the clock domain's clock: microseconds since an offset */
+#define US_OFFSET	7000000000000ULL
+static unsigned long long
+us_of(uint64_t ns)
+{
+	return ns / 1000 + US_OFFSET;
+}
+
+static void
+us_clock(struct itt_clock_info *info, void *data)
+{
+	(void)data;
+	info->clock_freq = 1000000;
+	info->clock_base = us_of(now_ns());
+}
+
 __attribute__((noinline)) void serve_fast(void);
 __attribute__((noinline)) void serve_slow(void);
 void serve_fast(void) { cpu_ms(1.0); }
 static double slow_ms = 10.0;
 void serve_slow(void) { cpu_ms(slow_ms); }
+
+/* The "ex" requests: marked after the fact, with their own times. */
+static void
+explicit_times(struct itt_domain *d, int collector)
+{
+	struct itt_id none = { 0, 0, 0 };
+	struct itt_clock_domain *cd = NULL;
+	uint64_t a, b, a2, b2, t0, t1;
+	unsigned long long ts = 0;
+
+	a = now_ns();
+	serve_slow();
+	b = now_ns();
+	if (collector && task_begin_ex && task_end_ex && frame_submit_v3 && marker_ex) {
+		struct itt_domain *sd = domain_create("m38-submit");
+
+		task_begin_ex(d, NULL, a, none, none, string_handle_create("ex-task"));
+		task_end_ex(d, NULL, b);
+		frame_submit_v3(sd, NULL, a, b);
+		frame_submit_v3(sd, NULL, b, ~0ULL);
+		marker_ex(d, NULL, a + (b - a) / 2, none, string_handle_create("ex-mark"), 2);
+	}
+	if (collector && clock_domain_create)
+		cd = clock_domain_create(us_clock, NULL);
+	a2 = now_ns();
+	serve_fast();
+	b2 = now_ns();
+	if (cd && task_begin_ex && task_end_ex) {
+		task_begin_ex(d, cd, us_of(a2), none, none, string_handle_create("clock-task"));
+		task_end_ex(d, cd, us_of(b2));
+	}
+	printf("ex %llu %llu\nclock %llu %llu\n", (unsigned long long)a, (unsigned long long)b,
+	       (unsigned long long)a2, (unsigned long long)b2);
+	if (collector && get_timestamp) {
+		t0 = now_ns();
+		ts = get_timestamp();
+		t1 = now_ns();
+		printf("timestamp in %d\n", t0 <= ts && ts <= t1);
+	}
+}
 
 int
 main(int argc, char **argv)
@@ -168,6 +258,8 @@ main(int argc, char **argv)
 				       (unsigned long long)now_ns());
 			(i % k == k - 1) ? nslow++ : nfast++;
 		}
+		if (argc > 4 && !strcmp(argv[4], "ex"))
+			explicit_times(NULL, 0);
 		printf("requests fast %d slow %d\ncollector no\n", nfast, nslow);
 		return 0;
 	}
@@ -198,6 +290,8 @@ main(int argc, char **argv)
 		is_slow ? nslow++ : nfast++;
 		counter_set_value(served, &v);
 	}
+	if (argc > 4 && !strcmp(argv[4], "ex"))
+		explicit_times(d, 1);
 	marker(d, none, done, 2);
 	printf("requests fast %d slow %d\ncollector yes\n", nfast, nslow);
 	return 0;
