@@ -12,8 +12,9 @@ import os
 import subprocess
 import tempfile
 
+import pctest
 from pctest import clean_env, prog
-from test_alloc39 import RATE1, TIMEOUT, both, hooks_lib, run
+from test_alloc39 import RATE1, TIMEOUT, both, check_exact, hooks_lib, run, sites
 from test_host import pcprof, same
 
 
@@ -66,3 +67,80 @@ def test_alloc_hooks_without_libpc_only_forward():
         p = run(argv, dict(RATE1, LD_PRELOAD=hooks_lib()), profiled=False, hooks=False)
         same(p, plain, " ".join(argv))
         assert p.stderr == "" and os.listdir(p.cwd) == [], (p.stderr, os.listdir(p.cwd))
+
+
+# Debian's other allocators: (-l name, the library's soname, its package)
+ALLOCATORS = {
+    "tcmalloc": ("tcmalloc_minimal", "libtcmalloc_minimal.so.4", "libgoogle-perftools-dev"),
+    "mimalloc": ("mimalloc", "libmimalloc.so.2", "libmimalloc-dev"),
+}
+
+
+def allocator(name):
+    """(-l name, soname) of an installed allocator, or a skip naming its
+    package."""
+    lib, so, pkg = ALLOCATORS[name]
+    p = subprocess.run(["cc", "-print-file-name=lib%s.so" % lib], capture_output=True,
+                       text=True, timeout=TIMEOUT)
+    if not os.path.isabs(p.stdout.strip()):
+        pctest.skip("%s not installed (apt-get install %s)" % (name, pkg))
+    return lib, so
+
+
+def linked_with(name):
+    """alloc39 built here, linked with allocator name."""
+    lib, _ = allocator(name)
+    d = tempfile.mkdtemp(prefix="pc-alloc39-%s-" % name)
+    exe = os.path.join(d, "alloc39" + name)
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "alloc39.c")
+    subprocess.run(["cc", "-O2", "-g", "-pthread", "-o", exe, src, "-l" + lib],
+                   check=True, timeout=TIMEOUT)
+    return exe
+
+
+def check_linked(name):
+    """alloc39 linked with allocator name, at rate 1: as plain, that
+    allocator owns malloc's blocks under the hooks too, and every known
+    site is exact, its threads' too."""
+    exe = linked_with(name)
+    for argv, times in (([exe], 1), ([exe, "threads"], 4)):
+        r = both(argv, RATE1)
+        assert "allocator: %s owns malloc's" % name in r.stdout, r.stdout
+        check_exact(sites(exe, r)[0], times)
+
+
+def check_preloaded(name):
+    """pcprof run --alloc of alloc39 with allocator name in LD_PRELOAD
+    already, at rate 1: the hooks go first (alloc39 hooks names them,
+    where plain it names the allocator), the allocator owns malloc's
+    blocks, output and status as plain, and every known site is exact."""
+    _, so = allocator(name)
+    exe = prog("alloc39")
+    env = {"LD_PRELOAD": so, "PC_ALLOC_RATE": "1"}
+    plain = run([exe, "hooks"], env, profiled=False, hooks=False)
+    assert plain.stdout == "malloc: %s\n" % so, (plain.stdout, plain.stderr)
+    r = run([pcprof(), "run", "--no-report", "--alloc", "-o", "r", exe, "hooks"], env,
+            profiled=False, hooks=False)
+    assert (r.status, r.stdout) == (0, "malloc: libpc-alloc.so\n"), (r.status, r.stdout, r.stderr)
+    plain = run([exe], env, profiled=False, hooks=False)
+    assert "allocator: %s owns malloc's" % name in plain.stdout, plain.stdout
+    r = run([pcprof(), "run", "--no-report", "--alloc", "-o", "r", exe], env,
+            profiled=False, hooks=False)
+    same(r, plain, "pcprof run --alloc %s with %s" % (exe, so))
+    check_exact(sites(exe, None, os.path.join(r.cwd, "r", "gmon.out"))[0])
+
+
+def test_alloc_a_program_linked_with_tcmalloc_is_profiled_through_it():
+    check_linked("tcmalloc")
+
+
+def test_alloc_a_program_linked_with_mimalloc_is_profiled_through_it():
+    check_linked("mimalloc")
+
+
+def test_alloc_tcmalloc_preloaded_is_profiled_through_it():
+    check_preloaded("tcmalloc")
+
+
+def test_alloc_mimalloc_preloaded_is_profiled_through_it():
+    check_preloaded("mimalloc")
