@@ -103,6 +103,16 @@ $(B)/libpc-itt.so: $(B)/pic/preload/itt.o
 	$(call say,LD,$@)$(CC) -shared -pthread -o $@ $< -Wl,--no-undefined \
 		-Wl,-z,now -Wl,-z,relro $(LDFLAGS)
 
+# the allocation hooks (preload/alloc_hooks.c): a companion library that
+# pcprof run --alloc preloads beside libpc.so, so that a program profiled
+# without allocations has no malloc hooks; it reaches libpc through a
+# weak reference only
+all: $(B)/libpc-alloc.so
+$(B)/libpc-alloc.so: $(B)/pic/preload/alloc_hooks.o preload/libpc-alloc.map
+	$(call say,LD,$@)$(CC) -shared -pthread -o $@ $< \
+		-Wl,--version-script=preload/libpc-alloc.map -Wl,--no-undefined \
+		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl
+
 # ---------------------------------------------------------------- pcprof
 # tools/ follows the data (docs/ARCHITECTURE.md): inputs/, symbols/, model/,
 # writers/, commands/; every C file of each is pcprof's
@@ -564,8 +574,11 @@ install: all
 	install -m 0755 $(B)/pcprof $(DESTDIR)$(BINDIR)/pcprof
 	install -m 0755 $(B)/libpc.so $(DESTDIR)$(LIBDIR)/libpc.so
 	install -m 0755 $(B)/libpc-itt.so $(DESTDIR)$(LIBDIR)/libpc-itt.so
+	install -m 0755 $(B)/libpc-alloc.so $(DESTDIR)$(LIBDIR)/libpc-alloc.so
 	sed 's|/usr/local/lib/libpc\.so|$(LIBDIR)/libpc.so|g' docs/pcprof.1 > $(B)/pcprof.1
-	sed 's|/usr/local/lib/libpc\.so|$(LIBDIR)/libpc.so|g' docs/libpc.7 > $(B)/libpc.7
+	sed -e 's|/usr/local/lib/libpc\.so|$(LIBDIR)/libpc.so|g' \
+		-e 's|/usr/local/lib/libpc\\-alloc\.so|$(LIBDIR)/libpc\\-alloc.so|g' \
+		docs/libpc.7 > $(B)/libpc.7
 	install -m 0644 $(B)/pcprof.1 $(DESTDIR)$(MANDIR)/man1/pcprof.1
 	install -m 0644 $(B)/libpc.7 $(DESTDIR)$(MANDIR)/man7/libpc.7
 	install -d $(DESTDIR)$(INCLUDEDIR)/pcprof
@@ -573,6 +586,7 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pcprof $(DESTDIR)$(LIBDIR)/libpc.so $(DESTDIR)$(LIBDIR)/libpc-itt.so \
+		$(DESTDIR)$(LIBDIR)/libpc-alloc.so \
 		$(DESTDIR)$(MANDIR)/man1/pcprof.1 $(DESTDIR)$(MANDIR)/man7/libpc.7 \
 		$(DESTDIR)$(INCLUDEDIR)/pcprof/marker.h
 

@@ -1,204 +1,47 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The interposed malloc family (PC_ALLOC): every allocation goes to the
- * next definition (glibc's, or the allocator the program is linked with),
- * and one in about PC_ALLOC_RATE bytes is sampled with its stack.
- *
- * Each thread keeps a countdown of bytes drawn from an exponential
- * distribution of that mean: an allocation subtracts its size, one
- * thread-local subtraction and a compare, and the one that takes the
- * countdown to zero or below is sampled (a Poisson process over the bytes
- * allocated, so an allocation of s bytes is sampled with probability
- * 1 - exp(-s / rate): alloc_table.c scales by its inverse). A countdown
- * starts at 0, so each thread's first allocation takes the slow path,
- * which draws it; with PC_ALLOC off the slow path sets it out of reach,
- * once a thread, and the hooks cost one subtraction and a forwarded call.
- *
- * Safety: the next definitions are found with dlsym, which allocates; the
- * thread doing that is served from a static arena meanwhile (its blocks
- * are never freed). A thread inside the slow path (the unwinder, the
- * tables) forwards its own allocations unsampled, so a signal handler
- * that allocates there is not sampled either. Nothing here takes a lock
- * or calls dl_iterate_phdr: the dwarf walk finds unwind tables with
- * glibc's lock-free _dl_find_object (unwind.c). errno is kept.
+ * libpc.so's side of allocation profiling (PC_ALLOC): the start and stop
+ * of sampling, and the walk of a sampled allocation's stack. The hooks
+ * are libpc-alloc.so's (alloc_hooks.c), which pcprof run --alloc preloads
+ * beside libpc.so; they reach this file through pc_alloc_ops_v1, so that
+ * a program profiled without allocations has no malloc hooks at all.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <malloc.h>
+#include <stdint.h>
 
 #include "alloc.h"
 #include "live.h"
 
-enum { ALLOC_BEFORE, ALLOC_ON, ALLOC_OFF };
+/* the companion's mark, where it is preloaded (-z now binds it at
+ * start-up) */
+extern const int pc_alloc_hooks_v1 __attribute__((weak));
 
-static int alloc_state;			/* ALLOC_* (atomic) */
-static uint64_t alloc_rate;		/* bytes, once ALLOC_ON */
+static int alloc_state;			/* PC_ALLOC_* (atomic) */
+static uint64_t alloc_rate;		/* bytes, once PC_ALLOC_ON */
 
-static PC_TLS int64_t countdown;	/* bytes until the next sample */
-static PC_TLS int seeded;		/* countdown drawn in this thread */
-static PC_TLS int busy;			/* in the slow path, or resolving */
-static PC_TLS uint64_t rng;
-
-static void *(*next_malloc)(size_t);
-static void *(*next_calloc)(size_t, size_t);
-static void *(*next_realloc)(void *, size_t);
-static void (*next_free)(void *);
-static int (*next_posix_memalign)(void **, size_t, size_t);
-static void *(*next_aligned_alloc)(size_t, size_t);
-static void *(*next_memalign)(size_t, size_t);
-static void *(*next_valloc)(size_t);
-static void *(*next_pvalloc)(size_t);
-
-/* what dlsym allocates while it finds them */
-#define BOOT_BYTES	(64 * 1024)
-static unsigned char boot[BOOT_BYTES] __attribute__((aligned(64)));
-static size_t boot_used;
-
+/* AS-safe: an atomic load. */
 static int
-in_boot(const void *p)
-{
-	return (const unsigned char *)p >= boot && (const unsigned char *)p < boot + BOOT_BYTES;
-}
-
-static void *
-boot_alloc(size_t n, size_t align)
-{
-	size_t used = __atomic_load_n(&boot_used, __ATOMIC_RELAXED), at;
-
-	if (align < 16)
-		align = 16;
-	do {
-		at = (used + align - 1) & ~(align - 1);
-		if (at + n > BOOT_BYTES || at + n < at)
-			return NULL;
-	} while (!__atomic_compare_exchange_n(&boot_used, &used, at + n, 1,
-					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	return boot + at;	/* static memory: zeroed, never reused */
-}
-
-/* Find the next definitions. Each thread that finds them unset does it
- * (the stores are the same), its own allocations meanwhile from boot. */
-static void
-resolve(void)
-{
-	busy++;
-	next_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
-	next_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
-	next_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
-	next_posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT,
-								      "posix_memalign");
-	next_aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
-	next_memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
-	next_valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
-	next_pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
-	__atomic_store_n(&next_free, (void (*)(void *))dlsym(RTLD_NEXT, "free"),
-			 __ATOMIC_RELEASE);
-	busy--;
-}
-
-/* The next definitions are known (or this thread is finding them: 0). */
-static int
-ready(void)
-{
-	if (__atomic_load_n(&next_free, __ATOMIC_ACQUIRE))
-		return 1;
-	if (busy)
-		return 0;
-	resolve();
-	return next_free != NULL;
-}
-
-double
-pc_alloc_neglog(double u)
-{
-	uint64_t bits;
-	int e;
-	double m, t, t2, sum = 0, term;
-
-	if (!(u > 0))
-		return 745.0;
-	memcpy(&bits, &u, sizeof(bits));
-	e = (int)((bits >> 52) & 0x7ff) - 1023;
-	bits = (bits & ~(0x7ffULL << 52)) | (1023ULL << 52);
-	memcpy(&m, &bits, sizeof(m));	/* u = m 2^e, m in [1, 2) */
-	if (m > 1.4142135623730951) {
-		m /= 2;
-		e++;
-	}
-	/* ln m = 2 atanh t, t = (m - 1) / (m + 1), |t| < 0.172 */
-	t = (m - 1) / (m + 1);
-	t2 = t * t;
-	term = t;
-	for (int k = 1; k < 30; k += 2) {
-		sum += term / k;
-		term *= t2;
-	}
-	return -(2 * sum + e * 0.6931471805599453);
-}
-
-/* The next countdown: exponential of mean alloc_rate (0 at rate 1: every
- * allocation is sampled). */
-static int64_t
-draw(void)
-{
-	double u, c;
-
-	if (alloc_rate <= 1)
-		return 0;
-	if (!rng) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		rng = (uint64_t)(uintptr_t)&countdown ^ pc_mix((uint64_t)ts.tv_nsec + 1) ^
-		      (uint64_t)ts.tv_sec;
-		if (!rng)
-			rng = 1;
-	}
-	/* xorshift64* */
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	u = (double)((rng * 2685821657736338717ULL) >> 11) * 0x1.0p-53;
-	c = (double)alloc_rate * pc_alloc_neglog(1 - u);
-	return c > 0x1.0p62 ? (int64_t)1 << 62 : (int64_t)c;
-}
-
-/* The countdown went to 0 or below for an allocation of n bytes: whether
- * it is sampled, the countdown set again. */
-static int
-take(size_t n)
+alloc_state_now(uint64_t *rate)
 {
 	int st = __atomic_load_n(&alloc_state, __ATOMIC_ACQUIRE);
 
-	if (st != ALLOC_ON) {
-		countdown = st == ALLOC_OFF ? INT64_MAX : 0;
-		return 0;
-	}
-	if (!seeded) {
-		seeded = 1;
-		countdown = draw() - (int64_t)n;
-		if (countdown > 0)
-			return 0;
-	}
-	countdown = draw();
-	return 1;
+	if (st == PC_ALLOC_ON)
+		*rate = alloc_rate;
+	return st;
 }
 
-/* Record p, of n bytes, allocated by the call that returns to ra. */
+/* Record p, of n bytes, allocated by the call that returns to ra: the
+ * companion's slow path, which forwards the allocations of the walk and
+ * of the tables' growth unsampled. Lock-free, allocation-free. */
 static void
-sample(void *p, size_t n, uintptr_t ra)
+alloc_sample(void *p, size_t n, uintptr_t ra)
 {
 	struct pc_frame f[PC_ALLOC_DEPTH];
 	int saved = errno, k;
 
-	busy++;
 	k = pc_unwind_here(ra, f, PC_ALLOC_DEPTH);
 	if (k <= 0) {
 		f[0].site = ra;
@@ -209,215 +52,27 @@ sample(void *p, size_t n, uintptr_t ra)
 	/* where no grower thread runs (a process of one thread), the
 	 * tables' growth this sample asked for: a flag's look otherwise */
 	pc_live_grow_now();
-	busy--;
 	errno = saved;
 }
 
-/* The countdown of one allocation of n bytes: 1 when it is sampled. */
-#define CROSSES(n)	__builtin_expect((countdown -= (int64_t)(n)) <= 0, 0)
+static const struct pc_alloc_ops alloc_ops = {
+	.filter = pc_alloc_filter,
+	.state = alloc_state_now,
+	.sample = alloc_sample,
+	.forget = pc_alloc_forget,
+	.restore = pc_alloc_restore,
+};
 
-static __attribute__((noinline)) void *
-malloc_slow(size_t n, uintptr_t ra)
+const struct pc_alloc_ops *
+pc_alloc_ops_v1(void)
 {
-	void *p;
-
-	if (!ready())
-		return boot_alloc(n, 16);
-	if (busy || !take(n))
-		return next_malloc(n);
-	if ((p = next_malloc(n)))
-		sample(p, n, ra);
-	return p;
-}
-
-PC_EXPORT void *
-malloc(size_t n)
-{
-	if (CROSSES(n))
-		return malloc_slow(n, (uintptr_t)__builtin_return_address(0));
-	return next_malloc(n);
-}
-
-static __attribute__((noinline)) void *
-calloc_slow(size_t a, size_t b, uintptr_t ra)
-{
-	size_t n;
-	void *p;
-
-	if (!ready())
-		return __builtin_mul_overflow(a, b, &n) ? NULL : boot_alloc(n, 16);
-	if (busy || __builtin_mul_overflow(a, b, &n) || !take(n))
-		return next_calloc(a, b);
-	if ((p = next_calloc(a, b)))
-		sample(p, n, ra);
-	return p;
-}
-
-PC_EXPORT void *
-calloc(size_t a, size_t b)
-{
-	size_t n;
-
-	/* a countdown above 0 means the next definitions are known */
-	if (!__builtin_mul_overflow(a, b, &n) && !CROSSES(n))
-		return next_calloc(a, b);
-	return calloc_slow(a, b, (uintptr_t)__builtin_return_address(0));
-}
-
-/* p is freed (or moved by realloc): its sample's free counted. */
-static void
-forget(void *p)
-{
-	size_t size;
-	uint32_t stack;
-
-	if (pc_alloc_maybe(p))
-		pc_alloc_forget(p, &size, &stack);
-}
-
-PC_EXPORT void
-free(void *p)
-{
-	if (!p || in_boot(p))
-		return;
-	forget(p);
-	if (ready())
-		next_free(p);
-}
-
-static __attribute__((noinline)) void *
-realloc_slow(void *old, size_t n, int crossed, uintptr_t ra)
-{
-	size_t size = 0;
-	uint32_t stack = 0;
-	int had, sampled;
-	void *p;
-
-	if (!ready() || in_boot(old)) {
-		/* dlsym's, or a block of the static arena grown */
-		size_t room = old ? (size_t)(boot + BOOT_BYTES - (unsigned char *)old) : 0;
-
-		p = ready() ? next_malloc(n) : boot_alloc(n, 16);
-		if (p && old)
-			memcpy(p, old, n < room ? n : room);
-		return p;
-	}
-	had = old && pc_alloc_maybe(old) && pc_alloc_forget(old, &size, &stack);
-	sampled = crossed && !busy && take(n);
-	p = next_realloc(old, n);
-	if (!p && n && had)
-		pc_alloc_restore(old, size, stack);	/* old stays the program's */
-	else if (p && sampled)
-		sample(p, n, ra);
-	return p;
-}
-
-PC_EXPORT void *
-realloc(void *old, size_t n)
-{
-	int crossed = CROSSES(n);
-
-	if (!crossed && !in_boot(old) && !pc_alloc_maybe(old))
-		return next_realloc(old, n);
-	return realloc_slow(old, n, crossed, (uintptr_t)__builtin_return_address(0));
-}
-
-PC_EXPORT void *
-reallocarray(void *old, size_t a, size_t b)
-{
-	size_t n;
-	int crossed;
-
-	if (__builtin_mul_overflow(a, b, &n)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	/* not through realloc(): its return address would be this one */
-	crossed = CROSSES(n);
-	if (!crossed && !in_boot(old) && !pc_alloc_maybe(old))
-		return next_realloc(old, n);
-	return realloc_slow(old, n, crossed, (uintptr_t)__builtin_return_address(0));
-}
-
-/* The aligned forms: kind 0 memalign, 1 aligned_alloc, 2 valloc, 3
- * pvalloc. */
-static __attribute__((noinline)) void *
-aligned_slow(int kind, size_t align, size_t n, uintptr_t ra)
-{
-	void *p;
-	int s;
-
-	if (!ready())
-		return boot_alloc(n, kind >= 2 ? 4096 : align);
-	s = !busy && take(n);
-	p = kind == 0 ? next_memalign(align, n) : kind == 1 ? next_aligned_alloc(align, n) :
-	    kind == 2 ? next_valloc(n) : next_pvalloc(n);
-	if (p && s)
-		sample(p, n, ra);
-	return p;
-}
-
-PC_EXPORT void *
-memalign(size_t align, size_t n)
-{
-	if (CROSSES(n))
-		return aligned_slow(0, align, n, (uintptr_t)__builtin_return_address(0));
-	return next_memalign(align, n);
-}
-
-PC_EXPORT void *
-aligned_alloc(size_t align, size_t n)
-{
-	if (CROSSES(n))
-		return aligned_slow(1, align, n, (uintptr_t)__builtin_return_address(0));
-	return next_aligned_alloc(align, n);
-}
-
-PC_EXPORT void *
-valloc(size_t n)
-{
-	if (CROSSES(n))
-		return aligned_slow(2, 0, n, (uintptr_t)__builtin_return_address(0));
-	return next_valloc(n);
-}
-
-PC_EXPORT void *
-pvalloc(size_t n)
-{
-	if (CROSSES(n))
-		return aligned_slow(3, 0, n, (uintptr_t)__builtin_return_address(0));
-	return next_pvalloc(n);
-}
-
-static __attribute__((noinline)) int
-posix_memalign_slow(void **out, size_t align, size_t n, uintptr_t ra)
-{
-	int r, s;
-
-	if (!ready()) {
-		*out = boot_alloc(n, align);
-		return *out ? 0 : ENOMEM;
-	}
-	s = !busy && take(n);
-	r = next_posix_memalign(out, align, n);
-	if (!r && s)
-		sample(*out, n, ra);
-	return r;
-}
-
-PC_EXPORT int
-posix_memalign(void **out, size_t align, size_t n)
-{
-	if (CROSSES(n))
-		return posix_memalign_slow(out, align, n, (uintptr_t)__builtin_return_address(0));
-	return next_posix_memalign(out, align, n);
+	return &alloc_ops;
 }
 
 void
 pc_alloc_stop(void)
 {
-	__atomic_store_n(&alloc_state, ALLOC_OFF, __ATOMIC_RELEASE);
-	countdown = INT64_MAX;
+	__atomic_store_n(&alloc_state, PC_ALLOC_OFF, __ATOMIC_RELEASE);
 	pc_alloc_table_detach();
 }
 
@@ -427,17 +82,24 @@ pc_alloc_start(int on, uint64_t rate)
 	int saved = errno;
 
 	if (!on) {
-		__atomic_store_n(&alloc_state, ALLOC_OFF, __ATOMIC_RELEASE);
+		__atomic_store_n(&alloc_state, PC_ALLOC_OFF, __ATOMIC_RELEASE);
 		return;
 	}
-	ready();
+	if (!&pc_alloc_hooks_v1) {
+		pc_say("PC_ALLOC needs libpc-alloc.so in LD_PRELOAD beside libpc.so "
+		       "(pcprof run --alloc preloads it); allocations are not profiled",
+		       "", "");
+		__atomic_store_n(&alloc_state, PC_ALLOC_OFF, __ATOMIC_RELEASE);
+		errno = saved;
+		return;
+	}
 	alloc_rate = rate;
 	if (pc_alloc_table_init(alloc_rate)) {
 		pc_say("cannot map memory for allocation samples; allocations are not profiled",
 		       "", "");
-		__atomic_store_n(&alloc_state, ALLOC_OFF, __ATOMIC_RELEASE);
+		__atomic_store_n(&alloc_state, PC_ALLOC_OFF, __ATOMIC_RELEASE);
 	} else {
-		__atomic_store_n(&alloc_state, ALLOC_ON, __ATOMIC_RELEASE);
+		__atomic_store_n(&alloc_state, PC_ALLOC_ON, __ATOMIC_RELEASE);
 	}
 	errno = saved;
 }

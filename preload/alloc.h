@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Allocation profiling (PC_ALLOC): alloc.c interposes the malloc family
- * and samples allocations by bytes; alloc_table.c keeps the sampled
- * stacks with their counts, the sampled blocks by address until their
- * free, and writes the allocation profile, PROFILE.alloc (gmon.h).
+ * Allocation profiling (PC_ALLOC): alloc_hooks.c, the companion library
+ * libpc-alloc.so, interposes the malloc family and samples allocations
+ * by bytes; alloc.c, in libpc.so, walks a sampled allocation's stack;
+ * alloc_table.c keeps the sampled stacks with their counts, the sampled
+ * blocks by address until their free, and writes the allocation profile,
+ * PROFILE.alloc (gmon.h). A program preloaded without the companion has
+ * no malloc hooks at all.
  */
 #ifndef PC_ALLOC_H
 #define PC_ALLOC_H
@@ -16,6 +19,34 @@
 #define PC_ALLOC_DEPTH		64		/* frames kept per allocation */
 #define PC_ALLOC_STACKS_MB	8		/* the stacks' arena */
 #define PC_ALLOC_MAX_BLOCKS	(1u << 24)	/* sampled blocks tracked at once */
+
+/*
+ * The companion's way into libpc.so: libpc exports pc_alloc_ops_v1, which
+ * libpc-alloc.so references weakly (loaded without libpc.so, it finds
+ * none and only forwards each call); libpc finds the companion by its
+ * pc_alloc_hooks_v1, which it references weakly too (PC_ALLOC without
+ * the companion: one line, and no allocation profile). The number in the
+ * names is the interface's: a companion of another version finds none.
+ */
+enum { PC_ALLOC_BEFORE, PC_ALLOC_ON, PC_ALLOC_OFF };
+struct pc_alloc_ops {
+	/* pc_alloc_filter, read by every free */
+	const uint8_t *filter;
+	/* PC_ALLOC_*: before pc_alloc_start, sampling, or never; the rate
+	 * in *rate when on. AS-safe. */
+	int (*state)(uint64_t *rate);
+	/* record p, of n bytes, allocated by the call that returns to ra:
+	 * its stack walked from there. Lock-free, allocation-free; errno
+	 * kept. */
+	void (*sample)(void *p, size_t n, uintptr_t ra);
+	int (*forget)(void *p, size_t *size, uint32_t *stack);
+	void (*restore)(void *p, size_t size, uint32_t stack);
+};
+/* alloc.c: libpc's side, for the companion (exported). AS-safe. */
+PC_EXPORT const struct pc_alloc_ops *pc_alloc_ops_v1(void);
+/* alloc_hooks.c: the companion's mark, 1 (exported there; alloc.c
+ * declares it weak). */
+extern const int pc_alloc_hooks_v1;
 
 /* alloc.c: read PC_ALLOC and PC_ALLOC_RATE and start sampling when asked
  * (the constructor, once the configuration is sealed). Not AS-safe. */
@@ -82,7 +113,7 @@ int pc_alloc_dump(const char *path) PC_HIDDEN;
  * exp(-size / rate)), as pprof's heap profiles scale; 1 at rate 1.
  * AS-safe (no libm). */
 double pc_alloc_weight(uint64_t size, uint64_t rate) PC_HIDDEN;
-/* alloc.c: -log(u) for u in (0, 1], without libm. AS-safe. */
+/* alloc_hooks.c: -log(u) for u in (0, 1], without libm. AS-safe. */
 double pc_alloc_neglog(double u) PC_HIDDEN;
 
 #endif

@@ -54,6 +54,8 @@ check|ci)
 	want sqlite3 command -v sqlite3
 	# PC_ALLOC under a program linked with another allocator
 	want libjemalloc-dev pkg-config --exists jemalloc
+	want libgoogle-perftools-dev test -e "$(cc -print-file-name=libtcmalloc_minimal.so)"
+	want libmimalloc-dev test -e "$(cc -print-file-name=libmimalloc.so)"
 	want git command -v git
 	want bc command -v bc
 	want python3.11 test -x /usr/bin/python3.11

@@ -275,6 +275,63 @@ START_TEST(test_environment_given)
 }
 END_TEST
 
+/* launch_alloc: with PC_ALLOC set (not 0), libpc-alloc.so beside lib
+ * first in LD_PRELOAD, before an allocator preloaded already, after an
+ * ASan runtime that is first; nothing without PC_ALLOC, or with no
+ * companion beside lib. */
+START_TEST(test_alloc_hooks_go_first)
+{
+	static const struct {
+		const char *pc_alloc, *preload, *want;	/* D: the directory */
+	} cases[] = {
+		{ NULL, "D/libpc.so", "D/libpc.so" },
+		{ "0", "D/libpc.so", "D/libpc.so" },
+		{ "1", "D/libpc.so", "D/libpc-alloc.so:D/libpc.so" },
+		{ "only", "/x/libtcmalloc_minimal.so.4:D/libpc.so",
+		  "D/libpc-alloc.so:/x/libtcmalloc_minimal.so.4:D/libpc.so" },
+		{ "1", "libasan.so.8:D/libpc.so", "libasan.so.8:D/libpc-alloc.so:D/libpc.so" },
+		{ "1", "/usr/lib/libasan.so.8", "/usr/lib/libasan.so.8:D/libpc-alloc.so" },
+		{ "1", "", "D/libpc-alloc.so" },
+	};
+	char dir[] = "/tmp/pcprof-unit-XXXXXX", lib[64], hooks[64], a[128], b[128];
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(lib, sizeof(lib), "%s/libpc.so", dir);
+	snprintf(hooks, sizeof(hooks), "%s/libpc-alloc.so", dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* D for the directory in each case */
+		snprintf(a, sizeof(a), "%s", cases[i].preload);
+		for (char *d; (d = strstr(a, "D/")); ) {
+			memmove(d + strlen(dir), d + 1, strlen(d + 1) + 1);
+			memcpy(d, dir, strlen(dir));
+		}
+		snprintf(b, sizeof(b), "%s", cases[i].want);
+		for (char *d; (d = strstr(b, "D/")); ) {
+			memmove(d + strlen(dir), d + 1, strlen(d + 1) + 1);
+			memcpy(d, dir, strlen(dir));
+		}
+		if (cases[i].pc_alloc)
+			setenv("PC_ALLOC", cases[i].pc_alloc, 1);
+		else
+			unsetenv("PC_ALLOC");
+		/* no companion yet: nothing changes */
+		setenv("LD_PRELOAD", a, 1);
+		launch_alloc(lib);
+		ck_assert_str_eq(getenv("LD_PRELOAD"), a);
+		ck_assert_int_ge(fd = open(hooks, O_WRONLY | O_CREAT, 0644), 0);
+		close(fd);
+		launch_alloc(lib);
+		ck_assert_msg(!strcmp(getenv("LD_PRELOAD"), b), "case %zu: '%s', not '%s'", i,
+			      getenv("LD_PRELOAD"), b);
+		unlink(hooks);
+	}
+	unsetenv("PC_ALLOC");
+	unsetenv("LD_PRELOAD");
+	rmdir(dir);
+}
+END_TEST
+
 /* The process group of the command that sh_run runs as group says. */
 static pid_t
 group_of(enum launch_group group, pid_t *pid)
@@ -356,6 +413,7 @@ launch_suite(void)
 	tcase_add_test_raise_signal(t, test_end_like_ends_by_the_commands_signal, SIGUSR1);
 	tcase_add_test(t, test_usage_is_measured);
 	tcase_add_test(t, test_environment_given);
+	tcase_add_test(t, test_alloc_hooks_go_first);
 	tcase_add_test(t, test_process_group);
 	/* a SIGTERM ignored when pcprof started is never caught, as a shell
 	 * leaves it: then these have nothing to see */

@@ -26,6 +26,20 @@ TIMEOUT = 60
 RATE1 = {"PC_ALLOC": "1", "PC_ALLOC_RATE": "1"}
 
 
+def hooks_lib():
+    """libpc-alloc.so, the malloc hooks, beside libpc.so."""
+    return os.path.join(os.path.dirname(pctest.lib()), "libpc-alloc.so")
+
+
+def with_hooks(e):
+    """e with libpc-alloc.so first in LD_PRELOAD where it asks for
+    allocations (PC_ALLOC, not 0) and preloads libpc.so, as pcprof run
+    --alloc preloads it."""
+    if e.get("PC_ALLOC", "0") != "0" and e.get("LD_PRELOAD"):
+        e["LD_PRELOAD"] = hooks_lib() + ":" + e["LD_PRELOAD"]
+    return e
+
+
 class Done:
     def __init__(self, argv, cwd, out, err, status):
         self.argv, self.cwd = argv, cwd
@@ -35,12 +49,15 @@ class Done:
         return os.path.join(self.cwd, name)
 
 
-def run(argv, env=None, profiled=True, stdin=None, timeout=TIMEOUT):
+def run(argv, env=None, profiled=True, stdin=None, timeout=TIMEOUT, hooks=True):
     """One run in a directory of its own and a session of its own (a hang
-    kills the whole group)."""
+    kills the whole group); with hooks, libpc-alloc.so preloaded where env
+    asks for allocations (with_hooks)."""
     cwd = tempfile.mkdtemp(prefix="pc-alloc39-")
     e = clean_env(None, profiled)
     e.update(env or {})
+    if hooks:
+        with_hooks(e)
     p = subprocess.Popen(argv, cwd=cwd, env=e, stdin=subprocess.PIPE if stdin else None,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True, preexec_fn=pctest.default_signals)

@@ -109,9 +109,17 @@ def test_markers38_itt_tasks_frames_and_counters_are_markers():
     for (a, b), (x, y) in zip(slow, mine):
         # 10 ms of the thread's CPU clock (sched_clock), under markers on
         # CLOCK_MONOTONIC, which NTP slews: 9.9994 ms seen (60 ppm)
-        assert b - a <= y - x + 1.0 and b - a >= 10.0 * (1 - 1e-3), (a, b, x, y)
-        assert abs((b - a) - (y - x)) < 1.0, (a, b, x, y)
-        assert abs((a - slow[0][0]) - (x - mine[0][0])) < 1.0, (a, x)
+        assert y - x + 0.02 >= b - a >= 10.0 * (1 - 1e-3), (a, b, x, y)
+    # each task's marker lies inside the program's two clock reads around
+    # it, all under one offset: a preemption between a read and the call
+    # widens the bounds (a busy machine), a marker clock that runs slow or
+    # fast leaves no offset that fits (the rate taken with the samples
+    # written between its two reads: 0.11-0.88 ms short over 10 tasks);
+    # room for the slew (500 ppm at most) and microseconds
+    lo = max(x - a for (a, _), (x, _) in zip(slow, mine))
+    hi = min(y - b for (_, b), (_, y) in zip(slow, mine))
+    room = 0.01 + 5e-4 * (mine[-1][1] - mine[0][0])
+    assert lo <= hi + room, ("no offset fits: %.3f ms over" % (lo - hi), slow, mine)
     # the frames hold the tasks: each slow task inside a frame
     frames = [(a, b) for name, a, b in m if name == "m38-frame"]
     assert all(any(fa <= a and b <= fb for fa, fb in frames) for a, b in slow)
@@ -128,11 +136,15 @@ def test_markers38_tbb_flow_graph_bodies_are_markers():
     m = markers(firefox(d))
     body = [(a, b) for name, a, b in m if name == "body"]
     assert len(body) == 60, [n for n, _, _ in m][:20]
-    assert all(b - a >= 2.0 * (1 - 1e-3) for a, b in body), body[:5]
+    short = [(i, a, b) for i, (a, b) in enumerate(body) if b - a < 2.0 * (1 - 1e-3)]
+    assert not short, (short, body[:5])
     # the bodies' whole span, by TBB's markers and by the program's clock
     x, y = (int(v) / 1e6 for v in re.search(r"^span (\d+) (\d+)$", out, re.M).groups())
     span = max(b for _, b in body) - min(a for a, _ in body)
-    assert abs(span - (y - x)) < 1.0, (span, y - x)
+    # TBB's task begins before the body's first clock read and ends after
+    # its last: the markers' span holds the program's (a busy machine can
+    # preempt between them, so only the one side)
+    assert span >= (y - x) * (1 - 5e-4) - 0.01, (span, y - x)
 
 
 def leaf_names(ff, thread_filter=None):

@@ -200,16 +200,21 @@ def test_mem34_growth_never_takes_a_descriptor_number():
     try:
         st, o, _ = plain([exe, "0.3"], d)
         assert st == 0 and re.search(r"reopen of 0: \d+ calls 0 wrong", o), (st, o)
-        calls = 0
+        calls = taken = 0
         for i in range(10):
             out = os.path.join(d, "run%d" % i)
             st, o, e, _ = under_pcprof(out, [exe, "0.3"], "--stacks")
             m = re.search(r"reopen of 0: (\d+) calls (\d+) wrong", o)
             assert st == 0 and m and m.group(2) == "0", (i, st, o, e[-600:])
-            assert samples(e, "run %d" % i) > 100, (i, e[-600:])
+            # sampled, so the live file grew while it reopened (0.3 s of
+            # wall time is 0.1 s of CPU, 90 samples, on a busy machine)
+            n = samples(e, "run %d" % i)
+            assert n > 20, (i, e[-600:])
             calls += int(m.group(1))
+            taken += n
             shutil.rmtree(out, ignore_errors=True)
-        return "10 runs: %d reopens, 0 wrong" % calls
+        assert taken > 500, taken
+        return "10 runs: %d reopens, 0 wrong; %d samples" % (calls, taken)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

@@ -8,8 +8,13 @@
  * A last word "kill" ends the program with SIGKILL once the allocations
  * are made, with what it allocated still in use: the allocation profile
  * is then the live file's (pcprof finishes it). Built with -ljemalloc
- * and -DWITH_JEMALLOC=1, it says jemalloc's version.
+ * and -DWITH_JEMALLOC=1, it says jemalloc's version; linked with (or
+ * preloaded with) tcmalloc or mimalloc, it says which of them owns a
+ * block that malloc returned. "alloc39 hooks" says which object defines
+ * the malloc that the program's calls reach, and does nothing else.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -156,10 +161,50 @@ thread_main(void *arg)
 	return NULL;
 }
 
+/* The file name of the object that defines malloc, as the program's own
+ * calls find it. */
+static void
+say_hooks(void)
+{
+	Dl_info info;
+	const char *base;
+
+	if (!dladdr(dlsym(RTLD_DEFAULT, "malloc"), &info) || !info.dli_fname) {
+		printf("malloc: unknown\n");
+		return;
+	}
+	base = strrchr(info.dli_fname, '/');
+	printf("malloc: %s\n", base ? base + 1 : info.dli_fname);
+}
+
+/* Which allocator owns a block of malloc's (found by name: linked or
+ * preloaded); nothing for glibc's. */
+static void
+say_owner(void)
+{
+	int (*tc_owns)(const void *) = (int (*)(const void *))dlsym(RTLD_DEFAULT,
+			"MallocExtension_GetOwnership");
+	int (*mi_owns)(const void *) = (int (*)(const void *))dlsym(RTLD_DEFAULT,
+			"mi_is_in_heap_region");
+	void *p = malloc(100);
+
+	sink = p;
+	if (tc_owns)	/* MallocExtension_kOwned */
+		printf("allocator: tcmalloc %s\n", tc_owns(p) == 1 ? "owns malloc's" : "does not");
+	if (mi_owns)
+		printf("allocator: mimalloc %s\n", mi_owns(p) ? "owns malloc's" : "does not");
+	free(p);
+}
+
 int
 main(int argc, char **argv)
 {
 	int kill_at_end = argc > 1 && !strcmp(argv[argc - 1], "kill");
+
+	if (argc > 1 && !strcmp(argv[1], "hooks")) {
+		say_hooks();
+		return 0;
+	}
 
 	argc -= kill_at_end;
 	if (argc > 2 && !strcmp(argv[1], "churn")) {
@@ -185,6 +230,7 @@ main(int argc, char **argv)
 			printf("allocator: jemalloc %s\n", v);
 	}
 #endif
+	say_owner();
 	printf("alloc39 done\n");
 	return 3;
 }

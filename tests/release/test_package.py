@@ -243,6 +243,7 @@ def man(*args):
 def check_installed(v, files):
     multiarch = sh(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"]).stdout.strip()
     want = ["/usr/bin/pcprof", "/usr/lib/%s/pcprof/libpc.so" % multiarch,
+            "/usr/lib/%s/pcprof/libpc-alloc.so" % multiarch,
             "/usr/share/man/man1/pcprof.1.gz", "/usr/share/man/man7/libpc.7.gz",
             "/usr/share/doc/pcprof/copyright", "/usr/share/doc/pcprof/README.md.gz",
             "/usr/share/doc/pcprof/NEWS.md.gz",

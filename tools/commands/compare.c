@@ -373,6 +373,7 @@ set_environment(const struct compare *c)
 	if (c->d.marker && setenv("PC_TIMELINE", "1", 1))
 		pc_fatal("cannot set libpc's environment: %s", strerror(errno));
 	launch_itt(c->lib);
+	launch_alloc(c->lib);
 }
 
 int

@@ -163,6 +163,50 @@ launch_itt(const char *lib)
 	free(itt);
 }
 
+/* Whether the first entry of preload (up to ':' or ' ') is an ASan
+ * runtime, which must stay first. */
+static size_t
+asan_first(const char *preload)
+{
+	size_t first = strcspn(preload, ": ");
+	const char *base = preload + first;
+
+	while (base > preload && base[-1] != '/')
+		base--;
+	if (!strncmp(base, "libasan.so.", 11) || !strncmp(base, "libclang_rt.asan", 16))
+		return first;
+	return 0;
+}
+
+void
+launch_alloc(const char *lib)
+{
+	const char *on = getenv("PC_ALLOC"), *preload = getenv("LD_PRELOAD");
+	const char *slash = strrchr(lib, '/');
+	size_t keep;
+	char *hooks, *v;
+
+	if (!on || !*on || !strcmp(on, "0"))
+		return;
+	if (asprintf(&hooks, "%.*slibpc-alloc.so", slash ? (int)(slash - lib + 1) : 0, lib) < 0)
+		pc_fatal("out of memory");
+	/* none beside lib: libpc says in one line why nothing is profiled */
+	if (access(hooks, R_OK)) {
+		free(hooks);
+		return;
+	}
+	if (!preload)
+		preload = "";
+	keep = asan_first(preload);
+	if (asprintf(&v, "%.*s%s%s%s%s", (int)keep, preload, keep ? ":" : "", hooks,
+		     preload[keep] ? ":" : "", preload + keep + (keep && preload[keep])) < 0)
+		pc_fatal("out of memory");
+	if (setenv("LD_PRELOAD", v, 1))
+		pc_fatal("cannot set LD_PRELOAD: %s", strerror(errno));
+	free(v);
+	free(hooks);
+}
+
 /* ----------------------------------------------------------- signals */
 
 /* SIGPIPE as pcprof found it, for the command: compare ignores it (a

@@ -76,6 +76,11 @@ int launch_preload(const char *lib, const char *exe);
  * programs' ITT tasks, frames and counters as markers, unless the
  * variable names a collector already or there is none beside lib. */
 void launch_itt(const char *lib);
+/* With allocations asked for (PC_ALLOC set, not 0), libpc-alloc.so
+ * beside lib, the malloc hooks, first in LD_PRELOAD (after an ASan
+ * runtime that is first): before an allocator preloaded there, whose
+ * malloc it forwards to. Nothing where there is none beside lib. */
+void launch_alloc(const char *lib);
 
 /* Catch SIGINT, SIGTERM and SIGHUP for LAUNCH_STOPS_END, with sa_flags
  * flags, unless they were ignored when pcprof started; the first call

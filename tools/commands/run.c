@@ -493,6 +493,8 @@ set_environment(const char *lib, int unprofiled, int main_only, const char *exe,
 		pc_fatal("cannot set LD_PRELOAD: %s", strerror(errno));
 	if (!unprofiled)
 		launch_itt(lib);
+	if (!unprofiled)
+		launch_alloc(lib);
 	if (dir[0]) {
 		/* absolute: processes that change directory write here too */
 		char abs[PATH_MAX];

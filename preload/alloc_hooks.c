@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * libpc-alloc.so, libpc.so's companion for PC_ALLOC (pcprof run --alloc
+ * preloads it beside libpc.so): the interposed malloc family. Every
+ * allocation goes to the next definition (glibc's, or the allocator the
+ * program is linked with or preloads), and one in about PC_ALLOC_RATE
+ * bytes is sampled: libpc.so walks its stack and keeps it (alloc.c,
+ * alloc_table.c), reached through pc_alloc_ops_v1, a weak reference. A
+ * program profiled without allocations does not load this library, so
+ * its malloc calls go straight to the allocator; loaded without libpc.so
+ * (a child that kept LD_PRELOAD's companion alone) it only forwards.
+ *
+ * Each thread keeps a countdown of bytes drawn from an exponential
+ * distribution of that mean: an allocation subtracts its size, one
+ * thread-local subtraction and a compare, and the one that takes the
+ * countdown to zero or below is sampled (a Poisson process over the bytes
+ * allocated, so an allocation of s bytes is sampled with probability
+ * 1 - exp(-s / rate): alloc_table.c scales by its inverse). A countdown
+ * starts at 0, so each thread's first allocation takes the slow path,
+ * which draws it; with PC_ALLOC off (or no libpc) the slow path sets it
+ * out of reach, once a thread, and the hooks cost one subtraction and a
+ * forwarded call.
+ *
+ * Safety: the next definitions are found with dlsym, which allocates; the
+ * thread doing that is served from a static arena meanwhile (its blocks
+ * are never freed). A thread inside the slow path (the unwinder, the
+ * tables) forwards its own allocations unsampled, so a signal handler
+ * that allocates there is not sampled either. Nothing here takes a lock
+ * or calls dl_iterate_phdr: the dwarf walk finds unwind tables with
+ * glibc's lock-free _dl_find_object (unwind.c). errno is kept.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <malloc.h>
+
+#include "alloc.h"
+
+/* libpc.so's side, where it is loaded (-z now binds it at start-up) */
+extern const struct pc_alloc_ops *pc_alloc_ops_v1(void) __attribute__((weak));
+
+/* what libpc.so finds the companion by */
+PC_EXPORT const int pc_alloc_hooks_v1 = 1;
+
+static const struct pc_alloc_ops *ops;	/* libpc's, or NULL: forward only */
+static const uint8_t nofilter[PC_ALLOC_FILTER];
+static const uint8_t *filter = nofilter;	/* libpc's once resolved */
+static uint64_t alloc_rate;		/* bytes, once sampling */
+
+static PC_TLS int64_t countdown;	/* bytes until the next sample */
+static PC_TLS int seeded;		/* countdown drawn in this thread */
+static PC_TLS int busy;			/* in the slow path, or resolving */
+static PC_TLS uint64_t rng;
+
+static void *(*next_malloc)(size_t);
+static void *(*next_calloc)(size_t, size_t);
+static void *(*next_realloc)(void *, size_t);
+static void (*next_free)(void *);
+static int (*next_posix_memalign)(void **, size_t, size_t);
+static void *(*next_aligned_alloc)(size_t, size_t);
+static void *(*next_memalign)(size_t, size_t);
+static void *(*next_valloc)(size_t);
+static void *(*next_pvalloc)(size_t);
+
+/* what dlsym allocates while it finds them */
+#define BOOT_BYTES	(64 * 1024)
+static unsigned char boot[BOOT_BYTES] __attribute__((aligned(64)));
+static size_t boot_used;
+
+static int
+in_boot(const void *p)
+{
+	return (const unsigned char *)p >= boot && (const unsigned char *)p < boot + BOOT_BYTES;
+}
+
+static void *
+boot_alloc(size_t n, size_t align)
+{
+	size_t used = __atomic_load_n(&boot_used, __ATOMIC_RELAXED), at;
+
+	if (align < 16)
+		align = 16;
+	do {
+		at = (used + align - 1) & ~(align - 1);
+		if (at + n > BOOT_BYTES || at + n < at)
+			return NULL;
+	} while (!__atomic_compare_exchange_n(&boot_used, &used, at + n, 1,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return boot + at;	/* static memory: zeroed, never reused */
+}
+
+/* Find the next definitions. Each thread that finds them unset does it
+ * (the stores are the same), its own allocations meanwhile from boot. */
+static void
+resolve(void)
+{
+	busy++;
+	/* ops before filter: a free that finds libpc's filter calls ops */
+	if (pc_alloc_ops_v1 && (ops = pc_alloc_ops_v1()))
+		__atomic_store_n(&filter, ops->filter, __ATOMIC_RELEASE);
+	next_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+	next_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+	next_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+	next_posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT,
+								      "posix_memalign");
+	next_aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
+	next_memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
+	next_valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
+	next_pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
+	__atomic_store_n(&next_free, (void (*)(void *))dlsym(RTLD_NEXT, "free"),
+			 __ATOMIC_RELEASE);
+	busy--;
+}
+
+/* The next definitions are known (or this thread is finding them: 0). */
+static int
+ready(void)
+{
+	if (__atomic_load_n(&next_free, __ATOMIC_ACQUIRE))
+		return 1;
+	if (busy)
+		return 0;
+	resolve();
+	return next_free != NULL;
+}
+
+double
+pc_alloc_neglog(double u)
+{
+	uint64_t bits;
+	int e;
+	double m, t, t2, sum = 0, term;
+
+	if (!(u > 0))
+		return 745.0;
+	memcpy(&bits, &u, sizeof(bits));
+	e = (int)((bits >> 52) & 0x7ff) - 1023;
+	bits = (bits & ~(0x7ffULL << 52)) | (1023ULL << 52);
+	memcpy(&m, &bits, sizeof(m));	/* u = m 2^e, m in [1, 2) */
+	if (m > 1.4142135623730951) {
+		m /= 2;
+		e++;
+	}
+	/* ln m = 2 atanh t, t = (m - 1) / (m + 1), |t| < 0.172 */
+	t = (m - 1) / (m + 1);
+	t2 = t * t;
+	term = t;
+	for (int k = 1; k < 30; k += 2) {
+		sum += term / k;
+		term *= t2;
+	}
+	return -(2 * sum + e * 0.6931471805599453);
+}
+
+/* The next countdown: exponential of mean alloc_rate (0 at rate 1: every
+ * allocation is sampled). */
+static int64_t
+draw(void)
+{
+	double u, c;
+
+	if (alloc_rate <= 1)
+		return 0;
+	if (!rng) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		rng = (uint64_t)(uintptr_t)&countdown ^ pc_mix((uint64_t)ts.tv_nsec + 1) ^
+		      (uint64_t)ts.tv_sec;
+		if (!rng)
+			rng = 1;
+	}
+	/* xorshift64* */
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	u = (double)((rng * 2685821657736338717ULL) >> 11) * 0x1.0p-53;
+	c = (double)alloc_rate * pc_alloc_neglog(1 - u);
+	return c > 0x1.0p62 ? (int64_t)1 << 62 : (int64_t)c;
+}
+
+/* The countdown went to 0 or below for an allocation of n bytes: whether
+ * it is sampled, the countdown set again. */
+static int
+take(size_t n)
+{
+	uint64_t rate = 0;
+	int st = ops ? ops->state(&rate) : PC_ALLOC_OFF;
+
+	if (st != PC_ALLOC_ON) {
+		countdown = st == PC_ALLOC_OFF ? INT64_MAX : 0;
+		return 0;
+	}
+	alloc_rate = rate;	/* the same in every thread */
+	if (!seeded) {
+		seeded = 1;
+		countdown = draw() - (int64_t)n;
+		if (countdown > 0)
+			return 0;
+	}
+	countdown = draw();
+	return 1;
+}
+
+/* Record p, of n bytes, allocated by the call that returns to ra (in
+ * libpc.so: take found it loaded). */
+static void
+sample(void *p, size_t n, uintptr_t ra)
+{
+	busy++;
+	ops->sample(p, n, ra);
+	busy--;
+}
+
+/* Whether p may be a sampled block (libpc's filter; 0: it is not). */
+static inline int
+maybe(const void *p)
+{
+	const uint8_t *f = __atomic_load_n(&filter, __ATOMIC_ACQUIRE);
+
+	return __atomic_load_n(&f[pc_alloc_bucket(p)], __ATOMIC_RELAXED) != 0;
+}
+
+/* The countdown of one allocation of n bytes: 1 when it is sampled. */
+#define CROSSES(n)	__builtin_expect((countdown -= (int64_t)(n)) <= 0, 0)
+
+static __attribute__((noinline)) void *
+malloc_slow(size_t n, uintptr_t ra)
+{
+	void *p;
+
+	if (!ready())
+		return boot_alloc(n, 16);
+	if (busy || !take(n))
+		return next_malloc(n);
+	if ((p = next_malloc(n)))
+		sample(p, n, ra);
+	return p;
+}
+
+PC_EXPORT void *
+malloc(size_t n)
+{
+	if (CROSSES(n))
+		return malloc_slow(n, (uintptr_t)__builtin_return_address(0));
+	return next_malloc(n);
+}
+
+static __attribute__((noinline)) void *
+calloc_slow(size_t a, size_t b, uintptr_t ra)
+{
+	size_t n;
+	void *p;
+
+	if (!ready())
+		return __builtin_mul_overflow(a, b, &n) ? NULL : boot_alloc(n, 16);
+	if (busy || __builtin_mul_overflow(a, b, &n) || !take(n))
+		return next_calloc(a, b);
+	if ((p = next_calloc(a, b)))
+		sample(p, n, ra);
+	return p;
+}
+
+PC_EXPORT void *
+calloc(size_t a, size_t b)
+{
+	size_t n;
+
+	/* a countdown above 0 means the next definitions are known */
+	if (!__builtin_mul_overflow(a, b, &n) && !CROSSES(n))
+		return next_calloc(a, b);
+	return calloc_slow(a, b, (uintptr_t)__builtin_return_address(0));
+}
+
+/* p is freed (or moved by realloc): its sample's free counted. */
+static void
+forget(void *p)
+{
+	size_t size;
+	uint32_t stack;
+
+	if (maybe(p))
+		ops->forget(p, &size, &stack);
+}
+
+PC_EXPORT void
+free(void *p)
+{
+	if (!p || in_boot(p))
+		return;
+	forget(p);
+	if (ready())
+		next_free(p);
+}
+
+static __attribute__((noinline)) void *
+realloc_slow(void *old, size_t n, int crossed, uintptr_t ra)
+{
+	size_t size = 0;
+	uint32_t stack = 0;
+	int had, sampled;
+	void *p;
+
+	if (!ready() || in_boot(old)) {
+		/* dlsym's, or a block of the static arena grown */
+		size_t room = old ? (size_t)(boot + BOOT_BYTES - (unsigned char *)old) : 0;
+
+		p = ready() ? next_malloc(n) : boot_alloc(n, 16);
+		if (p && old)
+			memcpy(p, old, n < room ? n : room);
+		return p;
+	}
+	had = old && maybe(old) && ops->forget(old, &size, &stack);
+	sampled = crossed && !busy && take(n);
+	p = next_realloc(old, n);
+	if (!p && n && had)
+		ops->restore(old, size, stack);	/* old stays the program's */
+	else if (p && sampled)
+		sample(p, n, ra);
+	return p;
+}
+
+PC_EXPORT void *
+realloc(void *old, size_t n)
+{
+	int crossed = CROSSES(n);
+
+	if (!crossed && !in_boot(old) && !maybe(old))
+		return next_realloc(old, n);
+	return realloc_slow(old, n, crossed, (uintptr_t)__builtin_return_address(0));
+}
+
+PC_EXPORT void *
+reallocarray(void *old, size_t a, size_t b)
+{
+	size_t n;
+	int crossed;
+
+	if (__builtin_mul_overflow(a, b, &n)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* not through realloc(): its return address would be this one */
+	crossed = CROSSES(n);
+	if (!crossed && !in_boot(old) && !maybe(old))
+		return next_realloc(old, n);
+	return realloc_slow(old, n, crossed, (uintptr_t)__builtin_return_address(0));
+}
+
+/* The aligned forms: kind 0 memalign, 1 aligned_alloc, 2 valloc, 3
+ * pvalloc. */
+static __attribute__((noinline)) void *
+aligned_slow(int kind, size_t align, size_t n, uintptr_t ra)
+{
+	void *p;
+	int s;
+
+	if (!ready())
+		return boot_alloc(n, kind >= 2 ? 4096 : align);
+	s = !busy && take(n);
+	p = kind == 0 ? next_memalign(align, n) : kind == 1 ? next_aligned_alloc(align, n) :
+	    kind == 2 ? next_valloc(n) : next_pvalloc(n);
+	if (p && s)
+		sample(p, n, ra);
+	return p;
+}
+
+PC_EXPORT void *
+memalign(size_t align, size_t n)
+{
+	if (CROSSES(n))
+		return aligned_slow(0, align, n, (uintptr_t)__builtin_return_address(0));
+	return next_memalign(align, n);
+}
+
+PC_EXPORT void *
+aligned_alloc(size_t align, size_t n)
+{
+	if (CROSSES(n))
+		return aligned_slow(1, align, n, (uintptr_t)__builtin_return_address(0));
+	return next_aligned_alloc(align, n);
+}
+
+PC_EXPORT void *
+valloc(size_t n)
+{
+	if (CROSSES(n))
+		return aligned_slow(2, 0, n, (uintptr_t)__builtin_return_address(0));
+	return next_valloc(n);
+}
+
+PC_EXPORT void *
+pvalloc(size_t n)
+{
+	if (CROSSES(n))
+		return aligned_slow(3, 0, n, (uintptr_t)__builtin_return_address(0));
+	return next_pvalloc(n);
+}
+
+static __attribute__((noinline)) int
+posix_memalign_slow(void **out, size_t align, size_t n, uintptr_t ra)
+{
+	int r, s;
+
+	if (!ready()) {
+		*out = boot_alloc(n, align);
+		return *out ? 0 : ENOMEM;
+	}
+	s = !busy && take(n);
+	r = next_posix_memalign(out, align, n);
+	if (!r && s)
+		sample(*out, n, ra);
+	return r;
+}
+
+PC_EXPORT int
+posix_memalign(void **out, size_t align, size_t n)
+{
+	if (CROSSES(n))
+		return posix_memalign_slow(out, align, n, (uintptr_t)__builtin_return_address(0));
+	return next_posix_memalign(out, align, n);
+}
