@@ -816,6 +816,14 @@ START_TEST(test_flame_strip_counts_each_sample_in_its_frame)
 	ck_assert_ptr_null(strstr(buf, "<title>b "));
 	ck_assert_ptr_nonnull(strstr(buf, "<title>a (2000 samples"));
 	free(buf);
+	/* a sample of a stack that is not one of them */
+	f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	errno = 0;
+	ck_assert_int_eq(flame_write_svg_timeline(f, st, 2, "T", NULL, &tl), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	fclose(f);
+	free(buf);
 }
 END_TEST
 

@@ -599,6 +599,12 @@ flame_write_svg_timeline(FILE *out, const struct flame_stack *stacks, size_t n,
 			return -1;
 		}
 	}
+	for (size_t i = 0; tl && i < tl->n; i++) {
+		if (tl->stack[i] >= n) {
+			errno = EINVAL;
+			return -1;
+		}
+	}
 	if (!title)
 		title = "Flame Graph";
 	if (!unit)

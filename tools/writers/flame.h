@@ -85,7 +85,8 @@ struct flame_timeline {
  * across it draws the graph of that window's samples alone (a frame left
  * out of the whole run's graph counts in its parent's), a click on it
  * the whole run's again. tl's samples are the stacks' (their weights
- * add up to the counts). The same returns.
+ * add up to the counts). The same returns, and EINVAL for a sample
+ * whose stack is not one of stacks[0..n).
  */
 int flame_write_svg_timeline(FILE *out, const struct flame_stack *stacks, size_t n,
 			     const char *title, const char *unit,
