@@ -252,7 +252,7 @@ report_program(char **operands, int n, struct report_opts *r, const struct symta
 	struct runexe re;
 	int rc = -1;
 
-	if (runexe_resolve(&re, operands, n, r->process))
+	if (runexe_resolve_listed(&re, operands, n, r->process, r->listing))
 		return -1;
 	if (!runexe_open(&in, &re, s, 0))
 		rc = report_inputs(&in, r, s, out);
@@ -338,7 +338,7 @@ report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s
 	/* the run report's shape, --callgraph or not: its processes (of
 	 * the program), then its profile; the program found first, so that
 	 * an error leaves no half object */
-	if (runexe_resolve(&re, ops, n, r->process))
+	if (runexe_resolve_listed(&re, ops, n, r->process, r->listing))
 		return -1;
 	if (!runview_json_head(ops, n, r, s, out) && !runexe_open(&in, &re, s, 0) &&
 	    !(rc = report_inputs(&in, r, s, out)))

@@ -316,6 +316,7 @@ struct run_opts {
 	const char *outdir, *report_to;
 	int no_report, main_only, wait;
 	int no_cpu;		/* --no-cpu: allocations alone */
+	struct run_listing listing;	/* the run directory, listed once after CMD */
 };
 
 /* An option that is a libpc setting: set its variable to its value (or
@@ -541,20 +542,25 @@ name_the_rest(const char *dir, const char *cmd, int report)
 
 /*
  * What a profiled run does once CMD has ended, before its report: --wait
- * for what CMD left running; the profiles of processes that ended
- * without writing theirs (killed) finished; one line on those still
- * running that the report does not name (without a report, all of them);
- * a wall-clock run's gmon.wall; --main-only's link to its program.
+ * for what CMD left running; dir listed, once, into o->listing, which
+ * the report reads; the profiles of processes that ended without writing theirs
+ * (killed) finished; one line on those still running that the report
+ * does not name (without a report, all of them); a wall-clock run's
+ * gmon.wall; --main-only's link to its program.
  */
 static void
-after_the_command(const struct run_opts *o, const char *dir, const char *exe,
+after_the_command(struct run_opts *o, const char *dir, const char *exe,
 		  const char *output, const char *cmd)
 {
 	struct stat sb;
 
 	if (o->wait)
 		wait_for_the_rest(dir);
-	recover_dir(dir, 0);
+	/* no directory (a program run unprofiled), or one gone: the report
+	 * says why, in its one line */
+	if (dir[0] && !access(dir, R_OK | X_OK) && !recover_list(&o->listing, dir) &&
+	    recover_listed(&o->listing, 0) >= 0)
+		o->r.listing = &o->listing;
 	if (!o->wait || launch_stopped())
 		name_the_rest(dir, cmd, !o->no_report && !o->main_only);
 	if (stat(output, &sb) == 0)
