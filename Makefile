@@ -78,6 +78,8 @@ PRELOAD_SRC += preload/wall_mem.c
 PRELOAD_SRC += preload/wall_list.c
 # the waits with a mask of their own, for the sampling handler
 PRELOAD_SRC += preload/waits.c
+# small files read whole, and their numbers, without stdio
+PRELOAD_SRC += preload/procread.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(B)/pic/%.o)
 UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -pthread \
@@ -232,6 +234,8 @@ PRELOAD_UNIT_SRC := tests/unit_preload.c tests/check_arcs.c tests/check_stacks.c
 PRELOAD_UNIT_SRC += tests/check_wallmem.c preload/wall_mem.c
 # the timeline's ring
 PRELOAD_UNIT_SRC += preload/timeline.c tests/check_timeline.c
+# small files read whole (livememcg.c reads its numbers there)
+PRELOAD_UNIT_SRC += preload/procread.c tests/check_procread.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)

@@ -15,6 +15,7 @@
 
 #include "pc.h"
 #include "live.h"
+#include "procread.h"
 #include "banned.h"
 
 /* the memory cgroup's files, found once at pc_live_grow_open (a round
@@ -26,19 +27,14 @@ static long long
 read_number(const char *path)
 {
 	char buf[64];
-	long long v = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	const char *p = buf;
+	uint64_t v;
 
-	if (fd < 0)
+	/* "max": no limit */
+	if (pc_read_small(path, 0, buf, sizeof(buf), NULL) <= 0 ||
+	    pc_parse_u64(&p, LLONG_MAX, &v))
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || buf[0] < '0' || buf[0] > '9')
-		return -1;	/* "max": no limit */
-	for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
-		v = v * 10 + (buf[i] - '0');
-	return v;
+	return (long long)v;
 }
 
 /* "DIR/CGROUP/name" into dst, CGROUP this process's in /proc/self/cgroup
@@ -47,17 +43,10 @@ static int
 cgroup_file(char *dst, size_t size, const char *dir, const char *ctl, const char *name)
 {
 	char buf[4096], *line, *end;
-	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 	size_t k = strlen(ctl);
 
-	if (fd < 0)
+	if (pc_read_small("/proc/self/cgroup", 0, buf, sizeof(buf), NULL) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	for (line = buf; line && *line; line = end ? end + 1 : NULL) {
 		char *c = strchr(line, ':');
 

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "procread.h"
 #include "objects.h"
 #include "live.h"
 #include "alloc.h"
@@ -246,13 +247,12 @@ static uint64_t
 field_of(const char *text, const char *key)
 {
 	const char *p = strstr(text, key);
-	uint64_t v = 0;
+	uint64_t v;
 
 	if (!p)
 		return 0;
-	for (p += strlen(key); *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (uint64_t)(*p - '0');
-	return v;
+	p += strlen(key);
+	return pc_parse_u64(&p, UINT64_MAX, &v) ? 0 : v;
 }
 
 /* What profile's manifest says of the process that wrote it, from its
@@ -263,17 +263,10 @@ static int
 manifest_says(const struct pc_live *l, const char *profile)
 {
 	char name[PATH_MAX], head[1024];
-	int fd;
-	ssize_t n;
 
 	if (gmon_objects_name(name, sizeof(name), profile) ||
-	    (fd = open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+	    pc_read_small(name, O_NOFOLLOW | O_NONBLOCK, head, sizeof(head), NULL) <= 0)
 		return -1;
-	n = read(fd, head, sizeof(head) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	head[n] = 0;
 	if (!strstr(head, "\npid ") || !strstr(head, "\nstarted "))
 		return -1;
 	if (field_of(head, "\npid ") != (uint64_t)l->head.pid ||

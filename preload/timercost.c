@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "pc.h"
+#include "procread.h"
 #include "taskclock.h"
 
 #define PROBE_PERIOD_NS	50000	/* 20 kHz: the overflows outnumber the noise */
@@ -58,11 +59,9 @@ work(long n, uint64_t x)
 static int
 boot_id(char id[37])
 {
-	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, id, 36) : -1;
+	/* 36 characters and a newline, the newline left unread */
+	ssize_t n = pc_read_small("/proc/sys/kernel/random/boot_id", 0, id, 37, NULL);
 
-	if (fd >= 0)
-		close(fd);
 	id[n == 36 ? 36 : 0] = 0;
 	return n == 36 ? 0 : -1;
 }
@@ -83,25 +82,20 @@ static long
 cache_read(const char *id)
 {
 	char path[128], buf[64];
-	int fd;
+	const char *p = buf + 37;
 	struct stat sb;
 	ssize_t n;
-	long v = 0;
+	uint64_t v;
 
 	cache_path(path, sizeof(path), "");
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0)
+	/* a regular file of this user's that no one else may write */
+	n = pc_read_small(path, O_NOFOLLOW | O_NONBLOCK, buf, sizeof(buf), &sb);
+	if (n < 39 || sb.st_uid != geteuid() || (sb.st_mode & 022) ||
+	    memcmp(buf, id, 36) || buf[36] != ' ')
 		return -1;
-	n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
-	    !(sb.st_mode & 022) ? read(fd, buf, sizeof(buf) - 1) : -1;
-	close(fd);
-	if (n < 39 || memcmp(buf, id, 36) || buf[36] != ' ')
+	if (pc_parse_u64(&p, 1000000000, &v) || (*p && *p != '\n'))
 		return -1;
-	for (ssize_t i = 37; i < n && buf[i] != '\n'; i++) {
-		if (buf[i] < '0' || buf[i] > '9' || v > 100000000)
-			return -1;
-		v = v * 10 + (buf[i] - '0');
-	}
-	return v;
+	return (long)v;
 }
 
 static void

@@ -21,6 +21,7 @@
 
 #include "pc.h"
 #include "wall.h"
+#include "procread.h"
 #include "banned.h"
 
 #define RING		32768	/* events between two rounds (10,000 threads that start and end) */
@@ -241,22 +242,14 @@ static struct {
 static int
 read_counters(uint64_t v[3])
 {
-	char buf[96], *p = buf;
-	ssize_t n;
-	int fd;
+	char buf[96];
+	const char *p = buf;
 
-	if ((fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) < 0)
+	if (pc_read_small("/proc/thread-self/schedstat", 0, buf, sizeof(buf), NULL) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	for (int i = 0; i < 3; i++) {
-		if (*p < '0' || *p > '9')
+		if (pc_parse_u64(&p, UINT64_MAX, &v[i]))
 			return -1;
-		for (v[i] = 0; *p >= '0' && *p <= '9'; p++)
-			v[i] = v[i] * 10 + (uint64_t)(*p - '0');
 		while (*p == ' ')
 			p++;
 	}

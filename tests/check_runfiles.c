@@ -221,6 +221,51 @@ START_TEST(test_run_lists_profiles_with_manifests)
 END_TEST
 
 /*
+ * A run directory listed once (pcprof run's): the report's profiles are
+ * the listing's, in name order, so that a profile that arrives after the
+ * listing is not in them, while a fresh look at the directory
+ * (runfiles_of_run) has it; the listing's live file of a process that is
+ * not there (a pid over any pid_max) is left, and the listing not made
+ * again for it.
+ */
+START_TEST(test_listing_is_read_not_the_directory_again)
+{
+	struct run_listing l = { 0 };
+	char dir[256];
+	size_t n, left = 0;
+	char **names;
+
+	dir_make(dir, sizeof(dir), "listed");
+	put_gmon(dir, "gmon.out.b.21", id_a);
+	put_manifest(dir, "gmon.out.b.21", 21);
+	put_gmon(dir, "gmon.out.a.20", id_a);
+	put_manifest(dir, "gmon.out.a.20", 20);
+	put(dir, ".pcprof.999999999.live", "", 0);
+	ck_assert_int_eq(recover_list(&l, dir), 0);
+	ck_assert_uint_eq(l.n, 5);
+	ck_assert_int_eq(recover_listed(&l, 0), 0);
+	ck_assert_uint_eq(l.n, 5);
+	put_gmon(dir, "gmon.out.c.22", id_a);
+	put_manifest(dir, "gmon.out.c.22", 22);
+	names = runfiles_of_listing(&l, &n, &left);
+	ck_assert_ptr_nonnull(names);
+	ck_assert_uint_eq(n, 2);
+	ck_assert(strstr(names[0], "/gmon.out.a.20") && strstr(names[1], "/gmon.out.b.21"));
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	names = runfiles_of_run(dir, &n, &left);
+	ck_assert_uint_eq(n, 3);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	recover_listing_release(&l);
+	ck_assert_int_eq(recover_list(&l, "/nonexistent/pc-run"), -1);
+	ck_assert_ptr_null(l.names);
+}
+END_TEST
+
+/*
  * A run of one profile and one file beside it that is not a profile of
  * the run: an object's file whose name has a '+' of its own (libstdc++),
  * and libpc's live file of a process that is not there (a pid over any
@@ -572,6 +617,7 @@ runfiles_suite(void)
 	tcase_add_test(t, test_run_lists_profiles_with_manifests);
 	tcase_add_test(t, test_run_leaves_out_what_is_beside_a_profile);
 	tcase_add_test(t, test_run_of_a_missing_directory_is_an_error);
+	tcase_add_test(t, test_listing_is_read_not_the_directory_again);
 	tcase_add_test(t, test_manifest_read_once_and_adopted);
 	tcase_add_test(t, test_corrupt_manifest_is_an_error);
 	tcase_add_test(t, test_open_directory_keeps_this_programs);

@@ -74,6 +74,7 @@ Suite *stacks_suite(void);
 Suite *objfind_suite(void);
 Suite *wallmem_suite(void);
 Suite *timeline_suite(void);
+Suite *procread_suite(void);
 
 #define UNIT_TEXT_SIZE	(64 * 1024)	/* the main program's text, bytes */
 #define UNIT_TEXT_LINK	0x1000		/* its link-time address */

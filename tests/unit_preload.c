@@ -168,6 +168,7 @@ main(void)
 	srunner_add_suite(sr, objfind_suite());
 	srunner_add_suite(sr, wallmem_suite());
 	srunner_add_suite(sr, timeline_suite());
+	srunner_add_suite(sr, procread_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

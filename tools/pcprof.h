@@ -289,6 +289,7 @@ enum format {
 };
 #define FORMAT_IS_EXPORT(f)	((f) >= FORMAT_PPROF && (f) != FORMAT_GMON)
 
+struct run_listing;
 struct report_opts {
 	enum format format;
 	long top;		/* rows to print; 0 for all */
@@ -315,6 +316,10 @@ struct report_opts {
 	 * listed under its row (seconds; waits.h) */
 	const struct wait_child *children;
 	size_t nchildren;
+	/* pcprof run's directory, listed once and its live files finished
+	 * (inputs/runfiles.h): the whole run's report reads it, not the
+	 * directory again */
+	struct run_listing *listing;
 };
 
 enum { WINDOW_FROM = 1, WINDOW_TO = 2, WINDOW_MARKER = 4 };
@@ -336,6 +341,26 @@ int runview_report(char **paths, int npaths, struct report_opts *r,
  * the run report's shape. 0, or -1 after one line. */
 PC_CHECKED int runview_json_head(char **paths, int npaths, const struct report_opts *r,
 		       const struct symtab_opts *so, FILE *out);
+
+/*
+ * recover.c: a run directory listed once (recover_list), for every stage
+ * of a command that reads it: the live files to finish (recover_listed),
+ * then the profiles (runfiles_of_listing). Each name is "DIR/NAME", dot
+ * files too, sorted; "." and ".." are not there.
+ */
+struct run_listing {
+	char *dir;
+	char **names;
+	size_t n;
+};
+/* dir listed into l (what l held released first; l zeroed or listed
+ * before): 0, or -1 after one line where it cannot be read. */
+PC_CHECKED int recover_list(struct run_listing *l, const char *dir);
+void recover_listing_release(struct run_listing *l);
+/* The live files among l's names finished (recover_dir's work, and its
+ * say_running), and l listed again where that made files; how many were
+ * finished, or -1 after one line. */
+int recover_listed(struct run_listing *l, int say_running);
 
 /* recover.c: libpc.so beside this pcprof, else the installed one (0, or
  * -1 when neither is readable); and the profiles that processes left

@@ -62,6 +62,13 @@ FILE *out_open(struct out_file *o, const char *path);
  * the file on a write error, and no partial file is left (its temporary
  * goes at exit). */
 PC_CHECKED int out_commit(struct out_file *o);
+/* Give o up after a failure: closed, and its temporary file removed
+ * (standard output is left as it is, to be flushed at exit), so that no
+ * partial file is left, whatever way pcprof ends then. */
+void out_discard(struct out_file *o);
+/* The temporary file of the output file being written removed, for a
+ * handler that ends pcprof on a fault. AS-safe. */
+void out_drop_from_handler(void);
 /* SIGXFSZ as pcprof found it, which out_open ignores (a file too large
  * then fails with EFBIG): for a command pcprof starts (launch.c). */
 void out_signals_as_found(void);

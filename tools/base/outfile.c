@@ -56,6 +56,12 @@ drop_pending(void)
 		unlink(pending_tmp);
 }
 
+void
+out_drop_from_handler(void)
+{
+	drop_pending();
+}
+
 /* A signal that ends pcprof while it writes takes the temporary file with
  * it, then ends pcprof as it would have. AS-safe: unlink, signal, raise. */
 static void
@@ -137,9 +143,11 @@ out_commit(struct out_file *o)
 			return pc_error("%s: %s", o->path, strerror(errno ? errno : EIO));
 		return 0;
 	}
-	if (fclose(o->f) || bad)
-		return pc_error("'%s': %s", o->path, strerror(errno ? errno : EIO));
+	/* closed, even when that fails: out_discard must not close it again */
+	bad = fclose(o->f) || bad;
 	o->f = NULL;
+	if (bad)
+		return pc_error("'%s': %s", o->path, strerror(errno ? errno : EIO));
 	if (o->tmp) {
 		if (rename(o->tmp, o->path))
 			return pc_error("'%s': %s", o->path, strerror(errno));
@@ -148,4 +156,18 @@ out_commit(struct out_file *o)
 		o->tmp = NULL;
 	}
 	return 0;
+}
+
+void
+out_discard(struct out_file *o)
+{
+	if (o->f && o->f != stdout)
+		fclose(o->f);
+	o->f = NULL;
+	if (o->tmp) {
+		unlink(o->tmp);
+		pending_tmp = NULL;
+		free(o->tmp);
+		o->tmp = NULL;
+	}
 }

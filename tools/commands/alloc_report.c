@@ -22,7 +22,7 @@ alloc_asked(const struct report_opts *r)
 }
 
 /* The allocation profile beside the first profile, or --stacks-file's;
- * exits where there is none. */
+ * NULL after one line where there is none. */
 static char *
 alloc_path(const struct pc_inputs *in, const struct report_opts *r)
 {
@@ -30,56 +30,70 @@ alloc_path(const struct pc_inputs *in, const struct report_opts *r)
 	size_t n = strlen(gmon);
 	char *p;
 
-	if (r->stacks) {
-		if (!(p = strdup(r->stacks)))
-			pc_fatal("out of memory");
-		return p;
-	}
-	if (!(p = malloc(n + sizeof(GMON_ALLOC_SUFFIX))))
-		pc_fatal("out of memory");
+	if (r->stacks)
+		return pc_strdup(r->stacks);
+	p = pc_malloc(n + sizeof(GMON_ALLOC_SUFFIX));
 	memcpy(p, gmon, n);
 	memcpy(p + n, GMON_ALLOC_SUFFIX, sizeof(GMON_ALLOC_SUFFIX));
-	if (access(p, F_OK) && errno == ENOENT)
-		pc_fatal("'%s': no allocation profile beside it (%s): record with pcprof run "
+	if (access(p, F_OK) && errno == ENOENT) {
+		pc_error("'%s': no allocation profile beside it (%s): record with pcprof run "
 			 "--alloc, or PC_ALLOC=1", gmon, p);
+		free(p);
+		return NULL;
+	}
 	return p;
 }
 
-void
-alloc_report(const struct pc_inputs *in, struct report_opts *r, const struct symtab_opts *s,
-	     FILE *out)
+/* The report of the allocation profile at path, as r asks; 0, or -1
+ * after one line. */
+static int
+alloc_report_path(const struct pc_inputs *in, const struct report_opts *r,
+		  const struct symtab_opts *s, const char *path, FILE *out)
 {
 	const char *base = strrchr(in->exe, '/');
-	char *path = alloc_path(in, r);
+	struct folded_set fs;
 	struct export x;
+	int rc = 0;
 
-	if (!CLOCK_IS_ALLOC(r->clock))
-		r->clock = PC_CLOCK_ALLOC_BYTES;
-	if (r->by_object || r->lines)
-		pc_fatal("%s: not of an allocation profile", r->by_object ? "--by-object" :
-			 "--lines");
 	if (r->format == FORMAT_FOLDED && !r->alloc) {
-		struct folded_set fs;
-
 		if (folded_build(&fs, in, 0, path, r->clock))
-			exit(EXIT_BAD_INPUT);
+			return -1;
 		folded_print(out, &fs);
 		folded_release(&fs);
-		free(path);
-		return;
+		return 0;
 	}
-	if (r->alloc && r->format != FORMAT_TEXT && r->format != FORMAT_JSON)
-		pc_fatal("--alloc: a table in text or json; --metric M --format F for the "
-			 "other formats");
 	export_init(&x);
 	x.clock = r->clock;
 	x.alloc_all = r->alloc || r->format == FORMAT_PPROF;
 	if (export_add(&x, in, s, path, base && base[1] ? base + 1 : in->exe, 0))
-		exit(EXIT_BAD_INPUT);
-	if (r->alloc)
+		rc = -1;
+	else if (r->alloc)
 		alloc_print(out, &x, r);
 	else if (export_finish(&x, r, out, in->exe))
-		exit(EXIT_BAD_INPUT);
+		rc = -1;
 	export_release(&x);
+	return rc;
+}
+
+int
+alloc_report(const struct pc_inputs *in, struct report_opts *r, const struct symtab_opts *s,
+	     FILE *out)
+{
+	char *path;
+	int rc;
+
+	if (!(path = alloc_path(in, r)))
+		return -1;
+	if (!CLOCK_IS_ALLOC(r->clock))
+		r->clock = PC_CLOCK_ALLOC_BYTES;
+	if (r->by_object || r->lines)
+		rc = pc_error("%s: not of an allocation profile", r->by_object ?
+			      "--by-object" : "--lines");
+	else if (r->alloc && r->format != FORMAT_TEXT && r->format != FORMAT_JSON)
+		rc = pc_error("--alloc: a table in text or json; --metric M --format F for "
+			      "the other formats");
+	else
+		rc = alloc_report_path(in, r, s, path, out);
 	free(path);
+	return rc;
 }

@@ -12,8 +12,9 @@ int alloc_asked(const struct report_opts *r);
 /* The report of in's allocation profile (PROFILE.alloc beside its first
  * profile, or r->stacks) as r asks: the sites' table (--alloc), folded
  * stacks, a file for another tool, or the flat profile and call graph in
- * the metric's unit. Exits with one line where there is none. */
-void alloc_report(const struct pc_inputs *in, struct report_opts *r,
-		  const struct symtab_opts *s, FILE *out);
+ * the metric's unit. 0, or -1 after one line (none there, options it
+ * does not take, a profile it cannot read). */
+PC_CHECKED int alloc_report(const struct pc_inputs *in, struct report_opts *r,
+			    const struct symtab_opts *s, FILE *out);
 
 #endif

@@ -84,51 +84,57 @@ static const char usage_report[] =
 "                     Firefox Profiler\n"
 REPORT_OPTIONS_HELP;
 
-/* The executable's profiles for another tool (export.h). */
-static void
+/* The executable's profiles for another tool (export.h); 0, or -1
+ * after one line. */
+static int
 export_inputs(const struct pc_inputs *in, const struct report_opts *r,
 	      const struct symtab_opts *s, FILE *out)
 {
 	const char *base = strrchr(in->exe, '/');
 	struct export x;
+	int rc;
 
 	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->window) {
 		if (export_refuse(r))
-			exit(EXIT_BAD_INPUT);
-	} else if (r->by_object || r->lines)
-		pc_fatal("%s: a view of CPU samples (--clock cpu); the %s view is by function",
-			 r->by_object ? "--by-object" : "--lines", clock_word(r->clock));
+			return -1;
+	} else if (r->by_object || r->lines) {
+		return pc_error("%s: a view of CPU samples (--clock cpu); the %s view is by "
+				"function", r->by_object ? "--by-object" : "--lines",
+				clock_word(r->clock));
+	}
 	export_init(&x);
 	x.clock = r->clock;
-	if (export_add(&x, in, s, r->stacks, base && base[1] ? base + 1 : in->exe, 0))
-		exit(EXIT_BAD_INPUT);
-	if (export_finish(&x, r, out, in->exe))
-		exit(EXIT_BAD_INPUT);
+	rc = export_add(&x, in, s, r->stacks, base && base[1] ? base + 1 : in->exe, 0) ||
+	     export_finish(&x, r, out, in->exe) ? -1 : 0;
 	export_release(&x);
+	return rc;
 }
 
 /* --format gmon: the executable's gmon file of the clock's time, for
- * gprof (wallgmon.h), onto out (out_open's: whole or not at all). */
-static void
+ * gprof (wallgmon.h), onto out (out_open's: whole or not at all); 0, or
+ * -1 after one line. */
+static int
 gmon_inputs(const struct pc_inputs *in, const struct report_opts *r, FILE *out)
 {
 	struct gmon_profile p;
 	int e;
 
 	if (r->by_thread || r->thread || r->callgraph || r->lines || r->by_object)
-		pc_fatal("--format gmon: gprof's file of the whole executable, not with %s",
-			 r->by_thread ? "--by-thread" : r->thread ? "--thread" :
-			 r->callgraph ? "--callgraph" : r->lines ? "--lines" : "--by-object");
+		return pc_error("--format gmon: gprof's file of the whole executable, not "
+				"with %s", r->by_thread ? "--by-thread" : r->thread ? "--thread" :
+				r->callgraph ? "--callgraph" : r->lines ? "--lines" :
+				"--by-object");
 	if (isatty(fileno(out)))
-		pc_fatal("--format gmon: a binary file for gprof, not for a terminal: name the "
-			 "file with -o FILE");
+		return pc_error("--format gmon: a binary file for gprof, not for a terminal: "
+				"name the file with -o FILE");
 	if (wallgmon_build(&p, in, 0, r->stacks, r->clock))
-		exit(EXIT_BAD_INPUT);
+		return -1;
 	if (fflush(out))
-		pc_fatal("'%s': %s", r->files[0], strerror(errno));
-	if ((e = gmon_write_fd(fileno(out), &p)) < 0)
-		pc_fatal("writing the gmon file: %s", strerror(-e));
+		e = pc_error("'%s': %s", r->files[0], strerror(errno));
+	else if ((e = gmon_write_fd(fileno(out), &p)) < 0)
+		e = pc_error("writing the gmon file: %s", strerror(-e));
 	gmon_profile_release(&p);
+	return e < 0 ? -1 : 0;
 }
 
 /* The flat profile, and the call graph where there are arcs. */
@@ -154,65 +160,73 @@ print_flat(const struct pc_inputs *in, const struct report_opts *r, FILE *out)
 	flat_release(&f);
 }
 
-/* The report of in, opened: read here, closed here. */
+/* --lines, or folded stacks: the report of in, loaded, in r's view;
+ * 0, or -1 after one line. */
+static int
+lines_or_folded(struct pc_inputs *in, const struct report_opts *r,
+		const struct symtab_opts *s, FILE *out)
+{
+	struct folded_set fs;
+	struct lines L;
+
+	if (r->lines) {
+		if (r->format == FORMAT_FOLDED || r->callgraph || r->by_object)
+			return pc_error("--lines: a profile of lines, not with %s",
+					r->by_object ? "--by-object" : r->callgraph ?
+					"--callgraph" : "--format folded");
+		if (lines_build(&L, in, &in->runs[0].prof, s))
+			return -1;
+		lines_print(out, &L, &in->st, r);
+		lines_release(&L);
+		return 0;
+	}
+	if (folded_build(&fs, in, 0, r->stacks, r->clock))
+		return -1;
+	folded_print(out, &fs);
+	folded_release(&fs);
+	return 0;
+}
+
+/* The report of in, loaded, in the view r asks for; 0, or -1 after one
+ * line. */
+static int
+report_view(struct pc_inputs *in, struct report_opts *r, const struct symtab_opts *s,
+	    FILE *out)
+{
+	if (r->by_object && !in->st.nobjs)
+		return pc_error("'%s': no objects manifest beside it (record with "
+				"PC_SCOPE=all for --by-object)", r->files[0]);
+	if (alloc_asked(r))
+		return alloc_report(in, r, s, out);
+	if (r->format == FORMAT_GMON)
+		return gmon_inputs(in, r, out);
+	/* a wall view is of the stacks, which the export holds; folded
+	 * stacks are folded_build's under any clock */
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->timeline ||
+	    r->window || (r->clock != PC_CLOCK_CPU && r->format != FORMAT_FOLDED))
+		return export_inputs(in, r, s, out);
+	if (r->lines || r->format == FORMAT_FOLDED)
+		return lines_or_folded(in, r, s, out);
+	print_flat(in, r, out);
+	return 0;
+}
+
+/* The report of in, opened: read here, closed here; 0, or -1 after one
+ * line. */
 static int
 report_inputs(struct pc_inputs *in, struct report_opts *r, const struct symtab_opts *s,
 	      FILE *out)
 {
-	struct gmon_profile *p;
+	int rc = -1;
 
-	if (inputs_load(in, s, 0))
-		exit(EXIT_BAD_INPUT);
-	p = &in->runs[0].prof;
-	if (clock_resolve(in, 0, r->stacks, &r->clock))
-		exit(EXIT_BAD_INPUT);
-	r->exe = in->exe;
-	r->files = in->runs[0].files;
-	r->nfiles = in->runs[0].nfiles;
-	if (r->by_object && !in->st.nobjs)
-		pc_fatal("'%s': no objects manifest beside it (record with PC_SCOPE=all "
-			 "for --by-object)", r->files[0]);
-	if (alloc_asked(r)) {
-		alloc_report(in, r, s, out);
-		goto out;
+	if (!inputs_load(in, s, 0) && !clock_resolve(in, 0, r->stacks, &r->clock)) {
+		r->exe = in->exe;
+		r->files = in->runs[0].files;
+		r->nfiles = in->runs[0].nfiles;
+		rc = report_view(in, r, s, out);
 	}
-	if (r->format == FORMAT_GMON) {
-		gmon_inputs(in, r, out);
-		goto out;
-	}
-	/* a wall view is of the stacks, which the export holds; folded
-	 * stacks are folded_build's under any clock */
-	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->timeline ||
-	    r->window || (r->clock != PC_CLOCK_CPU && r->format != FORMAT_FOLDED)) {
-		export_inputs(in, r, s, out);
-		goto out;
-	}
-	if (r->lines) {
-		struct lines L;
-
-		if (r->format == FORMAT_FOLDED || r->callgraph || r->by_object)
-			pc_fatal("--lines: a profile of lines, not with %s",
-				 r->by_object ? "--by-object" : r->callgraph ? "--callgraph" :
-				 "--format folded");
-		if (lines_build(&L, in, p, s))
-			exit(EXIT_BAD_INPUT);
-		lines_print(out, &L, &in->st, r);
-		lines_release(&L);
-		goto out;
-	}
-	if (r->format == FORMAT_FOLDED) {
-		struct folded_set fs;
-
-		if (folded_build(&fs, in, 0, r->stacks, r->clock))
-			exit(EXIT_BAD_INPUT);
-		folded_print(out, &fs);
-		folded_release(&fs);
-		goto out;
-	}
-	print_flat(in, r, out);
-out:
 	inputs_close(in);
-	return 0;
+	return rc;
 }
 
 int
@@ -222,24 +236,26 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 	struct pc_inputs in;
 
 	if (r->window && export_refuse(r))
-		exit(EXIT_BAD_INPUT);
+		return -1;
 	if (inputs_open(&in, exe, files, nfiles, s, 0))
-		exit(EXIT_BAD_INPUT);
+		return -1;
 	return report_inputs(&in, r, s, out);
 }
 
-/* The report of one program's profiles, EXE named or not (runexe.h). */
+/* The report of one program's profiles, EXE named or not (runexe.h); 0,
+ * or -1 after one line. */
 static int
 report_program(char **operands, int n, struct report_opts *r, const struct symtab_opts *s,
 	       FILE *out)
 {
 	struct pc_inputs in;
 	struct runexe re;
-	int rc;
+	int rc = -1;
 
-	if (runexe_resolve(&re, operands, n, r->process) || runexe_open(&in, &re, s, 0))
-		exit(EXIT_BAD_INPUT);
-	rc = report_inputs(&in, r, s, out);
+	if (runexe_resolve_listed(&re, operands, n, r->process, r->listing))
+		return -1;
+	if (!runexe_open(&in, &re, s, 0))
+		rc = report_inputs(&in, r, s, out);
 	runexe_release(&re);
 	return rc;
 }
@@ -268,7 +284,8 @@ is_run(const char *path)
  * A plain profile first (a regular file with no manifest: PC_SCOPE=main)
  * is read as EXE's when findexe finds the executable by its build-id; 1
  * then, with its path in exe. A plain profile of libpc's whose program
- * is not found is an error; anything else is the run view's to read.
+ * is not found is an error, -1 after one line; anything else is the run
+ * view's to read, 0.
  */
 static int
 plain_exe(const char *gmon, char *exe, size_t size)
@@ -287,15 +304,16 @@ plain_exe(const char *gmon, char *exe, size_t size)
 	    runfiles_build_id(gmon, id) != 1)
 		return 0;
 	if (!memcmp(id, zero, sizeof(id)))
-		pc_fatal("'%s': no manifest beside it (%s) to name its program, which "
-			 "has no build-id to find it by: name the executable (pcprof report EXE "
-			 "%s)", gmon, runfiles_manifest_name(gmon), gmon);
+		return pc_error("'%s': no manifest beside it (%s) to name its program, "
+				"which has no build-id to find it by: name the executable "
+				"(pcprof report EXE %s)", gmon, runfiles_manifest_name(gmon),
+				gmon);
 	if (findexe(gmon, id, exe, size))
-		pc_fatal("'%s': no manifest beside it (%s) to name its program, and no "
-			 "executable with its build-id (%s...) beside it or in the current "
-			 "directory: name the executable (pcprof report EXE %s)", gmon,
-			 runfiles_manifest_name(gmon),
-			 pc_hex(id, sizeof(id), hex), gmon);
+		return pc_error("'%s': no manifest beside it (%s) to name its program, and "
+				"no executable with its build-id (%s...) beside it or in the "
+				"current directory: name the executable (pcprof report EXE %s)",
+				gmon, runfiles_manifest_name(gmon),
+				pc_hex(id, sizeof(id), hex), gmon);
 	pc_warn("note: '%s' is a profile of '%s' (the executable with its build-id)", gmon,
 		exe);
 	return 1;
@@ -308,27 +326,48 @@ report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s
 {
 	struct pc_inputs in;
 	struct runexe re;
-	int rc;
+	int rc = -1;
 
 	if (r->window && export_refuse(r))
-		exit(EXIT_BAD_INPUT);
-	if (!one_program(r)) {
-		if (runview_report(ops, n, r, s, out))
-			exit(EXIT_BAD_INPUT);	/* no partial report (out_open's) */
-		return 0;
-	}
+		return -1;
+	/* an error leaves no partial report where out is out_open's */
+	if (!one_program(r))
+		return runview_report(ops, n, r, s, out) ? -1 : 0;
 	if (r->format != FORMAT_JSON || !is_run(ops[0]))
 		return report_program(ops, n, r, s, out);
 	/* the run report's shape, --callgraph or not: its processes (of
 	 * the program), then its profile; the program found first, so that
 	 * an error leaves no half object */
-	if (runexe_resolve(&re, ops, n, r->process))
-		exit(EXIT_BAD_INPUT);
-	if (runview_json_head(ops, n, r, s, out) || runexe_open(&in, &re, s, 0))
-		exit(EXIT_BAD_INPUT);
-	rc = report_inputs(&in, r, s, out);
+	if (runexe_resolve_listed(&re, ops, n, r->process, r->listing))
+		return -1;
+	if (!runview_json_head(ops, n, r, s, out) && !runexe_open(&in, &re, s, 0) &&
+	    !(rc = report_inputs(&in, r, s, out)))
+		fputs("}\n", out);
 	runexe_release(&re);
-	fputs("}\n", out);
+	return rc;
+}
+
+/* The report of pcprof report's operands argv[0..argc) onto out; 0, or -1
+ * after one line. */
+static int
+report_operands(char **argv, int argc, struct report_opts *r, const struct symtab_opts *s,
+		FILE *out)
+{
+	char exe[PATH_MAX], **ops;
+	int n, rc;
+
+	/* a profile or a directory first: the whole run, its programs
+	 * named by the manifests */
+	if (!runfiles_is_profile(argv[0]))
+		return report_program(argv, argc, r, s, out);
+	ops = runexe_operands(argv, argc, &n);
+	if ((rc = plain_exe(ops[0], exe, sizeof(exe))) > 0)
+		rc = report_files(exe, ops, n, r, s, out);
+	else if (!rc)
+		rc = report_run(ops, n, r, s, out);
+	while (n--)
+		free(ops[n]);
+	free(ops);
 	return rc;
 }
 
@@ -358,7 +397,6 @@ cmd_report(int argc, char **argv)
 	struct symtab_opts s = { .fetch = &fetch };
 	const char *output = NULL;
 	struct out_file of;
-	FILE *out;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
@@ -379,28 +417,13 @@ cmd_report(int argc, char **argv)
 	}
 	/* -o FILE is a temporary file until the report is whole: bad input
 	 * leaves no file */
-	/* a profile or a directory first: the whole run, its programs
-	 * named by the manifests */
-	if (runfiles_is_profile(argv[optind])) {
-		int n;
-		char exe[PATH_MAX], **ops = runexe_operands(argv + optind, argc - optind, &n);
-
-		if (!(out = out_open(&of, output)))
-			exit(EXIT_BAD_INPUT);
-		if (plain_exe(ops[0], exe, sizeof(exe)))
-			rc = report_files(exe, ops, n, &r, &s, out);
-		else
-			rc = report_run(ops, n, &r, &s, out);
-		while (n--)
-			free(ops[n]);
-		free(ops);
-	} else {
-		if (!(out = out_open(&of, output)))
-			exit(EXIT_BAD_INPUT);
-		rc = report_program(argv + optind, argc - optind, &r, &s, out);
+	if (!out_open(&of, output))
+		return EXIT_BAD_INPUT;
+	rc = report_operands(argv + optind, argc - optind, &r, &s, of.f);
+	if (rc || out_commit(&of)) {
+		out_discard(&of);
+		return EXIT_BAD_INPUT;
 	}
-	if (out_commit(&of))
-		exit(EXIT_BAD_INPUT);
 	symtab_fetch_end(&fetch);
-	return rc;
+	return 0;
 }

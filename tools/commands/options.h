@@ -93,15 +93,17 @@ int symtab_option(int c, const char *arg, struct symtab_opts *s);
 int report_option(int c, const char *arg, struct report_opts *r,
 		  struct symtab_opts *s);
 
-/* inputs.c: load symbols and profiles and print the report; exits on
- * bad input. */
-int report_files(const char *exe, char **files, int nfiles,
-		 struct report_opts *r, const struct symtab_opts *s, FILE *out);
+/* cmd_report.c: load symbols and profiles and print the report; 0, or
+ * -1 after one line on bad input (pcprof run reports in its own
+ * process, and keeps the program's status). */
+PC_CHECKED int report_files(const char *exe, char **files, int nfiles,
+			    struct report_opts *r, const struct symtab_opts *s, FILE *out);
 /* The report of a run's operands ops[0..n) (a directory first): the whole
  * run's, or, for --callgraph, --lines and folded, its one program's (a
- * run's JSON in the run report's shape all the same). */
-int report_run(char **ops, int n, struct report_opts *r,
-	       const struct symtab_opts *s, FILE *out);
+ * run's JSON in the run report's shape all the same). 0, or -1 after one
+ * line. */
+PC_CHECKED int report_run(char **ops, int n, struct report_opts *r,
+			  const struct symtab_opts *s, FILE *out);
 
 /* inputs.c: a command's usage text, on out. */
 void report_usage(FILE *out, const char *text);

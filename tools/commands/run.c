@@ -21,6 +21,7 @@
 #include "commands/launch.h"
 #include "commands/options.h"
 #include "commands/alloc_report.h"
+#include "commands/run_report.h"
 #include "inputs/runfiles.h"
 #include "model/export.h"
 #include "model/wallgmon.h"
@@ -240,58 +241,6 @@ run_dir(const char *want, const char *exe, char *dir, size_t size, int *made)
 }
 
 /*
- * The report of the run, made in a child process: whatever goes wrong in
- * it (a profile it cannot read, a report file it cannot write, even a
- * crash) is said on one line there and never changes the exit status,
- * which is the program's. Below commands/ its errors are values now
- * (issue 37), but cmd_report.c's own refusals still exit, and a crash on
- * a hostile file must not be the run's status either.
- */
-static void
-report_apart(const char *exe, const char *output, int main_only, const char *report_to,
-	     struct report_opts *r, const struct symtab_opts *s)
-{
-	pid_t pid;
-	int status;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		pc_warn("cannot fork for the report: %s", strerror(errno));
-		return;
-	}
-	if (pid == 0) {
-		FILE *out = stderr;
-		struct out_file of;
-		char *files[1];
-
-		/* --report FILE: whole or not at all (base/outfile.c) */
-		if (report_to)
-			if (!(out = out_open(&of, report_to)))
-				exit(EXIT_BAD_INPUT);
-		if (!(files[0] = strdup(output)))
-			pc_fatal("out of memory");
-		if (main_only)
-			report_files(exe, files, 1, r, s, out);
-		else
-			report_run(files, 1, r, s, out);
-		if (out == stderr && !main_only)
-			pc_warn("profiles in '%s' (pcprof report %s)", output, output);
-		if (report_to) {
-			if (out_commit(&of))
-				exit(EXIT_BAD_INPUT);
-		} else if (fflush(out))
-			pc_fatal("standard error: %s", strerror(errno));
-		exit(0);	/* atexit: a temporary file is never left */
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return;
-	if (WIFSIGNALED(status))
-		pc_warn("the report of '%s' failed: %s", output, strsignal(WTERMSIG(status)));
-}
-
-/*
  * A wall-clock run's gmon file for gprof (wallgmon.h): the wall time of
  * the run's first process (profile, its program named by its manifest, or
  * exe where it has none) as gmon.wall beside its gmon.out. Made in this
@@ -367,6 +316,7 @@ struct run_opts {
 	const char *outdir, *report_to;
 	int no_report, main_only, wait;
 	int no_cpu;		/* --no-cpu: allocations alone */
+	struct run_listing listing;	/* the run directory, listed once after CMD */
 };
 
 /* An option that is a libpc setting: set its variable to its value (or
@@ -592,20 +542,25 @@ name_the_rest(const char *dir, const char *cmd, int report)
 
 /*
  * What a profiled run does once CMD has ended, before its report: --wait
- * for what CMD left running; the profiles of processes that ended
- * without writing theirs (killed) finished; one line on those still
- * running that the report does not name (without a report, all of them);
- * a wall-clock run's gmon.wall; --main-only's link to its program.
+ * for what CMD left running; dir listed, once, into o->listing, which
+ * the report reads; the profiles of processes that ended without writing theirs
+ * (killed) finished; one line on those still running that the report
+ * does not name (without a report, all of them); a wall-clock run's
+ * gmon.wall; --main-only's link to its program.
  */
 static void
-after_the_command(const struct run_opts *o, const char *dir, const char *exe,
+after_the_command(struct run_opts *o, const char *dir, const char *exe,
 		  const char *output, const char *cmd)
 {
 	struct stat sb;
 
 	if (o->wait)
 		wait_for_the_rest(dir);
-	recover_dir(dir, 0);
+	/* no directory (a program run unprofiled), or one gone: the report
+	 * says why, in its one line */
+	if (dir[0] && !access(dir, R_OK | X_OK) && !recover_list(&o->listing, dir) &&
+	    recover_listed(&o->listing, 0) >= 0)
+		o->r.listing = &o->listing;
 	if (!o->wait || launch_stopped())
 		name_the_rest(dir, cmd, !o->no_report && !o->main_only);
 	if (stat(output, &sb) == 0)
@@ -617,7 +572,7 @@ after_the_command(const struct run_opts *o, const char *dir, const char *exe,
 int
 cmd_run(int argc, char **argv)
 {
-	struct symtab_fetch fetch = { 0 };	/* the report's, in its child */
+	struct symtab_fetch fetch = { 0 };	/* the report's */
 	struct run_opts o = { .r = { .format = FORMAT_TEXT, .top = -1 },
 			      .s = { .fetch = &fetch } };
 	const char *why;
@@ -668,8 +623,9 @@ cmd_run(int argc, char **argv)
 		    after.st_mtime == before.st_mtime && after.st_dev == before.st_dev))
 			no_profile(output, status);
 		else
-			report_apart(exe, o.main_only || alloc_asked(&o.r) ? output : dir,
-				     o.main_only || alloc_asked(&o.r), o.report_to, &o.r, &o.s);
+			run_report(exe, o.main_only || alloc_asked(&o.r) ? output : dir,
+				   o.main_only || alloc_asked(&o.r), o.report_to, status,
+				   &o.r, &o.s);
 	}
 	return launch_end_like(status);
 }

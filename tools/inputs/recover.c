@@ -117,6 +117,44 @@ finish_apart(const char *path)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : FIN_DAMAGED;
 }
 
+static int
+cmp_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+recover_list(struct run_listing *l, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	recover_listing_release(l);
+	if (!d)
+		return pc_error("'%s': %s", dir, strerror(errno));
+	l->dir = pc_strdup(dir);
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		l->names = pc_realloc(l->names, (l->n + 1) * sizeof(*l->names));
+		l->names[l->n++] = pc_asprintf("%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	if (l->n)
+		qsort(l->names, l->n, sizeof(*l->names), cmp_path);
+	return 0;
+}
+
+void
+recover_listing_release(struct run_listing *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->names[i]);
+	free(l->names);
+	free(l->dir);
+	memset(l, 0, sizeof(*l));
+}
+
 /* The live files in dir, *n of them, malloc'ed: the names first, for
  * finishing a file adds files to the directory, which a readdir under
  * way may then skip or repeat. */
@@ -290,30 +328,31 @@ recover_running(const char *dir)
 	return running;
 }
 
-int
-recover_dir(const char *dir, int say)
+/* The live files live[0..n) of dir finished (the caller keeps them); how
+ * many, or -1 after one line. */
+static int
+recover_these(const char *dir, char **live, size_t n, int say)
 {
-	size_t n, nbusy = 0;
-	char **live = live_files(dir, &n), **busy = NULL;
+	size_t nbusy = 0;
+	char **busy = NULL;
 	int done = 0, nolib = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		char *path = live[i];
 		int r = nolib || !regular_live(path) ? 1 : refuse_version(path, say);
 
-		if (r < 0)
+		if (r < 0) {
+			free(busy);
 			return -1;
-		if (r) {
-			free(path);
-			continue;
 		}
+		if (r)
+			continue;
 		r = finish_apart(path);
 		if (r == FIN_DONE)
 			done++;
 		else if (r == FIN_BUSY) {
 			busy = pc_realloc(busy, (nbusy + 1) * sizeof(*busy));
 			busy[nbusy++] = path;
-			continue;
 		} else if (r == FIN_NOLIB)
 			nolib = 1, pc_warn("'%s': profiles of processes that ended without "
 					   "writing them are left unfinished: cannot load libpc.so",
@@ -325,13 +364,46 @@ recover_dir(const char *dir, int say)
 			pc_warn("'%s': cannot finish this profile: %s", path,
 				r == FIN_PROTO ? "written by another version of libpc, or cut short" :
 				r == FIN_DAMAGED ? "damaged" : "cannot read it");
-		free(path);
 	}
 	if (nbusy && say)
 		say_running(dir, busy, nbusy);
-	for (size_t i = 0; i < nbusy; i++)
-		free(busy[i]);
 	free(busy);
+	return done;
+}
+
+int
+recover_dir(const char *dir, int say)
+{
+	size_t n;
+	char **live = live_files(dir, &n);
+	int done = recover_these(dir, live, n, say);
+
+	for (size_t i = 0; i < n; i++)
+		free(live[i]);
 	free(live);
+	return done;
+}
+
+int
+recover_listed(struct run_listing *l, int say)
+{
+	char **live = pc_malloc((l->n + 1) * sizeof(*live));
+	size_t n = 0;
+	int done;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (gmon_live_name_pid(l->names[i]))
+			live[n++] = l->names[i];
+	done = recover_these(l->dir, live, n, say);
+	free(live);
+	/* a finished live file made a profile, its manifest and its
+	 * objects' files, which the listing has not */
+	if (done > 0) {
+		char *dir = pc_strdup(l->dir);	/* recover_list frees l's */
+
+		if (recover_list(l, dir))
+			done = -1;
+		free(dir);
+	}
 	return done;
 }

@@ -253,10 +253,11 @@ add_file(struct runexe *re, char *profile, struct gmon_objects *o)
 }
 
 /* The processes that paths[0..n) hold: each profile with a manifest, and
- * a plain profile whose program findexe finds by its build-id. 0, or -1
+ * a plain profile whose program findexe finds by its build-id; a
+ * directory that listing holds listed already (runfiles.h). 0, or -1
  * after one line. */
 static int
-gather(struct runexe *all, char **paths, int n)
+gather(struct runexe *all, char **paths, int n, struct run_listing *listing)
 {
 	for (int i = 0; i < n; i++) {
 		struct stat sb;
@@ -266,7 +267,10 @@ gather(struct runexe *all, char **paths, int n)
 		if (stat(paths[i], &sb))
 			return pc_error("'%s': %s", paths[i], strerror(errno));
 		if (S_ISDIR(sb.st_mode)) {
-			if (!(names = runfiles_of_run(paths[i], &nn, &left)))
+			names = listing && !strcmp(listing->dir, paths[i]) ?
+				runfiles_of_listing(listing, &nn, &left) :
+				runfiles_of_run(paths[i], &nn, &left);
+			if (!names)
 				return -1;
 		} else {
 			names = pc_realloc(NULL, sizeof(*names));
@@ -299,7 +303,7 @@ runexe_processes(struct runexe *all, char **paths, int n, const char *process)
 	int keep = 0;
 
 	memset(all, 0, sizeof(*all));
-	if (gather(all, paths, n))
+	if (gather(all, paths, n, NULL))
 		return -1;
 	for (int i = 0; i < all->nfiles; i++) {
 		struct gmon_objects *o = all->man[i];
@@ -385,7 +389,7 @@ recorded(char **paths, int n, const char *name, char **exe)
 	struct runexe all = { 0 };
 
 	*exe = NULL;
-	if (gather(&all, paths, n))
+	if (gather(&all, paths, n, NULL))
 		return -1;
 	for (int i = 0; i < all.nfiles; i++)
 		if (!*exe && all.man[i] && runexe_chosen(all.man[i]->v[0].path, UINT64_MAX, name))
@@ -414,6 +418,13 @@ exe_named(const char *name, char **paths, int n)
 int
 runexe_resolve(struct runexe *re, char **operands, int n, const char *process)
 {
+	return runexe_resolve_listed(re, operands, n, process, NULL);
+}
+
+int
+runexe_resolve_listed(struct runexe *re, char **operands, int n, const char *process,
+		      struct run_listing *listing)
+{
 	static char gmon_out[] = "gmon.out";
 	char *deflt[] = { gmon_out };
 	struct runexe all = { 0 };
@@ -434,7 +445,7 @@ runexe_resolve(struct runexe *re, char **operands, int n, const char *process)
 	}
 	if (exe_first && k == 1)
 		ops[k++] = pc_strdup(gmon_out);
-	if (gather(&all, ops + exe_first, k - exe_first) ||
+	if (gather(&all, ops + exe_first, k - exe_first, listing) ||
 	    choose(re, &all, process, ops[exe_first]))
 		return -1;
 	if (exe_first) {

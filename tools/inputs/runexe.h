@@ -33,6 +33,10 @@ struct runexe {
  * PROFILE. n == 0 is no EXE and gmon.out. 0, or -1 after one line.
  */
 PC_CHECKED int runexe_resolve(struct runexe *re, char **operands, int n, const char *process);
+/* The same, with a run directory among the operands listed already
+ * (pcprof run's, runfiles.h): read from listing, not listed again. */
+PC_CHECKED int runexe_resolve_listed(struct runexe *re, char **operands, int n,
+				     const char *process, struct run_listing *listing);
 /* operands[0..n) with each profile's own files (PROFILE.objects,
  * PROFILE.stacks, PROFILE+OBJECT) as their profile, once; *nout of them,
  * malloc'ed. */

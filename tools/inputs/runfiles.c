@@ -114,65 +114,64 @@ has_suffix(const char *s, const char *suffix)
 	return n >= k && !strcmp(s + n - k, suffix);
 }
 
-static int
-cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Whether name, in directory d (path), is neither a regular file nor a
- * directory: a symlink, a FIFO, a socket or a device, which no command
+/* Whether name (path/name, which is full) is neither a regular file nor
+ * a directory: a symlink, a FIFO, a socket or a device, which no command
  * reads (pc_open_regular would refuse it), left out, with a note where
  * it would have been read as a profile. A manifest, a stacks file or an
  * object's file (PROFILE+NAME) is read with its profile, whose reader
  * says why it cannot. A directory is not odd: a run's may hold runs. */
 static int
-odd_entry(DIR *d, const char *path, const char *name)
+odd_entry(const char *full, const char *name)
 {
 	struct stat sb;
 
-	if (fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) ||
-	    S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode))
+	if (lstat(full, &sb) || S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode))
 		return 0;
 	/* a link to a program: pcprof run --main-only's, which names it */
-	if (S_ISLNK(sb.st_mode) && !fstatat(dirfd(d), name, &sb, 0) && S_ISREG(sb.st_mode) &&
+	if (S_ISLNK(sb.st_mode) && !stat(full, &sb) && S_ISREG(sb.st_mode) &&
 	    (sb.st_mode & S_IXUSR))
 		return 1;
 	if (!has_suffix(name, GMON_OBJECTS_SUFFIX) && !has_suffix(name, GMON_STACKS_SUFFIX) &&
 	    !strchr(name, '+'))
-		pc_warn("note: '%s/%s': %s, left out", path, name,
+		pc_warn("note: '%s': %s, left out", full,
 			S_ISLNK(sb.st_mode) ? "a symbolic link" : "not a regular file");
 	return 1;
 }
 
+/* The names of l (not its dot files, nor the odd ones), copied, in l's
+ * order; *nn of them. */
+static char **
+listed_names(const struct run_listing *l, size_t *nn)
+{
+	char **names = pc_malloc(sizeof(*names));
+	size_t skip = strlen(l->dir) + 1;
+
+	*nn = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const char *name = l->names[i] + skip;
+
+		if (name[0] == '.' || odd_entry(l->names[i], name))
+			continue;
+		names = pc_realloc(names, (*nn + 1) * sizeof(*names));
+		names[(*nn)++] = pc_strdup(l->names[i]);
+	}
+	return names;
+}
+
 /* The names in directory path (not its dot files), sorted, once the
- * processes' live files there are finished; *nn of them. NULL after one
- * line where it cannot be read. */
+ * processes' live files there are finished; *nn of them. The directory
+ * is listed once, and again only where a live file was finished into
+ * files. NULL after one line where it cannot be read. */
 static char **
 dir_names(const char *path, size_t *nn)
 {
-	DIR *d = opendir(path);
-	struct dirent *e;
-	char **names;
+	struct run_listing l = { 0 };
+	char **names = NULL;
 
 	*nn = 0;
-	if (!d)
-		return pc_error("'%s': %s", path, strerror(errno)), NULL;
-	if (recover_dir(path, 1) < 0) {
-		closedir(d);
-		return NULL;
-	}
-	names = pc_malloc(sizeof(*names));
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' || odd_entry(d, path, e->d_name))
-			continue;
-		names = pc_realloc(names, (*nn + 1) * sizeof(*names));
-		names[*nn] = pc_asprintf("%s/%s", path, e->d_name);
-		(*nn)++;
-	}
-	closedir(d);
-	if (*nn)
-		qsort(names, *nn, sizeof(*names), cmp_name);
+	if (!recover_list(&l, path) && recover_listed(&l, 1) >= 0)
+		names = listed_names(&l, nn);
+	recover_listing_release(&l);
 	return names;
 }
 
@@ -231,15 +230,12 @@ of_run(const char *name)
 	return !is_object_file(name, NULL, 0) && runfiles_is_profile(name);
 }
 
-char **
-runfiles_of_run(const char *dir, size_t *n, size_t *left_out)
+/* The profiles with a manifest of names[0..nn), which they become, in
+ * their order: the others freed, and counted in *left_out; *n of them. */
+static char **
+run_profiles(char **names, size_t nn, size_t *n, size_t *left_out)
 {
-	size_t nn;
-	char **names = dir_names(dir, &nn);
-
 	*n = 0;
-	if (!names)
-		return NULL;
 	for (size_t i = 0; i < nn; i++) {
 		if (of_run(names[i]) && runfiles_has_manifest(names[i])) {
 			names[(*n)++] = names[i];
@@ -249,6 +245,29 @@ runfiles_of_run(const char *dir, size_t *n, size_t *left_out)
 		free(names[i]);
 	}
 	return names;
+}
+
+char **
+runfiles_of_run(const char *dir, size_t *n, size_t *left_out)
+{
+	size_t nn;
+	char **names = dir_names(dir, &nn);
+
+	*n = 0;
+	return names ? run_profiles(names, nn, n, left_out) : NULL;
+}
+
+char **
+runfiles_of_listing(struct run_listing *l, size_t *n, size_t *left_out)
+{
+	size_t nn;
+	char **names;
+
+	*n = 0;
+	if (recover_listed(l, 1) < 0)
+		return NULL;
+	names = listed_names(l, &nn);
+	return run_profiles(names, nn, n, left_out);
 }
 
 /* A PC_SCOPE=all manifest (a shell glob like gmon.out.* takes them in). */

@@ -48,6 +48,11 @@ PC_CHECKED int runfiles_read_manifest(const char *profile, struct gmon_objects *
  */
 char **runfiles_of_run(const char *dir, size_t *n, size_t *left_out);
 
+/* runfiles_of_run's profiles, of l: its live files finished (and those
+ * still running named) as runfiles_of_run does, without listing the
+ * directory again unless that made files. */
+char **runfiles_of_listing(struct run_listing *l, size_t *n, size_t *left_out);
+
 /*
  * Run run of files[0..n): those files as they are when as_given, else
  * the profiles they stand for: a directory for the profiles in it that

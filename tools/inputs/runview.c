@@ -105,13 +105,15 @@ proc_release(struct runview_proc *p)
 	free(p->manifest);
 }
 
-/* Every profile with a manifest in dir, in name order; 0, or -1 after one
- * line. */
+/* Every profile with a manifest in dir, in name order: from listing
+ * where it is dir's, else dir listed; 0, or -1 after one line. */
 static int
-add_dir(struct runview *v, const char *dir)
+add_dir(struct runview *v, const char *dir, struct run_listing *listing)
 {
 	size_t n;
-	char **names = runfiles_of_run(dir, &n, &v->left_out);
+	char **names = listing && !strcmp(listing->dir, dir) ?
+		       runfiles_of_listing(listing, &n, &v->left_out) :
+		       runfiles_of_run(dir, &n, &v->left_out);
 
 	if (!names)
 		return -1;
@@ -388,16 +390,17 @@ as_flat(const struct runview *v, struct symtab *st, struct flat *f, uint32_t rat
 }
 
 /* The processes that paths[0..npaths) hold (directories, or profiles
- * with a manifest beside them) into v; 0, or -1 after one line. */
+ * with a manifest beside them) into v, a directory listed already read
+ * from listing; 0, or -1 after one line. */
 static int
-gather(struct runview *v, char **paths, int npaths)
+gather(struct runview *v, char **paths, int npaths, struct run_listing *listing)
 {
 	for (int i = 0; i < npaths; i++) {
 		struct stat sb;
 
 		if (stat(paths[i], &sb))
 			return pc_error("'%s': %s", paths[i], strerror(errno));
-		if (S_ISDIR(sb.st_mode) ? add_dir(v, paths[i]) :
+		if (S_ISDIR(sb.st_mode) ? add_dir(v, paths[i], listing) :
 		    runfiles_has_manifest(paths[i]) ? add_proc(v, paths[i]) :
 		    pc_error("'%s': no manifest beside it (%s) to name its program: "
 			     "name the executable (pcprof report EXE %s), or record with "
@@ -491,7 +494,7 @@ run_clock(struct runview *v, enum pc_clock asked, const char *where)
 static int
 view_open(struct runview *v, char **paths, int npaths, struct report_opts *r)
 {
-	if (gather(v, paths, npaths))
+	if (gather(v, paths, npaths, r->listing))
 		return -1;
 	time_before_start(v);
 	if (keep_chosen(v, r->process, paths[0]))
