@@ -632,8 +632,10 @@ pc_wall_look(struct pc_wthread *w, int how)
 	w->unknown_ns = 0;
 	/* found in another wait than at the last look: it left that one at
 	 * some time between, on average halfway (charged whole to the new
-	 * one, a 0.3 s phase read 0 when rounds were far apart) */
-	if (r == 1 && w->cur.key != key_before && w->prev.key == key_before &&
+	 * one, a 0.3 s phase read 0 when rounds were far apart); a thread
+	 * never seen blocked before had no wait to leave (its empty one took
+	 * half as "[off-cpu: fault]", stackless: a late first look lost it) */
+	if (r == 1 && key_before && w->cur.key != key_before && w->prev.key == key_before &&
 	    !timed_call(&w->prev)) {
 		charge(w->tid, &w->prev, off / 2);
 		off -= off / 2;
