@@ -312,8 +312,8 @@ static struct brief {
 } *brief_left;	/* BRIEF_LEFT of them, mapped when first needed */
 static size_t nbrief_left;
 
-void
-pc_wall_charge(uint32_t tid, struct pc_wwait *x, uint64_t ns)
+static void
+charge(uint32_t tid, struct pc_wwait *x, uint64_t ns)
 {
 	struct pc_frame f[1];
 
@@ -374,9 +374,9 @@ pc_wall_place(struct pc_wthread *t, size_t n)
 	for (size_t i = 0; i < k; i++)
 		pc_wall_brief(brief_left[i].tid, brief_left[i].ns, 0);
 	for (size_t i = 0; i < n; i++) {
-		pc_wall_charge(t[i].tid, &t[i].cur, 0);
-		pc_wall_charge(t[i].tid, &t[i].prev, 0);
-		pc_wall_charge(t[i].tid, &t[i].iow, 0);
+		charge(t[i].tid, &t[i].cur, 0);
+		charge(t[i].tid, &t[i].prev, 0);
+		charge(t[i].tid, &t[i].iow, 0);
 		runqueue(&t[i], NULL, 0);
 	}
 }
@@ -402,7 +402,7 @@ runqueue_time(struct pc_wthread *w, int was_blocked, uint64_t key_before, int r,
 
 	if (from->io) {
 		if (r == 1 && w->cur.key == key_before) {
-			pc_wall_charge(w->tid, &w->cur, drq + w->rq_io_ns);
+			charge(w->tid, &w->cur, drq + w->rq_io_ns);
 			w->rq_io_ns = 0;
 			return;
 		}
@@ -519,7 +519,7 @@ deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq, 
 	w->seen_ns = now;
 	w->run_ns = ss[0];
 	w->rq_ns = ss[1];
-	pc_wall_io_time(w, now, off, drq, 0);
+	pc_wall_io_time(w, now, off, drq, 0, charge);
 	return 0;
 }
 
@@ -552,7 +552,7 @@ pc_wall_look(struct pc_wthread *w, int how)
 		if (timed_call(&w->cur))
 			w->unknown_ns += off + drq;
 		else
-			pc_wall_charge(w->tid, &w->cur, off + drq);
+			charge(w->tid, &w->cur, off + drq);
 		return;
 	}
 	moved++;
@@ -585,10 +585,10 @@ pc_wall_look(struct pc_wthread *w, int how)
 	 * half as "[off-cpu: fault]", stackless: a late first look lost it) */
 	if (r == 1 && key_before && w->cur.key != key_before && w->prev.key == key_before &&
 	    !timed_call(&w->prev)) {
-		pc_wall_charge(w->tid, &w->prev, off / 2);
+		charge(w->tid, &w->prev, off / 2);
 		off -= off / 2;
 	}
-	pc_wall_charge(w->tid, untimed(w), off);
+	charge(w->tid, untimed(w), off);
 }
 
 void
@@ -611,8 +611,8 @@ pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns)
 	/* less what earlier looks counted ahead of run_delay (deltas) */
 	rest = (int64_t)elapsed - (int64_t)cpu_ns + w->carry_ns;
 	off = rest > 0 ? (uint64_t)rest : 0;
-	pc_wall_io_time(w, end_ns, &off, &none, 1);
-	pc_wall_charge(w->tid, untimed(w), off + w->unknown_ns);
+	pc_wall_io_time(w, end_ns, &off, &none, 1, charge);
+	charge(w->tid, untimed(w), off + w->unknown_ns);
 	w->unknown_ns = 0;
 	w->carry_ns = 0;
 	if (w->rq_io_ns)
@@ -629,7 +629,7 @@ pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns)
 	struct pc_wwait x;
 
 	memset(&x, 0, sizeof(x));
-	pc_wall_charge(tid, &x, life_ns > cpu_ns ? life_ns - cpu_ns : 0);
+	charge(tid, &x, life_ns > cpu_ns ? life_ns - cpu_ns : 0);
 	if (x.unplaced && !brief_left && (brief_left = mmap(NULL, BRIEF_LEFT * sizeof(*brief_left),
 			PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
 		brief_left = NULL;

@@ -47,7 +47,7 @@ own_entry(struct pc_wwait *x, uint64_t *entry)
  * then *drq (the call's run-queue time is its own). */
 static void
 io_kind_time(struct pc_wthread *w, unsigned kind, uint64_t now, uint64_t *off, uint64_t *drq,
-	     int end)
+	     int end, pc_wall_charge_fn charge)
 {
 	uint64_t total, ret, d, *entry;
 	uint32_t nr;
@@ -93,12 +93,13 @@ io_kind_time(struct pc_wthread *w, unsigned kind, uint64_t now, uint64_t *off, u
 			pc_stacks_add_again(entry, d);
 		return;
 	}
-	pc_wall_charge(w->tid, x, d);
+	charge(w->tid, x, d);
 }
 
 void
-pc_wall_io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int end)
+pc_wall_io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int end,
+		pc_wall_charge_fn charge)
 {
 	for (unsigned k = 0; k < PC_IO_KINDS; k++)
-		io_kind_time(w, k, now, off, drq, end);
+		io_kind_time(w, k, now, off, drq, end, charge);
 }
