@@ -168,7 +168,8 @@ carry_over(size_t n, uint64_t now)
 			 * the main one may have started since libpc did */
 			nxt[i].seen_ns = born;
 			nxt[i].guessed = !pc_wall_base_give(&nxt[i]);
-			nxt[i].young = !first_round || nxt[i].tid != (uint32_t)getpid();
+			/* never the main thread, whose start is libpc's */
+			nxt[i].young = nxt[i].tid != (uint32_t)getpid();
 		}
 		nxt[i].listed = 1;
 	}
