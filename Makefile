@@ -76,6 +76,8 @@ PRELOAD_SRC += gmon/live.c
 PRELOAD_SRC += preload/wall_mem.c
 # the wall sampler's listing of the threads
 PRELOAD_SRC += preload/wall_list.c
+# the wall sampler's charge of the calls a thread times itself
+PRELOAD_SRC += preload/wall_iotime.c
 # the waits with a mask of their own, for the sampling handler
 PRELOAD_SRC += preload/waits.c
 # small files read whole, and their numbers, without stdio

@@ -168,7 +168,8 @@ carry_over(size_t n, uint64_t now)
 			 * the main one may have started since libpc did */
 			nxt[i].seen_ns = born;
 			nxt[i].guessed = !pc_wall_base_give(&nxt[i]);
-			nxt[i].young = !first_round || nxt[i].tid != (uint32_t)getpid();
+			/* never the main thread, whose start is libpc's */
+			nxt[i].young = nxt[i].tid != (uint32_t)getpid();
 		}
 		nxt[i].listed = 1;
 	}
@@ -264,15 +265,17 @@ own_descriptors(void)
 	return syscall(SYS_unshare, CLONE_FILES) || syscall(SYS_close_range, 0U, ~0U, 0U) ? -1 : 0;
 }
 
-/* Sleep until *at, or until pc_wall_pause or pc_wall_final wakes it. */
+/* Sleep until *at, or until pc_wall_pause or pc_wall_final wakes it, or
+ * libpc's start-up ends (the first round, due then: pc_wall_start). */
 static void
 sleep_until(uint64_t at_ns)
 {
 	uint32_t w = pc_wall_wake_seq();
 	struct timespec at = { (time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u) };
+	int before = first_round && !pc_wall_base_ready();
 
 	while (!__atomic_load_n(&stop_word, __ATOMIC_ACQUIRE) && pc_wall_final_state() != 1 &&
-	       !pc_wall_wait(w, &at))
+	       !(before && pc_wall_base_ready()) && !pc_wall_wait(w, &at))
 		w = pc_wall_wake_seq();
 }
 
@@ -630,6 +633,10 @@ pc_wall_start(void)
 	start_thread();
 	wait_ready();
 	pc_wall_base_take();
+	/* the first round now, not at the sampler's next wake-up (5 to 15
+	 * ms, 35 beside two CPU hogs): its first look at the program's
+	 * first wait is all that says where the time before went */
+	pc_wall_wake();
 	pthread_atfork(before_fork, after_fork_parent, forked);
 	errno = saved;
 }

@@ -167,6 +167,14 @@ void pc_wall_events_reset(void) PC_HIDDEN;
  * grows in another thread, livegrow.c); count it again for t[0..n). */
 int pc_wall_unplaced(void) PC_HIDDEN;
 void pc_wall_place(struct pc_wthread *t, size_t n) PC_HIDDEN;
+/* wall_acct.c's charge: count ns off the CPU for thread tid in wait x:
+ * under its walked stack, or under the call alone until a walk moves it. */
+typedef void (*pc_wall_charge_fn)(uint32_t tid, struct pc_wwait *x, uint64_t ns);
+/* wall_iotime.c: thread w's time off the CPU in the calls it times itself
+ * (wall_io.c) since its last look, at now, charged to them (charge); taken
+ * from *off, then *drq. end: the thread has ended. */
+void pc_wall_io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq,
+		     int end, pc_wall_charge_fn charge) PC_HIDDEN;
 /* wall_io.c: time fsync and fdatasync from now on (interposed). */
 void pc_wall_io_start(void) PC_HIDDEN;
 /* The calls wall_io.c times, by kind: fsync and fdatasync; unlink,

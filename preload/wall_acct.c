@@ -468,58 +468,6 @@ where_now(struct pc_wthread *w)
 	return r;
 }
 
-/* Thread w's time off the CPU in the calls of kind it times itself
- * (wall_io.c: fsync, fdatasync; unlink, unlinkat, rename) since its last
- * look, charged to the call, exactly; taken from *off, then *drq (the
- * call's run-queue time is its own). */
-static void
-io_kind_time(struct pc_wthread *w, unsigned kind, uint64_t now, uint64_t *off, uint64_t *drq,
-	     int end)
-{
-	uint64_t total, ret, d, *entry;
-	uint32_t nr;
-	struct pc_wwait *x;
-
-	if (!pc_wall_io_read(w->tid, kind, now, w->run_ns, end, &total, &nr, &ret, &entry) ||
-	    total <= w->io_prev[kind])
-		return;
-	d = total - w->io_prev[kind];
-	w->io_prev[kind] = total;
-	/* more than this interval holds: counted off the CPU elsewhere at an
-	 * earlier look (a wait for a CPU not yet in run_delay); taken from
-	 * the intervals to come, as deltas' carry */
-	if (d > *off + *drq) {
-		w->carry_ns -= (int64_t)(d - *off - *drq);
-		*off = *drq = 0;
-	} else if (d <= *off) {
-		*off -= d;
-	} else {
-		*drq -= d - *off;
-		*off = 0;
-	}
-	if (entry) {	/* the stack the calling thread walked (wall_io.c) */
-		pc_stacks_add_again(entry, d);
-		return;
-	}
-	x = GMON_WAIT_CALL(w->cur.word) == nr ? &w->cur :
-		GMON_WAIT_CALL(w->prev.word) == nr ? &w->prev : &w->iow;
-	if (x == &w->iow && (GMON_WAIT_CALL(x->word) != nr || x->ip != ret)) {
-		pc_wall_settle(x);
-		memset(x, 0, sizeof(*x));
-		x->key = 3;
-		x->word = GMON_WAIT_WORD(nr, pc_wall_io_fd(nr), 0);
-		x->ip = ret;
-	}
-	charge(w->tid, x, d);
-}
-
-static void
-io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int end)
-{
-	for (unsigned k = 0; k < PC_IO_KINDS; k++)
-		io_kind_time(w, k, now, off, drq, end);
-}
-
 static int
 timed_call(const struct pc_wwait *x)
 {
@@ -571,7 +519,7 @@ deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq, 
 	w->seen_ns = now;
 	w->run_ns = ss[0];
 	w->rq_ns = ss[1];
-	io_time(w, now, off, drq, 0);
+	pc_wall_io_time(w, now, off, drq, 0, charge);
 	return 0;
 }
 
@@ -632,8 +580,10 @@ pc_wall_look(struct pc_wthread *w, int how)
 	w->unknown_ns = 0;
 	/* found in another wait than at the last look: it left that one at
 	 * some time between, on average halfway (charged whole to the new
-	 * one, a 0.3 s phase read 0 when rounds were far apart) */
-	if (r == 1 && w->cur.key != key_before && w->prev.key == key_before &&
+	 * one, a 0.3 s phase read 0 when rounds were far apart); a thread
+	 * never seen blocked before had no wait to leave (its empty one took
+	 * half as "[off-cpu: fault]", stackless: a late first look lost it) */
+	if (r == 1 && key_before && w->cur.key != key_before && w->prev.key == key_before &&
 	    !timed_call(&w->prev)) {
 		charge(w->tid, &w->prev, off / 2);
 		off -= off / 2;
@@ -661,7 +611,7 @@ pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns)
 	/* less what earlier looks counted ahead of run_delay (deltas) */
 	rest = (int64_t)elapsed - (int64_t)cpu_ns + w->carry_ns;
 	off = rest > 0 ? (uint64_t)rest : 0;
-	io_time(w, end_ns, &off, &none, 1);
+	pc_wall_io_time(w, end_ns, &off, &none, 1, charge);
 	charge(w->tid, untimed(w), off + w->unknown_ns);
 	w->unknown_ns = 0;
 	w->carry_ns = 0;

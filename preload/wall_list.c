@@ -96,9 +96,13 @@ pc_wall_list(struct pc_wthread **t, const struct pc_wthread *cur, size_t ncur, u
 
 			off += d->d_reclen;
 			/* while libpc starts a thread of its own, a new one may
-			 * be it before it says so: it waits for a later round */
+			 * be it before it says so: it waits for a later round
+			 * (not the main thread: left out of the first round, as
+			 * libpc's start-up went on to start its next thread, it
+			 * was not looked at for 0.6 s, its first waits lost) */
 			if (!tid || tid == mine || tid == pc_snapshot_tid() || pc_own_is(tid) ||
-			    (pc_own_starting() && !bsearch(&tid, cur, ncur, sizeof(*cur), cmp_tid)))
+			    (pc_own_starting() && tid != (uint32_t)getpid() &&
+			     !bsearch(&tid, cur, ncur, sizeof(*cur), cmp_tid)))
 				continue;
 			/* ids first, spread into entries once sorted */
 			if (more || !(x = pc_wall_room(*t, n)))

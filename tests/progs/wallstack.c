@@ -137,7 +137,10 @@ static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
 static int stage;
 
-/* takes the lock, says so, holds it s seconds; then signals the cv */
+/* takes the lock, says so, holds it s seconds; then, once the main
+ * thread has it (stage 3), signals the cv s seconds later: a main thread
+ * kept from a CPU longer than s after the unlock (two CPU hogs and the
+ * tests beside them) found the cv signalled already, a wait of 1 us */
 static void *
 holder(void *arg)
 {
@@ -150,6 +153,10 @@ holder(void *arg)
 	pthread_mutex_unlock(&gate);
 	sleep_for(s);
 	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&gate);
+	while (stage != 3)
+		pthread_cond_wait(&gate_cv, &gate);
+	pthread_mutex_unlock(&gate);
 	sleep_for(s);
 	pthread_mutex_lock(&gate);
 	stage = 2;
@@ -168,6 +175,10 @@ ws_mutex(void)
 	pthread_mutex_lock(&lock);
 	pthread_mutex_unlock(&lock);
 	mutex_took = now() - t;
+	pthread_mutex_lock(&gate);
+	stage = 3;
+	pthread_cond_signal(&gate_cv);
+	pthread_mutex_unlock(&gate);
 	sink++;
 }
 
