@@ -68,8 +68,9 @@ def sampler_cpu(stderr):
 
 def lives(stdout):
     """{tid: (life, cpu, end)} from the program's "thread TID LIFE CPU END"
-    lines: its life lies between LIFE (to its function's return) and END
-    (to its last key destructor, which runs after libpc's)."""
+    lines: its life lies between LIFE (its function's start to its return)
+    and END (its creation, before the first instruction it waited a CPU
+    for, to its last key destructor, which runs after libpc's)."""
     out = {}
     for m in re.finditer(r"^thread (\d+) ([\d.]+) ([\d.]+) ([\d.]+)$", stdout, re.M):
         out[int(m.group(1))] = (float(m.group(2)), float(m.group(3)), float(m.group(4)))
