@@ -103,7 +103,9 @@ def test_markers38_empty_window_is_one_warning_line_and_status_0():
             assert rc == 0 and err.count("\n") == 1, (cmd, args, rc, err)
             assert err.startswith("pcprof: warning: '%s/gmon.out': %s" % (d, said)), (cmd, err)
             span = float(re.search(r"its timeline: 0 to ([\d.]+) s\)$", err).group(1))
-            assert 0.05 < span < 30, err
+            # the run's own time at least: 4 slow requests of 5 ms of CPU
+            # and 17 of 1 ms (0.042 s was seen, 0.05 was too tight)
+            assert 0.037 <= span < 30, err
             if cmd == ["report"]:
                 assert ": 0 samples at " in out.splitlines()[0], out[:300]
             else:
