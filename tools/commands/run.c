@@ -86,7 +86,9 @@ static const char usage_run[] =
 "  --alloc            profile allocations too (PC_ALLOC=1): the report is\n"\
 "                     the allocation sites' table and the leaks at exit\n"\
 "                     (--metric M: the profile of M instead), and\n"\
-"                     DIR/gmon.out.alloc is written beside DIR/gmon.out\n"
+"                     DIR/gmon.out.alloc is written beside DIR/gmon.out;\n"
+"                     libpc-alloc.so, which holds the malloc hooks, is\n"
+"                     preloaded first (without --alloc: no hooks at all)\n"
 "  --no-cpu           with --alloc: the allocations alone, no CPU samples\n"
 "                     (PC_ALLOC=only: no thread has a timer)\n"
 "  --main-only        profile the executable's own code only (PC_SCOPE=main):\n"
@@ -121,7 +123,8 @@ REPORT_OPTIONS_HELP
 "  PC_WALL_HZ       the wall clock's rounds a second (100)\n"
 "  PC_WALL_BUDGET   the wall clock's CPU at most, percent of one CPU (1)\n"
 "  PC_ALLOC         1: profile allocations too (--alloc), into PC_OUT.alloc;\n"
-"                   only: allocations alone (--alloc --no-cpu)\n"
+"                   only: allocations alone (--alloc --no-cpu); set by\n"
+"                   hand, preload libpc-alloc.so too\n"
 "  PC_ALLOC_RATE    bytes between allocation samples, on average (512k);\n"
 "                   1: every allocation, exact\n"
 "  PC_STACKS_MB     memory for distinct stacks, 1 to 4096 (32)\n"
