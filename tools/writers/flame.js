@@ -338,8 +338,11 @@ function setWindow(us1, us2) {
 		got = windowValues(us1, us2);
 		for (i = 0; i < frames.length; i++)
 			retitle(frames[i], root.w);
+		/* in the graph's own unit (a signal of a 250 Hz timer is 4
+		 * samples of a 1000 Hz profile), and the timeline's entries */
 		strip.label.textContent = 'Window ' + (us1 / 1e6).toFixed(3) + '-' +
-			(us2 / 1e6).toFixed(3) + ' s: ' + got.samples + ' samples' +
+			(us2 / 1e6).toFixed(3) + ' s: ' + (Math.round(got.weight * 1e6) / 1e6) +
+			' ' + (root.unit || 'samples') + ' (' + got.samples + ' recorded)' +
 			(got.samples ? '' : ' (none)') + '; click the strip for the whole run';
 		doc.setAttribute('fg:from', String(us1));
 		doc.setAttribute('fg:to', String(us2));
