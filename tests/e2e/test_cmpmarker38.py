@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """pcprof compare --marker NAME with few runs a side: the gate on the time
 inside a marker decides as soon as its samples allow.
 
