@@ -532,6 +532,43 @@ START_TEST(test_speed_fit_weighs_the_rows_the_speed_was_judged_on)
 }
 END_TEST
 
+/*
+ * A marker's window (compare --marker): the marked work and two clock
+ * reads, 2 runs a side at 10 kHz, samples as recorded (markers38_itt, 10
+ * against 30 ms slow tasks). The clock read of 16 and 59 samples must
+ * not lend its relative spread to serve_slow's prior (p 0.075 after
+ * Holm's when it did): the tripled function is slower; the same runs
+ * against a base of the same counts are not.
+ */
+START_TEST(test_few_functions_keep_a_small_ones_spread_to_themselves)
+{
+	static const char *const names[] = { "serve_slow", "vdso", "clock" };
+	const double vb[] = { 292, 8, 2, 286, 13, 2 }, vn[] = { 876, 16, 6, 832, 59, 11 };
+	double sb[6], sn[6];
+	struct side b, n;
+	struct result res;
+	struct diff_opts o = opts(1);
+
+	o.threshold = 0.01;
+	o.min_seconds = 7e-5;
+	for (int i = 0; i < 6; i++) {
+		sb[i] = vb[i] / 10000;
+		sn[i] = vn[i] / 10000;
+	}
+	for (int same = 0; same < 2; same++) {
+		side_make(&b, 2, 3, names, sb);
+		side_make(&n, 2, 3, names, same ? sb : sn);
+		b.rate = n.rate = 10000;
+		diff_compare(&res, &b, &n, &o);
+		ck_assert_msg(row_of(&res, "serve_slow")->status == (same ? ST_SAME : ST_SLOWER),
+			      "same %d: p %g", same, row_of(&res, "serve_slow")->padj);
+		ck_assert(same || row_of(&res, "serve_slow")->padj < 1e-3);
+		ck_assert_int_eq(res.nslow, !same);
+		compared_free(&res, &b, &n);
+	}
+}
+END_TEST
+
 /* Disturbed runs: those far above the rest (the run queue's 0.13 and
  * 0.15 s against 0.01 s) are marked, a third of the runs at most, the
  * largest first; none of 2 runs, nor below the floor. */
@@ -578,6 +615,7 @@ diff_compare_suite(void)
 	tcase_add_test(t, test_speed_fit_of_totals_weighs_own_time_only);
 	tcase_add_test(t, test_speed_fit_weighs_the_rows_the_speed_was_judged_on);
 	tcase_add_test(t, test_outliers_mark_the_disturbed_runs);
+	tcase_add_test(t, test_few_functions_keep_a_small_ones_spread_to_themselves);
 	tcase_add_test(t, test_wall_floors_and_the_run_queue_rows);
 	suite_add_tcase(s, t);
 	return s;

@@ -208,6 +208,37 @@ by_rel(const void *a, const void *b)
 }
 
 /*
+ * The seconds-weighted median of the rows' relative variance beyond a
+ * sample's (v - amin m) / m^2, over the rows of a hundredth of the largest
+ * row's seconds or more: the smallest (a wait in some runs and not
+ * others, a clock read at a marker's edge) move by their whole size.
+ */
+static double
+rel_var_median(const struct obs *o, size_t n)
+{
+	struct rel *r = pc_malloc((n ? n : 1) * sizeof(*r));
+	double k = 0, top = 0, sum = 0, acc = 0;
+	size_t nr = 0;
+
+	for (size_t i = 0; i < n; i++)
+		top = fmax(top, o[i].m);
+	for (size_t i = 0; i < n; i++)
+		if (o[i].m >= top / 100) {
+			r[nr].r = fmax(0, o[i].v - o[i].amin * o[i].m) / (o[i].m * o[i].m);
+			r[nr].w = o[i].m;
+			sum += r[nr++].w;
+		}
+	qsort(r, nr, sizeof(*r), by_rel);
+	for (size_t i = 0; i < nr; i++) {
+		k = r[i].r;
+		if ((acc += r[i].w) >= sum / 2)
+			break;
+	}
+	free(r);
+	return k;
+}
+
+/*
  * The waits' model: their seconds are exact (libpc counts each thread's
  * time off the CPU from schedstat), and how much they move from run to
  * run is each wait's own (a sleep's hardly, a pipe read's with the
@@ -225,29 +256,12 @@ by_rel(const void *a, const void *b)
 static void
 model_fit_waits(struct model *mo, const struct obs *o, size_t n)
 {
-	struct rel *r = pc_realloc(model_pool(mo, o, n), (n ? n : 1) * sizeof(*r));
-	double k = 0, top = 0, sum = 0, acc = 0;
-	size_t nr = 0;
+	double k;
 
-	for (size_t i = 0; i < n; i++)
-		top = fmax(top, o[i].m);
-	/* rows of a hundredth of the largest wait's or more: the smallest
-	 * (a wait in some runs and not others) move by their whole size */
-	for (size_t i = 0; i < n; i++)
-		if (o[i].m >= top / 100) {
-			r[nr].r = fmax(0, o[i].v - o[i].amin * o[i].m) / (o[i].m * o[i].m);
-			r[nr].w = o[i].m;
-			sum += r[nr++].w;
-		}
-	qsort(r, nr, sizeof(*r), by_rel);
-	for (size_t i = 0; i < nr; i++) {
-		k = r[i].r;
-		if ((acc += r[i].w) >= sum / 2)
-			break;
-	}
+	free(model_pool(mo, o, n));
+	k = rel_var_median(o, n);
 	for (int kind = FIT_JOINT; kind <= FIT_K; kind++)
 		mo->fit[kind] = (struct fit){ mo->amin_all, k };
-	free(r);
 }
 
 /* The variance model, from every function's self time on either side. */
@@ -256,11 +270,14 @@ diff_model_build(struct model *mo, const struct side *b, const struct side *n, i
 {
 	struct obs *obs = pc_malloc((b->in.st.nfuncs + n->in.st.nfuncs + 1) * sizeof(*obs));
 	size_t nobs = 0;
+	double kcap = INFINITY;
 
 	memset(mo, 0, sizeof(*mo));
 	nobs = collect_obs(b, obs, nobs, waits, waits ? 0 : MODEL_SAMPLES);
 	nobs = collect_obs(n, obs, nobs, waits, waits ? 0 : MODEL_SAMPLES);
 	if (nobs < 6 && !waits) {
+		/* the large functions' relative variance, before the rest */
+		kcap = nobs ? rel_var_median(obs, nobs) : INFINITY;
 		nobs = collect_obs(b, obs, 0, 0, 0);
 		nobs = collect_obs(n, obs, nobs, 0, 0);
 	}
@@ -269,6 +286,8 @@ diff_model_build(struct model *mo, const struct side *b, const struct side *n, i
 			model_fit_waits(mo, obs, nobs);
 		else
 			model_fit(mo, obs, nobs);
+		for (int kind = FIT_JOINT; kind <= FIT_K; kind++)
+			mo->fit[kind].k = fmin(mo->fit[kind].k, kcap);
 		mo->d0 = fmin(PRIOR_DF, mo->pooled_df);
 		mo->fitted = 1;
 	} else {
