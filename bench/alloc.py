@@ -3,7 +3,13 @@
 """PC_ALLOC's overhead (docs/benchmarks.md): bench/alloc.c's malloc/free
 churn and its fast path alone, python3 and sqlite3, each plain, under
 libpc without PC_ALLOC, with PC_ALLOC at the default rate and at rate 1,
-and under heaptrack where it is installed. Each figure is the least CPU
+under heaptrack where it is installed, and under the allocators' own
+profilers where Debian's packages are installed (--peers): jemalloc
+preloaded with and without its sampling (MALLOC_CONF's prof, 512 KiB),
+gperftools' tcmalloc preloaded alone, with TCMALLOC_SAMPLE_PARAMETER
+(sampled, but kept in memory: only a program's own call to
+MallocExtension::GetHeapSample reads it) and with HEAPPROFILE (every
+allocation). Each figure is the least CPU
 time (user + system, the program and its children) of --runs runs, and
 the most resident memory of that run; ratios are to plain.
 
@@ -12,13 +18,17 @@ PC_ALLOC (as pcprof run --alloc does); libpc.so alone has none.
 
 Usage: bench/alloc.py [--build DIR] [--base-lib LIBPC] [--runs N]
                       [--programs churn,fast,python3,sqlite3] [--quick]
+                      [--peers]
 (--quick: neither heaptrack nor PC_ALLOC_RATE=1, the slow ones;
+--peers: the allocators' own profilers too; HEAPPROFILE, about 28 us a
+malloc/free pair, runs once and on python3 and sqlite3 only;
 --base-lib: another libpc.so to compare with, with and without PC_ALLOC,
 e.g. an older build whose libpc.so held the malloc hooks itself. A
 program's runs are made in turns, one of each configuration a round, so
 that a busy machine's drift falls on all of them alike.)"""
 
 import argparse
+import glob
 import os
 import shutil
 import subprocess
@@ -32,8 +42,46 @@ PY = ("d = {}\nfor i in range(300000):\n    d[str(i)] = [i] * (i % 7)\n"
       "print(sum(len(v) for v in d.values()))")
 
 
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4"
+JE_PROF = "prof:true,lg_prof_sample:19,prof_final:true"
+TIME = "/usr/bin/time"
+
+
+def peers():
+    """The allocators' own profilers, as configurations: (name, extra
+    environment, wrapper argv or None, the profile file a run must leave
+    in its directory or None, whether it runs once)."""
+    out = []
+    if os.path.exists(JEMALLOC):
+        out += [("jemalloc, no profiling", {"LD_PRELOAD": JEMALLOC}, None, None, False),
+                ("jemalloc prof (512 KiB)", {"LD_PRELOAD": JEMALLOC, "MALLOC_CONF": JE_PROF},
+                 None, "jeprof.*.f.heap", False),
+                ("jemalloc prof + prof_accum", {"LD_PRELOAD": JEMALLOC,
+                                                "MALLOC_CONF": JE_PROF + ",prof_accum:true"},
+                 None, "jeprof.*.f.heap", False)]
+    if os.path.exists(TCMALLOC):
+        out += [("tcmalloc, no profiling", {"LD_PRELOAD": TCMALLOC}, None, None, False),
+                ("tcmalloc SAMPLE_PARAMETER=512 KiB", {"LD_PRELOAD": TCMALLOC,
+                                                       "TCMALLOC_SAMPLE_PARAMETER": "524288"},
+                 None, None, False),
+                ("tcmalloc HEAPPROFILE (all)", {"LD_PRELOAD": TCMALLOC, "HEAPPROFILE": "hp"},
+                 None, "hp.*.heap", True)]
+    return out
+
+
 def measure(argv, env, cwd):
-    """CPU seconds and max RSS (KiB) of one run of argv."""
+    """CPU seconds and max RSS (KiB) of one run of argv. The RSS is GNU
+    time's report of its child where /usr/bin/time is installed: the
+    rusage of a child of this process would count this interpreter's own
+    RSS (about 15 MiB), which the child shares until it execs; time itself
+    runs without the LD_PRELOAD that env sets for argv."""
+    rssf = None
+    if os.access(TIME, os.X_OK):
+        rssf = tempfile.NamedTemporaryFile("r", prefix="pc-allocbench-")
+        pre = ["LD_PRELOAD=" + env["LD_PRELOAD"]] if "LD_PRELOAD" in env else []
+        argv = [TIME, "-f", "%M", "-o", rssf.name, "env"] + pre + argv
+        env = {k: v for k, v in env.items() if k != "LD_PRELOAD"}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         p = subprocess.Popen(argv, env=env, cwd=cwd, stdout=out, stderr=err)
         _, status, ru = os.wait4(p.pid, 0)
@@ -42,18 +90,26 @@ def measure(argv, env, cwd):
         err.seek(0)
         if p.returncode != 0:
             raise SystemExit("%s failed: %s" % (argv, err.read()[-300:]))
-        # the program's own figures (heaptrack's children included)
-        return ru.ru_utime + ru.ru_stime, ru.ru_maxrss, out.read()
+        rss = ru.ru_maxrss
+        if rssf:
+            rss = int(rssf.read().split()[-1])
+            rssf.close()
+        # the program's own CPU (heaptrack's children included; time's
+        # and env's, about 1 ms, too)
+        return ru.ru_utime + ru.ru_stime, rss, out.read()
 
 
 def best(runs, jobs):
-    """The least CPU time of runs runs of each (argv, env) of jobs, made
-    in turns, and that run's max RSS and output."""
+    """The least CPU time of runs runs of each (argv, env, profile) of
+    jobs, made in turns, and that run's max RSS and output; a run whose
+    profile (a glob) is not left in its directory is an error."""
     out = [None] * len(jobs)
     for _ in range(runs):
-        for i, (argv, env) in enumerate(jobs):
+        for i, (argv, env, prof) in enumerate(jobs):
             cwd = tempfile.mkdtemp(prefix="pc-allocbench-")
             cpu, rss, stdout = measure(argv, env, cwd)
+            if prof and not glob.glob(os.path.join(cwd, prof)):
+                raise SystemExit("%s left no %s" % (argv, prof))
             shutil.rmtree(cwd, ignore_errors=True)
             if out[i] is None or cpu < out[i][0]:
                 out[i] = (cpu, rss, stdout)
@@ -67,6 +123,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--programs", default="churn,fast,python3,sqlite3")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--peers", action="store_true")
     a = ap.parse_args()
     lib = os.path.abspath(os.path.join(a.build, "libpc.so"))
     hooked = os.path.abspath(os.path.join(a.build, "libpc-alloc.so")) + ":" + lib
@@ -98,20 +155,27 @@ def main():
     if shutil.which("sqlite3"):
         programs.append(("sqlite3", "sqlite3", ["sqlite3", ":memory:", SQL]))
     programs = [p[1:] for p in programs if p[0] in a.programs.split(",")]
+    # (name, extra env, wrapper, profile it must leave, once)
+    configs = [c + (None, c[2] is not None) for c in configs]
+    if a.peers:
+        configs += peers()
     print("| program | run | CPU s | ratio | max RSS MiB | ratio |")
     print("|---|---|---|---|---|---|")
     for pname, argv in programs:
         todo = [c for c in configs
-                if not (c[0] == "PC_ALLOC_RATE=1" and pname.startswith("fast"))]
-        # heaptrack once, apart: tens of times slower
-        got = best(a.runs, [(argv, dict(env, **extra)) for _, extra, wrap in todo if not wrap])
-        got += [best(1, [(wrap + argv, dict(env, **extra))])[0]
-                for _, extra, wrap in todo if wrap]
+                if not (c[0] == "PC_ALLOC_RATE=1" and pname.startswith("fast"))
+                and not (c[0].startswith("tcmalloc HEAPPROFILE")
+                         and pname.startswith(("churn", "fast")))]
+        # heaptrack and HEAPPROFILE once, apart: tens of times slower
+        todo = [c for c in todo if not c[4]] + [c for c in todo if c[4]]
+        got = best(a.runs, [((wrap or []) + argv, dict(env, **extra), prof)
+                            for _, extra, wrap, prof, once in todo if not once])
+        got += [best(1, [((wrap or []) + argv, dict(env, **extra), prof)])[0]
+                for _, extra, wrap, prof, once in todo if once]
         base = got[0]
-        for (cname, _, _), (cpu, rss, _) in zip(todo, got):
+        for c, (cpu, rss, _) in zip(todo, got):
             print("| %s | %s | %.3f | %.2f | %.1f | %.2f |" % (
-                pname, cname, cpu, cpu / base[0], rss / 1024, rss / base[1]), flush=True)
-
+                pname, c[0], cpu, cpu / base[0], rss / 1024, rss / base[1]), flush=True)
 
 if __name__ == "__main__":
     main()
