@@ -224,15 +224,18 @@ def test_wall_sampler_keeps_to_its_budget_at_a_thousand_threads():
     r = run([exe, "1000", "10000"], env={"PC_CLOCK": "wall"})
     wall = time.monotonic() - t0
     assert r.status == 0, r.stderr[-1500:]
-    m = re.search(r"wall clock: (\d+) rounds at 100 Hz \(each thread looked at (\d+|under 1) Hz "
-                  r"on average, to keep its cost under 1 % of a CPU, at (\d+) threads\).*"
+    # beside a CPU hog the first round (libunwind loaded, 1,001 first
+    # walks) can owe the whole run's budget: one round, and the look rate
+    # (set at a later wake-up) is not said
+    m = re.search(r"wall clock: (\d+) rounds at 100 Hz(?: \(each thread looked at (\d+|under 1) "
+                  r"Hz on average, to keep its cost under 1 % of a CPU, at (\d+) threads\))?.*"
                   r"its own CPU ([\d.]+) ms", r.stderr)
     assert m, r.stderr[-1500:]
     own = float(m.group(4)) / 1000
     assert own <= 0.01 * wall + 0.025, "the sampler took %.3f s of CPU in %.2f s" % (own, wall)
-    return "%.1f ms of the sampler's CPU in %.2f s, %s rounds, each thread looked at %s Hz " \
-        "at %s threads" % (
-        1000 * own, wall, m.group(1), m.group(2), m.group(3))
+    return "%.1f ms of the sampler's CPU in %.2f s, %s rounds, %s" % (
+        1000 * own, wall, m.group(1), "each thread looked at %s Hz at %s threads" % (
+            m.group(2), m.group(3)) if m.group(2) else "the look rate not said")
 
 
 def test_wall_sampler_keeps_exits_execs_and_namespaces_as_plain():
