@@ -10,35 +10,12 @@ half from run to run; the variance model once lent their spread to
 serve_slow and three times the work came out undecided. Every command has
 a timeout after which its process group is killed."""
 
-import os
 import re
-import signal
-import subprocess
 import tempfile
 
 import pctest
 from pctest import prog
-
-TIMEOUT = 60
-
-
-def pcprof():
-    return os.path.abspath(os.path.join(pctest.BUILD, "pcprof"))
-
-
-def run(argv, cwd=None):
-    e = pctest.clean_env(profiled=False)
-    e.pop("INTEL_LIBITTNOTIFY64", None)
-    p = subprocess.Popen(argv, cwd=cwd, env=e,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True, preexec_fn=pctest.default_signals)
-    try:
-        out, err = p.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        raise AssertionError("%s hung: %r" % (argv, err[-500:]))
-    return p.returncode, out, err
+from test_markers38 import pcprof, run  # one launcher for the marker tests
 
 
 def requests():
