@@ -453,9 +453,8 @@ int pc_timeline_on(void) PC_HIDDEN;
  * (timeline.h) and name id; a marker lost. AS-safe. */
 void pc_timeline_cpu_from_handler(uint64_t stack, uint64_t at, uint32_t weight) PC_HIDDEN;
 void pc_timeline_off(uint32_t tid, uint64_t stack, uint64_t ns) PC_HIDDEN;
-void pc_timeline_mark(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value) PC_HIDDEN;
-/* The same at CLOCK_MONOTONIC ns at (0: now), a time the program gave
- * (pcprof_mark_begin_at). AS-safe. */
+/* A marker at CLOCK_MONOTONIC ns at (0: now; else a time the program
+ * gave, pcprof_mark_begin_at). AS-safe. */
 void pc_timeline_mark_at(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value,
 			 uint64_t at) PC_HIDDEN;
 void pc_timeline_mark_lost(void) PC_HIDDEN;
