@@ -578,12 +578,19 @@ launch_run(struct launch *l)
 int
 launch_end_like(int status)
 {
+	if (end_sig || WIFSIGNALED(status))
+		fflush(NULL);
+	return launch_end_like_from_handler(status);
+}
+
+int
+launch_end_like_from_handler(int status)
+{
 	int sig = end_sig ? end_sig : WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	sigset_t set;
 
 	if (!sig)
 		return WEXITSTATUS(status);
-	fflush(NULL);
 	signal(sig, SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, sig);

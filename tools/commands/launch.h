@@ -107,5 +107,7 @@ size_t launch_descendants(pid_t **out);
 /* End by the signal pcprof was stopped by, else as status says: the exit
  * code, where no signal ends pcprof. */
 int launch_end_like(int status);
+/* The same, stdio left unflushed: AS-safe (a fault's handler). */
+int launch_end_like_from_handler(int status);
 
 #endif

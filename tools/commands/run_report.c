@@ -29,8 +29,8 @@ static int program_status;	/* the command's wait status */
 
 /*
  * A fault while the report is made: its line, the report's temporary
- * file removed, and pcprof ended as the program ended (launch_end_like,
- * AS-safe here: no stdio is flushed). A SIGSEGV that someone sent (not a
+ * file removed, and pcprof ended as the program ended
+ * (launch_end_like_from_handler). A SIGSEGV that someone sent (not a
  * fault: si_code <= 0) is left alone, as launch.c leaves it, but abort's
  * own SIGABRT is a fault. AS-safe: write, unlink, sigaction, raise,
  * _exit.
@@ -38,9 +38,7 @@ static int program_status;	/* the command's wait status */
 static void
 on_fault(int sig, siginfo_t *si, void *uc)
 {
-	int stop = launch_stopped(), end;
 	size_t i = 0;
-	sigset_t set;
 	ssize_t w;
 
 	(void)uc;
@@ -51,16 +49,7 @@ on_fault(int sig, siginfo_t *si, void *uc)
 	w = write(2, fault_line[i], strlen(fault_line[i]));
 	(void)w;	/* a line that cannot be written: nothing to say it with */
 	out_drop_from_handler();
-	end = stop ? stop : WIFSIGNALED(program_status) ? WTERMSIG(program_status) : 0;
-	if (end) {
-		signal(end, SIG_DFL);
-		sigemptyset(&set);
-		sigaddset(&set, end);
-		sigprocmask(SIG_UNBLOCK, &set, NULL);
-		raise(end);
-		_exit(128 + end);
-	}
-	_exit(WEXITSTATUS(program_status));
+	_exit(launch_end_like_from_handler(program_status));
 }
 
 /* Catch the faults while the report is made (on a stack of their own,
