@@ -19,8 +19,8 @@
  *	CPU under it, then a sleep of 0.1 to 0.5 ms; printed as sleepers.
  *   wallacct runqueue SECONDS
  *	a thread: 0.2 ms of CPU, then a sleep of 0.5 to 1.5 ms, again and
- *	again for SECONDS (in rq_sleep); prints "runqueue TID LIFE CPU RUNQ"
- *	with its run-queue time from its own schedstat.
+ *	again for SECONDS (in rq_sleep), then a last nap; prints "runqueue
+ *	TID LIFE CPU RUNQ" with its run-queue time from its own schedstat.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -190,16 +190,26 @@ rq_sleep(double secs)
 	}
 }
 
+/*
+ * Its run-queue time is its schedstat's whole run_delay, which starts at 0
+ * with the thread (its wait for a first CPU included, before t0). It ends
+ * with a nap of 20 to 40 ms after its last reading: once a thread has
+ * ended, schedstat cannot say how long it waited for a CPU since the
+ * sampler's last look, and its wake-up from that nap (the run queue's
+ * time after the reading) is what libpc counts to the nap instead.
+ */
 static void *
 rq_thread(void *arg)
 {
-	double t0 = now_s(CLOCK_MONOTONIC), q0 = run_delay(), c, q1;
+	double t0 = now_s(CLOCK_MONOTONIC), c, q1;
+	unsigned seed = (unsigned)getpid() * 7u;
 
 	rq_sleep(*(double *)arg);
 	c = now_s(CLOCK_THREAD_CPUTIME_ID);
 	q1 = run_delay();
+	nap(0.020 + (rnd(&seed) % 20000) / 1e6);
 	printf("runqueue %ld %.6f %.6f %.6f\n", (long)syscall(SYS_gettid),
-	       now_s(CLOCK_MONOTONIC) - t0, c, q1 - q0);
+	       now_s(CLOCK_MONOTONIC) - t0, c, q1);
 	return NULL;
 }
 
