@@ -510,6 +510,16 @@ deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq, 
 	 * time counted off the CPU at the last look may turn out to have
 	 * been the run queue's; it is taken from what follows */
 	rest = (int64_t)(now - w->seen_ns) - (int64_t)(dcpu + *drq) + w->carry_ns;
+	/* first from the time a look that found it running kept for later
+	 * (unknown_ns): that time was the run queue's. Taken from the waits
+	 * that follow alone, a thread that waited long for a CPU after every
+	 * nap (load 12 on 2 CPUs) ended with up to 83 ms counted twice */
+	if (rest < 0 && w->unknown_ns) {
+		uint64_t take = (uint64_t)-rest < w->unknown_ns ? (uint64_t)-rest : w->unknown_ns;
+
+		w->unknown_ns -= take;
+		rest += (int64_t)take;
+	}
 	/* at a first look nothing was counted ahead: where its start was
 	 * guessed, more is time before seen_ns (a thread older than libpc),
 	 * not the waits that follow */
@@ -609,10 +619,10 @@ pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns)
 	 * wait on waking from it is in it: schedstat is not readable at the
 	 * end) */
 	/* less what earlier looks counted ahead of run_delay (deltas) */
-	rest = (int64_t)elapsed - (int64_t)cpu_ns + w->carry_ns;
+	rest = (int64_t)elapsed - (int64_t)cpu_ns + w->carry_ns + (int64_t)w->unknown_ns;
 	off = rest > 0 ? (uint64_t)rest : 0;
 	pc_wall_io_time(w, end_ns, &off, &none, 1, charge);
-	charge(w->tid, untimed(w), off + w->unknown_ns);
+	charge(w->tid, untimed(w), off);
 	w->unknown_ns = 0;
 	w->carry_ns = 0;
 	if (w->rq_io_ns)
