@@ -183,7 +183,7 @@ line_wall(struct pc_line *l)
 	pc_wall_info(w);
 	pc_line_str(l, "; wall clock: ");
 	pc_line_u64(l, w[GMON_WALL_TICKS]);
-	pc_line_str(l, " rounds at ");
+	pc_line_str(l, w[GMON_WALL_TICKS] == 1 ? " round at " : " rounds at ");
 	pc_line_u64(l, w[GMON_WALL_HZ]);
 	pc_line_str(l, " Hz");
 	if (w[GMON_WALL_HZ_LOW] < w[GMON_WALL_HZ]) {

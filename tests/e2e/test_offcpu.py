@@ -50,7 +50,7 @@ def slowest_round(stderr, pid):
     for line in stderr.splitlines():
         if "wall clock:" not in line:
             continue
-        m = re.search(r"rounds at (\d+) Hz(?: \(each thread looked at (\d+|under 1) Hz)?", line)
+        m = re.search(r"rounds? at (\d+) Hz(?: \(each thread looked at (\d+|under 1) Hz)?", line)
         who = re.search(r"libpc: wrote \S*?(?:\.(\d+))?: ", line)
         if m and who and (who.group(1) is None or int(who.group(1)) == pid):
             low = m.group(2) or m.group(1)
@@ -227,7 +227,7 @@ def test_wall_sampler_keeps_to_its_budget_at_a_thousand_threads():
     # beside a CPU hog the first round (libunwind loaded, 1,001 first
     # walks) can owe the whole run's budget: one round, and the look rate
     # (set at a later wake-up) is not said
-    m = re.search(r"wall clock: (\d+) rounds at 100 Hz(?: \(each thread looked at (\d+|under 1) "
+    m = re.search(r"wall clock: (\d+) rounds? at 100 Hz(?: \(each thread looked at (\d+|under 1) "
                   r"Hz on average, to keep its cost under 1 % of a CPU, at (\d+) threads\))?.*"
                   r"its own CPU ([\d.]+) ms", r.stderr)
     assert m, r.stderr[-1500:]

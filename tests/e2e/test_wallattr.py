@@ -44,7 +44,7 @@ def attributed(rdir):
 def look_hz(stderr):
     """The rate at which the program's threads were looked at (-v)."""
     line = [l for l in stderr.splitlines() if re.search(r"wrote \S*/gmon\.out: ", l)][0]
-    m = re.search(r"rounds at (\d+) Hz(?: \(each thread looked at (\d+|under 1) Hz)?", line)
+    m = re.search(r"rounds? at (\d+) Hz(?: \(each thread looked at (\d+|under 1) Hz)?", line)
     assert m, line
     low = m.group(2) or m.group(1)
     return 0.5 if low == "under 1" else float(low)
