@@ -222,6 +222,12 @@ def test_markers38_marker_window_is_that_kinds_functions():
     # a name no marker has is one line and status 2
     rc, _, err = run([pcprof(), "report", "--marker", "nope", d])
     assert rc == 2 and err.count("\n") == 1 and "no marker named 'nope'" in err, (rc, err)
+    # an instant marker has no span: one line that says so, and where
+    done = [a for name, a, b in markers(firefox(d)) if name == "done"]
+    rc, _, err = run([pcprof(), "report", "--marker", "done", d])
+    m = re.search(r"'done' has no span \(1 at a single time, the first at ([\d.]+) s\)", err)
+    assert rc == 2 and err.count("\n") == 1 and m, (rc, err)
+    assert len(done) == 1 and abs(float(m.group(1)) * 1e3 - done[0]) < 0.01, (m.group(1), done)
 
 
 def test_markers38_from_to_holds_each_phases_samples():

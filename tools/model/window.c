@@ -147,12 +147,33 @@ warn_empty(const struct export *x, const struct report_opts *r, uint64_t zero)
 		r->marker ? "'" : "", from, to, (double)(timelines_end(x->timeline) - zero) / 1e9);
 }
 
+/* How many of t's markers named name have no span to cut (instants and
+ * counters); *first, the first one's time. */
+static size_t
+spanless_named(const struct timelines *t, const char *name, uint64_t *first)
+{
+	size_t n = 0;
+
+	*first = UINT64_MAX;
+	for (size_t i = 0; i < t->n; i++)
+		for (size_t j = 0; j < t->v[i].nmarkers; j++) {
+			const struct tl_marker *m = &t->v[i].markers[j];
+
+			if (m->kind == TL_INTERVAL || strcmp(m->name, name))
+				continue;
+			n++;
+			*first = m->start < *first ? m->start : *first;
+		}
+	return n;
+}
+
 int
 export_keep_window(struct export *x, const struct report_opts *r)
 {
 	struct timelines *t = x->timeline;
 	uint64_t zero, lo, hi = UINT64_MAX;
-	size_t named = 0;
+	size_t named = 0, spanless = 0;
+	uint64_t first = 0;
 	uint32_t none;
 
 	if (!t || !t->n)
@@ -164,8 +185,15 @@ export_keep_window(struct export *x, const struct report_opts *r)
 	lo = zero + (uint64_t)llround(r->from * 1e9);
 	if (r->window & WINDOW_TO)
 		hi = zero + (uint64_t)llround(r->to * 1e9);
+	if (r->marker)
+		spanless = spanless_named(t, r->marker, &first);
 	for (size_t i = 0; i < t->n; i++)
 		named += cut_group(&t->v[i], lo, hi, r->marker);
+	if (r->marker && !named && spanless)
+		return pc_error("'%s': the marker '%s' has no span (%zu at a single time, the "
+				"first at %.6f s): --marker takes markers with a beginning and an "
+				"end; give --from and --to around it", x->source, r->marker,
+				spanless, (double)(first - zero) / 1e9);
 	if (r->marker && !named)
 		return pc_error("'%s': no marker named '%s' in its timeline", x->source,
 				r->marker);
