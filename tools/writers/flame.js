@@ -266,16 +266,16 @@ function drawLanes(g) {
 /* A marker a box on its name's row, its title its name and times. */
 function drawMarkers(g) {
 	var y0 = TL.y + TL.lanes.length * TL.laneH, i, m, x1, x2, r, box;
-	for (i = 0; i < TL.m.length; i += 3) {
-		m = TL.m.slice(i, i + 3);
+	for (i = 0; i < TL.m.length; i += 4) {
+		m = TL.m.slice(i, i + 4);
 		x1 = usToX(m[1]);
 		x2 = Math.max(usToX(m[2]), x1 + 1);
-		r = svgEl('g', { 'class': 'marker', 'fg:name': TL.names[i / 3],
+		r = svgEl('g', { 'class': 'marker', 'fg:name': TL.names[m[3]],
 				 'fg:start': m[1], 'fg:end': m[2] }, g);
 		box = svgEl('rect', { x: x1.toFixed(2), y: y0 + m[0] * TL.markH + 1,
 				      width: (x2 - x1).toFixed(2), height: TL.markH - 2,
 				      fill: 'rgb(60,170,120)', 'fill-opacity': '0.7' }, r);
-		svgEl('title', {}, r).textContent = TL.names[i / 3] + ' (' +
+		svgEl('title', {}, r).textContent = TL.names[m[3]] + ' (' +
 			(m[1] / 1e6).toFixed(6) + ' s to ' + (m[2] / 1e6).toFixed(6) + ' s)';
 		box.setAttribute('stroke', 'rgb(30,90,60)');
 		box.setAttribute('stroke-width', '0.5');
