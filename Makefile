@@ -215,6 +215,7 @@ UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_sta
 	tests/check_wallstack.c \
 	tests/check_history.c tests/check_sequential.c
 UNIT_SRC += tests/check_formats.c
+UNIT_SRC += tests/check_fixture.c tests/check_writers.c
 UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/commands/main.o,$(TOOLS_OBJ))
 
 $(B)/host/%.o: %.c

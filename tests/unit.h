@@ -29,6 +29,7 @@ Suite *wallstack_suite(void);
 Suite *history_suite(void);
 Suite *sequential_suite(void);
 Suite *formats_suite(void);
+Suite *writers_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
 int unit_have(const char *shell_test);

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Every writer of an export on the fixed model (check_fixture.c), as
+ * `pcprof report` reaches it (export_finish, export_print), compared with
+ * its golden file in tests/golden/ (UPDATE_GOLDEN=1 build/tests/unit
+ * writes them afresh): the flat report in text, JSON and CSV, of a CPU and
+ * of a wall-clock view; folded stacks; the threads; speedscope, sampled
+ * and from the timeline; callgrind; the text timeline; the Firefox
+ * Profiler's file, whose structure is checked too (check_pprof.c has
+ * pprof's).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/export.h"
+#include "writers/export_out.h"
+#include "check_fixture.h"
+#include "unit.h"
+
+/* export_finish of the fixed model under clock as r asks, into name. */
+static void
+finish_golden(enum pc_clock clock, int timeline, struct report_opts *r, const char *name)
+{
+	static char file[] = "demo/gmon.out", *files[] = { file };
+	struct export x;
+	FILE *out = golden_open();
+
+	r->files = files;
+	r->nfiles = 1;
+	fixture_export(&x, clock, timeline);
+	ck_assert_int_eq(export_finish(&x, r, out, "demo"), 0);
+	export_release(&x);
+	golden_check(out, name);
+}
+
+/*
+ * The flat report: functions by self samples, the escaped name in each
+ * format, the sample of no thread, the inlined helper counted in work.
+ */
+START_TEST(test_report_text_json_csv_of_the_model)
+{
+	static const struct {
+		enum format format;
+		const char *golden;
+	} v[] = {
+		{ FORMAT_TEXT, "report.txt" },
+		{ FORMAT_JSON, "report.json" },
+		{ FORMAT_CSV, "report.csv" },
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct report_opts r = { .format = v[i].format };
+
+		finish_golden(PC_CLOCK_CPU, 0, &r, v[i].golden);
+	}
+}
+END_TEST
+
+/* --top 2: two rows, and the rest summed on one line. */
+START_TEST(test_report_top_sums_the_rest)
+{
+	struct report_opts r = { .format = FORMAT_TEXT, .top = 2 };
+
+	finish_golden(PC_CLOCK_CPU, 0, &r, "report-top2.txt");
+}
+END_TEST
+
+/* A wall view: the wait is a function, totals come from the stacks. */
+START_TEST(test_report_of_a_wall_view)
+{
+	struct report_opts r = { .format = FORMAT_TEXT };
+
+	finish_golden(PC_CLOCK_WALL, 0, &r, "report-wall.txt");
+	r.format = FORMAT_JSON;
+	finish_golden(PC_CLOCK_WALL, 0, &r, "report-wall.json");
+	r.format = FORMAT_TEXT;
+	finish_golden(PC_CLOCK_OFF, 0, &r, "report-off.txt");
+}
+END_TEST
+
+/* Folded stacks: recursion kept, ';' in a name escaped, counts summed. */
+START_TEST(test_folded_of_the_model)
+{
+	struct report_opts r = { .format = FORMAT_FOLDED };
+
+	finish_golden(PC_CLOCK_CPU, 0, &r, "folded.txt");
+	finish_golden(PC_CLOCK_WALL, 0, &r, "folded-wall.txt");
+}
+END_TEST
+
+/* --by-thread in text, CSV and JSON, and a wall view's top waits. */
+START_TEST(test_threads_of_the_model)
+{
+	static const struct {
+		enum pc_clock clock;
+		enum format format;
+		const char *golden;
+	} v[] = {
+		{ PC_CLOCK_CPU, FORMAT_TEXT, "threads.txt" },
+		{ PC_CLOCK_CPU, FORMAT_CSV, "threads.csv" },
+		{ PC_CLOCK_CPU, FORMAT_JSON, "threads.json" },
+		{ PC_CLOCK_WALL, FORMAT_TEXT, "threads-wall.txt" },
+		{ PC_CLOCK_WALL, FORMAT_CSV, "threads-wall.csv" },
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct report_opts r = { .format = v[i].format, .by_thread = 1 };
+
+		finish_golden(v[i].clock, 0, &r, v[i].golden);
+	}
+}
+END_TEST
+
+/* speedscope: a sampled profile a thread (no timeline), and the evented
+ * one of each thread's timeline. */
+START_TEST(test_speedscope_sampled_and_evented)
+{
+	struct report_opts r = { .format = FORMAT_SPEEDSCOPE };
+
+	finish_golden(PC_CLOCK_CPU, 0, &r, "speedscope.json");
+	finish_golden(PC_CLOCK_WALL, 1, &r, "speedscope-timeline.json");
+}
+END_TEST
+
+/* callgrind: self cost by line, calls with their inclusive cost. */
+START_TEST(test_callgrind_of_the_model)
+{
+	struct report_opts r = { .format = FORMAT_CALLGRIND };
+
+	finish_golden(PC_CLOCK_CPU, 0, &r, "callgrind.txt");
+}
+END_TEST
+
+/* The text timeline: each thread's buckets and the markers. */
+START_TEST(test_timeline_text_of_the_model)
+{
+	struct report_opts r = { .format = FORMAT_TEXT, .timeline = 1 };
+
+	finish_golden(PC_CLOCK_CPU, 1, &r, "timeline.txt");
+	finish_golden(PC_CLOCK_WALL, 1, &r, "timeline-wall.txt");
+}
+END_TEST
+
+/* A timeline's writers refuse an export that has none. */
+START_TEST(test_timeline_writers_need_a_timeline)
+{
+	struct report_opts r = { .format = FORMAT_TEXT, .timeline = 1 };
+	struct export x;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	fixture_export(&x, PC_CLOCK_CPU, 0);
+	ck_assert_int_eq(export_finish(&x, &r, out, "demo"), -1);
+	r.timeline = 0;
+	r.format = FORMAT_FIREFOX;
+	ck_assert_int_eq(export_finish(&x, &r, out, "demo"), -1);
+	export_release(&x);
+	ck_assert_int_eq(fclose(out), 0);
+	ck_assert_uint_eq(len, 0);	/* the one line is on stderr */
+	free(buf);
+}
+END_TEST
+
+/*
+ * What the Firefox Profiler reads of the file (its processed format): the
+ * meta's version and interval, one thread per tid with its pid and name,
+ * its samples' table as long as its stack, time and CPU-delta columns,
+ * each stack's frame and each frame's function in range, the function
+ * names in the string table, and the markers. Checked by Python's json
+ * module, as a program that did not write the file reads it.
+ */
+static const char firefox_check[] =
+	"import json, sys\n"
+	"p = json.load(open(sys.argv[1]))\n"
+	"m = p['meta']\n"
+	"assert m['interval'] == 10 and abs(m['startTime'] - 1700000000123.457) < 1e-3, m\n"
+	"names = {}\n"
+	"for t in p['threads']:\n"
+	"    s = t['samples']; n = s['length']\n"
+	"    assert len(s['stack']) == len(s['time']) == n > 0, t['name']\n"
+	"    st, fr, fn = t['stackTable'], t['frameTable'], t['funcTable']\n"
+	"    assert all(0 <= k < st['length'] for k in s['stack'])\n"
+	"    assert all(0 <= f < fr['length'] for f in st['frame'])\n"
+	"    assert all(0 <= f < fn['length'] for f in fr['func'])\n"
+	"    strs = t['stringArray'] if 'stringArray' in t else p['shared']['stringArray']\n"
+	"    names[(t['pid'], t['tid'])] = (t['name'], n, t['markers']['length'],\n"
+	"        sorted(set(strs[k] for k in fn['name'])))\n"
+	"for k in sorted(names): print(k, names[k])\n";
+
+START_TEST(test_firefox_of_the_model)
+{
+	struct report_opts r = { .format = FORMAT_FIREFOX };
+	char path[] = "/tmp/pcprof-firefox-XXXXXX", cmd[600];
+	struct export x;
+	FILE *f;
+	int fd;
+
+	finish_golden(PC_CLOCK_WALL, 1, &r, "firefox.json");
+	if (!unit_have("python3 -c '' 2>/dev/null")) {
+		unit_skip("test_firefox_of_the_model", "no python3");
+		return;
+	}
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	fixture_export(&x, PC_CLOCK_WALL, 1);
+	ck_assert_int_eq(export_print(&x, FORMAT_FIREFOX, f, "demo"), 0);
+	export_release(&x);
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "python3 -c \"$PC_FF_CHECK\" %s > %s.out", path, path);
+	setenv("PC_FF_CHECK", firefox_check, 1);
+	ck_assert_msg(system(cmd) == 0, "the Firefox file does not read: %s", path);
+	unlink(path);
+	strcat(path, ".out");
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	{
+		char buf[4096];
+		size_t n = fread(buf, 1, sizeof(buf), f);
+
+		fclose(f);
+		unlink(path);
+		golden_check_bytes(buf, n, "firefox-read.txt");
+	}
+}
+END_TEST
+
+Suite *
+writers_suite(void)
+{
+	Suite *s = suite_create("writers");
+	TCase *t = tcase_create("core");
+
+	tcase_add_test(t, test_report_text_json_csv_of_the_model);
+	tcase_add_test(t, test_report_top_sums_the_rest);
+	tcase_add_test(t, test_report_of_a_wall_view);
+	tcase_add_test(t, test_folded_of_the_model);
+	tcase_add_test(t, test_threads_of_the_model);
+	tcase_add_test(t, test_speedscope_sampled_and_evented);
+	tcase_add_test(t, test_callgrind_of_the_model);
+	tcase_add_test(t, test_timeline_text_of_the_model);
+	tcase_add_test(t, test_timeline_writers_need_a_timeline);
+	tcase_add_test(t, test_firefox_of_the_model);
+	suite_add_tcase(s, t);
+	return s;
+}
