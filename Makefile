@@ -216,6 +216,10 @@ UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_sta
 	tests/check_history.c tests/check_sequential.c
 UNIT_SRC += tests/check_formats.c
 UNIT_SRC += tests/check_fixture.c tests/check_writers.c
+UNIT_SRC += tests/check_pprof.c
+# check_pprof.c decodes pprof's protobuf with the generated code
+$(B)/host/tests/check_pprof.o: CHECK_CFLAGS += -I$(B)/gen $(PROTO_CFLAGS)
+$(B)/host/tests/check_pprof.o: $(B)/gen/profile.pb-c.h
 UNIT_OBJ := $(UNIT_SRC:%.c=$(B)/host/%.o) $(filter-out $(B)/tool/tools/commands/main.o,$(TOOLS_OBJ))
 
 $(B)/host/%.o: %.c

@@ -30,6 +30,7 @@ Suite *history_suite(void);
 Suite *sequential_suite(void);
 Suite *formats_suite(void);
 Suite *writers_suite(void);
+Suite *pprof_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
 int unit_have(const char *shell_test);
