@@ -11,6 +11,7 @@
 
 #include "model/export.h"
 #include "model/timeline.h"
+#include "../gmon/gmon.h"
 #include "check_fixture.h"
 
 /* ---------------------------------------------------------------- strings */
@@ -229,6 +230,54 @@ fixture_export(struct export *x, enum pc_clock clock, int timeline)
 	x->source = strdup("demo/gmon.out");
 	if (timeline)
 		fixture_timeline(x, off);
+}
+
+/* an allocation profile's records: a stack (samples' index) and its
+ * kinds' counts (enum gmon_alloc_kind) */
+static const struct {
+	uint32_t stack;
+	double v[GMON_ALLOC_KINDS];
+} allocs[] = {
+	{ 0, { 100, 409600, 10, 40960, 100, 10 } },
+	{ 1, { 50, 204800, 0, 0, 50, 0 } },
+	{ 2, { 1, 1048576, 1, 1048576, 256, 256 } },
+	{ 5, { 3, 12288, 3, 12288, 3, 3 } },
+};
+
+void
+fixture_alloc_export(struct export *x, int all)
+{
+	size_t n = 0;
+
+	fixture_export(x, PC_CLOCK_WALL, 0);
+	x->clock = PC_CLOCK_ALLOC_BYTES;
+	x->alloc_all = all;
+	x->alloc_rate = 4096;
+	x->groups[0].rate = 1;
+	x->groups[0].wall_hz = 0;
+	x->total = x->off = 0;
+	x->nthreads = 0;
+	free(x->samples);
+	x->samples = calloc(sizeof(allocs) / sizeof(allocs[0]) * GMON_ALLOC_KINDS,
+			    sizeof(*x->samples));
+	ck_assert_ptr_nonnull(x->samples);
+	for (size_t i = 0; i < sizeof(allocs) / sizeof(allocs[0]); i++)
+		for (uint32_t k = 0; k < GMON_ALLOC_KINDS; k++) {
+			struct xp_sample *s = &x->samples[n];
+
+			if (!allocs[i].v[k] || (!all && k != CLOCK_ALLOC_KIND(x->clock)))
+				continue;	/* as a profile has no record of 0 */
+			*s = samples[allocs[i].stack];
+			s->off = 0;
+			s->thread = 0;
+			s->kind = k;
+			s->count = allocs[i].v[k];
+			if (k == CLOCK_ALLOC_KIND(x->clock))
+				x->total += s->count;
+			n++;
+		}
+	x->nsamples = x->cap_samples = n;
+	x->groups[0].samples = x->total;
 }
 
 /* ------------------------------------------------------------- golden files */

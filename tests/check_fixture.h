@@ -30,6 +30,18 @@ struct export;
  */
 void fixture_export(struct export *x, enum pc_clock clock, int timeline);
 
+/*
+ * The same process's allocation profile (pcprof run --alloc) at one
+ * sample in 4096 bytes, under --metric alloc-bytes: at main;work 100
+ * allocations of 409600 bytes, 10 of them in use at exit; at
+ * main;work;fib;fib 50 of 204800, none in use; at main;work;memcpy one of
+ * 1 MiB, in use (256 samples); at main;work;[off-cpu: nanosleep] 3 of
+ * 12288, in use (a site whose leaf is no function's: work's). With all,
+ * the records of every kind (--alloc, pprof: x->alloc_all), else those
+ * of alloc-bytes alone, as export_add reads them.
+ */
+void fixture_alloc_export(struct export *x, int all);
+
 /* A stream in memory for a writer to print into. */
 FILE *golden_open(void);
 /* Close out (golden_open's) and compare what it holds with

@@ -92,6 +92,8 @@ dump_head(FILE *out, const Profile *p)
 		(long long)p->period, s_of(p, p->period_type->type),
 		s_of(p, p->period_type->unit), (long long)p->time_nanos,
 		(long long)p->duration_nanos);
+	if (p->default_sample_type)
+		fprintf(out, "default_sample_type %s\n", s_of(p, p->default_sample_type));
 	for (size_t i = 0; i < p->n_mapping; i++) {
 		const Perftools__Profiles__Mapping *m = p->mapping[i];
 
@@ -157,10 +159,10 @@ dump(FILE *out, const Profile *p, int64_t *sum)
 	}
 }
 
-/* The model under clock, written as pprof, decoded and compared with
+/* The model under clock (-1: the allocation profile), written as pprof, decoded and compared with
  * name; its samples sum to samples. */
 static void
-pprof_golden(enum pc_clock clock, const char *name, int64_t samples)
+pprof_golden(int clock, const char *name, int64_t samples)
 {
 	char *gz = NULL;
 	size_t gzlen = 0, len;
@@ -171,7 +173,10 @@ pprof_golden(enum pc_clock clock, const char *name, int64_t samples)
 	int64_t sum;
 
 	ck_assert_ptr_nonnull(f);
-	fixture_export(&x, clock, 0);
+	if (clock < 0)
+		fixture_alloc_export(&x, 1);
+	else
+		fixture_export(&x, (enum pc_clock)clock, 0);
 	ck_assert_int_eq(export_pprof(&x, f), 0);
 	export_release(&x);
 	ck_assert_int_eq(fclose(f), 0);
@@ -208,6 +213,14 @@ START_TEST(test_pprof_of_a_wall_view)
 }
 END_TEST
 
+/* An allocation profile's: Go's heap profile's four types, the metric
+ * asked for the default, the rate the period; each record one value. */
+START_TEST(test_pprof_of_an_allocation_profile)
+{
+	pprof_golden(-1, "pprof-alloc.txt", 154);
+}
+END_TEST
+
 Suite *
 pprof_suite(void)
 {
@@ -216,6 +229,7 @@ pprof_suite(void)
 
 	tcase_add_test(t, test_pprof_decodes_to_the_model);
 	tcase_add_test(t, test_pprof_of_a_wall_view);
+	tcase_add_test(t, test_pprof_of_an_allocation_profile);
 	suite_add_tcase(s, t);
 	return s;
 }
