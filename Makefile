@@ -216,7 +216,8 @@ UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_sta
 	tests/check_history.c tests/check_sequential.c
 UNIT_SRC += tests/check_formats.c
 UNIT_SRC += tests/check_fixture.c tests/check_writers.c
-UNIT_SRC += tests/check_pprof.c tests/check_options.c tests/check_outputs.c
+UNIT_SRC += tests/check_pprof.c tests/check_options.c tests/check_outputs.c \
+	tests/check_diff_out.c
 # check_pprof.c decodes pprof's protobuf with the generated code
 $(B)/host/tests/check_pprof.o: CHECK_CFLAGS += -I$(B)/gen $(PROTO_CFLAGS)
 $(B)/host/tests/check_pprof.o: $(B)/gen/profile.pb-c.h
