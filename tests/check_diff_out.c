@@ -100,11 +100,11 @@ side_of(struct side *s, int which)
 }
 
 /* The comparison under o printed as each of the three formats, into
- * golden files PREFIX.txt, .json and .md. */
+ * golden files PREFIX.txt, .json and .markdown. */
 static void
 diff_golden(struct diff_opts *o, int undecided, const char *prefix)
 {
-	static const char *const ext[] = { "txt", "json", "md" };
+	static const char *const ext[] = { "txt", "json", "markdown" };
 	struct side s[2];
 	struct result res;
 
@@ -200,7 +200,7 @@ alloc_result_of(struct result *res, struct row *v, int sampled)
  */
 START_TEST(test_diff_of_allocations)
 {
-	static const char *const ext[] = { "txt", "json", "md" };
+	static const char *const ext[] = { "txt", "json", "markdown" };
 
 	for (int sampled = 0; sampled < 2; sampled++) {
 		struct diff_opts o = DIFF_OPTS_DEFAULT;

@@ -297,7 +297,7 @@ START_TEST(test_history_of_six_commits)
 		{ "parse|<b>", 0, 6, idx, x1, within, &ch1, 1 },
 	};
 	struct hist_result res = { &h, s, 2, 2, 0.05, 0.02, "t-test" };
-	static const char *const golden[] = { "history.txt", "history.json", "history.md" };
+	static const char *const golden[] = { "history.txt", "history.json", "history.markdown" };
 
 	memset(recs, 0, sizeof(recs));
 	for (int i = 0; i < 6; i++) {
