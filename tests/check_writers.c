@@ -17,6 +17,7 @@
 #include "model/export.h"
 #include "writers/alloc_out.h"
 #include "writers/export_out.h"
+#include "writers/flame.h"
 #include "check_fixture.h"
 #include "unit.h"
 
@@ -276,6 +277,54 @@ START_TEST(test_alloc_sites_of_the_model)
 }
 END_TEST
 
+/*
+ * The flame graph (flame.c) with its time strip (flame_strip.c) of the
+ * model's stacks: frames coloured by kind (the executable, libc, a wait),
+ * recursion kept, the escaped name, two threads' lanes, an interval, an
+ * instant and a process's marker. The page's script (flame.js) is in the
+ * golden file too.
+ */
+START_TEST(test_flame_graph_with_its_strip)
+{
+	static const char *const s0[] = { "main" };
+	static const char *const s1[] = { "main", "work" };
+	static const char *const s2[] = { "main", "work", "fib", "fib" };
+	static const char *const s3[] = { "main", "work", "memcpy" };
+	static const char *const s4[] = { "main", "work", "ns::f<a;b>\"q\"" };
+	static const char *const s5[] = { "main", "work", "[off-cpu: nanosleep]" };
+	static const unsigned char exe[] = { FLAME_KIND_EXE, FLAME_KIND_EXE, FLAME_KIND_EXE,
+					      FLAME_KIND_EXE };
+	static const unsigned char libc[] = { FLAME_KIND_EXE, FLAME_KIND_EXE, FLAME_KIND_LIBC };
+	static const unsigned char off[] = { FLAME_KIND_EXE, FLAME_KIND_EXE, FLAME_KIND_OFFCPU };
+	static const struct flame_stack stacks[] = {
+		{ s0, 1, 1, exe }, { s1, 2, 5, exe }, { s2, 4, 3, exe }, { s3, 3, 2, libc },
+		{ s4, 3, 1, exe }, { s5, 3, 9, off },
+	};
+	/* each sample's time (ms), stack, weight and lane */
+	static const uint64_t t[] = { 0, 0, 10, 10, 20, 20, 30, 40, 50, 140, 150, 160, 240 };
+	static const size_t stack[] = { 1, 2, 1, 2, 4, 3, 1, 2, 1, 5, 1, 3, 0 };
+	static const double weight[] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 9, 1, 1, 1 };
+	static const size_t lane[] = { 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 1, 0 };
+	static const char *const lanes[] = { "demo (tid 100)", "worker (tid 101)" };
+	static const struct flame_marker markers[] = {
+		{ "phase one", 5000000, 35000000, 0 },
+		{ "tick", 25000000, 25000000, 1 },
+		{ "from a file", 90000000, 190000000, -1 },
+	};
+	uint64_t ns[sizeof(t) / sizeof(t[0])];
+	struct flame_timeline tl = {
+		250000000, sizeof(t) / sizeof(t[0]), ns, stack, weight, lane, lanes, 2, markers, 3,
+	};
+	FILE *out = golden_open();
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ns[i] = t[i] * 1000000;
+	ck_assert_int_eq(flame_write_svg_timeline(out, stacks, sizeof(stacks) / sizeof(stacks[0]),
+						  "demo <&>", "samples", &tl), 0);
+	golden_check(out, "flame-strip.svg");
+}
+END_TEST
+
 Suite *
 writers_suite(void)
 {
@@ -293,6 +342,7 @@ writers_suite(void)
 	tcase_add_test(t, test_timeline_writers_need_a_timeline);
 	tcase_add_test(t, test_firefox_of_the_model);
 	tcase_add_test(t, test_alloc_sites_of_the_model);
+	tcase_add_test(t, test_flame_graph_with_its_strip);
 	/* Python's start, beside a CPU hog, can take seconds */
 	tcase_set_timeout(t, 60);
 	suite_add_tcase(s, t);
