@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The report options that report and run share (commands/options.c), as
- * their getopt loop reads them: each row an argv and what it parses to
+ * The report options that report and run share (commands/options.c), and
+ * diff's and compare's (diff_option, commands/diff.c), as their getopt
+ * loops read them: each row an argv and what it parses to
  * (the options set, as "name=value" in struct order, those left at their
  * default not shown) or the one line and exit status 2 of a bad value.
  * Each row runs in a child of its own, since a bad value ends pcprof.
@@ -14,11 +15,21 @@
 
 #include "pcprof.h"
 #include "commands/options.h"
+#include "model/diff.h"
+#include "model/sequential.h"
 #include "symbols/symtab.h"
 #include "unit.h"
 
 static const struct option longopts[] = {
 	REPORT_LONGOPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+/* pcprof diff's and compare's (commands/diff.c's parse_args) */
+static const struct option diff_longopts[] = {
+	DIFF_LONGOPTS,
+	{ "flame", required_argument, NULL, OPT_FLAME },
+	{ "looks", required_argument, NULL, OPT_LOOKS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -71,11 +82,44 @@ print_opts(const struct report_opts *r, const struct symtab_opts *s)
 	put_str("debug_root", s->debug_root);
 }
 
-/* The child: argv parsed as `pcprof report` parses its options. */
+/* What o holds that is not diff's default, on stdout. */
 static void
-parse(char **argv)
+print_diff_opts(const struct diff_opts *o)
+{
+	static const char *const metrics[] = { "self", "total", "program", "wall", "alloc",
+					       "alloc-bytes" };
+	static const char *const formats[] = { "text", "json", "markdown" };
+	const struct diff_opts d = DIFF_OPTS_DEFAULT;
+
+	if (o->metric != d.metric)
+		printf(" metric=%s", metrics[o->metric]);
+	if (o->format != d.format)
+		printf(" format=%s", formats[o->format]);
+	if (o->alpha != d.alpha)
+		printf(" alpha=%g", o->alpha);
+	if (o->threshold != d.threshold)
+		printf(" threshold=%g", o->threshold);
+	if (o->min_seconds != d.min_seconds)
+		printf(" min_seconds=%g", o->min_seconds);
+	if (o->top != d.top)
+		printf(" top=%ld", o->top);
+	put_int("absolute", o->absolute);
+	put_str("flame", o->flame);
+	put_int("seq_min", o->seq_min);
+	put_int("seq_max", o->seq_max);
+	put_int("replay", o->replay);
+	put_int("undecided_fail", o->undecided_fail);
+	put_int("threshold_set", o->threshold_set);
+	put_str("marker", o->marker);
+}
+
+/* The child: argv parsed as `pcprof report` (diff 0) or `pcprof diff`
+ * (diff 1) parses its options. */
+static void
+parse(char **argv, int diff)
 {
 	struct report_opts r;
+	struct diff_opts o = DIFF_OPTS_DEFAULT;
 	struct symtab_opts s;
 	int argc = 0, c;
 
@@ -85,13 +129,18 @@ parse(char **argv)
 		argc++;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
-		if (c == '?' || c == ':' || !report_option(c, optarg, &r, &s)) {
-			printf("not a report option: %s", argv[optind - 1]);
+	while ((c = getopt_long(argc, argv, "", diff ? diff_longopts : longopts, NULL)) != -1)
+		if (c == '?' || c == ':' ||
+		    !(diff ? diff_option(c, optarg, &o, &s) : report_option(c, optarg, &r, &s))) {
+			printf("not a %s option: %s", diff ? "diff" : "report", argv[optind - 1]);
 			fflush(stdout);
 			_exit(1);
 		}
 	printf("ok");
+	if (diff) {
+		print_diff_opts(&o);
+		memset(&r, 0, sizeof(r));
+	}
 	print_opts(&r, &s);
 	fflush(stdout);
 	_exit(0);
@@ -99,7 +148,7 @@ parse(char **argv)
 
 /* argv's parse, run in a child: "STATUS: what it printed" into buf. */
 static void
-run_parse(char **argv, char *buf, size_t size)
+run_parse(char **argv, int diff, char *buf, size_t size)
 {
 	int fd[2], status;
 	size_t n;
@@ -115,7 +164,7 @@ run_parse(char **argv, char *buf, size_t size)
 		dup2(fd[1], 2);
 		close(fd[0]);
 		close(fd[1]);
-		parse(argv);
+		parse(argv, diff);
 	}
 	close(fd[1]);
 	n = (size_t)snprintf(buf, size, "?: ");
@@ -203,11 +252,78 @@ START_TEST(test_report_options_parse_or_say_why)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		char buf[512];
 
-		run_parse((char **)rows[i].argv, buf, sizeof(buf));
+		run_parse((char **)rows[i].argv, 0, buf, sizeof(buf));
 		ck_assert_msg(!strcmp(buf, rows[i].want), "row %zu (%s %s): got '%s', want '%s'",
 			      i, rows[i].argv[1] ? rows[i].argv[1] : "",
 			      rows[i].argv[1] && rows[i].argv[2] ? rows[i].argv[2] : "", buf,
 			      rows[i].want);
+	}
+}
+END_TEST
+
+/*
+ * pcprof diff's and compare's options (diff_option). Cases: no option;
+ * every --metric word and a bad one; --alpha inside (0, 1), at its ends,
+ * negative, not a number; --threshold in percent, with a % sign, not
+ * finite; --min-seconds, which takes no %; --format's words and a report
+ * format; --top; --absolute, --flame, --marker; --undecided's words and
+ * another; --looks from 1 to 1000 (the first look at SEQ_MIN_RUNS); a
+ * symbol option; a report option that is none of diff's.
+ */
+static const struct {
+	const char *argv[8];
+	const char *want;
+} diff_rows[] = {
+	{ { "pcprof", NULL }, "0: ok" },
+	{ ARGV("--metric", "total"), "0: ok metric=total" },
+	{ ARGV("--metric", "program"), "0: ok metric=program" },
+	{ ARGV("--metric", "wall"), "0: ok metric=wall" },
+	{ ARGV("--metric", "alloc"), "0: ok metric=alloc" },
+	{ ARGV("--metric", "alloc-bytes"), "0: ok metric=alloc-bytes" },
+	{ ARGV("--metric", "self"), "0: ok" },
+	{ ARGV("--metric", "cpu"),
+	  "2: pcprof: --metric 'cpu': not self, total, program, wall, alloc or alloc-bytes" },
+	{ ARGV("--alpha", "0.05"), "0: ok alpha=0.05" },
+	{ ARGV("--alpha", "0"), "2: pcprof: --alpha '0': not between 0 and 1" },
+	{ ARGV("--alpha", "1"), "2: pcprof: --alpha '1': not between 0 and 1" },
+	{ ARGV("--alpha", "-0.1"), "2: pcprof: --alpha '-0.1': not a number" },
+	{ ARGV("--alpha", "x"), "2: pcprof: --alpha 'x': not a number" },
+	{ ARGV("--threshold", "2"), "0: ok threshold=0.02 threshold_set=1" },
+	{ ARGV("--threshold", "2.5%"), "0: ok threshold=0.025 threshold_set=1" },
+	{ ARGV("--threshold", "inf"), "2: pcprof: --threshold 'inf': not a number of percent" },
+	{ ARGV("--threshold", "5%%"), "2: pcprof: --threshold '5%%': not a number of percent" },
+	{ ARGV("--min-seconds", "0.5"), "0: ok min_seconds=0.5" },
+	{ ARGV("--min-seconds", "1%"), "2: pcprof: --min-seconds '1%': not a number" },
+	{ ARGV("--format", "markdown"), "0: ok format=markdown" },
+	{ ARGV("--format", "json"), "0: ok format=json" },
+	{ ARGV("--format", "csv"), "2: pcprof: --format 'csv': not text, json or markdown" },
+	{ ARGV("--top", "3"), "0: ok top=3" },
+	{ ARGV("--top", "-3"), "2: pcprof: --top '-3': not a count" },
+	{ ARGV("--absolute", "--flame", "d.svg", "--marker", "m"),
+	  "0: ok absolute=1 flame=d.svg marker=m" },
+	{ ARGV("--undecided", "fail"), "0: ok undecided_fail=1" },
+	{ ARGV("--undecided", "pass"), "0: ok" },
+	{ ARGV("--undecided", "maybe"), "2: pcprof: --undecided 'maybe': not pass or fail" },
+	{ ARGV("--looks", "8"), "0: ok seq_min=3 seq_max=8 replay=1" },
+	{ ARGV("--looks", "0"), "2: pcprof: --looks '0': not a count of runs from 1 to 1000" },
+	{ ARGV("--looks", "1001"),
+	  "2: pcprof: --looks '1001': not a count of runs from 1 to 1000" },
+	{ ARGV("--no-demangle"), "0: ok no_demangle=1" },
+	{ ARGV("--callgraph"), "1: not a diff option: --callgraph" },
+};
+
+START_TEST(test_diff_options_parse_or_say_why)
+{
+	ck_assert_int_eq(SEQ_MIN_RUNS, 3);	/* as the rows say */
+	for (size_t i = 0; i < sizeof(diff_rows) / sizeof(diff_rows[0]); i++) {
+		char buf[512];
+
+		run_parse((char **)diff_rows[i].argv, 1, buf, sizeof(buf));
+		ck_assert_msg(!strcmp(buf, diff_rows[i].want),
+			      "row %zu (%s %s): got '%s', want '%s'", i,
+			      diff_rows[i].argv[1] ? diff_rows[i].argv[1] : "",
+			      diff_rows[i].argv[1] && diff_rows[i].argv[2] ? diff_rows[i].argv[2] : "",
+			      buf, diff_rows[i].want);
 	}
 }
 END_TEST
@@ -231,6 +347,7 @@ options_suite(void)
 	TCase *t = tcase_create("core");
 
 	tcase_add_test(t, test_report_options_parse_or_say_why);
+	tcase_add_test(t, test_diff_options_parse_or_say_why);
 	tcase_add_test(t, test_clock_words_round_trip);
 	suite_add_tcase(s, t);
 	return s;
