@@ -809,7 +809,7 @@ START_TEST(test_flame_strip_counts_each_sample_in_its_frame)
 	ck_assert_ptr_nonnull(strstr(buf, "span:5000,\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nt:[1,2000,3000],\nf:[2,2,1],\nl:[0,11,1],\n"
 				     "w:[1000,1000,1]\n"));
-	ck_assert_ptr_nonnull(strstr(buf, "names:[\"a]]\\u003eb\"],\nm:[0,1,2500],"));
+	ck_assert_ptr_nonnull(strstr(buf, "names:[\"a]]\\u003eb\"],\nm:[0,1,2500,0],"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"11\",\"3 other threads\"],"));
 	ck_assert_ptr_null(strstr(buf, "]]>b"));
 	/* the frames: all, main, a; b is in main's */
