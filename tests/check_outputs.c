@@ -61,19 +61,27 @@ gmon_of(struct gmon_profile *p)
 	unit_arc(p, 0x1170, 0x1300, 1);
 }
 
-/* The flat report and --callgraph of a gmon profile, in text; JSON; the
- * rows by object (--by-object of one object). */
+/* The flat report and --callgraph of a gmon profile, in text; JSON; CSV
+ * and CSV's --top with its rest line; the rows by object (--by-object of
+ * one object) in each format; the head of a window's report (--from,
+ * --to, --marker). */
 START_TEST(test_report_of_a_gmon_profile)
 {
 	static char file[] = "demo/gmon.out", *files[] = { file };
 	static const struct {
 		enum format format;
-		int callgraph, by_object;
+		int callgraph, by_object, top, window;
 		const char *golden;
 	} v[] = {
-		{ FORMAT_TEXT, 1, 0, "gmon-report.txt" },
-		{ FORMAT_JSON, 0, 0, "gmon-report.json" },
-		{ FORMAT_TEXT, 0, 1, "gmon-report-objects.txt" },
+		{ FORMAT_TEXT, 1, 0, 0, 0, "gmon-report.txt" },
+		{ FORMAT_JSON, 0, 0, 0, 0, "gmon-report.json" },
+		{ FORMAT_CSV, 0, 0, 0, 0, "gmon-report.csv" },
+		{ FORMAT_CSV, 0, 0, 2, 0, "gmon-report-top2.csv" },
+		{ FORMAT_TEXT, 0, 1, 0, 0, "gmon-report-objects.txt" },
+		{ FORMAT_JSON, 0, 1, 0, 0, "gmon-report-objects.json" },
+		{ FORMAT_CSV, 0, 1, 0, 0, "gmon-report-objects.csv" },
+		{ FORMAT_TEXT, 0, 0, 2, WINDOW_FROM | WINDOW_TO | WINDOW_MARKER,
+		  "gmon-report-window.txt" },
 	};
 	struct gmon_profile p;
 	struct callgraph cg;
@@ -86,8 +94,10 @@ START_TEST(test_report_of_a_gmon_profile)
 	callgraph_build(&cg, &st, &p, &f);
 	for (size_t i = 0; i < N(v); i++) {
 		struct report_opts r = { .format = v[i].format, .callgraph = v[i].callgraph,
-					 .by_object = v[i].by_object, .exe = "demo",
-					 .files = files, .nfiles = 1, .clock = PC_CLOCK_CPU };
+					 .by_object = v[i].by_object, .top = v[i].top,
+					 .exe = "demo", .files = files, .nfiles = 1,
+					 .clock = PC_CLOCK_CPU, .window = v[i].window,
+					 .from = 0.25, .to = 1.5, .marker = "phase one" };
 		FILE *out = golden_open();
 
 		report_print(out, &f, &st, v[i].callgraph ? &cg : NULL, &r);
