@@ -58,10 +58,15 @@ static PC_TLS int seeded;		/* countdown drawn in this thread */
 static PC_TLS int busy;			/* in the slow path, or resolving */
 static PC_TLS uint64_t rng;
 
+static void free_slow(void *p);
+
 static void *(*next_malloc)(size_t);
 static void *(*next_calloc)(size_t, size_t);
 static void *(*next_realloc)(void *, size_t);
-static void (*next_free)(void *);
+/* free's: free_slow until the next definitions are known, then theirs,
+ * so that free's fast path needs no test of it */
+static void (*next_free)(void *) = free_slow;
+static void (*real_free)(void *);	/* the next definition, once known */
 static int (*next_posix_memalign)(void **, size_t, size_t);
 static void *(*next_aligned_alloc)(size_t, size_t);
 static void *(*next_memalign)(size_t, size_t);
@@ -73,10 +78,10 @@ static void *(*next_pvalloc)(size_t);
 static unsigned char boot[BOOT_BYTES] __attribute__((aligned(64)));
 static size_t boot_used;
 
-static int
+static inline int
 in_boot(const void *p)
 {
-	return (const unsigned char *)p >= boot && (const unsigned char *)p < boot + BOOT_BYTES;
+	return (uintptr_t)p - (uintptr_t)boot < BOOT_BYTES;
 }
 
 static void *
@@ -113,8 +118,10 @@ resolve(void)
 	next_memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
 	next_valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
 	next_pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
-	__atomic_store_n(&next_free, (void (*)(void *))dlsym(RTLD_NEXT, "free"),
-			 __ATOMIC_RELEASE);
+	real_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+	/* last: free's fast path takes it from here on */
+	if (real_free)
+		__atomic_store_n(&next_free, real_free, __ATOMIC_RELEASE);
 	busy--;
 }
 
@@ -122,12 +129,12 @@ resolve(void)
 static int
 ready(void)
 {
-	if (__atomic_load_n(&next_free, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&next_free, __ATOMIC_ACQUIRE) != free_slow)
 		return 1;
 	if (busy)
 		return 0;
 	resolve();
-	return next_free != NULL;
+	return next_free != free_slow;
 }
 
 double
@@ -289,14 +296,28 @@ forget(void *p)
 		ops->forget(p, &size, &stack);
 }
 
-PC_EXPORT void
-free(void *p)
+/* A block that may be sampled (libpc's filter), of the static arena, or
+ * any before the next definitions are known. */
+static __attribute__((noinline)) void
+free_slow(void *p)
 {
 	if (!p || in_boot(p))
 		return;
 	forget(p);
 	if (ready())
-		next_free(p);
+		real_free(p);
+}
+
+/* The fast path: the filter's byte and the arena's bounds, then the next
+ * definition (free_slow until it is known), a tail call. */
+PC_EXPORT void
+free(void *p)
+{
+	if (__builtin_expect(maybe(p) | in_boot(p), 0)) {
+		free_slow(p);
+		return;
+	}
+	__atomic_load_n(&next_free, __ATOMIC_RELAXED)(p);
 }
 
 static __attribute__((noinline)) void *
