@@ -9,8 +9,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "live.h"
@@ -76,9 +78,28 @@ pc_alloc_stop(void)
 	pc_alloc_table_detach();
 }
 
+/* The object whose malloc the program's calls reach, where it is not
+ * the companion's (an allocator the loader searches first: AddressSanitizer's
+ * runtime, which must come first in the search order, or one preloaded
+ * before libpc-alloc.so by hand): its file's base name, else NULL. */
+static const char *
+alloc_other_malloc(void)
+{
+	Dl_info mine, theirs;
+	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	const char *base;
+
+	if (!m || !dladdr(&pc_alloc_hooks_v1, &mine) || !dladdr(m, &theirs) ||
+	    mine.dli_fbase == theirs.dli_fbase || !theirs.dli_fname)
+		return NULL;
+	base = strrchr(theirs.dli_fname, '/');
+	return base ? base + 1 : theirs.dli_fname;
+}
+
 void
 pc_alloc_start(int on, uint64_t rate)
 {
+	const char *other;
 	int saved = errno;
 
 	if (!on) {
@@ -93,6 +114,15 @@ pc_alloc_start(int on, uint64_t rate)
 		errno = saved;
 		return;
 	}
+	if ((other = alloc_other_malloc()))
+		/* its calls never reach the hooks: the profile stays empty (a
+		 * report of none, where pcprof run --alloc reads it), and this
+		 * line says why */
+		pc_say("the program's malloc is ", other,
+		       !strncmp(other, "libasan.so", 10) || !strncmp(other, "libclang_rt.asan", 16)
+		       ? "'s (AddressSanitizer's, which comes before libpc-alloc.so); "
+			 "allocations are not profiled"
+		       : "'s, found before libpc-alloc.so's; allocations are not profiled");
 	alloc_rate = rate;
 	if (pc_alloc_table_init(alloc_rate)) {
 		pc_say("cannot map memory for allocation samples; allocations are not profiled",

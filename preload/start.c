@@ -401,10 +401,13 @@ pc_start(void)
 	pc_wall_io_resolve();
 	/* pcprof loads libpc to finish a live file (pc_recover), not to
 	 * profile itself */
-	if (pc_setting_text(PC_S_RECOVER, getenv))
+	if (pc_setting_text(PC_S_RECOVER, getenv)) {
+		pc_alloc_start(0, 0);	/* the companion's hooks: forward only */
 		return;
+	}
 	pc_lifecycle_resolve();
 	if (pc_sandbox_inherited()) {
+		pc_alloc_start(0, 0);
 		errno = saved;
 		return;
 	}
@@ -417,6 +420,7 @@ pc_start(void)
 	if ((why = set_up())) {
 		config_seal();
 		pc_live_done();		/* a live file made before the failure */
+		pc_alloc_start(0, 0);
 		pc_say(why, "", "");
 		errno = saved;
 		return;
