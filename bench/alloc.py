@@ -16,14 +16,20 @@ the most resident memory of that run; ratios are to plain.
 The malloc hooks are libpc-alloc.so's, preloaded beside libpc.so with
 PC_ALLOC (as pcprof run --alloc does); libpc.so alone has none.
 
-Usage: bench/alloc.py [--build DIR] [--base-lib LIBPC] [--runs N]
+Usage: bench/alloc.py [--build DIR] [--base-lib LIBPC] [--base DIR] [--runs N]
                       [--programs churn,fast,python3,sqlite3] [--quick]
-                      [--peers]
+                      [--peers] [--split]
 (--quick: neither heaptrack nor PC_ALLOC_RATE=1, the slow ones;
 --peers: the allocators' own profilers too; HEAPPROFILE, about 28 us a
 malloc/free pair, runs once and on python3 and sqlite3 only;
 --base-lib: another libpc.so to compare with, with and without PC_ALLOC,
-e.g. an older build whose libpc.so held the malloc hooks itself. A
+e.g. an older build whose libpc.so held the malloc hooks itself;
+--base: another build directory (its libpc.so and libpc-alloc.so), the
+before of a change to the hooks, with PC_ALLOC=1 and PC_ALLOC=only;
+--split: where the time goes, PC_ALLOC=only (no CPU timer: the CPU
+sampler's share out), PC_ALLOC_RATE=4294967295 (next to no sample: the
+fast path alone) and bench/alloc_hop.c preloaded (an interposer that only
+jumps: the hop's own cost). A
 program's runs are made in turns, one of each configuration a round, so
 that a busy machine's drift falls on all of them alike.)"""
 
@@ -120,6 +126,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--base-lib")
+    ap.add_argument("--base")
+    ap.add_argument("--split", action="store_true")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--programs", default="churn,fast,python3,sqlite3")
     ap.add_argument("--quick", action="store_true")
@@ -136,9 +144,24 @@ def main():
         base = os.path.abspath(a.base_lib)
         configs += [("base libpc, PC_ALLOC off", {"LD_PRELOAD": base}, None),
                     ("base PC_ALLOC=1 (512 KiB)", {"LD_PRELOAD": base, "PC_ALLOC": "1"}, None)]
+    if a.base:
+        bd = os.path.abspath(a.base)
+        bh = os.path.join(bd, "libpc-alloc.so") + ":" + os.path.join(bd, "libpc.so")
+        configs += [("before: PC_ALLOC=1", {"LD_PRELOAD": bh, "PC_ALLOC": "1"}, None),
+                    ("before: PC_ALLOC=only", {"LD_PRELOAD": bh, "PC_ALLOC": "only"}, None)]
     configs += [("libpc, PC_ALLOC off", {"LD_PRELOAD": lib}, None),
-                ("PC_ALLOC=1 (512 KiB)", {"LD_PRELOAD": hooked, "PC_ALLOC": "1"}, None),
-                ("PC_ALLOC_RATE=1", {"LD_PRELOAD": hooked, "PC_ALLOC": "1",
+                ("PC_ALLOC=1 (512 KiB)", {"LD_PRELOAD": hooked, "PC_ALLOC": "1"}, None)]
+    if a.split:
+        hop = os.path.join(os.path.dirname(exe), "alloc_hop.so")
+        subprocess.run(["cc", "-O2", "-fPIC", "-shared", "-o", hop,
+                        os.path.join(os.path.dirname(__file__), "alloc_hop.c"), "-ldl"],
+                       check=True)
+        configs += [("PC_ALLOC=only (no CPU timer)", {"LD_PRELOAD": hooked,
+                                                      "PC_ALLOC": "only"}, None),
+                    ("PC_ALLOC=1, no samples", {"LD_PRELOAD": hooked, "PC_ALLOC": "1",
+                                                "PC_ALLOC_RATE": "4294967295"}, None),
+                    ("a bare hop (alloc_hop.c)", {"LD_PRELOAD": hop}, None)]
+    configs += [("PC_ALLOC_RATE=1", {"LD_PRELOAD": hooked, "PC_ALLOC": "1",
                                      "PC_ALLOC_RATE": "1"}, None)]
     if a.quick:
         configs = configs[:-1]
@@ -159,6 +182,7 @@ def main():
     configs = [c + (None, c[2] is not None) for c in configs]
     if a.peers:
         configs += peers()
+    print("load average %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
     print("| program | run | CPU s | ratio | max RSS MiB | ratio |")
     print("|---|---|---|---|---|---|")
     for pname, argv in programs:
@@ -176,6 +200,7 @@ def main():
         for c, (cpu, rss, _) in zip(todo, got):
             print("| %s | %s | %.3f | %.2f | %.1f | %.2f |" % (
                 pname, c[0], cpu, cpu / base[0], rss / 1024, rss / base[1]), flush=True)
+    print("load average %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
 
 if __name__ == "__main__":
     main()
