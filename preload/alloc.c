@@ -3,7 +3,7 @@
  * libpc.so's side of allocation profiling (PC_ALLOC): the start and stop
  * of sampling, and the walk of a sampled allocation's stack. The hooks
  * are libpc-alloc.so's (alloc_hooks.c), which pcprof run --alloc preloads
- * beside libpc.so; they reach this file through pc_alloc_ops_v1, so that
+ * beside libpc.so; they reach this file through pc_alloc_ops_v2, so that
  * a program profiled without allocations has no malloc hooks at all.
  */
 #ifndef _GNU_SOURCE
@@ -19,7 +19,7 @@
 
 /* the companion's mark, where it is preloaded (-z now binds it at
  * start-up) */
-extern const int pc_alloc_hooks_v1 __attribute__((weak));
+extern const int pc_alloc_hooks_v2 __attribute__((weak));
 
 static int alloc_state;			/* PC_ALLOC_* (atomic) */
 static uint64_t alloc_rate;		/* bytes, once PC_ALLOC_ON */
@@ -66,7 +66,7 @@ static const struct pc_alloc_ops alloc_ops = {
 };
 
 const struct pc_alloc_ops *
-pc_alloc_ops_v1(void)
+pc_alloc_ops_v2(void)
 {
 	return &alloc_ops;
 }
@@ -89,7 +89,7 @@ alloc_other_malloc(void)
 	void *m = dlsym(RTLD_DEFAULT, "malloc");
 	const char *base;
 
-	if (!m || !dladdr(&pc_alloc_hooks_v1, &mine) || !dladdr(m, &theirs) ||
+	if (!m || !dladdr(&pc_alloc_hooks_v2, &mine) || !dladdr(m, &theirs) ||
 	    mine.dli_fbase == theirs.dli_fbase || !theirs.dli_fname)
 		return NULL;
 	base = strrchr(theirs.dli_fname, '/');
@@ -106,7 +106,7 @@ pc_alloc_start(int on, uint64_t rate)
 		__atomic_store_n(&alloc_state, PC_ALLOC_OFF, __ATOMIC_RELEASE);
 		return;
 	}
-	if (!&pc_alloc_hooks_v1) {
+	if (!&pc_alloc_hooks_v2) {
 		pc_say("PC_ALLOC needs libpc-alloc.so in LD_PRELOAD beside libpc.so "
 		       "(pcprof run --alloc preloads it); allocations are not profiled",
 		       "", "");

@@ -21,10 +21,10 @@
 #define PC_ALLOC_MAX_BLOCKS	(1u << 24)	/* sampled blocks tracked at once */
 
 /*
- * The companion's way into libpc.so: libpc exports pc_alloc_ops_v1, which
+ * The companion's way into libpc.so: libpc exports pc_alloc_ops_v2, which
  * libpc-alloc.so references weakly (loaded without libpc.so, it finds
  * none and only forwards each call); libpc finds the companion by its
- * pc_alloc_hooks_v1, which it references weakly too (PC_ALLOC without
+ * pc_alloc_hooks_v2, which it references weakly too (PC_ALLOC without
  * the companion: one line, and no allocation profile). The number in the
  * names is the interface's: a companion of another version finds none.
  */
@@ -43,10 +43,10 @@ struct pc_alloc_ops {
 	void (*restore)(void *p, size_t size, uint32_t stack);
 };
 /* alloc.c: libpc's side, for the companion (exported). AS-safe. */
-PC_EXPORT const struct pc_alloc_ops *pc_alloc_ops_v1(void);
+PC_EXPORT const struct pc_alloc_ops *pc_alloc_ops_v2(void);
 /* alloc_hooks.c: the companion's mark, 1 (exported there; alloc.c
  * declares it weak). */
-extern const int pc_alloc_hooks_v1;
+extern const int pc_alloc_hooks_v2;
 
 /* alloc.c: read PC_ALLOC and PC_ALLOC_RATE and start sampling when asked
  * (the constructor, once the configuration is sealed). Not AS-safe. */
@@ -80,15 +80,17 @@ int pc_alloc_tracking(void) PC_HIDDEN;
  * each of its PC_ALLOC_FILTER buckets (255 sticks: always looked up), 4
  * KiB that stay in the cache where the table would not. Relaxed atomics.
  */
-#define PC_ALLOC_FILTER	4096
+#define PC_ALLOC_FILTER	4096	/* pc_alloc_bucket gives 12 bits */
 extern uint8_t pc_alloc_filter[PC_ALLOC_FILTER] PC_HIDDEN;
 
+/* Fibonacci hashing of the address's bits 4 to 35 (a multiplication and
+ * a shift: free's fast path computes it); the bucket's 12 bits are the
+ * product's top ones. A change of it is a change of the interface's
+ * version (the companion reads the filter). */
 static inline size_t
 pc_alloc_bucket(const void *p)
 {
-	uintptr_t a = (uintptr_t)p;
-
-	return (size_t)((a >> 4) ^ (a >> 12) ^ (a >> 20)) & (PC_ALLOC_FILTER - 1);
+	return (size_t)(((uint32_t)((uintptr_t)p >> 4) * 0x9E3779B1u) >> 20);
 }
 
 /* Whether p may be a tracked block (0: it is not). */

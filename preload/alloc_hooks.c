@@ -5,7 +5,7 @@
  * allocation goes to the next definition (glibc's, or the allocator the
  * program is linked with or preloads), and one in about PC_ALLOC_RATE
  * bytes is sampled: libpc.so walks its stack and keeps it (alloc.c,
- * alloc_table.c), reached through pc_alloc_ops_v1, a weak reference. A
+ * alloc_table.c), reached through pc_alloc_ops_v2, a weak reference. A
  * program profiled without allocations does not load this library, so
  * its malloc calls go straight to the allocator; loaded without libpc.so
  * (a child that kept LD_PRELOAD's companion alone) it only forwards.
@@ -43,10 +43,10 @@
 #include "alloc.h"
 
 /* libpc.so's side, where it is loaded (-z now binds it at start-up) */
-extern const struct pc_alloc_ops *pc_alloc_ops_v1(void) __attribute__((weak));
+extern const struct pc_alloc_ops *pc_alloc_ops_v2(void) __attribute__((weak));
 
 /* what libpc.so finds the companion by */
-PC_EXPORT const int pc_alloc_hooks_v1 = 1;
+PC_EXPORT const int pc_alloc_hooks_v2 = 1;
 
 static const struct pc_alloc_ops *ops;	/* libpc's, or NULL: forward only */
 static const uint8_t nofilter[PC_ALLOC_FILTER];
@@ -107,7 +107,7 @@ resolve(void)
 {
 	busy++;
 	/* ops before filter: a free that finds libpc's filter calls ops */
-	if (pc_alloc_ops_v1 && (ops = pc_alloc_ops_v1()))
+	if (pc_alloc_ops_v2 && (ops = pc_alloc_ops_v2()))
 		__atomic_store_n(&filter, ops->filter, __ATOMIC_RELEASE);
 	next_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
 	next_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
