@@ -110,9 +110,24 @@ writer_run(void)
 	writer_result = write_job(writer_path, writer_flags);
 }
 
+/* swapcontext as the C library defines it, not as a library before
+ * libpc interposes it: AddressSanitizer's prints a warning on its first
+ * call (its shadow of the new stack; libpc's code is not instrumented and
+ * the stack is libpc's own), a line on the stderr of a program that never
+ * switches context. Resolved at start-up (dlsym is not AS-safe). */
+typedef int (*swap_fn)(ucontext_t *, const ucontext_t *);
+static swap_fn swap_next;
+
+void
+pc_finish_resolve(void)
+{
+	swap_next = (swap_fn)pc_next("swapcontext");
+}
+
 int
 pc_write_on_own_stack(const char *path, int flags)
 {
+	swap_fn swap = swap_next ? swap_next : swapcontext;
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t lo = (uintptr_t)writer_stack;
 
@@ -130,7 +145,7 @@ pc_write_on_own_stack(const char *path, int flags)
 	writer_ctx.uc_stack.ss_size = sizeof(writer_stack);
 	writer_ctx.uc_link = &writer_caller;
 	makecontext(&writer_ctx, writer_run, 0);
-	if (swapcontext(&writer_caller, &writer_ctx))
+	if (swap(&writer_caller, &writer_ctx))
 		return write_job(path, flags);
 	return writer_result;
 }

@@ -938,6 +938,8 @@ void pc_snapshot(void) PC_HIDDEN;
 void pc_write_lock(void) PC_HIDDEN;
 void pc_write_unlock(void) PC_HIDDEN;
 int pc_write_on_own_stack(const char *path, int flags) PC_HIDDEN;
+/* finish.c: the C library's swapcontext, found at start-up. */
+void pc_finish_resolve(void) PC_HIDDEN;
 /* lifecycle.c: resolves the real exit, _exit and exec family, so that
  * those a program's handler or vfork child may call (_exit, execve,
  * execl, execle, execv, fexecve) never look them up there; the

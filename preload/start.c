@@ -406,6 +406,7 @@ pc_start(void)
 		return;
 	}
 	pc_lifecycle_resolve();
+	pc_finish_resolve();
 	if (pc_sandbox_inherited()) {
 		pc_alloc_start(0, 0);
 		errno = saved;

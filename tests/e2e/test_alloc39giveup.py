@@ -64,6 +64,27 @@ def test_alloc_an_asan_program_is_told_in_one_line_why_not():
     assert s == {}, sorted(s)
 
 
+def test_asan_program_stderr_is_its_own_under_pcprof_run():
+    """An AddressSanitizer program under pcprof run, with and without
+    --alloc: its stderr is plain's but for libpc's own lines. libpc's
+    writer switches to a stack of its own with swapcontext, and ASan's
+    interposed swapcontext printed "ASan doesn't fully support
+    makecontext/swapcontext" on the program's stderr at its end."""
+    exe = asan_build()
+    plain = run([exe], ASAN, profiled=False, hooks=False)
+    assert plain.status == 3, (plain.status, plain.stderr)
+
+    def theirs(err):
+        return [l for l in err.splitlines() if not l.startswith("libpc:")]
+    for flags in ((), ("--alloc",)):
+        r = run([pcprof(), "run", "--no-report", *flags, "-o", "r", exe], ASAN,
+                profiled=False, hooks=False)
+        same(r, plain, "pcprof run %s %s" % (" ".join(flags), exe))
+        assert theirs(r.stderr) == theirs(plain.stderr), (flags, r.stderr, plain.stderr)
+        assert os.path.exists(os.path.join(r.cwd, "r", "gmon.out")), os.listdir(r.cwd)
+    return "stderr as plain's, with and without --alloc"
+
+
 def test_alloc_a_program_without_asan_gets_no_such_line():
     """The same check on alloc39 as built: its malloc is the hooks', and
     libpc says nothing."""
