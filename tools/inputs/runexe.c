@@ -465,11 +465,17 @@ int
 runexe_open(struct pc_inputs *in, struct runexe *re, const struct symtab_opts *so, int flags)
 {
 	struct stat sb;
+	int read = re->man != NULL;
 
-	if (re->man)
+	for (int i = 0; re->man && i < re->nfiles; i++)
+		read &= re->man[i] != NULL;
+	/* each a profile whose manifest is read: none looked for again */
+	if (read && re->nfiles)
+		flags |= INPUTS_AS_GIVEN | INPUTS_WHOLE;
+	else if (re->man)
 		flags |= INPUTS_AS_GIVEN;
 	/* a directory stands for its profiles of the program */
-	for (int i = 0; i < re->nfiles; i++)
+	for (int i = 0; !(flags & INPUTS_WHOLE) && i < re->nfiles; i++)
 		if (!stat(re->files[i], &sb) && S_ISDIR(sb.st_mode))
 			flags &= ~INPUTS_AS_GIVEN;
 	if (inputs_open(in, re->exe, re->files, re->nfiles, so, flags))

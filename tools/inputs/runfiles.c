@@ -175,10 +175,44 @@ dir_names(const char *path, size_t *nn)
 	return names;
 }
 
-/* Whether the first k bytes of path name a profile with a manifest: among
- * files[0..n) where files is not NULL. */
+/* The answers of runfiles_has_manifest that one walk of a listing has
+ * had, each profile asked once (a profile's objects' files ask for it
+ * again, PROFILE+libc.so.6 and the rest). */
+struct manifest_memo {
+	char **profile;
+	unsigned char *has;
+	size_t n;
+};
+
 static int
-is_profile_prefix(const char *path, size_t k, char **files, int n)
+memo_has_manifest(struct manifest_memo *m, char *profile)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->profile[i], profile)) {
+			free(profile);
+			return m->has[i];
+		}
+	m->profile = pc_realloc(m->profile, (m->n + 1) * sizeof(*m->profile));
+	m->has = pc_realloc(m->has, m->n + 1);
+	m->profile[m->n] = profile;
+	m->has[m->n] = (unsigned char)runfiles_has_manifest(profile);
+	return m->has[m->n++];
+}
+
+static void
+memo_release(struct manifest_memo *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->profile[i]);
+	free(m->profile);
+	free(m->has);
+}
+
+/* Whether the first k bytes of path name a profile with a manifest: among
+ * files[0..n) where files is not NULL; asked through memo where it is not
+ * NULL. */
+static int
+is_profile_prefix(const char *path, size_t k, char **files, int n, struct manifest_memo *memo)
 {
 	char *profile;
 	int r;
@@ -189,6 +223,8 @@ is_profile_prefix(const char *path, size_t k, char **files, int n)
 	if (files)
 		return 0;
 	profile = pc_strndup(path, k);
+	if (memo)
+		return memo_has_manifest(memo, profile);
 	r = runfiles_has_manifest(profile);
 	free(profile);
 	return r;
@@ -203,10 +239,10 @@ is_profile_prefix(const char *path, size_t k, char **files, int n)
  * among files[0..n).
  */
 static int
-is_object_file(const char *path, char **files, int n)
+is_object_file(const char *path, char **files, int n, struct manifest_memo *memo)
 {
 	for (size_t k = 0; (k = gmon_object_split(path, k));)
-		if (is_profile_prefix(path, k, files, n))
+		if (is_profile_prefix(path, k, files, n, memo))
 			return 1;
 	return 0;
 }
@@ -221,29 +257,35 @@ runfiles_is_wall_gmon(const char *path)
 
 /* Whether name, found in a whole run's directory, is one of its profiles. */
 static int
-of_run(const char *name)
+of_run(const char *name, struct manifest_memo *memo)
 {
 	if (has_suffix(name, GMON_OBJECTS_SUFFIX) || has_suffix(name, GMON_STACKS_SUFFIX) ||
 	    runfiles_is_wall_gmon(name))
 		return 0;
 	/* PROFILE+libc.so.6: read with PROFILE */
-	return !is_object_file(name, NULL, 0) && runfiles_is_profile(name);
+	return !is_object_file(name, NULL, 0, memo) && runfiles_is_profile(name);
 }
 
 /* The profiles with a manifest of names[0..nn), which they become, in
- * their order: the others freed, and counted in *left_out; *n of them. */
+ * their order: the others freed, and counted in *left_out; *n of them.
+ * Each profile's manifest is looked for once. */
 static char **
 run_profiles(char **names, size_t nn, size_t *n, size_t *left_out)
 {
+	struct manifest_memo memo = { 0 };
+
 	*n = 0;
 	for (size_t i = 0; i < nn; i++) {
-		if (of_run(names[i]) && runfiles_has_manifest(names[i])) {
+		int profile = of_run(names[i], &memo);
+
+		if (profile && memo_has_manifest(&memo, pc_strdup(names[i]))) {
 			names[(*n)++] = names[i];
 			continue;
 		}
-		*left_out += of_run(names[i]);
+		*left_out += profile;
 		free(names[i]);
 	}
+	memo_release(&memo);
 	return names;
 }
 
@@ -303,7 +345,7 @@ keep_file(const struct symtab *st, const char *name, int dir, int many,
 	if (dir)	/* only profiles of exe, not the wall time made of them */
 		return m == 1 && !(known && memcmp(id, st->build_id, sizeof(id))) &&
 		       !runfiles_is_wall_gmon(name);
-	if ((m == -1 && is_manifest(name)) || is_object_file(name, files, nfiles))
+	if ((m == -1 && is_manifest(name)) || is_object_file(name, files, nfiles, NULL))
 		return 0;	/* read with its profile */
 	if (many && m == 1 && known && memcmp(id, zero, sizeof(id)) &&
 	    memcmp(id, st->build_id, sizeof(id)))
@@ -385,7 +427,8 @@ runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
 	run->manifest = pc_realloc(NULL, (size_t)run->nfiles);
 	run->objects = pc_calloc((size_t)run->nfiles, sizeof(*run->objects));
 	for (int i = 0; i < run->nfiles; i++)
-		run->manifest[i] = (unsigned char)runfiles_has_manifest(run->files[i]);
+		run->manifest[i] = (unsigned char)((as_given & INPUTS_WHOLE) ||
+						   runfiles_has_manifest(run->files[i]));
 	return 0;
 }
 

@@ -59,8 +59,9 @@ char **runfiles_of_listing(struct run_listing *l, size_t *n, size_t *left_out);
  * libpc wrote for st's executable (a live file finished first), and of
  * several files those recorded for another program left out (said in a
  * note), manifests and objects' files read with their profile. Whether
- * each has a manifest is asked here, once. 0, or -1 after one line where
- * no profile is left.
+ * each has a manifest is asked here, once, unless as_given has
+ * INPUTS_WHOLE (the caller read each one's). 0, or -1 after one line
+ * where no profile is left.
  */
 PC_CHECKED int runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
 		   int as_given);

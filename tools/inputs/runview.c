@@ -95,6 +95,14 @@ give_manifest(struct pc_inputs *in, struct runview_proc *p)
 	p->manifest = NULL;
 }
 
+/* How read_proc opens p's profile: as it is, and where its manifest is
+ * read already, not looked for again. */
+static int
+open_flags(const struct runview_proc *p)
+{
+	return INPUTS_AS_GIVEN | (p->manifest ? INPUTS_WHOLE : 0);
+}
+
 static void
 proc_release(struct runview_proc *p)
 {
@@ -181,7 +189,7 @@ read_proc(struct runview *v, struct runview_proc *pr, const struct symtab_opts *
 	struct symtab *st = &in.st;
 	struct flat f;
 
-	if (inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN))
+	if (inputs_open(&in, pr->exe, &pr->profile, 1, so, open_flags(pr)))
 		return -1;
 	give_manifest(&in, pr);
 	if (inputs_load(&in, so, 0))
@@ -453,7 +461,7 @@ export_run(struct runview *v, const struct report_opts *r, const struct symtab_o
 		struct runview_proc *pr = &v->procs[i];
 		struct pc_inputs in;
 
-		if (inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN))
+		if (inputs_open(&in, pr->exe, &pr->profile, 1, so, open_flags(pr)))
 			return -1;
 		give_manifest(&in, pr);
 		if (inputs_load(&in, so, 0))
