@@ -288,7 +288,7 @@ is_run(const char *path)
  * view's to read, 0.
  */
 static int
-plain_exe(const char *gmon, char *exe, size_t size)
+plain_exe(const char *gmon, const struct run_listing *l, char *exe, size_t size)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
 	char hex[2 * GMON_BUILDID_SIZE + 1], first[PATH_MAX];
@@ -297,7 +297,7 @@ plain_exe(const char *gmon, char *exe, size_t size)
 
 	/* a run of pcprof run --main-only: its DIR/gmon.out, plain, with a
 	 * link to its program beside it */
-	if (is_run(gmon) && snprintf(first, sizeof(first), "%s/gmon.out", gmon) <
+	if ((runfiles_listed_dir(l, gmon) || is_run(gmon)) && snprintf(first, sizeof(first), "%s/gmon.out", gmon) <
 	    (int)sizeof(first) && !runfiles_has_manifest(first))
 		gmon = first;
 	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || runfiles_has_manifest(gmon) ||
@@ -333,7 +333,7 @@ report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s
 	/* an error leaves no partial report where out is out_open's */
 	if (!one_program(r))
 		return runview_report(ops, n, r, s, out) ? -1 : 0;
-	if (r->format != FORMAT_JSON || !is_run(ops[0]))
+	if (r->format != FORMAT_JSON || !(runfiles_listed_dir(r->listing, ops[0]) || is_run(ops[0])))
 		return report_program(ops, n, r, s, out);
 	/* the run report's shape, --callgraph or not: its processes (of
 	 * the program), then its profile; the program found first, so that
@@ -353,18 +353,32 @@ static int
 report_operands(char **argv, int argc, struct report_opts *r, const struct symtab_opts *s,
 		FILE *out)
 {
+	struct run_listing listing = { 0 };
+	struct report_opts o = *r;
 	char exe[PATH_MAX], **ops;
-	int n, rc;
+	int n, rc, kind = runfiles_profile_kind(argv[0]);
 
 	/* a profile or a directory first: the whole run, its programs
 	 * named by the manifests */
-	if (!runfiles_is_profile(argv[0]))
+	if (!kind)
 		return report_program(argv, argc, r, s, out);
 	ops = runexe_operands(argv, argc, &n);
-	if ((rc = plain_exe(ops[0], exe, sizeof(exe))) > 0)
-		rc = report_files(exe, ops, n, r, s, out);
+	/* a run's directory first is listed once, here, for every stage
+	 * that reads it (as pcprof run lists its own); one that cannot be
+	 * is said as those stages would have said it */
+	if (!o.listing && kind == 2 && !strcmp(ops[0], argv[0])) {
+		if (recover_list(&listing, ops[0])) {
+			rc = -1;
+			goto out;
+		}
+		o.listing = &listing;
+	}
+	if ((rc = plain_exe(ops[0], o.listing, exe, sizeof(exe))) > 0)
+		rc = report_files(exe, ops, n, &o, s, out);
 	else if (!rc)
-		rc = report_run(ops, n, r, s, out);
+		rc = report_run(ops, n, &o, s, out);
+out:
+	recover_listing_release(&listing);
 	while (n--)
 		free(ops[n]);
 	free(ops);

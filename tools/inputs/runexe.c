@@ -263,12 +263,12 @@ gather(struct runexe *all, char **paths, int n, struct run_listing *listing)
 		struct stat sb;
 		size_t nn, left = 0;
 		char **names;
+		int listed = runfiles_listed_dir(listing, paths[i]);
 
-		if (stat(paths[i], &sb))
+		if (!listed && stat(paths[i], &sb))
 			return pc_error("'%s': %s", paths[i], strerror(errno));
-		if (S_ISDIR(sb.st_mode)) {
-			names = listing && !strcmp(listing->dir, paths[i]) ?
-				runfiles_of_listing(listing, &nn, &left) :
+		if (listed || S_ISDIR(sb.st_mode)) {
+			names = listed ? runfiles_of_listing(listing, &nn, &left) :
 				runfiles_of_run(paths[i], &nn, &left);
 			if (!names)
 				return -1;
@@ -433,7 +433,7 @@ runexe_resolve_listed(struct runexe *re, char **operands, int n, const char *pro
 
 	memset(re, 0, sizeof(*re));
 	ops = runexe_operands(n ? operands : deflt, n ? n : 1, &k);
-	exe_first = n && !runfiles_is_profile(ops[0]);
+	exe_first = n && !runfiles_listed_dir(listing, ops[0]) && !runfiles_is_profile(ops[0]);
 	if (exe_first && !process) {
 		if (!(re->exe = exe_named(ops[0], ops + 1, k - 1)))
 			return -1;

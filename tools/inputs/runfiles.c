@@ -61,6 +61,18 @@ runfiles_is_whole(const char *path)
 int
 runfiles_is_profile(const char *path)
 {
+	return runfiles_profile_kind(path) != 0;
+}
+
+int
+runfiles_listed_dir(const struct run_listing *l, const char *path)
+{
+	return l && l->dir && !strcmp(l->dir, path);
+}
+
+int
+runfiles_profile_kind(const char *path)
+{
 	struct stat sb;
 	unsigned char h[4];
 	int fd, r;
@@ -68,7 +80,7 @@ runfiles_is_profile(const char *path)
 	if (stat(path, &sb))
 		return 0;
 	if (S_ISDIR(sb.st_mode))
-		return 1;
+		return 2;
 	/* a peek at the magic to tell a profile from an executable, which
 	 * may well be a symlink (/usr/bin/node): this open follows one, but
 	 * never waits on a FIFO; the profile's reader (pc_open_regular)

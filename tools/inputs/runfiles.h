@@ -23,6 +23,11 @@ int runfiles_is_whole(const char *path);
 /* Whether path is a profile (it starts with the gmon magic) or a
  * directory of them, rather than an executable. */
 int runfiles_is_profile(const char *path);
+/* The same, told apart: 0 neither, 1 a profile, 2 a directory. */
+int runfiles_profile_kind(const char *path);
+/* Whether path is the directory that l (NULL: none) listed: known from
+ * the listing, with no look at the disk. */
+int runfiles_listed_dir(const struct run_listing *l, const char *path);
 /* The build-id bytes that libpc wrote into the header of the profile at
  * path: 1 when it is libpc's, 0 when not, -1 when it is not a gmon file
  * one can read. */

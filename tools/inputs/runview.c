@@ -405,10 +405,11 @@ gather(struct runview *v, char **paths, int npaths, struct run_listing *listing)
 {
 	for (int i = 0; i < npaths; i++) {
 		struct stat sb;
+		int listed = runfiles_listed_dir(listing, paths[i]);
 
-		if (stat(paths[i], &sb))
+		if (!listed && stat(paths[i], &sb))
 			return pc_error("'%s': %s", paths[i], strerror(errno));
-		if (S_ISDIR(sb.st_mode) ? add_dir(v, paths[i], listing) :
+		if (listed || S_ISDIR(sb.st_mode) ? add_dir(v, paths[i], listing) :
 		    runfiles_has_manifest(paths[i]) ? add_proc(v, paths[i]) :
 		    pc_error("'%s': no manifest beside it (%s) to name its program: "
 			     "name the executable (pcprof report EXE %s), or record with "
