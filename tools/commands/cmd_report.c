@@ -288,20 +288,23 @@ is_run(const char *path)
  * view's to read, 0.
  */
 static int
-plain_exe(const char *gmon, const struct run_listing *l, char *exe, size_t size)
+plain_exe(const char *gmon, int kind, const struct run_listing *l, char *exe, size_t size)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
 	char hex[2 * GMON_BUILDID_SIZE + 1], first[PATH_MAX];
 	uint8_t id[GMON_BUILDID_SIZE];
 	struct stat sb;
+	/* kind: runfiles_profile_kind's of gmon where known, else -1 */
+	int dir = kind >= 0 ? kind == 2 : runfiles_listed_dir(l, gmon) || is_run(gmon);
+	int reg = kind == 1;
 
 	/* a run of pcprof run --main-only: its DIR/gmon.out, plain, with a
 	 * link to its program beside it */
-	if ((runfiles_listed_dir(l, gmon) || is_run(gmon)) && snprintf(first, sizeof(first), "%s/gmon.out", gmon) <
-	    (int)sizeof(first) && !runfiles_has_manifest(first))
-		gmon = first;
-	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || runfiles_has_manifest(gmon) ||
-	    runfiles_build_id(gmon, id) != 1)
+	if (dir && snprintf(first, sizeof(first), "%s/gmon.out", gmon) < (int)sizeof(first) &&
+	    !runfiles_has_manifest(first))
+		gmon = first, reg = 0;
+	if ((!reg && (stat(gmon, &sb) || !S_ISREG(sb.st_mode))) ||
+	    runfiles_has_manifest(gmon) || runfiles_build_id(gmon, id) != 1)
 		return 0;
 	if (!memcmp(id, zero, sizeof(id)))
 		return pc_error("'%s': no manifest beside it (%s) to name its program, "
@@ -373,7 +376,8 @@ report_operands(char **argv, int argc, struct report_opts *r, const struct symta
 		}
 		o.listing = &listing;
 	}
-	if ((rc = plain_exe(ops[0], o.listing, exe, sizeof(exe))) > 0)
+	if ((rc = plain_exe(ops[0], strcmp(ops[0], argv[0]) ? -1 : kind, o.listing, exe,
+			    sizeof(exe))) > 0)
 		rc = report_files(exe, ops, n, &o, s, out);
 	else if (!rc)
 		rc = report_run(ops, n, &o, s, out);
