@@ -336,7 +336,8 @@ report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s
 	/* an error leaves no partial report where out is out_open's */
 	if (!one_program(r))
 		return runview_report(ops, n, r, s, out) ? -1 : 0;
-	if (r->format != FORMAT_JSON || !(runfiles_listed_dir(r->listing, ops[0]) || is_run(ops[0])))
+	if (r->format != FORMAT_JSON ||
+	    !(runfiles_listed_dir(r->listing, ops[0]) || is_run(ops[0])))
 		return report_program(ops, n, r, s, out);
 	/* the run report's shape, --callgraph or not: its processes (of
 	 * the program), then its profile; the program found first, so that

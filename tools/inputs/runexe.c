@@ -433,7 +433,8 @@ runexe_resolve_listed(struct runexe *re, char **operands, int n, const char *pro
 
 	memset(re, 0, sizeof(*re));
 	ops = runexe_operands(n ? operands : deflt, n ? n : 1, &k);
-	exe_first = n && !runfiles_listed_dir(listing, ops[0]) && !runfiles_is_profile(ops[0]);
+	exe_first = n && !runfiles_listed_dir(listing, ops[0]) &&
+		    !runfiles_is_profile(ops[0]);
 	if (exe_first && !process) {
 		if (!(re->exe = exe_named(ops[0], ops + 1, k - 1)))
 			return -1;
