@@ -324,6 +324,7 @@ gmon_live_head_init(struct gmon_live_head *h, uint32_t hdr_size, int32_t pid,
 	h->hdr_size = hdr_size;
 	h->pid = pid;
 	h->start_s = (uint32_t)(start_ns / NS);
+	h->gen = 0;
 }
 
 int
@@ -347,4 +348,43 @@ gmon_live_head_read(const void *buf, size_t n, struct gmon_live_head *h,
 		return -EPROTO;
 	*version = v > UINT32_MAX ? 0 : (uint32_t)v;
 	return v == GMON_LIVE_VERSION ? 0 : -EPROTO;
+}
+
+void
+gmon_live_head_write(struct gmon_live_head *h, uint32_t state, int32_t pid,
+		     uint64_t start_ns)
+{
+	uint32_t g = __atomic_load_n(&h->gen, __ATOMIC_RELAXED);
+
+	/* odd first: the fence keeps the stores below after it */
+	__atomic_store_n(&h->gen, g | 1u, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (pid) {
+		__atomic_store_n(&h->pid, pid, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->start_s, (uint32_t)(start_ns / NS), __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&h->state, state, __ATOMIC_RELAXED);
+	/* even after: the release keeps the stores above before it */
+	__atomic_store_n(&h->gen, (g | 1u) + 1u, __ATOMIC_RELEASE);
+}
+
+int
+gmon_live_head_load(long (*rd)(void *ctx, void *buf, size_t n), void *ctx,
+		    struct gmon_live_head *h, uint32_t *version)
+{
+	struct gmon_live_head first, again;
+	long n;
+	int r = -EAGAIN;
+
+	for (int i = 0; i < GMON_LIVE_TRIES; i++) {
+		n = rd(ctx, &first, sizeof(first));
+		if ((r = gmon_live_head_read(&first, n > 0 ? (size_t)n : 0, h, version)))
+			return r;
+		/* a generation that moved (or is odd) is a write under the read */
+		r = -EAGAIN;
+		if (!(h->gen & 1u) && rd(ctx, &again, sizeof(again)) == n &&
+		    !memcmp(&first, &again, sizeof(first)))
+			return 0;
+	}
+	return r;
 }

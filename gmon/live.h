@@ -22,11 +22,12 @@
 /*
  * The head's first 16 bytes: "pcprof-live V\n", NUL-padded, where V is
  * the version of the head's layout in decimal. A reader of another
- * version refuses the file, by its number. What follows the head is
- * libpc's memory, read only by the same build of libpc (hdr_size).
+ * version refuses the file, by its number (version 1 had no generation
+ * count). What follows the head is libpc's memory, read only by the same
+ * build of libpc (hdr_size).
  */
 #define GMON_LIVE_MAGIC		"pcprof-live "
-#define GMON_LIVE_VERSION	1u
+#define GMON_LIVE_VERSION	2u
 #define GMON_LIVE_MAGIC_SIZE	16
 
 enum { GMON_LIVE_RUNNING = 1, GMON_LIVE_DONE = 2 };
@@ -40,6 +41,10 @@ struct gmon_live_head {
 	uint32_t start_s;	/* when it began to, in whole seconds
 				 * (CLOCK_REALTIME); 0: not said (spare
 				 * bytes in earlier libpc's files) */
+	uint32_t gen;		/* the head's generation, atomic: odd while
+				 * libpc rewrites pid, start or state
+				 * (gmon_live_head_write), even when whole */
+	uint32_t spare;
 };
 
 /*
@@ -62,6 +67,15 @@ void gmon_live_head_init(struct gmon_live_head *h, uint32_t hdr_size,
 			 int32_t pid, uint64_t start_ns);
 
 /*
+ * Set h's state (GMON_LIVE_*), and where pid is not 0 its pid and start
+ * too, as one change that a reader sees whole or knows torn: the
+ * generation goes odd before and even after (a seqlock, whose one writer
+ * is the process that owns h). AS-safe, lock-free.
+ */
+void gmon_live_head_write(struct gmon_live_head *h, uint32_t state, int32_t pid,
+			  uint64_t start_ns);
+
+/*
  * The first n bytes of a file, buf, as a live file's head, copied into
  * *h: 0 for one of this version; -EINVAL for no live file (too short, not
  * the magic); -EPROTO for one of another version, whose number goes into
@@ -69,6 +83,18 @@ void gmon_live_head_init(struct gmon_live_head *h, uint32_t hdr_size,
  */
 int gmon_live_head_read(const void *buf, size_t n, struct gmon_live_head *h,
 			uint32_t *version);
+
+/*
+ * A live file's head read while its process may rewrite it: rd(ctx, buf,
+ * n) reads the file's first n bytes (pread), twice; the head is whole
+ * when the first read's generation is even and the second read is the
+ * same, else it is read again, GMON_LIVE_TRIES times at most. What
+ * gmon_live_head_read says, or -EAGAIN for a head torn on every try.
+ * AS-safe where rd is.
+ */
+#define GMON_LIVE_TRIES	64
+int gmon_live_head_load(long (*rd)(void *ctx, void *buf, size_t n), void *ctx,
+			struct gmon_live_head *h, uint32_t *version);
 
 /*
  * 1 when the process that the head h of the live file whose inode is ino

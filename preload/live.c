@@ -119,15 +119,17 @@ round_page(size_t n)
 	return (n + page_size - 1) & ~(page_size - 1);
 }
 
-/* The head's pid and start: this process's, from now on. */
+/* The head's pid and start: this process's, from now on (its state as
+ * it is), in one change of the head's generation. */
 static void
 stamp_head(struct pc_live *h)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	h->head.pid = (int32_t)getpid();
-	h->head.start_s = (uint32_t)ts.tv_sec;
+	gmon_live_head_write(&h->head, __atomic_load_n(&h->head.state, __ATOMIC_RELAXED),
+			     (int32_t)getpid(),
+			     (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 }
 
 static char making[PATH_MAX + 8];	/* live_path while it is made */
@@ -352,7 +354,7 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 	live->spill = pc_live_alloc(PC_LIVE_SPILL * sizeof(struct pc_spill), 0);
 	if (pc_live_back(live->spill, PC_LIVE_SPILL * sizeof(struct pc_spill)))
 		live->spill = NULL;
-	__atomic_store_n(&live->head.state, GMON_LIVE_RUNNING, __ATOMIC_RELEASE);
+	gmon_live_head_write(&live->head, GMON_LIVE_RUNNING, 0, 0);
 	return 0;
 }
 
@@ -484,7 +486,7 @@ pc_live_done(void)
 {
 	if (!live || getpid() != pc->pid)
 		return;
-	__atomic_store_n(&live->head.state, GMON_LIVE_DONE, __ATOMIC_RELEASE);
+	gmon_live_head_write(&live->head, GMON_LIVE_DONE, 0, 0);
 	unlink(live_path);
 }
 
@@ -658,7 +660,7 @@ pc_live_forked(void)
 	live->st.writer = 0;	/* a write of the parent's is not the child's */
 	pc_live_map_fd(fd);
 	pc_live_grow_forked(live, 0);
-	__atomic_store_n(&live->head.state, GMON_LIVE_RUNNING, __ATOMIC_RELEASE);
+	gmon_live_head_write(&live->head, GMON_LIVE_RUNNING, 0, 0);
 	publish(fd);
 	pc_live_map_fd(-1);
 	close(fd);

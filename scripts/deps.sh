@@ -58,6 +58,9 @@ check|ci)
 	want libmimalloc-dev test -e "$(cc -print-file-name=libmimalloc.so)"
 	want git command -v git
 	want bc command -v bc
+	# pcprof run's report faulted by gdb; a report's file lookups counted
+	want gdb command -v gdb
+	want strace command -v strace
 	want python3.11 test -x /usr/bin/python3.11
 	# the flame graph's zoom script is clicked through in node
 	want nodejs sh -c 'command -v node || command -v nodejs'

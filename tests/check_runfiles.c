@@ -602,6 +602,52 @@ START_TEST(test_live_owner_runs_only_while_it_maps_the_file)
 }
 END_TEST
 
+/*
+ * A run's walk reads what its listing says and looks at the disk only
+ * where the listing cannot tell: a directory it listed is a directory
+ * (runfiles_listed_dir, no look), a profile's kind is told apart in one
+ * look (runfiles_profile_kind); a manifest listed as a regular file is
+ * there, each profile's asked after once however many of its objects'
+ * files ask; a manifest that is a symbolic link (not regular, as listed)
+ * is looked for on the disk, as before: its profile is kept, and a
+ * profile whose manifest is a dangling link is left out, counted.
+ */
+START_TEST(test_walk_reads_the_listing_and_looks_where_it_cannot_tell)
+{
+	static const char *const want[] = { "gmon.out.a.20", "gmon.out.b.21" };
+	struct run_listing l = { 0 };
+	char dir[256], path[512], target[512];
+	size_t n, left = 0;
+	char **names;
+
+	dir_make(dir, sizeof(dir), "walk");
+	put_gmon(dir, "gmon.out.a.20", id_a);
+	put_manifest(dir, "gmon.out.a.20", 20);
+	put(dir, "gmon.out.a.20+libc.so.6", "x", 1);
+	put(dir, "gmon.out.a.20+libm.so.6", "x", 1);
+	put_gmon(dir, "gmon.out.b.21", id_a);
+	put_manifest(dir, "elsewhere", 21);
+	ck_assert_int_eq(symlink(at(target, sizeof(target), dir, "elsewhere.objects"),
+				 at(path, sizeof(path), dir, "gmon.out.b.21.objects")), 0);
+	put_gmon(dir, "gmon.out.c.22", id_a);
+	ck_assert_int_eq(symlink("/nonexistent/pc-manifest",
+				 at(path, sizeof(path), dir, "gmon.out.c.22.objects")), 0);
+	ck_assert_int_eq(recover_list(&l, dir), 0);
+	ck_assert(runfiles_listed_dir(&l, dir));
+	ck_assert(!runfiles_listed_dir(&l, "gmon.out"));
+	ck_assert(!runfiles_listed_dir(NULL, dir));
+	ck_assert_int_eq(runfiles_profile_kind(dir), 2);
+	ck_assert_int_eq(runfiles_profile_kind(at(path, sizeof(path), dir, "gmon.out.a.20")), 1);
+	ck_assert_int_eq(runfiles_profile_kind(at(path, sizeof(path), dir,
+						  "gmon.out.a.20.objects")), 0);
+	ck_assert_int_eq(runfiles_profile_kind("/nonexistent/pc-run"), 0);
+	names = runfiles_of_listing(&l, &n, &left);
+	names_are(names, n, dir, want, 2);
+	ck_assert_uint_eq(left, 1);	/* c: its manifest a dangling link */
+	recover_listing_release(&l);
+}
+END_TEST
+
 Suite *
 runfiles_suite(void)
 {
@@ -618,6 +664,7 @@ runfiles_suite(void)
 	tcase_add_test(t, test_run_leaves_out_what_is_beside_a_profile);
 	tcase_add_test(t, test_run_of_a_missing_directory_is_an_error);
 	tcase_add_test(t, test_listing_is_read_not_the_directory_again);
+	tcase_add_test(t, test_walk_reads_the_listing_and_looks_where_it_cannot_tell);
 	tcase_add_test(t, test_manifest_read_once_and_adopted);
 	tcase_add_test(t, test_corrupt_manifest_is_an_error);
 	tcase_add_test(t, test_open_directory_keeps_this_programs);

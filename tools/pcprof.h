@@ -99,6 +99,8 @@ struct pc_inputs {
 #define INPUTS_AS_GIVEN	1	/* the operands are the profiles, as they are */
 #define INPUTS_EACH_RUN	2	/* each operand is a run of its own (diff) */
 #define INPUTS_STRICT	4	/* another build-id's profile is an error */
+#define INPUTS_WHOLE	8	/* each operand is a profile whose manifest
+				 * the caller has read: not looked for again */
 
 /* findexe.c: the executable whose build-id starts with id, looked for
  * beside the profile gmon and in the current directory; its path into

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of the live file's versioned head (gmon/live.h): libpc
-writes "pcprof-live 1", its pid and start; a reader that meets a live file
+writes "pcprof-live 2", its pid, start and generation; a reader that meets a live file
 of another version says so in one line naming the file and both versions,
 exits 2 and leaves the file as it was; the same file at this version is
 finished into the profile the killed process would have written."""
@@ -65,11 +65,11 @@ def test_live_file_of_another_version_is_one_line_and_status_2():
         data = f.read()
     # the head: magic and version, header size, state 1 (running), pid, start
     magic, _, state, got_pid, start_s = struct.unpack_from("<16sIIiI", data)
-    assert magic == b"pcprof-live 1\n\0\0", magic
+    assert magic == b"pcprof-live 2\n\0\0", magic
     assert (state, got_pid) == (1, pid), (state, got_pid)
     assert int(before) <= start_s <= time.time(), (start_s, before)
     said = []
-    for version in (b"2", b"9"):
+    for version in (b"1", b"9"):
         with open(path, "r+b") as f:
             f.seek(12)
             f.write(version)
@@ -77,19 +77,19 @@ def test_live_file_of_another_version_is_one_line_and_status_2():
         lines = r.stderr.splitlines()
         assert r.returncode == 2 and len(lines) == 1, (r.returncode, r.stderr)
         assert lines[0] == ("pcprof: '%s': a live file of version %s; this pcprof reads "
-                            "version 1 (finish it with the pcprof of the libpc that wrote "
+                            "version 2 (finish it with the pcprof of the libpc that wrote "
                             "it)" % (path, version.decode())), lines
         assert r.stdout == "", r.stdout
         assert os.listdir(d) == live, os.listdir(d)
         said.append(lines[0].split(": ", 2)[2].split(";")[0])
     with open(path, "r+b") as f:
         f.seek(12)
-        f.write(b"1")
+        f.write(b"2")
     r = report(d)
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)["cpu_seconds"]
     assert got >= 0.9 * at and not live_files(d), (got, at, os.listdir(d))
-    return "%s; version 1: %.3f s of %.3f s" % ("; ".join(said), got, at)
+    return "%s; version 2: %.3f s of %.3f s" % ("; ".join(said), got, at)
 
 
 def test_pcprof_run_with_a_live_file_of_another_version_keeps_the_programs_status():
@@ -99,7 +99,7 @@ def test_pcprof_run_with_a_live_file_of_another_version_keeps_the_programs_statu
     d = os.path.join(top, "run")
     other = os.path.join(top, "other.live")
     with open(other, "wb") as f:
-        f.write(struct.pack("<16sIIiI", b"pcprof-live 2\n", 4096, 1, 999999, 0) +
+        f.write(struct.pack("<16sIIiI", b"pcprof-live 3\n", 4096, 1, 999999, 0) +
                 bytes(4096))
     planted = os.path.join(d, ".pcprof.999999.live")
     r = subprocess.run([pcprof(), "run", "-o", d, "--", "sh", "-c",
@@ -109,7 +109,7 @@ def test_pcprof_run_with_a_live_file_of_another_version_keeps_the_programs_statu
                        env=clean_env(profiled=False), start_new_session=True)
     assert r.returncode == 3, (r.returncode, r.stderr)
     said = [l for l in r.stderr.splitlines() if ".live" in l]
-    assert said == ["pcprof: '%s': a live file of version 2; this pcprof reads version 1 "
+    assert said == ["pcprof: '%s': a live file of version 3; this pcprof reads version 2 "
                     "(finish it with the pcprof of the libpc that wrote it)" % planted], r.stderr
     with open(planted, "rb") as f, open(other, "rb") as g:
         assert f.read() == g.read()

@@ -288,20 +288,23 @@ is_run(const char *path)
  * view's to read, 0.
  */
 static int
-plain_exe(const char *gmon, char *exe, size_t size)
+plain_exe(const char *gmon, int kind, const struct run_listing *l, char *exe, size_t size)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
 	char hex[2 * GMON_BUILDID_SIZE + 1], first[PATH_MAX];
 	uint8_t id[GMON_BUILDID_SIZE];
 	struct stat sb;
+	/* kind: runfiles_profile_kind's of gmon where known, else -1 */
+	int dir = kind >= 0 ? kind == 2 : runfiles_listed_dir(l, gmon) || is_run(gmon);
+	int reg = kind == 1;
 
 	/* a run of pcprof run --main-only: its DIR/gmon.out, plain, with a
 	 * link to its program beside it */
-	if (is_run(gmon) && snprintf(first, sizeof(first), "%s/gmon.out", gmon) <
-	    (int)sizeof(first) && !runfiles_has_manifest(first))
-		gmon = first;
-	if (stat(gmon, &sb) || !S_ISREG(sb.st_mode) || runfiles_has_manifest(gmon) ||
-	    runfiles_build_id(gmon, id) != 1)
+	if (dir && snprintf(first, sizeof(first), "%s/gmon.out", gmon) < (int)sizeof(first) &&
+	    !runfiles_has_manifest(first))
+		gmon = first, reg = 0;
+	if ((!reg && (stat(gmon, &sb) || !S_ISREG(sb.st_mode))) ||
+	    runfiles_has_manifest(gmon) || runfiles_build_id(gmon, id) != 1)
 		return 0;
 	if (!memcmp(id, zero, sizeof(id)))
 		return pc_error("'%s': no manifest beside it (%s) to name its program, "
@@ -333,7 +336,8 @@ report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s
 	/* an error leaves no partial report where out is out_open's */
 	if (!one_program(r))
 		return runview_report(ops, n, r, s, out) ? -1 : 0;
-	if (r->format != FORMAT_JSON || !is_run(ops[0]))
+	if (r->format != FORMAT_JSON ||
+	    !(runfiles_listed_dir(r->listing, ops[0]) || is_run(ops[0])))
 		return report_program(ops, n, r, s, out);
 	/* the run report's shape, --callgraph or not: its processes (of
 	 * the program), then its profile; the program found first, so that
@@ -353,18 +357,33 @@ static int
 report_operands(char **argv, int argc, struct report_opts *r, const struct symtab_opts *s,
 		FILE *out)
 {
+	struct run_listing listing = { 0 };
+	struct report_opts o = *r;
 	char exe[PATH_MAX], **ops;
-	int n, rc;
+	int n, rc, kind = runfiles_profile_kind(argv[0]);
 
 	/* a profile or a directory first: the whole run, its programs
 	 * named by the manifests */
-	if (!runfiles_is_profile(argv[0]))
+	if (!kind)
 		return report_program(argv, argc, r, s, out);
 	ops = runexe_operands(argv, argc, &n);
-	if ((rc = plain_exe(ops[0], exe, sizeof(exe))) > 0)
-		rc = report_files(exe, ops, n, r, s, out);
+	/* a run's directory first is listed once, here, for every stage
+	 * that reads it (as pcprof run lists its own); one that cannot be
+	 * is said as those stages would have said it */
+	if (!o.listing && kind == 2 && !strcmp(ops[0], argv[0])) {
+		if (recover_list(&listing, ops[0])) {
+			rc = -1;
+			goto out;
+		}
+		o.listing = &listing;
+	}
+	if ((rc = plain_exe(ops[0], strcmp(ops[0], argv[0]) ? -1 : kind, o.listing, exe,
+			    sizeof(exe))) > 0)
+		rc = report_files(exe, ops, n, &o, s, out);
 	else if (!rc)
-		rc = report_run(ops, n, r, s, out);
+		rc = report_run(ops, n, &o, s, out);
+out:
+	recover_listing_release(&listing);
 	while (n--)
 		free(ops[n]);
 	free(ops);

@@ -18,7 +18,7 @@
 static int
 open_run(struct pc_inputs *in, struct pc_run *run, char **files, int n, int flags)
 {
-	if (runfiles_open(run, &in->st, files, n, flags & INPUTS_AS_GIVEN))
+	if (runfiles_open(run, &in->st, files, n, flags & (INPUTS_AS_GIVEN | INPUTS_WHOLE)))
 		return -1;
 	for (int i = 0; i < run->nfiles; i++)
 		in->whole |= run->manifest[i];
@@ -41,7 +41,8 @@ inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
 	in->exe = exe;
 	/* an executable with no symbols is no error where its profile
 	 * covers the whole process: the rest of it can still be named */
-	if (symbols_load_whole(&in->st, exe, so, runfiles_is_whole(operands[0])))
+	if (symbols_load_whole(&in->st, exe, so, (flags & INPUTS_WHOLE) ||
+			       runfiles_is_whole(operands[0])))
 		return -1;
 	in->nruns = each ? n : 1;
 	in->runs = pc_calloc((size_t)in->nruns, sizeof(*in->runs));

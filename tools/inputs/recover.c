@@ -184,37 +184,49 @@ live_pid(const char *path)
 	return (pid_t)gmon_live_name_pid(path);
 }
 
+/* pread of the head, for gmon_live_head_load: ctx is the descriptor. */
+static long
+pread_head(void *ctx, void *buf, size_t n)
+{
+	return (long)pread(*(int *)ctx, buf, n, 0);
+}
+
 /* The head of the live file at path (gmon/live.h), and its inode: 0, or
- * what gmon_live_head_read says (-EPROTO: another version, its number in
- * *version); -EINVAL for one that cannot be read. Never follows a
- * symlink, never waits on a FIFO. */
+ * what gmon_live_head_load says (-EPROTO: another version, its number in
+ * *version; -EAGAIN: torn by its process's writes on every try); -EINVAL
+ * for one that cannot be read. Never follows a symlink, never waits on a
+ * FIFO. */
 static int
 live_head(const char *path, struct gmon_live_head *h, ino_t *ino, uint32_t *version)
 {
-	char buf[sizeof(*h)];
 	struct stat sb;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int r = -EINVAL, fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
 	*version = 0;
 	if (fd < 0)
 		return -EINVAL;
-	n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, buf, sizeof(buf), 0) : -1;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		*ino = sb.st_ino;
+		r = gmon_live_head_load(pread_head, &fd, h, version);
+	}
 	close(fd);
-	*ino = sb.st_ino;
-	return n < 0 ? -EINVAL : gmon_live_head_read(buf, (size_t)n, h, version);
+	return r;
 }
 
 /* Whether the process that made live file path still runs (gmon/live.h's
- * one check, which pc_recover makes too, on the same head). */
+ * one check, which pc_recover makes too, on the same head). A head that
+ * its process was rewriting on every read is of the pid its name says. */
 static int
 live_running(const char *path)
 {
 	struct gmon_live_head h;
 	uint32_t version;
-	ino_t ino;
+	ino_t ino = 0;
+	int r = live_head(path, &h, &ino, &version);
 
-	return live_head(path, &h, &ino, &version) == 0 && gmon_live_runs(&h, ino);
+	if (r == -EAGAIN)
+		return gmon_live_owner_runs(live_pid(path), ino, 0);
+	return r == 0 && gmon_live_runs(&h, ino);
 }
 
 /* Whether path is a live file of another version than this pcprof's:

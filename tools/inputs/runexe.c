@@ -263,12 +263,12 @@ gather(struct runexe *all, char **paths, int n, struct run_listing *listing)
 		struct stat sb;
 		size_t nn, left = 0;
 		char **names;
+		int listed = runfiles_listed_dir(listing, paths[i]);
 
-		if (stat(paths[i], &sb))
+		if (!listed && stat(paths[i], &sb))
 			return pc_error("'%s': %s", paths[i], strerror(errno));
-		if (S_ISDIR(sb.st_mode)) {
-			names = listing && !strcmp(listing->dir, paths[i]) ?
-				runfiles_of_listing(listing, &nn, &left) :
+		if (listed || S_ISDIR(sb.st_mode)) {
+			names = listed ? runfiles_of_listing(listing, &nn, &left) :
 				runfiles_of_run(paths[i], &nn, &left);
 			if (!names)
 				return -1;
@@ -433,7 +433,8 @@ runexe_resolve_listed(struct runexe *re, char **operands, int n, const char *pro
 
 	memset(re, 0, sizeof(*re));
 	ops = runexe_operands(n ? operands : deflt, n ? n : 1, &k);
-	exe_first = n && !runfiles_is_profile(ops[0]);
+	exe_first = n && !runfiles_listed_dir(listing, ops[0]) &&
+		    !runfiles_is_profile(ops[0]);
 	if (exe_first && !process) {
 		if (!(re->exe = exe_named(ops[0], ops + 1, k - 1)))
 			return -1;
@@ -465,11 +466,17 @@ int
 runexe_open(struct pc_inputs *in, struct runexe *re, const struct symtab_opts *so, int flags)
 {
 	struct stat sb;
+	int read = re->man != NULL;
 
-	if (re->man)
+	for (int i = 0; re->man && i < re->nfiles; i++)
+		read &= re->man[i] != NULL;
+	/* each a profile whose manifest is read: none looked for again */
+	if (read && re->nfiles)
+		flags |= INPUTS_AS_GIVEN | INPUTS_WHOLE;
+	else if (re->man)
 		flags |= INPUTS_AS_GIVEN;
 	/* a directory stands for its profiles of the program */
-	for (int i = 0; i < re->nfiles; i++)
+	for (int i = 0; !(flags & INPUTS_WHOLE) && i < re->nfiles; i++)
 		if (!stat(re->files[i], &sb) && S_ISDIR(sb.st_mode))
 			flags &= ~INPUTS_AS_GIVEN;
 	if (inputs_open(in, re->exe, re->files, re->nfiles, so, flags))

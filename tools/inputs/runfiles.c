@@ -58,27 +58,47 @@ runfiles_is_whole(const char *path)
 	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && runfiles_has_manifest(path);
 }
 
-int
-runfiles_is_profile(const char *path)
+/* Whether the regular file at path starts with the gmon magic: a peek to
+ * tell a profile from an executable, which may well be a symlink
+ * (/usr/bin/node): this open follows one, but never waits on a FIFO; the
+ * profile's reader (pc_open_regular) refuses a symlink. */
+static int
+starts_with_magic(const char *path)
 {
 	struct stat sb;
 	unsigned char h[4];
 	int fd, r;
 
-	if (stat(path, &sb))
-		return 0;
-	if (S_ISDIR(sb.st_mode))
-		return 1;
-	/* a peek at the magic to tell a profile from an executable, which
-	 * may well be a symlink (/usr/bin/node): this open follows one, but
-	 * never waits on a FIFO; the profile's reader (pc_open_regular)
-	 * refuses a symlink */
-	if (!S_ISREG(sb.st_mode) || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return 0;
 	r = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && read(fd, h, 4) == 4 &&
 	    !memcmp(h, GMON_MAGIC, 4);
 	close(fd);
 	return r;
+}
+
+int
+runfiles_is_profile(const char *path)
+{
+	return runfiles_profile_kind(path) != 0;
+}
+
+int
+runfiles_listed_dir(const struct run_listing *l, const char *path)
+{
+	return l && l->dir && !strcmp(l->dir, path);
+}
+
+int
+runfiles_profile_kind(const char *path)
+{
+	struct stat sb;
+
+	if (stat(path, &sb))
+		return 0;
+	if (S_ISDIR(sb.st_mode))
+		return 2;
+	return S_ISREG(sb.st_mode) && starts_with_magic(path);
 }
 
 int
@@ -119,13 +139,16 @@ has_suffix(const char *s, const char *suffix)
  * reads (pc_open_regular would refuse it), left out, with a note where
  * it would have been read as a profile. A manifest, a stacks file or an
  * object's file (PROFILE+NAME) is read with its profile, whose reader
- * says why it cannot. A directory is not odd: a run's may hold runs. */
+ * says why it cannot. A directory is not odd: a run's may hold runs.
+ * *reg: whether it is a regular file, as its lstat said. */
 static int
-odd_entry(const char *full, const char *name)
+odd_entry(const char *full, const char *name, unsigned char *reg)
 {
 	struct stat sb;
+	int r = lstat(full, &sb);
 
-	if (lstat(full, &sb) || S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode))
+	*reg = !r && S_ISREG(sb.st_mode);
+	if (r || S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode))
 		return 0;
 	/* a link to a program: pcprof run --main-only's, which names it */
 	if (S_ISLNK(sb.st_mode) && !stat(full, &sb) && S_ISREG(sb.st_mode) &&
@@ -139,22 +162,29 @@ odd_entry(const char *full, const char *name)
 }
 
 /* The names of l (not its dot files, nor the odd ones), copied, in l's
- * order; *nn of them. */
+ * order; *nn of them, and where reg is not NULL, whether each is a
+ * regular file (malloc'ed), as the look that left the odd ones out saw. */
 static char **
-listed_names(const struct run_listing *l, size_t *nn)
+listed_names(const struct run_listing *l, size_t *nn, unsigned char **reg)
 {
 	char **names = pc_malloc(sizeof(*names));
+	unsigned char *regs = pc_malloc(l->n ? l->n : 1), one;
 	size_t skip = strlen(l->dir) + 1;
 
 	*nn = 0;
 	for (size_t i = 0; i < l->n; i++) {
 		const char *name = l->names[i] + skip;
 
-		if (name[0] == '.' || odd_entry(l->names[i], name))
+		if (name[0] == '.' || odd_entry(l->names[i], name, &one))
 			continue;
 		names = pc_realloc(names, (*nn + 1) * sizeof(*names));
+		regs[*nn] = one;
 		names[(*nn)++] = pc_strdup(l->names[i]);
 	}
+	if (reg)
+		*reg = regs;
+	else
+		free(regs);
 	return names;
 }
 
@@ -163,22 +193,83 @@ listed_names(const struct run_listing *l, size_t *nn)
  * is listed once, and again only where a live file was finished into
  * files. NULL after one line where it cannot be read. */
 static char **
-dir_names(const char *path, size_t *nn)
+dir_names(const char *path, size_t *nn, unsigned char **reg)
 {
 	struct run_listing l = { 0 };
 	char **names = NULL;
 
 	*nn = 0;
 	if (!recover_list(&l, path) && recover_listed(&l, 1) >= 0)
-		names = listed_names(&l, nn);
+		names = listed_names(&l, nn, reg);
 	recover_listing_release(&l);
 	return names;
 }
 
-/* Whether the first k bytes of path name a profile with a manifest: among
- * files[0..n) where files is not NULL. */
+/* The answers of runfiles_has_manifest that one walk of a listing has
+ * had, each profile asked once (a profile's objects' files ask for it
+ * again, PROFILE+libc.so.6 and the rest); a manifest that the listing
+ * names[0..nn) holds as a regular file (reg) is there with no look. */
+struct manifest_memo {
+	char **profile;
+	unsigned char *has;
+	size_t n;
+	char *const *names;
+	const unsigned char *reg;
+	size_t nn;
+};
+
 static int
-is_profile_prefix(const char *path, size_t k, char **files, int n)
+cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether the listing of m holds path as a regular file. */
+static int
+listed_regular(const struct manifest_memo *m, const char *path)
+{
+	char *const *at;
+
+	if (!m->reg || !m->nn)
+		return 0;
+	at = bsearch(&path, m->names, m->nn, sizeof(*m->names), cmp_name);
+	return at && m->reg[at - m->names];
+}
+
+static int
+memo_has_manifest(struct manifest_memo *m, char *profile)
+{
+	char *manifest;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->profile[i], profile)) {
+			free(profile);
+			return m->has[i];
+		}
+	m->profile = pc_realloc(m->profile, (m->n + 1) * sizeof(*m->profile));
+	m->has = pc_realloc(m->has, m->n + 1);
+	m->profile[m->n] = profile;
+	manifest = runfiles_manifest_name(profile);
+	m->has[m->n] = (unsigned char)(listed_regular(m, manifest) ||
+				       runfiles_has_manifest(profile));
+	free(manifest);
+	return m->has[m->n++];
+}
+
+static void
+memo_release(struct manifest_memo *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->profile[i]);
+	free(m->profile);
+	free(m->has);
+}
+
+/* Whether the first k bytes of path name a profile with a manifest: among
+ * files[0..n) where files is not NULL; asked through memo where it is not
+ * NULL. */
+static int
+is_profile_prefix(const char *path, size_t k, char **files, int n, struct manifest_memo *memo)
 {
 	char *profile;
 	int r;
@@ -189,6 +280,8 @@ is_profile_prefix(const char *path, size_t k, char **files, int n)
 	if (files)
 		return 0;
 	profile = pc_strndup(path, k);
+	if (memo)
+		return memo_has_manifest(memo, profile);
 	r = runfiles_has_manifest(profile);
 	free(profile);
 	return r;
@@ -203,10 +296,10 @@ is_profile_prefix(const char *path, size_t k, char **files, int n)
  * among files[0..n).
  */
 static int
-is_object_file(const char *path, char **files, int n)
+is_object_file(const char *path, char **files, int n, struct manifest_memo *memo)
 {
 	for (size_t k = 0; (k = gmon_object_split(path, k));)
-		if (is_profile_prefix(path, k, files, n))
+		if (is_profile_prefix(path, k, files, n, memo))
 			return 1;
 	return 0;
 }
@@ -219,31 +312,45 @@ runfiles_is_wall_gmon(const char *path)
 	return !strcmp(slash ? slash + 1 : path, RUNFILES_WALL_GMON);
 }
 
-/* Whether name, found in a whole run's directory, is one of its profiles. */
+/* Whether name, found in a whole run's directory (a regular file where
+ * reg), is one of its profiles. */
 static int
-of_run(const char *name)
+of_run(const char *name, struct manifest_memo *memo, int reg)
 {
 	if (has_suffix(name, GMON_OBJECTS_SUFFIX) || has_suffix(name, GMON_STACKS_SUFFIX) ||
 	    runfiles_is_wall_gmon(name))
 		return 0;
 	/* PROFILE+libc.so.6: read with PROFILE */
-	return !is_object_file(name, NULL, 0) && runfiles_is_profile(name);
+	return !is_object_file(name, NULL, 0, memo) &&
+	       (reg ? starts_with_magic(name) : runfiles_is_profile(name));
 }
 
-/* The profiles with a manifest of names[0..nn), which they become, in
- * their order: the others freed, and counted in *left_out; *n of them. */
+/* The profiles with a manifest of names[0..nn) (reg: which are regular
+ * files, as listed), which they become, in their order: the others
+ * freed, and counted in *left_out; *n of them. Each profile's manifest is
+ * looked for once, and not at all where the listing holds it. */
 static char **
-run_profiles(char **names, size_t nn, size_t *n, size_t *left_out)
+run_profiles(char **names, unsigned char *reg, size_t nn, size_t *n, size_t *left_out)
 {
+	struct manifest_memo memo = { .names = names, .reg = reg, .nn = nn };
+	unsigned char *keep = pc_malloc(nn ? nn : 1);
+
+	for (size_t i = 0; i < nn; i++) {
+		int profile = of_run(names[i], &memo, reg[i]);
+
+		keep[i] = profile && memo_has_manifest(&memo, pc_strdup(names[i]));
+		*left_out += profile && !keep[i];
+	}
 	*n = 0;
 	for (size_t i = 0; i < nn; i++) {
-		if (of_run(names[i]) && runfiles_has_manifest(names[i])) {
+		if (keep[i])
 			names[(*n)++] = names[i];
-			continue;
-		}
-		*left_out += of_run(names[i]);
-		free(names[i]);
+		else
+			free(names[i]);
 	}
+	free(keep);
+	free(reg);
+	memo_release(&memo);
 	return names;
 }
 
@@ -251,10 +358,11 @@ char **
 runfiles_of_run(const char *dir, size_t *n, size_t *left_out)
 {
 	size_t nn;
-	char **names = dir_names(dir, &nn);
+	unsigned char *reg = NULL;
+	char **names = dir_names(dir, &nn, &reg);
 
 	*n = 0;
-	return names ? run_profiles(names, nn, n, left_out) : NULL;
+	return names ? run_profiles(names, reg, nn, n, left_out) : NULL;
 }
 
 char **
@@ -262,12 +370,13 @@ runfiles_of_listing(struct run_listing *l, size_t *n, size_t *left_out)
 {
 	size_t nn;
 	char **names;
+	unsigned char *reg;
 
 	*n = 0;
 	if (recover_listed(l, 1) < 0)
 		return NULL;
-	names = listed_names(l, &nn);
-	return run_profiles(names, nn, n, left_out);
+	names = listed_names(l, &nn, &reg);
+	return run_profiles(names, reg, nn, n, left_out);
 }
 
 /* A PC_SCOPE=all manifest (a shell glob like gmon.out.* takes them in). */
@@ -303,7 +412,7 @@ keep_file(const struct symtab *st, const char *name, int dir, int many,
 	if (dir)	/* only profiles of exe, not the wall time made of them */
 		return m == 1 && !(known && memcmp(id, st->build_id, sizeof(id))) &&
 		       !runfiles_is_wall_gmon(name);
-	if ((m == -1 && is_manifest(name)) || is_object_file(name, files, nfiles))
+	if ((m == -1 && is_manifest(name)) || is_object_file(name, files, nfiles, NULL))
 		return 0;	/* read with its profile */
 	if (many && m == 1 && known && memcmp(id, zero, sizeof(id)) &&
 	    memcmp(id, st->build_id, sizeof(id)))
@@ -318,7 +427,7 @@ names_of(const char *file, int dir, size_t *nn)
 	char **names;
 
 	if (dir)
-		return dir_names(file, nn);
+		return dir_names(file, nn, NULL);
 	names = pc_malloc(sizeof(*names));
 	names[0] = pc_strdup(file);
 	*nn = 1;
@@ -385,7 +494,8 @@ runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
 	run->manifest = pc_realloc(NULL, (size_t)run->nfiles);
 	run->objects = pc_calloc((size_t)run->nfiles, sizeof(*run->objects));
 	for (int i = 0; i < run->nfiles; i++)
-		run->manifest[i] = (unsigned char)runfiles_has_manifest(run->files[i]);
+		run->manifest[i] = (unsigned char)((as_given & INPUTS_WHOLE) ||
+						   runfiles_has_manifest(run->files[i]));
 	return 0;
 }
 

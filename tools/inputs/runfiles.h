@@ -23,6 +23,11 @@ int runfiles_is_whole(const char *path);
 /* Whether path is a profile (it starts with the gmon magic) or a
  * directory of them, rather than an executable. */
 int runfiles_is_profile(const char *path);
+/* The same, told apart: 0 neither, 1 a profile, 2 a directory. */
+int runfiles_profile_kind(const char *path);
+/* Whether path is the directory that l (NULL: none) listed: known from
+ * the listing, with no look at the disk. */
+int runfiles_listed_dir(const struct run_listing *l, const char *path);
 /* The build-id bytes that libpc wrote into the header of the profile at
  * path: 1 when it is libpc's, 0 when not, -1 when it is not a gmon file
  * one can read. */
@@ -59,8 +64,9 @@ char **runfiles_of_listing(struct run_listing *l, size_t *n, size_t *left_out);
  * libpc wrote for st's executable (a live file finished first), and of
  * several files those recorded for another program left out (said in a
  * note), manifests and objects' files read with their profile. Whether
- * each has a manifest is asked here, once. 0, or -1 after one line where
- * no profile is left.
+ * each has a manifest is asked here, once, unless as_given has
+ * INPUTS_WHOLE (the caller read each one's). 0, or -1 after one line
+ * where no profile is left.
  */
 PC_CHECKED int runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
 		   int as_given);

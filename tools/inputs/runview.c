@@ -95,6 +95,14 @@ give_manifest(struct pc_inputs *in, struct runview_proc *p)
 	p->manifest = NULL;
 }
 
+/* How read_proc opens p's profile: as it is, and where its manifest is
+ * read already, not looked for again. */
+static int
+open_flags(const struct runview_proc *p)
+{
+	return INPUTS_AS_GIVEN | (p->manifest ? INPUTS_WHOLE : 0);
+}
+
 static void
 proc_release(struct runview_proc *p)
 {
@@ -181,7 +189,7 @@ read_proc(struct runview *v, struct runview_proc *pr, const struct symtab_opts *
 	struct symtab *st = &in.st;
 	struct flat f;
 
-	if (inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN))
+	if (inputs_open(&in, pr->exe, &pr->profile, 1, so, open_flags(pr)))
 		return -1;
 	give_manifest(&in, pr);
 	if (inputs_load(&in, so, 0))
@@ -397,10 +405,11 @@ gather(struct runview *v, char **paths, int npaths, struct run_listing *listing)
 {
 	for (int i = 0; i < npaths; i++) {
 		struct stat sb;
+		int listed = runfiles_listed_dir(listing, paths[i]);
 
-		if (stat(paths[i], &sb))
+		if (!listed && stat(paths[i], &sb))
 			return pc_error("'%s': %s", paths[i], strerror(errno));
-		if (S_ISDIR(sb.st_mode) ? add_dir(v, paths[i], listing) :
+		if (listed || S_ISDIR(sb.st_mode) ? add_dir(v, paths[i], listing) :
 		    runfiles_has_manifest(paths[i]) ? add_proc(v, paths[i]) :
 		    pc_error("'%s': no manifest beside it (%s) to name its program: "
 			     "name the executable (pcprof report EXE %s), or record with "
@@ -453,7 +462,7 @@ export_run(struct runview *v, const struct report_opts *r, const struct symtab_o
 		struct runview_proc *pr = &v->procs[i];
 		struct pc_inputs in;
 
-		if (inputs_open(&in, pr->exe, &pr->profile, 1, so, INPUTS_AS_GIVEN))
+		if (inputs_open(&in, pr->exe, &pr->profile, 1, so, open_flags(pr)))
 			return -1;
 		give_manifest(&in, pr);
 		if (inputs_load(&in, so, 0))
