@@ -40,7 +40,9 @@ import json
 import multiprocessing
 import os
 import resource
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 
@@ -267,6 +269,14 @@ def main():
     build = os.path.abspath(a.build)
     os.environ["PC_BUILD"] = build
     ci = os.environ.get("CI", "") == "true"
+    # every test's temporary files, and its programs' (TMPDIR), in one
+    # directory that goes at the end: they were left in /tmp, 46,000 of
+    # them on a machine that ran the suite for a week, and a CI container
+    # whose /tmp is tmpfs pays for them in memory. Kept where a test
+    # failed, for a look at its files.
+    scratch = tempfile.mkdtemp(prefix="pc-e2e-run-")
+    os.environ["TMPDIR"] = scratch
+    tempfile.tempdir = scratch
     todo = units(a.k)
     jobs = max(1, a.j or len(os.sched_getaffinity(0)))
     est = estimate(todo, load_times(build))
@@ -305,6 +315,10 @@ def main():
         sum(counts.values()), time.time() - t0, jobs, "s" if jobs > 1 else "",
         sum(r.get("cpu", 0) for r in every)))
     print("e2e: %d passed, %d failed, %d skipped" % (counts["ok"], failed, skipped))
+    if counts["fail"]:
+        print("e2e: the tests' temporary files are kept in %s" % scratch)
+    else:
+        shutil.rmtree(scratch, ignore_errors=True)
     return 1 if failed else 0
 
 
