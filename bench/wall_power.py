@@ -112,6 +112,7 @@ def cells(args):
                 slow = [f["name"] for f in json.loads(p.stdout)["functions"]
                         if f["status"] == "slower"]
                 named += "[off-cpu: clock_nanosleep] from sleeper" in slow
+                note("%s: slower: %s" % (label, ", ".join(slow)))
             elif p.returncode != 0:
                 twos += 1
                 note("%s: exit %d: %s" % (label, p.returncode, p.stderr.strip()[-300:]))
