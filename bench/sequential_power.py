@@ -54,8 +54,29 @@ def record(a, exes):
     with open(os.path.join(a.out, "setup.json"), "w") as f:
         json.dump({"share": a.share, "levels": a.levels, "scale": scale,
                    "run_seconds": a.run_seconds, "exes": exes, "pool": a.pool,
-                   "cpus": os.cpu_count(), "kernel": os.uname().release}, f)
+                   "hog": a.hog, "cpus": os.cpu_count(), "kernel": os.uname().release}, f)
+    # --hog: as bench/compare_power.py's, on the last CPU, the runs anywhere
+    hog = subprocess.Popen(["taskset", "-c", str(max(os.sched_getaffinity(0))), "sh",
+                            "-c", "exec yes > /dev/null"]) if a.hog else None
+    try:
+        pools_made(a, exes, scale)
+    finally:
+        if hog:
+            hog.kill()
+            hog.wait()
+
+
+def load1():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def pools_made(a, exes, scale):
+    """Each pool in turn; the load average (1 minute) before and after
+    each, into setup.json."""
+    loads = []
     for other in ["same"] + ["s%d" % lv for lv in a.levels]:
+        loads.append(load1())
         out = os.path.join(a.out, "pool-%s" % other)
         t0 = time.monotonic()
         p = subprocess.run([a.pcprof, "compare", "-q", "--format", "json", "--runs",
@@ -67,6 +88,12 @@ def record(a, exes):
         with open(os.path.join(out, "verdict.json"), "w") as f:
             f.write(p.stdout)
         note("pool %s: %d runs a side, %.0f s" % (other, a.pool, time.monotonic() - t0))
+    loads.append(load1())
+    path = os.path.join(a.out, "setup.json")
+    setup = json.load(open(path))
+    setup["load"] = loads
+    with open(path, "w") as f:
+        json.dump(setup, f)
 
 
 def gate(a, limits, nmax, base_exe, base, new_exe, new):
@@ -144,8 +171,12 @@ def analyse(a):
     rng = random.Random(a.seed)
     print("pcprof compare's sequential gate (bench/sequential_power.py)")
     print("machine: %d CPUs, Linux %s; stage_transform holds %d%% of the work; a run "
-          "%.2f s of CPU unprofiled, %.2f s of wall time profiled" % (
-              setup["cpus"], setup["kernel"], setup["share"], setup["run_seconds"], wall))
+          "%.2f s of CPU unprofiled, %.2f s of wall time profiled%s" % (
+              setup["cpus"], setup["kernel"], setup["share"], setup["run_seconds"], wall,
+              "; a CPU hog (yes > /dev/null) on the last CPU" if setup.get("hog") else ""))
+    if setup.get("load"):
+        print("load average (1 min) while the pools were made: %.1f to %.1f" % (
+            min(setup["load"]), max(setup["load"])))
     print("pools: %d base runs; %s; --min-seconds %.5f, alpha 0.01" % (
         len(base), ", ".join("%d %s" % (len(v), k) for k, v in sorted(news.items())),
         mins))
@@ -181,6 +212,8 @@ def main():
     ap.add_argument("--share", type=int, default=10)
     ap.add_argument("--levels", default="5,10,20")
     ap.add_argument("--pool", type=int, default=40, help="runs a side a pool")
+    ap.add_argument("--hog", action="store_true",
+                    help="yes > /dev/null on the last CPU while the pools are made")
     ap.add_argument("--budgets", default="10")
     ap.add_argument("--run-seconds", type=float, default=0.3)
     ap.add_argument("--thresholds", default="2,5", help="percents, a table each")

@@ -5,6 +5,7 @@ regression that costs no CPU, and how often it cries wolf (issue 27).
 
     python3 bench/wall_power.py --build build              # 6 comparisons a cell
     python3 bench/wall_power.py --build build --reps 20 --runs 8
+    python3 bench/wall_power.py --build build --levels 0.1,0.2,0.4 --budget 10s --hog
     python3 bench/wall_power.py --help
 
 tests/progs/wallgate.c waits in three ways a round (a random 1 to 3 ms sleep
@@ -16,8 +17,13 @@ BUILD/bench/. Each cell is --reps real `pcprof compare --metric wall
 --runs N` of the base build against one of the others, each side
 --rounds rounds. For each: how many exited 1, and how many of those named
 sleeper's sleep ("[off-cpu: clock_nanosleep] from sleeper") among the
-slower rows; for the unchanged build, exits 1 are false alarms. Tables on
-stdout, progress on stderr. Python 3 standard library only.
+slower rows; for the unchanged build, exits 1 are false alarms; the runs
+a side each comparison made, and the load average (1 minute) over the
+cell. --budget B gates with the sequential design (pcprof compare
+--budget B) instead of --runs; --hog runs `yes > /dev/null` on the last
+CPU throughout. sleeper() sleeps 2 ms a round on average: --levels
+0.1,0.2,0.4 make its wait 5, 10 and 20 % longer. Tables on stdout,
+progress on stderr. Python 3 standard library only.
 """
 
 import argparse
@@ -51,7 +57,27 @@ def main():
     ap.add_argument("--reps", type=int, default=6, help="comparisons a cell (6)")
     ap.add_argument("--runs", type=int, default=8, help="runs a side (8)")
     ap.add_argument("--rounds", type=int, default=150, help="rounds a run (150)")
+    ap.add_argument("--budget", help="pcprof compare --budget B (sequential) instead of "
+                    "--runs (fixed)")
+    ap.add_argument("--hog", action="store_true",
+                    help="yes > /dev/null on the last CPU throughout")
     args = ap.parse_args()
+    hog = subprocess.Popen(["taskset", "-c", str(max(os.sched_getaffinity(0))), "sh",
+                            "-c", "exec yes > /dev/null"]) if args.hog else None
+    try:
+        cells(args)
+    finally:
+        if hog:
+            hog.kill()
+            hog.wait()
+
+
+def load1():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def cells(args):
     pcprof = os.path.abspath(os.path.join(args.build, "pcprof"))
     out = os.path.abspath(os.path.join(args.build, "bench"))
     os.makedirs(out, exist_ok=True)
@@ -60,32 +86,43 @@ def main():
     for lv in args.levels.split(","):
         others.append(("+%s ms a round" % lv,
                        build(out, "wallgate-plus%s" % lv, ["-DEXTRA_MS=%s" % lv]), float(lv)))
-    print("pcprof compare --metric wall --runs %d, %d rounds a run (about 2 ms of sleep, "
-          "1 ms of pipe wait and 1 ms of CPU a round), %d comparisons a cell"
-          % (args.runs, args.rounds, args.reps))
+    design = ["--budget", args.budget] if args.budget else ["--runs", str(args.runs)]
+    print("pcprof compare --metric wall %s, %d rounds a run (about 2 ms of sleep, "
+          "1 ms of pipe wait and 1 ms of CPU a round), %d comparisons a cell%s"
+          % (" ".join(design), args.rounds, args.reps,
+             ", yes > /dev/null on the last CPU" if args.hog else ""))
     print()
-    print("%-16s %10s %14s %12s %10s" % ("new build", "exit 1", "names sleeper",
-                                          "exit 2", "s a compare"))
+    print("%-16s %10s %14s %12s %10s %12s %12s" % ("new build", "exit 1", "names sleeper",
+                                                  "exit 2", "s a compare", "runs a side",
+                                                  "load (1 min)"))
     for label, exe, extra in others:
         ones = named = twos = 0
         t0 = time.time()
+        used, loads = [], [load1()]
         for r in range(args.reps):
-            p = subprocess.run([pcprof, "compare", "--metric", "wall", "--runs",
-                                str(args.runs), "-q", "--format", "json", "--base", base,
+            p = subprocess.run([pcprof, "compare", "--metric", "wall"] + design +
+                               ["-q", "--format", "json", "--base", base,
                                 str(args.rounds), "--new", exe, str(args.rounds)],
                                capture_output=True, text=True, timeout=900)
+            loads.append(load1())
+            if p.returncode in (0, 1):
+                used.append(json.loads(p.stdout)["experiment"]["runs"])
             if p.returncode == 1:
                 ones += 1
                 slow = [f["name"] for f in json.loads(p.stdout)["functions"]
                         if f["status"] == "slower"]
                 named += "[off-cpu: clock_nanosleep] from sleeper" in slow
+                note("%s: slower: %s" % (label, ", ".join(slow)))
             elif p.returncode != 0:
                 twos += 1
                 note("%s: exit %d: %s" % (label, p.returncode, p.stderr.strip()[-300:]))
             note("%s: comparison %d of %d, exit %d" % (label, r + 1, args.reps, p.returncode))
-        print("%-16s %6d/%-3d %10d/%-3d %8d/%-3d %10.1f" % (
+        used.sort()
+        print("%-16s %6d/%-3d %10d/%-3d %8d/%-3d %10.1f %12s %12s" % (
             label, ones, args.reps, named, args.reps, twos, args.reps,
-            (time.time() - t0) / args.reps), flush=True)
+            (time.time() - t0) / args.reps,
+            "%d to %d" % (used[0], used[-1]) if used else "-",
+            "%.1f to %.1f" % (min(loads), max(loads))), flush=True)
 
 
 if __name__ == "__main__":

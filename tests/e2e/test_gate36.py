@@ -4,10 +4,10 @@ run and how the gate reports it, on tests/progs/gate36_napper.c's two
 builds (a nap of 50 ms a round against 100 ms): each run's wall seconds
 in its directory, gated as [elapsed] by compare and by diff of the kept
 runs alike, the disturbed runs named alike, history add keeping the wall
-seconds. Whether a burst of load is found and the regression still
-caught depends on the machine's load: bench/disturbed.py measures it
-(a test could not hold on a machine at load 10 to 20, where the wall
-sampler itself loses most of a nap)."""
+seconds. A burst of load that the test makes, found and named with the
+regression still caught: test_gate36_burst.py (its program niced beside
+the burst, which then holds it in the run queue at any load);
+bench/disturbed.py measures bursts at nice 0 over many comparisons."""
 
 import json
 import os
