@@ -64,7 +64,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/timer.c preload/timercost.c preload/handler.c preload/settings.c \
 	preload/snapshot.c preload/live.c preload/livegrow.c preload/livemap.c preload/livememcg.c preload/livegrower.c preload/recover.c preload/finish.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
-	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/wall_walks.c preload/wall_mask.c preload/namespaces.c \
+	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/wall_stackreuse.c preload/wall_walks.c preload/wall_mask.c preload/namespaces.c \
 	preload/sandbox.c preload/timeline.c preload/markers.c \
 	preload/own.c preload/vfork.c \
 	preload/alloc.c preload/alloc_table.c \

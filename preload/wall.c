@@ -109,12 +109,14 @@ event_start(const struct pc_wevent *e, size_t n)
 	if (x && x->state == PC_W_NEW && !x->rounds && !x->listed) {
 		x->seen_ns = e->t_ns;
 		x->young = x->guessed = 0;
+		x->told = 1;
 	} else if (x && (x->state == PC_W_ENDED || (x->state == PC_W_NEW && !x->rounds))) {
 		pc_wall_forget(x);
 		memset(x, 0, sizeof(*x));
 		x->fd = -1;
 		x->tid = e->tid;
 		x->listed = 1;
+		x->told = 1;
 		x->seen_ns = e->t_ns;
 	} else if (!x) {
 		pc_wall_begin(e->tid, e->t_ns);
@@ -163,7 +165,9 @@ carry_over(size_t n, uint64_t now)
 		if (old) {
 			nxt[i] = *old;
 			old->listed = 1;
-		} else if ((nxt[i].seen_ns = pc_wall_begun(nxt[i].tid)) == 0) {
+		} else if ((nxt[i].seen_ns = pc_wall_begun(nxt[i].tid)) != 0) {
+			nxt[i].told = 1;
+		} else {
 			/* the first round may come late: threads other than
 			 * the main one may have started since libpc did */
 			nxt[i].seen_ns = born;

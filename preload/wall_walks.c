@@ -13,21 +13,21 @@
 #include "pc.h"
 #include "wall.h"
 
-#define WALK_MAX	128	/* frames walked of a blocked thread */
+#define WALK_MAX	PC_WALL_FRAMES	/* frames walked of a blocked thread */
 
 /* Walk thread w's stack where it is blocked, if it still is in the wait
  * it was seen in; its time so far moves from the call alone to the stack. */
 static void
 walk(struct pc_wthread *w)
 {
-	static struct pc_frame f[WALK_MAX];
+	struct pc_frame *f = pc_wall_frames();
 	struct pc_wwait *x = &w->cur;
 	uint64_t ss[3], again[3], key;
 	unsigned long arg[6], sp, ip;
 	long nr;
 	int n, how;
 
-	if (pc_wall_read_schedstat(w, ss) ||
+	if (!f || pc_wall_read_schedstat(w, ss) ||
 	    pc_wall_read_syscall(w, &key, &nr, arg, &sp, &ip) != 1 || key != x->key)
 		return;
 	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
