@@ -205,9 +205,10 @@ static size_t
 round_all(int (*more)(void), uint64_t *seed, int how)
 {
 	uint64_t now = pc_clock_ns(CLOCK_MONOTONIC), c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t in_walks = 0;
 	struct pc_wevent e;
 	struct pc_wthread *t;
-	size_t n, walks;
+	size_t n, walks = 0;
 	int dir;
 
 	/* the first round waits for a thread of libpc's being started and
@@ -235,11 +236,17 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 	 * creator) is looked at once its start is told, when its life
 	 * begins; 20 rounds at most, for threads libpc did not start */
 	for (size_t i = 0; i < n; i++)
-		if (nxt[i].state != PC_W_ENDED && !(nxt[i].young && nxt[i].young++ < 20 && !how))
+		if (nxt[i].state != PC_W_ENDED && !(nxt[i].young && nxt[i].young++ < 20 && !how)) {
+			uint64_t key = nxt[i].cur.key, w;
+
 			pc_wall_look(&nxt[i], how);
-	looks_ns = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+			/* a wait found now: walked now, while it lasts */
+			if (!(how & PC_LOOK_CHEAP) && (w = pc_wall_walk_found(&nxt[i], key, more)))
+				walks++, in_walks += w;
+		}
+	looks_ns = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 - in_walks;
 	place(n);
-	if ((walks = pc_wall_walks(nxt, n, more, seed)))
+	if ((walks += pc_wall_walks(nxt, n, more, seed)))
 		walk_ns = walk_ns * 0.7 + 0.3 * (double)(pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 -
 							  looks_ns) / (double)walks;
 	pc_wall_most(GMON_WALL_THREADS, n);

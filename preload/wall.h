@@ -173,6 +173,10 @@ void pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns) PC_HIDDEN;
  * yet under a stack, while more() says the budget allows; the number
  * walked. seed: the round's random state. */
 size_t pc_wall_walks(struct pc_wthread *t, size_t n, int (*more)(void), uint64_t *seed) PC_HIDDEN;
+/* wall_walks.c: walk thread w at once if its look found it in a wait
+ * other than the one keyed key_before, not walked yet, and more() allows:
+ * the walk's CPU ns + 1, or 0 where it did not walk. */
+uint64_t pc_wall_walk_found(struct pc_wthread *w, uint64_t key_before, int (*more)(void)) PC_HIDDEN;
 /* A thread's start or end (wall_events.c): seq is its number + 1 once
  * it is whole; cpu_ns the thread's CPU clock at its end, ~0 at a start. */
 struct pc_wevent {
