@@ -234,6 +234,8 @@ PRELOAD_UNIT_SRC := tests/unit_preload.c tests/check_arcs.c tests/check_stacks.c
 	preload/livegrow.c preload/livemap.c preload/livememcg.c gmon/write.c gmon/read.c
 # the wall sampler's memory, without malloc
 PRELOAD_UNIT_SRC += tests/check_wallmem.c preload/wall_mem.c
+# the walks the wall sampler keeps for reuse
+PRELOAD_UNIT_SRC += tests/check_wallreuse.c preload/wall_stackreuse.c
 # the timeline's ring
 PRELOAD_UNIT_SRC += preload/timeline.c tests/check_timeline.c
 # small files read whole (livememcg.c reads its numbers there)
