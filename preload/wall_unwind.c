@@ -118,6 +118,9 @@ note_word(uintptr_t addr, uintptr_t val)
 		words[nwords].addr = addr, words[nwords++].val = val;
 }
 
+/* The walks' words, known walks and frames, mapped with the pages: in
+ * .bss, each page a walk wrote was copied after each fork of the
+ * program's (30 to 50 us a page here, while the child lives). */
 #define EXTRA_BYTES	(READ_WORDS * sizeof(struct pc_wword) + KNOWN_WALKS * sizeof(uint64_t) + \
 			 PC_WALL_FRAMES * sizeof(struct pc_frame))
 
@@ -319,10 +322,7 @@ pc_wall_unwind_load(void)
 	if (pc_wall_reuse_map())
 		return -1;
 	/* the pages mapped here, not in libpc's .bss (320 KiB that every
-	 * program, of any clock, would carry, and lock in mlockall); the
-	 * walks' words, known walks and frames too: in .bss, each page a walk
-	 * writes was copied on write after each fork of the program's (30 to
-	 * 50 us a page here, while the child lives) */
+	 * program, of any clock, would carry, and lock in mlockall) */
 	if (!page_bytes) {
 		size_t len = (CACHED_PAGES + OBJECT_PAGES + 1) * (size_t)PAGE + EXTRA_BYTES;
 		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
