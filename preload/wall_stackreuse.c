@@ -22,7 +22,7 @@
 #include "pc.h"
 #include "wall.h"
 
-#define REUSE_SLOTS	64
+#define REUSE_SLOTS	32
 #define REUSE_FRAMES	32
 #define REUSE_WORDS	64
 
@@ -55,7 +55,7 @@ pc_wall_reuse_map(void)
 static struct reuse *
 slot(uintptr_t ip, uintptr_t sp)
 {
-	return &table[((ip ^ sp * 0x9e3779b97f4a7c15ULL) * 0x9e3779b97f4a7c15ULL) >> 58];
+	return &table[((ip ^ sp * 0x9e3779b97f4a7c15ULL) * 0x9e3779b97f4a7c15ULL) >> 59];
 }
 
 int
