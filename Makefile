@@ -64,7 +64,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/timer.c preload/timercost.c preload/handler.c preload/settings.c \
 	preload/snapshot.c preload/live.c preload/livegrow.c preload/livemap.c preload/livememcg.c preload/livegrower.c preload/recover.c preload/finish.c \
 	preload/taskclock.c preload/next.c preload/pages.c preload/mappings.c \
-	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/wall_walks.c preload/wall_mask.c preload/namespaces.c \
+	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/wall_stackreuse.c preload/wall_walks.c preload/wall_mask.c preload/namespaces.c \
 	preload/sandbox.c preload/timeline.c preload/markers.c \
 	preload/own.c preload/vfork.c \
 	preload/alloc.c preload/alloc_table.c \
@@ -240,6 +240,8 @@ PRELOAD_UNIT_SRC := tests/unit_preload.c tests/check_arcs.c tests/check_stacks.c
 	preload/livegrow.c preload/livemap.c preload/livememcg.c gmon/write.c gmon/read.c
 # the wall sampler's memory, without malloc
 PRELOAD_UNIT_SRC += tests/check_wallmem.c preload/wall_mem.c
+# the walks the wall sampler keeps for reuse
+PRELOAD_UNIT_SRC += tests/check_wallreuse.c preload/wall_stackreuse.c
 # the timeline's ring
 PRELOAD_UNIT_SRC += preload/timeline.c tests/check_timeline.c
 # small files read whole (livememcg.c reads its numbers there)

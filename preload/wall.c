@@ -109,12 +109,14 @@ event_start(const struct pc_wevent *e, size_t n)
 	if (x && x->state == PC_W_NEW && !x->rounds && !x->listed) {
 		x->seen_ns = e->t_ns;
 		x->young = x->guessed = 0;
+		x->told = 1;
 	} else if (x && (x->state == PC_W_ENDED || (x->state == PC_W_NEW && !x->rounds))) {
 		pc_wall_forget(x);
 		memset(x, 0, sizeof(*x));
 		x->fd = -1;
 		x->tid = e->tid;
 		x->listed = 1;
+		x->told = 1;
 		x->seen_ns = e->t_ns;
 	} else if (!x) {
 		pc_wall_begin(e->tid, e->t_ns);
@@ -163,7 +165,9 @@ carry_over(size_t n, uint64_t now)
 		if (old) {
 			nxt[i] = *old;
 			old->listed = 1;
-		} else if ((nxt[i].seen_ns = pc_wall_begun(nxt[i].tid)) == 0) {
+		} else if ((nxt[i].seen_ns = pc_wall_begun(nxt[i].tid)) != 0) {
+			nxt[i].told = 1;
+		} else {
 			/* the first round may come late: threads other than
 			 * the main one may have started since libpc did */
 			nxt[i].seen_ns = born;
@@ -201,9 +205,10 @@ static size_t
 round_all(int (*more)(void), uint64_t *seed, int how)
 {
 	uint64_t now = pc_clock_ns(CLOCK_MONOTONIC), c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t in_walks = 0;
 	struct pc_wevent e;
 	struct pc_wthread *t;
-	size_t n, walks;
+	size_t n, walks = 0;
 	int dir;
 
 	/* the first round waits for a thread of libpc's being started and
@@ -231,11 +236,17 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 	 * creator) is looked at once its start is told, when its life
 	 * begins; 20 rounds at most, for threads libpc did not start */
 	for (size_t i = 0; i < n; i++)
-		if (nxt[i].state != PC_W_ENDED && !(nxt[i].young && nxt[i].young++ < 20 && !how))
+		if (nxt[i].state != PC_W_ENDED && !(nxt[i].young && nxt[i].young++ < 20 && !how)) {
+			uint64_t key = nxt[i].cur.key, w;
+
 			pc_wall_look(&nxt[i], how);
-	looks_ns = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+			/* a wait found now: walked now, while it lasts */
+			if (!(how & PC_LOOK_CHEAP) && (w = pc_wall_walk_found(&nxt[i], key, more)))
+				walks++, in_walks += w;
+		}
+	looks_ns = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 - in_walks;
 	place(n);
-	if ((walks = pc_wall_walks(nxt, n, more, seed)))
+	if ((walks += pc_wall_walks(nxt, n, more, seed)))
 		walk_ns = walk_ns * 0.7 + 0.3 * (double)(pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 -
 							  looks_ns) / (double)walks;
 	pc_wall_most(GMON_WALL_THREADS, n);

@@ -25,6 +25,29 @@ int pc_wall_unwind_init(void) PC_HIDDEN;
  * process_vm_readv. */
 int pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max,
 		   int *how) PC_HIDDEN;
+/* wall_unwind.c: room for PC_WALL_FRAMES frames of a walk, in memory a
+ * child of fork does not share (a page copied on write after every fork
+ * of the program's cost 30 to 50 us here); NULL before
+ * pc_wall_unwind_load. */
+#define PC_WALL_FRAMES	128
+struct pc_frame *pc_wall_frames(void) PC_HIDDEN;
+
+/* wall_stackreuse.c: walks kept by their pc and sp, with the stack words
+ * each read (a stack word's address and value), for a walk from the same
+ * pc and sp to reuse once those words are checked (wall_unwind.c). Map
+ * the table: 0 or -1. Get: the frames into f[0..max) and *how, the words
+ * to check in *w[0..*nw); the number of frames, or 0 where none is kept.
+ * Put: keep a walk (one with too many frames or words is not). Clear:
+ * forget them all. */
+struct pc_wword {
+	uintptr_t addr, val;
+};
+int pc_wall_reuse_map(void) PC_HIDDEN;
+int pc_wall_reuse_get(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *how,
+		      const struct pc_wword **w, unsigned *nw) PC_HIDDEN;
+void pc_wall_reuse_put(uintptr_t ip, uintptr_t sp, const struct pc_frame *f, int n, int how,
+		       const struct pc_wword *w, unsigned nw) PC_HIDDEN;
+void pc_wall_reuse_clear(void) PC_HIDDEN;
 
 /* wall_mask.c: the calling thread (the wall sampler's) walks from now
  * (on: 1) or no longer (0): its mask calls are answered there
@@ -52,6 +75,7 @@ struct pc_wthread {
 	uint8_t listed;		/* seen in this round's listing */
 	uint8_t young;		/* rounds listed before its start was told */
 	uint8_t guessed;	/* its start (seen_ns) guessed, not told */
+	uint8_t told;		/* started by libpc's path, which tells its end and notes its name */
 	uint32_t rounds;
 	int fd;			/* its schedstat kept open, or -1 */
 	int sfd1;		/* its syscall file kept open, + 1 (0: none) */
@@ -149,6 +173,10 @@ void pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns) PC_HIDDEN;
  * yet under a stack, while more() says the budget allows; the number
  * walked. seed: the round's random state. */
 size_t pc_wall_walks(struct pc_wthread *t, size_t n, int (*more)(void), uint64_t *seed) PC_HIDDEN;
+/* wall_walks.c: walk thread w at once if its look found it in a wait
+ * other than the one keyed key_before, not walked yet, and more() allows:
+ * the walk's CPU ns + 1, or 0 where it did not walk. */
+uint64_t pc_wall_walk_found(struct pc_wthread *w, uint64_t key_before, int (*more)(void)) PC_HIDDEN;
 /* A thread's start or end (wall_events.c): seq is its number + 1 once
  * it is whole; cpu_ns the thread's CPU clock at its end, ~0 at a start. */
 struct pc_wevent {

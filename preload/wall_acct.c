@@ -29,6 +29,12 @@
 #include "wall.h"
 
 #define NAME_EVERY	64	/* looks between readings of a thread's name */
+/* The look that first reads the name of a thread libpc started, which
+ * notes its own at its end (wall_events.c): a short-lived helper costs no
+ * read of its comm file, 16 us here, 25 to 40 us with the page of the
+ * names' table it writes (tests/progs/wallattr's 16 workers start 80
+ * helpers a second). */
+#define NAME_TOLD	8
 
 static int task_dir = -1;
 
@@ -551,10 +557,10 @@ pc_wall_look(struct pc_wthread *w, int how)
 
 	if (deltas(w, ss, &dcpu, &drq, &off))
 		return;
-	/* at its second look, every NAME_EVERY after, at the last if never:
-	 * a thread libpc started notes its own at its end (wall_events.c),
-	 * so one seen once (a short-lived helper) costs no read, 16 us here */
-	if (!cheap && (w->rounds % NAME_EVERY == 1 || (!w->rounds && how & PC_LOOK_LAST)))
+	/* at its second look (NAME_TOLD-th), every NAME_EVERY after, at the
+	 * last if never */
+	if (!cheap && (w->rounds % NAME_EVERY == (w->told ? NAME_TOLD : 1) ||
+		       (!w->rounds && how & PC_LOOK_LAST)))
 		note_name(w->tid);
 	w->rounds++;
 	/* not switched in since: where it was */

@@ -83,7 +83,7 @@ static int have_bp;		/* reg_bp is known (found on the stack) */
  * (pc_wall_walk_holds): a word above the first sp, as libunwind or the
  * frame record's search read it. */
 #define READ_WORDS	256
-static struct { uintptr_t addr, val; } words[READ_WORDS];
+static struct pc_wword *words;	/* READ_WORDS, mapped with the pages */
 static unsigned nwords;
 static int words_over;		/* more than READ_WORDS: the walk cannot be checked */
 
@@ -92,14 +92,16 @@ static int words_over;		/* more than READ_WORDS: the walk cannot be checked */
  * thread ran holds too where it found one of these again, frame for frame
  * (a torn walk, of a stack changing under it, finds another). */
 #define KNOWN_WALKS	512
-static uint64_t known[KNOWN_WALKS];
+static uint64_t *known;		/* KNOWN_WALKS, mapped with the pages */
+static struct pc_frame *frames;	/* PC_WALL_FRAMES, the same */
 static uint64_t last_walk;	/* the last walk's hash */
 static int last_checked;	/* pc_wall_walk_holds was asked about it */
 
 static void
 know(uint64_t h)
 {
-	known[h % KNOWN_WALKS] = h;
+	if (known)
+		known[h % KNOWN_WALKS] = h;
 }
 
 static void
@@ -110,11 +112,17 @@ note_word(uintptr_t addr, uintptr_t val)
 	for (unsigned i = 0; i < nwords; i++)
 		if (words[i].addr == addr)
 			return;
-	if (nwords == READ_WORDS)
+	if (nwords == READ_WORDS || !words)
 		words_over = 1;
 	else
 		words[nwords].addr = addr, words[nwords++].val = val;
 }
+
+/* The walks' words, known walks and frames, mapped with the pages: in
+ * .bss, each page a walk wrote was copied after each fork of the
+ * program's (30 to 50 us a page here, while the child lives). */
+#define EXTRA_BYTES	(READ_WORDS * sizeof(struct pc_wword) + KNOWN_WALKS * sizeof(uint64_t) + \
+			 PC_WALL_FRAMES * sizeof(struct pc_frame))
 
 static unw_addr_space_t space;
 static int (*u_init_remote)(unw_cursor_t *, unw_addr_space_t, void *);
@@ -311,10 +319,12 @@ pc_wall_unwind_load(void)
 
 	if (space)
 		return 0;
+	if (pc_wall_reuse_map())
+		return -1;
 	/* the pages mapped here, not in libpc's .bss (320 KiB that every
 	 * program, of any clock, would carry, and lock in mlockall) */
 	if (!page_bytes) {
-		size_t len = (CACHED_PAGES + OBJECT_PAGES + 1) * (size_t)PAGE;
+		size_t len = (CACHED_PAGES + OBJECT_PAGES + 1) * (size_t)PAGE + EXTRA_BYTES;
 		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			       -1, 0);
 
@@ -326,6 +336,9 @@ pc_wall_unwind_load(void)
 		obj_bytes = page_bytes + CACHED_PAGES;
 		pages = (struct page *)(obj_bytes + OBJECT_PAGES);
 		obj_pages = pages + CACHED_PAGES;
+		words = (struct pc_wword *)(obj_bytes + OBJECT_PAGES + 1);
+		known = (uint64_t *)(words + READ_WORDS);
+		frames = (struct pc_frame *)(known + KNOWN_WALKS);
 	}
 	find_object = (int (*)(void *, struct dl_find_object *))
 		dlsym(RTLD_DEFAULT, "_dl_find_object");
@@ -520,16 +533,6 @@ walk(uintptr_t ip0, uintptr_t sp, struct pc_frame *f, int max, int *how)
 	int n = 0, rescues = 0;
 
 	forget_stack();
-	if (++obj_walks % OBJECT_WALKS == 0 && obj_pages)
-		for (unsigned i = 0; i < OBJECT_PAGES; i++) {
-			obj_pages[i].addr = 0;
-			obj_pages[i].ok = 0;
-		}
-	/* the last walk was not asked about: the thread did not run during it */
-	if (last_walk && !last_checked)
-		know(last_walk);
-	last_walk = 0;
-	last_checked = 0;
 	reg_ip = ip0;
 	reg_sp = sp;
 	have_bp = 0;
@@ -568,15 +571,54 @@ walk(uintptr_t ip0, uintptr_t sp, struct pc_frame *f, int max, int *how)
 	return n;
 }
 
+static int words_hold(void);
+
+/* The walk kept for ip and sp, if every stack word it read holds: its
+ * frames (and its words, the last walk's for pc_wall_walk_holds), or 0. */
+static int
+reuse(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *how)
+{
+	const struct pc_wword *w;
+	unsigned nw;
+	int n = pc_wall_reuse_get(ip, sp, f, max, how, &w, &nw);
+
+	if (!n || !words || nw > READ_WORDS)
+		return 0;
+	memcpy(words, w, nw * sizeof(*w));
+	nwords = nw;
+	words_over = 0;
+	walk_sp = sp;
+	have_bp = 0;
+	return words_hold() ? n : 0;
+}
+
 int
 pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *how)
 {
 	uint64_t h;
 	int n;
 
-	pc_wall_walking(1);
-	n = walk(ip, sp, f, max, how);
-	pc_wall_walking(0);
+	if (++obj_walks % OBJECT_WALKS == 0 && obj_pages) {
+		for (unsigned i = 0; i < OBJECT_PAGES; i++) {
+			obj_pages[i].addr = 0;
+			obj_pages[i].ok = 0;
+		}
+		pc_wall_reuse_clear();
+	}
+	/* the last walk was not asked about: the thread did not run during it */
+	if (last_walk && !last_checked)
+		know(last_walk);
+	last_walk = 0;
+	last_checked = 0;
+	if (!(n = reuse(ip, sp, f, max, how))) {
+		pc_wall_walking(1);
+		n = walk(ip, sp, f, max, how);
+		pc_wall_walking(0);
+		/* a walk that found rbp on the stack read words it did not
+		 * note (find_record's scan): not kept */
+		if (!words_over && !have_bp && words)
+			pc_wall_reuse_put(ip, sp, f, n, *how, words, nwords);
+	}
 	h = 14695981039346656037u ^ sp ^ (uint64_t)*how << 60;
 
 	/* FNV-1a over the frames' pcs; 0 means none */
@@ -612,7 +654,7 @@ holds(void)
 		know(last_walk);
 		return 1;
 	}
-	return known[last_walk % KNOWN_WALKS] == last_walk;
+	return known && known[last_walk % KNOWN_WALKS] == last_walk;
 }
 
 int
@@ -642,4 +684,10 @@ pc_wall_walk_holds(uint32_t tid, long nr, const unsigned long arg[6], unsigned l
 	 * still, word for word (the frames of a call just returned from stay
 	 * as they were until the thread calls deeper again) */
 	return holds();
+}
+
+struct pc_frame *
+pc_wall_frames(void)
+{
+	return frames;
 }

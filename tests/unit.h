@@ -78,6 +78,7 @@ Suite *arcs_suite(void);
 Suite *stacks_suite(void);
 Suite *objfind_suite(void);
 Suite *wallmem_suite(void);
+Suite *wallreuse_suite(void);
 Suite *timeline_suite(void);
 Suite *procread_suite(void);
 
