@@ -275,6 +275,7 @@ def main():
     # whose /tmp is tmpfs pays for them in memory. Kept where a test
     # failed, for a look at its files.
     scratch = tempfile.mkdtemp(prefix="pc-e2e-run-")
+    os.chmod(scratch, 0o1777)   # as /tmp: tests run programs as nobody
     os.environ["TMPDIR"] = scratch
     tempfile.tempdir = scratch
     todo = units(a.k)
