@@ -30,7 +30,10 @@ def test_sequential_decides_a_20_percent_regression_within_5_runs_a_side():
     j = json.loads(p.stdout)
     q, e = j["sequential"], j["experiment"]
     assert q["verdict"] == "regressed" and 3 <= q["runs"] <= 5, q
-    assert q["max_runs"] > 2 * q["runs"] and q["first_look_runs"] == 3, q
+    # the budget's runs a side, from the warm-up pair's speed: some 30 on
+    # a quiet machine, 6 at load 15 (3 s a run); the gate stopped short
+    # of them (it once asked for twice its runs, which load 15 failed)
+    assert q["max_runs"] > q["runs"] and q["first_look_runs"] == 3, q
     # the runs made a side; compared, less any left out as disturbed
     assert e["runs"] == q["runs"] == q["runs_made"]["base"] == q["runs_made"]["new"], (e, q)
     assert q["runs_compared"] == {"base": j["base"]["runs"], "new": j["new"]["runs"]}, q
