@@ -164,12 +164,12 @@ long gmon_sink_counts64(struct gmon_sink *s, uint64_t low, unsigned bin,
 #define GMON_ALLOC_KIND_SHIFT	8
 #define GMON_ALLOC_KIND(flags)	((flags) >> GMON_ALLOC_KIND_SHIFT & 7u)
 enum gmon_alloc_kind {
-	GMON_ALLOC_OBJECTS,	/* allocations */
-	GMON_ALLOC_BYTES,	/* bytes allocated */
-	GMON_INUSE_OBJECTS,	/* of them, not freed when the file was written */
+	GMON_ALLOC_OBJECTS, /* allocations */
+	GMON_ALLOC_BYTES,   /* bytes allocated */
+	GMON_INUSE_OBJECTS, /* of them, not freed when the file was written */
 	GMON_INUSE_BYTES,
-	GMON_ALLOC_SAMPLES,	/* allocations sampled (the estimates' error) */
-	GMON_INUSE_SAMPLES,	/* of them, not freed */
+	GMON_ALLOC_SAMPLES, /* allocations sampled (the estimates' error) */
+	GMON_INUSE_SAMPLES, /* of them, not freed */
 	GMON_ALLOC_KINDS
 };
 #define GMON_ALLOC_SUFFIX	".alloc"
@@ -189,9 +189,9 @@ enum gmon_alloc_kind {
 #define GMON_WAIT_CALL(w)	((unsigned)((w) & 0xfff))
 #define GMON_WAIT_FD(w)		((unsigned)((w) >> 12 & 0xf))
 #define GMON_WAIT_PID(w)	((uint32_t)((w) >> 16))
-#define GMON_WAIT_WORD(call, fd, pid)					\
-	((uint64_t)GMON_OBJ_WAIT << 48 | (uint64_t)(uint32_t)(pid) << 16 |	\
-	 (uint64_t)((fd) & 0xf) << 12 | ((call) & 0xfff))
+#define GMON_WAIT_WORD(call, fd, pid) \
+	((uint64_t)GMON_OBJ_WAIT << 48 | (uint64_t)(uint32_t)(pid) << 16 | \
+	 (uint64_t)((fd)&0xf) << 12 | ((call)&0xfff))
 #define GMON_IS_WAIT(w)		((w) >> 48 == GMON_OBJ_WAIT)
 
 enum gmon_fd_kind {
@@ -201,15 +201,15 @@ enum gmon_fd_kind {
 
 /* The words of a GMON_STACK_WALLINFO record. */
 enum gmon_wallinfo {
-	GMON_WALL_HZ,		/* the rate asked for (PC_WALL_HZ) */
-	GMON_WALL_HZ_LOW,	/* the rate a thread was looked at, on average
-				 * (under HZ where the budget spaced the looks) */
-	GMON_WALL_TICKS,	/* the sampler's rounds */
-	GMON_WALL_FULL,		/* off-CPU samples whose walk reached its end */
-	GMON_WALL_CUT,		/* ... stopped at a frame it could not unwind */
-	GMON_WALL_NONE,		/* ... with no stack at all (only the wait) */
-	GMON_WALL_THREADS,	/* the most threads seen at once */
-	GMON_WALL_DROPPED,	/* samples lost: the stacks table was full */
+	GMON_WALL_HZ,      /* the rate asked for (PC_WALL_HZ) */
+	GMON_WALL_HZ_LOW,  /* the rate a thread was looked at, on average
+			    * (under HZ where the budget spaced the looks) */
+	GMON_WALL_TICKS,   /* the sampler's rounds */
+	GMON_WALL_FULL,    /* off-CPU samples whose walk reached its end */
+	GMON_WALL_CUT,     /* ... stopped at a frame it could not unwind */
+	GMON_WALL_NONE,    /* ... with no stack at all (only the wait) */
+	GMON_WALL_THREADS, /* the most threads seen at once */
+	GMON_WALL_DROPPED, /* samples lost: the stacks table was full */
 	GMON_WALLINFO_WORDS
 };
 
@@ -217,14 +217,14 @@ struct gmon_error;
 
 /* Write the stacks header (flags GMON_STACKS_WALL: version 3). AS-safe. */
 int gmon_sink_stacks_header(struct gmon_sink *s, uint32_t rate,
-			    const uint8_t build_id[GMON_BUILDID_SIZE], uint32_t pid,
-			    uint32_t flags);
+			    const uint8_t build_id[GMON_BUILDID_SIZE],
+			    uint32_t pid, uint32_t flags);
 /* Write thread tid's name record. AS-safe. */
 int gmon_sink_thread(struct gmon_sink *s, uint32_t tid,
 		     const char name[GMON_THREAD_NAME_SIZE]);
 /* Write one stack record, of thread tid (0: not known). AS-safe. */
-int gmon_sink_stack(struct gmon_sink *s, uint64_t count, uint32_t flags, uint32_t tid,
-		    const uint64_t *pcs, uint32_t depth);
+int gmon_sink_stack(struct gmon_sink *s, uint64_t count, uint32_t flags,
+		    uint32_t tid, const uint64_t *pcs, uint32_t depth);
 
 struct gmon_stack {
 	uint64_t count;
@@ -316,8 +316,8 @@ int gmon_parse(const void *buf, size_t len, struct gmon_profile *p,
  * in ends: read that far, or further, and parse again. With have = len,
  * the same as the whole-file parser. Allocation is bounded by have.
  */
-int gmon_parse_part(const void *buf, size_t have, size_t len, struct gmon_profile *p,
-		    struct gmon_error *err);
+int gmon_parse_part(const void *buf, size_t have, size_t len,
+		    struct gmon_profile *p, struct gmon_error *err);
 
 /*
  * Add the records of q into p (both parsed). Records that overlap are
@@ -347,7 +347,8 @@ int gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id);
  * one (too short, or not the magic); 0 when it is not libpc's; 1 when it
  * is, with the build-id bytes libpc wrote into it in build_id. For telling
  * a profile by its head without reading the whole file. AS-safe. */
-int gmon_read_header(const void *h, size_t n, uint8_t build_id[GMON_BUILDID_SIZE]);
+int gmon_read_header(const void *h, size_t n,
+		     uint8_t build_id[GMON_BUILDID_SIZE]);
 
 /* --------------------------------------------------------------- objects */
 
@@ -387,7 +388,8 @@ int gmon_stacks_name(char *buf, size_t size, const char *profile);
  * is none. The caller tells which PROFILE is a profile. AS-safe.
  */
 #define GMON_OBJECT_SEP		"+"
-int gmon_object_name(char *buf, size_t size, const char *profile, const char *object);
+int gmon_object_name(char *buf, size_t size, const char *profile,
+		     const char *object);
 size_t gmon_object_split(const char *path, size_t prev);
 
 struct gmon_object {
@@ -395,7 +397,7 @@ struct gmon_object {
 	uint64_t samples;
 	uint8_t build_id[20];
 	size_t build_id_len;
-	char *file;		/* a name in the manifest's directory, or NULL */
+	char *file; /* a name in the manifest's directory, or NULL */
 	char *path;		/* the object's path when it ran */
 };
 
@@ -430,19 +432,22 @@ struct gmon_objects {
 	uint64_t pid;		/* the process that wrote it; 0 if not said */
 	uint64_t threads;	/* threads it sampled; 0 if not said */
 	uint64_t no_object;	/* samples in no object */
-	uint64_t started;	/* CLOCK_REALTIME ns at the image's start; 0 if not said */
+	uint64_t started; /* CLOCK_REALTIME ns at the image's start; 0 if not
+			     said */
 	int have_cpu;		/* the cpu line was there: */
-	uint64_t cpu_start;	/* the process CPU clock (ns) at the image's start, */
+	uint64_t cpu_start; /* the process CPU clock (ns) at the image's start, */
 	uint64_t cpu_stop;	/* when sampling stopped */
 	uint64_t cpu_write;	/* and when the manifest was written */
 	int ended;		/* GMON_ENDED_*: how the image ended */
 	int end_signal;		/* GMON_ENDED_SIGNAL: the signal it died of */
 	uint64_t signals;	/* the timer's signals; 0 if not said */
 	uint64_t signal_samples;	/* the samples they stood for */
-	int timer;		/* GMON_TIMER_*: what the threads got; 0 if not said */
+	int timer; /* GMON_TIMER_*: what the threads got; 0 if not said */
 	int timer_how;		/* GMON_TIMER_ASKED, ...: why */
-	uint64_t timer_cost;	/* a task-clock sample's measured cost, ns; 0: not measured */
-	char version[GMON_VERSION_MAX + 1];	/* the libpc that wrote it; "" if not said */
+	uint64_t timer_cost; /* a task-clock sample's measured cost, ns; 0: not
+				measured */
+	char version[GMON_VERSION_MAX +
+		     1];        /* the libpc that wrote it; "" if not said */
 	struct gmon_object *v;	/* v[i] is object i; v[0] the main program */
 	size_t n;
 	struct gmon_arc *arcs;	/* between objects, ends encoded */

@@ -171,19 +171,21 @@ maps_has(pid_t pid, ino_t ino)
 			continue;
 		if (n < 0) {
 			close(fd);
-			return -1;	/* a non-dumpable process's, to another user */
+			return -1; /* a non-dumpable process's, to another user */
 		}
 		if (n == 0)
 			break;
 		len += (size_t)n;
-		for (; !found && (nl = memchr(s, '\n', len - (size_t)(s - buf))); s = nl + 1) {
+		for (;
+		     !found && (nl = memchr(s, '\n', len - (size_t)(s - buf)));
+		     s = nl + 1) {
 			if (!skip)
 				found = maps_line_is(s, nl, ino);
 			skip = 0;
 		}
 		len -= (size_t)(s - buf);
 		memmove(buf, s, len);
-		if (len == sizeof(buf)) {	/* a line longer than any path */
+		if (len == sizeof(buf)) { /* a line longer than any path */
 			found = !skip && maps_line_is(buf, buf + len, ino);
 			len = 0;
 			skip = 1;
@@ -361,7 +363,8 @@ gmon_live_head_write(struct gmon_live_head *h, uint32_t state, int32_t pid,
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	if (pid) {
 		__atomic_store_n(&h->pid, pid, __ATOMIC_RELAXED);
-		__atomic_store_n(&h->start_s, (uint32_t)(start_ns / NS), __ATOMIC_RELAXED);
+		__atomic_store_n(&h->start_s, (uint32_t)(start_ns / NS),
+				 __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&h->state, state, __ATOMIC_RELAXED);
 	/* even after: the release keeps the stores above before it */
@@ -378,9 +381,11 @@ gmon_live_head_load(long (*rd)(void *ctx, void *buf, size_t n), void *ctx,
 
 	for (int i = 0; i < GMON_LIVE_TRIES; i++) {
 		n = rd(ctx, &first, sizeof(first));
-		if ((r = gmon_live_head_read(&first, n > 0 ? (size_t)n : 0, h, version)))
+		if ((r = gmon_live_head_read(&first, n > 0 ? (size_t)n : 0, h,
+					     version)))
 			return r;
-		/* a generation that moved (or is odd) is a write under the read */
+		/* a generation that moved (or is odd) is a write under the read
+		 */
 		r = -EAGAIN;
 		if (!(h->gen & 1u) && rd(ctx, &again, sizeof(again)) == n &&
 		    !memcmp(&first, &again, sizeof(first)))

@@ -104,10 +104,10 @@ int gmon_live_head_load(long (*rd)(void *ctx, void *buf, size_t n), void *ctx,
  * after the whole second h->start_s (0: not known), or whose
  * /proc/PID/maps maps no such file, is another process with a reused
  * pid. What cannot be read (EACCES: a non-dumpable process's maps,
- * another user's, a /proc mounted with hidepid) counts as running: finishing a live file under a process that
- * writes it would lose samples, and leaving it costs a note. The one
- * check, made by libpc's pc_recover and by pcprof. errno is preserved.
- * Not AS-safe (no stdio, no allocation).
+ * another user's, a /proc mounted with hidepid) counts as running: finishing a
+ * live file under a process that writes it would lose samples, and leaving it
+ * costs a note. The one check, made by libpc's pc_recover and by pcprof. errno
+ * is preserved. Not AS-safe (no stdio, no allocation).
  */
 int gmon_live_runs(const struct gmon_live_head *h, ino_t ino);
 /* The same, for a pid and start of a process's own (tests). */

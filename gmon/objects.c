@@ -167,8 +167,8 @@ parse_object(struct gmon_objects *o, const char *p, const char *end,
 		ob->file = unescape(f, n, &nomem);
 		if (nomem)
 			return -ENOMEM;
-		if (!ob->file || strchr(ob->file, '/') || !strcmp(ob->file, ".") ||
-		    !strcmp(ob->file, "..")) {
+		if (!ob->file || strchr(ob->file, '/') ||
+		    !strcmp(ob->file, ".") || !strcmp(ob->file, "..")) {
 			free(ob->file);
 			ob->file = NULL;
 			return fail(err, line, "bad file name");
@@ -193,7 +193,8 @@ parse_object(struct gmon_objects *o, const char *p, const char *end,
 /* Exactly n numbers in [p, end), each at most max[i], into out[i]; -1 if
  * a field is missing, bad or one too many. */
 static int
-numbers(const char *p, const char *end, int n, const uint64_t *max, uint64_t *out)
+numbers(const char *p, const char *end, int n, const uint64_t *max,
+	uint64_t *out)
 {
 	const char *f;
 	size_t k;
@@ -208,20 +209,25 @@ numbers(const char *p, const char *end, int n, const uint64_t *max, uint64_t *ou
 
 /* "timer KIND HOW COST". */
 static int
-parse_timer(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
-	    struct gmon_error *err)
+parse_timer(struct gmon_objects *o, const char *p, const char *nl,
+	    uint64_t line, struct gmon_error *err)
 {
 	static const uint64_t any[1] = { UINT64_MAX };
 	const char *f;
 	size_t n = field(&p, nl, &f);
 
 #define IS(word) (n == sizeof(word) - 1 && !memcmp(f, word, n))
-	o->timer = IS("posix") ? GMON_TIMER_POSIX : IS("taskclock") ? GMON_TIMER_TASKCLOCK : 0;
+	o->timer = IS("posix")     ? GMON_TIMER_POSIX :
+		   IS("taskclock") ? GMON_TIMER_TASKCLOCK :
+				     0;
 	n = field(&p, nl, &f);
-	o->timer_how = IS("asked") ? GMON_TIMER_ASKED : IS("measured") ? GMON_TIMER_MEASURED :
-		       IS("refused") ? GMON_TIMER_REFUSED : 0;
+	o->timer_how = IS("asked")    ? GMON_TIMER_ASKED :
+		       IS("measured") ? GMON_TIMER_MEASURED :
+		       IS("refused")  ? GMON_TIMER_REFUSED :
+					0;
 #undef IS
-	if (!o->timer || !o->timer_how || numbers(p, nl, 1, any, &o->timer_cost))
+	if (!o->timer || !o->timer_how ||
+	    numbers(p, nl, 1, any, &o->timer_cost))
 		return fail(err, line, "bad timer record");
 	return 0;
 }
@@ -245,8 +251,8 @@ parse_cpu(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
 
 /* "version V": the libpc that wrote the manifest, one printable word. */
 static int
-parse_version(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
-	      struct gmon_error *err)
+parse_version(struct gmon_objects *o, const char *p, const char *nl,
+	      uint64_t line, struct gmon_error *err)
 {
 	const char *f, *more;
 	size_t n = field(&p, nl, &f);
@@ -275,7 +281,8 @@ newer_record(const char *f, size_t n)
 	if (!n || f[0] < 'a' || f[0] > 'z')
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		if (!((f[i] >= 'a' && f[i] <= 'z') || (f[i] >= '0' && f[i] <= '9') || f[i] == '-'))
+		if (!((f[i] >= 'a' && f[i] <= 'z') ||
+		      (f[i] >= '0' && f[i] <= '9') || f[i] == '-'))
 			return 0;
 	return 1;
 }
@@ -283,8 +290,8 @@ newer_record(const char *f, size_t n)
 /* One record after the first line: its word, then its fields. */
 /* "ended exec|exit|killed|signal N" */
 static int
-parse_ending(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
-	     struct gmon_error *err)
+parse_ending(struct gmon_objects *o, const char *p, const char *nl,
+	     uint64_t line, struct gmon_error *err)
 {
 	static const uint64_t sig_max[1] = { 127 };
 	const char *f;
@@ -292,8 +299,11 @@ parse_ending(struct gmon_objects *o, const char *p, const char *nl, uint64_t lin
 	uint64_t sig;
 
 #define IS(word) (n == sizeof(word) - 1 && !memcmp(f, word, n))
-	o->ended = IS("exec") ? GMON_ENDED_EXEC : IS("exit") ? GMON_ENDED_EXIT :
-		   IS("killed") ? GMON_ENDED_KILLED : IS("signal") ? GMON_ENDED_SIGNAL : 0;
+	o->ended = IS("exec")   ? GMON_ENDED_EXEC :
+		   IS("exit")   ? GMON_ENDED_EXIT :
+		   IS("killed") ? GMON_ENDED_KILLED :
+		   IS("signal") ? GMON_ENDED_SIGNAL :
+				  0;
 #undef IS
 	if (o->ended == GMON_ENDED_SIGNAL) {
 		if (numbers(p, nl, 1, sig_max, &sig) || !sig)
@@ -309,8 +319,8 @@ parse_ending(struct gmon_objects *o, const char *p, const char *nl, uint64_t lin
 /* "signals N SAMPLES": the timer's signals and the samples they stood
  * for, never fewer. */
 static int
-parse_signals(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
-	      struct gmon_error *err)
+parse_signals(struct gmon_objects *o, const char *p, const char *nl,
+	      uint64_t line, struct gmon_error *err)
 {
 	static const uint64_t any[2] = { UINT64_MAX, UINT64_MAX };
 	uint64_t v[2];
@@ -323,13 +333,14 @@ parse_signals(struct gmon_objects *o, const char *p, const char *nl, uint64_t li
 }
 
 static int
-parse_record(struct gmon_objects *o, const char *p, const char *nl, uint64_t line,
-	     struct gmon_error *err)
+parse_record(struct gmon_objects *o, const char *p, const char *nl,
+	     uint64_t line, struct gmon_error *err)
 {
 	static const uint64_t any[3] = { UINT64_MAX, UINT64_MAX, UINT64_MAX };
 	static const uint64_t u32[1] = { UINT32_MAX }, hz[1] = { 1000000 };
-	const uint64_t arc_max = ((uint64_t)GMON_OBJECTS_MAX << GMON_OBJ_SHIFT) |
-				 ((UINT64_C(1) << GMON_OBJ_SHIFT) - 1);
+	const uint64_t arc_max =
+		((uint64_t)GMON_OBJECTS_MAX << GMON_OBJ_SHIFT) |
+		((UINT64_C(1) << GMON_OBJ_SHIFT) - 1);
 	const uint64_t arc[3] = { arc_max, arc_max, UINT64_MAX };
 	uint64_t v[3];
 	const char *f;
@@ -388,14 +399,17 @@ parse_record(struct gmon_objects *o, const char *p, const char *nl, uint64_t lin
  * refused for what it is refused for whole.
  */
 static int
-check_line(const char *s, size_t n, int whole, uint64_t line, struct gmon_error *err)
+check_line(const char *s, size_t n, int whole, uint64_t line,
+	   struct gmon_error *err)
 {
 	size_t m = strlen(GMON_OBJECTS_MAGIC);
 
 	if (line == 1) {
-		int bad = (whole ? n != m : n > m) || memcmp(s, GMON_OBJECTS_MAGIC, n < m ? n : m);
+		int bad = (whole ? n != m : n > m) ||
+			  memcmp(s, GMON_OBJECTS_MAGIC, n < m ? n : m);
 
-		return bad ? fail(err, line, "not a pcprof objects manifest") : 0;
+		return bad ? fail(err, line, "not a pcprof objects manifest") :
+			     0;
 	}
 	if (memchr(s, 0, n < GMON_OBJECTS_LINE_MAX ? n : GMON_OBJECTS_LINE_MAX))
 		return fail(err, line, "NUL byte");
@@ -437,8 +451,8 @@ gmon_objects_parse(const void *buf, size_t len, struct gmon_objects *o,
 }
 
 int
-gmon_objects_parse_part(const void *buf, size_t have, size_t len, struct gmon_objects *o,
-			struct gmon_error *err)
+gmon_objects_parse_part(const void *buf, size_t have, size_t len,
+			struct gmon_objects *o, struct gmon_error *err)
 {
 	const char *s = buf, *nl;
 	size_t lines = 0, whole;

@@ -113,8 +113,11 @@ build_hists(struct gmon_profile *p, struct rawhist *raw, size_t nraw,
 				return fail(err, r->offset, "histogram record with a different bin size for the same range");
 		} else {
 			if (h && r->low < h->high)
-				return fail(err, r->offset, "histogram record overlaps another one (0x%llx-0x%llx)",
-					    (unsigned long long)r->low, (unsigned long long)r->high);
+				return fail(
+					err, r->offset,
+					"histogram record overlaps another one (0x%llx-0x%llx)",
+					(unsigned long long)r->low,
+					(unsigned long long)r->high);
 			h = &p->hists[n++];
 			h->low = r->low;
 			h->high = r->high;
@@ -186,12 +189,14 @@ parse(const unsigned char *b, size_t have, size_t len, struct gmon_profile *p,
 	if (len < 4 || memcmp(b, GMON_MAGIC, have < 4 ? have : 4))
 		return fail(err, 0, "not a gmon.out file (bad magic)");
 	if (have < GMON_HEADER_SIZE && have < len)
-		return short_of(err, len < GMON_HEADER_SIZE ? len : GMON_HEADER_SIZE);
+		return short_of(err, len < GMON_HEADER_SIZE ? len :
+							      GMON_HEADER_SIZE);
 	if (len < GMON_HEADER_SIZE)
 		return fail(err, len, "truncated header");
 	p->version = (uint32_t)get_le(b + 4, 4);
 	if (p->version > 1)
-		return fail(err, 4, "unsupported gmon.out version %u", p->version);
+		return fail(err, 4, "unsupported gmon.out version %u",
+			    p->version);
 	memcpy(p->spare, b + 8, GMON_SPARE_SIZE);
 
 	while (off < len) {
@@ -210,7 +215,8 @@ parse(const unsigned char *b, size_t have, size_t len, struct gmon_profile *p,
 			if (left < GMON_HIST_HDR_SIZE)
 				return fail(err, off, "truncated histogram record");
 			if (got < GMON_HIST_HDR_SIZE)
-				return short_of(err, off + 1 + GMON_HIST_HDR_SIZE);
+				return short_of(err,
+						off + 1 + GMON_HIST_HDR_SIZE);
 			h.low = get_le(q, 8);
 			h.high = get_le(q + 8, 8);
 			h.nbins = (uint32_t)get_le(q + 16, 4);
@@ -229,11 +235,13 @@ parse(const unsigned char *b, size_t have, size_t len, struct gmon_profile *p,
 				return fail(err, off, "histogram bin size is not a whole number of bytes");
 			if (nraw == 0 && h.rate == 0)
 				return fail(err, off, "histogram with a sampling rate of 0");
-			if (nraw && (r = check_like_first(&(*rawp)[0], &h, err)))
+			if (nraw &&
+			    (r = check_like_first(&(*rawp)[0], &h, err)))
 				return r;
 			if ((got - GMON_HIST_HDR_SIZE) / 2 < h.nbins)
-				return short_of(err, off + 1 + GMON_HIST_HDR_SIZE +
-						2 * (uint64_t)h.nbins);
+				return short_of(err,
+						off + 1 + GMON_HIST_HDR_SIZE +
+							2 * (uint64_t)h.nbins);
 			if ((r = grow(rawp, &rawcap, nraw + 1, sizeof(**rawp))))
 				return r;
 			(*rawp)[nraw++] = h;
@@ -245,7 +253,8 @@ parse(const unsigned char *b, size_t have, size_t len, struct gmon_profile *p,
 				return fail(err, off, "truncated arc record");
 			if (got < GMON_ARC_SIZE)
 				return short_of(err, off + 1 + GMON_ARC_SIZE);
-			if ((r = grow(&p->arcs, &arccap, p->narcs + 1, sizeof(*p->arcs))))
+			if ((r = grow(&p->arcs, &arccap, p->narcs + 1,
+				      sizeof(*p->arcs))))
 				return r;
 			p->arcs[p->narcs].from_pc = get_le(q, 8);
 			p->arcs[p->narcs].self_pc = get_le(q + 8, 8);
@@ -284,8 +293,8 @@ gmon_parse(const void *buf, size_t len, struct gmon_profile *p,
 }
 
 int
-gmon_parse_part(const void *buf, size_t have, size_t len, struct gmon_profile *p,
-		struct gmon_error *err)
+gmon_parse_part(const void *buf, size_t have, size_t len,
+		struct gmon_profile *p, struct gmon_error *err)
 {
 	struct rawhist *raw = NULL;
 	int r;
@@ -311,17 +320,25 @@ check_add(const struct gmon_profile *p, const struct gmon_profile *q,
 	for (size_t j = 0; j < q->nhists; j++) {
 		const struct gmon_hist *x = &q->hists[j];
 
-		if (x->nbins == 0 || x->high <= x->low || (j && q->hists[j - 1].high > x->low))
+		if (x->nbins == 0 || x->high <= x->low ||
+		    (j && q->hists[j - 1].high > x->low))
 			return fail(err, 0, "histogram records not sorted and disjoint");
 		if (strcmp(f->dimen, x->dimen) || f->abbrev != x->abbrev)
 			return fail(err, 0, "histogram records with different dimensions");
-		if (bin_size(f->low, f->high, f->nbins) != bin_size(x->low, x->high, x->nbins))
-			return fail(err, 0, "different bin sizes for range 0x%llx-0x%llx",
-				    (unsigned long long)x->low, (unsigned long long)x->high);
+		if (bin_size(f->low, f->high, f->nbins) !=
+		    bin_size(x->low, x->high, x->nbins))
+			return fail(
+				err, 0,
+				"different bin sizes for range 0x%llx-0x%llx",
+				(unsigned long long)x->low,
+				(unsigned long long)x->high);
 		if (x->low % bin_size(f->low, f->high, f->nbins) !=
 		    f->low % bin_size(f->low, f->high, f->nbins))
-			return fail(err, 0, "bins of range 0x%llx-0x%llx fall between another's",
-				    (unsigned long long)x->low, (unsigned long long)x->high);
+			return fail(
+				err, 0,
+				"bins of range 0x%llx-0x%llx fall between another's",
+				(unsigned long long)x->low,
+				(unsigned long long)x->high);
 	}
 	return 0;
 }
@@ -333,8 +350,9 @@ check_add(const struct gmon_profile *p, const struct gmon_profile *q,
  * record would be too long.
  */
 static int
-merge_hists(const struct gmon_profile *p, const struct gmon_profile *q, size_t n,
-	    struct gmon_hist **outp, size_t *noutp, struct gmon_error *err)
+merge_hists(const struct gmon_profile *p, const struct gmon_profile *q,
+	    size_t n, struct gmon_hist **outp, size_t *noutp,
+	    struct gmon_error *err)
 {
 	const struct gmon_hist **v = malloc(n * sizeof(*v));
 	struct gmon_hist *out = calloc(n, sizeof(*out));
@@ -348,8 +366,10 @@ merge_hists(const struct gmon_profile *p, const struct gmon_profile *q, size_t n
 	}
 	/* both lists are sorted: merge them by low */
 	for (size_t a = 0, b = 0, k = 0; k < n; k++)
-		v[k] = b == q->nhists || (a < p->nhists && p->hists[a].low <= q->hists[b].low) ?
-		       &p->hists[a++] : &q->hists[b++];
+		v[k] = b == q->nhists || (a < p->nhists &&
+					  p->hists[a].low <= q->hists[b].low) ?
+			       &p->hists[a++] :
+			       &q->hists[b++];
 	bin = bin_size(v[0]->low, v[0]->high, v[0]->nbins);
 	for (size_t k = 0; k < n; ) {
 		size_t e = k + 1;
@@ -371,12 +391,16 @@ merge_hists(const struct gmon_profile *p, const struct gmon_profile *q, size_t n
 			free(out);
 			free(v);
 			return (high - low) / bin > UINT32_MAX ?
-			       fail(err, 0, "summed range 0x%llx-0x%llx too long",
-				    (unsigned long long)low, (unsigned long long)high) : -ENOMEM;
+				       fail(err, 0,
+					    "summed range 0x%llx-0x%llx too long",
+					    (unsigned long long)low,
+					    (unsigned long long)high) :
+				       -ENOMEM;
 		}
 		for (; k < e; k++)
 			for (uint32_t i = 0; i < v[k]->nbins; i++)
-				h->counts[(v[k]->low - low) / bin + i] += v[k]->counts[i];
+				h->counts[(v[k]->low - low) / bin + i] +=
+					v[k]->counts[i];
 		nout++;
 	}
 	free(v);
@@ -407,7 +431,8 @@ gmon_profile_add(struct gmon_profile *p, const struct gmon_profile *q,
 	if ((r = check_add(p, q, err)))
 		return r;
 	if (qarcs) {
-		struct gmon_arc *a = realloc(p->arcs, (p->narcs + qarcs) * sizeof(*a));
+		struct gmon_arc *a =
+			realloc(p->arcs, (p->narcs + qarcs) * sizeof(*a));
 
 		if (!a)
 			return -ENOMEM;
@@ -452,7 +477,8 @@ gmon_profile_release(struct gmon_profile *p)
 int
 gmon_arc_is_outside(const struct gmon_profile *p, const struct gmon_arc *a)
 {
-	return a->from_pc == GMON_OUTSIDE_FROM && a->self_pc == GMON_OUTSIDE_SELF &&
+	return a->from_pc == GMON_OUTSIDE_FROM &&
+	       a->self_pc == GMON_OUTSIDE_SELF &&
 	       gmon_profile_is_libpc(p, NULL);
 }
 
@@ -476,7 +502,8 @@ gmon_profile_is_libpc(const struct gmon_profile *p, uint8_t *build_id)
 	if (p->spare[0] != GMON_PC_MARK0 || p->spare[1] != GMON_PC_MARK1)
 		return 0;
 	if (build_id)
-		memcpy(build_id, p->spare + GMON_BUILDID_OFF, GMON_BUILDID_SIZE);
+		memcpy(build_id, p->spare + GMON_BUILDID_OFF,
+		       GMON_BUILDID_SIZE);
 	return 1;
 }
 
@@ -497,8 +524,9 @@ gmon_read_header(const void *h, size_t n, uint8_t build_id[GMON_BUILDID_SIZE])
  * count its stacks, thread records and stack words. 0, -EINVAL with err
  * filled in, or -EAGAIN (short_of). */
 static int
-stacks_count(const unsigned char *b, size_t have, size_t len, uint32_t version, size_t head,
-	     size_t *n, size_t *nthreads, size_t *words, struct gmon_error *err)
+stacks_count(const unsigned char *b, size_t have, size_t len, uint32_t version,
+	     size_t head, size_t *n, size_t *nthreads, size_t *words,
+	     struct gmon_error *err)
 {
 	size_t off = GMON_STACKS_HEADER_SIZE;
 
@@ -520,7 +548,8 @@ stacks_count(const unsigned char *b, size_t have, size_t len, uint32_t version, 
 			return fail(err, off, "wall record of %llu words",
 				    (unsigned long long)depth);
 		if (depth == 0 || depth > GMON_STACK_MAX_DEPTH)
-			return fail(err, off, "stack of depth %llu", (unsigned long long)depth);
+			return fail(err, off, "stack of depth %llu",
+				    (unsigned long long)depth);
 		if ((len - off - head) / 8 < depth)
 			return fail(err, off, "truncated stack record");
 		if ((have - off - head) / 8 < depth)
@@ -549,7 +578,8 @@ stacks_fill(const unsigned char *b, size_t len, uint32_t version, size_t head,
 	while (off < len) {
 		uint32_t depth = (uint32_t)get_le(b + off + 8, 4);
 		uint32_t flags = (uint32_t)get_le(b + off + 12, 4);
-		uint32_t tid = head > 16 ? (uint32_t)get_le(b + off + 16, 4) : 0;
+		uint32_t tid =
+			head > 16 ? (uint32_t)get_le(b + off + 16, 4) : 0;
 
 		if (version > 1 && (flags & GMON_STACK_THREAD)) {
 			struct gmon_thread *t = &st->threads[st->nthreads++];
@@ -566,11 +596,13 @@ stacks_fill(const unsigned char *b, size_t len, uint32_t version, size_t head,
 			k->count = get_le(b + off, 8);
 			k->depth = depth;
 			/* version 1 had no thread records: not its flag */
-			k->flags = version == 1 ? flags & ~GMON_STACK_THREAD : flags;
+			k->flags = version == 1 ? flags & ~GMON_STACK_THREAD :
+						  flags;
 			k->tid = tid;
 			k->pcs = st->pool + words;
 			for (uint32_t d = 0; d < depth; d++)
-				st->pool[words++] = get_le(b + off + head + 8 * d, 8);
+				st->pool[words++] =
+					get_le(b + off + head + 8 * d, 8);
 		}
 		off += head + 8 * (size_t)depth;
 	}
@@ -584,8 +616,8 @@ gmon_stacks_parse(const void *buf, size_t len, struct gmon_stacks *st,
 }
 
 int
-gmon_stacks_parse_part(const void *buf, size_t have, size_t len, struct gmon_stacks *st,
-		       struct gmon_error *err)
+gmon_stacks_parse_part(const void *buf, size_t have, size_t len,
+		       struct gmon_stacks *st, struct gmon_error *err)
 {
 	const unsigned char *b = buf;
 	size_t n = 0, nthreads = 0, words = 0, head;
@@ -603,16 +635,20 @@ gmon_stacks_parse_part(const void *buf, size_t have, size_t len, struct gmon_sta
 		return fail(err, len, "truncated header");
 	version = (uint32_t)get_le(b + 8, 4);
 	if (version < 1 || version > GMON_STACKS_WALL_VERSION)
-		return fail(err, 8, "unsupported stacks version %u", (unsigned)version);
+		return fail(err, 8, "unsupported stacks version %u",
+			    (unsigned)version);
 	head = version == 1 ? 16 : 24;	/* a record's bytes before its words */
 	st->rate = (uint32_t)get_le(b + 12, 4);
 	/* the flags are a version 3 file's; older files wrote 0 there */
-	st->flags = version > 2 ? (uint32_t)get_le(b + 24, 4) & GMON_STACKS_WALL : 0;
+	st->flags = version > 2 ?
+			    (uint32_t)get_le(b + 24, 4) & GMON_STACKS_WALL :
+			    0;
 	memcpy(st->build_id, b + 16, GMON_BUILDID_SIZE);
 	st->pid = (uint32_t)get_le(b + 28, 4);
 	/* first pass: check every record and count, so that the second
 	 * allocates exactly what the file holds; it ends with all of it read */
-	if ((r = stacks_count(b, have, len, version, head, &n, &nthreads, &words, err)))
+	if ((r = stacks_count(b, have, len, version, head, &n, &nthreads,
+			      &words, err)))
 		return r;
 	st->v = calloc(n ? n : 1, sizeof(*st->v));
 	st->pool = calloc(words ? words : 1, sizeof(*st->pool));

@@ -196,7 +196,8 @@ put_segment(struct gmon_sink *s, uint64_t low, unsigned bin, uint32_t rate,
 			uint64_t v = get(counts, i);
 			uint64_t c = v > floor ? v - floor : 0;
 
-			put_u16(s, c > GMON_COUNT_MAX ? GMON_COUNT_MAX : (unsigned)c);
+			put_u16(s, c > GMON_COUNT_MAX ? GMON_COUNT_MAX :
+							(unsigned)c);
 		}
 		if (s->error)
 			return s->error;
@@ -321,7 +322,8 @@ gmon_sink_stacks_header(struct gmon_sink *s, uint32_t rate,
 
 	put_bytes(s, GMON_STACKS_MAGIC, 8);
 	/* a CPU profile keeps version 2, which older readers take */
-	put_u32(s, flags & GMON_STACKS_WALL ? GMON_STACKS_WALL_VERSION : GMON_STACKS_VERSION);
+	put_u32(s, flags & GMON_STACKS_WALL ? GMON_STACKS_WALL_VERSION :
+					      GMON_STACKS_VERSION);
 	put_u32(s, rate);
 	put_bytes(s, build_id ? build_id : zero, GMON_BUILDID_SIZE);
 	put_u32(s, flags);
@@ -330,7 +332,8 @@ gmon_sink_stacks_header(struct gmon_sink *s, uint32_t rate,
 }
 
 int
-gmon_sink_thread(struct gmon_sink *s, uint32_t tid, const char name[GMON_THREAD_NAME_SIZE])
+gmon_sink_thread(struct gmon_sink *s, uint32_t tid,
+		 const char name[GMON_THREAD_NAME_SIZE])
 {
 	put_u64(s, 0);
 	put_u32(s, 2);
@@ -342,8 +345,8 @@ gmon_sink_thread(struct gmon_sink *s, uint32_t tid, const char name[GMON_THREAD_
 }
 
 int
-gmon_sink_stack(struct gmon_sink *s, uint64_t count, uint32_t flags, uint32_t tid,
-		const uint64_t *pcs, uint32_t depth)
+gmon_sink_stack(struct gmon_sink *s, uint64_t count, uint32_t flags,
+		uint32_t tid, const uint64_t *pcs, uint32_t depth)
 {
 	put_u64(s, count);
 	put_u32(s, depth);
@@ -384,7 +387,8 @@ gmon_stacks_name(char *buf, size_t size, const char *profile)
 }
 
 int
-gmon_object_name(char *buf, size_t size, const char *profile, const char *object)
+gmon_object_name(char *buf, size_t size, const char *profile,
+		 const char *object)
 {
 	size_t n = strlen(profile), k = strlen(GMON_OBJECT_SEP);
 
@@ -402,7 +406,8 @@ gmon_object_split(const char *path, size_t prev)
 	base = base ? base + 1 : path;
 	/* past prev, and never an empty PROFILE */
 	plus = path + prev >= base + 1 ? path + prev + 1 : base + 1;
-	if (plus > path + strlen(path) || !(plus = strchr(plus, GMON_OBJECT_SEP[0])))
+	if (plus > path + strlen(path) ||
+	    !(plus = strchr(plus, GMON_OBJECT_SEP[0])))
 		return 0;
 	return (size_t)(plus - path);
 }

@@ -119,10 +119,11 @@ pc_alloc_start(int on, uint64_t rate)
 		 * report of none, where pcprof run --alloc reads it), and this
 		 * line says why */
 		pc_say("the program's malloc is ", other,
-		       !strncmp(other, "libasan.so", 10) || !strncmp(other, "libclang_rt.asan", 16)
-		       ? "'s (AddressSanitizer's, which comes before libpc-alloc.so); "
-			 "allocations are not profiled"
-		       : "'s, found before libpc-alloc.so's; allocations are not profiled");
+		       !strncmp(other, "libasan.so", 10) ||
+				       !strncmp(other, "libclang_rt.asan", 16) ?
+			       "'s (AddressSanitizer's, which comes before libpc-alloc.so); "
+			       "allocations are not profiled" :
+			       "'s, found before libpc-alloc.so's; allocations are not profiled");
 	alloc_rate = rate;
 	if (pc_alloc_table_init(alloc_rate)) {
 		pc_say("cannot map memory for allocation samples; allocations are not profiled",

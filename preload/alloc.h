@@ -63,7 +63,8 @@ int pc_alloc_table_init(uint64_t rate) PC_HIDDEN;
 /* alloc_table.c: a sampled allocation of size bytes at p, with the
  * stack f[0..n) (return addresses, the caller of the allocator first).
  * Lock-free, allocation-free. */
-void pc_alloc_record(void *p, size_t size, const struct pc_frame *f, int n) PC_HIDDEN;
+void pc_alloc_record(void *p, size_t size, const struct pc_frame *f,
+		     int n) PC_HIDDEN;
 /* alloc_table.c: p is being freed: if it was sampled, count its free and
  * forget it; 1 then, with what it was in *size and *stack (for
  * pc_alloc_restore), else 0. Lock-free, allocation-free. */
@@ -97,7 +98,8 @@ pc_alloc_bucket(const void *p)
 static inline int
 pc_alloc_maybe(const void *p)
 {
-	return __atomic_load_n(&pc_alloc_filter[pc_alloc_bucket(p)], __ATOMIC_RELAXED) != 0;
+	return __atomic_load_n(&pc_alloc_filter[pc_alloc_bucket(p)],
+			       __ATOMIC_RELAXED) != 0;
 }
 
 /* alloc_table.c: take the tables a live file records (pc_recover; NULL

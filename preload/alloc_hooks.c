@@ -96,7 +96,8 @@ boot_alloc(size_t n, size_t align)
 		if (at + n > BOOT_BYTES || at + n < at)
 			return NULL;
 	} while (!__atomic_compare_exchange_n(&boot_used, &used, at + n, 1,
-					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 	return boot + at;	/* static memory: zeroed, never reused */
 }
 
@@ -178,8 +179,8 @@ draw(void)
 		struct timespec ts;
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		rng = (uint64_t)(uintptr_t)&countdown ^ pc_mix((uint64_t)ts.tv_nsec + 1) ^
-		      (uint64_t)ts.tv_sec;
+		rng = (uint64_t)(uintptr_t)&countdown ^
+		      pc_mix((uint64_t)ts.tv_nsec + 1) ^ (uint64_t)ts.tv_sec;
 		if (!rng)
 			rng = 1;
 	}
@@ -266,7 +267,8 @@ calloc_slow(size_t a, size_t b, uintptr_t ra)
 	void *p;
 
 	if (!ready())
-		return __builtin_mul_overflow(a, b, &n) ? NULL : boot_alloc(n, 16);
+		return __builtin_mul_overflow(a, b, &n) ? NULL :
+							  boot_alloc(n, 16);
 	if (busy || __builtin_mul_overflow(a, b, &n) || !take(n))
 		return next_calloc(a, b);
 	if ((p = next_calloc(a, b)))
@@ -330,7 +332,9 @@ realloc_slow(void *old, size_t n, int crossed, uintptr_t ra)
 
 	if (!ready() || in_boot(old)) {
 		/* dlsym's, or a block of the static arena grown */
-		size_t room = old ? (size_t)(boot + BOOT_BYTES - (unsigned char *)old) : 0;
+		size_t room = old ? (size_t)(boot + BOOT_BYTES -
+					     (unsigned char *)old) :
+				    0;
 
 		p = ready() ? next_malloc(n) : boot_alloc(n, 16);
 		if (p && old)
@@ -354,7 +358,8 @@ realloc(void *old, size_t n)
 
 	if (!crossed && !in_boot(old) && !maybe(old))
 		return next_realloc(old, n);
-	return realloc_slow(old, n, crossed, (uintptr_t)__builtin_return_address(0));
+	return realloc_slow(old, n, crossed,
+			    (uintptr_t)__builtin_return_address(0));
 }
 
 PC_EXPORT void *
@@ -371,7 +376,8 @@ reallocarray(void *old, size_t a, size_t b)
 	crossed = CROSSES(n);
 	if (!crossed && !in_boot(old) && !maybe(old))
 		return next_realloc(old, n);
-	return realloc_slow(old, n, crossed, (uintptr_t)__builtin_return_address(0));
+	return realloc_slow(old, n, crossed,
+			    (uintptr_t)__builtin_return_address(0));
 }
 
 /* The aligned forms: kind 0 memalign, 1 aligned_alloc, 2 valloc, 3
@@ -385,8 +391,10 @@ aligned_slow(int kind, size_t align, size_t n, uintptr_t ra)
 	if (!ready())
 		return boot_alloc(n, kind >= 2 ? 4096 : align);
 	s = !busy && take(n);
-	p = kind == 0 ? next_memalign(align, n) : kind == 1 ? next_aligned_alloc(align, n) :
-	    kind == 2 ? next_valloc(n) : next_pvalloc(n);
+	p = kind == 0 ? next_memalign(align, n) :
+	    kind == 1 ? next_aligned_alloc(align, n) :
+	    kind == 2 ? next_valloc(n) :
+			next_pvalloc(n);
 	if (p && s)
 		sample(p, n, ra);
 	return p;
@@ -396,7 +404,8 @@ PC_EXPORT void *
 memalign(size_t align, size_t n)
 {
 	if (CROSSES(n))
-		return aligned_slow(0, align, n, (uintptr_t)__builtin_return_address(0));
+		return aligned_slow(0, align, n,
+				    (uintptr_t)__builtin_return_address(0));
 	return next_memalign(align, n);
 }
 
@@ -404,7 +413,8 @@ PC_EXPORT void *
 aligned_alloc(size_t align, size_t n)
 {
 	if (CROSSES(n))
-		return aligned_slow(1, align, n, (uintptr_t)__builtin_return_address(0));
+		return aligned_slow(1, align, n,
+				    (uintptr_t)__builtin_return_address(0));
 	return next_aligned_alloc(align, n);
 }
 
@@ -412,7 +422,8 @@ PC_EXPORT void *
 valloc(size_t n)
 {
 	if (CROSSES(n))
-		return aligned_slow(2, 0, n, (uintptr_t)__builtin_return_address(0));
+		return aligned_slow(2, 0, n,
+				    (uintptr_t)__builtin_return_address(0));
 	return next_valloc(n);
 }
 
@@ -420,7 +431,8 @@ PC_EXPORT void *
 pvalloc(size_t n)
 {
 	if (CROSSES(n))
-		return aligned_slow(3, 0, n, (uintptr_t)__builtin_return_address(0));
+		return aligned_slow(3, 0, n,
+				    (uintptr_t)__builtin_return_address(0));
 	return next_pvalloc(n);
 }
 
@@ -444,6 +456,7 @@ PC_EXPORT int
 posix_memalign(void **out, size_t align, size_t n)
 {
 	if (CROSSES(n))
-		return posix_memalign_slow(out, align, n, (uintptr_t)__builtin_return_address(0));
+		return posix_memalign_slow(
+			out, align, n, (uintptr_t)__builtin_return_address(0));
 	return next_posix_memalign(out, align, n);
 }

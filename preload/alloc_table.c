@@ -44,7 +44,17 @@
 #define ARENA_FIRST	8192		/* and arena words (64 KiB) */
 #define FIXED		65536.0		/* objects: in 1/65536ths */
 
-enum { E_HASH, E_DEPTH, E_NALLOC, E_OBJ, E_BYTES, E_NFREE, E_FOBJ, E_FBYTES, E_FRAMES };
+enum {
+	E_HASH,
+	E_DEPTH,
+	E_NALLOC,
+	E_OBJ,
+	E_BYTES,
+	E_NFREE,
+	E_FOBJ,
+	E_FBYTES,
+	E_FRAMES
+};
 
 #define EMPTY		0
 #define TOMB		1
@@ -82,14 +92,16 @@ uint8_t pc_alloc_filter[PC_ALLOC_FILTER];
 static void
 filter_add(uint64_t p, int d)
 {
-	uint8_t *b = &pc_alloc_filter[pc_alloc_bucket((const void *)(uintptr_t)p)];
+	uint8_t *b =
+		&pc_alloc_filter[pc_alloc_bucket((const void *)(uintptr_t)p)];
 	uint8_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
 
 	do {
 		if (cur == 255 || (d < 0 && cur == 0))
 			return;
 	} while (!__atomic_compare_exchange_n(b, &cur, (uint8_t)(cur + d), 1,
-					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 }
 
 static void *
@@ -116,7 +128,8 @@ pc_alloc_table_init(uint64_t r)
 	segs[0].slot = map(SEG0 * sizeof(struct block));
 	if (!a || !x || !segs[0].slot)
 		return -ENOMEM;
-	pc_grow_init(&arena_grow, a, sizeof(uint64_t), ARENA_FIRST, arena_words, NULL);
+	pc_grow_init(&arena_grow, a, sizeof(uint64_t), ARENA_FIRST, arena_words,
+		     NULL);
 	pc_grow_init(&index_grow, x, sizeof(uint32_t), INDEX_FIRST, INDEX_SLOTS,
 		     &t->alloc_slots);
 	if (!pc_grow_slots(&arena_grow) || !pc_grow_slots(&index_grow))
@@ -139,8 +152,8 @@ pc_alloc_recover(const struct pc_live_tables *t)
 	if (!t || !t->alloc_arena)
 		return 0;
 	if (!t->alloc_slots || t->alloc_slots > INDEX_SLOTS ||
-	    (t->alloc_slots & (t->alloc_slots - 1)) || t->alloc_words > UINT32_MAX ||
-	    !t->alloc_rate)
+	    (t->alloc_slots & (t->alloc_slots - 1)) ||
+	    t->alloc_words > UINT32_MAX || !t->alloc_rate)
 		return -EINVAL;
 	arena = t->alloc_arena;
 	arena_words = t->alloc_words;
@@ -161,7 +174,8 @@ pc_alloc_table_clear(void)
 	madvise(arena, arena_words * sizeof(uint64_t), MADV_DONTNEED);
 	madvise(index_slots, INDEX_SLOTS * sizeof(uint32_t), MADV_DONTNEED);
 	for (int k = 0; k < nsegs; k++) {
-		madvise(segs[k].slot, (SEG0 << k) * sizeof(struct block), MADV_DONTNEED);
+		madvise(segs[k].slot, (SEG0 << k) * sizeof(struct block),
+			MADV_DONTNEED);
 		segs[k].fresh = 0;
 	}
 	arena_grow.used = 1;
@@ -248,10 +262,12 @@ take_words(size_t need)
 	size_t used = __atomic_load_n(&arena_grow.used, __ATOMIC_RELAXED);
 
 	do {
-		if (used + need > pc_grow_slots(&arena_grow) || used + need > UINT32_MAX)
+		if (used + need > pc_grow_slots(&arena_grow) ||
+		    used + need > UINT32_MAX)
 			return 0;
-	} while (!__atomic_compare_exchange_n(&arena_grow.used, &used, used + need, 1,
-					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(&arena_grow.used, &used,
+					      used + need, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 	pc_grow_took_from_handler(&arena_grow, 0);
 	return used;
 }
@@ -270,7 +286,8 @@ static uint32_t
 stack_id(const uint64_t *w, int n, uint64_t dw)
 {
 	uint64_t h = dw;
-	size_t need = E_FRAMES + (size_t)n, off, slots = pc_grow_slots(&index_grow);
+	size_t need = E_FRAMES + (size_t)n, off,
+	       slots = pc_grow_slots(&index_grow);
 
 	for (int i = 0; i < n; i++)
 		h = pc_mix(h ^ w[i]) + (uint64_t)i;
@@ -292,7 +309,8 @@ stack_id(const uint64_t *w, int n, uint64_t dw)
 		e[E_DEPTH] = dw;
 		memcpy(e + E_FRAMES, w, (size_t)n * sizeof(*w));
 		if (__atomic_compare_exchange_n(slot, &cur, (uint32_t)off, 0,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
 			pc_grow_took_from_handler(&index_grow, 1);
 			return (uint32_t)off;
 		}
@@ -311,13 +329,15 @@ count(uint32_t stack, uint64_t size, int freed)
 {
 	uint64_t *e = arena + stack;
 	double w = pc_alloc_weight(size, rate);
-	uint64_t obj = (uint64_t)(w * FIXED + 0.5), bytes = (uint64_t)(w * (double)size + 0.5);
+	uint64_t obj = (uint64_t)(w * FIXED + 0.5),
+		 bytes = (uint64_t)(w * (double)size + 0.5);
 
 	if (rate <= 1)
 		obj = (uint64_t)FIXED, bytes = size;
 	__atomic_fetch_add(&e[freed ? E_NFREE : E_NALLOC], 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&e[freed ? E_FOBJ : E_OBJ], obj, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&e[freed ? E_FBYTES : E_BYTES], bytes, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&e[freed ? E_FBYTES : E_BYTES], bytes,
+			   __ATOMIC_RELAXED);
 }
 
 static size_t
@@ -359,14 +379,16 @@ insert(uint64_t p, uint64_t size, uint32_t stack)
 		uint64_t cur = __atomic_load_n(&b->addr, __ATOMIC_RELAXED);
 
 		if ((cur == EMPTY || cur == TOMB) &&
-		    __atomic_compare_exchange_n(&b->addr, &cur, p, 0, __ATOMIC_ACQ_REL,
+		    __atomic_compare_exchange_n(&b->addr, &cur, p, 0,
+						__ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
 			b->size = size;
 			b->stack = stack;
 			filter_add(p, 1);
 			__atomic_fetch_add(&tracked, 1, __ATOMIC_RELAXED);
 			if (cur == EMPTY &&
-			    __atomic_add_fetch(&g->fresh, 1, __ATOMIC_RELAXED) > n / 2)
+			    __atomic_add_fetch(&g->fresh, 1, __ATOMIC_RELAXED) >
+				    n / 2)
 				grow(k + 1);
 			return 0;
 		}
@@ -380,7 +402,9 @@ pc_alloc_record(void *p, size_t size, const struct pc_frame *f, int n)
 {
 	uint64_t w[PC_ALLOC_DEPTH];
 	int k = encode(f, n, w);
-	uint64_t dw = (uint64_t)k | (uint64_t)(n >= PC_ALLOC_DEPTH ? GMON_STACK_TRUNCATED : 0) << 32;
+	uint64_t dw = (uint64_t)k |
+		      (uint64_t)(n >= PC_ALLOC_DEPTH ? GMON_STACK_TRUNCATED : 0)
+			      << 32;
 	uint32_t stack = stack_id(w, k, dw);
 
 	if (!stack || insert((uint64_t)(uintptr_t)p, size, stack)) {
@@ -409,7 +433,8 @@ pc_alloc_forget(void *p, size_t *size, uint32_t *stack)
 
 		for (size_t probe = 0; probe < MAX_PROBE; probe++) {
 			struct block *b = &segs[k].slot[(at + probe) & (n - 1)];
-			uint64_t cur = __atomic_load_n(&b->addr, __ATOMIC_ACQUIRE);
+			uint64_t cur =
+				__atomic_load_n(&b->addr, __ATOMIC_ACQUIRE);
 
 			if (cur == EMPTY)
 				break;
@@ -417,8 +442,9 @@ pc_alloc_forget(void *p, size_t *size, uint32_t *stack)
 				continue;
 			*size = b->size;
 			*stack = b->stack;
-			if (!__atomic_compare_exchange_n(&b->addr, &cur, TOMB, 0,
-							 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			if (!__atomic_compare_exchange_n(&b->addr, &cur, TOMB,
+							 0, __ATOMIC_ACQ_REL,
+							 __ATOMIC_RELAXED))
 				return 0;
 			__atomic_fetch_sub(&tracked, 1, __ATOMIC_RELAXED);
 			filter_add(a, -1);
@@ -435,7 +461,8 @@ pc_alloc_restore(void *p, size_t size, uint32_t stack)
 	/* its free taken back: the block is the program's still */
 	uint64_t *e = arena + stack;
 	double w = pc_alloc_weight(size, rate);
-	uint64_t obj = rate <= 1 ? (uint64_t)FIXED : (uint64_t)(w * FIXED + 0.5);
+	uint64_t obj =
+		rate <= 1 ? (uint64_t)FIXED : (uint64_t)(w * FIXED + 0.5);
 	uint64_t bytes = rate <= 1 ? size : (uint64_t)(w * (double)size + 0.5);
 
 	__atomic_fetch_sub(&e[E_NFREE], 1, __ATOMIC_RELAXED);
@@ -450,18 +477,23 @@ static void
 put(struct gmon_sink *s, const uint64_t *e, int kind, uint64_t c)
 {
 	if (c)
-		gmon_sink_stack(s, c, GMON_STACK_ALLOC | (uint32_t)kind << GMON_ALLOC_KIND_SHIFT |
-				(uint32_t)(e[E_DEPTH] >> 32), 0, e + E_FRAMES,
-				(uint32_t)e[E_DEPTH]);
+		gmon_sink_stack(s, c,
+				GMON_STACK_ALLOC |
+					(uint32_t)kind
+						<< GMON_ALLOC_KIND_SHIFT |
+					(uint32_t)(e[E_DEPTH] >> 32),
+				0, e + E_FRAMES, (uint32_t)e[E_DEPTH]);
 }
 
 static int
 write_alloc(struct gmon_sink *s)
 {
-	gmon_sink_stacks_header(s, (uint32_t)rate, pc_cfg->spare + GMON_BUILDID_OFF,
+	gmon_sink_stacks_header(s, (uint32_t)rate,
+				pc_cfg->spare + GMON_BUILDID_OFF,
 				(uint32_t)pc->pid, 0);
 	for (size_t i = 0; i < pc_grow_slots(&index_grow) && !s->error; i++) {
-		uint32_t cur = __atomic_load_n(&index_slots[i], __ATOMIC_ACQUIRE);
+		uint32_t cur =
+			__atomic_load_n(&index_slots[i], __ATOMIC_ACQUIRE);
 		uint64_t v[E_FRAMES];
 		const uint64_t *e;
 
@@ -474,7 +506,8 @@ write_alloc(struct gmon_sink *s)
 			continue;
 		for (int k = E_NALLOC; k < E_FRAMES; k++)
 			v[k] = __atomic_load_n(&e[k], __ATOMIC_RELAXED);
-		put(s, e, GMON_ALLOC_OBJECTS, (uint64_t)((double)v[E_OBJ] / FIXED + 0.5));
+		put(s, e, GMON_ALLOC_OBJECTS,
+		    (uint64_t)((double)v[E_OBJ] / FIXED + 0.5));
 		put(s, e, GMON_ALLOC_BYTES, v[E_BYTES]);
 		put(s, e, GMON_INUSE_OBJECTS,
 		    (uint64_t)((double)(v[E_OBJ] - v[E_FOBJ]) / FIXED + 0.5));

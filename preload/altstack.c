@@ -62,7 +62,8 @@ pc_signals_small_stack(void)
 	if (!(cur.ss_flags & SS_DISABLE))
 		return 0;	/* the program's own is there */
 	m = mmap(NULL, OWN_ALT_SIZE, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1,
+		 0);
 	if (m == MAP_FAILED)
 		return -1;
 	own_alt = m;
@@ -81,7 +82,8 @@ pc_signals_small_stack_end(void)
 
 	if (!own_alt)
 		return;
-	if (alt_real(NULL, &cur) == 0 && cur.ss_sp == own_alt && !(cur.ss_flags & SS_ONSTACK))
+	if (alt_real(NULL, &cur) == 0 && cur.ss_sp == own_alt &&
+	    !(cur.ss_flags & SS_ONSTACK))
 		alt_real(&off, NULL);
 	else if (cur.ss_sp == own_alt)
 		return;		/* on it (cannot be): left as it is */

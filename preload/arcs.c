@@ -54,7 +54,8 @@ pc_arcs_init(size_t nslots)
 		return -ENOMEM;
 	table = m;
 	pc_live_tables()->arcs = m;
-	pc_grow_init(&grow, m, sizeof(struct pc_arc), 1024, n, &pc_live_tables()->arcs_slots);
+	pc_grow_init(&grow, m, sizeof(struct pc_arc), 1024, n,
+		     &pc_live_tables()->arcs_slots);
 	return 0;
 }
 
@@ -104,7 +105,8 @@ arc_add(struct pc_arc *a, uint32_t w)
 /* The arc counted in the segment [lo, lo + n), the newest: 1, or 0 when
  * MAX_PROBE slots were all another's. AS-safe. */
 static int
-arc_claim(size_t lo, size_t n, uint64_t h, uint64_t from, uint64_t self, uint32_t w)
+arc_claim(size_t lo, size_t n, uint64_t h, uint64_t from, uint64_t self,
+	  uint32_t w)
 {
 	for (size_t probe = 0; probe < MAX_PROBE && probe < n; probe++) {
 		struct pc_arc *a = &table[lo + ((h + probe) & (n - 1))];
@@ -133,7 +135,8 @@ pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w)
 	uint64_t h = pc_mix(from * 0x9e3779b97f4a7c15ULL ^ self);
 	size_t hi = pc_grow_slots(&grow), lo = hi > grow.first ? hi / 2 : 0;
 
-	if (from >> PC_OBJ_SHIFT == PC_OBJ_RAW || self >> PC_OBJ_SHIFT == PC_OBJ_RAW)
+	if (from >> PC_OBJ_SHIFT == PC_OBJ_RAW ||
+	    self >> PC_OBJ_SHIFT == PC_OBJ_RAW)
 		pc_objects_note_unplaced();
 	/* the older segments: a match, up to each one's first empty slot */
 	for (size_t top = lo; top; ) {
@@ -164,7 +167,8 @@ call_target(uintptr_t ra)
 	uintptr_t target;
 
 	/* only the e8's five bytes are known to be the program's */
-	if (!pc_main_addr(ra - 5) || pc_call_before(ra, 5, &target) != PC_CALL_DIRECT)
+	if (!pc_main_addr(ra - 5) ||
+	    pc_call_before(ra, 5, &target) != PC_CALL_DIRECT)
 		return 0;
 	return pc_link_addr(target);
 }
@@ -198,14 +202,17 @@ pc_arcs_add_from_handler(struct pc_frame *f, int n, uint32_t w)
 	}
 	for (int j = 1; j < m; j++) {
 		uint64_t caller = f[j].entry ? f[j].entry : f[j].site;
-		uint64_t callee = f[j - 1].entry ? f[j - 1].entry : f[j - 1].site;
+		uint64_t callee =
+			f[j - 1].entry ? f[j - 1].entry : f[j - 1].site;
 		int seen = 0;
 
 		/* once per sample: recursion puts the same edge on the stack
 		 * many times */
 		for (int i = 1; i < j && !seen; i++)
-			seen = (f[i].entry ? f[i].entry : f[i].site) == caller &&
-			       (f[i - 1].entry ? f[i - 1].entry : f[i - 1].site) == callee;
+			seen = (f[i].entry ? f[i].entry : f[i].site) ==
+				       caller &&
+			       (f[i - 1].entry ? f[i - 1].entry :
+						 f[i - 1].site) == callee;
 		if (!seen)
 			pc_arc_add_from_handler(f[j].site, callee, w);
 	}
@@ -221,11 +228,13 @@ arcs_in(size_t lo, size_t hi, void *arg)
 {
 	const struct arcs_walk *w = arg;
 
-	for (size_t i = lo / sizeof(struct pc_arc); i < hi / sizeof(struct pc_arc); i++) {
+	for (size_t i = lo / sizeof(struct pc_arc);
+	     i < hi / sizeof(struct pc_arc); i++) {
 		struct pc_arc *a = &table[i];
 
 		if (pc_slot_ready(&a->state))
-			w->fn(a->from, a->self, __atomic_load_n(&a->count, __ATOMIC_RELAXED),
+			w->fn(a->from, a->self,
+			      __atomic_load_n(&a->count, __ATOMIC_RELAXED),
 			      w->arg);
 	}
 	return 0;
@@ -239,8 +248,9 @@ pc_arcs_each(void (*fn)(uint64_t, uint64_t, uint64_t, void *), void *arg)
 	/* the pages no arc ever touched are skipped (most of a 2 MiB table,
 	 * in a short-lived process) */
 	if (table)
-		pc_live_each_written(table, pc_grow_slots(&grow) * sizeof(struct pc_arc),
-				     arcs_in, &w);
+		pc_live_each_written(
+			table, pc_grow_slots(&grow) * sizeof(struct pc_arc),
+			arcs_in, &w);
 }
 
 struct own_arcs {
@@ -254,7 +264,8 @@ write_own_arc(uint64_t from, uint64_t self, uint64_t c, void *arg)
 	struct own_arcs *o = arg;
 
 	/* arcs between two objects go in the manifest (objfind.c) */
-	if (!c || from >> PC_OBJ_SHIFT != o->obj || self >> PC_OBJ_SHIFT != o->obj)
+	if (!c || from >> PC_OBJ_SHIFT != o->obj ||
+	    self >> PC_OBJ_SHIFT != o->obj)
 		return;
 	from &= PC_OBJ_MASK;
 	self &= PC_OBJ_MASK;

@@ -25,12 +25,15 @@ write_gmon(struct gmon_sink *s)
 		pc_arcs_write(s, 0);
 	if (!pc_cfg->scope_all) {
 		/* the samples outside the executable (gmon.h) */
-		uint64_t c = __atomic_load_n(&pc_stats->outside, __ATOMIC_RELAXED);
+		uint64_t c =
+			__atomic_load_n(&pc_stats->outside, __ATOMIC_RELAXED);
 
 		for (; c > UINT32_MAX; c -= UINT32_MAX)
-			gmon_sink_arc(s, GMON_OUTSIDE_FROM, GMON_OUTSIDE_SELF, UINT32_MAX);
+			gmon_sink_arc(s, GMON_OUTSIDE_FROM, GMON_OUTSIDE_SELF,
+				      UINT32_MAX);
 		if (c)
-			gmon_sink_arc(s, GMON_OUTSIDE_FROM, GMON_OUTSIDE_SELF, (uint32_t)c);
+			gmon_sink_arc(s, GMON_OUTSIDE_FROM, GMON_OUTSIDE_SELF,
+				      (uint32_t)c);
 	}
 	return s->error;
 }

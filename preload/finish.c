@@ -35,7 +35,8 @@ pc_write_lock(void)
 		int holder = 0;
 
 		if (__atomic_compare_exchange_n(&pc->writer, &holder, self, 0,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
 			return;
 		/* a write interrupted in this very thread (a crash inside
 		 * it) will never finish: go on */
@@ -135,7 +136,8 @@ pc_write_on_own_stack(const char *path, int flags)
 	 * the lock's holder (a lock given up on after 30 s: the stack may
 	 * be in use), or no context to be had: here, then */
 	if ((here >= lo && here < lo + sizeof(writer_stack)) ||
-	    __atomic_load_n(&pc->writer, __ATOMIC_RELAXED) != (int)syscall(SYS_gettid) ||
+	    __atomic_load_n(&pc->writer, __ATOMIC_RELAXED) !=
+		    (int)syscall(SYS_gettid) ||
 	    getcontext(&writer_ctx))
 		return write_job(path, flags);
 	writer_path = path;
@@ -192,10 +194,12 @@ pc_snapshot(void)
 
 	if (getpid() != pc->pid || !pc_on())
 		goto out;
-	if (!__atomic_compare_exchange_n(&pc->writer, &(int){ 0 }, (int)syscall(SYS_gettid), 0,
+	if (!__atomic_compare_exchange_n(&pc->writer, &(int){ 0 },
+					 (int)syscall(SYS_gettid), 0,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		goto out;	/* one is being written right now */
-	if (!(pc->root && pc_name_taken(pc->path)) && pc_write_on_own_stack(pc->path, 0) == 0) {
+	if (!(pc->root && pc_name_taken(pc->path)) &&
+	    pc_write_on_own_stack(pc->path, 0) == 0) {
 		pc->wrote_own = 1;
 		__atomic_fetch_add(&pc_stats->snapshots, 1, __ATOMIC_RELAXED);
 	}

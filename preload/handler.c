@@ -55,7 +55,8 @@ forward_from_handler(int sig, siginfo_t *si, ucontext_t *uc)
 	__atomic_fetch_add(&pc_stats->foreign, 1, __ATOMIC_RELAXED);
 	if (pc_prog_blocked_from_handler(sig)) {
 		/* the program has it blocked: it gets it when it unblocks */
-		__atomic_fetch_add(&pc_stats->lost_blocked, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc_stats->lost_blocked, 1,
+				   __ATOMIC_RELAXED);
 		return;
 	}
 	if (pc_prog_action_from_handler(sig, &act))
@@ -152,7 +153,8 @@ on_kernels_own_fs(long fd)
 static int
 ignored_by_default(int sig)
 {
-	return sig == SIGCHLD || sig == SIGCONT || sig == SIGURG || sig == SIGWINCH;
+	return sig == SIGCHLD || sig == SIGCONT || sig == SIGURG ||
+	       sig == SIGWINCH;
 }
 
 /*
@@ -198,10 +200,12 @@ first_without_restart(const ucontext_t *uc, struct sigaction *first_act)
 	if (sigpending(&pending))
 		return 0;
 	for (int s = 1; s < NSIG; s++) {
-		if (sigismember(&pending, s) != 1 || sigismember(&uc->uc_sigmask, s) == 1)
+		if (sigismember(&pending, s) != 1 ||
+		    sigismember(&uc->uc_sigmask, s) == 1)
 			continue;
 		/* libpc's own would not be there without it */
-		if (pc->owned[s] == PC_OWN_SAMPLING || pc->owned[s] == PC_OWN_SNAPSHOT)
+		if (pc->owned[s] == PC_OWN_SAMPLING ||
+		    pc->owned[s] == PC_OWN_SNAPSHOT)
 			continue;
 		/* one that ends the process (libpc holds it for that) */
 		if (pc->owned[s] || pc_real_sigaction(s, NULL, &act))
@@ -227,7 +231,8 @@ first_without_restart(const ucontext_t *uc, struct sigaction *first_act)
  * then the handler under the interrupted mask, its sa_mask and itself
  * (unless SA_NODEFER); samples wait for it to return. AS-safe. */
 static void
-deliver_as_kernel(int sig, siginfo_t *si, ucontext_t *uc, const struct sigaction *act)
+deliver_as_kernel(int sig, siginfo_t *si, ucontext_t *uc,
+		  const struct sigaction *act)
 {
 	struct sigaction dfl;
 	sigset_t mask, entry;
@@ -264,14 +269,16 @@ keep_programs_eintr(ucontext_t *uc)
 	int first, kind;
 
 	if ((r[REG_CSGSFS] & 0xffff) != 0x33 || r[REG_RIP] + 2 != r[REG_RCX] ||
-	    r[REG_R11] != r[REG_EFL] || !(kind = restarts_for_sa_restart_only((long)r[REG_RAX])) ||
+	    r[REG_R11] != r[REG_EFL] ||
+	    !(kind = restarts_for_sa_restart_only((long)r[REG_RAX])) ||
 	    pc_signals_restart_masks_sampling() ||
 	    !(first = first_without_restart(uc, &act)) ||
 	    (kind == 1 && on_kernels_own_fs((long)r[REG_RDI])))
 		return;
 	sigemptyset(&one);
 	sigaddset(&one, first);
-	if (syscall(SYS_rt_sigtimedwait, &one, &si, &zero, (size_t)(_NSIG / 8)) != first)
+	if (syscall(SYS_rt_sigtimedwait, &one, &si, &zero,
+		    (size_t)(_NSIG / 8)) != first)
 		return;		/* another thread took it */
 	r[REG_RAX] = -EINTR;
 	r[REG_RIP] += 2;
@@ -281,7 +288,8 @@ keep_programs_eintr(ucontext_t *uc)
 	 * flags, seen by a tracer; a timer's signal cannot be queued again
 	 * (the kernel drops one it did not make), so it is delivered here */
 	if (si.si_code == SI_TIMER ||
-	    syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid), first, &si))
+	    syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid),
+		    first, &si))
 		deliver_as_kernel(first, &si, uc, &act);
 }
 #else
@@ -302,7 +310,8 @@ signal_from_handler(int sig, siginfo_t *si, void *ucv)
 	/* this thread's view of the program's mask, after a move */
 	pc_signals_sync_from_handler(ucv);
 	if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP &&
-	    si->si_fd >= 0 && si->si_fd == (perf_fd = pc_thread_perf_fd_from_handler())) {
+	    si->si_fd >= 0 &&
+	    si->si_fd == (perf_fd = pc_thread_perf_fd_from_handler())) {
 		/* a task-clock overflow: the periods since the last one; the
 		 * event waits for this sample (timer.c says why) */
 		if (pc_sandboxed())
@@ -316,16 +325,19 @@ signal_from_handler(int sig, siginfo_t *si, void *ucv)
 			pc_waits_deliver_from_handler(ucv);
 		}
 		goto out;
-	} else if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP && si->si_fd >= 0 &&
+	} else if (si->si_code >= POLL_IN && si->si_code <= POLL_HUP &&
+		   si->si_fd >= 0 &&
 		   si->si_fd == pc_thread_perf_retired_from_handler()) {
 		goto out;	/* from this thread's event, stopped since */
-	} else if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc_timer_tag) {
+	} else if (si->si_code == SI_TIMER &&
+		   si->si_value.sival_ptr == &pc_timer_tag) {
 		/* expirations the kernel folded into this one signal each
 		 * stand for an interval of CPU time spent here: count them,
 		 * or seconds shrink to the kernel tick's rate */
 		if (pc_sandboxed())
 			goto out;	/* no system call in a sandbox */
-		weight = 1 + (si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0);
+		weight =
+			1 + (si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0);
 	} else {
 		forward_from_handler(sig, si, ucv);
 		goto out;

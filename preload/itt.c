@@ -114,16 +114,31 @@ struct itt_global {		/* its head: what a collector reads */
 	struct itt_api_info *api_list_ptr;
 };
 
-enum { META_U64 = 1, META_S64, META_U32, META_S32, META_U16, META_S16, META_FLOAT,
-       META_DOUBLE };
+enum {
+	META_U64 = 1,
+	META_S64,
+	META_U32,
+	META_S32,
+	META_U16,
+	META_S16,
+	META_FLOAT,
+	META_DOUBLE
+};
 
-static const unsigned char itt_magic[8] = { 0xED, 0xAB, 0xAB, 0xEC, 0x0D, 0xEE, 0xDA, 0x30 };
+static const unsigned char itt_magic[8] = { 0xED, 0xAB, 0xAB, 0xEC,
+					    0x0D, 0xEE, 0xDA, 0x30 };
 
 /* The pools: an entry is whole once its count says so (release store),
  * so that lookups may read them under the mutex only. */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct { struct itt_domain d; char name[NAME_LEN]; } domains[MAX_DOMAINS];
-static struct { struct itt_string s; char name[NAME_LEN]; } strings[MAX_STRINGS];
+static struct {
+	struct itt_domain d;
+	char name[NAME_LEN];
+} domains[MAX_DOMAINS];
+static struct {
+	struct itt_string s;
+	char name[NAME_LEN];
+} strings[MAX_STRINGS];
 static struct {
 	struct itt_counter c;
 	char name[NAME_LEN], domain[NAME_LEN];
@@ -216,7 +231,8 @@ counter_create_typed(const char *name, const char *domain, int type)
 		domain = "";
 	pthread_mutex_lock(&pool_lock);
 	for (size_t i = 0; i < ncounters && !c; i++)
-		if (same_name(counters[i].name, name) && same_name(counters[i].domain, domain) &&
+		if (same_name(counters[i].name, name) &&
+		    same_name(counters[i].domain, domain) &&
 		    counters[i].c.type == type)
 			c = &counters[i].c;
 	if (!c && ncounters < MAX_COUNTERS) {
@@ -262,7 +278,9 @@ own_counter(struct itt_counter *c)
 static long long *
 counter_value(struct itt_counter *c)
 {
-	return &counters[((uintptr_t)c - (uintptr_t)counters) / sizeof(counters[0])].value;
+	return &counters[((uintptr_t)c - (uintptr_t)counters) /
+			 sizeof(counters[0])]
+			.value;
 }
 
 /* The value at p, of the counter's type, as an integer. */
@@ -298,7 +316,8 @@ counter_add(struct itt_counter *c, long long delta)
 {
 	if (!(c = own_counter(c)))
 		return;
-	pcprof_count(c->nameA, __atomic_add_fetch(counter_value(c), delta, __ATOMIC_RELAXED));
+	pcprof_count(c->nameA, __atomic_add_fetch(counter_value(c), delta,
+						  __ATOMIC_RELAXED));
 }
 
 static void counter_inc(struct itt_counter *c) { counter_add(c, 1); }
@@ -337,7 +356,8 @@ close_at(int kind, const void *domain, unsigned long long id, int any_id,
 	for (int i = nopened; i-- > 0; ) {
 		struct open *o = &opened[i];
 
-		if (o->kind != kind || o->domain != domain || (!any_id && o->id != id))
+		if (o->kind != kind || o->domain != domain ||
+		    (!any_id && o->id != id))
 			continue;
 		if (o->name)
 			pcprof_mark_end_at(o->name, at);
@@ -361,7 +381,8 @@ task_begin(const struct itt_domain *d, struct itt_id id, struct itt_id parent,
 }
 
 static void
-task_begin_fn(const struct itt_domain *d, struct itt_id id, struct itt_id parent, void *fn)
+task_begin_fn(const struct itt_domain *d, struct itt_id id,
+	      struct itt_id parent, void *fn)
 {
 	open_one(OPEN_TASK, d, id.d1, NULL);
 }
@@ -399,7 +420,8 @@ frame_end_v3(const struct itt_domain *d, struct itt_id *id)
 }
 
 static void
-marker(const struct itt_domain *d, struct itt_id id, const struct itt_string *name, int scope)
+marker(const struct itt_domain *d, struct itt_id id,
+       const struct itt_string *name, int scope)
 {
 	if (name && name->strA)
 		pcprof_mark_instant(name->strA);
@@ -411,7 +433,8 @@ mono_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+	return (unsigned long long)ts.tv_sec * 1000000000ULL +
+	       (unsigned long long)ts.tv_nsec;
 }
 
 /* The collector's timestamps: CLOCK_MONOTONIC ns, pcprof's own. */
@@ -492,35 +515,40 @@ at_ns(const struct itt_clock_domain *c, unsigned long long ts)
 		return ts;
 	freq = c->info.clock_freq ? c->info.clock_freq : 1000000000ULL;
 	at = clocks[(p - lo) / sizeof(clocks[0])].at_ns;
-	d = ((__int128)ts - (__int128)c->info.clock_base) * 1000000000 / (__int128)freq;
+	d = ((__int128)ts - (__int128)c->info.clock_base) * 1000000000 /
+	    (__int128)freq;
 	if (d < -(__int128)at)
 		return 1;
 	return (unsigned long long)((__int128)at + d);
 }
 
 static void
-task_begin_ex(const struct itt_domain *d, struct itt_clock_domain *c, unsigned long long ts,
-	      struct itt_id id, struct itt_id parent, const struct itt_string *name)
+task_begin_ex(const struct itt_domain *d, struct itt_clock_domain *c,
+	      unsigned long long ts, struct itt_id id, struct itt_id parent,
+	      const struct itt_string *name)
 {
 	open_at(OPEN_TASK, d, id.d1, name ? name->strA : NULL, at_ns(c, ts));
 }
 
 static void
-task_begin_fn_ex(const struct itt_domain *d, struct itt_clock_domain *c, unsigned long long ts,
-		 struct itt_id id, struct itt_id parent, void *fn)
+task_begin_fn_ex(const struct itt_domain *d, struct itt_clock_domain *c,
+		 unsigned long long ts, struct itt_id id, struct itt_id parent,
+		 void *fn)
 {
 	open_at(OPEN_TASK, d, id.d1, NULL, at_ns(c, ts));
 }
 
 static void
-task_end_ex(const struct itt_domain *d, struct itt_clock_domain *c, unsigned long long ts)
+task_end_ex(const struct itt_domain *d, struct itt_clock_domain *c,
+	    unsigned long long ts)
 {
 	close_at(OPEN_TASK, d, 0, 1, at_ns(c, ts));
 }
 
 static void
-marker_ex(const struct itt_domain *d, struct itt_clock_domain *c, unsigned long long ts,
-	  struct itt_id id, const struct itt_string *name, int scope)
+marker_ex(const struct itt_domain *d, struct itt_clock_domain *c,
+	  unsigned long long ts, struct itt_id id,
+	  const struct itt_string *name, int scope)
 {
 	if (name && name->strA)
 		pcprof_mark_instant_at(name->strA, at_ns(c, ts));
@@ -529,8 +557,8 @@ marker_ex(const struct itt_domain *d, struct itt_clock_domain *c, unsigned long 
 /* A frame already over, from begin to end (get_timestamp's; end
  * __itt_timestamp_none: now), named after its domain as frames are. */
 static void
-frame_submit_v3(const struct itt_domain *d, struct itt_id *id, unsigned long long begin,
-		unsigned long long end)
+frame_submit_v3(const struct itt_domain *d, struct itt_id *id,
+		unsigned long long begin, unsigned long long end)
 {
 	if (!d || !d->nameA || begin == TIMESTAMP_NONE)
 		return;
@@ -559,12 +587,14 @@ void __itt_api_init(struct itt_global *g, int groups) ITT_EXPORT;
 void
 __itt_api_init(struct itt_global *g, int groups)
 {
-	if (!g || memcmp(g->magic, itt_magic, sizeof(itt_magic)) || !g->api_list_ptr ||
-	    !pcprof_mark_begin || !pcprof_mark_end || !pcprof_mark_instant || !pcprof_count ||
-	    !pcprof_mark_begin_at || !pcprof_mark_end_at || !pcprof_mark_instant_at)
+	if (!g || memcmp(g->magic, itt_magic, sizeof(itt_magic)) ||
+	    !g->api_list_ptr || !pcprof_mark_begin || !pcprof_mark_end ||
+	    !pcprof_mark_instant || !pcprof_count || !pcprof_mark_begin_at ||
+	    !pcprof_mark_end_at || !pcprof_mark_instant_at)
 		return;
 	for (struct itt_api_info *a = g->api_list_ptr; a->name; a++)
-		for (size_t i = 0; i < sizeof(collected) / sizeof(collected[0]); i++)
+		for (size_t i = 0; i < sizeof(collected) / sizeof(collected[0]);
+		     i++)
 			if (a->func_ptr && !strcmp(a->name, collected[i].name))
 				*a->func_ptr = collected[i].fn;
 }

@@ -84,7 +84,8 @@ after_fork_child(void)
 	}
 	pc_signals_forked();
 	for (int i = 0; i < pc->ntext; i++)
-		madvise(pc->text[i].prof.buf, pc->text[i].map_len, MADV_DONTNEED);
+		madvise(pc->text[i].prof.buf, pc->text[i].map_len,
+			MADV_DONTNEED);
 	pc_sample_forked();
 	pc_arcs_clear();
 	pc_stacks_clear();
@@ -116,7 +117,8 @@ typedef void (*exit_fn)(int);
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
-typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[],
+			   int);
 
 /*
  * The functions interposed here, as the next library defines them.
@@ -174,8 +176,9 @@ exit(int status)
 
 	/* not in a vfork child, which shares this word with its parent */
 	if (getpid() == pc->pid &&
-	    !__atomic_compare_exchange_n(&exit_caller, &first, self, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE) && first != self)
+	    !__atomic_compare_exchange_n(&exit_caller, &first, self, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+	    first != self)
 		pc_finish();
 	real = (exit_fn)real_fn(&next_exit, "exit");
 	if (real)

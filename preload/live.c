@@ -18,9 +18,9 @@
  * counts against RLIMIT_AS and, under mlockall, RLIMIT_MEMLOCK; where no
  * such place is had it is mapped whole. An object that finds no room gets
  * a chunk of its own at the file's end, mapped wherever the kernel puts
- * it, and the header lists the chunks for pc_recover. A page is backed (allocated on
- * disk, or in memory on tmpfs) before anything stores to it: a store to
- * a hole would raise SIGBUS where the disk is full. Who backs it:
+ * it, and the header lists the chunks for pc_recover. A page is backed
+ * (allocated on disk, or in memory on tmpfs) before anything stores to it: a
+ * store to a hole would raise SIGBUS where the disk is full. Who backs it:
  *  - in a process of more than one thread, the grower, a thread of
  *    libpc's (livegrower.c), started at start-up where libpc's own wall
  *    or snapshot thread or adopted threads are there
@@ -127,13 +127,14 @@ stamp_head(struct pc_live *h)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmon_live_head_write(&h->head, __atomic_load_n(&h->head.state, __ATOMIC_RELAXED),
-			     (int32_t)getpid(),
-			     (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+	gmon_live_head_write(
+		&h->head, __atomic_load_n(&h->head.state, __ATOMIC_RELAXED),
+		(int32_t)getpid(),
+		(uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 }
 
 static char making[PATH_MAX + 8];	/* live_path while it is made */
-static int pending_fd = -1;		/* the file made, until it is published */
+static int pending_fd = -1; /* the file made, until it is published */
 
 /* A file with no name (O_TMPFILE) in live_path's directory, or where the
  * file system has none, one at live_path with ".new" added (making); its
@@ -166,8 +167,8 @@ over_fsize(uint64_t len)
 {
 	struct rlimit fsize;
 
-	return getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
-	       (rlim_t)len > fsize.rlim_cur;
+	return getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
+	       fsize.rlim_cur != RLIM_INFINITY && (rlim_t)len > fsize.rlim_cur;
 }
 
 /* live_path made absolute: the program may change directory. */
@@ -191,7 +192,8 @@ absolute_path(void)
 static int
 open_live(void)
 {
-	return live_path[0] ? open(live_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC) : -1;
+	return live_path[0] ? open(live_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC) :
+			      -1;
 }
 
 /* A new file of len bytes, its first keep bytes on disk, the rest a hole,
@@ -210,7 +212,8 @@ create_file(size_t len, size_t keep)
 	fd = open_unnamed();
 	if (fd < 0)
 		return fd;
-	if (ftruncate(fd, (off_t)len) || (keep && fallocate(fd, 0, 0, (off_t)keep))) {
+	if (ftruncate(fd, (off_t)len) ||
+	    (keep && fallocate(fd, 0, 0, (off_t)keep))) {
 		r = -errno;
 		close(fd);
 		if (making[0])
@@ -252,7 +255,8 @@ map_by_name(int fd)
 
 	if (named < 0)
 		return;
-	if (!fstat(named, &a) && !fstat(fd, &b) && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+	if (!fstat(named, &a) && !fstat(fd, &b) && a.st_ino == b.st_ino &&
+	    a.st_dev == b.st_dev)
 		pc_live_map_chunks(live, named);
 	close(named);
 }
@@ -266,7 +270,7 @@ map_by_name(int fd)
 static void
 publish(int fd)
 {
-	static char aside[PATH_MAX + 32];	/* static: a fork child's stack */
+	static char aside[PATH_MAX + 32]; /* static: a fork child's stack */
 	struct stat st;
 
 	if (lstat(live_path, &st) == 0) {
@@ -299,7 +303,8 @@ fill_header(void *m, size_t len, size_t keep, uint64_t cap)
 	live->size = len;
 	live->used = keep;
 	live->cap = cap;
-	live->chunk[0] = (struct pc_live_chunk){ 0, (uint64_t)(uintptr_t)m, len };
+	live->chunk[0] =
+		(struct pc_live_chunk){ 0, (uint64_t)(uintptr_t)m, len };
 	__atomic_store_n(&live->nchunks, 1, __ATOMIC_RELEASE);
 	/* libpc's state moves in: nothing samples yet, no thread reads it */
 	live->st = *pc;
@@ -311,7 +316,8 @@ fill_header(void *m, size_t len, size_t keep, uint64_t cap)
 }
 
 int
-pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, uint64_t cap)
+pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all,
+	     uint64_t cap)
 {
 	size_t len, keep, mapped, room;
 	struct statfs fs;
@@ -330,7 +336,8 @@ pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all, ui
 		return fd;
 	m = pc_live_map_first(fd, &len, room, &mapped);
 	/* mapped whole: the file without the room */
-	if (m != MAP_FAILED && room && mapped == len && ftruncate(fd, (off_t)len)) {
+	if (m != MAP_FAILED && room && mapped == len &&
+	    ftruncate(fd, (off_t)len)) {
 		munmap(m, mapped);
 		m = MAP_FAILED;
 	}
@@ -368,18 +375,22 @@ new_chunk(uint64_t off, size_t n)
 	int fd = pending_fd, grown;
 	void *m;
 
-	if (k >= PC_LIVE_CHUNKS || (off + n) / page_size > pc_live_max_pages() ||
+	if (k >= PC_LIVE_CHUNKS ||
+	    (off + n) / page_size > pc_live_max_pages() ||
 	    over_fsize(off + n) || (fd < 0 && (fd = open_live()) < 0))
 		return NULL;
-	grown = (uint64_t)lseek(fd, 0, SEEK_END) >= off + n || !ftruncate(fd, (off_t)(off + n));
-	m = grown ? mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd,
-			 (off_t)off) : MAP_FAILED;
+	grown = (uint64_t)lseek(fd, 0, SEEK_END) >= off + n ||
+		!ftruncate(fd, (off_t)(off + n));
+	m = grown ? mmap(NULL, n, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_NORESERVE, fd, (off_t)off) :
+		    MAP_FAILED;
 	if (fd != pending_fd)
 		close(fd);
 	if (m == MAP_FAILED)
 		return NULL;
 	madvise(m, n, MADV_RANDOM);
-	live->chunk[k] = (struct pc_live_chunk){ off, (uint64_t)(uintptr_t)m, n };
+	live->chunk[k] =
+		(struct pc_live_chunk){ off, (uint64_t)(uintptr_t)m, n };
 	if (off + n > live->size)
 		live->size = off + n;
 	__atomic_store_n(&live->nchunks, k + 1, __ATOMIC_RELEASE);
@@ -421,12 +432,13 @@ pc_live_alloc(size_t len, int meta)
 			}
 			return m;
 		}
-		__atomic_fetch_add(&pc_stats->live_overflow, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc_stats->live_overflow, 1,
+				   __ATOMIC_RELAXED);
 	}
 	if (!page_size)
 		page_size = (size_t)sysconf(_SC_PAGESIZE);
-	m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		 -1, 0);
+	m = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	return m == MAP_FAILED ? NULL : m;
 }
 
@@ -542,7 +554,8 @@ void
 pc_live_resident(const void *addr, size_t len, unsigned char *vec)
 {
 	const char *a = addr;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), npages = (len + page - 1) / page;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE),
+	       npages = (len + page - 1) / page;
 	off_t pos, end, d, h;
 
 	/* the live file's own pages: those backed (livegrow.c), the only
@@ -590,7 +603,8 @@ copy_kept(const struct pc_live_chunk *c, int fd, char *m)
 			continue;
 		if (fd < 0)
 			memcpy(m + p, a, page_size);
-		else if (pwrite(fd, a, page_size, (off_t)(c->off + p)) != (ssize_t)page_size)
+		else if (pwrite(fd, a, page_size, (off_t)(c->off + p)) !=
+			 (ssize_t)page_size)
 			return -1;
 	}
 	return 0;
@@ -611,12 +625,14 @@ detach_private(void)
 	memcpy(ch, live->chunk, sizeof(ch));
 	for (uint32_t i = 0; i < n && i < PC_LIVE_CHUNKS; i++) {
 		void *m = mmap(NULL, ch[i].len, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+			       0);
 
 		if (m == MAP_FAILED)
 			goto detached;
 		copy_kept(&ch[i], -1, m);
-		if (mremap(m, ch[i].len, ch[i].len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		if (mremap(m, ch[i].len, ch[i].len,
+			   MREMAP_MAYMOVE | MREMAP_FIXED,
 			   (void *)(uintptr_t)ch[i].va) == MAP_FAILED) {
 			munmap(m, ch[i].len);
 			goto detached;

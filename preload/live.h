@@ -38,7 +38,7 @@ struct pc_live_tables {
 	size_t timeline_len;
 	void *timeline_rings;		/* its samples and markers */
 	size_t timeline_rings_len;
-	void *alloc_arena;		/* PC_ALLOC's stacks: uint64_t[alloc_words] */
+	void *alloc_arena; /* PC_ALLOC's stacks: uint64_t[alloc_words] */
 	size_t alloc_words;
 	void *alloc_index;		/* uint32_t[alloc_slots], or NULL */
 	size_t alloc_slots;
@@ -70,12 +70,12 @@ struct pc_grow {
 	size_t first, max;		/* slots backed at first, at most */
 	size_t slots;			/* slots backed now, atomic */
 	size_t used;			/* slots taken, atomic */
-	size_t *publish;		/* where pc_recover reads slots, or NULL */
+	size_t *publish; /* where pc_recover reads slots, or NULL */
 };
 
 struct pc_live {
 	struct gmon_live_head head;	/* hdr_size: sizeof(struct pc_live) */
-	uint64_t base;			/* the mapping's address in the process */
+	uint64_t base; /* the mapping's address in the process */
 	uint64_t size;			/* bytes of the file and the mapping */
 	uint64_t used;			/* bytes handed out, atomic */
 	uint32_t nmeta;			/* regions of the inventory, which a */
@@ -86,11 +86,11 @@ struct pc_live {
 	struct pc_stats stats;		/* pc_stats points here */
 	struct pc_objects objs;		/* pc_objs points here */
 	struct pc_live_tables tables;
-	uint32_t nchunks;		/* chunk[0, nchunks) are mapped, atomic */
+	uint32_t nchunks; /* chunk[0, nchunks) are mapped, atomic */
 	uint32_t full;			/* 1: the file stopped growing */
 	int32_t full_errno;		/* why: an errno, or PC_LIVE_CAPPED */
 	uint32_t on_tmpfs;		/* 1: its pages are memory */
-	uint64_t backed;		/* bytes the file takes (backed pages) */
+	uint64_t backed; /* bytes the file takes (backed pages) */
 	uint64_t cap;			/* PC_LIVE_MAX, or 0 */
 	struct pc_live_chunk chunk[PC_LIVE_CHUNKS];
 	struct pc_spill *spill;		/* PC_LIVE_SPILL of them */
@@ -110,8 +110,8 @@ int pc_live_backed(const void *addr) PC_HIDDEN;
 /* livegrow.c: a growable table of the live file at base (first and max
  * slots, powers of two); its first slots backed, all of them where base
  * is not in the file. Not AS-safe. */
-void pc_grow_init(struct pc_grow *g, void *base, size_t unit, size_t first, size_t max,
-		  size_t *publish) PC_HIDDEN;
+void pc_grow_init(struct pc_grow *g, void *base, size_t unit, size_t first,
+		  size_t max, size_t *publish) PC_HIDDEN;
 /* livegrow.c: a handler took n more slots of g: the grower is woken when
  * half are taken. AS-safe. */
 void pc_grow_took_from_handler(struct pc_grow *g, size_t n) PC_HIDDEN;
@@ -126,18 +126,19 @@ pc_grow_slots(struct pc_grow *g)
  * mapped (livemap.c maps the rest as it is backed, from the file fd
  * until pc_live_map_fd says otherwise); -EFBIG for a file too long for
  * it. Not AS-safe. */
-int pc_live_grow_open(struct pc_live *h, size_t keep, const char *path, int fd, size_t mapped)
-	PC_HIDDEN;
+int pc_live_grow_open(struct pc_live *h, size_t keep, const char *path, int fd,
+		      size_t mapped) PC_HIDDEN;
 /* livemap.c: chunk 0 of *len bytes from fd, and room bytes more at its
  * end (*len grows by room), its first *mapped bytes mapped and a place
  * kept for the rest, mapped block by block as it is backed; where no
  * place is had, *len bytes mapped whole (*mapped is then *len). Its
  * address, or MAP_FAILED. Not AS-safe. */
-void *pc_live_map_first(int fd, size_t *len, size_t room, size_t *mapped) PC_HIDDEN;
+void *pc_live_map_first(int fd, size_t *len, size_t room,
+			size_t *mapped) PC_HIDDEN;
 /* livemap.c: chunk 0 of h's file (at path, fd while it is made), its
  * first mapped bytes mapped (pc_live_grow_open). Not AS-safe. */
-void pc_live_map_init(const struct pc_live *h, const char *path, int fd, size_t mapped)
-	PC_HIDDEN;
+void pc_live_map_init(const struct pc_live *h, const char *path, int fd,
+		      size_t mapped) PC_HIDDEN;
 /* livemap.c: the blocks of chunk 0 under [a, a + len) mapped, before
  * their pages are backed: 0, or why one cannot be, PC_LIVE_UNMAPPED,
  * PC_LIVE_LOCKED or the errno of the file's open (then the file stops
@@ -187,8 +188,8 @@ uint64_t pc_live_footprint(int *why) PC_HIDDEN;
 /* livegrow.c: the bytes of the mapping made at start-up, for the header,
  * the spill, text_bytes of the program's counters, an arc table, stacks
  * and PC_SCOPE=all's objects loaded now. Not AS-safe. */
-size_t pc_live_first_len(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
-	PC_HIDDEN;
+size_t pc_live_first_len(size_t text_bytes, size_t arcs, size_t stacks_mb,
+			 int scope_all) PC_HIDDEN;
 /* livegrow.c: the most pages a live file may have. AS-safe. */
 size_t pc_live_max_pages(void) PC_HIDDEN;
 /* livegrower.c: start the grower thread (start-up, a fork child); stop it
@@ -222,7 +223,8 @@ void pc_live_grow_from_handler(size_t room) PC_HIDDEN;
 void pc_live_fold(void) PC_HIDDEN;
 /* livegrow.c, for recover.c's copy of a file: fold the spill, each key
  * moved by move_key (NULL: it cannot be): how many were. Not AS-safe. */
-size_t pc_live_fold_copy(struct pc_spill *spill, uint32_t *(*move_key)(uint64_t, void *),
+size_t pc_live_fold_copy(struct pc_spill *spill,
+			 uint32_t *(*move_key)(uint64_t, void *),
 			 void *arg) PC_HIDDEN;
 
 /* live.c: where the modules record their tables. Not AS-safe. */

@@ -73,7 +73,9 @@ file_page(const void *addr)
 static int
 bit(long p)
 {
-	return (__atomic_load_n(&backed_map[p / 64], __ATOMIC_ACQUIRE) >> (p % 64)) & 1;
+	return (__atomic_load_n(&backed_map[p / 64], __ATOMIC_ACQUIRE) >>
+		(p % 64)) &
+	       1;
 }
 
 int
@@ -89,8 +91,10 @@ static void
 wake(void)
 {
 	/* a sandbox allows no new system call (sandbox.c) */
-	if (!__atomic_exchange_n(&grow_word, 1, __ATOMIC_ACQ_REL) && !pc_sandboxed())
-		syscall(SYS_futex, &grow_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (!__atomic_exchange_n(&grow_word, 1, __ATOMIC_ACQ_REL) &&
+	    !pc_sandboxed())
+		syscall(SYS_futex, &grow_word, FUTEX_WAKE_PRIVATE, 1, NULL,
+			NULL, 0);
 }
 
 /* The file stops growing, for reason err (summary.c says so). */
@@ -174,8 +178,11 @@ back_run(char *a, long p, size_t n)
 
 		/* a page backed twice at once (a round in a handler and a
 		 * normal call's pc_live_back) is counted once */
-		if (!(__atomic_fetch_or(&backed_map[(p + (long)i) / 64], b, __ATOMIC_SEQ_CST) & b))
-			__atomic_fetch_add(&hdr->backed, page, __ATOMIC_RELAXED);
+		if (!(__atomic_fetch_or(&backed_map[(p + (long)i) / 64], b,
+					__ATOMIC_SEQ_CST) &
+		      b))
+			__atomic_fetch_add(&hdr->backed, page,
+					   __ATOMIC_RELAXED);
 	}
 	return 0;
 }
@@ -196,7 +203,8 @@ pc_live_back(const void *addr, size_t len)
 			a += page;
 			continue;
 		}
-		while (a + n * page < end && file_page(a + n * page) == p + (long)n &&
+		while (a + n * page < end &&
+		       file_page(a + n * page) == p + (long)n &&
 		       !bit(p + (long)n))
 			n++;
 		if (back_run(a, p, n))
@@ -214,7 +222,8 @@ spill_add(uint64_t key, uint32_t w)
 	uint64_t h = pc_mix(key);
 
 	for (size_t probe = 0; probe < SPILL_PROBE; probe++) {
-		struct pc_spill *s = &hdr->spill[(h + probe) & (PC_LIVE_SPILL - 1)];
+		struct pc_spill *s =
+			&hdr->spill[(h + probe) & (PC_LIVE_SPILL - 1)];
 		uint32_t st;
 
 		if (pc_slot_claim(&s->state, &st)) {
@@ -252,10 +261,12 @@ pc_live_add_from_handler(uint32_t *counter, uint32_t w)
 		return 1;
 	}
 	__atomic_fetch_add(&spill_busy, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&backed_map[p / 64], __ATOMIC_SEQ_CST) >> (p % 64) & 1)
+	if (__atomic_load_n(&backed_map[p / 64], __ATOMIC_SEQ_CST) >> (p % 64) &
+	    1)
 		__atomic_fetch_add(counter, w, __ATOMIC_RELAXED);
 	else if (!hdr->spill || !spill_add((uint64_t)(uintptr_t)counter, w)) {
-		__atomic_fetch_add(&pc_stats->live_unplaced, w, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc_stats->live_unplaced, w,
+				   __ATOMIC_RELAXED);
 		r = 0;
 	}
 	__atomic_fetch_sub(&spill_busy, 1, __ATOMIC_SEQ_CST);
@@ -279,7 +290,8 @@ fold(struct pc_spill *spill, uint32_t *(*move_key)(uint64_t, void *), void *arg,
 		/* acquire: a count seen is the key's read next (a slot
 		 * freed and taken again has a count only once its new key
 		 * is written) */
-		if (!pc_slot_ready(&s->state) || !__atomic_load_n(&s->count, __ATOMIC_ACQUIRE))
+		if (!pc_slot_ready(&s->state) ||
+		    !__atomic_load_n(&s->count, __ATOMIC_ACQUIRE))
 			continue;
 		if (!(c = move_key(s->key, arg))) {
 			*left += __atomic_load_n(&s->count, __ATOMIC_RELAXED);
@@ -308,11 +320,12 @@ patch(uint32_t *c)
 	long p = file_page(a);
 
 	if (patches >= MAX_PATCHES ||
-	    mmap(a, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-		 -1, 0) != a)
+	    mmap(a, page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != a)
 		return -1;
 	patches++;
-	__atomic_fetch_or(&backed_map[p / 64], 1ull << (p % 64), __ATOMIC_RELEASE);
+	__atomic_fetch_or(&backed_map[p / 64], 1ull << (p % 64),
+			  __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -343,7 +356,8 @@ pc_live_fold(void)
 }
 
 size_t
-pc_live_fold_copy(struct pc_spill *spill, uint32_t *(*move_key)(uint64_t, void *), void *arg)
+pc_live_fold_copy(struct pc_spill *spill,
+		  uint32_t *(*move_key)(uint64_t, void *), void *arg)
 {
 	uint64_t left;
 
@@ -353,8 +367,8 @@ pc_live_fold_copy(struct pc_spill *spill, uint32_t *(*move_key)(uint64_t, void *
 /* ------------------------------------------------------------ tables */
 
 void
-pc_grow_init(struct pc_grow *g, void *base, size_t unit, size_t first, size_t max,
-	     size_t *publish)
+pc_grow_init(struct pc_grow *g, void *base, size_t unit, size_t first,
+	     size_t max, size_t *publish)
 {
 	g->base = base;
 	g->unit = unit;
@@ -369,7 +383,8 @@ pc_grow_init(struct pc_grow *g, void *base, size_t unit, size_t first, size_t ma
 		/* release: a round in a handler sees g whole */
 		if (ntables < MAX_TABLES) {
 			tables[ntables] = g;
-			__atomic_store_n(&ntables, ntables + 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&ntables, ntables + 1,
+					 __ATOMIC_RELEASE);
 		}
 	}
 	if (publish)
@@ -394,7 +409,8 @@ grow_tables(void)
 
 	for (int i = 0; i < n; i++) {
 		struct pc_grow *g = tables[i];
-		size_t slots = __atomic_load_n(&g->slots, __ATOMIC_RELAXED), want = slots;
+		size_t slots = __atomic_load_n(&g->slots, __ATOMIC_RELAXED),
+		       want = slots;
 		size_t used = __atomic_load_n(&g->used, __ATOMIC_RELAXED);
 
 		while (want && want < g->max && used * 2 >= want)
@@ -402,7 +418,8 @@ grow_tables(void)
 		if (want > g->max)
 			want = g->max;
 		if (want == slots || !slots ||
-		    pc_live_back(g->base + slots * g->unit, (want - slots) * g->unit))
+		    pc_live_back(g->base + slots * g->unit,
+				 (want - slots) * g->unit))
 			continue;
 		__atomic_store_n(&g->slots, want, __ATOMIC_RELEASE);
 		if (g->publish)
@@ -432,16 +449,20 @@ pc_live_grow_word(void)
 static void
 spill_free(void)
 {
-	uint64_t done[PC_LIVE_SPILL / 64] = { 0 };	/* folded, page backed */
+	uint64_t done[PC_LIVE_SPILL / 64] = { 0 }; /* folded, page backed */
 
 	for (size_t i = 0; i < PC_LIVE_SPILL; i++) {
 		struct pc_spill *s = &hdr->spill[i];
 		long p;
 
-		if (!pc_slot_ready(&s->state) || __atomic_load_n(&s->count, __ATOMIC_ACQUIRE))
+		if (!pc_slot_ready(&s->state) ||
+		    __atomic_load_n(&s->count, __ATOMIC_ACQUIRE))
 			continue;
 		p = file_page((const void *)(uintptr_t)s->key);
-		if (p < 0 || (__atomic_load_n(&backed_map[p / 64], __ATOMIC_SEQ_CST) >> (p % 64) & 1))
+		if (p < 0 ||
+		    (__atomic_load_n(&backed_map[p / 64], __ATOMIC_SEQ_CST) >>
+			     (p % 64) &
+		     1))
 			done[i / 64] |= 1ull << (i % 64);
 	}
 	/* after the bits were seen set: a handler counted now may still
@@ -451,7 +472,8 @@ spill_free(void)
 	for (size_t i = 0; i < PC_LIVE_SPILL; i++)
 		if (done[i / 64] >> (i % 64) & 1 &&
 		    !__atomic_load_n(&hdr->spill[i].count, __ATOMIC_ACQUIRE))
-			__atomic_store_n(&hdr->spill[i].state, PC_SLOT_EMPTY, __ATOMIC_RELEASE);
+			__atomic_store_n(&hdr->spill[i].state, PC_SLOT_EMPTY,
+					 __ATOMIC_RELEASE);
 }
 
 int
@@ -488,8 +510,10 @@ sum_objects(struct dl_phdr_info *info, size_t size, void *data)
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
-			*sum += round_page(ph->p_memsz / pc_profil_bin_bytes(PC_SCALE) *
-					   sizeof(uint32_t) + page);
+			*sum += round_page(
+				ph->p_memsz / pc_profil_bin_bytes(PC_SCALE) *
+					sizeof(uint32_t) +
+				page);
 	}
 	return 0;
 }
@@ -498,7 +522,8 @@ sum_objects(struct dl_phdr_info *info, size_t size, void *data)
  * spill and the counters start-up asks for (objects loaded later get
  * chunks of their own: pc_live_alloc). Only the header is backed yet. */
 size_t
-pc_live_first_len(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all)
+pc_live_first_len(size_t text_bytes, size_t arcs, size_t stacks_mb,
+		  int scope_all)
 {
 	size_t len, extra = 0;
 
@@ -510,7 +535,8 @@ pc_live_first_len(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_al
 		       2 * round_page(PC_MAX_RANGES * sizeof(struct pc_range)) +
 		       PC_LIVE_STRINGS;
 		dl_iterate_phdr(sum_objects, &extra);
-		extra += round_page(PC_PENDING * sizeof(struct pc_pending)) + (64u << 10);
+		extra += round_page(PC_PENDING * sizeof(struct pc_pending)) +
+			 (64u << 10);
 	}
 	len += round_page(text_bytes) + extra;
 	if (arcs)
@@ -520,9 +546,9 @@ pc_live_first_len(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_al
 	return len;
 }
 
-
 int
-pc_live_grow_open(struct pc_live *h, size_t keep, const char *path, int fd, size_t mapped)
+pc_live_grow_open(struct pc_live *h, size_t keep, const char *path, int fd,
+		  size_t mapped)
 {
 	grow_path = path;
 	page = (size_t)sysconf(_SC_PAGESIZE);
@@ -560,7 +586,8 @@ pc_live_kept(const struct pc_live *h, uint64_t off)
 	if (off < h->meta_off[0] || !h->nmeta)
 		return off < page * ((sizeof(*h) + page - 1) / page);
 	for (uint32_t i = 0; i < h->nmeta && i < 16; i++)
-		if (off >= h->meta_off[i] && off < h->meta_off[i] + h->meta_len[i])
+		if (off >= h->meta_off[i] &&
+		    off < h->meta_off[i] + h->meta_len[i])
 			return 1;
 	return 0;
 }
@@ -592,7 +619,8 @@ pc_live_grow_forked(struct pc_live *h, int detached)
 		struct pc_grow *g = tables[i];
 
 		g->used = 0;
-		g->slots = pc_live_back(g->base, g->first * g->unit) ? 0 : g->first;
+		g->slots = pc_live_back(g->base, g->first * g->unit) ? 0 :
+								       g->first;
 		if (g->publish)
 			*g->publish = g->slots;
 	}
@@ -619,8 +647,10 @@ round_now(void)
 {
 	int saved = errno;
 
-	if (__atomic_exchange_n(&grow_word, 0, __ATOMIC_ACQ_REL) && pc_live_grow_round())
-		__atomic_store_n(&grow_word, 1, __ATOMIC_RELEASE);	/* one ran: later */
+	if (__atomic_exchange_n(&grow_word, 0, __ATOMIC_ACQ_REL) &&
+	    pc_live_grow_round())
+		__atomic_store_n(&grow_word, 1,
+				 __ATOMIC_RELEASE); /* one ran: later */
 	errno = saved;
 }
 
@@ -638,7 +668,8 @@ pc_live_grow_now(void)
 void
 pc_live_grow_from_handler(size_t room)
 {
-	if (pc_live_grow_wanted() && __libc_single_threaded && room >= ROUND_STACK &&
-	    pc->ending == PC_END_RUNNING && !pc_sandboxed())
+	if (pc_live_grow_wanted() && __libc_single_threaded &&
+	    room >= ROUND_STACK && pc->ending == PC_END_RUNNING &&
+	    !pc_sandboxed())
 		round_now();
 }

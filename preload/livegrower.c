@@ -28,7 +28,7 @@
 static uint32_t stop_word;		/* 1: the grower is to end */
 static pthread_t grower;
 static int grower_on;
-static pid_t grower_pid;		/* whose thread it is: not a fork child's */
+static pid_t grower_pid; /* whose thread it is: not a fork child's */
 static uint32_t grower_tid;		/* its thread id, while it runs */
 
 /* Wake the grower for a look (own.c: the program's last thread ended). */
@@ -59,7 +59,8 @@ grower_main(void *arg)
 	pc_live_map_own_table();
 	/* the id before the first look at the stop word (seq_cst): a pause
 	 * that finds no id yet is seen by the loop's first look */
-	__atomic_store_n(&grower_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&grower_tid, (uint32_t)syscall(SYS_gettid),
+			 __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&stop_word, __ATOMIC_SEQ_CST)) {
 		/* woken by a handler; once a second anyway, for a wake
 		 * that came while this thread was busy and for
@@ -68,7 +69,8 @@ grower_main(void *arg)
 
 		pc_own_watch();
 		if (!__atomic_load_n(word, __ATOMIC_ACQUIRE))
-			syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 0, &t, NULL, 0);
+			syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 0, &t,
+				NULL, 0);
 		if (__atomic_load_n(&stop_word, __ATOMIC_SEQ_CST))
 			break;
 		__atomic_store_n(word, 0, __ATOMIC_RELEASE);
@@ -102,7 +104,8 @@ pc_live_grower_start(void)
 	 * and malloc locks in every call from then on (a getc loop ran 6
 	 * times as long); rounds run from calls and handlers there; none
 	 * in a sandbox, which allows no new system call */
-	if (!pc_live_active() || grower_on || __libc_single_threaded || pc_sandboxed()) {
+	if (!pc_live_active() || grower_on || __libc_single_threaded ||
+	    pc_sandboxed()) {
 		__atomic_store_n(&starting, 0, __ATOMIC_RELEASE);
 		return;
 	}

@@ -51,7 +51,8 @@ void *
 pc_live_map_first(int fd, size_t *len, size_t room, size_t *mapped)
 {
 	size_t page_size = (size_t)sysconf(_SC_PAGESIZE), all = *len + room;
-	void *probe = sys_mmap(NULL, page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *probe = sys_mmap(NULL, page_size, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uintptr_t at = 0;
 	void *m = MAP_FAILED;
 
@@ -59,11 +60,13 @@ pc_live_map_first(int fd, size_t *len, size_t room, size_t *mapped)
 	if (probe != MAP_FAILED) {
 		sys_munmap(probe, page_size);
 		if ((uintptr_t)probe > 2 * FAR + all)
-			at = ((uintptr_t)probe - FAR - all) & ~((uintptr_t)PC_LIVE_BLOCK - 1);
+			at = ((uintptr_t)probe - FAR - all) &
+			     ~((uintptr_t)PC_LIVE_BLOCK - 1);
 	}
 	if (at && all / PC_LIVE_BLOCK < PC_LIVE_MAX_BLOCKS)
 		m = sys_mmap((void *)at, *mapped, PROT_READ | PROT_WRITE,
-			     MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, fd, 0);
+			     MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE,
+			     fd, 0);
 	if (m != MAP_FAILED && (uintptr_t)m != at) {
 		sys_munmap(m, *mapped);
 		m = MAP_FAILED;
@@ -73,7 +76,8 @@ pc_live_map_first(int fd, size_t *len, size_t room, size_t *mapped)
 		return m;
 	}
 	*mapped = *len;
-	return sys_mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	return sys_mmap(NULL, *len, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_NORESERVE, fd, 0);
 }
 
 /* Chunk 0 where it is mapped block by block (else lazy_base is NULL and
@@ -98,7 +102,8 @@ static size_t whole;
 static const char *grow_path;
 
 void
-pc_live_map_init(const struct pc_live *h, const char *path, int fd, size_t mapped)
+pc_live_map_init(const struct pc_live *h, const char *path, int fd,
+		 size_t mapped)
 {
 	grow_path = path;
 	lazy_fd = fd;
@@ -116,7 +121,9 @@ pc_live_map_init(const struct pc_live *h, const char *path, int fd, size_t mappe
 static int
 block_mapped(size_t b)
 {
-	return (__atomic_load_n(&mapped_map[b / 64], __ATOMIC_ACQUIRE) >> (b % 64)) & 1;
+	return (__atomic_load_n(&mapped_map[b / 64], __ATOMIC_ACQUIRE) >>
+		(b % 64)) &
+	       1;
 }
 
 /* Blocks [b, b + n) of chunk 0 mapped at their place: 0, or why not:
@@ -139,10 +146,12 @@ map_blocks(size_t b, size_t n)
 	/* the file by its name: gone after a chroot, say (an errno) */
 	if (fd < 0 && (!grow_path || !grow_path[0]))
 		return ENOENT;
-	if (fd < 0 && (fd = open(grow_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) < 0)
+	if (fd < 0 &&
+	    (fd = open(grow_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return errno;
 	m = sys_mmap(at, len, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, fd, (off_t)(b * PC_LIVE_BLOCK));
+		     MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, fd,
+		     (off_t)(b * PC_LIVE_BLOCK));
 	if (fd != lazy_fd)
 		close(fd);
 	if (m == MAP_FAILED)
@@ -153,7 +162,8 @@ map_blocks(size_t b, size_t n)
 	}
 	syscall(SYS_madvise, at, len, MADV_RANDOM);
 	for (size_t i = b; i < b + n; i++)
-		__atomic_fetch_or(&mapped_map[i / 64], 1ull << (i % 64), __ATOMIC_RELEASE);
+		__atomic_fetch_or(&mapped_map[i / 64], 1ull << (i % 64),
+				  __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -174,7 +184,8 @@ void
 pc_live_map_wanted(void)
 {
 	for (size_t w = 0; lazy_base && w < PC_LIVE_MAX_BLOCKS / 64; w++) {
-		uint64_t bits = __atomic_exchange_n(&want_map[w], 0, __ATOMIC_ACQ_REL);
+		uint64_t bits =
+			__atomic_exchange_n(&want_map[w], 0, __ATOMIC_ACQ_REL);
 
 		for (; bits; bits &= bits - 1) {
 			size_t b = w * 64 + (size_t)__builtin_ctzll(bits);
@@ -206,7 +217,8 @@ pc_live_map_for(const char *a, size_t len, int force)
 			n++;
 		if (!force && !may_open()) {
 			for (size_t i = b; i < b + n; i++)
-				__atomic_fetch_or(&want_map[i / 64], 1ull << (i % 64),
+				__atomic_fetch_or(&want_map[i / 64],
+						  1ull << (i % 64),
 						  __ATOMIC_RELEASE);
 			return PC_LIVE_WAIT;
 		}
@@ -224,14 +236,16 @@ pc_live_mapped_run(uint64_t *at)
 
 	if (!lazy_base)
 		return *at < whole ? whole - *at : 0;
-	for (b = *at / PC_LIVE_BLOCK; b * PC_LIVE_BLOCK < lazy_len && !block_mapped(b); b++)
+	for (b = *at / PC_LIVE_BLOCK;
+	     b * PC_LIVE_BLOCK < lazy_len && !block_mapped(b); b++)
 		;
 	*at = b * PC_LIVE_BLOCK;
 	while ((b + n) * PC_LIVE_BLOCK < lazy_len && block_mapped(b + n))
 		n++;
 	if (!n)
 		return 0;
-	return (b + n) * PC_LIVE_BLOCK > lazy_len ? lazy_len - *at : n * PC_LIVE_BLOCK;
+	return (b + n) * PC_LIVE_BLOCK > lazy_len ? lazy_len - *at :
+						    n * PC_LIVE_BLOCK;
 }
 
 int
@@ -256,7 +270,8 @@ map_again(const struct pc_live_chunk *c, uint64_t at, size_t len, int fd)
 {
 	void *va = (void *)(uintptr_t)(c->va + at);
 
-	if (sys_mmap(va, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd,
+	if (sys_mmap(va, len, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd,
 		     (off_t)(c->off + at)) != va)
 		return -1;
 	madvise(va, len, MADV_RANDOM);

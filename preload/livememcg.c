@@ -40,7 +40,8 @@ read_number(const char *path)
 /* "DIR/CGROUP/name" into dst, CGROUP this process's in /proc/self/cgroup
  * for the v2 line (ctl "") or the v1 memory line (ctl "memory"). */
 static int
-cgroup_file(char *dst, size_t size, const char *dir, const char *ctl, const char *name)
+cgroup_file(char *dst, size_t size, const char *dir, const char *ctl,
+	    const char *name)
 {
 	char buf[4096], *line, *end;
 	size_t k = strlen(ctl);
@@ -80,7 +81,9 @@ pc_live_memcg_room(size_t len)
 
 	if (max < 0 || cur < 0 || max >= (1LL << 60))
 		return 1;
-	return cur + (long long)len + (max / 8 > (4 << 20) ? max / 8 : (4 << 20)) <= max;
+	return cur + (long long)len +
+		       (max / 8 > (4 << 20) ? max / 8 : (4 << 20)) <=
+	       max;
 }
 
 /* The memory cgroup's limit and usage files (v2, else v1), for
@@ -89,9 +92,11 @@ void
 pc_live_memcg_find(void)
 {
 	memcg_max[0] = memcg_cur[0] = 0;
-	if (!cgroup_file(memcg_max, sizeof(memcg_max), "/sys/fs/cgroup", "", "memory.max") &&
+	if (!cgroup_file(memcg_max, sizeof(memcg_max), "/sys/fs/cgroup", "",
+			 "memory.max") &&
 	    read_number(memcg_max) >= 0 &&
-	    !cgroup_file(memcg_cur, sizeof(memcg_cur), "/sys/fs/cgroup", "", "memory.current"))
+	    !cgroup_file(memcg_cur, sizeof(memcg_cur), "/sys/fs/cgroup", "",
+			 "memory.current"))
 		return;
 	memcg_max[0] = memcg_cur[0] = 0;
 	if (cgroup_file(memcg_max, sizeof(memcg_max), "/sys/fs/cgroup/memory", "memory",

@@ -94,7 +94,9 @@ file_bias(int fd, uintptr_t *bias)
 		*bias = pc_cfg->bias;
 		return 0;
 	}
-	return pc_cfg->scope_all ? pc_object_bias_of_file(sb.st_dev, sb.st_ino, bias) : -1;
+	return pc_cfg->scope_all ?
+		       pc_object_bias_of_file(sb.st_dev, sb.st_ino, bias) :
+		       -1;
 }
 
 /* A copy of the file bytes [lo, hi) of segment ph, mapped at m from file
@@ -132,18 +134,21 @@ learn(uintptr_t m, size_t len, int fd, off_t off)
 
 	if (off < 0 || len == 0 || file_bias(fd, &bias) ||
 	    pread(fd, &e, sizeof(e), 0) != (ssize_t)sizeof(e) ||
-	    memcmp(e.e_ident, ELFMAG, SELFMAG) || e.e_ident[EI_CLASS] != ELF_CLASS ||
+	    memcmp(e.e_ident, ELFMAG, SELFMAG) ||
+	    e.e_ident[EI_CLASS] != ELF_CLASS ||
 	    e.e_phentsize != sizeof(ElfW(Phdr)))
 		return;
 	for (size_t i = 0; i < e.e_phnum && i < 64; i += 8) {
 		size_t n = e.e_phnum - i < 8 ? e.e_phnum - i : 8;
 		off_t at = (off_t)(e.e_phoff + i * sizeof(ph[0]));
 
-		if (pread(fd, ph, n * sizeof(ph[0]), at) != (ssize_t)(n * sizeof(ph[0])))
+		if (pread(fd, ph, n * sizeof(ph[0]), at) !=
+		    (ssize_t)(n * sizeof(ph[0])))
 			return;
 		for (size_t k = 0; k < n; k++)
 			if (ph[k].p_type == PT_LOAD && (ph[k].p_flags & PF_X))
-				copy_of_segment(&ph[k], m, (uintptr_t)off, len, bias);
+				copy_of_segment(&ph[k], m, (uintptr_t)off, len,
+						bias);
 	}
 }
 
@@ -154,7 +159,8 @@ learn(uintptr_t m, size_t len, int fd, off_t off)
  * what a new mapping changes for the copies, errno kept.
  */
 static void *
-map_through(mmap_fn f, void *a, size_t len, int prot, int flags, int fd, off_t off)
+map_through(mmap_fn f, void *a, size_t len, int prot, int flags, int fd,
+	    off_t off)
 {
 	void *r = f ? f(a, len, prot, flags, fd, off) :
 		  (void *)syscall(SYS_mmap, a, len, prot, flags, fd, off);
@@ -175,23 +181,23 @@ map_through(mmap_fn f, void *a, size_t len, int prot, int flags, int fd, off_t o
 
 /* By their symbols: with _FILE_OFFSET_BITS=64 the header names mmap64
  * for mmap (the same function on a 64-bit system). */
-PC_EXPORT void *interposed_mmap(void *a, size_t len, int prot, int flags, int fd,
-				off_t off) __asm__("mmap");
-PC_EXPORT void *interposed_mmap64(void *a, size_t len, int prot, int flags, int fd,
-				  off_t off) __asm__("mmap64");
+PC_EXPORT void *interposed_mmap(void *a, size_t len, int prot, int flags,
+				int fd, off_t off) __asm__("mmap");
+PC_EXPORT void *interposed_mmap64(void *a, size_t len, int prot, int flags,
+				  int fd, off_t off) __asm__("mmap64");
 
 void *
 interposed_mmap(void *a, size_t len, int prot, int flags, int fd, off_t off)
 {
-	return map_through(__atomic_load_n(&real_mmap, __ATOMIC_ACQUIRE), a, len, prot,
-			   flags, fd, off);
+	return map_through(__atomic_load_n(&real_mmap, __ATOMIC_ACQUIRE), a,
+			   len, prot, flags, fd, off);
 }
 
 void *
 interposed_mmap64(void *a, size_t len, int prot, int flags, int fd, off_t off)
 {
-	return map_through(__atomic_load_n(&real_mmap64, __ATOMIC_ACQUIRE), a, len, prot,
-			   flags, fd, off);
+	return map_through(__atomic_load_n(&real_mmap64, __ATOMIC_ACQUIRE), a,
+			   len, prot, flags, fd, off);
 }
 
 PC_EXPORT int
@@ -274,10 +280,14 @@ munlockall(void)
 void
 pc_mappings_resolve(void)
 {
-	__atomic_store_n(&real_mmap, (mmap_fn)pc_next("mmap"), __ATOMIC_RELEASE);
-	__atomic_store_n(&real_mmap64, (mmap_fn)pc_next("mmap64"), __ATOMIC_RELEASE);
-	__atomic_store_n(&real_munmap, (munmap_fn)pc_next("munmap"), __ATOMIC_RELEASE);
-	__atomic_store_n(&real_mremap, (mremap_fn)pc_next("mremap"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_mmap, (mmap_fn)pc_next("mmap"),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&real_mmap64, (mmap_fn)pc_next("mmap64"),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&real_munmap, (munmap_fn)pc_next("munmap"),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&real_mremap, (mremap_fn)pc_next("mremap"),
+			 __ATOMIC_RELEASE);
 }
 
 void

@@ -29,7 +29,7 @@
  * entered a sandbox (pc_sandboxed): a seccomp filter may kill on write.
  * AS-safe.
  */
-static int err_known;		/* 1: err_dev and err_ino are fd 2's; -1: it was closed */
+static int err_known; /* 1: err_dev and err_ino are fd 2's; -1: it was closed */
 static dev_t err_dev;
 static ino_t err_ino;
 
@@ -59,8 +59,8 @@ pc_write_err(const char *buf, size_t n)
 		return;
 	if (!err_known)
 		pc_msg_init();
-	if (err_known < 0 || fstat(STDERR_FILENO, &st) || st.st_dev != err_dev ||
-	    st.st_ino != err_ino)
+	if (err_known < 0 || fstat(STDERR_FILENO, &st) ||
+	    st.st_dev != err_dev || st.st_ino != err_ino)
 		return;
 	/* a file under the program's RLIMIT_FSIZE, too */
 	pc_xfsz_block(&h);
@@ -90,8 +90,9 @@ pc_xfsz_block(struct pc_xfsz *h)
 
 	sigemptyset(&one);
 	sigaddset(&one, SIGXFSZ);
-	h->pending = syscall(SYS_rt_sigpending, &pend, (size_t)(_NSIG / 8)) == 0 &&
-		     sigismember(&pend, SIGXFSZ);
+	h->pending =
+		syscall(SYS_rt_sigpending, &pend, (size_t)(_NSIG / 8)) == 0 &&
+		sigismember(&pend, SIGXFSZ);
 	h->blocked = syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, &h->prev,
 			     (size_t)(_NSIG / 8)) == 0;
 }
@@ -107,8 +108,10 @@ pc_xfsz_release(const struct pc_xfsz *h, int failed)
 	sigemptyset(&one);
 	sigaddset(&one, SIGXFSZ);
 	if (failed && !h->pending)
-		syscall(SYS_rt_sigtimedwait, &one, NULL, &zero, (size_t)(_NSIG / 8));
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &h->prev, NULL, (size_t)(_NSIG / 8));
+		syscall(SYS_rt_sigtimedwait, &one, NULL, &zero,
+			(size_t)(_NSIG / 8));
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &h->prev, NULL,
+		(size_t)(_NSIG / 8));
 }
 
 /* Append s to line[*n..end), at most max bytes of it. AS-safe. */

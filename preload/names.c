@@ -25,7 +25,8 @@
 #include "banned.h"
 
 /* Set by pc_names_init, at start-up only. */
-static char base_path[PATH_MAX];	/* PC_OUT, gmon.out or GMON_OUT_PREFIX, absolute */
+static char
+	base_path[PATH_MAX]; /* PC_OUT, gmon.out or GMON_OUT_PREFIX, absolute */
 static int prefix_mode;			/* base_path is GMON_OUT_PREFIX */
 static char prog[64];			/* the program's file name, tamed */
 
@@ -91,12 +92,15 @@ pc_name_taken(const char *path)
 int
 pc_open_new(const char *path, int flags)
 {
-	int fd = open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	int fd = open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      0666);
 
 	if (fd < 0 && errno == EEXIST) {
 		/* left by a process of this pid that died writing it */
 		unlink(path);
-		fd = open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		fd = open(path,
+			  flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			  0666);
 	}
 	return fd;
 }
@@ -116,7 +120,10 @@ read_prog(void)
 	}
 	/* keep names tame: no dots (they separate the parts), no oddities */
 	for (; *b && j < sizeof(prog) - 1; b++)
-		prog[j++] = (*b == '.' || *b == '/' || (unsigned char)*b < 0x21) ? '_' : *b;
+		prog[j++] =
+			(*b == '.' || *b == '/' || (unsigned char)*b < 0x21) ?
+				'_' :
+				*b;
 	prog[j] = 0;
 }
 

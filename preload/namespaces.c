@@ -94,7 +94,9 @@ setns(int fd, int nstype)
 
 	if (!real)
 		real = (setns_fn)pc_next("setns");
-	paused = !nstype || (nstype & (CLONE_NEWUSER | CLONE_NEWNS)) ? pause_all() : 0;
+	paused = !nstype || (nstype & (CLONE_NEWUSER | CLONE_NEWNS)) ?
+			 pause_all() :
+			 0;
 	r = real(fd, nstype);
 	saved = errno;
 	if (paused)

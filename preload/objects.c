@@ -73,13 +73,16 @@ pc_note_build_id(const struct dl_phdr_info *info, uint8_t *id, size_t max)
 		while (p + sizeof(ElfW(Nhdr)) <= end) {
 			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
 			const unsigned char *name = p + sizeof(*n);
-			const unsigned char *desc = name + ((n->n_namesz + align - 1) & ~(align - 1));
+			const unsigned char *desc =
+				name +
+				((n->n_namesz + align - 1) & ~(align - 1));
 
 			if (desc + n->n_descsz > end)
 				break;
 			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
 			    !memcmp(name, "GNU", 4)) {
-				size_t k = n->n_descsz < max ? n->n_descsz : max;
+				size_t k =
+					n->n_descsz < max ? n->n_descsz : max;
 
 				memcpy(id, desc, k);
 				return (int)k;
@@ -113,7 +116,8 @@ vdso_image(struct pc_object *o, const struct dl_phdr_info *info)
 	const ElfW(Ehdr) *e = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
 	size_t len;
 
-	if (!e || memcmp(e->e_ident, ELFMAG, SELFMAG) || e->e_shentsize != sizeof(ElfW(Shdr)))
+	if (!e || memcmp(e->e_ident, ELFMAG, SELFMAG) ||
+	    e->e_shentsize != sizeof(ElfW(Shdr)))
 		return;
 	len = (size_t)e->e_shoff + (size_t)e->e_shnum * e->e_shentsize;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -127,7 +131,9 @@ vdso_image(struct pc_object *o, const struct dl_phdr_info *info)
 
 			if (len <= mapped && len <= (1u << 20)) {
 				/* a copy in the live file, for pc_recover */
-				void *copy = pc_live_active() ? pc_live_alloc(len, 1) : NULL;
+				void *copy = pc_live_active() ?
+						     pc_live_alloc(len, 1) :
+						     NULL;
 
 				if (copy && pc_live_back(copy, len))
 					copy = NULL;
@@ -178,7 +184,8 @@ file_suffix(struct pc_object *o, int self)
 		char c = *p;
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' || c == '+'))
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '-' || c == '+'))
 			c = '_';
 		o->file[n++] = c;
 	}
@@ -211,7 +218,8 @@ same_layout(const struct pc_object *o, const struct seg *s, int ns)
 	for (int i = 0; i < ns; i++)
 		if (o->text[i].link_low != (s[i].vaddr & ~(bin - 1)) ||
 		    o->text[i].prof.bufsiz != (s[i].vaddr + s[i].memsz -
-					       o->text[i].link_low + bin - 1) / bin * sizeof(uint32_t))
+					       o->text[i].link_low + bin - 1) /
+						      bin * sizeof(uint32_t))
 			return 0;
 	return 1;
 }
@@ -229,8 +237,10 @@ set_offsets(struct pc_object *o, uintptr_t bias)
 static int
 object_path(char *dst, size_t size, const struct dl_phdr_info *info, int vdso)
 {
-	const char *name = vdso ? "[vdso]" : info->dlpi_name && info->dlpi_name[0] ?
-			   info->dlpi_name : "[anonymous]";
+	const char *name = vdso ? "[vdso]" :
+			   info->dlpi_name && info->dlpi_name[0] ?
+				  info->dlpi_name :
+				  "[anonymous]";
 
 	if (name[0] == '[') {		/* not a file: no directory */
 		if (strlen(name) >= size)
@@ -251,7 +261,8 @@ exec_segments(const struct dl_phdr_info *info, struct seg *s)
 	for (int i = 0; i < info->dlpi_phnum && ns < PC_OBJ_TEXT; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz)
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+		    ph->p_memsz)
 			s[ns++] = (struct seg){ ph->p_vaddr, ph->p_memsz };
 	}
 	return ns;
@@ -266,8 +277,10 @@ known_entry(const char *path, const uint8_t *id, int idlen, const struct seg *s,
 	for (int i = 1; i < pc_objs->nobjs; i++) {
 		struct pc_object *o = &pc_objs->objs[i];
 
-		if (!o->seen && !strcmp(o->path, path) && o->build_id_len == idlen &&
-		    !memcmp(o->build_id, id, (size_t)idlen) && same_layout(o, s, ns))
+		if (!o->seen && !strcmp(o->path, path) &&
+		    o->build_id_len == idlen &&
+		    !memcmp(o->build_id, id, (size_t)idlen) &&
+		    same_layout(o, s, ns))
 			return o;
 	}
 	return NULL;
@@ -286,8 +299,9 @@ map_texts(struct pc_object *o, const struct seg *s, int ns)
 
 		t->link_low = s[i].vaddr & ~(bin - 1);
 		t->prof.scale = PC_SCALE;
-		t->prof.bufsiz = (s[i].vaddr + s[i].memsz - t->link_low + bin - 1) /
-				 bin * sizeof(uint32_t);
+		t->prof.bufsiz =
+			(s[i].vaddr + s[i].memsz - t->link_low + bin - 1) /
+			bin * sizeof(uint32_t);
 		t->map_len = (t->prof.bufsiz + page - 1) & ~(page - 1);
 		t->prof.buf = pc_live_alloc(t->map_len, 0);
 		if (!t->prof.buf)
@@ -326,7 +340,8 @@ scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (pc_objs->nobjs == PC_MAX_OBJECTS) {
 		if (!objects_full++)
-			pc_say("more than 1024 shared objects; later ones are not profiled", "", "");
+			pc_say("more than 1024 shared objects; later ones are not profiled",
+			       "", "");
 		return 0;
 	}
 	o = &pc_objs->objs[pc_objs->nobjs];
@@ -364,9 +379,11 @@ counts_moved(struct dl_phdr_info *info, size_t size, void *data)
 	int *moved = data;
 
 	/* dlpi_adds and dlpi_subs follow dlpi_phnum (glibc 2.4 and later) */
-	if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+	if (size <
+	    offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
 		return 1;
-	*moved = !counted || info->dlpi_adds != last_adds || info->dlpi_subs != last_subs;
+	*moved = !counted || info->dlpi_adds != last_adds ||
+		 info->dlpi_subs != last_subs;
 	last_adds = info->dlpi_adds;
 	last_subs = info->dlpi_subs;
 	counted = 1;
@@ -397,7 +414,8 @@ publish(void)
 	 * is not backed would fault where the disk is full */
 	if (pc_live_back(r, (size_t)pc_objs->nobjs * PC_OBJ_TEXT * sizeof(*r)))
 		return;
-	__atomic_fetch_add(&pc_objs->range_seq[c], 1, __ATOMIC_RELEASE);	/* odd */
+	__atomic_fetch_add(&pc_objs->range_seq[c], 1,
+			   __ATOMIC_RELEASE); /* odd */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (int i = 1; i < pc_objs->nobjs; i++) {
 		const struct pc_object *o = &pc_objs->objs[i];
@@ -409,14 +427,18 @@ publish(void)
 
 			r[n++] = (struct pc_range){
 				t->prof.offset,
-				t->prof.offset + t->prof.bufsiz / sizeof(uint32_t) *
-						 pc_profil_bin_bytes(t->prof.scale),
-				o->bias, (uint32_t)i, (uint32_t)k };
+				t->prof.offset + t->prof.bufsiz /
+							 sizeof(uint32_t) *
+							 pc_profil_bin_bytes(
+								 t->prof.scale),
+				o->bias, (uint32_t)i, (uint32_t)k
+			};
 		}
 	}
 	qsort(r, n, sizeof(*r), cmp_range);
 	__atomic_store_n(&pc_objs->nranges[c], n, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&pc_objs->range_seq[c], 1, __ATOMIC_RELEASE);	/* even */
+	__atomic_fetch_add(&pc_objs->range_seq[c], 1,
+			   __ATOMIC_RELEASE); /* even */
 	__atomic_store_n(&pc_objs->range_cur, c, __ATOMIC_RELEASE);
 }
 
@@ -427,7 +449,8 @@ pc_objects_scan(void)
 	int first = 1, moved = 1, saved = errno;
 
 	pc_live_grow_now();	/* dlopen, dlclose, pthread_create */
-	if (!pc_cfg->scope_all || pc_sandboxed() || getpid() != pc->pid || forked)
+	if (!pc_cfg->scope_all || pc_sandboxed() || getpid() != pc->pid ||
+	    forked)
 		return;
 	pthread_mutex_lock(&scan_lock);
 	/* the loader counts the objects it adds and removes: when neither
@@ -465,12 +488,17 @@ pc_objects_init(void)
 {
 	/* the inventory first, the counters after: a fork child copies the
 	 * one and starts the other at zero (live.c) */
-	pc_objs->objs = pc_live_alloc(PC_MAX_OBJECTS * sizeof(struct pc_object), 1);
-	pc_objs->ranges[0] = pc_live_alloc(PC_MAX_RANGES * sizeof(struct pc_range), 1);
-	pc_objs->ranges[1] = pc_live_alloc(PC_MAX_RANGES * sizeof(struct pc_range), 1);
+	pc_objs->objs =
+		pc_live_alloc(PC_MAX_OBJECTS * sizeof(struct pc_object), 1);
+	pc_objs->ranges[0] =
+		pc_live_alloc(PC_MAX_RANGES * sizeof(struct pc_range), 1);
+	pc_objs->ranges[1] =
+		pc_live_alloc(PC_MAX_RANGES * sizeof(struct pc_range), 1);
 	pc_live_strdup("");	/* the strings' region, before any counter */
-	pc_objs->pending = pc_live_alloc(PC_PENDING * sizeof(struct pc_pending), 0);
-	if (!pc_objs->objs || !pc_objs->ranges[0] || !pc_objs->ranges[1] || !pc_objs->pending)
+	pc_objs->pending =
+		pc_live_alloc(PC_PENDING * sizeof(struct pc_pending), 0);
+	if (!pc_objs->objs || !pc_objs->ranges[0] || !pc_objs->ranges[1] ||
+	    !pc_objs->pending)
 		return -ENOMEM;
 	pc_objects_pending_init();
 	/* the first entries' pages now, before the counters take the room
@@ -519,7 +547,8 @@ pc_objects_clear(void)
 {
 	if (!pc_cfg->scope_all)
 		return;
-	pthread_mutex_init(&scan_lock, NULL);	/* a fork may have caught it held */
+	pthread_mutex_init(&scan_lock,
+			   NULL); /* a fork may have caught it held */
 	fork_held = 0;
 	forked = 1;
 	/* a copy caught half rewritten by the fork stays unused */
@@ -529,11 +558,14 @@ pc_objects_clear(void)
 		struct pc_object *o = &pc_objs->objs[i];
 
 		for (int k = 0; k < o->ntext; k++)
-			madvise(o->text[k].prof.buf, o->text[k].map_len, MADV_DONTNEED);
+			madvise(o->text[k].prof.buf, o->text[k].map_len,
+				MADV_DONTNEED);
 		o->samples = 0;
 	}
-	madvise(pc_objs->pending, PC_PENDING * sizeof(struct pc_pending), MADV_DONTNEED);
-	pc_objs->no_object = pc_objs->pending_dropped = pc_objs->pending_samples = pc_objs->unplaced = 0;
+	madvise(pc_objs->pending, PC_PENDING * sizeof(struct pc_pending),
+		MADV_DONTNEED);
+	pc_objs->no_object = pc_objs->pending_dropped =
+		pc_objs->pending_samples = pc_objs->unplaced = 0;
 }
 
 /*

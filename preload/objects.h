@@ -20,10 +20,10 @@ struct pc_objects {
 	int range_cur;
 	struct pc_pending *pending;
 	uint64_t no_object;		/* weighted samples in no object */
-	uint64_t pending_dropped;	/* weighted: the pending table was full */
+	uint64_t pending_dropped; /* weighted: the pending table was full */
 	uint64_t pending_samples;	/* weighted, in the pending table */
-	uint64_t unplaced;		/* pending samples or arcs added since the
-					 * last placement: 0 spares the scan */
+	uint64_t unplaced; /* pending samples or arcs added since the
+			    * last placement: 0 spares the scan */
 	void *find_object;		/* glibc's _dl_find_object, or NULL */
 };
 

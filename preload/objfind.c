@@ -53,9 +53,11 @@ pc_object_find_from_handler(uintptr_t a, uint64_t *link, uint32_t *seg)
 {
 	for (int tries = 0; tries < 3; tries++) {
 		int c = __atomic_load_n(&pc_objs->range_cur, __ATOMIC_ACQUIRE);
-		uint32_t s0 = __atomic_load_n(&pc_objs->range_seq[c], __ATOMIC_ACQUIRE);
+		uint32_t s0 = __atomic_load_n(&pc_objs->range_seq[c],
+					      __ATOMIC_ACQUIRE);
 		const volatile struct pc_range *r = pc_objs->ranges[c];
-		uint32_t n = __atomic_load_n(&pc_objs->nranges[c], __ATOMIC_RELAXED);
+		uint32_t n =
+			__atomic_load_n(&pc_objs->nranges[c], __ATOMIC_RELAXED);
 		size_t lo = 0, hi;
 		struct pc_range got = { 0, 0, 0, 0, 0 };
 
@@ -78,7 +80,8 @@ pc_object_find_from_handler(uintptr_t a, uint64_t *link, uint32_t *seg)
 			got.seg = r[lo - 1].seg;
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&pc_objs->range_seq[c], __ATOMIC_RELAXED) != s0)
+		if (__atomic_load_n(&pc_objs->range_seq[c], __ATOMIC_RELAXED) !=
+		    s0)
 			continue;	/* rewritten under us: look again */
 		if (!lo || a < got.lo || a >= got.hi || got.obj == 0 ||
 		    got.obj >= PC_MAX_OBJECTS || got.seg >= PC_OBJ_TEXT)
@@ -127,8 +130,8 @@ static struct pc_grow pending_grow;
 void
 pc_objects_pending_init(void)
 {
-	pc_grow_init(&pending_grow, pc_objs->pending, sizeof(struct pc_pending), 1024,
-		     PC_PENDING, NULL);
+	pc_grow_init(&pending_grow, pc_objs->pending, sizeof(struct pc_pending),
+		     1024, PC_PENDING, NULL);
 }
 
 /*
@@ -150,20 +153,24 @@ pending_add(uintptr_t ip, uint32_t w, int unplaced)
 		if (pc_slot_claim(&p->state, &st)) {
 			/* the total first: placing subtracts what it takes
 			 * from a count, which must never exceed the total */
-			__atomic_fetch_add(&pc_objs->pending_samples, w, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc_objs->pending_samples, w,
+					   __ATOMIC_RELAXED);
 			p->pc = ip;
 			p->count = w;
 			pc_slot_publish(&p->state);
 			pc_grow_took_from_handler(&pending_grow, 1);
 			if (unplaced)
-				__atomic_fetch_add(&pc_objs->unplaced, 1, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&pc_objs->unplaced, 1,
+						   __ATOMIC_RELAXED);
 			return;
 		}
 		if (st == PC_SLOT_READY && p->pc == ip) {
-			__atomic_fetch_add(&pc_objs->pending_samples, w, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc_objs->pending_samples, w,
+					   __ATOMIC_RELAXED);
 			__atomic_fetch_add(&p->count, w, __ATOMIC_RELAXED);
 			if (unplaced)
-				__atomic_fetch_add(&pc_objs->unplaced, 1, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&pc_objs->unplaced, 1,
+						   __ATOMIC_RELAXED);
 			return;
 		}
 	}
@@ -194,7 +201,8 @@ pc_object_place(uint64_t v)
 
 	if (v >> PC_OBJ_SHIFT != PC_OBJ_RAW)
 		return v;
-	if (!(obj = pc_object_find_from_handler((uintptr_t)(v & PC_OBJ_MASK), &link, &seg)))
+	if (!(obj = pc_object_find_from_handler((uintptr_t)(v & PC_OBJ_MASK),
+						&link, &seg)))
 		return v;
 	return (uint64_t)obj << PC_OBJ_SHIFT | link;
 }
@@ -216,9 +224,11 @@ pc_objects_place_pending(void)
 		if (!(obj = pc_object_find_from_handler(p->pc, &link, &seg)))
 			continue;
 		c = __atomic_exchange_n(&p->count, 0, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&pc_objs->pending_samples, c, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&pc_objs->pending_samples, c,
+				   __ATOMIC_RELAXED);
 		if (c && !count_in(obj, seg, link, c))
-			__atomic_fetch_add(&pc_objs->no_object, c, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc_objs->no_object, c,
+					   __ATOMIC_RELAXED);
 	}
 	return 1;
 }
@@ -240,8 +250,9 @@ pc_object_bias_of_file(dev_t dev, ino_t ino, uintptr_t *bias)
 	for (int i = 1; i < n; i++) {
 		const struct pc_object *o = &pc_objs->objs[i];
 
-		if (o->loaded && !o->vdso && o->path[0] == '/' && stat(o->path, &sb) == 0 &&
-		    sb.st_dev == dev && sb.st_ino == ino) {
+		if (o->loaded && !o->vdso && o->path[0] == '/' &&
+		    stat(o->path, &sb) == 0 && sb.st_dev == dev &&
+		    sb.st_ino == ino) {
 			*bias = o->bias;
 			return 0;
 		}
@@ -254,8 +265,9 @@ void
 pc_objects_counts(struct pc_object_counts *n)
 {
 	n->others = pc_objs->nobjs > 1 ? (uint64_t)(pc_objs->nobjs - 1) : 0;
-	n->in_none = pc_objs->pending_dropped + pc_objs->no_object +
-		     __atomic_load_n(&pc_objs->pending_samples, __ATOMIC_RELAXED);
+	n->in_none =
+		pc_objs->pending_dropped + pc_objs->no_object +
+		__atomic_load_n(&pc_objs->pending_samples, __ATOMIC_RELAXED);
 }
 
 /* ---------------------------------------------------------------- copies */
@@ -291,7 +303,7 @@ pc_copy_original_from_handler(uintptr_t at)
 		uintptr_t lo, hi, delta;
 
 		if (s & 1)
-			continue;	/* being written: no copy to run from yet */
+			continue; /* being written: no copy to run from yet */
 		lo = __atomic_load_n(&c->lo, __ATOMIC_RELAXED);
 		hi = __atomic_load_n(&c->hi, __ATOMIC_RELAXED);
 		delta = __atomic_load_n(&c->delta, __ATOMIC_RELAXED);
@@ -323,15 +335,16 @@ pc_copy_add(uintptr_t lo, uintptr_t hi, uintptr_t delta)
 		uint32_t st = COPY_FREE, n;
 
 		if (!__atomic_compare_exchange_n(&c->state, &st, COPY_BUSY, 0,
-						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+						 __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
 			continue;
 		copy_set(c, lo, hi, delta);
 		__atomic_store_n(&c->state, COPY_LIVE, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&live, 1, __ATOMIC_RELAXED);
 		n = __atomic_load_n(&used, __ATOMIC_RELAXED);
-		while (n < i + 1 &&
-		       !__atomic_compare_exchange_n(&used, &n, i + 1, 0, __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED))
+		while (n < i + 1 && !__atomic_compare_exchange_n(
+					    &used, &n, i + 1, 0,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;
 		return 0;
 	}
@@ -348,7 +361,8 @@ pc_copies_retire(uintptr_t a, size_t len)
 
 	if (!__atomic_load_n(&live, __ATOMIC_RELAXED))
 		return;
-	len = (size_t)(((a + len + page - 1) & ~(page - 1)) - (a & ~(page - 1)));
+	len = (size_t)(((a + len + page - 1) & ~(page - 1)) -
+		       (a & ~(page - 1)));
 	a &= ~(page - 1);
 	n = __atomic_load_n(&used, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < n; i++) {
@@ -358,7 +372,8 @@ pc_copies_retire(uintptr_t a, size_t len)
 		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != COPY_LIVE ||
 		    !(c->lo < a + len && a < c->hi) ||
 		    !__atomic_compare_exchange_n(&c->state, &st, COPY_BUSY, 0,
-						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+						 __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
 			continue;
 		copy_set(c, 0, 0, 0);
 		__atomic_fetch_sub(&live, 1, __ATOMIC_RELAXED);

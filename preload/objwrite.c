@@ -137,7 +137,8 @@ write_object(struct gmon_sink *s)
 	gmon_sink_header(s, spare);
 	pc_dump_texts(s, o->text, o->ntext);
 	/* one pass over the arc table per object that has arcs of its own */
-	if (pc_cfg->callgraph && (has_arcs[writing / 8] & (1u << (writing % 8))))
+	if (pc_cfg->callgraph &&
+	    (has_arcs[writing / 8] & (1u << (writing % 8))))
 		pc_arcs_write(s, writing);
 	return s->error;
 }
@@ -161,8 +162,10 @@ write_cross_arc(uint64_t from, uint64_t self, uint64_t c, void *arg)
 	struct pc_line t;
 
 	if (!c || from >> PC_OBJ_SHIFT == self >> PC_OBJ_SHIFT ||
-	    from >> PC_OBJ_SHIFT >= PC_MAX_OBJECTS || self >> PC_OBJ_SHIFT >= PC_MAX_OBJECTS)
-		return;		/* own arcs are in the gmon files; unplaced ones are lost */
+	    from >> PC_OBJ_SHIFT >= PC_MAX_OBJECTS ||
+	    self >> PC_OBJ_SHIFT >= PC_MAX_OBJECTS)
+		return; /* own arcs are in the gmon files; unplaced ones are
+			   lost */
 	text_start(&t);
 	pc_line_str(&t, "arc ");
 	text_x64(&t, from);
@@ -226,8 +229,10 @@ pc_note_cpu_stop(void)
 static void
 line_signals(struct pc_line *t)
 {
-	uint64_t signals = __atomic_load_n(&pc_stats->signals, __ATOMIC_RELAXED);
-	uint64_t samples = __atomic_load_n(&pc_stats->samples, __ATOMIC_RELAXED);
+	uint64_t signals =
+		__atomic_load_n(&pc_stats->signals, __ATOMIC_RELAXED);
+	uint64_t samples =
+		__atomic_load_n(&pc_stats->samples, __ATOMIC_RELAXED);
 
 	if (!signals || samples <= GMON_SAMPLES_A_SIGNAL * signals)
 		return;
@@ -242,12 +247,14 @@ line_signals(struct pc_line *t)
 static void
 manifest_header(struct gmon_sink *s)
 {
-	uint64_t unplaced = pc_objs->pending_dropped + pc_objs->no_object +
-			    __atomic_load_n(&pc_objs->pending_samples, __ATOMIC_RELAXED);
+	uint64_t unplaced =
+		pc_objs->pending_dropped + pc_objs->no_object +
+		__atomic_load_n(&pc_objs->pending_samples, __ATOMIC_RELAXED);
 	/* the stop first, then the clock: a stop noted by a thread that
 	 * ends sampling while a snapshot is written is never after now; a
 	 * snapshot's sampling has not stopped (0): now, for both */
-	uint64_t stop = __atomic_load_n(&pc->cpu_stop_ns, __ATOMIC_ACQUIRE), now;
+	uint64_t stop = __atomic_load_n(&pc->cpu_stop_ns, __ATOMIC_ACQUIRE),
+		 now;
 	struct timespec ts;
 	struct pc_line t;
 
@@ -326,8 +333,9 @@ anon_in(size_t lo, size_t hi, void *arg)
 static void
 manifest_anon(struct gmon_sink *s)
 {
-	pc_live_each_written(pc_objs->pending, PC_PENDING * sizeof(pc_objs->pending[0]),
-			     anon_in, s);
+	pc_live_each_written(pc_objs->pending,
+			     PC_PENDING * sizeof(pc_objs->pending[0]), anon_in,
+			     s);
 }
 
 static int
@@ -337,13 +345,15 @@ write_manifest(struct gmon_sink *s)
 	int nobjs = dump_nobjs;
 
 	manifest_header(s);
-	object_line(s, 0, 1, pc_stats->samples - pc_stats->outside, pc_cfg->spare + GMON_BUILDID_OFF,
-		    GMON_BUILDID_SIZE, NULL, base ? base + 1 : manifest_main, pc_cfg->exe);
+	object_line(s, 0, 1, pc_stats->samples - pc_stats->outside,
+		    pc_cfg->spare + GMON_BUILDID_OFF, GMON_BUILDID_SIZE, NULL,
+		    base ? base + 1 : manifest_main, pc_cfg->exe);
 	for (int i = 1; i < nobjs; i++) {
 		const struct pc_object *o = &pc_objs->objs[i];
 
-		object_line(s, i, o->loaded, o->samples, o->build_id, o->build_id_len,
-			    base ? base + 1 : manifest_main, wrote[i] ? o->file : NULL, o->path);
+		object_line(s, i, o->loaded, o->samples, o->build_id,
+			    o->build_id_len, base ? base + 1 : manifest_main,
+			    wrote[i] ? o->file : NULL, o->path);
 	}
 	if (pc_cfg->callgraph)
 		pc_arcs_each(write_cross_arc, s);
@@ -362,9 +372,11 @@ pc_objects_unlink(const char *path)
 	for (int i = 1; i < nobjs; i++) {
 		if (!wrote[i])
 			continue;
-		if (!gmon_object_name(name, sizeof(name), path, pc_objs->objs[i].file))
+		if (!gmon_object_name(name, sizeof(name), path,
+				      pc_objs->objs[i].file))
 			unlink(name);
-		if (pc_objs->objs[i].vdso && !gmon_object_name(name, sizeof(name), path, "vdso.so"))
+		if (pc_objs->objs[i].vdso &&
+		    !gmon_object_name(name, sizeof(name), path, "vdso.so"))
 			unlink(name);
 		wrote[i] = 0;
 	}
@@ -381,10 +393,12 @@ pc_objects_dump(const char *path)
 
 	if (gmon_objects_name(name, sizeof(name), path))
 		return -ENAMETOOLONG;
-	int nobjs = dump_nobjs = __atomic_load_n(&pc_objs->nobjs, __ATOMIC_ACQUIRE);
+	int nobjs = dump_nobjs =
+		__atomic_load_n(&pc_objs->nobjs, __ATOMIC_ACQUIRE);
 
 	if (!pc_cfg->scope_all) {
-		/* a manifest from an earlier PC_SCOPE=all run is not this one's */
+		/* a manifest from an earlier PC_SCOPE=all run is not this one's
+		 */
 		if (lstat(name, &st) == 0 && S_ISREG(st.st_mode))
 			unlink(name);
 		return 0;
@@ -409,7 +423,9 @@ pc_objects_dump(const char *path)
 		else
 			wrote[i] = 1;
 		/* the vDSO's image, to name its functions by */
-		if (!r && o->vdso && gmon_object_name(file, sizeof(file), path, "vdso.so") == 0 &&
+		if (!r && o->vdso &&
+		    gmon_object_name(file, sizeof(file), path, "vdso.so") ==
+			    0 &&
 		    (r = pc_dump_file(file, write_image)))
 			pc_dump_summary(file, r);
 	}

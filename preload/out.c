@@ -67,8 +67,8 @@ write_bins(size_t lo, size_t hi, void *arg)
 		b = nbins;
 	if (a >= b)
 		return 0;
-	r = gmon_sink_counts(w->s, t->link_low + a * bin, bin, (uint32_t)pc_cfg->hz,
-			     t->prof.buf + a, b - a);
+	r = gmon_sink_counts(w->s, t->link_low + a * bin, bin,
+			     (uint32_t)pc_cfg->hz, t->prof.buf + a, b - a);
 	return r < 0 ? (int)r : 0;
 }
 
@@ -95,9 +95,11 @@ pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n)
 		 * (gprof and pcprof refuse records that partly overlap) */
 		static const uint16_t zero;
 		const unsigned bin = pc_profil_bin_bytes(t[n - 1].prof.scale);
-		uint64_t end = t[n - 1].link_low + t[n - 1].prof.bufsiz / sizeof(uint32_t) * bin;
+		uint64_t end = t[n - 1].link_low +
+			       t[n - 1].prof.bufsiz / sizeof(uint32_t) * bin;
 
-		gmon_sink_hist(s, end, end + bin, (uint32_t)pc_cfg->hz, &zero, 1);
+		gmon_sink_hist(s, end, end + bin, (uint32_t)pc_cfg->hz, &zero,
+			       1);
 	}
 	return s->error;
 }

@@ -87,9 +87,9 @@ pc_own_enter(void)
 	for (int i = 0; i < OWN_SLOTS; i++) {
 		int32_t was = __atomic_load_n(&owns[i].pid, __ATOMIC_ACQUIRE);
 
-		if (was != pid &&
-		    __atomic_compare_exchange_n(&owns[i].pid, &was, pid, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED)) {
+		if (was != pid && __atomic_compare_exchange_n(
+					  &owns[i].pid, &was, pid, 0,
+					  __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 			__atomic_store_n(&owns[i].tid, self, __ATOMIC_RELEASE);
 			return;
 		}
@@ -129,7 +129,8 @@ pc_own_waker(void (*wake)(void))
 		void (*was)(void) = NULL;
 
 		if (__atomic_load_n(&wakers[i], __ATOMIC_ACQUIRE) == wake ||
-		    __atomic_compare_exchange_n(&wakers[i], &was, wake, 0, __ATOMIC_ACQ_REL,
+		    __atomic_compare_exchange_n(&wakers[i], &was, wake, 0,
+						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE))
 			return;
 	}
@@ -175,7 +176,8 @@ pc_own_prog_thread(int delta)
 	    __atomic_load_n(&main_gone, __ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&ended_asked, 1, __ATOMIC_RELEASE);
 		for (int i = 0; i < WAKERS; i++) {
-			void (*wake)(void) = __atomic_load_n(&wakers[i], __ATOMIC_ACQUIRE);
+			void (*wake)(void) =
+				__atomic_load_n(&wakers[i], __ATOMIC_ACQUIRE);
 
 			if (wake)
 				wake();
@@ -237,12 +239,14 @@ program_ended(void)
 {
 	static char buf[4096];
 	unsigned long self = (unsigned long)getpid();
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), ended = 1;
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+	    ended = 1;
 	long got;
 
 	if (fd < 0)
 		return 0;
-	while (ended && (got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+	while (ended &&
+	       (got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
 		for (long off = 0; ended && off < got;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + off);
 			unsigned long tid = strtoul(d->d_name, NULL, 10);
@@ -283,7 +287,8 @@ pc_own_watch(void)
 		return;
 	/* asked: the last thread is on its way out; else a look now and
 	 * then, for threads libpc did not see start */
-	tries = __atomic_exchange_n(&ended_asked, 0, __ATOMIC_ACQ_REL) ? 200 : 1;
+	tries = __atomic_exchange_n(&ended_asked, 0, __ATOMIC_ACQ_REL) ? 200 :
+									 1;
 	for (int i = 0; i < tries; i++) {
 		if (program_ended())
 			pc_own_end_process();

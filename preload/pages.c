@@ -22,7 +22,8 @@ pc_live_each_written(const void *addr, size_t len,
 
 	/* the kernel is asked about 1024 pages at a time */
 	for (size_t p0 = 0; p0 < npages; p0 += sizeof(vec)) {
-		size_t n = npages - p0 < sizeof(vec) ? npages - p0 : sizeof(vec);
+		size_t n =
+			npages - p0 < sizeof(vec) ? npages - p0 : sizeof(vec);
 
 		pc_live_resident((const char *)addr + p0 * page, n * page, vec);
 		for (size_t i = 0; i < n; i++) {

@@ -123,7 +123,7 @@ struct pc_text {
  */
 struct pc_object {
 	char *path;			/* absolute; "[vdso]" for the vDSO */
-	char file[96];			/* output suffix: "libz.so.1", "x.so~2" */
+	char file[96]; /* output suffix: "libz.so.1", "x.so~2" */
 	uintptr_t bias;			/* load bias, while loaded */
 	int loaded;
 	int vdso;
@@ -162,18 +162,20 @@ struct pc_state {
 
 	/* this process and its files */
 	char path[PATH_MAX];		/* this process's output path */
-	int root;			/* the run's first process: path is base */
-	pid_t pid;			/* whose state this is (not a vfork child's) */
+	int root;  /* the run's first process: path is base */
+	pid_t pid; /* whose state this is (not a vfork child's) */
 	struct timespec start;		/* CLOCK_REALTIME at start or fork */
-	struct timespec cpu_start;	/* process CPU time when this image began */
-	uint64_t cpu_stop_ns;		/* process CPU ns when sampling stopped, or 0 (atomic) */
-	int ending;			/* PC_END_*: how the image being written ends */
+	struct timespec cpu_start; /* process CPU time when this image began */
+	uint64_t cpu_stop_ns;      /* process CPU ns when sampling stopped, or 0
+				      (atomic) */
+	int ending; /* PC_END_*: how the image being written ends */
 	int end_signal;			/* PC_END_SIGNAL: the fatal signal */
 	int wrote_own;			/* path holds a snapshot of ours */
 	int writer;			/* the writer lock: the thread id of a
 					 * write under way, or 0 (atomic) */
-	char stacks_path[PATH_MAX];	/* absolute, or "" for path + ".stacks" */
-	struct sigaction prog_action[NSIG];	/* what the program believes is installed */
+	char stacks_path[PATH_MAX]; /* absolute, or "" for path + ".stacks" */
+	struct sigaction
+		prog_action[NSIG]; /* what the program believes is installed */
 	unsigned char owned[NSIG];	/* PC_OWN_*: signals libpc handles */
 };
 
@@ -190,15 +192,15 @@ struct pc_stats {
 	uint64_t threads;		/* threads whose timer was armed */
 	uint64_t timer_failures;	/* threads left unsampled */
 	uint64_t stacks_walked;		/* samples whose stack was walked */
-	uint64_t arcs_dropped;		/* weighted edges lost to a full table */
-	uint64_t stacks_dropped;	/* weighted stacks lost to a full table */
+	uint64_t arcs_dropped;   /* weighted edges lost to a full table */
+	uint64_t stacks_dropped; /* weighted stacks lost to a full table */
 	uint64_t frames;		/* frames walked, in all */
-	uint64_t lost_blocked;		/* foreign signals deferred while blocked */
+	uint64_t lost_blocked; /* foreign signals deferred while blocked */
 	uint64_t no_room;		/* weighted samples whose stack had no
 					 * room for the walk */
-	uint64_t live_overflow;		/* regions the live file had no room for */
+	uint64_t live_overflow; /* regions the live file had no room for */
 	uint64_t snapshots;		/* snapshots written */
-	uint64_t eintr_kept;		/* calls a sample would have restarted
+	uint64_t eintr_kept;            /* calls a sample would have restarted
 					 * past the program's signal (handler.c) */
 	uint64_t wall[GMON_WALLINFO_WORDS];	/* the wall sampler's (wall.c),
 						 * here to outlive a kill */
@@ -252,12 +254,12 @@ struct pc_config {
 	long snapshot_interval_ms;	/* 0 for none */
 	int clock_wall;			/* off-CPU samples too (wall.c) */
 	long wall_hz;			/* the wall sampler's rounds a second */
-	int wall_budget;		/* its CPU, at most, in percent of one */
+	int wall_budget; /* its CPU, at most, in percent of one */
 	int pg_built;			/* the program imports mcount (-pg) */
 	uintptr_t bias;			/* the main program's load bias */
 	uint8_t spare[GMON_SPARE_SIZE];	/* the gmon header's spare bytes */
-	char exe[PATH_MAX];		/* the main program's path (PC_SCOPE=all) */
-	int timeline;			/* PROFILE.timeline is written (timeline.c) */
+	char exe[PATH_MAX]; /* the main program's path (PC_SCOPE=all) */
+	int timeline;       /* PROFILE.timeline is written (timeline.c) */
 	int cpu_off;			/* PC_ALLOC=only: no thread is armed */
 };
 
@@ -378,23 +380,26 @@ void pc_unwind_thread_bounds(uintptr_t lo, uintptr_t hi) PC_HIDDEN;
 int pc_stacks_init(size_t megabytes) PC_HIDDEN;
 /* stacks.c: count one sampled stack (before arcs rewrite f): its id, or
  * 0 where the table had no room. AS-safe. */
-uint64_t pc_stacks_add_from_handler(const struct pc_frame *f, int n, int truncated,
-				    uint32_t weight) PC_HIDDEN;
+uint64_t pc_stacks_add_from_handler(const struct pc_frame *f, int n,
+				    int truncated, uint32_t weight) PC_HIDDEN;
 /* stacks.c: count ns off the CPU for thread tid, blocked in the wait
  * (GMON_WAIT_WORD) with the stack f[0..n); its entry, for
  * pc_stacks_add_again while the thread stays where it is, or NULL.
  * AS-safe. */
-uint64_t *pc_stacks_add_offcpu(uint32_t tid, uint64_t wait, const struct pc_frame *f,
-			       int n, uint32_t flags, uint64_t ns) PC_HIDDEN;
+uint64_t *pc_stacks_add_offcpu(uint32_t tid, uint64_t wait,
+			       const struct pc_frame *f, int n, uint32_t flags,
+			       uint64_t ns) PC_HIDDEN;
 void pc_stacks_add_again(uint64_t *entry, uint64_t ns) PC_HIDDEN;
 /* stacks.c: count ns that thread tid waited for a CPU, under the stack it
  * was last seen blocked at (an entry pc_stacks_add_offcpu returned): a
  * thread woken from a wait waits for a CPU there; or (NULL) under its last
  * CPU sample's stack, where it was preempted, or alone. Its entry, or NULL
  * when the table has no room (yet). AS-safe. */
-uint64_t *pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked, uint64_t ns) PC_HIDDEN;
+uint64_t *pc_stacks_add_runqueue(uint32_t tid, const uint64_t *blocked,
+				 uint64_t ns) PC_HIDDEN;
 /* stacks.c: keep thread tid's name (16 bytes, NUL-padded). AS-safe. */
-void pc_stacks_note_name(uint32_t tid, const char name[GMON_THREAD_NAME_SIZE]) PC_HIDDEN;
+void pc_stacks_note_name(uint32_t tid,
+			 const char name[GMON_THREAD_NAME_SIZE]) PC_HIDDEN;
 /* stacks.c: the wall sampler's figures (enum gmon_wallinfo), which the
  * stacks file carries: read them; start them again at rate hz; add n to
  * one; raise one to n; set one. AS-safe. */
@@ -451,12 +456,13 @@ int pc_timeline_on(void) PC_HIDDEN;
 /* timeline.c: one CPU sample of this thread: its stack's id, or 0 and its
  * link-time pc; off-CPU ns of thread tid under stack; a marker of kind
  * (timeline.h) and name id; a marker lost. AS-safe. */
-void pc_timeline_cpu_from_handler(uint64_t stack, uint64_t at, uint32_t weight) PC_HIDDEN;
+void pc_timeline_cpu_from_handler(uint64_t stack, uint64_t at,
+				  uint32_t weight) PC_HIDDEN;
 void pc_timeline_off(uint32_t tid, uint64_t stack, uint64_t ns) PC_HIDDEN;
 /* A marker at CLOCK_MONOTONIC ns at (0: now; else a time the program
  * gave, pcprof_mark_begin_at). AS-safe. */
-void pc_timeline_mark_at(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value,
-			 uint64_t at) PC_HIDDEN;
+void pc_timeline_mark_at(uint32_t kind, uint32_t tid, uint64_t name,
+			 uint64_t value, uint64_t at) PC_HIDDEN;
 void pc_timeline_mark_lost(void) PC_HIDDEN;
 /* timeline.c: the marker names' table (markers.c). AS-safe. */
 struct pc_tl_name_slot *pc_timeline_names(void) PC_HIDDEN;
@@ -474,9 +480,11 @@ void pc_markers_forked(void) PC_HIDDEN;
 /* arcs.c: map the arc table; 0 or -errno. Not AS-safe. */
 int pc_arcs_init(size_t nslots) PC_HIDDEN;
 /* arcs.c: count the edges of one sampled stack; rewrites f. AS-safe. */
-void pc_arcs_add_from_handler(struct pc_frame *f, int n, uint32_t weight) PC_HIDDEN;
+void pc_arcs_add_from_handler(struct pc_frame *f, int n,
+			      uint32_t weight) PC_HIDDEN;
 /* arcs.c: count w on the arc from -> self (encoded ends). AS-safe. */
-void pc_arc_add_from_handler(uint64_t from, uint64_t self, uint32_t w) PC_HIDDEN;
+void pc_arc_add_from_handler(uint64_t from, uint64_t self,
+			     uint32_t w) PC_HIDDEN;
 /* arcs.c: call fn on every arc (encoded ends, see PC_OBJ_SHIFT). AS-safe. */
 void pc_arcs_each(void (*fn)(uint64_t from, uint64_t self, uint64_t count,
 			     void *arg), void *arg) PC_HIDDEN;
@@ -534,14 +542,17 @@ void pc_copies_retire(uintptr_t a, size_t len) PC_HIDDEN;
  * warned about through say, as pc_say, and gets the table's value for
  * it. Not AS-safe. */
 void pc_settings_read(struct pc_settings *s, char *(*get)(const char *),
-		      void (*say)(const char *, const char *, const char *)) PC_HIDDEN;
+		      void (*say)(const char *, const char *,
+				  const char *)) PC_HIDDEN;
 /* settings.c: path made absolute against the working directory, suffix
  * appended, into dst[0..size); 0, or -1 when it does not fit. Not
  * AS-safe. */
-int pc_absolute(char *dst, size_t size, const char *path, const char *suffix) PC_HIDDEN;
+int pc_absolute(char *dst, size_t size, const char *path,
+		const char *suffix) PC_HIDDEN;
 /* settings.c: the text row id's value, read now by get, alone (start.c's
  * first look at PC_RECOVER); NULL when unset. Not AS-safe. */
-const char *pc_setting_text(enum pc_setting id, char *(*get)(const char *)) PC_HIDDEN;
+const char *pc_setting_text(enum pc_setting id,
+			    char *(*get)(const char *)) PC_HIDDEN;
 
 /*
  * msg.c: the program's RLIMIT_FSIZE is the program's: a write of libpc's
@@ -584,7 +595,8 @@ void pc_say(const char *a, const char *b, const char *c) PC_HIDDEN;
 void pc_decimal(char *buf, unsigned long v) PC_HIDDEN;
 /* names.c: set up naming; root is PC_ROOT's value (NULL: unset), which
  * it sets for the run's first process. Not AS-safe. */
-int pc_names_init(const char *base, int prefix_mode, const char *root) PC_HIDDEN;
+int pc_names_init(const char *base, int prefix_mode,
+		  const char *root) PC_HIDDEN;
 /* names.c: a forked child's name. AS-safe. */
 void pc_names_forked(void) PC_HIDDEN;
 /* names.c: build a name of the given kind. AS-safe. */
@@ -615,14 +627,15 @@ void pc_objects_clear(void) PC_HIDDEN;
 /* objects.c: the first GNU build-id note of an object: its length, with
  * up to max bytes of it in id; 0 when it has none. Not AS-safe. */
 struct dl_phdr_info;
-int pc_note_build_id(const struct dl_phdr_info *info, uint8_t *id, size_t max) PC_HIDDEN;
+int pc_note_build_id(const struct dl_phdr_info *info, uint8_t *id,
+		     size_t max) PC_HIDDEN;
 
 /* live.c: create the live file and move libpc's state into it, with
  * room for text_bytes of the program's counters, an arc table, stacks and
  * PC_SCOPE=all's objects; 0 or -errno (then memory is anonymous). Not
  * AS-safe. */
-int pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb, int scope_all,
-		 uint64_t cap) PC_HIDDEN;
+int pc_live_open(size_t text_bytes, size_t arcs, size_t stacks_mb,
+		 int scope_all, uint64_t cap) PC_HIDDEN;
 /* live.c: len bytes of zeroed memory, page-aligned, from the live file
  * where it has room, else anonymous; meta: part of the inventory a fork
  * child keeps. NULL when memory runs out. Not AS-safe. */
@@ -646,14 +659,16 @@ int pc_live_forked(void) PC_HIDDEN;
  * pages are no longer resident, but hold samples); pc_recover's copy of a
  * file and its descriptor. AS-safe. */
 void pc_live_io(int begin) PC_HIDDEN;
-void pc_live_resident(const void *addr, size_t len, unsigned char *vec) PC_HIDDEN;
+void pc_live_resident(const void *addr, size_t len,
+		      unsigned char *vec) PC_HIDDEN;
 /* Calls fn(lo, hi, arg) for each run of pages of [addr, addr + len) that
  * were ever written, in order, lo and hi byte offsets from addr (hi at most
  * len); stops at the first fn that returns nonzero and returns its value,
  * else 0. The pages never written are not read, so not faulted in: most of
  * a table, in a short-lived process. AS-safe. */
 int pc_live_each_written(const void *addr, size_t len,
-			 int (*fn)(size_t lo, size_t hi, void *arg), void *arg) PC_HIDDEN;
+			 int (*fn)(size_t lo, size_t hi, void *arg),
+			 void *arg) PC_HIDDEN;
 void pc_live_span(const void *lo, size_t len, int fd) PC_HIDDEN;
 
 /* msg.c: text built without stdio, into buf[0..size). AS-safe. */
@@ -667,7 +682,8 @@ void pc_line_u64(struct pc_line *l, uint64_t v) PC_HIDDEN;
 int pc_dump_file(const char *path, int (*body)(struct gmon_sink *)) PC_HIDDEN;
 /* out.c: the counters of n segments as histogram records, with one
  * empty bin if none has a sample. AS-safe. */
-int pc_dump_texts(struct gmon_sink *s, const struct pc_text *t, int n) PC_HIDDEN;
+int pc_dump_texts(struct gmon_sink *s, const struct pc_text *t,
+		  int n) PC_HIDDEN;
 
 /* summary.c: the closing summary line for PC_VERBOSE, or the reason a
  * write failed. AS-safe. */
@@ -900,8 +916,10 @@ void pc_own_end_process(void) PC_HIDDEN;
 unsigned pc_vfork_view(unsigned blocked) PC_HIDDEN;
 int pc_vfork_keep(unsigned was, unsigned now, unsigned blocked) PC_HIDDEN;
 int pc_vfork_set(int sig) PC_HIDDEN;
-int pc_vfork_sigaction(int sig, const struct sigaction *act, struct sigaction *old,
-		       int (*real)(int, const struct sigaction *, struct sigaction *),
+int pc_vfork_sigaction(int sig, const struct sigaction *act,
+		       struct sigaction *old,
+		       int (*real)(int, const struct sigaction *,
+				   struct sigaction *),
 		       unsigned blocked, int *result) PC_HIDDEN;
 
 /* threads.c: set up pthread_create interposition. Not AS-safe. */

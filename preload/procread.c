@@ -18,7 +18,8 @@
 #include "banned.h"
 
 ssize_t
-pc_read_small(const char *path, int flags, char *buf, size_t size, struct stat *sb)
+pc_read_small(const char *path, int flags, char *buf, size_t size,
+	      struct stat *sb)
 {
 	int saved = errno, fd = open(path, O_RDONLY | O_CLOEXEC | flags);
 	size_t have = 0;

@@ -22,7 +22,8 @@ struct stat;
  * it cannot be opened or read (buf then ""). errno is left as found.
  * AS-safe: open, fstat, read, close.
  */
-ssize_t pc_read_small(const char *path, int flags, char *buf, size_t size, struct stat *sb);
+ssize_t pc_read_small(const char *path, int flags, char *buf, size_t size,
+		      struct stat *sb);
 
 /* The decimal digits at *p as a number into *v, *p moved past them: 0,
  * or -1 where *p is not a digit or the number passes max (*p and *v

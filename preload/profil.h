@@ -15,7 +15,7 @@
 struct pc_profil {
 	uint32_t *buf;		/* counters, 32-bit */
 	size_t bufsiz;		/* size of buf in bytes */
-	uintptr_t offset;	/* runtime address of the first counter's text */
+	uintptr_t offset; /* runtime address of the first counter's text */
 	unsigned scale;		/* 16.16 fixed point, at most 0x10000 */
 };
 
@@ -26,7 +26,8 @@ struct pc_profil {
 static inline size_t
 pc_profil_index(const struct pc_profil *p, uintptr_t pc)
 {
-	uintptr_t d = pc - p->offset;	/* wraps for pc < offset: rejected below */
+	uintptr_t d =
+		pc - p->offset; /* wraps for pc < offset: rejected below */
 	uint64_t u = (uint64_t)(d / 2);
 	/* split so that u * scale cannot wrap, whatever the distance */
 	uint64_t i = (u >> 16) * p->scale + (((u & 0xffff) * p->scale) >> 16);

@@ -50,10 +50,12 @@ locate(const struct span *s, uintptr_t v, size_t len)
 		const struct pc_live_chunk *c = &s->chunk[i];
 		uint64_t off;
 
-		if (v < c->va || v - c->va >= c->len || len > c->len - (v - c->va))
+		if (v < c->va || v - c->va >= c->len ||
+		    len > c->len - (v - c->va))
 			continue;
 		off = c->off + (v - c->va);
-		return off < sizeof(struct pc_live) ? 0 : s->copy + (uintptr_t)off;
+		return off < sizeof(struct pc_live) ? 0 :
+						      s->copy + (uintptr_t)off;
 	}
 	return 0;
 }
@@ -94,7 +96,8 @@ static int
 check_texts(const struct span *s, struct pc_text *t, int n)
 {
 	for (int i = 0; i < n; i++) {
-		if (t[i].prof.scale != PC_SCALE || t[i].prof.bufsiz > t[i].map_len ||
+		if (t[i].prof.scale != PC_SCALE ||
+		    t[i].prof.bufsiz > t[i].map_len ||
 		    move(s, &t[i].prof.buf, t[i].map_len))
 			return -1;
 	}
@@ -108,15 +111,17 @@ check_objects(const struct span *s, struct pc_objects *o)
 	    move(s, &o->objs, PC_MAX_OBJECTS * sizeof(struct pc_object)) ||
 	    move(s, &o->pending, PC_PENDING * sizeof(struct pc_pending)))
 		return -1;
-	o->ranges[0] = o->ranges[1] = NULL;	/* the writer does not read them */
+	o->ranges[0] = o->ranges[1] = NULL; /* the writer does not read them */
 	o->find_object = NULL;
 	for (int i = 1; i < o->nobjs; i++) {
 		struct pc_object *b = &o->objs[i];
 
-		if (b->ntext < 0 || b->ntext > PC_OBJ_TEXT || b->build_id_len < 0 ||
+		if (b->ntext < 0 || b->ntext > PC_OBJ_TEXT ||
+		    b->build_id_len < 0 ||
 		    b->build_id_len > (int)sizeof(b->build_id) ||
-		    !string_inside(b->file, sizeof(b->file)) || strchr(b->file, '/') ||
-		    !strcmp(b->file, "..") || move_string(s, &b->path) ||
+		    !string_inside(b->file, sizeof(b->file)) ||
+		    strchr(b->file, '/') || !strcmp(b->file, "..") ||
+		    move_string(s, &b->path) ||
 		    check_texts(s, b->text, b->ntext))
 			return -1;
 		/* the vDSO's image: its copy in the file, if it has one */
@@ -129,12 +134,14 @@ check_objects(const struct span *s, struct pc_objects *o)
 }
 
 static int
-check_tables(const struct span *s, const struct pc_config *c, struct pc_live_tables *t)
+check_tables(const struct span *s, const struct pc_config *c,
+	     struct pc_live_tables *t)
 {
 	size_t room = s->len;
 
-	if (c->callgraph && (t->arcs_slots > room / sizeof(struct pc_arc) ||
-			     move(s, &t->arcs, t->arcs_slots * sizeof(struct pc_arc))))
+	if (c->callgraph &&
+	    (t->arcs_slots > room / sizeof(struct pc_arc) ||
+	     move(s, &t->arcs, t->arcs_slots * sizeof(struct pc_arc))))
 		return -1;
 	if (c->callgraph && c->stacks &&
 	    (t->stacks_words > room / 8 || t->stacks_slots > room / 4 ||
@@ -142,13 +149,15 @@ check_tables(const struct span *s, const struct pc_config *c, struct pc_live_tab
 	     move(s, &t->stacks_index, t->stacks_slots * 4) ||
 	     move(s, &t->stacks_names, t->stacks_names_len)))
 		return -1;
-	if (c->timeline && (t->timeline_len > room || t->timeline_rings_len > room ||
-			    move(s, &t->timeline, t->timeline_len) ||
-			    move(s, &t->timeline_rings, t->timeline_rings_len)))
+	if (c->timeline &&
+	    (t->timeline_len > room || t->timeline_rings_len > room ||
+	     move(s, &t->timeline, t->timeline_len) ||
+	     move(s, &t->timeline_rings, t->timeline_rings_len)))
 		return -1;
-	if (t->alloc_arena && (t->alloc_words > room / 8 || t->alloc_slots > room / 4 ||
-			       move(s, &t->alloc_arena, t->alloc_words * 8) ||
-			       move(s, &t->alloc_index, t->alloc_slots * 4)))
+	if (t->alloc_arena &&
+	    (t->alloc_words > room / 8 || t->alloc_slots > room / 4 ||
+	     move(s, &t->alloc_arena, t->alloc_words * 8) ||
+	     move(s, &t->alloc_index, t->alloc_slots * 4)))
 		return -1;
 	return 0;
 }
@@ -189,7 +198,8 @@ check_file(const struct span *s, struct pc_live *l, const char *path, char *out,
 	    beside(out, size, path, l->st.path))
 		return -1;
 	if (l->st.stacks_path[0] &&
-	    beside(l->st.stacks_path, sizeof(l->st.stacks_path), path, l->st.stacks_path))
+	    beside(l->st.stacks_path, sizeof(l->st.stacks_path), path,
+		   l->st.stacks_path))
 		return -1;
 	/* once more, after every move: a path in the table of objects
 	 * itself could have lost its end to a pointer moved after it */
@@ -210,11 +220,13 @@ check_chunks(struct span *s, const struct pc_live *l, size_t len)
 	s->n = l->nchunks;
 	s->copy = (uintptr_t)l;
 	s->len = len;
-	if (!s->n || s->n > PC_LIVE_CHUNKS || l->chunk[0].off || l->chunk[0].va != l->base)
+	if (!s->n || s->n > PC_LIVE_CHUNKS || l->chunk[0].off ||
+	    l->chunk[0].va != l->base)
 		return -1;
 	memcpy(s->chunk, l->chunk, sizeof(s->chunk));
 	for (uint32_t i = 0; i < s->n; i++)
-		if (s->chunk[i].off > len || s->chunk[i].len > len - s->chunk[i].off)
+		if (s->chunk[i].off > len ||
+		    s->chunk[i].len > len - s->chunk[i].off)
 			return -1;
 	return 0;
 }
@@ -231,7 +243,8 @@ spill_key(uint64_t key, void *arg)
 static int
 fold_spill(const struct span *s, struct pc_live *l)
 {
-	if (!l->spill || move(s, &l->spill, PC_LIVE_SPILL * sizeof(struct pc_spill)))
+	if (!l->spill ||
+	    move(s, &l->spill, PC_LIVE_SPILL * sizeof(struct pc_spill)))
 		return 0;
 	return pc_live_fold_copy(l->spill, spill_key, (void *)s) > 0;
 }
@@ -265,7 +278,8 @@ manifest_says(const struct pc_live *l, const char *profile)
 	char name[PATH_MAX], head[1024];
 
 	if (gmon_objects_name(name, sizeof(name), profile) ||
-	    pc_read_small(name, O_NOFOLLOW | O_NONBLOCK, head, sizeof(head), NULL) <= 0)
+	    pc_read_small(name, O_NOFOLLOW | O_NONBLOCK, head, sizeof(head),
+			  NULL) <= 0)
 		return -1;
 	if (!strstr(head, "\npid ") || !strstr(head, "\nstarted "))
 		return -1;
@@ -343,7 +357,8 @@ write_copy(struct pc_live *l, size_t len, int fd, const char *out)
 	pc_stats = &l->stats;
 	pc_objs = &l->objs;
 	if ((l->config.callgraph && pc_arcs_recover(&l->tables)) ||
-	    (l->config.callgraph && l->config.stacks && pc_stacks_recover(&l->tables)) ||
+	    (l->config.callgraph && l->config.stacks &&
+	     pc_stacks_recover(&l->tables)) ||
 	    (l->config.timeline && pc_timeline_recover(&l->tables)) ||
 	    pc_alloc_recover(&l->tables))
 		goto done;
@@ -390,15 +405,19 @@ pc_recover(const char *path)
 		return r;
 	}
 	/* a private copy: the pointers are moved in it, the file stays */
-	l = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	l = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		 fd, 0);
 	if (l == MAP_FAILED) {
 		close(fd);
 		return -ENOMEM;
 	}
-	r = check_chunks(&s, l, (size_t)st.st_size) || check_file(&s, l, path, out, sizeof(out)) ?
-	    -EBADMSG : newer_profile(l, &st, out);
+	r = check_chunks(&s, l, (size_t)st.st_size) ||
+			    check_file(&s, l, path, out, sizeof(out)) ?
+		    -EBADMSG :
+		    newer_profile(l, &st, out);
 	if (r == 0)
-		r = write_copy(l, (size_t)st.st_size, fold_spill(&s, l) ? -1 : fd, out);
+		r = write_copy(l, (size_t)st.st_size,
+			       fold_spill(&s, l) ? -1 : fd, out);
 	if (r == 0)
 		unlink(path);
 	munmap(l, (size_t)st.st_size);

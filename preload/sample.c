@@ -57,7 +57,7 @@ pc_stack_room_from_handler(const void *ucv)
 		return sp - lo;
 	if (pc_stack_lo && sp > pc_stack_lo && sp <= pc_stack_hi)
 		return sp - pc_stack_lo;
-	return 0;	/* a stack libpc does not know (a coroutine's): no room */
+	return 0; /* a stack libpc does not know (a coroutine's): no room */
 }
 
 /*
@@ -85,7 +85,8 @@ pc_sample_init(void)
 
 	if (words > FRAME_BUFS / 64)
 		words = FRAME_BUFS / 64;
-	m = mmap(NULL, (size_t)words * 64 * sizeof(*frame_bufs), PROT_READ | PROT_WRITE,
+	m = mmap(NULL, (size_t)words * 64 * sizeof(*frame_bufs),
+		 PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return -errno;
@@ -110,8 +111,10 @@ frames_claim_from_handler(void)
 		while (~w) {
 			int bit = __builtin_ctzll(~w);
 
-			if (__atomic_compare_exchange_n(&frame_busy[i], &w, w | (UINT64_C(1) << bit),
-							0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			if (__atomic_compare_exchange_n(
+				    &frame_busy[i], &w,
+				    w | (UINT64_C(1) << bit), 0,
+				    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 				return i * 64 + bit;
 		}
 	}
@@ -121,7 +124,8 @@ frames_claim_from_handler(void)
 static void
 frames_release_from_handler(int k)
 {
-	__atomic_fetch_and(&frame_busy[k / 64], ~(UINT64_C(1) << (k % 64)), __ATOMIC_RELEASE);
+	__atomic_fetch_and(&frame_busy[k / 64], ~(UINT64_C(1) << (k % 64)),
+			   __ATOMIC_RELEASE);
 }
 
 /* The room the walk needs (pc.h). AS-safe. */
@@ -150,7 +154,8 @@ walk_from_handler(void *ucv, uintptr_t ip, int in_text, uint32_t weight, int k)
 	__atomic_fetch_add(&pc_stats->stacks_walked, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&pc_stats->frames, (uint64_t)n, __ATOMIC_RELAXED);
 	if (pc_cfg->stacks)
-		id = pc_stacks_add_from_handler(f, n, n >= pc_cfg->depth, weight);
+		id = pc_stacks_add_from_handler(f, n, n >= pc_cfg->depth,
+						weight);
 	/* arcs only for samples a histogram holds, so that a function's
 	 * callees never add up to more time than the flat profile has;
 	 * stacks keep library time as well */
@@ -188,7 +193,8 @@ sample(void *ucv, uint32_t weight)
 		if (k != (size_t)-1) {
 			/* where its page is not backed yet, the grower
 			 * places it (livegrow.c) */
-			pc_live_add_from_handler(&pc->text[i].prof.buf[k], weight);
+			pc_live_add_from_handler(&pc->text[i].prof.buf[k],
+						 weight);
 			in_text = 1;
 			goto walk;
 		}
@@ -200,13 +206,15 @@ walk:
 	if (!pc_cfg->callgraph) {
 	} else if (pc_stack_room_from_handler(ucv) < walk_budget() ||
 		   (buf = frames_claim_from_handler()) < 0) {
-		__atomic_fetch_add(&pc_stats->no_room, weight, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pc_stats->no_room, weight,
+				   __ATOMIC_RELAXED);
 	} else {
 		id = walk_from_handler(ucv, raw, in_text, weight, buf);
 		frames_release_from_handler(buf);
 	}
 	if (pc_cfg->timeline)
-		pc_timeline_cpu_from_handler(id, id ? 0 : pc_link_addr(ip), weight);
+		pc_timeline_cpu_from_handler(id, id ? 0 : pc_link_addr(ip),
+					     weight);
 }
 
 /* One sample; then, in a process of one thread, the live file's growth

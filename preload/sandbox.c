@@ -71,13 +71,15 @@ static int
 enters_prctl(int option, unsigned long mode, unsigned long prog)
 {
 	return option == PR_SET_SECCOMP &&
-	       (mode == SECCOMP_MODE_STRICT || (mode == SECCOMP_MODE_FILTER && prog));
+	       (mode == SECCOMP_MODE_STRICT ||
+		(mode == SECCOMP_MODE_FILTER && prog));
 }
 
 static int
 enters_seccomp(unsigned long op, const void *args)
 {
-	return op == SECCOMP_SET_MODE_STRICT || (op == SECCOMP_SET_MODE_FILTER && args);
+	return op == SECCOMP_SET_MODE_STRICT ||
+	       (op == SECCOMP_SET_MODE_FILTER && args);
 }
 
 /*
@@ -96,8 +98,10 @@ forward(long nr, long a, long b, long c, long d, long e, long f)
 	register long r8 __asm__("r8") = e;
 	register long r9 __asm__("r9") = f;
 
-	__asm__ volatile("syscall" : "=a"(r)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
+			   "r"(r9)
 			 : "rcx", "r11", "memory");
 #elif defined(__aarch64__)
 	register long x8 __asm__("x8") = nr;
@@ -151,7 +155,8 @@ prctl(int option, ...)
 	va_end(ap);
 	if (enters_prctl(option, a[0], a[1]))
 		enter();
-	return (int)forward(SYS_prctl, option, (long)a[0], (long)a[1], (long)a[2], (long)a[3], 0);
+	return (int)forward(SYS_prctl, option, (long)a[0], (long)a[1],
+			    (long)a[2], (long)a[3], 0);
 }
 
 /*
@@ -169,8 +174,10 @@ syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	if ((nr == SYS_seccomp && enters_seccomp((unsigned long)a[0], (const void *)a[2])) ||
-	    (nr == SYS_prctl && enters_prctl((int)a[0], (unsigned long)a[1], (unsigned long)a[2])))
+	if ((nr == SYS_seccomp &&
+	     enters_seccomp((unsigned long)a[0], (const void *)a[2])) ||
+	    (nr == SYS_prctl &&
+	     enters_prctl((int)a[0], (unsigned long)a[1], (unsigned long)a[2])))
 		enter();
 	return forward(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

@@ -38,10 +38,13 @@ parse_long(const char *s, long *out)
 static int
 parse_signal(const char *s)
 {
-	static const struct { const char *name; int sig; } names[] = {
-		{ "PROF", SIGPROF }, { "VTALRM", SIGVTALRM }, { "ALRM", SIGALRM },
-		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "URG", SIGURG },
-		{ "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
+	static const struct { const char *name; int sig;
+	} names[] = {
+		{ "PROF", SIGPROF },   { "VTALRM", SIGVTALRM },
+		{ "ALRM", SIGALRM },   { "USR1", SIGUSR1 },
+		{ "USR2", SIGUSR2 },   { "URG", SIGURG },
+		{ "WINCH", SIGWINCH }, { "IO", SIGIO },
+		{ "PWR", SIGPWR },
 	};
 	long v;
 
@@ -109,7 +112,8 @@ struct reading {
 /* parse stores the value in *v and returns 0, or -1 for a bad value. */
 struct setting {
 	const char *name;
-	int (*parse)(const struct setting *, const char *s, long *v, struct reading *r);
+	int (*parse)(const struct setting *, const char *s, long *v,
+		     struct reading *r);
 	long min, max;			/* parse_range, parse_ms */
 	const char *const *words;	/* parse_word: the value is the index */
 	long dflt, bad;
@@ -199,7 +203,8 @@ parse_size(const struct setting *e, const char *s, long *v, struct reading *r)
 		shift = 20;
 	else if (*end == 'G' || *end == 'g')
 		shift = 30;
-	if ((shift && *++end) || *end || n > (unsigned long long)e->max >> shift)
+	if ((shift && *++end) || *end ||
+	    n > (unsigned long long)e->max >> shift)
 		return -1;
 	*v = (long)(n << shift);
 	return *v && *v < e->min ? -1 : 0;
@@ -233,8 +238,10 @@ static const char *const alloc_words[] = { "0", "1", "only", NULL };
 
 /* The rows of settings.h, in the order they are read. */
 static const struct setting settings[PC_S_COUNT] = {
-#define ROW(id, name, field, type, parse, min, max, words, dflt, bad, want, refuse, doc) \
-	[PC_S_##id] = { name, parse, min, max, words, (long)(dflt), (long)(bad), want },
+#define ROW(id, name, field, type, parse, min, max, words, dflt, bad, want, \
+	    refuse, doc) \
+	[PC_S_##id] = { name,  parse,        min,         max, \
+			words, (long)(dflt), (long)(bad), want },
 	PC_SETTINGS(ROW)
 #undef ROW
 };

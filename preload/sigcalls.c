@@ -31,7 +31,8 @@
 #define HIDE_SNAPSHOT	PC_HIDE_SNAPSHOT
 
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
-typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *, const struct timespec *);
+typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *,
+			       const struct timespec *);
 typedef int (*sigwait_fn)(const sigset_t *, int *);
 typedef int (*signalfd_fn)(int, const sigset_t *, int);
 
@@ -57,7 +58,8 @@ static int
 hidden_sig(int sig)
 {
 	return sig > 0 && sig < NSIG &&
-	       (pc->owned[sig] == PC_OWN_SAMPLING || pc->owned[sig] == PC_OWN_SNAPSHOT);
+	       (pc->owned[sig] == PC_OWN_SAMPLING ||
+		pc->owned[sig] == PC_OWN_SNAPSHOT);
 }
 
 /* ------------------------------------------------------------ masks */
@@ -86,7 +88,8 @@ view_of(sigset_t *set, unsigned blocked)
  * as it asks; what is installed is libpc's (the sampling signal never
  * blocked, the snapshot signal always). */
 static unsigned
-hide(int how, sigset_t *s, int sig, unsigned bit, int keep_blocked, unsigned now)
+hide(int how, sigset_t *s, int sig, unsigned bit, int keep_blocked,
+     unsigned now)
 {
 	int member = sigismember(s, sig) == 1;
 
@@ -126,11 +129,11 @@ filter_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 	sigset_t copy;
 
 	if (pc_wall_walker_mask(real, how, set, old, &r))
-		return r;	/* libunwind's lock, in the wall sampler's walk */
+		return r; /* libunwind's lock, in the wall sampler's walk */
 	pc_signals_sync();
 	/* a mask that blocks the sampling signal by name: the program's */
-	if (set && (how == SIG_BLOCK || how == SIG_SETMASK) && names(set, cur_sig()) &&
-	    pc->owned[cur_sig()] == PC_OWN_SAMPLING)
+	if (set && (how == SIG_BLOCK || how == SIG_SETMASK) &&
+	    names(set, cur_sig()) && pc->owned[cur_sig()] == PC_OWN_SAMPLING)
 		pc_signals_move_off(cur_sig(), set);
 	was = now = pc_vfork_view(pc_signals_prog_blocked());
 	s = cur_sig();
@@ -279,7 +282,8 @@ without_ours(const sigset_t *set, sigset_t *copy)
 }
 
 PC_EXPORT int
-sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+sigtimedwait(const sigset_t *set, siginfo_t *info,
+	     const struct timespec *timeout)
 {
 	static sigtimedwait_fn real;
 	sigset_t copy;
@@ -332,8 +336,8 @@ ignore_if_ignored(int sig, struct sigaction *saved)
 {
 	struct sigaction view, ign;
 
-	if (pc_prog_action_from_handler(sig, &view) || (view.sa_flags & SA_SIGINFO) ||
-	    view.sa_handler != SIG_IGN)
+	if (pc_prog_action_from_handler(sig, &view) ||
+	    (view.sa_flags & SA_SIGINFO) || view.sa_handler != SIG_IGN)
 		return 0;
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
@@ -487,20 +491,18 @@ pthread_sigqueue(pthread_t t, int sig, const union sigval value)
  */
 typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
 
-
-#define JUMP(name)							\
-	PC_EXPORT void							\
-	name(struct __jmp_buf_tag env[1], int val)			\
-	{								\
-		static jump_fn real;					\
-		int saved = errno;					\
-									\
-		if (!real)						\
-			real = (jump_fn)pc_next(#name);			\
-		pc_signals_leaving_handler();					\
-		errno = saved;						\
-		real(env, val);						\
-		__builtin_unreachable();				\
+#define JUMP(name) \
+	PC_EXPORT void name(struct __jmp_buf_tag env[1], int val) \
+	{ \
+		static jump_fn real; \
+		int saved = errno; \
+\
+		if (!real) \
+			real = (jump_fn)pc_next(#name); \
+		pc_signals_leaving_handler(); \
+		errno = saved; \
+		real(env, val); \
+		__builtin_unreachable(); \
 	}
 JUMP(longjmp)
 JUMP(_longjmp)
@@ -527,7 +529,8 @@ close_range(unsigned first, unsigned last, int flags)
 
 	if (!real)
 		real = (close_range_fn)pc_next("close_range");
-	r = real ? real(first, last, flags) : (int)syscall(SYS_close_range, first, last, flags);
+	r = real ? real(first, last, flags) :
+		   (int)syscall(SYS_close_range, first, last, flags);
 	saved = errno;
 	if (r == 0)
 		pc_timers_rearm_closed();

@@ -182,7 +182,7 @@ pc_prog_action_from_handler(int sig, struct sigaction *out)
 		unsigned char *dst = (unsigned char *)out;
 
 		if (s & 1)
-			continue;	/* a writer on another CPU is half-way */
+			continue; /* a writer on another CPU is half-way */
 		src = (const volatile unsigned char *)&pc->prog_action[sig];
 		for (size_t i = 0; i < sizeof(*out); i++)
 			dst[i] = src[i];
@@ -232,7 +232,8 @@ is_fatal(int sig)
 {
 	if (sig >= SIGRTMIN && sig <= SIGRTMAX)
 		return 1;
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]);
+	     i++)
 		if (fatal_signals[i] == sig)
 			return 1;
 	return 0;
@@ -254,11 +255,12 @@ pc_signals_init(void)
 
 	resolve();
 	for (int sig = 1; sig < NSIG; sig++) {
-		if (!is_fatal(sig) || sig == cur_sig() || sig == pc_cfg->snapshot_sig)
+		if (!is_fatal(sig) || sig == cur_sig() ||
+		    sig == pc_cfg->snapshot_sig)
 			continue;
-		if (real_sigaction(sig, NULL, &old) || (old.sa_flags & SA_SIGINFO) ||
-		    old.sa_handler != SIG_DFL)
-			continue;	/* ignored or handled: not ours to take */
+		if (real_sigaction(sig, NULL, &old) ||
+		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+			continue; /* ignored or handled: not ours to take */
 		fatal_action(&sa);
 		pc_prog_action_store(sig, &old);
 		if (real_sigaction(sig, &sa, NULL) == 0)
@@ -275,7 +277,8 @@ onstack_masked(int sig, const struct sigaction *act, struct sigaction *copy)
 {
 	int s = cur_sig();
 
-	if (!act || !(act->sa_flags & SA_ONSTACK) || pc->owned[s] != PC_OWN_SAMPLING ||
+	if (!act || !(act->sa_flags & SA_ONSTACK) ||
+	    pc->owned[s] != PC_OWN_SAMPLING ||
 	    (!(act->sa_flags & SA_SIGINFO) &&
 	     (act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN))) {
 		if (act)
@@ -299,7 +302,8 @@ note_restart_mask(int sig, const struct sigaction *installed)
 {
 	int now = installed && (installed->sa_flags & SA_RESTART) &&
 		  ((installed->sa_flags & SA_SIGINFO) ||
-		   (installed->sa_handler != SIG_DFL && installed->sa_handler != SIG_IGN)) &&
+		   (installed->sa_handler != SIG_DFL &&
+		    installed->sa_handler != SIG_IGN)) &&
 		  sigismember(&installed->sa_mask, cur_sig()) == 1;
 
 	if (now == restart_masks[sig])
@@ -355,7 +359,8 @@ take_owned(int sig, const struct sigaction *act)
 		pc_prog_action_store(sig, act);
 		break;
 	case PC_OWN_FATAL:
-		if (!(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
+		if (!(act->sa_flags & SA_SIGINFO) &&
+		    act->sa_handler == SIG_DFL) {
 			pc_prog_action_store(sig, act);
 			break;
 		}
@@ -415,11 +420,13 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	int r = 0;
 
 	resolve();
-	if (pc_vfork_sigaction(sig, act, old, real_sigaction, pc_signals_prog_blocked(), &r))
+	if (pc_vfork_sigaction(sig, act, old, real_sigaction,
+			       pc_signals_prog_blocked(), &r))
 		return r;	/* a vfork child's: vfork.c */
 	/* the program takes the sampling signal for its own: libpc moves */
 	if (sig > 0 && sig < NSIG && act && sig == cur_sig() &&
-	    pc->owned[sig] == PC_OWN_SAMPLING && (is_handler(act) || act->sa_handler == SIG_IGN))
+	    pc->owned[sig] == PC_OWN_SAMPLING &&
+	    (is_handler(act) || act->sa_handler == SIG_IGN))
 		pc_signals_move_off(sig, NULL);
 	/* a fatal signal the program handled and now puts back to its
 	 * default (to die of it, as sort(1) does on SIGPIPE): take it again,
@@ -430,7 +437,8 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 		if (moved_off[sig] && old)
 			programs_sigaction(sig, NULL, &was);
 		fatal_action(&ours);
-		r = real_sigaction(sig, &ours, moved_off[sig] && old ? NULL : &was);
+		r = real_sigaction(sig, &ours,
+				   moved_off[sig] && old ? NULL : &was);
 		if (r)
 			return r;
 		note_restart_mask(sig, &ours);
@@ -491,8 +499,8 @@ free_signal(int s, const sigset_t *avoid)
 	for (int k = SIGRTMAX; k >= SIGRTMIN; k--) {
 		struct sigaction act;
 
-		if (k == s || k == pc_cfg->snapshot_sig || named[k] || moved_off[k] ||
-		    (avoid && sigismember(avoid, k) == 1))
+		if (k == s || k == pc_cfg->snapshot_sig || named[k] ||
+		    moved_off[k] || (avoid && sigismember(avoid, k) == 1))
 			continue;
 		if (pc->owned[k] == PC_OWN_FATAL)
 			prog_action_load(k, &act);
@@ -541,12 +549,14 @@ remask_onstack(int from, int to)
 	for (int k = 1; k < NSIG; k++) {
 		struct sigaction act;
 
-		if (pc->owned[k] || k == from || real_sigaction(k, NULL, &act) || !is_handler(&act))
+		if (pc->owned[k] || k == from ||
+		    real_sigaction(k, NULL, &act) || !is_handler(&act))
 			continue;
 		if (mask_added[k] == from)
 			sigdelset(&act.sa_mask, from);
 		mask_added[k] = 0;
-		if ((act.sa_flags & SA_ONSTACK) && to && sigismember(&act.sa_mask, to) != 1) {
+		if ((act.sa_flags & SA_ONSTACK) && to &&
+		    sigismember(&act.sa_mask, to) != 1) {
 			sigaddset(&act.sa_mask, to);
 			mask_added[k] = to;
 		}
@@ -578,7 +588,8 @@ pc_signals_move_off(int s, const sigset_t *avoid)
 	real_pthread_sigmask(SIG_SETMASK, &all, &prev);
 	while (__atomic_exchange_n(&move_lock, 1, __ATOMIC_ACQUIRE))
 		;
-	if (pc->owned[s] != PC_OWN_SAMPLING || cur_sig() != s || !pc_signals_can_move())
+	if (pc->owned[s] != PC_OWN_SAMPLING || cur_sig() != s ||
+	    !pc_signals_can_move())
 		goto out;
 	named[s] = 1;
 	to = free_signal(s, avoid);
@@ -629,8 +640,9 @@ queue_again(int sig, const siginfo_t *si)
 		return;
 	}
 	if (syscall(SYS_rt_sigqueueinfo, pid, sig, si))
-		syscall(SYS_kill, pid, sig);	/* the kernel lets only the main thread
-				 * queue a signal with the sender's info */
+		syscall(SYS_kill, pid,
+			sig); /* the kernel lets only the main thread
+			       * queue a signal with the sender's info */
 }
 
 /* What a signal on sig, one libpc left to the program, is before the
@@ -662,8 +674,8 @@ moved_from_handler(int sig, siginfo_t *si, void *ucv)
 	struct sigaction act;
 	int saved = errno;
 
-	if (moved_late_from_handler(sig, si, ucv) || pc_prog_action_from_handler(sig, &act) ||
-	    !is_handler(&act)) {
+	if (moved_late_from_handler(sig, si, ucv) ||
+	    pc_prog_action_from_handler(sig, &act) || !is_handler(&act)) {
 		errno = saved;
 		return;
 	}

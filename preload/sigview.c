@@ -46,7 +46,8 @@ cur_sig(void)
 static int
 raw_mask(int how, const sigset_t *set, sigset_t *old)
 {
-	return (int)syscall(SYS_rt_sigprocmask, how, set, old, (size_t)(_NSIG / 8));
+	return (int)syscall(SYS_rt_sigprocmask, how, set, old,
+			    (size_t)(_NSIG / 8));
 }
 
 int
@@ -108,7 +109,9 @@ pc_signals_inherit_block(unsigned blocked, int moves_seen)
 unsigned
 pc_signals_view_bit(int sig)
 {
-	return sig == cur_sig() ? HIDE_SAMPLE : sig == pc_cfg->snapshot_sig ? HIDE_SNAPSHOT : 0;
+	return sig == cur_sig()            ? HIDE_SAMPLE :
+	       sig == pc_cfg->snapshot_sig ? HIDE_SNAPSHOT :
+					     0;
 }
 
 unsigned
@@ -244,7 +247,8 @@ pc_signals_leaving_handler(void)
 		return;
 	/* blocked for real: only a handler's mask does that here */
 	for (int k = SIGRTMIN; k <= SIGRTMAX; k++)
-		if (k != s && k != pc_cfg->snapshot_sig && sigismember(&cur, k) != 1)
+		if (k != s && k != pc_cfg->snapshot_sig &&
+		    sigismember(&cur, k) != 1)
 			full = 0;
 	if (full)
 		prog_blocked |= HIDE_SAMPLE;

@@ -128,7 +128,8 @@ wait_signal(int sig, const struct timespec *at, const sigset_t *set)
 	if (left.tv_sec < 0)
 		return 0;
 	/* the raw call: libpc's own sigtimedwait hides this signal */
-	if (syscall(SYS_rt_sigtimedwait, set, &si, &left, (size_t)(_NSIG / 8)) != sig)
+	if (syscall(SYS_rt_sigtimedwait, set, &si, &left,
+		    (size_t)(_NSIG / 8)) != sig)
 		return 0;
 	/* a wake-up of libpc's own (pc_snapshot_wake), sent to this thread */
 	if (si.si_code == SI_TKILL && si.si_pid == getpid())
@@ -144,7 +145,8 @@ past(const struct timespec *t)
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+	return now.tv_sec > t->tv_sec ||
+	       (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
 }
 
 static void *
@@ -167,7 +169,8 @@ snapshot_thread(void *arg)
 	/* the id before the first look at the stop word, and a pause's stop
 	 * before its look at the id (both seq_cst): a pause that finds no id
 	 * yet is seen by the loop's first look */
-	__atomic_store_n(&snapshot_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&snapshot_tid, (uint32_t)syscall(SYS_gettid),
+			 __ATOMIC_SEQ_CST);
 	sigemptyset(&set);
 	if (sig)
 		sigaddset(&set, sig);
@@ -192,7 +195,8 @@ snapshot_thread(void *arg)
 		else
 			/* FUTEX_WAIT_BITSET's timeout is absolute, on
 			 * CLOCK_MONOTONIC; a wake-up changes the word */
-			syscall(SYS_futex, &wake_word, FUTEX_WAIT_BITSET_PRIVATE, w, &at, NULL,
+			syscall(SYS_futex, &wake_word,
+				FUTEX_WAIT_BITSET_PRIVATE, w, &at, NULL,
 				FUTEX_BITSET_MATCH_ANY);
 	}
 	pc_own_leave();
@@ -206,7 +210,8 @@ start_thread(void)
 {
 	/* joinable: pc_snapshot_pause joins it */
 	if (pc_own_thread(&thread, 1, snapshot_thread))
-		pc_say("cannot start the snapshot thread; no snapshots", "", "");
+		pc_say("cannot start the snapshot thread; no snapshots", "",
+		       "");
 	else
 		started = 1;
 }
@@ -231,7 +236,8 @@ pc_snapshot_wake(void)
 		return;
 	__atomic_add_fetch(&wake_word, 1, __ATOMIC_RELEASE);
 	if (!pc_cfg->snapshot_sig)
-		syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL,
+			NULL, 0);
 	else if (tid)
 		syscall(SYS_tgkill, getpid(), tid, pc_cfg->snapshot_sig);
 }

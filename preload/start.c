@@ -130,7 +130,8 @@ choose_timer(void)
 	config->timer_how = GMON_TIMER_ASKED;
 	if (want.timer != 2)
 		return;
-	cost = pc_taskclock_cost_ns(&config->timer_cost_earlier, want.test_timer_cost);
+	cost = pc_taskclock_cost_ns(&config->timer_cost_earlier,
+				    want.test_timer_cost);
 	if (cost < 0) {
 		config->timer = 0;
 		config->timer_how = GMON_TIMER_REFUSED;
@@ -165,9 +166,13 @@ read_pg(const struct dl_phdr_info *info, const ElfW(Phdr) *ph)
 
 	for (; d->d_tag != DT_NULL; d++) {
 		switch (d->d_tag) {
-		case DT_SYMTAB: symtab = (const ElfW(Sym) *)d->d_un.d_ptr; break;
+		case DT_SYMTAB:
+			symtab = (const ElfW(Sym) *)d->d_un.d_ptr;
+			break;
 		case DT_STRTAB: strtab = (const char *)d->d_un.d_ptr; break;
-		case DT_JMPREL: rel[0] = (const ElfW(Rela) *)d->d_un.d_ptr; break;
+		case DT_JMPREL:
+			rel[0] = (const ElfW(Rela) *)d->d_un.d_ptr;
+			break;
 		case DT_PLTRELSZ: relsz[0] = d->d_un.d_val; break;
 		case DT_RELA: rel[1] = (const ElfW(Rela) *)d->d_un.d_ptr; break;
 		case DT_RELASZ: relsz[1] = d->d_un.d_val; break;
@@ -176,11 +181,14 @@ read_pg(const struct dl_phdr_info *info, const ElfW(Phdr) *ph)
 	if (!symtab || !strtab)
 		return;
 	for (int k = 0; k < 2; k++)
-		for (size_t i = 0; rel[k] && i < relsz[k] / sizeof(ElfW(Rela)); i++) {
+		for (size_t i = 0; rel[k] && i < relsz[k] / sizeof(ElfW(Rela));
+		     i++) {
 			size_t sym = ELF64_R_SYM(rel[k][i].r_info);
-			const char *name = sym ? strtab + symtab[sym].st_name : "";
+			const char *name =
+				sym ? strtab + symtab[sym].st_name : "";
 
-			if (!strcmp(name, "mcount") || !strcmp(name, "_mcount") ||
+			if (!strcmp(name, "mcount") ||
+			    !strcmp(name, "_mcount") ||
 			    !strcmp(name, "__monstartup"))
 				config->pg_built = 1;
 		}
@@ -195,7 +203,8 @@ find_main(struct dl_phdr_info *info, size_t size, void *data)
 
 	(void)size;
 	config->bias = info->dlpi_addr;
-	pc_note_build_id(info, config->spare + GMON_BUILDID_OFF, GMON_BUILDID_SIZE);
+	pc_note_build_id(info, config->spare + GMON_BUILDID_OFF,
+			 GMON_BUILDID_SIZE);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		struct pc_text *t;
@@ -204,7 +213,8 @@ find_main(struct dl_phdr_info *info, size_t size, void *data)
 			read_pg(info, ph);
 			continue;
 		}
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !ph->p_memsz)
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
+		    !ph->p_memsz)
 			continue;
 		if (pc->ntext == PC_MAX_TEXT) {
 			f->too_many = 1;
@@ -215,8 +225,9 @@ find_main(struct dl_phdr_info *info, size_t size, void *data)
 		t->prof.offset = info->dlpi_addr + t->link_low;
 		t->prof.scale = PC_SCALE;
 		/* bins for [link_low, p_vaddr + p_memsz) rounded up to a bin */
-		t->prof.bufsiz = (ph->p_vaddr + ph->p_memsz - t->link_low + bin - 1) /
-				 bin * sizeof(uint32_t);
+		t->prof.bufsiz =
+			(ph->p_vaddr + ph->p_memsz - t->link_low + bin - 1) /
+			bin * sizeof(uint32_t);
 	}
 	f->found = 1;
 	return 1;	/* stop after the first */
@@ -236,13 +247,14 @@ map_counters(void)
 	for (int i = 0; i < pc->ntext; i++) {
 		struct pc_text *t = &pc->text[i];
 
-		t->map_len = (t->prof.bufsiz + (size_t)page - 1) & ~((size_t)page - 1);
+		t->map_len = (t->prof.bufsiz + (size_t)page - 1) &
+			     ~((size_t)page - 1);
 		bytes += t->map_len;
 	}
 	/* the live file first, sized for what start-up will ask of it */
 	pc_live_open(bytes, want.callgraph ? want.arcs : 0,
-		     want.callgraph && want.stacks ? want.stacks_mb : 0, want.scope_all,
-		     want.live_max);
+		     want.callgraph && want.stacks ? want.stacks_mb : 0,
+		     want.scope_all, want.live_max);
 	for (int i = 0; i < pc->ntext; i++) {
 		struct pc_text *t = &pc->text[i];
 
@@ -276,7 +288,8 @@ choose_signal(void)
 	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--) {
 		struct sigaction old;
 
-		if (sig == want.snapshot_sig || pc_real_sigaction(sig, NULL, &old) ||
+		if (sig == want.snapshot_sig ||
+		    pc_real_sigaction(sig, NULL, &old) ||
 		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
 			continue;
 		if (sigismember(&cur, sig) != 1) {
@@ -294,9 +307,11 @@ choose_signal(void)
 static void
 set_up_extras(void)
 {
-	if (config->callgraph && (pc_unwind_init(&config->unwinder) ||
-				  pc_sample_init() || pc_arcs_init(want.arcs))) {
-		pc_say("cannot set up call graphs; recording the flat profile only", "", "");
+	if (config->callgraph &&
+	    (pc_unwind_init(&config->unwinder) || pc_sample_init() ||
+	     pc_arcs_init(want.arcs))) {
+		pc_say("cannot set up call graphs; recording the flat profile only",
+		       "", "");
 		config->callgraph = 0;
 	}
 	/* allocations' stacks are walked whatever PC_CALLGRAPH says (alloc.c) */
@@ -306,7 +321,8 @@ set_up_extras(void)
 		pc_unwind_init(&u);
 	}
 	if (config->stacks && !config->callgraph) {
-		pc_say("PC_STACKS needs call graphs (PC_CALLGRAPH=1); no stacks file", "", "");
+		pc_say("PC_STACKS needs call graphs (PC_CALLGRAPH=1); no stacks file",
+		       "", "");
 		config->stacks = 0;
 	}
 	if (config->stacks && pc_stacks_init(want.stacks_mb)) {
@@ -314,18 +330,21 @@ set_up_extras(void)
 		config->stacks = 0;
 	}
 	if (want.timeline && pc_timeline_init(want.timeline_max))
-		pc_say("cannot map memory for the timeline; no timeline", "", "");
+		pc_say("cannot map memory for the timeline; no timeline", "",
+		       "");
 	else
 		config->timeline = want.timeline;
 	if (want.scope_all) {
-		ssize_t n = readlink("/proc/self/exe", config->exe, sizeof(config->exe) - 1);
+		ssize_t n = readlink("/proc/self/exe", config->exe,
+				     sizeof(config->exe) - 1);
 
 		config->exe[n > 0 ? n : 0] = 0;
 		/* on before the first inventory, which pc_objects_init takes */
 		config->scope_all = 1;
 		if (pc_objects_init()) {
 			config->scope_all = 0;
-			pc_say("cannot map memory for PC_SCOPE=all; profiling the program only", "", "");
+			pc_say("cannot map memory for PC_SCOPE=all; profiling the program only",
+			       "", "");
 		}
 	}
 }
@@ -343,7 +362,8 @@ set_up(void)
 	if (!f.found || pc->ntext == 0)
 		return "cannot find the program's executable segment; profiling is off";
 	if (f.too_many)
-		pc_say("the program has more than 8 executable segments; later ones are not profiled", "", "");
+		pc_say("the program has more than 8 executable segments; later ones are not profiled",
+		       "", "");
 	choose_signal();
 	if (map_counters())
 		return "cannot map memory for the histogram; profiling is off";
@@ -402,7 +422,7 @@ pc_start(void)
 	/* pcprof loads libpc to finish a live file (pc_recover), not to
 	 * profile itself */
 	if (pc_setting_text(PC_S_RECOVER, getenv)) {
-		pc_alloc_start(0, 0);	/* the companion's hooks: forward only */
+		pc_alloc_start(0, 0); /* the companion's hooks: forward only */
 		return;
 	}
 	pc_lifecycle_resolve();
@@ -417,10 +437,11 @@ pc_start(void)
 	config->spare[0] = GMON_PC_MARK0;
 	config->spare[1] = GMON_PC_MARK1;
 	config->spare[2] = GMON_PC_FORMAT;
-	config->spare[3] = (uint8_t)__builtin_ctz(pc_profil_bin_bytes(PC_SCALE));
+	config->spare[3] =
+		(uint8_t)__builtin_ctz(pc_profil_bin_bytes(PC_SCALE));
 	if ((why = set_up())) {
 		config_seal();
-		pc_live_done();		/* a live file made before the failure */
+		pc_live_done(); /* a live file made before the failure */
 		pc_alloc_start(0, 0);
 		pc_say(why, "", "");
 		errno = saved;
@@ -435,7 +456,8 @@ pc_start(void)
 	pc_wall_load();
 	pc_phase_move(PC_OFF, PC_ON);
 	if (pc_thread_arm())
-		pc_say("cannot create a CPU-time timer for the main thread; it is not sampled", "", "");
+		pc_say("cannot create a CPU-time timer for the main thread; it is not sampled",
+		       "", "");
 	pc_threads_adopt();
 	/* libpc's own threads after the adoption, which would give them
 	 * timers: they are not the program's */

@@ -145,7 +145,9 @@ line_scope_and_graph(struct pc_line *l)
 	if (!pc_cfg->callgraph)
 		return;
 	pc_line_str(l, "; call graph: ");
-	pc_line_u64(l, pc_stats->stacks_walked ? pc_stats->frames / pc_stats->stacks_walked : 0);
+	pc_line_u64(l, pc_stats->stacks_walked ?
+			       pc_stats->frames / pc_stats->stacks_walked :
+			       0);
 	pc_line_str(l, " frames a stack (");
 	pc_line_str(l, pc_cfg->unwinder == PC_UNWIND_FP ? "fp" :
 		     pc_cfg->unwinder == PC_UNWIND_LIBUNWIND ? "libunwind" : "dwarf");
@@ -226,10 +228,16 @@ line_live(struct pc_line *l)
 	pc_line_str(l, " KiB");
 	if (why) {
 		pc_line_str(l, ", stopped growing (");
-		pc_line_str(l, why == PC_LIVE_CAPPED ? "PC_LIVE_MAX" :
-			    why == PC_LIVE_UNMAPPED ? "no address space left to map more" :
-			    why == PC_LIVE_LOCKED ? "the program locked its memory: mlockall" :
-			    why == ENOMEM ? "its memory cgroup is near its limit" : error_text(-why));
+		pc_line_str(l,
+			    why == PC_LIVE_CAPPED ?
+				    "PC_LIVE_MAX" :
+			    why == PC_LIVE_UNMAPPED ?
+				    "no address space left to map more" :
+			    why == PC_LIVE_LOCKED ?
+				    "the program locked its memory: mlockall" :
+			    why == ENOMEM ?
+				    "its memory cgroup is near its limit" :
+				    error_text(-why));
 		pc_line_str(l, ")");
 	}
 	line_count(l, pc_stats->live_unplaced + pc_stats->live_waiting,
@@ -291,7 +299,8 @@ pc_dump_summary(const char *path, int err)
 	if (pc_cfg->timeline)
 		line_timeline(&l);
 	pc_line_str(&l, "; signal ");
-	pc_line_u64(&l, (uint64_t)__atomic_load_n(&pc_sampling_sig, __ATOMIC_RELAXED));
+	pc_line_u64(&l, (uint64_t)__atomic_load_n(&pc_sampling_sig,
+						  __ATOMIC_RELAXED));
 	if (pc_cfg->pg_built)
 		pc_line_str(&l, " (the program is built with -pg: SIGPROF is glibc's)");
 	line_count(&l, pc_stats->snapshots, " snapshots");
@@ -299,7 +308,8 @@ pc_dump_summary(const char *path, int err)
 		   " of the program's own signals held while it blocked them");
 	line_count(&l, pc_stats->eintr_kept,
 		   " calls ended with EINTR for the program's signal that came with a sample");
-	line_count(&l, pc_stats->timer_failures, " threads unsampled (no timer)");
+	line_count(&l, pc_stats->timer_failures,
+		   " threads unsampled (no timer)");
 	line_count(&l, pc_stats->no_room, " samples without a call chain (no room on their stack)");
 	line_count(&l, pc_stats->foreign, " foreign signals passed on");
 	pc_line_str(&l, "; libpc " PC_VERSION);

@@ -62,7 +62,8 @@ pc_taskclock_open_for(uint64_t period_ns, int tid)
 	 * inside a system call (timer.c says why that matters) */
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
+			  PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		fd = -errno;
 	errno = saved;

@@ -52,10 +52,10 @@ thread_exit(void *unused)
  * at its start. The creator is a thread that runs the program's code
  * already, most often the main one, whose arena is there from the start;
  * one that never allocated gets its arena from libpc here (glibc reusing
- * a cached stack allocates nothing for pthread_create). A creator held up for a second (stopped, or in a long
- * handler) is not waited for: the thread goes on without the bounds
- * (its samples then keep their PC only), and the creator, seeing that,
- * no longer touches it.
+ * a cached stack allocates nothing for pthread_create). A creator held up for a
+ * second (stopped, or in a long handler) is not waited for: the thread goes on
+ * without the bounds (its samples then keep their PC only), and the creator,
+ * seeing that, no longer touches it.
  */
 enum {
 	START_WAITING,		/* the thread waits for its creator */
@@ -85,7 +85,8 @@ static struct start *to_free;	/* calloc'd records their threads let go last */
 static struct start *
 start_claim(void)
 {
-	struct start *st = __atomic_exchange_n(&to_free, NULL, __ATOMIC_ACQUIRE);
+	struct start *st =
+		__atomic_exchange_n(&to_free, NULL, __ATOMIC_ACQUIRE);
 
 	/* a creator allocates anyway: the threads' leftovers are freed here */
 	while (st) {
@@ -97,7 +98,8 @@ start_claim(void)
 	for (unsigned i = 0; i < START_SLOTS; i++) {
 		uint64_t bit = 1ull << (i % 64), old;
 
-		old = __atomic_fetch_or(&start_busy[i / 64], bit, __ATOMIC_ACQUIRE);
+		old = __atomic_fetch_or(&start_busy[i / 64], bit,
+					__ATOMIC_ACQUIRE);
 		if (!(old & bit)) {
 			start_pool[i].pooled = 1;
 			return &start_pool[i];
@@ -120,12 +122,14 @@ start_put(struct start *st, int creator)
 		free(st);
 	} else if (!st->pooled) {
 		st->next = __atomic_load_n(&to_free, __ATOMIC_RELAXED);
-		while (!__atomic_compare_exchange_n(&to_free, &st->next, st, 1, __ATOMIC_RELEASE,
+		while (!__atomic_compare_exchange_n(&to_free, &st->next, st, 1,
+						    __ATOMIC_RELEASE,
 						    __ATOMIC_RELAXED))
 			;
 	} else {
 		i = (size_t)(st - start_pool);
-		__atomic_fetch_and(&start_busy[i / 64], ~(1ull << (i % 64)), __ATOMIC_RELEASE);
+		__atomic_fetch_and(&start_busy[i / 64], ~(1ull << (i % 64)),
+				   __ATOMIC_RELEASE);
 	}
 }
 
@@ -144,7 +148,8 @@ await_creator(struct start *sp)
 			return s;
 		if (s == START_ASKING) {
 			/* it is at it: as long as it takes */
-			syscall(SYS_futex, &sp->state, FUTEX_WAIT_PRIVATE, s, NULL, NULL, 0);
+			syscall(SYS_futex, &sp->state, FUTEX_WAIT_PRIVATE, s,
+				NULL, NULL, 0);
 			continue;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -156,13 +161,15 @@ await_creator(struct start *sp)
 		}
 		if (left.tv_sec < 0) {
 			s = START_WAITING;
-			if (__atomic_compare_exchange_n(&sp->state, &s, START_GAVE_UP, 0,
-							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			if (__atomic_compare_exchange_n(
+				    &sp->state, &s, START_GAVE_UP, 0,
+				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 				return START_GAVE_UP;
 			continue;	/* the creator came meanwhile */
 		}
 		/* a signal cuts a wait short: the loop goes on to the end */
-		syscall(SYS_futex, &sp->state, FUTEX_WAIT_PRIVATE, s, &left, NULL, 0);
+		syscall(SYS_futex, &sp->state, FUTEX_WAIT_PRIVATE, s, &left,
+			NULL, 0);
 	}
 }
 
@@ -177,10 +184,12 @@ thread_start(void *p)
 	int moves = sp->moves, small = sp->small;
 
 	/* known or not, the thread never asks itself (that allocates) */
-	pc_unwind_thread_bounds(s == START_READY ? sp->lo : 0, s == START_READY ? sp->hi : 0);
+	pc_unwind_thread_bounds(s == START_READY ? sp->lo : 0,
+				s == START_READY ? sp->hi : 0);
 	start_put(sp, 0);
 	pc_signals_inherit_block(prog_blocked, moves);
-	if (have_exit_key && !pthread_setspecific(exit_key, &exit_key))	/* any non-NULL */
+	if (have_exit_key &&
+	    !pthread_setspecific(exit_key, &exit_key)) /* any non-NULL */
 		pc_own_prog_thread(1);
 	/* a small stack gets an alternate one for samples, or no samples */
 	if (!small || pc_signals_small_stack() == 0)
@@ -243,13 +252,13 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	if (attr) {
 		size_t size = 0;
 
-		st->small = pthread_attr_getstacksize(attr, &size) == 0 && size &&
-			    size < PC_SMALL_STACK;
+		st->small = pthread_attr_getstacksize(attr, &size) == 0 &&
+			    size && size < PC_SMALL_STACK;
 	}
 	st->lo = st->hi = 0;
 	st->state = START_WAITING;
 	st->refs = 2;
-	pc_objects_scan();	/* PC_SCOPE=all: a cheap moment for an inventory */
+	pc_objects_scan(); /* PC_SCOPE=all: a cheap moment for an inventory */
 	r = create(thread, attr, thread_start, st);
 	if (r) {
 		st->refs = 1;
@@ -263,12 +272,13 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	/* while ASKING the thread waits, so it has not ended and *thread
 	 * is as create left it; one that gave up is left alone */
 	w = START_WAITING;
-	if (__atomic_compare_exchange_n(&st->state, &w, START_ASKING, 0, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE)) {
+	if (__atomic_compare_exchange_n(&st->state, &w, START_ASKING, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		if (pc_unwind_stack_of(*thread, &st->lo, &st->hi))
 			st->lo = st->hi = 0;
 		__atomic_store_n(&st->state, START_READY, __ATOMIC_RELEASE);
-		syscall(SYS_futex, &st->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		syscall(SYS_futex, &st->state, FUTEX_WAKE_PRIVATE, 1, NULL,
+			NULL, 0);
 	}
 	start_put(st, 1);
 	return r;
@@ -328,7 +338,8 @@ pc_own_thread(pthread_t *t, int joinable, void *(*fn)(void *))
 	/* until it has (o is on this stack): it runs with every signal
 	 * blocked, and says so first */
 	while (!r && !__atomic_load_n(&o.said, __ATOMIC_ACQUIRE))
-		syscall(SYS_futex, &o.said, FUTEX_WAIT_PRIVATE, 0, &step, NULL, 0);
+		syscall(SYS_futex, &o.said, FUTEX_WAIT_PRIVATE, 0, &step, NULL,
+			0);
 	pc_own_start_count(-1);
 	return r;
 }

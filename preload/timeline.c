@@ -176,8 +176,10 @@ pc_timeline_init(uint64_t max)
 	tl->max = max;
 	tl->ticking = ticking = (uint64_t)steady_ticks();
 	start_ticks();
-	pc_grow_init(&ring_grow, ring, sizeof(*ring), 4096, max, &tl->ring_slots);
-	pc_grow_init(&marks_grow, marks, sizeof(*marks), 4096, PC_TL_MARKS, &tl->marks_slots);
+	pc_grow_init(&ring_grow, ring, sizeof(*ring), 4096, max,
+		     &tl->ring_slots);
+	pc_grow_init(&marks_grow, marks, sizeof(*marks), 4096, PC_TL_MARKS,
+		     &tl->marks_slots);
 	return 0;
 }
 
@@ -186,7 +188,8 @@ pc_timeline_recover(const struct pc_live_tables *t)
 {
 	const struct tl_state *s = t->timeline;
 
-	if (!s || t->timeline_len != HEAD_LEN + NAMES_LEN || s->max < 1 || s->max > (1u << 26))
+	if (!s || t->timeline_len != HEAD_LEN + NAMES_LEN || s->max < 1 ||
+	    s->max > (1u << 26))
 		return -EINVAL;
 	lay_out(t->timeline, t->timeline_rings, s->max);
 	if (region_len != t->timeline_rings_len || tl->ring_slots > tl->max ||
@@ -213,7 +216,8 @@ pc_timeline_clear(void)
 	tl->ticking = ticking;
 	madvise(ring, (size_t)tl->max * sizeof(*ring), MADV_DONTNEED);
 	madvise(marks, PC_TL_MARKS * sizeof(*marks), MADV_DONTNEED);
-	tl->seen = tl->busy = tl->unbacked = tl->marks_used = tl->marks_lost = 0;
+	tl->seen = tl->busy = tl->unbacked = tl->marks_used = tl->marks_lost =
+		0;
 	start_ticks();
 	my_tid = 0;
 }
@@ -235,8 +239,9 @@ put_from_handler(struct pc_tl_entry *e, const struct pc_tl_entry *v)
 {
 	uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
 
-	if ((seq & 1) || !__atomic_compare_exchange_n(&e->seq, &seq, seq + 1, 0,
-						      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	if ((seq & 1) ||
+	    !__atomic_compare_exchange_n(&e->seq, &seq, seq + 1, 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
 	e->t = v->t;
 	e->where = v->where;
@@ -306,7 +311,8 @@ pc_timeline_off(uint32_t tid, uint64_t stack, uint64_t ns)
 }
 
 void
-pc_timeline_mark_at(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value, uint64_t at)
+pc_timeline_mark_at(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value,
+		    uint64_t at)
 {
 	struct pc_tl_entry v = { 0 };
 	uint64_t n;
@@ -323,7 +329,8 @@ pc_timeline_mark_at(uint32_t kind, uint32_t tid, uint64_t name, uint64_t value, 
 	v.value = value;
 	v.tid = tid;
 	v.kind = kind | (at ? PC_TL_AT_NS : 0);
-	if (n >= pc_grow_slots(&marks_grow) || !put_from_handler(&marks[n], &v)) {
+	if (n >= pc_grow_slots(&marks_grow) ||
+	    !put_from_handler(&marks[n], &v)) {
 		__atomic_fetch_add(&tl->marks_lost, 1, __ATOMIC_RELAXED);
 		return;
 	}
@@ -355,18 +362,20 @@ rec(struct gmon_sink *s, uint32_t tag, size_t len)
 /* The entries of t[0, n) that are whole, as records of tag; with a
  * rate (ns a tick), their times ticks to be made nanoseconds. AS-safe. */
 static void
-write_entries(struct gmon_sink *s, const struct pc_tl_entry *t, size_t n, uint32_t tag,
-	      double rate)
+write_entries(struct gmon_sink *s, const struct pc_tl_entry *t, size_t n,
+	      uint32_t tag, double rate)
 {
 	for (size_t i = 0; i < n && !s->error; i++) {
 		uint32_t seq = __atomic_load_n(&t[i].seq, __ATOMIC_ACQUIRE);
 		struct pc_tl_entry e = t[i];
 
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (!seq || (seq & 1) || __atomic_load_n(&t[i].seq, __ATOMIC_RELAXED) != seq)
+		if (!seq || (seq & 1) ||
+		    __atomic_load_n(&t[i].seq, __ATOMIC_RELAXED) != seq)
 			continue;
 		if (rate > 0 && !(e.kind & PC_TL_AT_NS))
-			e.t = tl->start_ns + (uint64_t)((double)(e.t - tl->tick0) * rate);
+			e.t = tl->start_ns +
+			      (uint64_t)((double)(e.t - tl->tick0) * rate);
 		rec(s, tag, sizeof(e));
 		gmon_sink_bytes(s, &e, sizeof(e));
 	}
@@ -396,7 +405,8 @@ pc_timeline_write(struct gmon_sink *s)
 	h.pid = (uint32_t)pc->pid;
 	h.hz = (uint32_t)pc_cfg->hz;
 	h.start_ns = tl->start_ns;
-	h.end_ns = pc->ending == PC_END_KILLED ? last_sample() : now_ns(CLOCK_MONOTONIC);
+	h.end_ns = pc->ending == PC_END_KILLED ? last_sample() :
+						 now_ns(CLOCK_MONOTONIC);
 	h.interval_ns = (uint64_t)pc_cfg->interval_ns;
 	h.max = tl->max;
 	h.seen = __atomic_load_n(&tl->seen, __ATOMIC_RELAXED);
@@ -429,13 +439,20 @@ pc_timeline_write_rings(struct gmon_sink *s)
 	 * of one rate, even where this is pc_recover's process; the two
 	 * read together (with the samples written between them, their time
 	 * shrank every marker: 230 to 2,300 ppm beside two CPU hogs) */
-	uint64_t used, end_ns = now_ns(CLOCK_MONOTONIC), tick1 = tl->ticking ? ticks() : 0;
-	uint64_t marks_used = __atomic_load_n(&tl->marks_used, __ATOMIC_RELAXED);
+	uint64_t used, end_ns = now_ns(CLOCK_MONOTONIC),
+		       tick1 = tl->ticking ? ticks() : 0;
+	uint64_t marks_used =
+		__atomic_load_n(&tl->marks_used, __ATOMIC_RELAXED);
 
 	write_entries(s, ring, pc_grow_slots(&ring_grow), PC_TL_SAMPLE, 0);
-	used = marks_used < pc_grow_slots(&marks_grow) ? marks_used : pc_grow_slots(&marks_grow);
-	write_entries(s, marks, used, PC_TL_MARK, tl->ticking && tick1 > tl->tick0 ?
-		      (double)(end_ns - tl->start_ns) / (double)(tick1 - tl->tick0) : 0);
+	used = marks_used < pc_grow_slots(&marks_grow) ?
+		       marks_used :
+		       pc_grow_slots(&marks_grow);
+	write_entries(s, marks, used, PC_TL_MARK,
+		      tl->ticking && tick1 > tl->tick0 ?
+			      (double)(end_ns - tl->start_ns) /
+				      (double)(tick1 - tl->tick0) :
+			      0);
 	rec(s, PC_TL_LAST, 0);
 	return s->error;
 }

@@ -27,8 +27,14 @@
 #define PC_TL_NAMES	1024		/* distinct marker names */
 #define PC_TL_NAME_LEN	48		/* a name's bytes kept, NUL included */
 
-enum pc_tl_tag { PC_TL_HEAD = 1, PC_TL_SAMPLE, PC_TL_MARK, PC_TL_NAME, PC_TL_STACK,
-		 PC_TL_LAST };
+enum pc_tl_tag {
+	PC_TL_HEAD = 1,
+	PC_TL_SAMPLE,
+	PC_TL_MARK,
+	PC_TL_NAME,
+	PC_TL_STACK,
+	PC_TL_LAST
+};
 
 /* What an entry is (kind's low byte). */
 enum pc_tl_kind {

@@ -60,7 +60,8 @@ static int
 boot_id(char id[37])
 {
 	/* 36 characters and a newline, the newline left unread */
-	ssize_t n = pc_read_small("/proc/sys/kernel/random/boot_id", 0, id, 37, NULL);
+	ssize_t n = pc_read_small("/proc/sys/kernel/random/boot_id", 0, id, 37,
+				  NULL);
 
 	id[n == 36 ? 36 : 0] = 0;
 	return n == 36 ? 0 : -1;
@@ -117,7 +118,8 @@ cache_write(const char *id, long cost)
 	pc_line_str(&l, " ");
 	pc_line_u64(&l, (uint64_t)cost);
 	pc_line_str(&l, "\n");
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
 	if (fd < 0)
 		return;
 	ok = write(fd, buf, l.len) == (ssize_t)l.len;
@@ -132,7 +134,8 @@ timed(int fd, long n, uint64_t *x, uint64_t *count)
 {
 	uint64_t t;
 
-	if (fd >= 0 && (ioctl(fd, PERF_EVENT_IOC_RESET, 0) || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)))
+	if (fd >= 0 && (ioctl(fd, PERF_EVENT_IOC_RESET, 0) ||
+			ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)))
 		return 0;
 	t = pc_clock_ns(CLOCK_MONOTONIC);
 	*x = work(n, *x);
@@ -151,7 +154,8 @@ timed(int fd, long n, uint64_t *x, uint64_t *count)
 static long
 measure(int fd, int *sure)
 {
-	uint64_t bare = UINT64_MAX, with[PROBE_ROUNDS], fires[PROBE_ROUNDS], cal = UINT64_MAX;
+	uint64_t bare = UINT64_MAX, with[PROBE_ROUNDS], fires[PROBE_ROUNDS],
+		 cal = UINT64_MAX;
 	uint64_t x = 1, count = 0;
 	long n, cost = 0;
 	int best = 0, cheap = 0;
@@ -177,7 +181,9 @@ measure(int fd, int *sure)
 	probe_sink = x;
 	*sure = 1;
 	for (int r = 0; r < PROBE_ROUNDS; r++) {
-		long c = with[r] > bare && fires[r] ? (long)((with[r] - bare) / fires[r]) : 0;
+		long c = with[r] > bare && fires[r] ?
+				 (long)((with[r] - bare) / fires[r]) :
+				 0;
 
 		if (r == best)
 			cost = c;

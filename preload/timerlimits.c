@@ -53,7 +53,9 @@ share_of(int resource, long part)
 	if (getrlimit(resource, &r) || r.rlim_cur == RLIM_INFINITY ||
 	    r.rlim_cur / (rlim_t)part > (rlim_t)INT_MAX)
 		return INT_MAX;
-	return r.rlim_cur / (rlim_t)part > 0 ? (long)(r.rlim_cur / (rlim_t)part) : 1;
+	return r.rlim_cur / (rlim_t)part > 0 ?
+		       (long)(r.rlim_cur / (rlim_t)part) :
+		       1;
 }
 
 /* Take one of a budget; 0 when it is spent. AS-safe. */
@@ -65,8 +67,8 @@ take(int *held, long budget)
 	do {
 		if (n >= budget)
 			return 0;
-	} while (!__atomic_compare_exchange_n(held, &n, n + 1, 0, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(
+		held, &n, n + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	return 1;
 }
 
@@ -86,8 +88,10 @@ say_once(int *said, const char *what)
 enum pc_timer_kind
 pc_timer_kind(void)
 {
-	return pc_cfg->timer && !__atomic_load_n(&taskclock_refused, __ATOMIC_RELAXED) ?
-	       PC_TIMER_TASKCLOCK : PC_TIMER_POSIX;
+	return pc_cfg->timer && !__atomic_load_n(&taskclock_refused,
+						 __ATOMIC_RELAXED) ?
+		       PC_TIMER_TASKCLOCK :
+		       PC_TIMER_POSIX;
 }
 
 int
@@ -121,7 +125,8 @@ pc_limits_give(int which)
 int
 pc_limits_held(int which)
 {
-	return __atomic_load_n(which == PC_LIMIT_PERF ? &perf_held : &posix_held,
+	return __atomic_load_n(which == PC_LIMIT_PERF ? &perf_held :
+							&posix_held,
 			       __ATOMIC_RELAXED);
 }
 
@@ -150,7 +155,8 @@ pc_posix_timer_arm(clockid_t clock, pid_t tid, timer_t *t, int sig, int budget)
 	sev.sigev_signo = sig;
 	sev.sigev_value.sival_ptr = (void *)&pc_timer_tag;
 	sev.sigev_notify_thread_id = tid;
-	if (budget && !take(&posix_held, share_of(RLIMIT_SIGPENDING, SIGQ_SHARE))) {
+	if (budget &&
+	    !take(&posix_held, share_of(RLIMIT_SIGPENDING, SIGQ_SHARE))) {
 		say_once(&said_slots, "the pending-signal limit (ulimit -i) leaves libpc no more "
 			 "timers; later threads are not sampled");
 		errno = EAGAIN;
@@ -186,7 +192,8 @@ void
 pc_timers_note_fd(int fd)
 {
 	if (fd >= 0 && fd < FD_BITS)
-		__atomic_fetch_or(&fds_used[fd / 64], UINT64_C(1) << (fd % 64), __ATOMIC_RELAXED);
+		__atomic_fetch_or(&fds_used[fd / 64], UINT64_C(1) << (fd % 64),
+				  __ATOMIC_RELAXED);
 }
 
 int
@@ -194,8 +201,8 @@ pc_timers_late_from_handler(const siginfo_t *si)
 {
 	if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &pc_timer_tag)
 		return 1;
-	return si->si_code >= POLL_IN && si->si_code <= POLL_HUP && si->si_fd >= 0 &&
-	       si->si_fd < FD_BITS &&
+	return si->si_code >= POLL_IN && si->si_code <= POLL_HUP &&
+	       si->si_fd >= 0 && si->si_fd < FD_BITS &&
 	       (__atomic_load_n(&fds_used[si->si_fd / 64], __ATOMIC_RELAXED) &
 		(UINT64_C(1) << (si->si_fd % 64)));
 }

@@ -26,7 +26,8 @@ void pc_limits_forked(void);
  * libpc's share of RLIMIT_SIGPENDING (a timer that replaces another takes
  * none). 0 or -errno, counted as a timer failure. Not AS-safe by the
  * letter (timer_create). */
-int pc_posix_timer_arm(clockid_t clock, pid_t tid, timer_t *t, int sig, int budget);
+int pc_posix_timer_arm(clockid_t clock, pid_t tid, timer_t *t, int sig,
+		       int budget);
 /* fd held a task-clock event of libpc's; AS-safe. */
 void pc_timers_note_fd(int fd);
 

@@ -96,7 +96,8 @@ after_call(uintptr_t ra)
 }
 
 static int
-walk_fp_from_handler(const ucontext_t *uc, uintptr_t ip, struct pc_frame *f, int max)
+walk_fp_from_handler(const ucontext_t *uc, uintptr_t ip, struct pc_frame *f,
+		     int max)
 {
 #if defined(__x86_64__)
 	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
@@ -115,15 +116,18 @@ walk_fp_from_handler(const ucontext_t *uc, uintptr_t ip, struct pc_frame *f, int
 	 * frame-pointer chain would skip its caller */
 	if (sp >= pc_stack_lo && sp + 8 <= pc_stack_hi && !(sp & 7)) {
 		uintptr_t top = *(const uintptr_t *)sp;
-		uintptr_t chain = fp >= pc_stack_lo && fp + 16 <= pc_stack_hi && !(fp & 7) ?
-				  ((const uintptr_t *)fp)[1] : 0;
+		uintptr_t chain = fp >= pc_stack_lo && fp + 16 <= pc_stack_hi &&
+						  !(fp & 7) ?
+					  ((const uintptr_t *)fp)[1] :
+					  0;
 
 		if (top != chain && after_call(top) && n < max) {
 			f[n].site = top;
 			f[n++].entry = 0;
 		}
 	}
-	while (n < max && fp >= pc_stack_lo && fp + 16 <= pc_stack_hi && !(fp & 7)) {
+	while (n < max && fp >= pc_stack_lo && fp + 16 <= pc_stack_hi &&
+	       !(fp & 7)) {
 		const uintptr_t *frame = (const uintptr_t *)fp;
 		uintptr_t next = frame[0], ra = frame[1];
 
@@ -155,7 +159,8 @@ walk_libunwind_from_handler(ucontext_t *uc, struct pc_frame *f, int max)
 		if (pc_unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
 			break;
 		f[n].site = ip;
-		f[n].entry = pc_unw_get_proc_info(&cur, &pi) == 0 ? pi.start_ip : 0;
+		f[n].entry =
+			pc_unw_get_proc_info(&cur, &pi) == 0 ? pi.start_ip : 0;
 		n++;
 	} while (n < max && pc_unw_step(&cur) > 0);
 	return n;
@@ -164,7 +169,8 @@ walk_libunwind_from_handler(ucontext_t *uc, struct pc_frame *f, int max)
 /* ------------------------------------------------------------ interface */
 
 int
-pc_unwind_from_handler(ucontext_t *uc, uintptr_t ip, struct pc_frame *f, int max)
+pc_unwind_from_handler(ucontext_t *uc, uintptr_t ip, struct pc_frame *f,
+		       int max)
 {
 	switch (pc_cfg->unwinder) {
 	case PC_UNWIND_AUTO:
@@ -185,7 +191,8 @@ pc_unwind_here(uintptr_t ra, struct pc_frame *f, int max)
 
 	/* the dwarf walker's contexts take some 2 KiB: a thread whose stack
 	 * has less than 16 KiB left below this frame is not walked */
-	if (!pc_gcc_backtrace || !pc_stack_lo || (uintptr_t)&here < pc_stack_lo + 16384)
+	if (!pc_gcc_backtrace || !pc_stack_lo ||
+	    (uintptr_t)&here < pc_stack_lo + 16384)
 		return 0;
 	return walk_dwarf_from_handler(ra, f, max);
 }

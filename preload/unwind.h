@@ -29,12 +29,14 @@ typedef int (*trace_fn)(struct _Unwind_Context *, void *);
  * the program unwinds would wait for ever on its own thread's lock.
  */
 extern int (*pc_gcc_backtrace)(trace_fn, void *) PC_HIDDEN;
-extern uintptr_t (*pc_gcc_get_ip_info)(struct _Unwind_Context *, int *) PC_HIDDEN;
+extern uintptr_t (*pc_gcc_get_ip_info)(struct _Unwind_Context *,
+				       int *) PC_HIDDEN;
 extern uintptr_t (*pc_gcc_get_region_start)(struct _Unwind_Context *) PC_HIDDEN;
 
 extern int (*pc_unw_init2)(unw_cursor_t *, unw_context_t *, int) PC_HIDDEN;
 extern int (*pc_unw_step)(unw_cursor_t *) PC_HIDDEN;
-extern int (*pc_unw_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *) PC_HIDDEN;
+extern int (*pc_unw_get_reg)(unw_cursor_t *, unw_regnum_t,
+			     unw_word_t *) PC_HIDDEN;
 extern int (*pc_unw_get_proc_info)(unw_cursor_t *, unw_proc_info_t *) PC_HIDDEN;
 extern PC_TLS uintptr_t pc_stack_lo PC_HIDDEN;
 extern PC_TLS uintptr_t pc_stack_hi PC_HIDDEN;

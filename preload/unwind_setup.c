@@ -94,7 +94,10 @@ gcc_unwinder(void)
 		dlsym(h, "_Unwind_GetIPInfo");
 	pc_gcc_get_region_start = (uintptr_t (*)(struct _Unwind_Context *))
 		dlsym(h, "_Unwind_GetRegionStart");
-	return pc_gcc_backtrace && pc_gcc_get_ip_info && pc_gcc_get_region_start ? 0 : -1;
+	return pc_gcc_backtrace && pc_gcc_get_ip_info &&
+			       pc_gcc_get_region_start ?
+		       0 :
+		       -1;
 }
 
 int
@@ -115,18 +118,24 @@ pc_unwind_init(enum pc_unwinder *u)
 	if (*u == PC_UNWIND_LIBUNWIND) {
 		h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 		if (h) {
-			pc_unw_init2 = (int (*)(unw_cursor_t *, unw_context_t *, int))
-				dlsym(h, "_ULx86_64_init_local2");
+			pc_unw_init2 =
+				(int (*)(unw_cursor_t *, unw_context_t *,
+					 int))dlsym(h, "_ULx86_64_init_local2");
 			pc_unw_step = (int (*)(unw_cursor_t *))dlsym(h, "_ULx86_64_step");
-			pc_unw_get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))
-				dlsym(h, "_ULx86_64_get_reg");
-			pc_unw_get_proc_info = (int (*)(unw_cursor_t *, unw_proc_info_t *))
-				dlsym(h, "_ULx86_64_get_proc_info");
+			pc_unw_get_reg = (int (*)(
+				unw_cursor_t *, unw_regnum_t,
+				unw_word_t *))dlsym(h, "_ULx86_64_get_reg");
+			pc_unw_get_proc_info =
+				(int (*)(unw_cursor_t *, unw_proc_info_t *))
+					dlsym(h, "_ULx86_64_get_proc_info");
 		}
-		if (!pc_unw_init2 || !pc_unw_step || !pc_unw_get_reg || !pc_unw_get_proc_info) {
+		if (!pc_unw_init2 || !pc_unw_step || !pc_unw_get_reg ||
+		    !pc_unw_get_proc_info) {
 			*u = pc_gcc_backtrace ? PC_UNWIND_DWARF : PC_UNWIND_FP;
 			pc_say("PC_UNWIND=libunwind: cannot load libunwind.so.8; using ",
-			       *u == PC_UNWIND_DWARF ? "dwarf" : "frame pointers", "");
+			       *u == PC_UNWIND_DWARF ? "dwarf" :
+						       "frame pointers",
+			       "");
 		}
 	}
 	/* libgcc sets up its register tables with pthread_once on first use:

@@ -61,7 +61,8 @@ pc_vfork_view(unsigned blocked)
 int
 pc_vfork_keep(unsigned was, unsigned now, unsigned blocked)
 {
-	struct vfork_record *r = rec.pid || now != was ? child_record(blocked) : NULL;
+	struct vfork_record *r =
+		rec.pid || now != was ? child_record(blocked) : NULL;
 
 	if (!r)
 		return 0;
@@ -72,12 +73,14 @@ pc_vfork_keep(unsigned was, unsigned now, unsigned blocked)
 int
 pc_vfork_set(int sig)
 {
-	return rec.pid && sig > 0 && sig < NSIG && rec.pid == getpid() && rec.set[sig];
+	return rec.pid && sig > 0 && sig < NSIG && rec.pid == getpid() &&
+	       rec.set[sig];
 }
 
 int
 pc_vfork_sigaction(int sig, const struct sigaction *act, struct sigaction *old,
-		   int (*real)(int, const struct sigaction *, struct sigaction *),
+		   int (*real)(int, const struct sigaction *,
+			       struct sigaction *),
 		   unsigned blocked, int *result)
 {
 	struct vfork_record *r = child_record(blocked);

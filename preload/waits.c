@@ -187,7 +187,8 @@ pc_waits_deliver_from_handler(void *ucv)
 		return;
 #if defined(__x86_64__)
 	ip = (const unsigned char *)uc->uc_mcontext.gregs[REG_RIP];
-	if (uc->uc_mcontext.gregs[REG_RAX] != -EINTR || ip[-2] != 0x0f || ip[-1] != 0x05)
+	if (uc->uc_mcontext.gregs[REG_RAX] != -EINTR || ip[-2] != 0x0f ||
+	    ip[-1] != 0x05)
 		return;
 #else
 	(void)ip;
@@ -197,11 +198,13 @@ pc_waits_deliver_from_handler(void *ucv)
 	if (sigpending(&pending))
 		return;
 	for (int s = 1; s < NSIG; s++) {
-		if (pc->owned[s] == PC_OWN_SAMPLING || pc->owned[s] == PC_OWN_SNAPSHOT) {
+		if (pc->owned[s] == PC_OWN_SAMPLING ||
+		    pc->owned[s] == PC_OWN_SNAPSHOT) {
 			sigaddset(&mask, s);
 			continue;
 		}
-		if (sigismember(&pending, s) == 1 && sigismember(&mask, s) != 1 &&
+		if (sigismember(&pending, s) == 1 &&
+		    sigismember(&mask, s) != 1 &&
 		    sigismember(&uc->uc_sigmask, s) == 1)
 			any = 1;
 	}

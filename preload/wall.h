@@ -43,10 +43,12 @@ struct pc_wword {
 	uintptr_t addr, val;
 };
 int pc_wall_reuse_map(void) PC_HIDDEN;
-int pc_wall_reuse_get(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *how,
-		      const struct pc_wword **w, unsigned *nw) PC_HIDDEN;
-void pc_wall_reuse_put(uintptr_t ip, uintptr_t sp, const struct pc_frame *f, int n, int how,
-		       const struct pc_wword *w, unsigned nw) PC_HIDDEN;
+int pc_wall_reuse_get(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max,
+		      int *how, const struct pc_wword **w,
+		      unsigned *nw) PC_HIDDEN;
+void pc_wall_reuse_put(uintptr_t ip, uintptr_t sp, const struct pc_frame *f,
+		       int n, int how, const struct pc_wword *w,
+		       unsigned nw) PC_HIDDEN;
 void pc_wall_reuse_clear(void) PC_HIDDEN;
 
 /* wall_mask.c: the calling thread (the wall sampler's) walks from now
@@ -75,7 +77,8 @@ struct pc_wthread {
 	uint8_t listed;		/* seen in this round's listing */
 	uint8_t young;		/* rounds listed before its start was told */
 	uint8_t guessed;	/* its start (seen_ns) guessed, not told */
-	uint8_t told;		/* started by libpc's path, which tells its end and notes its name */
+	uint8_t told; /* started by libpc's path, which tells its end and notes
+			 its name */
 	uint32_t rounds;
 	int fd;			/* its schedstat kept open, or -1 */
 	int sfd1;		/* its syscall file kept open, + 1 (0: none) */
@@ -83,9 +86,9 @@ struct pc_wthread {
 	uint64_t seen_ns;	/* when its time was last counted */
 	uint64_t unknown_ns;	/* off the CPU before any wait was seen */
 	int64_t carry_ns;	/* counted ahead of the kernel's counters */
-	uint64_t rq_io_ns;	/* waiting for a CPU after a disk wait: whose? */
-	uint64_t io_prev[2];	/* its fsync, its unlink time so far (wall_io.c) */
-	uint64_t rq_left;	/* run-queue time the table had no room for yet */
+	uint64_t rq_io_ns;   /* waiting for a CPU after a disk wait: whose? */
+	uint64_t io_prev[2]; /* its fsync, its unlink time so far (wall_io.c) */
+	uint64_t rq_left;    /* run-queue time the table had no room for yet */
 	struct pc_wwait cur, prev;
 	struct pc_wwait iow;	/* its last fsync's, when neither is */
 };
@@ -131,8 +134,8 @@ void pc_wall_task_dir_new(void) PC_HIDDEN;
  * number. Unless all, a round with no start or end told since the last
  * one (and none at it) takes cur[0..ncur)'s threads not ended instead,
  * but every few rounds. */
-size_t pc_wall_list(struct pc_wthread **t, const struct pc_wthread *cur, size_t ncur,
-		    uint32_t mine, int all) PC_HIDDEN;
+size_t pc_wall_list(struct pc_wthread **t, const struct pc_wthread *cur,
+		    size_t ncur, uint32_t mine, int all) PC_HIDDEN;
 /* wall_list.c: every thread of the program has ended but a main thread
  * that called pthread_exit, which stays listed as a zombie (t[0..n)
  * listed): glibc's last thread calls exit(0) when it ends, but libpc's
@@ -148,8 +151,9 @@ void pc_wall_forget_all(struct pc_wthread *t, size_t n) PC_HIDDEN;
  * -1 (gone); where thread w is blocked (its syscall line: 1, with the
  * line's hash in *key; 0 running; -1 gone). */
 int pc_wall_read_schedstat(struct pc_wthread *w, uint64_t v[3]) PC_HIDDEN;
-int pc_wall_read_syscall(struct pc_wthread *w, uint64_t *key, long *nr, unsigned long arg[6],
-			 unsigned long *sp, unsigned long *ip) PC_HIDDEN;
+int pc_wall_read_syscall(struct pc_wthread *w, uint64_t *key, long *nr,
+			 unsigned long arg[6], unsigned long *sp,
+			 unsigned long *ip) PC_HIDDEN;
 /* wall_acct.c: the thread that ends the process, which waits for the
  * last round (pc_wall_final): not a wait of the program's. */
 void pc_wall_acct_ending(uint32_t tid) PC_HIDDEN;
@@ -164,7 +168,8 @@ uint64_t pc_wall_moved(void) PC_HIDDEN;
 /* wall_acct.c: count thread w's time up to its end at end_ns, when its
  * CPU clock read cpu_ns; or (cpu_ns ~0) half its time since its last
  * look, its end not known. */
-void pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns) PC_HIDDEN;
+void pc_wall_ended(struct pc_wthread *w, uint64_t end_ns,
+		   uint64_t cpu_ns) PC_HIDDEN;
 /* wall_acct.c: thread tid's life of life_ns, cpu_ns of it on the CPU,
  * begun and ended between two rounds. */
 void pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns) PC_HIDDEN;
@@ -172,11 +177,13 @@ void pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns) PC_HIDDEN;
  * wait is not walked yet, picked at random weighted by their time not
  * yet under a stack, while more() says the budget allows; the number
  * walked. seed: the round's random state. */
-size_t pc_wall_walks(struct pc_wthread *t, size_t n, int (*more)(void), uint64_t *seed) PC_HIDDEN;
+size_t pc_wall_walks(struct pc_wthread *t, size_t n, int (*more)(void),
+		     uint64_t *seed) PC_HIDDEN;
 /* wall_walks.c: walk thread w at once if its look found it in a wait
  * other than the one keyed key_before, not walked yet, and more() allows:
  * the walk's CPU ns + 1, or 0 where it did not walk. */
-uint64_t pc_wall_walk_found(struct pc_wthread *w, uint64_t key_before, int (*more)(void)) PC_HIDDEN;
+uint64_t pc_wall_walk_found(struct pc_wthread *w, uint64_t key_before,
+			    int (*more)(void)) PC_HIDDEN;
 /* A thread's start or end (wall_events.c): seq is its number + 1 once
  * it is whole; cpu_ns the thread's CPU clock at its end, ~0 at a start. */
 struct pc_wevent {
@@ -197,12 +204,14 @@ int pc_wall_unplaced(void) PC_HIDDEN;
 void pc_wall_place(struct pc_wthread *t, size_t n) PC_HIDDEN;
 /* wall_acct.c's charge: count ns off the CPU for thread tid in wait x:
  * under its walked stack, or under the call alone until a walk moves it. */
-typedef void (*pc_wall_charge_fn)(uint32_t tid, struct pc_wwait *x, uint64_t ns);
+typedef void (*pc_wall_charge_fn)(uint32_t tid, struct pc_wwait *x,
+				  uint64_t ns);
 /* wall_iotime.c: thread w's time off the CPU in the calls it times itself
  * (wall_io.c) since its last look, at now, charged to them (charge); taken
  * from *off, then *drq. end: the thread has ended. */
-void pc_wall_io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq,
-		     int end, pc_wall_charge_fn charge) PC_HIDDEN;
+void pc_wall_io_time(struct pc_wthread *w, uint64_t now, uint64_t *off,
+		     uint64_t *drq, int end,
+		     pc_wall_charge_fn charge) PC_HIDDEN;
 /* wall_io.c: time fsync and fdatasync from now on (interposed). */
 void pc_wall_io_start(void) PC_HIDDEN;
 /* The calls wall_io.c times, by kind: fsync and fdatasync; unlink,
@@ -215,8 +224,9 @@ unsigned pc_wall_io_fd(uint32_t nr) PC_HIDDEN;
  * where it was called from, and the stack the thread walked for it (*entry,
  * a stacks-table entry, or NULL): 1, or 0 when it made none. end: the
  * thread has ended (its slot is freed once its last kind is read). */
-int pc_wall_io_read(uint32_t tid, unsigned kind, uint64_t now, uint64_t run_ns, int end,
-		    uint64_t *total, uint32_t *nr, uint64_t *ret, uint64_t **entry) PC_HIDDEN;
+int pc_wall_io_read(uint32_t tid, unsigned kind, uint64_t now, uint64_t run_ns,
+		    int end, uint64_t *total, uint32_t *nr, uint64_t *ret,
+		    uint64_t **entry) PC_HIDDEN;
 /* wall_events.c: the sampler runs (on) as thread tid (0: not known
  * yet); its wake-ups: their count, one, and a wait for one until at
  * (CLOCK_MONOTONIC; 1: timed out); the last round pc_wall_final asks

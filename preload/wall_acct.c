@@ -84,8 +84,10 @@ keep_max(int syscall_file)
 	struct rlimit r;
 
 	if (!room)
-		room = getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur > KEEP + 64 ? KEEP :
-			r.rlim_cur > 128 ? (int)r.rlim_cur - 64 : 64;
+		room = getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur > KEEP + 64 ?
+			       KEEP :
+		       r.rlim_cur > 128 ? (int)r.rlim_cur - 64 :
+					  64;
 	return syscall_file ? room / 2 : room;
 }
 
@@ -120,7 +122,8 @@ pc_wall_forget_all(struct pc_wthread *t, size_t n)
 /* Thread w's FILE into buf (NUL-terminated), through *fd kept open; its
  * length, or -1. */
 static ssize_t
-read_kept(struct pc_wthread *w, int *fd, const char *file, char *buf, size_t size)
+read_kept(struct pc_wthread *w, int *fd, const char *file, char *buf,
+	  size_t size)
 {
 	char name[48];
 	ssize_t n;
@@ -162,7 +165,8 @@ read_state(uint32_t tid)
 	char buf[256];
 	const char *p;
 
-	if (read_task(tid, "stat", buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+	if (read_task(tid, "stat", buf, sizeof(buf)) <= 0 ||
+	    !(p = strrchr(buf, ')')))
 		return 0;
 	return p[1] == ' ' ? p[2] : 0;
 }
@@ -201,7 +205,10 @@ takes_fd(long nr)
 	case SYS_read: case SYS_write: case SYS_pread64: case SYS_pwrite64:
 	case SYS_readv: case SYS_writev: case SYS_preadv: case SYS_pwritev:
 	case SYS_preadv2: case SYS_pwritev2: case SYS_sendto: case SYS_recvfrom:
-	case SYS_sendmsg: case SYS_recvmsg: case SYS_sendmmsg: case SYS_recvmmsg:
+	case SYS_sendmsg:
+	case SYS_recvmsg:
+	case SYS_sendmmsg:
+	case SYS_recvmmsg:
 	case SYS_accept: case SYS_accept4: case SYS_connect: case SYS_fsync:
 	case SYS_fdatasync: case SYS_flock: case SYS_ioctl: case SYS_splice:
 	case SYS_sync_file_range: case SYS_fallocate: case SYS_ftruncate:
@@ -219,9 +226,16 @@ static int
 is_io(long nr, unsigned fd)
 {
 	switch (nr) {
-	case SYS_fsync: case SYS_fdatasync: case SYS_unlink: case SYS_unlinkat: case SYS_rename:
+	case SYS_fsync:
+	case SYS_fdatasync:
+	case SYS_unlink:
+	case SYS_unlinkat:
+	case SYS_rename:
 		return 0;	/* timed by the thread (wall_io.c) */
-	case SYS_sync: case SYS_syncfs: case SYS_sync_file_range: case SYS_msync:
+	case SYS_sync:
+	case SYS_syncfs:
+	case SYS_sync_file_range:
+	case SYS_msync:
 		return 1;
 	default:
 		return nr < 0 || (takes_fd(nr) && fd == GMON_FD_FILE);
@@ -230,8 +244,8 @@ is_io(long nr, unsigned fd)
 
 /* A new wait of thread tid from its syscall line's fields. */
 static void
-new_wait(struct pc_wwait *x, uint32_t tid, uint64_t key, long nr, const unsigned long *arg,
-	 unsigned long ip)
+new_wait(struct pc_wwait *x, uint32_t tid, uint64_t key, long nr,
+	 const unsigned long *arg, unsigned long ip)
 {
 	uint32_t pid = 0;
 	unsigned fd = 0;
@@ -279,8 +293,8 @@ note_name(uint32_t tid)
  * *key; 0 when it runs; -1 when it is gone.
  */
 int
-pc_wall_read_syscall(struct pc_wthread *w, uint64_t *key, long *nr, unsigned long arg[6],
-		     unsigned long *sp, unsigned long *ip)
+pc_wall_read_syscall(struct pc_wthread *w, uint64_t *key, long *nr,
+		     unsigned long arg[6], unsigned long *sp, unsigned long *ip)
 {
 	char line[256];
 	uint64_t h = 0xcbf29ce484222325ULL;
@@ -295,14 +309,16 @@ pc_wall_read_syscall(struct pc_wthread *w, uint64_t *key, long *nr, unsigned lon
 	for (const char *p = line; *p; p++)
 		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
 	*key = h | 1;
-	if (sscanf(line, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", nr, &arg[0], &arg[1],
-		   &arg[2], &arg[3], &arg[4], &arg[5], sp, ip) == 9)
+	if (sscanf(line, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", nr, &arg[0],
+		   &arg[1], &arg[2], &arg[3], &arg[4], &arg[5], sp, ip) == 9)
 		return 1;
 	memset(arg, 0, 6 * sizeof(*arg));
 	/* "-1 0x0 0x0": no user state at all, a thread that has exited (a
 	 * main thread that called pthread_exit stays listed): not a wait */
-	return sscanf(line, "%ld %lx %lx", nr, sp, ip) == 3 && *nr == -1 && (*sp || *ip) ?
-		1 : 0;
+	return sscanf(line, "%ld %lx %lx", nr, sp, ip) == 3 && *nr == -1 &&
+			       (*sp || *ip) ?
+		       1 :
+		       0;
 }
 
 /* Count ns off the CPU for thread tid in wait x: under its walked stack,
@@ -400,11 +416,13 @@ pc_wall_place(struct pc_wthread *t, size_t n)
  * (1) or running (0); last: nothing is kept for later.
  */
 static void
-runqueue_time(struct pc_wthread *w, int was_blocked, uint64_t key_before, int r, uint64_t drq,
-	      int last)
+runqueue_time(struct pc_wthread *w, int was_blocked, uint64_t key_before, int r,
+	      uint64_t drq, int last)
 {
-	struct pc_wwait *from = w->cur.key != key_before && w->prev.key == key_before ?
-		&w->prev : &w->cur;
+	struct pc_wwait *from =
+		w->cur.key != key_before && w->prev.key == key_before ?
+			&w->prev :
+			&w->cur;
 
 	if (from->io) {
 		if (r == 1 && w->cur.key == key_before) {
@@ -422,7 +440,11 @@ runqueue_time(struct pc_wthread *w, int was_blocked, uint64_t key_before, int r,
 	drq += w->rq_io_ns;
 	w->rq_io_ns = 0;
 	if (drq)
-		runqueue(w, !was_blocked ? NULL : from->entry ? from->entry : from->alone, drq);
+		runqueue(w,
+			 !was_blocked ? NULL :
+			 from->entry  ? from->entry :
+					from->alone,
+			 drq);
 }
 
 static uint32_t ending_tid;
@@ -436,7 +458,8 @@ pc_wall_acct_ending(uint32_t tid)
 /* Thread w is blocked in the wait its syscall line hashes to key: the
  * same as at its last look, the one before, or a new one. */
 static void
-now_in(struct pc_wthread *w, uint64_t key, long nr, const unsigned long *arg, unsigned long ip)
+now_in(struct pc_wthread *w, uint64_t key, long nr, const unsigned long *arg,
+       unsigned long ip)
 {
 	struct pc_wwait t;
 
@@ -467,7 +490,9 @@ where_now(struct pc_wthread *w)
 	int r = pc_wall_read_syscall(w, &key, &nr, arg, &sp, &ip);
 	char st;
 
-	for (int k = 0; k < 3 && r == 0 && ((st = read_state(w->tid)) == 'D' || st == 'S'); k++)
+	for (int k = 0;
+	     k < 3 && r == 0 && ((st = read_state(w->tid)) == 'D' || st == 'S');
+	     k++)
 		r = pc_wall_read_syscall(w, &key, &nr, arg, &sp, &ip);
 	if (r == 1)
 		now_in(w, key, nr, arg, ip);
@@ -478,7 +503,11 @@ static int
 timed_call(const struct pc_wwait *x)
 {
 	switch (GMON_WAIT_CALL(x->word)) {
-	case SYS_fsync: case SYS_fdatasync: case SYS_unlink: case SYS_unlinkat: case SYS_rename:
+	case SYS_fsync:
+	case SYS_fdatasync:
+	case SYS_unlink:
+	case SYS_unlinkat:
+	case SYS_rename:
 		return 1;
 	default:
 		return 0;
@@ -500,7 +529,8 @@ untimed(struct pc_wthread *w)
 
 /* Thread w's run-queue and off-CPU time since its last look; -1: gone. */
 static int
-deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq, uint64_t *off)
+deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq,
+       uint64_t *off)
 {
 	uint64_t now, dcpu;
 	int64_t rest;
@@ -515,13 +545,16 @@ deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq, 
 	/* run_delay grows when a thread that waited for a CPU gets one:
 	 * time counted off the CPU at the last look may turn out to have
 	 * been the run queue's; it is taken from what follows */
-	rest = (int64_t)(now - w->seen_ns) - (int64_t)(dcpu + *drq) + w->carry_ns;
+	rest = (int64_t)(now - w->seen_ns) - (int64_t)(dcpu + *drq) +
+	       w->carry_ns;
 	/* first from the time a look that found it running kept for later
 	 * (unknown_ns): that time was the run queue's. Taken from the waits
 	 * that follow alone, a thread that waited long for a CPU after every
 	 * nap (load 12 on 2 CPUs) ended with up to 83 ms counted twice */
 	if (rest < 0 && w->unknown_ns) {
-		uint64_t take = (uint64_t)-rest < w->unknown_ns ? (uint64_t)-rest : w->unknown_ns;
+		uint64_t take = (uint64_t)-rest < w->unknown_ns ?
+					(uint64_t)-rest :
+					w->unknown_ns;
 
 		w->unknown_ns -= take;
 		rest += (int64_t)take;
@@ -574,8 +607,9 @@ pc_wall_look(struct pc_wthread *w, int how)
 	moved++;
 	w->switches = ss[2];
 	/* the thread that ends the process waits for this round: running */
-	r = cheap || w->tid == ending_tid ? (was_blocked && w->tid != ending_tid) :
-		where_now(w);
+	r = cheap || w->tid == ending_tid ?
+		    (was_blocked && w->tid != ending_tid) :
+		    where_now(w);
 	if (r < 0)
 		r = 0;
 	w->state = r == 1 ? PC_W_BLOCKED : PC_W_RUNNING;
@@ -599,8 +633,8 @@ pc_wall_look(struct pc_wthread *w, int how)
 	 * one, a 0.3 s phase read 0 when rounds were far apart); a thread
 	 * never seen blocked before had no wait to leave (its empty one took
 	 * half as "[off-cpu: fault]", stackless: a late first look lost it) */
-	if (r == 1 && key_before && w->cur.key != key_before && w->prev.key == key_before &&
-	    !timed_call(&w->prev)) {
+	if (r == 1 && key_before && w->cur.key != key_before &&
+	    w->prev.key == key_before && !timed_call(&w->prev)) {
 		charge(w->tid, &w->prev, off / 2);
 		off -= off / 2;
 	}
@@ -610,7 +644,8 @@ pc_wall_look(struct pc_wthread *w, int how)
 void
 pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns)
 {
-	uint64_t elapsed = end_ns > w->seen_ns ? end_ns - w->seen_ns : 0, off, none = 0;
+	uint64_t elapsed = end_ns > w->seen_ns ? end_ns - w->seen_ns : 0, off,
+		 none = 0;
 	int64_t rest;
 
 	if (w->state == PC_W_ENDED)
@@ -625,18 +660,21 @@ pc_wall_ended(struct pc_wthread *w, uint64_t end_ns, uint64_t cpu_ns)
 	 * wait on waking from it is in it: schedstat is not readable at the
 	 * end) */
 	/* less what earlier looks counted ahead of run_delay (deltas) */
-	rest = (int64_t)elapsed - (int64_t)cpu_ns + w->carry_ns + (int64_t)w->unknown_ns;
+	rest = (int64_t)elapsed - (int64_t)cpu_ns + w->carry_ns +
+	       (int64_t)w->unknown_ns;
 	off = rest > 0 ? (uint64_t)rest : 0;
 	pc_wall_io_time(w, end_ns, &off, &none, 1, charge);
 	charge(w->tid, untimed(w), off);
 	w->unknown_ns = 0;
 	w->carry_ns = 0;
 	if (w->rq_io_ns)
-		runqueue(w, w->cur.entry ? w->cur.entry : w->cur.alone, w->rq_io_ns);
+		runqueue(w, w->cur.entry ? w->cur.entry : w->cur.alone,
+			 w->rq_io_ns);
 	w->rq_io_ns = 0;
 	w->seen_ns = end_ns;
 	w->state = PC_W_ENDED;
-	pc_wall_settle(&w->cur), pc_wall_settle(&w->prev), pc_wall_settle(&w->iow);
+	pc_wall_settle(&w->cur), pc_wall_settle(&w->prev),
+		pc_wall_settle(&w->iow);
 }
 
 void
@@ -646,8 +684,11 @@ pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns)
 
 	memset(&x, 0, sizeof(x));
 	charge(tid, &x, life_ns > cpu_ns ? life_ns - cpu_ns : 0);
-	if (x.unplaced && !brief_left && (brief_left = mmap(NULL, BRIEF_LEFT * sizeof(*brief_left),
-			PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+	if (x.unplaced && !brief_left &&
+	    (brief_left = mmap(NULL, BRIEF_LEFT * sizeof(*brief_left),
+			       PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) ==
+		    MAP_FAILED)
 		brief_left = NULL;
 	if (x.unplaced && brief_left && nbrief_left < BRIEF_LEFT) {
 		brief_left[nbrief_left].tid = tid;

@@ -28,7 +28,7 @@
 
 /* Threads' starts and ends, from their own paths (any thread, lock-free):
  * seq is the event's number + 1 once it is whole. */
-static struct pc_wevent *ring;	/* RING of them, mapped when the sampler starts */
+static struct pc_wevent *ring; /* RING of them, mapped when the sampler starts */
 static uint32_t ring_head, ring_tail;
 static int ring_on;
 
@@ -72,7 +72,8 @@ pc_wall_next_event(struct pc_wevent *out)
 		}
 		/* overwritten (more than RING since the last round): lost;
 		 * otherwise still being written: the next round's */
-		if (__atomic_load_n(&ring_head, __ATOMIC_ACQUIRE) - ring_tail > RING)
+		if (__atomic_load_n(&ring_head, __ATOMIC_ACQUIRE) - ring_tail >
+		    RING)
 			ring_tail++;
 		else
 			return 0;
@@ -103,7 +104,10 @@ pc_wall_events_staying(void)
 
 	/* a glance, not a read: a slot being written counts as it was */
 	for (uint32_t i = ring_tail; i != head && head - i <= RING; i++)
-		net += __atomic_load_n(&ring[i % RING].cpu_ns, __ATOMIC_RELAXED) == ~0ULL ? 1 : -1;
+		net += __atomic_load_n(&ring[i % RING].cpu_ns,
+				       __ATOMIC_RELAXED) == ~0ULL ?
+			       1 :
+			       -1;
 	return net > 0 ? (size_t)net : 0;
 }
 
@@ -167,8 +171,9 @@ int
 pc_wall_wait(uint32_t seen, const struct timespec *at)
 {
 	/* FUTEX_WAIT_BITSET's timeout is absolute, on CLOCK_MONOTONIC */
-	return syscall(SYS_futex, &wake_word, FUTEX_WAIT_BITSET_PRIVATE, seen, at, NULL,
-		       FUTEX_BITSET_MATCH_ANY) == -1 && errno == ETIMEDOUT;
+	return syscall(SYS_futex, &wake_word, FUTEX_WAIT_BITSET_PRIVATE, seen,
+		       at, NULL, FUTEX_BITSET_MATCH_ANY) == -1 &&
+	       errno == ETIMEDOUT;
 }
 
 int
@@ -187,7 +192,8 @@ void
 pc_wall_final_done(void)
 {
 	__atomic_store_n(&final_word, 2, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &final_word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+	syscall(SYS_futex, &final_word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL,
+		NULL, 0);
 }
 
 void
@@ -204,19 +210,21 @@ pc_wall_final(void)
 	int saved = errno;
 
 	/* not in a vfork child, nor in the sampler itself (a fatal signal) */
-	if (!__atomic_load_n(&sampler_on, __ATOMIC_ACQUIRE) || getpid() != pc->pid || !pc_on())
+	if (!__atomic_load_n(&sampler_on, __ATOMIC_ACQUIRE) ||
+	    getpid() != pc->pid || !pc_on())
 		return;
 	me = (uint32_t)syscall(SYS_gettid);
 	if (me == __atomic_load_n(&sampler_tid, __ATOMIC_ACQUIRE))
 		return;
 	__atomic_store_n(&final_tid, me, __ATOMIC_RELEASE);
-	if (!__atomic_compare_exchange_n(&final_word, &f, 1, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE))
+	if (!__atomic_compare_exchange_n(&final_word, &f, 1, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	pc_wall_wake();
 	/* a second at most: a round of 10,000 threads takes some 25 ms */
 	while (__atomic_load_n(&final_word, __ATOMIC_ACQUIRE) == 1 &&
-	       syscall(SYS_futex, &final_word, FUTEX_WAIT_PRIVATE, 1, &left, NULL, 0) == -1 &&
+	       syscall(SYS_futex, &final_word, FUTEX_WAIT_PRIVATE, 1, &left,
+		       NULL, 0) == -1 &&
 	       errno != ETIMEDOUT)
 		;
 	errno = saved;
@@ -245,7 +253,8 @@ read_counters(uint64_t v[3])
 	char buf[96];
 	const char *p = buf;
 
-	if (pc_read_small("/proc/thread-self/schedstat", 0, buf, sizeof(buf), NULL) <= 0)
+	if (pc_read_small("/proc/thread-self/schedstat", 0, buf, sizeof(buf),
+			  NULL) <= 0)
 		return -1;
 	for (int i = 0; i < 3; i++) {
 		if (pc_parse_u64(&p, UINT64_MAX, &v[i]))

@@ -53,10 +53,11 @@ struct io_slot {
 	struct io_kind k[PC_IO_KINDS];
 };
 
-static struct io_slot *slots;	/* IO_SLOTS of them, mapped by pc_wall_io_start */
+static struct io_slot *slots; /* IO_SLOTS of them, mapped by pc_wall_io_start */
 static int io_on;
 static int (*real_fsync)(int), (*real_fdatasync)(int);
-static int (*real_unlink)(const char *), (*real_unlinkat)(int, const char *, int);
+static int (*real_unlink)(const char *),
+	(*real_unlinkat)(int, const char *, int);
 static int (*real_rename)(const char *, const char *);
 static int own_range(struct dl_phdr_info *info, size_t size, void *arg);
 
@@ -99,8 +100,11 @@ find_slot(uint32_t tid, int take)
 	uint32_t home = (tid * 2654435761u) % IO_SLOTS;
 
 	if (take)
-		__atomic_fetch_or(&homes[home / 64], 1ULL << (home % 64), __ATOMIC_RELEASE);
-	else if (!(__atomic_load_n(&homes[home / 64], __ATOMIC_ACQUIRE) >> (home % 64) & 1))
+		__atomic_fetch_or(&homes[home / 64], 1ULL << (home % 64),
+				  __ATOMIC_RELEASE);
+	else if (!(__atomic_load_n(&homes[home / 64], __ATOMIC_ACQUIRE) >>
+			   (home % 64) &
+		   1))
 		return NULL;
 	for (uint32_t p = 0; p < IO_PROBE; p++) {
 		struct io_slot *s = &slots[(tid * 2654435761u + p) % IO_SLOTS];
@@ -108,8 +112,10 @@ find_slot(uint32_t tid, int take)
 
 		if (cur == tid)
 			return s;
-		if (!cur && take && __atomic_compare_exchange_n(&s->tid, &cur, tid, 0,
-								__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		if (!cur && take &&
+		    __atomic_compare_exchange_n(&s->tid, &cur, tid, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
 			return s;
 		if (!cur && !take)
 			return NULL;
@@ -136,19 +142,22 @@ walk_caller(uint32_t tid, uint32_t nr, void *real, uint64_t ret)
 	int n;
 
 	f[0].site = f[0].entry = (uintptr_t)real;
-	if (!real || (n = pc_unwind_here((uintptr_t)ret, f + 1, IO_FRAMES)) <= 0)
+	if (!real ||
+	    (n = pc_unwind_here((uintptr_t)ret, f + 1, IO_FRAMES)) <= 0)
 		return NULL;
 	/* counted as the sampler's walks are: the summary's "whole" */
 	pc_wall_count(n == IO_FRAMES ? GMON_WALL_CUT : GMON_WALL_FULL, 1);
-	return pc_stacks_add_offcpu(tid, GMON_WAIT_WORD(nr, pc_wall_io_fd(nr), 0), f, n + 1,
-				    n == IO_FRAMES ? GMON_STACK_TRUNCATED : 0, 0);
+	return pc_stacks_add_offcpu(
+		tid, GMON_WAIT_WORD(nr, pc_wall_io_fd(nr), 0), f, n + 1,
+		n == IO_FRAMES ? GMON_STACK_TRUNCATED : 0, 0);
 }
 
 /* What a timed call's wait names: fsync's a file; unlink's, a name. */
 unsigned
 pc_wall_io_fd(uint32_t nr)
 {
-	return nr == SYS_fsync || nr == SYS_fdatasync ? GMON_FD_FILE : GMON_FD_NONE;
+	return nr == SYS_fsync || nr == SYS_fdatasync ? GMON_FD_FILE :
+							GMON_FD_NONE;
 }
 
 /* A timed call of nr (of kind) about to be made from ret by the calling
@@ -156,7 +165,8 @@ pc_wall_io_fd(uint32_t nr)
  * *entry, the stack walked before it. Inlined: the stacks read the
  * call, not a frame of libpc's own. */
 static inline __attribute__((always_inline)) struct io_slot *
-begin_call(uint32_t nr, unsigned kind, void *real, uint64_t ret, uint64_t **entry)
+begin_call(uint32_t nr, unsigned kind, void *real, uint64_t ret,
+	   uint64_t **entry)
 {
 	struct io_slot *s = NULL;
 	uint32_t tid = 0;
@@ -187,7 +197,8 @@ begin_call(uint32_t nr, unsigned kind, void *real, uint64_t ret, uint64_t **entr
 
 /* The call begun on slot s returned; errno is the call's. */
 static inline __attribute__((always_inline)) void
-end_call(struct io_slot *s, uint32_t nr, unsigned kind, void *real, uint64_t ret, uint64_t *entry)
+end_call(struct io_slot *s, uint32_t nr, unsigned kind, void *real,
+	 uint64_t ret, uint64_t *entry)
 {
 	int e = errno;
 	uint64_t t = pc_clock_ns(CLOCK_MONOTONIC) - s->start_ns;
@@ -226,7 +237,9 @@ own_range(struct dl_phdr_info *info, size_t size, void *arg)
 
 		if (ph->p_type != PT_LOAD)
 			continue;
-		lo = info->dlpi_addr + ph->p_vaddr < lo ? info->dlpi_addr + ph->p_vaddr : lo;
+		lo = info->dlpi_addr + ph->p_vaddr < lo ?
+			     info->dlpi_addr + ph->p_vaddr :
+			     lo;
 		hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi ?
 			info->dlpi_addr + ph->p_vaddr + ph->p_memsz : hi;
 	}
@@ -247,22 +260,27 @@ from_libpc(uint64_t ret)
  * unlink waits for the disk too, and was sampled as fsync's was, its time
  * often read "running"). The wrapper of each is inlined: its caller's
  * stack starts at the call. */
-#define TIMED(nr, kind, real, call, fallback)						\
-	do {										\
-		uint64_t ret_ = (uint64_t)__builtin_return_address(0), *entry_ = NULL;	\
-		struct io_slot *s_ = from_libpc(ret_) ? NULL :				\
-			begin_call(nr, kind, (void *)(real), ret_, &entry_);		\
-		int r_ = (real) ? (call) : (int)(fallback);				\
-											\
-		if (s_)									\
-			end_call(s_, nr, kind, (void *)(real), ret_, entry_);		\
-		return r_;								\
+#define TIMED(nr, kind, real, call, fallback) \
+	do { \
+		uint64_t ret_ = (uint64_t)__builtin_return_address(0), \
+			 *entry_ = NULL; \
+		struct io_slot *s_ = \
+			from_libpc(ret_) ? \
+				NULL : \
+				begin_call(nr, kind, (void *)(real), ret_, \
+					   &entry_); \
+		int r_ = (real) ? (call) : (int)(fallback); \
+\
+		if (s_) \
+			end_call(s_, nr, kind, (void *)(real), ret_, entry_); \
+		return r_; \
 	} while (0)
 
 PC_EXPORT int
 fsync(int fd)
 {
-	TIMED(SYS_fsync, PC_IO_SYNC, real_fsync, real_fsync(fd), syscall(SYS_fsync, fd));
+	TIMED(SYS_fsync, PC_IO_SYNC, real_fsync, real_fsync(fd),
+	      syscall(SYS_fsync, fd));
 }
 
 PC_EXPORT int
@@ -275,13 +293,15 @@ fdatasync(int fd)
 PC_EXPORT int
 pc_io_unlink(const char *path)
 {
-	TIMED(SYS_unlink, PC_IO_NAME, real_unlink, real_unlink(path), syscall(SYS_unlink, path));
+	TIMED(SYS_unlink, PC_IO_NAME, real_unlink, real_unlink(path),
+	      syscall(SYS_unlink, path));
 }
 
 PC_EXPORT int
 pc_io_unlinkat(int dir, const char *path, int flags)
 {
-	TIMED(SYS_unlinkat, PC_IO_NAME, real_unlinkat, real_unlinkat(dir, path, flags),
+	TIMED(SYS_unlinkat, PC_IO_NAME, real_unlinkat,
+	      real_unlinkat(dir, path, flags),
 	      syscall(SYS_unlinkat, dir, path, flags));
 }
 
@@ -293,8 +313,9 @@ pc_io_rename(const char *from, const char *to)
 }
 
 int
-pc_wall_io_read(uint32_t tid, unsigned kind, uint64_t now, uint64_t run_ns, int end,
-		uint64_t *total, uint32_t *nr, uint64_t *ret, uint64_t **entry)
+pc_wall_io_read(uint32_t tid, unsigned kind, uint64_t now, uint64_t run_ns,
+		int end, uint64_t *total, uint32_t *nr, uint64_t *ret,
+		uint64_t **entry)
 {
 	struct io_slot *s = find_slot(tid, 0), copy;
 	uint32_t q;
@@ -310,7 +331,9 @@ pc_wall_io_read(uint32_t tid, unsigned kind, uint64_t now, uint64_t run_ns, int 
 	/* a call under way: its time so far, less its CPU (schedstat's and
 	 * the thread's CPU clock are the same counter) */
 	if (copy.nr && copy.kind == kind && now > copy.start_ns) {
-		uint64_t t = now - copy.start_ns, c = run_ns > copy.start_cpu ? run_ns - copy.start_cpu : 0;
+		uint64_t t = now - copy.start_ns,
+			 c = run_ns > copy.start_cpu ? run_ns - copy.start_cpu :
+						       0;
 
 		*total += t > c ? t - c : 0;
 	}

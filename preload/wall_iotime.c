@@ -46,18 +46,21 @@ own_entry(struct pc_wwait *x, uint64_t *entry)
  * since its last look, charged to the call, exactly; taken from *off,
  * then *drq (the call's run-queue time is its own). */
 static void
-io_kind_time(struct pc_wthread *w, unsigned kind, uint64_t now, uint64_t *off, uint64_t *drq,
-	     int end, pc_wall_charge_fn charge)
+io_kind_time(struct pc_wthread *w, unsigned kind, uint64_t now, uint64_t *off,
+	     uint64_t *drq, int end, pc_wall_charge_fn charge)
 {
 	uint64_t total, ret, d, *entry;
 	uint32_t nr;
 	struct pc_wwait *x;
 
-	if (!pc_wall_io_read(w->tid, kind, now, w->run_ns, end, &total, &nr, &ret, &entry))
+	if (!pc_wall_io_read(w->tid, kind, now, w->run_ns, end, &total, &nr,
+			     &ret, &entry))
 		return;
 	/* no time since: the call's walk, done as it returned, may still
 	 * be its wait's (a single call, a look during it) */
-	if ((d = total > w->io_prev[kind] ? total - w->io_prev[kind] : 0) == 0 && !entry)
+	if ((d = total > w->io_prev[kind] ? total - w->io_prev[kind] : 0) ==
+		    0 &&
+	    !entry)
 		return;
 	w->io_prev[kind] = total > w->io_prev[kind] ? total : w->io_prev[kind];
 	/* more than this interval holds: counted off the CPU elsewhere at an
@@ -97,8 +100,8 @@ io_kind_time(struct pc_wthread *w, unsigned kind, uint64_t now, uint64_t *off, u
 }
 
 void
-pc_wall_io_time(struct pc_wthread *w, uint64_t now, uint64_t *off, uint64_t *drq, int end,
-		pc_wall_charge_fn charge)
+pc_wall_io_time(struct pc_wthread *w, uint64_t now, uint64_t *off,
+		uint64_t *drq, int end, pc_wall_charge_fn charge)
 {
 	for (unsigned k = 0; k < PC_IO_KINDS; k++)
 		io_kind_time(w, k, now, off, drq, end, charge);

@@ -47,13 +47,15 @@ pc_wall_task_dir(void)
 		return dir;
 	if (dir >= 0)
 		close(dir);
-	return dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return dir = open("/proc/self/task",
+			  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 static int
 cmp_tid(const void *key, const void *e)
 {
-	uint32_t x = *(const uint32_t *)key, y = ((const struct pc_wthread *)e)->tid;
+	uint32_t x = *(const uint32_t *)key,
+		 y = ((const struct pc_wthread *)e)->tid;
 
 	return x < y ? -1 : x > y;
 }
@@ -74,8 +76,8 @@ list_known(struct pc_wthread **t, const struct pc_wthread *cur, size_t ncur)
 }
 
 size_t
-pc_wall_list(struct pc_wthread **t, const struct pc_wthread *cur, size_t ncur, uint32_t mine,
-	     int all)
+pc_wall_list(struct pc_wthread **t, const struct pc_wthread *cur, size_t ncur,
+	     uint32_t mine, int all)
 {
 	static char buf[32768];
 	size_t n = 0, more = 0;
@@ -100,7 +102,8 @@ pc_wall_list(struct pc_wthread **t, const struct pc_wthread *cur, size_t ncur, u
 			 * (not the main thread: left out of the first round, as
 			 * libpc's start-up went on to start its next thread, it
 			 * was not looked at for 0.6 s, its first waits lost) */
-			if (!tid || tid == mine || tid == pc_snapshot_tid() || pc_own_is(tid) ||
+			if (!tid || tid == mine || tid == pc_snapshot_tid() ||
+			    pc_own_is(tid) ||
 			    (pc_own_starting() && tid != (uint32_t)getpid() &&
 			     !bsearch(&tid, cur, ncur, sizeof(*cur), cmp_tid)))
 				continue;

@@ -48,7 +48,8 @@ pc_wall_walker_mask(int (*real)(int, const sigset_t *, sigset_t *), int how,
 	sigset_t now = walker_mask;
 
 	/* glibc's sigfillset fills all 1,024 bits */
-	if (!__atomic_load_n(&walking, __ATOMIC_RELAXED) || !pthread_equal(pthread_self(), walker))
+	if (!__atomic_load_n(&walking, __ATOMIC_RELAXED) ||
+	    !pthread_equal(pthread_self(), walker))
 		return 0;
 	if (set && how == SIG_SETMASK)
 		now = *set;
@@ -83,7 +84,8 @@ pc_wall_walking(int on)
 		return;
 	}
 	sigemptyset(&walker_mask);
-	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &walker_mask, (size_t)(_NSIG / 8)))
+	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &walker_mask,
+		    (size_t)(_NSIG / 8)))
 		return;
 	settable(&walker_mask);
 	walker = pthread_self();

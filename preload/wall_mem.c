@@ -55,7 +55,7 @@ static size_t nbegins;		/* slots, a power of 2 */
 static uint32_t *picks;		/* a round's walks to choose from */
 static size_t picks_room;
 static size_t unfollowed;	/* the most threads not followed at once */
-static int unfollowed_why;	/* PC_LIVE_LOCKED, _UNMAPPED or _CAPPED (MOST) */
+static int unfollowed_why; /* PC_LIVE_LOCKED, _UNMAPPED or _CAPPED (MOST) */
 
 static void *
 sys_mmap(size_t len)
@@ -79,8 +79,10 @@ grow(void **p, size_t *len, size_t len_new)
 		unfollowed_why = PC_LIVE_LOCKED;
 		return -1;
 	}
-	m = *p ? (void *)syscall(SYS_mremap, *p, *len, len_new, MREMAP_MAYMOVE) :
-		 (void *)syscall(SYS_mmap, NULL, len_new, PROT_READ | PROT_WRITE,
+	m = *p ? (void *)syscall(SYS_mremap, *p, *len, len_new,
+				 MREMAP_MAYMOVE) :
+		 (void *)syscall(SYS_mmap, NULL, len_new,
+				 PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
 		unfollowed_why = PC_LIVE_UNMAPPED;

@@ -55,12 +55,14 @@ pc_wall_reuse_map(void)
 static struct reuse *
 slot(uintptr_t ip, uintptr_t sp)
 {
-	return &table[((ip ^ sp * 0x9e3779b97f4a7c15ULL) * 0x9e3779b97f4a7c15ULL) >> 59];
+	return &table[((ip ^ sp * 0x9e3779b97f4a7c15ULL) *
+		       0x9e3779b97f4a7c15ULL) >>
+		      59];
 }
 
 int
-pc_wall_reuse_get(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *how,
-		  const struct pc_wword **w, unsigned *nw)
+pc_wall_reuse_get(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max,
+		  int *how, const struct pc_wword **w, unsigned *nw)
 {
 	struct reuse *r;
 
@@ -77,8 +79,8 @@ pc_wall_reuse_get(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *
 }
 
 void
-pc_wall_reuse_put(uintptr_t ip, uintptr_t sp, const struct pc_frame *f, int n, int how,
-		  const struct pc_wword *w, unsigned nw)
+pc_wall_reuse_put(uintptr_t ip, uintptr_t sp, const struct pc_frame *f, int n,
+		  int how, const struct pc_wword *w, unsigned nw)
 {
 	struct reuse *r;
 

@@ -28,21 +28,28 @@ walk(struct pc_wthread *w)
 	int n, how;
 
 	if (!f || pc_wall_read_schedstat(w, ss) ||
-	    pc_wall_read_syscall(w, &key, &nr, arg, &sp, &ip) != 1 || key != x->key)
+	    pc_wall_read_syscall(w, &key, &nr, arg, &sp, &ip) != 1 ||
+	    key != x->key)
 		return;
 	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
 	/* switched in during the walk, and the walk does not hold
 	 * (wall_unwind.c): its time stays under the call alone */
-	if (pc_wall_read_schedstat(w, again) || ((again[2] != ss[2] || again[0] != ss[0]) &&
-					 !pc_wall_walk_holds(w->tid, nr, arg, sp, ip))) {
+	if (pc_wall_read_schedstat(w, again) ||
+	    ((again[2] != ss[2] || again[0] != ss[0]) &&
+	     !pc_wall_walk_holds(w->tid, nr, arg, sp, ip))) {
 		pc_wall_count(GMON_WALL_NONE, 1);
 		return;
 	}
-	pc_wall_count(how == PC_WALL_FULL ? GMON_WALL_FULL : n > 1 ? GMON_WALL_CUT : GMON_WALL_NONE, 1);
-	x->entry = pc_stacks_add_offcpu(w->tid, x->word, f, n,
-					how == PC_WALL_CUT ? GMON_STACK_CUT :
-					how == PC_WALL_TRUNCATED ? GMON_STACK_TRUNCATED : 0,
-					x->pending);
+	pc_wall_count(how == PC_WALL_FULL ? GMON_WALL_FULL :
+		      n > 1               ? GMON_WALL_CUT :
+					    GMON_WALL_NONE,
+		      1);
+	x->entry = pc_stacks_add_offcpu(
+		w->tid, x->word, f, n,
+		how == PC_WALL_CUT       ? GMON_STACK_CUT :
+		how == PC_WALL_TRUNCATED ? GMON_STACK_TRUNCATED :
+					   0,
+		x->pending);
 	if (x->entry && x->alone)
 		pc_stacks_add_again(x->alone, (uint64_t)0 - x->pending);
 	if (x->entry)
@@ -64,7 +71,8 @@ pc_wall_walk_found(struct pc_wthread *w, uint64_t key_before, int (*more)(void))
 {
 	uint64_t c0;
 
-	if (w->state != PC_W_BLOCKED || w->cur.entry || w->cur.key == key_before || !more())
+	if (w->state != PC_W_BLOCKED || w->cur.entry ||
+	    w->cur.key == key_before || !more())
 		return 0;
 	c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	walk(w);
@@ -100,7 +108,8 @@ pc_wall_walks(struct pc_wthread *t, size_t n, int (*more)(void), uint64_t *seed)
 	/* at random, weighted by the time not yet under a stack, without
 	 * putting back */
 	while (k && more()) {
-		double r = (double)(pc_wall_random(seed) >> 11) / 9007199254740992.0 * total;
+		double r = (double)(pc_wall_random(seed) >> 11) /
+			   9007199254740992.0 * total;
 		size_t j = 0;
 
 		while (j + 1 < k && r >= weight(&t[pick[j]])) {

@@ -34,7 +34,8 @@ see(uint64_t from, uint64_t self, uint64_t count, void *arg)
 
 	s->entries++;
 	s->total += count;
-	if (from < FROM0 || (from - FROM0) % 16 || i >= s->narcs || self != from + SELF_OFF) {
+	if (from < FROM0 || (from - FROM0) % 16 || i >= s->narcs ||
+	    self != from + SELF_OFF) {
 		s->strangers++;
 		return;
 	}
@@ -66,7 +67,8 @@ add_arcs(void *arg)
 		for (size_t i = a->first; i < a->first + a->n; i++) {
 			uint64_t from = FROM0 + 16 * i;
 
-			pc_arc_add_from_handler(from, from + SELF_OFF, (uint32_t)(i % 3 + 1));
+			pc_arc_add_from_handler(from, from + SELF_OFF,
+						(uint32_t)(i % 3 + 1));
 		}
 	return NULL;
 }
@@ -116,7 +118,8 @@ START_TEST(test_full_table_drops_and_counts_without_corruption)
 	ck_assert(pc_stats->arcs_dropped > 0);
 	ck_assert_uint_eq(s.total + pc_stats->arcs_dropped, want);
 	for (size_t i = 0; i < 4000; i++)
-		ck_assert(s.count[i] <= 2 * (i % 3 + 1) && s.count[i] % (i % 3 + 1) == 0);
+		ck_assert(s.count[i] <= 2 * (i % 3 + 1) &&
+			  s.count[i] % (i % 3 + 1) == 0);
 	free(s.count);
 }
 END_TEST
@@ -164,19 +167,22 @@ count_of(const struct triples *t, uint64_t from, uint64_t self)
  */
 START_TEST(test_stack_edges_count_once_and_join_across_outside_frames)
 {
-	const uintptr_t outside = 0x1000;	/* no program text is in page 1 */
+	const uintptr_t outside = 0x1000; /* no program text is in page 1 */
 	struct pc_frame f[6];
 	struct triples t = { .n = 0 };
 
 	unit_preload_reset();
 	ck_assert_int_eq(pc_arcs_init(1024), 0);
 	for (uint32_t w = 1; w <= 2; w++) {
-		f[0] = (struct pc_frame){ unit_text_at(0x90), unit_text_at(0x80) };
-		f[1] = (struct pc_frame){ unit_text_at(0x210), unit_text_at(0x200) };
+		f[0] = (struct pc_frame){ unit_text_at(0x90),
+					  unit_text_at(0x80) };
+		f[1] = (struct pc_frame){ unit_text_at(0x210),
+					  unit_text_at(0x200) };
 		f[2] = f[1];
 		f[3] = f[1];
 		f[4] = (struct pc_frame){ outside, 0 };
-		f[5] = (struct pc_frame){ unit_text_at(0x310), unit_text_at(0x300) };
+		f[5] = (struct pc_frame){ unit_text_at(0x310),
+					  unit_text_at(0x300) };
 		pc_arcs_add_from_handler(f, 6, w);
 	}
 	pc_arcs_each(keep, &t);
@@ -222,7 +228,8 @@ arcs_suite(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_threads_count_every_arc_exactly);
 	tcase_add_test(t, test_full_table_drops_and_counts_without_corruption);
-	tcase_add_test(t, test_stack_edges_count_once_and_join_across_outside_frames);
+	tcase_add_test(
+		t, test_stack_edges_count_once_and_join_across_outside_frames);
 #if defined(__x86_64__)
 	tcase_add_test(t, test_direct_call_names_the_callee);
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Check suite for the call graph (tools/model/callgraph.c) on arcs made by hand:
- * arcs summed per pair of functions, ends in no symbol counted apart,
+ * Check suite for the call graph (tools/model/callgraph.c) on arcs made by
+ * hand: arcs summed per pair of functions, ends in no symbol counted apart,
  * libpc's outside samples left out, totals that are self plus callees,
  * and the text view built from them.
  */
@@ -31,15 +31,16 @@ flat_of(struct flat *f, const double *self, size_t n, double total)
 	ck_assert_ptr_nonnull(f->rows);
 	for (size_t i = 0; i < n; i++)
 		if (self[i] > 0)
-			f->rows[f->nrows++] = (struct flat_row){ (uint32_t)i, self[i] };
+			f->rows[f->nrows++] =
+				(struct flat_row){ (uint32_t)i, self[i] };
 	qsort(f->rows, f->nrows, sizeof(*f->rows), flat_row_cmp);
 	f->total = total;
 	f->rate = 100;
 }
 
 static void
-check_arc(const struct callgraph *cg, size_t i, uint32_t caller, uint32_t callee,
-	  double samples)
+check_arc(const struct callgraph *cg, size_t i, uint32_t caller,
+	  uint32_t callee, double samples)
 {
 	ck_assert_uint_lt(i, cg->narcs);
 	ck_assert_uint_eq(cg->arcs[i].caller, caller);
@@ -214,7 +215,8 @@ START_TEST(test_callgraph_print_lists_callers_and_callees)
 	callgraph_build(&cg, &st, &p, &f);
 	callgraph_print(mem, &cg, &f, &st, 0);
 	ck_assert_int_eq(fclose(mem), 0);
-	a = strstr(out, "\n[1] main\n      total 0.170 s (7.8%), self 0.020 s\n");
+	a = strstr(out,
+		   "\n[1] main\n      total 0.170 s (7.8%), self 0.020 s\n");
 	ck_assert_msg(a, "%s", out);
 	ck_assert_ptr_nonnull(strstr(a, "      callees           15  100.0%  a [2]\n"));
 	a = strstr(out, "\n[2] a\n      total 0.150 s (6.9%), self 0.080 s\n");

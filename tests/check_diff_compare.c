@@ -16,9 +16,11 @@
 #include "model/stats.h"
 #include "unit.h"
 
-#define near(got, want, rel)						\
-	ck_assert_msg(fabs((double)(got) - (want)) <= (rel) * fmax(fabs((double)(want)), 1e-300), \
-		      "%s = %.15g, want %.15g", #got, (double)(got), (double)(want))
+#define near(got, want, rel) \
+	ck_assert_msg(fabs((double)(got) - (want)) <= \
+			      (rel)*fmax(fabs((double)(want)), 1e-300), \
+		      "%s = %.15g, want %.15g", #got, (double)(got), \
+		      (double)(want))
 
 /* One build of nfuncs functions named names[], nruns runs of seconds
  * v[run * nfuncs + f] at 1000 Hz; a run's program seconds are its sum. */
@@ -70,8 +72,8 @@ opts(int absolute)
  * vb[0..nf). */
 static void
 compare_scaled(struct result *res, struct side *b, struct side *n,
-	       const char *const *names, size_t nf, const double *vb, double factor,
-	       int absolute)
+	       const char *const *names, size_t nf, const double *vb,
+	       double factor, int absolute)
 {
 	struct diff_opts o = opts(absolute);
 	double vn[8];
@@ -102,7 +104,8 @@ gain_for_t(double mb, double t)
 {
 	const double a = 1.0 / 250;
 
-	return (t * t * a + sqrt(t * t * t * t * a * a + 8 * t * t * a * mb)) / 2;
+	return (t * t * a + sqrt(t * t * t * t * a * a + 8 * t * t * a * mb)) /
+	       2;
 }
 
 /* The two-sided normal tail of the statistic of mb -> mn, as above. */
@@ -160,7 +163,8 @@ START_TEST(test_holm_steps_down_and_stays_monotone)
 	ck_assert(!row_of(&res, "tiny")->family);
 	ck_assert_int_eq(row_of(&res, "gone")->status, ST_GONE);
 	ck_assert_int_eq(row_of(&res, "new")->status, ST_APPEARED);
-	ck_assert(!row_of(&res, "new")->tested && !row_of(&res, "gone")->tested);
+	ck_assert(!row_of(&res, "new")->tested &&
+		  !row_of(&res, "gone")->tested);
 	near(diff_row_size(row_of(&res, "gone")), 0.5, 1e-15);
 	near(diff_row_size(row_of(&res, "new")), 0.3, 1e-15);
 	ck_assert_int_eq(res.nslow, 3);
@@ -213,7 +217,9 @@ END_TEST
  */
 START_TEST(test_speed_allowance_ignores_the_function_that_changed)
 {
-	static const char *const names[] = { "f0", "f1", "f2", "f3", "f4", "f5" };
+	static const char *const names[] = {
+		"f0", "f1", "f2", "f3", "f4", "f5"
+	};
 	const double vb[] = { 1, 1.2, 1.4, 1.6, 1.8, 2 };
 	double vn[6];
 	struct side b, n;
@@ -242,7 +248,8 @@ END_TEST
  * two functions of 10 samples do not count towards the three. */
 START_TEST(test_speed_needs_three_functions_of_twenty_samples)
 {
-	static const char *const names[] = { "big1", "big2", "small1", "small2" };
+	static const char *const names[] = { "big1", "big2", "small1",
+					     "small2" };
 	const double vb[] = { 2, 3, 0.01, 0.01 };
 	struct side b, n;
 	struct result res;
@@ -264,7 +271,8 @@ student8_p(double t)
 {
 	double q = atan(fabs(t) / sqrt(8)), c2 = cos(q) * cos(q);
 
-	return 1 - sin(q) * (1 + c2 / 2 + 3 * c2 * c2 / 8 + 5 * c2 * c2 * c2 / 16);
+	return 1 -
+	       sin(q) * (1 + c2 / 2 + 3 * c2 * c2 / 8 + 5 * c2 * c2 * c2 / 16);
 }
 
 /*
@@ -277,7 +285,8 @@ student8_p(double t)
 START_TEST(test_zero_variance_runs_are_moderated_by_the_prior)
 {
 	static const char *const names[] = { "f0", "f1" };
-	const double vb[] = { 1, 2, 1, 2, 1, 2 }, vn[] = { 1.02, 2, 1.02, 2, 1.02, 2 };
+	const double vb[] = { 1, 2, 1, 2, 1, 2 },
+		     vn[] = { 1.02, 2, 1.02, 2, 1.02, 2 };
 	struct side b, n;
 	struct result res;
 	struct diff_opts o = opts(1);
@@ -352,7 +361,8 @@ START_TEST(test_wall_floors_and_the_run_queue_rows)
 		sd[s].runq = calloc(4, sizeof(double));
 		ck_assert(sd[s].waited && sd[s].runq);
 		for (int r = 0; r < 4; r++) {
-			sd[s].waited[r] = v[s][4 * r + 1] + v[s][4 * r + 2] + v[s][4 * r + 3];
+			sd[s].waited[r] = v[s][4 * r + 1] + v[s][4 * r + 2] +
+					  v[s][4 * r + 3];
 			sd[s].runq[r] = v[s][4 * r + 3];
 		}
 	}
@@ -362,7 +372,8 @@ START_TEST(test_wall_floors_and_the_run_queue_rows)
 	near(diff_amin(&sd[0], names[3]), 1e-6, 1e-12);
 	diff_compare(&res, &sd[0], &sd[1], &o);
 	ck_assert_int_eq(row_of(&res, names[1])->status, ST_SLOWER);
-	ck_assert(row_of(&res, names[3])->tested && !row_of(&res, names[3])->family);
+	ck_assert(row_of(&res, names[3])->tested &&
+		  !row_of(&res, names[3])->family);
 	ck_assert_int_eq(row_of(&res, names[3])->status, ST_SMALL);
 	ck_assert_int_eq(res.nslow, 1);
 	for (int s = 0; s < 2; s++) {
@@ -377,7 +388,8 @@ END_TEST
  * that p; for two, p1 p2 (1 - log(p1 p2)). */
 START_TEST(test_fisher_matches_its_closed_forms)
 {
-	const double one[] = { 0.037 }, two[] = { 0.2, 0.05 }, ones[] = { 1, 1, 1 };
+	const double one[] = { 0.037 }, two[] = { 0.2, 0.05 },
+		     ones[] = { 1, 1, 1 };
 
 	near(stats_fisher(one, 1), 0.037, 1e-12);
 	near(stats_fisher(two, 2), 0.01 * (1 - log(0.01)), 1e-12);
@@ -390,10 +402,11 @@ END_TEST
  * pattern of +-0.3 % (the runs' own noise), the new side's function f
  * times change[f]. */
 static void
-compare_runs4(struct result *res, struct side *b, struct side *n, const double *change,
-	      const struct diff_opts *o)
+compare_runs4(struct result *res, struct side *b, struct side *n,
+	      const double *change, const struct diff_opts *o)
 {
-	static const char *const names[] = { "f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7" };
+	static const char *const names[] = { "f0", "f1", "f2", "f3",
+					     "f4", "f5", "f6", "f7" };
 	double vb[32], vn[32];
 
 	for (int r = 0; r < 4; r++)
@@ -401,8 +414,9 @@ compare_runs4(struct result *res, struct side *b, struct side *n, const double *
 			double noise = 1 + 0.003 * ((r * 7 + f * 3) % 5 - 2);
 
 			vb[r * 8 + f] = (0.5 + 0.1 * f) * noise;
-			vn[r * 8 + f] = (0.5 + 0.1 * f) * change[f] *
-					(1 + 0.003 * ((r * 3 + f * 7 + 1) % 5 - 2));
+			vn[r * 8 + f] =
+				(0.5 + 0.1 * f) * change[f] *
+				(1 + 0.003 * ((r * 3 + f * 7 + 1) % 5 - 2));
 		}
 	side_make(b, 4, 8, names, vb);
 	side_make(n, 4, 8, names, vn);
@@ -450,7 +464,8 @@ START_TEST(test_speed_misfit_is_undecided_not_a_blamed_function)
 	ck_assert_int_ge(res.nfaster, 1);
 	ck_assert_str_eq(res.blamed.name, "f0");
 	for (size_t i = 0; i < res.nrows; i++)
-		ck_assert(res.rows[i].status != ST_SLOWER && res.rows[i].status != ST_FASTER);
+		ck_assert(res.rows[i].status != ST_SLOWER &&
+			  res.rows[i].status != ST_FASTER);
 	ck_assert_int_eq(diff_exit_status(&res, &o), 0);
 	o.undecided_fail = 1;
 	ck_assert_int_eq(diff_exit_status(&res, &o), EXIT_REGRESSION);
@@ -480,7 +495,8 @@ START_TEST(test_speed_fit_of_totals_weighs_own_time_only)
 		double allb = 0, alln = 0;
 
 		for (int f = 0; f < 4; f++) {
-			double base = (0.5 + 0.1 * f) * (1 + 0.003 * ((r * 7 + f * 3) % 5 - 2));
+			double base = (0.5 + 0.1 * f) *
+				      (1 + 0.003 * ((r * 7 + f * 3) % 5 - 2));
 
 			sb[r * 6 + f] = tb[r * 6 + f] = base;
 			sn[r * 6 + f] = tn[r * 6 + f] = base * change[f] *
@@ -500,7 +516,8 @@ START_TEST(test_speed_fit_of_totals_weighs_own_time_only)
 	n.total = tn;
 	diff_compare(&res, &b, &n, &o);
 	ck_assert(res.speed_judged);
-	ck_assert_msg(!res.misfit, "fit p %g over %zu", res.fit_p, res.fit_functions);
+	ck_assert_msg(!res.misfit, "fit p %g over %zu", res.fit_p,
+		      res.fit_functions);
 	ck_assert_uint_eq(res.fit_functions, 3);
 	ck_assert_str_eq(res.rows[0].name, "f0");
 	ck_assert_int_eq(res.rows[0].status, ST_SLOWER);
@@ -516,18 +533,46 @@ END_TEST
 START_TEST(test_speed_fit_weighs_the_rows_the_speed_was_judged_on)
 {
 	struct row rows[] = {
-		{ .name = "slow", .mb = 1, .mn = 1.2, .p = 1e-9, .tested = 1, .status = ST_SLOWER },
-		{ .name = "a", .mb = 1, .mn = 1, .p = 0.2, .tested = 1, .status = ST_SAME },
-		{ .name = "b", .mb = 1, .mn = 0.9, .p = 0.001, .tested = 1, .status = ST_FASTER },
-		{ .name = "[off-cpu: read] from a", .mb = 1, .mn = 1, .p = 1e-6, .tested = 1 },
-		{ .name = ELAPSED_ROW, .mb = 1, .mn = 1.1, .p = 1e-6, .tested = 1 },
+		{ .name = "slow",
+		  .mb = 1,
+		  .mn = 1.2,
+		  .p = 1e-9,
+		  .tested = 1,
+		  .status = ST_SLOWER },
+		{ .name = "a",
+		  .mb = 1,
+		  .mn = 1,
+		  .p = 0.2,
+		  .tested = 1,
+		  .status = ST_SAME },
+		{ .name = "b",
+		  .mb = 1,
+		  .mn = 0.9,
+		  .p = 0.001,
+		  .tested = 1,
+		  .status = ST_FASTER },
+		{ .name = "[off-cpu: read] from a",
+		  .mb = 1,
+		  .mn = 1,
+		  .p = 1e-6,
+		  .tested = 1 },
+		{ .name = ELAPSED_ROW,
+		  .mb = 1,
+		  .mn = 1.1,
+		  .p = 1e-6,
+		  .tested = 1 },
 		{ .name = "untested", .mb = 1, .mn = 0, .p = 1e-6, .tested = 0 },
-		{ .name = "tiny", .mb = 0.001, .mn = 0.001, .p = 1e-6, .tested = 1 },
+		{ .name = "tiny",
+		  .mb = 0.001,
+		  .mn = 0.001,
+		  .p = 1e-6,
+		  .tested = 1 },
 	};
 	const double want[] = { 0.2, 0.001 };
 	size_t used;
 
-	near(diff_speed_fit(rows, 7, 0.02, 0.02, &used), stats_fisher(want, 2), 1e-12);
+	near(diff_speed_fit(rows, 7, 0.02, 0.02, &used), stats_fisher(want, 2),
+	     1e-12);
 	ck_assert_uint_eq(used, 2);
 }
 END_TEST
@@ -543,7 +588,8 @@ END_TEST
 START_TEST(test_few_functions_keep_a_small_ones_spread_to_themselves)
 {
 	static const char *const names[] = { "serve_slow", "vdso", "clock" };
-	const double vb[] = { 292, 8, 2, 286, 13, 2 }, vn[] = { 876, 16, 6, 832, 59, 11 };
+	const double vb[] = { 292, 8, 2, 286, 13, 2 },
+		     vn[] = { 876, 16, 6, 832, 59, 11 };
 	double sb[6], sn[6];
 	struct side b, n;
 	struct result res;
@@ -560,8 +606,10 @@ START_TEST(test_few_functions_keep_a_small_ones_spread_to_themselves)
 		side_make(&n, 2, 3, names, same ? sb : sn);
 		b.rate = n.rate = 10000;
 		diff_compare(&res, &b, &n, &o);
-		ck_assert_msg(row_of(&res, "serve_slow")->status == (same ? ST_SAME : ST_SLOWER),
-			      "same %d: p %g", same, row_of(&res, "serve_slow")->padj);
+		ck_assert_msg(row_of(&res, "serve_slow")->status ==
+				      (same ? ST_SAME : ST_SLOWER),
+			      "same %d: p %g", same,
+			      row_of(&res, "serve_slow")->padj);
 		ck_assert(same || row_of(&res, "serve_slow")->padj < 1e-3);
 		ck_assert_int_eq(res.nslow, !same);
 		compared_free(&res, &b, &n);
@@ -574,8 +622,10 @@ END_TEST
  * largest first; none of 2 runs, nor below the floor. */
 START_TEST(test_outliers_mark_the_disturbed_runs)
 {
-	const double rq[] = { 0.010, 0.012, 0.009, 0.011, 0.150, 0.130, 0.011, 0.010, 0.012 };
-	const double four[] = { 0.01, 0.2, 0.01, 0.3, 0.01, 0.25, 0.01, 0.22, 0.01 };
+	const double rq[] = { 0.010, 0.012, 0.009, 0.011, 0.150,
+			      0.130, 0.011, 0.010, 0.012 };
+	const double four[] = { 0.01, 0.2,  0.01, 0.3, 0.01,
+				0.25, 0.01, 0.22, 0.01 };
 	const double flat[] = { 0.010, 0.012, 0.009, 0.011, 0.015 };
 	int out[9];
 	double ref;
@@ -605,7 +655,8 @@ diff_compare_suite(void)
 
 	tcase_add_test(t, test_holm_steps_down_and_stays_monotone);
 	tcase_add_test(t, test_all_functions_slower_alike_is_the_machine);
-	tcase_add_test(t, test_speed_allowance_ignores_the_function_that_changed);
+	tcase_add_test(t,
+		       test_speed_allowance_ignores_the_function_that_changed);
 	tcase_add_test(t, test_speed_needs_three_functions_of_twenty_samples);
 	tcase_add_test(t, test_zero_variance_runs_are_moderated_by_the_prior);
 	tcase_add_test(t, test_functions_without_time_are_no_rows);
@@ -613,9 +664,11 @@ diff_compare_suite(void)
 	tcase_add_test(t, test_speed_fit_holds_for_one_change);
 	tcase_add_test(t, test_speed_misfit_is_undecided_not_a_blamed_function);
 	tcase_add_test(t, test_speed_fit_of_totals_weighs_own_time_only);
-	tcase_add_test(t, test_speed_fit_weighs_the_rows_the_speed_was_judged_on);
+	tcase_add_test(t,
+		       test_speed_fit_weighs_the_rows_the_speed_was_judged_on);
 	tcase_add_test(t, test_outliers_mark_the_disturbed_runs);
-	tcase_add_test(t, test_few_functions_keep_a_small_ones_spread_to_themselves);
+	tcase_add_test(
+		t, test_few_functions_keep_a_small_ones_spread_to_themselves);
 	tcase_add_test(t, test_wall_floors_and_the_run_queue_rows);
 	suite_add_tcase(s, t);
 	return s;

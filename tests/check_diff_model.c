@@ -13,16 +13,20 @@
 #include "model/diff.h"
 #include "unit.h"
 
-#define near(got, want, rel)						\
-	ck_assert_msg(fabs((double)(got) - (want)) <= (rel) * fmax(fabs((double)(want)), 1e-300), \
-		      "%s = %.15g, want %.15g", #got, (double)(got), (double)(want))
+#define near(got, want, rel) \
+	ck_assert_msg(fabs((double)(got) - (want)) <= \
+			      (rel)*fmax(fabs((double)(want)), 1e-300), \
+		      "%s = %.15g, want %.15g", #got, (double)(got), \
+		      (double)(want))
 
 /* A side of nfuncs functions over nruns runs, self[run * nfuncs + f]
  * from v (NULL: zeros), at rate Hz. */
 static void
-side_make(struct side *s, int nruns, size_t nfuncs, uint32_t rate, const double *v)
+side_make(struct side *s, int nruns, size_t nfuncs, uint32_t rate,
+	  const double *v)
 {
-	static const char *const names[] = { "f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7" };
+	static const char *const names[] = { "f0", "f1", "f2", "f3",
+					     "f4", "f5", "f6", "f7" };
 
 	ck_assert(nfuncs <= 8);
 	memset(s, 0, sizeof(*s));

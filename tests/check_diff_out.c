@@ -28,11 +28,16 @@
  * family, a|<new> (a name markdown must escape) appeared, gone gone.
  */
 static const struct row rows[] = {
-	{ "work", 1.0, 1.3, 1e-4, 1.2e-4, 15.2, 8, 3.5e-7, 1.4e-6, 0.0198, 0, 1, 1, ST_SLOWER },
-	{ "memcpy", 0.4, 0.3, 2e-5, 1e-5, -8.1, 8, 4e-5, 1.2e-4, 0.0123, 0, 1, 1, ST_FASTER },
-	{ "fib", 0.8, 0.8, 6e-5, 6e-5, -0.01, 8, 0.99, 1, 0.0063, 0, 1, 1, ST_SAME },
-	{ "main", 0.1, 0.1, 4e-6, 4e-6, 0.2, 8, 0.84, 1, 0.0016, 0, 1, 1, ST_SAME },
-	{ "tiny", 0.004, 0.005, 1e-6, 1e-6, 1.2, 8, 0.26, 0.26, 0.0008, 0, 1, 0, ST_SMALL },
+	{ "work", 1.0, 1.3, 1e-4, 1.2e-4, 15.2, 8, 3.5e-7, 1.4e-6, 0.0198, 0, 1,
+	  1, ST_SLOWER },
+	{ "memcpy", 0.4, 0.3, 2e-5, 1e-5, -8.1, 8, 4e-5, 1.2e-4, 0.0123, 0, 1,
+	  1, ST_FASTER },
+	{ "fib", 0.8, 0.8, 6e-5, 6e-5, -0.01, 8, 0.99, 1, 0.0063, 0, 1, 1,
+	  ST_SAME },
+	{ "main", 0.1, 0.1, 4e-6, 4e-6, 0.2, 8, 0.84, 1, 0.0016, 0, 1, 1,
+	  ST_SAME },
+	{ "tiny", 0.004, 0.005, 1e-6, 1e-6, 1.2, 8, 0.26, 0.26, 0.0008, 0, 1, 0,
+	  ST_SMALL },
 	{ "a|<new>", 0, 0.06, 0, 1e-6, 0, 0, 1, 1, 0, 0, 0, 0, ST_APPEARED },
 	{ "gone", 0.05, 0, 1e-6, 0, 0, 0, 1, 1, 0, 0, 0, 0, ST_GONE },
 };
@@ -49,8 +54,9 @@ result_of(struct result *res, int undecided)
 	res->family = 4;
 	res->nslow = 1;
 	res->nfast = 1;
-	res->prog = (struct row){ "[program]", 2.354, 2.565, 2e-4, 2e-4, 10.5, 8, 6e-6, 6e-6,
-				  0.02, 0.01, 1, 1, ST_SLOWER };
+	res->prog = (struct row){ "[program]", 2.354, 2.565, 2e-4,     2e-4,
+				  10.5,        8,     6e-6,  6e-6,     0.02,
+				  0.01,        1,     1,     ST_SLOWER };
 	res->model.fit[FIT_JOINT] = (struct fit){ 0.001, 1e-4 };
 	res->model.fit[FIT_A] = (struct fit){ 0.0012, 0 };
 	res->model.fit[FIT_K] = (struct fit){ 0.001, 2e-4 };
@@ -150,11 +156,21 @@ START_TEST(test_compare_prints_its_experiment)
 {
 	struct disturbed again = { "base/2", 0, DIST_RUNQUEUE, 0.4, 0.01, 1 };
 	struct experiment e = {
-		.runs = 3, .repeated = { 1, 0 }, .again = &again, .nagain = 1,
-		.budget = 20, .wall = { 2.5, 2.9 }, .wall_sq = { 18.76, 25.24 },
-		.cpu = { 2.45, 2.81 }, .cpu_warmup = 2.5, .elapsed = 19.2,
-		.timer = "posix", .timer_note = "task-clock refused", .hz = 1000,
-		.dir = "runs", .cmd = { "./base/demo 30", "./new/demo 30" },
+		.runs = 3,
+		.repeated = { 1, 0 },
+		.again = &again,
+		.nagain = 1,
+		.budget = 20,
+		.wall = { 2.5, 2.9 },
+		.wall_sq = { 18.76, 25.24 },
+		.cpu = { 2.45, 2.81 },
+		.cpu_warmup = 2.5,
+		.elapsed = 19.2,
+		.timer = "posix",
+		.timer_note = "task-clock refused",
+		.hz = 1000,
+		.dir = "runs",
+		.cmd = { "./base/demo 30", "./new/demo 30" },
 	};
 	struct diff_opts o = DIFF_OPTS_DEFAULT;
 
@@ -172,9 +188,12 @@ static void
 alloc_result_of(struct result *res, struct row *v, int sampled)
 {
 	static const struct row exact[] = {
-		{ "grow<T>", 1048576, 2097152, 0, 0, INFINITY, 0, 0, 0, 0, 0, 1, 1, ST_SLOWER },
-		{ "[program]", 1118208, 2162688, 0, 0, INFINITY, 0, 0, 0, 0, 0, 1, 1, ST_SLOWER },
-		{ "parse|x", 65536, 65536, 0, 0, 0, 0, 1, 1, 0, 0, 1, 1, ST_SAME },
+		{ "grow<T>", 1048576, 2097152, 0, 0, INFINITY, 0, 0, 0, 0, 0, 1,
+		  1, ST_SLOWER },
+		{ "[program]", 1118208, 2162688, 0, 0, INFINITY, 0, 0, 0, 0, 0,
+		  1, 1, ST_SLOWER },
+		{ "parse|x", 65536, 65536, 0, 0, 0, 0, 1, 1, 0, 0, 1, 1,
+		  ST_SAME },
 		{ "tmp", 4096, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, ST_GONE },
 	};
 
@@ -185,10 +204,14 @@ alloc_result_of(struct result *res, struct row *v, int sampled)
 	res->family = 3;
 	res->nslow = 2;
 	if (sampled) {
-		v[0] = (struct row){ "grow<T>", 1048576, 2097152, 1.7e10, 6.9e10, 3.6, 2, 0.07,
-				     0.21, 293000, 0, 1, 1, ST_SAME };
-		v[1] = (struct row){ "[program]", 1118208, 2162688, 1.9e10, 7.3e10, 3.4, 2, 0.08,
-				     0.21, 303000, 0, 1, 1, ST_SAME };
+		v[0] = (struct row){ "grow<T>", 1048576, 2097152, 1.7e10,
+				     6.9e10,    3.6,     2,       0.07,
+				     0.21,      293000,  0,       1,
+				     1,         ST_SAME };
+		v[1] = (struct row){ "[program]", 1118208, 2162688, 1.9e10,
+				     7.3e10,      3.4,     2,       0.08,
+				     0.21,        303000,  0,       1,
+				     1,           ST_SAME };
 		res->nslow = 0;
 	}
 	res->prog = v[1];
@@ -224,8 +247,8 @@ START_TEST(test_diff_of_allocations)
 
 			o.format = (enum diff_format)f;
 			diff_alloc_print(out, &res, &a[0], &a[1], &o);
-			snprintf(name, sizeof(name), "diff-alloc%s.%s", sampled ? "-sampled" : "",
-				 ext[f]);
+			snprintf(name, sizeof(name), "diff-alloc%s.%s",
+				 sampled ? "-sampled" : "", ext[f]);
 			golden_check(out, name);
 		}
 	}

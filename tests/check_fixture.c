@@ -74,7 +74,8 @@ static void
 fixture_names(struct export *x)
 {
 	struct xp_map maps[2] = {
-		{ str(x, "/usr/bin/demo"), str(x, "0123456789abcdef"), 0x1000, 0x1400, 1 },
+		{ str(x, "/usr/bin/demo"), str(x, "0123456789abcdef"), 0x1000,
+		  0x1400, 1 },
 		{ str(x, "/lib/libc.so.6"), 0, 0x20000, 0x30000, 0 },
 	};
 	uint32_t demo_c = str(x, "demo.c");
@@ -95,8 +96,8 @@ fixture_names(struct export *x)
 		[L_MEMCPY] = { 2, 0x20110, F_MEMCPY, .sym = 0x20101 },
 		[L_OFF] = { 0, 0, F_OFF },
 		[L_ODD] = { 1, 0x1310, F_ODD, demo_c, 41, .sym = 0x1301 },
-		[L_HELPER] = { 1, 0x1130, F_WORK, str(x, "demo.h"), 6, 1 + F_HELPER,
-			       demo_c, 24, 0x1101 },
+		[L_HELPER] = { 1, 0x1130, F_WORK, str(x, "demo.h"), 6,
+			       1 + F_HELPER, demo_c, 24, 0x1101 },
 	};
 
 	DUP(x, maps, maps);
@@ -117,9 +118,10 @@ fixture_timeline(struct export *x, int off)
 		unsigned ms, tid, stack;
 		double weight;
 	} v[] = {
-		{ 10, 100, 0, 1 }, { 10, 101, 1, 1 }, { 20, 100, 0, 1 }, { 20, 101, 1, 1 },
-		{ 30, 100, 3, 1 }, { 30, 101, 2, 1 }, { 40, 100, 0, 1 }, { 40, 101, 1, 1 },
-		{ 50, 101, 9, 1 }, { 60, 100, 0, 1 }, { 150, 100, 5, 9 }, { 160, 100, 0, 1 },
+		{ 10, 100, 0, 1 },  { 10, 101, 1, 1 },  { 20, 100, 0, 1 },
+		{ 20, 101, 1, 1 },  { 30, 100, 3, 1 },  { 30, 101, 2, 1 },
+		{ 40, 100, 0, 1 },  { 40, 101, 1, 1 },  { 50, 101, 9, 1 },
+		{ 60, 100, 0, 1 },  { 150, 100, 5, 9 }, { 160, 100, 0, 1 },
 		{ 170, 101, 2, 1 }, { 250, 100, 4, 1 },
 	};
 	struct timelines *tl = calloc(1, sizeof(*tl));
@@ -140,12 +142,15 @@ fixture_timeline(struct export *x, int off)
 	g->head.max = PC_TL_DEFAULT_MAX;
 	g->head.marks = 5;
 	g->samples = calloc(sizeof(v) / sizeof(v[0]), sizeof(*g->samples));
-	g->stacks = calloc(sizeof(samples) / sizeof(samples[0]), sizeof(*g->stacks));
+	g->stacks = calloc(sizeof(samples) / sizeof(samples[0]),
+			   sizeof(*g->stacks));
 	ck_assert(g->samples && g->stacks);
 	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++)
-		g->stacks[i] = (struct tl_stack){ samples[i].first, samples[i].depth };
+		g->stacks[i] =
+			(struct tl_stack){ samples[i].first, samples[i].depth };
 	g->nstacks = sizeof(samples) / sizeof(samples[0]);
-	g->pool = dup_array(pool, sizeof(pool) / sizeof(pool[0]), sizeof(pool[0]));
+	g->pool = dup_array(pool, sizeof(pool) / sizeof(pool[0]),
+			    sizeof(pool[0]));
 	g->npool = sizeof(pool) / sizeof(pool[0]);
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		struct tl_sample *s = &g->samples[g->nsamples];
@@ -161,7 +166,9 @@ fixture_timeline(struct export *x, int off)
 		s->off = isoff;
 		s->pc = v[i].stack == 9 ? 0x1010 : 0;
 		if (!isoff) {
-			s->cpu_delta = prev[v[i].tid - 100] ? t - prev[v[i].tid - 100] : 10 * MS;
+			s->cpu_delta = prev[v[i].tid - 100] ?
+					       t - prev[v[i].tid - 100] :
+					       10 * MS;
 			prev[v[i].tid - 100] = t;
 			g->cpu_samples += s->weight;
 		}
@@ -170,16 +177,41 @@ fixture_timeline(struct export *x, int off)
 	g->head.seen = g->nsamples;
 	g->markers = calloc(5, sizeof(*g->markers));
 	ck_assert_ptr_nonnull(g->markers);
-	g->markers[0] = (struct tl_marker){ T0 + 15 * MS, T0 + 45 * MS, 100, strdup("phase one"),
-					    TL_INTERVAL, 0, 0 };
-	g->markers[1] = (struct tl_marker){ T0 + 35 * MS, T0 + 35 * MS, 101, strdup("tick"),
-					    TL_INSTANT, 0, 0 };
-	g->markers[2] = (struct tl_marker){ T0 + 40 * MS, T0 + 40 * MS, 101, strdup("queue"),
-					    TL_COUNTER, 7, 0 };
-	g->markers[3] = (struct tl_marker){ T0 + 100 * MS, T0 + 200 * MS, 0, strdup("from a file"),
-					    TL_INTERVAL, 0, 1 };
-	g->markers[4] = (struct tl_marker){ T0 + 160 * MS, T0 + 160 * MS, 101, strdup("queue"),
-					    TL_COUNTER, 3, 0 };
+	g->markers[0] = (struct tl_marker){ T0 + 15 * MS,
+					    T0 + 45 * MS,
+					    100,
+					    strdup("phase one"),
+					    TL_INTERVAL,
+					    0,
+					    0 };
+	g->markers[1] = (struct tl_marker){ T0 + 35 * MS,
+					    T0 + 35 * MS,
+					    101,
+					    strdup("tick"),
+					    TL_INSTANT,
+					    0,
+					    0 };
+	g->markers[2] = (struct tl_marker){ T0 + 40 * MS,
+					    T0 + 40 * MS,
+					    101,
+					    strdup("queue"),
+					    TL_COUNTER,
+					    7,
+					    0 };
+	g->markers[3] = (struct tl_marker){ T0 + 100 * MS,
+					    T0 + 200 * MS,
+					    0,
+					    strdup("from a file"),
+					    TL_INTERVAL,
+					    0,
+					    1 };
+	g->markers[4] = (struct tl_marker){ T0 + 160 * MS,
+					    T0 + 160 * MS,
+					    101,
+					    strdup("queue"),
+					    TL_COUNTER,
+					    3,
+					    0 };
 	g->nmarkers = 5;
 	g->first_t = T0 + 10 * MS;
 	g->last_t = T0 + 250 * MS;
@@ -258,15 +290,17 @@ fixture_alloc_export(struct export *x, int all)
 	x->total = x->off = 0;
 	x->nthreads = 0;
 	free(x->samples);
-	x->samples = calloc(sizeof(allocs) / sizeof(allocs[0]) * GMON_ALLOC_KINDS,
-			    sizeof(*x->samples));
+	x->samples =
+		calloc(sizeof(allocs) / sizeof(allocs[0]) * GMON_ALLOC_KINDS,
+		       sizeof(*x->samples));
 	ck_assert_ptr_nonnull(x->samples);
 	for (size_t i = 0; i < sizeof(allocs) / sizeof(allocs[0]); i++)
 		for (uint32_t k = 0; k < GMON_ALLOC_KINDS; k++) {
 			struct xp_sample *s = &x->samples[n];
 
-			if (!allocs[i].v[k] || (!all && k != CLOCK_ALLOC_KIND(x->clock)))
-				continue;	/* as a profile has no record of 0 */
+			if (!allocs[i].v[k] ||
+			    (!all && k != CLOCK_ALLOC_KIND(x->clock)))
+				continue; /* as a profile has no record of 0 */
 			*s = samples[allocs[i].stack];
 			s->off = 0;
 			s->thread = 0;
@@ -308,13 +342,15 @@ golden_check(FILE *out, const char *name)
 static void
 golden_path(char *path, size_t size, const char *name)
 {
-	const char *dir = getenv("PC_GOLDEN_DIR"), *slash = strrchr(__FILE__, '/');
+	const char *dir = getenv("PC_GOLDEN_DIR"),
+		   *slash = strrchr(__FILE__, '/');
 
 	if (dir)
 		snprintf(path, size, "%s/%s", dir, name);
 	else
-		snprintf(path, size, "%.*sgolden/%s", slash ? (int)(slash - __FILE__ + 1) : 0,
-			 __FILE__, name);
+		snprintf(path, size, "%.*sgolden/%s",
+			 slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__,
+			 name);
 }
 
 /* The line of buf at byte off, as "N: TEXT" (60 bytes at most). */
@@ -327,7 +363,8 @@ line_at(const char *buf, size_t len, size_t off, char *line, size_t size)
 		start--;
 	for (size_t i = 0; i < start; i++)
 		n += buf[i] == '\n';
-	for (end = start; end < len && buf[end] != '\n' && end - start < 60; end++)
+	for (end = start; end < len && buf[end] != '\n' && end - start < 60;
+	     end++)
 		;
 	snprintf(line, size, "%zu: %.*s", n, (int)(end - start), buf + start);
 }
@@ -356,15 +393,20 @@ golden_check_bytes(const void *buf, size_t len, const char *name)
 	ck_assert_ptr_nonnull(want);
 	wlen = fread(want, 1, len + 1, f);
 	fclose(f);
-	for (i = 0; i < len && i < wlen && want[i] == ((const char *)buf)[i]; i++)
+	for (i = 0; i < len && i < wlen && want[i] == ((const char *)buf)[i];
+	     i++)
 		;
 	if (i < len || i < wlen) {
-		line_at(want, wlen, i < wlen ? i : wlen, want_line, sizeof(want_line));
-		line_at(buf, len, i < len ? i : len, got_line, sizeof(got_line));
+		line_at(want, wlen, i < wlen ? i : wlen, want_line,
+			sizeof(want_line));
+		line_at(buf, len, i < len ? i : len, got_line,
+			sizeof(got_line));
 		free(want);
-		ck_abort_msg("%s differs at byte %zu (%zu bytes, golden %s%zu): golden line %s; "
-			     "written %s (UPDATE_GOLDEN=1 rewrites it)", path, i, len,
-			     wlen > len ? "over " : "", wlen, want_line, got_line);
+		ck_abort_msg(
+			"%s differs at byte %zu (%zu bytes, golden %s%zu): golden line %s; "
+			"written %s (UPDATE_GOLDEN=1 rewrites it)",
+			path, i, len, wlen > len ? "over " : "", wlen,
+			want_line, got_line);
 	}
 	free(want);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Check suite for the flame graph writer (tools/writers/flame.c) on stacks that no
- * real profile gives: NaN counts, 10,000 frames, names that are not UTF-8.
+ * Check suite for the flame graph writer (tools/writers/flame.c) on stacks that
+ * no real profile gives: NaN counts, 10,000 frames, names that are not UTF-8.
  * The SVG is written to memory and read back here, frame by frame, so the
  * assertions are on the names, samples, shares and boxes the graph shows.
  * With UNIT_FLAME_DIR set, the graphs are also left there as NAME.svg for
@@ -48,12 +48,13 @@ static const char *const s_ign[] = { "main", "ignored" };
  * -3, NaN and infinity, which do not count.
  */
 static const struct flame_stack basic[] = {
-	{ s_hot, 3, 30, NULL }, { s_hot, 3, 30, NULL }, { s_cold, 3, 10, NULL },
-	{ s_bar, 2, 8, NULL }, { s_unk, 3, 5, NULL }, { s_zz, 3, 2, NULL },
-	{ s_cxx, 2, 5, NULL }, { s_weird, 2, 5, NULL }, { s_tiny, 2, 0.0625, NULL },
-	{ s_hot, 1, 4.9375, NULL },
-	{ s_ign, 2, 0, NULL }, { s_ign, 2, -3, NULL }, { s_ign, 2, NAN, NULL },
-	{ s_ign, 2, INFINITY, NULL },
+	{ s_hot, 3, 30, NULL },      { s_hot, 3, 30, NULL },
+	{ s_cold, 3, 10, NULL },     { s_bar, 2, 8, NULL },
+	{ s_unk, 3, 5, NULL },       { s_zz, 3, 2, NULL },
+	{ s_cxx, 2, 5, NULL },       { s_weird, 2, 5, NULL },
+	{ s_tiny, 2, 0.0625, NULL }, { s_hot, 1, 4.9375, NULL },
+	{ s_ign, 2, 0, NULL },       { s_ign, 2, -3, NULL },
+	{ s_ign, 2, NAN, NULL },     { s_ign, 2, INFINITY, NULL },
 };
 #define NBASIC	N(basic)
 #define NIGNORED	4
@@ -104,7 +105,8 @@ unescape(const char *s, size_t n)
 			char *e;
 			long c = strtol(s + 2, &e, 10);
 
-			ck_assert_msg(*e == ';' && c > 0 && c < 0x80, "reference %.8s", s);
+			ck_assert_msg(*e == ';' && c > 0 && c < 0x80,
+				      "reference %.8s", s);
 			*o++ = (char)c;
 			s = e + 1;
 			continue;
@@ -145,13 +147,16 @@ parse_frame(const char *p, struct frame *f)
 				&f->fx, &f->fw, &f->level), 3);
 	title = between(&p, "<title>", "</title>");
 	paren = strrchr(title, '(');
-	ck_assert_msg(paren && paren > title && paren[-1] == ' ', "title '%s'", title);
-	ck_assert_msg(sscanf(paren, "(%lf %*s %lf%%)", &f->samples, &f->share) == 2,
-		      "title '%s'", title);
+	ck_assert_msg(paren && paren > title && paren[-1] == ' ', "title '%s'",
+		      title);
+	ck_assert_msg(
+		sscanf(paren, "(%lf %*s %lf%%)", &f->samples, &f->share) == 2,
+		"title '%s'", title);
 	paren[-1] = 0;
 	f->name = title;
-	ck_assert_int_eq(sscanf(p, "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\"", &f->x, &f->y,
-				&f->width), 3);
+	ck_assert_int_eq(sscanf(p, "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\"",
+				&f->x, &f->y, &f->width),
+			 3);
 	q = strstr(p, "/>");
 	ck_assert_ptr_nonnull(q);
 	if (!strncmp(q + 2, "<text ", 6)) {
@@ -197,8 +202,8 @@ parse(struct svg *g)
 
 /* Write stacks[0..n) into g (and into UNIT_FLAME_DIR/save.svg when set). */
 static void
-draw(struct svg *g, const struct flame_stack *stacks, size_t n, const char *title,
-     const char *unit, const char *save)
+draw(struct svg *g, const struct flame_stack *stacks, size_t n,
+     const char *title, const char *unit, const char *save)
 {
 	FILE *mem;
 	const char *d = getenv("UNIT_FLAME_DIR");
@@ -210,7 +215,8 @@ draw(struct svg *g, const struct flame_stack *stacks, size_t n, const char *titl
 	g->ret = flame_write_svg(mem, stacks, n, title, unit);
 	g->err = errno;
 	ck_assert_int_eq(fclose(mem), 0);
-	ck_assert_msg(g->ret == 0, "flame_write_svg: %d, %s", g->ret, strerror(g->err));
+	ck_assert_msg(g->ret == 0, "flame_write_svg: %d, %s", g->ret,
+		      strerror(g->err));
 	ck_assert_uint_eq(strlen(g->buf), g->len);
 	parse(g);
 	if (d && save) {
@@ -285,14 +291,18 @@ check_nesting(const struct svg *g)
 		const struct frame *f = &g->f[i];
 
 		ck_assert(f->y == g->height - 30 - (double)(f->level + 1) * 16);
-		ck_assert(hundredths(f->x) >= 1000 && hundredths(f->x + f->width) <= 119000);
+		ck_assert(hundredths(f->x) >= 1000 &&
+			  hundredths(f->x + f->width) <= 119000);
 		ck_assert(f->samples == f->fw);
 		if (i == 0)
 			continue;
-		ck_assert_msg(f->level >= 1 && f->level <= g->f[i - 1].level + 1,
-			      "frame %zu at level %ld after %ld", i, f->level, g->f[i - 1].level);
-		ck_assert_msg(f->samples >= total * 0.001, "'%s' drawn at %g of %g", f->name,
-			      f->samples, total);
+		ck_assert_msg(f->level >= 1 &&
+				      f->level <= g->f[i - 1].level + 1,
+			      "frame %zu at level %ld after %ld", i, f->level,
+			      g->f[i - 1].level);
+		ck_assert_msg(f->samples >= total * 0.001,
+			      "'%s' drawn at %g of %g", f->name, f->samples,
+			      total);
 	}
 	/* up[level] is the last frame seen at that level */
 	for (size_t i = 1; i < g->n; i++) {
@@ -303,11 +313,14 @@ check_nesting(const struct svg *g)
 		up[f->level] = i;
 		ck_assert_int_eq(p->level, f->level - 1);
 		ck_assert_msg(hundredths(p->x) <= hundredths(f->x) &&
-			      hundredths(f->x + f->width) <= hundredths(p->x + p->width),
+				      hundredths(f->x + f->width) <=
+					      hundredths(p->x + p->width),
 			      "'%s' outside its parent '%s'", f->name, p->name);
-		ck_assert(p->fx <= f->fx && f->fx + f->fw <= p->fx + p->fw + 1e-9 * total);
+		ck_assert(p->fx <= f->fx &&
+			  f->fx + f->fw <= p->fx + p->fw + 1e-9 * total);
 		if (last_kid[pi])
-			ck_assert_msg(strcmp(g->f[last_kid[pi]].name, f->name) < 0,
+			ck_assert_msg(strcmp(g->f[last_kid[pi]].name, f->name) <
+					      0,
 				      "siblings '%s', '%s' out of order",
 				      g->f[last_kid[pi]].name, f->name);
 		last_kid[pi] = i;
@@ -336,10 +349,15 @@ draw_basic(struct svg *g, const char *save)
 
 START_TEST(test_flame_merges_stacks_and_sums_callees)
 {
-	static const struct { const char *name; double samples; long level; } want[] = {
-		{ "all", 100, 0 }, { "main", 100, 1 }, { "foo", 70, 2 }, { "hot", 60, 3 },
-		{ COLD, 10, 3 }, { "bar", 15, 2 }, { "[unknown]", 5, 3 }, { "zz", 2, 3 },
-		{ CXX, 5, 2 }, { WEIRD_READ, 5, 2 },
+	static const struct {
+		const char *name;
+		double samples;
+		long level;
+	} want[] = {
+		{ "all", 100, 0 },     { "main", 100, 1 }, { "foo", 70, 2 },
+		{ "hot", 60, 3 },      { COLD, 10, 3 },    { "bar", 15, 2 },
+		{ "[unknown]", 5, 3 }, { "zz", 2, 3 },     { CXX, 5, 2 },
+		{ WEIRD_READ, 5, 2 },
 	};
 	struct svg g;
 
@@ -354,11 +372,13 @@ START_TEST(test_flame_merges_stacks_and_sums_callees)
 		ck_assert(f->share == want[i].samples);
 		ck_assert_int_eq(f->level, want[i].level);
 		/* 1180 px for 100 samples */
-		ck_assert_msg(labs(hundredths(f->width) - lround(want[i].samples * 1180)) <= 1,
+		ck_assert_msg(labs(hundredths(f->width) -
+				   lround(want[i].samples * 1180)) <= 1,
 			      "'%s': %.2f px wide", want[i].name, f->width);
 	}
 	/* siblings in name order, from the left */
-	ck_assert(frame(&g, "bar")->x == 10 && frame(&g, "foo")->x == frame(&g, COLD)->x);
+	ck_assert(frame(&g, "bar")->x == 10 &&
+		  frame(&g, "foo")->x == frame(&g, COLD)->x);
 	ck_assert(frame(&g, "foo")->x > frame(&g, WEIRD_READ)->x);
 	ck_assert(frame(&g, "hot")->x > frame(&g, COLD)->x);
 	ck_assert(frame(&g, "zz")->x > frame(&g, "[unknown]")->x);
@@ -409,9 +429,15 @@ static int
 xml_utf8(const unsigned char *s, size_t n)
 {
 	for (size_t i = 0; i < n; ) {
-		unsigned c = s[i], len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 :
-			c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-		unsigned long cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 7;
+		unsigned c = s[i], len = c < 0x80               ? 1 :
+					 c >= 0xc2 && c <= 0xdf ? 2 :
+					 c >= 0xe0 && c <= 0xef ? 3 :
+					 c >= 0xf0 && c <= 0xf4 ? 4 :
+								  0;
+		unsigned long cp = len == 1 ? c :
+				   len == 2 ? c & 0x1f :
+				   len == 3 ? c & 0x0f :
+					      c & 7;
 
 		if (!len || i + len > n)
 			return 0;
@@ -421,8 +447,9 @@ xml_utf8(const unsigned char *s, size_t n)
 			cp = cp << 6 | (s[i + k] & 0x3f);
 		}
 		if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff ||
-		    cp > 0x10ffff || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000))
+		    (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe ||
+		    cp == 0xffff || cp > 0x10ffff || (len == 3 && cp < 0x800) ||
+		    (len == 4 && cp < 0x10000))
 			return 0;
 		i += len;
 	}
@@ -440,7 +467,8 @@ START_TEST(test_flame_replaces_control_chars_and_invalid_utf8)
 	ck_assert_ptr_null(memchr(g.buf, '\xff', g.len));
 	ck_assert_ptr_null(memchr(g.buf, '\xfe', g.len));
 	/* a tab is a reference; valid UTF-8 is kept as it is */
-	ck_assert_ptr_nonnull(strstr(g.buf, "<title>ctl\xef\xbf\xbdtab&#9;bad"));
+	ck_assert_ptr_nonnull(
+		strstr(g.buf, "<title>ctl\xef\xbf\xbdtab&#9;bad"));
 	f = frame(&g, WEIRD_READ);
 	ck_assert_ptr_nonnull(f);
 	ck_assert(f->samples == 5);
@@ -502,13 +530,16 @@ START_TEST(test_flame_adds_equal_stacks_in_one_order)
 
 	for (size_t k = 0; k < N(at); k++) {
 		for (size_t i = 0; i < N(st); i++)
-			st[i] = (struct flame_stack){ a, 2, i == at[k] ? 0x1p53 : 1, NULL };
+			st[i] = (struct flame_stack){ a, 2,
+						      i == at[k] ? 0x1p53 : 1,
+						      NULL };
 		draw(k ? &g : &first, st, N(st), NULL, NULL, NULL);
 		if (!k)
 			continue;
-		ck_assert_msg(g.len == first.len && !memcmp(g.buf, first.buf, g.len),
-			      "2^53 at %zu: 'a' has %.17g samples, not %.17g", at[k],
-			      frame(&g, "a")->samples, frame(&first, "a")->samples);
+		ck_assert_msg(
+			g.len == first.len && !memcmp(g.buf, first.buf, g.len),
+			"2^53 at %zu: 'a' has %.17g samples, not %.17g", at[k],
+			frame(&g, "a")->samples, frame(&first, "a")->samples);
 		svg_release(&g);
 	}
 	/* the ones first: none lost */
@@ -522,8 +553,10 @@ END_TEST
 START_TEST(test_flame_leaves_out_tiny_frames)
 {
 	static const char *const a[] = { "main", "a" }, *const b[] = { "main", "b" };
-	const struct flame_stack at[] = { { a, 2, 999, NULL }, { b, 2, 1, NULL } };
-	const struct flame_stack under[] = { { a, 2, 1000, NULL }, { b, 2, 1, NULL } };
+	const struct flame_stack at[] = { { a, 2, 999, NULL },
+					  { b, 2, 1, NULL } };
+	const struct flame_stack under[] = { { a, 2, 1000, NULL },
+					     { b, 2, 1, NULL } };
 	struct svg g;
 
 	draw_basic(&g, NULL);
@@ -578,7 +611,8 @@ START_TEST(test_flame_rejects_bad_arguments)
 {
 	static const char *const m[] = { "main" };
 	const struct flame_stack no_frames[] = { { NULL, 2, 1, NULL } };
-	const struct flame_stack huge[] = { { m, 1, DBL_MAX, NULL }, { m, 1, DBL_MAX, NULL } };
+	const struct flame_stack huge[] = { { m, 1, DBL_MAX, NULL },
+					    { m, 1, DBL_MAX, NULL } };
 	const struct flame_stack rootless[] = { { NULL, 0, 5, NULL } };
 	char *buf = NULL;
 	size_t len = 0;
@@ -661,7 +695,8 @@ many_stacks(size_t n, const char ***framesp, double *total)
 
 	ck_assert(frames && s);
 	for (size_t i = 0; i < 48; i++) {
-		snprintf(buf[i], sizeof(buf[i]), i % 8 ? "fn%02zu" : "ns::t<%zu>&", i);
+		snprintf(buf[i], sizeof(buf[i]),
+			 i % 8 ? "fn%02zu" : "ns::t<%zu>&", i);
 		names[i] = buf[i];
 	}
 	*total = 0;
@@ -698,7 +733,8 @@ START_TEST(test_flame_many_stacks_nest_and_repeat)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	draw(&g, s, n, "Many", "samples", "many");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	took = (double)(t1.tv_sec - t0.tv_sec) +
+	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	ck_assert_msg(took < 20, "%.1f s for %zu stacks", took, n);
 	ck_assert(g.f[0].samples == total);
 	ck_assert(frame(&g, "main")->samples == total);
@@ -721,7 +757,8 @@ START_TEST(test_flame_reports_write_errors)
 
 	ck_assert_ptr_nonnull(f);
 	errno = 0;
-	ck_assert_int_eq(flame_write_svg(f, basic, NBASIC, TITLE, "samples"), -1);
+	ck_assert_int_eq(flame_write_svg(f, basic, NBASIC, TITLE, "samples"),
+			 -1);
 	ck_assert_int_eq(errno, ENOSPC);
 	fclose(f);
 	f = fopen("/dev/full", "w");
@@ -755,8 +792,10 @@ fill_of(const struct svg *g, const char *name, char *fill, size_t size)
  * its warm root. */
 START_TEST(test_flame_differential_root_is_neutral)
 {
-	static const unsigned char slower[] = { FLAME_KIND_SAME, FLAME_KIND_SLOWER };
-	static const unsigned char faster[] = { FLAME_KIND_SAME, FLAME_KIND_FASTER };
+	static const unsigned char slower[] = { FLAME_KIND_SAME,
+						FLAME_KIND_SLOWER };
+	static const unsigned char faster[] = { FLAME_KIND_SAME,
+						FLAME_KIND_FASTER };
 	const struct flame_stack diff[] = {
 		{ s_hot, 2, 60, slower }, { s_cold, 2, 40, faster },
 	};
@@ -767,7 +806,8 @@ START_TEST(test_flame_differential_root_is_neutral)
 	draw(&g, diff, 2, "Diff", "samples", NULL);
 	fill_of(&g, "all", fill, sizeof(fill));
 	ck_assert_int_eq(sscanf(fill, "rgb(%u,%u,%u)", &r, &gr, &b), 3);
-	ck_assert_msg(r == gr && gr == b, "root of a differential graph: %s", fill);
+	ck_assert_msg(r == gr && gr == b, "root of a differential graph: %s",
+		      fill);
 	ck_assert_ptr_nonnull(strstr(g.buf, "class=\"legend\""));
 	svg_release(&g);
 	draw(&g, basic, 2, NULL, NULL, NULL);
@@ -795,16 +835,19 @@ START_TEST(test_flame_strip_counts_each_sample_in_its_frame)
 	const uint64_t t[] = { 1500, 2000000, 3000999, 4000000 };
 	const size_t stack[] = { 0, 0, 1, 2 }, lane[] = { 0, 13, 1, 0 };
 	const double w[] = { 1000, 1000, 1, 0 };
-	static const char *const lanes[14] = { "main 1", "w 2", "3", "4", "5", "6", "7",
-					       "8", "9", "10", "11", "12", "13", "14" };
+	static const char *const lanes[14] = { "main 1", "w 2", "3",  "4", "5",
+					       "6",      "7",   "8",  "9", "10",
+					       "11",     "12",  "13", "14" };
 	const struct flame_marker m[] = { { "a]]>b", 1000, 2500000, -1 } };
-	const struct flame_timeline tl = { 5000000, 4, t, stack, w, lane, lanes, 14, m, 1 };
+	const struct flame_timeline tl = { 5000000, 4,     t,  stack, w,
+					   lane,    lanes, 14, m,     1 };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(flame_write_svg_timeline(f, st, N(st), "T", NULL, &tl), 0);
+	ck_assert_int_eq(flame_write_svg_timeline(f, st, N(st), "T", NULL, &tl),
+			 0);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "span:5000,\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nt:[1,2000,3000],\nf:[2,2,1],\nl:[0,11,1],\n"
@@ -820,7 +863,8 @@ START_TEST(test_flame_strip_counts_each_sample_in_its_frame)
 	f = open_memstream(&buf, &len);
 	ck_assert_ptr_nonnull(f);
 	errno = 0;
-	ck_assert_int_eq(flame_write_svg_timeline(f, st, 2, "T", NULL, &tl), -1);
+	ck_assert_int_eq(flame_write_svg_timeline(f, st, 2, "T", NULL, &tl),
+			 -1);
 	ck_assert_int_eq(errno, EINVAL);
 	fclose(f);
 	free(buf);

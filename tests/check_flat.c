@@ -54,8 +54,8 @@ check_sums(const struct flat *f)
 }
 
 static void
-build(struct flat *f, struct symtab *st, const struct unit_sym *syms, size_t nsyms,
-      struct gmon_profile *p)
+build(struct flat *f, struct symtab *st, const struct unit_sym *syms,
+      size_t nsyms, struct gmon_profile *p)
 {
 	unit_symtab(st, syms, nsyms);
 	flat_build(f, st, p);
@@ -196,7 +196,8 @@ END_TEST
 START_TEST(test_flat_gap_takes_only_bins_no_function_covers)
 {
 	static const struct unit_sym syms[] = {
-		{ 0x1000, 0x1004, "[libz.so.1]" }, { 0x1004, 0x1010, "inflate" },
+		{ 0x1000, 0x1004, "[libz.so.1]" },
+		{ 0x1004, 0x1010, "inflate" },
 		{ 0x1010, 0x1100, "[libz.so.1]" },
 	};
 	static const uint64_t counts[] = { 10, 1, 3, 0, 7 };
@@ -308,7 +309,8 @@ END_TEST
 START_TEST(test_flat_keeps_large_counts_exact)
 {
 	static const struct unit_sym syms[] = { { 0x1000, 0x1008, "a" } };
-	static const uint64_t counts[] = { UINT64_C(1) << 40, (UINT64_C(1) << 40) + 1 };
+	static const uint64_t counts[] = { UINT64_C(1) << 40,
+					   (UINT64_C(1) << 40) + 1 };
 	struct gmon_profile p;
 	struct symtab st;
 	struct flat f;
@@ -318,7 +320,8 @@ START_TEST(test_flat_keeps_large_counts_exact)
 	unit_arc(&p, GMON_OUTSIDE_FROM, GMON_OUTSIDE_SELF, UINT64_C(1) << 33);
 	build(&f, &st, syms, N(syms), &p);
 	ck_assert(f.rows[0].samples == (double)((UINT64_C(1) << 41) + 1));
-	ck_assert(f.total == (double)((UINT64_C(1) << 41) + 1 + (UINT64_C(1) << 33)));
+	ck_assert(f.total ==
+		  (double)((UINT64_C(1) << 41) + 1 + (UINT64_C(1) << 33)));
 	release(&f, &st, &p);
 }
 END_TEST

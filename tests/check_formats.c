@@ -45,7 +45,8 @@ START_TEST(test_object_names_built_and_split)
 	ck_assert_int_eq(gmon_object_name(buf, sizeof(buf), "r/gmon.out.g++.42",
 					  "libstdc++.so.6"), 0);
 	ck_assert_str_eq(buf, "r/gmon.out.g++.42+libstdc++.so.6");
-	ck_assert_int_eq(gmon_object_name(buf, 13, "gmon.out", "libc"), -ENAMETOOLONG);
+	ck_assert_int_eq(gmon_object_name(buf, 13, "gmon.out", "libc"),
+			 -ENAMETOOLONG);
 	ck_assert_str_eq(buf, "");
 	ck_assert_int_eq(gmon_object_name(buf, 14, "gmon.out", "libc"), 0);
 	ck_assert_str_eq(buf, "gmon.out+libc");
@@ -73,7 +74,8 @@ START_TEST(test_live_names_built_and_read)
 	};
 	char buf[64], aside[80];
 
-	ck_assert_int_eq(gmon_live_name(buf, sizeof(buf), "/r/gmon.out", 4242), 0);
+	ck_assert_int_eq(gmon_live_name(buf, sizeof(buf), "/r/gmon.out", 4242),
+			 0);
 	ck_assert_str_eq(buf, "/r/.pcprof.4242.live");
 	ck_assert_int_eq(gmon_live_name_pid(buf), 4242);
 	ck_assert_int_eq(gmon_live_name(buf, sizeof(buf), "gmon.out", 7), 0);
@@ -86,7 +88,8 @@ START_TEST(test_live_names_built_and_read)
 	ck_assert_str_eq(aside, "/r/.pcprof.4242.live.123456789.live");
 	ck_assert_int_eq(gmon_live_name_pid(aside), 4242);
 	for (size_t i = 0; i < sizeof(not_live) / sizeof(not_live[0]); i++)
-		ck_assert_msg(gmon_live_name_pid(not_live[i]) == 0, "'%s'", not_live[i]);
+		ck_assert_msg(gmon_live_name_pid(not_live[i]) == 0, "'%s'",
+			      not_live[i]);
 }
 END_TEST
 
@@ -104,34 +107,44 @@ START_TEST(test_live_head_versions)
 
 	gmon_live_head_init(&h, 4096, 321, 1234567890123ull);
 	ck_assert_mem_eq(h.magic, "pcprof-live 2\n\0\0", 16);
-	ck_assert_uint_eq(sizeof(h), 40);	/* version 1's 32, the generation */
+	ck_assert_uint_eq(sizeof(h), 40); /* version 1's 32, the generation */
 	ck_assert_uint_eq(h.gen, 0);
 	memcpy(raw, &h, sizeof(h));
-	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), 0);
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version),
+			 0);
 	ck_assert_uint_eq(version, GMON_LIVE_VERSION);
 	ck_assert_int_eq(got.pid, 321);
 	ck_assert_uint_eq(got.hdr_size, 4096);
 	ck_assert_uint_eq(got.start_s, 1234);
-	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw) - 1, &got, &version), -EINVAL);
+	ck_assert_int_eq(
+		gmon_live_head_read(raw, sizeof(raw) - 1, &got, &version),
+		-EINVAL);
 	raw[12] = '1';	/* the version before the generation count */
-	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version),
+			 -EPROTO);
 	ck_assert_uint_eq(version, 1);
 	raw[12] = '3';
-	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version),
+			 -EPROTO);
 	ck_assert_uint_eq(version, 3);
 	raw[12] = '0';
-	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version),
+			 -EPROTO);
 	ck_assert_uint_eq(version, 0);
 	memcpy(raw, "pcprof-live 12\n", 15);
-	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version),
+			 -EPROTO);
 	ck_assert_uint_eq(version, 12);
 	memcpy(raw, "pcprof-live 2222", 16);
-	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version),
+			 -EPROTO);
 	ck_assert_uint_eq(version, 0);
 	memcpy(raw, "pcprof-live x\n\0\0", 16);
-	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EPROTO);
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version),
+			 -EPROTO);
 	memcpy(raw, "pcprof-lime 2\n\0\0", 16);
-	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version), -EINVAL);
+	ck_assert_int_eq(gmon_live_head_read(raw, sizeof(raw), &got, &version),
+			 -EINVAL);
 }
 END_TEST
 
@@ -140,8 +153,10 @@ END_TEST
 static int
 as_user(void)
 {
-	return geteuid() != 0 || (setgroups(0, NULL) == 0 && setgid(65534) == 0 &&
-				  setuid(65534) == 0) ? 0 : -1;
+	return geteuid() != 0 || (setgroups(0, NULL) == 0 &&
+				  setgid(65534) == 0 && setuid(65534) == 0) ?
+		       0 :
+		       -1;
 }
 
 /*
@@ -161,7 +176,8 @@ START_TEST(test_live_owner_whose_maps_say_eacces_runs)
 
 		ck_assert_int_eq(pipe(go), 0);
 		if ((owner = fork()) == 0) {
-			if (as_user() || prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0))
+			if (as_user() ||
+			    prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0))
 				_exit(1);
 			if (write(go[1], "r", 1) != 1)
 				_exit(1);
@@ -179,9 +195,11 @@ START_TEST(test_live_owner_whose_maps_say_eacces_runs)
 
 			if (as_user())
 				_exit(90);
-			snprintf(path, sizeof(path), "/proc/%d/maps", (int)owner);
+			snprintf(path, sizeof(path), "/proc/%d/maps",
+				 (int)owner);
 			fd = open(path, O_RDONLY);
-			/* the case under test: EACCES exactly where not dumpable */
+			/* the case under test: EACCES exactly where not
+			 * dumpable */
 			if (dumpable ? fd < 0 : fd >= 0 || errno != EACCES)
 				_exit(91);
 			gmon_live_head_init(&h, 4096, (int32_t)owner, 0);
@@ -194,8 +212,8 @@ START_TEST(test_live_owner_whose_maps_say_eacces_runs)
 		kill(owner, SIGKILL);
 		waitpid(owner, NULL, 0);
 		ck_assert(WIFEXITED(status));
-		ck_assert_msg(WEXITSTATUS(status) == !dumpable, "dumpable %d: %d", dumpable,
-			      WEXITSTATUS(status));
+		ck_assert_msg(WEXITSTATUS(status) == !dumpable,
+			      "dumpable %d: %d", dumpable, WEXITSTATUS(status));
 	}
 }
 END_TEST
@@ -237,7 +255,8 @@ START_TEST(test_live_head_torn_read_detected)
 	ck_assert_uint_eq(h.gen, 2);
 	ck_assert_uint_eq(h.state, GMON_LIVE_RUNNING);
 	ck_assert_int_eq(h.pid, 321);
-	gmon_live_head_write(&h, GMON_LIVE_RUNNING, 654, 2000ull * 1000000000ull);
+	gmon_live_head_write(&h, GMON_LIVE_RUNNING, 654,
+			     2000ull * 1000000000ull);
 	ck_assert_uint_eq(h.gen, 4);
 	ck_assert_int_eq(h.pid, 654);
 	ck_assert_uint_eq(h.start_s, 2000);
@@ -247,7 +266,8 @@ START_TEST(test_live_head_torn_read_detected)
 	r.img[1] = h, r.img[1].gen = 6;
 	r.img[2] = h, r.img[2].gen = 8, r.img[2].start_s = 3000;
 	r.img[3] = r.img[2];
-	ck_assert_int_eq(gmon_live_head_load(read_image, &r, &got, &version), 0);
+	ck_assert_int_eq(gmon_live_head_load(read_image, &r, &got, &version),
+			 0);
 	ck_assert_int_eq(r.calls, 1 + 2 + 2);
 	ck_assert_uint_eq(got.gen, 8);
 	ck_assert_int_eq(got.pid, 654);
@@ -256,13 +276,15 @@ START_TEST(test_live_head_torn_read_detected)
 	/* odd on every read: torn, said, in GMON_LIVE_TRIES reads */
 	r = (struct head_reads){ .nimg = 1 };
 	r.img[0] = h, r.img[0].gen = 7;
-	ck_assert_int_eq(gmon_live_head_load(read_image, &r, &got, &version), -EAGAIN);
+	ck_assert_int_eq(gmon_live_head_load(read_image, &r, &got, &version),
+			 -EAGAIN);
 	ck_assert_int_eq(r.calls, GMON_LIVE_TRIES);
 
 	/* another version is refused before its generation is looked at */
 	r = (struct head_reads){ .nimg = 1 };
 	r.img[0] = h, r.img[0].magic[12] = '1', r.img[0].gen = 7;
-	ck_assert_int_eq(gmon_live_head_load(read_image, &r, &got, &version), -EPROTO);
+	ck_assert_int_eq(gmon_live_head_load(read_image, &r, &got, &version),
+			 -EPROTO);
 	ck_assert_uint_eq(version, 1);
 	ck_assert_int_eq(r.calls, 1);
 }
@@ -316,7 +338,8 @@ START_TEST(test_live_head_read_under_a_writer_is_whole)
 	writing = 1;
 	ck_assert_int_eq(pthread_create(&t, NULL, rewrite_head, NULL), 0);
 	for (int i = 0; i < 20000; i++) {
-		int r = gmon_live_head_load(read_bytewise, (void *)&shared_head, &got, &version);
+		int r = gmon_live_head_load(read_bytewise, (void *)&shared_head,
+					    &got, &version);
 
 		ck_assert(r == 0 || r == -EAGAIN);
 		if (!r) {

@@ -154,14 +154,17 @@ walk_records(const unsigned char *b, size_t len, struct rec *out, size_t max)
 		struct rec r;
 
 		if (b[off] != GMON_TAG_TIME_HIST)
-			ck_abort_msg("tag %u at %zu: not a histogram", b[off], off);
+			ck_abort_msg("tag %u at %zu: not a histogram", b[off],
+				     off);
 		memset(&r, 0, sizeof(r));
 		for (int i = 7; i >= 0; i--) {
 			r.low = r.low << 8 | q[i];
 			r.high = r.high << 8 | q[8 + i];
 		}
-		r.nbins = q[16] | q[17] << 8 | q[18] << 16 | (uint32_t)q[19] << 24;
-		r.rate = q[20] | q[21] << 8 | q[22] << 16 | (uint32_t)q[23] << 24;
+		r.nbins = q[16] | q[17] << 8 | q[18] << 16 |
+			  (uint32_t)q[19] << 24;
+		r.rate = q[20] | q[21] << 8 | q[22] << 16 |
+			 (uint32_t)q[23] << 24;
 		r.counts = q + GMON_HIST_HDR_SIZE;
 		if (n < max)
 			out[n] = r;
@@ -247,15 +250,17 @@ counts_round_trip(uint64_t low, unsigned bin, const uint32_t *counts, size_t n)
 	for (size_t i = 0; i < nrec; i++) {
 		const struct rec *x = &recs[i];
 
-		if (x->nbins == 0 || x->high - x->low != (uint64_t)x->nbins * bin ||
+		if (x->nbins == 0 ||
+		    x->high - x->low != (uint64_t)x->nbins * bin ||
 		    x->low < low || x->high > low + n * bin ||
 		    (x->low - low) % bin || x->rate != 250)
-			ck_abort_msg("record %zu: [0x%llx, 0x%llx), %u bins, rate %u; "
-				     "want %u-byte bins inside [0x%llx, 0x%llx), rate 250",
-				     i, (unsigned long long)x->low,
-				     (unsigned long long)x->high, x->nbins, x->rate,
-				     bin, (unsigned long long)low,
-				     (unsigned long long)(low + n * bin));
+			ck_abort_msg(
+				"record %zu: [0x%llx, 0x%llx), %u bins, rate %u; "
+				"want %u-byte bins inside [0x%llx, 0x%llx), rate 250",
+				i, (unsigned long long)x->low,
+				(unsigned long long)x->high, x->nbins, x->rate,
+				bin, (unsigned long long)low,
+				(unsigned long long)(low + n * bin));
 	}
 	/* sorted, each range equals the one before or starts past its end */
 	qsort(recs, nrec, sizeof(*recs), cmp_rec);
@@ -263,9 +268,12 @@ counts_round_trip(uint64_t low, unsigned bin, const uint32_t *counts, size_t n)
 		const struct rec *x = &recs[i], *y = &recs[i - 1];
 
 		if (x->low == y->low ? x->high != y->high : y->high > x->low)
-			ck_abort_msg("records [0x%llx, 0x%llx) and [0x%llx, 0x%llx) overlap",
-				     (unsigned long long)y->low, (unsigned long long)y->high,
-				     (unsigned long long)x->low, (unsigned long long)x->high);
+			ck_abort_msg(
+				"records [0x%llx, 0x%llx) and [0x%llx, 0x%llx) overlap",
+				(unsigned long long)y->low,
+				(unsigned long long)y->high,
+				(unsigned long long)x->low,
+				(unsigned long long)x->high);
 	}
 
 	parse_ok(c.buf, c.len, &p);
@@ -274,16 +282,17 @@ counts_round_trip(uint64_t low, unsigned bin, const uint32_t *counts, size_t n)
 		size_t first = (size_t)((h->low - low) / bin);
 
 		if (h->high - h->low != (uint64_t)h->nbins * bin)
-			ck_abort_msg("parsed range [0x%llx, 0x%llx) is not %u bins of %u",
-				     (unsigned long long)h->low,
-				     (unsigned long long)h->high, h->nbins, bin);
+			ck_abort_msg(
+				"parsed range [0x%llx, 0x%llx) is not %u bins of %u",
+				(unsigned long long)h->low,
+				(unsigned long long)h->high, h->nbins, bin);
 		for (uint32_t k = 0; k < h->nbins; k++)
 			got[first + k] += h->counts[k];
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (got[i] != counts[i])
-			ck_abort_msg("bin %zu: wrote %u, read %llu", i, counts[i],
-				     (unsigned long long)got[i]);
+			ck_abort_msg("bin %zu: wrote %u, read %llu", i,
+				     counts[i], (unsigned long long)got[i]);
 		want += counts[i];
 	}
 	ck_assert_uint_eq(gmon_profile_samples(&p), want);
@@ -421,24 +430,54 @@ static const struct counts_case {
 	{ "all zeros", 0x1000, 2, 100, { { 0, 0 } }, 0, { { 0, 0, 0 } } },
 	{ "bin 0 only", 0x1000, 2, 100, { { 0, 7 } }, 1, { { 0, 1, 1 } } },
 	{ "bin n-1 only", 0x1000, 2, 100, { { 99, 7 } }, 1, { { 99, 100, 1 } } },
-	{ "zeros trimmed", 0x1000, 2, 100, { { 10, 1 }, { 12, 2 } }, 1,
+	{ "zeros trimmed",
+	  0x1000,
+	  2,
+	  100,
+	  { { 10, 1 }, { 12, 2 } },
+	  1,
 	  { { 10, 13, 1 } } },
 	{ "1-byte bins", 0x1001, 1, 50, { { 3, 4 } }, 1, { { 3, 4, 1 } } },
-	{ "4-byte bins", 0x401000, 4, 64, { { 5, 9 }, { 6, 9 } }, 1,
+	{ "4-byte bins",
+	  0x401000,
+	  4,
+	  64,
+	  { { 5, 9 }, { 6, 9 } },
+	  1,
 	  { { 5, 7, 1 } } },
 	{ "8-byte bins", 0x8, 8, 64, { { 63, 1 } }, 1, { { 63, 64, 1 } } },
-	{ "gap merged", 0x1000, 2, 100, { { 0, 1 }, { GAP_BINS, 1 } }, 1,
+	{ "gap merged",
+	  0x1000,
+	  2,
+	  100,
+	  { { 0, 1 }, { GAP_BINS, 1 } },
+	  1,
 	  { { 0, GAP_BINS + 1, 1 } } },
-	{ "gap split", 0x1000, 2, 100, { { 0, 1 }, { GAP_BINS + 1, 1 } }, 2,
+	{ "gap split",
+	  0x1000,
+	  2,
+	  100,
+	  { { 0, 1 }, { GAP_BINS + 1, 1 } },
+	  2,
 	  { { 0, 1, 1 }, { GAP_BINS + 1, GAP_BINS + 2, 1 } } },
-	{ "low unaligned", 0x1002, 4, 10, { { 0, 1 } }, -EINVAL, { { 0, 0, 0 } } },
+	{ "low unaligned",
+	  0x1002,
+	  4,
+	  10,
+	  { { 0, 1 } },
+	  -EINVAL,
+	  { { 0, 0, 0 } } },
 	{ "bin 0", 0x1000, 0, 10, { { 0, 1 } }, -EINVAL, { { 0, 0, 0 } } },
 	{ "bin 3", 0x1002, 3, 10, { { 0, 1 } }, -EINVAL, { { 0, 0, 0 } } },
 	{ "bin 6", 0x1002, 6, 10, { { 0, 1 } }, -EINVAL, { { 0, 0, 0 } } },
 	{ "65535", 0x1000, 2, 10, { { 4, 65535 } }, 1, { { 4, 5, 1 } } },
 	{ "65536", 0x1000, 2, 10, { { 4, 65536 } }, 2, { { 4, 5, 2 } } },
-	{ "tall between short", 0x1000, 2, 10,
-	  { { 2, 5 }, { 3, 70000 }, { 4, 5 } }, 4,
+	{ "tall between short",
+	  0x1000,
+	  2,
+	  10,
+	  { { 2, 5 }, { 3, 70000 }, { 4, 5 } },
+	  4,
 	  { { 2, 3, 1 }, { 3, 4, 2 }, { 4, 5, 1 } } },
 };
 
@@ -541,7 +580,8 @@ START_TEST(test_gmon_sparse_counts_sum_back_exactly)
 				continue;
 			switch ((x >> 8) % 16) {
 			case 0:		/* a few levels of 65535 */
-				counts[i] = (uint32_t)(65000 + (x >> 16) % 300000);
+				counts[i] =
+					(uint32_t)(65000 + (x >> 16) % 300000);
 				break;
 			case 1:		/* right at the 16-bit edge */
 				counts[i] = (uint32_t)(65534 + (x >> 16) % 4);
@@ -574,9 +614,11 @@ START_TEST(test_gmon_round_trip_keeps_everything)
 	wide[39] = 70000;
 	capture_init(&c, spare);
 	/* disjoint ranges, written high first */
-	ck_assert_int_eq(gmon_sink_hist(&c.sink, 0x3000, 0x3008, 1000, a, 4), 0);
+	ck_assert_int_eq(gmon_sink_hist(&c.sink, 0x3000, 0x3008, 1000, a, 4),
+			 0);
 	ck_assert_int_eq(gmon_sink_arc(&c.sink, 0x3002, 0x1010, 7), 0);
-	ck_assert_int_eq(gmon_sink_counts(&c.sink, 0x1000, 2, 1000, wide, 40), 3);
+	ck_assert_int_eq(gmon_sink_counts(&c.sink, 0x1000, 2, 1000, wide, 40),
+			 3);
 	ck_assert_int_eq(gmon_sink_arc(&c.sink, 0x1000, 0x3004, UINT32_MAX), 0);
 	capture_finish(&c);
 
@@ -586,7 +628,8 @@ START_TEST(test_gmon_round_trip_keeps_everything)
 	ck_assert_int_eq(p.nbbrecords, 0);
 	ck_assert_uint_eq(p.nhists, 3);
 
-	/* gap of 38 zero bins: split into [0x1000, 0x1002) and [0x104e, 0x1050) */
+	/* gap of 38 zero bins: split into [0x1000, 0x1002) and [0x104e, 0x1050)
+	 */
 	h = &p.hists[0];
 	ck_assert_uint_eq(h->low, 0x1000);
 	ck_assert_uint_eq(h->high, 0x1002);
@@ -658,7 +701,7 @@ START_TEST(test_read_sorts_disjoint_records_in_any_order)
 	file_header(&f, 0);	/* version 0 is accepted too */
 	file_hist(&f, 0x5000, 0x5004, 2, 100, "seconds", 's', 2);
 	file_hist(&f, 0x1000, 0x1006, 3, 100, "seconds", 's', 3);
-	file_hist(&f, 0x5004, 0x5008, 2, 100, "seconds", 's', 2);	/* adjacent */
+	file_hist(&f, 0x5004, 0x5008, 2, 100, "seconds", 's', 2); /* adjacent */
 	file_hist(&f, 0x3000, 0x3002, 1, 100, "seconds", 's', 1);
 	parse_ok(f.b, f.len, &p);
 	ck_assert_uint_eq(p.version, 0);
@@ -774,7 +817,8 @@ START_TEST(test_read_rejects_truncated_histogram_header)
 	file_header(&f, 1);
 	file_hist(&f, 0x1000, 0x1004, 2, 100, "seconds", 's', 0);
 	/* one byte short of the 40-byte header after the tag */
-	parse_bad(f.b, f.len - 1, GMON_HEADER_SIZE, "truncated histogram record");
+	parse_bad(f.b, f.len - 1, GMON_HEADER_SIZE,
+		  "truncated histogram record");
 	parse_bad(f.b, GMON_HEADER_SIZE + 1, GMON_HEADER_SIZE,
 		  "truncated histogram record");
 }
@@ -812,7 +856,8 @@ START_TEST(test_read_rejects_huge_bin_count_without_allocating)
 	if (getrlimit(RLIMIT_AS, &old) == 0) {
 		lim = old;
 		lim.rlim_cur = (rlim_t)4 << 30;
-		if (old.rlim_cur == RLIM_INFINITY || old.rlim_cur > lim.rlim_cur)
+		if (old.rlim_cur == RLIM_INFINITY ||
+		    old.rlim_cur > lim.rlim_cur)
 			limited = setrlimit(RLIMIT_AS, &lim) == 0;
 	}
 #else
@@ -1000,7 +1045,8 @@ START_TEST(test_add_inserts_disjoint_ranges_sorted)
 {
 	struct bytes f;
 	struct gmon_profile p, q;
-	static const uint64_t lows[] = { 0x1000, 0x2000, 0x2004, 0x3000, 0x9000 };
+	static const uint64_t lows[] = { 0x1000, 0x2000, 0x2004, 0x3000,
+					 0x9000 };
 
 	file_header(&f, 1);
 	file_hist(&f, 0x2000, 0x2004, 2, 100, "seconds", 's', 2);
@@ -1134,7 +1180,8 @@ START_TEST(test_add_into_empty_profile_copies)
 	ck_assert_int_eq(gmon_profile_add(&p, &q, NULL), 0);
 	ck_assert_uint_eq(p.nhists, 1);
 	ck_assert_ptr_ne(p.hists[0].counts, q.hists[0].counts);
-	ck_assert_mem_eq(p.hists[0].counts, q.hists[0].counts, 4 * sizeof(uint64_t));
+	ck_assert_mem_eq(p.hists[0].counts, q.hists[0].counts,
+			 4 * sizeof(uint64_t));
 	ck_assert_uint_eq(p.narcs, 1);
 	gmon_profile_release(&q);
 	/* the copy owns its counts */
@@ -1235,7 +1282,8 @@ symbol_address(const char *dir, const char *name)
 
 	snprintf(cmd, sizeof(cmd), "nm %s/t", dir);
 	snprintf(want, sizeof(want), " T %s\n", name);
-	ck_assert_msg(run_line(cmd, want, line, sizeof(line)), "no %s in nm", name);
+	ck_assert_msg(run_line(cmd, want, line, sizeof(line)), "no %s in nm",
+		      name);
 	ck_assert_int_eq(sscanf(line, "%llx", &a), 1);
 	return a;
 }
@@ -1247,10 +1295,13 @@ gprof_seconds(const char *dir, const char *name)
 	char cmd[512], line[512], want[64], got[64];
 	double pct, cum, self;
 
-	snprintf(cmd, sizeof(cmd), "gprof -b -p %s/t %s/gmon.out 2>&1", dir, dir);
+	snprintf(cmd, sizeof(cmd), "gprof -b -p %s/t %s/gmon.out 2>&1", dir,
+		 dir);
 	snprintf(want, sizeof(want), " %s\n", name);
-	ck_assert_msg(run_line(cmd, want, line, sizeof(line)), "%s not in gprof's output", name);
-	ck_assert_int_eq(sscanf(line, "%lf %lf %lf %63s", &pct, &cum, &self, got), 4);
+	ck_assert_msg(run_line(cmd, want, line, sizeof(line)),
+		      "%s not in gprof's output", name);
+	ck_assert_int_eq(
+		sscanf(line, "%lf %lf %lf %63s", &pct, &cum, &self, got), 4);
 	ck_assert_str_eq(got, name);
 	return self;
 }
@@ -1294,7 +1345,7 @@ START_TEST(test_gprof_reads_counts_above_65535)
 		int fd;
 
 		ck_assert_ptr_nonnull(counts);
-		counts[0] = 200000;			/* f1: 2000 s at 100 Hz */
+		counts[0] = 200000; /* f1: 2000 s at 100 Hz */
 		counts[(f2 - low) / bin] = 65536;	/* f2: 655.37 s */
 		counts[(f2 - low) / bin + 1] = 1;
 		snprintf(path, sizeof(path), "%s/gmon.out", dir);
@@ -1302,13 +1353,16 @@ START_TEST(test_gprof_reads_counts_above_65535)
 		ck_assert_int_ge(fd, 0);
 		gmon_sink_init(&s, fd);
 		gmon_sink_header(&s, NULL);
-		ck_assert_int_ge(gmon_sink_counts(&s, low, bin, 100, counts, n), 3);
+		ck_assert_int_ge(gmon_sink_counts(&s, low, bin, 100, counts, n),
+				 3);
 		ck_assert_int_eq(gmon_sink_flush(&s), 0);
 		close(fd);
 		free(counts);
 
-		ck_assert_double_eq_tol(gprof_seconds(dir, "f1"), 2000.00, 0.005);
-		ck_assert_double_eq_tol(gprof_seconds(dir, "f2"), 655.37, 0.005);
+		ck_assert_double_eq_tol(gprof_seconds(dir, "f1"), 2000.00,
+					0.005);
+		ck_assert_double_eq_tol(gprof_seconds(dir, "f2"), 655.37,
+					0.005);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ck_assert_int_eq(system(cmd), 0);
@@ -1340,7 +1394,9 @@ START_TEST(test_objects_parse_reads_every_record)
 	struct gmon_objects o;
 	struct gmon_error err;
 
-	ck_assert_int_eq(gmon_objects_parse(manifest_ok, strlen(manifest_ok), &o, &err), 0);
+	ck_assert_int_eq(
+		gmon_objects_parse(manifest_ok, strlen(manifest_ok), &o, &err),
+		0);
 	ck_assert_uint_eq(o.rate, 1000);
 	ck_assert_str_eq(o.version, "1.0.0");
 	ck_assert_uint_eq(o.pid, 4242);
@@ -1413,7 +1469,8 @@ objects_refused(const char *from, const char *to, const char *what)
 	strcpy(buf + k, to);
 	strcat(buf, at + strlen(from));
 	memset(&err, 0, sizeof(err));
-	ck_assert_int_eq(gmon_objects_parse(buf, strlen(buf), &o, &err), -EINVAL);
+	ck_assert_int_eq(gmon_objects_parse(buf, strlen(buf), &o, &err),
+			 -EINVAL);
 	ck_assert_msg(strstr(err.what, what), "'%s' for %s", err.what, to);
 }
 
@@ -1446,14 +1503,18 @@ START_TEST(test_objects_parse_refuses_bad_input)
 	objects_refused("version 1.0.0", "version", "bad version");
 	objects_refused("version 1.0.0", "version 1.0.0 rc1", "bad version");
 	objects_refused("version 1.0.0", "version 1.0.0\x7f", "bad version");
-	objects_refused("version 1.0.0", "version 0123456789abcdef0123456789abcdef", "bad version");
+	objects_refused("version 1.0.0",
+			"version 0123456789abcdef0123456789abcdef",
+			"bad version");
 	objects_refused("/x/libhot.so", "/x/libhot.so extra", "extra fields");
 	/* the three readings of one clock come in order */
 	objects_refused("cpu 1200000 91000000", "cpu 92000000 91000000", "bad cpu");
 	objects_refused("91000000 93500000", "91000000 90000000", "bad cpu");
-	objects_refused("cpu 1200000 91000000 93500000", "cpu 1200000 91000000", "bad cpu");
+	objects_refused("cpu 1200000 91000000 93500000", "cpu 1200000 91000000",
+			"bad cpu");
 	objects_refused("93500000\n", "93500000 1\n", "bad cpu");
-	objects_refused("started 1764582000123456789", "started x", "bad start");
+	objects_refused("started 1764582000123456789", "started x",
+			"bad start");
 	objects_refused("ended exec", "ended", "bad ending");
 	objects_refused("ended exec", "ended fork", "bad ending");
 	objects_refused("ended exec", "ended exec 1", "bad ending");
@@ -1525,7 +1586,9 @@ write_two_threads(struct gmon_sink *s)
 	ck_assert_int_eq(gmon_sink_thread(s, 101, one), 0);
 	ck_assert_int_eq(gmon_sink_thread(s, 102, full), 0);
 	ck_assert_int_eq(gmon_sink_stack(s, 7, 0, 101, a, 3), 0);
-	ck_assert_int_eq(gmon_sink_stack(s, 1ull << 40, GMON_STACK_TRUNCATED, 102, b, 1), 0);
+	ck_assert_int_eq(
+		gmon_sink_stack(s, 1ull << 40, GMON_STACK_TRUNCATED, 102, b, 1),
+		0);
 }
 
 START_TEST(test_stacks_round_trip_keeps_threads_and_tids)
@@ -1557,9 +1620,11 @@ START_TEST(test_stacks_round_trip_keeps_threads_and_tids)
 	gmon_stacks_release(&st);
 	/* every cut short of the end is refused, never read past */
 	for (size_t cut = GMON_STACKS_HEADER_SIZE + 1; cut < len; cut++)
-		if (cut != GMON_STACKS_HEADER_SIZE + 40 && cut != GMON_STACKS_HEADER_SIZE + 80 &&
+		if (cut != GMON_STACKS_HEADER_SIZE + 40 &&
+		    cut != GMON_STACKS_HEADER_SIZE + 80 &&
 		    cut != GMON_STACKS_HEADER_SIZE + 80 + 48)
-			ck_assert_int_eq(gmon_stacks_parse(buf, cut, &st, &err), -EINVAL);
+			ck_assert_int_eq(gmon_stacks_parse(buf, cut, &st, &err),
+					 -EINVAL);
 	free(buf);
 }
 END_TEST
@@ -1576,7 +1641,7 @@ START_TEST(test_stacks_reads_version_1_without_tids)
 	put_raw(&b, "\0\0\0\0\0\0\0\0", 8);
 	put_le(&b, 0, 4);
 	put_le(&b, 99, 4);
-	put_le(&b, 5, 8);	/* count, depth 2, flags 2: in version 1 a stack */
+	put_le(&b, 5, 8); /* count, depth 2, flags 2: in version 1 a stack */
 	put_le(&b, 2, 4);
 	put_le(&b, GMON_STACK_THREAD, 4);
 	put_le(&b, 0x1140, 8);
@@ -1623,8 +1688,8 @@ enum { KIND_GMON, KIND_STACKS, KIND_OBJECTS };
 /* The kind's _part parser on have bytes of a file of len; on success, a
  * digest of what it read in *sum. */
 static int
-parse_kind(int kind, const void *b, size_t have, size_t len, struct gmon_error *err,
-	   uint64_t *sum)
+parse_kind(int kind, const void *b, size_t have, size_t len,
+	   struct gmon_error *err, uint64_t *sum)
 {
 	struct gmon_profile p;
 	struct gmon_stacks st;
@@ -1633,12 +1698,14 @@ parse_kind(int kind, const void *b, size_t have, size_t len, struct gmon_error *
 
 	if (kind == KIND_GMON) {
 		if (!(r = gmon_parse_part(b, have, len, &p, err))) {
-			*sum = gmon_profile_samples(&p) + 1000 * p.narcs + 1000000 * p.nhists;
+			*sum = gmon_profile_samples(&p) + 1000 * p.narcs +
+			       1000000 * p.nhists;
 			gmon_profile_release(&p);
 		}
 	} else if (kind == KIND_STACKS) {
 		if (!(r = gmon_stacks_parse_part(b, have, len, &st, err))) {
-			*sum = st.n + 1000 * st.nthreads + (st.n ? st.v[st.n - 1].count : 0);
+			*sum = st.n + 1000 * st.nthreads +
+			       (st.n ? st.v[st.n - 1].count : 0);
 			gmon_stacks_release(&st);
 		}
 	} else if (!(r = gmon_objects_parse_part(b, have, len, &o, err))) {
@@ -1694,26 +1761,30 @@ read_in_parts(int kind, const unsigned char *b, size_t len, size_t first)
 static void
 parts_agree(int kind, const unsigned char *b, size_t len, const char *what)
 {
-	static const size_t firsts[] = { 1, 2, 4, 7, 8, 19, 20, 21, 33, 40, 61, 62, 100 };
+	static const size_t firsts[] = { 1,  2,  4,  7,  8,  19, 20,
+					 21, 33, 40, 61, 62, 100 };
 	struct outcome whole = read_in_parts(kind, b, len, len);
 
 	ck_assert_int_ne(whole.r, -EAGAIN);
 	for (size_t i = 0; i < sizeof(firsts) / sizeof(firsts[0]); i++) {
 		struct outcome o = read_in_parts(kind, b, len, firsts[i]);
 
-		ck_assert_msg(o.r == whole.r && o.offset == whole.offset &&
-			      o.sum == whole.sum && !strcmp(o.what, whole.what),
-			      "%s, first read %zu: %d '%s' at %llu, whole: %d '%s' at %llu",
-			      what, firsts[i], o.r, o.what, (unsigned long long)o.offset,
-			      whole.r, whole.what, (unsigned long long)whole.offset);
+		ck_assert_msg(
+			o.r == whole.r && o.offset == whole.offset &&
+				o.sum == whole.sum &&
+				!strcmp(o.what, whole.what),
+			"%s, first read %zu: %d '%s' at %llu, whole: %d '%s' at %llu",
+			what, firsts[i], o.r, o.what,
+			(unsigned long long)o.offset, whole.r, whole.what,
+			(unsigned long long)whole.offset);
 	}
 }
 
 /* Each cut of b, and b with each byte set to each of set[]: read in
  * parts, as read whole. */
 static void
-parts_agree_when_broken(int kind, const unsigned char *b, size_t len, const char *set,
-			size_t nset)
+parts_agree_when_broken(int kind, const unsigned char *b, size_t len,
+			const char *set, size_t nset)
 {
 	unsigned char *c = malloc(len);
 
@@ -1754,7 +1825,8 @@ START_TEST(test_part_reads_end_as_whole_reads_do)
 	st = stacks_capture(write_two_threads, &stlen);
 	parts_agree_when_broken(KIND_STACKS, st, stlen, set, sizeof(set));
 	free(st);
-	parts_agree_when_broken(KIND_OBJECTS, (const unsigned char *)manifest_ok,
+	parts_agree_when_broken(KIND_OBJECTS,
+				(const unsigned char *)manifest_ok,
 				strlen(manifest_ok), set, sizeof(set));
 }
 END_TEST
@@ -1772,13 +1844,16 @@ START_TEST(test_part_refuses_a_huge_file_from_its_beginning)
 		uint64_t offset;
 	} v[] = {
 		{ KIND_GMON, "", 0, "bad magic", 0 },
-		{ KIND_GMON, "gmon\1\0\0\0", 8, "empty histogram range", GMON_HEADER_SIZE },
+		{ KIND_GMON, "gmon\1\0\0\0", 8, "empty histogram range",
+		  GMON_HEADER_SIZE },
 		{ KIND_STACKS, "", 0, "bad magic", 0 },
 		{ KIND_STACKS, "pcstacks\2\0\0\0", 12, "stack of depth 0",
 		  GMON_STACKS_HEADER_SIZE },
 		{ KIND_OBJECTS, "", 0, "not a pcprof objects manifest", 1 },
-		{ KIND_OBJECTS, "pcprof-objects 1\nrate 1000\n", 27, "NUL byte", 3 },
-		{ KIND_OBJECTS, "pcprof-objects 1\nrate 1000\n", 27, "line too long", 3 },
+		{ KIND_OBJECTS, "pcprof-objects 1\nrate 1000\n", 27, "NUL byte",
+		  3 },
+		{ KIND_OBJECTS, "pcprof-objects 1\nrate 1000\n", 27,
+		  "line too long", 3 },
 	};
 	const size_t have = 64 << 10, len = (size_t)1 << 30;
 	unsigned char *b = malloc(have);
@@ -1790,8 +1865,11 @@ START_TEST(test_part_refuses_a_huge_file_from_its_beginning)
 
 		memset(b, strstr(v[i].what, "long") ? 'a' : 0, have);
 		memcpy(b, v[i].head, v[i].headlen);
-		ck_assert_int_eq(parse_kind(v[i].kind, b, have, len, &err, &sum), -EINVAL);
-		ck_assert_msg(strstr(err.what, v[i].what), "case %zu: '%s'", i, err.what);
+		ck_assert_int_eq(
+			parse_kind(v[i].kind, b, have, len, &err, &sum),
+			-EINVAL);
+		ck_assert_msg(strstr(err.what, v[i].what), "case %zu: '%s'", i,
+			      err.what);
 		ck_assert_uint_eq(err.offset, v[i].offset);
 	}
 	{
@@ -1801,8 +1879,11 @@ START_TEST(test_part_refuses_a_huge_file_from_its_beginning)
 		uint64_t sum;
 
 		file_header(&f, 1);
-		file_hist(&f, 0, (uint64_t)1 << 32, 1u << 31, 1000, "seconds", 's', 0);
-		ck_assert_int_eq(parse_kind(KIND_GMON, f.b, f.len, len, &err, &sum), -EINVAL);
+		file_hist(&f, 0, (uint64_t)1 << 32, 1u << 31, 1000, "seconds",
+			  's', 0);
+		ck_assert_int_eq(
+			parse_kind(KIND_GMON, f.b, f.len, len, &err, &sum),
+			-EINVAL);
 		ck_assert_str_eq(err.what, "truncated histogram record (2147483648 bins, "
 				 "1073741763 bytes left)");
 	}
@@ -1822,8 +1903,9 @@ gmon_suite(void)
 	tcase_add_test(w, test_sink_header_without_spare_is_zeros);
 	tcase_add_test(w, test_sink_error_sticks);
 	tcase_add_test(w, test_sink_counts_reports_write_error);
-	tcase_add_loop_test(w, test_sink_counts_edge_cases, 0,
-			    (int)(sizeof(counts_cases) / sizeof(counts_cases[0])));
+	tcase_add_loop_test(
+		w, test_sink_counts_edge_cases, 0,
+		(int)(sizeof(counts_cases) / sizeof(counts_cases[0])));
 	tcase_add_test(w, test_gmon_carries_counts_above_65535);
 	tcase_add_test(w, test_gmon_carries_tall_neighbours_exactly);
 	tcase_add_test(w, test_gmon_sparse_counts_sum_back_exactly);
@@ -1848,7 +1930,8 @@ gmon_suite(void)
 	tcase_add_test(r, test_read_rejects_rate_of_zero);
 	tcase_add_test(r, test_read_rejects_partial_overlap);
 	tcase_add_test(r, test_read_rejects_different_bin_count_for_same_range);
-	tcase_add_test(r, test_read_rejects_different_bin_size_for_disjoint_ranges);
+	tcase_add_test(
+		r, test_read_rejects_different_bin_size_for_disjoint_ranges);
 	tcase_add_test(r, test_read_rejects_different_dimen);
 	tcase_add_test(r, test_read_rejects_truncated_arc);
 	tcase_add_test(r, test_read_rejects_truncated_bb_record);
@@ -1857,8 +1940,8 @@ gmon_suite(void)
 	tcase_add_test(r, test_stacks_rejects_a_thread_record_of_other_size);
 	tcase_add_test(r, test_part_reads_end_as_whole_reads_do);
 	tcase_add_test(r, test_part_refuses_a_huge_file_from_its_beginning);
-	/* every byte of three files cut and changed, each parsed two ways: a few
-	 * seconds on a busy machine, over Check's default 4 s */
+	/* every byte of three files cut and changed, each parsed two ways: a
+	 * few seconds on a busy machine, over Check's default 4 s */
 	tcase_set_timeout(r, 60);
 	suite_add_tcase(s, r);
 
@@ -1877,7 +1960,8 @@ gmon_suite(void)
 	tcase_add_test(p, test_objects_parse_refuses_bad_input);
 	tcase_add_test(p, test_objects_parse_skips_a_newer_libpc_record);
 	tcase_add_test(p, test_objects_parse_reads_a_signal_death);
-	if (unit_have("command -v gprof >/dev/null && command -v nm >/dev/null")) {
+	if (unit_have(
+		    "command -v gprof >/dev/null && command -v nm >/dev/null")) {
 		TCase *g = tcase_create("gprof");
 
 		tcase_add_test(g, test_gprof_reads_counts_above_65535);

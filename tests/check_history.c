@@ -40,14 +40,16 @@ normal(void)
  * step) and ramp a commit over [ramp_at, ramp_at + 10), with relative
  * noise sd a commit; within: what 3 runs of noise 1.5 sd say. */
 static void
-series(double *x, double *within, size_t n, size_t at, double step, size_t ramp_at,
-       double ramp, double sd)
+series(double *x, double *within, size_t n, size_t at, double step,
+       size_t ramp_at, double ramp, double sd)
 {
 	for (size_t i = 0; i < n; i++) {
 		double level = 1 + (i >= at ? step : 0);
 
 		if (i >= ramp_at)
-			level += ramp * (double)(i - ramp_at < 10 ? i - ramp_at + 1 : 10);
+			level += ramp * (double)(i - ramp_at < 10 ?
+							 i - ramp_at + 1 :
+							 10);
 		x[i] = level * (1 + sd * normal());
 		within[i] = (1.5 * sd) * (1.5 * sd) / 3;
 	}
@@ -72,7 +74,8 @@ START_TEST(test_history_finds_a_3_percent_step_at_its_commit)
 		n = cp_find(CP_TTEST, x, w, 30, 0.01, 0.01, ch, 30);
 		for (size_t i = 0; i < n; i++)
 			if (ch[i].at + 1 >= at && ch[i].at <= at + 1 &&
-			    fabs((ch[i].after - ch[i].before) / ch[i].before - 0.03) < 0.01) {
+			    fabs((ch[i].after - ch[i].before) / ch[i].before -
+				 0.03) < 0.01) {
 				hit = 1;
 				exact += ch[i].at == at;
 			}
@@ -126,11 +129,13 @@ START_TEST(test_history_reports_a_drift_of_1_percent_a_commit)
 		series(x, w, 60, 60, 0, 25, 0.01, 0.01);
 		n = cp_find(CP_TTEST, x, w, 60, 0.01, 0.01, ch, 60);
 		for (size_t i = 0; i < n; i++)
-			hit |= ch[i].at >= 25 && ch[i].at <= 35 && ch[i].after > ch[i].before;
+			hit |= ch[i].at >= 25 && ch[i].at <= 35 &&
+			       ch[i].after > ch[i].before;
 		found += hit;
 	}
-	fprintf(stderr, "history: 1 %%/commit drift over 10 commits: found in %d of %d\n", found,
-		SERIES);
+	fprintf(stderr,
+		"history: 1 %%/commit drift over 10 commits: found in %d of %d\n",
+		found, SERIES);
 	ck_assert_int_ge(found, SERIES * 95 / 100);
 }
 END_TEST
@@ -176,17 +181,24 @@ END_TEST
  * runs' variance: no change point, no division by zero. */
 START_TEST(test_history_edges)
 {
-	double flat[10] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 }, step[6] = { 1, 1, 1, 2, 2, 2 };
+	double flat[10] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 },
+	       step[6] = { 1, 1, 1, 2, 2, 2 };
 	struct change ch[10];
 
-	ck_assert_uint_eq(cp_find(CP_TTEST, flat, NULL, 10, 0.01, 0.01, ch, 10), 0);
-	ck_assert_uint_eq(cp_find(CP_TTEST, flat, NULL, 2, 0.01, 0.01, ch, 10), 0);
-	ck_assert_uint_eq(cp_find(CP_TTEST, flat, NULL, 0, 0.01, 0.01, ch, 10), 0);
-	ck_assert_uint_eq(cp_find(CP_TTEST, step, NULL, 6, 0.01, 0.01, ch, 10), 1);
+	ck_assert_uint_eq(cp_find(CP_TTEST, flat, NULL, 10, 0.01, 0.01, ch, 10),
+			  0);
+	ck_assert_uint_eq(cp_find(CP_TTEST, flat, NULL, 2, 0.01, 0.01, ch, 10),
+			  0);
+	ck_assert_uint_eq(cp_find(CP_TTEST, flat, NULL, 0, 0.01, 0.01, ch, 10),
+			  0);
+	ck_assert_uint_eq(cp_find(CP_TTEST, step, NULL, 6, 0.01, 0.01, ch, 10),
+			  1);
 	ck_assert_uint_eq(ch[0].at, 3);
-	ck_assert(fabs(ch[0].before - 1) < 1e-12 && fabs(ch[0].after - 2) < 1e-12);
+	ck_assert(fabs(ch[0].before - 1) < 1e-12 &&
+		  fabs(ch[0].after - 2) < 1e-12);
 	/* below the threshold it is not reported */
-	ck_assert_uint_eq(cp_find(CP_TTEST, step, NULL, 6, 0.01, 1.5, ch, 10), 0);
+	ck_assert_uint_eq(cp_find(CP_TTEST, step, NULL, 6, 0.01, 1.5, ch, 10),
+			  0);
 }
 END_TEST
 
@@ -195,16 +207,20 @@ START_TEST(test_history_record_round_trip)
 {
 	char a[] = "a\"b\\c\xc3\xa9", z[] = "z", commit[] = "abc123";
 	struct hist_value f[2] = { { a, 1.5, 0.25 }, { z, 0.1, 0 } };
-	struct hist_record r = { commit, 1700000000, 3, { NULL, 2, 0.5 }, { NULL, -1, 0 }, f, 2 };
+	struct hist_record r = {
+		commit, 1700000000, 3, { NULL, 2, 0.5 }, { NULL, -1, 0 }, f, 2
+	};
 	struct hist_record back;
 	const char *why = NULL;
 	char *line = history_format(&r);
 	size_t len = strlen(line);
 
 	ck_assert(len > 0 && line[len - 1] == '\n');
-	ck_assert_msg(history_parse(line, len - 1, &back, &why) == 0, "%s", why);
+	ck_assert_msg(history_parse(line, len - 1, &back, &why) == 0, "%s",
+		      why);
 	ck_assert_str_eq(back.commit, "abc123");
-	ck_assert(back.time == 1700000000 && back.runs == 3 && back.cpu.mean == 2);
+	ck_assert(back.time == 1700000000 && back.runs == 3 &&
+		  back.cpu.mean == 2);
 	ck_assert(back.wall.mean < 0);
 	ck_assert_uint_eq(back.nfuncs, 2);
 	ck_assert_str_eq(back.funcs[0].name, f[0].name);
@@ -223,7 +239,9 @@ START_TEST(test_history_parse_rejects_what_is_not_a_record)
 		{ "", "truncated" },
 		{ "{\"version\":1,\"commit\":\"a\"", "truncated" },
 		{ "{\"version\":1,\"commit\":\"a", "truncated" },
-		{ "\x7f" "ELF\x02\x01", "not a JSON object" },
+		{ "\x7f"
+		  "ELF\x02\x01",
+		  "not a JSON object" },
 		{ "[1,2]", "not a JSON object" },
 		{ "{\"foo\":1}", "unknown field" },
 		{ "{\"commit\":\"a\",\"time\":1,\"runs\":1,\"cpu\":[1,0],\"functions\":{}}",
@@ -242,13 +260,18 @@ START_TEST(test_history_parse_rejects_what_is_not_a_record)
 		{ "{\"version\":1,\"runs\":1.5}", "runs" },
 		{ "{\"version\":1,\"cpu\":[1]}", "mean, variance" },
 		{ "{\"version\":1,\"cpu\":[-1,0]}", "negative" },
-		{ "{\"version\":1,\"functions\":{\"f\":[1,0],\"f\":[1,0]}}", "twice" },
-		{ "{\"version\":1,\"functions\":[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]}", "not an object" },
-		{ "{\"version\":1,\"commit\":\"a\",\"time\":1,\"runs\":1,\"cpu\":[1,0]}", "missing" },
+		{ "{\"version\":1,\"functions\":{\"f\":[1,0],\"f\":[1,0]}}",
+		  "twice" },
+		{ "{\"version\":1,\"functions\":[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]}",
+		  "not an object" },
+		{ "{\"version\":1,\"commit\":\"a\",\"time\":1,\"runs\":1,\"cpu\":[1,0]}",
+		  "missing" },
 		{ "{\"version\":1,\"commit\":\"\",\"time\":1,\"runs\":1,\"cpu\":[1,0],"
-		  "\"functions\":{}}", "empty commit" },
+		  "\"functions\":{}}",
+		  "empty commit" },
 		{ "{\"version\":1,\"commit\":\"a\",\"time\":1,\"runs\":1,\"cpu\":[1,0],"
-		  "\"functions\":{}} x", "text after" },
+		  "\"functions\":{}} x",
+		  "text after" },
 	};
 	struct hist_record r;
 	const char *why;
@@ -256,19 +279,23 @@ START_TEST(test_history_parse_rejects_what_is_not_a_record)
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why = NULL;
-		ck_assert_msg(history_parse(bad[i].line, strlen(bad[i].line), &r, &why) == -1,
+		ck_assert_msg(history_parse(bad[i].line, strlen(bad[i].line),
+					    &r, &why) == -1,
 			      "accepted: %s", bad[i].line);
 		ck_assert_msg(why && strstr(why, bad[i].why), "%s: said '%s', not '%s'",
 			      bad[i].line, why, bad[i].why);
 	}
 	/* a NUL byte within the line's length */
-	ck_assert_int_eq(history_parse("{\"version\":1,\"commit\":\"a\0b\"}", 29, &r, &why), -1);
+	ck_assert_int_eq(history_parse("{\"version\":1,\"commit\":\"a\0b\"}",
+				       29, &r, &why),
+			 -1);
 	/* a name over the cap */
 	ck_assert_ptr_nonnull(longname);
 	strcpy(longname, "{\"version\":1,\"commit\":\"");
 	memset(longname + strlen(longname), 'x', HISTORY_NAME_MAX + 1);
 	strcpy(longname + 23 + HISTORY_NAME_MAX + 1, "\"}");
-	ck_assert_int_eq(history_parse(longname, strlen(longname), &r, &why), -1);
+	ck_assert_int_eq(history_parse(longname, strlen(longname), &r, &why),
+			 -1);
 	ck_assert_ptr_nonnull(strstr(why, "longer than"));
 	free(longname);
 	/* the line's length is its end: the same text one byte short */

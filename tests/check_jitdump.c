@@ -194,7 +194,8 @@ START_TEST(test_every_truncation)
 		if (n < 40)
 			ck_assert_ptr_nonnull(why);
 		else
-			ck_assert_msg(!why && l.n >= prev, "cut at %zu: %s", n, why ? why : "");
+			ck_assert_msg(!why && l.n >= prev, "cut at %zu: %s", n,
+				      why ? why : "");
 		prev = l.n;
 		jit_free(&l);
 		free(copy);
@@ -220,9 +221,11 @@ broken(size_t off, uint64_t v, int wide, const char *expect, size_t n)
 		memcpy(b.b + off, &(uint32_t){ (uint32_t)v }, 4);
 	why = parse(&b, &l, &lines);
 	if (expect)
-		ck_assert_msg(why && strstr(why, expect), "at %zu: %s", off, why ? why : "NULL");
+		ck_assert_msg(why && strstr(why, expect), "at %zu: %s", off,
+			      why ? why : "NULL");
 	else
-		ck_assert_msg(!why && l.n == n, "at %zu: %s, %zu", off, why ? why : "", l.n);
+		ck_assert_msg(!why && l.n == n, "at %zu: %s, %zu", off,
+			      why ? why : "", l.n);
 	jit_free(&l);
 }
 
@@ -337,13 +340,16 @@ START_TEST(test_file_rules)
 		snprintf(path, sizeof(path), "%s/jit-%u.dump", dir, PID);
 		unlink(path);
 		ck_assert_int_eq(mkfifo(path, 0644), 0);
-		ck_assert_int_eq(jitdump_load(dir, PID, getuid(), 0, &st, path, sizeof(path)), -1);
+		ck_assert_int_eq(jitdump_load(dir, PID, getuid(), 0, &st, path,
+					      sizeof(path)),
+				 -1);
 		symtab_release(&st);
 		/* and a perf map: this process's, which writes none */
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
 		ck_assert_int_eq(mkfifo(path, 0644), 0);
-		ck_assert_int_eq(jitmap_load((uint64_t)getpid(), getuid(), 0, &st, path,
-					     sizeof(path)), -1);
+		ck_assert_int_eq(jitmap_load((uint64_t)getpid(), getuid(), 0,
+					     &st, path, sizeof(path)),
+				 -1);
 		symtab_release(&st);
 		unlink(path);
 	}

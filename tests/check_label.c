@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Check suite for tools/writers/label.c's writing of names: text_escape, the one
- * escaper that text, CSV and messages go through, against a table of the
- * edge cases, read back by an unescaper of its own to show that the
- * mapping has one reading; and csv_string's quoting of what it escaped.
- * json_string, valid UTF-8 whatever a name holds; folded frames'
- * semicolons, and text_unescape.
+ * Check suite for tools/writers/label.c's writing of names: text_escape, the
+ * one escaper that text, CSV and messages go through, against a table of the edge
+ * cases, read back by an unescaper of its own to show that the mapping has one
+ * reading; and csv_string's quoting of what it escaped. json_string, valid
+ * UTF-8 whatever a name holds; folded frames' semicolons, and text_unescape.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +56,8 @@ START_TEST(test_escape_table)
 		char buf[256];
 		size_t n = text_escape(buf, sizeof(buf), cases[i].in, 0);
 
-		ck_assert_msg(!strcmp(buf, cases[i].out), "case %zu: got '%s'", i, buf);
+		ck_assert_msg(!strcmp(buf, cases[i].out), "case %zu: got '%s'",
+			      i, buf);
 		ck_assert_uint_eq(n, strlen(cases[i].out));
 		ck_assert_str_eq(text_name(cases[i].in), cases[i].out);
 	}
@@ -104,8 +104,9 @@ unescape(const char *s, char *out)
 START_TEST(test_escape_reads_back)
 {
 	static const unsigned char some[] = {
-		'a', '\\', 'x', '1', '\n', '\t', 0x1b, 0x7f, 0x80, 0x9b, 0xbf, 0xc2, 0xc3,
-		0xa9, 0xe2, 0x82, 0xac, 0xed, 0xa0, 0xf0, 0x9f, 0xf4, 0x90, 0xff,
+		'a',  '\\', 'x',  '1',  '\n', '\t', 0x1b, 0x7f,
+		0x80, 0x9b, 0xbf, 0xc2, 0xc3, 0xa9, 0xe2, 0x82,
+		0xac, 0xed, 0xa0, 0xf0, 0x9f, 0xf4, 0x90, 0xff,
 	};
 	unsigned seed = 12345;
 
@@ -115,29 +116,35 @@ START_TEST(test_escape_reads_back)
 
 		for (size_t i = 0; i < len; i++) {
 			seed = seed * 1103515245u + 12345u;
-			in[i] = (char)(seed >> 24 & 1 ? some[(seed >> 8) % N(some)] :
-				       1 + (seed >> 8) % 255);
+			in[i] = (char)(seed >> 24 & 1 ?
+					       some[(seed >> 8) % N(some)] :
+					       1 + (seed >> 8) % 255);
 		}
 		in[len] = 0;
 		/*
 		 * Check's assertions each write to a pipe (its mark points), so
-		 * 20,000 rounds of them take seconds on a busy machine and hit the
-		 * suite's timeout: test plainly, and fail with the message.
+		 * 20,000 rounds of them take seconds on a busy machine and hit
+		 * the suite's timeout: test plainly, and fail with the message.
 		 */
 		if (text_escape(esc, sizeof(esc), in, 0) >= sizeof(esc))
 			ck_abort_msg("round %d: escape does not fit", round);
 		if (unescape(esc, back) != 0 || strcmp(back, in))
-			ck_abort_msg("round %d: '%s' does not read back", round, esc);
-		for (const unsigned char *p = (const unsigned char *)esc; *p; ) {
+			ck_abort_msg("round %d: '%s' does not read back", round,
+				     esc);
+		for (const unsigned char *p = (const unsigned char *)esc; *p;) {
 			long cp;
 
 			p += utf8_next(p, &cp);
-			if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
-				ck_abort_msg("round %d: character %ld left in '%s'", round,
-					     cp, esc);
+			if (cp < 0x20 || cp == 0x7f ||
+			    (cp >= 0x80 && cp <= 0x9f))
+				ck_abort_msg(
+					"round %d: character %ld left in '%s'",
+					round, cp, esc);
 		}
 		if (strcmp(text_unescape(esc), in))
-			ck_abort_msg("round %d: text_unescape gives another name", round);
+			ck_abort_msg(
+				"round %d: text_unescape gives another name",
+				round);
 	}
 }
 END_TEST
@@ -259,21 +266,28 @@ START_TEST(test_json_table)
 	} v[] = {
 		{ "", "\"\"" },
 		{ "main", "\"main\"" },
-		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5\"" },
+		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5",
+		  "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5\"" },
 		{ "\xf4\x8f\xbf\xbf", "\"\xf4\x8f\xbf\xbf\"" },
-		{ "\xef\xbf\xbf|\xee\x80\x80", "\"\xef\xbf\xbf|\xee\x80\x80\"" },
+		{ "\xef\xbf\xbf|\xee\x80\x80",
+		  "\"\xef\xbf\xbf|\xee\x80\x80\"" },
 		{ "say \"hi\" \\o/", "\"say \\\"hi\\\" \\\\o/\"" },
-		{ "\x01\n\t\x1b[2J\x7f", "\"\\u0001\\u000a\\u0009\\u001b[2J\\u007f\"" },
-		{ "\xc2\x80|\xc2\x9f|\xc2\xa0", "\"\\u0080|\\u009f|\xc2\xa0\"" },
+		{ "\x01\n\t\x1b[2J\x7f",
+		  "\"\\u0001\\u000a\\u0009\\u001b[2J\\u007f\"" },
+		{ "\xc2\x80|\xc2\x9f|\xc2\xa0",
+		  "\"\\u0080|\\u009f|\xc2\xa0\"" },
 		{ "\xe2\x80\xa8\xe2\x80\xa9", "\"\\u2028\\u2029\"" },
 		{ "\x80", "\"\\u0080\"" },
 		{ "\xc0\xaf|\xe0\x80\xaf|\xf0\x80\x80\xaf",
 		  "\"\\u00c0\\u00af|\\u00e0\\u0080\\u00af|\\u00f0\\u0080\\u0080\\u00af\"" },
 		{ "\xc0\x80", "\"\\u00c0\\u0080\"" },
-		{ "\xed\xa0\x80|\xed\xbf\xbf", "\"\\u00ed\\u00a0\\u0080|\\u00ed\\u00bf\\u00bf\"" },
-		{ "\xed\xa0\xbd\xed\xb8\x80", "\"\\u00ed\\u00a0\\u00bd\\u00ed\\u00b8\\u0080\"" },
+		{ "\xed\xa0\x80|\xed\xbf\xbf",
+		  "\"\\u00ed\\u00a0\\u0080|\\u00ed\\u00bf\\u00bf\"" },
+		{ "\xed\xa0\xbd\xed\xb8\x80",
+		  "\"\\u00ed\\u00a0\\u00bd\\u00ed\\u00b8\\u0080\"" },
 		{ "\xf4\x90\x80\x80", "\"\\u00f4\\u0090\\u0080\\u0080\"" },
-		{ "\xf8\x88\x80\x80\x80", "\"\\u00f8\\u0088\\u0080\\u0080\\u0080\"" },
+		{ "\xf8\x88\x80\x80\x80",
+		  "\"\\u00f8\\u0088\\u0080\\u0080\\u0080\"" },
 		{ "\xfc\x84\x80\x80\x80\x80",
 		  "\"\\u00fc\\u0084\\u0080\\u0080\\u0080\\u0080\"" },
 		{ "\xf5\xfe\xff", "\"\\u00f5\\u00fe\\u00ff\"" },
@@ -282,14 +296,16 @@ START_TEST(test_json_table)
 		{ "\xe2\x82x", "\"\\u00e2\\u0082x\"" },
 		{ "\xe2\xc3\xa9", "\"\\u00e2\xc3\xa9\"" },
 		{ "semi;colon", "\"semi;colon\"" },
-		{ "\x1b]0;owned\a\n\\x", "\"\\u001b]0;owned\\u0007\\u000a\\\\x\"" },
+		{ "\x1b]0;owned\a\n\\x",
+		  "\"\\u001b]0;owned\\u0007\\u000a\\\\x\"" },
 		{ "a\0b", "\"a\"" },
 	};
 
 	for (size_t i = 0; i < N(v); i++) {
 		char *got = json_of(v[i].in);
 
-		ck_assert_msg(!strcmp(got, v[i].out), "case %zu: got %s", i, got);
+		ck_assert_msg(!strcmp(got, v[i].out), "case %zu: got %s", i,
+			      got);
 		free(got);
 	}
 }
@@ -319,14 +335,16 @@ START_TEST(test_json_is_valid_utf8)
 		     p < (const unsigned char *)got + n - 1; ) {
 			long cp;
 
-			if (*p == '\\' && (p[1] == '\\' || p[1] == '"' || p[1] == 'u')) {
+			if (*p == '\\' &&
+			    (p[1] == '\\' || p[1] == '"' || p[1] == 'u')) {
 				p += p[1] == 'u' ? 6 : 2;
 				continue;
 			}
 			p += utf8_next(p, &cp);
-			if (cp < 0x20 || cp == '"' || cp == '\\' || cp == 0x7f ||
-			    (cp >= 0x80 && cp <= 0x9f))
-				ck_abort_msg("round %d: character %ld in %s", round, cp, got);
+			if (cp < 0x20 || cp == '"' || cp == '\\' ||
+			    cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
+				ck_abort_msg("round %d: character %ld in %s",
+					     round, cp, got);
 		}
 		free(got);
 	}
@@ -338,8 +356,14 @@ END_TEST
 START_TEST(test_folded_frame_and_unescape)
 {
 	static const char *const names[] = {
-		"a;b", "semi;colon\xff", "x\\x3b;", "\x1b]0;owned\a\n\\x", "plain", "\\",
-		"caf\xc3\xa9;\xc0\xaf", "tab\there\r",
+		"a;b",
+		"semi;colon\xff",
+		"x\\x3b;",
+		"\x1b]0;owned\a\n\\x",
+		"plain",
+		"\\",
+		"caf\xc3\xa9;\xc0\xaf",
+		"tab\there\r",
 	};
 	char buf[64];
 

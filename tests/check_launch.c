@@ -97,7 +97,9 @@ START_TEST(test_find_as_a_shell_finds)
 	ck_assert_int_eq(launch_find("true", out, sizeof(out)), 0);
 	ck_assert_int_eq(access(out, X_OK), 0);
 	ck_assert_str_eq(strrchr(out, '/'), "/true");
-	ck_assert_int_eq(launch_find("pcprof-unit-no-such-command", out, sizeof(out)), ENOENT);
+	ck_assert_int_eq(
+		launch_find("pcprof-unit-no-such-command", out, sizeof(out)),
+		ENOENT);
 	ck_assert_int_eq(launch_find(unit_base, out, sizeof(out)), EISDIR);
 	put(path, sizeof(path), "plain", "true\n", 0644);
 	ck_assert_int_eq(launch_find(path, out, sizeof(out)), EACCES);
@@ -155,7 +157,8 @@ START_TEST(test_commands_that_cannot_run)
 	ck_assert_int_eq(l.exec_err, EACCES);
 	ck_assert(WIFEXITED(l.status) && WEXITSTATUS(l.status) == 126);
 
-	put(path, sizeof(path), "no-interpreter", "#!/pcprof-unit-not-there/sh\ntrue\n", 0755);
+	put(path, sizeof(path), "no-interpreter",
+	    "#!/pcprof-unit-not-there/sh\ntrue\n", 0755);
 	ck_assert_int_eq(run_file(&l, path), 0);
 	ck_assert_int_eq(l.exec_err, ENOENT);
 	ck_assert(WIFEXITED(l.status) && WEXITSTATUS(l.status) == 127);
@@ -188,7 +191,8 @@ END_TEST
  * the arguments given; its output goes to the log, its input from input. */
 START_TEST(test_script_without_hash_bang_runs_in_sh)
 {
-	char path[PATH_MAX], in[PATH_MAX], log[PATH_MAX], line[PATH_MAX + 64], want[PATH_MAX + 64];
+	char path[PATH_MAX], in[PATH_MAX], log[PATH_MAX], line[PATH_MAX + 64],
+		want[PATH_MAX + 64];
 	char *argv[3] = { path, (char *)"one two", NULL };
 	struct launch l = { 0 };
 
@@ -247,8 +251,9 @@ START_TEST(test_usage_is_measured)
 	char out[64];
 	double start = now(), wall, cpu;
 
-	sh_run(&l, "(i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done); echo $i", out,
-	       sizeof(out));
+	sh_run(&l,
+	       "(i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done); echo $i",
+	       out, sizeof(out));
 	wall = now() - start;
 	cpu = seconds(l.ru.ru_utime) + seconds(l.ru.ru_stime);
 	ck_assert_str_eq(out, "\n");	/* the loop ran in the subshell */
@@ -270,7 +275,8 @@ START_TEST(test_environment_given)
 	ck_assert_int_eq(launch_preload("libc.so.6", "/bin/sh"), 0);
 	ck_assert_str_eq(getenv("LD_PRELOAD"), "libc.so.6:libc.so.6");
 	l.pc_out = "/pcprof-unit/out";
-	sh_run(&l, "printf '%s|%s' \"$LD_PRELOAD\" \"$PC_OUT\"", out, sizeof(out));
+	sh_run(&l, "printf '%s|%s' \"$LD_PRELOAD\" \"$PC_OUT\"", out,
+	       sizeof(out));
 	ck_assert_str_eq(out, "libc.so.6:libc.so.6|/pcprof-unit/out");
 }
 END_TEST
@@ -293,7 +299,8 @@ START_TEST(test_alloc_hooks_go_first)
 		{ "1", "/usr/lib/libasan.so.8", "/usr/lib/libasan.so.8:D/libpc-alloc.so" },
 		{ "1", "", "D/libpc-alloc.so" },
 	};
-	char dir[] = "/tmp/pcprof-unit-XXXXXX", lib[64], hooks[64], a[128], b[128];
+	char dir[] = "/tmp/pcprof-unit-XXXXXX", lib[64], hooks[64], a[128],
+	     b[128];
 	int fd;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -322,7 +329,8 @@ START_TEST(test_alloc_hooks_go_first)
 		ck_assert_int_ge(fd = open(hooks, O_WRONLY | O_CREAT, 0644), 0);
 		close(fd);
 		launch_alloc(lib);
-		ck_assert_msg(!strcmp(getenv("LD_PRELOAD"), b), "case %zu: '%s', not '%s'", i,
+		ck_assert_msg(!strcmp(getenv("LD_PRELOAD"), b),
+			      "case %zu: '%s', not '%s'", i,
 			      getenv("LD_PRELOAD"), b);
 		unlink(hooks);
 	}
@@ -341,7 +349,8 @@ group_of(enum launch_group group, pid_t *pid)
 
 	l.group = group;
 	/* field 5 of /proc/PID/stat; sh's name, field 2, has no space */
-	sh_run(&l, "read a b c d pgrp rest < /proc/$$/stat; echo $pgrp", out, sizeof(out));
+	sh_run(&l, "read a b c d pgrp rest < /proc/$$/stat; echo $pgrp", out,
+	       sizeof(out));
 	*pid = l.pid;
 	return (pid_t)atol(out);
 }
@@ -356,7 +365,8 @@ START_TEST(test_process_group)
 		close(fd);
 	ck_assert_int_eq(group_of(LAUNCH_GROUP_OWN, &pid), pid);
 	ck_assert_int_eq(group_of(LAUNCH_GROUP_SAME, &pid), getpgrp());
-	ck_assert_int_eq(group_of(LAUNCH_GROUP_UNLESS_FRONT, &pid), front ? getpgrp() : pid);
+	ck_assert_int_eq(group_of(LAUNCH_GROUP_UNLESS_FRONT, &pid),
+			 front ? getpgrp() : pid);
 }
 END_TEST
 
@@ -389,7 +399,8 @@ START_TEST(test_stop_ends_the_command)
 	launch_catch_stops(0);
 	l.group = LAUNCH_GROUP_OWN;
 	l.stops = LAUNCH_STOPS_END;
-	sh_run(&l, "kill -TERM $PPID; while :; do sleep 1; done", out, sizeof(out));
+	sh_run(&l, "kill -TERM $PPID; while :; do sleep 1; done", out,
+	       sizeof(out));
 	ck_assert(WIFSIGNALED(l.status));
 	ck_assert_int_eq(WTERMSIG(l.status), SIGTERM);
 	ck_assert_int_eq(launch_stopped(), SIGTERM);
@@ -410,7 +421,8 @@ launch_suite(void)
 	tcase_add_test(t, test_say_as_leaves_it_to_the_child);
 	tcase_add_test(t, test_script_without_hash_bang_runs_in_sh);
 	tcase_add_test(t, test_signal_shows_in_the_status);
-	tcase_add_test_raise_signal(t, test_end_like_ends_by_the_commands_signal, SIGUSR1);
+	tcase_add_test_raise_signal(
+		t, test_end_like_ends_by_the_commands_signal, SIGUSR1);
 	tcase_add_test(t, test_usage_is_measured);
 	tcase_add_test(t, test_environment_given);
 	tcase_add_test(t, test_alloc_hooks_go_first);

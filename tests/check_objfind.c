@@ -29,7 +29,8 @@
 /* Give object obj one text segment seg of NBINS counters at runtime lo,
  * link-time link; its range for publishing into *r. */
 static void
-object_make(uint32_t obj, uint32_t seg, uint64_t lo, uint64_t link, struct pc_range *r)
+object_make(uint32_t obj, uint32_t seg, uint64_t lo, uint64_t link,
+	    struct pc_range *r)
 {
 	struct pc_object *o = &pc_objs->objs[obj];
 	struct pc_text *t = &o->text[seg];
@@ -98,7 +99,8 @@ START_TEST(test_threads_count_every_sample_exactly)
 	t = &pc_objs->objs[1].text[0];
 	for (uint32_t j = 0; j < NBINS; j++) {
 		ck_assert_uint_eq(t->prof.buf[j], 4 * 40 * (j % 3 + 1));
-		ck_assert_uint_eq(pending_at(NOWHERE + 2 * j), 4 * 40 * (j % 3 + 1));
+		ck_assert_uint_eq(pending_at(NOWHERE + 2 * j),
+				  4 * 40 * (j % 3 + 1));
 		in += 4 * 40 * (j % 3 + 1);
 	}
 	for (int i = 0; i < 8; i++)
@@ -131,7 +133,8 @@ spread(void *arg)
  * every slot kept is one of them, once, and kept plus dropped is all. */
 START_TEST(test_full_pending_table_drops_and_counts)
 {
-	struct spreader s[2] = { { NOWHERE, 40000 }, { NOWHERE + 16 * 40000, 40000 } };
+	struct spreader s[2] = { { NOWHERE, 40000 },
+				 { NOWHERE + 16 * 40000, 40000 } };
 	uint64_t kept = 0;
 
 	unit_preload_reset();
@@ -158,7 +161,8 @@ END_TEST
 static int
 find_late(void *ip, void *result)
 {
-	return (uintptr_t)ip >= LATE && (uintptr_t)ip < LATE + 2 * NBINS ? 0 : -1;
+	return (uintptr_t)ip >= LATE && (uintptr_t)ip < LATE + 2 * NBINS ? 0 :
+									   -1;
 }
 
 /* The late object's arc, as pc_arcs_each gives it: placed, or left. */
@@ -199,7 +203,8 @@ START_TEST(test_late_object_is_placed_exactly)
 	object_make(1, 0, OBJ1, LINK1, &r[0]);
 	unit_objects_publish(r, 1);
 	ck_assert_uint_eq(pc_link_addr(LATE + 4), raw);
-	ck_assert_uint_eq(pc_link_addr(OBJ1 + 4), (uint64_t)1 << PC_OBJ_SHIFT | (LINK1 + 4));
+	ck_assert_uint_eq(pc_link_addr(OBJ1 + 4),
+			  (uint64_t)1 << PC_OBJ_SHIFT | (LINK1 + 4));
 	for (int i = 0; i < 4; i++)
 		s[i] = (struct sampler){ 10, LATE, 0 };
 	unit_threads(4, sample, s, sizeof(s[0]));
@@ -211,7 +216,8 @@ START_TEST(test_late_object_is_placed_exactly)
 	unit_objects_publish(r, 2);
 	ck_assert_int_eq(pc_objects_place_pending(), 1);
 	for (uint32_t j = 0; j < NBINS; j++)
-		ck_assert_uint_eq(pc_objs->objs[2].text[0].prof.buf[j], 4 * 10 * (j % 3 + 1));
+		ck_assert_uint_eq(pc_objs->objs[2].text[0].prof.buf[j],
+				  4 * 10 * (j % 3 + 1));
 	ck_assert_uint_eq(pc_objs->pending_samples, 0);
 	ck_assert_uint_eq(pc_objs->no_object, 0);
 	ck_assert_int_eq(pc_objects_place_pending(), 0);
@@ -246,7 +252,8 @@ struct racer {
 };
 
 static void
-look(struct racer *r, uintptr_t a, uint32_t want_obj, uint64_t want_link, uint32_t want_seg)
+look(struct racer *r, uintptr_t a, uint32_t want_obj, uint64_t want_link,
+     uint32_t want_seg)
 {
 	uint64_t link = 0;
 	uint32_t seg = 0, obj = pc_object_find_from_handler(a, &link, &seg);
@@ -322,9 +329,12 @@ START_TEST(test_copies_translate_retire_and_fill)
 	ck_assert_uint_eq(pc_copy_original_from_handler(0x9010), 0x9010);
 	for (int i = 0; i < PC_MAX_COPIES; i++)
 		ck_assert_int_eq(pc_copy_add(0x100000 + 0x1000 * (uintptr_t)i,
-					     0x101000 + 0x1000 * (uintptr_t)i, 1), 0);
+					     0x101000 + 0x1000 * (uintptr_t)i,
+					     1),
+				 0);
 	ck_assert_int_eq(pc_copy_add(0x1000, 0x2000, 1), -1);
-	ck_assert_uint_eq(pc_copy_original_from_handler(0x100000 + 0x1000 * 63), 0x13f001);
+	ck_assert_uint_eq(pc_copy_original_from_handler(0x100000 + 0x1000 * 63),
+			  0x13f001);
 	pc_copies_retire(0x100000, 0x1000 * PC_MAX_COPIES);
 	ck_assert_int_eq(pc_copy_add(0x1000, 0x2000, 1), 0);
 }
@@ -342,9 +352,11 @@ copy_race(void *arg)
 	unit_threads_go();
 	if (r->writer) {
 		while (__atomic_load_n(r->readers_left, __ATOMIC_ACQUIRE)) {
-			ck_assert_int_eq(pc_copy_add(0x1000, 0x2000, 0x10000), 0);
+			ck_assert_int_eq(pc_copy_add(0x1000, 0x2000, 0x10000),
+					 0);
 			pc_copies_retire(0x1000, 0x1000);
-			ck_assert_int_eq(pc_copy_add(0x1800, 0x2800, 0x20000), 0);
+			ck_assert_int_eq(pc_copy_add(0x1800, 0x2800, 0x20000),
+					 0);
 			pc_copies_retire(0x1800, 0x1000);
 		}
 		return NULL;
@@ -355,7 +367,8 @@ copy_race(void *arg)
 
 		r->right += (a == 0x11100) + (b == 0x22700);
 		r->none += (a == 0x1100) + (b == 0x2700);
-		r->wrong += (a != 0x11100 && a != 0x1100) + (b != 0x22700 && b != 0x2700);
+		r->wrong += (a != 0x11100 && a != 0x1100) +
+			    (b != 0x22700 && b != 0x2700);
 	}
 	__atomic_fetch_sub(r->readers_left, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -390,7 +403,8 @@ objfind_suite(void)
 	tcase_add_test(t, test_late_object_is_placed_exactly);
 	tcase_add_test(t, test_lookup_racing_a_republication_is_never_torn);
 	tcase_add_test(t, test_copies_translate_retire_and_fill);
-	tcase_add_test(t, test_copy_lookup_racing_its_slot_reused_is_never_torn);
+	tcase_add_test(t,
+		       test_copy_lookup_racing_its_slot_reused_is_never_torn);
 	suite_add_tcase(s, t);
 	return s;
 }

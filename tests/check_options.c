@@ -52,8 +52,8 @@ static void
 print_opts(const struct report_opts *r, const struct symtab_opts *s)
 {
 	static const char *const formats[] = {
-		"text", "json", "csv", "folded", "pprof", "speedscope", "callgrind", "firefox",
-		"gmon",
+		"text",       "json",      "csv",     "folded", "pprof",
+		"speedscope", "callgrind", "firefox", "gmon",
 	};
 
 	if (r->format)
@@ -86,8 +86,8 @@ print_opts(const struct report_opts *r, const struct symtab_opts *s)
 static void
 print_diff_opts(const struct diff_opts *o)
 {
-	static const char *const metrics[] = { "self", "total", "program", "wall", "alloc",
-					       "alloc-bytes" };
+	static const char *const metrics[] = { "self", "total", "program",
+					       "wall", "alloc", "alloc-bytes" };
 	static const char *const formats[] = { "text", "json", "markdown" };
 	const struct diff_opts d = DIFF_OPTS_DEFAULT;
 
@@ -129,10 +129,13 @@ parse(char **argv, int diff)
 		argc++;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", diff ? diff_longopts : longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "", diff ? diff_longopts : longopts,
+				NULL)) != -1)
 		if (c == '?' || c == ':' ||
-		    !(diff ? diff_option(c, optarg, &o, &s) : report_option(c, optarg, &r, &s))) {
-			printf("not a %s option: %s", diff ? "diff" : "report", argv[optind - 1]);
+		    !(diff ? diff_option(c, optarg, &o, &s) :
+			     report_option(c, optarg, &r, &s))) {
+			printf("not a %s option: %s", diff ? "diff" : "report",
+			       argv[optind - 1]);
 			fflush(stdout);
 			_exit(1);
 		}
@@ -228,21 +231,28 @@ static const struct {
 	{ ARGV("--metric", "wall"),
 	  "2: pcprof: --metric 'wall': not alloc, alloc-bytes, inuse or inuse-bytes" },
 	{ ARGV("--metric", "bytes"), "2: pcprof: --clock 'bytes': " CLOCKS },
-	{ ARGV("--from", "1.5", "--to", "2e1"), "0: ok from=1.5 to=20 window=3" },
+	{ ARGV("--from", "1.5", "--to", "2e1"),
+	  "0: ok from=1.5 to=20 window=3" },
 	{ ARGV("--to", "0"), "0: ok to=0 window=2" },
-	{ ARGV("--from", "-1"), "2: pcprof: --from '-1': not a time in seconds" },
+	{ ARGV("--from", "-1"),
+	  "2: pcprof: --from '-1': not a time in seconds" },
 	{ ARGV("--to", "1e9"), "2: pcprof: --to '1e9': not a time in seconds" },
-	{ ARGV("--from", "1s"), "2: pcprof: --from '1s': not a time in seconds" },
+	{ ARGV("--from", "1s"),
+	  "2: pcprof: --from '1s': not a time in seconds" },
 	{ ARGV("--to", ""), "2: pcprof: --to '': not a time in seconds" },
-	{ ARGV("--from", "nan"), "2: pcprof: --from 'nan': not a time in seconds" },
+	{ ARGV("--from", "nan"),
+	  "2: pcprof: --from 'nan': not a time in seconds" },
 	{ ARGV("--marker", "phase one"), "0: ok marker=phase one window=4" },
-	{ ARGV("--callgraph", "--by-object", "--lines", "--processes", "--by-thread", "--alloc"),
+	{ ARGV("--callgraph", "--by-object", "--lines", "--processes",
+	       "--by-thread", "--alloc"),
 	  "0: ok callgraph=1 by_object=1 lines=1 all_processes=1 by_thread=1 alloc=1" },
-	{ ARGV("--process", "git", "--thread", "42", "--stacks-file", "s.stacks"),
+	{ ARGV("--process", "git", "--thread", "42", "--stacks-file",
+	       "s.stacks"),
 	  "0: ok stacks=s.stacks process=git thread=42" },
-	{ ARGV("--keep-pieces", "--no-demangle", "--full-names", "--debug-dir", "/d"),
+	{ ARGV("--keep-pieces", "--no-demangle", "--full-names", "--debug-dir",
+	       "/d"),
 	  "0: ok keep_pieces=1 no_demangle=1 full_names=1 debug_root=/d" },
-	{ ARGV("--callgrap"), "0: ok callgraph=1" },	/* getopt's abbreviation */
+	{ ARGV("--callgrap"), "0: ok callgraph=1" }, /* getopt's abbreviation */
 	{ ARGV("--nope"), "1: not a report option: --nope" },
 	{ ARGV("--top"), "1: not a report option: --top" },
 };
@@ -253,10 +263,13 @@ START_TEST(test_report_options_parse_or_say_why)
 		char buf[512];
 
 		run_parse((char **)rows[i].argv, 0, buf, sizeof(buf));
-		ck_assert_msg(!strcmp(buf, rows[i].want), "row %zu (%s %s): got '%s', want '%s'",
-			      i, rows[i].argv[1] ? rows[i].argv[1] : "",
-			      rows[i].argv[1] && rows[i].argv[2] ? rows[i].argv[2] : "", buf,
-			      rows[i].want);
+		ck_assert_msg(!strcmp(buf, rows[i].want),
+			      "row %zu (%s %s): got '%s', want '%s'", i,
+			      rows[i].argv[1] ? rows[i].argv[1] : "",
+			      rows[i].argv[1] && rows[i].argv[2] ?
+				      rows[i].argv[2] :
+				      "",
+			      buf, rows[i].want);
 	}
 }
 END_TEST
@@ -289,23 +302,30 @@ static const struct {
 	{ ARGV("--alpha", "-0.1"), "2: pcprof: --alpha '-0.1': not a number" },
 	{ ARGV("--alpha", "x"), "2: pcprof: --alpha 'x': not a number" },
 	{ ARGV("--threshold", "2"), "0: ok threshold=0.02 threshold_set=1" },
-	{ ARGV("--threshold", "2.5%"), "0: ok threshold=0.025 threshold_set=1" },
-	{ ARGV("--threshold", "inf"), "2: pcprof: --threshold 'inf': not a number of percent" },
-	{ ARGV("--threshold", "5%%"), "2: pcprof: --threshold '5%%': not a number of percent" },
+	{ ARGV("--threshold", "2.5%"),
+	  "0: ok threshold=0.025 threshold_set=1" },
+	{ ARGV("--threshold", "inf"),
+	  "2: pcprof: --threshold 'inf': not a number of percent" },
+	{ ARGV("--threshold", "5%%"),
+	  "2: pcprof: --threshold '5%%': not a number of percent" },
 	{ ARGV("--min-seconds", "0.5"), "0: ok min_seconds=0.5" },
-	{ ARGV("--min-seconds", "1%"), "2: pcprof: --min-seconds '1%': not a number" },
+	{ ARGV("--min-seconds", "1%"),
+	  "2: pcprof: --min-seconds '1%': not a number" },
 	{ ARGV("--format", "markdown"), "0: ok format=markdown" },
 	{ ARGV("--format", "json"), "0: ok format=json" },
-	{ ARGV("--format", "csv"), "2: pcprof: --format 'csv': not text, json or markdown" },
+	{ ARGV("--format", "csv"),
+	  "2: pcprof: --format 'csv': not text, json or markdown" },
 	{ ARGV("--top", "3"), "0: ok top=3" },
 	{ ARGV("--top", "-3"), "2: pcprof: --top '-3': not a count" },
 	{ ARGV("--absolute", "--flame", "d.svg", "--marker", "m"),
 	  "0: ok absolute=1 flame=d.svg marker=m" },
 	{ ARGV("--undecided", "fail"), "0: ok undecided_fail=1" },
 	{ ARGV("--undecided", "pass"), "0: ok" },
-	{ ARGV("--undecided", "maybe"), "2: pcprof: --undecided 'maybe': not pass or fail" },
+	{ ARGV("--undecided", "maybe"),
+	  "2: pcprof: --undecided 'maybe': not pass or fail" },
 	{ ARGV("--looks", "8"), "0: ok seq_min=3 seq_max=8 replay=1" },
-	{ ARGV("--looks", "0"), "2: pcprof: --looks '0': not a count of runs from 1 to 1000" },
+	{ ARGV("--looks", "0"),
+	  "2: pcprof: --looks '0': not a count of runs from 1 to 1000" },
 	{ ARGV("--looks", "1001"),
 	  "2: pcprof: --looks '1001': not a count of runs from 1 to 1000" },
 	{ ARGV("--no-demangle"), "0: ok no_demangle=1" },
@@ -322,7 +342,9 @@ START_TEST(test_diff_options_parse_or_say_why)
 		ck_assert_msg(!strcmp(buf, diff_rows[i].want),
 			      "row %zu (%s %s): got '%s', want '%s'", i,
 			      diff_rows[i].argv[1] ? diff_rows[i].argv[1] : "",
-			      diff_rows[i].argv[1] && diff_rows[i].argv[2] ? diff_rows[i].argv[2] : "",
+			      diff_rows[i].argv[1] && diff_rows[i].argv[2] ?
+				      diff_rows[i].argv[2] :
+				      "",
 			      buf, diff_rows[i].want);
 	}
 }
@@ -334,9 +356,11 @@ START_TEST(test_clock_words_round_trip)
 {
 	for (enum pc_clock c = PC_CLOCK_CPU; c <= PC_CLOCK_INUSE_BYTES; c++)
 		ck_assert_int_eq(clock_named(clock_word(c)), c);
-	for (const char *w = "pprof\0speedscope\0callgrind\0folded\0csv\0json\0"; *w;
-	     w += strlen(w) + 1)
-		ck_assert_msg(strstr(REPORT_OPTIONS_HELP, w) != NULL, "help lacks %s", w);
+	for (const char *w =
+		     "pprof\0speedscope\0callgrind\0folded\0csv\0json\0";
+	     *w; w += strlen(w) + 1)
+		ck_assert_msg(strstr(REPORT_OPTIONS_HELP, w) != NULL,
+			      "help lacks %s", w);
 }
 END_TEST
 

@@ -93,11 +93,18 @@ START_TEST(test_report_of_a_gmon_profile)
 	flat_build(&f, &st, &p);
 	callgraph_build(&cg, &st, &p, &f);
 	for (size_t i = 0; i < N(v); i++) {
-		struct report_opts r = { .format = v[i].format, .callgraph = v[i].callgraph,
-					 .by_object = v[i].by_object, .top = v[i].top,
-					 .exe = "demo", .files = files, .nfiles = 1,
-					 .clock = PC_CLOCK_CPU, .window = v[i].window,
-					 .from = 0.25, .to = 1.5, .marker = "phase one" };
+		struct report_opts r = { .format = v[i].format,
+					 .callgraph = v[i].callgraph,
+					 .by_object = v[i].by_object,
+					 .top = v[i].top,
+					 .exe = "demo",
+					 .files = files,
+					 .nfiles = 1,
+					 .clock = PC_CLOCK_CPU,
+					 .window = v[i].window,
+					 .from = 0.25,
+					 .to = 1.5,
+					 .marker = "phase one" };
 		FILE *out = golden_open();
 
 		report_print(out, &f, &st, v[i].callgraph ? &cg : NULL, &r);
@@ -149,8 +156,12 @@ START_TEST(test_lines_of_the_model)
 	L.rate = 100;
 	L.have_lines = 1;
 	for (size_t i = 0; i < N(v); i++) {
-		struct report_opts r = { .format = v[i].format, .top = v[i].top, .lines = 1,
-					 .exe = "demo", .files = files, .nfiles = 1 };
+		struct report_opts r = { .format = v[i].format,
+					 .top = v[i].top,
+					 .lines = 1,
+					 .exe = "demo",
+					 .files = files,
+					 .nfiles = 1 };
 		FILE *out = golden_open();
 
 		lines_print(out, &L, &st, &r);
@@ -292,8 +303,8 @@ END_TEST
  */
 START_TEST(test_history_of_six_commits)
 {
-	static char c1[] = "c1", c2[] = "c2", c3[] = "c3", c4[] = "c4<&>", c5[] = "c5|x",
-		    c6[] = "c6";
+	static char c1[] = "c1", c2[] = "c2", c3[] = "c3", c4[] = "c4<&>",
+		    c5[] = "c5|x", c6[] = "c6";
 	static char *commits[] = { c1, c2, c3, c4, c5, c6 };
 	struct hist_record recs[6];
 	struct history h = { recs, 6 };
@@ -301,7 +312,8 @@ START_TEST(test_history_of_six_commits)
 	double x0[6] = { 1.00, 1.01, 0.99, 1.10, 1.11, 1.09 };
 	double x1[6] = { 0.50, 0.51, 0.49, 0.50, 0.40, 0.41 };
 	double within[6] = { 1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4 };
-	struct change ch0 = { 3, 1.0, 1.1, 0.001 }, ch1 = { 4, 0.5, 0.405, 0.02 };
+	struct change ch0 = { 3, 1.0, 1.1, 0.001 },
+		      ch1 = { 4, 0.5, 0.405, 0.02 };
 	struct hist_series s[2] = {
 		{ "cpu", 1, 6, idx, x0, within, &ch0, 1 },
 		{ "parse|<b>", 0, 6, idx, x1, within, &ch1, 1 },
@@ -325,7 +337,8 @@ START_TEST(test_history_of_six_commits)
 		FILE *out = golden_open();
 
 		history_plot(out, &res, &s[i]);
-		golden_check(out, i ? "history-function.svg" : "history-cpu.svg");
+		golden_check(out,
+			     i ? "history-function.svg" : "history-cpu.svg");
 	}
 }
 END_TEST

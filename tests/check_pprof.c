@@ -93,31 +93,41 @@ dump_head(FILE *out, const Profile *p)
 		s_of(p, p->period_type->unit), (long long)p->time_nanos,
 		(long long)p->duration_nanos);
 	if (p->default_sample_type)
-		fprintf(out, "default_sample_type %s\n", s_of(p, p->default_sample_type));
+		fprintf(out, "default_sample_type %s\n",
+			s_of(p, p->default_sample_type));
 	for (size_t i = 0; i < p->n_mapping; i++) {
 		const Perftools__Profiles__Mapping *m = p->mapping[i];
 
-		fprintf(out, "mapping %llu %s build_id '%s' [%#llx, %#llx)%s%s%s\n",
-			(unsigned long long)m->id, s_of(p, m->filename), s_of(p, m->build_id),
-			(unsigned long long)m->memory_start, (unsigned long long)m->memory_limit,
-			m->has_functions ? " functions" : "", m->has_filenames ? " filenames" : "",
+		fprintf(out,
+			"mapping %llu %s build_id '%s' [%#llx, %#llx)%s%s%s\n",
+			(unsigned long long)m->id, s_of(p, m->filename),
+			s_of(p, m->build_id),
+			(unsigned long long)m->memory_start,
+			(unsigned long long)m->memory_limit,
+			m->has_functions ? " functions" : "",
+			m->has_filenames ? " filenames" : "",
 			m->has_line_numbers ? " lines" : "");
 	}
 	for (size_t i = 0; i < p->n_function; i++) {
 		const Perftools__Profiles__Function *f = p->function[i];
 
-		fprintf(out, "function %llu %s (%s) %s:%lld\n", (unsigned long long)f->id,
-			s_of(p, f->name), s_of(p, f->system_name), s_of(p, f->filename),
+		fprintf(out, "function %llu %s (%s) %s:%lld\n",
+			(unsigned long long)f->id, s_of(p, f->name),
+			s_of(p, f->system_name), s_of(p, f->filename),
 			(long long)f->start_line);
 	}
 	for (size_t i = 0; i < p->n_location; i++) {
 		const Perftools__Profiles__Location *l = p->location[i];
 
 		ck_assert(l->mapping_id <= p->n_mapping);
-		fprintf(out, "location %llu mapping %llu %#llx:", (unsigned long long)l->id,
-			(unsigned long long)l->mapping_id, (unsigned long long)l->address);
+		fprintf(out, "location %llu mapping %llu %#llx:",
+			(unsigned long long)l->id,
+			(unsigned long long)l->mapping_id,
+			(unsigned long long)l->address);
 		for (size_t j = 0; j < l->n_line; j++)
-			fprintf(out, " %s:%lld", s_of(p, func_of(p, l->line[j]->function_id)->name),
+			fprintf(out, " %s:%lld",
+				s_of(p,
+				     func_of(p, l->line[j]->function_id)->name),
 				(long long)l->line[j]->line);
 		fputc('\n', out);
 	}
@@ -136,12 +146,18 @@ dump(FILE *out, const Profile *p, int64_t *sum)
 
 		fputs("sample", out);
 		for (size_t j = s->n_location_id; j-- > 0; ) {
-			const Perftools__Profiles__Location *l = loc_of(p, s->location_id[j]);
+			const Perftools__Profiles__Location *l =
+				loc_of(p, s->location_id[j]);
 
 			for (size_t k = l->n_line; k-- > 0; )
-				fprintf(out, "%s%s", j + 1 == s->n_location_id &&
-					k + 1 == l->n_line ? " " : ";",
-					s_of(p, func_of(p, l->line[k]->function_id)->name));
+				fprintf(out, "%s%s",
+					j + 1 == s->n_location_id &&
+							k + 1 == l->n_line ?
+						" " :
+						";",
+					s_of(p,
+					     func_of(p, l->line[k]->function_id)
+						     ->name));
 		}
 		for (size_t j = 0; j < s->n_value; j++)
 			fprintf(out, " %lld", (long long)s->value[j]);
@@ -149,9 +165,11 @@ dump(FILE *out, const Profile *p, int64_t *sum)
 			const Perftools__Profiles__Label *lb = s->label[j];
 
 			if (lb->str)
-				fprintf(out, " %s=%s", s_of(p, lb->key), s_of(p, lb->str));
+				fprintf(out, " %s=%s", s_of(p, lb->key),
+					s_of(p, lb->str));
 			else
-				fprintf(out, " %s=%lld", s_of(p, lb->key), (long long)lb->num);
+				fprintf(out, " %s=%lld", s_of(p, lb->key),
+					(long long)lb->num);
 		}
 		fputc('\n', out);
 		ck_assert_uint_ge(s->n_value, 1);
@@ -159,8 +177,8 @@ dump(FILE *out, const Profile *p, int64_t *sum)
 	}
 }
 
-/* The model under clock (-1: the allocation profile), written as pprof, decoded and compared with
- * name; its samples sum to samples. */
+/* The model under clock (-1: the allocation profile), written as pprof, decoded
+ * and compared with name; its samples sum to samples. */
 static void
 pprof_golden(int clock, const char *name, int64_t samples)
 {

@@ -58,7 +58,8 @@ START_TEST(test_procread_reads_small_files_whole)
 	errno = 4242;
 	ck_assert_int_eq(pc_read_small(path, 0, buf, sizeof(buf), NULL), 9);
 	ck_assert_str_eq(buf, "12 34 56\n");
-	ck_assert_int_eq(pc_read_small(path, O_NOFOLLOW, big, sizeof(big), &sb), 7);
+	ck_assert_int_eq(pc_read_small(path, O_NOFOLLOW, big, sizeof(big), &sb),
+			 7);
 	ck_assert_str_eq(big, "12 34 5");
 	ck_assert(S_ISREG(sb.st_mode));
 	ck_assert_int_eq(sb.st_size, 9);
@@ -68,7 +69,8 @@ START_TEST(test_procread_reads_small_files_whole)
 	ck_assert_int_eq(errno, 4242);
 	/* a /proc file: its text in one read */
 	snprintf(self, sizeof(self), "%d (", (int)getpid());
-	ck_assert_int_gt(pc_read_small("/proc/self/stat", 0, buf, sizeof(buf), NULL), 0);
+	ck_assert_int_gt(
+		pc_read_small("/proc/self/stat", 0, buf, sizeof(buf), NULL), 0);
 	ck_assert_int_eq(strncmp(buf, self, strlen(self)), 0);
 	unlink(path);
 	rmdir(dir);
@@ -99,8 +101,10 @@ START_TEST(test_procread_refuses_what_it_cannot_read)
 	for (size_t i = 0; i < N(v); i++) {
 		memcpy(buf, "junk", 5);
 		errno = 4242;
-		ck_assert_int_eq(pc_read_small(v[i].path, v[i].flags, buf, sizeof(buf),
-					       v[i].stat ? &sb : NULL), -1);
+		ck_assert_int_eq(pc_read_small(v[i].path, v[i].flags, buf,
+					       sizeof(buf),
+					       v[i].stat ? &sb : NULL),
+				 -1);
 		ck_assert_str_eq(buf, "");
 		ck_assert_int_eq(errno, 4242);
 	}

@@ -87,7 +87,8 @@ START_TEST(test_profil_every_pc_lands_in_gprof_bin)
 
 		/* a plain if: each passing ck_assert costs a write(2) */
 		if (i != (pc - p.offset) / bin || pc - bias < low + i * bin ||
-		    pc - bias >= low + (i + 1) * bin || unit < glow || unit >= ghigh)
+		    pc - bias >= low + (i + 1) * bin || unit < glow ||
+		    unit >= ghigh)
 			ck_abort_msg("pc 0x%llx (link 0x%llx): counter %zu, gprof's "
 				     "units [0x%llx, 0x%llx)",
 				     (unsigned long long)pc,
@@ -140,8 +141,10 @@ profil_suite(void)
 	TCase *t = tcase_create("index");
 
 	tcase_add_test(t, test_profil_bin_bytes_follow_scale);
-	tcase_add_loop_test(t, test_profil_index_stops_at_buffer_ends, 0, NSCALES);
-	tcase_add_loop_test(t, test_profil_every_pc_lands_in_gprof_bin, 0, NSCALES);
+	tcase_add_loop_test(t, test_profil_index_stops_at_buffer_ends, 0,
+			    NSCALES);
+	tcase_add_loop_test(t, test_profil_every_pc_lands_in_gprof_bin, 0,
+			    NSCALES);
 	tcase_add_test(t, test_profil_ignores_partial_counter);
 	if (sizeof(uintptr_t) >= 8)
 		tcase_add_test(t, test_profil_rejects_pc_far_above_buffer);

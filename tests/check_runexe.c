@@ -46,7 +46,7 @@ START_TEST(test_chosen_by_pid_path_name_and_path_lookup)
 	ck_assert(!runexe_chosen(exe, 42, "43"));
 	ck_assert(runexe_chosen(exe, 42, exe));
 	ck_assert(runexe_chosen(exe, 42, "x86_64-linux-gnu-objdump"));
-	ck_assert(runexe_chosen(exe, 42, link));		/* a path to the same file */
+	ck_assert(runexe_chosen(exe, 42, link)); /* a path to the same file */
 	ck_assert(!runexe_chosen(exe, 42, "objdump"));	/* not on PATH */
 	snprintf(path, sizeof(path), "%s:/nonexistent", dir);
 	setenv("PATH", path, 1);

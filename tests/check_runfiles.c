@@ -64,7 +64,8 @@ put_gmon(const char *dir, const char *name, const uint8_t *id)
 	uint8_t spare[GMON_SPARE_SIZE] = { 0 };
 	struct gmon_sink s;
 	char path[512];
-	int fd = open(at(path, sizeof(path), dir, name), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open(at(path, sizeof(path), dir, name),
+		      O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 	ck_assert_int_ge(fd, 0);
 	if (id) {
@@ -98,13 +99,15 @@ static const uint8_t id_b[GMON_BUILDID_SIZE] = { 9, 9, 9, 9, 9, 9, 9, 9 };
 
 /* names[0..n) are dir/want[0..n), in order; frees them. */
 static void
-names_are(char **names, size_t n, const char *dir, const char *const *want, size_t nwant)
+names_are(char **names, size_t n, const char *dir, const char *const *want,
+	  size_t nwant)
 {
 	char path[512];
 
 	ck_assert_uint_eq(n, nwant);
 	for (size_t i = 0; i < n; i++) {
-		ck_assert_str_eq(names[i], at(path, sizeof(path), dir, want[i]));
+		ck_assert_str_eq(names[i],
+				 at(path, sizeof(path), dir, want[i]));
 		free(names[i]);
 	}
 	free(names);
@@ -159,11 +162,16 @@ START_TEST(test_profile_by_its_head)
 	ck_assert(!runfiles_is_profile(at(path, sizeof(path), dir, "fifo")));
 	ck_assert(!runfiles_is_profile(at(path, sizeof(path), dir, "missing")));
 
-	ck_assert_int_eq(runfiles_build_id(at(path, sizeof(path), dir, "libpc"), id), 1);
+	ck_assert_int_eq(
+		runfiles_build_id(at(path, sizeof(path), dir, "libpc"), id), 1);
 	ck_assert_mem_eq(id, id_a, sizeof(id));
-	ck_assert_int_eq(runfiles_build_id(at(path, sizeof(path), dir, "gprof"), id), 0);
-	ck_assert_int_eq(runfiles_build_id(at(path, sizeof(path), dir, "short"), id), -1);
-	ck_assert_int_eq(runfiles_build_id(at(path, sizeof(path), dir, "fifo"), id), -1);
+	ck_assert_int_eq(
+		runfiles_build_id(at(path, sizeof(path), dir, "gprof"), id), 0);
+	ck_assert_int_eq(
+		runfiles_build_id(at(path, sizeof(path), dir, "short"), id),
+		-1);
+	ck_assert_int_eq(
+		runfiles_build_id(at(path, sizeof(path), dir, "fifo"), id), -1);
 	ck_assert_int_eq(runfiles_build_id(dir, id), -1);
 }
 END_TEST
@@ -181,12 +189,17 @@ START_TEST(test_whole_is_a_file_with_a_manifest)
 	dir_make(path, sizeof(path), "whole.sub");
 	put_manifest(unit_base, "whole.sub", 11);
 
-	ck_assert(runfiles_has_manifest(at(path, sizeof(path), dir, "gmon.out.a.10")));
-	ck_assert(runfiles_is_whole(at(path, sizeof(path), dir, "gmon.out.a.10")));
-	ck_assert(!runfiles_has_manifest(at(path, sizeof(path), dir, "gmon.out")));
+	ck_assert(runfiles_has_manifest(
+		at(path, sizeof(path), dir, "gmon.out.a.10")));
+	ck_assert(runfiles_is_whole(
+		at(path, sizeof(path), dir, "gmon.out.a.10")));
+	ck_assert(!runfiles_has_manifest(
+		at(path, sizeof(path), dir, "gmon.out")));
 	ck_assert(!runfiles_is_whole(at(path, sizeof(path), dir, "gmon.out")));
-	ck_assert(runfiles_has_manifest(at(path, sizeof(path), unit_base, "whole.sub")));
-	ck_assert(!runfiles_is_whole(at(path, sizeof(path), unit_base, "whole.sub")));
+	ck_assert(runfiles_has_manifest(
+		at(path, sizeof(path), unit_base, "whole.sub")));
+	ck_assert(!runfiles_is_whole(
+		at(path, sizeof(path), unit_base, "whole.sub")));
 }
 END_TEST
 
@@ -199,7 +212,8 @@ END_TEST
  */
 START_TEST(test_run_lists_profiles_with_manifests)
 {
-	static const char *const want[] = { "gmon.out.a.10", "gmon.out.x++.11" };
+	static const char *const want[] = { "gmon.out.a.10",
+					    "gmon.out.x++.11" };
 	char dir[256];
 
 	dir_make(dir, sizeof(dir), "run");
@@ -216,7 +230,8 @@ START_TEST(test_run_lists_profiles_with_manifests)
 	put_manifest(dir, ".gmon.out.c.13", 13);
 	put(dir, "notes.txt", "gmo\n", 4);
 
-	ck_assert_uint_eq(run_is(dir, want, N(want)), 2);	/* gmon.out, gmon.out.b.12 */
+	ck_assert_uint_eq(run_is(dir, want, N(want)),
+			  2); /* gmon.out, gmon.out.b.12 */
 }
 END_TEST
 
@@ -278,7 +293,7 @@ START_TEST(test_run_leaves_out_what_is_beside_a_profile)
 	static const struct {
 		const char *dir, *extra;
 		int gmon;		/* extra is a gmon file, not empty */
-		int counted;		/* how many left out, or -1: not asked */
+		int counted; /* how many left out, or -1: not asked */
 	} v[] = {
 		{ "plus", "gmon.out.p.14+libstdc++.so.6", 1, -1 },
 		{ "live", ".pcprof.999999999.live", 0, 0 },
@@ -381,8 +396,8 @@ END_TEST
 /* files[0..n) opened into run for the program of build-id id: the
  * profiles are dir/want[0..nwant), in order (run keeps no names after). */
 static void
-open_is(struct pc_run *run, const uint8_t *id, char **files, int n, const char *dir,
-	const char *const *want, size_t nwant)
+open_is(struct pc_run *run, const uint8_t *id, char **files, int n,
+	const char *dir, const char *const *want, size_t nwant)
 {
 	struct symtab st;
 
@@ -436,7 +451,8 @@ START_TEST(test_open_files_leaves_out_what_goes_with_a_profile)
 	put_gmon(dir, "gmon.out.b.24", id_b);
 	put_gmon(dir, "gmon.out", NULL);
 	for (size_t i = 0; i < N(given); i++)
-		files[i] = (char *)at(paths[i], sizeof(paths[i]), dir, given[i]);
+		files[i] =
+			(char *)at(paths[i], sizeof(paths[i]), dir, given[i]);
 	open_is(&run, id_a, files, (int)N(given), dir, want, N(want));
 	ck_assert_int_eq(run.manifest[0], 1);
 	ck_assert_int_eq(run.manifest[1], 0);
@@ -500,8 +516,10 @@ START_TEST(test_open_regular_refuses_all_but_regular_files)
 	close(fd);
 	for (size_t i = 0; i < N(cases); i++) {
 		errno = 0;
-		ck_assert_int_eq(pc_open_regular(at(path, sizeof(path), dir, cases[i].name),
-						 NULL, &why), -1);
+		ck_assert_int_eq(pc_open_regular(at(path, sizeof(path), dir,
+						    cases[i].name),
+						 NULL, &why),
+				 -1);
 		ck_assert_int_eq(errno, cases[i].err);
 		if (cases[i].why)
 			ck_assert_str_eq(why, cases[i].why);
@@ -556,7 +574,8 @@ START_TEST(test_live_owner_runs_only_while_it_maps_the_file)
 	int fd;
 
 	dir_make(dir, sizeof(dir), "running");
-	fd = open(at(path, sizeof(path), dir, ".pcprof.1.live"), O_RDWR | O_CREAT, 0644);
+	fd = open(at(path, sizeof(path), dir, ".pcprof.1.live"),
+		  O_RDWR | O_CREAT, 0644);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(ftruncate(fd, 4096), 0);
 	ck_assert_int_eq(fstat(fd, &sb), 0);
@@ -627,17 +646,23 @@ START_TEST(test_walk_reads_the_listing_and_looks_where_it_cannot_tell)
 	put(dir, "gmon.out.a.20+libm.so.6", "x", 1);
 	put_gmon(dir, "gmon.out.b.21", id_a);
 	put_manifest(dir, "elsewhere", 21);
-	ck_assert_int_eq(symlink(at(target, sizeof(target), dir, "elsewhere.objects"),
-				 at(path, sizeof(path), dir, "gmon.out.b.21.objects")), 0);
+	ck_assert_int_eq(
+		symlink(at(target, sizeof(target), dir, "elsewhere.objects"),
+			at(path, sizeof(path), dir, "gmon.out.b.21.objects")),
+		0);
 	put_gmon(dir, "gmon.out.c.22", id_a);
-	ck_assert_int_eq(symlink("/nonexistent/pc-manifest",
-				 at(path, sizeof(path), dir, "gmon.out.c.22.objects")), 0);
+	ck_assert_int_eq(
+		symlink("/nonexistent/pc-manifest",
+			at(path, sizeof(path), dir, "gmon.out.c.22.objects")),
+		0);
 	ck_assert_int_eq(recover_list(&l, dir), 0);
 	ck_assert(runfiles_listed_dir(&l, dir));
 	ck_assert(!runfiles_listed_dir(&l, "gmon.out"));
 	ck_assert(!runfiles_listed_dir(NULL, dir));
 	ck_assert_int_eq(runfiles_profile_kind(dir), 2);
-	ck_assert_int_eq(runfiles_profile_kind(at(path, sizeof(path), dir, "gmon.out.a.20")), 1);
+	ck_assert_int_eq(runfiles_profile_kind(
+				 at(path, sizeof(path), dir, "gmon.out.a.20")),
+			 1);
 	ck_assert_int_eq(runfiles_profile_kind(at(path, sizeof(path), dir,
 						  "gmon.out.a.20.objects")), 0);
 	ck_assert_int_eq(runfiles_profile_kind("/nonexistent/pc-run"), 0);
@@ -664,7 +689,8 @@ runfiles_suite(void)
 	tcase_add_test(t, test_run_leaves_out_what_is_beside_a_profile);
 	tcase_add_test(t, test_run_of_a_missing_directory_is_an_error);
 	tcase_add_test(t, test_listing_is_read_not_the_directory_again);
-	tcase_add_test(t, test_walk_reads_the_listing_and_looks_where_it_cannot_tell);
+	tcase_add_test(
+		t, test_walk_reads_the_listing_and_looks_where_it_cannot_tell);
 	tcase_add_test(t, test_manifest_read_once_and_adopted);
 	tcase_add_test(t, test_corrupt_manifest_is_an_error);
 	tcase_add_test(t, test_open_directory_keeps_this_programs);

@@ -14,9 +14,11 @@
 #include "model/sequential.h"
 #include "unit.h"
 
-#define near(got, want, rel)						\
-	ck_assert_msg(fabs((double)(got) - (want)) <= (rel) * fmax(fabs((double)(want)), 1e-300), \
-		      "%s = %.15g, want %.15g", #got, (double)(got), (double)(want))
+#define near(got, want, rel) \
+	ck_assert_msg(fabs((double)(got) - (want)) <= \
+			      (rel)*fmax(fabs((double)(want)), 1e-300), \
+		      "%s = %.15g, want %.15g", #got, (double)(got), \
+		      (double)(want))
 
 START_TEST(test_spending_is_pocock_type_and_sums_to_alpha)
 {
@@ -26,7 +28,8 @@ START_TEST(test_spending_is_pocock_type_and_sums_to_alpha)
 	near(seq_spent(0.01, 1), 0.01, 1e-12);
 	near(seq_spent(0.01, 0.5), 0.01 * log(1 + (exp(1) - 1) / 2), 1e-12);
 	/* looks at 3..20 runs a side: the first takes what is spent by 3/20 */
-	near(seq_look_alpha(0.01, 3, 3, 20), 0.01 * log(1 + (exp(1) - 1) * 0.15), 1e-12);
+	near(seq_look_alpha(0.01, 3, 3, 20),
+	     0.01 * log(1 + (exp(1) - 1) * 0.15), 1e-12);
 	for (int n = 3; n <= 20; n++) {
 		double a = seq_look_alpha(0.01, n, 3, 20);
 
@@ -55,11 +58,12 @@ START_TEST(test_spending_is_pocock_type_and_sums_to_alpha)
 	ck_assert_int_eq(seq_next_look(990, 3, 1000), 1000);
 	ck_assert_msg(looks > 50 && looks < 70, "%d looks", looks);
 	near(sum, 0.01, 1e-12);
-	near(seq_look_alpha(0.01, 22, 3, 1000), seq_spent(0.01, 0.022) - seq_spent(0.01, 0.020),
-	     1e-12);
+	near(seq_look_alpha(0.01, 22, 3, 1000),
+	     seq_spent(0.01, 0.022) - seq_spent(0.01, 0.020), 1e-12);
 	/* one look (--runs N): all of alpha; past the last: the last's */
 	near(seq_look_alpha(0.01, 6, 6, 6), 0.01, 1e-15);
-	near(seq_look_alpha(0.05, 40, 3, 20), seq_look_alpha(0.05, 20, 3, 20), 1e-15);
+	near(seq_look_alpha(0.05, 40, 3, 20), seq_look_alpha(0.05, 20, 3, 20),
+	     1e-15);
 }
 END_TEST
 
@@ -70,7 +74,8 @@ START_TEST(test_t_quantile_and_the_tost_bound)
 	near(seq_t_upper(0.025, INFINITY), 1.959963984540054, 1e-9);
 	/* Student's t, 2 df: P(T > t) = 1/2 - t / (2 sqrt(t^2 + 2)) */
 	near(seq_t_upper(q, 2), c * sqrt(2 / (1 - c * c)), 1e-8);
-	near(seq_ruled_out(-0.3, 0.1, INFINITY, 0.025), 0.3 + 0.1959963984540054, 1e-9);
+	near(seq_ruled_out(-0.3, 0.1, INFINITY, 0.025),
+	     0.3 + 0.1959963984540054, 1e-9);
 	near(seq_ruled_out(0.2, 0, 10, 0.01), 0.2, 1e-15);
 }
 END_TEST
@@ -123,7 +128,8 @@ START_TEST(test_verdict_of_a_look)
 	ck_assert_int_eq(seq_judge(&res, &o, a), SEQ_UNCHANGED);
 	near(rows[0].bound, 0.001 + z * 0.005, 1e-9);
 	/* the program: the rows' changes summed, their variances too */
-	near(res.prog.bound, 0.001 + z * sqrt(2 * 0.005 * 0.005 + 0.0004 * 0.0004), 1e-9);
+	near(res.prog.bound,
+	     0.001 + z * sqrt(2 * 0.005 * 0.005 + 0.0004 * 0.0004), 1e-9);
 	ck_assert_int_eq(diff_exit_status(&res, &o), 0);
 
 	/* the small one too noisy to rule out 0.001 s: undecided, and the
@@ -143,12 +149,15 @@ START_TEST(test_verdict_of_a_look)
 	rows[1] = row("other", 0.49, 0.30, 0.01, ST_FASTER);
 	ck_assert_int_eq(seq_judge(&res, &o, a), SEQ_UNCHANGED);
 	/* and the program, 0.189 s faster, too */
-	near(res.prog.bound, 0.189 + z * sqrt(0.005 * 0.005 + 0.01 * 0.01 + 1e-6), 1e-9);
+	near(res.prog.bound,
+	     0.189 + z * sqrt(0.005 * 0.005 + 0.01 * 0.01 + 1e-6), 1e-9);
 	/* a program neither ruled out nor significantly faster is open */
 	rows[1] = row("other", 0.49, 0.44, 0.03, ST_SAME);
 	ck_assert_int_eq(seq_judge(&res, &o, a), SEQ_UNDECIDED);
-	near(res.seq.ruled_out, fmax((0.05 + z * 0.03) / 0.49,
-				     (0.049 + z * sqrt(0.005 * 0.005 + 0.0009 + 1e-6)) / 1.0), 1e-9);
+	near(res.seq.ruled_out,
+	     fmax((0.05 + z * 0.03) / 0.49,
+		  (0.049 + z * sqrt(0.005 * 0.005 + 0.0009 + 1e-6)) / 1.0),
+	     1e-9);
 	o.metric = METRIC_TOTAL;	/* no whole-program sum of totals */
 	rows[1].status = ST_FASTER;
 	ck_assert_int_eq(seq_judge(&res, &o, a), SEQ_UNCHANGED);

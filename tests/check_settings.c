@@ -36,7 +36,8 @@ static void
 fake_say(const char *a, const char *b, const char *c)
 {
 	if (nsaid < 8)
-		snprintf(said[nsaid], sizeof(said[0]), "libpc: %s%.64s%s", a, b, c);
+		snprintf(said[nsaid], sizeof(said[0]), "libpc: %s%.64s%s", a, b,
+			 c);
 	nsaid++;
 }
 
@@ -52,7 +53,8 @@ read_with(struct pc_settings *s, const char *const *e)
 START_TEST(test_defaults_without_warnings)
 {
 	static const char *const none[] = { NULL };
-	static const char *const empty[] = { "PC_HZ", "", "PC_SIGNAL", "", NULL };
+	static const char *const empty[] = { "PC_HZ", "", "PC_SIGNAL", "",
+					     NULL };
 	struct pc_settings s;
 
 	for (int k = 0; k < 2; k++) {
@@ -79,13 +81,33 @@ END_TEST
 
 START_TEST(test_good_values_of_every_kind)
 {
-	static const char *const e[] = {
-		"PC_HZ", "4000", "PC_TIMER", "taskclock", "PC_SIGNAL", "SIGRTMIN+2",
-		"PC_CALLGRAPH", "0", "PC_UNWIND", "libunwind", "PC_DEPTH", "256",
-		"PC_ARCS", "1024", "PC_STACKS", "/tmp/st", "PC_STACKS_MB", "4096",
-		"PC_SNAPSHOT_SIGNAL", "USR2", "PC_SNAPSHOT_INTERVAL", "0.0105",
-		"PC_SCOPE", "all", "PC_VERBOSE", "1", NULL
-	};
+	static const char *const e[] = { "PC_HZ",
+					 "4000",
+					 "PC_TIMER",
+					 "taskclock",
+					 "PC_SIGNAL",
+					 "SIGRTMIN+2",
+					 "PC_CALLGRAPH",
+					 "0",
+					 "PC_UNWIND",
+					 "libunwind",
+					 "PC_DEPTH",
+					 "256",
+					 "PC_ARCS",
+					 "1024",
+					 "PC_STACKS",
+					 "/tmp/st",
+					 "PC_STACKS_MB",
+					 "4096",
+					 "PC_SNAPSHOT_SIGNAL",
+					 "USR2",
+					 "PC_SNAPSHOT_INTERVAL",
+					 "0.0105",
+					 "PC_SCOPE",
+					 "all",
+					 "PC_VERBOSE",
+					 "1",
+					 NULL };
 	struct pc_settings s;
 
 	read_with(&s, e);
@@ -111,9 +133,12 @@ END_TEST
 /* Signals by name, number and real-time offset, with or without SIG. */
 START_TEST(test_signal_spellings)
 {
-	static const struct { const char *v; int sig; } ok[] = {
-		{ "PROF", SIGPROF }, { "SIGVTALRM", SIGVTALRM }, { "12", 12 },
-		{ "RTMIN", 0 }, { "SIGRTMAX-1", 1 }, { "RTMIN+0", 0 }, { "auto", 0 },
+	static const struct { const char *v; int sig;
+	} ok[] = {
+		{ "PROF", SIGPROF }, { "SIGVTALRM", SIGVTALRM },
+		{ "12", 12 },        { "RTMIN", 0 },
+		{ "SIGRTMAX-1", 1 }, { "RTMIN+0", 0 },
+		{ "auto", 0 },
 	};
 	struct pc_settings s;
 
@@ -140,32 +165,54 @@ START_TEST(test_bad_values_warn_and_get_the_tables_value)
 		const char *name, *value, *want;
 	} bad[] = {
 		{ "PC_HZ", "0", "is not a rate from 1 to 1000000; using 1000" },
-		{ "PC_HZ", "1000001", "is not a rate from 1 to 1000000; using 1000" },
-		{ "PC_HZ", "12abc", "is not a rate from 1 to 1000000; using 1000" },
-		{ "PC_HZ", "99999999999999999999", "is not a rate from 1 to 1000000; using 1000" },
-		{ "PC_TIMER", "perf", "is not posix, auto or taskclock; using auto" },
-		{ "PC_SIGNAL", "SIGKILL", "is not a signal libpc can use; using auto" },
-		{ "PC_SIGNAL", "9", "is not a signal libpc can use; using auto" },
-		{ "PC_SIGNAL", "17", "is not a signal libpc can use; using auto" },
-		{ "PC_SIGNAL", "RTMAX+1", "is not a signal libpc can use; using auto" },
-		{ "PC_SIGNAL", "65", "is not a signal libpc can use; using auto" },
+		{ "PC_HZ", "1000001",
+		  "is not a rate from 1 to 1000000; using 1000" },
+		{ "PC_HZ", "12abc",
+		  "is not a rate from 1 to 1000000; using 1000" },
+		{ "PC_HZ", "99999999999999999999",
+		  "is not a rate from 1 to 1000000; using 1000" },
+		{ "PC_TIMER", "perf",
+		  "is not posix, auto or taskclock; using auto" },
+		{ "PC_SIGNAL", "SIGKILL",
+		  "is not a signal libpc can use; using auto" },
+		{ "PC_SIGNAL", "9",
+		  "is not a signal libpc can use; using auto" },
+		{ "PC_SIGNAL", "17",
+		  "is not a signal libpc can use; using auto" },
+		{ "PC_SIGNAL", "RTMAX+1",
+		  "is not a signal libpc can use; using auto" },
+		{ "PC_SIGNAL", "65",
+		  "is not a signal libpc can use; using auto" },
 		{ "PC_CALLGRAPH", "yes", "is not 0 or 1; using 1" },
-		{ "PC_UNWIND", "frame", "is not auto, dwarf, fp or libunwind; using auto" },
+		{ "PC_UNWIND", "frame",
+		  "is not auto, dwarf, fp or libunwind; using auto" },
 		{ "PC_DEPTH", "1", "is not a depth from 2 to 256; using 128" },
-		{ "PC_ARCS", "1023", "is not a count from 1024 to 67108864; using 65536" },
-		{ "PC_STACKS_MB", "0", "is not a size from 1 to 4096; using 32" },
-		{ "PC_SNAPSHOT_SIGNAL", "STOP", "is not a signal libpc can use; no snapshots on a signal" },
-		{ "PC_SNAPSHOT_INTERVAL", "0.001", "is not seconds from 0.01 to 86400; no periodic snapshots" },
-		{ "PC_SNAPSHOT_INTERVAL", "nan", "is not seconds from 0.01 to 86400; no periodic snapshots" },
+		{ "PC_ARCS", "1023",
+		  "is not a count from 1024 to 67108864; using 65536" },
+		{ "PC_STACKS_MB", "0",
+		  "is not a size from 1 to 4096; using 32" },
+		{ "PC_SNAPSHOT_SIGNAL", "STOP",
+		  "is not a signal libpc can use; no snapshots on a signal" },
+		{ "PC_SNAPSHOT_INTERVAL", "0.001",
+		  "is not seconds from 0.01 to 86400; no periodic snapshots" },
+		{ "PC_SNAPSHOT_INTERVAL", "nan",
+		  "is not seconds from 0.01 to 86400; no periodic snapshots" },
 		{ "PC_SCOPE", "everything", "is not main or all; using main" },
 		{ "PC_VERBOSE", "2", "is not 0 or 1; using 0" },
-		{ "PC_LIVE_MAX", "1K", "is not a size from 64K to 1024G, or 0; no cap" },
-		{ "PC_LIVE_MAX", "65535", "is not a size from 64K to 1024G, or 0; no cap" },
-		{ "PC_LIVE_MAX", "2T", "is not a size from 64K to 1024G, or 0; no cap" },
-		{ "PC_LIVE_MAX", "1025G", "is not a size from 64K to 1024G, or 0; no cap" },
-		{ "PC_LIVE_MAX", "-1M", "is not a size from 64K to 1024G, or 0; no cap" },
-		{ "PC_LIVE_MAX", "1MB", "is not a size from 64K to 1024G, or 0; no cap" },
-		{ "PC_LIVE_MAX", "99999999999999999999", "is not a size from 64K to 1024G, or 0; no cap" },
+		{ "PC_LIVE_MAX", "1K",
+		  "is not a size from 64K to 1024G, or 0; no cap" },
+		{ "PC_LIVE_MAX", "65535",
+		  "is not a size from 64K to 1024G, or 0; no cap" },
+		{ "PC_LIVE_MAX", "2T",
+		  "is not a size from 64K to 1024G, or 0; no cap" },
+		{ "PC_LIVE_MAX", "1025G",
+		  "is not a size from 64K to 1024G, or 0; no cap" },
+		{ "PC_LIVE_MAX", "-1M",
+		  "is not a size from 64K to 1024G, or 0; no cap" },
+		{ "PC_LIVE_MAX", "1MB",
+		  "is not a size from 64K to 1024G, or 0; no cap" },
+		{ "PC_LIVE_MAX", "99999999999999999999",
+		  "is not a size from 64K to 1024G, or 0; no cap" },
 	};
 	struct pc_settings s, d;
 	static const char *const none[] = { NULL };
@@ -176,8 +223,8 @@ START_TEST(test_bad_values_warn_and_get_the_tables_value)
 		char line[256];
 
 		read_with(&s, e);
-		snprintf(line, sizeof(line), "libpc: %s='%s' %s", bad[i].name, bad[i].value,
-			 bad[i].want);
+		snprintf(line, sizeof(line), "libpc: %s='%s' %s", bad[i].name,
+			 bad[i].value, bad[i].want);
 		ck_assert_int_eq(nsaid, 1);
 		ck_assert_str_eq(said[0], line);
 		/* every bad value here gets its default */
@@ -194,9 +241,10 @@ START_TEST(test_live_max_sizes)
 		const char *value;
 		uint64_t want;
 	} good[] = {
-		{ "0", 0 }, { "65536", 65536 }, { "64K", 64 << 10 }, { "128k", 128 << 10 },
-		{ "1M", 1 << 20 }, { "512m", 512u << 20 }, { "3G", 3ull << 30 },
-		{ "1024G", 1ull << 40 },
+		{ "0", 0 },           { "65536", 65536 },
+		{ "64K", 64 << 10 },  { "128k", 128 << 10 },
+		{ "1M", 1 << 20 },    { "512m", 512u << 20 },
+		{ "3G", 3ull << 30 }, { "1024G", 1ull << 40 },
 	};
 	struct pc_settings s;
 
@@ -216,8 +264,10 @@ START_TEST(test_snapshot_signal_is_not_the_sampling_signal)
 	static const char *const same[] = {
 		"PC_SIGNAL", "USR1", "PC_SNAPSHOT_SIGNAL", "SIGUSR1", NULL
 	};
-	static const char *const deflt[] = { "PC_SNAPSHOT_SIGNAL", "PROF", NULL };
-	static const char *const autosig[] = { "PC_SNAPSHOT_SIGNAL", "auto", NULL };
+	static const char *const deflt[] = { "PC_SNAPSHOT_SIGNAL", "PROF",
+					     NULL };
+	static const char *const autosig[] = { "PC_SNAPSHOT_SIGNAL", "auto",
+					       NULL };
 	struct pc_settings s;
 
 	read_with(&s, same);
@@ -269,9 +319,12 @@ START_TEST(test_absolute)
 
 	ck_assert_int_eq(pc_absolute(buf, sizeof(buf), "/a/b", ".x"), 0);
 	ck_assert_str_eq(buf, "/a/b.x");
-	ck_assert_int_eq(pc_absolute(buf, sizeof(buf), "/0123456789abcd", ""), 0);
-	ck_assert_int_eq(pc_absolute(buf, sizeof(buf), "/0123456789abcde", ""), -1);
-	ck_assert_int_eq(pc_absolute(buf, sizeof(buf), "/0123456789ab", ".xy"), -1);
+	ck_assert_int_eq(pc_absolute(buf, sizeof(buf), "/0123456789abcd", ""),
+			 0);
+	ck_assert_int_eq(pc_absolute(buf, sizeof(buf), "/0123456789abcde", ""),
+			 -1);
+	ck_assert_int_eq(pc_absolute(buf, sizeof(buf), "/0123456789ab", ".xy"),
+			 -1);
 }
 END_TEST
 
@@ -290,14 +343,22 @@ START_TEST(test_wall_clock_settings)
 		{ "PC_CLOCK", "WALL", "is not cpu or wall; using cpu" },
 		{ "PC_CLOCK", "real", "is not cpu or wall; using cpu" },
 		{ "PC_CLOCK", "wall ", "is not cpu or wall; using cpu" },
-		{ "PC_WALL_HZ", "0", "is not a rate from 1 to 1000; using 100" },
-		{ "PC_WALL_HZ", "1001", "is not a rate from 1 to 1000; using 100" },
-		{ "PC_WALL_HZ", "50Hz", "is not a rate from 1 to 1000; using 100" },
-		{ "PC_WALL_HZ", "-5", "is not a rate from 1 to 1000; using 100" },
-		{ "PC_WALL_BUDGET", "0", "is not a percentage from 1 to 100; using 1" },
-		{ "PC_WALL_BUDGET", "101", "is not a percentage from 1 to 100; using 1" },
-		{ "PC_WALL_BUDGET", "2.5", "is not a percentage from 1 to 100; using 1" },
-		{ "PC_WALL_BUDGET", "5%", "is not a percentage from 1 to 100; using 1" },
+		{ "PC_WALL_HZ", "0",
+		  "is not a rate from 1 to 1000; using 100" },
+		{ "PC_WALL_HZ", "1001",
+		  "is not a rate from 1 to 1000; using 100" },
+		{ "PC_WALL_HZ", "50Hz",
+		  "is not a rate from 1 to 1000; using 100" },
+		{ "PC_WALL_HZ", "-5",
+		  "is not a rate from 1 to 1000; using 100" },
+		{ "PC_WALL_BUDGET", "0",
+		  "is not a percentage from 1 to 100; using 1" },
+		{ "PC_WALL_BUDGET", "101",
+		  "is not a percentage from 1 to 100; using 1" },
+		{ "PC_WALL_BUDGET", "2.5",
+		  "is not a percentage from 1 to 100; using 1" },
+		{ "PC_WALL_BUDGET", "5%",
+		  "is not a percentage from 1 to 100; using 1" },
 	};
 	struct pc_settings s;
 
@@ -320,8 +381,8 @@ START_TEST(test_wall_clock_settings)
 		char line[256];
 
 		read_with(&s, e);
-		snprintf(line, sizeof(line), "libpc: %s='%s' %s", bad[i].name, bad[i].value,
-			 bad[i].want);
+		snprintf(line, sizeof(line), "libpc: %s='%s' %s", bad[i].name,
+			 bad[i].value, bad[i].want);
 		ck_assert_int_eq(nsaid, 1);
 		ck_assert_str_eq(said[0], line);
 		ck_assert_int_eq(s.clock_wall, 0);
@@ -336,9 +397,12 @@ END_TEST
 START_TEST(test_alloc_settings)
 {
 	static const char *const none[] = { NULL };
-	static const char *const on[] = { "PC_ALLOC", "1", "PC_ALLOC_RATE", "1M", NULL };
-	static const char *const exact[] = { "PC_ALLOC", "1", "PC_ALLOC_RATE", "1", NULL };
-	static const char *const bad[] = { "PC_ALLOC", "yes", "PC_ALLOC_RATE", "0", NULL };
+	static const char *const on[] = { "PC_ALLOC", "1", "PC_ALLOC_RATE",
+					  "1M", NULL };
+	static const char *const exact[] = { "PC_ALLOC", "1", "PC_ALLOC_RATE",
+					     "1", NULL };
+	static const char *const bad[] = { "PC_ALLOC", "yes", "PC_ALLOC_RATE",
+					   "0", NULL };
 	static const char *const only[] = { "PC_ALLOC", "only", NULL };
 	struct pc_settings s;
 
@@ -377,9 +441,14 @@ struct row {
 };
 
 static const struct row rows[] = {
-#define ROW(id, name, field, type, parse, min, max, words, dflt, bad, want, refuse, doc) \
-	{ name, #parse, want, refuse, doc, (long)(min), (long)(max), (long)(dflt),	\
-	  (long)(bad), offsetof(struct pc_settings, field), sizeof(type) },
+#define ROW(id, name, field, type, parse, min, max, words, dflt, bad, want, \
+	    refuse, doc) \
+	{ name,        #parse, \
+	  want,        refuse, \
+	  doc,         (long)(min), \
+	  (long)(max), (long)(dflt), \
+	  (long)(bad), offsetof(struct pc_settings, field), \
+	  sizeof(type) },
 	PC_SETTINGS(ROW)
 #undef ROW
 };
@@ -416,10 +485,12 @@ check_refused(const struct row *r, const char *value)
 	char line[256];
 	long v = read_one(r, value);
 
-	snprintf(line, sizeof(line), "libpc: %s='%s' %s", r->name, value, r->want);
+	snprintf(line, sizeof(line), "libpc: %s='%s' %s", r->name, value,
+		 r->want);
 	ck_assert_msg(nsaid == 1, "%s='%s': %d lines", r->name, value, nsaid);
 	ck_assert_str_eq(said[0], line);
-	ck_assert_msg(v == r->bad, "%s='%s': %ld, not %ld", r->name, value, v, r->bad);
+	ck_assert_msg(v == r->bad, "%s='%s': %ld, not %ld", r->name, value, v,
+		      r->bad);
 }
 
 static void
@@ -427,8 +498,9 @@ check_taken(const struct row *r, const char *value, long want)
 {
 	long v = read_one(r, value);
 
-	ck_assert_msg(nsaid == 0 && v == want, "%s='%s': %ld (%d lines), not %ld", r->name,
-		      value, v, nsaid, want);
+	ck_assert_msg(nsaid == 0 && v == want,
+		      "%s='%s': %ld (%d lines), not %ld", r->name, value, v,
+		      nsaid, want);
 }
 
 /* libpc(7)'s text, whitespace made single spaces; NULL where not found. */
@@ -446,8 +518,8 @@ man_page(void)
 	if (strrchr(exe, '/'))
 		*strrchr(exe, '/') = 0;
 	for (size_t i = 0; !f && i < 2 * (sizeof(at) / sizeof(at[0])); i++) {
-		snprintf(path, sizeof(path), "%s%s%s", i % 2 ? exe : "", i % 2 ? "/" : "",
-			 at[i / 2]);
+		snprintf(path, sizeof(path), "%s%s%s", i % 2 ? exe : "",
+			 i % 2 ? "/" : "", at[i / 2]);
 		f = fopen(path, "r");
 	}
 	if (!f)
@@ -502,15 +574,20 @@ START_TEST(test_every_row_as_it_says)
 		char v[64];
 
 		ck_assert_msg(documented(man, r->name, r->doc),
-			      "libpc(7) has no entry for %s that says '%s'", r->name, r->doc);
+			      "libpc(7) has no entry for %s that says '%s'",
+			      r->name, r->doc);
 		check_taken(r, NULL, r->dflt);
 		if (!strcmp(r->parse, "parse_text")) {
-			ck_assert_str_eq((const char *)(intptr_t)read_one(r, "a b"), "a b");
-			ck_assert_str_eq((const char *)(intptr_t)read_one(r, ""), "");
+			ck_assert_str_eq(
+				(const char *)(intptr_t)read_one(r, "a b"),
+				"a b");
+			ck_assert_str_eq(
+				(const char *)(intptr_t)read_one(r, ""), "");
 			ck_assert_int_eq(r->dflt, 0);
 			continue;
 		}
-		ck_assert_msg(r->want[0], "%s: no line for a bad value", r->name);
+		ck_assert_msg(r->want[0], "%s: no line for a bad value",
+			      r->name);
 		check_taken(r, "", r->dflt);
 		if (r->refuse)
 			check_refused(r, r->refuse);
@@ -520,7 +597,8 @@ START_TEST(test_every_row_as_it_says)
 
 				snprintf(v, sizeof(v), "%ld", at);
 				check_taken(r, v, at);
-				snprintf(v, sizeof(v), "%ld", end ? at + 1 : at - 1);
+				snprintf(v, sizeof(v), "%ld",
+					 end ? at + 1 : at - 1);
 				check_refused(r, v);
 			}
 		} else if (!strcmp(r->parse, "parse_ms")) {

@@ -31,7 +31,10 @@ frames_of(struct pc_frame *f, int k, int depth)
 {
 	for (int i = 0; i < depth; i++)
 		f[i] = (struct pc_frame){
-			unit_text_at(i ? 0x1000 + 16 * (size_t)i + 1 : 0x100 + 2 * (size_t)k), 0 };
+			unit_text_at(i ? 0x1000 + 16 * (size_t)i + 1 :
+					 0x100 + 2 * (size_t)k),
+			0
+		};
 	return depth;
 }
 
@@ -39,7 +42,8 @@ frames_of(struct pc_frame *f, int k, int depth)
 static uint64_t
 word_of(int k, int i)
 {
-	return UNIT_TEXT_LINK + (i ? 0x1000 + 16 * (uint64_t)i : 0x100 + 2 * (uint64_t)k);
+	return UNIT_TEXT_LINK +
+	       (i ? 0x1000 + 16 * (uint64_t)i : 0x100 + 2 * (uint64_t)k);
 }
 
 static int
@@ -92,7 +96,8 @@ add_stacks(void *arg)
 		for (int k = 0; k < a->nstacks; k++) {
 			int d = a->depth ? a->depth : k % 8 + 1;
 
-			pc_stacks_add_from_handler(f, frames_of(f, k, d), 0, (uint32_t)(k % 2 + 1));
+			pc_stacks_add_from_handler(f, frames_of(f, k, d), 0,
+						   (uint32_t)(k % 2 + 1));
 		}
 	return NULL;
 }
@@ -170,7 +175,8 @@ START_TEST(test_outside_frames_fold_and_truncation_is_kept)
 		{ unit_text_at(0x1001), 0 },
 		{ 0x1030, 0 },
 	};
-	const uint64_t want[] = { UNIT_TEXT_LINK + 0x100, 0, UNIT_TEXT_LINK + 0x1000, 0 };
+	const uint64_t want[] = { UNIT_TEXT_LINK + 0x100, 0,
+				  UNIT_TEXT_LINK + 0x1000, 0 };
 	struct gmon_stacks st;
 
 	unit_preload_reset();

@@ -10,9 +10,10 @@
 #include "model/stats.h"
 #include "unit.h"
 
-#define near(got, want, rel)						\
-	ck_assert_msg(fabs((got) - (want)) <= (rel) * fmax(fabs(want), 1e-300), \
-		      "%s = %.15g, want %.15g", #got, (double)(got), (double)(want))
+#define near(got, want, rel) \
+	ck_assert_msg(fabs((got) - (want)) <= (rel)*fmax(fabs(want), 1e-300), \
+		      "%s = %.15g, want %.15g", #got, (double)(got), \
+		      (double)(want))
 
 START_TEST(test_ibeta_closed_forms)
 {
@@ -27,7 +28,8 @@ START_TEST(test_ibeta_closed_forms)
 	/* integer a, b: a binomial tail, sum_{j=2}^{4} C(4,j) .4^j .6^(4-j) */
 	near(stats_ibeta(2, 3, 0.4), 0.5248, 1e-10);
 	/* I_x(0.5, 10) for a small x: the series side of the fraction */
-	ck_assert(stats_ibeta(0.5, 10, 0.01) > 0.3 && stats_ibeta(0.5, 10, 0.01) < 0.4);
+	ck_assert(stats_ibeta(0.5, 10, 0.01) > 0.3 &&
+		  stats_ibeta(0.5, 10, 0.01) < 0.4);
 }
 END_TEST
 
@@ -91,7 +93,8 @@ START_TEST(test_t_closed_forms)
 {
 	/* df 1, the Cauchy distribution: p = 1 - (2 / pi) atan|t| */
 	near(stats_t_two_sided(1.0, 1), 0.5, 1e-10);
-	near(stats_t_two_sided(63.65674116, 1), 1 - 2 / M_PI * atan(63.65674116), 1e-9);
+	near(stats_t_two_sided(63.65674116, 1),
+	     1 - 2 / M_PI * atan(63.65674116), 1e-9);
 	/* df 2: p = 1 - |t| / sqrt(t^2 + 2) */
 	near(stats_t_two_sided(3.3, 2), 1 - 3.3 / sqrt(3.3 * 3.3 + 2), 1e-10);
 	near(stats_t_two_sided(-3.3, 2), 1 - 3.3 / sqrt(3.3 * 3.3 + 2), 1e-10);
@@ -136,10 +139,12 @@ START_TEST(test_robust_mean)
 	const double one[5] = { 0.01, 0.01, 0.01, 0.01, 0.01 };
 	const double out[5] = { 0, 0.002, -0.002, 0.001, 0.3 };
 	const double pin[4] = { 0.01, -0.005, 0.002, 0.2 };
-	const double three[3] = { 0.002, 0, 0.01 }, se3[3] = { 0.001, 0.01, 0.01 };
+	const double three[3] = { 0.002, 0, 0.01 },
+		     se3[3] = { 0.001, 0.01, 0.01 };
 	/* pcprof diff's case that the median-scaled version got wrong: three
 	 * unchanged functions and one 16 % slower, 5 standard errors out */
-	const double four[4] = { 0, 0.03, -0.02, 0.15 }, se4[4] = { 0.04, 0.04, 0.04, 0.029 };
+	const double four[4] = { 0, 0.03, -0.02, 0.15 },
+		     se4[4] = { 0.04, 0.04, 0.04, 0.029 };
 	double many[12], se12[12];
 	double x[5], m, shifted;
 

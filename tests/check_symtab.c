@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Check suite for the symbol tables (tools/symbols/symtab*.c): on ELF files that cc
- * builds into a temporary directory when the suite starts (functions laid
- * out in assembly, so that their addresses are known to the byte), on
+ * Check suite for the symbol tables (tools/symbols/symtab*.c): on ELF files
+ * that cc builds into a temporary directory when the suite starts (functions
+ * laid out in assembly, so that their addresses are known to the byte), on
  * stripped copies and separate debug files that strip and objcopy make of
  * them, on broken and hostile files, and on tables made by hand.
  */
@@ -247,7 +247,8 @@ static void
 check_table(const struct symtab *st)
 {
 	for (size_t i = 0; i < st->nsyms; i++) {
-		ck_assert_msg(st->syms[i].lo < st->syms[i].hi, "symbol %zu empty", i);
+		ck_assert_msg(st->syms[i].lo < st->syms[i].hi,
+			      "symbol %zu empty", i);
 		ck_assert_uint_lt(st->syms[i].func, st->nfuncs);
 		ck_assert_msg(i == 0 || st->syms[i - 1].hi <= st->syms[i].lo,
 			      "symbols %zu and %zu overlap", i - 1, i);
@@ -281,7 +282,8 @@ must(const struct symtab *st, const char *name, int k)
 {
 	const struct sym *s = sym_of(st, name, k);
 
-	ck_assert_msg(s, "no symbol %d of '%s' (source %s)", k, name, st->source);
+	ck_assert_msg(s, "no symbol %d of '%s' (source %s)", k, name,
+		      st->source);
 	return s;
 }
 
@@ -356,7 +358,8 @@ START_TEST(test_symtab_folds_pieces_unless_asked)
 	split = must(&st, "split", 0);
 	ck_assert_ptr_null(sym_of(&st, "split", 1));
 	ck_assert_uint_eq(must(&st, "split.cold", 0)->lo, split->lo + 16);
-	ck_assert_uint_eq(must(&st, "split.constprop.0.isra.0", 0)->lo, split->lo + 32);
+	ck_assert_uint_eq(must(&st, "split.constprop.0.isra.0", 0)->lo,
+			  split->lo + 32);
 	ck_assert(has_func(&st, "not.a.piece"));
 	symtab_release(&st);
 }
@@ -373,7 +376,8 @@ START_TEST(test_symtab_names_aliases_by_binding)
 	w = must(&st, "weak_two", 0);
 	ck_assert_uint_eq(g->lo, must(&st, "not.a.piece", 0)->lo + 16);
 	ck_assert_uint_eq(w->lo, g->lo + 16);
-	ck_assert(!has_func(&st, "weak_alias") && !has_func(&st, "local_alias"));
+	ck_assert(!has_func(&st, "weak_alias") &&
+		  !has_func(&st, "local_alias"));
 	ck_assert(!has_func(&st, "local_two"));
 	symtab_release(&st);
 }
@@ -441,7 +445,8 @@ START_TEST(test_symtab_stripped_program_uses_unwind_tables)
 	ck_assert_str_eq(sst.source, "unwind tables");
 	ck_assert(sst.build_id_len == st.build_id_len &&
 		  !memcmp(sst.build_id, st.build_id, st.build_id_len));
-	snprintf(want, sizeof(want), "prog-stripped+0x%llx", (unsigned long long)m->lo);
+	snprintf(want, sizeof(want), "prog-stripped+0x%llx",
+		 (unsigned long long)m->lo);
 	ck_assert_str_eq(name_at(&sst, m->lo), want);
 	ck_assert_uint_eq(sst.syms[symtab_find(&sst, m->lo)].lo, m->lo);
 	ck_assert_uint_eq(sst.syms[symtab_find(&sst, m->lo)].hi, m->hi);
@@ -503,8 +508,10 @@ START_TEST(test_symtab_finds_debug_files)
 	ck_assert_ptr_nonnull(dst.debug_path);
 	ck_assert_ptr_nonnull(realpath(at("link/prog.debug"), want));
 	ck_assert_str_eq(dst.debug_path, want);
-	ck_assert_uint_eq(must(&dst, "odd_end", 0)->lo, must(&st, "odd_end", 0)->lo);
-	ck_assert_uint_eq(must(&dst, "split", 2)->lo, must(&st, "split", 2)->lo);
+	ck_assert_uint_eq(must(&dst, "odd_end", 0)->lo,
+			  must(&st, "odd_end", 0)->lo);
+	ck_assert_uint_eq(must(&dst, "split", 2)->lo,
+			  must(&st, "split", 2)->lo);
 	symtab_release(&dst);
 
 	/* root/.build-id/xx/yyyy....debug */
@@ -512,7 +519,8 @@ START_TEST(test_symtab_finds_debug_files)
 		sprintf(id + 2 * i, "%02x", st.build_id[i]);
 	sh("mkdir -p root/.build-id/%.2s && mv root/prog.debug root/.build-id/%.2s/%s.debug",
 	   id, id, id + 2);
-	snprintf(bid, sizeof(bid), "%s/.build-id/%.2s/%s.debug", root, id, id + 2);
+	snprintf(bid, sizeof(bid), "%s/.build-id/%.2s/%s.debug", root, id,
+		 id + 2);
 	load(&dst, "bid/prog", &o);
 	ck_assert_str_eq(dst.source, "debug file");
 	ck_assert_str_eq(dst.debug_path, bid);
@@ -544,7 +552,8 @@ load_fails(const char *path, const char *want)
 	char err[256] = "";
 
 	ck_assert_int_eq(symtab_load(&st, path, NULL, err, sizeof(err)), -1);
-	ck_assert_msg(strstr(err, want), "'%s': error '%s', want '%s'", path, err, want);
+	ck_assert_msg(strstr(err, want), "'%s': error '%s', want '%s'", path,
+		      err, want);
 	ck_assert_uint_eq(st.nsyms, 0);
 	ck_assert_ptr_null(st.syms);
 }
@@ -583,10 +592,14 @@ START_TEST(test_symtab_load_refuses_foreign_elf)
 		memcpy(copy, buf, len);
 		copy[edits[i].off] = (unsigned char)edits[i].byte;
 		put("foreign", copy, len);
-		ck_assert_int_eq(symtab_load(&st, at("foreign"), NULL, err, sizeof(err)), -1);
+		ck_assert_int_eq(
+			symtab_load(&st, at("foreign"), NULL, err, sizeof(err)),
+			-1);
 		ck_assert_msg(strstr(err, "foreign ELF file") || strstr(err, "bad ELF header"),
 			      "edit %zu: %s", i, err);
-		ck_assert_int_eq(symtab_load_mem(&st, copy, len, NULL, err, sizeof(err)), -1);
+		ck_assert_int_eq(
+			symtab_load_mem(&st, copy, len, NULL, err, sizeof(err)),
+			-1);
 		free(copy);
 	}
 	free(buf);
@@ -615,11 +628,14 @@ START_TEST(test_symtab_survives_truncated_and_corrupt_files)
 		for (size_t n = 0; n < len; n += n < 256 ? 1 : 97) {
 			memcpy(copy, buf, n);
 			err[0] = 0;
-			if (symtab_load_mem(&st, copy, n, NULL, err, sizeof(err)) == 0) {
+			if (symtab_load_mem(&st, copy, n, NULL, err,
+					    sizeof(err)) == 0) {
 				check_table(&st);
 				symtab_release(&st);
 			} else {
-				ck_assert_msg(err[0], "%s, %zu bytes: no reason", files[f], n);
+				ck_assert_msg(err[0],
+					      "%s, %zu bytes: no reason",
+					      files[f], n);
 			}
 		}
 		/* cut short of its section headers, a file has no symbols
@@ -627,7 +643,8 @@ START_TEST(test_symtab_survives_truncated_and_corrupt_files)
 		 * rather than an error; never symbols made up */
 		put("truncated", buf, len - 1);
 		err[0] = 0;
-		if (symtab_load(&st, at("truncated"), NULL, err, sizeof(err)) == 0) {
+		if (symtab_load(&st, at("truncated"), NULL, err, sizeof(err)) ==
+		    0) {
 			ck_assert_uint_eq(st.nsyms, 0);
 			ck_assert_str_eq(st.source, "no symbols");
 			symtab_release(&st);
@@ -643,11 +660,14 @@ START_TEST(test_symtab_survives_truncated_and_corrupt_files)
 				copy[x % len] = (unsigned char)(x >> 40);
 			}
 			err[0] = 0;
-			if (symtab_load_mem(&st, copy, len, NULL, err, sizeof(err)) == 0) {
+			if (symtab_load_mem(&st, copy, len, NULL, err,
+					    sizeof(err)) == 0) {
 				check_table(&st);
 				symtab_release(&st);
 			} else {
-				ck_assert_msg(err[0], "%s, mutation %d: no reason", files[f], k);
+				ck_assert_msg(err[0],
+					      "%s, mutation %d: no reason",
+					      files[f], k);
 			}
 		}
 		free(copy);
@@ -680,44 +700,53 @@ END_TEST
 static const struct {
 	const char *name, *want, *want_clones;
 } short_cases[] = {
-	{ "std::vector<int>::push_back(int const&)", "std::vector::push_back", NULL },
+	{ "std::vector<int>::push_back(int const&)", "std::vector::push_back",
+	  NULL },
 	{ "foo()", "foo", NULL },
 	{ "plain", "plain", NULL },
 	{ "foo(int) [clone .cold]", "foo", "foo [clone .cold]" },
 	{ "ns::f(int) [clone .isra.0] [clone .cold]", "ns::f",
 	  "ns::f [clone .isra.0] [clone .cold]" },
 	{ "work(int) [clone ._omp_fn.0]", "work [clone ._omp_fn.0]", NULL },
-	{ "work(int) [clone ._omp_fn.1] [clone .cold]", "work [clone ._omp_fn.1]",
-	  "work [clone ._omp_fn.1] [clone .cold]" },
+	{ "work(int) [clone ._omp_fn.1] [clone .cold]",
+	  "work [clone ._omp_fn.1]", "work [clone ._omp_fn.1] [clone .cold]" },
 	{ "unsigned long shapes::accumulate<float>(float const*, int)",
 	  "shapes::accumulate", NULL },
 	{ "shapes::circle::area() const", "shapes::circle::area", NULL },
 	{ "std::basic_ostream<char, std::char_traits<char> >& std::operator<< "
 	  "<std::char_traits<char> >(std::basic_ostream<char, std::char_traits<char> >&, "
-	  "char const*)", "std::operator<<", NULL },
-	{ "bool operator< <int>(pair<int> const&, pair<int> const&)", "operator<", NULL },
+	  "char const*)",
+	  "std::operator<<", NULL },
+	{ "bool operator< <int>(pair<int> const&, pair<int> const&)",
+	  "operator<", NULL },
 	{ "ns::klass::operator()(int) const", "ns::klass::operator()", NULL },
 	{ "operator new[](unsigned long)", "operator new[]", NULL },
-	{ "ns::klass::operator unsigned long() const", "ns::klass::operator unsigned long",
-	  NULL },
+	{ "ns::klass::operator unsigned long() const",
+	  "ns::klass::operator unsigned long", NULL },
 	{ "ns::klass::operator->() const", "ns::klass::operator->", NULL },
-	{ "(anonymous namespace)::helper(int)", "(anonymous namespace)::helper", NULL },
+	{ "(anonymous namespace)::helper(int)", "(anonymous namespace)::helper",
+	  NULL },
 	{ "main::{lambda(int, int)#1}::operator()(int, int) const",
 	  "main::{lambda(int, int)#1}::operator()", NULL },
-	{ "void (*signal_handler(int))(int)", "void (*signal_handler(int))(int)", NULL },
+	{ "void (*signal_handler(int))(int)",
+	  "void (*signal_handler(int))(int)", NULL },
 };
 
 START_TEST(test_symtab_short_name_as_pprof_shows_it)
 {
 	const char *want = short_cases[_i].want;
-	const char *clones = short_cases[_i].want_clones ? short_cases[_i].want_clones : want;
+	const char *clones = short_cases[_i].want_clones ?
+				     short_cases[_i].want_clones :
+				     want;
 	char *s = symtab_short_name(short_cases[_i].name, 0);
 	char *k = symtab_short_name(short_cases[_i].name, 1);
 
 	ck_assert_ptr_nonnull(s);
 	ck_assert_ptr_nonnull(k);
-	ck_assert_msg(!strcmp(s, want), "'%s': '%s', want '%s'", short_cases[_i].name, s, want);
-	ck_assert_msg(!strcmp(k, clones), "'%s' keeping clones: '%s', want '%s'",
+	ck_assert_msg(!strcmp(s, want), "'%s': '%s', want '%s'",
+		      short_cases[_i].name, s, want);
+	ck_assert_msg(!strcmp(k, clones),
+		      "'%s' keeping clones: '%s', want '%s'",
 		      short_cases[_i].name, k, clones);
 	free(s);
 	free(k);
@@ -747,8 +776,10 @@ static const struct {
 
 START_TEST(test_symtab_display_name_keeps_numbered_regions)
 {
-	static const struct symtab_opts fold = { 0 }, keep = { .keep_pieces = 1 };
-	const char *want = display_cases[_i].want, *name = display_cases[_i].name;
+	static const struct symtab_opts fold = { 0 },
+					keep = { .keep_pieces = 1 };
+	const char *want = display_cases[_i].want,
+		   *name = display_cases[_i].name;
 	const char *kept = display_cases[_i].want_kept;
 	char *s = sym_display_name(name, &fold);
 	char *k = sym_display_name(name, &keep);
@@ -756,7 +787,8 @@ START_TEST(test_symtab_display_name_keeps_numbered_regions)
 	ck_assert_ptr_nonnull(s);
 	ck_assert_ptr_nonnull(k);
 	ck_assert_msg(!strcmp(s, want), "'%s': '%s', want '%s'", name, s, want);
-	ck_assert_msg(!strcmp(k, kept), "'%s' kept: '%s', want '%s'", name, k, kept);
+	ck_assert_msg(!strcmp(k, kept), "'%s' kept: '%s', want '%s'", name, k,
+		      kept);
 	free(s);
 	free(k);
 }
@@ -767,21 +799,30 @@ END_TEST
 START_TEST(test_symtab_find_at_the_edges)
 {
 	static const struct unit_sym syms[] = {
-		{ 0x1000, 0x1003, "a" }, { 0x1003, 0x1010, "b" }, { 0x1020, 0x1030, "c" },
+		{ 0x1000, 0x1003, "a" },
+		{ 0x1003, 0x1010, "b" },
+		{ 0x1020, 0x1030, "c" },
 	};
-	static const struct { uint64_t addr; long find; size_t after; } cases[] = {
-		{ 0, -1, 0 }, { 0xfff, -1, 0 }, { 0x1000, 0, 0 }, { 0x1002, 0, 0 },
-		{ 0x1003, 1, 1 }, { 0x100f, 1, 1 }, { 0x1010, -1, 2 }, { 0x101f, -1, 2 },
-		{ 0x1020, 2, 2 }, { 0x102f, 2, 2 }, { 0x1030, -1, 3 }, { UINT64_MAX, -1, 3 },
+	static const struct {
+		uint64_t addr;
+		long find;
+		size_t after;
+	} cases[] = {
+		{ 0, -1, 0 },      { 0xfff, -1, 0 },  { 0x1000, 0, 0 },
+		{ 0x1002, 0, 0 },  { 0x1003, 1, 1 },  { 0x100f, 1, 1 },
+		{ 0x1010, -1, 2 }, { 0x101f, -1, 2 }, { 0x1020, 2, 2 },
+		{ 0x102f, 2, 2 },  { 0x1030, -1, 3 }, { UINT64_MAX, -1, 3 },
 	};
 	struct symtab st;
 
 	unit_symtab(&st, syms, N(syms));
 	for (size_t i = 0; i < N(cases); i++) {
 		ck_assert_msg(symtab_find(&st, cases[i].addr) == cases[i].find,
-			      "find %#llx: %ld", (unsigned long long)cases[i].addr,
+			      "find %#llx: %ld",
+			      (unsigned long long)cases[i].addr,
 			      symtab_find(&st, cases[i].addr));
-		ck_assert_uint_eq(symtab_first_after(&st, cases[i].addr), cases[i].after);
+		ck_assert_uint_eq(symtab_first_after(&st, cases[i].addr),
+				  cases[i].after);
 	}
 	symtab_release(&st);
 	unit_symtab(&st, NULL, 0);
@@ -823,15 +864,20 @@ START_TEST(test_symtab_objects_place_each_object_apart)
 	ck_assert_str_eq(name_at(&st, base + 0x3ff), "deflate");
 	ck_assert_str_eq(name_at(&st, 2 * base - 1), "[libz.so.1]");
 	ck_assert_ptr_null(name_at(&st, 0x2000));
-	ck_assert_str_eq(func_label(&st, st.syms[symtab_find(&st, base + 0x150)].func, buf,
-				    sizeof(buf)), "inflate (libz.so.1)");
-	ck_assert_str_eq(func_label(&st, st.syms[symtab_find(&st, base)].func, buf,
-				    sizeof(buf)), "[libz.so.1]");
-	ck_assert_str_eq(func_label(&st, st.syms[symtab_find(&st, 0x1000)].func, buf,
-				    sizeof(buf)), "main");
+	ck_assert_str_eq(
+		func_label(&st, st.syms[symtab_find(&st, base + 0x150)].func,
+			   buf, sizeof(buf)),
+		"inflate (libz.so.1)");
+	ck_assert_str_eq(func_label(&st, st.syms[symtab_find(&st, base)].func,
+				    buf, sizeof(buf)),
+			 "[libz.so.1]");
+	ck_assert_str_eq(func_label(&st, st.syms[symtab_find(&st, 0x1000)].func,
+				    buf, sizeof(buf)),
+			 "main");
 	/* an object without symbols is one gap */
-	ck_assert_int_eq(symtab_objects_add(&st, NULL, "[vdso]", "[vdso]", GMON_OBJ_SHIFT,
-					    &obj), 0);
+	ck_assert_int_eq(symtab_objects_add(&st, NULL, "[vdso]", "[vdso]",
+					    GMON_OBJ_SHIFT, &obj),
+			 0);
 	ck_assert_uint_eq(obj, 2);
 	ck_assert_str_eq(name_at(&st, 2 * base + 0x10), "[vdso]");
 	ck_assert_str_eq(st.objnames[2], "[vdso]");
@@ -849,7 +895,8 @@ symtab_suite(void)
 
 	tcase_add_loop_test(t, test_symtab_short_name_as_pprof_shows_it, 0,
 			    (int)N(short_cases));
-	tcase_add_loop_test(t, test_symtab_display_name_keeps_numbered_regions, 0,
+	tcase_add_loop_test(t, test_symtab_display_name_keeps_numbered_regions,
+			    0,
 			    sizeof(display_cases) / sizeof(display_cases[0]));
 	tcase_add_test(t, test_symtab_find_at_the_edges);
 	tcase_add_test(t, test_symtab_objects_place_each_object_apart);

@@ -76,7 +76,8 @@ START_TEST(test_timeline_keeps_a_uniform_sample_past_its_bound)
 	}
 	/* 16 expected in each quarter of the run, 4 its deviation */
 	for (int q = 0; q < 4; q++)
-		ck_assert_msg(quarter[q] >= 4 && quarter[q] <= 28, "quarter %d: %zu", q, quarter[q]);
+		ck_assert_msg(quarter[q] >= 4 && quarter[q] <= 28,
+			      "quarter %d: %zu", q, quarter[q]);
 }
 END_TEST
 
@@ -98,7 +99,8 @@ START_TEST(test_timeline_threads_never_tear_an_entry)
 	unit_preload_reset();
 	ck_assert_int_eq(pc_timeline_init(1024), 0);
 	for (uintptr_t i = 0; i < 4; i++)
-		ck_assert_int_eq(pthread_create(&t[i], NULL, offer, (void *)(i + 1)), 0);
+		ck_assert_int_eq(
+			pthread_create(&t[i], NULL, offer, (void *)(i + 1)), 0);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	read_back(&r);

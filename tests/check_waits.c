@@ -56,7 +56,8 @@ START_TEST(test_wait_names)
 {
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char buf[96];
-		uint64_t w = GMON_WAIT_WORD(names[i].call, names[i].fd, names[i].pid);
+		uint64_t w = GMON_WAIT_WORD(names[i].call, names[i].fd,
+					    names[i].pid);
 
 		ck_assert_msg(GMON_IS_WAIT(w), "case %zu", i);
 		ck_assert_str_eq(wait_name(w, buf, sizeof(buf)), names[i].name);
@@ -88,11 +89,13 @@ START_TEST(test_stack_weight_by_clock)
 	struct gmon_stack off = { 2500000, 1, GMON_STACK_OFFCPU, 1, pcs };
 
 	ck_assert_double_eq(stack_weight(&ss, &cpu, PC_CLOCK_WALL), 7);
-	ck_assert_double_eq_tol(stack_weight(&ss, &off, PC_CLOCK_WALL), 2.5, 1e-12);
+	ck_assert_double_eq_tol(stack_weight(&ss, &off, PC_CLOCK_WALL), 2.5,
+				1e-12);
 	ck_assert_double_eq(stack_weight(&ss, &cpu, PC_CLOCK_CPU), 7);
 	ck_assert_double_eq(stack_weight(&ss, &off, PC_CLOCK_CPU), 0);
 	ck_assert_double_eq(stack_weight(&ss, &cpu, PC_CLOCK_OFF), 0);
-	ck_assert_double_eq_tol(stack_weight(&ss, &off, PC_CLOCK_OFF), 2.5, 1e-12);
+	ck_assert_double_eq_tol(stack_weight(&ss, &off, PC_CLOCK_OFF), 2.5,
+				1e-12);
 }
 END_TEST
 

@@ -34,8 +34,9 @@ spread_check(struct pc_wthread *t, size_t n, int how)
 
 	ck_assert_uint_ge(pc_wall_room_of(t), n);
 	for (size_t i = 0; i < n; i++)
-		id[i] = how == 0 ? 100 + (uint32_t)i : how == 1 ? 100 + (uint32_t)(n - i) :
-			(uint32_t)i;
+		id[i] = how == 0 ? 100 + (uint32_t)i :
+			how == 1 ? 100 + (uint32_t)(n - i) :
+				   (uint32_t)i;
 	/* at random: a shuffle of 0..n-1 */
 	for (size_t i = n; how == 2 && i > 1; i--) {
 		size_t j = (size_t)rand_r(&seed) % i;
@@ -48,9 +49,13 @@ spread_check(struct pc_wthread *t, size_t n, int how)
 	for (size_t i = 0; i < n; i++) {
 		struct pc_wthread *w = &t[i];
 
-		ck_assert_uint_eq(w->tid, how == 0 ? 100 + i : how == 1 ? 101 + i : i);
+		ck_assert_uint_eq(w->tid, how == 0 ? 100 + i :
+					  how == 1 ? 101 + i :
+						     i);
 		ck_assert_int_eq(w->fd, -1);
-		ck_assert_uint_eq(w->seen_ns | w->run_ns | w->cur.key | w->state | w->listed, 0);
+		ck_assert_uint_eq(w->seen_ns | w->run_ns | w->cur.key |
+					  w->state | w->listed,
+				  0);
 	}
 }
 
@@ -60,7 +65,8 @@ START_TEST(test_wallmem_sorts_and_spreads_every_listing)
 	size_t sizes[] = { 0, 1, 2, 57, 58, 3000 };
 
 	ck_assert_int_eq(pc_wall_mem_start(&a, &b), 0);
-	ck_assert_uint_eq(pc_wall_room_of(a), 16384 / sizeof(struct pc_wthread));
+	ck_assert_uint_eq(pc_wall_room_of(a),
+			  16384 / sizeof(struct pc_wthread));
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
 		for (int how = 0; how < 3; how++) {
 			a = pc_wall_room(a, sizes[k] ? sizes[k] - 1 : 0);
@@ -85,7 +91,8 @@ START_TEST(test_wallmem_tables_grow_and_keep_their_entries)
 	a = pc_wall_room(a, cap);
 	ck_assert_ptr_nonnull(a);
 	/* 16 KiB and a step of 64 KiB, in whole steps */
-	ck_assert_uint_eq(pc_wall_room_of(a), 128 * 1024 / sizeof(struct pc_wthread));
+	ck_assert_uint_eq(pc_wall_room_of(a),
+			  128 * 1024 / sizeof(struct pc_wthread));
 	for (size_t i = 0; i < cap; i++)
 		ck_assert_uint_eq(a[i].tid, i + 1);
 	a = pc_wall_room(a, 32767);

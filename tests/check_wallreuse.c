@@ -36,20 +36,29 @@ START_TEST(test_reuse_finds_a_walk_by_its_pc_and_sp_only)
 	pc_wall_reuse_clear();
 	fill(f, 5, w, 4, 0x401000);
 	pc_wall_reuse_put(0x7f0010, 0x7ffd000, f, 5, PC_WALL_FULL, w, 4);
-	ck_assert_int_eq(pc_wall_reuse_get(0x7f0010, 0x7ffd000, got, 8, &how, &gw, &nw), 5);
+	ck_assert_int_eq(
+		pc_wall_reuse_get(0x7f0010, 0x7ffd000, got, 8, &how, &gw, &nw),
+		5);
 	ck_assert_int_eq(how, PC_WALL_FULL);
 	ck_assert_uint_eq(nw, 4);
 	ck_assert_mem_eq(got, f, 5 * sizeof(*f));
 	ck_assert_mem_eq(gw, w, 4 * sizeof(*w));
 	/* another sp at the same pc: another stack */
-	ck_assert_int_eq(pc_wall_reuse_get(0x7f0010, 0x7ffd008, got, 8, &how, &gw, &nw), 0);
+	ck_assert_int_eq(
+		pc_wall_reuse_get(0x7f0010, 0x7ffd008, got, 8, &how, &gw, &nw),
+		0);
 	/* no room for its frames */
-	ck_assert_int_eq(pc_wall_reuse_get(0x7f0010, 0x7ffd000, got, 4, &how, &gw, &nw), 0);
+	ck_assert_int_eq(
+		pc_wall_reuse_get(0x7f0010, 0x7ffd000, got, 4, &how, &gw, &nw),
+		0);
 	/* pc 0 is never kept nor found */
 	pc_wall_reuse_put(0, 0x7ffd000, f, 5, PC_WALL_FULL, w, 4);
-	ck_assert_int_eq(pc_wall_reuse_get(0, 0x7ffd000, got, 8, &how, &gw, &nw), 0);
+	ck_assert_int_eq(
+		pc_wall_reuse_get(0, 0x7ffd000, got, 8, &how, &gw, &nw), 0);
 	pc_wall_reuse_clear();
-	ck_assert_int_eq(pc_wall_reuse_get(0x7f0010, 0x7ffd000, got, 8, &how, &gw, &nw), 0);
+	ck_assert_int_eq(
+		pc_wall_reuse_get(0x7f0010, 0x7ffd000, got, 8, &how, &gw, &nw),
+		0);
 }
 END_TEST
 
@@ -65,14 +74,20 @@ START_TEST(test_reuse_keeps_no_walk_too_long_to_check)
 	pc_wall_reuse_clear();
 	fill(f, 33, w, 4, 0x401000);
 	pc_wall_reuse_put(0x7f0020, 0x7ffe000, f, 33, PC_WALL_FULL, w, 4);
-	ck_assert_int_eq(pc_wall_reuse_get(0x7f0020, 0x7ffe000, got, 40, &how, &gw, &nw), 0);
+	ck_assert_int_eq(
+		pc_wall_reuse_get(0x7f0020, 0x7ffe000, got, 40, &how, &gw, &nw),
+		0);
 	fill(f, 6, w, 65, 0x402000);
 	pc_wall_reuse_put(0x7f0020, 0x7ffe000, f, 6, PC_WALL_CUT, w, 65);
-	ck_assert_int_eq(pc_wall_reuse_get(0x7f0020, 0x7ffe000, got, 40, &how, &gw, &nw), 0);
+	ck_assert_int_eq(
+		pc_wall_reuse_get(0x7f0020, 0x7ffe000, got, 40, &how, &gw, &nw),
+		0);
 	/* the most that is kept */
 	fill(f, 32, w, 64, 0x403000);
 	pc_wall_reuse_put(0x7f0020, 0x7ffe000, f, 32, PC_WALL_TRUNCATED, w, 64);
-	ck_assert_int_eq(pc_wall_reuse_get(0x7f0020, 0x7ffe000, got, 40, &how, &gw, &nw), 32);
+	ck_assert_int_eq(
+		pc_wall_reuse_get(0x7f0020, 0x7ffe000, got, 40, &how, &gw, &nw),
+		32);
 	ck_assert_int_eq(how, PC_WALL_TRUNCATED);
 	ck_assert_uint_eq(nw, 64);
 	ck_assert_mem_eq(gw, w, 64 * sizeof(*w));

@@ -16,17 +16,22 @@ START_TEST(test_site_names_leave_the_child_out)
 {
 	char buf[96];
 
-	ck_assert_str_eq(wait_site_name(GMON_WAIT_WORD(61, 0, 4242), buf, sizeof(buf)),
-			 "[off-cpu: wait4]");
-	ck_assert_str_eq(wait_site_name(GMON_WAIT_WORD(247, 0, 7), buf, sizeof(buf)),
-			 "[off-cpu: waitid]");
-	ck_assert_str_eq(wait_site_name(GMON_WAIT_WORD(0, GMON_FD_PIPE, 0), buf, sizeof(buf)),
+	ck_assert_str_eq(
+		wait_site_name(GMON_WAIT_WORD(61, 0, 4242), buf, sizeof(buf)),
+		"[off-cpu: wait4]");
+	ck_assert_str_eq(
+		wait_site_name(GMON_WAIT_WORD(247, 0, 7), buf, sizeof(buf)),
+		"[off-cpu: waitid]");
+	ck_assert_str_eq(wait_site_name(GMON_WAIT_WORD(0, GMON_FD_PIPE, 0), buf,
+					sizeof(buf)),
 			 "[off-cpu: read pipe]");
-	ck_assert_str_eq(wait_site_name(GMON_WAIT_WORD(61, 0, 0xffffffffu), buf, sizeof(buf)),
+	ck_assert_str_eq(wait_site_name(GMON_WAIT_WORD(61, 0, 0xffffffffu), buf,
+					sizeof(buf)),
 			 "[off-cpu: wait4]");
 	/* the words of two children of one site name one site */
-	ck_assert_str_eq(wait_site_name(GMON_WAIT_WORD(61, 0, 1), buf, sizeof(buf)),
-			 wait_site_name(GMON_WAIT_WORD(61, 0, 2), buf + 48, 48));
+	ck_assert_str_eq(
+		wait_site_name(GMON_WAIT_WORD(61, 0, 1), buf, sizeof(buf)),
+		wait_site_name(GMON_WAIT_WORD(61, 0, 2), buf + 48, 48));
 }
 END_TEST
 
@@ -63,7 +68,8 @@ START_TEST(test_children_many)
 	double sum = 0;
 
 	for (uint32_t pid = 1; pid <= 1000; pid++)
-		wait_children_add(&v, &n, &cap, "[off-cpu: wait4]", pid, (double)(pid % 7));
+		wait_children_add(&v, &n, &cap, "[off-cpu: wait4]", pid,
+				  (double)(pid % 7));
 	for (uint32_t pid = 1; pid <= 1000; pid++)
 		wait_children_add(&v, &n, &cap, "[off-cpu: wait4]", pid, 1.0);
 	ck_assert_uint_eq(n, 1000);

@@ -23,7 +23,8 @@
 
 /* export_finish of the fixed model under clock as r asks, into name. */
 static void
-finish_golden(enum pc_clock clock, int timeline, struct report_opts *r, const char *name)
+finish_golden(enum pc_clock clock, int timeline, struct report_opts *r,
+	      const char *name)
 {
 	static char file[] = "demo/gmon.out", *files[] = { file };
 	struct export x;
@@ -108,7 +109,8 @@ START_TEST(test_threads_of_the_model)
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		struct report_opts r = { .format = v[i].format, .by_thread = 1 };
+		struct report_opts r = { .format = v[i].format,
+					 .by_thread = 1 };
 
 		finish_golden(v[i].clock, 0, &r, v[i].golden);
 	}
@@ -209,7 +211,8 @@ START_TEST(test_firefox_of_the_model)
 	ck_assert_int_eq(export_print(&x, FORMAT_FIREFOX, f, "demo"), 0);
 	export_release(&x);
 	ck_assert_int_eq(fclose(f), 0);
-	snprintf(cmd, sizeof(cmd), "python3 -c \"$PC_FF_CHECK\" %s > %s.out", path, path);
+	snprintf(cmd, sizeof(cmd), "python3 -c \"$PC_FF_CHECK\" %s > %s.out",
+		 path, path);
 	setenv("PC_FF_CHECK", firefox_check, 1);
 	status = system(cmd);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
@@ -254,7 +257,9 @@ START_TEST(test_alloc_sites_of_the_model)
 	static char file[] = "demo/gmon.out", *files[] = { file };
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		struct report_opts r = { .format = v[i].format, .top = v[i].top, .alloc = 1 };
+		struct report_opts r = { .format = v[i].format,
+					 .top = v[i].top,
+					 .alloc = 1 };
 		struct export x;
 		FILE *out = golden_open();
 
@@ -264,7 +269,8 @@ START_TEST(test_alloc_sites_of_the_model)
 		golden_check(out, v[i].golden);
 	}
 	for (size_t i = 0; i < 2; i++) {
-		struct report_opts r = { .format = i ? FORMAT_CSV : FORMAT_TEXT, .files = files,
+		struct report_opts r = { .format = i ? FORMAT_CSV : FORMAT_TEXT,
+					 .files = files,
 					 .nfiles = 1 };
 		struct export x;
 		FILE *out = golden_open();
@@ -291,17 +297,21 @@ START_TEST(test_flame_graph_with_its_strip)
 	static const char *const s2[] = { "main", "work", "fib", "fib" };
 	static const char *const s3[] = { "main", "work", "memcpy" };
 	static const char *const s4[] = { "main", "work", "ns::f<a;b>\"q\"" };
-	static const char *const s5[] = { "main", "work", "[off-cpu: nanosleep]" };
-	static const unsigned char exe[] = { FLAME_KIND_EXE, FLAME_KIND_EXE, FLAME_KIND_EXE,
-					      FLAME_KIND_EXE };
-	static const unsigned char libc[] = { FLAME_KIND_EXE, FLAME_KIND_EXE, FLAME_KIND_LIBC };
-	static const unsigned char off[] = { FLAME_KIND_EXE, FLAME_KIND_EXE, FLAME_KIND_OFFCPU };
+	static const char *const s5[] = { "main", "work",
+					  "[off-cpu: nanosleep]" };
+	static const unsigned char exe[] = { FLAME_KIND_EXE, FLAME_KIND_EXE,
+					     FLAME_KIND_EXE, FLAME_KIND_EXE };
+	static const unsigned char libc[] = { FLAME_KIND_EXE, FLAME_KIND_EXE,
+					      FLAME_KIND_LIBC };
+	static const unsigned char off[] = { FLAME_KIND_EXE, FLAME_KIND_EXE,
+					     FLAME_KIND_OFFCPU };
 	static const struct flame_stack stacks[] = {
-		{ s0, 1, 1, exe }, { s1, 2, 5, exe }, { s2, 4, 3, exe }, { s3, 3, 2, libc },
-		{ s4, 3, 1, exe }, { s5, 3, 9, off },
+		{ s0, 1, 1, exe },  { s1, 2, 5, exe }, { s2, 4, 3, exe },
+		{ s3, 3, 2, libc }, { s4, 3, 1, exe }, { s5, 3, 9, off },
 	};
 	/* each sample's time (ms), stack, weight and lane */
-	static const uint64_t t[] = { 0, 0, 10, 10, 20, 20, 30, 40, 50, 140, 150, 160, 240 };
+	static const uint64_t t[] = { 0,  0,  10,  10,  20,  20, 30,
+				      40, 50, 140, 150, 160, 240 };
 	static const size_t stack[] = { 1, 2, 1, 2, 4, 3, 1, 2, 1, 5, 1, 3, 0 };
 	static const double weight[] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 9, 1, 1, 1 };
 	static const size_t lane[] = { 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 1, 0 };
@@ -313,14 +323,21 @@ START_TEST(test_flame_graph_with_its_strip)
 	};
 	uint64_t ns[sizeof(t) / sizeof(t[0])];
 	struct flame_timeline tl = {
-		250000000, sizeof(t) / sizeof(t[0]), ns, stack, weight, lane, lanes, 2, markers, 3,
+		250000000, sizeof(t) / sizeof(t[0]),
+		ns,        stack,
+		weight,    lane,
+		lanes,     2,
+		markers,   3,
 	};
 	FILE *out = golden_open();
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		ns[i] = t[i] * 1000000;
-	ck_assert_int_eq(flame_write_svg_timeline(out, stacks, sizeof(stacks) / sizeof(stacks[0]),
-						  "demo <&>", "samples", &tl), 0);
+	ck_assert_int_eq(
+		flame_write_svg_timeline(out, stacks,
+					 sizeof(stacks) / sizeof(stacks[0]),
+					 "demo <&>", "samples", &tl),
+		0);
 	golden_check(out, "flame-strip.svg");
 }
 END_TEST

@@ -69,8 +69,10 @@ unit_symtab(struct symtab *st, const struct unit_sym *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		size_t f;
 
-		ck_assert(v[i].lo < v[i].hi && (i == 0 || v[i - 1].hi <= v[i].lo));
-		for (f = 0; f < st->nfuncs && strcmp(st->funcs[f], v[i].name); f++)
+		ck_assert(v[i].lo < v[i].hi &&
+			  (i == 0 || v[i - 1].hi <= v[i].lo));
+		for (f = 0; f < st->nfuncs && strcmp(st->funcs[f], v[i].name);
+		     f++)
 			;
 		if (f == st->nfuncs) {
 			st->funcs[f] = strdup(v[i].name);
@@ -119,7 +121,8 @@ unit_hist(struct gmon_profile *p, uint64_t low, uint64_t high, uint32_t rate,
 }
 
 void
-unit_arc(struct gmon_profile *p, uint64_t from_pc, uint64_t self_pc, uint64_t count)
+unit_arc(struct gmon_profile *p, uint64_t from_pc, uint64_t self_pc,
+	 uint64_t count)
 {
 	p->arcs = realloc(p->arcs, (p->narcs + 1) * sizeof(*p->arcs));
 	ck_assert_ptr_nonnull(p->arcs);
@@ -166,7 +169,8 @@ main(int argc, char **argv)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	if (nskipped && ci && strcmp(ci, "true") == 0) {
-		printf("unit: %d skipped, which CI=true counts as failed\n", nskipped);
+		printf("unit: %d skipped, which CI=true counts as failed\n",
+		       nskipped);
 		return EXIT_FAILURE;
 	}
 	if (nskipped)

@@ -43,8 +43,8 @@ pc_live_tables(void)
 void *
 pc_live_alloc(size_t len, int meta)
 {
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return m == MAP_FAILED ? NULL : m;
 }
@@ -108,8 +108,8 @@ unit_objects_init(void)
 	objs_state.ranges[0] = calloc(PC_MAX_RANGES, sizeof(struct pc_range));
 	objs_state.ranges[1] = calloc(PC_MAX_RANGES, sizeof(struct pc_range));
 	objs_state.pending = calloc(PC_PENDING, sizeof(*objs_state.pending));
-	ck_assert(objs_state.objs && objs_state.ranges[0] && objs_state.ranges[1] &&
-		  objs_state.pending);
+	ck_assert(objs_state.objs && objs_state.ranges[0] &&
+		  objs_state.ranges[1] && objs_state.pending);
 	objs_state.nobjs = 1;
 	config.scope_all = 1;
 	pc_objects_pending_init();
@@ -152,7 +152,9 @@ unit_threads(int n, void *(*fn)(void *), void *args, size_t size)
 	ck_assert(n <= UNIT_MAX_THREADS);
 	ck_assert_int_eq(pthread_barrier_init(&go, NULL, (unsigned)n), 0);
 	for (int i = 0; i < n; i++)
-		ck_assert_int_eq(pthread_create(&t[i], NULL, fn, (char *)args + i * size), 0);
+		ck_assert_int_eq(pthread_create(&t[i], NULL, fn,
+						(char *)args + i * size),
+				 0);
 	for (int i = 0; i < n; i++)
 		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
 	pthread_barrier_destroy(&go);

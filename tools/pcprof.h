@@ -23,10 +23,9 @@ PC_CHECKED int pc_read_gmon(const char *path, struct gmon_profile *p);
 PC_CHECKED int pc_read_stacks(const char *path, struct gmon_stacks *ss);
 PC_CHECKED int pc_read_objects(const char *path, struct gmon_objects *o);
 
-
 /*
- * profile.c: read and sum the profiles at paths[0..n) into p; they must agree on rate
- * and on the executable they came from. 0, or -1 after one line naming
+ * profile.c: read and sum the profiles at paths[0..n) into p; they must agree
+ * on rate and on the executable they came from. 0, or -1 after one line naming
  * the file on any bad input.
  */
 PC_CHECKED int profiles_load(struct gmon_profile *p, char **paths, int n);
@@ -63,14 +62,14 @@ int whole_load(struct whole *w, struct symtab *st, struct pc_run *run,
 uint64_t whole_addr(const struct whole *w, int file, uint64_t a);
 /* The file and build-id of object obj (1..) of the table, as its manifest
  * lists it; NULL for none or one with no file ("[vdso]", "[jit]"). */
-const char *whole_object(const struct whole *w, uint32_t obj, const uint8_t **id,
-			 size_t *idlen);
+const char *whole_object(const struct whole *w, uint32_t obj,
+			 const uint8_t **id, size_t *idlen);
 void whole_free(struct whole *w);
 
 /* The profiles of one run of a command's inputs. */
 struct pc_run {
 	char **files;			/* the gmon files summed into it */
-	unsigned char *manifest;	/* per file: FILE.objects is beside it */
+	unsigned char *manifest; /* per file: FILE.objects is beside it */
 	struct gmon_objects **objects;	/* per file: its manifest, once read
 					 * (runfiles_manifest) */
 	int nfiles;
@@ -83,9 +82,9 @@ struct pc_run {
  * directory stands for the profiles in it that libpc wrote for the
  * executable, and of several files those recorded for another program are
  * left out (runfiles.c); whether each profile has a manifest beside it is
- * asked there once, and its manifest read there once. inputs_load then reads each run's profiles, checks
- * their build-id, and through the manifests adds every object's symbols
- * and samples to the one table.
+ * asked there once, and its manifest read there once. inputs_load then reads
+ * each run's profiles, checks their build-id, and through the manifests adds
+ * every object's symbols and samples to the one table.
  */
 struct pc_inputs {
 	const char *exe;
@@ -109,9 +108,11 @@ int findexe(const char *gmon, const uint8_t id[GMON_BUILDID_SIZE], char *out,
 	    size_t size);
 
 /* No operands means gmon.out. 0, or -1 after one line on bad input. */
-PC_CHECKED int inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
-		const struct symtab_opts *so, int flags);
-PC_CHECKED int inputs_load(struct pc_inputs *in, const struct symtab_opts *so, int flags);
+PC_CHECKED int inputs_open(struct pc_inputs *in, const char *exe,
+			   char **operands, int n, const struct symtab_opts *so,
+			   int flags);
+PC_CHECKED int inputs_load(struct pc_inputs *in, const struct symtab_opts *so,
+			   int flags);
 /* An address in the stacks of run 0's files[file], in in->st's numbering. */
 uint64_t inputs_addr(const struct pc_inputs *in, int file, uint64_t a);
 void inputs_close(struct pc_inputs *in);
@@ -121,8 +122,8 @@ void inputs_close(struct pc_inputs *in);
  * the number of functions, or -1 where there is none to believe. path is
  * the map's name.
  */
-int jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *path,
-		size_t pathlen);
+int jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st,
+		char *path, size_t pathlen);
 /* The same from DIR/jit-PID.dump, a jitdump (jitdump.c). */
 int jitdump_load(const char *dir, uint64_t pid, uid_t uid, uint64_t started,
 		 struct symtab *st, char *path, size_t pathlen);
@@ -164,9 +165,10 @@ void flat_build(struct flat *f, const struct symtab *st,
  * symbol's bytes in the bin; the samples of bins no symbol covers are
  * added to *unknown. Returns the samples of every bin.
  */
-typedef void flat_give_fn(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples);
-double flat_walk(const struct symtab *st, const struct gmon_profile *p, flat_give_fn *give,
-		 void *arg, double *unknown);
+typedef void flat_give_fn(void *arg, size_t sym, uint64_t lo, uint64_t hi,
+			  double samples);
+double flat_walk(const struct symtab *st, const struct gmon_profile *p,
+		 flat_give_fn *give, void *arg, double *unknown);
 void flat_release(struct flat *f);
 /* qsort order of flat rows: most samples first, then by function. */
 int flat_row_cmp(const void *a, const void *b);
@@ -198,8 +200,8 @@ void callgraph_print(FILE *out, const struct callgraph *cg,
  * run: 0; or 1 where there is no such file and it is not required; or -1
  * after one line on bad input. */
 struct gmon_stacks;
-int stacks_load(const struct pc_inputs *in, int run, int file, const char *stacks_file,
-		int required, struct gmon_stacks *ss);
+int stacks_load(const struct pc_inputs *in, int run, int file,
+		const char *stacks_file, int required, struct gmon_stacks *ss);
 
 /*
  * The time a report shows (--clock). A wall-clock profile (PC_CLOCK=wall:
@@ -207,11 +209,19 @@ int stacks_load(const struct pc_inputs *in, int run, int file, const char *stack
  * is shown as wall time unless asked otherwise; cpu is the CPU samples
  * alone (the report of a CPU profile), off the off-CPU records alone.
  */
-enum pc_clock { PC_CLOCK_AUTO, PC_CLOCK_CPU, PC_CLOCK_WALL, PC_CLOCK_OFF,
+enum pc_clock {
+	PC_CLOCK_AUTO,
+	PC_CLOCK_CPU,
+	PC_CLOCK_WALL,
+	PC_CLOCK_OFF,
 	/* an allocation profile's (PROFILE.alloc, --metric): allocations,
 	 * bytes allocated, and of them those in use at the end, in the
 	 * order of gmon.h's enum gmon_alloc_kind */
-	PC_CLOCK_ALLOC, PC_CLOCK_ALLOC_BYTES, PC_CLOCK_INUSE, PC_CLOCK_INUSE_BYTES };
+	PC_CLOCK_ALLOC,
+	PC_CLOCK_ALLOC_BYTES,
+	PC_CLOCK_INUSE,
+	PC_CLOCK_INUSE_BYTES
+};
 #define CLOCK_IS_ALLOC(c)	((c) >= PC_CLOCK_ALLOC)
 /* The gmon_alloc_kind of an allocation metric. */
 #define CLOCK_ALLOC_KIND(c)	((unsigned)((c) - PC_CLOCK_ALLOC))
@@ -225,14 +235,15 @@ enum pc_clock clock_named(const char *arg);
 /* stackfile.c: whether the stacks of run's files (or stacks_file) were
  * recorded with the wall clock (a version 3 header with GMON_STACKS_WALL);
  * a missing or unreadable file is not. */
-int stacks_are_wall(const struct pc_inputs *in, int run, const char *stacks_file);
+int stacks_are_wall(const struct pc_inputs *in, int run,
+		    const char *stacks_file);
 /* The same of the stacks beside one profile, gmon. */
 int stacks_profile_is_wall(const char *gmon);
 /* stackfile.c: the clock a report of run shows when asked for *clock,
  * into *clock: auto is wall for a wall-clock profile, else cpu; 0, or -1
  * after one line for wall or off of a CPU profile. */
-PC_CHECKED int clock_resolve(const struct pc_inputs *in, int run, const char *stacks_file,
-			    enum pc_clock *clock);
+PC_CHECKED int clock_resolve(const struct pc_inputs *in, int run,
+			     const char *stacks_file, enum pc_clock *clock);
 /* stackfile.c: what record k of ss weighs under clock c, in samples at
  * ss's rate (the CPU rate): a CPU sample's count, an off-CPU record's
  * nanoseconds as rate / 1e9 a nanosecond; 0 where c leaves it out (off-CPU
@@ -264,15 +275,18 @@ struct folded_set {
  * alone), named with in's symbols. Of profiles with manifests, only the
  * last run that inputs_load read can be placed (inputs_addr). 0, or -1
  * after one line on bad input. */
-PC_CHECKED int folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
-		  const char *stacks_file, enum pc_clock clock);
+PC_CHECKED int folded_build(struct folded_set *fs, const struct pc_inputs *in,
+			    int run, const char *stacks_file,
+			    enum pc_clock clock);
 
 /* commands/flame.c: the flame graph of folded_build's stacks under clock
  * (clock_resolve's) onto out, titled
- * title (NULL: the executable, its samples and rate); each frame coloured by kind(name, arg) (enum flame_kind), or by
- * its object where kind is NULL. 0, or -1 with errno on a write error. */
-int flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_file,
-		 enum pc_clock clock, const char *title,
+ * title (NULL: the executable, its samples and rate); each frame coloured by
+ * kind(name, arg) (enum flame_kind), or by its object where kind is NULL. 0, or
+ * -1 with errno on a write error. */
+int flame_of_run(FILE *out, const struct pc_inputs *in, int run,
+		 const char *stacks_file, enum pc_clock clock,
+		 const char *title,
 		 unsigned char (*kind)(const char *name, void *arg), void *arg);
 /* stackfile.c: fs->v[0..k), whole lines, sorted and made one line each
  * (the same names from different addresses are one stack: their counts
@@ -303,7 +317,7 @@ struct report_opts {
 	char **files;
 	int nfiles;
 	const char *process;	/* --process PID|NAME (runview.c) */
-	int all_processes;	/* --processes: of a whole run, a line for each */
+	int all_processes; /* --processes: of a whole run, a line for each */
 	int by_thread;		/* --by-thread: one row per thread (stacks) */
 	const char *thread;	/* --thread TID|NAME: only its samples */
 	int timeline;		/* report --timeline: the text timeline */
@@ -341,8 +355,9 @@ int runview_report(char **paths, int npaths, struct report_opts *r,
  * names), up to its "profile": key, whose value the caller writes, then
  * the closing brace: a report of one program (--callgraph, --lines) has
  * the run report's shape. 0, or -1 after one line. */
-PC_CHECKED int runview_json_head(char **paths, int npaths, const struct report_opts *r,
-		       const struct symtab_opts *so, FILE *out);
+PC_CHECKED int runview_json_head(char **paths, int npaths,
+				 const struct report_opts *r,
+				 const struct symtab_opts *so, FILE *out);
 
 /*
  * recover.c: a run directory listed once (recover_list), for every stage

@@ -21,7 +21,8 @@
 /* msg.c: "pcprof: " + message + newline on stderr. */
 void pc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, then exit(2). */
-void pc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void pc_fatal(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
 
 /* msg.c: the same as pc_warn, for an error that the caller passes up as
  * a value, the message said once here: returns -1. Errors below

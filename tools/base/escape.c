@@ -91,7 +91,8 @@ text_escape(char *buf, size_t size, const char *s, unsigned flags)
 			    flags & TEXT_KEEP_TAB ? 1 : 2);
 		else if (is_control(cp) || (cp == ';' && (flags & TEXT_FOLDED)))
 			for (size_t i = 0; i < len; i++) {
-				char e[4] = { '\\', 'x', hex[p[i] >> 4], hex[p[i] & 15] };
+				char e[4] = { '\\', 'x', hex[p[i] >> 4],
+					      hex[p[i] & 15] };
 
 				put(buf, size, &n, e, 4);
 			}
@@ -115,10 +116,15 @@ text_unescape(char *s)
 
 		if (*r != '\\' || !r[1]) {
 			*w++ = *r++;
-		} else if (r[1] == 'n' || r[1] == 'r' || r[1] == 't' || r[1] == '\\') {
-			*w++ = r[1] == 'n' ? '\n' : r[1] == 'r' ? '\r' : r[1] == 't' ? '\t' : '\\';
+		} else if (r[1] == 'n' || r[1] == 'r' || r[1] == 't' ||
+			   r[1] == '\\') {
+			*w++ = r[1] == 'n' ? '\n' :
+			       r[1] == 'r' ? '\r' :
+			       r[1] == 't' ? '\t' :
+					     '\\';
 			r += 2;
-		} else if (r[1] == 'x' && r[2] && r[3] && (hi = strchr(hex, r[2])) &&
+		} else if (r[1] == 'x' && r[2] && r[3] &&
+			   (hi = strchr(hex, r[2])) &&
 			   (lo = strchr(hex, r[3]))) {
 			*w++ = (char)((hi - hex) << 4 | (lo - hex));
 			r += 4;

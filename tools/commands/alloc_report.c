@@ -65,7 +65,8 @@ alloc_report_path(const struct pc_inputs *in, const struct report_opts *r,
 	export_init(&x);
 	x.clock = r->clock;
 	x.alloc_all = r->alloc || r->format == FORMAT_PPROF;
-	if (export_add(&x, in, s, path, base && base[1] ? base + 1 : in->exe, 0))
+	if (export_add(&x, in, s, path, base && base[1] ? base + 1 : in->exe,
+		       0))
 		rc = -1;
 	else if (r->alloc)
 		alloc_print(out, &x, r);
@@ -76,8 +77,8 @@ alloc_report_path(const struct pc_inputs *in, const struct report_opts *r,
 }
 
 int
-alloc_report(const struct pc_inputs *in, struct report_opts *r, const struct symtab_opts *s,
-	     FILE *out)
+alloc_report(const struct pc_inputs *in, struct report_opts *r,
+	     const struct symtab_opts *s, FILE *out)
 {
 	char *path;
 	int rc;
@@ -89,7 +90,8 @@ alloc_report(const struct pc_inputs *in, struct report_opts *r, const struct sym
 	if (r->by_object || r->lines)
 		rc = pc_error("%s: not of an allocation profile", r->by_object ?
 			      "--by-object" : "--lines");
-	else if (r->alloc && r->format != FORMAT_TEXT && r->format != FORMAT_JSON)
+	else if (r->alloc && r->format != FORMAT_TEXT &&
+		 r->format != FORMAT_JSON)
 		rc = pc_error("--alloc: a table in text or json; --metric M --format F for "
 			      "the other formats");
 	else

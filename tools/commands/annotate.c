@@ -92,14 +92,16 @@ pick_function(const struct symtab *st, const struct flat *f, const char *name)
 			if (best < 0)
 				best = (long)i;
 			else if (found < 8)
-				pc_warn("note: '%s' also matches %s (%.0f samples)", name, fn,
-					f->rows[i].samples);
+				pc_warn("note: '%s' also matches %s (%.0f samples)",
+					name, fn, f->rows[i].samples);
 			found++;
 		}
 	if (best < 0)
-		pc_fatal("'%s': no function of that name or prefix has samples", name);
+		pc_fatal("'%s': no function of that name or prefix has samples",
+			 name);
 	if (found > 8)
-		pc_warn("note: and %zu more functions match '%s'", found - 8, name);
+		pc_warn("note: and %zu more functions match '%s'", found - 8,
+			name);
 	return f->rows[best].func;
 }
 
@@ -112,17 +114,22 @@ disassemble(struct annotation *an, const char *path, uint64_t lo, uint64_t hi)
 	static char objdump[] = "objdump", d[] = "-d", w[] = "-w",
 		    raw[] = "--no-show-raw-insn", dashes[] = "--";
 	char start[32], stop[32], exe[PATH_MAX], *line = NULL;
-	char *argv[] = { objdump, d, w, raw, start, stop, dashes, (char *)path, NULL };
+	char *argv[] = { objdump,      d,   w, raw, start, stop, dashes,
+			 (char *)path, NULL };
 	struct launch l = { .exe = exe, .argv = argv, .capture = 1 };
 	size_t cap = 0;
 	int err;
 	FILE *in;
 
-	snprintf(start, sizeof(start), "--start-address=0x%llx", (unsigned long long)lo);
-	snprintf(stop, sizeof(stop), "--stop-address=0x%llx", (unsigned long long)hi);
+	snprintf(start, sizeof(start), "--start-address=0x%llx",
+		 (unsigned long long)lo);
+	snprintf(stop, sizeof(stop), "--stop-address=0x%llx",
+		 (unsigned long long)hi);
 	/* execvp(3) calls a directory on PATH EACCES */
-	if ((err = launch_find(objdump, exe, sizeof(exe))) || (err = launch_start(&l)))
-		pc_fatal("objdump: %s (install binutils)", strerror(err == EISDIR ? EACCES : err));
+	if ((err = launch_find(objdump, exe, sizeof(exe))) ||
+	    (err = launch_start(&l)))
+		pc_fatal("objdump: %s (install binutils)",
+			 strerror(err == EISDIR ? EACCES : err));
 	if (!(in = fdopen(l.output, "r")))
 		pc_fatal("out of memory");
 	while (getline(&line, &cap, in) > 0) {
@@ -133,7 +140,8 @@ disassemble(struct annotation *an, const char *path, uint64_t lo, uint64_t hi)
 			continue;
 		tab[strcspn(tab, "\n")] = 0;
 		an->v = pc_realloc(an->v, (an->n + 1) * sizeof(*an->v));
-		an->v[an->n] = (struct insn){ .addr = a, .text = strdup(tab + 1) };
+		an->v[an->n] =
+			(struct insn){ .addr = a, .text = strdup(tab + 1) };
 		if (!an->v[an->n].text)
 			pc_fatal("out of memory");
 		an->n++;
@@ -170,7 +178,8 @@ mark_targets(struct annotation *an)
 		if (end != lt) {
 			struct insn key = { .addr = a }, *hit;
 
-			hit = bsearch(&key, an->v, an->n, sizeof(*an->v), cmp_insn);
+			hit = bsearch(&key, an->v, an->n, sizeof(*an->v),
+				      cmp_insn);
 			if (hit)
 				hit->target = 1;
 		}
@@ -203,20 +212,26 @@ static void
 credit(struct annotation *an, uint64_t lo, uint64_t hi, double c)
 {
 	if (hi - lo > 64) {
-		/* a foreign profile's wide bin: by bytes, an instruction at a time */
-		for (struct insn *v = holding(an, lo); v < an->v + an->n && v->addr < hi; v++) {
+		/* a foreign profile's wide bin: by bytes, an instruction at a
+		 * time */
+		for (struct insn *v = holding(an, lo);
+		     v < an->v + an->n && v->addr < hi; v++) {
 			uint64_t a = v->addr > lo ? v->addr : lo;
-			uint64_t b = v + 1 < an->v + an->n && v[1].addr < hi ? v[1].addr : hi;
+			uint64_t b = v + 1 < an->v + an->n && v[1].addr < hi ?
+					     v[1].addr :
+					     hi;
 
 			if (b > a)
-				v->samples += c * (double)(b - a) / (double)(hi - lo);
+				v->samples +=
+					c * (double)(b - a) / (double)(hi - lo);
 		}
 		return;
 	}
 	for (uint64_t u = lo & ~UINT64_C(1); u < hi; u += 2) {
 		uint64_t a = u > lo ? u : lo, b = u + 2 < hi ? u + 2 : hi;
 
-		holding(an, b - 1)->samples += c * (double)(b - a) / (double)(hi - lo);
+		holding(an, b - 1)->samples +=
+			c * (double)(b - a) / (double)(hi - lo);
 	}
 }
 
@@ -235,14 +250,15 @@ give_insns(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
 	if (w->st->syms[sym].func != w->an->func)
 		return;
 	w->an->samples += samples;
-	credit(w->an, lo & GMON_OBJ_ADDR_MASK, hi - (lo & ~GMON_OBJ_ADDR_MASK), samples);
+	credit(w->an, lo & GMON_OBJ_ADDR_MASK, hi - (lo & ~GMON_OBJ_ADDR_MASK),
+	       samples);
 }
 
 /* The function's instructions, from every piece of it, with their
  * samples; exits if objdump gives none. */
 static void
-build(struct annotation *an, const struct pc_inputs *in, const struct gmon_profile *p,
-      const char *path)
+build(struct annotation *an, const struct pc_inputs *in,
+      const struct gmon_profile *p, const char *path)
 {
 	const struct symtab *st = &in->st;
 	struct walk w = { an, st };
@@ -250,10 +266,14 @@ build(struct annotation *an, const struct pc_inputs *in, const struct gmon_profi
 
 	for (size_t i = 0; i < st->nsyms; i++)
 		if (st->syms[i].func == an->func)
-			disassemble(an, path, st->syms[i].lo & GMON_OBJ_ADDR_MASK, st->syms[i].hi & GMON_OBJ_ADDR_MASK ?
-				    st->syms[i].hi & GMON_OBJ_ADDR_MASK : GMON_OBJ_ADDR_MASK);
+			disassemble(
+				an, path, st->syms[i].lo & GMON_OBJ_ADDR_MASK,
+				st->syms[i].hi & GMON_OBJ_ADDR_MASK ?
+					st->syms[i].hi & GMON_OBJ_ADDR_MASK :
+					GMON_OBJ_ADDR_MASK);
 	if (!an->n)
-		pc_fatal("'%s': objdump shows no instructions for %s", path, st->funcs[an->func]);
+		pc_fatal("'%s': objdump shows no instructions for %s", path,
+			 st->funcs[an->func]);
 	qsort(an->v, an->n, sizeof(*an->v), cmp_insn);
 	mark_targets(an);
 	an->total = flat_walk(st, p, give_insns, &w, &unknown);
@@ -299,7 +319,8 @@ read_source(struct source *s, const char *path, char **dirs, int ndirs)
 
 	for (int i = 0; !f && i < ndirs; i++)
 		for (int k = 0; !f && k < 2; k++) {
-			if (asprintf(&try, "%s/%s", dirs[i], k ? path : base) < 0)
+			if (asprintf(&try, "%s/%s", dirs[i], k ? path : base) <
+			    0)
 				pc_fatal("out of memory");
 			f = open_source(try);
 			free(try);
@@ -322,8 +343,8 @@ read_source(struct source *s, const char *path, char **dirs, int ndirs)
 }
 
 static const char *
-source_line(struct source *cache, size_t *ncache, const char *path, int line, char **dirs,
-	    int ndirs)
+source_line(struct source *cache, size_t *ncache, const char *path, int line,
+	    char **dirs, int ndirs)
 {
 	size_t i;
 
@@ -334,7 +355,9 @@ source_line(struct source *cache, size_t *ncache, const char *path, int line, ch
 			return NULL;
 		read_source(&cache[(*ncache)++], path, dirs, ndirs);
 	}
-	return cache[i].text && line > 0 && (size_t)line <= cache[i].n ? cache[i].text[line] : NULL;
+	return cache[i].text && line > 0 && (size_t)line <= cache[i].n ?
+		       cache[i].text[line] :
+		       NULL;
 }
 
 struct view_opts {
@@ -354,14 +377,16 @@ base_of(const char *path)
 
 /* The source line l of path with its samples. */
 static void
-print_source_row(FILE *out, const struct annotation *an, double samples, const char *path,
-		 int line, const char *text, const char *inlined)
+print_source_row(FILE *out, const struct annotation *an, double samples,
+		 const char *path, int line, const char *text,
+		 const char *inlined)
 {
 	double share = an->samples > 0 ? samples / an->samples : 0;
 
-	fprintf(out, "%c %9.1f %6.2f%%  %s:%d%s%s%s", share >= HOT ? '*' : ' ', samples,
-		100 * share, text_name(base_of(path)), line, inlined ? " [inlined: " : "",
-		inlined ? text_name(inlined) : "", inlined ? "]" : "");
+	fprintf(out, "%c %9.1f %6.2f%%  %s:%d%s%s%s", share >= HOT ? '*' : ' ',
+		samples, 100 * share, text_name(base_of(path)), line,
+		inlined ? " [inlined: " : "", inlined ? text_name(inlined) : "",
+		inlined ? "]" : "");
 	if (text)
 		fprintf(out, "\t%s", text_source(text));
 	fputc('\n', out);
@@ -382,7 +407,8 @@ static int
 same_line(const struct insn *i, const struct insn *k)
 {
 	return i->has_line && k->has_line && i->line.line == k->line.line &&
-	       i->line.inlined == k->line.inlined && !strcmp(i->line.file, k->line.file);
+	       i->line.inlined == k->line.inlined &&
+	       !strcmp(i->line.file, k->line.file);
 }
 
 /* Each run of instructions of one line under that line (with --asm only
@@ -400,15 +426,22 @@ print_asm(FILE *out, struct annotation *an, const struct view_opts *vo)
 		if (v->has_line && (i == 0 || !same_line(&an->v[i - 1], v))) {
 			double sum = 0;
 
-			for (size_t k = i; k < an->n && same_line(v, &an->v[k]); k++)
+			for (size_t k = i; k < an->n && same_line(v, &an->v[k]);
+			     k++)
 				sum += an->v[k].samples;
-			print_source_row(out, an, sum, v->line.file, v->line.line, vo->source ?
-					 source_line(cache, &ncache, v->line.file, v->line.line,
-						     vo->dirs, vo->ndirs) : NULL, v->line.inlined);
+			print_source_row(
+				out, an, sum, v->line.file, v->line.line,
+				vo->source ?
+					source_line(cache, &ncache,
+						    v->line.file, v->line.line,
+						    vo->dirs, vo->ndirs) :
+					NULL,
+				v->line.inlined);
 		}
-		fprintf(out, "%c %9.1f %6.2f%%  %c %8llx:  %s\n", share >= HOT ? '*' : ' ',
-			v->samples, 100 * share, v->target ? '>' : ' ',
-			(unsigned long long)v->addr, text_source(v->text));
+		fprintf(out, "%c %9.1f %6.2f%%  %c %8llx:  %s\n",
+			share >= HOT ? '*' : ' ', v->samples, 100 * share,
+			v->target ? '>' : ' ', (unsigned long long)v->addr,
+			text_source(v->text));
 	}
 	cache_release(cache, ncache);
 }
@@ -418,12 +451,15 @@ print_asm(FILE *out, struct annotation *an, const struct view_opts *vo)
 static int
 cmp_by_line(const void *a, const void *b, void *arg)
 {
-	const struct insn *x = *(struct insn *const *)a, *y = *(struct insn *const *)b;
+	const struct insn *x = *(struct insn *const *)a,
+			  *y = *(struct insn *const *)b;
 	const char *own = arg;
 	int c = strcmp(x->line.file, y->line.file);
 
 	if (c)
-		return !strcmp(x->line.file, own) ? -1 : !strcmp(y->line.file, own) ? 1 : c;
+		return !strcmp(x->line.file, own) ? -1 :
+		       !strcmp(y->line.file, own) ? 1 :
+						    c;
 	if (x->line.line != y->line.line)
 		return x->line.line < y->line.line ? -1 : 1;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
@@ -451,7 +487,8 @@ print_source(FILE *out, struct annotation *an, const struct view_opts *vo)
 			by[n++] = &an->v[i];
 		}
 	if (!main_file) {
-		fputs("No line information for this function (build with -g); see --asm.\n", out);
+		fputs("No line information for this function (build with -g); see --asm.\n",
+		      out);
 		free(by);
 		return;
 	}
@@ -462,19 +499,27 @@ print_source(FILE *out, struct annotation *an, const struct view_opts *vo)
 		double sum = 0;
 		size_t k = i;
 
-		for (; k < n && !strcmp(by[k]->line.file, file) && by[k]->line.line == line; k++)
+		for (; k < n && !strcmp(by[k]->line.file, file) &&
+		       by[k]->line.line == line;
+		     k++)
 			sum += by[k]->samples;
 		if (!own && first) {
 			fputs("\nFrom other files:\n", out);
 			first = 0;
 		}
 		print_source_row(out, an, sum, file, line,
-				 source_line(cache, &ncache, file, line, vo->dirs, vo->ndirs), inl);
-		/* the own file's lines between this one and the next, with no code */
+				 source_line(cache, &ncache, file, line,
+					     vo->dirs, vo->ndirs),
+				 inl);
+		/* the own file's lines between this one and the next, with no
+		 * code */
 		if (own && k < n && !strcmp(by[k]->line.file, file))
 			for (int l = line + 1; l < by[k]->line.line; l++)
-				print_source_row(out, an, 0, file, l, source_line(cache, &ncache,
-						 file, l, vo->dirs, vo->ndirs), NULL);
+				print_source_row(out, an, 0, file, l,
+						 source_line(cache, &ncache,
+							     file, l, vo->dirs,
+							     vo->ndirs),
+						 NULL);
 		i = k;
 	}
 	cache_release(cache, ncache);
@@ -483,7 +528,8 @@ print_source(FILE *out, struct annotation *an, const struct view_opts *vo)
 
 /* EXE [GMON|DIR...] FUNCTION: the function is the last word. */
 static int
-annotate_options(int argc, char **argv, struct view_opts *vo, struct symtab_opts *so)
+annotate_options(int argc, char **argv, struct view_opts *vo,
+		 struct symtab_opts *so)
 {
 	static const struct option longopts[] = {
 		{ "asm", no_argument, NULL, 'a' },
@@ -500,7 +546,9 @@ annotate_options(int argc, char **argv, struct view_opts *vo, struct symtab_opts
 		if (c == 'a' || c == 's') {
 			*(c == 'a' ? &vo->asm_ : &vo->source) = 1;
 		} else if (c == 'd') {
-			vo->dirs = pc_realloc(vo->dirs, (size_t)(vo->ndirs + 1) * sizeof(*vo->dirs));
+			vo->dirs =
+				pc_realloc(vo->dirs, (size_t)(vo->ndirs + 1) *
+							     sizeof(*vo->dirs));
 			vo->dirs[vo->ndirs++] = optarg;
 		} else if (c == 'D') {
 			so->debug_root = optarg;
@@ -525,7 +573,8 @@ static void
 open_inputs(struct pc_inputs *in, struct runexe *re, char **operands, int n,
 	    const struct view_opts *vo, const struct symtab_opts *so)
 {
-	if (runexe_resolve(re, operands, n, vo->process) || runexe_open(in, re, so, 0))
+	if (runexe_resolve(re, operands, n, vo->process) ||
+	    runexe_open(in, re, so, 0))
 		exit(EXIT_BAD_INPUT);
 	if (inputs_load(in, so, 0))
 		exit(EXIT_BAD_INPUT);
@@ -540,8 +589,8 @@ an_lines(struct annotation *an, struct lines *L)
 	for (size_t i = 0; i < an->n; i++) {
 		struct insn *v = &an->v[i];
 
-		v->has_line = lines_at(L, an->obj, v->addr, &v->line.file, &v->line.line,
-				       &v->line.inlined);
+		v->has_line = lines_at(L, an->obj, v->addr, &v->line.file,
+				       &v->line.line, &v->line.inlined);
 		have_lines |= v->has_line;
 	}
 	return have_lines;
@@ -573,7 +622,8 @@ cmd_annotate(int argc, char **argv)
 	an.rate = f.rate;
 	path = an.obj ? whole_object(in.objects, an.obj, &id, &idlen) : in.exe;
 	if (!path)
-		pc_fatal("'%s': its object has no file to disassemble", in.st.funcs[an.func]);
+		pc_fatal("'%s': its object has no file to disassemble",
+			 in.st.funcs[an.func]);
 	if (lines_build(&L, &in, &in.runs[0].prof, &so))
 		exit(EXIT_BAD_INPUT);
 	build(&an, &in, &in.runs[0].prof, path);
@@ -582,8 +632,9 @@ cmd_annotate(int argc, char **argv)
 		exit(EXIT_BAD_INPUT);
 	printf("%s%s%s: %.1f samples of %.0f (%.2f %%) at %u Hz, in %s\n\n",
 	       text_name(in.st.funcs[an.func]), in.st.nobjs ? " in " : "",
-	       in.st.nobjs ? text_name(in.st.objnames[an.obj]) : "", an.samples, an.total,
-	       an.total > 0 ? 100 * an.samples / an.total : 0, an.rate, text_name(path));
+	       in.st.nobjs ? text_name(in.st.objnames[an.obj]) : "", an.samples,
+	       an.total, an.total > 0 ? 100 * an.samples / an.total : 0,
+	       an.rate, text_name(path));
 	printf("%c %9s %7s  %s\n", ' ', "samples", "share", vo.asm_ ? "line / instruction" :
 	       "line");
 	if (vo.asm_)

@@ -94,7 +94,8 @@ export_inputs(const struct pc_inputs *in, const struct report_opts *r,
 	struct export x;
 	int rc;
 
-	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->window) {
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread ||
+	    r->window) {
 		if (export_refuse(r))
 			return -1;
 	} else if (r->by_object || r->lines) {
@@ -104,8 +105,11 @@ export_inputs(const struct pc_inputs *in, const struct report_opts *r,
 	}
 	export_init(&x);
 	x.clock = r->clock;
-	rc = export_add(&x, in, s, r->stacks, base && base[1] ? base + 1 : in->exe, 0) ||
-	     export_finish(&x, r, out, in->exe) ? -1 : 0;
+	rc = export_add(&x, in, s, r->stacks,
+			base && base[1] ? base + 1 : in->exe, 0) ||
+			     export_finish(&x, r, out, in->exe) ?
+		     -1 :
+		     0;
 	export_release(&x);
 	return rc;
 }
@@ -119,11 +123,16 @@ gmon_inputs(const struct pc_inputs *in, const struct report_opts *r, FILE *out)
 	struct gmon_profile p;
 	int e;
 
-	if (r->by_thread || r->thread || r->callgraph || r->lines || r->by_object)
-		return pc_error("--format gmon: gprof's file of the whole executable, not "
-				"with %s", r->by_thread ? "--by-thread" : r->thread ? "--thread" :
-				r->callgraph ? "--callgraph" : r->lines ? "--lines" :
-				"--by-object");
+	if (r->by_thread || r->thread || r->callgraph || r->lines ||
+	    r->by_object)
+		return pc_error(
+			"--format gmon: gprof's file of the whole executable, not "
+			"with %s",
+			r->by_thread ? "--by-thread" :
+			r->thread    ? "--thread" :
+			r->callgraph ? "--callgraph" :
+			r->lines     ? "--lines" :
+				       "--by-object");
 	if (isatty(fileno(out)))
 		return pc_error("--format gmon: a binary file for gprof, not for a terminal: "
 				"name the file with -o FILE");
@@ -149,7 +158,8 @@ print_flat(const struct pc_inputs *in, const struct report_opts *r, FILE *out)
 
 	flat_build(&f, &in->st, p);
 	if (f.total == 0)
-		pc_warn("warning: '%s': the profile holds no samples", r->files[0]);
+		pc_warn("warning: '%s': the profile holds no samples",
+			r->files[0]);
 	/* arcs, not the records that count samples outside */
 	arcs = p->narcs > gmon_profile_outside(p, &outside);
 	if (arcs)
@@ -171,9 +181,11 @@ lines_or_folded(struct pc_inputs *in, const struct report_opts *r,
 
 	if (r->lines) {
 		if (r->format == FORMAT_FOLDED || r->callgraph || r->by_object)
-			return pc_error("--lines: a profile of lines, not with %s",
-					r->by_object ? "--by-object" : r->callgraph ?
-					"--callgraph" : "--format folded");
+			return pc_error(
+				"--lines: a profile of lines, not with %s",
+				r->by_object ? "--by-object" :
+				r->callgraph ? "--callgraph" :
+					       "--format folded");
 		if (lines_build(&L, in, &in->runs[0].prof, s))
 			return -1;
 		lines_print(out, &L, &in->st, r);
@@ -190,8 +202,8 @@ lines_or_folded(struct pc_inputs *in, const struct report_opts *r,
 /* The report of in, loaded, in the view r asks for; 0, or -1 after one
  * line. */
 static int
-report_view(struct pc_inputs *in, struct report_opts *r, const struct symtab_opts *s,
-	    FILE *out)
+report_view(struct pc_inputs *in, struct report_opts *r,
+	    const struct symtab_opts *s, FILE *out)
 {
 	if (r->by_object && !in->st.nobjs)
 		return pc_error("'%s': no objects manifest beside it (record with "
@@ -202,8 +214,9 @@ report_view(struct pc_inputs *in, struct report_opts *r, const struct symtab_opt
 		return gmon_inputs(in, r, out);
 	/* a wall view is of the stacks, which the export holds; folded
 	 * stacks are folded_build's under any clock */
-	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->timeline ||
-	    r->window || (r->clock != PC_CLOCK_CPU && r->format != FORMAT_FOLDED))
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread ||
+	    r->timeline || r->window ||
+	    (r->clock != PC_CLOCK_CPU && r->format != FORMAT_FOLDED))
 		return export_inputs(in, r, s, out);
 	if (r->lines || r->format == FORMAT_FOLDED)
 		return lines_or_folded(in, r, s, out);
@@ -214,12 +227,13 @@ report_view(struct pc_inputs *in, struct report_opts *r, const struct symtab_opt
 /* The report of in, opened: read here, closed here; 0, or -1 after one
  * line. */
 static int
-report_inputs(struct pc_inputs *in, struct report_opts *r, const struct symtab_opts *s,
-	      FILE *out)
+report_inputs(struct pc_inputs *in, struct report_opts *r,
+	      const struct symtab_opts *s, FILE *out)
 {
 	int rc = -1;
 
-	if (!inputs_load(in, s, 0) && !clock_resolve(in, 0, r->stacks, &r->clock)) {
+	if (!inputs_load(in, s, 0) &&
+	    !clock_resolve(in, 0, r->stacks, &r->clock)) {
 		r->exe = in->exe;
 		r->files = in->runs[0].files;
 		r->nfiles = in->runs[0].nfiles;
@@ -245,8 +259,8 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 /* The report of one program's profiles, EXE named or not (runexe.h); 0,
  * or -1 after one line. */
 static int
-report_program(char **operands, int n, struct report_opts *r, const struct symtab_opts *s,
-	       FILE *out)
+report_program(char **operands, int n, struct report_opts *r,
+	       const struct symtab_opts *s, FILE *out)
 {
 	struct pc_inputs in;
 	struct runexe re;
@@ -266,9 +280,10 @@ static int
 one_program(const struct report_opts *r)
 {
 	return alloc_asked(r) ||
-	       (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread && !r->timeline &&
-		!r->window && (r->format == FORMAT_FOLDED || r->format == FORMAT_GMON || r->callgraph ||
-		 r->lines));
+	       (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread &&
+		!r->timeline && !r->window &&
+		(r->format == FORMAT_FOLDED || r->format == FORMAT_GMON ||
+		 r->callgraph || r->lines));
 }
 
 /* Whether path is a run's directory. */
@@ -288,44 +303,48 @@ is_run(const char *path)
  * view's to read, 0.
  */
 static int
-plain_exe(const char *gmon, int kind, const struct run_listing *l, char *exe, size_t size)
+plain_exe(const char *gmon, int kind, const struct run_listing *l, char *exe,
+	  size_t size)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
 	char hex[2 * GMON_BUILDID_SIZE + 1], first[PATH_MAX];
 	uint8_t id[GMON_BUILDID_SIZE];
 	struct stat sb;
 	/* kind: runfiles_profile_kind's of gmon where known, else -1 */
-	int dir = kind >= 0 ? kind == 2 : runfiles_listed_dir(l, gmon) || is_run(gmon);
+	int dir = kind >= 0 ? kind == 2 :
+			      runfiles_listed_dir(l, gmon) || is_run(gmon);
 	int reg = kind == 1;
 
 	/* a run of pcprof run --main-only: its DIR/gmon.out, plain, with a
 	 * link to its program beside it */
-	if (dir && snprintf(first, sizeof(first), "%s/gmon.out", gmon) < (int)sizeof(first) &&
+	if (dir &&
+	    snprintf(first, sizeof(first), "%s/gmon.out", gmon) <
+		    (int)sizeof(first) &&
 	    !runfiles_has_manifest(first))
 		gmon = first, reg = 0;
 	if ((!reg && (stat(gmon, &sb) || !S_ISREG(sb.st_mode))) ||
 	    runfiles_has_manifest(gmon) || runfiles_build_id(gmon, id) != 1)
 		return 0;
 	if (!memcmp(id, zero, sizeof(id)))
-		return pc_error("'%s': no manifest beside it (%s) to name its program, "
-				"which has no build-id to find it by: name the executable "
-				"(pcprof report EXE %s)", gmon, runfiles_manifest_name(gmon),
-				gmon);
+		return pc_error(
+			"'%s': no manifest beside it (%s) to name its program, "
+			"which has no build-id to find it by: name the executable "
+			"(pcprof report EXE %s)",
+			gmon, runfiles_manifest_name(gmon), gmon);
 	if (findexe(gmon, id, exe, size))
 		return pc_error("'%s': no manifest beside it (%s) to name its program, and "
 				"no executable with its build-id (%s...) beside it or in the "
 				"current directory: name the executable (pcprof report EXE %s)",
 				gmon, runfiles_manifest_name(gmon),
 				pc_hex(id, sizeof(id), hex), gmon);
-	pc_warn("note: '%s' is a profile of '%s' (the executable with its build-id)", gmon,
-		exe);
+	pc_warn("note: '%s' is a profile of '%s' (the executable with its build-id)",
+		gmon, exe);
 	return 1;
 }
 
-
 int
-report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s,
-	   FILE *out)
+report_run(char **ops, int n, struct report_opts *r,
+	   const struct symtab_opts *s, FILE *out)
 {
 	struct pc_inputs in;
 	struct runexe re;
@@ -344,7 +363,8 @@ report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s
 	 * an error leaves no half object */
 	if (runexe_resolve_listed(&re, ops, n, r->process, r->listing))
 		return -1;
-	if (!runview_json_head(ops, n, r, s, out) && !runexe_open(&in, &re, s, 0) &&
+	if (!runview_json_head(ops, n, r, s, out) &&
+	    !runexe_open(&in, &re, s, 0) &&
 	    !(rc = report_inputs(&in, r, s, out)))
 		fputs("}\n", out);
 	runexe_release(&re);
@@ -354,8 +374,8 @@ report_run(char **ops, int n, struct report_opts *r, const struct symtab_opts *s
 /* The report of pcprof report's operands argv[0..argc) onto out; 0, or -1
  * after one line. */
 static int
-report_operands(char **argv, int argc, struct report_opts *r, const struct symtab_opts *s,
-		FILE *out)
+report_operands(char **argv, int argc, struct report_opts *r,
+		const struct symtab_opts *s, FILE *out)
 {
 	struct run_listing listing = { 0 };
 	struct report_opts o = *r;
@@ -377,8 +397,8 @@ report_operands(char **argv, int argc, struct report_opts *r, const struct symta
 		}
 		o.listing = &listing;
 	}
-	if ((rc = plain_exe(ops[0], strcmp(ops[0], argv[0]) ? -1 : kind, o.listing, exe,
-			    sizeof(exe))) > 0)
+	if ((rc = plain_exe(ops[0], strcmp(ops[0], argv[0]) ? -1 : kind,
+			    o.listing, exe, sizeof(exe))) > 0)
 		rc = report_files(exe, ops, n, &o, s, out);
 	else if (!rc)
 		rc = report_run(ops, n, &o, s, out);

@@ -32,7 +32,8 @@ static size_t nmade;
 static void
 remove_run_dir(int top, const char *name)
 {
-	int fd = openat(top, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(top, name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d;
 	struct dirent *e;
 
@@ -86,7 +87,8 @@ compare_make_dir(struct compare *c)
 	if (!c->dir[0]) {
 		const char *t = getenv("TMPDIR");
 
-		snprintf(c->dir, sizeof(c->dir), "%s/pcprof-compare-XXXXXX", t && *t ? t : "/tmp");
+		snprintf(c->dir, sizeof(c->dir), "%s/pcprof-compare-XXXXXX",
+			 t && *t ? t : "/tmp");
 		if (!mkdtemp(c->dir))
 			pc_fatal("'%s': %s", c->dir, strerror(errno));
 		c->made_dir = 1;

@@ -36,12 +36,15 @@ last_line(const char *log, char *buf, size_t size)
 	snprintf(buf, size, "none");
 	if (fd >= 0 && fstat(fd, &sb) == 0)
 		len = pread(fd, text, sizeof(text),
-			    sb.st_size > (off_t)sizeof(text) ? sb.st_size - (off_t)sizeof(text) : 0);
+			    sb.st_size > (off_t)sizeof(text) ?
+				    sb.st_size - (off_t)sizeof(text) :
+				    0);
 	if (fd >= 0)
 		close(fd);
 	if (len <= 0)
 		return;
-	for (end = (size_t)len; end > 0 && (text[end - 1] == '\n' || text[end - 1] == ' '); end--)
+	for (end = (size_t)len;
+	     end > 0 && (text[end - 1] == '\n' || text[end - 1] == ' '); end--)
 		;
 	for (start = end; start > 0 && text[start - 1] != '\n'; start--)
 		;
@@ -77,8 +80,10 @@ check_run(const struct compare *c, int side, const char *name, int status,
 		pc_fatal("compare: the %s command (%s) was killed by signal %d (%s): '%s'; its "
 			 "last output: %s", sides[side], name, WTERMSIG(status),
 			 strsignal(WTERMSIG(status)), c->cmd[side].line, last);
-	pc_fatal("compare: the %s command (%s) exited with status %d: '%s'; its last output: %s",
-		 sides[side], name, WEXITSTATUS(status), c->cmd[side].line, last);
+	pc_fatal(
+		"compare: the %s command (%s) exited with status %d: '%s'; its last output: %s",
+		sides[side], name, WEXITSTATUS(status), c->cmd[side].line,
+		last);
 }
 
 /*
@@ -88,12 +93,17 @@ check_run(const struct compare *c, int side, const char *name, int status,
  * so.
  */
 static void
-run_once(struct compare *c, int side, const char *name, double *wall, double *cpu)
+run_once(struct compare *c, int side, const char *name, double *wall,
+	 double *cpu)
 {
 	char run[PATH_MAX + 64], out[PATH_MAX + 80], log[PATH_MAX + 80];
-	struct launch l = { .exe = c->cmd[side].exe, .argv = c->cmd[side].argv,
-			    .group = LAUNCH_GROUP_OWN, .stops = LAUNCH_STOPS_END,
-			    .input = "/dev/null", .log = log, .pc_out = out,
+	struct launch l = { .exe = c->cmd[side].exe,
+			    .argv = c->cmd[side].argv,
+			    .group = LAUNCH_GROUP_OWN,
+			    .stops = LAUNCH_STOPS_END,
+			    .input = "/dev/null",
+			    .log = log,
+			    .pc_out = out,
 			    .say_as = "pcprof compare" };
 	struct timespec t0, t1;
 
@@ -110,9 +120,12 @@ run_once(struct compare *c, int side, const char *name, double *wall, double *cp
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (launch_stopped())
 		compare_stop_now();
-	*wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	*cpu = (double)l.ru.ru_utime.tv_sec + (double)l.ru.ru_utime.tv_usec / 1e6 +
-	       (double)l.ru.ru_stime.tv_sec + (double)l.ru.ru_stime.tv_usec / 1e6;
+	*wall = (double)(t1.tv_sec - t0.tv_sec) +
+		(double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	*cpu = (double)l.ru.ru_utime.tv_sec +
+	       (double)l.ru.ru_utime.tv_usec / 1e6 +
+	       (double)l.ru.ru_stime.tv_sec +
+	       (double)l.ru.ru_stime.tv_usec / 1e6;
 	check_run(c, side, name, l.status, out, log);
 }
 
@@ -164,7 +177,8 @@ run_disturbed(const struct compare *c, int side, int i, double wall, double cpu,
 		return 0;
 	/* a wall profile's program waits: its wall time is not its CPU's,
 	 * and the run queue says directly what the ratio would guess */
-	if (c->d.metric != METRIC_WALL && q > 0 && ref > 0 && q > DISTURBED * ref && wall - ref * cpu >= 0.01) {
+	if (c->d.metric != METRIC_WALL && q > 0 && ref > 0 &&
+	    q > DISTURBED * ref && wall - ref * cpu >= 0.01) {
 		d->why = DIST_WALL_CPU;
 		d->x = q;
 		d->ref = ref;
@@ -177,14 +191,16 @@ run_disturbed(const struct compare *c, int side, int i, double wall, double cpu,
 	d->x = rq;
 	return c->d.metric == METRIC_WALL && n >= 2 &&
 	       diff_outlier_above(rq, c->rq[side] + from, n,
-				  diff_runq_floor(c->rq[side] + from, n, wall), &d->ref);
+				  diff_runq_floor(c->rq[side] + from, n, wall),
+				  &d->ref);
 }
 
 /* A disturbed run made again: counted, named, said. */
 static void
 note_again(struct compare *c, const char *name, const struct disturbed *d)
 {
-	struct disturbed *v = pc_realloc(c->e.again, ((size_t)c->e.nagain + 1) * sizeof(*v));
+	struct disturbed *v =
+		pc_realloc(c->e.again, ((size_t)c->e.nagain + 1) * sizeof(*v));
 	char why[200];
 
 	c->e.again = v;
@@ -206,7 +222,8 @@ write_elapsed(const struct compare *c, const char *name, double wall)
 	char path[PATH_MAX + 128];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s/%s", c->dir, name, RUN_ELAPSED_FILE);
+	snprintf(path, sizeof(path), "%s/%s/%s", c->dir, name,
+		 RUN_ELAPSED_FILE);
 	if (!(f = fopen(path, "we")))
 		pc_fatal("'%s': %s", path, strerror(errno));
 	fprintf(f, "%.9f\n", wall);
@@ -231,7 +248,8 @@ kept_run(struct compare *c, int side, int i)
 	snprintf(dir, sizeof(dir), "%s/%s", c->dir, name);
 	for (int again = 0; ; again++) {
 		run_once(c, side, name, &wall, &cpu);
-		/* the warm-up's, once its program is known (compare_experiment) */
+		/* the warm-up's, once its program is known (compare_experiment)
+		 */
 		if (c->d.metric == METRIC_WALL && i >= 0)
 			if ((rq = diff_dir_runqueue(dir, c->exe[side])) < 0)
 				exit(EXIT_BAD_INPUT);
@@ -239,8 +257,8 @@ kept_run(struct compare *c, int side, int i)
 			break;
 		if (again >= AGAIN_MAX) {
 			if (!c->quiet)
-				pc_warn("compare: %s was disturbed %d times in a row; kept", name,
-					again + 1);
+				pc_warn("compare: %s was disturbed %d times in a row; kept",
+					name, again + 1);
 			break;
 		}
 		note_again(c, name, &d);
@@ -256,7 +274,7 @@ kept_run(struct compare *c, int side, int i)
 		c->e.wall_sq[side] += wall * wall;
 		c->e.cpu[side] += cpu;
 	} else {
-		c->e.wall[side] = wall;		/* the warm-up's, until the runs */
+		c->e.wall[side] = wall; /* the warm-up's, until the runs */
 		if (side == 0)
 			c->e.cpu_warmup = cpu;
 	}
@@ -288,15 +306,19 @@ side_program(const struct compare *c, int side, char *exe, size_t size)
 
 		/* a manifest: the profile m it is beside names the program */
 		if (k < strlen(GMON_OBJECTS_SUFFIX) ||
-		    strcmp(ent->d_name + k - strlen(GMON_OBJECTS_SUFFIX), GMON_OBJECTS_SUFFIX))
+		    strcmp(ent->d_name + k - strlen(GMON_OBJECTS_SUFFIX),
+			   GMON_OBJECTS_SUFFIX))
 			continue;
-		if (asprintf(&m, "%s/%.*s", run, (int)(k - strlen(GMON_OBJECTS_SUFFIX)),
+		if (asprintf(&m, "%s/%.*s", run,
+			     (int)(k - strlen(GMON_OBJECTS_SUFFIX)),
 			     ent->d_name) < 0)
 			pc_fatal("out of memory");
 		if (runfiles_read_manifest(m, &o))
 			exit(EXIT_BAD_INPUT);
-		if (o.n && !strcmp(strrchr(o.v[0].path, '/') ? strrchr(o.v[0].path, '/') + 1 :
-				   o.v[0].path, want))
+		if (o.n && !strcmp(strrchr(o.v[0].path, '/') ?
+					   strrchr(o.v[0].path, '/') + 1 :
+					   o.v[0].path,
+				   want))
 			snprintf(exe, size, "%s", o.v[0].path);
 		gmon_objects_release(&o);
 		free(m);
@@ -372,8 +394,8 @@ runs_in_turns(struct compare *c, int n)
 		look = seq_next_look(look, c->d.seq_min, n);
 		v = compare_look(c, i + 1);
 		if (!c->quiet)
-			pc_warn("compare: after %d run%s a side: %s", i + 1, i ? "s" : "",
-				seq_verdict_name(v));
+			pc_warn("compare: after %d run%s a side: %s", i + 1,
+				i ? "s" : "", seq_verdict_name(v));
 		if (v != SEQ_UNDECIDED)
 			return i + 1;
 	}
@@ -401,7 +423,8 @@ compare_experiment(struct compare *c)
 		side_program(c, s, c->exe[s], sizeof(c->exe[s]));
 		snprintf(dir, sizeof(dir), "%s/warmup-%s", c->dir, s ? "new" : "base");
 		if (c->d.metric == METRIC_WALL)
-			if ((c->rq[s][0] = diff_dir_runqueue(dir, c->exe[s])) < 0)
+			if ((c->rq[s][0] = diff_dir_runqueue(dir, c->exe[s])) <
+			    0)
 				exit(EXIT_BAD_INPUT);
 	}
 	if (c->d.min_seconds < 0)
@@ -410,14 +433,18 @@ compare_experiment(struct compare *c)
 	if (!n) {
 		double longer = fmax(c->e.wall[0], c->e.wall[1]);
 
-		n = longer > 0 ? (int)fmin(MAX_RUNS, floor(c->budget / longer)) : MAX_RUNS;
+		n = longer > 0 ?
+			    (int)fmin(MAX_RUNS, floor(c->budget / longer)) :
+			    MAX_RUNS;
 		n = n < MIN_RUNS ? MIN_RUNS : n;
 	}
 	if (!c->quiet)
 		pc_warn("compare: warm-up pair %.2f s and %.2f s: %s%d runs a side in turns%s",
-			c->e.wall[0], c->e.wall[1], c->runs ? "" : "up to ", n, c->runs ? "" :
-			" to fill the budget, a look after each pair from the third to the "
-			"20th, then at each tenth more");
+			c->e.wall[0], c->e.wall[1], c->runs ? "" : "up to ", n,
+			c->runs ?
+				"" :
+				" to fill the budget, a look after each pair from the third to the "
+				"20th, then at each tenth more");
 	c->e.runs = n;
 	c->e.wall[0] = c->e.wall[1] = 0;
 	for (int s = 0; s < 2; s++)
@@ -434,6 +461,7 @@ compare_experiment(struct compare *c)
 		c->e.cpu[s] /= n;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	c->e.elapsed = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	c->e.elapsed = (double)(t1.tv_sec - t0.tv_sec) +
+		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 }
 

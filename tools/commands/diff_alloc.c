@@ -35,8 +35,9 @@ diff_alloc_gate(struct side sides[2], const struct diff_opts *opts,
 		if (diff_alloc_load(&a[s], &sides[s], o->metric, so))
 			exit(EXIT_BAD_INPUT);
 	if (!(a[0].program > 0) || !(a[1].program > 0))
-		pc_fatal("'%s': no allocation in its runs' profiles", a[0].program > 0 ?
-			 sides[1].args[0] : sides[0].args[0]);
+		pc_fatal("'%s': no allocation in its runs' profiles",
+			 a[0].program > 0 ? sides[1].args[0] :
+					    sides[0].args[0]);
 	diff_alloc_compare(&res, &a[0], &a[1], o);
 	diff_alloc_print(stdout, &res, &a[0], &a[1], o);
 	if (fflush(stdout) || ferror(stdout))

@@ -63,8 +63,16 @@ static const char usage_history[] =
 "Exit status: 0 success (change points found or not), 2 bad input or\n"
 "usage, a history file's bad line named.\n";
 
-enum { OPT_H_ALPHA = 800, OPT_H_THRESHOLD, OPT_H_FORMAT, OPT_H_METHOD, OPT_H_PLOT,
-       OPT_H_COMMIT, OPT_H_TIME, OPT_H_ABSOLUTE };
+enum {
+	OPT_H_ALPHA = 800,
+	OPT_H_THRESHOLD,
+	OPT_H_FORMAT,
+	OPT_H_METHOD,
+	OPT_H_PLOT,
+	OPT_H_COMMIT,
+	OPT_H_TIME,
+	OPT_H_ABSOLUTE
+};
 
 struct history_opts {
 	struct hist_result res;
@@ -96,13 +104,15 @@ word(const char *opt, const char *arg, const char *const *words)
 	for (int i = 0; words[i]; i++)
 		if (!strcmp(arg, words[i]))
 			return i;
-	pc_fatal("%s '%s': not one of its words (see pcprof history --help)", opt, arg);
+	pc_fatal("%s '%s': not one of its words (see pcprof history --help)",
+		 opt, arg);
 }
 
 static int
 history_option(int c, const char *arg, struct history_opts *o)
 {
-	static const char *const formats[] = { "text", "json", "markdown", NULL };
+	static const char *const formats[] = { "text", "json", "markdown",
+					       NULL };
 	static const char *const methods[] = { "ttest", "edivisive", NULL };
 
 	switch (c) {
@@ -211,9 +221,11 @@ history_add(struct history_opts *o, int argc, char **argv)
 static void
 pool_value(struct hist_value *v1, int n1, const struct hist_value *v2, int n2)
 {
-	double n = (double)n1 + n2, m = (n1 * v1->mean + n2 * v2->mean) / n, d = v1->mean - v2->mean;
+	double n = (double)n1 + n2, m = (n1 * v1->mean + n2 * v2->mean) / n,
+	       d = v1->mean - v2->mean;
 
-	v1->var = ((n1 - 1) * v1->var + (n2 - 1) * v2->var + n1 * (double)n2 / n * d * d) /
+	v1->var = ((n1 - 1) * v1->var + (n2 - 1) * v2->var +
+		   n1 * (double)n2 / n * d * d) /
 		  (n - 1);
 	v1->mean = m;
 }
@@ -223,7 +235,8 @@ pool_value(struct hist_value *v1, int n1, const struct hist_value *v2, int n2)
 static void
 pool_records(struct hist_record *a, struct hist_record *b)
 {
-	struct hist_value *f = pc_realloc(NULL, (a->nfuncs + b->nfuncs + 1) * sizeof(*f));
+	struct hist_value *f =
+		pc_realloc(NULL, (a->nfuncs + b->nfuncs + 1) * sizeof(*f));
 	size_t i = 0, j = 0, k = 0;
 
 	while (i < a->nfuncs || j < b->nfuncs) {
@@ -280,7 +293,8 @@ series_alloc(struct hist_series *s, size_t cap)
 
 /* Record i's value v onto series s. */
 static void
-series_add(struct hist_series *s, size_t i, const struct hist_value *v, int runs)
+series_add(struct hist_series *s, size_t i, const struct hist_value *v,
+	   int runs)
 {
 	s->idx[s->n] = i;
 	s->x[s->n] = v->mean;
@@ -296,7 +310,8 @@ cmp_str(const void *a, const void *b)
 static int
 cmp_series(const void *a, const void *b)
 {
-	return strcmp(((const struct hist_series *)a)->name, ((const struct hist_series *)b)->name);
+	return strcmp(((const struct hist_series *)a)->name,
+		      ((const struct hist_series *)b)->name);
 }
 
 /*
@@ -322,7 +337,8 @@ series_make(struct hist_result *res)
 	res->s = pc_realloc(NULL, (nnames + 2) * sizeof(*res->s));
 	memset(res->s, 0, (nnames + 2) * sizeof(*res->s));
 	res->s[res->ns++] = (struct hist_series){ .name = "cpu", .program = 1 };
-	res->s[res->ns++] = (struct hist_series){ .name = "wall", .program = 1 };
+	res->s[res->ns++] =
+		(struct hist_series){ .name = "wall", .program = 1 };
 	series_alloc(&res->s[0], h->n);
 	series_alloc(&res->s[1], h->n);
 	for (size_t i = 0, run = 1; i < nnames; i++, run++)
@@ -339,9 +355,11 @@ series_make(struct hist_result *res)
 		if (r->wall.mean >= 0)
 			series_add(&res->s[1], i, &r->wall, r->runs);
 		for (size_t f = 0; f < r->nfuncs; f++) {
-			struct hist_series key = { .name = r->funcs[f].name }, *s;
+			struct hist_series key = { .name = r->funcs[f].name },
+					   *s;
 
-			s = bsearch(&key, res->s + 2, res->ns - 2, sizeof(key), cmp_series);
+			s = bsearch(&key, res->s + 2, res->ns - 2, sizeof(key),
+				    cmp_series);
 			series_add(s, i, &r->funcs[f], r->runs);
 		}
 	}
@@ -363,8 +381,10 @@ static void
 series_speed(struct hist_result *res)
 {
 	const struct history *h = res->h;
-	size_t *off = pc_realloc(NULL, (h->n + 1) * sizeof(*off)), *fill, total = 0;
-	double *speed = pc_realloc(NULL, (h->n + 1) * sizeof(*speed)), *lr, *tmp;
+	size_t *off = pc_realloc(NULL, (h->n + 1) * sizeof(*off)), *fill,
+	       total = 0;
+	double *speed = pc_realloc(NULL, (h->n + 1) * sizeof(*speed)), *lr,
+	       *tmp;
 
 	/* each commit's functions' log ratios, in a slice of lr of its own */
 	fill = pc_realloc(NULL, (h->n + 1) * sizeof(*fill));
@@ -383,10 +403,13 @@ series_speed(struct hist_result *res)
 		ref = stats_median(tmp, s->n);
 		for (size_t j = 0; ref > 0 && j < s->n; j++)
 			if (s->x[j] > 0)
-				lr[off[s->idx[j]] + fill[s->idx[j]]++] = log(s->x[j] / ref);
+				lr[off[s->idx[j]] + fill[s->idx[j]]++] =
+					log(s->x[j] / ref);
 	}
 	for (size_t c = 0; c < h->n; c++)
-		speed[c] = fill[c] >= 3 ? exp(stats_median(lr + off[c], fill[c])) : 1;
+		speed[c] = fill[c] >= 3 ?
+				   exp(stats_median(lr + off[c], fill[c])) :
+				   1;
 	for (size_t i = 0; i < res->ns; i++)
 		for (size_t j = 0; j < res->s[i].n; j++) {
 			double v = speed[res->s[i].idx[j]];
@@ -416,8 +439,9 @@ series_changes(struct hist_result *res, enum cp_method m)
 		if (s->n < 3)
 			continue;
 		s->ch = pc_realloc(NULL, s->n * sizeof(*s->ch));
-		s->nch = cp_find(m, s->x, s->within, s->n, res->alpha / (double)tested,
-				 res->threshold, s->ch, s->n);
+		s->nch = cp_find(m, s->x, s->within, s->n,
+				 res->alpha / (double)tested, res->threshold,
+				 s->ch, s->n);
 		res->nchanges += s->nch;
 	}
 }
@@ -451,14 +475,17 @@ plot(const struct history_opts *o)
 			exit(EXIT_BAD_INPUT);
 		return;
 	}
-	pc_fatal("--plot '%s': no such function in the history", text_name(o->plot));
+	pc_fatal("--plot '%s': no such function in the history",
+		 text_name(o->plot));
 }
 
 int
 cmd_history(int argc, char **argv)
 {
-	struct history_opts o = { .res = { .alpha = 0.01, .threshold = 0.01, .method = "ttest" },
-				  .id = { .time = -1 } };
+	struct history_opts o = {
+		.res = { .alpha = 0.01, .threshold = 0.01, .method = "ttest" },
+		.id = { .time = -1 }
+	};
 	struct history h;
 	int add = argc > 1 && !strcmp(argv[1], "add"), first;
 

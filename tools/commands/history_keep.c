@@ -59,7 +59,8 @@ void
 history_id_resolve(struct hist_id *id)
 {
 	char when[64];
-	const char *head[] = { "git", "rev-parse", "--verify", "-q", "HEAD^{commit}", NULL };
+	const char *head[] = { "git", "rev-parse",     "--verify",
+			       "-q",  "HEAD^{commit}", NULL };
 	const char *show[] = { "git", "show", "-s", "--format=%ct", NULL, NULL };
 	char ref[200];
 
@@ -98,12 +99,15 @@ history_keep(const char *path, const struct side *s, const struct hist_id *id,
 		/* the runs' own wall seconds (compare's, in each run's
 		 * directory): history add's, and compare's but for its
 		 * disturbed runs */
-		diff_mean_var(s->elapsed, s->nruns, 1, &r.wall.mean, &r.wall.var);
+		diff_mean_var(s->elapsed, s->nruns, 1, &r.wall.mean,
+			      &r.wall.var);
 	} else if (e && e->runs > 0) {
 		double n = e->runs, m = e->wall[1];
 
 		r.wall.mean = m;
-		r.wall.var = n > 1 ? fmax(0, (e->wall_sq[1] - n * m * m) / (n - 1)) : 0;
+		r.wall.var =
+			n > 1 ? fmax(0, (e->wall_sq[1] - n * m * m) / (n - 1)) :
+				0;
 	}
 	r.funcs = pc_realloc(NULL, nf * sizeof(*r.funcs));
 	for (size_t f = 0; f < st->nfuncs; f++) {

@@ -50,7 +50,8 @@ launch_find(const char *cmd, char *out, size_t size)
 		snprintf(out, size, "%s", cmd);
 		return runnable(out);
 	}
-	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; ; p++) {
+	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin";;
+	     p++) {
 		const char *end = strchr(p, ':');
 		size_t k = end ? (size_t)(end - p) : strlen(p);
 
@@ -108,7 +109,8 @@ asan_runtime(const char *exe)
 	char *needed = elf_needed(exe), *found = NULL;
 
 	for (char *p = needed; p && *p && !found; p += strlen(p) + 1)
-		if (!strncmp(p, "libasan.so.", 11) || !strncmp(p, "libclang_rt.asan", 16))
+		if (!strncmp(p, "libasan.so.", 11) ||
+		    !strncmp(p, "libclang_rt.asan", 16))
 			found = p;
 	if (found && !(found = strdup(found)))
 		pc_fatal("out of memory");
@@ -139,8 +141,8 @@ launch_preload(const char *lib, const char *exe)
 		free(asan);
 		asan = NULL;	/* the user preloads it first already */
 	}
-	if (asprintf(&v, "%s%s%s%s%s", asan ? asan : "", asan ? ":" : "", preload,
-		     *preload ? ":" : "", lib) < 0)
+	if (asprintf(&v, "%s%s%s%s%s", asan ? asan : "", asan ? ":" : "",
+		     preload, *preload ? ":" : "", lib) < 0)
 		pc_fatal("out of memory");
 	r = setenv("LD_PRELOAD", v, 1);
 	free(v);
@@ -156,7 +158,8 @@ launch_itt(const char *lib)
 
 	if (!tl || strcmp(tl, "1") || getenv("INTEL_LIBITTNOTIFY64"))
 		return;
-	if (asprintf(&itt, "%.*slibpc-itt.so", slash ? (int)(slash - lib + 1) : 0, lib) < 0)
+	if (asprintf(&itt, "%.*slibpc-itt.so",
+		     slash ? (int)(slash - lib + 1) : 0, lib) < 0)
 		pc_fatal("out of memory");
 	if (!access(itt, R_OK))
 		setenv("INTEL_LIBITTNOTIFY64", itt, 1);
@@ -173,7 +176,8 @@ asan_first(const char *preload)
 
 	while (base > preload && base[-1] != '/')
 		base--;
-	if (!strncmp(base, "libasan.so.", 11) || !strncmp(base, "libclang_rt.asan", 16))
+	if (!strncmp(base, "libasan.so.", 11) ||
+	    !strncmp(base, "libclang_rt.asan", 16))
 		return first;
 	return 0;
 }
@@ -188,7 +192,8 @@ launch_alloc(const char *lib)
 
 	if (!on || !*on || !strcmp(on, "0"))
 		return;
-	if (asprintf(&hooks, "%.*slibpc-alloc.so", slash ? (int)(slash - lib + 1) : 0, lib) < 0)
+	if (asprintf(&hooks, "%.*slibpc-alloc.so",
+		     slash ? (int)(slash - lib + 1) : 0, lib) < 0)
 		pc_fatal("out of memory");
 	/* none beside lib: libpc says in one line why nothing is profiled */
 	if (access(hooks, R_OK)) {
@@ -198,8 +203,9 @@ launch_alloc(const char *lib)
 	if (!preload)
 		preload = "";
 	keep = asan_first(preload);
-	if (asprintf(&v, "%.*s%s%s%s%s", (int)keep, preload, keep ? ":" : "", hooks,
-		     preload[keep] ? ":" : "", preload + keep + (keep && preload[keep])) < 0)
+	if (asprintf(&v, "%.*s%s%s%s%s", (int)keep, preload, keep ? ":" : "",
+		     hooks, preload[keep] ? ":" : "",
+		     preload + keep + (keep && preload[keep])) < 0)
 		pc_fatal("out of memory");
 	if (setenv("LD_PRELOAD", v, 1))
 		pc_fatal("cannot set LD_PRELOAD: %s", strerror(errno));
@@ -216,7 +222,7 @@ static int pipe_ignored;
 
 static volatile sig_atomic_t stops_end;	/* LAUNCH_STOPS_END's handler */
 static volatile sig_atomic_t cmd_pid;	/* while it can take a signal */
-static volatile sig_atomic_t cmd_group;	/* 1: cmd_pid leads a group of its own */
+static volatile sig_atomic_t cmd_group; /* 1: cmd_pid leads a group of its own */
 static volatile sig_atomic_t end_sig;	/* what pcprof ends by, once done */
 
 /* Whether sig asks pcprof to stop (SIGINT, SIGTERM, SIGHUP): passed on
@@ -232,7 +238,8 @@ is_stop(int sig)
 static int
 is_job_control(int sig)
 {
-	return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU || sig == SIGCONT;
+	return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU ||
+	       sig == SIGCONT;
 }
 
 /* Whether sig, with code, is a fault of pcprof's own code. AS-safe. */
@@ -285,7 +292,9 @@ on_signal(int sig, siginfo_t *si, void *uc)
 	if (pid > 0 && si->si_code == SI_QUEUE && !is_stop(sig))
 		sigqueue(pid, sig, si->si_value);
 	else if (pid > 0)
-		kill(cmd_group && (is_stop(sig) || is_job_control(sig)) ? -pid : pid, sig);
+		kill(cmd_group && (is_stop(sig) || is_job_control(sig)) ? -pid :
+									  pid,
+		     sig);
 	if (!stops_end && (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU))
 		raise(SIGSTOP);
 	errno = saved;
@@ -303,7 +312,8 @@ launch_stopped(void)
 static int
 caught(int sig, int pass)
 {
-	return pass ? sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD : is_stop(sig);
+	return pass ? sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD :
+		      is_stop(sig);
 }
 
 /* Catch the signals caught() names with sa_flags flags (with them blocked
@@ -419,8 +429,8 @@ redirect(const struct launch *l, int out)
  * unless that is -1. An exec that fails sends its errno on fd.
  */
 static void __attribute__((noreturn))
-child(const struct launch *l, int own_group, int fd, int out, const sigset_t *mask,
-      pid_t parent)
+child(const struct launch *l, int own_group, int fd, int out,
+      const sigset_t *mask, pid_t parent)
 {
 	int err;
 
@@ -432,8 +442,8 @@ child(const struct launch *l, int own_group, int fd, int out, const sigset_t *ma
 	for (int sig = 1; sig <= SIGRTMAX; sig++) {
 		struct sigaction sa;
 
-		if (sigaction(sig, NULL, &sa) == 0 && (sa.sa_flags & SA_SIGINFO) &&
-		    sa.sa_sigaction == on_signal)
+		if (sigaction(sig, NULL, &sa) == 0 &&
+		    (sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction == on_signal)
 			signal(sig, SIG_DFL);
 	}
 	/* run: a command that pcprof's SIGKILL would leave running dies with
@@ -452,7 +462,8 @@ child(const struct launch *l, int own_group, int fd, int out, const sigset_t *ma
 	execv(l->exe, l->argv);
 	err = errno;
 	if (l->say_as) {
-		fprintf(stderr, "%s: '%s': %s\n", l->say_as, l->exe, strerror(err));
+		fprintf(stderr, "%s: '%s': %s\n", l->say_as, l->exe,
+			strerror(err));
 		_exit(127);
 	}
 	if (err == ENOEXEC)
@@ -482,8 +493,10 @@ exec_failed(const char *exe, int err)
 	}
 	if (n > 2 && !memcmp(line, "#!", 2)) {
 		line[n] = 0;
-		pc_warn("'%s': cannot execute: its interpreter '%.*s' is not there", exe,
-			(int)strcspn(line + 2 + strspn(line + 2, " \t"), " \t\n"),
+		pc_warn("'%s': cannot execute: its interpreter '%.*s' is not there",
+			exe,
+			(int)strcspn(line + 2 + strspn(line + 2, " \t"),
+				     " \t\n"),
 			line + 2 + strspn(line + 2, " \t"));
 	} else {
 		pc_warn("'%s': cannot execute: required file not found", exe);
@@ -586,7 +599,9 @@ launch_end_like(int status)
 int
 launch_end_like_from_handler(int status)
 {
-	int sig = end_sig ? end_sig : WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	int sig = end_sig             ? end_sig :
+		  WIFSIGNALED(status) ? WTERMSIG(status) :
+					0;
 	sigset_t set;
 
 	if (!sig)

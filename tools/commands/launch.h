@@ -4,8 +4,8 @@
  * place: found as a shell finds it, with libpc.so preloaded, in a process
  * group of its own, SIGINT, SIGTERM and SIGHUP passed on or made to end
  * it (and for run every other signal passed on, and a SIGKILL of pcprof
- * made to kill it), waited for with its resource usage. run.c, compare_runs.c and
- * annotate.c (objdump) call it. None of it is AS-safe.
+ * made to kill it), waited for with its resource usage. run.c, compare_runs.c
+ * and annotate.c (objdump) call it. None of it is AS-safe.
  */
 #ifndef PC_LAUNCH_H
 #define PC_LAUNCH_H
@@ -53,7 +53,7 @@ struct launch {
 	int output;		/* capture's end to read (close-on-exec) */
 	int exec_err;		/* the errno of an exec that failed, or 0 */
 	int status;		/* the wait status */
-	struct rusage ru;	/* the command's and its waited-for children's */
+	struct rusage ru; /* the command's and its waited-for children's */
 };
 
 /* The file a shell runs for cmd, into out: 0, or why there is none to run

@@ -45,7 +45,8 @@ main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
-	if (!cmd || !strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+	if (!cmd || !strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
+	    !strcmp(cmd, "help")) {
 		fputs(usage_main, cmd ? stdout : stderr);
 		return cmd ? 0 : EXIT_BAD_INPUT;
 	}

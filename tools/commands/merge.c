@@ -64,8 +64,8 @@ file_name(const char *path)
 /* The files of object obj (a file name) of the processes idx[0..ni) of
  * all, one program's, summed into out/gmon.out.PROG+OBJ. */
 static void
-merge_object(const char *out, const char *prog, const struct runexe *all, const int *idx,
-	     int ni, const char *obj)
+merge_object(const char *out, const char *prog, const struct runexe *all,
+	     const int *idx, int ni, const char *obj)
 {
 	char **files = NULL;
 	char *name, *prog_profile;
@@ -81,8 +81,10 @@ merge_object(const char *out, const char *prog, const struct runexe *all, const 
 			if (!o->v[k].file || o->v[k].path[0] == '[' ||
 			    strcmp(file_name(o->v[k].path), obj))
 				continue;
-			files = pc_realloc(files, ((size_t)n + 1) * sizeof(*files));
-			if (asprintf(&files[n++], "%.*s%s", dir, profile, o->v[k].file) < 0)
+			files = pc_realloc(files,
+					   ((size_t)n + 1) * sizeof(*files));
+			if (asprintf(&files[n++], "%.*s%s", dir, profile,
+				     o->v[k].file) < 0)
 				pc_fatal("out of memory");
 		}
 	}
@@ -128,7 +130,8 @@ merge_program(const char *out, const char *prog, const struct runexe *all,
 
 			while (j < nseen && strcmp(seen[j], obj))
 				j++;
-			if (j < nseen || !o->v[k].file || o->v[k].path[0] == '[')
+			if (j < nseen || !o->v[k].file ||
+			    o->v[k].path[0] == '[')
 				continue;
 			seen = pc_realloc(seen, (nseen + 1) * sizeof(*seen));
 			seen[nseen++] = obj;
@@ -195,14 +198,19 @@ merge_run(const char *out, char **ops, int n, const char *process)
 	if (runexe_processes(&all, ops, n, process))
 		exit(EXIT_BAD_INPUT);
 	if (!all.nfiles)
-		pc_fatal("'%s': no profile recorded with PC_SCOPE=all there%s%s", ops[0],
-			 process ? " of " : "", process ? process : "");
+		pc_fatal(
+			"'%s': no profile recorded with PC_SCOPE=all there%s%s",
+			ops[0], process ? " of " : "", process ? process : "");
 	for (int i = 0; i < all.nfiles; i++)
 		if (!all.man[i])
-			pc_fatal("'%s': no manifest beside it: merge a run's directories, or "
-				 "plain profiles of one program, not both", all.files[i]);
-	if (mkdir(out, 0777) && (errno != EEXIST || stat(out, &sb) || !S_ISDIR(sb.st_mode)))
-		pc_fatal("'%s': %s", out, errno == EEXIST ? "not a directory" : strerror(errno));
+			pc_fatal(
+				"'%s': no manifest beside it: merge a run's directories, or "
+				"plain profiles of one program, not both",
+				all.files[i]);
+	if (mkdir(out, 0777) &&
+	    (errno != EEXIST || stat(out, &sb) || !S_ISDIR(sb.st_mode)))
+		pc_fatal("'%s': %s", out,
+			 errno == EEXIST ? "not a directory" : strerror(errno));
 	done = pc_realloc(NULL, (size_t)all.nfiles);
 	memset(done, 0, (size_t)all.nfiles);
 	idx = pc_realloc(NULL, (size_t)all.nfiles * sizeof(*idx));

@@ -23,7 +23,8 @@ static enum format
 format_named(const char *arg)
 {
 	static const char *const words[] = {
-		"text", "json", "csv", "folded", "pprof", "speedscope", "callgrind", "firefox", "gmon"
+		"text",       "json",      "csv",     "folded", "pprof",
+		"speedscope", "callgrind", "firefox", "gmon"
 	};
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -63,8 +64,10 @@ window_option(int c, const char *arg, struct report_opts *r)
 		return;
 	}
 	*(c == OPT_FROM ? &r->from : &r->to) = strtod(arg, &end);
-	if (*end || end == arg || !(r->from >= 0 && r->from < 1e9 && r->to >= 0 && r->to < 1e9))
-		pc_fatal("--%s '%s': not a time in seconds", c == OPT_FROM ? "from" : "to", arg);
+	if (*end || end == arg ||
+	    !(r->from >= 0 && r->from < 1e9 && r->to >= 0 && r->to < 1e9))
+		pc_fatal("--%s '%s': not a time in seconds",
+			 c == OPT_FROM ? "from" : "to", arg);
 	r->window |= c == OPT_FROM ? WINDOW_FROM : WINDOW_TO;
 }
 
@@ -106,7 +109,9 @@ report_option(int c, const char *arg, struct report_opts *r,
 	case OPT_ALLOC_METRIC:
 		r->clock = clock_named(arg);
 		if (c == OPT_ALLOC_METRIC && !CLOCK_IS_ALLOC(r->clock))
-			pc_fatal("--metric '%s': not alloc, alloc-bytes, inuse or inuse-bytes", arg);
+			pc_fatal(
+				"--metric '%s': not alloc, alloc-bytes, inuse or inuse-bytes",
+				arg);
 		return 1;
 	case OPT_ALLOC:
 		r->alloc = 1;

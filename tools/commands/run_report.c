@@ -47,7 +47,7 @@ on_fault(int sig, siginfo_t *si, void *uc)
 	while (i < NFAULTS - 1 && fault_sigs[i] != sig)
 		i++;
 	w = write(2, fault_line[i], strlen(fault_line[i]));
-	(void)w;	/* a line that cannot be written: nothing to say it with */
+	(void)w; /* a line that cannot be written: nothing to say it with */
 	out_drop_from_handler();
 	_exit(launch_end_like_from_handler(program_status));
 }
@@ -74,8 +74,8 @@ guard_faults(const char *output, int on)
 	sigfillset(&sa.sa_mask);
 	for (size_t i = 0; i < NFAULTS; i++) {
 		snprintf(fault_line[i], sizeof(fault_line[i]),
-			 "pcprof: the report of '%s' failed: %s\n", text_name(output),
-			 strsignal(fault_sigs[i]));
+			 "pcprof: the report of '%s' failed: %s\n",
+			 text_name(output), strsignal(fault_sigs[i]));
 		sigaction(fault_sigs[i], &sa, &fault_as_found[i]);
 	}
 }
@@ -97,8 +97,9 @@ report_onto(FILE *out, const char *exe, const char *output, int main_only,
 }
 
 void
-run_report(const char *exe, const char *output, int main_only, const char *report_to,
-	   int status, struct report_opts *r, const struct symtab_opts *s)
+run_report(const char *exe, const char *output, int main_only,
+	   const char *report_to, int status, struct report_opts *r,
+	   const struct symtab_opts *s)
 {
 	FILE *out = stderr;
 	struct out_file of;

@@ -13,7 +13,8 @@
  * program's status; a fault in the report says one line and ends pcprof
  * as the program ended. Not AS-safe.
  */
-void run_report(const char *exe, const char *output, int main_only, const char *report_to,
-		int status, struct report_opts *r, const struct symtab_opts *s);
+void run_report(const char *exe, const char *output, int main_only,
+		const char *report_to, int status, struct report_opts *r,
+		const struct symtab_opts *s);
 
 #endif

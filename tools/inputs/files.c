@@ -31,7 +31,9 @@ open_input(const char *path, size_t *size)
 		return pc_error("'%s': %s", path, why);
 	if (sb.st_size == 0 || (uint64_t)sb.st_size > SIZE_MAX) {
 		close(fd);
-		return pc_error("'%s': %s", path, sb.st_size ? "too large to read" : "empty file");
+		return pc_error("'%s': %s", path,
+				sb.st_size ? "too large to read" :
+					     "empty file");
 	}
 	*size = (size_t)sb.st_size;
 	return fd;
@@ -40,8 +42,8 @@ open_input(const char *path, size_t *size)
 /* Read fd into buf[*have..want); a file that shrank under us ends where
  * it ends, its size, *len, now what was read. 0, or -1 after one line. */
 static int
-read_upto(int fd, const char *path, unsigned char *buf, size_t *have, size_t want,
-	  size_t *len)
+read_upto(int fd, const char *path, unsigned char *buf, size_t *have,
+	  size_t want, size_t *len)
 {
 	while (*have < want) {
 		ssize_t n = read(fd, buf + *have, want - *have);
@@ -108,25 +110,30 @@ read_format(const char *path, const struct file_format *fmt, void *out)
 	if (r == -ENOMEM)
 		return pc_error("'%s': out of memory", path);
 	if (r)
-		return pc_error("'%s': %s at %s %llu", path, r == -EAGAIN ? "cannot be read whole" :
-				err.what, fmt->unit, (unsigned long long)err.offset);
+		return pc_error("'%s': %s at %s %llu", path,
+				r == -EAGAIN ? "cannot be read whole" :
+					       err.what,
+				fmt->unit, (unsigned long long)err.offset);
 	return 0;
 }
 
 static int
-parse_gmon(const void *buf, size_t have, size_t len, void *out, struct gmon_error *err)
+parse_gmon(const void *buf, size_t have, size_t len, void *out,
+	   struct gmon_error *err)
 {
 	return gmon_parse_part(buf, have, len, out, err);
 }
 
 static int
-parse_stacks(const void *buf, size_t have, size_t len, void *out, struct gmon_error *err)
+parse_stacks(const void *buf, size_t have, size_t len, void *out,
+	     struct gmon_error *err)
 {
 	return gmon_stacks_parse_part(buf, have, len, out, err);
 }
 
 static int
-parse_objects(const void *buf, size_t have, size_t len, void *out, struct gmon_error *err)
+parse_objects(const void *buf, size_t have, size_t len, void *out,
+	      struct gmon_error *err)
 {
 	return gmon_objects_parse_part(buf, have, len, out, err);
 }

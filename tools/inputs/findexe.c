@@ -32,14 +32,15 @@ runnable(const char *path)
 {
 	struct stat sb;
 
-	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 64 &&
-	       (sb.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH));
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	       sb.st_size >= 64 && (sb.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH));
 }
 
 /* The first file of dir, in name order, whose build-id starts with id;
  * into out. 0 when found. */
 static int
-look_in(const char *dir, const uint8_t id[GMON_BUILDID_SIZE], char *out, size_t size)
+look_in(const char *dir, const uint8_t id[GMON_BUILDID_SIZE], char *out,
+	size_t size)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -63,7 +64,8 @@ look_in(const char *dir, const uint8_t id[GMON_BUILDID_SIZE], char *out, size_t 
 		uint8_t got[GMON_BUILDID_SIZE];
 
 		if (found && runnable(names[i]) &&
-		    elf_build_id(names[i], got, sizeof(got)) == (int)sizeof(got) &&
+		    elf_build_id(names[i], got, sizeof(got)) ==
+			    (int)sizeof(got) &&
 		    !memcmp(got, id, sizeof(got)) && strlen(names[i]) < size) {
 			strcpy(out, names[i]);
 			found = 0;
@@ -75,7 +77,8 @@ look_in(const char *dir, const uint8_t id[GMON_BUILDID_SIZE], char *out, size_t 
 }
 
 int
-findexe(const char *gmon, const uint8_t id[GMON_BUILDID_SIZE], char *out, size_t size)
+findexe(const char *gmon, const uint8_t id[GMON_BUILDID_SIZE], char *out,
+	size_t size)
 {
 	static const uint8_t zero[GMON_BUILDID_SIZE];
 	char *copy, real[PATH_MAX], here[PATH_MAX];
@@ -86,8 +89,9 @@ findexe(const char *gmon, const uint8_t id[GMON_BUILDID_SIZE], char *out, size_t
 	copy = pc_strdup(gmon);
 	r = look_in(dirname(copy), id, out, size);
 	/* then the current directory, unless that was it */
-	if (r && realpath(".", here) && !(realpath(dirname(strcpy(copy, gmon)), real) &&
-					   !strcmp(real, here)))
+	if (r && realpath(".", here) &&
+	    !(realpath(dirname(strcpy(copy, gmon)), real) &&
+	      !strcmp(real, here)))
 		r = look_in(".", id, out, size);
 	free(copy);
 	return r;

@@ -66,8 +66,10 @@ hex4(struct parser *p, unsigned *u)
 	for (int k = 0; k < 4; k++, p->i++) {
 		int c = p->i < p->n ? p->s[p->i] : 0, v;
 
-		v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-		    c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		v = c >= '0' && c <= '9' ? c - '0' :
+		    c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+		    c >= 'A' && c <= 'F' ? c - 'A' + 10 :
+					   -1;
 		if (v < 0)
 			return fail(p, "not JSON: a bad \\u escape");
 		*u = *u * 16 + (unsigned)v;
@@ -82,7 +84,8 @@ utf8_put(unsigned u, char *b)
 	if (u < 0x80)
 		return b[0] = (char)u, 1;
 	if (u < 0x800)
-		return b[0] = (char)(0xc0 | u >> 6), b[1] = (char)(0x80 | (u & 0x3f)), 2;
+		return b[0] = (char)(0xc0 | u >> 6),
+		       b[1] = (char)(0x80 | (u & 0x3f)), 2;
 	if (u < 0x10000) {
 		b[0] = (char)(0xe0 | u >> 12);
 		b[1] = (char)(0x80 | ((u >> 6) & 0x3f));
@@ -101,7 +104,8 @@ static size_t
 unescape(struct parser *p, char *b)
 {
 	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-	const char *e = p->i < p->n && p->s[p->i] ? strchr(from, p->s[p->i]) : NULL;
+	const char *e =
+		p->i < p->n && p->s[p->i] ? strchr(from, p->s[p->i]) : NULL;
 	unsigned u, lo;
 
 	if (p->i < p->n && p->s[p->i] == 'u') {
@@ -109,7 +113,8 @@ unescape(struct parser *p, char *b)
 		if (hex4(p, &u))
 			return 0;
 		if (u >= 0xd800 && u < 0xdc00) {
-			if (p->i + 1 >= p->n || p->s[p->i] != '\\' || p->s[p->i + 1] != 'u')
+			if (p->i + 1 >= p->n || p->s[p->i] != '\\' ||
+			    p->s[p->i + 1] != 'u')
 				return fail(p, "not JSON: a lone surrogate"), 0;
 			p->i += 2;
 			if (hex4(p, &lo) || lo < 0xdc00 || lo > 0xdfff)
@@ -194,7 +199,8 @@ parse_number(struct parser *p, double *x)
 
 	peek(p);
 	start = p->i;
-	while (p->i < p->n && p->s[p->i] && strchr("+-0123456789.eE", p->s[p->i]))
+	while (p->i < p->n && p->s[p->i] &&
+	       strchr("+-0123456789.eE", p->s[p->i]))
 		p->i++;
 	k = p->i - start;
 	if (k == 0)
@@ -220,8 +226,10 @@ static int
 parse_pair(struct parser *p, struct hist_value *v)
 {
 	if (expect(p, '[', "field of seconds: not [mean, variance]") ||
-	    parse_number(p, &v->mean) || expect(p, ',', "field of seconds: not [mean, variance]") ||
-	    parse_number(p, &v->var) || expect(p, ']', "field of seconds: not [mean, variance]"))
+	    parse_number(p, &v->mean) ||
+	    expect(p, ',', "field of seconds: not [mean, variance]") ||
+	    parse_number(p, &v->var) ||
+	    expect(p, ']', "field of seconds: not [mean, variance]"))
 		return -1;
 	if (v->mean < 0 || v->var < 0)
 		return fail(p, "negative seconds");
@@ -231,7 +239,8 @@ parse_pair(struct parser *p, struct hist_value *v)
 int
 history_cmp_value(const void *a, const void *b)
 {
-	return strcmp(((const struct hist_value *)a)->name, ((const struct hist_value *)b)->name);
+	return strcmp(((const struct hist_value *)a)->name,
+		      ((const struct hist_value *)b)->name);
 }
 
 size_t
@@ -295,7 +304,8 @@ parse_func(struct parser *p, char *name, void *arg)
 		return fail(p, "more than 100000 functions");
 	}
 	if (r->nfuncs % 16 == 0) {
-		struct hist_value *f = realloc(r->funcs, (r->nfuncs + 16) * sizeof(*f));
+		struct hist_value *f =
+			realloc(r->funcs, (r->nfuncs + 16) * sizeof(*f));
 
 		if (!f) {
 			free(name);
@@ -315,20 +325,31 @@ parse_funcs(struct parser *p, struct hist_record *r)
 		return -1;
 	/* qsort's base may not be NULL, even for no element */
 	if (r->nfuncs > 1)
-		qsort(r->funcs, r->nfuncs, sizeof(*r->funcs), history_cmp_value);
+		qsort(r->funcs, r->nfuncs, sizeof(*r->funcs),
+		      history_cmp_value);
 	for (size_t i = 1; i < r->nfuncs; i++)
 		if (!strcmp(r->funcs[i - 1].name, r->funcs[i].name))
 			return fail(p, "a function named twice");
 	return 0;
 }
 
-enum { F_VERSION = 1, F_COMMIT = 2, F_TIME = 4, F_RUNS = 8, F_CPU = 16, F_WALL = 32, F_FUNCS = 64 };
+enum {
+	F_VERSION = 1,
+	F_COMMIT = 2,
+	F_TIME = 4,
+	F_RUNS = 8,
+	F_CPU = 16,
+	F_WALL = 32,
+	F_FUNCS = 64
+};
 
 /* One member's value by its name into r; the field's bit in *seen. */
 static int
-parse_member(struct parser *p, const char *key, struct hist_record *r, unsigned *seen)
+parse_member(struct parser *p, const char *key, struct hist_record *r,
+	     unsigned *seen)
 {
-	static const char *const keys[] = { "version", "commit", "time", "runs", "cpu", "wall",
+	static const char *const keys[] = { "version",   "commit", "time",
+					    "runs",      "cpu",    "wall",
 					    "functions", NULL };
 	static char msg[80];
 	double x;
@@ -337,7 +358,8 @@ parse_member(struct parser *p, const char *key, struct hist_record *r, unsigned 
 	for (k = 0; keys[k] && strcmp(keys[k], key); k++)
 		;
 	if (!keys[k]) {
-		snprintf(msg, sizeof(msg), "an unknown field '%.40s'", text_name(key));
+		snprintf(msg, sizeof(msg), "an unknown field '%.40s'",
+			 text_name(key));
 		return fail(p, msg);
 	}
 	if (*seen & (1u << k))
@@ -348,8 +370,11 @@ parse_member(struct parser *p, const char *key, struct hist_record *r, unsigned 
 		if (parse_number(p, &x))
 			return -1;
 		if (x != HISTORY_VERSION) {
-			snprintf(msg, sizeof(msg), "version %g, not %d: %s", x, HISTORY_VERSION,
-				 x > HISTORY_VERSION ? "written by a newer pcprof" : "not a version");
+			snprintf(msg, sizeof(msg), "version %g, not %d: %s", x,
+				 HISTORY_VERSION,
+				 x > HISTORY_VERSION ?
+					 "written by a newer pcprof" :
+					 "not a version");
 			return fail(p, msg);
 		}
 		return 0;
@@ -361,7 +386,8 @@ parse_member(struct parser *p, const char *key, struct hist_record *r, unsigned 
 		if (parse_number(p, &x))
 			return -1;
 		if (x < 1 || x > 1e6 || x != floor(x))
-			return fail(p, "field runs: not a count of 1 to 1000000");
+			return fail(p,
+				    "field runs: not a count of 1 to 1000000");
 		r->runs = (int)x;
 		return 0;
 	case F_CPU:
@@ -410,7 +436,8 @@ parse_object(struct parser *p, struct hist_record *r)
 }
 
 int
-history_parse(const char *line, size_t len, struct hist_record *r, const char **why)
+history_parse(const char *line, size_t len, struct hist_record *r,
+	      const char **why)
 {
 	struct parser p = { line, 0, len, NULL };
 
@@ -477,12 +504,18 @@ append_line(const char *path, const char *line, size_t len)
 	int fd;
 
 	if (len > HISTORY_LINE_MAX)
-		return pc_error("'%s': a record of %zu bytes, over the %u a line may hold", path,
-				len, HISTORY_LINE_MAX);
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+		return pc_error(
+			"'%s': a record of %zu bytes, over the %u a line may hold",
+			path, len, HISTORY_LINE_MAX);
+	fd = open(path,
+		  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+			  O_NONBLOCK,
+		  0644);
 	if (fd < 0)
-		return pc_error("'%s': %s", path, errno == ELOOP ? "a symbolic link" :
-				errno == ENXIO ? "not a regular file (a FIFO)" : strerror(errno));
+		return pc_error("'%s': %s", path,
+				errno == ELOOP ? "a symbolic link" :
+				errno == ENXIO ? "not a regular file (a FIFO)" :
+						 strerror(errno));
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
 		close(fd);
 		return pc_error("'%s': not a regular file", path);
@@ -507,7 +540,8 @@ history_append(const char *path, const struct hist_record *r)
 
 /* Line number lineno of path, line[0..len), parsed onto h's end. */
 static int
-read_line(const char *path, size_t lineno, const char *line, size_t len, struct history *h)
+read_line(const char *path, size_t lineno, const char *line, size_t len,
+	  struct history *h)
 {
 	const char *why;
 
@@ -515,8 +549,9 @@ read_line(const char *path, size_t lineno, const char *line, size_t len, struct 
 		return pc_error("'%s': line %zu: more than %d records; keep the newest (tail -n)",
 				path, lineno, HISTORY_RECORDS_MAX);
 	if (len > HISTORY_LINE_MAX)
-		return pc_error("'%s': line %zu: longer than %u bytes: not a record", path, lineno,
-				HISTORY_LINE_MAX);
+		return pc_error(
+			"'%s': line %zu: longer than %u bytes: not a record",
+			path, lineno, HISTORY_LINE_MAX);
 	if (h->n % 64 == 0)
 		h->recs = pc_realloc(h->recs, (h->n + 64) * sizeof(*h->recs));
 	if (history_parse(line, len, &h->recs[h->n], &why))
@@ -528,8 +563,8 @@ read_line(const char *path, size_t lineno, const char *line, size_t len, struct 
 /* The lines of fd (path) onto h: the first error's -1 (said), or 0;
  * *len bytes after the last line end are left in *buf. */
 static int
-read_lines(int fd, const char *path, struct history *h, char **bufp, size_t *lenp,
-	   size_t *linep)
+read_lines(int fd, const char *path, struct history *h, char **bufp,
+	   size_t *lenp, size_t *linep)
 {
 	size_t cap = 1 << 16, len = 0, lineno = 0;
 	char *buf = *bufp = pc_realloc(NULL, cap);
@@ -547,15 +582,17 @@ read_lines(int fd, const char *path, struct history *h, char **bufp, size_t *len
 			break;
 		len += (size_t)k;
 		while ((nl = memchr(buf + start, '\n', len - start))) {
-			if (read_line(path, ++lineno, buf + start, (size_t)(nl - buf) - start, h))
+			if (read_line(path, ++lineno, buf + start,
+				      (size_t)(nl - buf) - start, h))
 				return -1;
 			start = (size_t)(nl - buf) + 1;
 		}
 		memmove(buf, buf + start, len - start);
 		len -= start;
 		if (len > HISTORY_LINE_MAX)
-			return pc_error("'%s': line %zu: longer than %u bytes: not a record", path,
-					lineno + 1, HISTORY_LINE_MAX);
+			return pc_error(
+				"'%s': line %zu: longer than %u bytes: not a record",
+				path, lineno + 1, HISTORY_LINE_MAX);
 		if (len == cap)
 			*bufp = buf = pc_realloc(buf, cap *= 2);
 	}
@@ -581,7 +618,8 @@ history_read(const char *path, struct history *h)
 	if (bad)
 		return -1;
 	if (len)
-		return pc_error("'%s': line %zu: truncated (no line end)", path, lineno + 1);
+		return pc_error("'%s': line %zu: truncated (no line end)", path,
+				lineno + 1);
 	if (!h->n)
 		return pc_error("'%s': no record", path);
 	return 0;

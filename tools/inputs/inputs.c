@@ -16,9 +16,11 @@
 /* Run r of in: files[0..n) as given, or the profiles they stand for; 0,
  * or -1 after one line. */
 static int
-open_run(struct pc_inputs *in, struct pc_run *run, char **files, int n, int flags)
+open_run(struct pc_inputs *in, struct pc_run *run, char **files, int n,
+	 int flags)
 {
-	if (runfiles_open(run, &in->st, files, n, flags & (INPUTS_AS_GIVEN | INPUTS_WHOLE)))
+	if (runfiles_open(run, &in->st, files, n,
+			  flags & (INPUTS_AS_GIVEN | INPUTS_WHOLE)))
 		return -1;
 	for (int i = 0; i < run->nfiles; i++)
 		in->whole |= run->manifest[i];
@@ -47,8 +49,8 @@ inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
 	in->nruns = each ? n : 1;
 	in->runs = pc_calloc((size_t)in->nruns, sizeof(*in->runs));
 	for (int r = 0; r < in->nruns; r++)
-		if (open_run(in, &in->runs[r], each ? operands + r : operands, each ? 1 : n,
-			     flags))
+		if (open_run(in, &in->runs[r], each ? operands + r : operands,
+			     each ? 1 : n, flags))
 			return -1;
 	in->objects = whole_new();
 	return 0;
@@ -68,7 +70,8 @@ inputs_load(struct pc_inputs *in, const struct symtab_opts *so, int flags)
 		if (!(flags & INPUTS_STRICT))
 			check_build_id(&run->prof, &in->st, in->exe);
 		/* a gate must not compare names read with the wrong symbols */
-		else if (gmon_profile_is_libpc(&run->prof, id) && memcmp(id, zero, sizeof(id)) &&
+		else if (gmon_profile_is_libpc(&run->prof, id) &&
+			 memcmp(id, zero, sizeof(id)) &&
 			 in->st.build_id_len >= GMON_BUILDID_SIZE &&
 			 memcmp(id, in->st.build_id, sizeof(id)))
 			return pc_error("'%s': not a profile of '%s' (another build-id)",

@@ -42,7 +42,8 @@ libpc_find(char *out, size_t size)
 		self[n] = 0;
 		if ((slash = strrchr(self, '/'))) {
 			*slash = 0;
-			if ((size_t)snprintf(out, size, "%s/libpc.so", self) < size &&
+			if ((size_t)snprintf(out, size, "%s/libpc.so", self) <
+				    size &&
 			    access(out, R_OK) == 0)
 				return 0;
 		}
@@ -53,8 +54,16 @@ libpc_find(char *out, size_t size)
 
 
 /* How pc_recover's result travels as the finisher's exit status. */
-enum { FIN_DONE, FIN_NOTHING, FIN_BUSY, FIN_PROTO, FIN_DAMAGED, FIN_NOLIB, FIN_OTHER,
-       FIN_NEWER };
+enum {
+	FIN_DONE,
+	FIN_NOTHING,
+	FIN_BUSY,
+	FIN_PROTO,
+	FIN_DAMAGED,
+	FIN_NOLIB,
+	FIN_OTHER,
+	FIN_NEWER
+};
 
 /*
  * pcprof __finish FILE, in a process of its own that pcprof starts with
@@ -83,10 +92,13 @@ cmd_finish(int argc, char **argv)
 	r = fn(argv[1]);
 	/* gone since it was listed: its process took it away (at its exec
 	 * or exit), nothing to finish */
-	return r == 0 || r == -ENOENT ? (r ? FIN_NOTHING : FIN_DONE) :
-	       r == 1 ? FIN_NOTHING : r == -EBUSY ? FIN_BUSY :
-	       r == -EPROTO ? FIN_PROTO : r == -EBADMSG || r == -EINVAL ? FIN_DAMAGED :
-	       r == -EEXIST ? FIN_NEWER : FIN_OTHER;
+	return r == 0 || r == -ENOENT        ? (r ? FIN_NOTHING : FIN_DONE) :
+	       r == 1                        ? FIN_NOTHING :
+	       r == -EBUSY                   ? FIN_BUSY :
+	       r == -EPROTO                  ? FIN_PROTO :
+	       r == -EBADMSG || r == -EINVAL ? FIN_DAMAGED :
+	       r == -EEXIST                  ? FIN_NEWER :
+					       FIN_OTHER;
 }
 
 /* The finisher's result for path: FIN_*, or FIN_DAMAGED for one that
@@ -197,10 +209,12 @@ pread_head(void *ctx, void *buf, size_t n)
  * for one that cannot be read. Never follows a symlink, never waits on a
  * FIFO. */
 static int
-live_head(const char *path, struct gmon_live_head *h, ino_t *ino, uint32_t *version)
+live_head(const char *path, struct gmon_live_head *h, ino_t *ino,
+	  uint32_t *version)
 {
 	struct stat sb;
-	int r = -EINVAL, fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int r = -EINVAL,
+	    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
 	*version = 0;
 	if (fd < 0)
@@ -245,10 +259,12 @@ refuse_version(const char *path, int say)
 	if (!say)
 		return 1;
 	if (version)
-		return pc_error("'%s': a live file of version %u; this pcprof reads version %u "
-				"(finish it with the pcprof of the libpc that wrote it)", path,
-				(unsigned)version, GMON_LIVE_VERSION);
-	return pc_error("'%s': a live file of a version this pcprof cannot read", path);
+		return pc_error(
+			"'%s': a live file of version %u; this pcprof reads version %u "
+			"(finish it with the pcprof of the libpc that wrote it)",
+			path, (unsigned)version, GMON_LIVE_VERSION);
+	return pc_error(
+		"'%s': a live file of a version this pcprof cannot read", path);
 }
 
 void
@@ -287,14 +303,15 @@ say_running(const char *dir, char **busy, size_t n)
 		pid_t pid = live_pid(busy[i]);
 
 		recover_program_of(pid, prog, sizeof(prog));
-		len += (size_t)snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0,
-					"%spid %d, %s", i ? "; " : "", (int)pid, prog);
+		len += (size_t)snprintf(
+			list + len, len < sizeof(list) ? sizeof(list) - len : 0,
+			"%spid %d, %s", i ? "; " : "", (int)pid, prog);
 		if (len >= sizeof(list))
 			len = sizeof(list) - 1;
 	}
 	/* raw names: pc_warn escapes the whole line once */
-	pc_warn("%zu process%s still running (%s%s); `pcprof report %s` when %s", n,
-		n == 1 ? "" : "es", list, n > 4 ? "; ..." : "", dir,
+	pc_warn("%zu process%s still running (%s%s); `pcprof report %s` when %s",
+		n, n == 1 ? "" : "es", list, n > 4 ? "; ..." : "", dir,
 		n == 1 ? "it ends" : "they end");
 }
 
@@ -322,8 +339,10 @@ recover_live_runs(const char *dir, pid_t pid)
 	char path[PATH_MAX], profile[PATH_MAX];
 
 	/* a profile's name in dir: gmon_live_name keeps its directory */
-	return snprintf(profile, sizeof(profile), "%s/x", dir) < (int)sizeof(profile) &&
-	       !gmon_live_name(path, sizeof(path), profile, pid) && live_running(path);
+	return snprintf(profile, sizeof(profile), "%s/x", dir) <
+		       (int)sizeof(profile) &&
+	       !gmon_live_name(path, sizeof(path), profile, pid) &&
+	       live_running(path);
 }
 
 size_t
@@ -351,7 +370,9 @@ recover_these(const char *dir, char **live, size_t n, int say)
 
 	for (size_t i = 0; i < n; i++) {
 		char *path = live[i];
-		int r = nolib || !regular_live(path) ? 1 : refuse_version(path, say);
+		int r = nolib || !regular_live(path) ?
+				1 :
+				refuse_version(path, say);
 
 		if (r < 0) {
 			free(busy);
@@ -371,11 +392,14 @@ recover_these(const char *dir, char **live, size_t n, int say)
 					   dir);
 		else if (r == FIN_NEWER)
 			pc_warn("note: '%s' left alone: the profile it would be finished into is "
-				"newer (a later process's, or its own finished one)", path);
+				"newer (a later process's, or its own finished one)",
+				path);
 		else if (r != FIN_NOTHING)
 			pc_warn("'%s': cannot finish this profile: %s", path,
-				r == FIN_PROTO ? "written by another version of libpc, or cut short" :
-				r == FIN_DAMAGED ? "damaged" : "cannot read it");
+				r == FIN_PROTO ?
+					"written by another version of libpc, or cut short" :
+				r == FIN_DAMAGED ? "damaged" :
+						   "cannot read it");
 	}
 	if (nbusy && say)
 		say_running(dir, busy, nbusy);

@@ -38,8 +38,11 @@ on_path(const char *name, char *out, size_t size)
 		end = strchr(p, ':');
 		if (!end)
 			end = p + strlen(p);
-		if (end > p && snprintf(out, size, "%.*s/%s", (int)(end - p), p, name) < (int)size &&
-		    !stat(out, &sb) && S_ISREG(sb.st_mode) && !access(out, X_OK))
+		if (end > p &&
+		    snprintf(out, size, "%.*s/%s", (int)(end - p), p, name) <
+			    (int)size &&
+		    !stat(out, &sb) && S_ISREG(sb.st_mode) &&
+		    !access(out, X_OK))
 			return 1;
 		if (!*end)
 			return 0;
@@ -51,7 +54,8 @@ same_file(const char *a, const char *b)
 {
 	struct stat x, y;
 
-	return !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+	return !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
 }
 
 int
@@ -70,8 +74,9 @@ runexe_chosen(const char *exe, uint64_t pid, const char *which)
 		return 1;
 	/* a path names that file (a/burn is not b/burn), or, gone, its name */
 	if (strchr(which, '/'))
-		return access(which, F_OK) ? !strcmp(base_name(exe), base_name(which)) :
-		       same_file(which, exe);
+		return access(which, F_OK) ?
+			       !strcmp(base_name(exe), base_name(which)) :
+			       same_file(which, exe);
 	if (!strcmp(base_name(exe), which))
 		return 1;
 	/* as typed or as run: objdump on PATH is x86_64-linux-gnu-objdump */
@@ -79,8 +84,8 @@ runexe_chosen(const char *exe, uint64_t pid, const char *which)
 }
 
 int
-runexe_same_program(const char *exe_a, const struct gmon_objects *a, const char *exe_b,
-		    const struct gmon_objects *b)
+runexe_same_program(const char *exe_a, const struct gmon_objects *a,
+		    const char *exe_b, const struct gmon_objects *b)
 {
 	const struct gmon_object *x = a && a->n ? &a->v[0] : NULL;
 	const struct gmon_object *y = b && b->n ? &b->v[0] : NULL;
@@ -101,7 +106,8 @@ cmp_str(const void *a, const void *b)
 
 /* The names go in raw: pc_error escapes the whole line once. */
 int
-runexe_unknown(const char *where, const char *which, char *const *exes, size_t n)
+runexe_unknown(const char *where, const char *which, char *const *exes,
+	       size_t n)
 {
 	const char **names = pc_realloc(NULL, (n + 1) * sizeof(*names));
 	size_t len = 1, at = 0;
@@ -117,8 +123,8 @@ runexe_unknown(const char *where, const char *which, char *const *exes, size_t n
 	for (size_t i = 0, k; i < n; i = k) {
 		for (k = i; k < n && !strcmp(names[k], names[i]); k++)
 			;
-		at += (size_t)snprintf(list + at, len - at, "%s%s (%zu)", i ? ", " : "",
-				       names[i], k - i);
+		at += (size_t)snprintf(list + at, len - at, "%s%s (%zu)",
+				       i ? ", " : "", names[i], k - i);
 	}
 	free(names);
 	if (!n && !which)
@@ -147,17 +153,20 @@ runexe_several(const char *where, const char *which, char *const *exes,
 	for (size_t i = 0; i < n; i++) {
 		size_t j = 0;
 
-		while (j < i && !runexe_same_program(exes[j], man ? man[j] : NULL, exes[i],
-						     man ? man[i] : NULL))
+		while (j < i &&
+		       !runexe_same_program(exes[j], man ? man[j] : NULL,
+					    exes[i], man ? man[i] : NULL))
 			j++;
 		if (j < i)
 			continue;	/* listed with j */
 		fprintf(m, "%s%s (pid", i ? "; " : "", exes[i]);
 		for (size_t k = i, one = 1; k < n; k++)
-			if (runexe_same_program(exes[i], man ? man[i] : NULL, exes[k],
-						man ? man[k] : NULL)) {
-				fprintf(m, "%s %llu", one ? "" : ",", man && man[k] ?
-					(unsigned long long)man[k]->pid : 0ULL);
+			if (runexe_same_program(exes[i], man ? man[i] : NULL,
+						exes[k], man ? man[k] : NULL)) {
+				fprintf(m, "%s %llu", one ? "" : ",",
+					man && man[k] ?
+						(unsigned long long)man[k]->pid :
+						0ULL);
 				one = 0;
 			}
 		fputc(')', m);
@@ -174,7 +183,8 @@ runexe_several(const char *where, const char *which, char *const *exes,
 static char *
 own_profile(const char *path)
 {
-	static const char *const suffixes[] = { GMON_OBJECTS_SUFFIX, GMON_STACKS_SUFFIX };
+	static const char *const suffixes[] = { GMON_OBJECTS_SUFFIX,
+						GMON_STACKS_SUFFIX };
 	size_t n = strlen(path), split = 0;
 	struct stat sb;
 	char *p;
@@ -186,7 +196,8 @@ own_profile(const char *path)
 			p = pc_realloc(NULL, n - k + 1);
 			memcpy(p, path, n - k);
 			p[n - k] = 0;
-			if (!stat(p, &sb) && S_ISREG(sb.st_mode) && runfiles_is_profile(p))
+			if (!stat(p, &sb) && S_ISREG(sb.st_mode) &&
+			    runfiles_is_profile(p))
 				return p;
 			free(p);
 		}
@@ -246,8 +257,10 @@ runexe_operands(char **operands, int n, int *nout)
 static void
 add_file(struct runexe *re, char *profile, struct gmon_objects *o)
 {
-	re->files = pc_realloc(re->files, ((size_t)re->nfiles + 1) * sizeof(*re->files));
-	re->man = pc_realloc(re->man, ((size_t)re->nfiles + 1) * sizeof(*re->man));
+	re->files = pc_realloc(re->files,
+			       ((size_t)re->nfiles + 1) * sizeof(*re->files));
+	re->man = pc_realloc(re->man,
+			     ((size_t)re->nfiles + 1) * sizeof(*re->man));
 	re->files[re->nfiles] = profile;
 	re->man[re->nfiles++] = o;
 }
@@ -268,8 +281,9 @@ gather(struct runexe *all, char **paths, int n, struct run_listing *listing)
 		if (!listed && stat(paths[i], &sb))
 			return pc_error("'%s': %s", paths[i], strerror(errno));
 		if (listed || S_ISDIR(sb.st_mode)) {
-			names = listed ? runfiles_of_listing(listing, &nn, &left) :
-				runfiles_of_run(paths[i], &nn, &left);
+			names = listed ? runfiles_of_listing(listing, &nn,
+							     &left) :
+					 runfiles_of_run(paths[i], &nn, &left);
 			if (!names)
 				return -1;
 		} else {
@@ -308,7 +322,8 @@ runexe_processes(struct runexe *all, char **paths, int n, const char *process)
 	for (int i = 0; i < all->nfiles; i++) {
 		struct gmon_objects *o = all->man[i];
 
-		if (o ? runexe_chosen(o->v[0].path, o->pid, process) : !process) {
+		if (o ? runexe_chosen(o->v[0].path, o->pid, process) :
+			!process) {
 			all->files[keep] = all->files[i];
 			all->man[keep++] = o;
 			continue;
@@ -330,7 +345,8 @@ plain_program(const char *gmon)
 	uint8_t id[GMON_BUILDID_SIZE];
 	char exe[PATH_MAX], *p;
 
-	if (runfiles_build_id(gmon, id) != 1 || findexe(gmon, id, exe, sizeof(exe)))
+	if (runfiles_build_id(gmon, id) != 1 ||
+	    findexe(gmon, id, exe, sizeof(exe)))
 		return pc_error("'%s': no manifest beside it to name its program: name the "
 				"executable", gmon), NULL;
 	p = pc_strdup(exe);
@@ -342,16 +358,20 @@ plain_program(const char *gmon)
  * programs, is an error that lists the programs there are: 0, or -1
  * after one line. */
 static int
-choose(struct runexe *re, struct runexe *all, const char *process, const char *where)
+choose(struct runexe *re, struct runexe *all, const char *process,
+       const char *where)
 {
-	char **exes = pc_realloc(NULL, ((size_t)all->nfiles + 1) * sizeof(*exes));
-	char **kept = pc_realloc(NULL, ((size_t)all->nfiles + 1) * sizeof(*kept));
+	char **exes =
+		pc_realloc(NULL, ((size_t)all->nfiles + 1) * sizeof(*exes));
+	char **kept =
+		pc_realloc(NULL, ((size_t)all->nfiles + 1) * sizeof(*kept));
 	int nprogs = 0;
 
 	for (int i = 0; i < all->nfiles; i++) {
 		struct gmon_objects *o = all->man[i];
 
-		exes[i] = o ? pc_strdup(o->v[0].path) : plain_program(all->files[i]);
+		exes[i] = o ? pc_strdup(o->v[0].path) :
+			      plain_program(all->files[i]);
 		if (!exes[i])
 			return -1;
 		if (!runexe_chosen(exes[i], o ? o->pid : 0, process)) {
@@ -363,14 +383,17 @@ choose(struct runexe *re, struct runexe *all, const char *process, const char *w
 		}
 		kept[re->nfiles] = exes[i];
 		add_file(re, all->files[i], o);
-		nprogs += !re->exe || !runexe_same_program(re->exe, re->man[0], exes[i], o);
+		nprogs += !re->exe ||
+			  !runexe_same_program(re->exe, re->man[0], exes[i], o);
 		if (!re->exe)
 			re->exe = exes[i];
 	}
 	if (!re->nfiles)
-		return runexe_unknown(where, process, exes, (size_t)all->nfiles);
+		return runexe_unknown(where, process, exes,
+				      (size_t)all->nfiles);
 	if (nprogs > 1 && process)
-		return runexe_several(where, process, kept, re->man, (size_t)re->nfiles);
+		return runexe_several(where, process, kept, re->man,
+				      (size_t)re->nfiles);
 	if (nprogs > 1)
 		return runexe_unknown(where, NULL, kept, (size_t)re->nfiles);
 	re->exe = pc_strdup(re->exe);
@@ -392,7 +415,8 @@ recorded(char **paths, int n, const char *name, char **exe)
 	if (gather(&all, paths, n, NULL))
 		return -1;
 	for (int i = 0; i < all.nfiles; i++)
-		if (!*exe && all.man[i] && runexe_chosen(all.man[i]->v[0].path, UINT64_MAX, name))
+		if (!*exe && all.man[i] &&
+		    runexe_chosen(all.man[i]->v[0].path, UINT64_MAX, name))
 			*exe = pc_strdup(all.man[i]->v[0].path);
 	runexe_release(&all);
 	return 0;
@@ -411,7 +435,8 @@ exe_named(const char *name, char **paths, int n)
 	if (recorded(paths, n, name, &exe))
 		return NULL;
 	if (!exe)
-		exe = pc_strdup(on_path(name, found, sizeof(found)) ? found : name);
+		exe = pc_strdup(on_path(name, found, sizeof(found)) ? found :
+								      name);
 	return exe;
 }
 
@@ -422,8 +447,8 @@ runexe_resolve(struct runexe *re, char **operands, int n, const char *process)
 }
 
 int
-runexe_resolve_listed(struct runexe *re, char **operands, int n, const char *process,
-		      struct run_listing *listing)
+runexe_resolve_listed(struct runexe *re, char **operands, int n,
+		      const char *process, struct run_listing *listing)
 {
 	static char gmon_out[] = "gmon.out";
 	char *deflt[] = { gmon_out };
@@ -463,7 +488,8 @@ runexe_resolve_listed(struct runexe *re, char **operands, int n, const char *pro
 }
 
 int
-runexe_open(struct pc_inputs *in, struct runexe *re, const struct symtab_opts *so, int flags)
+runexe_open(struct pc_inputs *in, struct runexe *re,
+	    const struct symtab_opts *so, int flags)
 {
 	struct stat sb;
 	int read = re->man != NULL;

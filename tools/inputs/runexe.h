@@ -32,11 +32,13 @@ struct runexe {
  * PROFILE.stacks, PROFILE+OBJECT, as a glob takes them in) stand for
  * PROFILE. n == 0 is no EXE and gmon.out. 0, or -1 after one line.
  */
-PC_CHECKED int runexe_resolve(struct runexe *re, char **operands, int n, const char *process);
+PC_CHECKED int runexe_resolve(struct runexe *re, char **operands, int n,
+			      const char *process);
 /* The same, with a run directory among the operands listed already
  * (pcprof run's, runfiles.h): read from listing, not listed again. */
 PC_CHECKED int runexe_resolve_listed(struct runexe *re, char **operands, int n,
-				     const char *process, struct run_listing *listing);
+				     const char *process,
+				     struct run_listing *listing);
 /* operands[0..n) with each profile's own files (PROFILE.objects,
  * PROFILE.stacks, PROFILE+OBJECT) as their profile, once; *nout of them,
  * malloc'ed. */
@@ -45,11 +47,12 @@ char **runexe_operands(char **operands, int n, int *nout);
  * file as it is), of the processes that process names (NULL: all), into
  * all's files and their manifests (NULL for a plain profile); no exe. 0,
  * or -1 after one line. */
-PC_CHECKED int runexe_processes(struct runexe *all, char **paths, int n, const char *process);
+PC_CHECKED int runexe_processes(struct runexe *all, char **paths, int n,
+				const char *process);
 /* inputs_open on what re resolved, re's manifests given to the run; 0,
  * or -1 after one line. */
-PC_CHECKED int runexe_open(struct pc_inputs *in, struct runexe *re, const struct symtab_opts *so,
-		int flags);
+PC_CHECKED int runexe_open(struct pc_inputs *in, struct runexe *re,
+			   const struct symtab_opts *so, int flags);
 void runexe_release(struct runexe *re);
 
 /* Whether a process of program exe (its path when it ran) and pid is one
@@ -59,15 +62,17 @@ void runexe_release(struct runexe *re);
 int runexe_chosen(const char *exe, uint64_t pid, const char *which);
 /* Whether exe_a and exe_b (their manifests a and b, or NULL) are one
  * program: one path, one build-id, or one file (hard links of it). */
-int runexe_same_program(const char *exe_a, const struct gmon_objects *a, const char *exe_b,
-			const struct gmon_objects *b);
+int runexe_same_program(const char *exe_a, const struct gmon_objects *a,
+			const char *exe_b, const struct gmon_objects *b);
 /* "'where': --process WHICH is several programs" with each of exes[0..n)
  * (one program once, man[i] its manifest or NULL) by its path and pids,
  * said on one line: -1. */
-PC_CHECKED int runexe_several(const char *where, const char *which, char *const *exes,
-		   struct gmon_objects *const *man, size_t n);
+PC_CHECKED int runexe_several(const char *where, const char *which,
+			      char *const *exes,
+			      struct gmon_objects *const *man, size_t n);
 /* "'where': no process WHICH in the run; there are: NAME (COUNT), ..."
  * for the programs exes[0..n) (repeats counted), said on one line: -1. */
-PC_CHECKED int runexe_unknown(const char *where, const char *which, char *const *exes, size_t n);
+PC_CHECKED int runexe_unknown(const char *where, const char *which,
+			      char *const *exes, size_t n);
 
 #endif

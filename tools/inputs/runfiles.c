@@ -18,7 +18,8 @@
 
 /* name(buf, size, profile) into a buffer of its own. */
 static char *
-name_of(int (*name)(char *, size_t, const char *), const char *profile, size_t suffix)
+name_of(int (*name)(char *, size_t, const char *), const char *profile,
+	size_t suffix)
 {
 	size_t size = strlen(profile) + suffix;
 	char *buf = pc_realloc(NULL, size);
@@ -55,7 +56,8 @@ runfiles_is_whole(const char *path)
 {
 	struct stat sb;
 
-	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && runfiles_has_manifest(path);
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	       runfiles_has_manifest(path);
 }
 
 /* Whether the regular file at path starts with the gmon magic: a peek to
@@ -154,8 +156,8 @@ odd_entry(const char *full, const char *name, unsigned char *reg)
 	if (S_ISLNK(sb.st_mode) && !stat(full, &sb) && S_ISREG(sb.st_mode) &&
 	    (sb.st_mode & S_IXUSR))
 		return 1;
-	if (!has_suffix(name, GMON_OBJECTS_SUFFIX) && !has_suffix(name, GMON_STACKS_SUFFIX) &&
-	    !strchr(name, '+'))
+	if (!has_suffix(name, GMON_OBJECTS_SUFFIX) &&
+	    !has_suffix(name, GMON_STACKS_SUFFIX) && !strchr(name, '+'))
 		pc_warn("note: '%s': %s, left out", full,
 			S_ISLNK(sb.st_mode) ? "a symbolic link" : "not a regular file");
 	return 1;
@@ -269,7 +271,8 @@ memo_release(struct manifest_memo *m)
  * files[0..n) where files is not NULL; asked through memo where it is not
  * NULL. */
 static int
-is_profile_prefix(const char *path, size_t k, char **files, int n, struct manifest_memo *memo)
+is_profile_prefix(const char *path, size_t k, char **files, int n,
+		  struct manifest_memo *memo)
 {
 	char *profile;
 	int r;
@@ -296,7 +299,8 @@ is_profile_prefix(const char *path, size_t k, char **files, int n, struct manife
  * among files[0..n).
  */
 static int
-is_object_file(const char *path, char **files, int n, struct manifest_memo *memo)
+is_object_file(const char *path, char **files, int n,
+	       struct manifest_memo *memo)
 {
 	for (size_t k = 0; (k = gmon_object_split(path, k));)
 		if (is_profile_prefix(path, k, files, n, memo))
@@ -317,8 +321,8 @@ runfiles_is_wall_gmon(const char *path)
 static int
 of_run(const char *name, struct manifest_memo *memo, int reg)
 {
-	if (has_suffix(name, GMON_OBJECTS_SUFFIX) || has_suffix(name, GMON_STACKS_SUFFIX) ||
-	    runfiles_is_wall_gmon(name))
+	if (has_suffix(name, GMON_OBJECTS_SUFFIX) ||
+	    has_suffix(name, GMON_STACKS_SUFFIX) || runfiles_is_wall_gmon(name))
 		return 0;
 	/* PROFILE+libc.so.6: read with PROFILE */
 	return !is_object_file(name, NULL, 0, memo) &&
@@ -330,7 +334,8 @@ of_run(const char *name, struct manifest_memo *memo, int reg)
  * freed, and counted in *left_out; *n of them. Each profile's manifest is
  * looked for once, and not at all where the listing holds it. */
 static char **
-run_profiles(char **names, unsigned char *reg, size_t nn, size_t *n, size_t *left_out)
+run_profiles(char **names, unsigned char *reg, size_t nn, size_t *n,
+	     size_t *left_out)
 {
 	struct manifest_memo memo = { .names = names, .reg = reg, .nn = nn };
 	unsigned char *keep = pc_malloc(nn ? nn : 1);
@@ -338,7 +343,8 @@ run_profiles(char **names, unsigned char *reg, size_t nn, size_t *n, size_t *lef
 	for (size_t i = 0; i < nn; i++) {
 		int profile = of_run(names[i], &memo, reg[i]);
 
-		keep[i] = profile && memo_has_manifest(&memo, pc_strdup(names[i]));
+		keep[i] = profile &&
+			  memo_has_manifest(&memo, pc_strdup(names[i]));
 		*left_out += profile && !keep[i];
 	}
 	*n = 0;
@@ -409,10 +415,12 @@ keep_file(const struct symtab *st, const char *name, int dir, int many,
 	uint8_t id[GMON_BUILDID_SIZE];
 	int m = runfiles_build_id(name, id);
 
-	if (dir)	/* only profiles of exe, not the wall time made of them */
-		return m == 1 && !(known && memcmp(id, st->build_id, sizeof(id))) &&
+	if (dir) /* only profiles of exe, not the wall time made of them */
+		return m == 1 &&
+		       !(known && memcmp(id, st->build_id, sizeof(id))) &&
 		       !runfiles_is_wall_gmon(name);
-	if ((m == -1 && is_manifest(name)) || is_object_file(name, files, nfiles, NULL))
+	if ((m == -1 && is_manifest(name)) ||
+	    is_object_file(name, files, nfiles, NULL))
 		return 0;	/* read with its profile */
 	if (many && m == 1 && known && memcmp(id, zero, sizeof(id)) &&
 	    memcmp(id, st->build_id, sizeof(id)))
@@ -457,7 +465,8 @@ select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 			return NULL;
 		many |= dir;
 		for (size_t k = 0; k < nn; k++) {
-			int keep = keep_file(st, names[k], dir, many, files, nfiles);
+			int keep = keep_file(st, names[k], dir, many, files,
+					     nfiles);
 
 			if (keep != 1) {
 				skipped += keep == 2;
@@ -470,10 +479,12 @@ select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 		free(names);
 	}
 	if (skipped)
-		pc_warn("note: left out %zu profile%s of other programs", skipped,
-			skipped == 1 ? "" : "s");
+		pc_warn("note: left out %zu profile%s of other programs",
+			skipped, skipped == 1 ? "" : "s");
 	if (n == 0)
-		return pc_error("'%s': no profile of this program there", files[0]), NULL;
+		return pc_error("'%s': no profile of this program there",
+				files[0]),
+		       NULL;
 	*nout = (int)n;
 	return v;
 }
@@ -494,8 +505,9 @@ runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
 	run->manifest = pc_realloc(NULL, (size_t)run->nfiles);
 	run->objects = pc_calloc((size_t)run->nfiles, sizeof(*run->objects));
 	for (int i = 0; i < run->nfiles; i++)
-		run->manifest[i] = (unsigned char)((as_given & INPUTS_WHOLE) ||
-						   runfiles_has_manifest(run->files[i]));
+		run->manifest[i] =
+			(unsigned char)((as_given & INPUTS_WHOLE) ||
+					runfiles_has_manifest(run->files[i]));
 	return 0;
 }
 

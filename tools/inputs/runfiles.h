@@ -40,7 +40,8 @@ int runfiles_is_wall_gmon(const char *path);
 
 /* profile's manifest parsed into o (gmon_objects_release frees it): 0, or
  * -1 after one line naming it. */
-PC_CHECKED int runfiles_read_manifest(const char *profile, struct gmon_objects *o);
+PC_CHECKED int runfiles_read_manifest(const char *profile,
+				      struct gmon_objects *o);
 
 /*
  * The profiles of a whole run in directory dir, in name order, each with
@@ -68,8 +69,8 @@ char **runfiles_of_listing(struct run_listing *l, size_t *n, size_t *left_out);
  * INPUTS_WHOLE (the caller read each one's). 0, or -1 after one line
  * where no profile is left.
  */
-PC_CHECKED int runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
-		   int as_given);
+PC_CHECKED int runfiles_open(struct pc_run *run, const struct symtab *st,
+			     char **files, int n, int as_given);
 /* The manifest of run's files[file], read on the first call and kept
  * with the run (whole.c raises its no-object count to what it lists by
  * PC, and sorts those); NULL where it has none, or after one line where

@@ -155,8 +155,8 @@ add_row(struct runview *v, const char *name, const char *object, double samples,
  * from the stacks, each wait a function (export.c); 0, or -1 after one
  * line. */
 static int
-read_proc_wall(struct runview *v, struct runview_proc *pr, const struct pc_inputs *in,
-	       const struct symtab_opts *so)
+read_proc_wall(struct runview *v, struct runview_proc *pr,
+	       const struct pc_inputs *in, const struct symtab_opts *so)
 {
 	struct export x;
 	struct symtab st;
@@ -173,7 +173,8 @@ read_proc_wall(struct runview *v, struct runview_proc *pr, const struct pc_input
 	for (size_t i = 0; i < f.nrows; i++) {
 		uint32_t fn = f.rows[i].func;
 
-		add_row(v, st.funcs[fn], st.objnames[st.func_obj[fn]], f.rows[i].samples, f.rate);
+		add_row(v, st.funcs[fn], st.objnames[st.func_obj[fn]],
+			f.rows[i].samples, f.rate);
 	}
 	export_flat_release(&st, &f);
 	export_release(&x);
@@ -183,7 +184,8 @@ read_proc_wall(struct runview *v, struct runview_proc *pr, const struct pc_input
 /* Read one process and add its functions' samples to the view; 0, or -1
  * after one line. */
 static int
-read_proc(struct runview *v, struct runview_proc *pr, const struct symtab_opts *so)
+read_proc(struct runview *v, struct runview_proc *pr,
+	  const struct symtab_opts *so)
 {
 	struct pc_inputs in;
 	struct symtab *st = &in.st;
@@ -209,15 +211,16 @@ read_proc(struct runview *v, struct runview_proc *pr, const struct symtab_opts *
 	}
 	for (size_t i = 0; i < f.nrows; i++) {
 		uint32_t fn = f.rows[i].func;
-		const char *obj = st->nobjs ? st->objnames[st->func_obj[fn]] : pr->program;
+		const char *obj = st->nobjs ? st->objnames[st->func_obj[fn]] :
+					      pr->program;
 
 		add_row(v, st->funcs[fn], obj, f.rows[i].samples, f.rate);
 	}
 	if (f.unknown > 0)
 		add_row(v, "[unknown]", pr->program, f.unknown, f.rate);
 	if (f.outside > 0)
-		add_row(v, "[outside the executable]", "[outside the executable]", f.outside,
-			f.rate);
+		add_row(v, "[outside the executable]",
+			"[outside the executable]", f.outside, f.rate);
 	flat_release(&f);
 	inputs_close(&in);
 	return 0;
@@ -257,7 +260,8 @@ merge_rows(struct runview *v)
 static int
 cmp_image(const void *a, const void *b)
 {
-	const struct runview_proc *x = *(struct runview_proc *const *)a, *y = *(struct runview_proc *const *)b;
+	const struct runview_proc *x = *(struct runview_proc *const *)a,
+				  *y = *(struct runview_proc *const *)b;
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
@@ -294,7 +298,8 @@ time_before_start(struct runview *v)
 		 * and its clock went on (not a pid reused) */
 		if (prev && prev->have_cpu && p->pid && prev->pid == p->pid &&
 		    prev->cpu_write <= p->cpu_start &&
-		    (prev->ended == GMON_ENDED_EXEC || prev->ended == GMON_ENDED_NOT_SAID))
+		    (prev->ended == GMON_ENDED_EXEC ||
+		     prev->ended == GMON_ENDED_NOT_SAID))
 			from = prev->cpu_write;
 		p->before = (double)(p->cpu_start - from) / 1e9;
 	}
@@ -370,7 +375,8 @@ cmp_proc(const void *a, const void *b)
  * report's own writers print them: function i is row i, in its object.
  */
 static void
-as_flat(const struct runview *v, struct symtab *st, struct flat *f, uint32_t rate)
+as_flat(const struct runview *v, struct symtab *st, struct flat *f,
+	uint32_t rate)
 {
 	memset(st, 0, sizeof(*st));
 	memset(f, 0, sizeof(*f));
@@ -385,7 +391,8 @@ as_flat(const struct runview *v, struct symtab *st, struct flat *f, uint32_t rat
 		if (wait_name_is(v->rows[i].name))
 			f->off += v->rows[i].seconds * rate;
 		/* rows are sorted by object: a new object starts a name */
-		if (!st->nobjs || strcmp(st->objnames[st->nobjs - 1], v->rows[i].object))
+		if (!st->nobjs ||
+		    strcmp(st->objnames[st->nobjs - 1], v->rows[i].object))
 			st->objnames[st->nobjs++] = v->rows[i].object;
 		st->funcs[i] = v->rows[i].name;
 		st->func_obj[i] = (uint32_t)(st->nobjs - 1);
@@ -409,12 +416,16 @@ gather(struct runview *v, char **paths, int npaths, struct run_listing *listing)
 
 		if (!listed && stat(paths[i], &sb))
 			return pc_error("'%s': %s", paths[i], strerror(errno));
-		if (listed || S_ISDIR(sb.st_mode) ? add_dir(v, paths[i], listing) :
-		    runfiles_has_manifest(paths[i]) ? add_proc(v, paths[i]) :
-		    pc_error("'%s': no manifest beside it (%s) to name its program: "
-			     "name the executable (pcprof report EXE %s), or record with "
-			     "PC_SCOPE=all", paths[i], runfiles_manifest_name(paths[i]),
-			     paths[i]))
+		if (listed || S_ISDIR(sb.st_mode) ?
+			    add_dir(v, paths[i], listing) :
+		    runfiles_has_manifest(paths[i]) ?
+			    add_proc(v, paths[i]) :
+			    pc_error(
+				    "'%s': no manifest beside it (%s) to name its program: "
+				    "name the executable (pcprof report EXE %s), or record with "
+				    "PC_SCOPE=all",
+				    paths[i], runfiles_manifest_name(paths[i]),
+				    paths[i]))
 			return -1;
 	}
 	if (v->left_out)
@@ -428,7 +439,8 @@ gather(struct runview *v, char **paths, int npaths, struct run_listing *listing)
  * they share in *ratep (1000000, microseconds, when they differ): 0, or
  * -1 after one line. */
 static int
-read_procs(struct runview *v, const struct symtab_opts *so, double *total, uint32_t *ratep)
+read_procs(struct runview *v, const struct symtab_opts *so, double *total,
+	   uint32_t *ratep)
 {
 	uint32_t rate = 0;
 
@@ -450,8 +462,8 @@ read_procs(struct runview *v, const struct symtab_opts *so, double *total, uint3
 /* Every process of the run into one file for another tool (export.h), in
  * the order of their profiles' names. 0, or -1 after one line. */
 static int
-export_run(struct runview *v, const struct report_opts *r, const struct symtab_opts *so,
-	   FILE *out, const char *title)
+export_run(struct runview *v, const struct report_opts *r,
+	   const struct symtab_opts *so, FILE *out, const char *title)
 {
 	struct export x;
 
@@ -462,7 +474,8 @@ export_run(struct runview *v, const struct report_opts *r, const struct symtab_o
 		struct runview_proc *pr = &v->procs[i];
 		struct pc_inputs in;
 
-		if (inputs_open(&in, pr->exe, &pr->profile, 1, so, open_flags(pr)))
+		if (inputs_open(&in, pr->exe, &pr->profile, 1, so,
+				open_flags(pr)))
 			return -1;
 		give_manifest(&in, pr);
 		if (inputs_load(&in, so, 0))
@@ -491,9 +504,10 @@ run_clock(struct runview *v, enum pc_clock asked, const char *where)
 	if (asked == PC_CLOCK_AUTO)
 		asked = wall ? PC_CLOCK_WALL : PC_CLOCK_CPU;
 	else if (!wall && asked != PC_CLOCK_CPU)
-		return pc_error("'%s': a CPU profile, with no off-CPU time for --clock %s "
-				"(record with pcprof run --clock wall, or PC_CLOCK=wall)", where,
-				clock_word(asked));
+		return pc_error(
+			"'%s': a CPU profile, with no off-CPU time for --clock %s "
+			"(record with pcprof run --clock wall, or PC_CLOCK=wall)",
+			where, clock_word(asked));
 	v->clock = asked;
 	return 0;
 }
@@ -545,8 +559,9 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	double total = 0;
 	uint32_t rate;
 
-	if (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread && !r->timeline &&
-	    !r->window && (r->format == FORMAT_FOLDED || r->callgraph || r->lines))
+	if (!FORMAT_IS_EXPORT(r->format) && !r->by_thread && !r->thread &&
+	    !r->timeline && !r->window &&
+	    (r->format == FORMAT_FOLDED || r->callgraph || r->lines))
 		return pc_error("%s of a whole run: name the executable (pcprof report EXE GMON)",
 				r->format == FORMAT_FOLDED ? "--format folded" :
 				r->callgraph ? "--callgraph" : "--lines");
@@ -556,8 +571,8 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	r->files = paths;
 	r->nfiles = npaths;
 	r->clock = v.clock;
-	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread || r->timeline ||
-	    r->window) {
+	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread ||
+	    r->timeline || r->window) {
 		if (export_run(&v, r, so, out, paths[0]))
 			return -1;
 		view_release(&v);
@@ -574,7 +589,8 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 	else if (r->format == FORMAT_JSON)
 		runview_print_json(out, &v, total);
 	if (f.total == 0)
-		pc_warn("warning: '%s': the profiles hold no samples", paths[0]);
+		pc_warn("warning: '%s': the profiles hold no samples",
+			paths[0]);
 	wait_children_sort(v.children, v.nchildren);
 	r->children = v.children;
 	r->nchildren = v.nchildren;

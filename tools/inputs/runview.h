@@ -56,7 +56,7 @@ struct runview {
 	int all_processes;	/* --processes: a line for each, however many */
 	enum pc_clock clock;	/* the view's: cpu, wall or off */
 	double cpu_total;	/* every process's CPU seconds sampled */
-	struct wait_child *children;	/* the waits for children: by site, pid */
+	struct wait_child *children; /* the waits for children: by site, pid */
 	size_t nchildren, cap_children;
 };
 

@@ -32,7 +32,8 @@ stacks_check_run(const char *path, const struct gmon_stacks *ss,
 	const char *gmon = run ? run->files[file] : NULL;
 	uint64_t pid;
 
-	if (st->build_id_len >= GMON_BUILDID_SIZE && memcmp(ss->build_id, zero, sizeof(zero)) &&
+	if (st->build_id_len >= GMON_BUILDID_SIZE &&
+	    memcmp(ss->build_id, zero, sizeof(zero)) &&
 	    memcmp(ss->build_id, st->build_id, GMON_BUILDID_SIZE)) {
 		char a[2 * GMON_BUILDID_SIZE + 1], b[2 * GMON_BUILDID_SIZE + 1];
 
@@ -40,8 +41,10 @@ stacks_check_run(const char *path, const struct gmon_stacks *ss,
 			sprintf(a + 2 * k, "%02x", ss->build_id[k]);
 			sprintf(b + 2 * k, "%02x", st->build_id[k]);
 		}
-		return pc_error("'%s': stacks of another program (build-id %s..., the "
-				"executable's is %s...): a file left from another run?", path, a, b);
+		return pc_error(
+			"'%s': stacks of another program (build-id %s..., the "
+			"executable's is %s...): a file left from another run?",
+			path, a, b);
 	}
 	if (gmon && run->manifest[file]) {
 		const struct gmon_objects *o = runfiles_manifest(run, file);
@@ -63,8 +66,11 @@ stacks_check_run(const char *path, const struct gmon_stacks *ss,
 
 		if (stat(path, &a) == 0 && stat(gmon, &b) == 0 &&
 		    (a.st_mtim.tv_sec < b.st_mtim.tv_sec ||
-		     (a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec < b.st_mtim.tv_nsec)))
-			return pc_error("'%s': stacks of another run (older than '%s')", path, gmon);
+		     (a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
+		      a.st_mtim.tv_nsec < b.st_mtim.tv_nsec)))
+			return pc_error(
+				"'%s': stacks of another run (older than '%s')",
+				path, gmon);
 	}
 	return 0;
 }
@@ -73,8 +79,11 @@ static int
 read_stacks(const char *path, struct gmon_stacks *ss)
 {
 	if (access(path, F_OK))
-		return pc_error("'%s': %s%s", path, strerror(errno), errno == ENOENT ?
-				" (profile with PC_STACKS=1, or pcprof run --stacks)" : "");
+		return pc_error(
+			"'%s': %s%s", path, strerror(errno),
+			errno == ENOENT ?
+				" (profile with PC_STACKS=1, or pcprof run --stacks)" :
+				"");
 	return pc_read_stacks(path, ss);
 }
 
@@ -117,7 +126,8 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 
 	s[0] = 0;
 	if (k->flags & (GMON_STACK_TRUNCATED | GMON_STACK_CUT)) {
-		strcpy(s, k->flags & GMON_STACK_TRUNCATED ? TRUNCATED_NAME : CUT_NAME);
+		strcpy(s, k->flags & GMON_STACK_TRUNCATED ? TRUNCATED_NAME :
+							    CUT_NAME);
 		len = strlen(s);
 	}
 	for (uint32_t d = k->depth; d-- > 0; ) {
@@ -130,7 +140,8 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 			name = wait_site_name(k->pcs[0], wait, sizeof(wait));
 		} else if (k->pcs[d]) {
 			i = symtab_find(st, inputs_addr(in, file, k->pcs[d]));
-			name = i < 0 ? "[unknown]" : st->funcs[st->syms[i].func];
+			name = i < 0 ? "[unknown]" :
+				       st->funcs[st->syms[i].func];
 		}
 		name = esc = escaped_frame(name, esc, &esc_cap);
 		/* consecutive frames of one function are one where they are
@@ -139,7 +150,8 @@ fold_one(const struct gmon_stack *k, const struct pc_inputs *in, int file)
 		 * (main;fib;fib;fib) */
 		nl = strlen(name);
 		repeat = len >= nl && !strcmp(s + len - nl, name) &&
-			 (len == nl || s[len - nl - 1] == ';') && (i < 0 || i != prev);
+			 (len == nl || s[len - nl - 1] == ';') &&
+			 (i < 0 || i != prev);
 		prev = i;
 		if (repeat)
 			continue;
@@ -167,12 +179,16 @@ clock_word(enum pc_clock c)
 }
 
 double
-stack_weight(const struct gmon_stacks *ss, const struct gmon_stack *k, enum pc_clock c)
+stack_weight(const struct gmon_stacks *ss, const struct gmon_stack *k,
+	     enum pc_clock c)
 {
 	/* an allocation profile's records count under their metric alone */
 	if ((k->flags & GMON_STACK_ALLOC) || CLOCK_IS_ALLOC(c))
 		return (k->flags & GMON_STACK_ALLOC) && CLOCK_IS_ALLOC(c) &&
-		       GMON_ALLOC_KIND(k->flags) == CLOCK_ALLOC_KIND(c) ? (double)k->count : 0;
+				       GMON_ALLOC_KIND(k->flags) ==
+					       CLOCK_ALLOC_KIND(c) ?
+			       (double)k->count :
+			       0;
 	if (!(k->flags & GMON_STACK_OFFCPU))
 		return c == PC_CLOCK_OFF ? 0 : (double)k->count;
 	if (c != PC_CLOCK_WALL && c != PC_CLOCK_OFF)
@@ -238,26 +254,29 @@ clock_resolve(const struct pc_inputs *in, int run, const char *stacks_file,
 	if (asked == PC_CLOCK_AUTO)
 		*clock = wall ? PC_CLOCK_WALL : PC_CLOCK_CPU;
 	else if (!wall && asked != PC_CLOCK_CPU)
-		return pc_error("'%s': a CPU profile, with no off-CPU time for --clock %s "
-				"(record with pcprof run --clock wall, or PC_CLOCK=wall)",
-				stacks_file ? stacks_file : in->runs[run].files[0],
-				clock_word(asked));
+		return pc_error(
+			"'%s': a CPU profile, with no off-CPU time for --clock %s "
+			"(record with pcprof run --clock wall, or PC_CLOCK=wall)",
+			stacks_file ? stacks_file : in->runs[run].files[0],
+			clock_word(asked));
 	return 0;
 }
 
 int
-stacks_load(const struct pc_inputs *in, int runi, int file, const char *stacks_file,
-	    int required, struct gmon_stacks *ss)
+stacks_load(const struct pc_inputs *in, int runi, int file,
+	    const char *stacks_file, int required, struct gmon_stacks *ss)
 {
 	const struct pc_run *run = &in->runs[runi];
-	char *path = stacks_file ? pc_strdup(stacks_file) : runfiles_stacks_name(run->files[file]);
+	char *path = stacks_file ? pc_strdup(stacks_file) :
+				   runfiles_stacks_name(run->files[file]);
 
 	if (!required && access(path, F_OK) && errno == ENOENT) {
 		free(path);
 		return 1;
 	}
 	if (read_stacks(path, ss) ||
-	    stacks_check_run(path, ss, &in->st, stacks_file ? NULL : run, file)) {
+	    stacks_check_run(path, ss, &in->st, stacks_file ? NULL : run,
+			     file)) {
 		free(path);
 		return -1;
 	}
@@ -282,8 +301,10 @@ folded_build(struct folded_set *fs, const struct pc_inputs *in, int run,
 			fs->rate = ss.rate;
 		if (ss.rate != fs->rate)
 			return pc_error("'%s%s': sampled at %u Hz, not %u Hz",
-					stacks_file ? stacks_file : in->runs[run].files[i],
-					stacks_file ? "" : GMON_STACKS_SUFFIX, ss.rate, fs->rate);
+					stacks_file ? stacks_file :
+						      in->runs[run].files[i],
+					stacks_file ? "" : GMON_STACKS_SUFFIX,
+					ss.rate, fs->rate);
 		for (size_t j = 0; j < ss.n; j++) {
 			double w = stack_weight(&ss, &ss.v[j], clock);
 
@@ -327,7 +348,8 @@ folded_print(FILE *out, const struct folded_set *fs)
 	 * of under half of one is left out (the folded format counts whole) */
 	for (size_t i = 0; i < fs->n; i++)
 		if (fs->v[i].count >= 0.5)
-			fprintf(out, "%s %.0f\n", fs->v[i].line, fs->v[i].count);
+			fprintf(out, "%s %.0f\n", fs->v[i].line,
+				fs->v[i].count);
 }
 
 void

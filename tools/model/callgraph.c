@@ -48,7 +48,8 @@ callgraph_build(struct callgraph *cg, const struct symtab *st,
 	qsort(cg->arcs, n, sizeof(*cg->arcs), callgraph_cmp_arc);
 	cg->narcs = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (cg->narcs && !callgraph_cmp_arc(&cg->arcs[cg->narcs - 1], &cg->arcs[i]))
+		if (cg->narcs &&
+		    !callgraph_cmp_arc(&cg->arcs[cg->narcs - 1], &cg->arcs[i]))
 			cg->arcs[cg->narcs - 1].samples += cg->arcs[i].samples;
 		else
 			cg->arcs[cg->narcs++] = cg->arcs[i];

@@ -49,7 +49,7 @@ struct side {
 	 * row - first_wait), as diff_wall_stack() gives it */
 	struct {
 		char *stack;
-		uint64_t ns;	/* the off-CPU time of the record it came from */
+		uint64_t ns; /* the off-CPU time of the record it came from */
 	} *wait_stacks;
 	size_t nwait_stacks;
 	/* --metric wall: per run, its threads' seconds in the run queue
@@ -105,7 +105,7 @@ enum { FIT_JOINT, FIT_A, FIT_K };
 struct model {
 	struct fit fit[3];	/* joint, a alone, k alone */
 	double d0;		/* the prior's degrees of freedom */
-	double pooled_df;	/* run-to-run degrees of freedom behind the fits */
+	double pooled_df; /* run-to-run degrees of freedom behind the fits */
 	double amin_all;	/* the smallest floor of a over the sides */
 	int fitted;
 };
@@ -116,7 +116,8 @@ enum status { ST_SLOWER, ST_FASTER, ST_SAME, ST_SMALL, ST_APPEARED, ST_GONE };
 /* A sequential look's verdict (model/sequential.h) */
 enum seq_verdict { SEQ_UNDECIDED, SEQ_REGRESSED, SEQ_UNCHANGED };
 
-/* One function (or the whole program) compared: both sides' means and the test. */
+/* One function (or the whole program) compared: both sides' means and the test.
+ */
 struct row {
 	const char *name;
 	double mb, mn;		/* mean seconds a run */
@@ -134,13 +135,13 @@ struct row {
  * index 0 is the base side, 1 the new.
  */
 struct experiment {
-	int runs;		/* measured runs a side, after the warm-up pair */
+	int runs; /* measured runs a side, after the warm-up pair */
 	int repeated[2];	/* disturbed runs made again */
 	struct disturbed *again;	/* which, and why */
 	int nagain;
 	double budget;		/* seconds a side asked for; 0 with --runs */
 	double wall[2];		/* a measured run's mean wall seconds */
-	double wall_sq[2];	/* the sum of their squares (history's variance) */
+	double wall_sq[2]; /* the sum of their squares (history's variance) */
 	double cpu[2];		/* and CPU seconds (its processes' rusage) */
 	double cpu_warmup;	/* the base warm-up run's CPU seconds */
 	double elapsed;		/* wall seconds of all the runs, warm-up too */
@@ -171,7 +172,7 @@ struct diff_opts {
 	 * (pcprof diff --looks), else only the look at all the runs */
 	int seq_min, seq_max, replay;
 	int undecided_fail;	/* --undecided fail: undecided exits 1 */
-	int threshold_set;	/* --threshold given (else the metric's default) */
+	int threshold_set; /* --threshold given (else the metric's default) */
 	const char *marker;	/* --marker NAME: each run's time inside it */
 };
 
@@ -201,16 +202,19 @@ enum { OPT_DIFF_MARKER = 640 };
 /* diff_marker.c: run r's self seconds inside the markers s->marker (its
  * timeline's samples) into self, and its program seconds; 0, or -1 after
  * one line where it has no timeline, no such marker or no samples in it. */
-PC_CHECKED int diff_marker_self(struct side *s, int r, const struct symtab_opts *so, double *self);
+PC_CHECKED int diff_marker_self(struct side *s, int r,
+				const struct symtab_opts *so, double *self);
 
 /* diff.c: apply one of DIFF_LONGOPTS (or --flame) to o and so; 0 when c
  * is not one. Exits with a message on a bad value. */
-int diff_option(int c, const char *arg, struct diff_opts *o, struct symtab_opts *so);
+int diff_option(int c, const char *arg, struct diff_opts *o,
+		struct symtab_opts *so);
 /* diff.c: load both sides (exe and args set), compare them, write the
  * flame graph o asks for and print the comparison on standard output;
  * the exit status, 0 or EXIT_REGRESSION (bad input exits 2). Releases
  * what it loaded, not the sides' args. */
-int diff_gate(struct side sides[2], const struct diff_opts *o, const struct symtab_opts *so);
+int diff_gate(struct side sides[2], const struct diff_opts *o,
+	      const struct symtab_opts *so);
 /* diff.c: pcprof compare's look: load both sides, judge their runs as the
  * sequential gate's look at that many runs a side (o->seq_max > 0),
  * release what was loaded; the verdict. */
@@ -260,8 +264,8 @@ struct result {
 /* diff_side.c: load s's runs (s->exe and s->args set) into its symbols and
  * seconds, with total time if need_total; 0, or -1 after one line on bad
  * input. */
-PC_CHECKED int diff_side_load(struct side *s, const struct symtab_opts *so, int need_total,
-		   int wall);
+PC_CHECKED int diff_side_load(struct side *s, const struct symtab_opts *so,
+			      int need_total, int wall);
 /* diff_wall.c: --metric wall's rows of s's waits, added to its table (its
  * functions' rows are loaded: before its seconds are allocated), and the
  * off-CPU seconds of run r added to self (r's row of seconds); 0, or -1
@@ -293,7 +297,8 @@ double diff_amin(const struct side *s, const char *name);
 int diff_outliers(const double *v, int n, double floor, int *out);
 /* diff_disturbed.c: whether x stands out above v[0..n) as diff_outliers
  * says (n >= 1); *ref their median. */
-int diff_outlier_above(double x, const double *v, int n, double floor, double *ref);
+int diff_outlier_above(double x, const double *v, int n, double floor,
+		       double *ref);
 /* diff_disturbed.c: the floor of a run's run-queue seconds rq[0..n) of
  * a side whose median run takes wall seconds (DIST_RUNQ_MIN). */
 double diff_runq_floor(const double *rq, int n, double wall);
@@ -308,17 +313,19 @@ void diff_disturbed_leave_out(struct side *s, int side);
  * on bad input. */
 double diff_dir_runqueue(const char *dir, const char *exe);
 /* diff_disturbed.c: a disturbed run's reason in words, into buf. */
-const char *diff_disturbed_why(const struct disturbed *d, char *buf, size_t size);
+const char *diff_disturbed_why(const struct disturbed *d, char *buf,
+			       size_t size);
 /* diff_side.c: free what diff_side_load() allocated (not s->args). */
 void diff_side_release(struct side *s);
 
 /* diff_model.c: the mean and unbiased variance (0 for one value) of v[0],
  * v[stride], ... (n values) into *mean and *var. */
-void diff_mean_var(const double *v, int n, size_t stride, double *mean, double *var);
+void diff_mean_var(const double *v, int n, size_t stride, double *mean,
+		   double *var);
 /* diff_model.c: fill mo from every function's self time on b and n: the
  * functions' (waits 0), or --metric wall's waits' (waits 1). */
-void diff_model_build(struct model *mo, const struct side *b, const struct side *n,
-		      int waits);
+void diff_model_build(struct model *mo, const struct side *b,
+		      const struct side *n, int waits);
 /* --metric wall: the runqueue's row, which no model is fitted to */
 #define RUNQUEUE_ROW	"[off-cpu: runqueue]"
 /* diff_wall.c: whether row name is one of the run queue's ("[off-cpu:
@@ -339,8 +346,8 @@ int diff_compare(struct result *res, struct side *b, struct side *n,
  * judged on (tested CPU functions with least_b seconds a run on the base
  * side and least_n on the new, 20 samples each) and that the gate did not
  * find slower have not changed at that speed; *used of them (1 for none). */
-double diff_speed_fit(const struct row *rows, size_t n, double least_b, double least_n,
-		      size_t *used);
+double diff_speed_fit(const struct row *rows, size_t n, double least_b,
+		      double least_n, size_t *used);
 /* sequential.c: the exit status of a comparison: EXIT_REGRESSION on a
  * significant regression, or on an undecided sequential verdict with
  * --undecided fail; else 0. */

@@ -41,13 +41,17 @@ struct entries {
  * f[] (room for k->depth): how many; -1 stands for frames outside what was
  * profiled ("[libraries]"). */
 static size_t
-stack_funcs(const struct pc_inputs *in, int i, const struct gmon_stack *k, long *f)
+stack_funcs(const struct pc_inputs *in, int i, const struct gmon_stack *k,
+	    long *f)
 {
 	const struct symtab *st = &in->st;
 	size_t n = 0;
 
 	for (uint32_t d = 0; d < k->depth; d++) {
-		long s = k->pcs[d] ? symtab_find(st, inputs_addr(in, i, k->pcs[d])) : -1;
+		long s =
+			k->pcs[d] ?
+				symtab_find(st, inputs_addr(in, i, k->pcs[d])) :
+				-1;
 		long fn = s < 0 ? -1 : (long)st->syms[s].func;
 		size_t j = 0;
 
@@ -60,7 +64,8 @@ stack_funcs(const struct pc_inputs *in, int i, const struct gmon_stack *k, long 
 }
 
 static void
-add_entry(struct entries *e, const char *name, int run, double v, double samples)
+add_entry(struct entries *e, const char *name, int run, double v,
+	  double samples)
 {
 	e->v = xtable_grow_array(e->v, &e->cap, e->n + 1, sizeof(*e->v));
 	e->v[e->n].name = pc_strdup(name);
@@ -73,12 +78,13 @@ add_entry(struct entries *e, const char *name, int run, double v, double samples
  * (and of samples) into e as run r's; 0, 1 where there is none, or -1
  * after one line. */
 static int
-load_file(struct entries *e, struct alloc_side *a, const struct pc_inputs *in, int i, int r,
-	  unsigned kind)
+load_file(struct entries *e, struct alloc_side *a, const struct pc_inputs *in,
+	  int i, int r, unsigned kind)
 {
 	const char *gmon = in->runs[0].files[i];
 	size_t len = strlen(gmon);
-	char *path = pc_realloc(NULL, len + sizeof(GMON_ALLOC_SUFFIX)), buf[1024];
+	char *path = pc_realloc(NULL, len + sizeof(GMON_ALLOC_SUFFIX)),
+	     buf[1024];
 	struct gmon_stacks ss;
 	long f[GMON_STACK_MAX_DEPTH];
 
@@ -91,9 +97,10 @@ load_file(struct entries *e, struct alloc_side *a, const struct pc_inputs *in, i
 	if (stacks_load(in, 0, i, path, 1, &ss))
 		return -1;
 	if (a->rate && ss.rate != a->rate)
-		return pc_error("'%s': allocations sampled every %u bytes, not %llu as the "
-				"side's first run: a side's runs must share PC_ALLOC_RATE", path,
-				ss.rate, (unsigned long long)a->rate);
+		return pc_error(
+			"'%s': allocations sampled every %u bytes, not %llu as the "
+			"side's first run: a side's runs must share PC_ALLOC_RATE",
+			path, ss.rate, (unsigned long long)a->rate);
 	a->rate = ss.rate;
 	for (size_t j = 0; j < ss.n; j++) {
 		const struct gmon_stack *k = &ss.v[j];
@@ -101,7 +108,8 @@ load_file(struct entries *e, struct alloc_side *a, const struct pc_inputs *in, i
 
 		size_t nf;
 
-		if (!(k->flags & GMON_STACK_ALLOC) || (kk != kind && kk != GMON_ALLOC_SAMPLES) ||
+		if (!(k->flags & GMON_STACK_ALLOC) ||
+		    (kk != kind && kk != GMON_ALLOC_SAMPLES) ||
 		    k->depth > GMON_STACK_MAX_DEPTH)
 			continue;
 		nf = stack_funcs(in, i, k, f);
@@ -109,10 +117,13 @@ load_file(struct entries *e, struct alloc_side *a, const struct pc_inputs *in, i
 		add_entry(e, PROGRAM_ROW, r, kk == kind ? (double)k->count : 0,
 			  kk == GMON_ALLOC_SAMPLES ? (double)k->count : 0);
 		for (size_t q = 0; q < nf; q++)
-			add_entry(e, f[q] < 0 ? "[libraries]" :
-				  func_label(&in->st, (uint32_t)f[q], buf, sizeof(buf)), r,
-				  kk == kind ? (double)k->count : 0,
-				  kk == GMON_ALLOC_SAMPLES ? (double)k->count : 0);
+			add_entry(e,
+				  f[q] < 0 ? "[libraries]" :
+					     func_label(&in->st, (uint32_t)f[q],
+							buf, sizeof(buf)),
+				  r, kk == kind ? (double)k->count : 0,
+				  kk == GMON_ALLOC_SAMPLES ? (double)k->count :
+							     0);
 	}
 	gmon_stacks_release(&ss);
 	free(path);
@@ -137,8 +148,10 @@ load_run(struct entries *e, struct alloc_side *a, const struct side *s, int r,
 		found += k == 0;
 	}
 	if (!found)
-		return pc_error("'%s': no allocation profile (PROFILE.alloc): record with "
-				"PC_ALLOC=1 (pcprof compare --metric alloc sets it)", s->args[r]);
+		return pc_error(
+			"'%s': no allocation profile (PROFILE.alloc): record with "
+			"PC_ALLOC=1 (pcprof compare --metric alloc sets it)",
+			s->args[r]);
 	inputs_close(&in);
 	return 0;
 }
@@ -158,7 +171,8 @@ cmp_entry(const void *x, const void *y)
  * a run at a sampling rate (0 at rate 1), or the runs' own where larger.
  */
 static void
-mean_var(const double *v, const double *smp, int n, int exact, double *mean, double *var)
+mean_var(const double *v, const double *smp, int n, int exact, double *mean,
+	 double *var)
 {
 	double m = 0, sv = 0, rv = 0;
 
@@ -186,7 +200,8 @@ sum_sites(struct alloc_side *a, struct entries *e)
 		struct alloc_site *t = &a->sites[a->nsites];
 
 		memset(v, 0, 2 * (size_t)n * sizeof(*v));
-		for (j = i; j < e->n && !strcmp(e->v[j].name, e->v[i].name); j++) {
+		for (j = i; j < e->n && !strcmp(e->v[j].name, e->v[i].name);
+		     j++) {
 			v[e->v[j].run] += e->v[j].v;
 			smp[e->v[j].run] += e->v[j].samples;
 		}
@@ -208,7 +223,8 @@ int
 diff_alloc_load(struct alloc_side *a, const struct side *s, enum metric metric,
 		const struct symtab_opts *so)
 {
-	unsigned kind = metric == METRIC_ALLOC ? GMON_ALLOC_OBJECTS : GMON_ALLOC_BYTES;
+	unsigned kind =
+		metric == METRIC_ALLOC ? GMON_ALLOC_OBJECTS : GMON_ALLOC_BYTES;
 	struct entries e = { NULL, 0, 0 };
 
 	memset(a, 0, sizeof(*a));
@@ -242,7 +258,10 @@ test_row(struct row *w, const struct alloc_side *b, const struct alloc_side *n)
 
 	w->se = sqrt(se2);
 	w->df = b->nruns > 1 && n->nruns > 1 && se2 > 0 ?
-		se2 * se2 / (vb * vb / (b->nruns - 1) + vn * vn / (n->nruns - 1)) : INFINITY;
+			se2 * se2 /
+				(vb * vb / (b->nruns - 1) +
+				 vn * vn / (n->nruns - 1)) :
+			INFINITY;
 	if (!(w->df > 0))
 		w->df = INFINITY;
 	w->t = se2 > 0 ? (w->mn - w->mb) / w->se : w->mn == w->mb ? 0 :
@@ -255,7 +274,8 @@ test_row(struct row *w, const struct alloc_side *b, const struct alloc_side *n)
 static struct row *
 match(const struct alloc_side *b, const struct alloc_side *n, size_t *nrows)
 {
-	struct row *rows = pc_realloc(NULL, (b->nsites + n->nsites + 1) * sizeof(*rows));
+	struct row *rows =
+		pc_realloc(NULL, (b->nsites + n->nsites + 1) * sizeof(*rows));
 	size_t i = 0, j = 0, k = 0;
 
 	while (i < b->nsites || j < n->nsites) {
@@ -302,7 +322,8 @@ cmp_rows(const void *x, const void *y)
 /* A tested row's verdict: significant, and at least the threshold of
  * its base figure and the floor. */
 static void
-judge(struct result *res, struct row *w, double floor, const struct diff_opts *o)
+judge(struct result *res, struct row *w, double floor,
+      const struct diff_opts *o)
 {
 	double d = w->mn - w->mb;
 
@@ -311,15 +332,16 @@ judge(struct result *res, struct row *w, double floor, const struct diff_opts *o
 		return;
 	}
 	w->status = ST_SAME;
-	if (w->padj <= o->alpha && fabs(d) >= floor && fabs(d) >= o->threshold * w->mb)
+	if (w->padj <= o->alpha && fabs(d) >= floor &&
+	    fabs(d) >= o->threshold * w->mb)
 		w->status = d > 0 ? ST_SLOWER : ST_FASTER;
 	res->nslow += w->status == ST_SLOWER;
 	res->nfast += w->status == ST_FASTER;
 }
 
 void
-diff_alloc_compare(struct result *res, const struct alloc_side *b, const struct alloc_side *n,
-		   const struct diff_opts *o)
+diff_alloc_compare(struct result *res, const struct alloc_side *b,
+		   const struct alloc_side *n, const struct diff_opts *o)
 {
 	double floor = fmax(1, ALLOC_MIN_SHARE * b->program);
 

@@ -50,8 +50,9 @@ struct alloc_site {
 /* diff_alloc.c: load side s's runs' allocation profiles (PROFILE.alloc
  * beside each profile of each run) into a in the unit of metric; 0, or -1
  * after one line where a run has none. */
-PC_CHECKED int diff_alloc_load(struct alloc_side *a, const struct side *s, enum metric metric,
-		     const struct symtab_opts *so);
+PC_CHECKED int diff_alloc_load(struct alloc_side *a, const struct side *s,
+			       enum metric metric,
+			       const struct symtab_opts *so);
 void diff_alloc_release(struct alloc_side *a);
 /* diff_alloc.c: compare the sides into res (rows malloc'ed, sorted for
  * printing: regressions first, the largest change first); the whole

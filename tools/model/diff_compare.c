@@ -39,7 +39,8 @@ test_row(struct row *w, const struct model *mo, const struct side *b,
 	}
 	se2 = psi * (pb / b->nruns + pn / n->nruns);
 	w->se = sqrt(se2);
-	w->t = se2 > 0 ? (w->mn - w->mb) / sqrt(se2) : (w->mn == w->mb ? 0 : INFINITY);
+	w->t = se2 > 0 ? (w->mn - w->mb) / sqrt(se2) :
+			 (w->mn == w->mb ? 0 : INFINITY);
 	w->p = stats_t_two_sided(w->t, w->df);
 	w->tested = 1;
 }
@@ -100,7 +101,10 @@ test_elapsed(struct row *w, const struct side *b, const struct side *n)
 	se2 = vb + vn;
 	w->se = sqrt(se2);
 	w->df = b->nruns > 1 && n->nruns > 1 ?
-		se2 * se2 / (vb * vb / (b->nruns - 1) + vn * vn / (n->nruns - 1)) : INFINITY;
+			se2 * se2 /
+				(vb * vb / (b->nruns - 1) +
+				 vn * vn / (n->nruns - 1)) :
+			INFINITY;
 	w->t = (w->mn - w->mb) / w->se;
 	w->p = stats_t_two_sided(w->t, w->df);
 	w->tested = 1;
@@ -109,7 +113,8 @@ test_elapsed(struct row *w, const struct side *b, const struct side *n)
 static int
 cmp_p(const void *x, const void *y)
 {
-	const struct row *a = *(struct row *const *)x, *b = *(struct row *const *)y;
+	const struct row *a = *(struct row *const *)x,
+			 *b = *(struct row *const *)y;
 
 	if (a->p != b->p)
 		return a->p < b->p ? -1 : 1;
@@ -198,7 +203,8 @@ struct name_ix {
 static int
 cmp_name_ix(const void *x, const void *y)
 {
-	return strcmp(((const struct name_ix *)x)->name, ((const struct name_ix *)y)->name);
+	return strcmp(((const struct name_ix *)x)->name,
+		      ((const struct name_ix *)y)->name);
 }
 
 /* Functions with time in the metric on either side, matched by name. */
@@ -219,7 +225,9 @@ match(const struct side *b, const struct side *n, enum metric metric,
 	qsort(ib, nb, sizeof(*ib), cmp_name_ix);
 	qsort(in, nn, sizeof(*in), cmp_name_ix);
 	while (i < nb || j < nn) {
-		int c = i == nb ? 1 : j == nn ? -1 : strcmp(ib[i].name, in[j].name);
+		int c = i == nb ? 1 :
+			j == nn ? -1 :
+				  strcmp(ib[i].name, in[j].name);
 		const double *vb = metric == METRIC_TOTAL ? b->total : b->self;
 		const double *vn = metric == METRIC_TOTAL ? n->total : n->self;
 		struct row *w = &rows[k];
@@ -227,9 +235,11 @@ match(const struct side *b, const struct side *n, enum metric metric,
 		memset(w, 0, sizeof(*w));
 		w->name = c <= 0 ? ib[i].name : in[j].name;
 		if (c <= 0)
-			diff_mean_var(vb + ib[i].ix, b->nruns, nb, &w->mb, &w->vb);
+			diff_mean_var(vb + ib[i].ix, b->nruns, nb, &w->mb,
+				      &w->vb);
 		if (c >= 0)
-			diff_mean_var(vn + in[j].ix, n->nruns, nn, &w->mn, &w->vn);
+			diff_mean_var(vn + in[j].ix, n->nruns, nn, &w->mn,
+				      &w->vn);
 		i += c <= 0;
 		j += c >= 0;
 		if (w->mb > 0 || w->mn > 0)
@@ -256,9 +266,11 @@ side_normalize(struct side *s)
 
 	/* the CPU's seconds: a wall profile's waits are not the machine's */
 	for (int r = 0; r < s->nruns; r++)
-		mean += (s->program[r] - (s->waited ? s->waited[r] : 0)) / s->nruns;
+		mean += (s->program[r] - (s->waited ? s->waited[r] : 0)) /
+			s->nruns;
 	for (int r = 0; r < s->nruns; r++) {
-		double f = mean / (s->program[r] - (s->waited ? s->waited[r] : 0));
+		double f =
+			mean / (s->program[r] - (s->waited ? s->waited[r] : 0));
 
 		for (size_t i = 0; i < s->in.st.nfuncs; i++) {
 			/* a wait's time is not the machine's speed */
@@ -285,7 +297,8 @@ side_normalize(struct side *s)
  * functions were weighed.
  */
 static double
-speed_ratio(struct side *b, struct side *n, size_t least, int *judged, size_t *nused)
+speed_ratio(struct side *b, struct side *n, size_t least, int *judged,
+	    size_t *nused)
 {
 	size_t nrows, k = 0, nf = n->in.st.nfuncs ? n->in.st.nfuncs : 1;
 	struct row *rows = match(b, n, METRIC_SELF, &nrows);
@@ -298,12 +311,15 @@ speed_ratio(struct side *b, struct side *n, size_t least, int *judged, size_t *n
 		double sb, sn;
 
 		/* the machine's speed is the CPU's: a wait's time is not */
-		if (w->mb * b->rate < 20 || w->mn * n->rate < 20 || wait_name_is(w->name))
+		if (w->mb * b->rate < 20 || w->mn * n->rate < 20 ||
+		    wait_name_is(w->name))
 			continue;
 		/* the relative variance of a side's mean: its samples', or
 		 * its runs' own */
-		sb = fmax(1 / (w->mb * b->rate), w->vb / (w->mb * w->mb)) / b->nruns;
-		sn = fmax(1 / (w->mn * n->rate), w->vn / (w->mn * w->mn)) / n->nruns;
+		sb = fmax(1 / (w->mb * b->rate), w->vb / (w->mb * w->mb)) /
+		     b->nruns;
+		sn = fmax(1 / (w->mn * n->rate), w->vn / (w->mn * w->mn)) /
+		     n->nruns;
 		lr[k] = log(w->mn / w->mb);
 		se[k++] = sqrt(sb + sn);
 	}
@@ -340,8 +356,10 @@ test_functions(struct result *res, struct side *b, struct side *n,
 			w->status = w->mb > 0 ? ST_GONE : ST_APPEARED;
 			continue;
 		}
-		const struct model *mo = o->metric == METRIC_WALL && wait_name_is(w->name) ?
-					 &res->wait_model : &res->model;
+		const struct model *mo =
+			o->metric == METRIC_WALL && wait_name_is(w->name) ?
+				&res->wait_model :
+				&res->model;
 
 		test_row(w, mo, b, n, mo->d0);
 		/* the run queue's time is the machine's load, not the build's:
@@ -349,11 +367,13 @@ test_functions(struct result *res, struct side *b, struct side *n,
 		 * from work_stage came out +24 % between two runs of one
 		 * build, and its open bound kept identical builds undecided) */
 		w->family = w->mb + w->mn >= o->min_seconds &&
-			    !(o->metric == METRIC_WALL && diff_row_is_load(w->name));
+			    !(o->metric == METRIC_WALL &&
+			      diff_row_is_load(w->name));
 		res->family += (size_t)w->family;
 	}
 	/* match() leaves one row free */
-	if (o->metric == METRIC_WALL && b->elapsed && n->elapsed && b->nruns + n->nruns > 2) {
+	if (o->metric == METRIC_WALL && b->elapsed && n->elapsed &&
+	    b->nruns + n->nruns > 2) {
 		test_elapsed(&res->rows[res->nrows], b, n);
 		res->rows[res->nrows++].family = 1;
 		res->family++;
@@ -393,8 +413,9 @@ diff_speed_fit(const struct row *rows, size_t n, double least_b, double least_n,
 	for (size_t i = 0; i < n; i++) {
 		const struct row *w = &rows[i];
 
-		if (w->tested && w->status != ST_SLOWER && !wait_name_is(w->name) &&
-		    strcmp(w->name, ELAPSED_ROW) && w->mb >= least_b && w->mn >= least_n)
+		if (w->tested && w->status != ST_SLOWER &&
+		    !wait_name_is(w->name) && strcmp(w->name, ELAPSED_ROW) &&
+		    w->mb >= least_b && w->mn >= least_n)
 			p[k++] = w->p;
 	}
 	fit = stats_fisher(p, k);
@@ -415,7 +436,8 @@ diff_speed_fit(const struct row *rows, size_t n, double least_b, double least_n,
 static int
 cmp_row_name(const void *a, const void *b)
 {
-	return strcmp(((const struct row *)a)->name, ((const struct row *)b)->name);
+	return strcmp(((const struct row *)a)->name,
+		      ((const struct row *)b)->name);
 }
 
 /*
@@ -440,7 +462,8 @@ fit_rows(const struct result *res, const struct side *b, const struct side *n,
 	*k = 0;
 	for (size_t i = 0; i < res->nrows; i++) {
 		const struct row *w = &res->rows[i];
-		const struct row *s = bsearch(w, own, ns, sizeof(*own), cmp_row_name);
+		const struct row *s =
+			bsearch(w, own, ns, sizeof(*own), cmp_row_name);
 
 		if (s && s->mb >= 0.9 * w->mb && s->mn >= 0.9 * w->mn)
 			v[(*k)++] = *w;
@@ -471,7 +494,8 @@ speed_fit(struct result *res, const struct side *b, const struct side *n,
 	res->nfaster = res->nfast;
 	for (struct row *w = res->rows; w < res->rows + res->nrows; w++) {
 		if (w->status == ST_SLOWER &&
-		    (!res->blamed.name || diff_row_size(w) > diff_row_size(&res->blamed)))
+		    (!res->blamed.name ||
+		     diff_row_size(w) > diff_row_size(&res->blamed)))
 			res->blamed = *w;
 		if (w->status == ST_SLOWER || w->status == ST_FASTER)
 			w->status = ST_SAME;
@@ -496,8 +520,9 @@ diff_compare(struct result *res, struct side *b, struct side *n,
 		 * +69 % and __read's +51 % when a sleep doubled): with three
 		 * functions, two such outvoted the one that did the work, and
 		 * the doubled sleep read as a machine 64 % slower */
-		res->speed = speed_ratio(b, n, o->metric == METRIC_WALL ? 5 : 3,
-					 &res->speed_judged, &res->speed_functions);
+		res->speed =
+			speed_ratio(b, n, o->metric == METRIC_WALL ? 5 : 3,
+				    &res->speed_judged, &res->speed_functions);
 	}
 	diff_model_build(&res->model, b, n, 0);
 	if (o->metric == METRIC_WALL)
@@ -519,6 +544,7 @@ diff_compare(struct result *res, struct side *b, struct side *n,
 	judge(res, o);
 	speed_fit(res, b, n, o);
 	by_relative = o->metric == METRIC_TOTAL;
-	qsort_r(res->rows, res->nrows, sizeof(*res->rows), cmp_rows, &by_relative);
+	qsort_r(res->rows, res->nrows, sizeof(*res->rows), cmp_rows,
+		&by_relative);
 	return 0;
 }

@@ -61,7 +61,9 @@ diff_outlier_above(double x, const double *v, int n, double floor, double *ref)
 int
 diff_outliers(const double *v, int n, double floor, int *out)
 {
-	double *rest = pc_realloc(NULL, (size_t)(n > 0 ? n : 1) * sizeof(*rest)), med;
+	double *rest = pc_realloc(NULL,
+				  (size_t)(n > 0 ? n : 1) * sizeof(*rest)),
+	       med;
 	int k = 0;
 
 	memset(out, 0, (size_t)(n > 0 ? n : 0) * sizeof(*out));
@@ -85,7 +87,8 @@ diff_outliers(const double *v, int n, double floor, int *out)
 double
 diff_runq_floor(const double *rq, int n, double wall)
 {
-	return fmax(fmax(DIST_RUNQ_MIN, DIST_RUNQ_SHARE * wall), n ? median_of(rq, n) : 0);
+	return fmax(fmax(DIST_RUNQ_MIN, DIST_RUNQ_SHARE * wall),
+		    n ? median_of(rq, n) : 0);
 }
 
 /* Run r's data moved so that the runs marked in out come after the rest,
@@ -110,7 +113,8 @@ move_runs(struct side *s, const int *out)
 	memcpy(s->in.runs, runs, (size_t)n * sizeof(*runs));
 	for (double *m = s->self; m; m = m == s->self ? s->total : NULL) {
 		for (int r = 0; r < n; r++)
-			memcpy(rows + (size_t)r * nf, m + (size_t)order[r] * nf, nf * sizeof(*rows));
+			memcpy(rows + (size_t)r * nf, m + (size_t)order[r] * nf,
+			       nf * sizeof(*rows));
 		memcpy(m, rows, (size_t)n * nf * sizeof(*rows));
 	}
 	for (size_t a = 0; a < sizeof(per_run) / sizeof(*per_run); a++) {
@@ -130,8 +134,8 @@ move_runs(struct side *s, const int *out)
  * beside those marked already, a third of the runs in all at most; each
  * named in s->left. */
 static void
-mark(struct side *s, int side, const double *v, double floor, enum disturbance why,
-     int *out)
+mark(struct side *s, int side, const double *v, double floor,
+     enum disturbance why, int *out)
 {
 	int n = s->nruns, *mine = pc_realloc(NULL, (size_t)n * sizeof(*mine));
 	double med = median_of(v, n);
@@ -141,8 +145,10 @@ mark(struct side *s, int side, const double *v, double floor, enum disturbance w
 		if (!mine[r] || out[r] || s->nleft >= n / 3)
 			continue;
 		out[r] = 1;
-		s->left = pc_realloc(s->left, ((size_t)s->nleft + 1) * sizeof(*s->left));
-		s->left[s->nleft++] = (struct disturbed){ s->args[r], side, why, v[r], med, 0 };
+		s->left = pc_realloc(s->left,
+				     ((size_t)s->nleft + 1) * sizeof(*s->left));
+		s->left[s->nleft++] = (struct disturbed){ s->args[r], side, why,
+							  v[r],       med,  0 };
 	}
 	free(mine);
 }
@@ -168,9 +174,11 @@ diff_disturbed_leave_out(struct side *s, int side)
 	if (s->runq) {
 		/* the run queue's seconds, against a floor of the run's length */
 		scale = median_of(s->elapsed ? s->elapsed : s->program, n);
-		mark(s, side, s->runq, diff_runq_floor(s->runq, n, scale), DIST_RUNQUEUE, out);
+		mark(s, side, s->runq, diff_runq_floor(s->runq, n, scale),
+		     DIST_RUNQUEUE, out);
 	}
-	mark(s, side, cpu, DIST_SPEED_SHARE * median_of(cpu, n), DIST_SPEED, out);
+	mark(s, side, cpu, DIST_SPEED_SHARE * median_of(cpu, n), DIST_SPEED,
+	     out);
 	if (s->nleft) {
 		move_runs(s, out);
 		s->nruns -= s->nleft;
@@ -210,7 +218,9 @@ diff_dir_runqueue(const char *dir, const char *exe)
 	for (size_t i = 0; i < n; i++) {
 		char *path = runfiles_stacks_name(files[i]);
 		struct gmon_stacks ss;
-		int of = path && !access(path, R_OK) ? of_program(files[i], exe) : 0;
+		int of = path && !access(path, R_OK) ?
+				 of_program(files[i], exe) :
+				 0;
 
 		if (of < 0 || (of && pc_read_stacks(path, &ss))) {
 			sec = -1;
@@ -218,9 +228,11 @@ diff_dir_runqueue(const char *dir, const char *exe)
 		}
 		if (of) {
 			for (size_t j = 0; j < ss.n; j++)
-				if ((ss.v[j].flags & GMON_STACK_OFFCPU) && ss.v[j].depth &&
+				if ((ss.v[j].flags & GMON_STACK_OFFCPU) &&
+				    ss.v[j].depth &&
 				    GMON_IS_WAIT(ss.v[j].pcs[0]) &&
-				    GMON_WAIT_CALL(ss.v[j].pcs[0]) == GMON_WAIT_RUNQUEUE)
+				    GMON_WAIT_CALL(ss.v[j].pcs[0]) ==
+					    GMON_WAIT_RUNQUEUE)
 					sec += (double)ss.v[j].count / 1e9;
 			gmon_stacks_release(&ss);
 		}
@@ -236,8 +248,9 @@ diff_disturbed_why(const struct disturbed *d, char *buf, size_t size)
 {
 	switch (d->why) {
 	case DIST_RUNQUEUE:
-		snprintf(buf, size, "%.3f s in the run queue, its side's runs %.3f s", d->x,
-			 d->ref);
+		snprintf(buf, size,
+			 "%.3f s in the run queue, its side's runs %.3f s",
+			 d->x, d->ref);
 		break;
 	case DIST_SPEED:
 		snprintf(buf, size, "%.3f s of CPU, its side's runs %.3f s: a slower machine",

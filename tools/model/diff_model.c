@@ -60,7 +60,8 @@ struct obs {
 };
 
 static size_t
-collect_obs(const struct side *s, struct obs *o, size_t n, int waits, double least)
+collect_obs(const struct side *s, struct obs *o, size_t n, int waits,
+	    double least)
 {
 	if (s->nruns < 2)
 		return n;
@@ -73,10 +74,12 @@ collect_obs(const struct side *s, struct obs *o, size_t n, int waits, double lea
 		if (wait_name_is(s->in.st.funcs[i]) != waits ||
 		    (waits && diff_row_is_load(s->in.st.funcs[i])))
 			continue;
-		diff_mean_var(s->self + i, s->nruns, s->in.st.nfuncs ? s->in.st.nfuncs : 1, &m, &v);
+		diff_mean_var(s->self + i, s->nruns,
+			      s->in.st.nfuncs ? s->in.st.nfuncs : 1, &m, &v);
 		if (m > 0 && m * s->rate >= least)
-			o[n++] = (struct obs){ m, v, s->nruns - 1,
-					       diff_amin(s, s->in.st.funcs[i]) };
+			o[n++] =
+				(struct obs){ m, v, s->nruns - 1,
+					      diff_amin(s, s->in.st.funcs[i]) };
 	}
 	return n;
 }
@@ -153,10 +156,12 @@ fit_run(struct fit *f, int kind, const struct obs *o, size_t n, double amin,
 			c[2].k = (s22 * y3 - s23 * y2) / det;
 		}
 		for (int j = 0; j < 3; j++) {
-			if ((kind == FIT_A && j != 0) || (kind == FIT_K && j != 1) ||
-			    c[j].a < amin || c[j].k < 0)
+			if ((kind == FIT_A && j != 0) ||
+			    (kind == FIT_K && j != 1) || c[j].a < amin ||
+			    c[j].k < 0)
 				continue;
-			if (best < 0 || fit_loss(&c[j], o, n, w) < fit_loss(&c[best], o, n, w))
+			if (best < 0 || fit_loss(&c[j], o, n, w) <
+						fit_loss(&c[best], o, n, w))
 				best = j;
 		}
 		if (fabs(c[best].a - f->a) <= 1e-10 * f->a &&
@@ -224,7 +229,8 @@ rel_var_median(const struct obs *o, size_t n)
 		top = fmax(top, o[i].m);
 	for (size_t i = 0; i < n; i++)
 		if (o[i].m >= top / 100) {
-			r[nr].r = fmax(0, o[i].v - o[i].amin * o[i].m) / (o[i].m * o[i].m);
+			r[nr].r = fmax(0, o[i].v - o[i].amin * o[i].m) /
+				  (o[i].m * o[i].m);
 			r[nr].w = o[i].m;
 			sum += r[nr++].w;
 		}
@@ -266,9 +272,11 @@ model_fit_waits(struct model *mo, const struct obs *o, size_t n)
 
 /* The variance model, from every function's self time on either side. */
 void
-diff_model_build(struct model *mo, const struct side *b, const struct side *n, int waits)
+diff_model_build(struct model *mo, const struct side *b, const struct side *n,
+		 int waits)
 {
-	struct obs *obs = pc_malloc((b->in.st.nfuncs + n->in.st.nfuncs + 1) * sizeof(*obs));
+	struct obs *obs = pc_malloc((b->in.st.nfuncs + n->in.st.nfuncs + 1) *
+				    sizeof(*obs));
 	size_t nobs = 0;
 	double kcap = INFINITY;
 
@@ -299,7 +307,8 @@ diff_model_build(struct model *mo, const struct side *b, const struct side *n, i
 		double a = fmax(1.0 / 250, fmax(1.0 / b->rate, 1.0 / n->rate));
 
 		if (waits)	/* a wait: the wall clock's rounds */
-			a = fmax(diff_amin(b, RUNQUEUE_ROW), diff_amin(n, RUNQUEUE_ROW));
+			a = fmax(diff_amin(b, RUNQUEUE_ROW),
+				 diff_amin(n, RUNQUEUE_ROW));
 
 		for (int i = 0; i < 3; i++)
 			mo->fit[i] = (struct fit){ a, 0 };

@@ -62,9 +62,11 @@ side_elapsed(struct side *s)
 		FILE *f;
 		int ok = 0;
 
-		snprintf(path, sizeof(path), "%s/%s", s->args[r], RUN_ELAPSED_FILE);
+		snprintf(path, sizeof(path), "%s/%s", s->args[r],
+			 RUN_ELAPSED_FILE);
 		if ((f = fopen(path, "re"))) {
-			ok = fscanf(f, "%lf", &v[r]) == 1 && isfinite(v[r]) && v[r] > 0;
+			ok = fscanf(f, "%lf", &v[r]) == 1 && isfinite(v[r]) &&
+			     v[r] > 0;
 			fclose(f);
 		}
 		if (!ok) {
@@ -90,8 +92,10 @@ side_run(struct side *s, int r, size_t nf, int need_total, int wall,
 	if (r == 0)
 		s->rate = p->hists[0].rate;
 	else if (p->hists[0].rate != s->rate)
-		return pc_error("'%s': sampled at %u Hz, '%s' at %u Hz: the runs of one side must share a rate",
-				name, p->hists[0].rate, s->in.runs[0].files[0], s->rate);
+		return pc_error(
+			"'%s': sampled at %u Hz, '%s' at %u Hz: the runs of one side must share a rate",
+			name, p->hists[0].rate, s->in.runs[0].files[0],
+			s->rate);
 	if (s->rate == 0)
 		return pc_error("'%s': sampling rate 0", name);
 	flat_build(&f, &s->in.st, p);
@@ -111,14 +115,16 @@ side_run(struct side *s, int r, size_t nf, int need_total, int wall,
 }
 
 int
-diff_side_load(struct side *s, const struct symtab_opts *so, int need_total, int wall)
+diff_side_load(struct side *s, const struct symtab_opts *so, int need_total,
+	       int wall)
 {
 	const struct symtab *st = &s->in.st;
 	size_t nf;
 
 	/* each operand is a run; every run's manifests add the other
 	 * objects' functions to the side's one table */
-	if (inputs_open(&s->in, s->exe, s->args, s->nruns, so, INPUTS_EACH_RUN) ||
+	if (inputs_open(&s->in, s->exe, s->args, s->nruns, so,
+			INPUTS_EACH_RUN) ||
 	    inputs_load(&s->in, so, INPUTS_STRICT))
 		return -1;
 	side_label(s);

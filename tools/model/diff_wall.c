@@ -25,7 +25,8 @@ exe_func(const struct symtab *st, const struct gmon_stack *k, uint32_t d)
 {
 	long i;
 
-	if (!k->pcs[d] || k->pcs[d] >> GMON_OBJ_SHIFT || (i = symtab_find(st, k->pcs[d])) < 0)
+	if (!k->pcs[d] || k->pcs[d] >> GMON_OBJ_SHIFT ||
+	    (i = symtab_find(st, k->pcs[d])) < 0)
 		return NULL;
 	return st->funcs[st->syms[i].func];
 }
@@ -40,7 +41,8 @@ wait_of(const struct gmon_stack *k, char *buf, size_t size)
 
 /* The row of off-CPU stack k: "[off-cpu: CALL] from FUNCTION". */
 static const char *
-wait_row(const struct side *s, const struct gmon_stack *k, char *buf, size_t size)
+wait_row(const struct side *s, const struct gmon_stack *k, char *buf,
+	 size_t size)
 {
 	size_t n;
 
@@ -72,7 +74,8 @@ keep_stack(struct side *s, size_t row, const struct gmon_stack *k)
 	char wait[256], *out, *p;
 
 	if (i >= s->nwait_stacks) {
-		s->wait_stacks = pc_realloc(s->wait_stacks, (i + 1) * sizeof(*s->wait_stacks));
+		s->wait_stacks = pc_realloc(s->wait_stacks,
+					    (i + 1) * sizeof(*s->wait_stacks));
 		memset(s->wait_stacks + s->nwait_stacks, 0,
 		       (i + 1 - s->nwait_stacks) * sizeof(*s->wait_stacks));
 		s->nwait_stacks = i + 1;
@@ -82,7 +85,8 @@ keep_stack(struct side *s, size_t row, const struct gmon_stack *k)
 	/* the frames of the executable, outermost first */
 	f = pc_realloc(NULL, (k->depth ? k->depth : 1) * sizeof(*f));
 	for (uint32_t d = k->depth; d-- > 1;)
-		if ((name = exe_func(&s->in.st, k, d)) && (!nf || f[nf - 1] != name))
+		if ((name = exe_func(&s->in.st, k, d)) &&
+		    (!nf || f[nf - 1] != name))
 			f[nf++] = name;
 	wait_of(k, wait, sizeof(wait));
 	len = strlen(wait);
@@ -123,10 +127,12 @@ row_of(struct side *s, const char *name, size_t first)
 	for (size_t i = first; i < st->nfuncs; i++)
 		if (!strcmp(st->funcs[i], name))
 			return i;
-	st->funcs = pc_realloc(st->funcs, (st->nfuncs + 1) * sizeof(*st->funcs));
+	st->funcs =
+		pc_realloc(st->funcs, (st->nfuncs + 1) * sizeof(*st->funcs));
 	st->funcs[st->nfuncs] = pc_strdup(name);
 	if (st->nobjs) {
-		st->func_obj = pc_realloc(st->func_obj, (st->nfuncs + 1) * sizeof(*st->func_obj));
+		st->func_obj = pc_realloc(
+			st->func_obj, (st->nfuncs + 1) * sizeof(*st->func_obj));
 		st->func_obj[st->nfuncs] = 0;
 	}
 	return st->nfuncs++;
@@ -158,7 +164,8 @@ each_wait(struct side *s, int r, size_t first, double *self)
 
 			if (!(k->flags & GMON_STACK_OFFCPU))
 				continue;
-			row = row_of(s, wait_row(s, k, buf, sizeof(buf)), first);
+			row = row_of(s, wait_row(s, k, buf, sizeof(buf)),
+				     first);
 			if (!self) {
 				keep_stack(s, row, k);
 				continue;
@@ -184,7 +191,8 @@ diff_wall_rows(struct side *s)
 		if (each_wait(s, r, first, NULL))
 			return -1;
 	if (!s->wall_hz)
-		s->wall_hz = 100;	/* libpc's default, where a file does not say */
+		s->wall_hz =
+			100; /* libpc's default, where a file does not say */
 	return 0;
 }
 

@@ -49,11 +49,11 @@ struct xp_loc {
 };
 
 struct xp_sample {
-	size_t first;		/* into pool: location indexes, the leaf first */
+	size_t first; /* into pool: location indexes, the leaf first */
 	uint32_t depth;
 	uint32_t group;
 	uint32_t thread;	/* 1 + index into threads; 0 where not known */
-	int off;		/* off-CPU: its leaf is a wait ("[off-cpu: ..]") */
+	int off; /* off-CPU: its leaf is a wait ("[off-cpu: ..]") */
 	uint32_t wait_pid;	/* off-CPU in wait4 or waitid: the child waited
 				 * for (its leaf names the site alone); 0 */
 	double count;		/* samples (off-CPU time in samples at the
@@ -80,7 +80,7 @@ struct xp_group {		/* a process */
 				 * it adapted to); 0 for none */
 };
 
-struct xp_arc {			/* a call-graph arc, where there are no stacks */
+struct xp_arc { /* a call-graph arc, where there are no stacks */
 	uint32_t caller, callee;	/* funcs */
 	double samples;		/* with the arc on the stack */
 };
@@ -109,7 +109,7 @@ struct export {
 	int stacks;		/* some group's samples are whole stacks */
 	enum pc_clock clock;	/* what the samples are (set before export_add):
 				 * cpu, wall or off, never auto */
-	uint64_t time_ns;	/* when the first process started; 0 if not known */
+	uint64_t time_ns; /* when the first process started; 0 if not known */
 	uint64_t duration_ns;	/* from then to the last profile's writing */
 	double total;		/* samples */
 	double off;		/* of which off-CPU */
@@ -134,12 +134,13 @@ void export_init(struct export *x);
  * program with pid: from its stacks files (FILE.stacks, or stacks_file)
  * where there are any, else one location per sampled address and the
  * call-graph arcs. Under x->clock wall or off, a wall profile's off-CPU
- * records are samples too, their leaf the wait (stack_weight). Source lines come from the objects' DWARF (lines.c),
- * separate debug files looked for as so says. 0, or -1 after one line on
- * bad input.
+ * records are samples too, their leaf the wait (stack_weight). Source lines
+ * come from the objects' DWARF (lines.c), separate debug files looked for as so
+ * says. 0, or -1 after one line on bad input.
  */
-PC_CHECKED int export_add(struct export *x, const struct pc_inputs *in, const struct symtab_opts *so,
-		const char *stacks_file, const char *program, uint64_t pid);
+PC_CHECKED int export_add(struct export *x, const struct pc_inputs *in,
+			  const struct symtab_opts *so, const char *stacks_file,
+			  const char *program, uint64_t pid);
 void export_release(struct export *x);
 
 /* The location "[no stack recorded]" (export.c). */
@@ -151,7 +152,8 @@ uint32_t export_no_stack_loc(struct export *x);
  * file's: every thread's), as the export's samples (whole stacks) and
  * its timeline's; 0, or -1 after one line where there is no timeline or
  * no such marker. */
-PC_CHECKED int export_keep_window(struct export *x, const struct report_opts *r);
+PC_CHECKED int export_keep_window(struct export *x,
+				  const struct report_opts *r);
 
 /* Keep only the samples of the threads that which names (a tid, or a
  * thread name); 0, or -1 after one line when none is. */
@@ -177,8 +179,8 @@ void export_flat_release(struct symtab *st, struct flat *f);
  * and pid, into *v (wait_children_add's; sorted by site, then time), in
  * seconds. */
 struct wait_child;
-void export_wait_children(const struct export *x, struct wait_child **v, size_t *n,
-			  size_t *cap);
+void export_wait_children(const struct export *x, struct wait_child **v,
+			  size_t *n, size_t *cap);
 /* The call graph of the export's stacks, in export_flat's functions: each
  * function's total (the samples whose stack holds it, once) and each
  * caller-callee arc's samples (once a stack). callgraph_release frees it. */

@@ -28,13 +28,15 @@ export_keep_thread(struct export *x, const char *which)
 	int any = 0;
 
 	if (!x->nthreads)
-		return pc_error("'%s': no thread recorded for --thread %s (threads are recorded "
-				"with the stacks: PC_STACKS=1, pcprof run --stacks)", x->source,
-				which);
+		return pc_error(
+			"'%s': no thread recorded for --thread %s (threads are recorded "
+			"with the stacks: PC_STACKS=1, pcprof run --stacks)",
+			x->source, which);
 	for (size_t i = 0; i < x->nthreads; i++)
 		any |= thread_is(x, &x->threads[i], which);
 	if (!any)
-		return pc_error("'%s': no thread of tid or name %s", x->source, which);
+		return pc_error("'%s': no thread of tid or name %s", x->source,
+				which);
 	x->total = 0;
 	x->off = 0;
 	for (size_t g = 0; g < x->ngroups; g++)
@@ -45,7 +47,8 @@ export_keep_thread(struct export *x, const char *which)
 	for (size_t i = 0; i < x->nsamples; i++) {
 		struct xp_sample *s = &x->samples[i];
 
-		if (!s->thread || !thread_is(x, &x->threads[s->thread - 1], which))
+		if (!s->thread ||
+		    !thread_is(x, &x->threads[s->thread - 1], which))
 			s->count = 0;
 		x->groups[s->group].samples += s->count;
 		x->total += s->count;
@@ -71,7 +74,8 @@ export_flat(const struct export *x, struct symtab *st, struct flat *f)
 	/* object 0 is the first group's program; each map an object */
 	st->objnames[st->nobjs++] = (char *)"[no object]";
 	for (size_t m = 0; m < x->nmaps; m++) {
-		const char *path = x->strs[x->maps[m].file], *b = strrchr(path, '/');
+		const char *path = x->strs[x->maps[m].file],
+			   *b = strrchr(path, '/');
 
 		objof[m + 1] = (uint32_t)st->nobjs;
 		st->objnames[st->nobjs++] = (char *)(b && b[1] ? b + 1 : path);
@@ -87,7 +91,8 @@ export_flat(const struct export *x, struct symtab *st, struct flat *f)
 		st->funcs[i] = x->strs[x->funcs[i].name];
 		st->func_obj[i] = objof[x->funcs[i].map];
 		if (per[i] > 0)
-			f->rows[f->nrows++] = (struct flat_row){ (uint32_t)i, per[i] };
+			f->rows[f->nrows++] =
+				(struct flat_row){ (uint32_t)i, per[i] };
 	}
 	qsort(f->rows, f->nrows, sizeof(*f->rows), flat_row_cmp);
 	f->total = x->total;
@@ -98,15 +103,19 @@ export_flat(const struct export *x, struct symtab *st, struct flat *f)
 }
 
 void
-export_wait_children(const struct export *x, struct wait_child **v, size_t *n, size_t *cap)
+export_wait_children(const struct export *x, struct wait_child **v, size_t *n,
+		     size_t *cap)
 {
 	for (size_t i = 0; i < x->nsamples; i++) {
 		const struct xp_sample *s = &x->samples[i];
 
 		if (s->wait_pid && s->depth)
-			wait_children_add(v, n, cap,
-					  x->strs[x->funcs[x->locs[x->pool[s->first]].func].name],
-					  s->wait_pid, s->count / x->groups[s->group].rate);
+			wait_children_add(
+				v, n, cap,
+				x->strs[x->funcs[x->locs[x->pool[s->first]].func]
+						.name],
+				s->wait_pid,
+				s->count / x->groups[s->group].rate);
 	}
 	wait_children_sort(*v, *n);
 }
@@ -176,20 +185,25 @@ export_callgraph(const struct export *x, struct callgraph *cg)
 				cg->total[f] += s->count;
 			}
 			if (d + 1 < s->depth) {
-				uint32_t caller = x->locs[x->pool[s->first + d + 1]].func;
+				uint32_t caller =
+					x->locs[x->pool[s->first + d + 1]].func;
 
 				if (caller == f)
 					continue;
 				if (k == scap)
-					one = pc_realloc(one, (scap *= 2) * sizeof(*one));
-				one[k++] = (struct cg_arc){ caller, f, s->count };
+					one = pc_realloc(one,
+							 (scap *= 2) *
+								 sizeof(*one));
+				one[k++] =
+					(struct cg_arc){ caller, f, s->count };
 			}
 		}
 		k = arcs_merge(one, k, 1);
 		if (n + k > cap) {
 			while (n + k > cap)
 				cap *= 2;
-			cg->arcs = pc_realloc(cg->arcs, cap * sizeof(*cg->arcs));
+			cg->arcs =
+				pc_realloc(cg->arcs, cap * sizeof(*cg->arcs));
 		}
 		memcpy(cg->arcs + n, one, k * sizeof(*one));
 		n += k;

@@ -50,7 +50,8 @@ struct hist_record {
  * static buffer that the next call reuses); *r holds nothing to release
  * then. Never reads past len, allocates at most a few times len.
  */
-int history_parse(const char *line, size_t len, struct hist_record *r, const char **why);
+int history_parse(const char *line, size_t len, struct hist_record *r,
+		  const char **why);
 /* history_file.c: free what history_parse or the caller allocated in r. */
 void history_record_release(struct hist_record *r);
 /* history_file.c: r as one line of the file, newline-ended, into a
@@ -96,8 +97,9 @@ struct change {
  * reported; up to max into out, sorted by at, their count. Deterministic
  * (the permutations of CP_EDIVISIVE are of a fixed seed).
  */
-size_t cp_find(enum cp_method m, const double *x, const double *within, size_t n,
-	       double alpha, double min_rel, struct change *out, size_t max);
+size_t cp_find(enum cp_method m, const double *x, const double *within,
+	       size_t n, double alpha, double min_rel, struct change *out,
+	       size_t max);
 
 /* The commit a record is of: --commit and --time, or git's. */
 struct hist_id {
@@ -117,8 +119,8 @@ void history_id_resolve(struct hist_id *id);
  * experiment) is not NULL. Exits with one line on failure. */
 struct side;
 struct experiment;
-void history_keep(const char *path, const struct side *s, const struct hist_id *id,
-		  const struct experiment *e);
+void history_keep(const char *path, const struct side *s,
+		  const struct hist_id *id, const struct experiment *e);
 
 /* One series over the commits: a function's seconds, or the program's. */
 struct hist_series {
@@ -148,6 +150,7 @@ void history_print(FILE *out, const struct hist_result *res, int format);
 /* writers/history_out.c: an SVG plot of series s of res onto out: each
  * commit's mean with its standard error from its runs, the levels between
  * change points, and each change point marked and labelled. */
-void history_plot(FILE *out, const struct hist_result *res, const struct hist_series *s);
+void history_plot(FILE *out, const struct hist_result *res,
+		  const struct hist_series *s);
 
 #endif

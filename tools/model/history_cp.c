@@ -64,7 +64,8 @@ static double
 ttest_split(const struct segmenter *sg, size_t a, size_t b, size_t *at)
 {
 	size_t n = b - a;
-	double tw = 0, tx = 0, tx2 = 0, lw = 0, lx = 0, lx2 = 0, floor2 = INFINITY, best = -1;
+	double tw = 0, tx = 0, tx2 = 0, lw = 0, lx = 0, lx2 = 0,
+	       floor2 = INFINITY, best = -1;
 	double df = (double)n - 2;
 
 	/* the floor: the least variance any commit's runs give its mean (the
@@ -74,10 +75,12 @@ ttest_split(const struct segmenter *sg, size_t a, size_t b, size_t *at)
 		tw += sg->w[i];
 		tx += sg->w[i] * sg->x[i];
 		tx2 += sg->w[i] * sg->x[i] * sg->x[i];
-		floor2 = fmin(floor2, sg->within ? sg->within[i] * sg->w[i] : 0);
+		floor2 =
+			fmin(floor2, sg->within ? sg->within[i] * sg->w[i] : 0);
 	}
 	for (size_t k = a + 1; k < b; k++) {
-		double wi = sg->w[k - 1], xi = sg->x[k - 1], ml, mr, rw, ss, s2, t;
+		double wi = sg->w[k - 1], xi = sg->x[k - 1], ml, mr, rw, ss, s2,
+		       t;
 
 		lw += wi;
 		lx += wi * xi;
@@ -144,7 +147,8 @@ ediv_best(const double *y, size_t n, size_t *at)
 			within_r += fabs(y[i] - y[j]);
 	/* split k: y[0..k) against y[k..n); move y[k-1] from right to left */
 	for (size_t k = 1; k < n; k++) {
-		double to_left = 0, to_right = 0, l = (double)k, r = (double)(n - k), q;
+		double to_left = 0, to_right = 0, l = (double)k,
+		       r = (double)(n - k), q;
 
 		for (size_t i = 0; i < k - 1; i++)
 			to_left += fabs(y[i] - y[k - 1]);
@@ -155,8 +159,9 @@ ediv_best(const double *y, size_t n, size_t *at)
 		between += to_right - to_left;
 		if (k < 2 || n - k < 2)
 			continue;
-		q = l * r / (l + r) * (2 * between / (l * r) - within_l / (l * (l - 1) / 2) -
-				       within_r / (r * (r - 1) / 2));
+		q = l * r / (l + r) *
+		    (2 * between / (l * r) - within_l / (l * (l - 1) / 2) -
+		     within_r / (r * (r - 1) / 2));
 		if (q > best) {
 			best = q;
 			*at = k;
@@ -170,7 +175,8 @@ static double
 ediv_split(struct segmenter *sg, size_t a, size_t b, size_t *at)
 {
 	size_t n = b - a, ge = 0, dummy;
-	double q, want = fmin(fmax(20 / sg->alpha, EDIV_PERMUTATIONS_MIN), EDIV_PERMUTATIONS_MAX);
+	double q, want = fmin(fmax(20 / sg->alpha, EDIV_PERMUTATIONS_MIN),
+			      EDIV_PERMUTATIONS_MAX);
 	int perms = (int)want, p;
 
 	if (n < 4)
@@ -179,7 +185,8 @@ ediv_split(struct segmenter *sg, size_t a, size_t b, size_t *at)
 	q = ediv_best(sg->x + a, n, at);
 	*at += a;
 	memcpy(sg->tmp, sg->x + a, n * sizeof(*sg->tmp));
-	for (p = 0; p < perms && (double)(ge + 1) / (perms + 1) < sg->alpha; p++) {
+	for (p = 0; p < perms && (double)(ge + 1) / (perms + 1) < sg->alpha;
+	     p++) {
 		for (size_t i = n - 1; i > 0; i--) {
 			size_t j = draw(&sg->seed, i + 1);
 			double t = sg->tmp[i];
@@ -190,7 +197,8 @@ ediv_split(struct segmenter *sg, size_t a, size_t b, size_t *at)
 		ge += ediv_best(sg->tmp, n, &dummy) >= q;
 	}
 	/* stopped early: at least this, which is not significant */
-	return p < perms ? (double)(ge + 1) / (p + 1) : (double)(ge + 1) / (perms + 1);
+	return p < perms ? (double)(ge + 1) / (p + 1) :
+			   (double)(ge + 1) / (perms + 1);
 }
 
 static void
@@ -201,13 +209,15 @@ segment(struct segmenter *sg, size_t a, size_t b)
 
 	if (b - a < 3 || sg->n == sg->max)
 		return;
-	p = sg->m == CP_EDIVISIVE ? ediv_split(sg, a, b, &at) : ttest_split(sg, a, b, &at);
+	p = sg->m == CP_EDIVISIVE ? ediv_split(sg, a, b, &at) :
+				    ttest_split(sg, a, b, &at);
 	if (p >= sg->alpha || at <= a || at >= b)
 		return;
 	before = seg_mean(sg, a, at);
 	after = seg_mean(sg, at, b);
 	segment(sg, a, at);
-	if (sg->n < sg->max && fabs(after - before) >= sg->min_rel * fabs(before))
+	if (sg->n < sg->max &&
+	    fabs(after - before) >= sg->min_rel * fabs(before))
 		sg->out[sg->n++] = (struct change){ at, before, after, p };
 	segment(sg, at, b);
 }
@@ -231,7 +241,8 @@ cp_find(enum cp_method m, const double *x, const double *within, size_t n,
 	segment(&sg, 0, n);
 	/* each change's levels: the means between its neighbours */
 	for (size_t i = 0; i < sg.n; i++) {
-		size_t a = i ? out[i - 1].at : 0, b = i + 1 < sg.n ? out[i + 1].at : n;
+		size_t a = i ? out[i - 1].at : 0,
+		       b = i + 1 < sg.n ? out[i + 1].at : n;
 
 		out[i].before = seg_mean(&sg, a, out[i].at);
 		out[i].after = seg_mean(&sg, out[i].at, b);

@@ -6,9 +6,9 @@
  * flat profile shares it (flat_walk), and each symbol's part is then shared
  * among the line-table rows that cover its 2-byte units (give_lines): so a
  * line's samples add up exactly to its function's, and with no inlining
- * they are gprof -l's. A row of inlined code is the inlined function's own source
- * line (the line table says where the instructions came from); the scopes
- * at its address (dwarf_getscopes) name the function inlined, and the
+ * they are gprof -l's. A row of inlined code is the inlined function's own
+ * source line (the line table says where the instructions came from); the
+ * scopes at its address (dwarf_getscopes) name the function inlined, and the
  * symbol names the function it was inlined into. Code with no line
  * information is function+0xOFFSET.
  *
@@ -61,8 +61,9 @@ candidates(const struct lines *L, uint32_t obj, char *c[3])
 	}
 	c[1] = dup0(whole_object(L->in->objects, obj, &id, &idlen));
 	/* a library replaced since the run would give another build's lines */
-	if (c[1] && idlen && ((n = elf_build_id(c[1], now, sizeof(now))) != (int)idlen ||
-			      memcmp(now, id, idlen))) {
+	if (c[1] && idlen &&
+	    ((n = elf_build_id(c[1], now, sizeof(now))) != (int)idlen ||
+	     memcmp(now, id, idlen))) {
 		pc_warn("note: '%s' is not the file that was profiled (its build-id "
 			"changed); its lines are left out", c[1]);
 		free(c[1]);
@@ -88,7 +89,8 @@ module(struct lines *L, uint32_t obj)
 		for (int i = 0; i < 3 && !m->dw && !m->error[0]; i++) {
 			if (i == 2 && cand[1])
 				cand[2] = symtab_debug_file_of(cand[1], L->so);
-			m->dw = dwlines_open(cand[i], m->error, sizeof(m->error));
+			m->dw = dwlines_open(cand[i], m->error,
+					     sizeof(m->error));
 			if (m->dw || m->error[0]) {
 				m->path = cand[i];
 				cand[i] = NULL;
@@ -104,7 +106,8 @@ module(struct lines *L, uint32_t obj)
 /* A row of samples of symbol sym from address a: on line l, or where l
  * is NULL at a's offset in the symbol, with no line. */
 static void
-add(struct lines *L, size_t sym, const struct dwline *l, uint64_t a, double samples)
+add(struct lines *L, size_t sym, const struct dwline *l, uint64_t a,
+    double samples)
 {
 	const struct symtab *st = &L->in->st;
 	struct line_row *r;
@@ -133,8 +136,8 @@ add(struct lines *L, size_t sym, const struct dwline *l, uint64_t a, double samp
 #define WIDE	64
 
 static void
-give_span(struct lines *L, size_t sym, struct dwlines *m, uint64_t base, uint64_t lo,
-	  uint64_t hi, double samples)
+give_span(struct lines *L, size_t sym, struct dwlines *m, uint64_t base,
+	  uint64_t lo, uint64_t hi, double samples)
 {
 	for (uint64_t a = lo; a < hi; ) {
 		struct dwline l;
@@ -142,7 +145,8 @@ give_span(struct lines *L, size_t sym, struct dwlines *m, uint64_t base, uint64_
 		int have = m && dwlines_at(m, a - base, &l, &end);
 
 		b = end && base + end > a && base + end < hi ? base + end : hi;
-		add(L, sym, have ? &l : NULL, a, samples * (double)(b - a) / (double)(hi - lo));
+		add(L, sym, have ? &l : NULL, a,
+		    samples * (double)(b - a) / (double)(hi - lo));
 		a = b;
 	}
 }
@@ -175,7 +179,8 @@ give_lines(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
 		struct dwline l;
 		int have = m && dwlines_at(m, b - 1 - base, &l, NULL);
 
-		add(L, sym, have ? &l : NULL, a, samples * (double)(b - a) / (double)(hi - lo));
+		add(L, sym, have ? &l : NULL, a,
+		    samples * (double)(b - a) / (double)(hi - lo));
 	}
 }
 
@@ -188,8 +193,8 @@ lines_line_at(struct lines *L, uint32_t obj, uint64_t addr, struct dwline *out)
 }
 
 int
-lines_at(struct lines *L, uint32_t obj, uint64_t addr, const char **file, int *line,
-	 const char **inlined)
+lines_at(struct lines *L, uint32_t obj, uint64_t addr, const char **file,
+	 int *line, const char **inlined)
 {
 	struct dwline l;
 
@@ -235,8 +240,8 @@ cmp_samples(const void *a, const void *b)
 }
 
 int
-lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profile *p,
-	    const struct symtab_opts *so)
+lines_build(struct lines *L, const struct pc_inputs *in,
+	    const struct gmon_profile *p, const struct symtab_opts *so)
 {
 	uint64_t out;
 	size_t n = 0;

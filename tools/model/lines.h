@@ -23,7 +23,7 @@ struct line_row {
 	int line;
 	uint32_t func;		/* the function the code is in (symtab) */
 	const char *inlined;	/* the function inlined there, or NULL */
-	uint64_t offset;	/* no line information: from the symbol's start */
+	uint64_t offset; /* no line information: from the symbol's start */
 	double samples;
 };
 
@@ -46,8 +46,9 @@ struct lines {
 /* The lines of p's samples, named with in's symbols and objects; separate
  * debug files are looked for as so says. The rows' strings live until
  * lines_release. 0, or -1 after lines_check's line. */
-PC_CHECKED int lines_build(struct lines *L, const struct pc_inputs *in, const struct gmon_profile *p,
-		const struct symtab_opts *so);
+PC_CHECKED int lines_build(struct lines *L, const struct pc_inputs *in,
+			   const struct gmon_profile *p,
+			   const struct symtab_opts *so);
 void lines_release(struct lines *L);
 /* -1 after one line naming the file if an object's DWARF that L read
  * (or lines_at looked in since) is corrupt, else 0. lines_build checks
@@ -56,11 +57,12 @@ int lines_check(const struct lines *L);
 /* The line of link-time address addr of object obj (0: the executable),
  * as lines_build credits it: 1 with *file, *line and *inlined (or NULL)
  * set, 0 where no line covers it. */
-int lines_at(struct lines *L, uint32_t obj, uint64_t addr, const char **file, int *line,
-	     const char **inlined);
+int lines_at(struct lines *L, uint32_t obj, uint64_t addr, const char **file,
+	     int *line, const char **inlined);
 /* The same, the whole line (dwlines.h): with where inlined code is called. */
 struct dwline;
-int lines_line_at(struct lines *L, uint32_t obj, uint64_t addr, struct dwline *out);
+int lines_line_at(struct lines *L, uint32_t obj, uint64_t addr,
+		  struct dwline *out);
 
 /* lines_out.c: print L as ro->format (text, json or csv), ro->top rows. */
 struct symtab;

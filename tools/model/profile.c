@@ -41,18 +41,22 @@ profiles_load(struct gmon_profile *p, char **paths, int n)
 		if (load_one(&q, paths[i]))
 			return -1;
 		if (q.hists[0].rate != p->hists[0].rate)
-			return pc_error("'%s': sampled at %u Hz, '%s' at %u Hz: profiles at different rates cannot be summed",
-					paths[i], q.hists[0].rate, paths[0], p->hists[0].rate);
-		if (pc0 && gmon_profile_is_libpc(&q, id) && memcmp(id0, id, sizeof(id)))
-			return pc_error("'%s': from another executable than '%s' (build-id %s..., not %s...)",
-					paths[i], paths[0], pc_hex(id, sizeof(id), a),
-					pc_hex(id0, sizeof(id0), b));
+			return pc_error(
+				"'%s': sampled at %u Hz, '%s' at %u Hz: profiles at different rates cannot be summed",
+				paths[i], q.hists[0].rate, paths[0],
+				p->hists[0].rate);
+		if (pc0 && gmon_profile_is_libpc(&q, id) &&
+		    memcmp(id0, id, sizeof(id)))
+			return pc_error(
+				"'%s': from another executable than '%s' (build-id %s..., not %s...)",
+				paths[i], paths[0], pc_hex(id, sizeof(id), a),
+				pc_hex(id0, sizeof(id0), b));
 		r = gmon_profile_add(p, &q, &err);
 		if (r == -ENOMEM)
 			return pc_error("'%s': out of memory", paths[i]);
 		if (r)
-			return pc_error("'%s': cannot be added to '%s': %s", paths[i], paths[0],
-					err.what);
+			return pc_error("'%s': cannot be added to '%s': %s",
+					paths[i], paths[0], err.what);
 		gmon_profile_release(&q);
 	}
 	return 0;
@@ -117,15 +121,16 @@ credit_bin(const struct symtab *st, size_t s, uint64_t a, uint64_t e, double c,
 		uint64_t n = overlap(y, a, e);
 
 		if (n && (gaps || !is_gap(st, i)))
-			give(arg, i, y->lo > a ? y->lo : a, y->hi < e ? y->hi : e,
+			give(arg, i, y->lo > a ? y->lo : a,
+			     y->hi < e ? y->hi : e,
 			     c * (double)n / (double)covered);
 	}
 	return 1;
 }
 
 double
-flat_walk(const struct symtab *st, const struct gmon_profile *p, flat_give_fn *give,
-	  void *arg, double *unknown)
+flat_walk(const struct symtab *st, const struct gmon_profile *p,
+	  flat_give_fn *give, void *arg, double *unknown)
 {
 	double total = 0;
 
@@ -166,7 +171,8 @@ give_func(void *arg, size_t sym, uint64_t lo, uint64_t hi, double samples)
 }
 
 void
-flat_build(struct flat *f, const struct symtab *st, const struct gmon_profile *p)
+flat_build(struct flat *f, const struct symtab *st,
+	   const struct gmon_profile *p)
 {
 	double *per = pc_calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*per));
 	struct per_func pf = { st, per };

@@ -25,7 +25,8 @@ seq_next_look(int n, int nmin, int nmax)
 
 	if (n < nmin)
 		return nmin < nmax ? nmin : nmax;
-	return n + (step > 1 ? step : 1) < nmax ? n + (step > 1 ? step : 1) : nmax;
+	return n + (step > 1 ? step : 1) < nmax ? n + (step > 1 ? step : 1) :
+						  nmax;
 }
 
 double
@@ -42,7 +43,8 @@ seq_look_alpha(double alpha, int n, int nmin, int nmax)
 		prev = k;
 	if (n <= nmin)
 		return seq_spent(alpha, (double)nmin / nmax);
-	return seq_spent(alpha, (double)n / nmax) - seq_spent(alpha, (double)prev / nmax);
+	return seq_spent(alpha, (double)n / nmax) -
+	       seq_spent(alpha, (double)prev / nmax);
 }
 
 double
@@ -130,10 +132,12 @@ seq_judge(struct result *res, const struct diff_opts *o, double a)
 		if (!w->tested || !w->family || w->mb <= 0)
 			continue;
 		/* a change smaller than either limit never fails */
-		if (!settled(w, fmax(o->threshold * w->mb, o->min_seconds), a) &&
+		if (!settled(w, fmax(o->threshold * w->mb, o->min_seconds),
+			     a) &&
 		    w->status != ST_FASTER) {
 			all = 0;
-			res->seq.ruled_out = fmax(res->seq.ruled_out, w->bound / w->mb);
+			res->seq.ruled_out =
+				fmax(res->seq.ruled_out, w->bound / w->mb);
 		}
 	}
 	if (res->prog.tested && res->prog.mb > 0) {
@@ -145,13 +149,16 @@ seq_judge(struct result *res, const struct diff_opts *o, double a)
 		 * function is */
 		p->bound = seq_ruled_out(dprog, p->se, p->df, a);
 		if (!(p->bound < o->threshold * p->mb) &&
-		    !(dprog + half < 0 && dprog + half < o->threshold * p->mb)) {
+		    !(dprog + half < 0 &&
+		      dprog + half < o->threshold * p->mb)) {
 			all = 0;
-			res->seq.ruled_out = fmax(res->seq.ruled_out, p->bound / p->mb);
+			res->seq.ruled_out =
+				fmax(res->seq.ruled_out, p->bound / p->mb);
 		}
 	}
-	res->seq.verdict = res->nslow ? SEQ_REGRESSED : all && !res->misfit ? SEQ_UNCHANGED :
-			   SEQ_UNDECIDED;
+	res->seq.verdict = res->nslow          ? SEQ_REGRESSED :
+			   all && !res->misfit ? SEQ_UNCHANGED :
+						 SEQ_UNDECIDED;
 	return res->seq.verdict;
 }
 
@@ -168,7 +175,8 @@ diff_exit_status(const struct result *res, const struct diff_opts *o)
 {
 	if (res->nslow)
 		return EXIT_REGRESSION;
-	if (((o->seq_max > 0 && res->seq.verdict == SEQ_UNDECIDED) || res->misfit) &&
+	if (((o->seq_max > 0 && res->seq.verdict == SEQ_UNDECIDED) ||
+	     res->misfit) &&
 	    o->undecided_fail)
 		return EXIT_REGRESSION;
 	return 0;

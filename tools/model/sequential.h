@@ -46,7 +46,8 @@ double seq_ruled_out(double d, double se, double df, double a);
  * o->min_seconds for a function) or, for a function, are significantly
  * faster; else undecided. Sets each watched row's and the program's
  * bound, and res->seq's verdict and ruled_out. */
-enum seq_verdict seq_judge(struct result *res, const struct diff_opts *o, double a);
+enum seq_verdict seq_judge(struct result *res, const struct diff_opts *o,
+			   double a);
 /* "regressed", "unchanged", "undecided" */
 const char *seq_verdict_name(enum seq_verdict v);
 

@@ -128,7 +128,9 @@ stats_robust_mean(const double *x, const double *se, size_t n, double *mean)
 
 		for (size_t i = 0; i < n; i++) {
 			double r = (x[i] - mu) / (s * se[i] * c);
-			double w = fabs(r) < 1 ? (1 - r * r) * (1 - r * r) / (se[i] * se[i]) : 0;
+			double w = fabs(r) < 1 ? (1 - r * r) * (1 - r * r) /
+							 (se[i] * se[i]) :
+						 0;
 
 			sw += w;
 			swx += w * x[i];
@@ -158,8 +160,10 @@ stats_fisher(const double *p, size_t n)
 		x -= log(fmax(p[i], 1e-300));
 	/* chi-square of 2n df above 2x: e^-x sum_{j<n} x^j / j!, in logs */
 	for (size_t j = 0; j < n; j++)
-		top = fmax(top, -x + (double)j * log(fmax(x, 1e-300)) - lgamma((double)j + 1));
+		top = fmax(top, -x + (double)j * log(fmax(x, 1e-300)) -
+					lgamma((double)j + 1));
 	for (size_t j = 0; j < n; j++)
-		sum += exp(-x + (double)j * log(fmax(x, 1e-300)) - lgamma((double)j + 1) - top);
+		sum += exp(-x + (double)j * log(fmax(x, 1e-300)) -
+			   lgamma((double)j + 1) - top);
 	return fmin(1, exp(top) * sum);
 }

@@ -27,7 +27,8 @@ double stats_median(double *v, size_t n);
  * are scaled by their spread only among 8 values or more. 0, or -1 for
  * n = 0 or no memory.
  */
-int stats_robust_mean(const double *x, const double *se, size_t n, double *mean);
+int stats_robust_mean(const double *x, const double *se, size_t n,
+		      double *mean);
 
 /*
  * Fisher's combination of n independent p-values p[0..n): the

@@ -70,13 +70,14 @@ struct timelines {
 
 /* The stack k of the export's current input file `file` as its locations
  * (room for k->depth + 1), leaf first; how many (export.c). */
-typedef uint32_t (*tl_locs_fn)(void *arg, int file, const struct gmon_stack *k, uint32_t *locs);
+typedef uint32_t (*tl_locs_fn)(void *arg, int file, const struct gmon_stack *k,
+			       uint32_t *locs);
 
 /* Add the timeline beside the profile path (file `file` of the input
  * that export_add reads now) to x's, as group g; nothing where there is
  * none. 0, or -1 after one line on a damaged one. */
-PC_CHECKED int timelines_add(struct export *x, const char *path, int file, uint32_t g,
-		   tl_locs_fn locs, void *arg);
+PC_CHECKED int timelines_add(struct export *x, const char *path, int file,
+			     uint32_t g, tl_locs_fn locs, void *arg);
 /* The earliest time of all; the last. */
 uint64_t timelines_zero(const struct timelines *t);
 uint64_t timelines_end(const struct timelines *t);

@@ -92,7 +92,8 @@ add_stack(struct wall_add *w, const struct gmon_stack *k, double n)
 		if (!in_text(k->pcs[d]) || !in_text(k->pcs[d + 1]))
 			continue;
 		for (uint32_t e = 1; e < d && !seen; e++)
-			seen = k->pcs[e] == k->pcs[d] && k->pcs[e + 1] == k->pcs[d + 1];
+			seen = k->pcs[e] == k->pcs[d] &&
+			       k->pcs[e + 1] == k->pcs[d + 1];
 		if (!seen)
 			arc_add(w, k->pcs[d + 1], k->pcs[d], n);
 	}
@@ -126,7 +127,8 @@ bin_at(struct gmon_profile *p, uint64_t at, uint64_t size)
 	if (h >= 0) {
 		const struct gmon_hist *hh = &p->hists[h];
 
-		return &hh->counts[(at - hh->low) / ((hh->high - hh->low) / hh->nbins)];
+		return &hh->counts[(at - hh->low) /
+				   ((hh->high - hh->low) / hh->nbins)];
 	}
 	p->hists = pc_realloc(p->hists, (p->nhists + 1) * sizeof(*p->hists));
 	nh = &p->hists[p->nhists];
@@ -157,24 +159,29 @@ add_into(struct gmon_profile *p, struct wall_add *w)
 	/* by address, so that each bin's rounding is the same every run */
 	qsort(w->bins, w->nbins, sizeof(*w->bins), cmp_at);
 	for (size_t i = 0; i < w->nbins; i++) {
-		uint64_t c = (uint64_t)(llround(sum + w->bins[i].n) - llround(sum));
+		uint64_t c =
+			(uint64_t)(llround(sum + w->bins[i].n) - llround(sum));
 
 		sum += w->bins[i].n;
 		if (c)
 			*bin_at(p, w->bins[i].at, size) += c;
 	}
-	p->arcs = pc_realloc(p->arcs, (p->narcs + w->narcs + 1) * sizeof(*p->arcs));
+	p->arcs = pc_realloc(p->arcs,
+			     (p->narcs + w->narcs + 1) * sizeof(*p->arcs));
 	sum = 0;
 	for (size_t i = 0; i < w->narcs; i++) {
-		uint64_t c = (uint64_t)(llround(sum + w->arcs[i].n) - llround(sum));
+		uint64_t c =
+			(uint64_t)(llround(sum + w->arcs[i].n) - llround(sum));
 
 		sum += w->arcs[i].n;
 		if (c)
-			p->arcs[na++] = (struct gmon_arc){ w->arcs[i].from, w->arcs[i].self, c };
+			p->arcs[na++] = (struct gmon_arc){ w->arcs[i].from,
+							   w->arcs[i].self, c };
 	}
 	if (llround(w->outside) > 0)
-		p->arcs[na++] = (struct gmon_arc){ GMON_OUTSIDE_FROM, GMON_OUTSIDE_SELF,
-						   (uint64_t)llround(w->outside) };
+		p->arcs[na++] =
+			(struct gmon_arc){ GMON_OUTSIDE_FROM, GMON_OUTSIDE_SELF,
+					   (uint64_t)llround(w->outside) };
 	p->narcs = na;
 }
 
@@ -188,10 +195,12 @@ wallgmon_build(struct gmon_profile *p, const struct pc_inputs *in, int run,
 	if (profiles_load(p, r->files, r->nfiles))
 		return -1;
 	if (!p->nhists)
-		return pc_error("'%s': no histogram to place wall time in", r->files[0]);
+		return pc_error("'%s': no histogram to place wall time in",
+				r->files[0]);
 	if (clock == PC_CLOCK_OFF) {
 		for (size_t h = 0; h < p->nhists; h++)
-			memset(p->hists[h].counts, 0, p->hists[h].nbins * sizeof(uint64_t));
+			memset(p->hists[h].counts, 0,
+			       p->hists[h].nbins * sizeof(uint64_t));
 		p->narcs = 0;
 	}
 	for (int i = 0; i < (stacks_file ? 1 : r->nfiles); i++) {
@@ -207,7 +216,9 @@ wallgmon_build(struct gmon_profile *p, const struct pc_inputs *in, int run,
 					r->files[i], ss.rate, p->hists[0].rate);
 		for (size_t j = 0; j < ss.n; j++)
 			if (ss.v[j].flags & GMON_STACK_OFFCPU)
-				add_stack(&w, &ss.v[j], stack_weight(&ss, &ss.v[j], PC_CLOCK_OFF));
+				add_stack(&w, &ss.v[j],
+					  stack_weight(&ss, &ss.v[j],
+						       PC_CLOCK_OFF));
 		gmon_stacks_release(&ss);
 	}
 	add_into(p, &w);

@@ -24,7 +24,8 @@
  * are carried from bin to bin, so the counts add up to the rounded whole.
  * 0, or -1 after one line on bad input.
  */
-PC_CHECKED int wallgmon_build(struct gmon_profile *p, const struct pc_inputs *in, int run,
-		    const char *stacks_file, enum pc_clock clock);
+PC_CHECKED int wallgmon_build(struct gmon_profile *p,
+			      const struct pc_inputs *in, int run,
+			      const char *stacks_file, enum pc_clock clock);
 
 #endif

@@ -96,16 +96,16 @@ thread_of(struct export *x, uint32_t group, uint32_t tid)
 	for (size_t i = 0; i < x->nthreads; i++)
 		if (x->threads[i].group == group && x->threads[i].tid == tid)
 			return (uint32_t)i + 1;
-	x->threads = xtable_grow_array(x->threads, &x->cap_threads, x->nthreads + 1,
-				       sizeof(*x->threads));
+	x->threads = xtable_grow_array(x->threads, &x->cap_threads,
+				       x->nthreads + 1, sizeof(*x->threads));
 	x->threads[x->nthreads] = (struct xp_thread){ group, tid, 0, 0, 0 };
 	return (uint32_t)++x->nthreads;
 }
 
 /* Sample s of g as one of the export's. */
 static void
-add_sample(struct export *x, const struct tl_group *g, const struct tl_sample *s,
-	   uint32_t none)
+add_sample(struct export *x, const struct tl_group *g,
+	   const struct tl_sample *s, uint32_t none)
 {
 	const uint32_t *locs = &none;
 	uint32_t depth = 1, th = thread_of(x, g->group, s->tid);
@@ -115,11 +115,13 @@ add_sample(struct export *x, const struct tl_group *g, const struct tl_sample *s
 		locs = g->pool + g->stacks[s->stack].first;
 		depth = g->stacks[s->stack].depth;
 	}
-	x->samples = xtable_grow_array(x->samples, &x->cap_samples, x->nsamples + 1,
-				       sizeof(*x->samples));
-	x->pool = xtable_grow_array(x->pool, &x->cap_pool, x->npool + depth, sizeof(*x->pool));
+	x->samples = xtable_grow_array(x->samples, &x->cap_samples,
+				       x->nsamples + 1, sizeof(*x->samples));
+	x->pool = xtable_grow_array(x->pool, &x->cap_pool, x->npool + depth,
+				    sizeof(*x->pool));
 	sm = &x->samples[x->nsamples++];
-	*sm = (struct xp_sample){ x->npool, depth, g->group, th, s->off, 0, s->weight, 0, s->t };
+	*sm = (struct xp_sample){ x->npool, depth,     g->group, th,  s->off,
+				  0,        s->weight, 0,        s->t };
 	memcpy(x->pool + x->npool, locs, depth * sizeof(*locs));
 	x->npool += depth;
 	x->groups[g->group].samples += s->weight;
@@ -142,9 +144,10 @@ warn_empty(const struct export *x, const struct report_opts *r, uint64_t zero)
 		snprintf(from, sizeof(from), " from %g s", r->from);
 	if (r->window & WINDOW_TO)
 		snprintf(to, sizeof(to), " to %g s", r->to);
-	pc_warn("warning: '%s': no samples%s%s%s%s%s (its timeline: 0 to %.3f s)", x->source,
-		r->marker ? " inside the markers '" : "", r->marker ? r->marker : "",
-		r->marker ? "'" : "", from, to, (double)(timelines_end(x->timeline) - zero) / 1e9);
+	pc_warn("warning: '%s': no samples%s%s%s%s%s (its timeline: 0 to %.3f s)",
+		x->source, r->marker ? " inside the markers '" : "",
+		r->marker ? r->marker : "", r->marker ? "'" : "", from, to,
+		(double)(timelines_end(x->timeline) - zero) / 1e9);
 }
 
 /* How many of t's markers named name have no span to cut (instants and
@@ -179,7 +182,8 @@ export_keep_window(struct export *x, const struct report_opts *r)
 	if (!t || !t->n)
 		return pc_error("'%s': no timeline recorded for --from, --to or --marker (pcprof "
 				"run --timeline, PC_TIMELINE=1)", x->source);
-	if ((r->window & WINDOW_TO) && (r->window & WINDOW_FROM) && r->to <= r->from)
+	if ((r->window & WINDOW_TO) && (r->window & WINDOW_FROM) &&
+	    r->to <= r->from)
 		return pc_error("--to %g: not after --from %g", r->to, r->from);
 	zero = timelines_zero(t);
 	lo = zero + (uint64_t)llround(r->from * 1e9);
@@ -190,13 +194,15 @@ export_keep_window(struct export *x, const struct report_opts *r)
 	for (size_t i = 0; i < t->n; i++)
 		named += cut_group(&t->v[i], lo, hi, r->marker);
 	if (r->marker && !named && spanless)
-		return pc_error("'%s': the marker '%s' has no span (%zu at a single time, the "
-				"first at %.6f s): --marker takes markers with a beginning and an "
-				"end; give --from and --to around it", x->source, r->marker,
-				spanless, (double)(first - zero) / 1e9);
+		return pc_error(
+			"'%s': the marker '%s' has no span (%zu at a single time, the "
+			"first at %.6f s): --marker takes markers with a beginning and an "
+			"end; give --from and --to around it",
+			x->source, r->marker, spanless,
+			(double)(first - zero) / 1e9);
 	if (r->marker && !named)
-		return pc_error("'%s': no marker named '%s' in its timeline", x->source,
-				r->marker);
+		return pc_error("'%s': no marker named '%s' in its timeline",
+				x->source, r->marker);
 	/* the export's samples, from the timeline's alone */
 	x->nsamples = x->npool = x->narcs = 0;
 	x->total = x->off = 0;
@@ -211,7 +217,8 @@ export_keep_window(struct export *x, const struct report_opts *r)
 			/* the clock's samples: CPU, off-CPU, or both */
 			if (t->v[i].samples[j].off ? x->clock != PC_CLOCK_CPU :
 			    x->clock != PC_CLOCK_OFF)
-				add_sample(x, &t->v[i], &t->v[i].samples[j], none);
+				add_sample(x, &t->v[i], &t->v[i].samples[j],
+					   none);
 	if (r->window && !x->nsamples)
 		warn_empty(x, r, zero);
 	return 0;

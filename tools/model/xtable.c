@@ -51,8 +51,8 @@ table_grow(struct table *t)
 
 /* The slot for h where same(arg, index) holds, or the empty one to fill. */
 uint32_t *
-table_find(struct table *t, uint64_t h, int (*same)(const void *, uint32_t), const void *arg,
-	   uint64_t **hp)
+table_find(struct table *t, uint64_t h, int (*same)(const void *, uint32_t),
+	   const void *arg, uint64_t **hp)
 {
 	size_t i;
 

@@ -20,8 +20,9 @@ uint64_t xtable_mix(uint64_t h, uint64_t v);
 void *xtable_grow_array(void *p, size_t *cap, size_t need, size_t size);
 /* The slot for h where same(arg, index) holds, or the empty one to fill;
  * its hash's place in *hp. */
-uint32_t *table_find(struct table *t, uint64_t h, int (*same)(const void *, uint32_t),
-		     const void *arg, uint64_t **hp);
+uint32_t *table_find(struct table *t, uint64_t h,
+		     int (*same)(const void *, uint32_t), const void *arg,
+		     uint64_t **hp);
 void table_free(struct table *t);
 
 #endif

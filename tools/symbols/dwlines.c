@@ -107,7 +107,8 @@ has_section(Elf *elf, const char *name)
 		GElf_Shdr sh;
 		const char *n;
 
-		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		if (gelf_getshdr(scn, &sh) &&
+		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
 		    !strcmp(n, name))
 			return 1;
 	}
@@ -128,7 +129,8 @@ with_dwarf(Elf *elf, int fd, char *err, size_t errlen)
 	    !(dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL)) ||
 	    dwarf_nextcu(dw, 0, &next, &hsize, NULL, NULL, NULL) != 0) {
 		/* a .debug_info with no unit libdw can read: corrupt */
-		if (err && elf && elf_kind(elf) == ELF_K_ELF && has_section(elf, ".debug_info"))
+		if (err && elf && elf_kind(elf) == ELF_K_ELF &&
+		    has_section(elf, ".debug_info"))
 			snprintf(err, errlen, "corrupt DWARF: .debug_info cannot be read: %s",
 				 dwarf_errmsg(-1));
 		if (dw)
@@ -155,7 +157,8 @@ dwlines_open(const char *path, char *err, size_t errlen)
 	if (!path || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return NULL;
 	elf_version(EV_CURRENT);
-	if (!(m = with_dwarf(elf_begin(fd, ELF_C_READ_MMAP, NULL), fd, err, errlen)))
+	if (!(m = with_dwarf(elf_begin(fd, ELF_C_READ_MMAP, NULL), fd, err,
+			     errlen)))
 		close(fd);
 	return m;
 }
@@ -220,7 +223,8 @@ unit_of(struct dwlines *m, Dwarf_Die *cu)
 {
 	Dwarf_Off off = dwarf_dieoffset(cu);
 	Dwarf_Attribute at;
-	const char *comp_dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &at));
+	const char *comp_dir =
+		dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &at));
 	Dwarf_Lines *dl;
 	struct unit *u;
 	size_t n;
@@ -270,8 +274,8 @@ unit_of(struct dwlines *m, Dwarf_Die *cu)
 #define MAX_SCAN	200000
 
 static int
-outer_inlined(Dwarf_Die *parent, uint64_t addr, int in_sub, int depth, long *scanned,
-	      Dwarf_Die *out)
+outer_inlined(Dwarf_Die *parent, uint64_t addr, int in_sub, int depth,
+	      long *scanned, Dwarf_Die *out)
 {
 	Dwarf_Die kid;
 
@@ -285,13 +289,15 @@ outer_inlined(Dwarf_Die *parent, uint64_t addr, int in_sub, int depth, long *sca
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
-			if (!in_sub && outer_inlined(&kid, addr, 0, depth + 1, scanned, out))
+			if (!in_sub && outer_inlined(&kid, addr, 0, depth + 1,
+						     scanned, out))
 				return 1;
 			break;
 		case DW_TAG_subprogram:
 		case DW_TAG_lexical_block:
 			if (dwarf_haspc(&kid, addr) == 1)
-				return outer_inlined(&kid, addr, 1, depth + 1, scanned, out);
+				return outer_inlined(&kid, addr, 1, depth + 1,
+						     scanned, out);
 			break;
 		case DW_TAG_inlined_subroutine:
 			if (in_sub && dwarf_haspc(&kid, addr) == 1) {
@@ -321,14 +327,17 @@ call_site(struct unit *u, struct lrow *r, uint64_t addr)
 
 	if (!outer_inlined(&r->cu, addr, 0, 0, &scanned, &outer))
 		return;
-	if (dwarf_formudata(dwarf_attr(&outer, DW_AT_call_line, &at), &line) == 0 &&
+	if (dwarf_formudata(dwarf_attr(&outer, DW_AT_call_line, &at), &line) ==
+		    0 &&
 	    line > 0 && line < INT32_MAX &&
-	    dwarf_formudata(dwarf_attr(&outer, DW_AT_call_file, &at), &file) == 0 &&
+	    dwarf_formudata(dwarf_attr(&outer, DW_AT_call_file, &at), &file) ==
+		    0 &&
 	    dwarf_getsrcfiles(&r->cu, &files, &nfiles) == 0 && file < nfiles &&
 	    (f = dwarf_filesrc(files, file, NULL, NULL))) {
 		r->call_line = (int)line;
-		r->call_file = unit_path(u, f, dwarf_formstring(dwarf_attr(&r->cu,
-					 DW_AT_comp_dir, &cd)));
+		r->call_file = unit_path(u, f,
+					 dwarf_formstring(dwarf_attr(
+						 &r->cu, DW_AT_comp_dir, &cd)));
 	}
 }
 
@@ -386,15 +395,19 @@ build_ranges(struct dwlines *m)
 		if (!dwarf_offdie(m->dw, off + hsize, &cu))
 			corrupt(m, "the unit", off);
 		else
-			while ((o = dwarf_ranges(&cu, o, &base, &lo, &hi)) > 0 &&
+			while ((o = dwarf_ranges(&cu, o, &base, &lo, &hi)) >
+				       0 &&
 			       m->nranges < MAX_RANGES) {
 				if (hi <= lo)
 					continue;
 				if (m->nranges == cap) {
 					cap = cap ? 2 * cap : 64;
-					m->ranges = pc_realloc(m->ranges, cap * sizeof(*m->ranges));
+					m->ranges = pc_realloc(
+						m->ranges,
+						cap * sizeof(*m->ranges));
 				}
-				m->ranges[m->nranges++] = (struct curange){ lo, hi, off + hsize };
+				m->ranges[m->nranges++] =
+					(struct curange){ lo, hi, off + hsize };
 			}
 		off = next;
 	}

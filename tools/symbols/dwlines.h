@@ -35,7 +35,8 @@ void dwlines_close(struct dwlines *m);
 /* The line in effect at link-time address addr: 1 with *out set, 0 where
  * no line covers it. *end (if not NULL) is where the row found, or the
  * next row, ends: 0 when not known. */
-int dwlines_at(struct dwlines *m, uint64_t addr, struct dwline *out, uint64_t *end);
+int dwlines_at(struct dwlines *m, uint64_t addr, struct dwline *out,
+	       uint64_t *end);
 
 /* The units whose line tables were read so far. */
 size_t dwlines_units(const struct dwlines *m);

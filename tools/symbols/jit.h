@@ -29,7 +29,7 @@ struct jlines {
 	size_t n, cap;
 	char *names;		/* every name, NUL-terminated, in order */
 	size_t names_len, names_cap;
-	size_t left_out;	/* functions past JIT_ENTRIES_MAX or JIT_NAMES_MAX */
+	size_t left_out; /* functions past JIT_ENTRIES_MAX or JIT_NAMES_MAX */
 };
 
 /* The name of l's function i. */
@@ -43,7 +43,8 @@ jit_name(const struct jlines *l, size_t i)
  * JIT_NAME_MAX); 0, or -1 (counted in left_out) when l holds
  * JIT_ENTRIES_MAX functions or JIT_NAMES_MAX bytes of names already.
  * Not AS-safe. */
-int jit_add(struct jlines *l, uint64_t lo, uint64_t hi, const char *name, size_t len);
+int jit_add(struct jlines *l, uint64_t lo, uint64_t hi, const char *name,
+	    size_t len);
 void jit_free(struct jlines *l);
 
 /* l's functions as disjoint functions of st (source named source): where

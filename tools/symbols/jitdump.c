@@ -109,7 +109,8 @@ code_load(const unsigned char *r, uint32_t size, struct jlines *l)
 	csize = rd64(r + 40);
 	if (csize > size - JD_LOAD_FIXED - 1)
 		return "a CODE_LOAD record shorter than its code";
-	nul = memchr(r + JD_LOAD_FIXED, 0, size - JD_LOAD_FIXED - (size_t)csize);
+	nul = memchr(r + JD_LOAD_FIXED, 0,
+		     size - JD_LOAD_FIXED - (size_t)csize);
 	if (!nul)
 		return "a CODE_LOAD record whose name has no end";
 	if (addr + csize < addr)
@@ -134,7 +135,8 @@ code_move(const unsigned char *r, uint32_t size, struct jlines *l)
 	csize = rd64(r + 48);
 	if (to + csize < to)
 		return "a CODE_MOVE record whose code wraps around the address space";
-	for (size_t i = l->n, k = 0; csize && i > 0 && k < JD_MOVE_LOOK; i--, k++)
+	for (size_t i = l->n, k = 0; csize && i > 0 && k < JD_MOVE_LOOK;
+	     i--, k++)
 		if (l->v[i - 1].lo == from) {
 			/* the name is copied first: jit_add may move l->v */
 			char *name = pc_strdup(jit_name(l, i - 1));
@@ -173,7 +175,8 @@ debug_info(const unsigned char *r, uint32_t size)
 		if (size - off < JD_ENTRY_MIN)
 			return 0;
 		a = rd64(r + off);
-		if (a < code || a - code < JD_DEBUG_BIAS || a - code >= JD_DEBUG_SPAN)
+		if (a < code || a - code < JD_DEBUG_BIAS ||
+		    a - code >= JD_DEBUG_SPAN)
 			return 0;
 		if (!(nul = memchr(r + off + 16, 0, size - off - 16)))
 			return 0;
@@ -185,8 +188,8 @@ debug_info(const unsigned char *r, uint32_t size)
 }
 
 const char *
-jitdump_parse(const unsigned char *b, size_t len, uint64_t pid, struct jlines *l,
-	      size_t *lines)
+jitdump_parse(const unsigned char *b, size_t len, uint64_t pid,
+	      struct jlines *l, size_t *lines)
 {
 	size_t off;
 	const char *why = header(b, len, pid, &off);
@@ -244,8 +247,8 @@ read_all(int fd, unsigned char **buf)
 }
 
 int
-jitdump_load(const char *dir, uint64_t pid, uid_t uid, uint64_t started, struct symtab *st,
-	     char *path, size_t pathlen)
+jitdump_load(const char *dir, uint64_t pid, uid_t uid, uint64_t started,
+	     struct symtab *st, char *path, size_t pathlen)
 {
 	struct jlines l = { 0 };
 	unsigned char *buf;
@@ -255,13 +258,16 @@ jitdump_load(const char *dir, uint64_t pid, uid_t uid, uint64_t started, struct 
 	int fd;
 
 	memset(st, 0, sizeof(*st));
-	snprintf(path, pathlen, "%s/jit-%llu.dump", dir, (unsigned long long)pid);
+	snprintf(path, pathlen, "%s/jit-%llu.dump", dir,
+		 (unsigned long long)pid);
 	if ((fd = pc_open_regular(path, NULL, &why)) < 0) {
 		if (errno != ENOENT)
-			pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path, why);
+			pc_warn("note: '%s' ignored: %s; JIT code left unnamed",
+				path, why);
 		return -1;
 	}
-	if ((why = jit_untrusted(fd, uid, started)) || (len = read_all(fd, &buf)) < 0) {
+	if ((why = jit_untrusted(fd, uid, started)) ||
+	    (len = read_all(fd, &buf)) < 0) {
 		pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path,
 			why ? why : strerror(errno));
 		close(fd);
@@ -271,14 +277,15 @@ jitdump_load(const char *dir, uint64_t pid, uid_t uid, uint64_t started, struct 
 	why = jitdump_parse(buf, (size_t)len, pid, &l, &lines);
 	free(buf);
 	if (why) {
-		pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path, why);
+		pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path,
+			why);
 		jit_free(&l);
 		return -1;
 	}
 	if (l.left_out)
 		pc_warn("note: '%s': only its first %zu functions read (a bound of %u functions, "
-			"%u MiB of names); JIT code past them left unnamed", path, l.n,
-			JIT_ENTRIES_MAX, JIT_NAMES_MAX >> 20);
+			"%u MiB of names); JIT code past them left unnamed",
+			path, l.n, JIT_ENTRIES_MAX, JIT_NAMES_MAX >> 20);
 	jit_disjoint(&l, st, "jitdump");
 	return (int)st->nsyms;
 }

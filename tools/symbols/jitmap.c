@@ -44,8 +44,10 @@ hex_field(const char **p, const char *end, uint64_t *out)
 	if (end - s > 1 && s[0] == '0' && s[1] == 'x')
 		s += 2;
 	for (; s < end && n < 17; s++, n++) {
-		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ?
-			*s - 'a' + 10 : *s >= 'A' && *s <= 'F' ? *s - 'A' + 10 : -1;
+		int d = *s >= '0' && *s <= '9' ? *s - '0' :
+			*s >= 'a' && *s <= 'f' ? *s - 'a' + 10 :
+			*s >= 'A' && *s <= 'F' ? *s - 'A' + 10 :
+						 -1;
 
 		if (d < 0)
 			break;
@@ -75,7 +77,8 @@ jit_untrusted(int fd, uid_t uid, uint64_t started)
 	/* a process writes its map while it runs: one last written before
 	 * the process started is an earlier process's of the same pid (file
 	 * times lag the clock by a tick; 3 s of grace, as for objects' files) */
-	mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec;
+	mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000u +
+		(uint64_t)sb.st_mtim.tv_nsec;
 	if (started && mtime + UINT64_C(3000000000) < started)
 		return "last written before the process started (an earlier process's)";
 	return NULL;
@@ -95,7 +98,8 @@ grow(void *buf, size_t *cap, size_t need, size_t size, size_t first)
 }
 
 int
-jit_add(struct jlines *l, uint64_t lo, uint64_t hi, const char *name, size_t len)
+jit_add(struct jlines *l, uint64_t lo, uint64_t hi, const char *name,
+	size_t len)
 {
 	const char *nul = memchr(name, 0, len);
 
@@ -132,8 +136,8 @@ add_line(struct jlines *l, const char *s, const char *nl)
 	const char *p = s;
 	uint64_t lo, size;
 
-	if (hex_field(&p, nl, &lo) || hex_field(&p, nl, &size) || !size || lo + size <= lo ||
-	    p >= nl)
+	if (hex_field(&p, nl, &lo) || hex_field(&p, nl, &size) || !size ||
+	    lo + size <= lo || p >= nl)
 		return -1;
 	jit_add(l, lo, lo + size, p, (size_t)(nl - p));
 	return 0;
@@ -156,7 +160,8 @@ read_lines(int fd, struct jlines *l)
 
 	while (!why && total < JIT_MAP_MAX && !l->left_out) {
 		size_t left = JIT_MAP_MAX - total;
-		ssize_t r = read(fd, buf + len, left < JIT_CHUNK ? left : JIT_CHUNK);
+		ssize_t r = read(fd, buf + len,
+				 left < JIT_CHUNK ? left : JIT_CHUNK);
 		const char *s = buf, *nl;
 
 		if (r < 0 && errno == EINTR)
@@ -169,7 +174,8 @@ read_lines(int fd, struct jlines *l)
 		}
 		len += (size_t)r;
 		total += (size_t)r;
-		for (; !why && !l->left_out && (nl = memchr(s, '\n', len - (size_t)(s - buf)));
+		for (; !why && !l->left_out &&
+		       (nl = memchr(s, '\n', len - (size_t)(s - buf)));
 		     s = nl + 1, lines++)
 			if (add_line(l, s, nl) && lines == 0)
 				why = "its first line is not START SIZE NAME";
@@ -223,8 +229,8 @@ jit_disjoint(struct jlines *l, struct symtab *st, const char *source)
 }
 
 int
-jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *path,
-	    size_t pathlen)
+jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st,
+	    char *path, size_t pathlen)
 {
 	struct jlines l = { 0 };
 	const char *why;
@@ -235,11 +241,13 @@ jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *
 	/* never through a symlink someone else planted */
 	if ((fd = pc_open_regular(path, NULL, &why)) < 0) {
 		if (errno != ENOENT)
-			pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path, why);
+			pc_warn("note: '%s' ignored: %s; JIT code left unnamed",
+				path, why);
 		return -1;
 	}
 	if ((why = jit_untrusted(fd, uid, started))) {
-		pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path, why);
+		pc_warn("note: '%s' ignored: %s; JIT code left unnamed", path,
+			why);
 		close(fd);
 		return -1;
 	}
@@ -253,8 +261,8 @@ jitmap_load(uint64_t pid, uid_t uid, uint64_t started, struct symtab *st, char *
 	}
 	if (l.left_out)
 		pc_warn("note: '%s': only its first %zu functions read (a bound of %u functions, "
-			"%u MiB of names); JIT code past them left unnamed", path, l.n,
-			JIT_ENTRIES_MAX, JIT_NAMES_MAX >> 20);
+			"%u MiB of names); JIT code past them left unnamed",
+			path, l.n, JIT_ENTRIES_MAX, JIT_NAMES_MAX >> 20);
 	jit_disjoint(&l, st, "perf map");
 	return (int)st->nsyms;
 }

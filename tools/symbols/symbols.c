@@ -20,8 +20,8 @@ symbols_notes(const struct symtab_opts *o)
 }
 
 int
-symbols_load_whole(struct symtab *st, const char *exe, const struct symtab_opts *o,
-		   int whole)
+symbols_load_whole(struct symtab *st, const char *exe,
+		   const struct symtab_opts *o, int whole)
 {
 	char err[512];
 

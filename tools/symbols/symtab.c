@@ -84,12 +84,15 @@ build(struct symtab *st, struct rawvec *rv, uint64_t text_end,
 		if (r->size)
 			hi = r->lo + r->size;
 		else
-			hi = next != UINT64_MAX ? next : (text_end > r->lo ? text_end : r->lo + 1);
+			hi = next != UINT64_MAX ?
+				     next :
+				     (text_end > r->lo ? text_end : r->lo + 1);
 		if (hi > next)
 			hi = next;
 		if (hi <= r->lo)
 			continue;
-		name = r->prio == PRIO_LITERAL ? strdup(r->name) : sym_display_name(r->name, o);
+		name = r->prio == PRIO_LITERAL ? strdup(r->name) :
+						 sym_display_name(r->name, o);
 		if (!name)
 			goto nomem;
 		f = intern(st, &nt, name);
@@ -107,12 +110,13 @@ nomem:
 }
 
 static int
-load(struct symtab *st, Elf *e, const char *path, const struct symtab_opts *opts,
-     char *err, size_t errlen)
+load(struct symtab *st, Elf *e, const char *path,
+     const struct symtab_opts *opts, char *err, size_t errlen)
 {
 	static const struct symtab_opts none;
 	const struct symtab_opts *o = opts ? opts : &none;
-	struct rawvec symtab = { 0 }, dynsym = { 0 }, plt = { 0 }, dbg = { 0 }, fdes = { 0 };
+	struct rawvec symtab = { 0 }, dynsym = { 0 }, plt = { 0 }, dbg = { 0 },
+		      fdes = { 0 };
 	struct rawvec *use;
 	struct elfinfo info;
 	int r = -1;
@@ -138,7 +142,8 @@ load(struct symtab *st, Elf *e, const char *path, const struct symtab_opts *opts
 		strcpy(st->source, dynsym.n ? ".dynsym" : "no symbols");
 	}
 	for (size_t i = 0; i < plt.n; i++)
-		if (sym_raw_push(use, plt.v[i].lo, plt.v[i].size, plt.v[i].name, 0))
+		if (sym_raw_push(use, plt.v[i].lo, plt.v[i].size, plt.v[i].name,
+				 0))
 			goto nomem;
 	if (use == &dynsym && sym_add_fdes(st, e, path, &info, o, use, &fdes))
 		goto nomem;
@@ -186,7 +191,8 @@ symtab_load_mem(struct symtab *st, const void *buf, size_t len,
 	elf_version(EV_CURRENT);
 	memset(st, 0, sizeof(*st));
 	if (!(e = elf_memory((char *)buf, len)))
-		return sym_fail(err, errlen, "cannot read as ELF: %s", elf_errmsg(-1));
+		return sym_fail(err, errlen, "cannot read as ELF: %s",
+				elf_errmsg(-1));
 	r = load(st, e, NULL, opts, err, errlen);
 	elf_end(e);
 	return r;

@@ -130,6 +130,7 @@ uint64_t symtab_hash_name(const char *s);
 
 /* A function's name for the call graph: "name (object)" outside the
  * executable (symtab_names.c). buf is used when needed. */
-const char *func_label(const struct symtab *st, uint32_t func, char *buf, size_t size);
+const char *func_label(const struct symtab *st, uint32_t func, char *buf,
+		       size_t size);
 
 #endif

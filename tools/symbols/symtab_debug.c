@@ -55,8 +55,10 @@ sym_debug_find(struct symtab *st, const char *exe, const struct elfinfo *info,
 		int n = snprintf(path, sizeof(path), "%s/.build-id/%02x/", root,
 				 info->build_id[0]);
 
-		for (size_t i = 1; i < info->build_id_len && n < (int)sizeof(path) - 8; i++)
-			n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", info->build_id[i]);
+		for (size_t i = 1;
+		     i < info->build_id_len && n < (int)sizeof(path) - 8; i++)
+			n += snprintf(path + n, sizeof(path) - (size_t)n,
+				      "%02x", info->build_id[i]);
 		snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
 		if (try_debug_file(st, path, info, rv))
 			return 1;
@@ -104,7 +106,8 @@ unreachable(int r)
 static struct {
 	int tried;
 	debuginfod_client *(*begin)(void);
-	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int,
+			      char **);
 	const char *(*get_url)(debuginfod_client *);
 	void (*end)(debuginfod_client *);
 } dfd;
@@ -156,8 +159,8 @@ sym_debuginfod(struct symtab *st, const struct elfinfo *info, struct rawvec *rv,
 			return 0;
 		}
 	}
-	fd = dfd.find_debuginfo(f->client, info->build_id, (int)info->build_id_len,
-				       &path);
+	fd = dfd.find_debuginfo(f->client, info->build_id,
+				(int)info->build_id_len, &path);
 	if (fd >= 0) {
 		close(fd);
 		ok = try_debug_file(st, path, info, rv);
@@ -165,9 +168,10 @@ sym_debuginfod(struct symtab *st, const struct elfinfo *info, struct rawvec *rv,
 		const char *url = dfd.get_url(f->client);
 
 		f->down = 1;
-		snprintf(f->note, sizeof(f->note), "debuginfod: cannot reach %.300s: %s; "
-			 "symbols from the files on this machine only", url ? url : urls,
-			 strerror(-fd));
+		snprintf(f->note, sizeof(f->note),
+			 "debuginfod: cannot reach %.300s: %s; "
+			 "symbols from the files on this machine only",
+			 url ? url : urls, strerror(-fd));
 	}
 	free(path);
 	return ok;

@@ -27,7 +27,11 @@ eh_value(const unsigned char **p, const unsigned char *end, unsigned enc,
 
 	switch (enc & 0x0f) {
 	case 0x03: case 0x0b: len = 4; break;	/* udata4, sdata4 */
-	case 0x00: case 0x04: case 0x0c: len = 8; break;	/* absptr, udata8, sdata8 */
+	case 0x00:
+	case 0x04:
+	case 0x0c:
+		len = 8;
+		break; /* absptr, udata8, sdata8 */
 	default: return -1;
 	}
 	switch (enc & 0x70) {
@@ -70,7 +74,8 @@ raw_before(const struct rawvec *rv, uint64_t addr, uint64_t *size)
 	*size = 0;
 	while (lo > 1 && rv->v[lo - 2].lo == rv->v[lo - 1].lo)
 		lo--;
-	for (size_t i = lo - 1; i < rv->n && rv->v[i].lo == rv->v[lo - 1].lo; i++)
+	for (size_t i = lo - 1; i < rv->n && rv->v[i].lo == rv->v[lo - 1].lo;
+	     i++)
 		if (rv->v[i].size > *size)
 			*size = rv->v[i].size;
 	return &rv->v[lo - 1];
@@ -250,7 +255,8 @@ eh_fdes(Elf *e, size_t *np)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn = sym_section(e, ".eh_frame", &sh);
-	const unsigned char *ident = (const unsigned char *)elf_getident(e, NULL);
+	const unsigned char *ident =
+		(const unsigned char *)elf_getident(e, NULL);
 	struct cies cies = { 0 };
 	struct ranges out = { 0 };
 	Dwarf_Off off = 0, next;
@@ -259,7 +265,8 @@ eh_fdes(Elf *e, size_t *np)
 
 	*np = 0;
 	/* lld types it SHT_X86_64_UNWIND */
-	if (!scn || !ident || (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) ||
+	if (!scn || !ident ||
+	    (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) ||
 	    !(d = elf_getdata(scn, NULL)) || !d->d_buf || !d->d_size)
 		return NULL;
 	while (!nomem && off < d->d_size) {
@@ -272,10 +279,12 @@ eh_fdes(Elf *e, size_t *np)
 		if (r == 0 && dwarf_cfi_cie_p(&en))
 			nomem = cies_add(&cies, off, &en.cie);
 		else if (r == 0 &&
-			 fde_range_of(&en.fde, cies_enc(&cies, en.fde.CIE_pointer),
-				      sh.sh_addr + (uint64_t)(en.fde.start -
-							      (const unsigned char *)d->d_buf),
-				      sh.sh_addr, &x) == 0)
+			 fde_range_of(
+				 &en.fde, cies_enc(&cies, en.fde.CIE_pointer),
+				 sh.sh_addr + (uint64_t)(en.fde.start -
+							 (const unsigned char *)
+								 d->d_buf),
+				 sh.sh_addr, &x) == 0)
 			nomem = ranges_add(&out, x);
 		off = next;
 	}
@@ -300,7 +309,8 @@ eh_fdes(Elf *e, size_t *np)
  */
 static int
 read_fdes(Elf *e, const char *obj, uint64_t base, uint64_t text_end,
-	  const struct rawvec *rv, const struct symtab_opts *o, struct rawvec *out)
+	  const struct rawvec *rv, const struct symtab_opts *o,
+	  struct rawvec *out)
 {
 	size_t n;
 	struct fde_range *fdes = eh_fdes(e, &n);
@@ -314,7 +324,7 @@ read_fdes(Elf *e, const char *obj, uint64_t base, uint64_t text_end,
 		char name[512];
 
 		if (i > 0 && fdes[i - 1].lo == start)
-			continue;	/* listed twice: the widest came first */
+			continue; /* listed twice: the widest came first */
 		if (near && (near->lo == start || start - near->lo < size))
 			continue;	/* a symbol has it */
 		/* never into the next function, nor past the code */
@@ -331,14 +341,16 @@ read_fdes(Elf *e, const char *obj, uint64_t base, uint64_t text_end,
 				r = -1;
 				break;
 			}
-			snprintf(name, sizeof(name), "%s+0x%llx (after '%.200s')", obj,
+			snprintf(name, sizeof(name),
+				 "%s+0x%llx (after '%.200s')", obj,
 				 (unsigned long long)(start - base), hint);
 			free(hint);
 		} else {
 			snprintf(name, sizeof(name), "%s+0x%llx", obj,
 				 (unsigned long long)(start - base));
 		}
-		if ((r = sym_raw_push(out, start, hi - start, name, PRIO_LITERAL)))
+		if ((r = sym_raw_push(out, start, hi - start, name,
+				      PRIO_LITERAL)))
 			break;
 	}
 	free(fdes);
@@ -354,8 +366,9 @@ read_fdes(Elf *e, const char *obj, uint64_t base, uint64_t text_end,
  * were added, and the second label never showed). -1 when memory runs out.
  */
 int
-sym_add_fdes(struct symtab *st, Elf *e, const char *path, const struct elfinfo *info,
-	 const struct symtab_opts *o, struct rawvec *use, struct rawvec *fdes)
+sym_add_fdes(struct symtab *st, Elf *e, const char *path,
+	     const struct elfinfo *info, const struct symtab_opts *o,
+	     struct rawvec *use, struct rawvec *fdes)
 {
 	const char *slash = path ? strrchr(path, '/') : NULL;
 	const char *obj = slash ? slash + 1 : path ? path : "[memory]";
@@ -370,8 +383,8 @@ sym_add_fdes(struct symtab *st, Elf *e, const char *path, const struct elfinfo *
 	if (read_fdes(e, obj, info->base, info->text_end, use, o, fdes))
 		return -1;
 	for (size_t i = 0; i < fdes->n; i++)
-		if (sym_raw_push(use, fdes->v[i].lo, fdes->v[i].size, fdes->v[i].name,
-			     PRIO_LITERAL))
+		if (sym_raw_push(use, fdes->v[i].lo, fdes->v[i].size,
+				 fdes->v[i].name, PRIO_LITERAL))
 			return -1;
 	if (fdes->n)
 		strcpy(st->source, exported ? ".dynsym and unwind tables" :

@@ -24,7 +24,7 @@
 struct raw {
 	uint64_t lo, size;
 	char *name;		/* owned */
-	int prio;		/* which of several names at one address wins;
+	int prio;               /* which of several names at one address wins;
 				 * PRIO_LITERAL: a made-up name, shown as it is */
 };
 
@@ -43,7 +43,7 @@ struct elfinfo {
 	size_t build_id_len;
 	char debuglink[256];
 	uint64_t text_end;	/* end of the last executable section */
-	uint64_t base;		/* lowest PT_LOAD address: offsets count from it */
+	uint64_t base; /* lowest PT_LOAD address: offsets count from it */
 };
 
 /* symtab_elf.c */
@@ -52,8 +52,8 @@ struct elfinfo {
 int sym_fail(char *err, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Append a copy of name; 0, or -1 when out of memory. Not AS-safe. */
-int sym_raw_push(struct rawvec *rv, uint64_t lo, uint64_t size, const char *name,
-		 int prio);
+int sym_raw_push(struct rawvec *rv, uint64_t lo, uint64_t size,
+		 const char *name, int prio);
 /* Free rv's names and array and empty it. Not AS-safe. */
 void sym_raw_free(struct rawvec *rv);
 /* qsort order of struct raw: by address, the name to show first. AS-safe. */
@@ -67,7 +67,8 @@ Elf *sym_open_elf(const char *path, int *fdp, char *err, size_t errlen);
  * .symtab, .dynsym and the PLT into those vectors that are not NULL. 0, or
  * -1 with a reason in err. Not AS-safe. */
 int sym_read_elf(Elf *e, struct elfinfo *info, struct rawvec *symtab,
-		 struct rawvec *dynsym, struct rawvec *plt, char *err, size_t errlen);
+		 struct rawvec *dynsym, struct rawvec *plt, char *err,
+		 size_t errlen);
 
 /* symtab_names.c */
 
@@ -89,11 +90,12 @@ int sym_add_fdes(struct symtab *st, Elf *e, const char *path,
 /* The symbols of exe's separate debug file on this machine (by build-id
  * under o->debug_root, then .gnu_debuglink) into rv, its path in
  * st->debug_path: 1, or 0 for none. Not AS-safe. */
-int sym_debug_find(struct symtab *st, const char *exe, const struct elfinfo *info,
-		   const struct symtab_opts *o, struct rawvec *rv);
+int sym_debug_find(struct symtab *st, const char *exe,
+		   const struct elfinfo *info, const struct symtab_opts *o,
+		   struct rawvec *rv);
 /* The same from the debuginfod servers of DEBUGINFOD_URLS through f (NULL:
  * none). 1, or 0 for none. Not AS-safe. */
-int sym_debuginfod(struct symtab *st, const struct elfinfo *info, struct rawvec *rv,
-		   struct symtab_fetch *f);
+int sym_debuginfod(struct symtab *st, const struct elfinfo *info,
+		   struct rawvec *rv, struct symtab_fetch *f);
 
 #endif

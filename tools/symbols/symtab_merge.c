@@ -28,7 +28,8 @@ symtab_objects_begin(struct symtab *st, const char *name)
 {
 	if (st->nobjs)
 		return 0;
-	st->func_obj = calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*st->func_obj));
+	st->func_obj =
+		calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*st->func_obj));
 	if (!st->func_obj)
 		return -1;
 	return push_name(st, name);
@@ -39,7 +40,8 @@ symtab_objects_add(struct symtab *st, struct symtab *src, const char *name,
 		   const char *gap_name, int shift, uint32_t *objp)
 {
 	uint32_t obj = (uint32_t)st->nobjs;
-	uint64_t base = (uint64_t)obj << shift, end = base + (UINT64_C(1) << shift);
+	uint64_t base = (uint64_t)obj << shift,
+		 end = base + (UINT64_C(1) << shift);
 	size_t ns = src ? src->nsyms : 0, nf = src ? src->nfuncs : 0;
 	size_t room = st->nsyms + 2 * ns + 1;
 	struct sym *syms;
@@ -47,7 +49,8 @@ symtab_objects_add(struct symtab *st, struct symtab *src, const char *name,
 	uint32_t *fo, gap = 0;
 	uint64_t at = base;
 
-	if (shift < 1 || shift > 63 || (uint64_t)obj >= UINT64_C(1) << (64 - shift))
+	if (shift < 1 || shift > 63 ||
+	    (uint64_t)obj >= UINT64_C(1) << (64 - shift))
 		return -1;	/* no room for another object */
 	if (push_name(st, name))
 		return -1;
@@ -67,10 +70,11 @@ symtab_objects_add(struct symtab *st, struct symtab *src, const char *name,
 		return -1;
 	st->func_obj[st->nfuncs++] = obj;
 	for (size_t i = 0; i < ns; i++) {
-		uint64_t lo = base + src->syms[i].lo, hi = base + src->syms[i].hi;
+		uint64_t lo = base + src->syms[i].lo,
+			 hi = base + src->syms[i].hi;
 
 		if (src->syms[i].hi > end - base || lo < at)
-			continue;	/* past the object's room, or overlapping */
+			continue; /* past the object's room, or overlapping */
 		if (lo > at)
 			st->syms[st->nsyms++] = (struct sym){ at, lo, gap };
 		st->syms[st->nsyms++] = (struct sym){ lo, hi,

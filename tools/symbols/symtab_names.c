@@ -32,9 +32,11 @@ piece_suffix(const char *s)
 		int ok = 0;
 
 		s++;
-		for (size_t i = 0; !ok && i < sizeof(tags) / sizeof(tags[0]); i++) {
+		for (size_t i = 0; !ok && i < sizeof(tags) / sizeof(tags[0]);
+		     i++) {
 			k = strlen(tags[i]);
-			if (!strncmp(s, tags[i], k) && (s[k] == '.' || !s[k] || s[k] == ']')) {
+			if (!strncmp(s, tags[i], k) &&
+			    (s[k] == '.' || !s[k] || s[k] == ']')) {
 				s += k;
 				ok = tagged = 1;
 			}
@@ -56,7 +58,8 @@ piece_suffix(const char *s)
 static size_t
 base_len(const char *name)
 {
-	for (const char *dot = strchr(name + 1, '.'); dot; dot = strchr(dot + 1, '.'))
+	for (const char *dot = strchr(name + 1, '.'); dot;
+	     dot = strchr(dot + 1, '.'))
 		if (piece_suffix(dot))
 			return (size_t)(dot - name);
 	return strlen(name);
@@ -93,7 +96,9 @@ unversioned_len(const char *name)
 		return strlen(name);
 	if (at[1] == '@')
 		at++;
-	return at[1] >= 'A' && at[1] <= 'Z' ? (size_t)(strchr(name, '@') - name) : strlen(name);
+	return at[1] >= 'A' && at[1] <= 'Z' ?
+		       (size_t)(strchr(name, '@') - name) :
+		       strlen(name);
 }
 
 char *
@@ -111,11 +116,13 @@ sym_display_name(const char *name, const struct symtab_opts *o)
 	k = o->keep_pieces ? strlen(plain) : base_len(plain);
 	base = strndup(plain, k);
 	free(plain);
-	if (!base || o->no_demangle || strncmp(base, "_Z", 2) || !(dm = demangler()))
+	if (!base || o->no_demangle || strncmp(base, "_Z", 2) ||
+	    !(dm = demangler()))
 		return base;
 	d = dm(base, NULL, NULL, &status);
 	if (status == 0 && d) {
-		char *sh = o->full_names ? d : symtab_short_name(d, o->keep_pieces);
+		char *sh = o->full_names ? d :
+					   symtab_short_name(d, o->keep_pieces);
 
 		free(base);
 		if (sh != d)
@@ -134,7 +141,8 @@ at_operator(const char *name, size_t i)
 	       (i == 0 || name[i - 1] == ':' || name[i - 1] == ' ') &&
 	       !((name[i + 8] >= 'a' && name[i + 8] <= 'z') ||
 		 (name[i + 8] >= 'A' && name[i + 8] <= 'Z') ||
-		 (name[i + 8] >= '0' && name[i + 8] <= '9') || name[i + 8] == '_');
+		 (name[i + 8] >= '0' && name[i + 8] <= '9') ||
+		 name[i + 8] == '_');
 }
 
 /*
@@ -198,7 +206,8 @@ operator_len(const char *name, size_t j, size_t end)
 			char next = name[j + l];
 
 			if (!strncmp(name + j, lt[i], l) &&
-			    (next == '(' || next == ' ' || !next || (l == 1 && next == '<')))
+			    (next == '(' || next == ' ' || !next ||
+			     (l == 1 && next == '<')))
 				return l;
 		}
 		return 1;
@@ -266,8 +275,9 @@ static int
 shortened_well(const char *out, size_t k)
 {
 	return k && out[k - 1] != ' ' &&
-	       ((out[0] >= 'a' && out[0] <= 'z') || (out[0] >= 'A' && out[0] <= 'Z') ||
-		out[0] == '_' || out[0] == '~' || out[0] == '(' || out[0] == '{');
+	       ((out[0] >= 'a' && out[0] <= 'z') ||
+		(out[0] >= 'A' && out[0] <= 'Z') || out[0] == '_' ||
+		out[0] == '~' || out[0] == '(' || out[0] == '{');
 }
 
 /* The clones of clone (" [clone .X]" each) that are functions of their
@@ -278,7 +288,8 @@ keep_regions(char *out, const char *clone)
 {
 	while (!strncmp(clone, " [clone .", 9)) {
 		const char *close = strchr(clone, ']');
-		size_t len = close ? (size_t)(close - clone) + 1 : strlen(clone);
+		size_t len =
+			close ? (size_t)(close - clone) + 1 : strlen(clone);
 
 		if (!piece_suffix(clone + 8)) {
 			memmove(out, clone, len);
@@ -308,7 +319,8 @@ symtab_short_name(const char *name, int keep_clones)
 			i = copy_operator(name, i, end, out, &k) - 1;
 			continue;
 		}
-		if (!angle && !paren && !strncmp(name + i, "(anonymous namespace)", 21)) {
+		if (!angle && !paren &&
+		    !strncmp(name + i, "(anonymous namespace)", 21)) {
 			memcpy(out + k, name + i, 21);	/* a component */
 			k += 21;
 			i += 20;
@@ -348,6 +360,7 @@ func_label(const struct symtab *st, uint32_t func, char *buf, size_t size)
 {
 	if (!st->nobjs || st->func_obj[func] == 0 || st->funcs[func][0] == '[')
 		return st->funcs[func];
-	snprintf(buf, size, "%s (%s)", st->funcs[func], st->objnames[st->func_obj[func]]);
+	snprintf(buf, size, "%s (%s)", st->funcs[func],
+		 st->objnames[st->func_obj[func]]);
 	return buf;
 }

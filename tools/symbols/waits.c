@@ -63,7 +63,8 @@ wait_name(uint64_t w, char *buf, size_t size)
 		n += snprintf(buf + n, size - (size_t)n, " %s",
 			      fd < GMON_FD_KINDS ? fd_words[fd] : "other");
 	if (n >= 0 && (size_t)n < size && wait_pid(w))
-		n += snprintf(buf + n, size - (size_t)n, " pid %u", (unsigned)wait_pid(w));
+		n += snprintf(buf + n, size - (size_t)n, " pid %u",
+			      (unsigned)wait_pid(w));
 	if (n >= 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, "]");
 	return buf;
@@ -83,8 +84,8 @@ wait_site_name(uint64_t w, char *buf, size_t size)
 }
 
 void
-wait_children_add(struct wait_child **v, size_t *n, size_t *cap, const char *site,
-		  uint32_t pid, double samples)
+wait_children_add(struct wait_child **v, size_t *n, size_t *cap,
+		  const char *site, uint32_t pid, double samples)
 {
 	struct wait_child *c;
 

@@ -45,13 +45,13 @@ char *wait_site_name(uint64_t w, char *buf, size_t size);
 struct wait_child {
 	char *site;		/* the site's name (wait_site_name), owned */
 	uint32_t pid;
-	double samples;		/* its time (seconds, where the report keeps it) */
+	double samples; /* its time (seconds, where the report keeps it) */
 };
 
 /* Add samples of the wait at site for child pid to v[0..*n) (grown; *cap
  * its room): one entry per site and pid. Exits out of memory. */
-void wait_children_add(struct wait_child **v, size_t *n, size_t *cap, const char *site,
-		       uint32_t pid, double samples);
+void wait_children_add(struct wait_child **v, size_t *n, size_t *cap,
+		       const char *site, uint32_t pid, double samples);
 /* Sort v[0..n): by site, then most samples first, then by pid. */
 void wait_children_sort(struct wait_child *v, size_t n);
 /* Free v[0..n) and its names. */

@@ -16,7 +16,7 @@
 
 struct site {
 	uint32_t func;		/* the site's function */
-	uint32_t sample;	/* a sample of it with the most in use: its stack */
+	uint32_t sample; /* a sample of it with the most in use: its stack */
 	double v[GMON_ALLOC_KINDS];
 	double leak_best;
 };
@@ -67,7 +67,8 @@ static struct site *
 sites_of(const struct export *x, size_t *n, double tot[GMON_ALLOC_KINDS])
 {
 	struct site *v = pc_calloc(x->nfuncs + 1, sizeof(*v));
-	uint32_t *at = pc_calloc(x->nfuncs + 1, sizeof(*at));	/* 1 + index in v */
+	uint32_t *at =
+		pc_calloc(x->nfuncs + 1, sizeof(*at)); /* 1 + index in v */
 
 	*n = 0;
 	memset(tot, 0, GMON_ALLOC_KINDS * sizeof(*tot));
@@ -135,45 +136,58 @@ print_text(FILE *out, const struct export *x, const struct site *v, size_t n,
 {
 	size_t shown = top > 0 && (size_t)top < n ? (size_t)top : n, leaks = 0;
 
-	fprintf(out, "Allocations of %s: %.0f bytes in %.0f allocations; %.0f bytes in %.0f "
-		"blocks in use at exit\n", x->ngroups ? text_name(x->strs[x->groups[0].name]) :
-		"", tot[GMON_ALLOC_BYTES], tot[GMON_ALLOC_OBJECTS], tot[GMON_INUSE_BYTES],
-		tot[GMON_INUSE_OBJECTS]);
+	fprintf(out,
+		"Allocations of %s: %.0f bytes in %.0f allocations; %.0f bytes in %.0f "
+		"blocks in use at exit\n",
+		x->ngroups ? text_name(x->strs[x->groups[0].name]) : "",
+		tot[GMON_ALLOC_BYTES], tot[GMON_ALLOC_OBJECTS],
+		tot[GMON_INUSE_BYTES], tot[GMON_INUSE_OBJECTS]);
 	if (x->alloc_rate > 1)
-		fprintf(out, "(estimated from %.0f samples, one every %llu bytes on average)\n",
-			tot[GMON_ALLOC_SAMPLES], (unsigned long long)x->alloc_rate);
+		fprintf(out,
+			"(estimated from %.0f samples, one every %llu bytes on average)\n",
+			tot[GMON_ALLOC_SAMPLES],
+			(unsigned long long)x->alloc_rate);
 	else
 		fputs("(every allocation recorded: exact)\n", out);
 	fprintf(out, "\n%14s %7s %11s %14s %9s %8s %7s  %s\n", "alloc bytes", "share",
 		"allocs", "in-use bytes", "in use", "samples", "+-", "site");
 	for (size_t i = 0; i < shown; i++)
-		fprintf(out, "%14.0f %6.2f%% %11.0f %14.0f %9.0f %8.0f %6.1f%%  %s\n",
-			v[i].v[GMON_ALLOC_BYTES], tot[GMON_ALLOC_BYTES] > 0 ?
-			100 * v[i].v[GMON_ALLOC_BYTES] / tot[GMON_ALLOC_BYTES] : 0,
+		fprintf(out,
+			"%14.0f %6.2f%% %11.0f %14.0f %9.0f %8.0f %6.1f%%  %s\n",
+			v[i].v[GMON_ALLOC_BYTES],
+			tot[GMON_ALLOC_BYTES] > 0 ?
+				100 * v[i].v[GMON_ALLOC_BYTES] /
+					tot[GMON_ALLOC_BYTES] :
+				0,
 			v[i].v[GMON_ALLOC_OBJECTS], v[i].v[GMON_INUSE_BYTES],
 			v[i].v[GMON_INUSE_OBJECTS], v[i].v[GMON_ALLOC_SAMPLES],
 			100 * error_of(x, v[i].v[GMON_ALLOC_SAMPLES]),
 			text_name(x->strs[x->funcs[v[i].func].name]));
 	if (shown < n)
-		fprintf(out, "%14s %7s %11s %14s %9s %8s %7s  (%zu more sites)\n", "", "", "", "",
-			"", "", "", n - shown);
+		fprintf(out,
+			"%14s %7s %11s %14s %9s %8s %7s  (%zu more sites)\n",
+			"", "", "", "", "", "", "", n - shown);
 	for (size_t i = 0; i < n; i++)
 		leaks += v[i].v[GMON_INUSE_BYTES] > 0;
-	fprintf(out, "\nLeaks at exit: %.0f bytes in %.0f blocks at %zu site%s (what was not "
+	fprintf(out,
+		"\nLeaks at exit: %.0f bytes in %.0f blocks at %zu site%s (what was not "
 		"freed when the profile was written; blocks still reachable from globals are "
-		"not told apart)\n", tot[GMON_INUSE_BYTES], tot[GMON_INUSE_OBJECTS], leaks,
+		"not told apart)\n",
+		tot[GMON_INUSE_BYTES], tot[GMON_INUSE_OBJECTS], leaks,
 		leaks == 1 ? "" : "s");
 }
 
 static void
-print_leaks(FILE *out, const struct export *x, struct site *v, size_t n, long top)
+print_leaks(FILE *out, const struct export *x, struct site *v, size_t n,
+	    long top)
 {
 	qsort(v, n, sizeof(*v), cmp_inuse);
 	for (size_t i = 0; i < n && (top <= 0 || (long)i < top); i++) {
 		if (!(v[i].v[GMON_INUSE_BYTES] > 0))
 			break;
-		fprintf(out, "%14.0f bytes in %.0f blocks at %s\n", v[i].v[GMON_INUSE_BYTES],
-			v[i].v[GMON_INUSE_OBJECTS], text_name(x->strs[x->funcs[v[i].func].name]));
+		fprintf(out, "%14.0f bytes in %.0f blocks at %s\n",
+			v[i].v[GMON_INUSE_BYTES], v[i].v[GMON_INUSE_OBJECTS],
+			text_name(x->strs[x->funcs[v[i].func].name]));
 		print_callers(out, x, v[i].sample);
 	}
 }
@@ -186,8 +200,10 @@ print_json(FILE *out, const struct export *x, const struct site *v, size_t n,
 		"alloc_objects", "alloc_space", "inuse_objects", "inuse_space",
 		"alloc_samples", "inuse_samples" };
 
-	fprintf(out, "{\"rate_bytes\": %llu, \"exact\": %s, \"leaks_told_from_reachable\": false",
-		(unsigned long long)x->alloc_rate, x->alloc_rate <= 1 ? "true" : "false");
+	fprintf(out,
+		"{\"rate_bytes\": %llu, \"exact\": %s, \"leaks_told_from_reachable\": false",
+		(unsigned long long)x->alloc_rate,
+		x->alloc_rate <= 1 ? "true" : "false");
 	for (int k = 0; k < GMON_ALLOC_KINDS; k++)
 		fprintf(out, ", \"%s\": %.0f", keys[k], tot[k]);
 	fputs(", \"sites\": [", out);
@@ -196,7 +212,8 @@ print_json(FILE *out, const struct export *x, const struct site *v, size_t n,
 		json_string(out, x->strs[x->funcs[v[i].func].name]);
 		for (int k = 0; k < GMON_ALLOC_KINDS; k++)
 			fprintf(out, ", \"%s\": %.0f", keys[k], v[i].v[k]);
-		fprintf(out, ", \"error\": %.6f}", error_of(x, v[i].v[GMON_ALLOC_SAMPLES]));
+		fprintf(out, ", \"error\": %.6f}",
+			error_of(x, v[i].v[GMON_ALLOC_SAMPLES]));
 	}
 	fputs("\n]}\n", out);
 }

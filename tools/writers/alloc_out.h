@@ -15,6 +15,7 @@
  * each stack in a named function: the allocator's caller, or above
  * library code such as operator new or strdup), the top r->top of them,
  * and the leaks. */
-void alloc_print(FILE *out, const struct export *x, const struct report_opts *r);
+void alloc_print(FILE *out, const struct export *x,
+		 const struct report_opts *r);
 
 #endif

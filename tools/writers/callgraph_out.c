@@ -45,9 +45,11 @@ print_side(FILE *out, const char *label, const struct cg_arc **v, size_t n,
 		uint32_t g = callers ? v[i]->caller : v[i]->callee;
 		char buf[1024];
 
-		fprintf(out, "      %-9s %10.0f %6.1f%%  %s [%ld]\n", i ? "" : label,
-			v[i]->samples, 100 * v[i]->samples / sum,
-			text_name(func_label(st, g, buf, sizeof(buf))), index[g]);
+		fprintf(out, "      %-9s %10.0f %6.1f%%  %s [%ld]\n",
+			i ? "" : label, v[i]->samples,
+			100 * v[i]->samples / sum,
+			text_name(func_label(st, g, buf, sizeof(buf))),
+			index[g]);
 	}
 }
 
@@ -55,10 +57,12 @@ void
 callgraph_print(FILE *out, const struct callgraph *cg, const struct flat *f,
 		const struct symtab *st, long top)
 {
-	uint32_t *order = pc_malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*order));
+	uint32_t *order =
+		pc_malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*order));
 	long *index = pc_malloc((st->nfuncs ? st->nfuncs : 1) * sizeof(*index));
 	double *self = pc_calloc(st->nfuncs ? st->nfuncs : 1, sizeof(*self));
-	const struct cg_arc **side = pc_malloc((cg->narcs ? cg->narcs : 1) * sizeof(*side));
+	const struct cg_arc **side =
+		pc_malloc((cg->narcs ? cg->narcs : 1) * sizeof(*side));
 	size_t n = 0;
 
 	for (size_t i = 0; i < f->nrows; i++)
@@ -73,7 +77,8 @@ callgraph_print(FILE *out, const struct callgraph *cg, const struct flat *f,
 	for (size_t i = 0; i < n; i++)
 		index[order[i]] = (long)i + 1;
 	fputs("\nCall graph: arc counts are samples in which the caller called the "
-	      "callee,\nso they split time as it was spent (they are not call counts).\n", out);
+	      "callee,\nso they split time as it was spent (they are not call counts).\n",
+	      out);
 	if (top > 0 && (size_t)top < n)
 		n = (size_t)top;
 	for (size_t i = 0; i < n; i++) {

@@ -54,17 +54,20 @@ verdict(FILE *out, const struct result *res, const struct diff_opts *o, int md)
 	const char *b = md ? "**" : "";
 
 	if (!w) {
-		fprintf(out, "%s%s: no significant growth in allocations%s", b, o->who, b);
+		fprintf(out, "%s%s: no significant growth in allocations%s", b,
+			o->who, b);
 		if (res->nfast)
-			fprintf(out, "; %d function%s with significantly fewer", res->nfast,
-				res->nfast == 1 ? "" : "s");
+			fprintf(out, "; %d function%s with significantly fewer",
+				res->nfast, res->nfast == 1 ? "" : "s");
 		fputc('\n', out);
 		return;
 	}
-	fprintf(out, "%s%s: regression%s: %s %.2f%% more %s (%.0f -> %.0f a run, "
-		"p %.2g)", b, o->who, b, text_name(w->name), change_pct(w),
-		o->metric == METRIC_ALLOC ? "allocations" : "bytes allocated", w->mb,
-		w->mn, w->padj);
+	fprintf(out,
+		"%s%s: regression%s: %s %.2f%% more %s (%.0f -> %.0f a run, "
+		"p %.2g)",
+		b, o->who, b, text_name(w->name), change_pct(w),
+		o->metric == METRIC_ALLOC ? "allocations" : "bytes allocated",
+		w->mb, w->mn, w->padj);
 	if (res->nslow > 1)
 		fprintf(out, ", and %d more function%s", res->nslow - 1,
 			res->nslow == 2 ? "" : "s");
@@ -79,18 +82,26 @@ terms(FILE *out, const struct result *res, const struct alloc_side *b,
 	fprintf(out, "compared: %s a run, of each function and its callees, ",
 		o->metric == METRIC_ALLOC ? "allocations" : "bytes allocated");
 	if (b->rate <= 1 && n->rate <= 1)
-		fputs("every allocation recorded (PC_ALLOC_RATE=1: exact)", out);
+		fputs("every allocation recorded (PC_ALLOC_RATE=1: exact)",
+		      out);
 	else
-		fprintf(out, "sampled every %llu and %llu bytes (a function's error from its "
-			"samples)", (unsigned long long)b->rate, (unsigned long long)n->rate);
-	fprintf(out, "; %d base run%s against %d new run%s; alpha %g over %zu function%s (Holm); "
-		"changes of %g%% and %.0f %s at least\n", b->nruns, b->nruns == 1 ? "" : "s",
-		n->nruns, n->nruns == 1 ? "" : "s", o->alpha, res->family,
+		fprintf(out,
+			"sampled every %llu and %llu bytes (a function's error from its "
+			"samples)",
+			(unsigned long long)b->rate,
+			(unsigned long long)n->rate);
+	fprintf(out,
+		"; %d base run%s against %d new run%s; alpha %g over %zu function%s (Holm); "
+		"changes of %g%% and %.0f %s at least\n",
+		b->nruns, b->nruns == 1 ? "" : "s", n->nruns,
+		n->nruns == 1 ? "" : "s", o->alpha, res->family,
 		res->family == 1 ? "" : "s", 100 * o->threshold,
 		fmax(1, ALLOC_MIN_SHARE * b->program), unit_of(o));
 	if (o->exp)
-		fprintf(out, "%d run%s a side in turns after a warm-up pair%s%s\n", o->exp->runs,
-			o->exp->runs == 1 ? "" : "s", o->exp->dir ? "; the runs are in " : "",
+		fprintf(out,
+			"%d run%s a side in turns after a warm-up pair%s%s\n",
+			o->exp->runs, o->exp->runs == 1 ? "" : "s",
+			o->exp->dir ? "; the runs are in " : "",
 			o->exp->dir ? text_name(o->exp->dir) : "");
 }
 
@@ -102,8 +113,8 @@ print_text(FILE *out, const struct result *res, const struct alloc_side *b,
 
 	verdict(out, res, o, 0);
 	terms(out, res, b, n, o);
-	fprintf(out, "\n%15s %15s %9s %9s  %-8s %s\n", "base", "new", "change", "p", "status",
-		"function");
+	fprintf(out, "\n%15s %15s %9s %9s  %-8s %s\n", "base", "new", "change",
+		"p", "status", "function");
 	for (size_t i = 0; i < res->nrows; i++) {
 		const struct row *w = &res->rows[i];
 		int sig = w->status == ST_SLOWER || w->status == ST_FASTER;
@@ -116,7 +127,8 @@ print_text(FILE *out, const struct result *res, const struct alloc_side *b,
 			fprintf(out, "%+8.2f%% %9.2g", change_pct(w), w->padj);
 		else
 			fprintf(out, "%9s %9s", "-", "-");
-		fprintf(out, "  %-8s %s\n", status_name(w->status), text_name(w->name));
+		fprintf(out, "  %-8s %s\n", status_name(w->status),
+			text_name(w->name));
 	}
 	if (shown < res->nrows - (size_t)(res->nslow + res->nfast))
 		fprintf(out, "(%zu more functions, none significant)\n",
@@ -141,8 +153,8 @@ print_markdown(FILE *out, const struct result *res, const struct alloc_side *b,
 			continue;
 		fputs("| ", out);
 		md_name(out, w->name);
-		fprintf(out, " | %.0f | %.0f | %+.2f%% | %.2g |\n", w->mb, w->mn, change_pct(w),
-			w->padj);
+		fprintf(out, " | %.0f | %.0f | %+.2f%% | %.2g |\n", w->mb,
+			w->mn, change_pct(w), w->padj);
 	}
 }
 
@@ -151,12 +163,16 @@ json_row(FILE *out, const struct row *w)
 {
 	fputs("{\"name\": ", out);
 	json_string(out, w->name);
-	fprintf(out, ", \"status\": \"%s\", \"significant\": %s, \"base\": %.6g, "
+	fprintf(out,
+		", \"status\": \"%s\", \"significant\": %s, \"base\": %.6g, "
 		"\"new\": %.6g, \"change\": %.6g, \"change_ratio\": %.6g, \"se\": %.6g, "
-		"\"p\": %.6g, \"p_adjusted\": %.6g}", status_name(w->status),
-		w->status == ST_SLOWER || w->status == ST_FASTER ? "true" : "false", w->mb, w->mn,
-		w->mn - w->mb, w->mb > 0 ? w->mn / w->mb : 0, isfinite(w->se) ? w->se : 0,
-		w->tested ? w->p : 1, w->tested ? w->padj : 1);
+		"\"p\": %.6g, \"p_adjusted\": %.6g}",
+		status_name(w->status),
+		w->status == ST_SLOWER || w->status == ST_FASTER ? "true" :
+								   "false",
+		w->mb, w->mn, w->mn - w->mb, w->mb > 0 ? w->mn / w->mb : 0,
+		isfinite(w->se) ? w->se : 0, w->tested ? w->p : 1,
+		w->tested ? w->padj : 1);
 }
 
 static void
@@ -165,20 +181,24 @@ print_json(FILE *out, const struct result *res, const struct alloc_side *b,
 {
 	const struct row *w = first_of(res, ST_SLOWER);
 
-	fprintf(out, "{\"verdict\": \"%s\", \"exit_status\": %d, \"regressions\": %d, "
+	fprintf(out,
+		"{\"verdict\": \"%s\", \"exit_status\": %d, \"regressions\": %d, "
 		"\"improvements\": %d, \"metric\": \"%s\", \"unit\": \"%s\", \"blamed\": ",
-		res->nslow ? "regression" : "no regression", res->nslow ? EXIT_REGRESSION : 0,
-		res->nslow, res->nfast, o->metric == METRIC_ALLOC ? "alloc" : "alloc-bytes",
+		res->nslow ? "regression" : "no regression",
+		res->nslow ? EXIT_REGRESSION : 0, res->nslow, res->nfast,
+		o->metric == METRIC_ALLOC ? "alloc" : "alloc-bytes",
 		unit_of(o));
 	if (w)
 		json_string(out, w->name);
 	else
 		fputs("null", out);
-	fprintf(out, ", \"exact\": %s, \"rate_bytes\": {\"base\": %llu, \"new\": %llu}, "
+	fprintf(out,
+		", \"exact\": %s, \"rate_bytes\": {\"base\": %llu, \"new\": %llu}, "
 		"\"runs\": {\"base\": %d, \"new\": %d}, \"alpha\": %g, \"threshold\": %g, "
 		"\"min_change\": %.6g, \"family_size\": %zu,\n \"program\": ",
-		b->rate <= 1 && n->rate <= 1 ? "true" : "false", (unsigned long long)b->rate,
-		(unsigned long long)n->rate, b->nruns, n->nruns, o->alpha, o->threshold,
+		b->rate <= 1 && n->rate <= 1 ? "true" : "false",
+		(unsigned long long)b->rate, (unsigned long long)n->rate,
+		b->nruns, n->nruns, o->alpha, o->threshold,
 		fmax(1, ALLOC_MIN_SHARE * b->program), res->family);
 	json_row(out, &res->prog);
 	fputs(",\n \"functions\": [", out);
@@ -190,8 +210,9 @@ print_json(FILE *out, const struct result *res, const struct alloc_side *b,
 }
 
 void
-diff_alloc_print(FILE *out, const struct result *res, const struct alloc_side *b,
-		 const struct alloc_side *n, const struct diff_opts *o)
+diff_alloc_print(FILE *out, const struct result *res,
+		 const struct alloc_side *b, const struct alloc_side *n,
+		 const struct diff_opts *o)
 {
 	if (o->format == DIFF_JSON)
 		print_json(out, res, b, n, o);

@@ -9,7 +9,8 @@
 
 /* res, the comparison of sides b and n, printed to out in o->format
  * (text, markdown or json). Not AS-safe. */
-void diff_alloc_print(FILE *out, const struct result *res, const struct alloc_side *b,
-		      const struct alloc_side *n, const struct diff_opts *o);
+void diff_alloc_print(FILE *out, const struct result *res,
+		      const struct alloc_side *b, const struct alloc_side *n,
+		      const struct diff_opts *o);
 
 #endif

@@ -111,9 +111,11 @@ frame_of(struct ff_thread *t, uint32_t loc)
 	uint32_t *none = &t->none_frame;
 
 	if (loc == UINT32_MAX ? !*none : !t->frame_of[loc]) {
-		t->frames = ff_grow(t->frames, &t->cap_frames, t->nframes + 1, sizeof(*t->frames));
+		t->frames = ff_grow(t->frames, &t->cap_frames, t->nframes + 1,
+				    sizeof(*t->frames));
 		t->frames[t->nframes++] = loc;
-		*(loc == UINT32_MAX ? none : &t->frame_of[loc]) = (uint32_t)t->nframes;
+		*(loc == UINT32_MAX ? none : &t->frame_of[loc]) =
+			(uint32_t)t->nframes;
 	}
 	return (loc == UINT32_MAX ? *none : t->frame_of[loc]) - 1;
 }
@@ -122,7 +124,8 @@ static void
 func_of(struct ff_thread *t, uint32_t func)
 {
 	if (!t->func_of[func]) {
-		t->funcs = ff_grow(t->funcs, &t->cap_funcs, t->nfuncs + 1, sizeof(*t->funcs));
+		t->funcs = ff_grow(t->funcs, &t->cap_funcs, t->nfuncs + 1,
+				   sizeof(*t->funcs));
 		t->funcs[t->nfuncs++] = func;
 		t->func_of[func] = (uint32_t)t->nfuncs;
 	}
@@ -137,8 +140,9 @@ hash_rebuild(struct ff_thread *t)
 	t->hash = pc_calloc(n, sizeof(*t->hash));
 	t->hash_slots = n;
 	for (size_t i = 0; i < t->nst; i++) {
-		uint64_t h = ((uint64_t)t->st[4 * i + 1] * 0x9e3779b97f4a7c15ULL) ^
-			     (uint64_t)t->st[4 * i] * 0x100000001b3ULL;
+		uint64_t h =
+			((uint64_t)t->st[4 * i + 1] * 0x9e3779b97f4a7c15ULL) ^
+			(uint64_t)t->st[4 * i] * 0x100000001b3ULL;
 
 		for (size_t k = h % n; ; k = (k + 1) % n)
 			if (!t->hash[k]) {
@@ -150,9 +154,11 @@ hash_rebuild(struct ff_thread *t)
 
 /* The stack node of frame under prefix: found or added. */
 static int64_t
-stack_node(struct ff_thread *t, int64_t prefix, uint32_t frame, int cat, uint32_t sub)
+stack_node(struct ff_thread *t, int64_t prefix, uint32_t frame, int cat,
+	   uint32_t sub)
 {
-	uint64_t h = ((uint64_t)prefix * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)frame * 0x100000001b3ULL;
+	uint64_t h = ((uint64_t)prefix * 0x9e3779b97f4a7c15ULL) ^
+		     (uint64_t)frame * 0x100000001b3ULL;
 	size_t k;
 
 	if ((t->nst + 1) * 2 > t->hash_slots)
@@ -188,7 +194,8 @@ sample_stack(struct ff *f, struct ff_thread *t, const struct tl_group *g,
 		uint32_t sub = s->off ? wait_sub(f, loc) : 0;
 
 		func_of(t, f->x->locs[loc].func);
-		node = stack_node(t, node, frame_of(t, loc), s->off ? CAT_OFF : CAT_CPU, sub);
+		node = stack_node(t, node, frame_of(t, loc),
+				  s->off ? CAT_OFF : CAT_CPU, sub);
 	}
 	return node;
 }
@@ -196,7 +203,8 @@ sample_stack(struct ff *f, struct ff_thread *t, const struct tl_group *g,
 static double
 ms(const struct ff *f, uint64_t t)
 {
-	return t >= f->zero ? (double)(t - f->zero) / 1e6 : -(double)(f->zero - t) / 1e6;
+	return t >= f->zero ? (double)(t - f->zero) / 1e6 :
+			      -(double)(f->zero - t) / 1e6;
 }
 
 /* The samples array of thread t of group g. */
@@ -210,7 +218,8 @@ write_samples(struct ff *f, struct ff_thread *t, FILE *out)
 	for (size_t gi = 0; gi < f->tl->n; gi++) {
 		const struct tl_group *g = &f->tl->v[gi];
 
-		for (size_t i = 0; g->group == t->group && i < g->nsamples; i++) {
+		for (size_t i = 0; g->group == t->group && i < g->nsamples;
+		     i++) {
 			int64_t st;
 
 			if (g->samples[i].tid != t->tid)
@@ -222,20 +231,21 @@ write_samples(struct ff *f, struct ff_thread *t, FILE *out)
 		}
 	}
 	/* the columns in the same order */
-#define COLUMN(key, fmt, expr)						\
-	do {								\
-		fputs("],\"" key "\":[", out);				\
-		sep = "";						\
-		for (size_t gi = 0; gi < f->tl->n; gi++) {		\
-			const struct tl_group *g = &f->tl->v[gi];	\
-			for (size_t i = 0; g->group == t->group && i < g->nsamples; i++) { \
+#define COLUMN(key, fmt, expr) \
+	do { \
+		fputs("],\"" key "\":[", out); \
+		sep = ""; \
+		for (size_t gi = 0; gi < f->tl->n; gi++) { \
+			const struct tl_group *g = &f->tl->v[gi]; \
+			for (size_t i = 0; \
+			     g->group == t->group && i < g->nsamples; i++) { \
 				const struct tl_sample *s = &g->samples[i]; \
-				if (s->tid != t->tid)			\
-					continue;			\
-				fprintf(out, "%s" fmt, sep, expr);	\
-				sep = ",";				\
-			}						\
-		}							\
+				if (s->tid != t->tid) \
+					continue; \
+				fprintf(out, "%s" fmt, sep, expr); \
+				sep = ","; \
+			} \
+		} \
 	} while (0)
 	COLUMN("time", "%.6f", ms(f, s->t));
 	COLUMN("weight", "%.6g", s->weight);
@@ -257,21 +267,24 @@ write_markers(struct ff *f, struct ff_thread *t, FILE *out, uint64_t pid)
 		const char *sep = "";
 
 		fprintf(out, "%s\"%s\":[", pass ? "]," : "",
-			(const char *[]){ "name", "startTime", "endTime", "phase", "category",
-					  "data" }[pass]);
+			(const char *[]){ "name", "startTime", "endTime",
+					  "phase", "category", "data" }[pass]);
 		for (size_t gi = 0; gi < f->tl->n; gi++) {
 			const struct tl_group *g = &f->tl->v[gi];
 
-			for (size_t i = 0; g->group == t->group && i < g->nmarkers; i++) {
+			for (size_t i = 0;
+			     g->group == t->group && i < g->nmarkers; i++) {
 				const struct tl_marker *m = &g->markers[i];
 				int instant = m->kind == TL_INSTANT;
 
-				if (m->kind == TL_COUNTER || (m->tid ? m->tid : pid) != t->tid)
+				if (m->kind == TL_COUNTER ||
+				    (m->tid ? m->tid : pid) != t->tid)
 					continue;
 				fputs(sep, out);
 				sep = ",";
 				if (pass == 0)
-					fprintf(out, "%u", str_named(&t->s, m->name));
+					fprintf(out, "%u",
+						str_named(&t->s, m->name));
 				else if (pass == 1)
 					fprintf(out, "%.6f", ms(f, m->start));
 				else if (pass == 2 && instant)
@@ -296,7 +309,8 @@ write_markers(struct ff *f, struct ff_thread *t, FILE *out, uint64_t pid)
 
 /* A column of n integers v[i * stride] (negative: null). */
 static void
-int_column(FILE *out, const char *key, const int64_t *v, size_t n, size_t stride)
+int_column(FILE *out, const char *key, const int64_t *v, size_t n,
+	   size_t stride)
 {
 	fprintf(out, ",\"%s\":[", key);
 	for (size_t i = 0; i < n; i++) {
@@ -376,8 +390,10 @@ write_funcs(struct ff_thread *t, const struct export *x, FILE *out)
 
 		name[2 * i] = fn == UINT32_MAX ? str_named(&t->s, "[no stack recorded]") :
 			      str_of(&t->s, x, x->funcs[fn].name);
-		name[2 * i + 1] = fn != UINT32_MAX && x->funcs[fn].file ?
-				  (int64_t)str_of(&t->s, x, x->funcs[fn].file) : -1;
+		name[2 * i + 1] =
+			fn != UINT32_MAX && x->funcs[fn].file ?
+				(int64_t)str_of(&t->s, x, x->funcs[fn].file) :
+				-1;
 	}
 	fprintf(out, ",\"funcTable\":{\"length\":%zu", t->nfuncs);
 	int_column(out, "name", name, t->nfuncs, 2);
@@ -397,7 +413,8 @@ write_tables(struct ff *f, struct ff_thread *t, FILE *out)
 {
 	/* "[no stack recorded]"'s function last, where it is used */
 	if (t->none_frame) {
-		t->funcs = ff_grow(t->funcs, &t->cap_funcs, t->nfuncs + 1, sizeof(*t->funcs));
+		t->funcs = ff_grow(t->funcs, &t->cap_funcs, t->nfuncs + 1,
+				   sizeof(*t->funcs));
 		t->funcs[t->nfuncs++] = UINT32_MAX;
 	}
 	fprintf(out, ",\"stackTable\":{\"length\":%zu", t->nst);
@@ -448,12 +465,15 @@ list_threads(const struct ff *f, uint64_t **out)
 		const struct tl_group *g = &f->tl->v[gi];
 		uint32_t pid = g->head.pid;
 
-		v = ff_grow(v, &cap, n + 1 + g->nsamples + g->nmarkers, sizeof(*v));
+		v = ff_grow(v, &cap, n + 1 + g->nsamples + g->nmarkers,
+			    sizeof(*v));
 		v[n++] = thread_key(g->group, pid, pid);
 		for (size_t i = 0; i < g->nsamples; i++)
 			v[n++] = thread_key(g->group, pid, g->samples[i].tid);
 		for (size_t i = 0; i < g->nmarkers; i++)
-			v[n++] = thread_key(g->group, pid, g->markers[i].tid ? g->markers[i].tid : pid);
+			v[n++] = thread_key(
+				g->group, pid,
+				g->markers[i].tid ? g->markers[i].tid : pid);
 	}
 	qsort(v, n, sizeof(*v), cmp_u64);
 	for (size_t i = 0; i < n; i++)
@@ -468,7 +488,8 @@ static const char *
 thread_name(const struct export *x, uint32_t group, uint32_t tid)
 {
 	for (size_t i = 0; i < x->nthreads; i++)
-		if (x->threads[i].group == group && x->threads[i].tid == tid && x->threads[i].name)
+		if (x->threads[i].group == group && x->threads[i].tid == tid &&
+		    x->threads[i].name)
 			return x->strs[x->threads[i].name];
 	return NULL;
 }
@@ -530,7 +551,8 @@ write_thread(struct ff *f, uint64_t key, FILE *out)
 /* pcprof_count's values: a counter for each name of each process, its
  * samples the changes (the profiler draws their sum). */
 static void
-write_counters(struct ff *f, const uint64_t *threads, size_t nthreads, FILE *out)
+write_counters(struct ff *f, const uint64_t *threads, size_t nthreads,
+	       FILE *out)
 {
 	const char *sep = "";
 
@@ -547,12 +569,14 @@ write_counters(struct ff *f, const uint64_t *threads, size_t nthreads, FILE *out
 			if (m->kind != TL_COUNTER)
 				continue;
 			for (size_t j = 0; j < i; j++)
-				seen |= g->markers[j].kind == TL_COUNTER && !strcmp(g->markers[j].name,
-										     m->name);
+				seen |= g->markers[j].kind == TL_COUNTER &&
+					!strcmp(g->markers[j].name, m->name);
 			if (seen)
 				continue;
 			for (size_t j = 0; j < nthreads; j++)
-				if (threads[j] == thread_key(g->group, g->head.pid, g->head.pid))
+				if (threads[j] == thread_key(g->group,
+							     g->head.pid,
+							     g->head.pid))
 					main = j;
 			fprintf(out, "%s{\"name\":", sep);
 			sep = ",";
@@ -561,14 +585,17 @@ write_counters(struct ff *f, const uint64_t *threads, size_t nthreads, FILE *out
 				"\"pid\":\"%u\",\"mainThreadIndex\":%zu,\"samples\":{\"time\":[",
 				g->head.pid, main);
 			for (size_t j = i, k = 0; j < g->nmarkers; j++)
-				if (g->markers[j].kind == TL_COUNTER && !strcmp(g->markers[j].name, m->name))
-					fprintf(out, "%s%.6f", k++ ? "," : "", ms(f, g->markers[j].start));
+				if (g->markers[j].kind == TL_COUNTER &&
+				    !strcmp(g->markers[j].name, m->name))
+					fprintf(out, "%s%.6f", k++ ? "," : "",
+						ms(f, g->markers[j].start));
 			fputs("],\"count\":[", out);
 			for (size_t j = i; j < g->nmarkers; j++)
-				if (g->markers[j].kind == TL_COUNTER && !strcmp(g->markers[j].name,
-										m->name)) {
+				if (g->markers[j].kind == TL_COUNTER &&
+				    !strcmp(g->markers[j].name, m->name)) {
 					fprintf(out, "%s%lld", n++ ? "," : "",
-						(long long)(g->markers[j].value - last));
+						(long long)(g->markers[j].value -
+							    last));
 					last = g->markers[j].value;
 				}
 			fprintf(out, "],\"length\":%zu}}", n);
@@ -585,7 +612,8 @@ write_meta(struct ff *f, FILE *out, const char *title)
 		"\"product\":", f->tl->v[0].head.interval_ns / 1e6,
 		f->x->time_ns / 1e6, ms(f, timelines_end(f->tl)));
 	json_string(out, title);
-	fprintf(out, ",\"stackwalk\":1,\"version\":24,\"preprocessedProfileVersion\":%d,"
+	fprintf(out,
+		",\"stackwalk\":1,\"version\":24,\"preprocessedProfileVersion\":%d,"
 		"\"symbolicated\":true,\"platform\":\"Linux\",\"oscpu\":\"Linux\",\"abi\":\"\","
 		"\"misc\":\"\",\"toolkit\":\"\",\"appBuildID\":\"\",\"sourceURL\":\"\","
 		"\"physicalCPUs\":0,\"logicalCPUs\":0,\"CPUName\":\"\","
@@ -593,7 +621,8 @@ write_meta(struct ff *f, FILE *out, const char *title)
 		"\"extensions\":{\"length\":0,\"id\":[],\"name\":[],\"baseURL\":[]},"
 		"\"categories\":[{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
 		"{\"name\":\"CPU\",\"color\":\"blue\",\"subcategories\":[\"Other\"]},"
-		"{\"name\":\"Off-CPU\",\"color\":\"purple\",\"subcategories\":[\"Other\"", FF_VERSION);
+		"{\"name\":\"Off-CPU\",\"color\":\"purple\",\"subcategories\":[\"Other\"",
+		FF_VERSION);
 	for (size_t i = 0; i < f->nwaits; i++) {
 		fputc(',', out);
 		json_string(out, f->waits[i]);
@@ -601,7 +630,8 @@ write_meta(struct ff *f, FILE *out, const char *title)
 	fputs("]}],\"markerSchema\":[{\"name\":\"pcprof\",\"display\":[\"marker-chart\","
 	      "\"marker-table\",\"timeline-overview\"],\"chartLabel\":\"{marker.name}\","
 	      "\"tableLabel\":\"{marker.name}\",\"tooltipLabel\":\"{marker.name}\","
-	      "\"data\":[{\"key\":\"source\",\"label\":\"Source\",\"format\":\"string\"}]}]}", out);
+	      "\"data\":[{\"key\":\"source\",\"label\":\"Source\",\"format\":\"string\"}]}]}",
+	      out);
 }
 
 int

@@ -19,7 +19,9 @@ fold(const struct export *x, const uint32_t *fr, size_t n)
 	char *s;
 
 	for (size_t i = 0; i < n; i++)
-		len += text_escape(NULL, 0, x->strs[x->funcs[fr[i]].name], TEXT_FOLDED) + 1;
+		len += text_escape(NULL, 0, x->strs[x->funcs[fr[i]].name],
+				   TEXT_FOLDED) +
+		       1;
 	s = pc_malloc(len + 1);
 	len = 0;
 	s[0] = 0;
@@ -67,7 +69,8 @@ cmp_line(const void *key, const void *v)
 }
 
 void
-export_folded_index(const struct export *x, const struct folded_set *fs, size_t *line)
+export_folded_index(const struct export *x, const struct folded_set *fs,
+		    size_t *line)
 {
 	uint32_t *fr = NULL;
 	size_t cap = 0;

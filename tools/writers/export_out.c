@@ -29,8 +29,8 @@ cmp_thread(const void *a, const void *b)
 /* Thread th's top waits (of w[0..n), export_thread_waits') onto out as format:
  * text, an indented line; json, a "waits" array; csv, one field. */
 static void
-print_waits(const struct export *x, uint32_t th, const struct thread_wait *w, size_t n,
-	    enum format format, double rate, FILE *out)
+print_waits(const struct export *x, uint32_t th, const struct thread_wait *w,
+	    size_t n, enum format format, double rate, FILE *out)
 {
 	size_t shown = 0;
 
@@ -43,17 +43,20 @@ print_waits(const struct export *x, uint32_t th, const struct thread_wait *w, si
 			continue;
 		name = x->strs[x->funcs[w[i].func].name];
 		if (format == FORMAT_TEXT) {
-			fprintf(out, "%s%s %.3f s", shown ? ", " : "           ",
-				text_name(name), w[i].samples / rate);
+			fprintf(out, "%s%s %.3f s",
+				shown ? ", " : "           ", text_name(name),
+				w[i].samples / rate);
 		} else if (format == FORMAT_JSON) {
 			fputs(shown ? ", {\"name\": " : "{\"name\": ", out);
 			json_string(out, name);
-			fprintf(out, ", \"seconds\": %.6f}", w[i].samples / rate);
+			fprintf(out, ", \"seconds\": %.6f}",
+				w[i].samples / rate);
 		} else if (format == FORMAT_CSV) {
 			char buf[512];
 
 			/* one field: "NAME=SECONDS;..." */
-			snprintf(buf, sizeof(buf), "%s=%.6f", name, w[i].samples / rate);
+			snprintf(buf, sizeof(buf), "%s=%.6f", name,
+				 w[i].samples / rate);
 			if (shown)
 				fputc(' ', out);
 			csv_string(out, buf);
@@ -70,14 +73,16 @@ print_waits(const struct export *x, uint32_t th, const struct thread_wait *w, si
  * view's row has the thread's wall, CPU and off-CPU seconds and its top
  * waits (w[0..nw)). */
 static void
-print_thread(const struct export *x, const struct xp_thread *t, enum format format, FILE *out,
-	     int first, const struct thread_wait *w, size_t nw)
+print_thread(const struct export *x, const struct xp_thread *t,
+	     enum format format, FILE *out, int first,
+	     const struct thread_wait *w, size_t nw)
 {
 	const struct xp_group *g = &x->groups[t->group];
 	const char *name = t->name ? x->strs[t->name] : "";
 	double share = x->total > 0 ? t->samples / x->total : 0;
 	int wall = x->clock == PC_CLOCK_WALL;
-	double sec = t->samples / g->rate, off = t->off / g->rate, cpu = sec - off;
+	double sec = t->samples / g->rate, off = t->off / g->rate,
+	       cpu = sec - off;
 	uint32_t th = (uint32_t)(t - x->threads) + 1;
 
 	if (format == FORMAT_TEXT) {
@@ -85,8 +90,8 @@ print_thread(const struct export *x, const struct xp_thread *t, enum format form
 			fprintf(out, "%10.3f %10.3f %10.3f ", sec, cpu, off);
 		else
 			fprintf(out, "%10.3f ", sec);
-		fprintf(out, "%7.2f%% %10llu %8llu  %-16s  %s\n",
-			100 * share, (unsigned long long)t->tid, (unsigned long long)g->pid,
+		fprintf(out, "%7.2f%% %10llu %8llu  %-16s  %s\n", 100 * share,
+			(unsigned long long)t->tid, (unsigned long long)g->pid,
 			text_name(name), text_name(x->strs[g->name]));
 		if (x->clock != PC_CLOCK_CPU)
 			print_waits(x, th, w, nw, format, g->rate, out);
@@ -109,14 +114,18 @@ print_thread(const struct export *x, const struct xp_thread *t, enum format form
 		fprintf(out, "%s\n  {\"tid\": %llu, \"name\": ", first ? "" : ",",
 			(unsigned long long)t->tid);
 		json_string(out, name);
-		fprintf(out, ", \"pid\": %llu, \"program\": ", (unsigned long long)g->pid);
+		fprintf(out, ", \"pid\": %llu, \"program\": ",
+			(unsigned long long)g->pid);
 		json_string(out, x->strs[g->name]);
 		if (x->clock == PC_CLOCK_CPU)
 			fprintf(out, ", \"cpu_seconds\": %.6f", sec);
 		else
-			fprintf(out, ", \"wall_seconds\": %.6f, \"cpu_seconds\": %.6f, "
-				"\"off_cpu_seconds\": %.6f", wall ? sec : off, wall ? cpu : 0, off);
-		fprintf(out, ", \"samples\": %.0f, \"share\": %.6f", t->samples, share);
+			fprintf(out,
+				", \"wall_seconds\": %.6f, \"cpu_seconds\": %.6f, "
+				"\"off_cpu_seconds\": %.6f",
+				wall ? sec : off, wall ? cpu : 0, off);
+		fprintf(out, ", \"samples\": %.0f, \"share\": %.6f", t->samples,
+			share);
 		if (x->clock != PC_CLOCK_CPU)
 			print_waits(x, th, w, nw, format, g->rate, out);
 		fputc('}', out);
@@ -125,43 +134,54 @@ print_thread(const struct export *x, const struct xp_thread *t, enum format form
 
 /* The table's head for the clock: text's columns, csv's fields. */
 static void
-print_threads_head(const struct export *x, enum format format, FILE *out, const char *title)
+print_threads_head(const struct export *x, enum format format, FILE *out,
+		   const char *title)
 {
 	int wall = x->clock == PC_CLOCK_WALL;
 	double rate = x->ngroups ? x->groups[0].rate : 1;
 
 	if (format == FORMAT_TEXT && x->clock == PC_CLOCK_CPU)
-		fprintf(out, "Threads of %s: %.0f samples\n\n%10s %8s %10s %8s  %-16s  %s\n",
-			text_name(title), x->total, "CPU s", "share", "tid", "pid", "thread",
-			"program");
+		fprintf(out,
+			"Threads of %s: %.0f samples\n\n%10s %8s %10s %8s  %-16s  %s\n",
+			text_name(title), x->total, "CPU s", "share", "tid",
+			"pid", "thread", "program");
 	else if (format == FORMAT_TEXT)
-		fprintf(out, "Threads of %s: %.3f s of %s time (%.3f s on CPU, %.3f s off "
-			"CPU)\n\n%s%8s %10s %8s  %-16s  %s\n", text_name(title), x->total / rate,
-			wall ? "wall" : "off-CPU", (x->total - x->off) / rate, x->off / rate,
-			wall ? "    wall s      CPU s  off-CPU s " : " off-CPU s ", "share", "tid",
-			"pid", "thread", "program (then the top waits)");
+		fprintf(out,
+			"Threads of %s: %.3f s of %s time (%.3f s on CPU, %.3f s off "
+			"CPU)\n\n%s%8s %10s %8s  %-16s  %s\n",
+			text_name(title), x->total / rate,
+			wall ? "wall" : "off-CPU", (x->total - x->off) / rate,
+			x->off / rate,
+			wall ? "    wall s      CPU s  off-CPU s " :
+			       " off-CPU s ",
+			"share", "tid", "pid", "thread",
+			"program (then the top waits)");
 	else if (format == FORMAT_CSV)
 		fprintf(out, "%sshare,samples,tid,pid,thread,program%s\n",
 			x->clock == PC_CLOCK_CPU ? "cpu_seconds," :
 			wall ? "wall_seconds,cpu_seconds,off_cpu_seconds," : "off_cpu_seconds,",
 			x->clock == PC_CLOCK_CPU ? "" : ",top_waits");
 	else if (format == FORMAT_JSON)
-		fprintf(out, "{\"clock\": \"%s\", \"threads\": [", clock_word(x->clock));
+		fprintf(out, "{\"clock\": \"%s\", \"threads\": [",
+			clock_word(x->clock));
 }
 
 int
 export_print_threads(const struct export *x, enum format format, FILE *out,
 		     const char *title)
 {
-	const struct xp_thread **v = pc_malloc((x->nthreads ? x->nthreads : 1) * sizeof(*v));
+	const struct xp_thread **v =
+		pc_malloc((x->nthreads ? x->nthreads : 1) * sizeof(*v));
 	double unknown = x->total;
 	struct thread_wait *w;
 	size_t nw;
 
 	if (!x->nthreads) {
 		free(v);
-		return pc_error("'%s': no thread recorded for --by-thread (threads are recorded "
-				"with the stacks: PC_STACKS=1, pcprof run --stacks)", x->source);
+		return pc_error(
+			"'%s': no thread recorded for --by-thread (threads are recorded "
+			"with the stacks: PC_STACKS=1, pcprof run --stacks)",
+			x->source);
 	}
 	for (size_t i = 0; i < x->nthreads; i++) {
 		v[i] = &x->threads[i];
@@ -175,8 +195,9 @@ export_print_threads(const struct export *x, enum format format, FILE *out,
 			print_thread(x, v[i], format, out, i == 0, w, nw);
 	if (format == FORMAT_TEXT && unknown > 0.5)
 		fprintf(out, "%*s %7.2f%% %10s %8s  %-16s\n",
-			x->clock == PC_CLOCK_WALL ? 32 : 10, "", 100 * unknown / x->total, "",
-			"", "[no thread recorded]");
+			x->clock == PC_CLOCK_WALL ? 32 : 10, "",
+			100 * unknown / x->total, "", "",
+			"[no thread recorded]");
 	if (format == FORMAT_JSON)
 		fprintf(out, "\n], \"total_samples\": %.0f, \"no_thread_samples\": %.0f}\n",
 			x->total, unknown > 0 ? unknown : 0);
@@ -186,7 +207,8 @@ export_print_threads(const struct export *x, enum format format, FILE *out,
 }
 
 int
-export_print(const struct export *x, enum format format, FILE *out, const char *title)
+export_print(const struct export *x, enum format format, FILE *out,
+	     const char *title)
 {
 	int r;
 
@@ -210,7 +232,8 @@ export_print(const struct export *x, enum format format, FILE *out, const char *
 }
 
 int
-export_finish(struct export *x, const struct report_opts *r, FILE *out, const char *title)
+export_finish(struct export *x, const struct report_opts *r, FILE *out,
+	      const char *title)
 {
 	if (r->window && export_keep_window(x, r))
 		return -1;
@@ -219,8 +242,10 @@ export_finish(struct export *x, const struct report_opts *r, FILE *out, const ch
 	if (r->timeline) {
 		return timeline_print(x, out, title);
 	} else if (r->by_thread) {
-		return export_print_threads(x, FORMAT_IS_EXPORT(r->format) ? FORMAT_TEXT :
-					    r->format, out, title);
+		return export_print_threads(
+			x,
+			FORMAT_IS_EXPORT(r->format) ? FORMAT_TEXT : r->format,
+			out, title);
 	} else if (FORMAT_IS_EXPORT(r->format)) {
 		return export_print(x, r->format, out, title);
 	} else if (r->format == FORMAT_FOLDED) {

@@ -85,7 +85,8 @@ build_maps(const struct export *x, Profile *pr, struct pieces *pc)
 		o->filename = m->file;
 		o->build_id = m->build_id;
 		o->has_functions = 1;
-		o->has_filenames = o->has_line_numbers = o->has_inline_frames = m->has_lines;
+		o->has_filenames = o->has_line_numbers = o->has_inline_frames =
+			m->has_lines;
 		pc->mapp[i] = o;
 	}
 	pr->n_mapping = x->nmaps;
@@ -150,11 +151,13 @@ build_locations(const struct export *x, Profile *pr, struct pieces *pc)
 /* A sample's labels: its process (program and pid) and its thread (name
  * and tid), where known. */
 static size_t
-put_labels(const struct export *x, const struct xp_sample *s, Label *lb, Label **lp)
+put_labels(const struct export *x, const struct xp_sample *s, Label *lb,
+	   Label **lp)
 {
 	static const char *const keys[] = { "process", "pid", "thread", "tid", "wait_pid" };
 	const struct xp_group *g = &x->groups[s->group];
-	const struct xp_thread *t = s->thread ? &x->threads[s->thread - 1] : NULL;
+	const struct xp_thread *t =
+		s->thread ? &x->threads[s->thread - 1] : NULL;
 	size_t n = 0;
 
 	for (int k = 0; k < 5; k++) {
@@ -201,8 +204,9 @@ build_samples(const struct export *x, Profile *pr, struct pieces *pc)
 		const struct xp_group *g = &x->groups[s->group];
 		Sample *o;
 
-		if (!(s->count > 0) || (x->alloc_all && s->kind > GMON_INUSE_BYTES))
-			continue;	/* left out (--thread), or a count of samples */
+		if (!(s->count > 0) ||
+		    (x->alloc_all && s->kind > GMON_INUSE_BYTES))
+			continue; /* left out (--thread), or a count of samples */
 		o = &pc->samples[used];
 		perftools__profiles__sample__init(o);
 		o->n_location_id = s->depth;
@@ -222,7 +226,9 @@ build_samples(const struct export *x, Profile *pr, struct pieces *pc)
 		sum += s->count;
 		/* wall time is kept to the nanosecond: an off-CPU record's
 		 * is a measured time, not a count of whole samples */
-		o->value[1] = llround((x->clock == PC_CLOCK_CPU ? (double)o->value[0] : s->count) *
+		o->value[1] = llround((x->clock == PC_CLOCK_CPU ?
+					       (double)o->value[0] :
+					       s->count) *
 				      1e9 / g->rate);
 labels:
 		o->label = &pc->labelp[5 * i];
@@ -310,7 +316,8 @@ alloc_types(const struct export *x, Profile *pr, struct pieces *pc)
 	pr->n_sample_type = 4;
 	pr->period_type = &pc->vt[4];
 	pr->period = (int64_t)x->alloc_rate;
-	pr->default_sample_type = str_of(x, names[CLOCK_ALLOC_KIND(x->clock) & 3]);
+	pr->default_sample_type =
+		str_of(x, names[CLOCK_ALLOC_KIND(x->clock) & 3]);
 }
 
 int
@@ -328,7 +335,8 @@ export_pprof(const struct export *x, FILE *out)
 		perftools__profiles__value_type__init(&pc.vt[i]);
 	pc.vt[0].type = str_of(x, "samples");
 	pc.vt[0].unit = str_of(x, "count");
-	pc.vt[1].type = pc.vt[2].type = str_of(x, x->clock == PC_CLOCK_CPU ? "cpu" : "wall");
+	pc.vt[1].type = pc.vt[2].type =
+		str_of(x, x->clock == PC_CLOCK_CPU ? "cpu" : "wall");
 	pc.vt[1].unit = pc.vt[2].unit = str_of(x, "nanoseconds");
 	pc.vtp[0] = &pc.vt[0];
 	pc.vtp[1] = &pc.vt[1];

@@ -2,10 +2,10 @@
 /*
  * The export in the text formats of two viewers:
  *
- * speedscope's file format (https://www.speedscope.app/file-format-schema.json):
- * one sampled profile per process, or per thread where the stacks recorded
- * threads, each sample a stack of indexes into the shared frames (the root
- * first) weighed in seconds.
+ * speedscope's file format
+ * (https://www.speedscope.app/file-format-schema.json): one sampled profile per
+ * process, or per thread where the stacks recorded threads, each sample a stack
+ * of indexes into the shared frames (the root first) weighed in seconds.
  *
  * callgrind's format, as callgrind_annotate and KCachegrind read it: each
  * function's self samples by source line, and its calls with the samples
@@ -36,7 +36,8 @@ same_symbol(const struct export *x, uint32_t a, uint32_t b)
 }
 
 size_t
-export_sample_frames(const struct export *x, const struct xp_sample *s, uint32_t *fr)
+export_sample_frames(const struct export *x, const struct xp_sample *s,
+		     uint32_t *fr)
 {
 	size_t n = 0;
 
@@ -67,7 +68,8 @@ in_track(const struct xp_sample *s, const struct track *t, int by_thread)
 }
 
 static void
-speedscope_profile(const struct export *x, FILE *out, const struct track *t, int by_thread)
+speedscope_profile(const struct export *x, FILE *out, const struct track *t,
+		   int by_thread)
 {
 	const struct xp_group *gr = &x->groups[t->group];
 	uint32_t *fr = NULL;
@@ -81,13 +83,16 @@ speedscope_profile(const struct export *x, FILE *out, const struct track *t, int
 		k += snprintf(name + k, sizeof(name) - (size_t)k, " (pid %llu)",
 			      (unsigned long long)gr->pid);
 	if (by_thread && k >= 0 && (size_t)k < sizeof(name)) {
-		const struct xp_thread *th = t->thread ? &x->threads[t->thread - 1] : NULL;
+		const struct xp_thread *th =
+			t->thread ? &x->threads[t->thread - 1] : NULL;
 
 		if (!th)
 			snprintf(name + k, sizeof(name) - (size_t)k, " [no thread recorded]");
 		else
-			snprintf(name + k, sizeof(name) - (size_t)k, " %s (tid %llu)",
-				 th->name ? x->strs[th->name] : "", (unsigned long long)th->tid);
+			snprintf(name + k, sizeof(name) - (size_t)k,
+				 " %s (tid %llu)",
+				 th->name ? x->strs[th->name] : "",
+				 (unsigned long long)th->tid);
 	}
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	json_string(out, name);
@@ -113,8 +118,10 @@ speedscope_profile(const struct export *x, FILE *out, const struct track *t, int
 	fputs("],\"weights\":[", out);
 	first = 1;
 	for (size_t i = 0; i < x->nsamples; i++)
-		if (in_track(&x->samples[i], t, by_thread) && x->samples[i].count > 0) {
-			fprintf(out, first ? "%.9g" : ",%.9g", x->samples[i].count / gr->rate);
+		if (in_track(&x->samples[i], t, by_thread) &&
+		    x->samples[i].count > 0) {
+			fprintf(out, first ? "%.9g" : ",%.9g",
+				x->samples[i].count / gr->rate);
 			first = 0;
 		}
 	fputs("]}", out);
@@ -126,7 +133,8 @@ speedscope_profile(const struct export *x, FILE *out, const struct track *t, int
 static struct track *
 tracks(const struct export *x, size_t *n)
 {
-	struct track *t = pc_realloc(NULL, (x->ngroups * 2 + x->nthreads + 1) * sizeof(*t));
+	struct track *t = pc_realloc(NULL, (x->ngroups * 2 + x->nthreads + 1) *
+						   sizeof(*t));
 	size_t k = 0;
 
 	for (uint32_t g = 0; g < x->ngroups; g++) {
@@ -134,12 +142,14 @@ tracks(const struct export *x, size_t *n)
 
 		for (size_t i = 0; i < x->nthreads; i++)
 			if (x->threads[i].group == g)
-				t[k++] = (struct track){ g, (uint32_t)i + 1, 0 };
+				t[k++] =
+					(struct track){ g, (uint32_t)i + 1, 0 };
 		t[k++] = (struct track){ g, 0, 0 };
 		for (size_t i = 0; i < x->nsamples; i++)
 			for (size_t j = from; j < k; j++)
 				if (x->samples[i].group == g &&
-				    (k - from == 1 || x->samples[i].thread == t[j].thread))
+				    (k - from == 1 ||
+				     x->samples[i].thread == t[j].thread))
 					t[j].samples += x->samples[i].count;
 	}
 	*n = 0;
@@ -196,8 +206,8 @@ struct costs {
 };
 
 static void
-cost_add(struct costs *c, uint32_t func, uint32_t file, int line, uint32_t callee,
-	 double samples)
+cost_add(struct costs *c, uint32_t func, uint32_t file, int line,
+	 uint32_t callee, double samples)
 {
 	if (c->n == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 1024;
@@ -248,15 +258,16 @@ gather(const struct export *x, struct costs *c)
 
 		if (!s->depth)
 			continue;
-		cost_add(c, func_at(x, l[0]), x->locs[l[0]].file, x->locs[l[0]].line,
-			 UINT32_MAX, s->count);
+		cost_add(c, func_at(x, l[0]), x->locs[l[0]].file,
+			 x->locs[l[0]].line, UINT32_MAX, s->count);
 		from = c->n;
 		for (uint32_t d = 1; d < s->depth; d++) {
-			uint32_t caller = func_at(x, l[d]), callee = func_at(x, l[d - 1]);
+			uint32_t caller = func_at(x, l[d]),
+				 callee = func_at(x, l[d - 1]);
 
 			if (caller != callee)
-				cost_add(c, caller, x->locs[l[d]].file, x->locs[l[d]].line, callee,
-					 1);
+				cost_add(c, caller, x->locs[l[d]].file,
+					 x->locs[l[d]].line, callee, 1);
 		}
 		/* once a sample: the calls of this stack merged, then weighed */
 		costs_merge(c, from);
@@ -264,14 +275,15 @@ gather(const struct export *x, struct costs *c)
 			c->v[k].samples = s->count;
 	}
 	for (size_t i = 0; i < x->narcs; i++)
-		cost_add(c, x->arcs[i].caller, x->funcs[x->arcs[i].caller].file, 0,
-			 x->arcs[i].callee, x->arcs[i].samples);
+		cost_add(c, x->arcs[i].caller, x->funcs[x->arcs[i].caller].file,
+			 0, x->arcs[i].callee, x->arcs[i].samples);
 	costs_merge(c, 0);
 }
 
 /* Callgrind's name compression: "(id) name" the first time, "(id)" after. */
 static void
-name(FILE *out, const char *key, const struct export *x, uint32_t s, unsigned char *seen)
+name(FILE *out, const char *key, const struct export *x, uint32_t s,
+     unsigned char *seen)
 {
 	const char *str = s ? x->strs[s] : "???";
 
@@ -293,16 +305,18 @@ map_file(const struct export *x, uint32_t func)
 int
 export_callgrind(const struct export *x, FILE *out, const char *title)
 {
-	unsigned char *obs = pc_calloc(x->nstrs, 1), *files = pc_calloc(x->nstrs, 1),
+	unsigned char *obs = pc_calloc(x->nstrs, 1),
+		      *files = pc_calloc(x->nstrs, 1),
 		      *fns = pc_calloc(x->nstrs, 1);
 	struct costs c = { 0 };
 	uint32_t cur = UINT32_MAX, curfile = 0;
 	double self = 0;
 
 	gather(x, &c);
-	fprintf(out, "# callgrind format\nversion: 1\ncreator: pcprof\ncmd: %s\n"
-		"positions: line\nevents: Samples\nsummary: %.0f\n\n", text_name(title),
-		x->total);
+	fprintf(out,
+		"# callgrind format\nversion: 1\ncreator: pcprof\ncmd: %s\n"
+		"positions: line\nevents: Samples\nsummary: %.0f\n\n",
+		text_name(title), x->total);
 	for (size_t i = 0; i < c.n; i++) {
 		const struct cost *k = &c.v[i];
 		long long v = llround(k->samples);
@@ -337,7 +351,8 @@ export_callgrind(const struct export *x, FILE *out, const char *title)
 		name(out, "cob", x, map_file(x, k->callee), obs);
 		name(out, "cfi", x, x->funcs[k->callee].file, files);
 		name(out, "cfn", x, x->funcs[k->callee].name, fns);
-		fprintf(out, "calls=1 %d\n%d %lld\n", x->funcs[k->callee].line, k->line, v);
+		fprintf(out, "calls=1 %d\n%d %lld\n", x->funcs[k->callee].line,
+			k->line, v);
 	}
 	free(c.v);
 	free(obs);

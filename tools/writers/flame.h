@@ -13,26 +13,27 @@
 
 /* What a frame's code is, for its colour: by object, or by its change. */
 enum flame_kind {
-	FLAME_KIND_NONE,		/* not said: coloured by its name */
-	FLAME_KIND_EXE,			/* the executable */
-	FLAME_KIND_LIBC,		/* libc.so */
-	FLAME_KIND_LIB,			/* another shared object */
-	FLAME_KIND_ANON,		/* no object: [anonymous code], [unknown] */
+	FLAME_KIND_NONE, /* not said: coloured by its name */
+	FLAME_KIND_EXE,  /* the executable */
+	FLAME_KIND_LIBC, /* libc.so */
+	FLAME_KIND_LIB,  /* another shared object */
+	FLAME_KIND_ANON, /* no object: [anonymous code], [unknown] */
 	/* a differential graph's: the function's change (pcprof diff) */
-	FLAME_KIND_SLOWER,		/* significantly slower: red */
-	FLAME_KIND_FASTER,		/* significantly faster: blue */
-	FLAME_KIND_SAME,		/* no significant change: grey */
-	FLAME_KIND_OFFCPU,		/* a wait of a wall-clock profile:
-					   "[off-cpu: CALL]", violet */
+	FLAME_KIND_SLOWER, /* significantly slower: red */
+	FLAME_KIND_FASTER, /* significantly faster: blue */
+	FLAME_KIND_SAME,   /* no significant change: grey */
+	FLAME_KIND_OFFCPU, /* a wait of a wall-clock profile:
+			      "[off-cpu: CALL]", violet */
 	FLAME_KINDS
 };
 
 /* One call stack and how often it was seen. */
 struct flame_stack {
-	const char *const *frames;	/* function names, root (outermost caller) first */
+	const char *const
+		*frames; /* function names, root (outermost caller) first */
 	size_t depth;
 	double count;			/* samples */
-	const unsigned char *kinds;	/* per frame, enum flame_kind; or NULL */
+	const unsigned char *kinds; /* per frame, enum flame_kind; or NULL */
 };
 
 /*
@@ -63,7 +64,7 @@ int flame_write_svg(FILE *out, const struct flame_stack *stacks, size_t n,
 struct flame_marker {
 	const char *name;
 	uint64_t start, end;		/* end == start: an instant */
-	long lane;			/* its thread's lane; -1: the process's */
+	long lane; /* its thread's lane; -1: the process's */
 };
 
 struct flame_timeline {
@@ -71,7 +72,7 @@ struct flame_timeline {
 	size_t n;			/* samples */
 	const uint64_t *t;		/* each sample's time */
 	const size_t *stack;		/* its stack: an index into stacks */
-	const double *weight;		/* its samples (its stack's count's share) */
+	const double *weight; /* its samples (its stack's count's share) */
 	const size_t *lane;		/* its thread: an index into lanes */
 	const char *const *lanes;	/* each thread's label */
 	size_t nlanes;
@@ -88,8 +89,8 @@ struct flame_timeline {
  * add up to the counts). The same returns, and EINVAL for a sample
  * whose stack is not one of stacks[0..n).
  */
-int flame_write_svg_timeline(FILE *out, const struct flame_stack *stacks, size_t n,
-			     const char *title, const char *unit,
+int flame_write_svg_timeline(FILE *out, const struct flame_stack *stacks,
+			     size_t n, const char *title, const char *unit,
 			     const struct flame_timeline *tl);
 
 /* flame_strip.c, for flame.c: the strip's height in pixels (0 for a NULL
@@ -97,8 +98,8 @@ int flame_write_svg_timeline(FILE *out, const struct flame_stack *stacks, size_t
  * in the frame frame_of_stack[its stack] (the written frames' index;
  * SIZE_MAX: none, left out). */
 size_t flame_strip_height(const struct flame_timeline *tl);
-void flame_strip_put(FILE *out, const struct flame_timeline *tl, const size_t *frame_of_stack,
-		     size_t y);
+void flame_strip_put(FILE *out, const struct flame_timeline *tl,
+		     const size_t *frame_of_stack, size_t y);
 
 /* Write the first max characters of s as XML text or attribute value.
  * Invalid UTF-8 and the characters XML 1.0 forbids even as references

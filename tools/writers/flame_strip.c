@@ -51,7 +51,8 @@ row_of(const char **rows, size_t n, const char *name)
 static size_t
 lanes(const struct flame_timeline *tl)
 {
-	return tl->nlanes < MAX_LANES ? (tl->nlanes ? tl->nlanes : 1) : MAX_LANES;
+	return tl->nlanes < MAX_LANES ? (tl->nlanes ? tl->nlanes : 1) :
+					MAX_LANES;
 }
 
 size_t
@@ -61,7 +62,8 @@ flame_strip_height(const struct flame_timeline *tl)
 
 	if (!tl)
 		return 0;
-	return lanes(tl) * LANE_H + marker_rows(tl, rows) * MARK_H + AXIS_H + GAP;
+	return lanes(tl) * LANE_H + marker_rows(tl, rows) * MARK_H + AXIS_H +
+	       GAP;
 }
 
 /* s as a JavaScript string inside CDATA: JSON's escapes, and '>' as
@@ -138,11 +140,12 @@ cmp_by_name(const void *a, const void *b)
  * names, each name once (10,000 requests of one name wrote it 10,000
  * times); the names in order of their first marker. */
 static void
-put_markers(FILE *out, const struct flame_timeline *tl, const char **rows, size_t nrows)
+put_markers(FILE *out, const struct flame_timeline *tl, const char **rows,
+	    size_t nrows)
 {
 	size_t n = tl->nmarkers, *order = pc_calloc(n ? n : 1, sizeof(*order));
-	size_t *id = pc_calloc(n ? n : 1, sizeof(*id)), *first = pc_calloc(n ? n : 1,
-									  sizeof(*first));
+	size_t *id = pc_calloc(n ? n : 1, sizeof(*id)),
+	       *first = pc_calloc(n ? n : 1, sizeof(*first));
 	size_t nnames = 0;
 
 	for (size_t i = 0; i < n; i++)
@@ -152,7 +155,8 @@ put_markers(FILE *out, const struct flame_timeline *tl, const char **rows, size_
 	/* ids by first appearance: sorted, each name's run starts at its
 	 * first marker; numbered in the order of those */
 	for (size_t k = 0; k < n; k++)
-		if (!k || strcmp(tl->markers[order[k]].name, tl->markers[order[k - 1]].name))
+		if (!k || strcmp(tl->markers[order[k]].name,
+				 tl->markers[order[k - 1]].name))
 			first[order[k]] = 1;
 	for (size_t i = 0; i < n; i++)
 		if (first[i])
@@ -189,7 +193,8 @@ put_markers(FILE *out, const struct flame_timeline *tl, const char **rows, size_
  * where every one is 1.
  */
 static void
-put_samples(FILE *out, const struct flame_timeline *tl, const size_t *frame_of_stack)
+put_samples(FILE *out, const struct flame_timeline *tl,
+	    const size_t *frame_of_stack)
 {
 	size_t nl = lanes(tl);
 	int ones = 1;
@@ -197,15 +202,18 @@ put_samples(FILE *out, const struct flame_timeline *tl, const size_t *frame_of_s
 	fputs("t:[", out);
 	for (size_t i = 0, k = 0; i < tl->n; i++)
 		if (frame_of_stack[tl->stack[i]] != SIZE_MAX)
-			fprintf(out, "%s%llu", k++ ? "," : "", (unsigned long long)(tl->t[i] / 1000));
+			fprintf(out, "%s%llu", k++ ? "," : "",
+				(unsigned long long)(tl->t[i] / 1000));
 	fputs("],\nf:[", out);
 	for (size_t i = 0, k = 0; i < tl->n; i++)
 		if (frame_of_stack[tl->stack[i]] != SIZE_MAX)
-			fprintf(out, "%s%zu", k++ ? "," : "", frame_of_stack[tl->stack[i]]);
+			fprintf(out, "%s%zu", k++ ? "," : "",
+				frame_of_stack[tl->stack[i]]);
 	fputs("],\nl:[", out);
 	for (size_t i = 0, k = 0; i < tl->n; i++)
 		if (frame_of_stack[tl->stack[i]] != SIZE_MAX) {
-			fprintf(out, "%s%zu", k++ ? "," : "", tl->lane[i] < nl ? tl->lane[i] : nl - 1);
+			fprintf(out, "%s%zu", k++ ? "," : "",
+				tl->lane[i] < nl ? tl->lane[i] : nl - 1);
 			ones &= tl->weight[i] == 1;
 		}
 	fputs("],\nw:", out);
@@ -221,15 +229,15 @@ put_samples(FILE *out, const struct flame_timeline *tl, const size_t *frame_of_s
 }
 
 void
-flame_strip_put(FILE *out, const struct flame_timeline *tl, const size_t *frame_of_stack,
-		size_t y)
+flame_strip_put(FILE *out, const struct flame_timeline *tl,
+		const size_t *frame_of_stack, size_t y)
 {
 	const char *rows[MAX_ROWS];
 	size_t nrows = marker_rows(tl, rows);
 
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\nvar TL = {\n", out);
-	fprintf(out, "y:%zu, laneH:%d, markH:%d, axisH:%d, span:%llu,\n", y, LANE_H, MARK_H,
-		AXIS_H, (unsigned long long)(tl->span / 1000));
+	fprintf(out, "y:%zu, laneH:%d, markH:%d, axisH:%d, span:%llu,\n", y,
+		LANE_H, MARK_H, AXIS_H, (unsigned long long)(tl->span / 1000));
 	put_lanes(out, tl);
 	put_names(out, "rows", rows, nrows);
 	put_markers(out, tl, rows, nrows);

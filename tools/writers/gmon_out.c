@@ -38,8 +38,9 @@ gmon_write_fd(int fd, struct gmon_profile *p)
 	gmon_sink_header(s, p->spare);
 	for (size_t i = 0; i < p->nhists && !s->error; i++) {
 		const struct gmon_hist *h = &p->hists[i];
-		long r = gmon_sink_counts64(s, h->low, (unsigned)((h->high - h->low) / h->nbins),
-					    h->rate, h->counts, h->nbins);
+		long r = gmon_sink_counts64(
+			s, h->low, (unsigned)((h->high - h->low) / h->nbins),
+			h->rate, h->counts, h->nbins);
 
 		if (r < 0 && !s->error)
 			s->error = (int)r;
@@ -54,7 +55,8 @@ gmon_write_fd(int fd, struct gmon_profile *p)
 		while (j < n && !cmp_arc(&a[i], &a[j]))
 			total += a[j++].count;
 		while (total > UINT32_MAX) {
-			gmon_sink_arc(s, a[i].from_pc, a[i].self_pc, UINT32_MAX);
+			gmon_sink_arc(s, a[i].from_pc, a[i].self_pc,
+				      UINT32_MAX);
 			total -= UINT32_MAX;
 		}
 		gmon_sink_arc(s, a[i].from_pc, a[i].self_pc, (uint32_t)total);

@@ -39,8 +39,10 @@ found_all(const struct hist_result *res)
 
 	for (size_t i = 0; i < res->ns; i++)
 		for (size_t j = 0; j < res->s[i].nch; j++)
-			v[k++] = (struct found){ &res->s[i], &res->s[i].ch[j],
-						 res->s[i].idx[res->s[i].ch[j].at] };
+			v[k++] = (struct found){
+				&res->s[i], &res->s[i].ch[j],
+				res->s[i].idx[res->s[i].ch[j].at]
+			};
 	qsort(v, k, sizeof(*v), cmp_found);
 	return v;
 }
@@ -69,21 +71,26 @@ print_text(FILE *out, const struct hist_result *res, const struct found *v)
 {
 	const struct history *h = res->h;
 
-	fprintf(out, "pcprof history: %zu commit%s (%s to %s), %zu change point%s "
-		"(%s, alpha %g, threshold %g %%)\n", h->n, h->n == 1 ? "" : "s",
-		text_name(h->recs[0].commit), text_name(h->recs[h->n - 1].commit), res->nchanges,
-		res->nchanges == 1 ? "" : "s", res->method, res->alpha, res->threshold * 100);
+	fprintf(out,
+		"pcprof history: %zu commit%s (%s to %s), %zu change point%s "
+		"(%s, alpha %g, threshold %g %%)\n",
+		h->n, h->n == 1 ? "" : "s", text_name(h->recs[0].commit),
+		text_name(h->recs[h->n - 1].commit), res->nchanges,
+		res->nchanges == 1 ? "" : "s", res->method, res->alpha,
+		res->threshold * 100);
 	if (!res->nchanges)
 		return;
-	fprintf(out, "\n%-14s %-14s %10s %10s %9s %9s  %s\n", "commit", "previous", "before s",
-		"after s", "change", "p", "function");
+	fprintf(out, "\n%-14s %-14s %10s %10s %9s %9s  %s\n", "commit",
+		"previous", "before s", "after s", "change", "p", "function");
 	for (size_t i = 0; i < res->nchanges; i++) {
 		const struct found *f = &v[i];
 
 		fprintf(out, "%-14s %-14s %10.4f %10.4f %+8.1f%% %9.2g  %s%s\n",
-			text_name(commit_of(res, f->rec)), text_name(commit_of(res, prev_rec(f))),
-			f->c->before, f->c->after, rel(f->c) * 100, f->c->p,
-			f->s->program ? "[program] " : "", text_name(f->s->name));
+			text_name(commit_of(res, f->rec)),
+			text_name(commit_of(res, prev_rec(f))), f->c->before,
+			f->c->after, rel(f->c) * 100, f->c->p,
+			f->s->program ? "[program] " : "",
+			text_name(f->s->name));
 	}
 }
 
@@ -96,14 +103,17 @@ print_json(FILE *out, const struct hist_result *res, const struct found *v)
 	json_string(out, h->recs[0].commit);
 	fputs(",\"last\":", out);
 	json_string(out, h->recs[h->n - 1].commit);
-	fprintf(out, ",\"method\":\"%s\",\"alpha\":%g,\"threshold\":%g,\"series\":%zu,"
-		"\"changes\":[", res->method, res->alpha, res->threshold, res->ns);
+	fprintf(out,
+		",\"method\":\"%s\",\"alpha\":%g,\"threshold\":%g,\"series\":%zu,"
+		"\"changes\":[",
+		res->method, res->alpha, res->threshold, res->ns);
 	for (size_t i = 0; i < res->nchanges; i++) {
 		const struct found *f = &v[i];
 
 		fputs(i ? ",\n{\"commit\":" : "\n{\"commit\":", out);
 		json_string(out, commit_of(res, f->rec));
-		fprintf(out, ",\"index\":%zu,\"time\":%.17g,\"previous\":", f->rec,
+		fprintf(out,
+			",\"index\":%zu,\"time\":%.17g,\"previous\":", f->rec,
 			h->recs[f->rec].time);
 		json_string(out, commit_of(res, prev_rec(f)));
 		fputs(",\"function\":", out);
@@ -111,9 +121,13 @@ print_json(FILE *out, const struct hist_result *res, const struct found *v)
 			fputs("null", out);
 		else
 			json_string(out, f->s->name);
-		fprintf(out, ",\"program\":%s%s%s,\"before\":%.6g,\"after\":%.6g,\"change\":%.6g,"
-			"\"p\":%.3g}", f->s->program ? "\"" : "", f->s->program ? f->s->name : "null",
-			f->s->program ? "\"" : "", f->c->before, f->c->after, rel(f->c), f->c->p);
+		fprintf(out,
+			",\"program\":%s%s%s,\"before\":%.6g,\"after\":%.6g,\"change\":%.6g,"
+			"\"p\":%.3g}",
+			f->s->program ? "\"" : "",
+			f->s->program ? f->s->name : "null",
+			f->s->program ? "\"" : "", f->c->before, f->c->after,
+			rel(f->c), f->c->p);
 	}
 	fputs("]}\n", out);
 }
@@ -124,12 +138,16 @@ print_markdown(FILE *out, const struct hist_result *res, const struct found *v)
 	size_t n = res->h->n;
 
 	if (!res->nchanges) {
-		fprintf(out, "**pcprof history: no change point in %zu commits**\n", n);
+		fprintf(out,
+			"**pcprof history: no change point in %zu commits**\n",
+			n);
 		return;
 	}
-	fprintf(out, "**pcprof history: %zu change point%s in %zu commits**\n\n"
+	fprintf(out,
+		"**pcprof history: %zu change point%s in %zu commits**\n\n"
 		"| Commit | Function | Change | Before (s) | After (s) | p |\n"
-		"|---|---|---:|---:|---:|---:|\n", res->nchanges, res->nchanges == 1 ? "" : "s", n);
+		"|---|---|---:|---:|---:|---:|\n",
+		res->nchanges, res->nchanges == 1 ? "" : "s", n);
 	for (size_t i = 0; i < res->nchanges; i++) {
 		const struct found *f = &v[i];
 
@@ -140,8 +158,8 @@ print_markdown(FILE *out, const struct hist_result *res, const struct found *v)
 			fprintf(out, "whole program (%s)", f->s->name);
 		else
 			md_name(out, f->s->name);
-		fprintf(out, " | %+.1f %% | %.4f | %.4f | %.2g |\n", rel(f->c) * 100, f->c->before,
-			f->c->after, f->c->p);
+		fprintf(out, " | %+.1f %% | %.4f | %.4f | %.2g |\n",
+			rel(f->c) * 100, f->c->before, f->c->after, f->c->p);
 	}
 }
 
@@ -175,7 +193,9 @@ struct frame {
 static double
 px(const struct frame *fr, size_t i)
 {
-	return ML + (fr->n > 1 ? (double)i * (PW - ML - MR) / (double)(fr->n - 1) : (PW - ML - MR) / 2.0);
+	return ML + (fr->n > 1 ?
+			     (double)i * (PW - ML - MR) / (double)(fr->n - 1) :
+			     (PW - ML - MR) / 2.0);
 }
 
 static double
@@ -192,47 +212,57 @@ plot_axes(FILE *out, const struct hist_result *res, const struct hist_series *s,
 	fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>\n"
 		"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>\n",
 		ML, MT, ML, PH - MB, ML, PH - MB, PW - MR, PH - MB);
-	fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.4g s</text>\n"
+	fprintf(out,
+		"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.4g s</text>\n"
 		"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.4g s</text>\n",
-		ML - 6, py(fr, fr->hi) + 4, fr->hi, ML - 6, py(fr, fr->lo) + 4, fr->lo);
+		ML - 6, py(fr, fr->hi) + 4, fr->hi, ML - 6, py(fr, fr->lo) + 4,
+		fr->lo);
 	fprintf(out, "<text x=\"%.1f\" y=\"%d\">", px(fr, 0), PH - MB + 18);
 	xml_put(out, commit_of(res, s->idx[0]), 16);
-	fprintf(out, "</text>\n<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\">", px(fr, s->n - 1),
-		PH - MB + 18);
+	fprintf(out, "</text>\n<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\">",
+		px(fr, s->n - 1), PH - MB + 18);
 	xml_put(out, commit_of(res, s->idx[s->n - 1]), 16);
 	fputs("</text>\n", out);
 }
 
 /* Each level between change points, a change point's line and label. */
 static void
-plot_levels(FILE *out, const struct hist_result *res, const struct hist_series *s,
-	    const struct frame *fr)
+plot_levels(FILE *out, const struct hist_result *res,
+	    const struct hist_series *s, const struct frame *fr)
 {
 	for (size_t j = 0; j <= s->nch; j++) {
-		size_t a = j ? s->ch[j - 1].at : 0, b = j < s->nch ? s->ch[j].at : s->n;
-		double m = j < s->nch ? s->ch[j].before : s->nch ? s->ch[j - 1].after : 0;
+		size_t a = j ? s->ch[j - 1].at : 0,
+		       b = j < s->nch ? s->ch[j].at : s->n;
+		double m = j < s->nch ? s->ch[j].before :
+			   s->nch     ? s->ch[j - 1].after :
+					0;
 
 		if (!s->nch) {
 			for (size_t i = 0; i < s->n; i++)
 				m += s->x[i] / (double)s->n;
 		}
-		fprintf(out, "<line class=\"level\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-			"stroke=\"#2a7\" stroke-width=\"2\"/>\n", px(fr, a), py(fr, m),
-			px(fr, b - 1), py(fr, m));
+		fprintf(out,
+			"<line class=\"level\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+			"stroke=\"#2a7\" stroke-width=\"2\"/>\n",
+			px(fr, a), py(fr, m), px(fr, b - 1), py(fr, m));
 	}
 	for (size_t j = 0; j < s->nch; j++) {
 		double x = (px(fr, s->ch[j].at - 1) + px(fr, s->ch[j].at)) / 2;
 
-		fprintf(out, "<line class=\"change\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+		fprintf(out,
+			"<line class=\"change\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
 			"stroke=\"#d22\" stroke-dasharray=\"4 3\"/>\n<text x=\"%.1f\" y=\"%d\" "
-			"fill=\"#d22\">", x, MT, x, PH - MB, x + 3, MT + 12 + 14 * (int)(j % 3));
+			"fill=\"#d22\">",
+			x, MT, x, PH - MB, x + 3, MT + 12 + 14 * (int)(j % 3));
 		xml_put(out, commit_of(res, s->idx[s->ch[j].at]), 16);
-		fprintf(out, " %+.1f %% (p %.2g)</text>\n", rel(&s->ch[j]) * 100, s->ch[j].p);
+		fprintf(out, " %+.1f %% (p %.2g)</text>\n",
+			rel(&s->ch[j]) * 100, s->ch[j].p);
 	}
 }
 
 void
-history_plot(FILE *out, const struct hist_result *res, const struct hist_series *s)
+history_plot(FILE *out, const struct hist_result *res,
+	     const struct hist_series *s)
 {
 	struct frame fr = { INFINITY, -INFINITY, s->n };
 
@@ -246,18 +276,22 @@ history_plot(FILE *out, const struct hist_result *res, const struct hist_series 
 		fr.lo -= 0.5;
 		fr.hi += 0.5;
 	}
-	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" "
+	fprintf(out,
+		"<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" "
 		"width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		"xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" "
 		"font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-		"<text x=\"%d\" y=\"24\" font-size=\"15\">", PW, PH, PW, PH, ML);
+		"<text x=\"%d\" y=\"24\" font-size=\"15\">",
+		PW, PH, PW, PH, ML);
 	if (s->program)
-		fprintf(out, "the whole program's %s", s->program && !strcmp(s->name, "wall") ?
-			"wall" : "CPU");
+		fprintf(out, "the whole program's %s",
+			s->program && !strcmp(s->name, "wall") ? "wall" :
+								 "CPU");
 	else
 		xml_put(out, s->name, 120);
-	fprintf(out, ": seconds a run over %zu commits, %zu change point%s</text>\n", s->n,
-		s->nch, s->nch == 1 ? "" : "s");
+	fprintf(out,
+		": seconds a run over %zu commits, %zu change point%s</text>\n",
+		s->n, s->nch, s->nch == 1 ? "" : "s");
 	plot_axes(out, res, s, &fr);
 	plot_levels(out, res, s, &fr);
 	for (size_t i = 0; i < s->n; i++) {
@@ -265,10 +299,11 @@ history_plot(FILE *out, const struct hist_result *res, const struct hist_series 
 
 		fprintf(out, "<g class=\"commit\"><title>");
 		xml_put(out, commit_of(res, s->idx[i]), 200);
-		fprintf(out, ": %.6g s</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+		fprintf(out,
+			": %.6g s</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
 			"stroke=\"#88a\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#225\"/></g>\n",
-			s->x[i], px(&fr, i), py(&fr, s->x[i] - sd), px(&fr, i), py(&fr, s->x[i] + sd),
-			px(&fr, i), py(&fr, s->x[i]));
+			s->x[i], px(&fr, i), py(&fr, s->x[i] - sd), px(&fr, i),
+			py(&fr, s->x[i] + sd), px(&fr, i), py(&fr, s->x[i]));
 	}
 	fputs("</svg>\n", out);
 }

@@ -37,7 +37,8 @@ where(const struct symtab *st, const struct line_row *r, char *buf, size_t n)
 	if (r->file)
 		snprintf(buf, n, "%s:%d", base_name(r->file), r->line);
 	else
-		snprintf(buf, n, "%s+0x%llx", st->funcs[r->func], (unsigned long long)r->offset);
+		snprintf(buf, n, "%s+0x%llx", st->funcs[r->func],
+			 (unsigned long long)r->offset);
 	return buf;
 }
 
@@ -60,12 +61,16 @@ rows_out(const struct lines *L, struct lrow_out *o)
 	/* each pseudo row before the first line with fewer samples */
 	for (size_t i = 0; i <= L->nrows; i++) {
 		for (int k = 0; k < 2; k++)
-			if (!ps[k].done && (i == L->nrows || ps[k].samples > L->rows[i].samples)) {
-				o[n++] = (struct lrow_out){ NULL, ps[k].name, ps[k].samples };
+			if (!ps[k].done &&
+			    (i == L->nrows ||
+			     ps[k].samples > L->rows[i].samples)) {
+				o[n++] = (struct lrow_out){ NULL, ps[k].name,
+							    ps[k].samples };
 				ps[k].done = 1;
 			}
 		if (i < L->nrows)
-			o[n++] = (struct lrow_out){ &L->rows[i], NULL, L->rows[i].samples };
+			o[n++] = (struct lrow_out){ &L->rows[i], NULL,
+						    L->rows[i].samples };
 	}
 	return n;
 }
@@ -83,7 +88,8 @@ text_row(FILE *out, const struct symtab *st, const struct lrow_out *o)
 	fprintf(out, "%-28s %s", text_name(where(st, r, buf, sizeof(buf))),
 		text_name(st->funcs[r->func]));
 	if (st->nobjs)
-		fprintf(out, " (%s)", text_name(st->objnames[st->func_obj[r->func]]));
+		fprintf(out, " (%s)",
+			text_name(st->objnames[st->func_obj[r->func]]));
 	if (r->inlined)
 		fprintf(out, "  [inlined: %s]", text_name(r->inlined));
 	fputc('\n', out);
@@ -91,31 +97,34 @@ text_row(FILE *out, const struct symtab *st, const struct lrow_out *o)
 
 static void
 print_text(FILE *out, const struct lines *L, const struct symtab *st,
-	   const struct lrow_out *o, size_t n, size_t shown, const struct report_opts *ro)
+	   const struct lrow_out *o, size_t n, size_t shown,
+	   const struct report_opts *ro)
 {
 	double cum = 0, rest = 0;
 
-	fprintf(out, "Lines of %s from %s", text_name(ro->exe), text_name(ro->files[0]));
+	fprintf(out, "Lines of %s from %s", text_name(ro->exe),
+		text_name(ro->files[0]));
 	if (ro->nfiles > 1)
 		fprintf(out, " and %d more", ro->nfiles - 1);
 	fprintf(out, ": %.0f samples at %u Hz, %.3f s\n\n", L->total, L->rate,
 		L->rate ? L->total / L->rate : 0);
-	fprintf(out, "%10s %7s %7s %10s  %-28s %s\n", "self s", "share", "cum", "samples",
-		"line", "function");
+	fprintf(out, "%10s %7s %7s %10s  %-28s %s\n", "self s", "share", "cum",
+		"samples", "line", "function");
 	for (size_t i = 0; i < shown; i++) {
 		double share = o[i].samples / L->total;
 
 		cum += share;
-		fprintf(out, "%10.3f %6.2f%% %6.2f%% %10.1f  ", o[i].samples / L->rate,
-			100 * share, 100 * cum, o[i].samples);
+		fprintf(out, "%10.3f %6.2f%% %6.2f%% %10.1f  ",
+			o[i].samples / L->rate, 100 * share, 100 * cum,
+			o[i].samples);
 		text_row(out, st, &o[i]);
 	}
 	for (size_t i = shown; i < n; i++)
 		rest += o[i].samples;
 	if (shown < n)
 		fprintf(out, "%10.3f %6.2f%% %7s %10.1f  (%zu more line%s)\n",
-			rest / L->rate, 100 * rest / L->total, "", rest, n - shown,
-			n - shown == 1 ? "" : "s");
+			rest / L->rate, 100 * rest / L->total, "", rest,
+			n - shown, n - shown == 1 ? "" : "s");
 	if (!L->have_lines && L->nolines > 0)
 		fprintf(out, "\nNote: no line information was found for %s (build with -g, or\n"
 			"install its debug file): its code is shown as function+0xOFFSET.\n",
@@ -143,14 +152,15 @@ json_row(FILE *out, const struct lines *L, const struct symtab *st,
 	else
 		fputs("null", out);
 	if (!r->file)
-		fprintf(out, ", \"offset\": %llu", (unsigned long long)r->offset);
+		fprintf(out, ", \"offset\": %llu",
+			(unsigned long long)r->offset);
 	fprintf(out, ", \"self_seconds\": %.6f, \"self_samples\": %.6g, \"share\": %.6f}",
 		r->samples / L->rate, r->samples, r->samples / L->total);
 }
 
 static void
-print_json(FILE *out, const struct lines *L, const struct symtab *st, size_t shown,
-	   const struct report_opts *ro)
+print_json(FILE *out, const struct lines *L, const struct symtab *st,
+	   size_t shown, const struct report_opts *ro)
 {
 	fputs("{\"executable\": ", out);
 	json_string(out, ro->exe);
@@ -159,16 +169,19 @@ print_json(FILE *out, const struct lines *L, const struct symtab *st, size_t sho
 		fputs(i ? ", " : "", out);
 		json_string(out, ro->files[i]);
 	}
-	fprintf(out, "], \"rate_hz\": %u, \"total_seconds\": %.6f, \"total_samples\": %.0f, "
-		"\"line_information\": %s, \"lines\": [", L->rate,
-		L->rate ? L->total / L->rate : 0, L->total, L->have_lines ? "true" : "false");
+	fprintf(out,
+		"], \"rate_hz\": %u, \"total_seconds\": %.6f, \"total_samples\": %.0f, "
+		"\"line_information\": %s, \"lines\": [",
+		L->rate, L->rate ? L->total / L->rate : 0, L->total,
+		L->have_lines ? "true" : "false");
 	for (size_t i = 0; i < shown && i < L->nrows; i++) {
 		fputs(i ? ",\n  " : "\n  ", out);
 		json_row(out, L, st, &L->rows[i]);
 	}
-	fprintf(out, "%s], \"no_line_samples\": %.6g, \"unattributed_samples\": %.6g, "
-		"\"outside_samples\": %.6g}\n", L->nrows ? "\n" : "", L->nolines, L->unknown,
-		L->outside);
+	fprintf(out,
+		"%s], \"no_line_samples\": %.6g, \"unattributed_samples\": %.6g, "
+		"\"outside_samples\": %.6g}\n",
+		L->nrows ? "\n" : "", L->nolines, L->unknown, L->outside);
 }
 
 /* CSV: o[0..shown) of n, then the rest in one row, its function named
@@ -179,7 +192,8 @@ print_csv(FILE *out, const struct lines *L, const struct symtab *st,
 {
 	double rest = 0;
 
-	fputs("file,line,function,inlined,offset,self_seconds,self_samples,share\n", out);
+	fputs("file,line,function,inlined,offset,self_seconds,self_samples,share\n",
+	      out);
 	for (size_t i = 0; i < shown; i++) {
 		const struct line_row *r = o[i].r;
 
@@ -197,18 +211,20 @@ print_csv(FILE *out, const struct lines *L, const struct symtab *st,
 			fputc(',', out);
 			csv_string(out, r->inlined ? r->inlined : "");
 			if (!r->file)
-				fprintf(out, ",%llu", (unsigned long long)r->offset);
+				fprintf(out, ",%llu",
+					(unsigned long long)r->offset);
 			else
 				fputc(',', out);
 		}
-		fprintf(out, ",%.6f,%.6g,%.6f\n", o[i].samples / L->rate, o[i].samples,
-			o[i].samples / L->total);
+		fprintf(out, ",%.6f,%.6g,%.6f\n", o[i].samples / L->rate,
+			o[i].samples, o[i].samples / L->total);
 	}
 	for (size_t i = shown; i < n; i++)
 		rest += o[i].samples;
 	if (shown < n)
-		fprintf(out, ",,(%zu more line%s),,,%.6f,%.6g,%.6f\n", n - shown,
-			n - shown == 1 ? "" : "s", rest / L->rate, rest, rest / L->total);
+		fprintf(out, ",,(%zu more line%s),,,%.6f,%.6g,%.6f\n",
+			n - shown, n - shown == 1 ? "" : "s", rest / L->rate,
+			rest, rest / L->total);
 }
 
 void
@@ -221,7 +237,8 @@ lines_print(FILE *out, const struct lines *L, const struct symtab *st,
 	n = rows_out(L, o);
 	shown = ro->top > 0 && (size_t)ro->top < n ? (size_t)ro->top : n;
 	if (ro->format == FORMAT_JSON)
-		print_json(out, L, st, ro->top > 0 ? (size_t)ro->top : L->nrows, ro);
+		print_json(out, L, st, ro->top > 0 ? (size_t)ro->top : L->nrows,
+			   ro);
 	else if (ro->format == FORMAT_CSV)
 		print_csv(out, L, st, o, n, shown);
 	else

@@ -25,8 +25,8 @@ struct evented {
 static void
 event(struct evented *e, char type, uint32_t frame, double at)
 {
-	fprintf(e->out, "%s{\"type\":\"%c\",\"frame\":%u,\"at\":%.9f}", e->first ? "" : ",",
-		type, frame, at);
+	fprintf(e->out, "%s{\"type\":\"%c\",\"frame\":%u,\"at\":%.9f}",
+		e->first ? "" : ",", type, frame, at);
 	e->first = 0;
 }
 
@@ -41,8 +41,8 @@ close_to(struct evented *e, size_t keep, double at)
 /* The functions of a sample's stack, the root first, a run of one
  * function once; how many. */
 static size_t
-frames_of(const struct export *x, const struct tl_group *g, const struct tl_sample *s,
-	  uint32_t **fr, size_t *cap)
+frames_of(const struct export *x, const struct tl_group *g,
+	  const struct tl_sample *s, uint32_t **fr, size_t *cap)
 {
 	const struct tl_stack *k;
 	size_t n = 0;
@@ -64,8 +64,8 @@ frames_of(const struct export *x, const struct tl_group *g, const struct tl_samp
 }
 
 static void
-thread_profile(const struct export *x, const struct tl_group *g, uint32_t tid, uint64_t zero,
-	       uint64_t end, FILE *out)
+thread_profile(const struct export *x, const struct tl_group *g, uint32_t tid,
+	       uint64_t zero, uint64_t end, FILE *out)
 {
 	struct evented e = { out, NULL, 0, 0, 1 };
 	double interval = (double)g->head.interval_ns / 1e9, prev = 0;
@@ -75,16 +75,19 @@ thread_profile(const struct export *x, const struct tl_group *g, uint32_t tid, u
 	char label[160];
 
 	for (size_t i = 0; i < x->nthreads; i++)
-		if (x->threads[i].group == g->group && x->threads[i].tid == tid && x->threads[i].name)
+		if (x->threads[i].group == g->group &&
+		    x->threads[i].tid == tid && x->threads[i].name)
 			name = x->strs[x->threads[i].name];
-	snprintf(label, sizeof(label), "%s (tid %u, pid %u)", name, tid, g->head.pid);
+	snprintf(label, sizeof(label), "%s (tid %u, pid %u)", name, tid,
+		 g->head.pid);
 	fputs("{\"type\":\"evented\",\"name\":", out);
 	json_string(out, label);
 	fprintf(out, ",\"unit\":\"seconds\",\"startValue\":0,\"endValue\":%.9f,\"events\":[",
 		(double)(end - zero) / 1e9);
 	for (size_t i = 0; i < g->nsamples; i++) {
 		const struct tl_sample *s = &g->samples[i];
-		double t = (double)(s->t - zero) / 1e9, start = t - s->weight * interval;
+		double t = (double)(s->t - zero) / 1e9,
+		       start = t - s->weight * interval;
 		size_t n, same = 0;
 
 		/* (a negative weight: time moved to another stack) */
@@ -129,7 +132,8 @@ export_speedscope_timeline(const struct export *x, FILE *out, const char *title)
 	/* each thread of each process, the main thread first */
 	for (size_t gi = 0; gi < tl->n; gi++) {
 		const struct tl_group *g = &tl->v[gi];
-		uint32_t *tids = pc_realloc(NULL, (g->nsamples + 1) * sizeof(*tids));
+		uint32_t *tids =
+			pc_realloc(NULL, (g->nsamples + 1) * sizeof(*tids));
 		size_t n = 0;
 
 		tids[n++] = g->head.pid;
