@@ -106,12 +106,17 @@ report_option(int c, const char *arg, struct report_opts *r,
 		r->stacks = arg;
 		return 1;
 	case OPT_CLOCK:
-	case OPT_ALLOC_METRIC:
 		r->clock = clock_named(arg);
-		if (c == OPT_ALLOC_METRIC && !CLOCK_IS_ALLOC(r->clock))
+		return 1;
+	case OPT_ALLOC_METRIC:
+		/* its own words for a name no clock has either ('bytes' was
+		 * answered as --clock's) */
+		if (strcmp(arg, "alloc") && strcmp(arg, "alloc-bytes") &&
+		    strcmp(arg, "inuse") && strcmp(arg, "inuse-bytes"))
 			pc_fatal(
 				"--metric '%s': not alloc, alloc-bytes, inuse or inuse-bytes",
 				arg);
+		r->clock = clock_named(arg);
 		return 1;
 	case OPT_ALLOC:
 		r->alloc = 1;
