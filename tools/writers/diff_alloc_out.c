@@ -164,8 +164,8 @@ json_row(FILE *out, const struct row *w)
 	fputs("{\"name\": ", out);
 	json_string(out, w->name);
 	fprintf(out,
-		", \"status\": \"%s\", \"significant\": %s, \"base\": %.6g, "
-		"\"new\": %.6g, \"change\": %.6g, \"change_ratio\": %.6g, \"se\": %.6g, "
+		", \"status\": \"%s\", \"significant\": %s, \"base\": %.15g, "
+		"\"new\": %.15g, \"change\": %.15g, \"change_ratio\": %.6g, \"se\": %.6g, "
 		"\"p\": %.6g, \"p_adjusted\": %.6g}",
 		status_name(w->status),
 		w->status == ST_SLOWER || w->status == ST_FASTER ? "true" :

@@ -154,7 +154,7 @@ json_row(FILE *out, const struct lines *L, const struct symtab *st,
 	if (!r->file)
 		fprintf(out, ", \"offset\": %llu",
 			(unsigned long long)r->offset);
-	fprintf(out, ", \"self_seconds\": %.6f, \"self_samples\": %.6g, \"share\": %.6f}",
+	fprintf(out, ", \"self_seconds\": %.6f, \"self_samples\": %.15g, \"share\": %.6f}",
 		r->samples / L->rate, r->samples, r->samples / L->total);
 }
 
@@ -179,8 +179,8 @@ print_json(FILE *out, const struct lines *L, const struct symtab *st,
 		json_row(out, L, st, &L->rows[i]);
 	}
 	fprintf(out,
-		"%s], \"no_line_samples\": %.6g, \"unattributed_samples\": %.6g, "
-		"\"outside_samples\": %.6g}\n",
+		"%s], \"no_line_samples\": %.15g, \"unattributed_samples\": %.15g, "
+		"\"outside_samples\": %.15g}\n",
 		L->nrows ? "\n" : "", L->nolines, L->unknown, L->outside);
 }
 
@@ -216,13 +216,13 @@ print_csv(FILE *out, const struct lines *L, const struct symtab *st,
 			else
 				fputc(',', out);
 		}
-		fprintf(out, ",%.6f,%.6g,%.6f\n", o[i].samples / L->rate,
+		fprintf(out, ",%.6f,%.15g,%.6f\n", o[i].samples / L->rate,
 			o[i].samples, o[i].samples / L->total);
 	}
 	for (size_t i = shown; i < n; i++)
 		rest += o[i].samples;
 	if (shown < n)
-		fprintf(out, ",,(%zu more line%s),,,%.6f,%.6g,%.6f\n",
+		fprintf(out, ",,(%zu more line%s),,,%.6f,%.15g,%.6f\n",
 			n - shown, n - shown == 1 ? "" : "s", rest / L->rate,
 			rest, rest / L->total);
 }

@@ -321,7 +321,7 @@ json_objects(FILE *out, const struct flat *f, const struct symtab *st, const cha
 		fputs(i ? ",\n  " : "\n  ", out);
 		fputs("{\"name\": ", out);
 		json_string(out, l[i].name);
-		fprintf(out, ", \"self_seconds\": %.6f, \"self_samples\": %.6g, "
+		fprintf(out, ", \"self_seconds\": %.6f, \"self_samples\": %.15g, "
 			"\"share\": %.6f, \"functions\": %zu}", l[i].samples / f->rate,
 			l[i].samples, f->total ? l[i].samples / f->total : 0,
 			l[i].functions);
@@ -347,9 +347,9 @@ json_arcs(FILE *out, const struct symtab *st, const struct callgraph *cg)
 			fputs(", \"callee_object\": ", out);
 			json_string(out, object_of(st, cg->arcs[i].callee));
 		}
-		fprintf(out, ", \"samples\": %.6g}", cg->arcs[i].samples);
+		fprintf(out, ", \"samples\": %.15g}", cg->arcs[i].samples);
 	}
-	fprintf(out, "%s], \"unresolved_arc_samples\": %.6g", cg->narcs ? "\n" : "",
+	fprintf(out, "%s], \"unresolved_arc_samples\": %.15g", cg->narcs ? "\n" : "",
 		cg->unresolved);
 }
 
@@ -387,7 +387,7 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 			fputs(", \"object\": ", out);
 			json_string(out, object_of(st, r->func));
 		}
-		fprintf(out, ", \"self_seconds\": %.6f, \"self_samples\": %.6g, \"share\": %.6f",
+		fprintf(out, ", \"self_seconds\": %.6f, \"self_samples\": %.15g, \"share\": %.6f",
 			r->samples / f->rate, r->samples, r->samples / f->total);
 		if (cg)
 			fprintf(out, ", \"total_seconds\": %.6f", cg->total[r->func] / f->rate);
@@ -400,9 +400,9 @@ print_json(FILE *out, const struct flat *f, const struct symtab *st,
 	}
 	if (cg && o->top <= 0)
 		json_callers_only(out, f, st, cg, f->nrows, CLOCK_IS_ALLOC(o->clock));
-	fprintf(out, "%s], \"unattributed_samples\": %.6g, \"unattributed_share\": %.6f",
+	fprintf(out, "%s], \"unattributed_samples\": %.15g, \"unattributed_share\": %.6f",
 		f->nrows ? "\n" : "", f->unknown, f->total ? f->unknown / f->total : 0);
-	fprintf(out, ", \"outside_samples\": %.6g, \"outside_share\": %.6f",
+	fprintf(out, ", \"outside_samples\": %.15g, \"outside_share\": %.6f",
 		f->outside, f->total ? f->outside / f->total : 0);
 	json_objects(out, f, st, o->exe);
 	if (cg)
@@ -434,13 +434,13 @@ print_csv(FILE *out, const struct flat *f, const struct line *l, size_t n, size_
 			fputc(',', out);
 		}
 		csv_string(out, l[i].name);
-		fprintf(out, ",%.6f,%.6g,%.6f,%.6f\n", l[i].samples / f->rate,
+		fprintf(out, ",%.6f,%.15g,%.6f,%.6f\n", l[i].samples / f->rate,
 			l[i].samples, share, cum);
 	}
 	for (size_t i = shown; i < n; i++)
 		rest += l[i].samples;
 	if (shown < n)
-		fprintf(out, "%s(%zu more %s%s),%.6f,%.6g,%.6f,%.6f\n",
+		fprintf(out, "%s(%zu more %s%s),%.6f,%.15g,%.6f,%.6f\n",
 			objects && !o->by_object ? "," : "", n - shown,
 			o->by_object ? "object" : "function", n - shown == 1 ? "" : "s",
 			rest / f->rate, rest, rest / f->total, cum + rest / f->total);
