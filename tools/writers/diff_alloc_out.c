@@ -84,10 +84,15 @@ terms(FILE *out, const struct result *res, const struct alloc_side *b,
 	if (b->rate <= 1 && n->rate <= 1)
 		fputs("every allocation recorded (PC_ALLOC_RATE=1: exact)",
 		      out);
+	else if (b->rate == n->rate)
+		fprintf(out,
+			"sampled every %llu bytes on both sides (a function's "
+			"error from its samples)",
+			(unsigned long long)b->rate);
 	else
 		fprintf(out,
-			"sampled every %llu and %llu bytes (a function's error from its "
-			"samples)",
+			"sampled every %llu bytes (base) and %llu (new) (a "
+			"function's error from its samples)",
 			(unsigned long long)b->rate,
 			(unsigned long long)n->rate);
 	fprintf(out,
