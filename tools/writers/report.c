@@ -418,13 +418,12 @@ print_csv(FILE *out, const struct flat *f, const struct line *l, size_t n, size_
 {
 	double cum = 0, rest = 0;
 	int objects = shown > 0 && l[0].object;
+	/* the first figure in the metric's unit: an allocation profile's
+	 * bytes or objects, not seconds */
+	const char *unit = CLOCK_IS_ALLOC(o->clock) ? CLOCK_UNIT(o->clock) : "seconds";
 
-	if (o->by_object)
-		fputs("object,self_seconds,self_samples,share,cumulative_share\n", out);
-	else if (objects)
-		fputs("object,function,self_seconds,self_samples,share,cumulative_share\n", out);
-	else
-		fputs("function,self_seconds,self_samples,share,cumulative_share\n", out);
+	fprintf(out, "%s,self_%s,self_samples,share,cumulative_share\n",
+		o->by_object ? "object" : objects ? "object,function" : "function", unit);
 	for (size_t i = 0; i < shown; i++) {
 		double share = l[i].samples / f->total;
 
