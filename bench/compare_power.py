@@ -43,6 +43,7 @@ import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import diff_power  # noqa: E402  (its build of regress.c)
+import machine  # noqa: E402  (the hog)
 
 
 
@@ -107,12 +108,10 @@ def record(a, exes):
                    "budget": a.budgets[0], "exes": exes,
                    "cpus": os.cpu_count(), "kernel": os.uname().release}, f)
     # the hog on the last CPU, the runs wherever the scheduler puts them
-    hog = subprocess.Popen(["taskset", "-c", str(max(os.sched_getaffinity(0))), "sh",
-                            "-c", "exec yes > /dev/null"]) if a.hog else None
     end = time.time() + 60 * a.minutes
     others = ["same"] + ["s%d" % lv for lv in a.levels]
     rnd = 0
-    try:
+    with machine.hog_on_last_cpu(a.hog):
         while time.time() < end:
             rnd += 1
             for other in others:
@@ -124,10 +123,6 @@ def record(a, exes):
                                             e["repeated"]["base"],
                                             e["repeated"]["new"],
                                             e["elapsed_seconds"]))
-    finally:
-        if hog:
-            hog.kill()
-            hog.wait()
 
 
 def rate(k, n):

@@ -32,13 +32,9 @@ import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_power  # noqa: E402  (its builds of regress.c)
+import machine  # noqa: E402  (the load)
 
 TARGET = "stage_transform"
-
-
-def load1():
-    with open("/proc/loadavg") as f:
-        return float(f.read().split()[0])
 
 
 def one(a, base, slow, scale):
@@ -82,10 +78,10 @@ def main():
     try:
         time.sleep(5 if a.hogs else 0)      # the load average's first climb
         for r in range(a.reps):
-            l0 = load1()
+            l0 = machine.load1()
             t0 = time.time()
             rc, j, slower, faster = one(a, base, slow, scale)
-            l1 = load1()
+            l1 = machine.load1()
             loads += [l0, l1]
             q = j.get("sequential", {})
             names = [s.split()[0] for s in slower]

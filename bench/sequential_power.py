@@ -42,6 +42,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_power  # noqa: E402  (its builds and drawing)
+import machine  # noqa: E402  (the hog, the load)
 
 
 def note(msg):
@@ -56,19 +57,8 @@ def record(a, exes):
                    "run_seconds": a.run_seconds, "exes": exes, "pool": a.pool,
                    "hog": a.hog, "cpus": os.cpu_count(), "kernel": os.uname().release}, f)
     # --hog: as bench/compare_power.py's, on the last CPU, the runs anywhere
-    hog = subprocess.Popen(["taskset", "-c", str(max(os.sched_getaffinity(0))), "sh",
-                            "-c", "exec yes > /dev/null"]) if a.hog else None
-    try:
+    with machine.hog_on_last_cpu(a.hog):
         pools_made(a, exes, scale)
-    finally:
-        if hog:
-            hog.kill()
-            hog.wait()
-
-
-def load1():
-    with open("/proc/loadavg") as f:
-        return float(f.read().split()[0])
 
 
 def pools_made(a, exes, scale):
@@ -76,7 +66,7 @@ def pools_made(a, exes, scale):
     each, into setup.json."""
     loads = []
     for other in ["same"] + ["s%d" % lv for lv in a.levels]:
-        loads.append(load1())
+        loads.append(machine.load1())
         out = os.path.join(a.out, "pool-%s" % other)
         t0 = time.monotonic()
         p = subprocess.run([a.pcprof, "compare", "-q", "--format", "json", "--runs",
@@ -88,7 +78,7 @@ def pools_made(a, exes, scale):
         with open(os.path.join(out, "verdict.json"), "w") as f:
             f.write(p.stdout)
         note("pool %s: %d runs a side, %.0f s" % (other, a.pool, time.monotonic() - t0))
-    loads.append(load1())
+    loads.append(machine.load1())
     path = os.path.join(a.out, "setup.json")
     setup = json.load(open(path))
     setup["load"] = loads

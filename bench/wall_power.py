@@ -34,6 +34,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import machine  # noqa: E402  (the hog, the load)
 ROOT = os.path.dirname(HERE)
 
 
@@ -62,19 +64,8 @@ def main():
     ap.add_argument("--hog", action="store_true",
                     help="yes > /dev/null on the last CPU throughout")
     args = ap.parse_args()
-    hog = subprocess.Popen(["taskset", "-c", str(max(os.sched_getaffinity(0))), "sh",
-                            "-c", "exec yes > /dev/null"]) if args.hog else None
-    try:
+    with machine.hog_on_last_cpu(args.hog):
         cells(args)
-    finally:
-        if hog:
-            hog.kill()
-            hog.wait()
-
-
-def load1():
-    with open("/proc/loadavg") as f:
-        return float(f.read().split()[0])
 
 
 def cells(args):
@@ -98,13 +89,13 @@ def cells(args):
     for label, exe, extra in others:
         ones = named = twos = 0
         t0 = time.time()
-        used, loads = [], [load1()]
+        used, loads = [], [machine.load1()]
         for r in range(args.reps):
             p = subprocess.run([pcprof, "compare", "--metric", "wall"] + design +
                                ["-q", "--format", "json", "--base", base,
                                 str(args.rounds), "--new", exe, str(args.rounds)],
                                capture_output=True, text=True, timeout=900)
-            loads.append(load1())
+            loads.append(machine.load1())
             if p.returncode in (0, 1):
                 used.append(json.loads(p.stdout)["experiment"]["runs"])
             if p.returncode == 1:
