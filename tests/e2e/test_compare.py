@@ -33,6 +33,18 @@ def scale():
     return "%g" % (SCALE * tick_factor({"PC_TIMER": "taskclock"}))
 
 
+def at_20khz():
+    """pcprof compare's rate and a run's work for as many samples a run as
+    scale() at the default 10 kHz, for half the CPU: --hz 20000 and half of
+    SCALE, where task-clock samples at the rate asked (0.125 at 20 kHz,
+    some 4000 samples a run, as 0.25 at 10 kHz). Where the timer is held
+    to the kernel's tick, a run's signals are its seconds': the default
+    rate and scale(), as before."""
+    if tick_factor({"PC_TIMER": "taskclock"}) != 1:
+        return [], scale()
+    return ["--hz", "20000"], "%g" % (SCALE / 2)
+
+
 def compare(*args, tmp=None, timeout=180):
     """pcprof compare with TMPDIR a fresh directory (returned), to see what
     it leaves behind there."""
@@ -112,8 +124,9 @@ def test_compare_of_two_builds_of_one_source_stays_quiet_and_keeps_its_runs():
     run, in turns, with the program's output beside each. At --alpha
     0.001, a false alarm here is one in a thousand or rarer."""
     d = os.path.join(tempfile.mkdtemp(prefix="pc-e2e-compare-"), "runs")
-    s = scale()
-    p = compare("--runs", "6", "--alpha", "0.001", "--format", "markdown", "-o", d,
+    # the same samples a run as scale() at 10 kHz, for half the CPU
+    hz, s = at_20khz()
+    p = compare("--runs", "6", "--alpha", "0.001", "--format", "markdown", "-o", d, *hz,
                 "--base", prog("regress-base"), s, "--new", prog("regress-again"), s)
     assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
     lines = p.stdout.splitlines()
@@ -147,7 +160,11 @@ def test_compare_of_two_builds_of_one_source_stays_quiet_and_keeps_its_runs():
     again = compare("--runs", "2", "-o", d, "--base", prog("regress-base"), "0.01",
                     "--new", prog("regress-again"), "0.01")
     assert again.returncode == 2 and "not empty" in again.stderr, again.stderr
-    return "%s; %d runs kept" % (speed[0][9:], len(names))
+    samples = [json.loads(pcprof("report", "--format", "json", prog(exe),
+                                 os.path.join(d, n, "gmon.out")).stdout)["total_samples"]
+               for exe, n in (("regress-base", "base-001"), ("regress-again", "new-001"))]
+    return "%s; %d runs kept; %d and %d samples in the first run a side" % (
+        speed[0][9:], len(names), samples[0], samples[1])
 
 
 def test_compare_text_output_names_the_experiment():

@@ -11,9 +11,9 @@ import os
 import re
 import tempfile
 
-from pctest import prog, tick_factor
+from pctest import prog
 from test_cli import pcprof
-from test_compare import SCALE, compare, scale
+from test_compare import at_20khz, compare, scale
 
 # the tests here run pcprof compare, whose runs are timed: one worker, in order
 SHARED = True
@@ -29,9 +29,7 @@ def test_sequential_decides_a_20_percent_regression_within_5_runs_a_side():
     # average of 4 on 2 CPUs; stage_transform +19 to +21 % at p 3e-6 to
     # 1e-5 after 3 runs a side, as at 10 kHz). Where the timer is held to
     # the kernel's tick, a run's signals are its seconds': runs as before
-    hz, s = ["--hz", "20000"], "%g" % (SCALE / 2)
-    if tick_factor({"PC_TIMER": "taskclock"}) != 1:
-        hz, s = [], scale()
+    hz, s = at_20khz()
     p = compare("--budget", "20s", "--format", "json", *hz, "--base", prog("regress-base"), s,
                 "--new", prog("regress-slow"), s)
     assert p.returncode == 1, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
