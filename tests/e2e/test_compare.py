@@ -33,6 +33,18 @@ def scale():
     return "%g" % (SCALE * tick_factor({"PC_TIMER": "taskclock"}))
 
 
+def at_20khz():
+    """pcprof compare's rate and a run's work for as many samples a run as
+    scale() at the default 10 kHz, for half the CPU: --hz 20000 and half of
+    SCALE, where task-clock samples at the rate asked (0.125 at 20 kHz,
+    some 4000 samples a run, as 0.25 at 10 kHz). Where the timer is held
+    to the kernel's tick, a run's signals are its seconds': the default
+    rate and scale(), as before."""
+    if tick_factor({"PC_TIMER": "taskclock"}) != 1:
+        return [], scale()
+    return ["--hz", "20000"], "%g" % (SCALE / 2)
+
+
 def compare(*args, tmp=None, timeout=180):
     """pcprof compare with TMPDIR a fresh directory (returned), to see what
     it leaves behind there."""
@@ -48,7 +60,8 @@ def budget_kept(p, e, budget):
     """compare --budget BUDGET kept to its budget: it made
     floor(BUDGET / the warm-up pair's longer run) runs a side at most, 3
     at least; and where the warm-up pair ran at this machine's usual speed
-    (a run of 0.25 s of CPU at 10 kHz: 0.4 s alone, under 0.6), it ended
+    (a run of 0.25 s of CPU at 10 kHz: 0.4 s alone; of 0.125 at 20 kHz,
+    at_20khz(): 0.23 s; under 0.6 either way), it ended
     within 30 s. On a machine busy enough to stretch the runs (41 to 72 s
     at a load average of 15 to 20, beside the whole suite, where runs
     judged disturbed were made again) the time is the load's: the runs'
@@ -74,8 +87,10 @@ def test_compare_flags_the_slower_stage_first_with_exit_1_in_under_30_s():
     temporary runs are gone."""
     d = tempfile.mkdtemp(prefix="pc-e2e-compare-")
     svg = os.path.join(d, "diff.svg")
-    s = scale()
-    p = compare("--budget", "4s", "--format", "json", "--flame", svg,
+    # the same samples a run as scale() at 10 kHz, for half the CPU: the
+    # gate stops at its first look (3 runs a side) either way
+    hz, s = at_20khz()
+    p = compare("--budget", "4s", "--format", "json", "--flame", svg, *hz,
                 "--base", prog("regress-base"), s, "--new", prog("regress-slow"), s)
     assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
     j = json.loads(p.stdout)
@@ -100,9 +115,12 @@ def test_compare_flags_the_slower_stage_first_with_exit_1_in_under_30_s():
     for n in same:
         assert all(r == g == b for r, g, b in fills[n]), (n, fills[n])
     assert os.listdir(p.tmp) == [], os.listdir(p.tmp)
-    return "stage_transform %+.1f%% (p %.2g) in %d runs a side; %.1f s of wall time%s" % (
-        100 * top["change"], top["p_adjusted"], e["runs"], p.wall,
-        " (under 30 s)" if bound else " (runs stretched by the load: not timed)")
+    return "stage_transform %+.1f%% (p %.2g) in %d runs a side of %.0f and %.0f samples; " \
+        "%.1f s of wall time%s" % (
+            100 * top["change"], top["p_adjusted"], e["runs"],
+            j["base"]["program_seconds"] * j["base"]["rate_hz"],
+            j["new"]["program_seconds"] * j["new"]["rate_hz"], p.wall,
+            " (under 30 s)" if bound else " (runs stretched by the load: not timed)")
 
 
 def test_compare_of_two_builds_of_one_source_stays_quiet_and_keeps_its_runs():
@@ -112,8 +130,9 @@ def test_compare_of_two_builds_of_one_source_stays_quiet_and_keeps_its_runs():
     run, in turns, with the program's output beside each. At --alpha
     0.001, a false alarm here is one in a thousand or rarer."""
     d = os.path.join(tempfile.mkdtemp(prefix="pc-e2e-compare-"), "runs")
-    s = scale()
-    p = compare("--runs", "6", "--alpha", "0.001", "--format", "markdown", "-o", d,
+    # the same samples a run as scale() at 10 kHz, for half the CPU
+    hz, s = at_20khz()
+    p = compare("--runs", "6", "--alpha", "0.001", "--format", "markdown", "-o", d, *hz,
                 "--base", prog("regress-base"), s, "--new", prog("regress-again"), s)
     assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
     lines = p.stdout.splitlines()
@@ -147,7 +166,11 @@ def test_compare_of_two_builds_of_one_source_stays_quiet_and_keeps_its_runs():
     again = compare("--runs", "2", "-o", d, "--base", prog("regress-base"), "0.01",
                     "--new", prog("regress-again"), "0.01")
     assert again.returncode == 2 and "not empty" in again.stderr, again.stderr
-    return "%s; %d runs kept" % (speed[0][9:], len(names))
+    samples = [json.loads(pcprof("report", "--format", "json", prog(exe),
+                                 os.path.join(d, n, "gmon.out")).stdout)["total_samples"]
+               for exe, n in (("regress-base", "base-001"), ("regress-again", "new-001"))]
+    return "%s; %d runs kept; %d and %d samples in the first run a side" % (
+        speed[0][9:], len(names), samples[0], samples[1])
 
 
 def test_compare_text_output_names_the_experiment():

@@ -27,10 +27,11 @@ from test_cli import pcprof
 # in 13: docs/ci.md, "Few functions"). At 4000 each is known to about
 # +-3 %, and the speed must be off by over 10 % to hide the slowdown.
 # Those 4000 samples a thread and run were 2 units at 1000 Hz (48 s of CPU
-# for the 12 runs); they are 0.5 units at 4000 Hz, a task-clock rate
-# (12 s), the same counts and the same statistics.
-HZ = 4000
-SCALE = 0.5
+# for the 12 runs), then 0.5 units at 4000 Hz, a task-clock rate (12 s);
+# they are 0.25 units at 8000 Hz (6 s), the same counts and the same
+# statistics.
+HZ = 8000
+SCALE = 0.25
 # the tests here share RUNS: run.py runs them in one worker, in order
 SHARED = True
 RUNS = {}
@@ -44,7 +45,8 @@ def samples_a_signal(env):
     """How much longer runs under env must be to hold as many independent
     samples: 1 where the timer samples at the rate asked, and the samples
     a signal carries where it is held to the kernel's tick (perf events
-    refused: POSIX timers at 250 Hz, 16 samples a signal at 4000 Hz)."""
+    refused: POSIX timers at 250 Hz, 16 samples a signal at 4000 Hz, 32 at
+    8000)."""
     r = run([prog("regress-base"), "0.1", "1"], env=env)
     m = re.search(r"(\d+) samples \((\d+) signals\)", r.stderr)
     assert m, r.stderr
@@ -97,8 +99,11 @@ def test_diff_flags_a_20_percent_slowdown_first_and_exits_1():
     assert top["name"] == "stage_transform" and top["status"] == "slower", top
     assert 0.1 < top["change"] < 0.3, top
     assert j["regressions"] == 1, [f for f in j["functions"] if f["significant"]]
-    return "stage_transform %+.1f%%, p %.2g (Holm, %d functions)" % (
-        100 * top["change"], top["p_adjusted"], j["family_size"])
+    n = [json.loads(pcprof("report", "--format", "json", prog("regress-base"),
+                           f).stdout)["total_samples"] for f in base]
+    return "stage_transform %+.1f%%, p %.2g (Holm, %d functions); base runs of %s " \
+        "samples" % (100 * top["change"], top["p_adjusted"], j["family_size"],
+                     ", ".join("%d" % x for x in n))
 
 
 def test_diff_false_alarms_on_identical_builds_stay_under_alpha():

@@ -13,7 +13,7 @@ import tempfile
 
 from pctest import prog
 from test_cli import pcprof
-from test_compare import compare, scale
+from test_compare import at_20khz, compare, scale
 
 # the tests here run pcprof compare, whose runs are timed: one worker, in order
 SHARED = True
@@ -23,8 +23,14 @@ def test_sequential_decides_a_20_percent_regression_within_5_runs_a_side():
     """regress-base against regress-slow, --budget 20s (some 30 runs a side
     allowed): exit 1, "regressed" after 5 runs a side at most, stage_transform
     named first, and the runs it did not need never made."""
-    s = scale()
-    p = compare("--budget", "20s", "--format", "json", "--base", prog("regress-base"), s,
+    # where task-clock samples at the rate asked: half of scale()'s work
+    # at 20 kHz, some 4600 samples a run where 0.25 at 10 kHz had some
+    # 4100, for half the CPU (3.6 to 5.0 s of CPU to 1.9 to 2.0, at a load
+    # average of 4 on 2 CPUs; stage_transform +19 to +21 % at p 3e-6 to
+    # 1e-5 after 3 runs a side, as at 10 kHz). Where the timer is held to
+    # the kernel's tick, a run's signals are its seconds': runs as before
+    hz, s = at_20khz()
+    p = compare("--budget", "20s", "--format", "json", *hz, "--base", prog("regress-base"), s,
                 "--new", prog("regress-slow"), s)
     assert p.returncode == 1, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
     j = json.loads(p.stdout)
@@ -46,6 +52,10 @@ def test_sequential_decides_a_20_percent_regression_within_5_runs_a_side():
     looks = re.findall(r"after (\d+) runs? a side: (\w+)", p.stderr)
     assert looks and looks[-1] == (str(q["runs"]), "regressed"), p.stderr
     assert [int(n) for n, _ in looks] == list(range(3, q["runs"] + 1)), looks
+    return "%d runs a side at %d Hz, %.0f and %.0f samples a run; %s %+.1f %%, p %.2g" % (
+        q["runs"], j["base"]["rate_hz"], j["base"]["program_seconds"] * j["base"]["rate_hz"],
+        j["new"]["program_seconds"] * j["new"]["rate_hz"], top["name"], 100 * top["change"],
+        top["p_adjusted"])
 
 
 def test_sequential_identical_builds_are_unchanged_at_threshold_5():
