@@ -52,6 +52,18 @@ clock_named(const char *arg)
 		 "alloc-bytes, inuse or inuse-bytes)", arg);
 }
 
+/* report's --metric: an allocation profile's, in its own words for a
+ * name no clock has either ('bytes' was answered as --clock's). */
+static enum pc_clock
+alloc_metric_named(const char *arg)
+{
+	if (strcmp(arg, "alloc") && strcmp(arg, "alloc-bytes") &&
+	    strcmp(arg, "inuse") && strcmp(arg, "inuse-bytes"))
+		pc_fatal("--metric '%s': not alloc, alloc-bytes, inuse or inuse-bytes",
+			 arg);
+	return clock_named(arg);
+}
+
 /* --from S, --to S, --marker NAME into r. */
 static void
 window_option(int c, const char *arg, struct report_opts *r)
@@ -109,14 +121,7 @@ report_option(int c, const char *arg, struct report_opts *r,
 		r->clock = clock_named(arg);
 		return 1;
 	case OPT_ALLOC_METRIC:
-		/* its own words for a name no clock has either ('bytes' was
-		 * answered as --clock's) */
-		if (strcmp(arg, "alloc") && strcmp(arg, "alloc-bytes") &&
-		    strcmp(arg, "inuse") && strcmp(arg, "inuse-bytes"))
-			pc_fatal(
-				"--metric '%s': not alloc, alloc-bytes, inuse or inuse-bytes",
-				arg);
-		r->clock = clock_named(arg);
+		r->clock = alloc_metric_named(arg);
 		return 1;
 	case OPT_ALLOC:
 		r->alloc = 1;
