@@ -86,14 +86,14 @@ def perf_view(exe, n, scale, d):
     data = os.path.join(d, "perf.data")
     p = subprocess.run(["perf", "record", "-q", "-a", "-e", "sched:sched_switch", "-g",
                         "-o", data, "--", exe, str(n), str(scale), d], cwd=d,
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, errors="replace", timeout=300)
     if p.returncode:
         return None, None
     truth = json.loads(p.stdout.split("truth: ", 1)[1])
 
     def script(*extra):
         return subprocess.run(["perf", "script", "-i", data] + list(extra),
-                              capture_output=True, text=True, timeout=600).stdout
+                              capture_output=True, text=True, errors="replace", timeout=600).stdout
 
     pid = [l.split()[1] for l in script("-F", "comm,pid").splitlines()
            if l.split()[:1] and l.split()[0].startswith("wallattr")][0]

@@ -22,7 +22,7 @@ def available():
         _usable = False
         if shutil.which("perf"):
             p = subprocess.run(["perf", "record", "-q", "-e", "task-clock", "-o", "/dev/null",
-                                "--", "true"], capture_output=True, text=True)
+                                "--", "true"], capture_output=True, text=True, errors="replace")
             _usable = p.returncode == 0
     return _usable
 
@@ -72,7 +72,7 @@ def samples(data, skip_comms=()):
     libpc's signal lands); and the CPU seconds of every sample, those with
     no user frame included (the kernel's exec, an exit)."""
     r = subprocess.run(["perf", "script", "-i", data, "-F", "comm,period,ip,sym,dso"],
-                       capture_output=True, text=True, timeout=900)
+                       capture_output=True, text=True, errors="replace", timeout=900)
     out, total = {}, 0.0
     head, frames = None, []
 
@@ -137,7 +137,7 @@ def switches(data, period, skip_comms=()):
     thread's first and last stretches have no switch to start or end
     them: they count from their first sample to their last."""
     r = subprocess.run(["perf", "script", "-i", data, "--show-switch-events",
-                        "-F", "comm,tid,time,event"], capture_output=True, text=True, timeout=900)
+                        "-F", "comm,tid,time,event"], capture_output=True, text=True, errors="replace", timeout=900)
     on = {}		# tid: [start, samples, last sample] of its stretch on a CPU
     n, missed = 0, 0.0
 

@@ -264,7 +264,7 @@ def perf_lines(data, symbol):
     """perf annotate's lines of symbol on data: {(file, line): percent}, and
     the samples it counted."""
     p = subprocess.run(["perf", "annotate", "-i", data, "--stdio", "-l", "--no-source",
-                        symbol], capture_output=True, text=True, timeout=300)
+                        symbol], capture_output=True, text=True, errors="replace", timeout=300)
     lines = {}
     for m in re.finditer(r"^\s+([\d.]+) (\S+):(\d+)$", p.stdout, re.M):
         key = (m.group(2), int(m.group(3)))

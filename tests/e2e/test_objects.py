@@ -428,7 +428,7 @@ def perf_dso_shares(data, comm):
     """perf's samples per user-space object (not the kernel, not libpc,
     which libpc cannot see itself), as {name: samples}."""
     p = subprocess.run(["perf", "report", "-i", data, "--stdio", "--sort", "dso", "-q",
-                        "-n", "--comm", comm], capture_output=True, text=True, timeout=120)
+                        "-n", "--comm", comm], capture_output=True, text=True, errors="replace", timeout=120)
     out = {}
     for line in p.stdout.splitlines():
         f = line.split()
@@ -471,7 +471,7 @@ def test_xz_time_in_liblzma_agrees_with_perf_on_the_same_run():
     # which for its text are the link-time addresses libpc wrote
     q = subprocess.run(["perf", "report", "-i", os.path.join(d, "perf.data"), "--stdio",
                         "--sort", "dso,sym", "-q", "-n", "--comm", "xz"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, errors="replace", timeout=120)
     pages_perf = {}
     for line in q.stdout.splitlines():
         m = re.match(r"\s*[\d.]+%\s+(\d+)\s+liblzma\S*\s+\[\.\]\s+0x([0-9a-f]+)", line)

@@ -294,11 +294,11 @@ def perf_sched_waits(data):
     be recovered (one of another scheduling class) is in doubt; so is
     every task when perf counted lost events."""
     st = subprocess.run(["perf", "report", "-i", data, "--stats"],
-                        capture_output=True, text=True, timeout=300)
+                        capture_output=True, text=True, errors="replace", timeout=300)
     lost = sum(int(n) for n in re.findall(r"^\s*LOST(?:_SAMPLES)? events:\s+(\d+)",
                                            st.stdout, re.M))
     p = subprocess.run(["perf", "script", "-i", data, "-F", "time,event,trace"],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, errors="replace", timeout=300)
     assert p.returncode == 0, p.stderr[-1000:]
     out, off, resumed, doubt = {}, {}, {}, set()
     for line in p.stdout.splitlines():

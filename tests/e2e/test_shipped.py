@@ -90,7 +90,7 @@ def test_stripped_gzip_gets_its_functions_from_unwind_tables_as_perf_sees_them()
     # perf's addresses in gzip (a PIE: file-relative, as the FDEs are)
     r = subprocess.run(["perf", "report", "-i", os.path.join(d, "perf.data"), "--stdio",
                         "--sort", "dso,sym", "-q", "-n", "--comm", "gzip"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, errors="replace", timeout=120)
     theirs = {}
     for line in r.stdout.splitlines():
         m = re.match(r"\s*[\d.]+%\s+(\d+)\s+gzip\s+\[\.\]\s+0x([0-9a-f]+)", line)
@@ -304,7 +304,7 @@ def test_a_process_tree_is_one_report_with_a_line_per_process():
     # every pid is told, and each is a process perf saw
     assert all(x["pid"] > 0 for x in procs), procs
     r = subprocess.run(["perf", "report", "-i", os.path.join(d, "perf.data"), "--stdio",
-                        "-q", "-n", "--sort", "pid"], capture_output=True, text=True,
+                        "-q", "-n", "--sort", "pid"], capture_output=True, text=True, errors="replace",
                        timeout=120)
     perf_pids = {}
     for line in r.stdout.splitlines():

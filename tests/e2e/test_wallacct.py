@@ -229,7 +229,7 @@ def perf_in_calls(data):
     sched_stat_runtime's time less the run time it reports, or the call's
     exit; a period with neither is in doubt."""
     p = subprocess.run(["perf", "script", "-i", data, "-F", "tid,time,event,trace"],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, errors="replace", timeout=300)
     assert p.returncode == 0, p.stderr[-1000:]
     inside, out, resumed, res = {}, {}, {}, {}
 
@@ -306,7 +306,7 @@ def test_wallacct_fdatasync_against_perf():
             "sched:sched_stat_runtime", "--"))
         assert p.returncode == 0 and p.stdout.strip() == "400", (p.stdout, p.stderr[-1500:])
         st = subprocess.run(["perf", "report", "-i", data, "--stats"], capture_output=True,
-                            text=True, timeout=300)
+                            text=True, errors="replace", timeout=300)
         lost = sum(int(n) for n in re.findall(r"^\s*LOST(?:_SAMPLES)? events:\s+(\d+)",
                                                st.stdout, re.M))
         perf = perf_in_calls(data)

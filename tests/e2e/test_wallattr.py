@@ -141,7 +141,7 @@ def test_wallattr_sqlite3_unlink_against_perf():
             "sched:sched_stat_runtime", "--"))
         assert p.returncode == 0 and p.stdout.strip() == "300", (p.stdout, p.stderr[-1500:])
         st = subprocess.run(["perf", "report", "-i", data, "--stats"], capture_output=True,
-                            text=True, timeout=300)
+                            text=True, errors="replace", timeout=300)
         lost = sum(int(n) for n in re.findall(r"^\s*LOST(?:_SAMPLES)? events:\s+(\d+)",
                                                st.stdout, re.M))
         perf = perf_in_calls(data)

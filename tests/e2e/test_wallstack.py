@@ -305,12 +305,12 @@ def perf_program_frames(exe, d):
     D state, (pid, tid, its frames in exe, the leaf first)."""
     data = os.path.join(d, "perf.data")
     p = subprocess.run(["perf", "record", "-q", "-e", "sched:sched_switch", "-g", "-o", data,
-                        "--", exe, "0.12", d], capture_output=True, text=True, timeout=120)
+                        "--", exe, "0.12", d], capture_output=True, text=True, errors="replace", timeout=120)
     if p.returncode != 0 or not os.path.exists(data):
         skip("perf record -e sched:sched_switch cannot record here: %s" % p.stderr[-300:])
     s = subprocess.run(["perf", "script", "-F", "comm,pid,tid,time,event,trace,ip,sym,symoff,dso",
                         "-i", data], capture_output=True,
-                       text=True, timeout=120)
+                       text=True, errors="replace", timeout=120)
     out = []
     for block in s.stdout.split("\n\n"):
         lines = block.strip().split("\n")
