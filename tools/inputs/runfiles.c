@@ -94,13 +94,33 @@ runfiles_listed_dir(const struct run_listing *l, const char *path)
 int
 runfiles_profile_kind(const char *path)
 {
-	struct stat sb;
+	int k = runfiles_peek(path);
 
-	if (stat(path, &sb))
-		return 0;
-	if (S_ISDIR(sb.st_mode))
-		return 2;
-	return S_ISREG(sb.st_mode) && starts_with_magic(path);
+	return k > 0 ? k : 0;
+}
+
+int
+runfiles_peek(const char *path)
+{
+	struct stat sb;
+	unsigned char h[4];
+	int fd, r;
+
+	/* one lookup: the open that peeks is the one that tells the kind
+	 * (stat's answer where the file cannot be opened) */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+		return errno == ENOENT || stat(path, &sb) ? -1 :
+		       S_ISDIR(sb.st_mode)		  ? 2 :
+							    0;
+	if (fstat(fd, &sb))
+		r = 0;
+	else if (S_ISDIR(sb.st_mode))
+		r = 2;
+	else
+		r = S_ISREG(sb.st_mode) && read(fd, h, 4) == 4 &&
+		    !memcmp(h, GMON_MAGIC, 4);
+	close(fd);
+	return r;
 }
 
 int

@@ -25,6 +25,11 @@ int runfiles_is_whole(const char *path);
 int runfiles_is_profile(const char *path);
 /* The same, told apart: 0 neither, 1 a profile, 2 a directory. */
 int runfiles_profile_kind(const char *path);
+/* The same in one lookup, and whether path is there at all: -1 nothing
+ * (or nothing stat sees), 0 some other file, 1 a profile, 2 a directory.
+ * RUNFILES_UNPEEKED stands for a path not peeked at. */
+#define RUNFILES_UNPEEKED (-2)
+int runfiles_peek(const char *path);
 /* Whether path is the directory that l (NULL: none) listed: known from
  * the listing, with no look at the disk. */
 int runfiles_listed_dir(const struct run_listing *l, const char *path);
