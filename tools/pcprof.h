@@ -22,6 +22,9 @@
 PC_CHECKED int pc_read_gmon(const char *path, struct gmon_profile *p);
 PC_CHECKED int pc_read_stacks(const char *path, struct gmon_stacks *ss);
 PC_CHECKED int pc_read_objects(const char *path, struct gmon_objects *o);
+/* pc_read_stacks, or 1, unsaid, where there is no file at path: one
+ * lookup where access(2) and the read were two. */
+PC_CHECKED int pc_read_stacks_if(const char *path, struct gmon_stacks *ss);
 
 /*
  * profile.c: read and sum the profiles at paths[0..n) into p; they must agree

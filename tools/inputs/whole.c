@@ -431,18 +431,19 @@ stack_objects(const char *gmon, const struct gmon_objects *o, char **inp)
 	char path[4096], *in;
 	struct gmon_stacks ss;
 	size_t k = 1;
+	int r;
 
 	*inp = NULL;
 	while (k < o->n && (o->v[k].file || o->v[k].path[0] == '['))
 		k++;
-	if (k == o->n || gmon_stacks_name(path, sizeof(path), gmon) ||
-	    (access(path, F_OK) && errno == ENOENT))
+	if (k == o->n || gmon_stacks_name(path, sizeof(path), gmon))
 		return 0;
 	/* read as the stacks always are (files.c: a regular file, no
-	 * further than a valid beginning; one line and an error otherwise) */
+	 * further than a valid beginning; one line and an error otherwise),
+	 * none where there is no file */
 	memset(&ss, 0, sizeof(ss));
-	if (pc_read_stacks(path, &ss))
-		return -1;
+	if ((r = pc_read_stacks_if(path, &ss)))
+		return r == 1 ? 0 : -1;
 	*inp = in = pc_calloc(o->n, 1);
 	for (size_t i = 0; i < ss.n; i++)
 		for (uint32_t d = 0; d < ss.v[i].depth; d++) {
