@@ -23,7 +23,8 @@
  * unsaid, where absent_ok and there is nothing at path (as access(2)
  * sees it: a dangling symbolic link too). */
 static int
-open_input(const char *path, size_t *size, int absent_ok)
+open_input(const char *path, size_t *size, int absent_ok,
+	   struct timespec *mtime)
 {
 	struct stat sb;
 	const char *why;
@@ -42,6 +43,8 @@ open_input(const char *path, size_t *size, int absent_ok)
 					     "empty file");
 	}
 	*size = (size_t)sb.st_size;
+	if (mtime)
+		*mtime = sb.st_mtim;
 	return fd;
 }
 
@@ -88,12 +91,12 @@ struct file_format {
  */
 static int
 read_format(const char *path, const struct file_format *fmt, void *out,
-	    int absent_ok)
+	    int absent_ok, struct timespec *mtime)
 {
 	struct gmon_error err;
 	unsigned char *buf = NULL;
 	size_t have = 0, len = 0, want;
-	int fd = open_input(path, &len, absent_ok), r;
+	int fd = open_input(path, &len, absent_ok, mtime), r;
 
 	if (fd < 0)
 		return fd == -2 ? 1 : -1;
@@ -150,7 +153,16 @@ pc_read_gmon(const char *path, struct gmon_profile *p)
 {
 	static const struct file_format f = { parse_gmon, "byte" };
 
-	return read_format(path, &f, p, 0);
+	return read_format(path, &f, p, 0, NULL);
+}
+
+int
+pc_read_gmon_at(const char *path, struct gmon_profile *p,
+		struct timespec *mtime)
+{
+	static const struct file_format f = { parse_gmon, "byte" };
+
+	return read_format(path, &f, p, 0, mtime);
 }
 
 int
@@ -158,7 +170,7 @@ pc_read_stacks(const char *path, struct gmon_stacks *ss)
 {
 	static const struct file_format f = { parse_stacks, "byte" };
 
-	return read_format(path, &f, ss, 0);
+	return read_format(path, &f, ss, 0, NULL);
 }
 
 int
@@ -166,7 +178,7 @@ pc_read_stacks_if(const char *path, struct gmon_stacks *ss)
 {
 	static const struct file_format f = { parse_stacks, "byte" };
 
-	return read_format(path, &f, ss, 1);
+	return read_format(path, &f, ss, 1, NULL);
 }
 
 int
@@ -174,5 +186,5 @@ pc_read_objects(const char *path, struct gmon_objects *o)
 {
 	static const struct file_format f = { parse_objects, "line" };
 
-	return read_format(path, &f, o, 0);
+	return read_format(path, &f, o, 0, NULL);
 }

@@ -65,7 +65,11 @@ inputs_load(struct pc_inputs *in, const struct symtab_opts *so, int flags)
 		struct pc_run *run = &in->runs[r];
 		uint8_t id[GMON_BUILDID_SIZE];
 
-		if (profiles_load(&run->prof, run->files, run->nfiles))
+		free(run->mtimes);
+		run->mtimes = pc_calloc((size_t)run->nfiles,
+					sizeof(*run->mtimes));
+		if (profiles_load_at(&run->prof, run->files, run->nfiles,
+				     run->mtimes))
 			return -1;
 		if (!(flags & INPUTS_STRICT))
 			check_build_id(&run->prof, &in->st, in->exe);

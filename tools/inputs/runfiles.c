@@ -570,6 +570,7 @@ runfiles_release(struct pc_run *run)
 	free(run->files);
 	free(run->manifest);
 	free(run->objects);
+	free(run->mtimes);
 	gmon_profile_release(&run->prof);
 	memset(run, 0, sizeof(*run));
 }

@@ -521,7 +521,11 @@ load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 		free(manifest);
 		return 0;
 	}
-	if (stat(gmon, &gs) == 0 && !newer_or_same(&ms.st_mtim, &gs.st_mtim)) {
+	/* the profile's mtime as inputs_load read it, not looked up again */
+	if (run->mtimes)
+		gs.st_mtim = run->mtimes[file];
+	if ((run->mtimes || stat(gmon, &gs) == 0) &&
+	    !newer_or_same(&ms.st_mtim, &gs.st_mtim)) {
 		pc_warn("note: '%s' is older than '%s' (from an earlier run); not used",
 			manifest, gmon);
 		free(manifest);
