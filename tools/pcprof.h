@@ -379,6 +379,8 @@ PC_CHECKED int runview_json_head(char **paths, int npaths,
 struct run_listing {
 	char *dir;
 	char **names;
+	unsigned char *types;	/* per name: readdir's d_type (DT_UNKNOWN
+				 * where it does not say); NULL: none */
 	size_t n;
 };
 /* dir listed into l (what l held released first; l zeroed or listed

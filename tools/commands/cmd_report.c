@@ -324,6 +324,8 @@ plain_exe(const char *gmon, int kind, const struct run_listing *l, char *exe,
 		    (int)sizeof(first) &&
 	    !runfiles_has_manifest(first))
 		gmon = first, reg = 0;
+	else if (kind == 2)
+		return 0;	/* a directory, peeked at: no stat again */
 	if ((!reg && (stat(gmon, &sb) || !S_ISREG(sb.st_mode))) ||
 	    runfiles_has_manifest(gmon) || runfiles_build_id(gmon, id) != 1)
 		return 0;

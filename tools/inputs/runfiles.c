@@ -164,11 +164,18 @@ has_suffix(const char *s, const char *suffix)
  * says why it cannot. A directory is not odd: a run's may hold runs.
  * *reg: whether it is a regular file, as its lstat said. */
 static int
-odd_entry(const char *full, const char *name, unsigned char *reg)
+odd_entry(const char *full, const char *name, unsigned char type,
+	  unsigned char *reg)
 {
 	struct stat sb;
-	int r = lstat(full, &sb);
+	int r;
 
+	/* what readdir said is what lstat would: a regular file or a
+	 * directory is looked at no further */
+	*reg = type == DT_REG;
+	if (type == DT_REG || type == DT_DIR)
+		return 0;
+	r = lstat(full, &sb);
 	*reg = !r && S_ISREG(sb.st_mode);
 	if (r || S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode))
 		return 0;
@@ -197,7 +204,9 @@ listed_names(const struct run_listing *l, size_t *nn, unsigned char **reg)
 	for (size_t i = 0; i < l->n; i++) {
 		const char *name = l->names[i] + skip;
 
-		if (name[0] == '.' || odd_entry(l->names[i], name, &one))
+		if (name[0] == '.' ||
+		    odd_entry(l->names[i], name,
+			      l->types ? l->types[i] : DT_UNKNOWN, &one))
 			continue;
 		names = pc_realloc(names, (*nn + 1) * sizeof(*names));
 		regs[*nn] = one;
