@@ -16,6 +16,9 @@
 
 #include "inputs/runfiles.h"
 
+/* Whether seen (NULL: nothing) tells of path. */
+#define SEEN(seen, p) ((seen) && !strcmp((seen)->path, (p)))
+
 /* name(buf, size, profile) into a buffer of its own. */
 static char *
 name_of(int (*name)(char *, size_t, const char *), const char *profile,
@@ -478,7 +481,8 @@ names_of(const char *file, int dir, size_t *nn)
  * after one line where none is left.
  */
 static char **
-select_files(const struct symtab *st, char **files, int nfiles, int *nout)
+select_files(const struct symtab *st, char **files, int nfiles, int *nout,
+	     const struct runfiles_seen *seen)
 {
 	size_t n = 0, skipped = 0;
 	char **v = NULL;
@@ -487,7 +491,9 @@ select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 	for (int i = 0; i < nfiles; i++) {
 		struct stat sb;
 		size_t nn;
-		int dir = stat(files[i], &sb) == 0 && S_ISDIR(sb.st_mode);
+		int dir = SEEN(seen, files[i]) ?
+				  seen->dir :
+				  stat(files[i], &sb) == 0 && S_ISDIR(sb.st_mode);
 		char **names = names_of(files[i], dir, &nn);
 
 		if (!names)
@@ -522,13 +528,21 @@ int
 runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
 	      int as_given)
 {
+	return runfiles_open_seen(run, st, files, n, as_given, NULL);
+}
+
+int
+runfiles_open_seen(struct pc_run *run, const struct symtab *st, char **files,
+		   int n, int as_given, const struct runfiles_seen *seen)
+{
 	if (as_given) {
 		run->files = pc_realloc(NULL, (size_t)n * sizeof(*run->files));
 		for (int i = 0; i < n; i++)
 			run->files[i] = pc_strdup(files[i]);
 		run->nfiles = n;
 	} else {
-		if (!(run->files = select_files(st, files, n, &run->nfiles)))
+		if (!(run->files = select_files(st, files, n, &run->nfiles,
+						seen)))
 			return -1;
 	}
 	run->manifest = pc_realloc(NULL, (size_t)run->nfiles);
@@ -536,6 +550,8 @@ runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
 	for (int i = 0; i < run->nfiles; i++)
 		run->manifest[i] =
 			(unsigned char)((as_given & INPUTS_WHOLE) ||
+					(SEEN(seen, run->files[i]) &&
+					 seen->whole) ||
 					runfiles_has_manifest(run->files[i]));
 	return 0;
 }

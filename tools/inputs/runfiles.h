@@ -76,6 +76,19 @@ char **runfiles_of_listing(struct run_listing *l, size_t *n, size_t *left_out);
  */
 PC_CHECKED int runfiles_open(struct pc_run *run, const struct symtab *st,
 			     char **files, int n, int as_given);
+/* What inputs_open saw of one operand, path, already: whether it is a
+ * directory, and whether it is a whole profile (a regular file with its
+ * manifest beside it). */
+struct runfiles_seen {
+	const char *path;
+	int dir;
+	int whole;
+};
+/* runfiles_open, where a file named seen's path (seen not NULL) is not
+ * looked at again for what seen says. */
+PC_CHECKED int runfiles_open_seen(struct pc_run *run, const struct symtab *st,
+				  char **files, int n, int as_given,
+				  const struct runfiles_seen *seen);
 /* The manifest of run's files[file], read on the first call and kept
  * with the run (whole.c raises its no-object count to what it lists by
  * PC, and sorts those); NULL where it has none, or after one line where
