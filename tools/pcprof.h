@@ -25,6 +25,8 @@ PC_CHECKED int pc_read_objects(const char *path, struct gmon_objects *o);
 /* pc_read_stacks, or 1, unsaid, where there is no file at path: one
  * lookup where access(2) and the read were two. */
 PC_CHECKED int pc_read_stacks_if(const char *path, struct gmon_stacks *ss);
+/* pc_read_objects, or 1, unsaid, where there is no file at path. */
+PC_CHECKED int pc_read_objects_if(const char *path, struct gmon_objects *o);
 /* pc_read_gmon, and the file's mtime as the read's fstat saw it. */
 PC_CHECKED int pc_read_gmon_at(const char *path, struct gmon_profile *p,
 			       struct timespec *mtime);

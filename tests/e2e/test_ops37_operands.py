@@ -21,7 +21,9 @@ walked by readdir's types, with no lstat of each name where the type is
 given, and is not stat'ed again once peeked at: report DIR 3, report
 --process forker DIR 3, report --format json --callgraph DIR 6. inputs_open
 tells its first operand's kind once for runfiles_open (runfiles_seen):
-report EXE gmon.out 3."""
+report EXE gmon.out 3. A manifest that may be absent is read, not stat'ed
+first (runfiles_read_manifest_if): report PROFILE PROFILE 3, report
+--format json --callgraph DIR 5."""
 
 import collections
 import os
@@ -89,8 +91,8 @@ def test_ops37_report_walk_enters_each_file_a_bounded_number_of_times():
     cases = [
         (["r"], 3),
         (["--process", "forker", "r"], 3),
-        (["r/gmon.out", "r/" + child[0]], 4),
-        (["--format", "json", "--callgraph", "r"], 6),
+        (["r/gmon.out", "r/" + child[0]], 3),
+        (["--format", "json", "--callgraph", "r"], 5),
         (["./forker", "r/gmon.out"], 3),
     ]
     said = []

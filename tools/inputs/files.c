@@ -188,3 +188,11 @@ pc_read_objects(const char *path, struct gmon_objects *o)
 
 	return read_format(path, &f, o, 0, NULL);
 }
+
+int
+pc_read_objects_if(const char *path, struct gmon_objects *o)
+{
+	static const struct file_format f = { parse_objects, "line" };
+
+	return read_format(path, &f, o, 1, NULL);
+}

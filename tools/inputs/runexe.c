@@ -293,14 +293,15 @@ gather(struct runexe *all, char **paths, int n, struct run_listing *listing)
 		}
 		for (size_t k = 0; k < nn; k++) {
 			struct gmon_objects *o = pc_realloc(NULL, sizeof(*o));
+			/* one open: the manifest read, or none there */
+			int r = runfiles_read_manifest_if(names[k], o);
 
-			if (runfiles_has_manifest(names[k])) {
-				if (runfiles_read_manifest(names[k], o))
-					return -1;
-				if (o->n == 0)
-					return pc_error("'%s': no program listed in its manifest",
-							names[k]);
-			} else {
+			if (r < 0)
+				return -1;
+			if (r == 0 && o->n == 0)
+				return pc_error("'%s': no program listed in its manifest",
+						names[k]);
+			if (r == 1) {
 				free(o);
 				o = NULL;
 			}

@@ -142,6 +142,16 @@ runfiles_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE])
 }
 
 int
+runfiles_read_manifest_if(const char *profile, struct gmon_objects *o)
+{
+	char *manifest = runfiles_manifest_name(profile);
+	int r = pc_read_objects_if(manifest, o);
+
+	free(manifest);
+	return r;
+}
+
+int
 runfiles_read_manifest(const char *profile, struct gmon_objects *o)
 {
 	char *manifest = runfiles_manifest_name(profile);

@@ -47,6 +47,9 @@ int runfiles_is_wall_gmon(const char *path);
  * -1 after one line naming it. */
 PC_CHECKED int runfiles_read_manifest(const char *profile,
 				      struct gmon_objects *o);
+/* The same in one lookup, or 1, unsaid, where there is none at all. */
+PC_CHECKED int runfiles_read_manifest_if(const char *profile,
+					 struct gmon_objects *o);
 
 /*
  * The profiles of a whole run in directory dir, in name order, each with
