@@ -322,7 +322,7 @@ plain_exe(const char *gmon, int kind, const struct run_listing *l, char *exe,
 	if (dir &&
 	    snprintf(first, sizeof(first), "%s/gmon.out", gmon) <
 		    (int)sizeof(first) &&
-	    !runfiles_has_manifest(first))
+	    !runfiles_has_manifest_listed(l, first))
 		gmon = first, reg = 0;
 	else if (kind == 2)
 		return 0;	/* a directory, peeked at: no stat again */
