@@ -110,8 +110,8 @@ runfiles_has_manifest_listed(const struct run_listing *l, const char *profile)
 	/* a name of l's directory itself, not of one below it */
 	if (k && !strncmp(manifest, l->dir, k) && manifest[k] == '/' &&
 	    !strchr(manifest + k + 1, '/')) {
-		at = l->n ? bsearch(&manifest, l->names, l->n, sizeof(*l->names),
-				    cmp_listed) :
+		at = l->n ? bsearch(&manifest, l->names, l->n,
+				    sizeof(*l->names), cmp_listed) :
 			    NULL;
 		r = !at ? 0 : l->types[at - l->names] == DT_REG ? 1 : -1;
 	}
@@ -528,7 +528,7 @@ select_files(const struct symtab *st, char **files, int nfiles, int *nout,
 		size_t nn;
 		int dir = SEEN(seen, files[i]) ?
 				  seen->dir :
-				  stat(files[i], &sb) == 0 && S_ISDIR(sb.st_mode);
+				  !stat(files[i], &sb) && S_ISDIR(sb.st_mode);
 		char **names = names_of(files[i], dir, &nn);
 
 		if (!names)
