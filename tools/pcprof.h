@@ -22,6 +22,14 @@
 PC_CHECKED int pc_read_gmon(const char *path, struct gmon_profile *p);
 PC_CHECKED int pc_read_stacks(const char *path, struct gmon_stacks *ss);
 PC_CHECKED int pc_read_objects(const char *path, struct gmon_objects *o);
+/* pc_read_stacks, or 1, unsaid, where there is no file at path: one
+ * lookup where access(2) and the read were two. */
+PC_CHECKED int pc_read_stacks_if(const char *path, struct gmon_stacks *ss);
+/* pc_read_objects, or 1, unsaid, where there is no file at path. */
+PC_CHECKED int pc_read_objects_if(const char *path, struct gmon_objects *o);
+/* pc_read_gmon, and the file's mtime as the read's fstat saw it. */
+PC_CHECKED int pc_read_gmon_at(const char *path, struct gmon_profile *p,
+			       struct timespec *mtime);
 
 /*
  * profile.c: read and sum the profiles at paths[0..n) into p; they must agree
@@ -29,6 +37,9 @@ PC_CHECKED int pc_read_objects(const char *path, struct gmon_objects *o);
  * the file on any bad input.
  */
 PC_CHECKED int profiles_load(struct gmon_profile *p, char **paths, int n);
+/* The same, with each file's mtime as it was read into mtimes[0..n). */
+PC_CHECKED int profiles_load_at(struct gmon_profile *p, char **paths, int n,
+				struct timespec *mtimes);
 
 /* symbols.c: print the note of o's debuginfod session (a server not
  * reached), once. */
@@ -74,6 +85,8 @@ struct pc_run {
 					 * (runfiles_manifest) */
 	int nfiles;
 	struct gmon_profile prof;	/* once inputs_load has read them */
+	struct timespec *mtimes;	/* per file: its mtime as inputs_load
+					 * read it */
 };
 
 /*
@@ -368,6 +381,8 @@ PC_CHECKED int runview_json_head(char **paths, int npaths,
 struct run_listing {
 	char *dir;
 	char **names;
+	unsigned char *types;	/* per name: readdir's d_type (DT_UNKNOWN
+				 * where it does not say); NULL: none */
 	size_t n;
 };
 /* dir listed into l (what l held released first; l zeroed or listed

@@ -256,17 +256,19 @@ report_files(const char *exe, char **files, int nfiles, struct report_opts *r,
 	return report_inputs(&in, r, s, out);
 }
 
-/* The report of one program's profiles, EXE named or not (runexe.h); 0,
- * or -1 after one line. */
+/* The report of one program's profiles, EXE named or not (runexe.h),
+ * operands[0] peeked at already (runfiles_peek) or not (RUNFILES_UNPEEKED);
+ * 0, or -1 after one line. */
 static int
-report_program(char **operands, int n, struct report_opts *r,
+report_program(char **operands, int n, int peek0, struct report_opts *r,
 	       const struct symtab_opts *s, FILE *out)
 {
 	struct pc_inputs in;
 	struct runexe re;
 	int rc = -1;
 
-	if (runexe_resolve_listed(&re, operands, n, r->process, r->listing))
+	if (runexe_resolve_peeked(&re, operands, n, r->process, r->listing,
+				  peek0))
 		return -1;
 	if (!runexe_open(&in, &re, s, 0))
 		rc = report_inputs(&in, r, s, out);
@@ -320,8 +322,10 @@ plain_exe(const char *gmon, int kind, const struct run_listing *l, char *exe,
 	if (dir &&
 	    snprintf(first, sizeof(first), "%s/gmon.out", gmon) <
 		    (int)sizeof(first) &&
-	    !runfiles_has_manifest(first))
+	    !runfiles_has_manifest_listed(l, first))
 		gmon = first, reg = 0;
+	else if (kind == 2)
+		return 0;	/* a directory, peeked at: no stat again */
 	if ((!reg && (stat(gmon, &sb) || !S_ISREG(sb.st_mode))) ||
 	    runfiles_has_manifest(gmon) || runfiles_build_id(gmon, id) != 1)
 		return 0;
@@ -357,7 +361,7 @@ report_run(char **ops, int n, struct report_opts *r,
 		return runview_report(ops, n, r, s, out) ? -1 : 0;
 	if (r->format != FORMAT_JSON ||
 	    !(runfiles_listed_dir(r->listing, ops[0]) || is_run(ops[0])))
-		return report_program(ops, n, r, s, out);
+		return report_program(ops, n, RUNFILES_UNPEEKED, r, s, out);
 	/* the run report's shape, --callgraph or not: its processes (of
 	 * the program), then its profile; the program found first, so that
 	 * an error leaves no half object */
@@ -380,12 +384,12 @@ report_operands(char **argv, int argc, struct report_opts *r,
 	struct run_listing listing = { 0 };
 	struct report_opts o = *r;
 	char exe[PATH_MAX], **ops;
-	int n, rc, kind = runfiles_profile_kind(argv[0]);
+	int n, rc, peek = runfiles_peek(argv[0]), kind = peek > 0 ? peek : 0;
 
 	/* a profile or a directory first: the whole run, its programs
 	 * named by the manifests */
 	if (!kind)
-		return report_program(argv, argc, r, s, out);
+		return report_program(argv, argc, peek, r, s, out);
 	ops = runexe_operands(argv, argc, &n);
 	/* a run's directory first is listed once, here, for every stage
 	 * that reads it (as pcprof run lists its own); one that cannot be

@@ -19,14 +19,21 @@
 #include "pcprof.h"
 
 /* The file at path opened for reading (pc_open_regular), its size in
- * *size; -1 after one line for what cannot be read or is empty. */
+ * *size; -1 after one line for what cannot be read or is empty, or -2,
+ * unsaid, where absent_ok and there is nothing at path (as access(2)
+ * sees it: a dangling symbolic link too). */
 static int
-open_input(const char *path, size_t *size)
+open_input(const char *path, size_t *size, int absent_ok,
+	   struct timespec *mtime)
 {
 	struct stat sb;
 	const char *why;
 	int fd = pc_open_regular(path, &sb, &why);
 
+	if (fd < 0 && absent_ok &&
+	    (errno == ENOENT ||
+	     (errno == ELOOP && access(path, F_OK) && errno == ENOENT)))
+		return -2;
 	if (fd < 0)
 		return pc_error("'%s': %s", path, why);
 	if (sb.st_size == 0 || (uint64_t)sb.st_size > SIZE_MAX) {
@@ -36,6 +43,8 @@ open_input(const char *path, size_t *size)
 					     "empty file");
 	}
 	*size = (size_t)sb.st_size;
+	if (mtime)
+		*mtime = sb.st_mtim;
 	return fd;
 }
 
@@ -81,15 +90,16 @@ struct file_format {
  * its size. 0, or -1 after one line naming the file on any refusal.
  */
 static int
-read_format(const char *path, const struct file_format *fmt, void *out)
+read_format(const char *path, const struct file_format *fmt, void *out,
+	    int absent_ok, struct timespec *mtime)
 {
 	struct gmon_error err;
 	unsigned char *buf = NULL;
 	size_t have = 0, len = 0, want;
-	int fd = open_input(path, &len), r;
+	int fd = open_input(path, &len, absent_ok, mtime), r;
 
 	if (fd < 0)
-		return -1;
+		return fd == -2 ? 1 : -1;
 	want = len < FIRST_READ ? len : FIRST_READ;
 	for (;;) {
 		buf = pc_realloc(buf, want);
@@ -143,7 +153,16 @@ pc_read_gmon(const char *path, struct gmon_profile *p)
 {
 	static const struct file_format f = { parse_gmon, "byte" };
 
-	return read_format(path, &f, p);
+	return read_format(path, &f, p, 0, NULL);
+}
+
+int
+pc_read_gmon_at(const char *path, struct gmon_profile *p,
+		struct timespec *mtime)
+{
+	static const struct file_format f = { parse_gmon, "byte" };
+
+	return read_format(path, &f, p, 0, mtime);
 }
 
 int
@@ -151,7 +170,15 @@ pc_read_stacks(const char *path, struct gmon_stacks *ss)
 {
 	static const struct file_format f = { parse_stacks, "byte" };
 
-	return read_format(path, &f, ss);
+	return read_format(path, &f, ss, 0, NULL);
+}
+
+int
+pc_read_stacks_if(const char *path, struct gmon_stacks *ss)
+{
+	static const struct file_format f = { parse_stacks, "byte" };
+
+	return read_format(path, &f, ss, 1, NULL);
 }
 
 int
@@ -159,5 +186,13 @@ pc_read_objects(const char *path, struct gmon_objects *o)
 {
 	static const struct file_format f = { parse_objects, "line" };
 
-	return read_format(path, &f, o);
+	return read_format(path, &f, o, 0, NULL);
+}
+
+int
+pc_read_objects_if(const char *path, struct gmon_objects *o)
+{
+	static const struct file_format f = { parse_objects, "line" };
+
+	return read_format(path, &f, o, 1, NULL);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "pcprof.h"
 #include "inputs/runfiles.h"
@@ -17,10 +18,10 @@
  * or -1 after one line. */
 static int
 open_run(struct pc_inputs *in, struct pc_run *run, char **files, int n,
-	 int flags)
+	 int flags, const struct runfiles_seen *seen)
 {
-	if (runfiles_open(run, &in->st, files, n,
-			  flags & (INPUTS_AS_GIVEN | INPUTS_WHOLE)))
+	if (runfiles_open_seen(run, &in->st, files, n,
+			       flags & (INPUTS_AS_GIVEN | INPUTS_WHOLE), seen))
 		return -1;
 	for (int i = 0; i < run->nfiles; i++)
 		in->whole |= run->manifest[i];
@@ -34,6 +35,8 @@ inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
 	static char gmon_out[] = "gmon.out";
 	char *deflt[] = { gmon_out };
 	int each = flags & INPUTS_EACH_RUN;
+	struct runfiles_seen seen = { 0 }, *saw = NULL;
+	struct stat sb;
 
 	memset(in, 0, sizeof(*in));
 	if (n == 0) {
@@ -41,16 +44,27 @@ inputs_open(struct pc_inputs *in, const char *exe, char **operands, int n,
 		n = 1;
 	}
 	in->exe = exe;
+	/* operands[0] looked at once, here, for what open_run would ask
+	 * again: a directory, or a whole profile */
+	if (!(flags & INPUTS_WHOLE)) {
+		int there = !stat(operands[0], &sb);
+
+		seen.path = operands[0];
+		seen.dir = there && S_ISDIR(sb.st_mode);
+		seen.whole = there && S_ISREG(sb.st_mode) &&
+			     runfiles_has_manifest(operands[0]);
+		saw = &seen;
+	}
 	/* an executable with no symbols is no error where its profile
 	 * covers the whole process: the rest of it can still be named */
-	if (symbols_load_whole(&in->st, exe, so, (flags & INPUTS_WHOLE) ||
-			       runfiles_is_whole(operands[0])))
+	if (symbols_load_whole(&in->st, exe, so,
+			       (flags & INPUTS_WHOLE) || seen.whole))
 		return -1;
 	in->nruns = each ? n : 1;
 	in->runs = pc_calloc((size_t)in->nruns, sizeof(*in->runs));
 	for (int r = 0; r < in->nruns; r++)
 		if (open_run(in, &in->runs[r], each ? operands + r : operands,
-			     each ? 1 : n, flags))
+			     each ? 1 : n, flags, saw))
 			return -1;
 	in->objects = whole_new();
 	return 0;
@@ -65,7 +79,11 @@ inputs_load(struct pc_inputs *in, const struct symtab_opts *so, int flags)
 		struct pc_run *run = &in->runs[r];
 		uint8_t id[GMON_BUILDID_SIZE];
 
-		if (profiles_load(&run->prof, run->files, run->nfiles))
+		free(run->mtimes);
+		run->mtimes = pc_calloc((size_t)run->nfiles,
+					sizeof(*run->mtimes));
+		if (profiles_load_at(&run->prof, run->files, run->nfiles,
+				     run->mtimes))
 			return -1;
 		if (!(flags & INPUTS_STRICT))
 			check_build_id(&run->prof, &in->st, in->exe);

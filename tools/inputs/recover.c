@@ -135,10 +135,18 @@ cmp_path(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A name listed, with the type readdir gave it (sorted by the name, its
+ * first member, as cmp_path compares). */
+struct listed {
+	char *name;
+	unsigned char type;
+};
+
 int
 recover_list(struct run_listing *l, const char *dir)
 {
 	DIR *d = opendir(dir);
+	struct listed *v = NULL;
 	struct dirent *e;
 
 	recover_listing_release(l);
@@ -148,12 +156,20 @@ recover_list(struct run_listing *l, const char *dir)
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		l->names = pc_realloc(l->names, (l->n + 1) * sizeof(*l->names));
-		l->names[l->n++] = pc_asprintf("%s/%s", dir, e->d_name);
+		v = pc_realloc(v, (l->n + 1) * sizeof(*v));
+		v[l->n].name = pc_asprintf("%s/%s", dir, e->d_name);
+		v[l->n++].type = e->d_type;
 	}
 	closedir(d);
 	if (l->n)
-		qsort(l->names, l->n, sizeof(*l->names), cmp_path);
+		qsort(v, l->n, sizeof(*v), cmp_path);
+	l->names = pc_malloc((l->n ? l->n : 1) * sizeof(*l->names));
+	l->types = pc_malloc(l->n ? l->n : 1);
+	for (size_t i = 0; i < l->n; i++) {
+		l->names[i] = v[i].name;
+		l->types[i] = v[i].type;
+	}
+	free(v);
 	return 0;
 }
 
@@ -163,6 +179,7 @@ recover_listing_release(struct run_listing *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->names[i]);
 	free(l->names);
+	free(l->types);
 	free(l->dir);
 	memset(l, 0, sizeof(*l));
 }

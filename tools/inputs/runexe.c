@@ -293,14 +293,15 @@ gather(struct runexe *all, char **paths, int n, struct run_listing *listing)
 		}
 		for (size_t k = 0; k < nn; k++) {
 			struct gmon_objects *o = pc_realloc(NULL, sizeof(*o));
+			/* one open: the manifest read, or none there */
+			int r = runfiles_read_manifest_if(names[k], o);
 
-			if (runfiles_has_manifest(names[k])) {
-				if (runfiles_read_manifest(names[k], o))
-					return -1;
-				if (o->n == 0)
-					return pc_error("'%s': no program listed in its manifest",
-							names[k]);
-			} else {
+			if (r < 0)
+				return -1;
+			if (r == 0 && o->n == 0)
+				return pc_error("'%s': no program listed in its manifest",
+						names[k]);
+			if (r == 1) {
 				free(o);
 				o = NULL;
 			}
@@ -423,14 +424,16 @@ recorded(char **paths, int n, const char *name, char **exe)
 }
 
 /* EXE as the command line names it: a file, a program of the run, or a
- * name on PATH; malloc'ed, or NULL after one line. */
+ * name on PATH; malloc'ed, or NULL after one line. peek: runfiles_peek's
+ * answer for name, or RUNFILES_UNPEEKED (then stat tells). */
 static char *
-exe_named(const char *name, char **paths, int n)
+exe_named(const char *name, char **paths, int n, int peek)
 {
 	char found[PATH_MAX], *exe = NULL;
 	struct stat sb;
 
-	if (!stat(name, &sb) || strchr(name, '/'))
+	if (strchr(name, '/') || peek >= 0 ||
+	    (peek == RUNFILES_UNPEEKED && !stat(name, &sb)))
 		return pc_strdup(name);
 	if (recorded(paths, n, name, &exe))
 		return NULL;
@@ -450,6 +453,15 @@ int
 runexe_resolve_listed(struct runexe *re, char **operands, int n,
 		      const char *process, struct run_listing *listing)
 {
+	return runexe_resolve_peeked(re, operands, n, process, listing,
+				     RUNFILES_UNPEEKED);
+}
+
+int
+runexe_resolve_peeked(struct runexe *re, char **operands, int n,
+		      const char *process, struct run_listing *listing,
+		      int peek0)
+{
 	static char gmon_out[] = "gmon.out";
 	char *deflt[] = { gmon_out };
 	struct runexe all = { 0 };
@@ -458,10 +470,14 @@ runexe_resolve_listed(struct runexe *re, char **operands, int n,
 
 	memset(re, 0, sizeof(*re));
 	ops = runexe_operands(n ? operands : deflt, n ? n : 1, &k);
+	/* the peek was of operands[0]: of ops[0] where that is the same */
+	if (!n || strcmp(ops[0], operands[0]))
+		peek0 = RUNFILES_UNPEEKED;
 	exe_first = n && !runfiles_listed_dir(listing, ops[0]) &&
-		    !runfiles_is_profile(ops[0]);
+		    !(peek0 == RUNFILES_UNPEEKED ? runfiles_is_profile(ops[0]) :
+						   peek0 > 0);
 	if (exe_first && !process) {
-		if (!(re->exe = exe_named(ops[0], ops + 1, k - 1)))
+		if (!(re->exe = exe_named(ops[0], ops + 1, k - 1, peek0)))
 			return -1;
 		free(ops[0]);
 		re->files = ops;
@@ -476,7 +492,7 @@ runexe_resolve_listed(struct runexe *re, char **operands, int n,
 		return -1;
 	if (exe_first) {
 		free(re->exe);
-		if (!(re->exe = exe_named(ops[0], ops + 1, k - 1)))
+		if (!(re->exe = exe_named(ops[0], ops + 1, k - 1, peek0)))
 			return -1;
 	}
 	free(all.files);
@@ -501,8 +517,11 @@ runexe_open(struct pc_inputs *in, struct runexe *re,
 		flags |= INPUTS_AS_GIVEN | INPUTS_WHOLE;
 	else if (re->man)
 		flags |= INPUTS_AS_GIVEN;
-	/* a directory stands for its profiles of the program */
-	for (int i = 0; !(flags & INPUTS_WHOLE) && i < re->nfiles; i++)
+	/* a directory stands for its profiles of the program (files not
+	 * taken as given are looked at by inputs_open alone) */
+	for (int i = 0; (flags & INPUTS_AS_GIVEN) && !(flags & INPUTS_WHOLE) &&
+			i < re->nfiles;
+	     i++)
 		if (!stat(re->files[i], &sb) && S_ISDIR(sb.st_mode))
 			flags &= ~INPUTS_AS_GIVEN;
 	if (inputs_open(in, re->exe, re->files, re->nfiles, so, flags))

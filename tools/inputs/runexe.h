@@ -39,6 +39,11 @@ PC_CHECKED int runexe_resolve(struct runexe *re, char **operands, int n,
 PC_CHECKED int runexe_resolve_listed(struct runexe *re, char **operands, int n,
 				     const char *process,
 				     struct run_listing *listing);
+/* The same, with operands[0] peeked at already (runfiles_peek's answer,
+ * or RUNFILES_UNPEEKED): not looked at again to tell an EXE. */
+PC_CHECKED int runexe_resolve_peeked(struct runexe *re, char **operands, int n,
+				     const char *process,
+				     struct run_listing *listing, int peek0);
 /* operands[0..n) with each profile's own files (PROFILE.objects,
  * PROFILE.stacks, PROFILE+OBJECT) as their profile, once; *nout of them,
  * malloc'ed. */

@@ -16,6 +16,9 @@
 
 #include "inputs/runfiles.h"
 
+/* Whether seen (NULL: nothing) tells of path. */
+#define SEEN(seen, p) ((seen) && !strcmp((seen)->path, (p)))
+
 /* name(buf, size, profile) into a buffer of its own. */
 static char *
 name_of(int (*name)(char *, size_t, const char *), const char *profile,
@@ -91,16 +94,61 @@ runfiles_listed_dir(const struct run_listing *l, const char *path)
 	return l && l->dir && !strcmp(l->dir, path);
 }
 
+static int
+cmp_listed(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+runfiles_has_manifest_listed(const struct run_listing *l, const char *profile)
+{
+	char *manifest = runfiles_manifest_name(profile), *const *at;
+	size_t k = l && l->dir && l->types ? strlen(l->dir) : 0;
+	int r = -1;
+
+	/* a name of l's directory itself, not of one below it */
+	if (k && !strncmp(manifest, l->dir, k) && manifest[k] == '/' &&
+	    !strchr(manifest + k + 1, '/')) {
+		at = l->n ? bsearch(&manifest, l->names, l->n,
+				    sizeof(*l->names), cmp_listed) :
+			    NULL;
+		r = !at ? 0 : l->types[at - l->names] == DT_REG ? 1 : -1;
+	}
+	free(manifest);
+	return r >= 0 ? r : runfiles_has_manifest(profile);
+}
+
 int
 runfiles_profile_kind(const char *path)
 {
-	struct stat sb;
+	int k = runfiles_peek(path);
 
-	if (stat(path, &sb))
-		return 0;
-	if (S_ISDIR(sb.st_mode))
-		return 2;
-	return S_ISREG(sb.st_mode) && starts_with_magic(path);
+	return k > 0 ? k : 0;
+}
+
+int
+runfiles_peek(const char *path)
+{
+	struct stat sb;
+	unsigned char h[4];
+	int fd, r;
+
+	/* one lookup: the open that peeks is the one that tells the kind
+	 * (stat's answer where the file cannot be opened) */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+		return errno == ENOENT || stat(path, &sb) ? -1 :
+		       S_ISDIR(sb.st_mode)		  ? 2 :
+							    0;
+	if (fstat(fd, &sb))
+		r = 0;
+	else if (S_ISDIR(sb.st_mode))
+		r = 2;
+	else
+		r = S_ISREG(sb.st_mode) && read(fd, h, 4) == 4 &&
+		    !memcmp(h, GMON_MAGIC, 4);
+	close(fd);
+	return r;
 }
 
 int
@@ -116,6 +164,16 @@ runfiles_build_id(const char *path, uint8_t id[GMON_BUILDID_SIZE])
 	n = read(fd, h, sizeof(h));
 	close(fd);
 	return gmon_read_header(h, n > 0 ? (size_t)n : 0, id);
+}
+
+int
+runfiles_read_manifest_if(const char *profile, struct gmon_objects *o)
+{
+	char *manifest = runfiles_manifest_name(profile);
+	int r = pc_read_objects_if(manifest, o);
+
+	free(manifest);
+	return r;
 }
 
 int
@@ -144,11 +202,18 @@ has_suffix(const char *s, const char *suffix)
  * says why it cannot. A directory is not odd: a run's may hold runs.
  * *reg: whether it is a regular file, as its lstat said. */
 static int
-odd_entry(const char *full, const char *name, unsigned char *reg)
+odd_entry(const char *full, const char *name, unsigned char type,
+	  unsigned char *reg)
 {
 	struct stat sb;
-	int r = lstat(full, &sb);
+	int r;
 
+	/* what readdir said is what lstat would: a regular file or a
+	 * directory is looked at no further */
+	*reg = type == DT_REG;
+	if (type == DT_REG || type == DT_DIR)
+		return 0;
+	r = lstat(full, &sb);
 	*reg = !r && S_ISREG(sb.st_mode);
 	if (r || S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode))
 		return 0;
@@ -177,7 +242,9 @@ listed_names(const struct run_listing *l, size_t *nn, unsigned char **reg)
 	for (size_t i = 0; i < l->n; i++) {
 		const char *name = l->names[i] + skip;
 
-		if (name[0] == '.' || odd_entry(l->names[i], name, &one))
+		if (name[0] == '.' ||
+		    odd_entry(l->names[i], name,
+			      l->types ? l->types[i] : DT_UNKNOWN, &one))
 			continue;
 		names = pc_realloc(names, (*nn + 1) * sizeof(*names));
 		regs[*nn] = one;
@@ -449,7 +516,8 @@ names_of(const char *file, int dir, size_t *nn)
  * after one line where none is left.
  */
 static char **
-select_files(const struct symtab *st, char **files, int nfiles, int *nout)
+select_files(const struct symtab *st, char **files, int nfiles, int *nout,
+	     const struct runfiles_seen *seen)
 {
 	size_t n = 0, skipped = 0;
 	char **v = NULL;
@@ -458,7 +526,9 @@ select_files(const struct symtab *st, char **files, int nfiles, int *nout)
 	for (int i = 0; i < nfiles; i++) {
 		struct stat sb;
 		size_t nn;
-		int dir = stat(files[i], &sb) == 0 && S_ISDIR(sb.st_mode);
+		int dir = SEEN(seen, files[i]) ?
+				  seen->dir :
+				  !stat(files[i], &sb) && S_ISDIR(sb.st_mode);
 		char **names = names_of(files[i], dir, &nn);
 
 		if (!names)
@@ -493,13 +563,21 @@ int
 runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
 	      int as_given)
 {
+	return runfiles_open_seen(run, st, files, n, as_given, NULL);
+}
+
+int
+runfiles_open_seen(struct pc_run *run, const struct symtab *st, char **files,
+		   int n, int as_given, const struct runfiles_seen *seen)
+{
 	if (as_given) {
 		run->files = pc_realloc(NULL, (size_t)n * sizeof(*run->files));
 		for (int i = 0; i < n; i++)
 			run->files[i] = pc_strdup(files[i]);
 		run->nfiles = n;
 	} else {
-		if (!(run->files = select_files(st, files, n, &run->nfiles)))
+		if (!(run->files = select_files(st, files, n, &run->nfiles,
+						seen)))
 			return -1;
 	}
 	run->manifest = pc_realloc(NULL, (size_t)run->nfiles);
@@ -507,6 +585,8 @@ runfiles_open(struct pc_run *run, const struct symtab *st, char **files, int n,
 	for (int i = 0; i < run->nfiles; i++)
 		run->manifest[i] =
 			(unsigned char)((as_given & INPUTS_WHOLE) ||
+					(SEEN(seen, run->files[i]) &&
+					 seen->whole) ||
 					runfiles_has_manifest(run->files[i]));
 	return 0;
 }
@@ -550,6 +630,7 @@ runfiles_release(struct pc_run *run)
 	free(run->files);
 	free(run->manifest);
 	free(run->objects);
+	free(run->mtimes);
 	gmon_profile_release(&run->prof);
 	memset(run, 0, sizeof(*run));
 }

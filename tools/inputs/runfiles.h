@@ -25,9 +25,19 @@ int runfiles_is_whole(const char *path);
 int runfiles_is_profile(const char *path);
 /* The same, told apart: 0 neither, 1 a profile, 2 a directory. */
 int runfiles_profile_kind(const char *path);
+/* The same in one lookup, and whether path is there at all: -1 nothing
+ * (or nothing stat sees), 0 some other file, 1 a profile, 2 a directory.
+ * RUNFILES_UNPEEKED stands for a path not peeked at. */
+#define RUNFILES_UNPEEKED (-2)
+int runfiles_peek(const char *path);
 /* Whether path is the directory that l (NULL: none) listed: known from
  * the listing, with no look at the disk. */
 int runfiles_listed_dir(const struct run_listing *l, const char *path);
+/* Whether profile has a manifest beside it (runfiles_has_manifest), told
+ * by l where l lists profile's directory and says so by readdir's type
+ * (a regular file, or no such name), with no look at the disk. */
+int runfiles_has_manifest_listed(const struct run_listing *l,
+				 const char *profile);
 /* The build-id bytes that libpc wrote into the header of the profile at
  * path: 1 when it is libpc's, 0 when not, -1 when it is not a gmon file
  * one can read. */
@@ -42,6 +52,9 @@ int runfiles_is_wall_gmon(const char *path);
  * -1 after one line naming it. */
 PC_CHECKED int runfiles_read_manifest(const char *profile,
 				      struct gmon_objects *o);
+/* The same in one lookup, or 1, unsaid, where there is none at all. */
+PC_CHECKED int runfiles_read_manifest_if(const char *profile,
+					 struct gmon_objects *o);
 
 /*
  * The profiles of a whole run in directory dir, in name order, each with
@@ -71,6 +84,19 @@ char **runfiles_of_listing(struct run_listing *l, size_t *n, size_t *left_out);
  */
 PC_CHECKED int runfiles_open(struct pc_run *run, const struct symtab *st,
 			     char **files, int n, int as_given);
+/* What inputs_open saw of one operand, path, already: whether it is a
+ * directory, and whether it is a whole profile (a regular file with its
+ * manifest beside it). */
+struct runfiles_seen {
+	const char *path;
+	int dir;
+	int whole;
+};
+/* runfiles_open, where a file named seen's path (seen not NULL) is not
+ * looked at again for what seen says. */
+PC_CHECKED int runfiles_open_seen(struct pc_run *run, const struct symtab *st,
+				  char **files, int n, int as_given,
+				  const struct runfiles_seen *seen);
 /* The manifest of run's files[file], read on the first call and kept
  * with the run (whole.c raises its no-object count to what it lists by
  * PC, and sorts those); NULL where it has none, or after one line where

@@ -44,15 +44,18 @@ pid_of_name(const char *path)
 }
 
 /* One process from profile, whose manifest is beside it; 0, or -1 after
- * one line. */
+ * one line, or 1, unsaid, where absent_ok and there is no manifest (one
+ * lookup: the read's). */
 static int
-add_proc(struct runview *v, const char *profile)
+add_proc(struct runview *v, const char *profile, int absent_ok)
 {
 	struct gmon_objects o;
 	struct runview_proc *p;
+	int r = absent_ok ? runfiles_read_manifest_if(profile, &o) :
+			    runfiles_read_manifest(profile, &o);
 
-	if (runfiles_read_manifest(profile, &o))
-		return -1;
+	if (r)
+		return r;
 	if (o.n == 0) {
 		char *manifest = runfiles_manifest_name(profile);
 
@@ -126,7 +129,7 @@ add_dir(struct runview *v, const char *dir, struct run_listing *listing)
 	if (!names)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		if (add_proc(v, names[i]))
+		if (add_proc(v, names[i], 0))
 			return -1;
 		free(names[i]);
 	}
@@ -412,20 +415,21 @@ gather(struct runview *v, char **paths, int npaths, struct run_listing *listing)
 {
 	for (int i = 0; i < npaths; i++) {
 		struct stat sb;
-		int listed = runfiles_listed_dir(listing, paths[i]);
+		int listed = runfiles_listed_dir(listing, paths[i]), r;
 
 		if (!listed && stat(paths[i], &sb))
 			return pc_error("'%s': %s", paths[i], strerror(errno));
-		if (listed || S_ISDIR(sb.st_mode) ?
+		r = listed || S_ISDIR(sb.st_mode) ?
 			    add_dir(v, paths[i], listing) :
-		    runfiles_has_manifest(paths[i]) ?
-			    add_proc(v, paths[i]) :
-			    pc_error(
-				    "'%s': no manifest beside it (%s) to name its program: "
-				    "name the executable (pcprof report EXE %s), or record with "
-				    "PC_SCOPE=all",
-				    paths[i], runfiles_manifest_name(paths[i]),
-				    paths[i]))
+			    add_proc(v, paths[i], 1);
+		if (r == 1)
+			r = pc_error(
+				"'%s': no manifest beside it (%s) to name its program: "
+				"name the executable (pcprof report EXE %s), or record with "
+				"PC_SCOPE=all",
+				paths[i], runfiles_manifest_name(paths[i]),
+				paths[i]);
+		if (r)
 			return -1;
 	}
 	if (v->left_out)

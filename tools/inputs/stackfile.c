@@ -78,13 +78,13 @@ stacks_check_run(const char *path, const struct gmon_stacks *ss,
 static int
 read_stacks(const char *path, struct gmon_stacks *ss)
 {
-	if (access(path, F_OK))
-		return pc_error(
-			"'%s': %s%s", path, strerror(errno),
-			errno == ENOENT ?
-				" (profile with PC_STACKS=1, or pcprof run --stacks)" :
-				"");
-	return pc_read_stacks(path, ss);
+	int r = pc_read_stacks_if(path, ss);
+
+	if (r == 1)
+		return pc_error("'%s': %s (profile with PC_STACKS=1, or pcprof "
+				"run --stacks)",
+				path, strerror(ENOENT));
+	return r;
 }
 
 static int
@@ -269,12 +269,13 @@ stacks_load(const struct pc_inputs *in, int runi, int file,
 	const struct pc_run *run = &in->runs[runi];
 	char *path = stacks_file ? pc_strdup(stacks_file) :
 				   runfiles_stacks_name(run->files[file]);
+	int r = required ? read_stacks(path, ss) : pc_read_stacks_if(path, ss);
 
-	if (!required && access(path, F_OK) && errno == ENOENT) {
+	if (r == 1) {
 		free(path);
 		return 1;
 	}
-	if (read_stacks(path, ss) ||
+	if (r ||
 	    stacks_check_run(path, ss, &in->st, stacks_file ? NULL : run,
 			     file)) {
 		free(path);

@@ -431,18 +431,19 @@ stack_objects(const char *gmon, const struct gmon_objects *o, char **inp)
 	char path[4096], *in;
 	struct gmon_stacks ss;
 	size_t k = 1;
+	int r;
 
 	*inp = NULL;
 	while (k < o->n && (o->v[k].file || o->v[k].path[0] == '['))
 		k++;
-	if (k == o->n || gmon_stacks_name(path, sizeof(path), gmon) ||
-	    (access(path, F_OK) && errno == ENOENT))
+	if (k == o->n || gmon_stacks_name(path, sizeof(path), gmon))
 		return 0;
 	/* read as the stacks always are (files.c: a regular file, no
-	 * further than a valid beginning; one line and an error otherwise) */
+	 * further than a valid beginning; one line and an error otherwise),
+	 * none where there is no file */
 	memset(&ss, 0, sizeof(ss));
-	if (pc_read_stacks(path, &ss))
-		return -1;
+	if ((r = pc_read_stacks_if(path, &ss)))
+		return r == 1 ? 0 : -1;
 	*inp = in = pc_calloc(o->n, 1);
 	for (size_t i = 0; i < ss.n; i++)
 		for (uint32_t d = 0; d < ss.v[i].depth; d++) {
@@ -520,7 +521,11 @@ load_manifest(struct whole *w, struct symtab *st, struct pc_run *run, int file,
 		free(manifest);
 		return 0;
 	}
-	if (stat(gmon, &gs) == 0 && !newer_or_same(&ms.st_mtim, &gs.st_mtim)) {
+	/* the profile's mtime as inputs_load read it, not looked up again */
+	if (run->mtimes)
+		gs.st_mtim = run->mtimes[file];
+	if ((run->mtimes || stat(gmon, &gs) == 0) &&
+	    !newer_or_same(&ms.st_mtim, &gs.st_mtim)) {
 		pc_warn("note: '%s' is older than '%s' (from an earlier run); not used",
 			manifest, gmon);
 		free(manifest);

@@ -14,9 +14,9 @@
 #include "pcprof.h"
 
 static int
-load_one(struct gmon_profile *p, const char *path)
+load_one(struct gmon_profile *p, const char *path, struct timespec *mtime)
 {
-	if (pc_read_gmon(path, p))
+	if (mtime ? pc_read_gmon_at(path, p, mtime) : pc_read_gmon(path, p))
 		return -1;
 	if (p->nhists == 0)
 		return pc_error("'%s': no histogram in the profile", path);
@@ -26,10 +26,17 @@ load_one(struct gmon_profile *p, const char *path)
 int
 profiles_load(struct gmon_profile *p, char **paths, int n)
 {
+	return profiles_load_at(p, paths, n, NULL);
+}
+
+int
+profiles_load_at(struct gmon_profile *p, char **paths, int n,
+		 struct timespec *mtimes)
+{
 	uint8_t id0[GMON_BUILDID_SIZE], id[GMON_BUILDID_SIZE];
 	int pc0;
 
-	if (load_one(p, paths[0]))
+	if (load_one(p, paths[0], mtimes))
 		return -1;
 	pc0 = gmon_profile_is_libpc(p, id0);
 	for (int i = 1; i < n; i++) {
@@ -38,7 +45,7 @@ profiles_load(struct gmon_profile *p, char **paths, int n)
 		char a[32], b[32];
 		int r;
 
-		if (load_one(&q, paths[i]))
+		if (load_one(&q, paths[i], mtimes ? mtimes + i : NULL))
 			return -1;
 		if (q.hists[0].rate != p->hists[0].rate)
 			return pc_error(
