@@ -103,6 +103,18 @@ def clean_env(extra=None, profiled=True):
     return e
 
 
+def communicate(p, timeout, what):
+    """p.communicate() within timeout: (stdout, stderr); on a hang p's
+    process group (started with start_new_session) is killed whole and
+    the test fails, naming what hung."""
+    try:
+        return p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise AssertionError("%s: still running after %d s" % (what, timeout))
+
+
 def run(argv, env=None, cwd=None, profiled=True, verbose=True, timeout=120,
         stdin=None):
     cwd = cwd or tempfile.mkdtemp(prefix="pc-e2e-")

@@ -11,11 +11,11 @@ the same over many comparisons."""
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
 
+import pctest
 from pctest import BUILD, clean_env, need, prog
 
 # pcprof compare's runs are timed: one worker, in order
@@ -66,12 +66,7 @@ def compare(argv, timeout=120):
     p = subprocess.Popen([os.path.join(os.path.abspath(BUILD), "pcprof"), "compare"] + argv,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=clean_env(profiled=False), start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        raise AssertionError("pcprof compare %s: still running after %d s" % (argv, timeout))
+    out, err = pctest.communicate(p, timeout, "pcprof compare %s" % argv)
     return p.returncode, out, err
 
 

@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import time
 
+import pctest
 from pctest import BUILD, need, prog, skip
 from test_cli import pcprof
 
@@ -42,12 +43,7 @@ def wall_run(argv, d, env=None, timeout=120, prefix=()):
     t0 = time.monotonic()
     p = subprocess.Popen(pc, cwd=d, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        raise AssertionError("%s: still running after %d s" % (argv, timeout))
+    out, err = pctest.communicate(p, timeout, argv)
     return subprocess.CompletedProcess(pc, p.returncode, out, err), time.monotonic() - t0
 
 
