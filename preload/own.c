@@ -234,8 +234,8 @@ task_state(unsigned long tid)
 
 /* Every thread of the process is libpc's but a main thread that called
  * pthread_exit, which stays listed as a zombie. */
-static int
-program_ended(void)
+int
+pc_own_program_ended(void)
 {
 	static char buf[4096];
 	unsigned long self = (unsigned long)getpid();
@@ -290,7 +290,7 @@ pc_own_watch(void)
 	tries = __atomic_exchange_n(&ended_asked, 0, __ATOMIC_ACQ_REL) ? 200 :
 									 1;
 	for (int i = 0; i < tries; i++) {
-		if (program_ended())
+		if (pc_own_program_ended())
 			pc_own_end_process();
 		if (i + 1 < tries)
 			nanosleep(&ms, NULL);

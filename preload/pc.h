@@ -896,6 +896,9 @@ void pc_own_gone(uint32_t tid) PC_HIDDEN;
  * thread calls pthread_exit (-2); whether it has. Not AS-safe. */
 void pc_own_prog_thread(int delta) PC_HIDDEN;
 int pc_own_main_gone(void) PC_HIDDEN;
+/* own.c: whether every thread /proc/self/task lists now is libpc's but a
+ * main thread that called pthread_exit (a zombie). */
+int pc_own_program_ended(void) PC_HIDDEN;
 /* own.c: a thread of libpc's that calls pc_own_watch gives the function
  * that wakes it, called when the program's last known thread ends. */
 void pc_own_waker(void (*wake)(void)) PC_HIDDEN;
