@@ -430,7 +430,6 @@ struct sched {
 	uint64_t moved;		/* pc_wall_moved at the last round */
 	unsigned quiet;		/* rounds since one found a thread moved */
 	int gap;		/* the next wake-up is a round's, owed or not */
-	int ended;		/* 1: the last round was just made; 2: since */
 };
 #define QUIET		5
 
@@ -479,18 +478,20 @@ woken(struct sched *z)
 	/* this round and a last one */
 	double need = 2 * next_round_cost();
 	uint64_t now, base;
+	int last;
 
 	fill_bucket(&z->filled, need);
 	bucket_spend();
-	if (pc_wall_final_state() == 1)
-		last_round_asked(&z->seed), z->rounds += 1, z->ended = 1;
+	if ((last = pc_wall_final_state() == 1)) {
+		last_round_asked(&z->seed);
+		z->rounds += 1;
+	}
 	now = pc_clock_ns(CLOCK_MONOTONIC);
 	/* the rate at which a thread is looked at, on average over the run
 	 * (at its end whatever its length: a run of 10,000 threads whose
 	 * only round was the last said nothing of it) */
-	if (now - z->t0 > 100000000u || (z->ended == 1 && now > z->t0))
+	if ((now - z->t0 > 100000000u || last) && now > z->t0)
 		pc_wall_set(GMON_WALL_HZ_LOW, (uint64_t)(z->rounds / (double)(now - z->t0) * 1e9 + 0.5));
-	z->ended += z->ended == 1;
 	/* behind (a busy machine): start again from now */
 	if (now > z->next + z->base)
 		z->next = now;
