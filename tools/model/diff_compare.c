@@ -283,6 +283,38 @@ side_normalize(struct side *s)
 	}
 }
 
+/* Whether a function can weigh in the machine's speed: 20 samples a run
+ * or more on both sides, and CPU time. */
+static int
+speed_row(const struct row *w, const struct side *b, const struct side *n)
+{
+	return w->mb * b->rate >= 20 && w->mn * n->rate >= 20 &&
+	       !wait_name_is(w->name);
+}
+
+/*
+ * The functions speed_ratio would weigh. Where they are too few to judge
+ * the sides' speeds, no run is scaled to its side's mean speed either:
+ * that takes the runs' speeds out of each function's spread but not out
+ * of the difference of the sides' means, so that a function holding
+ * most of the CPU time read the sides' speeds as its own change, its
+ * spread all but gone (the wall gate, a program with one busy function:
+ * worker +16.5 %, t 11, in a comparison of one build with itself at
+ * load 12; runs in turns differ by their speeds too). As measured, each
+ * run's speed is in each function's spread, and in the test.
+ */
+static size_t
+speed_rows(const struct side *b, const struct side *n)
+{
+	size_t nrows, k = 0;
+	struct row *rows = match(b, n, METRIC_SELF, &nrows);
+
+	for (size_t i = 0; i < nrows; i++)
+		k += (size_t)speed_row(&rows[i], b, n);
+	free(rows);
+	return k;
+}
+
 /*
  * How much slower the new runs' machine was than the base runs': a robust
  * mean of the log ratios of new to base seconds over the functions with
@@ -311,8 +343,7 @@ speed_ratio(struct side *b, struct side *n, size_t least, int *judged,
 		double sb, sn;
 
 		/* the machine's speed is the CPU's: a wait's time is not */
-		if (w->mb * b->rate < 20 || w->mn * n->rate < 20 ||
-		    wait_name_is(w->name))
+		if (!speed_row(w, b, n))
 			continue;
 		/* the relative variance of a side's mean: its samples', or
 		 * its runs' own */
@@ -509,20 +540,22 @@ diff_compare(struct result *res, struct side *b, struct side *n,
 	     const struct diff_opts *o)
 {
 	int by_relative;	/* sort changes by ratio, not by seconds */
+	size_t least;
 
 	memset(res, 0, sizeof(*res));
 	res->speed = 1;
-	if (!o->absolute && o->metric != METRIC_PROGRAM) {
+	/* a wall profile's CPU functions include the system calls'
+	 * wrappers, whose CPU grows with the waits (clock_nanosleep's +69 %
+	 * and __read's +51 % when a sleep doubled): with three functions,
+	 * two such outvoted the one that did the work, and the doubled sleep
+	 * read as a machine 64 % slower */
+	least = o->metric == METRIC_WALL ? 5 : 3;
+	if (!o->absolute && o->metric != METRIC_PROGRAM &&
+	    (res->speed_functions = speed_rows(b, n)) >= least) {
 		side_normalize(b);
 		side_normalize(n);
-		/* a wall profile's CPU functions include the system calls'
-		 * wrappers, whose CPU grows with the waits (clock_nanosleep's
-		 * +69 % and __read's +51 % when a sleep doubled): with three
-		 * functions, two such outvoted the one that did the work, and
-		 * the doubled sleep read as a machine 64 % slower */
-		res->speed =
-			speed_ratio(b, n, o->metric == METRIC_WALL ? 5 : 3,
-				    &res->speed_judged, &res->speed_functions);
+		res->speed = speed_ratio(b, n, least, &res->speed_judged,
+					 &res->speed_functions);
 	}
 	diff_model_build(&res->model, b, n, 0);
 	if (o->metric == METRIC_WALL)

@@ -151,8 +151,8 @@ describe_speed(FILE *out, const struct result *res, const struct diff_opts *o)
 	else if (o->absolute)
 		fputs("as measured (--absolute)", out);
 	else if (!res->speed_judged)
-		fprintf(out, "each run at its side's mean speed; sides not compared (fewer "
-			"than %d functions with 20 samples a run)",
+		fprintf(out, "as measured; not judged (fewer than %d functions "
+			"with 20 samples a run)",
 			o->metric == METRIC_WALL ? 5 : 3);
 	else
 		fprintf(out, "new runs %.1f%% %s than base (a robust mean over %zu "
