@@ -243,6 +243,44 @@ START_TEST(test_speed_allowance_ignores_the_function_that_changed)
 }
 END_TEST
 
+/*
+ * Two functions, one holding most of the time, and runs whose speeds vary
+ * by 8 % (every function alike), the new side's 8 % slower on average by
+ * chance: too few functions to judge the sides' speeds, so no run is
+ * scaled to its side's mean either. Scaled, busy's spread was gone and
+ * the sides' speeds were its change (+8 %, "slower"); as measured, the
+ * runs' speeds are its spread, and nothing changed.
+ */
+START_TEST(test_unjudged_speed_leaves_the_runs_as_measured)
+{
+	static const char *const names[] = { "busy", "small" };
+	static const double speed[2][6] = {
+		{ 1.00, 1.08, 0.92, 1.04, 0.96, 1.00 },
+		{ 1.08, 1.16, 1.00, 1.12, 1.04, 1.08 },
+	};
+	double v[2][12];
+	struct side b, n;
+	struct result res;
+	struct diff_opts o = opts(0);
+
+	for (int s = 0; s < 2; s++)
+		for (int r = 0; r < 6; r++) {
+			v[s][2 * r] = 2.0 * speed[s][r];
+			v[s][2 * r + 1] = 0.05 * speed[s][r];
+		}
+	side_make(&b, 6, 2, names, v[0]);
+	side_make(&n, 6, 2, names, v[1]);
+	diff_compare(&res, &b, &n, &o);
+	ck_assert(!res.speed_judged && res.speed == 1);
+	ck_assert_uint_eq(res.speed_functions, 2);
+	near(row_of(&res, "busy")->mb, 2.0, 1e-12);	/* as measured */
+	near(row_of(&res, "busy")->mn, 2.16, 1e-12);
+	ck_assert_int_eq(row_of(&res, "busy")->status, ST_SAME);
+	ck_assert_int_eq(res.nslow, 0);
+	compared_free(&res, &b, &n);
+}
+END_TEST
+
 /* Fewer than three functions of 20 samples a run or more: no telling the
  * machine from the change, so no allowance (speed 1, not judged). The
  * two functions of 10 samples do not count towards the three. */
@@ -658,6 +696,7 @@ diff_compare_suite(void)
 	tcase_add_test(t,
 		       test_speed_allowance_ignores_the_function_that_changed);
 	tcase_add_test(t, test_speed_needs_three_functions_of_twenty_samples);
+	tcase_add_test(t, test_unjudged_speed_leaves_the_runs_as_measured);
 	tcase_add_test(t, test_zero_variance_runs_are_moderated_by_the_prior);
 	tcase_add_test(t, test_functions_without_time_are_no_rows);
 	tcase_add_test(t, test_fisher_matches_its_closed_forms);
