@@ -12,19 +12,19 @@ Builds tests/progs/wallgate.c as bench/wall_power.py does (sleeper()
 sleeps 2 ms a round on average; --levels ms more a round: 0.1, 0.2 and
 0.4 make its wait 5, 10 and 20 % longer; and the same source built
 again), then records pools of real runs with `pcprof compare --metric
-wall --runs --pool -o` (every run kept), the base build against each
-other build in turn.
+wall --runs POOL -o` (every run kept), the base build against each other
+build in turn, at --rounds rounds a run.
 
 Then draws comparisons from the pools (--runs a side, distinct: a base
 and a new run of one pool with the same number, made in turns as pcprof
 compare makes them; for base against base, base runs of one pool) and
-judges each by `pcprof diff --metric
-wall` at pcprof compare's defaults, or --gate's options: exit 1 with
-sleeper's wait among the slower rows ("names"), exit 1 naming any other
-row than it, filler's pipe read (which waits for the main thread's next
-round) and [elapsed] ("other": a false naming), and beside it, on the same runs, two
-tests of sleeper's wait alone, two-sided at alpha (a test of one row
-needs no correction; the gate's Holm over its family costs it a little):
+judges each by `pcprof diff --metric wall` at pcprof compare's defaults,
+or --gate's options: exit 1 with sleeper's wait among the slower rows
+("names"), exit 1 naming a row other than it, filler's pipe read (which
+waits for the main thread's next round) and [elapsed] ("other": a false
+naming); and beside it, on the same runs, tests of sleeper's wait alone,
+two-sided at alpha (a test of one row needs no correction; the gate's
+Holm over its family costs it a little):
 
 - split limit: its seconds a run varying only by the wall sampler's
   split of the side's off-CPU time between the calls (m (1 - p) / hz a
