@@ -532,23 +532,26 @@ pc_wall_moved(void)
 	return moved;
 }
 
-/* A thread blocked at its last look, in the wait keyed key_before, and
- * found in a call it times itself (fsync): that wait ended between, and
- * the call's own time is taken out exactly (wall_iotime.c); the rest off
- * the CPU is that wait's tail, all of it. Kept for the next wait found,
- * it went to the wait after the call: a condition variable's before an
- * fsync loop read 1.2 to 2.6 points low, an accept after it high, at 16
- * threads (waits of 0.4 s, 10 looks a second). A thread found running
- * keeps its time for the next wait found (given half, a frame-pointer
- * build's sparse looks put a whole phase under the wait before). */
+/* A thread in the wait keyed key_before at its last look (blocked, or
+ * running since) and found in a call it times itself (fsync): that wait
+ * ended before the call, whose own time is taken out exactly
+ * (wall_iotime.c); the rest off the CPU since is that wait's tail, all
+ * of it. Kept for the next wait found, it went to the wait after the
+ * call: a condition variable's before an fsync loop read 0.7 to 2.6
+ * points low, an accept after it high, at 16 threads (waits of 0.4 s, 10
+ * looks a second). A thread found running keeps its time for the next
+ * wait found (given half, a frame-pointer build's sparse looks put a
+ * whole phase under the wait before). */
 static uint64_t
 tail(struct pc_wthread *w, uint64_t key_before, int r, uint64_t off)
 {
 	struct pc_wwait *x = w->prev.key == key_before ? &w->prev : NULL;
 
-	if (r != 1 || !x || w->cur.key == key_before || timed_call(x))
+	if (r != 1 || !x || !key_before || w->cur.key == key_before ||
+	    timed_call(x))
 		return off;
-	charge(w->tid, x, off);
+	charge(w->tid, x, off + w->unknown_ns);
+	w->unknown_ns = 0;
 	return 0;
 }
 
@@ -595,8 +598,8 @@ pc_wall_look(struct pc_wthread *w, int how)
 	 * 0.37 s where perf saw 0.23 s off the CPU in it.
 	 */
 	if ((r != 1 || timed_call(&w->cur)) && !(how & PC_LOOK_LAST)) {
-		w->unknown_ns +=
-			was_blocked ? tail(w, key_before, r, off) : off;
+		off = tail(w, key_before, r, off);
+		w->unknown_ns += off;
 		return;
 	}
 	off += w->unknown_ns;
