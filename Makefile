@@ -78,6 +78,8 @@ PRELOAD_SRC += preload/wall_mem.c
 PRELOAD_SRC += preload/wall_list.c
 # the wall sampler's charge of the calls a thread times itself
 PRELOAD_SRC += preload/wall_iotime.c
+# the wall sampler's parsing of a thread's /proc lines
+PRELOAD_SRC += preload/wall_parse.c
 # the waits with a mask of their own, for the sampling handler
 PRELOAD_SRC += preload/waits.c
 # small files read whole, and their numbers, without stdio
@@ -242,6 +244,8 @@ PRELOAD_UNIT_SRC := tests/unit_preload.c tests/check_arcs.c tests/check_stacks.c
 PRELOAD_UNIT_SRC += tests/check_wallmem.c preload/wall_mem.c
 # the walks the wall sampler keeps for reuse
 PRELOAD_UNIT_SRC += tests/check_wallreuse.c preload/wall_stackreuse.c
+# the wall sampler's parsing of a thread's /proc lines
+PRELOAD_UNIT_SRC += tests/check_wallparse.c preload/wall_parse.c
 # the timeline's ring
 PRELOAD_UNIT_SRC += preload/timeline.c tests/check_timeline.c
 # small files read whole (livememcg.c reads its numbers there)

@@ -79,6 +79,7 @@ Suite *stacks_suite(void);
 Suite *objfind_suite(void);
 Suite *wallmem_suite(void);
 Suite *wallreuse_suite(void);
+Suite *wallparse_suite(void);
 Suite *timeline_suite(void);
 Suite *procread_suite(void);
 
