@@ -127,7 +127,7 @@ func_intern(struct export *x, const char *name, uint32_t map)
 	if (*slot)
 		return *slot - 1;
 	x->funcs = xtable_grow_array(x->funcs, &x->cap_funcs, x->nfuncs + 1, sizeof(*x->funcs));
-	x->funcs[x->nfuncs] = (struct xp_func){ k.name, map, 0, 0 };
+	x->funcs[x->nfuncs] = (struct xp_func){ k.name, map, 0, 0, 0 };
 	*slot = (uint32_t)++x->nfuncs;
 	*hp = h;
 	x->ix->funcs.used++;
