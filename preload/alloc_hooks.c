@@ -241,8 +241,29 @@ maybe(const void *p)
 #define CALLER	(uintptr_t)__builtin_return_address(0), \
 		(uintptr_t)__builtin_dwarf_cfa()
 
-/* The countdown of one allocation of n bytes: 1 when it is sampled. */
+/* The countdown of one allocation of n bytes: 1 when it is sampled. On
+ * x86-64 one subtraction from the thread's word and a jump on its flags
+ * (signed: countdown <= n), where the compiler loads, subtracts, stores
+ * and tests: 3 instructions fewer a call. */
+#if defined(__x86_64__) && defined(__GNUC__)
+static inline __attribute__((always_inline)) int
+crosses(size_t n)
+{
+	/* countdown as an input, changed: the memory clobber says so (an
+	 * output of asm goto miscompiles in GCC 12) */
+	__asm__ goto("subq %1, %0\n\tjle %l[yes]"
+		     :
+		     : "m"(countdown), "r"((int64_t)n)
+		     : "cc", "memory"
+		     : yes);
+	return 0;
+yes:
+	return 1;
+}
+#define CROSSES(n)	__builtin_expect(crosses(n), 0)
+#else
 #define CROSSES(n)	__builtin_expect((countdown -= (int64_t)(n)) <= 0, 0)
+#endif
 
 static __attribute__((noinline)) void *
 malloc_slow(size_t n, uintptr_t ra, uintptr_t cfa)
