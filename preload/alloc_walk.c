@@ -68,8 +68,10 @@ walk_entry(uintptr_t ra, uintptr_t cfa)
 }
 
 /* The kept walk of (ra, cfa), if its slots hold its return addresses
- * still: its frames into f, how many; 0 otherwise. cfa is on this
- * thread's stack, below its top (hi): the slots' words are mapped. */
+ * still: its frames into f (their entries 0: the allocation profile
+ * keeps return addresses only), how many; 0 otherwise. cfa is on this
+ * thread's stack, below its top (hi): the slots' words are mapped. An
+ * entry left odd (a fork while another thread wrote it) is never taken. */
 static int
 walk_cached(uintptr_t ra, uintptr_t cfa, uintptr_t hi, struct pc_frame *f,
 	    int max)
