@@ -67,7 +67,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/wall_stackreuse.c preload/wall_walks.c preload/wall_mask.c preload/namespaces.c \
 	preload/sandbox.c preload/timeline.c preload/markers.c \
 	preload/own.c preload/vfork.c \
-	preload/alloc.c preload/alloc_table.c \
+	preload/alloc.c preload/alloc_table.c preload/alloc_walk.c \
 	gmon/write.c
 # the live file's name and head, and whether its process still runs:
 # libpc's pc_recover and pcprof ask
@@ -294,6 +294,7 @@ PROGS += $(P)/markers38_itt $(P)/markers38_tbb
 PROGS += $(P)/gate36_napper $(P)/gate36_napper-slow
 PROGS += $(P)/alloc39 $(P)/alloc39stress $(P)/alloc39pp
 PROGS += $(P)/alloc39gate $(P)/alloc39gate-more
+PROGS += $(P)/alloc39walk
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
