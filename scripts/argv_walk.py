@@ -29,10 +29,10 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# the first report's start: what reads samples or symbols
+# the first report's start: what reads samples or symbols, or a report
+# of the run that reads the operands resolved (tools/inputs/operands.h)
 STOP = ["symbols_load_whole", "symtab_load", "profiles_load_at",
-        "profile_load", "gmon_read_file", "runview_report_resolved",
-        "report_resolved"]
+        "profiles_load", "runview_report_resolved", "runview_json_resolved"]
 
 CASES = [
     ("report DIR", ["r"]),

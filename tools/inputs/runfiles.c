@@ -94,31 +94,6 @@ runfiles_listed_dir(const struct run_listing *l, const char *path)
 	return l && l->dir && !strcmp(l->dir, path);
 }
 
-static int
-cmp_listed(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int
-runfiles_has_manifest_listed(const struct run_listing *l, const char *profile)
-{
-	char *manifest = runfiles_manifest_name(profile), *const *at;
-	size_t k = l && l->dir && l->types ? strlen(l->dir) : 0;
-	int r = -1;
-
-	/* a name of l's directory itself, not of one below it */
-	if (k && !strncmp(manifest, l->dir, k) && manifest[k] == '/' &&
-	    !strchr(manifest + k + 1, '/')) {
-		at = l->n ? bsearch(&manifest, l->names, l->n,
-				    sizeof(*l->names), cmp_listed) :
-			    NULL;
-		r = !at ? 0 : l->types[at - l->names] == DT_REG ? 1 : -1;
-	}
-	free(manifest);
-	return r >= 0 ? r : runfiles_has_manifest(profile);
-}
-
 int
 runfiles_profile_kind(const char *path)
 {

@@ -33,11 +33,6 @@ int runfiles_peek(const char *path);
 /* Whether path is the directory that l (NULL: none) listed: known from
  * the listing, with no look at the disk. */
 int runfiles_listed_dir(const struct run_listing *l, const char *path);
-/* Whether profile has a manifest beside it (runfiles_has_manifest), told
- * by l where l lists profile's directory and says so by readdir's type
- * (a regular file, or no such name), with no look at the disk. */
-int runfiles_has_manifest_listed(const struct run_listing *l,
-				 const char *profile);
 /* The build-id bytes that libpc wrote into the header of the profile at
  * path: 1 when it is libpc's, 0 when not, -1 when it is not a gmon file
  * one can read. */
