@@ -128,6 +128,10 @@ operands_resolve(struct operands *o, char **argv, int argc,
 	o->argc = argc;
 	o->listing = listing;
 	o->peek = runfiles_peek(argv[0]);
+	/* a device or a FIFO is no executable and no profile: said as the
+	 * symbol table's reader says it, and never opened */
+	if (o->peek == RUNFILES_SPECIAL)
+		return pc_error("'%s': not a regular file", argv[0]);
 	kind = o->peek > 0 ? o->peek : 0;
 	/* an EXE first (or nothing there): runexe.h's to resolve */
 	if (!kind)
