@@ -17,6 +17,7 @@ CASES and prints one line per case: the files entered, most first.
 
     make && make build/tests/progs/forker && python3 scripts/argv_walk.py
     python3 scripts/argv_walk.py --max 2     # exit 1 where a file is over 2
+    python3 scripts/argv_walk.py --data      # on to the first data read
 """
 import argparse
 import collections
@@ -126,9 +127,14 @@ def record(b, top):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--data", action="store_true", help="stop at the "
+                    "first read of symbols or samples alone, not at a "
+                    "report's start")
     ap.add_argument("--max", type=int, help="exit 1 where a file is "
                     "entered more often than this")
     a = ap.parse_args()
+    if a.data:
+        STOP[:] = STOP[:4]
     traced = build(a.build)
     syms = symbols(traced)
     stops = ",".join("%x" % off for off, (name, _) in syms.items()
