@@ -217,6 +217,7 @@ UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_sta
 	tests/check_wallstack.c \
 	tests/check_history.c tests/check_sequential.c
 UNIT_SRC += tests/check_formats.c
+UNIT_SRC += tests/check_operands.c
 UNIT_SRC += tests/check_fixture.c tests/check_writers.c
 UNIT_SRC += tests/check_pprof.c tests/check_options.c tests/check_outputs.c \
 	tests/check_diff_out.c
