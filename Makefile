@@ -67,7 +67,7 @@ PRELOAD_SRC := preload/start.c preload/sample.c preload/threads.c \
 	preload/wall.c preload/wall_acct.c preload/wall_events.c preload/wall_io.c preload/wall_unwind.c preload/wall_stackreuse.c preload/wall_walks.c preload/wall_mask.c preload/namespaces.c \
 	preload/sandbox.c preload/timeline.c preload/markers.c \
 	preload/own.c preload/vfork.c \
-	preload/alloc.c preload/alloc_table.c \
+	preload/alloc.c preload/alloc_table.c preload/alloc_walk.c \
 	gmon/write.c
 # the live file's name and head, and whether its process still runs:
 # libpc's pc_recover and pcprof ask
@@ -78,6 +78,8 @@ PRELOAD_SRC += preload/wall_mem.c
 PRELOAD_SRC += preload/wall_list.c
 # the wall sampler's charge of the calls a thread times itself
 PRELOAD_SRC += preload/wall_iotime.c
+# the wall sampler's parsing of a thread's /proc lines
+PRELOAD_SRC += preload/wall_parse.c
 # the waits with a mask of their own, for the sampling handler
 PRELOAD_SRC += preload/waits.c
 # small files read whole, and their numbers, without stdio
@@ -215,6 +217,7 @@ UNIT_SRC := tests/unit.c tests/check_gmon.c tests/check_profil.c tests/check_sta
 	tests/check_wallstack.c \
 	tests/check_history.c tests/check_sequential.c
 UNIT_SRC += tests/check_formats.c
+UNIT_SRC += tests/check_operands.c
 UNIT_SRC += tests/check_fixture.c tests/check_writers.c
 UNIT_SRC += tests/check_pprof.c tests/check_options.c tests/check_outputs.c \
 	tests/check_diff_out.c
@@ -242,6 +245,8 @@ PRELOAD_UNIT_SRC := tests/unit_preload.c tests/check_arcs.c tests/check_stacks.c
 PRELOAD_UNIT_SRC += tests/check_wallmem.c preload/wall_mem.c
 # the walks the wall sampler keeps for reuse
 PRELOAD_UNIT_SRC += tests/check_wallreuse.c preload/wall_stackreuse.c
+# the wall sampler's parsing of a thread's /proc lines
+PRELOAD_UNIT_SRC += tests/check_wallparse.c preload/wall_parse.c
 # the timeline's ring
 PRELOAD_UNIT_SRC += preload/timeline.c tests/check_timeline.c
 # small files read whole (livememcg.c reads its numbers there)
@@ -290,6 +295,7 @@ PROGS += $(P)/markers38_itt $(P)/markers38_tbb
 PROGS += $(P)/gate36_napper $(P)/gate36_napper-slow
 PROGS += $(P)/alloc39 $(P)/alloc39stress $(P)/alloc39pp
 PROGS += $(P)/alloc39gate $(P)/alloc39gate-more
+PROGS += $(P)/alloc39walk
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope

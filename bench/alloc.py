@@ -25,7 +25,8 @@ malloc/free pair, runs once and on python3 and sqlite3 only;
 --base-lib: another libpc.so to compare with, with and without PC_ALLOC,
 e.g. an older build whose libpc.so held the malloc hooks itself;
 --base: another build directory (its libpc.so and libpc-alloc.so), the
-before of a change to the hooks, with PC_ALLOC=1 and PC_ALLOC=only;
+before of a change to the hooks, with PC_ALLOC=1 and PC_ALLOC=only (and
+PC_ALLOC_RATE=1 without --quick);
 --split: where the time goes, PC_ALLOC=only (no CPU timer: the CPU
 sampler's share out), PC_ALLOC_RATE=4294967295 (next to no sample: the
 fast path alone) and bench/alloc_hop.c preloaded (an interposer that only
@@ -163,8 +164,11 @@ def main():
                     ("a bare hop (alloc_hop.c)", {"LD_PRELOAD": hop}, None)]
     configs += [("PC_ALLOC_RATE=1", {"LD_PRELOAD": hooked, "PC_ALLOC": "1",
                                      "PC_ALLOC_RATE": "1"}, None)]
+    if a.base:	# the before's samples, every allocation one
+        configs += [("before: PC_ALLOC_RATE=1", {"LD_PRELOAD": bh, "PC_ALLOC": "1",
+                                                 "PC_ALLOC_RATE": "1"}, None)]
     if a.quick:
-        configs = configs[:-1]
+        configs = [c for c in configs if not c[0].endswith("PC_ALLOC_RATE=1")]
     elif shutil.which("heaptrack"):
         configs.append(("heaptrack", {}, ["heaptrack", "-o", "ht"]))
     rates = os.environ.get("ALLOC_RATES")
@@ -187,7 +191,7 @@ def main():
     print("|---|---|---|---|---|---|")
     for pname, argv in programs:
         todo = [c for c in configs
-                if not (c[0] == "PC_ALLOC_RATE=1" and pname.startswith("fast"))
+                if not (c[0].endswith("PC_ALLOC_RATE=1") and pname.startswith("fast"))
                 and not (c[0].startswith("tcmalloc HEAPPROFILE")
                          and pname.startswith(("churn", "fast")))]
         # heaptrack and HEAPPROFILE once, apart: tens of times slower

@@ -393,3 +393,9 @@ gmon_live_head_load(long (*rd)(void *ctx, void *buf, size_t n), void *ctx,
 	}
 	return r;
 }
+
+long
+gmon_live_pread(void *ctx, void *buf, size_t n)
+{
+	return (long)pread(*(const int *)ctx, buf, n, 0);
+}

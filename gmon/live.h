@@ -95,6 +95,9 @@ int gmon_live_head_read(const void *buf, size_t n, struct gmon_live_head *h,
 #define GMON_LIVE_TRIES	64
 int gmon_live_head_load(long (*rd)(void *ctx, void *buf, size_t n), void *ctx,
 			struct gmon_live_head *h, uint32_t *version);
+/* gmon_live_head_load's rd for a file: a pread at 0 of the descriptor
+ * that ctx points to (an int). AS-safe. */
+long gmon_live_pread(void *ctx, void *buf, size_t n);
 
 /*
  * 1 when the process that the head h of the live file whose inode is ino

@@ -3,7 +3,7 @@
  * libpc.so's side of allocation profiling (PC_ALLOC): the start and stop
  * of sampling, and the walk of a sampled allocation's stack. The hooks
  * are libpc-alloc.so's (alloc_hooks.c), which pcprof run --alloc preloads
- * beside libpc.so; they reach this file through pc_alloc_ops_v2, so that
+ * beside libpc.so; they reach this file through pc_alloc_ops_v3, so that
  * a program profiled without allocations has no malloc hooks at all.
  */
 #ifndef _GNU_SOURCE
@@ -19,7 +19,7 @@
 
 /* the companion's mark, where it is preloaded (-z now binds it at
  * start-up) */
-extern const int pc_alloc_hooks_v2 __attribute__((weak));
+extern const int pc_alloc_hooks_v3 __attribute__((weak));
 
 static int alloc_state;			/* PC_ALLOC_* (atomic) */
 static uint64_t alloc_rate;		/* bytes, once PC_ALLOC_ON */
@@ -35,16 +35,17 @@ alloc_state_now(uint64_t *rate)
 	return st;
 }
 
-/* Record p, of n bytes, allocated by the call that returns to ra: the
- * companion's slow path, which forwards the allocations of the walk and
- * of the tables' growth unsampled. Lock-free, allocation-free. */
+/* Record p, of n bytes, allocated by the call that returns to ra, from
+ * a stack pointer of cfa: the companion's slow path, which forwards the
+ * allocations of the walk and of the tables' growth unsampled.
+ * Lock-free, allocation-free. */
 static void
-alloc_sample(void *p, size_t n, uintptr_t ra)
+alloc_sample(void *p, size_t n, uintptr_t ra, uintptr_t cfa)
 {
 	struct pc_frame f[PC_ALLOC_DEPTH];
 	int saved = errno, k;
 
-	k = pc_unwind_here(ra, f, PC_ALLOC_DEPTH);
+	k = pc_alloc_walk(ra, cfa, f, PC_ALLOC_DEPTH);
 	if (k <= 0) {
 		f[0].site = ra;
 		f[0].entry = 0;
@@ -66,7 +67,7 @@ static const struct pc_alloc_ops alloc_ops = {
 };
 
 const struct pc_alloc_ops *
-pc_alloc_ops_v2(void)
+pc_alloc_ops_v3(void)
 {
 	return &alloc_ops;
 }
@@ -89,7 +90,7 @@ alloc_other_malloc(void)
 	void *m = dlsym(RTLD_DEFAULT, "malloc");
 	const char *base;
 
-	if (!m || !dladdr(&pc_alloc_hooks_v2, &mine) || !dladdr(m, &theirs) ||
+	if (!m || !dladdr(&pc_alloc_hooks_v3, &mine) || !dladdr(m, &theirs) ||
 	    mine.dli_fbase == theirs.dli_fbase || !theirs.dli_fname)
 		return NULL;
 	base = strrchr(theirs.dli_fname, '/');
@@ -106,7 +107,7 @@ pc_alloc_start(int on, uint64_t rate)
 		__atomic_store_n(&alloc_state, PC_ALLOC_OFF, __ATOMIC_RELEASE);
 		return;
 	}
-	if (!&pc_alloc_hooks_v2) {
+	if (!&pc_alloc_hooks_v3) {
 		pc_say("PC_ALLOC needs libpc-alloc.so in LD_PRELOAD beside libpc.so "
 		       "(pcprof run --alloc preloads it); allocations are not profiled",
 		       "", "");
@@ -125,6 +126,7 @@ pc_alloc_start(int on, uint64_t rate)
 			       "allocations are not profiled" :
 			       "'s, found before libpc-alloc.so's; allocations are not profiled");
 	alloc_rate = rate;
+	pc_alloc_walk_init();	/* without it, every sample is walked */
 	if (pc_alloc_table_init(alloc_rate)) {
 		pc_say("cannot map memory for allocation samples; allocations are not profiled",
 		       "", "");

@@ -21,10 +21,10 @@
 #define PC_ALLOC_MAX_BLOCKS	(1u << 24)	/* sampled blocks tracked at once */
 
 /*
- * The companion's way into libpc.so: libpc exports pc_alloc_ops_v2, which
+ * The companion's way into libpc.so: libpc exports pc_alloc_ops_v3, which
  * libpc-alloc.so references weakly (loaded without libpc.so, it finds
  * none and only forwards each call); libpc finds the companion by its
- * pc_alloc_hooks_v2, which it references weakly too (PC_ALLOC without
+ * pc_alloc_hooks_v3, which it references weakly too (PC_ALLOC without
  * the companion: one line, and no allocation profile). The number in the
  * names is the interface's: a companion of another version finds none.
  */
@@ -35,18 +35,18 @@ struct pc_alloc_ops {
 	/* PC_ALLOC_*: before pc_alloc_start, sampling, or never; the rate
 	 * in *rate when on. AS-safe. */
 	int (*state)(uint64_t *rate);
-	/* record p, of n bytes, allocated by the call that returns to ra:
-	 * its stack walked from there. Lock-free, allocation-free; errno
-	 * kept. */
-	void (*sample)(void *p, size_t n, uintptr_t ra);
+	/* record p, of n bytes, allocated by the call that returns to ra,
+	 * whose caller's stack pointer was cfa (the hook's CFA): its stack
+	 * walked from there. Lock-free, allocation-free; errno kept. */
+	void (*sample)(void *p, size_t n, uintptr_t ra, uintptr_t cfa);
 	int (*forget)(void *p, size_t *size, uint32_t *stack);
 	void (*restore)(void *p, size_t size, uint32_t stack);
 };
 /* alloc.c: libpc's side, for the companion (exported). AS-safe. */
-PC_EXPORT const struct pc_alloc_ops *pc_alloc_ops_v2(void);
+PC_EXPORT const struct pc_alloc_ops *pc_alloc_ops_v3(void);
 /* alloc_hooks.c: the companion's mark, 1 (exported there; alloc.c
  * declares it weak). */
-extern const int pc_alloc_hooks_v2;
+extern const int pc_alloc_hooks_v3;
 
 /* alloc.c: read PC_ALLOC and PC_ALLOC_RATE and start sampling when asked
  * (the constructor, once the configuration is sealed). Not AS-safe. */
@@ -60,6 +60,15 @@ void pc_alloc_stop(void) PC_HIDDEN;
 void pc_alloc_table_detach(void) PC_HIDDEN;
 /* alloc_table.c: map the tables; 0 or -errno. Not AS-safe. */
 int pc_alloc_table_init(uint64_t rate) PC_HIDDEN;
+/* alloc_walk.c: map the cache of walks; 0 or -1 (walks are not kept).
+ * Not AS-safe. */
+int pc_alloc_walk_init(void) PC_HIDDEN;
+/* alloc_walk.c: the stack of an allocation by the call that returns to
+ * ra, its caller's stack pointer cfa, into f[0..max) (the caller first):
+ * a kept walk where its return addresses are still on the stack, else
+ * libgcc's, kept. How many frames. Lock-free, allocation-free. */
+int pc_alloc_walk(uintptr_t ra, uintptr_t cfa, struct pc_frame *f,
+		  int max) PC_HIDDEN;
 /* alloc_table.c: a sampled allocation of size bytes at p, with the
  * stack f[0..n) (return addresses, the caller of the allocator first).
  * Lock-free, allocation-free. */
@@ -84,14 +93,16 @@ int pc_alloc_tracking(void) PC_HIDDEN;
 #define PC_ALLOC_FILTER	4096	/* pc_alloc_bucket gives 12 bits */
 extern uint8_t pc_alloc_filter[PC_ALLOC_FILTER] PC_HIDDEN;
 
-/* Fibonacci hashing of the address's bits 4 to 35 (a multiplication and
- * a shift: free's fast path computes it); the bucket's 12 bits are the
- * product's top ones. A change of it is a change of the interface's
- * version (the companion reads the filter). */
+/* Fibonacci hashing of the address's bits 4 to 31 (a multiplication and
+ * a shift: free's fast path computes it, 2 instructions); the bucket's 12
+ * bits are the product's top ones. A block's low 4 bits are 0, so the
+ * multiplier is the golden ratio's 2^32 / 16: p = 16 x gives x times
+ * 0x9E3779B0. A change of it is a change of the interface's version (the
+ * companion reads the filter). */
 static inline size_t
 pc_alloc_bucket(const void *p)
 {
-	return (size_t)(((uint32_t)((uintptr_t)p >> 4) * 0x9E3779B1u) >> 20);
+	return (size_t)(((uint32_t)(uintptr_t)p * 0x09E3779Bu) >> 20);
 }
 
 /* Whether p may be a tracked block (0: it is not). */

@@ -315,7 +315,9 @@ newer_profile(const struct pc_live *l, const struct stat *live, const char *out)
 
 /* The header read and checked: 0, 1 for a file already written (removed
  * here), or -errno: -EINVAL no live file, -EPROTO another version's (the
- * head, gmon/live.c) or another build's, or cut short. */
+ * head, gmon/live.c) or another build's, or cut short; -EBUSY for a head
+ * its process rewrites on every read (pcprof's reader's check: the head
+ * whole by its generation, gmon_live_head_load). */
 static int
 read_header(int fd, const char *path, const struct stat *st, struct pc_live *h)
 {
@@ -323,10 +325,10 @@ read_header(int fd, const char *path, const struct stat *st, struct pc_live *h)
 	uint32_t version;
 	int r;
 
+	if ((r = gmon_live_head_load(gmon_live_pread, &fd, &head, &version)))
+		return r == -EAGAIN ? -EBUSY : r;
 	if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h))
 		return -EINVAL;
-	if ((r = gmon_live_head_read(h, sizeof(*h), &head, &version)))
-		return r;
 	/* a file longer than its header says: killed as it grew */
 	if (head.hdr_size != sizeof(*h) || h->size > (uint64_t)st->st_size)
 		return -EPROTO;		/* another libpc's, or cut short */

@@ -33,6 +33,7 @@ int (*pc_unw_get_proc_info)(unw_cursor_t *, unw_proc_info_t *) PC_HIDDEN;
 int (*pc_gcc_backtrace)(trace_fn, void *) PC_HIDDEN;
 uintptr_t (*pc_gcc_get_ip_info)(struct _Unwind_Context *, int *) PC_HIDDEN;
 uintptr_t (*pc_gcc_get_region_start)(struct _Unwind_Context *) PC_HIDDEN;
+uintptr_t (*pc_gcc_get_cfa)(struct _Unwind_Context *) PC_HIDDEN;
 
 /* the thread's stack, for the frame-pointer walk; set by unwind_setup.c */
 PC_TLS uintptr_t pc_stack_lo PC_HIDDEN;

@@ -32,6 +32,8 @@ extern int (*pc_gcc_backtrace)(trace_fn, void *) PC_HIDDEN;
 extern uintptr_t (*pc_gcc_get_ip_info)(struct _Unwind_Context *,
 				       int *) PC_HIDDEN;
 extern uintptr_t (*pc_gcc_get_region_start)(struct _Unwind_Context *) PC_HIDDEN;
+/* _Unwind_GetCFA, for alloc_walk.c; NULL where libgcc has none */
+extern uintptr_t (*pc_gcc_get_cfa)(struct _Unwind_Context *) PC_HIDDEN;
 
 extern int (*pc_unw_init2)(unw_cursor_t *, unw_context_t *, int) PC_HIDDEN;
 extern int (*pc_unw_step)(unw_cursor_t *) PC_HIDDEN;

@@ -94,6 +94,8 @@ gcc_unwinder(void)
 		dlsym(h, "_Unwind_GetIPInfo");
 	pc_gcc_get_region_start = (uintptr_t (*)(struct _Unwind_Context *))
 		dlsym(h, "_Unwind_GetRegionStart");
+	pc_gcc_get_cfa = (uintptr_t (*)(struct _Unwind_Context *))
+		dlsym(h, "_Unwind_GetCFA");
 	return pc_gcc_backtrace && pc_gcc_get_ip_info &&
 			       pc_gcc_get_region_start ?
 		       0 :

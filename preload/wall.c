@@ -17,9 +17,9 @@
  *    time goes to the same wait, with nothing more read. One that ran is
  *    read again (/proc/self/task/TID/syscall): a call, its arguments, sp
  *    and pc the same as before are the same wait, whose stack is reused.
- *    A thread found running (or waiting for a CPU, which reads the same)
- *    keeps its time for the next look that finds it blocked; one found in
- *    another wait gives half the interval to each.
+ *    A thread found running (or a CPU's wait: the same) keeps its time
+ *    for the next wait found; one found in another wait gives half the
+ *    interval to each, in a call it times itself all to the last wait.
  *  - Run-queue time is charged once, to what the thread was about to run:
  *    the wait it woke from (the call itself while it is still in a disk
  *    wait), or where it was preempted (its last CPU sample).

@@ -258,4 +258,11 @@ uint64_t pc_wall_random(uint64_t *seed) PC_HIDDEN;
 int pc_wall_walk_holds(uint32_t tid, long nr, const unsigned long arg[6],
 		      unsigned long sp, unsigned long ip) PC_HIDDEN;
 
+/* wall_parse.c: a thread's /proc lines, and what a call says of its wait */
+int pc_wall_parse_schedstat(const char *buf, uint64_t v[3]) PC_HIDDEN;
+int pc_wall_parse_syscall(const char *line, long *nr, unsigned long arg[6],
+			  unsigned long *sp, unsigned long *ip) PC_HIDDEN;
+int pc_wall_takes_fd(long nr) PC_HIDDEN;
+int pc_wall_is_io(long nr, unsigned fd) PC_HIDDEN;
+
 #endif

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <grp.h>
 #include <pthread.h>
@@ -290,6 +291,39 @@ START_TEST(test_live_head_torn_read_detected)
 }
 END_TEST
 
+/*
+ * The reader that libpc's pc_recover and pcprof share for a live file
+ * (gmon_live_pread): a head left odd (its process killed, or writing, on
+ * every try) is -EAGAIN from a file too, and a whole one is read as
+ * written; a file too short for a head is no live file.
+ */
+START_TEST(test_live_head_read_from_a_file)
+{
+	char path[] = "/tmp/pc-check-live-XXXXXX";
+	struct gmon_live_head h, got;
+	uint32_t version;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	gmon_live_head_init(&h, 4096, 4321, 1000ull * 1000000000ull);
+	gmon_live_head_write(&h, GMON_LIVE_RUNNING, 0, 0);
+	ck_assert_int_eq(pwrite(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+	ck_assert_int_eq(gmon_live_head_load(gmon_live_pread, &fd, &got,
+					     &version), 0);
+	ck_assert_int_eq(got.pid, 4321);
+	ck_assert_uint_eq(got.gen, 2);
+	h.gen = 3;
+	ck_assert_int_eq(pwrite(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+	ck_assert_int_eq(gmon_live_head_load(gmon_live_pread, &fd, &got,
+					     &version), -EAGAIN);
+	ck_assert_int_eq(ftruncate(fd, 8), 0);
+	ck_assert_int_eq(gmon_live_head_load(gmon_live_pread, &fd, &got,
+					     &version), -EINVAL);
+	close(fd);
+}
+END_TEST
+
 /* A head that a thread rewrites (pid and start the same number k, state
  * RUNNING) while another reads it byte by byte. */
 static struct gmon_live_head shared_head;
@@ -364,6 +398,7 @@ formats_suite(void)
 	tcase_add_test(t, test_live_names_built_and_read);
 	tcase_add_test(t, test_live_head_versions);
 	tcase_add_test(t, test_live_head_torn_read_detected);
+	tcase_add_test(t, test_live_head_read_from_a_file);
 	tcase_add_test(t, test_live_head_read_under_a_writer_is_whole);
 	tcase_add_test(t, test_live_owner_whose_maps_say_eacces_runs);
 	suite_add_tcase(s, t);

@@ -155,6 +155,7 @@ main(int argc, char **argv)
 	srunner_add_suite(sr, runfiles_suite());
 	srunner_add_suite(sr, launch_suite());
 	srunner_add_suite(sr, runexe_suite());
+	srunner_add_suite(sr, operands_suite());
 	srunner_add_suite(sr, waits_suite());
 	srunner_add_suite(sr, wallstack_suite());
 	srunner_add_suite(sr, history_suite());

@@ -24,6 +24,7 @@ Suite *diff_compare_suite(void);
 Suite *runfiles_suite(void);
 Suite *launch_suite(void);
 Suite *runexe_suite(void);
+Suite *operands_suite(void);
 Suite *waits_suite(void);
 Suite *wallstack_suite(void);
 Suite *history_suite(void);
@@ -79,6 +80,7 @@ Suite *stacks_suite(void);
 Suite *objfind_suite(void);
 Suite *wallmem_suite(void);
 Suite *wallreuse_suite(void);
+Suite *wallparse_suite(void);
 Suite *timeline_suite(void);
 Suite *procread_suite(void);
 

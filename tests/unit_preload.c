@@ -170,6 +170,7 @@ main(void)
 	srunner_add_suite(sr, objfind_suite());
 	srunner_add_suite(sr, wallmem_suite());
 	srunner_add_suite(sr, wallreuse_suite());
+	srunner_add_suite(sr, wallparse_suite());
 	srunner_add_suite(sr, timeline_suite());
 	srunner_add_suite(sr, procread_suite());
 	srunner_run_all(sr, CK_NORMAL);

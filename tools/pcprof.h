@@ -27,6 +27,12 @@ PC_CHECKED int pc_read_objects(const char *path, struct gmon_objects *o);
 PC_CHECKED int pc_read_stacks_if(const char *path, struct gmon_stacks *ss);
 /* pc_read_objects, or 1, unsaid, where there is no file at path. */
 PC_CHECKED int pc_read_objects_if(const char *path, struct gmon_objects *o);
+/* Each of paths[0..n) read into o[i], malloc'ed (pc_read_objects_if where
+ * absent_ok[i], o[i] NULL where absent), in order, in one call: 0, or -1
+ * after one line at the first that cannot be read (o[i..n) not set). */
+PC_CHECKED int pc_read_objects_each(char *const *paths, size_t n,
+				    const unsigned char *absent_ok,
+				    struct gmon_objects **o);
 /* pc_read_gmon, and the file's mtime as the read's fstat saw it. */
 PC_CHECKED int pc_read_gmon_at(const char *path, struct gmon_profile *p,
 			       struct timespec *mtime);
@@ -252,6 +258,8 @@ int stacks_are_wall(const struct pc_inputs *in, int run,
 		    const char *stacks_file);
 /* The same of the stacks beside one profile, gmon. */
 int stacks_profile_is_wall(const char *gmon);
+/* Whether any of profiles[0..n) is (stacks_profile_is_wall), in one call. */
+int stacks_any_wall(char *const *profiles, size_t n);
 /* stackfile.c: the clock a report of run shows when asked for *clock,
  * into *clock: auto is wall for a wall-clock profile, else cpu; 0, or -1
  * after one line for wall or off of a CPU profile. */
@@ -355,22 +363,6 @@ enum { WINDOW_FROM = 1, WINDOW_TO = 2, WINDOW_MARKER = 4 };
 
 void report_print(FILE *out, const struct flat *f, const struct symtab *st,
 		  const struct callgraph *cg, const struct report_opts *o);
-
-/*
- * A whole run (runview.c): the report of every process that paths[0..n)
- * hold (directories, or profiles with a manifest beside them), one line
- * per process, then the functions summed over the processes. 0, or -1
- * after one line on bad input.
- */
-int runview_report(char **paths, int npaths, struct report_opts *r,
-		   const struct symtab_opts *so, FILE *out);
-/* The JSON report's head of that run (its processes that r->process
- * names), up to its "profile": key, whose value the caller writes, then
- * the closing brace: a report of one program (--callgraph, --lines) has
- * the run report's shape. 0, or -1 after one line. */
-PC_CHECKED int runview_json_head(char **paths, int npaths,
-				 const struct report_opts *r,
-				 const struct symtab_opts *so, FILE *out);
 
 /*
  * recover.c: a run directory listed once (recover_list), for every stage

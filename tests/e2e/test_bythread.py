@@ -17,12 +17,20 @@ from pctest import need, prog, run, tolerance
 from test_cli import pcprof
 
 NAMES = ("pc-one", "pc-two", "pc-three", "pc-four")
+# one recorded run serves the three tests that read one: one worker, in
+# file order (each test reads the run's files and writes only its own
+# exports beside them)
+SHARED = True
+_recorded = []
 
 
 def recorded():
-    r = run([prog("namedthreads"), "2"], env={"PC_STACKS": "1"})
-    assert r.status == 0, r.stderr
-    return r
+    """namedthreads' run with its stacks, made once."""
+    if not _recorded:
+        r = run([prog("namedthreads"), "2"], env={"PC_STACKS": "1"})
+        assert r.status == 0, r.stderr
+        _recorded.append(r)
+    return _recorded[0]
 
 
 def test_by_thread_shares_match_each_threads_own_cpu_time():
@@ -68,7 +76,8 @@ def test_threads_in_pprof_and_speedscope():
     exe = prog("namedthreads")
     rows = {t["name"]: t for t in json.loads(pcprof(
         "report", "--by-thread", "--format", "json", exe, r.path()).stdout)["threads"]}
-    out = os.path.join(r.cwd, "t.pb.gz")
+    d = tempfile.mkdtemp(prefix="pc-e2e-bythread-")   # the shared run's files stay as made
+    out = os.path.join(d, "t.pb.gz")
     p = pcprof("report", "--format", "pprof", "-o", out, exe, r.path())
     assert p.returncode == 0, p.stderr
     tags = subprocess.run([go, "tool", "pprof", "-tags", "-sample_index=samples", out],
@@ -78,7 +87,7 @@ def test_threads_in_pprof_and_speedscope():
                          tags), (k, tags)
         assert re.search(r"\b%d(?:\.0)? \(\s*[\d.]+%%\): %d\b" % (rows[k]["samples"],
                                                               rows[k]["tid"]), tags), tags
-    ss = os.path.join(r.cwd, "t.json")
+    ss = os.path.join(d, "t.json")
     p = pcprof("report", "--format", "speedscope", "-o", ss, exe, r.path())
     assert p.returncode == 0, p.stderr
     names = [x["name"] for x in json.load(open(ss))["profiles"]]

@@ -9,10 +9,25 @@ import xml.etree.ElementTree as ET
 
 from pctest import gprof_callers, gprof_flat, prog, read_gmon, run
 
+# callers' 3 s run with the dwarf unwinder serves the three tests that
+# read one (the caller split, the qsort chain, pcprof's call graph): one
+# worker, in file order; each reads the run's files and writes its own
+SHARED = True
+_runs = {}
+
+
+def recorded(exe, unwinder, seconds="3"):
+    """exe's run of seconds with PC_UNWIND=unwinder, made once."""
+    key = (exe, unwinder, seconds)
+    if key not in _runs:
+        r = run([prog(exe), seconds], env={"PC_UNWIND": unwinder})
+        assert r.status == 0, r.stderr
+        _runs[key] = r
+    return _runs[key]
+
 
 def caller_split(exe, unwinder, seconds="3"):
-    r = run([prog(exe), seconds], env={"PC_UNWIND": unwinder})
-    assert r.status == 0, r.stderr
+    r = recorded(exe, unwinder, seconds)
     truth = r.truth()
     want = truth["leaf_in_a"] / (truth["leaf_in_a"] + truth["leaf_in_b"])
     callers, text = gprof_callers(prog(exe), r.path(), "leaf")
@@ -45,7 +60,7 @@ def test_caller_split_with_libunwind():
 
 
 def test_chain_through_qsort_keeps_program_edges():
-    r = run([prog("callers"), "2"])
+    r = recorded("callers", "dwarf")
     callers, text = gprof_callers(prog("callers"), r.path(), "by_key")
     assert callers.get("sort_items", 0) > 0, text
     assert set(callers) == {"sort_items"}, callers
@@ -138,7 +153,7 @@ def pcprof_cmd(*args):
 
 def test_pcprof_callgraph_text_json_follow_time():
     exe = prog("callers")
-    r = run([exe, "3"])
+    r = recorded("callers", "dwarf")
     truth = r.truth()
     want = truth["leaf_in_a"] / (truth["leaf_in_a"] + truth["leaf_in_b"])
     p = pcprof_cmd("report", "--format", "json", exe, r.path())

@@ -31,21 +31,48 @@ def report_json(exe, *files, extra=()):
     return json.loads(p.stdout)
 
 
+def with_rate(src, dst, rate):
+    """A copy of the gmon file src at dst, each histogram record's rate
+    set to rate: the same counts, in other seconds."""
+    with open(src, "rb") as f:
+        b = bytearray(f.read())
+    off = 20
+    while off < len(b):
+        tag, off = b[off], off + 1
+        if tag == 0:
+            n, = struct.unpack_from("<I", b, off + 16)
+            struct.pack_into("<I", b, off + 20, rate)
+            off += 40 + 2 * n
+        else:
+            assert tag == 1, "%s: tag %d" % (src, tag)
+            off += 20
+    with open(dst, "wb") as f:
+        f.write(b)
+    return dst
+
+
 def test_report_counts_agree_with_gprof_sample_for_sample():
     # at 100 Hz gprof's two-decimal seconds are exact sample counts; tails
-    # has hot rets in bins shared with the padding after the function
+    # has hot rets in bins shared with the padding after the function.
+    # Sampled at 250 Hz, a CPU timer's tick, and read by both from a copy
+    # whose records say 100 Hz: as many signals (sampled addresses) as the
+    # 100 Hz runs of 2, 2, 1 and 2 s had, for half their CPU (a busy
+    # machine merges ticks: tails' 2 s at 100 Hz came with 156 signals,
+    # 1.4 s at 250 Hz with 172; three-pie's 2 s 200, 1 s 184)
     sizes = subprocess.run(["nm", "-S", prog("tails")], capture_output=True,
                            text=True, check=True).stdout.split("\n")
     ends = [l.split()[3] for l in sizes if " tail_" in l and
             (int(l.split()[0], 16) + int(l.split()[1], 16)) % 2]
     assert ends, "no tail_ function ends at an odd address: the test is moot"
     notes = []
-    for name, args in (("three-pie", ["2"]), ("threads", ["2"]),
-                       ("three-nopie", ["1"]), ("tails", ["2"])):
+    for name, args in (("three-pie", ["1"]), ("threads", ["0.9"]),
+                       ("three-nopie", ["0.5"]), ("tails", ["1.4"])):
         exe = prog(name)
-        r = run([exe] + args, env={"PC_HZ": "100"}, verbose=False)
-        funcs, total, _ = gprof_flat(exe, r.path())
-        rep = report_json(exe, r.path())
+        r = run([exe] + args, env={"PC_HZ": "250"})
+        assert read_gmon(r.path())["hists"][0][3] == 250
+        gmon = with_rate(r.path(), r.path("at100.out"), 100)
+        funcs, total, _ = gprof_flat(exe, gmon)
+        rep = report_json(exe, gmon)
         ours = {f["name"]: f["self_samples"] for f in rep["functions"]
                 if f["self_samples"] > 0}
         theirs = {k: round(v * 100) for k, v in funcs.items() if v > 0}
@@ -59,7 +86,8 @@ def test_report_counts_agree_with_gprof_sample_for_sample():
             sum(extra.values()) == plt and set(extra) <= {"_init"}, \
             "%s: pcprof %s, gprof %s" % (name, ours, theirs)
         assert rep["unattributed_samples"] == 0
-        notes.append("%s %d functions" % (name, len(ours)))
+        notes.append("%s %d functions, %d samples (%d signals)" % (
+            name, len(ours), sum(ours.values()), r.summary()["signals"]))
     return ", ".join(notes) + "; odd ends: " + ", ".join(ends)
 
 

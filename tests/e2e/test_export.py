@@ -164,8 +164,21 @@ def test_pprof_lines_and_inlined_code_of_a_program_with_debug_information():
     assert "spin_exact" in inl or "vary" in inl, inl
     addrs = pprof("-traces", out).count("-----------+")
     assert addrs > 3, "one location per sampled address"
-    return "work_alpha %d samples at three.c:%d; %d address samples" % (
-        want["work_alpha"], call[0], addrs)
+    # each function's start line is the line its definition names it at
+    # (DW_AT_decl_line), the inlined helper's too: -raw prints it as s=N
+    truth_h = os.path.join(os.path.dirname(__file__), "..", "progs", "truth.h")
+    starts = {}
+    for name, text in (("work_alpha", src), ("spin_exact", open(truth_h).read())):
+        starts[name] = [i for i, l in enumerate(text.splitlines(), 1)
+                        if l.startswith(name + "(")]
+        assert len(starts[name]) == 1, (name, "three.c or truth.h changed")
+    raw = pprof("-raw", out)
+    for name, line in starts.items():
+        seen = set(re.findall(r"\b%s \S+:\d+ s=(\d+)" % name, raw))
+        assert seen == {str(line[0])}, (name, line, seen, raw[:3000])
+    return "work_alpha %d samples at three.c:%d; %d address samples; starts %s" % (
+        want["work_alpha"], call[0], addrs,
+        ", ".join("%s %d" % (k, v[0]) for k, v in starts.items()))
 
 
 def annotate_self(path):

@@ -1261,7 +1261,8 @@ exiter(void *arg)
 	exit(5);
 }
 
-/* exit-race N: N threads meet at a barrier and all call exit(5).
+/* exit-race N [SECONDS]: N threads burn SECONDS of CPU (0.05), each next
+ * one a fifth of it more, meet at a barrier and all call exit(5).
  * exit-vs-_exit: two threads meet, one calls exit(5), the other _exit(6).
  * exit-snapshot SECONDS: three threads burn through the sleds and the
  * first calls exit(4) after SECONDS, while libpc's thread writes one of
@@ -1272,16 +1273,17 @@ case_exits(int argc, char **argv)
 	int snap = !strcmp(argv[1], "exit-snapshot");
 	int mixed = !strcmp(argv[1], "exit-vs-_exit");
 	int n = snap ? 3 : mixed ? 2 : argc > 2 ? atoi(argv[2]) : 6;
+	double burn = !snap && !mixed && argc > 3 ? atof(argv[3]) : 0.05;
 	struct exiter x[64];
 	pthread_t t[64];
 
-	if (n < 1 || n > 64)
+	if (n < 1 || n > 64 || !(burn > 0))
 		return 2;
 	pthread_barrier_init(&exit_barrier, NULL, (unsigned)n);
 	main_tid = (pid_t)syscall(SYS_gettid);
 	say("%s: %d threads", argv[1], n);
 	for (int i = 0; i < n; i++) {
-		x[i].seconds = snap ? (argc > 2 ? atof(argv[2]) : 1.0) : 0.05 + 0.01 * i;
+		x[i].seconds = snap ? (argc > 2 ? atof(argv[2]) : 1.0) : burn + burn / 5 * i;
 		x[i].how = snap ? (i ? 3 : 2) : mixed ? i : 0;
 		pthread_create(&t[i], NULL, exiter, &x[i]);
 	}
@@ -1424,7 +1426,7 @@ static const struct {
 	{ "timers", case_timers, "[N] N threads, then timer_create until it fails" },
 	{ "perf-ok", case_perf_ok, "whether a task-clock event may be opened" },
 	{ "asan-exit", case_asan_exit, "(the -fsanitize=address build) exit(3)" },
-	{ "exit-race", case_exits, "[N] N threads call exit(5) at once" },
+	{ "exit-race", case_exits, "[N [SECONDS]] N threads call exit(5) at once" },
 	{ "exit-vs-_exit", case_exits, "exit(5) and _exit(6) at once" },
 	{ "exit-snapshot", case_exits, "[SECONDS] exit(4) among busy threads" },
 	{ "burn", case_burn, "[SECONDS] burn CPU, say done" },

@@ -6,14 +6,13 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pcprof.h"
+#include "inputs/operands.h"
 #include "inputs/runexe.h"
 #include "inputs/runfiles.h"
 #include "model/export.h"
@@ -288,129 +287,68 @@ one_program(const struct report_opts *r)
 		 r->callgraph || r->lines));
 }
 
-/* Whether path is a run's directory. */
+/* The report of what o resolved, OPERANDS_RUN: the whole run's, or its
+ * one program's where r asks for that; 0, or -1 after one line. */
 static int
-is_run(const char *path)
+report_resolved(struct operands *o, struct report_opts *r,
+		const struct symtab_opts *s, FILE *out)
 {
-	struct stat sb;
+	struct pc_inputs in;
+	int rc = -1;
 
-	return !stat(path, &sb) && S_ISDIR(sb.st_mode);
-}
-
-/*
- * A plain profile first (a regular file with no manifest: PC_SCOPE=main)
- * is read as EXE's when findexe finds the executable by its build-id; 1
- * then, with its path in exe. A plain profile of libpc's whose program
- * is not found is an error, -1 after one line; anything else is the run
- * view's to read, 0.
- */
-static int
-plain_exe(const char *gmon, int kind, const struct run_listing *l, char *exe,
-	  size_t size)
-{
-	static const uint8_t zero[GMON_BUILDID_SIZE];
-	char hex[2 * GMON_BUILDID_SIZE + 1], first[PATH_MAX];
-	uint8_t id[GMON_BUILDID_SIZE];
-	struct stat sb;
-	/* kind: runfiles_profile_kind's of gmon where known, else -1 */
-	int dir = kind >= 0 ? kind == 2 :
-			      runfiles_listed_dir(l, gmon) || is_run(gmon);
-	int reg = kind == 1;
-
-	/* a run of pcprof run --main-only: its DIR/gmon.out, plain, with a
-	 * link to its program beside it */
-	if (dir &&
-	    snprintf(first, sizeof(first), "%s/gmon.out", gmon) <
-		    (int)sizeof(first) &&
-	    !runfiles_has_manifest_listed(l, first))
-		gmon = first, reg = 0;
-	else if (kind == 2)
-		return 0;	/* a directory, peeked at: no stat again */
-	if ((!reg && (stat(gmon, &sb) || !S_ISREG(sb.st_mode))) ||
-	    runfiles_has_manifest(gmon) || runfiles_build_id(gmon, id) != 1)
-		return 0;
-	if (!memcmp(id, zero, sizeof(id)))
-		return pc_error(
-			"'%s': no manifest beside it (%s) to name its program, "
-			"which has no build-id to find it by: name the executable "
-			"(pcprof report EXE %s)",
-			gmon, runfiles_manifest_name(gmon), gmon);
-	if (findexe(gmon, id, exe, size))
-		return pc_error("'%s': no manifest beside it (%s) to name its program, and "
-				"no executable with its build-id (%s...) beside it or in the "
-				"current directory: name the executable (pcprof report EXE %s)",
-				gmon, runfiles_manifest_name(gmon),
-				pc_hex(id, sizeof(id), hex), gmon);
-	pc_warn("note: '%s' is a profile of '%s' (the executable with its build-id)",
-		gmon, exe);
-	return 1;
+	if (r->window && export_refuse(r))
+		return -1;
+	/* everything the reports read, resolved first: an error leaves no
+	 * partial report where out is out_open's */
+	if (operands_gather(o, r->process, one_program(r),
+			    r->format == FORMAT_JSON))
+		return -1;
+	if (!o->one)
+		return runview_report_resolved(o, r, s, out) ? -1 : 0;
+	/* the run report's shape in JSON, --callgraph or not: its
+	 * processes (of the program), then its profile */
+	if (o->view && runview_json_resolved(o, r, s, out))
+		return -1;
+	if (!runexe_open(&in, &o->re, s, 0) &&
+	    !(rc = report_inputs(&in, r, s, out)) && o->view)
+		fputs("}\n", out);
+	return rc;
 }
 
 int
 report_run(char **ops, int n, struct report_opts *r,
 	   const struct symtab_opts *s, FILE *out)
 {
-	struct pc_inputs in;
-	struct runexe re;
-	int rc = -1;
+	struct operands o;
+	int rc;
 
-	if (r->window && export_refuse(r))
-		return -1;
-	/* an error leaves no partial report where out is out_open's */
-	if (!one_program(r))
-		return runview_report(ops, n, r, s, out) ? -1 : 0;
-	if (r->format != FORMAT_JSON ||
-	    !(runfiles_listed_dir(r->listing, ops[0]) || is_run(ops[0])))
-		return report_program(ops, n, RUNFILES_UNPEEKED, r, s, out);
-	/* the run report's shape, --callgraph or not: its processes (of
-	 * the program), then its profile; the program found first, so that
-	 * an error leaves no half object */
-	if (runexe_resolve_listed(&re, ops, n, r->process, r->listing))
-		return -1;
-	if (!runview_json_head(ops, n, r, s, out) &&
-	    !runexe_open(&in, &re, s, 0) &&
-	    !(rc = report_inputs(&in, r, s, out)))
-		fputs("}\n", out);
-	runexe_release(&re);
+	operands_of_run(&o, ops, n, r->listing);
+	rc = report_resolved(&o, r, s, out);
+	operands_release(&o);
 	return rc;
 }
 
-/* The report of pcprof report's operands argv[0..argc) onto out; 0, or -1
- * after one line. */
+/* The report of pcprof report's operands argv[0..argc) onto out, resolved
+ * once (operands.h) before any report starts; 0, or -1 after one line. */
 static int
 report_operands(char **argv, int argc, struct report_opts *r,
 		const struct symtab_opts *s, FILE *out)
 {
-	struct run_listing listing = { 0 };
-	struct report_opts o = *r;
-	char exe[PATH_MAX], **ops;
-	int n, rc, peek = runfiles_peek(argv[0]), kind = peek > 0 ? peek : 0;
+	struct report_opts ro = *r;
+	struct operands o;
+	int rc = -1;
 
-	/* a profile or a directory first: the whole run, its programs
-	 * named by the manifests */
-	if (!kind)
-		return report_program(argv, argc, peek, r, s, out);
-	ops = runexe_operands(argv, argc, &n);
-	/* a run's directory first is listed once, here, for every stage
-	 * that reads it (as pcprof run lists its own); one that cannot be
-	 * is said as those stages would have said it */
-	if (!o.listing && kind == 2 && !strcmp(ops[0], argv[0])) {
-		if (recover_list(&listing, ops[0])) {
-			rc = -1;
-			goto out;
-		}
-		o.listing = &listing;
-	}
-	if ((rc = plain_exe(ops[0], strcmp(ops[0], argv[0]) ? -1 : kind,
-			    o.listing, exe, sizeof(exe))) > 0)
-		rc = report_files(exe, ops, n, &o, s, out);
-	else if (!rc)
-		rc = report_run(ops, n, &o, s, out);
+	if (operands_resolve(&o, argv, argc, r->listing))
+		goto out;
+	ro.listing = o.listing;
+	if (o.kind == OPERANDS_PROGRAM)
+		rc = report_program(argv, argc, o.peek, r, s, out);
+	else if (o.kind == OPERANDS_PLAIN)
+		rc = report_files(o.exe, o.ops, o.n, &ro, s, out);
+	else
+		rc = report_resolved(&o, &ro, s, out);
 out:
-	recover_listing_release(&listing);
-	while (n--)
-		free(ops[n]);
-	free(ops);
+	operands_release(&o);
 	return rc;
 }
 

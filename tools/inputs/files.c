@@ -196,3 +196,24 @@ pc_read_objects_if(const char *path, struct gmon_objects *o)
 
 	return read_format(path, &f, o, 1, NULL);
 }
+
+int
+pc_read_objects_each(char *const *paths, size_t n,
+		     const unsigned char *absent_ok, struct gmon_objects **o)
+{
+	static const struct file_format f = { parse_objects, "line" };
+
+	for (size_t i = 0; i < n; i++) {
+		int r;
+
+		o[i] = pc_realloc(NULL, sizeof(*o[i]));
+		r = read_format(paths[i], &f, o[i], absent_ok[i], NULL);
+		if (r) {
+			free(o[i]);
+			o[i] = NULL;
+		}
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -213,13 +213,6 @@ live_pid(const char *path)
 	return (pid_t)gmon_live_name_pid(path);
 }
 
-/* pread of the head, for gmon_live_head_load: ctx is the descriptor. */
-static long
-pread_head(void *ctx, void *buf, size_t n)
-{
-	return (long)pread(*(int *)ctx, buf, n, 0);
-}
-
 /* The head of the live file at path (gmon/live.h), and its inode: 0, or
  * what gmon_live_head_load says (-EPROTO: another version, its number in
  * *version; -EAGAIN: torn by its process's writes on every try); -EINVAL
@@ -238,7 +231,7 @@ live_head(const char *path, struct gmon_live_head *h, ino_t *ino,
 		return -EINVAL;
 	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
 		*ino = sb.st_ino;
-		r = gmon_live_head_load(pread_head, &fd, h, version);
+		r = gmon_live_head_load(gmon_live_pread, &fd, h, version);
 	}
 	close(fd);
 	return r;

@@ -473,7 +473,7 @@ runexe_resolve_peeked(struct runexe *re, char **operands, int n,
 	/* the peek was of operands[0]: of ops[0] where that is the same */
 	if (!n || strcmp(ops[0], operands[0]))
 		peek0 = RUNFILES_UNPEEKED;
-	exe_first = n && !runfiles_listed_dir(listing, ops[0]) &&
+	exe_first = n && !(listing && runfiles_listed_dir(listing, ops[0])) &&
 		    !(peek0 == RUNFILES_UNPEEKED ? runfiles_is_profile(ops[0]) :
 						   peek0 > 0);
 	if (exe_first && !process) {
@@ -500,6 +500,36 @@ runexe_resolve_peeked(struct runexe *re, char **operands, int n,
 	for (int i = 0; i < k; i++)
 		free(ops[i]);
 	free(ops);
+	return 0;
+}
+
+int
+runexe_choose(struct runexe *re, struct runexe *all, const char *process,
+	      const char *where)
+{
+	int rc;
+
+	memset(re, 0, sizeof(*re));
+	rc = choose(re, all, process, where);
+	free(all->files);
+	free(all->man);
+	memset(all, 0, sizeof(*all));
+	return rc;
+}
+
+int
+runexe_pick(char *const *exes, const uint64_t *pids, size_t n,
+	    const char *which, const char *where, int *chosen)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((chosen[i] = runexe_chosen(exes[i], pids[i], which)))
+			break;
+	if (n && i == n)
+		return runexe_unknown(where, which, exes, n);
+	for (; i < n; i++)
+		chosen[i] = runexe_chosen(exes[i], pids[i], which);
 	return 0;
 }
 

@@ -54,6 +54,18 @@ char **runexe_operands(char **operands, int n, int *nout);
  * or -1 after one line. */
 PC_CHECKED int runexe_processes(struct runexe *all, char **paths, int n,
 				const char *process);
+/* Of all's profiles (all->man[i] their manifests, NULL for a plain
+ * profile, whose program findexe finds), those process names (NULL: all)
+ * into re, all taken (emptied); their one program's path in re->exe:
+ * none, or several programs, is an error that lists the programs there
+ * are, said of where. 0, or -1 after one line. */
+PC_CHECKED int runexe_choose(struct runexe *re, struct runexe *all,
+			     const char *process, const char *where);
+/* Which of the processes exes[0..n) (pids[i] their pids) --process which
+ * names, in chosen[i]; none is an error that lists them ("'where': no
+ * process WHICH in the run; there are: ..."): 0, or -1 after one line. */
+PC_CHECKED int runexe_pick(char *const *exes, const uint64_t *pids, size_t n,
+			   const char *which, const char *where, int *chosen);
 /* inputs_open on what re resolved, re's manifests given to the run; 0,
  * or -1 after one line. */
 PC_CHECKED int runexe_open(struct pc_inputs *in, struct runexe *re,

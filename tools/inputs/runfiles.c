@@ -94,31 +94,6 @@ runfiles_listed_dir(const struct run_listing *l, const char *path)
 	return l && l->dir && !strcmp(l->dir, path);
 }
 
-static int
-cmp_listed(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int
-runfiles_has_manifest_listed(const struct run_listing *l, const char *profile)
-{
-	char *manifest = runfiles_manifest_name(profile), *const *at;
-	size_t k = l && l->dir && l->types ? strlen(l->dir) : 0;
-	int r = -1;
-
-	/* a name of l's directory itself, not of one below it */
-	if (k && !strncmp(manifest, l->dir, k) && manifest[k] == '/' &&
-	    !strchr(manifest + k + 1, '/')) {
-		at = l->n ? bsearch(&manifest, l->names, l->n,
-				    sizeof(*l->names), cmp_listed) :
-			    NULL;
-		r = !at ? 0 : l->types[at - l->names] == DT_REG ? 1 : -1;
-	}
-	free(manifest);
-	return r >= 0 ? r : runfiles_has_manifest(profile);
-}
-
 int
 runfiles_profile_kind(const char *path)
 {
@@ -127,26 +102,55 @@ runfiles_profile_kind(const char *path)
 	return k > 0 ? k : 0;
 }
 
+/* The regular file that the O_PATH descriptor fd names, opened to read
+ * through it (the same file, with no look at its name again), else by
+ * path where /proc is not there and path is still a regular file; -1
+ * where neither. */
+static int
+reopen_regular(int fd, const char *path)
+{
+	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, rd;
+	char self[40];
+	struct stat sb;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	if ((rd = open(self, flags)) >= 0 || errno != ENOENT)
+		return rd;
+	if ((rd = open(path, flags)) >= 0 &&
+	    (fstat(rd, &sb) || !S_ISREG(sb.st_mode))) {
+		close(rd);
+		rd = -1;
+	}
+	return rd;
+}
+
 int
 runfiles_peek(const char *path)
 {
 	struct stat sb;
 	unsigned char h[4];
-	int fd, r;
+	int fd, rd, r;
 
-	/* one lookup: the open that peeks is the one that tells the kind
-	 * (stat's answer where the file cannot be opened) */
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+	/* one lookup: an O_PATH open, which opens no device and waits on
+	 * no FIFO, tells the kind (stat's answer where it fails); a
+	 * regular file alone is then opened through it, to peek */
+	if ((fd = open(path, O_PATH | O_CLOEXEC)) < 0)
 		return errno == ENOENT || stat(path, &sb) ? -1 :
 		       S_ISDIR(sb.st_mode)		  ? 2 :
-							    0;
+		       S_ISREG(sb.st_mode)		  ? 0 :
+							    RUNFILES_SPECIAL;
 	if (fstat(fd, &sb))
 		r = 0;
 	else if (S_ISDIR(sb.st_mode))
 		r = 2;
-	else
-		r = S_ISREG(sb.st_mode) && read(fd, h, 4) == 4 &&
-		    !memcmp(h, GMON_MAGIC, 4);
+	else if (!S_ISREG(sb.st_mode))
+		r = RUNFILES_SPECIAL;
+	else if ((rd = reopen_regular(fd, path)) < 0)
+		r = 0;
+	else {
+		r = read(rd, h, 4) == 4 && !memcmp(h, GMON_MAGIC, 4);
+		close(rd);
+	}
 	close(fd);
 	return r;
 }

@@ -26,18 +26,16 @@ int runfiles_is_profile(const char *path);
 /* The same, told apart: 0 neither, 1 a profile, 2 a directory. */
 int runfiles_profile_kind(const char *path);
 /* The same in one lookup, and whether path is there at all: -1 nothing
- * (or nothing stat sees), 0 some other file, 1 a profile, 2 a directory.
- * RUNFILES_UNPEEKED stands for a path not peeked at. */
+ * (or nothing stat sees), 0 some other file, 1 a profile, 2 a directory,
+ * RUNFILES_SPECIAL neither a regular file nor a directory (a device, a
+ * FIFO, a socket: never opened). RUNFILES_UNPEEKED stands for a path not
+ * peeked at. */
 #define RUNFILES_UNPEEKED (-2)
+#define RUNFILES_SPECIAL (-3)
 int runfiles_peek(const char *path);
 /* Whether path is the directory that l (NULL: none) listed: known from
  * the listing, with no look at the disk. */
 int runfiles_listed_dir(const struct run_listing *l, const char *path);
-/* Whether profile has a manifest beside it (runfiles_has_manifest), told
- * by l where l lists profile's directory and says so by readdir's type
- * (a regular file, or no such name), with no look at the disk. */
-int runfiles_has_manifest_listed(const struct run_listing *l,
-				 const char *profile);
 /* The build-id bytes that libpc wrote into the header of the profile at
  * path: 1 when it is libpc's, 0 when not, -1 when it is not a gmon file
  * one can read. */

@@ -7,13 +7,11 @@
  * object and name. The report opens with one line per process, which
  * runview_out.c prints.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "commands/options.h"
-#include "inputs/runexe.h"
+#include "inputs/operands.h"
 #include "inputs/runfiles.h"
 #include "inputs/runview.h"
 #include "model/export.h"
@@ -30,63 +28,36 @@ base_name(const char *path)
 }
 
 /* The pid in a file named PREFIX.PROG.PID, or 0. */
-static uint64_t
-pid_of_name(const char *path)
+/* One process from q, resolved (operands.c): its manifest taken. */
+static void
+add_proc(struct runview *v, struct operand_proc *q)
 {
-	const char *dot = strrchr(base_name(path), '.');
-	char *end;
-	unsigned long v;
-
-	if (!dot || !dot[1])
-		return 0;
-	v = strtoul(dot + 1, &end, 10);
-	return *end ? 0 : v;
-}
-
-/* One process from profile, whose manifest is beside it; 0, or -1 after
- * one line, or 1, unsaid, where absent_ok and there is no manifest (one
- * lookup: the read's). */
-static int
-add_proc(struct runview *v, const char *profile, int absent_ok)
-{
-	struct gmon_objects o;
+	const struct gmon_objects *o = q->man;
 	struct runview_proc *p;
-	int r = absent_ok ? runfiles_read_manifest_if(profile, &o) :
-			    runfiles_read_manifest(profile, &o);
 
-	if (r)
-		return r;
-	if (o.n == 0) {
-		char *manifest = runfiles_manifest_name(profile);
-
-		pc_error("'%s': no program listed", manifest);
-		free(manifest);
-		return -1;
-	}
 	v->procs = pc_realloc(v->procs, (v->nprocs + 1) * sizeof(*v->procs));
 	p = &v->procs[v->nprocs++];
 	memset(p, 0, sizeof(*p));
-	p->profile = pc_strdup(profile);
-	p->exe = pc_strdup(o.v[0].path);
+	p->profile = pc_strdup(q->profile);
+	p->exe = pc_strdup(o->v[0].path);
 	p->program = base_name(p->exe);
-	p->pid = o.pid ? o.pid : pid_of_name(profile);
-	p->threads = o.threads;
-	p->rate = o.rate;
-	p->have_cpu = o.have_cpu;
-	p->started = o.started;
-	p->cpu_start = o.cpu_start;
-	p->cpu_stop = o.cpu_stop;
-	p->cpu_write = o.cpu_write;
-	p->ended = o.ended;
-	p->end_signal = o.end_signal;
-	p->signals = o.signals;
-	p->signal_samples = o.signal_samples;
-	p->timer = o.timer;
-	p->timer_how = o.timer_how;
-	p->timer_cost = o.timer_cost;
-	p->manifest = pc_realloc(NULL, sizeof(*p->manifest));
-	*p->manifest = o;
-	return 0;
+	p->pid = q->pid;
+	p->threads = o->threads;
+	p->rate = o->rate;
+	p->have_cpu = o->have_cpu;
+	p->started = o->started;
+	p->cpu_start = o->cpu_start;
+	p->cpu_stop = o->cpu_stop;
+	p->cpu_write = o->cpu_write;
+	p->ended = o->ended;
+	p->end_signal = o->end_signal;
+	p->signals = o->signals;
+	p->signal_samples = o->signal_samples;
+	p->timer = o->timer;
+	p->timer_how = o->timer_how;
+	p->timer_cost = o->timer_cost;
+	p->manifest = q->man;
+	q->man = NULL;
 }
 
 /* The manifest of process p, read by add_proc, to the run of in that
@@ -114,27 +85,6 @@ proc_release(struct runview_proc *p)
 	if (p->manifest)
 		gmon_objects_release(p->manifest);
 	free(p->manifest);
-}
-
-/* Every profile with a manifest in dir, in name order: from listing
- * where it is dir's, else dir listed; 0, or -1 after one line. */
-static int
-add_dir(struct runview *v, const char *dir, struct run_listing *listing)
-{
-	size_t n;
-	char **names = listing && !strcmp(listing->dir, dir) ?
-		       runfiles_of_listing(listing, &n, &v->left_out) :
-		       runfiles_of_run(dir, &n, &v->left_out);
-
-	if (!names)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		if (add_proc(v, names[i], 0))
-			return -1;
-		free(names[i]);
-	}
-	free(names);
-	return 0;
 }
 
 static void
@@ -321,31 +271,20 @@ time_unsampled(struct runview_proc *p)
 	p->writing = (double)(p->cpu_write - p->cpu_stop) / 1e9;
 }
 
-/* Only the processes that --process names. */
-static int
-keep_chosen(struct runview *v, const char *which, const char *where)
+/* Only the processes that --process names: chosen[i] of procs[i]. */
+static void
+keep_chosen(struct runview *v, const struct operand_proc *chosen)
 {
-	char **exes = pc_realloc(NULL, (v->nprocs + 1) * sizeof(*exes));
-
-	for (size_t i = 0; i < v->nprocs; i++)
-		exes[i] = v->procs[i].exe;
-	for (size_t i = 0; which && i < v->nprocs; i++)
-		if (runexe_chosen(exes[i], v->procs[i].pid, which))
-			break;
-		else if (i + 1 == v->nprocs)
-			return runexe_unknown(where, which, exes, v->nprocs);
-	free(exes);
 	size_t keep = 0;
 
 	for (size_t i = 0; i < v->nprocs; i++) {
-		if (!runexe_chosen(v->procs[i].exe, v->procs[i].pid, which)) {
+		if (!chosen[i].chosen) {
 			proc_release(&v->procs[i]);
 			continue;
 		}
 		v->procs[keep++] = v->procs[i];
 	}
 	v->nprocs = keep;
-	return 0;
 }
 
 static void
@@ -407,38 +346,6 @@ as_flat(const struct runview *v, struct symtab *st, struct flat *f,
 	qsort(f->rows, f->nrows, sizeof(*f->rows), flat_row_cmp);
 }
 
-/* The processes that paths[0..npaths) hold (directories, or profiles
- * with a manifest beside them) into v, a directory listed already read
- * from listing; 0, or -1 after one line. */
-static int
-gather(struct runview *v, char **paths, int npaths, struct run_listing *listing)
-{
-	for (int i = 0; i < npaths; i++) {
-		struct stat sb;
-		int listed = runfiles_listed_dir(listing, paths[i]), r;
-
-		if (!listed && stat(paths[i], &sb))
-			return pc_error("'%s': %s", paths[i], strerror(errno));
-		r = listed || S_ISDIR(sb.st_mode) ?
-			    add_dir(v, paths[i], listing) :
-			    add_proc(v, paths[i], 1);
-		if (r == 1)
-			r = pc_error(
-				"'%s': no manifest beside it (%s) to name its program: "
-				"name the executable (pcprof report EXE %s), or record with "
-				"PC_SCOPE=all",
-				paths[i], runfiles_manifest_name(paths[i]),
-				paths[i]);
-		if (r)
-			return -1;
-	}
-	if (v->left_out)
-		pc_warn("note: left out %zu profile%s recorded without PC_SCOPE=all "
-			"(pcprof report EXE DIR reads them)", v->left_out,
-			v->left_out == 1 ? "" : "s");
-	return 0;
-}
-
 /* Read every process of v; their CPU seconds in *total, and the rate
  * they share in *ratep (1000000, microseconds, when they differ): 0, or
  * -1 after one line. */
@@ -496,15 +403,11 @@ export_run(struct runview *v, const struct report_opts *r,
 }
 
 /* The view's clock, asked for asked: a run of which some process recorded
- * a wall-clock profile is shown in wall time by default; into v->clock:
+ * a wall-clock profile (wall) is shown in wall time by default; into v->clock:
  * 0, or -1 after one line. */
 static int
-run_clock(struct runview *v, enum pc_clock asked, const char *where)
+run_clock(struct runview *v, enum pc_clock asked, const char *where, int wall)
 {
-	int wall = 0;
-
-	for (size_t i = 0; i < v->nprocs && !wall; i++)
-		wall = stacks_profile_is_wall(v->procs[i].profile);
 	if (asked == PC_CLOCK_AUTO)
 		asked = wall ? PC_CLOCK_WALL : PC_CLOCK_CPU;
 	else if (!wall && asked != PC_CLOCK_CPU)
@@ -516,33 +419,27 @@ run_clock(struct runview *v, enum pc_clock asked, const char *where)
 	return 0;
 }
 
-/* The processes of the run in paths[0..npaths) that r asks for, into v,
- * and the clock of its report; 0, or -1 after one line. */
+/* The processes of the run that o resolved and r asks for, into v, and
+ * the clock of its report; 0, or -1 after one line. */
 static int
-view_open(struct runview *v, char **paths, int npaths, struct report_opts *r)
+view_open(struct runview *v, struct operands *o, const struct report_opts *r)
 {
-	if (gather(v, paths, npaths, r->listing))
-		return -1;
+	for (size_t i = 0; i < o->nprocs; i++)
+		add_proc(v, &o->procs[i]);
 	time_before_start(v);
-	if (keep_chosen(v, r->process, paths[0]))
-		return -1;
-	if (!v->nprocs)
-		return pc_error(r->process ? "'%s': no process %s in the run" :
-				"'%s': no profile recorded with PC_SCOPE=all there%s",
-				paths[0], r->process ? r->process : "");
-	return run_clock(v, r->clock, paths[0]);
+	keep_chosen(v, o->procs);
+	return run_clock(v, r->clock, o->ops[0], o->wall);
 }
 
 int
-runview_json_head(char **paths, int npaths, const struct report_opts *r,
-		  const struct symtab_opts *so, FILE *out)
+runview_json_resolved(struct operands *o, const struct report_opts *r,
+		      const struct symtab_opts *so, FILE *out)
 {
 	struct runview v = { 0 };
-	struct report_opts ro = *r;
 	double total = 0;
 	uint32_t rate;
 
-	if (view_open(&v, paths, npaths, &ro))
+	if (view_open(&v, o, r))
 		return -1;
 	v.all_processes = r->all_processes;
 	if (read_procs(&v, so, &total, &rate))
@@ -554,9 +451,10 @@ runview_json_head(char **paths, int npaths, const struct report_opts *r,
 }
 
 int
-runview_report(char **paths, int npaths, struct report_opts *r,
-	       const struct symtab_opts *so, FILE *out)
+runview_report_resolved(struct operands *o, struct report_opts *r,
+			const struct symtab_opts *so, FILE *out)
 {
+	char **paths = o->ops;
 	struct runview v = { 0 };
 	struct symtab st;
 	struct flat f;
@@ -569,11 +467,11 @@ runview_report(char **paths, int npaths, struct report_opts *r,
 		return pc_error("%s of a whole run: name the executable (pcprof report EXE GMON)",
 				r->format == FORMAT_FOLDED ? "--format folded" :
 				r->callgraph ? "--callgraph" : "--lines");
-	if (view_open(&v, paths, npaths, r))
+	if (view_open(&v, o, r))
 		return -1;
 	r->exe = "the run";
 	r->files = paths;
-	r->nfiles = npaths;
+	r->nfiles = o->n;
 	r->clock = v.clock;
 	if (FORMAT_IS_EXPORT(r->format) || r->by_thread || r->thread ||
 	    r->timeline || r->window) {

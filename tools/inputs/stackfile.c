@@ -229,6 +229,22 @@ stacks_profile_is_wall(const char *gmon)
 }
 
 int
+stacks_any_wall(char *const *profiles, size_t n)
+{
+	int wall = 0;
+
+	for (size_t i = 0; i < n && !wall; i++) {
+		size_t size = strlen(profiles[i]) + sizeof(GMON_STACKS_SUFFIX);
+		char *path = pc_realloc(NULL, size);
+
+		gmon_stacks_name(path, size, profiles[i]);
+		wall = file_is_wall(path);
+		free(path);
+	}
+	return wall;
+}
+
+int
 stacks_are_wall(const struct pc_inputs *in, int runi, const char *stacks_file)
 {
 	const struct pc_run *run = &in->runs[runi];

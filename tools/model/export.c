@@ -127,7 +127,7 @@ func_intern(struct export *x, const char *name, uint32_t map)
 	if (*slot)
 		return *slot - 1;
 	x->funcs = xtable_grow_array(x->funcs, &x->cap_funcs, x->nfuncs + 1, sizeof(*x->funcs));
-	x->funcs[x->nfuncs] = (struct xp_func){ k.name, map, 0, 0 };
+	x->funcs[x->nfuncs] = (struct xp_func){ k.name, map, 0, 0, 0 };
 	*slot = (uint32_t)++x->nfuncs;
 	*hp = h;
 	x->ix->funcs.used++;
@@ -216,14 +216,17 @@ export_no_stack_loc(struct export *x)
 	return pseudo_loc(x, NO_STACK_NAME);
 }
 
-/* A function's source file is that of the first of its lines seen. */
+/* A function's source file is that of the first of its lines seen; its
+ * start, the line it is declared at, the first that DWARF gives. */
 static void
-first_line(struct export *x, uint32_t f, uint32_t file, int line)
+first_line(struct export *x, uint32_t f, uint32_t file, int line, int start)
 {
 	if (!x->funcs[f].file) {
 		x->funcs[f].file = file;
 		x->funcs[f].line = line;
 	}
+	if (!x->funcs[f].start_line)
+		x->funcs[f].start_line = start;
 }
 
 /* The location of address a of the input's symbol table. */
@@ -274,12 +277,15 @@ loc_of(struct source *s, uint64_t a)
 			/* the line of the function that holds it: the call */
 			l->call_file = dl.call_file ? intern(x, dl.call_file) : 0;
 			l->call_line = dl.call_line;
-			first_line(x, f, l->file, dl.line);
+			first_line(x, f, l->file, dl.line, dl.inlined_line);
 			if (dl.call_file)
-				first_line(x, k.func, l->call_file, dl.call_line);
+				first_line(x, k.func, l->call_file, dl.call_line,
+					   dl.func_line);
 		} else {
-			first_line(x, k.func, l->file, dl.line);
+			first_line(x, k.func, l->file, dl.line, dl.func_line);
 		}
+		if (!x->funcs[k.func].start_line)
+			x->funcs[k.func].start_line = dl.func_line;
 	}
 	return (uint32_t)x->nlocs - 1;
 }

@@ -33,6 +33,8 @@ struct xp_func {
 	uint32_t file;		/* string: the source file of its first line
 				 * seen; 0 where not known */
 	int line;		/* that line */
+	int start_line;		/* the line it is declared at; 0 where not
+				 * known */
 };
 
 struct xp_loc {

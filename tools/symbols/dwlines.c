@@ -32,7 +32,14 @@ struct lrow {
 	const char *inl;	/* the function inlined here, or NULL */
 	const char *call_file;	/* where the outermost inlined function is */
 	int call_line;		/* called from, or NULL and 0 */
+	int inl_line;		/* where inl is declared, or 0 */
 	Dwarf_Die cu;
+};
+
+/* A subprogram's code range and the line it is declared at. */
+struct ufunc {
+	uint64_t lo, hi;
+	int line;
 };
 
 struct unit {
@@ -43,6 +50,10 @@ struct unit {
 	const char **raw;
 	char **joined;
 	size_t nnames;
+	/* its subprograms' ranges, sorted, read when first asked for */
+	struct ufunc *funcs;
+	size_t nfuncs;
+	int funcs_read;
 };
 
 /* The file name f of unit u as a path: relative names (DWARF 5 gives
@@ -187,6 +198,7 @@ dwlines_close(struct dwlines *m)
 		free(m->units[i].joined);
 		free(m->units[i].raw);
 		free(m->units[i].rows);
+		free(m->units[i].funcs);
 	}
 	free(m->units);
 	free(m->ranges);
@@ -362,12 +374,70 @@ inlined_at(struct unit *u, struct lrow *r, uint64_t addr)
 		if (dwarf_attr_integrate(&scopes[i], DW_AT_name, &at) &&
 		    (name = dwarf_formstring(&at)))
 			r->inl = name;
+		if (r->inl && dwarf_decl_line(&scopes[i], &r->inl_line))
+			r->inl_line = 0;
 		break;
 	}
 	free(scopes);
 	if (r->inl)
 		call_site(u, r, addr);
 	return r->inl;
+}
+
+/* dwarf_getfuncs' callback: subprogram die's ranges into unit arg. */
+static int
+add_func(Dwarf_Die *die, void *arg)
+{
+	struct unit *u = arg;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t o = 0;
+	int line;
+
+	if (dwarf_decl_line(die, &line) || line <= 0)
+		return DWARF_CB_OK;
+	while ((o = dwarf_ranges(die, o, &base, &lo, &hi)) > 0) {
+		if (lo >= hi)
+			continue;
+		u->funcs = pc_realloc(u->funcs,
+				      (u->nfuncs + 1) * sizeof(*u->funcs));
+		u->funcs[u->nfuncs++] = (struct ufunc){ lo, hi, line };
+	}
+	return DWARF_CB_OK;
+}
+
+static int
+cmp_ufunc(const void *a, const void *b)
+{
+	const struct ufunc *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The line the subprogram of unit u (DIE cu) that holds addr is declared
+ * at, or 0: the nearest range below addr that holds it. */
+static int
+func_line(struct unit *u, Dwarf_Die *cu, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!u->funcs_read) {
+		u->funcs_read = 1;
+		dwarf_getfuncs(cu, add_func, u, 0);
+		if (u->nfuncs)
+			qsort(u->funcs, u->nfuncs, sizeof(*u->funcs),
+			      cmp_ufunc);
+	}
+	hi = u->nfuncs;
+	while (lo < hi) {	/* the first range above addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u->funcs[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && addr < u->funcs[lo - 1].hi ? u->funcs[lo - 1].line :
+						      0;
 }
 
 static int
@@ -494,5 +564,7 @@ dwlines_at(struct dwlines *m, uint64_t addr, struct dwline *out, uint64_t *end)
 	out->inlined = inlined_at(u, r, addr);
 	out->call_file = r->call_file;
 	out->call_line = r->call_line;
+	out->inlined_line = r->inl ? r->inl_line : 0;
+	out->func_line = func_line(u, &r->cu, addr);
 	return 1;
 }

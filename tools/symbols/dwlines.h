@@ -20,6 +20,11 @@ struct dwline {
 	 * from, in the function that holds it all; NULL and 0 if not known */
 	const char *call_file;
 	int call_line;
+	/* the lines where the function that holds it all (its subprogram)
+	 * and the function inlined there are declared (DW_AT_decl_line); 0
+	 * where not known */
+	int func_line;
+	int inlined_line;
 };
 
 /* The DWARF of the ELF file at path (or image buf[0..len), which must

@@ -100,6 +100,7 @@ build_maps(const struct export *x, Profile *pr, struct pieces *pc)
 		o->id = i + 1;
 		o->name = o->system_name = x->funcs[i].name;
 		o->filename = x->funcs[i].file;
+		o->start_line = x->funcs[i].start_line;
 		pc->funcp[i] = o;
 	}
 	pr->n_function = x->nfuncs;
