@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // A Go program with cgo, for test_host.py: the Go runtime installs its own
 // signal handlers (SIGPROF among them) and starts its threads through
-// cgo's pthread_create, under libpc.so. Four goroutines share about 0.5 s
+// cgo's pthread_create, under libpc.so. Four goroutines share about 0.3 s
 // of CPU work (a fixed amount), calling a tiny C function now and then;
 // the program prints a checksum that is the same on every run and exits 0.
 package main
@@ -38,7 +38,7 @@ func main() {
 		go func(g int) {
 			defer wg.Done()
 			x := uint64(g + 1)
-			for i := 0; i < 4000; i++ {
+			for i := 0; i < 2000; i++ {
 				steps := 20000 + int(x>>40)%20000
 				x = work(x, steps)
 				x ^= uint64(C.mix(C.uint(x), C.uint(g)))
