@@ -16,55 +16,8 @@
 #include "inputs/operands.h"
 #include "unit.h"
 
-/* dir/name, into path. */
-static char *
-at(char *path, size_t size, const char *dir, const char *name)
-{
-	snprintf(path, size, "%s/%s", dir, name);
-	return path;
-}
-
-/* A gmon file of libpc's at dir/name (build-id 1..8, no program has). */
-static void
-put_gmon(const char *dir, const char *name)
-{
-	static const uint8_t id[GMON_BUILDID_SIZE] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-	uint8_t spare[GMON_SPARE_SIZE] = { 0 };
-	struct gmon_sink s;
-	char path[512];
-	int fd = open(at(path, sizeof(path), dir, name),
-		      O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	ck_assert_int_ge(fd, 0);
-	spare[0] = GMON_PC_MARK0;
-	spare[1] = GMON_PC_MARK1;
-	spare[2] = GMON_PC_FORMAT;
-	spare[3] = 1;
-	memcpy(spare + GMON_BUILDID_OFF, id, GMON_BUILDID_SIZE);
-	gmon_sink_init(&s, fd);
-	gmon_sink_header(&s, spare);
-	ck_assert_int_eq(gmon_sink_flush(&s), 0);
-	close(fd);
-}
-
-/* A manifest of process pid (0: none said) of program exe beside
- * dir/profile. */
-static void
-put_manifest(const char *dir, const char *profile, unsigned pid,
-	     const char *exe)
-{
-	char path[512], name[256];
-	FILE *f;
-
-	snprintf(name, sizeof(name), "%s" GMON_OBJECTS_SUFFIX, profile);
-	f = fopen(at(path, sizeof(path), dir, name), "w");
-	ck_assert_ptr_nonnull(f);
-	fprintf(f, GMON_OBJECTS_MAGIC "\nrate 1000\n");
-	if (pid)
-		fprintf(f, "pid %u\n", pid);
-	fprintf(f, "object 0 1 0 - - %s\n", exe);
-	ck_assert_int_eq(fclose(f), 0);
-}
+/* build-id 1..8, that no program has */
+static const uint8_t id[GMON_BUILDID_SIZE] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 
 /* A run in base/name: a.20 and b.21 of /bin/prog (b's pid in its name
  * alone), and c.22 with no manifest. */
@@ -73,11 +26,11 @@ run_make(char *dir, size_t size, const char *name)
 {
 	snprintf(dir, size, "%s/%s", unit_base, name);
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
-	put_gmon(dir, "gmon.out.prog.20");
-	put_manifest(dir, "gmon.out.prog.20", 20, "/bin/prog");
-	put_gmon(dir, "gmon.out.prog.21");
-	put_manifest(dir, "gmon.out.prog.21", 0, "/bin/prog");
-	put_gmon(dir, "gmon.out.c.22");
+	unit_put_gmon(dir, "gmon.out.prog.20", id);
+	unit_put_manifest(dir, "gmon.out.prog.20", 20, "/bin/prog");
+	unit_put_gmon(dir, "gmon.out.prog.21", id);
+	unit_put_manifest(dir, "gmon.out.prog.21", 0, "/bin/prog");
+	unit_put_gmon(dir, "gmon.out.c.22", id);
 }
 
 /*
@@ -160,8 +113,8 @@ START_TEST(test_profiles_devices_and_names)
 	struct operands o;
 
 	run_make(dir, sizeof(dir), "files");
-	at(a, sizeof(a), dir, "gmon.out.prog.20");
-	at(c, sizeof(c), dir, "gmon.out.c.22");
+	unit_at(a, sizeof(a), dir, "gmon.out.prog.20");
+	unit_at(c, sizeof(c), dir, "gmon.out.c.22");
 	ck_assert_int_eq(operands_resolve(&o, argv, 2, NULL), 0);
 	ck_assert_int_eq(o.kind, OPERANDS_RUN);
 	ck_assert_int_eq(o.peek, 1);
@@ -176,7 +129,7 @@ START_TEST(test_profiles_devices_and_names)
 	argv[0] = devnull;
 	ck_assert_int_eq(operands_resolve(&o, argv, 1, NULL), -1);
 	operands_release(&o);
-	ck_assert_int_eq(mkfifo(at(fifo, sizeof(fifo), dir, "fifo"), 0644), 0);
+	ck_assert_int_eq(mkfifo(unit_at(fifo, sizeof(fifo), dir, "fifo"), 0644), 0);
 	argv[0] = fifo;
 	ck_assert_int_eq(operands_resolve(&o, argv, 1, NULL), -1);
 	operands_release(&o);

@@ -36,62 +36,16 @@ dir_make(char *dir, size_t size, const char *name)
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 }
 
-/* dir/name, into path. */
-static const char *
-at(char *path, size_t size, const char *dir, const char *name)
-{
-	snprintf(path, size, "%s/%s", dir, name);
-	return path;
-}
-
 /* n bytes of p into dir/name. */
 static void
 put(const char *dir, const char *name, const void *p, size_t n)
 {
 	char path[512];
-	FILE *f = fopen(at(path, sizeof(path), dir, name), "wb");
+	FILE *f = fopen(unit_at(path, sizeof(path), dir, name), "wb");
 
 	ck_assert_ptr_nonnull(f);
 	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
 	ck_assert_int_eq(fclose(f), 0);
-}
-
-/* A gmon file at dir/name, as libpc writes one for a program of build-id
- * id (its first 8 bytes) when id is not NULL, else as gprof's. */
-static void
-put_gmon(const char *dir, const char *name, const uint8_t *id)
-{
-	uint8_t spare[GMON_SPARE_SIZE] = { 0 };
-	struct gmon_sink s;
-	char path[512];
-	int fd = open(at(path, sizeof(path), dir, name),
-		      O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	ck_assert_int_ge(fd, 0);
-	if (id) {
-		spare[0] = GMON_PC_MARK0;
-		spare[1] = GMON_PC_MARK1;
-		spare[2] = GMON_PC_FORMAT;
-		spare[3] = 1;
-		memcpy(spare + GMON_BUILDID_OFF, id, GMON_BUILDID_SIZE);
-	}
-	gmon_sink_init(&s, fd);
-	gmon_sink_header(&s, spare);
-	ck_assert_int_eq(gmon_sink_flush(&s), 0);
-	close(fd);
-}
-
-/* A manifest of process pid, one object (the program), beside dir/profile. */
-static void
-put_manifest(const char *dir, const char *profile, unsigned pid)
-{
-	char name[256], text[256];
-	int n = snprintf(text, sizeof(text),
-			 GMON_OBJECTS_MAGIC "\nrate 1000\npid %u\nobject 0 1 0 - - /bin/prog\n",
-			 pid);
-
-	snprintf(name, sizeof(name), "%s" GMON_OBJECTS_SUFFIX, profile);
-	put(dir, name, text, (size_t)n);
 }
 
 static const uint8_t id_a[GMON_BUILDID_SIZE] = { 1, 2, 3, 4, 5, 6, 7, 8 };
@@ -107,7 +61,7 @@ names_are(char **names, size_t n, const char *dir, const char *const *want,
 	ck_assert_uint_eq(n, nwant);
 	for (size_t i = 0; i < n; i++) {
 		ck_assert_str_eq(names[i],
-				 at(path, sizeof(path), dir, want[i]));
+				 unit_at(path, sizeof(path), dir, want[i]));
 		free(names[i]);
 	}
 	free(names);
@@ -148,30 +102,30 @@ START_TEST(test_profile_by_its_head)
 	uint8_t id[GMON_BUILDID_SIZE];
 
 	dir_make(dir, sizeof(dir), "head");
-	put_gmon(dir, "libpc", id_a);
-	put_gmon(dir, "gprof", NULL);
+	unit_put_gmon(dir, "libpc", id_a);
+	unit_put_gmon(dir, "gprof", NULL);
 	put(dir, "short", "gmo", 3);
 	put(dir, "text", "#!/bin/sh\n", 10);
-	ck_assert_int_eq(mkfifo(at(path, sizeof(path), dir, "fifo"), 0644), 0);
+	ck_assert_int_eq(mkfifo(unit_at(path, sizeof(path), dir, "fifo"), 0644), 0);
 
-	ck_assert(runfiles_is_profile(at(path, sizeof(path), dir, "libpc")));
-	ck_assert(runfiles_is_profile(at(path, sizeof(path), dir, "gprof")));
+	ck_assert(runfiles_is_profile(unit_at(path, sizeof(path), dir, "libpc")));
+	ck_assert(runfiles_is_profile(unit_at(path, sizeof(path), dir, "gprof")));
 	ck_assert(runfiles_is_profile(dir));
-	ck_assert(!runfiles_is_profile(at(path, sizeof(path), dir, "short")));
-	ck_assert(!runfiles_is_profile(at(path, sizeof(path), dir, "text")));
-	ck_assert(!runfiles_is_profile(at(path, sizeof(path), dir, "fifo")));
-	ck_assert(!runfiles_is_profile(at(path, sizeof(path), dir, "missing")));
+	ck_assert(!runfiles_is_profile(unit_at(path, sizeof(path), dir, "short")));
+	ck_assert(!runfiles_is_profile(unit_at(path, sizeof(path), dir, "text")));
+	ck_assert(!runfiles_is_profile(unit_at(path, sizeof(path), dir, "fifo")));
+	ck_assert(!runfiles_is_profile(unit_at(path, sizeof(path), dir, "missing")));
 
 	ck_assert_int_eq(
-		runfiles_build_id(at(path, sizeof(path), dir, "libpc"), id), 1);
+		runfiles_build_id(unit_at(path, sizeof(path), dir, "libpc"), id), 1);
 	ck_assert_mem_eq(id, id_a, sizeof(id));
 	ck_assert_int_eq(
-		runfiles_build_id(at(path, sizeof(path), dir, "gprof"), id), 0);
+		runfiles_build_id(unit_at(path, sizeof(path), dir, "gprof"), id), 0);
 	ck_assert_int_eq(
-		runfiles_build_id(at(path, sizeof(path), dir, "short"), id),
+		runfiles_build_id(unit_at(path, sizeof(path), dir, "short"), id),
 		-1);
 	ck_assert_int_eq(
-		runfiles_build_id(at(path, sizeof(path), dir, "fifo"), id), -1);
+		runfiles_build_id(unit_at(path, sizeof(path), dir, "fifo"), id), -1);
 	ck_assert_int_eq(runfiles_build_id(dir, id), -1);
 }
 END_TEST
@@ -183,23 +137,23 @@ START_TEST(test_whole_is_a_file_with_a_manifest)
 	char dir[256], path[512];
 
 	dir_make(dir, sizeof(dir), "whole");
-	put_gmon(dir, "gmon.out.a.10", id_a);
-	put_manifest(dir, "gmon.out.a.10", 10);
-	put_gmon(dir, "gmon.out", id_a);
+	unit_put_gmon(dir, "gmon.out.a.10", id_a);
+	unit_put_manifest(dir, "gmon.out.a.10", 10, "/bin/prog");
+	unit_put_gmon(dir, "gmon.out", id_a);
 	dir_make(path, sizeof(path), "whole.sub");
-	put_manifest(unit_base, "whole.sub", 11);
+	unit_put_manifest(unit_base, "whole.sub", 11, "/bin/prog");
 
 	ck_assert(runfiles_has_manifest(
-		at(path, sizeof(path), dir, "gmon.out.a.10")));
+		unit_at(path, sizeof(path), dir, "gmon.out.a.10")));
 	ck_assert(runfiles_is_whole(
-		at(path, sizeof(path), dir, "gmon.out.a.10")));
+		unit_at(path, sizeof(path), dir, "gmon.out.a.10")));
 	ck_assert(!runfiles_has_manifest(
-		at(path, sizeof(path), dir, "gmon.out")));
-	ck_assert(!runfiles_is_whole(at(path, sizeof(path), dir, "gmon.out")));
+		unit_at(path, sizeof(path), dir, "gmon.out")));
+	ck_assert(!runfiles_is_whole(unit_at(path, sizeof(path), dir, "gmon.out")));
 	ck_assert(runfiles_has_manifest(
-		at(path, sizeof(path), unit_base, "whole.sub")));
+		unit_at(path, sizeof(path), unit_base, "whole.sub")));
 	ck_assert(!runfiles_is_whole(
-		at(path, sizeof(path), unit_base, "whole.sub")));
+		unit_at(path, sizeof(path), unit_base, "whole.sub")));
 }
 END_TEST
 
@@ -217,17 +171,17 @@ START_TEST(test_run_lists_profiles_with_manifests)
 	char dir[256];
 
 	dir_make(dir, sizeof(dir), "run");
-	put_gmon(dir, "gmon.out.x++.11", id_a);
-	put_manifest(dir, "gmon.out.x++.11", 11);
-	put_gmon(dir, "gmon.out.x++.11+libm.so.6", id_b);
-	put_gmon(dir, "gmon.out.a.10", id_a);
-	put_manifest(dir, "gmon.out.a.10", 10);
-	put_gmon(dir, "gmon.out.a.10+libc.so.6", id_b);
+	unit_put_gmon(dir, "gmon.out.x++.11", id_a);
+	unit_put_manifest(dir, "gmon.out.x++.11", 11, "/bin/prog");
+	unit_put_gmon(dir, "gmon.out.x++.11+libm.so.6", id_b);
+	unit_put_gmon(dir, "gmon.out.a.10", id_a);
+	unit_put_manifest(dir, "gmon.out.a.10", 10, "/bin/prog");
+	unit_put_gmon(dir, "gmon.out.a.10+libc.so.6", id_b);
 	put(dir, "gmon.out.a.10" GMON_STACKS_SUFFIX, GMON_STACKS_MAGIC, 8);
-	put_gmon(dir, "gmon.out", id_a);
-	put_gmon(dir, "gmon.out.b.12", id_b);
-	put_gmon(dir, ".gmon.out.c.13", id_a);
-	put_manifest(dir, ".gmon.out.c.13", 13);
+	unit_put_gmon(dir, "gmon.out", id_a);
+	unit_put_gmon(dir, "gmon.out.b.12", id_b);
+	unit_put_gmon(dir, ".gmon.out.c.13", id_a);
+	unit_put_manifest(dir, ".gmon.out.c.13", 13, "/bin/prog");
 	put(dir, "notes.txt", "gmo\n", 4);
 
 	ck_assert_uint_eq(run_is(dir, want, N(want)),
@@ -251,17 +205,17 @@ START_TEST(test_listing_is_read_not_the_directory_again)
 	char **names;
 
 	dir_make(dir, sizeof(dir), "listed");
-	put_gmon(dir, "gmon.out.b.21", id_a);
-	put_manifest(dir, "gmon.out.b.21", 21);
-	put_gmon(dir, "gmon.out.a.20", id_a);
-	put_manifest(dir, "gmon.out.a.20", 20);
+	unit_put_gmon(dir, "gmon.out.b.21", id_a);
+	unit_put_manifest(dir, "gmon.out.b.21", 21, "/bin/prog");
+	unit_put_gmon(dir, "gmon.out.a.20", id_a);
+	unit_put_manifest(dir, "gmon.out.a.20", 20, "/bin/prog");
 	put(dir, ".pcprof.999999999.live", "", 0);
 	ck_assert_int_eq(recover_list(&l, dir), 0);
 	ck_assert_uint_eq(l.n, 5);
 	ck_assert_int_eq(recover_listed(&l, 0), 0);
 	ck_assert_uint_eq(l.n, 5);
-	put_gmon(dir, "gmon.out.c.22", id_a);
-	put_manifest(dir, "gmon.out.c.22", 22);
+	unit_put_gmon(dir, "gmon.out.c.22", id_a);
+	unit_put_manifest(dir, "gmon.out.c.22", 22, "/bin/prog");
 	names = runfiles_of_listing(&l, &n, &left);
 	ck_assert_ptr_nonnull(names);
 	ck_assert_uint_eq(n, 2);
@@ -305,10 +259,10 @@ START_TEST(test_run_leaves_out_what_is_beside_a_profile)
 		size_t left_out;
 
 		dir_make(dir, sizeof(dir), v[i].dir);
-		put_gmon(dir, want[0], id_a);
-		put_manifest(dir, want[0], 14);
+		unit_put_gmon(dir, want[0], id_a);
+		unit_put_manifest(dir, want[0], 14, "/bin/prog");
 		if (v[i].gmon)
-			put_gmon(dir, v[i].extra, id_b);
+			unit_put_gmon(dir, v[i].extra, id_b);
 		else
 			put(dir, v[i].extra, "", 0);
 		left_out = run_is(dir, want, N(want));
@@ -342,11 +296,11 @@ START_TEST(test_manifest_read_once_and_adopted)
 	struct gmon_objects *o, *adopted;
 
 	dir_make(dir, sizeof(dir), "once");
-	put_gmon(dir, "gmon.out.a.16", id_a);
-	put_manifest(dir, "gmon.out.a.16", 16);
-	put_gmon(dir, "gmon.out", id_a);
-	at(a, sizeof(a), dir, "gmon.out.a.16");
-	at(b, sizeof(b), dir, "gmon.out");
+	unit_put_gmon(dir, "gmon.out.a.16", id_a);
+	unit_put_manifest(dir, "gmon.out.a.16", 16, "/bin/prog");
+	unit_put_gmon(dir, "gmon.out", id_a);
+	unit_at(a, sizeof(a), dir, "gmon.out.a.16");
+	unit_at(b, sizeof(b), dir, "gmon.out");
 	memset(&run, 0, sizeof(run));
 	ck_assert_int_eq(runfiles_open(&run, NULL, files, 2, 1), 0);
 	ck_assert_int_eq(run.nfiles, 2);
@@ -357,7 +311,7 @@ START_TEST(test_manifest_read_once_and_adopted)
 	ck_assert_ptr_nonnull(o);
 	ck_assert_uint_eq(o->pid, 16);
 	ck_assert_uint_eq(o->n, 1);
-	put_manifest(dir, "gmon.out.a.16", 17);
+	unit_put_manifest(dir, "gmon.out.a.16", 17, "/bin/prog");
 	ck_assert_ptr_eq(runfiles_manifest(&run, 0), o);
 	ck_assert_uint_eq(o->pid, 16);
 
@@ -382,9 +336,9 @@ START_TEST(test_corrupt_manifest_is_an_error)
 	struct pc_run run;
 
 	dir_make(dir, sizeof(dir), "corrupt");
-	put_gmon(dir, "gmon.out.a.18", id_a);
+	unit_put_gmon(dir, "gmon.out.a.18", id_a);
 	put(dir, "gmon.out.a.18" GMON_OBJECTS_SUFFIX, bad, strlen(bad));
-	at(a, sizeof(a), dir, "gmon.out.a.18");
+	unit_at(a, sizeof(a), dir, "gmon.out.a.18");
 	memset(&run, 0, sizeof(run));
 	ck_assert_int_eq(runfiles_open(&run, NULL, files, 1, 1), 0);
 	ck_assert_int_eq(run.manifest[0], 1);
@@ -420,10 +374,10 @@ START_TEST(test_open_directory_keeps_this_programs)
 	struct pc_run run;
 
 	dir_make(dir, sizeof(dir), "open");
-	put_gmon(dir, "gmon.out.a.21", id_a);
-	put_gmon(dir, "gmon.out.a.20", id_a);
-	put_gmon(dir, "gmon.out.b.22", id_b);
-	put_gmon(dir, "gmon.out.gprof", NULL);
+	unit_put_gmon(dir, "gmon.out.a.21", id_a);
+	unit_put_gmon(dir, "gmon.out.a.20", id_a);
+	unit_put_gmon(dir, "gmon.out.b.22", id_b);
+	unit_put_gmon(dir, "gmon.out.gprof", NULL);
 	put(dir, "notes.txt", "x\n", 2);
 	open_is(&run, id_a, files, 1, dir, want, N(want));
 	runfiles_release(&run);
@@ -445,14 +399,14 @@ START_TEST(test_open_files_leaves_out_what_goes_with_a_profile)
 	struct pc_run run;
 
 	dir_make(dir, sizeof(dir), "given");
-	put_gmon(dir, "gmon.out.a.23", id_a);
-	put_manifest(dir, "gmon.out.a.23", 23);
-	put_gmon(dir, "gmon.out.a.23+libc.so.6", id_b);
-	put_gmon(dir, "gmon.out.b.24", id_b);
-	put_gmon(dir, "gmon.out", NULL);
+	unit_put_gmon(dir, "gmon.out.a.23", id_a);
+	unit_put_manifest(dir, "gmon.out.a.23", 23, "/bin/prog");
+	unit_put_gmon(dir, "gmon.out.a.23+libc.so.6", id_b);
+	unit_put_gmon(dir, "gmon.out.b.24", id_b);
+	unit_put_gmon(dir, "gmon.out", NULL);
 	for (size_t i = 0; i < N(given); i++)
 		files[i] =
-			(char *)at(paths[i], sizeof(paths[i]), dir, given[i]);
+			(char *)unit_at(paths[i], sizeof(paths[i]), dir, given[i]);
 	open_is(&run, id_a, files, (int)N(given), dir, want, N(want));
 	ck_assert_int_eq(run.manifest[0], 1);
 	ck_assert_int_eq(run.manifest[1], 0);
@@ -470,7 +424,7 @@ START_TEST(test_open_directory_of_another_program_is_an_error)
 	struct symtab st;
 
 	dir_make(dir, sizeof(dir), "other");
-	put_gmon(dir, "gmon.out.b.25", id_b);
+	unit_put_gmon(dir, "gmon.out.b.25", id_b);
 	memset(&st, 0, sizeof(st));
 	memcpy(st.build_id, id_a, GMON_BUILDID_SIZE);
 	st.build_id_len = sizeof(st.build_id);
@@ -503,20 +457,20 @@ START_TEST(test_open_regular_refuses_all_but_regular_files)
 	int fd;
 
 	dir_make(dir, sizeof(dir), "odd");
-	at(file, sizeof(file), dir, "gmon.out");
+	unit_at(file, sizeof(file), dir, "gmon.out");
 	fd = open(file, O_WRONLY | O_CREAT, 0644);
 	ck_assert_int_eq(write(fd, "gmon", 4), 4);
 	close(fd);
-	ck_assert_int_eq(mkfifo(at(path, sizeof(path), dir, "fifo"), 0644), 0);
-	ck_assert_int_eq(symlink(file, at(path, sizeof(path), dir, "link")), 0);
-	ck_assert_int_eq(mkdir(at(path, sizeof(path), dir, "dir"), 0755), 0);
+	ck_assert_int_eq(mkfifo(unit_at(path, sizeof(path), dir, "fifo"), 0644), 0);
+	ck_assert_int_eq(symlink(file, unit_at(path, sizeof(path), dir, "link")), 0);
+	ck_assert_int_eq(mkdir(unit_at(path, sizeof(path), dir, "dir"), 0755), 0);
 	ck_assert_int_ge(fd = pc_open_regular(file, &sb, &why), 0);
 	ck_assert_int_eq(sb.st_size, 4);
 	ck_assert_int_ne(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
 	close(fd);
 	for (size_t i = 0; i < N(cases); i++) {
 		errno = 0;
-		ck_assert_int_eq(pc_open_regular(at(path, sizeof(path), dir,
+		ck_assert_int_eq(pc_open_regular(unit_at(path, sizeof(path), dir,
 						    cases[i].name),
 						 NULL, &why),
 				 -1);
@@ -574,7 +528,7 @@ START_TEST(test_live_owner_runs_only_while_it_maps_the_file)
 	int fd;
 
 	dir_make(dir, sizeof(dir), "running");
-	fd = open(at(path, sizeof(path), dir, ".pcprof.1.live"),
+	fd = open(unit_at(path, sizeof(path), dir, ".pcprof.1.live"),
 		  O_RDWR | O_CREAT, 0644);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(ftruncate(fd, 4096), 0);
@@ -640,20 +594,20 @@ START_TEST(test_walk_reads_the_listing_and_looks_where_it_cannot_tell)
 	char **names;
 
 	dir_make(dir, sizeof(dir), "walk");
-	put_gmon(dir, "gmon.out.a.20", id_a);
-	put_manifest(dir, "gmon.out.a.20", 20);
+	unit_put_gmon(dir, "gmon.out.a.20", id_a);
+	unit_put_manifest(dir, "gmon.out.a.20", 20, "/bin/prog");
 	put(dir, "gmon.out.a.20+libc.so.6", "x", 1);
 	put(dir, "gmon.out.a.20+libm.so.6", "x", 1);
-	put_gmon(dir, "gmon.out.b.21", id_a);
-	put_manifest(dir, "elsewhere", 21);
+	unit_put_gmon(dir, "gmon.out.b.21", id_a);
+	unit_put_manifest(dir, "elsewhere", 21, "/bin/prog");
 	ck_assert_int_eq(
-		symlink(at(target, sizeof(target), dir, "elsewhere.objects"),
-			at(path, sizeof(path), dir, "gmon.out.b.21.objects")),
+		symlink(unit_at(target, sizeof(target), dir, "elsewhere.objects"),
+			unit_at(path, sizeof(path), dir, "gmon.out.b.21.objects")),
 		0);
-	put_gmon(dir, "gmon.out.c.22", id_a);
+	unit_put_gmon(dir, "gmon.out.c.22", id_a);
 	ck_assert_int_eq(
 		symlink("/nonexistent/pc-manifest",
-			at(path, sizeof(path), dir, "gmon.out.c.22.objects")),
+			unit_at(path, sizeof(path), dir, "gmon.out.c.22.objects")),
 		0);
 	ck_assert_int_eq(recover_list(&l, dir), 0);
 	ck_assert(runfiles_listed_dir(&l, dir));
@@ -661,9 +615,9 @@ START_TEST(test_walk_reads_the_listing_and_looks_where_it_cannot_tell)
 	ck_assert(!runfiles_listed_dir(NULL, dir));
 	ck_assert_int_eq(runfiles_profile_kind(dir), 2);
 	ck_assert_int_eq(runfiles_profile_kind(
-				 at(path, sizeof(path), dir, "gmon.out.a.20")),
+				 unit_at(path, sizeof(path), dir, "gmon.out.a.20")),
 			 1);
-	ck_assert_int_eq(runfiles_profile_kind(at(path, sizeof(path), dir,
+	ck_assert_int_eq(runfiles_profile_kind(unit_at(path, sizeof(path), dir,
 						  "gmon.out.a.20.objects")), 0);
 	ck_assert_int_eq(runfiles_profile_kind("/nonexistent/pc-run"), 0);
 	names = runfiles_of_listing(&l, &n, &left);

@@ -9,10 +9,12 @@
  * CK_RUN_SUITE=NAME runs one suite alone. Run as "unit __finish FILE" it
  * is pcprof's finisher of a live file, as recover.c runs its own program.
  */
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../gmon/gmon.h"
 #include "pcprof.h"
@@ -57,6 +59,53 @@ void
 unit_base_remove(void)
 {
 	nftw(unit_base, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+char *
+unit_at(char *path, size_t size, const char *dir, const char *name)
+{
+	snprintf(path, size, "%s/%s", dir, name);
+	return path;
+}
+
+void
+unit_put_gmon(const char *dir, const char *name, const uint8_t *id)
+{
+	uint8_t spare[GMON_SPARE_SIZE] = { 0 };
+	struct gmon_sink s;
+	char path[512];
+	int fd = open(unit_at(path, sizeof(path), dir, name),
+		      O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	if (id) {
+		spare[0] = GMON_PC_MARK0;
+		spare[1] = GMON_PC_MARK1;
+		spare[2] = GMON_PC_FORMAT;
+		spare[3] = 1;
+		memcpy(spare + GMON_BUILDID_OFF, id, GMON_BUILDID_SIZE);
+	}
+	gmon_sink_init(&s, fd);
+	gmon_sink_header(&s, spare);
+	ck_assert_int_eq(gmon_sink_flush(&s), 0);
+	close(fd);
+}
+
+void
+unit_put_manifest(const char *dir, const char *profile, unsigned pid,
+		  const char *exe)
+{
+	char path[512], name[256];
+	FILE *f;
+
+	snprintf(name, sizeof(name), "%s" GMON_OBJECTS_SUFFIX, profile);
+	f = fopen(unit_at(path, sizeof(path), dir, name), "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, GMON_OBJECTS_MAGIC "\nrate 1000\n");
+	if (pid)
+		fprintf(f, "pid %u\n", pid);
+	fprintf(f, "object 0 1 0 - - %s\n", exe);
+	ck_assert_int_eq(fclose(f), 0);
 }
 
 void

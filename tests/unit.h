@@ -49,6 +49,17 @@ extern char unit_base[64];
 void unit_base_make(void);
 void unit_base_remove(void);
 
+/* dir/name, into path[0..size). */
+char *unit_at(char *path, size_t size, const char *dir, const char *name);
+/* A gmon file at dir/name, as libpc writes one for a program of build-id
+ * id (its first GMON_BUILDID_SIZE bytes) when id is not NULL, else as
+ * gprof's. */
+void unit_put_gmon(const char *dir, const char *name, const uint8_t *id);
+/* A manifest beside dir/profile: process pid (0: none said), one object,
+ * the program exe. */
+void unit_put_manifest(const char *dir, const char *profile, unsigned pid,
+		       const char *exe);
+
 struct symtab;
 struct gmon_profile;
 
