@@ -129,7 +129,8 @@ START_TEST(test_profiles_devices_and_names)
 	argv[0] = devnull;
 	ck_assert_int_eq(operands_resolve(&o, argv, 1, NULL), -1);
 	operands_release(&o);
-	ck_assert_int_eq(mkfifo(unit_at(fifo, sizeof(fifo), dir, "fifo"), 0644), 0);
+	ck_assert_int_eq(mkfifo(unit_at(fifo, sizeof(fifo), dir, "fifo"), 0644),
+			 0);
 	argv[0] = fifo;
 	ck_assert_int_eq(operands_resolve(&o, argv, 1, NULL), -1);
 	operands_release(&o);

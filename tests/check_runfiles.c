@@ -106,26 +106,36 @@ START_TEST(test_profile_by_its_head)
 	unit_put_gmon(dir, "gprof", NULL);
 	put(dir, "short", "gmo", 3);
 	put(dir, "text", "#!/bin/sh\n", 10);
-	ck_assert_int_eq(mkfifo(unit_at(path, sizeof(path), dir, "fifo"), 0644), 0);
+	ck_assert_int_eq(mkfifo(unit_at(path, sizeof(path), dir, "fifo"), 0644),
+			 0);
 
-	ck_assert(runfiles_is_profile(unit_at(path, sizeof(path), dir, "libpc")));
-	ck_assert(runfiles_is_profile(unit_at(path, sizeof(path), dir, "gprof")));
+	ck_assert(
+		runfiles_is_profile(unit_at(path, sizeof(path), dir, "libpc")));
+	ck_assert(
+		runfiles_is_profile(unit_at(path, sizeof(path), dir, "gprof")));
 	ck_assert(runfiles_is_profile(dir));
-	ck_assert(!runfiles_is_profile(unit_at(path, sizeof(path), dir, "short")));
-	ck_assert(!runfiles_is_profile(unit_at(path, sizeof(path), dir, "text")));
-	ck_assert(!runfiles_is_profile(unit_at(path, sizeof(path), dir, "fifo")));
-	ck_assert(!runfiles_is_profile(unit_at(path, sizeof(path), dir, "missing")));
+	ck_assert(!runfiles_is_profile(
+		unit_at(path, sizeof(path), dir, "short")));
+	ck_assert(
+		!runfiles_is_profile(unit_at(path, sizeof(path), dir, "text")));
+	ck_assert(
+		!runfiles_is_profile(unit_at(path, sizeof(path), dir, "fifo")));
+	ck_assert(!runfiles_is_profile(
+		unit_at(path, sizeof(path), dir, "missing")));
 
-	ck_assert_int_eq(
-		runfiles_build_id(unit_at(path, sizeof(path), dir, "libpc"), id), 1);
+	ck_assert_int_eq(runfiles_build_id(
+				 unit_at(path, sizeof(path), dir, "libpc"), id),
+			 1);
 	ck_assert_mem_eq(id, id_a, sizeof(id));
+	ck_assert_int_eq(runfiles_build_id(
+				 unit_at(path, sizeof(path), dir, "gprof"), id),
+			 0);
+	ck_assert_int_eq(runfiles_build_id(
+				 unit_at(path, sizeof(path), dir, "short"), id),
+			 -1);
 	ck_assert_int_eq(
-		runfiles_build_id(unit_at(path, sizeof(path), dir, "gprof"), id), 0);
-	ck_assert_int_eq(
-		runfiles_build_id(unit_at(path, sizeof(path), dir, "short"), id),
+		runfiles_build_id(unit_at(path, sizeof(path), dir, "fifo"), id),
 		-1);
-	ck_assert_int_eq(
-		runfiles_build_id(unit_at(path, sizeof(path), dir, "fifo"), id), -1);
 	ck_assert_int_eq(runfiles_build_id(dir, id), -1);
 }
 END_TEST
@@ -149,7 +159,8 @@ START_TEST(test_whole_is_a_file_with_a_manifest)
 		unit_at(path, sizeof(path), dir, "gmon.out.a.10")));
 	ck_assert(!runfiles_has_manifest(
 		unit_at(path, sizeof(path), dir, "gmon.out")));
-	ck_assert(!runfiles_is_whole(unit_at(path, sizeof(path), dir, "gmon.out")));
+	ck_assert(!runfiles_is_whole(
+		unit_at(path, sizeof(path), dir, "gmon.out")));
 	ck_assert(runfiles_has_manifest(
 		unit_at(path, sizeof(path), unit_base, "whole.sub")));
 	ck_assert(!runfiles_is_whole(
@@ -219,7 +230,8 @@ START_TEST(test_listing_is_read_not_the_directory_again)
 	names = runfiles_of_listing(&l, &n, &left);
 	ck_assert_ptr_nonnull(names);
 	ck_assert_uint_eq(n, 2);
-	ck_assert(strstr(names[0], "/gmon.out.a.20") && strstr(names[1], "/gmon.out.b.21"));
+	ck_assert(strstr(names[0], "/gmon.out.a.20") &&
+		  strstr(names[1], "/gmon.out.b.21"));
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
@@ -405,8 +417,8 @@ START_TEST(test_open_files_leaves_out_what_goes_with_a_profile)
 	unit_put_gmon(dir, "gmon.out.b.24", id_b);
 	unit_put_gmon(dir, "gmon.out", NULL);
 	for (size_t i = 0; i < N(given); i++)
-		files[i] =
-			(char *)unit_at(paths[i], sizeof(paths[i]), dir, given[i]);
+		files[i] = (char *)unit_at(paths[i], sizeof(paths[i]), dir,
+					   given[i]);
 	open_is(&run, id_a, files, (int)N(given), dir, want, N(want));
 	ck_assert_int_eq(run.manifest[0], 1);
 	ck_assert_int_eq(run.manifest[1], 0);
@@ -461,17 +473,20 @@ START_TEST(test_open_regular_refuses_all_but_regular_files)
 	fd = open(file, O_WRONLY | O_CREAT, 0644);
 	ck_assert_int_eq(write(fd, "gmon", 4), 4);
 	close(fd);
-	ck_assert_int_eq(mkfifo(unit_at(path, sizeof(path), dir, "fifo"), 0644), 0);
-	ck_assert_int_eq(symlink(file, unit_at(path, sizeof(path), dir, "link")), 0);
-	ck_assert_int_eq(mkdir(unit_at(path, sizeof(path), dir, "dir"), 0755), 0);
+	ck_assert_int_eq(mkfifo(unit_at(path, sizeof(path), dir, "fifo"), 0644),
+			 0);
+	ck_assert_int_eq(
+		symlink(file, unit_at(path, sizeof(path), dir, "link")), 0);
+	ck_assert_int_eq(mkdir(unit_at(path, sizeof(path), dir, "dir"), 0755),
+			 0);
 	ck_assert_int_ge(fd = pc_open_regular(file, &sb, &why), 0);
 	ck_assert_int_eq(sb.st_size, 4);
 	ck_assert_int_ne(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
 	close(fd);
 	for (size_t i = 0; i < N(cases); i++) {
 		errno = 0;
-		ck_assert_int_eq(pc_open_regular(unit_at(path, sizeof(path), dir,
-						    cases[i].name),
+		ck_assert_int_eq(pc_open_regular(unit_at(path, sizeof(path),
+							 dir, cases[i].name),
 						 NULL, &why),
 				 -1);
 		ck_assert_int_eq(errno, cases[i].err);
@@ -600,22 +615,23 @@ START_TEST(test_walk_reads_the_listing_and_looks_where_it_cannot_tell)
 	put(dir, "gmon.out.a.20+libm.so.6", "x", 1);
 	unit_put_gmon(dir, "gmon.out.b.21", id_a);
 	unit_put_manifest(dir, "elsewhere", 21, "/bin/prog");
-	ck_assert_int_eq(
-		symlink(unit_at(target, sizeof(target), dir, "elsewhere.objects"),
-			unit_at(path, sizeof(path), dir, "gmon.out.b.21.objects")),
-		0);
+	ck_assert_int_eq(symlink(unit_at(target, sizeof(target), dir,
+					 "elsewhere.objects"),
+				 unit_at(path, sizeof(path), dir,
+					 "gmon.out.b.21.objects")),
+			 0);
 	unit_put_gmon(dir, "gmon.out.c.22", id_a);
-	ck_assert_int_eq(
-		symlink("/nonexistent/pc-manifest",
-			unit_at(path, sizeof(path), dir, "gmon.out.c.22.objects")),
-		0);
+	ck_assert_int_eq(symlink("/nonexistent/pc-manifest",
+				 unit_at(path, sizeof(path), dir,
+					 "gmon.out.c.22.objects")),
+			 0);
 	ck_assert_int_eq(recover_list(&l, dir), 0);
 	ck_assert(runfiles_listed_dir(&l, dir));
 	ck_assert(!runfiles_listed_dir(&l, "gmon.out"));
 	ck_assert(!runfiles_listed_dir(NULL, dir));
 	ck_assert_int_eq(runfiles_profile_kind(dir), 2);
-	ck_assert_int_eq(runfiles_profile_kind(
-				 unit_at(path, sizeof(path), dir, "gmon.out.a.20")),
+	ck_assert_int_eq(runfiles_profile_kind(unit_at(path, sizeof(path), dir,
+						       "gmon.out.a.20")),
 			 1);
 	ck_assert_int_eq(runfiles_profile_kind(unit_at(path, sizeof(path), dir,
 						  "gmon.out.a.20.objects")), 0);
