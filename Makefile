@@ -274,6 +274,7 @@ PROGS := $(P)/three-pie $(P)/three-nopie $(P)/three-O0 $(P)/threads \
 	$(P)/hostile $(P)/hostile-asan $(P)/burn $(P)/asanexit $(P)/oddnames \
 	$(P)/unwinder $(P)/copies-pie $(P)/copies-nopie $(P)/waits $(P)/blockers $(P)/sleepers $(P)/wallhost \
 	$(P)/wallgate $(P)/wallgate-again $(P)/wallgate-slow
+PROGS += $(P)/reuse35
 PROGS += $(P)/sigmove
 PROGS += $(P)/mem34_lock
 PROGS += $(P)/fsync_cancel

@@ -252,11 +252,15 @@ uint64_t pc_wall_random(uint64_t *seed) PC_HIDDEN;
 
 /* wall_unwind.c: whether the last walk, of thread tid seen blocked in call
  * nr, args arg, at sp and ip, holds though the thread was switched in
- * during it: it is in that call still (the kernel woke it inside the call,
- * as fsync's I/O does, and it never went back to its stack), or every
- * stack word the walk read is the same, read again. */
+ * during it: 1 its frames are a stack known right; 2 the thread is in
+ * that call at sp and ip now, and every stack word the walk read is the
+ * same, read again (right if it was not switched in during this check:
+ * the caller's to see); 0 neither. pc_wall_walk_right: the last walk is
+ * right (its thread stayed off the CPU, or it holds): known, and kept for
+ * reuse (wall_stackreuse.c). */
 int pc_wall_walk_holds(uint32_t tid, long nr, const unsigned long arg[6],
 		      unsigned long sp, unsigned long ip) PC_HIDDEN;
+void pc_wall_walk_right(void) PC_HIDDEN;
 
 /* wall_parse.c: a thread's /proc lines, and what a call says of its wait */
 int pc_wall_parse_schedstat(const char *buf, uint64_t v[3]) PC_HIDDEN;

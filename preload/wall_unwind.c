@@ -95,7 +95,12 @@ static int words_over;		/* more than READ_WORDS: the walk cannot be checked */
 static uint64_t *known;		/* KNOWN_WALKS, mapped with the pages */
 static struct pc_frame *frames;	/* PC_WALL_FRAMES, the same */
 static uint64_t last_walk;	/* the last walk's hash */
-static int last_checked;	/* pc_wall_walk_holds was asked about it */
+/* The last walk, kept for reuse once known right (pc_wall_walk_right) */
+static struct {
+	uintptr_t ip, sp;
+	const struct pc_frame *f;
+	int n, how;
+} fresh;
 
 static void
 know(uint64_t h)
@@ -605,19 +610,18 @@ pc_wall_unwind(uintptr_t ip, uintptr_t sp, struct pc_frame *f, int max, int *how
 		}
 		pc_wall_reuse_clear();
 	}
-	/* the last walk was not asked about: the thread did not run during it */
-	if (last_walk && !last_checked)
-		know(last_walk);
 	last_walk = 0;
-	last_checked = 0;
+	fresh.n = 0;
 	if (!(n = reuse(ip, sp, f, max, how))) {
 		pc_wall_walking(1);
 		n = walk(ip, sp, f, max, how);
 		pc_wall_walking(0);
 		/* a walk that found rbp on the stack read words it did not
 		 * note (find_record's scan): not kept */
-		if (!words_over && !have_bp && words)
-			pc_wall_reuse_put(ip, sp, f, n, *how, words, nwords);
+		if (!words_over && !have_bp && words) {
+			fresh.ip = ip, fresh.sp = sp, fresh.f = f;
+			fresh.n = n, fresh.how = *how;
+		}
 	}
 	h = 14695981039346656037u ^ sp ^ (uint64_t)*how << 60;
 
@@ -645,16 +649,16 @@ words_hold(void)
 	return 1;
 }
 
-/* The last walk holds: every word it read is the same, or it found a
- * stack already known, frame for frame. */
-static int
-holds(void)
+void
+pc_wall_walk_right(void)
 {
-	if (words_hold()) {
-		know(last_walk);
-		return 1;
-	}
-	return known && known[last_walk % KNOWN_WALKS] == last_walk;
+	if (!last_walk)
+		return;
+	know(last_walk);
+	if (fresh.n)
+		pc_wall_reuse_put(fresh.ip, fresh.sp, fresh.f, fresh.n, fresh.how,
+				  words, nwords);
+	fresh.n = 0;
 }
 
 int
@@ -667,23 +671,24 @@ pc_wall_walk_holds(uint32_t tid, long nr, const unsigned long arg[6], unsigned l
 	ssize_t n;
 	int fd;
 
-	last_checked = 1;
+	/* a stack known, frame for frame: a torn walk finds another */
+	if (known && known[last_walk % KNOWN_WALKS] == last_walk)
+		return 1;
 	snprintf(name, sizeof(name), "/proc/self/task/%u/syscall", tid);
 	if ((fd = open(name, O_RDONLY | O_CLOEXEC)) < 0)
-		return holds();
+		return 0;
 	n = read(fd, line, sizeof(line) - 1);
 	close(fd);
-	if (n > 0) {
-		line[n] = 0;
-		if (sscanf(line, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", &nr2, &a[0], &a[1],
-			   &a[2], &a[3], &a[4], &a[5], &sp2, &ip2) == 9 &&
-		    nr2 == nr && sp2 == sp && ip2 == ip && !memcmp(a, arg, sizeof(a)))
-			return know(last_walk), 1;
-	}
-	/* it left the call: the walk holds if the stack it read is there
-	 * still, word for word (the frames of a call just returned from stay
-	 * as they were until the thread calls deeper again) */
-	return holds();
+	if (n <= 0)
+		return 0;
+	line[n] = 0;
+	/* in the call again (or still), every word the walk read the same:
+	 * right if the thread stayed off the CPU through this check (words
+	 * read while it ran elsewhere, in another call's frames, are not) */
+	return sscanf(line, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", &nr2, &a[0], &a[1],
+		      &a[2], &a[3], &a[4], &a[5], &sp2, &ip2) == 9 &&
+	       nr2 == nr && sp2 == sp && ip2 == ip && !memcmp(a, arg, sizeof(a)) &&
+	       words_hold() ? 2 : 0;
 }
 
 struct pc_frame *

@@ -15,6 +15,29 @@
 
 #define WALK_MAX	PC_WALL_FRAMES	/* frames walked of a blocked thread */
 
+/* Whether thread w was switched in, or ran, between two reads of its
+ * schedstat. */
+static int
+ran(const uint64_t a[3], const uint64_t b[3])
+{
+	return a[2] != b[2] || a[0] != b[0];
+}
+
+/* Whether the walk of thread w, switched in during it, holds: its frames
+ * a stack known right, or w blocked at the same pc and sp again, every
+ * stack word the walk read the same, and w not switched in since (then a
+ * walk now reads what it read). */
+static int
+holds(struct pc_wthread *w, long nr, const unsigned long arg[6],
+      unsigned long sp, unsigned long ip, const uint64_t again[3])
+{
+	uint64_t after[3];
+	int r = pc_wall_walk_holds(w->tid, nr, arg, sp, ip);
+
+	return r == 1 || (r == 2 && !pc_wall_read_schedstat(w, after) &&
+			  !ran(again, after));
+}
+
 /* Walk thread w's stack where it is blocked, if it still is in the wait
  * it was seen in; its time so far moves from the call alone to the stack. */
 static void
@@ -32,14 +55,15 @@ walk(struct pc_wthread *w)
 	    key != x->key)
 		return;
 	n = pc_wall_unwind(ip, sp, f, WALK_MAX, &how);
-	/* switched in during the walk, and the walk does not hold
-	 * (wall_unwind.c): its time stays under the call alone */
+	/* switched in during the walk, and the walk does not hold: its time
+	 * stays under the call alone, and the walk is not kept (a wait's
+	 * stack stays with it while it comes back, wall_acct.c) */
 	if (pc_wall_read_schedstat(w, again) ||
-	    ((again[2] != ss[2] || again[0] != ss[0]) &&
-	     !pc_wall_walk_holds(w->tid, nr, arg, sp, ip))) {
+	    (ran(ss, again) && !holds(w, nr, arg, sp, ip, again))) {
 		pc_wall_count(GMON_WALL_NONE, 1);
 		return;
 	}
+	pc_wall_walk_right();
 	pc_wall_count(how == PC_WALL_FULL ? GMON_WALL_FULL :
 		      n > 1               ? GMON_WALL_CUT :
 					    GMON_WALL_NONE,
