@@ -267,6 +267,7 @@ int pc_wall_parse_schedstat(const char *buf, uint64_t v[3]) PC_HIDDEN;
 int pc_wall_parse_syscall(const char *line, long *nr, unsigned long arg[6],
 			  unsigned long *sp, unsigned long *ip) PC_HIDDEN;
 int pc_wall_takes_fd(long nr) PC_HIDDEN;
+int pc_wall_timed_call(long nr) PC_HIDDEN;
 int pc_wall_is_io(long nr, unsigned fd) PC_HIDDEN;
 
 #endif

@@ -454,16 +454,7 @@ where_now(struct pc_wthread *w)
 static int
 timed_call(const struct pc_wwait *x)
 {
-	switch (GMON_WAIT_CALL(x->word)) {
-	case SYS_fsync:
-	case SYS_fdatasync:
-	case SYS_unlink:
-	case SYS_unlinkat:
-	case SYS_rename:
-		return 1;
-	default:
-		return 0;
-	}
+	return pc_wall_timed_call(GMON_WAIT_CALL(x->word));
 }
 
 /* Where thread w's time not placed yet goes: its last wait not timed. */

@@ -106,12 +106,9 @@ pc_wall_takes_fd(long nr)
 	}
 }
 
-/*
- * Calls that wait for the disk: the kernel wakes the thread for each I/O,
- * and its waits for a CPU between are the call's time (runqueue_time).
- */
+/* The calls a thread times itself (wall_io.c's interposers). */
 int
-pc_wall_is_io(long nr, unsigned fd)
+pc_wall_timed_call(long nr)
 {
 	switch (nr) {
 	case SYS_fsync:
@@ -119,7 +116,23 @@ pc_wall_is_io(long nr, unsigned fd)
 	case SYS_unlink:
 	case SYS_unlinkat:
 	case SYS_rename:
-		return 0;	/* timed by the thread (wall_io.c) */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Calls that wait for the disk: the kernel wakes the thread for each I/O,
+ * and its waits for a CPU between are the call's time (runqueue_time).
+ * Not those the thread times itself.
+ */
+int
+pc_wall_is_io(long nr, unsigned fd)
+{
+	if (pc_wall_timed_call(nr))
+		return 0;
+	switch (nr) {
 	case SYS_sync:
 	case SYS_syncfs:
 	case SYS_sync_file_range:

@@ -685,8 +685,7 @@ pc_wall_walk_holds(uint32_t tid, long nr, const unsigned long arg[6], unsigned l
 	/* in the call again (or still), every word the walk read the same:
 	 * right if the thread stayed off the CPU through this check (words
 	 * read while it ran elsewhere, in another call's frames, are not) */
-	return sscanf(line, "%ld %lx %lx %lx %lx %lx %lx %lx %lx", &nr2, &a[0], &a[1],
-		      &a[2], &a[3], &a[4], &a[5], &sp2, &ip2) == 9 &&
+	return pc_wall_parse_syscall(line, &nr2, a, &sp2, &ip2) == 9 &&
 	       nr2 == nr && sp2 == sp && ip2 == ip && !memcmp(a, arg, sizeof(a)) &&
 	       words_hold() ? 2 : 0;
 }
