@@ -381,25 +381,23 @@ struct run_listing {
  * before): 0, or -1 after one line where it cannot be read. */
 PC_CHECKED int recover_list(struct run_listing *l, const char *dir);
 void recover_listing_release(struct run_listing *l);
-/* The live files among l's names finished (recover_dir's work, and its
- * say_running), and l listed again where that made files; how many were
- * finished, or -1 after one line. */
+/* The profiles that processes left unfinished among l's names (libpc's
+ * live files) finished with libpc's own writer, and l listed again where
+ * that made files: how many were finished. Those whose processes still
+ * run are left alone, and named in one line when say_running; a live file
+ * of another version is then -1 after one line (and left alone, unsaid,
+ * otherwise). */
 int recover_listed(struct run_listing *l, int say_running);
 
 /* recover.c: libpc.so beside this pcprof, else the installed one (0, or
- * -1 when neither is readable); and the profiles that processes left
- * unfinished in dir (libpc's live files) finished with libpc's own
- * writer: how many. Those whose processes still run are left alone, and
- * named in one line when say_running; a live file of another version is
- * then -1 after one line (and left alone, unsaid, otherwise). */
+ * -1 when neither is readable). */
 int libpc_find(char *out, size_t size);
-int recover_dir(const char *dir, int say_running);
 /* recover.c: the processes that made a live file in dir and still run
  * (a run's background processes), each checked to be the one that maps
  * the file, not another that took its pid. */
 size_t recover_running(const char *dir);
 /* recover.c: whether process pid has a live file in dir and runs (the
- * check recover_dir names it by). */
+ * check recover_listed names it by). */
 int recover_live_runs(const char *dir, pid_t pid);
 /* recover.c: the program that process pid runs, into buf (size bytes):
  * its executable's file name, or its comm. */

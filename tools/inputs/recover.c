@@ -418,19 +418,6 @@ recover_these(const char *dir, char **live, size_t n, int say)
 }
 
 int
-recover_dir(const char *dir, int say)
-{
-	size_t n;
-	char **live = live_files(dir, &n);
-	int done = recover_these(dir, live, n, say);
-
-	for (size_t i = 0; i < n; i++)
-		free(live[i]);
-	free(live);
-	return done;
-}
-
-int
 recover_listed(struct run_listing *l, int say)
 {
 	char **live = pc_malloc((l->n + 1) * sizeof(*live));
