@@ -282,16 +282,19 @@ def test_mem34_wall_clock_under_mlockall_as_nobody():
         st, o, err, gmon = lock_run(d, "wall", {"PC_CLOCK": "wall", "PC_WALL_BUDGET": "50"},
                                     None, argv, LIMIT_KIB)
         assert (st, o) == want[:2], (st, o, err[-600:])
-        m = re.search(r"at (\d+) threads\), .*; (\d+) threads not followed \(the program "
+        # the threads libpc saw, and those it did not follow (the summary's
+        # look rate, with its thread count, is said only where the budget
+        # held the rounds back: at 50 % and cheap looks it is not)
+        m = re.search(r"; (\d+) threads; .*; (\d+) threads not followed \(the program "
                       r"locked its memory: mlockall\)", err)
         # 71 threads, the sampler's tables' first room (16 KiB: 58) never more
-        assert m and 32 <= int(m.group(1)) <= 64 and \
-            int(m.group(1)) + int(m.group(2)) == 71, err[-600:]
+        followed = int(m.group(1)) - int(m.group(2)) if m else 0
+        assert m and 32 <= followed <= 64 and int(m.group(1)) == 71, err[-600:]
         assert samples(err, "wallmem_lock") > 100, err[-600:]
         funcs, total, _ = gprof_flat(prog("wallmem_lock"), gmon)
         assert funcs.get("lock_work", 0) > 0.6 * total, funcs
-        return "plain needs %d KiB; malloc %d KiB as plain; 71 threads: %s followed, %s not" % (
-            need, size, m.group(1), m.group(2))
+        return "plain needs %d KiB; malloc %d KiB as plain; 71 threads: %d followed, %s not" % (
+            need, size, followed, m.group(2))
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
