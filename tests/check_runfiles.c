@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -497,6 +498,51 @@ START_TEST(test_open_regular_refuses_all_but_regular_files)
 END_TEST
 
 /*
+ * Naming a FIFO or a device as a profile opens nothing: pc_open_regular and
+ * runfiles_peek look it up with O_PATH alone (an open of a device can act:
+ * a tape rewinds, a terminal becomes the controlling one). An inotify watch
+ * sees every open of the FIFO; this test's own open shows that it would.
+ */
+static int
+opens_seen(int in)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	int n = 0;
+	ssize_t r;
+
+	while ((r = read(in, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + r;
+		     p += sizeof(struct inotify_event) +
+			  ((struct inotify_event *)p)->len)
+			n += !!(((struct inotify_event *)p)->mask & IN_OPEN);
+	return n;
+}
+
+START_TEST(test_a_fifo_named_as_a_profile_is_never_opened)
+{
+	char dir[256], fifo[512];
+	const char *why = NULL;
+	int in, fd;
+
+	dir_make(dir, sizeof(dir), "fifo");
+	ck_assert_int_eq(mkfifo(unit_at(fifo, sizeof(fifo), dir, "gmon.out"),
+				0644),
+			 0);
+	ck_assert_int_ge(in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), 0);
+	ck_assert_int_ge(inotify_add_watch(in, fifo, IN_OPEN), 0);
+	ck_assert_int_eq(pc_open_regular(fifo, NULL, &why), -1);
+	ck_assert_str_eq(why, "not a regular file");
+	ck_assert_int_eq(runfiles_peek(fifo), RUNFILES_SPECIAL);
+	ck_assert_int_eq(runfiles_is_profile(fifo), 0);
+	ck_assert_int_eq(opens_seen(in), 0);
+	ck_assert_int_ge(fd = open(fifo, O_RDONLY | O_NONBLOCK), 0);
+	close(fd);
+	ck_assert_int_eq(opens_seen(in), 1);
+	close(in);
+}
+END_TEST
+
+/*
  * gmon_live_owner_runs (gmon/live.c), the one check of whether a live
  * file's process runs: this process, which maps a file named *.live, runs;
  * not for another inode, nor when the live file says its process started
@@ -652,6 +698,7 @@ runfiles_suite(void)
 	tcase_add_unchecked_fixture(t, unit_base_make, unit_base_remove);
 	tcase_add_test(t, test_names_beside_a_profile);
 	tcase_add_test(t, test_open_regular_refuses_all_but_regular_files);
+	tcase_add_test(t, test_a_fifo_named_as_a_profile_is_never_opened);
 	tcase_add_test(t, test_live_owner_runs_only_while_it_maps_the_file);
 	tcase_add_test(t, test_profile_by_its_head);
 	tcase_add_test(t, test_whole_is_a_file_with_a_manifest);

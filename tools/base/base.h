@@ -121,5 +121,10 @@ void csv_string(FILE *out, const char *s);
  * strerror's words). Not AS-safe. */
 struct stat;
 int pc_open_regular(const char *path, struct stat *sb, const char **why);
+/* infile.c: the file that the O_PATH descriptor fd names, opened to read
+ * (close-on-exec, never waiting, never a controlling terminal) through
+ * /proc/self/fd: no second lookup of its name; -1 with errno ENOENT where
+ * /proc is not mounted. */
+int pc_reopen_read(int fd);
 
 #endif

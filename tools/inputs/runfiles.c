@@ -110,11 +110,9 @@ static int
 reopen_regular(int fd, const char *path)
 {
 	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, rd;
-	char self[40];
 	struct stat sb;
 
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	if ((rd = open(self, flags)) >= 0 || errno != ENOENT)
+	if ((rd = pc_reopen_read(fd)) >= 0 || errno != ENOENT)
 		return rd;
 	if ((rd = open(path, flags)) >= 0 &&
 	    (fstat(rd, &sb) || !S_ISREG(sb.st_mode))) {
