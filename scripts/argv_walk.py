@@ -41,6 +41,8 @@ CASES = [
     ("report PROFILE PROFILE", ["r/gmon.out", "r/CHILD"]),
     ("report --format json --callgraph DIR",
      ["--format", "json", "--callgraph", "r"]),
+    ("report --format json --process NAME DIR",
+     ["--format", "json", "--process", "forker", "r"]),
     ("report EXE gmon.out", ["./forker", "r/gmon.out"]),
 ]
 
@@ -164,7 +166,7 @@ def main():
             most = max([k for f, k in order
                         if not f.startswith("tools/base/")] or [0])
             worst = max(worst, most)
-            print("%-38s most %2d | %s | stop: %s" % (said, most, top3,
+            print("%-40s most %2d | %s | stop: %s" % (said, most, top3,
                                                      stopped))
     finally:
         shutil.rmtree(top, ignore_errors=True)
