@@ -297,6 +297,7 @@ PROGS += $(P)/gate36_napper $(P)/gate36_napper-slow
 PROGS += $(P)/alloc39 $(P)/alloc39stress $(P)/alloc39pp
 PROGS += $(P)/alloc39gate $(P)/alloc39gate-more
 PROGS += $(P)/alloc39walk
+PROGS += $(P)/alloc39boot.so
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after
 # links libunwind, whose _Unwind_Backtrace comes first in its global scope
@@ -419,6 +420,9 @@ $(P)/plugrun: tests/progs/plugrun.c tests/progs/truth.h
 $(P)/wallmem_count.so: tests/progs/wallmem_count.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
+$(P)/alloc39boot.so: tests/progs/alloc39boot.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $< -ldl
 $(P)/plugin.so: tests/progs/plugin.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<

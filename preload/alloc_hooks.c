@@ -59,12 +59,14 @@ static PC_TLS int busy;			/* in the slow path, or resolving */
 static PC_TLS uint64_t rng;
 
 static void free_slow(void *p);
+static void free_boot(void *p);
 
 static void *(*next_malloc)(size_t);
 static void *(*next_calloc)(size_t, size_t);
 static void *(*next_realloc)(void *, size_t);
 /* free's: free_slow until the next definitions are known, then theirs,
- * so that free's fast path needs no test of it */
+ * so that free's fast path needs no test of it; free_boot instead of
+ * theirs once a block of the static arena was given out */
 static void (*next_free)(void *) = free_slow;
 static void (*real_free)(void *);	/* the next definition, once known */
 static int (*next_posix_memalign)(void **, size_t, size_t);
@@ -77,6 +79,7 @@ static void *(*next_pvalloc)(size_t);
 #define BOOT_BYTES	(64 * 1024)
 static unsigned char boot[BOOT_BYTES] __attribute__((aligned(64)));
 static size_t boot_used;
+static int boot_given;	/* a block of it was given out (atomic) */
 
 static inline int
 in_boot(const void *p)
@@ -98,7 +101,36 @@ boot_alloc(size_t n, size_t align)
 	} while (!__atomic_compare_exchange_n(&boot_used, &used, at + n, 1,
 					      __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
+	/* before the block is the caller's: its free checks the arena's
+	 * bounds from here on (with resolve's stores, sequentially
+	 * consistent: one of the two sees the other's) */
+	__atomic_store_n(&boot_given, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&next_free, __ATOMIC_SEQ_CST) != free_slow)
+		__atomic_store_n(&next_free, free_boot, __ATOMIC_SEQ_CST);
 	return boot + at;	/* static memory: zeroed, never reused */
+}
+
+/* free's next definition once a block of the arena was given out (glibc
+ * 2.34 and later give none: dlsym allocates only for an error). */
+static void
+free_boot(void *p)
+{
+	if (!in_boot(p))
+		real_free(p);
+}
+
+/* free's fast path's next definition once they are known: theirs,
+ * unless a block of the arena was given out (boot_alloc). */
+static void
+set_next_free(void)
+{
+	__atomic_store_n(&next_free,
+			 __atomic_load_n(&boot_given, __ATOMIC_SEQ_CST) ?
+				 free_boot :
+				 real_free,
+			 __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&boot_given, __ATOMIC_SEQ_CST))
+		__atomic_store_n(&next_free, free_boot, __ATOMIC_SEQ_CST);
 }
 
 /* Find the next definitions. Each thread that finds them unset does it
@@ -122,7 +154,7 @@ resolve(void)
 	real_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
 	/* last: free's fast path takes it from here on */
 	if (real_free)
-		__atomic_store_n(&next_free, real_free, __ATOMIC_RELEASE);
+		set_next_free();
 	busy--;
 }
 
@@ -261,8 +293,28 @@ yes:
 	return 1;
 }
 #define CROSSES(n)	__builtin_expect(crosses(n), 0)
+
+/* maybe(p) on free's fast path: the filter's byte compared in memory and
+ * a jump, where the compiler loads it, then tests it (a relaxed atomic
+ * load: a byte's load is atomic on x86-64). */
+static inline __attribute__((always_inline)) int
+marked(const void *p)
+{
+	const uint8_t *f = __atomic_load_n(&filter, __ATOMIC_ACQUIRE);
+
+	__asm__ goto("cmpb $0, %0\n\tjne %l[yes]"
+		     :
+		     : "m"(f[pc_alloc_bucket(p)])
+		     : "cc"
+		     : yes);
+	return 0;
+yes:
+	return 1;
+}
+#define MARKED(p)	__builtin_expect(marked(p), 0)
 #else
 #define CROSSES(n)	__builtin_expect((countdown -= (int64_t)(n)) <= 0, 0)
+#define MARKED(p)	__builtin_expect(maybe(p), 0)
 #endif
 
 static __attribute__((noinline)) void *
@@ -337,12 +389,13 @@ free_slow(void *p)
 		real_free(p);
 }
 
-/* The fast path: the filter's byte and the arena's bounds, then the next
- * definition (free_slow until it is known), a tail call. */
+/* The fast path: the filter's byte, then the next definition (free_slow
+ * until it is known, free_boot where the arena gave a block), a tail
+ * call. */
 PC_EXPORT void
 free(void *p)
 {
-	if (__builtin_expect(maybe(p) | in_boot(p), 0)) {
+	if (MARKED(p)) {
 		free_slow(p);
 		return;
 	}
