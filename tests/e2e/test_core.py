@@ -298,8 +298,11 @@ def test_thread_started_before_libpc_is_sampled():
     # library, so it shows as samples outside the program's text)
     exe, early = prog("three-pie"), prog("early.so")
     notes = []
+    # 0.5 s of process CPU (it was 1 s): the early thread's share is
+    # about half, 0.2 is some seven standard errors under it at the
+    # run's signals
     for order in ((early, lib()), (lib(), early)):
-        r = run([exe, "1"], env={"LD_PRELOAD": ":".join(order)})
+        r = run([exe, "0.5"], env={"LD_PRELOAD": ":".join(order)})
         assert r.status == 0, r.stderr
         s = r.summary()
         assert s["threads"] == 2, (order, s)
