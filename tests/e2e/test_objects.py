@@ -107,8 +107,10 @@ def test_own_library_gets_a_gmon_file_gprof_reads_and_a_merged_view():
 
 
 def test_dlopened_plugin_keeps_its_samples_after_dlclose():
+    # 0.75 s (it was 1.5 s): the shares' tolerance follows the signals;
+    # the plugin's own file holds plugin_spin alone, whatever the length
     exe = prog("plugrun")
-    r = run([exe, prog("plugspin.so"), "1.5"], env=ALL)
+    r = run([exe, prog("plugspin.so"), "0.75"], env=ALL)
     assert r.status == 0, r.stderr
     plain = run([exe, prog("plugspin.so"), "0.1"], profiled=False)
     seen = [l for l in r.stdout.splitlines() if l.startswith("after dlclose")]
@@ -133,7 +135,8 @@ def test_dlopened_plugin_keeps_its_samples_after_dlclose():
 
 def test_code_in_no_object_is_counted_and_shown():
     exe = prog("jit")
-    r = run([exe, "1"], env=ALL)
+    # 0.5 s (it was 1 s): the tolerance follows the run's signals
+    r = run([exe, "0.5"], env=ALL)
     assert r.status == 0, r.stderr
     truth, s = r.truth(), r.summary()
     j = report_json(exe, r.path(), extra=("--by-object",))
@@ -192,7 +195,8 @@ def test_jit_code_is_named_from_a_perf_map_that_can_be_believed():
     that others may write, that belongs to another user, or that is a
     symbolic link is ignored, with one line saying so."""
     exe = prog("jit")
-    r = run([exe, "1", "map"], env=ALL)
+    # 0.5 s (it was 1 s): the tolerance follows the run's signals
+    r = run([exe, "0.5", "map"], env=ALL)
     assert r.status == 0, r.stderr
     truth, s = r.truth(), r.summary()
     pid = int(open(r.path("gmon.out.objects")).read().split("\npid ")[1].split()[0])
