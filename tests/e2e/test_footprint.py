@@ -155,7 +155,7 @@ def small_run(base, *opts):
     d = tempfile.mkdtemp(prefix="pc-fp-", dir=base)
     try:
         out = os.path.join(d, "run")
-        status, o, e, peak = under_pcprof(out, [prog("three-pie"), "0.6"], *opts)
+        status, o, e, peak = under_pcprof(out, [prog("three-pie"), "0.3"], *opts)
         assert status == 0, (status, e[-800:])
         assert peak.each, "no live file seen: %s" % e[-400:]
         assert peak.biggest() <= SMALL, "%s: the live file took %s: %s" % (
@@ -168,10 +168,11 @@ def small_run(base, *opts):
 
 
 def test_a_small_programs_live_file_stays_under_1_mib():
-    """three-pie for 0.6 s under `pcprof run` and `pcprof run --stacks`,
+    """three-pie for 0.3 s under `pcprof run` and `pcprof run --stacks`,
     its run directory on disk and on tmpfs (where the file is memory):
     the live file never takes more than 1 MiB (it took 27 and 63 MiB when
-    it was allocated whole at start-up), and the profile is right."""
+    it was allocated whole at start-up), and the profile is right (the
+    shares' tolerance follows the run's signals: 0.3 s, it was 0.6 s)."""
     got = []
     for base in (tempfile.gettempdir(), tmpfs_root()):
         for opts in ((), ("--stacks",)):

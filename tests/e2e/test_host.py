@@ -124,10 +124,24 @@ def host(argv, env=None, profiled=True, timeout=TIMEOUT, limits=(),
     return r
 
 
-def both(argv, env=None, **kw):
-    """The same command under libpc and plain, one after the other."""
-    prof = host(argv, env=env, **kw)
+# hostile's plain runs are compared by their output and status alone,
+# which its burns' lengths do not change: they burn a hundredth
+PLAIN_SCALE = {"HOSTILE_SCALE": "0.01"}
+# the cases whose profile must hold samples, not seconds of them: their
+# 0.2 to 0.5 s of burns become 0.06 to 0.15 s, 15 signals at the least at
+# 250 a second, where a CPU-time timer leaves none only if it never runs
+SOME = "0.3"
+
+
+def both(argv, env=None, scale=None, **kw):
+    """The same command under libpc and plain, one after the other; a
+    hostile case's burns are scaled by scale under libpc (for a case that
+    needs some samples, not seconds of them), and plain by PLAIN_SCALE."""
+    e = dict(env or {}, HOSTILE_SCALE=scale) if scale else env
+    prof = host(argv, env=e, **kw)
     kw.pop("preload", None)
+    if argv[0] == hostile():
+        env = dict(env or {}, **PLAIN_SCALE)
     return prof, host(argv, env=env, profiled=False, **kw)
 
 
@@ -222,7 +236,7 @@ def burn_seconds(exe, path):
 
 def blocked_sigprof_wait(how):
     """hostile HOW: SIGPROF blocked, sent to itself, then waited for."""
-    prof, plain = both([hostile(), how])
+    prof, plain = both([hostile(), how], scale=SOME)
     plain_ok(plain, 0, how)
     same(prof, plain, how)
     return "%d samples" % holds_samples(prof)
@@ -334,14 +348,14 @@ def test_perf_record_runs_under_libpc_as_plain():
 # ------------------------------------------------------------- 3. disposition
 
 def test_sigprof_without_sa_restart_cuts_read_short_from_a_thread():
-    prof, plain = both([hostile(), "eintr-thread"])
+    prof, plain = both([hostile(), "eintr-thread"], scale=SOME)
     plain_ok(plain, 0, "eintr-thread")
     same(prof, plain, "eintr-thread")
     return "%d samples" % holds_samples(prof)
 
 
 def test_sigprof_without_sa_restart_cuts_read_short_from_a_child():
-    prof, plain = both([hostile(), "eintr-child"])
+    prof, plain = both([hostile(), "eintr-child"], scale=SOME)
     plain_ok(plain, 0, "eintr-child")
     same(prof, plain, "eintr-child")
     return "%d samples" % holds_samples(prof)
@@ -382,7 +396,7 @@ def test_a_thread_that_keeps_the_signal_blocked_holds_one_sample_signal():
     notes = []
     # one plain run for both timers' (PC_TIMER and PC_HZ are nothing to
     # it without libpc)
-    plain = host([hostile(), "blocked-burn", "0.5"], profiled=False)
+    plain = host([hostile(), "blocked-burn", "0.5"], env=PLAIN_SCALE, profiled=False)
     plain_ok(plain, 0, "blocked-burn")
     for timer in ("taskclock", "posix"):
         prof = host([hostile(), "blocked-burn", "0.5"],
@@ -412,7 +426,7 @@ def test_threads_that_never_allocate_get_no_malloc_arena_from_libpc():
     CPU hog). Now the same arenas as plain, with both timers."""
     notes = []
     # one plain run for both settings' (nothing to it without libpc)
-    plain = host([hostile(), "arenas", "12"], profiled=False)
+    plain = host([hostile(), "arenas", "12"], env=PLAIN_SCALE, profiled=False)
     for env in ({}, {"PC_TIMER": "posix", "PC_STACKS": "1"}):
         prof = host([hostile(), "arenas", "12"], env=env)
         what = "arenas %s" % (env or "default")
@@ -431,14 +445,14 @@ def test_sa_resethand_lets_the_second_sigprof_kill():
     """The program's own handler, SA_RESETHAND, then the default kills:
     no code of libpc's runs at that death, and its live file keeps the
     samples for pcprof to finish."""
-    prof, plain = both([hostile(), "resethand"])
+    prof, plain = both([hostile(), "resethand"], scale=SOME)
     plain_ok(plain, -signal.SIGPROF, "resethand")
     same(prof, plain, "resethand")
     return "%d samples, finished by pcprof" % holds_samples(prof, finished=True)
 
 
 def test_handler_mask_is_sa_mask_plus_sigprof_and_no_more():
-    prof, plain = both([hostile(), "handler-mask"])
+    prof, plain = both([hostile(), "handler-mask"], scale=SOME)
     plain_ok(plain, 0, "handler-mask")
     same(prof, plain, "handler-mask")
     return "%d samples" % holds_samples(prof)
@@ -449,7 +463,7 @@ def test_handler_mask_is_sa_mask_plus_sigprof_and_no_more():
 def exec_hands_on(how):
     """hostile HOW sets SIGPROF so and execs show-signals, which prints the
     disposition and mask of every signal 1..64 in the new image."""
-    prof, plain = both([hostile(), how])
+    prof, plain = both([hostile(), how], scale=SOME)
     plain_ok(plain, 0, how)
     want = {"exec-plain": "signal 27: default", "exec-ign": "signal 27: ignored",
             "exec-block": "signal 27: default, blocked",
@@ -485,7 +499,7 @@ def test_shell_trap_that_ignores_sigprof_holds_across_exec():
 
 
 def test_sigprof_left_at_its_default_kills_as_plain():
-    prof, plain = both([hostile(), "raise-prof"])
+    prof, plain = both([hostile(), "raise-prof"], scale=SOME)
     plain_ok(plain, -signal.SIGPROF, "raise-prof")
     same(prof, plain, "raise-prof")
     return "%d samples" % holds_samples(prof)
@@ -684,7 +698,7 @@ def whole_and_alone(r, exe, what):
 
 def exits_many_times(argv, runs, statuses, env=None):
     exe = argv[0]
-    plain = host(argv, profiled=False)
+    plain = host(argv, env=PLAIN_SCALE, profiled=False)
     assert plain.status in statuses, (status_text(plain.status), plain.stderr)
     problems, seen = [], []
     for i in range(runs):
@@ -712,13 +726,18 @@ def test_six_threads_calling_exit_at_once_leave_one_whole_profile():
     # 100): the race is at the exit, after every burn, and the samples a
     # racing write could lose are the ones in flight, which
     # whole_and_alone allows 32 of whatever the run's length (5 % of its
-    # samples is under 32 either way: some 200 now, 430 before)
-    return exits_many_times([hostile(), "exit-race", "6", "0.025"], 20, (5,))
+    # samples is under 32 either way: some 200 now, 430 before). Under
+    # libpc the burns are halved again (HOSTILE_SCALE): some 100 samples,
+    # the floor 10 % of the run's CPU
+    return exits_many_times([hostile(), "exit-race", "6", "0.025"], 20, (5,),
+                            env={"HOSTILE_SCALE": "0.5"})
 
 
 def test_exit_racing_underscore_exit_leaves_one_whole_profile():
-    # which of the two ends the process is a race, plain too
-    return exits_many_times([hostile(), "exit-vs-_exit"], 10, (5, 6))
+    # which of the two ends the process is a race, plain too; the burns
+    # before it halved under libpc (some 50 samples a run)
+    return exits_many_times([hostile(), "exit-vs-_exit"], 10, (5, 6),
+                            env={"HOSTILE_SCALE": "0.5"})
 
 
 def test_exit_while_snapshots_are_written_leaves_one_whole_profile():

@@ -14,6 +14,10 @@ import tempfile
 
 from pctest import BUILD, clean_env, default_signals, gprof_flat, need, prog, read_gmon
 
+# the cxx run and the shell's two-cxx run serve the tests that read
+# them: one worker, in file order (each test writes only its own files,
+# outside the run)
+SHARED = True
 _runs = {}
 
 

@@ -22,6 +22,10 @@ from pctest import BUILD, clean_env, default_signals, gprof_flat, prog, toleranc
 
 TIMEOUT = 60
 HERE = os.path.dirname(os.path.abspath(__file__))
+# links_run's run (two builds, a hard link, a plain run and pcprof run)
+# serves the four tests that read it: one worker, in file order (each
+# writes its own files beside the run: m, f.svg, cg)
+SHARED = True
 _runs = {}
 
 

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 
 from pctest import BUILD, lib
@@ -34,7 +35,7 @@ def test_versions_agree():
     d = tempfile.mkdtemp(prefix="pc-e2e-version-")
     env = dict(os.environ, LD_PRELOAD=lib(), PC_SCOPE="all", PC_VERBOSE="1",
                PC_OUT=os.path.join(d, "gmon.out"))
-    p = sh(["python3", "-c", "import ctypes; print((ctypes.c_char * 64).in_dll("
+    p = sh([sys.executable, "-c", "import ctypes; print((ctypes.c_char * 64).in_dll("
             "ctypes.CDLL(None), 'pc_version').value.decode())"], env=env, cwd=d)
     assert p.returncode == 0 and p.stdout == v + "\n", (p.stdout, p.stderr)
     assert re.search(r"^libpc: wrote .*; libpc %s$" % re.escape(v), p.stderr, re.M), p.stderr

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 
 from pctest import prog, run
@@ -183,9 +184,9 @@ def test_wallattr_unlink_and_rename_keep_their_results_under_every_clock():
             "    except OSError as e:\n"
             "        print(e.errno)\n"
             "print(sorted(f for f in os.listdir('.') if f in 'abcdx'))\n")
-    plain = run(["python3", "-c", code], profiled=False)
+    plain = run([sys.executable, "-c", code], profiled=False)
     assert plain.status == 0 and plain.stdout == "2\n2\n2\n[]\n", (plain.stdout, plain.stderr)
     for clock in ("cpu", "wall"):
-        p = run(["python3", "-c", code], env={"PC_CLOCK": clock})
+        p = run([sys.executable, "-c", code], env={"PC_CLOCK": clock})
         assert p.status == 0 and p.stdout == plain.stdout, (clock, p.stdout, p.stderr[-800:])
     return "plain, cpu and wall: %s" % plain.stdout.replace("\n", " ").strip()

@@ -15,6 +15,8 @@
  * without SA_RESTART) that cuts it short after 5 s and says so.
  *
  * Usage: hostile CASE [ARGS]; hostile with no arguments lists the cases.
+ * HOSTILE_SCALE: a factor on every CPU burn (1): a run whose profile is
+ * not read, or that only needs some samples, burns less.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -97,14 +99,18 @@ burn_unit(uint64_t x)
 	return spin(x, SPIN_UNIT / 4);
 }
 
-/* About `seconds` of this thread's CPU time, in a call chain of two.
- * AS-safe: the signal handlers of the stack cases burn too. */
+static double burn_scale = 1.0;	/* HOSTILE_SCALE, set before any burn */
+
+/* About `seconds` (times HOSTILE_SCALE) of this thread's CPU time, in a
+ * call chain of two. AS-safe: the signal handlers of the stack cases burn
+ * too. */
 static __attribute__((noinline)) void
 hostile_burn(double seconds)
 {
 	double t0 = thread_cpu();
 	uint64_t x = sink;
 
+	seconds *= burn_scale;
 	while (thread_cpu() - t0 < seconds)
 		for (int i = 0; i < 4; i++)
 			x = burn_unit(x);
@@ -1438,6 +1444,8 @@ static const struct {
 int
 main(int argc, char **argv)
 {
+	if (getenv("HOSTILE_SCALE"))
+		burn_scale = atof(getenv("HOSTILE_SCALE"));
 	if (argc > 1)
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 			if (!strcmp(argv[1], cases[i].name))
