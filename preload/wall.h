@@ -36,9 +36,9 @@ struct pc_frame *pc_wall_frames(void) PC_HIDDEN;
  * each read (a stack word's address and value), for a walk from the same
  * pc and sp to reuse once those words are checked (wall_unwind.c). Map
  * the table: 0 or -1. Get: the frames into f[0..max) and *how, the words
- * to check in *w[0..*nw); the number of frames, or 0 where none is kept.
- * Put: keep a walk (one with too many frames or words is not). Clear:
- * forget them all. */
+ * to check in *w[0..*nw) (a walk kept at pc alone: shifted to sp); the
+ * number of frames, or 0 where none is kept. Put: keep a walk (one with
+ * too many frames or words is not). Clear: forget them all. */
 struct pc_wword {
 	uintptr_t addr, val;
 };
