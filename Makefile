@@ -80,6 +80,8 @@ PRELOAD_SRC += preload/wall_list.c
 PRELOAD_SRC += preload/wall_iotime.c
 # the wall sampler's parsing of a thread's /proc lines
 PRELOAD_SRC += preload/wall_parse.c
+# the wall sampler's looks of a round, and its threads' starts and ends
+PRELOAD_SRC += preload/wall_round.c
 # the waits with a mask of their own, for the sampling handler
 PRELOAD_SRC += preload/waits.c
 # small files read whole, and their numbers, without stdio
