@@ -312,13 +312,13 @@ may_walk(void)
 	return bucket > -DEBT_NS;
 }
 
-/* The last round's next first look in full, where the bucket holds it
- * and a look from the counters alone at each of the left after it. */
+/* The last round's next 8 first looks in full, where the bucket holds
+ * them and a look from the counters alone at each thread left. */
 static int
 afford(size_t left)
 {
 	bucket_spend();
-	return bucket > pc_wall_first_ns(0) +
+	return bucket > 8 * pc_wall_first_ns(0) +
 			(double)left * pc_wall_first_ns(1);
 }
 
