@@ -127,7 +127,7 @@ look(struct pc_wthread *w, int how, int (*more)(void), int timed,
 		uint64_t c = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 
 		*f = *f * 0.9 + 0.1 * (double)c;
-		*spent += (c - (walked ? walked - 1 : 0)) * TIME_EVERY;
+		*spent += c - (walked ? walked - 1 : 0);
 	}
 	return walked;
 }
@@ -137,8 +137,8 @@ pc_wall_looks(struct pc_wthread *t, size_t n, int how, int (*more)(void),
 	      int (*afford)(size_t left), uint64_t *in_walks,
 	      uint64_t *in_first)
 {
-	size_t walks = 0, firsts = 0;
-	uint64_t w;
+	size_t walks = 0, firsts = 0, ntimed = 0;
+	uint64_t w, spent = 0;
 	int first, timed;
 
 	for (size_t i = 0; i < n; i++) {
@@ -156,8 +156,12 @@ pc_wall_looks(struct pc_wthread *t, size_t n, int how, int (*more)(void),
 		if ((how & (PC_LOOK_LAST | PC_LOOK_CHEAP)) == PC_LOOK_LAST &&
 		    timed && !afford(n - i))
 			how |= PC_LOOK_CHEAP;
-		if ((w = look(&t[i], how, more, timed, in_first)))
+		ntimed += timed;
+		if ((w = look(&t[i], how, more, timed, &spent)))
 			walks++, *in_walks += w;
 	}
+	/* the first looks not timed cost as those timed, about */
+	if (ntimed)
+		*in_first += spent * firsts / ntimed;
 	return walks;
 }
