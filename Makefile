@@ -289,6 +289,7 @@ PROGS += $(P)/footprint_one
 PROGS += $(P)/wallacct
 PROGS += $(P)/wallstack $(P)/wallstack-fp
 PROGS += $(P)/wallattr $(P)/wallattr-fp
+PROGS += $(P)/wall35pool
 PROGS += $(P)/history-slow3
 PROGS += $(P)/wallmem_lock $(P)/wallmem_count.so
 PROGS += $(P)/users37 $(P)/users37_omp
