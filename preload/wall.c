@@ -82,62 +82,6 @@ static int started;
 static pthread_t thread;
 static uint32_t my_tid;
 
-static int
-cmp_tid(const void *key, const void *e)
-{
-	uint32_t x = *(const uint32_t *)key, y = ((const struct pc_wthread *)e)->tid;
-
-	return x < y ? -1 : x > y;
-}
-
-static struct pc_wthread *
-find(struct pc_wthread *t, size_t n, uint32_t tid)
-{
-	return bsearch(&tid, t, n, sizeof(*t), cmp_tid);
-}
-
-/* A thread's start: one listed and not looked at yet began then; one
- * listed as ended is a new one with the same id. */
-static void
-event_start(const struct pc_wevent *e, size_t n)
-{
-	struct pc_wthread *x = find(nxt, n, e->tid);
-
-	/* listed at the last round, not now: ended since */
-	if (!x && (x = find(cur, ncur, e->tid)) && (x->listed || x->state != PC_W_NEW || x->rounds))
-		x = NULL;
-	if (x && x->state == PC_W_NEW && !x->rounds && !x->listed) {
-		x->seen_ns = e->t_ns;
-		x->young = x->guessed = 0;
-		x->told = 1;
-	} else if (x && (x->state == PC_W_ENDED || (x->state == PC_W_NEW && !x->rounds))) {
-		pc_wall_forget(x);
-		memset(x, 0, sizeof(*x));
-		x->fd = -1;
-		x->tid = e->tid;
-		x->listed = 1;
-		x->told = 1;
-		x->seen_ns = e->t_ns;
-	} else if (!x) {
-		pc_wall_begin(e->tid, e->t_ns);
-	}
-}
-
-/* A thread's end: its last interval, to the nanosecond. */
-static void
-event_end(const struct pc_wevent *e, size_t n)
-{
-	struct pc_wthread *x = find(nxt, n, e->tid);
-	uint64_t t;
-
-	if (!x && (x = find(cur, ncur, e->tid)) && x->listed)
-		x = NULL;	/* listed now: in nxt */
-	if (x)
-		pc_wall_ended(x, e->t_ns, e->cpu_ns);
-	else if ((t = pc_wall_begun(e->tid)))	/* begun and ended between two rounds */
-		pc_wall_brief(e->tid, e->t_ns > t ? e->t_ns - t : 0, e->cpu_ns);
-}
-
 static int first_round = 1;	/* no round has run yet */
 
 static uint64_t last_round;	/* when the last round began (or libpc did) */
@@ -145,6 +89,8 @@ static pthread_mutex_t round_lock = PTHREAD_MUTEX_INITIALIZER;	/* held for a rou
 static uint32_t stop_word;	/* 1: the thread is to end (pc_wall_pause) */
 static uint64_t cpu_before;	/* CPU of the sampler's earlier threads */
 static uint64_t looks_ns;	/* the last round's CPU, walks apart */
+static uint64_t firsts_ns;	/* of which its first looks' */
+static int afford(size_t left);
 static double walk_ns = 300e3;	/* a walk's CPU, lately */
 static double wake_ns = 100e3;	/* a wake-up's CPU, lately */
 
@@ -160,7 +106,7 @@ carry_over(size_t n, uint64_t now)
 	for (size_t i = 0; i < ncur; i++)
 		cur[i].listed = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct pc_wthread *old = find(cur, ncur, nxt[i].tid);
+		struct pc_wthread *old = pc_wall_find(cur, ncur, nxt[i].tid);
 
 		if (old) {
 			nxt[i] = *old;
@@ -205,8 +151,7 @@ static size_t
 round_all(int (*more)(void), uint64_t *seed, int how)
 {
 	uint64_t now = pc_clock_ns(CLOCK_MONOTONIC), c0 = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	uint64_t in_walks = 0;
-	struct pc_wevent e;
+	uint64_t in_walks = 0, in_first = 0;
 	struct pc_wthread *t;
 	size_t n, walks = 0;
 	int dir;
@@ -224,27 +169,16 @@ round_all(int (*more)(void), uint64_t *seed, int how)
 	carry_over(n, now);
 	first_round = 0;
 	last_round = now;
-	while (pc_wall_next_event(&e))
-		(e.cpu_ns == ~0ULL ? event_start : event_end)(&e, n);
+	pc_wall_events(nxt, n, cur, ncur);
 	/* gone, its end not told */
 	for (size_t i = 0; i < ncur; i++)
 		if (!cur[i].listed) {
 			pc_wall_ended(&cur[i], now, ~0ULL);
 			pc_wall_forget(&cur[i]);
 		}
-	/* a thread listed before its start path ran (it waits for its
-	 * creator) is looked at once its start is told, when its life
-	 * begins; 20 rounds at most, for threads libpc did not start */
-	for (size_t i = 0; i < n; i++)
-		if (nxt[i].state != PC_W_ENDED && !(nxt[i].young && nxt[i].young++ < 20 && !how)) {
-			uint64_t key = nxt[i].cur.key, w;
-
-			pc_wall_look(&nxt[i], how);
-			/* a wait found now: walked now, while it lasts */
-			if (!(how & PC_LOOK_CHEAP) && (w = pc_wall_walk_found(&nxt[i], key, more)))
-				walks++, in_walks += w;
-		}
+	walks = pc_wall_looks(nxt, n, how, more, afford, &in_walks, &in_first);
 	looks_ns = pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 - in_walks;
+	firsts_ns = in_first;
 	place(n);
 	if ((walks += pc_wall_walks(nxt, n, more, seed)))
 		walk_ns = walk_ns * 0.7 + 0.3 * (double)(pc_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 -
@@ -325,7 +259,7 @@ init_unwinder(void)
  * while the bucket holds any.
  */
 #define START_NS	10e6	/* libunwind's load, the first walks */
-#define NEW_NS		30e3
+#define NEW_NS		pc_wall_first_ns(0)	/* learned, wall_round.c */
 #define ROUND_NS	20e3
 #define EVENT_NS	3e3
 static double budget, bucket, per_thread = 3000;
@@ -378,6 +312,16 @@ may_walk(void)
 	return bucket > -DEBT_NS;
 }
 
+/* The last round's next 8 first looks in full, where the bucket holds
+ * them and a look from the counters alone at each thread left. */
+static int
+afford(size_t left)
+{
+	bucket_spend();
+	return bucket > 8 * pc_wall_first_ns(0) +
+			(double)left * pc_wall_first_ns(1);
+}
+
 /* One round, under the lock; its cost a thread learned. */
 static size_t
 timed_round(uint64_t *seed, int last)
@@ -388,14 +332,14 @@ timed_round(uint64_t *seed, int last)
 	pthread_mutex_lock(&round_lock);
 	/* the last round, short of budget, reads the counters alone */
 	n = round_all(may_walk, seed,
-		      !last ? 0 : bucket < next_round_cost() ?
+		      !last ? 0 : bucket < round_cost(ncur, ncur) ?
 		      PC_LOOK_LAST | PC_LOOK_CHEAP : PC_LOOK_LAST);
 	pthread_mutex_unlock(&round_lock);
 	bucket_spend();
 	/* learned from rounds of threads mostly known already */
 	known = known < n ? known : n;
 	if (known && known >= n / 2) {
-		each = ((double)looks_ns - NEW_NS * (double)(n - known) - ROUND_NS) / (double)known;
+		each = ((double)looks_ns - (double)firsts_ns - ROUND_NS) / (double)known;
 		per_thread = per_thread * 0.8 + 0.2 * (each > 1000 ? each : 1000);
 	}
 	return n;

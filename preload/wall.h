@@ -36,9 +36,9 @@ struct pc_frame *pc_wall_frames(void) PC_HIDDEN;
  * each read (a stack word's address and value), for a walk from the same
  * pc and sp to reuse once those words are checked (wall_unwind.c). Map
  * the table: 0 or -1. Get: the frames into f[0..max) and *how, the words
- * to check in *w[0..*nw); the number of frames, or 0 where none is kept.
- * Put: keep a walk (one with too many frames or words is not). Clear:
- * forget them all. */
+ * to check in *w[0..*nw) (a walk kept at pc alone: shifted to sp); the
+ * number of frames, or 0 where none is kept. Put: keep a walk (one with
+ * too many frames or words is not). Clear: forget them all. */
 struct pc_wword {
 	uintptr_t addr, val;
 };
@@ -173,6 +173,21 @@ void pc_wall_ended(struct pc_wthread *w, uint64_t end_ns,
 /* wall_acct.c: thread tid's life of life_ns, cpu_ns of it on the CPU,
  * begun and ended between two rounds. */
 void pc_wall_brief(uint32_t tid, uint64_t life_ns, uint64_t cpu_ns) PC_HIDDEN;
+/* wall_round.c: the entry of thread tid in t[0..n), sorted, or NULL;
+ * the starts and ends told since the last round, given to the threads
+ * listed now nxt[0..n) and at the last round cur[0..ncur); a look at each
+ * of nxt, a wait found walked while more() allows, the last round's
+ * first looks in full while afford(threads left) (PC_LOOK_LAST): the
+ * walks made, their CPU ns added to *in_walks, the first looks' (walks
+ * apart) to *in_first; a first look's CPU ns lately, full or cheap. */
+struct pc_wthread *pc_wall_find(struct pc_wthread *t, size_t n,
+				uint32_t tid) PC_HIDDEN;
+void pc_wall_events(struct pc_wthread *nxt, size_t n, struct pc_wthread *cur,
+		    size_t ncur) PC_HIDDEN;
+size_t pc_wall_looks(struct pc_wthread *t, size_t n, int how,
+		     int (*more)(void), int (*afford)(size_t left),
+		     uint64_t *in_walks, uint64_t *in_first) PC_HIDDEN;
+double pc_wall_first_ns(int cheap) PC_HIDDEN;
 /* wall_walks.c: walk the stacks of the blocked threads of t[0..n) whose
  * wait is not walked yet, picked at random weighted by their time not
  * yet under a stack, while more() says the budget allows; the number
