@@ -285,6 +285,24 @@ END_TEST
  * first in LD_PRELOAD, before an allocator preloaded already, after an
  * ASan runtime that is first; nothing without PC_ALLOC, or with no
  * companion beside lib. */
+/* t with each "D/" in it made dir's path: the template is read once, left
+ * to right (replaced in the result again, a directory whose random name
+ * ended in D, one in 62, was replaced over and over past the buffer) */
+static void
+with_dir(char *out, size_t size, const char *t, const char *dir)
+{
+	size_t n = 0;
+
+	for (; *t && n + 1 < size; t++) {
+		if (t[0] == 'D' && t[1] == '/')
+			n += (size_t)snprintf(out + n, size - n, "%s", dir);
+		else
+			out[n++] = *t;
+		ck_assert_uint_lt(n, size);
+	}
+	out[n] = 0;
+}
+
 START_TEST(test_alloc_hooks_go_first)
 {
 	static const struct {
@@ -308,16 +326,8 @@ START_TEST(test_alloc_hooks_go_first)
 	snprintf(hooks, sizeof(hooks), "%s/libpc-alloc.so", dir);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		/* D for the directory in each case */
-		snprintf(a, sizeof(a), "%s", cases[i].preload);
-		for (char *d; (d = strstr(a, "D/")); ) {
-			memmove(d + strlen(dir), d + 1, strlen(d + 1) + 1);
-			memcpy(d, dir, strlen(dir));
-		}
-		snprintf(b, sizeof(b), "%s", cases[i].want);
-		for (char *d; (d = strstr(b, "D/")); ) {
-			memmove(d + strlen(dir), d + 1, strlen(d + 1) + 1);
-			memcpy(d, dir, strlen(dir));
-		}
+		with_dir(a, sizeof(a), cases[i].preload, dir);
+		with_dir(b, sizeof(b), cases[i].want, dir);
 		if (cases[i].pc_alloc)
 			setenv("PC_ALLOC", cases[i].pc_alloc, 1);
 		else
