@@ -13,7 +13,7 @@ import tempfile
 
 from pctest import prog
 from test_cli import pcprof
-from test_compare import at_20khz, compare, scale
+from test_compare import at_20khz, compare
 
 # the tests here run pcprof compare, whose runs are timed: one worker, in order
 SHARED = True
@@ -65,8 +65,10 @@ def test_sequential_identical_builds_are_unchanged_at_threshold_5():
     decided within 17 runs a side of 0.6 s (10 s); 40 s leaves room for a
     busy machine (at a load of 10 a run took 1.9 s, and 15 s allowed 5
     runs a side: undecided), and a decided gate stops long before it."""
-    s = scale()
-    p = compare("--budget", "40s", "--threshold", "5", "--base", prog("regress-base"), s,
+    # as many samples a run as scale() at 10 kHz for half the CPU, as the
+    # test above: at a load of 9 on 2 CPUs this gate made 22 s of CPU
+    hz, s = at_20khz()
+    p = compare("--budget", "40s", "--threshold", "5", *hz, "--base", prog("regress-base"), s,
                 "--new", prog("regress-again"), s)
     assert p.returncode == 0, (p.returncode, p.stdout[-3000:], p.stderr[-2000:])
     m = re.search(r"^verdict: (\w+) after (\d+) runs a side(?:, (\d+) left out as disturbed "
@@ -89,6 +91,7 @@ def test_sequential_identical_builds_are_unchanged_at_threshold_5():
         assert sides == [m.group(4), m.group(5)], (sides, m.groups())
         assert int(m.group(4)) + int(m.group(5)) + len(left) == 2 * int(m.group(2)), \
             m.groups()
+    return "unchanged after %s runs a side (%s left out)" % (m.group(2), m.group(3) or 0)
 
 
 def test_sequential_undecided_fail_exits_1_with_the_smallest_change_ruled_out():
@@ -97,9 +100,9 @@ def test_sequential_undecided_fail_exits_1_with_the_smallest_change_ruled_out():
     runs could rule out given, above 0.5 %, the functions that were open
     named with theirs, in the text and in the JSON; pcprof diff --looks 3
     on the kept runs gives the same look."""
-    s = scale()
+    hz, s = at_20khz()
     d = os.path.join(tempfile.mkdtemp(prefix="pc-e2e-seq-"), "runs")
-    p = compare("--budget", "1s", "--threshold", "0.5", "--undecided", "fail", "-o", d,
+    p = compare("--budget", "1s", "--threshold", "0.5", "--undecided", "fail", "-o", d, *hz,
                 "--base", prog("regress-base"), s, "--new", prog("regress-again"), s)
     assert p.returncode == 1, (p.returncode, p.stdout[-3000:], p.stderr[-2000:])
     m = re.search(r"^verdict: undecided after 3 runs a side \(one look, at alpha 0.01\): "
