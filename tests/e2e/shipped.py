@@ -10,6 +10,7 @@ import random
 import re
 import shutil
 import subprocess
+import tempfile
 
 _usable = None
 
@@ -249,7 +250,26 @@ def norm_obj(name):
 
 def text_file(path, mbytes, seed=7):
     """mbytes of made-up text that compresses about 3:1, the same bytes
-    every time."""
+    every time. In an e2e run (tests/e2e/run.py's TMPDIR, which goes at
+    its end) made once and copied from there: a test changes only its
+    copy; elsewhere (bench/real.py) made each time."""
+    tmp = tempfile.gettempdir()
+    if not os.path.basename(tmp).startswith("pc-e2e-run-"):
+        _make_text(path, mbytes, seed)
+        return
+    cache = os.path.join(tmp, "pc-text-%d-%d.txt" % (mbytes, seed))
+    if not os.path.exists(cache):
+        # tests run in parallel processes: each writes its own file, and
+        # the rename puts a whole one in place
+        fd, part = tempfile.mkstemp(prefix="pc-text-", dir=tmp)
+        os.close(fd)
+        _make_text(part, mbytes, seed)
+        os.chmod(part, 0o644)
+        os.replace(part, cache)
+    shutil.copyfile(cache, path)
+
+
+def _make_text(path, mbytes, seed):
     rnd = random.Random(seed)
     words = ["".join(rnd.choice("etaoinshrdlucmfwyp") for _ in range(rnd.randint(2, 9)))
              for _ in range(4000)]
