@@ -317,6 +317,19 @@ $(P)/asanexit: tests/progs/asanexit.c tests/progs/truth.h
 $(P)/loops-noinline: tests/progs/loops.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -DNO_INLINE=1 -o $@ $<
+# test_callgraph.py's 3,000 functions, made and built once, not per run
+PROGS += $(P)/chains37
+$(B)/gen/chains37.c: tests/progs/chains37.py
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)$(PYTHON) $< > $@.tmp && mv $@.tmp $@
+$(P)/chains37: $(B)/gen/chains37.c tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) -O1 -Itests/progs -o $@ $<
+# shipped.py's C++ program of exceptions, built once, not per run
+PROGS += $(P)/exc37
+$(P)/exc37: tests/progs/exc37.cc
+	@mkdir -p $(dir $@)
+	$(call say,CXX,$@)$(CXX) -O2 -g -o $@ $<
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIE -pie -o $@ $<

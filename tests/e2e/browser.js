@@ -13,17 +13,25 @@
 //   MARKER; the graph's state then, and after a click on the strip.
 // usage: node browser.js paint URL SHOTS
 //   Load a page; how long it took, its paint times, its frames.
+// usage: node browser.js serve
+//   One browser for many pages: each line of stdin a JSON array of one
+//   of the above's arguments (mode first), each answer one JSON line.
+//   It ends at the end of stdin, or after a minute with no page asked.
 //
 // Screenshots go to the directory SHOTS. The result is one JSON line.
 'use strict';
 
 const { chromium } = require('playwright-core');
 
-async function open(url) {
-	const browser = await chromium.launch({
+function launch() {
+	return chromium.launch({
 		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
 		args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 	});
+}
+
+/* A page of its own context (its own storage and cookies) in browser. */
+async function open(browser, url) {
 	const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
 	const blocked = [];
 	await context.route('**/*', (route) => {
@@ -38,11 +46,11 @@ async function open(url) {
 	const errors = [];
 	page.on('pageerror', (e) => errors.push(String(e)));
 	await page.goto(url);
-	return { browser, page, blocked, errors };
+	return { context, page, blocked, errors };
 }
 
-async function speedscope(url, shots, name) {
-	const { browser, page, blocked, errors } = await open(url);
+async function speedscope(browser, url, shots, name) {
+	const { context, page, blocked, errors } = await open(browser, url);
 	const out = { blocked, errors };
 	// loaded: the view tabs are there
 	await page.waitForFunction(() => document.body.innerText.includes('Sandwich'), null,
@@ -55,7 +63,7 @@ async function speedscope(url, shots, name) {
 	out.text = await page.evaluate(() => document.body.innerText);
 	out.found = out.text.includes(name);
 	out.title = await page.title();
-	await browser.close();
+	await context.close();
 	return out;
 }
 
@@ -104,8 +112,8 @@ async function clickFrame(page, name) {
 	await page.mouse.click(box.x, box.y);
 }
 
-async function flame(url, shots, term, frame) {
-	const { browser, page, blocked, errors } = await open(url);
+async function flame(browser, url, shots, term, frame) {
+	const { context, page, blocked, errors } = await open(browser, url);
 	const out = { blocked, errors, steps: {} };
 	const t0 = Date.now();
 	await page.waitForSelector('#frames g');
@@ -127,13 +135,13 @@ async function flame(url, shots, term, frame) {
 	await page.click('#invert');
 	out.steps.invert = await page.evaluate(flameState);
 	await page.screenshot({ path: shots + '/flame-inverted.png' });
-	await browser.close();
+	await context.close();
 	return out;
 }
 
 /* The flame graph's time strip: a drag over a marker, then a click. */
-async function strip(url, shots, name, k) {
-	const { browser, page, blocked, errors } = await open(url);
+async function strip(browser, url, shots, name, k) {
+	const { context, page, blocked, errors } = await open(browser, url);
 	const out = { blocked, errors, steps: {} };
 	await page.waitForSelector('#strip .marker');
 	const boxes = await page.evaluate((n) =>
@@ -167,14 +175,18 @@ async function strip(url, shots, name, k) {
 	out.steps.back = await page.evaluate(flameState);
 	out.backFrom = await page.evaluate(() => document.documentElement.getAttribute('fg:from'));
 	await page.screenshot({ path: shots + '/flame-strip-whole.png' });
-	await browser.close();
+	await context.close();
 	return out;
 }
 
-/* How long a page takes to load and paint (bench/export.py). */
-async function paint(url, shots) {
-	const t0 = Date.now();
-	const { browser, page, blocked, errors } = await open(url);
+/* When the browser was launched (or serve's job came): paint's start. */
+let since = Date.now();
+
+/* How long a page takes to load and paint (bench/export.py), from the
+   browser's launch. */
+async function paint(browser, url, shots) {
+	const t0 = since;
+	const { context, page, blocked, errors } = await open(browser, url);
 	const out = { blocked, errors };
 	await page.waitForLoadState('load');
 	out.loadedMs = Date.now() - t0;
@@ -182,17 +194,61 @@ async function paint(url, shots) {
 		performance.getEntriesByType('paint').map((e) => ({ name: e.name, ms: e.startTime })));
 	out.frames = await page.evaluate(() => document.querySelectorAll('#frames g').length);
 	await page.screenshot({ path: shots + '/paint.png' });
-	await browser.close();
+	await context.close();
 	return out;
 }
 
 const modes = { speedscope, flame, strip, paint };
 
+async function one(browser, mode, args) {
+	if (!modes[mode])
+		throw new Error('no mode ' + mode);
+	return modes[mode](browser, ...args);
+}
+
+/* serve: one browser for many pages. Each line of stdin is a JSON array,
+   a mode and its arguments; each answer is one JSON line, the mode's
+   result or { error }. The browser closes at the end of stdin. */
+async function serve(browser) {
+	const rl = require('readline');
+	const lines = rl.createInterface({ input: process.stdin });
+	// idle for a minute: no more pages are coming (a caller that asks
+	// again after that starts another browser)
+	let timer;
+	const idle = () => { timer = setTimeout(() => lines.close(), 60000); };
+	idle();
+	for await (const line of lines) {
+		clearTimeout(timer);
+		let out;
+		try {
+			const [mode, ...args] = JSON.parse(line);
+			since = Date.now();
+			out = await one(browser, mode, args);
+		} catch (e) {
+			out = { error: String(e && e.stack || e) };
+		}
+		console.log(JSON.stringify(out));
+		idle();
+	}
+	clearTimeout(timer);
+}
+
 (async () => {
 	const [mode, ...args] = process.argv.slice(2);
-	if (!modes[mode])
-		throw new Error('usage: node browser.js speedscope|flame URL SHOTS ...');
-	console.log(JSON.stringify(await modes[mode](...args)));
+	if (mode !== 'serve' && !modes[mode])
+		throw new Error('usage: node browser.js ' +
+				'speedscope|flame|strip|paint|serve URL SHOTS ...');
+	since = Date.now();
+	const browser = await launch();
+	try {
+		if (mode === 'serve')
+			await serve(browser);
+		else
+			console.log(JSON.stringify(
+				await one(browser, mode, args)));
+	} finally {
+		await browser.close();
+	}
 })().catch((e) => {
 	console.error(String(e && e.stack || e));
 	process.exit(1);

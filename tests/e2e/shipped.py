@@ -10,6 +10,7 @@ import random
 import re
 import shutil
 import subprocess
+import tempfile
 
 _usable = None
 
@@ -249,7 +250,26 @@ def norm_obj(name):
 
 def text_file(path, mbytes, seed=7):
     """mbytes of made-up text that compresses about 3:1, the same bytes
-    every time."""
+    every time. In an e2e run (tests/e2e/run.py's TMPDIR, which goes at
+    its end) made once and copied from there: a test changes only its
+    copy; elsewhere (bench/real.py) made each time."""
+    tmp = tempfile.gettempdir()
+    if not os.path.basename(tmp).startswith("pc-e2e-run-"):
+        _make_text(path, mbytes, seed)
+        return
+    cache = os.path.join(tmp, "pc-text-%d-%d.txt" % (mbytes, seed))
+    if not os.path.exists(cache):
+        # tests run in parallel processes: each writes its own file, and
+        # the rename puts a whole one in place
+        fd, part = tempfile.mkstemp(prefix="pc-text-", dir=tmp)
+        os.close(fd)
+        _make_text(part, mbytes, seed)
+        os.chmod(part, 0o644)
+        os.replace(part, cache)
+    shutil.copyfile(cache, path)
+
+
+def _make_text(path, mbytes, seed):
     rnd = random.Random(seed)
     words = ["".join(rnd.choice("etaoinshrdlucmfwyp") for _ in range(rnd.randint(2, 9)))
              for _ in range(4000)]
@@ -260,29 +280,6 @@ def text_file(path, mbytes, seed=7):
             f.write(line)
             n += len(line)
 
-
-CXX_EXC = r"""
-#include <cstdio>
-#include <cstdlib>
-#include <map>
-#include <stdexcept>
-#include <string>
-static int parse(const std::string &s) {
-    if (s.size() % 7 == 0) throw std::runtime_error("bad " + s);
-    return (int)s.size();
-}
-int main(int argc, char **argv) {
-    long n = argc > 1 ? atol(argv[1]) : 400000;
-    std::map<std::string, int> m;
-    long caught = 0, sum = 0;
-    for (long i = 0; i < n; i++) {
-        std::string k = std::to_string(i * 2654435761u % 100003);
-        try { sum += parse(k); m[k] += 1; } catch (const std::exception &) { caught++; }
-    }
-    std::printf("%ld %ld %zu\n", sum, caught, m.size());
-    return 0;
-}
-"""
 
 PY_JSON = "import json; d=[{'k': i, 'v': str(i)*3} for i in range(%d)]; " \
     "print(len(json.loads(json.dumps(d))))"
@@ -333,11 +330,14 @@ def programs(d, build, top, big=False):
                        capture_output=True, timeout=300)
 
     def setup_cxx():
-        src = os.path.join(d, "exc.cc")
-        with open(src, "w") as f:
-            f.write(CXX_EXC)
-        subprocess.run(["c++", "-O2", "-g", "-o", os.path.join(d, "exc"), src], check=True,
-                       timeout=300)
+        # tests/progs/exc37.cc, as make builds it (PROGS), or built here
+        # with the same flags where make has not
+        exe, built = os.path.join(d, "exc"), os.path.join(build, "tests", "progs", "exc37")
+        if os.path.exists(built):
+            shutil.copy(built, exe)
+            return
+        src = os.path.join(top, "tests", "progs", "exc37.cc")
+        subprocess.run(["c++", "-O2", "-g", "-o", exe, src], check=True, timeout=300)
 
     py = PY_JSON % (300000 if big else 200000)
     rows = 1000000

@@ -4,7 +4,6 @@ on libpc's gmon.out splits a function's time among its callers by time."""
 
 import json
 import os
-import subprocess
 import xml.etree.ElementTree as ET
 
 from pctest import gprof_callers, gprof_flat, prog, read_gmon, run
@@ -114,27 +113,10 @@ def test_unwinding_survives_dlopen_and_malloc_storms():
 
 
 def test_full_arc_table_drops_and_says_so():
-    # 30 call chains of 100 distinct functions: every sample walks 100
-    # edges, and 3000 distinct edges do not fit a 1024-slot table
-    d = run(["true"], profiled=False).cwd
-    src = os.path.join(d, "chains.c")
-    with open(src, "w") as f:
-        f.write('#include "%s"\n' % os.path.abspath(
-            os.path.join(os.path.dirname(__file__), "..", "progs", "truth.h")))
-        f.write("#include <stdlib.h>\nstatic volatile uint64_t s;\n")
-        for k in range(30):
-            f.write("__attribute__((noinline)) void c%d_99(void) "
-                    "{ s = spin(s, 20000); }\n" % k)
-            for i in range(98, -1, -1):
-                f.write("__attribute__((noinline)) void c%d_%d(void) "
-                        "{ c%d_%d(); __asm__ volatile(\"\"); }\n" % (k, i, k, i + 1))
-        f.write("int main(int c, char **v) { double t = atof(v[1]);\n"
-                " while (process_cpu() < t) {\n")
-        for k in range(30):
-            f.write("  c%d_0();\n" % k)
-        f.write(" }\n return 0;\n}\n")
-    exe = os.path.join(d, "chains")
-    subprocess.run(["cc", "-O1", "-o", exe, src], check=True)
+    # 30 call chains of 100 distinct functions (tests/progs/chains37.py):
+    # every sample walks 100 edges, and 3000 distinct edges do not fit a
+    # 1024-slot table
+    exe = prog("chains37")
     # 0.5 s: some 500 samples of 100 edges each overfill the table many
     # times, and each chain's leaf expects 16 of them (none: e^-16)
     r = run([exe, "0.5"], env={"PC_ARCS": "1024"})

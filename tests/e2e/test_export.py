@@ -12,10 +12,12 @@ import json
 import os
 import pty
 import re
+import select
 import shutil
 import subprocess
 import tempfile
 import threading
+import time
 import urllib.parse
 import xml.etree.ElementTree as ET
 
@@ -313,13 +315,78 @@ def artifacts(name):
     return d
 
 
+# one browser (browser.js serve) for this module's pages: a launch of
+# Chromium costs more CPU than a page in it; the last test here closes it,
+# and it closes itself after a minute with no page asked
+_driver = {}
+
+
+def close_driver():
+    """End the browser and wait for it (its CPU is then the test's); the
+    tail of what it wrote on stderr."""
+    p = _driver.pop("p", None)
+    if p is None:
+        return ""
+    try:
+        p.stdin.close()
+    except BrokenPipeError:	# what a write left, to a browser that ended
+        pass
+    try:
+        p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        p.wait()
+    p.stdout.close()
+    err = _driver.pop("err")
+    err.seek(0)
+    tail = err.read().decode(errors="replace")[-3000:]
+    err.close()
+    return "status %s: %s" % (p.returncode, tail)
+
+
+def answer(p, timeout):
+    """The browser's next line, b"" where it ended first."""
+    end, buf = time.time() + timeout, b""
+    while not buf.endswith(b"\n"):
+        left = end - time.time()
+        if left <= 0 or not select.select([p.stdout], [], [], left)[0]:
+            os.killpg(p.pid, 9)
+            raise AssertionError("no answer from the browser in %d s" % timeout)
+        chunk = os.read(p.stdout.fileno(), 1 << 20)
+        if not chunk:
+            return b""
+        buf += chunk
+    return buf
+
+
 def drive(*args):
+    """browser.js's answer to args (a mode and its arguments)."""
     node, mods = browser()
-    p = subprocess.run([node, os.path.join(HERE, "browser.js")] + list(args),
-                       capture_output=True, text=True, timeout=180,
-                       env=dict(os.environ, NODE_PATH=mods))
-    assert p.returncode == 0, p.stderr[-3000:]
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    for _ in range(2):
+        p = _driver.get("p")
+        if p is None or p.poll() is not None:
+            close_driver()
+            err = tempfile.TemporaryFile()
+            p = subprocess.Popen(
+                [node, os.path.join(HERE, "browser.js"), "serve"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                env=dict(os.environ, NODE_PATH=mods), start_new_session=True)
+            _driver.update(p=p, err=err)
+        try:
+            p.stdin.write((json.dumps(list(args)) + "\n").encode())
+            p.stdin.flush()
+            line = answer(p, 180)
+        except BrokenPipeError:
+            line = b""
+        if line:
+            break
+        # ended: once more where it closed itself (idle), not where it failed
+        why = close_driver()
+        assert p.returncode == 0, why
+    assert line, why
+    r = json.loads(line)
+    assert "error" not in r, r["error"][-3000:]
+    return r
 
 
 def test_speedscope_app_loads_the_profile_in_chromium():
@@ -472,3 +539,21 @@ def test_flame_graph_in_chromium_searches_zooms_resets_and_inverts():
         "invert; first paint %s; screenshots in %s" % (
             len(frames), term, len(hit), 100 * share, zname, hidden,
             ", ".join("%s %.0f ms" % (e["name"], e["ms"]) for e in r["paint"]), shots)
+
+
+# the other modules' pages in Chromium, here to share its launch; the last
+# closes the browser
+
+
+def test_markers38_flame_strip_drag_over_a_marker_draws_its_window():
+    from test_markers38_strip import \
+        flame_strip_drag_over_a_marker_draws_its_window as drag
+    return drag()
+
+
+def test_timeline38_speedscope_is_evented_and_loads_in_chromium():
+    import test_timeline38
+    try:
+        return test_timeline38.speedscope_is_evented_and_loads_in_chromium()
+    finally:
+        close_driver()

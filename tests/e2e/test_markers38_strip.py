@@ -35,7 +35,9 @@ def shown(state, name):
     return sum(f["value"] for f in state["frames"] if f["shown"] and f["name"] == name)
 
 
-def test_markers38_flame_strip_drag_over_a_marker_draws_its_window():
+def flame_strip_drag_over_a_marker_draws_its_window():
+    """test_markers38_flame_strip_drag_over_a_marker_draws_its_window, run
+    by test_export.py with its other pages in one browser."""
     browser()
     # 4 slow requests of 80 ms of CPU (serve_slow), 16 fast ones of 1 ms
     argv = [prog("markers38_itt"), "20", "5", "80"]

@@ -298,11 +298,13 @@ def test_timeline38_survives_sigkill():
     assert ff["meta"]["profilingEndTime"] - last < 50, (ff["meta"]["profilingEndTime"], last)
 
 
-def test_timeline38_speedscope_is_evented_and_loads_in_chromium():
+def speedscope_is_evented_and_loads_in_chromium():
     """With a timeline, speedscope's export is a true timeline: a thread an
     evented profile, frames opened and closed at the samples' times, nested,
     in order, each thread's busy time its CPU samples' time; speedscope's
-    own app loads it in headless Chromium (test_export's driver)."""
+    own app loads it in headless Chromium (test_export's driver). Run by
+    test_export.py with its other pages in one browser, as
+    test_timeline38_speedscope_is_evented_and_loads_in_chromium."""
     import urllib.parse
     import test_export
     d, out = recorded([100, 10], plain=False)
