@@ -82,15 +82,21 @@ def samples(data, skip_comms=()):
         if head is None or head[0] in skip_comms:
             return
         total += head[1]
+        k = None
         for sym, dso, ip in frames:
             if ip == 0 or ip >> 63 or dso.startswith("[kernel") or \
                     dso.startswith("[guest"):
                 continue	# the kernel's, or the end of a chain
+            if obj_name(dso) == "libpc.so":
+                # libpc's handler, and what it calls (libgcc_s's or
+                # libunwind's unwinder): libpc's, whichever frame is first
+                k = ("libpc.so", sym)
+                break
             # user code in no file perf knows: JIT code with no map
-            k = ("[anonymous code]", "[anonymous code]") if dso == "[unknown]" else \
-                (obj_name(dso), sym)
+            k = k or (("[anonymous code]", "[anonymous code]") if dso == "[unknown]"
+                      else (obj_name(dso), sym))
+        if k:
             out[k] = out.get(k, 0.0) + head[1]
-            return
 
     for line in r.stdout.splitlines() + [""]:
         if not line.strip():
@@ -189,13 +195,15 @@ def pcprof_table(report):
 def perf_table(data):
     """perf's samples of data as in samples(), with pcprof's own processes
     (run's parent, its child before the exec) left out, and libpc's
-    handler (libpc.so, libgcc_s's unwinder under it), which libpc cannot
-    sample: perf's time there falls to what libpc samples next. Objects
-    named as norm_obj names them; and perf's CPU seconds."""
+    handler (libpc.so, and an unwinder under it: samples() tells it by
+    libpc.so in the chain), which libpc cannot sample: perf's time there
+    falls to what libpc samples next. libgcc_s's own time, a C++ program's
+    exceptions unwound, stays. Objects named as norm_obj names them; and
+    perf's CPU seconds."""
     table, cpu = samples(data, skip_comms=("pcprof",))
     out = {}
     for (o, n), v in table.items():
-        if o in ("libpc.so", "libgcc_s.so.1"):
+        if o == "libpc.so":
             continue
         k = (norm_obj(o), n)
         out[k] = out.get(k, 0) + v

@@ -6,8 +6,11 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+// a key ending in 7 (a tenth of them) throws: the unwinder's and the
+// catch's time are part of the profile (keys of 7 characters, asked for
+// before, never came: they are 6 digits at most, and none was thrown)
 static int parse(const std::string &s) {
-    if (s.size() % 7 == 0) throw std::runtime_error("bad " + s);
+    if (s.back() == '7') throw std::runtime_error("bad " + s);
     return (int)s.size();
 }
 int main(int argc, char **argv) {
