@@ -13,7 +13,7 @@ import tempfile
 
 from pctest import prog
 from test_cli import pcprof
-from test_compare import at_20khz, compare
+from test_compare import at_20khz, compare, scale
 
 # the tests here run pcprof compare, whose runs are timed: one worker, in order
 SHARED = True
@@ -100,9 +100,12 @@ def test_sequential_undecided_fail_exits_1_with_the_smallest_change_ruled_out():
     runs could rule out given, above 0.5 %, the functions that were open
     named with theirs, in the text and in the JSON; pcprof diff --looks 3
     on the kept runs gives the same look."""
-    hz, s = at_20khz()
+    # scale()'s runs (about 0.5 s here), so that the 1 s budget ends at the
+    # first look whatever the machine's speed: at 20 kHz on half the work,
+    # a quiet machine fit a fourth run a side in it and looked again
+    s = scale()
     d = os.path.join(tempfile.mkdtemp(prefix="pc-e2e-seq-"), "runs")
-    p = compare("--budget", "1s", "--threshold", "0.5", "--undecided", "fail", "-o", d, *hz,
+    p = compare("--budget", "1s", "--threshold", "0.5", "--undecided", "fail", "-o", d,
                 "--base", prog("regress-base"), s, "--new", prog("regress-again"), s)
     assert p.returncode == 1, (p.returncode, p.stdout[-3000:], p.stderr[-2000:])
     m = re.search(r"^verdict: undecided after 3 runs a side \(one look, at alpha 0.01\): "
