@@ -87,14 +87,16 @@ def samples(data, skip_comms=()):
             if ip == 0 or ip >> 63 or dso.startswith("[kernel") or \
                     dso.startswith("[guest"):
                 continue	# the kernel's, or the end of a chain
-            if obj_name(dso) == "libpc.so":
-                # libpc's handler, and what it calls (libgcc_s's or
-                # libunwind's unwinder): libpc's, whichever frame is first
+            o = obj_name(dso)
+            if o == "libpc.so":
+                # libpc's handler, and the unwinder it called: libpc's
                 k = ("libpc.so", sym)
                 break
             # user code in no file perf knows: JIT code with no map
             k = k or (("[anonymous code]", "[anonymous code]") if dso == "[unknown]"
-                      else (obj_name(dso), sym))
+                      else (o, sym))
+            if not o.startswith(("libgcc_s.so", "libunwind")):
+                break	# not under an unwinder called by libpc's handler
         if k:
             out[k] = out.get(k, 0.0) + head[1]
 
@@ -196,8 +198,9 @@ def perf_table(data):
     """perf's samples of data as in samples(), with pcprof's own processes
     (run's parent, its child before the exec) left out, and libpc's
     handler (libpc.so, and an unwinder under it: samples() tells it by
-    libpc.so in the chain), which libpc cannot sample: perf's time there
-    falls to what libpc samples next. libgcc_s's own time, a C++ program's
+    libpc.so as the first frame past libgcc_s's or libunwind's), which
+    libpc cannot sample: perf's time there falls to what libpc samples
+    next. libgcc_s's own time, a C++ program's
     exceptions unwound, stays. Objects named as norm_obj names them; and
     perf's CPU seconds."""
     table, cpu = samples(data, skip_comms=("pcprof",))
