@@ -3,7 +3,8 @@
  * pcprof history: keeps one record a commit of a benchmark's runs in a
  * file (history add), and finds the commits where a function's seconds,
  * or the whole program's, changed (history FILE). The file is read and
- * written by history_file.c, the change points found by history_cp.c,
+ * written by history_file.c, its series made and their change points
+ * found by history_fit.c and history_cp.c,
  * printed by history_out.c.
  */
 #include <errno.h>
@@ -18,7 +19,6 @@
 #include "inputs/runfiles.h"
 #include "model/diff.h"
 #include "model/history.h"
-#include "model/stats.h"
 
 static const char usage_history[] =
 "usage: pcprof history [OPTIONS] FILE\n"
@@ -51,7 +51,7 @@ static const char usage_history[] =
 "                     commit measured on a faster or slower machine (by\n"
 "                     default each commit's seconds are divided by its\n"
 "                     speed, the median of their ratios to their\n"
-"                     medians)\n"
+"                     levels between their change points)\n"
 "  --plot FUNCTION    write an SVG plot of FUNCTION's seconds over the\n"
 "                     commits (\"cpu\" or \"wall\": the program's), change\n"
 "                     points marked, to the file of -o\n"
@@ -282,182 +282,6 @@ history_pool(struct history *h)
 	h->n = k;
 }
 
-/* Series s's arrays, for its cap values. */
-static void
-series_alloc(struct hist_series *s, size_t cap)
-{
-	s->idx = pc_realloc(NULL, (cap ? cap : 1) * sizeof(*s->idx));
-	s->x = pc_realloc(NULL, (cap ? cap : 1) * sizeof(*s->x));
-	s->within = pc_realloc(NULL, (cap ? cap : 1) * sizeof(*s->within));
-}
-
-/* Record i's value v onto series s. */
-static void
-series_add(struct hist_series *s, size_t i, const struct hist_value *v,
-	   int runs)
-{
-	s->idx[s->n] = i;
-	s->x[s->n] = v->mean;
-	s->within[s->n++] = v->var / runs;
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int
-cmp_series(const void *a, const void *b)
-{
-	return strcmp(((const struct hist_series *)a)->name,
-		      ((const struct hist_series *)b)->name);
-}
-
-/*
- * Every series of h: the program's, then each function's by name, each
- * sized to the records that have it, filled in one pass over the records
- * (a file of many names costs its size, not names times records).
- */
-static void
-series_make(struct hist_result *res)
-{
-	const struct history *h = res->h;
-	size_t nnames = 0, k = 0;
-	const char **names;
-
-	for (size_t i = 0; i < h->n; i++)
-		nnames += h->recs[i].nfuncs;
-	names = pc_realloc(NULL, (nnames + 1) * sizeof(*names));
-	for (size_t i = 0; i < h->n; i++)
-		for (size_t f = 0; f < h->recs[i].nfuncs; f++)
-			names[k++] = h->recs[i].funcs[f].name;
-	if (nnames > 1)
-		qsort(names, nnames, sizeof(*names), cmp_str);
-	res->s = pc_realloc(NULL, (nnames + 2) * sizeof(*res->s));
-	memset(res->s, 0, (nnames + 2) * sizeof(*res->s));
-	res->s[res->ns++] = (struct hist_series){ .name = "cpu", .program = 1 };
-	res->s[res->ns++] =
-		(struct hist_series){ .name = "wall", .program = 1 };
-	series_alloc(&res->s[0], h->n);
-	series_alloc(&res->s[1], h->n);
-	for (size_t i = 0, run = 1; i < nnames; i++, run++)
-		if (i + 1 == nnames || strcmp(names[i], names[i + 1])) {
-			res->s[res->ns].name = names[i];
-			series_alloc(&res->s[res->ns++], run);
-			run = 0;
-		}
-	free(names);
-	for (size_t i = 0; i < h->n; i++) {
-		const struct hist_record *r = &h->recs[i];
-
-		series_add(&res->s[0], i, &r->cpu, r->runs);
-		if (r->wall.mean >= 0)
-			series_add(&res->s[1], i, &r->wall, r->runs);
-		for (size_t f = 0; f < r->nfuncs; f++) {
-			struct hist_series key = { .name = r->funcs[f].name },
-					   *s;
-
-			s = bsearch(&key, res->s + 2, res->ns - 2, sizeof(key),
-				    cmp_series);
-			series_add(s, i, &r->funcs[f], r->runs);
-		}
-	}
-}
-
-/*
- * Every series at one machine speed: each commit's seconds divided by its
- * speed, the median of its functions' log seconds over their median over
- * the commits (with three functions or more; else 1), so that a commit
- * measured on a faster or busier machine moves no function, nor the
- * program (whose seconds then change only as far as some functions' do: a
- * slowdown of every function alike is the machine's, as pcprof diff takes
- * it). diff's robust mean (stats_robust_mean) weighs each function by its
- * runs' standard error, but a commit's runs vary with the machine's speed,
- * which is the point here; the median of a few functions is not moved by
- * the one that changed.
- */
-static void
-series_speed(struct hist_result *res)
-{
-	const struct history *h = res->h;
-	size_t *off = pc_realloc(NULL, (h->n + 1) * sizeof(*off)), *fill,
-	       total = 0;
-	double *speed = pc_realloc(NULL, (h->n + 1) * sizeof(*speed)), *lr,
-	       *tmp;
-
-	/* each commit's functions' log ratios, in a slice of lr of its own */
-	fill = pc_realloc(NULL, (h->n + 1) * sizeof(*fill));
-	for (size_t c = 0; c < h->n; c++) {
-		off[c] = total;
-		fill[c] = 0;
-		total += h->recs[c].nfuncs;
-	}
-	lr = pc_realloc(NULL, (total + 1) * sizeof(*lr));
-	tmp = pc_realloc(NULL, (h->n + 1) * sizeof(*tmp));
-	for (size_t i = 2; i < res->ns; i++) {
-		const struct hist_series *s = &res->s[i];
-		double ref;
-
-		memcpy(tmp, s->x, s->n * sizeof(*tmp));
-		ref = stats_median(tmp, s->n);
-		for (size_t j = 0; ref > 0 && j < s->n; j++)
-			if (s->x[j] > 0)
-				lr[off[s->idx[j]] + fill[s->idx[j]]++] =
-					log(s->x[j] / ref);
-	}
-	for (size_t c = 0; c < h->n; c++)
-		speed[c] = fill[c] >= 3 ?
-				   exp(stats_median(lr + off[c], fill[c])) :
-				   1;
-	for (size_t i = 0; i < res->ns; i++)
-		for (size_t j = 0; j < res->s[i].n; j++) {
-			double v = speed[res->s[i].idx[j]];
-
-			res->s[i].x[j] /= v;
-			res->s[i].within[j] /= v * v;
-		}
-	free(off);
-	free(fill);
-	free(speed);
-	free(lr);
-	free(tmp);
-}
-
-/* The change points of every series, at alpha over all of them
- * (Bonferroni: each series at alpha over their number). */
-static void
-series_changes(struct hist_result *res, enum cp_method m)
-{
-	size_t tested = 0;
-
-	for (size_t i = 0; i < res->ns; i++)
-		tested += res->s[i].n >= 3;
-	for (size_t i = 0; i < res->ns; i++) {
-		struct hist_series *s = &res->s[i];
-
-		if (s->n < 3)
-			continue;
-		s->ch = pc_realloc(NULL, s->n * sizeof(*s->ch));
-		s->nch = cp_find(m, s->x, s->within, s->n,
-				 res->alpha / (double)tested, res->threshold,
-				 s->ch, s->n);
-		res->nchanges += s->nch;
-	}
-}
-
-static void
-series_release(struct hist_result *res)
-{
-	for (size_t i = 0; i < res->ns; i++) {
-		free(res->s[i].idx);
-		free(res->s[i].x);
-		free(res->s[i].within);
-		free(res->s[i].ch);
-	}
-	free(res->s);
-}
-
 static void
 plot(const struct history_opts *o)
 {
@@ -505,17 +329,14 @@ cmd_history(int argc, char **argv)
 		return EXIT_BAD_INPUT;
 	history_pool(&h);
 	o.res.h = &h;
-	series_make(&o.res);
-	if (!o.absolute)
-		series_speed(&o.res);
-	series_changes(&o.res, o.method);
+	history_analyse(&o.res, o.absolute, o.method);
 	if (o.plot)
 		plot(&o);
 	else
 		history_print(stdout, &o.res, o.format);
 	if (fflush(stdout) || ferror(stdout))
 		pc_fatal("standard output: %s", strerror(errno));
-	series_release(&o.res);
+	history_result_release(&o.res);
 	history_release(&h);
 	return 0;
 }

@@ -129,9 +129,11 @@ struct hist_series {
 	int program;		/* 1: the whole program's seconds */
 	size_t n;		/* the commits it has a value at */
 	size_t *idx;		/* their indices in the history */
-	double *x, *within;	/* the mean, and its variance from the runs */
+	double *x, *within;	/* the mean, and its variance from the runs,
+				 * at one machine speed (history_analyse) */
 	struct change *ch;	/* the change points, at indices into x */
 	size_t nch;
+	double *raw, *raw_within;	/* x and within as recorded */
 };
 
 /* pcprof history's analysis of a whole file. */
@@ -143,6 +145,15 @@ struct hist_result {
 	double alpha, threshold;
 	const char *method;
 };
+
+/*
+ * history_fit.c: res's series from the records of res->h, each commit's
+ * seconds at one machine speed (absolute: as recorded), and their change
+ * points at res->alpha over all series (method m, history_cp.c).
+ * history_result_release frees what it made.
+ */
+void history_analyse(struct hist_result *res, int absolute, enum cp_method m);
+void history_result_release(struct hist_result *res);
 
 /* writers/history_out.c: res as text, json or markdown (format 0, 1, 2,
  * as enum diff_format) onto out. */
