@@ -18,7 +18,7 @@ PC_ALLOC (as pcprof run --alloc does); libpc.so alone has none.
 
 Usage: bench/alloc.py [--build DIR] [--base-lib LIBPC] [--base DIR] [--runs N]
                       [--programs churn,fast,python3,sqlite3] [--quick]
-                      [--peers] [--split]
+                      [--peers] [--split] [--instructions]
 (--quick: neither heaptrack nor PC_ALLOC_RATE=1, the slow ones;
 --peers: the allocators' own profilers too; HEAPPROFILE, about 28 us a
 malloc/free pair, runs once and on python3 and sqlite3 only;
@@ -30,15 +30,23 @@ PC_ALLOC_RATE=1 without --quick);
 --split: where the time goes, PC_ALLOC=only (no CPU timer: the CPU
 sampler's share out), PC_ALLOC_RATE=4294967295 (next to no sample: the
 fast path alone) and bench/alloc_hop.c preloaded (an interposer that only
-jumps: the hop's own cost). A
+jumps: the hop's own cost);
+--instructions: each configuration's instructions instead, counted once
+under cachegrind (`valgrind --tool=cachegrind --cache-sim=no`, its I
+refs), which no load moves: the churn at 1M pairs and the fast path at
+2M, their figures more than plain's a pair; python3 is this
+interpreter's binary (a pyenv shim is a script valgrind does not follow)
+with PYTHONHASHSEED=0. A
 program's runs are made in turns, one of each configuration a round, so
 that a busy machine's drift falls on all of them alike.)"""
 
 import argparse
 import glob
 import os
+import re
 import shutil
 import subprocess
+import sys
 import tempfile
 
 SQL = ("create table t(a integer primary key, b text, c real);"
@@ -106,6 +114,39 @@ def measure(argv, env, cwd):
         return ru.ru_utime + ru.ru_stime, rss, out.read()
 
 
+def instructions(argv, env):
+    """The instructions one run of argv executes (cachegrind's I refs),
+    or None where it failed under valgrind."""
+    vg = ["valgrind", "--tool=cachegrind", "--cache-sim=no",
+          "--cachegrind-out-file=/dev/null"]
+    p = subprocess.run(vg + argv, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    m = re.search(r"I\s+refs:\s+([\d,]+)", p.stderr)
+    if p.returncode != 0 or not m:
+        return None
+    return int(m.group(1).replace(",", ""))
+
+
+def count_all(programs, configs, env):
+    """--instructions: each configuration of each program once."""
+    print("| program | run | instructions | more than plain |")
+    print("|---|---|---|---|")
+    for pname, argv, pairs in programs:
+        base = None
+        for name, extra, wrap, _, _ in configs:
+            if wrap or (name.endswith("PC_ALLOC_RATE=1") and pname.startswith("fast")):
+                continue
+            n = instructions(argv, dict(env, PYTHONHASHSEED="0", **extra))
+            if n is None:
+                print("| %s | %s | failed under valgrind | |" % (pname, name))
+                continue
+            base = base or n	# plain's, the first
+            more = ("%+.2f a pair" % ((n - base) / pairs) if pairs
+                    else "%.5f" % (n / base))
+            print("| %s | %s | %.1fM | %s |" % (pname, name, n / 1e6, more),
+                  flush=True)
+
+
 def best(runs, jobs):
     """The least CPU time of runs runs of each (argv, env, profile) of
     jobs, made in turns, and that run's max RSS and output; a run whose
@@ -133,6 +174,7 @@ def main():
     ap.add_argument("--programs", default="churn,fast,python3,sqlite3")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--peers", action="store_true")
+    ap.add_argument("--instructions", action="store_true")
     a = ap.parse_args()
     lib = os.path.abspath(os.path.join(a.build, "libpc.so"))
     hooked = os.path.abspath(os.path.join(a.build, "libpc-alloc.so")) + ":" + lib
@@ -182,6 +224,13 @@ def main():
     if shutil.which("sqlite3"):
         programs.append(("sqlite3", "sqlite3", ["sqlite3", ":memory:", SQL]))
     programs = [p[1:] for p in programs if p[0] in a.programs.split(",")]
+    if a.instructions:
+        sizes = {"churn 10M": ("churn 1M", [exe, "1000000"], 1e6),
+                 "fast path 50M": ("fast path 2M", [exe, "2000000", "small"], 2e6),
+                 "python3": ("python3", [os.path.realpath(sys.executable), "-c", PY], 0)}
+        count_all([sizes.get(p, (p, argv, 0)) for p, argv in programs],
+                  [c + (None, False) for c in configs], env)
+        return
     # (name, extra env, wrapper, profile it must leave, once)
     configs = [c + (None, c[2] is not None) for c in configs]
     if a.peers:

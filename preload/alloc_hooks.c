@@ -60,10 +60,14 @@ static PC_TLS uint64_t rng;
 
 static void free_slow(void *p);
 static void free_boot(void *p);
+static void *realloc_boot(void *old, size_t n);
 
 static void *(*next_malloc)(size_t);
 static void *(*next_calloc)(size_t, size_t);
+/* realloc's fast path's: theirs, or realloc_boot once a block of the
+ * static arena was given out (as free's) */
 static void *(*next_realloc)(void *, size_t);
+static void *(*real_realloc)(void *, size_t);	/* the next definition */
 /* free's: free_slow until the next definitions are known, then theirs,
  * so that free's fast path needs no test of it; free_boot instead of
  * theirs once a block of the static arena was given out */
@@ -105,8 +109,10 @@ boot_alloc(size_t n, size_t align)
 	 * bounds from here on (with resolve's stores, sequentially
 	 * consistent: one of the two sees the other's) */
 	__atomic_store_n(&boot_given, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&next_free, __ATOMIC_SEQ_CST) != free_slow)
+	if (__atomic_load_n(&next_free, __ATOMIC_SEQ_CST) != free_slow) {
+		__atomic_store_n(&next_realloc, realloc_boot, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&next_free, free_boot, __ATOMIC_SEQ_CST);
+	}
 	return boot + at;	/* static memory: zeroed, never reused */
 }
 
@@ -119,18 +125,24 @@ free_boot(void *p)
 		real_free(p);
 }
 
-/* free's fast path's next definition once they are known: theirs,
- * unless a block of the arena was given out (boot_alloc). */
+/* free's and realloc's fast paths' next definitions once they are
+ * known: theirs, unless a block of the arena was given out (boot_alloc);
+ * realloc's first, so that boot_alloc's, which follow free's, come after
+ * it. */
 static void
 set_next_free(void)
 {
-	__atomic_store_n(&next_free,
-			 __atomic_load_n(&boot_given, __ATOMIC_SEQ_CST) ?
-				 free_boot :
-				 real_free,
+	int given = __atomic_load_n(&boot_given, __ATOMIC_SEQ_CST);
+
+	__atomic_store_n(&next_realloc, given ? realloc_boot : real_realloc,
 			 __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&boot_given, __ATOMIC_SEQ_CST))
+	__atomic_store_n(&next_free, given ? free_boot : real_free,
+			 __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&boot_given, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&next_realloc, realloc_boot,
+				 __ATOMIC_SEQ_CST);
 		__atomic_store_n(&next_free, free_boot, __ATOMIC_SEQ_CST);
+	}
 }
 
 /* Find the next definitions. Each thread that finds them unset does it
@@ -144,7 +156,7 @@ resolve(void)
 		__atomic_store_n(&filter, ops->filter, __ATOMIC_RELEASE);
 	next_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
 	next_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
-	next_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+	real_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
 	next_posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT,
 								      "posix_memalign");
 	next_aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
@@ -153,7 +165,7 @@ resolve(void)
 	next_pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
 	real_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
 	/* last: free's fast path takes it from here on */
-	if (real_free)
+	if (real_free && real_realloc)
 		set_next_free();
 	busy--;
 }
@@ -170,12 +182,21 @@ ready(void)
 	return next_free != free_slow;
 }
 
+/* atanh t / t = 1 + t^2 / 3 + t^4 / 5 + ...: 15 terms, t^30 / 31 short
+ * (below 1e-24 at |t| < 0.172) */
+static const double atanh_coef[] = {
+	1.0, 1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13,
+	1.0 / 15, 1.0 / 17, 1.0 / 19, 1.0 / 21, 1.0 / 23, 1.0 / 25,
+	1.0 / 27, 1.0 / 29,
+};
+#define ATANH_TERMS	(int)(sizeof(atanh_coef) / sizeof(atanh_coef[0]))
+
 double
 pc_alloc_neglog(double u)
 {
 	uint64_t bits;
 	int e;
-	double m, t, t2, sum = 0, term;
+	double m, t, t2, sum = atanh_coef[ATANH_TERMS - 1];
 
 	if (!(u > 0))
 		return 745.0;
@@ -187,15 +208,15 @@ pc_alloc_neglog(double u)
 		m /= 2;
 		e++;
 	}
-	/* ln m = 2 atanh t, t = (m - 1) / (m + 1), |t| < 0.172 */
+	/* ln m = 2 atanh t = 2 (t + t^3 / 3 + t^5 / 5 + ...), t = (m - 1) /
+	 * (m + 1), |t| < 0.172: by Horner's rule in t^2, without a division
+	 * a term */
 	t = (m - 1) / (m + 1);
 	t2 = t * t;
-	term = t;
-	for (int k = 1; k < 30; k += 2) {
-		sum += term / k;
-		term *= t2;
-	}
-	return -(2 * sum + e * 0.6931471805599453);
+#pragma GCC unroll 16
+	for (int k = ATANH_TERMS - 2; k >= 0; k--)
+		sum = sum * t2 + atanh_coef[k];
+	return -(2 * t * sum + e * 0.6931471805599453);
 }
 
 /* The next countdown: exponential of mean alloc_rate (0 at rate 1: every
@@ -424,7 +445,7 @@ realloc_slow(void *old, size_t n, int crossed, uintptr_t ra,
 	}
 	had = old && maybe(old) && ops->forget(old, &size, &stack);
 	sampled = crossed && !busy && take(n);
-	p = next_realloc(old, n);
+	p = real_realloc(old, n);
 	if (!p && n && had)
 		ops->restore(old, size, stack);	/* old stays the program's */
 	else if (p && sampled)
@@ -432,12 +453,25 @@ realloc_slow(void *old, size_t n, int crossed, uintptr_t ra,
 	return p;
 }
 
+/* realloc's next definition once a block of the arena was given out:
+ * such a block is copied into one of theirs. */
+static void *
+realloc_boot(void *old, size_t n)
+{
+	if (in_boot(old))
+		return realloc_slow(old, n, 0, 0, 0);
+	return real_realloc(old, n);
+}
+
+/* The fast path: the countdown, the filter's byte, then the next
+ * definition (realloc_boot where the arena gave a block): a countdown
+ * above 0 means the next definitions are known (take). */
 PC_EXPORT void *
 realloc(void *old, size_t n)
 {
 	int crossed = CROSSES(n);
 
-	if (!crossed && !in_boot(old) && !maybe(old))
+	if (!crossed && !MARKED(old))
 		return next_realloc(old, n);
 	return realloc_slow(old, n, crossed,
 			    CALLER);
@@ -455,7 +489,7 @@ reallocarray(void *old, size_t a, size_t b)
 	}
 	/* not through realloc(): its return address would be this one */
 	crossed = CROSSES(n);
-	if (!crossed && !in_boot(old) && !maybe(old))
+	if (!crossed && !MARKED(old))
 		return next_realloc(old, n);
 	return realloc_slow(old, n, crossed,
 			    CALLER);

@@ -193,33 +193,47 @@ pc_alloc_table_detach(void)
 	arena = NULL;	/* and nothing is written */
 }
 
+/* 1 - exp(-x) = x - x^2 / 2! + x^3 / 3! - ...: the coefficients, for
+ * Horner's rule (no division: a sample computes it twice, at its
+ * allocation and at its free); 17 terms, 6e-22 short at x = 0.5. */
+static const double expm_coef[] = {
+	1.0, -1.0 / 2, 1.0 / 6, -1.0 / 24, 1.0 / 120, -1.0 / 720,
+	1.0 / 5040, -1.0 / 40320, 1.0 / 362880, -1.0 / 3628800,
+	1.0 / 39916800, -1.0 / 479001600, 1.0 / 6227020800.0,
+	-1.0 / 87178291200.0, 1.0 / 1307674368000.0,
+	-1.0 / 20922789888000.0, 1.0 / 355687428096000.0,
+};
+#define EXPM_TERMS	(int)(sizeof(expm_coef) / sizeof(expm_coef[0]))
+
+/* 1 - exp(-x) for x in [0, 0.5] */
+static double
+one_minus_exp_small(double x)
+{
+	double p = expm_coef[EXPM_TERMS - 1];
+
+#pragma GCC unroll 20
+	for (int k = EXPM_TERMS - 2; k >= 0; k--)
+		p = p * x + expm_coef[k];
+	return p * x;
+}
+
 /* 1 - exp(-x), x >= 0, without libm: the series where it is small, else
  * exp(-x) as (exp(-x / 2^m))^(2^m). */
 static double
 one_minus_exp_neg(double x)
 {
-	double sum = 0, term = x, e;
+	double e;
 	int m = 0;
 
 	if (x > 40)
 		return 1;
-	if (x < 0.5) {
-		for (int k = 1; k < 20; k++) {
-			sum += term;
-			term *= -x / (k + 1);
-		}
-		return sum;
-	}
+	if (x <= 0.5)
+		return one_minus_exp_small(x);
 	while (x > 0.5) {
-		x /= 2;
+		x *= 0.5;
 		m++;
 	}
-	e = 1;
-	term = 1;
-	for (int k = 1; k < 20; k++) {
-		term *= -x / k;
-		e += term;
-	}
+	e = 1 - one_minus_exp_small(x);
 	while (m--)
 		e *= e;
 	return 1 - e;
