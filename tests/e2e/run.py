@@ -10,7 +10,9 @@ Tests run in worker processes, so that at most JOBS cores' worth of tests
 run at once: -j JOBS, by default one per core. Each test's wall and CPU
 seconds (its own and its programs'), the cores the machine left idle
 meanwhile and the seconds its threads waited for a core a CPU second
-(their schedstat, looked at some 8 times a second) are kept in
+(their schedstat, looked at some 8 times a second; unknown where the
+looks saw less than half its CPU, in processes too short to be seen)
+are kept in
 BUILD/e2e-times.json; tests/e2e/times.json holds them as a fresh tree's
 first guess (a copy of an e2e-times.json). A test counts as the cores it
 used last time, its CPU over its wall seconds less those waits (a test
@@ -130,8 +132,16 @@ class Waits(threading.Thread):
             for k, v in tasks().items():
                 self.first.setdefault(k, (0.0, 0.0))
                 self.last[k] = v
+        self.own = time.thread_time()
 
-    def stop(self):
+    def stop(self, cpu_all):
+        """The waits a CPU second; None where the looks saw less than
+        half of cpu_all, the test's CPU seconds (its processes', reaped
+        or not): a process that lives less than the time between two
+        looks is never seen, and beside a CPU hog a test of many short
+        processes (a gate's runs, a shell loop) waits for a core in
+        them mostly, where its long-lived parent sleeps: its seen waits
+        would count it as a fraction of a core."""
         self.done.set()
         self.join()
         seen = {}
@@ -143,7 +153,10 @@ class Waits(threading.Thread):
         for ts in seen.values():
             most = max(c for c, _ in ts)
             waits += max(w for c, w in ts if c >= most / 4)
-        return waits / cpu if cpu >= 0.05 else None
+        # this thread's own CPU is in cpu_all, never in what it saw
+        if cpu < 0.05 or cpu < 0.5 * (cpu_all - getattr(self, "own", 0.0)):
+            return None
+        return waits / cpu
 
 
 def uncontended(wall, cpu, waited):
@@ -180,7 +193,7 @@ def run_unit(unit):
         r["seconds"] = time.time() - t0
         r["cpu"] = cpu_seconds() - c0
         r["idle"] = idle_between(m0, machine())
-        r["waited"] = waits.stop() if waits else None
+        r["waited"] = waits.stop(r["cpu"]) if waits else None
         results.append(r)
     return results
 

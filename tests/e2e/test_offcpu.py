@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -62,6 +63,16 @@ def threads_of(rdir):
     p = pcprof("report", "--format", "json", "--by-thread", rdir)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)["threads"]
+
+
+def stacks_pid(path):
+    """The pid of the process that wrote the stacks file at path: its
+    header's (gmon/gmon.h), read alone, where a report of the run would
+    symbolize every process (1 to 2 s of CPU for a python3)."""
+    with open(path, "rb") as f:
+        head = f.read(32)
+    assert head[:8] == b"pcstacks" and len(head) == 32, (path, head)
+    return struct.unpack_from("<I", head, 28)[0]
 
 
 def truth_of(stdout):
@@ -491,17 +502,17 @@ def test_real_programs_that_wait_against_perf_sched():
         def compare(p, perf, doubt, name=name, out=out, w=w, seen=seen):
             if out:
                 assert out in p.stdout and out in plain.stdout, (name, p.stdout[-300:])
-            threads = threads_of(os.path.join(w, "run"))
+            threads = seen["threads"] = threads_of(os.path.join(w, "run"))
             main = [t for t in threads if t["tid"] == t["pid"]]
             # the command's own process: the one that wrote gmon.out (its
             # children's files are named by their pids), not the lowest
             # pid, which pid numbers wrapping around gave to make's `as`
             # once (0.058 s off the CPU against make's 0.302)
-            procs = json.loads(pcprof("report", "--format", "json",
-                                      os.path.join(w, "run")).stdout)["processes"]
-            root = [q["pid"] for q in procs if os.path.basename(q["profile"]) == "gmon.out"]
-            assert len(root) == 1, [(q["pid"], q["profile"]) for q in procs]
-            first = [t for t in main if t["pid"] == root[0]][0]
+            root = stacks_pid(os.path.join(w, "run", "gmon.out.stacks"))
+            first = [t for t in main if t["pid"] == root]
+            assert len(first) == 1, \
+                (root, [(t["pid"], t["name"]) for t in main])
+            first = first[0]
             seen["perf"] = perf.get(first["tid"], 0.0)
             seen["round"] = slowest_round(p.stderr, first["pid"])
             if name == "sqlite3":
@@ -535,7 +546,7 @@ def test_real_programs_that_wait_against_perf_sched():
             # the server, a process of its own that pcprof run profiled
             # too (ended by SIGTERM): its main thread waits for requests
             # in serve_forever's poll, and reads them from the socket
-            srv = [t for t in threads_of(os.path.join(w, "run"))
+            srv = [t for t in seen["threads"]
                    if t["tid"] == t["pid"] and t["pid"] != first["pid"]]
             assert len(srv) == 1, srv
             sw = [x["name"] for x in srv[0]["waits"] if x["name"] != "[off-cpu: runqueue]"]
