@@ -458,7 +458,7 @@ check: deps-check all $(B)/tests/unit $(B)/tests/unit-preload $(PROGS)
 	$(B)/tests/unit
 	$(B)/tests/unit-preload
 	$(PYTHON) tests/e2e/run.py --build $(B) $(if $(E2E_JOBS),-j $(E2E_JOBS)) $(E2E_ARGS)
-	@$(MAKE) --no-print-directory fuzz-if-possible
+	@$(MAKE) --no-print-directory fuzz-if-possible FUZZ_SECONDS=0
 
 deps-check:
 	@sh scripts/deps.sh check $(B)/npm
@@ -470,8 +470,11 @@ check-release: deps-check all $(PROGS)
 	$(PYTHON) tests/e2e/run.py --build $(B) --tests tests/release \
 		$(if $(E2E_JOBS),-j $(E2E_JOBS)) $(E2E_ARGS)
 
-# libFuzzer targets for the two parsers; `make check` runs each briefly when
-# clang's fuzzer runtime is installed (FUZZ_SECONDS each).
+# libFuzzer targets for the parsers, where clang's fuzzer runtime is
+# installed: `make check` runs each on its corpus, every input once
+# (FUZZ_SECONDS=0: the crashes found before stay found); `make
+# fuzz-if-possible`, which .ci/run runs after the tests, fuzzes each for
+# FUZZ_SECONDS.
 FUZZ_SECONDS ?= 10
 FUZZ_CC ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE
@@ -546,10 +549,12 @@ fuzz-corpora: $(addprefix $(B)/fuzz/fuzz_,$(FUZZERS)) $(P)/libcall $(P)/cxx $(P)
 	@mkdir -p $(B)/fuzz/history
 	@cp -f tests/fuzz/history/* $(B)/fuzz/history/
 
+# how long a fuzzer runs: its corpus once (0), or FUZZ_SECONDS
+FUZZ_FOR = $(if $(filter 0,$(FUZZ_SECONDS)),-runs=0,-max_total_time=$(FUZZ_SECONDS))
 # a fuzzer's lines are printed together when it ends, not interleaved
 fuzz-run-%: fuzz-corpora
-	@echo "$(strip $(FUZZ_ENV_$*) $(B)/fuzz/fuzz_$* -max_total_time=$(FUZZ_SECONDS)) $(B)/fuzz/$(FUZZ_CORPUS_$*)"; \
-	out=$$($(FUZZ_ENV_$*) $(B)/fuzz/fuzz_$* -max_total_time=$(FUZZ_SECONDS) \
+	@echo "$(strip $(FUZZ_ENV_$*) $(B)/fuzz/fuzz_$* $(FUZZ_FOR)) $(B)/fuzz/$(FUZZ_CORPUS_$*)"; \
+	out=$$($(FUZZ_ENV_$*) $(B)/fuzz/fuzz_$* $(FUZZ_FOR) \
 		-max_len=$(FUZZ_LEN_$*) -artifact_prefix=$(B)/fuzz/crash/ -print_final_stats=1 \
 		$(B)/fuzz/$(FUZZ_CORPUS_$*) 2>&1); st=$$?; \
 	printf '%s\n' "$$out" | grep -E '^(stat::number_of_executed_units|==|SUMMARY)'; \
