@@ -6,6 +6,8 @@ noise", for a wait.
 
     python3 bench/wall_limit_power.py --build build --out DIR      # pools, tables
     python3 bench/wall_limit_power.py --build build --analyse DIR
+    python3 bench/wall_limit_power.py --build build --analyse DIR --runs '' \
+        --budgets 10,20
     python3 bench/wall_limit_power.py --help
 
 Builds tests/progs/wallgate.c as bench/wall_power.py does (sleeper()
@@ -18,8 +20,9 @@ build in turn, at --rounds rounds a run.
 Then draws comparisons from the pools (--runs a side, distinct: a base
 and a new run of one pool with the same number, made in turns as pcprof
 compare makes them; for base against base, base runs of one pool) and
-judges each by `pcprof diff --metric wall` at pcprof compare's defaults,
-or --gate's options: exit 1 with sleeper's wait among the slower rows
+judges each by `pcprof diff --metric wall` at pcprof compare's defaults
+(the --threshold and --min-seconds the pools' comparisons used), or
+--gate's options: exit 1 with sleeper's wait among the slower rows
 ("names"), exit 1 naming a row other than it, filler's pipe read (which
 waits for the main thread's next round) and [elapsed] ("other": a false
 naming); and beside it, on the same runs, tests of sleeper's wait alone,
@@ -38,8 +41,17 @@ Holm over its family costs it a little):
   rounds, lost sleeper's frame in a few runs, and all of the run's wait
   went to a row of no function), at those runs' noise.
 
-Python 3
-standard library only; progress on stderr.
+--budgets 10,20 draws, for each budget, as many runs a side as it fits
+a pool's run (its mean wall time, as bench/sequential_power.py turns a
+budget into runs) and judges each drawn comparison twice: the fixed
+design (`pcprof diff --metric wall` on all the runs, as above) and the
+sequential one (the same with `--looks N`, which replays pcprof compare's
+looks after each pair up to the first that decides: its verdict, and the
+runs a side it used, median and 90th percentile). Runs drawn from a pool
+are reused across comparisons, so the rates are rough where a budget's
+runs are most of a pool.
+
+Python 3 standard library only; progress on stderr.
 """
 
 import argparse
@@ -222,42 +234,96 @@ def analyse(a):
               100 * math.sqrt(max(1e-6, m * (1 - m / (sum(cache[r]["off"] for r in base)
                                                        / len(base))) / (hz or 100))) / m,
               rq[len(rq) // 2], rq[int(0.9 * len(rq))], rq[-1]))
-    gate_opts = a.gate.split() if a.gate else []
+    gate_opts = a.gate.split() if a.gate else compare_defaults(a)
     rng = random.Random(a.seed)
-    for n in a.runs:
+    wall = run_wall(a)
+    sizes = [(n, "%d runs a side" % n) for n in a.runs]
+    sizes += [(max(3, int(b / wall)), "%g s a side (%d runs of %.2f s)" % (
+        b, max(3, int(b / wall)), wall)) for b in a.budgets]
+    for n, what in sizes:
         print()
-        print("%d runs a side; pcprof diff --metric wall %s" % (n, " ".join(gate_opts)))
-        print("%-22s %-14s %-14s %-14s %-14s %-14s %s" % (
-            "new build", "exit 1", "names sleeper", "names other", "split limit",
-            "known noise", "its name kept"))
-        rows = [("base", "A/A, base vs base", a.fa_reps), ("same", "A/A, same source",
-                                                           a.fa_reps)]
-        rows += [("plus%s" % lv, "+%s ms (%+.0f %%)" % (lv, 100 * float(lv) / 2), a.reps)
-                 for lv in setup["levels"]]
+        print("%s; pcprof diff --metric wall %s; sequential: the same with "
+              "--looks %d" % (what, " ".join(gate_opts), n))
+        print("%-20s %-8s %-8s %-8s | %-8s %-8s %-8s %-6s %-6s | %-8s %-8s %s" % (
+            "new build", "exit 1", "names", "other", "regr.", "names", "unch.",
+            "median", "90th", "split", "known", "name kept"))
+        rows = [("base", "A/A, base vs base", a.fa_reps),
+                ("same", "A/A, same source", a.fa_reps)]
+        rows += [("plus%s" % lv, "+%s ms (%+.0f %%)" % (lv, 100 * float(lv) / 2),
+                  a.reps) for lv in setup["levels"]]
         for other, label, reps in rows:
             if setup["pool"] < (2 * n if other == "base" else n):
-                print("%-22s pool too small (%d)" % (label, setup["pool"]))
+                print("%-20s pool too small (%d)" % (label, setup["pool"]))
                 continue
-            ones = named = wrong = lim = kn = kept = 0
-            for _ in range(reps):
-                left, right = draw(rng, setup, base, news, other, n)
-                exe_n = exes["base" if other == "base" else other]
-                rc, j = diff(a, exes["base"], left, exe_n, right, gate_opts)
-                slow = [f["name"] for f in j["functions"] if f["status"] == "slower"]
-                ones += rc == 1
-                named += rc == 1 and SLEEP in slow
-                others = [s for s in slow if s not in (SLEEP, FILLER, "[elapsed]")]
-                wrong += rc == 1 and bool(others)
-                if rc == 1 and others and a.verbose:
-                    note("%s: slower: %s" % (label, ", ".join(slow)))
-                p1, p2, p3 = limits(a, exes, "base" if other == "base" else other, left, right,
-                                cache, known_rel)
-                lim += p1 <= a.alpha
-                kn += p2 <= a.alpha
-                kept += p3 <= a.alpha
-            print("%-22s %-14s %-14s %-14s %-14s %-14s %s" % (
-                label, *["%d/%d" % (k, reps) for k in (ones, named, wrong, lim, kn, kept)]),
-                flush=True)
+            print(cell(a, rng, (setup, base, news, exes), other, label, reps, n,
+                       gate_opts, cache, known_rel), flush=True)
+
+
+def compare_defaults(a):
+    """pcprof compare's --threshold and --min-seconds as the pools' own
+    comparisons used them (pcprof diff's defaults are 5 % and 0.01 s)."""
+    t, m = [], []
+    for d in glob.glob(os.path.join(a.out, "pool-*")):
+        j = json.load(open(os.path.join(d, "verdict.json")))
+        t.append(j["threshold"])
+        m.append(j["min_seconds"])
+    return ["--threshold", "%g" % (100 * max(t)), "--min-seconds",
+            "%.6f" % (sum(m) / len(m))]
+
+
+def run_wall(a):
+    """A run's wall time in the pools (pcprof compare's mean), as
+    bench/sequential_power.py turns a budget into runs a side."""
+    w = []
+    for d in glob.glob(os.path.join(a.out, "pool-*")):
+        e = json.load(open(os.path.join(d, "verdict.json")))["experiment"]
+        w += [e["wall_seconds"]["base"], e["wall_seconds"]["new"]]
+    return sum(w) / len(w)
+
+
+def slower(j):
+    return [f["name"] for f in j["functions"] if f["status"] == "slower"]
+
+
+def cell(a, rng, pools_, other, label, reps, n, gate_opts, cache, known_rel):
+    """One row: the fixed design (pcprof diff on all n runs a side), the
+    sequential one (--looks n: verdict, runs used), and the limits."""
+    setup, base, news, exes = pools_
+    k = dict.fromkeys(("ones", "named", "wrong", "sreg", "snamed", "sunch",
+                       "lim", "kn", "kept"), 0)
+    used = []
+    for _ in range(reps):
+        left, right = draw(rng, setup, base, news, other, n)
+        exe_n = exes["base" if other == "base" else other]
+        rc, j = diff(a, exes["base"], left, exe_n, right, gate_opts)
+        slow = slower(j)
+        others = [s for s in slow if s not in (SLEEP, FILLER, "[elapsed]")]
+        k["ones"] += rc == 1
+        k["named"] += rc == 1 and SLEEP in slow
+        k["wrong"] += rc == 1 and bool(others)
+        if rc == 1 and others and a.verbose:
+            note("%s, fixed: slower: %s" % (label, ", ".join(slow)))
+        _, j = diff(a, exes["base"], left, exe_n, right,
+                    gate_opts + ["--looks", str(n)])
+        v = j["sequential"]["verdict"]
+        used.append(j["sequential"]["runs"])
+        k["sreg"] += v == "regressed"
+        k["sunch"] += v == "unchanged"
+        k["snamed"] += v == "regressed" and SLEEP in slower(j)
+        if v == "regressed" and a.verbose:
+            note("%s, sequential at %d: slower: %s" % (
+                label, used[-1], ", ".join(slower(j))))
+        p1, p2, p3 = limits(a, exes, "base" if other == "base" else other, left,
+                            right, cache, known_rel)
+        k["lim"] += p1 <= a.alpha
+        k["kn"] += p2 <= a.alpha
+        k["kept"] += p3 <= a.alpha
+    used.sort()
+    f = ["%d/%d" % (k[x], reps) for x in ("ones", "named", "wrong", "sreg",
+                                           "snamed", "sunch")]
+    return "%-20s %-8s %-8s %-8s | %-8s %-8s %-8s %-6d %-6d | %-8s %-8s %s" % (
+        label, *f, used[len(used) // 2], used[min(len(used) - 1, int(0.9 * len(used)))],
+        *["%d/%d" % (k[x], reps) for x in ("lim", "kn", "kept")])
 
 
 def main():
@@ -270,6 +336,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=150)
     ap.add_argument("--hog", action="store_true")
     ap.add_argument("--runs", default="8", help="runs a side drawn: 8,12")
+    ap.add_argument("--budgets", default="",
+                    help="seconds a side, 10,20: as many runs a side as a "
+                    "pool's run fits in each (with --runs '' for these alone)")
     ap.add_argument("--gate", default="", help="pcprof diff's options, one string")
     ap.add_argument("--alpha", type=float, default=0.01)
     ap.add_argument("--wall-hz", type=float, default=1000,
@@ -285,6 +354,7 @@ def main():
     a.pcprof = os.path.abspath(a.pcprof or os.path.join(a.build, "pcprof"))
     a.levels = [x for x in a.levels.split(",") if x]
     a.runs = [int(x) for x in a.runs.split(",") if x]
+    a.budgets = [float(x) for x in a.budgets.split(",") if x]
     if a.analyse:
         a.out = os.path.abspath(a.analyse)
     else:

@@ -4,6 +4,7 @@
 regression that costs no CPU, and how often it cries wolf (issue 27).
 
     python3 bench/wall_power.py --build build              # 6 comparisons a cell
+    python3 bench/wall_limit_power.py --help   # many drawn from pools: cheaper
     python3 bench/wall_power.py --build build --reps 20 --runs 8
     python3 bench/wall_power.py --build build --levels 0.1,0.2,0.4 --budget 10s --hog
     python3 bench/wall_power.py --help
@@ -22,8 +23,10 @@ a side each comparison made, and the load average (1 minute) over the
 cell. --budget B gates with the sequential design (pcprof compare
 --budget B) instead of --runs; --hog runs `yes > /dev/null` on the last
 CPU throughout. sleeper() sleeps 2 ms a round on average: --levels
-0.1,0.2,0.4 make its wait 5, 10 and 20 % longer. Tables on stdout,
-progress on stderr. Python 3 standard library only.
+0.1,0.2,0.4 (the default) make its wait 5, 10 and 20 % longer. Every
+comparison here is made afresh; bench/wall_limit_power.py draws many
+from pools of runs made once, fixed and sequential, at budgets.
+Tables on stdout, progress on stderr. Python 3 standard library only.
 """
 
 import argparse
@@ -54,8 +57,9 @@ def build(out, name, extra):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default="build")
-    ap.add_argument("--levels", default="0.5,1,2",
-                    help="ms added to each round's sleep (0.5,1,2)")
+    ap.add_argument("--levels", default="0.1,0.2,0.4",
+                    help="ms added to each round's sleep (0.1,0.2,0.4: its "
+                    "wait 5, 10 and 20 %% longer)")
     ap.add_argument("--reps", type=int, default=6, help="comparisons a cell (6)")
     ap.add_argument("--runs", type=int, default=8, help="runs a side (8)")
     ap.add_argument("--rounds", type=int, default=150, help="rounds a run (150)")
