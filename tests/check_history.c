@@ -219,8 +219,9 @@ struct stages {
 static void
 stages_draw(struct stages *st)
 {
-	static char *names[STAGES] = { "stage_emit", "stage_hash",
-				       "stage_parse", "stage_transform" };
+	static char emit[] = "stage_emit", hash[] = "stage_hash",
+		    parse[] = "stage_parse", transform[] = "stage_transform";
+	static char *names[STAGES] = { emit, hash, parse, transform };
 	static const double secs[STAGES] = { 0.034, 0.0345, 0.0417, 0.0733 };
 	static char commit[] = "c";
 
