@@ -253,6 +253,11 @@ PRELOAD_UNIT_SRC += tests/check_wallparse.c preload/wall_parse.c
 PRELOAD_UNIT_SRC += preload/timeline.c tests/check_timeline.c
 # small files read whole (livememcg.c reads its numbers there)
 PRELOAD_UNIT_SRC += preload/procread.c tests/check_procread.c
+# which file each process writes; one-line messages; files written
+# through a temporary, and the text's counters as histogram records
+PRELOAD_UNIT_SRC += tests/check_names.c preload/names.c
+PRELOAD_UNIT_SRC += tests/check_msg.c preload/msg.c
+PRELOAD_UNIT_SRC += tests/check_out.c preload/out.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)

@@ -173,6 +173,9 @@ main(void)
 	srunner_add_suite(sr, wallparse_suite());
 	srunner_add_suite(sr, timeline_suite());
 	srunner_add_suite(sr, procread_suite());
+	srunner_add_suite(sr, names_suite());
+	srunner_add_suite(sr, msg_suite());
+	srunner_add_suite(sr, out_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
