@@ -35,6 +35,7 @@ Suite *pprof_suite(void);
 Suite *options_suite(void);
 Suite *outputs_suite(void);
 Suite *diff_out_suite(void);
+Suite *commands_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
 int unit_have(const char *shell_test);
