@@ -225,6 +225,8 @@ UNIT_SRC += tests/check_pprof.c tests/check_options.c tests/check_outputs.c \
 	tests/check_diff_out.c
 # the commands' own options, read through each command's entry; merge
 UNIT_SRC += tests/check_commands.c
+# gprof's view of a wall-clock profile (model/wallgmon.c)
+UNIT_SRC += tests/check_wallgmon.c
 # check_pprof.c decodes pprof's protobuf with the generated code
 $(B)/host/tests/check_pprof.o: CHECK_CFLAGS += -I$(B)/gen $(PROTO_CFLAGS)
 $(B)/host/tests/check_pprof.o: $(B)/gen/profile.pb-c.h
