@@ -262,6 +262,8 @@ PRELOAD_UNIT_SRC += preload/procread.c tests/check_procread.c
 PRELOAD_UNIT_SRC += tests/check_names.c preload/names.c
 PRELOAD_UNIT_SRC += tests/check_msg.c preload/msg.c
 PRELOAD_UNIT_SRC += tests/check_out.c preload/out.c
+# libpc's timers' share of the program's limits
+PRELOAD_UNIT_SRC += tests/check_timerlimits.c preload/timerlimits.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)

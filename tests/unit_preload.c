@@ -49,6 +49,9 @@ pc_live_alloc(size_t len, int meta)
 	return m == MAP_FAILED ? NULL : m;
 }
 
+/* start.c: the value of libpc's timers' signals (timerlimits.c) */
+const char pc_timer_tag;
+
 /* sandbox.c: no sandbox here, so livegrow.c's grower may be woken */
 int
 pc_sandboxed(void)
@@ -176,6 +179,7 @@ main(void)
 	srunner_add_suite(sr, names_suite());
 	srunner_add_suite(sr, msg_suite());
 	srunner_add_suite(sr, out_suite());
+	srunner_add_suite(sr, timerlimits_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
