@@ -264,6 +264,8 @@ PRELOAD_UNIT_SRC += tests/check_msg.c preload/msg.c
 PRELOAD_UNIT_SRC += tests/check_out.c preload/out.c
 # libpc's timers' share of the program's limits
 PRELOAD_UNIT_SRC += tests/check_timerlimits.c preload/timerlimits.c
+# the program's view of libpc's signals' mask
+PRELOAD_UNIT_SRC += tests/check_sigview.c preload/sigview.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)

@@ -51,6 +51,8 @@ pc_live_alloc(size_t len, int meta)
 
 /* start.c: the value of libpc's timers' signals (timerlimits.c) */
 const char pc_timer_tag;
+/* signals.c: the sampling signal (sigview.c) */
+int pc_sampling_sig;
 
 /* sandbox.c: no sandbox here, so livegrow.c's grower may be woken */
 int
@@ -180,6 +182,7 @@ main(void)
 	srunner_add_suite(sr, msg_suite());
 	srunner_add_suite(sr, out_suite());
 	srunner_add_suite(sr, timerlimits_suite());
+	srunner_add_suite(sr, sigview_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
