@@ -266,6 +266,8 @@ PRELOAD_UNIT_SRC += tests/check_out.c preload/out.c
 PRELOAD_UNIT_SRC += tests/check_timerlimits.c preload/timerlimits.c
 # the program's view of libpc's signals' mask
 PRELOAD_UNIT_SRC += tests/check_sigview.c preload/sigview.c
+# the marker API, into the timeline's ring
+PRELOAD_UNIT_SRC += tests/check_markers.c preload/markers.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)
