@@ -268,6 +268,11 @@ PRELOAD_UNIT_SRC += tests/check_timerlimits.c preload/timerlimits.c
 PRELOAD_UNIT_SRC += tests/check_sigview.c preload/sigview.c
 # the marker API, into the timeline's ring
 PRELOAD_UNIT_SRC += tests/check_markers.c preload/markers.c
+# PC_VERBOSE's line and a failed write's (PC_VERSION from config.h)
+PRELOAD_UNIT_SRC += tests/check_summary.c preload/summary.c
+$(B)/host/preload/summary.o $(B)/host/tests/check_summary.o: \
+	CHECK_CFLAGS += -I$(B)
+$(B)/host/preload/summary.o $(B)/host/tests/check_summary.o: $(B)/config.h
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)

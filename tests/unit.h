@@ -102,6 +102,7 @@ Suite *out_suite(void);
 Suite *timerlimits_suite(void);
 Suite *sigview_suite(void);
 Suite *markers_suite(void);
+Suite *summary_suite(void);
 
 #define UNIT_TEXT_SIZE	(64 * 1024)	/* the main program's text, bytes */
 #define UNIT_TEXT_LINK	0x1000		/* its link-time address */
