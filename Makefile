@@ -227,6 +227,8 @@ UNIT_SRC += tests/check_pprof.c tests/check_options.c tests/check_outputs.c \
 UNIT_SRC += tests/check_commands.c
 # gprof's view of a wall-clock profile (model/wallgmon.c)
 UNIT_SRC += tests/check_wallgmon.c
+# files written whole or not at all (base/outfile.c)
+UNIT_SRC += tests/check_outfile.c
 # check_pprof.c decodes pprof's protobuf with the generated code
 $(B)/host/tests/check_pprof.o: CHECK_CFLAGS += -I$(B)/gen $(PROTO_CFLAGS)
 $(B)/host/tests/check_pprof.o: $(B)/gen/profile.pb-c.h
