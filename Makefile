@@ -275,6 +275,8 @@ PRELOAD_UNIT_SRC += tests/check_summary.c preload/summary.c
 $(B)/host/preload/summary.o $(B)/host/tests/check_summary.o: \
 	CHECK_CFLAGS += -I$(B)
 $(B)/host/preload/summary.o $(B)/host/tests/check_summary.o: $(B)/config.h
+# what libpc keeps of a vfork child's signal calls
+PRELOAD_UNIT_SRC += tests/check_vfork.c preload/vfork.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)
