@@ -277,6 +277,9 @@ $(B)/host/preload/summary.o $(B)/host/tests/check_summary.o: \
 $(B)/host/preload/summary.o $(B)/host/tests/check_summary.o: $(B)/config.h
 # what libpc keeps of a vfork child's signal calls
 PRELOAD_UNIT_SRC += tests/check_vfork.c preload/vfork.c
+# libpc's alternate stack, and sigaltstack interposed (next.c: the real
+# one)
+PRELOAD_UNIT_SRC += tests/check_altstack.c preload/altstack.c preload/next.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)
