@@ -12,8 +12,11 @@ counts.  Run from the checkout after
 
     make all build/tests/unit build/tests/unit-preload
 
-    scripts/unit_calls.py [--reached]   --reached: count the files no
-                                        suite reaches, not calls
+    scripts/unit_calls.py [--reached] [-f MAKEFILE]
+        --reached: count the files no suite reaches, not calls
+        -f: the unit binaries as another Makefile links them, from the
+            objects built here: an older commit's, for the figure before
+            suites were added (-f <(git show main:Makefile))
 """
 import glob, os, subprocess, sys
 from collections import defaultdict
@@ -21,14 +24,16 @@ from collections import defaultdict
 B = 'build'
 
 
-def make_var(*names):
+def make_var(makefile, *names):
     """The Makefile's variables, as make expands them."""
     rule = 'unit-calls-print:\n' + ''.join(
         '\t@echo "%s=$(%s)"\n' % (n, n) for n in names)
-    out = subprocess.run(['make', '-s', '--no-print-directory', '-f',
-                          'Makefile', '-f', '-', 'unit-calls-print'],
-                         input=rule, stdout=subprocess.PIPE, text=True,
-                         check=True).stdout
+    with open(makefile) as f:
+        text = f.read()
+    out = subprocess.run(['make', '-s', '--no-print-directory', '-f', '-',
+                          'unit-calls-print'],
+                         input=text + '\n' + rule, stdout=subprocess.PIPE,
+                         text=True, check=True).stdout
     res = {}
     for line in out.splitlines():
         k, _, v = line.partition('=')
@@ -43,7 +48,7 @@ def symbols(obj):
     defined, undefined = set(), set()
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[0] == 'U':
+        if len(parts) == 2 and parts[0] in 'Uw':   # w: a weak reference
             undefined.add(parts[1])
         elif len(parts) == 3 and parts[1] in 'TW':
             defined.add(parts[2])
@@ -83,8 +88,10 @@ def reached(objs):
 
 
 def main():
-    count_reached = '--reached' in sys.argv[1:]
-    v = make_var('UNIT_OBJ', 'PRELOAD_UNIT_OBJ')
+    args = sys.argv[1:]
+    count_reached = '--reached' in args
+    makefile = args[args.index('-f') + 1] if '-f' in args else 'Makefile'
+    v = make_var(makefile, 'UNIT_OBJ', 'PRELOAD_UNIT_OBJ')
     called, reach = set(), set()
     for name in ('UNIT_OBJ', 'PRELOAD_UNIT_OBJ'):
         missing = [o for o in v[name] if not os.path.exists(o)]
