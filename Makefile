@@ -229,6 +229,8 @@ UNIT_SRC += tests/check_commands.c
 UNIT_SRC += tests/check_wallgmon.c
 # files written whole or not at all (base/outfile.c)
 UNIT_SRC += tests/check_outfile.c
+# pcprof's one-line messages, and memory there or its end (base/msg.c)
+UNIT_SRC += tests/check_basemsg.c
 # check_pprof.c decodes pprof's protobuf with the generated code
 $(B)/host/tests/check_pprof.o: CHECK_CFLAGS += -I$(B)/gen $(PROTO_CFLAGS)
 $(B)/host/tests/check_pprof.o: $(B)/gen/profile.pb-c.h

@@ -38,6 +38,7 @@ Suite *diff_out_suite(void);
 Suite *commands_suite(void);
 Suite *wallgmon_suite(void);
 Suite *outfile_suite(void);
+Suite *basemsg_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
 int unit_have(const char *shell_test);
