@@ -9,11 +9,13 @@
  *  - a thread with its own keeps it;
  *  - the program disabling the one it believes it has not: libpc's stays;
  *  - the program setting its own: it replaces libpc's, shown as it set it;
- *  - the thread's end: libpc's taken down, the program's left.
+ *  - the thread's end: libpc's taken down, the program's left;
+ *  - the real sigaltstack (next.c): libc's, not the interposer.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dlfcn.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -151,6 +153,20 @@ START_TEST(test_altstack_program_replaces)
 }
 END_TEST
 
+/* next.c: the definition after this binary's, libc's (what the
+ * interposer calls), not the interposer itself; none for a name no one
+ * defines */
+START_TEST(test_altstack_next_is_libcs)
+{
+	void *libc = dlsym(RTLD_DEFAULT, "sigaltstack");
+
+	ck_assert_ptr_eq(libc, (void *)sigaltstack);	/* ours, first */
+	ck_assert_ptr_nonnull(pc_next("sigaltstack"));
+	ck_assert_ptr_ne(pc_next("sigaltstack"), libc);
+	ck_assert_ptr_null(pc_next("pc_no_such_function"));
+}
+END_TEST
+
 Suite *
 altstack_suite(void)
 {
@@ -162,6 +178,7 @@ altstack_suite(void)
 	tcase_add_test(t, test_altstack_the_programs_kept);
 	tcase_add_test(t, test_altstack_program_disables);
 	tcase_add_test(t, test_altstack_program_replaces);
+	tcase_add_test(t, test_altstack_next_is_libcs);
 	suite_add_tcase(s, t);
 	return s;
 }
