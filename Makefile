@@ -223,6 +223,14 @@ UNIT_SRC += tests/check_operands.c
 UNIT_SRC += tests/check_fixture.c tests/check_writers.c
 UNIT_SRC += tests/check_pprof.c tests/check_options.c tests/check_outputs.c \
 	tests/check_diff_out.c
+# the commands' own options, read through each command's entry; merge
+UNIT_SRC += tests/check_commands.c
+# gprof's view of a wall-clock profile (model/wallgmon.c)
+UNIT_SRC += tests/check_wallgmon.c
+# files written whole or not at all (base/outfile.c)
+UNIT_SRC += tests/check_outfile.c
+# pcprof's one-line messages, and memory there or its end (base/msg.c)
+UNIT_SRC += tests/check_basemsg.c
 # check_pprof.c decodes pprof's protobuf with the generated code
 $(B)/host/tests/check_pprof.o: CHECK_CFLAGS += -I$(B)/gen $(PROTO_CFLAGS)
 $(B)/host/tests/check_pprof.o: $(B)/gen/profile.pb-c.h
@@ -253,6 +261,27 @@ PRELOAD_UNIT_SRC += tests/check_wallparse.c preload/wall_parse.c
 PRELOAD_UNIT_SRC += preload/timeline.c tests/check_timeline.c
 # small files read whole (livememcg.c reads its numbers there)
 PRELOAD_UNIT_SRC += preload/procread.c tests/check_procread.c
+# which file each process writes; one-line messages; files written
+# through a temporary, and the text's counters as histogram records
+PRELOAD_UNIT_SRC += tests/check_names.c preload/names.c
+PRELOAD_UNIT_SRC += tests/check_msg.c preload/msg.c
+PRELOAD_UNIT_SRC += tests/check_out.c preload/out.c
+# libpc's timers' share of the program's limits
+PRELOAD_UNIT_SRC += tests/check_timerlimits.c preload/timerlimits.c
+# the program's view of libpc's signals' mask
+PRELOAD_UNIT_SRC += tests/check_sigview.c preload/sigview.c
+# the marker API, into the timeline's ring
+PRELOAD_UNIT_SRC += tests/check_markers.c preload/markers.c
+# PC_VERBOSE's line and a failed write's (PC_VERSION from config.h)
+PRELOAD_UNIT_SRC += tests/check_summary.c preload/summary.c
+$(B)/host/preload/summary.o $(B)/host/tests/check_summary.o: \
+	CHECK_CFLAGS += -I$(B)
+$(B)/host/preload/summary.o $(B)/host/tests/check_summary.o: $(B)/config.h
+# what libpc keeps of a vfork child's signal calls
+PRELOAD_UNIT_SRC += tests/check_vfork.c preload/vfork.c
+# libpc's alternate stack, and sigaltstack interposed (next.c: the real
+# one)
+PRELOAD_UNIT_SRC += tests/check_altstack.c preload/altstack.c preload/next.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)

@@ -215,6 +215,10 @@ main(int argc, char **argv)
 	srunner_add_suite(sr, options_suite());
 	srunner_add_suite(sr, outputs_suite());
 	srunner_add_suite(sr, diff_out_suite());
+	srunner_add_suite(sr, commands_suite());
+	srunner_add_suite(sr, wallgmon_suite());
+	srunner_add_suite(sr, outfile_suite());
+	srunner_add_suite(sr, basemsg_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

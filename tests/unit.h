@@ -35,6 +35,10 @@ Suite *pprof_suite(void);
 Suite *options_suite(void);
 Suite *outputs_suite(void);
 Suite *diff_out_suite(void);
+Suite *commands_suite(void);
+Suite *wallgmon_suite(void);
+Suite *outfile_suite(void);
+Suite *basemsg_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
 int unit_have(const char *shell_test);
@@ -94,6 +98,15 @@ Suite *wallreuse_suite(void);
 Suite *wallparse_suite(void);
 Suite *timeline_suite(void);
 Suite *procread_suite(void);
+Suite *names_suite(void);
+Suite *msg_suite(void);
+Suite *out_suite(void);
+Suite *timerlimits_suite(void);
+Suite *sigview_suite(void);
+Suite *markers_suite(void);
+Suite *summary_suite(void);
+Suite *vfork_suite(void);
+Suite *altstack_suite(void);
 
 #define UNIT_TEXT_SIZE	(64 * 1024)	/* the main program's text, bytes */
 #define UNIT_TEXT_LINK	0x1000		/* its link-time address */

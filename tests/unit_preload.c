@@ -49,6 +49,11 @@ pc_live_alloc(size_t len, int meta)
 	return m == MAP_FAILED ? NULL : m;
 }
 
+/* start.c: the value of libpc's timers' signals (timerlimits.c) */
+const char pc_timer_tag;
+/* signals.c: the sampling signal (sigview.c) */
+int pc_sampling_sig;
+
 /* sandbox.c: no sandbox here, so livegrow.c's grower may be woken */
 int
 pc_sandboxed(void)
@@ -173,6 +178,15 @@ main(void)
 	srunner_add_suite(sr, wallparse_suite());
 	srunner_add_suite(sr, timeline_suite());
 	srunner_add_suite(sr, procread_suite());
+	srunner_add_suite(sr, names_suite());
+	srunner_add_suite(sr, msg_suite());
+	srunner_add_suite(sr, out_suite());
+	srunner_add_suite(sr, timerlimits_suite());
+	srunner_add_suite(sr, sigview_suite());
+	srunner_add_suite(sr, markers_suite());
+	srunner_add_suite(sr, summary_suite());
+	srunner_add_suite(sr, vfork_suite());
+	srunner_add_suite(sr, altstack_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
