@@ -209,7 +209,10 @@ new_wait(struct pc_wwait *x, uint32_t tid, uint64_t key, long nr,
 	x->key = key;
 	x->ip = ip;
 	if (nr < 0) {
-		x->word = GMON_WAIT_WORD(GMON_WAIT_NOCALL, 0, 0);
+		/* -1: blocked outside a call; -2: no wait seen at all */
+		x->word = GMON_WAIT_WORD(nr == -1 ? GMON_WAIT_NOCALL :
+						    GMON_WAIT_UNSEEN,
+					 0, 0);
 		x->io = 1;
 		return;
 	}
@@ -296,8 +299,9 @@ charge(uint32_t tid, struct pc_wwait *x, uint64_t ns)
 	if (!ns)
 		return;
 	if (!x->key) {
-		/* no wait known: a thread not yet seen blocked */
-		new_wait(x, tid, 1, -1, NULL, 0);
+		/* no wait known: a thread not yet seen blocked, or looked
+		 * at from its counters alone */
+		new_wait(x, tid, 1, -2, NULL, 0);
 		x->io = 0;
 	}
 	if (x->entry) {
@@ -599,7 +603,7 @@ pc_wall_look(struct pc_wthread *w, int how)
 	 * some time between, on average halfway (charged whole to the new
 	 * one, a 0.3 s phase read 0 when rounds were far apart); a thread
 	 * never seen blocked before had no wait to leave (its empty one took
-	 * half as "[off-cpu: fault]", stackless: a late first look lost it) */
+	 * half as "[off-cpu: unknown]": a late first look lost it) */
 	if (r == 1 && key_before && w->cur.key != key_before &&
 	    w->prev.key == key_before && !timed_call(&w->prev)) {
 		charge(w->tid, &w->prev, off / 2);
