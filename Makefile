@@ -290,6 +290,7 @@ PROGS += $(P)/wallacct
 PROGS += $(P)/wallstack $(P)/wallstack-fp
 PROGS += $(P)/wallattr $(P)/wallattr-fp
 PROGS += $(P)/wall35pool
+PROGS += $(P)/wall35c
 PROGS += $(P)/history-slow3
 PROGS += $(P)/wallmem_lock $(P)/wallmem_count.so
 PROGS += $(P)/users37 $(P)/users37_omp

@@ -89,6 +89,8 @@ struct pc_wthread {
 	uint64_t rq_io_ns;   /* waiting for a CPU after a disk wait: whose? */
 	uint64_t io_prev[2]; /* its fsync, its unlink time so far (wall_io.c) */
 	uint64_t rq_left;    /* run-queue time the table had no room for yet */
+	uint64_t exit_ns, exit_cpu; /* its exit hook's time and CPU, while it
+				       is still listed after it (0: none) */
 	struct pc_wwait cur, prev;
 	struct pc_wwait iow;	/* its last fsync's, when neither is */
 };

@@ -482,8 +482,12 @@ deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq,
 	uint64_t now, dcpu;
 	int64_t rest;
 
-	if (pc_wall_read_schedstat(w, ss))
+	if (pc_wall_read_schedstat(w, ss)) {
+		/* gone since its exit hook: its end as the hook told it */
+		if (w->exit_ns)
+			pc_wall_ended(w, w->exit_ns, w->exit_cpu);
 		return -1;	/* gone: wall.c counts its end */
+	}
 	/* now, at the counters: a round that is preempted (a busy machine)
 	 * must not count a thread's time to the round's start */
 	now = pc_clock_ns(CLOCK_MONOTONIC);
