@@ -153,6 +153,9 @@ void pc_wall_forget_all(struct pc_wthread *t, size_t n) PC_HIDDEN;
  * -1 (gone); where thread w is blocked (its syscall line: 1, with the
  * line's hash in *key; 0 running; -1 gone). */
 int pc_wall_read_schedstat(struct pc_wthread *w, uint64_t v[3]) PC_HIDDEN;
+/* wall_cpuclock.c: as pc_wall_read_schedstat, its CPU time alone, from
+ * its CPU clock (its run-queue time and switches left as they were). */
+int pc_wall_read_cpuclock(struct pc_wthread *w, uint64_t v[3]) PC_HIDDEN;
 int pc_wall_read_syscall(struct pc_wthread *w, uint64_t *key, long *nr,
 			 unsigned long arg[6], unsigned long *sp,
 			 unsigned long *ip) PC_HIDDEN;

@@ -474,15 +474,17 @@ untimed(struct pc_wthread *w)
 	return &w->iow;
 }
 
-/* Thread w's run-queue and off-CPU time since its last look; -1: gone. */
+/* Thread w's run-queue and off-CPU time since its last look (from its
+ * CPU clock alone where clock is set); -1: gone. */
 static int
 deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq,
-       uint64_t *off)
+       uint64_t *off, int clock)
 {
 	uint64_t now, dcpu;
 	int64_t rest;
 
-	if (pc_wall_read_schedstat(w, ss)) {
+	if (clock ? pc_wall_read_cpuclock(w, ss) :
+		    pc_wall_read_schedstat(w, ss)) {
 		/* gone since its exit hook: its end as the hook told it */
 		if (w->exit_ns)
 			pc_wall_ended(w, w->exit_ns, w->exit_cpu);
@@ -562,7 +564,7 @@ pc_wall_look(struct pc_wthread *w, int how)
 	uint64_t key_before = w->cur.key;
 	int was_blocked = w->state == PC_W_BLOCKED, r;
 
-	if (deltas(w, ss, &dcpu, &drq, &off))
+	if (deltas(w, ss, &dcpu, &drq, &off, cheap && !w->rounds))
 		return;
 	/* at its second look (NAME_TOLD-th), every NAME_EVERY after, at the
 	 * last if never */
