@@ -82,6 +82,7 @@ PRELOAD_SRC += preload/wall_iotime.c
 PRELOAD_SRC += preload/wall_parse.c
 # the wall sampler's looks of a round, and its threads' starts and ends
 PRELOAD_SRC += preload/wall_round.c
+PRELOAD_SRC += preload/wall_cpuclock.c
 # the waits with a mask of their own, for the sampling handler
 PRELOAD_SRC += preload/waits.c
 # small files read whole, and their numbers, without stdio
@@ -319,6 +320,7 @@ PROGS += $(P)/wallacct
 PROGS += $(P)/wallstack $(P)/wallstack-fp
 PROGS += $(P)/wallattr $(P)/wallattr-fp
 PROGS += $(P)/wall35pool
+PROGS += $(P)/wall35c
 PROGS += $(P)/history-slow3
 PROGS += $(P)/wallmem_lock $(P)/wallmem_count.so
 PROGS += $(P)/users37 $(P)/users37_omp

@@ -179,13 +179,16 @@ enum gmon_alloc_kind {
  * A wait, the leaf word of an off-CPU stack: GMON_OBJ_WAIT << 48, then
  * bits 0-11 the system call's number (x86_64), or GMON_WAIT_RUNQUEUE (a
  * runnable thread waiting for a CPU) or GMON_WAIT_NOCALL (blocked outside
- * any call: a page fault); bits 12-15 what the call's descriptor is
- * (enum gmon_fd_kind, for the calls that take one first); bits 16-47 the
+ * any call: a page fault) or GMON_WAIT_UNSEEN (off the CPU where no look
+ * saw it wait: read from its counters alone); bits 12-15 what the
+ * call's descriptor is (enum gmon_fd_kind, for the calls that take one
+ * first); bits 16-47 the
  * process a wait4 or waitid waits for (0: any).
  */
 #define GMON_OBJ_WAIT		0xfffdu
 #define GMON_WAIT_RUNQUEUE	0xfffu
 #define GMON_WAIT_NOCALL	0xffeu
+#define GMON_WAIT_UNSEEN	0xffdu
 #define GMON_WAIT_CALL(w)	((unsigned)((w) & 0xfff))
 #define GMON_WAIT_FD(w)		((unsigned)((w) >> 12 & 0xf))
 #define GMON_WAIT_PID(w)	((uint32_t)((w) >> 16))

@@ -113,8 +113,12 @@ pc_own_leave(void)
 int
 pc_own_is(uint32_t tid)
 {
-	int32_t pid = (int32_t)getpid();
+	return pc_own_is_of(tid, (int32_t)getpid());
+}
 
+int
+pc_own_is_of(uint32_t tid, int32_t pid)
+{
 	for (int i = 0; i < OWN_SLOTS; i++)
 		if (__atomic_load_n(&owns[i].pid, __ATOMIC_ACQUIRE) == pid &&
 		    __atomic_load_n(&owns[i].tid, __ATOMIC_ACQUIRE) == tid)

@@ -889,6 +889,8 @@ void pc_snapshot_wake(void) PC_HIDDEN;
 void pc_own_enter(void) PC_HIDDEN;
 void pc_own_leave(void) PC_HIDDEN;
 int pc_own_is(uint32_t tid) PC_HIDDEN;
+/* the same, of process pid (its id read once for many) */
+int pc_own_is_of(uint32_t tid, int32_t pid) PC_HIDDEN;
 /* own.c: wait until thread tid of libpc's, joined, has left the
  * process (for calls that need a process of one thread). Not AS-safe. */
 void pc_own_gone(uint32_t tid) PC_HIDDEN;

@@ -35,8 +35,10 @@
  *  - A thread's start and end are told by libpc's own thread start and
  *    exit paths (wall_events.c), so its first and last intervals are
  *    counted to the nanosecond; a thread that ends some other way is
- *    counted to halfway since its last look. At the end of the process
- *    (pc_finish) a last round counts every thread up to then.
+ *    counted to halfway since its last look, and one still listed after
+ *    its exit hook is looked at until it is gone (wall_round.c). At
+ *    the end of the process (pc_finish) a last round counts every
+ *    thread up to then.
  *
  * The sampler measures its own CPU time and keeps it under 1 % of one
  * CPU (PC_WALL_BUDGET), as a bucket: 1 % of the wall time, and 10 ms at

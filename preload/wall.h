@@ -89,6 +89,8 @@ struct pc_wthread {
 	uint64_t rq_io_ns;   /* waiting for a CPU after a disk wait: whose? */
 	uint64_t io_prev[2]; /* its fsync, its unlink time so far (wall_io.c) */
 	uint64_t rq_left;    /* run-queue time the table had no room for yet */
+	uint64_t exit_ns, exit_cpu; /* its exit hook's time and CPU, while it
+				       is still listed after it (0: none) */
 	struct pc_wwait cur, prev;
 	struct pc_wwait iow;	/* its last fsync's, when neither is */
 };
@@ -151,6 +153,9 @@ void pc_wall_forget_all(struct pc_wthread *t, size_t n) PC_HIDDEN;
  * -1 (gone); where thread w is blocked (its syscall line: 1, with the
  * line's hash in *key; 0 running; -1 gone). */
 int pc_wall_read_schedstat(struct pc_wthread *w, uint64_t v[3]) PC_HIDDEN;
+/* wall_cpuclock.c: as pc_wall_read_schedstat, its CPU time alone, from
+ * its CPU clock (its run-queue time and switches left as they were). */
+int pc_wall_read_cpuclock(struct pc_wthread *w, uint64_t v[3]) PC_HIDDEN;
 int pc_wall_read_syscall(struct pc_wthread *w, uint64_t *key, long *nr,
 			 unsigned long arg[6], unsigned long *sp,
 			 unsigned long *ip) PC_HIDDEN;

@@ -209,7 +209,10 @@ new_wait(struct pc_wwait *x, uint32_t tid, uint64_t key, long nr,
 	x->key = key;
 	x->ip = ip;
 	if (nr < 0) {
-		x->word = GMON_WAIT_WORD(GMON_WAIT_NOCALL, 0, 0);
+		/* -1: blocked outside a call; -2: no wait seen at all */
+		x->word = GMON_WAIT_WORD(nr == -1 ? GMON_WAIT_NOCALL :
+						    GMON_WAIT_UNSEEN,
+					 0, 0);
 		x->io = 1;
 		return;
 	}
@@ -296,8 +299,9 @@ charge(uint32_t tid, struct pc_wwait *x, uint64_t ns)
 	if (!ns)
 		return;
 	if (!x->key) {
-		/* no wait known: a thread not yet seen blocked */
-		new_wait(x, tid, 1, -1, NULL, 0);
+		/* no wait known: a thread not yet seen blocked, or looked
+		 * at from its counters alone */
+		new_wait(x, tid, 1, -2, NULL, 0);
 		x->io = 0;
 	}
 	if (x->entry) {
@@ -470,16 +474,22 @@ untimed(struct pc_wthread *w)
 	return &w->iow;
 }
 
-/* Thread w's run-queue and off-CPU time since its last look; -1: gone. */
+/* Thread w's run-queue and off-CPU time since its last look (from its
+ * CPU clock alone where clock is set); -1: gone. */
 static int
 deltas(struct pc_wthread *w, uint64_t ss[3], uint64_t *dcpu_out, uint64_t *drq,
-       uint64_t *off)
+       uint64_t *off, int clock)
 {
 	uint64_t now, dcpu;
 	int64_t rest;
 
-	if (pc_wall_read_schedstat(w, ss))
+	if (clock ? pc_wall_read_cpuclock(w, ss) :
+		    pc_wall_read_schedstat(w, ss)) {
+		/* gone since its exit hook: its end as the hook told it */
+		if (w->exit_ns)
+			pc_wall_ended(w, w->exit_ns, w->exit_cpu);
 		return -1;	/* gone: wall.c counts its end */
+	}
 	/* now, at the counters: a round that is preempted (a busy machine)
 	 * must not count a thread's time to the round's start */
 	now = pc_clock_ns(CLOCK_MONOTONIC);
@@ -554,7 +564,7 @@ pc_wall_look(struct pc_wthread *w, int how)
 	uint64_t key_before = w->cur.key;
 	int was_blocked = w->state == PC_W_BLOCKED, r;
 
-	if (deltas(w, ss, &dcpu, &drq, &off))
+	if (deltas(w, ss, &dcpu, &drq, &off, cheap && !w->rounds))
 		return;
 	/* at its second look (NAME_TOLD-th), every NAME_EVERY after, at the
 	 * last if never */
@@ -599,7 +609,7 @@ pc_wall_look(struct pc_wthread *w, int how)
 	 * some time between, on average halfway (charged whole to the new
 	 * one, a 0.3 s phase read 0 when rounds were far apart); a thread
 	 * never seen blocked before had no wait to leave (its empty one took
-	 * half as "[off-cpu: fault]", stackless: a late first look lost it) */
+	 * half as "[off-cpu: unknown]": a late first look lost it) */
 	if (r == 1 && key_before && w->cur.key != key_before &&
 	    w->prev.key == key_before && !timed_call(&w->prev)) {
 		charge(w->tid, &w->prev, off / 2);

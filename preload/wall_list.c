@@ -60,6 +60,18 @@ cmp_tid(const void *key, const void *e)
 	return x < y ? -1 : x > y;
 }
 
+/* Thread tid one of libpc's own: one followed at the last round, not
+ * ended, is not (pc_own_is reads the pid, a system call: 10,000 of them
+ * a listing at 10,000 threads). */
+static int
+own(uint32_t tid, int32_t pid, const struct pc_wthread *cur, size_t ncur)
+{
+	const struct pc_wthread *x =
+		bsearch(&tid, cur, ncur, sizeof(*cur), cmp_tid);
+
+	return (!x || x->state == PC_W_ENDED) && pc_own_is_of(tid, pid);
+}
+
 /* The threads of cur[0..ncur) not ended, into *t: no thread can have
  * come unsaid since the last listing but by a raw clone. */
 static size_t
@@ -84,6 +96,7 @@ pc_wall_list(struct pc_wthread **t, const struct pc_wthread *cur, size_t ncur,
 	struct pc_wthread *x;
 	long got;
 	int events = pc_wall_events_waiting() != 0;
+	int32_t pid = (int32_t)getpid();
 
 	if (!all && !events && !events_before && ++unlisted < LIST_EVERY) {
 		events_before = 0;
@@ -103,7 +116,7 @@ pc_wall_list(struct pc_wthread **t, const struct pc_wthread *cur, size_t ncur,
 			 * libpc's start-up went on to start its next thread, it
 			 * was not looked at for 0.6 s, its first waits lost) */
 			if (!tid || tid == mine || tid == pc_snapshot_tid() ||
-			    pc_own_is(tid) ||
+			    own(tid, pid, cur, ncur) ||
 			    (pc_own_starting() && tid != (uint32_t)getpid() &&
 			     !bsearch(&tid, cur, ncur, sizeof(*cur), cmp_tid)))
 				continue;

@@ -46,6 +46,9 @@ event_start(const struct pc_wevent *e, struct pc_wthread *nxt, size_t n,
 {
 	struct pc_wthread *x = pc_wall_find(nxt, n, e->tid);
 
+	/* a thread still listed after its exit hook, its id taken again */
+	if (x && x->exit_ns)
+		pc_wall_ended(x, x->exit_ns, x->exit_cpu);
 	/* listed at the last round, not now: ended since */
 	if (!x && (x = pc_wall_find(cur, ncur, e->tid)) &&
 	    (x->listed || x->state != PC_W_NEW || x->rounds))
@@ -68,7 +71,13 @@ event_start(const struct pc_wevent *e, struct pc_wthread *nxt, size_t n,
 	}
 }
 
-/* A thread's end: its last interval, to the nanosecond. */
+/*
+ * A thread's end: its last interval, to the nanosecond. One listed now
+ * was still there after its exit hook, and may stay: preempted there on a
+ * busy machine (0.35 s on a run queue, seen), or in a destructor of the
+ * program's that runs after libpc's. It is looked at as any other until
+ * it is gone; a look that finds it gone ends it at its hook.
+ */
 static void
 event_end(const struct pc_wevent *e, struct pc_wthread *nxt, size_t n,
 	  struct pc_wthread *cur, size_t ncur)
@@ -76,6 +85,11 @@ event_end(const struct pc_wevent *e, struct pc_wthread *nxt, size_t n,
 	struct pc_wthread *x = pc_wall_find(nxt, n, e->tid);
 	uint64_t t;
 
+	if (x && x->state != PC_W_ENDED) {
+		x->exit_ns = e->t_ns;
+		x->exit_cpu = e->cpu_ns;
+		return;
+	}
 	if (!x && (x = pc_wall_find(cur, ncur, e->tid)) && x->listed)
 		x = NULL;	/* listed now: in nxt */
 	if (x)

@@ -49,6 +49,7 @@ static const struct {
 	{ 202, GMON_FD_NONE, 99, "[off-cpu: futex]" },
 	{ GMON_WAIT_RUNQUEUE, GMON_FD_NONE, 0, "[off-cpu: runqueue]" },
 	{ GMON_WAIT_NOCALL, GMON_FD_NONE, 0, "[off-cpu: fault]" },
+	{ GMON_WAIT_UNSEEN, GMON_FD_NONE, 0, "[off-cpu: unknown]" },
 	{ 999, GMON_FD_NONE, 0, "[off-cpu: syscall 999]" },
 };
 

@@ -52,6 +52,8 @@ wait_name(uint64_t w, char *buf, size_t size)
 		call = "runqueue";
 	else if (nr == GMON_WAIT_NOCALL)
 		call = "fault";
+	else if (nr == GMON_WAIT_UNSEEN)
+		call = "unknown";
 	else if (!call) {
 		snprintf(num, sizeof(num), "syscall %u", nr);
 		call = num;

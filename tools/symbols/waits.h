@@ -24,6 +24,7 @@ const char *syscall_name(unsigned nr);
  * The name of wait word w into buf (size bytes, NUL-terminated, as
  * snprintf does): "[off-cpu: read pipe]", "[off-cpu: wait4 pid 42]",
  * "[off-cpu: runqueue]", "[off-cpu: fault]" (blocked outside a call),
+ * "[off-cpu: unknown]" (no look saw the wait),
  * "[off-cpu: syscall 999]" (a number with no name). Returns buf.
  */
 char *wait_name(uint64_t w, char *buf, size_t size);
