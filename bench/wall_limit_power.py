@@ -261,12 +261,16 @@ def analyse(a):
 
 def compare_defaults(a):
     """pcprof compare's --threshold and --min-seconds as the pools' own
-    comparisons used them (pcprof diff's defaults are 5 % and 0.01 s)."""
+    comparisons used them (pcprof diff's defaults are 5 % and 0.01 s);
+    with --min-seconds-of wall, --min-seconds as pcprof compare takes it
+    now for --metric wall: 0.1 % of a run's wall time (of the warm-up's;
+    here the base runs' mean), not of its CPU time as the pools' did."""
     t, m = [], []
     for d in glob.glob(os.path.join(a.out, "pool-*")):
         j = json.load(open(os.path.join(d, "verdict.json")))
         t.append(j["threshold"])
-        m.append(j["min_seconds"])
+        m.append(j["min_seconds"] if a.min_seconds_of == "cpu" else
+                 0.001 * j["experiment"]["wall_seconds"]["base"])
     return ["--threshold", "%g" % (100 * max(t)), "--min-seconds",
             "%.6f" % (sum(m) / len(m))]
 
@@ -340,6 +344,10 @@ def main():
                     help="seconds a side, 10,20: as many runs a side as a "
                     "pool's run fits in each (with --runs '' for these alone)")
     ap.add_argument("--gate", default="", help="pcprof diff's options, one string")
+    ap.add_argument("--min-seconds-of", choices=("wall", "cpu"), default="wall",
+                    help="pcprof compare's default --min-seconds, 0.1 %% of a "
+                    "run's wall time (wall, as now) or of its CPU time (cpu, "
+                    "as before 1.8.0 and as the pools were made)")
     ap.add_argument("--alpha", type=float, default=0.01)
     ap.add_argument("--wall-hz", type=float, default=1000,
                     help="the wall sampler's rate (pcprof compare's: 1000)")

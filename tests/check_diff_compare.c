@@ -422,6 +422,74 @@ START_TEST(test_wall_floors_and_the_run_queue_rows)
 }
 END_TEST
 
+/*
+ * --metric wall: a wait's prior is its own floor, never another wait's
+ * spread. A nap of 0.30 s a run in every base run, 0.36 s in every new
+ * one (runs that agree exactly), beside a pipe read of 1.0 s a run that
+ * moves with the load (by 30 % and 22 % of a run): a prior fitted over
+ * the waits was the pipe read's (relative variance 0.05, weighing 4 runs)
+ * and hid the nap, t 2.2. Its variance is its floor, m (1 - p) / wall_hz
+ * (p its share of the side's off-CPU time, 1.5 of 6.5 s and 1.8 of 6.8
+ * s), on its own 8 degrees of freedom: t = .06 / sqrt((.30 a_b + .36
+ * a_n) / 5), slower after Holm's over 3 rows (work, nap, pipe; the run
+ * queue's is no part of the family).
+ */
+START_TEST(test_wall_wait_prior_is_its_own_floor)
+{
+	static const char *const names[] = { "work", "[off-cpu: clock_nanosleep] from nap",
+					     "[off-cpu: read pipe] from pump",
+					     "[off-cpu: runqueue] from work" };
+	const double pump[2][5] = { { 0.8, 1.2, 0.6, 1.4, 1.0 },
+				    { 1.0, 0.7, 1.3, 0.9, 1.1 } };
+	const double nap[2] = { 0.30, 0.36 };
+	double v[2][20], a[2], t;
+	struct side sd[2];
+	struct result res;
+	struct diff_opts o = opts(1);
+	const struct row *w;
+
+	o.metric = METRIC_WALL;
+	for (int s = 0; s < 2; s++) {
+		for (int r = 0; r < 5; r++) {
+			v[s][4 * r] = 0.1;
+			v[s][4 * r + 1] = nap[s];
+			v[s][4 * r + 2] = pump[s][r];
+			v[s][4 * r + 3] = 0.01;
+		}
+		side_make(&sd[s], 5, 4, names, v[s]);
+		sd[s].first_wait = 1;
+		sd[s].wall_hz = 1000;
+		sd[s].waited = calloc(5, sizeof(double));
+		sd[s].runq = calloc(5, sizeof(double));
+		ck_assert(sd[s].waited && sd[s].runq);
+		for (int r = 0; r < 5; r++) {
+			sd[s].waited[r] = nap[s] + pump[s][r] + 0.01;
+			sd[s].runq[r] = 0.01;
+		}
+		a[s] = (1 - 5 * nap[s] / (5 * nap[s] + 5.0)) / 1000;
+		near(diff_amin(&sd[s], names[1]), a[s], 1e-12);
+	}
+	t = 0.06 / sqrt((0.30 * a[0] + 0.36 * a[1]) / 5);
+	diff_compare(&res, &sd[0], &sd[1], &o);
+	w = row_of(&res, names[1]);
+	ck_assert_msg(w->status == ST_SLOWER, "nap: t %g, p %g after Holm's",
+		      w->t, w->padj);
+	near(w->df, 8, 1e-15);
+	near(w->t, t, 1e-9);
+	near(w->p, student8_p(t), 1e-9);
+	near(w->padj, 3 * student8_p(t), 1e-9);
+	w = row_of(&res, names[2]);
+	ck_assert(w->t == 0 && w->df == 8 && w->status == ST_SAME);
+	ck_assert_int_eq(res.family, 3);
+	ck_assert_int_eq(res.nslow, 1);
+	for (int s = 0; s < 2; s++) {
+		free(sd[s].waited);
+		free(sd[s].runq);
+	}
+	compared_free(&res, &sd[0], &sd[1]);
+}
+END_TEST
+
 /* Fisher's combination against its closed forms: for one p-value it is
  * that p; for two, p1 p2 (1 - log(p1 p2)). */
 START_TEST(test_fisher_matches_its_closed_forms)
@@ -709,6 +777,7 @@ diff_compare_suite(void)
 	tcase_add_test(
 		t, test_few_functions_keep_a_small_ones_spread_to_themselves);
 	tcase_add_test(t, test_wall_floors_and_the_run_queue_rows);
+	tcase_add_test(t, test_wall_wait_prior_is_its_own_floor);
 	suite_add_tcase(s, t);
 	return s;
 }

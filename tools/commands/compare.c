@@ -71,7 +71,7 @@ static const char usage_compare[] =
 "  --threshold PCT    smallest change that fails, percent of the function's\n"
 "                     base seconds (default 1; 2 with --metric wall)\n"
 "  --min-seconds S    and in seconds a run (default 0.1 % of the base warm-up\n"
-"                     run's CPU time)\n"
+"                     run's CPU time; with --metric wall, its wall time)\n"
 "  --keep-history FILE  append the new side's runs to the history FILE\n"
 "                     (pcprof history): as of --commit ID (default: git\n"
 "                     rev-parse HEAD) and --time T (default: its time)\n"

@@ -13,8 +13,9 @@
 #include "model/diff.h"
 #include "model/history.h"
 
-/* 0.1 % of the base warm-up run's CPU time: the smallest change in
- * seconds that fails, unless --min-seconds (COMPARE_THRESHOLD says why) */
+/* 0.1 % of the base warm-up run's CPU time (--metric wall: its wall
+ * time): the smallest change in seconds that fails, unless --min-seconds
+ * (COMPARE_THRESHOLD says why) */
 #define COMPARE_MIN_SHARE	0.001
 /* the fewest runs a side that measure run-to-run variation, by budget */
 #define MIN_RUNS	3

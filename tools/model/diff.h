@@ -108,6 +108,7 @@ struct model {
 	double pooled_df; /* run-to-run degrees of freedom behind the fits */
 	double amin_all;	/* the smallest floor of a over the sides */
 	int fitted;
+	int floor_only;	/* the waits': the prior a floor, not d0 runs */
 };
 
 /* A row's verdict: ST_SMALL is a row too small to enter Holm's family. */

@@ -19,7 +19,9 @@
  * model at that side's mean; its own dispersion, the ratio of its runs'
  * variance to the prior, is pooled over both sides (the same function,
  * measured the same way) and moderated by the prior's d0 degrees of
- * freedom; the variance of the difference is the prior's times it.
+ * freedom; the variance of the difference is the prior's times it. A
+ * wait's prior (mo->floor_only, d0 0) is its floor: its own dispersion,
+ * never below 1, on its own runs' degrees of freedom.
  */
 static void
 test_row(struct row *w, const struct model *mo, const struct side *b,
@@ -34,7 +36,8 @@ test_row(struct row *w, const struct model *mo, const struct side *b,
 	if (d > 0 && !isinf(d0)) {
 		double own = (db * w->vb / pb + dn * w->vn / pn) / d;
 
-		psi = (d * own + d0) / (d + d0);
+		psi = mo->floor_only ? fmax(own, 1) :
+				       (d * own + d0) / (d + d0);
 		w->df = d + d0;
 	}
 	se2 = psi * (pb / b->nruns + pn / n->nruns);
