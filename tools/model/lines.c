@@ -89,8 +89,10 @@ module(struct lines *L, uint32_t obj)
 		for (int i = 0; i < 3 && !m->dw && !m->error[0]; i++) {
 			if (i == 2 && cand[1])
 				cand[2] = symtab_debug_file_of(cand[1], L->so);
-			m->dw = dwlines_open(cand[i], m->error,
-					     sizeof(m->error));
+			m->dw = dwlines_open_in(L->so && L->so->fetch ?
+						&L->so->fetch->dwarf : NULL,
+						cand[i], m->error,
+						sizeof(m->error));
 			if (m->dw || m->error[0]) {
 				m->path = cand[i];
 				cand[i] = NULL;

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pcprof.h"
@@ -88,6 +89,7 @@ struct dwlines {
 	int fd;
 	Elf *elf;
 	Dwarf *dw;
+	int shared;		/* fd, elf and dw are a struct dwcache's */
 	struct unit *units;
 	size_t nunits;
 	struct curange *ranges;
@@ -174,6 +176,75 @@ dwlines_open(const char *path, char *err, size_t errlen)
 	return m;
 }
 
+/* ------------------------------------------------------------ cache */
+
+/* One file as dwlines_open found it: its ELF and DWARF (libdw inflates
+ * every compressed .debug_* section at dwarf_begin_elf), or why none. */
+struct dwsrc {
+	dev_t dev;
+	ino_t ino;
+	struct dwlines *m;	/* NULL: no DWARF that libdw can read */
+	char err[256];		/* then: what dwlines_open said */
+};
+
+struct dwcache {
+	struct dwsrc *v;
+	size_t n;
+};
+
+/* A handle of its own (units, rows, first error) on src's Dwarf. */
+static struct dwlines *
+share(const struct dwsrc *src)
+{
+	struct dwlines *m = pc_calloc(1, sizeof(*m));
+
+	m->fd = -1;
+	m->elf = src->m->elf;
+	m->dw = src->m->dw;
+	m->shared = 1;
+	return m;
+}
+
+struct dwlines *
+dwlines_open_in(struct dwcache **cache, const char *path, char *err,
+		size_t errlen)
+{
+	struct dwcache *c;
+	struct dwsrc *src;
+	struct stat sb;
+
+	if (!cache || !path || stat(path, &sb))
+		return dwlines_open(path, err, errlen);
+	if (!(c = *cache))
+		c = *cache = pc_calloc(1, sizeof(*c));
+	for (size_t i = 0; i < c->n; i++) {
+		src = &c->v[i];
+		if (src->dev != sb.st_dev || src->ino != sb.st_ino)
+			continue;
+		if (err && errlen)
+			snprintf(err, errlen, "%s", src->err);
+		return src->m ? share(src) : NULL;
+	}
+	c->v = pc_realloc(c->v, (c->n + 1) * sizeof(*c->v));
+	src = &c->v[c->n++];
+	*src = (struct dwsrc){ sb.st_dev, sb.st_ino, NULL, "" };
+	src->m = dwlines_open(path, src->err, sizeof(src->err));
+	if (err && errlen)
+		snprintf(err, errlen, "%s", src->err);
+	return src->m ? share(src) : NULL;
+}
+
+void
+dwcache_free(struct dwcache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		dwlines_close(c->v[i].m);
+	free(c->v);
+	free(c);
+}
+
 struct dwlines *
 dwlines_open_mem(const void *buf, size_t len)
 {
@@ -202,10 +273,12 @@ dwlines_close(struct dwlines *m)
 	}
 	free(m->units);
 	free(m->ranges);
-	dwarf_end(m->dw);
-	elf_end(m->elf);
-	if (m->fd >= 0)
-		close(m->fd);
+	if (!m->shared) {
+		dwarf_end(m->dw);
+		elf_end(m->elf);
+		if (m->fd >= 0)
+			close(m->fd);
+	}
 	free(m);
 }
 

@@ -32,6 +32,14 @@ struct dwline {
  * .debug_info that is there but corrupt is said in err (else ""). */
 struct dwlines *dwlines_open(const char *path, char *err, size_t errlen);
 struct dwlines *dwlines_open_mem(const void *buf, size_t len);
+/* The same, through *cache (allocated on first use; NULL: dwlines_open):
+ * a file (by device and inode) is opened once, its sections inflated
+ * once, and each call gets a handle of its own on it, with its own
+ * error. Strings of a handle live until dwcache_free. */
+struct dwcache;
+struct dwlines *dwlines_open_in(struct dwcache **cache, const char *path,
+				char *err, size_t errlen);
+void dwcache_free(struct dwcache *c);
 /* The first corrupt part of m's DWARF that a lookup met (a line table
  * libdw cannot read), or NULL. Such a part has no lines. */
 const char *dwlines_error(const struct dwlines *m);

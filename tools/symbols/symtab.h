@@ -53,6 +53,9 @@ struct symtab_fetch {
 	int down;		/* a server could not be reached: ask no more */
 	char note[512];		/* for symtab_fetch_note */
 	int noted;		/* symtab_fetch_note has told it */
+	/* the DWARF files that line lookups opened (dwlines_open_in):
+	 * each read and inflated once a command, not once a process */
+	struct dwcache *dwarf;
 };
 
 /*
@@ -82,7 +85,7 @@ char *symtab_short_name(const char *name, int keep_clones);
  * could not be reached), once; NULL when there is none (or no f).
  */
 const char *symtab_fetch_note(struct symtab_fetch *f);
-/* Close f's client. */
+/* Close f's client and its DWARF files. */
 void symtab_fetch_end(struct symtab_fetch *f);
 
 /* Index of the symbol containing addr, or -1. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbols/dwlines.h"
 #include "symbols/symtab_int.h"
 
 /* Symbols from a separate debug file whose build-id matches, if any. */
@@ -192,6 +193,10 @@ symtab_fetch_end(struct symtab_fetch *f)
 	if (f && f->client) {
 		dfd.end(f->client);
 		f->client = NULL;
+	}
+	if (f) {
+		dwcache_free(f->dwarf);
+		f->dwarf = NULL;
 	}
 }
 
