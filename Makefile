@@ -361,6 +361,16 @@ PROGS += $(P)/exc37
 $(P)/exc37: tests/progs/exc37.cc
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) -O2 -g -o $@ $<
+# test_host.py's Go program with cgo, built once where go is installed
+GO ?= go
+ifneq ($(shell command -v $(GO) 2>/dev/null),)
+PROGS += $(P)/gocgo
+endif
+$(P)/gocgo: tests/progs/gocgo/main.go
+	@mkdir -p $(dir $@)
+	$(call say,GO,$@)GOCACHE=$(abspath $(B))/go/cache \
+		GOPATH=$(abspath $(B))/go/path GOPROXY=off GOFLAGS= \
+		CGO_ENABLED=1 GO111MODULE=on $(GO) build -o $@ $<
 $(P)/three-pie: tests/progs/three.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIE -pie -o $@ $<
