@@ -232,6 +232,7 @@ UNIT_SRC += tests/check_wallgmon.c
 UNIT_SRC += tests/check_outfile.c
 # pcprof's one-line messages, and memory there or its end (base/msg.c)
 UNIT_SRC += tests/check_basemsg.c
+UNIT_SRC += tests/check_dwcache.c
 # check_pprof.c decodes pprof's protobuf with the generated code
 $(B)/host/tests/check_pprof.o: CHECK_CFLAGS += -I$(B)/gen $(PROTO_CFLAGS)
 $(B)/host/tests/check_pprof.o: $(B)/gen/profile.pb-c.h

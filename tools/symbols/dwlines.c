@@ -55,6 +55,7 @@ struct unit {
 	struct ufunc *funcs;
 	size_t nfuncs;
 	int funcs_read;
+	char *bad;		/* why its line table cannot be read, or NULL */
 };
 
 /* The file name f of unit u as a path: relative names (DWARF 5 gives
@@ -90,21 +91,35 @@ struct dwlines {
 	Elf *elf;
 	Dwarf *dw;
 	int shared;		/* fd, elf and dw are a struct dwcache's */
+	/* the units and ranges read: base's (itself, or the dwcache's
+	 * handle on the same file), which each handle looks in */
+	struct dwlines *base;
 	struct unit *units;
 	size_t nunits;
 	struct curange *ranges;
 	size_t nranges;
-	int ranged;		/* ranges built */
+	int built;		/* ranges built, ranges_err their first error */
+	char ranges_err[200];
+	int ranged;		/* this handle has looked in the ranges */
 	char error[200];	/* the first corrupt part found, or "" */
 };
 
 /* Note the first corrupt part of the DWARF (dwlines_error). */
 static void
-corrupt(struct dwlines *m, const char *what, Dwarf_Off off)
+corrupt_in(char *buf, size_t len, const char *what, Dwarf_Off off)
 {
-	if (!m->error[0])
-		snprintf(m->error, sizeof(m->error), "corrupt DWARF: %s at offset %#llx: %s",
+	if (!buf[0])
+		snprintf(buf, len, "corrupt DWARF: %s at offset %#llx: %s",
 			 what, (unsigned long long)off, dwarf_errmsg(-1));
+}
+
+/* Note text (a corrupt part another handle met first) as m's, unless m
+ * has met one already. */
+static void
+note(struct dwlines *m, const char *text)
+{
+	if (text && !m->error[0])
+		snprintf(m->error, sizeof(m->error), "%s", text);
 }
 
 /* Whether elf has a section named name. */
@@ -156,6 +171,7 @@ with_dwarf(Elf *elf, int fd, char *err, size_t errlen)
 	m->fd = fd;
 	m->elf = elf;
 	m->dw = dw;
+	m->base = m;
 	return m;
 }
 
@@ -202,6 +218,7 @@ share(const struct dwsrc *src)
 	m->elf = src->m->elf;
 	m->dw = src->m->dw;
 	m->shared = 1;
+	m->base = src->m;
 	return m;
 }
 
@@ -270,6 +287,7 @@ dwlines_close(struct dwlines *m)
 		free(m->units[i].raw);
 		free(m->units[i].rows);
 		free(m->units[i].funcs);
+		free(m->units[i].bad);
 	}
 	free(m->units);
 	free(m->ranges);
@@ -285,7 +303,7 @@ dwlines_close(struct dwlines *m)
 size_t
 dwlines_units(const struct dwlines *m)
 {
-	return m ? m->nunits : 0;
+	return m ? m->base->nunits : 0;
 }
 
 static int
@@ -314,17 +332,26 @@ unit_of(struct dwlines *m, Dwarf_Die *cu)
 	struct unit *u;
 	size_t n;
 
-	for (size_t i = 0; i < m->nunits; i++)
-		if (m->units[i].off == off)
-			return m->units[i].rows ? &m->units[i] : NULL;
-	m->units = pc_realloc(m->units, (m->nunits + 1) * sizeof(*m->units));
-	u = &m->units[m->nunits++];
+	struct dwlines *b = m->base;
+	char bad[200] = "";
+
+	for (size_t i = 0; i < b->nunits; i++)
+		if (b->units[i].off == off) {
+			note(m, b->units[i].bad);
+			return b->units[i].rows ? &b->units[i] : NULL;
+		}
+	b->units = pc_realloc(b->units, (b->nunits + 1) * sizeof(*b->units));
+	u = &b->units[b->nunits++];
 	memset(u, 0, sizeof(*u));
 	u->off = off;
 	if (dwarf_getsrclines(cu, &dl, &n) || n == 0) {
 		/* a unit that points at a line table libdw cannot read */
-		if (dwarf_hasattr(cu, DW_AT_stmt_list))
-			corrupt(m, "the line table of the unit", off);
+		if (dwarf_hasattr(cu, DW_AT_stmt_list)) {
+			corrupt_in(bad, sizeof(bad),
+				   "the line table of the unit", off);
+			u->bad = pc_strdup(bad);
+			note(m, u->bad);
+		}
 		return NULL;
 	}
 	u->rows = pc_calloc(n, sizeof(*u->rows));
@@ -528,7 +555,7 @@ build_ranges(struct dwlines *m)
 	Dwarf_Off off = 0, next;
 	size_t hsize, cap = 0;
 
-	m->ranged = 1;
+	m->built = 1;
 	while (dwarf_nextcu(m->dw, off, &next, &hsize, NULL, NULL, NULL) == 0 &&
 	       m->nranges < MAX_RANGES) {
 		Dwarf_Die cu;
@@ -536,7 +563,8 @@ build_ranges(struct dwlines *m)
 		ptrdiff_t o = 0;
 
 		if (!dwarf_offdie(m->dw, off + hsize, &cu))
-			corrupt(m, "the unit", off);
+			corrupt_in(m->ranges_err, sizeof(m->ranges_err),
+				   "the unit", off);
 		else
 			while ((o = dwarf_ranges(&cu, o, &base, &lo, &hi)) >
 				       0 &&
@@ -555,7 +583,8 @@ build_ranges(struct dwlines *m)
 		off = next;
 	}
 	if (dwarf_nextcu(m->dw, off, &next, &hsize, NULL, NULL, NULL) < 0)
-		corrupt(m, "the unit header", off);
+		corrupt_in(m->ranges_err, sizeof(m->ranges_err),
+			   "the unit header", off);
 	if (m->nranges)
 		qsort(m->ranges, m->nranges, sizeof(*m->ranges), cmp_range);
 }
@@ -567,22 +596,28 @@ unit_at(struct dwlines *m, uint64_t addr, Dwarf_Die *cu)
 {
 	size_t lo = 0, hi;
 
+	struct dwlines *b = m->base;
+
 	if (dwarf_addrdie(m->dw, addr, cu))
 		return 1;
-	if (!m->ranged)
-		build_ranges(m);
-	hi = m->nranges;
+	if (!b->built)
+		build_ranges(b);
+	if (!m->ranged) {
+		m->ranged = 1;
+		note(m, b->ranges_err[0] ? b->ranges_err : NULL);
+	}
+	hi = b->nranges;
 	while (lo < hi) {	/* the first range starting above addr */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (m->ranges[mid].lo <= addr)
+		if (b->ranges[mid].lo <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	/* ranges may nest or overlap in a strange file: the nearest below */
-	return lo > 0 && addr < m->ranges[lo - 1].hi &&
-	       dwarf_offdie(m->dw, m->ranges[lo - 1].die, cu) != NULL;
+	return lo > 0 && addr < b->ranges[lo - 1].hi &&
+	       dwarf_offdie(m->dw, b->ranges[lo - 1].die, cu) != NULL;
 }
 
 /*
