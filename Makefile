@@ -527,20 +527,23 @@ $(B)/fuzz/fuzz_objects: tests/fuzz/fuzz_objects.c gmon/objects.c gmon/gmon.h
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -Igmon -o $@ tests/fuzz/fuzz_objects.c gmon/objects.c
 FUZZ_SYMTAB_SRC := $(wildcard tools/symbols/symtab*.c)
+# (and dwlines.c, with what it calls as fuzz_lines has it: symtab_fetch_end
+# frees the command's DWARF handles)
+FUZZ_DWLINES_SRC := tools/symbols/dwlines.c tools/inputs/files.c tools/base/msg.c \
+	tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c
 $(B)/fuzz/fuzz_symtab: tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) tools/symbols/symtab.h \
-		tools/symbols/symtab_int.h
+		tools/symbols/symtab_int.h $(FUZZ_DWLINES_SRC) tools/symbols/dwlines.h
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -Itools/symbols -o $@ \
-		tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) $(ELF_LIBS) -ldl
+		tests/fuzz/fuzz_symtab.c $(FUZZ_SYMTAB_SRC) $(FUZZ_DWLINES_SRC) $(ELF_LIBS) -ldl
 
 # files.c reads libpc's files with gmon/'s parsers, and escapes names in
 # its messages with base/msg.c and escape.c
-$(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/symbols/dwlines.h \
-		tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c gmon/read.c gmon/objects.c gmon/gmon.h
+$(B)/fuzz/fuzz_lines: tests/fuzz/fuzz_lines.c $(FUZZ_DWLINES_SRC) tools/symbols/dwlines.h \
+		gmon/gmon.h
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) $(ELF_CFLAGS) -Itools -Itools/symbols -o $@ \
-		tests/fuzz/fuzz_lines.c tools/symbols/dwlines.c tools/inputs/files.c tools/base/msg.c tools/base/escape.c tools/base/infile.c \
-		gmon/read.c gmon/objects.c $(ELF_LIBS) -ldl
+		tests/fuzz/fuzz_lines.c $(FUZZ_DWLINES_SRC) $(ELF_LIBS) -ldl
 
 # jitmap.c holds what jitdump.c's functions become (jit_add, jit_disjoint)
 $(B)/fuzz/fuzz_jitdump: tests/fuzz/fuzz_jitdump.c tools/symbols/jitdump.c tools/symbols/jitmap.c \
