@@ -3,7 +3,8 @@
 recorded with `pcprof history add` (their runs made in a random order),
 regress-base before commit K and
 history-slow3 (stage_transform, 40 % of the work, 3 % slower) from K on;
-the change point is named at K +-1 and nothing else. Then compare
+the change point is named at K +-1 and nothing else (but a weak false
+alarm, as alpha allows). Then compare
 --keep-history's record, and hostile history files: one line naming the
 file and the line, exit 2."""
 
