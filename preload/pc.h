@@ -101,6 +101,15 @@ pc_slot_ready(const uint32_t *state)
 	return __atomic_load_n(state, __ATOMIC_ACQUIRE) == PC_SLOT_READY;
 }
 
+/* The CPU clock of thread tid of this process (glibc's
+ * pthread_getcpuclockid makes the same from a pthread_t): a timer on it
+ * may be made, and it read, from any thread. AS-safe. */
+static inline clockid_t
+pc_thread_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
+}
+
 /* One caller->callee arc, at link-time addresses. */
 struct pc_arc {
 	uint64_t from, self;

@@ -101,15 +101,6 @@ perf_fd_ours(const struct slot *sl)
 	return fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0 && id == sl->id;
 }
 
-/* The CPU clock of thread tid of this process (glibc's
- * pthread_getcpuclockid makes the same): a timer on it may be made from
- * any thread. */
-static clockid_t
-thread_clock(pid_t tid)
-{
-	return (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
-}
-
 static pid_t
 gettid_raw(void)
 {
@@ -521,7 +512,7 @@ pc_thread_arm(void)
 	thread_perf_holding = 0;	/* a disarm's */
 	sl = slot_claim();
 	sl->tid = tid;
-	sl->clock = thread_clock(tid);
+	sl->clock = pc_thread_clock(tid);
 	/* known before the first signal, which may come at once */
 	me = sl;
 	r = arm_slot(sl, tid, __atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST));
@@ -661,7 +652,7 @@ pc_threads_adopt(void)
 			if (sl == &own_slot)
 				continue;	/* no room to remember it */
 			sl->tid = (pid_t)tid;
-			sl->clock = thread_clock((pid_t)tid);
+			sl->clock = pc_thread_clock((pid_t)tid);
 			sl->sig = __atomic_load_n(&pc_sampling_sig, __ATOMIC_SEQ_CST);
 			if (pc_posix_timer_arm(sl->clock, (pid_t)tid, &sl->timer, sl->sig, 1)) {
 				sl->tid = 0;

@@ -20,17 +20,12 @@
 #include "wall.h"
 #include "banned.h"
 
-/* The kernel's clock id for thread tid's CPU time (its scheduler's
- * count): what pthread_getcpuclockid makes of a thread's id. */
-#define THREAD_CPUCLOCK(tid) \
-	((clockid_t)((~(unsigned)(tid) << 3) | 2u /* SCHED */ | 4u))
-
 int
 pc_wall_read_cpuclock(struct pc_wthread *w, uint64_t v[3])
 {
 	struct timespec t;
 
-	if (clock_gettime(THREAD_CPUCLOCK(w->tid), &t))
+	if (clock_gettime(pc_thread_clock((pid_t)w->tid), &t))
 		return -1;	/* gone */
 	v[0] = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 	v[1] = w->rq_ns;

@@ -117,7 +117,7 @@ pc_wall_list(struct pc_wthread **t, const struct pc_wthread *cur, size_t ncur,
 			 * was not looked at for 0.6 s, its first waits lost) */
 			if (!tid || tid == mine || tid == pc_snapshot_tid() ||
 			    own(tid, pid, cur, ncur) ||
-			    (pc_own_starting() && tid != (uint32_t)getpid() &&
+			    (pc_own_starting() && tid != (uint32_t)pid &&
 			     !bsearch(&tid, cur, ncur, sizeof(*cur), cmp_tid)))
 				continue;
 			/* ids first, spread into entries once sorted */

@@ -229,23 +229,22 @@ dwlines_open_in(struct dwcache **cache, const char *path, char *err,
 	struct dwcache *c;
 	struct dwsrc *src;
 	struct stat sb;
+	size_t i;
 
 	if (!cache || !path || stat(path, &sb))
 		return dwlines_open(path, err, errlen);
 	if (!(c = *cache))
 		c = *cache = pc_calloc(1, sizeof(*c));
-	for (size_t i = 0; i < c->n; i++) {
-		src = &c->v[i];
-		if (src->dev != sb.st_dev || src->ino != sb.st_ino)
-			continue;
-		if (err && errlen)
-			snprintf(err, errlen, "%s", src->err);
-		return src->m ? share(src) : NULL;
+	for (i = 0; i < c->n; i++)
+		if (c->v[i].dev == sb.st_dev && c->v[i].ino == sb.st_ino)
+			break;
+	if (i == c->n) {
+		c->v = pc_realloc(c->v, (c->n + 1) * sizeof(*c->v));
+		c->v[c->n++] = (struct dwsrc){ sb.st_dev, sb.st_ino, NULL, "" };
+		c->v[i].m = dwlines_open(path, c->v[i].err,
+					 sizeof(c->v[i].err));
 	}
-	c->v = pc_realloc(c->v, (c->n + 1) * sizeof(*c->v));
-	src = &c->v[c->n++];
-	*src = (struct dwsrc){ sb.st_dev, sb.st_ino, NULL, "" };
-	src->m = dwlines_open(path, src->err, sizeof(src->err));
+	src = &c->v[i];
 	if (err && errlen)
 		snprintf(err, errlen, "%s", src->err);
 	return src->m ? share(src) : NULL;
