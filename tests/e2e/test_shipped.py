@@ -519,7 +519,8 @@ def against_perf(name):
     gone = shipped.missing(prog)
     if gone:
         skip("%s is not installed" % gone)
-    if name == "git gc" and not os.path.isdir(os.path.join(TOP, ".git")):
+    # a worktree's .git is a file naming its repository, and clones as well
+    if name == "git gc" and not os.path.exists(os.path.join(TOP, ".git")):
         skip("%s is not a git checkout to clone" % TOP)
     if prog.setup:
         prog.setup()
