@@ -211,6 +211,7 @@ END_TEST
 #define STEP_AT	13
 
 struct stages {
+	double speed_sd;	/* a run's machine speed's sd (0: 2 %) */
 	struct hist_record r[COMMITS];
 	struct hist_value f[COMMITS][STAGES];
 	struct history h;
@@ -229,7 +230,8 @@ stages_draw(struct stages *st)
 		double x[3][STAGES], cpu[3];
 
 		for (int run = 0; run < 3; run++) {
-			double speed = 1 + 0.02 * normal();
+			double speed = 1 + (st->speed_sd > 0 ? st->speed_sd :
+							     0.02) * normal();
 
 			cpu[run] = 0;
 			for (int f = 0; f < STAGES; f++) {
@@ -279,42 +281,81 @@ stages_draw(struct stages *st)
  * beside a CPU hog); with commits weighed by their runs' variance too
  * (the machine's, mostly), 26 times, found in 87 %.
  */
-START_TEST(test_history_one_stage_slower_moves_no_other)
+/* The step found, its size, and the other stages named, in SERIES
+ * histories of st's model. */
+static void
+stages_find(struct stages *st, int *found, int *other, double *size)
 {
-	static struct stages st;
-	int found = 0, other = 0;
-	double size = 0;
-
+	*found = *other = 0;
+	*size = 0;
 	for (int i = 0; i < SERIES; i++) {
-		struct hist_result res = { .h = &st.h, .alpha = 0.01,
+		struct hist_result res = { .h = &st->h, .alpha = 0.01,
 					   .threshold = 0.01 };
 
-		stages_draw(&st);
+		stages_draw(st);
 		history_analyse(&res, 0, CP_TTEST);
 		for (size_t k = 0; k < res.ns; k++) {
 			const struct hist_series *s = &res.s[k];
 			int transform = !strcmp(s->name, "stage_transform");
 
-
 			for (size_t j = 0; j < s->nch && !s->program; j++) {
 				const struct change *c = &s->ch[j];
 
-				other += !transform;
+				*other += !transform;
 				if (transform && c->at + 1 >= STEP_AT &&
 				    c->at <= STEP_AT + 1) {
-					found++;
-					size += c->after / c->before - 1;
+					(*found)++;
+					*size += c->after / c->before - 1;
 				}
 			}
 		}
 		history_result_release(&res);
 	}
-	fprintf(stderr, "history: one stage of four 3 %% slower: found +-1 in "
-		"%d of %d (size %.2f %%), another stage named %d times\n",
-		found, SERIES, 100 * size / (found ? found : 1), other);
+	*size /= *found ? *found : 1;
+	fprintf(stderr, "history: one stage of four 3 %% slower, runs' speed "
+		"%.0f %% sd: found +-1 in %d of %d (size %.2f %%), another "
+		"stage named %d times\n",
+		100 * (st->speed_sd > 0 ? st->speed_sd : 0.02),
+		*found, SERIES, 100 * *size, *other);
+}
+
+START_TEST(test_history_one_stage_slower_moves_no_other)
+{
+	static struct stages st;
+	int found, other;
+	double size;
+
+	stages_find(&st, &found, &other, &size);
 	ck_assert_int_ge(found, SERIES * 88 / 100);
 	ck_assert_int_le(other, SERIES * 2 / 100);
-	ck_assert(fabs(size / found - 0.03) < 0.005);
+	ck_assert(fabs(size - 0.03) < 0.005);
+}
+END_TEST
+
+/*
+ * The same beside a CPU hog: a run's speed 8 % sd (each run's, as
+ * tests/e2e/test_history.py's records showed there: a commit's runs 2 to
+ * 14 % apart). A commit's speed takes that out of its mean, and the
+ * t-test's variance is the commits' scatter about their levels. Floored at
+ * the least variance any commit's runs gave its mean (the machine's
+ * changes of speed between the runs, mostly), the step was found in 297
+ * of 400, and a recorded history whose stage_transform share moved 0.46 %
+ * a commit named nothing (+3.5 % at p 5e-11 without the floor); now 361.
+ * Another stage is named in 22 of 400 here (14 with the floor, which hid
+ * changes of every size alike): at this much noise the stages' speed is
+ * rough, and the bound says so.
+ */
+START_TEST(test_history_step_found_when_runs_vary_much)
+{
+	static struct stages st = { .speed_sd = 0.08 };
+	int found, other;
+	double size;
+
+	rng = 0x2545f4914f6cdd1dULL;	/* its draws whatever ran before */
+	stages_find(&st, &found, &other, &size);
+	ck_assert_int_ge(found, SERIES * 88 / 100);
+	ck_assert_int_le(other, SERIES * 6 / 100);
+	ck_assert(fabs(size - 0.03) < 0.005);
 }
 END_TEST
 
@@ -433,6 +474,7 @@ history_suite(void)
 	tcase_add_test(t, test_history_weighs_a_commit_by_its_runs);
 	tcase_add_test(t, test_history_edges);
 	tcase_add_test(t, test_history_one_stage_slower_moves_no_other);
+	tcase_add_test(t, test_history_step_found_when_runs_vary_much);
 	tcase_add_test(t, test_history_record_round_trip);
 	tcase_add_test(t, test_history_parse_rejects_what_is_not_a_record);
 	suite_add_tcase(s, t);
