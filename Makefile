@@ -284,6 +284,11 @@ PRELOAD_UNIT_SRC += tests/check_vfork.c preload/vfork.c
 # libpc's alternate stack, and sigaltstack interposed (next.c: the real
 # one)
 PRELOAD_UNIT_SRC += tests/check_altstack.c preload/altstack.c preload/next.c
+# code run from a second mapping of a file, and mlockall: libpc's mmap,
+# munmap, mremap and mlockall, which this program's own calls go through
+PRELOAD_UNIT_SRC += tests/check_mappings.c preload/mappings.c
+# the wall sampler's signal mask while it walks
+PRELOAD_UNIT_SRC += tests/check_wallmask.c preload/wall_mask.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)

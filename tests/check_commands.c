@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The commands' own options (tools/commands/: merge, compare, run,
- * annotate, flame, report), read through each command's entry as main()
- * calls it, in a child of its own (a bad value ends pcprof): for each
+ * annotate, flame, history, report), read through each command's entry
+ * as main() calls it, in a child of its own (a bad value ends pcprof): for each
  * argv, the exit status and a line that stdout or stderr must hold (the
  * usage's first line, or the one message), the other stream empty where
  * the command prints one thing. No row gets as far as running or reading
@@ -116,6 +116,8 @@ has_line(const char *text, const char *line)
 	"usage: pcprof flame -o SVG [--title TEXT] [--stacks-file FILE] " \
 	"[--process PID|NAME]"
 #define U_RUN	"usage: pcprof run [OPTIONS] -- CMD [ARGS...]"
+#define U_HISTORY	"usage: pcprof history [OPTIONS] FILE"
+#define NOFILE	"/nonexistent/pc-history"
 #define BASE_NEW	"--base", "true", "--new", "true"
 #define CLOCKS	"not wall, cpu or off (or, of allocations, alloc, " \
 		"alloc-bytes, inuse or inuse-bytes)"
@@ -213,6 +215,41 @@ static const struct row {
 	  2, "pcprof: --clock 'never': " CLOCKS },
 	{ cmd_flame, A("flame", "--bogus", "-o", "x.svg", "prog"), 2, 3,
 	  U_FLAME },
+
+	{ cmd_history, A("history"), 2, 2,
+	  "pcprof: history: one FILE is needed" },
+	{ cmd_history, A("history", "a", "b"), 2, 2, U_HISTORY },
+	{ cmd_history, A("history", "-h"), 0, 1, U_HISTORY },
+	{ cmd_history, A("history", "--bogus", "f"), 2, 3, U_HISTORY },
+	{ cmd_history, A("history", "--alpha"), 2, 3, U_HISTORY },
+	{ cmd_history, A("history", "--alpha", "1", "f"), 2, 2,
+	  "pcprof: --alpha '1': not between 0 and 1" },
+	{ cmd_history, A("history", "--alpha", "0", "f"), 2, 2,
+	  "pcprof: --alpha '0': not between 0 and 1" },
+	{ cmd_history, A("history", "--alpha", "x", "f"), 2, 2,
+	  "pcprof: --alpha 'x': not a number" },
+	{ cmd_history, A("history", "--threshold", "-1", "f"), 2, 2,
+	  "pcprof: --threshold '-1': not a number" },
+	{ cmd_history, A("history", "--threshold", "5%%", "f"), 2, 2,
+	  "pcprof: --threshold '5%%': not a number" },
+	/* accepted, each: then the file is read, and is not there */
+	{ cmd_history, A("history", "--threshold", "5%", "--alpha", "0.05",
+			 "--method", "edivisive", "--format", "markdown",
+			 "--absolute", NOFILE), 2, 2,
+	  "pcprof: '" NOFILE "': No such file or directory" },
+	{ cmd_history, A("history", "--format", "yaml", "f"), 2, 2,
+	  "pcprof: --format 'yaml': not one of its words "
+	  "(see pcprof history --help)" },
+	{ cmd_history, A("history", "--method", "ttest2", "f"), 2, 2,
+	  "pcprof: --method 'ttest2': not one of its words "
+	  "(see pcprof history --help)" },
+	{ cmd_history, A("history", "--time", "nan", "f"), 2, 2,
+	  "pcprof: --time 'nan': not a number" },
+	{ cmd_history, A("history", "add", "--commit", "", "f"), 2, 2,
+	  "pcprof: --commit '': an empty name" },
+	{ cmd_history, A("history", "add", "f"), 2, 2,
+	  "pcprof: history add: a FILE and the runs are needed" },
+	{ cmd_history, A("history", "add", "-h"), 0, 1, U_HISTORY },
 
 	{ cmd_report, A("report", "-h"), 0, 1,
 	  "usage: pcprof report [OPTIONS] EXE [GMON|DIR...]" },

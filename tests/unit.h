@@ -108,6 +108,8 @@ Suite *markers_suite(void);
 Suite *summary_suite(void);
 Suite *vfork_suite(void);
 Suite *altstack_suite(void);
+Suite *mappings_suite(void);
+Suite *wallmask_suite(void);
 
 #define UNIT_TEXT_SIZE	(64 * 1024)	/* the main program's text, bytes */
 #define UNIT_TEXT_LINK	0x1000		/* its link-time address */
