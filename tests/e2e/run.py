@@ -25,10 +25,13 @@ longest start first, so that the workers end together.
 A module whose tests share state (SHARED = True, for example a cache of
 profiles that several tests compare) runs in one worker, in file order;
 every other test runs on its own. A test that starts thousands of threads
-(a module's MANY_THREADS names them) runs alone, once nothing else runs:
+(a module's MANY_THREADS names them) runs alone, before any other starts:
 its timers count against the user's ulimit -i (10,000 threads beside
 1,000 left the smaller no timers in CI) and its threads take the machine
-(a wall-clock test beside 10,000 threads lost its first wait). Each
+(a wall-clock test beside 10,000 threads lost its first wait). First,
+not last: at the end they left the other workers idle, where at the start
+make check's Check suites and fuzzers, which start no timers, run beside
+them. Each
 test's line is printed when it ends, with its wall and CPU seconds (its
 times are saved then, so that a run cut short keeps them), then the
 failures (each with its traceback's last line: CI keeps only the tail)
@@ -312,8 +315,9 @@ def estimate(todo, last):
 def schedule(pool, todo, est, jobs):
     """Yields (unit, future) as units end: the longest first, each started
     when its cores fit beside the running units' within jobs (or nothing
-    runs), at most 2 jobs units at once; a unit of many threads alone."""
-    waiting = sorted(range(len(todo)), key=lambda i: -est[i][0])
+    runs), at most 2 jobs units at once; the units of many threads first,
+    each alone."""
+    waiting = sorted(range(len(todo)), key=lambda i: (not todo[i][2], -est[i][0]))
     running = {}
     while waiting or running:
         used = sum(est[i][1] for i in running.values())
