@@ -2,13 +2,15 @@
 /*
  * Check suite for tools/model/sequential.c, pcprof compare's sequential
  * gate: the alpha each look spends (Pocock-type Lan-DeMets spending, the
- * looks' levels summing to alpha), Student's t quantile, the equivalence
- * test's bound (TOST) and the verdict of a look from its rows, with the
- * exit status it gives. Expected values come from closed forms written
- * here (the spending function, Student's t with 2 df, the normal's 97.5 %
- * point), not from stats.c.
+ * looks' shares summing to alpha), the looks' levels (their boundary
+ * crossed with that chance, by a Monte Carlo here), Student's t
+ * quantile, the equivalence test's bound (TOST) and the verdict of a
+ * look from its rows, with the exit status it gives. Expected values
+ * come from closed forms written here (the spending function, Student's
+ * t with 2 df, the normal's 97.5 % point), not from stats.c.
  */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "model/sequential.h"
@@ -171,6 +173,95 @@ START_TEST(test_verdict_of_a_look)
 }
 END_TEST
 
+/*
+ * The chance that any look's z crosses its level's one-sided boundary
+ * when nothing changed, the looks' z those of one sum of standard normal
+ * runs (as a look's t is, at many degrees of freedom), at looks from 3 to
+ * nmax runs a side with levels level(alpha, n, 3, nmax): a Monte Carlo of
+ * reps draws (xorshift64*, Box and Muller), seeded, so the same each time.
+ */
+/* xorshift64*'s multiplier */
+#define MIX	2685821657736338717ULL
+
+static double
+false_crossing(double (*level)(double, int, int, int), int nmax, long reps)
+{
+	double zb[64];
+	int looks[64], nl = 0;
+	uint64_t x = 88172645463325252ULL;
+	long hits = 0;
+
+	for (int n = 3; ; n = seq_next_look(n, 3, nmax)) {
+		zb[nl] = seq_t_upper(level(0.01, n, 3, nmax) / 2, INFINITY);
+		looks[nl++] = n;
+		if (n >= nmax)
+			break;
+	}
+	for (long r = 0; r < reps; r++) {
+		double sum = 0;
+		int made = 0, hit = 0;
+
+		for (int k = 0; k < nl; k++) {
+			for (; made < looks[k]; made++) {
+				double u1, u2;
+
+				x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+				u1 = ((x * MIX) >> 11) * 0x1p-53 + 0x1p-54;
+				x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+				u2 = ((x * MIX) >> 11) * 0x1p-53;
+				sum += sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+			}
+			hit |= sum / sqrt(looks[k]) > zb[k];
+		}
+		hits += hit;
+	}
+	return (double)hits / reps;
+}
+
+/*
+ * Issue 36: the wall gate at 10 s a side (9 runs) caught a wait 20 %
+ * longer in 3 of 20 comparisons sequentially and 17 of 20 fixed. The
+ * looks' levels were the spending function's increments, which sum to
+ * alpha by the union bound: the looks overlap (the look at 9 runs holds
+ * the one at 8's), so their false alarms did too, and the looks spent
+ * 0.0065 of alpha 0.01 (one side: 0.0033 of 0.005), the last look at
+ * 0.00073. Each look's level is now the nominal level of the
+ * group-sequential boundary that spends what the look spends, its
+ * overlap with the looks before counted: the false alarms over all
+ * the looks are alpha, not less, and the last look is at 0.0022.
+ */
+START_TEST(test_levels_spend_all_of_alpha_over_overlapping_looks)
+{
+	long reps = 200000;
+	/* the rate's standard error at 0.005 */
+	double se = sqrt(0.005 * 0.995 / reps);
+
+	for (int nmax = 9; nmax <= 20; nmax += 11) {
+		double rate = false_crossing(seq_look_level, nmax, reps);
+		double before = false_crossing(seq_look_alpha, nmax, reps);
+
+		ck_assert_msg(rate > 0.005 - 4 * se && rate < 0.005 + 4 * se,
+			      "looks 3..%d: false crossings %.5f of 0.005 (the "
+			      "increments alone: %.5f)", nmax, rate, before);
+		ck_assert_msg(before < 0.005 - 4 * se, "%.5f", before);
+	}
+	/* the first look's level is what it spends; each later one's more */
+	near(seq_look_level(0.01, 3, 3, 9), seq_look_alpha(0.01, 3, 3, 9),
+	     1e-9);
+	for (int n = 4; n <= 9; n++)
+		ck_assert(seq_look_level(0.01, n, 3, 9) >
+			  2 * seq_look_alpha(0.01, n, 3, 9));
+	/* one look: all of alpha; past the last, and between looks */
+	near(seq_look_level(0.01, 6, 6, 6), 0.01, 1e-15);
+	near(seq_look_level(0.01, 40, 3, 20), seq_look_level(0.01, 20, 3, 20),
+	     1e-15);
+	near(seq_look_level(0.01, 23, 3, 1000),
+	     seq_look_level(0.01, 22, 3, 1000), 1e-15);
+	ck_assert(seq_look_level(0.01, 1000, 3, 1000) > 0.001 &&
+		  seq_look_level(0.01, 1000, 3, 1000) < 0.01);
+}
+END_TEST
+
 Suite *
 sequential_suite(void)
 {
@@ -180,6 +271,8 @@ sequential_suite(void)
 	tcase_add_test(t, test_spending_is_pocock_type_and_sums_to_alpha);
 	tcase_add_test(t, test_t_quantile_and_the_tost_bound);
 	tcase_add_test(t, test_verdict_of_a_look);
+	tcase_add_test(t,
+		       test_levels_spend_all_of_alpha_over_overlapping_looks);
 	suite_add_tcase(s, t);
 	return s;
 }

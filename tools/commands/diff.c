@@ -402,7 +402,7 @@ seq_look(struct result *res, struct side cut[2], const struct side sides[2], int
 	 * the other's disturbed runs were left out) */
 	side_cut(&cut[0], &sides[0], n >= to ? sides[0].nruns : n);
 	side_cut(&cut[1], &sides[1], n >= to ? sides[1].nruns : n);
-	lo.alpha = seq_look_alpha(o->alpha, n, o->seq_min, o->seq_max);
+	lo.alpha = seq_look_level(o->alpha, n, o->seq_min, o->seq_max);
 	if (diff_compare(res, &cut[0], &cut[1], &lo))
 		exit(EXIT_BAD_INPUT);
 	seq_judge(res, &lo, lo.alpha);

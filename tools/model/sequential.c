@@ -47,6 +47,128 @@ seq_look_alpha(double alpha, int n, int nmin, int nmax)
 	       seq_spent(alpha, (double)prev / nmax);
 }
 
+/* the grid of the boundary's integration: odd, for Simpson's rule */
+#define GS_POINTS	601
+/* the most looks of a schedule (every run a side from 1 to 1000) */
+#define GS_LOOKS	1001
+
+/* P(Z > z), Z standard normal */
+static double
+normal_upper(double z)
+{
+	return 0.5 * erfc(z / M_SQRT2);
+}
+
+/* The schedule of seq_look_level, kept for one (alpha, nmin, nmax). */
+static struct {
+	double alpha;
+	int nmin, nmax, nlooks;
+	int n[GS_LOOKS];
+	double level[GS_LOOKS];
+} gs;
+
+/* S's density at the look before (f on the grid u, Simpson's weights w) */
+static double gs_u[GS_POINTS], gs_f[GS_POINTS], gs_w[GS_POINTS];
+
+/* The z boundary of a look at t, the look before at tprev, crossed at it
+ * and at no look before with chance half: that chance falls as it rises. */
+static double
+gs_boundary(double t, double tprev, double half)
+{
+	double sd = sqrt(t - tprev), clo = -10, chi = 40;
+
+	for (int it = 0; it < 100 && chi - clo > 1e-10; it++) {
+		double c = (clo + chi) / 2, cross = 0;
+
+		for (int i = 0; i < GS_POINTS; i++)
+			cross += gs_w[i] * gs_f[i] *
+				 normal_upper((c * sqrt(t) - gs_u[i]) / sd);
+		if (cross > half)
+			clo = c;
+		else
+			chi = c;
+	}
+	return (clo + chi) / 2;
+}
+
+/* S's density at the look at t (the first if tprev < 0) below b, on a
+ * new grid from -8 sqrt(t) (below it, a chance of 1e-15, left out). */
+static void
+gs_density(double t, double tprev, double b)
+{
+	double lo = fmin(-8 * sqrt(t), b - 1), h = (b - lo) / (GS_POINTS - 1);
+	double v[GS_POINTS], sd = sqrt(t - fmax(tprev, 0));
+
+	for (int j = 0; j < GS_POINTS; j++) {
+		double s = lo + j * h, sum = 0;
+
+		if (tprev < 0) {
+			v[j] = exp(-s * s / (2 * t)) / sqrt(2 * M_PI * t);
+			continue;
+		}
+		for (int i = 0; i < GS_POINTS; i++) {
+			double z = (s - gs_u[i]) / sd;
+
+			sum += gs_w[i] * gs_f[i] * exp(-z * z / 2);
+		}
+		v[j] = sum / (sd * sqrt(2 * M_PI));
+	}
+	for (int j = 0; j < GS_POINTS; j++) {
+		gs_u[j] = lo + j * h;
+		gs_f[j] = v[j];
+		gs_w[j] = h / 3 * (j == 0 || j == GS_POINTS - 1 ? 1 :
+				   j % 2			 ? 4 :
+							   2);
+	}
+}
+
+/*
+ * The one-sided boundary of each look, of the sum S(t) of a standard
+ * Brownian motion at t = n / nmax (Z = S / sqrt(t) the look's z): each
+ * crossed first at its look with the chance the look spends of
+ * alpha / 2; the level kept is its two-sided one.
+ */
+static void
+gs_schedule(double alpha, int nmin, int nmax)
+{
+	double tprev = -1;
+
+	gs.alpha = alpha;
+	gs.nmin = nmin;
+	gs.nmax = nmax;
+	gs.nlooks = 0;
+	for (int n = nmin; gs.nlooks < GS_LOOKS;
+	     n = seq_next_look(n, nmin, nmax)) {
+		double t = (double)n / nmax, c;
+		double half = seq_look_alpha(alpha, n, nmin, nmax) / 2;
+
+		c = tprev < 0 ? seq_t_upper(half, INFINITY) :
+				gs_boundary(t, tprev, half);
+		gs.n[gs.nlooks] = n;
+		gs.level[gs.nlooks++] = fmin(alpha, 2 * normal_upper(c));
+		if (n >= nmax)
+			break;
+		gs_density(t, tprev, c * sqrt(t));
+		tprev = t;
+	}
+}
+
+double
+seq_look_level(double alpha, int n, int nmin, int nmax)
+{
+	int k = 0;
+
+	if (nmax <= nmin)
+		return alpha;
+	if (gs.alpha != alpha || gs.nmin != nmin || gs.nmax != nmax ||
+	    !gs.nlooks)
+		gs_schedule(alpha, nmin, nmax);
+	/* the look at n, or the last at or before it (the first before it) */
+	while (k + 1 < gs.nlooks && gs.n[k + 1] <= n)
+		k++;
+	return gs.level[k];
+}
+
 double
 seq_t_upper(double q, double df)
 {

@@ -32,6 +32,17 @@ int seq_next_look(int n, int nmin, int nmax);
  * one look at alpha). Summed over the looks it is alpha, so a union bound
  * holds the error rate of any look's test at alpha. */
 double seq_look_alpha(double alpha, int n, int nmin, int nmax);
+/* The nominal level of the look at n runs a side, of looks from nmin to
+ * nmax: the two-sided level whose boundary, crossed at this look and at
+ * none before, has the chance the look spends (seq_look_alpha) when the
+ * looks' statistics are those of one sum growing run by run (a z
+ * statistic at information n / nmax, correlated as sqrt(n' / n) with the
+ * look at n'): Armitage, McPherson and Rowe's recursive integration, of
+ * half of alpha on one side. Above seq_look_alpha at every look after
+ * the first (the looks overlap, and the union bound does not use it);
+ * the first look's is the same. The schedule is computed once for each
+ * (alpha, nmin, nmax) and kept. */
+double seq_look_level(double alpha, int n, int nmin, int nmax);
 /* Student's t quantile with upper tail q (0 < q < 0.5) at df degrees of
  * freedom (INFINITY: the normal's). */
 double seq_t_upper(double q, double df);
