@@ -222,6 +222,33 @@ def test_alloc_metric_reports_and_folded_stacks_are_in_bytes_and_objects():
     assert rows.get("_start;[libraries];main;small_site") == "10000", folded
 
 
+def test_alloc_flame_graph_is_in_bytes_and_objects():
+    """pcprof flame --clock alloc-bytes (and alloc, inuse-bytes) of the
+    allocation stacks: each frame's title in the metric's unit, exact at
+    rate 1, and the graph's title says what it counts."""
+    exe = prog("alloc39")
+    r = both([exe], RATE1)
+
+    def flame(metric):
+        svg = r.path(metric + ".svg")
+        p = subprocess.run([pcprof(), "flame", "--clock", metric, "--stacks-file",
+                            r.path("gmon.out.alloc"), "-o", svg, exe, r.path()],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        assert p.returncode == 0, p.stderr
+        with open(svg) as f:
+            return f.read()
+
+    svg = flame("alloc-bytes")
+    assert re.search(r"<title>big_site \(10000000 bytes, [\d.]+%\)</title>", svg), svg[:2000]
+    assert "samples" not in svg.split("<title>all ")[1].split("</title>")[0], svg[:2000]
+    assert re.search(r"allocated", svg), svg[:2000]
+    svg = flame("alloc")
+    assert re.search(r"<title>small_site \(10000 objects, [\d.]+%\)</title>", svg), svg[:2000]
+    svg = flame("inuse-bytes")
+    assert re.search(r"<title>leak_site \(7000 bytes, [\d.]+%\)</title>", svg), svg[:2000]
+    assert "in use at exit" in svg, svg[:2000]
+
+
 def test_alloc_go_tool_pprof_reads_the_heap_profile():
     """--format pprof: go tool pprof reads the four sample types of a
     heap profile, its default the metric asked for, and finds each
