@@ -251,8 +251,8 @@ def test_alloc_flame_graph_is_in_bytes_and_objects():
 
 def test_alloc_go_tool_pprof_reads_the_heap_profile():
     """--format pprof: go tool pprof reads the four sample types of a
-    heap profile, its default the metric asked for, and finds each
-    site's bytes and the leak."""
+    heap profile, its default the metric asked for, its period the rate
+    (1 here), and finds each site's bytes and the leak."""
     need("go")
     exe = prog("alloc39")
     r = both([exe], RATE1)
@@ -279,6 +279,8 @@ def test_alloc_go_tool_pprof_reads_the_heap_profile():
                          text=True, timeout=120, env=env).stdout
     assert "alloc_objects/count alloc_space/bytes inuse_objects/count " \
            "inuse_space/bytes[dflt]" in raw, raw[:400]
+    # the period: the sampling rate in bytes, 1 at PC_ALLOC_RATE=1
+    assert re.search(r"^PeriodType: space bytes\nPeriod: 1$", raw, re.M), raw[:400]
 
 
 def test_alloc_pcprof_run_alloc_reports_the_sites():
