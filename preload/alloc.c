@@ -16,6 +16,7 @@
 
 #include "alloc.h"
 #include "live.h"
+#include "banned.h"
 
 /* the companion's mark, where it is preloaded (-z now binds it at
  * start-up) */
@@ -87,7 +88,8 @@ static const char *
 alloc_other_malloc(void)
 {
 	Dl_info mine, theirs;
-	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	/* at start-up, never in a hook: (dlsym) passes banned.h's macro */
+	void *m = (dlsym)(RTLD_DEFAULT, "malloc");
 	const char *base;
 
 	if (!m || !dladdr(&pc_alloc_hooks_v3, &mine) || !dladdr(m, &theirs) ||

@@ -56,6 +56,8 @@ check|ci)
 	want libjemalloc-dev pkg-config --exists jemalloc
 	want libgoogle-perftools-dev test -e "$(cc -print-file-name=libtcmalloc_minimal.so)"
 	want libmimalloc-dev test -e "$(cc -print-file-name=libmimalloc.so)"
+	# the allocation profile's leak site against heaptrack's
+	want heaptrack command -v heaptrack
 	want git command -v git
 	want bc command -v bc
 	# pcprof run's report faulted by gdb; a report's file lookups counted

@@ -126,6 +126,7 @@ done
 #   pc_lifecycle_resolve) before libpc installs a handler or the program
 #   runs.
 HANDLER_ENTRIES="signal_from_handler fatal_from_handler snapshot_from_handler pc_snapshot
+	alloc_sample pc_alloc_forget pc_alloc_restore
 	pc_finish _exit _Exit execve execl execle execv fexecve"
 NOT_IN_HANDLERS="pc_next"
 python3 - "$HANDLER_ENTRIES" "$NOT_IN_HANDLERS" <<'PY' || fail=1

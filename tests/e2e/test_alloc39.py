@@ -3,10 +3,10 @@
 pcprof report --alloc and --metric): tests/progs/alloc39.c makes known
 allocations from known functions, exact at PC_ALLOC_RATE=1 and within the
 sampling error at the default rate; the known leak is reported at its
-site; alloc39stress.c churns 8 threads with forks, dlopen, short threads
-and a handler that allocates, 10 runs as plain; a C++ program's new and
-delete in their forms, python3 and sort run as plain; go tool pprof reads
-the heap profile.
+site (and heaptrack agrees on it); alloc39stress.c churns 8 threads
+with forks, dlopen, short threads and a handler that allocates, 10 runs
+as plain; a C++ program's new and delete in their forms, python3 and
+sort run as plain; go tool pprof reads the heap profile.
 
 Every program runs plain and under libpc.so in the style of test_host.py:
 same stdout, same status, a bound on the time."""
@@ -163,6 +163,48 @@ def test_alloc_the_leak_is_reported_at_its_site():
     assert "reachable from globals are not told apart" in out, out
 
 
+def heaptrack_leaks(exe):
+    """Debian's heaptrack on exe: {function: (calls, bytes)} of its leaks
+    at exit, each at the function that called the allocator (bytes as
+    heaptrack_print writes them: 7.00K, rounded)."""
+    d = tempfile.mkdtemp(prefix="pc-alloc39-ht-")
+    p = subprocess.run([need("heaptrack"), "-o", os.path.join(d, "ht"), exe], cwd=d,
+                       capture_output=True, text=True, timeout=120, env=clean_env(None, False))
+    assert p.returncode == 3, (p.returncode, p.stderr)
+    data = [f for f in os.listdir(d) if f.startswith("ht.")]
+    assert data, os.listdir(d)
+    q = subprocess.run([need("heaptrack_print"), "-f", os.path.join(d, data[0]), "-l", "1",
+                        "-a", "0", "-p", "0", "-T", "0"],
+                       capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0, q.stderr
+    units = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
+    leaks = {}
+    for m in re.finditer(r"^([\d.]+)([KMG]?)B? leaked over (\d+) calls from\n(\S+)$",
+                         q.stdout, re.M):
+        leaks.setdefault(m.group(4), (int(m.group(3)), float(m.group(1)) * units[m.group(2)]))
+    return leaks, q.stdout
+
+
+def test_alloc_the_leak_site_agrees_with_heaptrack():
+    """heaptrack (which records every allocation) and pcprof at
+    PC_ALLOC_RATE=1 agree on the leak: the same site, its blocks and
+    bytes, and leak_site the program's largest leak in both."""
+    exe = prog("alloc39")
+    ht, text = heaptrack_leaks(exe)
+    assert ht.get("leak_site") == (7, 7000.0), text
+    r = both([exe], RATE1)
+    j = json.loads(report(exe, r, "--metric", "inuse-bytes", "--format", "json"))
+    ours = {f["name"]: f["self"] for f in j["functions"] if f["self"] > 0}
+    assert ours.get("leak_site") == 7000, ours
+    j = json.loads(report(exe, r, "--metric", "inuse", "--format", "json"))
+    assert {f["name"]: f["self"] for f in j["functions"]}.get("leak_site") == 7, j
+    # the program's own functions that leak, by each: leak_site alone
+    own = {"small_site", "big_site", "leak_site", "calloc_site", "realloc_site",
+           "aligned_site", "array_site", "main", "sites"}
+    assert {f for f in ht if f in own} == {"leak_site"}, text
+    assert {f for f in ours if f in own} == {"leak_site"}, ours
+
+
 def test_alloc_metric_reports_and_folded_stacks_are_in_bytes_and_objects():
     """--metric alloc-bytes: the flat profile in bytes (JSON's self and
     total); --metric inuse-bytes: the leak alone (and the stdout buffer
@@ -180,10 +222,37 @@ def test_alloc_metric_reports_and_folded_stacks_are_in_bytes_and_objects():
     assert rows.get("_start;[libraries];main;small_site") == "10000", folded
 
 
+def test_alloc_flame_graph_is_in_bytes_and_objects():
+    """pcprof flame --clock alloc-bytes (and alloc, inuse-bytes) of the
+    allocation stacks: each frame's title in the metric's unit, exact at
+    rate 1, and the graph's title says what it counts."""
+    exe = prog("alloc39")
+    r = both([exe], RATE1)
+
+    def flame(metric):
+        svg = r.path(metric + ".svg")
+        p = subprocess.run([pcprof(), "flame", "--clock", metric, "--stacks-file",
+                            r.path("gmon.out.alloc"), "-o", svg, exe, r.path()],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        assert p.returncode == 0, p.stderr
+        with open(svg) as f:
+            return f.read()
+
+    svg = flame("alloc-bytes")
+    assert re.search(r"<title>big_site \(10000000 bytes, [\d.]+%\)</title>", svg), svg[:2000]
+    assert "samples" not in svg.split("<title>all ")[1].split("</title>")[0], svg[:2000]
+    assert re.search(r"allocated", svg), svg[:2000]
+    svg = flame("alloc")
+    assert re.search(r"<title>small_site \(10000 objects, [\d.]+%\)</title>", svg), svg[:2000]
+    svg = flame("inuse-bytes")
+    assert re.search(r"<title>leak_site \(7000 bytes, [\d.]+%\)</title>", svg), svg[:2000]
+    assert "in use at exit" in svg, svg[:2000]
+
+
 def test_alloc_go_tool_pprof_reads_the_heap_profile():
     """--format pprof: go tool pprof reads the four sample types of a
-    heap profile, its default the metric asked for, and finds each
-    site's bytes and the leak."""
+    heap profile, its default the metric asked for, its period the rate
+    (1 here), and finds each site's bytes and the leak."""
     need("go")
     exe = prog("alloc39")
     r = both([exe], RATE1)
@@ -210,6 +279,8 @@ def test_alloc_go_tool_pprof_reads_the_heap_profile():
                          text=True, timeout=120, env=env).stdout
     assert "alloc_objects/count alloc_space/bytes inuse_objects/count " \
            "inuse_space/bytes[dflt]" in raw, raw[:400]
+    # the period: the sampling rate in bytes, 1 at PC_ALLOC_RATE=1
+    assert re.search(r"^PeriodType: space bytes\nPeriod: 1$", raw, re.M), raw[:400]
 
 
 def test_alloc_pcprof_run_alloc_reports_the_sites():

@@ -36,6 +36,9 @@ static const char usage_flame[] =
 "waits are violet frames [off-cpu: CALL] (search for off-cpu finds them),\n"
 "their time counted in samples of the CPU rate; --clock cpu draws its CPU\n"
 "samples alone, --clock off its waits alone.\n"
+"An allocation profile's stacks (--stacks-file GMON.alloc, pcprof run\n"
+"--alloc) are drawn by --clock alloc, alloc-bytes, inuse or inuse-bytes:\n"
+"each frame's objects or bytes allocated, or in use at exit.\n"
 "With no EXE, the program is the one that the run's manifests name (DIR,\n"
 "as pcprof run left it): its processes' stacks are merged, and --process\n"
 "PID|NAME keeps those of one pid or program. EXE may be a program's name\n"
@@ -154,13 +157,21 @@ flame_stacks_free(struct flame_stack *fl, size_t n)
 }
 
 /* The title of exe's graph of fs into buf: its samples and rate, the
- * seconds of a wall or off-CPU graph, the markers it is inside. */
+ * seconds of a wall or off-CPU graph, the markers it is inside; of an
+ * allocation metric, its objects or bytes allocated or in use at exit. */
 static const char *
 flame_title(char *buf, size_t size, const char *exe, const struct folded_set *fs,
 	    enum pc_clock clock, const char *marker)
 {
-	int n = snprintf(buf, size, "%s: %.0f samples at %u Hz", exe, fs->total, fs->rate);
+	int n;
 
+	if (CLOCK_IS_ALLOC(clock)) {
+		snprintf(buf, size, "%s: %.0f %s %s", exe, fs->total,
+			 CLOCK_UNIT(clock), clock >= PC_CLOCK_INUSE ?
+			 "in use at exit" : "allocated");
+		return buf;
+	}
+	n = snprintf(buf, size, "%s: %.0f samples at %u Hz", exe, fs->total, fs->rate);
 	if (clock != PC_CLOCK_CPU && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, ", %.3f s of %s time", fs->rate ?
 			      fs->total / fs->rate : 0, clock == PC_CLOCK_OFF ? "off-CPU" : "wall");
@@ -176,6 +187,7 @@ flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_
 {
 	struct flame_stack *fl;
 	struct folded_set fs;
+	const char *unit;
 	char tbuf[512];
 	int r;
 
@@ -185,7 +197,8 @@ flame_of_run(FILE *out, const struct pc_inputs *in, int run, const char *stacks_
 	if (!title)
 		title = flame_title(tbuf, sizeof(tbuf), in->exe, &fs, clock, NULL);
 	fl = flame_stacks(&fs, &in->st, kind, arg);
-	r = flame_write_svg(out, fl, fs.n, title, "samples");
+	unit = CLOCK_IS_ALLOC(clock) ? CLOCK_UNIT(clock) : "samples";
+	r = flame_write_svg(out, fl, fs.n, title, unit);
 	flame_stacks_free(fl, fs.n);
 	folded_release(&fs);
 	return r;
