@@ -232,7 +232,7 @@ false_crossing(double (*level)(double, int, int, int), int nmax, long reps)
  */
 START_TEST(test_levels_spend_all_of_alpha_over_overlapping_looks)
 {
-	long reps = 200000;
+	long reps = 100000;
 	/* the rate's standard error at 0.005 */
 	double se = sqrt(0.005 * 0.995 / reps);
 

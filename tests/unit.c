@@ -189,6 +189,12 @@ main(int argc, char **argv)
 	 * __finish FILE (check_runfiles.c puts one in a run's directory) */
 	if (argc == 3 && !strcmp(argv[1], "__finish"))
 		return cmd_finish(argc - 1, argv + 1);
+	/* Check's timeout, 4 s of wall time a test by default, read when
+	 * each suite makes its cases: make check runs the suites beside the
+	 * end-to-end tests, and on a busy machine (CI at load 10 to 30) a
+	 * test of a second's CPU waited past it for a core (the sequential
+	 * levels' Monte Carlo); a hang still ends */
+	setenv("CK_DEFAULT_TIMEOUT", "120", 0);
 	sr = srunner_create(gmon_suite());
 	srunner_add_suite(sr, profil_suite());
 	srunner_add_suite(sr, stats_suite());

@@ -168,9 +168,16 @@ unit_threads(int n, void *(*fn)(void *), void *args, size_t size)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(arcs_suite());
+	SRunner *sr;
 	int failed;
 
+	/* Check's timeout, 4 s of wall time a test by default, read when
+	 * each suite makes its cases: make check runs the suites beside the
+	 * end-to-end tests, and on a busy machine (CI at load 10 to 30) a
+	 * test of a second's CPU waited past it for a core (the sequential
+	 * levels' Monte Carlo); a hang still ends */
+	setenv("CK_DEFAULT_TIMEOUT", "120", 0);
+	sr = srunner_create(arcs_suite());
 	srunner_add_suite(sr, stacks_suite());
 	srunner_add_suite(sr, objfind_suite());
 	srunner_add_suite(sr, wallmem_suite());
