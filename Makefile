@@ -336,7 +336,7 @@ PROGS += $(P)/markers38_itt $(P)/markers38_tbb
 PROGS += $(P)/gate36_napper $(P)/gate36_napper-slow
 PROGS += $(P)/alloc39 $(P)/alloc39stress $(P)/alloc39pp
 PROGS += $(P)/alloc39gate $(P)/alloc39gate-more
-PROGS += $(P)/alloc39walk
+PROGS += $(P)/alloc39walk $(P)/alloc39fork
 PROGS += $(P)/alloc39boot.so
 
 # test_host.py's ASan case: the runtime goes first in LD_PRELOAD, libpc after

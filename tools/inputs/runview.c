@@ -403,11 +403,14 @@ export_run(struct runview *v, const struct report_opts *r,
 }
 
 /* The view's clock, asked for asked: a run of which some process recorded
- * a wall-clock profile (wall) is shown in wall time by default; into v->clock:
- * 0, or -1 after one line. */
+ * a wall-clock profile (wall) is shown in wall time by default, as it is
+ * under an allocation metric (the processes' list before the allocation
+ * profile, in JSON); into v->clock: 0, or -1 after one line. */
 static int
 run_clock(struct runview *v, enum pc_clock asked, const char *where, int wall)
 {
+	if (CLOCK_IS_ALLOC(asked))
+		asked = PC_CLOCK_AUTO;
 	if (asked == PC_CLOCK_AUTO)
 		asked = wall ? PC_CLOCK_WALL : PC_CLOCK_CPU;
 	else if (!wall && asked != PC_CLOCK_CPU)
