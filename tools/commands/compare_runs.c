@@ -373,7 +373,7 @@ compare_look(struct compare *c, int n)
 		sides[s].args = c->names[s];
 		sides[s].nruns = n;
 	}
-	return diff_look(sides, &o, &c->s);
+	return diff_look(sides, &o, &c->s, &c->d.seq_whole);
 }
 
 /* The runs in turns, up to n pairs, a look at each of the sequential

@@ -130,6 +130,9 @@ describe_seq(FILE *out, const struct result *res, const struct diff_opts *o)
 	if (q->verdict == SEQ_REGRESSED)
 		fprintf(out, "%d function%s significantly slower by %g%% or more", res->nslow,
 			res->nslow == 1 ? "" : "s", pct(o->threshold));
+	if (q->whole)
+		fprintf(out, "; decided at %d runs a side by [elapsed] or waits for other "
+			"threads, looked on to name what changed", q->whole);
 	else if (q->verdict == SEQ_UNCHANGED)
 		fprintf(out, "every change of %g%% or more ruled out", pct(o->threshold));
 	else
@@ -550,10 +553,11 @@ json_seq(FILE *out, const struct result *res, const struct diff_opts *o)
 		"\"runs_made\": {\"base\": %d, \"new\": %d}, "
 		"\"runs_compared\": {\"base\": %d, \"new\": %d}, \"left_out\": %d, "
 		"\"first_look_runs\": %d, \"max_runs\": %d, \"look_alpha\": %.6g, "
-		"\"spending\": \"pocock\", \"undecided_fails\": %s, \"ruled_out\": ",
+		"\"spending\": \"pocock\", \"undecided_fails\": %s, "
+		"\"whole_decided_runs\": %d, \"ruled_out\": ",
 		seq_verdict_name(q->verdict), seq_made(q), q->made[0], q->made[1], q->used[0],
 		q->used[1], q->left, q->min, q->max, q->alpha,
-		o->undecided_fail ? "true" : "false");
+		o->undecided_fail ? "true" : "false", q->whole);
 	json_number(out, q->verdict == SEQ_UNDECIDED ? q->ruled_out : NAN);
 	fputs(", \"program_ruled_out\": ", out);
 	json_number(out, res->prog.tested && res->prog.mb > 0 ?
