@@ -130,9 +130,6 @@ describe_seq(FILE *out, const struct result *res, const struct diff_opts *o)
 	if (q->verdict == SEQ_REGRESSED)
 		fprintf(out, "%d function%s significantly slower by %g%% or more", res->nslow,
 			res->nslow == 1 ? "" : "s", pct(o->threshold));
-	if (q->whole)
-		fprintf(out, "; decided at %d runs a side by [elapsed] or waits for other "
-			"threads, looked on to name what changed", q->whole);
 	else if (q->verdict == SEQ_UNCHANGED)
 		fprintf(out, "every change of %g%% or more ruled out", pct(o->threshold));
 	else
@@ -142,6 +139,9 @@ describe_seq(FILE *out, const struct result *res, const struct diff_opts *o)
 			res->prog.tested && res->prog.mb > 0 ?
 			pct(res->prog.bound / res->prog.mb) : 0.0,
 			seq_made(q) < q->max ? "; run more" : "; the budget's end");
+	if (q->whole)
+		fprintf(out, "; decided at %d runs a side by [elapsed] or waits for other "
+			"threads, looked on to name what changed", q->whole);
 }
 
 /* "new runs 3.1% slower than base (a robust mean over 12 functions),
