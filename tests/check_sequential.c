@@ -262,6 +262,65 @@ START_TEST(test_levels_spend_all_of_alpha_over_overlapping_looks)
 }
 END_TEST
 
+/*
+ * Issue 36: a look regressed by [elapsed] or a wait for another thread
+ * alone (filler's pipe read, which waits for the thread that changed)
+ * names no cause, and the gate looks on; a function or a wait of its own
+ * (a sleep) names one. The verdict stays regressed at the later looks,
+ * and exits 1 even where no row of the last look is slower.
+ */
+START_TEST(test_rows_that_follow_a_change_elsewhere_name_no_cause)
+{
+	struct diff_opts o = seq_opts();
+	struct row rows[3];
+	struct result res;
+
+	ck_assert(seq_follows(ELAPSED_ROW));
+	ck_assert(seq_follows("[off-cpu: read pipe] from filler"));
+	ck_assert(seq_follows("[off-cpu: futex] from worker"));
+	ck_assert(seq_follows("[off-cpu: epoll_wait]"));
+	ck_assert(seq_follows("[off-cpu: write socket] from send_all"));
+	ck_assert(!seq_follows("[off-cpu: clock_nanosleep] from sleeper"));
+	ck_assert(!seq_follows("[off-cpu: read file] from load"));
+	ck_assert(!seq_follows("[off-cpu: futexx]"));
+	ck_assert(!seq_follows("[off-cpu: read pipes]"));
+	ck_assert(!seq_follows("parse_pipe"));
+	ck_assert(!seq_follows("futex"));
+
+	memset(&res, 0, sizeof(res));
+	res.rows = rows;
+	res.nrows = 3;
+	rows[0] = row(ELAPSED_ROW, 0.84, 0.90, 0.01, ST_SLOWER);
+	rows[1] = row("[off-cpu: read pipe] from filler", 0.3, 0.33, 0.005,
+		      ST_SLOWER);
+	rows[2] = row("[off-cpu: clock_nanosleep] from sleeper", 0.3, 0.33,
+		      0.01, ST_SAME);
+	res.nslow = 2;
+	res.seq.verdict = SEQ_REGRESSED;
+	ck_assert(seq_whole_only(&res));
+	rows[2].status = ST_SLOWER;
+	ck_assert(!seq_whole_only(&res));
+	/* not regressed: nothing to look on for */
+	rows[2].status = ST_SAME;
+	res.seq.verdict = SEQ_UNDECIDED;
+	ck_assert(!seq_whole_only(&res));
+
+	/* a later look with no row slower: regressed since the look at 9 */
+	for (int i = 0; i < 3; i++)
+		rows[i].status = ST_SAME;
+	res.nslow = 0;
+	seq_keep_whole(&res, 9);
+	ck_assert_int_eq(res.seq.verdict, SEQ_REGRESSED);
+	ck_assert_int_eq(res.seq.whole, 9);
+	ck_assert_int_eq(diff_exit_status(&res, &o), EXIT_REGRESSION);
+	/* none decided: the look's own verdict stands */
+	res.seq.verdict = SEQ_UNDECIDED;
+	seq_keep_whole(&res, 0);
+	ck_assert_int_eq(res.seq.verdict, SEQ_UNDECIDED);
+	ck_assert_int_eq(diff_exit_status(&res, &o), 0);
+}
+END_TEST
+
 Suite *
 sequential_suite(void)
 {
@@ -273,6 +332,8 @@ sequential_suite(void)
 	tcase_add_test(t, test_verdict_of_a_look);
 	tcase_add_test(t,
 		       test_levels_spend_all_of_alpha_over_overlapping_looks);
+	tcase_add_test(t,
+		       test_rows_that_follow_a_change_elsewhere_name_no_cause);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -373,7 +373,7 @@ compare_look(struct compare *c, int n)
 		sides[s].args = c->names[s];
 		sides[s].nruns = n;
 	}
-	return diff_look(sides, &o, &c->s);
+	return diff_look(sides, &o, &c->s, &c->d.seq_whole);
 }
 
 /* The runs in turns, up to n pairs, a look at each of the sequential
@@ -394,8 +394,11 @@ runs_in_turns(struct compare *c, int n)
 		look = seq_next_look(look, c->d.seq_min, n);
 		v = compare_look(c, i + 1);
 		if (!c->quiet)
-			pc_warn("compare: after %d run%s a side: %s", i + 1,
-				i ? "s" : "", seq_verdict_name(v));
+			pc_warn("compare: after %d run%s a side: %s%s", i + 1,
+				i ? "s" : "", seq_verdict_name(v),
+				c->d.seq_whole && v == SEQ_UNDECIDED ?
+				" (regressed by [elapsed] or waits on other "
+				"threads alone: looking on)" : "");
 		if (v != SEQ_UNDECIDED)
 			return i + 1;
 	}

@@ -422,17 +422,25 @@ seq_look(struct result *res, struct side cut[2], const struct side sides[2], int
 
 /* The sequential gate on the loaded sides: the look at all their runs
  * (the fewer side's), or with o->replay each look from the first up to
- * the first that decides. */
+ * the first that decides. A look regressed by the whole process's
+ * elapsed time alone decides the verdict but not the stop: the looks go
+ * on until one names a function or wait slower, or the runs end
+ * (seq_whole_only). */
 static void
 seq_gate(struct result *res, struct side cut[2], const struct side sides[2],
 	 const struct diff_opts *o)
 {
 	int to = sides[0].nruns < sides[1].nruns ? sides[0].nruns : sides[1].nruns;
 	int n = o->replay && o->seq_min < to ? o->seq_min : to;
+	int whole = o->seq_whole;
 
 	for (;; n = seq_next_look(n, o->seq_min, to)) {
 		seq_look(res, cut, sides, n, o);
-		if (n >= to || res->seq.verdict != SEQ_UNDECIDED)
+		if (!whole && seq_whole_only(res))
+			whole = n;
+		seq_keep_whole(res, whole);
+		if (n >= to || (res->seq.verdict != SEQ_UNDECIDED &&
+				!(whole && seq_whole_only(res))))
 			break;
 		free(res->rows);
 		side_cut_free(&cut[0]);
@@ -451,7 +459,8 @@ marker_refuse(const struct diff_opts *o)
 }
 
 enum seq_verdict
-diff_look(struct side sides[2], const struct diff_opts *o, const struct symtab_opts *so)
+diff_look(struct side sides[2], const struct diff_opts *o, const struct symtab_opts *so,
+	  int *whole)
 {
 	struct side cut[2];
 	struct result res;
@@ -468,6 +477,11 @@ diff_look(struct side sides[2], const struct diff_opts *o, const struct symtab_o
 		diff_disturbed_leave_out(&sides[s], s);
 	}
 	seq_gate(&res, cut, sides, o);
+	*whole = res.seq.whole;
+	/* the whole process alone: regressed, and the runs go on to name
+	 * what changed */
+	if (seq_whole_only(&res) && res.seq.runs < o->seq_max)
+		res.seq.verdict = SEQ_UNDECIDED;
 	free(res.rows);
 	for (int s = 0; s < 2; s++) {
 		side_cut_free(&cut[s]);

@@ -175,10 +175,16 @@ struct diff_opts {
 	int undecided_fail;	/* --undecided fail: undecided exits 1 */
 	int threshold_set; /* --threshold given (else the metric's default) */
 	const char *marker;	/* --marker NAME: each run's time inside it */
+	/* the runs a side of the look where the whole process's elapsed
+	 * time alone decided "regressed" (seq_whole_only), 0 none: the looks
+	 * after it go on, to name the function or wait that changed, and the
+	 * verdict stays regressed (pcprof compare's looks set it for its
+	 * last) */
+	int seq_whole;
 };
 
 #define DIFF_OPTS_DEFAULT { METRIC_SELF, DIFF_TEXT, 0.01, 0.05, 0.01, 10, 0, NULL, NULL, \
-			    "pcprof diff", NULL, NULL, 0, 0, 0, 0, 0, NULL }
+			    "pcprof diff", NULL, NULL, 0, 0, 0, 0, 0, NULL, 0 }
 
 /* The options diff and compare share, after options.h's. */
 enum {
@@ -218,9 +224,12 @@ int diff_gate(struct side sides[2], const struct diff_opts *o,
 	      const struct symtab_opts *so);
 /* diff.c: pcprof compare's look: load both sides, judge their runs as the
  * sequential gate's look at that many runs a side (o->seq_max > 0),
- * release what was loaded; the verdict. */
+ * release what was loaded; the verdict, undecided where the whole
+ * process's elapsed time alone regressed before the budget's end, with
+ * *whole the runs a side of the look where it did (o->seq_whole's
+ * earlier, or this one's), 0 none. */
 enum seq_verdict diff_look(struct side sides[2], const struct diff_opts *o,
-			   const struct symtab_opts *so);
+			   const struct symtab_opts *so, int *whole);
 
 /* The sequential gate's look, in a result (seq_max 0: none). */
 struct seq {
@@ -231,6 +240,7 @@ struct seq {
 	 * with them), compared (without those), and left out */
 	int made[2], used[2], left;
 	int min, max;		/* the first look's and the budget's */
+	int whole;	/* o->seq_whole at the look: where [elapsed] decided */
 	double alpha;		/* the level this look spent */
 	double ruled_out;	/* undecided: the smallest change (of the base
 				 * seconds) every watched row rules out */

@@ -59,6 +59,21 @@ double seq_ruled_out(double d, double se, double df, double a);
  * bound, and res->seq's verdict and ruled_out. */
 enum seq_verdict seq_judge(struct result *res, const struct diff_opts *o,
 			   double a);
+/* Whether row name's time follows a change elsewhere: the whole
+ * process's elapsed time ([elapsed]), or a wait that lasts until another
+ * thread or process acts (a futex, wait4, poll, select or epoll wait, a
+ * pipe's, socket's, eventfd's or tty's read or write, ...). */
+int seq_follows(const char *name);
+/* Whether res's look is regressed with no slower row but ones that
+ * follow (seq_follows): they grow with the wait that changed and decide
+ * first, naming it in 0 to 1 of 20 stops where it was 10 % longer at
+ * 20 s a side (issue 36). Then the gate looks on, up to the budget or a
+ * look that names a function or a wait of its own, and stays regressed. */
+int seq_whole_only(const struct result *res);
+/* A look at or after the one at whole runs a side, where seq_whole_only
+ * held (0: none): regressed whatever this look's rows say, the verdict
+ * decided there (res->seq.whole = whole). */
+void seq_keep_whole(struct result *res, int whole);
 /* "regressed", "unchanged", "undecided" */
 const char *seq_verdict_name(enum seq_verdict v);
 

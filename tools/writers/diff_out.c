@@ -139,6 +139,9 @@ describe_seq(FILE *out, const struct result *res, const struct diff_opts *o)
 			res->prog.tested && res->prog.mb > 0 ?
 			pct(res->prog.bound / res->prog.mb) : 0.0,
 			seq_made(q) < q->max ? "; run more" : "; the budget's end");
+	if (q->whole)
+		fprintf(out, "; decided at %d runs a side by [elapsed] or waits for other "
+			"threads, looked on to name what changed", q->whole);
 }
 
 /* "new runs 3.1% slower than base (a robust mean over 12 functions),
@@ -550,10 +553,11 @@ json_seq(FILE *out, const struct result *res, const struct diff_opts *o)
 		"\"runs_made\": {\"base\": %d, \"new\": %d}, "
 		"\"runs_compared\": {\"base\": %d, \"new\": %d}, \"left_out\": %d, "
 		"\"first_look_runs\": %d, \"max_runs\": %d, \"look_alpha\": %.6g, "
-		"\"spending\": \"pocock\", \"undecided_fails\": %s, \"ruled_out\": ",
+		"\"spending\": \"pocock\", \"undecided_fails\": %s, "
+		"\"whole_decided_runs\": %d, \"ruled_out\": ",
 		seq_verdict_name(q->verdict), seq_made(q), q->made[0], q->made[1], q->used[0],
 		q->used[1], q->left, q->min, q->max, q->alpha,
-		o->undecided_fail ? "true" : "false");
+		o->undecided_fail ? "true" : "false", q->whole);
 	json_number(out, q->verdict == SEQ_UNDECIDED ? q->ruled_out : NAN);
 	fputs(", \"program_ruled_out\": ", out);
 	json_number(out, res->prog.tested && res->prog.mb > 0 ?
