@@ -137,6 +137,23 @@ copy_exe(char *path, size_t size)
 	close(out);
 }
 
+/* This program's text mapped again from /proc/self/exe, 2 pages from
+ * inside its segment (at file offset *fo, fd open on it): a copy. */
+static unsigned char *
+map_inside(const struct seg *s, int *fd, uintptr_t *fo)
+{
+	unsigned char *m;
+
+	*fd = open("/proc/self/exe", O_RDONLY);
+	ck_assert_int_ge(*fd, 0);
+	*fo = (s->ph.p_offset + page) & ~(uintptr_t)(page - 1);
+	m = mmap(NULL, 2 * page, PROT_READ | PROT_EXEC, MAP_PRIVATE, *fd,
+		 (off_t)*fo);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	assert_copy(s, m, 2 * page, *fo);
+	return m;
+}
+
 START_TEST(test_mappings_copy_of_text_names_the_original)
 {
 	struct seg s;
@@ -145,14 +162,8 @@ START_TEST(test_mappings_copy_of_text_names_the_original)
 	unsigned char *m, *b;
 
 	setup(&s, 0);
-	fd = open("/proc/self/exe", O_RDONLY);
-	ck_assert_int_ge(fd, 0);
 	/* from inside the segment, 2 pages */
-	fo = (s.ph.p_offset + page) & ~(uintptr_t)(page - 1);
-	m = mmap(NULL, 2 * page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd,
-		 (off_t)fo);
-	ck_assert_ptr_ne(m, MAP_FAILED);
-	assert_copy(&s, m, 2 * page, fo);
+	m = map_inside(&s, &fd, &fo);
 	/* from the page before the segment's first byte, where it has one:
 	 * only the segment's bytes are a copy */
 	before = (s.ph.p_offset & ~(uintptr_t)(page - 1));
@@ -185,13 +196,7 @@ START_TEST(test_mappings_mremap_retires_a_copy)
 	unsigned char *m, *r, *d;
 
 	setup(&s, 0);
-	fd = open("/proc/self/exe", O_RDONLY);
-	ck_assert_int_ge(fd, 0);
-	fo = (s.ph.p_offset + page) & ~(uintptr_t)(page - 1);
-	m = mmap(NULL, 2 * page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd,
-		 (off_t)fo);
-	ck_assert_ptr_ne(m, MAP_FAILED);
-	assert_copy(&s, m, 2 * page, fo);
+	m = map_inside(&s, &fd, &fo);
 	r = mremap(m, 2 * page, page, 0);	/* shrunk in place */
 	ck_assert_ptr_eq(r, m);
 	assert_not_copy(m, page);
