@@ -285,49 +285,10 @@ seq_judge(struct result *res, const struct diff_opts *o, double a)
 	return res->seq.verdict;
 }
 
-/* The calls whose wait lasts until another thread or process acts. */
-static const char *const waits_for_others[] = {
-	"futex", "wait4", "waitid", "poll", "ppoll", "select", "pselect6",
-	"epoll_wait", "epoll_pwait", "epoll_pwait2", "accept", "accept4",
-	"pause", "rt_sigsuspend", "rt_sigtimedwait", "msgrcv", "semop",
-	"semtimedop",
-};
-/* and the descriptors whose reads and writes do (waits.c's kinds) */
-static const char *const fds_of_others[] = {
-	"pipe", "socket", "eventfd", "tty",
-};
-
-/* whether the n bytes at s are one of names[0..count) */
-static int
-one_of(const char *s, size_t n, const char *const *names, size_t count)
-{
-	for (size_t i = 0; i < count; i++)
-		if (strlen(names[i]) == n && !strncmp(s, names[i], n))
-			return 1;
-	return 0;
-}
-
 int
 seq_follows(const char *name)
 {
-	size_t plen = strlen(WAIT_PREFIX), n;
-	const char *call, *end, *sp;
-
-	if (!strcmp(name, ELAPSED_ROW))
-		return 1;
-	if (strncmp(name, WAIT_PREFIX, plen))
-		return 0;
-	call = name + plen;
-	end = strchr(call, ']');
-	if (!end)
-		return 0;
-	sp = memchr(call, ' ', (size_t)(end - call));
-	n = (size_t)((sp ? sp : end) - call);
-	if (one_of(call, n, waits_for_others,
-		   sizeof(waits_for_others) / sizeof(*waits_for_others)))
-		return 1;
-	return sp && one_of(sp + 1, (size_t)(end - sp - 1), fds_of_others,
-			    sizeof(fds_of_others) / sizeof(*fds_of_others));
+	return !strcmp(name, ELAPSED_ROW) || wait_name_on_others(name);
 }
 
 int

@@ -78,6 +78,43 @@ wait_name_is(const char *name)
 	return !strncmp(name, WAIT_PREFIX, sizeof(WAIT_PREFIX) - 1);
 }
 
+/* The calls whose wait lasts until another thread or process acts. */
+static const char *const calls_on_others[] = {
+	"futex", "wait4", "waitid", "poll", "ppoll", "select", "pselect6",
+	"epoll_wait", "epoll_pwait", "epoll_pwait2", "accept", "accept4",
+	"pause", "rt_sigsuspend", "rt_sigtimedwait", "msgrcv", "semop",
+	"semtimedop",
+};
+
+/* whether the n bytes at s are one of names[0..count) */
+static int
+one_of(const char *s, size_t n, const char *const *names, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (strlen(names[i]) == n && !strncmp(s, names[i], n))
+			return 1;
+	return 0;
+}
+
+int
+wait_name_on_others(const char *name)
+{
+	const char *call = name + sizeof(WAIT_PREFIX) - 1, *end, *sp;
+	size_t n;
+
+	if (!wait_name_is(name) || !(end = strchr(call, ']')))
+		return 0;
+	sp = memchr(call, ' ', (size_t)(end - call));
+	n = (size_t)((sp ? sp : end) - call);
+	if (one_of(call, n, calls_on_others,
+		   sizeof(calls_on_others) / sizeof(*calls_on_others)))
+		return 1;
+	/* a read or write of a pipe, socket, eventfd or tty (fd_words) */
+	return sp && one_of(sp + 1, (size_t)(end - sp - 1),
+			    fd_words + GMON_FD_PIPE,
+			    GMON_FD_EVENTFD - GMON_FD_PIPE + 1);
+}
+
 char *
 wait_site_name(uint64_t w, char *buf, size_t size)
 {

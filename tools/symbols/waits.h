@@ -32,6 +32,11 @@ char *wait_name(uint64_t w, char *buf, size_t size);
 /* Whether name is a wait's (starts with WAIT_PREFIX). */
 int wait_name_is(const char *name);
 
+/* Whether wait name's call lasts until another thread or process acts
+ * (futex, wait4, poll, accept...), or reads or writes a pipe, socket,
+ * eventfd or tty. */
+int wait_name_on_others(const char *name);
+
 /* The process a wait word's wait4 or waitid waits for; 0 for none. */
 uint32_t wait_pid(uint64_t w);
 
