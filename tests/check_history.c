@@ -244,10 +244,9 @@ stages_draw(struct stages *st)
 		int last = c + 1 == COMMITS;
 
 		for (int f = 0; f < STAGES; f++)
-			hit[f] = last && st->disturb > 0 ?
-					 1 + st->disturb *
-						     (1 + DISTURB_SPREAD * normal()) :
-					 1;
+			hit[f] = 1;
+		for (int f = 0; f < STAGES && last && st->disturb > 0; f++)
+			hit[f] += st->disturb * (1 + DISTURB_SPREAD * normal());
 		for (int run = 0; run < 3; run++) {
 			double speed = 1 + (st->speed_sd > 0 ? st->speed_sd :
 							     0.02) * normal();
@@ -277,7 +276,8 @@ stages_draw(struct stages *st)
 			for (int run = 0; run < 3; run++)
 				m += (f < STAGES ? x[run][f] : y[run]) / 3;
 			for (int run = 0; run < 3; run++) {
-				double d = (f < STAGES ? x[run][f] : y[run]) - m;
+				double d =
+					(f < STAGES ? x[run][f] : y[run]) - m;
 
 				ss += d * d / 2;
 			}
@@ -422,7 +422,8 @@ stages_last(struct stages *st, int *mine, int *other, int *held)
 		100 * (st->step ? st->step : 0.03),
 		st->step_at ? st->step_at : STEP_AT,
 		100 * (st->speed_sd > 0 ? st->speed_sd : 0.02),
-		100 * st->disturb, 100 * st->runq, SERIES, *mine, *other, *held);
+		100 * st->disturb, 100 * st->runq, SERIES, *mine, *other,
+		*held);
 }
 
 /*
@@ -597,7 +598,8 @@ history_suite(void)
 	tcase_add_test(t, test_history_one_stage_slower_moves_no_other);
 	tcase_add_test(t, test_history_step_found_when_runs_vary_much);
 	tcase_add_test(t, test_history_a_disturbed_last_commit_is_no_step);
-	tcase_add_test(t, test_history_a_step_at_the_last_commit_is_still_named);
+	tcase_add_test(t,
+		       test_history_a_step_at_the_last_commit_is_still_named);
 	tcase_add_test(t, test_history_record_round_trip);
 	tcase_add_test(t, test_history_parse_rejects_what_is_not_a_record);
 	suite_add_tcase(s, t);

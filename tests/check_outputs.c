@@ -319,7 +319,8 @@ START_TEST(test_history_of_six_commits)
 	struct change ch0 = { 3, 1.0, 1.1, 0.001 },
 		      ch1 = { 4, 0.5, 0.405, 0.02 };
 	struct hist_series s[2] = {
-		{ "cpu", 1, 6, idx, x0, within, &ch0, 1, NULL, NULL },
+		{ "cpu", 1, 6, idx, x0, within, &ch0, 1, NULL, NULL,
+		  { 0, 0, 0, 0 }, 0 },
 		{ "parse|<b>", 0, 6, idx, x1, within, &ch1, 1, NULL, NULL,
 		  { 5, 0.405, 0.46, 0.003 }, 1 },
 	};

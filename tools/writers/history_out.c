@@ -127,8 +127,8 @@ print_text(FILE *out, const struct hist_result *res, const struct found *v)
 		text_row(out, res, &v[i]);
 	if (!res->nheld)
 		return;
-	fprintf(out, "\nunconfirmed: only the last commit, whose runs were "
-		     "disturbed (%s); the next commit confirms it or not\n",
+	fprintf(out,
+		"\nunconfirmed: only the last commit, whose runs were disturbed (%s); the next commit confirms it or not\n",
 		held_why(res, v[res->nchanges].rec, why, sizeof(why)));
 	fprintf(out, TEXT_HEAD);
 	for (size_t i = res->nchanges; i < res->nchanges + res->nheld; i++)
@@ -186,8 +186,10 @@ print_json(FILE *out, const struct hist_result *res, const struct found *v)
 	fputs("]}\n", out);
 }
 
-#define MD_HEAD	"| Commit | Function | Change | Before (s) | After (s) | p |\n" \
-		"|---|---|---:|---:|---:|---:|\n"
+/* the markdown table's head */
+static const char md_head[] =
+	"| Commit | Function | Change | Before (s) | After (s) | p |\n"
+	"|---|---|---:|---:|---:|---:|\n";
 
 static void
 md_row(FILE *out, const struct hist_result *res, const struct found *f)
@@ -215,15 +217,16 @@ print_markdown(FILE *out, const struct hist_result *res, const struct found *v)
 			n);
 	else
 		fprintf(out,
-			"**pcprof history: %zu change point%s in %zu commits**\n\n" MD_HEAD,
-			res->nchanges, res->nchanges == 1 ? "" : "s", n);
+			"**pcprof history: %zu change point%s in %zu commits**\n\n%s",
+			res->nchanges, res->nchanges == 1 ? "" : "s", n,
+			md_head);
 	for (size_t i = 0; i < res->nchanges; i++)
 		md_row(out, res, &v[i]);
 	if (!res->nheld)
 		return;
-	fprintf(out, "\nUnconfirmed, only the last commit, whose runs were "
-		     "disturbed (%s); the next commit confirms it or not:\n\n" MD_HEAD,
-		held_why(res, v[res->nchanges].rec, why, sizeof(why)));
+	fprintf(out,
+		"\nUnconfirmed, only the last commit, whose runs were disturbed (%s); the next commit confirms it or not:\n\n%s",
+		held_why(res, v[res->nchanges].rec, why, sizeof(why)), md_head);
 	for (size_t i = res->nchanges; i < res->nchanges + res->nheld; i++)
 		md_row(out, res, &v[i]);
 }
