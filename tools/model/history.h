@@ -134,23 +134,40 @@ struct hist_series {
 	struct change *ch;	/* the change points, at indices into x */
 	size_t nch;
 	double *raw, *raw_within;	/* x and within as recorded */
+	/* a change at the series' last commit, a level of that commit
+	 * alone, whose runs were disturbed (hist_result's why): held back
+	 * from ch, unconfirmed until a commit after it agrees */
+	struct change held;
+	int nheld;		/* 0 or 1 */
 };
+
+/* Why a commit's runs were disturbed, as pcprof compare judges a run:
+ * its machine speed (its functions' seconds against their levels) stood
+ * out slower than the other commits', or its wall seconds over its CPU
+ * seconds (the run queue's, and any wait's) stood out above theirs. */
+enum hist_disturbed { HIST_CALM, HIST_SLOWER, HIST_RUNQUEUE };
 
 /* pcprof history's analysis of a whole file. */
 struct hist_result {
 	const struct history *h;
 	struct hist_series *s;	/* the program's first, then by name */
 	size_t ns;
-	size_t nchanges;
+	size_t nchanges;	/* in the series' ch */
 	double alpha, threshold;
 	const char *method;
+	size_t nheld;		/* in the series' held: unconfirmed */
+	double *speed;		/* each record's machine speed, 1 the
+				 * levels' pace (history_analyse) */
+	signed char *why;	/* each record's enum hist_disturbed, -1 not
+				 * judged yet */
 };
 
 /*
  * history_fit.c: res's series from the records of res->h, each commit's
  * seconds at one machine speed (absolute: as recorded), and their change
- * points at res->alpha over all series (method m, history_cp.c).
- * history_result_release frees what it made.
+ * points at res->alpha over all series (method m, history_cp.c); a change
+ * at a series' last commit whose runs were disturbed is held back
+ * (hist_series' held). history_result_release frees what it made.
  */
 void history_analyse(struct hist_result *res, int absolute, enum cp_method m);
 void history_result_release(struct hist_result *res);

@@ -7,12 +7,17 @@
  * level is its median over the commits, and, once its change points are
  * found, over the commits between them, so that a function that changed
  * moves no other function's seconds at its commit (history_analyse).
- * Pure functions of the records, tested by tests/check_history.c.
+ * A change at a series' last commit stands on that commit's runs alone:
+ * where they were disturbed (their speed or their wall time standing out
+ * from the other commits', as diff_disturbed.c judges a run), it is held
+ * back, unconfirmed. Pure functions of the records, tested by
+ * tests/check_history.c.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/diff.h"
 #include "model/history.h"
 #include "model/stats.h"
 
@@ -177,10 +182,13 @@ series_speed(struct hist_result *res)
 			if (!isnan(one[j]))
 				lr[off[s->idx[j]] + fill[s->idx[j]]++] = one[j];
 	}
-	for (size_t c = 0; c < h->n; c++)
+	for (size_t c = 0; c < h->n; c++) {
 		speed[c] = fill[c] >= 3 ?
 				   exp(stats_median(lr + off[c], fill[c])) :
 				   1;
+		res->speed[c] = speed[c];
+		res->why[c] = -1;
+	}
 	for (size_t i = 0; i < res->ns; i++)
 		for (size_t j = 0; j < res->s[i].n; j++) {
 			double v = speed[res->s[i].idx[j]];
@@ -219,6 +227,78 @@ series_weighs(const struct hist_series *s, int absolute, double *tmp)
 	return tmp;
 }
 
+/* The commits that record_disturbed needs besides the one judged: with
+ * fewer, their spread is no measure */
+#define HIST_DIST_OTHERS	4
+
+/*
+ * Whether record c's runs were disturbed, judged against the other
+ * commits' as diff_disturbed.c judges a run against its side's: its
+ * machine speed standing out slower (by DIST_SPEED_SHARE and DIST_MADS
+ * robust standard deviations), or its wall seconds over its CPU seconds
+ * (the run queue's, and its waits') standing out above theirs by
+ * diff_runq_floor's floor. A record carries no run-queue seconds of its
+ * own, so a wait that grew at c reads the same. Judged once a pass.
+ */
+static int
+record_disturbed(struct hist_result *res, size_t c)
+{
+	const struct history *h = res->h;
+	const struct hist_record *r = &h->recs[c];
+	double *v = pc_realloc(NULL, (h->n + 1) * sizeof(*v)), *wall, ref;
+	size_t m = 0;
+
+	if (res->why[c] >= 0)
+		goto out;
+	res->why[c] = HIST_CALM;
+	wall = pc_realloc(NULL, (h->n + 1) * sizeof(*wall));
+	for (size_t i = 0; i < h->n; i++)
+		if (i != c)
+			v[m++] = log(res->speed[i]);
+	if (m >= HIST_DIST_OTHERS &&
+	    diff_outlier_above(log(res->speed[c]), v, (int)m,
+			       log1p(DIST_SPEED_SHARE), &ref))
+		res->why[c] = HIST_SLOWER;
+	m = 0;
+	for (size_t i = 0; i < h->n; i++)
+		if (i != c && h->recs[i].wall.mean >= 0) {
+			wall[m] = h->recs[i].wall.mean;
+			v[m++] = h->recs[i].wall.mean - h->recs[i].cpu.mean;
+		}
+	if (res->why[c] == HIST_CALM && r->wall.mean >= 0 &&
+	    m >= HIST_DIST_OTHERS &&
+	    diff_outlier_above(r->wall.mean - r->cpu.mean, v, (int)m,
+			       diff_runq_floor(v, (int)m,
+					       stats_median(wall, m)),
+			       &ref))
+		res->why[c] = HIST_RUNQUEUE;
+	free(wall);
+out:
+	free(v);
+	return res->why[c];
+}
+
+/*
+ * Series s's change at its last commit held back (s->held) where that
+ * commit's runs were disturbed: the level after it is that commit's runs
+ * alone, and a machine that slowed them moves a function's seconds at one
+ * speed as much as a change of the code would (its functions are not
+ * slowed alike). The next commit recorded confirms it or not. ch[0..nch)
+ * are s's; the count left.
+ */
+static size_t
+series_hold_last(struct hist_result *res, struct hist_series *s,
+		 struct change *ch, size_t nch)
+{
+	s->nheld = 0;
+	if (nch && ch[nch - 1].at + 1 == s->n &&
+	    record_disturbed(res, s->idx[s->n - 1]) != HIST_CALM) {
+		s->held = ch[--nch];
+		s->nheld = 1;
+	}
+	return nch;
+}
+
 /*
  * The change points of every series, at alpha over all of them
  * (Bonferroni: each series at alpha over their number), in place of the
@@ -234,7 +314,7 @@ series_changes(struct hist_result *res, int absolute, enum cp_method m)
 
 	for (size_t i = 0; i < res->ns; i++)
 		tested += res->s[i].n >= 3;
-	res->nchanges = 0;
+	res->nchanges = res->nheld = 0;
 	for (size_t i = 0; i < res->ns; i++) {
 		struct hist_series *s = &res->s[i];
 		struct change *ch;
@@ -246,6 +326,8 @@ series_changes(struct hist_result *res, int absolute, enum cp_method m)
 		nch = cp_find(m, s->x, series_weighs(s, absolute, tmp), s->n,
 			      res->alpha / (double)tested, res->threshold, ch,
 			      s->n);
+		nch = series_hold_last(res, s, ch, nch);
+		res->nheld += (size_t)s->nheld;
 		moved |= nch != s->nch;
 		for (size_t k = 0; k < nch && k < s->nch; k++)
 			moved |= ch[k].at != s->ch[k].at;
@@ -262,6 +344,10 @@ void
 history_analyse(struct hist_result *res, int absolute, enum cp_method m)
 {
 	series_make(res);
+	res->speed = pc_realloc(NULL, (res->h->n + 1) * sizeof(*res->speed));
+	res->why = pc_realloc(NULL, res->h->n + 1);
+	/* absolute: the speeds judge the commits' runs, and move nothing */
+	series_speed(res);
 	if (absolute) {
 		for (size_t i = 0; i < res->ns; i++) {
 			struct hist_series *s = &res->s[i];
@@ -274,7 +360,8 @@ history_analyse(struct hist_result *res, int absolute, enum cp_method m)
 		return;
 	}
 	for (int pass = 0; pass < HISTORY_PASSES; pass++) {
-		series_speed(res);
+		if (pass)
+			series_speed(res);
 		if (!series_changes(res, 0, m))
 			break;
 	}
@@ -292,4 +379,6 @@ history_result_release(struct hist_result *res)
 		free(res->s[i].ch);
 	}
 	free(res->s);
+	free(res->speed);
+	free(res->why);
 }

@@ -30,11 +30,13 @@ cmp_found(const void *a, const void *b)
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
-/* Every change point of res, by commit; res->nchanges of them. */
+/* Every change point of res, by commit: res->nchanges of them, then
+ * res->nheld held back (unconfirmed), by commit too. */
 static struct found *
 found_all(const struct hist_result *res)
 {
-	struct found *v = pc_realloc(NULL, (res->nchanges + 1) * sizeof(*v));
+	struct found *v = pc_realloc(
+		NULL, (res->nchanges + res->nheld + 1) * sizeof(*v));
 	size_t k = 0;
 
 	for (size_t i = 0; i < res->ns; i++)
@@ -44,6 +46,13 @@ found_all(const struct hist_result *res)
 				res->s[i].idx[res->s[i].ch[j].at]
 			};
 	qsort(v, k, sizeof(*v), cmp_found);
+	for (size_t i = 0; i < res->ns; i++)
+		if (res->s[i].nheld)
+			v[k++] = (struct found){
+				&res->s[i], &res->s[i].held,
+				res->s[i].idx[res->s[i].held.at]
+			};
+	qsort(v + res->nchanges, k - res->nchanges, sizeof(*v), cmp_found);
 	return v;
 }
 
@@ -66,32 +75,94 @@ rel(const struct change *c)
 	return c->before > 0 ? (c->after - c->before) / c->before : INFINITY;
 }
 
+/* Why record rec's runs were disturbed, in words, into buf. */
+static const char *
+held_why(const struct hist_result *res, size_t rec, char *buf, size_t size)
+{
+	const struct hist_record *r = &res->h->recs[rec];
+
+	if (res->why && res->why[rec] == HIST_RUNQUEUE)
+		snprintf(buf, size,
+			 "its wall time over its CPU time stood out: %.3g s a run",
+			 r->wall.mean - r->cpu.mean);
+	else
+		snprintf(buf, size, "its machine stood out %.1f %% slower",
+			 100 * ((res->speed ? res->speed[rec] : 1) - 1));
+	return buf;
+}
+
+static void
+text_row(FILE *out, const struct hist_result *res, const struct found *f)
+{
+	fprintf(out, "%-14s %-14s %10.4f %10.4f %+8.1f%% %9.2g  %s%s\n",
+		text_name(commit_of(res, f->rec)),
+		text_name(commit_of(res, prev_rec(f))), f->c->before,
+		f->c->after, rel(f->c) * 100, f->c->p,
+		f->s->program ? "[program] " : "", text_name(f->s->name));
+}
+
+#define TEXT_HEAD	"\n%-14s %-14s %10s %10s %9s %9s  %s\n", "commit", \
+			"previous", "before s", "after s", "change", "p", \
+			"function"
+
 static void
 print_text(FILE *out, const struct hist_result *res, const struct found *v)
 {
 	const struct history *h = res->h;
+	char why[160];
 
 	fprintf(out,
 		"pcprof history: %zu commit%s (%s to %s), %zu change point%s "
-		"(%s, alpha %g, threshold %g %%)\n",
+		"(%s, alpha %g, threshold %g %%)",
 		h->n, h->n == 1 ? "" : "s", text_name(h->recs[0].commit),
 		text_name(h->recs[h->n - 1].commit), res->nchanges,
 		res->nchanges == 1 ? "" : "s", res->method, res->alpha,
 		res->threshold * 100);
-	if (!res->nchanges)
+	if (res->nheld)
+		fprintf(out, ", %zu unconfirmed", res->nheld);
+	fputc('\n', out);
+	if (res->nchanges)
+		fprintf(out, TEXT_HEAD);
+	for (size_t i = 0; i < res->nchanges; i++)
+		text_row(out, res, &v[i]);
+	if (!res->nheld)
 		return;
-	fprintf(out, "\n%-14s %-14s %10s %10s %9s %9s  %s\n", "commit",
-		"previous", "before s", "after s", "change", "p", "function");
-	for (size_t i = 0; i < res->nchanges; i++) {
-		const struct found *f = &v[i];
+	fprintf(out,
+		"\nunconfirmed: only the last commit, whose runs were disturbed (%s); the next commit confirms it or not\n",
+		held_why(res, v[res->nchanges].rec, why, sizeof(why)));
+	fprintf(out, TEXT_HEAD);
+	for (size_t i = res->nchanges; i < res->nchanges + res->nheld; i++)
+		text_row(out, res, &v[i]);
+}
 
-		fprintf(out, "%-14s %-14s %10.4f %10.4f %+8.1f%% %9.2g  %s%s\n",
-			text_name(commit_of(res, f->rec)),
-			text_name(commit_of(res, prev_rec(f))), f->c->before,
-			f->c->after, rel(f->c) * 100, f->c->p,
-			f->s->program ? "[program] " : "",
-			text_name(f->s->name));
+static void
+json_row(FILE *out, const struct hist_result *res, const struct found *f,
+	 int first, int held)
+{
+	const struct history *h = res->h;
+	char why[160];
+
+	fputs(first ? "\n{\"commit\":" : ",\n{\"commit\":", out);
+	json_string(out, commit_of(res, f->rec));
+	fprintf(out, ",\"index\":%zu,\"time\":%.17g,\"previous\":", f->rec,
+		h->recs[f->rec].time);
+	json_string(out, commit_of(res, prev_rec(f)));
+	fputs(",\"function\":", out);
+	if (f->s->program)
+		fputs("null", out);
+	else
+		json_string(out, f->s->name);
+	fprintf(out,
+		",\"program\":%s%s%s,\"before\":%.6g,\"after\":%.6g,\"change\":%.6g,"
+		"\"p\":%.3g",
+		f->s->program ? "\"" : "", f->s->program ? f->s->name : "null",
+		f->s->program ? "\"" : "", f->c->before, f->c->after,
+		rel(f->c), f->c->p);
+	if (held) {
+		fputs(",\"why\":", out);
+		json_string(out, held_why(res, f->rec, why, sizeof(why)));
 	}
+	fputc('}', out);
 }
 
 static void
@@ -107,60 +178,57 @@ print_json(FILE *out, const struct hist_result *res, const struct found *v)
 		",\"method\":\"%s\",\"alpha\":%g,\"threshold\":%g,\"series\":%zu,"
 		"\"changes\":[",
 		res->method, res->alpha, res->threshold, res->ns);
-	for (size_t i = 0; i < res->nchanges; i++) {
-		const struct found *f = &v[i];
-
-		fputs(i ? ",\n{\"commit\":" : "\n{\"commit\":", out);
-		json_string(out, commit_of(res, f->rec));
-		fprintf(out,
-			",\"index\":%zu,\"time\":%.17g,\"previous\":", f->rec,
-			h->recs[f->rec].time);
-		json_string(out, commit_of(res, prev_rec(f)));
-		fputs(",\"function\":", out);
-		if (f->s->program)
-			fputs("null", out);
-		else
-			json_string(out, f->s->name);
-		fprintf(out,
-			",\"program\":%s%s%s,\"before\":%.6g,\"after\":%.6g,\"change\":%.6g,"
-			"\"p\":%.3g}",
-			f->s->program ? "\"" : "",
-			f->s->program ? f->s->name : "null",
-			f->s->program ? "\"" : "", f->c->before, f->c->after,
-			rel(f->c), f->c->p);
-	}
+	for (size_t i = 0; i < res->nchanges; i++)
+		json_row(out, res, &v[i], !i, 0);
+	fputs("],\n\"unconfirmed\":[", out);
+	for (size_t i = 0; i < res->nheld; i++)
+		json_row(out, res, &v[res->nchanges + i], !i, 1);
 	fputs("]}\n", out);
+}
+
+/* the markdown table's head */
+static const char md_head[] =
+	"| Commit | Function | Change | Before (s) | After (s) | p |\n"
+	"|---|---|---:|---:|---:|---:|\n";
+
+static void
+md_row(FILE *out, const struct hist_result *res, const struct found *f)
+{
+	fputs("| ", out);
+	md_name(out, commit_of(res, f->rec));
+	fputs(" | ", out);
+	if (f->s->program)
+		fprintf(out, "whole program (%s)", f->s->name);
+	else
+		md_name(out, f->s->name);
+	fprintf(out, " | %+.1f %% | %.4f | %.4f | %.2g |\n", rel(f->c) * 100,
+		f->c->before, f->c->after, f->c->p);
 }
 
 static void
 print_markdown(FILE *out, const struct hist_result *res, const struct found *v)
 {
 	size_t n = res->h->n;
+	char why[160];
 
-	if (!res->nchanges) {
+	if (!res->nchanges)
 		fprintf(out,
 			"**pcprof history: no change point in %zu commits**\n",
 			n);
+	else
+		fprintf(out,
+			"**pcprof history: %zu change point%s in %zu commits**\n\n%s",
+			res->nchanges, res->nchanges == 1 ? "" : "s", n,
+			md_head);
+	for (size_t i = 0; i < res->nchanges; i++)
+		md_row(out, res, &v[i]);
+	if (!res->nheld)
 		return;
-	}
 	fprintf(out,
-		"**pcprof history: %zu change point%s in %zu commits**\n\n"
-		"| Commit | Function | Change | Before (s) | After (s) | p |\n"
-		"|---|---|---:|---:|---:|---:|\n",
-		res->nchanges, res->nchanges == 1 ? "" : "s", n);
-	for (size_t i = 0; i < res->nchanges; i++) {
-		const struct found *f = &v[i];
-
-		fputs("| ", out);
-		md_name(out, commit_of(res, f->rec));
-		fputs(" | ", out);
-		if (f->s->program)
-			fprintf(out, "whole program (%s)", f->s->name);
-		else
-			md_name(out, f->s->name);
-		fprintf(out, " | %+.1f %% | %.4f | %.4f | %.2g |\n",
-			rel(f->c) * 100, f->c->before, f->c->after, f->c->p);
-	}
+		"\nUnconfirmed, only the last commit, whose runs were disturbed (%s); the next commit confirms it or not:\n\n%s",
+		held_why(res, v[res->nchanges].rec, why, sizeof(why)), md_head);
+	for (size_t i = res->nchanges; i < res->nchanges + res->nheld; i++)
+		md_row(out, res, &v[i]);
 }
 
 void
@@ -257,6 +325,16 @@ plot_levels(FILE *out, const struct hist_result *res,
 		xml_put(out, commit_of(res, s->idx[s->ch[j].at]), 16);
 		fprintf(out, " %+.1f %% (p %.2g)</text>\n",
 			rel(&s->ch[j]) * 100, s->ch[j].p);
+	}
+	if (s->nheld) {
+		double x = (px(fr, s->held.at - 1) + px(fr, s->held.at)) / 2;
+
+		fprintf(out,
+			"<line class=\"unconfirmed\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+			"stroke=\"#999\" stroke-dasharray=\"2 4\"/>\n<text x=\"%.1f\" y=\"%d\" "
+			"fill=\"#777\" text-anchor=\"end\">unconfirmed %+.1f %%</text>\n",
+			x, MT, x, PH - MB, x - 3, PH - MB - 6,
+			rel(&s->held) * 100);
 	}
 }
 
