@@ -119,6 +119,12 @@ alloc_report(struct pc_inputs *in, struct report_opts *r,
 		 r->format != FORMAT_JSON)
 		rc = pc_error("--alloc: a table in text or json; --metric M --format F for "
 			      "the other formats");
+	else if (r->format == FORMAT_FIREFOX)
+		/* its timeline is the CPU samples': the allocations, which keep
+		 * no time, were not in it (a profile of no samples, before) */
+		rc = pc_error("--metric %s: the Firefox export holds no allocations (they are not "
+			      "timed); --format pprof, speedscope, callgrind or folded",
+			      clock_word(r->clock));
 	else
 		rc = alloc_report_path(in, r, s, r->stacks, out);
 	in->alloc = 0;
