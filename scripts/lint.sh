@@ -108,17 +108,23 @@ done
 
 # Everything a handler can reach is under banned.h. From libpc's handler
 # entries (the sampling handler, the fatal-signal handler, the stray
-# snapshot signal's handler, the snapshot thread's pc_snapshot, pc_finish
-# as the exit paths run it, and what a program's handler may call by
-# signal-safety(7): _exit and _Exit, and execve, execl, execle, execv and
-# fexecve, whose real functions start-up resolves; not fork, whose child's
-# atfork handler re-arms a timer and restarts the snapshot thread, as
-# lifecycle.c's after_fork_child says) the names each function body uses
-# are followed, function by function, through preload/ and gmon/ (a
-# file-level graph would take in every start-up function beside a
-# handler-reachable one). A preload/ file
-# reached must include banned.h; a file elsewhere (gmon/write.c, which
-# cannot include libpc's header) must call none of the names banned.h bans.
+# snapshot signal's handler, the snapshot thread's pc_snapshot, the
+# allocation hooks' ways into libpc (pc_alloc_ops_v3's state, sample,
+# forget and restore), pc_finish as the exit paths run it, and what a
+# program's handler may call by signal-safety(7): _exit and _Exit, and
+# execve, execl, execle, execv and fexecve, whose real functions start-up
+# resolves; not fork, whose child's atfork handler re-arms a timer and
+# restarts the snapshot thread, as lifecycle.c's after_fork_child says)
+# the names each function body uses are followed, function by function,
+# through preload/ and gmon/ (a file-level graph would take in every
+# start-up function beside a handler-reachable one). A preload/ file
+# reached must include banned.h, and no function reached may call a
+# banned name through the escape start-up code uses, (dl_iterate_phdr)(...);
+# a file elsewhere (gmon/write.c, which cannot include libpc's header) must
+# call none of the names banned.h bans. The interposed allocation
+# functions (alloc_hooks.c, which defines malloc and so cannot include
+# banned.h) and what they reach call neither HOOK_BANNED's names (issue
+# 39: no dl_iterate_phdr or lock inside a hook).
 # NOT_IN_HANDLERS: functions the handler path names but never runs in a
 # handler, each with why:
 #   pc_next: looks up an interposed function only while it is unresolved;
@@ -126,68 +132,32 @@ done
 #   pc_lifecycle_resolve) before libpc installs a handler or the program
 #   runs.
 HANDLER_ENTRIES="signal_from_handler fatal_from_handler snapshot_from_handler pc_snapshot
-	alloc_sample pc_alloc_forget pc_alloc_restore
+	alloc_state_now alloc_sample pc_alloc_forget pc_alloc_restore
 	pc_finish _exit _Exit execve execl execle execv fexecve"
 NOT_IN_HANDLERS="pc_next"
-python3 - "$HANDLER_ENTRIES" "$NOT_IN_HANDLERS" <<'PY' || fail=1
-import re, sys
-sys.path.insert(0, "scripts")
-import structure
-entries, cut = sys.argv[1].split(), set(sys.argv[2].split())
-def blank(m):
-    return re.sub(r"[^\n]", " ", m.group(0))
-def strip(src):
-    src = re.sub(r"/\*.*?\*/", blank, src, flags=re.S)
-    src = re.sub(r"//[^\n]*", blank, src)
-    return re.sub(r'"(\\.|[^"\\\n])*"', blank, src)
-body, glob, local, text = {}, {}, set(), {}
-for f in structure.files(["preload", "gmon"]):
-    text[f] = open(f).read()
-    lines = strip(text[f]).split("\n")
-    for name, start, end, static in structure.tags(f):
-        body[(f, name)] = "\n".join(lines[start - 1:end])
-        if static:
-            local.add((f, name))
-        else:
-            glob.setdefault(name, (f, name))
-def used(key):
-    # names, not members (act.sa_sigaction) nor tags (struct sigaction)
-    for n in set(re.findall(r"(?<![\w.>])(?<!struct )([A-Za-z_]\w*)", body[key])):
-        if (key[0], n) in local:
-            yield (key[0], n)
-        elif n in glob and n not in cut and n != key[1]:
-            yield glob[n]
-todo = [k for k in body if k[1] in entries]
-gone = set(entries) - {k[1] for k in todo}
-if gone:
-    sys.exit("lint: handler entries gone: %s; update scripts/lint.sh" % " ".join(sorted(gone)))
-seen = dict.fromkeys(todo)
-while todo:
-    k = todo.pop()
-    for c in used(k):
-        if c not in seen:
-            seen[c] = k
-            todo.append(c)
-banned = re.findall(r"#define (\w+)\(\.\.\.\)", open("preload/banned.h").read())
-files = sorted({k[0] for k in seen})
-bad = 0
-for f in files:
-    reached = sorted(k[1] for k in seen if k[0] == f)
-    if f.startswith("preload/"):
-        if '#include "banned.h"' not in text[f]:
-            print("lint: %s lacks banned.h; a handler reaches %s" % (f, ", ".join(reached)))
-            bad = 1
-        continue
-    for name in reached:
-        for n in banned:
-            if re.search(r"\b%s\s*\(" % n, body[(f, name)]):
-                print("lint: %s:%s calls %s in a handler's reach" % (f, name, n))
-                bad = 1
-if not bad:
-    print("lint: handlers reach %d functions in %d files, all under banned.h" %
-          (len(seen), len(files)))
-sys.exit(bad)
-PY
+HOOKS="malloc calloc realloc free reallocarray posix_memalign aligned_alloc
+	memalign valloc pvalloc"
+HOOK_BANNED="dl_iterate_phdr pthread_mutex_lock"
+python3 scripts/handler_reach.py "$HANDLER_ENTRIES" "$NOT_IN_HANDLERS" \
+	"$HOOKS" "$HOOK_BANNED" || fail=1
+# and the rule can fail: a dl_iterate_phdr through the escape in the
+# allocation walk that alloc_sample reaches, and one called in malloc's
+# slow path, planted in a copy, are each found
+planted=$(mktemp -d)
+cp -r preload gmon "$planted"/
+sed -i 's/^\tstruct alloc_walk w = { ra, cfa, hi, 0, 0, 0, max, f, at };$/&\n\t(dl_iterate_phdr)(0, 0);/' \
+	"$planted/preload/alloc_walk.c"
+sed -i '/^malloc_slow(/,/^}/s/^\tvoid \*p;$/&\n\tdl_iterate_phdr(0, 0);/' \
+	"$planted/preload/alloc_hooks.c"
+found=$(cd "$planted" && python3 "$OLDPWD/scripts/handler_reach.py" \
+	"$HANDLER_ENTRIES" "$NOT_IN_HANDLERS" "$HOOKS" "$HOOK_BANNED")
+if [ $? -ne 1 ] ||
+   ! printf '%s\n' "$found" | grep -q "preload/alloc_walk.c:pc_alloc_walk calls dl_iterate_phdr in a handler's reach" ||
+   ! printf '%s\n' "$found" | grep -q "preload/alloc_hooks.c:malloc_slow calls dl_iterate_phdr in an allocation hook's reach"; then
+	echo "lint: the handlers' rule missed a planted dl_iterate_phdr: $found"
+	fail=1
+fi
+rm -rf "$planted"
 
 # At most 80 columns (docs/CODING.md, Formatting), but where a string runs
 # past them; the files older than the rule keep at most the lines over that

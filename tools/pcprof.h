@@ -112,6 +112,8 @@ struct pc_inputs {
 	int nruns;
 	int whole;			/* some profile has a manifest */
 	struct whole *objects;		/* the manifests' objects */
+	int alloc;	/* stacks_load reads each profile's allocation
+			 * profile (FILE.alloc) for its stacks */
 };
 
 #define INPUTS_AS_GIVEN	1	/* the operands are the profiles, as they are */
@@ -214,7 +216,8 @@ int callgraph_cmp_arc(const void *a, const void *b);
 void callgraph_print(FILE *out, const struct callgraph *cg,
 		     const struct flat *f, const struct symtab *st, long top);
 
-/* stackfile.c: the stacks of run's files[file] (FILE.stacks), or of
+/* stackfile.c: the stacks of run's files[file] (FILE.stacks, or
+ * FILE.alloc where in->alloc), or of
  * stacks_file where it is given, read into ss and checked to be of that
  * run: 0; or 1 where there is no such file and it is not required; or -1
  * after one line on bad input. */

@@ -13,6 +13,7 @@ counted in the child nor taken from the parent."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 
@@ -104,3 +105,115 @@ def test_alloc_fork_children_start_empty_and_keep_their_own_figures():
     check(exe, rdir, pids["fork"], FORK, "fork child")
     check(exe, rdir, pids["exec"], EXEC, "fork+exec child")
     check(exe, rdir, pids["vfork"], EXEC, "vfork+exec child")
+
+
+ROW = re.compile(r"^\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+\d+\s+(\S+)\s+(\S+)$", re.M)
+
+
+def test_alloc_whole_run_sums_its_processes_in_text_and_json():
+    """pcprof report --alloc and --metric M of the run directory, with no
+    --process: the four processes' figures summed, each site's the sum of
+    its per-process figures, in text and in JSON alike, and the table
+    says how many were summed (before: the first process's alone, under
+    a header naming all four profiles)."""
+    exe = prog(EXE)
+    d = tempfile.mkdtemp(prefix="pc-alloc39whole-")
+    rdir = os.path.join(d, "r")
+    e = clean_env(None, False)
+    e["PC_ALLOC_RATE"] = "1"
+    p = subprocess.run([pcprof(), "run", "--alloc", "-o", rdir, exe], capture_output=True,
+                       text=True, timeout=TIMEOUT, env=e)
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    pids = [int(v) for v in re.findall(r"^(?:parent|fork|exec|vfork) (\d+)$", p.stderr, re.M)]
+    assert len(set(pids)) == 4, p.stderr
+    whole = FORK.copy()
+    for k, v in list(PARENT.items()) + list(EXEC.items()) * 2:
+        whole[k] = tuple(a + b for a, b in zip(whole.get(k, (0,) * 4), v))
+    for m, col in (("alloc-bytes", 1), ("inuse-bytes", 3), ("alloc", 0), ("inuse", 2)):
+        summed = {}
+        for pid in pids:
+            for k, v in metric(exe, rdir, pid, m)[0].items():
+                summed[k] = summed.get(k, 0) + v
+        assert summed == {k: v[col] for k, v in whole.items() if v[col]}, (m, summed)
+        t = subprocess.run([pcprof(), "report", "--metric", m, rdir], capture_output=True,
+                           text=True, timeout=TIMEOUT)
+        assert t.returncode == 0, (m, t.stderr)
+        text = {f: int(n) for n, o, f in ROW.findall(t.stdout) if o == EXE}
+        assert text == summed, "--metric %s, text: %s, not %s" % (m, text, summed)
+        j = subprocess.run([pcprof(), "report", "--metric", m, "--format", "json", rdir],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        assert j.returncode == 0, (m, j.stderr)
+        prof = json.loads(j.stdout)["profile"]
+        assert len(prof["profiles"]) == 4, prof["profiles"]
+        js = {f["name"]: f["self"] for f in prof["functions"]
+              if f["self"] and f["object"] == EXE}
+        assert js == summed, "--metric %s, json: %s, not %s" % (m, js, summed)
+    t = subprocess.run([pcprof(), "report", "--alloc", rdir], capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    assert t.returncode == 0 and "its 4 processes summed" in t.stdout.split("\n")[0], t.stdout
+    j = json.loads(subprocess.run([pcprof(), "report", "--alloc", "--format", "json", rdir],
+                                  capture_output=True, text=True,
+                                  timeout=TIMEOUT).stdout)["profile"]
+    assert j["processes_summed"] == 4, j
+    own = {x["name"]: (x["alloc_objects"], x["alloc_space"], x["inuse_objects"],
+                       x["inuse_space"]) for x in j["sites"] if x["name"] in whole}
+    assert own == whole, (own, whole)
+
+
+def test_alloc_whole_run_of_processes_at_two_rates_is_one_line():
+    """A run directory holding a process sampled at another PC_ALLOC_RATE
+    (its files copied in from another run): the summed report would mix
+    estimates with exact counts, so pcprof report --metric and --alloc
+    say so in one line naming that file, exit 2; --process still reports
+    each."""
+    exe = prog(EXE)
+    d = tempfile.mkdtemp(prefix="pc-alloc39rates-")
+    for sub, rate in (("a", "1"), ("b", "4096")):
+        e = clean_env(None, False)
+        e["PC_ALLOC_RATE"] = rate
+        p = subprocess.run([pcprof(), "run", "--alloc", "-o", os.path.join(d, sub), exe],
+                           capture_output=True, text=True, timeout=TIMEOUT, env=e)
+        assert p.returncode == 0, (rate, p.stderr)
+    other = [f for f in os.listdir(os.path.join(d, "b")) if re.search(r"\.\d+$", f)][0]
+    for suffix in ("", ".alloc", ".objects"):
+        shutil.copy2(os.path.join(d, "b", other + suffix), os.path.join(d, "a"))
+    for args in (["--metric", "alloc"], ["--alloc", "--format", "json"]):
+        p = subprocess.run([pcprof(), "report"] + args + [os.path.join(d, "a")],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        assert p.returncode == 2 and p.stdout == "", (args, p.returncode, p.stdout[:300])
+        assert len(p.stderr.splitlines()) == 1 and other + ".alloc" in p.stderr and \
+            "sampled every 4096 bytes, not 1" in p.stderr, p.stderr
+    pid = int(other.rsplit(".", 1)[1])
+    j = report(exe, os.path.join(d, "a"), pid, "--alloc")["profile"]
+    assert j["rate_bytes"] == 4096 and j["processes_summed"] == 1, j
+
+
+def test_alloc_metric_firefox_export_is_refused_in_one_line():
+    """pcprof report --metric M --format firefox of a run recorded with
+    --alloc --timeline: the Firefox export is the CPU timeline, and the
+    allocations keep no time, so it holds none of them; one line saying
+    so and naming the formats that do, exit 2, no file (before: a
+    profile of no samples, the metric dropped silently)."""
+    exe = prog(EXE)
+    d = tempfile.mkdtemp(prefix="pc-alloc39ff-")
+    rdir = os.path.join(d, "r")
+    e = clean_env(None, False)
+    e["PC_ALLOC_RATE"] = "1"
+    p = subprocess.run([pcprof(), "run", "--alloc", "--timeline", "-o", rdir, exe],
+                       capture_output=True, text=True, timeout=TIMEOUT, env=e)
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    for m in ("alloc", "alloc-bytes", "inuse", "inuse-bytes"):
+        out = os.path.join(d, m + ".json")
+        p = subprocess.run([pcprof(), "report", "--metric", m, "--format", "firefox",
+                            "-o", out, rdir], capture_output=True, text=True, timeout=TIMEOUT)
+        assert p.returncode == 2 and len(p.stderr.splitlines()) == 1 and \
+            "--metric %s: the Firefox export holds no allocations" % m in p.stderr, \
+            (m, p.returncode, p.stderr)
+        assert not os.path.exists(out), m
+    # the CPU timeline's export of the same run is still made
+    p = subprocess.run([pcprof(), "report", "--format", "firefox", "-o",
+                        os.path.join(d, "cpu.json"), rdir],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode == 0, p.stderr
+    with open(os.path.join(d, "cpu.json")) as f:
+        assert json.load(f)["threads"]

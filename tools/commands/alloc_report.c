@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "commands/alloc_report.h"
+#include "inputs/runfiles.h"
 #include "writers/alloc_out.h"
 #include "writers/export_out.h"
 
@@ -21,31 +22,55 @@ alloc_asked(const struct report_opts *r)
 	return r->alloc || CLOCK_IS_ALLOC(r->clock);
 }
 
-/* The allocation profile beside the first profile, or --stacks-file's;
- * NULL after one line where there is none. */
-static char *
-alloc_path(const struct pc_inputs *in, const struct report_opts *r)
+/* Whether the first profile has its allocation profile beside it (or
+ * --stacks-file names one): 0, or -1 after one line. The others' are
+ * read where they are (a process that recorded none adds nothing). */
+static int
+alloc_check(const struct pc_inputs *in, const struct report_opts *r)
 {
 	const char *gmon = in->runs[0].files[0];
-	size_t n = strlen(gmon);
 	char *p;
+	int rc = 0;
 
 	if (r->stacks)
-		return pc_strdup(r->stacks);
-	p = pc_malloc(n + sizeof(GMON_ALLOC_SUFFIX));
-	memcpy(p, gmon, n);
-	memcpy(p + n, GMON_ALLOC_SUFFIX, sizeof(GMON_ALLOC_SUFFIX));
-	if (access(p, F_OK) && errno == ENOENT) {
-		pc_error("'%s': no allocation profile beside it (%s): record with pcprof run "
-			 "--alloc, or PC_ALLOC=1", gmon, p);
-		free(p);
-		return NULL;
-	}
-	return p;
+		return 0;
+	p = runfiles_alloc_name(gmon);
+	if (access(p, F_OK) && errno == ENOENT)
+		rc = pc_error("'%s': no allocation profile beside it (%s): record with pcprof run "
+			      "--alloc, or PC_ALLOC=1", gmon, p);
+	free(p);
+	return rc;
 }
 
-/* The report of the allocation profile at path, as r asks; 0, or -1
- * after one line. */
+int
+alloc_check_rates(char *const *files, int n)
+{
+	uint32_t rate = 0;
+	int rc = 0;
+
+	for (int i = 0; i < n && !rc; i++) {
+		char *p = runfiles_alloc_name(files[i]);
+		struct gmon_stacks ss;
+		int r = pc_read_stacks_if(p, &ss);
+
+		if (r < 0)
+			rc = -1;
+		if (r == 0 && rate && ss.rate != rate)
+			rc = pc_error("'%s': sampled every %u bytes, not %u as another process "
+				      "of the run: report one with --process PID",
+				      p, ss.rate, rate);
+		if (r == 0) {
+			rate = ss.rate;
+			gmon_stacks_release(&ss);
+		}
+		free(p);
+	}
+	return rc;
+}
+
+/* The report of the allocation profiles of in's processes (each
+ * profile's PROFILE.alloc, summed: in->alloc) or of path (--stacks-file),
+ * as r asks; 0, or -1 after one line. */
 static int
 alloc_report_path(const struct pc_inputs *in, const struct report_opts *r,
 		  const struct symtab_opts *s, const char *path, FILE *out)
@@ -77,14 +102,14 @@ alloc_report_path(const struct pc_inputs *in, const struct report_opts *r,
 }
 
 int
-alloc_report(const struct pc_inputs *in, struct report_opts *r,
+alloc_report(struct pc_inputs *in, struct report_opts *r,
 	     const struct symtab_opts *s, FILE *out)
 {
-	char *path;
 	int rc;
 
-	if (!(path = alloc_path(in, r)))
+	if (alloc_check(in, r))
 		return -1;
+	in->alloc = 1;
 	if (!CLOCK_IS_ALLOC(r->clock))
 		r->clock = PC_CLOCK_ALLOC_BYTES;
 	if (r->by_object || r->lines)
@@ -94,8 +119,14 @@ alloc_report(const struct pc_inputs *in, struct report_opts *r,
 		 r->format != FORMAT_JSON)
 		rc = pc_error("--alloc: a table in text or json; --metric M --format F for "
 			      "the other formats");
+	else if (r->format == FORMAT_FIREFOX)
+		/* its timeline is the CPU samples': the allocations, which keep
+		 * no time, were not in it (a profile of no samples, before) */
+		rc = pc_error("--metric %s: the Firefox export holds no allocations (they are not "
+			      "timed); --format pprof, speedscope, callgrind or folded",
+			      clock_word(r->clock));
 	else
-		rc = alloc_report_path(in, r, s, path, out);
-	free(path);
+		rc = alloc_report_path(in, r, s, r->stacks, out);
+	in->alloc = 0;
 	return rc;
 }

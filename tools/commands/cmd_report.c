@@ -305,6 +305,9 @@ report_resolved(struct operands *o, struct report_opts *r,
 		return -1;
 	if (!o->one)
 		return runview_report_resolved(o, r, s, out) ? -1 : 0;
+	if (alloc_asked(r) && !r->stacks &&
+	    alloc_check_rates(o->re.files, o->re.nfiles))
+		return -1;
 	/* the run report's shape in JSON, --callgraph or not: its
 	 * processes (of the program), then its profile */
 	if (o->view && runview_json_resolved(o, r, s, out))

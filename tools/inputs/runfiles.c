@@ -43,6 +43,17 @@ runfiles_stacks_name(const char *profile)
 	return name_of(gmon_stacks_name, profile, sizeof(GMON_STACKS_SUFFIX));
 }
 
+char *
+runfiles_alloc_name(const char *profile)
+{
+	size_t n = strlen(profile);
+	char *buf = pc_malloc(n + sizeof(GMON_ALLOC_SUFFIX));
+
+	memcpy(buf, profile, n);
+	memcpy(buf + n, GMON_ALLOC_SUFFIX, sizeof(GMON_ALLOC_SUFFIX));
+	return buf;
+}
+
 int
 runfiles_has_manifest(const char *profile)
 {

@@ -15,6 +15,8 @@
 /* PROFILE.objects and PROFILE.stacks (gmon.h's names), malloc'ed. */
 char *runfiles_manifest_name(const char *profile);
 char *runfiles_stacks_name(const char *profile);
+/* The allocation profile's name beside profile (PROFILE.alloc). */
+char *runfiles_alloc_name(const char *profile);
 
 /* Whether profile has a manifest beside it; the one place that asks. */
 int runfiles_has_manifest(const char *profile);

@@ -284,7 +284,8 @@ stacks_load(const struct pc_inputs *in, int runi, int file,
 {
 	const struct pc_run *run = &in->runs[runi];
 	char *path = stacks_file ? pc_strdup(stacks_file) :
-				   runfiles_stacks_name(run->files[file]);
+		     in->alloc ? runfiles_alloc_name(run->files[file]) :
+				 runfiles_stacks_name(run->files[file]);
 	int r = required ? read_stacks(path, ss) : pc_read_stacks_if(path, ss);
 
 	if (r == 1) {

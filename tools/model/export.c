@@ -413,6 +413,21 @@ stack_locs(struct source *s, int i, const struct gmon_stack *k, uint32_t *locs)
 	return d;
 }
 
+/* An allocation profile's rate (bytes) into the export: the processes'
+ * profiles summed must share it. 0, or -1 after one line. */
+static int
+alloc_rate_of(struct source *s, int i, const struct gmon_stacks *ss)
+{
+	if (s->x->alloc_rate && ss->rate != s->x->alloc_rate)
+		return pc_error("'%s%s': sampled every %u bytes, not %llu as another process "
+				"of the run: report one with --process PID",
+				s->in->runs[0].files[i], GMON_ALLOC_SUFFIX,
+				ss->rate, (unsigned long long)s->x->alloc_rate);
+	s->x->alloc_rate = ss->rate;
+	s->x->alloc_files++;
+	return 0;
+}
+
 /* The CPU samples of the input's stacks files (the off-CPU records are
  * added as the export's clock says, and not counted) into *stacked; -1
  * where it has none. 0, or -1 after one line. */
@@ -441,8 +456,10 @@ add_stacks(struct source *s, const char *stacks_file, double *stacked)
 		/* one process's stacks: the pid they record is the group's */
 		if (!s->x->groups[s->x->ngroups - 1].pid && (stacks_file || run->nfiles == 1))
 			s->x->groups[s->x->ngroups - 1].pid = ss.pid;
-		if (CLOCK_IS_ALLOC(s->x->clock))
-			s->x->alloc_rate = ss.rate;
+		if (CLOCK_IS_ALLOC(s->x->clock) && alloc_rate_of(s, i, &ss)) {
+			free(locs);
+			return -1;
+		}
 		if ((ss.flags & GMON_STACKS_WALL) && ss.wall[GMON_WALL_HZ_LOW] &&
 		    (!g->wall_hz || ss.wall[GMON_WALL_HZ_LOW] < g->wall_hz))
 			g->wall_hz = ss.wall[GMON_WALL_HZ_LOW];

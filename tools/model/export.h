@@ -121,6 +121,8 @@ struct export {
 	int alloc_all;		/* an allocation metric's clock: the samples
 				 * of all four metrics, each of its kind */
 	uint64_t alloc_rate;	/* an allocation profile's rate in bytes */
+	int alloc_files;	/* allocation profiles read: the processes'
+				 * summed where several */
 	/* private */
 	struct xp_index *ix;
 	uint64_t end_ns;

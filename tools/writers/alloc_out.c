@@ -135,11 +135,17 @@ print_text(FILE *out, const struct export *x, const struct site *v, size_t n,
 	   const double tot[GMON_ALLOC_KINDS], long top)
 {
 	size_t shown = top > 0 && (size_t)top < n ? (size_t)top : n, leaks = 0;
+	char whose[64] = "";
 
+	/* a run's processes of the program, summed (alloc_report.c) */
+	if (x->alloc_files > 1)
+		snprintf(whose, sizeof(whose),
+			 ", its %d processes summed (--process PID: one)",
+			 x->alloc_files);
 	fprintf(out,
-		"Allocations of %s: %.0f bytes in %.0f allocations; %.0f bytes in %.0f "
+		"Allocations of %s%s: %.0f bytes in %.0f allocations; %.0f bytes in %.0f "
 		"blocks in use at exit\n",
-		x->ngroups ? text_name(x->strs[x->groups[0].name]) : "",
+		x->ngroups ? text_name(x->strs[x->groups[0].name]) : "", whose,
 		tot[GMON_ALLOC_BYTES], tot[GMON_ALLOC_OBJECTS],
 		tot[GMON_INUSE_BYTES], tot[GMON_INUSE_OBJECTS]);
 	if (x->alloc_rate > 1)
@@ -201,9 +207,12 @@ print_json(FILE *out, const struct export *x, const struct site *v, size_t n,
 		"alloc_samples", "inuse_samples" };
 
 	fprintf(out,
-		"{\"rate_bytes\": %llu, \"exact\": %s, \"leaks_told_from_reachable\": false",
+		"{\"rate_bytes\": %llu, \"exact\": %s, "
+		"\"leaks_told_from_reachable\": false, "
+		"\"processes_summed\": %d",
 		(unsigned long long)x->alloc_rate,
-		x->alloc_rate <= 1 ? "true" : "false");
+		x->alloc_rate <= 1 ? "true" : "false",
+		x->alloc_files > 1 ? x->alloc_files : 1);
 	for (int k = 0; k < GMON_ALLOC_KINDS; k++)
 		fprintf(out, ", \"%s\": %.0f", keys[k], tot[k]);
 	fputs(", \"sites\": [", out);
