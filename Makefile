@@ -83,6 +83,8 @@ PRELOAD_SRC += preload/wall_parse.c
 # the wall sampler's looks of a round, and its threads' starts and ends
 PRELOAD_SRC += preload/wall_round.c
 PRELOAD_SRC += preload/wall_cpuclock.c
+# the wall sampler's reads of a thread's /proc files
+PRELOAD_SRC += preload/wall_proc.c
 # the waits with a mask of their own, for the sampling handler
 PRELOAD_SRC += preload/waits.c
 # small files read whole, and their numbers, without stdio
