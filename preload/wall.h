@@ -86,6 +86,10 @@ struct pc_wthread {
 	uint64_t run_ns, rq_ns, switches;	/* schedstat at the last look */
 	uint64_t seen_ns;	/* when its time was last counted */
 	uint64_t unknown_ns;	/* off the CPU before any wait was seen */
+	uint64_t tail_ns;	/* of unknown_ns, the interval's in which it
+				   left the wait last seen (wall_acct.c) */
+	uint64_t unseen_left;	/* [off-cpu: unknown]'s ns the table had no
+				   room for yet */
 	int64_t carry_ns;	/* counted ahead of the kernel's counters */
 	uint64_t rq_io_ns;   /* waiting for a CPU after a disk wait: whose? */
 	uint64_t io_prev[2]; /* its fsync, its unlink time so far (wall_io.c) */

@@ -9,7 +9,7 @@
  * docs/ARCHITECTURE.md's: run-queue time is counted once, the wait a
  * thread woke from getting 1/k of it; a thread's CPU and counted time
  * add up to its life; the tail of a wait left before a call the thread
- * times itself (fsync) is that wait's.
+ * times itself (fsync) is that wait's, and no more than that interval's.
  *
  * Edge cases: a wait found again after switches (a loop woken each time:
  * all its run-queue time its own); run_delay that grows by more than the
@@ -240,6 +240,36 @@ START_TEST(test_wallacct_totals_add_up_to_the_threads_life)
 }
 END_TEST
 
+/*
+ * The tail rule. A thread seen in a condition variable's wait (futex),
+ * found running at the next look (it woke during that interval: 9 ms
+ * off the CPU, the wait's tail), then running at two more looks with
+ * 95 ms off the CPU in each, in waits no look saw, then found in fsync
+ * (a call it times itself), then in accept. The futex's wait gets its
+ * tail, 9 ms, and no more: the 199 ms off the CPU after the thread was
+ * seen past it are [off-cpu: unknown]'s. (All of it went to the futex
+ * once: 208 ms, as a condition variable before an fsync loop read 0.73
+ * s for 0.21 s in CI at load 15.) Accept gets its own time.
+ */
+START_TEST(test_wallacct_tail_is_the_left_waits_only)
+{
+	struct pc_wthread w;
+
+	start(&w);
+	look(&w, 10, 1, 0, 1, SYS_futex, 1);
+	look(&w, 20, 2, 0, 2, 0, 0);
+	look(&w, 120, 7, 0, 40, 0, 0);
+	look(&w, 220, 12, 0, 80, 0, 0);
+	look(&w, 230, 13, 0, 82, SYS_fsync, 7);
+	ck_assert_uint_eq(in_wait(SYS_futex, 1), MS(9 + 9));
+	ck_assert_uint_eq(in_wait(0, 0), MS(95 + 95 + 9));
+	look(&w, 260, 14, 0, 83, SYS_accept, 3);
+	ck_assert_uint_eq(in_wait(SYS_futex, 1), MS(18));
+	ck_assert_uint_eq(in_wait(SYS_accept, 3), MS(29));
+	ck_assert_uint_eq(counted() + MS(14), MS(260));
+}
+END_TEST
+
 /* What the tail rule is for: a futex's wait left for fsync between two
  * looks keeps its tail (49 ms), which the wait found after the call
  * (accept) does not get; the fsync's own time is its own, exactly. */
@@ -270,6 +300,7 @@ wallacct_suite(void)
 
 	tcase_add_test(t, test_wallacct_runqueue_once_split_after_a_wait);
 	tcase_add_test(t, test_wallacct_totals_add_up_to_the_threads_life);
+	tcase_add_test(t, test_wallacct_tail_is_the_left_waits_only);
 	tcase_add_test(t, test_wallacct_tail_stays_with_its_wait);
 	suite_add_tcase(s, t);
 	return s;
