@@ -110,7 +110,7 @@ pc_wall_settle(const struct pc_wwait *x)
 }
 
 /* wall_mem.c: map the sampler's memory, its two tables of threads (*a,
- * *b) among it, with room for 58 threads each: 0, or -1. */
+ * *b) among it, with room for 49 threads each: 0, or -1. */
 int pc_wall_mem_start(struct pc_wthread **a, struct pc_wthread **b) PC_HIDDEN;
 /* wall_mem.c: room for entry n in table t (one of those two), grown if
  * need be: t, or where it moved; NULL where it cannot grow (locked by
