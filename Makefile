@@ -83,6 +83,8 @@ PRELOAD_SRC += preload/wall_parse.c
 # the wall sampler's looks of a round, and its threads' starts and ends
 PRELOAD_SRC += preload/wall_round.c
 PRELOAD_SRC += preload/wall_cpuclock.c
+# the wall sampler's reads of a thread's /proc files
+PRELOAD_SRC += preload/wall_proc.c
 # the waits with a mask of their own, for the sampling handler
 PRELOAD_SRC += preload/waits.c
 # small files read whole, and their numbers, without stdio
@@ -289,6 +291,9 @@ PRELOAD_UNIT_SRC += tests/check_altstack.c preload/altstack.c preload/next.c
 PRELOAD_UNIT_SRC += tests/check_mappings.c preload/mappings.c
 # the wall sampler's signal mask while it walks
 PRELOAD_UNIT_SRC += tests/check_wallmask.c preload/wall_mask.c
+# the wall sampler's accounting of a thread's time, from made-up counters
+PRELOAD_UNIT_SRC += tests/check_wallacct.c preload/wall_acct.c \
+	preload/wall_iotime.c preload/wall_proc.c preload/wall_cpuclock.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The wall sampler's parts (wall.c, wall_acct.c, wall_unwind.c): not the
+/* The wall sampler's parts (wall.c, wall_acct.c, wall_proc.c,
+ * wall_unwind.c): not the
  * handler's. */
 #ifndef PC_WALL_H
 #define PC_WALL_H
@@ -85,6 +86,10 @@ struct pc_wthread {
 	uint64_t run_ns, rq_ns, switches;	/* schedstat at the last look */
 	uint64_t seen_ns;	/* when its time was last counted */
 	uint64_t unknown_ns;	/* off the CPU before any wait was seen */
+	uint64_t tail_ns;	/* of unknown_ns, the interval's in which it
+				   left the wait last seen (wall_acct.c) */
+	uint64_t unseen_left;	/* [off-cpu: unknown]'s ns the table had no
+				   room for yet */
 	int64_t carry_ns;	/* counted ahead of the kernel's counters */
 	uint64_t rq_io_ns;   /* waiting for a CPU after a disk wait: whose? */
 	uint64_t io_prev[2]; /* its fsync, its unlink time so far (wall_io.c) */
@@ -105,7 +110,7 @@ pc_wall_settle(const struct pc_wwait *x)
 }
 
 /* wall_mem.c: map the sampler's memory, its two tables of threads (*a,
- * *b) among it, with room for 58 threads each: 0, or -1. */
+ * *b) among it, with room for 49 threads each: 0, or -1. */
 int pc_wall_mem_start(struct pc_wthread **a, struct pc_wthread **b) PC_HIDDEN;
 /* wall_mem.c: room for entry n in table t (one of those two), grown if
  * need be: t, or where it moved; NULL where it cannot grow (locked by
@@ -143,13 +148,13 @@ size_t pc_wall_list(struct pc_wthread **t, const struct pc_wthread *cur,
  * listed): glibc's last thread calls exit(0) when it ends, but libpc's
  * threads keep the process alive. */
 int pc_wall_program_ended(const struct pc_wthread *t, size_t n) PC_HIDDEN;
-/* wall_acct.c: the sampler's view of /proc/self/task during a round. */
+/* wall_proc.c: the sampler's view of /proc/self/task during a round. */
 void pc_wall_acct_dir(int dir) PC_HIDDEN;
-/* wall_acct.c: close thread w's kept descriptor; forget them all (a
+/* wall_proc.c: close thread w's kept descriptor; forget them all (a
  * new sampler thread's table has none). */
 void pc_wall_forget(struct pc_wthread *w) PC_HIDDEN;
 void pc_wall_forget_all(struct pc_wthread *t, size_t n) PC_HIDDEN;
-/* wall_acct.c: thread w's schedstat (run, run-queue ns, switches): 0, or
+/* wall_proc.c: thread w's schedstat (run, run-queue ns, switches): 0, or
  * -1 (gone); where thread w is blocked (its syscall line: 1, with the
  * line's hash in *key; 0 running; -1 gone). */
 int pc_wall_read_schedstat(struct pc_wthread *w, uint64_t v[3]) PC_HIDDEN;
@@ -159,6 +164,11 @@ int pc_wall_read_cpuclock(struct pc_wthread *w, uint64_t v[3]) PC_HIDDEN;
 int pc_wall_read_syscall(struct pc_wthread *w, uint64_t *key, long *nr,
 			 unsigned long arg[6], unsigned long *sp,
 			 unsigned long *ip) PC_HIDDEN;
+/* wall_proc.c: what thread tid's descriptor fd is (GMON_FD_*), from its
+ * link in the thread's own table; note thread tid's name (its comm) in
+ * the stacks table, for a thread the CPU timer may never see run. */
+unsigned pc_wall_fd_kind(uint32_t tid, int fd) PC_HIDDEN;
+void pc_wall_note_name(uint32_t tid) PC_HIDDEN;
 /* wall_acct.c: the thread that ends the process, which waits for the
  * last round (pc_wall_final): not a wait of the program's. */
 void pc_wall_acct_ending(uint32_t tid) PC_HIDDEN;
@@ -167,6 +177,25 @@ void pc_wall_acct_ending(uint32_t tid) PC_HIDDEN;
  * PC_LOOK_LAST: the end of the process, nothing kept for later. */
 enum { PC_LOOK_CHEAP = 1, PC_LOOK_LAST = 2 };
 void pc_wall_look(struct pc_wthread *w, int how) PC_HIDDEN;
+/* wall_proc.c, wall_acct.c: where a thread is found (its syscall
+ * line): 1 blocked in call nr (-1: outside any call) with arguments arg
+ * at ip, the line's hash in key; 0 running; -1 gone. */
+struct pc_wfound {
+	uint64_t key;
+	long nr;
+	unsigned long arg[6], ip;
+};
+typedef int (*pc_wall_where_fn)(struct pc_wthread *w, struct pc_wfound *f);
+/* wall_proc.c: where thread w, which ran since its last look, is now,
+ * from its syscall line (read again while its state says it sleeps). */
+int pc_wall_where_now(struct pc_wthread *w, struct pc_wfound *f) PC_HIDDEN;
+/* wall_acct.c: pc_wall_look's accounting once its counters are read:
+ * thread w's schedstat ss (run, run-queue ns, switches) read at now
+ * (CLOCK_MONOTONIC); where() asked where it is only when it was
+ * switched in since (pc_wall_look's reads /proc;
+ * tests/check_wallacct.c's are made up). */
+void pc_wall_account(struct pc_wthread *w, int how, const uint64_t ss[3],
+		     uint64_t now, pc_wall_where_fn where) PC_HIDDEN;
 /* wall_acct.c: the looks so far that found a thread switched in since its
  * last. */
 uint64_t pc_wall_moved(void) PC_HIDDEN;

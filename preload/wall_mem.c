@@ -9,7 +9,7 @@
  * thread list is sorted here, in place), and libunwind is loaded before
  * it starts (wall_unwind.c).
  *
- * The tables start with room for 58 threads and grow with their
+ * The tables start with room for 49 threads and grow with their
  * number, by mremap, a quarter more at a time, to 32768 threads (moved
  * where need be, during a listing: wall.c holds no pointer into the
  * table being listed).
@@ -34,7 +34,7 @@
 #include "wall.h"
 #include "banned.h"
 
-#define FIRST		(16 * 1024)	/* a table's first mapping: 58 threads */
+#define FIRST		(16 * 1024)	/* a table's first mapping: 49 threads */
 #define STEP		(64 * 1024)	/* growth, at least */
 #define MOST		32768		/* threads followed; more are not */
 #define BEGINS		4096		/* starts' slots at first */

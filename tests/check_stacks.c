@@ -52,28 +52,6 @@ k_of(const struct gmon_stack *s)
 	return (int)((s->pcs[0] - UNIT_TEXT_LINK - 0x100) / 2);
 }
 
-/* The stacks file as pc_stacks_write writes it, parsed. */
-static void
-read_back(struct gmon_stacks *st)
-{
-	int fd = memfd_create("stacks", 0);
-	struct gmon_sink s;
-	struct gmon_error err;
-	struct stat sb;
-	void *m;
-
-	ck_assert_int_ge(fd, 0);
-	gmon_sink_init(&s, fd);
-	ck_assert_int_eq(pc_stacks_write(&s), 0);
-	ck_assert_int_eq(gmon_sink_flush(&s), 0);
-	ck_assert_int_eq(fstat(fd, &sb), 0);
-	m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	ck_assert(m != MAP_FAILED);
-	ck_assert_int_eq(gmon_stacks_parse(m, (size_t)sb.st_size, st, &err), 0);
-	munmap(m, (size_t)sb.st_size);
-	close(fd);
-}
-
 struct adder {
 	int index;		/* the thread's, for its name */
 	int nstacks, depth;	/* depth 0: k % 8 + 1 */
@@ -127,7 +105,7 @@ START_TEST(test_threads_keep_their_stacks_apart_and_exact)
 	for (int t = 0; t < 6; t++)
 		a[t] = (struct adder){ t, 64, 0, 100, 0 };
 	unit_threads(6, add_stacks, a, sizeof(a[0]));
-	read_back(&st);
+	unit_stacks_read_back(&st);
 	memset(found, 0, sizeof(found));
 	ck_assert_uint_eq(st.n, 6 * 64);
 	for (size_t i = 0; i < st.n; i++) {
@@ -184,7 +162,7 @@ START_TEST(test_outside_frames_fold_and_truncation_is_kept)
 	pc_stacks_add_from_handler(f, 5, 1, 2);
 	pc_stacks_add_from_handler(f, 5, 1, 3);
 	pc_stacks_add_from_handler(f, 5, 0, 4);
-	read_back(&st);
+	unit_stacks_read_back(&st);
 	ck_assert_uint_eq(st.n, 2);
 	for (size_t i = 0; i < 2; i++) {
 		ck_assert_uint_eq(st.v[i].depth, 4);
@@ -213,7 +191,7 @@ START_TEST(test_full_arena_drops_and_counts_without_corruption)
 	unit_threads(4, add_stacks, a, sizeof(a[0]));
 	for (int k = 0; k < 300; k++)
 		want += 4 * 2 * (uint64_t)(k % 2 + 1);
-	read_back(&st);
+	unit_stacks_read_back(&st);
 	ck_assert(st.n > 0 && st.n < 1200);
 	for (size_t i = 0; i < st.n; i++) {
 		const struct gmon_stack *s = &st.v[i];

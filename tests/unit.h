@@ -110,6 +110,7 @@ Suite *vfork_suite(void);
 Suite *altstack_suite(void);
 Suite *mappings_suite(void);
 Suite *wallmask_suite(void);
+Suite *wallacct_suite(void);
 
 #define UNIT_TEXT_SIZE	(64 * 1024)	/* the main program's text, bytes */
 #define UNIT_TEXT_LINK	0x1000		/* its link-time address */
@@ -117,6 +118,7 @@ Suite *wallmask_suite(void);
 
 struct pc_config;
 struct pc_range;
+struct gmon_stacks;
 
 /* Start libpc's state afresh: sampling the text buffer (one segment, one
  * counter per 2 bytes, linked at UNIT_TEXT_LINK), no tables, no counts. */
@@ -135,5 +137,8 @@ void unit_objects_publish(const struct pc_range *r, uint32_t n);
  * Each fn calls unit_threads_go first, which returns when all n have. */
 void unit_threads(int n, void *(*fn)(void *), void *args, size_t size);
 void unit_threads_go(void);
+/* The stacks table as pc_stacks_write writes it, parsed into *st (the
+ * stacks file as pcprof reads it); gmon_stacks_release frees it. */
+void unit_stacks_read_back(struct gmon_stacks *st);
 
 #endif

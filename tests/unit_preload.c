@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../preload/pc.h"
@@ -139,6 +140,27 @@ unit_objects_publish(const struct pc_range *r, uint32_t n)
 	__atomic_store_n(&objs_state.range_cur, c, __ATOMIC_RELEASE);
 }
 
+void
+unit_stacks_read_back(struct gmon_stacks *st)
+{
+	int fd = memfd_create("stacks", 0);
+	struct gmon_sink s;
+	struct gmon_error err;
+	struct stat sb;
+	void *m;
+
+	ck_assert_int_ge(fd, 0);
+	gmon_sink_init(&s, fd);
+	ck_assert_int_eq(pc_stacks_write(&s), 0);
+	ck_assert_int_eq(gmon_sink_flush(&s), 0);
+	ck_assert_int_eq(fstat(fd, &sb), 0);
+	m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	ck_assert(m != MAP_FAILED);
+	ck_assert_int_eq(gmon_stacks_parse(m, (size_t)sb.st_size, st, &err), 0);
+	munmap(m, (size_t)sb.st_size);
+	close(fd);
+}
+
 /* the threads of unit_threads start their work together, for the most
  * contention a fixed amount of work can have */
 static pthread_barrier_t go;
@@ -196,6 +218,7 @@ main(void)
 	srunner_add_suite(sr, altstack_suite());
 	srunner_add_suite(sr, mappings_suite());
 	srunner_add_suite(sr, wallmask_suite());
+	srunner_add_suite(sr, wallacct_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
