@@ -117,8 +117,9 @@ $(B)/libpc-itt.so: $(B)/pic/preload/itt.o
 # without allocations has no malloc hooks; it reaches libpc through a
 # weak reference only
 all: $(B)/libpc-alloc.so
-$(B)/libpc-alloc.so: $(B)/pic/preload/alloc_hooks.o preload/libpc-alloc.map
-	$(call say,LD,$@)$(CC) -shared -pthread -o $@ $< \
+ALLOC_HOOKS_OBJ := $(B)/pic/preload/alloc_hooks.o $(B)/pic/preload/alloc_draw.o
+$(B)/libpc-alloc.so: $(ALLOC_HOOKS_OBJ) preload/libpc-alloc.map
+	$(call say,LD,$@)$(CC) -shared -pthread -o $@ $(ALLOC_HOOKS_OBJ) \
 		-Wl,--version-script=preload/libpc-alloc.map -Wl,--no-undefined \
 		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl
 
@@ -291,12 +292,16 @@ PRELOAD_UNIT_SRC += tests/check_altstack.c preload/altstack.c preload/next.c
 PRELOAD_UNIT_SRC += tests/check_mappings.c preload/mappings.c
 # the wall sampler's signal mask while it walks
 PRELOAD_UNIT_SRC += tests/check_wallmask.c preload/wall_mask.c
+# allocation profiling's countdowns and tables (not the hooks, which
+# would interpose this program's malloc)
+PRELOAD_UNIT_SRC += tests/check_alloc.c preload/alloc_table.c \
+	preload/alloc_draw.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(HOST_CFLAGS) -pthread -o $@ $(PRELOAD_UNIT_OBJ) \
-		$(CHECK_LIBS) -ldl $(LDFLAGS)
+		$(CHECK_LIBS) -ldl -lm $(LDFLAGS)
 
 # Programs the end-to-end tests run, each in the variants they need.
 P := $(B)/tests/progs
