@@ -292,6 +292,8 @@ PRELOAD_UNIT_SRC += tests/check_altstack.c preload/altstack.c preload/next.c
 PRELOAD_UNIT_SRC += tests/check_mappings.c preload/mappings.c
 # the wall sampler's signal mask while it walks
 PRELOAD_UNIT_SRC += tests/check_wallmask.c preload/wall_mask.c
+# the wall sampler's list of threads, over this process's own
+PRELOAD_UNIT_SRC += tests/check_walllist.c preload/wall_list.c
 # allocation profiling's countdowns and tables (not the hooks, which
 # would interpose this program's malloc)
 PRELOAD_UNIT_SRC += tests/check_alloc.c preload/alloc_table.c \

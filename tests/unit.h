@@ -42,6 +42,7 @@ Suite *basemsg_suite(void);
 Suite *dwcache_suite(void);
 Suite *hostile_suite(void);
 Suite *alloc_suite(void);
+Suite *walllist_suite(void);
 Suite *golden_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
