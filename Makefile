@@ -276,7 +276,7 @@ PRELOAD_UNIT_SRC += tests/check_timerlimits.c preload/timerlimits.c
 # the program's view of libpc's signals' mask
 PRELOAD_UNIT_SRC += tests/check_sigview.c preload/sigview.c
 # the marker API, into the timeline's ring
-PRELOAD_UNIT_SRC += tests/check_markers.c preload/markers.c
+PRELOAD_UNIT_SRC += tests/check_markers.c preload/markers.c tests/unit_marks.c
 # PC_VERBOSE's line and a failed write's (PC_VERSION from config.h)
 PRELOAD_UNIT_SRC += tests/check_summary.c preload/summary.c
 $(B)/host/preload/summary.o $(B)/host/tests/check_summary.o: \
@@ -294,6 +294,8 @@ PRELOAD_UNIT_SRC += tests/check_mappings.c preload/mappings.c
 PRELOAD_UNIT_SRC += tests/check_wallmask.c preload/wall_mask.c
 # the wall sampler's list of threads, over this process's own
 PRELOAD_UNIT_SRC += tests/check_walllist.c preload/wall_list.c
+# the ITT collector (libpc-itt.so), into the marker API
+PRELOAD_UNIT_SRC += tests/check_itt.c preload/itt.c
 # allocation profiling's countdowns and tables (not the hooks, which
 # would interpose this program's malloc)
 PRELOAD_UNIT_SRC += tests/check_alloc.c preload/alloc_table.c \

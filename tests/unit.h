@@ -43,6 +43,7 @@ Suite *dwcache_suite(void);
 Suite *hostile_suite(void);
 Suite *alloc_suite(void);
 Suite *walllist_suite(void);
+Suite *itt_suite(void);
 Suite *golden_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
