@@ -438,7 +438,7 @@ golden_check_bytes(const void *buf, size_t len, const char *name)
 	free(want);
 }
 
-/* ------------------------------------------------------ golden files current */
+/* ------------------------------------------------- golden files current */
 
 /* Whether line is one of the lines of seen[0..len). */
 static int

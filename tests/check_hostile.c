@@ -82,9 +82,9 @@ readable_as(const char *buf, size_t len, size_t *at, int tab)
 	while (i < len) {
 		long cp;
 		size_t n = utf8_next(p + i, &cp);
+		int space = cp == '\n' || (cp == '\t' && tab);
 
-		if (cp < 0 || (cp < 0x20 && cp != '\n' && (cp != '\t' || !tab)) ||
-		    cp == 0x7f ||
+		if (cp < 0 || (cp < 0x20 && !space) || cp == 0x7f ||
 		    (cp >= 0x80 && cp <= 0x9f)) {
 			*at = i;
 			return 0;
@@ -444,7 +444,9 @@ START_TEST(test_hostile_names_in_the_flame_graph)
 	static const double weight[] = { 1, 1, 1, 1, 1 };
 	static const size_t lane[] = { 0, 1, 0, 1, 0 };
 	const char *lanes[] = { "demo (tid 100)", names[1].hostile };
-	const struct flame_marker markers[] = { { tick, 5000000, 15000000, 1 } };
+	const struct flame_marker markers[] = {
+		{ tick, 5000000, 15000000, 1 },
+	};
 	struct flame_timeline tl = { 50000000, 5,      t,     stack, weight,
 				     lane,     lanes,  2,     markers, 1 };
 	char *buf = NULL;
@@ -458,8 +460,8 @@ START_TEST(test_hostile_names_in_the_flame_graph)
 						  "samples", &tl),
 			 0);
 	ck_assert_int_eq(fclose(out), 0);
-	ck_assert_msg(readable_as(buf, len, &at, 1), "flame: byte %zu (%#x)", at,
-		      (unsigned char)buf[at]);
+	ck_assert_msg(readable_as(buf, len, &at, 1), "flame: byte %zu (%#x)",
+		      at, (unsigned char)buf[at]);
 	ck_assert_msg(!strstr(buf, "<&>"), "flame: a raw '<&>'");
 	golden_check_bytes(buf, len, "hostile-flame.svg");
 	free(buf);

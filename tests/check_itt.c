@@ -220,7 +220,8 @@ START_TEST(test_itt_handles_are_one_a_name)
 	ck_assert_ptr_eq(domain_create("tbb"), d);
 	ck_assert_ptr_ne(domain_create("omp"), d);
 	ck_assert_str_eq(d->nameA, "tbb");
-	ck_assert_int_ne(d->flags, 0);	/* the static part's macros skip 0 */
+	/* the static part's macros skip a domain of flags 0 */
+	ck_assert_int_ne(d->flags, 0);
 	ck_assert_ptr_null(domain_create(NULL));
 	ck_assert_ptr_eq(string_create("load"), string_create("load"));
 	ck_assert_ptr_ne(string_create("load"), string_create("save"));
@@ -313,7 +314,8 @@ START_TEST(test_itt_more_than_32_open_are_not_marked)
 	unit_marks_read(&r);
 	ck_assert_uint_eq(r.n, 64);
 	for (size_t i = 0; i < 64; i++)
-		ck_assert_uint_eq(r.v[i].kind, i < 32 ? PC_TL_BEGIN : PC_TL_END);
+		ck_assert_uint_eq(r.v[i].kind,
+				  i < 32 ? PC_TL_BEGIN : PC_TL_END);
 }
 END_TEST
 

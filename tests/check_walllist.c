@@ -269,7 +269,7 @@ START_TEST(test_walllist_leaves_a_thread_starting_to_a_later_round)
 }
 END_TEST
 
-START_TEST(test_walllist_program_ended_only_with_the_main_thread_alone)
+START_TEST(test_walllist_program_ends_with_its_main_thread)
 {
 	struct pc_wthread main_only[1] = { { .tid = (uint32_t)getpid() } };
 	struct pc_wthread two[2] = { { .tid = (uint32_t)getpid() },
@@ -305,8 +305,7 @@ walllist_suite(void)
 	tcase_add_test(t, test_walllist_lists_every_8_rounds_or_when_told);
 	tcase_add_test(t,
 		       test_walllist_leaves_a_thread_starting_to_a_later_round);
-	tcase_add_test(t,
-		       test_walllist_program_ended_only_with_the_main_thread_alone);
+	tcase_add_test(t, test_walllist_program_ends_with_its_main_thread);
 	suite_add_tcase(s, t);
 	return s;
 }
