@@ -119,8 +119,9 @@ $(B)/libpc-itt.so: $(B)/pic/preload/itt.o
 # without allocations has no malloc hooks; it reaches libpc through a
 # weak reference only
 all: $(B)/libpc-alloc.so
-$(B)/libpc-alloc.so: $(B)/pic/preload/alloc_hooks.o preload/libpc-alloc.map
-	$(call say,LD,$@)$(CC) -shared -pthread -o $@ $< \
+ALLOC_HOOKS_OBJ := $(B)/pic/preload/alloc_hooks.o $(B)/pic/preload/alloc_draw.o
+$(B)/libpc-alloc.so: $(ALLOC_HOOKS_OBJ) preload/libpc-alloc.map
+	$(call say,LD,$@)$(CC) -shared -pthread -o $@ $(ALLOC_HOOKS_OBJ) \
 		-Wl,--version-script=preload/libpc-alloc.map -Wl,--no-undefined \
 		-Wl,-z,now -Wl,-z,relro $(LDFLAGS) -ldl
 
@@ -235,6 +236,8 @@ UNIT_SRC += tests/check_outfile.c
 # pcprof's one-line messages, and memory there or its end (base/msg.c)
 UNIT_SRC += tests/check_basemsg.c
 UNIT_SRC += tests/check_dwcache.c
+# hostile names in every export format, against golden files
+UNIT_SRC += tests/check_hostile.c
 # check_pprof.c decodes pprof's protobuf with the generated code
 $(B)/host/tests/check_pprof.o: CHECK_CFLAGS += -I$(B)/gen $(PROTO_CFLAGS)
 $(B)/host/tests/check_pprof.o: $(B)/gen/profile.pb-c.h
@@ -275,7 +278,7 @@ PRELOAD_UNIT_SRC += tests/check_timerlimits.c preload/timerlimits.c
 # the program's view of libpc's signals' mask
 PRELOAD_UNIT_SRC += tests/check_sigview.c preload/sigview.c
 # the marker API, into the timeline's ring
-PRELOAD_UNIT_SRC += tests/check_markers.c preload/markers.c
+PRELOAD_UNIT_SRC += tests/check_markers.c preload/markers.c tests/unit_marks.c
 # PC_VERBOSE's line and a failed write's (PC_VERSION from config.h)
 PRELOAD_UNIT_SRC += tests/check_summary.c preload/summary.c
 $(B)/host/preload/summary.o $(B)/host/tests/check_summary.o: \
@@ -294,12 +297,20 @@ PRELOAD_UNIT_SRC += tests/check_wallmask.c preload/wall_mask.c
 # the wall sampler's accounting of a thread's time, from made-up counters
 PRELOAD_UNIT_SRC += tests/check_wallacct.c preload/wall_acct.c \
 	preload/wall_iotime.c preload/wall_proc.c preload/wall_cpuclock.c
+# the wall sampler's list of threads, over this process's own
+PRELOAD_UNIT_SRC += tests/check_walllist.c preload/wall_list.c
+# the ITT collector (libpc-itt.so), into the marker API
+PRELOAD_UNIT_SRC += tests/check_itt.c preload/itt.c
+# allocation profiling's countdowns and tables (not the hooks, which
+# would interpose this program's malloc)
+PRELOAD_UNIT_SRC += tests/check_alloc.c preload/alloc_table.c \
+	preload/alloc_draw.c
 PRELOAD_UNIT_OBJ := $(PRELOAD_UNIT_SRC:%.c=$(B)/host/%.o)
 
 $(B)/tests/unit-preload: $(PRELOAD_UNIT_OBJ)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(HOST_CFLAGS) -pthread -o $@ $(PRELOAD_UNIT_OBJ) \
-		$(CHECK_LIBS) -ldl $(LDFLAGS)
+		$(CHECK_LIBS) -ldl -lm $(LDFLAGS)
 
 # Programs the end-to-end tests run, each in the variants they need.
 P := $(B)/tests/progs
@@ -505,6 +516,12 @@ $(P)/markers38_tbb: tests/progs/markers38_tbb.cc
 $(P)/%: tests/progs/%.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
+
+# The golden files afresh from what the writers print now (read git diff
+# tests/golden before committing it); the unit suite's last test fails on
+# a golden file that no test checked (a stale one: git rm it).
+golden: $(B)/tests/unit
+	UPDATE_GOLDEN=1 $(B)/tests/unit
 
 # The Check suites and the fuzzers' corpora run beside the end-to-end
 # tests, each into its own file in build/check/, printed when the end-to-end
@@ -713,5 +730,5 @@ clean:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
-.PHONY: all check check-release demo lint bench dist install uninstall clean deps-build deps-check deps-demo deps-lint fuzz fuzz-if-possible fuzz-corpora
+.PHONY: all check golden check-release demo lint bench dist install uninstall clean deps-build deps-check deps-demo deps-lint fuzz fuzz-if-possible fuzz-corpora
 .DELETE_ON_ERROR:

@@ -128,7 +128,14 @@ int pc_alloc_dump(const char *path) PC_HIDDEN;
  * exp(-size / rate)), as pprof's heap profiles scale; 1 at rate 1.
  * AS-safe (no libm). */
 double pc_alloc_weight(uint64_t size, uint64_t rate) PC_HIDDEN;
-/* alloc_hooks.c: -log(u) for u in (0, 1], without libm. AS-safe. */
+/* alloc_draw.c: -log(u) for a normal u in (0, 1], without libm (745 for
+ * u <= 0; a subnormal u reads as if its exponent were 2^-1023's: the
+ * draws' u is 2^-53 or more). AS-safe. */
 double pc_alloc_neglog(double u) PC_HIDDEN;
+/* alloc_draw.c: the next countdown, in bytes, of a sampler of mean rate
+ * (bytes; 0 at rate 1 or less: every allocation is sampled): rate x
+ * -log(1 - U), U uniform in [0, 1) from the xorshift64* generator *rng
+ * (not 0), which it advances; at most 2^62. AS-safe. */
+int64_t pc_alloc_draw(uint64_t *rng, uint64_t rate) PC_HIDDEN;
 
 #endif

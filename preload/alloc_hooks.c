@@ -182,50 +182,12 @@ ready(void)
 	return next_free != free_slow;
 }
 
-/* atanh t / t = 1 + t^2 / 3 + t^4 / 5 + ...: 15 terms, t^30 / 31 short
- * (below 1e-24 at |t| < 0.172) */
-static const double atanh_coef[] = {
-	1.0, 1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13,
-	1.0 / 15, 1.0 / 17, 1.0 / 19, 1.0 / 21, 1.0 / 23, 1.0 / 25,
-	1.0 / 27, 1.0 / 29,
-};
-#define ATANH_TERMS	(int)(sizeof(atanh_coef) / sizeof(atanh_coef[0]))
-
-double
-pc_alloc_neglog(double u)
-{
-	uint64_t bits;
-	int e;
-	double m, t, t2, sum = atanh_coef[ATANH_TERMS - 1];
-
-	if (!(u > 0))
-		return 745.0;
-	memcpy(&bits, &u, sizeof(bits));
-	e = (int)((bits >> 52) & 0x7ff) - 1023;
-	bits = (bits & ~(0x7ffULL << 52)) | (1023ULL << 52);
-	memcpy(&m, &bits, sizeof(m));	/* u = m 2^e, m in [1, 2) */
-	if (m > 1.4142135623730951) {
-		m /= 2;
-		e++;
-	}
-	/* ln m = 2 atanh t = 2 (t + t^3 / 3 + t^5 / 5 + ...), t = (m - 1) /
-	 * (m + 1), |t| < 0.172: by Horner's rule in t^2, without a division
-	 * a term */
-	t = (m - 1) / (m + 1);
-	t2 = t * t;
-#pragma GCC unroll 16
-	for (int k = ATANH_TERMS - 2; k >= 0; k--)
-		sum = sum * t2 + atanh_coef[k];
-	return -(2 * t * sum + e * 0.6931471805599453);
-}
-
 /* The next countdown: exponential of mean alloc_rate (0 at rate 1: every
- * allocation is sampled). */
+ * allocation is sampled), from this thread's generator, seeded at its
+ * first draw (alloc_draw.c draws). */
 static int64_t
 draw(void)
 {
-	double u, c;
-
 	if (alloc_rate <= 1)
 		return 0;
 	if (!rng) {
@@ -237,13 +199,7 @@ draw(void)
 		if (!rng)
 			rng = 1;
 	}
-	/* xorshift64* */
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	u = (double)((rng * 2685821657736338717ULL) >> 11) * 0x1.0p-53;
-	c = (double)alloc_rate * pc_alloc_neglog(1 - u);
-	return c > 0x1.0p62 ? (int64_t)1 << 62 : (int64_t)c;
+	return pc_alloc_draw(&rng, alloc_rate);
 }
 
 /* The countdown went to 0 or below for an allocation of n bytes: whether

@@ -6,13 +6,17 @@
  * a path of the build, so that its output is the same bytes anywhere.
  */
 #include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/export.h"
 #include "model/timeline.h"
 #include "../gmon/gmon.h"
 #include "check_fixture.h"
+#include "unit.h"
 
 /* ---------------------------------------------------------------- strings */
 
@@ -319,6 +323,28 @@ fixture_alloc_export(struct export *x, int all)
 static char *golden_buf;
 static size_t golden_len;
 
+/* The names of the golden files the suites checked, a line each, in an
+ * unlinked file that the tests' children (Check forks one a test)
+ * append to: golden_suite's, made when the runner makes its suites. */
+static int golden_seen = -1;
+
+static void
+golden_saw(const char *name)
+{
+	char line[300];
+	int n = snprintf(line, sizeof(line), "%s\n", name);
+
+	/* one write of O_APPEND: lines of two children never interleave */
+	if (golden_seen >= 0 && n > 0 && (size_t)n < sizeof(line))
+		ck_assert_int_eq(write(golden_seen, line, (size_t)n), n);
+}
+
+void
+golden_skipped(const char *name)
+{
+	golden_saw(name);
+}
+
 FILE *
 golden_open(void)
 {
@@ -379,6 +405,7 @@ golden_check_bytes(const void *buf, size_t len, const char *name)
 	FILE *f;
 
 	golden_path(path, sizeof(path), name);
+	golden_saw(name);
 	if (update && !strcmp(update, "1")) {
 		f = fopen(path, "wb");
 		ck_assert_msg(f != NULL, "%s: cannot write it", path);
@@ -409,4 +436,97 @@ golden_check_bytes(const void *buf, size_t len, const char *name)
 			want_line, got_line);
 	}
 	free(want);
+}
+
+/* ------------------------------------------------- golden files current */
+
+/* Whether line is one of the lines of seen[0..len). */
+static int
+seen_in(const char *seen, size_t len, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = seen; p + n <= seen + len;) {
+		const char *end = memchr(p, '\n', (size_t)(seen + len - p));
+
+		if (!end)
+			break;
+		if ((size_t)(end - p) == n && !memcmp(p, line, n))
+			return 1;
+		p = end + 1;
+	}
+	return 0;
+}
+
+/*
+ * Run after every other suite (tests/unit.c adds it last): each file of
+ * tests/golden/ was compared by a test of this run (or written, under
+ * UPDATE_GOLDEN=1), so that no golden file outlives the output it was of
+ * (a format renamed, a test removed). A run of some suites only
+ * (CK_RUN_SUITE, CK_RUN_CASE, tags) leaves it out. What each golden file
+ * holds is checked by its own test; this is that none is left over.
+ */
+START_TEST(test_every_golden_file_is_checked_by_a_test)
+{
+	static const char *const subset[] = { "CK_RUN_SUITE", "CK_RUN_CASE",
+					      "CK_INCLUDE_TAGS",
+					      "CK_EXCLUDE_TAGS" };
+	char path[512], stale[2048] = "";
+	char *seen;
+	size_t len = 0, cap = 1 << 16;
+	ssize_t k;
+	struct dirent *d;
+	DIR *dir;
+
+	for (size_t i = 0; i < sizeof(subset) / sizeof(subset[0]); i++)
+		if (getenv(subset[i])) {
+			unit_skip("test_every_golden_file_is_checked_by_a_test",
+				  "a run of some suites only");
+			return;
+		}
+	ck_assert_int_ge(golden_seen, 0);
+	seen = malloc(cap);
+	ck_assert_ptr_nonnull(seen);
+	while ((k = pread(golden_seen, seen + len, cap - len, (off_t)len)) > 0)
+		if ((len += (size_t)k) == cap) {
+			seen = realloc(seen, cap *= 2);
+			ck_assert_ptr_nonnull(seen);
+		}
+	golden_path(path, sizeof(path), "");
+	dir = opendir(path);
+	ck_assert_msg(dir != NULL, "%s: cannot list it", path);
+	while ((d = readdir(dir)))
+		if (d->d_name[0] != '.' && !seen_in(seen, len, d->d_name) &&
+		    strlen(stale) + strlen(d->d_name) + 2 < sizeof(stale)) {
+			strcat(stale, " ");
+			strcat(stale, d->d_name);
+		}
+	closedir(dir);
+	free(seen);
+	ck_assert_msg(!stale[0],
+		      "golden files no test checked (stale: git rm them; or "
+		      "their test failed before it compared them):%s",
+		      stale);
+}
+END_TEST
+
+Suite *
+golden_suite(void)
+{
+	Suite *s = suite_create("golden");
+	TCase *t = tcase_create("core");
+	char path[] = "/tmp/pcprof-golden-XXXXXX";
+	int fd = mkstemp(path);
+
+	/* unlinked at once: nothing is left behind however the run ends */
+	if (fd >= 0) {
+		unlink(path);
+		golden_seen = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+		close(fd);
+		if (golden_seen >= 0)
+			fcntl(golden_seen, F_SETFL, O_APPEND);
+	}
+	tcase_add_test(t, test_every_golden_file_is_checked_by_a_test);
+	suite_add_tcase(s, t);
+	return s;
 }

@@ -25,68 +25,7 @@
 #include "../preload/pc.h"
 #include "../preload/timeline.h"
 #include "unit.h"
-
-struct names {
-	uint64_t id[1100];
-	char name[1100][PC_TL_NAME_LEN];
-	size_t n;
-};
-
-struct marks {
-	struct pc_tl_head head;
-	struct pc_tl_entry v[2048];
-	size_t n;
-	struct names names;
-};
-
-static void
-read_back(struct marks *r)
-{
-	int fd = memfd_create("markers", 0);
-	struct gmon_sink s;
-	unsigned char *buf;
-	size_t at = 0;
-	off_t len;
-
-	ck_assert_int_ge(fd, 0);
-	gmon_sink_init(&s, fd);
-	ck_assert_int_eq(pc_timeline_write(&s), 0);
-	ck_assert_int_eq(pc_timeline_write_rings(&s), 0);
-	ck_assert_int_eq(gmon_sink_flush(&s), 0);
-	len = lseek(fd, 0, SEEK_END);
-	buf = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
-	ck_assert(buf != MAP_FAILED);
-	memset(r, 0, sizeof(*r));
-	while (at < (size_t)len) {
-		struct pc_tl_rec h;
-		struct names *nm = &r->names;
-
-		memcpy(&h, buf + at, sizeof(h));
-		at += sizeof(h);
-		if (h.tag == PC_TL_HEAD)
-			memcpy(&r->head, buf + at, sizeof(r->head));
-		if (h.tag == PC_TL_MARK && r->n < 2048)
-			memcpy(&r->v[r->n++], buf + at, sizeof(r->v[0]));
-		if (h.tag == PC_TL_NAME && nm->n < 1100) {
-			ck_assert_uint_lt(h.len, 8 + PC_TL_NAME_LEN);
-			memcpy(&nm->id[nm->n], buf + at, 8);
-			memcpy(nm->name[nm->n], buf + at + 8, h.len - 8);
-			nm->name[nm->n++][h.len - 8] = 0;
-		}
-		at += h.len;
-	}
-	munmap(buf, (size_t)len);
-	close(fd);
-}
-
-static const char *
-name_of(const struct marks *r, uint64_t id)
-{
-	for (size_t i = 0; i < r->names.n; i++)
-		if (r->names.id[i] == id)
-			return r->names.name[i];
-	return NULL;
-}
+#include "unit_marks.h"
 
 static void
 setup(void)
@@ -97,14 +36,14 @@ setup(void)
 
 START_TEST(test_markers_off)
 {
-	static struct marks r;
+	static struct unit_marks r;
 
 	/* sampling not on yet (or over) */
 	pcprof_mark_begin("phase");
 	pcprof_count("n", 1);
 	pc->phase = PC_ON;
 	pcprof_mark_begin(NULL);
-	read_back(&r);
+	unit_marks_read(&r);
 	ck_assert_uint_eq(r.n, 0);
 	ck_assert_uint_eq(r.head.marks, 0);
 	ck_assert_uint_eq(r.head.marks_lost, 0);
@@ -114,7 +53,7 @@ END_TEST
 
 START_TEST(test_markers_kept_in_order)
 {
-	static struct marks r;
+	static struct unit_marks r;
 	static const char phase[] = "phase";
 	char copy[16], long_name[80];
 	uint32_t tid = (uint32_t)gettid();
@@ -132,7 +71,7 @@ START_TEST(test_markers_kept_in_order)
 	pcprof_mark_instant_at(long_name, 777);
 	pcprof_mark_end_at(phase, 23456);
 	ck_assert_int_eq(errno, 1234);
-	read_back(&r);
+	unit_marks_read(&r);
 
 	ck_assert_uint_eq(r.n, 7);
 	ck_assert_uint_eq(r.head.marks, 7);
@@ -157,19 +96,19 @@ START_TEST(test_markers_kept_in_order)
 	ck_assert_uint_ne(r.v[0].where, r.v[2].where);
 	ck_assert_uint_ne(r.v[0].where, r.v[1].where);
 	ck_assert_uint_eq(r.names.n, 4);
-	ck_assert_str_eq(name_of(&r, r.v[0].where), "phase");
-	ck_assert_str_eq(name_of(&r, r.v[2].where), "phase");
-	ck_assert_str_eq(name_of(&r, r.v[1].where), "items");
-	ck_assert_uint_eq(strlen(name_of(&r, r.v[5].where)),
+	ck_assert_str_eq(unit_marks_name(&r, r.v[0].where), "phase");
+	ck_assert_str_eq(unit_marks_name(&r, r.v[2].where), "phase");
+	ck_assert_str_eq(unit_marks_name(&r, r.v[1].where), "items");
+	ck_assert_uint_eq(strlen(unit_marks_name(&r, r.v[5].where)),
 			  PC_TL_NAME_LEN - 1);
-	ck_assert_int_eq(strncmp(name_of(&r, r.v[5].where), long_name,
+	ck_assert_int_eq(strncmp(unit_marks_name(&r, r.v[5].where), long_name,
 				 PC_TL_NAME_LEN - 1), 0);
 }
 END_TEST
 
 START_TEST(test_markers_names_full)
 {
-	static struct marks r;
+	static struct unit_marks r;
 	static char text[1100][8];
 
 	pc->phase = PC_ON;
@@ -177,7 +116,7 @@ START_TEST(test_markers_names_full)
 		text[i][0] = (char)('a' + i % 26);
 		pcprof_mark_instant(text[i]);
 	}
-	read_back(&r);
+	unit_marks_read(&r);
 	ck_assert_uint_le(r.names.n, PC_TL_NAMES);
 	ck_assert_uint_gt(r.names.n, PC_TL_NAMES / 2);
 	/* each kept or lost, never both; each kept has its name */
@@ -185,7 +124,7 @@ START_TEST(test_markers_names_full)
 	ck_assert_uint_eq(r.head.marks, r.n);
 	ck_assert_uint_eq(r.n, r.names.n);
 	for (size_t i = 0; i < r.n; i++) {
-		const char *nm = name_of(&r, r.v[i].where);
+		const char *nm = unit_marks_name(&r, r.v[i].where);
 
 		ck_assert_ptr_nonnull(nm);
 		ck_assert_uint_eq(strlen(nm), 1);

@@ -239,6 +239,55 @@ START_TEST(test_pprof_of_an_allocation_profile)
 }
 END_TEST
 
+/*
+ * pprof carries names as data (length-prefixed strings; go tool pprof
+ * escapes what it prints): a function, thread and object name of control
+ * characters, line ends and bytes of no valid UTF-8 reads back as it
+ * was, byte for byte, each in the string table once.
+ */
+START_TEST(test_pprof_keeps_hostile_names_as_they_were)
+{
+	static const struct {
+		const char *tame, *hostile;
+	} v[] = {
+		{ "ns::f<a;b>\"q\"", "f\x01\x1b[31m\t\n\x7f\xc2\x85\xff;\"" },
+		{ "worker", "wo\nrk\x1b\xff,er" },
+		{ "/usr/bin/demo", "/usr/bin/de\nmo\xff" },
+	};
+	char *gz = NULL;
+	size_t gzlen = 0, len;
+	FILE *f = open_memstream(&gz, &gzlen);
+	struct export x;
+	uint8_t *raw;
+	Profile *p;
+
+	ck_assert_ptr_nonnull(f);
+	fixture_export(&x, PC_CLOCK_CPU, 0);
+	for (size_t i = 0; i < x.nstrs; i++)
+		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
+			if (!strcmp(x.strs[i], v[k].tame)) {
+				free(x.strs[i]);
+				x.strs[i] = strdup(v[k].hostile);
+			}
+	ck_assert_int_eq(export_pprof(&x, f), 0);
+	export_release(&x);
+	ck_assert_int_eq(fclose(f), 0);
+	raw = gunzip((const uint8_t *)gz, gzlen, &len);
+	p = perftools__profiles__profile__unpack(NULL, len, raw);
+	ck_assert_ptr_nonnull(p);
+	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < p->n_string_table; i++)
+			n += !strcmp(p->string_table[i], v[k].hostile);
+		ck_assert_msg(n == 1, "name %zu: %zu times", k, n);
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	free(gz);
+}
+END_TEST
+
 Suite *
 pprof_suite(void)
 {
@@ -248,6 +297,7 @@ pprof_suite(void)
 	tcase_add_test(t, test_pprof_decodes_to_the_model);
 	tcase_add_test(t, test_pprof_of_a_wall_view);
 	tcase_add_test(t, test_pprof_of_an_allocation_profile);
+	tcase_add_test(t, test_pprof_keeps_hostile_names_as_they_were);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -128,6 +128,43 @@ START_TEST(test_speedscope_sampled_and_evented)
 }
 END_TEST
 
+/*
+ * The frames both speedscope writers share (speedscope_frames.c): one a
+ * function of the model, in its order (the profiles' events and samples
+ * name a frame by its function's index), a file and line where the
+ * function has one, and the profiles' array opened after them.
+ */
+START_TEST(test_speedscope_frames_one_a_function)
+{
+	static const char head[] = ",\"shared\":{\"frames\":["
+				   "{\"name\":\"main\"";
+	static const char tail[] = "]},\"profiles\":[";
+	char *buf = NULL;
+	size_t len = 0, frames = 0, files = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct export x;
+
+	ck_assert_ptr_nonnull(out);
+	fixture_export(&x, PC_CLOCK_CPU, 0);
+	export_speedscope_frames(&x, out);
+	ck_assert_int_eq(fclose(out), 0);
+	ck_assert_int_eq(strncmp(buf, head, strlen(head)), 0);
+	ck_assert_uint_ge(len, strlen(tail));
+	ck_assert_str_eq(buf + len - strlen(tail), tail);
+	for (const char *p = buf; (p = strstr(p, "{\"name\":")); p++)
+		frames++;
+	for (const char *p = buf; (p = strstr(p, ",\"file\":")); p++)
+		files++;
+	ck_assert_uint_eq(frames, x.nfuncs);
+	for (size_t i = 0; i < x.nfuncs; i++)
+		files -= x.funcs[i].file != 0;
+	ck_assert_uint_eq(files, 0);
+	ck_assert_ptr_nonnull(strstr(buf, "{\"name\":\"memcpy\"}"));
+	export_release(&x);
+	free(buf);
+}
+END_TEST
+
 /* callgrind: self cost by line, calls with their inclusive cost. */
 START_TEST(test_callgrind_of_the_model)
 {
@@ -217,6 +254,7 @@ START_TEST(test_firefox_of_the_model)
 	status = system(cmd);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
 		unlink(path);
+		golden_skipped("firefox-read.txt");
 		unit_skip("test_firefox_of_the_model", "no python3");
 		return;
 	}
@@ -354,6 +392,7 @@ writers_suite(void)
 	tcase_add_test(t, test_folded_of_the_model);
 	tcase_add_test(t, test_threads_of_the_model);
 	tcase_add_test(t, test_speedscope_sampled_and_evented);
+	tcase_add_test(t, test_speedscope_frames_one_a_function);
 	tcase_add_test(t, test_callgrind_of_the_model);
 	tcase_add_test(t, test_timeline_text_of_the_model);
 	tcase_add_test(t, test_timeline_writers_need_a_timeline);

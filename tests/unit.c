@@ -226,6 +226,9 @@ main(int argc, char **argv)
 	srunner_add_suite(sr, outfile_suite());
 	srunner_add_suite(sr, basemsg_suite());
 	srunner_add_suite(sr, dwcache_suite());
+	srunner_add_suite(sr, hostile_suite());
+	/* last: whether every golden file was checked by the suites above */
+	srunner_add_suite(sr, golden_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

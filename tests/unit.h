@@ -40,6 +40,11 @@ Suite *wallgmon_suite(void);
 Suite *outfile_suite(void);
 Suite *basemsg_suite(void);
 Suite *dwcache_suite(void);
+Suite *hostile_suite(void);
+Suite *alloc_suite(void);
+Suite *walllist_suite(void);
+Suite *itt_suite(void);
+Suite *golden_suite(void);
 
 /* Whether the shell command shell_test succeeds (it is run with system(3)). */
 int unit_have(const char *shell_test);

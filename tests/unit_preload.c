@@ -219,6 +219,9 @@ main(void)
 	srunner_add_suite(sr, mappings_suite());
 	srunner_add_suite(sr, wallmask_suite());
 	srunner_add_suite(sr, wallacct_suite());
+	srunner_add_suite(sr, alloc_suite());
+	srunner_add_suite(sr, walllist_suite());
+	srunner_add_suite(sr, itt_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -304,7 +304,12 @@ xml_put(FILE *out, const char *s, size_t max)
 			fprintf(out, "&#%ld;", cp);
 			break;
 		default:
-			if (cp < 0x20 || cp == 0xfffe || cp == 0xffff)
+			/* XML 1.0 has no C0 control, nor U+FFFE and U+FFFF;
+			 * DEL and the C1 controls it allows but discourages,
+			 * and a browser shows nothing of them */
+			if (cp < 0x20 || cp == 0x7f ||
+			    (cp >= 0x80 && cp <= 0x9f) || cp == 0xfffe ||
+			    cp == 0xffff)
 				fputs("\xef\xbf\xbd", out);
 			else
 				fwrite(p, 1, len, out);
