@@ -12,7 +12,7 @@ import tempfile
 
 from pctest import (BUILD, check_shares, clean_env, clear_order,
                     default_signals, gprof_flat, need, nm, prog, read_gmon, run,
-                    tolerance)
+                    tick_factor, tolerance)
 
 THREE = ["work_alpha", "work_beta", "work_gamma"]
 
@@ -58,18 +58,22 @@ def test_report_counts_agree_with_gprof_sample_for_sample():
     # whose records say 100 Hz: as many signals (sampled addresses) as the
     # 100 Hz runs of 2, 2, 1 and 2 s had, for half their CPU (a busy
     # machine merges ticks: tails' 2 s at 100 Hz came with 156 signals,
-    # 1.4 s at 250 Hz with 172; three-pie's 2 s 200, 1 s 184)
+    # 1.4 s at 250 Hz with 172; three-pie's 2 s 200, 1 s 184). Where the
+    # timer samples at the rate asked (tick_factor 1: the task-clock
+    # timer), at 1000 Hz for a quarter of the CPU: as many signals, each
+    # one sample, in 1 s of the programs' CPU, not 3.8
+    hz, part = ("1000", 0.25) if tick_factor({}) == 1 else ("250", 1)
     sizes = subprocess.run(["nm", "-S", prog("tails")], capture_output=True,
                            text=True, check=True).stdout.split("\n")
     ends = [l.split()[3] for l in sizes if " tail_" in l and
             (int(l.split()[0], 16) + int(l.split()[1], 16)) % 2]
     assert ends, "no tail_ function ends at an odd address: the test is moot"
     notes = []
-    for name, args in (("three-pie", ["1"]), ("threads", ["0.9"]),
-                       ("three-nopie", ["0.5"]), ("tails", ["1.4"])):
+    for name, secs in (("three-pie", 1), ("threads", 0.9),
+                       ("three-nopie", 0.5), ("tails", 1.4)):
         exe = prog(name)
-        r = run([exe] + args, env={"PC_HZ": "250"})
-        assert read_gmon(r.path())["hists"][0][3] == 250
+        r = run([exe, "%g" % (secs * part)], env={"PC_HZ": hz})
+        assert read_gmon(r.path())["hists"][0][3] == int(hz)
         gmon = with_rate(r.path(), r.path("at100.out"), 100)
         funcs, total, _ = gprof_flat(exe, gmon)
         rep = report_json(exe, gmon)

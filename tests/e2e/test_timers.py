@@ -87,7 +87,10 @@ def test_the_default_timer_is_chosen_by_the_measured_cost_of_a_task_clock_sample
     for cost, timer in ((2050, "taskclock"), (4900, "taskclock"), (5000, "posix"),
                         (41000, "posix")):
         env = {"PC_TEST_TIMER_COST_NS": str(cost), "PC_HZ": "4000", "PC_SCOPE": "all"}
-        r = run([exe, "0.4"], env=env)
+        # some 0.15 s of CPU (0.4 s before): 600 task-clock signals at
+        # about 1 sample each, or 40 POSIX ones at 16; the bounds below
+        # (2 and 3.5 samples a signal) stand far from either mean
+        r = run([exe, "0.15"], env=env)
         s = r.summary()
         why = "timer %s (chosen: a task-clock sample costs %s us here, %s 5.0 us)" % (
             timer, us_said(cost), "under" if cost < 5000 else "over")
