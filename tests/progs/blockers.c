@@ -8,7 +8,10 @@
  * The wall-clock sampler must cause neither: it never signals a thread.
  * One more thread does what a daemon does, again and again: closes
  * descriptor 0 and opens /dev/null, which must be 0 again; the sampler's
- * own files must never take a number the program expects.
+ * own files must never take a number the program expects. It starts once
+ * every other thread has entered its function: libpc(7) says that a
+ * task-clock event is opened at the lowest free number (and moved above
+ * 600 at once) as each thread starts, and nothing else after.
  * Usage: blockers SECONDS
  */
 #define _GNU_SOURCE
@@ -17,6 +20,7 @@
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +70,15 @@ note(int which, long r, int err, int ok_errno)
 		changed[which]++;
 }
 
+/* threads of the program's that have entered their function */
+static int started;
+
+static void
+enter(void)
+{
+	__atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST);
+}
+
 static void *
 blocker(void *arg)
 {
@@ -75,6 +88,7 @@ blocker(void *arg)
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
+	enter();
 	while (now() < deadline) {
 		long ms = random_ms(&seed), r = 0;
 		struct timespec ts = { 0, ms * 1000000L };
@@ -114,6 +128,7 @@ writer(void *arg)
 	unsigned seed = 99;
 
 	(void)arg;
+	enter();
 	while (now() < deadline + 0.05) {
 		struct timespec ts = { 0, random_ms(&seed) * 1000000L };
 
@@ -128,6 +143,9 @@ static void *
 reopener(void *arg)
 {
 	(void)arg;
+	while (__atomic_load_n(&started, __ATOMIC_SEQ_CST) < CALLS + 2 &&
+	       now() < deadline)
+		sched_yield();
 	while (now() < deadline) {
 		int fd;
 
@@ -147,6 +165,7 @@ static void *
 burner(void *arg)
 {
 	(void)arg;
+	enter();
 	while (now() < deadline)
 		for (int i = 0; i < 100000; i++)
 			sink = sink * 31 + (unsigned long)i;
