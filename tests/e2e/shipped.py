@@ -65,13 +65,27 @@ def obj_name(dso):
     return base
 
 
+# the threads libpc starts (their names, as prctl(PR_SET_NAME) gives them)
+LIBPC_THREADS = ("pc-grower", "pc-snapshot", "pc-wall")
+# what libpc's handler calls, beneath it on a stack: the unwinders, and the
+# system calls' wrappers (a task-clock event's ioctl, a CPU clock's read)
+HANDLER_CALLS = ("libgcc_s.so", "libunwind", "libc.so", "[vdso]")
+# the kernel's functions of the system calls libpc's handler makes, which
+# the shipped programs make none of: a task-clock event's refresh (an
+# ioctl of a perf event), a read of the thread's CPU clock
+HANDLER_SYSCALLS = ("perf_ioctl", "posix_cpu_clock_get")
+
+
 def samples(data, skip_comms=()):
     """perf's samples of data as libpc counts them, skipping the
     processes named in skip_comms: {(object, symbol): CPU seconds}, a
     sample in the kernel counted at the first user-space frame of its call
     chain (the code that the system call or fault returns to, where
     libpc's signal lands); and the CPU seconds of every sample, those with
-    no user frame included (the kernel's exec, an exit)."""
+    no user frame included (the kernel's exec, an exit). libpc's own
+    threads, its handler's system calls (HANDLER_SYSCALLS), and a chain
+    whose first frames of libc, the vDSO or an unwinder lead to libpc.so
+    (its handler's calls), are libpc.so's."""
     r = subprocess.run(["perf", "script", "-i", data, "-F", "comm,period,ip,sym,dso"],
                        capture_output=True, text=True, errors="replace", timeout=900)
     out, total = {}, 0.0
@@ -82,21 +96,32 @@ def samples(data, skip_comms=()):
         if head is None or head[0] in skip_comms:
             return
         total += head[1]
+        if head[0] in LIBPC_THREADS:
+            # a thread of libpc's own, which it never samples
+            out[("libpc.so", head[0])] = out.get(("libpc.so", head[0]), 0.0) + head[1]
+            return
         k = None
+        if any(sym in HANDLER_SYSCALLS and dso.startswith("[kernel")
+               for sym, dso, _ in frames):
+            # the handler's own system call, its user chain cut at libc's
+            # wrapper (libpc is built without frame pointers)
+            out[("libpc.so", "[system call]")] = \
+                out.get(("libpc.so", "[system call]"), 0.0) + head[1]
+            return
         for sym, dso, ip in frames:
             if ip == 0 or ip >> 63 or dso.startswith("[kernel") or \
                     dso.startswith("[guest"):
                 continue	# the kernel's, or the end of a chain
             o = obj_name(dso)
             if o == "libpc.so":
-                # libpc's handler, and the unwinder it called: libpc's
+                # libpc's handler, and what it called: libpc's
                 k = ("libpc.so", sym)
                 break
             # user code in no file perf knows: JIT code with no map
             k = k or (("[anonymous code]", "[anonymous code]") if dso == "[unknown]"
                       else (o, sym))
-            if not o.startswith(("libgcc_s.so", "libunwind")):
-                break	# not under an unwinder called by libpc's handler
+            if not o.startswith(HANDLER_CALLS):
+                break	# not under libpc's handler
         if k:
             out[k] = out.get(k, 0.0) + head[1]
 
@@ -197,9 +222,9 @@ def pcprof_table(report):
 def perf_table(data):
     """perf's samples of data as in samples(), with pcprof's own processes
     (run's parent, its child before the exec) left out, and libpc's
-    handler (libpc.so, and an unwinder under it: samples() tells it by
-    libpc.so as the first frame past libgcc_s's or libunwind's), which
-    libpc cannot sample: perf's time there falls to what libpc samples
+    handler and threads (libpc.so, and what the handler calls: samples()
+    tells it by libpc.so as the first frame past libc's, the vDSO's or an
+    unwinder's), which libpc cannot sample: perf's time there falls to what libpc samples
     next. libgcc_s's own time, a C++ program's
     exceptions unwound, stays. Objects named as norm_obj names them; and
     perf's CPU seconds."""
@@ -211,6 +236,26 @@ def perf_table(data):
         k = (norm_obj(o), n)
         out[k] = out.get(k, 0) + v
     return out, cpu
+
+
+def named_alike(ours, theirs):
+    """The share of perf's samples named, (pcprof's, perf's): within each
+    object that both sampled, the fraction each names, weighed by perf's
+    samples of the object. Names are then compared object by object, apart
+    from the objects' shares (tvd() compares those): where a share differs
+    by what pcprof cannot sample (its own handler's calls into libc, the
+    vDSO and libgcc_s, an exec), that no longer reads as names lost."""
+    a, b = by_object(ours), by_object(theirs)
+    both = [o for o in b if a.get(o, 0) > 0 and b[o] > 0]
+    total = sum(b[o] for o in both) or 1
+    named = {}
+    for table, key in ((ours, 0), (theirs, 1)):
+        for (o, n), v in table.items():
+            if o in both and not unnamed(n):
+                named[(o, key)] = named.get((o, key), 0) + v
+    pc = sum(b[o] * named.get((o, 0), 0) / a[o] for o in both) / total
+    perf = sum(named.get((o, 1), 0) for o in both) / total
+    return pc, perf
 
 
 def by_object(table):
