@@ -11,12 +11,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "../preload/pc.h"
 #include "../preload/timeline.h"
 #include "unit.h"
+#include "unit_marks.h"
 
 struct readback {
 	struct pc_tl_head head;
@@ -25,36 +24,21 @@ struct readback {
 };
 
 static void
+sample_rec(const struct pc_tl_rec *h, const unsigned char *body, void *arg)
+{
+	struct readback *r = arg;
+
+	if (h->tag == PC_TL_HEAD)
+		memcpy(&r->head, body, sizeof(r->head));
+	if (h->tag == PC_TL_SAMPLE && r->n < 4096)
+		memcpy(&r->v[r->n++], body, sizeof(r->v[0]));
+}
+
+static void
 read_back(struct readback *r)
 {
-	int fd = memfd_create("timeline", 0);
-	struct gmon_sink s;
-	unsigned char *buf;
-	size_t at = 0;
-	off_t len;
-
-	ck_assert_int_ge(fd, 0);
-	gmon_sink_init(&s, fd);
-	ck_assert_int_eq(pc_timeline_write(&s), 0);
-	ck_assert_int_eq(pc_timeline_write_rings(&s), 0);
-	ck_assert_int_eq(gmon_sink_flush(&s), 0);
-	len = lseek(fd, 0, SEEK_END);
-	buf = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
-	ck_assert(buf != MAP_FAILED);
 	r->n = 0;
-	while (at < (size_t)len) {
-		struct pc_tl_rec h;
-
-		memcpy(&h, buf + at, sizeof(h));
-		at += sizeof(h);
-		if (h.tag == PC_TL_HEAD)
-			memcpy(&r->head, buf + at, sizeof(r->head));
-		if (h.tag == PC_TL_SAMPLE && r->n < 4096)
-			memcpy(&r->v[r->n++], buf + at, sizeof(r->v[0]));
-		at += h.len;
-	}
-	munmap(buf, (size_t)len);
-	close(fd);
+	unit_timeline_each(sample_rec, r);
 }
 
 START_TEST(test_timeline_keeps_a_uniform_sample_past_its_bound)
