@@ -163,21 +163,28 @@ def refused(rdir, m, *words):
     assert not os.path.exists(out), m
 
 
-def strip_alloc_records(path):
-    """PROFILE.timeline at path without its allocation records (tags 7
-    and 8, preload/timeline.h): as an earlier build wrote it."""
+def edit_records(path, edit):
+    """PROFILE.timeline at path with each record (tag, payload) replaced
+    by edit's (None: left out)."""
     with open(path, "rb") as f:
         b = f.read()
     out, at = b"", 0
     while at < len(b):
         tag, n = int.from_bytes(b[at:at + 4], "little"), int.from_bytes(b[at + 4:at + 8],
                                                                           "little")
-        if tag not in (7, 8):
-            out += b[at:at + 8 + n]
+        r = edit(tag, b[at + 8:at + 8 + n])
+        if r:
+            out += r[0].to_bytes(4, "little") + len(r[1]).to_bytes(4, "little") + r[1]
         at += 8 + n
-    assert len(out) < len(b)
+    assert out != b
     with open(path, "wb") as f:
         f.write(out)
+
+
+def strip_alloc_records(path):
+    """Without its allocation records (tags 7 and 8, preload/timeline.h):
+    as an earlier build wrote it."""
+    edit_records(path, lambda tag, b: None if tag in (7, 8) else (tag, b))
 
 
 def test_alloc_firefox_without_allocation_events_is_refused_in_one_line():
@@ -198,3 +205,20 @@ def test_alloc_firefox_without_allocation_events_is_refused_in_one_line():
     with open(firefox(rdir)) as f:
         ff = json.load(f)
     assert ff["threads"] and not any("nativeAllocations" in t for t in ff["threads"])
+
+
+def test_alloc_firefox_damaged_allocation_records_are_one_line_and_status_2():
+    """A timeline whose allocation counts or events are cut short: one
+    line naming the file, exit 2, no file written."""
+    exe = prog("alloc39")
+    for tag in (7, 8):
+        rdir, p = recorded([exe], "--alloc", "--timeline")
+        path = os.path.join(rdir, "gmon.out.timeline")
+        edit_records(path, lambda t, b: (t, b[:-4]) if t == tag else (t, b))
+        out = os.path.join(tempfile.mkdtemp(prefix="pc-alloc39ff-bad-"), "p.json")
+        p = subprocess.run([pcprof(), "report", "--metric", "alloc-bytes", "--format",
+                            "firefox", "-o", out, rdir],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        assert p.returncode == 2 and len(p.stderr.splitlines()) == 1 and \
+            path in p.stderr, (tag, p.returncode, p.stderr)
+        assert not os.path.exists(out), tag
