@@ -121,6 +121,17 @@ def test_alloc_firefox_native_allocations_are_each_sites_bytes_at_rate_1():
         assert sum(retained.values()) == sum(inb for _, inb in sites(rdir).values())
     finally:
         cli.stop()
+    # --to S: the events up to S seconds after the run's start (time 0
+    # of the export), S inside the widest gap between two events' times
+    # (ms) in the middle half
+    t = sorted(ff["threads"][0]["nativeAllocations"]["time"])
+    k = max(range(len(t) // 4, 3 * len(t) // 4), key=lambda i: t[i] - t[i - 1])
+    cut = (t[k - 1] + t[k]) / 2
+    assert t[k] - t[k - 1] > 0.01, (t[k - 1], t[k])
+    with open(firefox(rdir, "--to", "%.6f" % (cut / 1000))) as f:
+        na = json.load(f)["threads"][0]["nativeAllocations"]
+    assert na["length"] == sum(1 for x in t if x < cut), (na["length"], k)
+    assert max(na["time"]) < cut, max(na["time"])
 
 
 def test_alloc_firefox_threads_allocating_at_once_keep_every_event():
