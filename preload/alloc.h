@@ -120,6 +120,11 @@ struct pc_live_tables;
 int pc_alloc_recover(const struct pc_live_tables *t) PC_HIDDEN;
 /* alloc_table.c: forget everything (a fork child). */
 void pc_alloc_table_clear(void) PC_HIDDEN;
+/* alloc_table.c: each stack of the tables as a PROFILE.timeline record,
+ * its id PC_TL_ALLOC_STACK | its offset (timeline.h), for the
+ * allocation events'. AS-safe. */
+struct gmon_sink;
+void pc_alloc_timeline_stacks(struct gmon_sink *s) PC_HIDDEN;
 /* alloc_table.c: write PROFILE.alloc beside the profile at path. AS-safe. */
 int pc_alloc_dump(const char *path) PC_HIDDEN;
 

@@ -25,6 +25,12 @@
  * PC_ALLOC_MAX_BLOCKS slots in all (24 bytes each). A slot is claimed by
  * compare-and-swap of its address word, freed to a tombstone that later
  * claims reuse. A free looks up only while some block is tracked.
+ *
+ * With PC_TIMELINE too, each sampled allocation and each free of a
+ * tracked block is an event of the timeline's (timeline.c), timed there:
+ * the sampled path's cost, never the hooks' fast path's. Its stack is
+ * its arena offset; the stacks are written into PROFILE.timeline by that
+ * id (pc_alloc_timeline_stacks).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -36,6 +42,7 @@
 
 #include "alloc.h"
 #include "live.h"
+#include "timeline.h"
 #include "banned.h"
 
 #define MAX_PROBE	64
@@ -421,6 +428,11 @@ pc_alloc_record(void *p, size_t size, const struct pc_frame *f, int n)
 			      << 32;
 	uint32_t stack = stack_id(w, k, dw);
 
+	/* its event before the block can be found: its free's comes after
+	 * it, in time too */
+	if (stack)
+		pc_timeline_alloc(PC_TL_MALLOC, stack, size,
+				  (uint64_t)(uintptr_t)p);
 	if (!stack || insert((uint64_t)(uintptr_t)p, size, stack)) {
 		__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
 		if (!stack)
@@ -463,6 +475,7 @@ pc_alloc_forget(void *p, size_t *size, uint32_t *stack)
 			__atomic_fetch_sub(&tracked, 1, __ATOMIC_RELAXED);
 			filter_add(a, -1);
 			count(*stack, *size, 1);
+			pc_timeline_alloc(PC_TL_FREE, *stack, *size, a);
 			return 1;
 		}
 	}
@@ -482,6 +495,7 @@ pc_alloc_restore(void *p, size_t size, uint32_t stack)
 	__atomic_fetch_sub(&e[E_NFREE], 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&e[E_FOBJ], obj, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&e[E_FBYTES], bytes, __ATOMIC_RELAXED);
+	pc_timeline_alloc(PC_TL_UNFREE, stack, size, (uint64_t)(uintptr_t)p);
 	if (insert((uint64_t)(uintptr_t)p, size, stack))
 		__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
 }
@@ -530,6 +544,36 @@ write_alloc(struct gmon_sink *s)
 		put(s, e, GMON_INUSE_SAMPLES, v[E_NALLOC] - v[E_NFREE]);
 	}
 	return s->error;
+}
+
+void
+pc_alloc_timeline_stacks(struct gmon_sink *s)
+{
+	if (!arena)
+		return;
+	for (size_t i = 0; i < pc_grow_slots(&index_grow) && !s->error; i++) {
+		uint32_t cur =
+			__atomic_load_n(&index_slots[i], __ATOMIC_ACQUIRE);
+		const uint64_t *e = arena + cur;
+		uint32_t depth, w[4] = { 0 };
+		uint64_t id = PC_TL_ALLOC_STACK | cur;
+		struct pc_tl_rec r = { PC_TL_STACK, 0 };
+
+		if (!cur || cur + (size_t)E_FRAMES > arena_words)
+			continue;
+		depth = (uint32_t)e[E_DEPTH];
+		if (depth > PC_ALLOC_DEPTH ||
+		    cur + (size_t)E_FRAMES + depth > arena_words)
+			continue;
+		/* flags, tid (none), depth, 0, then the frames (timeline.h) */
+		w[0] = GMON_STACK_ALLOC | (uint32_t)(e[E_DEPTH] >> 32);
+		w[2] = depth;
+		r.len = (uint32_t)(sizeof(id) + sizeof(w) + depth * 8u);
+		gmon_sink_bytes(s, &r, sizeof(r));
+		gmon_sink_bytes(s, &id, sizeof(id));
+		gmon_sink_bytes(s, w, sizeof(w));
+		gmon_sink_bytes(s, e + E_FRAMES, depth * 8u);
+	}
 }
 
 int

@@ -38,14 +38,16 @@ write_gmon(struct gmon_sink *s)
 	return s->error;
 }
 
-/* PROFILE.timeline (timeline.h): its header, the stacks by id, its
- * samples and markers. */
+/* PROFILE.timeline (timeline.h): its header, the stacks by id (the CPU
+ * samples', the allocation events'), its samples, markers and
+ * allocation events. */
 static int
 write_timeline(struct gmon_sink *s)
 {
 	pc_timeline_write(s);
 	if (pc_cfg->stacks)
 		pc_stacks_write_ids(s, PC_TL_STACK);
+	pc_alloc_timeline_stacks(s);	/* the allocation events' */
 	return pc_timeline_write_rings(s);
 }
 

@@ -455,9 +455,10 @@ void pc_stacks_clear(void) PC_HIDDEN;
 void pc_stacks_write_ids(struct gmon_sink *s, uint32_t tag) PC_HIDDEN;
 
 /* timeline.c (PC_TIMELINE): map the timeline's region of the live file
- * for max samples: 0 or -errno; take a recovered file's; start again
- * (fork child); whether it is on. Not AS-safe; pc_timeline_on AS-safe. */
-int pc_timeline_init(uint64_t max) PC_HIDDEN;
+ * for max samples (with_allocs: and max allocation events): 0 or
+ * -errno; take a recovered file's; start again (fork child); whether it
+ * is on. Not AS-safe; pc_timeline_on AS-safe. */
+int pc_timeline_init(uint64_t max, int with_allocs) PC_HIDDEN;
 struct pc_live_tables;
 int pc_timeline_recover(const struct pc_live_tables *t) PC_HIDDEN;
 void pc_timeline_clear(void) PC_HIDDEN;
@@ -468,6 +469,12 @@ int pc_timeline_on(void) PC_HIDDEN;
 void pc_timeline_cpu_from_handler(uint64_t stack, uint64_t at,
 				  uint32_t weight) PC_HIDDEN;
 void pc_timeline_off(uint32_t tid, uint64_t stack, uint64_t ns) PC_HIDDEN;
+/* timeline.c: an allocation event of this thread, PC_TL_MALLOC,
+ * PC_TL_FREE or PC_TL_UNFREE (timeline.h), of size bytes at addr, its
+ * stack's offset in alloc_table.c's arena (PC_ALLOC with PC_TIMELINE: a
+ * ring of its own, else nothing). AS-safe. */
+void pc_timeline_alloc(uint32_t kind, uint32_t stack, uint64_t size,
+		       uint64_t addr) PC_HIDDEN;
 /* A marker at CLOCK_MONOTONIC ns at (0: now; else a time the program
  * gave, pcprof_mark_begin_at). AS-safe. */
 void pc_timeline_mark_at(uint32_t kind, uint32_t tid, uint64_t name,

@@ -329,7 +329,8 @@ set_up_extras(void)
 		pc_say("cannot map memory for stacks; no stacks file", "", "");
 		config->stacks = 0;
 	}
-	if (want.timeline && pc_timeline_init(want.timeline_max))
+	if (want.timeline &&
+	    pc_timeline_init(want.timeline_max, want.alloc != 0))
 		pc_say("cannot map memory for the timeline; no timeline", "",
 		       "");
 	else

@@ -13,6 +13,14 @@
  *   PC_TL_STACK  uint64_t id, uint32_t flags, tid, depth, 0, then depth
  *                uint64_t frames as in the stacks file (gmon.h)
  *   PC_TL_LAST   nothing, last: a file without it was cut short
+ *   PC_TL_ALLOCS struct pc_tl_allocs: the allocation events' counts
+ *                (PC_ALLOC with PC_TIMELINE), before them
+ *   PC_TL_ALLOC  struct pc_tl_entry: an allocation event, a sampled
+ *                allocation or its free (PC_TL_MALLOC...), its stack a
+ *                PC_TL_STACK of id PC_TL_ALLOC_STACK | its arena offset
+ * A reader leaves out the tags it does not know: a file of an earlier
+ * build has no allocation events, and an earlier pcprof reads a later
+ * file's samples and markers.
  */
 #ifndef PC_TIMELINE_H
 #define PC_TIMELINE_H
@@ -33,7 +41,9 @@ enum pc_tl_tag {
 	PC_TL_MARK,
 	PC_TL_NAME,
 	PC_TL_STACK,
-	PC_TL_LAST
+	PC_TL_LAST,
+	PC_TL_ALLOCS,
+	PC_TL_ALLOC
 };
 
 /* What an entry is (kind's low byte). */
@@ -50,7 +60,17 @@ enum pc_tl_kind {
 	PC_TL_END,
 	PC_TL_INSTANT,
 	PC_TL_COUNT,		/* value: the counter's value (int64) */
+	/* allocation events (PC_TL_ALLOC records, kept in a ring of their
+	 * own): where: bytes; value: the block's address; weight: its
+	 * stack's offset in alloc_table.c's arena */
+	PC_TL_MALLOC,		/* a sampled allocation */
+	PC_TL_FREE,		/* its free */
+	PC_TL_UNFREE,		/* a realloc that failed: the block's last
+				 * free taken back */
 };
+/* the id of an allocation stack's PC_TL_STACK record: its arena offset
+ * with this bit (the CPU stacks' ids are below it) */
+#define PC_TL_ALLOC_STACK	(1ull << 63)
 /* kind's flag: a marker at a time the program gave (pcprof_mark_begin_at),
  * CLOCK_MONOTONIC ns in the live file too, never the CPU's ticks */
 #define PC_TL_AT_NS	0x100u
@@ -90,6 +110,13 @@ struct pc_tl_head {
 	uint64_t unbacked;	/* lost while the file grew */
 	uint64_t marks;		/* markers offered */
 	uint64_t marks_lost;	/* past PC_TL_MARKS, or the name table full */
+};
+
+/* The allocation events' counts: offered, and lost (past the ring's
+ * bound, PC_TIMELINE_MAX, which keeps the first ones, or to a slot not
+ * yet backed); the events kept follow. */
+struct pc_tl_allocs {
+	uint64_t seen, lost, max;
 };
 
 #endif

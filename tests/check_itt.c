@@ -165,7 +165,7 @@ load(void)
 	static struct global g;
 
 	unit_preload_reset();
-	ck_assert_int_eq(pc_timeline_init(64), 0);
+	ck_assert_int_eq(pc_timeline_init(64, 0), 0);
 	pc->phase = PC_ON;
 	memset(&g, 0, sizeof(g));
 	memcpy(g.magic, magic, sizeof(magic));

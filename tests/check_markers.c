@@ -31,7 +31,7 @@ static void
 setup(void)
 {
 	unit_preload_reset();
-	ck_assert_int_eq(pc_timeline_init(64), 0);
+	ck_assert_int_eq(pc_timeline_init(64, 0), 0);
 }
 
 START_TEST(test_markers_off)

@@ -174,7 +174,7 @@ START_TEST(test_summary_all_on)
 	char want[2048];
 
 	plain_run();
-	ck_assert_int_eq(pc_timeline_init(64), 0);
+	ck_assert_int_eq(pc_timeline_init(64, 0), 0);
 	c->scope_all = 1;
 	pc_objs->nobjs = 5;
 	pc_objs->pending_dropped = 2;

@@ -186,34 +186,3 @@ def test_alloc_whole_run_of_processes_at_two_rates_is_one_line():
     pid = int(other.rsplit(".", 1)[1])
     j = report(exe, os.path.join(d, "a"), pid, "--alloc")["profile"]
     assert j["rate_bytes"] == 4096 and j["processes_summed"] == 1, j
-
-
-def test_alloc_metric_firefox_export_is_refused_in_one_line():
-    """pcprof report --metric M --format firefox of a run recorded with
-    --alloc --timeline: the Firefox export is the CPU timeline, and the
-    allocations keep no time, so it holds none of them; one line saying
-    so and naming the formats that do, exit 2, no file (before: a
-    profile of no samples, the metric dropped silently)."""
-    exe = prog(EXE)
-    d = tempfile.mkdtemp(prefix="pc-alloc39ff-")
-    rdir = os.path.join(d, "r")
-    e = clean_env(None, False)
-    e["PC_ALLOC_RATE"] = "1"
-    p = subprocess.run([pcprof(), "run", "--alloc", "--timeline", "-o", rdir, exe],
-                       capture_output=True, text=True, timeout=TIMEOUT, env=e)
-    assert p.returncode == 0, (p.returncode, p.stderr)
-    for m in ("alloc", "alloc-bytes", "inuse", "inuse-bytes"):
-        out = os.path.join(d, m + ".json")
-        p = subprocess.run([pcprof(), "report", "--metric", m, "--format", "firefox",
-                            "-o", out, rdir], capture_output=True, text=True, timeout=TIMEOUT)
-        assert p.returncode == 2 and len(p.stderr.splitlines()) == 1 and \
-            "--metric %s: the Firefox export holds no allocations" % m in p.stderr, \
-            (m, p.returncode, p.stderr)
-        assert not os.path.exists(out), m
-    # the CPU timeline's export of the same run is still made
-    p = subprocess.run([pcprof(), "report", "--format", "firefox", "-o",
-                        os.path.join(d, "cpu.json"), rdir],
-                       capture_output=True, text=True, timeout=TIMEOUT)
-    assert p.returncode == 0, p.stderr
-    with open(os.path.join(d, "cpu.json")) as f:
-        assert json.load(f)["threads"]

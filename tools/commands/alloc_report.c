@@ -3,8 +3,9 @@
  * pcprof report --alloc and --metric alloc|alloc-bytes|inuse|inuse-bytes:
  * an allocation profile (PROFILE.alloc, libpc's PC_ALLOC) read as the
  * stacks it is (export.c, stackfile.c), written by the writer the options
- * choose (alloc_out.c's table, folded stacks, pprof's heap profile, or
- * report.c's flat profile in bytes or objects).
+ * choose (alloc_out.c's table, folded stacks, pprof's heap profile,
+ * report.c's flat profile in bytes or objects, or the Firefox export of
+ * the timeline, whose native allocations are the allocation events).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "commands/alloc_report.h"
 #include "inputs/runfiles.h"
+#include "model/timeline.h"
 #include "writers/alloc_out.h"
 #include "writers/export_out.h"
 
@@ -68,6 +70,49 @@ alloc_check_rates(char *const *files, int n)
 	return rc;
 }
 
+/* --metric M --format firefox: the Firefox export of x's timeline, its
+ * native allocations the allocation events it holds (PC_ALLOC with
+ * PC_TIMELINE); 0, or -1 after one line where no process's timeline has
+ * them. */
+static int
+alloc_firefox_check(const struct export *x, enum pc_clock metric)
+{
+	const char *why = "it has no timeline";
+
+	for (size_t i = 0; x->timeline && i < x->timeline->n; i++) {
+		if (x->timeline->v[i].has_allocs)
+			return 0;
+		why = "its timeline has no allocation events";
+	}
+	return pc_error("'%s': --metric %s --format firefox: %s (record "
+			"with pcprof run --alloc --timeline, or PC_ALLOC=1 "
+			"PC_TIMELINE=1)", x->source, clock_word(metric), why);
+}
+
+/* --metric M --format firefox: the export of the CPU timeline, as
+ * without --metric, where a timeline has allocation events (they are its
+ * native allocations); 0, or -1 after one line. */
+static int
+alloc_firefox(struct pc_inputs *in, struct report_opts *r,
+	      const struct symtab_opts *s, FILE *out)
+{
+	const char *base = strrchr(in->exe, '/');
+	enum pc_clock metric = r->clock;
+	struct export x;
+	int rc;
+
+	in->alloc = 0;
+	r->clock = PC_CLOCK_CPU;
+	export_init(&x);
+	rc = export_add(&x, in, s, r->stacks,
+			base && base[1] ? base + 1 : in->exe, 0) ||
+			     alloc_firefox_check(&x, metric) ||
+			     export_finish(&x, r, out, in->exe) ? -1 : 0;
+	export_release(&x);
+	r->clock = metric;
+	return rc;
+}
+
 /* The report of the allocation profiles of in's processes (each
  * profile's PROFILE.alloc, summed: in->alloc) or of path (--stacks-file),
  * as r asks; 0, or -1 after one line. */
@@ -120,11 +165,7 @@ alloc_report(struct pc_inputs *in, struct report_opts *r,
 		rc = pc_error("--alloc: a table in text or json; --metric M --format F for "
 			      "the other formats");
 	else if (r->format == FORMAT_FIREFOX)
-		/* its timeline is the CPU samples': the allocations, which keep
-		 * no time, were not in it (a profile of no samples, before) */
-		rc = pc_error("--metric %s: the Firefox export holds no allocations (they are not "
-			      "timed); --format pprof, speedscope, callgrind or folded",
-			      clock_word(r->clock));
+		rc = alloc_firefox(in, r, s, out);
 	else
 		rc = alloc_report_path(in, r, s, r->stacks, out);
 	in->alloc = 0;

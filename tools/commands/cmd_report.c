@@ -80,7 +80,8 @@ static const char usage_report[] =
 "  --timeline         what each thread ran when, in time buckets, and the\n"
 "                     markers, from GMON.timeline (pcprof run --timeline,\n"
 "                     PC_TIMELINE=1); --format firefox writes it for the\n"
-"                     Firefox Profiler\n"
+"                     Firefox Profiler, with each thread's native\n"
+"                     allocations where run --alloc recorded them too\n"
 REPORT_OPTIONS_HELP;
 
 /* The executable's profiles for another tool (export.h); 0, or -1

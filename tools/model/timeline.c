@@ -237,20 +237,84 @@ cmp_tid_time(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
-/* The raw samples e[0, n) as g's: stacks found, each thread's CPU delta
- * from its previous kept CPU sample, off-CPU ns in samples. */
-static void
-add_samples(struct reading *r, struct tl_group *g, struct pc_tl_entry *e, size_t n)
+/* g's stack ids, each with its index, sorted for stack_of. */
+static uint64_t *
+stacks_by_id(const struct reading *r, const struct tl_group *g)
 {
 	uint64_t *byid = pc_malloc((g->nstacks ? g->nstacks : 1) * 2 * sizeof(*byid));
-	double rate = g->head.interval_ns ? 1.0 / (double)g->head.interval_ns : 0.001;
 
-	g->samples = pc_calloc(n ? n : 1, sizeof(*g->samples));
 	for (size_t i = 0; i < g->nstacks; i++) {
 		byid[2 * i] = r->ids[i];
 		byid[2 * i + 1] = i;
 	}
 	qsort(byid, g->nstacks, 2 * sizeof(*byid), cmp_id);
+	return byid;
+}
+
+static int
+cmp_time(const void *a, const void *b)
+{
+	const struct pc_tl_entry *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* A free of g's at addr by thread tid taken back (PC_TL_UNFREE): left
+ * out. It is among the thread's last events: a hostile file's search
+ * stays short. */
+static void
+unfree(struct tl_group *g, uint64_t addr, uint32_t tid)
+{
+	struct tl_alloc *v = g->allocs;
+
+	for (size_t j = g->nallocs; j-- > 0 && g->nallocs - j <= 1024; )
+		if (v[j].addr == addr && v[j].bytes < 0 && v[j].tid == tid) {
+			memmove(v + j, v + j + 1,
+				(g->nallocs - j - 1) * sizeof(*v));
+			g->nallocs--;
+			return;
+		}
+}
+
+/* The allocation events e[0, n) as g's, by time: an allocation's bytes,
+ * a free's taken back. */
+static void
+add_allocs(struct reading *r, struct tl_group *g, struct pc_tl_entry *e,
+	   size_t n)
+{
+	uint64_t *byid = stacks_by_id(r, g);
+
+	g->allocs = pc_calloc(n ? n : 1, sizeof(*g->allocs));
+	qsort(e, n, sizeof(*e), cmp_time);
+	for (size_t i = 0; i < n; i++) {
+		struct tl_alloc *a = &g->allocs[g->nallocs];
+		uint32_t kind = e[i].kind & 0xff;
+		int64_t bytes = (int64_t)e[i].where;
+
+		if (kind == PC_TL_UNFREE)
+			unfree(g, e[i].value, e[i].tid);
+		if ((kind != PC_TL_MALLOC && kind != PC_TL_FREE) || bytes < 0)
+			continue;
+		a->t = e[i].t;
+		a->tid = e[i].tid;
+		a->addr = e[i].value;
+		a->bytes = kind == PC_TL_FREE ? -bytes : bytes;
+		a->stack = stack_of(byid, g->nstacks,
+				    PC_TL_ALLOC_STACK | e[i].weight);
+		g->nallocs++;
+	}
+	free(byid);
+}
+
+/* The raw samples e[0, n) as g's: stacks found, each thread's CPU delta
+ * from its previous kept CPU sample, off-CPU ns in samples. */
+static void
+add_samples(struct reading *r, struct tl_group *g, struct pc_tl_entry *e, size_t n)
+{
+	uint64_t *byid = stacks_by_id(r, g);
+	double rate = g->head.interval_ns ? 1.0 / (double)g->head.interval_ns : 0.001;
+
+	g->samples = pc_calloc(n ? n : 1, sizeof(*g->samples));
 	qsort(e, n, sizeof(*e), cmp_tid_time);
 	for (size_t i = 0; i < n; i++) {
 		struct tl_sample *s = &g->samples[g->nsamples];
@@ -311,26 +375,47 @@ pc_stacks(struct tl_group *g, int file, tl_locs_fn locs, void *arg)
 	}
 }
 
+/* What the records of one timeline file gather as they are read. */
+struct taken {
+	struct pc_tl_entry *raw, *mk, *al;
+	size_t nraw, capraw, nmk, capmk, nal, capal, cap, cap_pool;
+};
+
+/* One entry at p into *v. */
+static void
+take_entry(struct pc_tl_entry **v, size_t *n, size_t *cap,
+	   const unsigned char *p)
+{
+	*v = xgrow(*v, cap, *n + 1, sizeof(**v));
+	memcpy(&(*v)[(*n)++], p, sizeof(**v));
+}
+
 /* One record at p of len bytes; 0, or -1 after one line. */
 static int
 take_record(struct reading *r, struct tl_group *g, uint32_t tag, const unsigned char *p,
-	    uint32_t len, struct pc_tl_entry **raw, size_t *nraw, size_t *capraw,
-	    struct pc_tl_entry **mk, size_t *nmk, size_t *capmk)
+	    uint32_t len, struct taken *t)
 {
 	uint64_t id;
 
 	switch (tag) {
 	case PC_TL_SAMPLE:
 	case PC_TL_MARK:
+	case PC_TL_ALLOC:
 		if (len != sizeof(struct pc_tl_entry))
 			return pc_error("'%s': an entry of %u bytes", r->path, len);
-		if (tag == PC_TL_SAMPLE) {
-			*raw = xgrow(*raw, capraw, *nraw + 1, sizeof(**raw));
-			memcpy(&(*raw)[(*nraw)++], p, len);
-		} else {
-			*mk = xgrow(*mk, capmk, *nmk + 1, sizeof(**mk));
-			memcpy(&(*mk)[(*nmk)++], p, len);
-		}
+		if (tag == PC_TL_SAMPLE)
+			take_entry(&t->raw, &t->nraw, &t->capraw, p);
+		else if (tag == PC_TL_MARK)
+			take_entry(&t->mk, &t->nmk, &t->capmk, p);
+		else
+			take_entry(&t->al, &t->nal, &t->capal, p);
+		break;
+	case PC_TL_ALLOCS:
+		if (len != sizeof(g->alloc_head))
+			return pc_error("'%s': allocation counts of %u bytes",
+					r->path, len);
+		memcpy(&g->alloc_head, p, len);
+		g->has_allocs = 1;
 		break;
 	case PC_TL_NAME:
 		if (len < 8)
@@ -365,12 +450,6 @@ new_group(struct export *x, uint32_t group)
 	return g;
 }
 
-/* What the records of one timeline file gather as they are read. */
-struct taken {
-	struct pc_tl_entry *raw, *mk;
-	size_t nraw, capraw, nmk, capmk, cap, cap_pool;
-};
-
 /* The records of r (its file name) into g and t; 0, or -1 after one line. */
 static int
 read_records(struct reading *r, struct tl_group *g, const char *name, int file,
@@ -395,8 +474,7 @@ read_records(struct reading *r, struct tl_group *g, const char *name, int file,
 			bad = add_stack(r, g, r->buf + at, h.len, file, locs, arg, &t->cap,
 					&t->cap_pool);
 		else
-			bad = take_record(r, g, h.tag, r->buf + at, h.len, &t->raw, &t->nraw,
-					  &t->capraw, &t->mk, &t->nmk, &t->capmk);
+			bad = take_record(r, g, h.tag, r->buf + at, h.len, t);
 		if (bad)
 			return -1;
 		at += h.len;
@@ -433,6 +511,7 @@ timelines_add(struct export *x, const char *path, int file, uint32_t group,
 	mk = t.mk;
 	nmk = t.nmk;
 	add_samples(&r, g, raw, nraw);
+	add_allocs(&r, g, t.al, t.nal);
 	pc_stacks(g, file, locs, arg);
 	pair_marks(&r, g, mk, nmk, &capm);
 	read_marker_file(path, g, &capm);
@@ -447,6 +526,7 @@ timelines_add(struct export *x, const char *path, int file, uint32_t group,
 	free(r.ids);
 	free(raw);
 	free(mk);
+	free(t.al);
 	free(r.buf);
 	return 0;
 }
@@ -483,6 +563,7 @@ timelines_release(struct timelines *t)
 			free(g->markers[j].name);
 		free(g->markers);
 		free(g->samples);
+		free(g->allocs);
 		free(g->stacks);
 		free(g->pool);
 	}

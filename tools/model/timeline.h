@@ -2,7 +2,8 @@
 /*
  * The timeline of an export (tools/inputs/timeline.c): for each process
  * whose profile has a PROFILE.timeline beside it (PC_TIMELINE=1), its
- * samples with their times and threads, each stack as the export's
+ * samples with their times and threads, its allocation events (PC_ALLOC
+ * too), each stack as the export's
  * locations, and the markers, from libpc's marker API and from samply's
  * marker files (marker-PID.txt beside the profile, each line
  * "START_NS END_NS NAME" on CLOCK_MONOTONIC). Times are CLOCK_MONOTONIC
@@ -32,6 +33,16 @@ struct tl_sample {
 				 * stack's frames are (0: not known) */
 };
 
+/* An allocation event (PC_ALLOC with PC_TIMELINE): a sampled allocation
+ * (bytes > 0) or the free of one (bytes < 0, the same address). */
+struct tl_alloc {
+	uint64_t t;
+	uint64_t addr;
+	int64_t bytes;
+	uint32_t tid;
+	uint32_t stack;		/* into stacks; UINT32_MAX: none recorded */
+};
+
 struct tl_stack {		/* the export's locations, leaf first */
 	size_t first;		/* into pool */
 	uint32_t depth;
@@ -59,6 +70,10 @@ struct tl_group {
 	size_t npool;
 	struct tl_marker *markers;	/* sorted by start */
 	size_t nmarkers;
+	struct tl_alloc *allocs;	/* sorted by time */
+	size_t nallocs;
+	int has_allocs;		/* the run recorded them (PC_TL_ALLOCS) */
+	struct pc_tl_allocs alloc_head;
 	uint64_t first_t, last_t;	/* of its samples and markers */
 	double cpu_samples;	/* weight of its CPU samples */
 };

@@ -55,7 +55,8 @@ inside_markers(const struct tl_group *g, const char *name, unsigned char *keep)
 }
 
 /* Keep g's samples in [lo, hi] (and, with name, inside its markers),
- * and its markers that overlap [lo, hi]; how many markers named name. */
+ * its markers that overlap [lo, hi] and its allocation events in it; how
+ * many markers named name. */
 static size_t
 cut_group(struct tl_group *g, uint64_t lo, uint64_t hi, const char *name)
 {
@@ -85,6 +86,11 @@ cut_group(struct tl_group *g, uint64_t lo, uint64_t hi, const char *name)
 		g->markers[nm++] = g->markers[i];
 	}
 	g->nmarkers = nm;
+	nm = 0;
+	for (size_t i = 0; i < g->nallocs; i++)
+		if (g->allocs[i].t >= lo && g->allocs[i].t <= hi)
+			g->allocs[nm++] = g->allocs[i];
+	g->nallocs = nm;
 	free(keep);
 	return named;
 }

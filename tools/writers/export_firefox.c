@@ -5,8 +5,10 @@
  * firefox-devtools/profiler), pinned to version 48, which the profiler's
  * loader upgrades to its own: one thread each, tables of its own
  * (strings, functions, frames, stacks), its samples with their times,
- * weights and CPU deltas, its markers with pcprof's marker schema, and
- * the counters of pcprof_count. Names are resolved here (symbolicated).
+ * weights and CPU deltas, its markers with pcprof's marker schema, its
+ * native allocations (PC_ALLOC's sampled allocations and their frees,
+ * in bytes, where the timeline has them), and the counters of
+ * pcprof_count. Names are resolved here (symbolicated).
  * Categories: CPU, and off-CPU with a subcategory per call waited in.
  */
 #include <errno.h>
@@ -14,42 +16,9 @@
 #include <string.h>
 
 #include "writers/export_out.h"
-#include "model/timeline.h"
+#include "writers/export_firefox.h"
 
 #define FF_VERSION	48
-#define CAT_OTHER	0
-#define CAT_CPU		1
-#define CAT_OFF		2
-
-struct ff_strings {
-	const char **v;
-	size_t n, cap;
-	uint32_t *of_str;	/* export string i: 1 + its index, or 0 */
-};
-
-/* One thread's tables, as they are built. */
-struct ff_thread {
-	uint32_t group, tid;
-	struct ff_strings s;
-	uint32_t *func_of;	/* export func: 1 + local, or 0 */
-	uint32_t *frame_of;	/* export loc: 1 + local, or 0 */
-	uint32_t *funcs, *frames;	/* local -> export's */
-	size_t nfuncs, nframes, cap_funcs, cap_frames;
-	/* the stack table: frame, prefix (-1: root), category, subcategory */
-	int64_t *st;		/* 4 a stack */
-	size_t nst, cap_st;
-	uint32_t *hash;		/* 1 + stack, by (prefix, frame) */
-	uint32_t none_frame;	/* 1 + "[no stack recorded]"'s frame, or 0 */
-	size_t hash_slots;
-};
-
-struct ff {
-	const struct export *x;
-	const struct timelines *tl;
-	uint64_t zero;
-	const char **waits;	/* the off-CPU category's subcategories */
-	size_t nwaits;
-};
 
 static void *
 ff_grow(void *p, size_t *cap, size_t need, size_t size)
@@ -178,33 +147,26 @@ stack_node(struct ff_thread *t, int64_t prefix, uint32_t frame, int cat,
 	return (int64_t)t->nst - 1;
 }
 
-/* The stack of a sample (the root first), or -1 for none. */
+/* The stack node of a timeline stack (export_firefox.h). */
 static int64_t
-sample_stack(struct ff *f, struct ff_thread *t, const struct tl_group *g,
-	     const struct tl_sample *s)
+ff_stack(struct ff *f, struct ff_thread *t, const struct tl_group *g,
+	 uint32_t stack, int off)
 {
 	const struct tl_stack *k;
 	int64_t node = -1;
 
-	if (s->stack >= g->nstacks || !g->stacks[s->stack].depth)
+	if (stack >= g->nstacks || !g->stacks[stack].depth)
 		return stack_node(t, -1, frame_of(t, UINT32_MAX), CAT_OTHER, 0);
-	k = &g->stacks[s->stack];
+	k = &g->stacks[stack];
 	for (uint32_t d = k->depth; d-- > 0; ) {
 		uint32_t loc = g->pool[k->first + d];
-		uint32_t sub = s->off ? wait_sub(f, loc) : 0;
+		uint32_t sub = off ? wait_sub(f, loc) : 0;
 
 		func_of(t, f->x->locs[loc].func);
 		node = stack_node(t, node, frame_of(t, loc),
-				  s->off ? CAT_OFF : CAT_CPU, sub);
+				  off ? CAT_OFF : CAT_CPU, sub);
 	}
 	return node;
-}
-
-static double
-ms(const struct ff *f, uint64_t t)
-{
-	return t >= f->zero ? (double)(t - f->zero) / 1e6 :
-			      -(double)(f->zero - t) / 1e6;
 }
 
 /* The samples array of thread t of group g. */
@@ -224,7 +186,8 @@ write_samples(struct ff *f, struct ff_thread *t, FILE *out)
 
 			if (g->samples[i].tid != t->tid)
 				continue;
-			st = sample_stack(f, t, g, &g->samples[i]);
+			st = ff_stack(f, t, g, g->samples[i].stack,
+				      g->samples[i].off);
 			fprintf(out, "%s%lld", sep, (long long)st);
 			sep = ",";
 			n++;
@@ -247,7 +210,7 @@ write_samples(struct ff *f, struct ff_thread *t, FILE *out)
 			} \
 		} \
 	} while (0)
-	COLUMN("time", "%.6f", ms(f, s->t));
+	COLUMN("time", "%.6f", ff_ms(f, s->t));
 	COLUMN("weight", "%.6g", s->weight);
 	COLUMN("threadCPUDelta", "%llu", (unsigned long long)s->cpu_delta);
 #undef COLUMN
@@ -286,11 +249,12 @@ write_markers(struct ff *f, struct ff_thread *t, FILE *out, uint64_t pid)
 					fprintf(out, "%u",
 						str_named(&t->s, m->name));
 				else if (pass == 1)
-					fprintf(out, "%.6f", ms(f, m->start));
+					fprintf(out, "%.6f",
+						ff_ms(f, m->start));
 				else if (pass == 2 && instant)
 					fputs("null", out);
 				else if (pass == 2)
-					fprintf(out, "%.6f", ms(f, m->end));
+					fprintf(out, "%.6f", ff_ms(f, m->end));
 				else if (pass == 3)
 					fputs(instant ? "0" : "1", out);
 				else if (pass == 4)
@@ -304,8 +268,6 @@ write_markers(struct ff *f, struct ff_thread *t, FILE *out, uint64_t pid)
 	}
 	fprintf(out, "],\"length\":%zu}", n);
 }
-
-
 
 /* A column of n integers v[i * stride] (negative: null). */
 static void
@@ -465,11 +427,14 @@ list_threads(const struct ff *f, uint64_t **out)
 		const struct tl_group *g = &f->tl->v[gi];
 		uint32_t pid = g->head.pid;
 
-		v = ff_grow(v, &cap, n + 1 + g->nsamples + g->nmarkers,
+		v = ff_grow(v, &cap,
+			    n + 1 + g->nsamples + g->nmarkers + g->nallocs,
 			    sizeof(*v));
 		v[n++] = thread_key(g->group, pid, pid);
 		for (size_t i = 0; i < g->nsamples; i++)
 			v[n++] = thread_key(g->group, pid, g->samples[i].tid);
+		for (size_t i = 0; i < g->nallocs; i++)
+			v[n++] = thread_key(g->group, pid, g->allocs[i].tid);
 		for (size_t i = 0; i < g->nmarkers; i++)
 			v[n++] = thread_key(
 				g->group, pid,
@@ -536,6 +501,7 @@ write_thread(struct ff *f, uint64_t key, FILE *out)
 	write_samples(f, &t, out);
 	fputc(',', out);
 	write_markers(f, &t, out, pid);
+	ff_write_allocs(f, &t, ff_stack, out);
 	write_tables(f, &t, out);
 	fputc('}', out);
 	free(t.s.v);
@@ -588,7 +554,7 @@ write_counters(struct ff *f, const uint64_t *threads, size_t nthreads,
 				if (g->markers[j].kind == TL_COUNTER &&
 				    !strcmp(g->markers[j].name, m->name))
 					fprintf(out, "%s%.6f", k++ ? "," : "",
-						ms(f, g->markers[j].start));
+						ff_ms(f, g->markers[j].start));
 			fputs("],\"count\":[", out);
 			for (size_t j = i; j < g->nmarkers; j++)
 				if (g->markers[j].kind == TL_COUNTER &&
@@ -610,7 +576,7 @@ write_meta(struct ff *f, FILE *out, const char *title)
 	fprintf(out, "{\"meta\":{\"interval\":%.6f,\"startTime\":%.3f,"
 		"\"profilingStartTime\":0,\"profilingEndTime\":%.6f,\"processType\":0,"
 		"\"product\":", f->tl->v[0].head.interval_ns / 1e6,
-		f->x->time_ns / 1e6, ms(f, timelines_end(f->tl)));
+		f->x->time_ns / 1e6, ff_ms(f, timelines_end(f->tl)));
 	json_string(out, title);
 	fprintf(out,
 		",\"stackwalk\":1,\"version\":24,\"preprocessedProfileVersion\":%d,"
