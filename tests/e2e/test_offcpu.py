@@ -353,7 +353,7 @@ def perf_sched_run(argv, d, compare, prepare=None):
         shutil.rmtree(os.path.join(d, "run"), ignore_errors=True)
         data = os.path.join(d, "perf.data")
         p = wall_run(argv, d, perf_data=data)
-        assert p.returncode == 0, (argv, p.stderr[-1500:])
+        assert p.returncode == 0, (argv, p.returncode, p.stderr[:1500], p.stderr[-1500:])
         perf, doubt = perf_sched_waits(data)
         try:
             return compare(p, perf, doubt), tries
@@ -423,16 +423,26 @@ HTTP_CLIENT = """
 import http.server, socket, subprocess, sys, time, urllib.request
 s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
 srv = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-for i in range(200):
-    try:
-        urllib.request.urlopen("http://127.0.0.1:%d/" % port).read(); break
-    except OSError:
-        time.sleep(0.02)
-for i in range(150):
-    urllib.request.urlopen("http://127.0.0.1:%d/" % port).read()
-    time.sleep(0.002 + 0.004 * (i % 7) / 7)
-srv.terminate(); srv.wait()
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+try:
+    # up within 20 s, however busy the machine
+    end = time.monotonic() + 20
+    while True:
+        try:
+            urllib.request.urlopen("http://127.0.0.1:%d/" % port).read(); break
+        except OSError:
+            if time.monotonic() > end or srv.poll() is not None:
+                raise
+            time.sleep(0.02)
+    for i in range(150):
+        urllib.request.urlopen("http://127.0.0.1:%d/" % port).read()
+        time.sleep(0.002 + 0.004 * (i % 7) / 7)
+finally:
+    # never left running; what it said, where the client failed
+    srv.terminate()
+    err = srv.communicate()[1]
+    if sys.exc_info()[0]:
+        sys.stderr.write("the server (status %s) said: %r\\n" % (srv.returncode, err[-1500:]))
 print("served")
 """
 
