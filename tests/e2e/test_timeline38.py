@@ -330,8 +330,23 @@ def speedscope_is_evented_and_loads_in_chromium():
                 if not open_:
                     busy += e["at"] - since
         assert not open_ and last <= p["endValue"] + 1e-9
-        want = sum(t["samples"]["weight"]) * ff["meta"]["interval"] / 1e3
-        assert abs(busy - want) < 0.002 + 0.01 * want, (p["name"], busy, want)
+        # a sample covers its weight's time before it, from its thread's
+        # previous sample on (the writer clips an overlap: a sample timed
+        # late, in a handler held up on a busy machine, and the next on
+        # time); the overlaps are the timing's jitter, a few per cent
+        iv = ff["meta"]["interval"] / 1e3
+        want = clipped = 0.0
+        prev = None
+        for at, w in sorted(zip(t["samples"]["time"], t["samples"]["weight"])):
+            if w <= 0:
+                continue
+            want += w * iv
+            if prev is not None:
+                clipped += max(0.0, prev - (at / 1e3 - w * iv))
+            prev = at / 1e3
+        assert clipped <= 0.05 * want, (p["name"], clipped, want)
+        assert abs(busy - (want - clipped)) < 0.002 + 0.01 * want, \
+            (p["name"], busy, want, clipped)
     _, mods = test_export.browser()
     root = tempfile.mkdtemp(prefix="pc-e2e-speedscope-")
     os.symlink(os.path.join(mods, "speedscope", "dist", "release"), os.path.join(root, "app"))

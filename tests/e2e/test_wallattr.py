@@ -164,16 +164,23 @@ def test_wallattr_sqlite3_unlink_against_perf():
             continue
         waits = {w["name"]: w["seconds"] for w in t["waits"]}
         notes = []
+        # the disk made unlink and fdatasync wait, in perf's view, or this
+        # run has nothing to compare (a journal committed without them)
+        idle = [n for nr, n in ((87, "unlink"), (75, "fdatasync"))
+                if rows.get(nr, [0.0, 0.0, 0])[1] <= 0.02]
+        if idle:
+            why = "perf saw %s off the CPU under 20 ms" % " and ".join(idle)
+            continue
         for nr, name, rel in ((87, "unlink", 0.10), (75, "fdatasync", 0.05)):
             theirs = rows.get(nr, [0.0, 0.0, 0])[1]
             mine = sum(s for n, s in waits.items() if n.startswith("[off-cpu: " + name))
-            assert theirs > 0.02, (name, rows)
             assert abs(mine - theirs) <= rel * theirs + 0.02, \
                 "%s: %.3f s off the CPU, perf %.3f: %s" % (name, mine, theirs, waits)
             notes.append("%s %.3f/%.3f s" % (name, mine, theirs))
         shutil.rmtree(d, ignore_errors=True)
         return ", ".join(notes) + ("" if tries == 1 else " (try %d)" % tries)
-    raise AssertionError("perf's record was not whole in 3 runs: %s" % why)
+    raise AssertionError("no run of 3 to compare (perf's record not whole, or no "
+                         "wait on the disk): %s" % why)
 
 
 def test_wallattr_unlink_and_rename_keep_their_results_under_every_clock():
