@@ -223,6 +223,35 @@ fixture_timeline(struct export *x, int off)
 }
 
 void
+fixture_timeline_allocs(struct export *x)
+{
+	/* t in ms, tid, stack (samples' index, 9: none recorded), address,
+	 * bytes (a free's negative) */
+	static const struct {
+		unsigned ms, tid, stack;
+		uint64_t addr;
+		int64_t bytes;
+	} v[] = {
+		{ 12, 100, 0, 0x5000, 4096 },	  { 18, 101, 1, 0x6000, 64 },
+		{ 22, 100, 2, 0x7000, 1048576 }, { 25, 101, 1, 0x6000, -64 },
+		{ 33, 100, 0, 0x5000, -4096 },	  { 41, 101, 9, 0x8000, 128 },
+		{ 55, 100, 0, 0x5000, 512 },
+	};
+	struct tl_group *g = &x->timeline->v[0];
+
+	g->allocs = calloc(sizeof(v) / sizeof(v[0]), sizeof(*g->allocs));
+	ck_assert_ptr_nonnull(g->allocs);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		g->allocs[i] = (struct tl_alloc){
+			T0 + v[i].ms * MS, v[i].addr, v[i].bytes, v[i].tid,
+			v[i].stack == 9 ? UINT32_MAX : v[i].stack
+		};
+	g->nallocs = sizeof(v) / sizeof(v[0]);
+	g->has_allocs = 1;
+	g->alloc_head.seen = g->nallocs;
+}
+
+void
 fixture_export(struct export *x, enum pc_clock clock, int timeline)
 {
 	int off = clock != PC_CLOCK_CPU;

@@ -42,6 +42,17 @@ void fixture_export(struct export *x, enum pc_clock clock, int timeline);
  */
 void fixture_alloc_export(struct export *x, int all);
 
+/*
+ * The allocation events of x's timeline (fixture_export's, made with
+ * timeline set; as PC_ALLOC with PC_TIMELINE records them at rate 1):
+ * demo allocates 4096 bytes at main;work and frees them, 1 MiB at
+ * main;work;memcpy kept, then 512 at main;work at the address the 4096
+ * had, kept; worker allocates 64 at main;work;fib;fib and frees them,
+ * then 128 of no stack recorded, kept. Retained at the end: demo's
+ * 1049088 bytes, worker's 128.
+ */
+void fixture_timeline_allocs(struct export *x);
+
 /* A stream in memory for a writer to print into. */
 FILE *golden_open(void);
 /* Close out (golden_open's) and compare what it holds with

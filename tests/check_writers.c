@@ -275,6 +275,29 @@ START_TEST(test_firefox_of_the_model)
 END_TEST
 
 /*
+ * The Firefox file's native allocations (export_firefox_allocs.c), from
+ * the timeline's allocation events: each thread's own, in time order,
+ * a free's bytes negative at its allocation's address and on its
+ * allocation's stack; an event of no stack recorded on that frame.
+ */
+START_TEST(test_firefox_native_allocations_of_the_model)
+{
+	static char file[] = "demo/gmon.out", *files[] = { file };
+	struct report_opts r = { .format = FORMAT_FIREFOX,
+				 .files = files,
+				 .nfiles = 1 };
+	struct export x;
+	FILE *out = golden_open();
+
+	fixture_export(&x, PC_CLOCK_WALL, 1);
+	fixture_timeline_allocs(&x);
+	ck_assert_int_eq(export_finish(&x, &r, out, "demo"), 0);
+	export_release(&x);
+	golden_check(out, "firefox-allocs.json");
+}
+END_TEST
+
+/*
  * pcprof report --alloc (alloc_out.c): the sites by bytes allocated, a
  * stack whose leaf is no function's summed into its caller's site, the
  * error from each site's samples, the leaks largest first with their
@@ -397,6 +420,7 @@ writers_suite(void)
 	tcase_add_test(t, test_timeline_text_of_the_model);
 	tcase_add_test(t, test_timeline_writers_need_a_timeline);
 	tcase_add_test(t, test_firefox_of_the_model);
+	tcase_add_test(t, test_firefox_native_allocations_of_the_model);
 	tcase_add_test(t, test_alloc_sites_of_the_model);
 	tcase_add_test(t, test_flame_graph_with_its_strip);
 	/* Python's start, beside a CPU hog, can take seconds */

@@ -14,17 +14,22 @@ that frees blocks of its parent's, and execs: each process its own."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 
 from pctest import clean_env, prog
 from test_host import pcprof
-from test_timeline38 import Cli
+from test_timeline38 import Cli, leaf
 from test_alloc39 import KNOWN
 from test_alloc39fork import PARENT, FORK, EXEC
 
 TIMEOUT = 60
 METRICS = ("alloc", "alloc-bytes", "inuse", "inuse-bytes")
+# one recorded run of a program serves every test that reads it (one
+# worker, in file order): a test that edits a run's files edits a copy
+SHARED = True
+_runs = {}
 
 
 def recorded(argv, *run_args):
@@ -40,6 +45,22 @@ def recorded(argv, *run_args):
     return rdir, p
 
 
+def shared(argv, *run_args):
+    """recorded(argv, *run_args), made once for all the tests that read
+    it: they only read its files and write their exports elsewhere."""
+    key = (tuple(argv), run_args)
+    if key not in _runs:
+        _runs[key] = recorded(argv, *run_args)
+    return _runs[key]
+
+
+def copied(rdir):
+    """A copy of run directory rdir, for a test that edits its files."""
+    to = os.path.join(tempfile.mkdtemp(prefix="pc-alloc39ff-copy-"), "r")
+    shutil.copytree(rdir, to)
+    return to
+
+
 def firefox(rdir, *args):
     """pcprof report ARGS --format firefox of rdir: the export's path."""
     out = os.path.join(tempfile.mkdtemp(prefix="pc-alloc39ff-out-"), "profile.json")
@@ -51,7 +72,15 @@ def firefox(rdir, *args):
 
 
 def sites(rdir, pid=None):
-    """pcprof report --alloc --format json: {site: (bytes, in use bytes)}."""
+    """pcprof report --alloc --format json: {site: (bytes, in use bytes)},
+    asked once for each run and pid."""
+    key = ("sites", rdir, pid)
+    if key not in _runs:
+        _runs[key] = report_sites(rdir, pid)
+    return _runs[key]
+
+
+def report_sites(rdir, pid):
     p = subprocess.run([pcprof(), "report", "--alloc", "--format", "json"] +
                        (["--process", str(pid)] if pid else []) + [rdir],
                        capture_output=True, text=True, timeout=TIMEOUT)
@@ -64,9 +93,21 @@ def sites(rdir, pid=None):
 def cli_sites(cli, tid):
     """What profiler-cli's native-allocations and retained trees give
     thread tid (a process's main thread: its pid): ({function: self
-    bytes}, {function: self bytes retained})."""
+    bytes}, {function: self bytes retained}). Asked once for each thread
+    of the session (each call of profiler-cli starts Node: 0.25 s of
+    CPU), the thread list once."""
+    memo = cli.__dict__.setdefault("alloc39ff", {})
+    if "threads" not in memo:
+        memo["threads"] = cli.json("thread", "list")["threads"]
+    if tid not in memo:
+        memo[tid] = ask_sites(cli, memo["threads"], tid)
+    return memo[tid]
+
+
+def ask_sites(cli, threads, tid):
+    """cli_sites's answer, from profiler-cli."""
     got = ({}, {})
-    for t in cli.json("thread", "list")["threads"]:
+    for t in threads:
         if t["tid"] != tid:
             continue
         for k, strategy in enumerate(("native-allocations", "native-retained-allocations")):
@@ -95,7 +136,7 @@ def test_alloc_firefox_native_allocations_are_each_sites_bytes_at_rate_1():
     freed); every site of pcprof report --alloc agrees, libc's too. The
     export is the same with each --metric and without one."""
     exe = prog("alloc39")
-    rdir, p = recorded([exe], "--alloc", "--timeline")
+    rdir, p = shared([exe], "--alloc", "--timeline")
     assert p.returncode == 3, p.stderr		# alloc39's own status
     path = firefox(rdir, "--metric", "alloc-bytes")
     with open(path) as f:
@@ -192,6 +233,26 @@ def test_alloc_firefox_fork_and_exec_children_have_their_own_allocations():
         cli.stop()
 
 
+def test_alloc_firefox_failed_realloc_takes_its_free_back():
+    """alloc39 unrealloc at rate 1: 5 blocks of 300 bytes, each grown by
+    a realloc that fails (libpc counts the block's free, then takes it
+    back: the block is the program's still), then 3 freed. The export's
+    events at unrealloc_site are the 5 allocations and the 3 frees alone,
+    600 bytes retained, as pcprof report --alloc has them; a free left
+    in would have made each kept block's address freed."""
+    rdir, p = recorded([prog("alloc39"), "unrealloc"], "--alloc", "--timeline")
+    assert p.returncode == 3, p.stderr
+    assert sites(rdir).get("unrealloc_site") == (1500, 600), sites(rdir)
+    with open(firefox(rdir, "--metric", "inuse-bytes")) as f:
+        t = json.load(f)["threads"][0]
+    na = t["nativeAllocations"]
+    mine = [(w, a) for k, w, a in zip(na["stack"], na["weight"], na["memoryAddress"])
+            if leaf(t, k) == "unrealloc_site"]
+    assert sorted(w for w, _ in mine) == [-300] * 3 + [300] * 5, mine
+    freed = [a for w, a in mine if w < 0]
+    assert len(set(freed)) == 3 and set(freed) <= {a for w, a in mine if w > 0}, mine
+
+
 def refused(rdir, m, *words):
     out = os.path.join(tempfile.mkdtemp(prefix="pc-alloc39ff-no-"), "p.json")
     p = subprocess.run([pcprof(), "report", "--metric", m, "--format", "firefox", "-o", out,
@@ -237,7 +298,7 @@ def test_alloc_firefox_without_allocation_events_is_refused_in_one_line():
     for m in METRICS:
         refused(rdir, m, "--metric %s --format firefox: it has no timeline" % m,
                 "--alloc --timeline")
-    rdir, p = recorded([exe], "--alloc", "--timeline")
+    rdir = copied(shared([exe], "--alloc", "--timeline")[0])
     strip_alloc_records(os.path.join(rdir, "gmon.out.timeline"))
     for m in METRICS:
         refused(rdir, m, "its timeline has no allocation events", "--alloc --timeline")
@@ -251,7 +312,7 @@ def test_alloc_firefox_damaged_allocation_records_are_one_line_and_status_2():
     line naming the file, exit 2, no file written."""
     exe = prog("alloc39")
     for tag in (7, 8):
-        rdir, p = recorded([exe], "--alloc", "--timeline")
+        rdir = copied(shared([exe], "--alloc", "--timeline")[0])
         path = os.path.join(rdir, "gmon.out.timeline")
         edit_records(path, lambda t, b: (t, b[:-4]) if t == tag else (t, b))
         out = os.path.join(tempfile.mkdtemp(prefix="pc-alloc39ff-bad-"), "p.json")

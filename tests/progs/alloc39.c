@@ -4,7 +4,8 @@
  * (tests/e2e/test_alloc39.py): counts, sizes, frees, a leak, a realloc
  * chain and the aligned forms. "alloc39 churn MB" adds MB mebibytes of
  * 4 KiB blocks, each freed at once, in churn_site (for the sampled
- * estimates); "alloc39 threads" runs the sites in 4 threads at once.
+ * estimates); "alloc39 threads" runs the sites in 4 threads at once;
+ * "alloc39 unrealloc" runs unrealloc_site alone (a realloc that fails).
  * A last word "kill" ends the program with SIGKILL once the allocations
  * are made, with what it allocated still in use: the allocation profile
  * is then the live file's (pcprof finishes it). Built with -ljemalloc
@@ -141,6 +142,24 @@ churn_site(long mb)
 	}
 }
 
+/* 5 blocks of 300 bytes, each grown by a realloc of an absurd size
+ * that fails (the block stays the program's, where it was), then 3 of
+ * them freed: 5 allocations of 1500 bytes, 2 of 600 in use at exit. */
+static void *volatile kept[5];
+static volatile size_t absurd = ~(size_t)0 / 2 - 4095;
+
+static __attribute__((noinline)) void
+unrealloc_site(void)
+{
+	for (int i = 0; i < 5; i++) {
+		kept[i] = malloc(300);
+		if (!kept[i] || realloc(kept[i], absurd))
+			abort();
+	}
+	for (int i = 0; i < 3; i++)
+		free(kept[i]);
+}
+
 static void
 sites(void)
 {
@@ -209,6 +228,8 @@ main(int argc, char **argv)
 	argc -= kill_at_end;
 	if (argc > 2 && !strcmp(argv[1], "churn")) {
 		churn_site(atol(argv[2]));
+	} else if (argc > 1 && !strcmp(argv[1], "unrealloc")) {
+		unrealloc_site();
 	} else if (argc > 1 && !strcmp(argv[1], "threads")) {
 		pthread_t t[4];
 
