@@ -314,7 +314,15 @@ def perf_sched_waits(data):
                        capture_output=True, text=True, errors="replace", timeout=300)
     assert p.returncode == 0, p.stderr[-1000:]
     out, off, resumed, doubt = {}, {}, {}, set()
+    # a record per event: a thread's name may hold a line end (another
+    # test's hostile name, switched in on the same CPU)
+    records = []
     for line in p.stdout.splitlines():
+        if records and not re.match(r"\s*[\d.]+:\s+\S+:", line):
+            records[-1] += " " + line
+        else:
+            records.append(line)
+    for line in records:
         m = re.match(r"\s*([\d.]+):\s+sched:sched_switch: .*prev_pid=(\d+) .*"
                      r"==> .*next_pid=(\d+) ", line)
         if m:

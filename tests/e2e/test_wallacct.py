@@ -238,11 +238,18 @@ def perf_in_calls(data):
         t0 = out.pop(tid)
         if tid in inside:
             row(tid, inside[tid][0])[1] += max(t_in - t0, 0.0)
-    for line in p.stdout.splitlines():
+    lines = iter(p.stdout.splitlines())
+    for line in lines:
         m = re.match(r"\s*(\d+)\s+([\d.]+):\s+(\S+):\s+(.*)", line)
         if not m:
             continue
         tid, t, ev, tr = int(m.group(1)), float(m.group(2)), m.group(3), m.group(4)
+        # a thread's name may hold a line end (another test's hostile name,
+        # switched in on this CPU): its switch goes on on the next lines
+        for _ in range(4):
+            if ev != "sched:sched_switch" or "next_pid=" in tr:
+                break
+            tr += "\n" + next(lines, "")
         if ev == "raw_syscalls:sys_enter":
             inside[tid] = (int(re.search(r"NR (-?\d+)", tr).group(1)), t)
         elif ev == "raw_syscalls:sys_exit":
