@@ -23,7 +23,7 @@
 
 static void *volatile shared[64];
 static void *volatile sink;	/* malloc and free that the compiler keeps */
-static volatile sig_atomic_t handled;
+static volatile sig_atomic_t handled;	/* the handler's runs */
 static volatile int stop;
 
 static uint64_t
@@ -87,7 +87,7 @@ on_usr1(int sig)
 	(void)sig;
 	sink = p;
 	free(p);
-	handled = 1;
+	handled = handled + 1;
 }
 
 static void *
@@ -135,6 +135,10 @@ main(void)
 		    !pthread_join(s, NULL))
 			shorts++;
 		pthread_kill(sl, SIGUSR1);
+		/* each signal taken before the next is sent (a busy machine
+		 * could leave two pending at once, one delivery), 5 s at most */
+		for (int w = 0; handled < i + 1 && w < 50000; w++)
+			nanosleep(&(struct timespec){ 0, 100000 }, NULL);
 	}
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
