@@ -303,13 +303,15 @@ keep_programs_eintr(ucontext_t *uc)
 #endif
 
 /* A POLL signal's descriptor that is no thread's event now: closed
- * (EBADF), or a perf event this thread neither holds nor retired last (a
- * vfork child's exec replaces its parent's event under the thread-local
- * words it shares while the old one's signal is on its way). Such a
- * signal is libpc's, late: forwarded, its default action killed a
- * python3 whose subprocess.Popen vforks, 1 run in 8 under --clock wall.
- * A program's own perf events aimed at libpc's signal are not told
- * apart. AS-safe (one ioctl); errno changed. */
+ * (EBADF), or a perf event this thread neither holds nor retired last.
+ * Such a signal is libpc's, late: forwarded, its default action killed a
+ * python3 client (one that starts a server with subprocess.Popen) under
+ * --clock wall after its profile was written, with "1 foreign signals
+ * passed on": twice in CI, 1 run in 8 by hand, then 0 in 34 with the
+ * old handler. Which event sent it was not traced (a vfork child's exec
+ * replacing one under the thread-local words it shares is a guess). A
+ * program's own perf events aimed at libpc's signal are not told apart.
+ * AS-safe (one ioctl); errno changed. */
 static int
 stale_event(int fd)
 {
